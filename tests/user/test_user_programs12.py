@@ -36,6 +36,10 @@ examples/ alone.
 - g09: log-cumsum-exp along rows of values near 100 (their exponentials
   overflow f32): a walk of [1, 32] tiles, each scanned relative to its
   maximum and merged with the carried value by log-add-exp.
+- g10: bilinear upsampling by 2 (PyTorch's align_corners=False) as two
+  matrix products with interpolation matrices a generic device function
+  makes; its sizes `{ 2 * H }` (without braces, E0002's help now says so:
+  test_user_wrong12's g03).
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -166,6 +170,23 @@ def _g09(t: Tensors, out: str) -> None:
     assert out == "[7, 100] true\n"
 
 
+def _g10(t: Tensors, out: str) -> None:
+    x = t["x"].astype(np.float64).reshape(3, 12, 20)
+
+    def weights(n: int, m: int) -> np.ndarray:  # PyTorch's bilinear, align_corners=False, one axis
+        s = np.maximum((np.arange(m) + 0.5) * n / m - 0.5, 0)
+        lo = np.floor(s).astype(int)
+        w = np.zeros((m, n))
+        np.add.at(w, (np.arange(m), lo), 1 - (s - lo))
+        np.add.at(w, (np.arange(m), np.minimum(lo + 1, n - 1)), s - lo)
+        return w
+
+    want = np.stack([weights(12, 24) @ c @ weights(20, 40).T for c in x]).reshape(72, 40)
+    np.testing.assert_allclose(t["y"], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["y"][0, 0], x[0, 0, 0], rtol=1e-6)  # the corner: clamped, no neighbour mixed in
+    assert out == "[72, 40] true true\n"
+
+
 CHECKS = {
     "g01_pooling": _g01,
     "g02_dft_matmul": _g02,
@@ -176,6 +197,7 @@ CHECKS = {
     "g07_int8_quantise_rows": _g07,
     "g08_viterbi": _g08,
     "g09_logcumsumexp": _g09,
+    "g10_bilinear_upsample": _g10,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

@@ -11,6 +11,10 @@ applied by the letter.
   for 0.5 changes the value. It now writes the cast (`x.load_like(z) as
   f32`, to the stored type) and offers an integer only for a literal that
   is one, where nothing stored wants a float.
+- g03 `doubled::<N, 2 * N>(t)` (E0002 "expected one of `,` or `>`, found
+  `*`", help "write one of `,` or `>` here, or remove what does not
+  belong"): a computed generic argument goes in braces, as in Rust; the help
+  writes it so, `{ 2 * N }`.
 - round 11's two partial helps that `tests/fuzz/help_check.py` reported: w25
   (`z.load() << 2` of an f32 tile: the cast to i32 first, the cast back in
   the help's second half) now gives the whole fix as one piece of code, and
@@ -43,6 +47,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
     "g02_int_tile_times_a_half": ("cast the other side with `as`: `x.load_like(z) as f32`",
                                   [("x.load_like(z) * 0.5", "x.load_like(z) as f32 * 0.5")],
                                   "Tensor<f32, [6]> [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]\n"),
+    "g03_turbofish_expression": ("goes in braces, as in Rust: `{ 2 * N }`",
+                                 [("doubled::<N, 2 * N>", "doubled::<N, { 2 * N }>")],
+                                 "Tensor<f32, [2, 8]>\n[[0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0],\n"
+                                 " [4.0, 4.0, 5.0, 5.0, 6.0, 6.0, 7.0, 7.0]]\n"),
 }
 
 

@@ -15,6 +15,20 @@ applied by the letter.
   `*`", help "write one of `,` or `>` here, or remove what does not
   belong"): a computed generic argument goes in braces, as in Rust; the help
   writes it so, `{ 2 * N }`.
+- g04 PyTorch's `t.softmax(1)` on a tile (E0103): "there is a method with a
+  similar name: `max`". A method named as a standard-library function gets
+  that function, its `use` and the call (`softmax(x.load_like(z))`); and
+  `tilec doc softmax` (and the REPL's `:help softmax`) said "no entry ...;
+  did you mean `max`?": they print where a std item is, its `use`, its first
+  line and its comment.
+- g05 `block_id(0) as usize` (E0104): "a type with a similar name exists:
+  `u64`", which a tile index then refused (E0203, "a tile index is an
+  `i32`"): `usize`/`isize` say that Tile's indices and sizes are `i32`.
+- g06 `z.store(if t > 0.0 { t } else { 0.0 })`: the help wrote `where(t >
+  0.0, yes, no)` and a second error followed ("`if` and `else` have
+  incompatible types", "cast one with `as`", which cannot make a float a
+  tile); the help writes the branches in (`where(t > 0.0, t, 0.0)`) and the
+  second error is gone.
 - round 11's two partial helps that `tests/fuzz/help_check.py` reported: w25
   (`z.load() << 2` of an f32 tile: the cast to i32 first, the cast back in
   the help's second half) now gives the whole fix as one piece of code, and
@@ -35,7 +49,7 @@ import pytest
 from fuzz import help_check
 from tilelang import driver
 from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    REPO, fixed_program, run_program
+    REPO, fixed_program, run_program, tilec_at_root
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -51,6 +65,14 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
                                  [("doubled::<N, 2 * N>", "doubled::<N, { 2 * N }>")],
                                  "Tensor<f32, [2, 8]>\n[[0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0],\n"
                                  " [4.0, 4.0, 5.0, 5.0, 6.0, 6.0, 7.0, 7.0]]\n"),
+    "g04_softmax_as_a_method": ("`use std::nn::softmax;` at the top of the file, then `softmax(x.load_like(z))`",
+                                [("kernel fn probs", "use std::nn::softmax;\nkernel fn probs"),
+                                 ("x.load_like(z).softmax(1)", "softmax(x.load_like(z))")],
+                                "Tensor<f32, [2]> [0.99999994, 0.99999994]\n"),  # f32 rounding of a sum of 4
+    "g05_usize_index": ("write `i32`", [("as usize", "as i32")],
+                        "Tensor<f32, [8]> [ 0.0,  2.0,  4.0,  6.0,  8.0, 10.0, 12.0, 14.0]\n"),
+    "g06_if_else_of_a_tile": ("`where(t > 0.0, t, 0.0)`", [("if t > 0.0 { t } else { 0.0 }", "where(t > 0.0, t, 0.0)")],
+                              "Tensor<f32, [8]> [0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0]\n"),
 }
 
 
@@ -252,3 +274,19 @@ def test_assert_close_does_not_suggest_a_tolerance_for_a_wrong_result(right: str
         run_program(f)
     [d] = info.value.diagnostics
     assert d.code == "E0711" and len(d.help) == 1 and hint in d.help[0], d.help
+
+
+def test_doc_and_the_repl_s_help_show_a_standard_library_item() -> None:
+    from tilelang import cli
+    from tilelang.repl import ReplSession
+
+    r = tilec_at_root("doc", "softmax", "--color", "never")
+    assert r.returncode == cli.EXIT_OK and "`use std::nn::softmax;`" in r.stdout, r.stdout + r.stderr
+    assert "fn softmax<const M: i32, const N: i32>(x: Tile<f32, [M, N]>) -> Tile<f32, [M, N]>" in r.stdout
+    assert "Softmax of each row, numerically stable" in r.stdout
+    r = tilec_at_root("doc", "PI", "--color", "never")
+    assert r.returncode == cli.EXIT_OK and "`use std::math::PI;`" in r.stdout and "const PI" in r.stdout
+    r = tilec_at_root("doc", "no_such_item_anywhere")
+    assert r.returncode == cli.EXIT_ERRORS and "no entry named `no_such_item_anywhere`" in r.stderr
+    out = ReplSession(device="cpu").feed(":help silu")
+    assert out.ok and "`use std::nn::silu;`" in out.stdout and "fn silu<" in out.stdout, out.stderr

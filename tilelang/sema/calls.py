@@ -617,6 +617,12 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
             lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)
             habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
+        homes = tcx.loader.std_items().get(name) if not habit and kind in ("tile", "tensor", "param") else None
+        if homes:  # `t.softmax(0)` (PyTorch's method): std's function, not "a similar name: `max`" (round 12)
+            imported = name in fx.module.scope
+            habit = (f"`{name}` is a function of the standard library, not a method: "
+                     + ("" if imported else f"`use {homes[0]}::{name};` at the top of the file, then ")
+                     + f"`{name}({{x}})` (`tilec doc {name}` shows it)")
         guess = None if habit else suggest(name, cands)
         if habit:
             x = tcx.snippet(e.receiver) or "t"

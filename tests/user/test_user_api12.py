@@ -102,3 +102,28 @@ def test_first_day_mistakes_are_refused_with_a_fix(mod: tilelang.Module, mistake
     assert info.value.code == code and phrase in str(info.value), str(info.value)
     assert "Traceback" not in str(info.value)
     fixed()  # the fix runs
+
+
+def conv1d_ref(x: np.ndarray, w: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """PyTorch's causal depthwise conv1d (left padding K - 1, cross-correlation) plus bias, then SiLU, in f64."""
+    k = w.shape[0]
+    xp = np.concatenate([np.zeros((k - 1, x.shape[1])), x.astype(np.float64)])
+    acc = b + sum(xp[j:j + len(x)] * w[j] for j in range(k))
+    return acc / (1 + np.exp(-acc))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_a_generic_kernel_takes_its_element_type_from_the_arrays(dtype: type) -> None:
+    mod = tilelang.load(PROGRAMS / "g11_causal_conv1d_generic.tile")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((30, 24)).astype(dtype)
+    w = (rng.standard_normal((4, 24)) * 0.5).astype(np.float32)
+    b = (rng.standard_normal(24) * 0.1).astype(np.float32)
+    y = np.zeros((30, 24), dtype)
+    mod.conv1d(P(y, [8, 24]), x, w, b).sync()  # T from the arrays, K and C from the shapes, BT from the tile
+    tol = 2e-3 if dtype is np.float16 else 1e-5
+    np.testing.assert_allclose(y.astype(np.float64), conv1d_ref(x, w, b), rtol=tol, atol=tol)
+    # an output of another element type than the input: `T` is given twice, differently
+    with pytest.raises(tilelang.TileError) as info:
+        mod.conv1d(P(np.zeros((30, 24), np.float64), [8, 24]), x, w, b).sync()
+    assert info.value.code == "E0504" and "`T` of kernel `conv1d` is" in str(info.value), str(info.value)

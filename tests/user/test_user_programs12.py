@@ -40,6 +40,10 @@ examples/ alone.
   matrix products with interpolation matrices a generic device function
   makes; its sizes `{ 2 * H }` (without braces, E0002's help now says so:
   test_user_wrong12's g03).
+- g11: a causal depthwise conv1d (Mamba's, kernel 4) with SiLU, generic over
+  the sequence's element type (f32 and f16; test_user_api12 calls it on
+  float16 and float32 arrays): rows read one at a time at any row, t - k < 0
+  reading zeros, stored into nested row tiles.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -187,6 +191,15 @@ def _g10(t: Tensors, out: str) -> None:
     assert out == "[72, 40] true true\n"
 
 
+def _g11(t: Tensors, out: str) -> None:
+    from test_user_api12 import conv1d_ref
+
+    np.testing.assert_allclose(t["y"], conv1d_ref(t["x"], t["w"], t["b"]), rtol=1e-5, atol=1e-5)
+    assert t["yh"].dtype == np.float16
+    np.testing.assert_array_equal(t["yh"], conv1d_ref(t["xh"], t["w"], t["b"]).astype(np.float16))
+    assert out == "[30, 24] true\n"
+
+
 CHECKS = {
     "g01_pooling": _g01,
     "g02_dft_matmul": _g02,
@@ -198,6 +211,7 @@ CHECKS = {
     "g08_viterbi": _g08,
     "g09_logcumsumexp": _g09,
     "g10_bilinear_upsample": _g10,
+    "g11_causal_conv1d_generic": _g11,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

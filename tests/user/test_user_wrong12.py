@@ -29,6 +29,12 @@ applied by the letter.
   incompatible types", "cast one with `as`", which cannot make a float a
   tile); the help writes the branches in (`where(t > 0.0, t, 0.0)`) and the
   second error is gone.
+- g07 an input declared `&Tensor<f32, [B]>` (the tile's size, as the output)
+  given a tensor of 6 with tiles of 4 (E0214): the help, written for a tile
+  wider than the tensor (rows of 768 in tiles of 1024), said "tiles of any
+  size work: a tile of 4 fits a dimension of 4 exactly". For a tile smaller
+  than the tensor it says the type makes the tensor one tile long and to
+  declare the dimension `?` (or give the partition the tensor's size).
 - round 11's two partial helps that `tests/fuzz/help_check.py` reported: w25
   (`z.load() << 2` of an f32 tile: the cast to i32 first, the cast back in
   the help's second half) now gives the whole fix as one piece of code, and
@@ -73,6 +79,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
                         "Tensor<f32, [8]> [ 0.0,  2.0,  4.0,  6.0,  8.0, 10.0, 12.0, 14.0]\n"),
     "g06_if_else_of_a_tile": ("`where(t > 0.0, t, 0.0)`", [("if t > 0.0 { t } else { 0.0 }", "where(t > 0.0, t, 0.0)")],
                               "Tensor<f32, [8]> [0.0, 0.0, 0.0, 0.0, 1.0, 2.0, 3.0, 4.0]\n"),
+    "g07_input_typed_as_one_tile": ("declare this dimension of the tensor parameter `?`",
+                                    [("x: &Tensor<f32, [B]>", "x: &Tensor<f32, [?]>")],
+                                    "Tensor<f32, [8]> [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 1.0]\n"),  # 0 past x, + 1
 }
 
 

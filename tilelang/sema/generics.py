@@ -122,6 +122,14 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                 # 768 in tiles of 1024): either size the tile to the tensor, or
                 # let the tensor's dimension be any (`?`) and read it padded
                 small, big = min(p, v), max(p, v)
+                tensor = v if isinstance(src, (ast.Ref, ast.Name)) else p
+                if tensor == big:  # a tile smaller than the tensor (round 12: "a tile of 4 fits a dimension of 4")
+                    d = (d.with_help(f"the tensor parameter's type makes it one tile long (`{name}` = {small}), but "
+                                     f"the tensor holds {big}: declare this dimension of the tensor parameter `?` "
+                                     f"to read its tiles (`x.load_like(z)`, `x.partition([..]).load([..])`)")
+                          .with_help(f"or give the partition a tile of {big} if one tile should cover it"))
+                    tcx.emit(d)
+                    return False
                 d = (d.with_help(f"tiles of any size work: a tile of {small} fits a dimension of "
                                  f"{small} exactly")
                       .with_help(f"or keep the tile of {big} and declare this dimension of the tensor "

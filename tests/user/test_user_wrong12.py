@@ -299,3 +299,12 @@ def test_doc_and_the_repl_s_help_show_a_standard_library_item() -> None:
     assert r.returncode == cli.EXIT_ERRORS and "no entry named `no_such_item_anywhere`" in r.stderr
     out = ReplSession(device="cpu").feed(":help silu")
     assert out.ok and "`use std::nn::silu;`" in out.stdout and "fn silu<" in out.stdout, out.stderr
+
+
+def test_a_std_function_as_a_method_of_a_host_tensor_is_sent_into_a_kernel(tmp_path: Path) -> None:
+    # std::nn's functions take tiles: on a host tensor the help says to call it in a kernel, as E0203's does
+    # for `softmax(x)` on the host (z35), not `softmax(x)` (a tile's help)
+    f = tmp_path / "h.tile"
+    f.write_text("fn main() {\n    let x = randn::<f32>([4, 8], 1);\n    print(x.softmax(1));\n}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0103" and "`z.store(softmax(x.load_like(z)))` with `x` passed as `&x`" in d.help[0], d.help

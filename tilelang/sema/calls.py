@@ -622,7 +622,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             imported = name in fx.module.scope
             habit = (f"`{name}` is a function of the standard library, not a method: "
                      + ("" if imported else f"`use {homes[0]}::{name};` at the top of the file, then ")
-                     + f"`{name}({{x}})` (`tilec doc {name}` shows it)")
+                     + (f"`{name}({{x}})` (`tilec doc {name}` shows it)" if kind == "tile" else
+                        f"`{name}(..)` of a tile, in a kernel: `z.store({name}({{x}}.load_like(z)))` with `{{x}}` "
+                        f"passed as `&{{x}}` (`tilec doc {name}` shows it)"))
         guess = None if habit else suggest(name, cands)
         if habit:
             x = tcx.snippet(e.receiver) or "t"

@@ -308,3 +308,15 @@ def test_a_std_function_as_a_method_of_a_host_tensor_is_sent_into_a_kernel(tmp_p
     f.write_text("fn main() {\n    let x = randn::<f32>([4, 8], 1);\n    print(x.softmax(1));\n}\n", encoding="utf-8")
     d = first_error(f)
     assert d.code == "E0103" and "`z.store(softmax(x.load_like(z)))` with `x` passed as `&x`" in d.help[0], d.help
+
+
+@pytest.mark.parametrize(("generics", "braced"), [
+    ("<N, 2 * N>", "`{ 2 * N }`"), ("<N, N + 1>", "`{ N + 1 }`"), ("<N, (N - 1) / 2>", "`{ (N - 1) / 2 }`"),
+    ("<N, [N]+>", None),  # a fuzz mutant (seed 251): a shape's typo, not an expression to brace (it said `{ [B]+ }`)
+])
+def test_the_braces_help_writes_the_argument_it_reads(generics: str, braced: str | None, tmp_path: Path) -> None:
+    f = tmp_path / "t.tile"
+    f.write_text(f"fn main() {{\n    let n = f::{generics}(1);\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0002", d.code
+    assert (braced in d.help[0]) if braced else ("braces" not in d.help[0]), d.help

@@ -320,3 +320,14 @@ def test_the_braces_help_writes_the_argument_it_reads(generics: str, braced: str
     d = first_error(f)
     assert d.code == "E0002", d.code
     assert (braced in d.help[0]) if braced else ("braces" not in d.help[0]), d.help
+
+
+def test_a_quote_before_a_call_is_stray(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 251, case 865): `load(["block_id(0), block_id(1)])` was told to close the string after
+    # `block_id(0)`, a string in a tile index; what follows the quote is a call: code, a stray quote
+    f = tmp_path / "q.tile"
+    f.write_text('fn main() {\n    let x = arange::<f32>(4);\n    print(x.sum(["block_id(0), 1]));\n}\n', encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0008" and d.help[0].startswith("remove this `\"` if it does not belong"), d.help
+    f.write_text('fn main() {\n    print("total: {}, 3);\n}\n', encoding="utf-8")  # text: close it
+    assert first_error(f).help[0] == 'add the closing `"` where the text ends: `"total: {}", 3);`'

@@ -331,3 +331,25 @@ def test_a_quote_before_a_call_is_stray(tmp_path: Path) -> None:
     assert d.code == "E0008" and d.help[0].startswith("remove this `\"` if it does not belong"), d.help
     f.write_text('fn main() {\n    print("total: {}, 3);\n}\n', encoding="utf-8")  # text: close it
     assert first_error(f).help[0] == 'add the closing `"` where the text ends: `"total: {}", 3);`'
+
+
+@pytest.mark.parametrize(("line", "hint", "fixed"), [
+    # fuzz seed 263 case 518: a mix inside a tile index was cast to `i64`, which the index then refused
+    ("    z.store(x.partition([B]).load([block_id(0) + 0i64]));", "`0i64 as i32` (a tile index is an `i32`)",
+     "    z.store(x.partition([B]).load([block_id(0) + (0i64 as i32)]));"),
+    # case 1240: `&` of an f32 tile and an i64 was told `1i64 as f32`, which `&` then refused
+    ("    z.store(x.load_like(z) & 1i64);", "`((x.load_like(z) as i64) & 1i64) as f32`",
+     "    z.store(((x.load_like(z) as i64) & 1i64) as f32);"),
+])
+def test_mix_helps_inside_an_index_or_a_bitwise_operation(line: str, hint: str, fixed: str, tmp_path: Path) -> None:
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n" + line + "\n}\n"
+           "fn main() {\n    let x = arange::<f32>(8);\n    let mut z = zeros::<f32>([8]);\n"
+           "    k(z.partition([4]), &x).sync();\n    print(z);\n}\n")
+    f = tmp_path / "k.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and hint in d.help[0], d.help
+    f.write_text(src.replace(line, fixed), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    assert run_program(f)[1].startswith("Tensor<f32, [8]> [")
+    assert help_check.check_text("k", src, tmp_path) == []  # the help, applied by help_check, checks clean

@@ -34,6 +34,7 @@ from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
+from tilelang.runtime import host_domains as domains
 from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
@@ -100,6 +101,7 @@ class HostEvaluator:
         self._main_body: ast.Block | None = None
         # the element types of the type parameters of the host function running now (`fn f<T>`)
         self._types: dict[str, DType] = {}
+        self._lets: dict[Any, ast.Expr] | None = None  # `_let_values`
         self.builtins = bi.Builtins(self)
 
     # -- items ---------------------------------------------------------------
@@ -187,6 +189,75 @@ class HostEvaluator:
             return None
         return FnRef(decl, key or decl.name.name)
 
+    # -- instances of generic functions -----------------------------------------
+    def _instance_type(self, e: ast.Expr) -> DType | None:
+        """The instance's element type where the checker typed `e` with a
+        type parameter (`T`), else None."""
+        ty = self.program.type_of(e)
+        d = ty.dtype if isinstance(ty, ScalarT) else None
+        return self._types.get(d.name) if isinstance(d, TypeParam) else None
+
+    def _literal(self, lit: ast.IntLit | ast.FloatLit, negated: bool = False, cast: bool = False) -> Any:
+        """A literal's value in the type the checker settled. In an instance
+        of a generic function, an untyped literal that `T` cannot hold is
+        E0201, as in a kernel's instance and the concrete form (`x * 0.5`
+        with `T = i32` was 0, `x + 300` with `T = u8` wrapped to 44); a
+        cast's operand only by its range (`0.5 as T`, `3 as T` with
+        `T = bool` convert, as `0.5 as i32` does; `300 as T` with `T = u8`
+        is refused, as `300 as u8` is). `negated`: under a unary minus
+        (`-128` of an `i8`)."""
+        if self._types and not lit.suffix:
+            dt = self._instance_type(lit)
+            if dt is not None and (not cast or (isinstance(lit.value, int) and dt.is_int and dt is not DType.BOOL)):
+                domains.check_literal(lit.value, dt, lit.span, negated)
+        dt = self.scalar_dtype(lit) or (DType.parse(lit.suffix) if lit.suffix else None)
+        if isinstance(lit, ast.FloatLit):
+            return bi.to_scalar(lit.value, dt) if dt is not None else float(lit.value)
+        return bi.to_scalar(lit.value, dt) if dt is not None else lit.value
+
+    def _instance_shift(self, e: ast.Binary, amount: Any) -> None:
+        """A shift of constants past this instance's width is E0227, as in a
+        kernel's instance, whose lowering folds it (`(1 << 9)` with `T = u8`
+        was 0). Constants: literals, module constants, casts and operators of
+        them, and immutable `let`s of them (what the lowering folds)."""
+        dt = self._instance_type(e)
+        if dt is not None and self._constant(e.lhs) and self._constant(e.rhs):
+            domains.check_shift(dt, amount, e.span)
+
+    def _constant(self, e: ast.Expr) -> bool:
+        match e:
+            case ast.IntLit() | ast.FloatLit() | ast.BoolLit():
+                return True
+            case ast.Unary(operand=x) | ast.Cast(expr=x):
+                return self._constant(x)
+            case ast.Binary(op=op, lhs=l, rhs=r) if op not in ("&&", "||"):
+                return self._constant(l) and self._constant(r)
+            case ast.Name() | ast.Path():
+                sym = self.program.symbol_of(e)
+                if sym is None:
+                    return False
+                if sym.kind is SymbolKind.CONST:
+                    return True
+                init = self._let_values.get(sym.decl) if sym.kind is SymbolKind.LOCAL and not sym.mutable else None
+                return init is not None and self._constant(init)
+            case _:
+                return False
+
+    @property
+    def _let_values(self) -> dict[Any, ast.Expr]:
+        """The value of each immutable `let name = value;` of the program's
+        host functions, by its pattern (a local symbol's `decl`)."""
+        if self._lets is None:
+            self._lets = {}
+            for module in self._modules():
+                for item in module.items:
+                    if isinstance(item, ast.FnDecl) and not item.is_kernel:
+                        for node in ast.walk(item.body):
+                            if isinstance(node, ast.Let) and isinstance(node.pattern, ast.NamePat) \
+                                    and node.value is not None:
+                                self._lets[node.pattern] = node.value
+        return self._lets
+
     # -- functions -------------------------------------------------------------
     def call_fn(self, fn: FnRef, args: list[Any], span: Span, explicit: dict[str, Any] | None = None) -> Any:
         decl = fn.decl
@@ -208,6 +279,8 @@ class HostEvaluator:
             except _Return as r:
                 result = r.value
             except TileError as e:
+                if self._types:
+                    _name_the_instance(e, decl, span, self._types)
                 _name_the_call(e, decl, span)
                 raise
             except RecursionError:
@@ -390,12 +463,8 @@ class HostEvaluator:
     # -- expressions -----------------------------------------------------------
     def eval(self, e: ast.Expr, scope: _Scope) -> Any:
         match e:
-            case ast.IntLit(value=v):
-                dt = self.scalar_dtype(e) or (DType.parse(e.suffix) if e.suffix else None)
-                return bi.to_scalar(v, dt) if dt is not None else v
-            case ast.FloatLit(value=v):
-                dt = self.scalar_dtype(e) or (DType.parse(e.suffix) if e.suffix else None)
-                return bi.to_scalar(v, dt) if dt is not None else float(v)
+            case ast.IntLit() | ast.FloatLit():
+                return self._literal(e)
             case ast.BoolLit(value=v):
                 return bool(v)
             case ast.StrLit(value=v):
@@ -436,6 +505,8 @@ class HostEvaluator:
                     return v[i]
                 raise _unsupported(Diagnostic.error("ICE", "cannot index this value")
                                 .primary(e.span, "not a shape or tuple"))
+            case ast.Unary(op="-", operand=ast.IntLit() as lit) if self._types:
+                return bi.unary("-", self._literal(lit, negated=True), e.span, self.scalar_dtype(e))
             case ast.Unary(op=op, operand=operand):
                 return bi.unary(op, self.eval(operand, scope), e.span, self.scalar_dtype(e))
             case ast.Binary(op="&&" | "||", lhs=l, rhs=r) if isinstance(self.program.type_of(e), TensorT):
@@ -449,9 +520,12 @@ class HostEvaluator:
             case ast.Binary(op=op, lhs=l, rhs=r):
                 a = self.eval(l, scope)
                 b = self.eval(r, scope)
+                if self._types and op in ("<<", ">>"):
+                    self._instance_shift(e, b)
                 return bi.binary(op, a, b, e.op_span, e.span, self.scalar_dtype(e))
             case ast.Cast(expr=inner, ty=ty):
-                v = self.eval(inner, scope)
+                v = self._literal(inner, cast=True) if isinstance(inner, (ast.IntLit, ast.FloatLit)) \
+                    else self.eval(inner, scope)
                 name = ty.name.name if isinstance(ty, ast.NamedType) else None
                 dt = self.dtype_named(name or "")
                 if dt is None:
@@ -695,6 +769,20 @@ def _unsupported(diag: Diagnostic) -> ICE:
     """Host code the checker accepted but the evaluator cannot run: a bug in
     tilec (the checker and the evaluator disagree), reported as one."""
     return ICE(f"the host evaluator cannot run this: {diag.message}")
+
+
+def _name_the_instance(e: TileError, decl: ast.FnDecl, call: Span, types: dict[str, DType]) -> None:
+    """An error only this instance of a generic function has (E0204, E0201,
+    E0227: `host_domains`) gets the call that makes the instance as a second
+    label, as a kernel instance's error gets its launch. Once: the innermost."""
+    if not e.diagnostics:
+        return
+    d = e.diagnostics[0]
+    if domains.GENERIC_NOTE not in d.notes or any(not lab.primary for lab in d.labels):
+        return
+    shown = ", ".join(f"{k} = {v.value}" for k, v in types.items())
+    e.diagnostics = (d.secondary(call, f"the call that makes this instance of `{decl.name.name}`, with {shown}"),
+                     *e.diagnostics[1:])
 
 
 def _name_the_call(e: TileError, decl: ast.FnDecl, call: Span) -> None:

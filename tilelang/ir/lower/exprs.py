@@ -40,6 +40,9 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
             return lower_name(cx, segs[-1].name, e)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
             return lower_binary(cx, op, cx.expr(lhs), cx.expr(rhs), e.span)
+        case ast.Unary(op="-", operand=ast.IntLit(value=v, suffix=s) as x) if not s:
+            dt = cx.instance_literal_dtype(x, negated=True)  # `-128` as an `i8` `T`
+            return lower_unary(cx, "-", CVal(convert_const(v, dt) if dt else v, dt), e.span)
         case ast.Unary(op=op, operand=x):
             return lower_unary(cx, op, cx.expr(x), e.span)
         case ast.Cast(expr=x, ty=ty):

@@ -25,6 +25,7 @@ from tilelang.diagnostics.codes.types import (
     MISMATCHED_DTYPES,
     MISMATCHED_TYPES,
 )
+from tilelang.diagnostics.instances import literal_problem, shift_problem
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -63,15 +64,10 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
     try:
         kernel = _lower_kernel_body(cx, dict(instantiation), dict(arg_facts or {}))
     except InstanceMismatch as e:
-        kind = "float" if isinstance(e.value, float) else "integer"
-        raise TileError(_instance_error(
-            cx, instantiation, MISMATCHED_DTYPES,
-            f"mismatched dtypes: the {kind} literal `{e.value}` cannot be `{e.dtype.value}`",
-            e.span, f"`{e.dtype.value}` in this instance",
-            f"write a literal of every type the kernel is called with, or cast: `({e.value} as f32) as T`"
-            if kind == "float" else "a `bool` takes `true` or `false`" if e.dtype is DType.BOOL
-            else f"write a literal that every type the kernel is called with holds (`{e.dtype.value}` holds "
-                 f"{_int_bounds(e.dtype)}), or compute in a wider type")) from None
+        message, label, help = literal_problem(e.value, e.dtype) or (
+            f"mismatched dtypes: `{e.value}` cannot be `{e.dtype.value}`", f"`{e.dtype.value}` in this instance",
+            "write a literal that every type the kernel is called with holds")
+        raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None
     except InstanceArange as e:
         raise TileError(_instance_error(
             cx, instantiation, ARANGE_RANGE,
@@ -80,11 +76,10 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
             "where wrapping is what you want")) from None
     except InstanceOverflow as e:
-        raise TileError(_instance_error(
-            cx, instantiation, CONSTANT_OVERFLOW, f"this shift overflows `{e.dtype.value}`", e.span,
-            f"shifting a {e.dtype.bits}-bit `{e.dtype.value}` by {e.amount} bits in this instance",
-            f"shift by 0..{e.dtype.bits - 1} for every type the kernel is called with, or compute in a "
-            "wider type (`(c as i64) << n`)")) from None
+        message, label, help = shift_problem(e.dtype, e.amount) or (
+            f"this shift overflows `{e.dtype.value}`", "in this instance",
+            "shift by less than the width of every type the kernel is called with")
+        raise TileError(_instance_error(cx, instantiation, CONSTANT_OVERFLOW, message, e.span, label, help)) from None
     except Unsupported as e:
         d = (Diagnostic.error(KERNEL_UNSUPPORTED, e.what)
              .primary(e.span, "not supported in a kernel yet")
@@ -103,11 +98,6 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             f"call it with `max_blocks` at least {kernel.min_blocks} (or 0: no bound), or lower `min_blocks`"))
     verify_kernel(kernel)
     return kernel
-
-
-def _int_bounds(dt: DType) -> str:
-    lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed else (0, (1 << dt.bits) - 1)
-    return f"{lo}..={hi}"
 
 
 def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> None:

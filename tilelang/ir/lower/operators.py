@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.diagnostics.instances import shift_problem
 from tilelang.diagnostics.model import ICE
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -48,12 +49,8 @@ def _check_shift(a: CVal, b: CVal, span: Span) -> None:
     """A constant shift overflows only by its amount (as the checker's
     `consts.check_overflow` says of `1 << 40` on `i32`); the lowering meets
     the constants the checker could not know, in a generic instance."""
-    dt = a.dtype
-    amount = b.value
-    if dt is None or not dt.is_int or dt is DType.BOOL or isinstance(amount, bool) or not isinstance(amount, int):
-        return
-    if not 0 <= amount < dt.bits:
-        raise InstanceOverflow(span, dt, amount)
+    if a.dtype is not None and shift_problem(a.dtype, b.value) is not None:
+        raise InstanceOverflow(span, a.dtype, b.value)
 
 
 def _shift_operands(cx: LowerCx, a: Any, b: Any, span: Span) -> tuple[Any, Any]:

@@ -68,6 +68,13 @@ CASES = [
     ("u8", "let c: T = 1; let s = 9; x + (c << s)", "E0227", "this shift overflows `u8`"),
     ("i16", "x + (1 << 16)", "E0227", "this shift overflows `i16`"),
     ("u8", "x + (300 as T)", "E0201", "the integer literal `300` cannot be `u8`"),  # concrete: E0222
+    # a typed `let` of a literal: the kernel converted it without a word
+    ("i16", "let c: T = 2.0; x + c", "E0201", "the float literal `2.0` cannot be `i16`"),
+    # an operator `T` has not got, of untyped constants the kernel folded (concrete: E0201, "this
+    # integer expression cannot be `f64`"): the kernel stored -8.0 and -65536.0
+    ("f64", "let c = 7; x + (!c)", "E0204", "`!` is not defined on `f64`"),
+    ("f32", "let c = 1; x + (c << 16)", "E0204", "`<<` is not defined on `f32`"),
+    ("f32", "x + (3 & 1)", "E0204", "`&` is not defined on `f32`"),
     # inside the domain: the same value on both
     ("i32", "x + (2.5 as T)", "ok", "5"),  # a cast converts a float literal, as `2.5 as i32` does
     ("u8", "x + (255 as T)", "ok", "2"),

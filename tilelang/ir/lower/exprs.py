@@ -16,13 +16,21 @@ from tilelang.ir.lower.context import LowerCx, literal_dtype
 from tilelang.ir.lower.control import lower_block, lower_if_expr
 from tilelang.ir.lower.fold import convert_const
 from tilelang.ir.lower.intrinsics import lower_call, lower_method
-from tilelang.ir.lower.operators import lower_binary, lower_cast, lower_unary
+from tilelang.ir.lower.operators import (
+    check_instance_domain,
+    float_operands,
+    lower_binary,
+    lower_cast,
+    lower_unary,
+)
 from tilelang.ir.lower.values import BOOL, I32, ArrayVal, CVal, StrVal, TupleVal, Unsupported
 from tilelang.sema.program import SymbolKind
 from tilelang.syntax import ast
 
 
 def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
+    if cx.f.type_params and isinstance(e, (ast.Binary, ast.Unary)):
+        check_instance_domain(cx, e)  # before its untyped constant operands fold
     match e:
         case ast.IntLit(value=v, suffix=s):
             dt = DType.parse(s) if s else cx.instance_literal_dtype(e)
@@ -39,7 +47,8 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
         case ast.Path(segments=segs):
             return lower_name(cx, segs[-1].name, e)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
-            return lower_binary(cx, op, cx.expr(lhs), cx.expr(rhs), e.span)
+            a, b = float_operands(cx, e, cx.expr(lhs), cx.expr(rhs))
+            return lower_binary(cx, op, a, b, e.span)
         case ast.Unary(op="-", operand=ast.IntLit(value=v, suffix=s) as x) if not s:
             dt = cx.instance_literal_dtype(x, negated=True)  # `-128` as an `i8` `T`
             return lower_unary(cx, "-", CVal(convert_const(v, dt) if dt else v, dt), e.span)
@@ -124,3 +133,4 @@ def _module_const(cx: LowerCx, decl: ast.ConstDecl, sym: Any, node: ast.Expr | N
         dt = cx.dtype(decl.ty)
         v = CVal(convert_const(v.value, dt), dt)
     return v
+

@@ -40,6 +40,7 @@ from tilelang.ir.lower.values import (
     CVal,
     InstanceMismatch,
     InstanceArange,
+    InstanceDomain,
     InstanceOverflow,
     TensorRef,
     Unsupported,
@@ -75,6 +76,8 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             e.span, f"{e.why} in this instance",
             f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
             "where wrapping is what you want")) from None
+    except InstanceDomain as e:
+        raise TileError(_domain_error(cx, instantiation, e.what, e.dtype, e.need, e.span)) from None
     except InstanceOverflow as e:
         message, label, help = shift_problem(e.dtype, e.amount) or (
             f"this shift overflows `{e.dtype.value}`", "in this instance",
@@ -112,11 +115,16 @@ def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> 
         problem = domain_problem(node)
         if problem is not None:
             what, dt, need = problem
-            raise TileError(_instance_error(
-                cx, inst, INVALID_OPERAND, f"{what} is not defined on `{dt.value}`",
-                getattr(node, "span", None), f"applied to `{dt.value}` in this instance",
-                f"{what} needs {need}: call it with such a type, or convert inside it "
-                f"(e.g. `x as {'f32' if 'float' in need or need.startswith('numbers') else 'i32'}`)"))
+            raise TileError(_domain_error(cx, inst, what, dt, need, getattr(node, "span", None)))
+
+
+def _domain_error(cx: LowerCx, inst: Mapping[str, Any], what: str, dt: DType, need: str,
+                  span: Span | None) -> Diagnostic:
+    return _instance_error(
+        cx, inst, INVALID_OPERAND, f"{what} is not defined on `{dt.value}`", span,
+        f"applied to `{dt.value}` in this instance",
+        f"{what} needs {need}: call it with such a type, or convert inside it "
+        f"(e.g. `x as {'f32' if 'float' in need or need.startswith('numbers') else 'i32'}`)")
 
 
 def _hint_error(decl: ast.FnDecl, inst: Mapping[str, Any], message: str, span: Span | None, label: str,

@@ -15,8 +15,10 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const, fold_binary, int_identity
-from tilelang.ir.lower.values import BOOL, I32, CVal, InstanceOverflow
+from tilelang.ir.lower.values import BOOL, I32, CVal, InstanceDomain, InstanceOverflow
+from tilelang.sema.types import TypeParam
 from tilelang.source import Span
+from tilelang.syntax import ast
 
 _BINOPS = {
     "+": ir.ElemOp.ADD, "-": ir.ElemOp.SUB, "*": ir.ElemOp.MUL, "/": ir.ElemOp.DIV,
@@ -25,6 +27,62 @@ _BINOPS = {
     "|": ir.ElemOp.OR, "^": ir.ElemOp.XOR, "<<": ir.ElemOp.SHL, ">>": ir.ElemOp.SHR,
     "&&": ir.ElemOp.AND, "||": ir.ElemOp.OR,
 }
+
+
+_INT_ONLY = {"<<": "integer elements", ">>": "integer elements", "&": "integer or `bool` elements",
+             "|": "integer or `bool` elements", "^": "integer or `bool` elements", "!": "integer or `bool` elements"}
+
+
+def check_instance_domain(cx: LowerCx, e: ast.Binary | ast.Unary) -> None:
+    """A type-generic body's operator that this instance's `T` does not have
+    (`<<`, `&`, `!` with `T = f64`, arithmetic with `T = bool`, unary `-`
+    with an unsigned `T`) is E0204 here, before its untyped constant operands
+    fold: `x + (!c)` of `let c = 7;` with `T = f64` stored -8 converted to a
+    float, where the host's instance is E0204 and the concrete form E0201. An
+    operation of values reaches the IR's check (`kernel._check_instance`)."""
+    dt = getattr(cx.program.type_of(e), "dtype", None)
+    if not isinstance(dt, TypeParam):
+        return
+    bound = cx.f.type_params.get(dt.name)
+    if not isinstance(bound, DType):
+        return
+    unary = isinstance(e, ast.Unary)
+    what = ("unary `-`" if e.op == "-" else f"`{e.op}`") if unary else f"`{e.op}`"
+    need = None
+    if e.op in _INT_ONLY and (bound.is_float or (bound is DType.BOOL and e.op in ("<<", ">>"))):
+        need = _INT_ONLY[e.op]
+    elif not unary and e.op in ("+", "-", "*", "/", "%") and bound is DType.BOOL:
+        need = "numbers"
+    elif unary and e.op == "-" and (bound is DType.BOOL or (bound.is_int and not bound.is_signed)):
+        need = "numbers" if bound is DType.BOOL else "signed numbers (an unsigned value has no negative)"
+    if need is not None:
+        raise InstanceDomain(e.span, what, bound, need)
+
+
+def float_operands(cx: LowerCx, e: ast.Binary, a: Any, b: Any) -> tuple[Any, Any]:
+    """An integer operand of arithmetic the checker typed as a float (`1 + 0.5`,
+    `n * 0.5` of an untyped `let n = 3;`: the integer literal defaults to `i32`
+    on its own, the sum to `f32`) becomes that float first, as the host computes
+    it: `unify` took the first operand's `i32` and made the `0.5` a 0 (a stored
+    `1 + 0.5` was 1.0, `n * 0.5` 0.0), or the sum an `i32` that met an `f32`
+    (an ill-formed-IR internal error)."""
+    if e.op not in ("+", "-", "*", "/", "%"):
+        return a, b
+    dt = getattr(cx.program.type_of(e), "dtype", None)
+    if isinstance(dt, TypeParam):
+        dt = cx.f.type_params.get(dt.name)
+    if not isinstance(dt, DType) or not dt.is_float:
+        return a, b
+
+    def to_float(v: Any) -> Any:
+        vt = v.dtype if isinstance(v, (CVal, ir.Value)) else None
+        if vt is None or not vt.is_int or vt is DType.BOOL:
+            return v
+        if isinstance(v, CVal):
+            return CVal(convert_const(v.value, dt), dt)
+        return cx.mat(v, dt, e.span)
+
+    return to_float(a), to_float(b)
 
 
 def lower_binary(cx: LowerCx, op: str, a: Any, b: Any, span: Span) -> Any:

@@ -90,6 +90,21 @@ class Unsupported(Exception):
         self.help = help_
 
 
+class InstanceDomain(Exception):
+    """An operator of a type-generic body that this instance's `T` does not
+    have, where its operands are untyped constants that the lowering would
+    fold (`!c` or `c << 16` of `let c = 1;` with `T = f64`): E0204 at the
+    operator, as the IR's instance check (`ir.verify.domain_problem`) and
+    the host's instance (`runtime/host_domains.py`) say it."""
+
+    def __init__(self, span: Span | None, what: str, dtype: Any, need: str) -> None:
+        super().__init__(f"{what} on {dtype}")
+        self.span = span
+        self.what = what
+        self.dtype = dtype
+        self.need = need
+
+
 class InstanceArange(Exception):
     """`arange::<T>(N)` whose values this instance's `T` cannot hold (`why`,
     `dtypes.arange_problem`): E0231 at the call, as the checker reports

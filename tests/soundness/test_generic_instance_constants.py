@@ -75,8 +75,17 @@ CASES = [
     ("f64", "let c = 7; x + (!c)", "E0204", "`!` is not defined on `f64`"),
     ("f32", "let c = 1; x + (c << 16)", "E0204", "`<<` is not defined on `f32`"),
     ("f32", "x + (3 & 1)", "E0204", "`&` is not defined on `f32`"),
+    # a float value (not a literal) in `T`'s arithmetic: the kernel's instance was an ill-formed-IR ICE
+    # and the host 2563 (the concrete form is E0201)
+    ("i16", "let c = 256 / 0.1; x + c", "E0201", "a float value in arithmetic of `i16`"),
+    # an untyped `let` read as `T`: the kernel judged the shift by the `let`'s `i32` (-121 stored)
+    ("i16", "let c = 32767 | 255; x + (-((127 - x) | (c << 16)))", "E0227", "this shift overflows `i16`"),
+    ("i64", "let c = 65535; x + (!((c << 31) << 63))", "ok", "2"),  # the kernel: E0227 of `i32`
     # inside the domain: the same value on both
     ("i32", "x + (2.5 as T)", "ok", "5"),  # a cast converts a float literal, as `2.5 as i32` does
+    ("i64", "x + ((-2.5) as T)", "ok", "1"),
+    ("i32", "x + ((0.5 * 2.0) as T)", "ok", "4"),  # float arithmetic, then the cast (the host made 0)
+    ("i32", "x + ((0.3 + 0.3 + 0.4) as T)", "ok", "4"),
     ("u8", "x + (255 as T)", "ok", "2"),
     ("u8", "x + 255 - 255", "ok", "3"),
     ("u8", "x + (1 << 7)", "ok", "131"),

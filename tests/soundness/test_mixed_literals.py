@@ -76,3 +76,23 @@ def test_the_gpu_path_too(monkeypatch: pytest.MonkeyPatch) -> None:
     src = KERNEL.format(pre="let n = 3; let c = n * 0.5;")
     assert _printed(src) == ["16.5", "16.5"]
     assert _printed(src, llsim.sim_runtime_device("sm_80"), monkeypatch) == ["16.5", "16.5"]
+
+
+def test_an_untyped_let_takes_its_uses_type_on_the_host_as_in_kernels() -> None:
+    """`(a - b) as f32` of `let a = 16777217; let b = 1;`: a cast is a context, so
+    the checker types the uses `f32` and a kernel subtracts in `f32`
+    (16777215); the host subtracted the `let`s' `i32` values and converted the
+    result (16777216), where the literal form gives 16777215 on both."""
+    src = """
+kernel fn k(z: &mut Tensor<f32, [1]>) {
+    let a = 16777217; let b = 1;
+    z.store(zeros::<f32>([1]) + ((a - b) as f32));
+}
+fn main() {
+    let mut z = zeros::<f32>([1]);
+    k(z.partition([1])).sync();
+    let a = 16777217; let b = 1;
+    print(z.sum(), (a - b) as f32, (16777217 - 1) as f32);
+}
+"""
+    assert _printed(src) == ["16777215.0"] * 3

@@ -66,3 +66,12 @@ def shift_problem(dt: DType, amount: Any, where: str = "kernel") -> tuple[str, s
             f"shifting a {dt.bits}-bit `{dt.value}` by {amount} bits in this instance",
             f"shift by 0..{dt.bits - 1} for every type the {where} is called with, or compute in a "
             "wider type (`(c as i64) << n`)")
+
+
+def float_value_problem(dt: DType, where: str = "kernel") -> tuple[str, str, str]:
+    """(message, label, help) of E0201 where a float value (not a literal: an
+    untyped `let c = 256 / 0.1;`) meets arithmetic that the instance's integer
+    or `bool` `T` types, outside a cast (the concrete form is E0201 too)."""
+    return (f"mismatched dtypes: a float value in arithmetic of `{dt.value}`",
+            f"a float here, where this instance's `T` is `{dt.value}`",
+            f"convert it where every type the {where} is called with can take it: `(..) as T`")

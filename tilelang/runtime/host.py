@@ -35,6 +35,7 @@ from tilelang.dtypes import DType
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
+from tilelang.runtime import host_instances as instances
 from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
@@ -43,6 +44,9 @@ from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.types import ScalarT, TensorT, TypeParam
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
+
+
+_ARITH = frozenset(("+", "-", "*", "/", "%", "&", "|", "^"))
 
 
 # ---------------------------------------------------------------- control flow
@@ -101,7 +105,8 @@ class HostEvaluator:
         self._main_body: ast.Block | None = None
         # the element types of the type parameters of the host function running now (`fn f<T>`)
         self._types: dict[str, DType] = {}
-        self._lets: dict[Any, ast.Expr] | None = None  # `_let_values`
+        self.lets: dict[Any, ast.Expr] | None = None  # `host_instances.let_values`
+        self.cast_depth = 0  # inside a cast's operand, in a generic instance (`host_instances.literal`)
         self.builtins = bi.Builtins(self)
 
     # -- items ---------------------------------------------------------------
@@ -188,75 +193,6 @@ class HostEvaluator:
         if decl is None:
             return None
         return FnRef(decl, key or decl.name.name)
-
-    # -- instances of generic functions -----------------------------------------
-    def _instance_type(self, e: ast.Expr) -> DType | None:
-        """The instance's element type where the checker typed `e` with a
-        type parameter (`T`), else None."""
-        ty = self.program.type_of(e)
-        d = ty.dtype if isinstance(ty, ScalarT) else None
-        return self._types.get(d.name) if isinstance(d, TypeParam) else None
-
-    def _literal(self, lit: ast.IntLit | ast.FloatLit, negated: bool = False, cast: bool = False) -> Any:
-        """A literal's value in the type the checker settled. In an instance
-        of a generic function, an untyped literal that `T` cannot hold is
-        E0201, as in a kernel's instance and the concrete form (`x * 0.5`
-        with `T = i32` was 0, `x + 300` with `T = u8` wrapped to 44); a
-        cast's operand only by its range (`0.5 as T`, `3 as T` with
-        `T = bool` convert, as `0.5 as i32` does; `300 as T` with `T = u8`
-        is refused, as `300 as u8` is). `negated`: under a unary minus
-        (`-128` of an `i8`)."""
-        if self._types and not lit.suffix:
-            dt = self._instance_type(lit)
-            if dt is not None and (not cast or (isinstance(lit.value, int) and dt.is_int and dt is not DType.BOOL)):
-                domains.check_literal(lit.value, dt, lit.span, negated)
-        dt = self.scalar_dtype(lit) or (DType.parse(lit.suffix) if lit.suffix else None)
-        if isinstance(lit, ast.FloatLit):
-            return bi.to_scalar(lit.value, dt) if dt is not None else float(lit.value)
-        return bi.to_scalar(lit.value, dt) if dt is not None else lit.value
-
-    def _instance_shift(self, e: ast.Binary, amount: Any) -> None:
-        """A shift of constants past this instance's width is E0227, as in a
-        kernel's instance, whose lowering folds it (`(1 << 9)` with `T = u8`
-        was 0). Constants: literals, module constants, casts and operators of
-        them, and immutable `let`s of them (what the lowering folds)."""
-        dt = self._instance_type(e)
-        if dt is not None and self._constant(e.lhs) and self._constant(e.rhs):
-            domains.check_shift(dt, amount, e.span)
-
-    def _constant(self, e: ast.Expr) -> bool:
-        match e:
-            case ast.IntLit() | ast.FloatLit() | ast.BoolLit():
-                return True
-            case ast.Unary(operand=x) | ast.Cast(expr=x):
-                return self._constant(x)
-            case ast.Binary(op=op, lhs=l, rhs=r) if op not in ("&&", "||"):
-                return self._constant(l) and self._constant(r)
-            case ast.Name() | ast.Path():
-                sym = self.program.symbol_of(e)
-                if sym is None:
-                    return False
-                if sym.kind is SymbolKind.CONST:
-                    return True
-                init = self._let_values.get(sym.decl) if sym.kind is SymbolKind.LOCAL and not sym.mutable else None
-                return init is not None and self._constant(init)
-            case _:
-                return False
-
-    @property
-    def _let_values(self) -> dict[Any, ast.Expr]:
-        """The value of each immutable `let name = value;` of the program's
-        host functions, by its pattern (a local symbol's `decl`)."""
-        if self._lets is None:
-            self._lets = {}
-            for module in self._modules():
-                for item in module.items:
-                    if isinstance(item, ast.FnDecl) and not item.is_kernel:
-                        for node in ast.walk(item.body):
-                            if isinstance(node, ast.Let) and isinstance(node.pattern, ast.NamePat) \
-                                    and node.value is not None:
-                                self._lets[node.pattern] = node.value
-        return self._lets
 
     # -- functions -------------------------------------------------------------
     def call_fn(self, fn: FnRef, args: list[Any], span: Span, explicit: dict[str, Any] | None = None) -> Any:
@@ -464,7 +400,7 @@ class HostEvaluator:
     def eval(self, e: ast.Expr, scope: _Scope) -> Any:
         match e:
             case ast.IntLit() | ast.FloatLit():
-                return self._literal(e)
+                return instances.literal(self, e)
             case ast.BoolLit(value=v):
                 return bool(v)
             case ast.StrLit(value=v):
@@ -472,7 +408,7 @@ class HostEvaluator:
             case ast.Name(ident=ident):
                 if ident.name == "_":  # a tile dimension the autotuner picks (sema: nowhere else)
                     return TUNER_PICKS
-                return self.lookup(ident.name, e, scope)
+                return instances.name_value(self, e, self.lookup(ident.name, e, scope))
             case ast.Path(segments=segs):
                 sym = self._builtin_symbol(e)
                 if sym is not None:
@@ -506,9 +442,10 @@ class HostEvaluator:
                 raise _unsupported(Diagnostic.error("ICE", "cannot index this value")
                                 .primary(e.span, "not a shape or tuple"))
             case ast.Unary(op="-", operand=ast.IntLit() as lit) if self._types:
-                return bi.unary("-", self._literal(lit, negated=True), e.span, self.scalar_dtype(e))
+                return bi.unary("-", instances.literal(self, lit, negated=True), e.span, self.scalar_dtype(e))
             case ast.Unary(op=op, operand=operand):
-                return bi.unary(op, self.eval(operand, scope), e.span, self.scalar_dtype(e))
+                v = self.eval(operand, scope)
+                return bi.unary(op, v, e.span, instances.result_dtype(self, e, v))
             case ast.Binary(op="&&" | "||", lhs=l, rhs=r) if isinstance(self.program.type_of(e), TensorT):
                 # of `bool` tensors: element-wise, both sides evaluated, as on tiles
                 a = self.eval(l, scope)
@@ -521,11 +458,21 @@ class HostEvaluator:
                 a = self.eval(l, scope)
                 b = self.eval(r, scope)
                 if self._types and op in ("<<", ">>"):
-                    self._instance_shift(e, b)
-                return bi.binary(op, a, b, e.op_span, e.span, self.scalar_dtype(e))
+                    instances.instance_shift(self, e, b)
+                elif self._types and not self.cast_depth and op in _ARITH:
+                    dt = instances.instance_type(self, e)
+                    domains.check_float_operand(a, dt, l.span)
+                    domains.check_float_operand(b, dt, r.span)
+                return bi.binary(op, a, b, e.op_span, e.span, instances.result_dtype(self, e, a, b))
             case ast.Cast(expr=inner, ty=ty):
-                v = self._literal(inner, cast=True) if isinstance(inner, (ast.IntLit, ast.FloatLit)) \
-                    else self.eval(inner, scope)
+                if self._types:  # a generic instance: the operand's float literals stay floats (`_literal`)
+                    self.cast_depth += 1
+                    try:
+                        v = self.eval(inner, scope)
+                    finally:
+                        self.cast_depth -= 1
+                else:
+                    v = self.eval(inner, scope)
                 name = ty.name.name if isinstance(ty, ast.NamedType) else None
                 dt = self.dtype_named(name or "")
                 if dt is None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
-from tilelang.diagnostics.instances import literal_misfits, literal_problem, shift_problem
+from tilelang.diagnostics.instances import float_value_problem, literal_misfits, literal_problem, shift_problem
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.source import Span
@@ -137,3 +137,16 @@ def _integral(v: Any) -> bool:
     import numpy as np
 
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def check_float_operand(value: Any, dt: DType | None, span: Span) -> None:
+    """E0201 for a float value in arithmetic that the instance's integer or
+    `bool` `dt` types (outside a cast): `x + c` of `let c = 256 / 0.1;` with
+    `T = i16` was 2563, the kernel's instance an internal error."""
+    import numpy as np
+
+    if dt is None or dt.is_float or not isinstance(value, (float, np.floating)):
+        return
+    message, label, help = float_value_problem(dt, "function")
+    raise TileError(Diagnostic.error(MISMATCHED_DTYPES, message).primary(span, label).note(GENERIC_NOTE)
+                    .with_help(help))

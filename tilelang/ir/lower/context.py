@@ -59,6 +59,7 @@ class LowerCx:
     def __init__(self, program: Program, decl: ast.FnDecl, expr: Callable[[LowerCx, ast.Expr], Any]) -> None:
         self._lower_expr = expr
         self.program = program
+        self.cast_depth = 0  # inside a cast's operand (`operators.float_operands`)
         self.decl = decl
         self.b = Builder(decl.name.name, span=decl.span, cse=True)
         self.f = FnFrame({}, {})

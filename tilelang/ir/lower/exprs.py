@@ -25,6 +25,7 @@ from tilelang.ir.lower.operators import (
 )
 from tilelang.ir.lower.values import BOOL, I32, ArrayVal, CVal, StrVal, TupleVal, Unsupported
 from tilelang.sema.program import SymbolKind
+from tilelang.sema.types import TypeParam
 from tilelang.syntax import ast
 
 
@@ -55,7 +56,12 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
         case ast.Unary(op=op, operand=x):
             return lower_unary(cx, op, cx.expr(x), e.span)
         case ast.Cast(expr=x, ty=ty):
-            return lower_cast(cx, cx.expr(x), cx.dtype(ty), e.span)
+            cx.cast_depth += 1
+            try:
+                v = cx.expr(x)
+            finally:
+                cx.cast_depth -= 1
+            return lower_cast(cx, v, cx.dtype(ty), e.span)
         case ast.Ref(expr=x):
             return cx.expr(x)
         case ast.TupleExpr(elems=elems):
@@ -103,7 +109,18 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         return _module_const(cx, sym.decl, sym, node)
     scope = cx.f.lookup(name)
     if scope is not None:
-        return scope[name]
+        v = scope[name]
+        if isinstance(v, CVal) and isinstance(v.value, int) and not isinstance(v.value, bool) \
+                and v.dtype is not BOOL:
+            # an untyped integer `let` used where the checker typed it another integer type (`c << 16`
+            # typed by an `i16` `T`, `c` the `let`'s `i32`): that type, as the host converts it (the
+            # shift was judged by `i32`'s width)
+            dt = getattr(cx.program.type_of(node), "dtype", None)
+            if isinstance(dt, TypeParam):
+                dt = cx.f.type_params.get(dt.name)
+            if isinstance(dt, DType) and dt.is_int and dt is not BOOL and dt is not v.dtype:
+                return CVal(convert_const(v.value, dt), dt)
+        return v
     if name in cx.f.generics:
         return CVal(cx.f.generics[name], I32)
     if name in cx.tensors:

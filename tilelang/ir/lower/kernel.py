@@ -25,7 +25,7 @@ from tilelang.diagnostics.codes.types import (
     MISMATCHED_DTYPES,
     MISMATCHED_TYPES,
 )
-from tilelang.diagnostics.instances import literal_problem, shift_problem
+from tilelang.diagnostics.instances import float_value_problem, literal_problem, shift_problem
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -41,6 +41,7 @@ from tilelang.ir.lower.values import (
     InstanceMismatch,
     InstanceArange,
     InstanceDomain,
+    InstanceFloatValue,
     InstanceOverflow,
     TensorRef,
     Unsupported,
@@ -76,6 +77,9 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             e.span, f"{e.why} in this instance",
             f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
             "where wrapping is what you want")) from None
+    except InstanceFloatValue as e:
+        message, label, help = float_value_problem(e.dtype)
+        raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None
     except InstanceDomain as e:
         raise TileError(_domain_error(cx, instantiation, e.what, e.dtype, e.need, e.span)) from None
     except InstanceOverflow as e:

@@ -15,7 +15,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const, fold_binary, int_identity
-from tilelang.ir.lower.values import BOOL, I32, CVal, InstanceDomain, InstanceOverflow
+from tilelang.ir.lower.values import BOOL, I32, CVal, InstanceDomain, InstanceFloatValue, InstanceOverflow
 from tilelang.sema.types import TypeParam
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -66,12 +66,20 @@ def float_operands(cx: LowerCx, e: ast.Binary, a: Any, b: Any) -> tuple[Any, Any
     it: `unify` took the first operand's `i32` and made the `0.5` a 0 (a stored
     `1 + 0.5` was 1.0, `n * 0.5` 0.0), or the sum an `i32` that met an `f32`
     (an ill-formed-IR internal error)."""
-    if e.op not in ("+", "-", "*", "/", "%"):
+    if e.op not in ("+", "-", "*", "/", "%", "&", "|", "^"):
         return a, b
     dt = getattr(cx.program.type_of(e), "dtype", None)
-    if isinstance(dt, TypeParam):
+    generic = isinstance(dt, TypeParam)
+    if generic:
         dt = cx.f.type_params.get(dt.name)
-    if not isinstance(dt, DType) or not dt.is_float:
+    if isinstance(dt, DType) and not dt.is_float and generic and not cx.cast_depth:
+        # an instance's integer `T` meets a float value (`x + c` of `let c = 256 / 0.1;`, `T = i16`):
+        # E0201 as on the host, where the concrete form is E0201 too (it was an ill-formed-IR ICE)
+        for v, side in ((a, e.lhs), (b, e.rhs)):
+            vt = v.dtype if isinstance(v, (CVal, ir.Value)) else None
+            if vt is not None and vt.is_float:
+                raise InstanceFloatValue(side.span, vt, dt)
+    if not isinstance(dt, DType) or not dt.is_float or e.op in ("&", "|", "^"):
         return a, b
 
     def to_float(v: Any) -> Any:

@@ -105,6 +105,18 @@ class InstanceDomain(Exception):
         self.need = need
 
 
+class InstanceFloatValue(Exception):
+    """A float value (an untyped `let c = 256 / 0.1;`) in arithmetic that
+    this instance's integer `T` types, outside a cast: E0201 at the operand,
+    as the host's instance says it (`diagnostics.instances`)."""
+
+    def __init__(self, span: Span | None, value_dtype: Any, dtype: Any) -> None:
+        super().__init__(f"{value_dtype} in {dtype}")
+        self.span = span
+        self.value_dtype = value_dtype
+        self.dtype = dtype
+
+
 class InstanceArange(Exception):
     """`arange::<T>(N)` whose values this instance's `T` cannot hold (`why`,
     `dtypes.arange_problem`): E0231 at the call, as the checker reports

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# huser12 (2026-12-06, round 12; no device time of its own): round 12's user programs g01-g11 on a real GPU
+# huser12 (2026-12-06, round 12; no device time of its own): round 12's user programs g01-g12 on a real GPU
 # against the interpreter (tests/user/test_user_gpu.py, whose glob takes them; `-k "g0 or g1"` selects exactly
-# those 11). One step, ~40-90 s warm (11 programs, each a compile of 1-3 kernels and a run).
-# Expected (written before any run): 11 passed. Why: each program's interpreter run matches NumPy and its llsim
+# those 12). One step, ~40-90 s warm (12 programs, each a compile of 1-3 kernels and a run).
+# Expected (written before any run): 12 passed. Why: each program's interpreter run matches NumPy and its llsim
 # runs at sm_90a and sm_80 leave the interpreter's tensors (to 1e-5; g04's y 1e-3: a mean near 100 summed in
 # another order moves by an ulp of 100). What a card adds: ptxas, the real approximate exp/sin/cos/rsqrt/tanh
 # (g02's twiddles, g04's rsqrt, g08's logs are host-made, g09's exp/log at their documented error, g06/g11's

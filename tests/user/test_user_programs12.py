@@ -44,6 +44,11 @@ examples/ alone.
   the sequence's element type (f32 and f16; test_user_api12 calls it on
   float16 and float32 arrays): rows read one at a time at any row, t - k < 0
   reading zeros, stored into nested row tiles.
+- g12: an embedding's forward (a gather of [1, D] rows at token ids read
+  from a tensor, a padding id -1 reading zeros) and backward (a scatter-add
+  of gradient rows with `atomic_add`, ids repeating, padding skipped by a
+  branch), then a strided reduction on the host (every third column by a
+  reshape and a masked sum).
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -200,6 +205,20 @@ def _g11(t: Tensors, out: str) -> None:
     assert out == "[30, 24] true\n"
 
 
+def _g12(t: Tensors, out: str) -> None:
+    ids, w, g = t["ids"], t["w"], t["grad"].astype(np.float64)
+    kept = ids >= 0
+    assert (~kept).any() and (np.bincount(ids[kept]) > 1).any()  # padding, and ids that repeat
+    np.testing.assert_array_equal(t["out"], np.where(kept[:, None], w[np.clip(ids, 0, None)], 0))
+    dw = np.zeros((10, 12))
+    np.add.at(dw, ids[kept], g[kept])
+    np.testing.assert_allclose(t["dw"], dw, rtol=1e-5, atol=1e-6)  # f32 atomics: any order
+    np.testing.assert_allclose(t["third"], dw[:, ::3], rtol=1e-5, atol=1e-6)
+    mean = float(out.split()[-1])
+    assert abs(mean - dw[:, ::3].mean()) < 1e-5
+    assert out.startswith("[18, 12] 5 [10, 4] ")
+
+
 CHECKS = {
     "g01_pooling": _g01,
     "g02_dft_matmul": _g02,
@@ -212,6 +231,7 @@ CHECKS = {
     "g09_logcumsumexp": _g09,
     "g10_bilinear_upsample": _g10,
     "g11_causal_conv1d_generic": _g11,
+    "g12_embedding_grad": _g12,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

@@ -49,6 +49,11 @@ examples/ alone.
   of gradient rows with `atomic_add`, ids repeating, padding skipped by a
   branch), then a strided reduction on the host (every third column by a
   reshape and a masked sum).
+- g13: `cummax` and `cummin`, new built-ins (NumPy's `maximum.accumulate`,
+  PyTorch's `cummax`; round 11 had only a help for them, a masked [N, N]
+  maximum): f32 rows with NaN, infinities and signed zeros (checked bit for
+  bit: `maximum`'s rules), i32, u8 past 127, f16, a column scan, and a
+  running maximum drawdown of price rows read with `-inf` padding.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -219,6 +224,42 @@ def _g12(t: Tensors, out: str) -> None:
     assert out.startswith("[18, 12] 5 [10, 4] ")
 
 
+def _running(x: np.ndarray, larger: bool) -> np.ndarray:
+    """IEEE 754-2019 maximum (minimum) along the last axis, one element at a time: a NaN from where it is met
+    on, -0.0 < +0.0."""
+    out = x.copy()
+    for i in range(1, x.shape[-1]):
+        a, b = out[..., i - 1], x[..., i]
+        best = np.where(np.isnan(a) | np.isnan(b), np.nan, np.maximum(a, b) if larger else np.minimum(a, b))
+        zeros = (a == 0) & (b == 0)
+        signed = np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0) if larger else \
+            np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0)
+        out[..., i] = np.where(zeros, signed, best)
+    return out
+
+
+def _g13(t: Tensors, out: str) -> None:
+    x = t["x"]
+    assert np.isnan(x).any() and np.isinf(x).any() and ((x == 0) & np.signbit(x)).any()
+    for got, want in ((t["mx"], _running(x, True)), (t["mn"], _running(x, False))):
+        np.testing.assert_array_equal(got, want)  # NaN where NaN
+        assert (np.signbit(got) == np.signbit(want)).all()  # the zeros' signs too
+    with np.errstate(invalid="ignore"):  # NaN and infinities cast: 0 and the saturated ends (the reference's rule)
+        xd = x.astype(np.float64)  # (multiples of 0.25: x * 10 is exact in f32 too)
+        i = np.where(np.isfinite(xd), xd * 10, np.where(np.isnan(xd), 0, np.sign(xd) * 2.0**40))
+    i = np.clip(np.trunc(i), -2**31, 2**31 - 1).astype(np.int64)
+    np.testing.assert_array_equal(t["im"], np.minimum.accumulate(i, axis=1))
+    np.testing.assert_array_equal(t["um"], np.maximum.accumulate((i % 256).astype(np.uint8), axis=1))
+    assert (t["um"] > 127).any()
+    h = x.astype(np.float16)
+    np.testing.assert_array_equal(t["hm"], _running(h, True))
+    xi = t["xi"]
+    np.testing.assert_array_equal(t["cm"], np.maximum.accumulate(xi, 0) - np.minimum.accumulate(xi, 0))
+    p = t["prices"].astype(np.float64)
+    np.testing.assert_allclose(t["dd"][:, 0], (np.maximum.accumulate(p, 1) - p).max(1), rtol=1e-6, atol=1e-5)
+    assert out == "true inf -inf 0.0 -4.0 true\n"
+
+
 CHECKS = {
     "g01_pooling": _g01,
     "g02_dft_matmul": _g02,
@@ -232,6 +273,7 @@ CHECKS = {
     "g10_bilinear_upsample": _g10,
     "g11_causal_conv1d_generic": _g11,
     "g12_embedding_grad": _g12,
+    "g13_cummax_cummin": _g13,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

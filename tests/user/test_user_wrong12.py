@@ -35,6 +35,11 @@ applied by the letter.
   size work: a tile of 4 fits a dimension of 4 exactly". For a tile smaller
   than the tensor it says the type makes the tensor one tile long and to
   declare the dimension `?` (or give the partition the tensor's size).
+- g08 `x.sum()` of a kernel's tensor parameter (E0103): "`sum` is a method
+  of tiles or host tensors: call it on one of those"; the help writes the
+  tile read (`x.load_like(z).sum(axis)`, `z` the kernel's own `&mut`) and
+  says what a whole tensor's sum takes (every block: atomics or
+  `last_block`, or the host).
 - round 11's two partial helps that `tests/fuzz/help_check.py` reported: w25
   (`z.load() << 2` of an f32 tile: the cast to i32 first, the cast back in
   the help's second half) now gives the whole fix as one piece of code, and
@@ -82,6 +87,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
     "g07_input_typed_as_one_tile": ("declare this dimension of the tensor parameter `?`",
                                     [("x: &Tensor<f32, [B]>", "x: &Tensor<f32, [?]>")],
                                     "Tensor<f32, [8]> [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 1.0]\n"),  # 0 past x, + 1
+    "g08_sum_of_a_tensor_parameter": ("`x.load_like(z).sum(axis)` for the tile at `z`'s position",
+                                      [("x.load_like(z) / x.sum()", "x.load_like(z) / x.load_like(z).sum(0)")],
+                                      "Tensor<f32, [8]>\n[       0.1,        0.2,        0.3,        0.4,  0.1923077, "
+                                      "0.23076923,\n 0.26923078, 0.30769232]\n"),  # each block's share of its sum
 }
 
 

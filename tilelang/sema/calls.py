@@ -694,6 +694,16 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
         # too long to repeat: not `x`, which may name another value of the program
         return (f"the value `.{e.method.name}` is called on is a scalar: make a {what} of it with "
                 f"`full::<{dt}>([1], value)`")
+    if kind == "param" and "tile" in receivers and x and x.isidentifier():
+        # `x.sum()` of a kernel's tensor parameter (a NumPy habit, round 12): a kernel reads tiles
+        own = next((p for p in (fx.info.decl.params if fx.info is not None and fx.info.is_kernel else ())
+                    if isinstance(p.ty, ast.RefType) and p.ty.mutable), None)
+        at = own.name.name if own is not None else ".."
+        return (f"a kernel reads `{x}` through tiles: `{x}.load_like({at}).{e.method.name}(axis)` for the tile at "
+                f"{f'`{at}`' if own is not None else 'a `&mut` parameter'}'s position, or "
+                f"`{x}.partition([..]).load([..])`; the whole tensor's "
+                f"`{e.method.name}` needs every block (`atomic_*` in `unsafe`, or `last_block(axis)`) or is "
+                "computed on the host and passed in")
     return f"`{e.method.name}` is a method of {owners}: call it on one of those, not on a `{rty}`"
 
 

@@ -362,3 +362,26 @@ def test_mix_helps_inside_an_index_or_a_bitwise_operation(line: str, hint: str, 
     assert not driver.check(f, deny_warnings=True).diagnostics
     assert run_program(f)[1].startswith("Tensor<f32, [8]> [")
     assert help_check.check_text("k", src, tmp_path) == []  # the help, applied by help_check, checks clean
+
+
+def test_store_aware_helps_of_where_and_full(tmp_path: Path) -> None:
+    """Fuzz seed 277: a mix inside `where` stored into f16 offered `where(..) as f32` first (the store then
+    refused it), and `z.store(full::<f32>([B], n))` of an i32 `n` into an i32 `z` was told `n as f32` (then
+    f32 stored into i32, a second error): `where`'s mix casts toward the store, `full`'s turbofish is named."""
+    f = tmp_path / "k.tile"
+    src = ("kernel fn k<const B: i32>(h: &mut Tensor<f16, [B]>, z: &mut Tensor<i32, [B]>) {\n"
+           "    let i = arange::<i32>(B);\n"
+           "    h.store(where(i == 0, full::<f32>([B], 1.5), full::<f16>([B], 2.5)));\n"
+           "    let n = block_id(0) + 7;\n    z.store(full::<f32>([B], n));\n}\n"
+           "fn main() {\n    let mut h = zeros::<f16>([4]);\n    let mut z = zeros::<i32>([4]);\n"
+           "    k(h.partition([4]), z.partition([4])).sync();\n    print(h, z);\n}\n")
+    f.write_text(src, encoding="utf-8")
+    errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0201", "E0203"], [(d.code, d.message) for d in errs]
+    assert errs[0].help == ("cast with `as`: `full::<f32>([B], 1.5) as f16` (the result is stored into a tile of "
+                            "`f16`)",), errs[0].help
+    assert errs[1].help[0].startswith("write the value's type in the turbofish") and "`full::<i32>(..)`" in \
+        errs[1].help[0], errs[1].help
+    f.write_text(src.replace("full::<f32>([B], 1.5)", "(full::<f32>([B], 1.5) as f16)")
+                 .replace("full::<f32>([B], n)", "full::<i32>([B], n)"), encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f16, [4]> [1.5, 2.5, 2.5, 2.5] Tensor<i32, [4]> [7, 7, 7, 7]\n"

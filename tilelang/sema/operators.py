@@ -296,7 +296,7 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
     a float and an integer casts the float to the integer (the float would
     be refused next), and back where the result is stored into floats."""
     if op in ("&", "|", "^", "<<", ">>") and not compound and isinstance(ea, DType) and isinstance(eb, DType) \
-            and ea.is_float != eb.is_float:
+            and ea.is_float != eb.is_float and DType.BOOL not in (ea, eb):
         it = eb if ea.is_float else ea
         whole = (f"({tcx.cast_snippet(lhs)} as {it}) {op} {tcx.cast_snippet(rhs)}" if ea.is_float else
                  f"{tcx.cast_snippet(lhs)} {op} ({tcx.cast_snippet(rhs)} as {it})")

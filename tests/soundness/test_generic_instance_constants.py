@@ -86,6 +86,12 @@ CASES = [
     ("i64", "x + ((-2.5) as T)", "ok", "1"),
     ("i32", "x + ((0.5 * 2.0) as T)", "ok", "4"),  # float arithmetic, then the cast (the host made 0)
     ("i32", "x + ((0.3 + 0.3 + 0.4) as T)", "ok", "4"),
+    ("i64", "x + (!((127 + 1e3) as T))", "ok", "-1125"),  # the kernel: E0201 (127 a `T`, then 1e3 met it)
+    ("u16", "x + ((-(-1e3)) as T)", "ok", "1003"),  # the kernel: E0204 (unary `-` of a `u16`)
+    ("i8", "x + (((-x) * 0.5) as T)", "E0201", "the float literal `0.5` cannot be `i8`"),  # the host: 2
+    ("i64", "let c = 255 % 1e3; x + ((-(255 - c)) as T)", "ok", "3"),  # a float value meets a constant
+    ("i16", "x + (((-128 + 1e3) * x) as T)", "E0201", "a float value in arithmetic of `i16`"),  # the host: 2619
+    ("i16", "x + ((-128 + 1e3) as T)", "ok", "875"),
     ("u8", "x + (255 as T)", "ok", "2"),
     ("u8", "x + 255 - 255", "ok", "3"),
     ("u8", "x + (1 << 7)", "ok", "131"),

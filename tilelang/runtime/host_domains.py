@@ -139,14 +139,18 @@ def _integral(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def check_float_operand(value: Any, dt: DType | None, span: Span) -> None:
+def check_float_operand(value: Any, dt: DType | None, node: Any) -> None:
     """E0201 for a float value in arithmetic that the instance's integer or
-    `bool` `dt` types (outside a cast): `x + c` of `let c = 256 / 0.1;` with
-    `T = i16` was 2563, the kernel's instance an internal error."""
+    `bool` `dt` types: `x + c` of `let c = 256 / 0.1;` with `T = i16` was
+    2563, the kernel's instance an internal error (`node`: the operand; a
+    float literal gets the literal's words)."""
     import numpy as np
 
     if dt is None or dt.is_float or not isinstance(value, (float, np.floating)):
         return
+    span = node.span
+    if type(node).__name__ == "FloatLit":
+        check_literal(node.value, dt, span)
     message, label, help = float_value_problem(dt, "function")
     raise TileError(Diagnostic.error(MISMATCHED_DTYPES, message).primary(span, label).note(GENERIC_NOTE)
                     .with_help(help))

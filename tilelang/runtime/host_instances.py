@@ -64,12 +64,48 @@ def literal(ev: Any, lit: ast.IntLit | ast.FloatLit, negated: bool = False) -> A
 def result_dtype(ev: Any, e: ast.Expr, *operands: Any) -> DType | None:
     """The type an operator's result takes: the checker's, except for float
     arithmetic inside a generic instance's cast operand typed with an integer
-    `T` (`literal`), which stays float until the cast."""
+    `T` (`literal`, `check_operands`), which stays float until the cast."""
     dt: DType | None = ev.scalar_dtype(e)
     if ev.cast_depth and dt is not None and not dt.is_float and instance_type(ev, e) is not None \
-            and any(isinstance(v, (float, np.floating)) for v in operands):
+            and any(_is_float(v) for v in operands):
         return None
     return dt
+
+
+def check_operands(ev: Any, e: ast.Binary, a: Any, b: Any) -> None:
+    """E0201 for a float operand of arithmetic that the instance's integer
+    `T` types (`x + c` of `let c = 256 / 0.1;`), as the kernel's instance and
+    the concrete form refuse it. Inside a cast's operand a float may meet
+    constants (`(3 - 0.5) as T`, `(255 - c) as T` of a float `c`: float
+    arithmetic until the cast, as `(3 - 0.5) as i32` is), not a value of `T`
+    (`((-x) * 0.5) as T`, as `((-x) * 0.5) as i8` of an `i8` `x` is E0201)."""
+    dt = instance_type(ev, e)
+    if dt is None or dt.is_float:
+        return
+    for v, node, other, other_node in ((a, e.lhs, b, e.rhs), (b, e.rhs, a, e.lhs)):
+        if _is_float(v) and not (ev.cast_depth and (_is_float(other) or _constant(ev, other_node))):
+            domains.check_float_operand(v, dt, node)
+
+
+def cast_operands(ev: Any, e: ast.Binary, a: Any, b: Any) -> tuple[Any, Any]:
+    """The operands of float arithmetic in a generic cast's operand
+    (`check_operands` let it through): an integer constant becomes a float,
+    so the operation is a float one until the cast (`(-128 + 1e3) as T`: the
+    `i16` -128 made the sum an `i16`)."""
+    if not (ev.cast_depth and (_is_float(a) or _is_float(b))):
+        return a, b
+    dt = instance_type(ev, e)
+    if dt is None or dt.is_float:
+        return a, b
+
+    def as_float(v: Any) -> Any:
+        return float(v) if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) else v
+
+    return as_float(a), as_float(b)
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, (float, np.floating))
 
 
 def name_value(ev: Any, e: ast.Expr, v: Any) -> Any:

@@ -1,4 +1,4 @@
-# Sourced by the attention A/B device scripts (h15u, h15v, h15w), from the checkout's root:
+# Sourced by the attention A/B device scripts (h15u, h15v, h15w, h15x), from the checkout's root:
 #   NAME=h15v; . benchmarks/attention_arms.sh
 # then the script defines `arm` (the environment of an arm, by its letter). Sets: PYTHONPATH (the checkout
 # first), unbuffered output, the compile cache (TILEC_CACHE_DIR, default /tmp/tilec-cache); $OUT (default
@@ -10,7 +10,7 @@ export PYTHONUNBUFFERED=1 PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
 OUT=${OUT:-/tmp/out}; D="$OUT/$NAME"; mkdir -p "$D"
 export TILEC_CACHE_DIR=${TILEC_CACHE_DIR:-/tmp/tilec-cache}; mkdir -p "$TILEC_CACHE_DIR"
 unset TILEC_ATTN_QDOUBLE TILEC_ATTN_XROT TILEC_ATTN_CHAIN TILEC_ATTN_ROTATE TILEC_ATTN_SPLIT TILEC_ATTN_SPLIT_FORMS \
-  TILEC_ATTN_STAMPS TILEC_ATTN_TAIL TILEC_PERSISTENT_SMS
+  TILEC_ATTN_STAMPS TILEC_ATTN_TAIL TILEC_PERSISTENT_SMS TILEC_ATTN_CHAIN_SPLIT ATTN_DATA
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 cubin=(); command -v ptxas >/dev/null && cubin=(--cubin sm_90)

@@ -51,6 +51,7 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import Barriers, Shared
 from . import attention_chain as chain
+from . import attention_csplit as csplit
 from . import attention_epilogue as epi
 from . import attention_loop as loops
 from . import attention_rotated as rot
@@ -108,6 +109,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         and schedule != "serial" and not tailed \
         and split.pieces() and split.fits(acc_regs, rotating, forms) \
         and os.environ.get("TILEC_ATTN_CHAIN", "auto") != "1" else None
+    # the chained short keys' variant with its last round split (`attention_csplit`, `TILEC_ATTN_CHAIN_SPLIT=1`)
+    cproof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and p.short and not turns and ost is None \
+        and schedule == "overlap" and not tailed and split.pieces() and split.fits_narrow(acc_regs) \
+        and csplit.enabled() else None
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
     before = [op for op in ops[:i] if id(op) not in chained]
     outside = [op for op in before if not any(v.shape for v in g.results(op))]
@@ -212,6 +217,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     bufs = loops.Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c, q_slot)
     q_early = persist and not turns and not late and tiles.q_early(p.short)  # Q released in the rotated loop's last iteration
     epilogue = loops.unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
+    epilogue0, moved0 = epilogue, moved  # (the chained variant's split pieces build their own tile from these)
     whole = dataclasses.replace(loop, lower=marks.lower0, upper=marks.upper0) if marks is not None else loop
     ch, short = chain.make(p, whole, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
                            and schedule == "overlap" and rot.packed())  # passes/attention_chain.py
@@ -248,6 +254,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     start, end = ([g.WarpgroupTurn(x, loops.TURN_BARRIER, span)] if turns else [] for x in ("start", "end"))
     consumer_ops: list[object] = [*start, *moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span),
                                   *c_pre, c_loop, *c_post[0], *eb.ops, *epilogue, *fin, *end, ir.Yield(())]
+    pc = None  # the chained variant's split pieces (`attention_csplit`)
     if persist:
         tb = _Build(fresh)
         if qn == 2:
@@ -273,14 +280,21 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 ch, c_loop, c_pre, loop, S, [*tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span)], [qrel], moved,
                 before, p, vbuf, cast.result.dtype)
             consumer_ops = chain.stamped(consumer_ops, c_loop, qbar, c_tn, span)  # (`TILEC_ATTN_STAMPS=1`)
+            if cproof is not None and ch.xr is None and kv_first is None:  # the split last round's pieces (walk B)
+                pc = csplit.piece_tile(cproof, loop, p, cast, chained, bufs, fresh, layouts, moved0, moved, epilogue0,
+                                       qempty, q_early, before, tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span),
+                                       W * 32, loops, spec)
 
     # every tile of the consumers in the accumulator layout
     cl = Classes(BM)
     links = [(a, b, y, r) for a, b, y, r in zip(loop.inits, loop.body.args[1:], loop.body.ops[-1].values,  # type: ignore[union-attr]
                                                  loop.results, strict=True)]
     classify([*moved, *c_loop.body.ops, *c_post[0], *epilogue, *(consumer_ops if ch else ())], cl, links)
+    csplit.classes(pc, cl)
     chain.layouts(ch, cl, W, layouts)
     assign(consumer_ops, cl, W, layouts)
+    if pc is not None:
+        assign(pc.ops, cl, W, layouts)
 
     producer_regs = split.producer_regs(acc_regs, PRODUCER_REGS) if marks is not None else PRODUCER_REGS
     consumer_regs = role_registers(C, producer_regs)
@@ -288,14 +302,16 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
         g.Role("producer", 4, producer_regs, ir.Region((), (*pb.ops, ir.Const(pzero, 0), p_loop, ir.Yield(()))), single=True),  # type: ignore[arg-type]
     ), span)
-    if not registers_only(consumer_ops, layouts):
+    if not registers_only([*consumer_ops, *(pc.ops if pc is not None else ())], layouts):
         return k  # some value would move between threads: the generic path
     if persist:
         assert kv is not None
         wb = _Build(fresh)
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
-        walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None else 0,
+        walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None or pc is not None else 0,
                                 tiles.fastdiv(p.short), form=kind, tail=n_tail)
+        whole = csplit.whole_rounds(wb, walk) if pc is not None else None  # (walk A, chained: whole tiles only)
+        walk = dataclasses.replace(walk, rounds=whole, split=None) if whole is not None else walk
         copy = marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue \
             and not form
         # (with a copy for the launches that do not split, the split walk runs only where single tiles split; the
@@ -306,8 +322,12 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             c_walk = split.whole_copy(walk, c_walk, consumer_ops, epilogue, whole_epilogue, marks, c_base, c_tn, trips,
                                       outside, layouts, fresh, span)
         if ch is not None:  # the last tile's pending P V and epilogue
+            walk_a = c_walk[-1]
             c_walk = chain.final(ch, chain_init, c_walk, vbuf, p.v_kmajor, cast.result.dtype,
                                  lambda o, new: (classify(new, cl, []), assign(o, cl, W, layouts)))
+            if pc is not None and whole is not None:  # then the pieces
+                c_walk += csplit.walk_b(k, kv, bounds, whole, walk, walk_a, pc.ops, c_base, pc.trips, c_tn, pc.marks,
+                                        outside, layouts, fresh, span)
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (),
@@ -315,6 +335,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         if copy:
             p_walk = split.whole_copy(walk, p_walk, p_tile, [], [], marks, p_base, p_tn, p_loop.results[0], outside,
                                       layouts, fresh, span)
+        if pc is not None and whole is not None:  # the producer's pieces: its tile on the pieces' bounds
+            p_walk += csplit.walk_b(k, kv, bounds, whole, walk, p_walk[-1], p_tile, p_base, p_loop.results[0], p_tn,
+                                    pc.marks, outside, layouts, fresh, span, p_loop)
         p_ops = [*p_walk, ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]
                                dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]

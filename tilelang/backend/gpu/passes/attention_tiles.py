@@ -483,7 +483,8 @@ def clone(ops: list[object], fresh: Fresh, mapping: dict[int, ir.Value]) -> list
 
 def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], ring: ir.Value,
               ring_out: ir.Value, tn: ir.Value, span: object,
-              carry: tuple[tuple[ir.Value, ir.Value, object], ...] = (), marks: Marks | None = None) -> list[object]:
+              carry: tuple[tuple[ir.Value, ir.Value, object], ...] = (), marks: Marks | None = None,
+              start: tuple[ir.Value, ir.Value, ir.Value] | None = None) -> list[object]:
     """One role's walk: for each of this CTA's tiles, `outside` (the kernel's
     scalar ops before its loop, re-run for the tile) then the role's `ops`,
     which read `ring` (the K/V ring's counter at the tile's start) and `tn`
@@ -492,7 +493,10 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     `carry`: more values from tile to tile, (the value `ops` read, the one
     they define for the next tile (or a scalar op of `outside` computes for
     this tile), the first tile's constant or a value defined before the loop).
-    `marks` (a split walk): the values `Marks` names, defined for each tile."""
+    `marks` (a split walk): the values `Marks` names, defined for each tile.
+    `start`: (the first round, the ring's counter and the tile's number
+    there), values defined before the loop, for a walk that goes on where
+    another stopped (`attention_csplit`); else round 0 with both at 0."""
     E = ir.ElemOp
     r = fresh.value(DType.I32, (), "round")
     b = _Build(fresh)
@@ -526,13 +530,15 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
     inits = [c if isinstance(c, ir.Value) else fresh.value(a.dtype, (), a.hint) for a, _, c in carry]
     outs = substitute(ir.Yield((ring_out, nxt, *(o for _, o, _ in carry))), mapping)
     region = ir.Region((), tuple(_logical([*body, *nb.ops, outs], pos, w.sizes)))  # type: ignore[arg-type]
+    first, ring0, tn0 = start if start is not None else (lo, init_ring, init_tn)
     loop = ir.For((fresh.value(DType.I32, (), "ring"), fresh.value(DType.I32, (), "tiles"),
-                   *(fresh.value(a.dtype, a.shape, a.hint) for a, _, _ in carry)), lo, w.rounds, st,
-                  (init_ring, init_tn, *inits),
+                   *(fresh.value(a.dtype, a.shape, a.hint) for a, _, _ in carry)), first, w.rounds, st,
+                  (ring0, tn0, *inits),
                   ir.Region((r, ring, tn, *(a for a, _, _ in carry)),  # type: ignore[arg-type]
                             region.ops),
                   span)  # type: ignore[arg-type]
-    return [ir.Const(lo, 0), ir.Const(st, 1), ir.Const(init_ring, 0), ir.Const(init_tn, 0),
+    firsts = [ir.Const(lo, 0), ir.Const(init_ring, 0), ir.Const(init_tn, 0)] if start is None else []
+    return [*firsts[:1], ir.Const(st, 1), *firsts[1:],
             *(ir.Const(v, c) for v, (_, _, c) in zip(inits, carry, strict=True) if not isinstance(c, ir.Value)), loop]
 
 

@@ -1,0 +1,186 @@
+"""`TILEC_ATTN_CHAIN_SPLIT=1` (`passes/attention_csplit.py`): the chained short
+keys' variant with its last round split along the keys, walk A (the chained
+walk over the rounds of whole tiles) then walk B (the pieces, unchained: save,
+arrival, merge). Where it applies (the D = 64 short keys' variant only; off
+or unset every kernel byte for byte as before); in the simulator against NumPy
+(records NaN until written, undefined floats NaN) with the records the pieces
+wrote counted: a last round of two tiles and of one, none left over (a full
+last round), causal pairs (no split), two consumer warpgroups with
+grouped-query heads, more CTAs than tiles (walk A runs nothing), keys not a
+multiple of the block; the benchmark's kernel through ptxas (no spills, no key
+loop touching local memory); on the GPU against SDPA and at the benchmark's
+scale."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import pytest
+from ptxas_report import assemble
+from test_attention_pipeline import _facts, _std
+from test_attention_split import _run, gpu_lse_check
+
+from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+LSE = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+SETTINGS = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE",
+            "TILEC_ATTN_QDOUBLE", "TILEC_ATTN_KVFIRST", "TILEC_ATTN_FASTDIV", "TILEC_ATTN_QEARLY", "TILEC_ATTN_SPLIT",
+            "TILEC_ATTN_XROT", "TILEC_ATTN_TAIL", "TILEC_ATTN_SPLIT_FORMS", "TILEC_ATTN_SHORT_D")
+
+
+def _env(monkeypatch, on: str | None = "1", edge: str = "0") -> None:  # type: ignore[no-untyped-def]
+    for var in SETTINGS:
+        monkeypatch.delenv(var, raising=False)
+    if on is None:
+        monkeypatch.delenv("TILEC_ATTN_CHAIN_SPLIT", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", on)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", edge)
+
+
+def _short(facts, bn: int):  # type: ignore[no-untyped-def]
+    """The facts the runtime compiles the short keys' variant with (K's rows <= 8 key blocks)."""
+    return {**facts, "k": dataclasses.replace(facts["k"], rows_at_most=8 * bn)}
+
+
+def _ll(k, facts) -> str:  # type: ignore[no-untyped-def]
+    gk = lower_gpu(k, "sm_90a", facts)
+    return emit_llvm_text(gk, gk.facts, "")[0]
+
+
+def test_where_the_chained_split_applies(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On: the D = 64 short keys' variant keeps its chained walk and gets the pieces' walk after it (the
+    save, arrival and merge; two tile loops a role); "0" and unset: its LLVM as before; the long keys'
+    kernel and the D = 128 variant (not chained) are the same LLVM whatever the switch; a bad value is an
+    error that names the switch."""
+    k64, k128 = _std("flash_attention_lse", "f16", 128, 128, 64), _std("flash_attention_lse", "f16", 128, 128, 128)
+    _env(monkeypatch, None, "3")
+    unset = {(k, short): _ll(k, _short(LSE, 128) if short else LSE) for k in (k64, k128) for short in (False, True)}
+    _env(monkeypatch, "0", "3")
+    assert _ll(k64, _short(LSE, 128)) == unset[(k64, True)]
+    _env(monkeypatch, "1", "3")
+    for (k, short), ll in unset.items():
+        if (k, short) != (k64, True):
+            assert _ll(k, _short(LSE, 128) if short else LSE) == ll
+    on = print_gpu_kernel(lower_gpu(k64, "sm_90a", _short(LSE, 128)))
+    assert on != print_gpu_kernel(lower_gpu(k64, "sm_90a", LSE))
+    consumer = on[on.index("role consumer"):on.index("role producer")]
+    producer = on[on.index("role producer"):]
+    assert "%chained" in consumer and consumer.count("= for %round") == producer.count("= for %round") == 2
+    walk_a, walk_b = consumer.split("= for %round")[1:]
+    assert "%chained" in walk_a and "%chained" not in walk_b
+    for op in ("split.save", "split.arrive", "split.load"):
+        assert op in walk_b and op not in walk_a
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "yes")
+    with pytest.raises(ValueError, match="TILEC_ATTN_CHAIN_SPLIT='yes'"):
+        lower_gpu(k64, "sm_90a", _short(LSE, 128))
+
+
+# BM, BH, BHkv, S_q, S_k, causal, CTAs, pieces the last round runs (0: no split); D = 64, BN = 64, the short
+# keys' variant (K's rows <= 512). The default case crosses the most edges (walk A of 2 chained rounds, then a
+# last round of 2 tiles in 2 pieces each, keys not a multiple of the block); the rest are heavy (opt-in switch)
+CASES = [
+    (64, 2, 2, 300, 200, False, 4, 2 * 2),
+    # 9 tiles on 4 CTAs: the last round's one tile in 4 pieces (S_q a multiple of the block, S_k of 4 blocks)
+    pytest.param(64, 1, 1, 576, 256, False, 4, 1 * 4, marks=pytest.mark.heavy),
+    # 8 tiles on 4 CTAs: the last round full, nothing split (walk B runs no round)
+    pytest.param(64, 1, 1, 512, 200, False, 4, 0, marks=pytest.mark.heavy),
+    # causal: pairs, never split (walk B runs no round)
+    pytest.param(64, 2, 2, 300, 200, True, 3, 0, marks=pytest.mark.heavy),
+    # two consumer warpgroups, GQA (2 query heads a KV head): 6 tiles on 5 CTAs, the last one in 5 pieces
+    pytest.param(128, 2, 1, 300, 500, False, 5, 1 * 5, marks=pytest.mark.heavy),
+    # 3 tiles on 8 CTAs: no whole round (walk A runs nothing), each tile in 2 pieces of its 2 key blocks
+    pytest.param(64, 1, 1, 130, 100, False, 8, 3 * 2, marks=pytest.mark.heavy),
+]
+
+
+@pytest.mark.parametrize(("bm", "bh", "hkv", "sq", "sk", "causal", "ctas", "pieces"), CASES,
+                         ids=["two_tiles_left", "one_tile_left", "none_left", "causal_pairs", "two_warpgroups_gqa",
+                              "no_whole_round"])
+def test_chained_split_in_the_simulator(bm: int, bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int,
+                                        pieces: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The chained short keys' variant with the switch against NumPy in llsim, and the records its pieces
+    wrote: a piece's record is 2 * BM consumer threads' words (2 of m, 2 of l, 32 of the accumulator)."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch)
+    k = _std("flash_attention_lse", "f16", bm, 64, 64)
+    facts = _short(LSE, 64)
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert gk.persistent == 1 and gk.short is None and "%chained" in print_gpu_kernel(gk)
+    written = _run(k, facts, (ctas, 1), bh, hkv, sq, sk, 64, causal, 5)
+    assert written == pieces * 2 * bm * (4 + 32)
+
+
+def _key_loops(ptx: str) -> list[list[str]]:
+    """The SASS key loops (`test_attention_split._key_loops`) of `ptx`, or [] without nvdisasm."""
+    from gpu_probe import nvdisasm_path
+    from ptxas_report import sass
+    from test_attention_split import _key_loops as loops
+
+    if nvdisasm_path() is None:
+        return []
+    return [x for x in loops(sass(ptx, "sm_90a")) if len(x) < 1500 and sum("HGMMA" in y for y in x) >= 12]
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("dt", ["f16", "bf16"])
+def test_chained_split_kernels_assemble(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's kernel (128 x 128, D = 64, the short keys' variant) with the switch through ptxas for
+    sm_90a: no spills (68 B with walk B's values shared with those before the roles, 48 B with the launch's
+    position read again: `attention_csplit.setup`), no wgmma serialised; (nvdisasm) two key loops, walk A's
+    and walk B's, neither touching local memory, walk A's within 4 instructions of the variant's without the
+    switch (646 in ptxas 13.0)."""
+    _env(monkeypatch, "1", "3")
+    facts = _short(_facts("oqkv", 3), 128)
+    ptx = emit_ptx(_std("flash_attention", dt, 128, 128, 64), "sm_90a", facts)
+    assert "atom.acq_rel.gpu" in ptx
+    r = assemble(ptx, "sm_90a")
+    assert "C7515" not in r and "serialized" not in r, r.text
+    assert r.max_spill_stores == 0, r.text
+    loops = _key_loops(ptx)
+    if not loops:
+        return
+    assert len(loops) == 2, [len(x) for x in loops]
+    for body in loops:
+        assert not [x for x in body if x.startswith(("STL", "LDL"))], "a spill in a key loop"
+    _env(monkeypatch, "0", "3")
+    (base,) = _key_loops(emit_ptx(_std("flash_attention", dt, 128, 128, 64), "sm_90a", facts))
+    assert abs(len(loops[0]) - len(base)) <= 4, (len(loops[0]), len(base))
+
+
+# dtype, BH, BHkv, S_q, S_k, causal, CTAs (std's flash_attention_lse, 128 x 128, D = 64, the short keys' variant)
+GPU = [
+    ("f16", 3, 1, 640, 1000, False, 2),  # GQA, keys not a multiple of 128: 15 tiles on 2, the last in 2 pieces
+    ("bf16", 2, 2, 1024, 1024, False, 3),  # 16 tiles on 3: the last in 3 pieces
+    ("f16", 2, 2, 1000, 1000, True, 3),  # causal: pairs, walk B runs nothing
+    ("bf16", 2, 2, 768, 1024, False, 3),  # 12 tiles on 3: the last round full, nothing split
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU, ids=lambda c: "-".join(map(str, c)))
+def test_chained_split_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Against SDPA in f32 and the log-sum-exp, three launches with the same bits (`gpu_lse_check`)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    dtype, bh, hkv, sq, sk, causal, ctas = case
+    _env(monkeypatch, "1", "3")
+    monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
+    gpu_lse_check(dtype, 64, bh, hkv, sq, sk, causal, sq + sk)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_chained_split_at_the_benchmarks_scale(causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's launch (f16, D = 64, S = 1,024, B * H = 512: 4,096 tiles on every SM; on an H100's
+    132, 31 whole rounds and 4 tiles in 8 pieces each): no tile never stored or wrong
+    (`test_attention_qdouble._assert_every_tile_right`)."""
+    from test_attention_qdouble import _assert_every_tile_right
+
+    _env(monkeypatch, "1", "3")
+    _assert_every_tile_right(causal, monkeypatch)

@@ -1,0 +1,195 @@
+"""The chained short keys' variant with its last round split along the keys
+(`TILEC_ATTN_CHAIN_SPLIT=1`, issue 15; opt-in: not yet measured on a GPU).
+
+At S = 1,024 and D = 64 every launch runs the short keys' variant
+(`attention_chain`: tiles chained, K's rows at most 8 key blocks), which had
+no split: a full launch of 4,096 tiles on 132 CTAs runs 31 rounds and then 4
+tiles while 128 CTAs idle (31.03 rounds run as 32, ~3.5 % of the time; the
+long keys' kernel's split gained +1.6 % (f16) there on the H100, RESULTS.md
+"h15u"). With the switch, each role walks twice:
+
+- walk A, the chained walk as before over the rounds of whole tiles
+  (`whole`: every round but a split last one; all of them where the launch's
+  walk does not split: causal pairs, a full last round, tiles too short),
+  the consumers' last pending P V and epilogue after it (`chain.final`);
+- walk B, from there to the CTA's last round, the split last round's pieces
+  (`attention_split`: each of its `left` tiles cut into key ranges by
+  `attention_tiles.walk_setup`'s estimate, a piece saving (m, l, acc),
+  arriving at its tile's counter, the last one in merging every record and
+  storing the tile), unchained: the rotated loop with the product of zeros
+  first and its own last P V after it, on bounds `Marks` gives each piece.
+
+The ring's counter and the tile's number (Q's slot and phase) go on from walk
+A into walk B in both roles, so the barriers' protocol is the one walk's.
+Walk A's tile ops are the variant's without the switch (the same key loop and
+first iteration, byte for byte up to names; only its round count differs), so
+the hot code is where it was: walk B's copy of the tile (the rotated loop,
+the save, arrival and merge) is emitted after it and runs at most
+`SPLIT_ROUNDS` times a CTA. Off (unset: `CHAIN_SPLIT_DEFAULT`), nothing here
+runs and every kernel is as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from . import attention_rotated as rot
+from . import attention_split as split
+from . import attention_tiles as tiles
+from .attention_layout import Classes, classify
+from .attention_tiles import Marks, clone
+from .attention_zeros import drop_unread_zeros
+from .context import Fresh
+from .pipeline import _Build
+from .rewrite import substitute
+
+CHAIN_SPLIT_DEFAULT = "0"  # opt-in until the H100 says (benchmarks/h15x_device.sh)
+
+
+def enabled() -> bool:
+    """`TILEC_ATTN_CHAIN_SPLIT`: "1" the chained short keys' variant splits its last round; "0" (unset) not."""
+    want = os.environ.get("TILEC_ATTN_CHAIN_SPLIT", CHAIN_SPLIT_DEFAULT)
+    if want not in ("0", "1"):
+        raise ValueError(f"TILEC_ATTN_CHAIN_SPLIT={want!r}: expected 0 or 1")
+    return want == "1"
+
+
+@dataclass(frozen=True, slots=True)
+class Pieces:
+    """One piece's consumer ops, before they are renamed for walk B (they
+    share values with the chained tile's: `moved`, the loop body's), the ring's
+    counter after them, the marks their bounds and split values read, and
+    what `classify` needs of them."""
+
+    ops: list[object]
+    trips: ir.Value
+    marks: Marks
+    classified: list[object]
+    links: list[tuple[ir.Value, ...]]
+
+
+def piece_tile(proof: Any, loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, fresh: Fresh,
+               layouts: dict[int, Any], moved0: list[object], moved: list[object], epilogue0: list[object],
+               qempty: ir.Value, q_early: bool, before: list[object], head: list[object], q_wait: object,
+               threads: int, loops: Any, spec: Any) -> Pieces | None:
+    """A piece of the split last round as the consumers run it (as the long
+    keys' split kernel's tile: `attention.py`'s persistent unchained path):
+    the rotated loop without the chain on the piece's bounds, its last P V,
+    Q's and the last stage's releases, and `split.epilogue`'s save, arrival
+    and merge. `proof`: `attention_softmax.prove`'s; `moved0`/`moved`: the
+    tile ops before the loop as `rotated` and the tile take them;
+    `epilogue0`: the user's epilogue (reciprocals, unshared); `head`, `q_wait`:
+    the tile's Q slot and phase and the wait for Q (the chained tile's);
+    `loops`, `spec`: `attention_loop`, `attention_spec`. None where the rotated
+    loop does not apply."""
+    E = ir.ElemOp
+    span = loop.span
+    mk = split.marks(loop, fresh)
+    mloop = dataclasses.replace(loop, lower=mk.lower, upper=mk.upper)
+    turned = rot.rotated(mloop, p, cast, chained, bufs, fresh, layouts, moved0, loops.s_product, loops.unshare,
+                         False, qempty if q_early else None, None)
+    if turned is None:
+        return None
+    c_loop, c_pre, c_post = turned
+    c_loop = spec.speculate(c_loop, fresh)
+    ep = [substitute(op, c_post[1]) for op in epilogue0]
+    acc_out = c_post[1][loop.results[proof.acc].id]
+    sel = next((op for op in c_post[0] if g.results(op) == (acc_out,)), None)
+    raw_acc = sel.operands[1] if isinstance(sel, ir.Elementwise) and sel.op is E.WHERE else acc_out
+    post, ep = drop_unread_zeros(c_post[0], ep, loop, c_post[1], before)
+    eb = _Build(fresh)
+    trips = c_post[2]
+    last = eb.elem(E.REM, eb.elem(E.ADD, trips, eb.const(bufs.S - 1)), eb.const(bufs.S))
+    ran = eb.elem(E.GT, trips, bufs.base, dtype=DType.BOOL)
+    ep = split.epilogue(proof, loop, c_post[1], raw_acc, ep, ran, mk, threads, fresh, span)
+    ib = _Build(fresh)  # Q: released in the loop's last iteration (`q_early`), here where the loop did not run
+    idle = ib.elem(E.GE, mk.lower, mk.upper, dtype=DType.BOOL) if q_early else None
+    qrel = g.BarrierArrive(qempty, bufs.qs, idle, span)
+    rel = g.BarrierArrive(bufs.empty, last, ran, span)
+    ops = [*moved, *head, *ib.ops, q_wait, *c_pre, c_loop, qrel, *post, *eb.ops, rel, *ep]
+    ys = c_loop.body.ops[-1]
+    assert isinstance(ys, ir.Yield)
+    links = list(zip(c_loop.inits, c_loop.body.args[1:], ys.values, c_loop.results, strict=True))
+    return Pieces(ops, trips, mk, [*moved, *c_loop.body.ops, *post, *ep], links)
+
+
+def classes(pc: Pieces | None, cl: Classes) -> None:
+    """The piece's tiles' row / column classes (nothing without pieces)."""
+    if pc is not None:
+        classify(pc.classified, cl, pc.links)
+
+
+def whole_rounds(b: _Build, w: tiles.Walk) -> ir.Value:
+    """The rounds of walk A: every round of whole tiles, all of the CTA's
+    (`w.rounds`) where the launch's walk does not split (`Split.on`), else
+    those before the last item round (its pieces are walk B's)."""
+    E = ir.ElemOp
+    assert w.split is not None
+    one = b.const(1)
+    n = b.elem(E.MUL, w.nh, w.split.kvs)
+    last = b.elem(E.SUB, b.elem(E.DIV, b.elem(E.ADD, n, b.elem(E.SUB, w.P, one)), w.P), one)
+    return b.elem(E.MAXIMUM, b.elem(E.WHERE, w.split.on, last, w.rounds), b.const(0), hint="whole")
+
+
+def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: list[object], walk_a: tiles.Walk,
+          fresh: Fresh, span: Any) -> tuple[list[object], tiles.Walk]:
+    """Walk B's values (`attention_tiles.walk_setup` with the split; the walk's
+    divisions plain: it runs at most `SPLIT_ROUNDS` tiles), computed in the
+    role after walk A from opaque copies (`g.Opaque`) of walk A's CTA
+    position and count (`walk_a`'s, live through it anyway) and of the
+    tensor dims, so that LLVM cannot take them for the values computed before
+    the roles and keep those live through walk A's key loops (with them
+    shared, ptxas 13.0 spilled 68 B in the benchmark's kernel, reloaded once
+    a tile in walk A; with the launch's position read again, 48 B: the
+    special registers' reads are one value)."""
+    b = _Build(fresh)
+    w = tiles.walk_setup(b, k, kv, outside, bounds, split.pieces())
+    c, P = fresh.value(DType.I32, (), "cta"), fresh.value(DType.I32, (), "ctas")
+    mapping: dict[int, ir.Value] = {w.c.id: c, w.P.id: P}
+    ops: list[object] = [g.Opaque((c, P), (walk_a.c, walk_a.P), span)]
+    for op in b.ops:  # (the launch's own c and P, computed here too, are read by nothing: dead)
+        op = substitute(op, mapping)
+        ops.append(op)
+        if isinstance(op, ir.TensorDim):
+            copy = fresh.value(op.result.dtype, (), op.result.hint)
+            ops.append(g.Opaque((copy,), (op.result,), span))
+            mapping[op.result.id] = copy
+    return ops, dataclasses.replace(w, c=c, P=P, sizes=tuple(mapping.get(x.id, x) for x in w.sizes))
+
+
+def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir.Value, w_a: tiles.Walk,
+           walk_a: object,
+           ops: list[object], ring: ir.Value, ring_out: ir.Value, tn: ir.Value, mk: Marks, outside: list[object],
+           layouts: dict[int, Any], fresh: Fresh, span: Any, key_loop: ir.For | None = None) -> list[object]:
+    """A role's walk B: its tile `ops` (reading `ring` and `tn`, the ring's
+    counter `ring_out` after them) renamed and walked from round `whole` to
+    the CTA's last, the counter and the tile's number going on from walk A's
+    loop `walk_a`, on walk B's own values (`setup`, from walk A's `w_a`;
+    `bounds`: the user's key loop's, as `outside` computes them); `key_loop` (the producer's, one of
+    `ops`): its bounds become the piece's (`mk`; only the loop's: the user's
+    lower bound, a constant 0, is the copies' column offset too). The renamed
+    values keep the layouts of those they copy."""
+    assert isinstance(walk_a, ir.For)
+    ring2, tn2 = fresh.value(ring.dtype, (), ring.hint), fresh.value(tn.dtype, (), tn.hint)
+    mapping: dict[int, ir.Value] = {ring.id: ring2, tn.id: tn2}
+    if key_loop is not None:
+        assert sum(op is key_loop for op in ops) == 1
+        ops = [dataclasses.replace(op, lower=mk.lower, upper=mk.upper) if op is key_loop else op for op in ops]
+    seed = set(mapping)
+    copy = clone(ops, fresh, mapping)
+    for old, new in list(mapping.items()):
+        if old not in seed and old in layouts:
+            layouts.setdefault(new.id, layouts[old])
+    pre, w = setup(k, kv, bounds, outside, w_a, fresh, span)
+    return [*pre, *tiles.tile_loop(w, fresh, outside, copy, ring2, mapping.get(ring_out.id, ring_out), tn2, span, (),
+                                   mk, start=(whole, walk_a.results[0], walk_a.results[1]))]
+
+
+__all__ = ["CHAIN_SPLIT_DEFAULT", "Pieces", "classes", "enabled", "piece_tile", "setup", "walk_b", "whole_rounds"]

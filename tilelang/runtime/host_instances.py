@@ -9,8 +9,9 @@ computes for the same source (`ir/lower`), and to the concrete form's checks:
 - `instance_shift`: a shift of constants past `T`'s width is E0227 (it was 0).
 - `result_dtype`: an operator's result type, float arithmetic inside such a
   cast's operand excepted.
-- `name_value`: an untyped integer `let` read where the checker typed it
-  another type (`(a - b) as f32`, `c << 16` of an `i16` `T`) is that type.
+- `name_value`: an untyped `let` read where the checker typed it another
+  number type (`(a - b) as f32`, `c << 16` of an `i16` `T`, an `f32` `let`
+  added to an `f16`) is that type (a float never becomes an integer).
 
 Functions of the evaluator (`HostEvaluator`, its `_types`, `cast_depth`,
 `lets`), so that class stays one screenful shorter.
@@ -118,6 +119,12 @@ def name_value(ev: Any, e: ast.Expr, v: Any) -> Any:
         dt = ev.scalar_dtype(e)
         if dt is not None and dt is not DType.BOOL and (
                 dt.is_float or not isinstance(v, np.integer) or v.dtype != dt.np_dtype):
+            return bi.to_scalar(v, dt)
+    elif isinstance(v, np.floating):
+        # a float `let` read as another float (`x + c` of an `f16` `x`, `let c = 2.0 + 1e3;` an `f32`):
+        # that float, as kernels convert it; never an integer (an instance's E0201, `check_operands`)
+        dt = ev.scalar_dtype(e)
+        if dt is not None and dt.is_float and v.dtype != dt.np_dtype:
             return bi.to_scalar(v, dt)
     return v
 

@@ -75,7 +75,13 @@ def float_operands(cx: LowerCx, e: ast.Binary, a: Any, b: Any) -> tuple[Any, Any
     on its own, the sum to `f32`) becomes that float first, as the host computes
     it: `unify` took the first operand's `i32` and made the `0.5` a 0 (a stored
     `1 + 0.5` was 1.0, `n * 0.5` 0.0), or the sum an `i32` that met an `f32`
-    (an ill-formed-IR internal error)."""
+    (an ill-formed-IR internal error).
+
+    In a generic instance whose `T` is an integer, a float operand of
+    arithmetic typed `T` is E0201 (the host's `host_instances.check_operands`
+    says it alike), except inside a cast's operand where it meets constants:
+    those compute as floats until the cast, as the concrete `(127 + 1e3) as
+    i64` does."""
     if e.op not in ("+", "-", "*", "/", "%", "&", "|", "^"):
         return a, b
     dt = getattr(cx.program.type_of(e), "dtype", None)

@@ -457,8 +457,11 @@ class HostEvaluator:
             case ast.Binary(op=op, lhs=l, rhs=r):
                 a = self.eval(l, scope)
                 b = self.eval(r, scope)
-                if self._types and op in ("<<", ">>"):
-                    instances.instance_shift(self, e, b)
+                if op in ("<<", ">>"):
+                    if self._types:
+                        instances.instance_shift(self, e, b)
+                    else:
+                        instances.constant_shift(self, e, b)
                 elif self._types and op in _ARITH:
                     instances.check_operands(self, e, a, b)
                     a, b = instances.cast_operands(self, e, a, b)

@@ -122,15 +122,17 @@ def check_literal(value: Any, dt: DType | None, span: Span, negated: bool = Fals
                     .with_help(help))
 
 
-def check_shift(dt: DType | None, amount: Any, span: Span) -> None:
-    """E0227 for a shift of constants by at least the instance's width."""
-    problem = shift_problem(dt, int(amount) if _integral(amount) else amount, "function") \
+def check_shift(dt: DType | None, amount: Any, span: Span, instance: bool = True) -> None:
+    """E0227 for a shift of constants by at least the width of `dt` (the
+    instance's `T`; `instance` False: a concrete type whose constant the
+    checker could not fold, as a kernel's lowering refuses it)."""
+    problem = shift_problem(dt, int(amount) if _integral(amount) else amount, "function" if instance else None) \
         if dt is not None else None
     if problem is None:
         return
     message, label, help = problem
-    raise TileError(Diagnostic.error(CONSTANT_OVERFLOW, message).primary(span, label).note(GENERIC_NOTE)
-                    .with_help(help))
+    d = Diagnostic.error(CONSTANT_OVERFLOW, message).primary(span, label)
+    raise TileError((d.note(GENERIC_NOTE) if instance else d).with_help(help))
 
 
 def _integral(v: Any) -> bool:

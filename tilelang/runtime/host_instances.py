@@ -139,6 +139,16 @@ def instance_shift(ev: Any, e: ast.Binary, amount: Any) -> None:
         domains.check_shift(dt, amount, e.span)
 
 
+def constant_shift(ev: Any, e: ast.Binary, amount: Any) -> None:
+    """A shift of constants past its concrete type's width that the checker
+    could not fold (`((!7) | (255 as i32)) >> 33`: it does not follow an
+    untyped `!`) is E0227 when it runs, as a kernel's lowering, which folds it,
+    refuses it (the host gave 0, the run-time rule for a value)."""
+    dt = ev.scalar_dtype(e)
+    if dt is not None and dt.is_int and dt is not DType.BOOL and _constant(ev, e.lhs) and _constant(ev, e.rhs):
+        domains.check_shift(dt, amount, e.span, instance=False)
+
+
 def _constant(ev: Any, e: ast.Expr) -> bool:
     match e:
         case ast.IntLit() | ast.FloatLit() | ast.BoolLit():

@@ -57,13 +57,14 @@ set -uo pipefail
 t0=$(date +%s)
 el() { echo $(( $(date +%s) - t0 )); }
 if [ "${STEP:-ab}" = trace ]; then
+  TV=${TRACE_V:-'[{}]'}  # (a default holding braces cannot sit inside ${...:-...}: its first } ends it)
   timeout ${TRACE_TIMEOUT:-60} python3 benchmarks/decode_trace.py --model 4b --context 1024 --replays 1 \
-    --rounds 2 --reps 4 --variants "${TRACE_V:-[{}]}" --out "$D/trace" > "$D/trace.log" 2>&1
+    --rounds 2 --reps 4 --variants "$TV" --out "$D/trace" > "$D/trace.log" 2>&1
   echo "h17p trace (rc $?, $(el) s):"; grep -E "^(NVIDIA|variant|step:|note)" "$D/trace.log"
   [ -e "$D/trace/picture.json" ] && python3 benchmarks/step_model.py "$D/trace/picture.json" | tee "$D/model.md"
   rm -f "$D"/trace/records_v*.npz; pack; echo "h17p done ($(el) s): $OUT/h17p.tgz"; exit 0
 fi
-OLD='{"pdl": "late", "ge": [], "rs": 0, "tw": 0, "st": {"gate_up": 1, "qkv": 1}}'
+OLD='{"pdl": "late", "ge": [], "gl": [], "me": 0, "rs": 0, "tw": 0, "st": {"gate_up": 1, "qkv": 1, "down": 1}}'
 ME='{"me": 1}'
 GL1='{"gl": ["gate_up"], "st": {"down": -1}}'
 GL3='{"ge": [], "gl": ["o", "gate_up", "down"], "st": {"down": -1}}'

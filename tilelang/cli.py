@@ -312,6 +312,10 @@ def cmd_doc(args: argparse.Namespace) -> int:
         return EXIT_OK
     text = doc.entry(args.name)
     if text is None:
+        from tilelang.sema.loader import ModuleLoader
+
+        text = ModuleLoader().std_entry(args.name)  # `tilec doc softmax`: std's function
+    if text is None:
         import difflib
 
         from tilelang.sema.calls import function_habit, method_habit

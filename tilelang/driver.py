@@ -147,7 +147,7 @@ def _lint(program: Any, ctx: Context) -> None:
     std = os.path.normpath(str(stdlib_dir()))
     skip = frozenset(m.path for m in program.modules.values()
                      if os.path.normpath(m.path).startswith(std))
-    check_lints(program, ctx.sink, skip)
+    check_lints(program, ctx.sink, skip, ctx.sources)
 
 
 def deny_warnings(sink: DiagnosticSink) -> None:

@@ -174,7 +174,8 @@ class Plan:
     # (~1-2 us a layer in which the DRAM idles: the merge reads its partials
     # from L2), and under "+loads" with O at ST -1 read their first weight
     # tile then (issue 17, h17r; `pe` moved the attention's trigger too,
-    # placing O's blocks beside the attention's: -1.5 % on the H200)
+    # placing O's blocks beside the attention's: -1.5 % on the H200).
+    # sm_90's plans: 1 where O's grid has more blocks than SMs (`plan_for`)
     me: int = 0
     # the one-wave GEMVs that trigger the next launch at their entry
     # (`pdl_early`): "o" (-> gate/up), "gate_up" (-> down), "down" (-> the
@@ -199,7 +200,8 @@ class Plan:
     # ~1.5-3.5 us from its first block's end to its last, the DRAM part idle)
     # rather than beside its blocks from its start. Not "attn"; a name in `ge`
     # too is refused. Empty: none (issue 17, h17p; `pdl` "last" for every
-    # kernel, the attention's and the merge's too: -4.4 % on the H200)
+    # kernel, the attention's and the merge's too: -4.4 % on the H200);
+    # sm_90's plans ("gate_up",), with down at ST -1 (`plan_for`)
     gl: tuple[str, ...] = ()
     # L2 prefetch of a matrix's first columns by the GEMV before it (std::llm's
     # `prefetch_next`): matrix ("o", "gate_up", "down", "qkv" (the next
@@ -338,6 +340,8 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     splitk: dict[str, int] = {"o": 1, "down": 1}
     mb: dict[str, int] = dict.fromkeys(rows, 0)
     ge: tuple[str, ...] = ()  # the GEMVs that trigger at their entry (`Plan.ge`)
+    gl: tuple[str, ...] = ()  # ... at their K loop's last iteration (`Plan.gl`)
+    me = 0  # the split merge triggers O at its entry (`Plan.me`)
     rs = 0  # small tiles replicated (`Plan.rs`)
     tw = 0  # the greedy token choice's tile (`Plan.tw`; 0: `argmax_step`)
     if sm_count is None:
@@ -402,6 +406,19 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             # alone +0.4 / +0.5 %, the triggers without the early loads -0.5 %
             pdl, ge, rs = "late+loads", ("o", "down"), 1
             st["gate_up"] = st["qkv"] = -1
+            # gate/up triggers down at its K loop's last iteration (`gl`,
+            # down's first K step peeled): down's blocks take the SMs gate/up's
+            # leave in its tail and read their first weights there. H100, one
+            # process, A B B A (2026-12-06): 4B +0.56 % at 1,024 and 8,192,
+            # 0.6B +0.25 %, 8B +0.20 %, the same tokens
+            gl = ("gate_up",)
+            st["down"] = -1
+            # the split merge triggers O at its entry (`me`) where O's grid has
+            # more blocks than the card has SMs: O's blocks are scheduled while
+            # the merge runs. The same call: 4B +0.45 % / +0.59 % (with `gl`
+            # +1.09 % / +1.17 %), 8B +0.05 %; at 0.6B, whose O is one block an
+            # SM (128 on 132), -2.2 % (and -1.9 % on 2026-12-05): off there
+            me = int(-(-rows["o"] // bn["o"]) * splitk["o"] > sm_count)
             # the greedy token choice as `argmax_wide` (one block of 32 warps,
             # all of the LM head's block maxima as one tile, at most 16,384: 16
             # a thread; more would spill): H100, 4B, one process (h17t,
@@ -436,6 +453,8 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         mb=mb,
         pdl=pdl,
         ge=ge,
+        gl=gl,
+        me=me,
         rs=rs,
         tw=tw,
     )

@@ -58,6 +58,28 @@ def code_in(help_line: str) -> list[str]:
     return [c for c in re.findall(r"`([^`]+)`", help_line) if re.search(r"[(\[.]", c) and not NOT_CODE.search(c)]
 
 
+def _key(code: str) -> str:
+    """`code` without its casts, parentheses and spaces: what a cast help rewrites, as the source has it."""
+    return re.sub(r"[()\s]", "", re.sub(r"\s+as\s+[a-z0-9]+\b", "", code))
+
+
+def _rewritten(text: str, d: object, code: str) -> list[tuple[int, int]]:
+    """Where a help's code is a rewrite of a larger expression than a label's (`((z.load() as i32) << 2) as f32`
+    for `z.load() << 2`, `softmax(x as f32) as f16` for `softmax(x)`): the shortest span of the first label's
+    line, balanced in parentheses and around a label, that reads as the code with its casts taken out."""
+    spans = [(lab.span.start, lab.span.end) for lab in d.labels]  # type: ignore[attr-defined]
+    if not spans or " as " not in code:
+        return []
+    lo = text.rfind("\n", 0, spans[0][0]) + 1
+    hi = text.find("\n", spans[0][0])
+    hi = len(text) if hi < 0 else hi
+    want = _key(code)
+    found = [(s, e) for s in range(lo, hi) for e in range(s + 1, hi + 1)
+             if any(s <= a and b <= e for a, b in spans if lo <= a < hi) and text[s:e].count("(") ==
+             text[s:e].count(")") and _key(text[s:e]) == want and text[s] not in " (" and text[e - 1] != " "]
+    return [min(found, key=lambda se: se[1] - se[0])] if found else []
+
+
 def check_text(name: str, text: str, tmp: Path) -> list[str]:
     f = tmp / "h.tile"
     f.write_text(text, encoding="utf-8")
@@ -73,9 +95,8 @@ def check_text(name: str, text: str, tmp: Path) -> list[str]:
             for code in re.findall(r"`([^`]+ as [a-z0-9]+)`", h):
                 x = code.rsplit(" as ", 1)[0]
                 bare = x[1:-1] if x.startswith("(") and x.endswith(")") else x
-                for lab in d.labels:
-                    s, e = lab.span.start, lab.span.end
-                    if text[s:e] not in (x, bare):
+                for s, e in [(lab.span.start, lab.span.end) for lab in d.labels] + _rewritten(text, d, code):
+                    if (s, e) not in _rewritten(text, d, code) and text[s:e] not in (x, bare):
                         continue
                     new = text[:s] + f"({code})" + text[e:]
                     f.write_text(new, encoding="utf-8")

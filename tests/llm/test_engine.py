@@ -591,14 +591,20 @@ def test_plan_fills_a_big_card() -> None:
     assert all(1 <= small.mb[k] <= 4 for k in small.mb)
     assert set(plan_for(TINY, 64, None).mb.values()) == {0}  # the interpreter: no bound
     # programmatic dependent launch only where the card has it (sm_90)
-    assert p.pdl is False and (p.ge, p.rs, p.tw) == ((), 0, 0)
+    assert p.pdl is False and (p.ge, p.gl, p.me, p.rs, p.tw) == ((), (), 0, 0, 0)
     # on sm_90: the trigger late, O and down at their entry (their next GEMVs'
     # first K step peeled and read before the wait), small tiles replicated,
     # the greedy token choice in one block of 32 warps
     hq = plan_for(cfg, 2048, sm_count=132, hopper=True)
     assert (hq.pdl, hq.ge, hq.rs) == ("late+loads", ("o", "down"), 1)
     assert hq.tw == 16384 and hq.tk == 0  # the token choice: 9,496 block maxima as one tile
-    assert {k: hq.st[k] for k in ("qkv", "o", "gate_up", "down")} == {"qkv": -1, "o": 1, "gate_up": -1, "down": 1}
+    assert {k: hq.st[k] for k in ("qkv", "o", "gate_up", "down")} == {"qkv": -1, "o": 1, "gate_up": -1, "down": -1}
+    # gate/up triggers down at its last K iteration (down peeled); the merge
+    # triggers O at its entry where O has more blocks than SMs (4B: 320 on
+    # 132), not at 0.6B (128: one block an SM, where it lost 2 %)
+    assert (hq.gl, hq.me) == (("gate_up",), 1)
+    hs = plan_for(Qwen3Config.load("qwen3-0.6b"), 2048, sm_count=132, hopper=True)
+    assert (hs.gl, hs.me, -(-1024 // hs.bn["o"]) * hs.splitk["o"]) == (("gate_up",), 0, 128)
     # long contexts take the shared-memory ring (tc 4), short ones the FMA form
     # (with half the splits below 8,192 positions)
     hp = plan_for(cfg, 2048, sm_count=132, hopper=True)

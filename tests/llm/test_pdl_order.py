@@ -112,7 +112,7 @@ entry:
 # one field of sm_90's plan changed at a time (the forms and triggers the
 # plan offers): under every mode, in both step forms
 VARIANTS = {
-    "ge ()": {"ge": ()}, "ge o": {"ge": ("o",)}, "ge gate_up": {"ge": ("gate_up",)}, "ge down": {"ge": ("down",)},
+    "ge ()": {"ge": ()}, "ge o": {"ge": ("o",)}, "ge gate_up": {"ge": ("gate_up",), "gl": ()}, "ge down": {"ge": ("down",)},
     "ge attn": {"ge": ("attn",)}, "gl": {"ge": (), "gl": ("qkv", "o", "gate_up", "down")},
     "gl gate_up": {"gl": ("gate_up",)}, "gl qkv ea 7": {"gl": ("qkv",), "ea": 7}, "pe": {"pe": 1}, "me": {"me": 1}, "qe": {"qe": 1}, "qe ea 7": {"qe": 1, "ea": 7},
     "ea 0": {"ea": 0}, "ea 1": {"ea": 1}, "st 1": {"st": {"qkv": 1, "o": 1, "gate_up": 1, "down": 1, "lm": 4}},
@@ -131,7 +131,7 @@ VARIANTS = {
 def test_every_launch_triggering_at_its_entry_widens_no_window_into_a_race(eng, compiler) -> None:  # type: ignore[no-untyped-def]
     # the widest windows: every GEMV, the attention and the merge trigger
     # before their wait (Plan.ge with all four, qe, me), "+loads" reading early
-    over = {"ge": ("o", "gate_up", "down", "attn"), "qe": 1, "me": 1, "ea": 7}
+    over = {"ge": ("o", "gate_up", "down", "attn"), "gl": (), "qe": 1, "me": 1, "ea": 7}
     ops = _step(eng, over, "peel")
     assert races(ops, "late+loads", compiler, eng.plan.rs) == []
 

@@ -55,8 +55,9 @@ def test_the_4b_plan_with_small_tiles_replicated(monkeypatch) -> None:  # type: 
     off, on = by_name["attn_decode_ring_early"]
     assert on <= 13 and off - on >= 30, (off, on)
     assert by_name["kv_append"][1] < by_name["kv_append"][0]
-    # the short form's merge (16 shares): its log-sum-exps loaded whole by every thread
-    assert bars[("combine_splits", (16, 128, 0))] == (9, 1)
+    # the short form's merge (16 shares; PE: `me`, its trigger at entry at 4B):
+    # its log-sum-exps loaded whole by every thread
+    assert plan.me == 1 and bars[("combine_splits", (16, 128, 1))] == (9, 1)
     # the split attention for sm_80 (the register budget of an A100's SM),
     # with the facts `_ptx` gives
     att = next(op for (name, _), op in ops.items() if name == "attn_decode_ring_early")

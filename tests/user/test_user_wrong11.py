@@ -434,8 +434,8 @@ def test_cast_helps_inside_a_store_lead_to_a_program_that_checks(tmp_path: Path)
     offered, `a as f16`, gave an f16 term to add to f32: a mix inside a stored sum casts toward the store)."""
     w25 = (DIR / "w25_shift_float.tile").read_text(encoding="utf-8")
     d = first_error(DIR / "w25_shift_float.tile")
-    assert d.help == ("cast with `as`: `z.load() as i32`, and the result back to store it: "
-                      "`((z.load() as i32) << 2) as f32`",)
+    assert d.help == ("cast to an integer with `as`, and the result back to store it: "
+                      "`((z.load() as i32) << 2) as f32`",)  # the whole fix, one piece of code (round 12)
     f = tmp_path / "w25.tile"
     f.write_text(w25.replace("z.store(z.load() << 2);", "z.store(((z.load() as i32) << 2) as f32);"), encoding="utf-8")
     assert not driver.check(f, deny_warnings=True).diagnostics

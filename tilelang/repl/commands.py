@@ -178,6 +178,11 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
     if habit is not None:  # NumPy's, PyTorch's and C's names (`tan`, `flip`, `sort`): how Tile writes them, as
         # `tilec doc NAME` says (a similar name, `tanh` for `tan`, is another function)
         return ReplOutput(stderr=f"error: Tile has no `{name}`\nhelp: {habit}\n", ok=False)
+    from tilelang.sema.loader import ModuleLoader
+
+    std = ModuleLoader().std_entry(name)  # `:help softmax`: std's function, as `tilec doc softmax`
+    if std is not None:
+        return ReplOutput(stdout=std + "\n")
     import difflib
 
     names = sorted({*FUNCTIONS, *METHODS, *(it.name for it in session.items if it.name)})

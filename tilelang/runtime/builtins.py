@@ -679,8 +679,12 @@ class Builtins:
             diag = diag.note(f"... and {n_bad - len(flat)} more")
         if x.size:
             worst = float(np.nanmax(np.where(np.isfinite(diff), diff, np.nan))) if np.isfinite(diff).any() else float("inf")
-            diag = diag.with_help(f"the largest difference is {_g(worst)}; loosen `rtol`/`atol` "
-                                  "if that is within what you expect")
+            i0 = np.unravel_index(int(flat[0]), x.shape) if x.ndim else ()
+            size = max(abs(float(xf[i0])), abs(float(yf[i0])))  # round 12: 4.2 apart at values of 2 said "loosen"
+            diag = diag.with_help(f"the largest difference is {_g(worst)}; loosen `rtol`/`atol` if that is within "
+                                  "what you expect" if not size or float(diff[i0]) < size / 2 else
+                                  f"the largest difference is {_g(worst)}, as large as the values compared: more "
+                                  "likely a wrong result than rounding, which a tolerance would hide")
         raise TileError(diag)
 
     def math(self, name: str, x: Any, node: Any = None) -> Any:

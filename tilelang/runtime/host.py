@@ -34,6 +34,8 @@ from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
+from tilelang.runtime import host_domains as domains
+from tilelang.runtime import host_instances as instances
 from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
@@ -42,6 +44,9 @@ from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.types import ScalarT, TensorT, TypeParam
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
+
+
+_ARITH = frozenset(("+", "-", "*", "/", "%", "&", "|", "^"))
 
 
 # ---------------------------------------------------------------- control flow
@@ -100,6 +105,8 @@ class HostEvaluator:
         self._main_body: ast.Block | None = None
         # the element types of the type parameters of the host function running now (`fn f<T>`)
         self._types: dict[str, DType] = {}
+        self.lets: dict[Any, ast.Expr] | None = None  # `host_instances.let_values`
+        self.cast_depth = 0  # inside a cast's operand, in a generic instance (`host_instances.literal`)
         self.builtins = bi.Builtins(self)
 
     # -- items ---------------------------------------------------------------
@@ -208,6 +215,8 @@ class HostEvaluator:
             except _Return as r:
                 result = r.value
             except TileError as e:
+                if self._types:
+                    _name_the_instance(e, decl, span, self._types)
                 _name_the_call(e, decl, span)
                 raise
             except RecursionError:
@@ -390,12 +399,8 @@ class HostEvaluator:
     # -- expressions -----------------------------------------------------------
     def eval(self, e: ast.Expr, scope: _Scope) -> Any:
         match e:
-            case ast.IntLit(value=v):
-                dt = self.scalar_dtype(e) or (DType.parse(e.suffix) if e.suffix else None)
-                return bi.to_scalar(v, dt) if dt is not None else v
-            case ast.FloatLit(value=v):
-                dt = self.scalar_dtype(e) or (DType.parse(e.suffix) if e.suffix else None)
-                return bi.to_scalar(v, dt) if dt is not None else float(v)
+            case ast.IntLit() | ast.FloatLit():
+                return instances.literal(self, e)
             case ast.BoolLit(value=v):
                 return bool(v)
             case ast.StrLit(value=v):
@@ -403,7 +408,7 @@ class HostEvaluator:
             case ast.Name(ident=ident):
                 if ident.name == "_":  # a tile dimension the autotuner picks (sema: nowhere else)
                     return TUNER_PICKS
-                return self.lookup(ident.name, e, scope)
+                return instances.name_value(self, e, self.lookup(ident.name, e, scope))
             case ast.Path(segments=segs):
                 sym = self._builtin_symbol(e)
                 if sym is not None:
@@ -436,8 +441,11 @@ class HostEvaluator:
                     return v[i]
                 raise _unsupported(Diagnostic.error("ICE", "cannot index this value")
                                 .primary(e.span, "not a shape or tuple"))
+            case ast.Unary(op="-", operand=ast.IntLit() as lit) if self._types:
+                return bi.unary("-", instances.literal(self, lit, negated=True), e.span, self.scalar_dtype(e))
             case ast.Unary(op=op, operand=operand):
-                return bi.unary(op, self.eval(operand, scope), e.span, self.scalar_dtype(e))
+                v = self.eval(operand, scope)
+                return bi.unary(op, v, e.span, instances.result_dtype(self, e, v))
             case ast.Binary(op="&&" | "||", lhs=l, rhs=r) if isinstance(self.program.type_of(e), TensorT):
                 # of `bool` tensors: element-wise, both sides evaluated, as on tiles
                 a = self.eval(l, scope)
@@ -449,9 +457,22 @@ class HostEvaluator:
             case ast.Binary(op=op, lhs=l, rhs=r):
                 a = self.eval(l, scope)
                 b = self.eval(r, scope)
-                return bi.binary(op, a, b, e.op_span, e.span, self.scalar_dtype(e))
+                if self._types and op in ("<<", ">>"):
+                    instances.instance_shift(self, e, b)
+                elif self._types and not self.cast_depth and op in _ARITH:
+                    dt = instances.instance_type(self, e)
+                    domains.check_float_operand(a, dt, l.span)
+                    domains.check_float_operand(b, dt, r.span)
+                return bi.binary(op, a, b, e.op_span, e.span, instances.result_dtype(self, e, a, b))
             case ast.Cast(expr=inner, ty=ty):
-                v = self.eval(inner, scope)
+                if self._types:  # a generic instance: the operand's float literals stay floats (`_literal`)
+                    self.cast_depth += 1
+                    try:
+                        v = self.eval(inner, scope)
+                    finally:
+                        self.cast_depth -= 1
+                else:
+                    v = self.eval(inner, scope)
                 name = ty.name.name if isinstance(ty, ast.NamedType) else None
                 dt = self.dtype_named(name or "")
                 if dt is None:
@@ -695,6 +716,20 @@ def _unsupported(diag: Diagnostic) -> ICE:
     """Host code the checker accepted but the evaluator cannot run: a bug in
     tilec (the checker and the evaluator disagree), reported as one."""
     return ICE(f"the host evaluator cannot run this: {diag.message}")
+
+
+def _name_the_instance(e: TileError, decl: ast.FnDecl, call: Span, types: dict[str, DType]) -> None:
+    """An error only this instance of a generic function has (E0204, E0201,
+    E0227: `host_domains`) gets the call that makes the instance as a second
+    label, as a kernel instance's error gets its launch. Once: the innermost."""
+    if not e.diagnostics:
+        return
+    d = e.diagnostics[0]
+    if domains.GENERIC_NOTE not in d.notes or any(not lab.primary for lab in d.labels):
+        return
+    shown = ", ".join(f"{k} = {v.value}" for k, v in types.items())
+    e.diagnostics = (d.secondary(call, f"the call that makes this instance of `{decl.name.name}`, with {shown}"),
+                     *e.diagnostics[1:])
 
 
 def _name_the_call(e: TileError, decl: ast.FnDecl, call: Span) -> None:

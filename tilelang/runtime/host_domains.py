@@ -9,12 +9,18 @@ directly, so the evaluator (`runtime/builtins.py`) asks here before it runs
 one: `v << (1 as T)` with `T = f32` went through Python's `int()` (3.5 gave
 6.0), `a + b` of `bool`s came out `true`, a sum of `bool`s `true` (along an
 axis an `i64` tensor typed `bool`), and `&` of two floats was an internal
-error.
+error. An untyped literal the instance's `T` cannot hold (`x * 0.5` with
+`T = i32`, `x + 300` with `T = u8`) and a shift of constants past `T`'s width
+(`(1 << 9)` with `T = u8`) are refused here as the kernel's instance refuses
+them (`diagnostics.instances`): they were truncated, wrapped, and 0.
 """
 
 from __future__ import annotations
 
-from tilelang.diagnostics.codes.types import INVALID_OPERAND
+from typing import Any
+
+from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
+from tilelang.diagnostics.instances import float_value_problem, literal_misfits, literal_problem, shift_problem
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.source import Span
@@ -99,3 +105,48 @@ def check_builtin(name: str, dt: DType | None, span: Span | None) -> None:
     message, label, help = problem
     d = Diagnostic.error(INVALID_OPERAND, message)
     raise TileError((d.primary(span, label) if span is not None else d).note(GENERIC_NOTE).with_help(help))
+
+
+def check_literal(value: Any, dt: DType | None, span: Span, negated: bool = False) -> None:
+    """E0201 for an untyped literal that the instance's `dt` cannot hold
+    (`negated`: the literal is under a unary minus, and `-128` is an `i8`)."""
+    if dt is None or not literal_misfits(value, dt):
+        return
+    if negated and not literal_misfits(-value, dt):
+        return
+    problem = literal_problem(-value if negated else value, dt, "function")
+    if problem is None:
+        return
+    message, label, help = problem
+    raise TileError(Diagnostic.error(MISMATCHED_DTYPES, message).primary(span, label).note(GENERIC_NOTE)
+                    .with_help(help))
+
+
+def check_shift(dt: DType | None, amount: Any, span: Span) -> None:
+    """E0227 for a shift of constants by at least the instance's width."""
+    problem = shift_problem(dt, int(amount) if _integral(amount) else amount, "function") \
+        if dt is not None else None
+    if problem is None:
+        return
+    message, label, help = problem
+    raise TileError(Diagnostic.error(CONSTANT_OVERFLOW, message).primary(span, label).note(GENERIC_NOTE)
+                    .with_help(help))
+
+
+def _integral(v: Any) -> bool:
+    import numpy as np
+
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def check_float_operand(value: Any, dt: DType | None, span: Span) -> None:
+    """E0201 for a float value in arithmetic that the instance's integer or
+    `bool` `dt` types (outside a cast): `x + c` of `let c = 256 / 0.1;` with
+    `T = i16` was 2563, the kernel's instance an internal error."""
+    import numpy as np
+
+    if dt is None or dt.is_float or not isinstance(value, (float, np.floating)):
+        return
+    message, label, help = float_value_problem(dt, "function")
+    raise TileError(Diagnostic.error(MISMATCHED_DTYPES, message).primary(span, label).note(GENERIC_NOTE)
+                    .with_help(help))

@@ -617,6 +617,14 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
             lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)
             habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
+        homes = tcx.loader.std_items().get(name) if not habit and kind in ("tile", "tensor", "param") else None
+        if homes:  # `t.softmax(0)` (PyTorch's method): std's function, not "a similar name: `max`" (round 12)
+            imported = name in fx.module.scope
+            habit = (f"`{name}` is a function of the standard library, not a method: "
+                     + ("" if imported else f"`use {homes[0]}::{name};` at the top of the file, then ")
+                     + (f"`{name}({{x}})` (`tilec doc {name}` shows it)" if kind == "tile" else
+                        f"`{name}(..)` of a tile, in a kernel: `z.store({name}({{x}}.load_like(z)))` with `{{x}}` "
+                        f"passed as `&{{x}}` (`tilec doc {name}` shows it)"))
         guess = None if habit else suggest(name, cands)
         if habit:
             x = tcx.snippet(e.receiver) or "t"
@@ -766,7 +774,7 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
             continue
         if not unify(tcx, pty, aty, env, srcs, a, info):
             want = subst_type(pty, subst_env(env))
-            arg_mismatch(tcx, p, want, a, aty, info)
+            arg_mismatch(tcx, p, want, a, aty, info, e)
             ok = False
         elif isinstance(aty, (UntypedInt, UntypedFloat)) and isinstance(pty, ScalarT) \
                 and isinstance(pty.dtype, TypeParam):
@@ -787,7 +795,7 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
         if isinstance(want, ScalarT) and isinstance(want.dtype, TypeParam):
             continue  # still open (device code: E0215 below)
         if not coerce(tcx, aty, want, a):
-            arg_mismatch(tcx, p, want, a, aty, info)
+            arg_mismatch(tcx, p, want, a, aty, info, e)
             ok = False
         else:
             settle(tcx, a, want)

@@ -299,7 +299,9 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
         case ast.Block():
             return tcx.check_block(e, fx, expected)
         case ast.If(cond=c, then=then, else_=els):
-            expect_bool(tcx, c, fx, allow_tile=False)
+            tails = [b.tail for b in (then, els) if isinstance(b, ast.Block) and not b.stmts and b.tail is not None]
+            branches = tuple(tcx.snippet(t) for t in tails) if len(tails) == 2 else None
+            tile_cond = expect_bool(tcx, c, fx, allow_tile=False, branches=branches)
             outer, axis = fx.last_block, last_block_axis(c)
             if axis is not None:
                 fx.last_block = axis
@@ -322,6 +324,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 et = tcx.check_expr(els, fx, expected or (tt if not is_poison(tt) else None))
             finally:
                 fx.regions.pop()
+            if tile_cond:  # `if t > 0.0 { t } else { 0.0 }`: `where` is the fix, not "make both branches `..`"
+                return ERROR
             joined = _join(tcx, tt, et, then, els)
             if fx.in_kernel and _holds_view(joined) and _run_time_cond(tcx, c, fx):
                 _view_if(tcx, e, joined)
@@ -374,24 +378,29 @@ def _join(tcx: CheckCx, a: Type, b: Type, na: Any, nb: Any) -> Type:
     return ERROR
 
 
-def expect_bool(tcx: CheckCx, c: ast.Expr, fx: Fx, allow_tile: bool = False) -> None:
+def expect_bool(tcx: CheckCx, c: ast.Expr, fx: Fx, allow_tile: bool = False,
+                branches: tuple[str, ...] | None = None) -> bool:
+    """Check a condition; True where it is a tile of `bool`s (reported), whose `if`'s branches are then not
+    compared: `branches` (the two values of an `if`/`else` expression) go into the `where` of the help."""
     ty = tcx.check_expr(c, fx, BOOL)
     if is_poison(ty) or ty == BOOL:
-        return
+        return False
     x = tcx.snippet(c) or "c"
     x = x if len(x) < 40 else "c"
     if isinstance(ty, TileT) and ty.dtype is DType.BOOL:
+        yes, no = branches if branches and all(0 < len(b) < 40 for b in branches) else ("yes", "no")
         tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a condition must be a single `bool`", c.span,
                          f"this is a `{ty}`")
-                 .with_help(f"select element-wise with `where({x}, yes, no)`, or reduce the tile to one `bool` "
+                 .with_help(f"select element-wise with `where({x}, {yes}, {no})`, or reduce the tile to one `bool` "
                             f"first: `{tcx.cast_snippet(c) if len(x) < 40 else x}.min()` is true when all are, "
                             f"`.max()` when any is"))
-        return
+        return True
     d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{ty}`")
     if isinstance(ty, TensorT) and ty.dtype is DType.BOOL:  # NumPy's "truth value of an array is ambiguous"
         d = d.with_help(f"a comparison of tensors is a tensor of `bool`s: all of them is `({x}).min()`, any "
                         f"`({x}).max()`; whole tensors compare with `assert_close(&a, &b)`")
     tcx.emit(d.with_help("compare it, e.g. `x != 0`") if not d.help else d)
+    return False
 
 
 def _index_tensor(tcx: CheckCx, e: ast.Index, t: TensorT, ix: ast.Expr, ity: Type) -> Type:

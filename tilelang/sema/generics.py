@@ -122,6 +122,14 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                 # 768 in tiles of 1024): either size the tile to the tensor, or
                 # let the tensor's dimension be any (`?`) and read it padded
                 small, big = min(p, v), max(p, v)
+                tensor = v if isinstance(src, (ast.Ref, ast.Name)) else p
+                if tensor == big:  # a tile smaller than the tensor (round 12: "a tile of 4 fits a dimension of 4")
+                    d = (d.with_help(f"the tensor parameter's type makes it one tile long (`{name}` = {small}), but "
+                                     f"the tensor holds {big}: declare this dimension of the tensor parameter `?` "
+                                     f"to read its tiles (`x.load_like(z)`, `x.partition([..]).load([..])`)")
+                          .with_help(f"or give the partition a tile of {big} if one tile should cover it"))
+                    tcx.emit(d)
+                    return False
                 d = (d.with_help(f"tiles of any size work: a tile of {small} fits a dimension of "
                                  f"{small} exactly")
                       .with_help(f"or keep the tile of {big} and declare this dimension of the tensor "
@@ -213,7 +221,24 @@ def turbofish_elem_mismatch(tcx: CheckCx, e: ast.Call, info: FnInfo, pd: Any, go
     return True
 
 
-def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, info: FnInfo) -> None:
+def _cast_arg_help(tcx: CheckCx, a: ast.Expr, fe: DType, we: DType, info: FnInfo, call: ast.Expr | None) -> str:
+    """`cast with as: X as we`; where the call's result (of `we`) is stored into, assigned to or returned as
+    `fe`, the whole call with the result cast back (round 12: `z.store(softmax(x.load_like(z)))` of an f16
+    tile was told `x.load_like(z) as f32`, which then stored f32 into f16)."""
+    cast = f"{tcx.cast_snippet(a)} as {we.value}"
+    held = tcx.store_dtypes.get(call) if call is not None else None
+    if held is None or held[0] != fe or elem_of(info.ret) != we:
+        return f"cast with `as`: `{cast}`"
+    text, whole = tcx.snippet(a), tcx.snippet(call)
+    at = a.span.start - call.span.start
+    if whole[at:at + len(text)] != text:
+        return f"cast with `as`: `{cast}`"
+    back = f"{whole[:at]}{cast}{whole[at + len(text):]} as {fe.value}"
+    return f"cast with `as`, and the result back ({held[1]}): `{back}`"
+
+
+def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, info: FnInfo,
+                 call: ast.Expr | None = None) -> None:
     d = (tcx.err(T.MISMATCHED_TYPES, "mismatched types", a.span, f"expected `{pty}`, found `{aty}`")
          .secondary(p.span, f"parameter `{p.name.name}` of `{info.name}`"))
     if isinstance(pty, RefT) and isinstance(aty, TensorT):
@@ -252,7 +277,7 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
             # a host tensor for a `&Tensor<..>` parameter of another element type: the cast, borrowed
             d = d.with_help(f"cast with `as`, then borrow: `&({tcx.cast_snippet(a)} as {we.value})`")
         elif isinstance(fe, DType) and isinstance(we, DType) and fe != we:
-            d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(a)} as {we.value}`")
+            d = d.with_help(_cast_arg_help(tcx, a, fe, we, info, call))
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
             d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.cast_snippet(a)} as {we.value}`")

@@ -688,6 +688,10 @@ def resolve_type(tcx: CheckCx, te: ast.TypeExpr | None, generics: dict[str, Symb
                         "not found in this scope")
             if name in _NARROW_TYPES:
                 return tcx.emit(d.with_help(_NARROW_TYPES[name]))
+            if name in ("usize", "isize"):  # an index's type in Rust; `u64` (the alias) is then refused as one
+                return tcx.emit(d.with_help(
+                    f"Tile's indices and sizes are `i32` (a tensor dimension is below 2^31) where Rust's are "
+                    f"`{name}`: write `i32` (`{'u64' if name == 'usize' else 'i64'}` for a 64-bit number)"))
             guess = _TYPE_ALIASES.get(name) or suggest(name, cands)
             return tcx.emit(d.with_help(f"a type with a similar name exists: `{guess}`") if guess
                             else d.with_help("types are scalars (`f32`, `i32`, ..), `Tensor<..>`, `Tile<..>`, "

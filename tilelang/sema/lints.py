@@ -35,7 +35,7 @@ from tilelang.diagnostics.codes import warnings as W
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.requires import read_names, requirements
 from tilelang.sema.program import Program, SymbolKind
-from tilelang.sema.types import OpT
+from tilelang.sema.types import OpT, RefT, TensorT
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -45,6 +45,8 @@ LINTS: dict[str, str] = {
     "unreachable_code": W.UNREACHABLE_CODE,
     "unused_unsafe": W.UNUSED_UNSAFE,
     "ineffective_hints": W.INEFFECTIVE_HINT,
+    "padded_extremum": W.PADDED_EXTREMUM,
+    "constant_block_id": W.CONSTANT_BLOCK_ID,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -64,22 +66,25 @@ def allowed_lints(decl: ast.FnDecl) -> set[str]:
     return out
 
 
-def check_lints(program: Program, sink: DiagnosticSink, skip_paths: frozenset[str] = frozenset()) -> None:
+def check_lints(program: Program, sink: DiagnosticSink, skip_paths: frozenset[str] = frozenset(),
+                sources: Any = None) -> None:
     """Warn about the functions of every module whose path is not in
-    `skip_paths` (the caller passes the standard library's files)."""
+    `skip_paths` (the caller passes the standard library's files);
+    `sources` (a SourceMap) lets a help quote the code."""
     for mod in program.modules.values():
         if mod.path in skip_paths:
             continue
         for item in mod.ast.items:
             if isinstance(item, ast.FnDecl):
-                _Linter(program, sink, allowed_lints(item)).fn(item)
+                _Linter(program, sink, allowed_lints(item), sources).fn(item)
 
 
 class _Linter:
-    def __init__(self, program: Program, sink: DiagnosticSink, allowed: set[str]) -> None:
+    def __init__(self, program: Program, sink: DiagnosticSink, allowed: set[str], sources: Any = None) -> None:
         self.program = program
         self.sink = sink
         self.allowed = allowed
+        self.sources = sources
 
     def warn(self, lint: str, diag: Diagnostic) -> None:
         if lint in self.allowed or ALL_LINTS in self.allowed:
@@ -92,6 +97,9 @@ class _Linter:
         self._unused(decl)
         if decl.is_kernel:
             self._hints(decl)
+            self._grid_axes(decl)
+        else:
+            self._padded(decl)
         for node in ast.walk(decl.body):
             if isinstance(node, ast.Block):
                 self._unreachable(node)
@@ -173,6 +181,52 @@ class _Linter:
             "remove the `unsafe`: only `atomic_add`, `atomic_max`, `atomic_min` and "
             "`store_unchecked` need it"))
 
+
+    # ---------------------------------------------------------------- W0006
+    def _padded(self, decl: ast.FnDecl) -> None:
+        from tilelang.sema.padded import padded_launch, padded_reads
+
+        reads: dict[int, Any] = {}
+        for n in ast.walk(decl.body):
+            info = self.program.callee_of(n) if isinstance(n, ast.Call) else None
+            if info is None or not info.is_kernel or "padded_extremum" in allowed_lints(info.decl):
+                continue
+            if id(info) not in reads:
+                reads[id(info)] = padded_reads(self.program, info.decl)
+            for d in padded_launch(self.program, n, info, reads[id(info)], self.sources):
+                self.warn("padded_extremum", d)
+
+    # ---------------------------------------------------------------- W0007
+    def _grid_axes(self, decl: ast.FnDecl) -> None:
+        tiles = []
+        for p in decl.params:
+            sym = self.program.symbol_of(p)
+            t = sym.ty if sym is not None else None
+            if isinstance(t, RefT) and t.mutable and isinstance(t.inner, TensorT) and t.inner.shape is not None:
+                tiles.append((p, len(t.inner.shape)))
+        if not tiles:
+            return
+        rank = max(r for _, r in tiles)
+        p = next(p for p, r in tiles if r == rank)
+        for n in ast.walk(decl.body):
+            if not (isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) and n.args
+                    and n.callee.ident.name in ("block_id", "num_blocks") and isinstance(n.args[0].value, ast.IntLit)):
+                continue
+            sym = self.program.symbol_of(n.callee)
+            axis = n.args[0].value.value
+            if (sym is not None and sym.kind is not SymbolKind.BUILTIN) or not rank <= axis <= 2:
+                continue
+            what, value = n.callee.ident.name, "0" if n.callee.ident.name == "block_id" else "1"
+            grid = f"{rank}-D"
+            self.warn("constant_block_id", Diagnostic.warning(
+                W.CONSTANT_BLOCK_ID, f"`{what}({axis})` is always {value}: the grid of `{decl.name.name}` is {grid}")
+                .primary(n.span, f"always {value}")
+                .secondary(p.ty.span, f"the grid has one axis per axis of the `&mut` tiles: `{p.name.name}`'s "
+                                      f"tile has {rank}")
+                .note("a partition's tile shape makes the grid: `z.partition([BM, BN])` launches a 2-D grid of "
+                      "blocks, `z.partition([B])` a 1-D one")
+                .with_help(f"give `{p.name.name}` a tile of {axis + 1} axes (and partition it so) to launch blocks "
+                           f"along axis {axis}, or use an axis the grid has (`{what}(0)`)"))
 
     # ---------------------------------------------------------------- W0005
     def _hints(self, decl: ast.FnDecl) -> None:

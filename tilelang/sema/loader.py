@@ -99,6 +99,27 @@ class ModuleLoader:
         self._std_items = items
         return items
 
+    def std_entry(self, name: str) -> str | None:
+        """`tilec doc NAME` of a standard-library item (round 12: `tilec doc softmax` said "no entry ...; did you
+        mean `max`?"): where it is, how to import it, its comment and its first line, as Markdown."""
+        import re
+
+        out = []
+        for module in self.std_items().get(name, []):
+            path = self.std_module_path(module.split("::"))
+            text = self.read(path) if path is not None else ""
+            m = re.search(rf"^(?:kernel\s+)?fn\s+{re.escape(name)}\b.*$|^const\s+{re.escape(name)}\b.*$", text, re.M)
+            if m is None:
+                continue
+            lines = text[:m.start()].splitlines()
+            comment: list[str] = []
+            while lines and lines[-1].startswith("//"):
+                comment.insert(0, lines.pop()[2:].strip())
+            out.append(f"`{name}` is in the standard library, `{module}` (`stdlib/{module.replace('::', '/')}.tile`): "
+                       f"`use {module}::{name};`\n\n```tile\n{m.group(0).rstrip(' {')}\n```\n\n"
+                       + " ".join(comment))
+        return "\n\n".join(out) or None
+
     @staticmethod
     def user_module_path(importer: str, segments: list[str] | None = None,
                          file: str | None = None) -> Path:

@@ -238,8 +238,20 @@ def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span, ba
                             f"`{op}` is only defined for integers")
                     .secondary(node.span, f"this is `{ty}`")
                     .with_help(f"cast both sides with `as`: `{both}`" if both else
-                               f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"
-                               + (f", and the result back to store it: `{back}`" if back else "")))
+                               f"cast to an integer with `as`, and the result back to store it: `{back}`" if back
+                               else f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
+
+
+def _float_literal_help(tcx: CheckCx, lit: ast.Expr, other: ast.Expr, stored: Any) -> str:
+    """An integer operand with a float literal: the cast written out, to the stored type where the result is
+    stored into floats (f32 otherwise); `write an integer` only where the literal is one (`2.0`) and nothing
+    stored wants a float: for `x * 0.5` it was a help that changed the value (round 12)."""
+    to = stored[0] if stored is not None and isinstance(stored[0], DType) and stored[0].is_float else DType.F32
+    cast = f"`{tcx.cast_snippet(other)} as {to}`"
+    value = float(lit.value) if isinstance(lit, ast.FloatLit) else None
+    if value is not None and value.is_integer() and abs(value) < 2**31 and to is DType.F32 and stored is None:
+        return f"write the integer `{int(value)}`, or cast the other side with `as`: {cast}"
+    return f"cast the other side with `as`: {cast}"
 
 
 def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op: str,
@@ -255,7 +267,7 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
             tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{oe}` and a float literal", op_span,
                              f"no implicit conversion to `{oe}`")
                      .secondary(lit_node.span, "a float literal")
-                     .with_help("write an integer, or cast the other side with `as f32`"))
+                     .with_help(_float_literal_help(tcx, lit_node, rhs if lit_node is lhs else lhs, stored)))
             return None
         if lit.kind == "int" and oe is DType.BOOL:
             tcx.emit(tcx.err(T.MISMATCHED_DTYPES, "mismatched dtypes: `bool` and an integer literal",

@@ -476,7 +476,7 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
     if a.dtype not in valid_in and not isinstance(a.dtype, TypeParam):
         return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` does not support `{a.dtype}` inputs", cx.args[0].span,
                                 f"this is `{a}`").note("inputs are f16, bf16 or f32")
-                        .with_help("cast the inputs to `f16`, `bf16` or `f32` first"))
+                        .with_help(_mma_dtype_help(tcx, cx, a, b)))
     out_shape = (a.shape[0], b.shape[1])
     if len(tiles) == 2:  # dot
         return TileT(DType.F32 if a.dtype in valid_in else a.dtype, out_shape)
@@ -494,6 +494,27 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
                         .note("supported: f16 or bf16 inputs with an f32 accumulator, or f32 inputs with f32")
                         .with_help("make the accumulator f32: `zeros::<f32>(..)`"))
     return acc
+
+
+def _mma_dtype_help(tcx: CheckCx, cx: CallCx, a: TileT, b: TileT) -> str:
+    """f64 and integer products: the multiply-and-sum the reference gives, in the call's own names and shapes
+    (round 12: an f64 user was told to cast to f32, losing the precision f64 was chosen for); integers
+    narrower than 32 bits widened to `i32` first, whose products do not wrap."""
+    if not isinstance(a.dtype, DType) or a.dtype is DType.BOOL or not (a.dtype is DType.F64 or a.dtype.is_int):
+        return "cast the inputs to `f16`, `bf16` or `f32` first"
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    widen = a.dtype.is_int and a.dtype.bits < 32
+
+    def operand(x: ast.Expr) -> str:
+        return f"({tcx.cast_snippet(x)} as i32)" if widen else tcx.receiver_snippet(x)
+
+    prod = (f"({operand(cx.args[0])}.reshape({shape_str((m, k, Dim.const(1)))}) * "
+            f"{operand(cx.args[1])}.reshape({shape_str((Dim.const(1), k, n))})).sum(1)")
+    if len(cx.args) == 3:
+        prod = f"{tcx.cast_snippet(cx.args[2])} + {prod}"
+    why = "in `i32`, whose products of these do not wrap" if widen else f"in `{a.dtype}`"
+    return f"multiply and sum {why}: `{prod}`" + ("" if a.dtype is DType.F64 else
+                                                   ", or cast to `f32` where its 24 bits hold the values exactly")
 
 
 def _mma_2d_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:

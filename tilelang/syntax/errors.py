@@ -291,6 +291,10 @@ class ErrorReporter:
             stmt_start = max(code.rfind(c, 0, start) for c in "{};") + 1
             if _IF_WHILE.search(code, stmt_start, start):
                 return d.with_help("use `==` to compare two values")
+        if text in ("*", "+", "-", "/", "%") and "`>`" in d.message:
+            braced = _generic_expression(code, start)
+            if braced is not None:
+                return d.with_help(braced)
         generic = _GENERIC_HELP.get(d.code)
         if generic is None and d.code == codes.UNEXPECTED_TOKEN and d.message.startswith("expected "):
             what = d.message[len("expected "):].rsplit(", found ", 1)[0]
@@ -665,4 +669,24 @@ def _rust_habit(word: str, token: str, adjacent: bool) -> str | None:
     if word == "match":
         return "Tile has no `match`: use `if` / `else if` / `else`"
     return None
+
+
+def _generic_expression(code: str, at: int) -> str | None:
+    """`interp::<H, 2 * H>()`: an operator inside a generic argument list (round 12). A computed const
+    argument goes in braces, as in Rust: the help writes the argument so (`{ 2 * H }`), where the list's `<`
+    and the argument's end (`,` or `>` on the line) are found."""
+    line_start = code.rfind("\n", 0, at) + 1
+    opened = code.rfind("<", line_start, at)
+    if opened < 0 or ">" in code[opened:at] or "(" in code[opened:at]:
+        return None
+    first = max(opened, code.rfind(",", opened, at)) + 1
+    nl = code.find("\n", at)
+    limit = nl if nl >= 0 else len(code)
+    ends = [i for i in (code.find(",", at, limit), code.find(">", at, limit)) if i >= 0]
+    if not ends:
+        return None
+    arg = code[first:min(ends)].strip()
+    if not arg or "{" in arg:
+        return None
+    return f"a generic argument computed from others goes in braces, as in Rust: `{{ {arg} }}`"
 

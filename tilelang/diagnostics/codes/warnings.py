@@ -18,3 +18,9 @@ INEFFECTIVE_HINT = define(
     "W0005", "ineffective-hints",
     "a hint that cannot change the kernel: `evict_first` with no `stages` or no loop, `prefetch_lines` with no "
     "`prefetch`")
+PADDED_EXTREMUM = define(
+    "W0006", "padded-extremum",
+    "a maximum or minimum along an axis of a tile read with zero padding, where the tensor's length is `?`")
+CONSTANT_BLOCK_ID = define(
+    "W0007", "constant-block-id",
+    "`block_id(axis)` or `num_blocks(axis)` of an axis past the kernel's grid: always 0 (or 1)")

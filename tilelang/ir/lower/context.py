@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tilelang.diagnostics.instances import literal_misfits
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Builder
@@ -58,6 +59,7 @@ class LowerCx:
     def __init__(self, program: Program, decl: ast.FnDecl, expr: Callable[[LowerCx, ast.Expr], Any]) -> None:
         self._lower_expr = expr
         self.program = program
+        self.cast_depth = 0  # inside a cast's operand (`operators.float_operands`)
         self.decl = decl
         self.b = Builder(decl.name.name, span=decl.span, cse=True)
         self.f = FnFrame({}, {})
@@ -90,12 +92,13 @@ class LowerCx:
             return self.b.const(convert_const(v.value, dt), dt, span=span)
         raise Unsupported(span or self.decl.span, "expected a scalar or tile value here")
 
-    def instance_literal_dtype(self, lit: ast.Expr) -> DType | None:
+    def instance_literal_dtype(self, lit: ast.Expr, negated: bool = False) -> DType | None:
         """`literal_dtype` of a literal, and in an instance of a generic function the float
         type its `T` stands for: `x * (0.1 + 0.2)` with `T = f16` adds two f16 values, as the
         concrete `f16` function and the host do (folded in f64, it was 0.30004883, not
         0.29980469), and `x * (1 / 3)` with `T = f32` divides floats (folded as integers, it
-        was 0). A `T` of an integer type keeps the literal untyped, for `check_literal`."""
+        was 0). A `T` of an integer type types an integer literal that it holds and refuses
+        one it does not (E0201, `InstanceMismatch`); a float literal stays untyped, for `check_literal`."""
         dt = literal_dtype(self.program, lit)
         if dt is not None:
             return dt
@@ -105,29 +108,24 @@ class LowerCx:
             return None
         if bound.is_float:
             return bound
-        # an integer `T`: the literal is a `T` where it fits (`(!0) >> 9` with `T = u8` is 0, as on
-        # the host: folded as an untyped `-1 >> 9`, it was 255); else it stays untyped, for the
-        # instance's E0203 (`x + 300` with `T = i8`)
+        # an integer `T`: the literal is a `T` (`(!0) >> 9` with `T = u8` shifts a `u8` 255: E0227, as
+        # the concrete form and the host's instance are; folded as an untyped `-1 >> 9`, it was 255).
+        # One that `T` cannot hold is the instance's E0201 here, at the literal, as the concrete form's
+        # E0222 is: left untyped, `x + (256 - 1)` folded to a 255 that fits (the host refused the 256)
+        # (`negated`: under a unary minus, whose `-128` an `i8` holds although not `128`)
         if isinstance(lit, ast.IntLit) and isinstance(lit.value, int):
-            lo, hi = (-(1 << (bound.bits - 1)), (1 << (bound.bits - 1)) - 1) if bound.is_signed \
-                else (0, (1 << bound.bits) - 1)
-            return bound if lo <= lit.value <= hi else None
+            if literal_misfits(lit.value, bound) and (not negated or literal_misfits(-lit.value, bound)):
+                raise InstanceMismatch(lit.span, -lit.value if negated else lit.value, bound)
+            return bound
         return None
 
     def check_literal(self, v: CVal, dtype: DType | None, span: Span | None) -> None:
         """An untyped literal meets a type that cannot hold it (`0.5` as an
-        `i32`, `1` as a `bool`) only in an instance of a generic function."""
-        if v.dtype is None and dtype is not None and not isinstance(v.value, bool) and (
-                (isinstance(v.value, float) and not dtype.is_float) or dtype is DType.BOOL):
+        `i32`, `1` as a `bool`, `300` as an `i8`) only in an instance of a
+        generic function (`diagnostics.instances`; the host's instance keeps
+        the same rule)."""
+        if v.dtype is None and dtype is not None and literal_misfits(v.value, dtype):
             raise InstanceMismatch(span, v.value, dtype)
-        if (v.dtype is None and dtype is not None and dtype.is_int and dtype is not DType.BOOL
-                and isinstance(v.value, int) and not isinstance(v.value, bool)):
-            # `x + 300` with `T = i8`: the checker's E0222 for a concrete `i8`
-            # (the literal used to wrap to 44 without a word)
-            lo, hi = (-(1 << (dtype.bits - 1)), (1 << (dtype.bits - 1)) - 1) if dtype.is_signed \
-                else (0, (1 << dtype.bits) - 1)
-            if not lo <= v.value <= hi:
-                raise InstanceMismatch(span, v.value, dtype)
 
     def to_shape(self, v: ir.Value, shape: tuple[int, ...], span: Span | None = None) -> ir.Value:
         if v.shape == shape:

@@ -120,6 +120,9 @@ def lower_stmt(cx: LowerCx, st: ast.Stmt) -> None:
                 return
             v = cx.expr(val)
             if ty is not None and isinstance(v, CVal):
+                # `let c: T = 2.0;` with an integer `T`: E0201 as at the literal's other uses (it
+                # was converted to 2 without a word; the host's instance and `let c: i16 = 2.0;` refuse)
+                cx.check_literal(v, cx.dtype(ty), val.span)
                 v = CVal(convert_const(v.value, cx.dtype(ty)), cx.dtype(ty))
             elif isinstance(v, CVal) and v.dtype is None and _is_mut(pat):
                 v = CVal(v.value, _binding_dtype(cx, pat, v))

@@ -16,13 +16,22 @@ from tilelang.ir.lower.context import LowerCx, literal_dtype
 from tilelang.ir.lower.control import lower_block, lower_if_expr
 from tilelang.ir.lower.fold import convert_const
 from tilelang.ir.lower.intrinsics import lower_call, lower_method
-from tilelang.ir.lower.operators import lower_binary, lower_cast, lower_unary
+from tilelang.ir.lower.operators import (
+    check_instance_domain,
+    float_operands,
+    lower_binary,
+    lower_cast,
+    lower_unary,
+)
 from tilelang.ir.lower.values import BOOL, I32, ArrayVal, CVal, StrVal, TupleVal, Unsupported
 from tilelang.sema.program import SymbolKind
+from tilelang.sema.types import TypeParam
 from tilelang.syntax import ast
 
 
 def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
+    if cx.f.type_params and isinstance(e, (ast.Binary, ast.Unary)):
+        check_instance_domain(cx, e)  # before its untyped constant operands fold
     match e:
         case ast.IntLit(value=v, suffix=s):
             dt = DType.parse(s) if s else cx.instance_literal_dtype(e)
@@ -39,11 +48,20 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
         case ast.Path(segments=segs):
             return lower_name(cx, segs[-1].name, e)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
-            return lower_binary(cx, op, cx.expr(lhs), cx.expr(rhs), e.span)
+            a, b = float_operands(cx, e, cx.expr(lhs), cx.expr(rhs))
+            return lower_binary(cx, op, a, b, e.span)
+        case ast.Unary(op="-", operand=ast.IntLit(value=v, suffix=s) as x) if not s:
+            dt = cx.instance_literal_dtype(x, negated=True)  # `-128` as an `i8` `T`
+            return lower_unary(cx, "-", CVal(convert_const(v, dt) if dt else v, dt), e.span)
         case ast.Unary(op=op, operand=x):
             return lower_unary(cx, op, cx.expr(x), e.span)
         case ast.Cast(expr=x, ty=ty):
-            return lower_cast(cx, cx.expr(x), cx.dtype(ty), e.span)
+            cx.cast_depth += 1
+            try:
+                v = cx.expr(x)
+            finally:
+                cx.cast_depth -= 1
+            return lower_cast(cx, v, cx.dtype(ty), e.span)
         case ast.Ref(expr=x):
             return cx.expr(x)
         case ast.TupleExpr(elems=elems):
@@ -91,7 +109,18 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         return _module_const(cx, sym.decl, sym, node)
     scope = cx.f.lookup(name)
     if scope is not None:
-        return scope[name]
+        v = scope[name]
+        if isinstance(v, CVal) and isinstance(v.value, int) and not isinstance(v.value, bool) \
+                and v.dtype is not BOOL:
+            # an untyped integer `let` used where the checker typed it another integer type (`c << 16`
+            # typed by an `i16` `T`, `c` the `let`'s `i32`): that type, as the host converts it (the
+            # shift was judged by `i32`'s width)
+            dt = getattr(cx.program.type_of(node), "dtype", None)
+            if isinstance(dt, TypeParam):
+                dt = cx.f.type_params.get(dt.name)
+            if isinstance(dt, DType) and dt.is_int and dt is not BOOL and dt is not v.dtype:
+                return CVal(convert_const(v.value, dt), dt)
+        return v
     if name in cx.f.generics:
         return CVal(cx.f.generics[name], I32)
     if name in cx.tensors:
@@ -121,3 +150,4 @@ def _module_const(cx: LowerCx, decl: ast.ConstDecl, sym: Any, node: ast.Expr | N
         dt = cx.dtype(decl.ty)
         v = CVal(convert_const(v.value, dt), dt)
     return v
+

@@ -25,6 +25,7 @@ from tilelang.diagnostics.codes.types import (
     MISMATCHED_DTYPES,
     MISMATCHED_TYPES,
 )
+from tilelang.diagnostics.instances import float_value_problem, literal_problem, shift_problem
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -39,6 +40,8 @@ from tilelang.ir.lower.values import (
     CVal,
     InstanceMismatch,
     InstanceArange,
+    InstanceDomain,
+    InstanceFloatValue,
     InstanceOverflow,
     TensorRef,
     Unsupported,
@@ -63,15 +66,10 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
     try:
         kernel = _lower_kernel_body(cx, dict(instantiation), dict(arg_facts or {}))
     except InstanceMismatch as e:
-        kind = "float" if isinstance(e.value, float) else "integer"
-        raise TileError(_instance_error(
-            cx, instantiation, MISMATCHED_DTYPES,
-            f"mismatched dtypes: the {kind} literal `{e.value}` cannot be `{e.dtype.value}`",
-            e.span, f"`{e.dtype.value}` in this instance",
-            f"write a literal of every type the kernel is called with, or cast: `({e.value} as f32) as T`"
-            if kind == "float" else "a `bool` takes `true` or `false`" if e.dtype is DType.BOOL
-            else f"write a literal that every type the kernel is called with holds (`{e.dtype.value}` holds "
-                 f"{_int_bounds(e.dtype)}), or compute in a wider type")) from None
+        message, label, help = literal_problem(e.value, e.dtype) or (
+            f"mismatched dtypes: `{e.value}` cannot be `{e.dtype.value}`", f"`{e.dtype.value}` in this instance",
+            "write a literal that every type the kernel is called with holds")
+        raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None
     except InstanceArange as e:
         raise TileError(_instance_error(
             cx, instantiation, ARANGE_RANGE,
@@ -79,12 +77,16 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             e.span, f"{e.why} in this instance",
             f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
             "where wrapping is what you want")) from None
+    except InstanceFloatValue as e:
+        message, label, help = float_value_problem(e.dtype)
+        raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None
+    except InstanceDomain as e:
+        raise TileError(_domain_error(cx, instantiation, e.what, e.dtype, e.need, e.span)) from None
     except InstanceOverflow as e:
-        raise TileError(_instance_error(
-            cx, instantiation, CONSTANT_OVERFLOW, f"this shift overflows `{e.dtype.value}`", e.span,
-            f"shifting a {e.dtype.bits}-bit `{e.dtype.value}` by {e.amount} bits in this instance",
-            f"shift by 0..{e.dtype.bits - 1} for every type the kernel is called with, or compute in a "
-            "wider type (`(c as i64) << n`)")) from None
+        message, label, help = shift_problem(e.dtype, e.amount) or (
+            f"this shift overflows `{e.dtype.value}`", "in this instance",
+            "shift by less than the width of every type the kernel is called with")
+        raise TileError(_instance_error(cx, instantiation, CONSTANT_OVERFLOW, message, e.span, label, help)) from None
     except Unsupported as e:
         d = (Diagnostic.error(KERNEL_UNSUPPORTED, e.what)
              .primary(e.span, "not supported in a kernel yet")
@@ -105,11 +107,6 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
     return kernel
 
 
-def _int_bounds(dt: DType) -> str:
-    lo, hi = (-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed else (0, (1 << dt.bits) - 1)
-    return f"{lo}..={hi}"
-
-
 def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> None:
     """An operation whose element type does not have it (`a & b` on `f16`,
     `exp` on `i32`, `sum` on `bool`) can only come from a type-generic kernel
@@ -122,11 +119,16 @@ def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> 
         problem = domain_problem(node)
         if problem is not None:
             what, dt, need = problem
-            raise TileError(_instance_error(
-                cx, inst, INVALID_OPERAND, f"{what} is not defined on `{dt.value}`",
-                getattr(node, "span", None), f"applied to `{dt.value}` in this instance",
-                f"{what} needs {need}: call it with such a type, or convert inside it "
-                f"(e.g. `x as {'f32' if 'float' in need or need.startswith('numbers') else 'i32'}`)"))
+            raise TileError(_domain_error(cx, inst, what, dt, need, getattr(node, "span", None)))
+
+
+def _domain_error(cx: LowerCx, inst: Mapping[str, Any], what: str, dt: DType, need: str,
+                  span: Span | None) -> Diagnostic:
+    return _instance_error(
+        cx, inst, INVALID_OPERAND, f"{what} is not defined on `{dt.value}`", span,
+        f"applied to `{dt.value}` in this instance",
+        f"{what} needs {need}: call it with such a type, or convert inside it "
+        f"(e.g. `x as {'f32' if 'float' in need or need.startswith('numbers') else 'i32'}`)")
 
 
 def _hint_error(decl: ast.FnDecl, inst: Mapping[str, Any], message: str, span: Span | None, label: str,

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.diagnostics.instances import shift_problem
 from tilelang.diagnostics.model import ICE
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const, fold_binary, int_identity
-from tilelang.ir.lower.values import BOOL, I32, CVal, InstanceOverflow
+from tilelang.ir.lower.values import BOOL, I32, CVal, InstanceDomain, InstanceFloatValue, InstanceOverflow
+from tilelang.sema.types import TypeParam
 from tilelang.source import Span
+from tilelang.syntax import ast
 
 _BINOPS = {
     "+": ir.ElemOp.ADD, "-": ir.ElemOp.SUB, "*": ir.ElemOp.MUL, "/": ir.ElemOp.DIV,
@@ -24,6 +27,70 @@ _BINOPS = {
     "|": ir.ElemOp.OR, "^": ir.ElemOp.XOR, "<<": ir.ElemOp.SHL, ">>": ir.ElemOp.SHR,
     "&&": ir.ElemOp.AND, "||": ir.ElemOp.OR,
 }
+
+
+_INT_ONLY = {"<<": "integer elements", ">>": "integer elements", "&": "integer or `bool` elements",
+             "|": "integer or `bool` elements", "^": "integer or `bool` elements", "!": "integer or `bool` elements"}
+
+
+def check_instance_domain(cx: LowerCx, e: ast.Binary | ast.Unary) -> None:
+    """A type-generic body's operator that this instance's `T` does not have
+    (`<<`, `&`, `!` with `T = f64`, arithmetic with `T = bool`, unary `-`
+    with an unsigned `T`) is E0204 here, before its untyped constant operands
+    fold: `x + (!c)` of `let c = 7;` with `T = f64` stored -8 converted to a
+    float, where the host's instance is E0204 and the concrete form E0201. An
+    operation of values reaches the IR's check (`kernel._check_instance`)."""
+    dt = getattr(cx.program.type_of(e), "dtype", None)
+    if not isinstance(dt, TypeParam):
+        return
+    bound = cx.f.type_params.get(dt.name)
+    if not isinstance(bound, DType):
+        return
+    unary = isinstance(e, ast.Unary)
+    what = ("unary `-`" if e.op == "-" else f"`{e.op}`") if unary else f"`{e.op}`"
+    need = None
+    if e.op in _INT_ONLY and (bound.is_float or (bound is DType.BOOL and e.op in ("<<", ">>"))):
+        need = _INT_ONLY[e.op]
+    elif not unary and e.op in ("+", "-", "*", "/", "%") and bound is DType.BOOL:
+        need = "numbers"
+    elif unary and e.op == "-" and (bound is DType.BOOL or (bound.is_int and not bound.is_signed)):
+        need = "numbers" if bound is DType.BOOL else "signed numbers (an unsigned value has no negative)"
+    if need is not None:
+        raise InstanceDomain(e.span, what, bound, need)
+
+
+def float_operands(cx: LowerCx, e: ast.Binary, a: Any, b: Any) -> tuple[Any, Any]:
+    """An integer operand of arithmetic the checker typed as a float (`1 + 0.5`,
+    `n * 0.5` of an untyped `let n = 3;`: the integer literal defaults to `i32`
+    on its own, the sum to `f32`) becomes that float first, as the host computes
+    it: `unify` took the first operand's `i32` and made the `0.5` a 0 (a stored
+    `1 + 0.5` was 1.0, `n * 0.5` 0.0), or the sum an `i32` that met an `f32`
+    (an ill-formed-IR internal error)."""
+    if e.op not in ("+", "-", "*", "/", "%", "&", "|", "^"):
+        return a, b
+    dt = getattr(cx.program.type_of(e), "dtype", None)
+    generic = isinstance(dt, TypeParam)
+    if generic:
+        dt = cx.f.type_params.get(dt.name)
+    if isinstance(dt, DType) and not dt.is_float and generic and not cx.cast_depth:
+        # an instance's integer `T` meets a float value (`x + c` of `let c = 256 / 0.1;`, `T = i16`):
+        # E0201 as on the host, where the concrete form is E0201 too (it was an ill-formed-IR ICE)
+        for v, side in ((a, e.lhs), (b, e.rhs)):
+            vt = v.dtype if isinstance(v, (CVal, ir.Value)) else None
+            if vt is not None and vt.is_float:
+                raise InstanceFloatValue(side.span, vt, dt)
+    if not isinstance(dt, DType) or not dt.is_float or e.op in ("&", "|", "^"):
+        return a, b
+
+    def to_float(v: Any) -> Any:
+        vt = v.dtype if isinstance(v, (CVal, ir.Value)) else None
+        if vt is None or not vt.is_int or vt is DType.BOOL:
+            return v
+        if isinstance(v, CVal):
+            return CVal(convert_const(v.value, dt), dt)
+        return cx.mat(v, dt, e.span)
+
+    return to_float(a), to_float(b)
 
 
 def lower_binary(cx: LowerCx, op: str, a: Any, b: Any, span: Span) -> Any:
@@ -48,12 +115,8 @@ def _check_shift(a: CVal, b: CVal, span: Span) -> None:
     """A constant shift overflows only by its amount (as the checker's
     `consts.check_overflow` says of `1 << 40` on `i32`); the lowering meets
     the constants the checker could not know, in a generic instance."""
-    dt = a.dtype
-    amount = b.value
-    if dt is None or not dt.is_int or dt is DType.BOOL or isinstance(amount, bool) or not isinstance(amount, int):
-        return
-    if not 0 <= amount < dt.bits:
-        raise InstanceOverflow(span, dt, amount)
+    if a.dtype is not None and shift_problem(a.dtype, b.value) is not None:
+        raise InstanceOverflow(span, a.dtype, b.value)
 
 
 def _shift_operands(cx: LowerCx, a: Any, b: Any, span: Span) -> tuple[Any, Any]:

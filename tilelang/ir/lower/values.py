@@ -90,6 +90,33 @@ class Unsupported(Exception):
         self.help = help_
 
 
+class InstanceDomain(Exception):
+    """An operator of a type-generic body that this instance's `T` does not
+    have, where its operands are untyped constants that the lowering would
+    fold (`!c` or `c << 16` of `let c = 1;` with `T = f64`): E0204 at the
+    operator, as the IR's instance check (`ir.verify.domain_problem`) and
+    the host's instance (`runtime/host_domains.py`) say it."""
+
+    def __init__(self, span: Span | None, what: str, dtype: Any, need: str) -> None:
+        super().__init__(f"{what} on {dtype}")
+        self.span = span
+        self.what = what
+        self.dtype = dtype
+        self.need = need
+
+
+class InstanceFloatValue(Exception):
+    """A float value (an untyped `let c = 256 / 0.1;`) in arithmetic that
+    this instance's integer `T` types, outside a cast: E0201 at the operand,
+    as the host's instance says it (`diagnostics.instances`)."""
+
+    def __init__(self, span: Span | None, value_dtype: Any, dtype: Any) -> None:
+        super().__init__(f"{value_dtype} in {dtype}")
+        self.span = span
+        self.value_dtype = value_dtype
+        self.dtype = dtype
+
+
 class InstanceArange(Exception):
     """`arange::<T>(N)` whose values this instance's `T` cannot hold (`why`,
     `dtypes.arange_problem`): E0231 at the call, as the checker reports

@@ -1,0 +1,109 @@
+"""A differential of generic instances (hrev round 13): random bodies of a
+generic `fn f<T>(x: T) -> T` over `x`, untyped literals, casts `as T`,
+arithmetic, bitwise operators, shifts and immutable `let`s, run as a host
+function's instance and as a generic kernel's instance (`k<T>` storing the same
+body, `x` its own tile) for one `T`; each must give the same value, or the same
+error code (E0201 a literal `T` cannot hold, E0227 a constant shift past `T`'s
+width, E0204 an operator outside `T`'s domain). It found the host's instance
+wrapping/truncating literals and running constant shifts past the width.
+
+    python benchmarks/generic_diff.py SEED COUNT
+
+prints one line per disagreement (a value against an error, or two values; two
+errors of other codes are alike enough) and `ran N (E errors alike)`; the programs are
+written under /tmp/generic_diff/. CPU only (interpreter), ~5 programs a second.
+"""
+import io
+import os
+import random
+import sys
+
+import tilelang.run as run
+from tilelang.diagnostics.model import TileError
+
+TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"]
+START = {"i8": 3, "i16": 3, "i32": 3, "i64": 3, "u8": 3, "u16": 3, "u32": 3, "u64": 3,
+         "f16": 1.5, "bf16": 1.5, "f32": 1.5, "f64": 1.5}
+
+
+def lit(r: random.Random) -> str:
+    return r.choice(["0", "1", "2", "3", "7", "9", "100", "127", "128", "255", "256", "300", "-1", "-128",
+                     "32767", "65535", "65536", "0.5", "2.0", "1e3", "0.1"])
+
+
+def expr(r: random.Random, d: int, names: list[str]) -> str:
+    if d == 0 or r.random() < 0.25:
+        return r.choice(["x", *names, lit(r), lit(r)])
+    k = r.randrange(6)
+    if k == 0:
+        return f"({expr(r, d - 1, names)} as T)"
+    if k == 1:
+        return f"({expr(r, d - 1, names)} {r.choice(['+', '-', '*', '/', '%'])} {expr(r, d - 1, names)})"
+    if k == 2:
+        return f"({expr(r, d - 1, names)} {r.choice(['&', '|', '^'])} {expr(r, d - 1, names)})"
+    if k == 3:
+        amount = r.choice(["1", "3", "7", "8", "9", "15", "16", "31", "32", "33", "63", "64", "(3 + 6)"])
+        return f"({expr(r, d - 1, names)} {r.choice(['<<', '>>'])} {amount})"
+    if k == 4:
+        return f"(!{expr(r, d - 1, names)})"
+    return f"(-{expr(r, d - 1, names)})"
+
+
+def body(r: random.Random) -> str:
+    lets, names = [], []
+    for i in range(r.randrange(3)):
+        name = f"c{i}"
+        ty = r.choice(["", ": T"])
+        lets.append(f"let {name}{ty} = {expr(r, 1, names)};")
+        names.append(name)
+    return " ".join(lets) + f" x + {expr(r, 3, names)}"
+
+
+HOST = "fn f<T>(x: T) -> T {{\n    {b}\n}}\nfn main() {{\n    let a: {t} = {v};\n    print(f(a));\n}}\n"
+KERNEL = ("kernel fn k<T>(z: &mut Tensor<T, [1]>) {{\n    let x = z.load().item();\n"
+          "    z.store(zeros::<T>([1]) + {{ {b} }});\n}}\n"
+          "fn main() {{\n    let mut z = full::<{t}>([1], {v});\n    k(z.partition([1])).sync();\n"
+          "    print(z.sum());\n}}\n")
+
+
+def outcome(src: str) -> str:
+    out = io.StringIO()
+    try:
+        run.execute(src, "cpu", out=out, name="g.tile")
+    except run.CheckFailed as e:
+        return "error " + ",".join(sorted({d.code for d in e.diagnostics if d.severity.name == "ERROR"}))
+    except TileError as e:
+        return "error " + ",".join(sorted({d.code for d in e.diagnostics}))
+    except Exception as e:  # an internal error: always a disagreement worth reading
+        return f"ICE {type(e).__name__}: {str(e)[:120]}"
+    return out.getvalue().strip()
+
+
+def main() -> None:
+    seed, count = int(sys.argv[1]), int(sys.argv[2])
+    os.makedirs("/tmp/generic_diff", exist_ok=True)
+    bad = alike = 0
+    for i in range(count):
+        r = random.Random(f"{seed}:{i}")
+        t = r.choice(TYPES)
+        b = body(r)
+        host = HOST.format(b=b, t=t, v=START[t])
+        kern = KERNEL.format(b=b, t=t, v=START[t])
+        h, k = outcome(host), outcome(kern)
+        if h.startswith("error") and k.startswith("error") and h == k:
+            alike += 1
+        if h == "error E0715" and not k.startswith("error"):
+            continue  # an integer division by zero: E0715 on the host, 0 in a kernel (the reference's rule)
+        if h != k and not (h.startswith("error") and k.startswith("error")):
+            bad += 1
+            path = f"/tmp/generic_diff/{seed}_{i}"
+            with open(path + "_host.tile", "w") as f:
+                f.write(host)
+            with open(path + "_kernel.tile", "w") as f:
+                f.write(kern)
+            print(f"{seed}:{i} T={t} host={h!r} kernel={k!r} body: {b}", flush=True)
+    print(f"ran {count} ({alike} errors alike, {bad} disagreements)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""A generic function's instance and a generic kernel's instance take one rule
+for the literals and constant shifts that only the instance can judge (hostile
+review, round 13). With `T = u8`, `x + 300`, `x * 0.5` and `x + (1 << 9)` were
+E0201 / E0201 / E0227 in a kernel's instance (`ir/lower`: the instance check
+`tilec check` runs) and, in a host function's instance, silently 47, 0 and 3:
+the literal was wrapped or truncated into `T` (`to_scalar`) and the shift ran
+past the width (0, the run-time rule). The concrete form is refused in both
+(E0222, E0227). Now the host instance is refused too, with the kernel's code and
+text; and an out-of-range literal that a kernel's instance folded before it met
+`T` (`x + (256 - 1)`: 255, where the concrete `u8` form is E0222) is refused at
+the literal in both."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tilelang.diagnostics.model import TileError
+from tilelang.run import CheckFailed, execute
+
+HOST = """
+fn f<T>(x: T) -> T {{
+    {body}
+}}
+fn main() {{
+    let a: {ty} = 3;
+    print(f(a));
+}}
+"""
+
+KERNEL = """
+kernel fn k<T>(z: &mut Tensor<T, [4]>) {{
+    let x = z.load();
+    z.store({{ {body} }});
+}}
+fn main() {{
+    let mut z = full::<{ty}>([4], 3);
+    k(z.partition([4])).sync();
+    print(z.max());
+}}
+"""
+
+
+def _outcome(src: str) -> tuple[str, str]:
+    """(code, message) of the one error, or ("ok", the printed line)."""
+    out = io.StringIO()
+    try:
+        execute(src, "cpu", out=out, name="g.tile")
+    except (TileError, CheckFailed) as e:
+        errors = [d for d in e.diagnostics if d.severity.name.lower() == "error"] or list(e.diagnostics)
+        d = errors[0]
+        assert d.primary_span is not None and d.help, d
+        return d.code, d.message
+    return "ok", out.getvalue().strip()
+
+
+CASES = [
+    # (T, body, expected code, expected text in the message or the printed value)
+    ("u8", "x + 300", "E0201", "the integer literal `300` cannot be `u8`"),
+    ("u8", "x + 256", "E0201", "the integer literal `256` cannot be `u8`"),
+    ("i8", "x - 129", "E0201", "the integer literal `129` cannot be `i8`"),
+    ("u8", "x + (256 - 1)", "E0201", "the integer literal `256` cannot be `u8`"),
+    ("i32", "x * 0.5", "E0201", "the float literal `0.5` cannot be `i32`"),
+    ("u8", "x + (1 << 9)", "E0227", "this shift overflows `u8`"),
+    ("u8", "x + ((!0) >> 9)", "E0227", "this shift overflows `u8`"),
+    ("u8", "x + ((1 as T) << (3 + 6))", "E0227", "this shift overflows `u8`"),
+    ("u8", "let c: T = 1; let s = 9; x + (c << s)", "E0227", "this shift overflows `u8`"),
+    ("i16", "x + (1 << 16)", "E0227", "this shift overflows `i16`"),
+    ("u8", "x + (300 as T)", "E0201", "the integer literal `300` cannot be `u8`"),  # concrete: E0222
+    # a typed `let` of a literal: the kernel converted it without a word
+    ("i16", "let c: T = 2.0; x + c", "E0201", "the float literal `2.0` cannot be `i16`"),
+    # an operator `T` has not got, of untyped constants the kernel folded (concrete: E0201, "this
+    # integer expression cannot be `f64`"): the kernel stored -8.0 and -65536.0
+    ("f64", "let c = 7; x + (!c)", "E0204", "`!` is not defined on `f64`"),
+    ("f32", "let c = 1; x + (c << 16)", "E0204", "`<<` is not defined on `f32`"),
+    ("f32", "x + (3 & 1)", "E0204", "`&` is not defined on `f32`"),
+    # a float value (not a literal) in `T`'s arithmetic: the kernel's instance was an ill-formed-IR ICE
+    # and the host 2563 (the concrete form is E0201)
+    ("i16", "let c = 256 / 0.1; x + c", "E0201", "a float value in arithmetic of `i16`"),
+    # an untyped `let` read as `T`: the kernel judged the shift by the `let`'s `i32` (-121 stored)
+    ("i16", "let c = 32767 | 255; x + (-((127 - x) | (c << 16)))", "E0227", "this shift overflows `i16`"),
+    ("i64", "let c = 65535; x + (!((c << 31) << 63))", "ok", "2"),  # the kernel: E0227 of `i32`
+    # inside the domain: the same value on both
+    ("i32", "x + (2.5 as T)", "ok", "5"),  # a cast converts a float literal, as `2.5 as i32` does
+    ("i64", "x + ((-2.5) as T)", "ok", "1"),
+    ("i32", "x + ((0.5 * 2.0) as T)", "ok", "4"),  # float arithmetic, then the cast (the host made 0)
+    ("i32", "x + ((0.3 + 0.3 + 0.4) as T)", "ok", "4"),
+    ("u8", "x + (255 as T)", "ok", "2"),
+    ("u8", "x + 255 - 255", "ok", "3"),
+    ("u8", "x + (1 << 7)", "ok", "131"),
+    ("u8", "x + ((!0) >> 7)", "ok", "4"),
+    ("i8", "x + (127 - 128)", "E0201", "the integer literal `128` cannot be `i8`"),  # concrete: E0222
+    ("i8", "x + (-128 + 127)", "ok", "2"),
+    ("f32", "x * 0.5", "ok", "1.5"),
+    ("u8", "x << 9", "ok", "0"),  # a shift of a value: the run-time rule, in both
+]
+
+
+@pytest.mark.parametrize(("ty", "body", "code", "text"), CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES])
+def test_host_and_kernel_instances_agree(ty: str, body: str, code: str, text: str) -> None:
+    host = _outcome(HOST.format(body=body, ty=ty))
+    kernel = _outcome(KERNEL.format(body=body, ty=ty))
+    assert host[0] == kernel[0] == code, (host, kernel)
+    assert text in host[1] and text in kernel[1], (host, kernel)
+
+
+def test_the_host_instance_error_names_the_literal_and_the_call() -> None:
+    src = HOST.format(body="x * 0.5", ty="i32")
+    with pytest.raises(TileError) as e:
+        execute(src, "cpu", out=io.StringIO(), name="g.tile")
+    (d,) = [d for d in e.value.diagnostics if d.code == "E0201"]
+    span = d.primary_span
+    assert span is not None and src[span.start:span.end] == "0.5"
+    assert any(lab.primary and lab.message == "`i32` in this instance" for lab in d.labels)
+    assert any(not lab.primary and src[lab.span.start:lab.span.end] == "f(a)" for lab in d.labels)
+    assert any("generic" in n for n in d.notes) and "`(0.5 as f32) as T`" in " ".join(d.help)

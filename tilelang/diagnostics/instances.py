@@ -1,0 +1,77 @@
+"""The words of the errors only an instance of a generic function or kernel
+has, written once for the two places that find them: a kernel's instance in
+its lowering (`ir/lower/kernel.py`, what `tilec check` runs) and a host
+function's instance in the host evaluator (`runtime/host_domains.py`).
+
+`literal_problem` is the rule for an untyped literal that the instance's `T`
+must hold (a float literal for an integer `T`, an integer one out of `T`'s
+range, a number for `bool`), and `shift_problem` the rule for a constant shift
+past `T`'s width; each gives (message, label, help) or None. The concrete
+forms are refused by the checker (E0222, E0201, E0227); an instance gets E0201
+and E0227 with these words on every engine.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.dtypes import DType
+
+
+def int_bounds(dt: DType) -> tuple[int, int]:
+    return ((-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed
+            else (0, (1 << dt.bits) - 1))
+
+
+def literal_misfits(value: Any, dt: DType) -> bool:
+    """Whether an untyped literal `value` cannot be a value of `dt`."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return not dt.is_float
+    if dt is DType.BOOL:
+        return True
+    if isinstance(value, int) and dt.is_int:
+        lo, hi = int_bounds(dt)
+        return not lo <= value <= hi
+    return False
+
+
+def literal_problem(value: Any, dt: DType, where: str = "kernel") -> tuple[str, str, str] | None:
+    """(message, label, help) of E0201 where the literal `value` cannot be
+    the instance's `dt` (`where`: "kernel" or "function"), else None."""
+    if not literal_misfits(value, dt):
+        return None
+    kind = "float" if isinstance(value, float) else "integer"
+    if kind == "float":
+        help = f"write a literal of every type the {where} is called with, or cast: `({value} as f32) as T`"
+    elif dt is DType.BOOL:
+        help = "a `bool` takes `true` or `false`"
+    else:
+        lo, hi = int_bounds(dt)
+        help = (f"write a literal that every type the {where} is called with holds (`{dt.value}` holds "
+                f"{lo}..={hi}), or compute in a wider type")
+    return (f"mismatched dtypes: the {kind} literal `{value}` cannot be `{dt.value}`",
+            f"`{dt.value}` in this instance", help)
+
+
+def shift_problem(dt: DType, amount: Any, where: str = "kernel") -> tuple[str, str, str] | None:
+    """(message, label, help) of E0227 where a constant shift of a `dt` by
+    `amount` overflows (as the checker says of `1 << 40` on `i32`), else None."""
+    if not dt.is_int or dt is DType.BOOL or isinstance(amount, bool) or not isinstance(amount, int):
+        return None
+    if 0 <= amount < dt.bits:
+        return None
+    return (f"this shift overflows `{dt.value}`",
+            f"shifting a {dt.bits}-bit `{dt.value}` by {amount} bits in this instance",
+            f"shift by 0..{dt.bits - 1} for every type the {where} is called with, or compute in a "
+            "wider type (`(c as i64) << n`)")
+
+
+def float_value_problem(dt: DType, where: str = "kernel") -> tuple[str, str, str]:
+    """(message, label, help) of E0201 where a float value (not a literal: an
+    untyped `let c = 256 / 0.1;`) meets arithmetic that the instance's integer
+    or `bool` `T` types, outside a cast (the concrete form is E0201 too)."""
+    return (f"mismatched dtypes: a float value in arithmetic of `{dt.value}`",
+            f"a float here, where this instance's `T` is `{dt.value}`",
+            f"convert it where every type the {where} is called with can take it: `(..) as T`")

@@ -1,0 +1,131 @@
+"""The host evaluator's rules for values whose type only a call knows: the
+instance of a generic function (`fn f<T>`) and an untyped `let` whose uses the
+checker typed by their context. Each keeps the host to what a kernel's lowering
+computes for the same source (`ir/lower`), and to the concrete form's checks:
+
+- `literal`: an untyped literal that the instance's `T` cannot hold is E0201
+  (`x * 0.5` with `T = i32` was 0, `x + 300` with `T = u8` wrapped to 44);
+  inside a cast's operand the floats stay floats until the cast.
+- `instance_shift`: a shift of constants past `T`'s width is E0227 (it was 0).
+- `result_dtype`: an operator's result type, float arithmetic inside such a
+  cast's operand excepted.
+- `name_value`: an untyped integer `let` read where the checker typed it
+  another type (`(a - b) as f32`, `c << 16` of an `i16` `T`) is that type.
+
+Functions of the evaluator (`HostEvaluator`, its `_types`, `cast_depth`,
+`lets`), so that class stays one screenful shorter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tilelang.dtypes import DType
+from tilelang.runtime import builtins as bi
+from tilelang.runtime import host_domains as domains
+from tilelang.sema.program import SymbolKind
+from tilelang.sema.types import ScalarT, TypeParam
+from tilelang.syntax import ast
+
+
+def instance_type(ev: Any, e: ast.Expr) -> DType | None:
+    """The instance's element type where the checker typed `e` with a type
+    parameter (`T`), else None."""
+    ty = ev.program.type_of(e)
+    d = ty.dtype if isinstance(ty, ScalarT) else None
+    return ev._types.get(d.name) if isinstance(d, TypeParam) else None
+
+
+def literal(ev: Any, lit: ast.IntLit | ast.FloatLit, negated: bool = False) -> Any:
+    """A literal's value in the type the checker settled. In an instance of
+    a generic function, an untyped literal that `T` cannot hold is E0201, as in
+    a kernel's instance and the concrete form. Inside a cast's operand
+    (`(0.5 * 2.0) as T`, `(-0.1) as T`) the checker types the literals `T`, but
+    an integer `T` is no context for floats there (`(0.5 * 2.0) as i32`
+    computes in floats, as the kernel's instance does: the host made 0): they
+    stay floats, and only an integer literal's range is checked (`300 as T`
+    with `T = u8` is refused, as `300 as u8` is). `negated`: under a unary
+    minus (`-128` of an `i8`)."""
+    if ev._types and not lit.suffix:
+        dt = instance_type(ev, lit)
+        if dt is not None and ev.cast_depth and not dt.is_float and (
+                isinstance(lit, ast.FloatLit) or dt is DType.BOOL):
+            return float(lit.value) if isinstance(lit, ast.FloatLit) else lit.value
+        if dt is not None:
+            domains.check_literal(lit.value, dt, lit.span, negated)
+    dt = ev.scalar_dtype(lit) or (DType.parse(lit.suffix) if lit.suffix else None)
+    if isinstance(lit, ast.FloatLit):
+        return bi.to_scalar(lit.value, dt) if dt is not None else float(lit.value)
+    return bi.to_scalar(lit.value, dt) if dt is not None else lit.value
+
+
+def result_dtype(ev: Any, e: ast.Expr, *operands: Any) -> DType | None:
+    """The type an operator's result takes: the checker's, except for float
+    arithmetic inside a generic instance's cast operand typed with an integer
+    `T` (`literal`), which stays float until the cast."""
+    dt: DType | None = ev.scalar_dtype(e)
+    if ev.cast_depth and dt is not None and not dt.is_float and instance_type(ev, e) is not None \
+            and any(isinstance(v, (float, np.floating)) for v in operands):
+        return None
+    return dt
+
+
+def name_value(ev: Any, e: ast.Expr, v: Any) -> Any:
+    """The value of a variable read at `e`: an untyped integer `let` used
+    where the checker typed it otherwise (`(a - b) as f32`, a cast is a
+    context; `c << 16` typed by an `i16` `T`) takes that type, as a literal
+    there does and as kernels convert it (it kept the `let`'s: `a - b` of
+    16777217 and 1 was 16777216, in a kernel 16777215)."""
+    if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+        dt = ev.scalar_dtype(e)
+        if dt is not None and dt is not DType.BOOL and (
+                dt.is_float or not isinstance(v, np.integer) or v.dtype != dt.np_dtype):
+            return bi.to_scalar(v, dt)
+    return v
+
+
+def instance_shift(ev: Any, e: ast.Binary, amount: Any) -> None:
+    """A shift of constants past this instance's width is E0227, as in a
+    kernel's instance, whose lowering folds it (`(1 << 9)` with `T = u8` was
+    0). Constants: literals, module constants, casts and operators of them,
+    and immutable `let`s of them (what the lowering folds)."""
+    dt = instance_type(ev, e)
+    if dt is not None and _constant(ev, e.lhs) and _constant(ev, e.rhs):
+        domains.check_shift(dt, amount, e.span)
+
+
+def _constant(ev: Any, e: ast.Expr) -> bool:
+    match e:
+        case ast.IntLit() | ast.FloatLit() | ast.BoolLit():
+            return True
+        case ast.Unary(operand=x) | ast.Cast(expr=x):
+            return _constant(ev, x)
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op not in ("&&", "||"):
+            return _constant(ev, lhs) and _constant(ev, rhs)
+        case ast.Name() | ast.Path():
+            sym = ev.program.symbol_of(e)
+            if sym is None:
+                return False
+            if sym.kind is SymbolKind.CONST:
+                return True
+            init = let_values(ev).get(sym.decl) if sym.kind is SymbolKind.LOCAL and not sym.mutable else None
+            return init is not None and _constant(ev, init)
+        case _:
+            return False
+
+
+def let_values(ev: Any) -> dict[Any, ast.Expr]:
+    """The value of each immutable `let name = value;` of the program's host
+    functions, by its pattern (a local symbol's `decl`); kept in `ev.lets`."""
+    if ev.lets is None:
+        ev.lets = {}
+        for module in ev.program.all_modules():
+            for item in module.ast.items:
+                if isinstance(item, ast.FnDecl) and not item.is_kernel:
+                    for node in ast.walk(item.body):
+                        if isinstance(node, ast.Let) and isinstance(node.pattern, ast.NamePat) \
+                                and node.value is not None:
+                            ev.lets[node.pattern] = node.value
+    return ev.lets  # type: ignore[no-any-return]

@@ -60,6 +60,11 @@ from .pipeline import _Build
 from .rewrite import substitute
 
 CHAIN_SPLIT_DEFAULT = "0"  # opt-in until the H100 says (benchmarks/h15x_device.sh)
+# the last piece in merges this many records an iteration, their loads in flight together (`attention_split.
+# epilogue`'s `unroll`): at the benchmark's shape 8 records, one L2 round trip each one after another (~600-700
+# cycles) in the one-pass loop, ~5,000 cycles of the launch's last ~10,000; 3 an iteration: 3 round trips (4: ptxas
+# 13.0 spilled 48 B and gave walk A's key loop 676 instructions, not 645; 2 and 3: 0 B, 645)
+MERGE_UNROLL = 3
 
 
 def enabled() -> bool:
@@ -117,7 +122,7 @@ def piece_tile(proof: Any, loop: ir.For, p: Any, cast: ir.Cast, chained: set[int
     trips = c_post[2]
     last = eb.elem(E.REM, eb.elem(E.ADD, trips, eb.const(bufs.S - 1)), eb.const(bufs.S))
     ran = eb.elem(E.GT, trips, bufs.base, dtype=DType.BOOL)
-    ep = split.epilogue(proof, loop, c_post[1], raw_acc, ep, ran, mk, threads, fresh, span)
+    ep = split.epilogue(proof, loop, c_post[1], raw_acc, ep, ran, mk, threads, fresh, span, unroll=MERGE_UNROLL)
     ib = _Build(fresh)  # Q: released in the loop's last iteration (`q_early`), here where the loop did not run
     idle = ib.elem(E.GE, mk.lower, mk.upper, dtype=DType.BOOL) if q_early else None
     qrel = g.BarrierArrive(qempty, bufs.qs, idle, span)

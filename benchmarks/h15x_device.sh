@@ -67,7 +67,8 @@ for run in "racecheck C" "racecheck T" "memcheck C"; do
   if [ "$(el)" -le 130 ]; then
     env $(arm $2) TILEC_PERSISTENT_SMS=2 timeout ${SAN_TIMEOUT:-15} compute-sanitizer --tool $1 --print-limit 10 \
       python3 benchmarks/attention_sanitize.py gpu > "$D/sanitizer_$1_$2.log" 2>&1
-    echo "h15x $1 under $(name $2) (rc $?, $(el) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' \
+    r=$?
+    echo "h15x $1 under $(name $2) (rc $r, $(el) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' \
       "$D/sanitizer_$1_$2.log" | tail -1)"
   else echo "h15x $1 under $(name $2) skipped ($(el) s)"; fi
 done

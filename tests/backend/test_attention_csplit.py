@@ -303,3 +303,23 @@ def test_chained_tail_at_the_benchmarks_scale(monkeypatch) -> None:  # type: ign
 
     _env(monkeypatch, "1", "3", var="TILEC_ATTN_CHAIN_TAIL")
     _assert_every_tile_right(True, monkeypatch)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(("var", "bh", "sq", "sk", "causal", "ctas", "pieces"),
+                         [("TILEC_ATTN_CHAIN_SPLIT", 1, 640, 500, False, 2, 2),
+                          ("TILEC_ATTN_CHAIN_TAIL", 2, 1000, 700, True, 3, 0)],
+                         ids=["split", "tail"])
+def test_the_benchmarks_blocks_in_the_simulator(var: str, bh: int, sq: int, sk: int, causal: bool, ctas: int,
+                                                pieces: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's blocks (128 x 128, D = 64; the default cases take 64-wide key blocks): the split, 5 tiles
+    on 2 CTAs, the last in 2 pieces of 2 key blocks (keys not a multiple of 128); the tail, 8 query blocks a
+    head (the first see no key: S_q > S_k), 8 pairs on 3 CTAs, the last 5 as single tiles (heavy: the default
+    cases cover both walks at BN = 64)."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch, "1", var=var)
+    k = _std("flash_attention_lse", "f16", 128, 128, 64)
+    written = _run(k, _short(LSE, 128), (ctas, 1), bh, bh, sq, sk, 64, causal, 3)
+    assert written == pieces * 256 * (4 + 32)

@@ -13,8 +13,8 @@
 # the D = 128 and S >= 4,096 rows are not timed.
 # One device step, ~135 s on a warm H100/H200 with 16 cores, <= ~150 s by its step timeouts and guards.
 # From the repo root after `pip install --no-deps -e .`, TILEC_CACHE_DIR set by the caller:
-#   1. prewarm (attention_prewarm.py, cubins too): A's bench rows (f16-64, bf16-64), and every prefill launch of the
-#      tests and of attention_sanitize.py under C and under T; beside it the GPU tests: test_attention_csplit's
+#   1. prewarm (attention_prewarm.py, cubins too): the bench rows (f16-64, bf16-64) under A, C and T, then every
+#      prefill launch of the tests and of attention_sanitize.py under C and T; beside it the GPU tests: test_attention_csplit's
 #      (each sets its switch: 4 small launches under C and 2 causal ones under T against SDPA and the
 #      log-sum-exp, three launches each with the same bits; the benchmark's launch on every SM, output preset to
 #      NaN, full and causal under C, causal under T) and std's prefill tests on 3 CTAs under C          <= 50 s
@@ -38,9 +38,11 @@ arm() {  # the environment of arm $1
 pj=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))
 timeout ${PREWARM_TIMEOUT:-45} python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64 --jobs "$pj" \
   "${cubin[@]}" > "$D/prewarm_A.log" 2>&1 &
-for x in C T; do
-  env $(arm $x) timeout ${PREWARM_TIMEOUT:-45} python3 benchmarks/attention_prewarm.py --only prefill --jobs "$pj" \
-    "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
+for x in C T; do  # the bench rows first (the timing needs them), then the tests' and the sanitizer's launches
+  ( env $(arm $x) timeout ${PREWARM_TIMEOUT:-45} python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64 \
+      --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1
+    env $(arm $x) timeout $(( ${PREWARM_TIMEOUT:-45} - $(el) > 1 ? ${PREWARM_TIMEOUT:-45} - $(el) : 1 )) \
+      python3 benchmarks/attention_prewarm.py --only prefill --jobs "$pj" "${cubin[@]}" >> "$D/prewarm_$x.log" 2>&1 ) &
 done
 TILEC_ATTN_CHAIN_SPLIT=1 TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-50} python3 -m pytest -q -p no:cacheprovider \
   -m gpu -n 4 tests/backend/test_attention_csplit.py tests/std/test_attention_gpu.py \

@@ -17,7 +17,8 @@
 #      prefill launch of the tests and of attention_sanitize.py under C and T; beside it the GPU tests: test_attention_csplit's
 #      (each sets its switch: 4 small launches under C and 2 causal ones under T against SDPA and the
 #      log-sum-exp, three launches each with the same bits; the benchmark's launch on every SM, output preset to
-#      NaN, full and causal under C, causal under T) and std's prefill tests on 3 CTAs under C          <= 50 s
+#      NaN, full and causal under C, causal under T, both under C and T: the runtime picks the split's variant for
+#      the full launch and the tail's for the causal one) and std's prefill tests on 3 CTAs under C      <= 50 s
 #   2. only where those passed: A C T T C A on f16-64, bf16-64 at S = 1024 (full and causal)          <= 6 x 10 s
 #   3. G once, the causal S = 1024 rows                                                                  <= 8 s
 #   4. compute-sanitizer racecheck of attention_sanitize.py on 2 CTAs under C (its D = 64 S_k <= 1,024 cases:
@@ -46,7 +47,7 @@ for x in C T; do  # the bench rows first (the timing needs them), then the tests
 done
 TILEC_ATTN_CHAIN_SPLIT=1 TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-50} python3 -m pytest -q -p no:cacheprovider \
   -m gpu -n 4 tests/backend/test_attention_csplit.py tests/std/test_attention_gpu.py \
-  -k "chained_split or chained_tail or flash_attention_matches_sdpa" > "$D/tests.log" 2>&1
+  -k "chained_split or chained_tail or both_switches or flash_attention_matches_sdpa" > "$D/tests.log" 2>&1
 rc=$?
 echo "h15x gpu tests (rc $rc, $(el) s): $(tail -1 "$D/tests.log")"
 grep -E "^FAILED|^ERROR|never stored" "$D/tests.log" | head -8

@@ -193,8 +193,8 @@ def test_where_the_chained_tail_applies(monkeypatch) -> None:  # type: ignore[no
     """`TILEC_ATTN_CHAIN_TAIL=1`: the D = 64 short keys' variant walks its pairs chained (walk A, without the
     tail's code) and then the tail's tiles chained on (walk B: the tail's position, its carried values' first
     values walk A's results), one flush after both; "0" and unset: the LLVM as before; the long keys' kernel
-    and the D = 128 variant are the same LLVM; with `TILEC_ATTN_CHAIN_SPLIT=1` too, the split (no tail); a
-    bad value names the switch."""
+    and the D = 128 variant are the same LLVM; with `TILEC_ATTN_CHAIN_SPLIT=1` too, the split in this kernel
+    (the tail in a variant of its own: `test_both_switches_make_two_variants`); a bad value names the switch."""
     k64, k128 = _std("flash_attention_lse", "f16", 128, 128, 64), _std("flash_attention_lse", "f16", 128, 128, 128)
     _env(monkeypatch, None)
     unset = {(k, short): _ll(k, _short(LSE, 128) if short else LSE) for k in (k64, k128) for short in (False, True)}
@@ -323,3 +323,55 @@ def test_the_benchmarks_blocks_in_the_simulator(var: str, bh: int, sq: int, sk: 
     k = _std("flash_attention_lse", "f16", 128, 128, 64)
     written = _run(k, _short(LSE, 128), (ctas, 1), bh, bh, sq, sk, 64, causal, 3)
     assert written == pieces * 256 * (4 + 32)
+
+
+def test_both_switches_make_two_variants(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Both switches: one kernel with both walks B spilled (ptxas 13.0: 40-56 B, every key loop 655-673 against
+    645-647), so the short keys' variant is the split's (its PTX the same as under `TILEC_ATTN_CHAIN_SPLIT=1`
+    alone: the request is launch metadata) and asks (`attention_split.tail_request`) for the tail's where the
+    launch's walk hands out pairs of an even number of query blocks: that variant's LLVM is the short keys'
+    variant's under `TILEC_ATTN_CHAIN_TAIL=1` alone. The runtime (`CudaDevice._choose`, `_variant` stubbed, 132
+    SMs) follows the short variant's request: a causal S = 1,024 launch runs the tail's variant, a full one the
+    split's, a causal one of 5 query blocks a head the split's (no tail)."""
+    from types import SimpleNamespace
+
+    from tilelang.backend.gpu.passes import attention_tail
+    from tilelang.runtime.cuda import CudaDevice
+
+    k = _std("flash_attention_lse", "f16", 128, 128, 64)
+    facts = _short(LSE, 128)
+    _env(monkeypatch, "1", "3", var="TILEC_ATTN_CHAIN_TAIL")
+    t_only = _ll(k, facts)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "1")
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert gk.split is not None and [kind for kind, _ in gk.split.ons] == [attention_tail.KIND]
+    assert "split.save" in print_gpu_kernel(gk)
+    form = gk.split
+    variant = lower_gpu(k, "sm_90a", form.refine(facts, attention_tail.KIND))
+    assert variant.split is None and emit_llvm_text(variant, variant.facts, "")[0] == t_only
+    base = lower_gpu(k, "sm_90a", LSE)  # the long keys' kernel: asks for the short variant, no tail request here
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+
+    def stub(pk, key, fs, span):  # type: ignore[no-untyped-def]
+        first = len(key) == 1
+        return SimpleNamespace(short=base.short if first else None, persistent=1, split=None if first else form), key
+
+    dev._variant = stub  # type: ignore[method-assign]
+    for bh, s, causal, tail in ((512, 1024, True, True), (512, 1024, False, False), (8, 640, True, False)):
+        args = [SimpleNamespace(shape=(bh, s, 64)), SimpleNamespace(shape=(bh, s))] + \
+            [SimpleNamespace(shape=(bh, s, 64))] * 3 + [0.125, causal]
+        key = dev._choose(SimpleNamespace(ir=k), ("base",), LSE, args, None, (bh, s // 128))[1]
+        assert key == ("base", base.short.key(), *([form.key(attention_tail.KIND)] if tail else [])), (bh, s, causal)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_both_switches_at_the_benchmarks_scale(causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Both switches through the runtime's choice of variant on every SM: the full launch runs the split's
+    variant, the causal one the tail's; no tile never stored or wrong."""
+    from test_attention_qdouble import _assert_every_tile_right
+
+    _env(monkeypatch, "1", "3")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "1")
+    _assert_every_tile_right(causal, monkeypatch)

@@ -28,7 +28,10 @@ the save, arrival and merge) is emitted after it and runs at most
 `SPLIT_ROUNDS` times a CTA. Off (unset: `CHAIN_SPLIT_DEFAULT`), nothing here
 runs and every kernel is as before.
 
-`TILEC_ATTN_CHAIN_TAIL=1` (opt-in; the split wins where both are set) puts the
+`TILEC_ATTN_CHAIN_TAIL=1` (opt-in; with both switches the short keys' variant
+is the split's and asks for the tail's as a variant of its own, launched where
+the walk hands out pairs of an even number of query blocks: one kernel with
+both walks B spilled) puts the
 causal walk's tail (`attention_tail`: the last item rounds' pairs as single
 tiles, heaviest first) in walk B the same way, chained on from walk A: the
 chain's carried values are walk B's loop's too, their first values walk A's

@@ -1,12 +1,7 @@
 #!/usr/bin/env bash
 # Step 1-3 of README.md here in one call (~480 s warm): the `-m gpu` suite on 14 workers, hpdl_device.sh (the PDL
 # flake under load, the default's speed after the `.nc` fix), huser10_device.sh (wgmma_diff on the card).
-set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .dev/xd/*.whl && export PYTHONPATH=/tmp/site
-pip install -q --no-deps -e . >/dev/null 2>&1
-export PYTHONPATH=$PWD:$PYTHONPATH TILEC_CACHE_DIR=/tmp/tilec-cache OUT=${OUT:-/tmp/out}
-echo "commit $(cat .dev/final_commit)"; nvidia-smi -L; date -u; t0=$SECONDS
+. benchmarks/device_calls/preamble.sh
 timeout ${T_SUITE:-230} python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' \
   -o junit_family=xunit2 --junitxml=$OUT/suite.xml > $OUT/suite.log 2>&1
 echo "suite rc=$? ($((SECONDS-t0)) s)"; grep -E "^FAILED|^ERROR|passed|failed" $OUT/suite.log | tail -40

@@ -3,16 +3,8 @@
 # at 1,024 / 8,192 / 32,768 with the 2,048-token prefill; 0.6B and 8B at 1,024) and issue 15's tables (the prefill
 # script: its GPU tests, attention.py --prefill-only, sanitizers; the decode rows). Each step under `timeout`;
 # the logs packed into $OUT/call2.tgz after each step, so a call cut short keeps what it had.
-set -uo pipefail
-export PYTHONUNBUFFERED=1
-if ! python3 -c "import lark" 2>/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .dev/xd/*.whl
-  export PYTHONPATH=/tmp/site
-fi
-pip install -q --no-deps -e . >/dev/null 2>&1
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} TILEC_CACHE_DIR=/tmp/tilec-cache OUT=${OUT:-/tmp/out}
+. benchmarks/device_calls/preamble.sh
 W=$(mktemp -d /tmp/call2.XXXX)/call2; mkdir -p "$W"; pk() { tar -C "$(dirname "$W")" -czf "$OUT/call2.tgz" call2; }
-echo "commit $(cat .dev/final_commit)"; nvidia-smi -L; date -u; t0=$SECONDS
 timeout ${T_4B:-240} python3 benchmarks/decode.py --models 4b --contexts 1024,8192,32768 --tokens 32 --eager-tokens 4 \
   --prefill 2048 --out "$W/engine4b" > "$W/engine4b.log" 2>&1
 echo "4b rc=$? ($((SECONDS-t0)) s)"; tail -25 "$W/engine4b.log"; pk

@@ -9,12 +9,7 @@
 # H100, so the last-iteration form there may lose). 0.6B: `me` lost 1.9 % (2026-12-05); GL1 +0..+1 % there and at 8B.
 # Promotion rule: a variant becomes sm_90's default only where it wins at 4B 1,024 and 8,192 and loses nothing
 # beyond the spread at 0.6B and 8B.
-set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .dev/xd/*.whl && export PYTHONPATH=/tmp/site
-pip install -q --no-deps -e . >/dev/null 2>&1
-export PYTHONPATH=$PWD:$PYTHONPATH TILEC_CACHE_DIR=/tmp/tilec-cache OUT=${OUT:-/tmp/out}
-echo "commit $(cat .dev/final_commit)"; nvidia-smi -L; date -u; t0=$SECONDS
+. benchmarks/device_calls/preamble.sh
 ME='{"me": 1}'; GL1='{"gl": ["gate_up"], "st": {"down": -1}}'
 MEGL1='{"me": 1, "gl": ["gate_up"], "st": {"down": -1}}'
 GL3='{"ge": [], "gl": ["o", "gate_up", "down"], "st": {"down": -1}}'

@@ -9,12 +9,7 @@
 # a longer step), 0.6B and 8B within 0.3 % of call 2 (+0.25 / +0.2 % by call 3); prefill unchanged (1.17x). On an
 # H200 (the card): 4B 1,024 ~80 % (h17p's model ~79 % for the old default, + ~1.4 % for the same us).
 # h15x: RESULTS.md's "h15x" section.
-set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .dev/xd/*.whl && export PYTHONPATH=/tmp/site
-pip install -q --no-deps -e . >/dev/null 2>&1
-export PYTHONPATH=$PWD:$PYTHONPATH TILEC_CACHE_DIR=/tmp/tilec-cache OUT=${OUT:-/tmp/out}
-echo "commit $(cat .dev/final_commit)"; nvidia-smi -L; date -u; t0=$SECONDS
+. benchmarks/device_calls/preamble.sh
 timeout ${T_SUITE:-150} python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' \
   > $OUT/suite.log 2>&1
 echo "suite rc=$? ($((SECONDS-t0)) s)"; grep -E "^FAILED|^ERROR|passed|failed" $OUT/suite.log | tail -30

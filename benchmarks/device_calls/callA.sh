@@ -1,11 +1,6 @@
 #!/usr/bin/env bash
 # Call A (see README.md here): GPU suite, heavy tests, rs A/B, decode + prefill tables, leak test.
-set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .dev/xd/*.whl && export PYTHONPATH=/tmp/site
-pip install -q --no-deps -e . >/dev/null 2>&1
-export PYTHONPATH=$PWD:$PYTHONPATH TILEC_CACHE_DIR=/tmp/tilec-cache
-echo "commit $(cat .dev/final_commit)"; nvidia-smi -L; date -u; t0=$SECONDS
+. benchmarks/device_calls/preamble.sh
 timeout ${T_SUITE:-230} python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' \
   -o junit_family=xunit2 --junitxml=$OUT/suite.xml > $OUT/suite.log 2>&1
 echo "suite rc=$? ($((SECONDS-t0)) s)"; grep -E "^FAILED|^ERROR|passed|failed" $OUT/suite.log | tail -40

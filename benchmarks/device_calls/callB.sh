@@ -1,11 +1,6 @@
 #!/usr/bin/env bash
 # Call B (see README.md here): engine tables + the opt-in A/Bs (split forms, tail, LDG_EARLY, L2_EVICT).
-set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .dev/xd/*.whl && export PYTHONPATH=/tmp/site
-pip install -q --no-deps -e . >/dev/null 2>&1
-export PYTHONPATH=$PWD:$PYTHONPATH TILEC_CACHE_DIR=/tmp/tilec-cache
-echo "commit $(cat .dev/final_commit)"; date -u; t0=$SECONDS
+. benchmarks/device_calls/preamble.sh
 s() { echo "===== $1 ($((SECONDS-t0)) s)"; }
 s "engine tables"
 timeout 170 python3 benchmarks/decode.py --models 4b --contexts 1024,8192,32768 --tokens 32 --eager-tokens 4 --prefill 2048 --out $OUT/engine > $OUT/engine.log 2>&1

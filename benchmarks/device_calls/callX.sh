@@ -3,13 +3,8 @@
 # 1,024 (the default's H200 number and the opt-in variants), decode.py 4B at 1,024 / 8,192 / 32,768 with the
 # 2,048-token prefill, and the prefill attention script (its GPU tests, attention.py --prefill-only, sanitizers).
 # Logs packed into $OUT/callX.tgz after each step.
-set -uo pipefail
-export PYTHONUNBUFFERED=1
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl .dev/xd/*.whl && export PYTHONPATH=/tmp/site
-pip install -q --no-deps -e . >/dev/null 2>&1
-export PYTHONPATH=$PWD:$PYTHONPATH TILEC_CACHE_DIR=/tmp/tilec-cache OUT=${OUT:-/tmp/out}
+. benchmarks/device_calls/preamble.sh
 W=$(mktemp -d /tmp/callX.XXXX)/callX; mkdir -p "$W"; pk() { tar -C "$(dirname "$W")" -czf "$OUT/callX.tgz" callX; }
-echo "commit $(cat .dev/final_commit)"; nvidia-smi -L; date -u; t0=$SECONDS
 timeout ${T_SUITE:-200} python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' \
   -o junit_family=xunit2 --junitxml=$W/suite.xml > $W/suite.log 2>&1
 echo "suite rc=$? ($((SECONDS-t0)) s)"; grep -E "^FAILED|^ERROR|passed|failed" $W/suite.log | tail -30; pk

@@ -215,7 +215,17 @@ def test_where_the_chained_tail_applies(monkeypatch) -> None:  # type: ignore[no
     monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "1")
     both = print_gpu_kernel(lower_gpu(k64, "sm_90a", _short(LSE, 128)))
     assert "split.save" in both and "%in_tail" not in both
+    # `TILEC_ATTN_CHAIN=1` (every launch chained, the long keys' kernel too): the tail's walk only in the short
+    # keys' variant (it was in every chained kernel: a D = 128 one with it spilled past what test_attention_chain
+    # allows; the split never was)
     monkeypatch.delenv("TILEC_ATTN_CHAIN_SPLIT")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN", "1")
+    for k in (k64, k128):
+        on_ll = _ll(k, LSE)
+        monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+        assert _ll(k, LSE) == on_ll
+        monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "1")
+    monkeypatch.delenv("TILEC_ATTN_CHAIN")
     monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "many")
     with pytest.raises(ValueError, match="TILEC_ATTN_CHAIN_TAIL='many'"):
         lower_gpu(k64, "sm_90a", _short(LSE, 128))

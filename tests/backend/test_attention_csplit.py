@@ -159,24 +159,30 @@ def test_chained_split_kernels_assemble(dt: str, monkeypatch) -> None:  # type: 
     assert "atom.acq_rel.gpu" in _assembles(monkeypatch, "TILEC_ATTN_CHAIN_SPLIT", dt)
 
 
-# dtype, BH, BHkv, S_q, S_k, causal, CTAs (std's flash_attention_lse, 128 x 128, D = 64, the short keys' variant)
+# switch, dtype, BH, BHkv, S_q, S_k, causal, CTAs (std's flash_attention_lse, 128 x 128, D = 64, the short keys'
+# variant)
 GPU = [
-    ("f16", 3, 1, 640, 1000, False, 2),  # GQA, keys not a multiple of 128: 15 tiles on 2, the last in 2 pieces
-    ("bf16", 2, 2, 1024, 1024, False, 3),  # 16 tiles on 3: the last in 3 pieces
-    ("f16", 2, 2, 1000, 1000, True, 3),  # causal: pairs, walk B runs nothing
-    ("bf16", 2, 2, 768, 1024, False, 3),  # 12 tiles on 3: the last round full, nothing split
+    ("TILEC_ATTN_CHAIN_SPLIT", "f16", 3, 1, 640, 1000, False, 2),  # GQA, keys not a multiple of 128: 15 tiles on 2,
+    # the last in 2 pieces
+    ("TILEC_ATTN_CHAIN_SPLIT", "bf16", 2, 2, 1024, 1024, False, 3),  # 16 tiles on 3: the last in 3 pieces
+    ("TILEC_ATTN_CHAIN_SPLIT", "f16", 2, 2, 1000, 1000, True, 3),  # causal: pairs, walk B runs nothing
+    ("TILEC_ATTN_CHAIN_SPLIT", "bf16", 2, 2, 768, 1024, False, 3),  # 12 tiles on 3: the last round full
+    # 8 query blocks a head: 12 pairs on 5 CTAs, the last 2 item rounds' 14 tiles in the tail
+    ("TILEC_ATTN_CHAIN_TAIL", "f16", 3, 3, 1024, 1024, True, 5),
+    ("TILEC_ATTN_CHAIN_TAIL", "bf16", 2, 2, 1000, 700, True, 3),  # S_q > S_k: the first query blocks see no key
 ]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", GPU, ids=lambda c: "-".join(map(str, c)))
-def test_chained_split_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Against SDPA in f32 and the log-sum-exp, three launches with the same bits (`gpu_lse_check`)."""
+@pytest.mark.parametrize("case", GPU, ids=lambda c: "-".join(map(str, c[1:])) + ("-tail" if "TAIL" in c[0] else ""))
+def test_chained_split_or_tail_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Either switch against SDPA in f32 and the log-sum-exp, three launches with the same bits
+    (`gpu_lse_check`)."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("PyTorch has no CUDA device")
-    dtype, bh, hkv, sq, sk, causal, ctas = case
-    _env(monkeypatch, "1", "3")
+    var, dtype, bh, hkv, sq, sk, causal, ctas = case
+    _env(monkeypatch, "1", "3", var=var)
     monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
     gpu_lse_check(dtype, 64, bh, hkv, sq, sk, causal, sq + sk)
 
@@ -271,26 +277,6 @@ def test_chained_tail_in_the_simulator(bm: int, bh: int, sq: int, sk: int, ctas:
 def test_chained_tail_kernel_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`_assembles` under `TILEC_ATTN_CHAIN_TAIL=1` (ptxas 13.0: walk A's key loop 647 against 646)."""
     assert "atom.acq_rel.gpu" not in _assembles(monkeypatch, "TILEC_ATTN_CHAIN_TAIL", "f16")
-
-
-# dtype, BH, S_q, S_k, CTAs (causal; std's flash_attention_lse, 128 x 128, D = 64, the short keys' variant)
-TAIL_GPU = [
-    ("f16", 3, 1024, 1024, 5),  # 8 query blocks a head: 12 pairs on 5 CTAs, the last 2 item rounds' 14 tiles
-    ("bf16", 2, 1000, 700, 3),  # S_q > S_k, 8 query blocks (the first see no key), GQA-free, on 3 CTAs
-]
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("case", TAIL_GPU, ids=lambda c: "-".join(map(str, c)))
-def test_chained_tail_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """`TILEC_ATTN_CHAIN_TAIL=1` against SDPA in f32 and the log-sum-exp, three launches with the same bits."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch has no CUDA device")
-    dtype, bh, sq, sk, ctas = case
-    _env(monkeypatch, "1", "3", var="TILEC_ATTN_CHAIN_TAIL")
-    monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
-    gpu_lse_check(dtype, 64, bh, bh, sq, sk, True, sq + sk)
 
 
 @pytest.mark.gpu

@@ -129,50 +129,60 @@ def _key_loops(ptx: str) -> list[list[str]]:
     return [x for x in loops(sass(ptx, "sm_90a")) if len(x) < 1500 and sum("HGMMA" in y for y in x) >= 12]
 
 
-@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-@pytest.mark.parametrize("dt", ["f16", "bf16"])
-def test_chained_split_kernels_assemble(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The benchmark's kernel (128 x 128, D = 64, the short keys' variant) with the switch through ptxas for
-    sm_90a: no spills (68 B with walk B's values shared with those before the roles, 48 B with the launch's
-    position read again: `attention_csplit.setup`), no wgmma serialised; (nvdisasm) two key loops, walk A's
-    and walk B's, neither touching local memory, walk A's within 4 instructions of the variant's without the
-    switch (646 in ptxas 13.0)."""
-    _env(monkeypatch, "1", "3")
+def _assembles(monkeypatch, var: str, dt: str) -> str:  # type: ignore[no-untyped-def]
+    """The benchmark's kernel (128 x 128, D = 64, the short keys' variant, the estimate's edge 3) under `var`
+    through ptxas for sm_90a: no spills, no wgmma serialised; (nvdisasm, where it is) two key loops, walk A's and
+    walk B's, neither touching local memory, walk A's within 4 instructions of the variant's without `var`.
+    Returns the PTX."""
+    _env(monkeypatch, "1", "3", var=var)
     facts = _short(_facts("oqkv", 3), 128)
     ptx = emit_ptx(_std("flash_attention", dt, 128, 128, 64), "sm_90a", facts)
-    assert "atom.acq_rel.gpu" in ptx
     r = assemble(ptx, "sm_90a")
     assert "C7515" not in r and "serialized" not in r, r.text
     assert r.max_spill_stores == 0, r.text
     loops = _key_loops(ptx)
-    if not loops:
-        return
-    assert len(loops) == 2, [len(x) for x in loops]
-    for body in loops:
-        assert not [x for x in body if x.startswith(("STL", "LDL"))], "a spill in a key loop"
-    _env(monkeypatch, "0", "3")
-    (base,) = _key_loops(emit_ptx(_std("flash_attention", dt, 128, 128, 64), "sm_90a", facts))
-    assert abs(len(loops[0]) - len(base)) <= 4, (len(loops[0]), len(base))
+    if loops:
+        assert len(loops) == 2, [len(x) for x in loops]
+        assert not [x for body in loops for x in body if x.startswith(("STL", "LDL"))], "a spill in a key loop"
+        _env(monkeypatch, "0", "3", var=var)
+        (base,) = _key_loops(emit_ptx(_std("flash_attention", dt, 128, 128, 64), "sm_90a", facts))
+        assert abs(len(loops[0]) - len(base)) <= 4, (len(loops[0]), len(base))
+    return ptx
 
 
-# dtype, BH, BHkv, S_q, S_k, causal, CTAs (std's flash_attention_lse, 128 x 128, D = 64, the short keys' variant)
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("dt", ["f16", "bf16"])
+def test_chained_split_kernels_assemble(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`_assembles` under `TILEC_ATTN_CHAIN_SPLIT=1` (0 B of spills: 68 B with walk B's values shared with those
+    before the roles, 48 B with the launch's position read again: `attention_csplit.setup`; walk A's key loop 645
+    against 646 in ptxas 13.0), the split's atomics in it."""
+    assert "atom.acq_rel.gpu" in _assembles(monkeypatch, "TILEC_ATTN_CHAIN_SPLIT", dt)
+
+
+# switch, dtype, BH, BHkv, S_q, S_k, causal, CTAs (std's flash_attention_lse, 128 x 128, D = 64, the short keys'
+# variant)
 GPU = [
-    ("f16", 3, 1, 640, 1000, False, 2),  # GQA, keys not a multiple of 128: 15 tiles on 2, the last in 2 pieces
-    ("bf16", 2, 2, 1024, 1024, False, 3),  # 16 tiles on 3: the last in 3 pieces
-    ("f16", 2, 2, 1000, 1000, True, 3),  # causal: pairs, walk B runs nothing
-    ("bf16", 2, 2, 768, 1024, False, 3),  # 12 tiles on 3: the last round full, nothing split
+    ("TILEC_ATTN_CHAIN_SPLIT", "f16", 3, 1, 640, 1000, False, 2),  # GQA, keys not a multiple of 128: 15 tiles on 2,
+    # the last in 2 pieces
+    ("TILEC_ATTN_CHAIN_SPLIT", "bf16", 2, 2, 1024, 1024, False, 3),  # 16 tiles on 3: the last in 3 pieces
+    ("TILEC_ATTN_CHAIN_SPLIT", "f16", 2, 2, 1000, 1000, True, 3),  # causal: pairs, walk B runs nothing
+    ("TILEC_ATTN_CHAIN_SPLIT", "bf16", 2, 2, 768, 1024, False, 3),  # 12 tiles on 3: the last round full
+    # 8 query blocks a head: 12 pairs on 5 CTAs, the last 2 item rounds' 14 tiles in the tail
+    ("TILEC_ATTN_CHAIN_TAIL", "f16", 3, 3, 1024, 1024, True, 5),
+    ("TILEC_ATTN_CHAIN_TAIL", "bf16", 2, 2, 1000, 700, True, 3),  # S_q > S_k: the first query blocks see no key
 ]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", GPU, ids=lambda c: "-".join(map(str, c)))
-def test_chained_split_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Against SDPA in f32 and the log-sum-exp, three launches with the same bits (`gpu_lse_check`)."""
+@pytest.mark.parametrize("case", GPU, ids=lambda c: "-".join(map(str, c[1:])) + ("-tail" if "TAIL" in c[0] else ""))
+def test_chained_split_or_tail_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Either switch against SDPA in f32 and the log-sum-exp, three launches with the same bits
+    (`gpu_lse_check`)."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("PyTorch has no CUDA device")
-    dtype, bh, hkv, sq, sk, causal, ctas = case
-    _env(monkeypatch, "1", "3")
+    var, dtype, bh, hkv, sq, sk, causal, ctas = case
+    _env(monkeypatch, "1", "3", var=var)
     monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
     gpu_lse_check(dtype, 64, bh, hkv, sq, sk, causal, sq + sk)
 
@@ -215,7 +225,17 @@ def test_where_the_chained_tail_applies(monkeypatch) -> None:  # type: ignore[no
     monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "1")
     both = print_gpu_kernel(lower_gpu(k64, "sm_90a", _short(LSE, 128)))
     assert "split.save" in both and "%in_tail" not in both
+    # `TILEC_ATTN_CHAIN=1` (every launch chained, the long keys' kernel too): the tail's walk only in the short
+    # keys' variant (it was in every chained kernel: a D = 128 one with it spilled past what test_attention_chain
+    # allows; the split never was)
     monkeypatch.delenv("TILEC_ATTN_CHAIN_SPLIT")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN", "1")
+    for k in (k64, k128):
+        on_ll = _ll(k, LSE)
+        monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+        assert _ll(k, LSE) == on_ll
+        monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "1")
+    monkeypatch.delenv("TILEC_ATTN_CHAIN")
     monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "many")
     with pytest.raises(ValueError, match="TILEC_ATTN_CHAIN_TAIL='many'"):
         lower_gpu(k64, "sm_90a", _short(LSE, 128))
@@ -255,43 +275,8 @@ def test_chained_tail_in_the_simulator(bm: int, bh: int, sq: int, sk: int, ctas:
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
 def test_chained_tail_kernel_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The benchmark's f16 kernel with `TILEC_ATTN_CHAIN_TAIL=1` through ptxas: no spills, no wgmma
-    serialised; (nvdisasm) walk A's and walk B's key loops without local memory, walk A's within 4
-    instructions of the variant's without the switch (ptxas 13.0: 647 against 646)."""
-    _env(monkeypatch, "1", var="TILEC_ATTN_CHAIN_TAIL")
-    facts = _short(_facts("oqkv", 3), 128)
-    ptx = emit_ptx(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", facts)
-    r = assemble(ptx, "sm_90a")
-    assert "C7515" not in r and "serialized" not in r, r.text
-    assert r.max_spill_stores == 0, r.text
-    loops = _key_loops(ptx)
-    if not loops:
-        return
-    assert len(loops) == 2, [len(x) for x in loops]
-    assert not [x for body in loops for x in body if x.startswith(("STL", "LDL"))], "a spill in a key loop"
-    _env(monkeypatch, "0", var="TILEC_ATTN_CHAIN_TAIL")
-    (base,) = _key_loops(emit_ptx(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", facts))
-    assert abs(len(loops[0]) - len(base)) <= 4, (len(loops[0]), len(base))
-
-
-# dtype, BH, S_q, S_k, CTAs (causal; std's flash_attention_lse, 128 x 128, D = 64, the short keys' variant)
-TAIL_GPU = [
-    ("f16", 3, 1024, 1024, 5),  # 8 query blocks a head: 12 pairs on 5 CTAs, the last 2 item rounds' 14 tiles
-    ("bf16", 2, 1000, 700, 3),  # S_q > S_k, 8 query blocks (the first see no key), GQA-free, on 3 CTAs
-]
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("case", TAIL_GPU, ids=lambda c: "-".join(map(str, c)))
-def test_chained_tail_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """`TILEC_ATTN_CHAIN_TAIL=1` against SDPA in f32 and the log-sum-exp, three launches with the same bits."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("PyTorch has no CUDA device")
-    dtype, bh, sq, sk, ctas = case
-    _env(monkeypatch, "1", "3", var="TILEC_ATTN_CHAIN_TAIL")
-    monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
-    gpu_lse_check(dtype, 64, bh, bh, sq, sk, True, sq + sk)
+    """`_assembles` under `TILEC_ATTN_CHAIN_TAIL=1` (ptxas 13.0: walk A's key loop 647 against 646)."""
+    assert "atom.acq_rel.gpu" not in _assembles(monkeypatch, "TILEC_ATTN_CHAIN_TAIL", "f16")
 
 
 @pytest.mark.gpu
@@ -335,8 +320,9 @@ def test_both_switches_make_two_variants(monkeypatch) -> None:  # type: ignore[n
     split's, a causal one of 5 query blocks a head the split's (no tail)."""
     from types import SimpleNamespace
 
+    from test_attention_tail import stubbed_device
+
     from tilelang.backend.gpu.passes import attention_tail
-    from tilelang.runtime.cuda import CudaDevice
 
     k = _std("flash_attention_lse", "f16", 128, 128, 64)
     facts = _short(LSE, 128)
@@ -350,14 +336,8 @@ def test_both_switches_make_two_variants(monkeypatch) -> None:  # type: ignore[n
     variant = lower_gpu(k, "sm_90a", form.refine(facts, attention_tail.KIND))
     assert variant.split is None and emit_llvm_text(variant, variant.facts, "")[0] == t_only
     base = lower_gpu(k, "sm_90a", LSE)  # the long keys' kernel: asks for the short variant, no tail request here
-    dev = CudaDevice.__new__(CudaDevice)
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
-
-    def stub(pk, key, fs, span):  # type: ignore[no-untyped-def]
-        first = len(key) == 1
-        return SimpleNamespace(short=base.short if first else None, persistent=1, split=None if first else form), key
-
-    dev._variant = stub  # type: ignore[method-assign]
+    dev = stubbed_device(SimpleNamespace(short=base.short, persistent=1, split=None),
+                         SimpleNamespace(short=None, persistent=1, split=form))
     for bh, s, causal, tail in ((512, 1024, True, True), (512, 1024, False, False), (8, 640, True, False)):
         args = [SimpleNamespace(shape=(bh, s, 64)), SimpleNamespace(shape=(bh, s))] + \
             [SimpleNamespace(shape=(bh, s, 64))] * 3 + [0.125, causal]

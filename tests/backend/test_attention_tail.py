@@ -195,16 +195,8 @@ def test_the_default_asks_for_the_tail_variant(monkeypatch) -> None:  # type: ig
     assert variant.split is None and "%in_tail" in vtext and "split.save" not in vtext and "split walk tail" in vtext
     # the runtime (`CudaDevice._choose`, `_variant` stubbed) on 132 SMs: causal S = 4096 runs the tail variant, the
     # full launch the base kernel, causal S = 1024 the short keys' variant (which asks for nothing)
-    from tilelang.runtime.cuda import CudaDevice
-
-    dev = CudaDevice.__new__(CudaDevice)
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
-
-    def stub(pk, key, fs, span):  # type: ignore[no-untyped-def]
-        base = len(key) == 1
-        return SimpleNamespace(short=gk.short if base else None, persistent=1, split=form if base else None), key
-
-    dev._variant = stub  # type: ignore[method-assign]
+    dev = stubbed_device(SimpleNamespace(short=gk.short, persistent=1, split=form),
+                         SimpleNamespace(short=None, persistent=1, split=None))
     for bh, s, causal, want in ((64, 4096, True, ("base", form.key(attention_tail.KIND))), (64, 4096, False, ("base",)),
                                 (256, 1024, True, ("base", gk.short.key()))):
         args = [SimpleNamespace(shape=(bh, s, 64))] * 4 + [0.125, causal]
@@ -220,6 +212,20 @@ def test_the_default_asks_for_the_tail_variant(monkeypatch) -> None:  # type: ig
         monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
         g1 = lower_gpu(k, "sm_90a", facts)
         assert g1.split is not None and [kind for kind, _ in g1.split.ons] == [attention_tail.KIND]
+
+
+def stubbed_device(first: object, later: object, sms: int = 132):  # type: ignore[no-untyped-def]
+    """A `CudaDevice` on `sms` SMs whose `_variant` compiles nothing: the kernel's first variant's ABI is
+    `first`, every later one's `later`, and the function it returns is the facts' key (so `_choose`'s answer
+    names the variant it picked)."""
+    from types import SimpleNamespace
+
+    from tilelang.runtime.cuda import CudaDevice
+
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=sms))
+    dev._variant = lambda pk, key, fs, span: (first if len(key) == 1 else later, key)  # type: ignore[method-assign]
+    return dev
 
 
 @SLOW

@@ -29,6 +29,7 @@ from collections import defaultdict
 import pytest
 from test_attention_pipeline import _facts
 from test_split_plan import _spied, _Walk
+from test_split_plan import _walk as split_plan_walk
 
 from tilelang.backend.codegen.split import SPLIT_ROUNDS
 from tilelang.backend.gpu import nodes as g
@@ -82,18 +83,7 @@ def _kernel(monkeypatch, var: str | None, edge: str = "0"):  # type: ignore[no-u
 
 
 def _walk(kp, c: int, P: int, bh: int, sq: int, sk: int, causal: bool) -> list[list]:  # type: ignore[no-untyped-def]
-    k, pos_ids = kp
-    ws = next(op for op in k.body.ops if isinstance(op, g.WarpSpecialize))
-    consumer = next(r for r in ws.roles if r.name == "consumer")
-    env: dict[int, object] = {p.value.id: causal if p.name == "causal" else 0.1
-                              for p in k.params if isinstance(p, ir.ScalarParam) or hasattr(p, "value")}
-    w = _Walks(k, pos_ids, env)
-    w.launch, w.grid = (c, 0, 0), (P, 1, 1)
-    w.dims = {"o": (bh, sq, 64), "q": (bh, sq, 64), "k": (bh, sk, 64), "v": (bh, sk, 64)}
-    w.current_pos = []
-    w.run([op for op in k.body.ops if not isinstance(op, (g.WarpSpecialize, ir.Yield))])
-    w.run(consumer.body.ops)
-    return w.pieces
+    return split_plan_walk(*kp, c, P, bh, bh, sq, sk, causal, _Walks)
 
 
 def _tiles(kp, P: int, bh: int, sq: int, sk: int, causal: bool) -> dict[tuple, list]:  # type: ignore[no-untyped-def]

@@ -173,12 +173,13 @@ _SPIED: dict[tuple[object, ...], tuple[g.GpuKernel, list[list[int]]]] = {}
 
 
 def _walk(k: g.GpuKernel, pos_ids: list[list[int]], c: int, P: int, bh: int, hkv: int, sq: int, sk: int,
-          causal: bool) -> list[list]:
+          causal: bool, walker: type[_Walk] | None = None) -> list[list]:
+    """CTA `c` of `P`'s consumer walk of kernel `k` (`walker`: `_Walk` or a subclass) on the launch's shape."""
     ws = next(op for op in k.body.ops if isinstance(op, g.WarpSpecialize))
     consumer = next(r for r in ws.roles if r.name == "consumer")
     env: dict[int, object] = {p.value.id: causal if p.name == "causal" else 0.1
                               for p in k.params if isinstance(p, ir.ScalarParam) or hasattr(p, "value")}
-    w = _Walk(k, pos_ids, env)
+    w = (walker or _Walk)(k, pos_ids, env)
     w.launch, w.grid = (c, 0, 0), (P, 1, 1)
     w.dims = {"o": (bh, sq, 64), "q": (bh, sq, 64), "k": (hkv, sk, 64), "v": (hkv, sk, 64)}
     w.current_pos = []

@@ -312,7 +312,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         wb = _Build(fresh)
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
         # the chained short keys' variant's causal tail in a walk of its own (`attention_csplit`, opt-in)
-        ct = csplit.tail_rounds() if ch is not None and ch.xr is None and pc is None and kv_first is None else 0
+        ct = csplit.tail_rounds() if p.short and ch is not None and ch.xr is None and pc is None and kv_first is None \
+            else 0  # (the short keys' variant only, as the split: not `TILEC_ATTN_CHAIN=1`'s long keys' kernels)
         walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None or pc is not None else 0,
                                 tiles.fastdiv(p.short), form=kind, tail=ct or n_tail)
         whole = None  # (with walk B: walk A's rounds, chained: whole tiles or the pairs before the tail)

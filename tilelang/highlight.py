@@ -61,7 +61,7 @@ BUILTIN_FUNCTIONS = (
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh",
     "sigmoid", "floor", "ceil", "erf", "pow", "fma", "maximum", "minimum", "where",
     # reductions and scans
-    "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cumprod",
+    "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
     # matrix
     "mma", "dot",
     # unsafe escape hatches

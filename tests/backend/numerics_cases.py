@@ -50,7 +50,7 @@ INT_UNARY = (E.NEG, E.NOT, E.ABS)
 INT_BINARY = (E.ADD, E.SUB, E.MUL, E.DIV, E.REM, E.MAXIMUM, E.MINIMUM, E.AND, E.OR, E.XOR, E.SHL, E.SHR,
               E.EQ, E.NE, E.LT, E.LE, E.GT, E.GE)
 REDUCES = (R.SUM, R.PROD, R.MAX, R.MIN, R.ARGMAX, R.ARGMIN)
-SCANS = (S.CUMSUM, S.CUMPROD)
+SCANS = (S.CUMSUM, S.CUMPROD, S.CUMMAX, S.CUMMIN)
 CAST_TYPES = (DType.BOOL, *INTS, *FLOATS)
 
 
@@ -322,7 +322,7 @@ def cases() -> list[Case]:
         wide = np.concatenate([rows, rows[::-1], rows], axis=1)[:-1, :100].copy()
         ops = (R.SUM, R.MAX, R.MIN, R.ARGMAX, R.ARGMIN)
         out.append(Case("reduce", dt, ops, (wide,), cols=128, warps=4, name="wide"))
-        out.append(Case("scan", dt, (S.CUMSUM,), (wide,), cols=128, warps=4, name="wide"))
+        out.append(Case("scan", dt, (S.CUMSUM, S.CUMMAX), (wide,), cols=128, warps=4, name="wide"))
     # one kernel a constant: short kernels keep each case's failure report
     # small (NVPTX code generation used to grow much faster than a kernel's
     # length, a u8 kernel of 112 ops 274 s; `-cgpp-huge-func=0` in

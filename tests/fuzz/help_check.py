@@ -60,7 +60,8 @@ def code_in(help_line: str) -> list[str]:
 
 def _key(code: str) -> str:
     """`code` without its casts, parentheses and spaces: what a cast help rewrites, as the source has it."""
-    return re.sub(r"[()\s]", "", re.sub(r"\s+as\s+[a-z0-9]+\b", "", code))
+    # (an integral float literal reads as its integer: the helps write `& 1` for `& 1.0`)
+    return re.sub(r"[()\s]", "", re.sub(r"\b(\d+)\.0\b", r"\1", re.sub(r"\s+as\s+[a-z0-9]+\b", "", code)))
 
 
 def _rewritten(text: str, d: object, code: str) -> list[tuple[int, int]]:
@@ -76,7 +77,9 @@ def _rewritten(text: str, d: object, code: str) -> list[tuple[int, int]]:
     want = _key(code)
     found = [(s, e) for s in range(lo, hi) for e in range(s + 1, hi + 1)
              if any(s <= a and b <= e for a, b in spans if lo <= a < hi) and text[s:e].count("(") ==
-             text[s:e].count(")") and _key(text[s:e]) == want and text[s] not in " (" and text[e - 1] != " "]
+             text[s:e].count(")") and _key(text[s:e]) == want and text[s] not in " (" and text[e - 1] != " "
+             and not (text[e].isalnum() or text[e] in "._")  # whole tokens: not `1` of `1.0`
+             and not (s > 0 and (text[s - 1].isalnum() or text[s - 1] == "_"))]
     return [min(found, key=lambda se: se[1] - se[0])] if found else []
 
 

@@ -1,8 +1,10 @@
 """Round 12 through the Python API (huser12, 2026-12-06; torch is not
 installed here): g06's small language-model block (RMSNorm with f16
 weights, a GEMV projection over token rows, the rotary embedding) called on
-NumPy arrays, as a host function of three launches and kernel by kernel,
-against NumPy; and the mistakes a NumPy user makes on the first day (a
+NumPy arrays, as a host function of three launches, kernel by kernel and as
+one recorded graph replayed on new inputs, against NumPy; g11's generic
+conv1d on float16 and float32 arrays (`T` from the arrays); and the
+mistakes a NumPy user makes on the first day (a
 float64 array from `np.random`, an f32 weight for an f16 parameter, a float
 position, an output passed without a partition or with a tile of the
 wrong rank, a weight of the wrong width), each refused with its code, the
@@ -127,3 +129,22 @@ def test_a_generic_kernel_takes_its_element_type_from_the_arrays(dtype: type) ->
     with pytest.raises(tilelang.TileError) as info:
         mod.conv1d(P(np.zeros((30, 24), np.float64), [8, 24]), x, w, b).sync()
     assert info.value.code == "E0504" and "`T` of kernel `conv1d` is" in str(info.value), str(info.value)
+
+
+def test_the_block_s_three_launches_replay_as_one_graph_on_new_tokens(mod: tilelang.Module) -> None:
+    """A decode step's shape: the three kernels recorded once in a `tilelang.graph()`, replayed for each new
+    token batch written into the same input array in place (a new array bound to the name would not be seen)."""
+    x, w, wq = _inputs(4, t=6)
+    y, q, o = np.zeros((6, 64), np.float16), np.zeros((6, 32), np.float32), np.zeros((6, 32), np.float32)
+    with tilelang.graph() as g:
+        mod.rmsnorm(P(y, [1, 64]), x, w).sync()
+        mod.project(P(q, [1, 16]), y, wq).sync()
+        mod.rotary(P(o, [1, 16]), q, 5, 10000.0).sync()
+    assert not o.any()  # recorded, not run
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x[:] = rng.standard_normal((6, 64)).astype(np.float32)
+        g.replay()
+        np.testing.assert_allclose(o, block_ref(x, w, wq, 5), rtol=1e-5, atol=1e-5)
+    g.replay(times=2)  # the same inputs twice: the same result
+    np.testing.assert_allclose(o, block_ref(x, w, wq, 5), rtol=1e-5, atol=1e-5)

@@ -10,7 +10,7 @@ examples/ alone.
   kernel (`cos`/`sin` of `arange` products taken mod N), the power spectrum,
   and the inverse transform back to the rows (a device function returning a
   tuple of tiles).
-- g03: Conway's life on a 12 x 20 torus of u8 cells, 8 generations: wrapped
+- g03: Conway's life on a 12 x 20 torus of u8 cells, 4 generations: wrapped
   rows by tile index `(r + h - 1) % h`, wrapped columns by a circulant 0/1
   matrix, boards swapped by moves, the population counted by a u32 atomic.
 - g04: batch normalisation's training forward: per-block count, mean and M2
@@ -44,6 +44,16 @@ examples/ alone.
   the sequence's element type (f32 and f16; test_user_api12 calls it on
   float16 and float32 arrays): rows read one at a time at any row, t - k < 0
   reading zeros, stored into nested row tiles.
+- g12: an embedding's forward (a gather of [1, D] rows at token ids read
+  from a tensor, a padding id -1 reading zeros) and backward (a scatter-add
+  of gradient rows with `atomic_add`, ids repeating, padding skipped by a
+  branch), then a strided reduction on the host (every third column by a
+  reshape and a masked sum).
+- g13: `cummax` and `cummin`, new built-ins (NumPy's `maximum.accumulate`,
+  PyTorch's `cummax`; round 11 had only a help for them, a masked [N, N]
+  maximum): f32 rows with NaN, infinities and signed zeros (checked bit for
+  bit: `maximum`'s rules), i32, u8 past 127, f16, a column scan, and a
+  running maximum drawdown of price rows read with `-inf` padding.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -83,7 +93,7 @@ def _g02(t: Tensors, out: str) -> None:
     np.testing.assert_allclose(t["im"], spec.imag, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(t["pw"], np.abs(spec) ** 2, rtol=1e-4, atol=1e-3)
     np.testing.assert_allclose(t["y"], x, rtol=1e-4, atol=1e-4)
-    assert out == "[20, 64] true\n"
+    assert out == "[12, 64] true\n"
 
 
 def _g03(t: Tensors, out: str) -> None:
@@ -91,14 +101,14 @@ def _g03(t: Tensors, out: str) -> None:
     a = (((i * 7 + i // 20 * 3) % 5) == 0).astype(np.int64)
     np.testing.assert_array_equal(t["first"], a)
     pops = []
-    for _ in range(8):
+    for _ in range(4):
         n = sum(np.roll(np.roll(a, dr, 0), dc, 1) for dr in (-1, 0, 1) for dc in (-1, 0, 1)) - a
         a = ((n == 3) | ((n == 2) & (a == 1))).astype(np.int64)
         pops.append(a.sum())
     assert t["a"].dtype == np.uint8
     np.testing.assert_array_equal(t["a"], a)
     np.testing.assert_array_equal(t["pop"], pops)
-    assert out == f"Tensor<u32, [8]> [{', '.join(str(p) for p in pops)}] {pops[-1]} {t['first'].sum()}\n"
+    assert out == f"Tensor<u32, [4]> [{', '.join(str(p) for p in pops)}] {pops[-1]} {t['first'].sum()}\n"
 
 
 def _g04(t: Tensors, out: str) -> None:
@@ -200,6 +210,56 @@ def _g11(t: Tensors, out: str) -> None:
     assert out == "[30, 24] true\n"
 
 
+def _g12(t: Tensors, out: str) -> None:
+    ids, w, g = t["ids"], t["w"], t["grad"].astype(np.float64)
+    kept = ids >= 0
+    assert (~kept).any() and (np.bincount(ids[kept]) > 1).any()  # padding, and ids that repeat
+    np.testing.assert_array_equal(t["out"], np.where(kept[:, None], w[np.clip(ids, 0, None)], 0))
+    dw = np.zeros((10, 12))
+    np.add.at(dw, ids[kept], g[kept])
+    np.testing.assert_allclose(t["dw"], dw, rtol=1e-5, atol=1e-6)  # f32 atomics: any order
+    np.testing.assert_allclose(t["third"], dw[:, ::3], rtol=1e-5, atol=1e-6)
+    mean = float(out.split()[-1])
+    assert abs(mean - dw[:, ::3].mean()) < 1e-5
+    assert out.startswith("[18, 12] 5 [10, 4] ")
+
+
+def _running(x: np.ndarray, larger: bool) -> np.ndarray:
+    """IEEE 754-2019 maximum (minimum) along the last axis, one element at a time: a NaN from where it is met
+    on, -0.0 < +0.0."""
+    out = x.copy()
+    for i in range(1, x.shape[-1]):
+        a, b = out[..., i - 1], x[..., i]
+        best = np.where(np.isnan(a) | np.isnan(b), np.nan, np.maximum(a, b) if larger else np.minimum(a, b))
+        zeros = (a == 0) & (b == 0)
+        signed = np.where(np.signbit(a) & np.signbit(b), -0.0, 0.0) if larger else \
+            np.where(np.signbit(a) | np.signbit(b), -0.0, 0.0)
+        out[..., i] = np.where(zeros, signed, best)
+    return out
+
+
+def _g13(t: Tensors, out: str) -> None:
+    x = t["x"]
+    assert np.isnan(x).any() and np.isinf(x).any() and ((x == 0) & np.signbit(x)).any()
+    for got, want in ((t["mx"], _running(x, True)), (t["mn"], _running(x, False))):
+        np.testing.assert_array_equal(got, want)  # NaN where NaN
+        assert (np.signbit(got) == np.signbit(want)).all()  # the zeros' signs too
+    with np.errstate(invalid="ignore"):  # NaN and infinities cast: 0 and the saturated ends (the reference's rule)
+        xd = x.astype(np.float64)  # (multiples of 0.25: x * 10 is exact in f32 too)
+        i = np.where(np.isfinite(xd), xd * 10, np.where(np.isnan(xd), 0, np.sign(xd) * 2.0**40))
+    i = np.clip(np.trunc(i), -2**31, 2**31 - 1).astype(np.int64)
+    np.testing.assert_array_equal(t["im"], np.minimum.accumulate(i, axis=1))
+    np.testing.assert_array_equal(t["um"], np.maximum.accumulate((i % 256).astype(np.uint8), axis=1))
+    assert (t["um"] > 127).any()
+    h = x.astype(np.float16)
+    np.testing.assert_array_equal(t["hm"], _running(h, True))
+    xi = t["xi"]
+    np.testing.assert_array_equal(t["cm"], np.maximum.accumulate(xi, 0) - np.minimum.accumulate(xi, 0))
+    p = t["prices"].astype(np.float64)
+    np.testing.assert_allclose(t["dd"][:, 0], (np.maximum.accumulate(p, 1) - p).max(1), rtol=1e-6, atol=1e-5)
+    assert out == "true inf -inf 0.0 -4.0 true\n"
+
+
 CHECKS = {
     "g01_pooling": _g01,
     "g02_dft_matmul": _g02,
@@ -212,6 +272,8 @@ CHECKS = {
     "g09_logcumsumexp": _g09,
     "g10_bilinear_upsample": _g10,
     "g11_causal_conv1d_generic": _g11,
+    "g12_embedding_grad": _g12,
+    "g13_cummax_cummin": _g13,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

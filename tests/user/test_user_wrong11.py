@@ -199,7 +199,7 @@ _NUMPY = {  # name: (inputs, what NumPy gives, rtol)
     "isnan": (_SPECIAL, np.isnan, 0), "isinf": (_SPECIAL, np.isinf, 0), "isfinite": (_SPECIAL, np.isfinite, 0),
     "square": (_X, np.square, 1e-7), "reciprocal": (_POS, np.reciprocal, 1e-7), "cbrt": (_X, np.cbrt, 1e-5),
     "softplus": (_X, lambda v: np.log1p(np.exp(v)), 1e-5),
-    "cummax": (_X[::-1], np.maximum.accumulate, 0), "cummin": (_X, np.minimum.accumulate, 0),
+    # (cummax and cummin are built-ins since round 12: test_user_programs12)
 }
 
 

@@ -35,6 +35,11 @@ applied by the letter.
   size work: a tile of 4 fits a dimension of 4 exactly". For a tile smaller
   than the tensor it says the type makes the tensor one tile long and to
   declare the dimension `?` (or give the partition the tensor's size).
+- g08 `x.sum()` of a kernel's tensor parameter (E0103): "`sum` is a method
+  of tiles or host tensors: call it on one of those"; the help writes the
+  tile read (`x.load_like(z).sum(axis)`, `z` the kernel's own `&mut`) and
+  says what a whole tensor's sum takes (every block: atomics or
+  `last_block`, or the host).
 - round 11's two partial helps that `tests/fuzz/help_check.py` reported: w25
   (`z.load() << 2` of an f32 tile: the cast to i32 first, the cast back in
   the help's second half) now gives the whole fix as one piece of code, and
@@ -82,6 +87,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
     "g07_input_typed_as_one_tile": ("declare this dimension of the tensor parameter `?`",
                                     [("x: &Tensor<f32, [B]>", "x: &Tensor<f32, [?]>")],
                                     "Tensor<f32, [8]> [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 1.0, 1.0]\n"),  # 0 past x, + 1
+    "g08_sum_of_a_tensor_parameter": ("`x.load_like(z).sum(axis)` for the tile at `z`'s position",
+                                      [("x.load_like(z) / x.sum()", "x.load_like(z) / x.load_like(z).sum(0)")],
+                                      "Tensor<f32, [8]>\n[       0.1,        0.2,        0.3,        0.4,  0.1923077, "
+                                      "0.23076923,\n 0.26923078, 0.30769232]\n"),  # each block's share of its sum
 }
 
 
@@ -308,3 +317,71 @@ def test_a_std_function_as_a_method_of_a_host_tensor_is_sent_into_a_kernel(tmp_p
     f.write_text("fn main() {\n    let x = randn::<f32>([4, 8], 1);\n    print(x.softmax(1));\n}\n", encoding="utf-8")
     d = first_error(f)
     assert d.code == "E0103" and "`z.store(softmax(x.load_like(z)))` with `x` passed as `&x`" in d.help[0], d.help
+
+
+@pytest.mark.parametrize(("generics", "braced"), [
+    ("<N, 2 * N>", "`{ 2 * N }`"), ("<N, N + 1>", "`{ N + 1 }`"), ("<N, (N - 1) / 2>", "`{ (N - 1) / 2 }`"),
+    ("<N, [N]+>", None),  # a fuzz mutant (seed 251): a shape's typo, not an expression to brace (it said `{ [B]+ }`)
+])
+def test_the_braces_help_writes_the_argument_it_reads(generics: str, braced: str | None, tmp_path: Path) -> None:
+    f = tmp_path / "t.tile"
+    f.write_text(f"fn main() {{\n    let n = f::{generics}(1);\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0002", d.code
+    assert (braced in d.help[0]) if braced else ("braces" not in d.help[0]), d.help
+
+
+def test_a_quote_before_a_call_is_stray(tmp_path: Path) -> None:
+    # a fuzz mutant (seed 251, case 865): `load(["block_id(0), block_id(1)])` was told to close the string after
+    # `block_id(0)`, a string in a tile index; what follows the quote is a call: code, a stray quote
+    f = tmp_path / "q.tile"
+    f.write_text('fn main() {\n    let x = arange::<f32>(4);\n    print(x.sum(["block_id(0), 1]));\n}\n', encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0008" and d.help[0].startswith("remove this `\"` if it does not belong"), d.help
+    f.write_text('fn main() {\n    print("total: {}, 3);\n}\n', encoding="utf-8")  # text: close it
+    assert first_error(f).help[0] == 'add the closing `"` where the text ends: `"total: {}", 3);`'
+
+
+@pytest.mark.parametrize(("line", "hint", "fixed"), [
+    # fuzz seed 263 case 518: a mix inside a tile index was cast to `i64`, which the index then refused
+    ("    z.store(x.partition([B]).load([block_id(0) + 0i64]));", "`0i64 as i32` (a tile index is an `i32`)",
+     "    z.store(x.partition([B]).load([block_id(0) + (0i64 as i32)]));"),
+    # case 1240: `&` of an f32 tile and an i64 was told `1i64 as f32`, which `&` then refused
+    ("    z.store(x.load_like(z) & 1i64);", "`((x.load_like(z) as i64) & 1i64) as f32`",
+     "    z.store(((x.load_like(z) as i64) & 1i64) as f32);"),
+])
+def test_mix_helps_inside_an_index_or_a_bitwise_operation(line: str, hint: str, fixed: str, tmp_path: Path) -> None:
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n" + line + "\n}\n"
+           "fn main() {\n    let x = arange::<f32>(8);\n    let mut z = zeros::<f32>([8]);\n"
+           "    k(z.partition([4]), &x).sync();\n    print(z);\n}\n")
+    f = tmp_path / "k.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and hint in d.help[0], d.help
+    f.write_text(src.replace(line, fixed), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    assert run_program(f)[1].startswith("Tensor<f32, [8]> [")
+    assert help_check.check_text("k", src, tmp_path) == []  # the help, applied by help_check, checks clean
+
+
+def test_store_aware_helps_of_where_and_full(tmp_path: Path) -> None:
+    """Fuzz seed 277: a mix inside `where` stored into f16 offered `where(..) as f32` first (the store then
+    refused it), and `z.store(full::<f32>([B], n))` of an i32 `n` into an i32 `z` was told `n as f32` (then
+    f32 stored into i32, a second error): `where`'s mix casts toward the store, `full`'s turbofish is named."""
+    f = tmp_path / "k.tile"
+    src = ("kernel fn k<const B: i32>(h: &mut Tensor<f16, [B]>, z: &mut Tensor<i32, [B]>) {\n"
+           "    let i = arange::<i32>(B);\n"
+           "    h.store(where(i == 0, full::<f32>([B], 1.5), full::<f16>([B], 2.5)));\n"
+           "    let n = block_id(0) + 7;\n    z.store(full::<f32>([B], n));\n}\n"
+           "fn main() {\n    let mut h = zeros::<f16>([4]);\n    let mut z = zeros::<i32>([4]);\n"
+           "    k(h.partition([4]), z.partition([4])).sync();\n    print(h, z);\n}\n")
+    f.write_text(src, encoding="utf-8")
+    errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0201", "E0203"], [(d.code, d.message) for d in errs]
+    assert errs[0].help == ("cast with `as`: `full::<f32>([B], 1.5) as f16` (the result is stored into a tile of "
+                            "`f16`)",), errs[0].help
+    assert errs[1].help[0].startswith("write the value's type in the turbofish") and "`full::<i32>(..)`" in \
+        errs[1].help[0], errs[1].help
+    f.write_text(src.replace("full::<f32>([B], 1.5)", "(full::<f32>([B], 1.5) as f16)")
+                 .replace("full::<f32>([B], n)", "full::<i32>([B], n)"), encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f16, [4]> [1.5, 2.5, 2.5, 2.5] Tensor<i32, [4]> [7, 7, 7, 7]\n"

@@ -504,7 +504,23 @@ _REDUCE: dict[ReduceOp, Callable[[np.ndarray, int], np.ndarray]] = {
 _SCAN: dict[ScanOp, Callable[[np.ndarray, int], np.ndarray]] = {
     ScanOp.CUMSUM: lambda c, axis: np.cumsum(c, axis=axis, dtype=c.dtype),
     ScanOp.CUMPROD: lambda c, axis: np.cumprod(c, axis=axis, dtype=c.dtype),
+    ScanOp.CUMMAX: lambda c, axis: running_extreme(c, axis, True),
+    ScanOp.CUMMIN: lambda c, axis: running_extreme(c, axis, False),
 }
+
+
+def running_extreme(c: np.ndarray, axis: int, larger: bool) -> np.ndarray:
+    """`cummax`/`cummin`: the running `ieee_maximum`/minimum along `axis` (NaN from the first NaN on; a zero
+    result is +0.0 (-0.0) once a +0.0 (-0.0) has been seen, as a chain of `maximum`s gives)."""
+    r = (np.maximum if larger else np.minimum).accumulate(c, axis=axis)
+    if r.dtype.kind != "f":
+        return r
+    zero = r == 0
+    if not np.any(zero):
+        return r
+    seen = np.logical_or.accumulate((c == 0) & (np.signbit(c) != larger), axis=axis)  # a +0 (max) / -0 (min)
+    return np.where(zero, np.where(seen, np.asarray(0.0 if larger else -0.0, r.dtype),
+                                   np.asarray(-0.0 if larger else 0.0, r.dtype)), r)
 
 
 def reduce(op: ReduceOp, x: np.ndarray, dt: DType, axis: int) -> np.ndarray:

@@ -42,12 +42,6 @@ MATH_HABITS: dict[str, str] = {
     "outer": "`a.reshape([M, 1]) * b.reshape([1, N])`",
     "norm": "`sqrt(({x} * {x}).sum(k))` along axis k",
     "count_nonzero": "`(({x} != 0.0) as i32).sum(k)` along axis k",
-    "cummax": "Tile's scans are `cumsum` and `cumprod`; a running maximum of a 1-D tile of N is a masked maximum, "
-              "`where(arange::<i32>(N).reshape([1, N]) <= arange::<i32>(N).reshape([N, 1]), "
-              "{x}.reshape([1, N]), f32::NEG_INFINITY).max(1)`",
-    "cummin": "Tile's scans are `cumsum` and `cumprod`; a running minimum of a 1-D tile of N is a masked minimum, "
-              "`where(arange::<i32>(N).reshape([1, N]) <= arange::<i32>(N).reshape([N, 1]), "
-              "{x}.reshape([1, N]), f32::INFINITY).min(1)`",
     "popcount": "Tile has no bit-count built-ins: count with shifts and masks (`x - ((x >> 1) & 0x55555555u32)`, "
                 "..., the SWAR count)",
     "clz": "Tile has no bit-count built-ins: find the highest set bit with shifts and masks",

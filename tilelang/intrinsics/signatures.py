@@ -195,6 +195,10 @@ _fn("cumsum", B, ("x", "axis"), "cumsum(x: Tile<T, S> | Tensor<T, S>, axis: i32)
     "inclusive prefix sum along an axis", "scan", optional=1)
 _fn("cumprod", B, ("x", "axis"), "cumprod(x: Tile<T, S> | Tensor<T, S>, axis: i32) -> same type",
     "inclusive prefix product along an axis", "scan", optional=1)
+_fn("cummax", B, ("x", "axis"), "cummax(x: Tile<T, S> | Tensor<T, S>, axis: i32) -> same type",
+    "running maximum along an axis", "scan", optional=1)
+_fn("cummin", B, ("x", "axis"), "cummin(x: Tile<T, S> | Tensor<T, S>, axis: i32) -> same type",
+    "running minimum along an axis", "scan", optional=1)
 
 # ---------------------------------------------------------------- matrix
 _fn("mma", K, ("a", "b", "acc"),
@@ -254,6 +258,10 @@ _m("cumsum", B, ("tile", "tensor"), ("axis",), "t.cumsum(axis) -> same type",
    "inclusive prefix sum along an axis", "scan", optional=1)
 _m("cumprod", B, ("tile", "tensor"), ("axis",), "t.cumprod(axis) -> same type",
    "inclusive prefix product along an axis", "scan", optional=1)
+_m("cummax", B, ("tile", "tensor"), ("axis",), "t.cummax(axis) -> same type",
+   "running maximum along an axis", "scan", optional=1)
+_m("cummin", B, ("tile", "tensor"), ("axis",), "t.cummin(axis) -> same type",
+   "running minimum along an axis", "scan", optional=1)
 for _name, _doc in UNARY_MATH.items():
     _m(_name, B, ("tile", "tensor", "scalar"), (), f"x.{_name}() -> same type", _doc, "unary_math")
 _m("pow", B, ("tile", "tensor", "scalar"), ("y",), "x.pow(y) -> x to the power y",

@@ -283,6 +283,8 @@ class ScanOp(Enum):
 
     CUMSUM = "cumsum"
     CUMPROD = "cumprod"
+    CUMMAX = "cummax"  # running maximum (NaN-propagating, -0.0 < +0.0, as `maximum`)
+    CUMMIN = "cummin"
 
 
 class AtomicOp(Enum):

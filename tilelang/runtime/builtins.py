@@ -103,10 +103,11 @@ UNARY_MATH: dict[str, Callable[[Any], Any]] = {
     "ceil": np.ceil, "erf": lambda x: num.erf_f64(np.asarray(x, np.float64)).astype(np.asarray(x).dtype),
 }
 REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
+SCANS = ("cumsum", "cumprod", "cummax", "cummin")
 
 HOST_FUNCTIONS = frozenset({
     "zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "print",
-    "assert", "assert_close", "maximum", "minimum", "where", "pow", "cumsum", "cumprod", "fma", *UNARY_MATH,
+    "assert", "assert_close", "maximum", "minimum", "where", "pow", *SCANS, "fma", *UNARY_MATH,
     *REDUCTIONS,
 })
 
@@ -509,7 +510,7 @@ class Builtins:
                 return self.reduce(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "maximum" | "minimum" | "where":
                 return self._select(name, pos, call)
-            case "cumsum" | "cumprod" if isinstance(pos[0], Tensor):
+            case _ if name in SCANS and isinstance(pos[0], Tensor):
                 return self._scan(name, pos[0], pos[1] if len(pos) > 1 else None, call)
             case "pow":
                 return self.pow(pos[0], pos[1], call)
@@ -751,9 +752,10 @@ class Builtins:
         return to_scalar(_num(np.asarray(r)[()]), dt)
 
     def _scan(self, name: str, t: Tensor, axis: Any, node: Any) -> Tensor:
-        """Inclusive prefix sum (`cumsum`) or product (`cumprod`) along an
-        axis, in the tensor's type: integers wrap, floats accumulate in order
-        (f16/bf16 in f32, rounded once), as the interpreter's scan does."""
+        """Inclusive prefix sum (`cumsum`), product (`cumprod`), maximum or
+        minimum (`cummax`, `cummin`) along an axis, in the tensor's type:
+        integers wrap, floats accumulate in order (f16/bf16 in f32, rounded
+        once), as the interpreter's scan does."""
         ax = 0 if axis is None else int(axis)
         if not -t.rank <= ax < t.rank:
             raise TileError(Diagnostic.error(
@@ -926,7 +928,7 @@ class Builtins:
                     if bad is not None:
                         raise _out_of_bounds(bad, mc)
                     return to_scalar(_num(recv.numpy().reshape(())[()]), recv.dtype)
-                case "cumsum" | "cumprod":
+                case _ if name in SCANS:
                     return self._scan(name, recv, pos[0] if pos else None, mc)
         if isinstance(recv, (list, tuple)) and name == "len":
             return len(recv)

@@ -67,6 +67,20 @@ _GRAPH_EFFECTS = frozenset({"print", "assert", "assert_close", "load_npy"})
 _GRAPH_EFFECT_METHODS = frozenset({"replay", "save_npy"})
 
 
+# calls whose `[i, j]` argument is a tile index (an `i32` each, in a kernel)
+_INDEXED = frozenset(("load", "load_padded", "store", "prefetch", "atomic_add", "atomic_max", "atomic_min",
+                      "store_unchecked"))
+
+
+def _index_context(tcx: CheckCx, args: Any) -> None:
+    """A tile index's elements are `i32`: a mix inside one (`j + 1i64`) casts toward it (round 12, fuzz seed
+    263: the help cast `j as i64`, and the index was then refused as an `i64`)."""
+    for a in args:
+        if isinstance(a.value, ast.ArrayExpr):
+            for x in a.value.elems:
+                tcx.store_dtypes.setdefault(x, (DType.I32, "a tile index is an `i32`"))
+
+
 def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type:
     callee = e.callee
     sym: Symbol | None
@@ -81,6 +95,8 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
         if sym is None:
             sig = FUNCTIONS.get(name)
             if sig is not None:
+                if fx.in_kernel and name in _INDEXED:
+                    _index_context(tcx, e.args)
                 bsym = tcx.builtin_syms.setdefault(name, Symbol(SymbolKind.BUILTIN, name, signature=sig,
                                                                 qualname=name))
                 tcx.program.symbols[e] = bsym
@@ -588,6 +604,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         held = rty.tensor if isinstance(rty, TileViewT) else deref(rty)
         if isinstance(held, TensorT) and isinstance(held.dtype, DType):
             tcx.store_dtypes[e.args[0].value] = (held.dtype, f"the result is stored into a tile of `{held.dtype}`")
+    if fx.in_kernel and name in _INDEXED:
+        _index_context(tcx, e.args)
     # `x.shape()` in a kernel, `z.load()` on the host: a tensor method of the
     # other context, reported as a context error by `_builtin_call`
     other = {"param": "tensor", "tensor": "param"}.get(kind)
@@ -676,6 +694,16 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
         # too long to repeat: not `x`, which may name another value of the program
         return (f"the value `.{e.method.name}` is called on is a scalar: make a {what} of it with "
                 f"`full::<{dt}>([1], value)`")
+    if kind == "param" and "tile" in receivers and x and x.isidentifier():
+        # `x.sum()` of a kernel's tensor parameter (a NumPy habit, round 12): a kernel reads tiles
+        own = next((p for p in (fx.info.decl.params if fx.info is not None and fx.info.is_kernel else ())
+                    if isinstance(p.ty, ast.RefType) and p.ty.mutable), None)
+        at = own.name.name if own is not None else ".."
+        return (f"a kernel reads `{x}` through tiles: `{x}.load_like({at}).{e.method.name}(axis)` for the tile at "
+                f"{f'`{at}`' if own is not None else 'a `&mut` parameter'}'s position, or "
+                f"`{x}.partition([..]).load([..])`; the whole tensor's "
+                f"`{e.method.name}` needs every block (`atomic_*` in `unsafe`, or `last_block(axis)`) or is "
+                "computed on the host and passed in")
     return f"`{e.method.name}` is a method of {owners}: call it on one of those, not on a `{rty}`"
 
 

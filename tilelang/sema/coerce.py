@@ -79,13 +79,15 @@ def _tensor_fits(found: TensorT, want: TensorT) -> bool:
 _NO_VALUE = frozenset({"atomic_add", "atomic_max", "atomic_min", "store_unchecked"})
 
 
-def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any) -> None:
+def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any, help_: str | None = None) -> None:
     d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", node.span,
                 f"expected `{want}`, found `{found}`")
     if why is not None:
         d = d.secondary(why.span, "expected because of this")
     fe, we = elem_of(found), elem_of(want)
-    if isinstance(fe, DType) and isinstance(we, DType) and fe != we and \
+    if help_ is not None:
+        d = d.with_help(help_)
+    elif isinstance(fe, DType) and isinstance(we, DType) and fe != we and \
             isinstance(found, (ScalarT, TileT, TensorT)):
         d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
     elif isinstance(found, TensorT) and isinstance(want, RefT):

@@ -283,16 +283,27 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
                          f"no implicit conversion between `{ea}` and `{eb}`")
                  .secondary(lhs.span, f"this is `{lt}`")
                  .secondary(rhs.span, f"this is `{rt}`")
-                 .with_help(_mixed_help(tcx, lhs, rhs, ea, eb, compound, stored)))
+                 .with_help(_mixed_help(tcx, lhs, rhs, ea, eb, compound, stored, op)))
         return None
     return ea
 
 
 def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT, compound: bool,
-                stored: Any = None) -> str:
+                stored: Any = None, op: str = "") -> str:
     """Cast the narrower side; in `acc += x` the target cannot be cast (a
     Triton port's f16 accumulator of an f32 `dot`): cast the right side, or
-    declare the target with the wider type."""
+    declare the target with the wider type. A bitwise operation or shift of
+    a float and an integer casts the float to the integer (the float would
+    be refused next), and back where the result is stored into floats."""
+    if op in ("&", "|", "^", "<<", ">>") and not compound and isinstance(ea, DType) and isinstance(eb, DType) \
+            and ea.is_float != eb.is_float and DType.BOOL not in (ea, eb):
+        it = eb if ea.is_float else ea
+        whole = (f"({tcx.cast_snippet(lhs)} as {it}) {op} {tcx.cast_snippet(rhs)}" if ea.is_float else
+                 f"{tcx.cast_snippet(lhs)} {op} ({tcx.cast_snippet(rhs)} as {it})")
+        if stored is not None and isinstance(stored[0], DType) and stored[0].is_float:
+            return f"`{op}` is defined on integers: cast the float side, and the result back ({stored[1]}): " \
+                   f"`({whole}) as {stored[0]}`"
+        return f"`{op}` is defined on integers: cast the float side: `{whole}`"
     wider = _wider(ea, eb)
     if not compound or wider == ea:
         narrow, wide = (rhs, lhs) if wider == ea else (lhs, rhs)

@@ -132,7 +132,15 @@ def _rule_fill(tcx: CheckCx, cx: CallCx) -> Type:
         vty, v = cx.arg_tys[1], cx.args[1]
         want = ScalarT(elem)
         if not coerce(tcx, vty, want, v):
-            mismatch(tcx, want, vty, v, cx.generics[0] if cx.generics else None)
+            stored = tcx.store_dtypes.get(cx.node)
+            turbo = cx.generics[0] if cx.generics else None
+            # `z.store(full::<f32>([B], i))` of an i32 `i` into an i32 `z`: the turbofish is what is wrong
+            fix = (f"write the value's type in the turbofish ({stored[1]}): `full::<{vty.dtype}>(..)`"
+                   if turbo is not None and stored is not None and isinstance(vty, ScalarT)
+                   and stored[0] == vty.dtype else None)
+            mismatch(tcx, want, vty, v, turbo, fix)
+            if fix is not None:
+                return ERROR  # (the store would say it again: f32 stored into i32)
         else:
             settle(tcx, v, want)
     if shape is None:
@@ -256,8 +264,10 @@ def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type
                                     f"found `{t}`")
                             .with_help("pass tiles or scalars"))
     acc_t, acc_e = tys[0], exprs[0]
+    stored = tcx.store_dtypes.get(cx.node)  # `h.store(where(c, f32_tile, f16_tile))`: cast toward the store
     for t, x in zip(tys[1:], exprs[1:], strict=False):
-        r = binary_types(tcx, unify or ("+" if not float_only else "*"), acc_t, t, acc_e, x, cx.span, cx.fx)
+        r = binary_types(tcx, unify or ("+" if not float_only else "*"), acc_t, t, acc_e, x, cx.span, cx.fx,
+                         stored=stored)
         if is_poison(r):
             return ERROR
         acc_t = r

@@ -65,7 +65,9 @@ def _string_close_help(code: str, at: int) -> str:
                 "`,` before it if it starts another argument")
     line = code[at + 1:].split("\n", 1)[0]
     m = re.fullmatch(r"([^\"\\]*?)(, [^\"]*\)\s*;?)\s*", line)
-    if m is not None and any(m.group(1).count(a) != m.group(1).count(b) for a, b in ("[]", "()", "{}")):
+    if m is not None and (any(m.group(1).count(a) != m.group(1).count(b) for a, b in ("[]", "()", "{}"))
+                          or re.fullmatch(r"[\w.:]+\([\w\s.,:()+*/%-]*\)", m.group(1).strip())):
+        # (round 12, fuzz seed 251: `load(["block_id(0), block_id(1)])`: the "text" is a call, code)
         # `ones::<f32>("[256, 256]);`: the "text" opens a bracket the rest closes: code, a stray quote before it
         return "remove this `\"` if it does not belong (what follows it reads as code), or add a closing `\"`"
     if m is not None and m.group(1):
@@ -291,7 +293,7 @@ class ErrorReporter:
             stmt_start = max(code.rfind(c, 0, start) for c in "{};") + 1
             if _IF_WHILE.search(code, stmt_start, start):
                 return d.with_help("use `==` to compare two values")
-        if text in ("*", "+", "-", "/", "%") and "`>`" in d.message:
+        if text in ("*", "+", "-", "/", "%") and ("`>`" in d.message or "`)`" in d.message):
             braced = _generic_expression(code, start)
             if braced is not None:
                 return d.with_help(braced)
@@ -449,7 +451,7 @@ class ErrorReporter:
                 d = d.with_help("statements belong inside the body of a `fn`, e.g. `fn main() { ... }`")
             return d
 
-        what = self._describe(expected)
+        what = self._describe(expected, str(tok))
         d = (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected {what}, found {found}")
              .primary(here, "unexpected token"))
         if (str(tok) in (":", "::") and "RSQB" in expected and len(stack) >= 3
@@ -479,7 +481,7 @@ class ErrorReporter:
             end += 1
         return self.code.count(":", start, end) >= 2
 
-    def _describe(self, expected: set[str]) -> str:
+    def _describe(self, expected: set[str], found: str = "") -> str:
         if not expected:
             return "nothing more"
         if {"NAME", "NUMBER"} <= expected and "MINUS" in expected and len(expected) > 12:
@@ -493,7 +495,8 @@ class ErrorReporter:
         words = [self.vocab.expected(n) for n in self._ordered(plain)]
         if len(words) > 6:
             words = [*words[:6], "…"]
-        if len(ops) >= 2:
+        if len(ops) >= 2 and not (found in ("+", "-", "*", "/", "%") and len(ops) < 4):
+            # (an arithmetic operator found where `>` or `<` may come is not told "expected .. an operator")
             words.append("an operator")
         else:
             words.extend(self.vocab.expected(n) for n in self._ordered(ops))
@@ -677,7 +680,7 @@ def _generic_expression(code: str, at: int) -> str | None:
     and the argument's end (`,` or `>` on the line) are found."""
     line_start = code.rfind("\n", 0, at) + 1
     opened = code.rfind("<", line_start, at)
-    if opened < 0 or ">" in code[opened:at] or "(" in code[opened:at]:
+    if opened < 0 or ">" in code[opened:at] or ("(" in code[opened:at] and code[opened - 2:opened] != "::"):
         return None
     first = max(opened, code.rfind(",", opened, at)) + 1
     nl = code.find("\n", at)
@@ -686,7 +689,8 @@ def _generic_expression(code: str, at: int) -> str | None:
     if not ends:
         return None
     arg = code[first:min(ends)].strip()
-    if not arg or "{" in arg:
+    # an expression of names and numbers on both sides of the operator (`2 * N`), not a shape's `[B]+` typo
+    if not re.fullmatch(r"[\w\s()]+[-+*/%][\w\s()*+/%-]*\w[\w\s()]*", arg):
         return None
     return f"a generic argument computed from others goes in braces, as in Rust: `{{ {arg} }}`"
 

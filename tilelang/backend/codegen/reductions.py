@@ -327,7 +327,7 @@ class ReductionOps(MemoryOps):
             if dt is DType.BOOL:
                 return self.emit(f"and i1 {acc}, {v}")
             return self.emit(f"{'fmul' if dt.is_float else 'mul'} {ty} {acc}, {v}")
-        eop = E.MAXIMUM if rop is R.MAX else E.MINIMUM
+        eop = E.MAXIMUM if rop in (R.MAX, S.CUMMAX) else E.MINIMUM
         if dt.is_float:
             return self.felem(eop, [acc, v], dt, ty)
         return self.ielem(eop, [acc, v], dt, ty)

@@ -1,4 +1,4 @@
-"""Scans (inclusive cumsum/cumprod) of tiles in a blocked layout: registers, then
+"""Scans (inclusive cumsum/cumprod/cummax/cummin) of tiles in a blocked layout: registers, then
 warp shuffles, then shared memory across warps (`scan_blocked`).
 
 Along the scanned dim `a` of a blocked layout the elements are ordered by
@@ -36,6 +36,15 @@ S = ir.ScanOp
 
 
 def _identity(rop: S, dt: DType) -> str:
+    if rop in (S.CUMMAX, S.CUMMIN):  # what never wins a maximum (minimum); -inf keeps a NaN and a -0.0
+        low = rop is S.CUMMAX
+        if dt is DType.BOOL:
+            return "false" if low else "true"
+        if dt.is_float:
+            return const_operand(dt, float("-inf") if low else float("inf"))
+        lo = -(1 << (dt.bits - 1)) if dt.is_signed else 0
+        hi = (1 << (dt.bits - 1)) - 1 if dt.is_signed else (1 << dt.bits) - 1
+        return const_operand(dt, lo if low else hi)
     if dt is DType.BOOL:
         return "true" if rop is S.CUMPROD else "false"
     # -0.0 for a float sum: -0.0 + x is x for every x, +0.0 + -0.0 is +0.0

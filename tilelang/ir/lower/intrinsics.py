@@ -54,9 +54,9 @@ _SCAN = {op.value: op for op in ir.ScanOp}
 LOWERED_OPERATIONS = frozenset(
     {"block_id", "num_blocks", "last_block", "queue", "tiles", "cluster_gather", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
      "pow", ".pow", ".item",
-     "where", "cumsum", "cumprod", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min",
+     "where", "cumsum", "cumprod", "cummax", "cummin", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min",
      "store_unchecked", ".load", ".load_padded", ".prefetch", ".store", ".load_like", ".num_tiles",
-     ".partition", ".shape", ".cumsum", ".cumprod", ".reshape", ".broadcast", ".transpose", ".permute"}
+     ".partition", ".shape", ".cumsum", ".cumprod", ".cummax", ".cummin", ".reshape", ".broadcast", ".transpose", ".permute"}
     | set(_UNARY_MATH) | {"." + n for n in _UNARY_MATH}
     | set(_REDUCE) | {"." + n for n in _REDUCE}
 )

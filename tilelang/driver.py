@@ -98,6 +98,10 @@ def _stage_checked(module: Any, ctx: Context) -> Checked:
     facts = check_ownership(program, ctx.sink)
     if not ctx.sink.has_errors:
         check_instances(program, ctx.sink)
+    if not ctx.sink.has_errors and any(info.type_params for info in program.functions.values()):
+        from tilelang.sema.host_instances import check_host_instances
+
+        check_host_instances(program, ctx.sink)  # a generic host function's literals, as a kernel's
     if not ctx.sink.has_errors:
         _lint(program, ctx)
     return Checked(program, facts)

@@ -113,7 +113,7 @@ def test_host_and_kernel_instances_agree(ty: str, body: str, code: str, text: st
 
 def test_the_host_instance_error_names_the_literal_and_the_call() -> None:
     src = HOST.format(body="x * 0.5", ty="i32")
-    with pytest.raises(TileError) as e:
+    with pytest.raises(CheckFailed) as e:  # at `tilec check`, as a kernel instance's (`sema/host_instances.py`)
         execute(src, "cpu", out=io.StringIO(), name="g.tile")
     (d,) = [d for d in e.value.diagnostics if d.code == "E0201"]
     span = d.primary_span
@@ -154,3 +154,20 @@ def test_a_concrete_constant_shift_the_checker_cannot_fold(body: str) -> None:
         execute(CONCRETE.format(body=body, call="k(z.partition([1])).sync()"), "cpu", out=io.StringIO(), name="g.tile")
     (d,) = e.value.diagnostics
     assert not d.notes and "instance" not in " ".join(lab.message for lab in d.labels), d
+
+
+def test_the_host_instance_literal_is_refused_at_check_time_where_the_call_is_static() -> None:
+    """`tilec check` lowers a kernel's instances, so `x * 0.5` in `k<T>` launched
+    with `T = i32` fails there; the same body in a host function passed
+    `tilec check` and failed only when `tilec run` reached the call. Both fail
+    at check now; a body the call never reaches (no static instance) runs."""
+    from tilelang import driver
+
+    def codes(src: str) -> list[str]:
+        result = driver.compile(src, until="checked", name="g.tile")
+        return [d.code for d in result.diagnostics if d.severity.name == "ERROR"]
+
+    assert codes(HOST.format(body="x * 0.5", ty="i32")) == ["E0201"]
+    assert codes(HOST.format(body="x + 300", ty="u8")) == ["E0201"]
+    assert codes(HOST.format(body="x + ((0.5 * 2.0) as T) + (-128 as T)", ty="i8")) == []
+    assert codes(HOST.format(body="x * 0.5", ty="f32")) == []

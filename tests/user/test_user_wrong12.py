@@ -385,3 +385,17 @@ def test_store_aware_helps_of_where_and_full(tmp_path: Path) -> None:
     f.write_text(src.replace("full::<f32>([B], 1.5)", "(full::<f32>([B], 1.5) as f16)")
                  .replace("full::<f32>([B], n)", "full::<i32>([B], n)"), encoding="utf-8")
     assert run_program(f)[1] == "Tensor<f16, [4]> [1.5, 2.5, 2.5, 2.5] Tensor<i32, [4]> [7, 7, 7, 7]\n"
+
+
+def test_a_mix_in_a_branch_of_a_returned_if_casts_toward_the_return_type(tmp_path: Path) -> None:
+    # fuzz seed 281 case 2438: `n / per_block` (i32 / f32) in the `else` of a function's tail `if` was told
+    # `n as f32`, whose f32 the `-> i32` then refused: a branch's value is returned too
+    f = tmp_path / "b.tile"
+    src = ("fn blocks(n: i32, per_block: f32) -> i32 {\n    if per_block == 0.0 { 0 } else { n / per_block }\n}\n"
+           "fn main() {\n    print(blocks(10, 4.0));\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == ("cast with `as`: `per_block as i32` (the function returns `i32`)",), d.help
+    assert help_check.check_text("b", src, tmp_path) == []
+    f.write_text(src.replace("n / per_block", "n / (per_block as i32)"), encoding="utf-8")
+    assert run_program(f)[1] == "2\n"

@@ -338,6 +338,9 @@ def test_a_quote_before_a_call_is_stray(tmp_path: Path) -> None:
     f.write_text('fn main() {\n    let x = arange::<f32>(4);\n    print(x.sum(["block_id(0), 1]));\n}\n', encoding="utf-8")
     d = first_error(f)
     assert d.code == "E0008" and d.help[0].startswith("remove this `\"` if it does not belong"), d.help
+    # seed 283 case 1550: a quote before a number, `partition(["1, 1])`: code too
+    f.write_text('fn main() {\n    let x = zeros::<f32>(["4, 2]);\n    print(x);\n}\n', encoding="utf-8")
+    assert first_error(f).help[0].startswith("remove this `\"` if it does not belong")
     f.write_text('fn main() {\n    print("total: {}, 3);\n}\n', encoding="utf-8")  # text: close it
     assert first_error(f).help[0] == 'add the closing `"` where the text ends: `"total: {}", 3);`'
 

@@ -402,3 +402,22 @@ def test_a_mix_in_a_branch_of_a_returned_if_casts_toward_the_return_type(tmp_pat
     assert help_check.check_text("b", src, tmp_path) == []
     f.write_text(src.replace("n / per_block", "n / (per_block as i32)"), encoding="utf-8")
     assert run_program(f)[1] == "2\n"
+
+
+def test_a_mix_under_a_reduction_casts_toward_the_assignment(tmp_path: Path) -> None:
+    # fuzz seed 293 case 10: `acc = acc + (w as bf16 * x).sum(1)` (x f32, acc f32) offered `x as bf16` "to
+    # compute in bf16" too, whose bf16 sum the f32 `acc` then refused: a sum's (reshape's, ..) store context
+    # reaches its receiver
+    f = tmp_path / "k.tile"
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [1]>, w: &Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n"
+           "    let mut acc: f32 = 0.5;\n"
+           "    acc = acc + ((w.partition([B]).load([0]) as bf16) * x.partition([B]).load([0])).sum(0);\n"
+           "    z.store(full::<f32>([1], acc));\n}\n"
+           "fn main() {\n    let w = ones::<f32>([4]);\n    let x = arange::<f32>(4);\n    let mut z = zeros::<f32>([1]);\n"
+           "    k::<4>(z.partition([1]), &w, &x).sync();\n    print(z);\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == ("cast with `as`: `w.partition([B]).load([0]) as bf16 as f32`",), d.help
+    f.write_text(src.replace("(w.partition([B]).load([0]) as bf16)", "(w.partition([B]).load([0]) as bf16 as f32)"),
+                 encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f32, [1]> [6.5]\n"

@@ -338,6 +338,9 @@ def test_a_quote_before_a_call_is_stray(tmp_path: Path) -> None:
     f.write_text('fn main() {\n    let x = arange::<f32>(4);\n    print(x.sum(["block_id(0), 1]));\n}\n', encoding="utf-8")
     d = first_error(f)
     assert d.code == "E0008" and d.help[0].startswith("remove this `\"` if it does not belong"), d.help
+    # seed 283 case 1550: a quote before a number, `partition(["1, 1])`: code too
+    f.write_text('fn main() {\n    let x = zeros::<f32>(["4, 2]);\n    print(x);\n}\n', encoding="utf-8")
+    assert first_error(f).help[0].startswith("remove this `\"` if it does not belong")
     f.write_text('fn main() {\n    print("total: {}, 3);\n}\n', encoding="utf-8")  # text: close it
     assert first_error(f).help[0] == 'add the closing `"` where the text ends: `"total: {}", 3);`'
 
@@ -385,3 +388,36 @@ def test_store_aware_helps_of_where_and_full(tmp_path: Path) -> None:
     f.write_text(src.replace("full::<f32>([B], 1.5)", "(full::<f32>([B], 1.5) as f16)")
                  .replace("full::<f32>([B], n)", "full::<i32>([B], n)"), encoding="utf-8")
     assert run_program(f)[1] == "Tensor<f16, [4]> [1.5, 2.5, 2.5, 2.5] Tensor<i32, [4]> [7, 7, 7, 7]\n"
+
+
+def test_a_mix_in_a_branch_of_a_returned_if_casts_toward_the_return_type(tmp_path: Path) -> None:
+    # fuzz seed 281 case 2438: `n / per_block` (i32 / f32) in the `else` of a function's tail `if` was told
+    # `n as f32`, whose f32 the `-> i32` then refused: a branch's value is returned too
+    f = tmp_path / "b.tile"
+    src = ("fn blocks(n: i32, per_block: f32) -> i32 {\n    if per_block == 0.0 { 0 } else { n / per_block }\n}\n"
+           "fn main() {\n    print(blocks(10, 4.0));\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == ("cast with `as`: `per_block as i32` (the function returns `i32`)",), d.help
+    assert help_check.check_text("b", src, tmp_path) == []
+    f.write_text(src.replace("n / per_block", "n / (per_block as i32)"), encoding="utf-8")
+    assert run_program(f)[1] == "2\n"
+
+
+def test_a_mix_under_a_reduction_casts_toward_the_assignment(tmp_path: Path) -> None:
+    # fuzz seed 293 case 10: `acc = acc + (w as bf16 * x).sum(1)` (x f32, acc f32) offered `x as bf16` "to
+    # compute in bf16" too, whose bf16 sum the f32 `acc` then refused: a sum's (reshape's, ..) store context
+    # reaches its receiver
+    f = tmp_path / "k.tile"
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [1]>, w: &Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n"
+           "    let mut acc: f32 = 0.5;\n"
+           "    acc = acc + ((w.partition([B]).load([0]) as bf16) * x.partition([B]).load([0])).sum(0);\n"
+           "    z.store(full::<f32>([1], acc));\n}\n"
+           "fn main() {\n    let w = ones::<f32>([4]);\n    let x = arange::<f32>(4);\n    let mut z = zeros::<f32>([1]);\n"
+           "    k::<4>(z.partition([1]), &w, &x).sync();\n    print(z);\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == ("cast with `as`: `w.partition([B]).load([0]) as bf16 as f32`",), d.help
+    f.write_text(src.replace("(w.partition([B]).load([0]) as bf16)", "(w.partition([B]).load([0]) as bf16 as f32)"),
+                 encoding="utf-8")
+    assert run_program(f)[1] == "Tensor<f32, [1]> [6.5]\n"

@@ -67,6 +67,10 @@ _GRAPH_EFFECTS = frozenset({"print", "assert", "assert_close", "load_npy"})
 _GRAPH_EFFECT_METHODS = frozenset({"replay", "save_npy"})
 
 
+# methods whose result has the receiver's element type (a store context passes through them; round 12)
+_KEEPS_ELEMENT = frozenset(("sum", "max", "min", "prod", "cumsum", "cumprod", "cummax", "cummin", "reshape",
+                            "broadcast", "transpose", "permute"))
+
 # calls whose `[i, j]` argument is a tile index (an `i32` each, in a kernel)
 _INDEXED = frozenset(("load", "load_padded", "store", "prefetch", "atomic_add", "atomic_max", "atomic_min",
                       "store_unchecked"))
@@ -591,6 +595,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
     known = module_member(tcx, e, fx)
     if known is not None:
         return known
+    if e in tcx.store_dtypes and e.method.name in _KEEPS_ELEMENT:  # `acc = acc + (a * x).sum(1)`: a mix in
+        tcx.store_dtypes[e.receiver] = tcx.store_dtypes[e]  # the receiver casts toward the assignment too
     rty = tcx.check_expr(e.receiver, fx, None)
     name = e.method.name
     if fx.graph and name in _GRAPH_EFFECT_METHODS and isinstance(rty, (HandleT, GraphT, TensorT, RefT)):

@@ -297,8 +297,14 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             settle(tcx, en, elem)
             return RangeT(elem)
         case ast.Block():
+            if e in tcx.store_dtypes and e.tail is not None:  # a block's value is its tail's
+                tcx.store_dtypes[e.tail] = tcx.store_dtypes[e]
             return tcx.check_block(e, fx, expected)
         case ast.If(cond=c, then=then, else_=els):
+            if e in tcx.store_dtypes:  # returned or stored: so is each branch's value (round 12, fuzz seed 281)
+                for b in (then, els):
+                    if isinstance(b, ast.Block) and b.tail is not None:
+                        tcx.store_dtypes[b.tail] = tcx.store_dtypes[e]
             tails = [b.tail for b in (then, els) if isinstance(b, ast.Block) and not b.stmts and b.tail is not None]
             branches = tuple(tcx.snippet(t) for t in tails) if len(tails) == 2 else None
             tile_cond = expect_bool(tcx, c, fx, allow_tile=False, branches=branches)

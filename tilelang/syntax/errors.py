@@ -66,8 +66,9 @@ def _string_close_help(code: str, at: int) -> str:
     line = code[at + 1:].split("\n", 1)[0]
     m = re.fullmatch(r"([^\"\\]*?)(, [^\"]*\)\s*;?)\s*", line)
     if m is not None and (any(m.group(1).count(a) != m.group(1).count(b) for a, b in ("[]", "()", "{}"))
-                          or re.fullmatch(r"[\w.:]+\([\w\s.,:()+*/%-]*\)", m.group(1).strip())):
-        # (round 12, fuzz seed 251: `load(["block_id(0), block_id(1)])`: the "text" is a call, code)
+                          or re.fullmatch(r"[\w.:]+\([\w\s.,:()+*/%-]*\)|-?\d+(\.\d+)?", m.group(1).strip())):
+        # (round 12, fuzz seeds 251, 283: `load(["block_id(0), block_id(1)])`, `[1, "1]), ..`: the "text" is a
+        # call or a number, code)
         # `ones::<f32>("[256, 256]);`: the "text" opens a bracket the rest closes: code, a stray quote before it
         return "remove this `\"` if it does not belong (what follows it reads as code), or add a closing `\"`"
     if m is not None and m.group(1):

@@ -21,7 +21,8 @@ bench() {  # arm $1, label $2, timeout $3, then attention.py's row options (e.g.
   shift 3
   env $(arm "$a") timeout "$limit" python3 benchmarks/attention.py --prefill-only "$@" --reps ${REPS:-5} \
     --out "$D/run$label" > "$D/bench$label.log" 2>&1
-  echo "$NAME bench $label, arm $a ($(name "$a")) (rc $?, $(el) s):"
+  local rc=$?  # (before the echo's $(name ..), which would set $? to its own 0)
+  echo "$NAME bench $label, arm $a ($(name "$a")) (rc $rc, $(el) s):"
   grep -E "^\| (f16|bf16)" "$D/bench$label.log" | awk '!s[$0]++'
 }
 pack() { tar czf "$OUT/$NAME.tgz" -C "$OUT" "$NAME" && rm -rf "$D"; }

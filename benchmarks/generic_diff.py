@@ -7,7 +7,10 @@ error code (E0201 a literal `T` cannot hold, E0227 a constant shift past `T`'s
 width, E0204 an operator outside `T`'s domain). It found the host's instance
 wrapping/truncating literals and running constant shifts past the width.
 
-    python benchmarks/generic_diff.py SEED COUNT
+    python benchmarks/generic_diff.py SEED COUNT [--concrete]
+
+(`--concrete`: the same bodies with `T` written as the type, a host function
+against a kernel.)
 
 prints one line per disagreement (a value against an error, or two values; two
 errors of other codes are alike enough) and `ran N (E errors alike)`; the programs are
@@ -16,6 +19,7 @@ written under /tmp/generic_diff/. CPU only (interpreter), ~5 programs a second.
 import io
 import os
 import random
+import re
 import sys
 
 import tilelang.run as run
@@ -81,6 +85,7 @@ def outcome(src: str) -> str:
 
 def main() -> None:
     seed, count = int(sys.argv[1]), int(sys.argv[2])
+    concrete = "--concrete" in sys.argv  # `T` written as the type itself: the checker's typing, not an instance's
     os.makedirs("/tmp/generic_diff", exist_ok=True)
     bad = alike = 0
     for i in range(count):
@@ -89,6 +94,9 @@ def main() -> None:
         b = body(r)
         host = HOST.format(b=b, t=t, v=START[t])
         kern = KERNEL.format(b=b, t=t, v=START[t])
+        if concrete:
+            host = re.sub(r"\bT\b", t, host.replace("fn f<T>", "fn f"))
+            kern = re.sub(r"\bT\b", t, kern.replace("kernel fn k<T>", "kernel fn k"))
         h, k = outcome(host), outcome(kern)
         if h.startswith("error") and k.startswith("error") and h == k:
             alike += 1
@@ -96,7 +104,7 @@ def main() -> None:
             continue  # an integer division by zero: E0715 on the host, 0 in a kernel (the reference's rule)
         if h != k and not (h.startswith("error") and k.startswith("error")):
             bad += 1
-            path = f"/tmp/generic_diff/{seed}_{i}"
+            path = f"/tmp/generic_diff/{seed}_{i}{'c' if concrete else ''}"
             with open(path + "_host.tile", "w") as f:
                 f.write(host)
             with open(path + "_kernel.tile", "w") as f:

@@ -1,7 +1,8 @@
 """`TILEC_ATTN_CHAIN_SPLIT=1` (`passes/attention_csplit.py`): the chained short
 keys' variant with its last round split along the keys, walk A (the chained
 walk over the rounds of whole tiles) then walk B (the pieces, unchained: save,
-arrival, merge). Where it applies (the D = 64 short keys' variant only; off
+arrival, merge); and `TILEC_ATTN_CHAIN_TAIL=1`, walk B the causal walk's tail
+(`attention_tail`'s single tiles, heaviest first) chained on from walk A. Where it applies (the D = 64 short keys' variant only; off
 or unset every kernel byte for byte as before); in the simulator against NumPy
 (records NaN until written, undefined floats NaN) with the records the pieces
 wrote counted: a last round of two tiles and of one, none left over (a full
@@ -27,16 +28,14 @@ from tilelang.backend.gpu.printer import print_gpu_kernel
 LSE = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
 SETTINGS = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE",
             "TILEC_ATTN_QDOUBLE", "TILEC_ATTN_KVFIRST", "TILEC_ATTN_FASTDIV", "TILEC_ATTN_QEARLY", "TILEC_ATTN_SPLIT",
-            "TILEC_ATTN_XROT", "TILEC_ATTN_TAIL", "TILEC_ATTN_SPLIT_FORMS", "TILEC_ATTN_SHORT_D")
+            "TILEC_ATTN_XROT", "TILEC_ATTN_TAIL", "TILEC_ATTN_SPLIT_FORMS", "TILEC_ATTN_SHORT_D", "TILEC_ATTN_CHAIN_TAIL")
 
 
-def _env(monkeypatch, on: str | None = "1", edge: str = "0") -> None:  # type: ignore[no-untyped-def]
-    for var in SETTINGS:
-        monkeypatch.delenv(var, raising=False)
-    if on is None:
-        monkeypatch.delenv("TILEC_ATTN_CHAIN_SPLIT", raising=False)
-    else:
-        monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", on)
+def _env(monkeypatch, on: str | None = "1", edge: str = "0", var: str = "TILEC_ATTN_CHAIN_SPLIT") -> None:  # type: ignore[no-untyped-def]
+    for name in (*SETTINGS, "TILEC_ATTN_CHAIN_SPLIT"):
+        monkeypatch.delenv(name, raising=False)
+    if on is not None:
+        monkeypatch.setenv(var, on)
     monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", edge)
 
 
@@ -93,16 +92,20 @@ CASES = [
     pytest.param(128, 2, 1, 300, 500, False, 5, 1 * 5, marks=pytest.mark.heavy),
     # 3 tiles on 8 CTAs: no whole round (walk A runs nothing), each tile in 2 pieces of its 2 key blocks
     pytest.param(64, 1, 1, 130, 100, False, 8, 3 * 2, marks=pytest.mark.heavy),
+    # 9 tiles on 8 CTAs: the last in 8 pieces of one block (the benchmark's cut), merged 3 records an iteration
+    pytest.param(64, 1, 1, 576, 512, False, 8, 1 * 8, marks=pytest.mark.heavy),
 ]
 
 
 @pytest.mark.parametrize(("bm", "bh", "hkv", "sq", "sk", "causal", "ctas", "pieces"), CASES,
                          ids=["two_tiles_left", "one_tile_left", "none_left", "causal_pairs", "two_warpgroups_gqa",
-                              "no_whole_round"])
+                              "no_whole_round", "eight_pieces"])
 def test_chained_split_in_the_simulator(bm: int, bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int,
                                         pieces: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The chained short keys' variant with the switch against NumPy in llsim, and the records its pieces
-    wrote: a piece's record is 2 * BM consumer threads' words (2 of m, 2 of l, 32 of the accumulator)."""
+    wrote: a piece's record is 2 * BM consumer threads' words (2 of m, 2 of l, 32 of the accumulator). The
+    merge takes 3 records an iteration (`attention_csplit.MERGE_UNROLL`), so the default case's 2 pieces
+    leave one absent (weighted 0: weighted as read, the case fails)."""
     import llsim
 
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
@@ -183,4 +186,192 @@ def test_chained_split_at_the_benchmarks_scale(causal: bool, monkeypatch) -> Non
     from test_attention_qdouble import _assert_every_tile_right
 
     _env(monkeypatch, "1", "3")
+    _assert_every_tile_right(causal, monkeypatch)
+
+
+def test_where_the_chained_tail_applies(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_CHAIN_TAIL=1`: the D = 64 short keys' variant walks its pairs chained (walk A, without the
+    tail's code) and then the tail's tiles chained on (walk B: the tail's position, its carried values' first
+    values walk A's results), one flush after both; "0" and unset: the LLVM as before; the long keys' kernel
+    and the D = 128 variant are the same LLVM; with `TILEC_ATTN_CHAIN_SPLIT=1` too, the split in this kernel
+    (the tail in a variant of its own: `test_both_switches_make_two_variants`); a bad value names the switch."""
+    k64, k128 = _std("flash_attention_lse", "f16", 128, 128, 64), _std("flash_attention_lse", "f16", 128, 128, 128)
+    _env(monkeypatch, None)
+    unset = {(k, short): _ll(k, _short(LSE, 128) if short else LSE) for k in (k64, k128) for short in (False, True)}
+    _env(monkeypatch, "0", var="TILEC_ATTN_CHAIN_TAIL")
+    assert _ll(k64, _short(LSE, 128)) == unset[(k64, True)]
+    _env(monkeypatch, "1", var="TILEC_ATTN_CHAIN_TAIL")
+    for (k, short), ll in unset.items():
+        if (k, short) != (k64, True):
+            assert _ll(k, _short(LSE, 128) if short else LSE) == ll
+    on = print_gpu_kernel(lower_gpu(k64, "sm_90a", _short(LSE, 128)))
+    consumer = on[on.index("role consumer"):on.index("role producer")]
+    producer = on[on.index("role producer"):]
+    assert consumer.count("= for %round") == producer.count("= for %round") == 2
+    walk_a, walk_b = consumer.split("= for %round")[1:]
+    assert "%chained" in walk_a and "%chained" in walk_b and "%in_tail" in walk_b and "%in_tail" not in walk_a
+    assert "%in_tail" in producer.split("= for %round")[2] and "%in_tail" not in producer.split("= for %round")[1]
+    assert "split.save" not in on
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "1")
+    both = print_gpu_kernel(lower_gpu(k64, "sm_90a", _short(LSE, 128)))
+    assert "split.save" in both and "%in_tail" not in both
+    monkeypatch.delenv("TILEC_ATTN_CHAIN_SPLIT")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "many")
+    with pytest.raises(ValueError, match="TILEC_ATTN_CHAIN_TAIL='many'"):
+        lower_gpu(k64, "sm_90a", _short(LSE, 128))
+
+
+# BM, BH, S_q, S_k, CTAs (causal, D = 64, BN = 64, the short keys' variant). The default case crosses the most
+# edges: 10 query blocks a head (pairs, nf even: a tail), S_q > S_k (the first query blocks see no key: tiles
+# without a key block in walk B, the chain's flush there), 2 heads on 3 CTAs (walk A 2 pair rounds, walk B the
+# last 2 item rounds' 14 tiles); the rest are heavy (opt-in switch)
+TAIL_CASES = [
+    (64, 2, 600, 300, 3),
+    # 8 query blocks a head, S_q = S_k: every tile sees keys (the tail's tiles from 8 blocks down to 1)
+    pytest.param(64, 3, 512, 512, 4, marks=pytest.mark.heavy),
+    # 9 query blocks a head: the middle tile its own pair, no tail (walk B runs no round)
+    pytest.param(64, 2, 576, 576, 3, marks=pytest.mark.heavy),
+    # two consumer warpgroups: 4 query blocks of 128 a head
+    pytest.param(128, 2, 512, 512, 3, marks=pytest.mark.heavy),
+]
+
+
+@pytest.mark.parametrize(("bm", "bh", "sq", "sk", "ctas"), TAIL_CASES,
+                         ids=["rows_see_nothing", "every_tile_sees_keys", "odd_query_blocks", "two_warpgroups"])
+def test_chained_tail_in_the_simulator(bm: int, bh: int, sq: int, sk: int, ctas: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_CHAIN_TAIL=1`'s kernel against NumPy in llsim (every tile stored once: the output starts
+    NaN; that walk B runs the tail's tiles was checked by hand with `attention_tail.position` sending every
+    tail tile to query block 0: 8 tiles of the default case never stored)."""
+    import llsim
+    from test_attention_pipeline import _run_lse_and_check
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch, "1", var="TILEC_ATTN_CHAIN_TAIL")
+    k = _std("flash_attention_lse", "f16", bm, 64, 64)
+    facts = _short(LSE, 64)
+    assert "%in_tail" in print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, 64, True, 9)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+def test_chained_tail_kernel_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's f16 kernel with `TILEC_ATTN_CHAIN_TAIL=1` through ptxas: no spills, no wgmma
+    serialised; (nvdisasm) walk A's and walk B's key loops without local memory, walk A's within 4
+    instructions of the variant's without the switch (ptxas 13.0: 647 against 646)."""
+    _env(monkeypatch, "1", var="TILEC_ATTN_CHAIN_TAIL")
+    facts = _short(_facts("oqkv", 3), 128)
+    ptx = emit_ptx(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", facts)
+    r = assemble(ptx, "sm_90a")
+    assert "C7515" not in r and "serialized" not in r, r.text
+    assert r.max_spill_stores == 0, r.text
+    loops = _key_loops(ptx)
+    if not loops:
+        return
+    assert len(loops) == 2, [len(x) for x in loops]
+    assert not [x for body in loops for x in body if x.startswith(("STL", "LDL"))], "a spill in a key loop"
+    _env(monkeypatch, "0", var="TILEC_ATTN_CHAIN_TAIL")
+    (base,) = _key_loops(emit_ptx(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", facts))
+    assert abs(len(loops[0]) - len(base)) <= 4, (len(loops[0]), len(base))
+
+
+# dtype, BH, S_q, S_k, CTAs (causal; std's flash_attention_lse, 128 x 128, D = 64, the short keys' variant)
+TAIL_GPU = [
+    ("f16", 3, 1024, 1024, 5),  # 8 query blocks a head: 12 pairs on 5 CTAs, the last 2 item rounds' 14 tiles
+    ("bf16", 2, 1000, 700, 3),  # S_q > S_k, 8 query blocks (the first see no key), GQA-free, on 3 CTAs
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", TAIL_GPU, ids=lambda c: "-".join(map(str, c)))
+def test_chained_tail_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_CHAIN_TAIL=1` against SDPA in f32 and the log-sum-exp, three launches with the same bits."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    dtype, bh, sq, sk, ctas = case
+    _env(monkeypatch, "1", "3", var="TILEC_ATTN_CHAIN_TAIL")
+    monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
+    gpu_lse_check(dtype, 64, bh, bh, sq, sk, True, sq + sk)
+
+
+@pytest.mark.gpu
+def test_chained_tail_at_the_benchmarks_scale(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's causal launch (f16, D = 64, S = 1,024, B * H = 512 on every SM: 2,048 pairs, on an
+    H100's 132 CTAs 14 pair rounds and a tail of 400 tiles) under `TILEC_ATTN_CHAIN_TAIL=1`: no tile never
+    stored or wrong."""
+    from test_attention_qdouble import _assert_every_tile_right
+
+    _env(monkeypatch, "1", "3", var="TILEC_ATTN_CHAIN_TAIL")
+    _assert_every_tile_right(True, monkeypatch)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(("var", "bh", "sq", "sk", "causal", "ctas", "pieces"),
+                         [("TILEC_ATTN_CHAIN_SPLIT", 1, 640, 500, False, 2, 2),
+                          ("TILEC_ATTN_CHAIN_TAIL", 2, 1000, 700, True, 3, 0)],
+                         ids=["split", "tail"])
+def test_the_benchmarks_blocks_in_the_simulator(var: str, bh: int, sq: int, sk: int, causal: bool, ctas: int,
+                                                pieces: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's blocks (128 x 128, D = 64; the default cases take 64-wide key blocks): the split, 5 tiles
+    on 2 CTAs, the last in 2 pieces of 2 key blocks (keys not a multiple of 128); the tail, 8 query blocks a
+    head (the first see no key: S_q > S_k), 8 pairs on 3 CTAs, the last 5 as single tiles (heavy: the default
+    cases cover both walks at BN = 64)."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch, "1", var=var)
+    k = _std("flash_attention_lse", "f16", 128, 128, 64)
+    written = _run(k, _short(LSE, 128), (ctas, 1), bh, bh, sq, sk, 64, causal, 3)
+    assert written == pieces * 256 * (4 + 32)
+
+
+def test_both_switches_make_two_variants(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Both switches: one kernel with both walks B spilled (ptxas 13.0: 40-56 B, every key loop 655-673 against
+    645-647), so the short keys' variant is the split's (its PTX the same as under `TILEC_ATTN_CHAIN_SPLIT=1`
+    alone: the request is launch metadata) and asks (`attention_split.tail_request`) for the tail's where the
+    launch's walk hands out pairs of an even number of query blocks: that variant's LLVM is the short keys'
+    variant's under `TILEC_ATTN_CHAIN_TAIL=1` alone. The runtime (`CudaDevice._choose`, `_variant` stubbed, 132
+    SMs) follows the short variant's request: a causal S = 1,024 launch runs the tail's variant, a full one the
+    split's, a causal one of 5 query blocks a head the split's (no tail)."""
+    from types import SimpleNamespace
+
+    from tilelang.backend.gpu.passes import attention_tail
+    from tilelang.runtime.cuda import CudaDevice
+
+    k = _std("flash_attention_lse", "f16", 128, 128, 64)
+    facts = _short(LSE, 128)
+    _env(monkeypatch, "1", "3", var="TILEC_ATTN_CHAIN_TAIL")
+    t_only = _ll(k, facts)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "1")
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert gk.split is not None and [kind for kind, _ in gk.split.ons] == [attention_tail.KIND]
+    assert "split.save" in print_gpu_kernel(gk)
+    form = gk.split
+    variant = lower_gpu(k, "sm_90a", form.refine(facts, attention_tail.KIND))
+    assert variant.split is None and emit_llvm_text(variant, variant.facts, "")[0] == t_only
+    base = lower_gpu(k, "sm_90a", LSE)  # the long keys' kernel: asks for the short variant, no tail request here
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+
+    def stub(pk, key, fs, span):  # type: ignore[no-untyped-def]
+        first = len(key) == 1
+        return SimpleNamespace(short=base.short if first else None, persistent=1, split=None if first else form), key
+
+    dev._variant = stub  # type: ignore[method-assign]
+    for bh, s, causal, tail in ((512, 1024, True, True), (512, 1024, False, False), (8, 640, True, False)):
+        args = [SimpleNamespace(shape=(bh, s, 64)), SimpleNamespace(shape=(bh, s))] + \
+            [SimpleNamespace(shape=(bh, s, 64))] * 3 + [0.125, causal]
+        key = dev._choose(SimpleNamespace(ir=k), ("base",), LSE, args, None, (bh, s // 128))[1]
+        assert key == ("base", base.short.key(), *([form.key(attention_tail.KIND)] if tail else [])), (bh, s, causal)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+def test_both_switches_at_the_benchmarks_scale(causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Both switches through the runtime's choice of variant on every SM: the full launch runs the split's
+    variant, the causal one the tail's; no tile never stored or wrong."""
+    from test_attention_qdouble import _assert_every_tile_right
+
+    _env(monkeypatch, "1", "3")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "1")
     _assert_every_tile_right(causal, monkeypatch)

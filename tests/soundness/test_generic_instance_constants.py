@@ -86,6 +86,12 @@ CASES = [
     ("i64", "x + ((-2.5) as T)", "ok", "1"),
     ("i32", "x + ((0.5 * 2.0) as T)", "ok", "4"),  # float arithmetic, then the cast (the host made 0)
     ("i32", "x + ((0.3 + 0.3 + 0.4) as T)", "ok", "4"),
+    ("i64", "x + (!((127 + 1e3) as T))", "ok", "-1125"),  # the kernel: E0201 (127 a `T`, then 1e3 met it)
+    ("u16", "x + ((-(-1e3)) as T)", "ok", "1003"),  # the kernel: E0204 (unary `-` of a `u16`)
+    ("i8", "x + (((-x) * 0.5) as T)", "E0201", "the float literal `0.5` cannot be `i8`"),  # the host: 2
+    ("i64", "let c = 255 % 1e3; x + ((-(255 - c)) as T)", "ok", "3"),  # a float value meets a constant
+    ("i16", "x + (((-128 + 1e3) * x) as T)", "E0201", "a float value in arithmetic of `i16`"),  # the host: 2619
+    ("i16", "x + ((-128 + 1e3) as T)", "ok", "875"),
     ("u8", "x + (255 as T)", "ok", "2"),
     ("u8", "x + 255 - 255", "ok", "3"),
     ("u8", "x + (1 << 7)", "ok", "131"),
@@ -115,3 +121,36 @@ def test_the_host_instance_error_names_the_literal_and_the_call() -> None:
     assert any(lab.primary and lab.message == "`i32` in this instance" for lab in d.labels)
     assert any(not lab.primary and src[lab.span.start:lab.span.end] == "f(a)" for lab in d.labels)
     assert any("generic" in n for n in d.notes) and "`(0.5 as f32) as T`" in " ".join(d.help)
+
+
+CONCRETE = """
+kernel fn k(z: &mut Tensor<i32, [1]>) {{
+    let x = z.load().item();
+    z.store(zeros::<i32>([1]) + {{ {body} }});
+}}
+fn f(x: i32) -> i32 {{
+    {body}
+}}
+fn main() {{
+    let mut z = full::<i32>([1], 3);
+    {call};
+}}
+"""
+
+
+@pytest.mark.parametrize("body", ["x + (((!7) | (255 as i32)) >> 33)", "x + ((((!7) | 1) as i32) << 40)"])
+def test_a_concrete_constant_shift_the_checker_cannot_fold(body: str) -> None:
+    """`((!7) | (255 as i32)) >> 33` is a constant shift past `i32`'s width, which
+    the checker does not fold (it does not follow an untyped `!`): a kernel's
+    lowering folded it and refused it at the launch, as a generic instance
+    ("in this instance", the generic note, on a kernel with no generics), and
+    the host gave 0. Both refuse it now, in a concrete body's words."""
+    got = []
+    for call in ("k(z.partition([1])).sync()", "print(f(3))"):
+        code, message = _outcome(CONCRETE.format(body=body, call=call))
+        got.append((code, message))
+    assert got[0] == got[1] == ("E0227", "this shift overflows `i32`"), got
+    with pytest.raises(TileError) as e:
+        execute(CONCRETE.format(body=body, call="k(z.partition([1])).sync()"), "cpu", out=io.StringIO(), name="g.tile")
+    (d,) = e.value.diagnostics
+    assert not d.notes and "instance" not in " ".join(lab.message for lab in d.labels), d

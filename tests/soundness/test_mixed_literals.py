@@ -96,3 +96,27 @@ fn main() {
 }
 """
     assert _printed(src) == ["16777215.0"] * 3
+
+
+def test_an_untyped_float_let_read_as_f16() -> None:
+    """`let c = 2.0 + 1e3;` (an `f32` sum of untyped literals) read in `x + c`
+    of an `f16` `x`: the checker types the read `f16`; a kernel kept the `f32`
+    value and the sum was an ill-formed-IR internal error (the concrete
+    differential, `benchmarks/generic_diff.py --concrete`, seed 11)."""
+    src = """
+kernel fn k(z: &mut Tensor<f16, [1]>) {
+    let x = z.load().item();
+    let c = 2.0 + 1e3;
+    z.store(zeros::<f16>([1]) + (x + c));
+}
+fn f(x: f16) -> f16 {
+    let c = 2.0 + 1e3;
+    x + c
+}
+fn main() {
+    let mut z = full::<f16>([1], 1.5);
+    k(z.partition([1])).sync();
+    print(z.sum(), f(1.5));
+}
+"""
+    assert _printed(src) == ["1003.5", "1003.5"]

@@ -55,13 +55,19 @@ def literal_problem(value: Any, dt: DType, where: str = "kernel") -> tuple[str, 
             f"`{dt.value}` in this instance", help)
 
 
-def shift_problem(dt: DType, amount: Any, where: str = "kernel") -> tuple[str, str, str] | None:
+def shift_problem(dt: DType, amount: Any, where: str | None = "kernel") -> tuple[str, str, str] | None:
     """(message, label, help) of E0227 where a constant shift of a `dt` by
-    `amount` overflows (as the checker says of `1 << 40` on `i32`), else None."""
+    `amount` overflows (as the checker says of `1 << 40` on `i32`), else None.
+    `where`: "kernel" or "function" for an instance of a generic one; None for
+    a concrete body, whose constant the checker could not fold (`(!7 | c) >> 33`)."""
     if not dt.is_int or dt is DType.BOOL or isinstance(amount, bool) or not isinstance(amount, int):
         return None
     if 0 <= amount < dt.bits:
         return None
+    if where is None:
+        return (f"this shift overflows `{dt.value}`",
+                f"shifting a {dt.bits}-bit `{dt.value}` constant by {amount} bits",
+                f"shift by 0..{dt.bits - 1}, or compute in a wider type (`(c as i64) << n`)")
     return (f"this shift overflows `{dt.value}`",
             f"shifting a {dt.bits}-bit `{dt.value}` by {amount} bits in this instance",
             f"shift by 0..{dt.bits - 1} for every type the {where} is called with, or compute in a "

@@ -457,12 +457,14 @@ class HostEvaluator:
             case ast.Binary(op=op, lhs=l, rhs=r):
                 a = self.eval(l, scope)
                 b = self.eval(r, scope)
-                if self._types and op in ("<<", ">>"):
-                    instances.instance_shift(self, e, b)
-                elif self._types and not self.cast_depth and op in _ARITH:
-                    dt = instances.instance_type(self, e)
-                    domains.check_float_operand(a, dt, l.span)
-                    domains.check_float_operand(b, dt, r.span)
+                if op in ("<<", ">>"):
+                    if self._types:
+                        instances.instance_shift(self, e, b)
+                    else:
+                        instances.constant_shift(self, e, b)
+                elif self._types and op in _ARITH:
+                    instances.check_operands(self, e, a, b)
+                    a, b = instances.cast_operands(self, e, a, b)
                 return bi.binary(op, a, b, e.op_span, e.span, instances.result_dtype(self, e, a, b))
             case ast.Cast(expr=inner, ty=ty):
                 if self._types:  # a generic instance: the operand's float literals stay floats (`_literal`)

@@ -122,15 +122,17 @@ def check_literal(value: Any, dt: DType | None, span: Span, negated: bool = Fals
                     .with_help(help))
 
 
-def check_shift(dt: DType | None, amount: Any, span: Span) -> None:
-    """E0227 for a shift of constants by at least the instance's width."""
-    problem = shift_problem(dt, int(amount) if _integral(amount) else amount, "function") \
+def check_shift(dt: DType | None, amount: Any, span: Span, instance: bool = True) -> None:
+    """E0227 for a shift of constants by at least the width of `dt` (the
+    instance's `T`; `instance` False: a concrete type whose constant the
+    checker could not fold, as a kernel's lowering refuses it)."""
+    problem = shift_problem(dt, int(amount) if _integral(amount) else amount, "function" if instance else None) \
         if dt is not None else None
     if problem is None:
         return
     message, label, help = problem
-    raise TileError(Diagnostic.error(CONSTANT_OVERFLOW, message).primary(span, label).note(GENERIC_NOTE)
-                    .with_help(help))
+    d = Diagnostic.error(CONSTANT_OVERFLOW, message).primary(span, label)
+    raise TileError((d.note(GENERIC_NOTE) if instance else d).with_help(help))
 
 
 def _integral(v: Any) -> bool:
@@ -139,14 +141,18 @@ def _integral(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def check_float_operand(value: Any, dt: DType | None, span: Span) -> None:
+def check_float_operand(value: Any, dt: DType | None, node: Any) -> None:
     """E0201 for a float value in arithmetic that the instance's integer or
-    `bool` `dt` types (outside a cast): `x + c` of `let c = 256 / 0.1;` with
-    `T = i16` was 2563, the kernel's instance an internal error."""
+    `bool` `dt` types: `x + c` of `let c = 256 / 0.1;` with `T = i16` was
+    2563, the kernel's instance an internal error (`node`: the operand; a
+    float literal gets the literal's words)."""
     import numpy as np
 
     if dt is None or dt.is_float or not isinstance(value, (float, np.floating)):
         return
+    span = node.span
+    if type(node).__name__ == "FloatLit":
+        check_literal(node.value, dt, span)
     message, label, help = float_value_problem(dt, "function")
     raise TileError(Diagnostic.error(MISMATCHED_DTYPES, message).primary(span, label).note(GENERIC_NOTE)
                     .with_help(help))

@@ -9,8 +9,9 @@ computes for the same source (`ir/lower`), and to the concrete form's checks:
 - `instance_shift`: a shift of constants past `T`'s width is E0227 (it was 0).
 - `result_dtype`: an operator's result type, float arithmetic inside such a
   cast's operand excepted.
-- `name_value`: an untyped integer `let` read where the checker typed it
-  another type (`(a - b) as f32`, `c << 16` of an `i16` `T`) is that type.
+- `name_value`: an untyped `let` read where the checker typed it another
+  number type (`(a - b) as f32`, `c << 16` of an `i16` `T`, an `f32` `let`
+  added to an `f16`) is that type (a float never becomes an integer).
 
 Functions of the evaluator (`HostEvaluator`, its `_types`, `cast_depth`,
 `lets`), so that class stays one screenful shorter.
@@ -64,12 +65,48 @@ def literal(ev: Any, lit: ast.IntLit | ast.FloatLit, negated: bool = False) -> A
 def result_dtype(ev: Any, e: ast.Expr, *operands: Any) -> DType | None:
     """The type an operator's result takes: the checker's, except for float
     arithmetic inside a generic instance's cast operand typed with an integer
-    `T` (`literal`), which stays float until the cast."""
+    `T` (`literal`, `check_operands`), which stays float until the cast."""
     dt: DType | None = ev.scalar_dtype(e)
     if ev.cast_depth and dt is not None and not dt.is_float and instance_type(ev, e) is not None \
-            and any(isinstance(v, (float, np.floating)) for v in operands):
+            and any(_is_float(v) for v in operands):
         return None
     return dt
+
+
+def check_operands(ev: Any, e: ast.Binary, a: Any, b: Any) -> None:
+    """E0201 for a float operand of arithmetic that the instance's integer
+    `T` types (`x + c` of `let c = 256 / 0.1;`), as the kernel's instance and
+    the concrete form refuse it. Inside a cast's operand a float may meet
+    constants (`(3 - 0.5) as T`, `(255 - c) as T` of a float `c`: float
+    arithmetic until the cast, as `(3 - 0.5) as i32` is), not a value of `T`
+    (`((-x) * 0.5) as T`, as `((-x) * 0.5) as i8` of an `i8` `x` is E0201)."""
+    dt = instance_type(ev, e)
+    if dt is None or dt.is_float:
+        return
+    for v, node, other, other_node in ((a, e.lhs, b, e.rhs), (b, e.rhs, a, e.lhs)):
+        if _is_float(v) and not (ev.cast_depth and (_is_float(other) or _constant(ev, other_node))):
+            domains.check_float_operand(v, dt, node)
+
+
+def cast_operands(ev: Any, e: ast.Binary, a: Any, b: Any) -> tuple[Any, Any]:
+    """The operands of float arithmetic in a generic cast's operand
+    (`check_operands` let it through): an integer constant becomes a float,
+    so the operation is a float one until the cast (`(-128 + 1e3) as T`: the
+    `i16` -128 made the sum an `i16`)."""
+    if not (ev.cast_depth and (_is_float(a) or _is_float(b))):
+        return a, b
+    dt = instance_type(ev, e)
+    if dt is None or dt.is_float:
+        return a, b
+
+    def as_float(v: Any) -> Any:
+        return float(v) if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) else v
+
+    return as_float(a), as_float(b)
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, (float, np.floating))
 
 
 def name_value(ev: Any, e: ast.Expr, v: Any) -> Any:
@@ -83,6 +120,12 @@ def name_value(ev: Any, e: ast.Expr, v: Any) -> Any:
         if dt is not None and dt is not DType.BOOL and (
                 dt.is_float or not isinstance(v, np.integer) or v.dtype != dt.np_dtype):
             return bi.to_scalar(v, dt)
+    elif isinstance(v, np.floating):
+        # a float `let` read as another float (`x + c` of an `f16` `x`, `let c = 2.0 + 1e3;` an `f32`):
+        # that float, as kernels convert it; never an integer (an instance's E0201, `check_operands`)
+        dt = ev.scalar_dtype(e)
+        if dt is not None and dt.is_float and v.dtype != dt.np_dtype:
+            return bi.to_scalar(v, dt)
     return v
 
 
@@ -94,6 +137,16 @@ def instance_shift(ev: Any, e: ast.Binary, amount: Any) -> None:
     dt = instance_type(ev, e)
     if dt is not None and _constant(ev, e.lhs) and _constant(ev, e.rhs):
         domains.check_shift(dt, amount, e.span)
+
+
+def constant_shift(ev: Any, e: ast.Binary, amount: Any) -> None:
+    """A shift of constants past its concrete type's width that the checker
+    could not fold (`((!7) | (255 as i32)) >> 33`: it does not follow an
+    untyped `!`) is E0227 when it runs, as a kernel's lowering, which folds it,
+    refuses it (the host gave 0, the run-time rule for a value)."""
+    dt = ev.scalar_dtype(e)
+    if dt is not None and dt.is_int and dt is not DType.BOOL and _constant(ev, e.lhs) and _constant(ev, e.rhs):
+        domains.check_shift(dt, amount, e.span, instance=False)
 
 
 def _constant(ev: Any, e: ast.Expr) -> bool:

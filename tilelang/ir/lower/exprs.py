@@ -12,6 +12,7 @@ from typing import Any
 
 from tilelang.diagnostics.model import ICE
 from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx, literal_dtype
 from tilelang.ir.lower.control import lower_block, lower_if_expr
 from tilelang.ir.lower.fold import convert_const
@@ -109,18 +110,7 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         return _module_const(cx, sym.decl, sym, node)
     scope = cx.f.lookup(name)
     if scope is not None:
-        v = scope[name]
-        if isinstance(v, CVal) and isinstance(v.value, int) and not isinstance(v.value, bool) \
-                and v.dtype is not BOOL:
-            # an untyped integer `let` used where the checker typed it another integer type (`c << 16`
-            # typed by an `i16` `T`, `c` the `let`'s `i32`): that type, as the host converts it (the
-            # shift was judged by `i32`'s width)
-            dt = getattr(cx.program.type_of(node), "dtype", None)
-            if isinstance(dt, TypeParam):
-                dt = cx.f.type_params.get(dt.name)
-            if isinstance(dt, DType) and dt.is_int and dt is not BOOL and dt is not v.dtype:
-                return CVal(convert_const(v.value, dt), dt)
-        return v
+        return _read_as(cx, scope[name], node)
     if name in cx.f.generics:
         return CVal(cx.f.generics[name], I32)
     if name in cx.tensors:
@@ -133,6 +123,33 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         sdt = getattr(getattr(sym, "ty", None), "dtype", None)
         return CVal(const, sdt if isinstance(sdt, DType) else None)
     raise ICE(f"lowering: unknown name `{name}`")
+
+
+def _read_as(cx: LowerCx, v: Any, node: ast.Expr) -> Any:
+    """A scalar variable read where the checker typed the read another number
+    type: an untyped `let`, whose reads its context types (`c << 16` typed by
+    an `i16` `T` of a `let c = ..;` held as `i32`: the shift was judged by
+    `i32`'s width; `x + c` of an `f16` `x` and `let c = 2.0 + 1e3;` held as
+    `f32`: an ill-formed-IR ICE). It takes the read's type, as the host
+    converts it (`runtime/host_instances.name_value`); never a float to an
+    integer (an instance's E0201, `operators.float_operands`)."""
+    if not isinstance(v, (CVal, ir.Value)) or (isinstance(v, ir.Value) and v.shape) or v.dtype is BOOL:
+        return v
+    if isinstance(v, CVal) and (isinstance(v.value, bool) or not isinstance(v.value, (int, float))):
+        return v
+    dt = getattr(cx.program.type_of(node), "dtype", None)
+    if isinstance(dt, TypeParam):
+        dt = cx.f.type_params.get(dt.name)
+    if not isinstance(dt, DType) or dt is BOOL or dt is v.dtype:
+        return v
+    is_float = v.dtype.is_float if v.dtype is not None else isinstance(v.value, float)
+    if is_float and not dt.is_float:
+        return v
+    if isinstance(v, CVal):
+        if v.dtype is None and not is_float and dt.is_float:
+            return v  # an untyped integer meets a float: `unify` and `float_operands` convert it
+        return CVal(convert_const(v.value, dt), dt)
+    return cx.mat(v, dt, node.span)
 
 
 def _module_const(cx: LowerCx, decl: ast.ConstDecl, sym: Any, node: ast.Expr | None = None) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_rem, trunc_div, trunc_rem
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.values import BOOL, I32, CVal, Unsupported
 from tilelang.source import Span
@@ -86,6 +86,11 @@ def fold_binary(op: str, a: CVal, b: CVal) -> CVal | None:
                 if fy == 0.0:
                     return None
                 return CVal(fx / fy, dt)
+            case "%":
+                # fmod is exact (no rounding decision), as the IR's `rem` and the host compute it:
+                # unfolded, an untyped `255 % 1e3` became an `f32` value that a generic instance's
+                # cast operand could not fold with its other constants
+                return CVal(float_rem(fx, fy), dt)
     return None
 
 

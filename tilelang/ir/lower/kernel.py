@@ -83,9 +83,14 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
     except InstanceDomain as e:
         raise TileError(_domain_error(cx, instantiation, e.what, e.dtype, e.need, e.span)) from None
     except InstanceOverflow as e:
-        message, label, help = shift_problem(e.dtype, e.amount) or (
+        generic = bool(cx.type_args) or any(isinstance(v, DType) for v in instantiation.values())
+        message, label, help = shift_problem(e.dtype, e.amount, "kernel" if generic else None) or (
             f"this shift overflows `{e.dtype.value}`", "in this instance",
             "shift by less than the width of every type the kernel is called with")
+        if not generic:  # a concrete kernel's constant the checker could not fold: no instance to blame
+            d = (Diagnostic.error(CONSTANT_OVERFLOW, message)
+                 .secondary(decl.name.span, f"in kernel `{decl.name.name}`"))
+            raise TileError((d.primary(e.span, label) if e.span is not None else d).with_help(help)) from None
         raise TileError(_instance_error(cx, instantiation, CONSTANT_OVERFLOW, message, e.span, label, help)) from None
     except Unsupported as e:
         d = (Diagnostic.error(KERNEL_UNSUPPORTED, e.what)

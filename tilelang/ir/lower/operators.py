@@ -15,7 +15,15 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const, fold_binary, int_identity
-from tilelang.ir.lower.values import BOOL, I32, CVal, InstanceDomain, InstanceFloatValue, InstanceOverflow
+from tilelang.ir.lower.values import (
+    BOOL,
+    I32,
+    CVal,
+    InstanceDomain,
+    InstanceFloatValue,
+    InstanceMismatch,
+    InstanceOverflow,
+)
 from tilelang.sema.types import TypeParam
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -47,6 +55,8 @@ def check_instance_domain(cx: LowerCx, e: ast.Binary | ast.Unary) -> None:
     if not isinstance(bound, DType):
         return
     unary = isinstance(e, ast.Unary)
+    if unary and e.op == "-" and cx.cast_depth:
+        return  # `(-(-1e3)) as T` negates floats until the cast; a value of `T` meets the IR's check
     what = ("unary `-`" if e.op == "-" else f"`{e.op}`") if unary else f"`{e.op}`"
     need = None
     if e.op in _INT_ONLY and (bound.is_float or (bound is DType.BOOL and e.op in ("<<", ">>"))):
@@ -65,20 +75,39 @@ def float_operands(cx: LowerCx, e: ast.Binary, a: Any, b: Any) -> tuple[Any, Any
     on its own, the sum to `f32`) becomes that float first, as the host computes
     it: `unify` took the first operand's `i32` and made the `0.5` a 0 (a stored
     `1 + 0.5` was 1.0, `n * 0.5` 0.0), or the sum an `i32` that met an `f32`
-    (an ill-formed-IR internal error)."""
+    (an ill-formed-IR internal error).
+
+    In a generic instance whose `T` is an integer, a float operand of
+    arithmetic typed `T` is E0201 (the host's `host_instances.check_operands`
+    says it alike), except inside a cast's operand where it meets constants:
+    those compute as floats until the cast, as the concrete `(127 + 1e3) as
+    i64` does."""
     if e.op not in ("+", "-", "*", "/", "%", "&", "|", "^"):
         return a, b
     dt = getattr(cx.program.type_of(e), "dtype", None)
     generic = isinstance(dt, TypeParam)
     if generic:
         dt = cx.f.type_params.get(dt.name)
-    if isinstance(dt, DType) and not dt.is_float and generic and not cx.cast_depth:
+    if isinstance(dt, DType) and not dt.is_float and generic:
+        floats = [_is_float(v) for v in (a, b)]
+        if cx.cast_depth and any(floats) and all(f or isinstance(v, CVal) for f, v in zip(floats, (a, b))):
+            # in a cast's operand a float meets constants: float arithmetic until the cast
+            # (`(127 + 1e3) as T` with an integer `T`, as `(127 + 1e3) as i64` computes), as the
+            # host's instance does; a float value's type, else untyped (folded in f64)
+            fdt = next((v.dtype for v in (a, b) if isinstance(v, ir.Value)), None)
+
+            def as_float(v: Any) -> Any:
+                return CVal(float(v.value), fdt) if isinstance(v, CVal) else v
+
+            return as_float(a), as_float(b)
         # an instance's integer `T` meets a float value (`x + c` of `let c = 256 / 0.1;`, `T = i16`):
         # E0201 as on the host, where the concrete form is E0201 too (it was an ill-formed-IR ICE)
         for v, side in ((a, e.lhs), (b, e.rhs)):
-            vt = v.dtype if isinstance(v, (CVal, ir.Value)) else None
-            if vt is not None and vt.is_float:
-                raise InstanceFloatValue(side.span, vt, dt)
+            if _is_float(v):
+                if isinstance(side, ast.FloatLit) or (
+                        isinstance(side, ast.Unary) and isinstance(side.operand, ast.FloatLit)):
+                    raise InstanceMismatch(side.span, v.value, dt)  # the literal's words, as at `mat`
+                raise InstanceFloatValue(side.span, v.dtype, dt)
     if not isinstance(dt, DType) or not dt.is_float or e.op in ("&", "|", "^"):
         return a, b
 
@@ -91,6 +120,12 @@ def float_operands(cx: LowerCx, e: ast.Binary, a: Any, b: Any) -> tuple[Any, Any
         return cx.mat(v, dt, e.span)
 
     return to_float(a), to_float(b)
+
+
+def _is_float(v: Any) -> bool:
+    if isinstance(v, CVal):
+        return isinstance(v.value, float) or (v.dtype is not None and v.dtype.is_float)
+    return isinstance(v, ir.Value) and v.dtype.is_float
 
 
 def lower_binary(cx: LowerCx, op: str, a: Any, b: Any, span: Span) -> Any:

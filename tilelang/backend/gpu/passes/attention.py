@@ -304,14 +304,24 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ), span)
     if not registers_only([*consumer_ops, *(pc.ops if pc is not None else ())], layouts):
         return k  # some value would move between threads: the generic path
+    if pc is not None and csplit.tail_rounds():  # both switches: the causal tail in a variant of its own (one
+        assert kv is not None  # kernel with both walks spilled), launched where the walk has one (`tail_request`)
+        request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))
     if persist:
         assert kv is not None
         wb = _Build(fresh)
         bounds = (marks.lower0, marks.upper0) if marks is not None else (loop.lower, loop.upper)
+        # the chained short keys' variant's causal tail in a walk of its own (`attention_csplit`, opt-in)
+        ct = csplit.tail_rounds() if ch is not None and ch.xr is None and pc is None and kv_first is None else 0
         walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None or pc is not None else 0,
-                                tiles.fastdiv(p.short), form=kind, tail=n_tail)
-        whole = csplit.whole_rounds(wb, walk) if pc is not None else None  # (walk A, chained: whole tiles only)
-        walk = dataclasses.replace(walk, rounds=whole, split=None) if whole is not None else walk
+                                tiles.fastdiv(p.short), form=kind, tail=ct or n_tail)
+        whole = None  # (with walk B: walk A's rounds, chained: whole tiles or the pairs before the tail)
+        if pc is not None:
+            whole = csplit.whole_rounds(wb, walk)
+            walk = dataclasses.replace(walk, rounds=whole, split=None)
+        elif ct and walk.tail is not None:
+            whole = csplit.tail_whole(wb, walk)
+            walk = dataclasses.replace(walk, rounds=whole, tail=None)
         copy = marks is not None and walk.split is not None and ch is None and not carry and epilogue is not whole_epilogue \
             and not form
         # (with a copy for the launches that do not split, the split walk runs only where single tiles split; the
@@ -323,11 +333,14 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                       outside, layouts, fresh, span)
         if ch is not None:  # the last tile's pending P V and epilogue
             walk_a = c_walk[-1]
+            if ct and whole is not None:  # the causal tail, chained on
+                c_walk += csplit.walk_b(k, kv, bounds, whole, walk, walk_a, consumer_ops, c_base, trips, c_tn, outside,
+                                        layouts, fresh, span, carry=carry, tail=ct)
             c_walk = chain.final(ch, chain_init, c_walk, vbuf, p.v_kmajor, cast.result.dtype,
                                  lambda o, new: (classify(new, cl, []), assign(o, cl, W, layouts)))
             if pc is not None and whole is not None:  # then the pieces
-                c_walk += csplit.walk_b(k, kv, bounds, whole, walk, walk_a, pc.ops, c_base, pc.trips, c_tn, pc.marks,
-                                        outside, layouts, fresh, span)
+                c_walk += csplit.walk_b(k, kv, bounds, whole, walk, walk_a, pc.ops, c_base, pc.trips, c_tn, outside,
+                                        layouts, fresh, span, pc.marks)
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (),
@@ -337,7 +350,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                       layouts, fresh, span)
         if pc is not None and whole is not None:  # the producer's pieces: its tile on the pieces' bounds
             p_walk += csplit.walk_b(k, kv, bounds, whole, walk, p_walk[-1], p_tile, p_base, p_loop.results[0], p_tn,
-                                    pc.marks, outside, layouts, fresh, span, p_loop)
+                                    outside, layouts, fresh, span, pc.marks, p_loop)
+        elif ct and whole is not None:  # the producer's tail
+            p_walk += csplit.walk_b(k, kv, bounds, whole, walk, p_walk[-1], p_tile, p_base, p_loop.results[0], p_tn,
+                                    outside, layouts, fresh, span, tail=ct)
         p_ops = [*p_walk, ir.Yield(())]
         ws = g.WarpSpecialize((dataclasses.replace(ws.roles[0], body=ir.Region((), tuple(c_ops))),  # type: ignore[arg-type]
                                dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]

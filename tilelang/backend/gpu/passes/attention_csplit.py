@@ -27,6 +27,18 @@ the hot code is where it was: walk B's copy of the tile (the rotated loop,
 the save, arrival and merge) is emitted after it and runs at most
 `SPLIT_ROUNDS` times a CTA. Off (unset: `CHAIN_SPLIT_DEFAULT`), nothing here
 runs and every kernel is as before.
+
+`TILEC_ATTN_CHAIN_TAIL=1` (opt-in; with both switches the short keys' variant
+is the split's and asks for the tail's as a variant of its own, launched where
+the walk hands out pairs of an even number of query blocks: one kernel with
+both walks B spilled) puts the
+causal walk's tail (`attention_tail`: the last item rounds' pairs as single
+tiles, heaviest first) in walk B the same way, chained on from walk A: the
+chain's carried values are walk B's loop's too, their first values walk A's
+results, and the last pending product is flushed after walk B. Walk A runs
+the pair rounds before the tail (all of them where the walk has none), so no
+tile of it carries the tail's branch: in the variant's one walk the tail lost
+1.2-2 % on the H100 (RESULTS.md, 2026-12-05 call B).
 """
 
 from __future__ import annotations
@@ -51,6 +63,11 @@ from .pipeline import _Build
 from .rewrite import substitute
 
 CHAIN_SPLIT_DEFAULT = "0"  # opt-in until the H100 says (benchmarks/h15x_device.sh)
+# the last piece in merges this many records an iteration, their loads in flight together (`attention_split.
+# epilogue`'s `unroll`): at the benchmark's shape 8 records, one L2 round trip each one after another (~600-700
+# cycles) in the one-pass loop, ~5,000 cycles of the launch's last ~10,000; 3 an iteration: 3 round trips (4: ptxas
+# 13.0 spilled 48 B and gave walk A's key loop 676 instructions, not 645; 2 and 3: 0 B, 645)
+MERGE_UNROLL = 3
 
 
 def enabled() -> bool:
@@ -108,7 +125,7 @@ def piece_tile(proof: Any, loop: ir.For, p: Any, cast: ir.Cast, chained: set[int
     trips = c_post[2]
     last = eb.elem(E.REM, eb.elem(E.ADD, trips, eb.const(bufs.S - 1)), eb.const(bufs.S))
     ran = eb.elem(E.GT, trips, bufs.base, dtype=DType.BOOL)
-    ep = split.epilogue(proof, loop, c_post[1], raw_acc, ep, ran, mk, threads, fresh, span)
+    ep = split.epilogue(proof, loop, c_post[1], raw_acc, ep, ran, mk, threads, fresh, span, unroll=MERGE_UNROLL)
     ib = _Build(fresh)  # Q: released in the loop's last iteration (`q_early`), here where the loop did not run
     idle = ib.elem(E.GE, mk.lower, mk.upper, dtype=DType.BOOL) if q_early else None
     qrel = g.BarrierArrive(qempty, bufs.qs, idle, span)
@@ -139,18 +156,18 @@ def whole_rounds(b: _Build, w: tiles.Walk) -> ir.Value:
 
 
 def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: list[object], walk_a: tiles.Walk,
-          fresh: Fresh, span: Any) -> tuple[list[object], tiles.Walk]:
-    """Walk B's values (`attention_tiles.walk_setup` with the split; the walk's
-    divisions plain: it runs at most `SPLIT_ROUNDS` tiles), computed in the
-    role after walk A from opaque copies (`g.Opaque`) of walk A's CTA
-    position and count (`walk_a`'s, live through it anyway) and of the
-    tensor dims, so that LLVM cannot take them for the values computed before
-    the roles and keep those live through walk A's key loops (with them
-    shared, ptxas 13.0 spilled 68 B in the benchmark's kernel, reloaded once
-    a tile in walk A; with the launch's position read again, 48 B: the
-    special registers' reads are one value)."""
+          fresh: Fresh, span: Any, pieces: int = 0, tail: int = 0) -> tuple[list[object], tiles.Walk]:
+    """Walk B's values (`attention_tiles.walk_setup` with the split's `pieces`
+    or the causal tail's `tail` rounds; the walk's divisions plain: it runs a
+    few rounds), computed in the role after walk A from opaque copies
+    (`g.Opaque`) of walk A's CTA position and count (`walk_a`'s, live through
+    it anyway) and of the tensor dims, so that LLVM cannot take them for the
+    values computed before the roles and keep those live through walk A's key
+    loops (with them shared, ptxas 13.0 spilled 68 B in the benchmark's
+    kernel, reloaded once a tile in walk A; with the launch's position read
+    again, 48 B: the special registers' reads are one value)."""
     b = _Build(fresh)
-    w = tiles.walk_setup(b, k, kv, outside, bounds, split.pieces())
+    w = tiles.walk_setup(b, k, kv, outside, bounds, pieces, tail=tail)
     c, P = fresh.value(DType.I32, (), "cta"), fresh.value(DType.I32, (), "ctas")
     mapping: dict[int, ir.Value] = {w.c.id: c, w.P.id: P}
     ops: list[object] = [g.Opaque((c, P), (walk_a.c, walk_a.P), span)]
@@ -165,31 +182,66 @@ def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: l
 
 
 def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir.Value, w_a: tiles.Walk,
-           walk_a: object,
-           ops: list[object], ring: ir.Value, ring_out: ir.Value, tn: ir.Value, mk: Marks, outside: list[object],
-           layouts: dict[int, Any], fresh: Fresh, span: Any, key_loop: ir.For | None = None) -> list[object]:
+           walk_a: object, ops: list[object], ring: ir.Value, ring_out: ir.Value, tn: ir.Value, outside: list[object],
+           layouts: dict[int, Any], fresh: Fresh, span: Any, mk: Marks | None = None, key_loop: ir.For | None = None,
+           carry: tuple[tuple[ir.Value, ir.Value, object], ...] = (), tail: int = 0) -> list[object]:
     """A role's walk B: its tile `ops` (reading `ring` and `tn`, the ring's
     counter `ring_out` after them) renamed and walked from round `whole` to
     the CTA's last, the counter and the tile's number going on from walk A's
     loop `walk_a`, on walk B's own values (`setup`, from walk A's `w_a`;
-    `bounds`: the user's key loop's, as `outside` computes them); `key_loop` (the producer's, one of
-    `ops`): its bounds become the piece's (`mk`; only the loop's: the user's
-    lower bound, a constant 0, is the copies' column offset too). The renamed
-    values keep the layouts of those they copy."""
+    `bounds`: the user's key loop's, as `outside` computes them): the split
+    last round's pieces on `mk`'s bounds, or (`tail` rounds, `carry`: the
+    chain's, whose first values are walk A's results) the causal tail's tiles
+    chained on from walk A. `key_loop` (the producer's, one of `ops`): its
+    bounds become the piece's (only the loop's: the user's lower bound, a
+    constant 0, is the copies' column offset too). The renamed values keep
+    the layouts of those they copy."""
     assert isinstance(walk_a, ir.For)
     ring2, tn2 = fresh.value(ring.dtype, (), ring.hint), fresh.value(tn.dtype, (), tn.hint)
     mapping: dict[int, ir.Value] = {ring.id: ring2, tn.id: tn2}
+    args = [a for a, _, _ in carry]
+    for a in args:
+        mapping[a.id] = fresh.value(a.dtype, a.shape, a.hint)
     if key_loop is not None:
-        assert sum(op is key_loop for op in ops) == 1
+        assert mk is not None and sum(op is key_loop for op in ops) == 1
         ops = [dataclasses.replace(op, lower=mk.lower, upper=mk.upper) if op is key_loop else op for op in ops]
-    seed = set(mapping)
+    seed = {ring.id, tn.id}
     copy = clone(ops, fresh, mapping)
     for old, new in list(mapping.items()):
         if old not in seed and old in layouts:
             layouts.setdefault(new.id, layouts[old])
-    pre, w = setup(k, kv, bounds, outside, w_a, fresh, span)
-    return [*pre, *tiles.tile_loop(w, fresh, outside, copy, ring2, mapping.get(ring_out.id, ring_out), tn2, span, (),
-                                   mk, start=(whole, walk_a.results[0], walk_a.results[1]))]
+    firsts = walk_a.results[2:]
+    carry2 = tuple((mapping[a.id], mapping.get(o.id, o), firsts[i]) for i, (a, o, _) in enumerate(carry))
+    pre, w = setup(k, kv, bounds, outside, w_a, fresh, span, split.pieces() if mk is not None else 0, tail)
+    return [*pre, *tiles.tile_loop(w, fresh, outside, copy, ring2, mapping.get(ring_out.id, ring_out), tn2, span,
+                                   carry2, mk, start=(whole, walk_a.results[0], walk_a.results[1]))]
 
 
-__all__ = ["CHAIN_SPLIT_DEFAULT", "Pieces", "classes", "enabled", "piece_tile", "setup", "walk_b", "whole_rounds"]
+# `TILEC_ATTN_CHAIN_TAIL` unset: "0"; "1": the causal walk's last `attention_tail.TAIL_ROUNDS` item rounds as single
+# tiles, heaviest first, in walk B, chained on from walk A (a number n >= 2: n rounds)
+CHAIN_TAIL_DEFAULT = "0"
+
+
+def tail_rounds() -> int:
+    """`TILEC_ATTN_CHAIN_TAIL`: the item rounds of the chained short keys' variant's causal tail (0: none). The
+    tail (`attention_tail`) in that variant's one walk lost 1.2 % on the H100 (2026-12-05, call B: its branch
+    and start in every tile's walk); here it is walk B's alone, walk A's tiles carry none of it."""
+    from . import attention_tail as tails
+
+    want = os.environ.get("TILEC_ATTN_CHAIN_TAIL", CHAIN_TAIL_DEFAULT)
+    if want == "1":
+        return tails.TAIL_ROUNDS
+    if not want.isdigit() or (want != "0" and int(want) < 2):
+        raise ValueError(f"TILEC_ATTN_CHAIN_TAIL={want!r}: expected 0, 1 or a number of rounds >= 2")
+    return int(want)
+
+
+def tail_whole(b: _Build, w: tiles.Walk) -> ir.Value:
+    """Walk A's rounds where walk B is the causal tail: those before the tail's (`Tail.start`: `NEVER` where the
+    walk has none, then all of them)."""
+    assert w.tail is not None
+    return b.elem(ir.ElemOp.MINIMUM, w.tail.start, w.rounds, hint="whole")
+
+
+__all__ = ["CHAIN_SPLIT_DEFAULT", "CHAIN_TAIL_DEFAULT", "Pieces", "classes", "enabled", "piece_tile", "setup", "tail_rounds",
+           "tail_whole", "walk_b", "whole_rounds"]

@@ -128,11 +128,15 @@ def marks(loop: ir.For, fresh: Fresh) -> Marks:
 
 
 def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir.Value, epi: list[object],
-             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: Any, form: str = "") -> list[object]:
+             ran: ir.Value, mk: Marks, threads: int, fresh: Fresh, span: Any, form: str = "",
+             unroll: int = 1) -> list[object]:
     """The consumers' ops after a tile's loop: `epi` (reading the state
     `back` maps the loop's results to, the accumulator as `raw_acc` where
     the zero select was dropped) for a whole tile, the save, arrival and
-    merge for a piece (see the module's docstring)."""
+    merge for a piece (see the module's docstring). `unroll` > 1 (the
+    one-pass merge): that many records loaded an iteration before any is
+    merged, so their loads wait for the L2 together (a record past the
+    last is piece 0's again, weighted 0): `attention_csplit`'s pieces."""
     E = ir.ElemOp
     res = loop.results
     m0, l0 = back[res[s.m].id], back[res[s.row_sum].id]
@@ -173,7 +177,10 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     merge: list[object] = []
     i, mc, lc, ac = v((), DType.I32, "piece"), v(m0.shape, hint="m"), v(l0.shape, hint="l"), v(acc_shape, hint="acc")
     exp = E.EXP2 if s.base2 else E.EXP
-    if not two_pass(bool(form)):
+    if not two_pass(bool(form)) and unroll > 1:
+        merge += _merge_unrolled(s, m0, l0, acc_shape, pm, unroll, threads, fresh, span)
+        mF, lF, aF = g.results(merge[-1])  # type: ignore[misc]
+    elif not two_pass(bool(form)):
         body: list[object] = []
         slot = el(body, E.ADD, pm["group"], el(body, E.MUL, i, pm["left"]))
         mi, li, ai = v(m0.shape), v(l0.shape), v(acc_shape)
@@ -222,6 +229,65 @@ def epilogue(s: sm.Softmax, loop: ir.For, back: dict[int, ir.Value], raw_acc: ir
     ops.append(ir.If((), cut, ir.Region((), (*piece, ir.Yield(()))),  # type: ignore[arg-type]
                      ir.Region((), (*epi, ir.Yield(()))), span))  # type: ignore[arg-type]
     return ops
+
+
+def _merge_unrolled(s: sm.Softmax, m0: ir.Value, l0: ir.Value, acc_shape: tuple[int, ...], pm: dict[str, ir.Value],
+                    unroll: int, threads: int, fresh: Fresh, span: Any) -> list[object]:
+    """`epilogue`'s one-pass merge, `unroll` records an iteration: the loads
+    first (a record past the last, `pieces`, reads piece 0's, which exists),
+    then each merged in order, an absent one at the initial max and weight 0;
+    the loop's last op defines (m, l, acc)."""
+    E = ir.ElemOp
+    b = _Build(fresh)
+    i, mc, lc, ac = (fresh.value(DType.I32, (), "piece"), fresh.value(DType.F32, m0.shape, "m"),
+                     fresh.value(DType.F32, l0.shape, "l"), fresh.value(DType.F32, acc_shape, "acc"))
+    exp = E.EXP2 if s.base2 else E.EXP
+    body = _Build(fresh)
+    zero = body.const(0)
+    loads = []
+    for u in range(unroll):
+        iu = body.elem(E.ADD, i, body.const(u))
+        valid = body.elem(E.LT, iu, pm["pieces"], dtype=DType.BOOL, hint="valid")
+        slot = body.elem(E.ADD, pm["group"], body.elem(E.MUL, body.elem(E.WHERE, valid, iu, zero), pm["left"]))
+        rs = (fresh.value(DType.F32, m0.shape), fresh.value(DType.F32, l0.shape), fresh.value(DType.F32, acc_shape))
+        body.ops.append(g.SplitLoad(rs, slot, threads, span))
+        loads.append((valid, *rs))
+
+    def tile(x: ir.Value, shape: tuple[int, ...], dtype: DType = DType.F32) -> ir.Value:
+        r = fresh.value(dtype, shape)
+        body.ops.append(ir.Broadcast(r, x))
+        return r
+
+    def const(x: float) -> ir.Value:
+        r = fresh.value(DType.F32, m0.shape)
+        body.ops.append(ir.Const(r, x))
+        return r
+
+    def el(code: ir.ElemOp, *xs: ir.Value) -> ir.Value:
+        r = fresh.value(xs[-1].dtype, xs[-1].shape)
+        body.ops.append(ir.Elementwise(r, code, xs))
+        return r
+
+    m, ll, acc = mc, lc, ac
+    for valid, mi, li, ai in loads:
+        vb = tile(valid, m0.shape, DType.BOOL)
+        mi2 = el(E.WHERE, vb, mi, const(s.init))
+        mn = el(E.MAXIMUM, m, mi2)
+        f = el(exp, el(E.SUB, m, mn))
+        fi = el(E.WHERE, vb, el(exp, el(E.SUB, mi2, mn)), const(0.0))
+        ll = el(E.ADD, el(E.MUL, ll, f), el(E.MUL, li, fi))
+        acc = el(E.ADD, el(E.MUL, acc, tile(f, acc_shape)), el(E.MUL, ai, tile(fi, acc_shape)))
+        m = mn
+    body.ops.append(ir.Yield((m, ll, acc)))
+    inits = []
+    for x, shape in ((s.init, m0.shape), (0.0, l0.shape), (0.0, acc_shape)):
+        r = fresh.value(DType.F32, shape)
+        b.ops.append(ir.Const(r, x))
+        inits.append(r)
+    lo, step = b.const(0), b.const(unroll)
+    outs = (fresh.value(DType.F32, m0.shape, "m"), fresh.value(DType.F32, l0.shape, "l"), fresh.value(DType.F32, acc_shape, "acc"))
+    b.ops.append(ir.For(outs, lo, pm["pieces"], step, tuple(inits), ir.Region((i, mc, lc, ac), tuple(body.ops)), span))  # type: ignore[arg-type]
+    return b.ops
 
 
 def carrier(k: g.GpuKernel) -> str:

@@ -75,10 +75,13 @@ def _rewritten(text: str, d: object, code: str) -> list[tuple[int, int]]:
     hi = text.find("\n", spans[0][0])
     hi = len(text) if hi < 0 else hi
     want = _key(code)
-    found = [(s, e) for s in range(lo, hi) for e in range(s + 1, hi + 1)
-             if any(s <= a and b <= e for a, b in spans if lo <= a < hi) and text[s:e].count("(") ==
-             text[s:e].count(")") and _key(text[s:e]) == want and text[s] not in " (" and text[e - 1] != " "
-             and not (text[e].isalnum() or text[e] in "._")  # whole tokens: not `1` of `1.0`
+    reach = len(code) + 8  # a rewrite is about as long as its code: spans around a label, no longer (a fuzz
+    # mutant's line of 40,000 characters made every span of it a candidate, cubic: seed 307 case 595)
+    found = [(s, e) for a, b in spans if lo <= a < hi
+             for s in range(max(lo, b - reach), a + 1) for e in range(b, min(hi, s + reach) + 1)
+             if e > s and text[s:e].count("(") == text[s:e].count(")") and _key(text[s:e]) == want
+             and text[s] not in " (" and text[e - 1] != " "
+             and not (e < len(text) and (text[e].isalnum() or text[e] in "._"))  # whole tokens: not `1` of `1.0`
              and not (s > 0 and (text[s - 1].isalnum() or text[s - 1] == "_"))]
     return [min(found, key=lambda se: se[1] - se[0])] if found else []
 

@@ -186,24 +186,35 @@ def _name_fits(tcx: CheckCx, e: ast.Name, sym: Symbol, target: ScalarT) -> None:
     """An immutable `let n = 100000;` (or an untyped `const N = 100000;`)
     takes each use's type, as the literal itself would: its value must fit
     that type (`let k: i16 = n;` is E0222 as `let k: i16 = 100000;` is, not
-    a silent wrap to -31072)."""
-    if not isinstance(target.dtype, DType) or not target.dtype.is_int:
+    a silent wrap to -31072). The same for a float type it does not fit:
+    `(c % 7) as f16` with `let c = 65536;` computes in `f16`, where `c` is
+    infinity (NaN, where the literal form `(65536 % 7) as f16` is E0222)."""
+    if not isinstance(target.dtype, DType) or not (target.dtype.is_int or target.dtype.is_float):
         return
     d = tcx.program.dims.get(e)
     value = d.const_value if d is not None else None
-    if not isinstance(value, int) or isinstance(value, bool):
+    if not isinstance(value, int) or isinstance(value, bool) or e in tcx.overflowed:
         return
-    lo, hi = int_range(target.dtype)
-    if lo <= value <= hi or e in tcx.overflowed:
-        return
+    kw = "const" if isinstance(sym.decl, ast.ConstDecl) else "let"
+    if target.dtype.is_float:
+        if not float_literal_overflows(float(value), target.dtype):
+            return
+        top = FLOAT_LIMITS[target.dtype][0]
+        label = f"used as `{target}` here, where it rounds to infinity (`{target}` holds magnitudes up to {top})"
+        help_ = (f"give `{e.ident.name}` an integer type (`{kw} {e.ident.name}: i32 = ..`) so that the arithmetic "
+                 f"is integer arithmetic, and convert its result with `as {target}`")
+    else:
+        lo, hi = int_range(target.dtype)
+        if lo <= value <= hi:
+            return
+        label = f"used as `{target}` here, which holds {lo}..={hi}"
+        help_ = (f"give `{e.ident.name}` a type that holds it (`{kw} {e.ident.name}: i64 = ..`) and "
+                 f"convert it with `as {target}`, or use a value in {lo}..={hi}")
     tcx.overflowed.add(e)
-    d_ = tcx.err(T.LITERAL_OUT_OF_RANGE, f"`{e.ident.name}` is {value}, out of range for `{target}`", e.span,
-                 f"used as `{target}` here, which holds {lo}..={hi}")
+    d_ = tcx.err(T.LITERAL_OUT_OF_RANGE, f"`{e.ident.name}` is {value}, out of range for `{target}`", e.span, label)
     if isinstance(sym.decl, (ast.NamePat, ast.ConstDecl)):
         d_ = d_.secondary(sym.decl.span, f"`{e.ident.name}` is {value} here, with no type of its own")
-    kw = "const" if isinstance(sym.decl, ast.ConstDecl) else "let"
-    tcx.emit(d_.with_help(f"give `{e.ident.name}` a type that holds it (`{kw} {e.ident.name}: i64 = ..`) and "
-                          f"convert it with `as {target}`, or use a value in {lo}..={hi}"))
+    tcx.emit(d_.with_help(help_))
 
 
 def _int_only(e: Any) -> bool:

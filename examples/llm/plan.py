@@ -414,11 +414,12 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             gl = ("gate_up",)
             st["down"] = -1
             # the split merge triggers O at its entry (`me`) where O's grid has
-            # more blocks than the card has SMs: O's blocks are scheduled while
+            # more blocks than the card has SMs (its MB, the blocks an SM of
+            # its one wave, above 1): O's blocks are scheduled while
             # the merge runs. The same call: 4B +0.45 % / +0.59 % (with `gl`
             # +1.09 % / +1.17 %), 8B +0.05 %; at 0.6B, whose O is one block an
-            # SM (128 on 132), -2.2 % (and -1.9 % on 2026-12-05): off there
-            me = int(-(-rows["o"] // bn["o"]) * splitk["o"] > sm_count)
+            # SM (128 on 132, MB 1), -2.2 % (and -1.9 % on 2026-12-05): off there
+            me = int(mb["o"] > 1)
             # the greedy token choice as `argmax_wide` (one block of 32 warps,
             # all of the LM head's block maxima as one tile, at most 16,384: 16
             # a thread; more would spill): H100, 4B, one process (h17t,

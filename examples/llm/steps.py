@@ -182,16 +182,22 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                 )
             )
         merged = tc == 4 and pl.fm > 0  # the split merge inside the attention
+        # ... in one pass, in this form (`Plan.fl`: 1 the short form, 2 the long)
+        folded = tc == 4 and bool(pl.fl & (1 if short else 2))
+        # `ring_split_early`'s EA: `Plan.ea`, and 8 for the balanced key ranges (`Plan.kb`)
+        kb = 8 if pl.kb else 0
         # the ring attention's trigger at its entry: `pe` (with the merge's), or "attn" in `ge` alone
         pa = int(bool(pl.pe) or "attn" in pl.ge)
         if tc == 3:
             attn = k.attn_decode_short[g, d // 2, pl.bt]
         elif merged:
             attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pa, ns, min(pl.fm, ns)]
+        elif folded:
+            attn = k.attn_decode_ring_fold[g, d // 2, pl.bt, pa, pl.ea | kb, ns]
         elif tc == 4 and pl.aw == 8 and short:
-            attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pa, pl.ea & 3]
+            attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pa, (pl.ea & 3) | kb]
         elif tc == 4 and pl.ea:
-            attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pa, pl.ea]
+            attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pa, pl.ea | kb]
         elif tc == 4:
             attn = k.attn_decode_ring[g, d // 2, pl.bt, pa]
         else:
@@ -212,7 +218,7 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                 )
             )
         else:
-            merged_out = [P(eng.attn, [1, g, d])] if merged else []
+            merged_out = [P(eng.attn, [1, g, d])] if merged or folded else []
             ops.append(
                 attn(
                     P(o_part, [1, g, d]),
@@ -230,7 +236,7 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                     eps,
                 )
             )
-        if merged:
+        if merged or folded:
             ops += residual("o", eng.attn.reshape(-1), li, "gate_up", li)
         elif pl.om[0]:
             merge_o = k.merge_gemv_add[pl.om[0], d, ns, pl.om[1]]

@@ -222,6 +222,11 @@ def dot_acc_dtype(dt: DType) -> DType | None:
     return DType.I32 if dt.bits < 32 else dt
 
 
+#: `dot_acc_dtype` in the words of a diagnostic's note or help.
+ACC_RULE = ("the accumulator's type: `f32` for f16, bf16 and f32 inputs, `f64` for f64, `i32` for 8- and "
+            "16-bit integers, the inputs' own type for 32- and 64-bit integers (integer sums wrap)")
+
+
 ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul,
     "&": operator.and_, "|": operator.or_, "^": operator.xor,

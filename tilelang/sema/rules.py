@@ -21,7 +21,7 @@ from tilelang import printfmt
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.bounds import item_not_one
 from tilelang.diagnostics.codes.runtime import HOST_INDEX, HOST_SHAPE
-from tilelang.dtypes import DType, arange_problem, dot_acc_dtype
+from tilelang.dtypes import ACC_RULE, DType, arange_problem, dot_acc_dtype
 from tilelang.sema.access import (
     rule_atomic,
     rule_load,
@@ -506,11 +506,6 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
                         .note(ACC_RULE)
                         .with_help(_mma_acc_help(tcx, cx.args[2], want, out_shape)))
     return acc
-
-
-#: The accumulator rule (`dtypes.dot_acc_dtype`) in the words of a note.
-ACC_RULE = ("the accumulator's type: `f32` for f16, bf16 and f32 inputs, `f64` for f64, `i32` for 8- and "
-            "16-bit integers, the inputs' own type for 32- and 64-bit integers (integer sums wrap)")
 
 
 def _mma_acc_help(tcx: CheckCx, acc: ast.Expr, want: DType, shape: tuple[Any, ...]) -> str:

@@ -142,8 +142,7 @@ def _check_mma(cx: LowerCx, op: ir.Mma, inst: Mapping[str, Any]) -> None:
     """`mma(a, b, acc)` of a generic `T` with an accumulator this instance's
     `T` does not take (`T = i8` with an `f32` acc, `T = f64` with `f32`): the
     checker's E0206 for a concrete `mma`, at the call, naming the instance."""
-    from tilelang.dtypes import dot_acc_dtype
-    from tilelang.sema.rules import ACC_RULE
+    from tilelang.dtypes import ACC_RULE, dot_acc_dtype
 
     want = dot_acc_dtype(op.a.dtype)
     if want is None or op.acc.dtype is want:

@@ -207,6 +207,26 @@ def arange_problem(dt: DType, n: int) -> str | None:
     return None
 
 
+def dot_acc_dtype(dt: DType) -> DType | None:
+    """The accumulator type of a matrix product of `dt` tiles: `dot`'s result
+    and the only accumulator `mma` takes (None for `bool`, which has none).
+    f16, bf16 and f32 products sum in f32; f64 in f64; 8- and 16-bit integers
+    (signed or not) in i32, as the tensor cores' int8 products do; 32- and
+    64-bit integers in their own type. Integer products and sums wrap in it.
+    One rule for the checker, the lowering (`dot`'s accumulator, a generic
+    instance's `mma`) and the docs."""
+    if dt is DType.BOOL:
+        return None
+    if dt.is_float:
+        return DType.F64 if dt is DType.F64 else DType.F32
+    return DType.I32 if dt.bits < 32 else dt
+
+
+#: `dot_acc_dtype` in the words of a diagnostic's note or help.
+ACC_RULE = ("the accumulator's type: `f32` for f16, bf16 and f32 inputs, `f64` for f64, `i32` for 8- and "
+            "16-bit integers, the inputs' own type for 32- and 64-bit integers (integer sums wrap)")
+
+
 ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul,
     "&": operator.and_, "|": operator.or_, "^": operator.xor,

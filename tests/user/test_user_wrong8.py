@@ -127,7 +127,7 @@ def test_the_second_help_of_e61_is_e0509_at_check_time(tmp_path: Path) -> None:
              ("count::<8>(hist.partition([4]), &x)", "count::<8>(&hist, &x)")]
     f = fixed_program(DIR / "e61_atomic_on_mut.tile", edits, tmp_path)
     d = [x for x in driver.check(f).diagnostics if x.severity.value == "error"]
-    assert [x.code for x in d] == ["E0509"] and any("`seen.partition([1])`" in h for h in d[0].help)
+    assert [x.code for x in d] == ["E0509"] and any("`_grid.partition([1])`" in h for h in d[0].help)
 
 
 def _run(name: str, tmp_path: Path) -> tuple[dict[str, np.ndarray], str]:

@@ -8,30 +8,31 @@
 #   FL   (new, `Plan.fl` 3) the split merge folded into the early ring attention in ONE pass
 #        (`attn_decode_ring_fold`): every block stores its share, the block of each KV head that arrives last
 #        (`last_block`: a barrier, one acq_rel atomic = MEMBAR.GPU + ATOMG + CCTL, a barrier) loads the head's
-#        16 (32 at 8,192) shares and log-sum-exps at once (SASS: 33 LDG.128 a thread before its first exchange,
-#        one L2 round trip), merges them with 3 exchanges and stores the 4 query heads' rows; no merge launch.
-#        `fm` (2026-12-03, H200, before `rs`) merged NC shares a step, each step a dependent L2 round trip and
-#        9 barriers of layout changes: its tail was 2.5-3.0 us and it lost 0.7-1.5 %
+#        16 (32 at 8,192, in 2 steps) shares and log-sum-exps (SASS at 4B: 48 loads a thread before its first
+#        exponential, one L2 round trip), merges them inside each thread (no barrier, no shared memory after the
+#        arrival) and stores the 4 query heads' rows; no merge launch. `fm` (2026-12-03, H200, before `rs`)
+#        merged NC shares a step, each step a dependent L2 round trip and 9 barriers of layout changes: its tail
+#        was 2.5-3.0 us and it lost 0.7-1.5 %
 #   KB   (new, `Plan.kb` 1) the early ring's key ranges balanced: at positions 1,025-1,031 (7 of the 8 steps of a
 #        burst at ctx 1,024) 33 key blocks over 16 splits are 1 split of 3 and 15 of 2, not 11 of 3 and 5 empty:
 #        the same 4.2 MB over 128 SMs instead of 88 (8,192: 257 over 32, 1 of 9 and 31 of 8, not 28 of 9, one
 #        of 5 and 3 empty)
 #   FK   both
 # Expected on an H100 (copy ~3.02 TB/s; 1 us a layer = 36 us a token = ~1.1 % at 4B 1,024), written before any run:
-#   FL   +0.3..+0.9 % at 1,024: the merge's 2.14 us after the attention's last block against the fold's tail on
-#        that block: the arrival ~0.6-0.9 us, one L2 round trip ~0.4-0.5, 3 exchanges ~0.2-0.3, the sums and the
-#        store ~0.1 (1.3-1.8 us: -0.3..-0.8 us a layer); at 8,192 (the long form, 32 shares = 64 KB read by one
-#        block) -0.3..+0.5 %. The risk, why the range could go below 0: the arrival costs ~2 us as `fm`'s seemed to
-#        (h15d measured 0.9-1.4 us for it alone at 8k/32k on the H200); then -0.5..-1.5 %
+#   FL   +0.5..+1.1 % at 1,024: the merge's 2.14 us after the attention's last block against the fold's tail on
+#        that block: the arrival ~0.6-0.9 us, one L2 round trip ~0.4-0.5, 16 exponentials, the sums and the store
+#        ~0.1-0.2 (1.1-1.6 us: -0.5..-1.0 us a layer); at 8,192 (the long form, 32 shares = 64 KB read by one
+#        block) -0.2..+0.6 %. The risk, why the range could go below 0: the arrival costs ~2 us as `fm`'s seemed
+#        to (h15d measured 0.9-1.4 us for it alone at 8k/32k on the H200); then -0.3..-1.2 %
 #   KB   0..+0.45 % at 1,024 (the slowest block keeps its 3 blocks, 48 KB, but the DRAM's share of each SM falls:
 #        H200 2026-12-04: a 2-block split's block 4.42 us, a 3-block split's 4.99 with 11 of 16 splits busy;
 #        here 0..-0.4 us a layer), 0..+0.3 % at 8,192
 #   FK   about FL + KB
 #   0.6B / 8B (STEP=small, {} FK FK {}): the same us a layer: 0.6B (28 layers, ~0.8 ms a step) +0.5..+2 %, 8B
 #        (36 layers, ~5.4 ms) +0.1..+0.5 %; a loss at either blocks a promotion
-#   trace (STEP=trace, FK beside {}): `attn_decode_ring_fold` adds ~7.0-7.5 us a layer against
+#   trace (STEP=trace, FK beside {}): `attn_decode_ring_fold` adds ~6.8-7.3 us a layer against
 #        attn_decode_ring_early + combine_splits' 5.68 + 2.14 = 7.82; its tail (first block end -> last) grows by
-#        the fold (~1.3-1.8 us) less what KB takes off the 3-block splits
+#        the fold (~1.1-1.6 us) less what KB takes off the 3-block splits
 # On an H200 the same microseconds are ~1.4x the percentages (its step is ~25 % shorter).
 # Promotable only if it wins at both contexts (and costs 0.6B / 8B nothing).
 # One device step, <= ~120 s warm, from the checkout's root after `pip install --no-deps -e .`:

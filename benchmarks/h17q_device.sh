@@ -39,13 +39,18 @@
 #   decode_ab.py --model 4b --contexts 1024,8192, one process, the 8 rows at each context, 3 rounds of 4 replays
 #   (the engine ~20-25 s to load; CONTEXTS=1024 halves it where time is short)                          <= 115 s
 # Optional, each its own call or step if device time is left:
+#   STEP=more (<= 70 s): 4B at 1,024, {} FK F32 F32 FK {}, F32 = FK with 32 splits in the short form too
+#     (`short_ns` 32: 33 key blocks over 32 splits, balanced 1 of 2 and 31 of 1; 256 blocks, 2 an SM). With
+#     `combine_splits` 32 splits lost 0.55-0.9 % (its block 1.46 -> 2.06 us at 32 shares); the fold reads the 32
+#     shares in one round trip (64 KB through one SM, ~0.3 us more than 16). Expected F32 against FK: -0.8..+0.6 %
+#     (the 3-block split's 48 KB -> 32 KB, ~-0.3 us, against two blocks an SM sharing its issue and bandwidth)
 #   STEP=small (<= 70 s): 0.6B and 8B at 1,024, {} FK FK {}
 #   STEP=trace (<= 60 s): decode_trace.py of {} and FK at 1,024 (one replay each), step_model.py's table of each
 #   STEP=tests (<= 60 s): the GPU tests of the fold and the balance (test_folded_merge_matches_torch: teacher-
 #     forced logits against TorchQwen3, the greedy tokens, both graph APIs) and of the merge forms beside it
 # Prints the rows ("ctx   1024 {...} NNN tok/s ...") and each variant's rows folded (`ab_summary.py`: mean, spread,
 # ratio to the default's mean); writes $OUT/h17q.tgz (logs, json).
-# usage on the device machine, from the checkout's root:  bash benchmarks/h17q_device.sh  (STEP=small|trace|tests bash ...)
+# usage on the device machine, from the checkout's root:  bash benchmarks/h17q_device.sh  (STEP=more|small|trace|tests bash ...)
 set -uo pipefail
 . benchmarks/device_env.sh h17q
 t0=$(date +%s)
@@ -64,6 +69,14 @@ if [ "${STEP:-ab}" = tests ]; then
   timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
     -k "folded_merge or merge_inside_the_ring or early_ring_attention" > "$D/tests.log" 2>&1
   echo "h17q gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR|Error" "$D/tests.log" | head -8
+  pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0
+fi
+if [ "${STEP:-ab}" = more ]; then
+  F32='{"fl": 3, "kb": 1, "short_ns": 32}'
+  timeout ${MORE_TIMEOUT:-70} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+    --variants "[{}, $FK, $F32, $F32, $FK, {}]" --out "$D/more" > "$D/more.log" 2>&1
+  echo "h17q decode_ab more (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"
+  f=$(ls "$D"/more/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$D/more.log}"
   pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0
 fi
 if [ "${STEP:-ab}" = small ]; then

@@ -39,11 +39,19 @@
 #   decode_ab.py --model 4b --contexts 1024,8192, one process, the 8 rows at each context, 3 rounds of 4 replays
 #   (the engine ~20-25 s to load; CONTEXTS=1024 halves it where time is short)                          <= 115 s
 # Optional, each its own call or step if device time is left:
-#   STEP=more (<= 70 s): 4B at 1,024, {} FK F32 F32 FK {}, F32 = FK with 32 splits in the short form too
-#     (`short_ns` 32: 33 key blocks over 32 splits, balanced 1 of 2 and 31 of 1; 256 blocks, 2 an SM). With
-#     `combine_splits` 32 splits lost 0.55-0.9 % (its block 1.46 -> 2.06 us at 32 shares); the fold reads the 32
-#     shares in one round trip (64 KB through one SM, ~0.3 us more than 16). Expected F32 against FK: -0.8..+0.6 %
-#     (the 3-block split's 48 KB -> 32 KB, ~-0.3 us, against two blocks an SM sharing its issue and bandwidth)
+#   STEP=more (<= 100 s): 4B at 1,024, {} FK FKO F32 F32 FKO FK {}:
+#     FKO = FK with the O GEMV's first K step peeled (`st` o -1): the fold's kernel triggers before its shares'
+#     stores, so O's 320 blocks are scheduled on the SMs its non-last blocks leave at their arrival and, under
+#     "+loads", read their first weight tile (10 MB of W_o's 21) while the 8 last blocks merge (~1.1-1.6 us in
+#     which the DRAM idles). With `combine_splits` O's peel cost 0.4 % (h17r, 2026-12-05: O's blocks scheduled
+#     only at the merge's end). Expected FKO against FK: -0.5..+1.0 % (up to ~1-1.5 us of O's bytes under the
+#     fold's tail; the risk: O's early reads slow the last blocks' L2 round trip)
+#     F32 = FK with 32 splits in the short form too (`short_ns` 32: 33 key blocks over 32 splits, balanced 1 of 2
+#     and 31 of 1; 256 blocks, 2 an SM). With `combine_splits` 32 splits lost 0.55-0.9 % (its block 1.46 -> 2.06
+#     us at 32 shares); the fold reads the 32 shares in one round trip (64 KB through one SM, ~0.3 us more than
+#     16). Expected F32 against FK: -0.8..+0.6 % (the 3-block split's 48 KB -> 32 KB, ~-0.3 us, against two
+#     blocks an SM sharing its issue and bandwidth; `short_ns` 17 with 2 blocks a split lost ~0.25 % in h17r's
+#     call)
 #   STEP=small (<= 70 s): 0.6B and 8B at 1,024, {} FK FK {}
 #   STEP=trace (<= 60 s): decode_trace.py of {} and FK at 1,024 (one replay each), step_model.py's table of each
 #   STEP=tests (<= 60 s): the GPU tests of the fold and the balance (test_folded_merge_matches_torch: teacher-
@@ -73,8 +81,9 @@ if [ "${STEP:-ab}" = tests ]; then
 fi
 if [ "${STEP:-ab}" = more ]; then
   F32='{"fl": 3, "kb": 1, "short_ns": 32}'
-  timeout ${MORE_TIMEOUT:-70} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
-    --variants "[{}, $FK, $F32, $F32, $FK, {}]" --out "$D/more" > "$D/more.log" 2>&1
+  FKO='{"fl": 3, "kb": 1, "st": {"o": -1}}'
+  timeout ${MORE_TIMEOUT:-100} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+    --variants "[{}, $FK, $FKO, $F32, $F32, $FKO, $FK, {}]" --out "$D/more" > "$D/more.log" 2>&1
   echo "h17q decode_ab more (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"
   f=$(ls "$D"/more/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$D/more.log}"
   pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0

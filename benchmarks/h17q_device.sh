@@ -8,43 +8,57 @@
 #   FL   (new, `Plan.fl` 3) the split merge folded into the early ring attention in ONE pass
 #        (`attn_decode_ring_fold`): every block stores its share, the block of each KV head that arrives last
 #        (`last_block`: a barrier, one acq_rel atomic = MEMBAR.GPU + ATOMG + CCTL, a barrier) loads the head's
-#        16 (32 at 8,192) shares and log-sum-exps at once (SASS: 33 LDG.128 a thread before its first exchange,
-#        one L2 round trip), merges them with 3 exchanges and stores the 4 query heads' rows; no merge launch.
-#        `fm` (2026-12-03, H200, before `rs`) merged NC shares a step, each step a dependent L2 round trip and
-#        9 barriers of layout changes: its tail was 2.5-3.0 us and it lost 0.7-1.5 %
+#        16 (32 at 8,192, in 2 steps) shares and log-sum-exps (SASS at 4B: 48 loads a thread before its first
+#        exponential, one L2 round trip), merges them inside each thread (no barrier, no shared memory after the
+#        arrival) and stores the 4 query heads' rows; no merge launch. `fm` (2026-12-03, H200, before `rs`)
+#        merged NC shares a step, each step a dependent L2 round trip and 9 barriers of layout changes: its tail
+#        was 2.5-3.0 us and it lost 0.7-1.5 %
 #   KB   (new, `Plan.kb` 1) the early ring's key ranges balanced: at positions 1,025-1,031 (7 of the 8 steps of a
 #        burst at ctx 1,024) 33 key blocks over 16 splits are 1 split of 3 and 15 of 2, not 11 of 3 and 5 empty:
 #        the same 4.2 MB over 128 SMs instead of 88 (8,192: 257 over 32, 1 of 9 and 31 of 8, not 28 of 9, one
 #        of 5 and 3 empty)
 #   FK   both
 # Expected on an H100 (copy ~3.02 TB/s; 1 us a layer = 36 us a token = ~1.1 % at 4B 1,024), written before any run:
-#   FL   +0.3..+0.9 % at 1,024: the merge's 2.14 us after the attention's last block against the fold's tail on
-#        that block: the arrival ~0.6-0.9 us, one L2 round trip ~0.4-0.5, 3 exchanges ~0.2-0.3, the sums and the
-#        store ~0.1 (1.3-1.8 us: -0.3..-0.8 us a layer); at 8,192 (the long form, 32 shares = 64 KB read by one
-#        block) -0.3..+0.5 %. The risk, why the range could go below 0: the arrival costs ~2 us as `fm`'s seemed to
-#        (h15d measured 0.9-1.4 us for it alone at 8k/32k on the H200); then -0.5..-1.5 %
+#   FL   +0.5..+1.1 % at 1,024: the merge's 2.14 us after the attention's last block against the fold's tail on
+#        that block: the arrival ~0.6-0.9 us, one L2 round trip ~0.4-0.5, 16 exponentials, the sums and the store
+#        ~0.1-0.2 (1.1-1.6 us: -0.5..-1.0 us a layer); at 8,192 (the long form, 32 shares = 64 KB read by one
+#        block) -0.2..+0.6 %. The risk, why the range could go below 0: the arrival costs ~2 us as `fm`'s seemed
+#        to (h15d measured 0.9-1.4 us for it alone at 8k/32k on the H200); then -0.3..-1.2 %
 #   KB   0..+0.45 % at 1,024 (the slowest block keeps its 3 blocks, 48 KB, but the DRAM's share of each SM falls:
 #        H200 2026-12-04: a 2-block split's block 4.42 us, a 3-block split's 4.99 with 11 of 16 splits busy;
 #        here 0..-0.4 us a layer), 0..+0.3 % at 8,192
 #   FK   about FL + KB
 #   0.6B / 8B (STEP=small, {} FK FK {}): the same us a layer: 0.6B (28 layers, ~0.8 ms a step) +0.5..+2 %, 8B
 #        (36 layers, ~5.4 ms) +0.1..+0.5 %; a loss at either blocks a promotion
-#   trace (STEP=trace, FK beside {}): `attn_decode_ring_fold` adds ~7.0-7.5 us a layer against
+#   trace (STEP=trace, FK beside {}): `attn_decode_ring_fold` adds ~6.8-7.3 us a layer against
 #        attn_decode_ring_early + combine_splits' 5.68 + 2.14 = 7.82; its tail (first block end -> last) grows by
-#        the fold (~1.3-1.8 us) less what KB takes off the 3-block splits
+#        the fold (~1.1-1.6 us) less what KB takes off the 3-block splits
 # On an H200 the same microseconds are ~1.4x the percentages (its step is ~25 % shorter).
 # Promotable only if it wins at both contexts (and costs 0.6B / 8B nothing).
 # One device step, <= ~120 s warm, from the checkout's root after `pip install --no-deps -e .`:
 #   decode_ab.py --model 4b --contexts 1024,8192, one process, the 8 rows at each context, 3 rounds of 4 replays
 #   (the engine ~20-25 s to load; CONTEXTS=1024 halves it where time is short)                          <= 115 s
 # Optional, each its own call or step if device time is left:
+#   STEP=more (<= 100 s): 4B at 1,024, {} FK FKO F32 F32 FKO FK {}:
+#     FKO = FK with the O GEMV's first K step peeled (`st` o -1): the fold's kernel triggers before its shares'
+#     stores, so O's 320 blocks are scheduled on the SMs its non-last blocks leave at their arrival and, under
+#     "+loads", read their first weight tile (10 MB of W_o's 21) while the 8 last blocks merge (~1.1-1.6 us in
+#     which the DRAM idles). With `combine_splits` O's peel cost 0.4 % (h17r, 2026-12-05: O's blocks scheduled
+#     only at the merge's end). Expected FKO against FK: -0.5..+1.0 % (up to ~1-1.5 us of O's bytes under the
+#     fold's tail; the risk: O's early reads slow the last blocks' L2 round trip)
+#     F32 = FK with 32 splits in the short form too (`short_ns` 32: 33 key blocks over 32 splits, balanced 1 of 2
+#     and 31 of 1; 256 blocks, 2 an SM). With `combine_splits` 32 splits lost 0.55-0.9 % (its block 1.46 -> 2.06
+#     us at 32 shares); the fold reads the 32 shares in one round trip (64 KB through one SM, ~0.3 us more than
+#     16). Expected F32 against FK: -0.8..+0.6 % (the 3-block split's 48 KB -> 32 KB, ~-0.3 us, against two
+#     blocks an SM sharing its issue and bandwidth; `short_ns` 17 with 2 blocks a split lost ~0.25 % in h17r's
+#     call)
 #   STEP=small (<= 70 s): 0.6B and 8B at 1,024, {} FK FK {}
 #   STEP=trace (<= 60 s): decode_trace.py of {} and FK at 1,024 (one replay each), step_model.py's table of each
 #   STEP=tests (<= 60 s): the GPU tests of the fold and the balance (test_folded_merge_matches_torch: teacher-
 #     forced logits against TorchQwen3, the greedy tokens, both graph APIs) and of the merge forms beside it
 # Prints the rows ("ctx   1024 {...} NNN tok/s ...") and each variant's rows folded (`ab_summary.py`: mean, spread,
 # ratio to the default's mean); writes $OUT/h17q.tgz (logs, json).
-# usage on the device machine, from the checkout's root:  bash benchmarks/h17q_device.sh  (STEP=small|trace|tests bash ...)
+# usage on the device machine, from the checkout's root:  bash benchmarks/h17q_device.sh  (STEP=more|small|trace|tests bash ...)
 set -uo pipefail
 . benchmarks/device_env.sh h17q
 t0=$(date +%s)
@@ -63,6 +77,15 @@ if [ "${STEP:-ab}" = tests ]; then
   timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
     -k "folded_merge or merge_inside_the_ring or early_ring_attention" > "$D/tests.log" 2>&1
   echo "h17q gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR|Error" "$D/tests.log" | head -8
+  pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0
+fi
+if [ "${STEP:-ab}" = more ]; then
+  F32='{"fl": 3, "kb": 1, "short_ns": 32}'
+  FKO='{"fl": 3, "kb": 1, "st": {"o": -1}}'
+  timeout ${MORE_TIMEOUT:-100} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+    --variants "[{}, $FK, $FKO, $F32, $F32, $FKO, $FK, {}]" --out "$D/more" > "$D/more.log" 2>&1
+  echo "h17q decode_ab more (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"
+  f=$(ls "$D"/more/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$D/more.log}"
   pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0
 fi
 if [ "${STEP:-ab}" = small ]; then

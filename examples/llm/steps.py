@@ -193,7 +193,8 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
         elif merged:
             attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pa, ns, min(pl.fm, ns)]
         elif folded:
-            attn = k.attn_decode_ring_fold[g, d // 2, pl.bt, pa, pl.ea | kb, ns]
+            # at most 16 shares a step (32 at once spill at 4B's shapes: ptxas 13.0)
+            attn = k.attn_decode_ring_fold[g, d // 2, pl.bt, pa, pl.ea | kb, ns, min(ns, 16)]
         elif tc == 4 and pl.aw == 8 and short:
             attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pa, (pl.ea & 3) | kb]
         elif tc == 4 and pl.ea:

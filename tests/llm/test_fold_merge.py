@@ -83,29 +83,31 @@ def test_plans_leave_the_fold_and_the_balance_off(model: str) -> None:
 
 
 @pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
-@pytest.mark.parametrize(("model", "ns", "kb"), [("4b", 16, 0), ("4b", 32, 0), ("4b", 16, 1), ("8b", 16, 0)])
-def test_fold_reads_every_share_in_one_round_trip(model: str, ns: int, kb: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("model", "ns", "kb"), [("4b", 16, 0), ("4b", 32, 0), ("4b", 16, 1), ("8b", 16, 0),
+                                               ("0.6b", 16, 0)])
+def test_fold_merges_without_an_exchange(model: str, ns: int, kb: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # the fold at Qwen3's decode shapes (the short form's 16 splits, the long
-    # form's 32), as the engine compiles it (`Plan.rs` 1: small tiles whole in
-    # every thread): one acq_rel atomic a block (the arrival), then every load
-    # of the head's shares and log-sum-exps (an LDG.128 a share's row chunk and
-    # a share's [G] log-sum-exps, each thread) before the merge's first
-    # exchange through shared memory, a few exchanges at most, no spill
+    # form's 32 in 2 steps of 16, as the engine launches it), under the plan's
+    # small-tile setting (`Plan.rs` 1): one acq_rel atomic a block (the
+    # arrival); after it no barrier but the arrival's own (every sum over the
+    # shares inside a thread: the log-sum-exps loaded into the rows' layout),
+    # and every load (the shares' LDG.128 and log-sum-exps, the maxima's
+    # rows) before the first exponential: one L2 round trip; no spill
     monkeypatch.setenv("TILEC_REPLICATE_SMALL", "1")
     cfg = Qwen3Config.load(f"qwen3-{model}")
     plan = dataclasses.replace(plan_for(cfg, 2048, 132, hopper=True), ns=ns)
     g, d = cfg.group, cfg.head_dim
-    kern = load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, 0, 3 | 8 * kb, ns]
+    nc = min(ns, 16)
+    kern = load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, 0, 3 | 8 * kb, ns, nc]
     ptx = _ring_ptx(kern, cfg, plan, merged=True)
     assert ptx.count("atom.acq_rel.gpu.global.add.u32") == 1
-    code = sass(ptx, "sm_90a")
-    tail = code.split("ATOMG", 1)[1]
-    bars = [m.start() for m in re.finditer(r"BAR\.SYNC", tail)]
-    # the arrival's barrier, then the loads, then the merge's exchanges
-    loads = tail[bars[0]:bars[1]].count("LDG.E.128")
-    assert loads >= 2 * ns, loads
-    assert tail[bars[1]:].count("LDG") == 0
-    assert len(bars) <= 8, len(bars)
+    tail = sass(ptx, "sm_90a").split("ATOMG", 1)[1]
+    assert len(re.findall(r"BAR\.SYNC", tail)) == 1 and "STS" not in tail.split("BAR.SYNC", 1)[1]
+    first, _, rest = tail.partition("MUFU.EX2")
+    assert len(re.findall(r"LDG", first)) >= 2 * nc, first.count("LDG")  # a step's rows and log-sum-exps
+    if g == 4:  # 4B, 8B: a share's 4 columns and the maxima's [G] rows, 16 bytes each
+        assert len(re.findall(r"LDG\.E\.128", first)) >= nc + ns, first.count("LDG.E.128")
+    assert "LDG" not in rest  # (ptxas issues the second step's loads of the 32 shares with the first's too)
     r = assemble(ptx, "sm_90a")
     assert r.max_spill_stores == 0 and r.max_registers * 128 <= 65536, r.text
 
@@ -133,13 +135,14 @@ def test_balanced_ranges_cover_every_key_block_once() -> None:
     assert next(vals, None) is None
 
 
-def test_fold_merges_in_the_simulator_as_the_pair_does(k) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("nc", [4, 2])
+def test_fold_merges_in_the_simulator_as_the_pair_does(k, nc: int) -> None:  # type: ignore[no-untyped-def]
     # `attn_decode_ring_fold` with balanced key ranges (EA 3 | 8) in llsim
     # against the interpreter (shares, log-sum-exps and merged rows), and its
-    # merged rows against `combine_splits` of its own shares; 45 positions in
-    # 8-key tiles over 4 splits: 2, 2, 1, 1 blocks (cdiv ranges: 2, 2, 2, 0),
-    # the last tile ragged (the simulator also checks every group counter is
-    # back at 0)
+    # merged rows against `combine_splits` of its own shares; the 4 shares in
+    # one step or in 2 of NC; 45 positions in 8-key tiles over 4 splits: 2, 2,
+    # 1, 1 blocks (cdiv ranges: 2, 2, 2, 0), the last tile ragged (the
+    # simulator also checks every group counter is back at 0)
     from test_kernels_sim import P, _check, _decode_inputs
 
     rng = np.random.default_rng(11)
@@ -147,7 +150,7 @@ def test_fold_merges_in_the_simulator_as_the_pair_does(k) -> None:  # type: igno
     qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
     parts = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
     attn = np.zeros((hkv, g, d), np.float32)
-    op = k.attn_decode_ring_fold[g, d // 2, bt, 0, 11, ns](
+    op = k.attn_decode_ring_fold[g, d // 2, bt, 0, 11, ns, nc](
         P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]),
         qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)  # fmt: skip
     _check(op, (hkv, ns), [0, 1, 2], tol=2e-3)

@@ -19,6 +19,14 @@ applied by the letter and the fixed program checked against NumPy.
   It offers a parameter of the grid's rank (the highest `block_id` axis the
   kernel reads), named `_grid`, given a partition of a tensor of the grid's
   size.
+- h05 an EmbeddingBag's offsets written as a list, `[0, 2, 2, 5]`, passed
+  as a tensor (E0203): the help showed a `where` chain making [10, 50, 64];
+  it writes the program's own name and values (up to 8). Tile has no
+  tensor literal (NumPy's `np.array([..])`, PyTorch's `torch.tensor([..])`):
+  a built-in for it is a language decision left to the lead.
+- `dot`/`mma` of mixed element types: the help cast to the first operand's
+  type (`tb as i8` of a u8 tile wraps 200 to -56); it casts toward a type
+  that holds both.
 - `dot`/`mma` of integer and f64 tiles (this round's feature): an `i8` or
   `i16` accumulator for i8 inputs is E0206 with the rule and the accumulator
   written (test_user_wrong12), generic instances are tests/ui/types.
@@ -50,6 +58,11 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                      ("    total(&out, &x).sync();",
                                       "    let mut _grid = zeros::<i32>([3, 2, 2]);\n"   # cdiv(5, 2), cdiv(7, 4), cdiv(9, 8)
                                       "    total(_grid.partition([1, 1, 1]), &out, &x).sync();")]),
+    "h05_offsets_as_a_list": ("`let at = arange::<i32>(4); let offsets = where(at == 0, 0, where(at == 1, 2, "
+                              "where(at == 2, 2, 5)));`",
+                              [("let offsets = [0, 2, 2, 5];",
+                                "let at = arange::<i32>(4); let offsets = where(at == 0, 0, where(at == 1, 2, "
+                                "where(at == 2, 2, 5)));")]),
 }
 
 
@@ -95,8 +108,14 @@ def _h04(t: dict[str, np.ndarray], out: str) -> None:
     np.testing.assert_allclose(t["out"][0], x.sum(), rtol=1e-6)  # every tile of the 3-D grid, not the first alone
 
 
+def _h05(t: dict[str, np.ndarray], out: str) -> None:
+    table = t["table"]
+    np.testing.assert_array_equal(t["offsets"], [0, 2, 2, 5])
+    np.testing.assert_array_equal(t["sums"], np.stack([table[0:2].sum(0), np.zeros(4), table[2:5].sum(0)]))
+
+
 CHECKS = {"h01_tensor_param_index": _h01, "h02_rem_euclid": _h02, "h03_masked_fill": _h03,
-          "h04_scalar_sum_without_grid": _h04}
+          "h04_scalar_sum_without_grid": _h04, "h05_offsets_as_a_list": _h05}
 
 
 def test_a_row_of_a_2d_tensor_parameter_gets_a_row_and_an_element(tmp_path: Path) -> None:

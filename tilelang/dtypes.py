@@ -222,6 +222,33 @@ def dot_acc_dtype(dt: DType) -> DType | None:
     return DType.I32 if dt.bits < 32 else dt
 
 
+def common_dtype(a: DType, b: DType) -> DType | None:
+    """The narrowest type that holds every value of both `a` and `b` (`i8`
+    and `u8`: `i16`; `f16` and `bf16`: `f32`; `i32` and `f32`: `f64`), or
+    None where none does (`u64` with a signed type, `bool`)."""
+    if a is b:
+        return a
+    if DType.BOOL in (a, b):
+        return None
+    if a.is_float and b.is_float:
+        if {a, b} == {DType.F16, DType.BF16}:
+            return DType.F32
+        return a if a.bits >= b.bits else b
+    if a.is_float or b.is_float:
+        f, i = (a, b) if a.is_float else (b, a)
+        exact = {DType.F16: 11, DType.BF16: 8, DType.F32: 24, DType.F64: 53}[f]
+        need = i.bits - (1 if i.is_signed else 0)  # magnitude bits
+        if need <= exact:
+            return f
+        return DType.F32 if need <= 24 and f is not DType.F64 else DType.F64 if need <= 53 else None
+    if a.is_signed == b.is_signed:
+        return a if a.bits >= b.bits else b
+    s, u = (a, b) if a.is_signed else (b, a)
+    if s.bits > u.bits:
+        return s
+    return {8: DType.I16, 16: DType.I32, 32: DType.I64}.get(u.bits)
+
+
 #: `dot_acc_dtype` in the words of a diagnostic's note or help.
 ACC_RULE = ("the accumulator's type: `f32` for f16, bf16 and f32 inputs, `f64` for f64, `i32` for 8- and "
             "16-bit integers, the inputs' own type for 32- and 64-bit integers (integer sums wrap)")

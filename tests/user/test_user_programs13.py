@@ -29,6 +29,14 @@ examples/ alone.
   products, exp, reciprocals of subnormals, subnormal ties, f32 casts at
   65520, a tile sum accumulated in f32 and rounded once to infinity, casts
   of infinities and NaN to i32), bit for bit as NumPy's float16.
+- j08: shapes at the edges: a transpose of [37, 23] in tiles of 16 (tile
+  (j, i) read for tile (i, j)), the same into an output padded to [32, 48]
+  with -1 past the input, a masked fill by a bool tensor in a kernel and
+  the row softmax of it (a row all masked is NaN), and a 3-D tensor summed
+  to one number through a [3, 2, 2] grid of partials.
+- j09: log-softmax, cross-entropy with label smoothing 0.1 and an ignored
+  label (-100), and its gradient, rows of 50 in tiles of 64 read with -inf
+  padding, logits near 80 (their exp overflows f32).
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -179,6 +187,47 @@ def _j07(t: Tensors, out: str) -> None:
                           "inf 10000.0 Tensor<i32, [8]>\n")
 
 
+def _j08(t: Tensors, out: str) -> None:
+    x = t["x"]
+    np.testing.assert_array_equal(t["o"], x.T)
+    want = np.full((32, 48), -1, np.float32)
+    want[:23, :37] = x.T
+    np.testing.assert_array_equal(t["op"], want)
+    s, mask = t["s"].astype(np.float64), t["mask"]
+    r, c = np.arange(6)[:, None], np.arange(20)[None, :]
+    assert (mask == ((c > r * 3) | (r == 4))).all()
+    f = np.where(mask, -np.inf, s)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(f - f.max(1, keepdims=True))
+        want_p = e / e.sum(1, keepdims=True)
+    assert np.isnan(want_p[4]).all()
+    np.testing.assert_allclose(t["p"], want_p, rtol=1e-5, atol=1e-7, equal_nan=True)
+    v = t["v"].astype(np.float64)
+    parts = np.array([[[v[2 * i:2 * i + 2, 4 * j:4 * j + 4, 8 * k:8 * k + 8].sum() for k in range(2)]
+                       for j in range(2)] for i in range(3)])
+    np.testing.assert_allclose(t["part"], parts, rtol=1e-5)
+    assert out == "[23, 37] -1.0 true true true\n"
+
+
+def _j09(t: Tensors, out: str) -> None:
+    x, labels = t["logits"].astype(np.float64), t["labels"]
+    assert x[2].min() > 60 and (labels == -100).sum() == 1
+    lp = x - (np.log(np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)) + x.max(1, keepdims=True))
+    np.testing.assert_allclose(t["logp"], lp, rtol=1e-5, atol=1e-4)
+    kept = labels != -100
+    target = 0.1 / 50 + 0.9 * (np.arange(50)[None, :] == labels[:, None])
+    n = kept.sum()
+    loss = np.where(kept, -(target * lp).sum(1), 0) / n
+    np.testing.assert_allclose(t["loss"][:, 0], loss, rtol=1e-5, atol=1e-6)
+    grad = np.where(kept[:, None], np.exp(lp) - target, 0) / n
+    np.testing.assert_allclose(t["grad"], grad, rtol=1e-4, atol=1e-7)
+    # PyTorch's mean reduction: the sum of the rows' losses over the kept rows
+    nll = -(lp[kept, labels[kept]]).mean()
+    smooth = -lp[kept].mean(1).mean()
+    np.testing.assert_allclose(t["loss"].sum(), 0.9 * nll + 0.1 * smooth, rtol=1e-5)
+    assert out == "6 0.0 0.0 true true\n"
+
+
 CHECKS = {
     "j01_int_f64_products": _j01,
     "j02_sliding_window_attention": _j02,
@@ -187,6 +236,8 @@ CHECKS = {
     "j05_embedding_bag": _j05,
     "j06_int_div_runtime": _j06,
     "j07_f16_edges": _j07,
+    "j08_transpose_pad_masked_fill": _j08,
+    "j09_log_softmax_xent_grad": _j09,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

@@ -19,6 +19,14 @@ applied by the letter and the fixed program checked against NumPy.
   It offers a parameter of the grid's rank (the highest `block_id` axis the
   kernel reads), named `_grid`, given a partition of a tensor of the grid's
   size.
+- h05 an EmbeddingBag's offsets written as a list, `[0, 2, 2, 5]`, passed
+  as a tensor (E0203): the help showed a `where` chain making [10, 50, 64];
+  it writes the program's own name and values (up to 8). Tile has no
+  tensor literal (NumPy's `np.array([..])`, PyTorch's `torch.tensor([..])`):
+  a built-in for it is a language decision left to the lead.
+- `dot`/`mma` of mixed element types: the help cast to the first operand's
+  type (`tb as i8` of a u8 tile wraps 200 to -56); it casts toward a type
+  that holds both.
 - `dot`/`mma` of integer and f64 tiles (this round's feature): an `i8` or
   `i16` accumulator for i8 inputs is E0206 with the rule and the accumulator
   written (test_user_wrong12), generic instances are tests/ui/types.
@@ -50,6 +58,11 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                      ("    total(&out, &x).sync();",
                                       "    let mut _grid = zeros::<i32>([3, 2, 2]);\n"   # cdiv(5, 2), cdiv(7, 4), cdiv(9, 8)
                                       "    total(_grid.partition([1, 1, 1]), &out, &x).sync();")]),
+    "h05_offsets_as_a_list": ("`let at = arange::<i32>(4); let offsets = where(at == 0, 0, where(at == 1, 2, "
+                              "where(at == 2, 2, 5)));`",
+                              [("let offsets = [0, 2, 2, 5];",
+                                "let at = arange::<i32>(4); let offsets = where(at == 0, 0, where(at == 1, 2, "
+                                "where(at == 2, 2, 5)));")]),
 }
 
 
@@ -95,8 +108,14 @@ def _h04(t: dict[str, np.ndarray], out: str) -> None:
     np.testing.assert_allclose(t["out"][0], x.sum(), rtol=1e-6)  # every tile of the 3-D grid, not the first alone
 
 
+def _h05(t: dict[str, np.ndarray], out: str) -> None:
+    table = t["table"]
+    np.testing.assert_array_equal(t["offsets"], [0, 2, 2, 5])
+    np.testing.assert_array_equal(t["sums"], np.stack([table[0:2].sum(0), np.zeros(4), table[2:5].sum(0)]))
+
+
 CHECKS = {"h01_tensor_param_index": _h01, "h02_rem_euclid": _h02, "h03_masked_fill": _h03,
-          "h04_scalar_sum_without_grid": _h04}
+          "h04_scalar_sum_without_grid": _h04, "h05_offsets_as_a_list": _h05}
 
 
 def test_a_row_of_a_2d_tensor_parameter_gets_a_row_and_an_element(tmp_path: Path) -> None:
@@ -140,3 +159,45 @@ def test_div_euclid_and_rem_euclid_helps_compute_rust_s(b: int, x: str, tmp_path
     rr = v - abs(b) * np.floor_divide(v, abs(b))  # Rust: 0 <= r < |b|, v == b * q + r
     np.testing.assert_array_equal(t["r"], rr)
     np.testing.assert_array_equal(t["q"], (v - rr) // b)
+
+
+@pytest.mark.parametrize(("ta", "tb", "fix", "want"), [
+    ("i8", "u8", "dot(ta as i16, tb as i16)", "i16"),      # `tb as i8` wrapped 200 to -56
+    ("f16", "f32", "dot(ta as f32, tb)", "f32"),            # `tb as f16` rounded the f32 side
+    ("u16", "i8", "dot(ta as i32, tb as i32)", "i32"),
+])
+def test_a_mixed_product_is_cast_toward_a_type_that_holds_both(ta: str, tb: str, fix: str, want: str,
+                                                                tmp_path: Path) -> None:
+    acc = {"i16": "i32", "f32": "f32", "i32": "i32"}[want]
+    f = tmp_path / "m.tile"
+    f.write_text(f"kernel fn k(c: &mut Tensor<{acc}, [4, 4]>, a: &Tensor<{ta}, [?, ?]>, b: &Tensor<{tb}, [?, ?]>) {{\n"
+                 "    let ta = a.partition([4, 8]).load([0, 0]);\n    let tb = b.partition([8, 4]).load([0, 0]);\n"
+                 "    c.store(dot(ta, tb));\n}\n"
+                 f"fn main() {{\n    let a = full::<{ta}>([4, 8], {'-3' if ta[0] in 'if' and ta != 'u16' else '60000'});\n"
+                 f"    let b = full::<{tb}>([8, 4], {'200' if tb == 'u8' else '-100' if tb == 'i8' else '0.1'});\n"
+                 f"    let mut c = zeros::<{acc}>([4, 4]);\n    k(c.partition([4, 4]), &a, &b).sync();\n}}\n",
+                 encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0206" and d.help[0].endswith(f"`{fix}`") and f"to `{want}`, which holds every" in d.help[0], d.help
+    f.write_text(f.read_text(encoding="utf-8").replace("dot(ta, tb)", fix), encoding="utf-8")
+    c = run_program(f)[0]["c"]
+    a = -3.0 if ta in ("i8", "f16") else 60000.0
+    b = {"u8": 200.0, "i8": -100.0, "f32": np.float32(0.1)}[tb]
+    np.testing.assert_allclose(c, np.full((4, 4), 8 * a * float(b)), rtol=1e-6)
+
+
+def test_common_dtype_holds_both() -> None:
+    from tilelang.dtypes import DType as D, common_dtype
+
+    table = {(D.I8, D.U8): D.I16, (D.U16, D.I8): D.I32, (D.I32, D.U32): D.I64, (D.U64, D.I8): None,
+             (D.F16, D.BF16): D.F32, (D.I32, D.F32): D.F64, (D.I16, D.F16): D.F32, (D.U8, D.F16): D.F16,
+             (D.I64, D.F64): None, (D.F32, D.F64): D.F64, (D.U8, D.U32): D.U32, (D.BOOL, D.I8): None}
+    for (a, b), want in table.items():
+        assert common_dtype(a, b) is want and common_dtype(b, a) is want, (a, b)
+    for a, b in table:  # every value of both converts exactly (ints by their ends, floats by their significands)
+        c = common_dtype(a, b)
+        if c is None:
+            continue
+        for t in (a, b):
+            if t.is_int and c.is_int:
+                assert (c.bits > t.bits and c.is_signed) or (c.is_signed == t.is_signed and c.bits >= t.bits)

@@ -21,7 +21,7 @@ from tilelang import printfmt
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.bounds import item_not_one
 from tilelang.diagnostics.codes.runtime import HOST_INDEX, HOST_SHAPE
-from tilelang.dtypes import ACC_RULE, DType, arange_problem, dot_acc_dtype
+from tilelang.dtypes import ACC_RULE, DType, arange_problem, common_dtype, dot_acc_dtype
 from tilelang.sema.access import (
     rule_atomic,
     rule_load,
@@ -481,7 +481,7 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
     if a.dtype != b.dtype:
         return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` operands have different dtypes: `{a.dtype}` and "
                                 f"`{b.dtype}`", cx.span, "inputs must share a dtype")
-                        .with_help(f"cast one: `{tcx.snippet(cx.args[1])} as {a.dtype}`"))
+                        .with_help(_mixed_help(tcx, cx, a.dtype, b.dtype)))
     want = dot_acc_dtype(a.dtype) if isinstance(a.dtype, DType) else None
     if isinstance(a.dtype, DType) and want is None:  # bool: no product
         return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` does not support `{a.dtype}` inputs", cx.args[0].span,
@@ -506,6 +506,20 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
                         .note(ACC_RULE)
                         .with_help(_mma_acc_help(tcx, cx.args[2], want, out_shape)))
     return acc
+
+
+def _mixed_help(tcx: CheckCx, cx: CallCx, da: Any, db: Any) -> str:
+    """Cast toward a type that holds both inputs' values (round 13: `tb as i8` of a `u8` tile wrapped 200 to
+    -56, `tb as f16` of an f32 tile rounds it), written as the whole call."""
+    common = common_dtype(da, db) if isinstance(da, DType) and isinstance(db, DType) else None
+    if common is None:
+        return f"cast one: `{tcx.snippet(cx.args[1])} as {da}`"
+    args = [tcx.snippet(x) if d is common else f"{tcx.cast_snippet(x)} as {common}"
+            for x, d in zip(cx.args[:2], (da, db), strict=True)] + [tcx.snippet(x) for x in cx.args[2:]]
+    which = "cast both" if common not in (da, db) else f"cast `{tcx.snippet(cx.args[0 if da is not common else 1])}`"
+    return (f"{which} to `{common}`, which holds every `{da}` and `{db}` value: `{cx.name}({', '.join(args)})`"
+            + (f", with an accumulator of `{acc}`" if len(cx.arg_tys) == 3 and (acc := dot_acc_dtype(common)) is not None
+               and getattr(cx.arg_tys[2], "dtype", acc) is not acc else ""))
 
 
 def _mma_acc_help(tcx: CheckCx, acc: ast.Expr, want: DType, shape: tuple[Any, ...]) -> str:

@@ -26,6 +26,10 @@
 # One device step, ~140 s on a warm H100 with 16 cores (<= ~150 s by the step timeouts and the el guards).
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/h15y_device.sh          (REPS, BENCH_TIMEOUT, TEST_TIMEOUT, PREWARM_TIMEOUT, SAN_TIMEOUT adjust)
+#   STEP=stamps bash benchmarks/h15y_device.sh   (~70 s, a second step if E's rows need reading: the cycle stamps
+#     of A and E, f16 D = 64 full and causal S = 1,024, benchmarks/probes/attention_stamps.py. Expected: E's "first
+#     block" slot (here the two peeled iterations, the stamp after both) about one key block (~1,980 cycles) longer
+#     than A's, its tile total 200-500 cycles shorter; if the total is not shorter, the epilogue did not hide)
 # Prints one line a step and the table rows (| dtype D ... |); writes $OUT/h15y.tgz.
 set -uo pipefail
 NAME=h15y; . benchmarks/attention_arms.sh
@@ -38,6 +42,22 @@ arm() {  # the environment of arm $1
   esac
 }
 pj=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))
+if [ "${STEP:-}" = stamps ]; then
+  for x in A E; do
+    env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${PREWARM_TIMEOUT:-40} python3 benchmarks/attention_prewarm.py \
+      --bench-rows f16-64 --jobs $(( pj * 2 )) "${cubin[@]}" > "$D/prewarm_stamps_$x.log" 2>&1 &
+  done
+  wait
+  for x in A E; do
+    if [ "$(el)" -le 75 ]; then
+      env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${STAMPS_TIMEOUT:-15} python3 benchmarks/probes/attention_stamps.py \
+        --reps 3 --rows f16-64-full-1024,f16-64-causal-1024 --out "$D/stamps$x" > "$D/stamps$x.log" 2>&1
+      echo "h15y stamps, arm $x ($(name $x)) (rc $?, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$x.log"
+    else echo "h15y stamps $x skipped ($(el) s)"; fi
+  done
+  pack
+  exit 0
+fi
 for x in A E C O; do  # the bench rows (the timing needs them); E: the tests' and the sanitizer's launches too
   ( env $(arm $x) timeout ${PREWARM_TIMEOUT:-45} python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64 \
       --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1

@@ -52,7 +52,8 @@ if [ "${STEP:-}" = stamps ]; then
     if [ "$(el)" -le 75 ]; then
       env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${STAMPS_TIMEOUT:-15} python3 benchmarks/probes/attention_stamps.py \
         --reps 3 --rows f16-64-full-1024,f16-64-causal-1024 --out "$D/stamps$x" > "$D/stamps$x.log" 2>&1
-      echo "h15y stamps, arm $x ($(name $x)) (rc $?, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$x.log"
+      r=$?  # (before the echo's $(name ..), which would set $? to its own 0)
+      echo "h15y stamps, arm $x ($(name $x)) (rc $r, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$x.log"
     else echo "h15y stamps $x skipped ($(el) s)"; fi
   done
   pack

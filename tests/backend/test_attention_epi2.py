@@ -23,7 +23,7 @@ LSE = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
 SETTINGS = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE",
             "TILEC_ATTN_QDOUBLE", "TILEC_ATTN_KVFIRST", "TILEC_ATTN_FASTDIV", "TILEC_ATTN_QEARLY", "TILEC_ATTN_SPLIT",
             "TILEC_ATTN_XROT", "TILEC_ATTN_TAIL", "TILEC_ATTN_SPLIT_FORMS", "TILEC_ATTN_SHORT_D", "TILEC_ATTN_CHAIN_TAIL",
-            "TILEC_ATTN_CHAIN_SPLIT", "TILEC_ATTN_CHAIN_PEEL", "TILEC_ATTN_CHAIN_EPI2")
+            "TILEC_ATTN_CHAIN_SPLIT", "TILEC_ATTN_CHAIN_PEEL", "TILEC_ATTN_CHAIN_EPI2", "TILEC_ATTN_SPLIT_EDGE")
 
 
 def _env(monkeypatch, on: str | None = "1") -> None:  # type: ignore[no-untyped-def]
@@ -108,6 +108,22 @@ def test_second_iteration_epilogue_in_the_simulator(bm: int, bh: int, sq: int, s
     facts = _short(LSE, 64)
     assert "%ran2" in print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
     _run_lse_and_check(k, facts, (ctas, 1), bh, bh, sq, sk, 64, causal, 9)
+
+
+@pytest.mark.heavy
+def test_second_iteration_epilogue_beside_the_split(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With `TILEC_ATTN_CHAIN_SPLIT=1` too (walk A chained with the switch, walk B the split last round's pieces,
+    unchained): 10 tiles on 4 CTAs, the last 2 in pieces, against NumPy in llsim."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "1")
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", "0")
+    k = _std("flash_attention_lse", "f16", 64, 64, 64)
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", _short(LSE, 64)))
+    assert "%ran2" in text and "split.save" in text
+    _run_lse_and_check(k, _short(LSE, 64), (4, 1), 2, 2, 300, 200, 64, False, 9)
 
 
 @pytest.mark.parametrize(("where", "sk"), [("lone", 50), ("second", 200)])

@@ -52,10 +52,12 @@ def test_the_switch_stamps_each_role_and_changes_nothing_else(d: int, monkeypatc
 def test_the_chained_short_variant_is_stamped_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The D = 64 short keys' variant (chained, `attention_chain.tile_ops`, the kernel of every D = 64 S <= 1024
     launch): its consumers' tile ops are rebuilt after the unchained stamps, so they carry their own
-    (`attention_chain.stamped`); unset, its PTX has none."""
+    (`attention_chain.stamped`); unset, its PTX has none. Its causal tail's walk B (`TILEC_ATTN_CHAIN_TAIL`, on by
+    default: `attention_csplit`) is a copy of the tile ops, stamps included: the same slots in the same order
+    twice, the tile's number going on from walk A; with `TILEC_ATTN_CHAIN_TAIL=0` once."""
     import dataclasses
 
-    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_STAMPS"):
+    for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_STAMPS", "TILEC_ATTN_CHAIN_TAIL", "TILEC_ATTN_CHAIN_SPLIT"):
         monkeypatch.delenv(var, raising=False)
     k, facts = _std("flash_attention", "f16", 128, 128, 64), _facts("oqkv", 3)
     facts = {**facts, "k": dataclasses.replace(facts["k"], rows_at_most=1024)}
@@ -64,11 +66,16 @@ def test_the_chained_short_variant_is_stamped_too(monkeypatch) -> None:  # type:
     monkeypatch.setenv("TILEC_ATTN_STAMPS", "1")
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
     assert "%chained" in text
-    consumer = text.split("role producer")[0]
-    assert [int(x) for x in re.findall(r"stamp (\d)", consumer)] == [0, 1, 2, 3, 4, 5, 6]
+    consumer, producer = text.split("role producer")
+    assert [int(x) for x in re.findall(r"stamp (\d)", consumer)] == [0, 1, 2, 3, 4, 5, 6] * 2
+    assert [int(x) for x in re.findall(r"stamp (\d)", producer)] == [0, 1, 2, 3, 4] * 2
     # Q in before the first iteration's branch (the previous tile's epilogue), the key loop between 3 and 4
-    body = consumer[consumer.index("stamp 2"):consumer.index("stamp 5")]
-    assert body.index("stamp 3") < body.index("for ") < body.index("stamp 4") and "%chained" in body[:body.index("stamp 3")]
+    for walk in consumer.split("stamp 0")[1:]:
+        body = walk[walk.index("stamp 2"):walk.index("stamp 5")]
+        assert body.index("stamp 3") < body.index("for ") < body.index("stamp 4") and "%chained" in body[:body.index("stamp 3")]
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+    consumer = print_gpu_kernel(lower_gpu(k, "sm_90a", facts)).split("role producer")[0]
+    assert [int(x) for x in re.findall(r"stamp (\d)", consumer)] == [0, 1, 2, 3, 4, 5, 6]
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")

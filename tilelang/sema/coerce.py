@@ -251,6 +251,14 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                  .with_help(f"convert it: `({text}) as {target}`" if text and len(text) <= 40
                             else f"convert it with `as {target}`"))
         return
+    if isinstance(e, ast.Unary) and e.op == "-" and not isinstance(e.operand, ast.IntLit) \
+            and isinstance(target.dtype, DType) and target.dtype.is_int and not target.dtype.is_signed:
+        # `-(!255)` settled as a `u32`: refused as `-x` of a `u32` is (both engines refused it when it ran)
+        tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot negate a value of type `{target}`", e.span,
+                         f"unsigned: this is a `{target}` here")
+                 .with_help(f"negate in a signed type: `(-({tcx.snippet(e.operand) or '..'}) as i64) as {target}` "
+                            "wraps it, or compute without the minus"))
+        return
     tcx.program.types[e] = target
     if isinstance(e, ast.Name):
         sym = tcx.program.symbols.get(e)

@@ -11,7 +11,12 @@ through the lowering's folding, its literal typing and the backend's passes.
 Float division and the transcendental functions are left out (approximate on
 a GPU within `fastmath.tolerance`), as are float sums (their order).
 
-    python benchmarks/kernel_diff.py SEED COUNT [--arch sm_90a]
+    python benchmarks/kernel_diff.py SEED COUNT [--arch sm_90a] [--wide]
+
+(`--wide`: also shapes (reshape, transpose, permute, broadcast), row
+reductions and arg-reductions, scans, shifts by any amount, `bool` round trips.
+`--host`: the kernel on the interpreter against the same body as a host
+function of tensors, instead of llsim.)
 
 prints one line per disagreement and `ran N (E both refused, D disagreements)`;
 the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
@@ -87,7 +92,36 @@ def expr(t: str, r: random.Random, d: int) -> str:
         return f"({a} + {expr(t, r, d - 1)}.{red}(0))"
     if k == 9 and is_int:
         return f"cumsum({a}, 0)"
+    if WIDE and r.random() < 0.5:
+        return wide(t, r, a, b)
     return f"({a} {r.choice(['+', '-', '*'])} {b})"
+
+
+WIDE = "--wide" in sys.argv
+
+
+def wide(t: str, r: random.Random, a: str, b: str) -> str:
+    """`--wide`: shapes, scans, arg-reductions, shifts by any amount, `bool` round trips."""
+    is_int = t in INTS
+    k = r.randrange(8)
+    if k == 0 and is_int:
+        return f"({a} {r.choice(['<<', '>>'])} {b})"  # any amount: past the width, negative
+    if k == 1:
+        return f"((({a}) != ({b})) as {t})"
+    if k == 2:
+        return f"({a}).reshape([4, 4]).transpose().reshape([{N}])"
+    if k == 3:
+        red = r.choice(["max", "min"] + (["sum", "prod"] if is_int else []))
+        return f"({a}).reshape([4, 4]).{red}(1).reshape([4, 1]).broadcast([4, 4]).reshape([{N}])"
+    if k == 4:
+        arg = r.choice(["argmax", "argmin"])
+        return f"(({a}).reshape([4, 4]).{arg}({r.choice([0, 1])}) as {t}).reshape([1, 4]).broadcast([4, 4]).reshape([{N}])"
+    if k == 5:
+        scan = r.choice(["cummax", "cummin"] + (["cumsum", "cumprod"] if is_int else []))
+        return f"{scan}(({a}).reshape([4, 4]), {r.choice([0, 1])}).reshape([{N}])"
+    if k == 6:
+        return f"({a}).reshape([2, 8]).permute([1, 0]).reshape([{N}])"
+    return f"where(({a}) > ({b}), ({a}), ({b}).reshape([4, 4]).max(0).reshape([1, 4]).broadcast([4, 4]).reshape([{N}]))"
 
 
 def program(t: str, body: str) -> str:
@@ -98,6 +132,19 @@ def program(t: str, body: str) -> str:
             f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
             f"    let mut z = zeros::<{t}>([{N}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
             f"    z{'' if t != 'bf16' else ' as f32'}.save_npy(\"OUT\");\n}}\n")
+
+
+def host_program(t: str, body: str) -> str:
+    """`--host`: the same body as a host function of tensors (`x`, `y`)."""
+    load = "load_npy(\"{p}\")"
+    conv = " as bf16" if t == "bf16" else ""
+    return (f"fn h(x: Tensor<{t}, [?]>, y: Tensor<{t}, [?]>) -> Tensor<{t}, [?]> {{\n    {body}\n}}\n"
+            f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
+            f"    let z = h(a.clone(), b.clone());\n"
+            f"    z{'' if t != 'bf16' else ' as f32'}.save_npy(\"OUT\");\n}}\n")
+
+
+HOST = "--host" in sys.argv
 
 
 def outcome(src: str, how: str, out_path: str) -> object:
@@ -141,11 +188,15 @@ def main() -> None:
         np.save(stem + "_a.npy", edges(t, r))
         np.save(stem + "_b.npy", edges(t, r))
         src = program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
-        got = [outcome(src, how, f"{stem}_{how}.npy") for how in ("cpu", arch)]
+        if HOST:  # the kernel on the interpreter against the host function
+            hsrc = host_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+            got = [outcome(src, "cpu", f"{stem}_cpu.npy"), outcome(hsrc, "cpu", f"{stem}_host.npy")]
+        else:
+            got = [outcome(src, how, f"{stem}_{how}.npy") for how in ("cpu", arch)]
         if all(isinstance(g, str) for g in got):
             refused += 1
-            if got[0] != got[1] or got[0].startswith("ICE"):
-                print(f"{seed}:{i} T={t} interp={got[0]!r} gpu={got[1]!r} body: {body}", flush=True)
+            if (got[0] != got[1] and not HOST) or any(g.startswith("ICE") for g in got):  # type: ignore[union-attr]
+                print(f"{seed}:{i} T={t} interp={got[0]!r} other={got[1]!r} body: {body}", flush=True)
                 bad += 1
             continue
         if any(isinstance(g, str) for g in got) or not same(*got):  # type: ignore[arg-type]
@@ -153,7 +204,8 @@ def main() -> None:
             with open(stem + ".tile", "w") as f:
                 f.write(src)
             show = [g if isinstance(g, str) else np.array2string(g, max_line_width=400) for g in got]
-            print(f"{seed}:{i} T={t} body: {body}\n  interp={show[0]}\n  {arch}={show[1]}", flush=True)
+            print(f"{seed}:{i} T={t} body: {body}\n  interp={show[0]}\n  {'host' if HOST else arch}={show[1]}",
+                  flush=True)
     print(f"ran {count} ({refused} both refused, {bad} disagreements)")
 
 

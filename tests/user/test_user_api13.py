@@ -100,3 +100,18 @@ def test_a_generic_dot_whose_float16_instance_accumulates_in_f32_is_refused_at_t
         mod.gram(P(g16, [4, 4]), np.ones((8, 4), np.float16)).sync()
     assert e.value.code == "E0206" and "`dot` of `f16` tiles gives `f32` tiles, not `T`" in str(e.value)
     assert "`T` is `f16` in this instance" in str(e.value)
+
+
+def test_a_kernel_without_a_mut_parameter_called_from_python_gets_the_grid_rank_help() -> None:
+    # the launch's own E0509 (the checker's for Tile launches): the same words, the grid's rank from `block_id(2)`
+    src = (Path(__file__).parent / "wrong" / "h04_scalar_sum_without_grid.tile").read_text(encoding="utf-8")
+    mod = tilelang.compile(src.split("fn main")[0])
+    out, x = np.zeros(1, np.float32), np.ones((5, 7, 9), np.float32)
+    with pytest.raises(tilelang.TileError) as e:
+        mod.total(out, x).sync()
+    assert e.value.code == "E0509" and "`_grid: &mut Tensor<i32, [1, 1, 1]>`" in str(e.value)
+    fixed = tilelang.compile(src.split("fn main")[0].replace("kernel fn total(",
+                                                             "kernel fn total(_grid: &mut Tensor<i32, [1, 1, 1]>, "))
+    grid = np.zeros((3, 2, 2), np.int32)  # cdiv(5, 2), cdiv(7, 4), cdiv(9, 8)
+    fixed.total(P(grid, [1, 1, 1]), out, x).sync()
+    assert out[0] == 5 * 7 * 9

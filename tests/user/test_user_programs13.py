@@ -37,6 +37,10 @@ examples/ alone.
 - j09: log-softmax, cross-entropy with label smoothing 0.1 and an ignored
   label (-100), and its gradient, rows of 50 in tiles of 64 read with -inf
   padding, logits near 80 (their exp overflows f32).
+- j10: a quantised 3x3 convolution of a u8 image with i8 weights (zero
+  padding by reads past the edges), each input row times a band matrix of
+  its taps by an integer `dot` (u8 and i8 widened to i16, summed in i32),
+  requantised to u8 by TFLite's integer fixed point.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -228,6 +232,18 @@ def _j09(t: Tensors, out: str) -> None:
     assert out == "6 0.0 0.0 true true\n"
 
 
+def _j10(t: Tensors, out: str) -> None:
+    img, w = t["img"].astype(np.int64), t["w"].astype(np.int64).reshape(2, 3, 3)
+    assert t["img"].dtype == np.uint8 and img.max() > 127 and w.min() < -100
+    pad = np.pad(img, 1)
+    acc = np.stack([sum(pad[dy:dy + 6, dx:dx + 12] * w[k, dy, dx] for dy in range(3) for dx in range(3))
+                    for k in range(2)])
+    want = np.clip(((acc * 300 + 32768) >> 16) + 128, 0, 255)
+    assert (want == 0).any() and (want == 255).any()  # both clamps
+    np.testing.assert_array_equal(t["y"], want.astype(np.uint8))
+    assert out == "[2, 6, 12] 255 0 253\n"
+
+
 CHECKS = {
     "j01_int_f64_products": _j01,
     "j02_sliding_window_attention": _j02,
@@ -238,6 +254,7 @@ CHECKS = {
     "j07_f16_edges": _j07,
     "j08_transpose_pad_masked_fill": _j08,
     "j09_log_softmax_xent_grad": _j09,
+    "j10_int8_conv2d_requant": _j10,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

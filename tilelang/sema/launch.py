@@ -15,6 +15,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.launch import GRID_MISMATCH, NO_GRID
+from tilelang.diagnostics.grid import no_grid_help
 from tilelang.dtypes import DType
 from tilelang.lastblock import group_params, region
 from tilelang.requires import trim_grid
@@ -307,24 +308,7 @@ def no_grid(tcx: CheckCx, e: ast.Call, info: FnInfo) -> None:
              .secondary(info.decl.name.span, "declared here")
              .note("a launch runs one tile block a tile of its `&mut` partitions: a kernel without a `&mut` "
                    "parameter has no tiles to count")
-             .with_help(_no_grid_help(info)))
-
-
-def _no_grid_help(info: FnInfo) -> str:
-    """The `&mut` parameter to add, of the rank of the grid the kernel reads (`block_id(2)`: 3-D; a 1-D
-    one would make a grid of one axis, where `block_id(1)` and `block_id(2)` are always 0)."""
-    axes = [n.args[0].value.value for n in ast.walk(info.decl.body)
-            if isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) and n.callee.ident.name == "block_id"
-            and n.args and isinstance(n.args[0].value, ast.IntLit)]
-    rank = max(axes, default=0) + 1
-    ones = ", ".join(["1"] * rank)
-    grid = ", ".join(f"g{i}" for i in range(rank)) if rank > 1 else "n"
-    return (f"give the kernel a `&mut` parameter with one element a block, of the grid's rank"
-            + (f" (it reads `block_id({rank - 1})`)" if rank > 1 else "")
-            + f", e.g. `_grid: &mut Tensor<i32, [{ones}]>` (a `_` name: a parameter only for the grid, which "
-            f"nothing needs to store into), and pass it `_grid.partition([{ones}])` of a "
-            f"`zeros::<i32>([{grid}])` with the grid's size along each axis "
-            "(the number of tiles along it: `std::math::cdiv(n, tile)`)")
+             .with_help(no_grid_help(info.decl)))
 
 
 def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,

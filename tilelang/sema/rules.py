@@ -537,9 +537,10 @@ def _mixed_help(tcx: CheckCx, cx: CallCx, da: Any, db: Any) -> str:
     args = [tcx.snippet(x) if d is common else f"{tcx.cast_snippet(x)} as {common}"
             for x, d in zip(cx.args[:2], (da, db), strict=True)] + [tcx.snippet(x) for x in cx.args[2:]]
     which = "cast both" if common not in (da, db) else f"cast `{tcx.snippet(cx.args[0 if da is not common else 1])}`"
+    acc = dot_acc_dtype(common)
+    new_acc = len(cx.arg_tys) == 3 and acc is not None and getattr(cx.arg_tys[2], "dtype", acc) is not acc
     return (f"{which} to `{common}`, which holds every `{da}` and `{db}` value: `{cx.name}({', '.join(args)})`"
-            + (f", with an accumulator of `{acc}`" if len(cx.arg_tys) == 3 and (acc := dot_acc_dtype(common)) is not None
-               and getattr(cx.arg_tys[2], "dtype", acc) is not acc else ""))
+            + (f", with an accumulator of `{acc}`" if new_acc else ""))
 
 
 def _mma_acc_help(tcx: CheckCx, acc: ast.Expr, want: DType, shape: tuple[Any, ...]) -> str:

@@ -246,3 +246,22 @@ def test_kv_prefetch_runs_in_the_simulator_as_rms_gemv(k) -> None:  # type: igno
     plain = np.zeros(n, np.float32)
     k.rms_gemv[8, 256, -1, 3, 0, 0, 0, 0](P(plain, [8]), w, x, g, 1, 1e-6, w, 0, 0).sync()
     np.testing.assert_array_equal(y, plain)
+
+
+@pytest.mark.parametrize(("ns", "nc"), [(4, 3), (4, 8), (2, 2)])
+def test_fold_refuses_steps_that_do_not_divide_its_splits(k, ns: int, nc: int) -> None:  # type: ignore[no-untyped-def]
+    # the merge's NC shares a step must divide the NS splits and NS must be the
+    # grid's axis 1 (else shares would be left out, silently): E0513 before
+    # the launch (here a grid of 4 splits: NS 2 is refused too)
+    from test_kernels_sim import P, _decode_inputs
+
+    from tilelang.api.errors import TileError
+
+    rng = np.random.default_rng(1)
+    layers, hkv, g, d, bt, s = 2, 2, 4, 32, 8, 32
+    args = (*_decode_inputs(rng, layers, hkv, g, d, s), np.array([13], np.int32), 1, 1e-6)
+    parts = (np.zeros((hkv, 4 * g, d), np.float32), np.zeros((hkv, 4 * g), np.float32))
+    attn = np.zeros((hkv, g, d), np.float32)
+    with pytest.raises(TileError, match="E0513"):
+        k.attn_decode_ring_fold[g, d // 2, bt, 0, 3, ns, nc](
+            P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]), *args).sync()

@@ -39,19 +39,27 @@
 #   decode_ab.py --model 4b --contexts 1024,8192, one process, the 8 rows at each context, 3 rounds of 4 replays
 #   (the engine ~20-25 s to load; CONTEXTS=1024 halves it where time is short)                          <= 115 s
 # Optional, each its own call or step if device time is left:
-#   STEP=more (<= 100 s): 4B at 1,024, {} FK FKO F32 F32 FKO FK {}:
-#     FKO = FK with the O GEMV's first K step peeled (`st` o -1): the fold's kernel triggers before its shares'
-#     stores, so O's 320 blocks are scheduled on the SMs its non-last blocks leave at their arrival and, under
-#     "+loads", read their first weight tile (10 MB of W_o's 21) while the 8 last blocks merge (~1.1-1.6 us in
-#     which the DRAM idles). With `combine_splits` O's peel cost 0.4 % (h17r, 2026-12-05: O's blocks scheduled
-#     only at the merge's end). Expected FKO against FK: -0.5..+1.0 % (up to ~1-1.5 us of O's bytes under the
-#     fold's tail; the risk: O's early reads slow the last blocks' L2 round trip)
-#     F32 = FK with 32 splits in the short form too (`short_ns` 32: 33 key blocks over 32 splits, balanced 1 of 2
-#     and 31 of 1; 256 blocks, 2 an SM). With `combine_splits` 32 splits lost 0.55-0.9 % (its block 1.46 -> 2.06
-#     us at 32 shares); the fold reads the 32 shares in one round trip (64 KB through one SM, ~0.3 us more than
-#     16). Expected F32 against FK: -0.8..+0.6 % (the 3-block split's 48 KB -> 32 KB, ~-0.3 us, against two
-#     blocks an SM sharing its issue and bandwidth; `short_ns` 17 with 2 blocks a split lost ~0.25 % in h17r's
-#     call)
+#   STEP=more (<= 110 s): 4B at 1,024, {} FK FKG FKP FKO FKO FKP FKG FK {}. (FKG added and FKO's expectation
+#     restated at 05:45, after call B's STEP=small: FK's attention + merge timed alone fell 0.5-0.9 us a layer, yet
+#     the step at 8B lost 0.45 %, as if what the fold's trigger lets start during the last blocks' merge costs more
+#     than the merge launch it saves. F32 (32 splits below 8,192) dropped from the step.)
+#     FKG = FK with O no longer triggering gate/up at its entry (`ge` ["down"]): under the default, the fold's
+#     trigger (before its shares' stores) schedules O's blocks, whose entry trigger schedules gate/up's, whose
+#     peeled first K step (~10 MB) is then read during the fold's last blocks' 3 dependent L2 round trips (one
+#     launch earlier than after `combine_splits`). If that traffic is the cost, FKG against FK: +0.2..+0.8 %; if
+#     not, -0.6..0 % (the entry trigger's own +0.45 % lost, h17r)
+#     FKO = FK with the O GEMV's first K step peeled (`st` o -1): O's blocks read their first weight tile (10 MB of
+#     W_o's 21) before their wait, during the fold's tail. Written first as a possible gain (-0.5..+1.0 %); after
+#     call B, a test of the same question from the other side (more early traffic during the tail): -1.0..+0.5 %
+#     FKP = FK with the layer's KV cache prefetched into L2 by the QKV GEMV (`Plan.kp` 32, `rms_gemv_kv`: once its
+#     own loads are back each of its 384 blocks issues bulk L2 prefetches of 1-2 of the 528 [32-key, 128] tiles of
+#     K and V rows 0 .. pos of the layer's 8 KV heads, 4.2 MB), so the attention's key blocks come from L2. For:
+#     the attention's start -> last key block in (~3.2 us at 3 blocks on the H200's timeline, ~0.9 of it to the
+#     first bytes) at L2 latency and rate, -0.8..-1.6 us, if the prefetches are in by then (4.2 MB is ~1.4 us of
+#     DRAM, issued over the QKV's ~2.4 us tail). Against: issuing a prefetch costs its block (2026-12-03's probe:
+#     21 MB from 320 blocks ended the issuer 2.3 us later, ~0.3-0.55 us for this block's 8-16 KB), on the QKV's
+#     last blocks too; W_o prefetched from the QKV lost 1.7-3.0 % that day (its reader, a GEMV, was bound by its
+#     SMs' intake, which the attention's ~25 GB/s a block is not). Expected FKP against FK: -0.8..+1.5 %
 #   STEP=small (<= 70 s): 0.6B and 8B at 1,024, {} FK FK {}
 #   STEP=trace (<= 60 s): decode_trace.py of {} and FK at 1,024 (one replay each), step_model.py's table of each
 #   STEP=tests (<= 60 s): the GPU tests of the fold and the balance (test_folded_merge_matches_torch: teacher-
@@ -80,10 +88,11 @@ if [ "${STEP:-ab}" = tests ]; then
   pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0
 fi
 if [ "${STEP:-ab}" = more ]; then
-  F32='{"fl": 3, "kb": 1, "short_ns": 32}'
+  FKG='{"fl": 3, "kb": 1, "ge": ["down"]}'
   FKO='{"fl": 3, "kb": 1, "st": {"o": -1}}'
-  timeout ${MORE_TIMEOUT:-100} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
-    --variants "[{}, $FK, $FKO, $F32, $F32, $FKO, $FK, {}]" --out "$D/more" > "$D/more.log" 2>&1
+  FKP='{"fl": 3, "kb": 1, "kp": 32}'
+  timeout ${MORE_TIMEOUT:-110} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+    --variants "[{}, $FK, $FKG, $FKP, $FKO, $FKO, $FKP, $FKG, $FK, {}]" --out "$D/more" > "$D/more.log" 2>&1
   echo "h17q decode_ab more (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"
   f=$(ls "$D"/more/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$D/more.log}"
   pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0

@@ -158,6 +158,14 @@ class Plan:
     # over 16 splits are 11 of 3 and 5 of 0, balanced 1 of 3 and 15 of 2).
     # Needs ea 1 or 3 (issue 17, h17q)
     kb: int = 0
+    # KR > 0: the QKV GEMV's blocks, once their own loads are back, prefetch
+    # into L2 the layer's KV cache rows the attention after it reads (K and V
+    # rows 0 .. pos of every KV head, [1, KR, D] tiles dealt round the blocks:
+    # `rms_gemv_kv`), so that the attention's key blocks come from L2 (issue
+    # 17, h17q; the weight prefetches of `pf` all lost on the H200, their
+    # GEMV readers bound by their SMs' intake); 0: none. Needs the QKV GEMV's
+    # plain form (not `qr`, not on the tile queue)
+    kp: int = 0
     # 8: the short step form's ring attention (below `fma_until`, or the
     # only form) with its key loop in 8 warps, each a slab of bt / 8 keys of
     # a key block (`attn_decode_ring_w8`, EA = ea & 3: `ring_split_early` in
@@ -313,8 +321,8 @@ def gemv_pe(plan: Plan, name: str) -> int:
 
 def check_fold(plan: Plan) -> None:
     """A ValueError naming what `plan.fl` (the split merge folded into the
-    early ring attention) or `plan.kb` (its key ranges balanced) cannot run
-    with."""
+    early ring attention), `plan.kb` (its key ranges balanced) or `plan.kp`
+    (the KV cache prefetched by the QKV GEMV) cannot run with."""
     if plan.fl not in (0, 1, 2, 3) or plan.kb not in (0, 1):
         raise ValueError(f"Plan.fl must be 0-3 (1 the short form, 2 the long) and Plan.kb 0 or 1, "
                          f"not {plan.fl} and {plan.kb}")
@@ -328,6 +336,9 @@ def check_fold(plan: Plan) -> None:
     if plan.fl and (plan.fm or plan.om[0] or plan.mr or plan.mg or plan.qr or plan.aw):
         raise ValueError("Plan.fl's attention merges its own splits in one pass: set fm, om, mr, mg, qr and aw "
                          "to 0 (choose one merge and one attention form)")
+    if plan.kp < 0 or plan.kp & (plan.kp - 1) or (plan.kp and (plan.qr or "qkv" in plan.qg)):
+        raise ValueError(f"Plan.kp ({plan.kp}) is the KV prefetch's rows a tile (a power of two, 0: none) in the QKV "
+                         "GEMV's plain form: not with qr or the QKV on the tile queue (qg)")
     if plan.kb and plan.ea not in (1, 3):
         raise ValueError(f"Plan.kb balances `ring_split_early`'s key ranges: it needs ea 1 or 3, not {plan.ea}")
 

@@ -174,6 +174,14 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                     P(qkv.reshape(-1), [bn]), W["qkv"], eng.x, W["ln1"], li, heads * d, eps
                 )
             )
+        elif pl.kp:  # the layer's KV cache rows into L2 from the QKV GEMV's tail
+            ops.append(
+                k.rms_gemv_kv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen,
+                              gemv_pe(pl, "qkv"), pl.kp, d](
+                    P(qkv.reshape(-1), [bn]), W["qkv"], eng.x, W["ln1"], li, eps, *pf,
+                    eng.kc, eng.vc, eng.pos, li * hkv, hkv,
+                )
+            )
         else:
             ops.append(
                 k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen,

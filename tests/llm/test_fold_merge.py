@@ -2,9 +2,10 @@
 pass (`Plan.fl`, `attn_decode_ring_fold`: the block of a KV head that arrives
 last reads the head's shares at once and stores the merged rows; no
 `combine_splits` launch) and the early ring's key ranges balanced (`Plan.kb`,
-`ring_split_early`'s EA & 8): the tiny engine against NumPy on the
+`ring_split_early`'s EA & 8), and the layer's KV cache prefetched into L2 by
+the QKV GEMV (`Plan.kp`, `rms_gemv_kv`): the tiny engine against NumPy on the
 interpreter, the kernels each step form launches, the plans refused, and the
-fold's machine code at Qwen3's decode shapes (ptxas sm_90a)."""
+machine code at Qwen3's decode shapes (ptxas sm_90a)."""
 
 from __future__ import annotations
 
@@ -160,3 +161,107 @@ def test_fold_merges_in_the_simulator_as_the_pair_does(k, nc: int) -> None:  # t
                                op._hosts[1].reshape(hkv, ns, g)).sync()  # fmt: skip
     np.testing.assert_allclose(attn, pair, rtol=1e-5, atol=1e-5)
     assert np.abs(attn).max() > 0.05
+
+
+def test_kv_prefetch_decodes_as_numpy(weights: dict) -> None:  # type: ignore[type-arg]
+    # Plan.kp: the QKV GEMV of every layer is `rms_gemv_kv` (its layer's KV
+    # heads, 4-row tiles), with the fold and the balance; a prefetch changes
+    # no value (the interpreter skips it): the step decodes as NumPy does
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=8, ns=4, ea=3, fl=3, kb=1, kp=4, **FORMS)
+    eng = TileQwen3(TINY, weights, max_seq=64, plan=plan)
+    for ops in eng._form_ops.values():
+        kv = [op for op in ops if op.kernel.__name__ == "rms_gemv_kv"]
+        assert [op.generics["KR"] for op in kv] == [4] * TINY.num_hidden_layers
+        assert "rms_gemv" not in [op.kernel.__name__ for op in ops]
+    ref = NumpyQwen3(TINY, weights, max_seq=64)
+    for t in _tokens(9, TINY.vocab_size, seed=19):
+        _close(eng.feed(t), ref.step(t))
+
+
+@pytest.mark.parametrize(("fields", "words"), [({"kp": 3}, "a power of two"), ({"kp": 4, "qr": 1, "ea": 0}, "not with qr")])
+def test_kv_prefetch_refuses_plans_it_cannot_run(weights: dict, fields: dict, words: str) -> None:  # type: ignore[type-arg]
+    plan = dataclasses.replace(plan_for(TINY, 64, None), **{"tc": 4, "bt": 8, "ns": 4, "ea": 3, **FORMS, **fields})
+    with pytest.raises(ValueError, match=words):
+        TileQwen3(TINY, weights, max_seq=64, plan=plan)
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
+@pytest.mark.parametrize("kr", [32, 64])
+def test_kv_prefetch_follows_the_qkv_loop_and_fits_its_registers(kr: int) -> None:
+    # `rms_gemv_kv` at Qwen3-4B's QKV shapes under sm_90's PDL "late+loads"
+    # (the weights and `pos` early, as the runtime proves them): `pos` is
+    # read before the wait, the bulk L2 prefetches (one a key row) come after
+    # the K loop's last weight load, nothing waits on them (no load after
+    # them but x's norm), and ptxas keeps the plan's registers (MB blocks an
+    # SM) with no spill, as `rms_gemv` (within 8 registers of it)
+    from test_gemv_registers import _facts, _op
+
+    from tilelang import partition
+    from tilelang.backend import emit_ptx
+    from tilelang.backend.target import Target
+
+    cfg = Qwen3Config.load("qwen3-4b")
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    k = load_kernels()
+    tgt = Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads")
+    base = _op(k, "qkv", cfg, plan)
+    base.discard()
+    plain = assemble(emit_ptx(base._plan.kir, tgt, _facts(base, early=("w",))), "sm_90a")
+    n, kk, d, hkv = (cfg.num_attention_heads + 2 * cfg.num_key_value_heads) * cfg.head_dim, cfg.hidden_size, \
+        cfg.head_dim, cfg.num_key_value_heads
+    bn, bk, st, mb = plan.bn["qkv"], plan.bk["qkv"], plan.st["qkv"], plan.mb["qkv"]
+    w, x, g = np.zeros((64, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
+    cache = np.zeros((2 * hkv, 256, d), np.float32)
+    op = k.rms_gemv_kv[bn, bk, st, mb, 0, 0, 0, 0, kr, d](partition(np.zeros(n, np.float32), [bn]), w, x, g, 1,
+                                                          1e-6, w, 0, 5, cache, cache, np.array([200], np.int32),
+                                                          hkv, hkv)  # fmt: skip
+    op.discard()
+    ptx = emit_ptx(op._plan.kir, tgt, _facts(op, early=("w", "pos_t", "kc", "vc")))
+    body = ptx[ptx.index(".entry"):]
+    wait = body.index("griddepcontrol.wait;")
+    pre = body.index("cp.async.bulk.prefetch.L2")
+    assert body.rindex("ld.global.nc.v4", 0, pre) > wait  # the K loop's weights, then the prefetches
+    assert "ld.global" in body[:wait]  # the peeled weights and `pos` before the wait
+    r = assemble(ptx, "sm_90a")
+    assert r.max_spill_stores == 0 and r.max_registers * 256 * mb <= 65536, r.text
+    assert r.max_registers <= plain.max_registers + 8, (r.max_registers, plain.max_registers)
+
+
+def test_kv_prefetch_runs_in_the_simulator_as_rms_gemv(k) -> None:  # type: ignore[no-untyped-def]
+    # `rms_gemv_kv` in llsim (its bulk prefetches of 2 KV heads' rows 0 .. 37
+    # in 8-row tiles, dealt round 2 blocks: hints, which the simulator and the
+    # interpreter skip; `pos`'s load and the loop around them run) against the
+    # interpreter, and its rows equal to `rms_gemv`'s on the same inputs
+    from test_kernels_sim import P, _check, _rand
+
+    rng = np.random.default_rng(3)
+    n, kk, layers, hkv, s, d = 16, 512, 2, 2, 64, 32
+    w = _rand(rng, layers * n, kk, bf16=True)
+    x, g = _rand(rng, kk), _rand(rng, layers, kk, bf16=True)
+    kc, vc = _rand(rng, layers * hkv, s, d, bf16=True), _rand(rng, layers * hkv, s, d, bf16=True)
+    y = np.zeros(n, np.float32)
+    op = k.rms_gemv_kv[8, 256, -1, 3, 0, 0, 0, 0, 8, d](P(y, [8]), w, x, g, 1, 1e-6, w, 0, 0, kc, vc,
+                                                        np.array([37], np.int32), hkv, hkv)  # fmt: skip
+    _check(op, (2,), [0])
+    plain = np.zeros(n, np.float32)
+    k.rms_gemv[8, 256, -1, 3, 0, 0, 0, 0](P(plain, [8]), w, x, g, 1, 1e-6, w, 0, 0).sync()
+    np.testing.assert_array_equal(y, plain)
+
+
+@pytest.mark.parametrize(("ns", "nc"), [(4, 3), (4, 8), (2, 2)])
+def test_fold_refuses_steps_that_do_not_divide_its_splits(k, ns: int, nc: int) -> None:  # type: ignore[no-untyped-def]
+    # the merge's NC shares a step must divide the NS splits and NS must be the
+    # grid's axis 1 (else shares would be left out, silently): E0513 before
+    # the launch (here a grid of 4 splits: NS 2 is refused too)
+    from test_kernels_sim import P, _decode_inputs
+
+    from tilelang.api.errors import TileError
+
+    rng = np.random.default_rng(1)
+    layers, hkv, g, d, bt, s = 2, 2, 4, 32, 8, 32
+    args = (*_decode_inputs(rng, layers, hkv, g, d, s), np.array([13], np.int32), 1, 1e-6)
+    parts = (np.zeros((hkv, 4 * g, d), np.float32), np.zeros((hkv, 4 * g), np.float32))
+    attn = np.zeros((hkv, g, d), np.float32)
+    with pytest.raises(TileError, match="E0513"):
+        k.attn_decode_ring_fold[g, d // 2, bt, 0, 3, ns, nc](
+            P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]), *args).sync()

@@ -118,7 +118,7 @@ VARIANTS = {
     "ea 0": {"ea": 0}, "ea 1": {"ea": 1}, "st 1": {"st": {"qkv": 1, "o": 1, "gate_up": 1, "down": 1, "lm": 4}},
     "st 2": {"st": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2)}, "rs 0": {"rs": 0}, "tw 0": {"tw": 0},
     "tk": {"tw": 0, "tk": 16}, "mr": {"mr": 2}, "mg": {"mg": 1}, "om": {"om": (8, 1)}, "fm": {"fm": 4, "ea": 0},
-    "qr": {"qr": 1, "ea": 0}, "aw 8": {"aw": 8}, "fl kb": {"fl": 3, "kb": 1},
+    "qr": {"qr": 1, "ea": 0}, "aw 8": {"aw": 8}, "fl kb": {"fl": 3, "kb": 1}, "kp": {"kp": 16},
     # the GEMV forms with atomics, cleared scratch and the stream's counters (4 SMs' grids)
     "sk": {"sk": dict.fromkeys(("o", "gate_up", "down"), (16, 128, 4, 3, 12))},
     "qg": {"qg": queue_shapes(TINY_UNTIED, 4)},
@@ -164,8 +164,8 @@ def test_the_folded_merge_brings_no_race(eng, compiler) -> None:  # type: ignore
     # (the O GEMV after it waits for the whole grid), the group counters; and
     # with every GEMV peeled (h17q_device.sh's FKO: O's first weight tile read
     # before its wait, while the last blocks merge; the merged rows after it)
-    for st in ("plan", "peel"):
-        ops = _step(eng, {"fl": 3, "kb": 1}, st)
+    for st, kp in (("plan", 0), ("peel", 0), ("plan", 16)):  # kp: the QKV prefetching the KV rows
+        ops = _step(eng, {"fl": 3, "kb": 1, "kp": kp}, st)
         assert [op.kernel.__name__ for op in ops].count("attn_decode_ring_fold") == TINY_UNTIED.num_hidden_layers
         assert races(ops, "late+loads", compiler, eng.plan.rs) == [], st
 

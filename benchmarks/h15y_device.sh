@@ -30,9 +30,9 @@
 #     of A and E, f16 D = 64 full and causal S = 1,024, benchmarks/probes/attention_stamps.py. Expected: E's "first
 #     block" slot (here the two peeled iterations, the stamp after both) about one key block (~1,980 cycles) longer
 #     than A's, its tile total 200-500 cycles shorter; if the total is not shorter, the epilogue did not hide)
-# Prints one line a step and the table rows (| dtype D ... |); writes $OUT/h15y.tgz.
+# Prints one line a step and the table rows (| dtype D ... |); writes $OUT/h15y.tgz ($OUT/h15y_stamps.tgz).
 set -uo pipefail
-NAME=h15y; . benchmarks/attention_arms.sh
+NAME=h15y${STEP:+_$STEP}; . benchmarks/attention_arms.sh  # (STEP=stamps: $OUT/h15y_stamps.tgz, not the main step's)
 arm() {  # the environment of arm $1
   case $1 in
     A) echo "" ;;

@@ -138,7 +138,7 @@ def test_either_place_of_the_epilogue_matters(where: str, sk: int, monkeypatch) 
     _env(monkeypatch)
     real = attention_chain.Chain.later
     monkeypatch.setattr(attention_chain.Chain, "later", lambda self, pred, acc: []
-                        if (pred.hint == "lone") == (where == "lone") else real(self, pred, acc))
+                        if (pred.hint == "chained_lone") == (where == "lone") else real(self, pred, acc))
     k = _std("flash_attention_lse", "f16", 64, 64, 64)
     with pytest.raises(AssertionError):
         _run_lse_and_check(k, _short(LSE, 64), (3, 1), 2, 2, 300, sk, 64, False, 9)

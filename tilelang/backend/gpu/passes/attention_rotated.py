@@ -323,7 +323,8 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         if turns:
             cb.ops.append(g.WarpgroupTurn("pass", 2, span))
         if later is not None:  # the previous tile's epilogue while S(1) and P V(0) are in flight
-            cb.ops += later[0].later(later[0].pend, later[1])
+            go = cb.elem(E.AND, later[0].pend, started, dtype=DType.BOOL, hint="chained")  # (started: true here)
+            cb.ops += later[0].later(go, later[1])
         s_now = fresh.value(DType.F32, p.s_dot.result.shape, "s")
         cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
         if qempty is not None:  # this S was Q's last reader in the tile
@@ -364,7 +365,7 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                     # (in the second iteration's branch, or after it, ptxas 13.0 kept fewer values in registers
                     # through the key loop: 680-704 SASS instructions a block, not 647-655)
                     alone = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL)
-                    cb.ops += chain.later(cb.elem(E.AND, alone, chain.pend, dtype=DType.BOOL, hint="lone"), accw)
+                    cb.ops += chain.later(cb.elem(E.AND, alone, chain.pend, dtype=DType.BOOL, hint="chained_lone"), accw)
                 if chain is not None and not hold:  # the first iteration: the previous tile's output is complete
                     if pdt is DType.I32 and cast.x.id in seen:  # P packed first: 32 registers a thread, not 64
                         p_next = fresh.value(DType.I32, pshape, "p")

@@ -228,6 +228,7 @@ class Chain:
     xr: Any = None  # `attention_xrot.Xrot`: rotated across the tile boundary (`TILEC_ATTN_XROT=1`), else None
     # the previous tile's epilogue in the second iteration, under its S (`TILEC_ATTN_CHAIN_EPI2=1`, `epi2`)
     epi2: bool = False
+    tn: ir.Value | None = None  # the tile's number in the CTA, for `TILEC_ATTN_STAMPS=2`'s stamps in the first iteration
 
     def first(self, b: _Build, it: ir.Value, accw: ir.Value) -> tuple[list[object], ir.Value]:
         """In the loop's first iteration, after the previous tile's last P V

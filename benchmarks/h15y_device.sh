@@ -30,9 +30,15 @@
 #     of A and E, f16 D = 64 full and causal S = 1,024, benchmarks/probes/attention_stamps.py. Expected: E's "first
 #     block" slot (here the two peeled iterations, the stamp after both) about one key block (~1,980 cycles) longer
 #     than A's, its tile total 200-500 cycles shorter; if the total is not shorter, the epilogue did not hide)
-# Prints one line a step and the table rows (| dtype D ... |); writes $OUT/h15y.tgz.
+#   STEP=fine bash benchmarks/h15y_device.sh     (~70 s: the same with TILEC_ATTN_STAMPS=2, stamps inside the chained
+#     first iteration too: where A's ~1,560 boundary cycles go (RESULTS.md "h15y"). Expected (rough), wg0 of the
+#     full row: f_stage0_wait < 100 (the producer runs stages ahead), f_issue < 100, f_s0_wait 300-600 (S(0) and
+#     the pending P V: both warpgroups' products on the tensor cores), f_softmax_spin 700-1,100 (a block's softmax),
+#     f_prev_pv_wait < 300, f_prev_epilogue 300-700, f_rest 200-400; their sum (first_block) ~3,550. The phase
+#     far above its expectation is where the boundary goes)
+# Prints one line a step and the table rows (| dtype D ... |); writes $OUT/h15y.tgz ($OUT/h15y_stamps.tgz).
 set -uo pipefail
-NAME=h15y; . benchmarks/attention_arms.sh
+NAME=h15y${STEP:+_$STEP}; . benchmarks/attention_arms.sh  # (STEP=stamps: $OUT/h15y_stamps.tgz, not the main step's)
 arm() {  # the environment of arm $1
   case $1 in
     A) echo "" ;;
@@ -42,18 +48,19 @@ arm() {  # the environment of arm $1
   esac
 }
 pj=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))
-if [ "${STEP:-}" = stamps ]; then
+if [ "${STEP:-}" = stamps ] || [ "${STEP:-}" = fine ]; then
+  lv=1; [ "$STEP" = fine ] && lv=2  # (fine: the stamps inside the chained first iteration too)
   for x in A E; do
-    env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${PREWARM_TIMEOUT:-40} python3 benchmarks/attention_prewarm.py \
+    env TILEC_ATTN_STAMPS=$lv $(arm $x) timeout ${PREWARM_TIMEOUT:-40} python3 benchmarks/attention_prewarm.py \
       --bench-rows f16-64 --jobs $(( pj * 2 )) "${cubin[@]}" > "$D/prewarm_stamps_$x.log" 2>&1 &
   done
   wait
   for x in A E; do
     if [ "$(el)" -le 75 ]; then
-      env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${STAMPS_TIMEOUT:-15} python3 benchmarks/probes/attention_stamps.py \
+      env TILEC_ATTN_STAMPS=$lv $(arm $x) timeout ${STAMPS_TIMEOUT:-15} python3 benchmarks/probes/attention_stamps.py \
         --reps 3 --rows f16-64-full-1024,f16-64-causal-1024 --out "$D/stamps$x" > "$D/stamps$x.log" 2>&1
       r=$?  # (before the echo's $(name ..), which would set $? to its own 0)
-      echo "h15y stamps, arm $x ($(name $x)) (rc $r, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$x.log"
+      echo "h15y stamps ($lv), arm $x ($(name $x)) (rc $r, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$x.log"
     else echo "h15y stamps $x skipped ($(el) s)"; fi
   done
   pack

@@ -1,7 +1,7 @@
 """`TILEC_ATTN_CHAIN_EPI2=1` (`attention_chain.epi2`, `attention_rotated`'s `hold` / `_second`): the chained
 short keys' variant runs the previous tile's epilogue in its second key iteration, between the issue of S(1) +
 P V(0) and the wait for S(1), instead of in its first after the pending P V's wait (issue 15's D = 64 S = 1,024
-rows; opt-in until the H100 says, `benchmarks/h15y_device.sh`). Where it applies (the D = 64 short keys'
+rows; opt-in: slower on the H100, 2026-12-06 call C, RESULTS.md "h15y"). Where it applies (the D = 64 short keys'
 variant only; off or unset every kernel byte for byte as before); in the simulator against NumPy (outputs NaN
 until written, undefined floats NaN): full and causal, tiles of one key block (the epilogue in the first
 iteration then), keys not a multiple of the block, a launch whose last round has one tile, two warpgroups; a
@@ -138,7 +138,7 @@ def test_either_place_of_the_epilogue_matters(where: str, sk: int, monkeypatch) 
     _env(monkeypatch)
     real = attention_chain.Chain.later
     monkeypatch.setattr(attention_chain.Chain, "later", lambda self, pred, acc: []
-                        if (pred.hint == "lone") == (where == "lone") else real(self, pred, acc))
+                        if (pred.hint == "chained_lone") == (where == "lone") else real(self, pred, acc))
     k = _std("flash_attention_lse", "f16", 64, 64, 64)
     with pytest.raises(AssertionError):
         _run_lse_and_check(k, _short(LSE, 64), (3, 1), 2, 2, 300, sk, 64, False, 9)

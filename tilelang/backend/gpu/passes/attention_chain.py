@@ -137,8 +137,10 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
 # `TILEC_ATTN_CHAIN_EPI2` unset: "0"; "1": a chained tile runs the previous tile's epilogue in its second key
 # iteration, between the issue of S(1) + P V(0) and the wait for S(1), where the warps have nothing to issue
 # (h15u/h15w's stamps: ~1,600 of a tile's ~2,100 boundary cycles are the first iteration's, the epilogue among
-# them with the tensor cores idle); a second peeled iteration (`attention_rotated.rotated`). Opt-in until the H100
-# says (benchmarks/h15y_device.sh)
+# them with the tensor cores idle); a second peeled iteration (`attention_rotated.rotated`). Opt-in: slower on the
+# H100 (2026-12-06 call C: -0.9 % f16 full, -2.6 % f16 causal, -8.8 % bf16 causal; the stamps: the boundary's
+# ~1,560 cycles unchanged, the other warpgroup's softmax uses those issue slots, and the key loop 8 % slower a
+# block under ptxas's new schedule; RESULTS.md "h15y")
 EPI2_DEFAULT = "0"
 
 
@@ -226,6 +228,7 @@ class Chain:
     xr: Any = None  # `attention_xrot.Xrot`: rotated across the tile boundary (`TILEC_ATTN_XROT=1`), else None
     # the previous tile's epilogue in the second iteration, under its S (`TILEC_ATTN_CHAIN_EPI2=1`, `epi2`)
     epi2: bool = False
+    tn: ir.Value | None = None  # the tile's number in the CTA, for `TILEC_ATTN_STAMPS=2`'s stamps in the first iteration
 
     def first(self, b: _Build, it: ir.Value, accw: ir.Value) -> tuple[list[object], ir.Value]:
         """In the loop's first iteration, after the previous tile's last P V

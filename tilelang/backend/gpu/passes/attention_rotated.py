@@ -282,6 +282,8 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         st0, ph0 = pb.ring(bufs.base, bufs.S)
         pre += [*pb.ops, ir.If((), ran, ir.Region((), (g.BarrierWait(bufs.full, st0, ph0, span), ir.Yield(()))),  # type: ignore[arg-type]
                                ir.Region((), (ir.Yield(()),)), span)]
+        if chain is not None and chain.tn is not None:  # (`TILEC_ATTN_STAMPS=2`: the first block's stage in)
+            pre.append(g.Stamp(13, chain.tn, span))
         stage, pv_stage = fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "pv_stage")
 
     def build(chain: Any, pre_s: ir.Value | None = None, later: Any = None) -> list[object]:
@@ -296,6 +298,13 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         nonlocal stage, pv_stage
         hold = chain is not None and chain.epi2
         cb = _Build(fresh)
+        own = chain if chain is not None else (later[0] if later is not None else None)
+        tn = own.tn if own is not None else None  # (`TILEC_ATTN_STAMPS=2`: this iteration's stamps)
+
+        def stamp(slot: int) -> None:
+            if tn is not None:
+                cb.ops.append(g.Stamp(slot, tn, span))
+
         started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
         if chain is not None and chain.release:  # the first P V is the previous tile's: its stage is released after it
             started = cb.elem(E.OR, started, chain.pend, dtype=DType.BOOL, hint="started")
@@ -322,10 +331,15 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                                   cast.result.dtype, s_op))
         if turns:
             cb.ops.append(g.WarpgroupTurn("pass", 2, span))
+        stamp(8 if chain is not None else 14)  # issued
         if later is not None:  # the previous tile's epilogue while S(1) and P V(0) are in flight
-            cb.ops += later[0].later(later[0].pend, later[1])
+            go = cb.elem(E.AND, later[0].pend, started, dtype=DType.BOOL, hint="chained")  # (started: true here)
+            cb.ops += later[0].later(go, later[1])
+            stamp(15)  # its epilogue done
         s_now = fresh.value(DType.F32, p.s_dot.result.shape, "s")
         cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
+        if chain is not None:
+            stamp(9)  # S in
         if qempty is not None:  # this S was Q's last reader in the tile
             last = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL, hint="last")
             cb.ops.append(g.BarrierArrive(qempty, bufs.qs, last, span))
@@ -357,20 +371,26 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 cb.ops.append(g.BarrierWait(bufs.full, cb.elem(E.WHERE, more, nst, stage, hint="nstage"),
                                             cb.elem(E.WHERE, more, nph, phase, hint="nphase"), span, pins))
                 accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
+                if chain is not None:
+                    stamp(10)  # the softmax and the spin on the next stage done
                 cb.ops.append(g.WgmmaWait((accw,), (o_raw,), 0, span))
+                if chain is not None:
+                    stamp(11)  # the pending P V in
                 # the previous block's stage is free: its S and P V are done
                 cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
                 if hold:  # a tile of one key block: the previous tile's epilogue here, as without `epi2` (there
                     # (in the second iteration's branch, or after it, ptxas 13.0 kept fewer values in registers
                     # through the key loop: 680-704 SASS instructions a block, not 647-655)
                     alone = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL)
-                    cb.ops += chain.later(cb.elem(E.AND, alone, chain.pend, dtype=DType.BOOL, hint="lone"), accw)
+                    cb.ops += chain.later(cb.elem(E.AND, alone, chain.pend, dtype=DType.BOOL, hint="chained_lone"), accw)
                 if chain is not None and not hold:  # the first iteration: the previous tile's output is complete
                     if pdt is DType.I32 and cast.x.id in seen:  # P packed first: 32 registers a thread, not 64
                         p_next = fresh.value(DType.I32, pshape, "p")
                         cb.ops.append(g.PackPairs(p_next, mapping.get(cast.x.id, cast.x), cast.result.dtype, cast.span))
                     first_ops, accw = chain.first(cb, c_it, accw)
                     cb.ops += first_ops
+                if chain is not None:
+                    stamp(12)  # the previous tile's epilogue done (with `epi2`: a one-block tile's)
                 mapping[acc_arg.id] = accw
                 waited = True
             if op is p.o_dot:  # issued by the next iteration, or after the loop

@@ -27,6 +27,9 @@ applied by the letter and the fixed program checked against NumPy.
 - `dot`/`mma` of mixed element types: the help cast to the first operand's
   type (`tb as i8` of a u8 tile wraps 200 to -56); it casts toward a type
   that holds both.
+- h06 an int8 GEMM into an `f32` accumulator (as with f16 inputs): the
+  help gives the i32 accumulator and the f16 route (8-bit values are exact
+  in f16; the tensor cores sum their products in f32); both run.
 - `dot`/`mma` of integer and f64 tiles (this round's feature): an `i8` or
   `i16` accumulator for i8 inputs is E0206 with the rule and the accumulator
   written (test_user_wrong12), generic instances are tests/ui/types.
@@ -63,6 +66,12 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                               [("let offsets = [0, 2, 2, 5];",
                                 "let at = arange::<i32>(4); let offsets = where(at == 0, 0, where(at == 1, 2, "
                                 "where(at == 2, 2, 5)));")]),
+    # the help's second way (the first, an i32 accumulator, is the test below)
+    "h06_int8_mma_f32_acc": ("`mma(a.partition([16, 32]).load([0, kk]) as f16, b.partition([32, 16]).load([kk, 0]) "
+                             "as f16, acc)`",
+                             [("acc = mma(a.partition([16, 32]).load([0, kk]), b.partition([32, 16]).load([kk, 0]), "
+                               "acc);", "acc = mma(a.partition([16, 32]).load([0, kk]) as f16, "
+                               "b.partition([32, 16]).load([kk, 0]) as f16, acc);")]),
 }
 
 
@@ -114,8 +123,23 @@ def _h05(t: dict[str, np.ndarray], out: str) -> None:
     np.testing.assert_array_equal(t["sums"], np.stack([table[0:2].sum(0), np.zeros(4), table[2:5].sum(0)]))
 
 
+def _h06(t: dict[str, np.ndarray], out: str) -> None:
+    want = (t["a"].astype(np.int64) @ t["b"].astype(np.int64)) * 0.5
+    np.testing.assert_array_equal(t["c"], want)  # exact: |sums| < 2^24
+    assert out == "-22400.0\n"
+
+
 CHECKS = {"h01_tensor_param_index": _h01, "h02_rem_euclid": _h02, "h03_masked_fill": _h03,
-          "h04_scalar_sum_without_grid": _h04, "h05_offsets_as_a_list": _h05}
+          "h04_scalar_sum_without_grid": _h04, "h05_offsets_as_a_list": _h05, "h06_int8_mma_f32_acc": _h06}
+
+
+def test_an_int8_mma_s_i32_accumulator_route_runs(tmp_path: Path) -> None:
+    d = first_error(DIR / "h06_int8_mma_f32_acc.tile")
+    assert d.help[0].startswith("make the accumulator `i32` where it starts (`let mut acc = zeros::<i32>([16, 16]);`)")
+    f = fixed_program(DIR / "h06_int8_mma_f32_acc.tile", [("acc = zeros::<f32>", "acc = zeros::<i32>"),
+                                                          ("c.store(acc * 0.5)", "c.store((acc as f32) * 0.5)")],
+                      tmp_path)
+    assert run_program(f)[1] == "-22400.0\n"
 
 
 def test_a_row_of_a_2d_tensor_parameter_gets_a_row_and_an_element(tmp_path: Path) -> None:

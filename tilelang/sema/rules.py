@@ -249,10 +249,15 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
     return ty
 
 
-def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type) -> Type:
+def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type, operands: list[ast.Expr] | None = None) -> Type:
+    # every operand in the help, the integer ones cast (`fma(2i8 as f32)` dropped two of three)
+    parts = []
+    for e in operands or [x]:
+        el = elem_of(tcx.program.types.get(e))
+        parts.append(tcx.snippet(e) if elem_is_float(el) else f"{tcx.cast_snippet(e)} as f32")
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` needs floating-point elements", x.span,
                             f"this is `{ty}`")
-                    .with_help(f"cast first: `{cx.name}({tcx.cast_snippet(x)} as f32)`"))
+                    .with_help(f"cast first: `{cx.name}({', '.join(parts)})`"))
 
 
 def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool,
@@ -304,15 +309,30 @@ def _rule_elementwise2_float(tcx: CheckCx, cx: CallCx) -> Type:
                       False)
     el = elem_of(ty)
     if isinstance(el, DType) and not el.is_float:
-        return _not_float(tcx, cx, exprs[0], ty)
+        return _not_float(tcx, cx, exprs[0], ty, list(exprs))
     return ty
 
 
 def _rule_elementwise3(tcx: CheckCx, cx: CallCx) -> Type:
-    ty = _elementwise(tcx, cx, cx.args, cx.arg_tys, True)
+    """`fma(a, b, c)`: float operands; an integer literal takes the float type
+    of another operand (`f32` when none has one), as `pow`'s do (`fma(2, 3, 4)`
+    stayed an untyped integer, which an `i16` tile then made an `i16` `fma`:
+    the checker passed it and the kernel refused it when it ran)."""
+    exprs = list(cx.args)
+    nums = [num_of(t, cx.fx.in_kernel) for t in cx.arg_tys]
+    fl: Any = next((n.elem for n in nums if n is not None and n.elem is not None and
+                    (elem_is_float(n.elem) or isinstance(n.elem, TypeParam))), None)
+    if fl is None and any(n is not None and n.kind == "float" for n in nums):
+        fl = None  # an untyped float among them: the literals stay untyped floats together
+    elif any(n is not None and n.kind == "int" for n in nums):
+        for x, n in zip(exprs, nums, strict=False):
+            if n is not None and n.kind == "int":
+                settle(tcx, x, ScalarT(fl) if fl is not None else F32)
+    tys = [tcx.program.types.get(x, t) for x, t in zip(exprs, cx.arg_tys, strict=False)]
+    ty = _elementwise(tcx, cx, exprs, tys, True)
     el = elem_of(ty)
     if isinstance(el, DType) and not el.is_float:
-        return _not_float(tcx, cx, cx.args[0], ty)
+        return _not_float(tcx, cx, exprs[0], ty, exprs)
     return ty
 
 

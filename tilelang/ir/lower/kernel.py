@@ -87,7 +87,7 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
             "where wrapping is what you want")) from None
     except InstanceFloatValue as e:
-        message, label, help = float_value_problem(e.dtype)
+        message, label, help = float_value_problem(e.dtype, "kernel", e.name)
         raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None
     except InstanceDomain as e:
         raise TileError(_domain_error(cx, instantiation, e.what, e.dtype, e.need, e.span)) from None

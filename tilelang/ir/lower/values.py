@@ -110,11 +110,12 @@ class InstanceFloatValue(Exception):
     this instance's integer `T` types, outside a cast: E0201 at the operand,
     as the host's instance says it (`diagnostics.instances`)."""
 
-    def __init__(self, span: Span | None, value_dtype: Any, dtype: Any) -> None:
+    def __init__(self, span: Span | None, value_dtype: Any, dtype: Any, name: str | None = None) -> None:
         super().__init__(f"{value_dtype} in {dtype}")
         self.span = span
         self.value_dtype = value_dtype
         self.dtype = dtype
+        self.name = name  # a float variable or constant read as `T` (`return c;`)
 
 
 class InstanceDot(Exception):

@@ -11,11 +11,11 @@
 # division by run-time values with 0, -1 and MIN (j06, exact), j08's transposes and masked
 # softmax (NaN rows in place), j09's log-softmax and gradient (exp and log within f32's 2e-3), j10's integer
 # convolution and requantisation (exact: integer `dot` and shifts only). A failure names the program and tensor.
-# Second step (~10 s): j11 again with TILEC_INT8_MMA=1, its int8/uint8 GEMMs on `mma.sync.m16n8k32` (the opt-in
+# Second step (~10 s): tests/backend/test_int8_mma.py's gpu test (in the `-m gpu` suite too): j11 with TILEC_INT8_MMA=1, its int8/uint8 GEMMs on `mma.sync.m16n8k32` (the opt-in
 # int8 tensor-core path, checked so far only in llsim, whose fragment layout is the PTX ISA's as read by the same
 # author): exact agreement expected; a mismatch means the layout reading is wrong (then the path stays off).
 # usage: bash benchmarks/huser13_device.sh
 set -uo pipefail
 . benchmarks/device_env.sh huser13
 python3 -m pytest -q -p no:cacheprovider -m gpu tests/user/test_user_gpu.py -k "j0 or j1" 2>&1 | tail -15
-TILEC_INT8_MMA=1 python3 -m pytest -q -p no:cacheprovider -m gpu tests/user/test_user_gpu.py -k "j11" 2>&1 | tail -5
+python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_int8_mma.py 2>&1 | tail -5   # sets TILEC_INT8_MMA=1 itself

@@ -100,3 +100,23 @@ def test_shapes_off_the_instruction_s_multiples_keep_the_fma_loop(tmp_path: Path
     assert r.returncode == 0, r.stderr
     assert not any("m16n8k32" in f.read_text(encoding="utf-8") for f in out.glob("*.ptx"))
     assert (DIR / f"{PROG}.tile").exists()
+
+
+@pytest.mark.gpu
+def test_the_tensor_core_path_on_a_gpu_leaves_the_interpreter_s_tensors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `-m gpu` suite's check of the opt-in path on a card (the layout reading above is llsim's and the
+    codegen's, one author's): j11 with `TILEC_INT8_MMA=1` exactly as the interpreter gives it. The switch is
+    part of a compiled kernel's variant key (`CudaDevice._variant`), so a j11 compiled earlier in the process
+    without it is not reused."""
+    import io
+
+    from userprog import program_tensors
+
+    want = program_tensors(run.execute(str(DIR / f"{PROG}.tile"), "cpu", out=io.StringIO()))
+    monkeypatch.setenv("TILEC_INT8_MMA", "1")
+    gpu = run.execute(str(DIR / f"{PROG}.tile"), "gpu", out=io.StringIO())
+    assert gpu.device.kind == "gpu"
+    got = program_tensors(gpu)
+    assert sorted(got) == sorted(want)
+    for k, w in want.items():
+        np.testing.assert_array_equal(got[k], w, err_msg=k)

@@ -10,13 +10,12 @@ debug), each calling only what the parts below it define.
 
 from __future__ import annotations
 
-import os
-
 from tilelang.backend.codegen.llvm_types import (
     reg_ty,
 )
 from tilelang.backend.gpu.layouts import MmaAcc
 from tilelang.backend.gpu.nodes import DotOp
+from tilelang.backend.target import int8_mma_default
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
@@ -268,7 +267,7 @@ class MmaOps(ReductionOps):
         interpreter (`benchmarks/huser13_device.sh`); otherwise the FMA loop."""
         M, K = op.a.shape
         N = op.b.shape[1]
-        return (os.environ.get("TILEC_INT8_MMA", "0") == "1" and op.a.dtype in (DType.I8, DType.U8)
+        return (int8_mma_default() and op.a.dtype in (DType.I8, DType.U8)
                 and op.acc.dtype is DType.I32 and M % 16 == 0 and N % 8 == 0 and K % 32 == 0)
 
     def mma_int8_tensor_core(self, op: ir.Mma | DotOp) -> bool:

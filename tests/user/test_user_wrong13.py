@@ -225,3 +225,41 @@ def test_common_dtype_holds_both() -> None:
         for t in (a, b):
             if t.is_int and c.is_int:
                 assert (c.bits > t.bits and c.is_signed) or (c.is_signed == t.is_signed and c.bits >= t.bits)
+
+
+@pytest.mark.parametrize(("name", "subs", "want"), [
+    ("roll", {"N": "8", "k": "3"}, lambda v: np.roll(v, 3)),
+    ("tril", {"N": "4", "M": "2"}, lambda v: np.tril(v.reshape(2, 4)).reshape(8)),
+    ("triu", {"N": "4", "M": "2"}, lambda v: np.triu(v.reshape(2, 4)).reshape(8)),
+])
+def test_roll_tril_triu_helps_compute_numpy_s(name: str, subs: dict[str, str], want, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    from tilelang.intrinsics.math_habits import MATH_HABITS
+
+    # (a sliding window's mask, `tril` of PyTorch, and `roll` were "the methods of tiles are ..." (E0103))
+    recv = "t" if name == "roll" else "t.reshape([2, 4])"
+    f = tmp_path / "r.tile"
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n    let t = x.load_like(z);\n"
+           f"    z.store(({recv}.{name}()).reshape([B]));\n}}\n"
+           "fn main() {\n    let x = arange::<f32>(8) - 2.5;\n    let mut z = zeros::<f32>([8]);\n"
+           "    k(z.partition([8]), &x).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0103" and "the methods of tiles are" not in d.help[0], d.help
+    code = MATH_HABITS[name].format(x="TT").split("`")[1]
+    for k, v in subs.items():
+        code = re.sub(rf"\b{k}\b", v, code)
+    f.write_text(src.replace(f"{recv}.{name}()", code.replace("TT", recv)), encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["z"], want(np.arange(8, dtype=np.float32) - 2.5))
+
+
+def test_a_tensor_parameter_indexed_by_a_tile_is_told_it_is_a_gather(tmp_path: Path) -> None:
+    # the one-element help (`.load([ids]).item()`) would read a tile where an index is a scalar
+    f = tmp_path / "g.tile"
+    f.write_text("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<i32, [?]>, t: &Tensor<f32, [?]>) {\n"
+                 "    z.store(t[x.load_like(z)]);\n}\nfn main() {\n}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0204" and d.help[0].startswith("a tile of indices is a gather"), d.help
+    assert "`t.partition([1]).load([i]).item()` for each index `i`" in d.help[0]

@@ -547,6 +547,8 @@ def _warp_op(name: str, args: list[list[Any]], mem: Memory) -> list[Any]:
                 regs.append(e0 | (e1 << 16))
             out.append(tuple(regs))
         return out
+    if name.startswith("llvm.nvvm.mma.m16n8k32.row.col."):  # s8/u8: 4 bytes a register, wrapping i32 sums
+        return _mma_int8(args, np.int8 if name.endswith("s8") else np.uint8)
     if name.startswith("llvm.nvvm.mma.m16n8k16.row.col."):
         ty = "bfloat" if name.endswith("bf16") else "half"
 
@@ -651,3 +653,31 @@ def _atomic(op: str, old: Any, v: Any, ty: str) -> Any:
     return {"add": (int(old) + int(v)) & m, "max": max(so, sv) & m, "min": min(so, sv) & m,
             "umax": max(int(old), int(v)), "umin": min(int(old), int(v)),
             "or": int(old) | int(v), "and": int(old) & int(v), "xchg": int(v)}[op]
+
+
+def _mma_int8(args: list[list[Any]], ty: Any) -> list[Any]:
+    """`mma.sync.m16n8k32` of s8 or u8 (PTX ISA, "Matrix Fragments for
+    mma.m16n8k32"): lane (g = lane / 4, q = lane % 4) holds A's bytes at rows
+    g (registers 0, 2) and g + 8 (1, 3), columns 4q..4q+3 (0, 1) and +16
+    (2, 3), the lowest byte first; B's at rows 4q.. (register 4) and 4q+16..
+    (5), column g; C and D as the f32 m16n8 layout. D = A B + C, wrapped to
+    i32 (returned as the simulator's unsigned words)."""
+    A = np.zeros((16, 32), np.int64)
+    B = np.zeros((32, 8), np.int64)
+    C = np.zeros((16, 8), np.int64)
+    for lane, a in enumerate(args):
+        g, q = lane // 4, lane % 4
+        w = np.array([int(x) & 0xFFFFFFFF for x in a[:6]], np.uint32).view(np.uint8).view(ty).astype(np.int64)
+        for reg, (r, c0) in enumerate([(g, 4 * q), (g + 8, 4 * q), (g, 4 * q + 16), (g + 8, 4 * q + 16)]):
+            A[r, c0:c0 + 4] = w[4 * reg:4 * reg + 4]
+        B[4 * q:4 * q + 4, g] = w[16:20]
+        B[4 * q + 16:4 * q + 20, g] = w[20:24]
+        cs = [int(np.array(int(x) & 0xFFFFFFFF, np.uint32).view(np.int32)) for x in a[6:10]]
+        C[g, 2 * q], C[g, 2 * q + 1], C[g + 8, 2 * q], C[g + 8, 2 * q + 1] = cs
+    D = (A @ B + C) & 0xFFFFFFFF
+    out = []
+    for lane in range(32):
+        g, q = lane // 4, lane % 4
+        out.append(tuple(int(v) for v in (D[g, 2 * q], D[g, 2 * q + 1], D[g + 8, 2 * q], D[g + 8, 2 * q + 1])))
+    return out
+

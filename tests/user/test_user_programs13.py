@@ -41,6 +41,9 @@ examples/ alone.
   padding by reads past the edges), each input row times a band matrix of
   its taps by an integer `dot` (u8 and i8 widened to i16, summed in i32),
   requantised to u8 by TFLite's integer fixed point.
+- j11: int8 and uint8 GEMMs of the tensor cores' shapes (16 x 8 x 32
+  multiples; `TILEC_INT8_MMA=1` runs them on `mma.sync.m16n8k32`,
+  tests/backend/test_int8_mma.py), the u8 sums wrapping in i32.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -244,6 +247,15 @@ def _j10(t: Tensors, out: str) -> None:
     assert out == "[2, 6, 12] 255 0 253\n"
 
 
+def _j11(t: Tensors, out: str) -> None:
+    a, b = t["a"].astype(i64), t["b"].astype(i64)
+    np.testing.assert_array_equal(t["c"], a @ b)
+    exact = 2147480000 + t["ua"].astype(i64) @ t["ub"].astype(i64)
+    assert exact.max() > 2**31  # some sums wrap
+    np.testing.assert_array_equal(t["uc"], exact.astype(np.int32))
+    assert out == "[40, 24] true\n"
+
+
 CHECKS = {
     "j01_int_f64_products": _j01,
     "j02_sliding_window_attention": _j02,
@@ -255,6 +267,7 @@ CHECKS = {
     "j08_transpose_pad_masked_fill": _j08,
     "j09_log_softmax_xent_grad": _j09,
     "j10_int8_conv2d_requant": _j10,
+    "j11_int8_gemm_tensor_core_shapes": _j11,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

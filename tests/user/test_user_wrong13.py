@@ -27,6 +27,9 @@ applied by the letter and the fixed program checked against NumPy.
 - `dot`/`mma` of mixed element types: the help cast to the first operand's
   type (`tb as i8` of a u8 tile wraps 200 to -56); it casts toward a type
   that holds both.
+- h06 an int8 GEMM into an `f32` accumulator (as with f16 inputs): the
+  help gives the i32 accumulator and the f16 route (8-bit values are exact
+  in f16; the tensor cores sum their products in f32); both run.
 - `dot`/`mma` of integer and f64 tiles (this round's feature): an `i8` or
   `i16` accumulator for i8 inputs is E0206 with the rule and the accumulator
   written (test_user_wrong12), generic instances are tests/ui/types.
@@ -63,6 +66,12 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                               [("let offsets = [0, 2, 2, 5];",
                                 "let at = arange::<i32>(4); let offsets = where(at == 0, 0, where(at == 1, 2, "
                                 "where(at == 2, 2, 5)));")]),
+    # the help's second way (the first, an i32 accumulator, is the test below)
+    "h06_int8_mma_f32_acc": ("`mma(a.partition([16, 32]).load([0, kk]) as f16, b.partition([32, 16]).load([kk, 0]) "
+                             "as f16, acc)`",
+                             [("acc = mma(a.partition([16, 32]).load([0, kk]), b.partition([32, 16]).load([kk, 0]), "
+                               "acc);", "acc = mma(a.partition([16, 32]).load([0, kk]) as f16, "
+                               "b.partition([32, 16]).load([kk, 0]) as f16, acc);")]),
 }
 
 
@@ -114,8 +123,23 @@ def _h05(t: dict[str, np.ndarray], out: str) -> None:
     np.testing.assert_array_equal(t["sums"], np.stack([table[0:2].sum(0), np.zeros(4), table[2:5].sum(0)]))
 
 
+def _h06(t: dict[str, np.ndarray], out: str) -> None:
+    want = (t["a"].astype(np.int64) @ t["b"].astype(np.int64)) * 0.5
+    np.testing.assert_array_equal(t["c"], want)  # exact: |sums| < 2^24
+    assert out == "-22400.0\n"
+
+
 CHECKS = {"h01_tensor_param_index": _h01, "h02_rem_euclid": _h02, "h03_masked_fill": _h03,
-          "h04_scalar_sum_without_grid": _h04, "h05_offsets_as_a_list": _h05}
+          "h04_scalar_sum_without_grid": _h04, "h05_offsets_as_a_list": _h05, "h06_int8_mma_f32_acc": _h06}
+
+
+def test_an_int8_mma_s_i32_accumulator_route_runs(tmp_path: Path) -> None:
+    d = first_error(DIR / "h06_int8_mma_f32_acc.tile")
+    assert d.help[0].startswith("make the accumulator `i32` where it starts (`let mut acc = zeros::<i32>([16, 16]);`)")
+    f = fixed_program(DIR / "h06_int8_mma_f32_acc.tile", [("acc = zeros::<f32>", "acc = zeros::<i32>"),
+                                                          ("c.store(acc * 0.5)", "c.store((acc as f32) * 0.5)")],
+                      tmp_path)
+    assert run_program(f)[1] == "-22400.0\n"
 
 
 def test_a_row_of_a_2d_tensor_parameter_gets_a_row_and_an_element(tmp_path: Path) -> None:
@@ -201,3 +225,41 @@ def test_common_dtype_holds_both() -> None:
         for t in (a, b):
             if t.is_int and c.is_int:
                 assert (c.bits > t.bits and c.is_signed) or (c.is_signed == t.is_signed and c.bits >= t.bits)
+
+
+@pytest.mark.parametrize(("name", "subs", "want"), [
+    ("roll", {"N": "8", "k": "3"}, lambda v: np.roll(v, 3)),
+    ("tril", {"N": "4", "M": "2"}, lambda v: np.tril(v.reshape(2, 4)).reshape(8)),
+    ("triu", {"N": "4", "M": "2"}, lambda v: np.triu(v.reshape(2, 4)).reshape(8)),
+])
+def test_roll_tril_triu_helps_compute_numpy_s(name: str, subs: dict[str, str], want, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import re
+
+    from tilelang.intrinsics.math_habits import MATH_HABITS
+
+    # (a sliding window's mask, `tril` of PyTorch, and `roll` were "the methods of tiles are ..." (E0103))
+    recv = "t" if name == "roll" else "t.reshape([2, 4])"
+    f = tmp_path / "r.tile"
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n    let t = x.load_like(z);\n"
+           f"    z.store(({recv}.{name}()).reshape([B]));\n}}\n"
+           "fn main() {\n    let x = arange::<f32>(8) - 2.5;\n    let mut z = zeros::<f32>([8]);\n"
+           "    k(z.partition([8]), &x).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0103" and "the methods of tiles are" not in d.help[0], d.help
+    code = MATH_HABITS[name].format(x="TT").split("`")[1]
+    for k, v in subs.items():
+        code = re.sub(rf"\b{k}\b", v, code)
+    f.write_text(src.replace(f"{recv}.{name}()", code.replace("TT", recv)), encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["z"], want(np.arange(8, dtype=np.float32) - 2.5))
+
+
+def test_a_tensor_parameter_indexed_by_a_tile_is_told_it_is_a_gather(tmp_path: Path) -> None:
+    # the one-element help (`.load([ids]).item()`) would read a tile where an index is a scalar
+    f = tmp_path / "g.tile"
+    f.write_text("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<i32, [?]>, t: &Tensor<f32, [?]>) {\n"
+                 "    z.store(t[x.load_like(z)]);\n}\nfn main() {\n}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0204" and d.help[0].startswith("a tile of indices is a gather"), d.help
+    assert "`t.partition([1]).load([i]).item()` for each index `i`" in d.help[0]

@@ -79,6 +79,13 @@ def ldg_early_default() -> bool:
     return os.environ.get("TILEC_LDG_EARLY", "0") == "1"
 
 
+def int8_mma_default() -> bool:
+    """`TILEC_INT8_MMA=1`: `mma` of i8/u8 tiles of 16 x 8 x 32 multiples on
+    `mma.sync.m16n8k32` (`codegen/mma.py` `mma_int8_tensor_core`); off
+    otherwise (the FMA loop) until a GPU has checked it."""
+    return os.environ.get("TILEC_INT8_MMA", "0") == "1"
+
+
 def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:
     """A PDL setting as `TILEC_PDL` and the LLM engine's `Plan.pdl` spell it:
     off (False, "", "0"), on with the trigger late (True, "1"), or

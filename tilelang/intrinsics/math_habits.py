@@ -76,6 +76,15 @@ MATH_HABITS: dict[str, str] = {
             "(`.reshape([k * n])` joins the axes); `tiles(axis)` is a kernel's walk over its tiles",
     "bincount": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
                 "i32).sum(0)` (examples/histogram.tile)",
+    # round 13 (huser13): masks of attention windows and shifts
+    "tril": "`where(arange::<i32>(N).reshape([1, N]) <= arange::<i32>(M).reshape([M, 1]), {x}, 0.0)` keeps the "
+            "lower triangle of an [M, N] tile (`>=` for the upper one, `triu`; `- k` on the right for a diagonal k "
+            "below)",
+    "triu": "`where(arange::<i32>(N).reshape([1, N]) >= arange::<i32>(M).reshape([M, 1]), {x}, 0.0)` keeps the "
+            "upper triangle of an [M, N] tile (`<=` for the lower one, `tril`)",
+    "roll": "a cyclic shift by k of an [N] row is a product with a 0/1 matrix: "
+            "`dot({x}.reshape([1, N]), ((arange::<i32>(N).reshape([N, 1]) + k) % N == "
+            "arange::<i32>(N).reshape([1, N])) as f32).reshape([N])` (or read the tile again at a shifted index)",
     "histogram": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
                  "i32).sum(0)` (examples/histogram.tile)",
 }

@@ -596,7 +596,11 @@ def _kernel_tensor_index(tcx: CheckCx, e: ast.Index, r: ast.Expr, ix: ast.Expr, 
         idx.insert(0, tcx.snippet(cur.index) or "i")
         cur = cur.receiver
     rank = len(t.shape) if t.shape is not None else len(idx)
-    if len(idx) == 1 and rank > 1:
+    if isinstance(tcx.program.type_of(e.index), TileT):  # `t[ids]` of a tile of indices: a gather
+        help_ = (f"a tile of indices is a gather, which a kernel writes as one-element reads in a loop "
+                 f"(`{x}.partition([1]).load([i]).item()` for each index `i`), or as a one-hot sum over a tile "
+                 "of the table (`tilec doc gather`)")
+    elif len(idx) == 1 and rank > 1:
         help_ = (f"read a row as a tile: `{x}.partition([1, {', '.join(['N'] * (rank - 1))}]).load([{idx[0]}, "
                  f"{', '.join(['0'] * (rank - 1))}])` (N the row's width), or one element: "
                  f"`{x}.partition([{', '.join(['1'] * rank)}]).load([{idx[0]}, {', '.join(['j'] * (rank - 1))}])"

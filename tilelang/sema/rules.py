@@ -524,7 +524,7 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
                                 f"`{acc.dtype}`", cx.args[2].span, f"this is `{acc}`")
                         .secondary(cx.args[0].span, f"`a` is `{a}`")
                         .note(ACC_RULE)
-                        .with_help(_mma_acc_help(tcx, cx.args[2], want, out_shape)))
+                        .with_help(_mma_acc_help(tcx, cx, a.dtype, acc.dtype, want, out_shape)))
     return acc
 
 
@@ -543,13 +543,23 @@ def _mixed_help(tcx: CheckCx, cx: CallCx, da: Any, db: Any) -> str:
             + (f", with an accumulator of `{acc}`" if new_acc else ""))
 
 
-def _mma_acc_help(tcx: CheckCx, acc: ast.Expr, want: DType, shape: tuple[Any, ...]) -> str:
+def _mma_acc_help(tcx: CheckCx, cx: CallCx, in_dt: DType, acc_dt: DType, want: DType,
+                  shape: tuple[Any, ...]) -> str:
     """Make `mma`'s accumulator `want`: a fresh one is `zeros::<want>`; a
-    carried one (`acc` of a loop) is declared with that type where it starts."""
+    carried one (`acc` of a loop) is declared with that type where it starts.
+    8-bit integers into an `f32` accumulator may mean the f16 route instead:
+    their values are exact in f16 and the tensor cores sum those in f32."""
+    acc = cx.args[2]
     if isinstance(acc, ast.Call) and isinstance(acc.callee, ast.Name) and acc.callee.ident.name in ("zeros", "full"):
-        return f"make the accumulator `{want}`: `zeros::<{want}>({shape_str(shape)})`"
-    return (f"make the accumulator `{want}` where it starts (`let mut acc = zeros::<{want}>({shape_str(shape)});`), "
-            "and cast the result where another type is wanted")
+        out = f"make the accumulator `{want}`: `zeros::<{want}>({shape_str(shape)})`"
+    else:
+        out = (f"make the accumulator `{want}` where it starts (`let mut acc = zeros::<{want}>({shape_str(shape)});`),"
+               " and cast the result where another type is wanted")
+    if in_dt.is_int and in_dt.bits == 8 and acc_dt is DType.F32:
+        a, b = (f"{tcx.cast_snippet(x)} as f16" for x in cx.args[:2])
+        out += (f"; or keep the `f32` accumulator and cast both inputs to `f16`, which holds every `{in_dt}` "
+                f"value exactly (the tensor cores sum f16 products in f32): `mma({a}, {b}, {tcx.snippet(acc)})`")
+    return out
 
 
 def _mma_2d_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:

@@ -15,6 +15,7 @@ from tilelang.backend.codegen.llvm_types import (
 )
 from tilelang.backend.gpu.layouts import MmaAcc
 from tilelang.backend.gpu.nodes import DotOp
+from tilelang.backend.target import int8_mma_default
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
@@ -30,7 +31,7 @@ class MmaOps(ReductionOps):
     """Matrix products outside the pipelined paths."""
 
     def mma(self, op: ir.Mma | DotOp) -> None:
-        if self.mma_tensor_core(op):
+        if self.mma_tensor_core(op) or self.mma_int8_tensor_core(op):
             return
         a, b, acc, r = op.a, op.b, op.acc, op.result
         M, K = a.shape
@@ -257,3 +258,81 @@ class MmaOps(ReductionOps):
         self.barrier()
         self.env[r.id] = [self.smem_load(off_c, DType.F32, f) for _, _, f in self.out_slots(r)]
         return True
+
+    @staticmethod
+    def int8_tc_eligible(op: ir.Mma | DotOp) -> bool:
+        """`mma` of i8 or u8 tiles with the i32 accumulator on the tensor cores
+        (`mma.sync.m16n8k32`, sm_80 and later): M, N, K multiples of 16, 8, 32.
+        Opt-in (`TILEC_INT8_MMA=1`) until a GPU has run it against the
+        interpreter (`benchmarks/huser13_device.sh`); otherwise the FMA loop."""
+        M, K = op.a.shape
+        N = op.b.shape[1]
+        return (int8_mma_default() and op.a.dtype in (DType.I8, DType.U8)
+                and op.acc.dtype is DType.I32 and M % 16 == 0 and N % 8 == 0 and K % 32 == 0)
+
+    def mma_int8_tensor_core(self, op: ir.Mma | DotOp) -> bool:
+        """i8/u8 x i8/u8 + i32 by `mma.sync.m16n8k32` (exact: integer products
+        and wrapping i32 sums, the interpreter's `mma`). A [M, K] and B [K, N]
+        are staged in shared memory as bytes, row-major; a lane's A registers
+        are 4 consecutive bytes of a row (rows g, g + 8; columns 4q and 4q + 16
+        of each 32-wide step: aligned 32-bit loads), its B registers 4 bytes of
+        a column (rows 4q.. and 4q + 16.., column g: byte loads packed), and its
+        C/D values the m16n8 accumulator layout of the f16 path (`_tc_open`'s
+        `c_idx`). The accumulator goes through shared memory (no `Frag`)."""
+        a, b, acc, r = op.a, op.b, op.acc, op.result
+        if not self.int8_tc_eligible(op):
+            return False
+        M, K = a.shape
+        N = b.shape[1]
+        name = f"llvm.nvvm.mma.m16n8k32.row.col.{'s8' if a.dtype is DType.I8 else 'u8'}"
+        size_a = -(-(M * K) // 16) * 16
+        size_b = -(-(K * N) // 16) * 16
+        off_a, off_b, off_c = 0, size_a, size_a + size_b
+        self.need_smem(off_c + M * N * 4, op.span)
+        self.barrier()
+        self.write_tile(a, off_a)
+        self.write_tile(b, off_b)
+        self.write_tile(acc, off_c)
+        self.barrier()
+        self.declare(f"declare {{ i32, i32, i32, i32 }} @{name}({', '.join(['i32'] * 10)})")
+        base_a = self.emit(f"getelementptr i8, ptr addrspace(3) {self.scratch}, i32 {off_a}")
+        base_b = self.emit(f"getelementptr i8, ptr addrspace(3) {self.scratch}, i32 {off_b}")
+
+        def word_a(byte: str) -> str:
+            p = self.emit(f"getelementptr i8, ptr addrspace(3) {base_a}, i32 {byte}")
+            return self.emit(f"load i32, ptr addrspace(3) {p}, align 4")
+
+        def word_b(k0: str, col: str) -> str:
+            w = "0"
+            for i in range(4):
+                row = self.emit(f"add i32 {k0}, {i}")
+                ix = self.emit(f"add i32 {self.emit(f'mul i32 {row}, {N}')}, {col}")
+                p = self.emit(f"getelementptr i8, ptr addrspace(3) {base_b}, i32 {ix}")
+                byte = self.emit(f"load i8, ptr addrspace(3) {p}, align 1")
+                v = self.emit(f"zext i8 {byte} to i32")
+                w = v if i == 0 else self.emit(f"or i32 {w}, {self.emit(f'shl i32 {v}, {8 * i}')}")
+            return w
+
+        lanes = self._tc_lanes()
+        _, g, q2 = lanes
+        q4 = self.emit(f"shl i32 {q2}, 1")
+        for i in range(self._tc_count(M, N)):
+            t = self._tc_open(i, M, N, lanes)
+            c = [self.smem_load(off_c, DType.I32, ix) for ix in t.c_idx]
+            ra = self.emit(f"add i32 {t.row0}, {g}")
+            row_a = [self.emit(f"mul i32 {ra}, {K}"), self.emit(f"mul i32 {self.emit(f'add i32 {ra}, 8')}, {K}")]
+            col_b = self.emit(f"add i32 {t.col0}, {g}")
+            for kk in range(K // 32):
+                ka = self.emit(f"add i32 {q4}, {kk * 32}")
+                regs = [word_a(self.emit(f"add i32 {row}, {self.emit(f'add i32 {ka}, {h}')}"))
+                        for h in (0, 16) for row in row_a]
+                regs += [word_b(self.emit(f"add i32 {ka}, {h}"), col_b) for h in (0, 16)]
+                d = self.call("{ i32, i32, i32, i32 }", name, ", ".join(f"i32 {x}" for x in regs + c))
+                c = [self.emit(f"extractvalue {{ i32, i32, i32, i32 }} {d}, {n}") for n in range(4)]
+            for ix, v in zip(t.c_idx, c, strict=True):
+                self.smem_store(off_c, DType.I32, ix, v)
+            self._tc_close(t)
+        self.barrier()
+        self.env[r.id] = [self.smem_load(off_c, DType.I32, f) for _, _, f in self.out_slots(r)]
+        return True
+

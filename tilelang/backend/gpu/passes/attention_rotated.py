@@ -293,13 +293,13 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         accumulator it waited for (the previous tile's final one) yielded after the rest, an undefined one at
         the accumulator's place (read by no product: the next P V adds to none, and after a lone block the next
         tile's; with the previous tile's there, ptxas 13.0 serialised the second iteration's products: the
-        copies LLVM made into the loop's registers before the wait); `later` ((that chain, that accumulator)): the second iteration, which runs the
-        epilogue between its issue and its wait for S."""
+        copies LLVM made into the loop's registers before the wait); `later` ((that chain, that accumulator)):
+        the second iteration, which runs the epilogue between its issue and its wait for S."""
         nonlocal stage, pv_stage
         hold = chain is not None and chain.epi2
         cb = _Build(fresh)
-        own = chain if chain is not None else (later[0] if later is not None else None)
-        tn = own.tn if own is not None else None  # (`TILEC_ATTN_STAMPS=2`: this iteration's stamps)
+        owner = chain if chain is not None else (later[0] if later is not None else None)
+        tn = owner.tn if owner is not None else None  # (`TILEC_ATTN_STAMPS=2`: this iteration's stamps)
 
         def stamp(slot: int) -> None:
             if tn is not None:
@@ -378,8 +378,8 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                     stamp(11)  # the pending P V in
                 # the previous block's stage is free: its S and P V are done
                 cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
-                if hold:  # a tile of one key block: the previous tile's epilogue here, as without `epi2` (there
-                    # (in the second iteration's branch, or after it, ptxas 13.0 kept fewer values in registers
+                if hold:  # a tile of one key block: the previous tile's epilogue here, as without `epi2` (in the
+                    # second iteration's else branch, or after it, ptxas 13.0 kept fewer values in registers
                     # through the key loop: 680-704 SASS instructions a block, not 647-655)
                     alone = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL)
                     cb.ops += chain.later(cb.elem(E.AND, alone, chain.pend, dtype=DType.BOOL, hint="chained_lone"), accw)
@@ -412,9 +412,9 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 if hold:  # the previous tile's accumulator after the rest (copied: else it keeps the registers of
                     # the loop's accumulator, and ptxas 13.0 serialised the second iteration's products, whose
                     # stage the epilogue's reads of them sit in), none at its place
-                    own = fresh.value(acc_arg.dtype, acc_arg.shape, "acc_prev")
-                    cb.ops.append(g.Opaque((own,), (mapping[acc_arg.id],), span))
-                    vals[pos], held = cb.undef(acc_arg, span), (own,)
+                    copy = fresh.value(acc_arg.dtype, acc_arg.shape, "acc_prev")
+                    cb.ops.append(g.Opaque((copy,), (mapping[acc_arg.id],), span))
+                    vals[pos], held = cb.undef(acc_arg, span), (copy,)
                 cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next, *nxt, *held)))
                 continue
             if hold and op is rescale:  # (read by no product: `hold`)

@@ -11,12 +11,15 @@ through the lowering's folding, its literal typing and the backend's passes.
 Float division and the transcendental functions are left out (approximate on
 a GPU within `fastmath.tolerance`), as are float sums (their order).
 
-    python benchmarks/kernel_diff.py SEED COUNT [--arch sm_90a] [--wide]
+    python benchmarks/kernel_diff.py SEED COUNT [--arch sm_90a | --device] [--wide] [--seconds S]
 
 (`--wide`: also shapes (reshape, transpose, permute, broadcast), row
 reductions and arg-reductions, scans, shifts by any amount, `bool` round trips.
 `--host`: the kernel on the interpreter against the same body as a host
-function of tensors, instead of llsim.)
+function of tensors, instead of llsim. `--device`: a real GPU instead of llsim.
+`--seconds S`: stop after S seconds (the count run is printed). `--generic`: the concrete kernel
+against the same kernel generic over `T`, launched with that type; with
+`--host`, the host functions.)
 
 prints one line per disagreement and `ran N (E both refused, D disagreements)`;
 the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
@@ -145,6 +148,20 @@ def host_program(t: str, body: str) -> str:
 
 
 HOST = "--host" in sys.argv
+GENERIC = "--generic" in sys.argv
+
+
+def generic_program(t: str, body: str) -> str:
+    """`--generic`: the same kernel generic over its element type (`k<T>`, the
+    type written `T`, a suffixed literal of it `(3 as T)`), launched with `T = t`."""
+    import re
+
+    body = re.sub(rf"\b(\d+){t}\b", r"(\1 as T)", body)
+    body = re.sub(rf"\bas {t}\b", "as T", body)
+    src = (host_program if HOST else program)(t, body)
+    head, rest = src.split("\n", 1)
+    head = head.replace("kernel fn k(", "kernel fn k<T>(").replace("fn h(", "fn h<T>(").replace(f"Tensor<{t},", "Tensor<T,")
+    return head + "\n" + rest
 
 
 def outcome(src: str, how: str, out_path: str) -> object:
@@ -152,9 +169,9 @@ def outcome(src: str, how: str, out_path: str) -> object:
 
     old = run.make_device
     try:
-        if how != "cpu":
+        if how not in ("cpu", "gpu"):
             run.make_device = lambda choice, o, arch=how: sim_runtime_device(arch)
-        run.execute(src.replace("OUT", out_path), "cpu", out=io.StringIO(), name="k.tile")
+        run.execute(src.replace("OUT", out_path), "gpu" if how == "gpu" else "cpu", out=io.StringIO(), name="k.tile")
     except run.CheckFailed as e:
         return "check " + ",".join(sorted({d.code for d in e.diagnostics if d.severity.name == "ERROR"}))
     except TileError as e:
@@ -178,9 +195,18 @@ def same(a: np.ndarray, b: np.ndarray) -> bool:
 def main() -> None:
     seed, count = int(sys.argv[1]), int(sys.argv[2])
     arch = sys.argv[sys.argv.index("--arch") + 1] if "--arch" in sys.argv else "sm_80"
+    if "--device" in sys.argv:
+        arch = "gpu"  # a real GPU (cuda-python) instead of llsim
+    limit = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv else None
+    import time
+
+    start = time.monotonic()
     os.makedirs("/tmp/kernel_diff", exist_ok=True)
     bad = refused = 0
     for i in range(count):
+        if limit is not None and time.monotonic() - start > limit:
+            count = i
+            break
         r = random.Random(f"{seed}:{i}")
         t = r.choice(INTS + FLOATS)
         body = expr(t, r, 3)
@@ -188,14 +214,19 @@ def main() -> None:
         np.save(stem + "_a.npy", edges(t, r))
         np.save(stem + "_b.npy", edges(t, r))
         src = program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
-        if HOST:  # the kernel on the interpreter against the host function
+        if GENERIC:  # the concrete kernel (host function) against its generic form's instance
+            gsrc = generic_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+            if HOST:
+                src = host_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+            got = [outcome(src, "cpu", f"{stem}_cpu.npy"), outcome(gsrc, "cpu", f"{stem}_generic.npy")]
+        elif HOST:  # the kernel on the interpreter against the host function
             hsrc = host_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
             got = [outcome(src, "cpu", f"{stem}_cpu.npy"), outcome(hsrc, "cpu", f"{stem}_host.npy")]
         else:
             got = [outcome(src, how, f"{stem}_{how}.npy") for how in ("cpu", arch)]
         if all(isinstance(g, str) for g in got):
             refused += 1
-            if (got[0] != got[1] and not HOST) or any(g.startswith("ICE") for g in got):  # type: ignore[union-attr]
+            if (got[0] != got[1] and not HOST and not GENERIC) or any(g.startswith("ICE") for g in got):  # type: ignore[union-attr]
                 print(f"{seed}:{i} T={t} interp={got[0]!r} other={got[1]!r} body: {body}", flush=True)
                 bad += 1
             continue
@@ -204,7 +235,7 @@ def main() -> None:
             with open(stem + ".tile", "w") as f:
                 f.write(src)
             show = [g if isinstance(g, str) else np.array2string(g, max_line_width=400) for g in got]
-            print(f"{seed}:{i} T={t} body: {body}\n  interp={show[0]}\n  {'host' if HOST else arch}={show[1]}",
+            print(f"{seed}:{i} T={t} body: {body}\n  interp={show[0]}\n  {'host' if HOST else 'generic' if GENERIC else arch}={show[1]}",
                   flush=True)
     print(f"ran {count} ({refused} both refused, {bad} disagreements)")
 

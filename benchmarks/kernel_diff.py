@@ -19,7 +19,8 @@ reductions and arg-reductions, scans, shifts by any amount, `bool` round trips.
 function of tensors, instead of llsim. `--device`: a real GPU instead of llsim.
 `--seconds S`: stop after S seconds (the count run is printed). `--generic`: the concrete kernel
 against the same kernel generic over `T`, launched with that type; with
-`--host`, the host functions.)
+`--host`, the host functions. `--scalar`: the kernel's elements against the
+same body as a host function of two scalars, element by element.)
 
 prints one line per disagreement and `ran N (E both refused, D disagreements)`;
 the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
@@ -90,6 +91,8 @@ def expr(t: str, r: random.Random, d: int) -> str:
         if is_int or t in ("f32", "f64"):
             return f"abs({a})" if not t.startswith("u") else f"(!{a})" if is_int else f"abs({a})"
         return f"(-{a})"
+    if k in (8, 9) and "--scalar" in sys.argv:
+        return f"({a} {r.choice(['+', '-', '*'])} {b})"  # (no reductions or scans of scalars)
     if k == 8:
         red = r.choice(["max", "min"] + (["sum"] if is_int else []))
         return f"({a} + {expr(t, r, d - 1)}.{red}(0))"
@@ -149,6 +152,35 @@ def host_program(t: str, body: str) -> str:
 
 HOST = "--host" in sys.argv
 GENERIC = "--generic" in sys.argv
+SCALAR = "--scalar" in sys.argv
+
+
+def scalar_program(t: str, body: str) -> str:
+    """`--scalar`: the kernel's result printed element by element, then the same
+    body as a host function of two scalars called on each pair of elements."""
+    load = "load_npy(\"{p}\")"
+    conv = " as bf16" if t == "bf16" else ""
+    prints = "\n".join(f"    print(z[{i}]);" for i in range(N))
+    calls = "\n".join(f"    print(h(a[{i}], b[{i}]));" for i in range(N))
+    kernel = program(t, body).split("fn main()")[0]
+    return (kernel + f"fn h(x: {t}, y: {t}) -> {t} {{\n    {body}\n}}\n"
+            f"fn main() {{\n    let a: Tensor<{t}, [{N}]> = {load.format(p='A')}{conv};\n"
+            f"    let b: Tensor<{t}, [{N}]> = {load.format(p='B')}{conv};\n"
+            f"    let mut z = zeros::<{t}>([{N}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
+            f"{prints}\n    print(\"--\");\n{calls}\n}}\n")
+
+
+def printed(src: str) -> str:
+    out = io.StringIO()
+    try:
+        run.execute(src, "cpu", out=out, name="k.tile")
+    except run.CheckFailed as e:
+        return "check " + ",".join(sorted({d.code for d in e.diagnostics if d.severity.name == "ERROR"}))
+    except TileError as e:
+        return "error " + ",".join(sorted({d.code for d in e.diagnostics}))
+    except Exception as e:  # noqa: BLE001 - an internal error is a finding
+        return f"ICE {type(e).__name__}: {str(e)[:160]}"
+    return out.getvalue()
 
 
 def generic_program(t: str, body: str) -> str:
@@ -214,6 +246,23 @@ def main() -> None:
         np.save(stem + "_a.npy", edges(t, r))
         np.save(stem + "_b.npy", edges(t, r))
         src = program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+        if SCALAR:  # the kernel's elements against the host's scalar arithmetic
+            ssrc = scalar_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+            text = printed(ssrc)
+            if "--" not in text.splitlines():
+                if text.startswith("ICE"):
+                    bad += 1
+                    print(f"{seed}:{i} T={t} {text} body: {body}", flush=True)
+                else:
+                    refused += 1
+                continue
+            kern, host = text.split("--\n")
+            if kern.split() != host.split():
+                bad += 1
+                with open(stem + ".tile", "w") as f:
+                    f.write(ssrc)
+                print(f"{seed}:{i} T={t} body: {body}\n  kernel={kern.split()}\n  host  ={host.split()}", flush=True)
+            continue
         if GENERIC:  # the concrete kernel (host function) against its generic form's instance
             gsrc = generic_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
             if HOST:

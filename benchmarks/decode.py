@@ -131,6 +131,7 @@ def _op_bytes(eng, ctx: int) -> list[int]:  # type: ignore[no-untyped-def]
                     "attn_decode_ring": 4 * hkv * ctx * d,
                     "attn_decode_ring_early": 4 * hkv * ctx * d,
                     "attn_decode_ring_merge": 4 * hkv * ctx * d,
+                    "attn_decode_ring_fold": 4 * hkv * ctx * d,
                 }.get(name, 0)
             )
     return out
@@ -245,7 +246,7 @@ def _marginal_step(eng, ctx: int, out: Path | None, reps: int = 5) -> list[dict]
         gen = ",".join(str(v) for v in op.generics.values())
         keys.append((op.kernel.__name__, gen, b))
     attn = {"attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_early",
-            "attn_decode_ring_merge", "combine_splits"}  # fmt: skip
+            "attn_decode_ring_merge", "attn_decode_ring_fold", "combine_splits"}  # fmt: skip
     groups: dict[str, list[bool]] = {}
     for key in dict.fromkeys(keys):
         groups[f"{key[0]} [{key[1]}] {key[2] / 1e6:.1f} MB"] = [k == key for k in keys]  # O, down: same shapes

@@ -92,7 +92,7 @@ def _step_ms(eng, ctx: int, rounds: int, reps: int) -> tuple[list[float], list[i
 
 # the decode attention's kernels and the split merge (`--variants` time them alone)
 ATTN = ("attn_decode", "attn_decode_short", "attn_decode_ring", "attn_decode_ring_early",
-             "attn_decode_ring_w8", "attn_decode_ring_merge", "combine_splits", "combine_rows",
+             "attn_decode_ring_w8", "attn_decode_ring_merge", "attn_decode_ring_fold", "combine_splits", "combine_rows",
              "decode_combine")  # fmt: skip
 
 

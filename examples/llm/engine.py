@@ -23,7 +23,8 @@ A step, per layer (6 launches; split-K adds one for short matrices):
   attn_decode_*   flash-decoding splits over the cache  (q: norm + rotary in its prologue, a
                   and the current token                  std::attention loop, the token's k, v)
   combine_splits  merge the splits                      (`Plan.fm`: inside the ring attention,
-                                                         `attn_decode_ring_merge`, by its last block)
+                                                         `attn_decode_ring_merge`, by its last block;
+                                                         `Plan.fl`: in one pass, `attn_decode_ring_fold`)
   gemv_add        x += W_o attn                          (residual add in the epilogue)
                   (`Plan.om`: both in one launch, `merge_gemv_add`: a block a head and
                   rows, the head's merge in its prologue, atomic adds into x)
@@ -60,7 +61,7 @@ import numpy as np
 from backends import _Numpy, _Torch
 from capture import TorchGraph, capture
 from model import Qwen3Config, check_weights
-from plan import Plan, _pow2_at_least, check_ge, check_qr, plan_for
+from plan import Plan, _pow2_at_least, check_fold, check_ge, check_qr, plan_for
 from reference import rope_tables
 from steps import decode_step_ops, last_row_ops, prefill_chunk_ops
 from tails import check_forms, hybrid_scratch
@@ -361,6 +362,7 @@ class TileQwen3:
             raise ValueError(
                 "Plan.ea is a form of `attn_decode_ring`, Plan.fm of `attn_decode_ring_merge`: choose one"
             )
+        check_fold(pl)
         if pl.rs < 0:
             raise ValueError(f"Plan.rs must be 0 (off), 1 (tiles of up to 16 elements) or N >= 2, not {pl.rs}")
         if pl.aw not in (0, 8):

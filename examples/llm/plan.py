@@ -143,6 +143,29 @@ class Plan:
     # the token's rows: under `pdl` "+loads" all but those rows (the QKV
     # GEMV's output) are read before the kernel's wait
     ea: int = 0
+    # the split merge folded into the early ring attention in one pass
+    # (`attn_decode_ring_fold`: the block of each KV head that arrives last,
+    # `if last_block(1)`, reads the head's shares and their log-sum-exps at
+    # once and stores the merged rows; no `combine_splits` launch), in the
+    # step forms whose bit is set: 1 the short form (below `fma_until`, or
+    # the only form), 2 the long form; 0: the merge's own launch (issue 17,
+    # h17q; `fm` merged NC shares a step, each step a dependent L2 round trip)
+    fl: int = 0
+    # 1: the early ring attention's key ranges balanced (`ring_split_early`'s
+    # EA & 8: the first T % NS of the NS splits take one of the T key blocks
+    # more than the others' T / NS; `cdiv(T, NS)` blocks a split
+    # leaves the last splits short or empty: at 1,025 positions, 33 blocks
+    # over 16 splits are 11 of 3 and 5 of 0, balanced 1 of 3 and 15 of 2).
+    # Needs ea 1 or 3 (issue 17, h17q)
+    kb: int = 0
+    # KR > 0: the QKV GEMV's blocks, once their own loads are back, prefetch
+    # into L2 the layer's KV cache rows the attention after it reads (K and V
+    # rows 0 .. pos of every KV head, [1, KR, D] tiles dealt round the blocks:
+    # `rms_gemv_kv`), so that the attention's key blocks come from L2 (issue
+    # 17, h17q; the weight prefetches of `pf` all lost on the H200, their
+    # GEMV readers bound by their SMs' intake); 0: none. Needs the QKV GEMV's
+    # plain form (not `qr`, not on the tile queue)
+    kp: int = 0
     # 8: the short step form's ring attention (below `fma_until`, or the
     # only form) with its key loop in 8 warps, each a slab of bt / 8 keys of
     # a key block (`attn_decode_ring_w8`, EA = ea & 3: `ring_split_early` in
@@ -294,6 +317,30 @@ def gemv_pe(plan: Plan, name: str) -> int:
     if name in plan.ge or (name == "qkv" and plan.qe):
         return 1
     return 2 if name in plan.gl else 0
+
+
+def check_fold(plan: Plan) -> None:
+    """A ValueError naming what `plan.fl` (the split merge folded into the
+    early ring attention), `plan.kb` (its key ranges balanced) or `plan.kp`
+    (the KV cache prefetched by the QKV GEMV) cannot run with."""
+    if plan.fl not in (0, 1, 2, 3) or plan.kb not in (0, 1):
+        raise ValueError(f"Plan.fl must be 0-3 (1 the short form, 2 the long) and Plan.kb 0 or 1, "
+                         f"not {plan.fl} and {plan.kb}")
+    short = (plan.short_tc, plan.short_ns or plan.ns) if plan.fma_until > 0 else (plan.tc, plan.ns)
+    two = plan.fma_until > 0 and short != (plan.tc, plan.ns)
+    forms = [("short", short[0], 1)] + ([("long", plan.tc, 2)] if two else [])
+    for name, tc, bit in forms:
+        if plan.fl & bit and tc != 4:
+            raise ValueError(f"Plan.fl folds the merge into the ring attention: the {name} form has tc = {tc}, "
+                             "not 4")
+    if plan.fl and (plan.fm or plan.om[0] or plan.mr or plan.mg or plan.qr or plan.aw):
+        raise ValueError("Plan.fl's attention merges its own splits in one pass: set fm, om, mr, mg, qr and aw "
+                         "to 0 (choose one merge and one attention form)")
+    if plan.kp < 0 or plan.kp & (plan.kp - 1) or (plan.kp and (plan.qr or "qkv" in plan.qg)):
+        raise ValueError(f"Plan.kp ({plan.kp}) is the KV prefetch's rows a tile (a power of two, 0: none) in the QKV "
+                         "GEMV's plain form: not with qr or the QKV on the tile queue (qg)")
+    if plan.kb and plan.ea not in (1, 3):
+        raise ValueError(f"Plan.kb balances `ring_split_early`'s key ranges: it needs ea 1 or 3, not {plan.ea}")
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:

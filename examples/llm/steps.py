@@ -174,6 +174,14 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                     P(qkv.reshape(-1), [bn]), W["qkv"], eng.x, W["ln1"], li, heads * d, eps
                 )
             )
+        elif pl.kp:  # the layer's KV cache rows into L2 from the QKV GEMV's tail
+            ops.append(
+                k.rms_gemv_kv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen,
+                              gemv_pe(pl, "qkv"), pl.kp, d](
+                    P(qkv.reshape(-1), [bn]), W["qkv"], eng.x, W["ln1"], li, eps, *pf,
+                    eng.kc, eng.vc, eng.pos, li * hkv, hkv,
+                )
+            )
         else:
             ops.append(
                 k.rms_gemv[bn, bk["qkv"], pl.st["qkv"], pl.mb.get("qkv", 0), *gen,
@@ -182,16 +190,23 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                 )
             )
         merged = tc == 4 and pl.fm > 0  # the split merge inside the attention
+        # ... in one pass, in this form (`Plan.fl`: 1 the short form, 2 the long)
+        folded = tc == 4 and bool(pl.fl & (1 if short else 2))
+        # `ring_split_early`'s EA: `Plan.ea`, and 8 for the balanced key ranges (`Plan.kb`)
+        kb = 8 if pl.kb else 0
         # the ring attention's trigger at its entry: `pe` (with the merge's), or "attn" in `ge` alone
         pa = int(bool(pl.pe) or "attn" in pl.ge)
         if tc == 3:
             attn = k.attn_decode_short[g, d // 2, pl.bt]
         elif merged:
             attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pa, ns, min(pl.fm, ns)]
+        elif folded:
+            # at most 16 shares a step (32 at once spill at 4B's shapes: ptxas 13.0)
+            attn = k.attn_decode_ring_fold[g, d // 2, pl.bt, pa, pl.ea | kb, ns, min(ns, 16)]
         elif tc == 4 and pl.aw == 8 and short:
-            attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pa, pl.ea & 3]
+            attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pa, (pl.ea & 3) | kb]
         elif tc == 4 and pl.ea:
-            attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pa, pl.ea]
+            attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pa, pl.ea | kb]
         elif tc == 4:
             attn = k.attn_decode_ring[g, d // 2, pl.bt, pa]
         else:
@@ -212,7 +227,7 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                 )
             )
         else:
-            merged_out = [P(eng.attn, [1, g, d])] if merged else []
+            merged_out = [P(eng.attn, [1, g, d])] if merged or folded else []
             ops.append(
                 attn(
                     P(o_part, [1, g, d]),
@@ -230,7 +245,7 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
                     eps,
                 )
             )
-        if merged:
+        if merged or folded:
             ops += residual("o", eng.attn.reshape(-1), li, "gate_up", li)
         elif pl.om[0]:
             merge_o = k.merge_gemv_add[pl.om[0], d, ns, pl.om[1]]

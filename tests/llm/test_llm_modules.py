@@ -32,7 +32,7 @@ def test_the_root_module_calls_every_kernel_of_its_parts() -> None:
     defined = {m for p in PARTS for m in re.findall(r"^kernel fn (\w+)", p.read_text(), re.M)}
     # the one-file module's 27, `gemv_stream`, std::llm::queue's 3, `rms_gemv_rope`, `attn_decode_ring_pre`,
     # `kv_append_pre`, `gemv_add_hybrid`, std::llm::rows' 4 (2 on a queue, 2 on the static walk),
-    # `attn_decode_ring_w8`, `combine_rows`, `argmax_fold`, `argmax_wide`
-    assert len(defined) == 43
+    # `attn_decode_ring_w8`, `combine_rows`, `argmax_fold`, `argmax_wide`, `attn_decode_ring_fold`, `rms_gemv_kv`
+    assert len(defined) == 45
     assert not re.search(r"^kernel fn", (STD / "llm.tile").read_text(), re.M)
     assert set(load_kernels().kernels) == defined | {"decode_combine"}

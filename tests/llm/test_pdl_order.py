@@ -118,7 +118,7 @@ VARIANTS = {
     "ea 0": {"ea": 0}, "ea 1": {"ea": 1}, "st 1": {"st": {"qkv": 1, "o": 1, "gate_up": 1, "down": 1, "lm": 4}},
     "st 2": {"st": dict.fromkeys(("qkv", "o", "gate_up", "down", "lm"), 2)}, "rs 0": {"rs": 0}, "tw 0": {"tw": 0},
     "tk": {"tw": 0, "tk": 16}, "mr": {"mr": 2}, "mg": {"mg": 1}, "om": {"om": (8, 1)}, "fm": {"fm": 4, "ea": 0},
-    "qr": {"qr": 1, "ea": 0}, "aw 8": {"aw": 8},
+    "qr": {"qr": 1, "ea": 0}, "aw 8": {"aw": 8}, "fl kb": {"fl": 3, "kb": 1}, "kp": {"kp": 16},
     # the GEMV forms with atomics, cleared scratch and the stream's counters (4 SMs' grids)
     "sk": {"sk": dict.fromkeys(("o", "gate_up", "down"), (16, 128, 4, 3, 12))},
     "qg": {"qg": queue_shapes(TINY_UNTIED, 4)},
@@ -156,6 +156,18 @@ def test_gemvs_triggering_at_their_last_iteration_bring_no_race(eng, compiler) -
         cuda_pdl.forget(0x5EED)
     attn = [e for n, e in early[len(ops):] if n.startswith("attn_decode_ring_early")]
     assert attn and all({"kc", "vc", "pos_t"} <= e for e in attn), attn  # not vacuous: it does read early
+
+
+def test_the_folded_merge_brings_no_race(eng, compiler) -> None:  # type: ignore[no-untyped-def]
+    # Plan.fl + kb under "late+loads" (the heavy test above: every mode): the
+    # attention's trigger comes before its last block reads the head's shares
+    # (the O GEMV after it waits for the whole grid), the group counters; and
+    # with every GEMV peeled (h17q_device.sh's FKO: O's first weight tile read
+    # before its wait, while the last blocks merge; the merged rows after it)
+    for st, kp in (("plan", 0), ("peel", 0), ("plan", 16)):  # kp: the QKV prefetching the KV rows
+        ops = _step(eng, {"fl": 3, "kb": 1, "kp": kp}, st)
+        assert [op.kernel.__name__ for op in ops].count("attn_decode_ring_fold") == TINY_UNTIED.num_hidden_layers
+        assert races(ops, "late+loads", compiler, eng.plan.rs) == [], st
 
 
 @pytest.mark.heavy

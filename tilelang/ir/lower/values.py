@@ -118,6 +118,19 @@ class InstanceFloatValue(Exception):
         self.name = name  # a float variable or constant read as `T` (`return c;`)
 
 
+class InstanceDot(Exception):
+    """`dot(a, b)` of a generic `T` whose instance accumulates in another type
+    than `T` (`T = f16`: an f32 result; `T = i8`: i32), where the checker typed
+    the result `Tile<T, ..>`: E0206 at the call, reported by `lower_kernel`."""
+
+    def __init__(self, span: Span | None, dtype: Any, acc: Any, param: str) -> None:
+        super().__init__(f"dot of {dtype} gives {acc}")
+        self.span = span
+        self.dtype = dtype
+        self.acc = acc
+        self.param = param
+
+
 class InstanceArange(Exception):
     """`arange::<T>(N)` whose values this instance's `T` cannot hold (`why`,
     `dtypes.arange_problem`): E0231 at the call, as the checker reports

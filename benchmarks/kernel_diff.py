@@ -17,7 +17,8 @@ a GPU within `fastmath.tolerance`), as are float sums (their order).
 reductions and arg-reductions, scans, shifts by any amount, `bool` round trips.
 `--host`: the kernel on the interpreter against the same body as a host
 function of tensors, instead of llsim. `--device`: a real GPU instead of llsim.
-`--seconds S`: stop after S seconds (the count run is printed). `--generic`: the concrete kernel
+`--seconds S`: stop after S seconds (the count run is printed). `--edge`:
+tensors of 27 elements in tiles of 16 (two blocks, the second partial). `--generic`: the concrete kernel
 against the same kernel generic over `T`, launched with that type; with
 `--host`, the host functions. `--scalar`: the kernel's elements against the
 same body as a host function of two scalars, element by element.)
@@ -43,6 +44,8 @@ FLOATS = ["f16", "bf16", "f32", "f64"]
 NP = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
       "u32": np.uint32, "u64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
 N = 16
+EDGE = "--edge" in sys.argv
+LEN = 27 if EDGE else N  # `--edge`: 2 blocks of 16, the second partial (11 elements; loads past the end read 0)
 
 
 def edges(t: str, r: random.Random) -> np.ndarray:
@@ -50,11 +53,11 @@ def edges(t: str, r: random.Random) -> np.ndarray:
         info = np.iinfo(NP[t])
         pool = [info.min, info.max, 0, 1, 2, 3, 7, 8, 31, 63, info.max // 2, info.min // 2 if info.min else 5]
         pool += [-1, -2, -7, -8, -100] if info.min else [100, 200, 255]
-        vals = [r.choice(pool) if r.random() < 0.7 else r.randint(int(info.min), int(info.max)) for _ in range(N)]
+        vals = [r.choice(pool) if r.random() < 0.7 else r.randint(int(info.min), int(info.max)) for _ in range(LEN)]
         return np.array(vals, dtype=NP[t])
     pool = [0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, 3.0, 65504.0, -65504.0, 1e-5, 6e-8, 1e30, -1e30,
             float("inf"), float("-inf"), float("nan"), 127.5, -128.5, 255.5, 1e9, 3e38]
-    vals = [r.choice(pool) if r.random() < 0.7 else r.uniform(-300, 300) for _ in range(N)]
+    vals = [r.choice(pool) if r.random() < 0.7 else r.uniform(-300, 300) for _ in range(LEN)]
     if t == "bf16":
         return np.array(vals, dtype=np.float32)  # made bf16 in the program (`as bf16`)
     return np.array(vals, dtype=NP[t])
@@ -136,8 +139,8 @@ def program(t: str, body: str) -> str:
     return (f"kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
             f"    let x = a.load_like(z);\n    let y = b.load_like(z);\n    z.store({body});\n}}\n"
             f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
-            f"    let mut z = zeros::<{t}>([{N}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
-            f"    z{'' if t != 'bf16' else ' as f32'}.save_npy(\"OUT\");\n}}\n")
+            f"    let mut z = zeros::<{t}>([{LEN}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
+            f"    {'z' if t != 'bf16' else '(z as f32)'}.save_npy(\"OUT\");\n}}\n")
 
 
 def host_program(t: str, body: str) -> str:
@@ -147,7 +150,7 @@ def host_program(t: str, body: str) -> str:
     return (f"fn h(x: Tensor<{t}, [?]>, y: Tensor<{t}, [?]>) -> Tensor<{t}, [?]> {{\n    {body}\n}}\n"
             f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
             f"    let z = h(a.clone(), b.clone());\n"
-            f"    z{'' if t != 'bf16' else ' as f32'}.save_npy(\"OUT\");\n}}\n")
+            f"    {'z' if t != 'bf16' else '(z as f32)'}.save_npy(\"OUT\");\n}}\n")
 
 
 HOST = "--host" in sys.argv

@@ -13,7 +13,8 @@ wrapping/truncating literals and running constant shifts past the width.
 against a kernel. `--check` (round 14): also each host program's `tilec check`
 against its run: an error that only the run finds is a disagreement, "late";
 bodies may also end in a bare name or an `if`, where a float `let` meets `T`
-without arithmetic.)
+without arithmetic. `--values`: `x` is an edge value of its type (MIN, MAX,
+0, NaN, +-inf), not 3.)
 
 prints one line per disagreement (a value against an error, or two values; two
 errors of other codes are alike enough) and `ran N (E errors alike)`; the programs are
@@ -70,6 +71,17 @@ def body(r: random.Random) -> str:
 
 
 CHECK = "--check" in sys.argv
+VALUES = "--values" in sys.argv
+
+
+def edge_value(t: str, r: random.Random) -> str:
+    """`--values`: `x` is one of the type's edge values, not 3 (or 1.5)."""
+    if t.startswith(("i", "u")):
+        bits = int(t[1:])
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if t[0] == "i" else (0, (1 << bits) - 1)
+        return str(r.choice([lo, hi, 0, 1, 3, -1 if lo else 2, hi // 2, lo // 2 if lo else 7]))
+    # (not -0.0: the kernel stores `zeros + body`, which makes a -0.0 result +0.0)
+    return r.choice(["0.0", "1.5", "-2.5", "inf", "-inf", "nan", "1e-3", "255.5", "65504.0"])
 
 
 HOST = "fn f<T>(x: T) -> T {{\n    {b}\n}}\nfn main() {{\n    let a: {t} = {v};\n    print(f(a));\n}}\n"
@@ -108,8 +120,9 @@ def main() -> None:
         r = random.Random(f"{seed}:{i}")
         t = r.choice(TYPES)
         b = body(r)
-        host = HOST.format(b=b, t=t, v=START[t])
-        kern = KERNEL.format(b=b, t=t, v=START[t])
+        v = START[t] if not VALUES else edge_value(t, r)
+        host = HOST.format(b=b, t=t, v=v)
+        kern = KERNEL.format(b=b, t=t, v=v)
         if concrete:
             host = re.sub(r"\bT\b", t, host.replace("fn f<T>", "fn f"))
             kern = re.sub(r"\bT\b", t, kern.replace("kernel fn k<T>", "kernel fn k"))

@@ -11,12 +11,17 @@ through the lowering's folding, its literal typing and the backend's passes.
 Float division and the transcendental functions are left out (approximate on
 a GPU within `fastmath.tolerance`), as are float sums (their order).
 
-    python benchmarks/kernel_diff.py SEED COUNT [--arch sm_90a] [--wide]
+    python benchmarks/kernel_diff.py SEED COUNT [--arch sm_90a | --device] [--wide] [--seconds S]
 
 (`--wide`: also shapes (reshape, transpose, permute, broadcast), row
 reductions and arg-reductions, scans, shifts by any amount, `bool` round trips.
 `--host`: the kernel on the interpreter against the same body as a host
-function of tensors, instead of llsim.)
+function of tensors, instead of llsim. `--device`: a real GPU instead of llsim.
+`--seconds S`: stop after S seconds (the count run is printed). `--edge`:
+tensors of 27 elements in tiles of 16 (two blocks, the second partial). `--generic`: the concrete kernel
+against the same kernel generic over `T`, launched with that type; with
+`--host`, the host functions. `--scalar`: the kernel's elements against the
+same body as a host function of two scalars, element by element.)
 
 prints one line per disagreement and `ran N (E both refused, D disagreements)`;
 the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
@@ -39,6 +44,8 @@ FLOATS = ["f16", "bf16", "f32", "f64"]
 NP = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
       "u32": np.uint32, "u64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
 N = 16
+EDGE = "--edge" in sys.argv
+LEN = 27 if EDGE else N  # `--edge`: 2 blocks of 16, the second partial (11 elements; loads past the end read 0)
 
 
 def edges(t: str, r: random.Random) -> np.ndarray:
@@ -46,11 +53,11 @@ def edges(t: str, r: random.Random) -> np.ndarray:
         info = np.iinfo(NP[t])
         pool = [info.min, info.max, 0, 1, 2, 3, 7, 8, 31, 63, info.max // 2, info.min // 2 if info.min else 5]
         pool += [-1, -2, -7, -8, -100] if info.min else [100, 200, 255]
-        vals = [r.choice(pool) if r.random() < 0.7 else r.randint(int(info.min), int(info.max)) for _ in range(N)]
+        vals = [r.choice(pool) if r.random() < 0.7 else r.randint(int(info.min), int(info.max)) for _ in range(LEN)]
         return np.array(vals, dtype=NP[t])
     pool = [0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, 3.0, 65504.0, -65504.0, 1e-5, 6e-8, 1e30, -1e30,
             float("inf"), float("-inf"), float("nan"), 127.5, -128.5, 255.5, 1e9, 3e38]
-    vals = [r.choice(pool) if r.random() < 0.7 else r.uniform(-300, 300) for _ in range(N)]
+    vals = [r.choice(pool) if r.random() < 0.7 else r.uniform(-300, 300) for _ in range(LEN)]
     if t == "bf16":
         return np.array(vals, dtype=np.float32)  # made bf16 in the program (`as bf16`)
     return np.array(vals, dtype=NP[t])
@@ -87,6 +94,8 @@ def expr(t: str, r: random.Random, d: int) -> str:
         if is_int or t in ("f32", "f64"):
             return f"abs({a})" if not t.startswith("u") else f"(!{a})" if is_int else f"abs({a})"
         return f"(-{a})"
+    if k in (8, 9) and "--scalar" in sys.argv:
+        return f"({a} {r.choice(['+', '-', '*'])} {b})"  # (no reductions or scans of scalars)
     if k == 8:
         red = r.choice(["max", "min"] + (["sum"] if is_int else []))
         return f"({a} + {expr(t, r, d - 1)}.{red}(0))"
@@ -130,8 +139,8 @@ def program(t: str, body: str) -> str:
     return (f"kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
             f"    let x = a.load_like(z);\n    let y = b.load_like(z);\n    z.store({body});\n}}\n"
             f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
-            f"    let mut z = zeros::<{t}>([{N}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
-            f"    z{'' if t != 'bf16' else ' as f32'}.save_npy(\"OUT\");\n}}\n")
+            f"    let mut z = zeros::<{t}>([{LEN}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
+            f"    {'z' if t != 'bf16' else '(z as f32)'}.save_npy(\"OUT\");\n}}\n")
 
 
 def host_program(t: str, body: str) -> str:
@@ -141,10 +150,53 @@ def host_program(t: str, body: str) -> str:
     return (f"fn h(x: Tensor<{t}, [?]>, y: Tensor<{t}, [?]>) -> Tensor<{t}, [?]> {{\n    {body}\n}}\n"
             f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
             f"    let z = h(a.clone(), b.clone());\n"
-            f"    z{'' if t != 'bf16' else ' as f32'}.save_npy(\"OUT\");\n}}\n")
+            f"    {'z' if t != 'bf16' else '(z as f32)'}.save_npy(\"OUT\");\n}}\n")
 
 
 HOST = "--host" in sys.argv
+GENERIC = "--generic" in sys.argv
+SCALAR = "--scalar" in sys.argv
+
+
+def scalar_program(t: str, body: str) -> str:
+    """`--scalar`: the kernel's result printed element by element, then the same
+    body as a host function of two scalars called on each pair of elements."""
+    load = "load_npy(\"{p}\")"
+    conv = " as bf16" if t == "bf16" else ""
+    prints = "\n".join(f"    print(z[{i}]);" for i in range(N))
+    calls = "\n".join(f"    print(h(a[{i}], b[{i}]));" for i in range(N))
+    kernel = program(t, body).split("fn main()")[0]
+    return (kernel + f"fn h(x: {t}, y: {t}) -> {t} {{\n    {body}\n}}\n"
+            f"fn main() {{\n    let a: Tensor<{t}, [{N}]> = {load.format(p='A')}{conv};\n"
+            f"    let b: Tensor<{t}, [{N}]> = {load.format(p='B')}{conv};\n"
+            f"    let mut z = zeros::<{t}>([{N}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
+            f"{prints}\n    print(\"--\");\n{calls}\n}}\n")
+
+
+def printed(src: str) -> str:
+    out = io.StringIO()
+    try:
+        run.execute(src, "cpu", out=out, name="k.tile")
+    except run.CheckFailed as e:
+        return "check " + ",".join(sorted({d.code for d in e.diagnostics if d.severity.name == "ERROR"}))
+    except TileError as e:
+        return "error " + ",".join(sorted({d.code for d in e.diagnostics}))
+    except Exception as e:  # noqa: BLE001 - an internal error is a finding
+        return f"ICE {type(e).__name__}: {str(e)[:160]}"
+    return out.getvalue()
+
+
+def generic_program(t: str, body: str) -> str:
+    """`--generic`: the same kernel generic over its element type (`k<T>`, the
+    type written `T`, a suffixed literal of it `(3 as T)`), launched with `T = t`."""
+    import re
+
+    body = re.sub(rf"\b(\d+){t}\b", r"(\1 as T)", body)
+    body = re.sub(rf"\bas {t}\b", "as T", body)
+    src = (host_program if HOST else program)(t, body)
+    head, rest = src.split("\n", 1)
+    head = head.replace("kernel fn k(", "kernel fn k<T>(").replace("fn h(", "fn h<T>(").replace(f"Tensor<{t},", "Tensor<T,")
+    return head + "\n" + rest
 
 
 def outcome(src: str, how: str, out_path: str) -> object:
@@ -152,9 +204,9 @@ def outcome(src: str, how: str, out_path: str) -> object:
 
     old = run.make_device
     try:
-        if how != "cpu":
+        if how not in ("cpu", "gpu"):
             run.make_device = lambda choice, o, arch=how: sim_runtime_device(arch)
-        run.execute(src.replace("OUT", out_path), "cpu", out=io.StringIO(), name="k.tile")
+        run.execute(src.replace("OUT", out_path), "gpu" if how == "gpu" else "cpu", out=io.StringIO(), name="k.tile")
     except run.CheckFailed as e:
         return "check " + ",".join(sorted({d.code for d in e.diagnostics if d.severity.name == "ERROR"}))
     except TileError as e:
@@ -178,9 +230,18 @@ def same(a: np.ndarray, b: np.ndarray) -> bool:
 def main() -> None:
     seed, count = int(sys.argv[1]), int(sys.argv[2])
     arch = sys.argv[sys.argv.index("--arch") + 1] if "--arch" in sys.argv else "sm_80"
+    if "--device" in sys.argv:
+        arch = "gpu"  # a real GPU (cuda-python) instead of llsim
+    limit = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv else None
+    import time
+
+    start = time.monotonic()
     os.makedirs("/tmp/kernel_diff", exist_ok=True)
     bad = refused = 0
     for i in range(count):
+        if limit is not None and time.monotonic() - start > limit:
+            count = i
+            break
         r = random.Random(f"{seed}:{i}")
         t = r.choice(INTS + FLOATS)
         body = expr(t, r, 3)
@@ -188,14 +249,36 @@ def main() -> None:
         np.save(stem + "_a.npy", edges(t, r))
         np.save(stem + "_b.npy", edges(t, r))
         src = program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
-        if HOST:  # the kernel on the interpreter against the host function
+        if SCALAR:  # the kernel's elements against the host's scalar arithmetic
+            ssrc = scalar_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+            text = printed(ssrc)
+            if "--" not in text.splitlines():
+                if text.startswith("ICE"):
+                    bad += 1
+                    print(f"{seed}:{i} T={t} {text} body: {body}", flush=True)
+                else:
+                    refused += 1
+                continue
+            kern, host = text.split("--\n")
+            if kern.split() != host.split():
+                bad += 1
+                with open(stem + ".tile", "w") as f:
+                    f.write(ssrc)
+                print(f"{seed}:{i} T={t} body: {body}\n  kernel={kern.split()}\n  host  ={host.split()}", flush=True)
+            continue
+        if GENERIC:  # the concrete kernel (host function) against its generic form's instance
+            gsrc = generic_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+            if HOST:
+                src = host_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+            got = [outcome(src, "cpu", f"{stem}_cpu.npy"), outcome(gsrc, "cpu", f"{stem}_generic.npy")]
+        elif HOST:  # the kernel on the interpreter against the host function
             hsrc = host_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
             got = [outcome(src, "cpu", f"{stem}_cpu.npy"), outcome(hsrc, "cpu", f"{stem}_host.npy")]
         else:
             got = [outcome(src, how, f"{stem}_{how}.npy") for how in ("cpu", arch)]
         if all(isinstance(g, str) for g in got):
             refused += 1
-            if (got[0] != got[1] and not HOST) or any(g.startswith("ICE") for g in got):  # type: ignore[union-attr]
+            if (got[0] != got[1] and not HOST and not GENERIC) or any(g.startswith("ICE") for g in got):  # type: ignore[union-attr]
                 print(f"{seed}:{i} T={t} interp={got[0]!r} other={got[1]!r} body: {body}", flush=True)
                 bad += 1
             continue
@@ -204,7 +287,7 @@ def main() -> None:
             with open(stem + ".tile", "w") as f:
                 f.write(src)
             show = [g if isinstance(g, str) else np.array2string(g, max_line_width=400) for g in got]
-            print(f"{seed}:{i} T={t} body: {body}\n  interp={show[0]}\n  {'host' if HOST else arch}={show[1]}",
+            print(f"{seed}:{i} T={t} body: {body}\n  interp={show[0]}\n  {'host' if HOST else 'generic' if GENERIC else arch}={show[1]}",
                   flush=True)
     print(f"ran {count} ({refused} both refused, {bad} disagreements)")
 

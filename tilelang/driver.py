@@ -101,7 +101,7 @@ def _stage_checked(module: Any, ctx: Context) -> Checked:
     if not ctx.sink.has_errors and any(info.type_params for info in program.functions.values()):
         from tilelang.sema.host_instances import check_host_instances
 
-        check_host_instances(program, ctx.sink)  # a generic host function's literals, as a kernel's
+        check_host_instances(program, ctx.sink)  # what a generic host function's instance refuses, as a kernel's
     if not ctx.sink.has_errors:
         _lint(program, ctx)
     return Checked(program, facts)

@@ -169,3 +169,30 @@ def test_maximum_of_a_wide_integer_tensor_and_a_scalar_keeps_its_bits() -> None:
     assert kernel == host, (kernel, host)
     assert plain == ("Tensor<u64, [2]> [1027939206142677147, 1027939206142677147] "
                      "Tensor<i64, [1]> [-9007199254740993]"), plain
+
+
+SIGNED_ZEROS = """
+kernel fn k(z: &mut Tensor<f32, [4]>, a: &Tensor<f32, [?]>, b: &Tensor<f32, [?]>) {
+    z.store(minimum(a.load_like(z), b.load_like(z)));
+}
+fn host(x: f32, y: f32) -> f32 {
+    minimum(x, y)
+}
+fn main() {
+    let a = full::<f32>([4], 0.0);
+    let b = full::<f32>([4], -0.0);
+    let mut z = zeros::<f32>([4]);
+    k(z.partition([4]), &a, &b).sync();
+    print(z[0], host(0.0, -0.0), host(-0.0, 0.0));
+    print(minimum(0.0, -0.0), maximum(-0.0, 0.0), maximum(-0.0, -0.0), minimum(0.0, 0.0));
+}
+"""
+
+
+def test_scalar_minimum_and_maximum_order_signed_zeros() -> None:
+    """The host's scalar `minimum(0.0, -0.0)` was 0.0 (Python's `min` keeps the
+    first of equal values), where a kernel and a host tensor give -0.0 (IEEE
+    754-2019, -0 < +0) (hostile review, round 14; `kernel_diff.py --scalar`)."""
+    out = io.StringIO()
+    execute(SIGNED_ZEROS, "cpu", out=out, name="z.tile")
+    assert out.getvalue().split() == ["-0.0", "-0.0", "-0.0", "-0.0", "0.0", "-0.0", "0.0"], out.getvalue()

@@ -782,6 +782,10 @@ class Builtins:
             r = (max if name == "maximum" else min)(x, y)
             if (isinstance(x, float) and math.isnan(x)) or (isinstance(y, float) and math.isnan(y)):
                 r = float("nan")
+            elif isinstance(r, float) and r == 0 and x == y:
+                # -0.0 < +0.0, as in kernels and on tensors (`num.ieee_maximum`): Python's `max`/`min`
+                # return the first of two equal values, so `minimum(0.0, -0.0)` was 0.0
+                r = x + y if name == "maximum" else -((-x) + (-y))
             dt = scalar_dtype_of(a) or scalar_dtype_of(b)
             return to_scalar(r, dt) if dt is not None else r
         if tensors:

@@ -257,12 +257,14 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                  .with_help(f"convert it: `({text}) as {target}`" if text and len(text) <= 40
                             else f"convert it with `as {target}`"))
         return
-    if isinstance(e, ast.Unary) and e.op == "-" and not isinstance(e.operand, ast.IntLit) \
+    if isinstance(e, ast.Unary) and e.op == "-" and (not isinstance(e.operand, ast.IntLit) or e.operand.value == 0) \
             and isinstance(target.dtype, DType) and target.dtype.is_int and not target.dtype.is_signed:
-        # `-(!255)` settled as a `u32`: refused as `-x` of a `u32` is (both engines refused it when it ran)
+        # `-(!255)` settled as a `u32`: refused as `-x` of a `u32` is (both engines refused it when it ran);
+        # `-0` too (`-1` is the literal's own E0222)
         tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot negate a value of type `{target}`", e.span,
                          f"unsigned: this is a `{target}` here")
-                 .with_help(f"negate in a signed type: `(-({tcx.snippet(e.operand) or '..'}) as i64) as {target}` "
+                 .with_help("write `0`: an unsigned type has no negative numbers" if isinstance(e.operand, ast.IntLit)
+                            else f"negate in a signed type: `(-({tcx.snippet(e.operand) or '..'}) as i64) as {target}` "
                             "wraps it, or compute without the minus"))
         return
     tcx.program.types[e] = target

@@ -72,6 +72,7 @@ def _check_body(program: Any, decl: ast.FnDecl, types: dict[str, DType], call: a
     shown = ", ".join(f"{k} = {v.value}" for k, v in types.items())
     after = After(program, let_values([decl]), dict(types))
     stack: list[tuple[Any, bool, bool]] = [(decl.body, False, False)]
+    found_all: list[Diagnostic] = []
     while stack:
         node, in_cast, negated = stack.pop()
         if isinstance(node, tuple):
@@ -83,20 +84,20 @@ def _check_body(program: Any, decl: ast.FnDecl, types: dict[str, DType], call: a
             problem = _literal_problem(program, node, types, in_cast, negated)
             if problem is not None:
                 message, label, help = problem
-                sink.emit(Diagnostic.error(MISMATCHED_DTYPES, message).primary(node.span, label)
-                          .secondary(call.span, f"the call that makes this instance of `{decl.name.name}`, "
-                                                f"with {shown}")
-                          .note(GENERIC_NOTE).with_help(help))
+                found_all.append(Diagnostic.error(MISMATCHED_DTYPES, message).primary(node.span, label)
+                                 .secondary(call.span, f"the call that makes this instance of "
+                                                       f"`{decl.name.name}`, with {shown}")
+                                 .note(GENERIC_NOTE).with_help(help))
             continue
         if isinstance(node, ast.FnDecl):
             continue  # (no nested items; a defensive stop)
         found = _value_problem(program, node, types, in_cast, after)
         if found is not None:
             code, span, (message, label, help) = found
-            sink.emit(Diagnostic.error(code, message).primary(span, label)
-                      .secondary(call.span, f"the call that makes this instance of `{decl.name.name}`, "
-                                            f"with {shown}")
-                      .note(GENERIC_NOTE).with_help(help))
+            found_all.append(Diagnostic.error(code, message).primary(span, label)
+                             .secondary(call.span, f"the call that makes this instance of `{decl.name.name}`, "
+                                                   f"with {shown}")
+                             .note(GENERIC_NOTE).with_help(help))
             continue  # one error for a subtree: what the run meets first is inside it
         child_cast = in_cast or isinstance(node, ast.Cast)
         for slot in type(node).__slots__:
@@ -104,6 +105,8 @@ def _check_body(program: Any, decl: ast.FnDecl, types: dict[str, DType], call: a
             if isinstance(child, tuple) or hasattr(child, "__slots__"):
                 neg = isinstance(node, ast.Unary) and node.op == "-" and isinstance(child, ast.IntLit)
                 stack.append((child, child_cast, neg))
+    for d in sorted(found_all, key=lambda d: d.primary_span.start if d.primary_span is not None else 0):
+        sink.emit(d)  # in the order of the source
 
 
 Problem = tuple[str, Span, tuple[str, str, str]]

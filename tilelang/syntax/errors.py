@@ -364,6 +364,8 @@ class ErrorReporter:
                  .primary(self.span(prev_end, prev_end), "expected `;` here")
                  .secondary(here, "unexpected token"))
             rust = _rust_habit(_word_before(self.code, prev_end), str(tok), prev_end == start)
+            if rust is None and tok.type == "DOT":
+                rust = _cast_then_method(self.code, prev_end, start)
             if rust is None and tok.type == "IF" and prev_end != start:
                 rust = "Python's `a if c else b` is `if c { a } else { b }` in Tile (an `if` is an expression)"
             m = _FLOOR_DIV.match(self.text, prev_end) if rust is None else None
@@ -615,6 +617,22 @@ def _fstring_help(lit: str) -> str:
     if not ok or not all(args) or len(fixed) > 80:
         fixed = '"n = {}", n'
     return f"Tile has no f-strings: give `print` a format string and the values, `print({fixed})`"
+
+
+_CAST_BEFORE = re.compile(r"([A-Za-z_][\w.]*(?:\([^()]*\))?)\s+as\s+([A-Za-z_]\w*)\s*$")
+
+
+def _cast_then_method(code: str, prev_end: int, dot: int) -> str | None:
+    """`z as f32.save_npy(..)`: a cast's type cannot take a method (a method
+    binds tighter than `as`); the help said to end the statement before with
+    `;`, which it already was (hostile review, round 14)."""
+    m = _CAST_BEFORE.search(code[max(0, prev_end - 80):prev_end])
+    if m is None:
+        return None
+    meth = re.match(r"\.\s*([A-Za-z_]\w*)\s*(\([^()\n]{0,40}\))?", code[dot:dot + 80])
+    call = f".{meth.group(1)}{meth.group(2) or '(..)'}" if meth else "..."
+    return (f"a method binds tighter than `as`: put the cast in parentheses, "
+            f"`({m.group(1)} as {m.group(2)}){call}`")
 
 
 def _open_range_help(before: str, tok: str) -> str:

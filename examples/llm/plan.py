@@ -149,7 +149,10 @@ class Plan:
     # once and stores the merged rows; no `combine_splits` launch), in the
     # step forms whose bit is set: 1 the short form (below `fma_until`, or
     # the only form), 2 the long form; 0: the merge's own launch (issue 17,
-    # h17q; `fm` merged NC shares a step, each step a dependent L2 round trip)
+    # h17q; `fm` merged NC shares a step, each step a dependent L2 round trip).
+    # + 4: the folded attention never triggers the next launch under PDL
+    # (`pdl_early = 3`: the O GEMV's blocks are scheduled at its exit, not
+    # beside its last blocks while they merge)
     fl: int = 0
     # 1: the early ring attention's key ranges balanced (`ring_split_early`'s
     # EA & 8: the first T % NS of the NS splits take one of the T key blocks
@@ -323,9 +326,12 @@ def check_fold(plan: Plan) -> None:
     """A ValueError naming what `plan.fl` (the split merge folded into the
     early ring attention), `plan.kb` (its key ranges balanced) or `plan.kp`
     (the KV cache prefetched by the QKV GEMV) cannot run with."""
-    if plan.fl not in (0, 1, 2, 3) or plan.kb not in (0, 1):
-        raise ValueError(f"Plan.fl must be 0-3 (1 the short form, 2 the long) and Plan.kb 0 or 1, "
-                         f"not {plan.fl} and {plan.kb}")
+    if not 0 <= plan.fl <= 7 or plan.fl == 4 or plan.kb not in (0, 1):
+        raise ValueError(f"Plan.fl must be 0-3 (1 the short form, 2 the long), + 4 for no trigger, and Plan.kb "
+                         f"0 or 1, not {plan.fl} and {plan.kb}")
+    if plan.fl & 4 and (plan.pe or "attn" in plan.ge):
+        raise ValueError("Plan.fl + 4 keeps the folded attention from triggering: not with pe or \"attn\" in ge, "
+                         "which trigger it at its entry")
     short = (plan.short_tc, plan.short_ns or plan.ns) if plan.fma_until > 0 else (plan.tc, plan.ns)
     two = plan.fma_until > 0 and short != (plan.tc, plan.ns)
     forms = [("short", short[0], 1)] + ([("long", plan.tc, 2)] if two else [])

@@ -33,12 +33,13 @@ def weights() -> dict:  # type: ignore[type-arg]
     return random_weights(TINY, seed=0)
 
 
-@pytest.mark.parametrize(("fl", "kb", "bt"), [(3, 0, 8), (1, 1, 4), (2, 1, 4)])
+@pytest.mark.parametrize(("fl", "kb", "bt"), [(3, 0, 8), (1, 1, 4), (2, 1, 4), (7, 1, 8)])
 def test_folded_merge_decodes_as_numpy(weights: dict, fl: int, kb: int, bt: int) -> None:  # type: ignore[type-arg]
     # both step forms (4 splits; 2 below position 8), the fold in the forms
     # whose bit is set and `combine_splits` in the others; over 21 positions the
     # last key block is ragged, splits are empty (cdiv ranges) or uneven
-    # (balanced: at bt 4, 6 blocks over 4 splits are 2, 2, 1, 1)
+    # (balanced: at bt 4, 6 blocks over 4 splits are 2, 2, 1, 1); fl 7: both
+    # forms with PE 3 (no PDL trigger: the CPU runs it as any other)
     plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=bt, ns=4, ea=3, fl=fl, kb=kb, **FORMS)
     eng = TileQwen3(TINY, weights, max_seq=64, plan=plan)
     for form, bit in (("short", 1), ("long", 2)):
@@ -51,13 +52,16 @@ def test_folded_merge_decodes_as_numpy(weights: dict, fl: int, kb: int, bt: int)
         ea = {op.generics["EA"] for op in eng._form_ops[form] if op.kernel.__name__.startswith("attn_decode_ring")}
         assert ea == {3 | 8 * kb}, (form, ea)
         assert {op.generics["NS"] for op in folds} <= {2 if form == "short" else 4}
+        assert {op.generics["PE"] for op in folds} <= {3 if fl & 4 else 0}  # + 4: no trigger
     ref = NumpyQwen3(TINY, weights, max_seq=64)
     for t in _tokens(21, TINY.vocab_size, seed=17):
         _close(eng.feed(t), ref.step(t))
 
 
 @pytest.mark.parametrize(("fields", "words"), [
+    ({"fl": 8}, "must be 0-3"),
     ({"fl": 4}, "must be 0-3"),
+    ({"fl": 7, "pe": 1}, "not with pe"),
     ({"kb": 2}, "Plan.kb 0 or 1"),
     ({"fl": 1, "short_tc": 1}, "the short form has tc = 1"),
     ({"fl": 2, "tc": 1, "short_tc": 4}, "the long form has tc = 1"),
@@ -265,3 +269,48 @@ def test_fold_refuses_steps_that_do_not_divide_its_splits(k, ns: int, nc: int) -
     with pytest.raises(TileError, match="E0513"):
         k.attn_decode_ring_fold[g, d // 2, bt, 0, 3, ns, nc](
             P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]), *args).sync()
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
+def test_fold_without_a_trigger_under_pdl() -> None:
+    # Plan.fl + 4 (the fold's PE 3, `pdl_early = 3`) under sm_90's "late+loads":
+    # one wait and no `launch_dependents` (the O GEMV scheduled at the fold's
+    # exit); PE 0 triggers once, before the shares' stores; the same registers
+    from test_gemv_registers import _facts
+
+    from tilelang.backend import emit_ptx
+    from tilelang.backend.target import Target
+
+    cfg = Qwen3Config.load("qwen3-4b")
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    g, d = cfg.group, cfg.head_dim
+    tgt = Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads")
+    regs = {}
+    for pe in (0, 3):
+        op = _ring_op(load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, pe, 11, 16, 16], cfg, plan)
+        ptx = emit_ptx(op._plan.kir, tgt, _facts(op))
+        body = ptx[ptx.index(".entry"):]
+        assert body.count("griddepcontrol.wait;") == 1
+        assert body.count("griddepcontrol.launch_dependents;") == (0 if pe else 1)
+        if not pe:
+            assert body.index("griddepcontrol.launch_dependents;") < body.index("atom.acq_rel")
+        r = assemble(ptx, "sm_90a")
+        assert r.max_spill_stores == 0, r.text
+        regs[pe] = r.max_registers
+    assert regs[3] <= regs[0] + 4, regs
+
+
+def _ring_op(kern, cfg, plan):  # type: ignore[no-untyped-def]
+    """`kern` (a fold's generics given) over 2 layers and a 64-position cache at
+    `cfg`'s shapes, built to be compiled, never run."""
+    from test_kernels_sim import P
+
+    g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
+    z = np.zeros
+    op = kern(P(z((hkv, 16 * g, d), np.float32), [1, g, d]), P(z((hkv, 16 * g), np.float32), [1, g]),
+              P(z((hkv, g, d), np.float32), [1, g, d]), z(((g + 2) * hkv, 2, d // 2), np.float32),
+              z((layers, d), np.float32), z((layers, d), np.float32), z((s, d // 2), np.float32),
+              z((s, d // 2), np.float32), z((layers * hkv, s, d), np.float32), z((layers * hkv, s, d), np.float32),
+              np.array([s - 1], np.int32), 1, 1e-6)  # fmt: skip
+    op.discard()
+    return op

@@ -154,12 +154,16 @@ class Plan:
     # (`pdl_early = 3`: the O GEMV's blocks are scheduled at its exit, not
     # beside its last blocks while they merge)
     fl: int = 0
-    # 1: the early ring attention's key ranges balanced (`ring_split_early`'s
-    # EA & 8: the first T % NS of the NS splits take one of the T key blocks
-    # more than the others' T / NS; `cdiv(T, NS)` blocks a split
-    # leaves the last splits short or empty: at 1,025 positions, 33 blocks
-    # over 16 splits are 11 of 3 and 5 of 0, balanced 1 of 3 and 15 of 2).
-    # Needs ea 1 or 3 (issue 17, h17q)
+    # 1: the early ring attention's key ranges balanced (EA & 8 of
+    # `ring_split_early` and `ring_split_first`: ea 1, 3 or 7, `aw` 8, `fl`):
+    # the first T % NS of the NS splits take one of the T key blocks more
+    # than the others' T / NS, where `cdiv(T, NS)` blocks a split leaves the
+    # last splits short or empty (at 1,025 positions, 33 blocks over 16
+    # splits are 11 of 3 and 5 of 0, balanced 1 of 3 and 15 of 2). The other
+    # attention forms (ea 0's `attn_decode_ring`, `qr`, `fm`, tc != 4) keep
+    # cdiv's ranges. sm_90's plans: 1 (issue 17, h17q; H100, one process,
+    # 2026-12-06: 4B +0.36 % at 1,024, +0.46 % at 8,192, 8B +0.16 %, 0.6B
+    # -0.05 %, the same tokens)
     kb: int = 0
     # KR > 0: the QKV GEMV's blocks, once their own loads are back, prefetch
     # into L2 the layer's KV cache rows the attention after it reads (K and V
@@ -345,8 +349,6 @@ def check_fold(plan: Plan) -> None:
     if plan.kp < 0 or plan.kp & (plan.kp - 1) or (plan.kp and (plan.qr or "qkv" in plan.qg)):
         raise ValueError(f"Plan.kp ({plan.kp}) is the KV prefetch's rows a tile (a power of two, 0: none) in the QKV "
                          "GEMV's plain form: not with qr or the QKV on the tile queue (qg)")
-    if plan.kb and plan.ea not in (1, 3):
-        raise ValueError(f"Plan.kb balances `ring_split_early`'s key ranges: it needs ea 1 or 3, not {plan.ea}")
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:
@@ -396,6 +398,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     gl: tuple[str, ...] = ()  # ... at their K loop's last iteration (`Plan.gl`)
     me = 0  # the split merge triggers O at its entry (`Plan.me`)
     rs = 0  # small tiles replicated (`Plan.rs`)
+    kb = 0  # the early ring's key ranges balanced (`Plan.kb`)
     tw = 0  # the greedy token choice's tile (`Plan.tw`; 0: `argmax_step`)
     if sm_count is None:
         for k, n in rows.items():
@@ -473,6 +476,11 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             # +1.09 % / +1.17 %), 8B +0.05 %; at 0.6B, whose O is one block an
             # SM (128 on 132, MB 1), -2.2 % (and -1.9 % on 2026-12-05): off there
             me = int(mb["o"] > 1)
+            # the early ring attention's key ranges balanced (`kb`: at 1,025
+            # positions 1 split of 3 key blocks and 15 of 2, not 11 of 3 and 5
+            # empty). H100, one process, A B B A (h17q, 2026-12-06): 4B +0.36 %
+            # at 1,024, +0.46 % at 8,192; 8B +0.16 %, 0.6B -0.05 %; the same tokens
+            kb = 1
             # the greedy token choice as `argmax_wide` (one block of 32 warps,
             # all of the LM head's block maxima as one tile, at most 16,384: 16
             # a thread; more would spill): H100, 4B, one process (h17t,
@@ -511,6 +519,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         me=me,
         rs=rs,
         tw=tw,
+        kb=kb,
     )
 
 

@@ -35,6 +35,10 @@
 #        the fold (~1.1-1.6 us) less what KB takes off the 3-block splits
 # On an H200 the same microseconds are ~1.4x the percentages (its step is ~25 % shorter).
 # Promotable only if it wins at both contexts (and costs 0.6B / 8B nothing).
+# MEASURED (H100, the lead's calls B and D, RESULTS.md "h17q"): KB +0.36 % at 1,024, +0.46 % at 8,192, 8B +0.16 %,
+# 0.6B -0.05 %: promoted (`kb` 1 is in sm_90's default since b6d65efd, so `{}` below now includes it and KB rows
+# equal `{}`); FL -1.08 % / -1.94 %, FK -1.14 % / -0.67 %; STEP=more: FKG -1.26 %, FKP -1.49 %, FKO -0.08 % against
+# the `{}` of then. FKX (STEP=more's newest row) not run.
 # One device step, <= ~120 s warm, from the checkout's root after `pip install --no-deps -e .`:
 #   decode_ab.py --model 4b --contexts 1024,8192, one process, the 8 rows at each context, 3 rounds of 4 replays
 #   (the engine ~20-25 s to load; CONTEXTS=1024 halves it where time is short)                          <= 115 s

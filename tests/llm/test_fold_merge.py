@@ -296,7 +296,7 @@ def test_fold_without_a_trigger_under_pdl() -> None:
     # Plan.fl + 4 (the fold's PE 3, `pdl_early = 3`) under sm_90's "late+loads":
     # one wait and no `launch_dependents` (the O GEMV scheduled at the fold's
     # exit); PE 0 triggers once, before the shares' stores; the same registers
-    from test_gemv_registers import _facts
+    from test_gemv_registers import _facts, _ring_op
 
     from tilelang.backend import emit_ptx
     from tilelang.backend.target import Target
@@ -307,7 +307,8 @@ def test_fold_without_a_trigger_under_pdl() -> None:
     tgt = Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads")
     regs = {}
     for pe in (0, 3):
-        op = _ring_op(load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, pe, 11, 16, 16], cfg, plan)
+        op = _ring_op(load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, pe, 11, 16, 16], cfg,
+                      dataclasses.replace(plan, ns=16), merged=True)
         ptx = emit_ptx(op._plan.kir, tgt, _facts(op))
         body = ptx[ptx.index(".entry"):]
         assert body.count("griddepcontrol.wait;") == 1
@@ -319,21 +320,6 @@ def test_fold_without_a_trigger_under_pdl() -> None:
         regs[pe] = r.max_registers
     assert regs[3] <= regs[0] + 4, regs
 
-
-def _ring_op(kern, cfg, plan):  # type: ignore[no-untyped-def]
-    """`kern` (a fold's generics given) over 2 layers and a 64-position cache at
-    `cfg`'s shapes, built to be compiled, never run."""
-    from test_kernels_sim import P
-
-    g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
-    z = np.zeros
-    op = kern(P(z((hkv, 16 * g, d), np.float32), [1, g, d]), P(z((hkv, 16 * g), np.float32), [1, g]),
-              P(z((hkv, g, d), np.float32), [1, g, d]), z(((g + 2) * hkv, 2, d // 2), np.float32),
-              z((layers, d), np.float32), z((layers, d), np.float32), z((s, d // 2), np.float32),
-              z((s, d // 2), np.float32), z((layers * hkv, s, d), np.float32), z((layers * hkv, s, d), np.float32),
-              np.array([s - 1], np.int32), 1, 1e-6)  # fmt: skip
-    op.discard()
-    return op
 
 
 @pytest.mark.parametrize("ea", [3, 7])

@@ -543,6 +543,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--causal-only", action="store_true", help="only the causal prefill rows")
     ap.add_argument("--full-only", action="store_true", help="only the non-causal prefill rows")
     ap.add_argument("--seqs", default=None, help="prefill rows of these S only, comma-separated (e.g. 1024)")
+    ap.add_argument("--throwaway", action="store_true",
+                    help="time the first prefill row once more before the measured rows and print it marked, not "
+                         "kept (a process's first measured row read 10-20 %% low in half the runs of 2026-12-06)")
     ap.add_argument("--out", type=Path, default=Path("."))
     a = ap.parse_args(argv)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
@@ -599,6 +602,8 @@ def main(argv: list[str] | None = None) -> int:
             if t.name.startswith("tilec-") and t is not threading.current_thread():
                 t.join(timeout=10)
         bench_prefill(*prefill[0], 2, dev)
+        if a.throwaway:  # timed in full and dropped: the measured rows start on a warm device
+            print(table([bench_prefill(*prefill[0], a.reps, dev)], 0).splitlines()[-1] + " (throwaway)", flush=True)
     for dt, d, c, s, tok in prefill:
         if dev == "cpu" and dt == "bf16":
             continue

@@ -10,7 +10,10 @@ wrapping/truncating literals and running constant shifts past the width.
     python benchmarks/generic_diff.py SEED COUNT [--concrete]
 
 (`--concrete`: the same bodies with `T` written as the type, a host function
-against a kernel.)
+against a kernel. `--check` (round 14): also each host program's `tilec check`
+against its run: an error that only the run finds is a disagreement, "late";
+bodies may also end in a bare name or an `if`, where a float `let` meets `T`
+without arithmetic.)
 
 prints one line per disagreement (a value against an error, or two values; two
 errors of other codes are alike enough) and `ran N (E errors alike)`; the programs are
@@ -60,7 +63,13 @@ def body(r: random.Random) -> str:
         ty = r.choice(["", ": T"])
         lets.append(f"let {name}{ty} = {expr(r, 1, names)};")
         names.append(name)
-    return " ".join(lets) + f" x + {expr(r, 3, names)}"
+    tail = f"x + {expr(r, 3, names)}"
+    if CHECK and names and r.random() < 0.2:
+        tail = r.choice([r.choice(names), f"if x > x {{ {r.choice(names)} }} else {{ x }}"])
+    return " ".join(lets) + " " + tail
+
+
+CHECK = "--check" in sys.argv
 
 
 HOST = "fn f<T>(x: T) -> T {{\n    {b}\n}}\nfn main() {{\n    let a: {t} = {v};\n    print(f(a));\n}}\n"
@@ -83,6 +92,13 @@ def outcome(src: str) -> str:
     return out.getvalue().strip()
 
 
+def checked_codes(src: str) -> list[str]:
+    from tilelang import driver
+
+    result = driver.compile(src, until="checked", name="g.tile")
+    return sorted({d.code for d in result.diagnostics if d.severity.name == "ERROR"})
+
+
 def main() -> None:
     seed, count = int(sys.argv[1]), int(sys.argv[2])
     concrete = "--concrete" in sys.argv  # `T` written as the type itself: the checker's typing, not an instance's
@@ -98,6 +114,11 @@ def main() -> None:
             host = re.sub(r"\bT\b", t, host.replace("fn f<T>", "fn f"))
             kern = re.sub(r"\bT\b", t, kern.replace("kernel fn k<T>", "kernel fn k"))
         h, k = outcome(host), outcome(kern)
+        if CHECK and h.startswith("error") and h != "error E0715":
+            checked = checked_codes(host)
+            if not checked:
+                bad += 1
+                print(f"{seed}:{i} T={t} late: check passes, run={h!r} body: {b}", flush=True)
         if h.startswith("error") and k.startswith("error") and h == k:
             alike += 1
         if h == "error E0715" and not k.startswith("error"):

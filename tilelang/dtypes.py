@@ -207,6 +207,53 @@ def arange_problem(dt: DType, n: int) -> str | None:
     return None
 
 
+def dot_acc_dtype(dt: DType) -> DType | None:
+    """The accumulator type of a matrix product of `dt` tiles: `dot`'s result
+    and the only accumulator `mma` takes (None for `bool`, which has none).
+    f16, bf16 and f32 products sum in f32; f64 in f64; 8- and 16-bit integers
+    (signed or not) in i32, as the tensor cores' int8 products do; 32- and
+    64-bit integers in their own type. Integer products and sums wrap in it.
+    One rule for the checker, the lowering (`dot`'s accumulator, a generic
+    instance's `mma`) and the docs."""
+    if dt is DType.BOOL:
+        return None
+    if dt.is_float:
+        return DType.F64 if dt is DType.F64 else DType.F32
+    return DType.I32 if dt.bits < 32 else dt
+
+
+def common_dtype(a: DType, b: DType) -> DType | None:
+    """The narrowest type that holds every value of both `a` and `b` (`i8`
+    and `u8`: `i16`; `f16` and `bf16`: `f32`; `i32` and `f32`: `f64`), or
+    None where none does (`u64` with a signed type, `bool`)."""
+    if a is b:
+        return a
+    if DType.BOOL in (a, b):
+        return None
+    if a.is_float and b.is_float:
+        if {a, b} == {DType.F16, DType.BF16}:
+            return DType.F32
+        return a if a.bits >= b.bits else b
+    if a.is_float or b.is_float:
+        f, i = (a, b) if a.is_float else (b, a)
+        exact = {DType.F16: 11, DType.BF16: 8, DType.F32: 24, DType.F64: 53}[f]
+        need = i.bits - (1 if i.is_signed else 0)  # magnitude bits
+        if need <= exact:
+            return f
+        return DType.F32 if need <= 24 and f is not DType.F64 else DType.F64 if need <= 53 else None
+    if a.is_signed == b.is_signed:
+        return a if a.bits >= b.bits else b
+    s, u = (a, b) if a.is_signed else (b, a)
+    if s.bits > u.bits:
+        return s
+    return {8: DType.I16, 16: DType.I32, 32: DType.I64}.get(u.bits)
+
+
+#: `dot_acc_dtype` in the words of a diagnostic's note or help.
+ACC_RULE = ("the accumulator's type: `f32` for f16, bf16 and f32 inputs, `f64` for f64, `i32` for 8- and "
+            "16-bit integers, the inputs' own type for 32- and 64-bit integers (integer sums wrap)")
+
+
 ARITH: dict[str, Callable[[Any, Any], Any]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul,
     "&": operator.and_, "|": operator.or_, "^": operator.xor,

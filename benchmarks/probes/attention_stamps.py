@@ -17,6 +17,11 @@ the persistent walk:
     5 the last P V's wait returned
     6 the tile's end (epilogue done)
 
+and with `TILEC_ATTN_STAMPS=2`, inside the chained tile's first iteration (`FINE`): 13 its first stage in,
+8 S(0) and the pending P V issued, 9 S(0) in, 10 its softmax and the spin on the next stage done, 11 the
+pending P V in, 12 the previous tile's epilogue done (14, 15: the second iteration's issue and epilogue with
+`TILEC_ATTN_CHAIN_EPI2=1`).
+
 Per row (one launch after warm-ups; every CTA, the tiles after each CTA's
 first and before its last), the median cycles of each phase, the tile's total
 (top to the next top) and the cycles that are not the key loop, also in key
@@ -44,6 +49,12 @@ from tilelang.backend.codegen import stamps as S  # noqa: E402
 
 PHASES = [("walk", 0, 1), ("q_wait", 1, 2), ("first_block", 2, 3), ("loop", 3, 4), ("last_pv", 4, 5),
           ("epilogue", 5, 6)]
+# `TILEC_ATTN_STAMPS=2`: inside the chained tile's first iteration (slots 8-13; 14-15 the second iteration's with
+# `TILEC_ATTN_CHAIN_EPI2=1`), in the order they run; a tile whose first iteration did not run has none
+FINE = [("f_stage0_wait", 2, 13), ("f_issue", 13, 8), ("f_s0_wait", 8, 9), ("f_softmax_spin", 9, 10),
+        ("f_prev_pv_wait", 10, 11), ("f_prev_epilogue", 11, 12)]
+FINE_TAIL = [("f_rest", 12, 3)]  # (without the second iteration's stamps)
+FINE_EPI2 = [("f_rest_issue2", 12, 14), ("f2_prev_epilogue", 14, 15), ("f2_rest", 15, 3)]
 
 
 def table(zero: bool = False) -> np.ndarray | None:
@@ -85,6 +96,9 @@ def analyse(t: np.ndarray, ctas: int, blocks: int, consumers: int) -> dict:
                 if u < consumers:
                     for ph, a, b in PHASES:
                         rows.setdefault(ph, []).append(int(s[b] - s[a]))
+                    if S.SLOTS > 15 and (s[8:14] > 0).all():  # `TILEC_ATTN_STAMPS=2`, the first iteration ran
+                        for ph, a, b in FINE + (FINE_EPI2 if (s[14:16] > 0).all() else FINE_TAIL):
+                            rows.setdefault(ph, []).append(int(s[b] - s[a]))
                     rows.setdefault("to_next", []).append(int(nxt - s[6]))
                     if u > 0:  # how far this warpgroup's tile starts after warpgroup 0's (same SM clock):
                         # near 0, both meet the tile boundary together (their key loops share the ring's stages)
@@ -147,8 +161,9 @@ def main() -> None:
     ap.add_argument("--rows", default="f16-128-full-1024,f16-128-full-4096,f16-64-full-1024")
     ap.add_argument("--out", type=Path, default=Path("."))
     args = ap.parse_args()
-    if os.environ.get("TILEC_ATTN_STAMPS") != "1":
-        sys.exit("set TILEC_ATTN_STAMPS=1 (the kernels are compiled with the stamps)")
+    if os.environ.get("TILEC_ATTN_STAMPS") not in ("1", "2"):
+        sys.exit("set TILEC_ATTN_STAMPS=1 or 2 (the kernels are compiled with the stamps; 2: inside the chained "
+                 "tile's first iteration too)")
     out = [probe(spec, args.reps) for spec in args.rows.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "stamps.json").write_text(json.dumps(out, indent=1))

@@ -124,16 +124,22 @@ def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch)
     one ("0"'s LLVM text, byte for byte) and asks for K's rows <= 8 key blocks (`KernelABI.short`); compiled
     with that fact it is, at D = 64, "1" with `TILEC_ATTN_ROTATE=1`'s text (rotated at D = 64 too) and the fast
     walk; at D = 128 (`CHAIN_D`) unchained, with the fast walk and Q released early (`TILEC_ATTN_FASTDIV=1
-    TILEC_ATTN_QEARLY=1`'s text); the GPU IR says which."""
+    TILEC_ATTN_QEARLY=1`'s text); the GPU IR says which. At D = 64 the variant walks the causal tail chained
+    on (`TILEC_ATTN_CHAIN_TAIL`, on by default: `attention_csplit`), which "1" (every launch chained, the long
+    keys' kernel) never does: the equality is with the variant under `TILEC_ATTN_CHAIN_TAIL=0`."""
     from tilelang.backend.facts import Short
 
     for var in ("TILEC_ATTN_CHAIN", "TILEC_ATTN_ROTATE", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_PEEL", "TILEC_ATTN_SCHEDULE",
                 "TILEC_ATTN_EARLY_VOTE", "TILEC_ATTN_FASTDIV", "TILEC_ATTN_QEARLY", "TILEC_ATTN_SHORT_D",
-                "TILEC_ATTN_QDOUBLE"):
+                "TILEC_ATTN_QDOUBLE", "TILEC_ATTN_CHAIN_TAIL", "TILEC_ATTN_CHAIN_SPLIT"):
         monkeypatch.delenv(var, raising=False)
     k, facts = _std("flash_attention", "f16", 128, 128, d), _facts("oqkv", 3)
     long_ll, long_abi = _llvm(k, facts)
     short_ll, short_abi = _llvm(k, _short(facts, 1024))
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+    untailed_ll = _llvm(k, _short(facts, 1024))[0]  # (the tail's walk B: D = 64 only)
+    assert (untailed_ll == short_ll) == (d == 128)
+    monkeypatch.delenv("TILEC_ATTN_CHAIN_TAIL")
     assert long_abi.short == Short("k", 1, 1024) and short_abi.short is None
     if d == 128:
         text = print_gpu_kernel(lower_gpu(k, "sm_90a", _short(facts, 1024)))
@@ -149,7 +155,7 @@ def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch)
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
     assert "short @k.dim1 <= 1024" in text.splitlines()[0] and "%chained" not in text
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", _short(facts, 1024)))
-    assert "(variant: @k.rows <= 1024)" in text.splitlines()[0] and "%chained" in text
+    assert "(variant: @k.rows <= 1024)" in text.splitlines()[0] and "%chained" in text and "%in_tail" in text
     monkeypatch.setenv("TILEC_ATTN_CHAIN", "0")
     off_ll, off_abi = _llvm(k, facts)
     assert off_ll == long_ll and off_abi.short is None
@@ -158,7 +164,7 @@ def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch)
     monkeypatch.setenv("TILEC_ATTN_ROTATE", "1")
     monkeypatch.setenv("TILEC_ATTN_FASTDIV", "1")
     monkeypatch.setenv("TILEC_ATTN_QDOUBLE", "1")  # "auto" double-buffers Q in the short variant only
-    assert _llvm(k, facts)[0] == short_ll
+    assert _llvm(k, facts)[0] == untailed_ll
     monkeypatch.delenv("TILEC_ATTN_FASTDIV")
     monkeypatch.delenv("TILEC_ATTN_QDOUBLE")
     # rotation off by hand: no chain to ask for

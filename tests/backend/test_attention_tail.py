@@ -37,8 +37,11 @@ _VARS = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILE
 
 
 def _clean(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every switch unset but the short keys' variant's own tail (`TILEC_ATTN_CHAIN_TAIL`, on by default: walk B
+    of `attention_csplit`, test_attention_csplit's), off: this file's tail is `TILEC_ATTN_TAIL`'s, in one walk."""
     for var in _VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
 
 
 def _kernel(monkeypatch, tail: str, bn: int = 64, split: str = "0"):  # type: ignore[no-untyped-def]

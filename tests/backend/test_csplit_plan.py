@@ -43,7 +43,8 @@ SWITCHES = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "T
 class _Walks(_Walk):
     """`test_split_plan._Walk` for the chained variant: a loop is a key loop where its body issues a product
     itself (the tile loops carry the chain's tiles too), and a peeled key loop (the chained first iteration
-    before it: its lower bound `lower + step`) is recorded from the tile's first block."""
+    before it, and the second with `TILEC_ATTN_CHAIN_EPI2=1`: its lower bound `lower + step` once or twice) is
+    recorded from the tile's first block."""
 
     def __init__(self, *a: object) -> None:
         super().__init__(*a)  # type: ignore[arg-type]
@@ -62,8 +63,9 @@ class _Walks(_Walk):
         if isinstance(op, ir.For):
             lo = op.lower
             d = self.defs.get(lo.id)
-            if isinstance(d, ir.Elementwise) and d.op is ir.ElemOp.ADD and d.operands[1] is op.step:
-                lo = d.operands[0]  # (peeled: the first block ran before the loop)
+            while isinstance(d, ir.Elementwise) and d.op is ir.ElemOp.ADD and d.operands[1] is op.step:
+                lo = d.operands[0]  # (peeled: the first block ran before the loop; two with `TILEC_ATTN_CHAIN_EPI2`)
+                d = self.defs.get(lo.id)
             self.tile = tuple(self.val(v) for v in self.current_pos)
             self.pieces.append([self.tile, self.val(lo), self.val(op.upper), None, None, None])
             for r in op.results:

@@ -15,7 +15,7 @@ import io
 import pytest
 
 from tilelang.diagnostics.model import TileError
-from tilelang.run import execute
+from tilelang.run import CheckFailed, execute
 
 FNS = """
 fn sh<T>(v: T) -> T { v << (1 as T) }
@@ -67,7 +67,8 @@ def _run(body: str) -> str:
     ("print(less(false, true));", "`<` is not defined on `bool`"),  # an order of `bool`s, as in kernels
 ])
 def test_an_instance_outside_the_operators_domain_is_refused(body: str, message: str) -> None:
-    with pytest.raises(TileError) as e:
+    # a scalar operator's at `tilec check` (round 14, `sema/host_instances.py`), the rest when it runs
+    with pytest.raises((TileError, CheckFailed)) as e:
         _run(body)
     (d,) = e.value.diagnostics
     assert d.code == "E0204" and message in d.message, d.message

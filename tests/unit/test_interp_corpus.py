@@ -43,6 +43,8 @@ def kernels(path: Path) -> list[ir.Kernel]:
             continue
         if call in prog.deferred or call in prog.tuned:
             continue  # a generic known only at run time (or the tuner's pick): the launch binds it
+        if any(g not in inst for g in (*info.const_generics, *info.type_params)):
+            continue  # a generic of the host function around the call (`k::<B>` in `fn f<const B: i32>`): each instance binds it
         try:
             # type-checked only: the ownership checker may reject the program,
             # so the lowering's defence in depth (an internal error) is off

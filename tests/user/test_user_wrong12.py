@@ -2,10 +2,10 @@
 applied by the letter.
 
 - g01 `dot(at, t)` of f64 tiles (E0206): the help said "cast the inputs to
-  `f16`, `bf16` or `f32` first", which throws away what f64 was chosen for
-  (the reference says to multiply and sum instead). The help now writes that
-  multiply-and-sum with the call's own operands and shapes (for `mma`, the
-  accumulator added), in `i32` for integers narrower than 32 bits.
+  `f16`, `bf16` or `f32` first", which throws away what f64 was chosen for.
+  Round 12 made the help a multiply-and-sum; round 13 (huser13) made `dot`
+  and `mma` take f64 and integer tiles, so the program is no mistake now
+  (its product is test_user_programs13's j01) and the file is gone.
 - g02 `x.load_like(z) * 0.5` of an i32 tile stored into f32 (E0201): the help
   said "write an integer, or cast the other side with `as f32`": an integer
   for 0.5 changes the value. It now writes the cast (`x.load_like(z) as
@@ -66,9 +66,6 @@ DIR = Path(__file__).parent / "wrong"
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements, what the fixed program prints)
 FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
-    "g01_dot_of_f64": ("multiply and sum in `f64`: `(at.reshape([N, 8, 1]) * t.reshape([1, 8, N])).sum(1)`",
-                       [("dot(at, t)", "(at.reshape([N, 8, 1]) * t.reshape([1, 8, N])).sum(1)")],
-                       "2594.0\n"),  # the sum of A^T A: the rows' sums squared, (4 k + 1.5)^2 for k < 8
     "g02_int_tile_times_a_half": ("cast the other side with `as`: `x.load_like(z) as f32`",
                                   [("x.load_like(z) * 0.5", "x.load_like(z) as f32 * 0.5")],
                                   "Tensor<f32, [6]> [0.0, 0.5, 1.0, 1.5, 2.0, 2.5]\n"),
@@ -116,24 +113,38 @@ def _kernel(tmp_path: Path, body: str, params: str, main: str) -> Path:
     return f
 
 
-def test_an_int8_mma_is_told_to_widen_and_the_help_runs(tmp_path: Path) -> None:
-    # i8 x i8 products summed in i8 would wrap: the help widens both to i32 and adds the accumulator
+def test_an_int8_mma_into_an_i8_accumulator_is_told_i32_and_the_help_runs(tmp_path: Path) -> None:
+    # i8 x i8 products summed in i8 would wrap at 128: the accumulator of 8-bit integers is i32 (round 13;
+    # before it, every integer `mma` was refused with a multiply-and-sum help)
     params = "c: &mut Tensor<i32, [M, 4]>, a: &Tensor<i8, [?, ?]>, b: &Tensor<i8, [?, ?]>"
     body = ("    let ta = a.partition([M, 8]).load([0, 0]);\n    let tb = b.partition([8, 4]).load([0, 0]);\n"
-            "    c.store(mma(ta, tb, zeros::<i32>([M, 4])));")
+            "    c.store(mma(ta, tb, zeros::<i8>([M, 4])) as i32);")
     main = ("    let a = full::<i8>([2, 8], 100);\n    let b = full::<i8>([8, 4], -100);\n"
             "    let mut c = zeros::<i32>([2, 4]);\n    k(c.partition([2, 4]), &a, &b).sync();\n    print(c.sum());")
     f = _kernel(tmp_path, body, params, main)
     d = first_error(f)
-    fix = "zeros::<i32>([M, 4]) + ((ta as i32).reshape([M, 8, 1]) * (tb as i32).reshape([1, 8, 4])).sum(1)"
-    assert d.code == "E0206" and d.help == (f"multiply and sum in `i32`, whose products of these do not wrap: `{fix}`"
-                                            ", or cast to `f32` where its 24 bits hold the values exactly",), d.help
-    f.write_text(f.read_text(encoding="utf-8").replace("mma(ta, tb, zeros::<i32>([M, 4]))", fix), encoding="utf-8")
+    assert d.code == "E0206" and d.message == "`mma` of `i8` tiles accumulates in `i32`, not `i8`", d.message
+    assert d.help == ("make the accumulator `i32`: `zeros::<i32>([M, 4])`",), d.help
+    f.write_text(f.read_text(encoding="utf-8").replace("zeros::<i8>", "zeros::<i32>"), encoding="utf-8")
     assert run_program(f)[1] == f"{8 * 8 * 100 * -100}\n"  # 8 elements of 8 products of -10,000
-    # f16/bf16/f32 inputs are fine, and a bool tile keeps the cast help (a bool product is no sum)
+    # a carried accumulator is told where to declare it
+    body = ("    let mut acc = zeros::<i16>([M, 4]);\n    for k in 0..2 {\n"
+            "        acc = mma(a.partition([M, 8]).load([0, k]), b.partition([8, 4]).load([k, 0]), acc);\n    }\n"
+            "    c.store(acc as i32);")
+    f = _kernel(tmp_path, body, params, main)
+    d = first_error(f)
+    assert d.message == "`mma` of `i8` tiles accumulates in `i32`, not `i16`", d.message
+    assert d.help == ("make the accumulator `i32` where it starts (`let mut acc = zeros::<i32>([M, 4]);`), and cast "
+                      "the result where another type is wanted",), d.help
+    f.write_text(f.read_text(encoding="utf-8").replace("zeros::<i16>", "zeros::<i32>"), encoding="utf-8")
+    assert run_program(f)[1] == f"{8 * 8 * 100 * -100}\n"  # the second K tile is past the edge: zeros
     f = _kernel(tmp_path, "    let t = a.partition([M, M]).load([0, 0]) > 0;\n    c.store(dot(t, t) as i32);",
                 "c: &mut Tensor<i32, [M, M]>, a: &Tensor<i32, [?, ?]>", "")
-    assert first_error(f).help == ("cast the inputs to `f16`, `bf16` or `f32` first",)
+    d = first_error(f)  # a bool product is no sum
+    assert d.message == "`dot` does not support `bool` inputs" and d.help == ("cast both to a number type first: "
+                                                                             "`t as i32`",), (d.message, d.help)
+    f.write_text(f.read_text(encoding="utf-8").replace("dot(t, t)", "dot(t as i32, t as i32)"), encoding="utf-8")
+    assert not [x for x in driver.check(f).diagnostics if x.severity.value == "error"]
 
 
 def test_an_integral_float_literal_with_an_int_tile_may_be_written_as_an_integer(tmp_path: Path) -> None:

@@ -73,12 +73,12 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "e81_read_other_output": ("read `mean`'s own tile with `mean.load()`", [("mean.load_like(y)", "mean.load()")]),
     "e82_two_atomic_kinds": ("keep the kinds on elements the checker can tell apart",
                              [("atomic_max(&acc, [1]", "atomic_max(&acc, [2]")]),
-    "e83_kernel_without_output": ("`seen: &mut Tensor<i32, [1]>`",
-                                  [("kernel fn count(", "kernel fn count(seen: &mut Tensor<i32, [1]>, "),
-                                   ("    unsafe {", "    seen.store(ones::<i32>([1]));\n    unsafe {"),
+    # (round 13: the help's parameter is `_grid`, only for the grid, which nothing needs to store into)
+    "e83_kernel_without_output": ("`_grid: &mut Tensor<i32, [1]>`",
+                                  [("kernel fn count(", "kernel fn count(_grid: &mut Tensor<i32, [1]>, "),
                                    ("    count(&x, &hist).sync();",
-                                    "    let mut seen = zeros::<i32>([1]);\n"
-                                    "    count(seen.partition([1]), &x, &hist).sync();")]),
+                                    "    let mut _grid = zeros::<i32>([1]);\n"
+                                    "    count(_grid.partition([1]), &x, &hist).sync();")]),
 }
 
 CODES = {"e72": "E0011", "e73": "E0014", "e74": "E0015", "e75": "E0018", "e76": "E0022", "e77": "E0233",
@@ -88,7 +88,8 @@ CODES = {"e72": "E0011", "e73": "E0014", "e74": "E0015", "e75": "E0018", "e76": 
 def test_every_mistake_has_a_fix_and_its_code_is_new() -> None:
     assert sorted(p.stem for p in DIR.glob("e*.tile") if "e72" <= p.stem[:3] <= "e83") == sorted(FIXES)
     assert {n[:3]: first_error(DIR / f"{n}.tile").code for n in FIXES} == CODES
-    earlier = {first_error(p).code for p in DIR.glob("*.tile") if p.stem[:3] not in CODES}
+    # (the files of rounds before this one: round 13's h* may meet the same codes again)
+    earlier = {first_error(p).code for p in DIR.glob("*.tile") if p.stem[:3] not in CODES and p.stem[0] != "h"}
     assert not set(CODES.values()) & earlier
 
 

@@ -131,9 +131,29 @@ def _fix_dtype(ref: ArrayRef, name: str, want: DType, mutable: bool = False) -> 
         conv = f"{name}.astype(cupy.{np_name})"
     else:
         conv = f"{name}.astype(numpy.{np_name})"
+    wraps = _wrapping_values(ref, want)
+    if wraps:  # (round 13: a uint8 image given to an `i8` parameter was told `astype(numpy.int8)`, 200 -> -56)
+        return wraps
     if mutable:
         return f"convert it first and keep the copy, the results are written into it: `{name} = {conv}`"
     return f"convert it first: `{conv}`"
+
+
+def _wrapping_values(ref: ArrayRef, want: DType) -> str:
+    """A help for an integer array whose values an integer `want` cannot
+    hold, where the conversion the usual help writes would wrap them
+    silently (a uint8 image's 200 as `int8` is -56); "" where they fit, for
+    arrays the host cannot read, and for other types."""
+    from tilelang.diagnostics.instances import int_bounds
+
+    if ref.host is None or ref.dtype is None or not ref.dtype.is_int or not want.is_int or ref.host.size == 0:
+        return ""
+    lo, hi = int_bounds(want)
+    vmin, vmax = int(ref.host.min()), int(ref.host.max())
+    if lo <= vmin and vmax <= hi:
+        return ""
+    return (f"its values ({vmin}..={vmax}) do not fit `{want}`, which holds {lo}..={hi}: a conversion would wrap "
+            f"them; declare the parameter `{ref.dtype}` (its own type), or a wider type, in the .tile file")
 
 
 def _fix_not_an_array(value: Any, name: str, np_name: str, written: bool) -> str:

@@ -83,6 +83,9 @@ class HopperOps:
                 self.touch(vs)
             case g.Opaque(results=rs, values=vs):
                 for r, v in zip(rs, vs, strict=True):
+                    if v.shape:  # a register tile: each f32 / i32 register copied
+                        self.env[r.id] = [self._opaque(v.dtype, x) for x in self.tile(v)]  # type: ignore[attr-defined]
+                        continue
                     x = self.scalar(v)  # type: ignore[attr-defined]
                     ty, c = {DType.I32: ("i32", "r"), DType.F32: ("float", "f")}.get(v.dtype, (None, ""))
                     self.env[r.id] = x if ty is None else self.emit(  # type: ignore[attr-defined]
@@ -100,6 +103,11 @@ class HopperOps:
                 if not (sm80.emit_op(self, op) or wgmma_rs.emit_op(self, op) or ring.emit_op(self, op)
                         or tma_store.emit_op(self, op) or split.emit_op(self, op) or stamps.emit_op(self, op)):
                     raise AssertionError(f"no code generation for {type(op).__name__}")
+
+    def _opaque(self, dt: DType, x: str) -> str:
+        """`x` (an f32 / i32 register) copied by an asm statement (`g.Opaque`)."""
+        ty, c = {DType.I32: ("i32", "r"), DType.F32: ("float", "f")}[dt]
+        return self.emit(f'call {ty} asm sideeffect "mov.b32 $0, $1;", "={c},{c}"({ty} {x})')  # type: ignore[attr-defined, no-any-return]
 
     def touch(self, vs: tuple[ir.Value, ...]) -> None:
         """An empty asm statement reading `vs`' registers (`g.Touch`)."""

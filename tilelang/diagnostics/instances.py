@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.dtypes import DType
+from tilelang.sema.typeops import FLOAT_LIMITS, float_literal_overflows
 
 
 def int_bounds(dt: DType) -> tuple[int, int]:
@@ -27,8 +28,10 @@ def literal_misfits(value: Any, dt: DType) -> bool:
     """Whether an untyped literal `value` cannot be a value of `dt`."""
     if isinstance(value, bool):
         return False
+    if dt.is_float and isinstance(value, (int, float)):
+        return _rounds_to_infinity(value, dt)  # `x * 65536` with `T = f16`, as the concrete form's E0222
     if isinstance(value, float):
-        return not dt.is_float
+        return True
     if dt is DType.BOOL:
         return True
     if isinstance(value, int) and dt.is_int:
@@ -37,13 +40,27 @@ def literal_misfits(value: Any, dt: DType) -> bool:
     return False
 
 
+def _rounds_to_infinity(value: int | float, dt: DType) -> bool:
+    try:
+        return float_literal_overflows(float(value), dt)
+    except OverflowError:  # an integer literal past every float (`10 ** 400` written out)
+        return True
+
+
 def literal_problem(value: Any, dt: DType, where: str = "kernel") -> tuple[str, str, str] | None:
     """(message, label, help) of E0201 where the literal `value` cannot be
     the instance's `dt` (`where`: "kernel" or "function"), else None."""
     if not literal_misfits(value, dt):
         return None
     kind = "float" if isinstance(value, float) else "integer"
-    if kind == "float":
+    label = f"`{dt.value}` in this instance"
+    if dt.is_float:
+        top = FLOAT_LIMITS[dt][0]
+        label = f"rounds to infinity in `{dt.value}`, this instance's type"
+        wider = {DType.F16: "f32", DType.BF16: "f32", DType.F32: "f64"}.get(dt, "f64")
+        help = (f"write a literal that every type the {where} is called with holds (`{dt.value}` holds "
+                f"magnitudes up to {top}), or call it with a wider type (`{wider}`)")
+    elif kind == "float":
         help = f"write a literal of every type the {where} is called with, or cast: `({value} as f32) as T`"
     elif dt is DType.BOOL:
         help = "a `bool` takes `true` or `false`"
@@ -52,7 +69,7 @@ def literal_problem(value: Any, dt: DType, where: str = "kernel") -> tuple[str, 
         help = (f"write a literal that every type the {where} is called with holds (`{dt.value}` holds "
                 f"{lo}..={hi}), or compute in a wider type")
     return (f"mismatched dtypes: the {kind} literal `{value}` cannot be `{dt.value}`",
-            f"`{dt.value}` in this instance", help)
+            label, help)
 
 
 def shift_problem(dt: DType, amount: Any, where: str | None = "kernel") -> tuple[str, str, str] | None:
@@ -74,10 +91,47 @@ def shift_problem(dt: DType, amount: Any, where: str | None = "kernel") -> tuple
             "wider type (`(c as i64) << n`)")
 
 
-def float_value_problem(dt: DType, where: str = "kernel") -> tuple[str, str, str]:
+def float_value_problem(dt: DType, where: str = "kernel", name: str | None = None) -> tuple[str, str, str]:
     """(message, label, help) of E0201 where a float value (not a literal: an
     untyped `let c = 256 / 0.1;`) meets arithmetic that the instance's integer
-    or `bool` `T` types, outside a cast (the concrete form is E0201 too)."""
+    or `bool` `T` types, outside a cast (the concrete form is E0201 too).
+    `name`: a float `let` or constant read where the instance's `T` is wanted
+    (`return c;`, `let d: T = c;`), which the engines converted silently (the
+    concrete form is E0203)."""
+    if name is not None:
+        return (f"mismatched dtypes: the float value `{name}` cannot be `{dt.value}`",
+                f"a float here, where this instance's `T` is `{dt.value}`",
+                f"convert it where that is meant: `{name} as T` (toward zero for an integer `T`), or call "
+                f"the {where} with a float type")
     return (f"mismatched dtypes: a float value in arithmetic of `{dt.value}`",
             f"a float here, where this instance's `T` is `{dt.value}`",
             f"convert it where every type the {where} is called with can take it: `(..) as T`")
+
+
+def operator_need(op: str, dt: DType | None) -> str | None:
+    """What operator `op` needs where `dt` is outside its domain (None: fine)."""
+    if dt is None:
+        return None
+    if op in ("&", "|", "^", "!") and dt.is_float:
+        return "integer or `bool` values"
+    if op in ("<<", ">>") and (dt.is_float or dt is DType.BOOL):
+        return "integer values"
+    if op in ("+", "-", "*", "/", "%", "<", ">", "<=", ">=") and dt is DType.BOOL:
+        return "numbers"
+    return None
+
+
+def operator_problem(op: str, dt: DType, need: str, tensors: bool = False) -> tuple[str, str, str]:
+    """(message, label, help) of E0204 for operator `op` of an instance's `dt`
+    outside its domain (`need`: what `operator_need` says it needs)."""
+    what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
+    return (f"`{op}` is not defined on {what}", f"applied to `{dt.value}` in this call",
+            f"`{op}` needs {need}: call it with such a type, or convert inside it (e.g. `x as i32`)")
+
+
+def negation_problem(dt: DType, tensors: bool = False) -> tuple[str, str, str]:
+    """(message, label, help) of E0204 for unary `-` of an instance's unsigned `dt`."""
+    what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
+    return (f"cannot negate {what}", f"unsigned: `{dt.value}` in this call",
+            "unary `-` needs signed numbers (an unsigned value has no negative): call it with a signed type, "
+            "or convert inside it (e.g. `x as i32`)")

@@ -203,9 +203,11 @@ _fn("cummin", B, ("x", "axis"), "cummin(x: Tile<T, S> | Tensor<T, S>, axis: i32)
 # ---------------------------------------------------------------- matrix
 _fn("mma", K, ("a", "b", "acc"),
     "mma(a: Tile<T, [M, K]>, b: Tile<T, [K, N]>, acc: Tile<A, [M, N]>) -> Tile<A, [M, N]>",
-    "acc + a·b (f16/bf16 inputs with f32 acc, or f32/f32/f32)", "mma")
+    "acc + a·b; `acc` is the inputs' accumulator type: f32 for f16/bf16/f32, f64 for f64, i32 for 8- and "
+    "16-bit integers, the type itself for 32- and 64-bit ones", "mma")
 _fn("dot", K, ("a", "b"), "dot(a: Tile<T, [M, K]>, b: Tile<T, [K, N]>) -> Tile<A, [M, N]>",
-    "a·b of f16/bf16 (an f32 result, accumulated in f32) or f32 tiles", "dot")
+    "a·b, accumulated in (and returned as) the inputs' accumulator type: f32 for f16/bf16/f32, f64 for f64, "
+    "i32 for 8- and 16-bit integers, the type itself for 32- and 64-bit ones", "dot")
 
 # ---------------------------------------------------------------- debugging
 _fn("print", B, ("*values",), "print(values...)",

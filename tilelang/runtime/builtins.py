@@ -797,8 +797,12 @@ class Builtins:
                             .primary(self._arg_span(call, 0), f"a `{c.dtype.value}` tensor")
                             .with_help("compare it first: `where(c != 0, a, b)`"))
         device = (tensors[0] if tensors else c).device
-        x = a.numpy() if isinstance(a, Tensor) else _num(a)
-        y = b.numpy() if isinstance(b, Tensor) else _num(b)
+        # a scalar side in the tensors' type first, as `_tensor_binary` and kernels convert it: NumPy made
+        # `maximum` of a `u64` tensor and `1` (an `int64` array) a `float64` one (1027939206142677147 came
+        # back as ..120)
+        work = np.float32 if dt is DType.BF16 else dt.np_dtype
+        x = a.numpy() if isinstance(a, Tensor) else np.asarray(_num(a)).astype(work)
+        y = b.numpy() if isinstance(b, Tensor) else np.asarray(_num(b)).astype(work)
         if name == "where":
             cv = c.numpy() if isinstance(c, Tensor) else bool(c)
             r = np.where(cv, x, y)

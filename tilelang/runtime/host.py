@@ -528,6 +528,9 @@ class HostEvaluator:
     def _builtin_const(self, sym: Symbol, node: ast.Expr) -> Any:
         """A built-in constant's value in the type the checker settled."""
         d = self.scalar_dtype(node) or (sym.ty.dtype if isinstance(sym.ty, ScalarT) else None)
+        if isinstance(sym.value, float) and isinstance(d, DType) and not d.is_float \
+                and instances.instance_type(self, node) is not None:
+            return sym.value  # `inf` read as an instance's integer `T`: a float (`instances.name_value`)
         return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
 
     def lookup(self, name: str, node: ast.Expr, scope: _Scope) -> Any:
@@ -544,6 +547,8 @@ class HostEvaluator:
             d = sym.ty.dtype if isinstance(sym.ty, ScalarT) else None
             if isinstance(sym.value, float) and isinstance(sym.decl, ast.ConstDecl) and sym.decl.ty is None:
                 d = self.scalar_dtype(node) or d  # an untyped float constant: its use's type, as a literal's
+                if isinstance(d, DType) and not d.is_float and instances.instance_type(self, node) is not None:
+                    d = None  # read as an instance's integer `T`: a float still (`instances.name_value`)
             return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
         if sym is not None and sym.kind in (SymbolKind.FN, SymbolKind.KERNEL) and isinstance(sym.decl, ast.FnDecl):
             return FnRef(sym.decl, sym.qualname or name)

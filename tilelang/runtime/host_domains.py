@@ -20,7 +20,15 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
-from tilelang.diagnostics.instances import float_value_problem, literal_misfits, literal_problem, shift_problem
+from tilelang.diagnostics.instances import (
+    float_value_problem,
+    literal_misfits,
+    literal_problem,
+    negation_problem,
+    operator_need,
+    operator_problem,
+    shift_problem,
+)
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.source import Span
@@ -29,31 +37,15 @@ GENERIC_NOTE = ("a generic function is checked once, for any element type `T`; i
                 "for each `T` it is called with")
 
 
-def operator_need(op: str, dt: DType | None) -> str | None:
-    """What operator `op` needs where `dt` is outside its domain (None: fine)."""
-    if dt is None:
-        return None
-    if op in ("&", "|", "^", "!") and dt.is_float:
-        return "integer or `bool` values"
-    if op in ("<<", ">>") and (dt.is_float or dt is DType.BOOL):
-        return "integer values"
-    if op in ("+", "-", "*", "/", "%", "<", ">", "<=", ">=") and dt is DType.BOOL:
-        return "numbers"
-    return None
-
-
 def check_negation(dt: DType | None, span: Span, tensors: bool = False) -> None:
     """E0204 for unary `-` of an instance's unsigned `dt` (the checker
     refuses `-x` of a concrete `u32`; a kernel's instance is refused by its
     lowering alike)."""
     if dt is None or not dt.is_int or dt.is_signed:
         return
-    what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
-    raise TileError(Diagnostic.error(INVALID_OPERAND, f"cannot negate {what}")
-                    .primary(span, f"unsigned: `{dt.value}` in this call")
-                    .note(GENERIC_NOTE)
-                    .with_help("unary `-` needs signed numbers (an unsigned value has no negative): call it "
-                               "with a signed type, or convert inside it (e.g. `x as i32`)"))
+    message, label, help = negation_problem(dt, tensors)
+    raise TileError(Diagnostic.error(INVALID_OPERAND, message).primary(span, label).note(GENERIC_NOTE)
+                    .with_help(help))
 
 
 def check_operator(op: str, dt: DType | None, span: Span, tensors: bool = False) -> None:
@@ -61,12 +53,9 @@ def check_operator(op: str, dt: DType | None, span: Span, tensors: bool = False)
     need = operator_need(op, dt)
     if need is None or dt is None:
         return
-    what = f"`{dt.value}` tensors" if tensors else f"`{dt.value}`"
-    raise TileError(Diagnostic.error(INVALID_OPERAND, f"`{op}` is not defined on {what}")
-                    .primary(span, f"applied to `{dt.value}` in this call")
-                    .note(GENERIC_NOTE)
-                    .with_help(f"`{op}` needs {need}: call it with such a type, or convert inside it "
-                               "(e.g. `x as i32`)"))
+    message, label, help = operator_problem(op, dt, need, tensors)
+    raise TileError(Diagnostic.error(INVALID_OPERAND, message).primary(span, label).note(GENERIC_NOTE)
+                    .with_help(help))
 
 
 def _builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
@@ -133,6 +122,17 @@ def check_shift(dt: DType | None, amount: Any, span: Span, instance: bool = True
     message, label, help = problem
     d = Diagnostic.error(CONSTANT_OVERFLOW, message).primary(span, label)
     raise TileError((d.note(GENERIC_NOTE) if instance else d).with_help(help))
+
+
+def check_float_read(value: Any, dt: DType | None, node: Any) -> None:
+    """E0201 for a float variable or constant `node` read where the checker
+    typed it an instance's integer or `bool` `dt` (`return c;` of `let c =
+    2.5;`), outside a cast's operand: it was converted silently."""
+    if dt is None or dt.is_float:
+        return
+    message, label, help = float_value_problem(dt, "function", node.ident.name)
+    raise TileError(Diagnostic.error(MISMATCHED_DTYPES, message).primary(node.span, label).note(GENERIC_NOTE)
+                    .with_help(help))
 
 
 def _integral(v: Any) -> bool:

@@ -114,7 +114,12 @@ def name_value(ev: Any, e: ast.Expr, v: Any) -> Any:
     where the checker typed it otherwise (`(a - b) as f32`, a cast is a
     context; `c << 16` typed by an `i16` `T`) takes that type, as a literal
     there does and as kernels convert it (it kept the `let`'s: `a - b` of
-    16777217 and 1 was 16777216, in a kernel 16777215)."""
+    16777217 and 1 was 16777216, in a kernel 16777215). A float one (or a
+    float constant) read as an instance's integer `T` outside a cast's operand
+    is E0201 (`return c;` of `let c = 2.5;` was 2; the concrete form is E0203),
+    as in a kernel's instance (`ir/lower/exprs._float_read`)."""
+    if isinstance(v, (float, np.floating)) and not ev.cast_depth and isinstance(e, ast.Name):
+        domains.check_float_read(v, instance_type(ev, e), e)
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         dt = ev.scalar_dtype(e)
         if dt is not None and dt is not DType.BOOL and (

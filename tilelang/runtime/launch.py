@@ -37,6 +37,7 @@ import numpy as np
 from tilelang.cluster import shape_of as cluster_shape
 from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.codes import types as type_codes
+from tilelang.diagnostics.grid import no_grid_help
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
@@ -286,7 +287,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
         fail(Diagnostic.error(codes.NO_GRID, f"kernel `{kname}` has no `&mut` partition to size its grid")
              .primary(call_span, "the grid of this launch is unknown")
              .secondary(kernel.name.span, "declared here")
-             .with_help("give the kernel a `&mut` parameter and pass it a partition"))
+             .with_help(no_grid_help(kernel)))
     assert grid is not None and grid_from is not None
     for spec, arg in zip(specs, args, strict=False):
         if spec.kind == "mut" and spec.name in groups:

@@ -357,6 +357,14 @@ _METHOD_HABITS = {
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes)",
     "sort": _SORT, "argsort": _SORT, "topk": _SORT,
+    # round 13: Rust's Euclidean division (Python's floor forms for a positive divisor), PyTorch's masked_fill
+    "rem_euclid": "`where({x} % b < 0, {x} % b + abs(b), {x} % b)` is `rem_euclid(b)`, never negative (Tile's "
+                  "`%` takes the dividend's sign, as Rust's `%` does)",
+    "div_euclid": "`({x} - rem) / b` with `let rem = where({x} % b < 0, {x} % b + abs(b), {x} % b);` is "
+                  "`div_euclid(b)` (Tile's `/` truncates toward zero, as Rust's `/` does)",
+    "masked_fill": "`where(mask, v, {x})` puts `v` where `mask` is true and keeps `{x}` elsewhere",
+    "masked_fill_": "`where(mask, v, {x})` puts `v` where `mask` is true and keeps `{x}` elsewhere (a new value: "
+                    "tiles and host tensors are not changed in place)",
     # round 11: joins as methods (`t.concat([u])`); reversals (PyTorch's `t.flip(0)`) are `_flip_help`'s
     **dict.fromkeys(("concat", "cat", "concatenate", "stack", "append"), _JOIN),
     **dict.fromkeys(_FLIPS, _flip_help(None, "{x}").replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")),
@@ -406,6 +414,22 @@ def method_habit(name: str) -> str | None:
     (`mean`, `astype`, `clamp`), for `tilec doc NAME`; None if it is not one."""
     habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name))
     return None if habit is None else habit.format(x="t")
+
+
+#: the argument names a method habit's code uses, for the call's own arguments to replace (round 13)
+_HABIT_ARGS = {"rem_euclid": ("b",), "div_euclid": ("b",), "masked_fill": ("mask", "v"),
+               "masked_fill_": ("mask", "v")}
+
+
+def _with_args(habit: str, names: tuple[str, ...], args: list[str]) -> str:
+    """`habit` with each of its code's whole-word `names` (inside backticks) replaced by the call's argument,
+    parenthesised where an operator would bind it to its neighbours; braces kept for `format`."""
+    parts = habit.split("`")
+    for i in range(1, len(parts), 2):
+        for name, arg in zip(names, args, strict=True):
+            a = (arg if re.fullmatch(r"-?[\w.]+", arg) else operand(arg)).replace("{", "{{").replace("}", "}}")
+            parts[i] = re.sub(rf"(?<![\w.]){name}(?!\w)", lambda _m, a=a: a, parts[i])
+    return "`".join(parts)
 
 
 def operand(x: str) -> str:
@@ -641,6 +665,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
             lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)
             habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
+        elif name in _HABIT_ARGS and habit and len(e.args) == len(_HABIT_ARGS[name]) \
+                and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
+            habit = _with_args(habit, _HABIT_ARGS[name], [tcx.snippet(a.value) or "" for a in e.args])
         homes = tcx.loader.std_items().get(name) if not habit and kind in ("tile", "tensor", "param") else None
         if homes:  # `t.softmax(0)` (PyTorch's method): std's function, not "a similar name: `max`" (round 12)
             imported = name in fx.module.scope

@@ -38,7 +38,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.dtypes import DType
 from tilelang.sema.coerce import adopt, float_out_of_range
-from tilelang.sema.consts import check_overflow
+from tilelang.sema.consts import check_overflow, constant_shifts
 from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
 from tilelang.sema.graph_effects import check_graph_effects
@@ -91,6 +91,7 @@ def _run(tcx: CheckCx) -> None:
     check_graph_effects(tcx)
     untaken_tuner_partitions(tcx)
     _default_untyped(tcx)
+    constant_shifts(tcx)
 
 
 def _check_main(tcx: CheckCx, main: Symbol | None) -> None:

@@ -17,7 +17,7 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.sema.consts import check_overflow
 from tilelang.sema.context import CheckCx
-from tilelang.sema.program import Symbol
+from tilelang.sema.program import Symbol, SymbolKind
 from tilelang.sema.typeops import (
     FLOAT_LIMITS,
     elem_is_float,
@@ -229,6 +229,12 @@ def _int_only(e: Any) -> bool:
     return False
 
 
+# built-ins whose result has their (value) arguments' element type (`where`: its branches')
+_SAME_TYPE_BUILTINS = frozenset((
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "erf",
+    "maximum", "minimum", "pow", "fma", "where"))
+
+
 def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False) -> None:
     cur = tcx.program.types.get(e)
     if not isinstance(cur, (UntypedInt, UntypedFloat)):
@@ -250,6 +256,14 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                          "`<<`, `>>`, `&`, `|`, `^` and `!` work on integers")
                  .with_help(f"convert it: `({text}) as {target}`" if text and len(text) <= 40
                             else f"convert it with `as {target}`"))
+        return
+    if isinstance(e, ast.Unary) and e.op == "-" and not isinstance(e.operand, ast.IntLit) \
+            and isinstance(target.dtype, DType) and target.dtype.is_int and not target.dtype.is_signed:
+        # `-(!255)` settled as a `u32`: refused as `-x` of a `u32` is (both engines refused it when it ran)
+        tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot negate a value of type `{target}`", e.span,
+                         f"unsigned: this is a `{target}` here")
+                 .with_help(f"negate in a signed type: `(-({tcx.snippet(e.operand) or '..'}) as i64) as {target}` "
+                            "wraps it, or compute without the minus"))
         return
     tcx.program.types[e] = target
     if isinstance(e, ast.Name):
@@ -289,6 +303,16 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                 _settle_scalar(tcx, tail, target)
             if isinstance(e, ast.UnsafeBlock):
                 tcx.program.types[e.body] = target
+        case ast.Call(args=args):
+            # an element-wise built-in of untyped values (`exp(1.0)`, `abs(100)`, `maximum(2, 3)`) has
+            # its arguments' type: they take the one its context settled (`x * exp(1.0)` of an `f16` `x`
+            # computed `exp` in `f32`, and a kernel met `f16 * f32`: an ill-formed-IR ICE)
+            sym = tcx.program.symbols.get(e)
+            name = sym.name if sym is not None and sym.kind is SymbolKind.BUILTIN else None
+            if name in _SAME_TYPE_BUILTINS:
+                values = [a.value for a in args if a.name is None]
+                for v in values[1:3] if name == "where" else values:
+                    _settle_scalar(tcx, v, target)
         case _:
             pass
 

@@ -13,6 +13,7 @@ overflow (`check_overflow`, E0227), as rustc does rather than wrapping.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from tilelang.diagnostics.codes import names as N
@@ -21,12 +22,46 @@ from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_div, fl
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
-from tilelang.sema.types import Dim, ScalarT, UntypedInt
+from tilelang.sema.types import Dim, ScalarT, TypeParam, UntypedInt
 from tilelang.syntax import ast
 
 
-def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
-    """The compile-time value of a constant expression, or None."""
+@dataclass(slots=True)
+class After:
+    """What `const_value` reads once checking is done (`constant_shifts`,
+    `host_instances`): the checked program, the value of each immutable
+    `let` (by its pattern) and, in a generic instance, its element types."""
+
+    program: Any
+    lets: dict[Any, ast.Expr]
+    subst: dict[str, DType] = field(default_factory=dict)
+
+    def eval_const(self, qual: str) -> Any:
+        return self.program.consts.get(qual)
+
+
+def let_values(decls: Any) -> dict[Any, ast.Expr]:
+    """The value of each immutable `let name = value;` in the bodies of `decls`."""
+    lets: dict[Any, ast.Expr] = {}
+    for decl in decls:
+        for node in ast.walk(decl.body):
+            if isinstance(node, ast.Let) and isinstance(node.pattern, ast.NamePat) and node.value is not None:
+                lets[node.pattern] = node.value
+    return lets
+
+
+def _type(tcx: CheckCx | After, e: ast.Expr) -> Any:
+    ty = tcx.program.types.get(e)
+    if isinstance(tcx, After) and isinstance(ty, ScalarT) and isinstance(ty.dtype, TypeParam) \
+            and ty.dtype.name in tcx.subst:
+        return ScalarT(tcx.subst[ty.dtype.name])
+    return ty
+
+
+def const_value(tcx: CheckCx | After, e: ast.Expr, fx: Fx | None, depth: int = 0) -> Any:
+    """The compile-time value of a constant expression, or None. After
+    checking (`tcx` an `After`, no `fx`), names are read from the checked
+    program's symbols, an immutable `let` by its value."""
     match e:
         case ast.FloatLit(value=v):
             dt = _float_type(tcx, e)
@@ -38,16 +73,34 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             return convert_scalar(v, dt) if dt is not None else v
         case ast.BoolLit(value=v):
             return v
-        case ast.Name(ident=i):
+        case ast.Name(ident=i) if fx is not None:
             sym = fx.lookup(i.name)
             if sym is not None and sym.kind is SymbolKind.CONST:
                 return tcx.eval_const(sym.qualname or i.name)
             return None
+        case ast.Name() | ast.Path() if isinstance(tcx, After):
+            sym = tcx.program.symbols.get(e)
+            if sym is not None and sym.kind is SymbolKind.CONST:
+                if sym.decl is None:  # a built-in (`u8::MAX`); a float one is no shift's operand
+                    return sym.value if isinstance(sym.value, int) else None
+                return tcx.eval_const(sym.qualname or sym.name)
+            init = tcx.lets.get(sym.decl) if sym is not None and sym.kind is SymbolKind.LOCAL \
+                and not sym.mutable else None
+            if init is None or depth > 64:
+                return None
+            v = const_value(tcx, init, None, depth + 1)
+            ty = _type(tcx, e)
+            dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) else None
+            # the read's type, as both engines convert an untyped `let` where it is read (a float
+            # read as an integer is its own error: no value)
+            if v is None or dt is None or dt is DType.BOOL or isinstance(v, bool):
+                return v
+            return None if isinstance(v, float) and not dt.is_float else convert_scalar(v, dt)
         case ast.Unary(op=op, operand=x):
-            v = const_value(tcx, x, fx)
+            v = const_value(tcx, x, fx, depth)
             if v is None:
                 return None
-            ty = tcx.program.types.get(e)
+            ty = _type(tcx, e)
             dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_int else None
             if op == "-":
                 return dt.wrap(-v) if dt is not None and isinstance(v, int) else -v
@@ -57,16 +110,16 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             # gave -128 and -17, whose shift kept the sign: 65535)
             return dt.wrap(~v) if dt is not None and isinstance(v, int) else ~v
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
-            a, b = const_value(tcx, lhs, fx), const_value(tcx, rhs, fx)
+            a, b = const_value(tcx, lhs, fx, depth), const_value(tcx, rhs, fx, depth)
             if a is None or b is None:
                 return None
             try:
                 v = _fold(op, a, b)
             except (ZeroDivisionError, ValueError, TypeError, OverflowError):
                 return None
+            ty = _type(tcx, e)
             if op in ("<<", ">>"):
-                return shift_wrap(tcx.program.types.get(e), v)
-            ty = tcx.program.types.get(e)
+                return shift_wrap(ty, v)
             if isinstance(v, int) and not isinstance(v, bool) and isinstance(ty, ScalarT) \
                     and isinstance(ty.dtype, DType) and ty.dtype.is_int and ty.dtype is not DType.BOOL:
                 # wraps as at run time where the checker knew no operand's value to report E0227 with
@@ -77,10 +130,12 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             # run time: `const F: f16 = 2048.0 + 1.0 + 1.0;` is 2048, not 2050
             return convert_scalar(v, dt) if dt is not None else v
         case ast.Cast(expr=x, ty=t):
-            v = const_value(tcx, x, fx)
+            v = const_value(tcx, x, fx, depth)
             if v is None or not isinstance(t, ast.NamedType):
                 return None
             dt = DType.parse(t.name.name)
+            if dt is None and isinstance(tcx, After):
+                dt = tcx.subst.get(t.name.name)  # `as T` in an instance
             if dt is None:
                 return None
             src = _float_type(tcx, x)
@@ -91,12 +146,12 @@ def const_value(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Any:
             return None
 
 
-def _float_type(tcx: CheckCx, e: ast.Expr) -> DType | None:
+def _float_type(tcx: CheckCx | After, e: ast.Expr) -> DType | None:
     """The float type of expression `e` where the checker settled one (a
     suffix, a typed constant, a cast), else None."""
     if isinstance(e, ast.FloatLit) and e.suffix:
         return DType.parse(e.suffix)
-    ty = tcx.program.types.get(e)
+    ty = _type(tcx, e)
     dt = getattr(ty, "dtype", None) if isinstance(ty, ScalarT) else None
     return dt if isinstance(dt, DType) and dt.is_float else None
 
@@ -172,17 +227,19 @@ def shift_wrap(ty: Any, value: Any) -> Any:
     return dt.wrap(value)
 
 
-def check_overflow(tcx: CheckCx, e: ast.Binary | ast.Unary, ty: ScalarT) -> None:
+def check_overflow(tcx: CheckCx, e: ast.Binary | ast.Unary, ty: ScalarT, amount: Any = None) -> None:
     """Constant integer arithmetic whose value does not fit its type
-    (`1 << 40` as `i32`): rustc rejects it too, rather than wrap to 0."""
+    (`1 << 40` as `i32`): rustc rejects it too, rather than wrap to 0.
+    `amount`: a shift's amount where its dimension is not known (`constant_shifts`)."""
     if not isinstance(ty.dtype, DType) or not ty.dtype.is_int or ty.dtype is DType.BOOL or e in tcx.overflowed:
         return
     lo, hi = int_range(ty.dtype)
     bits = (hi - lo).bit_length()
     if e.op in ("<<", ">>"):
         # as in Rust, a shift overflows only by its amount; the bits shifted out wrap
-        sd = tcx.program.dims.get(e.rhs)
-        amount = sd.const_value if sd is not None else None
+        if amount is None:
+            sd = tcx.program.dims.get(e.rhs)
+            amount = sd.const_value if sd is not None else None
         if amount is None or 0 <= amount < bits:
             return
         tcx.overflowed.add(e)
@@ -272,3 +329,38 @@ def _fold(op: str, a: Any, b: Any) -> Any:
             return a or b
         case _:
             raise ValueError(op)
+
+
+def constant_shifts(tcx: CheckCx) -> None:
+    """E0227 for a shift of constants past its type's width whose amount the
+    shapes algebra does not know (`((!7) | (255 as i32)) >> 33`: dimensions
+    do not follow an untyped `!` or a cast, whose bits depend on the type
+    settled later). Run once every type is settled; both engines refuse the
+    same shift when it runs (`runtime/host_instances.constant_shift`, the
+    kernel lowering's fold), so `tilec check` now says it first. Constants are
+    what the engines fold: literals, `const` items, operators and casts of
+    them, and immutable `let`s of them. (A generic body's shifts of `T` are
+    not typed with a `DType`: each instance judges them.)"""
+    decls = [item for module in tcx.program.all_modules() for item in module.ast.items if isinstance(item, ast.FnDecl)]
+    after = After(tcx.program, let_values(decls))
+    for decl in decls:
+        for e in ast.walk(decl.body):
+            if not isinstance(e, ast.Binary) or e.op not in ("<<", ">>") or e in tcx.overflowed:
+                continue
+            ty = tcx.program.types.get(e)
+            if not isinstance(ty, ScalarT) or not isinstance(ty.dtype, DType) or not ty.dtype.is_int:
+                continue
+            amount = constant_amount(after, e)
+            if amount is not None:
+                check_overflow(tcx, e, ty, amount)
+
+
+def constant_amount(after: After, e: ast.Binary) -> int | None:
+    """The amount of shift `e` where both its sides are constants, else None."""
+    try:
+        if const_value(after, e.lhs, None) is None:
+            return None
+        amount = const_value(after, e.rhs, None)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
+    return amount if isinstance(amount, int) and not isinstance(amount, bool) else None

@@ -176,6 +176,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                                       "one index per axis")
                                 .with_help(f"drop the last index: `{tcx.snippet(r) or 'x[i]'}`"))
             hint = "index host tensors and shapes; in a kernel, load another tile or use `where`"
+            if isinstance(host, TensorT) and fx.in_kernel:  # `off[b]` of a tensor parameter (round 13)
+                return tcx.emit(_kernel_tensor_index(tcx, e, r, ix, rty, host))
             if isinstance(rty, TileT) and len(rty.shape) == 1:
                 n = rty.shape[0].const_value
                 if n is None and str(rty.shape[0]).isidentifier():
@@ -580,3 +582,31 @@ def _not_a_number(t: Type, help: str) -> str:
         return ("this value is `()`: what makes it gives no value (an atomic or `store_unchecked` gives "
                 "none back; a block whose last statement ends in `;` is `()`): compute the number another way")
     return help
+
+
+def _kernel_tensor_index(tcx: CheckCx, e: ast.Index, r: ast.Expr, ix: ast.Expr, rty: Type, t: TensorT) -> Any:
+    """`off[b]` of a tensor parameter in a kernel (EmbeddingBag's offsets, a
+    CSR row pointer): a kernel reads tensors in tiles; one element is the
+    tile of one element at `b`, read as a scalar with `item()`."""
+    x = tcx.snippet(r) or "x"
+    x = x if x.isidentifier() else "x"
+    idx: list[str] = []
+    cur: ast.Expr = e
+    while isinstance(cur, ast.Index):  # `x[i][j]`: the indices outermost last
+        idx.insert(0, tcx.snippet(cur.index) or "i")
+        cur = cur.receiver
+    rank = len(t.shape) if t.shape is not None else len(idx)
+    if len(idx) == 1 and rank > 1:
+        help_ = (f"read a row as a tile: `{x}.partition([1, {', '.join(['N'] * (rank - 1))}]).load([{idx[0]}, "
+                 f"{', '.join(['0'] * (rank - 1))}])` (N the row's width), or one element: "
+                 f"`{x}.partition([{', '.join(['1'] * rank)}]).load([{idx[0]}, {', '.join(['j'] * (rank - 1))}])"
+                 ".item()`")
+    else:
+        full = idx + ["0"] * max(0, rank - len(idx))
+        help_ = (f"read one element as a scalar: `{x}.partition([{', '.join(['1'] * rank)}]).load([{', '.join(full)}])"
+                 ".item()` (the tile of one element at that index)")
+    return (tcx.err(T.INVALID_OPERAND, f"cannot index a tensor parameter in a kernel: `{rty}`", e.span,
+                    "not indexable in a kernel")
+            .note("a kernel reads tensors in tiles: `load_like`, or `load` of a partition")
+            .with_help(help_))
+

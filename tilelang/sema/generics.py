@@ -288,9 +288,7 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
     if not d.help and isinstance(deref(pty), TensorT) and isinstance(deref(aty), ShapeT):
         # `let lens = [0, 1, 50]; k(.., &lens)`: a list literal is a shape, and Tile has no tensor literal
         d = d.note("`[..]` makes a shape (a list of integers for `partition`, `reshape`, tile indices), "
-                   "not a tensor").with_help(
-            "make a tensor of the values on the host: `let k = arange::<i32>(3); let t = where(k == 0, 10, "
-            "where(k == 1, 50, 64));` is [10, 50, 64] (or read one with `load_npy(\"..\")`)")
+                   "not a tensor").with_help(_list_as_tensor_help(tcx, a))
     if not d.help and isinstance(pty, TileT) and isinstance(deref(aty), TensorT):
         x = tcx.snippet(a) or "x"
         x = x if len(x) < 30 and x.isidentifier() else "x"
@@ -412,3 +410,21 @@ def _partition_dim_expr(arg: Any, ix: int) -> Any:
             and isinstance(arg.args[0].value, ast.ArrayExpr) and ix < len(arg.args[0].value.elems)):
         return arg.args[0].value.elems[ix]
     return arg
+
+
+def _list_as_tensor_help(tcx: CheckCx, a: ast.Expr) -> str:
+    """A tensor of a shape literal's values on the host, with the program's own values where they are
+    known and few (round 13: an EmbeddingBag's offsets `[0, 3, 3, 10, 11, 23]` were shown [10, 50, 64])."""
+    inner = a.expr if isinstance(a, ast.Ref) else a
+    dims = tcx.shape_values.get(inner)
+    values = [x.const_value if isinstance(x, Dim) else None for x in dims] if dims else []
+    if 2 <= len(values) <= 8 and all(isinstance(v, int) for v in values):
+        name = tcx.snippet(inner) if isinstance(inner, ast.Name) else "t"
+        chain = str(values[-1])
+        for i in range(len(values) - 2, -1, -1):
+            chain = f"where(at == {i}, {values[i]}, {chain})"
+        return (f"make a tensor of the values on the host: `let at = arange::<i32>({len(values)}); let {name} = "
+                f"{chain};` is {'[' + ', '.join(map(str, values)) + ']'} (or read one with `load_npy(\"..\")`)")
+    return ("make a tensor of the values on the host: `let k = arange::<i32>(3); let t = where(k == 0, 10, "
+            "where(k == 1, 50, 64));` is [10, 50, 64] (or read one with `load_npy(\"..\")`)")
+

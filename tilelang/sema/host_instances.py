@@ -10,8 +10,10 @@ parameters the checker bound to element types, the untyped literals of the
 callee's body that the instance's `T` cannot hold (`diagnostics.instances`),
 with the call as a second label. A cast's operand is judged as the evaluator
 judges it: its float literals are floats until the cast, an integer literal
-must fit. What depends on values (a constant shift, a float value meeting `T`)
-is left to the run.
+must fit. Besides literals: a float `let` or constant read as an integer `T`
+outside a cast (E0201) and a shift of constants past `T`'s width (E0227),
+whose amount the checked program's constants give (`consts.const_value`).
+What else depends on values is left to the run.
 
 Entry point: `check_host_instances(program, sink)`. Never raises.
 """
@@ -20,11 +22,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.diagnostics.codes.types import MISMATCHED_DTYPES
-from tilelang.diagnostics.instances import literal_misfits, literal_problem
+from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
+from tilelang.diagnostics.instances import (
+    float_value_problem,
+    literal_misfits,
+    literal_problem,
+    negation_problem,
+    operator_need,
+    operator_problem,
+    shift_problem,
+)
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.dtypes import DType
-from tilelang.sema.types import ScalarT, TypeParam
+from tilelang.source import Span
+from tilelang.sema.consts import After, constant_amount, let_values
+from tilelang.sema.program import SymbolKind
+from tilelang.sema.types import ScalarT, TypeParam, UntypedFloat
 from tilelang.syntax import ast
 
 GENERIC_NOTE = ("a generic function is checked once, for any element type `T`; its body must also hold "
@@ -57,6 +70,7 @@ def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
 def _check_body(program: Any, decl: ast.FnDecl, types: dict[str, DType], call: ast.Call,
                 sink: DiagnosticSink) -> None:
     shown = ", ".join(f"{k} = {v.value}" for k, v in types.items())
+    after = After(program, let_values([decl]), dict(types))
     stack: list[tuple[Any, bool, bool]] = [(decl.body, False, False)]
     while stack:
         node, in_cast, negated = stack.pop()
@@ -76,12 +90,131 @@ def _check_body(program: Any, decl: ast.FnDecl, types: dict[str, DType], call: a
             continue
         if isinstance(node, ast.FnDecl):
             continue  # (no nested items; a defensive stop)
+        found = _value_problem(program, node, types, in_cast, after)
+        if found is not None:
+            code, span, (message, label, help) = found
+            sink.emit(Diagnostic.error(code, message).primary(span, label)
+                      .secondary(call.span, f"the call that makes this instance of `{decl.name.name}`, "
+                                            f"with {shown}")
+                      .note(GENERIC_NOTE).with_help(help))
+            continue  # one error for a subtree: what the run meets first is inside it
         child_cast = in_cast or isinstance(node, ast.Cast)
         for slot in type(node).__slots__:
             child = getattr(node, slot, None)
             if isinstance(child, tuple) or hasattr(child, "__slots__"):
                 neg = isinstance(node, ast.Unary) and node.op == "-" and isinstance(child, ast.IntLit)
                 stack.append((child, child_cast, neg))
+
+
+Problem = tuple[str, Span, tuple[str, str, str]]
+
+
+def _value_problem(program: Any, node: Any, types: dict[str, DType], in_cast: bool,
+                   after: After) -> Problem | None:
+    """(code, span, (message, label, help)) of what the run refuses in this
+    instance besides literals, as `runtime/host_instances` and a kernel's
+    instance say it: a float `let` or constant read as an integer `T` outside
+    a cast's operand (E0201), a float meeting a value of an integer `T` inside
+    one (E0201), a shift of constants past `T`'s width (E0227), an operator
+    outside `T`'s domain (E0204). Where the run's rule depends on more than
+    this sees (a float inside a cast's operand), nothing is said: the run
+    still judges it."""
+    match node:
+        case ast.Name(ident=ident) if not in_cast:
+            dt = _bound(program, node, types)
+            if dt is not None and not dt.is_float and _is_float_symbol(program.symbol_of(node)):
+                return MISMATCHED_DTYPES, node.span, float_value_problem(dt, "function", ident.name)
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op not in ("&&", "||"):
+            dt = _bound(program, node, types)
+            if op in ("<", ">", "<=", ">=", "==", "!="):
+                dt = _bound(program, lhs, types) or _bound(program, rhs, types)
+            if dt is None:
+                return None
+            if in_cast and not dt.is_float and (_floaty(program, lhs) or _floaty(program, rhs)):
+                # float arithmetic until the cast, which a value of `T` may not meet
+                if op in ("+", "-", "*", "/", "%", "&", "|", "^"):
+                    for side, other in ((lhs, rhs), (rhs, lhs)):
+                        if _floaty(program, side) and not _floaty(program, other) and not _constant(after, other):
+                            words = literal_problem(side.value, dt, "function") \
+                                if isinstance(side, ast.FloatLit) else None  # the literal's words, as the run's
+                            return MISMATCHED_DTYPES, side.span, words or float_value_problem(dt, "function")
+                return None
+            if op in ("<<", ">>"):
+                amount = constant_amount(after, node)
+                problem = shift_problem(dt, amount, "function") if amount is not None else None
+                if problem is not None:
+                    return CONSTANT_OVERFLOW, node.span, problem
+            need = operator_need(op, dt)
+            if need is not None:
+                return INVALID_OPERAND, node.op_span, operator_problem(op, dt, need)
+        case ast.Unary(op=op, operand=x):
+            dt = _bound(program, node, types)
+            if dt is None or (in_cast and not dt.is_float and _floaty(program, x)):
+                return None
+            if isinstance(x, ast.IntLit) and op == "-" and literal_misfits(x.value, dt) \
+                    and literal_misfits(-x.value, dt):
+                return None  # the literal's own E0201 (`_literal_problem`)
+            need = operator_need(op, dt)
+            if need is not None:
+                return INVALID_OPERAND, node.span, operator_problem(op, dt, need)
+            if op == "-" and dt.is_int and not dt.is_signed:
+                return INVALID_OPERAND, node.span, negation_problem(dt)
+    return None
+
+
+def _bound(program: Any, node: Any, types: dict[str, DType]) -> DType | None:
+    """The instance's type where the checker typed `node` a type parameter."""
+    ty = program.types.get(node)
+    tp = ty.dtype if isinstance(ty, ScalarT) else None
+    return types.get(tp.name) if isinstance(tp, TypeParam) else None
+
+
+def _is_float_symbol(sym: Any) -> bool:
+    """A name whose value is a float: an untyped float `let` or constant, `inf`."""
+    if sym is None:
+        return False
+    if sym.kind is SymbolKind.CONST:
+        return isinstance(sym.value, float)
+    if sym.kind is SymbolKind.LOCAL and not sym.mutable:
+        ty = sym.ty
+        return isinstance(ty, UntypedFloat) or (isinstance(ty, ScalarT) and isinstance(ty.dtype, DType)
+                                                 and ty.dtype.is_float)
+    return False
+
+
+def _floaty(program: Any, e: Any) -> bool:
+    """A float inside a cast's operand of an integer `T`, as the run keeps it:
+    a float literal, a float `let` or constant, arithmetic of one."""
+    match e:
+        case ast.FloatLit(suffix=None):
+            return True
+        case ast.Name():
+            return _is_float_symbol(program.symbol_of(e))
+        case ast.Unary(operand=x):
+            return _floaty(program, x)
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op in ("+", "-", "*", "/", "%"):
+            return _floaty(program, lhs) or _floaty(program, rhs)
+    return False
+
+
+def _constant(after: After, e: Any, depth: int = 0) -> bool:
+    """What the run counts as a constant (`runtime/host_instances._constant`)."""
+    match e:
+        case ast.IntLit() | ast.FloatLit() | ast.BoolLit():
+            return True
+        case ast.Unary(operand=x) | ast.Cast(expr=x):
+            return _constant(after, x, depth)
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op not in ("&&", "||"):
+            return _constant(after, lhs, depth) and _constant(after, rhs, depth)
+        case ast.Name() | ast.Path():
+            sym = after.program.symbol_of(e)
+            if sym is None:
+                return False
+            if sym.kind is SymbolKind.CONST:
+                return True
+            init = after.lets.get(sym.decl) if sym.kind is SymbolKind.LOCAL and not sym.mutable else None
+            return init is not None and depth < 64 and _constant(after, init, depth + 1)
+    return False
 
 
 def _literal_problem(program: Any, lit: ast.IntLit | ast.FloatLit, types: dict[str, DType], in_cast: bool,

@@ -15,6 +15,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.launch import GRID_MISMATCH, NO_GRID
+from tilelang.diagnostics.grid import no_grid_help
 from tilelang.dtypes import DType
 from tilelang.lastblock import group_params, region
 from tilelang.requires import trim_grid
@@ -307,8 +308,7 @@ def no_grid(tcx: CheckCx, e: ast.Call, info: FnInfo) -> None:
              .secondary(info.decl.name.span, "declared here")
              .note("a launch runs one tile block a tile of its `&mut` partitions: a kernel without a `&mut` "
                    "parameter has no tiles to count")
-             .with_help("give the kernel a `&mut` parameter for its result (one tile a block, e.g. "
-                        "`seen: &mut Tensor<i32, [1]>`) and pass it a partition (`seen.partition([1])`)"))
+             .with_help(no_grid_help(info.decl)))
 
 
 def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,

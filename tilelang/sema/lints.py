@@ -184,16 +184,24 @@ class _Linter:
 
     # ---------------------------------------------------------------- W0006
     def _padded(self, decl: ast.FnDecl) -> None:
-        from tilelang.sema.padded import padded_launch, padded_reads
+        from tilelang.sema.padded import padded_launch, padded_reads, padded_through_host
 
         reads: dict[int, Any] = {}
-        for n in ast.walk(decl.body):
-            info = self.program.callee_of(n) if isinstance(n, ast.Call) else None
-            if info is None or not info.is_kernel or "padded_extremum" in allowed_lints(info.decl):
-                continue
+
+        def reads_of(info: Any) -> Any:
+            if "padded_extremum" in allowed_lints(info.decl):
+                return None
             if id(info) not in reads:
                 reads[id(info)] = padded_reads(self.program, info.decl)
-            for d in padded_launch(self.program, n, info, reads[id(info)], self.sources):
+            return reads[id(info)]
+
+        for n in ast.walk(decl.body):
+            info = self.program.callee_of(n) if isinstance(n, ast.Call) else None
+            if info is None or reads_of(info) is None:
+                continue
+            found = (padded_launch(self.program, n, info, reads_of(info), self.sources) if info.is_kernel
+                     else padded_through_host(self.program, n, info, reads_of, self.sources))
+            for d in found:
                 self.warn("padded_extremum", d)
 
     # ---------------------------------------------------------------- W0007

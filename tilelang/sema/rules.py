@@ -21,7 +21,7 @@ from tilelang import printfmt
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.bounds import item_not_one
 from tilelang.diagnostics.codes.runtime import HOST_INDEX, HOST_SHAPE
-from tilelang.dtypes import DType, arange_problem
+from tilelang.dtypes import ACC_RULE, DType, arange_problem, common_dtype, dot_acc_dtype
 from tilelang.sema.access import (
     rule_atomic,
     rule_load,
@@ -249,10 +249,15 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
     return ty
 
 
-def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type) -> Type:
+def _not_float(tcx: CheckCx, cx: CallCx, x: ast.Expr, ty: Type, operands: list[ast.Expr] | None = None) -> Type:
+    # every operand in the help, the integer ones cast (`fma(2i8 as f32)` dropped two of three)
+    parts = []
+    for e in operands or [x]:
+        el = elem_of(tcx.program.types.get(e))
+        parts.append(tcx.snippet(e) if elem_is_float(el) else f"{tcx.cast_snippet(e)} as f32")
     return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` needs floating-point elements", x.span,
                             f"this is `{ty}`")
-                    .with_help(f"cast first: `{cx.name}({tcx.cast_snippet(x)} as f32)`"))
+                    .with_help(f"cast first: `{cx.name}({', '.join(parts)})`"))
 
 
 def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type], float_only: bool,
@@ -304,15 +309,30 @@ def _rule_elementwise2_float(tcx: CheckCx, cx: CallCx) -> Type:
                       False)
     el = elem_of(ty)
     if isinstance(el, DType) and not el.is_float:
-        return _not_float(tcx, cx, exprs[0], ty)
+        return _not_float(tcx, cx, exprs[0], ty, list(exprs))
     return ty
 
 
 def _rule_elementwise3(tcx: CheckCx, cx: CallCx) -> Type:
-    ty = _elementwise(tcx, cx, cx.args, cx.arg_tys, True)
+    """`fma(a, b, c)`: float operands; an integer literal takes the float type
+    of another operand (`f32` when none has one), as `pow`'s do (`fma(2, 3, 4)`
+    stayed an untyped integer, which an `i16` tile then made an `i16` `fma`:
+    the checker passed it and the kernel refused it when it ran)."""
+    exprs = list(cx.args)
+    nums = [num_of(t, cx.fx.in_kernel) for t in cx.arg_tys]
+    fl: Any = next((n.elem for n in nums if n is not None and n.elem is not None and
+                    (elem_is_float(n.elem) or isinstance(n.elem, TypeParam))), None)
+    if fl is None and any(n is not None and n.kind == "float" for n in nums):
+        fl = None  # an untyped float among them: the literals stay untyped floats together
+    elif any(n is not None and n.kind == "int" for n in nums):
+        for x, n in zip(exprs, nums, strict=False):
+            if n is not None and n.kind == "int":
+                settle(tcx, x, ScalarT(fl) if fl is not None else F32)
+    tys = [tcx.program.types.get(x, t) for x, t in zip(exprs, cx.arg_tys, strict=False)]
+    ty = _elementwise(tcx, cx, exprs, tys, True)
     el = elem_of(ty)
     if isinstance(el, DType) and not el.is_float:
-        return _not_float(tcx, cx, cx.args[0], ty)
+        return _not_float(tcx, cx, exprs[0], ty, exprs)
     return ty
 
 
@@ -481,50 +501,55 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
     if a.dtype != b.dtype:
         return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` operands have different dtypes: `{a.dtype}` and "
                                 f"`{b.dtype}`", cx.span, "inputs must share a dtype")
-                        .with_help(f"cast one: `{tcx.snippet(cx.args[1])} as {a.dtype}`"))
-    valid_in = (DType.F16, DType.BF16, DType.F32)
-    if a.dtype not in valid_in and not isinstance(a.dtype, TypeParam):
+                        .with_help(_mixed_help(tcx, cx, a.dtype, b.dtype)))
+    want = dot_acc_dtype(a.dtype) if isinstance(a.dtype, DType) else None
+    if isinstance(a.dtype, DType) and want is None:  # bool: no product
         return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` does not support `{a.dtype}` inputs", cx.args[0].span,
-                                f"this is `{a}`").note("inputs are f16, bf16 or f32")
-                        .with_help(_mma_dtype_help(tcx, cx, a, b)))
+                                f"this is `{a}`").note("inputs are numbers: f16, bf16, f32, f64 or integers")
+                        .with_help(f"cast both to a number type first: `{tcx.cast_snippet(cx.args[0])} as i32`"))
     out_shape = (a.shape[0], b.shape[1])
     if len(tiles) == 2:  # dot
-        return TileT(DType.F32 if a.dtype in valid_in else a.dtype, out_shape)
+        return TileT(want if want is not None else a.dtype, out_shape)
     acc = tiles[2]
+    acc_dt = want if want is not None else acc.dtype
     if acc.shape != out_shape:
         return tcx.emit(tcx.err(T.MMA_MISMATCH,
                                 f"`mma` accumulator has shape {shape_str(acc.shape)}, expected "
                                 f"{shape_str(out_shape)}", cx.args[2].span, f"expected {shape_str(out_shape)} ([M, N])")
                         .secondary(cx.args[0].span, f"`a` is {shape_str(a.shape)}")
                         .secondary(cx.args[1].span, f"`b` is {shape_str(b.shape)}")
-                        .with_help(f"start from `zeros::<f32>({shape_str(out_shape)})`"))
-    if isinstance(a.dtype, DType) and isinstance(acc.dtype, DType) and acc.dtype is not DType.F32:
-        return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`mma` accumulates in `f32`, not `{acc.dtype}`", cx.args[2].span,
-                                f"this is `{acc}`")
-                        .note("supported: f16 or bf16 inputs with an f32 accumulator, or f32 inputs with f32")
-                        .with_help("make the accumulator f32: `zeros::<f32>(..)`"))
+                        .with_help(f"start from `zeros::<{acc_dt}>({shape_str(out_shape)})`"))
+    if want is not None and isinstance(acc.dtype, DType) and acc.dtype is not want:
+        return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`mma` of `{a.dtype}` tiles accumulates in `{want}`, not "
+                                f"`{acc.dtype}`", cx.args[2].span, f"this is `{acc}`")
+                        .secondary(cx.args[0].span, f"`a` is `{a}`")
+                        .note(ACC_RULE)
+                        .with_help(_mma_acc_help(tcx, cx.args[2], want, out_shape)))
     return acc
 
 
-def _mma_dtype_help(tcx: CheckCx, cx: CallCx, a: TileT, b: TileT) -> str:
-    """f64 and integer products: the multiply-and-sum the reference gives, in the call's own names and shapes
-    (round 12: an f64 user was told to cast to f32, losing the precision f64 was chosen for); integers
-    narrower than 32 bits widened to `i32` first, whose products do not wrap."""
-    if not isinstance(a.dtype, DType) or a.dtype is DType.BOOL or not (a.dtype is DType.F64 or a.dtype.is_int):
-        return "cast the inputs to `f16`, `bf16` or `f32` first"
-    m, k, n = a.shape[0], a.shape[1], b.shape[1]
-    widen = a.dtype.is_int and a.dtype.bits < 32
+def _mixed_help(tcx: CheckCx, cx: CallCx, da: Any, db: Any) -> str:
+    """Cast toward a type that holds both inputs' values (round 13: `tb as i8` of a `u8` tile wrapped 200 to
+    -56, `tb as f16` of an f32 tile rounds it), written as the whole call."""
+    common = common_dtype(da, db) if isinstance(da, DType) and isinstance(db, DType) else None
+    if common is None:
+        return f"cast one: `{tcx.snippet(cx.args[1])} as {da}`"
+    args = [tcx.snippet(x) if d is common else f"{tcx.cast_snippet(x)} as {common}"
+            for x, d in zip(cx.args[:2], (da, db), strict=True)] + [tcx.snippet(x) for x in cx.args[2:]]
+    which = "cast both" if common not in (da, db) else f"cast `{tcx.snippet(cx.args[0 if da is not common else 1])}`"
+    acc = dot_acc_dtype(common)
+    new_acc = len(cx.arg_tys) == 3 and acc is not None and getattr(cx.arg_tys[2], "dtype", acc) is not acc
+    return (f"{which} to `{common}`, which holds every `{da}` and `{db}` value: `{cx.name}({', '.join(args)})`"
+            + (f", with an accumulator of `{acc}`" if new_acc else ""))
 
-    def operand(x: ast.Expr) -> str:
-        return f"({tcx.cast_snippet(x)} as i32)" if widen else tcx.receiver_snippet(x)
 
-    prod = (f"({operand(cx.args[0])}.reshape({shape_str((m, k, Dim.const(1)))}) * "
-            f"{operand(cx.args[1])}.reshape({shape_str((Dim.const(1), k, n))})).sum(1)")
-    if len(cx.args) == 3:
-        prod = f"{tcx.cast_snippet(cx.args[2])} + {prod}"
-    why = "in `i32`, whose products of these do not wrap" if widen else f"in `{a.dtype}`"
-    return f"multiply and sum {why}: `{prod}`" + ("" if a.dtype is DType.F64 else
-                                                   ", or cast to `f32` where its 24 bits hold the values exactly")
+def _mma_acc_help(tcx: CheckCx, acc: ast.Expr, want: DType, shape: tuple[Any, ...]) -> str:
+    """Make `mma`'s accumulator `want`: a fresh one is `zeros::<want>`; a
+    carried one (`acc` of a loop) is declared with that type where it starts."""
+    if isinstance(acc, ast.Call) and isinstance(acc.callee, ast.Name) and acc.callee.ident.name in ("zeros", "full"):
+        return f"make the accumulator `{want}`: `zeros::<{want}>({shape_str(shape)})`"
+    return (f"make the accumulator `{want}` where it starts (`let mut acc = zeros::<{want}>({shape_str(shape)});`), "
+            "and cast the result where another type is wanted")
 
 
 def _mma_2d_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:

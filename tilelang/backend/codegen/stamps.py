@@ -27,7 +27,7 @@ GLOBAL = "tilec_stamps"
 CTAS = 256
 TILES = 64
 UNITS = 4
-SLOTS = 8
+SLOTS = 16  # 0-6 the tile's phases; 8-13 inside the chained first iteration (`TILEC_ATTN_STAMPS=2`)
 ENTRIES = CTAS * TILES * UNITS * SLOTS
 
 

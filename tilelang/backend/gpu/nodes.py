@@ -359,10 +359,12 @@ class Touch:
 
 @frozen
 class Opaque:
-    """`results` are `values` (scalars), each copied by an asm statement with
-    a side effect: LLVM cannot move what is computed from them out of their
-    branch (a loop's first iteration computing its addresses before the loop
-    would hold them in registers throughout)."""
+    """`results` are `values` (scalars, or f32 / i32 register tiles register by
+    register), each copied by an asm statement with a side effect: LLVM cannot
+    move what is computed from them out of their branch (a loop's first
+    iteration computing its addresses before the loop would hold them in
+    registers throughout), nor give a copied tile the registers of the wgmma
+    accumulator it was waited from (`attention_rotated`'s `hold`)."""
 
     results: tuple[ir.Value, ...]
     values: tuple[ir.Value, ...]

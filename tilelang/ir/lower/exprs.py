@@ -24,9 +24,9 @@ from tilelang.ir.lower.operators import (
     lower_cast,
     lower_unary,
 )
-from tilelang.ir.lower.values import BOOL, I32, ArrayVal, CVal, StrVal, TupleVal, Unsupported
+from tilelang.ir.lower.values import BOOL, I32, ArrayVal, CVal, InstanceFloatValue, StrVal, TupleVal, Unsupported
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.types import TypeParam
+from tilelang.sema.types import ScalarT, TypeParam
 from tilelang.syntax import ast
 
 
@@ -102,15 +102,16 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         # checker settled (an untyped `inf` takes its context's)
         settled = literal_dtype(cx.program, node)
         declared = getattr(sym.ty, "dtype", None)
-        return CVal(sym.value, settled or (declared if isinstance(declared, DType) else None))
+        return _float_read(cx, CVal(sym.value, settled or (declared if isinstance(declared, DType) else None)),
+                           node, name)
     if sym is not None and sym.kind is SymbolKind.CONST and isinstance(sym.decl, ast.ConstDecl):
         # a module constant: the one the checker resolved this name to. Two modules may
         # each define a `C` (and the root a third): a lookup by name took the root's, or
         # the first module's, in another module's kernel
-        return _module_const(cx, sym.decl, sym, node)
+        return _float_read(cx, _module_const(cx, sym.decl, sym, node), node, name)
     scope = cx.f.lookup(name)
     if scope is not None:
-        return _read_as(cx, scope[name], node)
+        return _read_as(cx, _float_read(cx, scope[name], node, name), node)
     if name in cx.f.generics:
         return CVal(cx.f.generics[name], I32)
     if name in cx.tensors:
@@ -123,6 +124,28 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         sdt = getattr(getattr(sym, "ty", None), "dtype", None)
         return CVal(const, sdt if isinstance(sdt, DType) else None)
     raise ICE(f"lowering: unknown name `{name}`")
+
+
+def _float_read(cx: LowerCx, v: Any, node: ast.Expr, name: str) -> Any:
+    """A float variable or constant (`let c = 2.5;`, `const C = 2.5;`) read
+    where the checker typed it an instance's `T`, and `T` is an integer (or
+    `bool`), outside a cast's operand: E0201, as the host's instance says it
+    (`runtime/host_instances.name_value`). The concrete form is refused (E0203
+    or E0201); the instance converted it silently (`return c;` gave 2), or, in
+    arithmetic, refused it on one engine and not the other (`x + C`)."""
+    if cx.cast_depth or not isinstance(v, (CVal, ir.Value)) or (isinstance(v, ir.Value) and v.shape):
+        return v
+    ty = cx.program.type_of(node)
+    tp = ty.dtype if isinstance(ty, ScalarT) else None
+    dt = cx.f.type_params.get(tp.name) if isinstance(tp, TypeParam) else None
+    if not isinstance(dt, DType) or dt.is_float:
+        return v
+    if isinstance(v, CVal) and isinstance(v.value, bool):
+        return v
+    is_float = v.dtype.is_float if v.dtype is not None else isinstance(v.value, float)
+    if is_float:
+        raise InstanceFloatValue(node.span, v.dtype, dt, name)
+    return v
 
 
 def _read_as(cx: LowerCx, v: Any, node: ast.Expr) -> Any:

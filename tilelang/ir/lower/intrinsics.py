@@ -17,12 +17,13 @@ from typing import Any
 from tilelang import printfmt
 from tilelang.diagnostics.codes.types import FORMAT_STRING
 from tilelang.diagnostics.model import Diagnostic, TileError
-from tilelang.dtypes import DType, arange_problem
+from tilelang.dtypes import DType, arange_problem, dot_acc_dtype
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const
 from tilelang.ir.lower.inline import inline_call
 from tilelang.ir.lower.values import (
+    InstanceDot,
     BOOL,
     I32,
     UNIT,
@@ -94,6 +95,21 @@ def lower_call(cx: LowerCx, e: ast.Call) -> Any:
         if decl is not None and name not in _BUILTIN_NAMES:
             return inline_call(cx, decl, e)
     return lower_builtin(cx, name, e)
+
+
+def _generic_dot(cx: LowerCx, e: ast.Call, in_dt: DType, acc_dt: DType) -> None:
+    """`dot(a, b)` of a generic `T`: the checker types it `Tile<T, ..>` (it
+    cannot spell "`T`'s accumulator"), which is the truth where `T` is its own
+    accumulator (f32, f64, 32- and 64-bit integers). Where this instance's
+    accumulator is another type (`T = f16` gives f32), the body's `T` would be
+    wrong: E0206 naming the instance, never a silent conversion."""
+    from tilelang.sema.types import TileT, TypeParam
+
+    t = cx.program.type_of(e)
+    if isinstance(t, TileT) and isinstance(t.dtype, TypeParam):
+        typed = cx.f.type_params.get(t.dtype.name)
+        if isinstance(typed, DType) and typed is not acc_dt and dot_acc_dtype(in_dt) is not None:
+            raise InstanceDot(e.span, in_dt, acc_dt, t.dtype.name)
 
 
 def _last_block(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
@@ -171,9 +187,10 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         if name == "mma":
             acc = cx.mat(vals[2], None, sp)
         else:
-            acc_dt = DType.F32 if a.dtype in (DType.F16, DType.BF16) else a.dtype
+            acc_dt = dot_acc_dtype(a.dtype) or a.dtype  # bool: the instance's domain check refuses it
             if a.type.rank != 2 or bb.type.rank != 2:
                 raise Unsupported(sp, "`dot` of tiles that are not 2-D")
+            _generic_dot(cx, e, a.dtype, acc_dt)
             acc = cx.b.const(0.0 if acc_dt.is_float else 0, acc_dt,
                              (a.shape[0], bb.shape[1]), span=sp)
         return cx.b.mma(a, bb, acc, span=sp)

@@ -24,6 +24,7 @@ from tilelang.diagnostics.codes.types import (
     INVALID_OPERAND,
     MISMATCHED_DTYPES,
     MISMATCHED_TYPES,
+    MMA_MISMATCH,
 )
 from tilelang.diagnostics.instances import float_value_problem, literal_problem, shift_problem
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
@@ -40,6 +41,7 @@ from tilelang.ir.lower.values import (
     CVal,
     InstanceMismatch,
     InstanceArange,
+    InstanceDot,
     InstanceDomain,
     InstanceFloatValue,
     InstanceOverflow,
@@ -70,6 +72,13 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             f"mismatched dtypes: `{e.value}` cannot be `{e.dtype.value}`", f"`{e.dtype.value}` in this instance",
             "write a literal that every type the kernel is called with holds")
         raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None
+    except InstanceDot as e:
+        raise TileError(_instance_error(
+            cx, instantiation, MMA_MISMATCH, f"`dot` of `{e.dtype.value}` tiles gives `{e.acc.value}` tiles, not "
+            f"`{e.param}`", e.span, f"`{e.param}` is `{e.dtype.value}` in this instance",
+            f"name the accumulator's type where `{e.param}` is not its own accumulator: "
+            f"`mma(a, b, zeros::<{e.acc.value}>([M, N]))` (see `tilec doc dot`), and cast the result where "
+            f"`{e.param}` is wanted")) from None
     except InstanceArange as e:
         raise TileError(_instance_error(
             cx, instantiation, ARANGE_RANGE,
@@ -78,7 +87,7 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
             "where wrapping is what you want")) from None
     except InstanceFloatValue as e:
-        message, label, help = float_value_problem(e.dtype)
+        message, label, help = float_value_problem(e.dtype, "kernel", e.name)
         raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None
     except InstanceDomain as e:
         raise TileError(_domain_error(cx, instantiation, e.what, e.dtype, e.need, e.span)) from None
@@ -121,10 +130,29 @@ def _check_instance(cx: LowerCx, kernel: ir.Kernel, inst: Mapping[str, Any]) -> 
     from tilelang.ir.verify import domain_problem
 
     for node in ir.walk(kernel.body):
+        if isinstance(node, ir.Mma):
+            _check_mma(cx, node, inst)
         problem = domain_problem(node)
         if problem is not None:
             what, dt, need = problem
             raise TileError(_domain_error(cx, inst, what, dt, need, getattr(node, "span", None)))
+
+
+def _check_mma(cx: LowerCx, op: ir.Mma, inst: Mapping[str, Any]) -> None:
+    """`mma(a, b, acc)` of a generic `T` with an accumulator this instance's
+    `T` does not take (`T = i8` with an `f32` acc, `T = f64` with `f32`): the
+    checker's E0206 for a concrete `mma`, at the call, naming the instance."""
+    from tilelang.dtypes import ACC_RULE, dot_acc_dtype
+
+    want = dot_acc_dtype(op.a.dtype)
+    if want is None or op.acc.dtype is want:
+        return
+    a, acc = op.a.dtype.value, op.acc.dtype.value
+    raise TileError(_instance_error(
+        cx, inst, MMA_MISMATCH, f"`mma` of `{a}` tiles accumulates in `{want}`, not `{acc}`",
+        op.span, f"`{a}` inputs with an `{acc}` accumulator in this instance",
+        f"call it with a type whose accumulator is `{acc}`, or convert inside it (`a as f32`, `b as f32`); "
+        + ACC_RULE))
 
 
 def _domain_error(cx: LowerCx, inst: Mapping[str, Any], what: str, dt: DType, need: str,

@@ -110,11 +110,25 @@ class InstanceFloatValue(Exception):
     this instance's integer `T` types, outside a cast: E0201 at the operand,
     as the host's instance says it (`diagnostics.instances`)."""
 
-    def __init__(self, span: Span | None, value_dtype: Any, dtype: Any) -> None:
+    def __init__(self, span: Span | None, value_dtype: Any, dtype: Any, name: str | None = None) -> None:
         super().__init__(f"{value_dtype} in {dtype}")
         self.span = span
         self.value_dtype = value_dtype
         self.dtype = dtype
+        self.name = name  # a float variable or constant read as `T` (`return c;`)
+
+
+class InstanceDot(Exception):
+    """`dot(a, b)` of a generic `T` whose instance accumulates in another type
+    than `T` (`T = f16`: an f32 result; `T = i8`: i32), where the checker typed
+    the result `Tile<T, ..>`: E0206 at the call, reported by `lower_kernel`."""
+
+    def __init__(self, span: Span | None, dtype: Any, acc: Any, param: str) -> None:
+        super().__init__(f"dot of {dtype} gives {acc}")
+        self.span = span
+        self.dtype = dtype
+        self.acc = acc
+        self.param = param
 
 
 class InstanceArange(Exception):

@@ -221,6 +221,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     whole = dataclasses.replace(loop, lower=marks.lower0, upper=marks.upper0) if marks is not None else loop
     ch, short = chain.make(p, whole, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
                            and schedule == "overlap" and rot.packed())  # passes/attention_chain.py
+    if ch is not None and tiles.fine_stamps():  # (`TILEC_ATTN_STAMPS=2`: stamps inside its first iteration)
+        ch = dataclasses.replace(ch, tn=c_tn)
     q_early = q_early or chain.q_early(ch)
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, loops.s_product, loops.unshare, turns,
                          qempty if q_early else None, ch) \

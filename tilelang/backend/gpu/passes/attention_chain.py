@@ -129,7 +129,28 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
         skip = {id(op) for t in (p.k, p.v) for op in t.chain} | {id(p.s_dot)}  # (not run as written)
         xr = xrot.make(loop, pl.pos, outside, moved, bufs.qs, bufs.zero, fresh, skip)
         ch = dataclasses.replace(ch, xr=xr) if xr is not None else ch
+    if ch.peel and ch.xr is None and p.short and epi2():  # the previous tile's epilogue in the second iteration
+        ch = dataclasses.replace(ch, epi2=True)  # (the short keys' variant only, as `attention_csplit`'s walks)
     return ch, None
+
+
+# `TILEC_ATTN_CHAIN_EPI2` unset: "0"; "1": a chained tile runs the previous tile's epilogue in its second key
+# iteration, between the issue of S(1) + P V(0) and the wait for S(1), where the warps have nothing to issue
+# (h15u/h15w's stamps: ~1,600 of a tile's ~2,100 boundary cycles are the first iteration's, the epilogue among
+# them with the tensor cores idle); a second peeled iteration (`attention_rotated.rotated`). Opt-in: slower on the
+# H100 (2026-12-06 call C: -0.9 % f16 full, -2.6 % f16 causal, -8.8 % bf16 causal; the stamps: the boundary's
+# ~1,560 cycles unchanged, the other warpgroup's softmax uses those issue slots, and the key loop 8 % slower a
+# block under ptxas's new schedule; RESULTS.md "h15y")
+EPI2_DEFAULT = "0"
+
+
+def epi2() -> bool:
+    """`TILEC_ATTN_CHAIN_EPI2`: "1" the previous tile's epilogue in the chained tile's second iteration, "0" (unset:
+    `EPI2_DEFAULT`) in its first."""
+    want = os.environ.get("TILEC_ATTN_CHAIN_EPI2", EPI2_DEFAULT)
+    if want not in ("0", "1"):
+        raise ValueError(f"TILEC_ATTN_CHAIN_EPI2={want!r}: expected 0 or 1")
+    return want == "1"
 
 
 def layouts(ch: Chain | None, cl: Any, warps: int, lay: dict[int, Any]) -> None:
@@ -205,6 +226,9 @@ class Chain:
     # unchained one; "0": one body, the first iteration tested in it (3 % slower a key block, H200 2026-12-03)
     peel: bool = dataclasses.field(default_factory=lambda: os.environ.get("TILEC_ATTN_CHAIN_PEEL", "1") == "1")
     xr: Any = None  # `attention_xrot.Xrot`: rotated across the tile boundary (`TILEC_ATTN_XROT=1`), else None
+    # the previous tile's epilogue in the second iteration, under its S (`TILEC_ATTN_CHAIN_EPI2=1`, `epi2`)
+    epi2: bool = False
+    tn: ir.Value | None = None  # the tile's number in the CTA, for `TILEC_ATTN_STAMPS=2`'s stamps in the first iteration
 
     def first(self, b: _Build, it: ir.Value, accw: ir.Value) -> tuple[list[object], ir.Value]:
         """In the loop's first iteration, after the previous tile's last P V
@@ -233,6 +257,14 @@ class Chain:
             ops.append(g.WgmmaWait((made,), (accw,), 0, span))
         return [ir.If((out,), go, ir.Region((), (*ops, ir.Yield((made,)))),  # type: ignore[arg-type]
                       ir.Region((), (ir.Yield((accw,)),)), span)], out
+
+    def later(self, pred: ir.Value, acc: ir.Value) -> list[object]:
+        """Where `pred`: the previous tile's epilogue on `acc`, its final accumulator waited for already
+        (`TILEC_ATTN_CHAIN_EPI2=1`: in the second iteration, between its issue and its wait for S; in a tile of
+        one key block after the first). No value comes out of the branch: its stores are the epilogue's."""
+        own = tuple(self.fresh.value(v.dtype, (), v.hint) for v in self.scalars)  # (as `first`'s)
+        ops = [g.Opaque(own, self.scalars, self.plan.span), *self.epilogue(acc, own), ir.Yield(())]
+        return [ir.If((), pred, ir.Region((), tuple(ops)), ir.Region((), (ir.Yield(()),)), self.plan.span)]  # type: ignore[arg-type]
 
     def epilogue(self, acc: ir.Value, scalars: tuple[ir.Value, ...] | None = None) -> list[object]:
         """The previous tile's epilogue on its final accumulator `acc` (and
@@ -357,7 +389,7 @@ def tile_carry(ch: Chain, outs: tuple[ir.Value, ...]
     return ops, tuple(zip(region_args(ch), outs, vals, strict=True))
 
 
-__all__ = ["CHAIN_D", "CHAIN_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "short_d", "stamped", "tile_carry", "tile_ops", "use_op"]
+__all__ = ["CHAIN_D", "CHAIN_DEFAULT", "EPI2_DEFAULT", "SHORT_BLOCKS", "SHORT_D", "Chain", "Plan", "carries", "epi2", "final", "layouts", "make", "plan", "q_early", "region_args", "setting", "short", "short_d", "stamped", "tile_carry", "tile_ops", "use_op"]
 
 
 def stamped(ops: list[object], c_loop: ir.For, qbar: ir.Value, tn: ir.Value, span: Any) -> list[object]:

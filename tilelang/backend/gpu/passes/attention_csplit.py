@@ -1,5 +1,8 @@
 """The chained short keys' variant with its last round split along the keys
-(`TILEC_ATTN_CHAIN_SPLIT=1`, issue 15; opt-in: not yet measured on a GPU).
+(`TILEC_ATTN_CHAIN_SPLIT=1`, issue 15; opt-in: +0..+0.5 % on the full S = 1,024
+rows on the H100, within the runs' spread) and its causal tail in a walk of
+its own (`TILEC_ATTN_CHAIN_TAIL`, on by default: +2.7..+4.6 % on the causal
+S = 1,024 rows, 2026-12-06 call 4).
 
 At S = 1,024 and D = 64 every launch runs the short keys' variant
 (`attention_chain`: tiles chained, K's rows at most 8 key blocks), which had
@@ -28,10 +31,10 @@ the save, arrival and merge) is emitted after it and runs at most
 `SPLIT_ROUNDS` times a CTA. Off (unset: `CHAIN_SPLIT_DEFAULT`), nothing here
 runs and every kernel is as before.
 
-`TILEC_ATTN_CHAIN_TAIL=1` (opt-in; with both switches the short keys' variant
-is the split's and asks for the tail's as a variant of its own, launched where
-the walk hands out pairs of an even number of query blocks: one kernel with
-both walks B spilled) puts the
+`TILEC_ATTN_CHAIN_TAIL` (on by default, "0" off; with `TILEC_ATTN_CHAIN_SPLIT=1`
+too the short keys' variant is the split's and asks for the tail's as a variant
+of its own, launched where the walk hands out pairs of an even number of query
+blocks: one kernel with both walks B spilled) puts the
 causal walk's tail (`attention_tail`: the last item rounds' pairs as single
 tiles, heaviest first) in walk B the same way, chained on from walk A: the
 chain's carried values are walk B's loop's too, their first values walk A's
@@ -62,7 +65,9 @@ from .context import Fresh
 from .pipeline import _Build
 from .rewrite import substitute
 
-CHAIN_SPLIT_DEFAULT = "0"  # opt-in until the H100 says (benchmarks/h15x_device.sh)
+# opt-in: the H100 (2026-12-06 call 4, A C T T C A) gave the full rows +0..+0.5 %, within the runs' spread, and
+# h15x's promotion rule asked for a gain on both full rows (benchmarks/h15y_device.sh times it again beside the tail)
+CHAIN_SPLIT_DEFAULT = "0"
 # the last piece in merges this many records an iteration, their loads in flight together (`attention_split.
 # epilogue`'s `unroll`): at the benchmark's shape 8 records, one L2 round trip each one after another (~600-700
 # cycles) in the one-pass loop, ~5,000 cycles of the launch's last ~10,000; 3 an iteration: 3 round trips (4: ptxas
@@ -217,15 +222,18 @@ def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir
                                    carry2, mk, start=(whole, walk_a.results[0], walk_a.results[1]))]
 
 
-# `TILEC_ATTN_CHAIN_TAIL` unset: "0"; "1": the causal walk's last `attention_tail.TAIL_ROUNDS` item rounds as single
-# tiles, heaviest first, in walk B, chained on from walk A (a number n >= 2: n rounds)
-CHAIN_TAIL_DEFAULT = "0"
+# `TILEC_ATTN_CHAIN_TAIL` unset: "1", the causal walk's last `attention_tail.TAIL_ROUNDS` item rounds as single
+# tiles, heaviest first, in walk B, chained on from walk A (a number n >= 2: n rounds; "0": none, the walk as
+# before). On the H100 (2026-12-06 call 4, A C T T C A in separate processes): +2.7..+4.6 % on the causal D = 64
+# S = 1,024 rows (f16 / bf16), +0..+0.5 % on the full ones (walk B runs nothing there)
+CHAIN_TAIL_DEFAULT = "1"
 
 
 def tail_rounds() -> int:
-    """`TILEC_ATTN_CHAIN_TAIL`: the item rounds of the chained short keys' variant's causal tail (0: none). The
-    tail (`attention_tail`) in that variant's one walk lost 1.2 % on the H100 (2026-12-05, call B: its branch
-    and start in every tile's walk); here it is walk B's alone, walk A's tiles carry none of it."""
+    """`TILEC_ATTN_CHAIN_TAIL` (unset: `CHAIN_TAIL_DEFAULT`): the item rounds of the chained short keys' variant's
+    causal tail (0: none). The tail (`attention_tail`) in that variant's one walk lost 1.2 % on the H100
+    (2026-12-05, call B: its branch and start in every tile's walk); here it is walk B's alone, walk A's tiles
+    carry none of it."""
     from . import attention_tail as tails
 
     want = os.environ.get("TILEC_ATTN_CHAIN_TAIL", CHAIN_TAIL_DEFAULT)

@@ -184,6 +184,33 @@ def _boundary(chain: Any, loop: ir.For, p: Any, bufs: Any, fresh: Fresh, layouts
     return (inner, ir.Yield(outs))
 
 
+def _second(chain: Any, loop: ir.For, build: Callable[..., list[object]],
+            unshare: Callable[[list[object], Fresh], list[object]], fresh: Fresh, layouts: dict[int, Layout],
+            lower: ir.Value, outs: tuple[ir.Value, ...], own: tuple[ir.Value, ...], span: Any
+            ) -> tuple[list[object], tuple[ir.Value, ...], ir.Value]:
+    """`TILEC_ATTN_CHAIN_EPI2=1`: the chained tile's second iteration peeled (from `lower`, on the first's
+    `outs`, the last of them the previous tile's final accumulator: `build`'s `hold`; `own`: the loop body's own
+    arguments after the user's), the previous tile's epilogue between its issue and its wait for S (a tile of
+    one key block runs it in the first: `build`'s `hold`). Returns the ops, the loop's first values after them
+    and its new lower bound."""
+    from .attention_tiles import clone
+
+    E = ir.ElemOp
+    b = _Build(fresh)
+    ran2 = b.elem(E.LT, lower, loop.upper, dtype=DType.BOOL, hint="ran2")
+    args = (*loop.body.args[1:], *own)
+    *outs, held = outs  # type: ignore[assignment]
+    remap = {loop.body.args[0].id: lower, **{a.id: v for a, v in zip(args, outs, strict=True)}}
+    second = clone(build(None, later=(chain, held)), fresh, remap)
+    layouts.update({remap[k].id: lay for k, lay in list(layouts.items()) if k in remap})
+    outs2 = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in outs)
+    after = fresh.value(DType.I32, (), "lower")
+    ops = [*b.ops, ir.If(outs2, ran2, ir.Region((), (*unshare(second[:-1], fresh), second[-1])),  # type: ignore[arg-type]
+                         ir.Region((), (ir.Yield(tuple(outs)),)), span),  # type: ignore[arg-type]
+           ir.Elementwise(after, E.ADD, (lower, loop.step))]
+    return ops, outs2, after
+
+
 def _reads(op: object, v: ir.Value) -> bool:
     return any(x is v for o in g.walk(ir.Region((), (op,))) for x in g.operands(o))  # type: ignore[arg-type]
 
@@ -255,13 +282,29 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         st0, ph0 = pb.ring(bufs.base, bufs.S)
         pre += [*pb.ops, ir.If((), ran, ir.Region((), (g.BarrierWait(bufs.full, st0, ph0, span), ir.Yield(()))),  # type: ignore[arg-type]
                                ir.Region((), (ir.Yield(()),)), span)]
+        if chain is not None and chain.tn is not None:  # (`TILEC_ATTN_STAMPS=2`: the first block's stage in)
+            pre.append(g.Stamp(13, chain.tn, span))
         stage, pv_stage = fresh.value(DType.I32, (), "stage"), fresh.value(DType.I32, (), "pv_stage")
 
-    def build(chain: Any, pre_s: ir.Value | None = None) -> list[object]:
+    def build(chain: Any, pre_s: ir.Value | None = None, later: Any = None) -> list[object]:
         """One iteration's ops (`chain`: the first iteration of a chained tile, else None; `pre_s`: its S
-        issued already, `attention_xrot.boundary`: its P V issued alone)."""
+        issued already, `attention_xrot.boundary`: its P V issued alone). `chain.epi2` (`TILEC_ATTN_CHAIN_EPI2=1`):
+        that first iteration without the previous tile's epilogue (but where it is the tile's last), the
+        accumulator it waited for (the previous tile's final one) yielded after the rest, an undefined one at
+        the accumulator's place (read by no product: the next P V adds to none, and after a lone block the next
+        tile's; with the previous tile's there, ptxas 13.0 serialised the second iteration's products: the
+        copies LLVM made into the loop's registers before the wait); `later` ((that chain, that accumulator)): the second iteration, which runs the
+        epilogue between its issue and its wait for S."""
         nonlocal stage, pv_stage
+        hold = chain is not None and chain.epi2
         cb = _Build(fresh)
+        own = chain if chain is not None else (later[0] if later is not None else None)
+        tn = own.tn if own is not None else None  # (`TILEC_ATTN_STAMPS=2`: this iteration's stamps)
+
+        def stamp(slot: int) -> None:
+            if tn is not None:
+                cb.ops.append(g.Stamp(slot, tn, span))
+
         started = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="started")
         if chain is not None and chain.release:  # the first P V is the previous tile's: its stage is released after it
             started = cb.elem(E.OR, started, chain.pend, dtype=DType.BOOL, hint="started")
@@ -288,8 +331,15 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                                   cast.result.dtype, s_op))
         if turns:
             cb.ops.append(g.WarpgroupTurn("pass", 2, span))
+        stamp(8 if chain is not None else 14)  # issued
+        if later is not None:  # the previous tile's epilogue while S(1) and P V(0) are in flight
+            go = cb.elem(E.AND, later[0].pend, started, dtype=DType.BOOL, hint="chained")  # (started: true here)
+            cb.ops += later[0].later(go, later[1])
+            stamp(15)  # its epilogue done
         s_now = fresh.value(DType.F32, p.s_dot.result.shape, "s")
         cb.ops.append(g.WgmmaWait((s_now,), (raw,), 1, span))
+        if chain is not None:
+            stamp(9)  # S in
         if qempty is not None:  # this S was Q's last reader in the tile
             last = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL, hint="last")
             cb.ops.append(g.BarrierArrive(qempty, bufs.qs, last, span))
@@ -321,15 +371,26 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 cb.ops.append(g.BarrierWait(bufs.full, cb.elem(E.WHERE, more, nst, stage, hint="nstage"),
                                             cb.elem(E.WHERE, more, nph, phase, hint="nphase"), span, pins))
                 accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
+                if chain is not None:
+                    stamp(10)  # the softmax and the spin on the next stage done
                 cb.ops.append(g.WgmmaWait((accw,), (o_raw,), 0, span))
+                if chain is not None:
+                    stamp(11)  # the pending P V in
                 # the previous block's stage is free: its S and P V are done
                 cb.ops.append(g.BarrierArrive(bufs.empty, prev, started, span))
-                if chain is not None:  # the first iteration: the previous tile's output is complete
+                if hold:  # a tile of one key block: the previous tile's epilogue here, as without `epi2` (there
+                    # (in the second iteration's branch, or after it, ptxas 13.0 kept fewer values in registers
+                    # through the key loop: 680-704 SASS instructions a block, not 647-655)
+                    alone = cb.elem(E.GE, cb.elem(E.ADD, loop.body.args[0], loop.step), loop.upper, dtype=DType.BOOL)
+                    cb.ops += chain.later(cb.elem(E.AND, alone, chain.pend, dtype=DType.BOOL, hint="chained_lone"), accw)
+                if chain is not None and not hold:  # the first iteration: the previous tile's output is complete
                     if pdt is DType.I32 and cast.x.id in seen:  # P packed first: 32 registers a thread, not 64
                         p_next = fresh.value(DType.I32, pshape, "p")
                         cb.ops.append(g.PackPairs(p_next, mapping.get(cast.x.id, cast.x), cast.result.dtype, cast.span))
                     first_ops, accw = chain.first(cb, c_it, accw)
                     cb.ops += first_ops
+                if chain is not None:
+                    stamp(12)  # the previous tile's epilogue done (with `epi2`: a one-block tile's)
                 mapping[acc_arg.id] = accw
                 waited = True
             if op is p.o_dot:  # issued by the next iteration, or after the loop
@@ -347,7 +408,17 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
                 vals[pos] = mapping.get(p.o_dot.acc.id, p.o_dot.acc)
                 assert p_next is not None
                 nxt = (next_stage, stage) if carried else ()
-                cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next, *nxt)))
+                held: tuple[ir.Value, ...] = ()
+                if hold:  # the previous tile's accumulator after the rest (copied: else it keeps the registers of
+                    # the loop's accumulator, and ptxas 13.0 serialised the second iteration's products, whose
+                    # stage the epilogue's reads of them sit in), none at its place
+                    own = fresh.value(acc_arg.dtype, acc_arg.shape, "acc_prev")
+                    cb.ops.append(g.Opaque((own,), (mapping[acc_arg.id],), span))
+                    vals[pos], held = cb.undef(acc_arg, span), (own,)
+                cb.ops.append(ir.Yield((*vals, cb.elem(E.ADD, c_it, cb.const(1)), p_next, *nxt, *held)))
+                continue
+            if hold and op is rescale:  # (read by no product: `hold`)
+                mapping[op.result.id] = cb.undef(op.result, span)  # type: ignore[attr-defined]
                 continue
             if isinstance(op, ir.Elementwise) and op is rescale and any_moved is not None:  # acc as it is where
                 r = op.result  # every alpha is 1
@@ -393,11 +464,22 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
         if chain.xr is not None:  # `TILEC_ATTN_XROT=1`: where the previous tile deferred its last block
             then = _boundary(chain, loop, p, bufs, fresh, layouts, build, unshare, s_product, qempty, remap, st0,
                              (c_it, p_prev, stage, pv_stage), init_vals, then, span)
+        idle: list[object] = [ir.Yield(init_vals)]
+        if chain.epi2:  # (the previous tile's accumulator, held for the second iteration: `build`'s `hold`)
+            acc0 = inits[pos]
+            outs += (fresh.value(acc0.dtype, acc0.shape, "acc_prev"),)
+            eb = _Build(fresh)
+            none = eb.undef(acc0, span)
+            idle = [*eb.ops, ir.Yield((*init_vals, none))]
         pre.append(ir.If(outs, ran, ir.Region((), then),  # type: ignore[arg-type]
-                         ir.Region((), (ir.Yield(init_vals),)), span))
+                         ir.Region((), tuple(idle)), span))
         lower = fresh.value(DType.I32, (), "lower")
         pre.append(ir.Elementwise(lower, E.ADD, (loop.lower, loop.step)))
         init_vals = outs
+        if chain.epi2:  # `TILEC_ATTN_CHAIN_EPI2=1`: the second iteration too, the previous tile's epilogue in it
+            pre_2, init_vals, lower = _second(chain, loop, build, unshare, fresh, layouts, lower, outs,
+                                              (c_it, p_prev, *((stage, pv_stage) if carried else ())), span)
+            pre += pre_2
     upper = loop.upper
     if chain is not None and chain.xr is not None:  # the loop stops a block short: the last is the boundary's
         upper = fresh.value(DType.I32, (), "upper")

@@ -654,8 +654,14 @@ KVFIRST_DEFAULT = "auto"
 
 def stamps() -> bool:
     """`TILEC_ATTN_STAMPS=1`: cycle stamps at the walk's tile boundary (`g.Stamp`,
-    `codegen/stamps.py`; a measurement: off, no kernel changes)."""
-    return os.environ.get("TILEC_ATTN_STAMPS", "0") == "1"
+    `codegen/stamps.py`; a measurement: off, no kernel changes); "2" (`fine_stamps`) those and more."""
+    return os.environ.get("TILEC_ATTN_STAMPS", "0") in ("1", "2")
+
+
+def fine_stamps() -> bool:
+    """`TILEC_ATTN_STAMPS=2`: `stamps()`, and inside the chained tile's first iteration
+    (`attention_rotated`'s `build`: slots 8-13, `benchmarks/probes/attention_stamps.py`'s `FINE`)."""
+    return os.environ.get("TILEC_ATTN_STAMPS", "0") == "2"
 
 
 def stamped(ops: list[object], tn: ir.Value, points: list[tuple[int, int]], span: object) -> list[object]:

@@ -42,6 +42,7 @@ The producer warpgroup comes on top of them.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
@@ -312,6 +313,12 @@ class _Build:
     def elem(self, op: ir.ElemOp, *xs: ir.Value, hint: str = "", dtype: DType = DType.I32) -> ir.Value:
         r = self.fresh.value(dtype, (), hint)
         self.ops.append(ir.Elementwise(r, op, xs))
+        return r
+
+    def undef(self, like: ir.Value, span: Any) -> ir.Value:
+        """A value of `like`'s type and shape whose contents are never read (`g.Undef`)."""
+        r = self.fresh.value(like.dtype, like.shape, like.hint)
+        self.ops.append(g.Undef(r, span))
         return r
 
     def ring(self, it: ir.Value, stages: int) -> tuple[ir.Value, ir.Value]:

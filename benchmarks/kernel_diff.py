@@ -1,0 +1,213 @@
+"""A differential of whole kernel bodies (hrev round 14): random element-wise
+expressions over two input tiles of one element type (arithmetic, bitwise
+operators, shifts by tile amounts, casts through another type and back,
+`maximum`/`minimum`/`where`/`abs`, comparisons, a row reduction broadcast
+back, `cumsum` of integers, untyped and suffixed literals), on the edges of
+the type (MIN/MAX, 0, -1, NaN, +-inf, -0.0, subnormals), run by the
+interpreter and by the GPU code path in llsim (sm_80 by default, `--arch`);
+each stored result must agree bit for bit (a NaN's payload aside). The
+operations numerics_cases.py checks one by one meet here in compositions,
+through the lowering's folding, its literal typing and the backend's passes.
+Float division and the transcendental functions are left out (approximate on
+a GPU within `fastmath.tolerance`), as are float sums (their order).
+
+    python benchmarks/kernel_diff.py SEED COUNT [--arch sm_90a] [--wide]
+
+(`--wide`: also shapes (reshape, transpose, permute, broadcast), row
+reductions and arg-reductions, scans, shifts by any amount, `bool` round trips.
+`--host`: the kernel on the interpreter against the same body as a host
+function of tensors, instead of llsim.)
+
+prints one line per disagreement and `ran N (E both refused, D disagreements)`;
+the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
+"""
+import io
+import os
+import random
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "backend"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
+
+import tilelang.run as run  # noqa: E402
+from tilelang.diagnostics.model import TileError  # noqa: E402
+
+INTS = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+FLOATS = ["f16", "bf16", "f32", "f64"]
+NP = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16,
+      "u32": np.uint32, "u64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
+N = 16
+
+
+def edges(t: str, r: random.Random) -> np.ndarray:
+    if t in INTS:
+        info = np.iinfo(NP[t])
+        pool = [info.min, info.max, 0, 1, 2, 3, 7, 8, 31, 63, info.max // 2, info.min // 2 if info.min else 5]
+        pool += [-1, -2, -7, -8, -100] if info.min else [100, 200, 255]
+        vals = [r.choice(pool) if r.random() < 0.7 else r.randint(int(info.min), int(info.max)) for _ in range(N)]
+        return np.array(vals, dtype=NP[t])
+    pool = [0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, 3.0, 65504.0, -65504.0, 1e-5, 6e-8, 1e30, -1e30,
+            float("inf"), float("-inf"), float("nan"), 127.5, -128.5, 255.5, 1e9, 3e38]
+    vals = [r.choice(pool) if r.random() < 0.7 else r.uniform(-300, 300) for _ in range(N)]
+    if t == "bf16":
+        return np.array(vals, dtype=np.float32)  # made bf16 in the program (`as bf16`)
+    return np.array(vals, dtype=NP[t])
+
+
+def lit(t: str, r: random.Random) -> str:
+    if t in INTS:
+        return r.choice(["0", "1", "2", "3", "7", "31", "100", f"1{t}", f"3{t}"])
+    return r.choice(["0.0", "0.5", "1.0", "2.0", "-0.0", "3.5", "100.0", "1", "2"])
+
+
+def expr(t: str, r: random.Random, d: int) -> str:
+    is_int = t in INTS
+    if d == 0 or r.random() < 0.2:
+        return r.choice(["x", "y", "x", "y", lit(t, r)])
+    a, b = expr(t, r, d - 1), expr(t, r, d - 1)
+    k = r.randrange(10)
+    if k == 0:
+        return f"({a} {r.choice(['+', '-', '*'])} {b})"
+    if k == 1 and is_int:
+        return f"({a} {r.choice(['/', '%'])} ({b} | 1))"  # an odd divisor: never 0
+    if k == 2 and is_int:
+        return f"({a} {r.choice(['&', '|', '^'])} {b})"
+    if k == 3 and is_int:
+        return f"({a} {r.choice(['<<', '>>'])} ({b} & 7))"
+    if k == 4:
+        u = r.choice(INTS + FLOATS)
+        return f"(({a} as {u}) as {t})"
+    if k == 5:
+        return f"{r.choice(['maximum', 'minimum'])}({a}, {b})"
+    if k == 6:
+        return f"where({a} {r.choice(['<', '<=', '==', '!=', '>'])} {b}, {a}, {b})"
+    if k == 7:
+        if is_int or t in ("f32", "f64"):
+            return f"abs({a})" if not t.startswith("u") else f"(!{a})" if is_int else f"abs({a})"
+        return f"(-{a})"
+    if k == 8:
+        red = r.choice(["max", "min"] + (["sum"] if is_int else []))
+        return f"({a} + {expr(t, r, d - 1)}.{red}(0))"
+    if k == 9 and is_int:
+        return f"cumsum({a}, 0)"
+    if WIDE and r.random() < 0.5:
+        return wide(t, r, a, b)
+    return f"({a} {r.choice(['+', '-', '*'])} {b})"
+
+
+WIDE = "--wide" in sys.argv
+
+
+def wide(t: str, r: random.Random, a: str, b: str) -> str:
+    """`--wide`: shapes, scans, arg-reductions, shifts by any amount, `bool` round trips."""
+    is_int = t in INTS
+    k = r.randrange(8)
+    if k == 0 and is_int:
+        return f"({a} {r.choice(['<<', '>>'])} {b})"  # any amount: past the width, negative
+    if k == 1:
+        return f"((({a}) != ({b})) as {t})"
+    if k == 2:
+        return f"({a}).reshape([4, 4]).transpose().reshape([{N}])"
+    if k == 3:
+        red = r.choice(["max", "min"] + (["sum", "prod"] if is_int else []))
+        return f"({a}).reshape([4, 4]).{red}(1).reshape([4, 1]).broadcast([4, 4]).reshape([{N}])"
+    if k == 4:
+        arg = r.choice(["argmax", "argmin"])
+        return f"(({a}).reshape([4, 4]).{arg}({r.choice([0, 1])}) as {t}).reshape([1, 4]).broadcast([4, 4]).reshape([{N}])"
+    if k == 5:
+        scan = r.choice(["cummax", "cummin"] + (["cumsum", "cumprod"] if is_int else []))
+        return f"{scan}(({a}).reshape([4, 4]), {r.choice([0, 1])}).reshape([{N}])"
+    if k == 6:
+        return f"({a}).reshape([2, 8]).permute([1, 0]).reshape([{N}])"
+    return f"where(({a}) > ({b}), ({a}), ({b}).reshape([4, 4]).max(0).reshape([1, 4]).broadcast([4, 4]).reshape([{N}]))"
+
+
+def program(t: str, body: str) -> str:
+    load = "load_npy(\"{p}\")"
+    conv = " as bf16" if t == "bf16" else ""
+    return (f"kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
+            f"    let x = a.load_like(z);\n    let y = b.load_like(z);\n    z.store({body});\n}}\n"
+            f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
+            f"    let mut z = zeros::<{t}>([{N}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
+            f"    z{'' if t != 'bf16' else ' as f32'}.save_npy(\"OUT\");\n}}\n")
+
+
+def host_program(t: str, body: str) -> str:
+    """`--host`: the same body as a host function of tensors (`x`, `y`)."""
+    load = "load_npy(\"{p}\")"
+    conv = " as bf16" if t == "bf16" else ""
+    return (f"fn h(x: Tensor<{t}, [?]>, y: Tensor<{t}, [?]>) -> Tensor<{t}, [?]> {{\n    {body}\n}}\n"
+            f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
+            f"    let z = h(a.clone(), b.clone());\n"
+            f"    z{'' if t != 'bf16' else ' as f32'}.save_npy(\"OUT\");\n}}\n")
+
+
+HOST = "--host" in sys.argv
+
+
+def outcome(src: str, how: str, out_path: str) -> object:
+    from llsim import sim_runtime_device
+
+    old = run.make_device
+    try:
+        if how != "cpu":
+            run.make_device = lambda choice, o, arch=how: sim_runtime_device(arch)
+        run.execute(src.replace("OUT", out_path), "cpu", out=io.StringIO(), name="k.tile")
+    except run.CheckFailed as e:
+        return "check " + ",".join(sorted({d.code for d in e.diagnostics if d.severity.name == "ERROR"}))
+    except TileError as e:
+        return "error " + ",".join(sorted({d.code for d in e.diagnostics}))
+    except Exception as e:  # noqa: BLE001 - an internal error is a finding
+        return f"ICE {type(e).__name__}: {str(e)[:160]}"
+    finally:
+        run.make_device = old
+    return np.load(out_path)
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    if a.dtype.kind == "f":
+        both_nan = np.isnan(a) & np.isnan(b)
+        bits = a.view(np.uint64 if a.itemsize == 8 else np.uint32 if a.itemsize == 4 else np.uint16)
+        bbits = b.view(bits.dtype)
+        return bool(np.all(both_nan | (bits == bbits)))
+    return bool(np.array_equal(a, b))
+
+
+def main() -> None:
+    seed, count = int(sys.argv[1]), int(sys.argv[2])
+    arch = sys.argv[sys.argv.index("--arch") + 1] if "--arch" in sys.argv else "sm_80"
+    os.makedirs("/tmp/kernel_diff", exist_ok=True)
+    bad = refused = 0
+    for i in range(count):
+        r = random.Random(f"{seed}:{i}")
+        t = r.choice(INTS + FLOATS)
+        body = expr(t, r, 3)
+        stem = f"/tmp/kernel_diff/{seed}_{i}"
+        np.save(stem + "_a.npy", edges(t, r))
+        np.save(stem + "_b.npy", edges(t, r))
+        src = program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+        if HOST:  # the kernel on the interpreter against the host function
+            hsrc = host_program(t, body).replace('"A"', f'"{stem}_a.npy"').replace('"B"', f'"{stem}_b.npy"')
+            got = [outcome(src, "cpu", f"{stem}_cpu.npy"), outcome(hsrc, "cpu", f"{stem}_host.npy")]
+        else:
+            got = [outcome(src, how, f"{stem}_{how}.npy") for how in ("cpu", arch)]
+        if all(isinstance(g, str) for g in got):
+            refused += 1
+            if (got[0] != got[1] and not HOST) or any(g.startswith("ICE") for g in got):  # type: ignore[union-attr]
+                print(f"{seed}:{i} T={t} interp={got[0]!r} other={got[1]!r} body: {body}", flush=True)
+                bad += 1
+            continue
+        if any(isinstance(g, str) for g in got) or not same(*got):  # type: ignore[arg-type]
+            bad += 1
+            with open(stem + ".tile", "w") as f:
+                f.write(src)
+            show = [g if isinstance(g, str) else np.array2string(g, max_line_width=400) for g in got]
+            print(f"{seed}:{i} T={t} body: {body}\n  interp={show[0]}\n  {'host' if HOST else arch}={show[1]}",
+                  flush=True)
+    print(f"ran {count} ({refused} both refused, {bad} disagreements)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+"""The help of E0509 (a launched kernel without a `&mut` partition to size
+its grid), shared by the checker (a Tile launch, `sema/launch.py`) and the
+launch itself (a Python API call, `runtime/launch.py`): one text, so the two
+never drift apart.
+
+The parameter it offers has the rank of the grid the kernel reads (round 13:
+a 1-D `seen: &mut Tensor<i32, [1]>` for a kernel reading `block_id(2)` made
+a grid of one axis, where `block_id(1)` and `block_id(2)` are always 0) and
+a `_` name, as nothing needs to store into it (`seen` was W0001 unused)."""
+
+from __future__ import annotations
+
+from tilelang.syntax import ast
+
+
+def no_grid_help(decl: ast.FnDecl) -> str:
+    axes = [n.args[0].value.value for n in ast.walk(decl.body)
+            if isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) and n.callee.ident.name == "block_id"
+            and n.args and isinstance(n.args[0].value, ast.IntLit)]
+    rank = min(max(axes, default=0), 2) + 1
+    ones = ", ".join(["1"] * rank)
+    grid = ", ".join(f"g{i}" for i in range(rank)) if rank > 1 else "n"
+    return (f"give the kernel a `&mut` parameter with one element a block, of the grid's rank"
+            + (f" (it reads `block_id({rank - 1})`)" if rank > 1 else "")
+            + f", e.g. `_grid: &mut Tensor<i32, [{ones}]>` (a `_` name: a parameter only for the grid, which "
+            f"nothing needs to store into), and pass it `_grid.partition([{ones}])` of a "
+            f"`zeros::<i32>([{grid}])` with the grid's size along each axis "
+            "(the number of tiles along it: `std::math::cdiv(n, tile)`)")

@@ -35,22 +35,28 @@
 #        the fold (~1.1-1.6 us) less what KB takes off the 3-block splits
 # On an H200 the same microseconds are ~1.4x the percentages (its step is ~25 % shorter).
 # Promotable only if it wins at both contexts (and costs 0.6B / 8B nothing).
+# MEASURED (H100, the lead's calls B and D, RESULTS.md "h17q"): KB +0.36 % at 1,024, +0.46 % at 8,192, 8B +0.16 %,
+# 0.6B -0.05 %: promoted (`kb` 1 is in sm_90's default since b6d65efd, so `{}` below now includes it and KB rows
+# equal `{}`); FL -1.08 % / -1.94 %, FK -1.14 % / -0.67 %; STEP=more: FKG -1.26 %, FKP -1.49 %, FKO -0.08 % against
+# the `{}` of then. FKX (STEP=more's newest row) not run.
 # One device step, <= ~120 s warm, from the checkout's root after `pip install --no-deps -e .`:
 #   decode_ab.py --model 4b --contexts 1024,8192, one process, the 8 rows at each context, 3 rounds of 4 replays
 #   (the engine ~20-25 s to load; CONTEXTS=1024 halves it where time is short)                          <= 115 s
 # Optional, each its own call or step if device time is left:
-#   STEP=more (<= 110 s): 4B at 1,024, {} FK FKG FKP FKO FKO FKP FKG FK {}. (FKG added and FKO's expectation
-#     restated at 05:45, after call B's STEP=small: FK's attention + merge timed alone fell 0.5-0.9 us a layer, yet
-#     the step at 8B lost 0.45 %, as if what the fold's trigger lets start during the last blocks' merge costs more
-#     than the merge launch it saves. F32 (32 splits below 8,192) dropped from the step.)
+#   STEP=more (<= 110 s): 4B at 1,024, {} FK FKX FKG FKP FKP FKG FKX FK {}. (FKX and FKG added, FKO moved out,
+#     after call B's STEP=small: FK's attention + merge timed alone fell 0.5-0.9 us a layer, yet the step at 8B
+#     lost 0.45 %, as if what the fold's trigger lets start during the last blocks' merge costs more than the
+#     merge launch it saves. F32 (32 splits below 8,192) dropped from the step; FKO is STEP=more2's.)
+#     FKX = FK whose folded attention never triggers (`Plan.fl` 7: its PE 3, the new `pdl_early = 3`): the O
+#     GEMV's blocks are scheduled only when the attention's blocks have all exited, not beside its last blocks
+#     while they merge (the pair's merge kernel stood between them before). If the early O (and, through O's
+#     entry trigger, gate/up) is the cost, FKX against FK: +0.3..+0.9 %, FKX against {}: -0.3..+0.5 % (the
+#     fold's alone-gain less O's launch latency, ~0.4 us, now exposed); if not, FKX against FK: -0.6..0 %
 #     FKG = FK with O no longer triggering gate/up at its entry (`ge` ["down"]): under the default, the fold's
 #     trigger (before its shares' stores) schedules O's blocks, whose entry trigger schedules gate/up's, whose
 #     peeled first K step (~10 MB) is then read during the fold's last blocks' 3 dependent L2 round trips (one
 #     launch earlier than after `combine_splits`). If that traffic is the cost, FKG against FK: +0.2..+0.8 %; if
 #     not, -0.6..0 % (the entry trigger's own +0.45 % lost, h17r)
-#     FKO = FK with the O GEMV's first K step peeled (`st` o -1): O's blocks read their first weight tile (10 MB of
-#     W_o's 21) before their wait, during the fold's tail. Written first as a possible gain (-0.5..+1.0 %); after
-#     call B, a test of the same question from the other side (more early traffic during the tail): -1.0..+0.5 %
 #     FKP = FK with the layer's KV cache prefetched into L2 by the QKV GEMV (`Plan.kp` 32, `rms_gemv_kv`: once its
 #     own loads are back each of its 384 blocks issues bulk L2 prefetches of 1-2 of the 528 [32-key, 128] tiles of
 #     K and V rows 0 .. pos of the layer's 8 KV heads, 4.2 MB), so the attention's key blocks come from L2. For:
@@ -60,13 +66,17 @@
 #     21 MB from 320 blocks ended the issuer 2.3 us later, ~0.3-0.55 us for this block's 8-16 KB), on the QKV's
 #     last blocks too; W_o prefetched from the QKV lost 1.7-3.0 % that day (its reader, a GEMV, was bound by its
 #     SMs' intake, which the attention's ~25 GB/s a block is not). Expected FKP against FK: -0.8..+1.5 %
+#   STEP=more2 (<= 80 s): 4B at 1,024, {} FKO FKO {}: FKO = FK with the O GEMV's first K step peeled (`st` o -1):
+#     O's blocks read their first weight tile (10 MB of W_o's 21) before their wait, during the fold's tail.
+#     Written first as a possible gain (-0.5..+1.0 % against FK); after call B, the same question from the other
+#     side (more early traffic during the tail): -1.5..+0.5 % against {}
 #   STEP=small (<= 70 s): 0.6B and 8B at 1,024, {} FK FK {}
 #   STEP=trace (<= 60 s): decode_trace.py of {} and FK at 1,024 (one replay each), step_model.py's table of each
 #   STEP=tests (<= 60 s): the GPU tests of the fold and the balance (test_folded_merge_matches_torch: teacher-
 #     forced logits against TorchQwen3, the greedy tokens, both graph APIs) and of the merge forms beside it
 # Prints the rows ("ctx   1024 {...} NNN tok/s ...") and each variant's rows folded (`ab_summary.py`: mean, spread,
 # ratio to the default's mean); writes $OUT/h17q.tgz (logs, json).
-# usage on the device machine, from the checkout's root:  bash benchmarks/h17q_device.sh  (STEP=more|small|trace|tests bash ...)
+# usage on the device machine, from the checkout's root:  bash benchmarks/h17q_device.sh  (STEP=more|more2|small|trace|tests bash ...)
 set -uo pipefail
 . benchmarks/device_env.sh h17q
 t0=$(date +%s)
@@ -87,12 +97,14 @@ if [ "${STEP:-ab}" = tests ]; then
   echo "h17q gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR|Error" "$D/tests.log" | head -8
   pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0
 fi
-if [ "${STEP:-ab}" = more ]; then
+if [ "${STEP:-ab}" = more ] || [ "${STEP:-ab}" = more2 ]; then
+  FKX='{"fl": 7, "kb": 1}'
   FKG='{"fl": 3, "kb": 1, "ge": ["down"]}'
-  FKO='{"fl": 3, "kb": 1, "st": {"o": -1}}'
   FKP='{"fl": 3, "kb": 1, "kp": 32}'
+  V=${V:-"[{}, $FK, $FKX, $FKG, $FKP, $FKP, $FKG, $FKX, $FK, {}]"}
+  [ "$STEP" = more2 ] && V="[{}, {\"fl\": 3, \"kb\": 1, \"st\": {\"o\": -1}}, {\"fl\": 3, \"kb\": 1, \"st\": {\"o\": -1}}, {}]"
   timeout ${MORE_TIMEOUT:-110} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
-    --variants "[{}, $FK, $FKG, $FKP, $FKO, $FKO, $FKP, $FKG, $FK, {}]" --out "$D/more" > "$D/more.log" 2>&1
+    --variants "$V" --out "$D/more" > "$D/more.log" 2>&1
   echo "h17q decode_ab more (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"
   f=$(ls "$D"/more/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$D/more.log}"
   pack; echo "h17q done ($(el) s): $OUT/h17q.tgz"; exit 0

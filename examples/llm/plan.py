@@ -149,14 +149,21 @@ class Plan:
     # once and stores the merged rows; no `combine_splits` launch), in the
     # step forms whose bit is set: 1 the short form (below `fma_until`, or
     # the only form), 2 the long form; 0: the merge's own launch (issue 17,
-    # h17q; `fm` merged NC shares a step, each step a dependent L2 round trip)
+    # h17q; `fm` merged NC shares a step, each step a dependent L2 round trip).
+    # + 4: the folded attention never triggers the next launch under PDL
+    # (`pdl_early = 3`: the O GEMV's blocks are scheduled at its exit, not
+    # beside its last blocks while they merge)
     fl: int = 0
-    # 1: the early ring attention's key ranges balanced (`ring_split_early`'s
-    # EA & 8: the first T % NS of the NS splits take one of the T key blocks
-    # more than the others' T / NS; `cdiv(T, NS)` blocks a split
-    # leaves the last splits short or empty: at 1,025 positions, 33 blocks
-    # over 16 splits are 11 of 3 and 5 of 0, balanced 1 of 3 and 15 of 2).
-    # Needs ea 1 or 3 (issue 17, h17q)
+    # 1: the early ring attention's key ranges balanced (EA & 8 of
+    # `ring_split_early` and `ring_split_first`: ea 1, 3 or 7, `aw` 8, `fl`):
+    # the first T % NS of the NS splits take one of the T key blocks more
+    # than the others' T / NS, where `cdiv(T, NS)` blocks a split leaves the
+    # last splits short or empty (at 1,025 positions, 33 blocks over 16
+    # splits are 11 of 3 and 5 of 0, balanced 1 of 3 and 15 of 2). The other
+    # attention forms (ea 0's `attn_decode_ring`, `qr`, `fm`, tc != 4) keep
+    # cdiv's ranges. sm_90's plans: 1 (issue 17, h17q; H100, one process,
+    # 2026-12-06: 4B +0.36 % at 1,024, +0.46 % at 8,192, 8B +0.16 %, 0.6B
+    # -0.05 %, the same tokens)
     kb: int = 0
     # KR > 0: the QKV GEMV's blocks, once their own loads are back, prefetch
     # into L2 the layer's KV cache rows the attention after it reads (K and V
@@ -323,9 +330,12 @@ def check_fold(plan: Plan) -> None:
     """A ValueError naming what `plan.fl` (the split merge folded into the
     early ring attention), `plan.kb` (its key ranges balanced) or `plan.kp`
     (the KV cache prefetched by the QKV GEMV) cannot run with."""
-    if plan.fl not in (0, 1, 2, 3) or plan.kb not in (0, 1):
-        raise ValueError(f"Plan.fl must be 0-3 (1 the short form, 2 the long) and Plan.kb 0 or 1, "
-                         f"not {plan.fl} and {plan.kb}")
+    if not 0 <= plan.fl <= 7 or plan.fl == 4 or plan.kb not in (0, 1):
+        raise ValueError(f"Plan.fl must be 0-3 (1 the short form, 2 the long), + 4 for no trigger, and Plan.kb "
+                         f"0 or 1, not {plan.fl} and {plan.kb}")
+    if plan.fl & 4 and (plan.pe or "attn" in plan.ge):
+        raise ValueError("Plan.fl + 4 keeps the folded attention from triggering: not with pe or \"attn\" in ge, "
+                         "which trigger it at its entry")
     short = (plan.short_tc, plan.short_ns or plan.ns) if plan.fma_until > 0 else (plan.tc, plan.ns)
     two = plan.fma_until > 0 and short != (plan.tc, plan.ns)
     forms = [("short", short[0], 1)] + ([("long", plan.tc, 2)] if two else [])
@@ -339,8 +349,6 @@ def check_fold(plan: Plan) -> None:
     if plan.kp < 0 or plan.kp & (plan.kp - 1) or (plan.kp and (plan.qr or "qkv" in plan.qg)):
         raise ValueError(f"Plan.kp ({plan.kp}) is the KV prefetch's rows a tile (a power of two, 0: none) in the QKV "
                          "GEMV's plain form: not with qr or the QKV on the tile queue (qg)")
-    if plan.kb and plan.ea not in (1, 3):
-        raise ValueError(f"Plan.kb balances `ring_split_early`'s key ranges: it needs ea 1 or 3, not {plan.ea}")
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:
@@ -390,6 +398,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
     gl: tuple[str, ...] = ()  # ... at their K loop's last iteration (`Plan.gl`)
     me = 0  # the split merge triggers O at its entry (`Plan.me`)
     rs = 0  # small tiles replicated (`Plan.rs`)
+    kb = 0  # the early ring's key ranges balanced (`Plan.kb`)
     tw = 0  # the greedy token choice's tile (`Plan.tw`; 0: `argmax_step`)
     if sm_count is None:
         for k, n in rows.items():
@@ -467,6 +476,11 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             # +1.09 % / +1.17 %), 8B +0.05 %; at 0.6B, whose O is one block an
             # SM (128 on 132, MB 1), -2.2 % (and -1.9 % on 2026-12-05): off there
             me = int(mb["o"] > 1)
+            # the early ring attention's key ranges balanced (`kb`: at 1,025
+            # positions 1 split of 3 key blocks and 15 of 2, not 11 of 3 and 5
+            # empty). H100, one process, A B B A (h17q, 2026-12-06): 4B +0.36 %
+            # at 1,024, +0.46 % at 8,192; 8B +0.16 %, 0.6B -0.05 %; the same tokens
+            kb = 1
             # the greedy token choice as `argmax_wide` (one block of 32 warps,
             # all of the LM head's block maxima as one tile, at most 16,384: 16
             # a thread; more would spill): H100, 4B, one process (h17t,
@@ -505,6 +519,7 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
         me=me,
         rs=rs,
         tw=tw,
+        kb=kb,
     )
 
 

@@ -96,12 +96,33 @@ def test_two_triggers_at_the_main_loops_last_iteration() -> None:
 
 
 def test_an_instance_whose_pdl_early_means_nothing_is_refused() -> None:
-    """`pdl_early` is 0, 1 or 2: a const generic of 3 gets its own error at the instance (it once meant "at
-    entry", as every positive value did before 2 took the last iteration)."""
+    """`pdl_early` is 0, 1, 2 or 3: a const generic of 4 gets its own error at the instance (it once meant "at
+    entry", as every positive value did before 2 took the last iteration and 3 the exit)."""
     from tilelang.diagnostics.model import TileError
 
     with pytest.raises(TileError) as e:
-        _kir(3)
+        _kir(4)
     d = e.value.diagnostics[0]
     text = " ".join((d.message, *d.help))
-    assert "`pdl_early` is 3" in text and "0 (not early), 1 (trigger at entry) or 2" in text
+    assert "`pdl_early` is 4" in text and "0 (not early), 1 (trigger at entry), 2" in text and "3 (at exit)" in text
+
+
+def test_three_never_triggers_so_the_next_grid_starts_at_exit() -> None:
+    """`pdl_early = 3`: this kernel alone never triggers its dependents (the
+    target's "exit": the next grid is scheduled once its blocks have all
+    exited), under the "late" and "last" trigger places; it still waits for
+    its predecessor before its loads; "entry" stays the earlier place; it is
+    neither `pdl_early` nor `pdl_last` (the runtime's "+loads" rule holds)."""
+    k3, k0 = _kir(3), _kir(0)
+    assert k3.pdl_exit and not k3.pdl_early and not k3.pdl_last and not k0.pdl_exit
+    assert "pdl_exit" in print_kernel(k3) and "pdl_exit" not in print_kernel(k0)
+    for trigger in ("late", "last"):
+        body = _body(compile_kernel(k3, Target("sm_90a", pdl=True, pdl_trigger=trigger)).ptx)
+        assert TRIGGER not in body and body.count(WAIT) == 1 and body.index(WAIT) < body.index("ld.global")
+        # the kernel without the hint triggers there
+        assert TRIGGER in _body(compile_kernel(k0, Target("sm_90a", pdl=True, pdl_trigger=trigger)).ptx)
+    entry = _body(compile_kernel(k3, Target("sm_90a", pdl=True, pdl_trigger="entry")).ptx)
+    assert entry.index(TRIGGER) < entry.index("ld.global")
+    if ptxas_available():
+        r = run_ptxas(compile_kernel(k3, Target("sm_90a", pdl=True)).ptx, "sm_90a")
+        assert r.returncode == 0, r.stderr

@@ -33,12 +33,13 @@ def weights() -> dict:  # type: ignore[type-arg]
     return random_weights(TINY, seed=0)
 
 
-@pytest.mark.parametrize(("fl", "kb", "bt"), [(3, 0, 8), (1, 1, 4), (2, 1, 4)])
+@pytest.mark.parametrize(("fl", "kb", "bt"), [(3, 0, 8), (1, 1, 4), (2, 1, 4), (7, 1, 8)])
 def test_folded_merge_decodes_as_numpy(weights: dict, fl: int, kb: int, bt: int) -> None:  # type: ignore[type-arg]
     # both step forms (4 splits; 2 below position 8), the fold in the forms
     # whose bit is set and `combine_splits` in the others; over 21 positions the
     # last key block is ragged, splits are empty (cdiv ranges) or uneven
-    # (balanced: at bt 4, 6 blocks over 4 splits are 2, 2, 1, 1)
+    # (balanced: at bt 4, 6 blocks over 4 splits are 2, 2, 1, 1); fl 7: both
+    # forms with PE 3 (no PDL trigger: the CPU runs it as any other)
     plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=bt, ns=4, ea=3, fl=fl, kb=kb, **FORMS)
     eng = TileQwen3(TINY, weights, max_seq=64, plan=plan)
     for form, bit in (("short", 1), ("long", 2)):
@@ -51,21 +52,22 @@ def test_folded_merge_decodes_as_numpy(weights: dict, fl: int, kb: int, bt: int)
         ea = {op.generics["EA"] for op in eng._form_ops[form] if op.kernel.__name__.startswith("attn_decode_ring")}
         assert ea == {3 | 8 * kb}, (form, ea)
         assert {op.generics["NS"] for op in folds} <= {2 if form == "short" else 4}
+        assert {op.generics["PE"] for op in folds} <= {3 if fl & 4 else 0}  # + 4: no trigger
     ref = NumpyQwen3(TINY, weights, max_seq=64)
     for t in _tokens(21, TINY.vocab_size, seed=17):
         _close(eng.feed(t), ref.step(t))
 
 
 @pytest.mark.parametrize(("fields", "words"), [
+    ({"fl": 8}, "must be 0-3"),
     ({"fl": 4}, "must be 0-3"),
+    ({"fl": 7, "pe": 1}, "not with pe"),
     ({"kb": 2}, "Plan.kb 0 or 1"),
     ({"fl": 1, "short_tc": 1}, "the short form has tc = 1"),
     ({"fl": 2, "tc": 1, "short_tc": 4}, "the long form has tc = 1"),
     ({"fl": 1, "fm": 2, "ea": 0}, "choose one merge"),
     ({"fl": 3, "mr": 4}, "choose one merge"),
     ({"fl": 1, "aw": 8}, "choose one merge"),
-    ({"kb": 1, "ea": 0}, "needs ea 1 or 3, not 0"),
-    ({"kb": 1, "ea": 7}, "needs ea 1 or 3, not 7"),
 ])
 def test_fold_and_balance_refuse_plans_they_cannot_run(weights: dict, fields: dict, words: str) -> None:  # type: ignore[type-arg]
     plan = dataclasses.replace(plan_for(TINY, 64, None), **{"tc": 4, "bt": 8, "ns": 4, "ea": 3, **FORMS, **fields})
@@ -74,13 +76,35 @@ def test_fold_and_balance_refuse_plans_they_cannot_run(weights: dict, fields: di
 
 
 @pytest.mark.parametrize("model", ["0.6b", "4b", "8b"])
-def test_plans_leave_the_fold_and_the_balance_off(model: str) -> None:
-    # opt-in: no default plan (CPU, or a GPU's) folds or balances; sm_90's
-    # plans take both in both step forms (the ring, ea 3, no other merge form)
+def test_plans_balance_on_sm_90_and_leave_the_fold_off(model: str) -> None:
+    # `kb` 1 in sm_90's plans (measured: H100, 2026-12-06), 0 on the CPU and
+    # before sm_90; the fold and the KV prefetch opt-in everywhere (measured
+    # slower); sm_90's plans take the fold in both step forms
     cfg = Qwen3Config.load(f"qwen3-{model}")
-    for plan in (plan_for(cfg, 2048, None), plan_for(cfg, 2048, 132, hopper=True), plan_for(cfg, 2048, 108)):
-        assert (plan.fl, plan.kb) == (0, 0)
-    check_fold(dataclasses.replace(plan_for(cfg, 2048, 132, hopper=True), fl=3, kb=1))
+    hopper = plan_for(cfg, 2048, 132, hopper=True)
+    assert (hopper.fl, hopper.kb, hopper.kp, hopper.ea) == (0, 1, 0, 3)
+    for plan in (plan_for(cfg, 2048, None), plan_for(cfg, 2048, 108)):
+        assert (plan.fl, plan.kb, plan.kp) == (0, 0, 0)
+    check_fold(dataclasses.replace(hopper, fl=3))
+
+
+@pytest.mark.parametrize(("fields", "kernel", "ea"), [({"ea": 7}, "attn_decode_ring_early", 15),
+                                                      ({"ea": 0}, "attn_decode_ring", None),
+                                                      ({"aw": 8}, "attn_decode_ring_w8", 11)])
+def test_balance_reaches_the_early_ring_forms_and_leaves_the_others(weights: dict, fields: dict, kernel: str,  # type: ignore[type-arg]
+                                                                    ea: int | None) -> None:
+    # `kb` 1 with ea 7 (`ring_split_first`, EA 15) and `aw` 8 (`ring_split_early`
+    # in 8 warps) balances their ranges; with ea 0 (`attn_decode_ring`, cdiv's
+    # ranges) it is accepted and changes nothing; each decodes as NumPy does
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, ns=4, kb=1, **FORMS,  # (aw 8: bt a multiple of 8)
+                               **({"ea": 3, "bt": 8, **fields} if "aw" in fields else {"bt": 4, **fields}))
+    eng = TileQwen3(TINY, weights, max_seq=64, plan=plan)
+    ops = [op for op in eng._form_ops["short"] if op.kernel.__name__ == kernel]
+    assert len(ops) == TINY.num_hidden_layers
+    assert {op.generics.get("EA") for op in ops} == {ea}
+    ref = NumpyQwen3(TINY, weights, max_seq=64)
+    for t in _tokens(13, TINY.vocab_size, seed=23):
+        _close(eng.feed(t), ref.step(t))
 
 
 @pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
@@ -265,3 +289,59 @@ def test_fold_refuses_steps_that_do_not_divide_its_splits(k, ns: int, nc: int) -
     with pytest.raises(TileError, match="E0513"):
         k.attn_decode_ring_fold[g, d // 2, bt, 0, 3, ns, nc](
             P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]), *args).sync()
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
+def test_fold_without_a_trigger_under_pdl() -> None:
+    # Plan.fl + 4 (the fold's PE 3, `pdl_early = 3`) under sm_90's "late+loads":
+    # one wait and no `launch_dependents` (the O GEMV scheduled at the fold's
+    # exit); PE 0 triggers once, before the shares' stores; the same registers
+    from test_gemv_registers import _facts, _ring_op
+
+    from tilelang.backend import emit_ptx
+    from tilelang.backend.target import Target
+
+    cfg = Qwen3Config.load("qwen3-4b")
+    plan = plan_for(cfg, 2048, 132, hopper=True)
+    g, d = cfg.group, cfg.head_dim
+    tgt = Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads")
+    regs = {}
+    for pe in (0, 3):
+        op = _ring_op(load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, pe, 11, 16, 16], cfg,
+                      dataclasses.replace(plan, ns=16), merged=True)
+        ptx = emit_ptx(op._plan.kir, tgt, _facts(op))
+        body = ptx[ptx.index(".entry"):]
+        assert body.count("griddepcontrol.wait;") == 1
+        assert body.count("griddepcontrol.launch_dependents;") == (0 if pe else 1)
+        if not pe:
+            assert body.index("griddepcontrol.launch_dependents;") < body.index("atom.acq_rel")
+        r = assemble(ptx, "sm_90a")
+        assert r.max_spill_stores == 0, r.text
+        regs[pe] = r.max_registers
+    assert regs[3] <= regs[0] + 4, regs
+
+
+
+@pytest.mark.parametrize("ea", [3, 7])
+def test_balanced_ranges_leave_no_split_empty(k, ea: int) -> None:  # type: ignore[no-untyped-def]
+    # 72 positions in 8-key tiles (9 key blocks) over 8 splits: cdiv's ranges
+    # are 2, 2, 2, 2, 1, 0, 0, 0 (splits 5 and 6 see no key: log-sum-exp
+    # MASKED; the last one the token only), balanced ones 2, 1, ..., 1 (every
+    # split a key block); `ring_split_early` (EA 3 | 8) and `ring_split_first`
+    # (EA 7 | 8) alike, on the interpreter; the merged rows are the same
+    from test_kernels_sim import P, _decode_inputs
+
+    rng = np.random.default_rng(5)
+    layers, hkv, g, d, bt, ns, s, pos = 2, 2, 4, 32, 8, 8, 80, 72
+    args = (*_decode_inputs(rng, layers, hkv, g, d, s), np.array([pos], np.int32), 1, 1e-6)
+    merged = []
+    for kb in (0, 8):
+        parts = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
+        k.attn_decode_ring_early[g, d // 2, bt, 0, ea | kb](P(parts[0], [1, g, d]), P(parts[1], [1, g]), *args).sync()
+        empty = (parts[1].reshape(hkv, ns, g) < -1e29).all(axis=(0, 2))
+        assert list(empty) == ([False] * 5 + [True, True, False] if not kb else [False] * ns), (kb, empty)
+        out = np.zeros((hkv, g, d), np.float32)
+        k.combine_splits[ns, d, 0](P(out, [1, 1, d]), parts[0].reshape(hkv, ns, g * d),
+                                   parts[1].reshape(hkv, ns, g)).sync()  # fmt: skip
+        merged.append(out)
+    np.testing.assert_allclose(merged[1], merged[0], rtol=1e-5, atol=1e-5)

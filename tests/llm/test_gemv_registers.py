@@ -153,6 +153,11 @@ def _ring_ptx(kern, cfg, plan, merged: bool = False) -> str:  # type: ignore[no-
     """The PTX of one of the ring decode attentions (`kern`, its generics
     given) launched over 2 layers and a 64-position cache at `cfg`'s shapes;
     `merged`: with `attn_decode_ring_merge`'s merged output after the partials."""
+    return _ptx(_ring_op(kern, cfg, plan, merged))
+
+
+def _ring_op(kern, cfg, plan, merged: bool = False):  # type: ignore[no-untyped-def]
+    """`_ring_ptx`'s launch, built to be compiled, never run."""
     g, d, hkv, layers, s = cfg.group, cfg.head_dim, cfg.num_key_value_heads, 2, 64
     z = np.zeros
     merged_out = [P(z((hkv, g, d), np.float32), [1, g, d])] if merged else []
@@ -172,8 +177,7 @@ def _ring_ptx(kern, cfg, plan, merged: bool = False) -> str:  # type: ignore[no-
         1e-6,
     )
     op.discard()  # built to be compiled, never run
-    ptx = _ptx(op)
-    return ptx
+    return op
 
 
 @pytest.mark.parametrize(("ea", "model"), [(0, "4b"), (1, "4b"), (3, "4b"), (3, "0.6b"), (3, "8b")])

@@ -238,6 +238,12 @@ class _Emitter(HopperOps, DebugOps):
             # loop's last iteration, after its wait (so "+loads" keeps its rule:
             # the launch before this one is complete when the next one starts)
             trigger = "last"
+        elif trigger in ("late", "last") and k.source.pdl_exit:
+            # `#[hints(pdl_early = 3)]`: this kernel alone never triggers, so the
+            # next grid is scheduled at its exit (a kernel whose last blocks still
+            # work after the others' writes: the split merge folded into the
+            # attention, whose last block of each head merges the head's shares)
+            trigger = "exit"
         if extra in ("prefetch", "bulk"):
             steps = pdl_code.prologue(k, {t for t, i in self.tensors.items() if i.readonly})
             if steps:

@@ -189,6 +189,7 @@ class Builder:
         walk: int = -1,
         evict_first: bool = False,
         pdl_last: bool = False,
+        pdl_exit: bool = False,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -216,6 +217,7 @@ class Builder:
             walk,
             bool(evict_first),
             bool(pdl_last),
+            bool(pdl_exit),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

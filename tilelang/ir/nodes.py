@@ -753,8 +753,10 @@ Op = (
 
 # ------------------------------------------------------------------ kernel
 # `#[hints(pdl_early = 2)]`: the trigger at the main loop's last iteration
-# (`Kernel.pdl_last`); any other positive value: at the kernel's entry
+# (`Kernel.pdl_last`); 3: none, the next grid scheduled at this one's exit
+# (`Kernel.pdl_exit`); any other positive value: at the kernel's entry
 PDL_LAST = 2
+PDL_EXIT = 3
 
 
 @frozen
@@ -772,7 +774,8 @@ class Kernel:
     `pdl_early`, non-zero): under programmatic dependent launch the kernel
     lets the next grid be scheduled at its start, before its own wait (the
     backend's trigger; the next grid still waits for this one to complete);
-    `pdl_last` (hint `pdl_early = 2`): at its main loop's last iteration.
+    `pdl_last` (hint `pdl_early = 2`): at its main loop's last iteration;
+    `pdl_exit` (hint `pdl_early = 3`): at its exit (no trigger).
     `max_blocks` (hint `max_blocks`, 0 = none): at most that many blocks of
     the kernel run on an SM at once (the runtime pads the launch's shared
     memory, `runtime/occupancy.py`), for memory streams that run faster with
@@ -810,6 +813,10 @@ class Kernel:
     # (the target's "last" trigger, for this kernel alone), after its own
     # wait; `pdl_early` is then False (the trigger is not before the wait)
     pdl_last: bool = False
+    # hint `pdl_early = 3`: under programmatic dependent launch the kernel
+    # never triggers, so the next grid is scheduled when this one's blocks
+    # have all exited (the target's "exit", for this kernel alone)
+    pdl_exit: bool = False
 
     @property
     def cluster_blocks(self) -> int:

@@ -87,6 +87,8 @@ def print_kernel(kernel: ir.Kernel) -> str:
         tail += " pdl_early"
     if kernel.pdl_last:
         tail += " pdl_last"
+    if kernel.pdl_exit:
+        tail += " pdl_exit"
     if kernel.prefetch_lines:
         tail += " prefetch_lines"
     if kernel.evict_first:

@@ -64,7 +64,8 @@ _HINT_DOCS = {
     "max_blocks": "at most this many tile blocks on an SM at once (fewer memory requests in flight): "
                   "a literal or a const generic",
     "pdl_early": "under programmatic dependent launch, let the next kernel start before this one waits "
-                 "(a one-wave kernel; 2: at its main loop's last iteration): a literal or a const generic",
+                 "(a one-wave kernel; 2: at its main loop's last iteration; 3: at its exit): a literal or a const "
+                 "generic",
     "prefetch_lines": "`p.prefetch` as one L2 prefetch a line from the threads, also on sm_90 (bulk "
                       "prefetches there otherwise): a literal or a const generic",
     "evict_first": "the loads a ring streams (`stages`) are evict-first in L2: bytes read once a launch "

@@ -451,12 +451,12 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl, mod: ModuleInfo | None = None) -> dic
                 hints[key] = arg.value.ident.name
                 continue
             value = arg.value.value if isinstance(arg.value, ast.IntLit) else None
-            if key == "pdl_early" and value is not None and value > 2:
-                tcx.emit(tcx.err(T.MISMATCHED_TYPES, "hint `pdl_early` is 1 or 2", arg.value.span,
-                                 "neither 1 nor 2")
+            if key == "pdl_early" and value is not None and value > 3:
+                tcx.emit(tcx.err(T.MISMATCHED_TYPES, "hint `pdl_early` is 1, 2 or 3", arg.value.span,
+                                 "not 1, 2 or 3")
                          .note("1 lets the next kernel be scheduled at this one's entry, 2 at the start of its "
-                               "main loop's last iteration")
-                         .with_help("write `pdl_early = 1` (or `pdl_early = 2`)"))
+                               "main loop's last iteration, 3 at its exit")
+                         .with_help("write `pdl_early = 1` (or `pdl_early = 2`, `pdl_early = 3`)"))
                 continue
             if value is None or value <= 0 or (key == "num_warps" and not (is_pow2(value) and value <= 32)):
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES,

@@ -283,8 +283,10 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
                        instantiation=list(generics.items()),
                        hints=["stages" if h == "num_stages" else h for h in hints],
                        min_blocks=hints.get("min_blocks", 0), max_blocks=hints.get("max_blocks", 0),
-                       pdl_early=hints.get("pdl_early", 0) > 0 and hints.get("pdl_early", 0) != ir.PDL_LAST,
+                       pdl_early=hints.get("pdl_early", 0) > 0
+                       and hints.get("pdl_early", 0) not in (ir.PDL_LAST, ir.PDL_EXIT),
                        pdl_last=hints.get("pdl_early", 0) == ir.PDL_LAST,
+                       pdl_exit=hints.get("pdl_early", 0) == ir.PDL_EXIT,
                        prefetch_lines=hints.get("prefetch_lines", 0) > 0,
                        evict_first=hints.get("evict_first", 0) > 0,
                        cluster=cluster, walk=cx.walk)
@@ -327,11 +329,11 @@ def _hints(cx: LowerCx, decl: ast.FnDecl, inst: Mapping[str, Any]) -> dict[str, 
                         raise TileError(_hint_error(decl, inst, f"hint `{a.name.name}` is {v.value} in this instance",
                                                     a.value.span, "a negative value",
                                                     "call it with a positive value, or 0 for no hint"))
-                    if a.name.name == "pdl_early" and int(v.value) > ir.PDL_LAST:
+                    if a.name.name == "pdl_early" and int(v.value) > ir.PDL_EXIT:
                         raise TileError(_hint_error(decl, inst, f"hint `pdl_early` is {v.value} in this instance",
-                                                    a.value.span, "not 0, 1 or 2",
-                                                    "call it with 0 (not early), 1 (trigger at entry) or 2 "
-                                                    "(trigger at the main loop's last iteration)"))
+                                                    a.value.span, "not 0, 1, 2 or 3",
+                                                    "call it with 0 (not early), 1 (trigger at entry), 2 "
+                                                    "(trigger at the main loop's last iteration) or 3 (at exit)"))
                     if a.name.name == "stages" and int(v.value) <= 0:
                         continue  # 0 or below from a const generic (std::llm's ST -1: a peel): as if unhinted
                     out[a.name.name] = int(v.value)

@@ -112,6 +112,9 @@ def checked_codes(src: str) -> list[str]:
 
 
 def main() -> None:
+    if len(sys.argv) < 3 or not (sys.argv[1].isdigit() and sys.argv[2].isdigit()):
+        print((__doc__ or "").strip(), file=sys.stderr)  # (`--help`, or SEED COUNT missing: the usage, not a traceback)
+        raise SystemExit(0 if "--help" in sys.argv or "-h" in sys.argv else 2)
     seed, count = int(sys.argv[1]), int(sys.argv[2])
     concrete = "--concrete" in sys.argv  # `T` written as the type itself: the checker's typing, not an instance's
     os.makedirs("/tmp/generic_diff", exist_ok=True)

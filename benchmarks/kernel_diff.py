@@ -228,6 +228,9 @@ def same(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 def main() -> None:
+    if len(sys.argv) < 3 or not (sys.argv[1].isdigit() and sys.argv[2].isdigit()):
+        print((__doc__ or "").strip(), file=sys.stderr)  # (`--help`, or SEED COUNT missing: the usage, not a traceback)
+        raise SystemExit(0 if "--help" in sys.argv or "-h" in sys.argv else 2)
     seed, count = int(sys.argv[1]), int(sys.argv[2])
     arch = sys.argv[sys.argv.index("--arch") + 1] if "--arch" in sys.argv else "sm_80"
     if "--device" in sys.argv:

@@ -18,6 +18,10 @@ from typing import Any
 from tilelang.dtypes import DType
 from tilelang.sema.typeops import FLOAT_LIMITS, float_literal_overflows
 
+# the note of every error an instance of a generic function meets (its check, its run, its lowering)
+GENERIC_NOTE = ("a generic function is checked once, for any element type `T`; its body must also hold "
+                "for each `T` it is called with")
+
 
 def int_bounds(dt: DType) -> tuple[int, int]:
     return ((-(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1) if dt.is_signed

@@ -21,6 +21,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
 from tilelang.diagnostics.instances import (
+    GENERIC_NOTE,
     float_value_problem,
     literal_misfits,
     literal_problem,
@@ -32,9 +33,6 @@ from tilelang.diagnostics.instances import (
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.source import Span
-
-GENERIC_NOTE = ("a generic function is checked once, for any element type `T`; its body must also hold "
-                "for each `T` it is called with")
 
 
 def check_negation(dt: DType | None, span: Span, tensors: bool = False) -> None:

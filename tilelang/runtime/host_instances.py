@@ -26,7 +26,7 @@ import numpy as np
 from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
-from tilelang.sema.program import SymbolKind
+from tilelang.sema import consts
 from tilelang.sema.types import ScalarT, TypeParam
 from tilelang.syntax import ast
 
@@ -155,35 +155,15 @@ def constant_shift(ev: Any, e: ast.Binary, amount: Any) -> None:
 
 
 def _constant(ev: Any, e: ast.Expr) -> bool:
-    match e:
-        case ast.IntLit() | ast.FloatLit() | ast.BoolLit():
-            return True
-        case ast.Unary(operand=x) | ast.Cast(expr=x):
-            return _constant(ev, x)
-        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op not in ("&&", "||"):
-            return _constant(ev, lhs) and _constant(ev, rhs)
-        case ast.Name() | ast.Path():
-            sym = ev.program.symbol_of(e)
-            if sym is None:
-                return False
-            if sym.kind is SymbolKind.CONST:
-                return True
-            init = let_values(ev).get(sym.decl) if sym.kind is SymbolKind.LOCAL and not sym.mutable else None
-            return init is not None and _constant(ev, init)
-        case _:
-            return False
+    """What the check counts as a constant too (`consts.constant_operand`; no bound on a chain of `let`s)."""
+    return consts.constant_operand(ev.program, let_values(ev), e, limit=None)
 
 
 def let_values(ev: Any) -> dict[Any, ast.Expr]:
     """The value of each immutable `let name = value;` of the program's host
     functions, by its pattern (a local symbol's `decl`); kept in `ev.lets`."""
     if ev.lets is None:
-        ev.lets = {}
-        for module in ev.program.all_modules():
-            for item in module.ast.items:
-                if isinstance(item, ast.FnDecl) and not item.is_kernel:
-                    for node in ast.walk(item.body):
-                        if isinstance(node, ast.Let) and isinstance(node.pattern, ast.NamePat) \
-                                and node.value is not None:
-                            ev.lets[node.pattern] = node.value
+        ev.lets = consts.let_values(
+            item for module in ev.program.all_modules() for item in module.ast.items
+            if isinstance(item, ast.FnDecl) and not item.is_kernel)
     return ev.lets  # type: ignore[no-any-return]

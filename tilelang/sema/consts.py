@@ -50,6 +50,33 @@ def let_values(decls: Any) -> dict[Any, ast.Expr]:
     return lets
 
 
+def constant_operand(program: Any, lets: dict[Any, ast.Expr], e: Any, limit: int | None = 64,
+                     depth: int = 0) -> bool:
+    """Whether a generic instance's operand `e` counts as a constant: literals,
+    `const`s and immutable `let`s of constants (by `lets`, `let_values`'s map),
+    through unary operators, casts and arithmetic (not `&&` / `||`). The check
+    (`sema/host_instances`, a chain of at most `limit` `let`s) and the run
+    (`runtime/host_instances`, `limit` None) read it the same way."""
+    match e:
+        case ast.IntLit() | ast.FloatLit() | ast.BoolLit():
+            return True
+        case ast.Unary(operand=x) | ast.Cast(expr=x):
+            return constant_operand(program, lets, x, limit, depth)
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op not in ("&&", "||"):
+            return constant_operand(program, lets, lhs, limit, depth) \
+                and constant_operand(program, lets, rhs, limit, depth)
+        case ast.Name() | ast.Path():
+            sym = program.symbol_of(e)
+            if sym is None:
+                return False
+            if sym.kind is SymbolKind.CONST:
+                return True
+            init = lets.get(sym.decl) if sym.kind is SymbolKind.LOCAL and not sym.mutable else None
+            return init is not None and (limit is None or depth < limit) \
+                and constant_operand(program, lets, init, limit, depth + 1)
+    return False
+
+
 def _type(tcx: CheckCx | After, e: ast.Expr) -> Any:
     ty = tcx.program.types.get(e)
     if isinstance(tcx, After) and isinstance(ty, ScalarT) and isinstance(ty.dtype, TypeParam) \

@@ -24,6 +24,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
 from tilelang.diagnostics.instances import (
+    GENERIC_NOTE,
     float_value_problem,
     literal_misfits,
     literal_problem,
@@ -35,13 +36,10 @@ from tilelang.diagnostics.instances import (
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.dtypes import DType
 from tilelang.source import Span
-from tilelang.sema.consts import After, constant_amount, let_values
+from tilelang.sema.consts import After, constant_amount, constant_operand, let_values
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.types import ScalarT, TypeParam, UntypedFloat
 from tilelang.syntax import ast
-
-GENERIC_NOTE = ("a generic function is checked once, for any element type `T`; its body must also hold "
-                "for each `T` it is called with")
 
 
 def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
@@ -137,7 +135,8 @@ def _value_problem(program: Any, node: Any, types: dict[str, DType], in_cast: bo
                 # float arithmetic until the cast, which a value of `T` may not meet
                 if op in ("+", "-", "*", "/", "%", "&", "|", "^"):
                     for side, other in ((lhs, rhs), (rhs, lhs)):
-                        if _floaty(program, side) and not _floaty(program, other) and not _constant(after, other):
+                        if _floaty(program, side) and not _floaty(program, other) \
+                                and not constant_operand(program, after.lets, other):
                             words = literal_problem(side.value, dt, "function") \
                                 if isinstance(side, ast.FloatLit) else None  # the literal's words, as the run's
                             return MISMATCHED_DTYPES, side.span, words or float_value_problem(dt, "function")
@@ -197,26 +196,6 @@ def _floaty(program: Any, e: Any) -> bool:
             return _floaty(program, x)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op in ("+", "-", "*", "/", "%"):
             return _floaty(program, lhs) or _floaty(program, rhs)
-    return False
-
-
-def _constant(after: After, e: Any, depth: int = 0) -> bool:
-    """What the run counts as a constant (`runtime/host_instances._constant`)."""
-    match e:
-        case ast.IntLit() | ast.FloatLit() | ast.BoolLit():
-            return True
-        case ast.Unary(operand=x) | ast.Cast(expr=x):
-            return _constant(after, x, depth)
-        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op not in ("&&", "||"):
-            return _constant(after, lhs, depth) and _constant(after, rhs, depth)
-        case ast.Name() | ast.Path():
-            sym = after.program.symbol_of(e)
-            if sym is None:
-                return False
-            if sym.kind is SymbolKind.CONST:
-                return True
-            init = after.lets.get(sym.decl) if sym.kind is SymbolKind.LOCAL and not sym.mutable else None
-            return init is not None and depth < 64 and _constant(after, init, depth + 1)
     return False
 
 

@@ -73,6 +73,18 @@ def each_ms(fn: Any, reps: int, before: Any = None) -> list[float]:
     return out
 
 
+def clocks() -> str:
+    """The SM clock, power and temperature now (nvidia-smi), or "" without it."""
+    import subprocess
+
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active",
+                            "--format=csv,noheader"], capture_output=True, text=True, timeout=10)
+        return "[" + r.stdout.strip() + "]"
+    except Exception:
+        return ""
+
+
 def summary(ts: list[float]) -> str:
     return f"{statistics.median(ts) * 1e3:8.1f} us [{min(ts) * 1e3:.1f}, {max(ts) * 1e3:.1f}]"
 
@@ -111,8 +123,9 @@ def probe(row: str, allocs: int, reps: int, tokens: int) -> None:
         alone = each_ms(tile, reps)
         after = each_ms(tile, reps, before=sdpa)
         ref = each_ms(sdpa, reps)
+        chosen = f"{CHOSEN[-1][1].name}/{id(CHOSEN[-1][2]) % 10000}" if CHOSEN else "?"
         bases = " ".join(f"{t.data_ptr() % (1 << 21):#08x}" for t in (q, k, v, o))
-        print(f"   alloc {n}: bases mod 2 MiB {bases} | Tile alone {summary(alone)} "
+        print(f"   alloc {n}: {chosen} {clocks()} bases mod 2 MiB {bases} | Tile alone {summary(alone)} "
               f"({fl / statistics.median(alone) / 1e9:.0f} TFLOP/s) | Tile after SDPA {summary(after)} | "
               f"SDPA {summary(ref)} ({fl / statistics.median(ref) / 1e9:.0f} TFLOP/s)")
 

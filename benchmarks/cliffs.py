@@ -20,13 +20,13 @@ an additive bias read from a tensor, ALiBi); softmax and layernorm rows of
 Each line: the case, our time, torch's time (same process, same inputs),
 torch / ours (1.0 = as fast), our TFLOP/s (GB/s for rows), the max relative
 error against torch, and the path the backend took, read off the kernel's
-GPU IR (the same lowering the launch compiled; `path_of`):
+GPU IR (the same lowering the launch compiled; `tilelang.backend.explain.path_of`):
   attention-pipeline  the Hopper attention pipeline (TMA K/V ring, wgmma, P from registers)
   wgmma-pipeline      the warp-specialised wgmma GEMM pipeline (TMA, or copy-producer)
   mma.sync            ldmatrix + mma.sync, no Hopper pipeline (sm_80's instructions)
-  generic             no tensor-core pipeline (FMA `mma`, or a row kernel)
-and, where the backend says why a faster path refused the loop
-(`TILEC_EXPLAIN`, docs/reference.md), that reason. On the GPU the PTX is
+  generic             no matrix product (a row kernel); fma: an `mma` of scalar FMAs
+and, where the backend says why a faster path refused the loop (`GpuKernel.notes`, what
+`TILEC_EXPLAIN=1` and `tilec emit --explain` print: docs/reference.md), that reason. On the GPU the PTX is
 checked too: `wgmma` / `cp.async.bulk.tensor` present or not.
 
 Expected before hcliff's fixes (2026-12-06, from the lead's H100 numbers
@@ -103,15 +103,12 @@ def launch_facts(case: Case, kir: Any) -> dict[str, TensorFacts]:
     return {names[i]: TensorFacts.of_launch(256, a[3]) for i, a in enumerate(case.args) if a[0] == "t"}
 
 
-def path_of(text: str) -> str:
-    """The path a GPU IR kernel's text shows (`tilec emit --stage gpu`)."""
-    if "warp_specialize" in text and "wgmma.rs" in text:
-        return "attention-pipeline"
-    if "warp_specialize" in text and "wgmma" in text:
-        return "wgmma-pipeline" + ("(copy)" if "copy_to_shared" in text else "")
-    if "dot.mma.sync" in text:
-        return "mma.sync"
-    return "generic"
+def path_of(gk: Any) -> str:
+    """The path a lowered kernel takes (`tilelang.backend.explain.path_of`: attention-pipeline,
+    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic)."""
+    from tilelang.backend import explain as ex
+
+    return ex.path_of(gk)
 
 
 def ptx_marks(ptx: str) -> str:
@@ -121,9 +118,8 @@ def ptx_marks(ptx: str) -> str:
 
 
 def explain(gk: Any) -> str:
-    """The backend's reasons a faster path refused this kernel (`GpuKernel.notes`), if it kept any."""
-    notes = getattr(gk, "notes", ())
-    return "; ".join(notes)
+    """The backend's notes on why a faster path refused a loop of this kernel (`GpuKernel.notes`)."""
+    return "; ".join(n.message for n in getattr(gk, "notes", ()))
 
 
 def _spills(ptx: str) -> str:
@@ -142,7 +138,6 @@ def _spills(ptx: str) -> str:
 # ---------------------------------------------------------------- dry: lower for sm_90a here
 def dry(cases: list[Case], ptx: bool) -> None:
     from tilelang.backend import compile_kernel, lower_gpu
-    from tilelang.backend.gpu.printer import print_gpu_kernel
 
     for c in cases:
         t = time.perf_counter()
@@ -150,7 +145,7 @@ def dry(cases: list[Case], ptx: bool) -> None:
             kir = kernel_ir(c)
             facts = launch_facts(c, kir)
             gk = lower_gpu(kir, "sm_90a", facts)
-            path = path_of(print_gpu_kernel(gk))
+            path = path_of(gk)
             marks = ""
             if ptx:
                 code = compile_kernel(kir, "sm_90a", facts).ptx
@@ -286,10 +281,8 @@ def run_case(c: Case, reps: int) -> str:
 
     def compile_spy(*a: Any, **k: Any) -> Any:
         ck = real_compile(*a, **k)
-        from tilelang.backend.gpu.printer import print_gpu_kernel
-
         gk = kernels[-1] if kernels else None
-        seen.append((path_of(print_gpu_kernel(gk)) if gk is not None else "?", ptx_marks(ck.ptx),
+        seen.append((path_of(gk) if gk is not None else "?", ptx_marks(ck.ptx),
                      explain(gk) if gk is not None else ""))
         return ck
 

@@ -45,6 +45,18 @@ of 07:30 and `--dry --ptx` here, ptxas 13 for sm_90a):
 - rows: softmax of 4,096 near torch; softmax of 32,768 (255 registers, 864
   spill bytes: one [1, 32768] tile over 4 warps) and layernorm (4,320 and
   7,512 spill bytes) well below.
+- `linear+bias+relu` (a bias load in the GEMM epilogue): mma.sync, 0.2-0.4x.
+
+Expected after hcliff's fixes (`--dry` paths; speeds not measured):
+std::attention 128x256 at D = 128 on the attention pipeline with ONE K/V
+stage (serial: no copy/compute overlap; ptxas 352 spill bytes), expected
+well above 0.02x but below 128x128; `gemm_dot` and `linear+bias+relu` on the
+wgmma pipeline like `gemm` 128x128x64 (`mma_select.fold_dot_adds`,
+`g.AccLoad`); rows: softmax of 32,768 at 16 warps, no spills, layernorm
+[4, 4096] at 8 warps, no spills, [1, 32768] at 16 warps, 340 spill bytes
+(`lift.default_warps`); `attn_qscale` and `attn_bias` still mma.sync, each
+with a note saying why (`why:` on its line). Every `err` below 1e-2.
+
 A case that crashes prints its error on its line and the run goes on.
 
 `--jobs N` compiles every case's kernel first in N processes (the device's
@@ -237,6 +249,9 @@ def torch_fn(c: Case, t: dict[str, Any]) -> tuple[Any, Any]:
     import torch.nn.functional as F
 
     res: dict[str, Any] = {}
+    if c.torch == "linear_relu":
+        a, w, bias = t["a"], t["b"], t["bias"]
+        return ((lambda: res.__setitem__("r", torch.relu(F.linear(a, w, bias.to(a.dtype))))), (lambda: res["r"]))
     if c.kind == "gemm":
         a, b = t["a"], t["b"]
         x = a.t() if c.torch == "mm_tn" else a

@@ -51,6 +51,7 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
 from .context import Fresh, PassContext
+from .rewrite import uses
 
 SMEM_LIMIT = 227 * 1024
 MAX_ACC_REGS = 128
@@ -283,19 +284,62 @@ def _def_of(region: ir.Region, v: ir.Value) -> object | None:
 def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object] | None:
     """The ops after the loop if they only finish the accumulator: scalar ops,
     and element-wise ops / casts / constant or scalar-broadcast tiles / stores
-    whose tiles derive from the loop's result."""
+    whose tiles derive from the loop's result, or from a tile loaded after the
+    loop and broadcast to the accumulator's shape (a bias vector, a residual
+    tile: the chain `load`, reshapes, broadcast becomes one `g.AccLoad` in the
+    accumulator's layout, so no value moves between threads)."""
     tile_ok = {loop.results[0].id}
     shape = loop.results[0].shape
     stores = 0
+    count = uses(ir.Region((), tuple(after)))  # type: ignore[arg-type]
+    chains: dict[int, tuple[ir.Load, tuple[int, ...]]] = {}  # a loaded tile on its way to [M, N]: its load, shape
+    out: list[object] = []
+    stored = {op.tensor for op in after if isinstance(op, ir.Store)}
     for op in after:
-        if isinstance(op, ir.Yield):
-            continue
-        if _is_scalar_op(op):
+        if isinstance(op, ir.Yield) or _is_scalar_op(op):
+            out.append(op)
             continue
         if isinstance(op, ir.Const) and op.result.shape == shape:
             tile_ok.add(op.result.id)
         elif isinstance(op, ir.Broadcast) and not op.x.shape and op.result.shape == shape:
             tile_ok.add(op.result.id)
+        elif isinstance(op, ir.Load) and op.mask is None and op.padding is None and op.tensor not in stored \
+                and count.get(op.result.id) == 1:
+            chains[op.result.id] = (op, op.result.shape)  # placed where the chain ends
+            if op.result.shape == shape:
+                got = _acc_load(op, op.result.shape, op.result)
+                if got is None:
+                    return None
+                out.append(got)
+                tile_ok.add(op.result.id)
+            continue
+        elif isinstance(op, ir.Reshape) and op.x.id in chains and count.get(op.result.id) == 1 \
+                and [d for d in op.x.shape if d > 1] == [d for d in op.result.shape if d > 1]:
+            chains[op.result.id] = (chains[op.x.id][0], op.result.shape)
+            if op.result.shape == shape:
+                got = _acc_load(chains[op.x.id][0], op.result.shape, op.result)
+                if got is None:
+                    return None
+                out.append(got)
+                tile_ok.add(op.result.id)
+            continue
+        elif isinstance(op, ir.Cast) and op.x.id in chains and count.get(op.result.id) == 1 \
+                and op.x.dtype in (DType.F16, DType.BF16) and op.result.dtype is DType.F32:
+            chains[op.result.id] = chains[op.x.id]  # exact: the registers hold f16/bf16 values as f32 already
+            if op.result.shape == shape:
+                got = _acc_load(chains[op.x.id][0], op.result.shape, op.result)
+                if got is None:
+                    return None
+                out.append(got)
+                tile_ok.add(op.result.id)
+            continue
+        elif isinstance(op, ir.Broadcast) and op.x.id in chains and op.result.shape == shape:
+            got = _acc_load(chains[op.x.id][0], op.x.shape, op.result)
+            if got is None:
+                return None
+            out.append(got)
+            tile_ok.add(op.result.id)
+            continue
         elif isinstance(op, ir.Elementwise | ir.Cast) and op.result.shape == shape:
             tiles = [v for v in g.operands(op) if v.shape]
             if not all(v.id in tile_ok for v in tiles):
@@ -307,7 +351,22 @@ def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object]
             stores += 1
         else:
             return None
-    return after if stores else None
+        out.append(op)
+    return out if stores else None
+
+
+def _acc_load(load: ir.Load, pre: tuple[int, ...], result: ir.Value) -> g.AccLoad | None:
+    """`load`'s tile, reshaped to `pre` (size-1 dims added or dropped), broadcast to `result`'s [M, N]."""
+    M, N = result.shape
+    if len(pre) != 2 or pre[0] not in (1, M) or pre[1] not in (1, N):
+        return None
+    live = [d for d, x in enumerate(load.result.shape) if x > 1]
+    want = [x for x in pre if x > 1]
+    if [load.result.shape[d] for d in live] != want:
+        return None
+    it = iter(live)
+    dims = tuple(next(it) if x > 1 else None for x in pre)
+    return g.AccLoad(result, load, dims, load.span)  # type: ignore[arg-type]
 
 
 def hopper_plans(k: g.GpuKernel, ctx: PassContext) -> list[HopperPlan]:

@@ -86,8 +86,32 @@ def test_an_epilogue_that_loads_runs_on_the_pipeline_in_the_simulator(epi: str, 
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
 
 
-def test_a_load_of_a_tensor_the_epilogue_stores_keeps_the_generic_path() -> None:
-    src = _src("residual", "f32", "f32").replace("res.load_like(c)", "c.load()")
+def test_a_load_after_a_store_of_its_tensor_keeps_the_generic_path() -> None:
+    src = _src("residual", "f32", "f32").replace("c.store((acc + res.load_like(c)) as f32);",
+                                                 "c.store(acc);\n    c.store(acc + c.load());")
     gk = lower_gpu(_kernel(src), "sm_90a", None)
     assert explain.path_of(gk) != "wgmma-pipeline"
     assert any("not an epilogue" in n.message for n in gk.notes)
+
+
+def test_c_is_alpha_ab_plus_beta_c_in_the_simulator() -> None:
+    """The output's own tile loaded before it is stored (BLAS's beta * C)."""
+    src = _src("residual", "f32", "f32").replace("c.store((acc + res.load_like(c)) as f32);",
+                                                 "c.store(acc * 0.5 + c.load() * 2.0);")
+    k = _kernel(src)
+    M, N, K = 100, 72, 80
+    shapes = {"c": (M, N), "a": (M, K), "w": (N, K), "bias": (N,), "scale": (M,), "res": (M, N)}
+    facts = {n: TensorFacts(True, tuple(d % 16 == 0 for d in s)) for n, s in shapes.items()}
+    assert explain.path_of(lower_gpu(k, "sm_90a", facts)) == "wgmma-pipeline"
+    rng = np.random.default_rng(12)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    w = rng.standard_normal((N, K)).astype(np.float16)
+    c0 = rng.standard_normal((M, N)).astype(np.float32)
+    rest = [np.zeros(N, np.float32), np.zeros(M, np.float32), np.zeros((M, N), np.float32)]
+    want = c0.copy()
+    tilelang.compile(src).linear[64, 64, 32](tilelang.partition(want, [64, 64]), a, w, *rest).sync()
+    got = c0.copy()
+    SimDevice("sm_90a").run(k, (2, 2), [got, a, w, *rest], facts)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(want, (a.astype(np.float64) @ w.astype(np.float64).T) * 0.5 + c0 * 2.0,
+                               rtol=1e-4, atol=1e-3)

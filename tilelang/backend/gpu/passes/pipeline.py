@@ -286,15 +286,18 @@ def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object]
     and element-wise ops / casts / constant or scalar-broadcast tiles / stores
     whose tiles derive from the loop's result, or from a tile loaded after the
     loop and broadcast to the accumulator's shape (a bias vector, a residual
-    tile: the chain `load`, reshapes, broadcast becomes one `g.AccLoad` in the
-    accumulator's layout, so no value moves between threads)."""
+    tile, the output's own tile as in C = alpha A B + beta C: the chain `load`,
+    reshapes, broadcast becomes one `g.AccLoad` in the accumulator's layout, so
+    no value moves between threads). A tensor is loaded only before it is
+    stored: the stores (`store_wgmma`) start with a barrier of every consumer,
+    after which other threads write the elements a thread read.)"""
     tile_ok = {loop.results[0].id}
     shape = loop.results[0].shape
     stores = 0
     count = uses(ir.Region((), tuple(after)))  # type: ignore[arg-type]
     chains: dict[int, tuple[ir.Load, tuple[int, ...]]] = {}  # a loaded tile on its way to [M, N]: its load, shape
     out: list[object] = []
-    stored = {op.tensor for op in after if isinstance(op, ir.Store)}
+    stored: set[str] = set()  # tensors stored so far: a load of one after its store would read another thread's
     for op in after:
         if isinstance(op, ir.Yield) or _is_scalar_op(op):
             out.append(op)
@@ -349,6 +352,7 @@ def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object]
             if k.tensor(op.tensor).rank != 2:
                 return None
             stores += 1
+            stored.add(op.tensor)
         else:
             return None
         out.append(op)

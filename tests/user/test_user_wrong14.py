@@ -1,0 +1,116 @@
+"""Round 14 of the user's mistakes (huser14, 2026-12-06), each with the help
+applied by the letter and the fixed program checked against NumPy.
+
+- i01 a `u32` hash compared with a signed `i32` threshold (`h < t`, E0201):
+  the help cast the threshold, `t as u32`, which makes -1 4294967295 (every
+  hash kept), where `h as i32` would make a hash past 2^31 negative. A
+  comparison, `/` or `%` of a signed and an unsigned integer casts both to a
+  type that holds every value of both (`i64` here; the result back where it
+  is stored); where none does (`u64` and `i64`) a comparison tests the
+  signed side's sign first. `+ - *` keep the one cast (they wrap to the same
+  bits either way).
+- i02 `maximum(count, floor)` of `u32` and `i32` stored into `u32`: the
+  same, as the whole call cast back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
+    fixed_program, run_program
+
+DIR = Path(__file__).parent / "wrong"
+
+# file: (a phrase of the first error's help, the fix: (old, new) replacements)
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "i01_unsigned_below_signed_threshold": ("`(h as i64) < (limits.load_like(o) as i64)`",
+                                            [("h < limits.load_like(o)", "(h as i64) < (limits.load_like(o) as i64)")]),
+    "i02_maximum_unsigned_signed": ("`maximum(counts.load_like(o) as i64, floors.load_like(o) as i64) as u32`",
+                                    [("maximum(counts.load_like(o), floors.load_like(o))",
+                                      "maximum(counts.load_like(o) as i64, floors.load_like(o) as i64) as u32")]),
+}
+
+
+def test_every_mistake_has_a_fix() -> None:
+    assert sorted(p.stem for p in DIR.glob("i*.tile")) == sorted(FIXES)
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
+    hint, edits = FIXES[name]
+    assert_help_leads_to_a_working_program(DIR / f"{name}.tile", hint, edits, tmp_path)
+    tensors, printed = run_program(fixed_program(DIR / f"{name}.tile", edits, tmp_path))
+    CHECKS[name](tensors, printed)
+
+
+@pytest.mark.parametrize("name", sorted(FIXES))
+def test_the_editor_shows_the_same_first_error(name: str) -> None:
+    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
+
+
+def _i01(t: dict[str, np.ndarray], out: str) -> None:
+    h, lim = t["hashes"].astype(np.int64), t["limits"].astype(np.int64)
+    assert (lim == -1).any() and (h > 2**31).any()
+    np.testing.assert_array_equal(t["o"], h < lim)
+    assert not t["o"][lim == -1].any()          # `t as u32` kept them all
+
+
+def _i02(t: dict[str, np.ndarray], out: str) -> None:
+    c, f = t["counts"].astype(np.int64), t["floors"].astype(np.int64)
+    assert (f < 0).any() and (c > 2**31).any()
+    np.testing.assert_array_equal(t["o"], np.maximum(c, f))
+
+
+CHECKS = {"i01_unsigned_below_signed_threshold": _i01, "i02_maximum_unsigned_signed": _i02}
+
+
+SIGNS = "kernel fn k<const B: i32>(o: &mut Tensor<{out}, [B]>, a: &Tensor<{ta}, [?]>, b: &Tensor<{tb}, [?]>) {{\n" \
+        "    let x = a.load_like(o);\n    let y = b.load_like(o);\n    o.store({expr});\n}}\n" \
+        "fn main() {{\n    let a = {a};\n    let b = {b};\n    let mut o = zeros::<{out}>([8]);\n" \
+        "    k(o.partition([8]), &a, &b).sync();\n}}\n"
+
+
+@pytest.mark.parametrize(("ta", "tb", "expr", "out", "fix"), [
+    ("u64", "i64", "x > y", "bool", "`y < 0 || x > (y as u64)`"),
+    ("i64", "u64", "x <= y", "bool", "`x < 0 || (x as u64) <= y`"),
+    ("u64", "i64", "x == y", "bool", "`y >= 0 && x == (y as u64)`"),
+    ("i64", "u64", "x != y", "bool", "`x < 0 || (x as u64) != y`"),
+    ("u32", "i8", "x / y", "u32", "`((x as i64) / (y as i64)) as u32`"),
+    ("i16", "u16", "x % y", "i16", "`((x as i32) % (y as i32)) as i16`"),
+    ("u32", "i32", "x >= y", "bool", "`(x as i64) >= (y as i64)`"),
+])
+def test_a_signed_and_an_unsigned_operand_are_compared_by_their_values(ta: str, tb: str, expr: str, out: str,
+                                                                       fix: str, tmp_path: Path) -> None:
+    vals = {"u64": "18446744073709551615u64 - arange::<u64>(8) * 3u64",
+            "i64": "(arange::<i64>(8) - 4) * 4611686018427387904i64 / 2i64",
+            "u32": "arange::<u32>(8) * 600000000u32", "i8": "(arange::<i8>(8) - 4) * 30i8 + 1i8",
+            "i32": "(arange::<i32>(8) - 4) * 500000000", "i16": "(arange::<i16>(8) - 4) * 8000i16",
+            "u16": "arange::<u16>(8) * 9000u16 + 7u16"}
+    f = tmp_path / "s.tile"
+    f.write_text(SIGNS.format(ta=ta, tb=tb, expr=expr, out=out, a=vals[ta], b=vals[tb]), encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help[0].endswith(fix), d.help
+    f.write_text(f.read_text(encoding="utf-8").replace(f"o.store({expr})", f"o.store({fix.strip('`')})"),
+                 encoding="utf-8")
+    t = run_program(f)[0]
+    x, y = (np.array(t[n].astype(object)) for n in "ab")
+    assert any(v < 0 for v in y.tolist() + x.tolist()) and any(v > 2**31 - 1 or v > 32767 and ta in "i16u16"
+                                                                 for v in x.tolist() + y.tolist())
+    op = expr.split()[1]
+    want = [{"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b,
+             "/": abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1) if b else 0,
+             "%": a - b * (abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)) if b else a}[op]
+            for a, b in zip(x.tolist(), y.tolist(), strict=True)]
+    np.testing.assert_array_equal(t["o"], np.array(want).astype(t["o"].dtype))
+
+
+def test_plus_of_a_signed_and_an_unsigned_keeps_the_one_cast(tmp_path: Path) -> None:
+    # wrapping `+` gives the same bits whichever side is cast: no widening proposed
+    f = tmp_path / "p.tile"
+    f.write_text(SIGNS.format(ta="u32", tb="i32", expr="x + y", out="u32", a="arange::<u32>(8)",
+                              b="arange::<i32>(8) - 4"), encoding="utf-8")
+    assert first_error(f).help == ("cast with `as`: `y as u32`",)

@@ -179,6 +179,71 @@ def _k06(t: Tensors, out: str) -> None:
     assert out == "[3, 4, 20] true true\n"
 
 
+def _k07(t: Tensors, out: str) -> None:
+    a, b = t["a"], t["b"]
+    np.testing.assert_array_equal(a, a.transpose(0, 2, 1))
+    cond = np.linalg.cond(a)
+    assert cond[4] > 1e10 and cond[5] == 1 and cond[:4].max() < 1e3
+    np.testing.assert_allclose(t["l"], np.linalg.cholesky(a), rtol=1e-9, atol=1e-9)
+    x = np.linalg.solve(a, b[..., None])[..., 0]
+    well = [0, 1, 2, 3, 5]
+    np.testing.assert_allclose(t["x"][well], x[well], rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(t["x"][4], x[4], rtol=1e-4)  # condition ~1e11: a few digits left
+    np.testing.assert_allclose(a[4] @ t["x"][4], b[4], atol=1e-5)
+    np.testing.assert_allclose(t["logdet"], np.linalg.slogdet(a)[1], rtol=1e-9, atol=1e-9)
+    assert out == "[6, 5, 5] 0.0\n"
+
+
+def _k08(t: Tensors, out: str) -> None:
+    x = t["x"].astype(np.float64)
+    np.testing.assert_allclose(t["sums"], [x.sum(), 2.5], rtol=1e-5)
+    lo, hi = t["bracket"].astype(np.float64)
+    root = 2.0945514815423265  # x^3 - 2x - 5
+    assert lo <= root <= hi + 1e-6 and 0 < hi - lo < 1e-6
+    np.testing.assert_array_equal(t["a"], np.arange(128) * 0.5)   # tiles of 64
+    np.testing.assert_array_equal(t["b"], np.arange(5) * 2.0)     # one tile of 8, past the end
+    np.testing.assert_array_equal(t["c"], -np.arange(70.0))       # tiles of 32, the last partial
+    assert out == "3 6 true true 0 2.5 true\n4064.0 20.0 -2415.0\n"  # 1000 -> 63 -> 4 -> 1; 4 / 16^6 < 1e-6
+
+
+def _k09(t: Tensors, out: str) -> None:
+    p, s = t["p"], t["s"]
+    f32 = lambda v, op: op(v.astype(np.float32)).astype(np.float16)  # noqa: E731 (accumulate in f32, round once)
+    np.testing.assert_array_equal(t["hp"], [f32(p, np.prod)])
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(t["hq"], f32(p, np.cumprod))
+    assert np.isinf(t["hq"][1]) and t["hq"][2] == 300   # the prefix after the overflow is finite again
+    np.testing.assert_array_equal(t["hc"], f32(s, np.cumsum))
+    assert t["hc"][3] == 2052                            # stepwise in f16 it would stay 2048
+    np.testing.assert_array_equal(t["bc"], [256, 256, 258, 260, 260, 260, 262, 264])  # bf16 ties to even
+    i8s = t["i8s"]
+    np.testing.assert_array_equal(t["ic"], np.cumsum(i8s.astype(np.int64)).astype(np.int8))
+    np.testing.assert_array_equal(t["up"], [np.prod(t["u8s"].astype(np.int64)) % 256])
+    np.testing.assert_array_equal(t["um"], np.maximum.accumulate(t["u32s"]))
+    np.testing.assert_array_equal(t["im"], np.minimum.accumulate(i8s))
+    assert out.endswith(" 4000000000 -106 true\n")
+
+
+def _k10(t: Tensors, out: str) -> None:
+    n, x, s = 40, t["x"].astype(np.float64), np.repeat(t["s"].astype(np.float64), 32, axis=1)
+    w = t["w"].view(np.uint32).astype(np.int64)
+    nib = ((w[:, :, None] >> (4 * np.arange(8))) & 15).reshape(n, 64)
+    q4 = np.where(nib > 7, nib - 16, nib)
+    assert q4.min() == -8 and q4.max() == 7
+    np.testing.assert_allclose(t["y4"], (q4 * s * x).sum(1), rtol=1e-5, atol=1e-5)
+    wb = t["wb"].view(np.uint32).astype(np.int64)
+    by = ((wb[:, :, None] >> (8 * np.arange(4))) & 255).reshape(n, 64)
+    q8 = np.where(by > 127, by - 256, by)
+    assert q8.min() < -120 and q8.max() > 120
+    np.testing.assert_allclose(t["y8"], (q8 * s * x).sum(1), rtol=1e-5, atol=1e-4)
+    wq = t["wq"].astype(np.int64)
+    assert wq.max() > 2**31
+    qu = ((wq[:, :, None] >> (4 * np.arange(8))) & 15).reshape(n, 64)
+    zp = np.repeat(t["zp"].astype(np.int64), 32, axis=1)
+    np.testing.assert_allclose(t["yu"], ((qu - zp) * s * x).sum(1), rtol=1e-5, atol=1e-5)
+    assert out == "[40] true true true\n"
+
+
 CHECKS = {
     "k01_unsigned_past_signed": _k01,
     "k02_half_bf16_edges": _k02,
@@ -186,6 +251,10 @@ CHECKS = {
     "k04_softmax_axis0_welford": _k04,
     "k05_gemm_k_tail": _k05,
     "k06_stencil3d_7point": _k06,
+    "k07_batched_cholesky_f64": _k07,
+    "k08_host_shrinking_launches": _k08,
+    "k09_narrow_scans_products": _k09,
+    "k10_packed_shift_gemv": _k10,
 }
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

@@ -11,6 +11,14 @@ applied by the letter and the fixed program checked against NumPy.
   bits either way).
 - i02 `maximum(count, floor)` of `u32` and `i32` stored into `u32`: the
   same, as the whole call cast back.
+- E0202's help for a reduction broadcast against its source
+  (`g - g.max(2)` of [2, 3, 3]) inserted the 1 at the first axis where the
+  shapes fit, [2, 1, 3], which pairs the wrong elements: it inserts it
+  where the reduction removed its axis, [2, 3, 1] (for a name bound to a
+  reduction it lists every place that fits).
+- W0008 `misaligned_reduction` (new): `t - t.max(1)` of a square tile
+  checks and pairs element [i, j] with row j's maximum (the keepdims a
+  NumPy user writes is missing); the warning's help keeps the axis.
 """
 
 from __future__ import annotations
@@ -114,3 +122,59 @@ def test_plus_of_a_signed_and_an_unsigned_keeps_the_one_cast(tmp_path: Path) -> 
     f.write_text(SIGNS.format(ta="u32", tb="i32", expr="x + y", out="u32", a="arange::<u32>(8)",
                               b="arange::<i32>(8) - 4"), encoding="utf-8")
     assert first_error(f).help == ("cast with `as`: `y as u32`",)
+
+
+@pytest.mark.parametrize(("red", "fix", "keep"), [
+    ("g.max(2)", "g.max(2).reshape([2, 3, 1])", 2),   # a 1 at axis 1 fits [2, 3, 3] too, and paired the wrong rows
+    ("g.sum(1)", "g.sum(1).reshape([2, 1, 3])", 1),
+    ("g.min(0)", "g.min(0).reshape([1, 3, 3])", 0),
+])
+def test_a_reduction_s_reshape_help_puts_the_axis_back_where_it_was(red: str, fix: str, keep: int,
+                                                                    tmp_path: Path) -> None:
+    f = tmp_path / "r.tile"
+    src = f"fn main() {{\n    let g = randn::<f32>([2, 3, 3], 2);\n    let d = g - {red};\n    print(d.shape());\n}}\n"
+    f.write_text(src, encoding="utf-8")
+    if keep == 0:  # axis 0 broadcasts as it is: no error, no warning
+        from tilelang import driver
+
+        assert not driver.check(f).diagnostics
+        return
+    d = first_error(f)
+    assert d.code == "E0202" and d.help == (f"insert the reduced axis: `{fix}`",), d.help
+    f.write_text(src.replace(red, fix), encoding="utf-8")
+    t = run_program(f)[0]
+    g = t["g"]
+    op = {"max": np.max, "sum": np.sum}[red[2:5]]
+    np.testing.assert_allclose(t["d"], g - op(g, axis=keep, keepdims=True), rtol=1e-6)
+
+
+def test_a_name_bound_to_a_reduction_gets_every_place_that_fits(tmp_path: Path) -> None:
+    f = tmp_path / "n.tile"
+    f.write_text("fn main() {\n    let g = randn::<f32>([2, 3, 3], 2);\n    let m = g.max(2);\n    print(g - m);\n}\n",
+                 encoding="utf-8")
+    assert first_error(f).help == ("insert a 1 where the reduction removed its axis: `m.reshape([2, 1, 3])` (axis 1), "
+                                   "`m.reshape([2, 3, 1])` (axis 2)",)
+
+
+def test_a_square_row_softmax_without_keepdims_is_warned_and_the_help_fixes_it(tmp_path: Path) -> None:
+    from tilelang import driver
+
+    f = tmp_path / "s.tile"
+    src = ("kernel fn sm<const B: i32>(y: &mut Tensor<f32, [B, B]>, x: &Tensor<f32, [?, ?]>) {\n"
+           "    let t = x.load_like(y);\n    let e = exp(t - t.max(1));\n    y.store(e / e.sum(1));\n}\n"
+           "fn main() {\n    let x = randn::<f32>([8, 8], 5) * 3.0;\n    let mut y = zeros::<f32>([8, 8]);\n"
+           "    sm(y.partition([8, 8]), &x).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    warned = [d for d in driver.check(f).diagnostics if d.code == "W0008"]
+    assert len(warned) == 2
+    t = run_program(f)[0]
+    x = t["x"].astype(np.float64)
+    want = np.exp(x - x.max(1, keepdims=True))
+    want /= want.sum(1, keepdims=True)
+    assert not np.allclose(t["y"], want, atol=1e-3)          # what the warned program computed
+    for d in warned:
+        old = f.read_text(encoding="utf-8")[d.primary_span.start:d.primary_span.end]
+        src = src.replace(old, d.help[0].split("`")[1], 1)
+    f.write_text(src, encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    np.testing.assert_allclose(run_program(f)[0]["y"], want, rtol=1e-5, atol=1e-7)

@@ -412,13 +412,22 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
                   rhs: ast.Expr) -> str:
     """`m.reshape([BM, 1])` when one shape is the other without one axis
     (the usual result of a reduction), else the general advice."""
+    from tilelang.sema.realign import reduction_axis
+
     for long, short, node in ((sa, sb, rhs), (sb, sa, lhs)):
         if len(long) == len(short) + 1:
-            for k in range(len(long)):
-                if long[:k] + long[k + 1:] == short:
-                    dims = [*short[:k], Dim.const(1), *short[k:]]
-                    return (f"insert the reduced axis: `{tcx.receiver_snippet(node)}.reshape("
-                            f"{shape_str(tuple(dims))})`")
+            fits = [k for k in range(len(long)) if long[:k] + long[k + 1:] == short]
+            if not fits:
+                continue
+            # where the reduction took it (`g.max(2)` of [2, 3, 3]: axis 2, though a 1 at axis 1 fits too and
+            # would pair the wrong elements); else the one place that fits, or each place that does
+            axis = reduction_axis(node)
+            known = [axis] if axis in fits else fits if len(fits) == 1 else None
+            shapes = [shape_str((*short[:k], Dim.const(1), *short[k:])) for k in known or fits]
+            if known is not None:
+                return f"insert the reduced axis: `{tcx.receiver_snippet(node)}.reshape({shapes[0]})`"
+            return ("insert a 1 where the reduction removed its axis: " + ", ".join(
+                f"`{tcx.receiver_snippet(node)}.reshape({sh})` (axis {k})" for k, sh in zip(fits, shapes, strict=True)))
     for other, mine, node in ((sa, sb, rhs), (sb, sa, lhs)):
         # the same axes in another place (`b.reshape([N, 1])` added to [M, N]):
         # the sizes other than 1, in order, where they broadcast with the other side

@@ -39,6 +39,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
 
@@ -244,6 +245,44 @@ def _k10(t: Tensors, out: str) -> None:
     assert out == "[40] true true true\n"
 
 
+def _round_once(v: int | float, bits: int, emin: int, top: float) -> float:
+    """The exact value `v` (an int, or a float taken exactly) rounded once to a
+    float of `bits` significand bits: nearest, ties to even, past `top` to inf."""
+    from fractions import Fraction
+
+    a = abs(Fraction(v))
+    if a == 0:
+        return float(v)
+    e = max(a.numerator.bit_length() - a.denominator.bit_length() - 1, emin - 1)
+    while Fraction(2) ** (e + 1) <= a:
+        e += 1
+    q = Fraction(2) ** (max(e, emin) - (bits - 1))
+    n = round(a / q)  # Fraction's round: ties to even
+    out = float(n * q)
+    return float(np.copysign(np.inf if out > top else out, float(v)))
+
+
+def _k11(t: Tensors, out: str) -> None:
+    f16 = lambda v: _round_once(v, 11, -14, 65504.0)  # noqa: E731
+    bf16 = lambda v: _round_once(v, 8, -126, 3.3895313892515355e38)  # noqa: E731
+    f32 = lambda v: _round_once(v, 24, -126, 3.4028234663852886e38)  # noqa: E731
+    x = t["x"]
+    np.testing.assert_array_equal(t["h"].astype(np.float64), [f16(float(v)) for v in x])
+    np.testing.assert_array_equal(t["h"], x.astype(np.float16))       # NumPy's f64 -> f16 rounds once too
+    assert (t["h"] != x.astype(np.float32).astype(np.float16)).any()  # through f32 it would not
+    np.testing.assert_array_equal(t["bh"].astype(np.float64), [bf16(float(v)) for v in x])
+    np.testing.assert_array_equal(t["ih"].astype(np.float64), [bf16(int(v)) for v in t["n"]])
+    np.testing.assert_array_equal(t["jh"].astype(np.float64), [f16(int(v)) for v in t["m"]])
+    np.testing.assert_array_equal(t["lf"].astype(np.float64), [f32(int(v)) for v in t["l"]])
+    np.testing.assert_array_equal(t["lf"], t["l"].astype(np.float32))   # NumPy's i64 -> f32 too
+    assert (t["lf"] != t["l"].astype(np.float64).astype(np.float32)).any()  # through f64 it would not
+    np.testing.assert_array_equal(t["uf"].astype(np.float64), [f32(int(v)) for v in t["u"]])
+    np.testing.assert_array_equal(t["lb"].astype(np.float64), [bf16(int(v)) for v in t["l"]])
+    np.testing.assert_array_equal(t["ub"].astype(np.float64), [bf16(int(v)) for v in t["u"]])
+    assert t["lb"][2] == -(2.0**60 + 2.0**53)  # 2^60 + 2^52 + 1: up, not the tie to 2^60
+    assert out.endswith("true true true true true true true true\n")  # the host's casts are the kernel's
+
+
 CHECKS = {
     "k01_unsigned_past_signed": _k01,
     "k02_half_bf16_edges": _k02,
@@ -255,7 +294,23 @@ CHECKS = {
     "k08_host_shrinking_launches": _k08,
     "k09_narrow_scans_products": _k09,
     "k10_packed_shift_gemv": _k10,
+    "k11_conversions_round_once": _k11,
 }
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["k01_unsigned_past_signed", "k02_half_bf16_edges", "k11_conversions_round_once"])
+def test_the_gpu_passes_the_exact_checks(name: str) -> None:
+    """The checks of the programs about bits, on the GPU (test_user_gpu compares within a tolerance)."""
+    import io
+
+    import tilelang.run as run
+    from userprog import DIR, program_tensors
+
+    out = io.StringIO()
+    ex = run.execute(str(DIR / f"{name}.tile"), "gpu", out=out)
+    assert ex.device.kind == "gpu"
+    CHECKS[name](program_tensors(ex), out.getvalue())
+
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(

@@ -154,3 +154,22 @@ def test_an_output_that_overlaps_an_input_is_refused(mod: tilelang.Module) -> No
     with pytest.raises(tilelang.TileError) as e:
         mod.add(P(a[0:10], [4]), a[5:15], np.ones(10, np.float32)).sync()
     assert e.value.code == "E0303"
+
+
+def test_a_generic_dot_cast_where_it_is_made_runs_on_numpy_s_float16_and_int8() -> None:
+    # round 13 left `dot(a, b) as f32` of a generic `T` refused (E0206) for T = f16: the cast sees the sums only
+    m = tilelang.compile("kernel fn gram<T>(g: &mut Tensor<f32, [4, 4]>, a: &Tensor<T, [?, ?]>) {\n"
+                         "    let t = a.partition([8, 4]).load([0, 0]);\n"
+                         "    g.store(dot(t.transpose(), t) as f32);\n}\n")
+    rng = np.random.default_rng(14)
+    for a in (rng.standard_normal((8, 4)).astype(np.float16), rng.integers(-128, 128, (8, 4), dtype=np.int8)):
+        g = np.zeros((4, 4), np.float32)
+        m.gram(P(g, [4, 4]), a).sync()
+        w = a.astype(np.float64)
+        np.testing.assert_allclose(g, w.T @ w, rtol=1e-6)   # f32 sums of exact f16 products; i8 sums in i32
+    n = tilelang.compile("kernel fn gram<T>(g: &mut Tensor<T, [4, 4]>, a: &Tensor<T, [?, ?]>) {\n"
+                         "    let t = a.partition([8, 4]).load([0, 0]);\n    g.store(dot(t.transpose(), t));\n}\n")
+    h = np.zeros((4, 4), np.float16)
+    with pytest.raises(tilelang.TileError) as e:   # without the cast: still refused, and the help says the cast
+        n.gram(P(h, [4, 4]), np.ones((8, 4), np.float16)).sync()
+    assert e.value.code == "E0206" and "`dot(a, b) as T`" in str(e.value)

@@ -11,6 +11,12 @@ applied by the letter and the fixed program checked against NumPy.
   bits either way).
 - i02 `maximum(count, floor)` of `u32` and `i32` stored into `u32`: the
   same, as the whole call cast back.
+- i03 `m[0][0]` of a tile in a kernel (a Cholesky's pivot, NumPy's
+  `A[0, 0]`): the help said "index host tensors and shapes; in a kernel,
+  load another tile or use `where`". It writes the element's mask and sums
+  (`where((rows == 0) & (cols == 0), m, 0).sum(1).sum(0)`, the `[j]` read
+  from the source after `m[i]`), or row i's for `m[i]`; `max` and `false`
+  for a `bool` tile.
 - E0202's help for a reduction broadcast against its source
   (`g - g.max(2)` of [2, 3, 3]) inserted the 1 at the first axis where the
   shapes fit, [2, 1, 3], which pairs the wrong elements: it inserts it
@@ -40,6 +46,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "i02_maximum_unsigned_signed": ("`maximum(counts.load_like(o) as i64, floors.load_like(o) as i64) as u32`",
                                     [("maximum(counts.load_like(o), floors.load_like(o))",
                                       "maximum(counts.load_like(o) as i64, floors.load_like(o) as i64) as u32")]),
+    "i03_tile_element_in_a_kernel": (
+        "`where((arange::<i32>(N).reshape([N, 1]) == 0) & (arange::<i32>(N).reshape([1, N]) == 0), m, 0).sum(1).sum(0)`",
+        [("m[0][0]", "where((arange::<i32>(N).reshape([N, 1]) == 0) & (arange::<i32>(N).reshape([1, N]) == 0), m, 0)"
+                     ".sum(1).sum(0)")]),
 }
 
 
@@ -73,7 +83,14 @@ def _i02(t: dict[str, np.ndarray], out: str) -> None:
     np.testing.assert_array_equal(t["o"], np.maximum(c, f))
 
 
-CHECKS = {"i01_unsigned_below_signed_threshold": _i01, "i02_maximum_unsigned_signed": _i02}
+def _i03(t: dict[str, np.ndarray], out: str) -> None:
+    a = t["a"]
+    assert (a[:, 0, 0] > 0).all()
+    np.testing.assert_allclose(t["l"], a[:, :, 0] / np.sqrt(a[:, 0, 0])[:, None], rtol=1e-14)
+
+
+CHECKS = {"i01_unsigned_below_signed_threshold": _i01, "i02_maximum_unsigned_signed": _i02,
+          "i03_tile_element_in_a_kernel": _i03}
 
 
 SIGNS = "kernel fn k<const B: i32>(o: &mut Tensor<{out}, [B]>, a: &Tensor<{ta}, [?]>, b: &Tensor<{tb}, [?]>) {{\n" \
@@ -178,3 +195,28 @@ def test_a_square_row_softmax_without_keepdims_is_warned_and_the_help_fixes_it(t
     f.write_text(src, encoding="utf-8")
     assert not driver.check(f, deny_warnings=True).diagnostics
     np.testing.assert_allclose(run_program(f)[0]["y"], want, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize(("ty", "index", "value"), [("f32", "[1]", "x"), ("bool", "[2][1]", "x > 5.0"),
+                                                    ("i32", "[i][3]", "x as i32")])
+def test_a_tile_element_s_help_runs(ty: str, index: str, value: str, tmp_path: Path) -> None:
+    """`m[i]` and `m[i][j]` of a 2-D tile: the help's mask and reductions give NumPy's `m[i]`, `m[i, j]`."""
+    f = tmp_path / "e.tile"
+    shape = "[4]" if index == "[1]" else "[1]"
+    body = f"m{index}" if index != "[1]" else "m[1]"
+    src = (f"kernel fn k(o: &mut Tensor<{ty}, {shape}>, a: &Tensor<f32, [?, ?]>) {{\n"
+           f"    let x = a.partition([3, 4]).load([0, 0]);\n    let m = {value};\n    let i = 2;\n"
+           f"    o.store({'full::<' + ty + '>([1], ' + body + ')' if shape == '[1]' else body});\n}}\n"
+           f"fn main() {{\n    let a = arange::<f32>(12).reshape([3, 4]);\n    let mut o = zeros::<{ty}>({shape});\n"
+           "    k(o.partition(" + shape + "), &a).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0204", (d.code, d.message)
+    code = d.help[0].split("`")[1]
+    assert ("max" in code and "false" in code) == (ty == "bool"), code
+    f.write_text(src.replace(body, code), encoding="utf-8")
+    got = run_program(f)[0]["o"]
+    m = {"f32": np.arange(12, dtype=np.float32).reshape(3, 4), "bool": np.arange(12).reshape(3, 4) > 5,
+         "i32": np.arange(12).reshape(3, 4)}[ty]
+    want = {"[1]": m[1], "[2][1]": m[2, 1], "[i][3]": m[2, 3]}[index]
+    np.testing.assert_array_equal(got.reshape(-1), np.reshape(want, -1))

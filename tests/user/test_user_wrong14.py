@@ -220,3 +220,25 @@ def test_a_tile_element_s_help_runs(ty: str, index: str, value: str, tmp_path: P
          "i32": np.arange(12).reshape(3, 4)}[ty]
     want = {"[1]": m[1], "[2][1]": m[2, 1], "[i][3]": m[2, 3]}[index]
     np.testing.assert_array_equal(got.reshape(-1), np.reshape(want, -1))
+
+
+@pytest.mark.parametrize("call", ["row_sums(", "row_sums::<_>("])
+def test_a_tuned_generic_that_no_tile_names_gets_a_value_not_a_loop(call: str, tmp_path: Path) -> None:
+    # `BK` (a K chunk) is listed in `#[autotune]` but no tile names it: E0215 said "give it explicitly:
+    # `row_sums::<BK>(..)` with a value for `BK`", and `::<_>` (E0022) "leave the turbofish out, for the call to
+    # infer `BK`", which is E0215 again. Both give the first candidate and say where the tuner picks a generic.
+    f = tmp_path / "t.tile"
+    src = ("use std::math::cdiv;\n#[autotune(BK = [16, 64], num_warps = [4, 8])]\n"
+           "kernel fn row_sums<const BK: i32>(s: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?, ?]>) {\n"
+           "    let mut acc = 0.0;\n    for j in 0..cdiv(x.shape()[1], BK) {\n"
+           "        acc += x.partition([1, BK]).load([block_id(0), j]).sum(1).item();\n    }\n"
+           "    s.store(full::<f32>([1], acc));\n}\n"
+           "fn main() {\n    let x = arange::<f32>(400).reshape([4, 100]);\n    let mut s = zeros::<f32>([4]);\n"
+           f"    {call}s.partition([1]), &x).sync();\n}}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == ("E0215" if call == "row_sums(" else "E0022"), d.code
+    assert "`row_sums::<16>(..)`" in d.help[0] and "leave the turbofish out" not in d.help[0], d.help
+    assert "written `_`" in d.help[0]
+    f.write_text(src.replace(call, "row_sums::<16>("), encoding="utf-8")
+    np.testing.assert_array_equal(run_program(f)[0]["s"], np.arange(400.0).reshape(4, 100).sum(1))

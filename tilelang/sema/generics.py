@@ -82,10 +82,10 @@ def turbofish(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, env: dict[str, An
 def _underscore_generic(tcx: CheckCx, e: ast.Call, targ: Any, name: str) -> Any:
     """E0022 for `k::<_>(..)` written to mean "infer it": the call infers
     generics only where the turbofish is left out."""
-    from tilelang.sema.launch import autotune_candidates
+    from tilelang.tuner.space import listed_generics
 
     info = tcx.program.callee_of(e)
-    cands = autotune_candidates(info.decl) if info is not None and info.is_kernel else {}
+    cands = listed_generics(info.decl) if info is not None and info.is_kernel else {}
     callee = tcx.snippet(e.callee)
     value = str(cands[name][0]) if name in cands else "64"
     given = f"{callee}::<{', '.join(value if g is targ else tcx.snippet(g) for g in e.generics)}>(..)"

@@ -441,7 +441,9 @@ def _turbofish_help(info: Any, env: dict[str, Any]) -> str:
     declaration's order (type parameters too, or the turbofish would be
     refused), with the values the launch already fixed."""
     shown, open_, tuned = [], [], []
-    cands = autotune_candidates(info.decl)
+    from tilelang.tuner.space import listed_generics
+
+    cands = listed_generics(info.decl)
     for gp in info.decl.generics:
         v = env.get(gp.name.name)
         if isinstance(v, Dim) and v.is_const:
@@ -463,11 +465,3 @@ def _turbofish_help(info: Any, env: dict[str, Any]) -> str:
                 "dimension written `_` leaves it open, `z.partition([_])`)")
     return out
 
-
-def autotune_candidates(decl: ast.FnDecl) -> dict[str, tuple[int, ...]]:
-    """The const generics a kernel's `#[autotune(..)]` lists, with their candidates (no hints)."""
-    from tilelang.tuner.space import HINTS, tune_spec
-
-    spec = tune_spec(decl)
-    consts = {g.name.name for g in decl.generics if g.is_const}
-    return {n: v for n, v in spec.candidates if n in consts and n not in HINTS} if spec is not None else {}

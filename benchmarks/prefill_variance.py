@@ -89,7 +89,7 @@ def summary(ts: list[float]) -> str:
     return f"{statistics.median(ts) * 1e3:8.1f} us [{min(ts) * 1e3:.1f}, {max(ts) * 1e3:.1f}]"
 
 
-def probe(row: str, allocs: int, reps: int, tokens: int) -> None:
+def probe(row: str, allocs: int, reps: int, tokens: int, after_kinds: list[str]) -> None:
     dtype, d_s, mode, s_s = row.split("-")
     d, s, causal = int(d_s), int(s_s), mode == "causal"
     h, b = 2048 // d, max(1, tokens // s)
@@ -120,6 +120,26 @@ def probe(row: str, allocs: int, reps: int, tokens: int) -> None:
             print(f"   kernel {abi.name}: {abi.num_threads} threads, {abi.smem_bytes} B shared, persistent "
                   f"{getattr(abi, 'persistent', 0)} an SM, the driver's occupancy {res} an SM, "
                   f"{dev.ctx.info.sm_count} SMs")
+        if after_kinds:
+            junk = torch.empty(1 << 28, dtype=torch.uint8, device="cuda")
+            kinds = {"none": None, "sdpa": sdpa, "tile": tile, "zero": junk.zero_}
+            for who, fn in (("Tile", tile), ("SDPA", sdpa)):
+                print(f"   alloc {n}: {who} after " + " | ".join(
+                    f"{a} {summary(each_ms(fn, reps, before=kinds[a]))}" for a in after_kinds))
+            burst = []
+            for who, fn in (("Tile", tile), ("SDPA", sdpa)):
+                for _ in range(3):
+                    torch.cuda._sleep(2_000_000)
+                    e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    e0.record()
+                    for _ in range(10):
+                        fn()
+                    e1.record()
+                    torch.cuda.synchronize()
+                    burst.append(f"{who} {e0.elapsed_time(e1) * 100:.1f}")
+            print("   ten back to back, us a launch: " + ", ".join(burst))
+            del junk
+            continue
         alone = each_ms(tile, reps)
         after = each_ms(tile, reps, before=sdpa)
         ref = each_ms(sdpa, reps)
@@ -135,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", default=ROWS, help="dtype-D-full|causal-S, comma separated")
     ap.add_argument("--allocs", type=int, default=4)
     ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--after", default="", help="none,sdpa,tile,zero: time each kernel after each of these "
+                    "(zero: a 256 MiB memset, all SMs and no shared memory) instead of the default three columns")
     ap.add_argument("--tokens", type=int, default=16384, help="B x S, as attention.py's rows")
     a = ap.parse_args(argv)
     if not torch.cuda.is_available():
@@ -142,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     _record_choices()
     for row in a.rows.split(","):
-        probe(row, a.allocs, a.reps, a.tokens)
+        probe(row, a.allocs, a.reps, a.tokens, [x for x in a.after.split(",") if x])
     return 0
 
 

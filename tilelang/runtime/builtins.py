@@ -55,7 +55,7 @@ from tilelang.diagnostics.bounds import OutOfBounds, index_out_of_bounds, item_n
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import ARITH, COMPARE, DType, arange_problem, float_rem, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, arange_problem, float_rem, round_float, trunc_div, trunc_rem
 from tilelang.interp import numeric as num
 from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
@@ -138,6 +138,7 @@ def to_scalar(v: Any, dt: DType | None) -> Any:
         if isinstance(v, (float, np.floating)):
             return float_to_int(np.asarray(v), dt)[()]
         return dt.np_dtype.type(dt.wrap(int(v)))
+    v = round_float(int(v), dt) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else v  # once
     return normalise(np.asarray(float(v), dtype=np.float64), dt)[()]
 
 
@@ -695,6 +696,7 @@ class Builtins:
         if isinstance(x, Tensor):
             dt = x.dtype
             v = x.numpy()
+            domains.check_math(name, dt, None, node, bool(self.ev._types))
             if name in ("abs",) and not dt.is_float:
                 with np.errstate(all="ignore"):
                     return self._new(np.abs(v), dt)
@@ -703,7 +705,7 @@ class Builtins:
                 r = fn(v.astype(work))
             return self._new(r, dt if dt.is_float else DType.F32)
         sdt = scalar_dtype_of(x)
-        domains.check_builtin(name, sdt, getattr(node, "span", None))  # `abs(v)` of an instance `T = bool`
+        domains.check_math(name, sdt, self.ev.scalar_dtype(node) if node is not None else None, node, True)
         with np.errstate(all="ignore"):
             r = float(fn(np.float64(_num(x))))
         if name == "abs" and sdt is not None and not sdt.is_float:
@@ -741,6 +743,7 @@ class Builtins:
         tensors = [v for v in pos if isinstance(v, Tensor)]
         check_fit("fma", pos, node.span)
         dt = tensors[0].dtype if tensors else (self.ev.scalar_dtype(node) or DType.F64)
+        domains.check_builtin("fma", dt, node.span, bool(self.ev._types) or not tensors)  # (an internal error)
         cd = num.compute_dtype(dt)
         xs = [np.asarray(v.numpy() if isinstance(v, Tensor) else _num(v), dtype=cd) for v in pos]
         shape = np.broadcast_shapes(*(a.shape for a in xs))

@@ -56,7 +56,9 @@ wgmma pipeline like `gemm` 128x128x64 (`mma_select.fold_dot_adds`,
 [4, 4096] at 8 warps, no spills, [1, 32768] at 16 warps, 340 spill bytes
 (`lift.default_warps`); `attn_bias` on the attention pipeline (the bias
 loaded by the consumers, ptxas 52 spill bytes); `attn_qscale` still
-mma.sync, with a note saying why (`why:` on its line). Every `err` below 1e-2.
+mma.sync, with a note saying why (`why:` on its line); the GEMM tiles of 32
+and 16 rows and 128x512 on sm_80's cp.async ring (`sm80-pipeline`, was
+mma.sync with no pipeline). Every `err` below 1e-2.
 
 A case that crashes prints its error on its line and the run goes on.
 

@@ -345,8 +345,9 @@ def gemm_cases() -> list[Case]:
                     [("t", "c", "f16", (big, big), (128, 128)), ("t", "a", "f16", (big, big), None),
                      ("t", "b", "f16", (big, big), None), ("t", "bias", "f32", (big,), None)],
                     2.0 * big**3, torch="linear_relu"))
-    for bm, bn, bk in ((64, 128, 64), (128, 128, 64), (64, 64, 64)):  # skinny: M = 64
+    for bm, bn, bk in ((64, 128, 64), (128, 128, 64), (64, 64, 64), (32, 128, 64), (16, 64, 128)):  # skinny: M = 64
         add("gemm", "gemm", "f16", 64, big, big, bm, bn, bk)
+    add("gemm", "gemm", "f16", big, big, big, 128, 512, 32)  # a tile wider than one wgmma (N > 256)
     add("gemm_nt", "gemm_nt", "bf16", 64, big, big, 64, 128, 64)
     return out
 

@@ -86,7 +86,9 @@ def test_pdl_last_trigger_in_the_loops_last_iteration() -> None:
             assert r.returncode == 0, r.stderr
 
 
-def test_pdl_prefetch_comes_before_the_wait() -> None:
+def test_pdl_prefetch_comes_before_the_wait(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # (the 32x32 GEMM on the generic path: on sm_90a the sm_80 ring would take it, `pipeline_sm80.fallback_enabled`)
+    monkeypatch.setenv("TILEC_SM80_FALLBACK", "0")
     # Target.pdl_prefetch: L2 prefetches of the first K step's A and B tiles
     # (offsets from block ids and the loop's start: nothing loaded), all
     # before the wait; none without the flag; another compile-cache key
@@ -105,7 +107,8 @@ def test_pdl_prefetch_comes_before_the_wait() -> None:
         assert r.returncode == 0, r.stderr
 
 
-def test_pdl_bulk_prefetch_one_request_a_tile_row() -> None:
+def test_pdl_bulk_prefetch_one_request_a_tile_row(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_SM80_FALLBACK", "0")  # the generic path's loads, as above
     # Target.pdl_prefetch = "bulk": the same tiles as "prefetch" (the first K
     # step's A [32, 16] and B [16, 32] of a GEMM block), each row one
     # `cp.async.bulk.prefetch.L2` from one thread (predicated on the thread

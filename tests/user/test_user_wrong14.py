@@ -242,3 +242,24 @@ def test_a_tuned_generic_that_no_tile_names_gets_a_value_not_a_loop(call: str, t
     assert "written `_`" in d.help[0]
     f.write_text(src.replace(call, "row_sums::<16>("), encoding="utf-8")
     np.testing.assert_array_equal(run_program(f)[0]["s"], np.arange(400.0).reshape(4, 100).sum(1))
+
+
+@pytest.mark.parametrize("op", ["+=", "*="])
+def test_a_scalar_accumulator_of_a_one_element_tile_takes_its_item(op: str, tmp_path: Path) -> None:
+    # `acc += row.sum(1)` (a [1] tile): the help started `acc` as a [1] tile, and `full::<f32>([1], acc)` was
+    # then E0203 "give a value of type `f32` here"; `.item()` of the one element runs
+    f = tmp_path / "a.tile"
+    src = ("kernel fn seg<const BK: i32>(s: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?, ?]>) {\n"
+           f"    let mut acc = 1.0;\n    for j in 0..4 {{\n        acc {op} x.partition([1, BK]).load([block_id(0), j]).sum(1);\n"
+           "    }\n    s.store(full::<f32>([1], acc));\n}\n"
+           "fn main() {\n    let x = arange::<f32>(64).reshape([2, 32]) * 0.01;\n    let mut s = zeros::<f32>([2]);\n"
+           "    seg::<8>(s.partition([1]), &x).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    fix = f"acc {op} x.partition([1, BK]).load([block_id(0), j]).sum(1).item();"
+    assert d.code == "E0203" and f"`{fix}`" in d.help[0], d.help
+    f.write_text(src.replace(f"acc {op} x.partition([1, BK]).load([block_id(0), j]).sum(1);", fix), encoding="utf-8")
+    x = np.arange(64, dtype=np.float64).reshape(2, 32) * 0.01
+    parts = x.reshape(2, 4, 8).sum(2)
+    want = 1 + parts.sum(1) if op == "+=" else parts.prod(1)
+    np.testing.assert_allclose(run_program(f)[0]["s"], want, rtol=1e-5)

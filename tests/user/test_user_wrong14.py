@@ -263,3 +263,17 @@ def test_a_scalar_accumulator_of_a_one_element_tile_takes_its_item(op: str, tmp_
     parts = x.reshape(2, 4, 8).sum(2)
     want = 1 + parts.sum(1) if op == "+=" else parts.prod(1)
     np.testing.assert_allclose(run_program(f)[0]["s"], want, rtol=1e-5)
+
+
+def test_a_one_element_tile_where_a_number_goes_is_told_item(tmp_path: Path) -> None:
+    # the second step of the mistake above, had the accumulator been started as a tile
+    f = tmp_path / "b.tile"
+    src = ("kernel fn seg(s: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?, ?]>) {\n    let mut acc = zeros::<f32>([1]);\n"
+           "    for j in 0..4 {\n        acc += x.partition([1, 8]).load([block_id(0), j]).sum(1);\n    }\n"
+           "    s.store(full::<f32>([1], acc));\n}\n"
+           "fn main() {\n    let mut s = zeros::<f32>([2]);\n    seg(s.partition([1]), &ones::<f32>([2, 32])).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and d.help == ("`acc` is a tile of one element: its value is `acc.item()`",), d.help
+    f.write_text(src.replace("full::<f32>([1], acc)", "full::<f32>([1], acc.item())"), encoding="utf-8")
+    np.testing.assert_array_equal(run_program(f)[0]["s"], [32.0, 32.0])

@@ -17,6 +17,13 @@ applied by the letter and the fixed program checked against NumPy.
   (`where((rows == 0) & (cols == 0), m, 0).sum(1).sum(0)`, the `[j]` read
   from the source after `m[i]`), or row i's for `m[i]`; `max` and `false`
   for a `bool` tile.
+- i04 a k-means assignment step whose distances were summed with `.sum()`
+  (every axis, NumPy's `.sum(-1)` meant): `dist.argmin()` of the scalar was
+  E0103 with "make a tile of it with `full::<f32>([1], dist)`". The help
+  says `(d * d).sum()` reduced every axis of its `[B, K, 2]` tile and writes
+  `(d * d).sum(2)`; the next error (`argmin` of a 2-D tile needs an axis)
+  writes the call as the user did, `dist.argmin(0)` .. `dist.argmin(1)`
+  (it was `argmin(t, 0)`).
 - E0202's help for a reduction broadcast against its source
   (`g - g.max(2)` of [2, 3, 3]) inserted the 1 at the first axis where the
   shapes fit, [2, 1, 3], which pairs the wrong elements: it inserts it
@@ -50,6 +57,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "`where((arange::<i32>(N).reshape([N, 1]) == 0) & (arange::<i32>(N).reshape([1, N]) == 0), m, 0).sum(1).sum(0)`",
         [("m[0][0]", "where((arange::<i32>(N).reshape([N, 1]) == 0) & (arange::<i32>(N).reshape([1, N]) == 0), m, 0)"
                      ".sum(1).sum(0)")]),
+    # the help's first way, then E0207's (the next error, checked below)
+    "i04_whole_sum_then_argmin": ("`(d * d).sum(2)`", [("(d * d).sum();", "(d * d).sum(2);"),
+                                                       ("dist.argmin()", "dist.argmin(1)")]),
 }
 
 
@@ -89,8 +99,20 @@ def _i03(t: dict[str, np.ndarray], out: str) -> None:
     np.testing.assert_allclose(t["l"], a[:, :, 0] / np.sqrt(a[:, 0, 0])[:, None], rtol=1e-14)
 
 
+def _i04(t: dict[str, np.ndarray], out: str) -> None:
+    x, c = t["x"].astype(np.float64), t["c"].astype(np.float64)
+    np.testing.assert_array_equal(t["lab"], ((x[:, None, :] - c[None]) ** 2).sum(2).argmin(1))
+    assert len(set(t["lab"].tolist())) > 1
+
+
 CHECKS = {"i01_unsigned_below_signed_threshold": _i01, "i02_maximum_unsigned_signed": _i02,
-          "i03_tile_element_in_a_kernel": _i03}
+          "i03_tile_element_in_a_kernel": _i03, "i04_whole_sum_then_argmin": _i04}
+
+
+def test_the_k_means_step_s_second_error_names_its_axes(tmp_path: Path) -> None:
+    f = fixed_program(DIR / "i04_whole_sum_then_argmin.tile", [("(d * d).sum();", "(d * d).sum(2);")], tmp_path)
+    d = first_error(f)
+    assert d.code == "E0207" and d.help == ("give the axis: `dist.argmin(0)` .. `dist.argmin(1)`",), d.help
 
 
 SIGNS = "kernel fn k<const B: i32>(o: &mut Tensor<{out}, [B]>, a: &Tensor<{ta}, [?]>, b: &Tensor<{tb}, [?]>) {{\n" \

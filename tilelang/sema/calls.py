@@ -711,6 +711,26 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
     return _builtin_call(tcx, e, sig, fx, e.receiver, rty, expected)
 
 
+def _whole_reduction(tcx: CheckCx, e: ast.Expr, fx: Fx) -> str | None:
+    """Where a scalar is a reduction of every axis of a tile or tensor (`t.sum()`, or a `let` of it): the words
+    and the call that reduce only the last axis (NumPy's `.sum(-1)`), keeping a value that methods take."""
+    from tilelang.sema.consts import let_values
+
+    if isinstance(e, ast.Name) and fx.info is not None:
+        sym = tcx.program.symbols.get(e)
+        if sym is not None and sym.kind is SymbolKind.LOCAL and not sym.mutable:
+            e = let_values([fx.info.decl]).get(sym.decl, e)
+    if not (isinstance(e, ast.MethodCall) and not e.args and e.method.name in ("sum", "max", "min", "prod")):
+        return None
+    src = tcx.program.types.get(e.receiver)
+    shape = getattr(src, "shape", None) if isinstance(src, (TileT, TensorT)) else None
+    if not shape or len(shape) < 2:
+        return None
+    return (f"`{tcx.snippet(e)}` reduced every axis of a `{src}`; reduce one axis to keep a "
+            f"{'tile' if isinstance(src, TileT) else 'tensor'}: `{tcx.receiver_snippet(e.receiver)}."
+            f"{e.method.name}({len(shape) - 1})`")
+
+
 def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, receivers: Any, owners: str,
                          fx: Fx) -> str:
     """The help of a method called on a receiver it does not take: a scalar
@@ -722,6 +742,9 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
         # str(ScalarT): its element type's name, a generic one's too (`T`)
         dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
         what = "tile" if fx.in_kernel else "tensor"
+        whole = _whole_reduction(tcx, e.receiver, fx)
+        if whole is not None and x and len(x) < 40:  # `let dist = (d * d).sum(); dist.argmin()` (round 14)
+            return (f"`{x}` is a scalar: {whole}, or make a {what} of the scalar with `full::<{dt}>([1], {x})`")
         if x and len(x) < 40:
             return f"`{x}` is a scalar: make a {what} of it with `full::<{dt}>([1], {x})`"
         # too long to repeat: not `x`, which may name another value of the program

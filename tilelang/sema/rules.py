@@ -41,7 +41,7 @@ from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.kernel import check_tile_limits, reshape_proposal
 from tilelang.sema.operators import binary_types, extremum_signs
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.ruleargs import axis_arg, const_arg, shape_arg
+from tilelang.sema.ruleargs import axis_arg, axis_forms, const_arg, shape_arg
 from tilelang.sema.typeops import deref, elem_is_float, is_intlike, is_poison, num_of, numel
 from tilelang.sema.types import (
     BOOL,
@@ -415,7 +415,7 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
                 if arg and len(s) > 1:
                     return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`{cx.name}` of a {len(s)}-D tile needs "
                                             "an axis", cx.span, "missing axis")
-                                    .with_help(f"give the axis: `{cx.name}(t, 0)` .. `{cx.name}(t, {len(s) - 1})`"))
+                                    .with_help(axis_forms(tcx, cx, x, len(s))))
                 return ScalarT(out_e)
             ax = axis_arg(tcx, cx, axis_e, len(s))
             if ax is None:

@@ -299,3 +299,28 @@ def test_a_one_element_tile_where_a_number_goes_is_told_item(tmp_path: Path) -> 
     assert d.code == "E0203" and d.help == ("`acc` is a tile of one element: its value is `acc.item()`",), d.help
     f.write_text(src.replace("full::<f32>([1], acc)", "full::<f32>([1], acc.item())"), encoding="utf-8")
     np.testing.assert_array_equal(run_program(f)[0]["s"], [32.0, 32.0])
+
+
+@pytest.mark.parametrize("kernel", [True, False])
+def test_where_of_a_signed_and_an_unsigned_value_keeps_both(kernel: bool, tmp_path: Path) -> None:
+    # `where(y < 0, y, x)` of `i32` and `u32`: the help was `x as i32`, which made x past 2^31 negative
+    f = tmp_path / "w.tile"
+    body = "where(y < 0, y, x)"
+    if kernel:
+        src = ("kernel fn k<const B: i32>(o: &mut Tensor<i64, [B]>, a: &Tensor<u32, [?]>, b: &Tensor<i32, [?]>) {\n"
+               f"    let x = a.load_like(o);\n    let y = b.load_like(o);\n    o.store({body} as i64);\n}}\n"
+               "fn main() {\n    let a = arange::<u32>(8) * 1000000000u32;\n    let b = arange::<i32>(8) - 4;\n"
+               "    let mut o = zeros::<i64>([8]);\n    k(o.partition([8]), &a, &b).sync();\n}\n")
+    else:
+        src = ("fn main() {\n    let x = arange::<u32>(8) * 1000000000u32;\n    let y = arange::<i32>(8) - 4;\n"
+               f"    let o = {body} as i64;\n    print(o.sum());\n}}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and d.help == ("cast both to `i64`, which holds every `i32` and `u32` value: "
+                                            "`where(y < 0, y as i64, x as i64)`",), d.help
+    f.write_text(src.replace(body, "where(y < 0, y as i64, x as i64)"), encoding="utf-8")
+    t = run_program(f)[0]
+    x = (np.arange(8) * 1000000000).astype(np.uint32).astype(np.int64)  # u32 arithmetic wraps past 2^32
+    want = np.where(np.arange(8) < 4, np.arange(8) - 4, x)
+    np.testing.assert_array_equal(t["o"], want)
+    assert want.max() > 2**31

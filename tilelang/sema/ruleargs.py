@@ -149,7 +149,8 @@ def _const_generic_help(tcx: CheckCx, cx: CallCx, x: ast.Expr) -> str:
 def axis_forms(tcx: CheckCx, cx: CallCx, x: ast.Expr, rank: int) -> str:
     """`dist.argmin(0)` .. `dist.argmin(1)`: the call as written (method or function), the axes filled in
     (round 14: it was `argmin(t, 0)` for `dist.argmin()`)."""
-    t = tcx.receiver_snippet(x) if isinstance(cx.node, ast.MethodCall) else tcx.snippet(x)
-    form = (lambda k: f"{t}.{cx.name}({k})") if isinstance(cx.node, ast.MethodCall) else \
-        (lambda k: f"{cx.name}({t}, {k})")
-    return f"give the axis: `{form(0)}` .. `{form(rank - 1)}`"
+    if isinstance(cx.node, ast.MethodCall):
+        t = tcx.receiver_snippet(x)
+        return f"give the axis: `{t}.{cx.name}(0)` .. `{t}.{cx.name}({rank - 1})`"
+    t = tcx.snippet(x)
+    return f"give the axis: `{cx.name}({t}, 0)` .. `{cx.name}({t}, {rank - 1})`"

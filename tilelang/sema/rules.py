@@ -268,6 +268,8 @@ def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span,
                                     f"found `{t}`")
                             .with_help("pass tiles or scalars"))
+    if cx.name in ("maximum", "minimum", "where") and (signs := extremum_signs(tcx, cx, int(cx.name == "where"))):
+        return signs  # a signed and an unsigned integer: both cast to a type that holds both
     acc_t, acc_e = tys[0], exprs[0]
     stored = tcx.store_dtypes.get(cx.node)  # `h.store(where(c, f32_tile, f16_tile))`: cast toward the store
     for t, x in zip(tys[1:], exprs[1:], strict=False):
@@ -291,8 +293,6 @@ def _rule_elementwise2(tcx: CheckCx, cx: CallCx) -> Type:
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` of `bool` values", cx.span,
                                     "takes numbers, not `bool` elements")
                             .with_help(f"`{a} {op} {b}` is true where {what}"))
-        if (signs := extremum_signs(tcx, cx)) is not None:
-            return signs
     return _elementwise(tcx, cx, cx.args, cx.arg_tys, False)
 
 

@@ -24,6 +24,11 @@ applied by the letter and the fixed program checked against NumPy.
   `(d * d).sum(2)`; the next error (`argmin` of a 2-D tile needs an axis)
   writes the call as the user did, `dist.argmin(0)` .. `dist.argmin(1)`
   (it was `argmin(t, 0)`).
+- i05 a running (Welford) mean whose chunk weight `BK / total` of two i32
+  counts meets an f32: the help was `(BK / total) as f32`, an integer
+  quotient (8 / 16 is 0: the mean stayed the first chunk's). For `/` and `%`
+  of integers it casts the operands, `(BK as f32) / (total as f32)`, and
+  names the integer quotient as the other choice.
 - E0202's help for a reduction broadcast against its source
   (`g - g.max(2)` of [2, 3, 3]) inserted the 1 at the first axis where the
   shapes fit, [2, 1, 3], which pairs the wrong elements: it inserts it
@@ -60,6 +65,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     # the help's first way, then E0207's (the next error, checked below)
     "i04_whole_sum_then_argmin": ("`(d * d).sum(2)`", [("(d * d).sum();", "(d * d).sum(2);"),
                                                        ("dist.argmin()", "dist.argmin(1)")]),
+    "i05_integer_weight_cast_late": ("`(BK as f32) / (total as f32)`", [("(BK / total)", "((BK as f32) / (total as f32))")]),
 }
 
 
@@ -105,8 +111,19 @@ def _i04(t: dict[str, np.ndarray], out: str) -> None:
     assert len(set(t["lab"].tolist())) > 1
 
 
+def _i05(t: dict[str, np.ndarray], out: str) -> None:
+    np.testing.assert_allclose(t["mean"], t["x"].astype(np.float64).mean(1), rtol=1e-6)
+
+
 CHECKS = {"i01_unsigned_below_signed_threshold": _i01, "i02_maximum_unsigned_signed": _i02,
-          "i03_tile_element_in_a_kernel": _i03, "i04_whole_sum_then_argmin": _i04}
+          "i03_tile_element_in_a_kernel": _i03, "i04_whole_sum_then_argmin": _i04,
+          "i05_integer_weight_cast_late": _i05}
+
+
+def test_the_old_help_s_integer_quotient_kept_the_first_chunk(tmp_path: Path) -> None:
+    f = fixed_program(DIR / "i05_integer_weight_cast_late.tile", [("(BK / total)", "((BK / total) as f32)")], tmp_path)
+    t = run_program(f)[0]
+    np.testing.assert_array_equal(t["mean"], t["x"][:, :8].mean(1))  # 8 / 16 == 0: only the first chunk counted
 
 
 def test_the_k_means_step_s_second_error_names_its_axes(tmp_path: Path) -> None:

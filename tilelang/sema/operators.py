@@ -317,6 +317,13 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
             # the narrow one up, the store, assignment or return would be refused next)
             return f"cast with `as`: `{tcx.cast_snippet(wide)} as {other}` ({stored[1]})"
         text = f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
+        if isinstance(narrow, ast.Binary) and narrow.op in ("/", "%") and isinstance(wider, DType) \
+                and wider.is_float and isinstance(other, DType) and other.is_int:
+            # `(nb / total) as f32` divides the integers first (round 14: a Welford weight of 8 / 16 was 0)
+            what = "quotient" if narrow.op == "/" else "remainder"
+            text = (f"cast the operands, not the {what}, which `{narrow.op}` computes in integers first: "
+                    f"`({tcx.cast_snippet(narrow.lhs)} as {wider}) {narrow.op} ({tcx.cast_snippet(narrow.rhs)} "
+                    f"as {wider})`, or `{tcx.cast_snippet(narrow)} as {wider}` for the integer {what}")
         if stored is None and elem_is_float(ea) and elem_is_float(eb) and isinstance(other, DType) \
                 and other.bits < 32:
             # not stored at once: computing in the narrower type may be what is meant

@@ -52,6 +52,7 @@ class Options:
     kernel: str | None = None  # restrict `ir`/`llvm`/`ptx` to one kernel
     device: str = "auto"
     deny_warnings: bool = False  # `--deny warnings`: every warning is an error
+    explain: bool = False  # `tilec emit --explain`: the `gpu` stage notes each kernel's path and refusals
 
 
 @dataclass(slots=True)
@@ -133,14 +134,70 @@ def check_instances(program: Any, sink: DiagnosticSink) -> None:
     from tilelang.diagnostics.model import TileError
     from tilelang.ir.lower import lower_kernel
 
-    for name, inst, call in _instances_with_launch(program):
+    direct = _instances_with_launch(program)
+    for name, inst, call, outer in [(*entry, ()) for entry in direct] + _launches_in_host_instances(program, direct):
         try:
             lower_kernel(program, name, inst, None)
         except TileError as e:
             for d in e.diagnostics:
                 if call is not None and d.code.startswith("E02"):
                     d = d.secondary(call.span, "the launch that makes this instance")
+                    for site, label in outer:
+                        d = d.secondary(site.span, label)
                 sink.emit(d)
+
+
+def _launches_in_host_instances(program: Any, direct: list[tuple[str, dict[str, Any], Any]]) -> list[Any]:
+    """The kernel instances that launches inside generic host functions make
+    for each of their instances (`sema.host_instances.instances`): `k(..)`
+    in `fn go<U>` launching `k<T>` with `T = U`, where `go` is called with
+    a `bool` tensor, was lowered only when it ran (hrev15). Each (kernel,
+    instantiation, launch, the outer calls labelled), not among `direct`."""
+    from tilelang.dtypes import DType
+    from tilelang.sema.host_instances import instance_label, instances
+    from tilelang.syntax import ast
+
+    keys = [(name, inst) for name, inst, _ in direct]
+    out: list[Any] = []
+    for callee, types, site, outer in instances(program):
+        for call in ast.walk(callee.decl.body):
+            info = program.callee_of(call) if isinstance(call, ast.Call) else None
+            if info is None or not info.is_kernel or not info.type_params:
+                continue
+            inst = program.instantiation_of(call)
+            bound = {t: inst.get(t) for t in info.type_params} | _element_types(program, info, call, types)
+            if not all(isinstance(inst.get(g), int) for g in info.const_generics) \
+                    or not all(isinstance(v, DType) for v in bound.values()):
+                continue
+            entry = (info.qualname, {**bound, **{g: int(inst[g]) for g in info.const_generics}})
+            if entry not in keys:
+                keys.append(entry)
+                out.append((*entry, call, ((site, instance_label(callee, types)), *outer)))
+    return out
+
+
+def _element_types(program: Any, info: Any, call: Any, types: dict[str, Any]) -> dict[str, Any]:
+    """The kernel's type parameters that a launch inside a generic host
+    function gives through its arguments' element types, read as that
+    function's instance binds them (`Tensor<U, ..>` for `T` with `U = bool`;
+    the checker records no `T` bound to the caller's `U`)."""
+    from tilelang.sema.types import PartitionT, RefT, ScalarT, TensorT, TypeParam
+
+    def elem(ty: Any) -> Any:
+        if isinstance(ty, RefT):
+            ty = ty.inner
+        if isinstance(ty, PartitionT):
+            ty = ty.tensor
+        return ty.dtype if isinstance(ty, (TensorT, ScalarT)) else None
+
+    out: dict[str, Any] = {}
+    args = [a.value for a in call.args if a.name is None]
+    for pty, arg in zip(info.param_types, args, strict=False):
+        want, got = elem(pty), elem(program.type_of(arg))
+        if isinstance(want, TypeParam) and want.name in info.type_params and isinstance(got, TypeParam) \
+                and got.name in types:
+            out[want.name] = types[got.name]
+    return out
 
 
 def _lint(program: Any, ctx: Context) -> None:
@@ -229,7 +286,22 @@ def _stage_gpu(kernels: list[Any], ctx: Context) -> list[Any]:
         gk = lower(k, ctx.sink, ctx.options.arch, facts)
         if gk is not None:
             out.append(gk)
+            if ctx.options.explain:
+                ctx.sink.extend(_path_notes(gk))
     return out
+
+
+def _path_notes(gk: Any) -> list[Any]:
+    """`--explain`: a note of the path kernel `gk` takes at its span, then the pipelines' refusals."""
+    from tilelang.backend import explain
+    from tilelang.diagnostics.model import Diagnostic, Severity
+
+    inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
+    path = explain.path_of(gk)
+    what = explain.PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
+    head = Diagnostic("", f"kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" runs on {what} ({gk.arch})",
+                      severity=Severity.NOTE)
+    return [head, *gk.notes]
 
 
 def _stage_llvm(kernels: list[Any], ctx: Context) -> list[Artifact]:

@@ -67,7 +67,7 @@ def _run(body: str) -> str:
     ("print(less(false, true));", "`<` is not defined on `bool`"),  # an order of `bool`s, as in kernels
 ])
 def test_an_instance_outside_the_operators_domain_is_refused(body: str, message: str) -> None:
-    # a scalar operator's at `tilec check` (round 14, `sema/host_instances.py`), the rest when it runs
+    # at `tilec check` (round 14 the scalar operators, round 15 the rest: `sema/host_instances.py`)
     with pytest.raises((TileError, CheckFailed)) as e:
         _run(body)
     (d,) = e.value.diagnostics

@@ -696,6 +696,7 @@ class Builtins:
         if isinstance(x, Tensor):
             dt = x.dtype
             v = x.numpy()
+            domains.check_math(name, dt, None, node, bool(self.ev._types))
             if name in ("abs",) and not dt.is_float:
                 with np.errstate(all="ignore"):
                     return self._new(np.abs(v), dt)
@@ -704,7 +705,7 @@ class Builtins:
                 r = fn(v.astype(work))
             return self._new(r, dt if dt.is_float else DType.F32)
         sdt = scalar_dtype_of(x)
-        domains.check_builtin(name, sdt, getattr(node, "span", None))  # `abs(v)` of an instance `T = bool`
+        domains.check_math(name, sdt, self.ev.scalar_dtype(node) if node is not None else None, node, True)
         with np.errstate(all="ignore"):
             r = float(fn(np.float64(_num(x))))
         if name == "abs" and sdt is not None and not sdt.is_float:
@@ -742,6 +743,7 @@ class Builtins:
         tensors = [v for v in pos if isinstance(v, Tensor)]
         check_fit("fma", pos, node.span)
         dt = tensors[0].dtype if tensors else (self.ev.scalar_dtype(node) or DType.F64)
+        domains.check_builtin("fma", dt, node.span, bool(self.ev._types) or not tensors)  # (an internal error)
         cd = num.compute_dtype(dt)
         xs = [np.asarray(v.numpy() if isinstance(v, Tensor) else _num(v), dtype=cd) for v in pos]
         shape = np.broadcast_shapes(*(a.shape for a in xs))

@@ -21,7 +21,9 @@ from typing import Any
 
 from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
 from tilelang.diagnostics.instances import (
+    FLOAT_BUILTINS,
     GENERIC_NOTE,
+    builtin_problem,
     float_value_problem,
     literal_misfits,
     literal_problem,
@@ -30,6 +32,7 @@ from tilelang.diagnostics.instances import (
     operator_problem,
     shift_problem,
 )
+from tilelang.diagnostics.codes.runtime import HOST_SHAPE
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.source import Span
@@ -56,42 +59,33 @@ def check_operator(op: str, dt: DType | None, span: Span, tensors: bool = False)
                     .with_help(help))
 
 
-def _builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
-    """(message, label, help) where built-in `name` does not take `dt`."""
-    if dt is DType.BOOL:
-        if name == "arange":
-            return ("`arange` makes numbers, not `bool` values", "with `bool` elements in this call",
-                    "call it with a numeric type, or build the tensor from numbers (`arange::<i32>(n) % 2 == 1`)")
-        if name in ("sum", "prod"):
-            return (f"`{name}` of `bool` elements", "of a `bool` tensor in this call",
-                    "count with `(m as i32).sum()`, or call it with a numeric type")
-        if name == "cumsum":
-            return ("cannot `cumsum` a `bool` tensor", "of a `bool` tensor in this call",
-                    "count with `cumsum(m as i32, axis)`, or call it with a numeric type")
-        if name == "cumprod":
-            return ("cannot `cumprod` a `bool` tensor", "of a `bool` tensor in this call",
-                    "`cumprod(m as i32, axis)` is 1 while every element so far is `true`, or call it with a "
-                    "numeric type")
-        if name in ("maximum", "minimum"):
-            op, which = ("|", "maximum") if name == "maximum" else ("&", "minimum")
-            return (f"`{name}` of `bool` values", "of `bool` values in this call",
-                    f"`a {op} b` is the `bool` {which}")
-        return (f"`{name}` is not defined on `bool`", "applied to `bool` in this call",
-                "call it with a numeric type, or convert inside it (`v as i32`)")
-    if name == "pow" and not dt.is_float:
-        return (f"`pow` is not defined on `{dt.value}`", f"applied to `{dt.value}` in this call",
-                "call it with a floating-point type, or convert inside it (`x as f32`)")
-    return None
-
-
-def check_builtin(name: str, dt: DType | None, span: Span | None) -> None:
-    """E0204 for built-in `name` of an instance's element type `dt`."""
-    problem = _builtin_problem(name, dt) if dt is not None else None
+def check_builtin(name: str, dt: DType | None, span: Span | None, instance: bool = True) -> None:
+    """E0204 for built-in `name` of an instance's element type `dt`
+    (`instance` False: of a tensor whose type only the run knows, a
+    `load_npy`'s: E0714, without the generic note)."""
+    problem = builtin_problem(name, dt) if dt is not None else None
     if problem is None:
         return
     message, label, help = problem
-    d = Diagnostic.error(INVALID_OPERAND, message)
-    raise TileError((d.primary(span, label) if span is not None else d).note(GENERIC_NOTE).with_help(help))
+    if not instance:  # (a `load_npy`'s type: there is no call to change)
+        label = label.replace("in this call", "here")
+        help = f"cast the tensor first: `t as {'f32' if name in FLOAT_BUILTINS else 'i32'}`"
+    d = Diagnostic.error(INVALID_OPERAND if instance else HOST_SHAPE, message)
+    d = d.primary(span, label) if span is not None else d
+    raise TileError((d.note(GENERIC_NOTE) if instance else d).with_help(help))
+
+
+def check_math(name: str, value: DType | None, typed: DType | None, node: Any, instance: bool) -> None:
+    """E0204 (E0714 for a `load_npy` tensor's type) for a unary math built-in:
+    `abs` of `bool` judged by the value's type `value` (of a tensor it gave
+    `bool`s), a float one by the call's checked type `typed` (`exp(v)` of an
+    instance's integer `T` computed a float and gave it back as `T`; the value
+    of a `load_npy` sum may be an integer where the checker typed a float)."""
+    span = getattr(node, "span", None)
+    if name == "abs":
+        check_builtin(name, value, span, instance)
+    elif typed is not None:
+        check_builtin(name, typed, span, instance)
 
 
 def check_literal(value: Any, dt: DType | None, span: Span, negated: bool = False) -> None:

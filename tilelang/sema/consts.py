@@ -367,9 +367,15 @@ def constant_shifts(tcx: CheckCx) -> None:
     kernel lowering's fold), so `tilec check` now says it first. Constants are
     what the engines fold: literals, `const` items, operators and casts of
     them, and immutable `let`s of them. (A generic body's shifts of `T` are
-    not typed with a `DType`: each instance judges them.)"""
+    not typed with a `DType`: each instance judges them.)
+
+    Its errors come after the checker's, so each is moved before the first
+    earlier one of its file located after it: the errors of a file stay in
+    the order of its source (hrev15; they were printed last)."""
     decls = [item for module in tcx.program.all_modules() for item in module.ast.items if isinstance(item, ast.FnDecl)]
     after = After(tcx.program, let_values(decls))
+    diags = tcx.sink.diagnostics
+    before = len(diags)
     for decl in decls:
         for e in ast.walk(decl.body):
             if not isinstance(e, ast.Binary) or e.op not in ("<<", ">>") or e in tcx.overflowed:
@@ -380,6 +386,23 @@ def constant_shifts(tcx: CheckCx) -> None:
             amount = constant_amount(after, e)
             if amount is not None:
                 check_overflow(tcx, e, ty, amount)
+    new = diags[before:]
+    del diags[before:]
+    for d in new:
+        diags.insert(_source_place(diags, d), d)
+
+
+def _source_place(diags: list[Any], d: Any) -> int:
+    """Where `d` goes among `diags`: before the first of its file located
+    after it, else last."""
+    span = d.primary_span
+    if span is None:
+        return len(diags)
+    for i, other in enumerate(diags):
+        o = other.primary_span
+        if o is not None and o.file == span.file and o.start > span.start:
+            return i
+    return len(diags)
 
 
 def constant_amount(after: After, e: ast.Binary) -> int | None:

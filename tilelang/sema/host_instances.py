@@ -25,6 +25,8 @@ from typing import Any
 from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
 from tilelang.diagnostics.instances import (
     GENERIC_NOTE,
+    NUMBER_BUILTINS,
+    builtin_problem,
     float_value_problem,
     literal_misfits,
     literal_problem,
@@ -38,35 +40,72 @@ from tilelang.dtypes import DType
 from tilelang.source import Span
 from tilelang.sema.consts import After, constant_amount, constant_operand, let_values
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.types import ScalarT, TypeParam, UntypedFloat
+from tilelang.sema.types import RefT, ScalarT, TensorT, TypeParam, UntypedFloat
 from tilelang.syntax import ast
 
 
+Outer = tuple[tuple[ast.Call, str], ...]  # the calls that fixed an instance's types, innermost first, labelled
+
+
 def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
+    for callee, types, call, outer in instances(program):
+        _check_body(program, callee.decl, types, call, sink, outer)
+
+
+def instances(program: Any) -> list[tuple[Any, dict[str, DType], ast.Call, Outer]]:
+    """Each instance of a generic host function that the program's calls fix
+    at check time, once: (the callee's `FnInfo`, its types, the first call
+    that makes it, the outer calls that fixed that call's types). A call
+    inside a generic body whose types are the caller's (`inner(x)` in `fn
+    outer<U>`) makes an instance for each of the caller's (hrev15: `outer(&b)`
+    of a `bool` tensor ran `inner`'s `x + x` unjudged until the run)."""
     seen: set[tuple[int, tuple[tuple[str, DType], ...]]] = set()
+    out: list[tuple[Any, dict[str, DType], ast.Call, Outer]] = []
+    work: list[tuple[Any, dict[str, DType], ast.Call, Outer]] = []
     for qual in sorted(program.host_fns):
         info = program.functions.get(qual)
         if info is None or info.is_kernel:
             continue
-        for call in ast.walk(info.decl.body):
-            if not isinstance(call, ast.Call):
-                continue
-            callee = program.callee_of(call)
-            inst = program.instantiation_of(call)
-            if callee is None or callee.is_kernel or not callee.type_params or callee.qualname not in program.host_fns:
-                continue
-            types = {name: inst.get(name) for name in callee.type_params}
-            if not all(isinstance(t, DType) for t in types.values()):
-                continue  # a type parameter bound to the caller's: its instance is the caller's
-            key = (id(callee.decl), tuple(sorted(types.items(), key=lambda kv: kv[0])))
-            if key in seen:
-                continue
-            seen.add(key)
-            _check_body(program, callee.decl, types, call, sink)
+        work.extend(_generic_calls(program, info.decl, {}, ()))
+    while work:
+        callee, types, call, outer = work.pop(0)
+        key = (id(callee.decl), tuple(sorted(types.items(), key=lambda kv: kv[0])))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((callee, types, call, outer))
+        if len(outer) < 8:  # (a chain of generic calls deeper than this is judged when it runs)
+            work.extend(_generic_calls(program, callee.decl, types, ((call, instance_label(callee, types)), *outer)))
+    return out
+
+
+def instance_label(callee: Any, types: dict[str, DType]) -> str:
+    shown = ", ".join(f"{k} = {v.value}" for k, v in types.items())
+    return f"the call that makes this instance of `{callee.decl.name.name}`, with {shown}"
+
+
+def _generic_calls(program: Any, decl: ast.FnDecl, types: dict[str, DType], outer: Outer) -> list[Any]:
+    """The calls of generic host functions in `decl`'s body whose type
+    parameters this instance of `decl` (`types`) binds to element types."""
+    found = []
+    for call in ast.walk(decl.body):
+        if not isinstance(call, ast.Call):
+            continue
+        callee = program.callee_of(call)
+        if callee is None or callee.is_kernel or not callee.type_params or callee.qualname not in program.host_fns:
+            continue
+        inst = program.instantiation_of(call)
+        bound = {}
+        for name in callee.type_params:
+            t = inst.get(name)
+            bound[name] = types.get(t.name) if isinstance(t, TypeParam) else t
+        if all(isinstance(t, DType) for t in bound.values()):
+            found.append((callee, bound, call, outer))
+    return found
 
 
 def _check_body(program: Any, decl: ast.FnDecl, types: dict[str, DType], call: ast.Call,
-                sink: DiagnosticSink) -> None:
+                sink: DiagnosticSink, outer: Outer = ()) -> None:
     shown = ", ".join(f"{k} = {v.value}" for k, v in types.items())
     after = After(program, let_values([decl]), dict(types))
     stack: list[tuple[Any, bool, bool]] = [(decl.body, False, False)]
@@ -104,6 +143,8 @@ def _check_body(program: Any, decl: ast.FnDecl, types: dict[str, DType], call: a
                 neg = isinstance(node, ast.Unary) and node.op == "-" and isinstance(child, ast.IntLit)
                 stack.append((child, child_cast, neg))
     for d in sorted(found_all, key=lambda d: d.primary_span.start if d.primary_span is not None else 0):
+        for site, label in outer:  # through generic callers: the calls that fixed their types
+            d = d.secondary(site.span, label)
         sink.emit(d)  # in the order of the source
 
 
@@ -120,6 +161,9 @@ def _value_problem(program: Any, node: Any, types: dict[str, DType], in_cast: bo
     outside `T`'s domain (E0204). Where the run's rule depends on more than
     this sees (a float inside a cast's operand), nothing is said: the run
     still judges it."""
+    tensor = _tensor_problem(program, node, types)
+    if tensor is not None:
+        return tensor
     match node:
         case ast.Name(ident=ident) if not in_cast:
             dt = _bound(program, node, types)
@@ -162,6 +206,53 @@ def _value_problem(program: Any, node: Any, types: dict[str, DType], in_cast: bo
             if op == "-" and dt.is_int and not dt.is_signed:
                 return INVALID_OPERAND, node.span, negation_problem(dt)
     return None
+
+
+def _tensor_problem(program: Any, node: Any, types: dict[str, DType]) -> Problem | None:
+    """What the run refuses of a tensor operator or a built-in in this
+    instance, as `runtime/builtins` judges it (`host_domains`, one rule:
+    `diagnostics.instances`): an operator of tensors of `T` outside `T`'s
+    domain (`x << x` of `f32`, `x + x` of `bool`, `-x` of `u8` or `bool`,
+    `!x` of `f32`), and a built-in whose result is typed with `T` that does
+    not take `T` (`pow`/`exp`/`fma` of an integer, `sum`/`cumsum`/`maximum`/
+    `abs`/`arange` of `bool`)."""
+    match node:
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op not in ("&&", "||"):
+            dt = _tensor_elem(program, lhs, types) or _tensor_elem(program, rhs, types)
+            need = operator_need(op, dt)
+            if dt is not None and need is not None:
+                return INVALID_OPERAND, node.op_span, operator_problem(op, dt, need, tensors=True)
+        case ast.Unary(op=op, operand=x):
+            dt = _tensor_elem(program, x, types)
+            if dt is None:
+                return None
+            need = operator_need(op, dt)
+            if need is not None:
+                return INVALID_OPERAND, node.span, operator_problem(op, dt, need, tensors=True)
+            if op == "-" and dt.is_int and not dt.is_signed:
+                return INVALID_OPERAND, node.span, negation_problem(dt, tensors=True)
+        case ast.Call() | ast.MethodCall():
+            sym = program.symbols.get(node)
+            if sym is None or sym.kind not in (SymbolKind.BUILTIN, SymbolKind.METHOD) \
+                    or sym.name not in NUMBER_BUILTINS:
+                return None
+            ty = program.types.get(node)
+            elem = ty.dtype if isinstance(ty, (ScalarT, TensorT)) else None
+            dt = types.get(elem.name) if isinstance(elem, TypeParam) else None
+            problem = builtin_problem(sym.name, dt) if dt is not None else None
+            if problem is not None:
+                return INVALID_OPERAND, node.span, problem
+    return None
+
+
+def _tensor_elem(program: Any, node: Any, types: dict[str, DType]) -> DType | None:
+    """The instance's element type of a host tensor (or a reference to one)
+    typed `Tensor<T, ..>`."""
+    ty = program.types.get(node)
+    if isinstance(ty, RefT):
+        ty = ty.inner
+    elem = ty.dtype if isinstance(ty, TensorT) else None
+    return types.get(elem.name) if isinstance(elem, TypeParam) else None
 
 
 def _bound(program: Any, node: Any, types: dict[str, DType]) -> DType | None:

@@ -341,3 +341,21 @@ def test_where_of_a_signed_and_an_unsigned_value_keeps_both(kernel: bool, tmp_pa
     want = np.where(np.arange(8) < 4, np.arange(8) - 4, x)
     np.testing.assert_array_equal(t["o"], want)
     assert want.max() > 2**31
+
+
+@pytest.mark.parametrize(("call", "fix"), [("t.max(1, keepdims = true)", "t.max(1).reshape([B, 1])"),
+                                           ("sum(t, 0, keepdims = true)", "sum(t, 0).reshape([1, B])")])
+def test_keepdims_s_help_writes_the_reshape(call: str, fix: str, tmp_path: Path) -> None:
+    # NumPy's `keepdims=True`: the help was "put a size-1 axis back with `.reshape([..])`"
+    f = tmp_path / "k.tile"
+    src = ("kernel fn k<const B: i32>(y: &mut Tensor<f32, [B, B]>, x: &Tensor<f32, [?, ?]>) {\n"
+           f"    let t = x.load_like(y);\n    y.store(t - {call});\n}}\n"
+           "fn main() {\n    let x = arange::<f32>(16).reshape([4, 4]) * 0.5;\n    let mut y = zeros::<f32>([4, 4]);\n"
+           "    k(y.partition([4, 4]), &x).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0107" and d.help[0].endswith(f"`{fix}`"), d.help
+    f.write_text(src.replace(call, fix), encoding="utf-8")
+    x = np.arange(16, dtype=np.float64).reshape(4, 4) * 0.5
+    want = x - (x.max(1, keepdims=True) if "max" in call else x.sum(0, keepdims=True))
+    np.testing.assert_array_equal(run_program(f)[0]["y"], want)

@@ -47,6 +47,7 @@ from tilelang.sema.types import (
     TypeParam,
     UntypedFloat,
     UntypedInt,
+    shape_str,
     subst_type,
 )
 from tilelang.source import DUMMY_SPAN, Span
@@ -456,6 +457,24 @@ def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None
             tcx.check_expr(a.value, fx, None)
 
 
+def _keepdims_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str | None:
+    """`t.max(1, keepdims = true)` (NumPy's, round 14): the call without the keyword and the reshape that puts
+    the axis back, written for the receiver's shape; None where the axis or the shape is not known here."""
+    pos = [a.value for a in e.args if a.name is None]
+    if isinstance(e, ast.MethodCall):
+        src, axis, call = e.receiver, pos[0] if pos else None, f"{tcx.receiver_snippet(e.receiver)}.{e.method.name}"
+    elif isinstance(e.callee, ast.Name) and len(pos) == 2:
+        src, axis, call = pos[0], pos[1], f"{e.callee.ident.name}({tcx.snippet(pos[0])}, "
+    else:
+        return None
+    shape = getattr(tcx.program.types.get(src), "shape", None)
+    if not isinstance(axis, ast.IntLit) or not shape or not 0 <= axis.value < len(shape) or None in shape:
+        return None
+    kept = shape_str(tuple(Dim.const(1) if i == axis.value else d for i, d in enumerate(shape)))
+    whole = f"{call}({axis.value})" if isinstance(e, ast.MethodCall) else f"{call}{axis.value})"
+    return f"a reduction removes its axis: put a size-1 axis back where it was, `{whole}.reshape({kept})`"
+
+
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
                 decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]]]:
     args: list[ast.Expr] = []
@@ -471,7 +490,8 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             d = tcx.err(N.UNKNOWN_KEYWORD, f"{owner} has no keyword argument `{a.name.name}`", a.name.span,
                         "unknown keyword argument")
             guess = suggest(a.name.name, allowed_kw)
-            habit = _KW_HABITS.get(a.name.name)
+            habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims") else None
+            habit = habit or _KW_HABITS.get(a.name.name)
             if habit is not None:
                 d = d.with_help(habit)
             elif guess:

@@ -359,3 +359,21 @@ def test_keepdims_s_help_writes_the_reshape(call: str, fix: str, tmp_path: Path)
     x = np.arange(16, dtype=np.float64).reshape(4, 4) * 0.5
     want = x - (x.max(1, keepdims=True) if "max" in call else x.sum(0, keepdims=True))
     np.testing.assert_array_equal(run_program(f)[0]["y"], want)
+
+
+def test_a_range_bound_read_from_a_tensor_is_told_item(tmp_path: Path) -> None:
+    # a segment's length read as a one-element tile and used as a loop bound: "cast the bounds with `as i32`"
+    # kept it a tile (the next error); its value is `n.item()`
+    f = tmp_path / "r.tile"
+    src = ("kernel fn seg(s: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?, ?]>, lens: &Tensor<i32, [?]>) {\n"
+           "    let r = block_id(0);\n    let n = lens.partition([1]).load([r]);\n    let mut acc = 0.0;\n"
+           "    for j in 0..n {\n        acc += x.partition([1, 1]).load([r, j]).item();\n    }\n"
+           "    s.store(full::<f32>([1], acc));\n}\n"
+           "fn main() {\n    let x = arange::<f32>(24).reshape([3, 8]);\n    let lens = arange::<i32>(3) * 3;\n"
+           "    let mut s = zeros::<f32>([3]);\n    seg(s.partition([1]), &x, &lens).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and d.help == ("`n` is a tile of one element: its value is `n.item()`",), d.help
+    f.write_text(src.replace("0..n", "0..n.item()"), encoding="utf-8")
+    x = np.arange(24, dtype=np.float64).reshape(3, 8)
+    np.testing.assert_array_equal(run_program(f)[0]["s"], [x[r, :3 * r].sum() for r in range(3)])

@@ -377,3 +377,27 @@ def test_a_range_bound_read_from_a_tensor_is_told_item(tmp_path: Path) -> None:
     f.write_text(src.replace("0..n", "0..n.item()"), encoding="utf-8")
     x = np.arange(24, dtype=np.float64).reshape(3, 8)
     np.testing.assert_array_equal(run_program(f)[0]["s"], [x[r, :3 * r].sum() for r in range(3)])
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_std_softmax_with_an_axis_says_which_axis_it_takes(axis: int, tmp_path: Path) -> None:
+    # `softmax(t, 0)` (a column softmax, NumPy/PyTorch's `dim=0`): "call it with 1 argument" gave the row softmax
+    f = tmp_path / "s.tile"
+    src = ("use std::nn::softmax;\n"
+           "kernel fn k<const C: i32, const BN: i32>(y: &mut Tensor<f32, [C, BN]>, x: &Tensor<f32, [C, ?]>) {\n"
+           f"    y.store(softmax(x.load_like(y), {axis}));\n}}\n"
+           "fn main() {\n    let x = randn::<f32>([5, 37], 3);\n    let mut y = zeros::<f32>([5, 37]);\n"
+           "    k(y.partition([5, 16]), &x).sync();\n}\n")
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    fix = "softmax(x.load_like(y).transpose()).transpose()" if axis == 0 else "softmax(x.load_like(y))"
+    assert d.code == "E0105" and d.help[0].endswith(f"`{fix}`"), d.help
+    f.write_text(src.replace(f"softmax(x.load_like(y), {axis})", fix), encoding="utf-8")
+    from tilelang import driver
+
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    if axis == 0:  # (along axis 1 each tile of 16 columns is its own row chunk: no NumPy twin to compare)
+        t = run_program(f)[0]
+        x = t["x"].astype(np.float64)
+        e = np.exp(x - x.max(0, keepdims=True))
+        np.testing.assert_allclose(t["y"], e / e.sum(0, keepdims=True), rtol=1e-5, atol=1e-7)

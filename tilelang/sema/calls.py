@@ -165,6 +165,28 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
     return _user_call(tcx, e, info, fx)
 
 
+# std::nn's row-wise functions, which take a `[M, N]` tile and normalise along axis 1
+_ROW_WISE = frozenset(("std::nn::softmax", "std::nn::log_softmax", "std::nn::layernorm", "std::nn::rmsnorm"))
+
+
+def _last_axis_help(tcx: CheckCx, info: FnInfo, args: list[ast.Expr]) -> str | None:
+    """`softmax(t, 0)` of std::nn (round 14: a column softmax): the help "call it with 1 argument" gave the
+    row softmax silently. It says which axis the function normalises and, for axis 0, transposes around it."""
+    if info.qualname not in _ROW_WISE or len(args) != len(info.param_types) + 1:
+        return None
+    axis = args[1] if info.qualname.endswith("softmax") else args[-1]
+    rest = [tcx.snippet(a) for a in args if a is not axis]
+    if not isinstance(axis, ast.IntLit) or axis.value not in (0, 1) or not all(rest):
+        return None
+    name = info.name
+    if axis.value == 1:
+        return f"`{name}` normalises along axis 1 (each row of its `[M, N]` tile) already: `{name}({', '.join(rest)})`"
+    t = tcx.receiver_snippet(args[0])
+    inner = ", ".join([f"{t}.transpose()", *rest[1:]])
+    return (f"`{name}` normalises along axis 1 (each row of its `[M, N]` tile); along axis 0, transpose around it: "
+            f"`{name}({inner}).transpose()`")
+
+
 def _range_help(tcx: CheckCx, e: ast.Call) -> str:
     args = [tcx.snippet(a.value) for a in e.args]
     if len(args) == 1 and args[0]:
@@ -842,6 +864,10 @@ def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
                         .secondary(info.decl.name.span, "kernel defined here")
                         .with_help("call a plain `fn` to share code between kernels"))
     if len(args) != len(info.param_types):
+        if (along := _last_axis_help(tcx, info, args)) is not None:
+            d = tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {plural(len(info.param_types), 'argument')} but "
+                        f"{len(args)} were supplied", e.span, "an axis given")
+            return tcx.emit(d.secondary(info.decl.name.span, "defined here").with_help(along))
         return tcx.arity_error(owner, plural(len(info.param_types), "argument"), len(args), e.span,
                                info.decl.name.span, tuple(info.decl.params))
     # turbofish: const generics (and type params) in declaration order

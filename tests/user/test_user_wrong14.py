@@ -37,6 +37,14 @@ applied by the letter and the fixed program checked against NumPy.
 - W0008 `misaligned_reduction` (new): `t - t.max(1)` of a square tile
   checks and pairs element [i, j] with row j's maximum (the keepdims a
   NumPy user writes is missing); the warning's help keeps the axis.
+- Helps that led to another error or a wrong value, each applied and run
+  below: `acc += row.sum(1)` into a scalar (`.item()`), a one-element tile
+  where a number goes or as a range's bound (`n.item()`), `keepdims = true`
+  (the reshape written), std::nn's `softmax(t, 0)` (a transpose around it;
+  "call it with 1 argument" gave the row softmax), an `#[autotune]`-listed
+  generic that no tile names (its first candidate; `::<_>`'s "leave the
+  turbofish out" led back to "cannot infer"), `where` of a signed and an
+  unsigned value.
 """
 
 from __future__ import annotations

@@ -21,7 +21,9 @@ function of tensors, instead of llsim. `--device`: a real GPU instead of llsim.
 tensors of 27 elements in tiles of 16 (two blocks, the second partial). `--generic`: the concrete kernel
 against the same kernel generic over `T`, launched with that type; with
 `--host`, the host functions. `--scalar`: the kernel's elements against the
-same body as a host function of two scalars, element by element.)
+same body as a host function of two scalars, element by element. `--exact`
+(hrev15): also the float operations the backend computes exactly (`/`, `%`,
+`sqrt`, `floor`, `ceil`, `fma`).)
 
 prints one line per disagreement and `ran N (E both refused, D disagreements)`;
 the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
@@ -103,7 +105,31 @@ def expr(t: str, r: random.Random, d: int) -> str:
         return f"cumsum({a}, 0)"
     if WIDE and r.random() < 0.5:
         return wide(t, r, a, b)
+    if EXACT and not is_int and r.random() < 0.6:
+        return exact(r, a, b, expr(t, r, d - 1))
     return f"({a} {r.choice(['+', '-', '*'])} {b})"
+
+
+EXACT = "--exact" in sys.argv
+
+
+def exact(r: random.Random, a: str, b: str, c: str) -> str:
+    """`--exact` (hrev15): the float operations the backend's table calls exact
+    (`fastmath.MATH`/`F64_MATH`: `div.rn`, the exact fmod, `sqrt.rn`, `cvt.rmi`/
+    `cvt.rpi`, `fma.rn`), which the default mode leaves out with the approximate
+    ones; f16/bf16 computed in f32 and rounded once on both engines."""
+    k = r.randrange(6)
+    if k == 0:
+        return f"({a} / {b})"
+    if k == 1:
+        return f"({a} % {b})"
+    if k == 2:
+        return f"sqrt({a})"
+    if k == 3:
+        return f"{r.choice(['floor', 'ceil'])}({a})"
+    if k == 4:
+        return f"fma({a}, {b}, {c})"
+    return f"({a}).{r.choice(['sqrt', 'floor', 'ceil', 'abs'])}()"
 
 
 WIDE = "--wide" in sys.argv

@@ -242,7 +242,7 @@ class SimDevice:
         cluster = tuple(getattr(kernel, "cluster", ()) or ())
 
         def run_one(x: int, y: int, z: int, incoming: list[Any] = ()) -> None:  # type: ignore[assignment]
-            mem.bufs["smem"] = bytearray(b"\xff" * max(prog.smem_total, 16))
+            mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, prog.smem_total, 16))
             mem.hazards = _Hazards(len(mem.bufs["smem"]))
             mem.global_hazards = _GlobalHazards({p.name for p, _, _ in views})
             mem.unfenced = np.full(len(mem.bufs["smem"]), -1, np.int64)

@@ -143,7 +143,9 @@ def cmd_emit(args: argparse.Namespace) -> int:
               f"(supported: {', '.join(SUPPORTED_ARCHS)})", EXIT_USAGE)
     if args.output is not None:
         _writable(args.output, "-o")
-    options = driver.Options(arch=args.arch, kernel=args.kernel, deny_warnings=args.deny)
+    options = driver.Options(arch=args.arch, kernel=args.kernel, deny_warnings=args.deny, explain=args.explain)
+    if args.explain and args.stage in ("ast", "ir"):
+        _fail("`--explain` needs a GPU stage: `--stage gpu` (or llvm, ptx), with `--arch`", EXIT_USAGE)
     try:
         result = driver.compile(file, args.stage, options=options)
     except OSError as e:
@@ -480,6 +482,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", default="sm_80",
                    help="GPU architecture for gpu/llvm/ptx, e.g. sm_80, sm_90a (default: sm_80)")
     p.add_argument("--output", "-o", metavar="PATH", help="write to this file, not stdout")
+    p.add_argument("--explain", action="store_true",
+                   help="gpu/llvm/ptx: note on stderr the path each kernel takes (the Hopper attention or GEMM "
+                        "pipeline, mma.sync, ...) and why a faster one refused its loop")
     _deny_option(p)
 
     p = command("run", cmd_run, "check a program, then run its `main`")

@@ -52,6 +52,7 @@ class Options:
     kernel: str | None = None  # restrict `ir`/`llvm`/`ptx` to one kernel
     device: str = "auto"
     deny_warnings: bool = False  # `--deny warnings`: every warning is an error
+    explain: bool = False  # `tilec emit --explain`: the `gpu` stage notes each kernel's path and refusals
 
 
 @dataclass(slots=True)
@@ -285,7 +286,22 @@ def _stage_gpu(kernels: list[Any], ctx: Context) -> list[Any]:
         gk = lower(k, ctx.sink, ctx.options.arch, facts)
         if gk is not None:
             out.append(gk)
+            if ctx.options.explain:
+                ctx.sink.extend(_path_notes(gk))
     return out
+
+
+def _path_notes(gk: Any) -> list[Any]:
+    """`--explain`: a note of the path kernel `gk` takes at its span, then the pipelines' refusals."""
+    from tilelang.backend import explain
+    from tilelang.diagnostics.model import Diagnostic, Severity
+
+    inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
+    path = explain.path_of(gk)
+    what = explain.PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
+    head = Diagnostic("", f"kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" runs on {what} ({gk.arch})",
+                      severity=Severity.NOTE)
+    return [head, *gk.notes]
 
 
 def _stage_llvm(kernels: list[Any], ctx: Context) -> list[Artifact]:

@@ -153,12 +153,24 @@ _FLOAT_FORMAT = {"f16": (11, -14, 65504.0), "bf16": (8, -126, 3.3895313892515355
                  "f32": (24, -126, 3.4028234663852886e38)}
 
 
-def round_float(v: float, dt: DType) -> float:
+def round_float(v: float | int, dt: DType) -> float:
     """`v` rounded to the float type `dt` as every engine holds a value of it:
     to nearest even (subnormals included), past the type's range to infinity.
     One rounding from the exact value, as the interpreter's bf16 (through a
-    round-to-odd f32) and NumPy's f16 and f32 conversions give."""
+    round-to-odd f32) and NumPy's f16 and f32 conversions give; an integer
+    is rounded from its own value (`2**53 + 2**29 + 1` as `f32` is `2**53 +
+    2**30`, where through f64 it would tie to `2**53`)."""
     fmt = _FLOAT_FORMAT.get(dt.value)
+    if isinstance(v, int) and not isinstance(v, bool):
+        if fmt is None or v == 0 or abs(v) < 2**53:  # exact in f64: rounding that is one rounding
+            return round_float(float(v), dt) if v else 0.0
+        bits, _, top = fmt
+        q = abs(v).bit_length() - bits  # > 0: the integer has more bits than the type holds
+        n, r = divmod(abs(v), 1 << q)
+        half = 1 << (q - 1)
+        n += 1 if r > half or (r == half and n & 1) else 0
+        out = float(n << q)  # at most `bits` significant bits: exact
+        return math.copysign(math.inf if out > top else out, v)
     if fmt is None or v != v or math.isinf(v) or v == 0:
         return float(v)
     bits, emin, top = fmt
@@ -185,7 +197,7 @@ def convert_scalar(v: bool | int | float, dt: DType) -> bool | int | float:
                 return hi if v > 0 else lo
             return max(lo, min(hi, int(v)))
         return dt.wrap(int(v))
-    return round_float(float(v), dt)
+    return round_float(v if isinstance(v, int) and not isinstance(v, bool) else float(v), dt)
 
 
 def arange_problem(dt: DType, n: int) -> str | None:

@@ -186,13 +186,35 @@ def _cast_fpext(v: Any, s: str, d: str) -> Any:
     return _FLOATS[d](v)
 
 
+def _odd(f: float, exact: Any) -> float:
+    """`f` (`exact` rounded to nearest) made `exact` rounded to odd: truncated
+    toward zero, the last significand bit set when inexact. A narrower type's
+    rounding to nearest of it is then the one rounding of `exact` (PTX's
+    cvt.rn: NumPy's `np.float32(int)` and `float` then `np.float32` round twice)."""
+    if f == exact or math.isinf(f):
+        return f
+    if abs(f) > abs(exact):
+        f = math.nextafter(f, 0.0)
+    return struct.unpack("<d", struct.pack("<Q", struct.unpack("<Q", struct.pack("<d", f))[0] | 1))[0]
+
+
+def _int_to_float(x: int, d: str) -> Any:
+    f = float(x)  # Python's int -> float rounds once
+    if d == "double":
+        return np.float64(f)
+    f = _odd(f, x)
+    if d == "bfloat":
+        g = float(np.float32(f))
+        return _bf16(np.float32(_odd(g, f) if abs(g) < math.inf else g))
+    return _FLOATS[d](f)
+
+
 def _cast_sitofp(v: Any, s: str, d: str) -> Any:
-    x = _signed(int(v), _bits(s))
-    return _bf16(float(x)) if d == "bfloat" else _FLOATS[d](x)
+    return _int_to_float(_signed(int(v), _bits(s)), d)
 
 
 def _cast_uitofp(v: Any, s: str, d: str) -> Any:
-    return _bf16(float(v)) if d == "bfloat" else _FLOATS[d](int(v))
+    return _int_to_float(int(v), d)
 
 
 def _cast_fptosi(v: Any, s: str, d: str) -> Any:

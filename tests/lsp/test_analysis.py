@@ -343,6 +343,20 @@ def test_quick_fixes_repair_the_program(text: str, code: str, title: str) -> Non
     assert [d for d in fixed.diagnostics if d.severity.value == "error"] == []
 
 
+def test_a_misaligned_reduction_s_quick_fix_keeps_the_axis() -> None:
+    # W0008 (huser14): `t - t.max(1)` of a square tile; the fix reshapes the reduction where it is
+    text = ("kernel fn k<const B: i32>(y: &mut Tensor<f32, [B, B]>, x: &Tensor<f32, [?, ?]>) {\n"
+            "    let t = x.load_like(y);\n    y.store(t - t.max(1));\n}\n"
+            "fn main() {\n    let mut y = zeros::<f32>([4, 4]);\n    k(y.partition([4, 4]), &ones::<f32>([4, 4])).sync();\n}\n")
+    an = A.analyze(text, "t.tile")
+    (diag,) = [d for d in an.diagnostics if d.code == "W0008"]
+    (fix,) = A.quick_fixes(an, diag)
+    assert fix.title == "keep the reduced axis"
+    fixed = _apply(text, fix)
+    assert "t - t.max(1).reshape([B, 1])" in fixed
+    assert A.analyze(fixed, "t.tile").diagnostics == []
+
+
 def test_workspace_items_cover_the_document_and_loaded_modules(an: A.Analysis) -> None:
     items = {(name, kind) for name, kind, _ in A.workspace_items(an, "")}
     assert {("softmax_rows", "kernel"), ("main", "fn"), ("COLS", "const"),

@@ -121,7 +121,7 @@ assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # 
 #: Hopper, or refused on sm_80); for the others the sm_90a test checks that it is, and ptxas for sm_80 is `heavy`
 ARCH_SPECIFIC_PTX = {"u07_gemm", "u13_generic", "p02_mixed_precision", "p09_std_attention", "p13_cluster",
                      "p16_math_edges", "r04_triton_matmul_epilogue", "r06_grouped_gemm", "r18_std_attention_odd",
-                     "w02_std_attention_shapes", "b08_bf16_mlp_epilogues"}
+                     "w02_std_attention_shapes", "b08_bf16_mlp_epilogues", "k02_half_bf16_edges"}
 
 
 def _ptx_texts(out: Path, arch: str) -> list[str]:

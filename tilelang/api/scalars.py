@@ -25,7 +25,7 @@ import numpy as np
 
 from tilelang.api.errors import CallError
 from tilelang.diagnostics.codes.types import LITERAL_OUT_OF_RANGE, MISMATCHED_TYPES
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, round_float
 from tilelang.intrinsics.constants import dtype_constant
 
 
@@ -73,4 +73,6 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
         raise CallError(f"{what} is of type `{dt.value}`, and {shown} is beyond its largest finite value "
                         f"({big:g})", where=where, code=LITERAL_OUT_OF_RANGE,
                         help="pass a value in range, or `float(\"inf\")` to mean infinity")
-    return f
+    # an integer for a float type: rounded once from its own value (`float(2**53 + 2**29 + 1)` then f32 would
+    # round twice, to 2**53)
+    return round_float(int(value), dt) if isinstance(value, (int, np.integer)) else f

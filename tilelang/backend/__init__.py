@@ -104,6 +104,9 @@ class CompiledKernel:
     abi: KernelABI
     key: str  # the compile-cache key (also names the module in the runtime)
     target: Target
+    # `TILEC_EXPLAIN=1`: the kernel's path and why faster ones refused it (`explain.explain_lines`), which the
+    # runtime writes to stderr when a launch compiles it; () otherwise
+    explain: tuple[str, ...] = ()
 
 
 def _ir_text(kernel_ir) -> str:  # type: ignore[no-untyped-def]
@@ -165,11 +168,14 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     level = ir_level(gk, tgt)  # part of the key: the same LLVM text gives other PTX at another level
     key = cache_mod.make_key("ptx", _ir_text(gk.source), fact_key, tgt.key(), f"ir-O{level}", ll)
     cache = cache_mod.default_cache()
+    from tilelang.backend import explain
+
+    lines = tuple(explain.explain_lines(gk)) if explain.enabled() else ()
     hit = cache.get(key)
     if hit is not None:
-        return CompiledKernel(hit.decode(), abi, key, tgt)
+        return CompiledKernel(hit.decode(), abi, key, tgt, lines)
     ptx = llvm_to_ptx(ll, tgt, ir_opt=level)
     cache.put(key, ptx.encode(), {"kind": "ptx", "kernel": abi.name, "arch": tgt.arch})
-    return CompiledKernel(ptx, abi, key, tgt)
+    return CompiledKernel(ptx, abi, key, tgt, lines)
 
 

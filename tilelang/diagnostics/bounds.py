@@ -20,7 +20,9 @@ def index_out_of_bounds(n: int, i: int) -> OutOfBounds | None:
     """`t[i]` on an axis of `n` elements, or None when `i` is inside it."""
     if 0 <= i < n:
         return None
-    if -n <= i < 0:
+    if n == 0:  # no element at all: "the last is at -1" would send the reader to another out-of-bounds index
+        help_ = "the axis is empty: test its length first, `if t.shape()[0] > 0 { .. }`"
+    elif -n <= i < 0:
         help_ = f"Tile has no negative indices (NumPy's `t[-1]`): the last is `t[{n - 1}]`, `t[t.shape()[0] - 1]`"
     elif i == n:
         help_ = f"one past the end: the last element is at index {n - 1}, `t[t.shape()[0] - 1]`"

@@ -65,6 +65,35 @@ def f64_to_f32_odd(x: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint32).view(F32).reshape(x.shape)
 
 
+def int_to_f64_odd(x: np.ndarray) -> np.ndarray:
+    """64-bit integers -> f64 rounded to odd (truncated toward zero, the last
+    bit set when inexact): rounding that to f32, f16 or bf16 to nearest is
+    the one rounding of the integer, where NumPy's int -> f64 to nearest
+    first can land on a midpoint of the narrower type (`2**53 + 2**29 + 1`
+    as f32 tied to `2**53`). Exact halves: `hi` (the high 32 bits, shifted
+    back) and `lo` are f64 values, and TwoSum gives their sum's error."""
+    x = np.asarray(x)
+    if x.dtype.itemsize < 8:
+        return x.astype(F64)
+    lo = (x & np.array(0xFFFFFFFF, x.dtype)).astype(F64)
+    hi = ((x >> np.array(32, x.dtype)) << np.array(32, x.dtype)).astype(F64)
+    s = hi + lo
+    bb = s - hi
+    err = (hi - (s - bb)) + (lo - bb)  # exact: the sum's rounding error
+    away = (err != 0) & ((err < 0) == (s > 0))  # |s| past the exact value: one step back toward zero
+    s = np.where(away, np.nextafter(s, 0.0), s)
+    bits = s.view(np.uint64) | np.where(err != 0, np.uint64(1), np.uint64(0))
+    return bits.astype(np.uint64).view(F64).reshape(x.shape)
+
+
+def int_to_float(x: np.ndarray, dst: DType) -> np.ndarray:
+    """An integer array converted to the float type `dst` by one rounding
+    (`as`, on the interpreter and the host): through f64, exact below 2**53,
+    rounded to odd beyond it (`int_to_f64_odd`) unless `dst` is f64."""
+    x = np.asarray(x)
+    return finish(x.astype(F64) if dst is DType.F64 else int_to_f64_odd(x), dst)
+
+
 # ------------------------------------------------------------------ fma
 # ir.ElemOp.FMA rounds once. f64 has no wider NumPy type to compute in, so the
 # f64 fma is emulated with error-free transformations (Boldo & Melquiond,
@@ -195,8 +224,7 @@ def cast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
         return finish(x.astype(np.int8), dst) if dst.is_float else x.astype(dst.np_dtype)
     if dst.is_float:
         if src.is_int:
-            # via f64: exact for every int below 2**53, then one rounding to dst
-            return finish(x.astype(F64), dst)
+            return int_to_float(x, dst)
         if dst is DType.BF16:
             return finish(x.astype(F64), dst)
         return x.astype(dst.np_dtype)

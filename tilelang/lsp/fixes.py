@@ -29,10 +29,14 @@ _SIMILAR_NAME = re.compile(r"similar name exists: `([A-Za-z_][A-Za-z0-9_]*)`")
 _MAKE_MUT = re.compile(r"mutable: `mut ([A-Za-z_][A-Za-z0-9_]*)`")
 
 
+_KEEP_AXIS = re.compile(r"keep the reduced axis: `([^`]+)`")  # W0008: the reduction, reshaped
+
+
 def quick_fixes(an: Analysis, diag: Diagnostic) -> list[QuickFix]:
     """Edits that a diagnostic spells out exactly, in the root document: the
     token a syntax error expects at a point, the similar name a resolution
-    error suggests, the `mut` a binding needs. Anything less certain is left
+    error suggests, the `mut` a binding needs, the reshape that keeps a
+    reduction's axis (W0008, whose primary span is the reduction). Anything less certain is left
     to the `help` text."""
     fixes: list[QuickFix] = []
     primary = diag.primary_span
@@ -52,4 +56,9 @@ def quick_fixes(an: Analysis, diag: Diagnostic) -> list[QuickFix]:
                 if label.span.file == fid and an.span_text(label.span) == name and not label.primary:
                     fixes.append(QuickFix(f"make `{name}` mutable", ((label.span, f"mut {name}"),)))
                     break
+        m = _KEEP_AXIS.search(text)
+        if m and primary is not None and primary.file == fid:
+            shown = an.span_text(primary)
+            if m.group(1).startswith((f"{shown}.reshape(", f"({shown}).reshape(")):
+                fixes.append(QuickFix("keep the reduced axis", ((primary, m.group(1)),)))
     return fixes

@@ -55,7 +55,7 @@ from tilelang.diagnostics.bounds import OutOfBounds, index_out_of_bounds, item_n
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import ARITH, COMPARE, DType, arange_problem, float_rem, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, arange_problem, float_rem, round_float, trunc_div, trunc_rem
 from tilelang.interp import numeric as num
 from tilelang.interp.printing import format_scalar
 from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
@@ -138,6 +138,7 @@ def to_scalar(v: Any, dt: DType | None) -> Any:
         if isinstance(v, (float, np.floating)):
             return float_to_int(np.asarray(v), dt)[()]
         return dt.np_dtype.type(dt.wrap(int(v)))
+    v = round_float(int(v), dt) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else v  # once
     return normalise(np.asarray(float(v), dtype=np.float64), dt)[()]
 
 

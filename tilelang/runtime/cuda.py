@@ -383,6 +383,8 @@ class CudaDevice(Device):
                 raise TileError(e.diag) from None
             except ValueError as e:  # PDL before sm_90
                 raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
+            if ck.explain:  # `TILEC_EXPLAIN=1`: the path this variant takes, and why not a faster one
+                print("\n".join(ck.explain), file=sys.stderr, flush=True)
             mod = self.ctx.load_ptx(ck.ptx, key=ck.key if cv is None else f"{ck.key or hash(ck.ptx)}+cv{cv}")
             fn = mod.function(ck.abi.name)
             if traced:  # the block timeline's buffer and this kernel's trace id, in the module's global

@@ -53,7 +53,7 @@ def normalise(a: np.ndarray, dtype: DType) -> np.ndarray:
 
 def _normalise(arr: np.ndarray, dtype: DType) -> np.ndarray:
     if dtype.is_float and arr.dtype.kind in "iu":
-        arr = arr.astype(np.float64)  # ints convert through f64, as the interpreter's casts do
+        return num.int_to_float(arr, dtype)  # one rounding, as the interpreter's casts do
     if dtype is DType.BF16:
         if arr.dtype == np.float64:
             # round-to-odd first, as the interpreter does: f64 -> f32 -> bf16

@@ -82,12 +82,23 @@ def turbofish(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, env: dict[str, An
 def _underscore_generic(tcx: CheckCx, e: ast.Call, targ: Any, name: str) -> Any:
     """E0022 for `k::<_>(..)` written to mean "infer it": the call infers
     generics only where the turbofish is left out."""
+    from tilelang.tuner.space import listed_generics
+
+    info = tcx.program.callee_of(e)
+    cands = listed_generics(info.decl) if info is not None and info.is_kernel else {}
     callee = tcx.snippet(e.callee)
-    given = f"{callee}::<{', '.join('64' if g is targ else tcx.snippet(g) for g in e.generics)}>(..)"
-    how = (f"leave the turbofish out, `{callee}(..)`, for the call to infer `{name}` from its arguments, or "
-           f"give its value, e.g. `{given}`") if len(e.generics) == 1 else \
-        (f"give `{name}` its value, e.g. `{given}`, or leave the whole turbofish out, `{callee}(..)`, where the "
-         "arguments fix every generic")
+    value = str(cands[name][0]) if name in cands else "64"
+    given = f"{callee}::<{', '.join(value if g is targ else tcx.snippet(g) for g in e.generics)}>(..)"
+    if name in cands:  # round 14: the `_` a tuned tile dimension takes does not pick a generic in a turbofish
+        how = (f"give its value, e.g. `{given}` (the first of its `#[autotune]` candidates {list(cands[name])}): "
+               f"in Tile source the tuner picks `{name}` only where a tile dimension written `_` leaves it open "
+               "(`z.partition([_])`), and from Python where the call leaves it open")
+    elif len(e.generics) == 1:
+        how = (f"leave the turbofish out, `{callee}(..)`, for the call to infer `{name}` from its arguments, or "
+               f"give its value, e.g. `{given}`")
+    else:
+        how = (f"give `{name}` its value, e.g. `{given}`, or leave the whole turbofish out, `{callee}(..)`, where "
+               "the arguments fix every generic")
     return (tcx.err(S.UNDERSCORE_EXPR, "`_` can only be used in a pattern", targ.span,
                     f"`_` is not a value for `{name}`")
             .with_help(how))

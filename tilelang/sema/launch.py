@@ -440,15 +440,28 @@ def _turbofish_help(info: Any, env: dict[str, Any]) -> str:
     """`give it explicitly: `k::<f16, 64, BN, 128>(..)``: every generic in the
     declaration's order (type parameters too, or the turbofish would be
     refused), with the values the launch already fixed."""
-    shown, open_ = [], []
+    shown, open_, tuned = [], [], []
+    from tilelang.tuner.space import listed_generics
+
+    cands = listed_generics(info.decl)
     for gp in info.decl.generics:
         v = env.get(gp.name.name)
         if isinstance(v, Dim) and v.is_const:
             shown.append(str(v.const_value))
         elif isinstance(v, DType):
             shown.append(v.value)
+        elif gp.name.name in cands:  # listed in `#[autotune]`: its first candidate (round 14)
+            shown.append(str(cands[gp.name.name][0]))
+            tuned.append(f"`{gp.name.name}` is the first of its `#[autotune]` candidates "
+                         f"{list(cands[gp.name.name])}")
         else:
             shown.append(gp.name.name)
             open_.append(f"`{gp.name.name}`")
-    return (f"give it explicitly: `{info.name}::<{', '.join(shown)}>(..)` with a value for "
-            f"{', '.join(open_)}")
+    out = f"give it explicitly: `{info.name}::<{', '.join(shown)}>(..)`"
+    if open_:
+        out += f" with a value for {', '.join(open_)}"
+    if tuned:
+        out += (f" ({'; '.join(tuned)}: in Tile source the tuner picks a listed generic only where a tile "
+                "dimension written `_` leaves it open, `z.partition([_])`)")
+    return out
+

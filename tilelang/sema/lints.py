@@ -20,6 +20,9 @@ checks have passed, over the functions and kernels of the user's own files
   calls; `prefetch_lines` with no `prefetch` there. (A loop the backend
   does not stream is known only to the backend: the reference documents
   that the hint then does nothing.)
+- W0006 `padded_extremum` (`sema/padded.py`), W0007 `constant_block_id`,
+  W0008 `misaligned_reduction` (`sema/realign.py`): `t - t.max(1)` whose
+  shapes pass only by accident (a square tile).
 
 `#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
 `kernel fn` silences them there; `tilec check --deny warnings` makes them
@@ -47,6 +50,7 @@ LINTS: dict[str, str] = {
     "ineffective_hints": W.INEFFECTIVE_HINT,
     "padded_extremum": W.PADDED_EXTREMUM,
     "constant_block_id": W.CONSTANT_BLOCK_ID,
+    "misaligned_reduction": W.MISALIGNED_REDUCTION,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -100,6 +104,10 @@ class _Linter:
             self._grid_axes(decl)
         else:
             self._padded(decl)
+        from tilelang.sema.realign import misaligned_reductions
+
+        for d in misaligned_reductions(self.program, decl, self.sources):
+            self.warn("misaligned_reduction", d)
         for node in ast.walk(decl.body):
             if isinstance(node, ast.Block):
                 self._unreachable(node)

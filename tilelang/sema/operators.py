@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import DType, convert_scalar
+from tilelang.dtypes import DType, common_dtype, convert_scalar
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import resolve_type
@@ -304,6 +304,9 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
             return f"`{op}` is defined on integers: cast the float side, and the result back ({stored[1]}): " \
                    f"`({whole}) as {stored[0]}`"
         return f"`{op}` is defined on integers: cast the float side: `{whole}`"
+    signs = _signed_unsigned_help(tcx, lhs, rhs, ea, eb, compound, stored, op)
+    if signs is not None:
+        return signs
     wider = _wider(ea, eb)
     if not compound or wider == ea:
         narrow, wide = (rhs, lhs) if wider == ea else (lhs, rhs)
@@ -323,6 +326,70 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
     return (f"`{name}` is `{ea}`, and a compound assignment keeps its type: declare `{name}` as `{eb}` (an accumulator: "
             f"`zeros::<{eb}>([..])`, cast once when it is stored), or cast the right side: "
             f"`{tcx.cast_snippet(rhs)} as {ea}`")
+
+
+_COMPARE = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def _signed_unsigned_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT, compound: bool,
+                          stored: Any, op: str) -> str | None:
+    """A comparison, `/` or `%` of a signed and an unsigned integer (round 14:
+    `a < b` of `u32` and `i32` was told `b as u32`, which makes a negative `b`
+    a huge one and the comparison false, and `a as i32` would make `a` past
+    2^31 negative): both cast to a type that holds every value of both
+    (`i64` for `u32` and `i32`), the result back where it is stored. Where
+    none does (`u64` and `i64`), a comparison tests the signed side's sign
+    first. None where the usual cast of one side is right (`+ - *` wrap to
+    the same bits either way; `u8` and `i32`: `i32` holds every `u8`)."""
+    if compound or op not in (*_COMPARE, "/", "%") or not (isinstance(ea, DType) and isinstance(eb, DType)) \
+            or not (ea.is_int and eb.is_int) or ea.is_signed == eb.is_signed:
+        return None
+    common = common_dtype(ea, eb)
+    if common in (ea, eb) and common is _wider(ea, eb):
+        return None
+    a, b = tcx.cast_snippet(lhs), tcx.cast_snippet(rhs)
+    if common is not None:
+        whole = f"({a} as {common}) {op} ({b} as {common})"
+        text = f"cast both to `{common}`, which holds every `{ea}` and `{eb}` value: `{whole}`"
+        if op in _COMPARE or stored is None or not isinstance(stored[0], DType):
+            return text
+        return f"{text}, and the result back ({stored[1]}): `({whole}) as {stored[0]}`"
+    if op not in _COMPARE:
+        return None
+    s_left = ea.is_signed
+    s, u = (a, eb) if s_left else (b, ea)
+    cmp = f"({a} as {eb}) {op} {b}" if s_left else f"{a} {op} ({b} as {ea})"
+    # what the comparison is where the signed side is negative: below every unsigned value
+    negative_true = op in (("<", "<=", "!=") if s_left else (">", ">=", "!="))
+    whole = f"{s} < 0 || {cmp}" if negative_true else f"{s} >= 0 && {cmp}"
+    return (f"no integer type holds every `{ea}` and `{eb}` value, and `{s} as {u}` makes a negative `{s}` a huge "
+            f"one: test its sign first, `{whole}`")
+
+
+def extremum_signs(tcx: CheckCx, cx: Any) -> Type | None:
+    """`maximum(a, b)` / `minimum(a, b)` of a signed and an unsigned integer
+    (round 14: `maximum` of `u32` and `i32` was told `b as u32`, which makes
+    a negative `b` the maximum): E0201 with both cast to a type that holds
+    every value of both, the result back where it is stored; None (the usual
+    check follows) for any other pair."""
+    nums = [num_of(t, cx.fx.in_kernel) for t in cx.arg_tys]
+    ea, eb = (n.elem if n is not None else None for n in nums)
+    if not (isinstance(ea, DType) and isinstance(eb, DType) and ea.is_int and eb.is_int) \
+            or ea.is_signed == eb.is_signed:
+        return None
+    common = common_dtype(ea, eb)
+    if common is None or (common in (ea, eb) and common is _wider(ea, eb)):
+        return None
+    a, b = (tcx.snippet(x) for x in cx.args)
+    whole = f"{cx.name}({tcx.cast_snippet(cx.args[0])} as {common}, {tcx.cast_snippet(cx.args[1])} as {common})"
+    stored = tcx.store_dtypes.get(cx.node)
+    back = f", and the result back ({stored[1]}): `{whole} as {stored[0]}`" \
+        if stored is not None and isinstance(stored[0], DType) else f": `{whole}`"
+    return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{ea}` and `{eb}`", cx.span,
+                            f"no implicit conversion between `{ea}` and `{eb}`")
+                    .secondary(cx.args[0].span, f"this is `{cx.arg_tys[0]}`")
+                    .secondary(cx.args[1].span, f"this is `{cx.arg_tys[1]}`")
+                    .with_help(f"cast both to `{common}`, which holds every `{ea}` and `{eb}` value{back}"))
 
 
 def _broadcast_or_err(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr,
@@ -345,13 +412,22 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
                   rhs: ast.Expr) -> str:
     """`m.reshape([BM, 1])` when one shape is the other without one axis
     (the usual result of a reduction), else the general advice."""
+    from tilelang.sema.realign import reduction_axis
+
     for long, short, node in ((sa, sb, rhs), (sb, sa, lhs)):
         if len(long) == len(short) + 1:
-            for k in range(len(long)):
-                if long[:k] + long[k + 1:] == short:
-                    dims = [*short[:k], Dim.const(1), *short[k:]]
-                    return (f"insert the reduced axis: `{tcx.receiver_snippet(node)}.reshape("
-                            f"{shape_str(tuple(dims))})`")
+            fits = [k for k in range(len(long)) if long[:k] + long[k + 1:] == short]
+            if not fits:
+                continue
+            # where the reduction took it (`g.max(2)` of [2, 3, 3]: axis 2, though a 1 at axis 1 fits too and
+            # would pair the wrong elements); else the one place that fits, or each place that does
+            axis = reduction_axis(node)
+            known = [axis] if axis in fits else fits if len(fits) == 1 else None
+            shapes = [shape_str((*short[:k], Dim.const(1), *short[k:])) for k in known or fits]
+            if known is not None:
+                return f"insert the reduced axis: `{tcx.receiver_snippet(node)}.reshape({shapes[0]})`"
+            return ("insert a 1 where the reduction removed its axis: " + ", ".join(
+                f"`{tcx.receiver_snippet(node)}.reshape({sh})` (axis {k})" for k, sh in zip(fits, shapes, strict=True)))
     for other, mine, node in ((sa, sb, rhs), (sb, sa, lhs)):
         # the same axes in another place (`b.reshape([N, 1])` added to [M, N]):
         # the sizes other than 1, in order, where they broadcast with the other side

@@ -39,7 +39,7 @@ from tilelang.sema.consts import const_value
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.kernel import check_tile_limits, reshape_proposal
-from tilelang.sema.operators import binary_types
+from tilelang.sema.operators import binary_types, extremum_signs
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.ruleargs import axis_arg, const_arg, shape_arg
 from tilelang.sema.typeops import deref, elem_is_float, is_intlike, is_poison, num_of, numel
@@ -291,6 +291,8 @@ def _rule_elementwise2(tcx: CheckCx, cx: CallCx) -> Type:
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` of `bool` values", cx.span,
                                     "takes numbers, not `bool` elements")
                             .with_help(f"`{a} {op} {b}` is true where {what}"))
+        if (signs := extremum_signs(tcx, cx)) is not None:
+            return signs
     return _elementwise(tcx, cx, cx.args, cx.arg_tys, False)
 
 

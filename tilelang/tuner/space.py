@@ -84,5 +84,13 @@ def tune_spec(decl: ast.FnDecl) -> TuneSpec | None:
     return None
 
 
+def listed_generics(decl: ast.FnDecl) -> dict[str, tuple[int, ...]]:
+    """The const generics a kernel's `#[autotune(..)]` lists, with their candidates (the hints left out):
+    what the checker's helps offer for a generic nothing fixes."""
+    spec = tune_spec(decl)
+    consts = {g.name.name for g in decl.generics if g.is_const}
+    return {n: v for n, v in spec.candidates if n in consts and n not in HINTS} if spec is not None else {}
+
+
 def format_config(cfg: Mapping[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in cfg.items())

@@ -516,10 +516,15 @@ class ArithOps(EmitterCore):
             if st == "float" and dt_ == "double":
                 return self.emit(f"fpext float {x} to double")
             return self.round_to(x, dst)  # between f16/bf16/f32 (all in f32 registers)
+        if src.is_int and src.bits == 64 and dst is DType.F32:
+            # one rounding (cvt.rn.f32.s64), as the interpreter's round-to-odd f64 gives:
+            # through f64 to nearest, 2^53 + 2^29 + 1 tied down to 2^53
+            return self.emit(f"{'sitofp' if src.is_signed else 'uitofp'} {st} {x} to float")
+        if src.is_int and src.bits == 64 and dst is DType.BF16:
+            return self.round_to(self.int64_to_f32_odd(x, src.is_signed), DType.BF16)
         if src.is_int and dst.is_float and ((src.bits == 64 and dst is not DType.F64) or dst is DType.BF16):
-            # The interpreter converts through f64 (exact below 2^53) and rounds
-            # that to `dst`; a direct conversion can differ (one rounding
-            # instead of two for huge i64, or two via f32 for bf16 on sm_80).
+            # Through f64 (exact below 2^53; an f16 of anything larger is infinite), then one
+            # rounding to `dst`: bf16 from f32 would round twice on sm_80.
             wide = self.emit(f"{'sitofp' if src.is_signed else 'uitofp'} {st} {x} to double")
             return self.cast(wide, DType.F64, dst)
         if src.is_int and dst.is_float:
@@ -543,6 +548,35 @@ class ArithOps(EmitterCore):
         to nearest. A plain fptrunc is that on sm_90 but rounds twice (via f32
         to nearest) on sm_80."""
         return self.round_to(self.f64_to_f32_odd(x), DType.BF16)
+
+    def int64_to_f32_odd(self, x: str, signed: bool) -> str:
+        """An i64 or u64 -> f32 rounded to odd, for bf16 (the interpreter's
+        `numeric.int_to_f64_odd` rounded to f32 to odd): the conversion to
+        nearest, read back with saturation, says whether it was inexact and
+        whether it went past the integer (a result of 2^63, or 2^64 unsigned,
+        saturates back to the largest integer, below it)."""
+        s = "si" if signed else "ui"
+        f = self.emit(f"{s}tofp i64 {x} to float")
+        nm = f"llvm.fpto{s}.sat.i64.f32"
+        self.declare(f"declare i64 @{nm}(float)")
+        back = self.call("i64", nm, f"float {f}")
+        top = self.emit(f"fcmp oge float {f}, {const_operand(DType.F32, 2.0**63 if signed else 2.0**64)}")
+        ne = self.emit(f"icmp ne i64 {back}, {x}")
+        inexact = self.emit(f"or i1 {ne}, {top}")
+        if signed:  # past the integer: above it for x >= 0, below it for x < 0 (sign-magnitude)
+            up = self.emit(f"icmp sgt i64 {back}, {x}")
+            down = self.emit(f"icmp slt i64 {back}, {x}")
+            neg = self.emit(f"icmp slt i64 {x}, 0")
+            past = self.emit(f"select i1 {neg}, i1 {down}, i1 {up}")
+        else:
+            past = self.emit(f"icmp ugt i64 {back}, {x}")
+        away = self.emit(f"or i1 {past}, {top}")
+        bits = self.emit(f"bitcast float {f} to i32")
+        dec = self.emit(f"sub i32 {bits}, 1")  # one step toward zero (sign-magnitude)
+        rz = self.emit(f"select i1 {away}, i32 {dec}, i32 {bits}")
+        odd = self.emit(f"or i32 {rz}, 1")
+        fin = self.emit(f"select i1 {inexact}, i32 {odd}, i32 {bits}")
+        return self.emit(f"bitcast i32 {fin} to float")
 
     def f64_to_f32_odd(self, x: str) -> str:
         """f64 -> f32 rounded to odd (uses only `emit` and `fcall`: the host test

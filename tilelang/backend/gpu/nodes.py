@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from tilelang.backend.facts import Short, TensorFacts
 from tilelang.backend.split_form import SplitForm
@@ -630,6 +631,8 @@ class GpuKernel:
     split: SplitForm | None = None
     next_id: int = 0  # the smallest value id not used yet (for passes that add values)
     span: Span = DUMMY_SPAN
+    # why a faster path refused a loop of this kernel (`PassContext.refuse`): notes, shown on request
+    notes: tuple[Any, ...] = ()
 
     def tensor(self, name: str) -> ir.TensorParam:
         for p in self.params:

@@ -24,3 +24,6 @@ PADDED_EXTREMUM = define(
 CONSTANT_BLOCK_ID = define(
     "W0007", "constant-block-id",
     "`block_id(axis)` or `num_blocks(axis)` of an axis past the kernel's grid: always 0 (or 1)")
+MISALIGNED_REDUCTION = define(
+    "W0008", "misaligned-reduction",
+    "a reduction along an axis other than the first, broadcast back against a value of its source's rank")

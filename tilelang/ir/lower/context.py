@@ -60,6 +60,7 @@ class LowerCx:
         self._lower_expr = expr
         self.program = program
         self.cast_depth = 0  # inside a cast's operand (`operators.float_operands`)
+        self.cast_operand: ast.Expr | None = None  # the operand of the innermost cast (`intrinsics._generic_dot`)
         self.decl = decl
         self.b = Builder(decl.name.name, span=decl.span, cse=True)
         self.f = FnFrame({}, {})

@@ -58,10 +58,12 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
             return lower_unary(cx, op, cx.expr(x), e.span)
         case ast.Cast(expr=x, ty=ty):
             cx.cast_depth += 1
+            outer, cx.cast_operand = cx.cast_operand, x
             try:
                 v = cx.expr(x)
             finally:
                 cx.cast_depth -= 1
+                cx.cast_operand = outer
             return lower_cast(cx, v, cx.dtype(ty), e.span)
         case ast.Ref(expr=x):
             return cx.expr(x)

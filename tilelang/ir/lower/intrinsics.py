@@ -102,9 +102,14 @@ def _generic_dot(cx: LowerCx, e: ast.Call, in_dt: DType, acc_dt: DType) -> None:
     cannot spell "`T`'s accumulator"), which is the truth where `T` is its own
     accumulator (f32, f64, 32- and 64-bit integers). Where this instance's
     accumulator is another type (`T = f16` gives f32), the body's `T` would be
-    wrong: E0206 naming the instance, never a silent conversion."""
+    wrong: E0206 naming the instance, never a silent conversion. A `dot` that
+    is the whole operand of a cast (`dot(a, b) as f32`, `.. as T`) is seen
+    only through the cast, which converts the accumulator's values once, as
+    the concrete program's cast does: that instance is what it says."""
     from tilelang.sema.types import TileT, TypeParam
 
+    if cx.cast_operand is e:
+        return
     t = cx.program.type_of(e)
     if isinstance(t, TileT) and isinstance(t.dtype, TypeParam):
         typed = cx.f.type_params.get(t.dtype.name)

@@ -76,9 +76,9 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
         raise TileError(_instance_error(
             cx, instantiation, MMA_MISMATCH, f"`dot` of `{e.dtype.value}` tiles gives `{e.acc.value}` tiles, not "
             f"`{e.param}`", e.span, f"`{e.param}` is `{e.dtype.value}` in this instance",
-            f"name the accumulator's type where `{e.param}` is not its own accumulator: "
-            f"`mma(a, b, zeros::<{e.acc.value}>([M, N]))` (see `tilec doc dot`), and cast the result where "
-            f"`{e.param}` is wanted")) from None
+            f"cast the call where it is made, `dot(a, b) as {e.param}` (the sums in `{e.acc.value}`, rounded "
+            f"once to `{e.param}`), or name the accumulator's type: `mma(a, b, zeros::<{e.acc.value}>([M, N]))` "
+            "(see `tilec doc dot`)")) from None
     except InstanceArange as e:
         raise TileError(_instance_error(
             cx, instantiation, ARANGE_RANGE,

@@ -107,6 +107,10 @@ def lower_to_gpu(kernel: ir.Kernel, arch: str = "sm_80", facts: dict[str, Tensor
     else:
         if until is not None:
             raise ValueError(f"unknown pass `{until}` (passes: {', '.join(n for n, _ in PASSES)})")
+    if ctx.notes and isinstance(value, g.GpuKernel):
+        import dataclasses
+
+        value = dataclasses.replace(value, notes=tuple(ctx.notes))
     return value  # type: ignore[no-any-return]
 
 

@@ -12,7 +12,10 @@ than one, rows BM and columns a multiple of 8; reductions run along the
 columns; nothing else reads or writes memory in the loop.
 
 `match` returns the `AttnPlan` (the loop, its two products, the TMA-copied Q,
-K and V, the blocks and the ring's stages) or None.
+K and V, the blocks and the ring's stages) or None. The ring has one stage
+where two do not fit beside Q (128 x 256 at D = 128: 2 x 64 KiB a stage): the
+serial schedule then, copies not overlapped with products (expected far
+above the generic path's 0.02x SDPA: `benchmarks/cliffs.py` measures it).
 """
 
 from __future__ import annotations
@@ -123,19 +126,55 @@ def _placeable(v: ir.Value, BM: int) -> bool:
     return True
 
 
+PATH = "the Hopper attention pipeline"
+_MEMORY_HELP = ("the pipeline copies Q, K and V with TMA: 2-D or 3-D f16/bf16 tensors, 16-byte aligned, the last "
+                "dim a multiple of 16 elements (8 for 3-D), tiles of 64-column slabs and at most 256 rows")
+
+
+@dataclass(frozen=True, slots=True)
+class No:
+    """Why `match` refused a loop (`PassContext.refuse`'s note)."""
+
+    span: object
+    why: str
+    help: str = ""
+
+
+def describe(op: object) -> str:
+    """An op as a note names it: `load` of `bias`, `permute`, `cast to f32`."""
+    if isinstance(op, ir.Load):
+        return f"a load of `{op.tensor}`"
+    if isinstance(op, ir.Store):
+        return f"a store to `{op.tensor}`"
+    if isinstance(op, ir.Cast):
+        return f"a cast to {op.result.dtype.value}"
+    if isinstance(op, ir.Elementwise):
+        return f"`{op.op.value}`"
+    return f"`{type(op).__name__.lower()}`"
+
+
 def match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
+    """The plan of `k`'s attention loop, or None (then the note of why, in `ctx`, for `tilec emit --explain`)."""
+    got = _match(k, ctx)
+    if isinstance(got, No):
+        ctx.refuse(PATH, got.span, got.why, got.help)  # type: ignore[arg-type]
+        return None
+    return got
+
+
+def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
     ops = list(k.body.ops)
     loops = [op for op in ops if isinstance(op, ir.For)
              and any(isinstance(o, g.DotOp | ir.Mma) for o in g.walk(op.body))]
     if len(loops) != 1:
-        return None
+        return No(k.span, f"{len(loops)} loops of the kernel hold an `mma`; the pipeline takes one")
     if any(isinstance(o, g.DotOp | ir.Mma) for op in ops if op is not loops[0] for o in g.walk(ir.Region((), (op,)))):
-        return None
+        return No(loops[0].span, "an `mma` outside the loop")
     loop = loops[0]
     body = loop.body
     dots = [op for op in body.ops if isinstance(op, g.DotOp)]
     if len(dots) != 2 or sum(isinstance(o, g.DotOp | ir.Mma) for o in g.walk(body)) != 2:
-        return None
+        return No(loop.span, "the loop's body holds other products than its two, or one inside an `if`")
     s_dot, o_dot = dots
     defs: dict[int, object] = {}
     for op in g.walk(k.body):
@@ -144,63 +183,96 @@ def match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
     count = uses(k.body)
     # the first product: Q (before the loop) times K (loaded in the loop), zero accumulator
     qc, kc = _chain(s_dot.a, defs), _chain(s_dot.b, defs)
-    if qc is None or kc is None or qc[2]:
-        return None
+    if qc is None or qc[2]:
+        what = defs.get(s_dot.a.id)
+        return No(getattr(what, "span", s_dot.span), f"the first `mma`'s left operand (Q) is not a tile loaded as it is: it is "
+                  f"{describe(what) if what is not None else 'a loop value'}",
+                  "the pipeline copies Q from memory once and multiplies it as loaded: apply a scale to the "
+                  "scores instead (`mma(q, k.transpose(), zeros) * scale`, or fold it into `exp2`'s argument)")
+    if kc is None:
+        what = defs.get(s_dot.b.id)
+        return No(getattr(what, "span", s_dot.span), f"the first `mma`'s right operand (K) is not a tile loaded in the loop, optionally "
+                  f"transposed: it is {describe(what) if what is not None else 'a loop value'}")
     acc0 = defs.get(s_dot.acc.id)
     if not (isinstance(acc0, ir.Const) and float(acc0.value) == 0.0):
-        return None
+        return No(s_dot.span, "the first `mma` (the scores) does not start from zeros")
     if s_dot.a.dtype not in (DType.F16, DType.BF16) or s_dot.result.dtype is not DType.F32:
-        return None
+        return No(s_dot.span, f"the scores' `mma` multiplies {s_dot.a.dtype.value} into "
+                  f"{s_dot.result.dtype.value}; the pipeline takes f16 or bf16 into f32")
     BM, D = s_dot.a.shape
     BN = s_dot.b.shape[1]
     if BM not in (64, 128, 192) or D % 64 or D > 256 or BN % 16 or BN > 256:
-        return None
+        return No(s_dot.span, f"the blocks are BM = {BM}, BN = {BN}, D = {D}; the pipeline takes BM of 64, 128 or "
+                  "192, BN a multiple of 16 up to 256, D a multiple of 64 up to 256",
+                  "std::attention is tuned at BM = BN = 128")
     # the second product: a cast of a body value times V (loaded in the loop)
     cast = defs.get(o_dot.a.id)
     vm = vmask.match(o_dot.b, defs, count, body.ops)  # where(keys < sk, v, 0): one warpgroup, V N-major
     vc = _chain(vm.x if vm else o_dot.b, defs)
-    if not (isinstance(cast, ir.Cast) and cast in body.ops and cast.x.dtype is DType.F32) or vc is None:
-        return None
+    if not (isinstance(cast, ir.Cast) and cast in body.ops and cast.x.dtype is DType.F32):
+        return No(o_dot.span, "the second `mma`'s left operand (P) is not a cast to f16/bf16 of an f32 value "
+                  "computed in the loop", "write `mma(p as f16, v, acc)` with `p` the f32 weights")
+    if vc is None:
+        what = defs.get(o_dot.b.id)
+        return No(getattr(what, "span", o_dot.span), f"the second `mma`'s right operand (V) is not a tile loaded in the loop: it is "
+                  f"{describe(what) if what is not None else 'a loop value'}")
     if vm is not None and (BM != 64 or vc[2]):
-        return None
+        return No(o_dot.span, f"V is masked (`where(keys < n, v, 0)`) at BM = {BM} or transposed; the pipeline "
+                  "masks V for BM = 64 only")
     if o_dot.a.dtype is not s_dot.a.dtype or o_dot.b.dtype is not s_dot.a.dtype:
-        return None
+        return No(o_dot.span, "the two products multiply different element types")
     if o_dot.a.shape != (BM, BN) or o_dot.result.dtype is not DType.F32 or o_dot.result.shape[1] % 8:
-        return None
+        return No(o_dot.span, "the second product is not [BM, BN] x [BN, Dv] into f32 (Dv a multiple of 8)")
     Dv = o_dot.result.shape[1]
     if Dv > 256:
-        return None
+        return No(o_dot.span, f"the value rows are {Dv} wide; the pipeline takes up to 256")
     q = _tma(qc[0], qc[1], k, ctx)
     kt = _tma(kc[0], kc[1], k, ctx)
     vt = _tma(vc[0], vc[1], k, ctx)
-    if q is None or kt is None or vt is None:
-        return None
+    for t, c in ((q, qc), (kt, kc), (vt, vc)):
+        if t is None:
+            ld = c[0]
+            f = ctx.fact(ld.tensor)
+            facts = "not 16-byte aligned" if not f.aligned16 else (
+                "the last dim not a multiple of 16" if not f.dims_div16 or not f.dims_div16[-1] else
+                f"a [{', '.join(map(str, ld.result.shape))}] tile of a {k.tensor(ld.tensor).dtype.value} tensor "
+                f"of rank {k.tensor(ld.tensor).rank}")
+            return No(ld.span, f"TMA cannot copy `{ld.tensor}` for it ({facts})", _MEMORY_HELP)
+    assert q is not None and kt is not None and vt is not None
     if q.load not in ops or kt.load not in body.ops or vt.load not in body.ops:
-        return None
+        return No(loop.span, "Q must be loaded before the loop and K and V in it")
     for t in (q, kt, vt):
         for op in t.chain:
             if op not in (ops if t is q else body.ops):
-                return None
+                return No(t.load.span, f"`{t.load.tensor}`'s tile is reshaped apart from its load")
             for r in g.results(op):
                 if count.get(r.id) != 1:
-                    return None
+                    return No(t.load.span, f"the tile loaded from `{t.load.tensor}` has another use than its "
+                              "`mma`; the pipeline keeps it in shared memory for the product only")
     # K must give [D, BN] for the product: stored [BN, D] and transposed (K-major)
     # or stored [D, BN] (N-major); V gives [BN, Dv]: stored so (N-major) or transposed
     k_kmajor = kc[2]
     v_kmajor = vc[2]
     if (q.rows, q.cols) != (BM, D):
-        return None
+        return No(q.load.span, f"Q's tile is [{q.rows}, {q.cols}], not [BM, D] = [{BM}, {D}]")
     if k_kmajor != ((kt.rows, kt.cols) == (BN, D)) or (not k_kmajor and (kt.rows, kt.cols) != (D, BN)):
-        return None
+        return No(kt.load.span, f"K's tile is [{kt.rows}, {kt.cols}]: neither [BN, D] transposed nor [D, BN]")
     if (vt.rows, vt.cols) != ((Dv, BN) if v_kmajor else (BN, Dv)):
-        return None
+        return No(vt.load.span, f"V's tile is [{vt.rows}, {vt.cols}], not [BN, Dv] (or its transpose)")
     chained = {id(op) for t in (q, kt, vt) for op in t.chain} | {id(op) for op in (vm.ops if vm else ())}
     # the body: computation in registers only
-    if not _body_ok(body, BM, chained, s_dot, o_dot):
-        return None
+    bad = _body_bad(body, BM, chained, s_dot, o_dot)
+    if bad is not None:
+        loads = isinstance(bad, ir.Load)
+        return No(getattr(bad, "span", loop.span), f"{describe(bad)} in the loop: the pipeline runs the loop's "
+                  "other ops in registers, on [BM, N] tiles, [BM, 1] rows and [1, N] columns only"
+                  + (", and streams only K and V from memory" if loads else ""),
+                  "a bias computed from positions (`arange`) runs in the pipeline; one read from memory keeps "
+                  "the generic path" if loads else "")
     for a in (*body.args[1:], *loop.results):
         if a.shape and not _placeable(a, BM):
-            return None
+            return No(loop.span, f"the loop carries a [{', '.join(map(str, a.shape))}] tile; the pipeline "
+                      f"carries [BM, N] tiles, [BM, 1] rows and [1, N] columns (BM = {BM})")
     i = ops.index(loop)
     for op in ops[:i]:
         if id(op) in chained or _is_scalar(op) or (isinstance(op, ir.If | ir.Assert) and not any(
@@ -209,7 +281,8 @@ def match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
         if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) \
                 and not any(v.shape for v in g.operands(op) if defs.get(v.id) not in ops[:i]):
             continue
-        return None
+        return No(getattr(op, "span", loop.span), f"{describe(op)} before the loop: the pipeline takes only "
+                  "Q's load, scalars and tiles it can build in registers there")
     for op in ops[i + 1:]:
         if isinstance(op, ir.Yield) or _is_scalar(op):
             continue
@@ -217,12 +290,15 @@ def match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
             continue
         if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) and _reduce_ok(op, BM):
             continue
-        return None
+        return No(getattr(op, "span", loop.span), f"{describe(op)} after the loop: the pipeline's epilogue "
+                  "runs element-wise ops, row reductions and unmasked stores of [BM, N] tiles")
     stage_bytes = kt.nbytes + vt.nbytes
     fit = (SMEM_LIMIT - 2048 - q.nbytes) // stage_bytes
     S = k.num_stages if "stages" in k.source.hints else min(ring_stages(), fit)
-    if not 2 <= S <= fit:
-        return None
+    if not 1 <= S <= fit:
+        return No(loop.span, f"a stage of K and V takes {stage_bytes} bytes of shared memory and Q {q.nbytes}: "
+                  f"{max(fit, 0)} stages fit in {SMEM_LIMIT} bytes, the kernel asks for {S}",
+                  "a smaller BN or D, or a `stages` hint that fits")
     return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S, vm)
 
 
@@ -245,23 +321,24 @@ def _reduce_ok(op: object, BM: int) -> bool:
             and op.op in (ir.ReduceOp.SUM, ir.ReduceOp.MAX, ir.ReduceOp.MIN))
 
 
-def _body_ok(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: object) -> bool:
+def _body_bad(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: object) -> object | None:
+    """The first op of the loop's body the pipeline cannot run in registers (None: every one can)."""
     for op in r.ops:
         if op is s_dot or op is o_dot or id(op) in chained or isinstance(op, ir.Yield) or _is_scalar(op):
             continue
         if isinstance(op, ir.If):
             if not all(_placeable(v, BM) for v in op.results if v.shape):
-                return False
-            if not (_body_ok(op.then, BM, chained, s_dot, o_dot) and _body_ok(op.else_, BM, chained, s_dot, o_dot)):
-                return False
+                return op
+            bad = _body_bad(op.then, BM, chained, s_dot, o_dot) or _body_bad(op.else_, BM, chained, s_dot, o_dot)
+            if bad is not None:
+                return bad
             continue
         if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) and _reduce_ok(op, BM):
             if isinstance(op, ir.Broadcast | ir.Reshape) and op.x.shape and not _placeable(op.x, BM):
-                return False
+                return op
             continue
-        return False
-    return True
+        return op
+    return None
 
 
-
-__all__ = ["STAGES_DEFAULT", "AttnPlan", "Tma", "match", "ring_stages"]
+__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "match", "ring_stages"]

@@ -1,7 +1,9 @@
 """What every GPU IR pass reads besides the kernel: the target and the facts.
 
 `PassContext` is built once per compilation by `passes.lower_to_gpu`; passes
-never mutate it. `Rewriter` helps passes that add values: fresh ids above the
+never mutate it, but for `notes`: why a faster path refused a loop (`refuse`),
+which `lower_to_gpu` puts on the kernel (`GpuKernel.notes`) for `tilec emit
+--explain` and `TILEC_EXPLAIN=1` (docs/reference.md, "Which path a kernel takes"). `Rewriter` helps passes that add values: fresh ids above the
 kernel's `next_id`.
 """
 
@@ -10,14 +12,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tilelang.backend.facts import TensorFacts
+from tilelang.diagnostics.model import Diagnostic, Severity
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
+from tilelang.source import Span
 
 
 @dataclass(frozen=True, slots=True)
 class PassContext:
     arch: str = "sm_80"
     facts: dict[str, TensorFacts] = field(default_factory=dict)
+    notes: list[Diagnostic] = field(default_factory=list)
+
+    def refuse(self, path: str, span: Span, why: str, help: str = "") -> None:
+        """Note that `path` (e.g. "the Hopper attention pipeline") refused the loop at `span` because `why`
+        (a matcher's reason; each once: a matcher may run twice on one kernel). Returns None, what a matcher
+        returns when it refuses."""
+        d = Diagnostic("", f"{path} does not take this loop: {why}", severity=Severity.NOTE).primary(span)
+        if help:
+            d = d.with_help(help)
+        if all(n.message != d.message for n in self.notes):
+            self.notes.append(d)
 
     @property
     def sm(self) -> int:

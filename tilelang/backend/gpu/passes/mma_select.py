@@ -8,16 +8,28 @@
   (ldmatrix + mma.sync.m16n8k16; runs on sm_80 and later).
 - "fma": everything else (other dtypes, shapes that are not multiples of
   the instruction): a loop of scalar fused multiply-adds.
+
+First, a loop accumulation spelled `acc = acc + dot(a, b)` (an `mma` of a
+zero accumulator, then an add) becomes `acc = mma(a, b, acc)` (`fold_dot_adds`),
+the form the pipelines take (the other spelling ran on mma.sync, no Hopper
+pipeline: `benchmarks/cliffs.py`'s `gemm_dot`). It is exact, not only within
+tolerance: the interpreter computes both as M + acc in f32 with M the same f32
+product (`interp.numeric.mma`), and `M + 0` differs from M only for M = -0,
+which adds like +0 to an acc that is never -0 (it starts at a constant that is
+not -0, and a sum is -0 only of two -0s).
 """
 
 from __future__ import annotations
+
+import dataclasses
+import math
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from .context import PassContext
-from .rewrite import map_ops
+from .rewrite import map_ops, uses
 
 
 def tensor_core_shape(a: ir.Value, b: ir.Value, acc: ir.Value) -> bool:
@@ -27,8 +39,62 @@ def tensor_core_shape(a: ir.Value, b: ir.Value, acc: ir.Value) -> bool:
             and M % 16 == 0 and N % 8 == 0 and K % 16 == 0)
 
 
+def _zero(v: ir.Value, consts: dict[int, ir.Const]) -> bool:
+    c = consts.get(v.id)
+    return c is not None and isinstance(c.value, float | int) and not isinstance(c.value, bool) \
+        and float(c.value) == 0.0 and math.copysign(1.0, float(c.value)) > 0
+
+
+def _fold_loop(loop: ir.For, consts: dict[int, ir.Const]) -> ir.For:
+    """`loop` with each carried f32 `acc` whose only use is `acc + mma(a, b, +0)` (the product used
+    only there, the sum yielded back as `acc`) accumulating by `mma(a, b, acc)` instead."""
+    body = loop.body
+    ys = body.ops[-1]
+    if not isinstance(ys, ir.Yield):
+        return loop
+    count = uses(body)
+    defs = {r.id: op for op in body.ops for r in g.results(op)}
+    swap: dict[int, ir.Mma] = {}  # id of the add -> the mma that replaces it
+    drop: set[int] = set()
+    for i, acc in enumerate(body.args[1:]):
+        init = consts.get(loop.inits[i].id)
+        if (acc.dtype is not DType.F32 or init is None or isinstance(init.value, bool)
+                or math.copysign(1.0, float(init.value)) < 0 or count.get(acc.id) != 1):
+            continue
+        add = defs.get(ys.values[i].id)
+        if not (isinstance(add, ir.Elementwise) and add.op is ir.ElemOp.ADD
+                and acc.id in [v.id for v in add.operands] and count.get(add.result.id) == 1):
+            continue
+        other = add.operands[1] if add.operands[0].id == acc.id else add.operands[0]
+        mma = defs.get(other.id)
+        if not (isinstance(mma, ir.Mma) and _zero(mma.acc, consts) and count.get(mma.result.id) == 1
+                and mma.result.shape == acc.shape):
+            continue
+        swap[id(add)] = ir.Mma(add.result, mma.a, mma.b, acc, mma.span)
+        drop.add(id(mma))
+        zero = defs.get(mma.acc.id)
+        if zero is not None and count.get(mma.acc.id) == 1:  # the product's own zeros, in the loop: dead now
+            drop.add(id(zero))
+    if not swap:
+        return loop
+    ops = tuple(swap.get(id(op), op) for op in body.ops if id(op) not in drop)
+    return dataclasses.replace(loop, body=ir.Region(body.args, ops))
+
+
+def fold_dot_adds(k: g.GpuKernel) -> g.GpuKernel:
+    """Every loop's `acc = acc + dot(a, b)` as `acc = mma(a, b, acc)` (see the module's doc)."""
+    consts = {op.result.id: op for op in g.walk(k.body) if isinstance(op, ir.Const)}
+
+    def fn(op: object) -> list[object]:
+        return [_fold_loop(op, consts)] if isinstance(op, ir.For) else [op]
+
+    return dataclasses.replace(k, body=map_ops(k.body, fn))
+
+
 def mma_select(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     from .pipeline import hopper_plans
+
+    k = fold_dot_adds(k)
 
     wgmma = {id(p.mma) for p in hopper_plans(k, ctx)} if ctx.has_wgmma else set()
 
@@ -43,9 +109,7 @@ def mma_select(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             engine = "fma"
         return [g.DotOp(op.result, op.a, op.b, op.acc, engine, op.span)]
 
-    import dataclasses
-
     return dataclasses.replace(k, body=map_ops(k.body, fn))
 
 
-__all__ = ["mma_select", "tensor_core_shape"]
+__all__ = ["fold_dot_adds", "mma_select", "tensor_core_shape"]

@@ -177,65 +177,93 @@ def _operand(v: ir.Value, body: dict[int, object], ctx: PassContext, k: g.GpuKer
 
 
 def _match(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -> HopperPlan | None:
+    """The plan of a GEMM loop, or None: for a loop of one `mma`, with a note of why in `ctx`."""
+    got = _plan(loop, after, k, ctx)
+    if isinstance(got, tuple):
+        span, why, help = got
+        ctx.refuse("the Hopper GEMM pipeline", span, why, help)
+        return None
+    return got
+
+
+_Refusal = tuple[Any, str, str]
+
+
+def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -> HopperPlan | _Refusal | None:
     body = loop.body
     ys = body.ops[-1]
     if not isinstance(ys, ir.Yield) or len(loop.inits) != 1:
         return None
     defs: dict[int, object] = {}
     dots = []
+    other = None
     for op in body.ops[:-1]:
         for r in g.results(op):
             defs[r.id] = op
         if isinstance(op, ir.Mma | g.DotOp):
             dots.append(op)
         elif not (_is_scalar_op(op) or isinstance(op, ir.Load | ir.Permute)):
+            other = other or op
+    if other is not None:
+        if len(dots) != 1:
             return None
+        return (getattr(other, "span", loop.span), f"the loop computes more than `acc = mma(a, b, acc)` of two "
+                f"loads (`{type(other).__name__.lower()}`)", "do the other work before or after the loop")
     if len(dots) != 1:
         return None
     mma = dots[0]
+    span = mma.span  # type: ignore[attr-defined]
     acc_arg = body.args[1]
     a, b, acc = mma.a, mma.b, mma.acc  # type: ignore[attr-defined]
     if acc.id != acc_arg.id or ys.values[0].id != mma.result.id:  # type: ignore[attr-defined]
-        return None
+        return (span, "the `mma` does not accumulate into the loop's carried value (`acc = mma(a, b, acc)`)", "")
     if a.dtype not in (DType.F16, DType.BF16) or acc.dtype is not DType.F32:
-        return None
+        return (span, f"the `mma` multiplies {a.dtype.value} into {acc.dtype.value}; wgmma takes f16 or bf16 into "
+                "f32", "")
     M, K = a.shape
     N = b.shape[1]
     if M % 64 or N % 8 or N > 256 or K % 16:
-        return None
+        return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64, N of 8 up "
+                "to 256, K of 16", "")
     # every load / permute feeds the mma exactly once
     from .rewrite import uses
 
     count = uses(body)
     for op in body.ops[:-1]:
         if isinstance(op, ir.Load | ir.Permute) and count.get(op.result.id) != 1:
-            return None
+            return (span, "a loaded tile has another use than the `mma`", "")
     if count.get(acc_arg.id) != 1:
-        return None
+        return (span, "the accumulator has another use in the loop than the `mma`", "")
     oa = _operand(a, defs, ctx, k, want_k_first=False)
     ob = _operand(b, defs, ctx, k, want_k_first=True)
     if oa is None or ob is None:
-        return None
+        return (span, f"operand {'a' if oa is None else 'b'} is not a 2-D f16/bf16 tile loaded in the loop "
+                "(unmasked, optionally transposed) in a shape wgmma's shared layouts take",
+                "load whole [BM, BK] / [BK, BN] tiles of 2-D tensors, BK a multiple of 16 (64 for an MN-major "
+                "operand)")
     init_def = _def_of(k.body, loop.inits[0])
     if not isinstance(init_def, ir.Const):
-        return None
+        return (loop.span, "the accumulator does not start from a constant (`zeros`)", "")
     epilogue = _epilogue(loop, after, k)
     if epilogue is None:
-        return None
+        return (loop.span, "what follows the loop is not an epilogue of the accumulator (element-wise ops, casts "
+                "and unmasked stores to 2-D tensors)", "")
     # consumer warpgroups: the accumulator split by rows in m64 blocks
     hinted = k.source.hints
     C = max(1, min(k.num_warps // 4, M // 64)) if "num_warps" in hinted else 1
     while (M // C) * N // 128 > MAX_ACC_REGS:
         C *= 2
         if M % (64 * C):
-            return None
+            return (span, f"the accumulator ({M} x {N}) does not split into 64-row warpgroups of at most "
+                    f"{MAX_ACC_REGS} registers a thread", "a smaller BN")
     if (M // C) % 64:
-        return None
+        return (span, f"M = {M} does not split into {C} warpgroups of 64-row multiples", "")
     stage_bytes = oa.nbytes + ob.nbytes
     fit = (SMEM_LIMIT - 1024) // stage_bytes
     S = k.num_stages if "stages" in hinted else min(4, fit)
     if S < 2 or S > fit:
-        return None
+        return (loop.span, f"a stage of A and B takes {stage_bytes} bytes of shared memory: {fit} stages fit "
+                f"in {SMEM_LIMIT} bytes, the pipeline needs 2 (asked: {S})", "a smaller BK, BM or BN")
     return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S)
 
 

@@ -1,0 +1,359 @@
+"""Speed cliffs: kernels a user writes their own way (another tile, another
+spelling), timed against PyTorch in the same process, with the path the
+backend took for each.
+
+    python benchmarks/cliffs.py               # GPU: one line a case (<= 150 s warm with --jobs)
+    python benchmarks/cliffs.py --dry         # CPU: lower each case for sm_90a, print its path, no timing
+    python benchmarks/cliffs.py --dry --ptx   # the same, and compile each to PTX (slow: minutes)
+    python benchmarks/cliffs.py --only attn   # gemm / attn / rows, or a substring of a case's name
+
+The cases (`cliffs_cases.py`) are written from docs/ and examples/, not
+copied from stdlib: GEMM f16/bf16 at 4096^3 and at M = 64 with tiles 64x64,
+128x128, 128x256, 256x128 and K-tiles 32/64/128, B or A transposed, the
+product spelled `acc + dot(a, b)`; `std::attention` at blocks 128x128 (the
+tuned one), 128x64, 64x128, 128x256, D = 64/128; a user's own flash loop in
+examples/attention.tile's tensors and in other spellings (exp2 with names of
+its own, the scale applied to q, `acc * alpha + dot(p, v)`, a sliding window,
+an additive bias read from a tensor, ALiBi); softmax and layernorm rows of
+4,096 and 32,768.
+
+Each line: the case, our time, torch's time (same process, same inputs),
+torch / ours (1.0 = as fast), our TFLOP/s (GB/s for rows), the max relative
+error against torch, and the path the backend took, read off the kernel's
+GPU IR (the same lowering the launch compiled; `tilelang.backend.explain.path_of`):
+  attention-pipeline  the Hopper attention pipeline (TMA K/V ring, wgmma, P from registers)
+  wgmma-pipeline      the warp-specialised wgmma GEMM pipeline (TMA, or copy-producer)
+  mma.sync            ldmatrix + mma.sync, no Hopper pipeline (sm_80's instructions)
+  generic             no matrix product (a row kernel); fma: an `mma` of scalar FMAs
+and, where the backend says why a faster path refused the loop (`GpuKernel.notes`, what
+`TILEC_EXPLAIN=1` and `tilec emit --explain` print: docs/reference.md), that reason. On the GPU the PTX is
+checked too: `wgmma` / `cp.async.bulk.tensor` present or not.
+
+Expected before hcliff's fixes (2026-12-06, from the lead's H100 numbers
+of 07:30 and `--dry --ptx` here, ptxas 13 for sm_90a):
+- std::attention 128x128 at 0.7-1.1x SDPA; 128x64 and 64x128 at 0.4-0.8x
+  (the attention pipeline, no spills); 192x128 at 0.2-0.5x (the pipeline,
+  but 1,572 spill bytes at D = 128, 476 at D = 64); 128x256 at D = 128 about
+  0.02x: the K/V ring (2 x 64 KiB a stage) does not fit twice beside Q, so
+  the generic mma.sync path (18 KB of spills); at D = 64 the pipeline (684
+  spill bytes).
+- the user's `attn`, `attn_exp2`, `attn_dot`, `attn_window`, `attn_alibi`: the
+  attention pipeline, 0.3-1x SDPA. `attn_qscale` (Q scaled before the loop)
+  and `attn_bias` (a bias tile loaded in the loop): mma.sync, 0.01-0.05x.
+- GEMM: the wgmma pipeline everywhere (0.5-1x cuBLAS; 64x64 and the M = 64
+  rows lower), but `gemm_dot` (`acc + dot(a, b)`) on mma.sync, 0.2-0.4x.
+- rows: softmax of 4,096 near torch; softmax of 32,768 (255 registers, 864
+  spill bytes: one [1, 32768] tile over 4 warps) and layernorm (4,320 and
+  7,512 spill bytes) well below.
+A case that crashes prints its error on its line and the run goes on.
+
+`--jobs N` compiles every case's kernel first in N processes (the device's
+cores) into the compile cache, so the timed loop finds them there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import tilelang  # noqa: E402
+from cliffs_cases import Case, all_cases, alibi_slopes  # noqa: E402
+from tilelang.backend.facts import TensorFacts  # noqa: E402
+from tilelang.dtypes import DType  # noqa: E402
+
+_MODULES: dict[str, Any] = {}
+
+
+def module(case: Case) -> Any:
+    src = "use std::attention::*;\n" if case.src == "std" else case.src
+    m = _MODULES.get(src)
+    if m is None:
+        m = _MODULES[src] = tilelang.compile(src)
+    return m
+
+
+def kernel_ir(case: Case) -> Any:
+    """The Tile IR the runtime lowers for this launch (`runtime.launch._default_lower`'s call)."""
+    from tilelang.ir.lower import lower_kernel
+    from tilelang.runtime.launch import ArgFact
+
+    inst = {}
+    for n, v in zip(case.names, case.generics, strict=True):
+        inst[n] = DType.parse(v) if isinstance(v, str) else v
+    names = [s.name for s in getattr(module(case), case.kernel).specs]  # the case's arguments are positional
+    facts = {names[i]: ArgFact(DType.parse(a[2]), a[3], a[4]) for i, a in enumerate(case.args) if a[0] == "t"}
+    name = f"std::attention::{case.kernel}" if case.src == "std" else case.kernel
+    return lower_kernel(module(case)._program, name, inst, facts)
+
+
+def launch_facts(case: Case, kir: Any) -> dict[str, TensorFacts]:
+    """The facts `CudaDevice` derives from PyTorch tensors of these shapes (aligned, 2-byte bf16),
+    by the kernel's parameter names (the case's arguments are positional)."""
+    names = [p.name for p in kir.params]
+    return {names[i]: TensorFacts.of_launch(256, a[3]) for i, a in enumerate(case.args) if a[0] == "t"}
+
+
+def path_of(gk: Any) -> str:
+    """The path a lowered kernel takes (`tilelang.backend.explain.path_of`: attention-pipeline,
+    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic)."""
+    from tilelang.backend import explain as ex
+
+    return ex.path_of(gk)
+
+
+def ptx_marks(ptx: str) -> str:
+    marks = [m for m, s in (("wgmma", "wgmma.mma_async"), ("tma", "cp.async.bulk.tensor"),
+                            ("mma.sync", "mma.sync.aligned")) if s in ptx]
+    return "+".join(marks) or "-"
+
+
+def explain(gk: Any) -> str:
+    """The backend's notes on why a faster path refused a loop of this kernel (`GpuKernel.notes`)."""
+    return "; ".join(n.message for n in getattr(gk, "notes", ()))
+
+
+def _spills(ptx: str) -> str:
+    """ptxas's registers and spill bytes for sm_90a, where ptxas is installed."""
+    import shutil
+
+    if shutil.which("ptxas") is None:
+        return ""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from ptxas_report import assemble
+
+    r = assemble(ptx, "sm_90a")
+    return f" regs {max(r.registers)} spill {sum(r.spill_stores)}"
+
+
+# ---------------------------------------------------------------- dry: lower for sm_90a here
+def dry(cases: list[Case], ptx: bool) -> None:
+    from tilelang.backend import compile_kernel, lower_gpu
+
+    for c in cases:
+        t = time.perf_counter()
+        try:
+            kir = kernel_ir(c)
+            facts = launch_facts(c, kir)
+            gk = lower_gpu(kir, "sm_90a", facts)
+            path = path_of(gk)
+            marks = ""
+            if ptx:
+                code = compile_kernel(kir, "sm_90a", facts).ptx
+                marks = " ptx " + ptx_marks(code) + _spills(code)
+            why = explain(gk)
+            print(f"{c.name:44s} path {path:20s}{marks} ({time.perf_counter() - t:.1f} s)"
+                  + (f"  why: {why}" if why else ""), flush=True)
+        except Exception as e:  # a case that fails says so and the run goes on
+            print(f"{c.name:44s} FAILED {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
+
+
+def _prewarm_one(i: int) -> str:
+    from tilelang.backend import compile_kernel
+    from tilelang.runtime import cuda_pdl
+
+    c = all_cases()[i]
+    t = time.perf_counter()
+    try:
+        kir = kernel_ir(c)
+        compile_kernel(kir, cuda_pdl.target("sm_90a", False), launch_facts(c, kir))
+        return f"{c.name}: {time.perf_counter() - t:.1f} s"
+    except Exception as e:
+        return f"{c.name}: prewarm failed {type(e).__name__}"
+
+
+def prewarm(cases: list[Case], jobs: int) -> None:
+    import multiprocessing as mp
+
+    names = [c.name for c in all_cases()]
+    idx = [names.index(c.name) for c in cases]
+    t = time.perf_counter()
+    with mp.get_context("spawn").Pool(jobs) as pool:
+        for _line in pool.imap_unordered(_prewarm_one, idx):
+            pass
+    print(f"# prewarm: {len(idx)} kernels in {time.perf_counter() - t:.1f} s ({jobs} processes)", flush=True)
+
+
+# ---------------------------------------------------------------- the GPU run
+def time_ms(fn: Any, reps: int) -> float:
+    """Median of CUDA-event timings, each enqueued behind a GPU sleep (the events time the GPU work);
+    `fn` may return a launch handle, waited for after the end event (a dropped handle waits at once)."""
+    import torch
+
+    for _ in range(2):
+        _wait(fn())
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(1_000_000)
+        a.record()
+        h = fn()
+        b.record()
+        _wait(h)
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    return statistics.median(ts)
+
+
+def _wait(h: Any) -> None:
+    if h is not None and hasattr(h, "wait"):
+        h.wait()
+
+
+def make_tensors(c: Case) -> dict[str, Any]:
+    import torch
+
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32}
+    g = torch.Generator(device="cuda").manual_seed(7)
+    out = {}
+    for n, d, shape, tile in c.tensors():
+        if tile is not None:
+            out[n] = torch.empty(shape, device="cuda", dtype=dt[d])
+        else:
+            x = torch.randn(shape, device="cuda", dtype=torch.float32, generator=g)
+            if n == "bias":
+                x = x * 0.5
+            if c.kind == "gemm":
+                x = x * 0.25
+            if n == "w" and c.kind == "rows":
+                x = x * 0.1 + 1.0
+            out[n] = x.to(dt[d])
+    return out
+
+
+def torch_fn(c: Case, t: dict[str, Any]) -> tuple[Any, Any]:
+    """(a function running PyTorch's version of the case, a function giving its result)."""
+    import torch
+    import torch.nn.functional as F
+
+    res: dict[str, Any] = {}
+    if c.kind == "gemm":
+        a, b = t["a"], t["b"]
+        x = a.t() if c.torch == "mm_tn" else a
+        y = b.t() if c.torch == "mm_nt" else b
+        return (lambda: res.__setitem__("r", torch.matmul(x, y))), (lambda: res["r"])
+    if c.kind == "attn":
+        e = c.extra
+        b, h, s, d = e["B"], e["H"], e["S"], e["D"]
+        q, k, v = (t[n].view(b, h, s, d) for n in "qkv")
+        mask: Any = None
+        if c.torch == "sdpa_window":
+            i = torch.arange(s, device="cuda")
+            mask = (i[None] <= i[:, None]) & (i[None] > i[:, None] - e["W"])
+        elif c.torch == "sdpa_bias":
+            mask = t["bias"].to(q.dtype)
+        elif c.torch == "sdpa_alibi":
+            i = torch.arange(s, device="cuda", dtype=torch.float32)
+            slopes = torch.tensor(alibi_slopes(b * h), device="cuda").view(b, h, 1, 1)
+            mask = (-(i[:, None] - i[None]) * slopes).to(q.dtype)
+        return ((lambda: res.__setitem__("r", F.scaled_dot_product_attention(q, k, v, attn_mask=mask))),
+                (lambda: res["r"].reshape(b * h, s, d)))
+    x = t["x"]
+    if c.torch == "softmax":
+        return (lambda: res.__setitem__("r", torch.softmax(x, -1))), (lambda: res["r"])
+    n = x.shape[-1]
+    return ((lambda: res.__setitem__("r", F.layer_norm(x, (n,), t["w"], t["b"], 1e-5))), (lambda: res["r"]))
+
+
+def run_case(c: Case, reps: int) -> str:
+    import torch
+
+    from tilelang import backend
+
+    seen: list[tuple[str, str, str]] = []
+    real_compile, real_lower = backend.compile_kernel, backend.lower_gpu
+    kernels: list[Any] = []
+
+    def lower_spy(*a: Any, **k: Any) -> Any:
+        gk = real_lower(*a, **k)
+        kernels.append(gk)
+        return gk
+
+    def compile_spy(*a: Any, **k: Any) -> Any:
+        ck = real_compile(*a, **k)
+        gk = kernels[-1] if kernels else None
+        seen.append((path_of(gk) if gk is not None else "?", ptx_marks(ck.ptx),
+                     explain(gk) if gk is not None else ""))
+        return ck
+
+    t = make_tensors(c)
+    m = module(c)
+    kern = getattr(m, c.kernel)[c.generics]
+    args = []
+    for a in c.args:
+        if a[0] == "t":
+            args.append(tilelang.partition(t[a[1]], list(a[4])) if a[4] is not None else t[a[1]])
+        else:
+            args.append(a[1])
+    backend.compile_kernel, backend.lower_gpu = compile_spy, lower_spy
+    try:
+        kern(*args).launch().wait()  # compiles (and records the path)
+    finally:
+        backend.compile_kernel, backend.lower_gpu = real_compile, real_lower
+    torch.cuda.synchronize()
+
+    def ours() -> Any:
+        return kern(*args).launch()
+
+    ref_run, ref_get = torch_fn(c, t)
+    t_ours = time_ms(ours, reps)
+    t_ref = time_ms(ref_run, reps)
+    ref_run()
+    kern(*args).launch().wait()
+    torch.cuda.synchronize()
+    out = t[c.tensors()[0][0]].float()
+    want = ref_get().float()
+    err = float((out - want).abs().max() / want.abs().max().clamp_min(1e-30))
+    rate = c.work / t_ours / 1e9 if c.unit == "TFLOP/s" else c.work / t_ours / 1e6
+    path = ",".join(sorted({p for p, _m, _w in seen})) or "cached"
+    marks = ",".join(sorted({mk for _p, mk, _w in seen})) or "-"
+    why = "; ".join(sorted({w for _p, _m, w in seen if w}))
+    return (f"{c.name:44s} ours {t_ours:8.3f} ms  torch {t_ref:8.3f} ms  ratio {t_ref / t_ours:5.2f}  "
+            f"{rate:7.1f} {c.unit}  err {err:.1e}  path {path} ptx {marks}" + (f"  why: {why}" if why else ""))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dry", action="store_true", help="CPU: lower each case for sm_90a and print its path")
+    ap.add_argument("--ptx", action="store_true", help="with --dry: also compile each case to PTX")
+    ap.add_argument("--only", default=None, help="gemm / attn / rows, or a substring of the cases' names")
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--jobs", type=int, default=0, help="GPU: compile every case first in this many processes")
+    a = ap.parse_args(argv)
+    cases = all_cases()
+    if a.only:
+        cases = [c for c in cases if c.kind == a.only or a.only in c.name]
+    if a.dry:
+        dry(cases, a.ptx)
+        return 0
+    import torch
+
+    print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}; {len(cases)} cases", flush=True)
+    if a.jobs:
+        prewarm(cases, a.jobs)
+    t0 = time.perf_counter()
+    for c in cases:
+        try:
+            print(run_case(c, a.reps), flush=True)
+        except Exception as e:  # the run goes on
+            msg = str(e).strip().splitlines()
+            print(f"{c.name:44s} FAILED {type(e).__name__}: {msg[0] if msg else ''}", flush=True)
+            if os.environ.get("CLIFFS_TRACEBACK"):
+                traceback.print_exc()
+        torch.cuda.empty_cache()
+    print(f"# {time.perf_counter() - t0:.1f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""Which path a kernel takes and why a faster one refused it (`backend/explain.py`, `PassContext.refuse`):
+`tilec emit --explain`'s notes, located at the op that caused them, with a help line where a rewrite helps;
+`TILEC_EXPLAIN=1`'s lines on a compiled kernel; no note where a pipeline takes the loop."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from clirunner import invoke
+from test_attention_pipeline import USER, _facts, _std
+
+from tilelang import driver
+from tilelang.backend import compile_kernel, explain, lower_gpu
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import cliffs_cases  # noqa: E402
+
+QSCALED = USER.replace("let qt = q.load_like(o);", "let qt = ((q.load_like(o) as f32) * scale) as f16;") \
+              .replace("zeros::<f32>([BM, BN])) * scale;", "zeros::<f32>([BM, BN]));")
+BIAS = cliffs_cases._elem(cliffs_cases.ATTN, "f16")
+
+
+def _user(src: str):  # type: ignore[no-untyped-def]
+    return driver.compile(src, "ir").output[0]
+
+
+def test_a_q_scaled_before_the_loop_is_noted_at_its_line() -> None:
+    assert QSCALED != USER
+    gk = lower_gpu(_user(QSCALED), "sm_90a", _facts("oqkv", 2))
+    assert explain.path_of(gk) == "mma.sync"
+    (note,) = gk.notes
+    assert "Hopper attention pipeline" in note.message and "(Q) is not a tile loaded as it is" in note.message
+    assert "scale to the scores" in note.help[0]
+    line = QSCALED[:note.labels[0].span.start].count("\n") + 1
+    assert "let qt = ((q.load_like(o) as f32) * scale) as f16;" in QSCALED.splitlines()[line - 1]
+
+
+def test_a_tensor_read_in_the_attention_loop_is_noted() -> None:
+    main = ("fn main() { let q = zeros::<f16>([2, 256, 128]); let b = zeros::<f32>([256, 256]);"
+            " let mut o = zeros::<f16>([2, 256, 128]);"
+            " attn_bias::<128, 128, 128>(o.partition([1, 128, 128]), &q, &q, &q, &b, 0.1).sync(); }\n")
+    k = next(x for x in driver.compile(BIAS + main, "ir").output if x.name == "attn_bias")
+    gk = lower_gpu(k, "sm_90a", {**_facts("oqkv", 3), **_facts(["bias"], 2)})
+    assert explain.path_of(gk) == "mma.sync"
+    assert any("a load of `bias` in the loop" in n.message for n in gk.notes)
+
+
+def test_a_stages_hint_that_does_not_fit_is_noted() -> None:
+    src = USER.replace("kernel fn attn", "#[hints(stages = 16)]\nkernel fn attn", 1)
+    gk = lower_gpu(_user(src), "sm_90a", _facts("oqkv", 2))
+    assert explain.path_of(gk) != "attention-pipeline"
+    assert any("stages fit" in n.message and "asks for 16" in n.message for n in gk.notes)
+
+
+def test_a_gemm_loop_with_more_work_is_noted() -> None:
+    src = """
+kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>,
+                                                        a: &Tensor<f16, [?, ?]>, b: &Tensor<f16, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]) * 2.0, pb.load([k, block_id(1)]), acc);
+    }
+    c.store(acc);
+}
+fn main() { let a = zeros::<f16>([64, 64]); let mut c = zeros::<f32>([64, 64]); g::<64, 64, 32>(c.partition([64, 64]), &a, &a).sync(); }
+"""
+    gk = lower_gpu(_user(src), "sm_90a", {n: _facts("x", 2)["x"] for n in "cab"})
+    assert explain.path_of(gk) == "sm80-pipeline" or explain.path_of(gk) == "mma.sync"
+    assert any("Hopper GEMM pipeline" in n.message and "more than" in n.message for n in gk.notes)
+
+
+@pytest.mark.parametrize(("kernel", "path"), [(("f16", 128, 128, 128), "attention-pipeline"),
+                                              (("bf16", 128, 64, 64), "attention-pipeline")])
+def test_no_note_where_the_pipeline_takes_the_loop(kernel, path) -> None:  # type: ignore[no-untyped-def]
+    gk = lower_gpu(_std("flash_attention", *kernel), "sm_90a", _facts("oqkv", 3))
+    assert explain.path_of(gk) == path and gk.notes == ()
+
+
+def test_tilec_explain_env_gives_a_compiled_kernel_its_lines(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_EXPLAIN", "1")
+    ck = compile_kernel(_user(QSCALED), "sm_90a", _facts("oqkv", 2))
+    assert ck.explain[0].startswith("tilec: kernel `attn` [BM = 64, BN = 64, D = 64] on sm_90a: ldmatrix + mma.sync")
+    assert any("(Q) is not a tile loaded" in x for x in ck.explain) and any("help:" in x for x in ck.explain)
+    monkeypatch.setenv("TILEC_EXPLAIN", "0")
+    assert compile_kernel(_user(QSCALED), "sm_90a", _facts("oqkv", 2)).explain == ()
+
+
+def test_tilec_emit_explain(tmp_path: Path) -> None:
+    f = tmp_path / "q.tile"
+    f.write_text(QSCALED, encoding="utf-8")
+    r = invoke("emit", str(f), "--stage", "gpu", "--arch", "sm_90a", "--explain")
+    assert r.exit_code == 0 and "gpu.kernel attn" in r.stdout
+    assert "note: kernel `attn` [BM = 64, BN = 64, D = 64] runs on ldmatrix + mma.sync" in r.stderr
+    assert "(Q) is not a tile loaded as it is" in r.stderr and "= help: " in r.stderr
+    assert "let qt = ((q.load_like(o) as f32) * scale) as f16;" in r.stderr  # the line, shown
+    quiet = invoke("emit", str(f), "--stage", "gpu", "--arch", "sm_90a")
+    assert quiet.exit_code == 0 and "note:" not in quiet.stderr
+    bad = invoke("emit", str(f), "--stage", "ir", "--explain")
+    assert bad.exit_code == 2 and "`--explain` needs a GPU stage" in bad.stderr

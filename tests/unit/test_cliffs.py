@@ -1,0 +1,52 @@
+"""`benchmarks/cliffs.py --dry` (no GPU): every case of `cliffs_cases.py` lowers for sm_90a, and the path each takes
+is the one the tuned kernels take (std::attention 128x128: the attention pipeline; the GEMM loop: the wgmma
+pipeline) or a slower one that the benchmark names."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import cliffs  # noqa: E402
+import cliffs_cases  # noqa: E402
+
+
+def _path(name: str) -> str:
+    from tilelang.backend import lower_gpu
+
+    case = next(c for c in cliffs_cases.all_cases() if c.name == name)
+    kir = cliffs.kernel_ir(case)
+    return cliffs.path_of(lower_gpu(kir, "sm_90a", cliffs.launch_facts(case, kir)))
+
+
+def test_the_cases_have_distinct_names_and_every_kind() -> None:
+    cases = cliffs_cases.all_cases()
+    assert len({c.name for c in cases}) == len(cases)
+    assert {c.kind for c in cases} == {"gemm", "attn", "rows"}
+
+
+@pytest.mark.parametrize(("name", "path"), [
+    ("std::attention f16 D=128 128x128", "attention-pipeline"),
+    ("user attn f16 D=128 128x128", "attention-pipeline"),
+    ("user attn_exp2 f16 D=128 128x128", "attention-pipeline"),
+    ("gemm f16 4096x4096x4096 128x128x64", "wgmma-pipeline"),
+    ("gemm_nt bf16 64x4096x4096 64x128x64", "wgmma-pipeline"),
+    ("gemm_dot f16 4096x4096x4096 128x128x64", "wgmma-pipeline"),  # `acc + dot`: mma_select.fold_dot_adds
+    ("std::attention f16 D=128 128x256", "attention-pipeline"),  # one K/V stage
+    ("user attn_qscale f16 D=128 128x128", "mma.sync"),
+    ("user attn_bias f16 D=128 128x128", "mma.sync"),
+    ("softmax rows of 4096", "generic"),
+])
+def test_a_case_takes_its_path(name: str, path: str) -> None:
+    assert _path(name) == path
+
+
+def test_dry_prints_a_line_a_case(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cliffs.main(["--dry", "--only", "rows"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 4 and all(" path generic" in x for x in lines)

@@ -1,0 +1,69 @@
+"""Which path the backend took for a kernel, and why a faster one refused it.
+
+A kernel's matrix products run on one of a few paths, whose speeds differ by up
+to 50x on an H100 (`benchmarks/cliffs.py`): a block size or a spelling that a
+pipeline does not take must not cost that silently. `path_of` names the path
+of a lowered kernel (`GpuKernel`); the pipelines' matchers leave a note where
+they refuse a loop (`PassContext.refuse`, `GpuKernel.notes`). Users see both
+on request: `tilec emit FILE --stage gpu --arch sm_90a --explain` (the notes as
+located diagnostics) and `TILEC_EXPLAIN=1` (`explain_lines`: a line a kernel
+variant on stderr when a launch compiles it). docs/reference.md, "Which path a
+kernel takes".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from tilelang.ir import nodes as ir
+
+# path key -> what it is, as a note says it
+PATHS = {
+    "attention-pipeline": "the Hopper attention pipeline (TMA K/V ring, wgmma, the softmax in registers)",
+    "wgmma-pipeline": "the Hopper GEMM pipeline (TMA ring, warp-specialised wgmma)",
+    "sm80-pipeline": "the cp.async ring with ldmatrix + mma.sync (sm_80's pipeline)",
+    "mma.sync": "ldmatrix + mma.sync with no pipeline",
+    "fma": "scalar FMAs (no tensor cores)",
+    "generic": "no matrix product (blocked layouts, registers)",
+}
+
+
+def path_of(gk: Any) -> str:
+    """The key of `PATHS` for lowered kernel `gk`: the fastest machinery its products run on."""
+    from tilelang.backend.gpu import nodes as g
+
+    ops = list(g.walk(gk.body))
+    kinds = {type(op) for op in ops}
+    if g.WarpSpecialize in kinds and g.WgmmaRegA in kinds:
+        return "attention-pipeline"
+    if g.WarpSpecialize in kinds and g.Wgmma in kinds:
+        return "wgmma-pipeline"
+    if g.SmemDot in kinds:
+        return "sm80-pipeline"
+    engines = {op.engine for op in ops if isinstance(op, g.DotOp)}
+    if "mma.sync" in engines:
+        return "mma.sync"
+    if "fma" in engines or any(isinstance(op, ir.Mma) for op in ops):
+        return "fma"
+    return "generic"
+
+
+def enabled() -> bool:
+    """`TILEC_EXPLAIN=1`: each kernel variant a launch compiles says its path and notes on stderr."""
+    return os.environ.get("TILEC_EXPLAIN", "0") not in ("", "0")
+
+
+def explain_lines(gk: Any) -> list[str]:
+    """`TILEC_EXPLAIN`'s lines for lowered kernel `gk`: its path, then each note (with its help)."""
+    inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
+    head = f"tilec: kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" on {gk.arch}"
+    path = path_of(gk)
+    lines = [f"{head}: {PATHS[path]}" + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")]
+    for n in gk.notes:
+        lines.append(f"  note: {n.message}")
+        lines += [f"  help: {h}" for h in n.help]
+    return lines
+
+
+__all__ = ["PATHS", "enabled", "explain_lines", "path_of"]

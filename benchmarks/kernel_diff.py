@@ -25,7 +25,9 @@ same body as a host function of two scalars, element by element. `--exact`
 (hrev15): also the float operations the backend computes exactly (`/`, `%`,
 `sqrt`, `floor`, `ceil`, `fma`). `--cluster` (hrev15): the body's tile gathered
 over `#[cluster(2)]` (4 blocks) and combined, the interpreter against llsim's
-exchange; use `--arch sm_90a`, clusters are Hopper's.)
+exchange; use `--arch sm_90a`, clusters are Hopper's. `--warps` (hrev15): the
+kernel hinted `num_warps` 1, 2 or 8 (another layout of its tiles over the
+threads; the interpreter ignores hints).)
 
 prints one line per disagreement and `ran N (E both refused, D disagreements)`;
 the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
@@ -34,6 +36,7 @@ import io
 import os
 import random
 import sys
+import zlib
 
 import numpy as np
 
@@ -50,6 +53,7 @@ NP = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np
 N = 16
 EDGE = "--edge" in sys.argv
 CLUSTER = "--cluster" in sys.argv
+WARPS = (1, 2, 8) if "--warps" in sys.argv else ()  # `--warps` (hrev15): `#[hints(num_warps = ..)]` of these
 # `--edge`: 2 blocks of 16, the second partial (11 elements; loads past the end read 0); `--cluster`: 4 blocks
 LEN = 27 if EDGE else 4 * N if CLUSTER else N
 
@@ -186,6 +190,8 @@ def program(t: str, body: str) -> str:
     load = "load_npy(\"{p}\")"
     conv = " as bf16" if t == "bf16" else ""
     attr = "#[cluster(2)]\n" if CLUSTER else ""
+    if WARPS:  # `--warps`: another layout of the tile over the block's threads
+        attr += f"#[hints(num_warps = {WARPS[zlib.crc32(body.encode()) % len(WARPS)]})]\n"
     if CLUSTER:  # (`cluster_gather` only as a `let` at the top level of the body)
         inner = body[2:-2].split("; ", 1)
         return (f"{attr}kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
@@ -194,7 +200,7 @@ def program(t: str, body: str) -> str:
                 f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
                 f"    let mut z = zeros::<{t}>([{LEN}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
                 f"    {'z' if t != 'bf16' else '(z as f32)'}.save_npy(\"OUT\");\n}}\n")
-    return (f"kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
+    return (f"{attr}kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
             f"    let x = a.load_like(z);\n    let y = b.load_like(z);\n    z.store({body});\n}}\n"
             f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
             f"    let mut z = zeros::<{t}>([{LEN}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"

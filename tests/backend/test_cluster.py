@@ -384,3 +384,41 @@ fn main() {
 @pytest.mark.parametrize(("ctx", "dtype", "tol"), [(200, "f32", 1e-4), (40, "f32", 1e-4), (200, "f16", 2e-2)])
 def test_decode_cluster_on_the_gpu(ctx: int, dtype: str, tol: float) -> None:
     assert _decode_cluster().check("gpu", ctx, dtype) < tol
+
+
+PRINTS = """
+#[cluster(2, 2)]
+kernel fn k(z: &mut Tensor<i32, [1, 2]>) {
+    print(block_id(0), block_id(1));
+    let a = cluster_gather(block_id(0));
+    let b = cluster_gather(a.sum(0) * 10 + block_id(1));
+    z.store(b.reshape([2, 2]).sum(0).reshape([1, 2]));
+}
+fn main() {
+    let mut z = zeros::<i32>([4, 4]);
+    k(z.partition([1, 2])).sync();
+    print(z.sum());
+}
+"""
+
+
+def test_a_cluster_kernels_prints_come_in_the_grids_order_on_both_engines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hrev15: the interpreter printed a cluster kernel's lines cluster by cluster, in rank order
+    ((0, 0), (1, 0), (0, 1), (1, 1), (2, 0), ..), where the GPU prints the blocks' lines in the grid's
+    row-major order (`backend/prints.py`), as every other kernel's (the reference: "on both engines the
+    same lines in the same order"); llsim, which runs clusters since this round, showed it."""
+    import io
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import llsim
+
+    import tilelang.run as run
+
+    want = io.StringIO()
+    run.execute(PRINTS, "cpu", out=want, name="p.tile")
+    rows = [f"{i} {j}" for i in range(4) for j in range(2)]
+    assert want.getvalue().splitlines() == [*rows, "1936"]  # (41 in the first cluster, 201 in the second)
+    got = io.StringIO()
+    monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_90a", lambda t: o.write(t + "\n")))
+    run.execute(PRINTS, "cpu", out=got, name="p.tile")
+    assert got.getvalue() == want.getvalue()

@@ -320,6 +320,15 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                 values = [a.value for a in args if a.name is None]
                 for v in values[1:3] if name == "where" else values:
                     _settle_scalar(tcx, v, target)
+        case ast.MethodCall(receiver=recv, args=args):
+            # the method form (`(3.5).sqrt()`, `(0.5).abs()`, `(2.0).pow(3)`): its receiver and argument
+            # likewise (`x * (3.5).sqrt()` of an `f16` `x` was the same ICE: hrev15, kernel_diff --exact)
+            sym = tcx.program.symbols.get(e)
+            if sym is not None and sym.kind is SymbolKind.METHOD and sym.name in _SAME_TYPE_BUILTINS:
+                _settle_scalar(tcx, recv, target)
+                for a in args:
+                    if a.name is None:
+                        _settle_scalar(tcx, a.value, target)
         case _:
             pass
 

@@ -21,7 +21,13 @@ function of tensors, instead of llsim. `--device`: a real GPU instead of llsim.
 tensors of 27 elements in tiles of 16 (two blocks, the second partial). `--generic`: the concrete kernel
 against the same kernel generic over `T`, launched with that type; with
 `--host`, the host functions. `--scalar`: the kernel's elements against the
-same body as a host function of two scalars, element by element.)
+same body as a host function of two scalars, element by element. `--exact`
+(hrev15): also the float operations the backend computes exactly (`/`, `%`,
+`sqrt`, `floor`, `ceil`, `fma`). `--cluster` (hrev15): the body's tile gathered
+over `#[cluster(2)]` (4 blocks) and combined, the interpreter against llsim's
+exchange; use `--arch sm_90a`, clusters are Hopper's. `--warps` (hrev15): the
+kernel hinted `num_warps` 1, 2 or 8 (another layout of its tiles over the
+threads; the interpreter ignores hints).)
 
 prints one line per disagreement and `ran N (E both refused, D disagreements)`;
 the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
@@ -30,6 +36,7 @@ import io
 import os
 import random
 import sys
+import zlib
 
 import numpy as np
 
@@ -45,7 +52,10 @@ NP = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np
       "u32": np.uint32, "u64": np.uint64, "f16": np.float16, "f32": np.float32, "f64": np.float64}
 N = 16
 EDGE = "--edge" in sys.argv
-LEN = 27 if EDGE else N  # `--edge`: 2 blocks of 16, the second partial (11 elements; loads past the end read 0)
+CLUSTER = "--cluster" in sys.argv
+WARPS = (1, 2, 8) if "--warps" in sys.argv else ()  # `--warps` (hrev15): `#[hints(num_warps = ..)]` of these
+# `--edge`: 2 blocks of 16, the second partial (11 elements; loads past the end read 0); `--cluster`: 4 blocks
+LEN = 27 if EDGE else 4 * N if CLUSTER else N
 
 
 def edges(t: str, r: random.Random) -> np.ndarray:
@@ -103,7 +113,31 @@ def expr(t: str, r: random.Random, d: int) -> str:
         return f"cumsum({a}, 0)"
     if WIDE and r.random() < 0.5:
         return wide(t, r, a, b)
+    if EXACT and not is_int and r.random() < 0.6:
+        return exact(r, a, b, expr(t, r, d - 1))
     return f"({a} {r.choice(['+', '-', '*'])} {b})"
+
+
+EXACT = "--exact" in sys.argv
+
+
+def exact(r: random.Random, a: str, b: str, c: str) -> str:
+    """`--exact` (hrev15): the float operations the backend's table calls exact
+    (`fastmath.MATH`/`F64_MATH`: `div.rn`, the exact fmod, `sqrt.rn`, `cvt.rmi`/
+    `cvt.rpi`, `fma.rn`), which the default mode leaves out with the approximate
+    ones; f16/bf16 computed in f32 and rounded once on both engines."""
+    k = r.randrange(6)
+    if k == 0:
+        return f"({a} / {b})"
+    if k == 1:
+        return f"({a} % {b})"
+    if k == 2:
+        return f"sqrt({a})"
+    if k == 3:
+        return f"{r.choice(['floor', 'ceil'])}({a})"
+    if k == 4:
+        return f"fma({a}, {b}, {c})"
+    return f"({a}).{r.choice(['sqrt', 'floor', 'ceil', 'abs'])}()"
 
 
 WIDE = "--wide" in sys.argv
@@ -133,10 +167,40 @@ def wide(t: str, r: random.Random, a: str, b: str) -> str:
     return f"where(({a}) > ({b}), ({a}), ({b}).reshape([4, 4]).max(0).reshape([1, 4]).broadcast([4, 4]).reshape([{N}]))"
 
 
+def clustered(t: str, body: str, r: random.Random) -> str:
+    """`--cluster` (hrev15): the body's tile gathered over a cluster of 2 blocks (`#[cluster(2)]`, 4 blocks
+    in all), each block storing a combination of the records (`program` adds the attribute): the
+    interpreter's exchange against llsim's (sm_90a; `llsim._run_cluster`)."""
+    is_int = t in INTS
+    k = r.randrange(5)
+    if k == 0:
+        pick = f"p.{r.choice(['max', 'min'] + (['sum'] if is_int else []))}(0)"
+    elif k == 1:
+        pick = "p.reshape([2 * N]).reshape([2, N]).transpose().reshape([N, 2]).max(1)".replace("N", str(N))
+    elif k == 2:
+        pick = f"where(arange::<i32>(2).reshape([2, 1]) == (block_id(0) % 2), p, p.max(0).reshape([1, {N}])).min(0)"
+    elif k == 3:
+        pick = f"(p.reshape([2, {N}]).argmax(0) as {t})"
+    else:
+        pick = "p.transpose().max(1)" if r.random() < 0.5 else "p.min(0)"
+    return f"{{ let p = cluster_gather({body}); {pick} }}"
+
+
 def program(t: str, body: str) -> str:
     load = "load_npy(\"{p}\")"
     conv = " as bf16" if t == "bf16" else ""
-    return (f"kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
+    attr = "#[cluster(2)]\n" if CLUSTER else ""
+    if WARPS:  # `--warps`: another layout of the tile over the block's threads
+        attr += f"#[hints(num_warps = {WARPS[zlib.crc32(body.encode()) % len(WARPS)]})]\n"
+    if CLUSTER:  # (`cluster_gather` only as a `let` at the top level of the body)
+        inner = body[2:-2].split("; ", 1)
+        return (f"{attr}kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
+                f"    let x = a.load_like(z);\n    let y = b.load_like(z);\n    {inner[0]};\n"
+                f"    z.store({inner[1]});\n}}\n"
+                f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
+                f"    let mut z = zeros::<{t}>([{LEN}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
+                f"    {'z' if t != 'bf16' else '(z as f32)'}.save_npy(\"OUT\");\n}}\n")
+    return (f"{attr}kernel fn k(z: &mut Tensor<{t}, [{N}]>, a: &Tensor<{t}, [?]>, b: &Tensor<{t}, [?]>) {{\n"
             f"    let x = a.load_like(z);\n    let y = b.load_like(z);\n    z.store({body});\n}}\n"
             f"fn main() {{\n    let a = {load.format(p='A')}{conv};\n    let b = {load.format(p='B')}{conv};\n"
             f"    let mut z = zeros::<{t}>([{LEN}]);\n    k(z.partition([{N}]), &a, &b).sync();\n"
@@ -248,6 +312,8 @@ def main() -> None:
         r = random.Random(f"{seed}:{i}")
         t = r.choice(INTS + FLOATS)
         body = expr(t, r, 3)
+        if CLUSTER:
+            body = clustered(t, body, r)
         stem = f"/tmp/kernel_diff/{seed}_{i}"
         np.save(stem + "_a.npy", edges(t, r))
         np.save(stem + "_b.npy", edges(t, r))

@@ -154,25 +154,28 @@ def _launches_in_host_instances(program: Any, direct: list[tuple[str, dict[str, 
     a `bool` tensor, was lowered only when it ran (hrev15). Each (kernel,
     instantiation, launch, the outer calls labelled), not among `direct`."""
     from tilelang.dtypes import DType
-    from tilelang.sema.host_instances import instance_label, instances
+    from tilelang.sema.host_instances import const_arg, instance_label, instances
     from tilelang.syntax import ast
 
     keys = [(name, inst) for name, inst, _ in direct]
     out: list[Any] = []
-    for callee, types, site, outer in instances(program):
+    for callee, types, consts, site, outer in instances(program):
         for call in ast.walk(callee.decl.body):
             info = program.callee_of(call) if isinstance(call, ast.Call) else None
-            if info is None or not info.is_kernel or not info.type_params:
+            if info is None or not info.is_kernel or not (info.type_params or info.const_generics):
                 continue
             inst = program.instantiation_of(call)
             bound = {t: inst.get(t) for t in info.type_params} | _element_types(program, info, call, types)
-            if not all(isinstance(inst.get(g), int) for g in info.const_generics) \
+            sources = program.shape_sources.get(call, {})
+            values = {g: inst[g] if isinstance(inst.get(g), int) else const_arg(sources.get(g), consts)
+                      for g in info.const_generics}  # (`k::<4, C>` of the function's `C`: its value here)
+            if not all(isinstance(v, int) for v in values.values()) \
                     or not all(isinstance(v, DType) for v in bound.values()):
                 continue
-            entry = (info.qualname, {**bound, **{g: int(inst[g]) for g in info.const_generics}})
+            entry = (info.qualname, {**bound, **{g: int(v) for g, v in values.items()}})  # type: ignore[arg-type]
             if entry not in keys:
                 keys.append(entry)
-                out.append((*entry, call, ((site, instance_label(callee, types)), *outer)))
+                out.append((*entry, call, ((site, instance_label(callee, types, consts)), *outer)))
     return out
 
 

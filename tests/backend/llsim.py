@@ -126,7 +126,7 @@ class SimDevice:
 
         gk = lower_gpu(kernel, self.arch, facts)
         text, abi = emit_llvm_text(gk, gk.facts, trace=self.trace, mark=self.trace_mark if self.trace else "")
-        return Program(text), abi, gk
+        return Program(text, abi.smem_bytes), abi, gk
 
     def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],
             facts: dict[str, Any] | None = None, queue_blocks: int = 3, order: str = "row-major") -> None:
@@ -140,9 +140,6 @@ class SimDevice:
         from tilelang.dtypes import DType
         from tilelang.ir import nodes as ir
 
-        if getattr(kernel, "cluster", ()):
-            raise Unsupported("thread-block clusters (`#[cluster(..)]`): a cluster's blocks run at once and read "
-                              "each other's shared memory, and llsim runs one block at a time")
         if facts is None:  # what the CUDA runtime computes for a launch (buffers here are aligned)
             from tilelang.backend.facts import TensorFacts
 
@@ -242,17 +239,32 @@ class SimDevice:
                 _LAUNCHES.move_to_end(key)
                 mem.bufs = {k: bytearray(v) for k, v in kept.items()}
                 blocks, key = [], None
-        for x, y, z in (reversed(blocks) if order == "reverse" else blocks):
-            mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, 16))
+        cluster = tuple(getattr(kernel, "cluster", ()) or ())
+
+        def run_one(x: int, y: int, z: int, incoming: list[Any] = ()) -> None:  # type: ignore[assignment]
+            mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, prog.smem_total, 16))
             mem.hazards = _Hazards(len(mem.bufs["smem"]))
             mem.global_hazards = _GlobalHazards({p.name for p, _, _ in views})
             mem.unfenced = np.full(len(mem.bufs["smem"]), -1, np.int64)
             mem.bulk_reads = None
+            mem.cluster_in = {}
+            for _, off, raw, bar in incoming:  # the other ranks' pushes, landed before this block reads them
+                mem.bufs["smem"][off:off + len(raw)] = raw
+                mem.cluster_in[bar] = mem.cluster_in.get(bar, 0) + len(raw)
             base = dict(regs)
             base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
                          "$nctaid.x": gx, "$nctaid.y": gy, "$nctaid.z": gz,
                          "$smid": ((x * gy + y) * gz + z) % 4})
+            if cluster:
+                cx, cy, _ = (*cluster, 1, 1)[:3]
+                base["$cluster.ctarank"] = x % cx + cx * (y % cy) + cx * cy * (z % (*cluster, 1, 1)[2])
             run_block(prog, mem, base, abi.num_threads)
+
+        if cluster:
+            _run_cluster(mem, cluster, blocks if order != "reverse" else list(reversed(blocks)), run_one)
+            blocks = []
+        for x, y, z in (reversed(blocks) if order == "reverse" else blocks):
+            run_one(x, y, z)
         if key is not None:
             _keep(key, mem.bufs)
         if self.trace:
@@ -315,6 +327,50 @@ def _keep(key: bytes, bufs: dict[Any, bytearray]) -> None:
     while total > _LAUNCH_BYTES and len(_LAUNCHES) > 1:
         _, old = _LAUNCHES.popitem(last=False)
         total -= sum(len(v) for v in old.values())
+
+
+def _run_cluster(mem: Memory, cluster: tuple[int, ...], blocks: list[tuple[int, int, int]], run_one: Any) -> None:
+    """The blocks of each thread-block cluster (`#[cluster(..)]`, hrev15): a cluster's blocks run
+    at once on a GPU and push their records into each other's shared memory (`st.async`, completing
+    bytes on the receiver's mbarrier). Here a block runs alone, with the pushes its peers have made
+    so far already landed in its shared memory and counted on its mbarriers; a block that waits for a
+    record not yet pushed stops (a deadlock of its own threads) and its effects on the tensors are
+    undone; it runs again once a peer's run pushed more. Each exchange's record is its sender's
+    value alone (written once, never reused), so the order does not change what a block reads; a
+    round in which no block pushes anything new is a real deadlock."""
+    cx, cy, cz = (*cluster, 1, 1)[:3]
+    groups: dict[tuple[int, int, int], list[tuple[int, int, int]]] = {}
+    for x, y, z in blocks:
+        groups.setdefault((x // cx, y // cy, z // cz), []).append((x, y, z))
+
+    def rank(b: tuple[int, int, int]) -> int:
+        return b[0] % cx + cx * (b[1] % cy) + cx * cy * (b[2] % cz)
+
+    for members in groups.values():
+        pushes: dict[tuple[int, int, int], list[Any]] = {b: [] for b in members}
+        done: set[tuple[int, int, int]] = set()
+        while len(done) < len(members):
+            moved = False
+            for b in members:
+                if b in done:
+                    continue
+                incoming = [p for o in members if o != b for p in pushes[o] if p[0] == rank(b)]
+                kept = {k: bytearray(v) for k, v in mem.bufs.items() if k != "smem"}
+                mem.cluster_out = []
+                try:
+                    run_one(*b, incoming)
+                    done.add(b)
+                    moved = True
+                except Deadlock as e:
+                    mem.bufs.update(kept)  # (this block runs again: its stores, prints and counters undone)
+                    if "mbar_try" not in str(e):
+                        raise
+                if mem.cluster_out != pushes[b]:
+                    pushes[b], moved = mem.cluster_out, True
+                mem.cluster_out = None
+            if not moved:
+                raise Deadlock(f"the blocks {sorted(set(members) - done)} of a cluster wait for records no "
+                               "block pushes")
 
 
 def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = None) -> Any:

@@ -17,7 +17,7 @@ from llsim_fast import load, store
 from llsim_hopper import _Barrier, _Group, _Pending, _tma, _tma_guard, _tma_store, _wgmma
 from llsim_ops import _atomic, _shfl, _warp_op
 from llsim_parse import Program
-from llsim_values import Deadlock, Memory, Race, knob
+from llsim_values import Deadlock, Memory, Race, Unsupported, knob
 
 
 def _thread(prog: Program, regs: dict[str, Any]) -> Iterator[tuple]:
@@ -261,6 +261,33 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 if b.phases != before:
                     wake(req[1])
                 value = 0
+                continue
+            if kind == "cluster_init":  # thread 0: an mbarrier an exchange (the others' bytes already in)
+                if int(req[1]) == 0:
+                    for off, n in req[3]:
+                        key = (req[2][0], req[2][1] + off)
+                        bars[key] = _Barrier(n)
+                        bars[key].tx -= mem.cluster_in.get(key[1], 0)
+                value = None
+                continue
+            if kind == "cluster_expect":  # thread 0 arrives, expecting the others' bytes
+                if int(req[1]) == 0:
+                    b = bars[req[2]]
+                    b.tx += int(req[3])
+                    b.pending -= 1
+                    before = b.phases
+                    b.check()
+                    if b.phases != before:
+                        wake(req[2])
+                value = None
+                continue
+            if kind == "st_async":  # 16 bytes into another rank's shared memory, completing them on its mbarrier
+                _, dst, words, bar = req
+                if mem.cluster_out is None or not str(dst[0]).startswith("smem@") or bar[0] != dst[0]:
+                    raise Unsupported(f"st.async to {dst} (barrier {bar}) outside a cluster's exchange")
+                raw = b"".join((int(w) & 0xFFFFFFFF).to_bytes(4, "little") for w in words)
+                mem.cluster_out.append((int(dst[0][5:]), int(dst[1]), raw, int(bar[1])))
+                value = None
                 continue
             if kind == "nbar_arrive":  # counts toward the named barrier without waiting
                 arrived[int(req[1])] = arrived.get(int(req[1]), 0) + 1

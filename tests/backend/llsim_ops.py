@@ -314,9 +314,11 @@ def _fma_f64(a: float, b: float, c: float) -> float:
     """a * b + c rounded once to a double (`fma.rn.f64`), in Python integers:
     each double is m * 2^e with an integer m, so the sum is an integer times
     a power of two, and int -> float conversion and int / int division round
-    correctly (subnormal results included). An exact zero is +0 (as
-    `float(Fraction)` gave: test_llsim_fma checks the two agree bit for bit);
-    a non-finite operand gives the plain f64 expression."""
+    correctly (subnormal results included). An exact zero is +0 where the
+    terms cancel, and IEEE's sum of the two zeros where both are zeros
+    (`fma(-0.0, 2.0, -0.0)` is -0.0, as `fma.rn.f64` and the interpreter give;
+    it was +0, as `float(Fraction)` gives: hrev15, found by `kernel_diff.py
+    --exact`); a non-finite operand gives the plain f64 expression."""
     if not (math.isfinite(a) and math.isfinite(b) and math.isfinite(c)):
         return a * b + c
     ma, ea = _int_exp(a)
@@ -332,7 +334,7 @@ def _fma_f64(a: float, b: float, c: float) -> float:
     else:
         m, e = mp + (mc << (ec - ep)), ep
     if m == 0:
-        return 0.0
+        return a * b + c if mp == 0 and mc == 0 else 0.0  # (a zero product is exact, with its sign)
     try:
         return float(m << e) if e >= 0 else m / (1 << -e)
     except OverflowError:  # past the largest double: the infinity of its sign

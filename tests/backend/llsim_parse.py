@@ -158,8 +158,18 @@ class _Block:
 class Program:
     """One parsed kernel."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, smem_bytes: int = 0) -> None:
         self.blocks: dict[str, _Block] = {}
+        # the module's static shared arrays (a cluster's exchange buffers and mbarriers,
+        # `@tilec_cluster<k>`, `@tilec_cluster_bars`), placed after the `smem_bytes` of `@smem`:
+        # name -> offset; `smem_total` the shared bytes a block has
+        self.statics: dict[str, int] = {}
+        end = -(-smem_bytes // 1024) * 1024
+        for name, count, ty, align in _P_STATIC_SMEM.findall(text):
+            end = -(-end // int(align)) * int(align)
+            self.statics["@" + name] = end
+            end += int(count) * _size(ty)
+        self.smem_total = end if self.statics else smem_bytes
         self.params: list[tuple[str, str]] = []
         self.ns: dict[str, Any] = dict(_FAST_NS)  # the objects the instructions' `src` names
         self._once: dict[tuple[str, str], str] = {}  # `_bind_once`
@@ -226,6 +236,8 @@ class Program:
         if tok.startswith("@"):
             if tok == "@tilec_trace":  # the block timeline's module global (`SimDevice(trace=True)`)
                 return lambda r: ("tilec_trace", 0)
+            if tok in self.statics:
+                return lambda r, off=self.statics[tok]: ("smem", off)
             assert tok == "@smem", tok
             return lambda r: ("smem", 0)
         m = _P_SMEM_GEP.match(tok)
@@ -568,6 +580,9 @@ class Program:
             # a ring copy with an L2 policy (`codegen/ring.py`): the shared address as an i32
             return _Ins(None, None, sync=lambda r: ("copy", ("smem", int(vals[0](r))), vals[1](r), 16,
                                                     vals[2](r)), text=rhs)
+        cluster = _cluster_asm(text, vals, dst, rhs)
+        if cluster is not None:
+            return cluster
         if _P_PREFETCH.search(text):
             # an L2 prefetch (`p.prefetch`, PDL's pre-wait forms): a hint, no effect here
             return _Ins(None, lambda r: None, text=rhs)
@@ -617,12 +632,56 @@ def _req(*parts: str) -> str:
     return f"({''.join(p + ', ' for p in parts)})"
 
 
+_P_STATIC_SMEM = re.compile(r"^@(\w+) = internal addrspace\(3\) global \[(\d+) x (\w+)\] undef, align (\d+)$",
+                            re.M)
+_P_CLUSTER_INIT = re.compile(r"@p mbarrier\.init\.shared::cta\.b64 \[\$1\+(\d+)\], (\d+);")
+_P_EXPECT_TX = re.compile(r"^\{ \.reg \.pred p; setp\.eq\.u32 p, \$0, 0; @p mbarrier\.arrive\.expect_tx\.shared::cta\.b64 "
+                          r"_, \[\$1\], (\d+); \}$")
+_ST_ASYNC = "st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [$0], {$1, $2, $3, $4}, [$5];"
+_CLUSTER_TRY = ("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [$1], 0; "
+                "selp.u32 $0, 1, 0, p; }")
+
+
+def _cluster_asm(text: str, vals: list[Callable[[dict[str, Any]], Any]], dst: str | None, rhs: str) -> _Ins | None:
+    """A thread-block cluster's exchange (`backend/codegen/cluster.py`; hrev15): thread 0's mbarrier
+    inits and arrival with the bytes it expects, the `st.async` pushes into another rank's shared
+    memory (`("smem@<rank>", offset)`, made by `mapa`), and the acquiring wait. How the cluster's
+    blocks meet is `SimDevice.run`'s (`_run_cluster`)."""
+    if text.startswith("{ .reg .pred p; setp.eq.u32 p, $0, 0; @p mbarrier.init.shared::cta.b64 ") \
+            and text.endswith("@p fence.mbarrier_init.release.cluster; }"):
+        inits = [(int(off), int(n)) for off, n in _P_CLUSTER_INIT.findall(text)]
+        return _Ins(None, None, sync=lambda r: ("cluster_init", vals[0](r), vals[1](r), inits), text=rhs)
+    m = _P_EXPECT_TX.match(text)
+    if m:
+        n = int(m.group(1))
+        return _Ins(None, None, sync=lambda r: ("cluster_expect", vals[0](r), vals[1](r), n), text=rhs)
+    if text == _ST_ASYNC:
+        return _Ins(None, None, sync=lambda r: ("st_async", vals[0](r), tuple(v(r) for v in vals[1:5]), vals[5](r)),
+                    text=rhs)
+    if text == _CLUSTER_TRY:
+        return _Ins(dst, None, sync=lambda r: ("mbar_try", vals[0](r), 0), text=rhs)
+    return None
+
+
+def _mapa(p: Any, rank: Any) -> tuple[str, int]:
+    """`mapa.shared::cluster`: the address of shared location `p` in the block of cluster rank `rank`."""
+    if p[0] != "smem":
+        raise Unsupported(f"mapa of a pointer that is not into shared memory: {p}")
+    return (f"smem@{int(rank)}", p[1])
+
+
 def _hopper_call(name: str, vals: list[Callable[[dict[str, Any]], Any]], dst: str | None, rhs: str,
                  ss: list[str]) -> _Ins | None:
     """The sm_90 intrinsics the Hopper path emits (`backend/hopper.py`); `ss`: the operands' sources."""
     def nop(r: dict[str, Any]) -> None:
         return None
 
+    if name == "llvm.nvvm.mapa.shared.cluster":
+        return _Ins(dst, lambda r: _mapa(vals[0](r), vals[1](r)), text=rhs)
+    if name in ("llvm.nvvm.barrier.cluster.arrive.relaxed", "llvm.nvvm.barrier.cluster.wait"):
+        # every block of the cluster has started: `_run_cluster` runs a block with the others' pushes
+        # already in its shared memory, so there is nothing to wait for
+        return _Ins(None, nop, text=rhs)
     if name == "llvm.nvvm.wgmma.commit_group.sync.aligned":
         return _Ins(None, None, sync=lambda r: ("wg_commit",), text=rhs, sync_src="('wg_commit',)")
     if name == "llvm.nvvm.bar.warp.sync":

@@ -100,6 +100,10 @@ class Memory:
     # pointers stored in memory (the trace global's buffer address): (buffer, offset) -> pointer
     pointers: dict[Any, Any] = field(default_factory=dict)
     regs_out: list[Any] | None = None  # a list: each block's registers of every thread are appended to it
+    # a thread-block cluster's exchange (`llsim._run_cluster`): the bytes the other ranks pushed into this
+    # block's shared memory, per mbarrier offset, and this block's pushes (rank, offset, bytes, barrier)
+    cluster_in: dict[int, int] = field(default_factory=dict)
+    cluster_out: list[Any] | None = None
 
     def guard_bulk(self, addrs: Any, what: str) -> None:
         if self.bulk_reads[addrs].any():

@@ -1,6 +1,7 @@
 """Thread-block clusters (`#[cluster(..)]`, `let parts = cluster_gather(x);`):
 the PTX (cluster shape, the exchange's barriers, DSMEM reads) assembled by
-ptxas for sm_90a, sm_80 refused (E0605), llsim's refusal, and on a GPU the
+ptxas for sm_90a, sm_80 refused (E0605), llsim's run of the exchange against
+the interpreter (hrev15; a broken exchange caught), and on a GPU the
 interpreter's results (the definition: a cluster's blocks exchange in one
 step) for every element type and cluster shape, eager and in a graph."""
 
@@ -150,16 +151,92 @@ def test_sm80_refuses_clusters() -> None:
     assert d.code == "E0605" and "sm_90" in d.message
 
 
-def test_llsim_refuses_clusters() -> None:
+def _sim_run(src: Path | str, kernel: str, inst: dict, grid: tuple[int, ...], args: list,  # type: ignore[type-arg]
+             edit: tuple[str, str] | None = None) -> None:
+    """`kernel` of `src` run in llsim on sm_90a (hrev15: its clusters run, `llsim._run_cluster`); `edit`
+    replaces a piece of its LLVM text first (a mutation the simulation must catch)."""
     sys.path.insert(0, str(Path(__file__).parent))
-    from llsim import SimDevice, Unsupported
+    from llsim import Program, SimDevice
 
     from tilelang.ir.lower import lower_kernel
 
-    prog = driver.check(RUN).context.outputs["checked"].program
-    kir = lower_kernel(prog, "ranks", {}, {})
-    with pytest.raises(Unsupported, match="clusters"):
-        SimDevice().run(kir, (2, 2), [np.zeros((2, 8), np.int32)])
+    prog = driver.check(src).context.outputs["checked"].program
+    kir = lower_kernel(prog, kernel, inst, {})
+    dev = SimDevice("sm_90a")
+    if edit is not None:
+        plain = dev.compile
+
+        def compile(k: object, facts: object = None) -> object:
+            p, abi, gk = plain(k, facts)  # type: ignore[arg-type]
+            assert edit[0] in p.source, edit[0]
+            return Program(p.source.replace(edit[0], edit[1]), abi.smem_bytes), abi, gk
+
+        dev.compile = compile  # type: ignore[method-assign]
+    dev.run(kir, grid, args)
+
+
+def test_llsim_runs_a_whole_program_of_clusters_as_the_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """llsim runs a cluster's blocks with each other's pushes landed (it refused clusters before
+    hrev15): the program of tests/run/cluster_gather.tile prints what the interpreter prints."""
+    import io
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import llsim
+
+    import tilelang.run as run
+
+    want = io.StringIO()
+    run.execute(RUN.read_text(), "cpu", out=want, name="c.tile")
+    got = io.StringIO()
+    monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_90a", lambda t: o.write(t)))
+    run.execute(RUN.read_text(), "cpu", out=got, name="c.tile")
+    assert got.getvalue() == want.getvalue() and "10344" in want.getvalue()
+
+
+@pytest.mark.parametrize("c", [2, 4, 8])
+def test_llsim_merge_and_flags_agree_with_the_interpreter(c: int) -> None:
+    from tilelang import partition as P
+
+    g, d = 4, 128
+    m, ls, o = _merge_inputs(3, c, g, d, seed=c)
+    ob = o.astype(np.float16)
+    mod = tilelang.compile(MERGE)
+    want = np.zeros((3, g, d), np.float32)
+    mod.merge[g, d, d // c, c](P(want, [1, g, d // c]), m, ls, ob).sync()
+    got = np.zeros((3, g, d), np.float32)
+    _sim_run(MERGE + _MERGE_MAIN, "merge", {"G": g, "D": d, "DC": d // c, "C": c}, (3, 1, c), [got, m, ls, ob])
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)  # (the GPU's exp: `fastmath.MATH`)
+    x = np.where(np.arange(64) % 3 == 0, 1.0, -1.0).astype(np.float32)
+    want_f = np.zeros(64, np.int32)
+    mod.flags(P(want_f, [4]), x).sync()
+    got_f = np.zeros(64, np.int32)
+    _sim_run(MERGE + _MERGE_MAIN, "flags", {}, (16,), [got_f, x])
+    np.testing.assert_array_equal(got_f, want_f)
+
+
+RANKS = np.array([[0, 10, 1, 11] * 2, [0, 10, 1, 11] * 2, [20, 30, 21, 31] * 2, [20, 30, 21, 31] * 2])
+
+
+@pytest.mark.parametrize(("edit", "fails"), [
+    (None, None),
+    # the mbarrier expects one record fewer: a block would read before the last one landed
+    (("@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], 48;", "@p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$1], 32;"),
+     "wait for records"),
+    # a block reads its first slot where its second is (the records in the wrong order)
+    (("%t49 = mul i32 %t48, 3\n  %t50 = add i32 %t49, %t47", "%t49 = mul i32 %t48, 3\n  %t50 = add i32 %t49, 4"),
+     "values"),
+], ids=["as_compiled", "expects_fewer_bytes", "reads_the_wrong_slot"])
+def test_llsim_catches_a_broken_exchange(edit: tuple[str, str] | None, fails: str | None) -> None:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from llsim import Deadlock
+
+    z = np.zeros((4, 8), np.int32)
+    if fails == "wait for records":
+        with pytest.raises(Deadlock, match=fails):
+            _sim_run(RUN, "ranks", {}, (4, 2), [z], edit)
+        return
+    _sim_run(RUN, "ranks", {}, (4, 2), [z], edit)
+    assert (z == RANKS).all() == (fails is None), z
 
 
 def _merge_inputs(heads: int, c: int, g: int, d: int, seed: int = 0):  # type: ignore[no-untyped-def]
@@ -307,3 +384,41 @@ fn main() {
 @pytest.mark.parametrize(("ctx", "dtype", "tol"), [(200, "f32", 1e-4), (40, "f32", 1e-4), (200, "f16", 2e-2)])
 def test_decode_cluster_on_the_gpu(ctx: int, dtype: str, tol: float) -> None:
     assert _decode_cluster().check("gpu", ctx, dtype) < tol
+
+
+PRINTS = """
+#[cluster(2, 2)]
+kernel fn k(z: &mut Tensor<i32, [1, 2]>) {
+    print(block_id(0), block_id(1));
+    let a = cluster_gather(block_id(0));
+    let b = cluster_gather(a.sum(0) * 10 + block_id(1));
+    z.store(b.reshape([2, 2]).sum(0).reshape([1, 2]));
+}
+fn main() {
+    let mut z = zeros::<i32>([4, 4]);
+    k(z.partition([1, 2])).sync();
+    print(z.sum());
+}
+"""
+
+
+def test_a_cluster_kernels_prints_come_in_the_grids_order_on_both_engines(monkeypatch: pytest.MonkeyPatch) -> None:
+    """hrev15: the interpreter printed a cluster kernel's lines cluster by cluster, in rank order
+    ((0, 0), (1, 0), (0, 1), (1, 1), (2, 0), ..), where the GPU prints the blocks' lines in the grid's
+    row-major order (`backend/prints.py`), as every other kernel's (the reference: "on both engines the
+    same lines in the same order"); llsim, which runs clusters since this round, showed it."""
+    import io
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import llsim
+
+    import tilelang.run as run
+
+    want = io.StringIO()
+    run.execute(PRINTS, "cpu", out=want, name="p.tile")
+    rows = [f"{i} {j}" for i in range(4) for j in range(2)]
+    assert want.getvalue().splitlines() == [*rows, "1936"]  # (41 in the first cluster, 201 in the second)
+    got = io.StringIO()
+    monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_90a", lambda t: o.write(t + "\n")))
+    run.execute(PRINTS, "cpu", out=got, name="p.tile")
+    assert got.getvalue() == want.getvalue()

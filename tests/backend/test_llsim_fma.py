@@ -97,7 +97,24 @@ def test_the_f64_fma_is_the_exact_sum_rounded_once() -> None:
             want = float(exact)
         except OverflowError:
             want = math.inf if exact > 0 else -math.inf
+        if exact == 0 and x * y == 0 and z == 0:
+            want = x * y + z  # two zeros: IEEE's sign (-0 + -0 is -0), which `Fraction` has not got
         got = _fma_f64(x, y, z)
         assert np.float64(got).view(np.int64) == np.float64(want).view(np.int64), (x, y, z, got, want)
         assert _fma(np.float64(x), np.float64(y), np.float64(z), ["double"], "llvm.fma.f64") == np.float64(got)
     assert math.isnan(_fma_f64(math.inf, 0.0, 1.0)) and _fma_f64(math.inf, 1.0, 1.0) == math.inf
+
+
+def test_the_f64_fma_of_zeros_keeps_ieees_sign() -> None:
+    """hrev15: `fma(-0.0, x, -0.0)` is -0.0 (`fma.rn.f64`, the interpreter's `fma_f64`); llsim gave +0.0,
+    so `floor(fma(y, abs(x), y / x))` of an `f64` y = -0.0 disagreed with the interpreter (kernel_diff
+    --exact, seed 52). A cancellation to zero is +0 in round-to-nearest."""
+    from tilelang.interp.numeric import fma_f64
+
+    cases = [(-0.0, 219.5, -0.0), (0.0, -3.0, -0.0), (-0.0, -3.0, -0.0), (-0.0, 3.0, 0.0), (2.0, 3.0, -6.0),
+             (-2.0, 3.0, 6.0), (0.0, 0.0, 0.0), (-0.0, 0.0, -0.0)]
+    for x, y, z in cases:
+        got = _fma_f64(x, y, z)
+        want = float(fma_f64(np.array([x]), np.array([y]), np.array([z]))[0])
+        assert math.copysign(1, got) == math.copysign(1, want) and got == want == 0, (x, y, z, got, want)
+    assert math.copysign(1, _fma_f64(-0.0, 219.5, -0.0)) == -1 and math.copysign(1, _fma_f64(2.0, 3.0, -6.0)) == 1

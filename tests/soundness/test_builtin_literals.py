@@ -50,6 +50,13 @@ CASES = [
     ("i64", "x + abs(7) * maximum(2, 3)", "22"),
     ("u32", "x | where(0 == (!3), 0, (!3))", "4294967293"),
     ("f16", "fma(x, 2, 1) + fma(2.0, 3, 1)", "10.0"),
+    # hrev15: the method form of an untyped receiver (`kernel_diff.py --exact`, seed 52: 5 of 1,500)
+    ("f16", "x * (3.5).sqrt()", "1.871"),
+    ("f16", "(0.0).abs() * ceil(x) + x", "1.0"),
+    ("bf16", "((-100.0) * 1.0) + ((0.5).abs() * minimum(x, x))", "-99.5"),
+    ("f64", "where(((2.0 + 2)).sqrt() <= x, ((2.0 + 2)).sqrt(), x)", "1.0"),
+    ("f16", "x + (2.0).pow(3.0) + (2.5).floor()", "11.0"),
+    ("i16", "x + (-7).abs()", "8"),
 ]
 
 

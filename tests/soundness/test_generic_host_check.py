@@ -189,3 +189,52 @@ def test_instances_made_inside_generic_functions_are_judged_at_check(src: str, e
     out = io.StringIO()
     execute(ok, "cpu", out=out, name="nested.tile")  # the other instances run
     assert out.getvalue().strip()
+
+
+CONSTS = """
+kernel fn k<const B: i32, const C: i32>(z: &mut Tensor<f32, [B]>) {
+    let q = z.partition([C]);
+    for j in 0..q.num_tiles(0) {
+        q.store(full::<f32>([C], 1.0 + block_id(0) as f32), [j]);
+    }
+}
+fn go<const C: i32, const D: i32>(z: &mut Tensor<f32, [?]>) {
+    k::<4, C>(z.partition([4])).sync();
+    k::<D, C>(z.partition([D])).sync();
+    k::<{ D * 2 }, 1>(z.partition([{ D * 2 }])).sync();
+}
+fn twice<const E: i32>(z: &mut Tensor<f32, [?]>) {
+    go::<E, { E * 2 }>(z);
+}
+fn main() {
+    let mut z = zeros::<f32>([8]);
+    go::<3, 2>(&mut z);
+    twice::<2>(&mut z);
+    print(z);
+}
+"""
+
+
+def test_a_launch_check_of_a_host_functions_const_generics_is_decided_at_check() -> None:
+    # `k::<4, C>` in `fn go<const C: i32>` called `go::<3>`: the nested tiles of 3 do not divide the
+    # tile of 4 (E0402); it passed `tilec check` and was refused when the launch ran
+    with pytest.raises(CheckFailed) as e:
+        execute(CONSTS, "cpu", out=io.StringIO(), name="consts.tile")
+    errors = [d for d in e.value.diagnostics if d.severity.name == "ERROR"]
+    assert [(d.code, CONSTS[d.primary_span.start:d.primary_span.end],
+             [CONSTS[lab.span.start:lab.span.end] for lab in d.labels if "makes this instance" in lab.message])
+            for d in errors] == [
+        ("E0402", "k::<4, C>(z.partition([4]))", ["go::<3, 2>(&mut z)"]),
+        ("E0402", "k::<D, C>(z.partition([D]))", ["go::<3, 2>(&mut z)"]),
+    ]
+    assert all("with B = " in " ".join(d.notes) and d.help for d in errors)
+    out = io.StringIO()  # `go::<2, 4>` and `twice::<2>` (`go::<2, 4>` again, through a generic call) hold
+    execute(CONSTS.replace("go::<3, 2>", "go::<2, 4>"), "cpu", out=out, name="consts.tile")
+    assert out.getvalue().strip() == "Tensor<f32, [8]> [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]"
+    with pytest.raises(CheckFailed) as e:  # `twice::<3>` makes `go::<3, 6>`: two calls labelled
+        execute(CONSTS.replace("go::<3, 2>(&mut z);", "").replace("twice::<2>", "twice::<3>"), "cpu",
+                out=io.StringIO(), name="consts.tile")
+    (d, *_) = [d for d in e.value.diagnostics if d.severity.name == "ERROR"]
+    assert [lab.message for lab in d.labels if "makes this instance" in lab.message] == [
+        "the call that makes this instance of `go`, with C = 3, D = 6",
+        "the call that makes this instance of `twice`, with E = 3"]

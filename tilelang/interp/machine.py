@@ -117,9 +117,10 @@ def run_kernel(
 
     arrivals: dict[int, int] = {}
     queues: dict[tuple[int, int], int] = {}
-    # a queue's or walk's prints: in the order of the tiles, not of the blocks that took them
+    # a queue's or walk's prints: in the order of the tiles, not of the blocks that took them; a cluster
+    # kernel's in the grid's order, not the clusters' (the GPU's order: `backend/prints.py`; hrev15)
     keyed: list[tuple[int, int, str]] | None = (
-        [] if queue_axis(kernel) is not None or has_last_block(kernel) else None)
+        [] if queue_axis(kernel) is not None or has_last_block(kernel) or clustered else None)
     failed: list[tuple[int, Diagnostic]] = []
 
     def run_blocks(blocks: Iterable[tuple[int, ...]]) -> None:
@@ -143,7 +144,7 @@ def run_kernel(
         ctxs = []
         for bid in bids:
             ctx = _BlockCtx(bid, grid_t, tensors, emit, observer)
-            ctx.arrivals, ctx.queues = arrivals, queues
+            ctx.arrivals, ctx.queues, ctx.keyed = arrivals, queues, keyed
             ctxs.append(ctx)
         envs: list[Env] = [dict(scalars) for _ in bids]
         for op in kernel.body.ops:

@@ -76,6 +76,43 @@ def _decide_static_checks(view: ProgramView, facts: OwnershipFacts, sink: Diagno
             for check in facts.checks_for(callee.qualname):
                 if check.symbols <= env.keys() and not check.holds(env):
                     sink.emit(check.diagnostic(env, node.span, static=True))
+    _decide_in_host_instances(view, facts, sink, consts)
+
+
+def _decide_in_host_instances(view: ProgramView, facts: OwnershipFacts, sink: DiagnosticSink,
+                              consts: dict[str, int]) -> None:
+    """The same for a launch inside a generic host function whose const
+    generics give the kernel's (`k::<4, C>(..)` in `fn go<const C: i32>`,
+    called `go::<3>(..)`): decided for each instance the program's calls fix
+    (`sema.host_instances.instances`), with those calls labelled; it was
+    refused only when it ran (hrev15)."""
+    from tilelang.sema.host_instances import const_arg, instance_label, instances
+
+    seen: set[tuple[int, tuple[tuple[str, int], ...]]] = set()
+    for fn, types, values, site, outer in instances(view.program):
+        if not values:
+            continue
+        for node in ast.walk(fn.decl.body):
+            callee = view.callee_info(node) if isinstance(node, ast.Call) else None
+            if callee is None or not callee.is_kernel:
+                continue
+            own = {g.name.name for g in callee.decl.generics}
+            env = {**{k: v for k, v in consts.items() if k not in own}, **view.instantiation(node)}
+            sources = view.program.shape_sources.get(node, {})
+            for g in callee.const_generics:
+                v = const_arg(sources.get(g), values) if g not in env else None
+                if v is not None:
+                    env[g] = v
+            key = (id(node), tuple(sorted(env.items())))
+            if key in seen:
+                continue
+            seen.add(key)
+            for check in facts.checks_for(callee.qualname):
+                if check.symbols <= env.keys() and not check.holds(env):
+                    d = check.diagnostic(env, node.span, static=True)
+                    for call, label in ((site, instance_label(fn, types, values)), *outer):
+                        d = d.secondary(call.span, label)
+                    sink.emit(d)
 
 
 def _constant_grid(view: ProgramView, callee: Any, call: ast.Call) -> dict[str, int]:

@@ -98,6 +98,11 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any, help_: 
         d = d.with_help(f"`{node.callee.ident.name}` gives no value back (not the old one: another block may "
                         "update the element at once); call it as a statement, and read the tensor in a "
                         "later launch")
+    elif isinstance(found, TileT) and isinstance(want, ScalarT) and fe == we \
+            and all(str(x) == "1" for x in found.shape):
+        # a one-element tile where a number goes (`full::<f32>([1], acc)`, `acc` a `[1]` tile; round 14)
+        d = d.with_help(f"`{tcx.snippet(node)}` is a tile of one element: its value is "
+                        f"`{tcx.receiver_snippet(node)}.item()`")
     elif type(found) is type(want) and isinstance(found, (TileT, TensorT)):
         d = d.with_help(f"give it the expected shape: make it a `{want}` (`.reshape([..])` keeps the elements, "
                         "or change the size where it is made)")
@@ -315,6 +320,15 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                 values = [a.value for a in args if a.name is None]
                 for v in values[1:3] if name == "where" else values:
                     _settle_scalar(tcx, v, target)
+        case ast.MethodCall(receiver=recv, args=args):
+            # the method form (`(3.5).sqrt()`, `(0.5).abs()`, `(2.0).pow(3)`): its receiver and argument
+            # likewise (`x * (3.5).sqrt()` of an `f16` `x` was the same ICE: hrev15, kernel_diff --exact)
+            sym = tcx.program.symbols.get(e)
+            if sym is not None and sym.kind is SymbolKind.METHOD and sym.name in _SAME_TYPE_BUILTINS:
+                _settle_scalar(tcx, recv, target)
+                for a in args:
+                    if a.name is None:
+                        _settle_scalar(tcx, a.value, target)
         case _:
             pass
 

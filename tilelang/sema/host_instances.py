@@ -36,71 +36,109 @@ from tilelang.diagnostics.instances import (
     shift_problem,
 )
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, trunc_div, trunc_rem
 from tilelang.source import Span
 from tilelang.sema.consts import After, constant_amount, constant_operand, let_values
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.types import RefT, ScalarT, TensorT, TypeParam, UntypedFloat
+from tilelang.sema.types import Dim, RefT, ScalarT, TensorT, TypeParam, UntypedFloat, eval_dim
 from tilelang.syntax import ast
 
 
 Outer = tuple[tuple[ast.Call, str], ...]  # the calls that fixed an instance's types, innermost first, labelled
+# (the callee's `FnInfo`, its element types, its const generics' values, the first call that makes it, `Outer`)
+Instance = tuple[Any, dict[str, DType], dict[str, int], ast.Call, Outer]
 
 
 def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
-    for callee, types, call, outer in instances(program):
-        _check_body(program, callee.decl, types, call, sink, outer)
+    for callee, types, _, call, outer in instances(program):
+        if types:
+            _check_body(program, callee.decl, types, call, sink, outer)
 
 
-def instances(program: Any) -> list[tuple[Any, dict[str, DType], ast.Call, Outer]]:
+def instances(program: Any) -> list[Instance]:
     """Each instance of a generic host function that the program's calls fix
-    at check time, once: (the callee's `FnInfo`, its types, the first call
-    that makes it, the outer calls that fixed that call's types). A call
-    inside a generic body whose types are the caller's (`inner(x)` in `fn
-    outer<U>`) makes an instance for each of the caller's (hrev15: `outer(&b)`
-    of a `bool` tensor ran `inner`'s `x + x` unjudged until the run)."""
-    seen: set[tuple[int, tuple[tuple[str, DType], ...]]] = set()
-    out: list[tuple[Any, dict[str, DType], ast.Call, Outer]] = []
-    work: list[tuple[Any, dict[str, DType], ast.Call, Outer]] = []
+    at check time, once: (the callee's `FnInfo`, its types, its const
+    generics' values, the first call that makes it, the outer calls that
+    fixed that call's generics). A call inside a generic body whose generics
+    are the caller's (`inner(x)` in `fn outer<U>`, `k::<4, C>` in `fn
+    go<const C: i32>`) makes an instance for each of the caller's (hrev15:
+    `outer(&b)` of a `bool` tensor ran `inner`'s `x + x` unjudged until the
+    run; `driver.check_instances` lowers the kernels launched in them)."""
+    seen: set[Any] = set()
+    out: list[Instance] = []
+    work: list[Instance] = []
     for qual in sorted(program.host_fns):
         info = program.functions.get(qual)
         if info is None or info.is_kernel:
             continue
-        work.extend(_generic_calls(program, info.decl, {}, ()))
+        work.extend(_generic_calls(program, info.decl, {}, {}, ()))
     while work:
-        callee, types, call, outer = work.pop(0)
-        key = (id(callee.decl), tuple(sorted(types.items(), key=lambda kv: kv[0])))
+        callee, types, consts, call, outer = work.pop(0)
+        key = (id(callee.decl), tuple(sorted(types.items())), tuple(sorted(consts.items())))
         if key in seen:
             continue
         seen.add(key)
-        out.append((callee, types, call, outer))
+        out.append((callee, types, consts, call, outer))
         if len(outer) < 8:  # (a chain of generic calls deeper than this is judged when it runs)
-            work.extend(_generic_calls(program, callee.decl, types, ((call, instance_label(callee, types)), *outer)))
+            label = instance_label(callee, types, consts)
+            work.extend(_generic_calls(program, callee.decl, types, consts, ((call, label), *outer)))
     return out
 
 
-def instance_label(callee: Any, types: dict[str, DType]) -> str:
-    shown = ", ".join(f"{k} = {v.value}" for k, v in types.items())
+def instance_label(callee: Any, types: dict[str, DType], consts: dict[str, int] | None = None) -> str:
+    shown = ", ".join([*(f"{k} = {v.value}" for k, v in types.items()),
+                       *(f"{k} = {v}" for k, v in (consts or {}).items())])
     return f"the call that makes this instance of `{callee.decl.name.name}`, with {shown}"
 
 
-def _generic_calls(program: Any, decl: ast.FnDecl, types: dict[str, DType], outer: Outer) -> list[Any]:
-    """The calls of generic host functions in `decl`'s body whose type
-    parameters this instance of `decl` (`types`) binds to element types."""
-    found = []
+def const_arg(e: Any, consts: dict[str, int]) -> int | None:
+    """The value of a generic argument `e` written in a generic body (`C`,
+    `4`, `{ D * 2 }`) in the instance whose const generics are `consts`,
+    or None where it is more than integer arithmetic of those."""
+    match e:
+        case ast.IntLit(value=v) if not isinstance(v, bool):
+            return int(v)
+        case ast.Name(ident=ident) | ast.NamedType(name=ident, args=()):
+            return consts.get(ident.name)
+        case ast.Block(stmts=(), tail=tail) if tail is not None:
+            return const_arg(tail, consts)
+        case ast.Binary(op=op, lhs=lhs, rhs=rhs) if op in ("+", "-", "*", "/", "%"):
+            a, b = const_arg(lhs, consts), const_arg(rhs, consts)
+            if a is None or b is None or (op in ("/", "%") and b == 0):
+                return None
+            return trunc_div(a, b) if op == "/" else trunc_rem(a, b) if op == "%" else \
+                a + b if op == "+" else a - b if op == "-" else a * b
+    return None
+
+
+def _generic_calls(program: Any, decl: ast.FnDecl, types: dict[str, DType], consts: dict[str, int],
+                   outer: Outer) -> list[Instance]:
+    """The calls of generic host functions in `decl`'s body whose generics
+    this instance of `decl` (`types`, `consts`) binds to element types and
+    numbers."""
+    found: list[Instance] = []
     for call in ast.walk(decl.body):
         if not isinstance(call, ast.Call):
             continue
         callee = program.callee_of(call)
-        if callee is None or callee.is_kernel or not callee.type_params or callee.qualname not in program.host_fns:
+        if callee is None or callee.is_kernel or not (callee.type_params or callee.const_generics) \
+                or callee.qualname not in program.host_fns:
             continue
         inst = program.instantiation_of(call)
-        bound = {}
+        bound: dict[str, Any] = {}
         for name in callee.type_params:
             t = inst.get(name)
             bound[name] = types.get(t.name) if isinstance(t, TypeParam) else t
-        if all(isinstance(t, DType) for t in bound.values()):
-            found.append((callee, bound, call, outer))
+        values: dict[str, Any] = {}
+        for name in callee.const_generics:
+            d = inst.get(name)
+            try:
+                values[name] = eval_dim(d, consts) if isinstance(d, Dim) else d
+            except (KeyError, ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+                values[name] = None
+        if all(isinstance(t, DType) for t in bound.values()) \
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in values.values()):
+            found.append((callee, bound, values, call, outer))
     return found
 
 

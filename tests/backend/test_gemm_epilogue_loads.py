@@ -115,3 +115,38 @@ def test_c_is_alpha_ab_plus_beta_c_in_the_simulator() -> None:
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(want, (a.astype(np.float64) @ w.astype(np.float64).T) * 0.5 + c0 * 2.0,
                                rtol=1e-4, atol=1e-3)
+
+
+def test_a_bool_mask_and_an_int_column_cast_to_f32_in_the_simulator() -> None:
+    """Other element types: a bool [M, N] tile and an i32 column offset cast to f32 (the cast done after the
+    load, on [M, N]: it commutes with the broadcast)."""
+    src = """
+kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>,
+        a: &Tensor<f16, [?, ?]>, b: &Tensor<f16, [?, ?]>, keep: &Tensor<bool, [?, ?]>, off: &Tensor<i32, [?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    let o = off.partition([BN]).load([block_id(1)]).reshape([1, BN]);
+    c.store(where(keep.load_like(c), acc + (o as f32), -1.0));
+}
+"""
+    main = ("fn main() { let a = zeros::<f16>([8, 8]); let k = zeros::<bool>([8, 8]); let o = zeros::<i32>([8]);"
+            " let mut c = zeros::<f32>([8, 8]); g::<64, 64, 32>(c.partition([64, 64]), &a, &a, &k, &o).sync(); }\n")
+    k = driver.compile(src + main, "ir").output[0]
+    M, N, K = 70, 80, 64
+    shapes = {"c": (M, N), "a": (M, K), "b": (K, N), "keep": (M, N), "off": (N,)}
+    facts = {n: TensorFacts(True, tuple(d % 16 == 0 for d in s)) for n, s in shapes.items()}
+    assert explain.path_of(lower_gpu(k, "sm_90a", facts)) == "wgmma-pipeline"
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    keep = rng.random((M, N)) > 0.3
+    off = rng.integers(-5, 5, N).astype(np.int32)
+    want = np.zeros((M, N), np.float32)
+    tilelang.compile(src).g[64, 64, 32](tilelang.partition(want, [64, 64]), a, b, keep, off).sync()
+    got = np.full((M, N), np.nan, np.float32)
+    SimDevice("sm_90a").run(k, (2, 2), [got, a, b, keep, off], facts)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

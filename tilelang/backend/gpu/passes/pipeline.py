@@ -295,9 +295,27 @@ def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object]
     shape = loop.results[0].shape
     stores = 0
     count = uses(ir.Region((), tuple(after)))  # type: ignore[arg-type]
-    chains: dict[int, tuple[ir.Load, tuple[int, ...]]] = {}  # a loaded tile on its way to [M, N]: its load, shape
+    # a loaded tile on its way to [M, N]: its load, its shape now, the casts on the way (applied after the load)
+    chains: dict[int, tuple[ir.Load, tuple[int, ...], tuple[ir.Cast, ...]]] = {}
     out: list[object] = []
     stored: set[str] = set()  # tensors stored so far: a load of one after its store would read another thread's
+
+    def finish(v: ir.Value, pre: tuple[int, ...], result: ir.Value) -> bool:
+        """The chain of `v` (its tile now of shape `pre`) ends in `result` ([M, N]): out gets its ops."""
+        load, _, casts = chains[v.id]
+        first = result if not casts else ir.Value(casts[0].x.id, ir.Type(load.result.dtype, shape), casts[0].x.hint)
+        got = _acc_load(load, pre, first)
+        if got is None:
+            return False
+        out.append(got)
+        prev = first
+        for i, c in enumerate(casts):  # a cast commutes with the broadcast: done on [M, N], ids reused
+            r = result if i == len(casts) - 1 else ir.Value(c.result.id, ir.Type(c.result.dtype, shape), c.result.hint)
+            out.append(ir.Cast(r, prev, c.span))
+            prev = r
+        tile_ok.add(result.id)
+        return True
+
     for op in after:
         if isinstance(op, ir.Yield) or _is_scalar_op(op):
             out.append(op)
@@ -308,40 +326,27 @@ def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object]
             tile_ok.add(op.result.id)
         elif isinstance(op, ir.Load) and op.mask is None and op.padding is None and op.tensor not in stored \
                 and count.get(op.result.id) == 1:
-            chains[op.result.id] = (op, op.result.shape)  # placed where the chain ends
-            if op.result.shape == shape:
-                got = _acc_load(op, op.result.shape, op.result)
-                if got is None:
-                    return None
-                out.append(got)
-                tile_ok.add(op.result.id)
+            chains[op.result.id] = (op, op.result.shape, ())  # placed where the chain ends
+            if op.result.shape == shape and not finish(op.result, shape, op.result):
+                return None
             continue
         elif isinstance(op, ir.Reshape) and op.x.id in chains and count.get(op.result.id) == 1 \
                 and [d for d in op.x.shape if d > 1] == [d for d in op.result.shape if d > 1]:
-            chains[op.result.id] = (chains[op.x.id][0], op.result.shape)
-            if op.result.shape == shape:
-                got = _acc_load(chains[op.x.id][0], op.result.shape, op.result)
-                if got is None:
-                    return None
-                out.append(got)
-                tile_ok.add(op.result.id)
+            ld, _, casts = chains[op.x.id]
+            chains[op.result.id] = (ld, op.result.shape, casts)
+            if op.result.shape == shape and not finish(op.result, shape, op.result):
+                return None
             continue
-        elif isinstance(op, ir.Cast) and op.x.id in chains and count.get(op.result.id) == 1 \
-                and op.x.dtype in (DType.F16, DType.BF16) and op.result.dtype is DType.F32:
-            chains[op.result.id] = chains[op.x.id]  # exact: the registers hold f16/bf16 values as f32 already
-            if op.result.shape == shape:
-                got = _acc_load(chains[op.x.id][0], op.result.shape, op.result)
-                if got is None:
-                    return None
-                out.append(got)
-                tile_ok.add(op.result.id)
+        elif isinstance(op, ir.Cast) and op.x.id in chains and count.get(op.result.id) == 1:
+            ld, pre, casts = chains[op.x.id]
+            chains[op.result.id] = (ld, pre, (*casts, op))
+            if op.result.shape == shape and not finish(op.result, shape, op.result):
+                return None
             continue
         elif isinstance(op, ir.Broadcast) and op.x.id in chains and op.result.shape == shape:
-            got = _acc_load(chains[op.x.id][0], op.x.shape, op.result)
-            if got is None:
+            chains[op.result.id] = chains[op.x.id]
+            if not finish(op.result, op.x.shape, op.result):
                 return None
-            out.append(got)
-            tile_ok.add(op.result.id)
             continue
         elif isinstance(op, ir.Elementwise | ir.Cast) and op.result.shape == shape:
             tiles = [v for v in g.operands(op) if v.shape]

@@ -60,7 +60,9 @@ mma.sync, with a note saying why (`why:` on its line); the GEMM tiles of 32
 and 16 rows and 128x512 on sm_80's cp.async ring (`sm80-pipeline`, was
 mma.sync with no pipeline); the user's `attn` (its edge mask on every
 block) near `attn_exp2`'s 0.9x (`attention_edge`, was 0.69x). Every `err`
-below 1e-2.
+below 1e-2. `gemm f32` (f32 inputs: scalar FMAs, no tensor cores; torch's
+SGEMM without TF32) is there for information. The path column ends with the
+kernel's warps (`16w`).
 
 A case that crashes prints its error on its line and the run goes on.
 
@@ -163,7 +165,7 @@ def dry(cases: list[Case], ptx: bool) -> None:
             kir = kernel_ir(c)
             facts = launch_facts(c, kir)
             gk = lower_gpu(kir, "sm_90a", facts)
-            path = path_of(gk)
+            path = path_of(gk) + f" {gk.num_warps}w"
             marks = ""
             if ptx:
                 code = compile_kernel(kir, "sm_90a", facts).ptx
@@ -322,7 +324,7 @@ def run_case(c: Case, reps: int) -> str:
     def compile_spy(*a: Any, **k: Any) -> Any:
         ck = real_compile(*a, **k)
         gk = kernels[-1] if kernels else None
-        seen.append((path_of(gk) if gk is not None else "?", ptx_marks(ck.ptx),
+        seen.append((f"{path_of(gk)} {gk.num_warps}w" if gk is not None else "?", ptx_marks(ck.ptx),
                      explain(gk) if gk is not None else ""))
         return ck
 

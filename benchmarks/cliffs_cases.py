@@ -348,6 +348,7 @@ def gemm_cases() -> list[Case]:
     for bm, bn, bk in ((64, 128, 64), (128, 128, 64), (64, 64, 64), (32, 128, 64), (16, 64, 128)):  # skinny: M = 64
         add("gemm", "gemm", "f16", 64, big, big, bm, bn, bk)
     add("gemm", "gemm", "f16", big, big, big, 128, 512, 32)  # a tile wider than one wgmma (N > 256)
+    add("gemm", "gemm", "f32", 2048, 2048, 2048, 64, 64, 16)  # f32 inputs: no tensor cores (torch: SGEMM, no TF32)
     add("gemm_nt", "gemm_nt", "bf16", 64, big, big, 64, 128, 64)
     return out
 

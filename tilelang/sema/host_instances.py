@@ -50,8 +50,11 @@ Instance = tuple[Any, dict[str, DType], dict[str, int], ast.Call, Outer]
 
 
 def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
+    judged: set[tuple[int, tuple[tuple[str, DType], ...]]] = set()
     for callee, types, _, call, outer in instances(program):
-        if types:
+        key = (id(callee.decl), tuple(sorted(types.items())))
+        if types and key not in judged:  # (once for its types, whatever its constants: the body's words are theirs)
+            judged.add(key)
             _check_body(program, callee.decl, types, call, sink, outer)
 
 

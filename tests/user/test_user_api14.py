@@ -173,3 +173,18 @@ def test_a_generic_dot_cast_where_it_is_made_runs_on_numpy_s_float16_and_int8() 
     with pytest.raises(tilelang.TileError) as e:   # without the cast: still refused, and the help says the cast
         n.gram(P(h, [4, 4]), np.ones((8, 4), np.float16)).sync()
     assert e.value.code == "E0206" and "`dot(a, b) as T`" in str(e.value)
+
+
+def test_a_tuned_generic_no_tile_names_is_picked_from_python(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Tile source must give `BK` (E0215, whose help now says so, test_user_wrong14); a Python call leaves it
+    # to the tuner, as the README says
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    m = tilelang.compile("use std::math::cdiv;\n#[autotune(BK = [16, 64])]\n"
+                         "kernel fn row_sums<const BK: i32>(s: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?, ?]>) {\n"
+                         "    let mut acc = 0.0;\n    for j in 0..cdiv(x.shape()[1], BK) {\n"
+                         "        acc += x.partition([1, BK]).load([block_id(0), j]).sum(1).item();\n    }\n"
+                         "    s.store(full::<f32>([1], acc));\n}\n")
+    x = np.arange(400, dtype=np.float32).reshape(4, 100)
+    s = np.zeros(4, np.float32)
+    m.row_sums(P(s, [1]), x).sync()
+    np.testing.assert_array_equal(s, x.astype(np.float64).sum(1))

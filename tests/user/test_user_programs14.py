@@ -184,12 +184,12 @@ def _k07(t: Tensors, out: str) -> None:
     a, b = t["a"], t["b"]
     np.testing.assert_array_equal(a, a.transpose(0, 2, 1))
     cond = np.linalg.cond(a)
-    assert cond[4] > 1e10 and cond[5] == 1 and cond[:4].max() < 1e3
+    assert cond[4] > 1e4 and cond[5] == 1 and cond[:4].max() < 1e3
     np.testing.assert_allclose(t["l"], np.linalg.cholesky(a), rtol=1e-9, atol=1e-9)
     x = np.linalg.solve(a, b[..., None])[..., 0]
     well = [0, 1, 2, 3, 5]
     np.testing.assert_allclose(t["x"][well], x[well], rtol=1e-9, atol=1e-9)
-    np.testing.assert_allclose(t["x"][4], x[4], rtol=1e-4)  # condition ~1e11: a few digits left
+    np.testing.assert_allclose(t["x"][4], x[4], rtol=1e-9)  # condition ~1e5: digits lost, not all
     np.testing.assert_allclose(a[4] @ t["x"][4], b[4], atol=1e-5)
     np.testing.assert_allclose(t["logdet"], np.linalg.slogdet(a)[1], rtol=1e-9, atol=1e-9)
     assert out == "[6, 5, 5] 0.0\n"

@@ -47,6 +47,7 @@ from tilelang.sema.types import (
     TypeParam,
     UntypedFloat,
     UntypedInt,
+    shape_str,
     subst_type,
 )
 from tilelang.source import DUMMY_SPAN, Span
@@ -162,6 +163,28 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
         _check_args_only(tcx, e, fx)
         return ERROR
     return _user_call(tcx, e, info, fx)
+
+
+# std::nn's row-wise functions, which take a `[M, N]` tile and normalise along axis 1
+_ROW_WISE = frozenset(("std::nn::softmax", "std::nn::log_softmax", "std::nn::layernorm", "std::nn::rmsnorm"))
+
+
+def _last_axis_help(tcx: CheckCx, info: FnInfo, args: list[ast.Expr]) -> str | None:
+    """`softmax(t, 0)` of std::nn (round 14: a column softmax): the help "call it with 1 argument" gave the
+    row softmax silently. It says which axis the function normalises and, for axis 0, transposes around it."""
+    if info.qualname not in _ROW_WISE or len(args) != len(info.param_types) + 1:
+        return None
+    axis = args[1] if info.qualname.endswith("softmax") else args[-1]
+    rest = [tcx.snippet(a) for a in args if a is not axis]
+    if not isinstance(axis, ast.IntLit) or axis.value not in (0, 1) or not all(rest):
+        return None
+    name = info.name
+    if axis.value == 1:
+        return f"`{name}` normalises along axis 1 (each row of its `[M, N]` tile) already: `{name}({', '.join(rest)})`"
+    t = tcx.receiver_snippet(args[0])
+    inner = ", ".join([f"{t}.transpose()", *rest[1:]])
+    return (f"`{name}` normalises along axis 1 (each row of its `[M, N]` tile); along axis 0, transpose around it: "
+            f"`{name}({inner}).transpose()`")
 
 
 def _range_help(tcx: CheckCx, e: ast.Call) -> str:
@@ -456,6 +479,24 @@ def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None
             tcx.check_expr(a.value, fx, None)
 
 
+def _keepdims_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str | None:
+    """`t.max(1, keepdims = true)` (NumPy's, round 14): the call without the keyword and the reshape that puts
+    the axis back, written for the receiver's shape; None where the axis or the shape is not known here."""
+    pos = [a.value for a in e.args if a.name is None]
+    if isinstance(e, ast.MethodCall):
+        src, axis, call = e.receiver, pos[0] if pos else None, f"{tcx.receiver_snippet(e.receiver)}.{e.method.name}"
+    elif isinstance(e.callee, ast.Name) and len(pos) == 2:
+        src, axis, call = pos[0], pos[1], f"{e.callee.ident.name}({tcx.snippet(pos[0])}, "
+    else:
+        return None
+    shape = getattr(tcx.program.types.get(src), "shape", None)
+    if not isinstance(axis, ast.IntLit) or not shape or not 0 <= axis.value < len(shape) or None in shape:
+        return None
+    kept = shape_str(tuple(Dim.const(1) if i == axis.value else d for i, d in enumerate(shape)))
+    whole = f"{call}({axis.value})" if isinstance(e, ast.MethodCall) else f"{call}{axis.value})"
+    return f"a reduction removes its axis: put a size-1 axis back where it was, `{whole}.reshape({kept})`"
+
+
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
                 decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]]]:
     args: list[ast.Expr] = []
@@ -471,7 +512,8 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             d = tcx.err(N.UNKNOWN_KEYWORD, f"{owner} has no keyword argument `{a.name.name}`", a.name.span,
                         "unknown keyword argument")
             guess = suggest(a.name.name, allowed_kw)
-            habit = _KW_HABITS.get(a.name.name)
+            habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims") else None
+            habit = habit or _KW_HABITS.get(a.name.name)
             if habit is not None:
                 d = d.with_help(habit)
             elif guess:
@@ -711,6 +753,26 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
     return _builtin_call(tcx, e, sig, fx, e.receiver, rty, expected)
 
 
+def _whole_reduction(tcx: CheckCx, e: ast.Expr, fx: Fx) -> str | None:
+    """Where a scalar is a reduction of every axis of a tile or tensor (`t.sum()`, or a `let` of it): the words
+    and the call that reduce only the last axis (NumPy's `.sum(-1)`), keeping a value that methods take."""
+    from tilelang.sema.consts import let_values
+
+    if isinstance(e, ast.Name) and fx.info is not None:
+        sym = tcx.program.symbols.get(e)
+        if sym is not None and sym.kind is SymbolKind.LOCAL and not sym.mutable:
+            e = let_values([fx.info.decl]).get(sym.decl, e)
+    if not (isinstance(e, ast.MethodCall) and not e.args and e.method.name in ("sum", "max", "min", "prod")):
+        return None
+    src = tcx.program.types.get(e.receiver)
+    shape = getattr(src, "shape", None) if isinstance(src, (TileT, TensorT)) else None
+    if not shape or len(shape) < 2:
+        return None
+    return (f"`{tcx.snippet(e)}` reduced every axis of a `{src}`; reduce one axis to keep a "
+            f"{'tile' if isinstance(src, TileT) else 'tensor'}: `{tcx.receiver_snippet(e.receiver)}."
+            f"{e.method.name}({len(shape) - 1})`")
+
+
 def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, receivers: Any, owners: str,
                          fx: Fx) -> str:
     """The help of a method called on a receiver it does not take: a scalar
@@ -722,6 +784,9 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
         # str(ScalarT): its element type's name, a generic one's too (`T`)
         dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
         what = "tile" if fx.in_kernel else "tensor"
+        whole = _whole_reduction(tcx, e.receiver, fx)
+        if whole is not None and x and len(x) < 40:  # `let dist = (d * d).sum(); dist.argmin()` (round 14)
+            return (f"`{x}` is a scalar: {whole}, or make a {what} of the scalar with `full::<{dt}>([1], {x})`")
         if x and len(x) < 40:
             return f"`{x}` is a scalar: make a {what} of it with `full::<{dt}>([1], {x})`"
         # too long to repeat: not `x`, which may name another value of the program
@@ -799,6 +864,10 @@ def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
                         .secondary(info.decl.name.span, "kernel defined here")
                         .with_help("call a plain `fn` to share code between kernels"))
     if len(args) != len(info.param_types):
+        if (along := _last_axis_help(tcx, info, args)) is not None:
+            d = tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {plural(len(info.param_types), 'argument')} but "
+                        f"{len(args)} were supplied", e.span, "an axis given")
+            return tcx.emit(d.secondary(info.decl.name.span, "defined here").with_help(along))
         return tcx.arity_error(owner, plural(len(info.param_types), "argument"), len(args), e.span,
                                info.decl.name.span, tuple(info.decl.params))
     # turbofish: const generics (and type params) in declaration order

@@ -98,6 +98,11 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any, help_: 
         d = d.with_help(f"`{node.callee.ident.name}` gives no value back (not the old one: another block may "
                         "update the element at once); call it as a statement, and read the tensor in a "
                         "later launch")
+    elif isinstance(found, TileT) and isinstance(want, ScalarT) and fe == we \
+            and all(str(x) == "1" for x in found.shape):
+        # a one-element tile where a number goes (`full::<f32>([1], acc)`, `acc` a `[1]` tile; round 14)
+        d = d.with_help(f"`{tcx.snippet(node)}` is a tile of one element: its value is "
+                        f"`{tcx.receiver_snippet(node)}.item()`")
     elif type(found) is type(want) and isinstance(found, (TileT, TensorT)):
         d = d.with_help(f"give it the expected shape: make it a `{want}` (`.reshape([..])` keeps the elements, "
                         "or change the size where it is made)")

@@ -290,7 +290,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 bad = s if not is_intlike(st) else en
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, "ranges are over integers", bad.span,
                                  f"expected an integer, found `{tcx.program.types[bad]}`")
-                         .with_help(_not_a_number(tcx.program.types[bad], "cast the bounds with `as i32`")))
+                         .with_help(_not_a_number(bt := tcx.program.types[bad], _index_help(tcx, bad, bt)
+                                                  if isinstance(bt, TileT) else "cast the bounds with `as i32`")))
                 return RangeT(ERROR)
             if isinstance(st, ScalarT) and isinstance(et, ScalarT) and st != et:
                 tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{st}` and `{et}`", e.span,

@@ -317,6 +317,13 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
             # the narrow one up, the store, assignment or return would be refused next)
             return f"cast with `as`: `{tcx.cast_snippet(wide)} as {other}` ({stored[1]})"
         text = f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
+        if isinstance(narrow, ast.Binary) and narrow.op in ("/", "%") and isinstance(wider, DType) \
+                and wider.is_float and isinstance(other, DType) and other.is_int:
+            # `(nb / total) as f32` divides the integers first (round 14: a Welford weight of 8 / 16 was 0)
+            what = "quotient" if narrow.op == "/" else "remainder"
+            text = (f"cast the operands, not the {what}, which `{narrow.op}` computes in integers first: "
+                    f"`({tcx.cast_snippet(narrow.lhs)} as {wider}) {narrow.op} ({tcx.cast_snippet(narrow.rhs)} "
+                    f"as {wider})`, or `{tcx.cast_snippet(narrow)} as {wider}` for the integer {what}")
         if stored is None and elem_is_float(ea) and elem_is_float(eb) and isinstance(other, DType) \
                 and other.bits < 32:
             # not stored at once: computing in the narrower type may be what is meant
@@ -366,13 +373,16 @@ def _signed_unsigned_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT,
             f"one: test its sign first, `{whole}`")
 
 
-def extremum_signs(tcx: CheckCx, cx: Any) -> Type | None:
-    """`maximum(a, b)` / `minimum(a, b)` of a signed and an unsigned integer
-    (round 14: `maximum` of `u32` and `i32` was told `b as u32`, which makes
-    a negative `b` the maximum): E0201 with both cast to a type that holds
-    every value of both, the result back where it is stored; None (the usual
-    check follows) for any other pair."""
-    nums = [num_of(t, cx.fx.in_kernel) for t in cx.arg_tys]
+def extremum_signs(tcx: CheckCx, cx: Any, k: int = 0) -> Type | None:
+    """`maximum(a, b)` / `minimum(a, b)` (`k` = 0) or `where(c, a, b)` (`k` = 1) of a signed and an unsigned
+    integer (round 14: `maximum` of `u32` and `i32` was told `b as u32`, which makes a negative `b` the
+    maximum; `where` was told `a as i32`, which makes an `a` past 2^31 negative): E0201 with both cast to a
+    type that holds every value of both, the result back where it is stored; None (the usual check follows)
+    for any other pair."""
+    args, tys = cx.args[k:k + 2], cx.arg_tys[k:k + 2]
+    if len(args) != 2:
+        return None
+    nums = [num_of(t, cx.fx.in_kernel) for t in tys]
     ea, eb = (n.elem if n is not None else None for n in nums)
     if not (isinstance(ea, DType) and isinstance(eb, DType) and ea.is_int and eb.is_int) \
             or ea.is_signed == eb.is_signed:
@@ -380,15 +390,15 @@ def extremum_signs(tcx: CheckCx, cx: Any) -> Type | None:
     common = common_dtype(ea, eb)
     if common is None or (common in (ea, eb) and common is _wider(ea, eb)):
         return None
-    a, b = (tcx.snippet(x) for x in cx.args)
-    whole = f"{cx.name}({tcx.cast_snippet(cx.args[0])} as {common}, {tcx.cast_snippet(cx.args[1])} as {common})"
+    head = "".join(f"{tcx.snippet(x)}, " for x in cx.args[:k])
+    whole = f"{cx.name}({head}{tcx.cast_snippet(args[0])} as {common}, {tcx.cast_snippet(args[1])} as {common})"
     stored = tcx.store_dtypes.get(cx.node)
     back = f", and the result back ({stored[1]}): `{whole} as {stored[0]}`" \
         if stored is not None and isinstance(stored[0], DType) else f": `{whole}`"
     return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{ea}` and `{eb}`", cx.span,
                             f"no implicit conversion between `{ea}` and `{eb}`")
-                    .secondary(cx.args[0].span, f"this is `{cx.arg_tys[0]}`")
-                    .secondary(cx.args[1].span, f"this is `{cx.arg_tys[1]}`")
+                    .secondary(args[0].span, f"this is `{tys[0]}`")
+                    .secondary(args[1].span, f"this is `{tys[1]}`")
                     .with_help(f"cast both to `{common}`, which holds every `{ea}` and `{eb}` value{back}"))
 
 

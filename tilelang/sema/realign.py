@@ -71,6 +71,8 @@ def _bindings(program: Program, decl: ast.FnDecl) -> dict[int, Any]:
 
 
 def misaligned_reductions(program: Program, decl: ast.FnDecl, sources: Any = None) -> list[Diagnostic]:
+    """W0008 of each operator in `decl` one of whose operands is such a reduction (directly, or a `let` of
+    one never assigned again); `sources` (a SourceMap) lets the help quote the code."""
     lets = _bindings(program, decl)
     found: list[Diagnostic] = []
 
@@ -96,7 +98,7 @@ def misaligned_reductions(program: Program, decl: ast.FnDecl, sources: Any = Non
                 continue
             if all(d is not None and d.const_value == 1 for d in s_src[:axis]):
                 continue  # `[1, N]`: the leading axes broadcast whatever they line up with
-            found.append(_warning(n, small, big, src, axis, s_src, sources))
+            found.append(_warning(n, small, big, src, axis, s_src, s_big, sources))
             break
     return found
 
@@ -108,7 +110,7 @@ def _text(sources: Any, e: Any, fallback: str) -> str:
 
 
 def _warning(n: ast.Binary, small: Any, big: Any, src: Any, axis: int, shape: tuple[Dim | None, ...],
-             sources: Any) -> Diagnostic:
+             big_shape: tuple[Dim | None, ...], sources: Any) -> Diagnostic:
     text = _text(sources, small, "the reduction")
     wrapped = text if isinstance(small, (ast.Name, ast.MethodCall, ast.Call)) else f"({text})"
     src_text = _text(sources, src, "x")
@@ -120,7 +122,7 @@ def _warning(n: ast.Binary, small: Any, big: Any, src: Any, axis: int, shape: tu
     return (Diagnostic.warning(W.MISALIGNED_REDUCTION,
                                f"a reduction along axis {axis} broadcast back against its source's rank")
             .primary(small.span, f"reduced along axis {axis} of {shape_str(shape)}")
-            .secondary(big.span, f"shape {shape_str(shape)}: the reduction's values line up with its last "
+            .secondary(big.span, f"shape {shape_str(big_shape)}: the reduction's values line up with its last "
                                  + ("axis" if len(shape) == 2 else f"{len(shape) - 1} axes"))
             .note(f"NumPy's rules put the missing axis first, not where the reduction removed it: {pairs} "
                   "(a keepdims left out)")

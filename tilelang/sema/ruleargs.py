@@ -144,3 +144,13 @@ def _const_generic_help(tcx: CheckCx, cx: CallCx, x: ast.Expr) -> str:
         return (f"make `{n}` a const generic instead of a parameter: `{info.name}<{gens}>` without "
                 f"`{n}: i32`, `{g}` here, and a call gives the values: `{info.name}::<{', '.join(names)}>(..)`")
     return "make it a const generic of the kernel"
+
+
+def axis_forms(tcx: CheckCx, cx: CallCx, x: ast.Expr, rank: int) -> str:
+    """`dist.argmin(0)` .. `dist.argmin(1)`: the call as written (method or function), the axes filled in
+    (round 14: it was `argmin(t, 0)` for `dist.argmin()`)."""
+    if isinstance(cx.node, ast.MethodCall):
+        t = tcx.receiver_snippet(x)
+        return f"give the axis: `{t}.{cx.name}(0)` .. `{t}.{cx.name}({rank - 1})`"
+    t = tcx.snippet(x)
+    return f"give the axis: `{cx.name}({t}, 0)` .. `{cx.name}({t}, {rank - 1})`"

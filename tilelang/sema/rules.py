@@ -41,7 +41,7 @@ from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.kernel import check_tile_limits, reshape_proposal
 from tilelang.sema.operators import binary_types, extremum_signs
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.ruleargs import axis_arg, const_arg, shape_arg
+from tilelang.sema.ruleargs import axis_arg, axis_forms, const_arg, shape_arg
 from tilelang.sema.typeops import deref, elem_is_float, is_intlike, is_poison, num_of, numel
 from tilelang.sema.types import (
     BOOL,
@@ -268,6 +268,8 @@ def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span,
                                     f"found `{t}`")
                             .with_help("pass tiles or scalars"))
+    if cx.name in ("maximum", "minimum", "where") and (signs := extremum_signs(tcx, cx, int(cx.name == "where"))):
+        return signs  # a signed and an unsigned integer: both cast to a type that holds both
     acc_t, acc_e = tys[0], exprs[0]
     stored = tcx.store_dtypes.get(cx.node)  # `h.store(where(c, f32_tile, f16_tile))`: cast toward the store
     for t, x in zip(tys[1:], exprs[1:], strict=False):
@@ -291,8 +293,6 @@ def _rule_elementwise2(tcx: CheckCx, cx: CallCx) -> Type:
             return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` of `bool` values", cx.span,
                                     "takes numbers, not `bool` elements")
                             .with_help(f"`{a} {op} {b}` is true where {what}"))
-        if (signs := extremum_signs(tcx, cx)) is not None:
-            return signs
     return _elementwise(tcx, cx, cx.args, cx.arg_tys, False)
 
 
@@ -415,7 +415,7 @@ def _rule_reduce(tcx: CheckCx, cx: CallCx) -> Type:
                 if arg and len(s) > 1:
                     return tcx.emit(tcx.err(T.AXIS_OUT_OF_RANGE, f"`{cx.name}` of a {len(s)}-D tile needs "
                                             "an axis", cx.span, "missing axis")
-                                    .with_help(f"give the axis: `{cx.name}(t, 0)` .. `{cx.name}(t, {len(s) - 1})`"))
+                                    .with_help(axis_forms(tcx, cx, x, len(s))))
                 return ScalarT(out_e)
             ax = axis_arg(tcx, cx, axis_e, len(s))
             if ax is None:

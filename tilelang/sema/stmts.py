@@ -456,6 +456,10 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
                 f"storing the new values (`z.store(z.load() {op} {val})`)")
         if not d.help and isinstance(rty, TileT) and not isinstance(tty, TileT) and isinstance(rty.dtype, DType):
             # `let mut acc = 0.0; acc += tile;`: the accumulator must be a tile from the start
-            d = d.with_help(f"start `{name}` as a tile of that shape: `let mut {name} = "
-                            f"zeros::<{rty.dtype.value}>({shape_str(rty.shape)});`")
+            start = f"start `{name}` as a tile of that shape: `let mut {name} = " \
+                    f"zeros::<{rty.dtype.value}>({shape_str(rty.shape)});`"
+            if isinstance(vty, TileT) and all(str(x) == "1" for x in vty.shape):  # `acc += row.sum(1)` (round 14)
+                one = tcx.receiver_snippet(st.value)
+                start = f"`{one}` is a tile of one element: use its value, `{name} {st.op} {one}.item();`, or {start}"
+            d = d.with_help(start)
         tcx.emit(d.with_help("a compound assignment cannot change the variable's type") if not d.help else d)

@@ -154,8 +154,9 @@ def builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
     instance's element type `dt`, else None: one rule for a generic host
     function's check (`sema/host_instances`) and its run (`runtime/host_domains`)."""
     if name in FLOAT_BUILTINS and not dt.is_float and dt is not DType.BOOL:
+        args = {"pow": "a as f32, b as f32", "fma": "a as f32, b as f32, c as f32"}.get(name, "x as f32")
         return (f"`{name}` is not defined on `{dt.value}`", f"applied to `{dt.value}` in this call",
-                "call it with a floating-point type, or convert inside it (`x as f32`)")
+                f"call it with a floating-point type, or compute in one and convert back: `{name}({args}) as T`")
     if dt is not DType.BOOL or name not in NUMBER_BUILTINS:
         return None
     if name == "arange":

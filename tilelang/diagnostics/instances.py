@@ -153,7 +153,7 @@ def builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
     """(message, label, help) of E0204 where built-in `name` does not take an
     instance's element type `dt`, else None: one rule for a generic host
     function's check (`sema/host_instances`) and its run (`runtime/host_domains`)."""
-    if name in FLOAT_BUILTINS and not dt.is_float and dt is not DType.BOOL:
+    if name in FLOAT_BUILTINS and not dt.is_float:
         args = {"pow": "a as f32, b as f32", "fma": "a as f32, b as f32, c as f32"}.get(name, "x as f32")
         return (f"`{name}` is not defined on `{dt.value}`", f"applied to `{dt.value}` in this call",
                 f"call it with a floating-point type, or compute in one and convert back: `{name}({args}) as T`")
@@ -176,8 +176,5 @@ def builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
         op, which = ("|", "maximum") if name == "maximum" else ("&", "minimum")
         return (f"`{name}` of `bool` values", "of `bool` values in this call",
                 f"`a {op} b` is the `bool` {which}")
-    if name in FLOAT_BUILTINS:
-        return (f"`{name}` is not defined on `bool`", "applied to `bool` in this call",
-                "call it with a floating-point type, or convert inside it (`x as f32`)")
     return (f"`{name}` is not defined on `bool`", "applied to `bool` in this call",
             "call it with a numeric type, or convert inside it (`v as i32`)")

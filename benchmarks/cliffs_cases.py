@@ -59,6 +59,21 @@ kernel fn gemm_tn<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<EL
     c.store(acc as ELEM);
 }
 
+// a linear layer: B stored [N, K], a bias per column and a ReLU in the epilogue
+kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<ELEM, [BM, BN]>,
+                                                             a: &Tensor<ELEM, [?, ?]>,
+                                                             w: &Tensor<ELEM, [?, ?]>,
+                                                             bias: &Tensor<f32, [?]>) {
+    let pa = a.partition([BM, BK]);
+    let pw = w.partition([BN, BK]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pw.load([block_id(1), k]).transpose(), acc);
+    }
+    let b = bias.partition([BN]).load([block_id(1)]).reshape([1, BN]);
+    c.store(maximum(acc + b, 0.0) as ELEM);
+}
+
 // the same product spelled with `dot` and `+`
 kernel fn gemm_dot<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<ELEM, [BM, BN]>,
                                                                a: &Tensor<ELEM, [?, ?]>,
@@ -325,8 +340,15 @@ def gemm_cases() -> list[Case]:
     add("gemm_nt", "gemm_nt", "bf16", big, big, big, 128, 256, 64)
     add("gemm_tn", "gemm_tn", "f16", big, big, big, 128, 128, 64)
     add("gemm_dot", "gemm_dot", "f16", big, big, big, 128, 128, 64)
-    for bm, bn, bk in ((64, 128, 64), (128, 128, 64), (64, 64, 64)):  # skinny: M = 64
+    out.append(Case(f"linear+bias+relu f16 {big}x{big}x{big} 128x128x64", "gemm", _elem(GEMM, "f16"), "linear",
+                    (128, 128, 64), ("BM", "BN", "BK"),
+                    [("t", "c", "f16", (big, big), (128, 128)), ("t", "a", "f16", (big, big), None),
+                     ("t", "b", "f16", (big, big), None), ("t", "bias", "f32", (big,), None)],
+                    2.0 * big**3, torch="linear_relu"))
+    for bm, bn, bk in ((64, 128, 64), (128, 128, 64), (64, 64, 64), (32, 128, 64), (16, 64, 128)):  # skinny: M = 64
         add("gemm", "gemm", "f16", 64, big, big, bm, bn, bk)
+    add("gemm", "gemm", "f16", big, big, big, 128, 512, 32)  # a tile wider than one wgmma (N > 256)
+    add("gemm", "gemm", "f32", 2048, 2048, 2048, 64, 64, 16)  # f32 inputs: no tensor cores (torch: SGEMM, no TF32)
     add("gemm_nt", "gemm_nt", "bf16", 64, big, big, 64, 128, 64)
     return out
 

@@ -86,7 +86,11 @@ def test_pdl_last_trigger_in_the_loops_last_iteration() -> None:
             assert r.returncode == 0, r.stderr
 
 
-def test_pdl_prefetch_comes_before_the_wait() -> None:
+@pytest.mark.parametrize("fallback", ["1", "0"])
+def test_pdl_prefetch_comes_before_the_wait(fallback: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # the 32x32 GEMM on sm_80's cp.async ring (on sm_90a where the Hopper pipeline refuses its loop:
+    # `pipeline_sm80.fallback_enabled`) or on the generic path (the switch off): the same prefetches
+    monkeypatch.setenv("TILEC_SM80_FALLBACK", fallback)
     # Target.pdl_prefetch: L2 prefetches of the first K step's A and B tiles
     # (offsets from block ids and the loop's start: nothing loaded), all
     # before the wait; none without the flag; another compile-cache key
@@ -98,14 +102,18 @@ def test_pdl_prefetch_comes_before_the_wait() -> None:
     body = _body(ck)
     wait = body.index("griddepcontrol.wait;")
     sites = [m.start() for m in re.finditer(r"prefetch\.global\.L2", body)]
-    assert sites and max(sites) < wait < re.search(r"\bld\.global", body).start()  # type: ignore[union-attr]
+    assert ("cp.async.commit_group" in body) == (fallback == "1")  # the ring, or the generic path's loads
+    # the first read of global memory (a load, or the ring's cp.async copy) after the wait
+    assert sites and max(sites) < wait < re.search(r"\bld\.global|cp\.async\.cg", body).start()  # type: ignore[union-attr]
     assert body.count("griddepcontrol.wait;") == 1
     if ptxas_available():
         r = run_ptxas(ck.ptx, "sm_90a")
         assert r.returncode == 0, r.stderr
 
 
-def test_pdl_bulk_prefetch_one_request_a_tile_row() -> None:
+@pytest.mark.parametrize("fallback", ["1", "0"])
+def test_pdl_bulk_prefetch_one_request_a_tile_row(fallback: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_SM80_FALLBACK", fallback)  # sm_80's ring or the generic path, as above
     # Target.pdl_prefetch = "bulk": the same tiles as "prefetch" (the first K
     # step's A [32, 16] and B [16, 32] of a GEMM block), each row one
     # `cp.async.bulk.prefetch.L2` from one thread (predicated on the thread
@@ -120,7 +128,8 @@ def test_pdl_bulk_prefetch_one_request_a_tile_row() -> None:
     wait = body.index("griddepcontrol.wait;")
     sites = [m.start() for m in re.finditer(r"cp\.async\.bulk\.prefetch\.L2\.global", body)]
     # two loads, one instruction each: every thread runs it for its own row
-    assert len(sites) == 2 and max(sites) < wait < re.search(r"\bld\.global", body).start()  # type: ignore[union-attr]
+    assert ("cp.async.commit_group" in body) == (fallback == "1")
+    assert len(sites) == 2 and max(sites) < wait < re.search(r"\bld\.global|cp\.async\.cg", body).start()  # type: ignore[union-attr]
     assert "prefetch.global.L2" not in body
     with pytest.raises(ValueError, match="unknown PDL prefetch `soon`"):
         Target("sm_90a", pdl=True, pdl_prefetch="soon")

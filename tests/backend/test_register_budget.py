@@ -18,7 +18,9 @@ from tilelang.backend.codegen.budget import MAX_SLOTS_PER_THREAD, slots_per_thre
 from tilelang.backend.codegen.views import view_of
 from tilelang.backend.gpu import layouts as L
 
+# 4 warps named: without the hint the backend takes more warps for a big tile (`lift.default_warps`)
 ROWSUM = """
+#[hints(num_warps = 4)]
 kernel fn rowsum<const BR: i32, const BC: i32>(out: &mut Tensor<f32, [BR]>, x: &Tensor<f32, [?, ?]>) {
     let px = x.partition([BR, BC]);
     let mut acc = zeros::<f32>([BR]);

@@ -39,7 +39,9 @@ def test_the_cases_have_distinct_names_and_every_kind() -> None:
     ("gemm_dot f16 4096x4096x4096 128x128x64", "wgmma-pipeline"),  # `acc + dot`: mma_select.fold_dot_adds
     ("std::attention f16 D=128 128x256", "attention-pipeline"),  # one K/V stage
     ("user attn_qscale f16 D=128 128x128", "mma.sync"),
-    ("user attn_bias f16 D=128 128x128", "mma.sync"),
+    ("user attn_bias f16 D=128 128x128", "attention-pipeline"),  # the bias loaded by the consumers
+    ("linear+bias+relu f16 4096x4096x4096 128x128x64", "wgmma-pipeline"),  # g.AccLoad
+    ("softmax rows of 32768", "generic"),
     ("softmax rows of 4096", "generic"),
 ])
 def test_a_case_takes_its_path(name: str, path: str) -> None:

@@ -7,8 +7,9 @@ so a kernel reads nothing there; an L2 prefetch (`prefetch.global.L2`)
 consumes nothing and is always safe (L2 is where every write lands, so a
 line prefetched early is kept current by the writes that follow). With
 `Target.pdl_prefetch`, the prologue prefetches the first tiles the kernel
-will load from a tensor it never writes: the top-level loads, and the first
-iteration's loads of each top-level `for` loop, before the kernel's first
+will load from a tensor it never writes: the top-level loads (and the first
+copy of each operand a top-level `cp.async` ring prologue issues: sm_80's
+GEMM ring), and the first iteration's loads of each top-level `for` loop, before the kernel's first
 write, whose element offsets are computed from nothing the kernel loads
 (block ids, numbers, tensor sizes, the loop's start): a GEMV's weight tile,
 whose reads then start while the previous kernel drains. Such an address is
@@ -104,6 +105,7 @@ def prologue(kernel: Any, readonly: set[str]) -> list[tuple[Any, ...]]:
     to prefetch; empty when there is nothing to prefetch."""
     pure = {p.value.id for p in kernel.scalar_params}
     steps: list[tuple[Any, ...]] = []
+    copied: set[str] = set()
     for op in kernel.body.ops:
         if writes(op):
             break
@@ -112,6 +114,12 @@ def prologue(kernel: Any, readonly: set[str]) -> list[tuple[Any, ...]]:
             pure.add(op.result.id)
         elif _prefetchable(op, pure, readonly):
             steps.append(("load", op))
+        elif (isinstance(op, g.CpAsyncTile) and op.tensor in readonly and op.tensor not in copied
+              and all(v.id in pure for v in op.coords)):
+            # sm_80's ring (`pipeline_sm80`; on sm_90a where the Hopper pipeline refused the loop): its
+            # prologue's first copy of each operand is the loop's first iteration's tile
+            copied.add(op.tensor)
+            steps.append(("tile", op.tensor, op.coords, tuple(op.dst.shape[1:])))
         elif isinstance(op, ir.For) and op.lower.id in pure:
             iv = op.body.args[0]
             inner = pure | {iv.id}
@@ -125,7 +133,7 @@ def prologue(kernel: Any, readonly: set[str]) -> list[tuple[Any, ...]]:
                     sub.append(("load", o))
             if any(s[0] == "load" for s in sub):
                 steps += sub
-    return steps if any(s[0] == "load" for s in steps) else []
+    return steps if any(s[0] in ("load", "tile") for s in steps) else []
 
 
 def early_wait(kernel: Any, early: set[str]) -> object | None:
@@ -166,6 +174,9 @@ def emit_prologue(em: Any, steps: list[tuple[Any, ...]], bulk: bool = False) -> 
                 em.op(op)
             case ("load", op):
                 (_bulk_prefetch if bulk else _prefetch)(em, op)
+                n += 1
+            case ("tile", tensor, coords, shape):
+                (bulk_prefetch_tile if bulk else line_prefetch_tile)(em, tensor, [em.scalar(c) for c in coords], shape)
                 n += 1
     em.env, em._mult, em._uniform = saved
     return n

@@ -560,8 +560,22 @@ class WarpSpecialize:
     span: Span = DUMMY_SPAN
 
 
+@frozen
+class AccLoad:
+    """`result` ([M, N], in the Hopper GEMM accumulator's layout `WgmmaAcc`) = the tile `load` reads,
+    broadcast to [M, N]: result dim i reads dim `dims[i]` of `load`'s tile (None: broadcast along it).
+    Each thread loads the elements of its own accumulator registers, zeros past the tensor's edge (the
+    GEMM epilogue's bias vector or residual tile: `passes/pipeline._epilogue`)."""
+
+    result: ir.Value
+    load: ir.Load
+    dims: tuple[int | None, int | None]
+    span: Span = DUMMY_SPAN
+
+
 GpuOp = (
     DotOp
+    | AccLoad
     | Undef
     | ConvertLayout
     | SmemAlloc
@@ -597,7 +611,7 @@ GpuOp = (
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
            CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows,
-           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive)
+           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad)
 
 
 # ------------------------------------------------------------------ kernel
@@ -668,7 +682,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaWait(results=rs) | Opaque(results=rs) | SplitLoad(results=rs):
             return rs
-        case SplitArrive(result=r):
+        case SplitArrive(result=r) | AccLoad(result=r):
             return (r,)
         case SplitSave():
             return ()
@@ -733,6 +747,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (sl, *(f or ()))
         case SplitArrive(group=gr, size=n):
             return (gr, n)
+        case AccLoad(load=ld):
+            return ir.op_operands(ld)
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 
@@ -763,6 +779,7 @@ def defined_values(region: ir.Region) -> Iterator[ir.Value]:
 
 __all__ = [
     "GPU_OPS",
+    "AccLoad",
     "BarrierAlloc",
     "BarrierArrive",
     "BarrierExpect",

@@ -57,6 +57,10 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
     match op:
         case g.DotOp(result=r, a=a, b=b, acc=c, engine=e):
             line(f"{n.define(r)} = dot.{e} {n(a)}, {n(b)}, {n(c)} : {a.type}, {b.type} -> {r.type}{n.note(r)}")
+        case g.AccLoad(result=r, load=ld, dims=ds):
+            offs = ", ".join(n(o) for o in ld.offsets)
+            line(f"{n.define(r)} = acc_load @{ld.tensor}[{offs}] {list(ld.result.shape)} dims {list(ds)}"
+                 f" : {r.type}{n.note(r)}")
         case g.ConvertLayout(result=r, x=x):
             line(f"{n.define(r)} = convert_layout {n(x)} : {x.type}{n.note(x)} -> {r.type}{n.note(r)}")
         case g.SmemAlloc(result=r, offset=off):

@@ -261,14 +261,20 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
         return No(vt.load.span, f"V's tile is [{vt.rows}, {vt.cols}], not [BN, Dv] (or its transpose)")
     chained = {id(op) for t in (q, kt, vt) for op in t.chain} | {id(op) for op in (vm.ops if vm else ())}
     # the body: computation in registers only
-    bad = _body_bad(body, BM, chained, s_dot, o_dot)
+    written = {o.tensor for o in g.walk(k.body) if isinstance(o, ir.Store | ir.AtomicRMW)}
+    written |= {p.name for p in k.tensor_params if p.mutable}
+    readable = frozenset(p.name for p in k.tensor_params if p.name not in written
+                         and p.name not in (q.load.tensor, kt.load.tensor, vt.load.tensor)) \
+        if loads_enabled() else frozenset()
+    bad = _body_bad(body, BM, chained, s_dot, o_dot, readable)
     if bad is not None:
         loads = isinstance(bad, ir.Load)
         return No(getattr(bad, "span", loop.span), f"{describe(bad)} in the loop: the pipeline runs the loop's "
                   "other ops in registers, on [BM, N] tiles, [BM, 1] rows and [1, N] columns only"
-                  + (", and streams only K and V from memory" if loads else ""),
-                  "a bias computed from positions (`arange`) runs in the pipeline; one read from memory keeps "
-                  "the generic path" if loads else "")
+                  + (", streams K and V from memory, and loads in the loop only unmasked tiles of tensors the "
+                     "kernel never writes (an additive bias)" if loads else ""),
+                  "load the tile unmasked (zeros past the edge), from a tensor the kernel does not write" if loads
+                  else "")
     for a in (*body.args[1:], *loop.results):
         if a.shape and not _placeable(a, BM):
             return No(loop.span, f"the loop carries a [{', '.join(map(str, a.shape))}] tile; the pipeline "
@@ -302,6 +308,12 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
     return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S, vm)
 
 
+def loads_enabled() -> bool:
+    """`TILEC_ATTN_LOADS` (unset or "1": on; "0": off): the loop may load tiles of tensors other than Q, K and V
+    (an additive bias), each consumer thread its own elements; off, such a loop keeps the generic path."""
+    return os.environ.get("TILEC_ATTN_LOADS", "1") != "0"
+
+
 # The K/V ring's stages where the kernel gives no `stages` hint, at most what fits beside Q
 # (`TILEC_ATTN_STAGES`: a number, or "fit"): 4, the stages every prefill row was timed with.
 STAGES_DEFAULT = "4"
@@ -321,15 +333,22 @@ def _reduce_ok(op: object, BM: int) -> bool:
             and op.op in (ir.ReduceOp.SUM, ir.ReduceOp.MAX, ir.ReduceOp.MIN))
 
 
-def _body_bad(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: object) -> object | None:
-    """The first op of the loop's body the pipeline cannot run in registers (None: every one can)."""
+def _body_bad(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: object,
+              readable: frozenset[str] = frozenset()) -> object | None:
+    """The first op of the loop's body the pipeline cannot run in registers (None: every one can). A load
+    of a tensor in `readable` (one the kernel never writes, not Q, K or V: an additive bias) runs in the
+    consumers, each thread reading the elements of its own registers (`AccTile`)."""
     for op in r.ops:
         if op is s_dot or op is o_dot or id(op) in chained or isinstance(op, ir.Yield) or _is_scalar(op):
+            continue
+        if isinstance(op, ir.Load) and op.tensor in readable and op.mask is None and op.padding is None \
+                and _placeable(op.result, BM):
             continue
         if isinstance(op, ir.If):
             if not all(_placeable(v, BM) for v in op.results if v.shape):
                 return op
-            bad = _body_bad(op.then, BM, chained, s_dot, o_dot) or _body_bad(op.else_, BM, chained, s_dot, o_dot)
+            bad = (_body_bad(op.then, BM, chained, s_dot, o_dot, readable)
+                   or _body_bad(op.else_, BM, chained, s_dot, o_dot, readable))
             if bad is not None:
                 return bad
             continue

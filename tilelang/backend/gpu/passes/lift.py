@@ -2,14 +2,45 @@
 
 The first pass of the pipeline. The body is shared unchanged; the kernel gets
 its target and the first unused value id, so later passes can add values.
+
+It also picks the warps of a kernel that names none (`default_warps`): 4, or
+more where its largest tile would give a thread more than `ELEMS_PER_THREAD`
+elements, so that rows of 32,768 (a softmax written as one [1, 32768] tile,
+examples/softmax_wide.tile's form) do not spill: at 4 warps ptxas spilled 864
+bytes there and 7,512 for a layernorm, none and 340 at 16 (`benchmarks/cliffs.py`).
+Kernels with an `mma` (their layouts count warps themselves), a `num_warps`,
+`min_blocks` or `max_blocks` hint, a cluster or a tile walk keep theirs.
 """
 
 from __future__ import annotations
+
+import math
 
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from .context import PassContext
+
+
+ELEMS_PER_THREAD = 64  # a thread's elements of the largest tile, at most, before more warps are taken
+MAX_DEFAULT_WARPS = 32  # 1,024 threads: CUDA's block limit
+
+
+def default_warps(kernel: ir.Kernel) -> int:
+    """`kernel.num_warps`, raised for big tiles where the source leaves it to the backend (module doc)."""
+    w = kernel.num_warps
+    if ("num_warps" in kernel.hints or kernel.min_blocks or kernel.max_blocks or kernel.cluster
+            or kernel.walk >= 0):
+        return w
+    biggest = 0
+    for op in g.walk(kernel.body):
+        if isinstance(op, ir.Mma):
+            return w
+        for r in g.results(op):
+            biggest = max(biggest, math.prod(r.shape))
+    while biggest > ELEMS_PER_THREAD * 32 * w and w < MAX_DEFAULT_WARPS:
+        w *= 2
+    return w
 
 
 def lift(kernel: ir.Kernel, ctx: PassContext) -> g.GpuKernel:
@@ -22,7 +53,7 @@ def lift(kernel: ir.Kernel, ctx: PassContext) -> g.GpuKernel:
         source=kernel,
         arch=ctx.arch,
         grid_rank=kernel.grid_rank,
-        num_warps=kernel.num_warps,
+        num_warps=default_warps(kernel),
         num_stages=kernel.num_stages,
         instantiation=kernel.instantiation,
         next_id=max(ids, default=-1) + 1,

@@ -51,6 +51,7 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
 from .context import Fresh, PassContext
+from .rewrite import uses
 
 SMEM_LIMIT = 227 * 1024
 MAX_ACC_REGS = 128
@@ -283,19 +284,70 @@ def _def_of(region: ir.Region, v: ir.Value) -> object | None:
 def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object] | None:
     """The ops after the loop if they only finish the accumulator: scalar ops,
     and element-wise ops / casts / constant or scalar-broadcast tiles / stores
-    whose tiles derive from the loop's result."""
+    whose tiles derive from the loop's result, or from a tile loaded after the
+    loop and broadcast to the accumulator's shape (a bias vector, a residual
+    tile, the output's own tile as in C = alpha A B + beta C: the chain `load`,
+    reshapes, broadcast becomes one `g.AccLoad` in the accumulator's layout, so
+    no value moves between threads). A tensor is loaded only before it is
+    stored: the stores (`store_wgmma`) start with a barrier of every consumer,
+    after which other threads write the elements a thread read.)"""
     tile_ok = {loop.results[0].id}
     shape = loop.results[0].shape
     stores = 0
+    count = uses(ir.Region((), tuple(after)))  # type: ignore[arg-type]
+    # a loaded tile on its way to [M, N]: its load, its shape now, the casts on the way (applied after the load)
+    chains: dict[int, tuple[ir.Load, tuple[int, ...], tuple[ir.Cast, ...]]] = {}
+    out: list[object] = []
+    stored: set[str] = set()  # tensors stored so far: a load of one after its store would read another thread's
+
+    def finish(v: ir.Value, pre: tuple[int, ...], result: ir.Value) -> bool:
+        """The chain of `v` (its tile now of shape `pre`) ends in `result` ([M, N]): out gets its ops."""
+        load, _, casts = chains[v.id]
+        first = result if not casts else ir.Value(casts[0].x.id, ir.Type(load.result.dtype, shape), casts[0].x.hint)
+        got = _acc_load(load, pre, first)
+        if got is None:
+            return False
+        out.append(got)
+        prev = first
+        for i, c in enumerate(casts):  # a cast commutes with the broadcast: done on [M, N], ids reused
+            r = result if i == len(casts) - 1 else ir.Value(c.result.id, ir.Type(c.result.dtype, shape), c.result.hint)
+            out.append(ir.Cast(r, prev, c.span))
+            prev = r
+        tile_ok.add(result.id)
+        return True
+
     for op in after:
-        if isinstance(op, ir.Yield):
-            continue
-        if _is_scalar_op(op):
+        if isinstance(op, ir.Yield) or _is_scalar_op(op):
+            out.append(op)
             continue
         if isinstance(op, ir.Const) and op.result.shape == shape:
             tile_ok.add(op.result.id)
         elif isinstance(op, ir.Broadcast) and not op.x.shape and op.result.shape == shape:
             tile_ok.add(op.result.id)
+        elif isinstance(op, ir.Load) and op.mask is None and op.padding is None and op.tensor not in stored \
+                and count.get(op.result.id) == 1:
+            chains[op.result.id] = (op, op.result.shape, ())  # placed where the chain ends
+            if op.result.shape == shape and not finish(op.result, shape, op.result):
+                return None
+            continue
+        elif isinstance(op, ir.Reshape) and op.x.id in chains and count.get(op.result.id) == 1 \
+                and [d for d in op.x.shape if d > 1] == [d for d in op.result.shape if d > 1]:
+            ld, _, casts = chains[op.x.id]
+            chains[op.result.id] = (ld, op.result.shape, casts)
+            if op.result.shape == shape and not finish(op.result, shape, op.result):
+                return None
+            continue
+        elif isinstance(op, ir.Cast) and op.x.id in chains and count.get(op.result.id) == 1:
+            ld, pre, casts = chains[op.x.id]
+            chains[op.result.id] = (ld, pre, (*casts, op))
+            if op.result.shape == shape and not finish(op.result, shape, op.result):
+                return None
+            continue
+        elif isinstance(op, ir.Broadcast) and op.x.id in chains and op.result.shape == shape:
+            chains[op.result.id] = chains[op.x.id]
+            if not finish(op.result, op.x.shape, op.result):
+                return None
+            continue
         elif isinstance(op, ir.Elementwise | ir.Cast) and op.result.shape == shape:
             tiles = [v for v in g.operands(op) if v.shape]
             if not all(v.id in tile_ok for v in tiles):
@@ -305,9 +357,25 @@ def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object]
             if k.tensor(op.tensor).rank != 2:
                 return None
             stores += 1
+            stored.add(op.tensor)
         else:
             return None
-    return after if stores else None
+        out.append(op)
+    return out if stores else None
+
+
+def _acc_load(load: ir.Load, pre: tuple[int, ...], result: ir.Value) -> g.AccLoad | None:
+    """`load`'s tile, reshaped to `pre` (size-1 dims added or dropped), broadcast to `result`'s [M, N]."""
+    M, N = result.shape
+    if len(pre) != 2 or pre[0] not in (1, M) or pre[1] not in (1, N):
+        return None
+    live = [d for d, x in enumerate(load.result.shape) if x > 1]
+    want = [x for x in pre if x > 1]
+    if [load.result.shape[d] for d in live] != want:
+        return None
+    it = iter(live)
+    dims = tuple(next(it) if x > 1 else None for x in pre)
+    return g.AccLoad(result, load, dims, load.span)  # type: ignore[arg-type]
 
 
 def hopper_plans(k: g.GpuKernel, ctx: PassContext) -> list[HopperPlan]:

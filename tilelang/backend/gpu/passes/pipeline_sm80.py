@@ -40,7 +40,8 @@ through registers instead (loads masked at the edges, zero beyond, one
 so the schedule is unchanged and every edge stays exact.
 
 Conditions (else the loop keeps the generic mma.sync path): the target has
-no wgmma (sm_80 .. sm_90; TILEC_ARCH=sm_80 forces it on an H100/H200); the
+no wgmma (sm_80 .. sm_90; TILEC_ARCH=sm_80 forces it on an H100/H200), or
+it has and the Hopper pipeline refused the loop (`fallback_enabled`); the
 loop is in the kernel's top-level region and carries only the accumulator;
 its body is scalar ops, the two loads (2-D f16/bf16 tensors, no mask or
 padding), an optional transpose of the second, and the mma (an mma.sync
@@ -60,6 +61,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -68,6 +70,13 @@ from .. import nodes as g
 from ..layouts import MmaTile, SmemTile
 from .context import Fresh, PassContext
 from .rewrite import substitute, uses
+
+def fallback_enabled() -> bool:
+    """`TILEC_SM80_FALLBACK` (unset or "1": on; "0": off): on sm_90a, a tensor-core loop the Hopper pipeline
+    refused (`pipeline._plan`: a tile of M = 16 or 32, N over 256, ...) takes this pipeline instead of
+    mma.sync with no pipeline; the loops the Hopper pipeline takes are no longer `For`s here."""
+    return os.environ.get("TILEC_SM80_FALLBACK", "1") != "0"
+
 
 # shared memory a block may opt in to: A100 (sm_80) 163 KB, sm_86/sm_89 99 KB, Hopper 227 KB
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024}
@@ -339,7 +348,7 @@ class _Rewriter:
 
 
 def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    if ctx.has_wgmma:
+    if ctx.has_wgmma and not fallback_enabled():
         return k
     # one warp count for the kernel: the hint, else the most any planned loop wants
     loops = [o for o in k.body.ops if isinstance(o, ir.For)]

@@ -1,0 +1,78 @@
+"""`g.AccLoad`: a tile the Hopper GEMM epilogue reads (a bias vector, a residual tile), loaded straight
+into the accumulator's layout (`WgmmaAcc`): each consumer thread loads the elements of its own
+accumulator registers, so the epilogue's arithmetic pairs registers and nothing moves between threads
+(a broadcast through shared memory would need a CTA barrier the producer warpgroup never reaches).
+
+Register `reg` of consumer thread `t` (warpgroup g = t / 128, warp w, lane l) holds accumulator element
+(row, col) = (g * m + 64 mb + 16 w + l / 4 + 8 [q >= 2], 8 i + 2 (l % 4) + q % 2) with (mb, i, q) from
+`reg` (`layouts.WgmmaAcc.coords`). A row (column) vector's element is loaded once per distinct row
+(column) a thread holds. Loads past the tensor's edge give zeros, the interpreter's rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.backend.codegen.llvm_types import const_operand, reg_ty
+from tilelang.backend.gpu import nodes as g
+from tilelang.backend.gpu.layouts import WgmmaAcc
+
+
+def emit_op(em: Any, op: object) -> bool:
+    if not isinstance(op, g.AccLoad):
+        return False
+    lay = em.layouts[op.result.id]
+    assert isinstance(lay, WgmmaAcc)
+    ld = op.load
+    info = em.tensors[ld.tensor]
+    dt = info.param.dtype
+    mt, es = em.mty(info), em.msize(info)
+    _, N = op.result.shape
+    offsets = [em.scalar(o) for o in ld.offsets]
+    t = em.role_tid
+    group = em.emit(f"lshr i32 {t}, 7")
+    gt = em.emit(f"and i32 {t}, 127")
+    warp = em.emit(f"lshr i32 {gt}, 5")
+    lane = em.emit(f"and i32 {t}, 31")
+    g_rows = em.emit(f"mul i32 {group}, {lay.m_per_group}")
+    w16 = em.emit(f"shl i32 {warp}, 4")
+    l4 = em.emit(f"lshr i32 {lane}, 2")
+    row0 = em.emit(f"add i32 {g_rows}, {em.emit(f'add i32 {w16}, {l4}')}")
+    l3 = em.emit(f"and i32 {lane}, 3")
+    col0 = em.emit(f"shl i32 {l3}, 1")
+    zero = const_operand(dt, 0)
+    per_block = N // 8 * 4
+    got: dict[tuple[int | None, int | None], str] = {}
+    out = []
+    for reg in range(lay.regs(N)):
+        mb, rem = divmod(reg, per_block)
+        i, q = divmod(rem, 4)
+        dr, dc = mb * 64 + (8 if q >= 2 else 0), 8 * i + q % 2
+        key = (dr if op.dims[0] is not None else None, dc if op.dims[1] is not None else None)
+        if key not in got:
+            coords = []
+            for d, off in enumerate(offsets):
+                c = "0"
+                if d == op.dims[0]:
+                    c = row0 if dr == 0 else em.emit(f"add i32 {row0}, {dr}")
+                elif d == op.dims[1]:
+                    c = col0 if dc == 0 else em.emit(f"add i32 {col0}, {dc}")
+                coords.append(off if c == "0" else em.emit(f"add i32 {off}, {c}"))
+            ok = em.in_bounds(info, coords)
+            addr = em.address(info, coords)
+            yes, no, join = em.new_label("al"), em.new_label("an"), em.new_label("aj")
+            em.cbr(ok or "true", yes, no)
+            em.label(yes)
+            x = em.mem_to_reg(em.emit(f"load {mt}, ptr addrspace(1) {addr}, align {es}"), dt, mt)
+            end = em.cur
+            em.br(join)
+            em.label(no)
+            em.br(join)
+            em.label(join)
+            got[key] = em.emit(f"phi {reg_ty(dt)} [ {x}, %{end} ], [ {zero}, %{no} ]")
+        out.append(got[key])
+    em.env[op.result.id] = out
+    return True
+
+
+__all__ = ["emit_op"]

@@ -27,7 +27,8 @@ same body as a host function of two scalars, element by element. `--exact`
 over `#[cluster(2)]` (4 blocks) and combined, the interpreter against llsim's
 exchange; use `--arch sm_90a`, clusters are Hopper's. `--warps` (hrev15): the
 kernel hinted `num_warps` 1, 2 or 8 (another layout of its tiles over the
-threads; the interpreter ignores hints).)
+threads; the interpreter ignores hints). `--bool` (hrev15): `bool` tiles only
+(logical operators, `==`/`!=`, `where`, round trips through numbers).)
 
 prints one line per disagreement and `ran N (E both refused, D disagreements)`;
 the programs are written under /tmp/kernel_diff/. CPU only, ~3 programs a second.
@@ -53,12 +54,15 @@ NP = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np
 N = 16
 EDGE = "--edge" in sys.argv
 CLUSTER = "--cluster" in sys.argv
+BOOL = "--bool" in sys.argv  # `--bool` (hrev15): `bool` bodies (`bool_expr`)
 WARPS = (1, 2, 8) if "--warps" in sys.argv else ()  # `--warps` (hrev15): `#[hints(num_warps = ..)]` of these
 # `--edge`: 2 blocks of 16, the second partial (11 elements; loads past the end read 0); `--cluster`: 4 blocks
 LEN = 27 if EDGE else 4 * N if CLUSTER else N
 
 
 def edges(t: str, r: random.Random) -> np.ndarray:
+    if t == "bool":
+        return np.array([r.random() < 0.5 for _ in range(LEN)], dtype=np.bool_)
     if t in INTS:
         info = np.iinfo(NP[t])
         pool = [info.min, info.max, 0, 1, 2, 3, 7, 8, 31, 63, info.max // 2, info.min // 2 if info.min else 5]
@@ -79,7 +83,33 @@ def lit(t: str, r: random.Random) -> str:
     return r.choice(["0.0", "0.5", "1.0", "2.0", "-0.0", "3.5", "100.0", "1", "2"])
 
 
+def bool_expr(r: random.Random, d: int) -> str:
+    """`--bool` (hrev15): a `bool` body: logical operators, comparisons of `bool`s (`==`, `!=`), `where`,
+    and round trips through numbers (`(a as u8) + 1 > 1`, `(v as f32) * 0.5 > 0.25`)."""
+    if d == 0 or r.random() < 0.2:
+        return r.choice(["x", "y", "x", "y", "true", "false"])
+    a, b = bool_expr(r, d - 1), bool_expr(r, d - 1)
+    k = r.randrange(7)
+    if k == 0:
+        return f"({a} {r.choice(['&', '|', '^'])} {b})"
+    if k == 1:
+        return f"(!{a})"
+    if k == 2:
+        return f"({a} {r.choice(['==', '!='])} {b})"
+    if k == 3:
+        return f"where({a}, {b}, {bool_expr(r, d - 1)})"
+    if k == 4:
+        u = r.choice(INTS)
+        return f"((({a} as {u}) + ({b} as {u})) {r.choice(['>', '==', '<'])} (1 as {u}))"
+    if k == 5:
+        u = r.choice(FLOATS)
+        return f"(((({a} as {u}) * 0.5) as {r.choice(INTS + FLOATS)}) as bool)"
+    return f"({a} {r.choice(['&&', '||'])} {b})" if "--scalar" in sys.argv else f"({a} & (!{b}))"
+
+
 def expr(t: str, r: random.Random, d: int) -> str:
+    if t == "bool":
+        return bool_expr(r, d)
     is_int = t in INTS
     if d == 0 or r.random() < 0.2:
         return r.choice(["x", "y", "x", "y", lit(t, r)])
@@ -310,7 +340,7 @@ def main() -> None:
             count = i
             break
         r = random.Random(f"{seed}:{i}")
-        t = r.choice(INTS + FLOATS)
+        t = "bool" if BOOL else r.choice(INTS + FLOATS)
         body = expr(t, r, 3)
         if CLUSTER:
             body = clustered(t, body, r)

@@ -238,3 +238,10 @@ def test_a_launch_check_of_a_host_functions_const_generics_is_decided_at_check()
     assert [lab.message for lab in d.labels if "makes this instance" in lab.message] == [
         "the call that makes this instance of `go`, with C = 3, D = 6",
         "the call that makes this instance of `twice`, with E = 3"]
+
+
+def test_an_instance_is_judged_once_for_its_types_whatever_its_constants() -> None:
+    src = "fn f<T, const N: i32>(x: T) -> T { x + 300 }\nfn main() {\n    print(f::<u8, 1>(3u8), f::<u8, 2>(3u8));\n}\n"
+    with pytest.raises(CheckFailed) as e:
+        execute(src, "cpu", out=io.StringIO(), name="once.tile")
+    assert [d.code for d in e.value.diagnostics if d.severity.name == "ERROR"] == ["E0201"]

@@ -149,13 +149,14 @@ NUMBER_BUILTINS = frozenset({"arange", "sum", "prod", "cumsum", "cumprod", "cumm
                              "minimum", "abs"}) | FLOAT_BUILTINS
 
 
-def builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
+def builtin_problem(name: str, dt: DType, subject: str = "m") -> tuple[str, str, str] | None:
     """(message, label, help) of E0204 where built-in `name` does not take an
     instance's element type `dt`, else None: one rule for a generic host
     function's check (`sema/host_instances`) and its run (`runtime/host_domains`)."""
-    if name in FLOAT_BUILTINS and not dt.is_float and dt is not DType.BOOL:
+    if name in FLOAT_BUILTINS and not dt.is_float:
+        args = {"pow": "a as f32, b as f32", "fma": "a as f32, b as f32, c as f32"}.get(name, "x as f32")
         return (f"`{name}` is not defined on `{dt.value}`", f"applied to `{dt.value}` in this call",
-                "call it with a floating-point type, or convert inside it (`x as f32`)")
+                f"call it with a floating-point type, or compute in one and convert back: `{name}({args}) as T`")
     if dt is not DType.BOOL or name not in NUMBER_BUILTINS:
         return None
     if name == "arange":
@@ -163,20 +164,19 @@ def builtin_problem(name: str, dt: DType) -> tuple[str, str, str] | None:
                 "call it with a numeric type, or build the tensor from numbers (`arange::<i32>(n) % 2 == 1`)")
     if name in ("sum", "prod"):
         return (f"`{name}` of `bool` elements", "of a `bool` tensor in this call",
-                "count with `(m as i32).sum()`, or call it with a numeric type")
+                (f"count with `({subject} as i32).sum()`" if name == "sum" else
+                 f"`({subject} as i32).prod()` is 1 where every element is `true`")
+                + ", or call it with a numeric type")
     if name == "cumsum":
         return ("cannot `cumsum` a `bool` tensor", "of a `bool` tensor in this call",
-                "count with `cumsum(m as i32, axis)`, or call it with a numeric type")
+                f"count with `cumsum({subject} as i32, axis)`, or call it with a numeric type")
     if name == "cumprod":
         return ("cannot `cumprod` a `bool` tensor", "of a `bool` tensor in this call",
-                "`cumprod(m as i32, axis)` is 1 while every element so far is `true`, or call it with a "
+                f"`cumprod({subject} as i32, axis)` is 1 while every element so far is `true`, or call it with a "
                 "numeric type")
     if name in ("maximum", "minimum"):
         op, which = ("|", "maximum") if name == "maximum" else ("&", "minimum")
         return (f"`{name}` of `bool` values", "of `bool` values in this call",
                 f"`a {op} b` is the `bool` {which}")
-    if name in FLOAT_BUILTINS:
-        return (f"`{name}` is not defined on `bool`", "applied to `bool` in this call",
-                "call it with a floating-point type, or convert inside it (`x as f32`)")
     return (f"`{name}` is not defined on `bool`", "applied to `bool` in this call",
             "call it with a numeric type, or convert inside it (`v as i32`)")

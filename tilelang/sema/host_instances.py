@@ -50,8 +50,11 @@ Instance = tuple[Any, dict[str, DType], dict[str, int], ast.Call, Outer]
 
 
 def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
+    judged: set[tuple[int, tuple[tuple[str, DType], ...]]] = set()
     for callee, types, _, call, outer in instances(program):
-        if types:
+        key = (id(callee.decl), tuple(sorted(types.items())))
+        if types and key not in judged:  # (once for its types, whatever its constants: the body's words are theirs)
+            judged.add(key)
             _check_body(program, callee.decl, types, call, sink, outer)
 
 
@@ -277,7 +280,11 @@ def _tensor_problem(program: Any, node: Any, types: dict[str, DType]) -> Problem
             ty = program.types.get(node)
             elem = ty.dtype if isinstance(ty, (ScalarT, TensorT)) else None
             dt = types.get(elem.name) if isinstance(elem, TypeParam) else None
-            problem = builtin_problem(sym.name, dt) if dt is not None else None
+            subject = node.receiver if isinstance(node, ast.MethodCall) else \
+                next((a.value for a in node.args if a.name is None), None)
+            # (the help's tensor: the program's own where it is a name)
+            problem = builtin_problem(sym.name, dt, subject.ident.name if isinstance(subject, ast.Name) else "m") \
+                if dt is not None else None
             if problem is not None:
                 return INVALID_OPERAND, node.span, problem
     return None

@@ -85,9 +85,15 @@ def misaligned_reductions(program: Program, decl: ast.FnDecl, sources: Any = Non
         return _reduction(e)
 
     for n in ast.walk(decl.body):
-        if not (isinstance(n, ast.Binary) and n.op in _OPERATORS):
+        if isinstance(n, ast.Binary) and n.op in _OPERATORS:
+            pair = (n.lhs, n.rhs)
+        elif isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) and len(n.args) == 2 \
+                and n.callee.ident.name in ("maximum", "minimum") and program.symbol_of(n.callee) is not None \
+                and program.symbol_of(n.callee).kind is SymbolKind.BUILTIN:  # `maximum(t, t.max(1))`
+            pair = (n.args[0].value, n.args[1].value)
+        else:
             continue
-        for small, big in ((n.rhs, n.lhs), (n.lhs, n.rhs)):
+        for small, big in ((pair[1], pair[0]), pair):
             red = reduction_of(small)
             if red is None:
                 continue
@@ -109,7 +115,7 @@ def _text(sources: Any, e: Any, fallback: str) -> str:
     return sources.snippet(e.span)
 
 
-def _warning(n: ast.Binary, small: Any, big: Any, src: Any, axis: int, shape: tuple[Dim | None, ...],
+def _warning(n: ast.Binary | ast.Call, small: Any, big: Any, src: Any, axis: int, shape: tuple[Dim | None, ...],
              big_shape: tuple[Dim | None, ...], sources: Any) -> Diagnostic:
     text = _text(sources, small, "the reduction")
     wrapped = text if isinstance(small, (ast.Name, ast.MethodCall, ast.Call)) else f"({text})"

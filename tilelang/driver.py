@@ -301,7 +301,8 @@ def _path_notes(gk: Any) -> list[Any]:
 
     inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
     path = explain.path_of(gk)
-    what = explain.PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
+    what = explain.PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "") \
+        + f", {gk.num_warps} warps"
     head = Diagnostic("", f"kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" runs on {what} ({gk.arch})",
                       severity=Severity.NOTE)
     return [head, *gk.notes]

@@ -59,7 +59,8 @@ def explain_lines(gk: Any) -> list[str]:
     inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
     head = f"tilec: kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" on {gk.arch}"
     path = path_of(gk)
-    lines = [f"{head}: {PATHS[path]}" + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")]
+    lines = [f"{head}: {PATHS[path]}" + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
+             + f", {gk.num_warps} warps"]
     for n in gk.notes:
         lines.append(f"  note: {n.message}")
         lines += [f"  help: {h}" for h in n.help]

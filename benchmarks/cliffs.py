@@ -52,9 +52,9 @@ std::attention 128x256 at D = 128 on the attention pipeline with ONE K/V
 stage (serial: no copy/compute overlap; ptxas 352 spill bytes), expected
 well above 0.02x but below 128x128; `gemm_dot` and `linear+bias+relu` on the
 wgmma pipeline like `gemm` 128x128x64 (`mma_select.fold_dot_adds`,
-`g.AccLoad`); rows: softmax of 32,768 at 16 warps, no spills, layernorm
-[4, 4096] at 8 warps, no spills, [1, 32768] at 16 warps, 340 spill bytes
-(`lift.default_warps`); `attn_bias` on the attention pipeline (the bias
+`g.AccLoad`); rows as before at 4 warps (`TILEC_DEFAULT_WARPS=1`, opt-in:
+softmax of 32,768 at 16 warps, no spills, layernorm [4, 4096] at 8 warps, no
+spills, [1, 32768] at 16 warps, 340 spill bytes: `lift.default_warps`); `attn_bias` on the attention pipeline (the bias
 loaded by the consumers, ptxas 52 spill bytes); `attn_qscale` still
 mma.sync, with a note saying why (`why:` on its line); the GEMM tiles of 32
 and 16 rows and 128x512 on sm_80's cp.async ring (`sm80-pipeline`, was

@@ -1,4 +1,4 @@
-"""`lift.default_warps`: a kernel that names no warps gets more than 4 where its largest tile would give a thread
+"""`lift.default_warps` (opt-in, `TILEC_DEFAULT_WARPS=1`; these tests set it): a kernel that names no warps gets more than 4 where its largest tile would give a thread
 more than 64 elements (rows of 32,768 as one [1, 32768] tile spilled 864 bytes at 4 warps, none at 16:
 `benchmarks/cliffs.py`); kernels with a hint, an `mma`, `min_blocks`/`max_blocks`, a cluster or a walk keep theirs.
 The row kernels run in llsim at their new warps against the interpreter."""
@@ -12,6 +12,11 @@ from llsim import SimDevice
 import tilelang
 from tilelang import driver
 from tilelang.backend import lower_gpu
+
+@pytest.fixture(autouse=True)
+def _on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_DEFAULT_WARPS", "1")
+
 
 SOFTMAX = """
 HINT
@@ -86,3 +91,36 @@ def test_layernorm_rows_at_eight_warps_in_the_simulator() -> None:
     got = np.full_like(x, np.nan)
     SimDevice("sm_90a").run(k, (2,), [got, x, w, np.float32(1e-5)])
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_off_by_default_every_kernel_keeps_four_warps(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Off (the default since 2026-12-06 09:00): rows of 32,768 at 4 warps, as before; and p17_half_math's
+    [64, 1024] f32 kernel, which the switch gave 32 warps and 384 KB of shared memory on the GPU, compiles
+    for sm_90a within the GPU's 227 KB."""
+    from pathlib import Path
+
+    from tilelang.backend import compile_kernel
+
+    monkeypatch.setenv("TILEC_DEFAULT_WARPS", "0")
+    _src, k = _softmax(32768)
+    assert lower_gpu(k, "sm_90a").num_warps == 4
+    prog = Path(__file__).parent / "programs" / "independent" / "p17_half_math.tile"
+    for kern in driver.compile(prog.read_text(), "ir").output:
+        gk = lower_gpu(kern, "sm_90a")
+        assert gk.num_warps == kern.num_warps
+        ck = compile_kernel(kern, "sm_90a")
+        assert ck.abi.smem_bytes <= 227 * 1024, (kern.name, ck.abi.smem_bytes)
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+def test_an_autotune_config_of_warps_is_what_runs(warps: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The tuner applies a config by `hinted_fields` (a 4 leaves the kernel as it is): the kernel runs with the
+    config's warps, which the switch (on) overrode for a big tile (tests/api/test_ecosystem_gpu's 10 timings)."""
+    import dataclasses
+
+    from tilelang.tuner.space import hinted_fields
+
+    monkeypatch.setenv("TILEC_DEFAULT_WARPS", "0")
+    _src, k = _softmax(32768)
+    tuned = dataclasses.replace(k, **hinted_fields(k, {"num_warps": warps}))
+    assert lower_gpu(tuned, "sm_90a").num_warps == warps

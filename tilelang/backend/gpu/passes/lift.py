@@ -3,7 +3,8 @@
 The first pass of the pipeline. The body is shared unchanged; the kernel gets
 its target and the first unused value id, so later passes can add values.
 
-It also picks the warps of a kernel that names none (`default_warps`): 4, or
+With `TILEC_DEFAULT_WARPS=1` (opt-in, `default_warps_enabled`) it also picks the
+warps of a kernel that names none (`default_warps`): 4, or
 more where its largest tile would give a thread more than `ELEMS_PER_THREAD`
 elements, so that rows of 32,768 (a softmax written as one [1, 32768] tile,
 examples/softmax_wide.tile's form) do not spill: at 4 warps ptxas spilled 864
@@ -26,10 +27,20 @@ ELEMS_PER_THREAD = 64  # a thread's elements of the largest tile, at most, befor
 MAX_DEFAULT_WARPS = 32  # 1,024 threads: CUDA's block limit
 
 
+def default_warps_enabled() -> bool:
+    """`TILEC_DEFAULT_WARPS=1` (opt-in; unset or "0": off, every kernel at its hint or 4 as before): raise the
+    warps of big-tile kernels. Off by default since the GPU suite of 2026-12-06 09:00: it gave a [64, 1024] f32
+    kernel 32 warps whose code then needed 384 KB of shared memory (p17_half_math), and it overrode an
+    `#[autotune(num_warps = [4, ..])]` config of 4 (the tuner leaves a 4 as the kernel's default)."""
+    import os
+
+    return os.environ.get("TILEC_DEFAULT_WARPS", "0") not in ("", "0")
+
+
 def default_warps(kernel: ir.Kernel) -> int:
     """`kernel.num_warps`, raised for big tiles where the source leaves it to the backend (module doc)."""
     w = kernel.num_warps
-    if ("num_warps" in kernel.hints or kernel.min_blocks or kernel.max_blocks or kernel.cluster
+    if not default_warps_enabled() or ("num_warps" in kernel.hints or kernel.min_blocks or kernel.max_blocks or kernel.cluster
             or kernel.walk >= 0):
         return w
     biggest = 0

@@ -17,6 +17,6 @@
 #     card: e.g. a `div.rn` ptxas turned approximate, an f16 double rounding).
 # Prints one line a result.
 cd "$(dirname "$0")/.." || exit 1
-export PYTHONPATH=$PWD
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # (keeps the wheels the preamble put on it)
 timeout 57 python3 -W ignore benchmarks/kernel_diff.py 15 100000 --device --cluster --seconds 50 2>&1 | tail -4 | sed 's/^/kernel_diff gpu --cluster: /'
 timeout 57 python3 -W ignore benchmarks/kernel_diff.py 16 100000 --device --exact --wide --seconds 50 2>&1 | tail -4 | sed 's/^/kernel_diff gpu --exact: /'

@@ -22,15 +22,26 @@ from tilelang.syntax import ast
 # the hints `#[autotune]` may list, and the `ir.Kernel` field each sets
 HINT_FIELDS = {"num_warps": "num_warps", "stages": "num_stages", "max_blocks": "max_blocks"}
 HINTS = tuple(HINT_FIELDS)
+GIVEN_MATTERS = ("num_warps",)  # the hints a pass treats differently when given (`hinted_fields`)
 
 
-def hinted_fields(kir: object, hints: Mapping[str, int]) -> dict[str, int]:
-    """The kernel fields `hints` change on `kir` (empty: nothing changes)."""
-    out = {}
-    for name, value in hints.items():
-        f = HINT_FIELDS.get(name)
-        if f is not None and getattr(kir, f) != value:
-            out[f] = value
+def hinted_fields(kir: object, hints: Mapping[str, int]) -> dict[str, object]:
+    """The kernel fields `hints` change on `kir` (empty: nothing changes). A
+    `num_warps` the configuration gives counts as given (`ir.Kernel.hints`) even
+    where its value is the kernel's default: the backend reads a default
+    `num_warps` as its own to choose (the Hopper GEMM's consumer warpgroups,
+    sm_80's ring, the opt-in default warps) and a given one as the user's. (No
+    pass reads whether `stages` or `max_blocks` was given: their values say it.)"""
+    out: dict[str, object] = {}
+    given = [n for n in hints if n in HINT_FIELDS]
+    for name in given:
+        f = HINT_FIELDS[name]
+        if getattr(kir, f) != hints[name]:
+            out[f] = hints[name]
+    have = tuple(getattr(kir, "hints", ()))
+    marked = [n for n in given if n in GIVEN_MATTERS and n not in have]
+    if hasattr(kir, "hints") and marked:
+        out["hints"] = have + tuple(marked)
     return out
 
 

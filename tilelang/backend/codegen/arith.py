@@ -13,6 +13,7 @@ debug), each calling only what the parts below it define.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from tilelang.backend import f64math, fastmath
 from tilelang.backend.codegen.llvm_types import (
@@ -571,12 +572,7 @@ class ArithOps(EmitterCore):
         else:
             past = self.emit(f"icmp ugt i64 {back}, {x}")
         away = self.emit(f"or i1 {past}, {top}")
-        bits = self.emit(f"bitcast float {f} to i32")
-        dec = self.emit(f"sub i32 {bits}, 1")  # one step toward zero (sign-magnitude)
-        rz = self.emit(f"select i1 {away}, i32 {dec}, i32 {bits}")
-        odd = self.emit(f"or i32 {rz}, 1")
-        fin = self.emit(f"select i1 {inexact}, i32 {odd}, i32 {bits}")
-        return self.emit(f"bitcast i32 {fin} to float")
+        return odd_f32(self.emit, f, away, inexact)
 
     def f64_to_f32_odd(self, x: str) -> str:
         """f64 -> f32 rounded to odd (uses only `emit` and `fcall`: the host test
@@ -587,9 +583,16 @@ class ArithOps(EmitterCore):
         ab = self.fcall("fabs", "double", [back])
         ax = self.fcall("fabs", "double", [x])
         away = self.emit(f"fcmp ogt double {ab}, {ax}")
-        bits = self.emit(f"bitcast float {f} to i32")
-        dec = self.emit(f"sub i32 {bits}, 1")  # one step toward zero (sign-magnitude)
-        rz = self.emit(f"select i1 {away}, i32 {dec}, i32 {bits}")
-        odd = self.emit(f"or i32 {rz}, 1")
-        fin = self.emit(f"select i1 {inexact}, i32 {odd}, i32 {bits}")
-        return self.emit(f"bitcast i32 {fin} to float")
+        return odd_f32(self.emit, f, away, inexact)
+
+
+def odd_f32(emit: Callable[[str], str], f: str, away: str, inexact: str) -> str:
+    """The f32 `f` (the source rounded to nearest) made the source rounded to odd, by `emit` (an emitter's, or
+    the host test's): one step toward zero where `f` lies past the source (`away`), then the last bit set where it
+    was inexact. The tail of `int64_to_f32_odd` and `f64_to_f32_odd`."""
+    bits = emit(f"bitcast float {f} to i32")
+    dec = emit(f"sub i32 {bits}, 1")  # one step toward zero (sign-magnitude)
+    rz = emit(f"select i1 {away}, i32 {dec}, i32 {bits}")
+    odd = emit(f"or i32 {rz}, 1")
+    fin = emit(f"select i1 {inexact}, i32 {odd}, i32 {bits}")
+    return emit(f"bitcast i32 {fin} to float")

@@ -223,6 +223,10 @@ class CheckCx:
         # `z.store(v)`, `acc = v`, `return v`: `v` -> (the element type it goes into, why), for E0201's help
         # of a mix inside `v` (cast toward it)
         self.store_dtypes: dict[Any, tuple[Any, str]] = {}
+        # `atomic_add(&h, [i], v)` in a kernel: each element of its index -> the call, for E0203's help of a
+        # tile of indices (a scatter: one-hot sums, not one index made of them; round 15)
+        self.atomic_indexes: dict[Any, ast.Call] = {}
+        self.scatters: dict[Any, tuple[ast.Expr, Any]] = {}  # such a call -> its tile index and its type
 
     # ------------------------------------------------------------ the recursion entries
     def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:

@@ -23,6 +23,13 @@ applied by the letter and the fixed program checked against NumPy.
   was `y.partition([..]).store(tile, [i, ..])`; it now names the tile's
   shape, `y.partition([1, BD]).store(h, [t, 0])` (and the note names `y`,
   not `z`).
+- n06 `b.load_like(out).reshape([M, 1])` with `out` a [1, N] tile and b's
+  rows M long (Q^T b of a least-squares batch): E0208 at the launch, whose
+  help proposed `.reshape([4, 1])`, keeping 4 of b's 5 values. A reshape of
+  a `load_like` tile now says that `load_like` reads the other tile's shape
+  and reads `b` through a partition in that orientation, reshaped as
+  written (`b.partition([1, M]).load([block_id(0), block_id(1)])
+  .reshape([M, 1])`); also where the shapes are constants.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ HIST = "atomic_add(&h, [0], ((bins.reshape([B, 1]) == arange::<i32>(16).reshape(
 SEG = ("atomic_max(&top, [0], where(g.reshape([B, 1]) == arange::<i32>(8).reshape([1, 8]), s.reshape([B, 1]), "
        "f32::MIN).max(0))")
 MV = "dot(kt, v.partition([NW]).load([0]).reshape([NW, 1])).reshape([BI])"
+LIKE = "b.partition([1, M]).load([block_id(0), block_id(1)]).reshape([M, 1])"
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements)
 FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
@@ -50,6 +58,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "n04_dot_with_a_vector": (f"`{MV}`", [("dot(kt, v.partition([NW]).load([0]))", MV)]),
     "n05_store_a_row_by_index": ("`y.partition([1, BD]).store(h, [t, 0])`",
                                  [("y.store(h, [t, 0])", "y.partition([1, BD]).store(h, [t, 0])")]),
+    "n06_load_like_another_length": (f"`{LIKE}`", [("b.load_like(out).reshape([M, 1])", LIKE)]),
 }
 
 
@@ -107,8 +116,14 @@ def _n05(t: dict[str, np.ndarray], out: str) -> None:
     assert out == "[12, 40]\n"
 
 
+def _n06(t: dict[str, np.ndarray], out: str) -> None:
+    np.testing.assert_allclose(t["out"], np.einsum("kmn,km->kn", t["q"], t["b"]), rtol=1e-12, atol=1e-12)
+    assert out == "[6, 4]\n"
+
+
 CHECKS = {"n01_scatter_add_with_a_tile_index": _n01, "n02_segment_max_with_a_tile_index": _n02,
-          "n03_narrow_sum_cast_after": _n03, "n04_dot_with_a_vector": _n04, "n05_store_a_row_by_index": _n05}
+          "n03_narrow_sum_cast_after": _n03, "n04_dot_with_a_vector": _n04, "n05_store_a_row_by_index": _n05,
+          "n06_load_like_another_length": _n06}
 
 
 def test_the_old_helps_gave_wrong_values(tmp_path: Path) -> None:
@@ -158,3 +173,15 @@ def test_a_scatter_into_a_tensor_of_run_time_length_says_how_without_a_formula(t
     f.write_text(src.replace("h: &Tensor<i32, [16]>", "h: &Tensor<i32, [?]>"), encoding="utf-8")
     d = first_error(f)
     assert d.code == "E0203" and "one-hot tile, `examples/histogram.tile`" in d.help[0], d.help
+
+
+def test_a_constant_load_like_reshape_gets_the_partition_too(tmp_path: Path) -> None:
+    f = tmp_path / "c.tile"
+    f.write_text((DIR / "n06_load_like_another_length.tile").read_text(encoding="utf-8")
+                 .replace("<const M: i32, const N: i32>", "").replace("[?, M, N]", "[?, 5, 4]")
+                 .replace("[1, M, N]", "[1, 5, 4]").replace("[?, M]", "[?, 5]").replace("[M, N]", "[5, 4]").replace("[1, N]", "[1, 4]")
+                 .replace("[M, 1]", "[5, 1]").replace("qtb::<5, 4>", "qtb"), encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0208" and d.help == (
+        "`b.load_like(out)` reads a tile of `out`'s shape, [1, 4]; a tile of `b` with another length is read "
+        "through a partition: `b.partition([1, 5]).load([block_id(0), block_id(1)]).reshape([5, 1])`",), d.help

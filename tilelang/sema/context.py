@@ -209,7 +209,7 @@ class CheckCx:
         # calls between functions in device code: (caller, callee, call span)
         self.device_edges: list[tuple[str, str, Span]] = []
         # reshapes whose element counts are equal only for some generics
-        self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span]]] = {}
+        self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span, str | None]]] = {}  # (.., a load_like's help)
         # host `t.partition([n])` with a run-time `n`: dim index -> expression
         self.partition_deferred: dict[Any, dict[int, tuple[int, ast.Expr]]] = {}
         # `z.partition([_, 64])`: each `_` written as a whole dimension -> its

@@ -72,7 +72,7 @@ from tilelang.sema.types import (
     elem_of,
     shape_str,
 )
-from tilelang.sema.widen import mma_2d_help
+from tilelang.sema.widen import load_like_reshape_help, mma_2d_help
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -726,14 +726,15 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
         a, b = numel(ty.shape), numel(new)
         if a != b and not (a.is_const and b.is_const) and cx.fx.kernel_name is not None:
             # not decidable symbolically (`[B]` -> `[2, B / 2]`): checked per launch
-            tcx.kernel_reshapes.setdefault(cx.fx.kernel_name, []).append((ty.shape, new, cx.args[0].span))
+            tcx.kernel_reshapes.setdefault(cx.fx.kernel_name, []).append(
+                (ty.shape, new, cx.args[0].span, load_like_reshape_help(tcx, x, ty.shape, new)))
         elif a != b:
             return tcx.emit(tcx.err(T.RESHAPE_COUNT,
                                     f"cannot reshape {shape_str(ty.shape)} ({numel(ty.shape)} elements) into "
                                     f"{shape_str(new)} ({numel(new)} elements)", cx.args[0].span,
                                     "element counts differ")
                             .secondary(x.span, f"this is `{ty}`")
-                            .with_help(_reshape_count_help(a, new)))
+                            .with_help(load_like_reshape_help(tcx, x, ty.shape, new) or _reshape_count_help(a, new)))
         check_tile_limits(tcx, new, cx.args[0].span, cx.fx.kernel_name)
         return TileT(ty.dtype, new)
     t = deref(ty)

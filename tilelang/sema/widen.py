@@ -77,3 +77,24 @@ def mma_2d_help(tcx: Any, x: ast.Expr, t: Type, operand: str, cx: Any) -> str:
             return (f"drop the axes of size 1: `{snippet}.reshape({shape_str(tuple(rest))})` (the batch "
                     "index is the load's, not the matrix's); `mma` multiplies one 2-D matrix by another")
     return "reshape it to 2-D, e.g. `t.reshape([1, N])`"
+
+
+def load_like_reshape_help(tcx: Any, x: ast.Expr, before: tuple[Any, ...], new: tuple[Any, ...]) -> str | None:
+    """A reshape of `b.load_like(x)` that changes the element count (round 15: `b.load_like(x).reshape([1, M])`
+    with `x` a [1, N] tile, a right-hand side of another length): the count help proposed a reshape that
+    keeps x's N elements, dropping b's last ones. Where the loaded tile and the reshape each have one
+    dimension that is not 1, the tile of `b` is read through a partition in the loaded tile's orientation
+    (then reshaped as written)."""
+    if not (isinstance(x, ast.MethodCall) and x.method.name == "load_like" and len(x.args) == 1 and len(before) <= 3):
+        return None
+    b, like = tcx.snippet(x.receiver), tcx.snippet(x.args[0].value)
+    wide = [i for i, d in enumerate(before) if str(d) != "1"]
+    sizes = [d for d in new if str(d) != "1"]
+    if not b.isidentifier() or not like.isidentifier() or len(wide) != 1 or len(sizes) != 1:
+        return None
+    shape = tuple(sizes[0] if i == wide[0] else d for i, d in enumerate(before))
+    ids = ", ".join(f"block_id({i})" for i in range(len(shape)))
+    then = "" if shape_str(shape) == shape_str(new) else f".reshape({shape_str(new)})"
+    return (f"`{b}.load_like({like})` reads a tile of `{like}`'s shape, {shape_str(before)}; a tile of `{b}` "
+            f"with another length is read through a partition: `{b}.partition({shape_str(shape)})"
+            f".load([{ids}]){then}`")

@@ -14,6 +14,10 @@ user writes them.
 - A masked array of int32 ids (E0801): the help filled it with `0.0`, a
   float for integers; it now fills with the array's own kind (`0`), and
   the help followed runs.
+- A kernel named as one of the module's own attributes (`device`, `on`,
+  `kernels`): `mod.device(..)` was "'str' object is not callable", with
+  nothing to say where the kernel went; loading now warns with the
+  spelling that reaches it, `mod.kernels["device"]`.
 """
 
 from __future__ import annotations
@@ -125,3 +129,19 @@ def test_a_masked_array_of_ids_is_told_to_fill_with_an_integer(bf: tilelang.Modu
         tilelang.load(PROGRAMS / "m04_sinkhorn.tile").rows[16, 64](P(np.zeros(40, np.float32), [16]),
                                                                    np.ones((40, 48), np.float32), np.ones(48, np.float32),
                                                                    fm).sync()
+
+
+@pytest.mark.parametrize(("name", "table"), [("device", "kernels"), ("on", "kernels"), ("name", "functions")])
+def test_an_item_named_as_the_module_s_own_attribute_is_reached_by_its_table(name: str, table: str) -> None:
+    kernel = f"kernel fn {name}<const B: i32>(z: &mut Tensor<f32, [B]>) {{\n    z.store(z.load() + 1.0);\n}}\n"
+    host = (f"kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {{\n    z.store(z.load() + 1.0);\n}}\n"
+            f"fn {name}(z: &mut Tensor<f32, [?]>) {{\n    k(z.partition([4])).sync();\n}}\n")
+    with pytest.warns(UserWarning, match=rf'the {"kernel" if table == "kernels" else "host function"} `{name}` has the '
+                                         rf'name of the module\'s own `{name}`.*`mod\.{table}\["{name}"\]`'):
+        mod = tilelang.compile(kernel if table == "kernels" else host)
+    z = np.zeros(4, np.float32)
+    if table == "kernels":
+        mod.kernels[name](P(z, [4])).sync()
+    else:
+        mod.functions[name](z)
+    np.testing.assert_array_equal(z, np.ones(4, np.float32))

@@ -32,7 +32,7 @@ examples/ alone.
   merged, as E0510's help says for a 4-D partition (a grid has 3 axes).
 - m08: Q15 fixed point: an 8-tap FIR filter as products with Toeplitz
   matrices built from the taps by one-hot sums (the tile before a block's
-  own read at tile index -1 for the first: zeros), i32 and saturating i64
+  own read at tile index -1 for the first: `load_padded` with 0), i32 and saturating i64
   accumulators, rounding arithmetic shifts, a Q15 product where -1 * -1
   saturates.
 - m09: batched QR by modified Gram-Schmidt in f64 (one matrix near rank

@@ -64,6 +64,13 @@ below 1e-2. `gemm f32` (f32 inputs: scalar FMAs, no tensor cores; torch's
 SGEMM without TF32) is there for information. The path column ends with the
 kernel's warps (`16w`).
 
+Expected after hattn's changes (2026-12-06 09:49 session; the attention
+cases only, `--dry` paths here, speeds not measured): `attn_qscale` on the
+attention pipeline (Q scaled by the consumers in shared memory once it is
+in, `attention_qx`), near `attn_exp2`'s 0.92x or above (its loop has no
+multiply of the scores: one subtract and the exp2 an element), from 0.02x;
+err below 1e-2 (the values are the interpreter's).
+
 A case that crashes prints its error on its line and the run goes on.
 
 `--jobs N` compiles every case's kernel first in N processes (the device's

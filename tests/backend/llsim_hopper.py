@@ -419,4 +419,12 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
     if acc is not None:
         groups.append((reads, list(outs), False))
     flush()
+    if mem.unfenced is not None:  # the async proxy reads what a thread wrote only after that thread's fence
+        every = [a for rs, _, _ in groups for a in rs]
+        if every:
+            addr = np.concatenate(every)
+            w = mem.unfenced[addr]
+            if (w >= 0).any():
+                raise Race(f"a wgmma reads smem+{int(addr[np.argmax(w >= 0)])} that thread {int(w.max())} wrote "
+                           "with no fence.proxy.async after it")
     return out, groups

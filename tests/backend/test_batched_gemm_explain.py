@@ -1,21 +1,32 @@
 """A batched GEMM written the natural way, a tile of each 3-D tensor reshaped to a matrix in the loop
-(huser15, round 15): no pipeline takes it (mma.sync with no ring, on sm_90a and sm_80). The Hopper
-pipeline's note said "do the other work before or after the loop", which a batch's reshape cannot, and
-sm_80's cp.async ring said nothing. Both now say that they read tiles of 2-D tensors and how a batch
-takes them: stacked as one 2-D tensor with the batch in the tile index, which the help's form does, and
-which gives the 3-D form's values on the interpreter."""
+(huser15, round 15), took no pipeline: mma.sync with no ring, on sm_90a and sm_80. The Hopper pipeline's
+note said "do the other work before or after the loop", which a batch's reshape cannot, and sm_80's
+cp.async ring said nothing.
+
+Now sm_80's cp.async ring copies a batched operand (`CpAsyncTile` of a 3-D tensor: the batch's offset and
+bounds; `pipeline_sm80._batched`), on sm_80 and as sm_90a's fallback; llsim runs it against the
+interpreter across its edges (programs/bmm_ring.tile), and a mutation that drops the batch's offset fails
+it. The Hopper pipeline's note says it reads tiles of 2-D tensors and how a batch takes it (stacked as one
+2-D tensor with the batch in the tile index), which the help's form does, with the 3-D form's values."""
 
 from __future__ import annotations
 
 import io
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import tilelang.run as run
 from tilelang import driver
-from tilelang.backend import explain, lower_gpu
+from tilelang.backend import compile_kernel, explain, lower_gpu
 from tilelang.backend.facts import TensorFacts
+
+from llsim import sim_runtime_device
+
+RING = Path(__file__).parent / "programs" / "bmm_ring.tile"
 
 KERNEL3 = """
 kernel fn bmm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [1, BM, BN]>, a: &Tensor<f16, [?, ?, ?]>,
@@ -63,11 +74,14 @@ def _kernel(name: str, arch: str):  # type: ignore[no-untyped-def]
     return lower_gpu(k, arch, facts)
 
 
-@pytest.mark.parametrize(("arch", "path"), [("sm_90a", "the Hopper GEMM pipeline"), ("sm_80", "the cp.async ring")])
-def test_the_batched_operand_s_note_says_how_a_batch_takes_the_pipeline(arch: str, path: str) -> None:
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_the_batched_operand_takes_sm80_s_ring_and_hopper_s_note_says_how_to_take_wgmma(arch: str) -> None:
     gk = _kernel("bmm", arch)
-    assert explain.path_of(gk) == "mma.sync"
-    note = next(n for n in gk.notes if n.message.startswith(path))
+    assert explain.path_of(gk) == "sm80-pipeline"
+    if arch == "sm_80":
+        assert not gk.notes
+        return
+    note = next(n for n in gk.notes if n.message.startswith("the Hopper GEMM pipeline"))
     assert "a tile of the 3-D tensor `a` reshaped to a matrix" in note.message, note.message
     assert "the batch in the tile index, `p.load([b * (M / BM) + i, k])`" in note.help[0], note.help
     line = (KERNEL3 + KERNEL2 + MAIN)[:note.labels[0].span.start].count("\n") + 1
@@ -86,3 +100,51 @@ def test_the_help_s_stacked_form_takes_the_pipeline_and_gives_the_same_values(ar
     np.testing.assert_array_equal(t["c2"].reshape(3, 128, 64), t["c3"])
     want = np.einsum("bmk,bkn->bmn", t["a"].astype(np.float64), t["b"].astype(np.float64))
     np.testing.assert_allclose(t["c3"], want, rtol=1e-4, atol=1e-4)
+
+
+def _tensors(arch: str | None, monkeypatch: pytest.MonkeyPatch) -> dict[str, np.ndarray]:
+    if arch is not None:
+        monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device(arch, lambda s: out.write(s)))
+    ex = run.execute(str(RING), "cpu" if arch is None else "gpu", out=io.StringIO())
+    return {k: np.asarray(v.numpy()) for k, v in ex.main_locals.items() if hasattr(v, "numpy")}
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_ring_s_batched_gemms_match_the_interpreter_at_every_edge(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    ks = {k.name: k for k in driver.compile(RING.read_text(encoding="utf-8"), "ir").output}
+    for name in ("bmm", "bmm_nt"):
+        facts = {p.name: TensorFacts(True, (True,) * p.rank) for p in ks[name].params if hasattr(p, "rank")}
+        assert explain.path_of(lower_gpu(ks[name], arch, facts)) == "sm80-pipeline", name
+    want = _tensors(None, monkeypatch)
+    a, b = want["a"].astype(np.float64), want["b"].astype(np.float64)
+    np.testing.assert_allclose(want["c"], a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(want["c2"], want["a2"].astype(np.float64) @ want["bt"].astype(np.float64)
+                               .transpose(0, 2, 1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(want["c3"][:3], want["c"])
+    assert (want["c3"][3] == 0).all()                       # the batch past a's end: zeros, not the 7s
+    got = _tensors(arch, monkeypatch)
+    for k in ("c", "c2", "c3"):
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-5, err_msg=k)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_ring_s_batched_gemms_assemble(arch: str, tmp_path: Path) -> None:
+    for k in driver.compile(RING.read_text(encoding="utf-8"), "ir").output:
+        facts = {p.name: TensorFacts(True, (True,) * p.rank) for p in k.params if hasattr(p, "rank")}
+        f = tmp_path / f"{k.name}.ptx"
+        f.write_text(compile_kernel(k, arch, facts).ptx, encoding="utf-8")
+        r = subprocess.run(["ptxas", "-arch", arch, "-o", str(tmp_path / "k.o"), str(f)], capture_output=True,
+                           text=True)
+        assert r.returncode == 0, (k.name, r.stderr)
+
+
+@pytest.mark.gpu
+def test_the_ring_s_batched_gemms_match_the_interpreter_on_the_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    want = _tensors(None, monkeypatch)
+    ex = run.execute(str(RING), "gpu", out=io.StringIO())
+    assert ex.device.kind == "gpu"
+    got = {k: np.asarray(v.numpy()) for k, v in ex.main_locals.items() if hasattr(v, "numpy")}
+    for k in ("c", "c2", "c3"):
+        np.testing.assert_allclose(got[k], want[k], rtol=2e-3, atol=2e-3, err_msg=k)
+    assert (got["c3"][3] == 0).all()

@@ -93,7 +93,7 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     cpr = cols // 8
     total = rows * cpr
     info = em.tensors[op.tensor]
-    r0, c0 = (em.scalar(v) for v in op.coords)
+    *lead, r0, c0 = (em.scalar(v) for v in op.coords)  # `lead`: a 3-D tensor's matrix (a batched operand)
     base = _stage_base(em, _off(em, op.dst), em.scalar(op.stage), rows * cols * 2)
     if op.vector:
         em.declare("declare void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)")
@@ -106,7 +106,10 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
         # 0 bytes from the tensor's base.
         st = em.tensor_strides(info)
         r64, c64 = (em.emit(f"sext i32 {x} to i64") for x in (r0, c0))
-        first = em.emit(f"add i64 {em.emit(f'mul i64 {r64}, {st[0]}')}, {c64}")
+        first = em.emit(f"add i64 {em.emit(f'mul i64 {r64}, {st[-2]}')}, {c64}")
+        for x, stride in zip(lead, st, strict=False):
+            x64 = em.emit(f"sext i32 {x} to i64")
+            first = em.emit(f"add i64 {first}, {em.emit(f'mul i64 {x64}, {stride}')}")
         tile_ptr = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {info.base}, i64 {first}")
 
     def copy(chunk: str, tail: bool, c: int | None = None) -> None:
@@ -125,8 +128,8 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
         col = em.emit(f"add i32 {c0}, {em.emit(f'shl i32 {cc}, 3')}")
         dst = _chunk_addr(em, base, r, cc, cols)
         if op.vector:
-            ok = em.in_bounds(info, [row, col])
-            r_off = em.emit(f"mul i64 {em.emit(f'zext i32 {r} to i64')}, {st[0]}")
+            ok = em.in_bounds(info, [*lead, row, col])
+            r_off = em.emit(f"mul i64 {em.emit(f'zext i32 {r} to i64')}, {st[-2]}")
             c_off = em.emit(f"zext i32 {em.emit(f'shl i32 {cc}, 3')} to i64")
             local = em.emit(f"add i64 {r_off}, {c_off}")
             at = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {tile_ptr}, i64 {local}")
@@ -135,7 +138,7 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
             em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
                     f"ptr addrspace(1) {src}, i32 {size})")
         else:
-            em.stmt(f"store <8 x i16> {_elements(em, info, row, col)}, ptr addrspace(3) {dst}, align 16")
+            em.stmt(f"store <8 x i16> {_elements(em, info, row, col, lead)}, ptr addrspace(3) {dst}, align 16")
         if after is not None:
             em.br(after)
             em.label(after)
@@ -153,18 +156,18 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     em.counted_loop(0, steps, [], body)
 
 
-def _elements(em: Any, info: Any, row: str, col: str) -> str:
-    """<8 x i16>: the 16-bit values at (row, col .. col + 7), zero outside the
-    tensor (each load masked: an outside element reads element (0, 0))."""
+def _elements(em: Any, info: Any, row: str, col: str, lead: list[str]) -> str:
+    """<8 x i16>: the 16-bit values at (row, col .. col + 7) (of matrix `lead` of
+    a 3-D tensor), zero outside the tensor (each load masked: an outside
+    element reads element (0, 0))."""
     mt = em.mty(info)
     meta = ", !invariant.load !0" if info.readonly else ""
     vec = "zeroinitializer"
     for j in range(8):
         cj = col if j == 0 else em.emit(f"add i32 {col}, {j}")
-        ok = em.in_bounds(info, [row, cj])
-        sr = em.emit(f"select i1 {ok}, i32 {row}, i32 0")
-        sc = em.emit(f"select i1 {ok}, i32 {cj}, i32 0")
-        v = em.emit(f"load {mt}, ptr addrspace(1) {em.address(info, [sr, sc])}, align {em.msize(info)}{meta}")
+        ok = em.in_bounds(info, [*lead, row, cj])
+        at = [em.emit(f"select i1 {ok}, i32 {x}, i32 0") for x in (*lead, row, cj)]
+        v = em.emit(f"load {mt}, ptr addrspace(1) {em.address(info, at)}, align {em.msize(info)}{meta}")
         if mt == "float":  # a bf16 tensor held as f32 values: round to bf16 bits
             v = em.emit(f"bitcast bfloat {em.emit(f'fptrunc float {v} to bfloat')} to i16")
         else:

@@ -476,7 +476,8 @@ class WgmmaWait:
 class CpAsyncTile:
     """Every thread issues its 16-byte `cp.async.cg` copies of the [rows, cols]
     tile of 2-D tensor `tensor` at element offsets `coords` (row, col; i32
-    scalars) into stage `stage` of shared ring `dst` (in its `SmemTile`
+    scalars; a 3-D tensor's matrix first: (batch, row, col), a batched GEMM's
+    operand) into stage `stage` of shared ring `dst` (in its `SmemTile`
     layout). Chunks past the tensor's edge are zero-filled (the interpreter's
     edge rule for loads without padding). The copies join the thread's next
     `CpAsyncCommit` group. `vector` False: the tile's rows are not whole
@@ -484,7 +485,7 @@ class CpAsyncTile:
     (masked) and stored to shared memory synchronously instead."""
 
     tensor: str
-    coords: tuple[ir.Value, ir.Value]
+    coords: tuple[ir.Value, ...]
     dst: ir.Value
     stage: ir.Value
     vector: bool = True

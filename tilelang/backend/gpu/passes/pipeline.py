@@ -275,14 +275,14 @@ def batched_operand(op: object, defs: dict[int, object], k: g.GpuKernel) -> _Ref
     """The refusal of a batched GEMM's operand, a tile of a 3-D tensor reshaped to a matrix (round 15: its
     help was "do the other work before or after the loop", which a batch's reshape cannot): the pipeline
     reads 2-D tensors, and a batch stacked as one (the batch in the tile index) takes it. sm_80's
-    cp.async ring (`pipeline_sm80`) says the same."""
+    cp.async ring (`pipeline_sm80._batched`) takes the batched form, on sm_90a as the fallback."""
     if not isinstance(op, ir.Reshape) or len(op.result.shape) != 2:
         return None
     load = defs.get(op.x.id)
     if not isinstance(load, ir.Load) or k.tensor(load.tensor).rank != 3 or load.result.shape[0] != 1:
         return None
     return (op.span, f"an operand is a tile of the 3-D tensor `{load.tensor}` reshaped to a matrix; the pipeline "
-            "reads tiles of 2-D tensors",
+            "reads tiles of 2-D tensors (sm_80's cp.async ring takes it)",
             "stack the batch as a 2-D tensor (`[B * M, K]`: `x.reshape([..])` on the host, a view in NumPy) and put "
             "the batch in the tile index, `p.load([b * (M / BM) + i, k])`, where M and K are multiples of the "
             "tiles (a tile must not reach into the next matrix)")

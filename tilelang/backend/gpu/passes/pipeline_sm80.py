@@ -69,7 +69,6 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import MmaTile, SmemTile
 from .context import Fresh, PassContext
-from .pipeline import batched_operand
 from .rewrite import substitute, uses
 
 def fallback_enabled() -> bool:
@@ -140,9 +139,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
         if isinstance(o, g.DotOp):
             dots.append(o)
         elif not ((isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o)))
-                  or isinstance(o, ir.Load | ir.Permute)):
-            if (batched := batched_operand(o, defs, k)) is not None:
-                ctx.refuse("the cp.async ring", *batched)
+                  or isinstance(o, ir.Load | ir.Permute) or _batched(o, defs, k) is not None):
             return None
     if len(dots) != 1:
         return None
@@ -153,7 +150,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     count = uses(body)
     if count.get(acc.id) != 1 or count.get(dot.result.id) != 1:
         return None
-    a = defs.get(dot.a.id)
+    a = _unbatched(defs.get(dot.a.id), defs, k, count)
     b = defs.get(dot.b.id)
     b_nk = False
     if isinstance(b, ir.Permute):
@@ -161,16 +158,17 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
             return None
         b_nk = True
         b = defs.get(b.x.id)
+    b = _unbatched(b, defs, k, count)
     if not isinstance(a, ir.Load) or not isinstance(b, ir.Load):
         return None
     for ld in (a, b):
         t = k.tensor(ld.tensor)
-        if (ld.mask is not None or ld.padding is not None or t.rank != 2 or t.dtype not in (DType.F16, DType.BF16)
-                or count.get(ld.result.id) != 1):
+        if (ld.mask is not None or ld.padding is not None or t.rank != len(ld.result.shape)
+                or t.rank not in (2, 3) or t.dtype not in (DType.F16, DType.BF16) or count.get(ld.result.id) != 1):
             return None
     if a.result.dtype is not b.result.dtype or dot.acc.dtype is not DType.F32:
         return None
-    M, K = a.result.shape
+    M, K = a.result.shape[-2:]
     N = dot.b.shape[1]
     if M % 16 or N % 16 or K % 16:
         return None
@@ -190,9 +188,28 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     return _Plan(op, dot, a, b, b_nk, grid, stages, vector, warps)  # type: ignore[arg-type]
 
 
+def _batched(o: object, defs: dict[int, object], k: g.GpuKernel) -> ir.Load | None:
+    """The load of a batched operand, `p.load([b, i, k]).reshape([BM, BK])` of a 3-D tensor (round 15: a
+    batched GEMM took no pipeline), or None."""
+    if not isinstance(o, ir.Reshape) or len(o.result.shape) != 2:
+        return None
+    ld = defs.get(o.x.id)
+    if not isinstance(ld, ir.Load) or k.tensor(ld.tensor).rank != 3 or ld.result.shape[0] != 1:
+        return None
+    return ld
+
+
+def _unbatched(o: object, defs: dict[int, object], k: g.GpuKernel, count: dict[int, int]) -> object:
+    """An operand's load: `o` itself, or the 3-D load a batched operand's reshape reads (used once)."""
+    ld = _batched(o, defs, k)
+    if ld is None:
+        return o
+    return ld if count.get(o.result.id) == 1 else None  # type: ignore[union-attr]
+
+
 def _ring_bytes(p: _Plan) -> int:
     """Bytes of one stage of both operands' rings."""
-    M, K = p.a.result.shape
+    M, K = p.a.result.shape[-2:]
     return (M * K + K * p.dot.b.shape[1]) * 2
 
 
@@ -239,8 +256,8 @@ def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object]) -> bool:
     """Every 16-byte chunk of the tile's rows is one aligned chunk of the tensor,
     wholly inside or wholly outside it: cp.async can copy it (zero-filled outside)."""
     f = ctx.fact(ld.tensor)
-    return (f.aligned16 and not f.bf16_f32 and len(f.dims_div16) == 2 and f.dims_div16[1]
-            and _multiple(ld.offsets[1], defs) % 8 == 0)
+    return (f.aligned16 and not f.bf16_f32 and len(f.dims_div16) == len(ld.offsets) and f.dims_div16[-1]
+            and _multiple(ld.offsets[-1], defs) % 8 == 0)
 
 
 def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
@@ -302,7 +319,7 @@ class _Rewriter:
         out: list[object] = []
         loop, S = p.loop, p.stages
         iv, acc = loop.body.args
-        M, K = p.a.result.shape
+        M, K = p.a.result.shape[-2:]
         N = p.dot.b.shape[1]
         dt = p.a.result.dtype
         sa = self.fresh.value(dt, (S, M, K), "sA")

@@ -23,6 +23,9 @@ class PassContext:
     arch: str = "sm_80"
     facts: dict[str, TensorFacts] = field(default_factory=dict)
     notes: list[Diagnostic] = field(default_factory=list)
+    # > 0: the most warps `lift.default_warps` may raise a kernel to (`backend.lower_gpu` lowers again with
+    # fewer where the raised count's code does not fit shared memory or the register budget)
+    max_warps: int = 0
 
     def refuse(self, path: str, span: Span, why: str, help: str = "") -> None:
         """Note that `path` (e.g. "the Hopper attention pipeline") refused the loop at `span` because `why`

@@ -125,10 +125,11 @@ def launch_facts(case: Case, kir: Any) -> dict[str, TensorFacts]:
 
 def path_of(gk: Any) -> str:
     """The path a lowered kernel takes (`tilelang.backend.explain.path_of`: attention-pipeline,
-    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic)."""
+    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic), its warps and, for a pipeline, its stages."""
     from tilelang.backend import explain as ex
 
-    return ex.path_of(gk)
+    p = ex.path_of(gk)
+    return f"{p} {gk.num_warps}w" + (f" {gk.num_stages}s" if "pipeline" in p else "")
 
 
 def ptx_marks(ptx: str) -> str:
@@ -165,7 +166,7 @@ def dry(cases: list[Case], ptx: bool) -> None:
             kir = kernel_ir(c)
             facts = launch_facts(c, kir)
             gk = lower_gpu(kir, "sm_90a", facts)
-            path = path_of(gk) + f" {gk.num_warps}w"
+            path = path_of(gk)
             marks = ""
             if ptx:
                 code = compile_kernel(kir, "sm_90a", facts).ptx
@@ -324,7 +325,7 @@ def run_case(c: Case, reps: int) -> str:
     def compile_spy(*a: Any, **k: Any) -> Any:
         ck = real_compile(*a, **k)
         gk = kernels[-1] if kernels else None
-        seen.append((f"{path_of(gk)} {gk.num_warps}w" if gk is not None else "?", ptx_marks(ck.ptx),
+        seen.append((path_of(gk) if gk is not None else "?", ptx_marks(ck.ptx),
                      explain(gk) if gk is not None else ""))
         return ck
 

@@ -435,7 +435,9 @@ class HopperOps:
 
         The staging area reuses the operand ring (dead once every consumer has
         waited for its last wgmma: a barrier of all consumers comes first), or
-        scratch space after the buffers when the ring is too small."""
+        scratch space after the buffers when the ring is too small or still
+        live (`GpuKernel.stage_apart`: an N-part of the tile before the last,
+        while the producer fills the ring for the next)."""
         info = self.tensors[op.tensor]  # type: ignore[attr-defined]
         dt = info.param.dtype
         mt, es = self.mty(info), self.msize(info)  # type: ignore[attr-defined]
@@ -445,7 +447,7 @@ class HopperOps:
         area = rows * pitch
         total = lay.warpgroups * area
         ring = self.ring_bytes()
-        if total <= ring:
+        if total <= ring and op.value.id not in self.k.stage_apart:  # type: ignore[attr-defined]
             base0 = 0
         else:
             self.need_smem(total, op.span)  # type: ignore[attr-defined]

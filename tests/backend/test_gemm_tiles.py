@@ -3,6 +3,11 @@
 The ring's depth: 4 stages, or up to 8 where a stage is small (`pipeline.RING_BYTES` in flight): 128x128x32
 ran 0.61x cuBLAS and 64x64x64 0.35x at 4 (H100); a deep ring wraps in llsim.
 
+`#[hints(min_blocks = B)]` on a Hopper GEMM: B CTAs an SM (`HopperPlan.blocks`: entry registers and
+`.minnctapersm` for B, the ring in the SM's shared memory over B), fewer where B do not fit, with a note; it
+was ignored (every GEMM ran one CTA an SM, call 11). A `stages` hint that does not fit runs what fits, with a
+note (it took sm_80's ring: 128x256x64 at stages = 6 ran 0.06x cuBLAS).
+
 A GEMM tile wider than one wgmma (N > 256) on the Hopper pipeline, in column parts (`HopperPlan.parts`):
 the CTA runs the K loop once a part of at most 256 columns, the producer filling the ring for the next part
 while the consumers store the last one (staged after the ring, `GpuKernel.stage_apart`). Before 2026-12-06
@@ -113,9 +118,9 @@ def test_switched_off_a_wide_tile_takes_sm80s_ring(monkeypatch) -> None:  # type
     assert explain.path_of(lower_gpu(k, "sm_90a", facts)) == "sm80-pipeline"
 
 
-def _lowered(bm: int, bn: int, bk: int, stages: int | None = None):  # type: ignore[no-untyped-def]
+def _lowered(bm: int, bn: int, bk: int, stages: int | None = None, blocks: int = 0):  # type: ignore[no-untyped-def]
     cfg = GemmConfig(bm, bn, bk, stages=stages)
-    src = cfg.source() + (f"\nfn main() {{ let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
+    src = _with_blocks(cfg.source(), blocks) + (f"\nfn main() {{ let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
                           f" let mut o = zeros::<f16>([8, 8]); gemm::<{bm}, {bn}, {bk}>(o.partition([{bm}, {bn}]), &a, &b).sync(); }}\n")
     k = driver.compile(src, "ir").output[0]
     return lower_gpu(k, "sm_90a", _facts(a=(4096, 4096), b=(4096, 4096), c=(4096, 4096)))
@@ -136,6 +141,62 @@ def test_the_rings_depth_follows_the_stages_size(tile: tuple[int, int, int], sta
 
 def test_a_stages_hint_is_kept() -> None:
     assert _lowered(128, 128, 32, stages=3).num_stages == 3
+
+
+def test_a_stages_hint_that_does_not_fit_runs_what_fits() -> None:
+    from tilelang.backend import explain
+
+    gk = _lowered(128, 256, 64, stages=6)  # 6 x 48 KB
+    assert explain.path_of(gk) == "wgmma-pipeline" and gk.num_stages == 4
+    assert any("asks for 6 stages" in n.message and "runs 4" in n.message for n in gk.notes), gk.notes
+
+
+def _with_blocks(src: str, blocks: int) -> str:
+    if not blocks:
+        return src
+    if src.startswith("#[hints("):
+        return src.replace("#[hints(", f"#[hints(min_blocks = {blocks}, ", 1)
+    return f"#[hints(min_blocks = {blocks})]\n" + src
+
+
+def _ws(gk):  # type: ignore[no-untyped-def]
+    from tilelang.backend.gpu import nodes as g
+
+    return next(op for op in g.walk(gk.body) if isinstance(op, g.WarpSpecialize))
+
+
+@pytest.mark.parametrize(("tile", "blocks", "got", "stages", "consumer_regs"), [
+    ((128, 128, 64), 0, 1, 4, 240),  # unhinted: the SM to itself
+    ((128, 128, 64), 2, 2, 3, 216),  # entry 128 registers a thread; 3 x 32 KB stages each
+    ((64, 64, 64), 4, 4, 3, 88),
+    ((128, 128, 32), 2, 2, 7, 216),
+    ((128, 256, 64), 2, 1, 4, 232),  # two consumer warpgroups of 128 accumulator registers: one CTA only
+])
+def test_min_blocks_budgets_the_registers_and_the_ring(tile, blocks: int, got: int, stages: int,  # type: ignore[no-untyped-def]
+                                                      consumer_regs: int) -> None:
+    from tilelang.backend.llvm import emit_llvm_text
+
+    gk = _lowered(*tile, blocks=blocks)
+    ws = _ws(gk)
+    assert (ws.blocks, gk.num_stages, ws.roles[1].regs) == (got, stages, consumer_regs)
+    assert gk.smem_bytes * got + 1024 * got <= 228 * 1024
+    assert f'"nvvm.minctasm"="{got}"' in emit_llvm_text(gk, gk.facts)[0]
+    assert any(f"min_blocks = {blocks}" in n.message for n in gk.notes) == (0 < got < blocks)
+
+
+def test_four_ctas_an_sm_in_the_simulator() -> None:
+    """64x64x64 with `min_blocks = 4`: 3 stages, 7 k-tiles (the ring wraps twice), edges in M and N."""
+    cfg = GemmConfig(64, 64, 64, out="f32")
+    src = _with_blocks(cfg.source(), 4) + ("\nfn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
+                                           " let mut o = zeros::<f32>([8, 8]); gemm::<64, 64, 64>(o.partition([64, 64]), &a, &b).sync(); }\n")
+    k = driver.compile(src, "ir").output[0]
+    M, N, K = 100, 112, 7 * 64 - 16  # B by TMA (a copy producer needs more registers: 2 CTAs)
+    a, b, c = cfg.inputs(M, N, K, 5)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert (_ws(gk).blocks, gk.num_stages) == (4, 3)
+    SimDevice("sm_90a").run(k, (2, 2), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 5)
 
 
 def test_a_deep_ring_wraps_in_the_simulator() -> None:

@@ -265,7 +265,8 @@ class HopperOps:
 
     # -- warp roles ----------------------------------------------------------------
     def warp_specialize(self, op: g.WarpSpecialize) -> None:
-        self.fn_attrs.append('"nvvm.minctasm"="1"')  # type: ignore[attr-defined]  # setmaxnreg needs a known budget
+        # setmaxnreg needs a known budget: the entry registers of `op.blocks` CTAs an SM
+        self.fn_attrs.append(f'"nvvm.minctasm"="{op.blocks}"')  # type: ignore[attr-defined]
         warp = self.emit("lshr i32 %tid, 5")  # type: ignore[attr-defined]
         done = self.new_label("roles_done")  # type: ignore[attr-defined]
         first = 0

@@ -558,6 +558,7 @@ class WarpSpecialize:
 
     roles: tuple[Role, ...]
     span: Span = DUMMY_SPAN
+    blocks: int = 1  # CTAs an SM the roles' registers are budgeted for (`.minnctapersm`)
 
 
 @frozen

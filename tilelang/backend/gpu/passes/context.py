@@ -37,6 +37,14 @@ class PassContext:
         if all(n.message != d.message for n in self.notes):
             self.notes.append(d)
 
+    def note(self, span: Span, message: str, help: str = "") -> None:
+        """A note on what a pass chose instead of what a hint asked (each once), shown where `refuse`'s are."""
+        d = Diagnostic("", message, severity=Severity.NOTE).primary(span)
+        if help:
+            d = d.with_help(help)
+        if all(n.message != d.message for n in self.notes):
+            self.notes.append(d)
+
     @property
     def sm(self) -> int:
         return int(self.arch[3:5])

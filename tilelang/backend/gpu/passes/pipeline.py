@@ -63,17 +63,18 @@ RING_BYTES = 128 * 1024
 MAX_STAGES = 8  # unhinted (a 64x64x32 tile's 8 KB stages: 8, not 16)
 MAX_ACC_REGS = 128
 PRODUCER_REGS = 40
+ACC_HEADROOM = 40  # a consumer thread's registers besides its accumulator (addresses, descriptors, the loop)
 COPY_PRODUCER_REGS = 96
 
 
-def role_registers(consumers: int, producer: int) -> int:
+def role_registers(consumers: int, producer: int, blocks: int = 1) -> int:
     """The consumers' setmaxnreg target. Every warp starts with the kernel's
-    entry budget E (64K registers over the CTA's threads, a multiple of 8);
-    `setmaxnreg.inc` blocks until the registers are free, so the consumers may
-    only grow by what the producer gives back: C * (R - E) <= E - P. (Asking
+    entry budget E (64K registers over the threads of `blocks` CTAs, a multiple
+    of 8); `setmaxnreg.inc` blocks until the registers are free, so the consumers
+    may only grow by what the producer gives back: C * (R - E) <= E - P. (Asking
     for the CTA's whole 64K instead hangs when E * threads < 64K.)"""
     threads = 128 * (consumers + 1)
-    entry = min(248, 65536 // threads // 8 * 8)
+    entry = min(248, 65536 // (threads * blocks) // 8 * 8)
     return min(240, (entry + (entry - producer) // consumers) // 8 * 8)
 
 
@@ -125,6 +126,9 @@ class HopperPlan:
     # > 1: the tile's N is more than one wgmma takes (256): the CTA computes it in this many column parts of
     # `N` each, one after the other (the K loop once a part, A loaded again; `b` is one part's operand)
     parts: int = 1
+    # CTAs an SM (`#[hints(min_blocks = B)]`): registers and the ring budgeted for B, so that one CTA's prologue
+    # and epilogue overlap another's loop (1: the CTA has the SM to itself)
+    blocks: int = 1
 
     @property
     def M(self) -> int:
@@ -279,14 +283,48 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     stage_bytes = oa.nbytes + ob.nbytes
     # the parts before the last stage their stores after the ring (`store_wgmma`: the ring is still live)
     staging = _staging_bytes(epilogue, k, M, N, ctx) if H > 1 else 0
-    fit = (SMEM_LIMIT - 1024 - staging) // stage_bytes
+    producer = PRODUCER_REGS if oa.tma and ob.tma else COPY_PRODUCER_REGS
+    B = _blocks(k, C, producer, M // C * N // 128, stage_bytes, staging, span, ctx)
+    fit = (_smem_budget(B) - 1024 - staging) // stage_bytes
     S = k.num_stages if "stages" in hinted else min(fit, MAX_STAGES, max(4, RING_BYTES // stage_bytes))
-    if S < 2 or S > fit:
+    if S > fit >= 2:  # a `stages` hint that does not fit: what fits, not another path 16x slower
+        ctx.note(loop.span, f"the `stages` hint asks for {S} stages of {stage_bytes} bytes; {fit} fit in the "
+                 f"{_smem_budget(B)} bytes of shared memory a CTA has here: the Hopper GEMM pipeline runs {fit}",
+                 f"`stages = {fit}`")
+        S = fit
+    if S < 2:
         return (loop.span, f"a stage of A and B takes {stage_bytes} bytes of shared memory"
                 + (f" (and the epilogue's staging {staging})" if staging else "")
-                + f": {fit} stages fit in {SMEM_LIMIT} bytes, the pipeline needs 2 (asked: {S})",
+                + f": {fit} stages fit in {_smem_budget(B)} bytes, the pipeline needs 2 (asked: {S})",
                 "a smaller BK, BM or BN")
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H)
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B)
+
+
+SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver reserves 1 KB a CTA of it
+
+
+def _smem_budget(blocks: int) -> int:
+    """Shared memory one CTA may take with `blocks` CTAs an SM."""
+    return min(SMEM_LIMIT, SMEM_PER_SM // blocks - 1024)
+
+
+def _blocks(k: g.GpuKernel, C: int, producer: int, acc_regs: int, stage_bytes: int, staging: int, span: Any,
+            ctx: PassContext) -> int:
+    """CTAs an SM: `min_blocks` where given, fewer where their registers or two stages each do not fit (with a
+    note), else 1. A consumer thread needs its accumulator and ~40 registers more (`ACC_HEADROOM`)."""
+    want = k.source.min_blocks
+    if want <= 1:
+        return 1
+    threads = 128 * (C + 1)
+    B = min(want, 2048 // threads)
+    while B > 1 and (role_registers(C, producer, B) < acc_regs + ACC_HEADROOM
+                     or (_smem_budget(B) - 1024 - staging) // stage_bytes < 2):
+        B -= 1
+    if B < want:
+        ctx.note(span, f"`min_blocks = {want}`: {B} CTA{'s' if B > 1 else ''} of this GEMM fit an SM "
+                 f"({threads} threads, an accumulator of {acc_regs} registers a thread, {stage_bytes} bytes a "
+                 "stage, two stages at least)", "a smaller tile, or fewer blocks")
+    return B
 
 
 def parts_enabled() -> bool:
@@ -681,12 +719,12 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 
     # register copies keep many loads in flight: more registers for the producer
     producer_regs = PRODUCER_REGS if not copies else COPY_PRODUCER_REGS
-    consumer_regs = role_registers(C, producer_regs)
+    consumer_regs = role_registers(C, producer_regs, p.blocks)
     ws = g.WarpSpecialize((
         g.Role("producer", 4, producer_regs, ir.Region((), tuple(producer_ops)),  # type: ignore[arg-type]
                single=not copies),
         g.Role("consumer", 4 * C, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
-    ), loop.span)
+    ), loop.span, p.blocks)
 
     # the kernel: what came before the loop, the buffers, the roles
     ops = list(k.body.ops)

@@ -1,5 +1,6 @@
 """Attention forward and decode: `std::attention` against PyTorch's
-`scaled_dot_product_attention` (and `flash_attn` when it is installed), in
+`scaled_dot_product_attention` (and `flash_attn` when it is installed, and a
+Triton flash-attention forward, `triton_attention.py`, when Triton is), in
 one run, on PyTorch tensors.
 
     python benchmarks/attention.py                 # the issue's shapes (GPU)
@@ -56,6 +57,13 @@ try:  # optional peer
     from flash_attn import flash_attn_func, flash_attn_with_kvcache  # type: ignore[import-not-found]
 except Exception:
     flash_attn_func = flash_attn_with_kvcache = None
+
+try:  # optional peer: a Triton flash-attention forward written as a Triton user would (benchmarks/triton_attention.py)
+    if os.environ.get("ATTN_TRITON", "1") == "0":  # (its autotuning costs ~1 min of compiles a run)
+        raise ImportError("ATTN_TRITON=0")
+    import triton_attention  # noqa: E402
+except Exception:
+    triton_attention = None
 
 
 def blocks(d: int, dev: str) -> tuple[int, int]:
@@ -157,6 +165,12 @@ def bench_prefill(dtype: str, d: int, causal: bool, s: int, tokens: int, reps: i
         qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, k, v))
         t_fa = time_ms(lambda: flash_attn_func(qt, kt, vt, causal=causal), reps, dev)
         row["fa_ms"], row["fa_tflops"] = t_fa, fl / t_fa / 1e9
+    if triton_attention is not None and dev != "cpu":
+        ot = torch.empty_like(q)
+        triton_attention.attention(q, k, v, causal, ot)  # (tunes its configurations once per shape)
+        t_tr = time_ms(lambda: triton_attention.attention(q, k, v, causal, ot), reps, dev)
+        row["triton_ms"], row["triton_tflops"] = t_tr, fl / t_tr / 1e9
+        row["triton_err"] = rel_err(ot, ref_f32(q, k, v, causal))
     fn_wait(tile())
     row["err"] = rel_err(o, ref_f32(q, k, v, causal))
     return row
@@ -498,8 +512,8 @@ def decode_detail(r: dict) -> str:
 
 
 def table(rows: list[dict], bandwidth: float) -> str:
-    out = ["| shape | Tile | SDPA | flash-attn | Tile / SDPA | Tile / flash-attn | err |",
-           "| --- | --- | --- | --- | --- | --- | --- |"]
+    out = ["| shape | Tile | SDPA | flash-attn | Triton | Tile / SDPA | Tile / flash-attn | Tile / Triton | err |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
         if r["kind"] == "prefill":
             shape = (f"{r['dtype']} D={r['D']} {'causal' if r['causal'] else 'full'} S={r['S']} "
@@ -519,8 +533,11 @@ def table(rows: list[dict], bandwidth: float) -> str:
                               f"{100 * r['of_copy_bw'] * r['pair_tbs'] / r['tile_tbs']:.0f}%")
         fa_s = f"{fa:.1f} {unit}" if fa else "-"
         fa_r = f"{r['fa_ms'] / r['tile_ms']:.2f}x" if "fa_ms" in r else "-"
-        out.append(f"| {shape} | {tile:.2f} {unit} | {sdpa:.2f} {unit} | {fa_s} | "
-                   f"{r['sdpa_ms'] / r['tile_ms']:.2f}x | {fa_r} | {r['err']:.1e} |")
+        tr_s = f"{r['triton_tflops']:.1f} {unit}" if "triton_ms" in r else "-"
+        tr_r = f"{r['triton_ms'] / r['tile_ms']:.2f}x" if "triton_ms" in r else "-"
+        out.append(f"| {shape} | {tile:.2f} {unit} | {sdpa:.2f} {unit} | {fa_s} | {tr_s} | "
+                   f"{r['sdpa_ms'] / r['tile_ms']:.2f}x | {fa_r} | {tr_r} | {r['err']:.1e}"
+                   + (f" (Triton {r['triton_err']:.1e})" if "triton_err" in r else "") + " |")
     if bandwidth:
         out.append(f"\nCopy bandwidth (device-to-device, 2 GiB): {bandwidth:.2f} TB/s")
     return "\n".join(out)

@@ -7,4 +7,4 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   .dev/xd/*.whl && export PYTHONPATH=/tmp/site
 pip install -q --no-deps -e . >/dev/null 2>&1
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} TILEC_CACHE_DIR=/tmp/tilec-cache OUT=${OUT:-/tmp/out}
-echo "commit $(cat .dev/final_commit)"; nvidia-smi -L; date -u; t0=$SECONDS
+export PREAMBLE_DONE=1; echo "commit $(cat .dev/final_commit)"; nvidia-smi -L; date -u; t0=$SECONDS

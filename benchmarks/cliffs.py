@@ -52,7 +52,7 @@ std::attention 128x256 at D = 128 on the attention pipeline with ONE K/V
 stage (serial: no copy/compute overlap; ptxas 352 spill bytes), expected
 well above 0.02x but below 128x128; `gemm_dot` and `linear+bias+relu` on the
 wgmma pipeline like `gemm` 128x128x64 (`mma_select.fold_dot_adds`,
-`g.AccLoad`); rows as before at 4 warps (`TILEC_DEFAULT_WARPS=1`, opt-in:
+`g.AccLoad`); rows as before at 4 warps (`TILEC_DEFAULT_WARPS=1`, then opt-in:
 softmax of 32,768 at 16 warps, no spills, layernorm [4, 4096] at 8 warps, no
 spills, [1, 32768] at 16 warps, 340 spill bytes: `lift.default_warps`); `attn_bias` on the attention pipeline (the bias
 loaded by the consumers, ptxas 52 spill bytes); `attn_qscale` still
@@ -63,6 +63,20 @@ block) near `attn_exp2`'s 0.9x (`attention_edge`, was 0.69x). Every `err`
 below 1e-2. `gemm f32` (f32 inputs: scalar FMAs, no tensor cores; torch's
 SGEMM without TF32) is there for information. The path column ends with the
 kernel's warps (`16w`).
+
+Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expected after hcliff2's
+(2026-12-06 09:49 session; `--dry` paths here, speeds not measured):
+- rows: default warps are ON (`TILEC_DEFAULT_WARPS=0` off): softmax rows of 32,768 at 16 warps and
+  layernorm [4, 4096] at 8 / [1, 32768] at 16 by default, as call 8 measured with the switch: softmax 32,768
+  ~1.6x torch (was 0.72x at 4 warps), layernorm 4,096 ~1.4x (0.90x), 32,768 ~0.9x (0.38x); softmax 4,096
+  unchanged (4 warps).
+- GEMM ring depth (4 stages, or up to 8 of small stages; the path column shows `8w 8s`): 128x128x32 8 stages
+  (0.61x -> >= 0.74x, call 11's 6-stage hint), 64x64x64 8 (0.35x -> >= 0.43x), M = 64 rows 64x128x64 5 and
+  64x64x64 8 (0.52x / 0.57x -> 0.55-0.7x); 128x128x64, 128x256x64 and the other 4-stage tiles unchanged.
+- `128x512x32`: the Hopper pipeline in two column parts of 256 (`wgmma-pipeline 12w 5s`, was sm80-pipeline at
+  0.08x): ~0.85-0.95x (128x256's speed with A read twice).
+- unchanged: the 32- and 16-row tiles (sm80-pipeline), gemm f32 (fma), every attention case.
+`python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
 
 A case that crashes prints its error on its line and the run goes on.
 

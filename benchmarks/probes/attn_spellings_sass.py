@@ -23,7 +23,7 @@ import cliffs  # noqa: E402
 from cliffs_cases import all_cases  # noqa: E402
 from gpu_probe import nvdisasm_path  # noqa: E402
 
-from tilelang.backend import compile_kernel  # noqa: E402
+from tilelang.backend import compile_kernel, lower_gpu  # noqa: E402
 
 KEEP = ("MUFU", "FFMA", "FMUL", "FADD", "FMNMX", "F2FP", "FSETP", "FSEL", "FSWZADD", "SHFL", "HGMMA", "WARPGROUP",
         "STL", "LDL", "SYNCS", "BAR", "VOTE", "ISETP", "IMAD", "IADD3", "SEL", "LOP3", "BRA")
@@ -55,6 +55,7 @@ def main(argv: list[str]) -> None:
     cases = [c for c in all_cases() if c.kind == "attn" and (not argv or any(a in c.name for a in argv))]
     for c in cases:
         kir = cliffs.kernel_ir(c)
+        gk = lower_gpu(kir, "sm_90a", cliffs.launch_facts(c, kir))
         ptx = compile_kernel(kir, "sm_90a", cliffs.launch_facts(c, kir)).ptx
         with tempfile.TemporaryDirectory() as t:
             (Path(t) / "k.ptx").write_text(ptx)
@@ -68,7 +69,7 @@ def main(argv: list[str]) -> None:
         loop = max(loops, key=lambda x: (sum(opcode(i) == "MUFU" for i in x), len(x))) if loops else []
         n = Counter(opcode(x) for x in loop)
         counts = " ".join(f"{k}={n[k]}" for k in KEEP if n[k])
-        print(f"{c.name:40s} regs {','.join(regs)} spill {','.join(spill)} loops {len(loops)} "
+        print(f"{c.name:40s} {gk.num_warps}w {gk.num_stages}st regs {','.join(regs)} spill {','.join(spill)} loops {len(loops)} "
               f"key loop {len(loop)}: {counts}", flush=True)
 
 

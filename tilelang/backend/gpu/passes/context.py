@@ -34,6 +34,16 @@ class PassContext:
         if all(n.message != d.message for n in self.notes):
             self.notes.append(d)
 
+    def advise(self, span: Span, why: str, help: str = "") -> None:
+        """Note that the Hopper attention pipeline takes the loop at `span` at a cost `why` (its blocks or its
+        spelling chose; `attention_advice`), each once."""
+        d = Diagnostic("", f"the Hopper attention pipeline takes this loop, but {why}", severity=Severity.NOTE) \
+            .primary(span)
+        if help:
+            d = d.with_help(help)
+        if all(n.message != d.message for n in self.notes):
+            self.notes.append(d)
+
     @property
     def sm(self) -> int:
         return int(self.arch[3:5])

@@ -305,6 +305,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assign(pc.ops, cl, W, layouts)
 
     producer_regs = split.producer_regs(acc_regs, PRODUCER_REGS) if marks is not None else PRODUCER_REGS
+    if C == 3 and os.environ.get("TILEC_ATTN_PRODUCER3", "1") != "0":
+        producer_regs = min(producer_regs, split.WIDE_PRODUCER_REGS)
     consumer_regs = role_registers(C, producer_regs)
     ws = g.WarpSpecialize((
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]

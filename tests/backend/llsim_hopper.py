@@ -360,7 +360,7 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
     nout = 1 + max(int(x.strip()[1:]) for f in firsts if f for x in f.group(1).split(","))
     args = [[x.value if isinstance(x, _Pending) else x for x in a] for a in args]  # the values
     out = [[args[t][i] for i in range(nout)] for t in range(128)]
-    sm = bytes(mem.bufs["smem"])
+    sm = bytes(mem.bufs["$smem"])
     acc: np.ndarray | None = None
     outs: list[int] = []
     groups: list[tuple[list[Any], list[int], bool]] = []

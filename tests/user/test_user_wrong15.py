@@ -30,6 +30,10 @@ applied by the letter and the fixed program checked against NumPy.
   and reads `b` through a partition in that orientation, reshaped as
   written (`b.partition([1, M]).load([block_id(0), block_id(1)])
   .reshape([M, 1])`); also where the shapes are constants.
+- `atomic_add(&u, [0], (v * 1e15) as u64.sum(0))`: a method after a cast in
+  an argument was "write one of `,`, `)` or an operator here"; it now puts
+  the cast in parentheses as a statement's did (`_cast_then_method`), also
+  for a bracketed operand, which the statement's help had not found.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tilelang import driver
 from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
     fixed_program, run_program
 
@@ -185,3 +190,21 @@ def test_a_constant_load_like_reshape_gets_the_partition_too(tmp_path: Path) -> 
     assert d.code == "E0208" and d.help == (
         "`b.load_like(out)` reads a tile of `out`'s shape, [1, 4]; a tile of `b` with another length is read "
         "through a partition: `b.partition([1, 5]).load([block_id(0), block_id(1)]).reshape([5, 1])`",), d.help
+
+
+@pytest.mark.parametrize(("broken", "fix", "line"), [
+    # an argument's cast then a method (the help was "write one of `,`, `)` or an operator here")
+    ("(t * 2.0) as i32.sum(0)", "((t * 2.0) as i32).sum(0)", "print({});"),
+    ("t.exp() as f64 .max(0)", "(t.exp() as f64).max(0)", "print({}, 1);"),
+    # a statement's, of a bracketed operand (`_cast_then_method` took names and calls only)
+    ("(t * 2.0) as f64 .max(0)", "((t * 2.0) as f64).max(0)", "let u = {};\n    print(u);"),
+])
+def test_a_method_after_a_cast_is_put_in_parentheses(broken: str, fix: str, line: str, tmp_path: Path) -> None:
+    f = tmp_path / "c.tile"
+    src = "fn main() {\n    let t = arange::<f32>(4);\n    " + line + "\n}\n"
+    f.write_text(src.replace("{}", broken), encoding="utf-8")
+    d = first_error(f)
+    assert d.code in ("E0001", "E0002") and d.help == (
+        f"a method binds tighter than `as`: put the cast in parentheses, `{fix}`",), (d.code, d.help)
+    f.write_text(src.replace("{}", fix), encoding="utf-8")   # the help applied
+    assert not driver.check(f, deny_warnings=True).diagnostics

@@ -263,6 +263,10 @@ class ErrorReporter:
         if text == ":" and "`{`" in d.message:  # Python's `for i in range(n):`, `if x > 0:`
             return d.with_help("remove the `:`: a body is a block in braces, `for i in 0..n { .. }`, "
                                "`if c { .. } else { .. }`")
+        if text == "." and prev_word and prev_word not in FOREIGN_MODULES:
+            cast = _cast_method_help(code, start, prev_word)  # `x as u64.sum(0)`: Rust's error too
+            if cast is not None:
+                return d.with_help(cast)
         if text == "." and prev_word in FOREIGN_MODULES:  # `as torch.float16`, `zeros::<np.float32>`
             j = start + 1
             while j < len(code) and j - start < 16 and code[j] in _WORD_CHARS:
@@ -365,7 +369,8 @@ class ErrorReporter:
                  .secondary(here, "unexpected token"))
             rust = _rust_habit(_word_before(self.code, prev_end), str(tok), prev_end == start)
             if rust is None and tok.type == "DOT":
-                rust = _cast_then_method(self.code, prev_end, start)
+                rust = _cast_then_method(self.code, prev_end, start) \
+                    or _cast_method_help(self.code, start, _word_before(self.code, prev_end))
             if rust is None and tok.type == "IF" and prev_end != start:
                 rust = "Python's `a if c else b` is `if c { a } else { b }` in Tile (an `if` is an expression)"
             m = _FLOOR_DIV.match(self.text, prev_end) if rust is None else None
@@ -560,6 +565,43 @@ _FLOOR_DIV_HELP = ("`//` starts a comment in Tile, so the rest of this line is n
 
 _IF_WHILE = re.compile(r"\b(?:if|while)\b")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+
+
+def _cast_method_help(code: str, dot: int, ty: str) -> str | None:
+    """`(v * 2.0) as u64.sum(0)` as an argument (round 15; `_cast_then_method` takes a statement's, of a
+    name or a call): a method binds tighter than `as`, so the parser met `.` after the cast's type; the
+    cast goes in parentheses. None where `ty` does not follow an `as` or the operand is not found."""
+    t_start = _skip_space_back(code, dot) - len(ty)
+    as_end = _skip_space_back(code, t_start)
+    if as_end < 3 or code[as_end - 2:as_end] != "as" or code[as_end - 3] in _WORD_CHARS:
+        return None
+    end = _skip_space_back(code, as_end - 2)
+    i, depth = end, 0  # the operand: a bracketed group with what leads to it, or a run of a name's characters
+    while i > 0 and end - i < 200:
+        ch = code[i - 1]
+        if ch in ")]":
+            depth += 1
+        elif ch in "([":
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and ch not in _WORD_CHARS and ch not in ".:<>" or ch in "\n;{}":
+            break
+        i -= 1
+    operand = code[i:end].strip()
+    j = dot + 1
+    while j < len(code) and j - dot < 40 and code[j] in _WORD_CHARS:
+        j += 1
+    method = code[dot + 1:j]
+    if not operand or depth or not method or len(operand) > 60:
+        return None
+    k = j
+    if k < len(code) and code[k] == "(":  # the call's arguments, when short
+        close = code.find(")", k, k + 40)
+        call = code[j:close + 1] if close > 0 and "(" not in code[k + 1:close] else "(..)"
+    else:
+        call = ""
+    return f"a method binds tighter than `as`: put the cast in parentheses, `({operand} as {ty}).{method}{call}`"
 
 
 def _skip_space_back(code: str, offset: int) -> int:

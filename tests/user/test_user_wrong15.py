@@ -34,6 +34,13 @@ applied by the letter and the fixed program checked against NumPy.
   an argument was "write one of `,`, `)` or an operator here"; it now puts
   the cast in parentheses as a statement's did (`_cast_then_method`), also
   for a bracketed operand, which the statement's help had not found.
+- Rust's methods of an `f32` on a scalar in a kernel: `s.max(0.0)` was told
+  to make a tile of `s` (whose `max` then wants an axis), `s.min(1.0)` "a
+  similar name: `sin`", `s.log10()` "`log`", `s.ln()` a list of methods, and
+  `f32::max(s, 5.0)` (E0109) "bring a file's items into scope". Each now
+  says Tile's spelling with the call's own values (`maximum(s, 0.0)`,
+  `log(s) * 0.4342945`, `fma(s, 3.0, 1.0)`, ..; `intrinsics/math_habits.
+  RUST_SCALAR_METHODS`), and `tilec doc ln` says it too.
 """
 
 from __future__ import annotations
@@ -208,3 +215,42 @@ def test_a_method_after_a_cast_is_put_in_parentheses(broken: str, fix: str, line
         f"a method binds tighter than `as`: put the cast in parentheses, `{fix}`",), (d.code, d.help)
     f.write_text(src.replace("{}", fix), encoding="utf-8")   # the help applied
     assert not driver.check(f, deny_warnings=True).diagnostics
+
+
+SCALAR = """kernel fn k(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?]>) {
+    let s = x.partition([4]).load([0]).sum(0);
+    let r = EXPR;
+    z.store(full::<f32>([1], r));
+}
+fn main() {
+    let x = arange::<f32>(4) * 0.5 - 0.25;
+    let mut z = zeros::<f32>([1]);
+    k(z.partition([1]), &x).sync();
+    print(z.item());
+}
+"""
+
+
+@pytest.mark.parametrize(("expr", "fix", "want"), [
+    # Rust's methods of an f32 on a scalar: the helps were "make a tile of it with `full::<f32>([1], s)`"
+    # (`max`), "a similar name: `sin`" (`min`), "a similar name: `log`" (`log10`), a list of methods (`ln`)
+    ("s.max(0.0)", "maximum(s, 0.0)", 2.0),               # s = -0.25 + 0.25 + 0.75 + 1.25 = 2.0
+    ("s.min(1.5)", "minimum(s, 1.5)", 1.5),
+    ("s.clamp(0.0, 1.0)", "minimum(maximum(s, 0.0), 1.0)", 1.0),
+    ("s.ln()", "log(s)", float(np.log(np.float32(2.0)))),
+    ("s.log10()", "log(s) * 0.4342945", float(np.float32(np.log(np.float32(2.0))) * np.float32(0.4342945))),
+    ("s.mul_add(3.0, 1.0)", "fma(s, 3.0, 1.0)", 7.0),
+    ("s.powi(3)", "s.pow(3)", 8.0),
+    ("s.recip()", "1.0 / s", 0.5),
+    ("f32::max(s, 5.0)", "maximum(s, 5.0)", 5.0),          # E0109 "bring a file's items into scope"
+])
+def test_rust_s_scalar_methods_get_tile_s_spelling(expr: str, fix: str, want: float, tmp_path: Path) -> None:
+    f = tmp_path / "s.tile"
+    f.write_text(SCALAR.replace("EXPR", expr), encoding="utf-8")
+    d = first_error(f)
+    helps = " ".join(d.help)
+    assert (f"`{fix}`" in helps) if "::" not in expr else ("`maximum(..)`" in helps), (d.code, d.help)
+    f.write_text(SCALAR.replace("EXPR", fix), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    tensors, printed = run_program(f)
+    np.testing.assert_allclose(float(printed), want, rtol=1e-6)

@@ -88,3 +88,39 @@ MATH_HABITS: dict[str, str] = {
     "histogram": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
                  "i32).sum(0)` (examples/histogram.tile)",
 }
+
+
+#: Rust's methods of `f32`/`i32` values that Tile spells otherwise (round 15: `s.max(0.0)` was told to make a
+#: tile of `s`, `s.min(1.0)` "a similar name: `sin`", `s.ln()` a list of methods); `{0}`, `{1}`: the call's
+#: arguments, `{x}`: the receiver
+RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "max": ("`maximum({x}, {0})` is the larger of two values (`t.max(k)` reduces a tile along axis k)", ("b",)),
+    "min": ("`minimum({x}, {0})` is the smaller of two values (`t.min(k)` reduces a tile along axis k)", ("b",)),
+    "clamp": ("`minimum(maximum({x}, {0}), {1})` clamps the value into [{0}, {1}]", ("lo", "hi")),
+    "ln": ("`log({x})` is the natural logarithm", ()),
+    "ln_1p": ("`log(1.0 + {x})` (less exact than a `ln_1p` for tiny values)", ()),
+    "exp_m1": ("`exp({x}) - 1.0` (less exact than an `exp_m1` near 0)", ()),
+    "powi": ("`{x}.pow({0})`", ("n",)), "powf": ("`{x}.pow({0})`", ("y",)),
+    "mul_add": ("`fma({x}, {0}, {1})` is `{x} * {0} + {1}` rounded once", ("a", "b")),
+    "recip": ("`1.0 / {x}`", ()),
+    "signum": ("`where({x} > 0.0, 1.0, where({x} < 0.0, -1.0, 0.0))`", ()),
+    "is_nan": ("`{x} != {x}` is the NaN test (NaN is the one value not equal to itself)", ()),
+    "is_finite": ("`abs({x}) < f32::INFINITY` (false for NaN and the infinities; of the value's type)", ()),
+    "is_infinite": ("`abs({x}) == f32::INFINITY` (of the value's type: `f16::INFINITY`, ..)", ()),
+}
+
+#: Rust's associated functions of a scalar type, `f32::max(a, b)`: Tile's built-ins take no type prefix
+RUST_TYPE_FUNCTIONS = {"max": "maximum", "min": "minimum"}
+
+
+def scalar_method_habit(name: str, args: list[str]) -> str | None:
+    """How Tile spells Rust's scalar method `name` (or a math function's, `x.log10()`), a template whose `{x}` is
+    the receiver, with the call's `args` written in where there are as many as the method takes; None if
+    neither table has it."""
+    if name not in RUST_SCALAR_METHODS:
+        return MATH_HABITS.get(name)
+    habit, names = RUST_SCALAR_METHODS[name]
+    shown = args if len(args) == len(names) and all(len(a) < 20 for a in args) else list(names)
+    for i, a in enumerate(shown):  # braces doubled: the caller formats `{x}` in
+        habit = habit.replace(f"{{{i}}}", a.replace("{", "{{").replace("}", "}}"))
+    return habit

@@ -19,7 +19,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help
-from tilelang.intrinsics.math_habits import MATH_HABITS
+from tilelang.intrinsics.math_habits import MATH_HABITS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
@@ -437,7 +437,7 @@ def function_habit(name: str) -> str | None:
 def method_habit(name: str) -> str | None:
     """How Tile spells another library's tile or tensor method `name`
     (`mean`, `astype`, `clamp`), for `tilec doc NAME`; None if it is not one."""
-    habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name))
+    habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name)) or scalar_method_habit(name, [])
     return None if habit is None else habit.format(x="t")
 
 
@@ -693,7 +693,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
-        habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name)) if kind in ("tile", "tensor", "param") else None
+        habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name)) if kind in ("tile", "tensor", "param") else \
+            scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args]) if kind == "scalar" else None
         if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if target is not None:

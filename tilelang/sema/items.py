@@ -21,6 +21,8 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DTYPE_NAMES, DType, convert_scalar
 from tilelang.intrinsics.constants import MATH_CONSTANTS
+from tilelang.intrinsics.math_habits import RUST_TYPE_FUNCTIONS
+from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.limits import MAX_RANK
 from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.consts import const_value, rank_limit, static_dim
@@ -259,6 +261,13 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
                                f"float type it meets), or `use std::math::{item};`")
         return d.with_help("Tile's mathematical constants are in `std::math`: "
                            + ", ".join(f"`{c}`" for c in MATH_CONSTANTS))
+    fn = RUST_TYPE_FUNCTIONS.get(path[-1], path[-1])
+    if len(mod_segs) == 1 and DType.parse(mod_segs[0]) is not None and len(path) == 2 and fn in FUNCTIONS:
+        # Rust's `f32::max(a, b)`, `f32::sqrt(x)` (round 15: "bring a file's items into scope")
+        return d.note(f"`{mod_segs[0]}` is a type: `{mod_segs[0]}::NAME` names its constants (`{mod_segs[0]}::MAX`)") \
+            .with_help(f"Tile's built-ins take no type prefix: `{mod_segs[0]}::{path[1]}(..)` is `{fn}(..)`"
+                       + (f" (the {'larger' if fn == 'maximum' else 'smaller'} of two values)"
+                          if fn in ("maximum", "minimum") else ""))
     if mod_segs[0] == "std":
         shown = "::".join(mod_segs)
         guess = suggest(shown, tcx.loader.std_modules())

@@ -254,3 +254,18 @@ def test_rust_s_scalar_methods_get_tile_s_spelling(expr: str, fix: str, want: fl
     assert not driver.check(f, deny_warnings=True).diagnostics
     tensors, printed = run_program(f)
     np.testing.assert_allclose(float(printed), want, rtol=1e-6)
+
+
+def test_rust_s_euclidean_remainder_on_an_integer_scalar(tmp_path: Path) -> None:
+    # the tiles' help (round 13) for a scalar too: it was the list of scalar methods
+    src = ("kernel fn k(z: &mut Tensor<i32, [1]>, x: &Tensor<i32, [?]>) {\n"
+           "    let s = x.partition([4]).load([0]).sum(0);\n    let r = EXPR;\n"
+           "    z.store(full::<i32>([1], r));\n}\n"
+           "fn main() {\n    let x = arange::<i32>(4) - 5;\n    let mut z = zeros::<i32>([1]);\n"
+           "    k(z.partition([1]), &x).sync();\n    print(z.item());\n}\n")
+    f = tmp_path / "r.tile"
+    f.write_text(src.replace("EXPR", "s.rem_euclid(3)"), encoding="utf-8")
+    fix = "where(s % 3 < 0, s % 3 + abs(3), s % 3)"
+    assert f"`{fix}`" in first_error(f).help[0]
+    f.write_text(src.replace("EXPR", fix), encoding="utf-8")
+    assert run_program(f)[1] == f"{-14 % 3}\n"   # Python's % of a positive divisor is Rust's rem_euclid

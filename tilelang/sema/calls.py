@@ -694,7 +694,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
         habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name)) if kind in ("tile", "tensor", "param") else \
-            scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args]) if kind == "scalar" else None
+            (scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args])
+             or (_METHOD_HABITS[name] if name in _HABIT_ARGS else None)) if kind == "scalar" else None
         if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if target is not None:

@@ -148,3 +148,12 @@ def test_the_ring_s_batched_gemms_match_the_interpreter_on_the_gpu(monkeypatch: 
     for k in ("c", "c2", "c3"):
         np.testing.assert_allclose(got[k], want[k], rtol=2e-3, atol=2e-3, err_msg=k)
     assert (got["c3"][3] == 0).all()
+
+
+def test_an_integer_product_s_loop_gets_no_attention_note() -> None:
+    # m02's edit distance: i32 shift products (scalar FMAs, which no pipeline takes) were told "the Hopper
+    # attention pipeline does not take this loop: an `mma` outside the loop"
+    src = (Path(__file__).parents[1] / "user" / "programs" / "m02_edit_distance_rows.tile").read_text(encoding="utf-8")
+    k = driver.compile(src, "ir").output[0]
+    gk = lower_gpu(k, "sm_90a", {p.name: TensorFacts(True, (True,) * p.rank) for p in k.params if hasattr(p, "rank")})
+    assert explain.path_of(gk) == "fma" and not gk.notes, [n.message for n in gk.notes]

@@ -145,3 +145,15 @@ def test_an_item_named_as_the_module_s_own_attribute_is_reached_by_its_table(nam
     else:
         mod.functions[name](z)
     np.testing.assert_array_equal(z, np.ones(4, np.float32))
+
+
+def test_grids_that_are_each_other_s_transposes_get_the_layout_at_the_launch() -> None:
+    # the launch's E0500 (runtime/launch.py) says what `tilec check` says for n07_grids_transposed
+    src = (Path(__file__).parent / "wrong" / "n07_grids_transposed.tile").read_text(encoding="utf-8")
+    mod = tilelang.compile(src[:src.index("fn main()")])   # the kernel without the launch `tilec check` refuses
+    x = np.random.default_rng(7).standard_normal((8, 32)).astype(np.float32)
+    y, h = np.zeros((8, 32), np.float32), np.zeros((32, 4), np.float32)
+    with pytest.raises(tilelang.TileError) as e:
+        mod.scan[8, 16, 4](P(y, [8, 16]), P(h, [16, 4]), x).sync()
+    assert e.value.code == "E0500"
+    assert "`h_last` laid out transposed, [4, 32] in tiles of [4, 16], gives [1, 2]" in str(e.value), str(e.value)

@@ -30,6 +30,11 @@ applied by the letter and the fixed program checked against NumPy.
   and reads `b` through a partition in that orientation, reshaped as
   written (`b.partition([1, M]).load([block_id(0), block_id(1)])
   .reshape([M, 1])`); also where the shapes are constants.
+- n07 two `&mut` partitions whose 2-D grids are each other's transposes (a
+  scan's [L, D] output and its final [D, N] state, E0500): the help said
+  "choose tile shapes that split every `&mut` tensor into the same grid",
+  which no tile of the state's declared shape can; it now says the state
+  laid out transposed gives the grid (at `tilec check` and at a launch).
 - `atomic_add(&u, [0], (v * 1e15) as u64.sum(0))`: a method after a cast in
   an argument was "write one of `,`, `)` or an operator here"; it now puts
   the cast in parentheses as a statement's did (`_cast_then_method`), also
@@ -71,6 +76,12 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "n05_store_a_row_by_index": ("`y.partition([1, BD]).store(h, [t, 0])`",
                                  [("y.store(h, [t, 0])", "y.partition([1, BD]).store(h, [t, 0])")]),
     "n06_load_like_another_length": (f"`{LIKE}`", [("b.load_like(out).reshape([M, 1])", LIKE)]),
+    # the help's layout, then its store and parameter
+    "n07_grids_transposed": ("laid out transposed, [4, 32] in tiles of [4, 16], gives [1, 2]",
+                             [("zeros::<f32>([32, 4])", "zeros::<f32>([4, 32])"),
+                              ("h_last.partition([16, 4])", "h_last.partition([4, 16])"),
+                              ("h_last.store(h)", "h_last.store(h.transpose())"),
+                              ("h_last: &mut Tensor<f32, [BD, N]>", "h_last: &mut Tensor<f32, [N, BD]>")]),
 }
 
 
@@ -133,9 +144,16 @@ def _n06(t: dict[str, np.ndarray], out: str) -> None:
     assert out == "[6, 4]\n"
 
 
+def _n07(t: dict[str, np.ndarray], out: str) -> None:
+    x = t["x"]
+    np.testing.assert_array_equal(t["y"], x * 2)
+    np.testing.assert_array_equal(t["h_last"], np.repeat(x[0][None, :], 4, axis=0))   # h[d, n] = x[0, d]
+    assert out == "[8, 32] [4, 32]\n"
+
+
 CHECKS = {"n01_scatter_add_with_a_tile_index": _n01, "n02_segment_max_with_a_tile_index": _n02,
           "n03_narrow_sum_cast_after": _n03, "n04_dot_with_a_vector": _n04, "n05_store_a_row_by_index": _n05,
-          "n06_load_like_another_length": _n06}
+          "n06_load_like_another_length": _n06, "n07_grids_transposed": _n07}
 
 
 def test_the_old_helps_gave_wrong_values(tmp_path: Path) -> None:

@@ -26,3 +26,17 @@ def no_grid_help(decl: ast.FnDecl) -> str:
             f"nothing needs to store into), and pass it `_grid.partition([{ones}])` of a "
             f"`zeros::<i32>([{grid}])` with the grid's size along each axis "
             "(the number of tiles along it: `std::math::cdiv(n, tile)`)")
+
+
+def grid_mismatch_help(name: str, want: tuple[int, ...], got: tuple[int, ...], shape: tuple[int, ...],
+                       tile: tuple[int, ...]) -> str:
+    """E0500's help (two `&mut` partitions give other grids), shared as `no_grid_help` is. Where `name`'s 2-D
+    grid is the other's transposed (round 15: a scan's [L, D] output in [L, BD] tiles, grid [1, 2], beside
+    its final [D, N] state in [BD, N] tiles, grid [2, 1]), the tensor laid out transposed gives the grid."""
+    if len(want) == len(got) == len(shape) == len(tile) == 2 and tuple(got[::-1]) == tuple(want) \
+            and tuple(got) != tuple(want):
+        g = f"[{want[0]}, {want[1]}]"
+        return (f"`{name}`'s grid is the other's transposed: `{name}` laid out transposed, [{shape[1]}, "
+                f"{shape[0]}] in tiles of [{tile[1]}, {tile[0]}], gives {g} (store the tile's `.transpose()` into "
+                f"a parameter of tile shape [{tile[1]}, {tile[0]}])")
+    return "choose tile shapes that split every `&mut` tensor into the same grid"

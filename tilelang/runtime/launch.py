@@ -37,7 +37,7 @@ import numpy as np
 from tilelang.cluster import shape_of as cluster_shape
 from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.codes import types as type_codes
-from tilelang.diagnostics.grid import no_grid_help
+from tilelang.diagnostics.grid import grid_mismatch_help, no_grid_help
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
@@ -282,7 +282,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                 .primary(arg.span, f"{_shape(p.grid)} blocks")
                 .secondary(grid_from[1], f"{_shape(grid)} blocks")
                 .secondary(call_span, "in this launch")
-                .with_help("choose tile shapes that split every `&mut` tensor into the same grid"))
+                .with_help(grid_mismatch_help(spec.name, grid, p.grid, tuple(p.tensor.shape), tuple(p.tile))))
     if grid is None:
         fail(Diagnostic.error(codes.NO_GRID, f"kernel `{kname}` has no `&mut` partition to size its grid")
              .primary(call_span, "the grid of this launch is unknown")

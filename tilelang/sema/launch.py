@@ -15,7 +15,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.launch import GRID_MISMATCH, NO_GRID
-from tilelang.diagnostics.grid import no_grid_help
+from tilelang.diagnostics.grid import grid_mismatch_help, no_grid_help
 from tilelang.dtypes import DType
 from tilelang.lastblock import group_params, region
 from tilelang.requires import trim_grid
@@ -342,6 +342,10 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
                 any(n is None or t is None or n < 0 or t <= 0 for n, t in dims):
             continue
         grids.append((p.name.name, a, tuple(-(-n // t) for n, t in dims)))  # type: ignore[operator]
+    def _shape_tile(parts: Any, name: str) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        aty = next(a for p, _, a in parts if p.name.name == name)
+        return (tuple(d.const_value for d in aty.tensor.shape), tuple(t.const_value for t in aty.tile_shape))
+
     plain = [g for g in grids if g[0] not in groups]
     if not plain:
         return
@@ -353,7 +357,7 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
                              f"`{name}` gives {g1}", a.span, f"{g1} blocks")
                      .secondary(first[1].span, f"{g0} blocks")
                      .note("every shape here is a constant, so the launch would always fail")
-                     .with_help("choose tile shapes that split every `&mut` tensor into the same grid"))
+                     .with_help(grid_mismatch_help(name, first[2], grid, *_shape_tile(parts, name))))
             return
     if len(plain) < len([p for p in parts if p[0].name.name not in groups]):
         return  # a launch grid not known here: the launch checks the group's tensors

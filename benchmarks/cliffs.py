@@ -139,10 +139,15 @@ def launch_facts(case: Case, kir: Any) -> dict[str, TensorFacts]:
 
 def path_of(gk: Any) -> str:
     """The path a lowered kernel takes (`tilelang.backend.explain.path_of`: attention-pipeline,
-    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic), its warps and, for a pipeline, its stages."""
+    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic)."""
     from tilelang.backend import explain as ex
 
-    p = ex.path_of(gk)
+    return ex.path_of(gk)
+
+
+def path_label(gk: Any) -> str:
+    """`path_of`, the kernel's warps and, for a pipeline, its stages (`wgmma-pipeline 8w 4s`)."""
+    p = path_of(gk)
     return f"{p} {gk.num_warps}w" + (f" {gk.num_stages}s" if "pipeline" in p else "")
 
 
@@ -180,7 +185,7 @@ def dry(cases: list[Case], ptx: bool) -> None:
             kir = kernel_ir(c)
             facts = launch_facts(c, kir)
             gk = lower_gpu(kir, "sm_90a", facts)
-            path = path_of(gk)
+            path = path_label(gk)
             marks = ""
             if ptx:
                 code = compile_kernel(kir, "sm_90a", facts).ptx
@@ -339,7 +344,7 @@ def run_case(c: Case, reps: int) -> str:
     def compile_spy(*a: Any, **k: Any) -> Any:
         ck = real_compile(*a, **k)
         gk = kernels[-1] if kernels else None
-        seen.append((path_of(gk) if gk is not None else "?", ptx_marks(ck.ptx),
+        seen.append((path_label(gk) if gk is not None else "?", ptx_marks(ck.ptx),
                      explain(gk) if gk is not None else ""))
         return ck
 

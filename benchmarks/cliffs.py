@@ -75,8 +75,15 @@ Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expecte
   64x64x64 8 (0.52x / 0.57x -> 0.55-0.7x); 128x128x64, 128x256x64 and the other 4-stage tiles unchanged.
 - `128x512x32`: the Hopper pipeline in two column parts of 256 (`wgmma-pipeline 12w 5s`, was sm80-pipeline at
   0.08x): ~0.85-0.95x (128x256's speed with A read twice).
-- unchanged: the 32- and 16-row tiles (sm80-pipeline), gemm f32 (fma), every attention case.
+- unchanged by these: the 32- and 16-row tiles (sm80-pipeline), gemm f32 (fma), the attention cases.
 `python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
+
+Expected after hattn's changes (2026-12-06 09:49 session; the attention
+cases only, `--dry` paths here, speeds not measured): `attn_qscale` on the
+attention pipeline (Q scaled by the consumers in shared memory once it is
+in, `attention_qx`), near `attn_exp2`'s 0.92x or above (its loop has no
+multiply of the scores: one subtract and the exp2 an element), from 0.02x;
+err below 1e-2 (the values are the interpreter's).
 
 A case that crashes prints its error on its line and the run goes on.
 

@@ -117,8 +117,40 @@ def _instances_can_fail(program: Any) -> bool:
     if any(info.type_params or any(isinstance(v, str) for v in info.hints.values())
            for info in program.kernels.values()):
         return True
-    return any(info.type_params and qual in program.device_fns
-               for qual, info in program.functions.items())
+    if any(info.type_params and qual in program.device_fns
+           for qual, info in program.functions.items()):
+        return True
+    fns = [*program.kernels.values(), *(i for q, i in program.functions.items() if q in program.device_fns)]
+    return any(_generic_value_can_fail(program, info.decl) for info in fns if info.const_generics)
+
+
+def _generic_value_can_fail(program: Any, decl: Any) -> bool:
+    """Whether a const generic of `decl` is read where its value may not fit:
+    as a number type other than `i32` (`t * B` of an `i8` tile), or in
+    constant arithmetic (`B * B`) that may overflow its type (the instance's
+    E0222 / E0227, `ir/lower/exprs.generic_read`)."""
+    from tilelang.dtypes import DType
+    from tilelang.sema.program import SymbolKind
+    from tilelang.syntax import ast
+
+    def generic(e: Any) -> bool:
+        sym = program.symbol_of(e) if isinstance(e, ast.Name) else None
+        return sym is not None and sym.kind is SymbolKind.GENERIC
+
+    def constant(e: Any) -> bool:  # of generics and literals only: the lowering folds it
+        if isinstance(e, ast.Binary):
+            return constant(e.lhs) and constant(e.rhs)
+        if isinstance(e, ast.Unary):
+            return constant(e.operand)
+        return generic(e) or isinstance(e, ast.IntLit)
+
+    for n in ast.walk(decl.body):
+        if generic(n) and getattr(program.type_of(n), "dtype", None) not in (None, DType.I32):
+            return True
+        if isinstance(n, ast.Binary) and n.op in ("+", "-", "*") and constant(n) and \
+                any(generic(m) for m in ast.walk(n)):
+            return True
+    return False
 
 
 def check_instances(program: Any, sink: DiagnosticSink) -> None:

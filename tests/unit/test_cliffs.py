@@ -38,7 +38,7 @@ def test_the_cases_have_distinct_names_and_every_kind() -> None:
     ("gemm_nt bf16 64x4096x4096 64x128x64", "wgmma-pipeline"),
     ("gemm_dot f16 4096x4096x4096 128x128x64", "wgmma-pipeline"),  # `acc + dot`: mma_select.fold_dot_adds
     ("std::attention f16 D=128 128x256", "attention-pipeline"),  # one K/V stage
-    ("user attn_qscale f16 D=128 128x128", "mma.sync"),
+    ("user attn_qscale f16 D=128 128x128", "attention-pipeline"),  # Q transformed in smem: passes/attention_qx
     ("user attn_bias f16 D=128 128x128", "attention-pipeline"),  # the bias loaded by the consumers
     ("linear+bias+relu f16 4096x4096x4096 128x128x64", "wgmma-pipeline"),  # g.AccLoad
     ("softmax rows of 32768", "generic"),

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import math
 
-from tilelang.backend.codegen import acc_load, ring, sm80, smem_copy, split, stamps, tma_store, wgmma_rs
+from tilelang.backend.codegen import acc_load, ring, sm80, smem_copy, smem_tile, split, stamps, tma_store, wgmma_rs
+from tilelang.backend.codegen.llvm_types import param_reg
 from tilelang.backend.codegen.wgmma_rs import k_bytes
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
@@ -102,7 +103,7 @@ class HopperOps:
             case _:
                 if not (sm80.emit_op(self, op) or wgmma_rs.emit_op(self, op) or ring.emit_op(self, op)
                         or tma_store.emit_op(self, op) or split.emit_op(self, op) or stamps.emit_op(self, op)
-                        or acc_load.emit_op(self, op)):
+                        or acc_load.emit_op(self, op) or smem_tile.emit_op(self, op)):
                     raise AssertionError(f"no code generation for {type(op).__name__}")
 
     def _opaque(self, dt: DType, x: str) -> str:
@@ -239,7 +240,7 @@ class HopperOps:
                  "  br i1 %tmap.pf.c, label %tmap.pf, label %entry",
                  "tmap.pf:"]
         for i, p in enumerate(maps):
-            lines += [f"  %tmap.pf.{i} = addrspacecast ptr %{_ident(p.name)} to ptr addrspace(101)",
+            lines += [f"  %tmap.pf.{i} = addrspacecast ptr {param_reg(p.name)} to ptr addrspace(101)",
                       f"  call void @llvm.nvvm.prefetch.tensormap.p101(ptr addrspace(101) %tmap.pf.{i})"]
         return [*lines, "  br label %entry"]
 
@@ -257,7 +258,7 @@ class HopperOps:
         dst7 = self.emit(f"addrspacecast ptr addrspace(3) {dst} to ptr addrspace(7)")  # type: ignore[attr-defined]
         bar = self.smem_at(op.bar, op.stage)
         coords = ", ".join(f"i32 {self.scalar(c)}" for c in reversed(op.coords))  # type: ignore[attr-defined]  # innermost first
-        self.stmt(f"call void @{name}(ptr addrspace(7) {dst7}, ptr addrspace(3) {bar}, ptr %{_ident(op.desc)}, "  # type: ignore[attr-defined]
+        self.stmt(f"call void @{name}(ptr addrspace(7) {dst7}, ptr addrspace(3) {bar}, ptr {param_reg(op.desc)}, "  # type: ignore[attr-defined]
                   f"{coords}, i16 0, i64 0, i1 false, i1 false, i32 0)")
 
     def copy_to_shared(self, op: g.CopyToShared) -> None:
@@ -541,10 +542,6 @@ class HopperOps:
         """Bytes of shared memory the operand ring takes (from offset 0)."""
         offs = [op.offset for op in g.walk(self.k.body) if isinstance(op, g.BarrierAlloc)]  # type: ignore[attr-defined]
         return min(offs) if offs else 0
-
-
-def _ident(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
 
 __all__ = ["HopperOps", "SmemRef"]

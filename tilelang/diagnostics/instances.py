@@ -180,3 +180,34 @@ def builtin_problem(name: str, dt: DType, subject: str = "m") -> tuple[str, str,
                 f"`a {op} b` is the `bool` {which}")
     return (f"`{name}` is not defined on `bool`", "applied to `bool` in this call",
             "call it with a numeric type, or convert inside it (`v as i32`)")
+
+
+# the note of an error a const generic's value meets in one instance (`ir/lower/exprs.generic_read`)
+CONST_GENERIC_NOTE = ("a kernel's const generic is untyped where it is read, as a literal is: it takes the type "
+                      "of what it meets, and its value must fit that type in each instance")
+
+
+def const_generic_problem(name: str | None, value: int, dt: DType) -> tuple[str, str, str, str]:
+    """(code, message, label, help) where a const generic `name` of `value`
+    (None: constant arithmetic of const generics, `value` its exact result)
+    does not fit `dt`, the type its read settled to: E0222 for a read, as
+    for a literal; E0227 for arithmetic, as for literals' arithmetic."""
+    from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, LITERAL_OUT_OF_RANGE
+
+    t, g = dt.value, name or "N"
+    if dt.is_float:
+        held = f"magnitudes up to {FLOAT_LIMITS[dt][0]}"
+        wider = {DType.F16: "f32", DType.BF16: "f32", DType.F32: "f64"}.get(dt, "f64")
+        fix = f"compute in a wider type (`((x as {wider}) * {g}) as {t}`)"
+    else:
+        lo, hi = int_bounds(dt)
+        held = f"{lo}..={hi}"
+        fix = (f"compute in a wider type (`((x as i64) * {g}) as {t}`), or cast the generic where wrapping "
+               f"is meant (`{g} as {t}`)")
+    if name is not None:
+        return (LITERAL_OUT_OF_RANGE, f"`{name}` is {value}, out of range for `{t}`",
+                f"read as `{t}` here, where it {'rounds to infinity' if dt.is_float else 'does not fit'} "
+                f"(`{t}` holds {held})", f"call the kernel with a `{name}` that `{t}` holds, or {fix}")
+    return (CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{t}`",
+            f"the value {value} does not fit in `{t}` ({held}) in this instance",
+            f"call the kernel with smaller const generics, or {fix}")

@@ -24,7 +24,18 @@ from tilelang.ir.lower.operators import (
     lower_cast,
     lower_unary,
 )
-from tilelang.ir.lower.values import BOOL, I32, ArrayVal, CVal, InstanceFloatValue, StrVal, TupleVal, Unsupported
+from tilelang.diagnostics.instances import literal_misfits
+from tilelang.ir.lower.values import (
+    BOOL,
+    I32,
+    ArrayVal,
+    CVal,
+    InstanceConstGeneric,
+    InstanceFloatValue,
+    StrVal,
+    TupleVal,
+    Unsupported,
+)
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.types import ScalarT, TypeParam
 from tilelang.syntax import ast
@@ -50,6 +61,7 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
             return lower_name(cx, segs[-1].name, e)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
             a, b = float_operands(cx, e, cx.expr(lhs), cx.expr(rhs))
+            _check_const_arith(cx, e, op, a, b)
             return lower_binary(cx, op, a, b, e.span)
         case ast.Unary(op="-", operand=ast.IntLit(value=v, suffix=s) as x) if not s:
             dt = cx.instance_literal_dtype(x, negated=True)  # `-128` as an `i8` `T`
@@ -115,7 +127,7 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
     if scope is not None:
         return _read_as(cx, _float_read(cx, scope[name], node, name), node)
     if name in cx.f.generics:
-        return CVal(cx.f.generics[name], I32)
+        return generic_read(cx, name, cx.f.generics[name], node)
     if name in cx.tensors:
         return cx.tensors[name]
     const = cx.program.find_const(name)
@@ -126,6 +138,45 @@ def lower_name(cx: LowerCx, name: str, node: ast.Expr) -> Any:
         sdt = getattr(getattr(sym, "ty", None), "dtype", None)
         return CVal(const, sdt if isinstance(sdt, DType) else None)
     raise ICE(f"lowering: unknown name `{name}`")
+
+
+def _settled(cx: LowerCx, node: ast.Expr) -> DType | None:
+    """The number type the checker settled `node` to (an instance's `T` resolved), or None."""
+    dt = getattr(cx.program.type_of(node), "dtype", None)
+    if isinstance(dt, TypeParam):
+        dt = cx.f.type_params.get(dt.name)
+    return dt if isinstance(dt, DType) and dt is not BOOL else None
+
+
+def generic_read(cx: LowerCx, name: str, value: int, node: ast.Expr) -> CVal:
+    """A const generic read: untyped in a kernel, as a literal (it takes the
+    type of what it meets), so its value must fit that type, which only the
+    instance knows (E0222 there, as for the literal; a cast's whole operand
+    converts it, as for an untyped `let`). An integer type it fits types the
+    constant, so that arithmetic of it folds in that type: `B * B * B * B`
+    in an `i64` context was folded in `i32` (0 for `B = 256`)."""
+    dt = _settled(cx, node)
+    if dt is None or isinstance(value, bool) or not isinstance(value, int) or cx.cast_operand is node:
+        return CVal(value, I32)
+    if literal_misfits(value, dt):
+        raise InstanceConstGeneric(node.span, name, value, dt)
+    return CVal(value, dt) if dt.is_int else CVal(value, I32)
+
+
+def _check_const_arith(cx: LowerCx, e: ast.Binary, op: str, a: Any, b: Any) -> None:
+    """Integer arithmetic of constants whose exact value does not fit the type
+    the checker settled it to: the checker refuses it for literals (E0227);
+    a const generic's (`B * B` as an `i16` with `B = 256`) only an instance
+    can judge. (Folded, it wrapped silently.)"""
+    if op not in ("+", "-", "*") or not (isinstance(a, CVal) and isinstance(b, CVal)):
+        return
+    x, y = a.value, b.value
+    if not (isinstance(x, int) and isinstance(y, int)) or isinstance(x, bool) or isinstance(y, bool):
+        return
+    dt = _settled(cx, e) or (I32 if a.dtype in (None, I32) and b.dtype in (None, I32) else None)
+    exact = x + y if op == "+" else x - y if op == "-" else x * y
+    if dt is not None and dt.is_int and literal_misfits(exact, dt):
+        raise InstanceConstGeneric(e.span, None, exact, dt)
 
 
 def _float_read(cx: LowerCx, v: Any, node: ast.Expr, name: str) -> Any:

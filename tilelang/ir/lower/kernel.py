@@ -26,7 +26,13 @@ from tilelang.diagnostics.codes.types import (
     MISMATCHED_TYPES,
     MMA_MISMATCH,
 )
-from tilelang.diagnostics.instances import float_value_problem, literal_problem, shift_problem
+from tilelang.diagnostics.instances import (
+    CONST_GENERIC_NOTE,
+    const_generic_problem,
+    float_value_problem,
+    literal_problem,
+    shift_problem,
+)
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -41,6 +47,7 @@ from tilelang.ir.lower.values import (
     CVal,
     InstanceMismatch,
     InstanceArange,
+    InstanceConstGeneric,
     InstanceDot,
     InstanceDomain,
     InstanceFloatValue,
@@ -86,6 +93,10 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             e.span, f"{e.why} in this instance",
             f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
             "where wrapping is what you want")) from None
+    except InstanceConstGeneric as e:
+        code, message, label, help = const_generic_problem(e.name, e.value, e.dtype)
+        raise TileError(_instance_error(cx, instantiation, code, message, e.span, label, help,
+                                        note=CONST_GENERIC_NOTE)) from None
     except InstanceFloatValue as e:
         message, label, help = float_value_problem(e.dtype, "kernel", e.name)
         raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None
@@ -175,7 +186,7 @@ def _hint_error(decl: ast.FnDecl, inst: Mapping[str, Any], message: str, span: S
 
 
 def _instance_error(cx: LowerCx, inst: Mapping[str, Any], code: str, message: str,
-                    span: Span | None, label: str, help: str) -> Diagnostic:
+                    span: Span | None, label: str, help: str, note: str | None = None) -> Diagnostic:
     """An error of one instance of a generic kernel, at `span`, naming the
     instance's generics on the kernel's name."""
     decl = cx.decl
@@ -186,7 +197,7 @@ def _instance_error(cx: LowerCx, inst: Mapping[str, Any], code: str, message: st
          .secondary(decl.name.span, f"in kernel `{decl.name.name}`" + (f" with {shown}" if shown else "")))
     if span is not None and span.file >= 0:
         d = d.primary(span, label)
-    return (d.note("a generic kernel or function is checked once, for any element type `T`; "
+    return (d.note(note or "a generic kernel or function is checked once, for any element type `T`; "
                    "its body must also hold for each `T` it is called with")
             .with_help(help))
 

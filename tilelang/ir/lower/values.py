@@ -144,6 +144,21 @@ class InstanceArange(Exception):
         self.why = why
 
 
+class InstanceConstGeneric(Exception):
+    """A const generic's value that does not fit the type its read (or the
+    constant arithmetic of it) settled to, which only an instance knows: a
+    `B` of 256 read as an `i8` (E0222, as the literal `256` is), `B * B` as
+    an `i16` (E0227, as `256 * 256` is). `name` is the generic of a read,
+    None for arithmetic; `value` the exact value."""
+
+    def __init__(self, span: Span | None, name: str | None, value: int, dtype: Any) -> None:
+        super().__init__(f"{name or 'arithmetic'} = {value} as {dtype}")
+        self.span = span
+        self.name = name
+        self.value = value
+        self.dtype = dtype
+
+
 class InstanceOverflow(Exception):
     """A constant shift whose amount does not fit the width of its left
     operand's type, which only an instance knows (`c << 40` with `c: T` a

@@ -1,0 +1,96 @@
+"""A kernel's const generic is untyped where it is read, as a literal is: it takes
+the type of what it meets (`t * B` of an `f16` tile is `f16` arithmetic,
+`s / B` of an `f32` scalar divides floats). Its value is known only in an
+instance, so what the checker says of a literal (E0222: `300` does not fit an
+`i8`; E0227: `100 * 3` overflows one) is said of the instance when it is
+lowered (hostile review, round 16). Before: a `B` of 256 read as an `i8`
+wrapped to 0 silently, `S` of 100000 read as an `f16` was infinity, and
+`B * B * B * B` in an `i64` context was folded in `i32` (0, not 2^32) on
+every engine, where the literals give E0222, E0222 and 4294967296."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from tilelang.diagnostics.model import TileError
+from tilelang.run import CheckFailed, execute
+
+KERNEL = """
+kernel fn k<const B: i32>(z: &mut Tensor<{ty}, [B]>) {{
+    let t = full::<{ty}>([B], 1);
+    z.store({body});
+}}
+fn main() {{
+    let mut z = zeros::<{ty}>([{n}]);
+    k(z.partition([{n}])).sync();
+    print(z.max());
+}}
+"""
+
+
+def _outcome(src: str, mode: str = "run") -> tuple[str, str]:
+    """(code, message + label) of the one error, or ("ok", the printed line)."""
+    out = io.StringIO()
+    try:
+        execute(src, "cpu", out=out, name="g.tile")
+    except (TileError, CheckFailed) as e:
+        errors = [d for d in e.diagnostics if d.severity.name.lower() == "error"] or list(e.diagnostics)
+        d = errors[0]
+        assert d.primary_span is not None and d.help, d
+        assert " with " in " ".join(lb.message for lb in d.labels), d  # the instance is named
+        return d.code, d.message + " | " + " | ".join(lb.message for lb in d.labels) + " | " + " ".join(d.help)
+    return "ok", out.getvalue().strip()
+
+
+CASES = [
+    # (element type, tile size, body, code, text in the message, a label or the help / the printed value)
+    ("i8", 256, "t * B", "E0222", "`B` is 256, out of range for `i8`"),
+    ("u8", 256, "t + B", "E0222", "`B` is 256, out of range for `u8`"),
+    ("f16", 128, "t * (B * 600)", "ok", "inf"),  # f16 arithmetic overflows to infinity, as `128 * 600`'s does
+    ("i16", 256, "t * (B * B)", "E0227", "65536"),
+    ("i64", 256, "t * (B * B * B * B)", "ok", "4294967296"),  # folded in i64, as its type says
+    ("i64", 256, "t * ((B * B * B * B) / B)", "ok", "16777216"),
+    ("i8", 64, "t * B", "ok", "64"),
+    ("i8", 256, "t * (B as i8)", "ok", "0"),  # a cast of the name converts (wraps), as for a `let`
+    ("f32", 256, "t * (B / 3)", "ok", "85.333336"),  # untyped: a float division in an f32 context
+    ("i32", 256, "t * (B / 3)", "ok", "85"),
+]
+
+
+@pytest.mark.parametrize(("ty", "n", "body", "code", "text"), CASES)
+def test_a_const_generic_is_judged_like_a_literal_in_its_instance(ty: str, n: int, body: str, code: str,
+                                                                  text: str) -> None:
+    got_code, got = _outcome(KERNEL.format(ty=ty, n=n, body=body))
+    assert got_code == code, got
+    assert text in got, got
+
+
+def test_the_float_context_that_rounds_to_infinity() -> None:
+    """`B` read as an `f16` where it rounds to infinity (a scalar const generic, no tile named by it)."""
+    src = """
+kernel fn k<const S: i32>(z: &mut Tensor<f16, [4]>) {
+    z.store(full::<f16>([4], 1.0) * S);
+}
+fn main() {
+    let mut z = zeros::<f16>([4]);
+    k::<100000>(z.partition([4])).sync();
+    print(z.max());
+}
+"""
+    code, text = _outcome(src)
+    assert code == "E0222" and "`S` is 100000, out of range for `f16`" in text, text
+
+
+def test_tilec_check_reports_it_before_the_run() -> None:
+    # CheckFailed: `tilec check` refused it, before anything ran
+    with pytest.raises(CheckFailed) as ei:
+        execute(KERNEL.format(ty="i8", n=256, body="t * B"), "cpu", out=io.StringIO(), name="g.tile")
+    assert [d.code for d in ei.value.diagnostics] == ["E0222"]
+
+
+def test_the_help_leads_to_a_program_that_runs() -> None:
+    """The help's forms: compute in a wider type, or a cast where wrapping is meant."""
+    assert _outcome(KERNEL.format(ty="i8", n=256, body="((t as i32) * B) as i8"))[0] == "ok"
+    assert _outcome(KERNEL.format(ty="i16", n=256, body="((t as i32) * (B * B)) as i16")) == ("ok", "0")

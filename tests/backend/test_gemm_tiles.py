@@ -204,3 +204,21 @@ def test_a_deep_ring_wraps_in_the_simulator() -> None:
     cfg = GemmConfig(64, 64, 32, out="f32")
     assert _lowered(64, 64, 32).num_stages == 8
     _gemm(cfg, 64, 128, 11 * 32 - 8, seed=int(np.random.default_rng().integers(1 << 30)), parts=1)
+
+
+def test_parts_with_the_copy_producer_in_the_simulator() -> None:
+    """N = 512 in two parts with B copied through the producer's registers (its rows not a multiple of 16 bytes:
+    no TMA): the copy of a part starts at its columns."""
+    cfg = GemmConfig(64, 512, 32, out="f32")
+    src = cfg.source() + ("\nfn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
+                          " let mut o = zeros::<f32>([8, 8]); gemm::<64, 512, 32>(o.partition([64, 512]), &a, &b).sync(); }\n")
+    k = driver.compile(src, "ir").output[0]
+    M, N, K = 64, 510, 64
+    a, b, c = cfg.inputs(M, N, K, 9)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    assert not facts["b"].dims_div16[1]
+    gk = lower_gpu(k, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    assert "copy_to_shared @b" in text and len(gk.stage_apart) == 1, text
+    SimDevice("sm_90a").run(k, (1, 1), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 9)

@@ -5,6 +5,10 @@ driver's occupancy calculator gives each launch (one step, ~60-90 s warm; one li
     python benchmarks/gemm_tiles_sweep.py                 # GPU
     python benchmarks/gemm_tiles_sweep.py --only 64x64    # a substring of the variants' names
     python benchmarks/gemm_tiles_sweep.py --dry           # CPU: each variant's lowering for sm_90a (no timing)
+    TILEC_GEMM_BLOCKS=2 python benchmarks/gemm_tiles_sweep.py --only default   # the defaults at 2 CTAs an SM
+
+`TILEC_GEMM_BLOCKS=N` gives every GEMM that names no `min_blocks` N CTAs an SM where N fit: the run with it
+against the run without says whether the default should change (a per-tile rule: small accumulators only?).
 
 Before (H100, call 8 / call 11, main 137b95b2; 4096^3 f16 unless said): 128x128x64 0.84x (4 stages, 1 CTA an SM),
 128x128x32 0.61x (4 stages; 6 stages by hint 0.74x), 64x64x64 0.35x (6 stages 0.43x), 64x128x64 0.56x (6: 0.67x),

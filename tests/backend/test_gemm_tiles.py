@@ -222,3 +222,14 @@ def test_parts_with_the_copy_producer_in_the_simulator() -> None:
     assert "copy_to_shared @b" in text and len(gk.stage_apart) == 1, text
     SimDevice("sm_90a").run(k, (1, 1), [c, a, b], facts)
     cfg.assert_product(a, b, c, 9)
+
+
+def test_the_default_ctas_an_sm_switch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_GEMM_BLOCKS=2` (a measurement switch): GEMMs that name no `min_blocks` run 2 CTAs an SM where 2 fit,
+    1 elsewhere, with no note (the note is for a hint the kernel wrote)."""
+    monkeypatch.setenv("TILEC_GEMM_BLOCKS", "2")
+    small, wide = _lowered(128, 128, 64), _lowered(128, 256, 64)
+    assert (_ws(small).blocks, small.num_stages) == (2, 3)
+    assert (_ws(wide).blocks, wide.num_stages, wide.notes) == (1, 4, ())
+    monkeypatch.delenv("TILEC_GEMM_BLOCKS")
+    assert _ws(_lowered(128, 128, 64)).blocks == 1

@@ -303,6 +303,17 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
 SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver reserves 1 KB a CTA of it
 
 
+def default_blocks() -> int:
+    """CTAs an SM for a GEMM that names no `min_blocks`: 1 (the SM to itself), or `TILEC_GEMM_BLOCKS=N` where N
+    fit (a measurement switch until the GPU says which default wins: `benchmarks/gemm_tiles_sweep.py`)."""
+    import os
+
+    try:
+        return max(1, int(os.environ.get("TILEC_GEMM_BLOCKS", "1")))
+    except ValueError:
+        return 1
+
+
 def _smem_budget(blocks: int) -> int:
     """Shared memory one CTA may take with `blocks` CTAs an SM."""
     return min(SMEM_LIMIT, SMEM_PER_SM // blocks - 1024)
@@ -311,8 +322,12 @@ def _smem_budget(blocks: int) -> int:
 def _blocks(k: g.GpuKernel, C: int, producer: int, acc_regs: int, stage_bytes: int, staging: int, span: Any,
             ctx: PassContext) -> int:
     """CTAs an SM: `min_blocks` where given, fewer where their registers or two stages each do not fit (with a
-    note), else 1. A consumer thread needs its accumulator and ~40 registers more (`ACC_HEADROOM`)."""
+    note), else `default_blocks()` where it fits. A consumer thread needs its accumulator and ~40 registers more
+    (`ACC_HEADROOM`)."""
     want = k.source.min_blocks
+    hinted = want > 0
+    if not hinted:
+        want = default_blocks()
     if want <= 1:
         return 1
     threads = 128 * (C + 1)
@@ -320,7 +335,7 @@ def _blocks(k: g.GpuKernel, C: int, producer: int, acc_regs: int, stage_bytes: i
     while B > 1 and (role_registers(C, producer, B) < acc_regs + ACC_HEADROOM
                      or (_smem_budget(B) - 1024 - staging) // stage_bytes < 2):
         B -= 1
-    if B < want:
+    if B < want and hinted:
         ctx.note(span, f"`min_blocks = {want}`: {B} CTA{'s' if B > 1 else ''} of this GEMM fit an SM "
                  f"({threads} threads, an accumulator of {acc_regs} registers a thread, {stage_bytes} bytes a "
                  "stage, two stages at least)", "a smaller tile, or fewer blocks")

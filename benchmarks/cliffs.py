@@ -64,6 +64,28 @@ below 1e-2. `gemm f32` (f32 inputs: scalar FMAs, no tensor cores; torch's
 SGEMM without TF32) is there for information. The path column ends with the
 kernel's warps (`16w`).
 
+Expected after hattn's changes (2026-12-06 09:49 session; the attention
+cases only, `--dry` paths here, speeds not measured): `attn_qscale` on the
+attention pipeline (Q scaled by the consumers in shared memory once it is
+in, `attention_qx`), near `attn_exp2`'s 0.92x or above (its loop has no
+multiply of the scores: one subtract and the exp2 an element), from 0.02x;
+err below 1e-2 (the values are the interpreter's). `attn_dot` (`acc * alpha +
+dot(p, v)`) folded into `mma(p, v, acc * alpha)`: the rotated loop instead of
+the serial schedule with a product of zeros and an add a block (its key loop
+1,891 -> 1,002 SASS instructions), so near `attn`'s 0.75x or above (its loop
+has no edge mask), from 0.70x. Every other attention case as before (the
+same PTX); the `why:` column now also carries the notes on a loop the
+pipeline takes at a cost (blocks, `exp`: `attention_advice`). New cases:
+`user attn_causal` (a causal mask by `where` on every block up to the
+diagonal) and `std::attention f16 D=128 128x128 causal`, both against
+SDPA's `is_causal`: the user's mask now runs on the diagonal blocks only
+(`attention_edge._general`), so near the user's full-attention 0.75x (its
+`exp`) against std's ~1.0x; `attn_window` likewise masks only its two
+boundary blocks a row (it ran 2.64x SDPA's masked path before). std 192x128
+(producer at 24 registers, `TILEC_ATTN_PRODUCER3`): D = 128 well above its
+0.33x (spills 1,572 -> 136 B), D = 64 within a few % of 0.79x;
+`benchmarks/hattn_ab.sh` A/Bs the setting.
+
 Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expected after hcliff2's
 (2026-12-06 09:49 session; `--dry` paths here, speeds not measured):
 - rows: default warps are ON (`TILEC_DEFAULT_WARPS=0` off): softmax rows of 32,768 at 16 warps and
@@ -77,13 +99,6 @@ Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expecte
   0.08x): ~0.85-0.95x (128x256's speed with A read twice).
 - unchanged by these: the 32- and 16-row tiles (sm80-pipeline), gemm f32 (fma), the attention cases.
 `python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
-
-Expected after hattn's changes (2026-12-06 09:49 session; the attention
-cases only, `--dry` paths here, speeds not measured): `attn_qscale` on the
-attention pipeline (Q scaled by the consumers in shared memory once it is
-in, `attention_qx`), near `attn_exp2`'s 0.92x or above (its loop has no
-multiply of the scores: one subtract and the exp2 an element), from 0.02x;
-err below 1e-2 (the values are the interpreter's).
 
 A case that crashes prints its error on its line and the run goes on.
 
@@ -146,15 +161,10 @@ def launch_facts(case: Case, kir: Any) -> dict[str, TensorFacts]:
 
 def path_of(gk: Any) -> str:
     """The path a lowered kernel takes (`tilelang.backend.explain.path_of`: attention-pipeline,
-    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic)."""
+    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic), its warps and, for a pipeline, its stages."""
     from tilelang.backend import explain as ex
 
-    return ex.path_of(gk)
-
-
-def path_label(gk: Any) -> str:
-    """`path_of`, the kernel's warps and, for a pipeline, its stages (`wgmma-pipeline 8w 4s`)."""
-    p = path_of(gk)
+    p = ex.path_of(gk)
     return f"{p} {gk.num_warps}w" + (f" {gk.num_stages}s" if "pipeline" in p else "")
 
 
@@ -192,7 +202,7 @@ def dry(cases: list[Case], ptx: bool) -> None:
             kir = kernel_ir(c)
             facts = launch_facts(c, kir)
             gk = lower_gpu(kir, "sm_90a", facts)
-            path = path_label(gk)
+            path = path_of(gk)
             marks = ""
             if ptx:
                 code = compile_kernel(kir, "sm_90a", facts).ptx
@@ -320,11 +330,14 @@ def torch_fn(c: Case, t: dict[str, Any]) -> tuple[Any, Any]:
             slopes = torch.tensor(alibi_slopes(b * h), device="cuda").view(b, h, 1, 1)
             mask = -(i[:, None] - i[None]) * slopes
         m_run = mask.to(q.dtype) if mask is not None and mask.is_floating_point() else mask  # once, not timed
-        run = (lambda: res.__setitem__("r", F.scaled_dot_product_attention(q, k, v, attn_mask=m_run)))
+        causal = c.torch == "sdpa_causal"  # (S_q = S_k: torch's top-left diagonal is the bottom-right one)
+        run = (lambda: res.__setitem__("r", F.scaled_dot_product_attention(q, k, v, attn_mask=m_run,
+                                                                            is_causal=causal)))
 
         def want() -> Any:  # in f32, mask too (an ALiBi bias of ~1,000 has steps of 0.5 in f16)
             m = mask.float() if mask is not None and mask.is_floating_point() else mask
-            return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m).reshape(b * h, s, d)
+            return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m,
+                                                  is_causal=causal).reshape(b * h, s, d)
 
         return run, want
     x = t["x"]
@@ -351,7 +364,7 @@ def run_case(c: Case, reps: int) -> str:
     def compile_spy(*a: Any, **k: Any) -> Any:
         ck = real_compile(*a, **k)
         gk = kernels[-1] if kernels else None
-        seen.append((path_label(gk) if gk is not None else "?", ptx_marks(ck.ptx),
+        seen.append((path_of(gk) if gk is not None else "?", ptx_marks(ck.ptx),
                      explain(gk) if gk is not None else ""))
         return ck
 

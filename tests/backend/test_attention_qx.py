@@ -100,7 +100,7 @@ def _run(src: str, name: str, bm: int, bn: int, d: int, s: int, ctas: int, facts
     if name == "attn_rope":
         facts = {**facts, "qr": facts["q"]}
     gk = lower_gpu(k, "sm_90a", facts)
-    assert explain.path_of(gk) == "attention-pipeline" and gk.notes == (), gk.notes
+    assert explain.path_of(gk) == "attention-pipeline" and explain.refusals(gk) == [], gk.notes
     rng = np.random.default_rng(bm + bn + d + s + seed)
     args = (_rope_args if name == "attn_rope" else _qscale_args)(rng, bh, s, d)
     o = np.full((bh, s, d), np.nan, np.float16)

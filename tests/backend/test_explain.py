@@ -37,7 +37,7 @@ def test_a_q_scaled_before_the_loop_takes_the_pipeline() -> None:
     """(It was refused, with a note, before `attention_qx`: the consumers now scale Q in shared memory.)"""
     assert QSCALED != USER
     gk = lower_gpu(_user(QSCALED), "sm_90a", _facts("oqkv", 2))
-    assert explain.path_of(gk) == "attention-pipeline" and gk.notes == ()
+    assert explain.path_of(gk) == "attention-pipeline" and explain.refusals(gk) == []
 
 
 def test_a_q_of_an_f32_tensor_is_noted_at_its_line() -> None:
@@ -88,11 +88,17 @@ fn main() { let a = zeros::<f16>([64, 64]); let mut c = zeros::<f32>([64, 64]); 
     assert any("Hopper GEMM pipeline" in n.message and "more than" in n.message for n in gk.notes)
 
 
-@pytest.mark.parametrize(("kernel", "path"), [(("f16", 128, 128, 128), "attention-pipeline"),
-                                              (("bf16", 128, 64, 64), "attention-pipeline")])
-def test_no_note_where_the_pipeline_takes_the_loop(kernel, path) -> None:  # type: ignore[no-untyped-def]
-    gk = lower_gpu(_std("flash_attention", *kernel), "sm_90a", _facts("oqkv", 3))
-    assert explain.path_of(gk) == path and gk.notes == ()
+def test_no_note_where_the_pipeline_takes_the_loop_at_its_tuned_blocks() -> None:
+    gk = lower_gpu(_std("flash_attention", "f16", 128, 128, 128), "sm_90a", _facts("oqkv", 3))
+    assert explain.path_of(gk) == "attention-pipeline" and gk.notes == ()
+
+
+def test_other_blocks_get_a_note_of_what_they_cost_and_no_refusal() -> None:
+    """(`attention_advice`; each shape's note: test_attention_advice.)"""
+    gk = lower_gpu(_std("flash_attention", "bf16", 128, 64, 64), "sm_90a", _facts("oqkv", 3))
+    assert explain.path_of(gk) == "attention-pipeline" and explain.refusals(gk) == []
+    (note,) = gk.notes
+    assert "takes this loop, but BN = 64" in note.message and "BM = BN = 128" in note.help[0]
 
 
 def test_tilec_explain_env_gives_a_compiled_kernel_its_lines(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -50,6 +50,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Barriers, Shared
+from . import attention_advice as advice
 from . import attention_chain as chain
 from . import attention_csplit as csplit
 from . import attention_epilogue as epi
@@ -304,6 +305,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assign(pc.ops, cl, W, layouts)
 
     producer_regs = split.producer_regs(acc_regs, PRODUCER_REGS) if marks is not None else PRODUCER_REGS
+    if C == 3 and os.environ.get("TILEC_ATTN_PRODUCER3", "1") != "0":
+        producer_regs = min(producer_regs, split.WIDE_PRODUCER_REGS)
     consumer_regs = role_registers(C, producer_regs)
     ws = g.WarpSpecialize((
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
@@ -311,6 +314,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ), span)
     if not registers_only([*consumer_ops, *(pc.ops if pc is not None else ())], layouts):
         return k  # some value would move between threads: the generic path
+    advice.advise(p, C, consumer_regs, ctx)  # what its blocks or spelling cost (`attention_advice`)
     if pc is not None and csplit.tail_rounds():  # both switches: the causal tail in a variant of its own (one
         assert kv is not None  # kernel with both walks spilled), launched where the walk has one (`tail_request`)
         request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))

@@ -31,11 +31,7 @@ class PassContext:
         """Note that `path` (e.g. "the Hopper attention pipeline") refused the loop at `span` because `why`
         (a matcher's reason; each once: a matcher may run twice on one kernel). Returns None, what a matcher
         returns when it refuses."""
-        d = Diagnostic("", f"{path} does not take this loop: {why}", severity=Severity.NOTE).primary(span)
-        if help:
-            d = d.with_help(help)
-        if all(n.message != d.message for n in self.notes):
-            self.notes.append(d)
+        self.note(span, f"{path} does not take this loop: {why}", help)
 
     def note(self, span: Span, message: str, help: str = "") -> None:
         """A note on what a pass chose instead of what a hint asked (each once), shown where `refuse`'s are."""
@@ -44,6 +40,11 @@ class PassContext:
             d = d.with_help(help)
         if all(n.message != d.message for n in self.notes):
             self.notes.append(d)
+
+    def advise(self, span: Span, why: str, help: str = "") -> None:
+        """Note that the Hopper attention pipeline takes the loop at `span` at a cost `why` (its blocks or its
+        spelling chose; `attention_advice`), each once."""
+        self.note(span, f"the Hopper attention pipeline takes this loop, but {why}", help)
 
     @property
     def sm(self) -> int:

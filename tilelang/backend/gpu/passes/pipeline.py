@@ -223,6 +223,9 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     if other is not None:
         if len(dots) != 1:
             return None
+        batched = batched_operand(other, defs, k)
+        if batched is not None:
+            return batched
         return (getattr(other, "span", loop.span), f"the loop computes more than `acc = mma(a, b, acc)` of two "
                 f"loads (`{type(other).__name__.lower()}`)", "do the other work before or after the loop")
     if len(dots) != 1:
@@ -370,6 +373,23 @@ def _staging_bytes(epilogue: list[object], k: g.GpuKernel, M: int, N: int, ctx: 
     sizes = [M * (N * mem_size(k.tensor(op.tensor).dtype, ctx.fact(op.tensor).bf16_f32) + 16)
              for op in epilogue if isinstance(op, ir.Store)]
     return max(sizes, default=0)
+
+
+def batched_operand(op: object, defs: dict[int, object], k: g.GpuKernel) -> _Refusal | None:
+    """The refusal of a batched GEMM's operand, a tile of a 3-D tensor reshaped to a matrix (round 15: its
+    help was "do the other work before or after the loop", which a batch's reshape cannot): the pipeline
+    reads 2-D tensors, and a batch stacked as one (the batch in the tile index) takes it. sm_80's
+    cp.async ring (`pipeline_sm80`) says the same."""
+    if not isinstance(op, ir.Reshape) or len(op.result.shape) != 2:
+        return None
+    load = defs.get(op.x.id)
+    if not isinstance(load, ir.Load) or k.tensor(load.tensor).rank != 3 or load.result.shape[0] != 1:
+        return None
+    return (op.span, f"an operand is a tile of the 3-D tensor `{load.tensor}` reshaped to a matrix; the pipeline "
+            "reads tiles of 2-D tensors",
+            "stack the batch as a 2-D tensor (`[B * M, K]`: `x.reshape([..])` on the host, a view in NumPy) and put "
+            "the batch in the tile index, `p.load([b * (M / BM) + i, k])`, where M and K are multiples of the "
+            "tiles (a tile must not reach into the next matrix)")
 
 
 def _neg_zero(x: object) -> bool:

@@ -97,7 +97,9 @@ Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expecte
   64x64x64 8 (0.52x / 0.57x -> 0.55-0.7x); 128x128x64, 128x256x64 and the other 4-stage tiles unchanged.
 - `128x512x32`: the Hopper pipeline in two column parts of 256 (`wgmma-pipeline 12w 5s`, was sm80-pipeline at
   0.08x): ~0.85-0.95x (128x256's speed with A read twice).
-- unchanged by these: the 32- and 16-row tiles (sm80-pipeline), gemm f32 (fma), the attention cases.
+- the 32- and 16-row tiles at M = 64 (hcliff2, after call 13): the Hopper pipeline padded to one m64 warpgroup
+  (`wgmma-pipeline 8w 5s` / `4s`, were sm80-pipeline at 0.47x / 0.52x): near the 64-row tiles' 0.6-0.77x.
+- unchanged by these: gemm f32 (fma), the attention cases.
 `python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
 
 A case that crashes prints its error on its line and the run goes on.

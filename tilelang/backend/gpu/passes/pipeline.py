@@ -244,9 +244,12 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     # N past one wgmma's 256 (whose accumulator would not fit the registers either: 128 x 512 f32 is the
     # whole register file): parts of at most 256 columns, one after the other
     H = -(-N // 256) if N > 256 and N % 8 == 0 and parts_enabled() else 1
-    if M % 64 or N % (8 * H) or N // H > 256 or K % 16:
-        return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64, N of 8 up "
-                "to 256 (or N in equal parts of up to 256), K of 16", "")
+    # M of 16 or 32: one m64 warpgroup whose rows past M are never stored (A's box reads 64 rows: the next
+    # tile's or TMA's zeros; an accumulator row depends on its own row of A only)
+    pad = M in (16, 32) and pad_enabled()
+    if (M % 64 and not pad) or N % (8 * H) or N // H > 256 or K % 16:
+        return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64 (or 16 or "
+                "32), N of 8 up to 256 (or N in equal parts of up to 256), K of 16", "")
     # every load / permute feeds the mma exactly once
     from .rewrite import uses
 
@@ -260,6 +263,8 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     ob = _operand(b, defs, ctx, k, want_k_first=True)
     if ob is not None and H > 1:
         ob = _part(ob, N // H)
+    if oa is not None and pad:
+        oa = dataclasses.replace(oa, rows=64, box_rows=64) if oa.kmajor else None
     if oa is None or ob is None:
         return (span, f"operand {'a' if oa is None else 'b'} is not a 2-D f16/bf16 tile loaded in the loop "
                 "(unmasked, optionally transposed) in a shape wgmma's shared layouts take",
@@ -272,6 +277,11 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     if epilogue is None:
         return (loop.span, "what follows the loop is not an epilogue of the accumulator (element-wise ops, casts "
                 "and unmasked stores to 2-D tensors)", "")
+    if pad and any(isinstance(op, g.AccLoad) and op.dims[0] is not None for op in epilogue):
+        return (loop.span, f"an epilogue load per row of a {M}-row tile (its rows are padded to 64, whose loads "
+                "would read other tiles' rows)", "")
+    if pad:
+        M = 64
     N //= H
     # consumer warpgroups: the accumulator split by rows in m64 blocks
     hinted = k.source.hints
@@ -352,6 +362,14 @@ def parts_enabled() -> bool:
     import os
 
     return os.environ.get("TILEC_GEMM_PARTS", "1") != "0"
+
+
+def pad_enabled() -> bool:
+    """A GEMM tile of 16 or 32 rows runs on the Hopper pipeline padded to one m64 warpgroup (`_plan`);
+    `TILEC_GEMM_PAD=0` leaves it to sm_80's cp.async ring (0.47-0.52x cuBLAS at M = 64 on an H100)."""
+    import os
+
+    return os.environ.get("TILEC_GEMM_PAD", "1") != "0"
 
 
 def _part(o: Operand, n: int) -> Operand | None:
@@ -776,7 +794,7 @@ def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fres
     """The epilogue on part `h` of the tile's columns (`p.N` of them from `h * p.N`): its [M, N] tiles now
     [M, p.N] with fresh values; the loads' and stores' column offsets moved; its scalar ops in the first part
     only (the later parts read them); the stored values into `apart` (not staged in the ring, still live)."""
-    M, N = p.M, p.N
+    M, N = p.loop.results[0].shape[0], p.N  # the tile's rows (a padded accumulator has more)
     whole = (M, N * p.parts)
     out: list[object] = []
 

@@ -244,12 +244,18 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     # N past one wgmma's 256 (whose accumulator would not fit the registers either: 128 x 512 f32 is the
     # whole register file): parts of at most 256 columns, one after the other
     H = -(-N // 256) if N > 256 and N % 8 == 0 and parts_enabled() else 1
-    # M of 16 or 32: one m64 warpgroup whose rows past M are never stored (A's box reads 64 rows: the next
-    # tile's or TMA's zeros; an accumulator row depends on its own row of A only)
-    pad = M in (16, 32) and pad_enabled()
+    # M of 32: one m64 warpgroup whose rows past M are never stored (A's box reads 64 rows: the next tile's or
+    # TMA's zeros; an accumulator row depends on its own row of A only). Not 16: four times the products and
+    # A's bytes measured slower than sm_80's ring (M = 64 rows, 16x64x128: 0.53x there, 0.34x padded; 32x128x64
+    # 0.48x -> 0.59x padded; H100, call 14)
+    pad = M == 32 and pad_enabled()
+    if M == 16 and pad_enabled():
+        return (span, f"the tile is M = 16: padded to the 64 rows a warpgroup's wgmma has, it would do 4 times "
+                "the products and read 4 times A (measured slower than sm_80's ring); the pipeline takes M a "
+                "multiple of 64, or 32", "BM = 32 or 64")
     if (M % 64 and not pad) or N % (8 * H) or N // H > 256 or K % 16:
-        return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64 (or 16 or "
-                "32), N of 8 up to 256 (or N in equal parts of up to 256), K of 16", "")
+        return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64 (or 32), N "
+                "of 8 up to 256 (or N in equal parts of up to 256), K of 16", "")
     # every load / permute feeds the mma exactly once
     from .rewrite import uses
 
@@ -365,8 +371,8 @@ def parts_enabled() -> bool:
 
 
 def pad_enabled() -> bool:
-    """A GEMM tile of 16 or 32 rows runs on the Hopper pipeline padded to one m64 warpgroup (`_plan`);
-    `TILEC_GEMM_PAD=0` leaves it to sm_80's cp.async ring (0.47-0.52x cuBLAS at M = 64 on an H100)."""
+    """A GEMM tile of 32 rows runs on the Hopper pipeline padded to one m64 warpgroup (`_plan`; 0.48x -> 0.59x
+    cuBLAS at M = 64 on an H100); `TILEC_GEMM_PAD=0` leaves it to sm_80's cp.async ring."""
     import os
 
     return os.environ.get("TILEC_GEMM_PAD", "1") != "0"

@@ -17,7 +17,7 @@ its own, the scale applied to q, `acc * alpha + dot(p, v)`, a sliding window,
 an additive bias read from a tensor, ALiBi); softmax and layernorm rows of
 4,096 and 32,768.
 
-Each line: the case, our time, torch's time (same process, same inputs),
+Each line: the case, our time, torch's time (same process, same inputs, their reps interleaved: `time_pair`),
 torch / ours (1.0 = as fast), our TFLOP/s (GB/s for rows), the max relative
 error against torch, and the path the backend took, read off the kernel's
 GPU IR (the same lowering the launch compiled; `tilelang.backend.explain.path_of`):
@@ -97,7 +97,12 @@ Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expecte
   64x64x64 8 (0.52x / 0.57x -> 0.55-0.7x); 128x128x64, 128x256x64 and the other 4-stage tiles unchanged.
 - `128x512x32`: the Hopper pipeline in two column parts of 256 (`wgmma-pipeline 12w 5s`, was sm80-pipeline at
   0.08x): ~0.85-0.95x (128x256's speed with A read twice).
-- unchanged: the 32- and 16-row tiles (sm80-pipeline), gemm f32 (fma), every attention case.
+- the 32-row tile at M = 64 (hcliff2, after call 13): the Hopper pipeline padded to one m64 warpgroup
+  (`wgmma-pipeline 8w 5s`, was sm80-pipeline): 0.48x -> 0.59x (call 14); the 16-row tile stays on sm_80's
+  ring (padded it read 0.34x against 0.53x: four times the products), with a note.
+- unchanged by these: gemm f32 (fma), the attention cases.
+- the first case (gemm 128x128x64) reads as elsewhere (~0.84x, was 0.16x / 0.55x in calls 13 / 14): ours and
+  torch's reps interleaved (`time_pair`), so the card's state after `warm_up` falls on both.
 `python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
 
 A case that crashes prints its error on its line and the run goes on.
@@ -241,25 +246,48 @@ def prewarm(cases: list[Case], jobs: int) -> None:
 
 
 # ---------------------------------------------------------------- the GPU run
+def _time_once(fn: Any) -> float:
+    """One CUDA-event timing of `fn`, enqueued behind a GPU sleep (the events time the GPU work); `fn` may return
+    a launch handle, waited for after the end event (a dropped handle waits at once)."""
+    import torch
+
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(1_000_000)
+    a.record()
+    h = fn()
+    b.record()
+    _wait(h)
+    b.synchronize()
+    return float(a.elapsed_time(b))
+
+
 def time_ms(fn: Any, reps: int) -> float:
-    """Median of CUDA-event timings, each enqueued behind a GPU sleep (the events time the GPU work);
-    `fn` may return a launch handle, waited for after the end event (a dropped handle waits at once)."""
+    """Median of `reps` timings of `fn` (`_time_once`), after two untimed runs."""
     import torch
 
     for _ in range(2):
         _wait(fn())
     torch.cuda.synchronize()
-    ts = []
+    return statistics.median(_time_once(fn) for _ in range(reps))
+
+
+def time_pair(ours: Any, ref: Any, reps: int) -> tuple[float, float]:
+    """Medians of `reps` timings each of `ours` and `ref`, interleaved (ours, ref, ours, ref, ...), so that both
+    see the card in the same state: timed one after the other, the first case of a run read ours at 0.16-0.55x
+    against 0.84x in another process (calls 13 and 14, H100), its probe (first_case_probe.py) found neither our
+    host path nor a cold first launch slow: the card after `warm_up`'s second of matmuls, throttled for ours and
+    recovered for torch's, is the likely cause."""
+    import torch
+
+    for _ in range(2):
+        _wait(ours())
+        _wait(ref())
+    torch.cuda.synchronize()
+    a, b = [], []
     for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(1_000_000)
-        a.record()
-        h = fn()
-        b.record()
-        _wait(h)
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
+        a.append(_time_once(ours))
+        b.append(_time_once(ref))
+    return statistics.median(a), statistics.median(b)
 
 
 def warm_up(seconds: float = 1.0) -> None:
@@ -388,8 +416,7 @@ def run_case(c: Case, reps: int) -> str:
         return kern(*args).launch()
 
     ref_run, ref_get = torch_fn(c, t)
-    t_ours = time_ms(ours, reps)
-    t_ref = time_ms(ref_run, reps)
+    t_ours, t_ref = time_pair(ours, ref_run, reps)
     ref_run()
     kern(*args).launch().wait()
     torch.cuda.synchronize()

@@ -5,6 +5,10 @@ driver's occupancy calculator gives each launch (one step, ~60-90 s warm; one li
     python benchmarks/gemm_tiles_sweep.py                 # GPU
     python benchmarks/gemm_tiles_sweep.py --only 64x64    # a substring of the variants' names
     python benchmarks/gemm_tiles_sweep.py --dry           # CPU: each variant's lowering for sm_90a (no timing)
+    TILEC_GEMM_BLOCKS=2 python benchmarks/gemm_tiles_sweep.py --only default   # the defaults at 2 CTAs an SM
+
+`TILEC_GEMM_BLOCKS=N` gives every GEMM that names no `min_blocks` N CTAs an SM where N fit: the run with it
+against the run without says whether the default should change (a per-tile rule: small accumulators only?).
 
 Before (H100, call 8 / call 11, main 137b95b2; 4096^3 f16 unless said): 128x128x64 0.84x (4 stages, 1 CTA an SM),
 128x128x32 0.61x (4 stages; 6 stages by hint 0.74x), 64x64x64 0.35x (6 stages 0.43x), 64x128x64 0.56x (6: 0.67x),
@@ -22,6 +26,8 @@ Expected after (not measured; hcliff2, 2026-12-06):
 - 128x512x32 (two column parts of 256 on the Hopper pipeline, 5 stages): ~0.85-0.95x (128x256's speed, A read twice).
 - 128x256x64 `stages = 6`: runs 4 stages (a note says so): 0.97x, not 0.06x.
 - M = 64 rows: deeper rings (5 and 8 stages) 0.55-0.7x; `min_blocks = 2` does not add CTAs (32-64 tiles).
+- (after call 13) M = 64 rows with 32x128x64: the Hopper pipeline padded to 64 rows (call 14: 0.48x -> 0.59x);
+  16x64x128 stays on sm_80's ring (padded it read 0.34x against 0.53x).
 Every err column 0 (f16 in, f32 sums, the same order as before).
 """
 
@@ -56,6 +62,8 @@ VARIANTS: list[tuple[tuple[int, int, int], tuple[int, int, int], str]] = [
     ((64, 4096, 4096), (64, 128, 64), ""),
     ((64, 4096, 4096), (64, 64, 64), ""),
     ((64, 4096, 4096), (64, 64, 64), "min_blocks = 4"),
+    ((64, 4096, 4096), (32, 128, 64), ""),  # padded to one m64 warpgroup (was sm_80's ring, 0.47x)
+    ((64, 4096, 4096), (16, 64, 128), ""),  # sm_80's ring (padded: 0.34x, call 14)
 ]
 
 

@@ -8,6 +8,10 @@ ran 0.61x cuBLAS and 64x64x64 0.35x at 4 (H100); a deep ring wraps in llsim.
 was ignored (every GEMM ran one CTA an SM, call 11). A `stages` hint that does not fit runs what fits, with a
 note (it took sm_80's ring: 128x256x64 at stages = 6 ran 0.06x cuBLAS).
 
+A tile of 32 rows on the Hopper pipeline, padded to one m64 warpgroup (A's box reads 64 rows; the rows past M
+are never stored): it took sm_80's ring (M = 64 rows: 0.48x -> 0.59x cuBLAS, H100 call 14). Not 16 rows (4x
+the products: 0.53x on the ring, 0.34x padded): a note says why. `TILEC_GEMM_PAD=0` off.
+
 A GEMM tile wider than one wgmma (N > 256) on the Hopper pipeline, in column parts (`HopperPlan.parts`):
 the CTA runs the K loop once a part of at most 256 columns, the producer filling the ring for the next part
 while the consumers store the last one (staged after the ring, `GpuKernel.stage_apart`). Before 2026-12-06
@@ -204,3 +208,113 @@ def test_a_deep_ring_wraps_in_the_simulator() -> None:
     cfg = GemmConfig(64, 64, 32, out="f32")
     assert _lowered(64, 64, 32).num_stages == 8
     _gemm(cfg, 64, 128, 11 * 32 - 8, seed=int(np.random.default_rng().integers(1 << 30)), parts=1)
+
+
+def test_parts_with_the_copy_producer_in_the_simulator() -> None:
+    """N = 512 in two parts with B copied through the producer's registers (its rows not a multiple of 16 bytes:
+    no TMA): the copy of a part starts at its columns."""
+    cfg = GemmConfig(64, 512, 32, out="f32")
+    src = cfg.source() + ("\nfn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
+                          " let mut o = zeros::<f32>([8, 8]); gemm::<64, 512, 32>(o.partition([64, 512]), &a, &b).sync(); }\n")
+    k = driver.compile(src, "ir").output[0]
+    M, N, K = 64, 510, 64
+    a, b, c = cfg.inputs(M, N, K, 9)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    assert not facts["b"].dims_div16[1]
+    gk = lower_gpu(k, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    assert "copy_to_shared @b" in text and len(gk.stage_apart) == 1, text
+    SimDevice("sm_90a").run(k, (1, 1), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 9)
+
+
+def test_the_default_ctas_an_sm_switch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_GEMM_BLOCKS=2` (a measurement switch): GEMMs that name no `min_blocks` run 2 CTAs an SM where 2 fit,
+    1 elsewhere, with no note (the note is for a hint the kernel wrote)."""
+    monkeypatch.setenv("TILEC_GEMM_BLOCKS", "2")
+    small, wide = _lowered(128, 128, 64), _lowered(128, 256, 64)
+    assert (_ws(small).blocks, small.num_stages) == (2, 3)
+    assert (_ws(wide).blocks, wide.num_stages, wide.notes) == (1, 4, ())
+    monkeypatch.delenv("TILEC_GEMM_BLOCKS")
+    assert _ws(_lowered(128, 128, 64)).blocks == 1
+
+
+@pytest.mark.parametrize(("cfg", "shape"), [
+    (GemmConfig(32, 64, 32, out="f16"), (40, 70, 96)),  # M = 32: edges in M and N, 3 k-tiles
+    (GemmConfig(32, 64, 64, out="f32", trans_b=True), (20, 64, 128)),  # B stored [N, K], one partial tile
+    (GemmConfig(32, 128, 64, out="f32"), (96, 128, 64)),  # three 32-row tiles: each stores its own rows only
+    (GemmConfig(32, 512, 32, out="f32"), (64, 512, 64)),  # padded and in two column parts
+], ids=["m32_edges", "m32_nt", "m32_neighbours", "m32_parts"])
+def test_a_tile_of_few_rows_padded_in_the_simulator(cfg: GemmConfig, shape) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.backend import explain
+
+    M, N, K = shape
+    src = cfg.source() + (f"\nfn main() {{ let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
+                          f" let mut o = zeros::<{cfg.out}>([8, 8]); gemm::<{cfg.bm}, {cfg.bn}, {cfg.bk}>(o.partition([{cfg.bm}, {cfg.bn}]), &a, &b).sync(); }}\n")
+    k = driver.compile(src, "ir").output[0]
+    a, b, c = cfg.inputs(M, N, K, 4)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert explain.path_of(gk) == "wgmma-pipeline" and gk.num_warps == 8
+    SimDevice("sm_90a").run(k, (-(-M // cfg.bm), -(-N // cfg.bn)), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 4)
+
+
+def test_a_padded_tile_with_a_row_load_keeps_the_old_path() -> None:
+    """A per-row epilogue load of a 32-row tile would read the padded rows from other tiles: refused, with a note."""
+    from tilelang.backend import explain
+
+    src = """
+kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
+                                                        b: &Tensor<f16, [?, ?]>, s: &Tensor<f32, [?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    c.store(acc * s.partition([BM]).load([block_id(0)]).reshape([BM, 1]));
+}
+fn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]); let s = zeros::<f32>([8]);
+            let mut o = zeros::<f32>([8, 8]); g::<32, 64, 64>(o.partition([32, 64]), &a, &b, &s).sync(); }
+"""
+    k = driver.compile(src, "ir").output[0]
+    gk = lower_gpu(k, "sm_90a", _facts(a=(64, 64), b=(64, 64), s=(64,), c=(64, 64)))
+    assert explain.path_of(gk) == "sm80-pipeline"
+    assert any("per row of a 32-row tile" in n.message for n in gk.notes), gk.notes
+
+
+def test_a_padded_tile_stores_its_own_rows_only() -> None:
+    """Blocks in reverse order, an epilogue that adds the block's row index: a 32-row tile that stored its 64
+    padded rows would overwrite the next tile's rows (computed right, but with the other block's index)."""
+    src = """
+kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
+                                                        b: &Tensor<f16, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    c.store(acc + (block_id(0) as f32) * 100.0);
+}
+fn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);
+            let mut o = zeros::<f32>([8, 8]); g::<32, 64, 64>(o.partition([32, 64]), &a, &b).sync(); }
+"""
+    k = driver.compile(src, "ir").output[0]
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((96, 64)).astype(np.float16)
+    b = rng.standard_normal((64, 64)).astype(np.float16)
+    c = np.full((96, 64), np.nan, np.float32)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    SimDevice("sm_90a").run(k, (3, 1), [c, a, b], facts, order="reverse")
+    want = a.astype(np.float64) @ b.astype(np.float64) + np.repeat(np.arange(3) * 100.0, 32)[:, None]
+    np.testing.assert_allclose(c, want, rtol=1e-3, atol=1e-2)
+
+
+def test_a_16_row_tile_stays_on_sm80s_ring_and_says_why() -> None:
+    from tilelang.backend import explain
+
+    gk = _lowered(16, 64, 128)
+    assert explain.path_of(gk) == "sm80-pipeline"
+    assert any("M = 16" in n.message and "4 times" in n.message for n in gk.notes), gk.notes

@@ -4,7 +4,9 @@ test_gemm_epilogue_loads, test_dot_fold, test_sm80_fallback, test_attention_one_
 test_attention_edge, test_default_warps).
 
 - a GEMM epilogue that loads a bias per column (`g.AccLoad`), and `acc = acc + dot(a, b)` (`fold_dot_adds`);
-- a 32-row GEMM tile on sm_90a: sm_80's cp.async ring (`pipeline_sm80.fallback_enabled`);
+- a 32-row GEMM tile on sm_90a: sm_80's cp.async ring (`pipeline_sm80.fallback_enabled`), since hcliff2 the
+  Hopper pipeline padded to 64 rows (16 rows stay on the ring); hcliff2's 128 x 512 tile in two column parts and 128x128x32
+  at 8 stages (llsim: test_gemm_tiles);
 - std::attention at 128 x 256, D = 128: the K/V ring of one stage;
 - a user's flash loop with an additive bias read in the loop, and one with its edge mask on every block
   (`attention_edge`);
@@ -67,7 +69,10 @@ def test_gemm_paths_on_the_gpu() -> None:
     for name, kern, part, ins, dts in (
             ("linear+bias+relu", mod.linear[128, 128, 64], (128, 128), [a, w, bias], [f16, f16, f32]),
             ("acc + dot", mod.gemm_dot[128, 128, 64], (128, 128), [a, b], [f16, f16]),
-            ("32-row tile (sm_80 ring)", mod.gemm[32, 64, 32], (32, 64), [a, b], [f16, f16])):
+            ("32-row tile (padded to 64 rows: hcliff2)", mod.gemm[32, 64, 32], (32, 64), [a, b], [f16, f16]),
+            ("16-row tile (sm_80 ring)", mod.gemm[16, 64, 64], (16, 64), [a, b], [f16, f16]),
+            ("128x512 tile (two column parts: hcliff2)", mod.gemm[128, 512, 32], (128, 512), [a, b], [f16, f16]),
+            ("128x128x32 tile (8 stages: hcliff2)", mod.gemm[128, 128, 32], (128, 128), [a, b], [f16, f16])):
         want, got = _both(kern, part, c0, ins, dts)
         assert not np.isnan(got).any(), name
         np.testing.assert_allclose(got, want, rtol=2e-2, atol=2e-2, err_msg=name)

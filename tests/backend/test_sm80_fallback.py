@@ -1,5 +1,5 @@
-"""On sm_90a, a tensor-core loop the Hopper GEMM pipeline refuses (a tile of M = 16 or 32; N over 256 with
-its column parts off, `TILEC_GEMM_PARTS=0`) takes the sm_80 cp.async ring (`pipeline_sm80.fallback_enabled`)
+"""On sm_90a, a tensor-core loop the Hopper GEMM pipeline refuses (a tile of M = 16 or 32 with its padding off,
+`TILEC_GEMM_PAD=0`; N over 256 with its column parts off, `TILEC_GEMM_PARTS=0`) takes the sm_80 cp.async ring (`pipeline_sm80.fallback_enabled`)
 instead of mma.sync with no pipeline (`benchmarks/cliffs.py`'s skinny and 128x512 GEMMs). Run in llsim at sm_90a against NumPy, with edges;
 the loops the Hopper pipeline takes are unchanged; `TILEC_SM80_FALLBACK=0` restores the old path."""
 
@@ -20,6 +20,7 @@ from tilelang.backend import explain, lower_gpu
 def test_a_loop_the_hopper_pipeline_refuses_takes_the_sm80_ring_in_the_simulator(cfg: GemmConfig, shape,  # type: ignore[no-untyped-def]
                                                                                    monkeypatch) -> None:
     monkeypatch.setenv("TILEC_GEMM_PARTS", "0")  # N = 512 runs in two parts on the Hopper pipeline by default
+    monkeypatch.setenv("TILEC_GEMM_PAD", "0")  # and M = 16 / 32 padded to one m64 warpgroup
     M, N, K = shape
     a, b, c = cfg.inputs(M, N, K, 3)
     gk = lower_gpu(_kernel(cfg), "sm_90a", _facts(c, a, b))
@@ -33,5 +34,6 @@ def test_the_hopper_pipeline_keeps_its_loops_and_the_switch_turns_the_fallback_o
     a, b, c = cfg.inputs(64, 64, 64, 1)
     assert explain.path_of(lower_gpu(_kernel(cfg), "sm_90a", _facts(c, a, b))) == "wgmma-pipeline"
     small = GemmConfig(32, 64, 32, out="f32")
+    monkeypatch.setenv("TILEC_GEMM_PAD", "0")
     monkeypatch.setenv("TILEC_SM80_FALLBACK", "0")
     assert explain.path_of(lower_gpu(_kernel(small), "sm_90a", _facts(c, a, b))) == "mma.sync"

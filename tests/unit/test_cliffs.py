@@ -56,3 +56,18 @@ def test_dry_prints_a_line_a_case(capsys: pytest.CaptureFixture[str]) -> None:
     assert cliffs.main(["--dry", "--only", "rows"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4 and all(" path generic" in x for x in lines)
+
+
+@pytest.mark.parametrize(("name", "label"), [
+    ("gemm f16 4096x4096x4096 128x512x32", "wgmma-pipeline 12w 5s"),  # two column parts (was sm_80's ring)
+    ("gemm f16 4096x4096x4096 128x128x32", "wgmma-pipeline 8w 8s"),  # small stages: a deeper ring
+    ("gemm f16 4096x4096x4096 128x128x64", "wgmma-pipeline 8w 4s"),
+    ("softmax rows of 32768", "generic 16w"),  # default warps
+    ("softmax rows of 4096", "generic 4w"),
+])
+def test_a_case_takes_its_warps_and_stages(name: str, label: str) -> None:
+    from tilelang.backend import lower_gpu
+
+    case = next(c for c in cliffs_cases.all_cases() if c.name == name)
+    kir = cliffs.kernel_ir(case)
+    assert cliffs.path_of(lower_gpu(kir, "sm_90a", cliffs.launch_facts(case, kir))) == label

@@ -486,10 +486,11 @@ class HopperOps:
             p = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {self.emit(f'add i32 {at}, {byte}')}")  # type: ignore[attr-defined]
             self.stmt(f"store {vt} {vec}, ptr addrspace(3) {p}, align {2 * es}")  # type: ignore[attr-defined]
         self.named_barrier(1, 128 * lay.warpgroups)
-        # 3. shared -> global, 16 bytes per thread per step
+        # 3. shared -> global, 16 bytes per thread per step (the value's rows: a padded accumulator's rows
+        # past them are never stored)
         epc = 16 // es  # elements per chunk
         cpr = N // epc  # chunks per row
-        chunks = rows * cpr
+        chunks = min(rows, M) * cpr
         steps = -(-chunks // 128)
         gr = self.emit(f"mul i32 {group}, {rows}")  # type: ignore[attr-defined]
         g_row0 = self.emit(f"add i32 {off0}, {gr}")  # type: ignore[attr-defined]

@@ -244,9 +244,18 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     # N past one wgmma's 256 (whose accumulator would not fit the registers either: 128 x 512 f32 is the
     # whole register file): parts of at most 256 columns, one after the other
     H = -(-N // 256) if N > 256 and N % 8 == 0 and parts_enabled() else 1
-    if M % 64 or N % (8 * H) or N // H > 256 or K % 16:
-        return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64, N of 8 up "
-                "to 256 (or N in equal parts of up to 256), K of 16", "")
+    # M of 32: one m64 warpgroup whose rows past M are never stored (A's box reads 64 rows: the next tile's or
+    # TMA's zeros; an accumulator row depends on its own row of A only). Not 16: four times the products and
+    # A's bytes measured slower than sm_80's ring (M = 64 rows, 16x64x128: 0.53x there, 0.34x padded; 32x128x64
+    # 0.48x -> 0.59x padded; H100, call 14)
+    pad = M == 32 and pad_enabled()
+    if M == 16 and pad_enabled():
+        return (span, f"the tile is M = 16: padded to the 64 rows a warpgroup's wgmma has, it would do 4 times "
+                "the products and read 4 times A (measured slower than sm_80's ring); the pipeline takes M a "
+                "multiple of 64, or 32", "BM = 32 or 64")
+    if (M % 64 and not pad) or N % (8 * H) or N // H > 256 or K % 16:
+        return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64 (or 32), N "
+                "of 8 up to 256 (or N in equal parts of up to 256), K of 16", "")
     # every load / permute feeds the mma exactly once
     from .rewrite import uses
 
@@ -260,6 +269,8 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     ob = _operand(b, defs, ctx, k, want_k_first=True)
     if ob is not None and H > 1:
         ob = _part(ob, N // H)
+    if oa is not None and pad:
+        oa = dataclasses.replace(oa, rows=64, box_rows=64) if oa.kmajor else None
     if oa is None or ob is None:
         return (span, f"operand {'a' if oa is None else 'b'} is not a 2-D f16/bf16 tile loaded in the loop "
                 "(unmasked, optionally transposed) in a shape wgmma's shared layouts take",
@@ -272,6 +283,11 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     if epilogue is None:
         return (loop.span, "what follows the loop is not an epilogue of the accumulator (element-wise ops, casts "
                 "and unmasked stores to 2-D tensors)", "")
+    if pad and any(isinstance(op, g.AccLoad) and op.dims[0] is not None for op in epilogue):
+        return (loop.span, f"an epilogue load per row of a {M}-row tile (its rows are padded to 64, whose loads "
+                "would read other tiles' rows)", "")
+    if pad:
+        M = 64
     N //= H
     # consumer warpgroups: the accumulator split by rows in m64 blocks
     hinted = k.source.hints
@@ -306,6 +322,17 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
 SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver reserves 1 KB a CTA of it
 
 
+def default_blocks() -> int:
+    """CTAs an SM for a GEMM that names no `min_blocks`: 1 (the SM to itself), or `TILEC_GEMM_BLOCKS=N` where N
+    fit (a measurement switch until the GPU says which default wins: `benchmarks/gemm_tiles_sweep.py`)."""
+    import os
+
+    try:
+        return max(1, int(os.environ.get("TILEC_GEMM_BLOCKS", "1")))
+    except ValueError:
+        return 1
+
+
 def _smem_budget(blocks: int) -> int:
     """Shared memory one CTA may take with `blocks` CTAs an SM."""
     return min(SMEM_LIMIT, SMEM_PER_SM // blocks - 1024)
@@ -314,8 +341,12 @@ def _smem_budget(blocks: int) -> int:
 def _blocks(k: g.GpuKernel, C: int, producer: int, acc_regs: int, stage_bytes: int, staging: int, span: Any,
             ctx: PassContext) -> int:
     """CTAs an SM: `min_blocks` where given, fewer where their registers or two stages each do not fit (with a
-    note), else 1. A consumer thread needs its accumulator and ~40 registers more (`ACC_HEADROOM`)."""
+    note), else `default_blocks()` where it fits. A consumer thread needs its accumulator and ~40 registers more
+    (`ACC_HEADROOM`)."""
     want = k.source.min_blocks
+    hinted = want > 0
+    if not hinted:
+        want = default_blocks()
     if want <= 1:
         return 1
     threads = 128 * (C + 1)
@@ -323,7 +354,7 @@ def _blocks(k: g.GpuKernel, C: int, producer: int, acc_regs: int, stage_bytes: i
     while B > 1 and (role_registers(C, producer, B) < acc_regs + ACC_HEADROOM
                      or (_smem_budget(B) - 1024 - staging) // stage_bytes < 2):
         B -= 1
-    if B < want:
+    if B < want and hinted:
         ctx.note(span, f"`min_blocks = {want}`: {B} CTA{'s' if B > 1 else ''} of this GEMM fit an SM "
                  f"({threads} threads, an accumulator of {acc_regs} registers a thread, {stage_bytes} bytes a "
                  "stage, two stages at least)", "a smaller tile, or fewer blocks")
@@ -337,6 +368,14 @@ def parts_enabled() -> bool:
     import os
 
     return os.environ.get("TILEC_GEMM_PARTS", "1") != "0"
+
+
+def pad_enabled() -> bool:
+    """A GEMM tile of 32 rows runs on the Hopper pipeline padded to one m64 warpgroup (`_plan`; 0.48x -> 0.59x
+    cuBLAS at M = 64 on an H100); `TILEC_GEMM_PAD=0` leaves it to sm_80's cp.async ring."""
+    import os
+
+    return os.environ.get("TILEC_GEMM_PAD", "1") != "0"
 
 
 def _part(o: Operand, n: int) -> Operand | None:
@@ -761,7 +800,7 @@ def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fres
     """The epilogue on part `h` of the tile's columns (`p.N` of them from `h * p.N`): its [M, N] tiles now
     [M, p.N] with fresh values; the loads' and stores' column offsets moved; its scalar ops in the first part
     only (the later parts read them); the stored values into `apart` (not staged in the ring, still live)."""
-    M, N = p.M, p.N
+    M, N = p.loop.results[0].shape[0], p.N  # the tile's rows (a padded accumulator has more)
     whole = (M, N * p.parts)
     out: list[object] = []
 

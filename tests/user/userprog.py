@@ -121,10 +121,12 @@ assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # 
 #: Hopper, or refused on sm_80); for the others the sm_90a test checks that it is, and ptxas for sm_80 is `heavy`
 # (u07_gemm, r04_triton_matmul_epilogue, r06_grouped_gemm and b08_bf16_mlp_epilogues left it on 2026-12-06:
 # their 32-row GEMM tiles, which the Hopper pipeline refuses, take sm_80's cp.async ring on sm_90a too,
-# `pipeline_sm80.fallback_enabled`, where they had run mma.sync with no pipeline)
+# `pipeline_sm80.fallback_enabled`, where they had run mma.sync with no pipeline; b08 came back the same day:
+# its 32-row tiles are padded onto the Hopper pipeline, hcliff2's `TILEC_GEMM_PAD`, its epilogue loading per
+# column, not per row)
 ARCH_SPECIFIC_PTX = {"u13_generic", "p02_mixed_precision", "p09_std_attention", "p13_cluster",
                      "p16_math_edges", "r18_std_attention_odd",
-                     "w02_std_attention_shapes", "k02_half_bf16_edges"}
+                     "w02_std_attention_shapes", "k02_half_bf16_edges", "b08_bf16_mlp_epilogues"}
 
 
 def _ptx_texts(out: Path, arch: str) -> list[str]:

@@ -52,7 +52,7 @@ std::attention 128x256 at D = 128 on the attention pipeline with ONE K/V
 stage (serial: no copy/compute overlap; ptxas 352 spill bytes), expected
 well above 0.02x but below 128x128; `gemm_dot` and `linear+bias+relu` on the
 wgmma pipeline like `gemm` 128x128x64 (`mma_select.fold_dot_adds`,
-`g.AccLoad`); rows as before at 4 warps (`TILEC_DEFAULT_WARPS=1`, opt-in:
+`g.AccLoad`); rows as before at 4 warps (`TILEC_DEFAULT_WARPS=1`, then opt-in:
 softmax of 32,768 at 16 warps, no spills, layernorm [4, 4096] at 8 warps, no
 spills, [1, 32768] at 16 warps, 340 spill bytes: `lift.default_warps`); `attn_bias` on the attention pipeline (the bias
 loaded by the consumers, ptxas 52 spill bytes); `attn_qscale` still
@@ -93,6 +93,20 @@ D = 64 128x64 618 -> 550); these loops are issue-bound (two consumer warps
 an SMSP issue ~2,000 cycles a block against ~1,970 of tensor work at
 128 x 128, D = 128), so about that much faster: `attn` 0.75x -> ~0.82x,
 `attn_dot` 0.71x -> ~0.85x, `attn` D=64 128x64 0.61x -> ~0.66x.
+
+Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expected after hcliff2's
+(2026-12-06 09:49 session; `--dry` paths here, speeds not measured):
+- rows: default warps are ON (`TILEC_DEFAULT_WARPS=0` off): softmax rows of 32,768 at 16 warps and
+  layernorm [4, 4096] at 8 / [1, 32768] at 16 by default, as call 8 measured with the switch: softmax 32,768
+  ~1.6x torch (was 0.72x at 4 warps), layernorm 4,096 ~1.4x (0.90x), 32,768 ~0.9x (0.38x); softmax 4,096
+  unchanged (4 warps).
+- GEMM ring depth (4 stages, or up to 8 of small stages; the path column shows `8w 8s`): 128x128x32 8 stages
+  (0.61x -> >= 0.74x, call 11's 6-stage hint), 64x64x64 8 (0.35x -> >= 0.43x), M = 64 rows 64x128x64 5 and
+  64x64x64 8 (0.52x / 0.57x -> 0.55-0.7x); 128x128x64, 128x256x64 and the other 4-stage tiles unchanged.
+- `128x512x32`: the Hopper pipeline in two column parts of 256 (`wgmma-pipeline 12w 5s`, was sm80-pipeline at
+  0.08x): ~0.85-0.95x (128x256's speed with A read twice).
+- unchanged: the 32- and 16-row tiles (sm80-pipeline), gemm f32 (fma), every attention case.
+`python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
 
 A case that crashes prints its error on its line and the run goes on.
 
@@ -155,10 +169,11 @@ def launch_facts(case: Case, kir: Any) -> dict[str, TensorFacts]:
 
 def path_of(gk: Any) -> str:
     """The path a lowered kernel takes (`tilelang.backend.explain.path_of`: attention-pipeline,
-    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic)."""
+    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic), its warps and, for a pipeline, its stages."""
     from tilelang.backend import explain as ex
 
-    return ex.path_of(gk)
+    p = ex.path_of(gk)
+    return f"{p} {gk.num_warps}w" + (f" {gk.num_stages}s" if "pipeline" in p else "")
 
 
 def ptx_marks(ptx: str) -> str:
@@ -195,7 +210,7 @@ def dry(cases: list[Case], ptx: bool) -> None:
             kir = kernel_ir(c)
             facts = launch_facts(c, kir)
             gk = lower_gpu(kir, "sm_90a", facts)
-            path = path_of(gk) + f" {gk.num_warps}w"
+            path = path_of(gk)
             marks = ""
             if ptx:
                 code = compile_kernel(kir, "sm_90a", facts).ptx
@@ -357,7 +372,7 @@ def run_case(c: Case, reps: int) -> str:
     def compile_spy(*a: Any, **k: Any) -> Any:
         ck = real_compile(*a, **k)
         gk = kernels[-1] if kernels else None
-        seen.append((f"{path_of(gk)} {gk.num_warps}w" if gk is not None else "?", ptx_marks(ck.ptx),
+        seen.append((path_of(gk) if gk is not None else "?", ptx_marks(ck.ptx),
                      explain(gk) if gk is not None else ""))
         return ck
 

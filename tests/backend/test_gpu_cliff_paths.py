@@ -8,7 +8,7 @@ test_attention_edge, test_default_warps).
 - std::attention at 128 x 256, D = 128: the K/V ring of one stage;
 - a user's flash loop with an additive bias read in the loop, and one with its edge mask on every block
   (`attention_edge`);
-- softmax rows of 32,768 as one tile (4 warps; 16 with `TILEC_DEFAULT_WARPS=1`);
+- softmax rows of 32,768 as one tile (16 warps by default; 4 with `TILEC_DEFAULT_WARPS=0`);
 - hattn (2026-12-06 09:49): a user's flash loop with Q scaled before it (`attention_qx`; llsim:
   test_attention_qx), with `acc * alpha + dot(p, v)` (test_dot_fold), with a causal or window mask by `where`
   (test_attention_edge); std 192 x 128 with the producer at 24 registers.

@@ -12,7 +12,9 @@ Parameters are now `%p.name` (`codegen.llvm_types.param_reg`), a namespace
 the emitter never uses, descriptors keep their dot, and a kernel named as a
 module global has its entry named `name_kernel` (the runtime finds it by
 `KernelABI.name`). llsim's own buffers are `$err`, `$print`, .. (a buffer
-named by the parameter `err` had replaced the error words there)."""
+named by the parameter `err` had replaced the error words there). A name
+past 64 characters is cut with a hash of the whole (LLVM cuts local names
+at 1,024, and a long parameter and its `.d0` were one name)."""
 
 from __future__ import annotations
 
@@ -100,3 +102,20 @@ def test_the_ptx_assembles(tmp_path: Path) -> None:
         r = subprocess.run(["ptxas", "-arch", "sm_90a", "-o", str(tmp_path / "k.o"), str(f)], capture_output=True,
                            text=True)
         assert r.returncode == 0, (k.name, r.stderr)
+
+
+def test_a_parameter_name_past_llvm_s_length_limit(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # LLVM cuts a local name at 1,024 characters: `%p.<name>` and `%p.<name>.d0` were one name (an ICE)
+    long = "p" + "y" * 1100
+    f = tmp_path / "long.tile"
+    f.write_text(f"kernel fn k<const B: i32>({long}: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {{\n"
+                 f"    {long}.store(x.load_like({long}) * 2.0);\n}}\n"
+                 "fn main() {\n    let x = arange::<f32>(8);\n    let mut y = zeros::<f32>([8]);\n"
+                 "    k(y.partition([4]), &x).sync();\n    print(y.sum());\n}\n", encoding="utf-8")
+    ll = _llvm(f.read_text(encoding="utf-8"), "sm_80")["k"]
+    assert long not in ll and "%p.pyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy." in ll
+    compile_kernel(driver.compile(f.read_text(encoding="utf-8"), "ir").output[0], "sm_80")  # LLVM parses it
+    monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device("sm_80", lambda s: out.write(s)))
+    out = io.StringIO()
+    run.execute(str(f), "gpu", out=out)
+    assert out.getvalue() == "56.0\n"

@@ -49,7 +49,7 @@ def test_the_cases_have_distinct_names_and_every_kind() -> None:
     ("softmax rows of 4096", "generic"),
 ])
 def test_a_case_takes_its_path(name: str, path: str) -> None:
-    assert _path(name) == path
+    assert _path(name).split()[0] == path  # (path_of ends with the warps and a pipeline's stages)
 
 
 def test_dry_prints_a_line_a_case(capsys: pytest.CaptureFixture[str]) -> None:

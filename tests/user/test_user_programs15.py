@@ -6,7 +6,8 @@ examples/ alone.
   a push kernel that walks its chunk of edges with `item()` reads and takes
   `atomic_min` into a copy of the distances and `atomic_max` into a flag,
   relaunched from a host `while` until the flag stays 0; the same distances
-  by a pull kernel, a min-plus product with the dense weight matrix.
+  by a pull kernel, a min-plus product with the dense weight matrix, as
+  many rounds as the push form took.
 - m02: Levenshtein distance and the longest common subsequence of 13 pairs
   of u8 strings with lengths read from tensors: the DP row as an i32 tile,
   the diagonal term by a 0/1 shift product, the row's left-to-right term as
@@ -20,12 +21,25 @@ examples/ alone.
   internal compiler error (the emitter's own `%err`): see
   tests/backend/test_param_names.py.
 - m05: softened N-body accelerations over 50 bodies with `rsqrt` and 3-D
-  tiles in a generic device function, three leapfrog steps from the host,
+  tiles in a generic device function, two leapfrog steps from the host,
   and the total energy by `if last_block(0)`.
 - m06: the k-th smallest element of each row by bisection on the value in a
   kernel `while` loop whose condition is a reduction of the rows' state
   (153 rounds on the rows near 0), each element's stable rank and the k
   smallest kept.
+- m07: pixel shuffle and its inverse on NCHW images through 5-D reshapes and
+  permutes of tiles; the `&mut` tensors partitioned with their leading axes
+  merged, as E0510's help says for a 4-D partition (a grid has 3 axes).
+- m08: Q15 fixed point: an 8-tap FIR filter as products with Toeplitz
+  matrices built from the taps by one-hot sums (the tile before a block's
+  own read at tile index -1 for the first: `load_padded` with 0), i32 and saturating i64
+  accumulators, rounding arithmetic shifts, a Q15 product where -1 * -1
+  saturates.
+- m09: batched QR by modified Gram-Schmidt in f64 (one matrix near rank
+  deficiency) and least squares by back substitution in a kernel loop.
+- m10: power iteration as a graph of two launches (a row-blocked matvec
+  whose last block takes the norm, then the scaling), replayed from a host
+  loop that reads the norm between replays.
 
 Each program runs on the interpreter and its tensors are checked against
 answers computed here with NumPy from the program's inputs; each runs in the
@@ -156,7 +170,7 @@ def _m05(t: Tensors, out: str) -> None:
     np.testing.assert_allclose(t["a0"][:, :3], a, rtol=1e-4, atol=1e-4 * np.abs(a).max())
     assert (t["a0"][:, 3] == 0).all()
     np.testing.assert_allclose(t["e0"][0], _nbody_energy(b, v), rtol=1e-5)
-    for _ in range(3):
+    for _ in range(2):
         vh = v.copy()
         vh[:, :3] += 0.5 * 0.01 * a
         b = b.copy()
@@ -186,6 +200,68 @@ def _m06(t: Tensors, out: str) -> None:
     assert out == f"1.5 {t['steps'].max()} true\n"
 
 
+def _m07(t: Tensors, out: str) -> None:
+    x = t["x"]
+    want = x.reshape(2, 2, 2, 2, 6, 5).transpose(0, 1, 4, 2, 5, 3).reshape(2, 2, 12, 10)  # torch's pixel_shuffle
+    np.testing.assert_array_equal(t["y"], want)
+    np.testing.assert_array_equal(t["y3"], want.reshape(4, 12, 10))
+    np.testing.assert_array_equal(t["back"], x)
+    assert out == "187.0 true\n"
+
+
+def _q15_fir(x: np.ndarray, h: np.ndarray) -> np.ndarray:
+    x, h = x.astype(np.int64), h.astype(np.int64)
+    acc = np.array([sum(h[k] * x[i - k] for k in range(8) if i - k >= 0) for i in range(len(x))])
+    return np.clip((acc + (1 << 14)) >> 15, -32768, 32767).astype(np.int16)
+
+
+def _m08(t: Tensors, out: str) -> None:
+    x, h, hs = t["x"], t["h"], t["hs"]
+    assert x.dtype == np.int16 and (h < 0).any() and np.abs(h.astype(np.int64)).sum() < 32768
+    np.testing.assert_array_equal(t["y"], _q15_fir(x, h))
+    ys = _q15_fir(x, hs)
+    np.testing.assert_array_equal(t["ys"], ys)
+    assert (ys == 32767).any() and (ys == -32768).any()
+    a, b = t["a"].astype(np.int64), t["b"].astype(np.int64)
+    np.testing.assert_array_equal(t["q"], np.clip((a * b + 16384) >> 15, -32768, 32767).astype(np.int16))
+    assert t["q"][0] == 32767 and ((a * b + 16384) >> 15 < 0).any()  # -1 * -1 saturated; negatives floored
+    assert out == "32767 32767 -32768 true\n"
+
+
+def _m09(t: Tensors, out: str) -> None:
+    a, b, q, r, x = t["a"], t["b"], t["q"], t["r"], t["x"]
+    assert np.abs(a[5, :, 3] - a[5, :, 0]).max() < 1e-6 and np.linalg.cond(a[5]) > 1e5
+    for i in range(6):
+        np.testing.assert_allclose(q[i] @ r[i], a[i], rtol=1e-12, atol=1e-12)
+        assert (np.tril(r[i], -1) == 0).all() and (np.diag(r[i]) > 0).all()
+        qn, rn = np.linalg.qr(a[i])
+        sign = np.sign(np.diag(rn))
+        np.testing.assert_allclose(r[i], rn * sign[:, None], rtol=1e-9, atol=1e-9)
+        if i != 5:   # Gram-Schmidt loses orthogonality with the condition number
+            np.testing.assert_allclose(q[i], qn * sign[None, :], rtol=1e-9, atol=1e-9)
+            np.testing.assert_allclose(q[i].T @ q[i], np.eye(4), atol=1e-12)
+            np.testing.assert_allclose(x[i], np.linalg.lstsq(a[i], b[i], rcond=None)[0], rtol=1e-9, atol=1e-9)
+    assert np.abs(q[5].T @ q[5] - np.eye(4)).max() > 1e-12   # MGS on the near-dependent matrix: measurably off
+    assert out == "[6, 5, 4] true\n"
+
+
+def _m10(t: Tensors, out: str) -> None:
+    a = t["a"].astype(np.float64)
+    np.testing.assert_allclose(a, a.T)
+    w, v = np.linalg.eigh(a)
+    assert w[-1] > 5 and w[-2] < 3 and w[0] > -3
+    x = np.full(40, 1 / np.sqrt(40.0))
+    for _ in range(25):   # the program's replays in f64
+        y = a @ x
+        x = y / np.linalg.norm(y)
+    np.testing.assert_allclose(t["nrm"][0], np.linalg.norm(y), rtol=1e-5)
+    np.testing.assert_allclose(t["nrm"][0], w[-1], rtol=1e-5)       # converged
+    np.testing.assert_allclose(t["x"], x, atol=1e-5)
+    np.testing.assert_allclose(t["y"], y, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(abs(v[:, -1] @ t["x"]), 1, atol=1e-6)
+    assert out == "true true\n"
+
+
 CHECKS = {
     "m01_bellman_ford": _m01,
     "m02_edit_distance_rows": _m02,
@@ -193,6 +269,10 @@ CHECKS = {
     "m04_sinkhorn": _m04,
     "m05_nbody_leapfrog": _m05,
     "m06_select_kth_bisect": _m06,
+    "m07_pixel_shuffle": _m07,
+    "m08_q15_fir": _m08,
+    "m09_batched_qr_mgs": _m09,
+    "m10_power_iteration_graph": _m10,
 }
 
 # m05's momentum sum `net` is a cancellation to ~1e-5 (the GPU's rsqrt is not the interpreter's)

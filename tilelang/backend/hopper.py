@@ -266,7 +266,8 @@ class HopperOps:
 
     # -- warp roles ----------------------------------------------------------------
     def warp_specialize(self, op: g.WarpSpecialize) -> None:
-        self.fn_attrs.append('"nvvm.minctasm"="1"')  # type: ignore[attr-defined]  # setmaxnreg needs a known budget
+        # setmaxnreg needs a known budget: the entry registers of `op.blocks` CTAs an SM
+        self.fn_attrs.append(f'"nvvm.minctasm"="{op.blocks}"')  # type: ignore[attr-defined]
         warp = self.emit("lshr i32 %tid, 5")  # type: ignore[attr-defined]
         done = self.new_label("roles_done")  # type: ignore[attr-defined]
         first = 0
@@ -436,7 +437,9 @@ class HopperOps:
 
         The staging area reuses the operand ring (dead once every consumer has
         waited for its last wgmma: a barrier of all consumers comes first), or
-        scratch space after the buffers when the ring is too small."""
+        scratch space after the buffers when the ring is too small or still
+        live (`GpuKernel.stage_apart`: an N-part of the tile before the last,
+        while the producer fills the ring for the next)."""
         info = self.tensors[op.tensor]  # type: ignore[attr-defined]
         dt = info.param.dtype
         mt, es = self.mty(info), self.msize(info)  # type: ignore[attr-defined]
@@ -446,7 +449,7 @@ class HopperOps:
         area = rows * pitch
         total = lay.warpgroups * area
         ring = self.ring_bytes()
-        if total <= ring:
+        if total <= ring and op.value.id not in self.k.stage_apart:  # type: ignore[attr-defined]
             base0 = 0
         else:
             self.need_smem(total, op.span)  # type: ignore[attr-defined]

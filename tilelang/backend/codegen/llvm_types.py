@@ -87,6 +87,12 @@ def param_reg(name: str) -> str:
     parameter may have any Tile name (`err`, `t1`, `entry` were redefinitions
     that LLVM refused). A descriptor's name keeps its dot (`x.tma0`), which a
     Tile identifier cannot have; a character LLVM does not take unquoted
-    becomes `_` followed by its code point."""
-    return "%p." + "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "_." else f"_{ord(ch):x}_"
-                           for ch in name)
+    becomes `_` followed by its code point. LLVM cuts a local name at 1,024
+    characters, which made a long parameter and its `.d0` one name (an ICE):
+    a name past 64 characters keeps its first 48 and a hash of the whole."""
+    text = "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "_." else f"_{ord(ch):x}_" for ch in name)
+    if len(text) > 64:
+        import hashlib
+
+        text = f"{text[:48]}.{hashlib.sha1(name.encode()).hexdigest()[:12]}"
+    return "%p." + text

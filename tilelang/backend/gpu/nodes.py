@@ -589,6 +589,7 @@ class WarpSpecialize:
 
     roles: tuple[Role, ...]
     span: Span = DUMMY_SPAN
+    blocks: int = 1  # CTAs an SM the roles' registers are budgeted for (`.minnctapersm`)
 
 
 @frozen
@@ -680,6 +681,9 @@ class GpuKernel:
     span: Span = DUMMY_SPAN
     # why a faster path refused a loop of this kernel (`PassContext.refuse`): notes, shown on request
     notes: tuple[Any, ...] = ()
+    # values of epilogue stores in the wgmma accumulator layout staged in shared memory after the buffers,
+    # not in the operand ring, which is still live (the Hopper GEMM's N-parts but the last: `passes/pipeline`)
+    stage_apart: frozenset[int] = frozenset()
 
     def tensor(self, name: str) -> ir.TensorParam:
         for p in self.params:

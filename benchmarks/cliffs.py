@@ -84,7 +84,16 @@ SDPA's `is_causal`: the user's mask now runs on the diagonal blocks only
 boundary blocks a row (it ran 2.64x SDPA's masked path before). std 192x128
 (producer at 24 registers, `TILEC_ATTN_PRODUCER3`): D = 128 well above its
 0.33x (spills 1,572 -> 136 B), D = 64 within a few % of 0.79x;
-`benchmarks/hattn_ab.sh` A/Bs the setting.
+`benchmarks/hattn_ab.sh` A/Bs the setting. The `exp` spellings (`attn`,
+`attn_dot`, `attn_causal`, `attn_window`, `attn_bias`, `attn_alibi`): their
+exp two instructions an element shorter, and the overflow guard one `min`
+(`fastmath.exp_ln2`, `nonpositive_exp_args`): key loops 17-20 % fewer SASS
+instructions (attn 1,139 -> 941, attn_dot 1,002 -> 804, D = 64 128x64
+618 -> 516); these loops are issue-bound (two consumer warps an SMSP issue
+~2,000 cycles a block against ~1,970 of tensor work at 128 x 128, D = 128).
+Call 14 measured the first step (1,007 / 870 / 550 instructions): attn
+0.74x -> 0.79x, attn_dot 0.75x -> 0.80x, D=64 0.61x -> 0.67x, causal 0.87x
+-> 0.92x; the second (one fma fewer) should add ~3 points to each.
 
 Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expected after hcliff2's
 (2026-12-06 09:49 session; `--dry` paths here, speeds not measured):

@@ -417,7 +417,7 @@ def attn_cases() -> list[Case]:
         args.append(("s", d**-0.5))
         extra = {"B": b, "H": h, "S": seq, "D": d, **({"W": more[0]} if more else {})}
         out.append(Case(f"user {kern} {dt} D={d} {bm}x{bn}", "attn", _elem(ATTN, dt), kern, gen, names, args,
-                        4.0 * bh * seq * seq * d, torch=torch, extra=extra))
+                        4.0 * bh * seq * seq * d / (2 if torch == "sdpa_causal" else 1), torch=torch, extra=extra))
 
     user("attn", "f16", 128, 128, 128)
     user("attn", "f16", 64, 128, 64)

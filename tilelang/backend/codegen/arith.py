@@ -30,6 +30,47 @@ from .core import (
 )
 
 
+def nonpositive_exp_args(body: ir.Region) -> set[int]:
+    """Ids of the operands x of `exp(x)` in `body` that are at most 0 or NaN by construction: `a - mn` with
+    `mn = maximum(a, ..)`, or `mn = maximum(.., rowmax(a))` broadcast back over a's rows (an online softmax's
+    `exp(s - mn)` and `exp(m - mn)`): a <= mn element by element, so its difference rounds to <= 0 (NaN where
+    an operand is NaN or both are the same infinity). `fexp_ln2` then needs no overflow guard."""
+    from tilelang.backend.gpu import nodes as g
+
+    defs = {r.id: op for op in g.walk(body) for r in g.results(op)}
+
+    def bound(a: ir.Value, b: ir.Value) -> bool:  # every element of a is at most its element of b
+        op = defs.get(b.id)
+        if isinstance(op, ir.Broadcast) and len(a.shape) == 2 and op.x.shape == (a.shape[0], 1):
+            b, row = op.x, True  # a row vector over a's rows
+        else:
+            row = False
+        op = defs.get(b.id)
+        if not (isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.MAXIMUM):
+            return False
+        for y in op.operands:
+            if not row and y.id == a.id and y.shape == b.shape:
+                return True
+            ry = defs.get(y.id)
+            if row and isinstance(ry, ir.Reshape) and ry.x.shape == (a.shape[0],):
+                red = defs.get(ry.x.id)
+                if isinstance(red, ir.Reduce) and red.op is ir.ReduceOp.MAX and red.x.id == a.id and red.axis == 1:
+                    return True
+        return False
+
+    out: set[int] = set()
+    for op in g.walk(body):
+        if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP:
+            x = defs.get(op.operands[0].id)
+            if isinstance(x, ir.Elementwise) and x.op is ir.ElemOp.SUB and bound(*x.operands):
+                out.add(op.operands[0].id)
+    return out
+
+
+# ln2 rounded to f32 (`fexp_ln2`)
+LN2_HI = 0.693147182464599609375
+
+
 class ArithOps(EmitterCore):
     """Element-wise arithmetic, math and casts."""
 
@@ -59,8 +100,13 @@ class ArithOps(EmitterCore):
                 if len(few) == 1 and isinstance(ops[1 - few[0]], list):
                     self.env[r.id] = self.scale_unless_unit(ops[1 - few[0]], ops[few[0]])  # type: ignore[arg-type]
                     return
-            self.env[r.id] = [self.round_to(self.fexp2_poly(cols[0][i]), r.dtype) if share and i % share == share - 1
-                              else self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
+            self.exp_acc = isinstance(self.layouts.get(r.id), AccTile)
+            self.exp_nonpos = eop is ir.ElemOp.EXP and self.exp_acc and self.nonpositive(xs[0])
+            try:
+                self.env[r.id] = [self.round_to(self.fexp2_poly(cols[0][i]), r.dtype) if share and i % share == share - 1
+                                  else self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
+            finally:
+                self.exp_acc = self.exp_nonpos = False
         else:
             self.env[r.id] = self.elem(eop, [o for o in ops if isinstance(o, str)], in_dt, r.dtype)
             self.note_arith(r, eop, xs)
@@ -84,7 +130,19 @@ class ArithOps(EmitterCore):
         self.declare(f"declare float @{name}(float)")
         return self.call("float", name, f"float {x}")
 
+    exp_acc = False  # the tile being computed is in the accumulator layout (`fastmath.exp_ln2`)
+    exp_nonpos = False  # and its exp's operand is <= 0 or NaN (`nonpositive_exp_args`)
+    _nonpos: set[int] | None = None
+
+    def nonpositive(self, v: ir.Value) -> bool:
+        """`v` is an `exp` operand known to be <= 0 or NaN (the kernel's `nonpositive_exp_args`, once)."""
+        if self._nonpos is None:
+            self._nonpos = nonpositive_exp_args(self.k.body)
+        return v.id in self._nonpos
+
     def fexp(self, x: str) -> str:
+        if fastmath.exp_ln2(self.exp_acc):
+            return self.fexp_ln2(x, self.exp_nonpos)
         # exp(x) = 2^(x*log2e); feed the product's rounding error back: 2^t * (1 + e*ln2)
         t = self.emit(f"fmul float {x}, {const_operand(DType.F32, 1.4426950408889634)}")
         nt = self.emit(f"fneg float {t}")
@@ -96,6 +154,27 @@ class ArithOps(EmitterCore):
         # NaN out of a number: x = +-inf makes the error term inf - inf = NaN, and
         # an overflow (x > ~88.72) makes p = inf, and inf * corr + inf is NaN for
         # corr <= 0. There p (inf or 0) is the answer; a NaN x gives p = NaN.
+        nan = self.emit(f"fcmp uno float {y}, 0.0")
+        return self.emit(f"select i1 {nan}, float {p}, float {y}")
+
+    def fexp_ln2(self, x: str, nonpos: bool = False) -> str:
+        """exp(x) = 2^t * 2^(x log2(e) - t) = 2^t * e^(x - t ln2) with t = x * log2(e) rounded: the error term
+        x - t ln2 by one fma with ln2 rounded to f32 (an exact product; x - t ln2 cancels exactly), then 2^t (1 +
+        it) (`fastmath.exp_ln2`). ln2's rounding leaves t (ln2 - LN2_HI) out of the term: at most 2.4e-7
+        relative for |t| <= 127 (|x| < 88); with the MUFU at its worst the result is within 5.9e-7 of exp(x)
+        (`fexp`: 3.6e-7), a third of the promised 2e-6, for two instructions fewer than `fexp`. NaN,
+        infinities and an overflow as `fexp`: where the error term or the product is NaN, 2^t is the answer.
+        Where x <= 0 or NaN (`nonpos`) nothing overflows, and the error term's NaN (x = -inf) or huge value (x
+        far below -88, 2^t = 0) is clamped to 1 by one `min` (a NaN operand gives the other): one instruction
+        fewer again."""
+        t = self.emit(f"fmul float {x}, {const_operand(DType.F32, 1.4426950408889634)}")
+        nt = self.emit(f"fneg float {t}")
+        corr = self.fcall("fma", "float", [nt, const_operand(DType.F32, LN2_HI), x])
+        p = self.nv("llvm.nvvm.ex2.approx.ftz.f32", t)
+        if nonpos:
+            small = self.fcall("minnum", "float", [corr, "1.0"])
+            return self.fcall("fma", "float", [p, small, p])
+        y = self.fcall("fma", "float", [p, corr, p])
         nan = self.emit(f"fcmp uno float {y}, 0.0")
         return self.emit(f"select i1 {nan}, float {p}, float {y}")
 

@@ -1,0 +1,115 @@
+"""`exp` with its product's rounding error fed back as x - t ln2 (`codegen/arith.fexp_ln2`, `fastmath.exp_ln2`):
+two instructions an element fewer than `fexp`, and one more where the operand is known <= 0
+(`nonpositive_exp_args`: an online softmax's `exp(s - mn)`), in the attention pipeline's consumers by default.
+Held to `fastmath.MATH["exp"]`'s promise: the numerics table's f32/bf16 unary kernels (exp, sigmoid, tanh) in
+llsim with every f32 exp on this code (`TILEC_EXP_LN2=1`) and the MUFU off by its worst error both ways; the
+algorithm in NumPy (f32 steps, exact fmas) on dense ranges and the edges, the <= 0 form too; which operands
+count as <= 0; and the key loop it shortens."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import llsim
+import numerics_cases as nc
+import numpy as np
+import pytest
+from llsim import SimDevice
+from test_numerics_diff import FLOAT_MATH, _compare
+
+from tilelang import driver
+from tilelang.backend import fastmath, lower_gpu
+from tilelang.backend.codegen.arith import LN2_HI, nonpositive_exp_args
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import cliffs_cases  # noqa: E402
+
+F = np.float32
+
+
+def _fma(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """f32 fma: the f32 product is exact in f64, the sum rounded once to f64 then f32 (the double rounding is
+    below these tests' tolerance)."""
+    with np.errstate(all="ignore"):
+        return (np.float64(a) * np.float64(b) + np.float64(c)).astype(F)
+
+
+def _exp_ln2(x: np.ndarray, err: float, nonpos: bool) -> np.ndarray:
+    """`fexp_ln2`'s steps, the MUFU's 2^t off by relative `err`."""
+    with np.errstate(all="ignore"):
+        t = (x * F(1.4426950408889634)).astype(F)
+        corr = _fma(-t, F(LN2_HI), x)
+        p = (np.exp2(t.astype(np.float64)) * (1 + err)).astype(F)
+        p = np.where(np.abs(p) < 2.0**-126, F(0), p)  # .ftz
+        if nonpos:
+            return _fma(p, np.fmin(corr, F(1)), p)  # (np.fmin: a NaN operand gives the other, as minnum)
+        y = _fma(p, corr, p)
+        return np.where(np.isnan(y), p, y)
+
+
+@pytest.mark.parametrize("nonpos", [False, True])
+def test_the_algorithm_keeps_exps_promise(nonpos: bool) -> None:
+    impl = fastmath.MATH["exp"]
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-88, 0 if nonpos else 88, 1_000_000).astype(F)
+    want = np.exp(x.astype(np.float64))
+    for err in (0.0, 2.0**-22, -(2.0**-22)):  # the MUFU off by its worst error (llsim's `_APPROX_ERR`)
+        got = _exp_ln2(x, err, nonpos).astype(np.float64)
+        assert np.all(np.abs(got - want) <= impl.atol + impl.rtol * want)
+        normal = want > 2.0**-126  # (below, the MUFU's .ftz flushes to 0: the atol)
+        assert np.max(np.abs(got - want)[normal] / want[normal]) < 7e-7  # (ln2's rounding: 2.4e-7 at most)
+    edges = np.array([0.0, -0.0, -1e-30, -1.0, -87.0, -88.0, -103.0, -104.0, -200.0, -1e30, -np.inf, np.nan]
+                     + ([] if nonpos else [1e-30, 1.0, 88.0, 88.7, 89.0, 1e30, np.inf]), F)
+    with np.errstate(all="ignore"):
+        want = np.exp(edges.astype(np.float64)).astype(F)
+    got = _exp_ln2(edges, 0.0, nonpos)
+    both_nan = np.isnan(got) & np.isnan(want)
+    close = np.abs(got.astype(np.float64) - want) <= 1e-30 + impl.rtol * np.abs(want.astype(np.float64))
+    assert np.all(both_nan | close | (got == want)), list(zip(edges, got, want, strict=True))
+    assert _exp_ln2(np.array([0.0], F), 0.0, nonpos)[0] == 1.0  # alpha = 1 exactly where the max stayed
+
+
+@pytest.mark.parametrize("error", [0, 1, -1], ids=["exact", "up", "down"])
+@pytest.mark.parametrize("case", [c for c in FLOAT_MATH if c.dtype.value in ("f32", "bf16")], ids=lambda c: c.id)
+def test_every_exp_on_this_code_agrees_with_the_interpreter(case: nc.Case, error: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_EXP_LN2", "1")
+    monkeypatch.setenv("LLSIM_MEMO", "0")
+    monkeypatch.setattr(llsim, "APPROX_ERROR", error)
+    k = case.kernel()
+    want = nc.run_interp(case, k)
+    got = nc.run_sim(case, k, "sm_90a", SimDevice)
+    problems = _compare(case, got, want)
+    assert not problems, "\n  ".join(problems)
+
+
+def _attn(kern: str):  # type: ignore[no-untyped-def]
+    src = cliffs_cases._elem(cliffs_cases.ATTN, "f16")
+    main = ("fn main() { let q = zeros::<f16>([2, 256, 128]); let mut o = zeros::<f16>([2, 256, 128]);"
+            f" {kern}::<128, 128, 128>(o.partition([1, 128, 128]), &q, &q, &q, 0.1).sync(); }}\n")
+    return next(k for k in driver.compile(src + main, "ir").output if k.name == kern)
+
+
+def test_the_online_softmax_exps_count_as_nonpositive() -> None:
+    """`exp(s - mn)` and `exp(m - mn)` with `mn = maximum(m, s.max(1).reshape([BM, 1]))`, both; not an exp of
+    something else."""
+    from tilelang.backend.facts import TensorFacts
+    from tilelang.backend.gpu import nodes as g
+    from tilelang.ir import nodes as ir
+
+    facts = {n: TensorFacts(True, (False, True, True)) for n in "oqkv"}
+    gk = lower_gpu(_attn("attn_dot"), "sm_90a", facts)
+    exps = [op for op in g.walk(gk.body) if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP]
+    got = nonpositive_exp_args(gk.body)
+    assert exps and all(op.operands[0].id in got for op in exps)
+    src = """
+kernel fn e(o: &mut Tensor<f32, [4, 8]>, x: &Tensor<f32, [?, 8]>) {
+    let t = x.load_like(o);
+    o.store(exp(t - maximum(t, t + 1.0) + 1.0) + exp(t - t.max(0).reshape([1, 8])));
+}
+fn main() { let x = zeros::<f32>([4, 8]); let mut o = zeros::<f32>([4, 8]); e(o.partition([4, 8]), &x).sync(); }
+"""
+    k = driver.compile(src, "ir").output[0]
+    assert not nonpositive_exp_args(k.body)  # (`+ 1.0` after the difference; a column max over rows)

@@ -52,7 +52,7 @@ std::attention 128x256 at D = 128 on the attention pipeline with ONE K/V
 stage (serial: no copy/compute overlap; ptxas 352 spill bytes), expected
 well above 0.02x but below 128x128; `gemm_dot` and `linear+bias+relu` on the
 wgmma pipeline like `gemm` 128x128x64 (`mma_select.fold_dot_adds`,
-`g.AccLoad`); rows as before at 4 warps (`TILEC_DEFAULT_WARPS=1`, opt-in:
+`g.AccLoad`); rows as before at 4 warps (`TILEC_DEFAULT_WARPS=1`, then opt-in:
 softmax of 32,768 at 16 warps, no spills, layernorm [4, 4096] at 8 warps, no
 spills, [1, 32768] at 16 warps, 340 spill bytes: `lift.default_warps`); `attn_bias` on the attention pipeline (the bias
 loaded by the consumers, ptxas 52 spill bytes); `attn_qscale` still
@@ -63,6 +63,42 @@ block) near `attn_exp2`'s 0.9x (`attention_edge`, was 0.69x). Every `err`
 below 1e-2. `gemm f32` (f32 inputs: scalar FMAs, no tensor cores; torch's
 SGEMM without TF32) is there for information. The path column ends with the
 kernel's warps (`16w`).
+
+Expected after hattn's changes (2026-12-06 09:49 session; the attention
+cases only, `--dry` paths here, speeds not measured): `attn_qscale` on the
+attention pipeline (Q scaled by the consumers in shared memory once it is
+in, `attention_qx`), near `attn_exp2`'s 0.92x or above (its loop has no
+multiply of the scores: one subtract and the exp2 an element), from 0.02x;
+err below 1e-2 (the values are the interpreter's). `attn_dot` (`acc * alpha +
+dot(p, v)`) folded into `mma(p, v, acc * alpha)`: the rotated loop instead of
+the serial schedule with a product of zeros and an add a block (its key loop
+1,891 -> 1,002 SASS instructions), so near `attn`'s 0.75x or above (its loop
+has no edge mask), from 0.70x. Every other attention case as before (the
+same PTX); the `why:` column now also carries the notes on a loop the
+pipeline takes at a cost (blocks, `exp`: `attention_advice`). New cases:
+`user attn_causal` (a causal mask by `where` on every block up to the
+diagonal) and `std::attention f16 D=128 128x128 causal`, both against
+SDPA's `is_causal`: the user's mask now runs on the diagonal blocks only
+(`attention_edge._general`), so near the user's full-attention 0.75x (its
+`exp`) against std's ~1.0x; `attn_window` likewise masks only its two
+boundary blocks a row (it ran 2.64x SDPA's masked path before). std 192x128
+(producer at 24 registers, `TILEC_ATTN_PRODUCER3`): D = 128 well above its
+0.33x (spills 1,572 -> 136 B), D = 64 within a few % of 0.79x;
+`benchmarks/hattn_ab.sh` A/Bs the setting.
+
+Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expected after hcliff2's
+(2026-12-06 09:49 session; `--dry` paths here, speeds not measured):
+- rows: default warps are ON (`TILEC_DEFAULT_WARPS=0` off): softmax rows of 32,768 at 16 warps and
+  layernorm [4, 4096] at 8 / [1, 32768] at 16 by default, as call 8 measured with the switch: softmax 32,768
+  ~1.6x torch (was 0.72x at 4 warps), layernorm 4,096 ~1.4x (0.90x), 32,768 ~0.9x (0.38x); softmax 4,096
+  unchanged (4 warps).
+- GEMM ring depth (4 stages, or up to 8 of small stages; the path column shows `8w 8s`): 128x128x32 8 stages
+  (0.61x -> >= 0.74x, call 11's 6-stage hint), 64x64x64 8 (0.35x -> >= 0.43x), M = 64 rows 64x128x64 5 and
+  64x64x64 8 (0.52x / 0.57x -> 0.55-0.7x); 128x128x64, 128x256x64 and the other 4-stage tiles unchanged.
+- `128x512x32`: the Hopper pipeline in two column parts of 256 (`wgmma-pipeline 12w 5s`, was sm80-pipeline at
+  0.08x): ~0.85-0.95x (128x256's speed with A read twice).
+- unchanged: the 32- and 16-row tiles (sm80-pipeline), gemm f32 (fma), every attention case.
+`python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
 
 A case that crashes prints its error on its line and the run goes on.
 
@@ -125,10 +161,11 @@ def launch_facts(case: Case, kir: Any) -> dict[str, TensorFacts]:
 
 def path_of(gk: Any) -> str:
     """The path a lowered kernel takes (`tilelang.backend.explain.path_of`: attention-pipeline,
-    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic)."""
+    wgmma-pipeline, sm80-pipeline, mma.sync, fma, generic), its warps and, for a pipeline, its stages."""
     from tilelang.backend import explain as ex
 
-    return ex.path_of(gk)
+    p = ex.path_of(gk)
+    return f"{p} {gk.num_warps}w" + (f" {gk.num_stages}s" if "pipeline" in p else "")
 
 
 def ptx_marks(ptx: str) -> str:
@@ -165,7 +202,7 @@ def dry(cases: list[Case], ptx: bool) -> None:
             kir = kernel_ir(c)
             facts = launch_facts(c, kir)
             gk = lower_gpu(kir, "sm_90a", facts)
-            path = path_of(gk) + f" {gk.num_warps}w"
+            path = path_of(gk)
             marks = ""
             if ptx:
                 code = compile_kernel(kir, "sm_90a", facts).ptx
@@ -293,11 +330,14 @@ def torch_fn(c: Case, t: dict[str, Any]) -> tuple[Any, Any]:
             slopes = torch.tensor(alibi_slopes(b * h), device="cuda").view(b, h, 1, 1)
             mask = -(i[:, None] - i[None]) * slopes
         m_run = mask.to(q.dtype) if mask is not None and mask.is_floating_point() else mask  # once, not timed
-        run = (lambda: res.__setitem__("r", F.scaled_dot_product_attention(q, k, v, attn_mask=m_run)))
+        causal = c.torch == "sdpa_causal"  # (S_q = S_k: torch's top-left diagonal is the bottom-right one)
+        run = (lambda: res.__setitem__("r", F.scaled_dot_product_attention(q, k, v, attn_mask=m_run,
+                                                                            is_causal=causal)))
 
         def want() -> Any:  # in f32, mask too (an ALiBi bias of ~1,000 has steps of 0.5 in f16)
             m = mask.float() if mask is not None and mask.is_floating_point() else mask
-            return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m).reshape(b * h, s, d)
+            return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m,
+                                                  is_causal=causal).reshape(b * h, s, d)
 
         return run, want
     x = t["x"]
@@ -324,7 +364,7 @@ def run_case(c: Case, reps: int) -> str:
     def compile_spy(*a: Any, **k: Any) -> Any:
         ck = real_compile(*a, **k)
         gk = kernels[-1] if kernels else None
-        seen.append((f"{path_of(gk)} {gk.num_warps}w" if gk is not None else "?", ptx_marks(ck.ptx),
+        seen.append((path_of(gk) if gk is not None else "?", ptx_marks(ck.ptx),
                      explain(gk) if gk is not None else ""))
         return ck
 

@@ -216,6 +216,32 @@ kernel fn attn_window<const BM: i32, const BN: i32, const D: i32, const W: i32>(
     o.store((acc / l).reshape([1, BM, D]) as ELEM);
 }
 
+// causal, the mask by `where` on every key block up to the diagonal (S_q = S_k)
+kernel fn attn_causal<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<ELEM, [1, BM, D]>,
+        q: &Tensor<ELEM, [?, ?, D]>, k: &Tensor<ELEM, [?, ?, D]>, v: &Tensor<ELEM, [?, ?, D]>, scale: f32) {
+    let h = block_id(0);
+    let q0 = block_id(1) * BM;
+    let qt = q.partition([1, BM, D]).load([h, block_id(1), 0]).reshape([BM, D]);
+    let pk = k.partition([1, BN, D]);
+    let pv = v.partition([1, BN, D]);
+    let mut m = full::<f32>([BM, 1], -1.0e30);
+    let mut l = zeros::<f32>([BM, 1]);
+    let mut acc = zeros::<f32>([BM, D]);
+    for j in 0..(q0 + BM + BN - 1) / BN {
+        let s = mma(qt, pk.load([h, j, 0]).reshape([BN, D]).transpose(), zeros::<f32>([BM, BN])) * scale;
+        let rows = arange::<i32>(BM).reshape([BM, 1]) + q0;
+        let keys = arange::<i32>(BN).reshape([1, BN]) + j * BN;
+        let s = where(keys <= rows, s, -1.0e30);
+        let mn = maximum(m, s.max(1).reshape([BM, 1]));
+        let p = exp(s - mn);
+        let alpha = exp(m - mn);
+        l = l * alpha + p.sum(1).reshape([BM, 1]);
+        acc = mma(p as ELEM, pv.load([h, j, 0]).reshape([BN, D]), acc * alpha);
+        m = mn;
+    }
+    o.store((acc / l).reshape([1, BM, D]) as ELEM);
+}
+
 // an additive bias read from a [S, S] tensor (shared by every head)
 kernel fn attn_bias<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<ELEM, [1, BM, D]>,
         q: &Tensor<ELEM, [?, ?, D]>, k: &Tensor<ELEM, [?, ?, D]>, v: &Tensor<ELEM, [?, ?, D]>,
@@ -360,20 +386,23 @@ def attn_cases() -> list[Case]:
     def shapes(d: int) -> tuple[int, int]:
         return 4, 2048 // d  # B, H: 8k tokens a call, B * H * S / BM blocks fill the card
 
-    def std(dt: str, d: int, bm: int, bn: int) -> None:
+    def std(dt: str, d: int, bm: int, bn: int, causal: bool = False) -> None:
         b, h = shapes(d)
         bh = b * h
-        out.append(Case(f"std::attention {dt} D={d} {bm}x{bn}", "attn", "std", "flash_attention",
+        out.append(Case(f"std::attention {dt} D={d} {bm}x{bn}" + (" causal" if causal else ""), "attn", "std",
+                        "flash_attention",
                         (dt, bm, bn, d), ("T", "BM", "BN", "D"),
                         [("t", "o", dt, (bh, seq, d), (1, bm, d)), ("t", "q", dt, (bh, seq, d), None),
                          ("t", "k", dt, (bh, seq, d), None), ("t", "v", dt, (bh, seq, d), None),
-                         ("s", d**-0.5), ("s", False)],
-                        4.0 * bh * seq * seq * d, torch="sdpa", extra={"B": b, "H": h, "S": seq, "D": d}))
+                         ("s", d**-0.5), ("s", causal)],
+                        4.0 * bh * seq * seq * d / (2 if causal else 1), torch="sdpa_causal" if causal else "sdpa",
+                        extra={"B": b, "H": h, "S": seq, "D": d}))
 
     for d in (128, 64):
         for bm, bn in ((128, 128), (128, 64), (64, 128), (128, 256), (192, 128)):
             std("f16", d, bm, bn)
     std("bf16", 128, 128, 64)
+    std("f16", 128, 128, 128, causal=True)  # (hattn: the baseline of the user's causal loop)
 
     def user(kern: str, dt: str, d: int, bm: int, bn: int, more: tuple[Any, ...] = (), torch: str = "sdpa",
              bias: bool = False) -> None:
@@ -397,6 +426,7 @@ def attn_cases() -> list[Case]:
     user("attn_qscale", "f16", 128, 128, 128)
     user("attn_dot", "f16", 128, 128, 128)
     user("attn_window", "f16", 128, 128, 128, (512,), torch="sdpa_window")
+    user("attn_causal", "f16", 128, 128, 128, torch="sdpa_causal")  # (hattn: the mask on diagonal blocks only)
     user("attn_bias", "f16", 128, 128, 128, torch="sdpa_bias", bias=True)
     user("attn_alibi", "f16", 128, 128, 128, torch="sdpa_alibi")
     return out

@@ -154,31 +154,31 @@ class SimDevice:
         for slot in abi.slots:
             ty, reg = next(params)
             if slot.what == "err":
-                mem.bufs["err"] = bytearray(8)  # the number, then a region's place (as the runtime's)
-                regs[reg] = ("err", 0)
+                mem.bufs["$err"] = bytearray(8)  # the number, then a region's place (as the runtime's)
+                regs[reg] = ("$err", 0)
                 continue
             if slot.what == "print":  # the runtime's buffer: the header zeroed, then the capacity
                 from tilelang.backend.prints import HEADER
 
                 cap = 1 << 16
-                mem.bufs["print"] = bytearray(HEADER) + bytearray(b"\xcd" * cap)
-                mem.bufs["print"][8:12] = cap.to_bytes(4, "little")
-                regs[reg] = ("print", 0)
+                mem.bufs["$print"] = bytearray(HEADER) + bytearray(b"\xcd" * cap)
+                mem.bufs["$print"][8:12] = cap.to_bytes(4, "little")
+                regs[reg] = ("$print", 0)
                 continue
             if slot.what.startswith(("arrive:", "queue:")):  # `last_block`'s or a queue's counters, zeroed
                 axis = int(slot.what.split(":")[1])
-                mem.bufs["arrive"] = bytearray(4 * max(1, int(np.prod([g for d, g in enumerate(grid) if d != axis]))))
-                regs[reg] = ("arrive", 0)
+                mem.bufs["$arrive"] = bytearray(4 * max(1, int(np.prod([g for d, g in enumerate(grid) if d != axis]))))
+                regs[reg] = ("$arrive", 0)
                 continue
             if slot.what == "split" or slot.what.startswith("split:"):  # a split's counters (codegen/split.py):
                 per = int(slot.what[6:]) if slot.what != "split" else 1  # one a CTA (the pairs form's two), zeroed
-                mem.bufs["split"] = bytearray(4 * per * max(1, int(np.prod(grid))))
-                regs[reg] = ("split", 0)
+                mem.bufs["$split"] = bytearray(4 * per * max(1, int(np.prod(grid))))
+                regs[reg] = ("$split", 0)
                 continue
             if slot.what.startswith("splitws:"):  # its records, never zeroed: NaN until written
                 _, w, t, r = slot.what.split(":")
-                mem.bufs["splitws"] = bytearray(b"\xff" * (4 * max(1, int(np.prod(grid))) * int(r) * int(w) * int(t)))
-                regs[reg] = ("splitws", 0)
+                mem.bufs["$splitws"] = bytearray(b"\xff" * (4 * max(1, int(np.prod(grid))) * int(r) * int(w) * int(t)))
+                regs[reg] = ("$splitws", 0)
                 continue
             p, a = by_name[slot.param]
             if slot.what.startswith("tmap:"):
@@ -214,15 +214,15 @@ class SimDevice:
                     regs[reg] = np.float64(v)
                 else:
                     regs[reg] = int(v) & ((1 << dt.bits) - 1)
-        mem.bufs["smem"] = bytearray()
+        mem.bufs["$smem"] = bytearray()
         if self.trace:
             from tilelang.backend.codegen import trace as layout
 
             ring = bytearray(layout.RECORDS + self.trace_records * layout.RECORD)
             ring[layout.HEADER_CAPACITY:layout.HEADER_CAPACITY + 4] = self.trace_records.to_bytes(4, "little")
-            mem.bufs["trace"] = ring
-            mem.bufs["tilec_trace"] = bytearray(8) + (7 | (self.trace_records - 1) << 32).to_bytes(8, "little")
-            mem.pointers[("tilec_trace", 0)] = ("trace", 0)
+            mem.bufs["$trace"] = ring
+            mem.bufs["$tilec_trace"] = bytearray(8) + (7 | (self.trace_records - 1) << 32).to_bytes(8, "little")
+            mem.pointers[("$tilec_trace", 0)] = ("$trace", 0)
         queue = abi.queue if abi.queue >= 0 else None
         tile_grid = grid  # the launch's grid (a walk's tiles), which a failed assert's place is on
         if queue is not None:  # a tile queue (a static walk): `queue_blocks` blocks a row take the tiles along its axis
@@ -242,14 +242,14 @@ class SimDevice:
         cluster = tuple(getattr(kernel, "cluster", ()) or ())
 
         def run_one(x: int, y: int, z: int, incoming: list[Any] = ()) -> None:  # type: ignore[assignment]
-            mem.bufs["smem"] = bytearray(b"\xff" * max(abi.smem_bytes, prog.smem_total, 16))
-            mem.hazards = _Hazards(len(mem.bufs["smem"]))
+            mem.bufs["$smem"] = bytearray(b"\xff" * max(abi.smem_bytes, prog.smem_total, 16))
+            mem.hazards = _Hazards(len(mem.bufs["$smem"]))
             mem.global_hazards = _GlobalHazards({p.name for p, _, _ in views})
-            mem.unfenced = np.full(len(mem.bufs["smem"]), -1, np.int64)
+            mem.unfenced = np.full(len(mem.bufs["$smem"]), -1, np.int64)
             mem.bulk_reads = None
             mem.cluster_in = {}
             for _, off, raw, bar in incoming:  # the other ranks' pushes, landed before this block reads them
-                mem.bufs["smem"][off:off + len(raw)] = raw
+                mem.bufs["$smem"][off:off + len(raw)] = raw
                 mem.cluster_in[bar] = mem.cluster_in.get(bar, 0) + len(raw)
             base = dict(regs)
             base.update({"$ctaid.x": x, "$ctaid.y": y, "$ctaid.z": z,
@@ -268,22 +268,22 @@ class SimDevice:
         if key is not None:
             _keep(key, mem.bufs)
         if self.trace:
-            self.trace_buffer = bytes(mem.bufs["trace"])
-        if "print" in mem.bufs:
+            self.trace_buffer = bytes(mem.bufs["$trace"])
+        if "$print" in mem.bufs:
             from tilelang.backend.prints import decode
 
-            got = decode(abi.prints, bytes(mem.bufs["print"]))
+            got = decode(abi.prints, bytes(mem.bufs["$print"]))
             assert not got.dropped, "llsim's print buffer is full"
             self.print_lines = got.lines
-        if any(mem.bufs.get("arrive", b"")):
+        if any(mem.bufs.get("$arrive", b"")):
             raise AssertionError("a group counter of `last_block` or a queue was not reset to 0")
-        if any(mem.bufs.get("split", b"")):
+        if any(mem.bufs.get("$split", b"")):
             raise AssertionError("a split's counter was not reset to 0")
-        self.split_records = bytes(mem.bufs.get("splitws", b""))  # a split's records (tests count the written)
+        self.split_records = bytes(mem.bufs.get("$splitws", b""))  # a split's records (tests count the written)
         from tilelang.runtime.cuda import assert_diagnostic, assert_words
 
-        err, place = assert_words(int.from_bytes(mem.bufs["err"][:4], "little"),
-                                  int.from_bytes(mem.bufs["err"][4:], "little"))
+        err, place = assert_words(int.from_bytes(mem.bufs["$err"][:4], "little"),
+                                  int.from_bytes(mem.bufs["$err"][4:], "little"))
         if err:
             span, message, region, axis = abi.asserts[err - 1]
             # the runtime's error, on the grid the kernel's blocks see (a walk's tiles, not its wave)
@@ -355,7 +355,7 @@ def _run_cluster(mem: Memory, cluster: tuple[int, ...], blocks: list[tuple[int, 
                 if b in done:
                     continue
                 incoming = [p for o in members if o != b for p in pushes[o] if p[0] == rank(b)]
-                kept = {k: bytearray(v) for k, v in mem.bufs.items() if k != "smem"}
+                kept = {k: bytearray(v) for k, v in mem.bufs.items() if k != "$smem"}
                 mem.cluster_out = []
                 try:
                     run_one(*b, incoming)

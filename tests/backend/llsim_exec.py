@@ -178,7 +178,7 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 bulk_open[t].append(rec)
                 mem.bulk_live.append(rec)
                 if mem.bulk_reads is None:
-                    mem.bulk_reads = np.zeros(len(mem.bufs["smem"]), np.int64)
+                    mem.bulk_reads = np.zeros(len(mem.bufs["$smem"]), np.int64)
                 np.add.at(mem.bulk_reads, rec[1], 1)
                 value = None
                 continue
@@ -203,9 +203,9 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 data = bytes(mem.bufs[src[0]][src[1]:src[1] + size]) if size else b""
                 if size and len(data) != size:
                     raise IndexError(f"cp.async of {size} bytes at {src[1]} outside buffer {src[0]!r}")
-                if dst[0] != "smem" or dst[1] % 16 or n != 16 or (src[1] % 16 and size):
+                if dst[0] != "$smem" or dst[1] % 16 or n != 16 or (src[1] % 16 and size):
                     raise IndexError(f"cp.async of {n} bytes to {dst} from {src}: not 16-byte aligned")
-                mem.guard("smem", dst[1], n, "cp.async")
+                mem.guard("$smem", dst[1], n, "cp.async")
                 mem.inflight[dst[1] // 16] = 1
                 open_copies[t].append((dst[1], data + b"\0" * (n - size)))
                 value = None
@@ -222,7 +222,7 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 for grp in done:
                     for off, raw in grp:
                         del mem.inflight[off // 16]
-                        mem.bufs["smem"][off:off + len(raw)] = raw
+                        mem.bufs["$smem"][off:off + len(raw)] = raw
                 value = None
                 continue
             if kind == "atomic":
@@ -408,7 +408,7 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 for reads, outs, committed in parts:
                     rec = wg_open[ts[0]]
                     if rec is None:
-                        rec = _Group(gid, len(mem.bufs["smem"]), ts)
+                        rec = _Group(gid, len(mem.bufs["$smem"]), ts)
                         mem.wgmma_live.append(rec)
                     for r in reads:
                         rec.reads[r] = True

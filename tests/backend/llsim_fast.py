@@ -191,7 +191,7 @@ def insert(v: Any, i: Any, x: Any) -> Any:
 def load(mem: Any, t: int, p: tuple[Any, int], ty: str) -> Any:
     """Thread `t`'s load of a `ty` at `p` (the scheduler's answer to a
     per-instruction closure's request; the compiled blocks call it in place)."""
-    if p[0] != "smem" and p[1] % (n := 8 if ty.startswith("ptr") else _size(ty)):
+    if p[0] != "$smem" and p[1] % (n := 8 if ty.startswith("ptr") else _size(ty)):
         # a misaligned global load faults on the GPU as a store does ("misaligned address")
         raise IndexError(f"load of {ty} at {p[1]} in {p[0]!r}: not {n}-byte aligned")
     _track(mem, t, p, ty, False)
@@ -200,12 +200,12 @@ def load(mem: Any, t: int, p: tuple[Any, int], ty: str) -> Any:
 
 def store(mem: Any, t: int, p: tuple[Any, int], ty: str, v: Any) -> None:
     """Thread `t`'s store of `v`, a `ty`, at `p` (as `load`)."""
-    if p[0] != "smem" and p[1] % _size(ty):
+    if p[0] != "$smem" and p[1] % _size(ty):
         # the GPU faults on a misaligned access ("misaligned address")
         raise IndexError(f"store of {ty} at {p[1]} in {p[0]!r}: not {_size(ty)}-byte aligned")
     _track(mem, t, p, ty, True)
     mem.store(p, ty, v)
-    if mem.unfenced is not None and p[0] == "smem":
+    if mem.unfenced is not None and p[0] == "$smem":
         mem.unfenced[p[1]:p[1] + _size(ty)] = t
 
 
@@ -233,7 +233,7 @@ def loader(ty: str) -> Callable[[Any, int, tuple[Any, int]], Any]:
 
     def ld(mem: Any, t: int, p: tuple[Any, int]) -> Any:
         key, off = p
-        if key == "smem":
+        if key == "$smem":
             h = mem.hazards
             if h is not None:
                 h.access(t, off, n, False)
@@ -287,7 +287,7 @@ def storer(ty: str) -> Callable[[Any, int, tuple[Any, int], Any], None]:
 
     def st(mem: Any, t: int, p: tuple[Any, int], v: Any) -> None:
         key, off = p
-        if key == "smem":
+        if key == "$smem":
             h = mem.hazards
             if h is not None:
                 h.access(t, off, n, True)
@@ -315,7 +315,7 @@ def storer(ty: str) -> Callable[[Any, int, tuple[Any, int], Any], None]:
             raw = pack(v)
         else:
             raw = store_bytes(v, ty)
-        if key == "smem":
+        if key == "$smem":
             if mem.wgmma_live:
                 mem.guard_wgmma(slice(off, off + n), "a store")
             if mem.bulk_live:
@@ -337,7 +337,7 @@ def _track_global(mem: Any, t: int, key: Any, off: int, n: int, write: bool) -> 
 
 def _track(mem: Any, t: int, p: tuple[Any, int], ty: str, write: bool) -> None:
     """The racecheck of a load or store: `_Hazards` for shared memory, `_GlobalHazards` for the kernel's tensors."""
-    if p[0] == "smem":
+    if p[0] == "$smem":
         if mem.hazards is not None:
             mem.hazards.access(t, p[1], _size(ty), write)
             return

@@ -360,7 +360,7 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
     nout = 1 + max(int(x.strip()[1:]) for f in firsts if f for x in f.group(1).split(","))
     args = [[x.value if isinstance(x, _Pending) else x for x in a] for a in args]  # the values
     out = [[args[t][i] for i in range(nout)] for t in range(128)]
-    sm = bytes(mem.bufs["smem"])
+    sm = bytes(mem.bufs["$smem"])
     acc: np.ndarray | None = None
     outs: list[int] = []
     groups: list[tuple[list[Any], list[int], bool]] = []
@@ -419,4 +419,12 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
     if acc is not None:
         groups.append((reads, list(outs), False))
     flush()
+    if mem.unfenced is not None:  # the async proxy reads what a thread wrote only after that thread's fence
+        every = [a for rs, _, _ in groups for a in rs]
+        if every:
+            addr = np.concatenate(every)
+            w = mem.unfenced[addr]
+            if (w >= 0).any():
+                raise Race(f"a wgmma reads smem+{int(addr[np.argmax(w >= 0)])} that thread {int(w.max())} wrote "
+                           "with no fence.proxy.async after it")
     return out, groups

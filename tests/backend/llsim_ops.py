@@ -247,7 +247,7 @@ def _cast_bitcast(v: Any, s: str, d: str) -> Any:
 
 def _cast_ptrtoint(v: Any, s: str, d: str) -> Any:
     key, off = v
-    base = 0 if key == "smem" else 1 << 32  # global buffers are 256-byte aligned, shared at 0
+    base = 0 if key == "$smem" else 1 << 32  # global buffers are 256-byte aligned, shared at 0
     return (base + off) & ((1 << _bits(d)) - 1)
 
 
@@ -255,7 +255,7 @@ _CASTS: dict[str, Callable[[Any, str, str], Any]] = {
     "trunc": _cast_trunc, "zext": _cast_zext, "sext": _cast_sext, "fptrunc": _cast_fptrunc,
     "fpext": _cast_fpext, "sitofp": _cast_sitofp, "uitofp": _cast_uitofp, "fptosi": _cast_fptosi,
     "fptoui": _cast_fptoui, "bitcast": _cast_bitcast, "ptrtoint": _cast_ptrtoint,
-    "addrspacecast": lambda v, s, d: v, "inttoptr": lambda v, s, d: ("smem", int(v)),
+    "addrspacecast": lambda v, s, d: v, "inttoptr": lambda v, s, d: ("$smem", int(v)),
 }
 
 
@@ -618,7 +618,7 @@ def _ldmatrix(mem: Memory, rows: list[Any], n: int, trans: bool) -> list[Any] | 
     None (the loop then runs, and raises where it must) unless every address
     is in one buffer, inside it, and clear of in-flight cp.async chunks."""
     key = rows[0][0]
-    if any(r[0] != key for r in rows) or (key == "smem" and mem.inflight):
+    if any(r[0] != key for r in rows) or (key == "$smem" and mem.inflight):
         return None
     base = np.array([r[1] for r in rows], np.int64)
     r0 = _LD_ROW[trans][:, :n]

@@ -235,15 +235,15 @@ class Program:
             return operator.itemgetter(tok)  # a register read: the most frequent operation
         if tok.startswith("@"):
             if tok == "@tilec_trace":  # the block timeline's module global (`SimDevice(trace=True)`)
-                return lambda r: ("tilec_trace", 0)
+                return lambda r: ("$tilec_trace", 0)
             if tok in self.statics:
-                return lambda r, off=self.statics[tok]: ("smem", off)
+                return lambda r, off=self.statics[tok]: ("$smem", off)
             assert tok == "@smem", tok
-            return lambda r: ("smem", 0)
+            return lambda r: ("$smem", 0)
         m = _P_SMEM_GEP.match(tok)
         if m:  # the scratch area after the buffers GPU IR allocated
             off = int(m.group(1))
-            return lambda r, off=off: ("smem", off)
+            return lambda r, off=off: ("$smem", off)
         c = _const(tok, ty)
         return lambda r, c=c: c
 
@@ -578,7 +578,7 @@ class Program:
             return _Ins(dst, lambda r: 0, text=rhs)
         if text == "cp.async.cg.shared.global.L2::cache_hint [$0], [$1], 16, $2, $3;":
             # a ring copy with an L2 policy (`codegen/ring.py`): the shared address as an i32
-            return _Ins(None, None, sync=lambda r: ("copy", ("smem", int(vals[0](r))), vals[1](r), 16,
+            return _Ins(None, None, sync=lambda r: ("copy", ("$smem", int(vals[0](r))), vals[1](r), 16,
                                                     vals[2](r)), text=rhs)
         cluster = _cluster_asm(text, vals, dst, rhs)
         if cluster is not None:
@@ -665,7 +665,7 @@ def _cluster_asm(text: str, vals: list[Callable[[dict[str, Any]], Any]], dst: st
 
 def _mapa(p: Any, rank: Any) -> tuple[str, int]:
     """`mapa.shared::cluster`: the address of shared location `p` in the block of cluster rank `rank`."""
-    if p[0] != "smem":
+    if p[0] != "$smem":
         raise Unsupported(f"mapa of a pointer that is not into shared memory: {p}")
     return (f"smem@{int(rank)}", p[1])
 

@@ -113,7 +113,7 @@ class Memory:
                        f"(no cp.async.bulk.wait_group.read retired it)")
 
     def guard(self, key: Any, off: int, n: int, what: str) -> None:
-        if key == "smem" and self.inflight and any(c in self.inflight for c in range(off // 16, (off + n + 15) // 16)):
+        if key == "$smem" and self.inflight and any(c in self.inflight for c in range(off // 16, (off + n + 15) // 16)):
             raise Race(f"{what} of {n} bytes at smem+{off} while a cp.async into it is in flight")
 
     def guard_wgmma(self, addrs: Any, what: str) -> None:
@@ -146,9 +146,9 @@ class Memory:
         if off < 0 or off + n > len(buf):
             raise IndexError(f"store of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
         raw = store_bytes(v, ty)
-        if key == "smem" and self.wgmma_live:
+        if key == "$smem" and self.wgmma_live:
             self.guard_wgmma(slice(off, off + n), "a store")
-        if key == "smem" and self.bulk_live:
+        if key == "$smem" and self.bulk_live:
             self.guard_bulk(slice(off, off + n), "a store")
         buf[off:off + n] = raw
 

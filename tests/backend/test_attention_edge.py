@@ -72,3 +72,62 @@ def test_a_masked_user_loop_in_the_simulator(bm: int, bn: int, d: int, s: int, c
         p = np.exp(sc - sc.max(1, keepdims=True))
         ref = (p / p.sum(1, keepdims=True)) @ v[b].astype(np.float64)
         np.testing.assert_allclose(o[b].astype(np.float64), ref, atol=3e-3, rtol=1e-2)
+
+
+# hattn (2026-12-06): masks of index comparisons in general (`attention_edge._general`): a causal mask
+# `keys <= rows` and a sliding window `keys <= rows && keys > rows - W`, index tiles built from `arange`s and
+# broadcast scalars by `+` and `-`, run only on a block where some element is masked.
+def _user(kern: str, bm: int, bn: int, d: int, more: str = ""):  # type: ignore[no-untyped-def]
+    main = (f"fn main() {{ let q = zeros::<f16>([2, 256, {d}]); let mut o = zeros::<f16>([2, 256, {d}]);"
+            f" {kern}::<{bm}, {bn}, {d}{more}>(o.partition([1, {bm}, {d}]), &q, &q, &q, 0.1).sync(); }}\n")
+    return next(k for k in driver.compile(SRC + main, "ir").output if k.name == kern)
+
+
+@pytest.mark.parametrize(("kern", "more"), [("attn_causal", ""), ("attn_window", ", 100")])
+def test_causal_and_window_masks_run_under_a_test(kern: str, more: str) -> None:
+    text = print_gpu_kernel(lower_gpu(_user(kern, 64, 64, 64, more), "sm_90a", _facts(150)))
+    assert "= if %whole" in text and "warp_specialize" in text
+    if kern == "attn_window":  # both comparisons tested
+        assert len([x for x in text.splitlines() if "%whole" in x and "= and " in x]) >= 1
+
+
+def test_a_mask_that_is_not_of_sums_keeps_its_where() -> None:
+    src_mask = "let s = where(keys <= rows, s, -1.0e30);"
+    assert src_mask in SRC
+    odd = SRC.replace(src_mask, "let s = where(keys * 2 <= rows, s, -1.0e30);")
+    main = ("fn main() { let q = zeros::<f16>([2, 256, 64]); let mut o = zeros::<f16>([2, 256, 64]);"
+            " attn_causal::<64, 64, 64>(o.partition([1, 64, 64]), &q, &q, &q, 0.1).sync(); }\n")
+    k = next(x for x in driver.compile(odd + main, "ir").output if x.name == "attn_causal")
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", _facts(150)))
+    assert "%whole" not in text and "warp_specialize" in text
+
+
+@pytest.mark.parametrize(("kern", "bm", "bn", "d", "s", "ctas", "more"), [
+    ("attn_causal", 64, 64, 64, 150, 2, ""), ("attn_causal", 128, 128, 128, 300, 1, ""),
+    ("attn_window", 64, 64, 64, 200, 2, ", 100")])
+def test_causal_and_window_loops_in_the_simulator(kern: str, bm: int, bn: int, d: int, s: int, ctas: int,
+                                                  more: str) -> None:
+    import tilelang
+
+    k = _user(kern, bm, bn, d, more)
+    facts = _facts(s)
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert explain.path_of(gk) == "attention-pipeline" and "%whole" in print_gpu_kernel(gk)
+    rng = np.random.default_rng(bm + d + s)
+    bh = 2
+    q, kk, v = (rng.standard_normal((bh, s, d)).astype(np.float16) for _ in range(3))
+    o = np.full((bh, s, d), np.nan, np.float16)
+    scale = np.float32(d ** -0.5)
+    SimDevice("sm_90a").run(k, (ctas, 1), [o, q, kk, v, scale], facts)
+    want = np.zeros((bh, s, d), np.float16)
+    gen = [bm, bn, d] + ([int(more.strip(", "))] if more else [])
+    getattr(tilelang.compile(SRC), kern)[tuple(gen)](tilelang.partition(want, [1, bm, d]), q, kk, v, scale).sync()
+    np.testing.assert_allclose(o.astype(np.float64), want.astype(np.float64), atol=2e-3, rtol=1e-2)
+    if kern == "attn_causal":  # and the definition
+        i = np.arange(s)
+        for b in range(bh):
+            sc = q[b].astype(np.float64) @ kk[b].astype(np.float64).T * float(scale)
+            sc = np.where(i[None] <= i[:, None], sc, -np.inf)
+            p = np.exp(sc - sc.max(1, keepdims=True))
+            ref = (p / p.sum(1, keepdims=True)) @ v[b].astype(np.float64)
+            np.testing.assert_allclose(o[b].astype(np.float64), ref, atol=3e-3, rtol=1e-2)

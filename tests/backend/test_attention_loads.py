@@ -47,7 +47,7 @@ def test_a_bias_read_in_the_loop_in_the_simulator(bm: int, bn: int, d: int, s: i
     k = _kernel(bm, bn, d)
     facts = _facts(bh, s, d)
     gk = lower_gpu(k, "sm_90a", facts)
-    assert explain.path_of(gk) == "attention-pipeline" and gk.notes == ()
+    assert explain.path_of(gk) == "attention-pipeline" and explain.refusals(gk) == []
     rng = np.random.default_rng(bm + bn + d + s)
     q, kk, v = (rng.standard_normal((bh, s, d)).astype(np.float16) for _ in range(3))
     bias = (rng.standard_normal((s, s)) * 2).astype(np.float32)
@@ -75,7 +75,7 @@ def test_the_short_keys_variant_reads_the_bias_too(bm: int, bn: int, d: int, s: 
     short = lower_gpu(k, "sm_90a", base).short
     assert short is not None
     facts = short.refine(base, (2, s, d))
-    assert facts is not None and lower_gpu(k, "sm_90a", facts).notes == ()
+    assert facts is not None and explain.refusals(lower_gpu(k, "sm_90a", facts)) == []
     rng = np.random.default_rng(s)
     q, kk, v = (rng.standard_normal((2, s, d)).astype(np.float16) for _ in range(3))
     bias = rng.standard_normal((s, s)).astype(np.float32)

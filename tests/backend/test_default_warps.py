@@ -1,9 +1,13 @@
-"""`lift.default_warps` (opt-in, `TILEC_DEFAULT_WARPS=1`; these tests set it): a kernel that names no warps gets more than 4 where its largest tile would give a thread
-more than 64 elements (rows of 32,768 as one [1, 32768] tile spilled 864 bytes at 4 warps, none at 16:
-`benchmarks/cliffs.py`); kernels with a hint, an `mma`, `min_blocks`/`max_blocks`, a cluster or a walk keep theirs.
-The row kernels run in llsim at their new warps against the interpreter."""
+"""`lift.default_warps` (on by default; `TILEC_DEFAULT_WARPS=0` turns it off): a kernel that names no warps gets
+more than 4 where its largest tile would give a thread more than 64 elements (rows of 32,768 as one [1, 32768]
+tile spilled 864 bytes at 4 warps, none at 16: `benchmarks/cliffs.py`); kernels with a hint (also an autotune
+configuration's, at any value), an `mma`, `min_blocks`/`max_blocks`, a cluster or a walk keep theirs; where the
+raised count's code needs more shared memory than the GPU has, `backend.lower_gpu` halves it (toward the
+kernel's own). The row kernels run in llsim at their new warps against the interpreter."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,8 +18,8 @@ from tilelang import driver
 from tilelang.backend import lower_gpu
 
 @pytest.fixture(autouse=True)
-def _on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("TILEC_DEFAULT_WARPS", "1")
+def _default(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("TILEC_DEFAULT_WARPS", raising=False)  # the default: on
 
 
 SOFTMAX = """
@@ -93,34 +97,97 @@ def test_layernorm_rows_at_eight_warps_in_the_simulator() -> None:
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
 
 
-def test_off_by_default_every_kernel_keeps_four_warps(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Off (the default since 2026-12-06 09:00): rows of 32,768 at 4 warps, as before; and p17_half_math's
-    [64, 1024] f32 kernel, which the switch gave 32 warps and 384 KB of shared memory on the GPU, compiles
-    for sm_90a within the GPU's 227 KB."""
-    from pathlib import Path
-
-    from tilelang.backend import compile_kernel
-
+def test_switched_off_every_kernel_keeps_four_warps(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_DEFAULT_WARPS", "0")
     _src, k = _softmax(32768)
     assert lower_gpu(k, "sm_90a").num_warps == 4
-    prog = Path(__file__).parent / "programs" / "independent" / "p17_half_math.tile"
-    for kern in driver.compile(prog.read_text(), "ir").output:
-        gk = lower_gpu(kern, "sm_90a")
-        assert gk.num_warps == kern.num_warps
+
+
+P17 = Path(__file__).parent / "programs" / "independent" / "p17_half_math.tile"
+
+
+def test_raised_warps_that_overflow_shared_memory_are_halved() -> None:
+    """p17_half_math's [64, 1024] f32 kernel `w` (a `cumsum` and an `argmax` over axis 0: their scratch grows with
+    the warps, 48 KB at 4): the raise to 32 needed 393,216 bytes of shared memory, a launch error on the GPU
+    (2026-12-06 call 8); it lowers at 16 now (196,608 bytes) and compiles within the GPU's 227 KB."""
+    from tilelang.backend import compile_kernel
+    from tilelang.backend.gpu.passes.lift import default_warps
+    from tilelang.backend.llvm import CodegenError
+
+    kernels = {k.name: k for k in driver.compile(P17.read_text(), "ir").output}
+    w = kernels["w"]
+    assert default_warps(w) == 32  # what the raise asks for
+    raised = lower_gpu(w, "sm_90a")
+    assert (raised.num_warps, kernels["h"].num_warps, lower_gpu(kernels["h"], "sm_90a").num_warps) == (16, 4, 4)
+    from tilelang.backend.gpu.passes import lower_to_gpu
+
+    with pytest.raises(CodegenError, match="393216 bytes of shared memory"):  # the count asked for: too much
+        compile_kernel(lower_to_gpu(w, "sm_90a", {}), "sm_90a")
+    for kern in kernels.values():
         ck = compile_kernel(kern, "sm_90a")
         assert ck.abi.smem_bytes <= 227 * 1024, (kern.name, ck.abi.smem_bytes)
+        assert ck.abi.num_threads == 32 * lower_gpu(kern, "sm_90a").num_warps
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_p17s_halved_kernel_in_the_simulator(arch: str) -> None:
+    """p17's `w` at its halved 16 warps in llsim against the interpreter (cumsum, argmax and sum over rows)."""
+    src = P17.read_text()
+    w = next(k for k in driver.compile(src, "ir").output if k.name == "w")
+    assert lower_gpu(w, arch).num_warps == 16
+    x = np.random.default_rng(5).standard_normal((64, 1024)).astype(np.float32)
+    outs = [np.zeros((1, 1024), np.float32), np.zeros((1, 1024), np.int32), np.zeros((64, 1), np.float32)]
+    m = tilelang.compile(src)
+    m.w[64, 1024](*(tilelang.partition(o, list(o.shape)) for o in outs), x).sync()  # the interpreter
+    got = [np.full_like(o, -7) for o in outs]
+    SimDevice(arch).run(w, (1,), [*got, x])
+    np.testing.assert_allclose(got[0], outs[0], rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(got[1], outs[1])
+    np.testing.assert_allclose(got[2], outs[2], rtol=1e-5, atol=1e-4)
 
 
 @pytest.mark.parametrize("warps", [4, 8])
-def test_an_autotune_config_of_warps_is_what_runs(warps: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The tuner applies a config by `hinted_fields` (a 4 leaves the kernel as it is): the kernel runs with the
-    config's warps, which the switch (on) overrode for a big tile (tests/api/test_ecosystem_gpu's 10 timings)."""
+def test_an_autotune_config_of_warps_is_what_runs(warps: int) -> None:
+    """The tuner applies a config by `hinted_fields`, which marks its `num_warps` given also at the default's 4:
+    the kernel runs with the config's warps, which the raise (then opt-in) overrode for a big tile (GPU suite
+    2026-12-06 call 8: tests/api/test_ecosystem_gpu's tuner timed 10 configurations where 8 ran)."""
     import dataclasses
 
     from tilelang.tuner.space import hinted_fields
 
-    monkeypatch.setenv("TILEC_DEFAULT_WARPS", "0")
     _src, k = _softmax(32768)
+    assert lower_gpu(k, "sm_90a").num_warps == 16  # no config: raised
     tuned = dataclasses.replace(k, **hinted_fields(k, {"num_warps": warps}))
     assert lower_gpu(tuned, "sm_90a").num_warps == warps
+
+
+ROWSUM = """
+#[autotune(BR = [16, 8192], BC = [64], num_warps = [4, 8], key = [x])]
+kernel fn rowsum<const BR: i32, const BC: i32>(out: &mut Tensor<f32, [BR]>, x: &Tensor<f32, [?, ?]>) {
+    let px = x.partition([BR, BC]);
+    let mut acc = zeros::<f32>([BR]);
+    for j in 0..px.num_tiles(1) {
+        acc = acc + px.load([block_id(0), j]).sum(1);
+    }
+    out.store(acc);
+}
+"""
+
+
+@pytest.mark.parametrize("warps", [4, 8])
+def test_an_autotune_config_too_big_for_its_warps_is_still_refused(warps: int) -> None:
+    """tests/api/test_ecosystem_gpu's tuned rowsum on the CPU: BR = 8192, BC = 64 puts 2,048-4,096 elements in a
+    thread at the configuration's 4 or 8 warps (E0603, a skipped candidate); the raise must not run it at 32."""
+    import dataclasses
+
+    from tilelang.backend import compile_kernel
+    from tilelang.backend.llvm import CodegenError
+    from tilelang.tuner.space import hinted_fields
+
+    main = "fn main() { let x = zeros::<f32>([8192, 64]); let mut o = zeros::<f32>([8192]); rowsum::<8192, 64>(o.partition([8192]), &x).sync(); }"
+    (k,) = driver.compile(ROWSUM + main, "ir").output
+    assert lower_gpu(k, "sm_90a").num_warps == 32  # as no configuration gives warps: raised
+    tuned = dataclasses.replace(k, **hinted_fields(k, {"BR": 8192, "BC": 64, "num_warps": warps}))
+    assert lower_gpu(tuned, "sm_90a").num_warps == warps
+    with pytest.raises(CodegenError, match="in each of the block's"):
+        compile_kernel(tuned, "sm_90a")

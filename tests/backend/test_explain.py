@@ -21,6 +21,11 @@ import cliffs_cases  # noqa: E402
 
 QSCALED = USER.replace("let qt = q.load_like(o);", "let qt = ((q.load_like(o) as f32) * scale) as f16;") \
               .replace("zeros::<f32>([BM, BN])) * scale;", "zeros::<f32>([BM, BN]));")
+# Q of an f32 tensor, scaled and cast before the loop: no 16-bit tile for TMA to copy (`attention_qx`)
+QF32 = QSCALED.replace("q: &Tensor<f16, [?, D]>", "q: &Tensor<f32, [?, D]>") \
+              .replace("let qt = ((q.load_like(o) as f32) * scale) as f16;", "let qt = (q.load_like(o) * scale) as f16;") \
+              .replace("let q = randn::<f16>([200, 64], 1);", "let q = randn::<f32>([200, 64], 1);")
+QLINE = "let qt = (q.load_like(o) * scale) as f16;"
 BIAS = cliffs_cases._elem(cliffs_cases.ATTN, "f16")
 
 
@@ -28,15 +33,22 @@ def _user(src: str):  # type: ignore[no-untyped-def]
     return driver.compile(src, "ir").output[0]
 
 
-def test_a_q_scaled_before_the_loop_is_noted_at_its_line() -> None:
+def test_a_q_scaled_before_the_loop_takes_the_pipeline() -> None:
+    """(It was refused, with a note, before `attention_qx`: the consumers now scale Q in shared memory.)"""
     assert QSCALED != USER
     gk = lower_gpu(_user(QSCALED), "sm_90a", _facts("oqkv", 2))
+    assert explain.path_of(gk) == "attention-pipeline" and explain.refusals(gk) == []
+
+
+def test_a_q_of_an_f32_tensor_is_noted_at_its_line() -> None:
+    assert QF32 != QSCALED and "Tensor<f32, [?, D]>" in QF32
+    gk = lower_gpu(_user(QF32), "sm_90a", _facts("oqkv", 2))
     assert explain.path_of(gk) == "mma.sync"
     (note,) = gk.notes
     assert "Hopper attention pipeline" in note.message and "(Q) is not a tile loaded as it is" in note.message
-    assert "scale to the scores" in note.help[0]
-    line = QSCALED[:note.labels[0].span.start].count("\n") + 1
-    assert "let qt = ((q.load_like(o) as f32) * scale) as f16;" in QSCALED.splitlines()[line - 1]
+    assert "f16 [64, 64] tile loaded as it is" in note.message and "scale to the scores" in note.help[0]
+    line = QF32[:note.labels[0].span.start].count("\n") + 1
+    assert QLINE in QF32.splitlines()[line - 1]
 
 
 def test_a_tensor_read_in_the_attention_loop_is_noted(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -76,30 +88,36 @@ fn main() { let a = zeros::<f16>([64, 64]); let mut c = zeros::<f32>([64, 64]); 
     assert any("Hopper GEMM pipeline" in n.message and "more than" in n.message for n in gk.notes)
 
 
-@pytest.mark.parametrize(("kernel", "path"), [(("f16", 128, 128, 128), "attention-pipeline"),
-                                              (("bf16", 128, 64, 64), "attention-pipeline")])
-def test_no_note_where_the_pipeline_takes_the_loop(kernel, path) -> None:  # type: ignore[no-untyped-def]
-    gk = lower_gpu(_std("flash_attention", *kernel), "sm_90a", _facts("oqkv", 3))
-    assert explain.path_of(gk) == path and gk.notes == ()
+def test_no_note_where_the_pipeline_takes_the_loop_at_its_tuned_blocks() -> None:
+    gk = lower_gpu(_std("flash_attention", "f16", 128, 128, 128), "sm_90a", _facts("oqkv", 3))
+    assert explain.path_of(gk) == "attention-pipeline" and gk.notes == ()
+
+
+def test_other_blocks_get_a_note_of_what_they_cost_and_no_refusal() -> None:
+    """(`attention_advice`; each shape's note: test_attention_advice.)"""
+    gk = lower_gpu(_std("flash_attention", "bf16", 128, 64, 64), "sm_90a", _facts("oqkv", 3))
+    assert explain.path_of(gk) == "attention-pipeline" and explain.refusals(gk) == []
+    (note,) = gk.notes
+    assert "takes this loop, but BN = 64" in note.message and "BM = BN = 128" in note.help[0]
 
 
 def test_tilec_explain_env_gives_a_compiled_kernel_its_lines(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_EXPLAIN", "1")
-    ck = compile_kernel(_user(QSCALED), "sm_90a", _facts("oqkv", 2))
+    ck = compile_kernel(_user(QF32), "sm_90a", _facts("oqkv", 2))
     assert ck.explain[0].startswith("tilec: kernel `attn` [BM = 64, BN = 64, D = 64] on sm_90a: ldmatrix + mma.sync")
     assert any("(Q) is not a tile loaded" in x for x in ck.explain) and any("help:" in x for x in ck.explain)
     monkeypatch.setenv("TILEC_EXPLAIN", "0")
-    assert compile_kernel(_user(QSCALED), "sm_90a", _facts("oqkv", 2)).explain == ()
+    assert compile_kernel(_user(QF32), "sm_90a", _facts("oqkv", 2)).explain == ()
 
 
 def test_tilec_emit_explain(tmp_path: Path) -> None:
     f = tmp_path / "q.tile"
-    f.write_text(QSCALED, encoding="utf-8")
+    f.write_text(QF32, encoding="utf-8")
     r = invoke("emit", str(f), "--stage", "gpu", "--arch", "sm_90a", "--explain")
     assert r.exit_code == 0 and "gpu.kernel attn" in r.stdout
     assert "note: kernel `attn` [BM = 64, BN = 64, D = 64] runs on ldmatrix + mma.sync" in r.stderr
     assert "(Q) is not a tile loaded as it is" in r.stderr and "= help: " in r.stderr
-    assert "let qt = ((q.load_like(o) as f32) * scale) as f16;" in r.stderr  # the line, shown
+    assert QLINE in r.stderr  # the line, shown
     quiet = invoke("emit", str(f), "--stage", "gpu", "--arch", "sm_90a")
     assert quiet.exit_code == 0 and "note:" not in quiet.stderr
     bad = invoke("emit", str(f), "--stage", "ir", "--explain")

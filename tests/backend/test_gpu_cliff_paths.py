@@ -8,7 +8,10 @@ test_attention_edge, test_default_warps).
 - std::attention at 128 x 256, D = 128: the K/V ring of one stage;
 - a user's flash loop with an additive bias read in the loop, and one with its edge mask on every block
   (`attention_edge`);
-- softmax rows of 32,768 as one tile (4 warps; 16 with `TILEC_DEFAULT_WARPS=1`).
+- softmax rows of 32,768 as one tile (16 warps by default; 4 with `TILEC_DEFAULT_WARPS=0`);
+- hattn (2026-12-06 09:49): a user's flash loop with Q scaled before it (`attention_qx`; llsim:
+  test_attention_qx), with `acc * alpha + dot(p, v)` (test_dot_fold), with a causal or window mask by `where`
+  (test_attention_edge); std 192 x 128 with the producer at 24 registers.
 """
 
 from __future__ import annotations
@@ -82,7 +85,19 @@ def test_attention_paths_on_the_gpu() -> None:
     for d, name, kern, bm, extra in (
             (128, "std 128x256 (one K/V stage)", std.flash_attention["f16", 128, 256, 128], 128, None),
             (64, "user loop, bias read in the loop", user.attn_bias[64, 64, 64], 64, "bias"),
-            (128, "user loop, edge mask", user.attn[128, 128, 128], 128, None)):
+            (128, "user loop, edge mask", user.attn[128, 128, 128], 128, None),
+            # hattn: Q scaled before the loop, by the consumers in shared memory (`attention_qx`): one and
+            # two consumer warpgroups, and three (BM = 192: named barriers 9-11)
+            (64, "user loop, Q scaled before it", user.attn_qscale[64, 64, 64], 64, None),
+            (128, "user loop, Q scaled before it", user.attn_qscale[128, 128, 128], 128, None),
+            (64, "user loop, Q scaled before it", user.attn_qscale[192, 128, 64], 192, None),
+            # hattn: `acc * alpha + dot(p, v)` folded (`mma_select`); causal and window masks by `where` on the
+            # blocks they mask only (`attention_edge._general`); std at BM = 192 with the producer at 24 registers
+            (128, "user loop, acc * alpha + dot(p, v)", user.attn_dot[128, 128, 128], 128, None),
+            (64, "user loop, causal mask by where", user.attn_causal[64, 64, 64], 64, None),
+            (128, "user loop, causal mask by where", user.attn_causal[128, 128, 128], 128, None),
+            (64, "user loop, sliding window", user.attn_window[64, 64, 64, 100], 64, None),
+            (128, "std 192x128 (three consumer warpgroups)", std.flash_attention["f16", 192, 128, 128], 192, None)):
         q, k, v = (rng.standard_normal((bh, s, d)).astype(np.float16) for _ in range(3))
         o = np.full((bh, s, d), np.nan, np.float16)
         scale = np.float32(d ** -0.5)

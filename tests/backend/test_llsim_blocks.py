@@ -265,8 +265,8 @@ def test_a_misaligned_global_load_faults_both_ways(monkeypatch: pytest.MonkeyPat
     k = driver.compile(src, "ir").output[0]
 
     def shift(text: str) -> str:
-        out, n = re.subn(r"getelementptr float, ptr addrspace\(1\) %x, i64 %\w+",
-                         "getelementptr i8, ptr addrspace(1) %x, i64 4", text, count=1)
+        out, n = re.subn(r"getelementptr float, ptr addrspace\(1\) %p\.x, i64 %\w+",
+                         "getelementptr i8, ptr addrspace(1) %p.x, i64 4", text, count=1)
         assert n == 1
         return out
 

@@ -130,7 +130,7 @@ def test_typed_loads_and_stores_are_load_and_store() -> None:
     def mems() -> tuple[Memory, Memory]:
         out = []
         for _ in range(2):
-            m = Memory(bufs={"x": bytearray(raw), "smem": bytearray(raw)}, pointers={("x", 8): ("smem", 0)})
+            m = Memory(bufs={"x": bytearray(raw), "$smem": bytearray(raw)}, pointers={("x", 8): ("$smem", 0)})
             m.hazards, m.global_hazards = _Hazards(len(raw)), _GlobalHazards({"x"})
             m.unfenced = np.full(len(raw), -1, np.int64)
             out.append(m)
@@ -145,11 +145,11 @@ def test_typed_loads_and_stores_are_load_and_store() -> None:
     with np.errstate(all="ignore"):
         for ty in types:
             a, b = mems()
-            plain = Memory(bufs={"x": bytearray(raw), "smem": bytearray(raw)}, pointers={("x", 8): ("smem", 0)})
+            plain = Memory(bufs={"x": bytearray(raw), "$smem": bytearray(raw)}, pointers={("x", 8): ("$smem", 0)})
             ld, st = lf.loader(ty), lf.storer(ty)
             odd = [2.5, np.float16(1.5), np.float32(np.nan), -1, (np.float32(1.0),), (3.5, 2), (1, 2, 3, 4),
                    (np.float32(1.0), np.float32(np.nan)), tuple(np.float16(x) for x in range(8))]
-            for key in ("x", "smem"):
+            for key in ("x", "$smem"):
                 for off in [*range(0, 512 - 16, 2 if "16" in ty or "half" in ty or "bfloat" in ty else 4),
                             1, 3, 508, 511, 2000, -8]:
                     t = off % 3  # three threads: reads by several, then a write races
@@ -187,8 +187,8 @@ def test_ldmatrix_and_mma_gathers_are_the_loops(monkeypatch: pytest.MonkeyPatch)
     random shared memory (NaN halves too) and registers of both operand types."""
     rng = np.random.default_rng(9)
     mem = Memory()
-    mem.bufs["smem"] = bytearray(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
-    rows = [("smem", int(o)) for o in rng.choice(np.arange(0, 4096 - 64, 16), 32)]
+    mem.bufs["$smem"] = bytearray(rng.integers(0, 256, 4096, dtype=np.uint8).tobytes())
+    rows = [("$smem", int(o)) for o in rng.choice(np.arange(0, 4096 - 64, 16), 32)]
     words = rng.integers(0, 1 << 32, (32, 6), dtype=np.uint64).tolist()
     calls = [(f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{n}{t}.b16", [[r] for r in rows])
              for n in (1, 2, 4) for t in ("", ".trans")]

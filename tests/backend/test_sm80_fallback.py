@@ -1,6 +1,6 @@
-"""On sm_90a, a tensor-core loop the Hopper GEMM pipeline refuses (a tile of M = 16 or 32, N over 256)
-takes the sm_80 cp.async ring (`pipeline_sm80.fallback_enabled`) instead of mma.sync with no pipeline
-(`benchmarks/cliffs.py`'s skinny and 128x512 GEMMs). Run in llsim at sm_90a against NumPy, with edges;
+"""On sm_90a, a tensor-core loop the Hopper GEMM pipeline refuses (a tile of M = 16 or 32; N over 256 with
+its column parts off, `TILEC_GEMM_PARTS=0`) takes the sm_80 cp.async ring (`pipeline_sm80.fallback_enabled`)
+instead of mma.sync with no pipeline (`benchmarks/cliffs.py`'s skinny and 128x512 GEMMs). Run in llsim at sm_90a against NumPy, with edges;
 the loops the Hopper pipeline takes are unchanged; `TILEC_SM80_FALLBACK=0` restores the old path."""
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from tilelang.backend import explain, lower_gpu
     (GemmConfig(16, 64, 64, out="f32", trans_b=True), (20, 64, 128)),  # M = 16, B stored [N, K]
     (GemmConfig(64, 512, 32, out="f32", warps=8), (64, 520, 64)),  # N = 512: wider than one wgmma
 ])
-def test_a_loop_the_hopper_pipeline_refuses_takes_the_sm80_ring_in_the_simulator(cfg: GemmConfig, shape) -> None:  # type: ignore[no-untyped-def]
+def test_a_loop_the_hopper_pipeline_refuses_takes_the_sm80_ring_in_the_simulator(cfg: GemmConfig, shape,  # type: ignore[no-untyped-def]
+                                                                                   monkeypatch) -> None:
+    monkeypatch.setenv("TILEC_GEMM_PARTS", "0")  # N = 512 runs in two parts on the Hopper pipeline by default
     M, N, K = shape
     a, b, c = cfg.inputs(M, N, K, 3)
     gk = lower_gpu(_kernel(cfg), "sm_90a", _facts(c, a, b))

@@ -39,6 +39,7 @@ from typing import Any
 from pdl_stand import of_array
 
 from tilelang.backend import TensorFacts, lower_gpu
+from tilelang.backend.codegen.llvm_types import param_reg
 from tilelang.backend.gpu.layouts import replicate_bound
 from tilelang.backend.llvm import emit_llvm_text
 from tilelang.backend.target import parse_pdl
@@ -75,7 +76,7 @@ def code_of(ll: str, tensors: set[str]) -> Code:
     lines = body.split("\n")
     wait = next(i for i, line in enumerate(lines) if WAIT in line)
     trig = next((i for i, line in enumerate(lines) if TRIGGER in line), None)
-    root: dict[str, set[str]] = {f"%{t}": {t} for t in tensors} | {c: {c} for c in COUNTERS}
+    root: dict[str, set[str]] = {param_reg(t): {t} for t in tensors} | {c: {c} for c in COUNTERS}
     reads: set[str] = set()
     writes: set[str] = set()
     counters: set[str] = set()

@@ -78,22 +78,22 @@ def test_the_code_reader_follows_addresses_and_the_wait() -> None:
     from pdl_order import code_of
 
     ll = """declare void @llvm.foo()
-define ptx_kernel void @k(ptr addrspace(1) %x, ptr addrspace(1) %w, ptr addrspace(1) %y, ptr addrspace(1) %v, ptr addrspace(1) align 4 %arrive) #0 {
+define ptx_kernel void @k(ptr addrspace(1) %p.x, ptr addrspace(1) %p.w, ptr addrspace(1) %p.y, ptr addrspace(1) %p.v, ptr addrspace(1) align 4 %arrive) #0 {
 entry:
   call void asm sideeffect "griddepcontrol.launch_dependents;", "~{memory}"()
-  %a = getelementptr float, ptr addrspace(1) %w, i64 4
+  %a = getelementptr float, ptr addrspace(1) %p.w, i64 4
   %b = getelementptr float, ptr addrspace(1) %a, i64 4
-  %p = ptrtoint ptr addrspace(1) %v to i64
+  %p = ptrtoint ptr addrspace(1) %p.v to i64
   call void asm sideeffect "prefetch.global.L2 [$0];", "l"(i64 %p)
   %c = load float, ptr addrspace(1) %b, align 4
   %n = getelementptr i32, ptr addrspace(1) %arrive, i64 1
   %o = atomicrmw add ptr addrspace(1) %n, i32 1 monotonic
   call void asm sideeffect "griddepcontrol.wait;", "~{memory}"()
-  %s = select i1 true, ptr addrspace(1) %x, ptr addrspace(1) %y
-  %q = phi ptr addrspace(1) [ %s, %entry ], [ %v, %entry ]
+  %s = select i1 true, ptr addrspace(1) %p.x, ptr addrspace(1) %p.y
+  %q = phi ptr addrspace(1) [ %s, %entry ], [ %p.v, %entry ]
   %d = load float, ptr addrspace(1) %q, align 4, !invariant.load !0
-  %e = load float, ptr addrspace(1) %v, align 4
-  store float %d, ptr addrspace(1) %y, align 4
+  %e = load float, ptr addrspace(1) %p.v, align 4
+  store float %d, ptr addrspace(1) %p.y, align 4
   ret void
 }
 """
@@ -105,7 +105,7 @@ entry:
                    {"x", "w", "y", "v"})
     assert not late.trigger_first
     with pytest.raises(ValueError, match="cannot follow"):
-        code_of(ll.replace("%e = load float, ptr addrspace(1) %v", "%i = inttoptr i64 %p to ptr addrspace(1)\n"
+        code_of(ll.replace("%e = load float, ptr addrspace(1) %p.v", "%i = inttoptr i64 %p to ptr addrspace(1)\n"
                            "  %e = load float, ptr addrspace(1) %i"), {"x", "w", "y", "v"})
 
 

@@ -579,10 +579,12 @@ def _refuse_masked(a: np.ndarray) -> None:
     with the masked-out elements as values (and written under the mask)."""
     ma = sys.modules.get("numpy.ma")  # (no masked array exists before it is imported)
     if ma is not None and isinstance(a, ma.MaskedArray) and ma.getmaskarray(a).any():
+        # a fill of the array's own kind (round 15: `filled(0.0)` was proposed for int32 ids)
+        fill = {"f": "0.0", "c": "0.0", "b": "False"}.get(a.dtype.kind, "0")
         raise Unsupported(
             "a masked array with masked elements: Tile would read the masked-out elements "
             "as values",
-            "pass a plain array with the masked elements filled in, `t.filled(0.0)` (for a "
+            f"pass a plain array with the masked elements filled in, `t.filled({fill})` (for a "
             "`&mut` argument bound to a name first: the results are written into it)",
         )
 

@@ -110,6 +110,18 @@ class Module:
             for name, value in table.items():
                 if name not in taken:
                     self.__dict__[name] = value
+                elif not name.startswith("__"):
+                    # round 15: `mod.device(..)` of a kernel named `device` was "'str' object is not
+                    # callable", with nothing to say where the kernel went
+                    import warnings
+
+                    what = "kernel" if table is self.kernels else "host function"
+                    warnings.warn(
+                        f"module `{self.name}`: the {what} `{name}` has the name of the module's own "
+                        f"`{name}`, which `mod.{name}` gives; call it as "
+                        f"`mod.{'kernels' if table is self.kernels else 'functions'}[\"{name}\"]`",
+                        stacklevel=4,
+                    )
 
     # -- attribute access ---------------------------------------------------------
     def __getattr__(self, name: str) -> Any:

@@ -60,10 +60,31 @@ def lower_gpu(kernel_ir, target: Target | str | None = None,  # type: ignore[no-
     """Tile IR -> GPU IR for `target` (a GPU IR kernel is returned as is)."""
     from tilelang.backend.gpu.nodes import GpuKernel
     from tilelang.backend.gpu.passes import lower_to_gpu
+    from tilelang.backend.gpu.passes.lift import default_warps
 
     if isinstance(kernel_ir, GpuKernel):
         return kernel_ir
-    return lower_to_gpu(kernel_ir, _target(target).arch, facts or {})
+    arch = _target(target).arch
+    gk = lower_to_gpu(kernel_ir, arch, facts or {})
+    # warps `lift.default_warps` raised (a kernel that names none, a big tile): fewer where they do not fit
+    w = default_warps(kernel_ir)
+    while w > kernel_ir.num_warps and not _fits(gk):
+        w //= 2
+        gk = lower_to_gpu(kernel_ir, arch, facts or {}, max_warps=w)
+    return gk
+
+
+def _fits(gk: Any) -> bool:
+    """Whether a kernel whose warps `lift.default_warps` raised emits within the GPU's limits: shared memory
+    (a reduction's or scan's scratch grows with the warps: p17_half_math's [64, 1024] f32 `cumsum` over axis 0
+    needs 48 KB at 4 warps and 384 KB at 32) and the register budget (`check_registers`). The emission is
+    Python only (no LLVM), milliseconds for a row kernel; `lower_gpu` lowers again with fewer warps where not."""
+    try:
+        check_registers(gk)
+        emit_llvm_text(gk, gk.facts)
+    except CodegenError:
+        return False
+    return True
 
 
 def emit_llvm(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]

@@ -7,7 +7,9 @@ of a lowered kernel (`GpuKernel`); the pipelines' matchers leave a note where
 they refuse a loop (`PassContext.refuse`, `GpuKernel.notes`). Users see both
 on request: `tilec emit FILE --stage gpu --arch sm_90a --explain` (the notes as
 located diagnostics) and `TILEC_EXPLAIN=1` (`explain_lines`: a line a kernel
-variant on stderr when a launch compiles it). docs/reference.md, "Which path a
+variant on stderr when a launch compiles it). Where the Hopper attention pipeline
+takes a loop at a cost its blocks or spelling chose, a note says that too, and
+what runs faster (`passes/attention_advice.py`). docs/reference.md, "Which path a
 kernel takes".
 """
 
@@ -49,6 +51,12 @@ def path_of(gk: Any) -> str:
     return "generic"
 
 
+def refusals(gk: Any) -> list[Any]:
+    """The notes of lowered kernel `gk` that say why a pipeline refused a loop (`PassContext.refuse`), not the
+    ones on a loop a pipeline took at a cost (`PassContext.advise`)."""
+    return [n for n in gk.notes if "does not take this loop" in n.message]
+
+
 def enabled() -> bool:
     """`TILEC_EXPLAIN=1`: each kernel variant a launch compiles says its path and notes on stderr."""
     return os.environ.get("TILEC_EXPLAIN", "0") not in ("", "0")
@@ -67,4 +75,4 @@ def explain_lines(gk: Any) -> list[str]:
     return lines
 
 
-__all__ = ["PATHS", "enabled", "explain_lines", "path_of"]
+__all__ = ["PATHS", "enabled", "explain_lines", "path_of", "refusals"]

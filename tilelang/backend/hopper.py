@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import math
 
-from tilelang.backend.codegen import acc_load, ring, sm80, smem_copy, split, stamps, tma_store, wgmma_rs
+from tilelang.backend.codegen import acc_load, ring, sm80, smem_copy, smem_tile, split, stamps, tma_store, wgmma_rs
+from tilelang.backend.codegen.llvm_types import param_reg
 from tilelang.backend.codegen.wgmma_rs import k_bytes
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
@@ -102,7 +103,7 @@ class HopperOps:
             case _:
                 if not (sm80.emit_op(self, op) or wgmma_rs.emit_op(self, op) or ring.emit_op(self, op)
                         or tma_store.emit_op(self, op) or split.emit_op(self, op) or stamps.emit_op(self, op)
-                        or acc_load.emit_op(self, op)):
+                        or acc_load.emit_op(self, op) or smem_tile.emit_op(self, op)):
                     raise AssertionError(f"no code generation for {type(op).__name__}")
 
     def _opaque(self, dt: DType, x: str) -> str:
@@ -239,7 +240,7 @@ class HopperOps:
                  "  br i1 %tmap.pf.c, label %tmap.pf, label %entry",
                  "tmap.pf:"]
         for i, p in enumerate(maps):
-            lines += [f"  %tmap.pf.{i} = addrspacecast ptr %{_ident(p.name)} to ptr addrspace(101)",
+            lines += [f"  %tmap.pf.{i} = addrspacecast ptr {param_reg(p.name)} to ptr addrspace(101)",
                       f"  call void @llvm.nvvm.prefetch.tensormap.p101(ptr addrspace(101) %tmap.pf.{i})"]
         return [*lines, "  br label %entry"]
 
@@ -257,7 +258,7 @@ class HopperOps:
         dst7 = self.emit(f"addrspacecast ptr addrspace(3) {dst} to ptr addrspace(7)")  # type: ignore[attr-defined]
         bar = self.smem_at(op.bar, op.stage)
         coords = ", ".join(f"i32 {self.scalar(c)}" for c in reversed(op.coords))  # type: ignore[attr-defined]  # innermost first
-        self.stmt(f"call void @{name}(ptr addrspace(7) {dst7}, ptr addrspace(3) {bar}, ptr %{_ident(op.desc)}, "  # type: ignore[attr-defined]
+        self.stmt(f"call void @{name}(ptr addrspace(7) {dst7}, ptr addrspace(3) {bar}, ptr {param_reg(op.desc)}, "  # type: ignore[attr-defined]
                   f"{coords}, i16 0, i64 0, i1 false, i1 false, i32 0)")
 
     def copy_to_shared(self, op: g.CopyToShared) -> None:
@@ -265,7 +266,8 @@ class HopperOps:
 
     # -- warp roles ----------------------------------------------------------------
     def warp_specialize(self, op: g.WarpSpecialize) -> None:
-        self.fn_attrs.append('"nvvm.minctasm"="1"')  # type: ignore[attr-defined]  # setmaxnreg needs a known budget
+        # setmaxnreg needs a known budget: the entry registers of `op.blocks` CTAs an SM
+        self.fn_attrs.append(f'"nvvm.minctasm"="{op.blocks}"')  # type: ignore[attr-defined]
         warp = self.emit("lshr i32 %tid, 5")  # type: ignore[attr-defined]
         done = self.new_label("roles_done")  # type: ignore[attr-defined]
         first = 0
@@ -435,7 +437,9 @@ class HopperOps:
 
         The staging area reuses the operand ring (dead once every consumer has
         waited for its last wgmma: a barrier of all consumers comes first), or
-        scratch space after the buffers when the ring is too small."""
+        scratch space after the buffers when the ring is too small or still
+        live (`GpuKernel.stage_apart`: an N-part of the tile before the last,
+        while the producer fills the ring for the next)."""
         info = self.tensors[op.tensor]  # type: ignore[attr-defined]
         dt = info.param.dtype
         mt, es = self.mty(info), self.msize(info)  # type: ignore[attr-defined]
@@ -445,7 +449,7 @@ class HopperOps:
         area = rows * pitch
         total = lay.warpgroups * area
         ring = self.ring_bytes()
-        if total <= ring:
+        if total <= ring and op.value.id not in self.k.stage_apart:  # type: ignore[attr-defined]
             base0 = 0
         else:
             self.need_smem(total, op.span)  # type: ignore[attr-defined]
@@ -538,10 +542,6 @@ class HopperOps:
         """Bytes of shared memory the operand ring takes (from offset 0)."""
         offs = [op.offset for op in g.walk(self.k.body) if isinstance(op, g.BarrierAlloc)]  # type: ignore[attr-defined]
         return min(offs) if offs else 0
-
-
-def _ident(name: str) -> str:
-    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
 
 
 __all__ = ["HopperOps", "SmemRef"]

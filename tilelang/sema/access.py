@@ -35,6 +35,7 @@ from tilelang.sema.types import (
     elem_of,
     shape_str,
 )
+from tilelang.sema.widen import widened_sum_help
 from tilelang.syntax import ast
 
 
@@ -95,7 +96,43 @@ def _indexed_tensor(tcx: CheckCx, cx: CallCx) -> tuple[TensorT, int | None, ast.
     return t, rank, cx.args[2], cx.arg_tys[2]
 
 
+def _scatter(tcx: CheckCx, cx: CallCx) -> Type:
+    """`atomic_add(&h, [bins], 1)` with a tile of indices (NumPy's `np.add.at(h, bins, 1)`; round 15: the
+    help reduced the indices to one, `.max(0)`, which counts every value in one bin): an atomic updates one
+    place, or a tile at one offset; a scatter compares the indices with every position (a one-hot tile)
+    and reduces each column, then updates the whole tensor from offset 0."""
+    x, t = tcx.scatters[cx.node]
+    d = tcx.err(T.MISMATCHED_TYPES, f"`{cx.name}` takes one index, found a tile of them", x.span,
+                f"this is `{t}`")
+    d = d.note("an atomic updates one element, or a tile of them at one offset: it does not scatter")
+    tensor = deref(cx.arg_tys[0])
+    vt, n = cx.arg_tys[2], None
+    if isinstance(tensor, TensorT) and tensor.shape is not None and len(tensor.shape) == 1:
+        n = tensor.shape[0].const_value if isinstance(tensor.shape[0], Dim) else None
+    v, b, val = tcx.receiver_snippet(x), t.shape[0], tcx.snippet(cx.args[2])
+    if n is None or len(t.shape) != 1 or len(cx.args[1].elems if isinstance(cx.args[1], ast.ArrayExpr) else ()) != 1 \
+            or not isinstance(tensor, TensorT) or not isinstance(tensor.dtype, DType) or len(v) > 30 or len(val) > 30:
+        return tcx.emit(d.with_help("compare the indices with every position of the tensor (a one-hot tile, "
+                                    "`examples/histogram.tile`), reduce each position's column, and update the "
+                                    "whole tensor at offset 0"))
+    hot = f"{v}.reshape([{b}, 1]) == arange::<i32>({n}).reshape([1, {n}])"
+    dt = tensor.dtype
+    if isinstance(vt, TileT):
+        val = f"{tcx.receiver_snippet(cx.args[2])}.reshape([{b}, 1])"
+    op = cx.name[len("atomic_"):]
+    if op == "add":
+        one = isinstance(cx.args[2], ast.IntLit) and cx.args[2].value == 1
+        per = f"(({hot}) as {dt}).sum(0)" if one else f"where({hot}, {val}, 0).sum(0)"
+    else:
+        per = f"where({hot}, {val}, {dt}::{'MIN' if op == 'max' else 'MAX'}).{op}(0)"
+    return tcx.emit(d.with_help(f"take each position's {'sum' if op == 'add' else op + 'imum'} over the tile "
+                                f"with a one-hot comparison, then update all {n} at once: "
+                                f"`{cx.name}({tcx.snippet(cx.args[0])}, [0], {per})`"))
+
+
 def rule_atomic(tcx: CheckCx, cx: CallCx) -> Type:
+    if cx.node in tcx.scatters:
+        return _scatter(tcx, cx)
     target = _indexed_tensor(tcx, cx)
     if target is None:
         return ERROR
@@ -219,11 +256,16 @@ def rule_store(tcx: CheckCx, cx: CallCx) -> Type:
         t = deref(rt)
         assert isinstance(t, TensorT)
         if len(cx.args) > 1:
+            name, ix = tcx.snippet(r), cx.args[1]
+            nested = f"`{name}.partition([..]).store(tile, [i, ..])`"
+            if isinstance(vt, TileT) and isinstance(ix, ast.ArrayExpr) and len(ix.elems) == len(vt.shape):
+                # `y.store(h, [t, 0])` of a [1, BD] tile h (round 15): the nested tile of h's shape at that index
+                nested = f"`{name}.partition({shape_str(vt.shape)}).store({tcx.snippet(v)}, {tcx.snippet(ix)})`"
             return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`store` of a tensor parameter takes no index",
                                     cx.args[1].span, "unexpected index")
-                            .note("a store takes no index: `z` is this block's own tile")
-                            .with_help(f"for nested tiles, partition it: `{tcx.snippet(r)}.partition([..])"
-                                       ".store(tile, [i, ..])`"))
+                            .note(f"a store takes no index: `{name}` is this block's own tile")
+                            .with_help(f"for a nested tile of it, partition it by the tile's shape: {nested} (its "
+                                       "index counts tiles of that shape)"))
         if t.shape is None or any(d is None for d in t.shape):
             # a `&` param (the ownership checker rejects the store itself)
             return UNIT
@@ -240,7 +282,8 @@ def rule_store(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: storing `{vt.dtype}` into `{dtype}`",
                                 v.span, f"this is `{vt}`")
                         .secondary(r.span, f"`{tcx.snippet(r)}` holds `{dtype}`")
-                        .with_help(f"cast with `as`: `{tcx.cast_snippet(inner)} as {dtype}`"))
+                        .with_help(widened_sum_help(tcx, inner, vt.dtype, dtype)
+                                   or f"cast with `as`: `{tcx.cast_snippet(inner)} as {dtype}`"))
     if tuple(vt.shape) != tuple(dst_shape):
         if "?" in shape_str(dst_shape):  # a dimension refused where it is declared (`[(1 % 0)]`): reported there
             return UNIT

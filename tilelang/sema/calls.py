@@ -77,13 +77,15 @@ _INDEXED = frozenset(("load", "load_padded", "store", "prefetch", "atomic_add", 
                       "store_unchecked"))
 
 
-def _index_context(tcx: CheckCx, args: Any) -> None:
+def _index_context(tcx: CheckCx, args: Any, atomic: ast.Call | None = None) -> None:
     """A tile index's elements are `i32`: a mix inside one (`j + 1i64`) casts toward it (round 12, fuzz seed
-    263: the help cast `j as i64`, and the index was then refused as an `i64`)."""
+    263: the help cast `j as i64`, and the index was then refused as an `i64`); an atomic's are noted."""
     for a in args:
         if isinstance(a.value, ast.ArrayExpr):
             for x in a.value.elems:
                 tcx.store_dtypes.setdefault(x, (DType.I32, "a tile index is an `i32`"))
+                if atomic is not None:
+                    tcx.atomic_indexes[x] = atomic
 
 
 def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type:
@@ -101,7 +103,7 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
             sig = FUNCTIONS.get(name)
             if sig is not None:
                 if fx.in_kernel and name in _INDEXED:
-                    _index_context(tcx, e.args)
+                    _index_context(tcx, e.args, e if name.startswith("atomic_") else None)
                 bsym = tcx.builtin_syms.setdefault(name, Symbol(SymbolKind.BUILTIN, name, signature=sig,
                                                                 qualname=name))
                 tcx.program.symbols[e] = bsym

@@ -209,7 +209,7 @@ class CheckCx:
         # calls between functions in device code: (caller, callee, call span)
         self.device_edges: list[tuple[str, str, Span]] = []
         # reshapes whose element counts are equal only for some generics
-        self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span]]] = {}
+        self.kernel_reshapes: dict[str, list[tuple[Shape, Shape, Span, str | None]]] = {}  # (.., a load_like's help)
         # host `t.partition([n])` with a run-time `n`: dim index -> expression
         self.partition_deferred: dict[Any, dict[int, tuple[int, ast.Expr]]] = {}
         # `z.partition([_, 64])`: each `_` written as a whole dimension -> its
@@ -223,6 +223,10 @@ class CheckCx:
         # `z.store(v)`, `acc = v`, `return v`: `v` -> (the element type it goes into, why), for E0201's help
         # of a mix inside `v` (cast toward it)
         self.store_dtypes: dict[Any, tuple[Any, str]] = {}
+        # `atomic_add(&h, [i], v)` in a kernel: each element of its index -> the call, for E0203's help of a
+        # tile of indices (a scatter: one-hot sums, not one index made of them; round 15)
+        self.atomic_indexes: dict[Any, ast.Call] = {}
+        self.scatters: dict[Any, tuple[ast.Expr, Any]] = {}  # such a call -> its tile index and its type
 
     # ------------------------------------------------------------ the recursion entries
     def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:

@@ -266,7 +266,10 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                                 .note("`[..]` lists a shape or a tile index, whose elements are integers")
                                 .with_help(_value_list_help(tcx, elems)))
             for x, t in zip(elems, tys, strict=True):
-                if not is_poison(t) and not is_intlike(t):
+                if isinstance(t, TileT) and x in tcx.atomic_indexes and any(str(d) != "1" for d in t.shape):
+                    # a scatter (a one-element tile is `.item()`, `_index_help`): the atomic's rule says how
+                    tcx.scatters.setdefault(tcx.atomic_indexes[x], (x, t))
+                elif not is_poison(t) and not is_intlike(t):
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", x.span,
                                      f"expected an integer, found `{t}`")
                              .note("`[..]` lists shapes and tile indices, which are integers")

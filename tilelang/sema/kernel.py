@@ -204,7 +204,7 @@ def check_instantiation(tcx: CheckCx, e: ast.Call, info: FnInfo, inst: dict[str,
                 if not check_tile_limits(tcx, vals, src.span, None,
                                          (p.ty.span, f"the tile shape of `{p.name.name}`")):
                     return
-    for before, after, span in tcx.kernel_reshapes.get(info.qualname, []):
+    for before, after, span, like in tcx.kernel_reshapes.get(info.qualname, []):
         if not all(d.symbols() <= inst.keys() for d in (*before, *after)):
             continue
         a, b = eval_dim(numel(before), inst), eval_dim(numel(after), inst)
@@ -214,7 +214,7 @@ def check_instantiation(tcx: CheckCx, e: ast.Call, info: FnInfo, inst: dict[str,
             tcx.emit(tcx.err(T.RESHAPE_COUNT, f"cannot reshape {vb} ({a} elements) into {va} ({b} elements) "
                              f"in this launch of `{info.name}`", e.span, "with these const generics")
                      .secondary(span, f"reshape of {shape_str(before)} into {shape_str(after)}")
-                     .with_help(_reshape_help(a, after, tuple(eval_dim(d, inst) for d in after), "here")))
+                     .with_help(like or _reshape_help(a, after, tuple(eval_dim(d, inst) for d in after), "here")))
             return
     for shape, span in tcx.kernel_tiles.get(info.qualname, []):
         if not all(d.symbols() <= inst.keys() for d in shape):

@@ -48,6 +48,7 @@ from tilelang.sema.types import (
     broadcast_shapes,
     shape_str,
 )
+from tilelang.sema.widen import widened_sum_help
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -327,7 +328,7 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
             # assigned to a variable of it (`acc = acc + x`) or returned as it: the wide side cast down (cast
             # the narrow one up, the store, assignment or return would be refused next)
             return f"cast with `as`: `{tcx.cast_snippet(wide)} as {other}` ({stored[1]})"
-        text = f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
+        text = widened_sum_help(tcx, narrow, other, wider) or f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
         if isinstance(narrow, ast.Binary) and narrow.op in ("/", "%") and isinstance(wider, DType) \
                 and wider.is_float and isinstance(other, DType) and other.is_int:
             # `(nb / total) as f32` divides the integers first (round 14: a Welford weight of 8 / 16 was 0)

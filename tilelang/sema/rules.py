@@ -72,6 +72,7 @@ from tilelang.sema.types import (
     elem_of,
     shape_str,
 )
+from tilelang.sema.widen import load_like_reshape_help, mma_2d_help
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -490,7 +491,7 @@ def _rule_mma(tcx: CheckCx, cx: CallCx) -> Type:
         if not isinstance(t, TileT) or len(t.shape) != 2:
             return tcx.emit(tcx.err(T.MMA_MISMATCH, f"`{cx.name}` operand `{n}` must be a 2-D tile", x.span,
                                     f"found `{t}`")
-                            .with_help(_mma_2d_help(tcx, x, t)))
+                            .with_help(mma_2d_help(tcx, x, t, n, cx)))
         tiles.append(t)
     a, b = tiles[0], tiles[1]
     if a.shape[1] != b.shape[0]:
@@ -563,18 +564,6 @@ def _mma_acc_help(tcx: CheckCx, cx: CallCx, in_dt: DType, acc_dt: DType, want: D
         out += (f"; or keep the `f32` accumulator and cast both inputs to `f16`, which holds every `{in_dt}` "
                 f"value exactly (the tensor cores sum f16 products in f32): `mma({a}, {b}, {tcx.snippet(acc)})`")
     return out
-
-
-def _mma_2d_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:
-    """How to make an operand of `mma` 2-D: a batched tile `[1, M, K]` (one
-    matrix of a 3-D partition) drops its axes of size 1."""
-    if isinstance(t, TileT) and len(t.shape) > 2:
-        rest = [d for d in t.shape if not (isinstance(d, Dim) and d.const_value == 1) and d != 1]
-        snippet = tcx.snippet(x)
-        if len(rest) == 2 and snippet and len(snippet) <= 40:
-            return (f"drop the axes of size 1: `{snippet}.reshape({shape_str(tuple(rest))})` (the batch "
-                    "index is the load's, not the matrix's); `mma` multiplies one 2-D matrix by another")
-    return "reshape it to 2-D, e.g. `t.reshape([1, N])`"
 
 
 def _rule_dot(tcx: CheckCx, cx: CallCx) -> Type:
@@ -738,14 +727,15 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
         a, b = numel(ty.shape), numel(new)
         if a != b and not (a.is_const and b.is_const) and cx.fx.kernel_name is not None:
             # not decidable symbolically (`[B]` -> `[2, B / 2]`): checked per launch
-            tcx.kernel_reshapes.setdefault(cx.fx.kernel_name, []).append((ty.shape, new, cx.args[0].span))
+            tcx.kernel_reshapes.setdefault(cx.fx.kernel_name, []).append(
+                (ty.shape, new, cx.args[0].span, load_like_reshape_help(tcx, x, ty.shape, new)))
         elif a != b:
             return tcx.emit(tcx.err(T.RESHAPE_COUNT,
                                     f"cannot reshape {shape_str(ty.shape)} ({numel(ty.shape)} elements) into "
                                     f"{shape_str(new)} ({numel(new)} elements)", cx.args[0].span,
                                     "element counts differ")
                             .secondary(x.span, f"this is `{ty}`")
-                            .with_help(_reshape_count_help(a, new)))
+                            .with_help(load_like_reshape_help(tcx, x, ty.shape, new) or _reshape_count_help(a, new)))
         check_tile_limits(tcx, new, cx.args[0].span, cx.fx.kernel_name)
         return TileT(ty.dtype, new)
     t = deref(ty)

@@ -78,3 +78,21 @@ def const_operand(dt: DType, value: bool | int | float) -> str:
     if math.isnan(x):
         return "0x7FF8000000000000"
     return f64_hex(x)
+
+
+def param_reg(name: str) -> str:
+    """The LLVM register of the kernel parameter (or TMA descriptor) `name`:
+    `%p.` and the name, a namespace the emitter's own registers and labels
+    (`%t12`, `%tid`, `%err`, `%pbuf`, `%arrive`, `entry`) never use, so a
+    parameter may have any Tile name (`err`, `t1`, `entry` were redefinitions
+    that LLVM refused). A descriptor's name keeps its dot (`x.tma0`), which a
+    Tile identifier cannot have; a character LLVM does not take unquoted
+    becomes `_` followed by its code point. LLVM cuts a local name at 1,024
+    characters, which made a long parameter and its `.d0` one name (an ICE):
+    a name past 64 characters keeps its first 48 and a hash of the whole."""
+    text = "".join(ch if (ch.isascii() and ch.isalnum()) or ch in "_." else f"_{ord(ch):x}_" for ch in name)
+    if len(text) > 64:
+        import hashlib
+
+        text = f"{text[:48]}.{hashlib.sha1(name.encode()).hexdigest()[:12]}"
+    return "%p." + text

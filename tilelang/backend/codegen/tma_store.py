@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.backend.codegen.accview import AccView, _pair
+from tilelang.backend.codegen.llvm_types import param_reg
 from tilelang.backend.gpu import nodes as g
 
 
@@ -131,12 +132,8 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
         off = em.emit(f"add i32 {gbytes}, {em.emit(f'add i32 {start}, {slab * M * 128}')}")
         src = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off}")
         args = ", ".join(f"i32 {c}" for c in reversed(cs))  # innermost first
-        em.stmt(f"call void @{name}(ptr addrspace(3) {src}, ptr %{_ident(op.desc)}, {args}, i64 0, i1 false)")
+        em.stmt(f"call void @{name}(ptr addrspace(3) {src}, ptr {param_reg(op.desc)}, {args}, i64 0, i1 false)")
     em.declare("declare void @llvm.nvvm.cp.async.bulk.commit.group()")
     em.stmt("call void @llvm.nvvm.cp.async.bulk.commit.group()")
     em.br(done)
     em.label(done)
-
-
-def _ident(name: str) -> str:  # as `hopper._ident` names a descriptor parameter
-    return "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)

@@ -311,6 +311,37 @@ STORE_BARRIER = 4  # `TmaStore`'s named barriers: 4 + the warpgroup (1 and 2, 3 
 
 
 @frozen
+class SmemTileRead:
+    """`result` (an f16/bf16 [.., M, N] tile in the `AccTile` layout) = stage
+    `stage` of `buf` (64-column slabs of 128-byte rows, 128-byte swizzle: as
+    TMA fills it): each consumer thread reads the pairs of its own registers.
+    With `SmemTileWrite`, the attention pipeline's Q computed from its loaded
+    tile before the loop (`passes/attention_qx.py`)."""
+
+    result: ir.Value
+    buf: ir.Value
+    stage: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class SmemTileWrite:
+    """Each consumer thread writes its registers of `value` (an `AccTile` tile
+    of `buf`'s element type) back to the places `SmemTileRead` reads, makes
+    them visible to the async proxy, and each warpgroup meets at named barrier
+    `QX_BARRIER + g` (its 128 threads): its `wgmma`, issued after, reads the
+    new values of its own rows (each warpgroup's rows are its own)."""
+
+    buf: ir.Value
+    stage: ir.Value
+    value: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+QX_BARRIER = 9  # `SmemTileWrite`'s named barriers: 9 + the warpgroup (8 is the split's)
+
+
+@frozen
 class TmaStoreWait:
     """`cp.async.bulk.wait_group.read 0`: this thread's TMA stores have read
     their shared memory (it may be written again); a no-op in a thread that
@@ -558,6 +589,7 @@ class WarpSpecialize:
 
     roles: tuple[Role, ...]
     span: Span = DUMMY_SPAN
+    blocks: int = 1  # CTAs an SM the roles' registers are budgeted for (`.minnctapersm`)
 
 
 @frozen
@@ -604,6 +636,8 @@ GpuOp = (
     | ZeroRows
     | TmaStore
     | TmaStoreWait
+    | SmemTileRead
+    | SmemTileWrite
     | SplitSave
     | SplitLoad
     | SplitArrive
@@ -611,7 +645,7 @@ GpuOp = (
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
            CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows,
-           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad)
+           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite)
 
 
 # ------------------------------------------------------------------ kernel
@@ -647,6 +681,9 @@ class GpuKernel:
     span: Span = DUMMY_SPAN
     # why a faster path refused a loop of this kernel (`PassContext.refuse`): notes, shown on request
     notes: tuple[Any, ...] = ()
+    # values of epilogue stores in the wgmma accumulator layout staged in shared memory after the buffers,
+    # not in the operand ring, which is still live (the Hopper GEMM's N-parts but the last: `passes/pipeline`)
+    stage_apart: frozenset[int] = frozenset()
 
     def tensor(self, name: str) -> ir.TensorParam:
         for p in self.params:
@@ -686,11 +723,11 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case SplitSave():
             return ()
-        case SmemDot(result=r) | RingRead(result=r):
+        case SmemDot(result=r) | RingRead(result=r) | SmemTileRead(result=r):
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
-              | Touch() | Stamp() | TmaStore() | TmaStoreWait()):
+              | Touch() | Stamp() | TmaStore() | TmaStoreWait() | SmemTileWrite()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -735,6 +772,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (*os, d, st, p)
         case RingRead(src=s, stage=st):
             return (s, st)
+        case SmemTileRead(buf=b, stage=st):
+            return (b, st)
+        case SmemTileWrite(buf=b, stage=st, value=v):
+            return (b, st, v)
         case ZeroRows(buf=b, stage=st, offset=o, bound=n):
             return (b, st, o, n)
         case TmaStore(coords=cs, value=v, buf=b, stage=st, alt=a, ran=r):
@@ -808,6 +849,9 @@ __all__ = [
     "SplitArrive",
     "SplitLoad",
     "SplitSave",
+    "SmemTileRead",
+    "SmemTileWrite",
+    "QX_BARRIER",
     "Stamp",
     "Undef",
     "Touch",

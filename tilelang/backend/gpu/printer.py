@@ -99,6 +99,10 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             via = n(b) + (f"[{n(st)}]" if st is not None else "") + (f" if {n(r)} else {n(a)}" if a is not None else "")
             line(f"tma.store {n(v)} via {via} -> @{d}[{', '.join(map(n, cs))}] by {u} threads"
                  + (f" (first: bar {f})" if f else ""))
+        case g.SmemTileRead(result=r, buf=b, stage=st):
+            line(f"{n.define(r)} = smem.read {n(b)}[{n(st)}] : {r.type}{n.note(r)}")
+        case g.SmemTileWrite(buf=b, stage=st, value=v):
+            line(f"smem.write {n(v)} -> {n(b)}[{n(st)}] (then fence, bar {g.QX_BARRIER} + warpgroup)")
         case g.TmaStoreWait(pred=p):
             line("tma.store.wait_read" + (f" if {n(p)}" if p is not None else ""))
         case g.WarpgroupTurn(kind=kind, base=b):

@@ -89,12 +89,13 @@ def _refuse_clusters(kernel: ir.Kernel, arch: str) -> None:
 
 
 def lower_to_gpu(kernel: ir.Kernel, arch: str = "sm_80", facts: dict[str, TensorFacts] | None = None,
-                 until: str | None = None) -> g.GpuKernel:
+                 until: str | None = None, max_warps: int = 0) -> g.GpuKernel:
     """Run the passes on `kernel` for `arch`; `facts` None means the facts
-    `tilec emit` assumes (aligned tensors, dims multiples of 16)."""
+    `tilec emit` assumes (aligned tensors, dims multiples of 16); `max_warps` > 0 caps the warps
+    `lift.default_warps` raises a kernel to."""
     if facts is None:
         facts = {p.name: TensorFacts.assumed(p.rank) for p in kernel.tensor_params}
-    ctx = PassContext(arch, facts)
+    ctx = PassContext(arch, facts, max_warps=max_warps)
     value: Any = kernel
     clustered = isinstance(kernel, ir.Kernel) and bool(kernel.cluster)
     if clustered:

@@ -50,10 +50,12 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Barriers, Shared
+from . import attention_advice as advice
 from . import attention_chain as chain
 from . import attention_csplit as csplit
 from . import attention_epilogue as epi
 from . import attention_loop as loops
+from . import attention_qx as qxm
 from . import attention_rotated as rot
 from . import attention_softmax as softmax
 from . import attention_spec as spec
@@ -112,8 +114,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # the chained short keys' variant with its last round split (`attention_csplit`, `TILEC_ATTN_CHAIN_SPLIT=1`)
     cproof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and p.short and not turns and ost is None \
         and schedule == "overlap" and not tailed and split.pieces() and split.fits_narrow(acc_regs) \
-        and csplit.enabled() else None
+        and csplit.enabled() and p.qx is None else None
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
+    chained |= {id(op) for op in (p.qx.ops if p.qx else ())}  # Q computed after its wait (`attention_qx`)
     before = [op for op in ops[:i] if id(op) not in chained]
     outside = [op for op in before if not any(v.shape for v in g.results(op))]
     # the split form (the launch's walk splits: the runtime's fact) walks its pieces alone; the other form is
@@ -235,6 +238,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     else:
         c_loop, c_pre, c_post = loops.overlapped(loop, p, cast, chained, bufs, fresh, layouts, turns, moved)
     c_loop = spec.speculate(c_loop, fresh)  # exp2 before the row max: passes/attention_spec.py
+    qx_ops = loops.unshare(list(p.qx.ops), fresh) if p.qx else []  # Q computed once it is in (`attention_qx`)
+    c_pre = [*qxm.consumer_ops(p.qx and dataclasses.replace(p.qx, ops=tuple(qx_ops)), p.s_dot.a, qbuf, q_slot, span),
+             *c_pre]
     moved = loops.unshare(moved, fresh)
     epilogue = [substitute(op, c_post[1]) for op in epilogue]
     acc_out = c_post[1][loop.results[proof.acc].id] if proof is not None else None
@@ -291,7 +297,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     cl = Classes(BM)
     links = [(a, b, y, r) for a, b, y, r in zip(loop.inits, loop.body.args[1:], loop.body.ops[-1].values,  # type: ignore[union-attr]
                                                  loop.results, strict=True)]
-    classify([*moved, *c_loop.body.ops, *c_post[0], *epilogue, *(consumer_ops if ch else ())], cl, links)
+    classify([*moved, *qx_ops, *c_loop.body.ops, *c_post[0], *epilogue, *(consumer_ops if ch else ())], cl, links)
     csplit.classes(pc, cl)
     chain.layouts(ch, cl, W, layouts)
     assign(consumer_ops, cl, W, layouts)
@@ -299,6 +305,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assign(pc.ops, cl, W, layouts)
 
     producer_regs = split.producer_regs(acc_regs, PRODUCER_REGS) if marks is not None else PRODUCER_REGS
+    if C == 3 and os.environ.get("TILEC_ATTN_PRODUCER3", "1") != "0":
+        producer_regs = min(producer_regs, split.WIDE_PRODUCER_REGS)
     consumer_regs = role_registers(C, producer_regs)
     ws = g.WarpSpecialize((
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
@@ -306,6 +314,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ), span)
     if not registers_only([*consumer_ops, *(pc.ops if pc is not None else ())], layouts):
         return k  # some value would move between threads: the generic path
+    advice.advise(p, C, consumer_regs, ctx)  # what its blocks or spelling cost (`attention_advice`)
     if pc is not None and csplit.tail_rounds():  # both switches: the causal tail in a variant of its own (one
         assert kv is not None  # kernel with both walks spilled), launched where the walk has one (`tail_request`)
         request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))

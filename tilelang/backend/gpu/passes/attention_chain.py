@@ -125,7 +125,7 @@ def make(p: Any, loop: ir.For, epilogue: list[object], outside: list[object], mo
         return None, None
     BM, BN = p.o_dot.a.shape
     ch = carries(pl, fresh, loop.results[pl.pos], (BM, BN // 2), bufs.base, bufs.empty)
-    if setting() != "late" and p.vmask is None and ch.peel:  # `TILEC_ATTN_XROT=1`: rotated across the boundary
+    if setting() != "late" and p.vmask is None and p.qx is None and ch.peel:  # `TILEC_ATTN_XROT=1`: rotated across the boundary
         skip = {id(op) for t in (p.k, p.v) for op in t.chain} | {id(p.s_dot)}  # (not run as written)
         xr = xrot.make(loop, pl.pos, outside, moved, bufs.qs, bufs.zero, fresh, skip)
         ch = dataclasses.replace(ch, xr=xr) if xr is not None else ch

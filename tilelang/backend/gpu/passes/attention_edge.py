@@ -94,6 +94,94 @@ def _mask(w: ir.Elementwise, defs: dict[int, object]) -> tuple[ir.Value, int, ir
     return got[0], got[1], n, cmp.op in (E.LT, E.GT), chain
 
 
+@dataclasses.dataclass(frozen=True)
+class _Aff:
+    """An i32 index tile as bounds: its least element is `const` + the signed scalars `terms`, its greatest that
+    plus `span` (aranges added or subtracted, scalars broadcast)."""
+
+    terms: tuple[tuple[int, ir.Value], ...]
+    const: int
+    span: int
+
+
+def _affine(v: ir.Value, defs: dict[int, object], chain: list[object]) -> _Aff | None:
+    """`v` (an i32 tile built from `arange`s and broadcast scalars by `+` and `-`, viewed) as bounds, or None."""
+    op = _through_views(v, defs, chain) if v.shape else None
+    if not v.shape:
+        return _Aff(((1, v),), 0, 0) if v.dtype is DType.I32 else None
+    if isinstance(op, ir.Broadcast) and not op.x.shape:  # (reshapes of a broadcast scalar)
+        chain.append(op)
+        return _affine(op.x, defs, chain)
+    if isinstance(op, ir.Const) and isinstance(op.value, int) and not isinstance(op.value, bool):
+        chain.append(op)
+        return _Aff((), int(op.value), 0)
+    if isinstance(op, ir.Arange) and op.result.dtype is DType.I32:
+        chain.append(op)
+        return _Aff((), 0, op.result.shape[0] - 1)
+    if isinstance(op, ir.Elementwise) and op.op in (E.ADD, E.SUB) and op.result.dtype is DType.I32:
+        chain.append(op)
+        a, b = (_affine(x, defs, chain) for x in op.operands)
+        if a is None or b is None:
+            return None
+        if op.op is E.ADD:
+            return _Aff(a.terms + b.terms, a.const + b.const, a.span + b.span)
+        neg = tuple((-sg, x) for sg, x in b.terms)
+        return _Aff(a.terms + neg, a.const - b.const - b.span, a.span + b.span)
+    return None
+
+
+def _cond(v: ir.Value, defs: dict[int, object], chain: list[object]) -> list[tuple[_Aff, _Aff, bool]] | None:
+    """`v` (a bool tile: comparisons of index tiles joined by `&&`) as [(A, B, strict)]: every element holds
+    where, for each, every A < B (strict) or A <= B."""
+    op = _through_views(v, defs, chain)
+    if isinstance(op, ir.Elementwise) and op.op is E.AND and op.result.dtype is DType.BOOL:
+        chain.append(op)
+        a, b = (_cond(x, defs, chain) for x in op.operands)
+        return None if a is None or b is None else a + b
+    if not (isinstance(op, ir.Elementwise) and op.op in (E.LT, E.LE, E.GT, E.GE)):
+        return None
+    chain.append(op)
+    lo_v, hi_v = op.operands if op.op in (E.LT, E.LE) else op.operands[::-1]
+    a, b = _affine(lo_v, defs, chain), _affine(hi_v, defs, chain)
+    return None if a is None or b is None else [(a, b, op.op in (E.LT, E.GT))]
+
+
+def _general(w: ir.Elementwise, defs: dict[int, object]) -> tuple[list[tuple[_Aff, _Aff, bool]], list[object]] | None:
+    """A mask of index comparisons (`keys <= rows`, a window `keys <= rows && keys > rows - W`): its bounds
+    and ops, or None."""
+    chain: list[object] = []
+    got = _cond(w.operands[0], defs, chain)
+    return None if got is None or not any(a.span or b.span for a, b, _ in got) else (got, chain)
+
+
+def _all_true(conds: list[tuple[_Aff, _Aff, bool]], fresh: Fresh, span: object) -> tuple[list[object], ir.Value]:
+    """Scalar ops (in i64: exact) computing whether every comparison holds on every element: for each,
+    the greatest A plus 1 if strict at most the least B."""
+    out: list[object] = []
+
+    def value(terms: tuple[tuple[int, ir.Value], ...], const: int) -> ir.Value:
+        acc = fresh.value(DType.I64, (), "lo")
+        out.append(ir.Const(acc, const, span))
+        for sg, x in terms:
+            x64, nxt = fresh.value(DType.I64, (), x.hint), fresh.value(DType.I64, (), "lo")
+            out.extend([ir.Cast(x64, x, span), ir.Elementwise(nxt, E.ADD if sg > 0 else E.SUB, (acc, x64), span)])
+            acc = nxt
+        return acc
+
+    whole: ir.Value | None = None
+    for a, b, strict in conds:
+        top = value(a.terms, a.const + a.span + (1 if strict else 0))
+        ok = fresh.value(DType.BOOL, (), "whole")
+        out.append(ir.Elementwise(ok, E.LE, (top, value(b.terms, b.const)), span))
+        if whole is not None:
+            both = fresh.value(DType.BOOL, (), "whole")
+            out.append(ir.Elementwise(both, E.AND, (whole, ok), span))
+            ok = both
+        whole = ok
+    assert whole is not None
+    return out, whole
+
+
 def unswitch(k: g.GpuKernel) -> g.GpuKernel:
     """`k` with its attention loop's edge masks under a test of whether they mask anything (module doc);
     `k` itself where there is none."""
@@ -110,6 +198,7 @@ def unswitch(k: g.GpuKernel) -> g.GpuKernel:
     out: list[object] = []
     moved: set[int] = set()
     plans: dict[int, tuple[ir.Value, int, ir.Value, bool, list[object]]] = {}
+    wide: dict[int, tuple[list[tuple[_Aff, _Aff, bool]], list[object]]] = {}  # masks of index comparisons
     for op in body:
         if isinstance(op, ir.Elementwise) and op.op is E.WHERE and op.result.shape:
             got = _mask(op, defs)
@@ -117,10 +206,35 @@ def unswitch(k: g.GpuKernel) -> g.GpuKernel:
             if got is not None and all(count.get(r.id) == 1 for o in got[4] for r in g.results(o)):
                 plans[id(op)] = got
                 moved |= {id(o) for o in got[4]}
+                continue
+            gen = _general(op, defs) if got is None else None
+            if gen is not None:  # the mask's ops read by the mask alone (some by several of its ops)
+                ids = {id(o) for o in gen[1]}
+                inside: dict[int, int] = {}
+                for o in body:
+                    if id(o) in ids or o is op:
+                        for v in {x.id: x for x in g.operands(o)}.values():
+                            inside[v.id] = inside.get(v.id, 0) + sum(x.id == v.id for x in g.operands(o))
+                if all(inside.get(r.id, 0) == count.get(r.id, 0) for o in gen[1] for r in g.results(o)) \
+                        and all(o in body for o in gen[1]):
+                    wide[id(op)] = gen
+                    moved |= ids
     for op in body:
         if id(op) in moved:
             continue
         plan = plans.get(id(op))
+        if plan is None and id(op) in wide:
+            w = op
+            assert isinstance(w, ir.Elementwise)
+            conds, chain = wide[id(op)]
+            test, full = _all_true(conds, fresh, w.span)
+            masked = fresh.value(w.result.dtype, w.result.shape, w.result.hint)
+            ids = {id(c) for c in chain}
+            inner = [o for o in body if id(o) in ids]  # in program order
+            else_ = ir.Region((), (*inner, dataclasses.replace(w, result=masked), ir.Yield((masked,))))  # type: ignore[arg-type]
+            out += [*test, ir.If((w.result,), full, ir.Region((), (ir.Yield((w.operands[1],)),)), else_, w.span)]
+            changed = True
+            continue
         if plan is None:
             out.append(op)
             continue

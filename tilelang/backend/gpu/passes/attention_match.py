@@ -27,6 +27,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import attention_qx as qxm
 from . import attention_vmask as vmask
 from .context import PassContext
 from .pipeline import SMEM_LIMIT
@@ -70,6 +71,7 @@ class AttnPlan:
     stages: int
     vmask: vmask.VMask | None = None  # V's rows past a bound zeroed (`attention_vmask`)
     short: bool = False  # compiled for short keys: chained and rotated (`attention_chain.short`)
+    qx: qxm.QX | None = None  # Q computed from its loaded tile before the loop (`attention_qx`)
 
 
 def _is_scalar(op: object) -> bool:
@@ -183,12 +185,20 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
     count = uses(k.body)
     # the first product: Q (before the loop) times K (loaded in the loop), zero accumulator
     qc, kc = _chain(s_dot.a, defs), _chain(s_dot.b, defs)
-    if qc is None or qc[2]:
-        what = defs.get(s_dot.a.id)
-        return No(getattr(what, "span", s_dot.span), f"the first `mma`'s left operand (Q) is not a tile loaded as it is: it is "
-                  f"{describe(what) if what is not None else 'a loop value'}",
-                  "the pipeline copies Q from memory once and multiplies it as loaded: apply a scale to the "
-                  "scores instead (`mma(q, k.transpose(), zeros) * scale`, or fold it into `exp2`'s argument)")
+    written = {o.tensor for o in g.walk(k.body) if isinstance(o, ir.Store | ir.AtomicRMW)}
+    written |= {p.name for p in k.tensor_params if p.mutable}
+    qx = None
+    if qc is None or qc[2]:  # Q computed from its loaded tile before the loop (`attention_qx`)
+        got = _q_transform(k, ctx, s_dot, defs, ops[:ops.index(loop)], written)
+        if isinstance(got[0], str):
+            what = got[1] or defs.get(s_dot.a.id)
+            return No(getattr(what, "span", s_dot.span), "the first `mma`'s left operand (Q) is not a tile loaded "
+                      f"as it is, nor computed element-wise from one before the loop: {got[0]} "
+                      f"({describe(what) if what is not None else 'a loop value'})",
+                      "the pipeline copies Q from memory once (then computes what the program computes from it): "
+                      "load Q's [BM, D] tile of its f16/bf16 tensor before the loop and compute from it "
+                      "element-wise, or apply the scale to the scores (`mma(q, k.transpose(), zeros) * scale`)")
+        qx, qc = got  # type: ignore[assignment]
     if kc is None:
         what = defs.get(s_dot.b.id)
         return No(getattr(what, "span", s_dot.span), f"the first `mma`'s right operand (K) is not a tile loaded in the loop, optionally "
@@ -246,7 +256,7 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
             if op not in (ops if t is q else body.ops):
                 return No(t.load.span, f"`{t.load.tensor}`'s tile is reshaped apart from its load")
             for r in g.results(op):
-                if count.get(r.id) != 1:
+                if count.get(r.id) != 1 and not (qx is not None and r is qx.x):
                     return No(t.load.span, f"the tile loaded from `{t.load.tensor}` has another use than its "
                               "`mma`; the pipeline keeps it in shared memory for the product only")
     # K must give [D, BN] for the product: stored [BN, D] and transposed (K-major)
@@ -260,9 +270,8 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
     if (vt.rows, vt.cols) != ((Dv, BN) if v_kmajor else (BN, Dv)):
         return No(vt.load.span, f"V's tile is [{vt.rows}, {vt.cols}], not [BN, Dv] (or its transpose)")
     chained = {id(op) for t in (q, kt, vt) for op in t.chain} | {id(op) for op in (vm.ops if vm else ())}
+    chained |= {id(op) for op in (qx.ops if qx else ())}
     # the body: computation in registers only
-    written = {o.tensor for o in g.walk(k.body) if isinstance(o, ir.Store | ir.AtomicRMW)}
-    written |= {p.name for p in k.tensor_params if p.mutable}
     readable = frozenset(p.name for p in k.tensor_params if p.name not in written
                          and p.name not in (q.load.tensor, kt.load.tensor, vt.load.tensor)) \
         if loads_enabled() else frozenset()
@@ -305,7 +314,22 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
         return No(loop.span, f"a stage of K and V takes {stage_bytes} bytes of shared memory and Q {q.nbytes}: "
                   f"{max(fit, 0)} stages fit in {SMEM_LIMIT} bytes, the kernel asks for {S}",
                   "a smaller BN or D, or a `stages` hint that fits")
-    return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S, vm)
+    return AttnPlan(loop, s_dot, o_dot, q, kt, vt, k_kmajor, v_kmajor, BM, BN, S, vm, qx=qx)
+
+
+def _q_transform(k: g.GpuKernel, ctx: PassContext, s_dot: g.DotOp, defs: dict[int, object], before: list[object],
+                 written: set[str]) -> tuple[qxm.QX, tuple[ir.Load, list[object], bool]] | tuple[str, object]:
+    """`attention_qx.find` for this kernel: Q's transform and its loaded tile's chain, or (why not, the op)."""
+    if len(s_dot.a.shape) != 2:
+        return "not a 2-D tile", defs.get(s_dot.a.id)
+    BM, D = s_dot.a.shape
+    users: dict[int, list[object]] = {}
+    for op in g.walk(k.body):
+        for v in g.operands(op):
+            users.setdefault(v.id, []).append(op)
+    return qxm.find(s_dot.a, defs, before, users, BM, D, written, lambda v: _chain(v, defs),
+                    lambda ld, ops: _tma(ld, ops, k, ctx) is not None, lambda v: _placeable(v, BM),
+                    lambda op: _reduce_ok(op, BM))
 
 
 def loads_enabled() -> bool:

@@ -23,16 +23,28 @@ class PassContext:
     arch: str = "sm_80"
     facts: dict[str, TensorFacts] = field(default_factory=dict)
     notes: list[Diagnostic] = field(default_factory=list)
+    # > 0: the most warps `lift.default_warps` may raise a kernel to (`backend.lower_gpu` lowers again with
+    # fewer where the raised count's code does not fit shared memory or the register budget)
+    max_warps: int = 0
 
     def refuse(self, path: str, span: Span, why: str, help: str = "") -> None:
         """Note that `path` (e.g. "the Hopper attention pipeline") refused the loop at `span` because `why`
         (a matcher's reason; each once: a matcher may run twice on one kernel). Returns None, what a matcher
         returns when it refuses."""
-        d = Diagnostic("", f"{path} does not take this loop: {why}", severity=Severity.NOTE).primary(span)
+        self.note(span, f"{path} does not take this loop: {why}", help)
+
+    def note(self, span: Span, message: str, help: str = "") -> None:
+        """A note on what a pass chose instead of what a hint asked (each once), shown where `refuse`'s are."""
+        d = Diagnostic("", message, severity=Severity.NOTE).primary(span)
         if help:
             d = d.with_help(help)
         if all(n.message != d.message for n in self.notes):
             self.notes.append(d)
+
+    def advise(self, span: Span, why: str, help: str = "") -> None:
+        """Note that the Hopper attention pipeline takes the loop at `span` at a cost `why` (its blocks or its
+        spelling chose; `attention_advice`), each once."""
+        self.note(span, f"the Hopper attention pipeline takes this loop, but {why}", help)
 
     @property
     def sm(self) -> int:

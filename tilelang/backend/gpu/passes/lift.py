@@ -3,14 +3,20 @@
 The first pass of the pipeline. The body is shared unchanged; the kernel gets
 its target and the first unused value id, so later passes can add values.
 
-With `TILEC_DEFAULT_WARPS=1` (opt-in, `default_warps_enabled`) it also picks the
-warps of a kernel that names none (`default_warps`): 4, or
+It also picks the warps of a kernel that names none (`default_warps`): 4, or
 more where its largest tile would give a thread more than `ELEMS_PER_THREAD`
 elements, so that rows of 32,768 (a softmax written as one [1, 32768] tile,
 examples/softmax_wide.tile's form) do not spill: at 4 warps ptxas spilled 864
-bytes there and 7,512 for a layernorm, none and 340 at 16 (`benchmarks/cliffs.py`).
-Kernels with an `mma` (their layouts count warps themselves), a `num_warps`,
-`min_blocks` or `max_blocks` hint, a cluster or a tile walk keep theirs.
+bytes there and 7,512 for a layernorm, none and 340 at 16 (`benchmarks/cliffs.py`;
+on an H100 softmax rows of 32,768 went 0.72x -> 1.67x torch, layernorm 0.38x -> 0.90x).
+Kernels with an `mma` (their layouts count warps themselves), a `num_warps`
+(`#[hints]`, an `#[autotune]` configuration or the Python API's tuned hints:
+`tuner.space.hinted_fields` marks them given), `min_blocks` or `max_blocks`
+hint, a cluster or a tile walk keep theirs. Where the raised count's code does
+not fit (a reduction's scratch grows with the warps: a [64, 1024] f32 `cumsum`
+over axis 0 needs 384 KB of shared memory at 32 warps), `backend.lower_gpu`
+lowers again with half as many, down to the kernel's own (`PassContext.max_warps`).
+`TILEC_DEFAULT_WARPS=0` turns the raise off.
 """
 
 from __future__ import annotations
@@ -28,17 +34,18 @@ MAX_DEFAULT_WARPS = 32  # 1,024 threads: CUDA's block limit
 
 
 def default_warps_enabled() -> bool:
-    """`TILEC_DEFAULT_WARPS=1` (opt-in; unset or "0": off, every kernel at its hint or 4 as before): raise the
-    warps of big-tile kernels. Off by default since the GPU suite of 2026-12-06 09:00: it gave a [64, 1024] f32
-    kernel 32 warps whose code then needed 384 KB of shared memory (p17_half_math), and it overrode an
-    `#[autotune(num_warps = [4, ..])]` config of 4 (the tuner leaves a 4 as the kernel's default)."""
+    """On unless `TILEC_DEFAULT_WARPS=0` (every kernel at its hint or 4, as before 2026-12-06). It was opt-in
+    for a session after it gave a [64, 1024] f32 kernel 32 warps whose code needed 384 KB of shared memory
+    (p17_half_math) and raised an `#[autotune(num_warps = [4, ..])]` configuration's 4; both are kept now
+    (`backend.lower_gpu`'s fit, `tuner.space.hinted_fields`)."""
     import os
 
-    return os.environ.get("TILEC_DEFAULT_WARPS", "0") not in ("", "0")
+    return os.environ.get("TILEC_DEFAULT_WARPS", "1") not in ("", "0")
 
 
-def default_warps(kernel: ir.Kernel) -> int:
-    """`kernel.num_warps`, raised for big tiles where the source leaves it to the backend (module doc)."""
+def default_warps(kernel: ir.Kernel, cap: int = 0) -> int:
+    """`kernel.num_warps`, raised for big tiles where the source leaves it to the backend (module doc), to
+    at most `cap` where `cap` > 0 (never below the kernel's own)."""
     w = kernel.num_warps
     if not default_warps_enabled() or ("num_warps" in kernel.hints or kernel.min_blocks or kernel.max_blocks or kernel.cluster
             or kernel.walk >= 0):
@@ -49,7 +56,8 @@ def default_warps(kernel: ir.Kernel) -> int:
             return w
         for r in g.results(op):
             biggest = max(biggest, math.prod(r.shape))
-    while biggest > ELEMS_PER_THREAD * 32 * w and w < MAX_DEFAULT_WARPS:
+    top = min(MAX_DEFAULT_WARPS, cap) if cap > 0 else MAX_DEFAULT_WARPS
+    while biggest > ELEMS_PER_THREAD * 32 * w and w * 2 <= top:
         w *= 2
     return w
 
@@ -64,7 +72,7 @@ def lift(kernel: ir.Kernel, ctx: PassContext) -> g.GpuKernel:
         source=kernel,
         arch=ctx.arch,
         grid_rank=kernel.grid_rank,
-        num_warps=default_warps(kernel),
+        num_warps=default_warps(kernel, ctx.max_warps),
         num_stages=kernel.num_stages,
         instantiation=kernel.instantiation,
         next_id=max(ids, default=-1) + 1,

@@ -16,7 +16,13 @@ pipeline: `benchmarks/cliffs.py`'s `gemm_dot`). It is exact, not only within
 tolerance: the interpreter computes both as M + acc in f32 with M the same f32
 product (`interp.numeric.mma`), and `M + 0` differs from M only for M = -0,
 which adds like +0 to an acc that is never -0 (it starts at a constant that is
-not -0, and a sum is -0 only of two -0s).
+not -0, and a sum is -0 only of two -0s). The online softmax's spelling
+`acc = acc * alpha + dot(p, v)` folds the same way into `mma(p, v, acc * alpha)`,
+the form the attention pipeline takes (unfolded, a product of zeros and an add
+a block, the serial schedule: `cliffs.py`'s `attn_dot` ran at 0.70x SDPA where
+`mma(p, v, acc * alpha)` ran at 0.75x, H100). `acc * alpha` may be -0, but the
+interpreter's M is never -0: `np.matmul` sums a dot's products from +0 (a dot
+of -0 products is +0), so `M + 0` is M and the two spellings agree bit for bit.
 """
 
 from __future__ import annotations
@@ -45,9 +51,16 @@ def _zero(v: ir.Value, consts: dict[int, ir.Const]) -> bool:
         and float(c.value) == 0.0 and math.copysign(1.0, float(c.value)) > 0
 
 
+def _scaled(op: object, acc: ir.Value, count: dict[int, int]) -> bool:
+    """`op` is `acc * y` or `y * acc` (an f32 tile of acc's shape), read once."""
+    return (isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.MUL and acc.id in [v.id for v in op.operands]
+            and op.result.shape == acc.shape and op.result.dtype is DType.F32 and count.get(op.result.id) == 1)
+
+
 def _fold_loop(loop: ir.For, consts: dict[int, ir.Const]) -> ir.For:
-    """`loop` with each carried f32 `acc` whose only use is `acc + mma(a, b, +0)` (the product used
-    only there, the sum yielded back as `acc`) accumulating by `mma(a, b, acc)` instead."""
+    """`loop` with each carried f32 `acc` whose only use is `acc + mma(a, b, +0)` or `acc * y + mma(a, b, +0)`
+    (the product used only there, the sum yielded back as `acc`) accumulating by `mma(a, b, acc)` or
+    `mma(a, b, acc * y)` instead."""
     body = loop.body
     ys = body.ops[-1]
     if not isinstance(ys, ir.Yield):
@@ -62,15 +75,18 @@ def _fold_loop(loop: ir.For, consts: dict[int, ir.Const]) -> ir.For:
                 or math.copysign(1.0, float(init.value)) < 0 or count.get(acc.id) != 1):
             continue
         add = defs.get(ys.values[i].id)
-        if not (isinstance(add, ir.Elementwise) and add.op is ir.ElemOp.ADD
-                and acc.id in [v.id for v in add.operands] and count.get(add.result.id) == 1):
+        if not (isinstance(add, ir.Elementwise) and add.op is ir.ElemOp.ADD and count.get(add.result.id) == 1):
             continue
-        other = add.operands[1] if add.operands[0].id == acc.id else add.operands[0]
+        # the sum's other term: `acc` itself, or `acc * y` (the online softmax's rescale, `acc * alpha`)
+        base = next((v for v in add.operands if v.id == acc.id or _scaled(defs.get(v.id), acc, count)), None)
+        if base is None:
+            continue
+        other = add.operands[1] if add.operands[0] is base else add.operands[0]
         mma = defs.get(other.id)
         if not (isinstance(mma, ir.Mma) and _zero(mma.acc, consts) and count.get(mma.result.id) == 1
-                and mma.result.shape == acc.shape):
+                and mma.result.shape == acc.shape and other is not base):
             continue
-        swap[id(add)] = ir.Mma(add.result, mma.a, mma.b, acc, mma.span)
+        swap[id(add)] = ir.Mma(add.result, mma.a, mma.b, base, mma.span)
         drop.add(id(mma))
         zero = defs.get(mma.acc.id)
         if zero is not None and count.get(mma.acc.id) == 1:  # the product's own zeros, in the loop: dead now

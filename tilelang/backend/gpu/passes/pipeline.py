@@ -33,8 +33,8 @@ scalar ops, the two loads (2-D f16/bf16 tensors, no mask or padding, base
 mma (f32 accumulator; M % 64, N % 8 and at most 256, K % 16); the accumulator
 starts as a constant; what follows the loop is an epilogue as above.
 
-`stages` comes from the `stages` hint, else the most that fit in shared memory
-up to 4; consumer warpgroups from the `num_warps` hint (`num_warps / 4`),
+`stages` comes from the `stages` hint, else 4, or up to 8 where a stage is
+small (`RING_BYTES` in flight), at most what fits in shared memory; consumer warpgroups from the `num_warps` hint (`num_warps / 4`),
 else 1, raised until the accumulator takes at most 128 registers per thread.
 The producer warpgroup comes on top of them.
 """
@@ -51,22 +51,30 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
 from .context import Fresh, PassContext
-from .rewrite import uses
+from .rewrite import substitute, uses
 
 SMEM_LIMIT = 227 * 1024
+# Unhinted, the ring holds at least this many bytes (4 stages, or more of small stages): 4 stages of a
+# 128x128x64 tile. Fewer bytes in flight made small tiles latency-bound: 128x128x32 (16 KB a stage) ran
+# 0.61x cuBLAS at 4 stages where 128x128x64 ran 0.85x; 64x64x64 0.35x; M = 64 rows (a few CTAs, each
+# streaming B) 0.4-0.6x (H100, 2026-12-06, `benchmarks/cliffs.py`). A CTA of this pipeline is alone on its
+# SM (`role_registers` hands it the register file), so the shared memory is its own to fill.
+RING_BYTES = 128 * 1024
+MAX_STAGES = 8  # unhinted (a 64x64x32 tile's 8 KB stages: 8, not 16)
 MAX_ACC_REGS = 128
 PRODUCER_REGS = 40
+ACC_HEADROOM = 40  # a consumer thread's registers besides its accumulator (addresses, descriptors, the loop)
 COPY_PRODUCER_REGS = 96
 
 
-def role_registers(consumers: int, producer: int) -> int:
+def role_registers(consumers: int, producer: int, blocks: int = 1) -> int:
     """The consumers' setmaxnreg target. Every warp starts with the kernel's
-    entry budget E (64K registers over the CTA's threads, a multiple of 8);
-    `setmaxnreg.inc` blocks until the registers are free, so the consumers may
-    only grow by what the producer gives back: C * (R - E) <= E - P. (Asking
+    entry budget E (64K registers over the threads of `blocks` CTAs, a multiple
+    of 8); `setmaxnreg.inc` blocks until the registers are free, so the consumers
+    may only grow by what the producer gives back: C * (R - E) <= E - P. (Asking
     for the CTA's whole 64K instead hangs when E * threads < 64K.)"""
     threads = 128 * (consumers + 1)
-    entry = min(248, 65536 // threads // 8 * 8)
+    entry = min(248, 65536 // (threads * blocks) // 8 * 8)
     return min(240, (entry + (entry - producer) // consumers) // 8 * 8)
 
 
@@ -115,6 +123,12 @@ class HopperPlan:
     epilogue: tuple[object, ...]  # ops after the loop, moved into the consumer role
     consumers: int  # consumer warpgroups
     stages: int
+    # > 1: the tile's N is more than one wgmma takes (256): the CTA computes it in this many column parts of
+    # `N` each, one after the other (the K loop once a part, A loaded again; `b` is one part's operand)
+    parts: int = 1
+    # CTAs an SM (`#[hints(min_blocks = B)]`): registers and the ring budgeted for B, so that one CTA's prologue
+    # and epilogue overlap another's loop (1: the CTA has the SM to itself)
+    blocks: int = 1
 
     @property
     def M(self) -> int:
@@ -122,6 +136,7 @@ class HopperPlan:
 
     @property
     def N(self) -> int:
+        """N of one part (of the accumulator the consumers hold)."""
         return self.b.cols if not self.b.kmajor else self.b.rows
 
     @property
@@ -208,6 +223,9 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     if other is not None:
         if len(dots) != 1:
             return None
+        batched = batched_operand(other, defs, k)
+        if batched is not None:
+            return batched
         return (getattr(other, "span", loop.span), f"the loop computes more than `acc = mma(a, b, acc)` of two "
                 f"loads (`{type(other).__name__.lower()}`)", "do the other work before or after the loop")
     if len(dots) != 1:
@@ -223,9 +241,12 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
                 "f32", "")
     M, K = a.shape
     N = b.shape[1]
-    if M % 64 or N % 8 or N > 256 or K % 16:
+    # N past one wgmma's 256 (whose accumulator would not fit the registers either: 128 x 512 f32 is the
+    # whole register file): parts of at most 256 columns, one after the other
+    H = -(-N // 256) if N > 256 and N % 8 == 0 and parts_enabled() else 1
+    if M % 64 or N % (8 * H) or N // H > 256 or K % 16:
         return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64, N of 8 up "
-                "to 256, K of 16", "")
+                "to 256 (or N in equal parts of up to 256), K of 16", "")
     # every load / permute feeds the mma exactly once
     from .rewrite import uses
 
@@ -237,6 +258,8 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
         return (span, "the accumulator has another use in the loop than the `mma`", "")
     oa = _operand(a, defs, ctx, k, want_k_first=False)
     ob = _operand(b, defs, ctx, k, want_k_first=True)
+    if ob is not None and H > 1:
+        ob = _part(ob, N // H)
     if oa is None or ob is None:
         return (span, f"operand {'a' if oa is None else 'b'} is not a 2-D f16/bf16 tile loaded in the loop "
                 "(unmasked, optionally transposed) in a shape wgmma's shared layouts take",
@@ -249,6 +272,7 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     if epilogue is None:
         return (loop.span, "what follows the loop is not an epilogue of the accumulator (element-wise ops, casts "
                 "and unmasked stores to 2-D tensors)", "")
+    N //= H
     # consumer warpgroups: the accumulator split by rows in m64 blocks
     hinted = k.source.hints
     C = max(1, min(k.num_warps // 4, M // 64)) if "num_warps" in hinted else 1
@@ -260,12 +284,97 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     if (M // C) % 64:
         return (span, f"M = {M} does not split into {C} warpgroups of 64-row multiples", "")
     stage_bytes = oa.nbytes + ob.nbytes
-    fit = (SMEM_LIMIT - 1024) // stage_bytes
-    S = k.num_stages if "stages" in hinted else min(4, fit)
-    if S < 2 or S > fit:
-        return (loop.span, f"a stage of A and B takes {stage_bytes} bytes of shared memory: {fit} stages fit "
-                f"in {SMEM_LIMIT} bytes, the pipeline needs 2 (asked: {S})", "a smaller BK, BM or BN")
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S)
+    # the parts before the last stage their stores after the ring (`store_wgmma`: the ring is still live)
+    staging = _staging_bytes(epilogue, k, M, N, ctx) if H > 1 else 0
+    producer = PRODUCER_REGS if oa.tma and ob.tma else COPY_PRODUCER_REGS
+    B = _blocks(k, C, producer, M // C * N // 128, stage_bytes, staging, span, ctx)
+    fit = (_smem_budget(B) - 1024 - staging) // stage_bytes
+    S = k.num_stages if "stages" in hinted else min(fit, MAX_STAGES, max(4, RING_BYTES // stage_bytes))
+    if S > fit >= 2:  # a `stages` hint that does not fit: what fits, not another path 16x slower
+        ctx.note(loop.span, f"the `stages` hint asks for {S} stages of {stage_bytes} bytes; {fit} fit in the "
+                 f"{_smem_budget(B)} bytes of shared memory a CTA has here: the Hopper GEMM pipeline runs {fit}",
+                 f"`stages = {fit}`")
+        S = fit
+    if S < 2:
+        return (loop.span, f"a stage of A and B takes {stage_bytes} bytes of shared memory"
+                + (f" (and the epilogue's staging {staging})" if staging else "")
+                + f": {fit} stages fit in {_smem_budget(B)} bytes, the pipeline needs 2 (asked: {S})",
+                "a smaller BK, BM or BN")
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B)
+
+
+SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver reserves 1 KB a CTA of it
+
+
+def _smem_budget(blocks: int) -> int:
+    """Shared memory one CTA may take with `blocks` CTAs an SM."""
+    return min(SMEM_LIMIT, SMEM_PER_SM // blocks - 1024)
+
+
+def _blocks(k: g.GpuKernel, C: int, producer: int, acc_regs: int, stage_bytes: int, staging: int, span: Any,
+            ctx: PassContext) -> int:
+    """CTAs an SM: `min_blocks` where given, fewer where their registers or two stages each do not fit (with a
+    note), else 1. A consumer thread needs its accumulator and ~40 registers more (`ACC_HEADROOM`)."""
+    want = k.source.min_blocks
+    if want <= 1:
+        return 1
+    threads = 128 * (C + 1)
+    B = min(want, 2048 // threads)
+    while B > 1 and (role_registers(C, producer, B) < acc_regs + ACC_HEADROOM
+                     or (_smem_budget(B) - 1024 - staging) // stage_bytes < 2):
+        B -= 1
+    if B < want:
+        ctx.note(span, f"`min_blocks = {want}`: {B} CTA{'s' if B > 1 else ''} of this GEMM fit an SM "
+                 f"({threads} threads, an accumulator of {acc_regs} registers a thread, {stage_bytes} bytes a "
+                 "stage, two stages at least)", "a smaller tile, or fewer blocks")
+    return B
+
+
+def parts_enabled() -> bool:
+    """A GEMM tile wider than 256 columns runs on the Hopper pipeline in column parts (`HopperPlan.parts`);
+    `TILEC_GEMM_PARTS=0` leaves it to sm_80's cp.async ring (as before 2026-12-06: 128 x 512 x 32 at 0.08x
+    cuBLAS on an H100)."""
+    import os
+
+    return os.environ.get("TILEC_GEMM_PARTS", "1") != "0"
+
+
+def _part(o: Operand, n: int) -> Operand | None:
+    """B's operand for a part of `n` of its N columns, or None where wgmma's shared layouts do not take it."""
+    if o.kmajor:  # loaded [N, K]: a part is `n` rows
+        box = min(n, 256)
+        if n % box or (n * o.swizzle) % 1024:
+            return None
+        return dataclasses.replace(o, rows=n, box_rows=box)
+    if n % 64:  # loaded [K, N], N contiguous: 64-column slabs of 128-byte rows
+        return None
+    return dataclasses.replace(o, cols=n)
+
+
+def _staging_bytes(epilogue: list[object], k: g.GpuKernel, M: int, N: int, ctx: PassContext) -> int:
+    """Shared memory `store_wgmma` stages one [M, N] store in (rows padded by 16 bytes), the largest."""
+    from tilelang.backend.codegen.llvm_types import mem_size
+
+    sizes = [M * (N * mem_size(k.tensor(op.tensor).dtype, ctx.fact(op.tensor).bf16_f32) + 16)
+             for op in epilogue if isinstance(op, ir.Store)]
+    return max(sizes, default=0)
+
+
+def batched_operand(op: object, defs: dict[int, object], k: g.GpuKernel) -> _Refusal | None:
+    """The refusal of a batched GEMM's operand, a tile of a 3-D tensor reshaped to a matrix (round 15: its
+    help was "do the other work before or after the loop", which a batch's reshape cannot): the pipeline
+    reads 2-D tensors, and a batch stacked as one (the batch in the tile index) takes it. sm_80's
+    cp.async ring (`pipeline_sm80`) says the same."""
+    if not isinstance(op, ir.Reshape) or len(op.result.shape) != 2:
+        return None
+    load = defs.get(op.x.id)
+    if not isinstance(load, ir.Load) or k.tensor(load.tensor).rank != 3 or load.result.shape[0] != 1:
+        return None
+    return (op.span, f"an operand is a tile of the 3-D tensor `{load.tensor}` reshaped to a matrix; the pipeline "
+            "reads tiles of 2-D tensors",
+            "stack the batch as a 2-D tensor (`[B * M, K]`: `x.reshape([..])` on the host, a view in NumPy) and put "
+            "the batch in the tile index, `p.load([b * (M / BM) + i, k])`, where M and K are multiples of the "
+            "tiles (a tile must not reach into the next matrix)")
 
 
 def _neg_zero(x: object) -> bool:
@@ -475,122 +584,167 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     iv = loop.body.args[0]
     acc_arg = loop.body.args[1]
 
-    # -- producer: the loop with only what the TMA copies need
-    pb = _Build(fresh)
-    p_iv = fresh.value(iv.dtype, (), iv.hint)
-    p_it = pb.i32("it")
-    stage, phase = pb.ring(p_it, S)
-    pb.ops.append(g.BarrierWait(empty, stage, pb.elem(E.XOR, phase, pb.const(1)), loop.span))
-    tma_bytes = sum(o.nbytes for o in (p.a, p.b) if o.tma)
-    if tma_bytes:
-        pb.ops.append(g.BarrierExpect(full, stage, tma_bytes, loop.span))
+    # -- producer: the loop with only what the TMA copies need (once a part, B's N offset moved by the part's)
     from .rewrite import substitute
 
+    H = p.parts
     sl = _slice(loop.body, [v for o in (p.a, p.b) for v in o.load.offsets])
-    mapping = {iv.id: p_iv}
-    for op in sl:
-        new = substitute(op, mapping)
-        # fresh results, so the producer's clone defines its own values
-        rs = g.results(op)
-        nrs = [fresh.value(r.dtype, r.shape, r.hint) for r in rs]
-        for r, nr in zip(rs, nrs, strict=True):
-            mapping[r.id] = nr
-        new = dataclasses.replace(new, result=nrs[0])  # type: ignore[type-var]
-        pb.ops.append(new)
-    for o, buf, d in zip((p.a, p.b), bufs, descs, strict=True):  # type: ignore[assignment]
-        row0, col0 = (mapping.get(x.id, x) for x in o.load.offsets)
-        if not o.tma:
-            pb.ops.append(g.CopyToShared(o.load.tensor, (row0, col0), buf, stage, o.load.span))
-            continue
-        for slab in range(o.slabs):
-            for rb in range(o.rows // o.box_rows):
-                r = row0 if rb == 0 else pb.elem(E.ADD, row0, pb.const(rb * o.box_rows))
-                c = col0 if slab == 0 else pb.elem(E.ADD, col0, pb.const(slab * o.elems))
-                part = (slab * o.rows + rb * o.box_rows) * o.swizzle
-                pb.ops.append(g.TmaLoad(d.name, (r, c), buf, stage, part, full, o.load.span))
-    if copies:
-        pb.ops += [g.Fence("proxy.async", loop.span), g.BarrierArrive(full, stage, None, loop.span)]
-    nxt = pb.elem(E.ADD, p_it, pb.const(1))
-    pb.ops.append(ir.Yield((nxt,)))
-    zero = fresh.value(DType.I32, (), "it0")
-    p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step, (zero,),
-                    ir.Region((p_iv, p_it), tuple(pb.ops)), loop.span)  # type: ignore[arg-type]
-    producer_ops: list[object] = [ir.Const(zero, 0), p_loop, ir.Yield(())]
+    tma_bytes = sum(o.nbytes for o in (p.a, p.b) if o.tma)
+    producer_ops: list[object] = []
+    p_init: ir.Value | None = None  # the ring's iteration count where a part's loop starts
+    for h in range(H):
+        pb = _Build(fresh)
+        p_iv = fresh.value(iv.dtype, (), iv.hint)
+        p_it = pb.i32("it")
+        stage, phase = pb.ring(p_it, S)
+        pb.ops.append(g.BarrierWait(empty, stage, pb.elem(E.XOR, phase, pb.const(1)), loop.span))
+        if tma_bytes:
+            pb.ops.append(g.BarrierExpect(full, stage, tma_bytes, loop.span))
+        mapping = {iv.id: p_iv}
+        for op in sl:
+            new = substitute(op, mapping)
+            # fresh results, so the producer's clone defines its own values
+            rs = g.results(op)
+            nrs = [fresh.value(r.dtype, r.shape, r.hint) for r in rs]
+            for r, nr in zip(rs, nrs, strict=True):
+                mapping[r.id] = nr
+            new = dataclasses.replace(new, result=nrs[0])  # type: ignore[type-var]
+            pb.ops.append(new)
+        for o, buf, d in zip((p.a, p.b), bufs, descs, strict=True):  # type: ignore[assignment]
+            row0, col0 = (mapping.get(x.id, x) for x in o.load.offsets)
+            if h and o is p.b:  # part h: B's columns h * N on
+                if o.kmajor:
+                    row0 = pb.elem(E.ADD, row0, pb.const(h * N))
+                else:
+                    col0 = pb.elem(E.ADD, col0, pb.const(h * N))
+            if not o.tma:
+                pb.ops.append(g.CopyToShared(o.load.tensor, (row0, col0), buf, stage, o.load.span))
+                continue
+            for slab in range(o.slabs):
+                for rb in range(o.rows // o.box_rows):
+                    r = row0 if rb == 0 else pb.elem(E.ADD, row0, pb.const(rb * o.box_rows))
+                    c = col0 if slab == 0 else pb.elem(E.ADD, col0, pb.const(slab * o.elems))
+                    part = (slab * o.rows + rb * o.box_rows) * o.swizzle
+                    pb.ops.append(g.TmaLoad(d.name, (r, c), buf, stage, part, full, o.load.span))
+        if copies:
+            pb.ops += [g.Fence("proxy.async", loop.span), g.BarrierArrive(full, stage, None, loop.span)]
+        nxt = pb.elem(E.ADD, p_it, pb.const(1))
+        pb.ops.append(ir.Yield((nxt,)))
+        if p_init is None:
+            p_init = fresh.value(DType.I32, (), "it0")
+            producer_ops.append(ir.Const(p_init, 0))
+        p_loop = ir.For((fresh.value(DType.I32, (), "it"),), loop.lower, loop.upper, loop.step, (p_init,),
+                        ir.Region((p_iv, p_it), tuple(pb.ops)), loop.span)  # type: ignore[arg-type]
+        producer_ops.append(p_loop)
+        p_init = p_loop.results[0]
+    producer_ops.append(ir.Yield(()))
 
-    # -- consumers: wgmma on each full stage, the accumulator in registers
+    # -- consumers: wgmma on each full stage, the accumulator in registers (a part's; its epilogue after it)
     acc_lay = WgmmaAcc(C, M // C, N)
-    cb = _Build(fresh)
-    c_iv = fresh.value(iv.dtype, (), iv.hint)
-    c_acc = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
-    c_it = cb.i32("it")
-    layouts[c_acc.id] = acc_lay
-    stage, phase = cb.ring(c_it, S)
-    cb.ops.append(g.BarrierWait(full, stage, phase, loop.span))
     init_const = _def_of(k.body, loop.inits[0])
     assert isinstance(init_const, ir.Const)
     # A zero init is never materialised: the first wgmma ignores the (undefined)
     # accumulator, and a loop that runs no iteration yields the constant after it.
     zero_init = float(init_const.value) == 0.0 and not _neg_zero(init_const.value)
-    use_acc = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_init else None
-    d = fresh.value(DType.F32, (M, N), "acc")
-    layouts[d.id] = acc_lay
-    cb.ops.append(g.Wgmma(d, bufs[0], bufs[1], stage, c_acc, p.a.kmajor, p.b.kmajor, use_acc,
-                          p.mma.span))  # type: ignore[attr-defined]
-    w = fresh.value(DType.F32, (M, N), "acc")
-    layouts[w.id] = acc_lay
-    cb.ops.append(g.WgmmaWait((w,), (d,), 1, p.mma.span))  # type: ignore[attr-defined]
-    prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(S - 1)), cb.const(S))
-    started = cb.elem(E.GT, c_it, cb.const(0), dtype=DType.BOOL)
-    cb.ops.append(g.BarrierArrive(empty, prev, started, loop.span))
-    cb.ops.append(ir.Yield((w, cb.elem(E.ADD, c_it, cb.const(1)))))
-    acc0 = fresh.value(DType.F32, (M, N), "acc")
-    layouts[acc0.id] = acc_lay
-    czero = fresh.value(DType.I32, (), "it0")
-    loop_acc = fresh.value(DType.F32, (M, N), "acc")
-    layouts[loop_acc.id] = acc_lay
-    trips = fresh.value(DType.I32, (), "trips")
-    c_loop = ir.For((loop_acc, trips), loop.lower, loop.upper, loop.step,
-                    (acc0, czero), ir.Region((c_iv, c_acc, c_it), tuple(cb.ops)), loop.span)  # type: ignore[arg-type]
-    fin = fresh.value(DType.F32, (M, N), "acc")
-    layouts[fin.id] = acc_lay
-    if zero_init:
-        # Only wgmma defines the accumulator before its last wait: the loop and
-        # that wait run when there is an iteration, the constant otherwise.
-        eb = _Build(fresh)
-        lt = eb.elem(E.LT, loop.lower, loop.upper, dtype=DType.BOOL)
-        pos = eb.elem(E.GT, loop.step, eb.const(0), dtype=DType.BOOL) if loop.step.dtype is DType.I32 else None
-        ran = eb.elem(E.AND, lt, pos, dtype=DType.BOOL, hint="ran") if pos is not None else lt
-        zeros = fresh.value(DType.F32, (M, N), "acc")
-        out = fresh.value(DType.F32, (M, N), "acc")
-        for v in (zeros, out):
-            layouts[v.id] = acc_lay
-        then = ir.Region((), (g.Undef(acc0), ir.Const(czero, 0), c_loop,  # type: ignore[arg-type]
-                              g.WgmmaWait((fin,), (loop_acc,), 0, loop.span), ir.Yield((fin,))))
-        else_ = ir.Region((), (ir.Const(zeros, init_const.value), ir.Yield((zeros,))))  # type: ignore[arg-type]
-        consumer_ops: list[object] = [*eb.ops, ir.If((out,), ran, then, else_, loop.span)]
-        fin = out
-    else:
-        consumer_ops = [ir.Const(acc0, init_const.value), ir.Const(czero, 0), c_loop,
-                        g.WgmmaWait((fin,), (loop_acc,), 0, loop.span)]
-    emap = {loop.results[0].id: fin}
-    for op in p.epilogue:
-        if isinstance(op, ir.Yield):
-            continue
-        op = substitute(op, emap)
-        consumer_ops.append(op)
-        for r in g.results(op):
-            if r.shape:
-                layouts[r.id] = acc_lay
+    consumer_ops: list[object] = []
+    c_init: ir.Value | None = None  # where part h's iterations start on the ring (None: 0, the first part)
+    ran: ir.Value | None = None
+    apart: set[int] = set()
+    for h in range(H):
+        last = h == H - 1
+        cb = _Build(fresh)
+        c_iv = fresh.value(iv.dtype, (), iv.hint)
+        c_acc = fresh.value(acc_arg.dtype, (M, N), acc_arg.hint)
+        c_it = cb.i32("it")
+        layouts[c_acc.id] = acc_lay
+        stage, phase = cb.ring(c_it, S)
+        cb.ops.append(g.BarrierWait(full, stage, phase, loop.span))
+        start = c_init
+        use_acc = cb.elem(E.GT, c_it, start or cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_init else None
+        d = fresh.value(DType.F32, (M, N), "acc")
+        layouts[d.id] = acc_lay
+        cb.ops.append(g.Wgmma(d, bufs[0], bufs[1], stage, c_acc, p.a.kmajor, p.b.kmajor, use_acc,
+                              p.mma.span))  # type: ignore[attr-defined]
+        w = fresh.value(DType.F32, (M, N), "acc")
+        layouts[w.id] = acc_lay
+        cb.ops.append(g.WgmmaWait((w,), (d,), 1, p.mma.span))  # type: ignore[attr-defined]
+        prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(S - 1)), cb.const(S))
+        started = cb.elem(E.GT, c_it, start or cb.const(0), dtype=DType.BOOL)
+        cb.ops.append(g.BarrierArrive(empty, prev, started, loop.span))
+        cb.ops.append(ir.Yield((w, cb.elem(E.ADD, c_it, cb.const(1)))))
+        acc0 = fresh.value(DType.F32, (M, N), "acc")
+        layouts[acc0.id] = acc_lay
+        czero = fresh.value(DType.I32, (), "it0") if start is None else start
+        loop_acc = fresh.value(DType.F32, (M, N), "acc")
+        layouts[loop_acc.id] = acc_lay
+        trips = fresh.value(DType.I32, (), "trips")
+        c_loop = ir.For((loop_acc, trips), loop.lower, loop.upper, loop.step,
+                        (acc0, czero), ir.Region((c_iv, c_acc, c_it), tuple(cb.ops)), loop.span)  # type: ignore[arg-type]
+        fin = fresh.value(DType.F32, (M, N), "acc")
+        layouts[fin.id] = acc_lay
+        first = [ir.Const(czero, 0)] if start is None else []
+        # a part before the last gives its last stage back (the next part's loads wait for it)
+        release: list[object] = []
+        if not last:
+            rb = _Build(fresh)
+            end = rb.elem(E.REM, rb.elem(E.ADD, trips, rb.const(S - 1)), rb.const(S))
+            release = [*rb.ops, g.BarrierArrive(empty, end, None, loop.span)]
+        if zero_init:
+            # Only wgmma defines the accumulator before its last wait: the loop and
+            # that wait run when there is an iteration, the constant otherwise.
+            if ran is None:
+                eb = _Build(fresh)
+                lt = eb.elem(E.LT, loop.lower, loop.upper, dtype=DType.BOOL)
+                pos = eb.elem(E.GT, loop.step, eb.const(0), dtype=DType.BOOL) if loop.step.dtype is DType.I32 else None
+                ran = eb.elem(E.AND, lt, pos, dtype=DType.BOOL, hint="ran") if pos is not None else lt
+                consumer_ops += eb.ops
+            zeros = fresh.value(DType.F32, (M, N), "acc")
+            out = fresh.value(DType.F32, (M, N), "acc")
+            for v in (zeros, out):
+                layouts[v.id] = acc_lay
+            # where the next part starts (parts but the last; with no iteration nothing reads it)
+            nxt_it = [fresh.value(DType.I32, (), "it")] if not last else []
+            then = ir.Region((), (g.Undef(acc0), *first, c_loop,  # type: ignore[arg-type]
+                                  g.WgmmaWait((fin,), (loop_acc,), 0, loop.span), *release,
+                                  ir.Yield((fin, *([trips] if nxt_it else [])))))
+            else_ops: list[object] = [ir.Const(zeros, init_const.value)]
+            if nxt_it:
+                z = start or fresh.value(DType.I32, (), "it0")
+                if start is None:
+                    else_ops.append(ir.Const(z, 0))
+                else_ops.append(ir.Yield((zeros, z)))
+            else:
+                else_ops.append(ir.Yield((zeros,)))
+            consumer_ops.append(ir.If((out, *nxt_it), ran, then, ir.Region((), tuple(else_ops)),  # type: ignore[arg-type]
+                                      loop.span))
+            fin = out
+            c_init = nxt_it[0] if nxt_it else None
+        else:
+            consumer_ops += [ir.Const(acc0, init_const.value), *first, c_loop,
+                             g.WgmmaWait((fin,), (loop_acc,), 0, loop.span), *release]
+            c_init = trips
+        emap = {loop.results[0].id: fin}
+        if H == 1:
+            for op in p.epilogue:
+                if isinstance(op, ir.Yield):
+                    continue
+                op = substitute(op, emap)
+                consumer_ops.append(op)
+                for r in g.results(op):
+                    if r.shape:
+                        layouts[r.id] = acc_lay
+        else:
+            consumer_ops += _part_epilogue(p, h, emap, fresh, layouts, acc_lay, apart if not last else None)
     consumer_ops.append(ir.Yield(()))
 
     # register copies keep many loads in flight: more registers for the producer
     producer_regs = PRODUCER_REGS if not copies else COPY_PRODUCER_REGS
-    consumer_regs = role_registers(C, producer_regs)
+    consumer_regs = role_registers(C, producer_regs, p.blocks)
     ws = g.WarpSpecialize((
         g.Role("producer", 4, producer_regs, ir.Region((), tuple(producer_ops)),  # type: ignore[arg-type]
                single=not copies),
         g.Role("consumer", 4 * C, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
-    ), loop.span)
+    ), loop.span, p.blocks)
 
     # the kernel: what came before the loop, the buffers, the roles
     ops = list(k.body.ops)
@@ -599,7 +753,58 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     body = ir.Region(k.body.args, tuple([*before, *pre, ws, ir.Yield(())]))  # type: ignore[arg-type]
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, *(d for d in descs if d is not None)),
-                               num_warps=4 * (C + 1), num_stages=S)
+                               num_warps=4 * (C + 1), num_stages=S, stage_apart=frozenset(apart))
+
+
+def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],
+                   acc_lay: WgmmaAcc, apart: set[int] | None) -> list[object]:
+    """The epilogue on part `h` of the tile's columns (`p.N` of them from `h * p.N`): its [M, N] tiles now
+    [M, p.N] with fresh values; the loads' and stores' column offsets moved; its scalar ops in the first part
+    only (the later parts read them); the stored values into `apart` (not staged in the ring, still live)."""
+    M, N = p.M, p.N
+    whole = (M, N * p.parts)
+    out: list[object] = []
+
+    def shifted(x: ir.Value) -> ir.Value:
+        c = fresh.value(DType.I32, (), "part")
+        r = fresh.value(x.dtype, (), x.hint)
+        out.extend([ir.Const(c, h * N), ir.Elementwise(r, ir.ElemOp.ADD, (x, c))])
+        return r
+
+    for op in p.epilogue:
+        if isinstance(op, ir.Yield) or _is_scalar_op(op):
+            if h == 0 and not isinstance(op, ir.Yield):
+                out.append(op)
+            continue
+        op = substitute(op, emap)
+        if isinstance(op, g.AccLoad):
+            ld, dim = op.load, op.dims[1]
+            if dim is not None and h:
+                offs = list(ld.offsets)
+                offs[dim] = shifted(offs[dim])
+                ld = dataclasses.replace(ld, offsets=tuple(offs))
+            if dim is not None:
+                shape = list(ld.result.shape)
+                shape[dim] = N
+                ld = dataclasses.replace(ld, result=fresh.value(ld.result.dtype, tuple(shape), ld.result.hint))
+            r = fresh.value(op.result.dtype, (M, N), op.result.hint)
+            emap[op.result.id] = r
+            op = dataclasses.replace(op, result=r, load=ld)
+        elif isinstance(op, ir.Store):
+            if h:
+                op = dataclasses.replace(op, offsets=(op.offsets[0], shifted(op.offsets[1])))
+            if apart is not None:
+                apart.add(op.value.id)
+        else:
+            old = op.result  # type: ignore[attr-defined]
+            r = fresh.value(old.dtype, (M, N) if old.shape == whole else old.shape, old.hint)
+            emap[old.id] = r
+            op = dataclasses.replace(op, result=r)  # type: ignore[type-var]
+        out.append(op)
+        for r in g.results(op):
+            if r.shape:
+                layouts[r.id] = acc_lay
+    return out
 
 
 __all__ = ["HopperPlan", "Operand", "hopper_plans", "pipeline"]

@@ -69,6 +69,7 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import MmaTile, SmemTile
 from .context import Fresh, PassContext
+from .pipeline import batched_operand
 from .rewrite import substitute, uses
 
 def fallback_enabled() -> bool:
@@ -140,6 +141,8 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
             dots.append(o)
         elif not ((isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o)))
                   or isinstance(o, ir.Load | ir.Permute)):
+            if (batched := batched_operand(o, defs, k)) is not None:
+                ctx.refuse("the cp.async ring", *batched)
             return None
     if len(dots) != 1:
         return None

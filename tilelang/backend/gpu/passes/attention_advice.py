@@ -1,0 +1,85 @@
+"""Notes on a loop the Hopper attention pipeline takes at a cost its blocks or its spelling chose.
+
+The pipeline takes any attention loop it can run (`attention_match`), at any of its block shapes and in any
+spelling of the softmax, and refuses only what it cannot run: so a user who picks 192 x 128 at D = 128, or
+writes `exp` where std::attention writes `exp2`, gets a correct kernel at a third or three quarters of the
+speed, with no word. These notes say it (`PassContext.advise`: `tilec emit --explain`, `TILEC_EXPLAIN=1`),
+each with the cause and what runs faster:
+
+- the consumer threads' registers: S and P of a block (the rotated loop holds the next S beside this P) and
+  O, about BN / 2 + BN / 4 + Dv / 2 + 40 a thread, against what `pipeline.role_registers` leaves C consumer
+  warpgroups (ptxas 13, sm_90a: 192 x 128 spills 1,572 B at D = 128 and 476 B at D = 64, 128 x 256 352 B and
+  684 B; 128 x 128 none);
+- a K/V ring of one stage (128 x 256 at D = 128): each block's copy waits for the products before it;
+- BM = 64: one consumer warpgroup, each K/V block copied for 64 query rows, no second warpgroup's softmax
+  under the tensor cores;
+- BN = 64: twice the key blocks of BN = 128, each with its ring wait, row max and sum shuffles and rescale;
+- `exp` of the scores: its accuracy promise (`fastmath.MATH["exp"]`: the product x * log2(e)'s rounding error
+  fed back) costs 7 instructions an element more than `exp2` (3 FFMA, 2 FMUL, a compare and a select) (`benchmarks/probes/attn_spellings_sass.py`: the
+  key loop 1,139 SASS instructions against 543 at 128 x 128, D = 128).
+
+The speeds quoted are `benchmarks/cliffs.py`'s on an H100 (2026-12-06, call 8: S = 2,048, f16, against
+PyTorch's SDPA in the same process).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.ir import nodes as ir
+
+# std::attention's time against SDPA at (BM, BN, D), cliffs.py, H100, 2026-12-06 call 8
+MEASURED = {
+    (128, 128, 128): 0.99, (128, 64, 128): 0.88, (64, 128, 128): 0.75, (128, 256, 128): 0.64, (192, 128, 128): 0.33,
+    (128, 128, 64): 0.96, (128, 64, 64): 0.82, (64, 128, 64): 0.64, (128, 256, 64): 0.54, (192, 128, 64): 0.79,
+}
+# the same loop with `exp` (and the scale on the scores) against `exp2` with log2(e) in the scale, 128 x 128, D = 128
+EXP_MEASURED = (0.75, 0.92)
+
+
+def need_registers(BN: int, Dv: int) -> int:
+    """About how many registers a consumer thread of the rotated loop holds: S and P of a block, O, the rest."""
+    return BN // 2 + BN // 4 + Dv // 2 + 40
+
+
+def _faster(BM: int, BN: int, D: int) -> str:
+    here, best = MEASURED.get((BM, BN, D)), MEASURED.get((128, 128, D))
+    if here is None or best is None:
+        return "BM = BN = 128 (std::attention's tuning) runs faster"
+    return (f"BM = BN = 128 (std::attention's tuning) ran {best}x SDPA at D = {D} where BM = {BM}, BN = {BN} ran "
+            f"{here}x (H100, benchmarks/cliffs.py)")
+
+
+def advise(p: Any, C: int, regs: int, ctx: Any) -> None:
+    """The notes for plan `p` (`attention_match.AttnPlan`) run by C consumer warpgroups of `regs` registers."""
+    BM, BN = p.BM, p.BN
+    D = int(p.s_dot.a.shape[1])
+    Dv = int(p.o_dot.result.shape[1])
+    span = p.loop.span
+    help = _faster(BM, BN, D)
+    need = need_registers(BN, Dv)
+    if (BM, BN) != (128, 128) and need > regs:
+        ctx.advise(span, f"its consumer threads hold S, P and O in registers, about {need} at BM = {BM}, "
+                   f"BN = {BN}, D = {Dv}, where {C} consumer warpgroups leave {regs}: they spill to local memory",
+                   help)
+    if p.stages == 1:
+        ctx.advise(span, f"one stage of K and V fits beside Q at BN = {BN}, D = {D}: each key block's copy waits "
+                   "for the products before it", help)
+    if BM == 64:
+        ctx.advise(span, "BM = 64 gives one consumer warpgroup: each K/V block is copied for 64 query rows, and no "
+                   "second warpgroup's softmax runs under the tensor cores", help)
+    if BN < 128 and BM >= 128:
+        ctx.advise(span, f"BN = {BN} makes {128 // BN} times the key blocks of BN = 128, each with its ring wait, "
+                   "row max and sum shuffles and rescale", help)
+    for op in p.loop.body.ops:
+        if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP and len([x for x in op.result.shape if x > 1]) == 2:
+            ctx.advise(op.span, "`exp` of the scores keeps its accuracy promise (the rounding error of x * log2(e) "
+                       "fed back: 7 more instructions an element than `exp2`)",
+                       "write `exp2` of the scores scaled by `scale * 1.4426950408889634` (log2(e)) with the "
+                       "running max in those units, as std::attention does: that spelling ran "
+                       f"{EXP_MEASURED[1]}x SDPA where `exp` ran {EXP_MEASURED[0]}x (H100, 128 x 128, D = 128, "
+                       "benchmarks/cliffs.py)")
+            break
+
+
+__all__ = ["EXP_MEASURED", "MEASURED", "advise", "need_registers"]

@@ -14,7 +14,11 @@ against a kernel. `--check` (round 14): also each host program's `tilec check`
 against its run: an error that only the run finds is a disagreement, "late";
 bodies may also end in a bare name or an `if`, where a float `let` meets `T`
 without arithmetic. `--values`: `x` is an edge value of its type (MIN, MAX,
-0, NaN, +-inf), not 3.)
+0, NaN, +-inf), not 3. `--const` (round 16): the concrete kernel with one
+integer literal of the body against the same kernel with that literal made a
+const generic `C` (`k::<300>(..)`), which is untyped where it is read as the
+literal is: the same value, or an error in both (round 16 found `C` read as
+an `i8` wrapped, and `C * C` in an `i64` context folded in `i32`).)
 
 prints one line per disagreement (a value against an error, or two values; two
 errors of other codes are alike enough) and `ran N (E errors alike)`; the programs are
@@ -72,6 +76,27 @@ def body(r: random.Random) -> str:
 
 CHECK = "--check" in sys.argv
 VALUES = "--values" in sys.argv
+CONST = "--const" in sys.argv
+_INT_LIT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+
+
+def as_generic(kern: str, r: random.Random) -> str | None:
+    """`--const`: the kernel with one integer literal of its body made the const generic `C`, launched
+    with the literal's value; None where the body has no integer literal."""
+    head, sep, rest = kern.partition("z.store(zeros::<")
+    start = rest.index("{ ") if "{ " in rest else -1
+    if start < 0:
+        return None
+    end = rest.index(" });")
+    hits = [m for m in _INT_LIT.finditer(rest) if start < m.start() < end]
+    # not a shape, nor a cast's whole operand (`65535 as u8` is E0222, `C as u8` converts, as a `let` does)
+    hits = [m for m in hits if not rest[m.end():].startswith(("]", " as "))]
+    if not hits:
+        return None
+    m = r.choice(hits)
+    rest = rest[:m.start()] + "C" + rest[m.end():]
+    out = head.replace("kernel fn k(", "kernel fn k<const C: i32>(") + sep + rest
+    return out.replace("k(z.partition([1])).sync();", f"k::<{m.group(1)}>(z.partition([1])).sync();")
 
 
 def edge_value(t: str, r: random.Random) -> str:
@@ -126,9 +151,14 @@ def main() -> None:
         v = START[t] if not VALUES else edge_value(t, r)
         host = HOST.format(b=b, t=t, v=v)
         kern = KERNEL.format(b=b, t=t, v=v)
-        if concrete:
+        if concrete or CONST:
             host = re.sub(r"\bT\b", t, host.replace("fn f<T>", "fn f"))
             kern = re.sub(r"\bT\b", t, kern.replace("kernel fn k<T>", "kernel fn k"))
+        if CONST:  # the literal's kernel against the const generic's (in place of the host's)
+            gen = as_generic(kern, r)
+            if gen is None:
+                continue
+            host = gen
         h, k = outcome(host), outcome(kern)
         if CHECK and h.startswith("error") and h != "error E0715":
             checked = checked_codes(host)

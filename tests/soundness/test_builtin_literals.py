@@ -57,6 +57,14 @@ CASES = [
     ("f64", "where(((2.0 + 2)).sqrt() <= x, ((2.0 + 2)).sqrt(), x)", "1.0"),
     ("f16", "x + (2.0).pow(3.0) + (2.5).floor()", "11.0"),
     ("i16", "x + (-7).abs()", "8"),
+    # hrev16: a float built-in of integer literals is an untyped float, as of float literals (`exp(1)` is
+    # `exp(1.0)`): beside an `f16` tile it was `f32` (E0201, round 15's open item)
+    ("f16", "x * exp(1)", "2.719"),
+    ("bf16", "x + sqrt(4)", "3.0"),
+    ("f16", "x * pow(2, 3)", "8.0"),
+    ("f16", "x + fma(2, 3, 4)", "11.0"),
+    ("f16", "x * (4).sqrt() + exp2(3)", "10.0"),
+    ("f64", "x + sqrt(4) * log2(8)", "7.0"),
 ]
 
 
@@ -96,10 +104,12 @@ def test_fma_of_integer_literals_is_refused_at_check_time() -> None:
     """`x + fma(2, 3, 4)` of an `i8` `x`: `fma` of untyped integers stayed an
     untyped integer, so `tilec check` passed an `i8` `fma`, which the kernel
     refused when it ran, in a generic instance's words on a concrete kernel
-    ("in this instance"). Its integer literals are `f32` now, as `pow`'s and
-    `exp(1)`'s are: E0201 at check, with the cast's help."""
+    ("in this instance"). It is an untyped float now, as `pow(2, 3)` and
+    `exp(1)` are (hrev16; `f32` before): E0201 at check, with a help that
+    computes in `f32` and casts the result back to the stored `i8` (the help
+    `x as f32` alone led to a store of `f32` into `i8`, E0201 again)."""
     with pytest.raises(CheckFailed) as e:
         _run(SRC.format(t="i8", e="x + fma(2, 3, 4)", v="1"))
     errors = [d for d in e.value.diagnostics if d.severity.name == "ERROR"]
     assert {d.code for d in errors} == {"E0201"} and all("instance" not in d.message for d in errors), errors
-    assert any("fma(2, 3, 4) as i8" in h for d in errors for h in d.help), errors
+    assert any("(x as f32 + fma(2, 3, 4)) as i8" in h for d in errors for h in d.help), errors

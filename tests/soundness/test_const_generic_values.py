@@ -56,6 +56,14 @@ CASES = [
     ("i8", 256, "t * (B as i8)", "ok", "0"),  # a cast of the name converts (wraps), as for a `let`
     ("f32", 256, "t * (B / 3)", "ok", "85.333336"),  # untyped: a float division in an f32 context
     ("i32", 256, "t * (B / 3)", "ok", "85"),
+    ("i8", 128, "t + -B", "ok", "-127"),  # under a minus, as the literal `-128` is (generic_diff --const)
+    ("i8", 256, "t + -B", "E0222", "`-B` is -256, out of range for `i8`"),
+    # generic_diff --const: an untyped `let` of a generic read as `i8` (it wrapped), a typed one's minus
+    # folded past `i8` (wrapped), a divisor the instance knows is zero (ran as `x / 0 == 0`)
+    ("i8", 256, "{ let c = B; t + c }", "E0222", "`c` is 256, out of range for `i8`"),
+    ("i8", 128, "{ let c: i8 = -B; t + -c }", "E0227", "the value 128 does not fit in `i8`"),
+    ("i32", 4, "t / (B - 4)", "E0226", "integer division by zero"),
+    ("i32", 8, "t / (B - 4)", "ok", "0"),
 ]
 
 

@@ -187,14 +187,20 @@ CONST_GENERIC_NOTE = ("a kernel's const generic is untyped where it is read, as 
                       "of what it meets, and its value must fit that type in each instance")
 
 
-def const_generic_problem(name: str | None, value: int, dt: DType) -> tuple[str, str, str, str]:
+def const_generic_problem(name: str | None, value: int, dt: DType, kind: str = "generic") -> tuple[str, str, str, str]:
     """(code, message, label, help) where a const generic `name` of `value`
     (None: constant arithmetic of const generics, `value` its exact result)
     does not fit `dt`, the type its read settled to: E0222 for a read, as
     for a literal; E0227 for arithmetic, as for literals' arithmetic."""
-    from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, LITERAL_OUT_OF_RANGE
+    from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, DIVISION_BY_ZERO, LITERAL_OUT_OF_RANGE
 
-    t, g = dt.value, name or "N"
+    if kind == "div0":  # `name`: the operator
+        word = "division" if name == "/" else "remainder"
+        return (DIVISION_BY_ZERO, f"integer {word} by zero", "this is zero in this instance",
+                "call the kernel with const generics that keep the divisor nonzero, or test it first "
+                "(`if d != 0 { x / d } else { .. }`)")
+
+    t, g = dt.value, (name or "N").lstrip("-")  # (`-C`: a generic under a minus)
     if dt.is_float:
         held = f"magnitudes up to {FLOAT_LIMITS[dt][0]}"
         wider = {DType.F16: "f32", DType.BF16: "f32", DType.F32: "f64"}.get(dt, "f64")
@@ -204,10 +210,15 @@ def const_generic_problem(name: str | None, value: int, dt: DType) -> tuple[str,
         held = f"{lo}..={hi}"
         fix = (f"compute in a wider type (`((x as i64) * {g}) as {t}`), or cast the generic where wrapping "
                f"is meant (`{g} as {t}`)")
+    if name is not None and kind == "let":  # an untyped `let` of a const generic, as `coerce._name_fits` says it
+        return (LITERAL_OUT_OF_RANGE, f"`{name}` is {value}, out of range for `{t}`",
+                f"used as `{t}` here, where it {'rounds to infinity' if dt.is_float else 'does not fit'} "
+                f"(`{t}` holds {held})", f"give `{name}` a type that holds it (`let {name}: i64 = ..`) and convert "
+                f"it with `as {t}`, or call the kernel with const generics that keep it in `{t}`")
     if name is not None:
         return (LITERAL_OUT_OF_RANGE, f"`{name}` is {value}, out of range for `{t}`",
                 f"read as `{t}` here, where it {'rounds to infinity' if dt.is_float else 'does not fit'} "
-                f"(`{t}` holds {held})", f"call the kernel with a `{name}` that `{t}` holds, or {fix}")
+                f"(`{t}` holds {held})", f"call the kernel with a `{g}` that `{t}` holds, or {fix}")
     return (CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{t}`",
             f"the value {value} does not fit in `{t}` ({held}) in this instance",
             f"call the kernel with smaller const generics, or {fix}")

@@ -37,7 +37,7 @@ from __future__ import annotations
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.dtypes import DType
-from tilelang.sema.coerce import adopt, float_out_of_range
+from tilelang.sema.coerce import adopt, float_out_of_range, settle
 from tilelang.sema.consts import check_overflow, constant_shifts
 from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
@@ -130,6 +130,11 @@ def _default_untyped(tcx: CheckCx) -> None:
             big = isinstance(init, ast.IntLit) and not -(1 << 31) <= init.value < (1 << 31)
             adopt(tcx, sym, F32 if isinstance(sym.ty, UntypedFloat) else
                   ScalarT(DType.I64) if big else I32)
+    for node, ty in list(tcx.program.types.items()):
+        if isinstance(ty, UntypedFloat) and isinstance(node, (ast.Call, ast.MethodCall)):
+            # first, with its arguments: `exp(1)` left to its default is `f32` with its `1`
+            # (an `i32` argument of an `f32` call was ill-formed)
+            settle(tcx, node, F32)
     for node, ty in list(tcx.program.types.items()):
         if isinstance(ty, UntypedInt):
             big = isinstance(node, ast.IntLit) and not -(1 << 31) <= node.value < (1 << 31)

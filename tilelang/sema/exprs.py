@@ -221,7 +221,11 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 except ZeroDivisionError:
                     d = None
                 if d is not None and op in ("<<", ">>") and d.const_value is not None:
-                    d = Dim.const(shift_wrap(ty, d.const_value))  # `(1 << 31) >> 28` is -8, as it runs
+                    # `(1 << 31) >> 28` is -8, as it runs; an untyped shift in the width its context gives
+                    # (`x % (100 << 32)` of an `i64` `x` is not a remainder by zero: hrev16, generic_diff --const)
+                    wide = isinstance(ty, UntypedInt) and isinstance(expected, ScalarT) and \
+                        isinstance(expected.dtype, DType) and expected.dtype.is_int
+                    d = Dim.const(shift_wrap(expected if wide else ty, d.const_value))
                 if d is not None:
                     tcx.program.dims[e] = d
                     if isinstance(ty, ScalarT):

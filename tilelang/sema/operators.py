@@ -243,15 +243,22 @@ def _int_only(tcx: CheckCx, op: str, ty: Type, node: ast.Expr, op_span: Span, ba
                                else f"cast with `as`: `{tcx.cast_snippet(node)} as i32`"))
 
 
-def _float_literal_help(tcx: CheckCx, lit: ast.Expr, other: ast.Expr, stored: Any) -> str:
+def _float_literal_help(tcx: CheckCx, lit: ast.Expr, other: ast.Expr, stored: Any, op: str = "") -> str:
     """An integer operand with a float literal: the cast written out, to the stored type where the result is
     stored into floats (f32 otherwise); `write an integer` only where the literal is one (`2.0`) and nothing
-    stored wants a float: for `x * 0.5` it was a help that changed the value (round 12)."""
+    stored wants a float: for `x * 0.5` it was a help that changed the value (round 12). Where the result is
+    stored into integers, the whole operation with the result cast back (`x as f32` alone led to a store of
+    `f32` into `i8`, E0201 again: hrev16)."""
     to = stored[0] if stored is not None and isinstance(stored[0], DType) and stored[0].is_float else DType.F32
     cast = f"`{tcx.cast_snippet(other)} as {to}`"
     value = float(lit.value) if isinstance(lit, ast.FloatLit) else None
     if value is not None and value.is_integer() and abs(value) < 2**31 and to is DType.F32 and stored is None:
         return f"write the integer `{int(value)}`, or cast the other side with `as`: {cast}"
+    back = stored[0] if stored is not None and isinstance(stored[0], DType) and stored[0].is_int else None
+    a, b = tcx.cast_snippet(other), tcx.snippet(lit)
+    if back is not None and op and a and b and len(a) + len(b) <= 60:
+        whole = f"{a} as f32 {op} {b}" if other.span.start < lit.span.start else f"{b} {op} {a} as f32"
+        return f"compute in `f32` and cast the result back to store it: `({whole}) as {back}`"
     return f"cast the other side with `as`: {cast}"
 
 
@@ -265,10 +272,14 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
         if oe is None:  # a host tensor of unknown dtype (`load_npy`): checked at run time
             return "?"
         if lit.kind == "float" and not (elem_is_float(oe) or isinstance(oe, TypeParam)):
-            tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{oe}` and a float literal", op_span,
+            bare = lit_node.operand if isinstance(lit_node, ast.Unary) else lit_node
+            what = "a float literal" if isinstance(bare, (ast.FloatLit, ast.IntLit)) else \
+                "a float value of untyped numbers"
+            tcx.emit(tcx.err(T.MISMATCHED_DTYPES, f"mismatched dtypes: `{oe}` and {what}", op_span,
                              f"no implicit conversion to `{oe}`")
-                     .secondary(lit_node.span, "a float literal")
-                     .with_help(_float_literal_help(tcx, lit_node, rhs if lit_node is lhs else lhs, stored)))
+                     .secondary(lit_node.span, what)
+                     .with_help(_float_literal_help(tcx, lit_node, rhs if lit_node is lhs else lhs, stored,
+                                                    "" if compound else op)))
             return None
         if lit.kind == "int" and oe is DType.BOOL:
             tcx.emit(tcx.err(T.MISMATCHED_DTYPES, "mismatched dtypes: `bool` and an integer literal",

@@ -240,10 +240,7 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
         return deref(ty)
     if cx.name in ("abs",):
         return ty if not isinstance(ty, UntypedInt) else UNTYPED_INT
-    if num.kind == "int":
-        settle(tcx, x, F32)
-        return F32
-    if num.kind == "float":
+    if num.kind in ("int", "float"):  # `exp(1)` as `exp(1.0)`: its context settles it and its argument
         return UNTYPED_FLOAT
     if not (elem_is_float(num.elem) or isinstance(num.elem, TypeParam)):
         return _not_float(tcx, cx, x, ty)
@@ -303,6 +300,8 @@ def _rule_elementwise2_float(tcx: CheckCx, cx: CallCx) -> Type:
     neither has one); a typed integer operand is an error."""
     exprs, tys = cx.operands, cx.operand_tys
     nums = [num_of(t, cx.fx.in_kernel) for t in tys]
+    if nums and all(n is not None and n.kind in ("int", "float") for n in nums):
+        return UNTYPED_FLOAT  # untyped numbers only (`pow(2, 3)`): an untyped float, as `exp(1)` (above)
     fl: Any = next((n.elem for n in nums if n is not None and n.elem is not None and
                     (elem_is_float(n.elem) or isinstance(n.elem, TypeParam))), None)
     for x, n in zip(exprs, nums, strict=True):
@@ -323,6 +322,8 @@ def _rule_elementwise3(tcx: CheckCx, cx: CallCx) -> Type:
     the checker passed it and the kernel refused it when it ran)."""
     exprs = list(cx.args)
     nums = [num_of(t, cx.fx.in_kernel) for t in cx.arg_tys]
+    if nums and all(n is not None and n.kind in ("int", "float") for n in nums):
+        return UNTYPED_FLOAT  # untyped numbers only (`fma(2, 3, 4)`): an untyped float, as `exp(1)`
     fl: Any = next((n.elem for n in nums if n is not None and n.elem is not None and
                     (elem_is_float(n.elem) or isinstance(n.elem, TypeParam))), None)
     if fl is None and any(n is not None and n.kind == "float" for n in nums):

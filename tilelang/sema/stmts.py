@@ -120,6 +120,12 @@ def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.E
                 tcx.mut_tuples[sym] = (value, [])  # `let mut q = (x, 0);`
             if value is not None and not m:
                 sym.dim = tcx.program.dims.get(value)
+                v, dt = getattr(sym.dim, "const_value", None), getattr(ty, "dtype", None)
+                if isinstance(v, int) and not isinstance(v, bool) and isinstance(dt, DType) and dt.is_int \
+                        and dt is not DType.BOOL and dt.wrap(v) != v:
+                    # `let c: i16 = 300 << 9;` is 22528 (a shift's bits shifted out are lost, as it runs; any
+                    # other overflow of the init is its own E0227): its reads saw 153600 (`c + 1` was E0227)
+                    sym.dim = type(sym.dim).const(dt.wrap(v))
                 if isinstance(ty, StrT) and (s := tcx.const_str(value)) is not None:
                     tcx.const_strings[sym] = s
                 if value in tcx.shape_values:

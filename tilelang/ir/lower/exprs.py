@@ -66,8 +66,16 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
         case ast.Unary(op="-", operand=ast.IntLit(value=v, suffix=s) as x) if not s:
             dt = cx.instance_literal_dtype(x, negated=True)  # `-128` as an `i8` `T`
             return lower_unary(cx, "-", CVal(convert_const(v, dt) if dt else v, dt), e.span)
+        case ast.Unary(op="-", operand=ast.Name(ident=ident) as x) if _is_generic(cx, x):
+            # `-C` as an `i8` with `C = 128` is -128, as the literal `-128` is
+            v = generic_read(cx, ident.name, cx.f.generics[ident.name], x, negated=True)
+            return lower_unary(cx, "-", v, e.span)
         case ast.Unary(op=op, operand=x):
-            return lower_unary(cx, op, cx.expr(x), e.span)
+            v = cx.expr(x)
+            if op == "-" and isinstance(v, CVal) and isinstance(v.value, int) and not isinstance(v.value, bool) \
+                    and (dt := _settled(cx, e)) is not None and dt.is_int and literal_misfits(-v.value, dt):
+                raise InstanceConstGeneric(e.span, None, -v.value, dt)  # `-c` of an `i8` `c = -128` (E0227)
+            return lower_unary(cx, op, v, e.span)
         case ast.Cast(expr=x, ty=ty):
             cx.cast_depth += 1
             outer, cx.cast_operand = cx.cast_operand, x
@@ -148,7 +156,13 @@ def _settled(cx: LowerCx, node: ast.Expr) -> DType | None:
     return dt if isinstance(dt, DType) and dt is not BOOL else None
 
 
-def generic_read(cx: LowerCx, name: str, value: int, node: ast.Expr) -> CVal:
+def _is_generic(cx: LowerCx, node: ast.Name) -> bool:
+    sym = cx.program.symbol_of(node)
+    return sym is not None and sym.kind is SymbolKind.GENERIC and node.ident.name in cx.f.generics \
+        and cx.f.lookup(node.ident.name) is None
+
+
+def generic_read(cx: LowerCx, name: str, value: int, node: ast.Expr, negated: bool = False) -> CVal:
     """A const generic read: untyped in a kernel, as a literal (it takes the
     type of what it meets), so its value must fit that type, which only the
     instance knows (E0222 there, as for the literal; a cast's whole operand
@@ -158,9 +172,9 @@ def generic_read(cx: LowerCx, name: str, value: int, node: ast.Expr) -> CVal:
     dt = _settled(cx, node)
     if dt is None or isinstance(value, bool) or not isinstance(value, int) or cx.cast_operand is node:
         return CVal(value, I32)
-    if literal_misfits(value, dt):
-        raise InstanceConstGeneric(node.span, name, value, dt)
-    return CVal(value, dt) if dt.is_int else CVal(value, I32)
+    if literal_misfits(-value if negated else value, dt):  # (`negated`: under a minus, as `-128` is)
+        raise InstanceConstGeneric(node.span, f"-{name}" if negated else name, -value if negated else value, dt)
+    return CVal(convert_const(value, dt), dt) if dt.is_int else CVal(value, I32)
 
 
 def _check_const_arith(cx: LowerCx, e: ast.Binary, op: str, a: Any, b: Any) -> None:
@@ -168,6 +182,11 @@ def _check_const_arith(cx: LowerCx, e: ast.Binary, op: str, a: Any, b: Any) -> N
     the checker settled it to: the checker refuses it for literals (E0227);
     a const generic's (`B * B` as an `i16` with `B = 256`) only an instance
     can judge. (Folded, it wrapped silently.)"""
+    if op in ("/", "%") and isinstance(b, CVal) and b.value == 0 and isinstance(b.value, int) \
+            and not isinstance(b.value, bool) and (dt := _settled(cx, e)) is not None and dt.is_int:
+        # a divisor that only the instance knows is zero (`x / (C - 4)` with `C = 4`): E0226, as the checker
+        # says of a literal's (it ran as the run-time rule's `x / 0 == 0`)
+        raise InstanceConstGeneric(e.rhs.span, op, 0, dt, kind="div0")
     if op not in ("+", "-", "*") or not (isinstance(a, CVal) and isinstance(b, CVal)):
         return
     x, y = a.value, b.value
@@ -222,6 +241,11 @@ def _read_as(cx: LowerCx, v: Any, node: ast.Expr) -> Any:
     if is_float and not dt.is_float:
         return v
     if isinstance(v, CVal):
+        if isinstance(v.value, int) and not isinstance(v.value, bool) and literal_misfits(v.value, dt) \
+                and isinstance(node, ast.Name):
+            # an untyped `let` of a const generic (`let c = C;` read as an `i8`, `C = 300`): the checker
+            # says it of a literal's `let` (E0222), only the instance knows this value (it wrapped)
+            raise InstanceConstGeneric(node.span, node.ident.name, v.value, dt, kind="let")
         if v.dtype is None and not is_float and dt.is_float:
             return v  # an untyped integer meets a float: `unify` and `float_operands` convert it
         return CVal(convert_const(v.value, dt), dt)

@@ -94,9 +94,10 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             f"use a type that holds 0..={e.n - 1} for every instance, or cast a wider range with `as T` "
             "where wrapping is what you want")) from None
     except InstanceConstGeneric as e:
-        code, message, label, help = const_generic_problem(e.name, e.value, e.dtype)
-        raise TileError(_instance_error(cx, instantiation, code, message, e.span, label, help,
-                                        note=CONST_GENERIC_NOTE)) from None
+        code, message, label, help = const_generic_problem(e.name, e.value, e.dtype, e.kind)
+        note = CONST_GENERIC_NOTE if e.kind != "div0" else \
+            "integer division by zero has no value, so a divisor known to be zero is an error"
+        raise TileError(_instance_error(cx, instantiation, code, message, e.span, label, help, note=note)) from None
     except InstanceFloatValue as e:
         message, label, help = float_value_problem(e.dtype, "kernel", e.name)
         raise TileError(_instance_error(cx, instantiation, MISMATCHED_DTYPES, message, e.span, label, help)) from None

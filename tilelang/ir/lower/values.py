@@ -151,12 +151,13 @@ class InstanceConstGeneric(Exception):
     an `i16` (E0227, as `256 * 256` is). `name` is the generic of a read,
     None for arithmetic; `value` the exact value."""
 
-    def __init__(self, span: Span | None, name: str | None, value: int, dtype: Any) -> None:
+    def __init__(self, span: Span | None, name: str | None, value: int, dtype: Any, kind: str = "generic") -> None:
         super().__init__(f"{name or 'arithmetic'} = {value} as {dtype}")
         self.span = span
         self.name = name
         self.value = value
         self.dtype = dtype
+        self.kind = kind  # "generic", or "let": an untyped `let` of one (`let c = C;`)
 
 
 class InstanceOverflow(Exception):

@@ -130,11 +130,7 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
         raw = list(idx_arg.elems) if isinstance(idx_arg, ArrayVal) else [idx_arg]
         if len(raw) != p.rank:
             raise Unsupported(sp, f"{len(raw)} tile indices for a rank-{p.rank} tensor")
-        # a constant tile index gives a constant offset (no multiply)
-        offs = [cx.b.const(convert_const(i.value * t, I32), I32, span=sp)
-                if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool)
-                else cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp)
-                for i, t in zip(raw, v.tile, strict=True)]
+        offs = [tile_offset(cx, i, t, sp) for i, t in zip(raw, v.tile, strict=True)]
         mask = None
         if v.nested and name == "prefetch":
             # a hint: the tile at the own tile's offset (the GPU clips it to the tensor)
@@ -161,6 +157,34 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
     raise Unsupported(sp, f"method `{name}` on a tensor partition")
 
 
+_I32_MAX = (1 << 31) - 1
+
+
+def past_offset(t: int) -> int:
+    """An offset for a tile of `t` elements wholly before a tensor's start, a
+    multiple of `t` (`-(2^31 // t) * t`): where a tile index's offset does not
+    fit `i32` the tile is wholly outside the tensor (a dimension is below 2^31)."""
+    return -((1 << 31) // t) * t
+
+
+def tile_offset(cx: LowerCx, i: Any, t: int, sp: Span) -> ir.Value:
+    """The element offset `i * t` of tile index `i` along an axis of tile size
+    `t`, in `i32`. A constant index whose product does not fit `i32` names a
+    tile wholly outside the tensor (a dimension is below 2^31): its offset is
+    `past_offset(t)`, so it reads zeros or the padding and a store is dropped;
+    the product wrapped, and `p.load([4194305])` of tiles of 1024 read tile 1
+    (hrev16). A run-time index keeps the `i32` product, which wraps the same way
+    where `|i| * t` passes 2^31: a grid or `for` variable over the tile counts
+    never does, a tensor's data or a scalar parameter may (left open: testing
+    every run-time index changed the PTX of 59 of the 126 tuned kernels of
+    `benchmarks/ptx_sha.py`, the decode and LLM kernels that index from a
+    position, unmeasured on a GPU)."""
+    if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool):
+        off = i.value * t
+        return cx.b.const(off if -_I32_MAX - 1 <= off <= _I32_MAX else past_offset(t), I32, span=sp)
+    return cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp)
+
+
 def _group_load(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], sp: Span) -> ir.Value:
     """A tile of a group's tensor: at the group's first tile plus the index,
     masked to the own tile's extent on every axis but the grouped one (there
@@ -176,11 +200,11 @@ def _group_load(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], sp: Span) -
     for d, (i, t) in enumerate(zip(raw, v.tile, strict=True)):
         if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool):
             off = i.value * t
-            local.append(cx.b.const(convert_const(off, I32), I32, span=sp))
+            local.append(tile_offset(cx, i, t, sp))
             if d != axis and not (off >= 0 and off + t <= p.tile_shape[d]):
                 checks.append(d)
         else:
-            local.append(cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp))
+            local.append(tile_offset(cx, i, t, sp))
             if d != axis:
                 (whole if p.tile_shape[d] % t == 0 else checks).append(d)
     mask = _inside_own(cx, local, v.tile, p.tile_shape, sp, only=checks) if checks else None

@@ -22,7 +22,7 @@ timeout ${T_CLIFFS:-150} python3 -W ignore benchmarks/cliffs.py --jobs 14 > "$W/
 echo "cliffs rc=$? ($((SECONDS-t0)) s)"; cut -c1-150 "$W/cliffs.log"; pk
 timeout ${T_BMM:-90} python3 -W ignore benchmarks/bmm_paths.py > "$W/bmm.log" 2>&1
 echo "bmm rc=$? ($((SECONDS-t0)) s)"; cut -c1-200 "$W/bmm.log"; pk
-timeout ${T_PREFILL:-220} python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --out "$W" > "$W/prefill.log" 2>&1
+timeout ${T_PREFILL:-220} python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --seqs ${SEQS:-1024,4096} --out "$W" > "$W/prefill.log" 2>&1
 echo "prefill rc=$? ($((SECONDS-t0)) s)"; grep -E "^\| (f16|bf16)" "$W/prefill.log" | tail -24; pk
 timeout ${T_4B:-80} python3 benchmarks/decode.py --models 4b --contexts 1024 --tokens 32 --eager-tokens 4 \
   --prefill 0 --out "$W/engine4b" > "$W/engine4b.log" 2>&1

@@ -21,37 +21,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import torch  # noqa: E402
 
 import tilelang  # noqa: E402
-from tilelang.runtime import occupancy  # noqa: E402
-from tilelang.runtime.cuda import CudaDevice  # noqa: E402
 from cliffs import time_ms, warm_up  # noqa: E402
 from cliffs_cases import GEMM  # noqa: E402
+from launch_record import occupancy_line, record  # noqa: E402
 
 N = 4096
 TILES = [(128, 128, 64), (128, 128, 32), (64, 64, 64), (128, 256, 64), (64, 128, 64)]
 # (num_warps, stages): the pipeline's consumer warpgroups are num_warps / 4 (the producer's comes on top)
 HINTS = [None, (4, 2), (4, 3), (4, 4), (4, 6), (8, 2), (8, 3), (8, 4), (16, 3)]
-
-
-CHOSEN: list = []  # (device, abi, function) of each compiled launch
-
-
-def _record_choices() -> None:
-    orig = CudaDevice._choose
-
-    def choose(self, *a, **k):  # type: ignore[no-untyped-def]
-        got = orig(self, *a, **k)
-        CHOSEN.append((self, got[0], got[1]))
-        return got
-
-    CudaDevice._choose = choose  # type: ignore[method-assign]
-
-
-def occ() -> str:
-    if not CHOSEN:
-        return "?"
-    dev, abi, fn = CHOSEN[-1]
-    res = occupancy.resident(dev.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
-    return f"{abi.num_threads}thr {abi.smem_bytes // 1024}KB {res}/SM"
 
 
 def source(hint: tuple[int, int] | None) -> str:
@@ -62,7 +39,7 @@ def source(hint: tuple[int, int] | None) -> str:
 
 
 def main() -> int:
-    _record_choices()
+    record()
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}", flush=True)
     warm_up(2.0)
     g = torch.Generator(device="cuda").manual_seed(3)
@@ -88,7 +65,8 @@ def main() -> int:
                 print(f"{name:34s} refused: {str(e).splitlines()[0][:120]}", flush=True)
                 continue
             err = float((c.float() - want).abs().max() / want.abs().max())
-            print(f"{name:34s} {t:.4f} ms  {2 * N**3 / t / 1e9:6.1f} TFLOP/s  ratio {t_ref / t:.2f}  err {err:.1e}  {occ()}",
+            print(f"{name:34s} {t:.4f} ms  {2 * N**3 / t / 1e9:6.1f} TFLOP/s  ratio {t_ref / t:.2f}  err {err:.1e}  "
+                  f"{occupancy_line()}",
                   flush=True)
     return 0
 

@@ -110,18 +110,9 @@ def main(argv: list[str] | None = None) -> int:
 
     import tilelang
     from cliffs import time_ms, warm_up
-    from tilelang.runtime import occupancy
-    from tilelang.runtime.cuda import CudaDevice
+    from launch_record import occupancy_line, record
 
-    chosen: list = []
-    orig = CudaDevice._choose
-
-    def choose(self, *a, **k):  # type: ignore[no-untyped-def]
-        got = orig(self, *a, **k)
-        chosen.append((self, got[0], got[1]))
-        return got
-
-    CudaDevice._choose = choose  # type: ignore[method-assign]
+    record()
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}", flush=True)
     warm_up(2.0)
     g = torch.Generator(device="cuda").manual_seed(3)
@@ -151,10 +142,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:44s} FAILED {type(e).__name__}: {str(e).splitlines()[0][:120]}", flush=True)
             continue
         err = float((c.float() - want).abs().max() / want.abs().max())
-        dev, abi, fn = chosen[-1]
-        res = occupancy.resident(dev.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
         print(f"{name:44s} {t:.4f} ms {2 * m * n * kk / t / 1e9:6.1f} TFLOP/s ratio {t_ref / t:.2f} err {err:.1e} "
-              f"{abi.num_threads}thr {abi.smem_bytes // 1024}KB {res}/SM", flush=True)
+              f"{occupancy_line()}", flush=True)
     return 0
 
 

@@ -38,22 +38,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 import tilelang  # noqa: E402
-from tilelang.runtime import occupancy  # noqa: E402
-from tilelang.runtime.cuda import CudaDevice  # noqa: E402
+from launch_record import CHOSEN, record, resident  # noqa: E402
 
 ROWS = "f16-128-full-1024,f16-128-full-4096,bf16-64-causal-1024,f16-64-full-1024,bf16-128-full-1024"
-CHOSEN: list[tuple[Any, Any, Any]] = []  # (device, abi, function) of each `_choose`
-
-
-def _record_choices() -> None:
-    orig = CudaDevice._choose
-
-    def choose(self: Any, pk: Any, facts_key: Any, facts: Any, args: Any, span: Any, grid: Any) -> Any:
-        got = orig(self, pk, facts_key, facts, args, span, grid)
-        CHOSEN.append((self, got[0], got[1]))
-        return got
-
-    CudaDevice._choose = choose  # type: ignore[method-assign]
 
 
 def each_ms(fn: Any, reps: int, before: Any = None) -> list[float]:
@@ -115,8 +102,8 @@ def probe(row: str, allocs: int, reps: int, tokens: int, after_kinds: list[str])
         bench.fn_wait(tile())
         torch.cuda.synchronize()
         if n == 0 and CHOSEN:
-            dev, abi, fn = CHOSEN[-1]
-            res = occupancy.resident(dev.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
+            dev, abi = CHOSEN[-1][:2]
+            res = resident(CHOSEN[-1])
             print(f"   kernel {abi.name}: {abi.num_threads} threads, {abi.smem_bytes} B shared, persistent "
                   f"{getattr(abi, 'persistent', 0)} an SM, the driver's occupancy {res} an SM, "
                   f"{dev.ctx.info.sm_count} SMs")
@@ -162,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("prefill_variance: needs a CUDA GPU")
         return 2
-    _record_choices()
+    record()
     for row in a.rows.split(","):
         probe(row, a.allocs, a.reps, a.tokens, [x for x in a.after.split(",") if x])
     return 0

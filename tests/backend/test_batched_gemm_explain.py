@@ -14,6 +14,7 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,36 +27,14 @@ from tilelang.backend.facts import TensorFacts
 
 from llsim import sim_runtime_device
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import bmm_paths  # noqa: E402
+
 RING = Path(__file__).parent / "programs" / "bmm_ring.tile"
 
-KERNEL3 = """
-kernel fn bmm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [1, BM, BN]>, a: &Tensor<f16, [?, ?, ?]>,
-                                                           b: &Tensor<f16, [?, ?, ?]>) {
-    let pa = a.partition([1, BM, BK]);
-    let pb = b.partition([1, BK, BN]);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(2) {
-        let ta = pa.load([block_id(0), block_id(1), k]).reshape([BM, BK]);
-        let tb = pb.load([block_id(0), k, block_id(2)]).reshape([BK, BN]);
-        acc = mma(ta, tb, acc);
-    }
-    c.store(acc.reshape([1, BM, BN]));
-}
-"""
-# the help's form: the batch stacked as 2-D tensors, the batch in the tile index (M, K multiples of the tiles)
-KERNEL2 = """
-kernel fn bmm2<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
-                                                            b: &Tensor<f16, [?, ?]>, m: i32, k: i32) {
-    let pa = a.partition([BM, BK]);
-    let pb = b.partition([BK, BN]);
-    let batch = block_id(0) / (m / BM);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for kk in 0..k / BK {
-        acc = mma(pa.load([block_id(0), kk]), pb.load([batch * (k / BK) + kk, block_id(1)]), acc);
-    }
-    c.store(acc);
-}
-"""
+# the natural form and the help's form (the batch stacked as 2-D tensors, the batch in the tile index: M, K
+# multiples of the tiles): the programs `benchmarks/bmm_paths.py` times on the GPU
+KERNEL3, KERNEL2 = bmm_paths.NATURAL, bmm_paths.STACKED
 MAIN = """
 fn main() {
     let a = randn::<f16>([3, 128, 64], 1);

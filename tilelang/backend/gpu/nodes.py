@@ -580,6 +580,9 @@ class Role:
     regs: int
     body: ir.Region
     single: bool = False  # one thread of the role runs `body` (the others are done)
+    # a consumer role's own epilogue staging area and named barrier (`hopper.store_wgmma`): the GEMM's two
+    # pingpong consumer roles (`passes/gemm_persistent.py`) store at the same time
+    slot: int = 0
 
 
 @frozen

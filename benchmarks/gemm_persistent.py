@@ -24,7 +24,12 @@ Expected (not measured; hgemm, 2026-12-06):
 - 128x128x128: its pingpong line is the coop kernel again (two staging areas and 3 stages of 64 KB do not fit):
   the two lines' difference is the run's noise. (128x256x64 is left out: never persistent, its staging area
   would cost a stage.)
-- M = 64 rows (32 / 64 tiles on 132 SMs: one round): no change expected (persistence cannot split K).
+- M = 64 / 128 rows (32 / 64 / 86 tiles on 132 SMs: one round): tile/CTA, coop and pingpong within a few %
+  (persistence cannot split K); "splitk" (`TILEC_GEMM_SPLITK=1`, `passes/gemm_split.py`: each tile's K loop in
+  s = min(8, 132 / tiles) pieces over the idle SMs, the last piece summing the f32 records): 64x64x64 0.77x ->
+  ~1.0x (s = 2), 64x128x64 0.57x -> 0.9-1.1x (s = 4), 11008 wide (86 tiles, s = 1: no split) as coop;
+  128x4096 128x128x64 (32 tiles, s = 4) ~2x its coop line. Its err column up to ~2e-3 (the pieces' sums
+  rounded to f32 before they are added: another order than the one loop's).
 Every err column ~1e-3 or below (f16 out; the same sums in the same order in every variant).
 """
 
@@ -47,20 +52,31 @@ SHAPES: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = [
     ((4096, 4096, 4096), (64, 64, 64)),
     ((8192, 8192, 8192), (128, 128, 64)),
     ((64, 4096, 4096), (64, 64, 64)),
+    ((64, 4096, 4096), (64, 128, 64)),
+    ((64, 11008, 4096), (64, 128, 64)),
+    ((128, 4096, 4096), (128, 128, 64)),
 ]
-MODES = {"0": "tile/CTA", "1": "coop", "2": "pingpong"}
+# a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK)
+MODES = {"0": "tile/CTA", "1": "coop", "2": "pingpong", "s": "splitk"}
+SWITCHES = {"0": ("0", "0"), "1": ("1", "0"), "2": ("2", "0"), "s": ("0", "1")}
+
+
+def _switch(mode: str) -> None:
+    os.environ["TILEC_GEMM_PERSISTENT"], os.environ["TILEC_GEMM_SPLITK"] = SWITCHES[mode]
 
 
 def _source(mode: str) -> str:
     from cliffs_cases import GEMM
 
-    return f"// TILEC_GEMM_PERSISTENT={mode}\n" + GEMM.replace("ELEM", "f16")
+    return f"// TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK = {SWITCHES[mode]}\n" + GEMM.replace("ELEM", "f16")
 
 
 def _variants(only: str | None) -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], str]]:
     out = []
     for mnk, tile in SHAPES:
         for mode in MODES:
+            if mode == "s" and mnk[0] * mnk[1] >= 132 * tile[0] * tile[1]:  # split-K only where tiles < SMs
+                continue
             name = f"{'x'.join(map(str, mnk))} {'x'.join(map(str, tile))} {MODES[mode]}"
             if not only or only in name:
                 out.append((name, mnk, tile, mode))
@@ -74,7 +90,7 @@ def dry(only: str | None, ptx: bool = False) -> None:
     from tilelang.backend.facts import TensorFacts
 
     for name, (m, n, kk), (bm, bn, bk), mode in _variants(only):
-        os.environ["TILEC_GEMM_PERSISTENT"] = mode
+        _switch(mode)
         main = (f"fn main() {{ let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]); let mut c = zeros::<f16>([8, 8]);"
                 f" gemm::<{bm}, {bn}, {bk}>(c.partition([{bm}, {bn}]), &a, &b).sync(); }}\n")
         k = next(x for x in driver.compile(_source(mode) + main, "ir").output if x.name == "gemm")
@@ -85,7 +101,8 @@ def dry(only: str | None, ptx: bool = False) -> None:
             from cliffs import _spills
 
             extra = _spills(compile_kernel(k, "sm_90a", facts).ptx)
-        print(f"{name:36s} {explain.path_of(gk)} {gk.num_warps}w {gk.num_stages}s persistent {gk.persistent} "
+        print(f"{name:36s} {explain.path_of(gk)} {gk.num_warps}w {gk.num_stages}s persistent {gk.persistent}"
+              f"{' fill' if gk.fill else ''} "
               f"smem {gk.smem_bytes}{extra}", flush=True)
 
 
@@ -117,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
             data[(m, n, kk)] = (a, b, a.float() @ b.float())
         a, b, want = data[(m, n, kk)]
         c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-        os.environ["TILEC_GEMM_PERSISTENT"] = mode
+        _switch(mode)
         src = _source(mode)
         mod = mods.get(src) or mods.setdefault(src, tilelang.compile(src))
         kern = mod.gemm[bm, bn, bk]  # type: ignore[attr-defined]

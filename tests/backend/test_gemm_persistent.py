@@ -128,3 +128,34 @@ def test_which_gemms_walk_and_in_which_form(monkeypatch) -> None:  # type: ignor
     monkeypatch.setenv("TILEC_GEMM_PERSISTENT", "yes")
     with pytest.raises(ValueError, match="TILEC_GEMM_PERSISTENT"):
         _lowered(GemmConfig(128, 128, 64), 4096, 4096, 4096)
+
+
+@pytest.mark.parametrize(("shape", "ctas"), [
+    ((64, 64, 256), 4),  # one tile in 4 pieces of 4 iterations
+    ((100, 60, 200), 8),  # 2 tiles (edges in M, N), 13 iterations in 3 pieces (4, 4, 5): the last sums 3 records
+    ((100, 130, 48), 5),  # fewer CTAs than tiles: no split, a walk of whole tiles
+], ids=["one_tile_4_pieces", "two_tiles_3_pieces", "no_split"])
+def test_split_k_in_the_simulator(shape, ctas: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_GEMM_SPLITK=1` (`passes/gemm_split.py`): with fewer tiles than CTAs each tile's K loop runs in s
+    pieces, each saving its f32 accumulator, the last to arrive summing the records in piece order and storing;
+    the runtime fills the card (`fill`). A record read from the wrong slot, or a piece not summed, fails here."""
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1")
+    M, N, K = shape
+    cfg = GemmConfig(64, 64, 16, out="f32")
+    k = _gemm_kernel(cfg)
+    a, b, c = cfg.inputs(M, N, K, 7)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    gk = lower_gpu(k, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    assert gk.persistent == 1 and gk.fill and "split.save" in text and "split.arrive" in text
+    SimDevice("sm_90a").run(k, (ctas, 1), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 7)
+
+
+def test_a_split_k_gemm_fills_the_card() -> None:
+    from types import SimpleNamespace
+
+    from tilelang.runtime.cuda import launch_grid
+
+    assert launch_grid(SimpleNamespace(persistent=1, fill=True), (1, 32), 132) == (132, 1, 1)
+    assert launch_grid(SimpleNamespace(persistent=1, fill=False), (1, 32), 132) == (32, 1, 1)

@@ -1,5 +1,5 @@
 """`_Build`: a list of scalar ops the passes build (constants, element-wise ops, ring positions), with fresh
-values. Its own module so that the Hopper GEMM pipeline, the attention pipeline and the persistent walks they
+values, and `trips` (a loop's iteration count). Its own module so that the Hopper GEMM pipeline, the attention pipeline and the persistent walks they
 share (`attention_tiles`, `gemm_persistent`) import it without importing each other."""
 
 from __future__ import annotations
@@ -46,4 +46,16 @@ class _Build:
         return stage, phase
 
 
-__all__ = ["_Build"]
+def trips(b: object, lower: ir.Value, upper: ir.Value, step: ir.Value) -> ir.Value:
+    """The iterations of `for iv in lower..upper step step` (`ir.For`: none where step <= 0), i32."""
+    E = ir.ElemOp
+    zero, one = b.const(0), b.const(1)  # type: ignore[attr-defined]
+    span_ = b.elem(E.SUB, upper, lower)  # type: ignore[attr-defined]
+    st = b.elem(E.MAXIMUM, step, one)  # type: ignore[attr-defined]
+    n = b.elem(E.DIV, b.elem(E.ADD, span_, b.elem(E.SUB, st, one)), st)  # type: ignore[attr-defined]
+    live = b.elem(E.AND, b.elem(E.GT, step, zero, dtype=DType.BOOL),  # type: ignore[attr-defined]
+                  b.elem(E.GT, span_, zero, dtype=DType.BOOL), dtype=DType.BOOL)  # type: ignore[attr-defined]
+    return b.elem(E.WHERE, live, n, zero, hint="trips")  # type: ignore[attr-defined]
+
+
+__all__ = ["_Build", "trips"]

@@ -42,7 +42,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from .build import _Build
+from .build import _Build, trips
 from .context import Fresh
 from .rewrite import substitute
 
@@ -73,29 +73,24 @@ def walkable(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, scalar: obje
 
 
 def mode(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, consumers: int, scalar: object) -> int:
-    """The form this GEMM takes: 0 (one tile a CTA), 1 or 2 (`requested`, 2 only where C == 1)."""
+    """The form this GEMM takes: 0 (one tile a CTA), 1 or 2 (`requested`, 2 only where C == 1), 3 (split-K,
+    `gemm_split.requested`: the consumers walk pieces of tiles, the card filled whatever the tiles)."""
+    from . import gemm_split
+
+    split = gemm_split.requested()
     want = requested()
-    if not want or not walkable(k, loop, parts, blocks, scalar):
+    if not (want or split) or not walkable(k, loop, parts, blocks, scalar):
         return 0
+    if split:
+        return 3
     return 2 if want == 2 and consumers == 1 else 1
-
-
-def trips(b: object, lower: ir.Value, upper: ir.Value, step: ir.Value) -> ir.Value:
-    """The iterations of `for iv in lower..upper step step` (`ir.For`: none where step <= 0), i32."""
-    E = ir.ElemOp
-    zero, one = b.const(0), b.const(1)  # type: ignore[attr-defined]
-    span_ = b.elem(E.SUB, upper, lower)  # type: ignore[attr-defined]
-    st = b.elem(E.MAXIMUM, step, one)  # type: ignore[attr-defined]
-    n = b.elem(E.DIV, b.elem(E.ADD, span_, b.elem(E.SUB, st, one)), st)  # type: ignore[attr-defined]
-    live = b.elem(E.AND, b.elem(E.GT, step, zero, dtype=DType.BOOL),  # type: ignore[attr-defined]
-                  b.elem(E.GT, span_, zero, dtype=DType.BOOL), dtype=DType.BOOL)  # type: ignore[attr-defined]
-    return b.elem(E.WHERE, live, n, zero, hint="trips")  # type: ignore[attr-defined]
 
 
 def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[int, object],
           outside: list[object], producer: tuple[list[object], ir.Value, ir.Value],
           consumer: tuple[list[object], ir.Value, ir.Value], apart: set[int], producer_role: g.Role,
-          consumer_role: g.Role, turn: tuple[ir.Value, ir.Value] | None = None) -> tuple[list[object], tuple[g.Role, ...]]:
+          consumer_role: g.Role, turn: tuple[ir.Value, ir.Value] | None = None,
+          split: tuple[ir.Value, ...] = ()) -> tuple[list[object], tuple[g.Role, ...]]:
     """The walk's setup ops (before the roles) and the roles walking the tiles. `producer` / `consumer`: a
     tile's ops, the ring's counter they read at its start and the one they define at its end. `form` 2: two
     consumer roles (`consumer_role` one warpgroup), role g running tiles g, g + 2, ... (`apart` gets the
@@ -109,6 +104,12 @@ def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[i
     from .attention_tiles import clone, tile_loop, walk_setup
 
     span = loop.span
+    if form == 3:  # split-K: a walk of pieces of tiles (`gemm_split.walk`)
+        from . import gemm_split
+
+        setup, p_walk, c_walk = gemm_split.walk(k, loop, fresh, outside, producer, consumer, split)
+        return setup, (dataclasses.replace(producer_role, body=ir.Region((), (*p_walk, ir.Yield(())))),  # type: ignore[arg-type]
+                       dataclasses.replace(consumer_role, body=ir.Region((), (*c_walk, ir.Yield(())))))  # type: ignore[arg-type]
     wb = _Build(fresh)
     walk = walk_setup(wb, k, set(), outside, (loop.lower, loop.upper), form="single")
     p_ops, p_base, p_out = producer
@@ -157,4 +158,4 @@ def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[i
     return wb.ops, tuple(out)
 
 
-__all__ = ["PERSISTENT_DEFAULT", "mode", "requested", "roles", "trips", "walkable"]
+__all__ = ["PERSISTENT_DEFAULT", "mode", "requested", "roles", "walkable"]

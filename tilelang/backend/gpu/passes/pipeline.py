@@ -332,8 +332,9 @@ def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B:
 
     form = gemm_persistent.mode(k, loop, H, B, C, _is_scalar_op)
     staging = _staging_bytes(epilogue, k, M, N, ctx)
-    while form and (_smem_budget(B) - 1024 - staging * form) // stage_bytes < S:
-        form -= 1
+    areas = {0: 0, 1: 1, 2: 2, 3: 1}  # staging areas a form takes (3, split-K: one, and a flag)
+    while form and (_smem_budget(B) - 1024 - staging * areas[form] - (16 if form == 3 else 0)) // stage_bytes < S:
+        form = 1 if form == 2 else 0
     return form
 
 
@@ -687,6 +688,8 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     zero_init = float(init_const.value) == 0.0 and not _neg_zero(init_const.value)
     consumer_ops: list[object] = []
     c_base = fresh.value(DType.I32, (), "ring") if persist else None
+    # split-K (`gemm_split`): (item, tile, pieces a tile, tiles), defined by its walk
+    split_vals = tuple(fresh.value(DType.I32, (), h) for h in ("item", "tile", "pieces", "tiles")) if persist == 3 else ()
     c_init: ir.Value | None = c_base  # where part h's iterations start on the ring (None: 0, the first part)
     ran: ir.Value | None = None
     apart: set[int] = set()
@@ -767,16 +770,27 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             c_init = trips
         emap = {loop.results[0].id: fin}
         if H == 1:
+            dest = consumer_ops
+            if persist == 3:  # split-K: the pieces' sum, then the epilogue where this piece is the tile's last
+                from . import gemm_split
+
+                merged, go, emap[loop.results[0].id] = gemm_split.merge(fin, split_vals, 128 * C, fresh, layouts,
+                                                                         acc_lay, loop.span)
+                consumer_ops += merged
+                dest = []
             for op in p.epilogue:
                 if isinstance(op, ir.Yield):
                     continue
                 op = substitute(op, emap)
-                consumer_ops.append(op)
+                dest.append(op)
                 if persist and isinstance(op, ir.Store):  # the ring is live: the producer fills the next tile's
                     apart.add(op.value.id)
                 for r in g.results(op):
                     if r.shape:
                         layouts[r.id] = acc_lay
+            if dest is not consumer_ops:
+                consumer_ops.append(ir.If((), go, ir.Region((), (*dest, ir.Yield(()))),  # type: ignore[arg-type]
+                                          ir.Region((), (ir.Yield(()),)), loop.span))
         else:
             consumer_ops += _part_epilogue(p, h, emap, fresh, layouts, acc_lay, apart if not last else None)
     if not persist:
@@ -802,14 +816,15 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assert p_base is not None and p_init is not None and c_base is not None and c_init is not None
         setup, roles = gemm_persistent.roles(k, loop, persist, fresh, layouts, before,
                                              (producer_ops, p_base, p_init), (consumer_ops, c_base, c_init), apart,
-                                             *ws.roles, turn=(turn, turn_to) if turn is not None else None)
+                                             *ws.roles, turn=(turn, turn_to) if turn is not None else None,
+                                             split=split_vals)
         ws = dataclasses.replace(ws, roles=roles)
         before = setup
     body = ir.Region(k.body.args, tuple([*before, *pre, ws, ir.Yield(())]))  # type: ignore[arg-type]
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, *(d for d in descs if d is not None)),
                                num_warps=4 * (roles_ + 1), num_stages=S, stage_apart=frozenset(apart),
-                               persistent=int(bool(persist)))
+                               persistent=int(bool(persist)), fill=persist == 3)
 
 
 def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],

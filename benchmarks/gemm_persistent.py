@@ -21,6 +21,11 @@ Expected (not measured; hgemm, 2026-12-06):
   products). If pingpong reads <= coop, the epilogue is not what stops the tensor cores (look at the ring then).
 - 128x128x32 / x128: the same direction, pingpong >= 0.85x.
 - 64x64x64: +0-10 % only (L2/issue-bound: 4,096 tiles of 64 k-steps, a product a quarter of 128x128's).
+- "wide" (`TILEC_GEMM_WIDEN=1`, `passes/gemm_widen.py`: 2 or 4 of the user's tiles side by side along N, one
+  128x256 or 64x256 accumulator, the user's epilogue once a tile): if the 128x128 tiles are bound by the L2's
+  bandwidth (32 KB of operands each 2 MFLOP: 128x128 read 0.84x with 1 or 2 warpgroups and with 2 CTAs an SM,
+  128x256 0.96x), 128x128x64 wide ~0.95x (the 128x256 kernel, walked), 64x64x64 0.44x -> 0.8-0.9x (64x256),
+  M = 64 rows 64x64x64 ~0.5x (16 wide tiles: fewer CTAs, there split-K is the lever).
 - 128x128x128: its pingpong line is the coop kernel again (two staging areas and 3 stages of 64 KB do not fit):
   the two lines' difference is the run's noise. (128x256x64 is left out: never persistent, its staging area
   would cost a stage.)
@@ -56,19 +61,21 @@ SHAPES: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = [  # the likel
     ((8192, 8192, 8192), (128, 128, 64)),
     ((64, 11008, 4096), (64, 128, 64)),
 ]
-# a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK)
-MODES = {"0": "tile/CTA", "1": "coop", "2": "pingpong", "s": "splitk"}
-SWITCHES = {"0": ("0", "0"), "1": ("1", "0"), "2": ("2", "0"), "s": ("0", "1")}
+# a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK, TILEC_GEMM_WIDEN)
+MODES = {"0": "tile/CTA", "1": "coop", "2": "pingpong", "w": "wide", "s": "splitk"}
+SWITCHES = {"0": ("0", "0", "0"), "1": ("1", "0", "0"), "2": ("2", "0", "0"), "w": ("2", "0", "1"),
+            "s": ("0", "1", "0")}
 
 
 def _switch(mode: str) -> None:
-    os.environ["TILEC_GEMM_PERSISTENT"], os.environ["TILEC_GEMM_SPLITK"] = SWITCHES[mode]
+    (os.environ["TILEC_GEMM_PERSISTENT"], os.environ["TILEC_GEMM_SPLITK"],
+     os.environ["TILEC_GEMM_WIDEN"]) = SWITCHES[mode]
 
 
 def _source(mode: str) -> str:
     from cliffs_cases import GEMM
 
-    return f"// TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK = {SWITCHES[mode]}\n" + GEMM.replace("ELEM", "f16")
+    return f"// TILEC_GEMM_PERSISTENT, _SPLITK, _WIDEN = {SWITCHES[mode]}\n" + GEMM.replace("ELEM", "f16")
 
 
 def _variants(only: str | None) -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], str]]:
@@ -76,6 +83,8 @@ def _variants(only: str | None) -> list[tuple[str, tuple[int, int, int], tuple[i
     for mnk, tile in SHAPES:
         for mode in MODES:
             if mode == "s" and mnk[0] * mnk[1] >= 132 * tile[0] * tile[1]:  # split-K only where tiles < SMs
+                continue
+            if mode == "w" and tile[1] > 128:  # never wider
                 continue
             name = f"{'x'.join(map(str, mnk))} {'x'.join(map(str, tile))} {MODES[mode]}"
             if not only or only in name:

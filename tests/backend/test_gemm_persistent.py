@@ -159,3 +159,43 @@ def test_a_split_k_gemm_fills_the_card() -> None:
 
     assert launch_grid(SimpleNamespace(persistent=1, fill=True), (1, 32), 132) == (132, 1, 1)
     assert launch_grid(SimpleNamespace(persistent=1, fill=False), (1, 32), 132) == (32, 1, 1)
+
+
+@pytest.mark.parametrize(("form", "cfg", "shape", "ctas", "parts"), [
+    ("1", GemmConfig(64, 64, 16, out="f32"), (130, 320, 48), 1, 4),  # 5 column tiles: the second wide tile's 4th live
+    ("2", GemmConfig(64, 64, 16, out="f16", trans_b=True), (130, 272, 48), 2, 4),  # pingpong roles, B [N, K]
+    ("1", GemmConfig(128, 128, 16, out="f16"), (200, 400, 48), 1, 2),  # two warpgroups of 64 x 256
+], ids=["four_wide_edges", "pingpong_four_wide_nt", "two_wide_128"])
+def test_wide_tiles_in_the_simulator(form: str, cfg: GemmConfig, shape, ctas: int, parts: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_GEMM_WIDEN=1` (`passes/gemm_widen.py`): the CTA computes `parts` of the user's tiles side by side
+    (one wider B stage and accumulator), then the user's epilogue once for each on its columns
+    (`acc_columns`) at its own block position; a tile past the grid's last column is not stored. The values are
+    the user tile's (the same sums in the same order): NumPy's product, every element written once."""
+    monkeypatch.setenv("TILEC_GEMM_PERSISTENT", form)
+    monkeypatch.setenv("TILEC_GEMM_WIDEN", "1")
+    M, N, K = shape
+    k = _gemm_kernel(cfg)
+    a, b, c = cfg.inputs(M, N, K, 9)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    gk = lower_gpu(k, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    assert gk.persistent == 1 and text.count("acc_columns") == parts * (2 if form == "2" else 1)
+    SimDevice("sm_90a").run(k, (ctas, 1), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 9)
+
+
+def test_wide_tiles_only_where_they_are_the_users_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No wide tile where A's tiles depend on the column axis too (here A's row offset reads block_id(1): the
+    tiles side by side would need other A tiles; B's offsets may be any function, each tile's computed on its
+    own position), where an operand is not copied by TMA, or where the user named the stages."""
+    monkeypatch.setenv("TILEC_GEMM_WIDEN", "1")
+    twisted = GemmConfig(64, 64, 16).source().replace("pa.load([block_id(0), k])", "pa.load([block_id(0) + block_id(1), k])")
+    main = ("\nfn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]); let mut o = zeros::<f16>([8, 8]);"
+            " gemm::<64, 64, 16>(o.partition([64, 64]), &a, &b).sync(); }\n")
+    assert "block_id(0) + block_id(1)" in twisted
+    k = driver.compile(twisted + main, "ir").output[0]
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", _facts(a=(256, 64), b=(64, 512), c=(256, 512))))
+    assert "acc_columns" not in text
+    assert "acc_columns" in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16), 256, 512, 64))
+    assert "acc_columns" not in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16), 256, 500, 64))  # B's rows: 1000 bytes
+    assert "acc_columns" not in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16, stages=4), 256, 512, 64))

@@ -8,6 +8,7 @@ line a variant:
     python benchmarks/gemm_persistent.py --only 128x128x64
     python benchmarks/gemm_persistent.py --dry      # CPU: each variant's lowering (path, warps, stages, smem)
     python benchmarks/gemm_persistent.py --dry --ptx --only 4096x4096x4096   # + ptxas's registers, spills
+    python benchmarks/gemm_persistent.py --modes 0,w   # tile/CTA and wide only (modes 0 1 2 w s)
 
 Each variant is its own program (a comment names it), so the switch, read when a launch lowers the kernel, is
 the variant's; the compile cache keys on the LLVM text.
@@ -78,10 +79,12 @@ def _source(mode: str) -> str:
     return f"// TILEC_GEMM_PERSISTENT, _SPLITK, _WIDEN = {SWITCHES[mode]}\n" + GEMM.replace("ELEM", "f16")
 
 
-def _variants(only: str | None) -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], str]]:
+def _variants(only: str | None, modes: str = "") -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], str]]:
     out = []
     for mnk, tile in SHAPES:
         for mode in MODES:
+            if modes and mode not in modes.split(","):
+                continue
             if mode == "s" and mnk[0] * mnk[1] >= 132 * tile[0] * tile[1]:  # split-K only where tiles < SMs
                 continue
             if mode == "w" and tile[1] > 128:  # never wider
@@ -92,13 +95,13 @@ def _variants(only: str | None) -> list[tuple[str, tuple[int, int, int], tuple[i
     return out
 
 
-def dry(only: str | None, ptx: bool = False) -> None:
+def dry(only: str | None, ptx: bool = False, modes: str = "") -> None:
     """Each variant lowered for sm_90a; `ptx`: emitted and assembled by ptxas too (registers, spill bytes)."""
     from tilelang import driver
     from tilelang.backend import compile_kernel, explain, lower_gpu
     from tilelang.backend.facts import TensorFacts
 
-    for name, (m, n, kk), (bm, bn, bk), mode in _variants(only):
+    for name, (m, n, kk), (bm, bn, bk), mode in _variants(only, modes):
         _switch(mode)
         main = (f"fn main() {{ let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]); let mut c = zeros::<f16>([8, 8]);"
                 f" gemm::<{bm}, {bn}, {bk}>(c.partition([{bm}, {bn}]), &a, &b).sync(); }}\n")
@@ -121,9 +124,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--dry", action="store_true")
     ap.add_argument("--ptx", action="store_true", help="with --dry: ptxas's registers and spills")
+    ap.add_argument("--modes", default="", help="the modes to run, comma-separated: 0,1,2,w,s (default all)")
     args = ap.parse_args(argv)
     if args.dry:
-        dry(args.only, args.ptx)
+        dry(args.only, args.ptx, args.modes)
         return 0
     import torch
 
@@ -135,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     g = torch.Generator(device="cuda").manual_seed(3)
     data: dict[tuple[int, int, int], tuple] = {}
     mods: dict[str, object] = {}
-    for name, (m, n, kk), (bm, bn, bk), mode in _variants(args.only):
+    for name, (m, n, kk), (bm, bn, bk), mode in _variants(args.only, args.modes):
         if (m, n, kk) not in data:
             data.clear()
             a = torch.randn(m, kk, device="cuda", dtype=torch.float16, generator=g) * 0.25

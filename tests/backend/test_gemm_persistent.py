@@ -11,6 +11,8 @@ counter that does not count the other role's stages fails here (wrong values or 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from gemm_cases import GemmConfig
@@ -199,3 +201,47 @@ def test_wide_tiles_only_where_they_are_the_users_tiles(monkeypatch) -> None:  #
     assert "acc_columns" in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16), 256, 512, 64))
     assert "acc_columns" not in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16), 256, 500, 64))  # B's rows: 1000 bytes
     assert "acc_columns" not in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16, stages=4), 256, 512, 64))
+
+
+def test_split_k_by_default_where_a_launch_has_few_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_GEMM_SPLITK` unset ("auto"): the kernel a launch compiles first is today's (one tile a CTA) with a
+    request (`GpuKernel.few` -> `KernelABI.few`: the runtime, where the launch's grid has at most half as many
+    tiles as SMs, compiles the variant with `TensorFacts.few_tiles`), and that variant is the split walk
+    filling the card. No request where the user named the stages (a tuned kernel) or with "0"."""
+    import dataclasses
+
+    monkeypatch.delenv("TILEC_GEMM_SPLITK", raising=False)
+    k = _gemm_kernel(GemmConfig(64, 128, 64))
+    facts = _facts(a=(64, 4096), b=(4096, 4096), c=(64, 4096))
+    plain = lower_gpu(k, "sm_90a", facts)
+    assert plain.persistent == 0 and not plain.fill and plain.few == "c"
+    few = {**facts, "c": dataclasses.replace(facts["c"], few_tiles=True)}
+    split = lower_gpu(k, "sm_90a", few)
+    assert split.persistent == 1 and split.fill and "split.save" in print_gpu_kernel(split)
+    assert ("few",) == few["c"].key()[-1:] and "few" not in facts["c"].key()
+    assert lower_gpu(_gemm_kernel(GemmConfig(64, 128, 64, stages=4)), "sm_90a", facts).few == ""
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "0")
+    assert lower_gpu(k, "sm_90a", facts).few == ""
+    assert lower_gpu(k, "sm_90a", few).persistent == 0
+
+
+def test_the_runtime_picks_the_split_k_variant_where_a_launch_has_few_tiles() -> None:
+    """`CudaDevice._choose` with `_variant` stubbed: a kernel asking (`few`) gets the variant with
+    `TensorFacts.few_tiles` on that tensor (its key: the base's and ("few", name)) where the launch's grid has at
+    most half as many tiles as SMs (66 of 132), else the base variant; a kernel not asking never."""
+    from tilelang.runtime.cuda import CudaDevice
+
+    facts = _facts(a=(64, 4096), b=(4096, 4096), c=(64, 4096))
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+    seen: list[tuple[tuple[object, ...], bool]] = []
+
+    def variant(pk, key, fs, span):  # type: ignore[no-untyped-def]
+        seen.append((key, fs["c"].few_tiles))
+        return SimpleNamespace(short=None, split=None, few=pk.few), f"fn{len(key)}"
+
+    dev._variant = variant  # type: ignore[method-assign]
+    for few, grid, want in (("c", (1, 66), True), ("c", (1, 67), False), ("c", (2, 32), True), ("", (1, 8), False)):
+        seen.clear()
+        _, fn, _ = dev._choose(SimpleNamespace(ir=None, few=few), ("base",), facts, [], None, grid)
+        assert (fn == "fn2") == want and seen[-1] == ((("base", ("few", "c")) if want else ("base",)), want)

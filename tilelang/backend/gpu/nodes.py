@@ -689,6 +689,9 @@ class GpuKernel:
     # > 0: the kernel walks its logical grid itself (`passes/attention_tiles.py`), so the
     # runtime launches at most this many CTAs an SM (`KernelABI.persistent`)
     persistent: int = 0
+    # the `&mut` tensor whose launch grid, where it has at most half as many tiles as SMs, asks the runtime for
+    # the variant compiled with `TensorFacts.few_tiles` (a GEMM's split-K: `passes/gemm_split.py`); "": none
+    few: str = ""
     # `block_order`'s grouped grid position (row, column): what the kernel reads as its block ids
     grouped: tuple[ir.Value, ir.Value] | None = None
     # with `persistent`: the runtime launches `persistent` CTAs an SM even where the grid has fewer tiles (a

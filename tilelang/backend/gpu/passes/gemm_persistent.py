@@ -73,13 +73,15 @@ def walkable(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, scalar: obje
 
 
 def mode(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, consumers: int, scalar: object,
-         wide: bool = False) -> int:
+         wide: bool = False, few: bool = False) -> int:
     """The form this GEMM takes: 0 (one tile a CTA), 1 or 2 (`requested`, 2 only where C == 1), 3 (split-K,
     `gemm_split.requested`: the consumers walk pieces of tiles, the card filled whatever the tiles). `wide`: the
-    user's tiles side by side (`gemm_widen`), which needs the walk (1 unless 2 is asked; never split)."""
+    user's tiles side by side (`gemm_widen`), which needs the walk (1 unless 2 is asked; never split). `few`: the
+    launch has few tiles (`TensorFacts.few_tiles`: split-K's "auto")."""
     from . import gemm_split
 
-    split = gemm_split.requested() and not wide
+    want_split = gemm_split.requested()
+    split = (want_split == "1" or (want_split == "auto" and few)) and not wide
     want = requested() or int(wide)
     if not (want or split) or not walkable(k, loop, parts, blocks, scalar):
         return 0

@@ -137,6 +137,7 @@ class HopperPlan:
     # `b` and the accumulator that many tiles wide)
     widen: int = 1
     col_axis: int = -1
+    few: str = ""  # `GpuKernel.few`: the tensor whose launch grid, with few tiles, asks for the split-K variant
 
     @property
     def M(self) -> int:
@@ -334,24 +335,33 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
                 + (f" (and the epilogue's staging {staging})" if staging else "")
                 + f": {fit} stages fit in {_smem_budget(B)} bytes, the pipeline needs 2 (asked: {S})",
                 "a smaller BK, BM or BN")
-    form = _persistent(k, loop, epilogue, H, B, C, S, stage_bytes, M, N, ctx, W > 1)
+    form, few = _persistent(k, loop, epilogue, H, B, C, S, stage_bytes, M, N, ctx, W > 1)
     if W > 1 and (not form or S < 4):  # wide tiles need the walk, and a ring as deep as the user's tiles had
         return _plan(loop, after, k, ctx, wide=False)
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis)
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few)
 
 
 def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B: int, C: int, S: int,
-                stage_bytes: int, M: int, N: int, ctx: PassContext, wide: bool = False) -> int:
+                stage_bytes: int, M: int, N: int, ctx: PassContext, wide: bool = False) -> tuple[int, str]:
     """The persistent form (`gemm_persistent.mode`) whose stores' staging (one area a consumer role, after the
-    ring) leaves the `S` stages room; pingpong falls back to the cooperative form where its two areas do not."""
-    from . import gemm_persistent
+    ring) leaves the `S` stages room; pingpong falls back to the cooperative form where its two areas do not.
+    And the `&mut` tensor whose launch grid, with few tiles, asks for the split-K variant (`GpuKernel.few`;
+    "": no request)."""
+    from . import gemm_persistent, gemm_split
 
-    form = gemm_persistent.mode(k, loop, H, B, C, _is_scalar_op, wide)
+    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank, default=None)
+    few = mut is not None and ctx.fact(mut.name).few_tiles
+    form = gemm_persistent.mode(k, loop, H, B, C, _is_scalar_op, wide, few)
     staging = _staging_bytes(epilogue, k, M, N, ctx)
     areas = {0: 0, 1: 1, 2: 2, 3: 1}  # staging areas a form takes (3, split-K: one, and a flag)
     while form and (_smem_budget(B) - 1024 - staging * areas[form] - (16 if form == 3 else 0)) // stage_bytes < S:
         form = 1 if form == 2 else 0
-    return form
+    # (not where the user named the stages: a tuned kernel, std::llm's prefill `gemm`, keeps its one variant)
+    ask = (form != 3 and not few and not wide and mut is not None and gemm_split.requested() == "auto"
+           and "stages" not in k.source.hints
+           and gemm_persistent.walkable(k, loop, H, B, _is_scalar_op)
+           and (_smem_budget(B) - 1040 - staging) // stage_bytes >= S)
+    return form, mut.name if ask and mut is not None else ""
 
 
 SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver reserves 1 KB a CTA of it
@@ -865,7 +875,7 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, *(d for d in descs if d is not None)),
                                num_warps=4 * (roles_ + 1), num_stages=S, stage_apart=frozenset(apart),
-                               persistent=int(bool(persist)), fill=persist == 3)
+                               persistent=int(bool(persist)), fill=persist == 3, few=p.few)
 
 
 def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],

@@ -84,13 +84,16 @@ kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32
 """
 
 
-@pytest.mark.parametrize("form", ["1", "2"], ids=["coop", "pingpong"])
+@pytest.mark.parametrize("form", ["1", "2", "split"], ids=["coop", "pingpong", "split_k"])
 def test_the_epilogue_loads_of_each_tile(form: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A bias per column and a residual tile read in each tile's epilogue (each role's own), an accumulator that
     starts at 0.5 (no zero-init shortcut: the last stage given back only where the loop ran): the
-    interpreter's result on one CTA walking 2 x 3 tiles with edges in M and N."""
-    monkeypatch.setenv("TILEC_GEMM_PERSISTENT", form)
-    M, N, K = 70, 150, 48
+    interpreter's result on one CTA walking 2 x 3 tiles with edges in M and N. Split-K (12 CTAs, 6 tiles: 2
+    pieces of 4 iterations): only a tile's first piece starts at 0.5 (each piece from 0.5 added it twice)."""
+    split = form == "split"
+    monkeypatch.setenv("TILEC_GEMM_PERSISTENT", "0" if split else form)
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1" if split else "0")
+    M, N, K = 70, 150, 128 if split else 48
     rng = np.random.default_rng(11)
     a = rng.standard_normal((M, K)).astype(np.float16)
     w = rng.standard_normal((N, K)).astype(np.float16)
@@ -106,7 +109,7 @@ def test_the_epilogue_loads_of_each_tile(form: str, monkeypatch) -> None:  # typ
     want = np.full((M, N), np.nan, np.float32)
     tilelang.compile(LINEAR).linear[64, 64, 16](tilelang.partition(want, [64, 64]), a, w, bias, res).sync()
     got = np.full((M, N), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (1, 1), [got, a, w, bias, res], facts)
+    SimDevice("sm_90a").run(k, (12 if split else 1, 1), [got, a, w, bias, res], facts)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
 
 

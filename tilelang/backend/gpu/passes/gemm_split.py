@@ -91,6 +91,21 @@ def merge(fin: ir.Value, vals: tuple[ir.Value, ...], threads: int, fresh: Fresh,
     return b.ops, go, out
 
 
+def start(acc0: ir.Value, value: object, vals: tuple[ir.Value, ...], fresh: Fresh, layouts: dict[int, object],
+          lay: object, span: object) -> list[object]:
+    """`acc0` defined as the accumulator's constant `value` in a tile's first piece and zeros in the others (an
+    accumulator that starts from a constant other than 0: only the first piece's sum counts it, as the one
+    loop's)."""
+    E = ir.ElemOp
+    item, _, _, T = vals
+    b = _Build(fresh)
+    first = b.elem(E.LT, item, T, dtype=DType.BOOL, hint="first")
+    c, z = fresh.value(acc0.dtype, acc0.shape, "acc"), fresh.value(acc0.dtype, acc0.shape, "acc")
+    layouts[c.id] = layouts[z.id] = layouts[acc0.id] = lay
+    return [*b.ops, ir.If((acc0,), first, ir.Region((), (ir.Const(c, value), ir.Yield((c,)))),  # type: ignore[arg-type]
+                          ir.Region((), (ir.Const(z, 0.0), ir.Yield((z,)))), span)]  # type: ignore[arg-type]
+
+
 def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
          producer: tuple[list[object], ir.Value, ir.Value], consumer: tuple[list[object], ir.Value, ir.Value],
          vals: tuple[ir.Value, ...]) -> tuple[list[object], list[object], list[object]]:
@@ -171,4 +186,4 @@ def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
     return b.ops, role_loop(p_ops, p_base, p_out, None), role_loop(c_ops, c_base, c_out, (item_v, tile_v))
 
 
-__all__ = ["MIN_PIECE", "SPLITK_DEFAULT", "SPLIT_MAX", "merge", "requested", "walk"]
+__all__ = ["MIN_PIECE", "SPLITK_DEFAULT", "SPLIT_MAX", "merge", "requested", "start", "walk"]

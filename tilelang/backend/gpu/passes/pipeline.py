@@ -741,6 +741,7 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     consumer_ops: list[object] = []
     c_base = fresh.value(DType.I32, (), "ring") if persist else None
     # split-K (`gemm_split`): (item, tile, pieces a tile, tiles), defined by its walk
+    from . import gemm_split
     split_vals = tuple(fresh.value(DType.I32, (), h) for h in ("item", "tile", "pieces", "tiles")) if persist == 3 else ()
     c_init: ir.Value | None = c_base  # where part h's iterations start on the ring (None: 0, the first part)
     ran: ir.Value | None = None
@@ -817,7 +818,10 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             fin = out
             c_init = nxt_it[0] if nxt_it else None
         else:
-            consumer_ops += [ir.Const(acc0, init_const.value), *first, c_loop, *turn_ops,
+            start_acc: list[object] = [ir.Const(acc0, init_const.value)]
+            if persist == 3:  # split-K: the tile's first piece starts from the constant, the others from zeros
+                start_acc = gemm_split.start(acc0, init_const.value, split_vals, fresh, layouts, acc_lay, loop.span)
+            consumer_ops += [*start_acc, *first, c_loop, *turn_ops,
                              g.WgmmaWait((fin,), (loop_acc,), 0, loop.span), *release]
             c_init = trips
         emap = {loop.results[0].id: fin}
@@ -826,8 +830,6 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         elif H == 1:
             dest = consumer_ops
             if persist == 3:  # split-K: the pieces' sum, then the epilogue where this piece is the tile's last
-                from . import gemm_split
-
                 merged, go, emap[loop.results[0].id] = gemm_split.merge(fin, split_vals, 128 * C, fresh, layouts,
                                                                          acc_lay, loop.span)
                 consumer_ops += merged

@@ -43,8 +43,10 @@ def _gemm_kernel(cfg: GemmConfig):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(("form", "cfg", "shape", "ctas"), [
-    ("1", GemmConfig(64, 64, 32, out="f32"), (130, 150, 96), 1),  # 9 tiles on one CTA; B by the copy producer
-    ("2", GemmConfig(64, 64, 32, out="f32"), (130, 160, 96), 2),  # 9 tiles on two CTAs, turns of two roles
+    # (heavy: 9 tiles on one CTA, B by the copy producer; the coop walk runs in the epilogue and wide cases too)
+    pytest.param("1", GemmConfig(64, 64, 32, out="f32"), (130, 150, 96), 1, marks=pytest.mark.heavy),
+    # (heavy: 9 tiles on two CTAs, turns of two roles; pingpong_nt_edges and the epilogue case take turns too)
+    pytest.param("2", GemmConfig(64, 64, 32, out="f32"), (130, 160, 96), 2, marks=pytest.mark.heavy),
     ("2", GemmConfig(64, 64, 16, out="f16", trans_b=True, stages=2), (100, 70, 40), 1),  # B [N, K]; 2 stages wrap
     ("2", GemmConfig(64, 64, 32, out="f32"), (70, 64, 0), 1),  # K = 0: no iteration, zeros stored, no stage taken
 ], ids=["coop_one_cta", "pingpong_two_ctas", "pingpong_nt_edges", "pingpong_no_k"])
@@ -248,3 +250,54 @@ def test_the_runtime_picks_the_split_k_variant_where_a_launch_has_few_tiles() ->
         seen.clear()
         _, fn, _ = dev._choose(SimpleNamespace(ir=None, few=few), ("base",), facts, [], None, grid)
         assert (fn == "fn2") == want and seen[-1] == ((("base", ("few", "c")) if want else ("base",)), want)
+
+
+INIT = """
+kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
+                                                        b: &Tensor<f16, [?, ?]>, c0: &Tensor<f32, [?, ?]>, s: f32) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = INIT;
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    c.store(acc);
+}
+"""
+INITS = {
+    "zeros": "zeros::<f32>([BM, BN])",
+    "full": "full::<f32>([BM, BN], 0.5)",
+    "negative_zero": "full::<f32>([BM, BN], -0.0)",
+    "scalar_param": "full::<f32>([BM, BN], s)",
+    "arange": "arange::<f32>(BN).reshape([1, BN]).broadcast([BM, BN])",
+    "loaded": "c0.partition([BM, BN]).load([block_id(0), block_id(1)])",
+}
+
+
+@pytest.mark.parametrize("init", [x if x in ("zeros", "full", "negative_zero") else pytest.param(x, marks=pytest.mark.heavy)
+                                  for x in INITS])  # (heavy: the forms the Hopper pipeline refuses, never split)
+def test_split_k_over_every_start_of_the_accumulator(init: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Split-K forced (`TILEC_GEMM_SPLITK=1`; 2 tiles in 3 pieces on 8 CTAs) over every way the accumulator may
+    start: a constant (zeros, 0.5, -0.0: the split form, only a tile's first piece starting from it), a scalar
+    parameter, an arange, a loaded tile (not a constant: the Hopper pipeline refuses those loops, sm_80's ring or
+    mma.sync runs them, unsplit): the interpreter's result in llsim (the board's 13:29 repro: 0.5 added once a
+    piece)."""
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1")
+    M, N, K = 100, 60, 200
+    src = INIT.replace("INIT", INITS[init]) + (
+        "\nfn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]); let c0 = zeros::<f32>([8, 8]);"
+        " let mut o = zeros::<f32>([8, 8]); g::<64, 64, 16>(o.partition([64, 64]), &a, &b, &c0, 0.25).sync(); }\n")
+    k = driver.compile(src, "ir").output[0]
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    c0 = rng.standard_normal((M, N)).astype(np.float32)
+    facts = _facts(a=a.shape, b=b.shape, c0=c0.shape, c=(M, N))
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert gk.fill == (init in ("zeros", "full", "negative_zero"))
+    want = np.full((M, N), np.nan, np.float32)
+    tilelang.compile(INIT.replace("INIT", INITS[init])).g[64, 64, 16](tilelang.partition(want, [64, 64]), a, b, c0,
+                                                                       np.float32(0.25)).sync()
+    got = np.full((M, N), np.nan, np.float32)
+    SimDevice("sm_90a").run(k, (8, 1) if gk.fill else (2, 1), [got, a, b, c0, np.float32(0.25)], facts)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)

@@ -116,10 +116,13 @@ Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expecte
 
 Expected after hgemm's (2026-12-06 12:36 session): split-K by default where a launch has at most half as many
 tiles as SMs (`passes/gemm_split.py`; the runtime picks that variant at launch, so `--dry`'s path column does not
-show it): the M = 64 rows cases 64x128x64 / gemm_nt bf16 64x128x64 (32 tiles) ~0.64x -> ~0.88x, 128x128x64 at
-M = 64 (32 tiles, one padded row block) ~0.85x, 64x64x64 (64 tiles) 0.80x -> ~0.96x, 32x128x64 (64 tiles)
-0.59x -> ~0.8x; 16x64x128 unchanged (sm_80's ring). The 4096^3 cases unchanged (persistence, pingpong and wide
-tiles are opt-in: `benchmarks/gemm_persistent.py`).
+show it): the M = 64 rows cases 64x128x64 / gemm_nt bf16 64x128x64 (32 tiles) ~0.64x -> ~0.76-0.88x, 128x128x64
+at M = 64 (32 tiles, one padded row block) ~0.85x, 64x64x64 (64 tiles) 0.80x -> ~0.95x, 32x128x64 (64 tiles)
+0.59x -> ~0.8x; 16x64x128 unchanged (sm_80's ring). Wide tiles by default where a launch has at least two waves of
+them (`passes/gemm_widen.py`, the runtime's other variant): the 4096^3 gemm / gemm_nt / bf16 128x128x64 cases
+0.85x -> ~0.97x (call 18: 0.84 -> 0.97), 128x128x32 0.75x -> ~0.84x, 64x64x64 0.44x -> ~0.82x, linear+bias+relu
+~0.96x (its bias loaded per tile of the wide accumulator); 128x256 / 256x128 / 128x128x128 / 128x512 unchanged
+(not widened). Persistence and pingpong alone stay opt-in (call 17: +0-2 %).
 
 Expected after hattn2's (2026-12-06 12:36 session; attention and rows cases only, speeds not measured): an
 online softmax's `exp(s - mn)` / `exp(m - mn)` (and a row softmax's `exp(t - t.max(1))`: x <= 0 by

@@ -22,9 +22,11 @@ Expected (not measured; hgemm, 2026-12-06):
   products). If pingpong reads <= coop, the epilogue is not what stops the tensor cores (look at the ring then).
 - 128x128x32 / x128: the same direction, pingpong >= 0.85x.
 - 64x64x64: +0-10 % only (L2/issue-bound: 4,096 tiles of 64 k-steps, a product a quarter of 128x128's).
-- "default" (split-K "auto", the default since call 17: the runtime takes the split variant where a launch has at
-  most 66 tiles on 132 SMs): as "splitk" on 32 / 64 tiles (0.88x / 0.96x / 0.85x in call 17), as tile/CTA on the
-  86 tiles of 64x11008 (1.04x; "splitk" forced there read 0.88x).
+- "default" (split-K and wide tiles "auto", the defaults since calls 17 / 18: the runtime takes the split variant
+  where a launch has at most 66 tiles on 132 SMs, the wide one where it has at least 2 f tiles an SM): as
+  "splitk" on 32 / 64 tiles (call 18: 0.76x / 0.95x / 0.88x), as "wide" at 4096^3 and 8192^3 (0.97x 128x128x64,
+  0.84x x32, 0.82x 64x64x64, 0.95x 8192^3), as tile/CTA on the 86 tiles of 64x11008 (~1.0x) and 128x128x128
+  (not widened: its stages leave no room).
 - "wide" (`TILEC_GEMM_WIDEN=1`, `passes/gemm_widen.py`: 2 or 4 of the user's tiles side by side along N, one
   128x256 or 64x256 accumulator, the user's epilogue once a tile): if the 128x128 tiles are bound by the L2's
   bandwidth (32 KB of operands each 2 MFLOP: 128x128 read 0.84x with 1 or 2 warpgroups and with 2 CTAs an SM,
@@ -67,7 +69,7 @@ SHAPES: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = [  # the likel
 ]
 # a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK, TILEC_GEMM_WIDEN)
 MODES = {"0": "tile/CTA", "d": "default", "1": "coop", "2": "pingpong", "w": "wide", "s": "splitk"}
-SWITCHES = {"0": ("0", "0", "0"), "d": ("0", "auto", "0"), "1": ("1", "0", "0"), "2": ("2", "0", "0"),
+SWITCHES = {"0": ("0", "0", "0"), "d": ("0", "auto", "auto"), "1": ("1", "0", "0"), "2": ("2", "0", "0"),
             "w": ("2", "0", "1"), "s": ("0", "1", "0")}
 
 
@@ -88,7 +90,7 @@ def _variants(only: str | None, modes: str = "") -> list[tuple[str, tuple[int, i
         for mode in MODES:
             if modes and mode not in modes.split(","):
                 continue
-            if mode in "sd" and mnk[0] * mnk[1] >= 132 * tile[0] * tile[1]:  # split-K only where tiles < SMs
+            if mode == "s" and mnk[0] * mnk[1] >= 132 * tile[0] * tile[1]:  # split-K only where tiles < SMs
                 continue
             if mode == "w" and tile[1] > 128:  # never wider
                 continue

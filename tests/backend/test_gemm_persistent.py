@@ -86,15 +86,18 @@ kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32
 """
 
 
-@pytest.mark.parametrize("form", ["1", "2", "split"], ids=["coop", "pingpong", "split_k"])
+@pytest.mark.parametrize("form", ["1", "2", "split", "wide"], ids=["coop", "pingpong", "split_k", "wide"])
 def test_the_epilogue_loads_of_each_tile(form: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A bias per column and a residual tile read in each tile's epilogue (each role's own), an accumulator that
     starts at 0.5 (no zero-init shortcut: the last stage given back only where the loop ran): the
     interpreter's result on one CTA walking 2 x 3 tiles with edges in M and N. Split-K (12 CTAs, 6 tiles: 2
-    pieces of 4 iterations): only a tile's first piece starts at 0.5 (each piece from 0.5 added it twice)."""
+    pieces of 4 iterations): only a tile's first piece starts at 0.5 (each piece from 0.5 added it twice). Wide
+    (the default's variant for many tiles: 3 column tiles as one of 4, pingpong roles): each tile's bias and
+    residual at its own columns."""
     split = form == "split"
-    monkeypatch.setenv("TILEC_GEMM_PERSISTENT", "0" if split else form)
+    monkeypatch.setenv("TILEC_GEMM_PERSISTENT", "0" if split or form == "wide" else form)
     monkeypatch.setenv("TILEC_GEMM_SPLITK", "1" if split else "0")
+    monkeypatch.setenv("TILEC_GEMM_WIDEN", "1" if form == "wide" else "0")
     M, N, K = 70, 150, 128 if split else 48
     rng = np.random.default_rng(11)
     a = rng.standard_normal((M, K)).astype(np.float16)
@@ -301,3 +304,35 @@ def test_split_k_over_every_start_of_the_accumulator(init: str, monkeypatch) -> 
     got = np.full((M, N), np.nan, np.float32)
     SimDevice("sm_90a").run(k, (8, 1) if gk.fill else (2, 1), [got, a, b, c0, np.float32(0.25)], facts)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def test_wide_tiles_by_default_where_a_launch_has_many_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_GEMM_WIDEN` unset ("auto"): today's kernel with a request (`GpuKernel.wide` = (tensor, f)); the
+    variant compiled with `TensorFacts.wide_tiles` is the wide walk (128 x 128 as two tiles side by side on two
+    warpgroups, 64 x 64 as four on pingpong roles). `_choose` (stubbed) takes it where the launch's grid has at
+    least 2 f tiles an SM (two waves of wide tiles), and the split-K variant where it has at most SMs / 2."""
+    import dataclasses
+
+    from tilelang.runtime.cuda import CudaDevice
+
+    for var in ("TILEC_GEMM_WIDEN", "TILEC_GEMM_PERSISTENT", "TILEC_GEMM_SPLITK"):
+        monkeypatch.delenv(var, raising=False)
+    facts = _facts(a=(4096, 4096), b=(4096, 4096), c=(4096, 4096))
+    wide = {**facts, "c": dataclasses.replace(facts["c"], wide_tiles=True)}
+    for tile, f, warps in (((128, 128, 64), 2, 12), ((64, 64, 64), 4, 12)):
+        k = _gemm_kernel(GemmConfig(*tile))
+        plain = lower_gpu(k, "sm_90a", facts)
+        assert plain.persistent == 0 and plain.wide == ("c", f) and "acc_columns" not in print_gpu_kernel(plain)
+        got = lower_gpu(k, "sm_90a", wide)
+        assert got.persistent == 1 and got.num_warps == warps and print_gpu_kernel(got).count("acc_columns") >= f
+    assert lower_gpu(_gemm_kernel(GemmConfig(128, 128, 64, stages=4)), "sm_90a", facts).wide is None
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+
+    def variant(pk, key, fs, span):  # type: ignore[no-untyped-def]
+        return SimpleNamespace(short=None, split=None, few="c", wide=("c", 2)), key
+
+    dev._variant = variant  # type: ignore[method-assign]
+    for grid, want in (((32, 32), ("base", ("wide", "c"))), ((16, 33), ("base", ("wide", "c"))), ((16, 32), ("base",)),
+                       ((8, 8), ("base", ("few", "c")))):
+        assert dev._choose(SimpleNamespace(ir=None), ("base",), facts, [], None, grid)[1] == want

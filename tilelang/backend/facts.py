@@ -36,6 +36,9 @@ class TensorFacts:
     # The launch's grid (this `&mut` tensor's partition) has at most half as many tiles as the GPU has SMs: set by
     # the runtime only where the kernel's first variant asks (`KernelABI.few`: a GEMM's split-K, `gemm_split`)
     few_tiles: bool = False
+    # The launch's grid (this `&mut` tensor's partition) has at least two waves of the GEMM's wide tiles (`KernelABI.wide`:
+    # `gemm_widen`), set by the runtime only where the kernel's first variant asks
+    wide_tiles: bool = False
 
     @staticmethod
     def of_launch(ptr: int, shape: tuple[int, ...], bf16_f32: bool = False, early: bool = False) -> TensorFacts:
@@ -60,7 +63,7 @@ class TensorFacts:
         launches without PDL "+loads" are as they were)."""
         return (self.aligned16, self.dims_div16, self.bf16_f32, *(("early",) if self.early else ()),
                 *((f"rows<={self.rows_at_most}",) if self.rows_at_most else ()), *((f"split={self.split_walk}",) if self.split_walk else ()),
-                *(("few",) if self.few_tiles else ()))
+                *(("few",) if self.few_tiles else ()), *(("wide",) if self.wide_tiles else ()))
 
 
 @frozen(eq=True)

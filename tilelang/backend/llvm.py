@@ -134,6 +134,9 @@ class KernelABI:
     # `GpuKernel.few`: where the launch's grid has at most half as many tiles as SMs, the runtime launches the
     # variant compiled with `TensorFacts.few_tiles` on this tensor
     few: str = ""
+    # `GpuKernel.wide` (tensor, f): where the launch's grid has at least 2 f tiles an SM, the variant compiled with
+    # `TensorFacts.wide_tiles` on the tensor
+    wide: tuple[str, int] | None = None
 
 
 # ------------------------------------------------------------------ the emitter
@@ -515,5 +518,5 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,
                     next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), kernel.source.walk),
-                    short=kernel.short, split=kernel.split, fill=kernel.fill, few=kernel.few)
+                    short=kernel.short, split=kernel.split, fill=kernel.fill, few=kernel.few, wide=kernel.wide)
     return text, abi

@@ -426,6 +426,12 @@ class CudaDevice(Device):
             # a GEMM with few tiles: its split-K variant (`passes/gemm_split.py`)
             facts_key, facts = (*facts_key, ("few", few)), {**facts, few: dataclasses.replace(facts[few], few_tiles=True)}
             got = self._variant(pk, facts_key, facts, span)
+        wide = getattr(got[0], "wide", None)
+        if wide and grid and wide[0] in facts and math.prod(grid) >= 2 * wide[1] * self.ctx.info.sm_count:
+            # a GEMM with many tiles: its wide-tile variant (`passes/gemm_widen.py`), two waves of wide tiles at least
+            name = wide[0]
+            facts_key, facts = (*facts_key, ("wide", name)), {**facts, name: dataclasses.replace(facts[name], wide_tiles=True)}
+            got = self._variant(pk, facts_key, facts, span)
         form = getattr(got[0], "split", None)
         if form is not None and grid:  # (the split form: `backend/split_form.py`, computed once a launch shape)
             from tilelang.ir import nodes as ir

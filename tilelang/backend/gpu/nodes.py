@@ -692,6 +692,9 @@ class GpuKernel:
     # the `&mut` tensor whose launch grid, where it has at most half as many tiles as SMs, asks the runtime for
     # the variant compiled with `TensorFacts.few_tiles` (a GEMM's split-K: `passes/gemm_split.py`); "": none
     few: str = ""
+    # (tensor, f): where the launch's grid (that `&mut` tensor's partition) has at least 2 f tiles an SM, the runtime
+    # launches the variant compiled with `TensorFacts.wide_tiles` (f of the user's tiles side by side: `gemm_widen`)
+    wide: tuple[str, int] | None = None
     # `block_order`'s grouped grid position (row, column): what the kernel reads as its block ids
     grouped: tuple[ir.Value, ir.Value] | None = None
     # with `persistent`: the runtime launches `persistent` CTAs an SM even where the grid has fewer tiles (a

@@ -82,7 +82,7 @@ def mode(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, consumers: int, 
 
     want_split = gemm_split.requested()
     split = (want_split == "1" or (want_split == "auto" and few)) and not wide
-    want = requested() or int(wide)
+    want = requested() or 2 * int(wide)  # (wide: pingpong where the accumulator fits one warpgroup, as measured)
     if not (want or split) or not walkable(k, loop, parts, blocks, scalar):
         return 0
     if split:

@@ -1,4 +1,5 @@
-"""Wider tiles than the user's for the persistent Hopper GEMM (`TILEC_GEMM_WIDEN=1`, off until timed).
+"""Wider tiles than the user's for the persistent Hopper GEMM (`TILEC_GEMM_WIDEN`: "auto" by default, where a
+launch has at least two waves of wide tiles: the runtime's second variant, `KernelABI.wide`).
 
 The user's tile is the partition of the output; how a CTA computes it is the backend's. A 128 x 128 tile reads
 32 KB of A and B from L2 for each 2 MFLOP of products, 128 x 256 reads 48 KB for 4 MFLOP; at the tensor cores'
@@ -29,11 +30,20 @@ from .build import _Build
 from .context import Fresh
 
 
-def requested() -> bool:
-    want = os.environ.get("TILEC_GEMM_WIDEN", "0")
-    if want not in ("0", "1"):
-        raise ValueError(f"TILEC_GEMM_WIDEN={want!r}: expected 0 or 1")
-    return want == "1"
+# "auto": a launch with at least two waves of wide tiles (2 f tiles an SM) runs the wide variant (`KernelABI.wide`,
+# `TensorFacts.wide_tiles`), any other today's kernel. Measured on an H100 (call 18, 2026-12-06; wide against one
+# tile a CTA): 4096^3 128x128x64 0.84x -> 0.97x cuBLAS, 128x128x32 0.75x -> 0.84x, 64x64x64 0.44x -> 0.82x, 8192^3
+# 128x128x64 0.88x -> 0.95x, 128x128x128 0.80x -> 0.81x (not widened: no room); on few tiles (M = 64 / 128 rows)
+# it lost badly (0.36-0.40x, fewer CTAs): not there. "1": wherever it applies; "0": never.
+WIDEN_DEFAULT = "auto"
+
+
+def requested() -> str:
+    """`TILEC_GEMM_WIDEN`: "auto" (unset: `WIDEN_DEFAULT`), "1" or "0"."""
+    want = os.environ.get("TILEC_GEMM_WIDEN", WIDEN_DEFAULT)
+    if want not in ("0", "1", "auto"):
+        raise ValueError(f"TILEC_GEMM_WIDEN={want!r}: expected 0, 1 or auto")
+    return want
 
 
 def _defs(k: g.GpuKernel) -> dict[int, object]:
@@ -241,5 +251,5 @@ def epilogues(p: object, fin: ir.Value, subs: list[Sub], fresh: Fresh, layouts: 
     return out
 
 
-__all__ = ["Sub", "epilogues", "axes", "b_copies", "column_axis", "factor", "ids", "operand", "requested", "rewrite_outside",
+__all__ = ["WIDEN_DEFAULT", "Sub", "epilogues", "axes", "b_copies", "column_axis", "factor", "ids", "operand", "requested", "rewrite_outside",
            "subtiles"]

@@ -138,6 +138,7 @@ class HopperPlan:
     widen: int = 1
     col_axis: int = -1
     few: str = ""  # `GpuKernel.few`: the tensor whose launch grid, with few tiles, asks for the split-K variant
+    wide: tuple[str, int] | None = None  # `GpuKernel.wide`: (tensor, f), many tiles ask for the wide variant
 
     @property
     def M(self) -> int:
@@ -301,12 +302,16 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     N //= H
     hinted = k.source.hints
     # the user's tiles side by side (`gemm_widen`): one wider B stage and accumulator of NW columns
-    W, axis = 1, -1
+    W, axis, ask_wide = 1, -1, None
     if wide and H == 1 and not pad and oa.tma and ob.tma and not {"stages", "num_warps"} & set(hinted):
         from . import gemm_widen
 
-        W = gemm_widen.factor(N, M, MAX_ACC_REGS) if gemm_widen.requested() else 1
+        want = gemm_widen.requested()
+        W = gemm_widen.factor(N, M, MAX_ACC_REGS) if want != "0" else 1
         axis = gemm_widen.column_axis(k, loop, oa.load, ob.load) if W > 1 and (ob.kmajor or N % 64 == 0) else None
+        mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank, default=None)
+        if axis is not None and mut is not None and want == "auto" and not ctx.fact(mut.name).wide_tiles:
+            ask_wide, axis = (mut.name, W), None  # (the runtime's wide variant where the launch has the tiles)
         W, axis, ob = (W, axis, gemm_widen.operand(ob, W)) if axis is not None else (1, -1, ob)  # type: ignore[assignment]
     NW = N * W
     # consumer warpgroups: the accumulator split by rows in m64 blocks
@@ -338,7 +343,7 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     form, few = _persistent(k, loop, epilogue, H, B, C, S, stage_bytes, M, N, ctx, W > 1)
     if W > 1 and (not form or S < 4):  # wide tiles need the walk, and a ring as deep as the user's tiles had
         return _plan(loop, after, k, ctx, wide=False)
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few)
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few, ask_wide)
 
 
 def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B: int, C: int, S: int,
@@ -877,7 +882,7 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, *(d for d in descs if d is not None)),
                                num_warps=4 * (roles_ + 1), num_stages=S, stage_apart=frozenset(apart),
-                               persistent=int(bool(persist)), fill=persist == 3, few=p.few)
+                               persistent=int(bool(persist)), fill=persist == 3, few=p.few, wide=p.wide)
 
 
 def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],

@@ -18,7 +18,7 @@ from typing import Any
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
-from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help
+from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help, values_help
 from tilelang.intrinsics.math_habits import MATH_HABITS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.coerce import coerce, settle
@@ -311,6 +311,8 @@ _HABITS = {
     "fminf": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "fmin": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "pow2": lambda tcx, e: "write `exp2(x)`",
+    # PyTorch's and NumPy's tensors of listed values (round 16: `tensor::<i32>([40, 17, 1, 0])`)
+    **dict.fromkeys(("tensor", "array", "asarray", "as_tensor", "from_list"), values_help),
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)
     **dict.fromkeys(("concat", "cat", "concatenate", "stack", "hstack", "vstack"), lambda tcx, e: _JOIN),
     **dict.fromkeys(("sort", "argsort", "topk"), lambda tcx, e: _SORT.replace("{x}", "t")),

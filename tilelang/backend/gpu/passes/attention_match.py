@@ -268,7 +268,7 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
     v_kmajor = vc[2]
     if (q.rows, q.cols) != (BM, D):
         return No(q.load.span, f"Q's tile is [{q.rows}, {q.cols}], not [BM, D] = [{BM}, {D}]")
-    if k_kmajor != ((kt.rows, kt.cols) == (BN, D)) or (not k_kmajor and (kt.rows, kt.cols) != (D, BN)):
+    if (kt.rows, kt.cols) != ((BN, D) if k_kmajor else (D, BN)):
         return No(kt.load.span, f"K's tile is [{kt.rows}, {kt.cols}]: neither [BN, D] transposed nor [D, BN]")
     if (vt.rows, vt.cols) != ((Dv, BN) if v_kmajor else (BN, Dv)):
         return No(vt.load.span, f"V's tile is [{vt.rows}, {vt.cols}], not [BN, Dv] (or its transpose)")

@@ -220,6 +220,12 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
             dots.append(op)
         elif not (_is_scalar_op(op) or isinstance(op, ir.Load | ir.Permute)):
             other = other or op
+    if len(dots) == 1 and (dots[0].a.dtype not in (DType.F16, DType.BF16)  # type: ignore[attr-defined]
+                           or dots[0].acc.dtype is not DType.F32):  # type: ignore[attr-defined]
+        # the element types first: no rewrite of the loop's other work would let wgmma take it
+        d: Any = dots[0]
+        return (d.span, f"the `mma` multiplies {d.a.dtype.value} into {d.acc.dtype.value}; wgmma takes f16 or "
+                "bf16 into f32", "")
     if other is not None:
         if len(dots) != 1:
             return None

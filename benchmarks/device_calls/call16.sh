@@ -28,6 +28,11 @@ ab() {  # tree-name run-index
      --prefill-only --only f16-128,bf16-64 --seqs 1024,4096 --reps 5 --out $W/ab/run$2$([ $1 = old ] && echo O || echo N) 2>&1 | grep -E "^\| (f16|bf16)" | head -8)
 }
 probe new; probe old; pk
+if [ -d .dev/hgemm ]; then  # hgemm's persistent GEMM (off by default on its branch): its own tree, its own cache
+  echo "== gemm_persistent ($((SECONDS-t0)) s)"
+  (cd .dev/hgemm && PYTHONPATH=$PWD:/tmp/site TILEC_CACHE_DIR=/tmp/cache-hgemm timeout ${T_GEMM:-110} python3 -W ignore \
+     benchmarks/gemm_persistent.py > $W/gemm_persistent.log 2>&1; echo "rc=$?"); cut -c1-180 $W/gemm_persistent.log | tail -30; pk
+fi
 for i in 1 2 3; do
   [ $(left) -gt 90 ] || break; ab old $i; pk
   [ $(left) -gt 60 ] || break; ab new $i; pk

@@ -25,6 +25,16 @@ examples/ alone.
   kernel's loop, h_t stored as nested tiles; the last c as a [1, B, H] tensor so that its grid is
   the outputs' (E0500's help now says so: test_user_wrong16).
 - o09: GroupNorm on channels-last activations [N, H * W, C] (49 pixels, 6 channels a group).
+- o10: sentence embeddings: a mean over each sequence's real tokens by a `bool` mask built on the host
+  (one sequence empty), L2-normalised, and their cosine-similarity matrix.
+- o11: `torch.bucketize` with the buckets' counts by atomics, and a COO sparse times dense product with
+  a row-sized `atomic_add` a nonzero (unsorted, a repeated entry).
+- o12: a Llama MLP's gate and up projections in bf16 fused in one loop (two accumulators) with
+  silu(gate) * up, and the same as one GEMM over the weights side by side plus an element-wise kernel.
+  The fused loop was told "the first `mma` (the scores) does not start from zeros" by the attention
+  pipeline and nothing by the GEMM pipeline; it now gets the GEMM pipeline's note and the side-by-side
+  help. The GEMM at BN = 32 was told "BK a multiple of 16 (64 for an MN-major operand)": BK = 64 kept the
+  refusal; the help now says BN (`test_the_gemm_notes_say_what_to_change`).
 
 Each program runs on the interpreter and its tensors are checked against answers computed here
 with NumPy from the program's inputs; each runs in the NVPTX simulator at sm_90a and sm_80, and
@@ -185,6 +195,41 @@ def _o09(t: Tensors, out: str) -> None:
     assert out == "[3, 49, 24] true\n"
 
 
+def _o10(t: Tensors, out: str) -> None:
+    h, lens = _f(t["h"]), t["lens"]
+    np.testing.assert_array_equal(lens, [5, 8, 11, 0, 17, 20])
+    np.testing.assert_array_equal(t["mask"], np.arange(20)[None, :] < lens[:, None])
+    e = np.stack([h[b, :n].mean(0) if n else np.zeros(48) for b, n in enumerate(lens)])
+    e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
+    np.testing.assert_allclose(t["e"], e, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t["c"], e @ e.T, rtol=1e-5, atol=1e-6)
+    assert out == "[6, 20] Tensor<i32, [6]> [ 5,  8, 11,  0, 17, 20] true\n"
+
+
+def _o11(t: Tensors, out: str) -> None:
+    v, bounds = t["v"], t["bounds"]
+    want = np.searchsorted(bounds, v, side="right")   # torch.bucketize(v, bounds, right=True)
+    np.testing.assert_array_equal(t["idx"], want)
+    np.testing.assert_array_equal(t["counts"], np.bincount(want, minlength=10))
+    rows, cols, vals, dense = t["rows"], t["cols"], _f(t["vals"]), _f(t["dense"])
+    assert (rows[69], cols[69]) == (rows[39], cols[39]) == (6, 36)
+    m = np.zeros((30, 40))
+    np.add.at(m, (rows, cols), vals)
+    np.testing.assert_allclose(t["out"], m @ dense, rtol=1e-5, atol=1e-5)
+    assert out == "100 9 70 true\n"
+
+
+def _o12(t: Tensors, out: str) -> None:
+    x, wg, wu = _f(t["x"]), _f(t["wg"]), _f(t["wu"])
+    g, u = x @ wg, x @ wu
+    np.testing.assert_allclose(_f(t["h"]), g / (1 + np.exp(-g)) * u, rtol=1.6e-2, atol=1e-2)  # bf16 output
+    np.testing.assert_allclose(t["gu"].reshape(96, 2, 2, 32)[:, :, 0], g.reshape(96, 2, 32), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["gu"].reshape(96, 2, 2, 32)[:, :, 1], u.reshape(96, 2, 32), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(t["wcat"].reshape(80, 2, 2, 32)[:, :, 1], t["wu"].reshape(80, 2, 32))
+    np.testing.assert_array_equal(t["h2"], t["h"])
+    assert out == "[96, 64] true\n"
+
+
 CHECKS = {
     "o01_fused_mlp_gelu": _o01,
     "o02_rmsnorm_matmul": _o02,
@@ -195,6 +240,9 @@ CHECKS = {
     "o07_segment_reduce_sorted": _o07,
     "o08_lstm_sequence": _o08,
     "o09_groupnorm_nhwc": _o09,
+    "o10_masked_mean_pool_cosine": _o10,
+    "o11_bucketize_coo_spmm": _o11,
+    "o12_swiglu_bf16": _o12,
 }
 
 # f16 outputs and P cast to f16 move by one f16 ulp where the GPU sums in another order (o01, o02, o05);
@@ -203,7 +251,8 @@ CHECKS = {
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "o*.tile", CHECKS, [(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     sim_tol={"o01_fused_mlp_gelu": 2e-3, "o02_rmsnorm_matmul": 2e-3, "o03_rope_kv_cache_attention": 1e-4,
-             "o05_cross_attention_padding": 1e-4, "o06_stockham_fft": 3e-5, "o09_groupnorm_nhwc": 1e-4},
+             "o05_cross_attention_padding": 1e-4, "o06_stockham_fft": 3e-5, "o09_groupnorm_nhwc": 1e-4,
+             "o12_swiglu_bf16": 1e-4},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     heavy=["o01_fused_mlp_gelu"])  # ~25 s on both archs; `test_the_mlp_chain_in_the_simulator` is its path
 
@@ -251,3 +300,20 @@ def test_the_mlp_chain_in_the_simulator(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(run, "make_device", lambda choice, out: sim_runtime_device("sm_90a", lambda s: out.write(s)))
     got, _ = run_program(f)
     assert_same_tensors(got, want, 2e-3)
+
+
+def test_the_gemm_notes_say_what_to_change(tmp_path: Path) -> None:
+    """o12's fused gate/up loop gets the GEMM pipeline's note (two accumulators) and no attention note; its
+    GEMM at BN = 32 (64-byte N-contiguous rows of B) is told BN, and BN = 64 takes the Hopper pipeline."""
+    src = (DIR / "o12_swiglu_bf16.tile").read_text(encoding="utf-8")
+    r = tilec("emit", str(DIR / "o12_swiglu_bf16.tile"), "--stage", "gpu", "--arch", "sm_90a", "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "the scores" not in r.stderr and "Hopper attention pipeline" not in r.stderr
+    assert "the loop accumulates 2 products, each into its own accumulator" in r.stderr
+    assert "kernel `gemm` [BK = 32, BM = 64, BN = 64] runs on the Hopper GEMM pipeline" in r.stderr
+    f = tmp_path / "n32.tile"
+    f.write_text(src.replace("gemm::<64, 64, 32>(gu.partition([64, 64])", "gemm::<64, 32, 32>(gu.partition([64, 32])"),
+                 encoding="utf-8")
+    r = tilec("emit", str(f), "--stage", "gpu", "--arch", "sm_90a", "--explain", "--kernel", "gemm")
+    assert "help: BN = 32: `b`'s tile has N contiguous (64-byte rows), which wgmma reads in 128-byte rows: BN a " \
+           "multiple of 64" in r.stderr, r.stderr

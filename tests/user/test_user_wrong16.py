@@ -9,6 +9,10 @@ the fixed program checked against NumPy.
 - q02 a padded batch's lengths as `torch.tensor([40, 17, 1, 0])`: E0102 "define it (`fn tensor(..)`), or
   import it"; `tensor`, `array`, `asarray`, `as_tensor` and `from_list` now say Tile has no tensor of
   listed values and write these as a `where` over an `arange` (cast to the turbofish's type).
+- q04 an LSTM step's gates cut apart as PyTorch does, `gates.chunk(4, 1)` (E0103 listed the methods of
+  tiles): `chunk`, `split`, `tensor_split` and `unbind` now write part j as a masked sum over a reshape with
+  the tile's own (generic) shape; `t.transpose(0, 1)` (E0105 "call it with 0 arguments") says `transpose()`
+  takes no axes, and for a 3-D tile the `permute` that swaps them.
 - q03 a butterfly as a generic device function `fn b<const N: i32, const H: i32>(t: Tile<f32, [N]>)`
   reshaping `t` to [2, H]: E0208 with "the new shape must hold the same number of elements"; a
   function's shapes are compared as written (a kernel's are checked per launch), so the help now says
@@ -28,6 +32,8 @@ from userprog import assert_help_leads_to_a_working_program, assert_the_editor_s
 
 DIR = Path(__file__).parent / "wrong"
 
+PART = "where(arange::<i32>(4).reshape([1, 4, 1]) == {j}, gates.reshape([BB, 4, H]), 0.0).sum(1)"
+GATES = "\n    ".join(f"let {v} = {PART.format(j=j)};" for j, v in enumerate("ifgo"))
 LENS = "where(arange::<i32>(4) == 0, 40, where(arange::<i32>(4) == 1, 17, where(arange::<i32>(4) == 2, 1, 0)))"
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements)
@@ -42,6 +48,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "q02_tensor_of_listed_values": (f"`{LENS}`", [("tensor::<i32>([40, 17, 1, 0])", LENS)]),
     "q03_generic_fn_reshape": ("in the function's signature write `H * 2` where it says `N`",
                                [("Tile<f32, [N]>", "Tile<f32, [H * 2]>")]),
+    # the help's part j, for j = 0 .. 3
+    "q04_gates_chunk": (f"`{PART.format(j='j')}`", [("let (i, f, g, o) = gates.chunk(4, 1);", GATES)]),
 }
 
 
@@ -91,8 +99,17 @@ def _q03(t: dict[str, np.ndarray], out: str) -> None:
     assert out == "[3, 8]\n"
 
 
+def _q04(t: dict[str, np.ndarray], out: str) -> None:
+    x, w, c0 = (t[k].astype(np.float64) for k in ("x", "w", "c0"))
+    i, f, g, o = np.split(x @ w, 4, axis=1)
+    c = _sig(f) * c0 + _sig(i) * np.tanh(g)
+    np.testing.assert_allclose(t["c1"], c, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t["h1"], _sig(o) * np.tanh(c), rtol=1e-5, atol=1e-6)
+    assert out == "[6, 8]\n"
+
+
 CHECKS = {"q01_state_grid_without_leading_axis": _q01, "q02_tensor_of_listed_values": _q02,
-          "q03_generic_fn_reshape": _q03}
+          "q03_generic_fn_reshape": _q03, "q04_gates_chunk": _q04}
 
 
 @pytest.mark.parametrize(("call", "fix"), [
@@ -139,3 +156,22 @@ def test_the_grid_help_drops_a_leading_axis_of_one_too() -> None:
         "gives [2, 1]")
     # a leading tile dimension past 1 is not an axis to drop: the general help
     assert grid_mismatch_help("s", (2, 1), (1, 2, 1), (12, 12, 16), (12, 8, 16)).startswith("choose tile shapes")
+
+
+@pytest.mark.parametrize(("stmt", "fix"), [
+    ("let s = t.chunk(3, 1);", "a part is a masked sum over a reshape"),   # unequal parts: the general form
+    ("let s = t.unbind(0);", "`where(arange::<i32>(4).reshape([4, 1, 1]) == j, t.reshape([4, 1, 16]), 0.0)"
+                             ".sum(0).reshape([16])`"),
+    ("let s = t.split(4, -1);", "part j of the 4 (a [4, 4] value)"),
+    ("let s = t.transpose(0, 1);", "`t.transpose()` swaps the two axes (it takes none"),
+    ("let s = t.reshape([2, 2, 16]).transpose(0, 2);", "`t.reshape([2, 2, 16]).permute([2, 1, 0])` swaps axes 0 "
+                                                       "and 2"),
+])
+def test_pytorch_cuts_and_axes_say_the_tile_spelling(stmt: str, fix: str, tmp_path: Path) -> None:
+    f = tmp_path / "c.tile"
+    f.write_text("kernel fn k(o: &mut Tensor<f32, [4, 16]>, x: &Tensor<f32, [?, ?]>) {\n"
+                 f"    let t = x.partition([4, 16]).load([block_id(0), 0]);\n    {stmt}\n    o.store(t);\n}}\n"
+                 "fn main() {\n    let mut o = zeros::<f32>([4, 16]);\n"
+                 "    k(o.partition([4, 16]), &ones::<f32>([4, 16])).sync();\n}\n", encoding="utf-8")
+    d = first_error(f)
+    assert any(fix in h for h in d.help), d.help

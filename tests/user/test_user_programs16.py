@@ -317,3 +317,10 @@ def test_the_gemm_notes_say_what_to_change(tmp_path: Path) -> None:
     r = tilec("emit", str(f), "--stage", "gpu", "--arch", "sm_90a", "--explain", "--kernel", "gemm")
     assert "help: BN = 32: `b`'s tile has N contiguous (64-byte rows), which wgmma reads in 128-byte rows: BN a " \
            "multiple of 64" in r.stderr, r.stderr
+
+
+def test_a_product_in_no_loop_says_why_no_pipeline_takes_it() -> None:
+    """o02's one product of K = D after the norm ran on mma.sync with no pipeline and no note of why."""
+    r = tilec("emit", str(DIR / "o02_rmsnorm_matmul.tile"), "--stage", "gpu", "--arch", "sm_90a", "--explain")
+    assert "the Hopper GEMM pipeline takes a loop: this `mma` is in none" in r.stderr, r.stderr
+    assert "o02_rmsnorm_matmul.tile:12:13" in r.stderr

@@ -594,6 +594,12 @@ def hopper_plans(k: g.GpuKernel, ctx: PassContext) -> list[HopperPlan]:
     ops = list(k.body.ops)
     loops = [i for i, op in enumerate(ops) if isinstance(op, ir.For)
              and any(isinstance(o, ir.Mma | g.DotOp) for o in g.walk(op.body))]
+    if not loops:  # (round 16: RMSNorm then one product of K = D said nothing of why no pipeline took it)
+        mma = next((o for o in g.walk(k.body) if isinstance(o, ir.Mma | g.DotOp)
+                    and o.a.dtype in (DType.F16, DType.BF16)), None)
+        if mma is not None:
+            ctx.note(mma.span, "the Hopper GEMM pipeline takes a loop: this `mma` is in none (the pipeline "
+                     "streams the tiles of a loop over K through shared memory while the tensor cores run)")
     if len(loops) != 1:
         return []
     i = loops[0]

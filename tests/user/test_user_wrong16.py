@@ -13,6 +13,9 @@ the fixed program checked against NumPy.
   tiles): `chunk`, `split`, `tensor_split` and `unbind` now write part j as a masked sum over a reshape with
   the tile's own (generic) shape; `t.transpose(0, 1)` (E0105 "call it with 0 arguments") says `transpose()`
   takes no axes, and for a 3-D tile the `permute` that swaps them.
+- q05 a KV cache's rows 37 .. 57 written as PyTorch's `k_cache[pos:pos + n] = k`, `kc[37..57].partition(..)`:
+  E0313's help bound the copy to a variable, whose results the host cannot put back into `kc` (E0114); the
+  help now partitions `kc` itself and passes the first row (o03's `append`).
 - q03 a butterfly as a generic device function `fn b<const N: i32, const H: i32>(t: Tile<f32, [N]>)`
   reshaping `t` to [2, H]: E0208 with "the new shape must hold the same number of elements"; a
   function's shapes are compared as written (a kernel's are checked per launch), so the help now says
@@ -50,6 +53,14 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                [("Tile<f32, [N]>", "Tile<f32, [H * 2]>")]),
     # the help's part j, for j = 0 .. 3
     "q04_gates_chunk": (f"`{PART.format(j='j')}`", [("let (i, f, g, o) = gates.chunk(4, 1);", GATES)]),
+    # the help's kernel: the whole cache, the first row passed, new rows where they fall
+    "q05_partition_rows_of_a_cache": (
+        "partition `kc` itself and pass the first row, `37`, to the kernel",
+        [("k: &Tensor<f32, [?, D]>) {\n    kc.store(k.load_like(kc) as f16);",
+          "k: &Tensor<f32, [?, D]>, off: i32) {\n    let r = block_id(0);\n    let n = k.shape()[0];\n"
+          "    if r >= off && r < off + n {\n        kc.store(k.partition([1, D]).load([r - off, 0]) as f16);\n"
+          "    } else {\n        kc.store(kc.load());\n    }"),
+         ("put(kc[37..57].partition([1, 32]), &k)", "put(kc.partition([1, 32]), &k, 37)")]),
 }
 
 
@@ -108,8 +119,15 @@ def _q04(t: dict[str, np.ndarray], out: str) -> None:
     assert out == "[6, 8]\n"
 
 
+def _q05(t: dict[str, np.ndarray], out: str) -> None:
+    want = np.full((64, 32), 0.5, np.float16)
+    want[37:57] = t["k"].astype(np.float16)
+    np.testing.assert_array_equal(t["kc"], want)
+    assert out == "[64, 32]\n"
+
+
 CHECKS = {"q01_state_grid_without_leading_axis": _q01, "q02_tensor_of_listed_values": _q02,
-          "q03_generic_fn_reshape": _q03, "q04_gates_chunk": _q04}
+          "q03_generic_fn_reshape": _q03, "q04_gates_chunk": _q04, "q05_partition_rows_of_a_cache": _q05}
 
 
 @pytest.mark.parametrize(("call", "fix"), [

@@ -74,6 +74,7 @@ def test_exp_with_its_error_term_says_so(monkeypatch) -> None:  # type: ignore[n
     monkeypatch.setenv("TILEC_EXP_NONPOS", "0")  # (the softmax's exp keeps the error term)
     (n,) = _user("attn")[1].notes
     assert "keeps its accuracy promise" in n.message and "4 more instructions" in n.message
+    assert "#[hints(fast_math = true)]" in n.help[0]
 
 
 def test_explain_lines_carry_the_notes(monkeypatch) -> None:  # type: ignore[no-untyped-def]

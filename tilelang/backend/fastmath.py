@@ -61,6 +61,22 @@ MATH: dict[str, MathImpl] = {
                     "the quotient a trip past 2^52)", 0.0, 0.0),
 }
 
+# `#[hints(fast_math = true)]` on a kernel: these f32 ops by the GPU's approximate forms instead of `MATH`'s (f16
+# and bf16 run them in f32 and round once, as there); every other op as `MATH` says (exp2, log, log2, rsqrt, sin
+# and cos are MUFU forms already). The interpreter is unchanged: the hint buys speed within these bounds.
+# exp: 4.1e-6 at most on [-88.8, 88.7] (the product's rounding at |t| >= 64, log2(e)'s, the MUFU's 2^-22;
+# NumPy emulation, tests/backend/test_fast_math.py); tanh: the MUFU.TANH's bound as the PTX ISA gives it
+# (2^-10.987, about 5e-4: fine for an activation of f16/bf16 values, not for f32 numerics); division: div.full's
+# 2 ulp over the full range (no slow path for subnormals or huge divisors; a subnormal result may flush).
+FAST_MATH: dict[str, MathImpl] = {
+    "exp": MathImpl("ex2.approx.ftz.f32 of x*log2(e), no error term (Triton's tl.exp, CUDA's __expf)",
+                    4.2e-6, 1e-30, "|x| < 88"),
+    "sigmoid": MathImpl("rcp.approx.ftz.f32 of 1 + exp(-x), with the exp above", 4.5e-6, 1e-30),
+    "tanh": MathImpl("tanh.approx.f32 (one MUFU.TANH)", 5e-4, 1.2e-38),
+    "div": MathImpl("div.full.f32 (2 ulp over the full range)", 3e-7, 1.2e-38, "normal operands and results"),
+}
+
+
 # tanh below |x| = TANH_POLY_BELOW: x + x^3 P(x^2), P of degree 5 in x^2
 # (coefficients of x^3 .. x^11; relative least squares for tanh on
 # [0, 0.6], fitted in f64): 7.2e-8 relative at most in f32 (about one ulp),
@@ -176,10 +192,13 @@ _NARROW_RTOL = {DType.F16: 2.0**-11, DType.BF16: 2.0**-8}
 _NARROW_STEP = {DType.F16: 2.0**-24, DType.BF16: 2.0**-133}
 
 
-def tolerance(op: str, dtype: DType) -> tuple[float, float]:
-    """(rtol, atol) for comparing one application of `op` on `dtype` with the interpreter."""
+def tolerance(op: str, dtype: DType, fast_math: bool = False) -> tuple[float, float]:
+    """(rtol, atol) for comparing one application of `op` on `dtype` with the interpreter (`fast_math`: in a
+    kernel hinted `fast_math = true`)."""
     table = F64_MATH if dtype is DType.F64 else MATH
     impl = table.get(op, MathImpl("exact", 0.0, 0.0))
+    if fast_math and dtype is not DType.F64:
+        impl = FAST_MATH.get(op, impl)
     rtol, atol = impl.rtol, impl.atol
     if dtype in _NARROW_RTOL and (rtol or atol):  # an exact f32 result rounds as the interpreter's
         # The f32 result may sit on the other side of a rounding boundary: one

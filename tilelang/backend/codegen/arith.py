@@ -147,8 +147,14 @@ class ArithOps(EmitterCore):
             self._nonpos = nonpositive_exp_args(self.k.body)
         return v.id in self._nonpos
 
+    @property
+    def fast_math(self) -> bool:
+        """The kernel's `#[hints(fast_math = true)]`: f32 exp, sigmoid, tanh and division by the approximate forms
+        (`fastmath.FAST_MATH`)."""
+        return bool(getattr(getattr(self.k, "source", None), "fast_math", False))
+
     def fexp(self, x: str) -> str:
-        if self.exp_nonpos and fastmath.exp_nonpos_plain():
+        if self.fast_math or (self.exp_nonpos and fastmath.exp_nonpos_plain()):
             return self.fexp_plain(x)
         if fastmath.exp_ln2(self.exp_acc):
             return self.fexp_ln2(x, self.exp_nonpos)
@@ -333,6 +339,9 @@ class ArithOps(EmitterCore):
             # is a dot product. Element-wise adds have no flag: `a * b + c`
             # stays two roundings, as the interpreter computes it.
             return self.emit(f"fmul contract {ty} {a[0]}, {a[1]}")
+        if eop is E.DIV and ty == "float" and self.fast_math:  # div.full.f32: 2 ulp (fastmath.FAST_MATH)
+            self.declare("declare float @llvm.nvvm.div.full(float, float)")
+            return self.call("float", "llvm.nvvm.div.full", f"float {a[0]}, float {a[1]}")
         if eop in simple:
             return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
         if eop in cmp:
@@ -401,11 +410,16 @@ class ArithOps(EmitterCore):
             case E.COS:
                 return self.nv("llvm.nvvm.cos.approx.f", self.freduce(a[0]))
             case E.TANH:
+                if self.fast_math:
+                    self.declare("declare float @llvm.nvvm.tanh.approx.f32(float)")
+                    return self.call("float", "llvm.nvvm.tanh.approx.f32", f"float {a[0]}")
                 return self.ftanh(a[0])
             case E.SIGMOID:
                 nx = self.emit(f"fneg float {a[0]}")
                 ex = self.fexp(nx)
                 den = self.emit(f"fadd float {ex}, 1.0")
+                if self.fast_math:  # 1 / den by rcp.approx (den >= 1, or inf: 0)
+                    return self.nv("llvm.nvvm.rcp.approx.ftz.f", den)
                 return self.emit(f"fdiv float 1.0, {den}")
             case _:
                 raise AssertionError(f"float op {eop} has no lowering")

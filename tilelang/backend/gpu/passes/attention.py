@@ -314,7 +314,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ), span)
     if not registers_only([*consumer_ops, *(pc.ops if pc is not None else ())], layouts):
         return k  # some value would move between threads: the generic path
-    advice.advise(p, C, consumer_regs, ctx)  # what its blocks or spelling cost (`attention_advice`)
+    advice.advise(p, C, consumer_regs, ctx, k.source.fast_math)  # what its blocks or spelling cost
     if pc is not None and csplit.tail_rounds():  # both switches: the causal tail in a variant of its own (one
         assert kv is not None  # kernel with both walks spilled), launched where the walk has one (`tail_request`)
         request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))

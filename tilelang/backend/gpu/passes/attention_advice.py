@@ -32,6 +32,8 @@ from tilelang.backend import fastmath
 from tilelang.backend.codegen.arith import nonpositive_exp_args
 from tilelang.ir import nodes as ir
 
+from .. import nodes as g
+
 # std::attention's time against SDPA at (BM, BN, D), cliffs.py, H100, 2026-12-06 call 8 (192 x 128: call 13, with
 # the producer at 24 registers; 0.33x and 0.79x at 40)
 MEASURED = {
@@ -79,7 +81,9 @@ def advise(p: Any, C: int, regs: int, ctx: Any, fast_math: bool = False) -> None
                    "row max and sum shuffles and rescale", help)
     for op in p.loop.body.ops:
         if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP and len([x for x in op.result.shape if x > 1]) == 2:
-            plain = fast_math or (fastmath.exp_nonpos_plain()
+            loads = any(isinstance(o, ir.Load) and o is not p.k.load and o is not p.v.load
+                        for o in g.walk(p.loop.body))  # (a bias: `fastmath.exp_nonpos_plain`)
+            plain = fast_math or (fastmath.exp_nonpos_plain(loads)
                                   and op.operands[0].id in nonpositive_exp_args(p.loop.body))
             exp2 = ("write `exp2` of the scores scaled by `scale * 1.4426950408889634` (log2(e)) with the running "
                     "max in those units, as std::attention does: that spelling ran "

@@ -273,7 +273,9 @@ def _time_once(fn: Any) -> float:
     import torch
 
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(1_000_000)
+    # ~5 ms: longer than any launch call takes on the host (an attention or Hopper GEMM launch took ~0.6 ms on the
+    # general path, call 17 of 2026-12-06; the earlier 1,000,000 cycles, ~0.5 ms, let the events time the host)
+    torch.cuda._sleep(10_000_000)
     a.record()
     h = fn()
     b.record()

@@ -81,6 +81,10 @@ class Builder:
         self._cse: dict[tuple[object, ...], ir.Value] = {}
         self._cse_home: dict[int, tuple[Frame, tuple[object, ...]]] = {}  # value id -> entry
         self.cur_span = span  # the span given to ops built without an explicit one
+        # what defines each value, and each `for` variable's (lower, upper): read by
+        # `ir/lower/ranges.int_range` (the bounds of an index)
+        self.defs: dict[int, ir.Op] = {}
+        self.loops: dict[int, tuple[ir.Value, ir.Value]] = {}
 
     # ---------------------------------------------------------------- basics
     def fresh(self, ty: ir.Type, hint: str = "") -> ir.Value:
@@ -90,6 +94,12 @@ class Builder:
 
     def emit(self, op: ir.Op) -> ir.Op:
         self._frames[-1].ops.append(op)
+        r = getattr(op, "result", None)
+        if r is not None:
+            self.defs[r.id] = op
+        elif isinstance(op, ir.If):
+            for k in op.results:
+                self.defs[k.id] = op
         return op
 
     def _sp(self, span: Span | None) -> Span:
@@ -425,6 +435,7 @@ class Builder:
     ) -> Iterator[LoopHandle]:
         sp = self._sp(span)
         iv = self.fresh(lower.type, iv_hint)
+        self.loops[iv.id] = (lower, upper)
         carried = tuple(self.fresh(v.type, v.hint) for v in inits)
         results = tuple(self.fresh(v.type, v.hint) for v in inits)
         frame = Frame((iv, *carried))

@@ -465,6 +465,7 @@ class HostEvaluator:
                 elif self._types and op in _ARITH:
                     instances.check_operands(self, e, a, b)
                     a, b = instances.cast_operands(self, e, a, b)
+                instances.generic_arith(self, e, a, b, scope)
                 return bi.binary(op, a, b, e.op_span, e.span, instances.result_dtype(self, e, a, b))
             case ast.Cast(expr=inner, ty=ty):
                 if self._types:  # a generic instance: the operand's float literals stay floats (`_literal`)

@@ -167,3 +167,66 @@ def let_values(ev: Any) -> dict[Any, ast.Expr]:
             item for module in ev.program.all_modules() for item in module.ast.items
             if isinstance(item, ast.FnDecl) and not item.is_kernel)
     return ev.lets  # type: ignore[no-any-return]
+
+
+def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
+    """E0227 where `+ - *` of a host function's const generics and literals
+    only (`C * 1431655766 * 3` in `go::<1>`) does not fit its integer type in
+    this call, as a kernel's instance refuses it (`ir/lower/exprs.generic_read`,
+    round 16) and as the checker refuses the same literals' arithmetic: it
+    wrapped silently (the call above partitioned by 2). Run-time arithmetic of
+    other values wraps, as Rust's release build does."""
+    if e.op not in ("+", "-", "*"):
+        return
+    memo = ev.__dict__.setdefault("_generic_arith", {})  # by node: host loops run it again and again
+    only = memo.get(id(e))
+    if only is None:
+        only = memo[id(e)] = (e, _generics_only(ev, e))
+    if not only[1]:
+        return
+    dt = ev.scalar_dtype(e)
+    if dt is None or not dt.is_int or dt is DType.BOOL or not (domains._integral(a) and domains._integral(b)):
+        return
+    exact = {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[e.op]
+    from tilelang.diagnostics.instances import int_bounds
+
+    lo, hi = int_bounds(dt)
+    if lo <= exact <= hi:
+        return
+    from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW
+    from tilelang.diagnostics.model import Diagnostic, TileError
+
+    names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name) and _is_generic(ev, n)})
+    shown = ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names)
+    g = names[0]
+    raise TileError(Diagnostic.error(CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{dt.value}`")
+                    .primary(e.span, f"the value {exact} does not fit in `{dt.value}` ({lo}..={hi}) in this call"
+                             + (f" ({shown})" if shown else ""))
+                    .note("a host function's const generics are `i32` values: their arithmetic with literals "
+                          "is checked in each call, as a kernel instance's is")
+                    .with_help(f"call it with smaller const generics, or compute in a wider type "
+                               f"(`({g} as i64) * ..`)"))
+
+
+def _is_generic(ev: Any, e: ast.Name) -> bool:
+    from tilelang.sema.program import SymbolKind
+
+    sym = ev.program.symbol_of(e)
+    return sym is not None and sym.kind is SymbolKind.GENERIC
+
+
+def _generics_only(ev: Any, e: ast.Expr) -> bool:
+    """`e` is integer literals and const generics under `+ - *` and unary
+    minus, with at least one generic."""
+    def walk(x: ast.Expr) -> bool:
+        if isinstance(x, ast.Binary):
+            return x.op in ("+", "-", "*") and walk(x.lhs) and walk(x.rhs)
+        if isinstance(x, ast.Unary):
+            return x.op == "-" and walk(x.operand)
+        return isinstance(x, ast.IntLit) or (isinstance(x, ast.Name) and _is_generic(ev, x))
+    return walk(e) and any(isinstance(n, ast.Name) and _is_generic(ev, n) for n in ast.walk(e))
+
+
+def _generic_value(scope: Any, name: str) -> Any:
+    s = scope.lookup(name)
+    return "?" if s is None else s.vars[name]

@@ -23,6 +23,7 @@ from tilelang.diagnostics.instances import literal_misfits
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Builder
+from tilelang.ir.lower.ranges import Ranges
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
 from tilelang.ir.lower.values import I32, ArrayVal, CVal, InstanceMismatch, TensorRef, Unsupported
 from tilelang.sema.program import Program
@@ -76,6 +77,9 @@ class LowerCx:
         # refused (`views.refuse`); off only for programs run unchecked on purpose.
         self.defend = True
         self.type_args: dict[str, DType] = {}  # the kernel's type generics, once bound
+        # the bounds of integer scalars (`ranges.int_range`) and of the grid they read (`ranges.Grid`;
+        # `kernel.lower_kernel` sets it from the `&mut` tiles, unknown until then)
+        self.ranges = Ranges(self.b)
 
     def expr(self, e: ast.Expr) -> Any:
         """What `e` lowers to (`exprs.lower_expr`)."""

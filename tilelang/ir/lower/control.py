@@ -358,6 +358,7 @@ def _emit_for(cx: LowerCx, st: ast.For, lo: ir.Value, hi: ir.Value, step: ir.Val
     carried = _carried(cx, st.body)
     inits = _carry_inits(cx, carried, span)
     iv = cx.b.fresh(lo.type, _pat_name(st.pattern) or default_name)
+    cx.b.loops[iv.id] = (lo, hi)
     args = [cx.b.fresh(v.type, slot.hint) for v, slot in zip(inits, carried, strict=True)]
     frame = cx.b.open_region((iv, *args))
     for slot, a in zip(carried, args, strict=True):

@@ -40,6 +40,7 @@ from tilelang.ir.lower.context import FnFrame, LowerCx
 from tilelang.ir.lower.control import lower_block
 from tilelang.ir.lower.exprs import lower_expr
 from tilelang.ir.lower.jumps import jump_flags
+from tilelang.ir.lower.ranges import Grid
 from tilelang.ir.lower.values import (
     BOOL,
     I32,
@@ -272,6 +273,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     cx.grid_rank = max([1, *(tp.rank for tp in pending_own)])
     # Own-tile offsets are computed once at entry so every region can use them.
     groups = group_params(decl)
+    cx.ranges.grid = Grid.of([(tp.tile_shape or (), groups.get(tp.name)) for tp in pending_own])
     for tp in pending_own:
         assert tp.tile_shape is not None
         axis = groups.get(tp.name)  # the group's tile of `if last_block(axis)`: 0 along the axis

@@ -9,6 +9,7 @@ local to the own tile and a store is masked to stay inside it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from tilelang.diagnostics.model import ICE
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const
+from tilelang.dtypes import DType
 from tilelang.ir.lower.values import I32, UNIT, ArrayVal, CVal, TensorRef, Unsupported, ViewRef
 from tilelang.lastblock import region
 from tilelang.source import Span
@@ -158,6 +160,7 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
 
 
 _I32_MAX = (1 << 31) - 1
+U32 = DType.U32
 
 
 def past_offset(t: int) -> int:
@@ -169,20 +172,40 @@ def past_offset(t: int) -> int:
 
 def tile_offset(cx: LowerCx, i: Any, t: int, sp: Span) -> ir.Value:
     """The element offset `i * t` of tile index `i` along an axis of tile size
-    `t`, in `i32`. A constant index whose product does not fit `i32` names a
-    tile wholly outside the tensor (a dimension is below 2^31): its offset is
-    `past_offset(t)`, so it reads zeros or the padding and a store is dropped;
-    the product wrapped, and `p.load([4194305])` of tiles of 1024 read tile 1
-    (hrev16). A run-time index keeps the `i32` product, which wraps the same way
-    where `|i| * t` passes 2^31: a grid or `for` variable over the tile counts
-    never does, a tensor's data or a scalar parameter may (left open: testing
-    every run-time index changed the PTX of 59 of the 126 tuned kernels of
-    `benchmarks/ptx_sha.py`, the decode and LLM kernels that index from a
-    position, unmeasured on a GPU)."""
+    `t`, in `i32`. An index whose product does not fit `i32` names a tile
+    wholly outside the tensor (a dimension is below 2^31): its offset is
+    `past_offset(t)`, so it reads zeros or the padding and a store is dropped.
+    The product wrapped: `p.load([4194305])` of tiles of 1024 read tile 1
+    (hrev16: constants), and so did a run-time index from a tensor's data or
+    a scalar parameter (hrev17). A run-time index whose bounds keep the
+    product inside `i32` (`ranges`: the grid's `block_id`, a `for` variable
+    over `num_tiles`, ..) is multiplied as it is; any other is tested first,
+    one compare and one select on a scalar:
+    `where(i <= (2^31 - 1) / t, i, past) * t` (an unsigned compare where it
+    may also be too negative: a negative index's tile is outside anyway)."""
     if isinstance(i, CVal) and isinstance(i.value, int) and not isinstance(i.value, bool):
         off = i.value * t
         return cx.b.const(off if -_I32_MAX - 1 <= off <= _I32_MAX else past_offset(t), I32, span=sp)
-    return cx.b.mul(cx.as_index(i, sp), cx.b.const(t, I32, span=sp), span=sp)
+    x = cx.as_index(i, sp)
+    return cx.b.mul(_guarded(cx, x, t, sp), cx.b.const(t, I32, span=sp), span=sp)
+
+
+def _guarded(cx: LowerCx, x: ir.Value, t: int, sp: Span) -> ir.Value:
+    """`x`, or where `x * t` may leave `i32`, `x` tested against the tiles that
+    fit: past them (either way) the index of `past_offset(t)`'s tile."""
+    hi, lo = _I32_MAX // t, -((_I32_MAX + 1) // t)
+    known = cx.ranges.of(x)
+    assert known is not None
+    if lo <= known[0] and known[1] <= hi or os.environ.get("TILEC_INDEX_GUARD") == "0":
+        return x  # (`TILEC_INDEX_GUARD=0`: the product as it was, for a GPU A/B only: it wraps)
+    b = cx.b
+    if lo <= known[0]:
+        ok = b.elementwise(ir.ElemOp.LE, x, b.const(hi, I32, span=sp), span=sp)
+    elif known[1] <= hi:
+        ok = b.elementwise(ir.ElemOp.GE, x, b.const(lo, I32, span=sp), span=sp)
+    else:
+        ok = b.elementwise(ir.ElemOp.LE, b.cast(x, U32, span=sp), b.const(hi, U32, span=sp), span=sp)
+    return b.elementwise(ir.ElemOp.WHERE, ok, x, b.const(past_offset(t) // t, I32, span=sp), span=sp)
 
 
 def _group_load(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], sp: Span) -> ir.Value:

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# hrev17 (hostile review, round 17): the run-time tile index guard on a GPU. One step, <= ~120 s warm.
+#  1. tests/run/tile_index_runtime_overflow.tile on the GPU, with the guard (default) and without it
+#     (TILEC_INDEX_GUARD=0, the lowering as before hrev17). Expected: "157265920.0 0 114" (the interpreter's
+#     and llsim sm_80 / sm_90a's lines) and, without the guard, "174531070.0 66 114" (the index times the tile
+#     wrapped in i32 and read tile 1 / tiles 0-2: what every engine did before).
+#  2. The cost, where the guard changed tuned kernels' PTX: 49 of benchmarks/ptx_sha.py's 126 (the decode
+#     attention's split kernels: their key loop starts at a share of a run-time length; the LLM engine's GEMVs,
+#     RoPE/KV-append, sampling and combine kernels: indices from `layer`, `pos` and other scalar parameters).
+#     Each changed index costs one compare and one select on a scalar (`setp` + `selp`), once a load, in
+#     memory-bound kernels; the 77 others (prefill attention, every GEMM/grid/`for`-over-num_tiles index)
+#     are byte-identical. decode_ab.py, Qwen3-4B at 1,024 positions, two processes: guard OFF then ON (the
+#     default), each the default plan twice (in-process spread). Expected: ON within the OFF run's
+#     spread, |ratio - 1| <= 1 % (the guard adds ~2 scalar instructions a decode kernel's block), the same
+#     tokens in both (it changes no value below 2^31). A loss above ~1.5 % in both rows: tell hrev17's
+#     successor which kernel (STEP=attn times the decode attention alone).
+# Prints step 1's two lines (OK / DIFFERS), then the decode_ab rows of each process and the ratio ON/OFF.
+# usage on the device machine, from the checkout's root:  bash benchmarks/hrev17_device.sh
+set -uo pipefail
+. benchmarks/device_env.sh hrev17
+check() {  # want env...
+    local want=$1; shift
+    got=$(env "$@" timeout 60 python3 -m tilelang run --device gpu tests/run/tile_index_runtime_overflow.tile 2>&1 \
+          | grep -v "^warning\|^ \|^[0-9]* |\|^\.\.\.\|^$\|warnings emitted" | tr '\n' ' ')
+    if [ "$got" = "$want " ]; then echo "guard ${*:-on}: $got OK"; else echo "guard ${*:-on}: $got DIFFERS (want $want)"; fi
+}
+check "157265920.0 0 114"
+check "174531070.0 66 114" TILEC_INDEX_GUARD=0
+ab() {  # name env...
+    local n=$1; shift
+    env "$@" timeout ${T:-50} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --variants '[{}, {}]' \
+        --rounds 3 --out "$D/$n" > "$D/$n.log" 2>&1
+    grep "tok/s" "$D/$n.log" | sed "s/^/$n /" | cut -c1-120
+}
+ab off TILEC_INDEX_GUARD=0
+ab on TILEC_INDEX_GUARD=1
+python3 - "$D" <<'PY'
+import re, statistics, sys
+from pathlib import Path
+d = Path(sys.argv[1])
+tok = {n: [float(m) for m in re.findall(r"([0-9.]+) tok/s", (d / f"{n}.log").read_text())] for n in ("off", "on")}
+if tok["off"] and tok["on"]:
+    a, b = statistics.mean(tok["off"]), statistics.mean(tok["on"])
+    print(f"guard ON/OFF: {b / a:.4f} (off {tok['off']}, on {tok['on']})")
+else:
+    print("guard ON/OFF: no rows (see the logs)", tok)
+PY
+pack

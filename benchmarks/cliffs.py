@@ -132,7 +132,9 @@ construction) is ex2.approx(x log2(e)) with no error term (`fastmath.exp_nonpos_
 (one FMUL an element fewer). So: attn ~0.87-0.90x (was 0.81x), attn_dot ~0.88-0.90x (0.81x), causal ~0.98x
 (0.95x), D=64 128x64 ~0.78-0.82x (0.69x; std 0.83x), bf16 ~0.82-0.86x (0.73x; std 0.87x); bias/ALiBi/window
 up by a few points; `attn_exp2`, `attn_qscale`, std::attention unchanged (same PTX: `ptx_sha.py` identical);
-softmax rows within noise (memory-bound); every err as before (below 1e-2).
+softmax rows within noise (memory-bound); every err as before (below 1e-2). Call 17 measured: attn 0.89x,
+attn_dot 0.90x, causal 1.02x, D=64 0.74x, bf16 0.78x, ALiBi 1.53x, but attn_bias 0.98x -> 0.87x: since then
+a loop that loads a bias keeps the error term (its PTX main's again): attn_bias back at ~0.98x.
 
 A case that crashes prints its error on its line and the run goes on.
 

@@ -202,6 +202,31 @@ def _operand(v: ir.Value, body: dict[int, object], ctx: PassContext, k: g.GpuKer
     return Operand(op, perm, kmajor, rows, cols, sw, box_rows, tma)
 
 
+def _layout_help(v: ir.Value, body: dict[int, object], want_k_first: bool, which: str) -> str:
+    """Which block size makes operand `v`'s loaded tile one `_operand` takes, where its shape is the reason
+    (round 16: a [32, 32] tile of B with N contiguous, 64-byte rows, was told "BK a multiple of 16 (64 for an
+    MN-major operand)"; BK = 64 kept the refusal, BN = 64 is what wgmma's 128-byte MN-major rows need)."""
+    op = body.get(v.id)
+    perm = op if isinstance(op, ir.Permute) else None
+    op = body.get(op.x.id) if isinstance(op, ir.Permute) else op
+    if not isinstance(op, ir.Load) or len(op.result.shape) != 2:
+        return ""
+    rows, cols = op.result.shape
+    kmajor = (perm is None) != want_k_first
+    axis = "K" if kmajor else ("M" if which == "a" else "N")
+    gen = f"B{axis}"
+    other = {"K": "BM" if which == "a" else "BN", "M": "BK", "N": "BK"}[axis]
+    if kmajor and not (cols in (16, 32) or cols % 64 == 0):
+        return f"{gen} = {cols}: a K-contiguous tile is read in rows of 16, 32 or a multiple of 64 elements"
+    if not kmajor and cols % 64:
+        return (f"{gen} = {cols}: `{which}`'s tile has {axis} contiguous ({cols * 2}-byte rows), which wgmma reads "
+                f"in 128-byte rows: {gen} a multiple of 64 (or `{which}` stored transposed, K contiguous)")
+    sw = 128 if cols * 2 >= 128 else cols * 2
+    if (rows * sw) % 1024:
+        return f"{other} = {rows}: a multiple of {1024 // sw} for rows of {cols} elements"
+    return ""
+
+
 def _match(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -> HopperPlan | None:
     """The plan of a GEMM loop, or None: for a loop of one `mma`, with a note of why in `ctx`."""
     got = _plan(loop, after, k, ctx)
@@ -219,7 +244,7 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
           wide: bool = True) -> HopperPlan | _Refusal | None:
     body = loop.body
     ys = body.ops[-1]
-    if not isinstance(ys, ir.Yield) or len(loop.inits) != 1:
+    if not isinstance(ys, ir.Yield):
         return None
     defs: dict[int, object] = {}
     dots = []
@@ -231,6 +256,21 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
             dots.append(op)
         elif not (_is_scalar_op(op) or isinstance(op, ir.Load | ir.Permute)):
             other = other or op
+    if len(dots) == 1 and (dots[0].a.dtype not in (DType.F16, DType.BF16)  # type: ignore[attr-defined]
+                           or dots[0].acc.dtype is not DType.F32):  # type: ignore[attr-defined]
+        # the element types first: no rewrite of the loop's other work would let wgmma take it
+        d: Any = dots[0]
+        return (d.span, f"the `mma` multiplies {d.a.dtype.value} into {d.acc.dtype.value}; wgmma takes f16 or "
+                "bf16 into f32", "")
+    carried = {a.id for a in body.args[1:]}
+    if len(dots) > 1 and all(d.acc.id in carried for d in dots):  # type: ignore[attr-defined]
+        return (loop.span, f"the loop accumulates {len(dots)} products, each into its own accumulator (a gate and "
+                "an up projection of one A, say); the pipeline runs one `acc = mma(a, b, acc)` a loop",
+                "one GEMM over the B operands side by side (`[K, 2 * N]`: column tile 2j one's tile j, 2j + 1 "
+                "the other's) into one accumulator, and the element-wise rest in a second kernel that reads "
+                "the two column tiles")
+    if len(loop.inits) != 1:
+        return None
     if other is not None:
         if len(dots) != 1:
             return None
@@ -283,9 +323,11 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     if oa is not None and pad:
         oa = dataclasses.replace(oa, rows=64, box_rows=64) if oa.kmajor else None
     if oa is None or ob is None:
-        return (span, f"operand {'a' if oa is None else 'b'} is not a 2-D f16/bf16 tile loaded in the loop "
+        which = "a" if oa is None else "b"
+        return (span, f"operand {which} is not a 2-D f16/bf16 tile loaded in the loop "
                 "(unmasked, optionally transposed) in a shape wgmma's shared layouts take",
-                "load whole [BM, BK] / [BK, BN] tiles of 2-D tensors, BK a multiple of 16 (64 for an MN-major "
+                _layout_help(a if oa is None else b, defs, which == "b", which)
+                or "load whole [BM, BK] / [BK, BN] tiles of 2-D tensors, BK a multiple of 16 (64 for an MN-major "
                 "operand)")
     init_def = _def_of(k.body, loop.inits[0])
     if not isinstance(init_def, ir.Const):
@@ -583,6 +625,12 @@ def hopper_plans(k: g.GpuKernel, ctx: PassContext) -> list[HopperPlan]:
     ops = list(k.body.ops)
     loops = [i for i, op in enumerate(ops) if isinstance(op, ir.For)
              and any(isinstance(o, ir.Mma | g.DotOp) for o in g.walk(op.body))]
+    if not loops:  # (round 16: RMSNorm then one product of K = D said nothing of why no pipeline took it)
+        mma = next((o for o in g.walk(k.body) if isinstance(o, ir.Mma | g.DotOp)
+                    and o.a.dtype in (DType.F16, DType.BF16)), None)
+        if mma is not None:
+            ctx.note(mma.span, "the Hopper GEMM pipeline takes a loop: this `mma` is in none (the pipeline "
+                     "streams the tiles of a loop over K through shared memory while the tensor cores run)")
     if len(loops) != 1:
         return []
     i = loops[0]

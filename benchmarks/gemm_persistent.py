@@ -8,7 +8,7 @@ line a variant:
     python benchmarks/gemm_persistent.py --only 128x128x64
     python benchmarks/gemm_persistent.py --dry      # CPU: each variant's lowering (path, warps, stages, smem)
     python benchmarks/gemm_persistent.py --dry --ptx --only 4096x4096x4096   # + ptxas's registers, spills
-    python benchmarks/gemm_persistent.py --modes 0,w   # tile/CTA and wide only (modes 0 1 2 w s)
+    python benchmarks/gemm_persistent.py --modes 0,w   # tile/CTA and wide only (modes 0 d 1 2 w W s)
 
 Each variant is its own program (a comment names it), so the switch, read when a launch lowers the kernel, is
 the variant's; the compile cache keys on the LLVM text.
@@ -32,6 +32,9 @@ Expected (not measured; hgemm, 2026-12-06):
   bandwidth (32 KB of operands each 2 MFLOP: 128x128 read 0.84x with 1 or 2 warpgroups and with 2 CTAs an SM,
   128x256 0.96x), 128x128x64 wide ~0.95x (the 128x256 kernel, walked), 64x64x64 0.44x -> 0.8-0.9x (64x256),
   M = 64 rows 64x64x64 ~0.5x (16 wide tiles: fewer CTAs, there split-K is the lever).
+- "wide-deep" (`TILEC_GEMM_WIDE_RING=1`: the wide tile's ring as deep as fits, up to 8): 128x128x32 5 -> 8
+  stages, 64x64x64 4 -> 5, 128x128x64 4 (no room for more): if x32 reads >= 0.9x (wide: 0.84x), make it the wide
+  default.
 - 128x128x128: its pingpong line is the coop kernel again (two staging areas and 3 stages of 64 KB do not fit):
   the two lines' difference is the run's noise. (128x256x64 is left out: never persistent, its staging area
   would cost a stage.)
@@ -67,21 +70,22 @@ SHAPES: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = [  # the likel
     ((8192, 8192, 8192), (128, 128, 64)),
     ((64, 11008, 4096), (64, 128, 64)),
 ]
-# a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK, TILEC_GEMM_WIDEN)
-MODES = {"0": "tile/CTA", "d": "default", "1": "coop", "2": "pingpong", "w": "wide", "s": "splitk"}
-SWITCHES = {"0": ("0", "0", "0"), "d": ("0", "auto", "auto"), "1": ("1", "0", "0"), "2": ("2", "0", "0"),
-            "w": ("2", "0", "1"), "s": ("0", "1", "0")}
+# a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK, TILEC_GEMM_WIDEN, TILEC_GEMM_WIDE_RING)
+MODES = {"0": "tile/CTA", "d": "default", "1": "coop", "2": "pingpong", "w": "wide", "W": "wide-deep",
+         "s": "splitk"}
+SWITCHES = {"0": ("0", "0", "0", "0"), "d": ("0", "auto", "auto", "0"), "1": ("1", "0", "0", "0"),
+            "2": ("2", "0", "0", "0"), "w": ("2", "0", "1", "0"), "W": ("2", "0", "1", "1"), "s": ("0", "1", "0", "0")}
 
 
 def _switch(mode: str) -> None:
     (os.environ["TILEC_GEMM_PERSISTENT"], os.environ["TILEC_GEMM_SPLITK"],
-     os.environ["TILEC_GEMM_WIDEN"]) = SWITCHES[mode]
+     os.environ["TILEC_GEMM_WIDEN"], os.environ["TILEC_GEMM_WIDE_RING"]) = SWITCHES[mode]
 
 
 def _source(mode: str) -> str:
     from cliffs_cases import GEMM
 
-    return f"// TILEC_GEMM_PERSISTENT, _SPLITK, _WIDEN = {SWITCHES[mode]}\n" + GEMM.replace("ELEM", "f16")
+    return f"// TILEC_GEMM_PERSISTENT, _SPLITK, _WIDEN, _WIDE_RING = {SWITCHES[mode]}\n" + GEMM.replace("ELEM", "f16")
 
 
 def _variants(only: str | None, modes: str = "") -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], str]]:
@@ -92,7 +96,7 @@ def _variants(only: str | None, modes: str = "") -> list[tuple[str, tuple[int, i
                 continue
             if mode == "s" and mnk[0] * mnk[1] >= 132 * tile[0] * tile[1]:  # split-K only where tiles < SMs
                 continue
-            if mode == "w" and tile[1] > 128:  # never wider
+            if mode in "wW" and tile[1] > 128:  # never wider
                 continue
             name = f"{'x'.join(map(str, mnk))} {'x'.join(map(str, tile))} {MODES[mode]}"
             if not only or only in name:

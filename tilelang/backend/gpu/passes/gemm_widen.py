@@ -46,6 +46,13 @@ def requested() -> str:
     return want
 
 
+def deep_ring() -> bool:
+    """`TILEC_GEMM_WIDE_RING=1` (a measurement switch, off): a wide tile's ring as deep as fits beside its stores'
+    staging, up to 8 stages (unset: 4, or more of small stages, as any GEMM: 128x256x32 gets 5 stages = 120 KB
+    in flight where 128x256x64 has 4 = 192 KB; 128x128x32 ran 0.61x at 4 stages, 0.75x at 8, call 13)."""
+    return os.environ.get("TILEC_GEMM_WIDE_RING", "0") == "1"
+
+
 def _defs(k: g.GpuKernel) -> dict[int, object]:
     out: dict[int, object] = {}
     for op in g.walk(k.body):
@@ -251,5 +258,5 @@ def epilogues(p: object, fin: ir.Value, subs: list[Sub], fresh: Fresh, layouts: 
     return out
 
 
-__all__ = ["WIDEN_DEFAULT", "Sub", "epilogues", "axes", "b_copies", "column_axis", "factor", "ids", "operand", "requested", "rewrite_outside",
+__all__ = ["WIDEN_DEFAULT", "Sub", "deep_ring", "epilogues", "axes", "b_copies", "column_axis", "factor", "ids", "operand", "requested", "rewrite_outside",
            "subtiles"]

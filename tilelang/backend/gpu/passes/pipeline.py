@@ -382,6 +382,9 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
                 + (f" (and the epilogue's staging {staging})" if staging else "")
                 + f": {fit} stages fit in {_smem_budget(B)} bytes, the pipeline needs 2 (asked: {S})",
                 "a smaller BK, BM or BN")
+    if W > 1 and gemm_widen.deep_ring():  # (a measurement switch: the ring as deep as fits beside the staging)
+        areas = 2 if C == 1 else 1  # (pingpong's two areas where the wide accumulator fits one warpgroup)
+        S = max(S, min(MAX_STAGES, (_smem_budget(B) - 1024 - areas * _staging_bytes(epilogue, k, M, N, ctx)) // stage_bytes))
     form, few = _persistent(k, loop, epilogue, H, B, C, S, stage_bytes, M, N, ctx, W > 1)
     if W > 1 and (not form or S < 4):  # wide tiles need the walk, and a ring as deep as the user's tiles had
         return _plan(loop, after, k, ctx, wide=False)

@@ -209,6 +209,11 @@ def test_wide_tiles_only_where_they_are_the_users_tiles(monkeypatch) -> None:  #
     assert "acc_columns" in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16), 256, 512, 64))
     assert "acc_columns" not in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16), 256, 500, 64))  # B's rows: 1000 bytes
     assert "acc_columns" not in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16, stages=4), 256, 512, 64))
+    # a kernel that reads `num_blocks`: the walk's would count wide tiles (it was widened: acc + 2 read acc + 8)
+    counted = GemmConfig(64, 64, 16).source().replace("c.store(acc as f16);", "c.store((acc + (num_blocks(1) as f32)) as f16);")
+    assert "num_blocks(1)" in counted
+    k = driver.compile(counted + main, "ir").output[0]
+    assert "acc_columns" not in print_gpu_kernel(lower_gpu(k, "sm_90a", _facts(a=(256, 64), b=(64, 512), c=(256, 512))))
 
 
 def test_split_k_by_default_where_a_launch_has_few_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -100,7 +100,8 @@ def column_axis(k: g.GpuKernel, loop: ir.For, a: ir.Load, b: ir.Load) -> int | N
     if aa is None or ba is None or la is None:
         return None
     cols = ba - aa - la
-    if len(cols) != 1 or any(isinstance(op, ir.NumBlocks) for op in g.walk(k.body)) and k.grouped is None:
+    # (the user's `num_blocks` reads: the walk's would be the wide grid's; `block_order`'s own are dropped with it)
+    if len(cols) != 1 or any(isinstance(op, ir.NumBlocks) for op in g.walk(k.source.body)):
         return None
     return next(iter(cols))
 

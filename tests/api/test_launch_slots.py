@@ -17,7 +17,7 @@ import pytest
 
 import tilelang
 from tilelang.api import in_flight
-from tilelang.runtime import cuda_stub
+from tilelang.runtime import cuda_fake, cuda_stub
 from tilelang.runtime.cuda_stub import DevArray, tmap_fields
 
 P = tilelang.partition
@@ -67,9 +67,21 @@ def mod(dev):  # type: ignore[no-untyped-def]
         yield tilelang.compile(SOURCE)
 
 
-@pytest.fixture
-def on(dev, mod):  # type: ignore[no-untyped-def]
-    """The stub device installed, `dev.slow` counting its general launches."""
+@pytest.fixture(scope="module")
+def native(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The real native launcher built against `cuda_fake`'s stub libcuda, or None where it cannot be built."""
+    if not cuda_fake.can_build():
+        return None
+    return cuda_fake.stub_native(tmp_path_factory.mktemp("slotsnative"))
+
+
+@pytest.fixture(params=["binding", "native"])
+def on(request, dev, mod, native):  # type: ignore[no-untyped-def]
+    """The stub device installed, `dev.slow` counting its general launches; the fast launches through the
+    binding (the stub driver) or the native launcher (the stub libcuda: `dev.lib`)."""
+    if request.param == "native" and native is None:
+        pytest.skip("no C compiler or no Python.h for the native launcher")
+    nat, lib = native if request.param == "native" else (None, None)
     general = type(dev)._run_slow
     dev.slow = 0
 
@@ -78,11 +90,25 @@ def on(dev, mod):  # type: ignore[no-untyped-def]
         general(dev, *args)
 
     dev._run_slow = counted
-    dev.ctx.d.capture_status = 0
-    with cuda_stub.installed(dev):
+    dev.lib = lib
+    _capture(dev, False)
+    with cuda_stub.installed(dev, nat):
         yield dev
     del dev._run_slow
+    for k in (mod.add, mod.gemm, mod.row_sums, mod.checked):  # (a plan's launcher keeps its driver path)
+        k._plans.clear()
+        k._memo = None
+        for sk in k._specialised.values():
+            sk._plans.clear()
+            sk._memo = None
     assert in_flight() == 0, "a test left a launch in flight"
+
+
+def _capture(dev: Any, on: bool) -> None:
+    """Whether the stub driver (and libcuda) say the stream is being captured."""
+    dev.ctx.d.capture_status = int(on)
+    if dev.lib is not None:
+        cuda_fake.set_int(dev.lib, "capture_status", int(on))
 
 
 def _abi(dev: Any, handle: int) -> Any:
@@ -105,9 +131,14 @@ def _prepared(dev: Any) -> list[Any]:
     return [o for o in gc.get_objects() if isinstance(o, PreparedKernel)]
 
 
-def _launched(dev: Any) -> dict[str, Any]:
-    """The last launch's parameters by slot (`what`): ints, or a TMA descriptor's fields."""
-    f, *_, params = dev.ctx.d.launches[-1]
+def _launched(dev: Any, fast: bool = True) -> dict[str, Any]:
+    """The last launch's parameters by slot (`what`): ints, or a TMA descriptor's fields. `fast`: it was
+    the fast launcher's (the native launcher's goes to the stub libcuda, the general path's to the driver)."""
+    if fast and dev.lib is not None:
+        last = cuda_fake.last(dev.lib)
+        f, params = last[0], last[9]
+    else:
+        f, *_, params = dev.ctx.d.launches[-1]
     abi = _abi(dev, f)
     out: dict[str, Any] = {}
     for n, slot in enumerate(abi.slots):
@@ -138,7 +169,10 @@ def test_a_partition_of_an_array_made_in_the_call_is_served_by_its_plan(on, mod)
     assert plan.stats["hits"] == hits + 3 and len(mod.add._plans) == 1
 
 
-def test_a_tma_gemm_launches_through_the_fast_launcher(on, mod) -> None:  # type: ignore[no-untyped-def]
+def test_a_tma_gemm_launches_through_the_fast_launcher(on, mod, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.runtime import cuda_module
+
+    monkeypatch.setattr(cuda_module, "_TMAPS", {})  # (an earlier test's array may have had these addresses)
     n = 256
     a, b, c = (DevArray.zeros((n, n), np.float16) for _ in range(3))
     gemm = mod.gemm[128, 128, 64]
@@ -177,7 +211,7 @@ def test_a_tma_operand_of_another_alignment_takes_the_general_path(on, mod) -> N
     off = DevArray.zeros((n, n), np.float16, offset=1)
     gemm(P(c, [128, 128]), off, b).sync()
     assert on.slow == slow + 1
-    assert not any(k.startswith("tmap:") and k.endswith("/a") for k in _launched(on))
+    assert not any(k.startswith("tmap:") and k.endswith("/a") for k in _launched(on, fast=False))
     assert _ptr(off) not in [t[0] for t in on.ctx.d.tmaps[encoded:]]
 
 
@@ -200,21 +234,22 @@ def test_counters_are_the_streams_buffer_and_a_captures_own(on, mod) -> None:  #
     mine = counters.by_stream[id(stream)]
     assert _launched(on)["arrive:1/"] == mine.ptr
     # a capture (PyTorch's, say): the general path, the capture's own buffer
-    on.ctx.d.capture_status = 1
+    _capture(on, True)
     go()
     assert on.slow == slow + 1
     taken = counters.captured[id(stream)]
-    assert taken and _launched(on)["arrive:1/"] == taken[-1].ptr != mine.ptr
+    assert taken and _launched(on, fast=False)["arrive:1/"] == taken[-1].ptr != mine.ptr
     counters.disown(stream)
-    on.ctx.d.capture_status = 0
+    _capture(on, False)
     go()
     assert on.slow == slow + 1 and _launched(on)["arrive:1/"] == mine.ptr
     # another stream: the launcher takes that stream's buffer
     other = on.ctx.d.CUstream(0xABC)
     args = [_ptr(part), _ptr(out), _ptr(x)]
-    assert plan.launcher(args, other, None)
+    raw = 0xABC if on.lib is not None else None  # (the native launcher's raw handle)
+    assert plan.launcher(args, other, raw)
     assert _launched(on)["arrive:1/"] == counters.by_stream[id(other)].ptr != mine.ptr
-    assert plan.launcher(args, stream, None) and _launched(on)["arrive:1/"] == mine.ptr
+    assert plan.launcher(args, stream, 0 if raw else None) and _launched(on)["arrive:1/"] == mine.ptr
 
 
 def test_asserts_take_a_word_a_launch_checked_at_the_wait(on, mod) -> None:  # type: ignore[no-untyped-def]
@@ -230,19 +265,24 @@ def test_asserts_take_a_word_a_launch_checked_at_the_wait(on, mod) -> None:  # t
     pending = [w for ws in on._pending_asserts.values() for w, *_ in ws]
     assert len(pending) == 2 and pending[0] != pending[1]
     assert _launched(on)["err/"] == on._err.ptr + 4 * pending[1]
+    calls = dict(on.ctx.d.calls)
     h1.wait()
     h2.wait()
     assert not any(on._pending_asserts.values()) and not any(on._err_busy.get(w) for w in pending)
+    # the wait read the launches' words alone, and reset none (zeros: nothing failed)
+    assert on.ctx.d.calls["cuMemcpyDtoH"] == calls.get("cuMemcpyDtoH", 0) + 1
+    assert on.ctx.d.calls["cuMemsetD32"] == calls.get("cuMemsetD32", 0)
     # the GPU says the assert failed: the wait says which
     h = chk(P(z1, [256]), x, 3).launch()
     (word, *_), = [e for es in on._pending_asserts.values() for e in es]
     on.ctx.d.memory[on._err.ptr + 4 * word] = np.array([1, -1], dtype=np.int32).tobytes()
+    resets = on.ctx.d.calls["cuMemsetD32"]
     try:
         with pytest.raises(Exception, match="n must be positive"):
             h.wait()
     finally:
         on.ctx.d.memory.clear()
-    assert on.slow == slow
+    assert on.slow == slow and on.ctx.d.calls["cuMemsetD32"] == resets + 1  # the failed words reset
 
 
 @pytest.mark.heavy

@@ -750,8 +750,9 @@ class CudaDevice(Device):
             num, place = assert_words(int(words[word]), int(words[word + 1]))
             if num and failed is None:
                 failed = (abi.asserts[num - 1], place, at, grid)
-        for word, _, _, _ in pending:  # reset for the next launch that uses these words
-            _check(d.cuMemsetD32(self._err.ptr + 4 * word, 0, 2), "cuMemsetD32")
+        for word, _, _, _ in pending:  # reset for the next launch that uses these words (only a failed
+            if words[word] or words[word + 1]:  # assert writes them: zeros need no driver call)
+                _check(d.cuMemsetD32(self._err.ptr + 4 * word, 0, 2), "cuMemsetD32")
         if failed is not None:
             (span, message, region, axis), place, launch_span, grid = failed
             raise TileError(assert_diagnostic(span, message, region, axis, place, grid, launch_span))

@@ -309,3 +309,31 @@ def test_std_attention_prefill_launches_through_the_fast_launcher(on) -> None:  
     assert plan.launcher._guards == ((5, False),)
     go(True)
     assert on.slow == slow + 1
+
+
+def test_a_tile_programs_repeated_launch_of_an_asserting_kernel_is_cached(on, mod) -> None:  # type: ignore[no-untyped-def]
+    """`CudaDevice.run` (a Tile program's launches): the same arguments again reuse the first launch's driver
+    call with an error word of their own (was `_run_slow` every time for a kernel with asserts), checked at
+    the stream's sync; in a capture, the general path."""
+    x, z = DevArray.zeros((512,)), DevArray.zeros((512,))
+    op = mod.checked(P(z, [256]), x, 3)
+    op.sync()
+    plan = op._plan
+    bufs = [on.wrap_external(p, s.shape, s.np_dtype, s.nbytes) for p, s in zip(op._ptrs, plan.arrays, strict=True)]
+    args = op._kernel_args(bufs)
+    slow = on.slow
+    on.run(plan.prepared, plan.bound.grid, args)
+    on.run(plan.prepared, plan.bound.grid, args)
+    on.run(plan.prepared, plan.bound.grid, args)
+    assert on.slow == slow + 1
+    held = [w for w, *_ in on._pending_asserts[id(on.ctx.stream)]]
+    assert len(held) == 3 and len(set(held)) == 3
+    assert _launched(on, fast=False)["err/"] == on._err.ptr + 4 * held[-1]
+    on.sync()
+    assert not on._pending_asserts[id(on.ctx.stream)] and not any(on._err_busy.get(w) for w in held)
+    _capture(on, True)
+    on.run(plan.prepared, plan.bound.grid, args)
+    assert on.slow == slow + 2
+    _capture(on, False)
+    on._pending_asserts.clear()
+    on._err_busy.clear()

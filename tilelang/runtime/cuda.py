@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import sys
 import threading
@@ -420,6 +421,11 @@ class CudaDevice(Device):
             if more is not None:
                 facts_key, facts = (*facts_key, short.key()), more
                 got = self._variant(pk, facts_key, facts, span)
+        few = getattr(got[0], "few", "")
+        if few and grid and few in facts and 2 * math.prod(grid) <= self.ctx.info.sm_count:
+            # a GEMM with few tiles: its split-K variant (`passes/gemm_split.py`)
+            facts_key, facts = (*facts_key, ("few", few)), {**facts, few: dataclasses.replace(facts[few], few_tiles=True)}
+            got = self._variant(pk, facts_key, facts, span)
         form = getattr(got[0], "split", None)
         if form is not None and grid:  # (the split form: `backend/split_form.py`, computed once a launch shape)
             from tilelang.ir import nodes as ir

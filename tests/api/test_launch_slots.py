@@ -76,11 +76,16 @@ def native(tmp_path_factory):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(params=["binding", "native"])
-def on(request, dev, mod, native):  # type: ignore[no-untyped-def]
+def on(request, dev, mod, native, monkeypatch):  # type: ignore[no-untyped-def]
     """The stub device installed, `dev.slow` counting its general launches; the fast launches through the
-    binding (the stub driver) or the native launcher (the stub libcuda: `dev.lib`)."""
+    binding (the stub driver) or the native launcher (the stub libcuda: `dev.lib`). The stub's TMA
+    descriptors in a cache of their own (an earlier test's array may have had these addresses; a GPU test
+    after these must never meet one)."""
+    from tilelang.runtime import cuda_module
+
     if request.param == "native" and native is None:
         pytest.skip("no C compiler or no Python.h for the native launcher")
+    monkeypatch.setattr(cuda_module, "_TMAPS", {})
     nat, lib = native if request.param == "native" else (None, None)
     general = type(dev)._run_slow
     dev.slow = 0
@@ -169,10 +174,7 @@ def test_a_partition_of_an_array_made_in_the_call_is_served_by_its_plan(on, mod)
     assert plan.stats["hits"] == hits + 3 and len(mod.add._plans) == 1
 
 
-def test_a_tma_gemm_launches_through_the_fast_launcher(on, mod, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from tilelang.runtime import cuda_module
-
-    monkeypatch.setattr(cuda_module, "_TMAPS", {})  # (an earlier test's array may have had these addresses)
+def test_a_tma_gemm_launches_through_the_fast_launcher(on, mod) -> None:  # type: ignore[no-untyped-def]
     n = 256
     a, b, c = (DevArray.zeros((n, n), np.float16) for _ in range(3))
     gemm = mod.gemm[128, 128, 64]

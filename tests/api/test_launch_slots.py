@@ -339,3 +339,36 @@ def test_a_tile_programs_repeated_launch_of_an_asserting_kernel_is_cached(on, mo
     _capture(on, False)
     on._pending_asserts.clear()
     on._err_busy.clear()
+
+
+def test_a_split_k_gemm_takes_the_streams_counters_and_workspace(on, mod) -> None:  # type: ignore[no-untyped-def]
+    """Two output tiles of a long K on 132 SMs: the split-K form (a CTA an SM, `KernelABI.fill`), whose
+    `split` counters and `splitws:` workspace are the stream's buffers on the fast path (the workspace from
+    buffers never used as counters) and the capture's in a capture."""
+    a, b, c = DevArray.zeros((128, 4096), np.float16), DevArray.zeros((4096, 256), np.float16), \
+        DevArray.zeros((128, 256), np.float16)
+    gemm = mod.gemm[128, 128, 64]
+
+    def go() -> None:
+        gemm(P(c, [128, 128]), a, b).sync()
+
+    go()
+    go()
+    slow = on.slow
+    go()
+    assert on.slow == slow
+    got = _launched(on)
+    if "split/" not in got:
+        pytest.skip("this tree does not split these GEMMs along K")
+    f = on.ctx.d.launches[-1][0] if on.lib is None else cuda_fake.last(on.lib)[0]
+    grid = (on.ctx.d.launches[-1][1:4] if on.lib is None else tuple(cuda_fake.last(on.lib)[1:4]))
+    assert tuple(grid) == (132, 1, 1), f
+    stream = next(iter(gemm._plans.values())).stream
+    counters, work = on._arrive.by_stream[id(stream)], on._arrive._ws.by_stream[id(stream)]
+    assert got["split/"] == counters.ptr and got[next(k for k in got if k.startswith("splitws:"))] == work.ptr
+    assert work.ptr != counters.ptr
+    _capture(on, True)
+    go()
+    assert on.slow == slow + 1 and _launched(on, fast=False)["split/"] != counters.ptr
+    on._arrive.disown(stream)
+    _capture(on, False)

@@ -8,10 +8,11 @@ described as `cuda:0` memory through `__cuda_array_interface__`, so PyTorch's ow
 128x128 blocks, S = 1,024, 16 heads x 16 batches as `benchmarks/prefill_host_probe.py`), causal and not,
 a 128x128x64 GEMM (cliffs.py's `gemm`, 4096^3) and a vector add, and prints one line a kernel:
 `name  us a launch call (median of N)  path  driver calls a launch`, then with --profile the cProfile tables.
-A driver call here costs a Python call, on the GPU the binding's ~2-5 us; the native launcher (libcuda) is not
-loaded here, so a fast-path launch goes through `FastLaunch`'s binding branch.
+A driver call here costs a Python call, on the GPU the binding's ~2-5 us; the fast path's launches go through
+the real native launcher built against `cuda_fake`'s stub libcuda (as on the GPU, where it is the default), or
+with --binding (or no C compiler) through `FastLaunch`'s binding branch.
 
-    PYTHONPATH=. python3 benchmarks/launch_cpu_profile.py [--profile attn|causal|gemm|add] [--n 200]
+    PYTHONPATH=. python3 benchmarks/launch_cpu_profile.py [--profile attn|causal|gemm|add] [--n 200] [--binding]
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import tilelang  # noqa: E402
-from tilelang.runtime import cuda_stub  # noqa: E402
+from tilelang.runtime import cuda_fake, cuda_stub  # noqa: E402
 from tilelang.runtime.cuda_stub import DevArray  # noqa: E402
 
 GEMM = """
@@ -81,7 +82,14 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--profile", default="")
     ap.add_argument("--n", type=int, default=200)
+    ap.add_argument("--binding", action="store_true")
     a = ap.parse_args()
+    nat = None
+    if not a.binding and cuda_fake.can_build():
+        import tempfile
+
+        nat, _lib = cuda_fake.stub_native(Path(tempfile.mkdtemp(prefix="tile-stub-native-")))
+    print(f"# launches through {'the native launcher (stub libcuda)' if nat is not None else 'the binding'}")
     dev = cuda_stub.stub_device("sm_90a", 132)
     slow = [0]
     general = dev._run_slow
@@ -91,7 +99,7 @@ def main() -> int:
         general(*args)
 
     dev._run_slow = counted
-    with cuda_stub.installed(dev):
+    with cuda_stub.installed(dev, nat):
         for name, fn in calls().items():
             for _ in range(3):  # the first call compiles and binds: not a launch's cost
                 fn().wait()

@@ -17,7 +17,7 @@ import pytest
 
 import tilelang
 from tilelang.api import in_flight
-from tilelang.runtime import cuda_stub
+from tilelang.runtime import cuda_fake, cuda_stub
 from tilelang.runtime.cuda_stub import DevArray, tmap_fields
 
 P = tilelang.partition
@@ -67,9 +67,26 @@ def mod(dev):  # type: ignore[no-untyped-def]
         yield tilelang.compile(SOURCE)
 
 
-@pytest.fixture
-def on(dev, mod):  # type: ignore[no-untyped-def]
-    """The stub device installed, `dev.slow` counting its general launches."""
+@pytest.fixture(scope="module")
+def native(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """The real native launcher built against `cuda_fake`'s stub libcuda, or None where it cannot be built."""
+    if not cuda_fake.can_build():
+        return None
+    return cuda_fake.stub_native(tmp_path_factory.mktemp("slotsnative"))
+
+
+@pytest.fixture(params=["binding", "native"])
+def on(request, dev, mod, native, monkeypatch):  # type: ignore[no-untyped-def]
+    """The stub device installed, `dev.slow` counting its general launches; the fast launches through the
+    binding (the stub driver) or the native launcher (the stub libcuda: `dev.lib`). The stub's TMA
+    descriptors in a cache of their own (an earlier test's array may have had these addresses; a GPU test
+    after these must never meet one)."""
+    from tilelang.runtime import cuda_module
+
+    if request.param == "native" and native is None:
+        pytest.skip("no C compiler or no Python.h for the native launcher")
+    monkeypatch.setattr(cuda_module, "_TMAPS", {})
+    nat, lib = native if request.param == "native" else (None, None)
     general = type(dev)._run_slow
     dev.slow = 0
 
@@ -78,11 +95,25 @@ def on(dev, mod):  # type: ignore[no-untyped-def]
         general(dev, *args)
 
     dev._run_slow = counted
-    dev.ctx.d.capture_status = 0
-    with cuda_stub.installed(dev):
+    dev.lib = lib
+    _capture(dev, False)
+    with cuda_stub.installed(dev, nat):
         yield dev
     del dev._run_slow
+    for k in (mod.add, mod.gemm, mod.row_sums, mod.checked):  # (a plan's launcher keeps its driver path)
+        k._plans.clear()
+        k._memo = None
+        for sk in k._specialised.values():
+            sk._plans.clear()
+            sk._memo = None
     assert in_flight() == 0, "a test left a launch in flight"
+
+
+def _capture(dev: Any, on: bool) -> None:
+    """Whether the stub driver (and libcuda) say the stream is being captured."""
+    dev.ctx.d.capture_status = int(on)
+    if dev.lib is not None:
+        cuda_fake.set_int(dev.lib, "capture_status", int(on))
 
 
 def _abi(dev: Any, handle: int) -> Any:
@@ -105,9 +136,14 @@ def _prepared(dev: Any) -> list[Any]:
     return [o for o in gc.get_objects() if isinstance(o, PreparedKernel)]
 
 
-def _launched(dev: Any) -> dict[str, Any]:
-    """The last launch's parameters by slot (`what`): ints, or a TMA descriptor's fields."""
-    f, *_, params = dev.ctx.d.launches[-1]
+def _launched(dev: Any, fast: bool = True) -> dict[str, Any]:
+    """The last launch's parameters by slot (`what`): ints, or a TMA descriptor's fields. `fast`: it was
+    the fast launcher's (the native launcher's goes to the stub libcuda, the general path's to the driver)."""
+    if fast and dev.lib is not None:
+        last = cuda_fake.last(dev.lib)
+        f, params = last[0], last[9]
+    else:
+        f, *_, params = dev.ctx.d.launches[-1]
     abi = _abi(dev, f)
     out: dict[str, Any] = {}
     for n, slot in enumerate(abi.slots):
@@ -177,7 +213,7 @@ def test_a_tma_operand_of_another_alignment_takes_the_general_path(on, mod) -> N
     off = DevArray.zeros((n, n), np.float16, offset=1)
     gemm(P(c, [128, 128]), off, b).sync()
     assert on.slow == slow + 1
-    assert not any(k.startswith("tmap:") and k.endswith("/a") for k in _launched(on))
+    assert not any(k.startswith("tmap:") and k.endswith("/a") for k in _launched(on, fast=False))
     assert _ptr(off) not in [t[0] for t in on.ctx.d.tmaps[encoded:]]
 
 
@@ -200,21 +236,22 @@ def test_counters_are_the_streams_buffer_and_a_captures_own(on, mod) -> None:  #
     mine = counters.by_stream[id(stream)]
     assert _launched(on)["arrive:1/"] == mine.ptr
     # a capture (PyTorch's, say): the general path, the capture's own buffer
-    on.ctx.d.capture_status = 1
+    _capture(on, True)
     go()
     assert on.slow == slow + 1
     taken = counters.captured[id(stream)]
-    assert taken and _launched(on)["arrive:1/"] == taken[-1].ptr != mine.ptr
+    assert taken and _launched(on, fast=False)["arrive:1/"] == taken[-1].ptr != mine.ptr
     counters.disown(stream)
-    on.ctx.d.capture_status = 0
+    _capture(on, False)
     go()
     assert on.slow == slow + 1 and _launched(on)["arrive:1/"] == mine.ptr
     # another stream: the launcher takes that stream's buffer
     other = on.ctx.d.CUstream(0xABC)
     args = [_ptr(part), _ptr(out), _ptr(x)]
-    assert plan.launcher(args, other, None)
+    raw = 0xABC if on.lib is not None else None  # (the native launcher's raw handle)
+    assert plan.launcher(args, other, raw)
     assert _launched(on)["arrive:1/"] == counters.by_stream[id(other)].ptr != mine.ptr
-    assert plan.launcher(args, stream, None) and _launched(on)["arrive:1/"] == mine.ptr
+    assert plan.launcher(args, stream, 0 if raw else None) and _launched(on)["arrive:1/"] == mine.ptr
 
 
 def test_asserts_take_a_word_a_launch_checked_at_the_wait(on, mod) -> None:  # type: ignore[no-untyped-def]
@@ -230,19 +267,24 @@ def test_asserts_take_a_word_a_launch_checked_at_the_wait(on, mod) -> None:  # t
     pending = [w for ws in on._pending_asserts.values() for w, *_ in ws]
     assert len(pending) == 2 and pending[0] != pending[1]
     assert _launched(on)["err/"] == on._err.ptr + 4 * pending[1]
+    calls = dict(on.ctx.d.calls)
     h1.wait()
     h2.wait()
     assert not any(on._pending_asserts.values()) and not any(on._err_busy.get(w) for w in pending)
+    # the wait read the launches' words alone, and reset none (zeros: nothing failed)
+    assert on.ctx.d.calls["cuMemcpyDtoH"] == calls.get("cuMemcpyDtoH", 0) + 1
+    assert on.ctx.d.calls["cuMemsetD32"] == calls.get("cuMemsetD32", 0)
     # the GPU says the assert failed: the wait says which
     h = chk(P(z1, [256]), x, 3).launch()
     (word, *_), = [e for es in on._pending_asserts.values() for e in es]
     on.ctx.d.memory[on._err.ptr + 4 * word] = np.array([1, -1], dtype=np.int32).tobytes()
+    resets = on.ctx.d.calls["cuMemsetD32"]
     try:
         with pytest.raises(Exception, match="n must be positive"):
             h.wait()
     finally:
         on.ctx.d.memory.clear()
-    assert on.slow == slow
+    assert on.slow == slow and on.ctx.d.calls["cuMemsetD32"] == resets + 1  # the failed words reset
 
 
 @pytest.mark.heavy
@@ -269,3 +311,64 @@ def test_std_attention_prefill_launches_through_the_fast_launcher(on) -> None:  
     assert plan.launcher._guards == ((5, False),)
     go(True)
     assert on.slow == slow + 1
+
+
+def test_a_tile_programs_repeated_launch_of_an_asserting_kernel_is_cached(on, mod) -> None:  # type: ignore[no-untyped-def]
+    """`CudaDevice.run` (a Tile program's launches): the same arguments again reuse the first launch's driver
+    call with an error word of their own (was `_run_slow` every time for a kernel with asserts), checked at
+    the stream's sync; in a capture, the general path."""
+    x, z = DevArray.zeros((512,)), DevArray.zeros((512,))
+    op = mod.checked(P(z, [256]), x, 3)
+    op.sync()
+    plan = op._plan
+    bufs = [on.wrap_external(p, s.shape, s.np_dtype, s.nbytes) for p, s in zip(op._ptrs, plan.arrays, strict=True)]
+    args = op._kernel_args(bufs)
+    slow = on.slow
+    on.run(plan.prepared, plan.bound.grid, args)
+    on.run(plan.prepared, plan.bound.grid, args)
+    on.run(plan.prepared, plan.bound.grid, args)
+    assert on.slow == slow + 1
+    held = [w for w, *_ in on._pending_asserts[id(on.ctx.stream)]]
+    assert len(held) == 3 and len(set(held)) == 3
+    assert _launched(on, fast=False)["err/"] == on._err.ptr + 4 * held[-1]
+    on.sync()
+    assert not on._pending_asserts[id(on.ctx.stream)] and not any(on._err_busy.get(w) for w in held)
+    _capture(on, True)
+    on.run(plan.prepared, plan.bound.grid, args)
+    assert on.slow == slow + 2
+    _capture(on, False)
+    on._pending_asserts.clear()
+    on._err_busy.clear()
+
+
+def test_a_split_k_gemm_takes_the_streams_counters_and_workspace(on, mod) -> None:  # type: ignore[no-untyped-def]
+    """Two output tiles of a long K on 132 SMs: the split-K form (a CTA an SM, `KernelABI.fill`), whose
+    `split` counters and `splitws:` workspace are the stream's buffers on the fast path (the workspace from
+    buffers never used as counters) and the capture's in a capture."""
+    a, b, c = DevArray.zeros((128, 4096), np.float16), DevArray.zeros((4096, 256), np.float16), \
+        DevArray.zeros((128, 256), np.float16)
+    gemm = mod.gemm[128, 128, 64]
+
+    def go() -> None:
+        gemm(P(c, [128, 128]), a, b).sync()
+
+    go()
+    go()
+    slow = on.slow
+    go()
+    assert on.slow == slow
+    got = _launched(on)
+    if "split/" not in got:
+        pytest.skip("this tree does not split these GEMMs along K")
+    f = on.ctx.d.launches[-1][0] if on.lib is None else cuda_fake.last(on.lib)[0]
+    grid = (on.ctx.d.launches[-1][1:4] if on.lib is None else tuple(cuda_fake.last(on.lib)[1:4]))
+    assert tuple(grid) == (132, 1, 1), f
+    stream = next(iter(gemm._plans.values())).stream
+    counters, work = on._arrive.by_stream[id(stream)], on._arrive._ws.by_stream[id(stream)]
+    assert got["split/"] == counters.ptr and got[next(k for k in got if k.startswith("splitws:"))] == work.ptr
+    assert work.ptr != counters.ptr
+    _capture(on, True)
+    go()
+    assert on.slow == slow + 1 and _launched(on, fast=False)["split/"] != counters.ptr
+    on._arrive.disown(stream)
+    _capture(on, False)

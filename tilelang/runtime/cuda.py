@@ -455,16 +455,25 @@ class CudaDevice(Device):
         key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.mode(), trace_rt.ENABLED,
                occupancy.CARVEOUT)
         hit = prepared.fast.get(key)
-        if hit is not None and (len(hit) == 4 or not self.is_capturing(stream)):  # 5: counters
+        if hit is not None and (len(hit) == 4 or not self.is_capturing(stream)):  # 5: counters; 6: asserts too
             refs, launch, call, ok = hit[:4]
             for r, a in zip(refs, args, strict=False):
                 if r is not None and r() is not a:
                     break
             else:
+                words = hit[5] if len(hit) == 6 else None  # (its own error word cell, the ABI)
+                if words is not None:  # a pair of error words a launch, checked at the stream's sync
+                    w = self._take_err_word()
+                    words[0].value = self._err.ptr + 4 * w
                 res = launch(*call)
                 if res is ok or (type(res) is tuple and res[0] is ok):
                     self.launches += 1
+                    if words is not None:
+                        s = self.ctx.stream if stream is None else stream
+                        self._pending_asserts[id(s)].append((w, words[1], span, tuple(grid)))
                     return
+                if words is not None:
+                    self._release_err_words([(w, words[1], span, tuple(grid))])
         self._run_slow(prepared, grid, args, stream, span, key)
 
     def _run_slow(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
@@ -530,22 +539,27 @@ class CudaDevice(Device):
         g3 = (g[0], g[1], g[2])
         if len(prepared.fast) > 256:
             prepared.fast.clear()
-        if not abi.asserts and not abi.prints and not abi.pdl and g3[0] * g3[1] * g3[2] > 0:
+        if not abi.prints and not abi.pdl and g3[0] * g3[1] * g3[2] > 0:
             refs = tuple(weakref.ref(a) if isinstance(a, CudaBuffer) else None for a in args)
             raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
+            # counters (the capture's buffers) and asserts (the graph's words): the general path in a capture
+            more: tuple[Any, ...] = (True,) if abi.asserts or any(
+                sl.what.startswith(("arrive:", "queue:", "split")) for sl in abi.slots) else ()
+            own = packed
+            if abi.asserts:  # its own packed arguments, whose error word each launch rewrites
+                own = PackedArgs([sl.kind for sl in abi.slots], values)
+                more += ((own.values[next(n for n, sl in enumerate(abi.slots) if sl.what == "err")], abi, own),)
             call: tuple[Any, ...]
             try:
                 if raw is not None:
                     call = (_handle_int(fn.handle), *g3, abi.num_threads, 1, 1, abi.smem_bytes,
-                            _handle_int(s), packed.address, None)
-                    prepared.fast[fkey] = (refs, raw, call, 0,
-                                           *[True for sl in abi.slots if sl.what.startswith(("arrive:", "queue:"))][:1])
+                            _handle_int(s), own.address, None)
+                    prepared.fast[fkey] = (refs, raw, call, 0, *more)
                 else:
                     # The binding measured faster than ctypes on the H200 host (5 us vs 8 us).
                     d = self.ctx.d
-                    call = (fn.handle, *g3, abi.num_threads, 1, 1, abi.smem_bytes, s, packed.address, 0)
-                    prepared.fast[fkey] = (refs, d.cuLaunchKernel, call, d.CUresult.CUDA_SUCCESS,
-                                           *[True for sl in abi.slots if sl.what.startswith(("arrive:", "queue:"))][:1])
+                    call = (fn.handle, *g3, abi.num_threads, 1, 1, abi.smem_bytes, s, own.address, 0)
+                    prepared.fast[fkey] = (refs, d.cuLaunchKernel, call, d.CUresult.CUDA_SUCCESS, *more)
             except TypeError:
                 pass
         fn.launch(g3, abi.num_threads, abi.smem_bytes, packed, span, s, abi.pdl)
@@ -762,8 +776,9 @@ class CudaDevice(Device):
             num, place = assert_words(int(words[word]), int(words[word + 1]))
             if num and failed is None:
                 failed = (abi.asserts[num - 1], place, at, grid)
-        for word, _, _, _ in pending:  # reset for the next launch that uses these words
-            _check(d.cuMemsetD32(self._err.ptr + 4 * word, 0, 2), "cuMemsetD32")
+        for word, _, _, _ in pending:  # reset for the next launch that uses these words (only a failed
+            if words[word] or words[word + 1]:  # assert writes them: zeros need no driver call)
+                _check(d.cuMemsetD32(self._err.ptr + 4 * word, 0, 2), "cuMemsetD32")
         if failed is not None:
             (span, message, region, axis), place, launch_span, grid = failed
             raise TileError(assert_diagnostic(span, message, region, axis, place, grid, launch_span))

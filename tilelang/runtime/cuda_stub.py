@@ -205,15 +205,16 @@ class DevArray:
 
 
 @contextlib.contextmanager
-def installed(dev: Any) -> Iterator[Any]:
-    """`dev` as the API's `cuda:0` (the native launcher off: it needs libcuda); restored on exit."""
+def installed(dev: Any, nat: Any = None) -> Iterator[Any]:
+    """`dev` as the API's `cuda:0`, `nat` as the native launcher (None: the binding's path; the native
+    launcher built against `cuda_fake`'s stub libcuda, `cuda_fake.stub_native`); restored on exit."""
     from tilelang.api import engines
     from tilelang.runtime import cuda_native
 
     saved_dev = engines._DEVICES.get("cuda:0")
     saved_native = cuda_native._STATE["module"]
     engines._DEVICES["cuda:0"] = dev
-    cuda_native._STATE["module"] = None
+    cuda_native._STATE["module"] = nat
     try:
         yield dev
     finally:

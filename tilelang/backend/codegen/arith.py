@@ -384,7 +384,7 @@ class ArithOps(EmitterCore):
                 return f64math.BINARY_FUNCS["pow"](self, a[0], a[1]) if eop is E.POW else \
                     f64math.erf(self, a[0])
             wide = [self.emit(f"fpext float {v} to double") for v in a]
-            r = f64math.pow(self, wide[0], wide[1]) if eop is E.POW else f64math.erf(self, wide[0])
+            r = f64math.pow(self, wide[0], wide[1]) if eop is E.POW else f64math.erf_f32(self, wide[0])
             return self.emit(f"fptrunc double {r} to float")
         match eop:
             case E.NEG:

@@ -184,7 +184,7 @@ def match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
     if isinstance(got, No):
         # no note for a kernel whose products are all of other types (round 15: an i32 edit-distance kernel's
         # shift products were told the attention pipeline refused their loop), which no pipeline takes
-        if any(isinstance(o, g.DotOp | ir.Mma) and o.a.dtype in (DType.F16, DType.BF16) for o in g.walk(k.body)):
+        if got.why and any(isinstance(o, g.DotOp | ir.Mma) and o.a.dtype in (DType.F16, DType.BF16) for o in g.walk(k.body)):
             ctx.refuse(PATH, got.span, got.why, got.help)  # type: ignore[arg-type]
         return None
     return got
@@ -230,6 +230,10 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
         return No(getattr(what, "span", s_dot.span), f"the first `mma`'s right operand (K) is not a tile loaded in the loop, optionally "
                   f"transposed: it is {describe(what) if what is not None else 'a loop value'}")
     acc0 = defs.get(s_dot.acc.id)
+    if any(s_dot.acc.id == a.id for a in body.args):
+        # both products accumulate across the loop (a gate and an up projection of one A): GEMMs, not
+        # attention; the GEMM pipeline's note says what it takes (round 16: this note said "the scores")
+        return No(s_dot.span, "")
     if not (isinstance(acc0, ir.Const) and float(acc0.value) == 0.0):
         return No(s_dot.span, "the first `mma` (the scores) does not start from zeros")
     if s_dot.a.dtype not in (DType.F16, DType.BF16) or s_dot.result.dtype is not DType.F32:
@@ -291,7 +295,7 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
     v_kmajor = vc[2]
     if (q.rows, q.cols) != (BM, D):
         return No(q.load.span, f"Q's tile is [{q.rows}, {q.cols}], not [BM, D] = [{BM}, {D}]")
-    if k_kmajor != ((kt.rows, kt.cols) == (BN, D)) or (not k_kmajor and (kt.rows, kt.cols) != (D, BN)):
+    if (kt.rows, kt.cols) != ((BN, D) if k_kmajor else (D, BN)):
         return No(kt.load.span, f"K's tile is [{kt.rows}, {kt.cols}]: neither [BN, D] transposed nor [D, BN]")
     if (vt.rows, vt.cols) != ((Dv, BN) if v_kmajor else (BN, Dv)):
         return No(vt.load.span, f"V's tile is [{vt.rows}, {vt.cols}], not [BN, Dv] (or its transpose)")

@@ -97,3 +97,16 @@ def test_a_residual_epilogue_split_in_the_simulator(bm: int, bn: int, d: int, ct
     if d == 64:
         assert "split.save" in print_gpu_kernel(lower_gpu(_kernel(bm, bn, d), "sm_90a", FACTS))
     _run(bm, bn, d, (ctas, 1))
+
+
+def test_a_residual_is_no_bias_for_the_exp(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A load in the epilogue leaves the key loop's exp plain (`codegen/arith.acc_loads` looks at the loops that
+    also hold an exp; a bias loaded in the key loop keeps the error term: test_exp_ln2)."""
+    from tilelang.backend import emit_llvm_text
+
+    lls = {}
+    for knob in ("1", "all"):
+        monkeypatch.setenv("TILEC_EXP_NONPOS", knob)
+        gk = lower_gpu(_kernel(64, 64, 64), "sm_90a", FACTS)
+        lls[knob] = emit_llvm_text(gk, gk.facts, "")[0]
+    assert lls["1"] == lls["all"]

@@ -110,3 +110,32 @@ def test_a_residual_is_no_bias_for_the_exp(monkeypatch) -> None:  # type: ignore
         gk = lower_gpu(_kernel(64, 64, 64), "sm_90a", FACTS)
         lls[knob] = emit_llvm_text(gk, gk.facts, "")[0]
     assert lls["1"] == lls["all"]
+
+
+# Q's own tile as the residual (`attention_reload`: loaded again after the loop, a transformer block's x + f(x))
+QRES = "o.store(((acc / l) + qt as f32).reshape([1, BM, D]) as f16);"
+
+
+def test_q_read_after_the_loop_is_loaded_again(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    gk = lower_gpu(_kernel(64, 64, 64, QRES), "sm_90a", FACTS)
+    assert explain.path_of(gk) == "attention-pipeline" and explain.refusals(gk) == []
+    monkeypatch.setenv("TILEC_ATTN_RELOAD", "0")
+    gk = lower_gpu(_kernel(64, 64, 64, QRES), "sm_90a", FACTS)
+    assert explain.path_of(gk) != "attention-pipeline"
+    assert any("the tile loaded from `q` has another use" in n.message for n in explain.refusals(gk))
+
+
+def test_q_as_the_residual_in_the_simulator() -> None:
+    k = _kernel(64, 64, 64, QRES)
+    b, s, d = 1, 130, 64
+    rng = np.random.default_rng(9)
+    q, kk, v = (rng.standard_normal((b, s, d)).astype(np.float16) for _ in range(3))
+    r = np.zeros((b, s, d), np.float32)  # (unused by this kernel)
+    o = np.full((b, s, d), np.nan, np.float16)
+    scale = np.float32(d ** -0.5)
+    SimDevice("sm_90a").run(k, (b, 3, 1), [o, r, q, kk, v, scale], FACTS)
+    want = np.zeros((b, s, d), np.float16)
+    tilelang.compile(_src(QRES)).attn_res[64, 64, 64](tilelang.partition(want, [1, 64, d]), r, q, kk, v,
+                                                      scale).sync()
+    assert not np.isnan(o.astype(np.float32)).any()
+    np.testing.assert_allclose(o.astype(np.float64), want.astype(np.float64), atol=4e-3, rtol=2e-3)

@@ -134,7 +134,10 @@ construction) is ex2.approx(x log2(e)) with no error term (`fastmath.exp_nonpos_
 up by a few points; `attn_exp2`, `attn_qscale`, std::attention unchanged (same PTX: `ptx_sha.py` identical);
 softmax rows within noise (memory-bound); every err as before (below 1e-2). Call 17 measured: attn 0.89x,
 attn_dot 0.90x, causal 1.02x, D=64 0.74x, bf16 0.78x, ALiBi 1.53x, but attn_bias 0.98x -> 0.87x: since then
-a loop that loads a bias keeps the error term (its PTX main's again): attn_bias back at ~0.98x.
+a loop that loads a bias keeps the error term (its PTX main's again): attn_bias back at ~0.98x. New case
+`user attn_res` (a residual added after the loop: took mma.sync with no pipeline before hattn2's epilogue
+loads): the attention pipeline, its key loop attn_dot's (607 SASS instructions), so near attn's 0.89x or above
+(torch: SDPA, then the add as a second kernel).
 
 A case that crashes prints its error on its line and the run goes on.
 
@@ -392,13 +395,17 @@ def torch_fn(c: Case, t: dict[str, Any]) -> tuple[Any, Any]:
             mask = -(i[:, None] - i[None]) * slopes
         m_run = mask.to(q.dtype) if mask is not None and mask.is_floating_point() else mask  # once, not timed
         causal = c.torch == "sdpa_causal"  # (S_q = S_k: torch's top-left diagonal is the bottom-right one)
-        run = (lambda: res.__setitem__("r", F.scaled_dot_product_attention(q, k, v, attn_mask=m_run,
-                                                                            is_causal=causal)))
+        r = t["res"].view(b, h, s, d) if c.torch == "sdpa_res" else None  # (a residual added after)
+        if r is None:
+            run = (lambda: res.__setitem__("r", F.scaled_dot_product_attention(q, k, v, attn_mask=m_run,
+                                                                                is_causal=causal)))
+        else:
+            run = (lambda: res.__setitem__("r", F.scaled_dot_product_attention(q, k, v) + r))
 
         def want() -> Any:  # in f32, mask too (an ALiBi bias of ~1,000 has steps of 0.5 in f16)
             m = mask.float() if mask is not None and mask.is_floating_point() else mask
-            return F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m,
-                                                  is_causal=causal).reshape(b * h, s, d)
+            a = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=m, is_causal=causal)
+            return (a if r is None else a + r.float()).reshape(b * h, s, d)
 
         return run, want
     x = t["x"]

@@ -267,6 +267,31 @@ kernel fn attn_bias<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<E
     o.store((acc / l).reshape([1, BM, D]) as ELEM);
 }
 
+// a residual added after the loop (a transformer block's `x + attention(x)`, the residual loaded in the
+// epilogue)
+kernel fn attn_res<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<ELEM, [1, BM, D]>,
+        q: &Tensor<ELEM, [?, ?, D]>, k: &Tensor<ELEM, [?, ?, D]>, v: &Tensor<ELEM, [?, ?, D]>,
+        res: &Tensor<ELEM, [?, ?, D]>, scale: f32) {
+    let h = block_id(0);
+    let qt = q.partition([1, BM, D]).load([h, block_id(1), 0]).reshape([BM, D]);
+    let pk = k.partition([1, BN, D]);
+    let pv = v.partition([1, BN, D]);
+    let mut m = full::<f32>([BM, 1], -1.0e30);
+    let mut l = zeros::<f32>([BM, 1]);
+    let mut acc = zeros::<f32>([BM, D]);
+    for j in 0..pk.num_tiles(1) {
+        let s = mma(qt, pk.load([h, j, 0]).reshape([BN, D]).transpose(), zeros::<f32>([BM, BN])) * scale;
+        let mn = maximum(m, s.max(1).reshape([BM, 1]));
+        let p = exp(s - mn);
+        let alpha = exp(m - mn);
+        l = l * alpha + p.sum(1).reshape([BM, 1]);
+        acc = mma(p as ELEM, pv.load([h, j, 0]).reshape([BN, D]), acc * alpha);
+        m = mn;
+    }
+    let r = res.partition([1, BM, D]).load([h, block_id(1), 0]).reshape([BM, D]) as f32;
+    o.store((acc / l + r).reshape([1, BM, D]) as ELEM);
+}
+
 // ALiBi: a bias computed from the positions, slope per head
 kernel fn attn_alibi<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<ELEM, [1, BM, D]>,
         q: &Tensor<ELEM, [?, ?, D]>, k: &Tensor<ELEM, [?, ?, D]>, v: &Tensor<ELEM, [?, ?, D]>, scale: f32) {
@@ -414,6 +439,8 @@ def attn_cases() -> list[Case]:
                                        ("t", "k", dt, (bh, seq, d), None), ("t", "v", dt, (bh, seq, d), None)]
         if bias:
             args.append(("t", "bias", "f32", (seq, seq), None))
+        if torch == "sdpa_res":
+            args.append(("t", "res", dt, (bh, seq, d), None))
         args.append(("s", d**-0.5))
         extra = {"B": b, "H": h, "S": seq, "D": d, **({"W": more[0]} if more else {})}
         out.append(Case(f"user {kern} {dt} D={d} {bm}x{bn}", "attn", _elem(ATTN, dt), kern, gen, names, args,
@@ -429,6 +456,7 @@ def attn_cases() -> list[Case]:
     user("attn_causal", "f16", 128, 128, 128, torch="sdpa_causal")  # (hattn: the mask on diagonal blocks only)
     user("attn_bias", "f16", 128, 128, 128, torch="sdpa_bias", bias=True)
     user("attn_alibi", "f16", 128, 128, 128, torch="sdpa_alibi")
+    user("attn_res", "f16", 128, 128, 128, torch="sdpa_res")  # (hattn2: the residual loaded in the epilogue)
     return out
 
 

@@ -64,6 +64,7 @@ def test_exp_of_the_scores_says_what_exp2_saves_at_its_line() -> None:
     assert explain.refusals(gk) == []
     (n,) = gk.notes
     assert "`exp` of the scores costs a multiply an element more" in n.message and "write `exp2`" in n.help[0]
+    assert f"where `exp` ran {attention_advice.EXP_MEASURED[0]}x" in n.help[0]  # (the plain exp's time)
     line = src[:n.labels[0].span.start].count("\n") + 1
     assert "let p = exp(s - mn);" in src.splitlines()[line - 1]
     for kern in ("attn_exp2", "attn_qscale"):  # the exp2 spellings: nothing to say
@@ -75,6 +76,7 @@ def test_exp_with_its_error_term_says_so(monkeypatch) -> None:  # type: ignore[n
     (n,) = _user("attn")[1].notes
     assert "keeps its accuracy promise" in n.message and "4 more instructions" in n.message
     assert "#[hints(fast_math = true)]" in n.help[0]
+    assert f"where `exp` ran {attention_advice.EXP_TERM_MEASURED}x" in n.help[0]  # (with the error term)
 
 
 def test_a_bias_loops_exp_keeps_its_error_term_and_says_so() -> None:

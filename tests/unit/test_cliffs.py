@@ -40,6 +40,7 @@ def test_the_cases_have_distinct_names_and_every_kind() -> None:
     ("std::attention f16 D=128 128x256", "attention-pipeline"),  # one K/V stage
     ("user attn_qscale f16 D=128 128x128", "attention-pipeline"),  # Q transformed in smem: passes/attention_qx
     ("user attn_bias f16 D=128 128x128", "attention-pipeline"),  # the bias loaded by the consumers
+    ("user attn_res f16 D=128 128x128", "attention-pipeline"),  # the residual loaded in the epilogue (hattn2)
     ("user attn_dot f16 D=128 128x128", "attention-pipeline"),  # `acc * alpha + dot`: folded (mma_select)
     ("user attn_causal f16 D=128 128x128", "attention-pipeline"),  # the mask on diagonal blocks (attention_edge)
     ("std::attention f16 D=128 128x128 causal", "attention-pipeline"),

@@ -168,13 +168,25 @@ class ArithOps(EmitterCore):
 
     @property
     def acc_loads(self) -> bool:
-        """The kernel loads tiles in the accumulator layout (an attention loop's bias, read by the consumers:
-        `fastmath.exp_nonpos_plain`)."""
+        """A loop of the kernel loads tiles in the accumulator layout beside an `exp` (an attention key loop's
+        bias, read by the consumers; not an epilogue's residual: `fastmath.exp_nonpos_plain`)."""
         if self._acc_loads is None:
             from tilelang.backend.gpu import nodes as g
 
-            self._acc_loads = any(isinstance(op, ir.Load) and isinstance(self.layouts.get(op.result.id), AccTile)
-                                  for op in g.walk(self.k.body))
+            def scope(r: ir.Region) -> list[object]:  # a loop body's ops, into branches but not inner loops
+                out: list[object] = []
+                for op in r.ops:
+                    out.append(op)
+                    if not isinstance(op, ir.For):
+                        for sub in g.regions(op):
+                            out += scope(sub)
+                return out
+
+            def both(ops: list[object]) -> bool:
+                return any(isinstance(o, ir.Load) and isinstance(self.layouts.get(o.result.id), AccTile) for o in ops) \
+                    and any(isinstance(o, ir.Elementwise) and o.op is ir.ElemOp.EXP for o in ops)
+
+            self._acc_loads = any(isinstance(op, ir.For) and both(scope(op.body)) for op in g.walk(self.k.body))
         return self._acc_loads
 
     @property

@@ -65,6 +65,7 @@ from . import attention_tiles as tiles
 from . import attention_xrot as xrot
 from .attention_layout import Classes, assign, classify, registers_only
 from .attention_match import AttnPlan, Tma, match, scalar_reads
+from .attention_reload import reload
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
 from .rewrite import substitute
@@ -74,9 +75,19 @@ from .rewrite import substitute
 def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if not ctx.has_wgmma or os.environ.get("TILEC_ATTN_SCHEDULE") == "generic":
         return k  # "generic": leave attention loops to the generic path
+    before = list(ctx.notes)
     p = match(k, ctx)
     if p is None:
-        return k
+        k2 = reload(k)  # a tile read before the loop and after it: loaded again after it (`attention_reload`)
+        if k2 is None:
+            return k
+        refused = list(ctx.notes)
+        ctx.notes[:] = before
+        p = match(k2, ctx)
+        if p is None:
+            ctx.notes[:] = refused  # (the kernel's own refusal)
+            return k
+        k = k2
     E = ir.ElemOp
     fresh = Fresh(k.next_id)
     layouts = dict(k.layouts)

@@ -305,10 +305,10 @@ class Plan:
 def plan(epilogue: list[object], loop: ir.For, pos: int, outside: list[object], moved: list[object],
          span: Any) -> Plan | None:
     """The epilogue's inputs, or None where it reads anything else (a tile
-    computed before the loop, a block position)."""
+    computed before the loop, a block position, a tile it loads: a residual)."""
     defined: set[int] = set()
     for op in g.walk(ir.Region((), tuple(epilogue))):  # type: ignore[arg-type]
-        if isinstance(op, ir.BlockId | ir.NumBlocks):
+        if isinstance(op, ir.BlockId | ir.NumBlocks | ir.Load):
             return None
         defined |= {r.id for r in g.results(op)}
     for op in epilogue:

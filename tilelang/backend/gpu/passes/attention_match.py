@@ -337,8 +337,14 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
             continue
         if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) and _reduce_ok(op, BM):
             continue
+        if isinstance(op, ir.Load) and loads_enabled() and op.tensor not in written and op.mask is None \
+                and op.padding is None and _placeable(op.result, BM):  # (a residual, Q's tile again, a bias)
+            continue
         return No(getattr(op, "span", loop.span), f"{describe(op)} after the loop: the pipeline's epilogue "
-                  "runs element-wise ops, row reductions and unmasked stores of [BM, N] tiles")
+                  "runs element-wise ops, row reductions, unmasked loads of [BM, N] tiles of tensors the kernel "
+                  "never writes and unmasked stores of [BM, N] tiles",
+                  "load the tile unmasked (zeros past the edge), from a tensor the kernel does not write"
+                  if isinstance(op, ir.Load) else "")
     stage_bytes = kt.nbytes + vt.nbytes
     fit = (SMEM_LIMIT - 2048 - q.nbytes) // stage_bytes
     S = k.num_stages if "stages" in k.source.hints else min(ring_stages(), fit)

@@ -78,6 +78,29 @@ def _is_scalar(op: object) -> bool:
     return isinstance(op, _SCALAR) and all(not v.shape for v in g.results(op))
 
 
+def scalar_reads(before: list[object], written: set[str]) -> set[int]:
+    """Ids of the ops before the loop that read one element of a tensor the kernel never writes into a scalar:
+    an unmasked load of a tile of one element (`lens.partition([1]).load([b])`) and the reduction of it to a
+    scalar (`.item()`), the load's only users. Both roles run them before they part, as the loop's scalars (a
+    key length read from a tensor: the trip count and a mask's bound); `TILEC_ATTN_SCALAR_READS=0` refuses
+    them (the loop keeps the generic path)."""
+    if os.environ.get("TILEC_ATTN_SCALAR_READS", "1") == "0":
+        return set()
+    users: dict[int, list[object]] = {}
+    for op in before:
+        for v in g.operands(op):
+            users.setdefault(v.id, []).append(op)
+    out: set[int] = set()
+    for op in before:
+        if not (isinstance(op, ir.Load) and op.mask is None and op.tensor not in written
+                and all(x == 1 for x in op.result.shape)):
+            continue
+        reds = users.get(op.result.id, [])
+        if reds and all(isinstance(r, ir.Reduce) and not r.result.shape for r in reds):
+            out |= {id(op), *(id(r) for r in reds)}
+    return out
+
+
 def _chain(v: ir.Value, defs: dict[int, object]) -> tuple[ir.Load, list[object], bool] | None:
     """The load behind operand `v` through reshapes (dropping leading 1s) and at
     most one 2-D transpose: (load, ops, transposed)."""
@@ -296,15 +319,17 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
             return No(loop.span, f"the loop carries a [{', '.join(map(str, a.shape))}] tile; the pipeline "
                       f"carries [BM, N] tiles, [BM, 1] rows and [1, N] columns (BM = {BM})")
     i = ops.index(loop)
+    reads = scalar_reads(ops[:i], written)
     for op in ops[:i]:
-        if id(op) in chained or _is_scalar(op) or (isinstance(op, ir.If | ir.Assert) and not any(
+        if id(op) in chained or _is_scalar(op) or id(op) in reads or (isinstance(op, ir.If | ir.Assert) and not any(
                 v.shape for v in g.results(op))):
             continue
         if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) \
                 and not any(v.shape for v in g.operands(op) if defs.get(v.id) not in ops[:i]):
             continue
         return No(getattr(op, "span", loop.span), f"{describe(op)} before the loop: the pipeline takes only "
-                  "Q's load, scalars and tiles it can build in registers there")
+                  "Q's load, scalars (one element read from a tensor the kernel never writes, `.item()`) and tiles "
+                  "it can build in registers there")
     for op in ops[i + 1:]:
         if isinstance(op, ir.Yield) or _is_scalar(op):
             continue
@@ -391,4 +416,4 @@ def _body_bad(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: ob
     return None
 
 
-__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "match", "ring_stages"]
+__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "match", "ring_stages", "scalar_reads"]

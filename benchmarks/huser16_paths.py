@@ -22,9 +22,11 @@ Cases (f16 storage, f32 sums; `ratio` = torch time / ours, > 1 is faster than to
   1024) read from an i32 tensor in the kernel (o05_cross_attention_padding.tile's spelling, 128 x 64 blocks),
   against SDPA with a boolean key-padding mask, and the same kernel with the length `k.shape()[1]` (no
   padding: the attention pipeline takes it, as an upper bound).
-  * `cross lens`: refused by the attention pipeline ("a load of `lens` before the loop"): mma.sync with no
-    pipeline. Expected ~0.3-0.6x of SDPA-with-mask (which itself runs its efficient/math kernel, not flash).
-  * `cross full`: the Hopper attention pipeline. Expected ~1-2x of SDPA-with-mask at the full length.
+  * `cross lens`: refused by the attention pipeline until hattn2's `attention_match.scalar_reads` (12-06,
+    4498201e: a length read from a tensor before the loop runs with the loop's scalars); now the pipeline.
+    Expected ~1-2x of SDPA-with-mask (which runs its efficient/math kernel for a boolean mask, not flash);
+    with TILEC_ATTN_SCALAR_READS=0, mma.sync with no pipeline, ~0.3-0.6x.
+  * `cross full`: the Hopper attention pipeline at the full length (no padding), the bound for `cross lens`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """huser16's user kernels on the GPU against PyTorch (round 16): two programs a PyTorch user writes first,
-written the natural way, and the paths they take (one step, ~40-80 s warm on an H100; one line a variant).
+written the natural way, and the paths they take (one step, ~30-60 s warm on an H100, most of it compiling; one line a variant, printed as it is timed).
 
     python benchmarks/huser16_paths.py                # GPU: every case
     python benchmarks/huser16_paths.py --only mlp     # or `cross`
@@ -121,7 +121,7 @@ def _src(case: str) -> str:
     return CROSS.replace("LEN", FULL if "full" in case else LENS)
 
 
-CASES = ["mlp erf", "mlp tanh", "mlp inner erf", "cross lens", "cross full"]
+CASES = ["mlp erf", "mlp inner erf", "mlp tanh", "cross lens", "cross full"]   # the likeliest to matter first
 
 
 def dry(cases: list[str]) -> None:
@@ -235,7 +235,7 @@ def run_cross(cases: list[str], reps: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
     ap.add_argument("--dry", action="store_true")
     args = ap.parse_args(argv)

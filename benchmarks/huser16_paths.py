@@ -1,5 +1,5 @@
 """huser16's user kernels on the GPU against PyTorch (round 16): two programs a PyTorch user writes first,
-written the natural way, and the paths they take (one step, ~40-80 s warm on an H100; one line a variant).
+written the natural way, and the paths they take (one step, ~30-60 s warm on an H100, most of it compiling; one line a variant, printed as it is timed).
 
     python benchmarks/huser16_paths.py                # GPU: every case
     python benchmarks/huser16_paths.py --only mlp     # or `cross`
@@ -22,9 +22,11 @@ Cases (f16 storage, f32 sums; `ratio` = torch time / ours, > 1 is faster than to
   1024) read from an i32 tensor in the kernel (o05_cross_attention_padding.tile's spelling, 128 x 64 blocks),
   against SDPA with a boolean key-padding mask, and the same kernel with the length `k.shape()[1]` (no
   padding: the attention pipeline takes it, as an upper bound).
-  * `cross lens`: refused by the attention pipeline ("a load of `lens` before the loop"): mma.sync with no
-    pipeline. Expected ~0.3-0.6x of SDPA-with-mask (which itself runs its efficient/math kernel, not flash).
-  * `cross full`: the Hopper attention pipeline. Expected ~1-2x of SDPA-with-mask at the full length.
+  * `cross lens`: refused by the attention pipeline until hattn2's `attention_match.scalar_reads` (12-06,
+    4498201e: a length read from a tensor before the loop runs with the loop's scalars); now the pipeline.
+    Expected ~1-2x of SDPA-with-mask (which runs its efficient/math kernel for a boolean mask, not flash);
+    with TILEC_ATTN_SCALAR_READS=0, mma.sync with no pipeline, ~0.3-0.6x.
+  * `cross full`: the Hopper attention pipeline at the full length (no padding), the bound for `cross lens`.
 """
 
 from __future__ import annotations
@@ -119,7 +121,7 @@ def _src(case: str) -> str:
     return CROSS.replace("LEN", FULL if "full" in case else LENS)
 
 
-CASES = ["mlp erf", "mlp tanh", "mlp inner erf", "cross lens", "cross full"]
+CASES = ["mlp erf", "mlp inner erf", "mlp tanh", "cross lens", "cross full"]   # the likeliest to matter first
 
 
 def dry(cases: list[str]) -> None:
@@ -233,7 +235,7 @@ def run_cross(cases: list[str], reps: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
     ap.add_argument("--dry", action="store_true")
     args = ap.parse_args(argv)

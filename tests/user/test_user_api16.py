@@ -10,6 +10,8 @@ not installed) and the NumPy arrays with the same layouts, which run everywhere.
   channels-last tensor's memory and matches PyTorch's `group_norm`.
 - `int64` ids and `bool` masks from PyTorch in place; an `int32` tensor for an `i64` parameter and a `uint8`
   mask for a `bool` one get E0502 with the conversion, which runs.
+- o13's training step from Python: three kernels recorded in `tilelang.graph()` and replayed, the loss read
+  between replays, against NumPy's gradient descent.
 - The REPL: a kernel, a launch, `tensor::<i32>([..])` (the `where` help of test_user_wrong16) and `:help erf`.
 """
 
@@ -165,3 +167,28 @@ def test_the_repl_session_of_a_pytorch_user() -> None:
     assert "285.0" in out and "Tensor<i32, [2]> [3, 1]" in out, out
     assert "error[E0102]" in out and "`where(arange::<i32>(2) == 0, 3, 1)`" in out
     assert "the error function of each element" in out
+
+
+def test_a_training_step_recorded_as_a_graph_and_replayed() -> None:
+    src = (Path(__file__).parent / "programs" / "o13_logreg_sgd_graph.tile").read_text(encoding="utf-8")
+    mod = tilelang.compile(src[:src.index("fn main()")])
+    r = np.random.default_rng(0)
+    x = r.standard_normal((40, 8)).astype(np.float32)
+    y = (x @ r.standard_normal(8) > 0.3).astype(np.float32)
+    w, b, gw, gb, loss = (np.zeros(n, np.float32) for n in (8, 1, 8, 1, 1))
+    seen = np.zeros(2, np.int32)
+    with tilelang.graph() as g:
+        mod.zero_grads(P(gw, [8]), P(gb, [1]), P(loss, [1])).sync()
+        mod.grads[32](P(seen, [1]), x, y, w, b, gw, gb, loss).sync()
+        mod.update(P(w, [8]), P(b, [1]), gw, gb, 0.5).sync()
+    assert not w.any() and not loss.any()   # recorded, not run
+    xd, yd, wd, bd = x.astype(np.float64), y.astype(np.float64), np.zeros(8), 0.0
+    for _ in range(6):
+        g.replay()
+        z = xd @ wd + bd
+        p = 1 / (1 + np.exp(-z))
+        want = np.mean(np.maximum(z, 0) - z * yd + np.log1p(np.exp(-np.abs(z))))
+        wd, bd = wd - 0.5 * xd.T @ (p - yd) / 40, bd - 0.5 * np.mean(p - yd)
+        np.testing.assert_allclose(loss[0], want, rtol=1e-5)
+    np.testing.assert_allclose(w, wd, rtol=1e-4, atol=1e-6)
+    np.testing.assert_array_equal(seen, [32, 8])

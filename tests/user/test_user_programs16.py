@@ -35,6 +35,9 @@ examples/ alone.
   pipeline and nothing by the GEMM pipeline; it now gets the GEMM pipeline's note and the side-by-side
   help. The GEMM at BN = 32 was told "BK a multiple of 16 (64 for an MN-major operand)": BK = 64 kept the
   refusal; the help now says BN (`test_the_gemm_notes_say_what_to_change`).
+- o13: logistic regression by gradient descent, the step (zero the gradients, a forward/backward kernel
+  adding them with atomics, the update) recorded once as a graph and replayed from a host `while` loop
+  that reads the loss between replays.
 
 Each program runs on the interpreter and its tensors are checked against answers computed here
 with NumPy from the program's inputs; each runs in the NVPTX simulator at sm_90a and sm_80, and
@@ -230,6 +233,27 @@ def _o12(t: Tensors, out: str) -> None:
     assert out == "[96, 64] true\n"
 
 
+def _o13(t: Tensors, out: str) -> None:
+    x, y = _f(t["x"]), _f(t["y"])
+    n = len(y)
+    w, b, steps, first, loss = np.zeros(8), 0.0, 0, None, None
+    while steps < 60:
+        z = x @ w + b
+        p = 1 / (1 + np.exp(-z))
+        loss = np.mean(np.maximum(z, 0) - z * y + np.log1p(np.exp(-np.abs(z))))
+        w, b = w - 0.5 * (x.T @ (p - y)) / n, b - 0.5 * np.mean(p - y)
+        steps += 1
+        first = loss if first is None else first
+        if loss < 0.4:
+            break
+    assert 5 < steps < 60 and 0.2 < y.mean() < 0.8
+    np.testing.assert_allclose(t["w"], w, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(t["b"][0], b, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(t["loss"][0], loss, rtol=1e-4)
+    np.testing.assert_array_equal(t["seen"], [32, 8])
+    assert out == f"{steps} true true 40\n"
+
+
 CHECKS = {
     "o01_fused_mlp_gelu": _o01,
     "o02_rmsnorm_matmul": _o02,
@@ -243,6 +267,7 @@ CHECKS = {
     "o10_masked_mean_pool_cosine": _o10,
     "o11_bucketize_coo_spmm": _o11,
     "o12_swiglu_bf16": _o12,
+    "o13_logreg_sgd_graph": _o13,
 }
 
 # f16 outputs and P cast to f16 move by one f16 ulp where the GPU sums in another order (o01, o02, o05);
@@ -254,7 +279,11 @@ CHECKS = {
              "o05_cross_attention_padding": 1e-4, "o06_stockham_fft": 3e-5, "o09_groupnorm_nhwc": 1e-4,
              "o12_swiglu_bf16": 1e-4},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
-    heavy=["o01_fused_mlp_gelu"])  # ~25 s on both archs; `test_the_mlp_chain_in_the_simulator` is its path
+    # simulations over ~2.5 s on an idle core (o01 ~25 s: `test_the_mlp_chain_in_the_simulator` is its pipeline
+    # path; o03 3.6 s, o04 2.9, o06 4.3, o08 3.8, o13 5.8: each runs on the GPU in test_user_gpu.py, and on
+    # the interpreter and through ptxas by default)
+    heavy=["o01_fused_mlp_gelu", "o03_rope_kv_cache_attention", "o04_moe_topk_routing", "o06_stockham_fft",
+           "o08_lstm_sequence", "o13_logreg_sgd_graph"])
 
 
 def test_the_mlp_chain_takes_the_attention_pipeline() -> None:

@@ -16,6 +16,9 @@ the fixed program checked against NumPy.
 - q05 a KV cache's rows 37 .. 57 written as PyTorch's `k_cache[pos:pos + n] = k`, `kc[37..57].partition(..)`:
   E0313's help bound the copy to a variable, whose results the host cannot put back into `kc` (E0114); the
   help now partitions `kc` itself and passes the first row (o03's `append`).
+- `let (s, i) = t.max(1);` (PyTorch's values and indices) was "bind 2 names to a tuple of 2 values": it
+  now writes `let s = t.max(1); let i = t.argmax(1);` (`min`: `argmin`), and `t.max(1).values` /
+  `.indices` say the call is the values, the indices an `argmax`.
 - q03 a butterfly as a generic device function `fn b<const N: i32, const H: i32>(t: Tile<f32, [N]>)`
   reshaping `t` to [2, H]: E0208 with "the new shape must hold the same number of elements"; a
   function's shapes are compared as written (a kernel's are checked per launch), so the help now says
@@ -193,3 +196,35 @@ def test_pytorch_cuts_and_axes_say_the_tile_spelling(stmt: str, fix: str, tmp_pa
                  "    k(o.partition([4, 16]), &ones::<f32>([4, 16])).sync();\n}\n", encoding="utf-8")
     d = first_error(f)
     assert any(fix in h for h in d.help), d.help
+
+
+@pytest.mark.parametrize(("stmt", "fix"), [
+    ("let (s, i) = t.max(1);", "let s = t.max(1); let i = t.argmax(1);"),
+    ("let (s, i) = t.min(0);", "let s = t.min(0); let i = t.argmin(0);"),
+])
+def test_pytorch_values_and_indices_are_max_and_argmax(stmt: str, fix: str, tmp_path: Path) -> None:
+    """`let (s, i) = t.max(1);` (PyTorch's values and indices) was "bind 2 names to a tuple of 2 values"; the
+    help's two statements check clean and give NumPy's values and indices."""
+    axis = 1 if "(1)" in stmt else 0
+    keep = ("s", "i") if axis == 1 else ("s.reshape([1, 16]).broadcast([4, 16]).max(1) * 0.0 + s.max(0)",
+                                         "i.reshape([1, 16]).broadcast([4, 16]).max(1) * 0 + i.max(0)")
+    src = ("kernel fn k(o: &mut Tensor<f32, [4]>, oi: &mut Tensor<i32, [4]>, x: &Tensor<f32, [?, ?]>) {\n"
+           f"    let t = x.partition([4, 16]).load([block_id(0), 0]);\n    {stmt}\n"
+           f"    o.store({keep[0]});\n    oi.store({keep[1]});\n}}\n"
+           "fn main() {\n    let x = randn::<f32>([4, 16], 3);\n    let mut o = zeros::<f32>([4]);\n"
+           "    let mut oi = zeros::<i32>([4]);\n    k(o.partition([4]), oi.partition([4]), &x).sync();\n}\n")
+    f = tmp_path / "m.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and any(f"`{fix}`" in h for h in d.help), d.help
+    g = tmp_path / "fixed.tile"
+    g.write_text(src.replace(stmt, fix), encoding="utf-8")
+    assert not driver.check(g, deny_warnings=True).diagnostics
+    t, _ = run_program(g)
+    x = t["x"]
+    if axis == 1:
+        np.testing.assert_array_equal(t["o"], x.max(1))
+        np.testing.assert_array_equal(t["oi"], x.argmax(1))
+    else:
+        np.testing.assert_array_equal(t["o"], np.full(4, x.min(0).max()))
+        np.testing.assert_array_equal(t["oi"], np.full(4, x.argmin(0).max()))

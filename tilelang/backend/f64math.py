@@ -269,10 +269,17 @@ def erf(em: IREmitter, x: str) -> str:
     return em.fcall("copysign", "double", [r, x])
 
 
-# erf on [1.5, 4] as a Chebyshev series in t = (2x - 5.5) / 2.5, interpolating `interp.numeric.erf_f64` at
-# the 25 Chebyshev points (numpy's chebfit, degree 24): within 3e-16 of it there, so an f32 value widened,
-# run through it and rounded once is the interpreter's f32 erf (every f32 in [1.5, 4) checked,
-# tests/backend/test_erf_f32.py). Past 4, erf rounds to 1.0 in f32 (erfc(3.9) < 2^-25).
+# The GPU's f32 erf (round 16): two Chebyshev series selected per element, one Clenshaw walk. Below 1.5,
+# erf(x) = x Q(x^2) with Q on z in [0, 2.25] in t = z / 1.125 - 1 (degree 14); on [1.5, 4), erf itself in
+# t = (2x - 5.5) / 2.5 (degree 24). Both interpolate `interp.numeric.erf_f64` at Chebyshev points (numpy's
+# chebfit): within ~3e-15 relative of it, so an f32 value widened, run through them and rounded once is
+# the interpreter's f32 erf (tests/backend/test_erf_f32.py: every f32 of [1.5, 4), a sweep of [0, 1.5) and
+# the edges, bit for bit). From 4 on, erf rounds to 1.0 in f32 (erfc(3.9) < 2^-25).
+ERF_SMALL_CHEB = (0.8510894713106232, -0.23785121267820367, 0.034691223003108396, -0.004264102804485135,
+                  0.0004409197933298002, -3.9013871286334165e-05, 3.0057567849984117e-06,
+                  -2.046795013420497e-07, 1.2474368327450523e-08, -6.875750492362002e-10,
+                  3.457680225480983e-11, -1.5981065045303369e-12, 6.848643671242914e-14,
+                  -2.6810683527976363e-15, 1.405447301340066e-16)
 ERF_CHEB = (0.9936550429136795, 0.011392982224149487, -0.008234705953514387, 0.004768235027591645,
             -0.002183675635621061, 0.0007665251919918237, -0.00018943912701217932, 2.2870592764842744e-05,
             4.63459046367783e-06, -3.166455855843252e-06, 7.396780907657003e-07, -3.694628798131617e-08,
@@ -283,38 +290,48 @@ ERF_CHEB = (0.9936550429136795, 0.011392982224149487, -0.008234705953514387, 0.0
 ERF_F32_ONE = 4.0
 
 
-def erf_cheb_f64(a: np.ndarray) -> np.ndarray:
-    """`erf_f32`'s middle branch in NumPy (Clenshaw, the emitted order; fma as a product and a sum): for
-    the test that checks it against the interpreter on every f32 of [1.5, 4)."""
-    t = (a * 2.0 - 5.5) * 0.4
+def _erf_coefs() -> list[tuple[float, float]]:
+    """(small, mid) coefficient pairs, highest degree first, the small series padded with zeros."""
+    small = list(ERF_SMALL_CHEB) + [0.0] * (len(ERF_CHEB) - len(ERF_SMALL_CHEB))
+    return list(zip(small, ERF_CHEB, strict=True))
+
+
+def erf_f32_model(a: np.ndarray) -> np.ndarray:
+    """`erf_f32` of |x| (`a` >= 0, below 4) in NumPy, the emitted order (fma as a product and a sum): for the
+    test that checks the emitted code and, exhaustively where it is cheap, the interpreter's bits."""
+    small = a < ERF_CUT
+    t = np.where(small, a * a * (1 / 1.125) - 1.0, (a * 2.0 - 5.5) * 0.4)
     t2 = t * 2.0
     b1, b2 = np.zeros_like(a), np.zeros_like(a)
-    for cj in ERF_CHEB[:0:-1]:
-        b1, b2 = t2 * b1 + (cj - b2), b1
-    return t * b1 + (ERF_CHEB[0] - b2)
+    coefs = _erf_coefs()
+    for cs, cm in coefs[:0:-1]:
+        b1, b2 = t2 * b1 + (np.where(small, cs, cm) - b2), b1
+    p = t * b1 + (np.where(small, coefs[0][0], coefs[0][1]) - b2)
+    return np.where(small, a * p, p)
 
 
 def erf_f32(em: IREmitter, x: str) -> str:
-    """erf of a widened f32 value (round 16): the interpreter's Taylor series below 1.5 (the same operations),
-    the Chebyshev series `ERF_CHEB` on [1.5, 4), 1 from 4 on, the sign of x copied on (NaN stays NaN).
-    `erf`'s continued fraction (80 f64 divisions and an exp an element, all computed, the branch a select)
-    made an f32 GELU's code ~400 KB of PTX for a 64 x 64 tile, a minute of ptxas, and thousands of f64
-    instructions an element; this is ~60 f64 operations and no division."""
+    """erf of a widened f32 value: |x| below 1.5 as |x| Q(x^2), below 4 the middle series (one Clenshaw walk
+    whose variable and coefficients a select picks per element), 1 from 4 on, the sign of x copied on (NaN
+    stays NaN). The f64 algorithm's continued fraction (80 f64 divisions and an exp an element, every branch
+    computed) made an f32 GELU's code ~430 KB of PTX for a 64 x 64 tile and a minute of ptxas; the interpreter's
+    Taylor series and this middle series one after the other cost ~120 f64 operations; this ~75."""
     a = em.fcall("fabs", "double", [x])
+    small = em.emit(f"fcmp olt double {a}, {c(ERF_CUT)}")
     z = em.emit(f"fmul double {a}, {a}")
-    acc = c(ERF_TAYLOR[-1])
-    for coef in reversed(ERF_TAYLOR[:-1]):  # the interpreter's order: acc * z + coef
-        acc = em.emit(f"fadd double {em.emit(f'fmul double {acc}, {z}')}, {c(coef)}")
-    small = em.emit(f"fmul double {c(2.0 / math.sqrt(math.pi))}, {em.emit(f'fmul double {a}, {acc}')}")
+    ts = em.emit(f"fsub double {em.emit(f'fmul double {z}, {c(1 / 1.125)}')}, 1.0")
     a2 = em.emit(f"fmul double {a}, 2.0")
-    t = em.emit(f"fmul double {em.emit(f'fsub double {a2}, 5.5')}, 0.4")
+    tm = em.emit(f"fmul double {em.emit(f'fsub double {a2}, 5.5')}, 0.4")
+    t = em.emit(f"select i1 {small}, double {ts}, double {tm}")
     t2 = em.emit(f"fmul double {t}, 2.0")
+    coefs = _erf_coefs()
     b1, b2 = "0.0", "0.0"
-    for cj in ERF_CHEB[:0:-1]:
-        b1, b2 = em.fcall("fma", "double", [t2, b1, em.emit(f"fsub double {c(cj)}, {b2}")]), b1
-    mid = em.fcall("fma", "double", [t, b1, em.emit(f"fsub double {c(ERF_CHEB[0])}, {b2}")])
-    is_small = em.emit(f"fcmp olt double {a}, {c(ERF_CUT)}")
-    r = em.emit(f"select i1 {is_small}, double {small}, double {mid}")
+    for cs, cm in coefs[:0:-1]:
+        ck = em.emit(f"select i1 {small}, double {c(cs)}, double {c(cm)}")
+        b1, b2 = em.fcall("fma", "double", [t2, b1, em.emit(f"fsub double {ck}, {b2}")]), b1
+    c0 = em.emit(f"select i1 {small}, double {c(coefs[0][0])}, double {c(coefs[0][1])}")
+    p = em.fcall("fma", "double", [t, b1, em.emit(f"fsub double {c0}, {b2}")])
+    r = em.emit(f"select i1 {small}, double {em.emit(f'fmul double {a}, {p}')}, double {p}")
     one = em.emit(f"fcmp oge double {a}, {c(ERF_F32_ONE)}")  # not NaN: NaN goes through the series
     r = em.emit(f"select i1 {one}, double 1.0, double {r}")
     return em.fcall("copysign", "double", [r, x])

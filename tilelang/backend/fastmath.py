@@ -50,9 +50,9 @@ MATH: dict[str, MathImpl] = {
     "sigmoid": MathImpl("1 / (1 + exp(-x)) with the exp above, div.rn", 4e-6, 1e-7),
     "floor": MathImpl("cvt.rmi.f32.f32 (exact)", 0.0, 0.0),
     "ceil": MathImpl("cvt.rpi.f32.f32 (exact)", 0.0, 0.0),
-    "erf": MathImpl("f64math.erf_f32 on the value widened to f64, rounded once: the interpreter's Taylor "
-                    "series below 1.5, a degree-24 Chebyshev series within 3e-16 of its algorithm on [1.5, 4), "
-                    "1 from 4 on", 2e-7, 1e-30),
+    "erf": MathImpl("f64math.erf_f32 on the value widened to f64, rounded once: x Q(x^2) below 1.5 and erf on "
+                    "[1.5, 4) as Chebyshev series within ~3e-15 of the interpreter's algorithm (one Clenshaw walk, "
+                    "no division), 1 from 4 on", 2e-7, 1e-30),
     "pow": MathImpl("f64math.pow on the values widened to f64, rounded once", 2e-7, 1e-30,
                     "finite results"),
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),

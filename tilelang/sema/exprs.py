@@ -504,6 +504,12 @@ def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) 
         return d.with_help(f"`{name}` is a method: `{x}.{name}()`")
     if name in ("dtype", "ndim", "size"):
         return d.with_help(f"the type `{rty}` says it; `{x}.shape()` lists the sizes of the axes")
+    if name in ("values", "indices") and isinstance(r, ast.MethodCall) and r.method.name in ("max", "min"):
+        # PyTorch's `t.max(1).values` / `.indices` (round 16): the call is the values; the indices an argmax
+        t = tcx.snippet(r.receiver) or "t"
+        args = ", ".join(tcx.snippet(a.value) or "" for a in r.args)
+        arg = f"`{t}.arg{r.method.name}({args})`"
+        return d.with_help(f"`{x}` is the values already" if name == "values" else f"the indices are {arg}")
     return d.with_help(f"tiles and tensors have no fields: use their methods (`{x}.shape()`, `{x}.sum()`, ..)")
 
 

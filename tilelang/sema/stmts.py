@@ -143,7 +143,8 @@ def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.E
                 if not is_poison(ty):
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", pat.span,
                                      f"expected a tuple of {len(elems)} elements, found `{ty}`")
-                             .with_help(f"bind {len(elems)} names to a tuple of {len(elems)} values"))
+                             .with_help(_values_indices_help(tcx, elems, value)
+                                        or f"bind {len(elems)} names to a tuple of {len(elems)} values"))
                 for p in elems:
                     _bind_pattern(tcx, p, ERROR, fx, None, kind)
             tcx.program.types[pat] = ty
@@ -469,3 +470,17 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
                 start = f"`{one}` is a tile of one element: use its value, `{name} {st.op} {one}.item();`, or {start}"
             d = d.with_help(start)
         tcx.emit(d.with_help("a compound assignment cannot change the variable's type") if not d.help else d)
+
+
+def _values_indices_help(tcx: CheckCx, elems: tuple[ast.Pattern, ...], value: ast.Expr | None) -> str | None:
+    """`let (m, i) = t.max(1);` (PyTorch's `torch.max(t, 1)`, values and indices; round 16): Tile's `max` is
+    the values, `argmax` the indices."""
+    if len(elems) != 2 or not isinstance(value, ast.MethodCall) or value.method.name not in ("max", "min") \
+            or not all(isinstance(p, ast.NamePat) for p in elems):
+        return None
+    x, args = tcx.snippet(value.receiver) or "t", ", ".join(tcx.snippet(a.value) or "" for a in value.args)
+    x = x if len(x) < 30 else "t"
+    v, i = (p.name.name for p in elems)  # type: ignore[attr-defined]
+    arg = "argmax" if value.method.name == "max" else "argmin"
+    return (f"`{x}.{value.method.name}({args})` is the values only (PyTorch's gives values and indices): "
+            f"`let {v} = {x}.{value.method.name}({args}); let {i} = {x}.{arg}({args});`")

@@ -445,6 +445,7 @@ class HostEvaluator:
                 return bi.unary("-", instances.literal(self, lit, negated=True), e.span, self.scalar_dtype(e))
             case ast.Unary(op=op, operand=operand):
                 v = self.eval(operand, scope)
+                instances.generic_neg(self, e, v, scope)
                 return bi.unary(op, v, e.span, instances.result_dtype(self, e, v))
             case ast.Binary(op="&&" | "||", lhs=l, rhs=r) if isinstance(self.program.type_of(e), TensorT):
                 # of `bool` tensors: element-wise, both sides evaluated, as on tiles

@@ -169,6 +169,13 @@ def let_values(ev: Any) -> dict[Any, ast.Expr]:
     return ev.lets  # type: ignore[no-any-return]
 
 
+def generic_neg(ev: Any, e: ast.Unary, v: Any, scope: Any) -> None:
+    """`-C` of a const generic expression that leaves its type (`C = -2147483648`): E0227, as
+    `generic_arith` (a kernel instance's `-C` is checked since round 16)."""
+    if e.op == "-" and domains._integral(v):
+        _check_generic(ev, e, -int(v), scope)
+
+
 def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
     """E0227 where `+ - *` of a host function's const generics and literals
     only (`C * 1431655766 * 3` in `go::<1>`) does not fit its integer type in
@@ -176,8 +183,12 @@ def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
     round 16) and as the checker refuses the same literals' arithmetic: it
     wrapped silently (the call above partitioned by 2). Run-time arithmetic of
     other values wraps, as Rust's release build does."""
-    if e.op not in ("+", "-", "*"):
+    if e.op not in ("+", "-", "*") or not (domains._integral(a) and domains._integral(b)):
         return
+    _check_generic(ev, e, {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[e.op], scope)
+
+
+def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any) -> None:
     memo = ev.__dict__.setdefault("_generic_arith", {})  # by node: host loops run it again and again
     only = memo.get(id(e))
     if only is None:
@@ -185,9 +196,8 @@ def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
     if not only[1]:
         return
     dt = ev.scalar_dtype(e)
-    if dt is None or not dt.is_int or dt is DType.BOOL or not (domains._integral(a) and domains._integral(b)):
+    if dt is None or not dt.is_int or dt is DType.BOOL:
         return
-    exact = {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[e.op]
     from tilelang.diagnostics.instances import int_bounds
 
     lo, hi = int_bounds(dt)
@@ -198,14 +208,18 @@ def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
 
     names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name) and _is_generic(ev, n)})
     shown = ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names)
-    g = names[0]
+    import re
+
+    from tilelang.syntax.printer import unparse
+
+    wide = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b", r"(\1 as i64)", unparse(e))
     raise TileError(Diagnostic.error(CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{dt.value}`")
                     .primary(e.span, f"the value {exact} does not fit in `{dt.value}` ({lo}..={hi}) in this call"
                              + (f" ({shown})" if shown else ""))
                     .note("a host function's const generics are `i32` values: their arithmetic with literals "
                           "is checked in each call, as a kernel instance's is")
-                    .with_help(f"call it with smaller const generics, or compute in a wider type "
-                               f"(`({g} as i64) * ..`)"))
+                    .with_help(f"call it with smaller const generics, or compute in a wider type: `{wide}` "
+                               f"is an `i64`"))
 
 
 def _is_generic(ev: Any, e: ast.Name) -> bool:

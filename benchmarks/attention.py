@@ -97,8 +97,10 @@ def time_ms(fn, reps: int, dev: str, warmup: int = 2) -> float:  # type: ignore[
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         # keep the GPU busy while the host enqueues, so the events time the
-        # kernel and not the launch path
-        torch.cuda._sleep(2_000_000)
+        # kernel and not the launch path: ~5 ms, longer than any launch call
+        # (a prefill launch took 0.55-1.1 ms of host time on the general path,
+        # call 17 of 2026-12-06, against the ~1 ms of the earlier 2,000,000)
+        torch.cuda._sleep(10_000_000)
         a.record()
         h = fn()
         b.record()

@@ -114,6 +114,16 @@ Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expecte
   torch's reps interleaved (`time_pair`), so the card's state after `warm_up` falls on both.
 `python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
 
+Expected after hattn2's (2026-12-06 12:36 session; attention and rows cases only, speeds not measured): an
+online softmax's `exp(s - mn)` / `exp(m - mn)` (and a row softmax's `exp(t - t.max(1))`: x <= 0 by
+construction) is ex2.approx(x log2(e)) with no error term (`fastmath.exp_nonpos_plain`; `exp`'s atol 1e-30 ->
+1e-18, rtol 2e-6 kept). Key loops (ptxas 13, `probes/attn_spellings_sass.py`): attn 941 -> 745, attn_dot
+804 -> 608, D = 64 128x64 516 -> 414 (std's 393), bf16 128x64 564 -> 462 (std's 440); `attn_exp2`'s is 543
+(one FMUL an element fewer). So: attn ~0.87-0.90x (was 0.81x), attn_dot ~0.88-0.90x (0.81x), causal ~0.98x
+(0.95x), D=64 128x64 ~0.78-0.82x (0.69x; std 0.83x), bf16 ~0.82-0.86x (0.73x; std 0.87x); bias/ALiBi/window
+up by a few points; `attn_exp2`, `attn_qscale`, std::attention unchanged (same PTX: `ptx_sha.py` identical);
+softmax rows within noise (memory-bound); every err as before (below 1e-2).
+
 A case that crashes prints its error on its line and the run goes on.
 
 `--jobs N` compiles every case's kernel first in N processes (the device's
@@ -261,7 +271,9 @@ def _time_once(fn: Any) -> float:
     import torch
 
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    torch.cuda._sleep(1_000_000)
+    # ~5 ms: longer than any launch call takes on the host (an attention or Hopper GEMM launch took ~0.6 ms on the
+    # general path, call 17 of 2026-12-06; the earlier 1,000,000 cycles, ~0.5 ms, let the events time the host)
+    torch.cuda._sleep(10_000_000)
     a.record()
     h = fn()
     b.record()

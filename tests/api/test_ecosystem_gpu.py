@@ -362,3 +362,44 @@ def test_the_profiler_times_a_short_kernel_not_the_hosts_launch_work(torch, mod)
     ours = statistics.median(r.seconds for r in prof.records)
     assert abs(ours - theirs) <= 0.5 * theirs + 3e-6, (ours, theirs)
     torch.testing.assert_close(z, x + y)
+
+
+ROW_SUMS = """
+kernel fn row_sums<const B: i32, const NB: i32>(part: &mut Tensor<f32, [1, 1]>, out: &mut Tensor<f32, [1, 1]>,
+                                                x: &Tensor<f32, [?, ?]>) {
+    let t = x.partition([1, B]).load([block_id(0), block_id(1)]);
+    part.store(t.sum(1).reshape([1, 1]));
+    if last_block(1) {
+        let all = part.group().partition([1, NB]).load([0, 0]);
+        out.store(all.sum(1).reshape([1, 1]));
+    }
+}
+"""
+
+
+def test_a_counter_buffer_made_inside_a_torch_capture_keeps_the_capture(torch) -> None:  # type: ignore[no-untyped-def]
+    """A `last_block` launch captured by `torch.cuda.graph` whose counter buffer must be allocated during the
+    capture (no zeroed spare, no cached block of its size): cuMemAlloc is a "potentially unsafe" call in the
+    global capture mode PyTorch uses, and invalidated the capture (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED at
+    the next launch: `test_folded_merge_matches_torch` failed so in one suite run, 2026-12-06). The pool
+    allocates in the thread's relaxed mode (`cuda_memory._mem_alloc`)."""
+    from tilelang.api.engines import _device
+
+    m = tilelang.compile(ROW_SUMS, name="capture_counters")
+    rows = 3000  # 3000 groups: 12,000 bytes of counters, more than any spare made so far (1,024)
+    x = torch.randn(rows, 64, device="cuda")
+    part, out = torch.zeros(rows, 8, device="cuda"), torch.zeros(rows, 1, device="cuda")
+    m.row_sums[8, 8](P(part, [1, 1]), P(out, [1, 1]), x).sync()  # compiled and loaded before the capture
+    torch.testing.assert_close(out[:, 0], x.sum(1), rtol=1e-5, atol=1e-4)
+    dev = _device("cuda:0")
+    dev._arrive.spares.clear()
+    torch.cuda.synchronize()
+    dev.ctx.pool.trim()  # nothing cached: the capture's buffer is a new driver allocation
+    out.zero_()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        m.row_sums[8, 8](P(part, [1, 1]), P(out, [1, 1]), x).sync()
+    g.replay()
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(out[:, 0], x.sum(1), rtol=1e-5, atol=1e-4)

@@ -63,11 +63,17 @@ def test_exp_of_the_scores_says_what_exp2_saves_at_its_line() -> None:
     src, gk = _user("attn")
     assert explain.refusals(gk) == []
     (n,) = gk.notes
-    assert "`exp` of the scores keeps its accuracy promise" in n.message and "write `exp2`" in n.help[0]
+    assert "`exp` of the scores costs a multiply an element more" in n.message and "write `exp2`" in n.help[0]
     line = src[:n.labels[0].span.start].count("\n") + 1
     assert "let p = exp(s - mn);" in src.splitlines()[line - 1]
     for kern in ("attn_exp2", "attn_qscale"):  # the exp2 spellings: nothing to say
         assert _user(kern)[1].notes == ()
+
+
+def test_exp_with_its_error_term_says_so(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_EXP_NONPOS", "0")  # (the softmax's exp keeps the error term)
+    (n,) = _user("attn")[1].notes
+    assert "keeps its accuracy promise" in n.message and "4 more instructions" in n.message
 
 
 def test_explain_lines_carry_the_notes(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -113,3 +113,84 @@ fn main() { let x = zeros::<f32>([4, 8]); let mut o = zeros::<f32>([4, 8]); e(o.
 """
     k = driver.compile(src, "ir").output[0]
     assert not nonpositive_exp_args(k.body)  # (`+ 1.0` after the difference; a column max over rows)
+
+
+# hattn2 (2026-12-06): an online softmax's exp (x <= 0 by construction) as ex2.approx(x * log2(e)) with no error
+# term (`codegen/arith.fexp_plain`, `fastmath.exp_nonpos_plain`), in every layout; `exp`'s atol 1e-30 -> 1e-18.
+def _exp_plain(x: np.ndarray, err: float) -> np.ndarray:
+    with np.errstate(all="ignore"):
+        t = (x * F(1.4426950408889634)).astype(F)
+        p = (np.exp2(t.astype(np.float64)) * (1 + err)).astype(F)
+        return np.where(np.abs(p) < 2.0**-126, F(0), p)  # .ftz
+
+
+def test_the_plain_form_keeps_exps_promise_where_x_is_at_most_0() -> None:
+    impl = fastmath.MATH["exp"]
+    bits = np.arange(0x80000000, 0xC2B20000, 1009, dtype=np.uint64).astype(np.uint32)  # every f32 in [-89, -0]
+    x = bits.view(F)
+    x = x[x >= -88.8]
+    want = np.exp(x.astype(np.float64))
+    normal = want > 2.0**-126
+    for err in (0.0, 2.0**-22, -(2.0**-22)):  # the MUFU off by its worst error (llsim's `_APPROX_ERR`)
+        got = _exp_plain(x, err).astype(np.float64)
+        diff = np.abs(got - want)
+        assert np.all(diff <= impl.atol + impl.rtol * want)
+        rel = diff[normal] / want[normal]
+        assert rel.max() < 4.2e-6  # (the doc's 4.1e-6: the product's rounding at |t| >= 64, log2(e)'s, the MUFU)
+        assert np.all(rel[x[normal] >= -29.7] <= 2.02e-6)  # (2e-6 relative where exp(x) >= 1.3e-13)
+        assert np.all(diff[want < 1.3e-13] <= 1e-18)
+    # the atol is what the form needs: with the old 1e-30 some x in [-88, -30] is off by more than 2e-6
+    got = _exp_plain(x, 2.0**-22).astype(np.float64)
+    assert not np.all(np.abs(got - want) <= 1e-30 + impl.rtol * want)
+    edges = np.array([0.0, -0.0, -1e-30, -1.0, -87.0, -88.0, -103.0, -1e30, -np.inf, np.nan], F)
+    with np.errstate(all="ignore"):
+        want_e = np.exp(edges.astype(np.float64))
+    got_e = _exp_plain(edges, 0.0).astype(np.float64)
+    assert np.all((np.isnan(got_e) & np.isnan(want_e)) | (np.abs(got_e - want_e) <= impl.atol + impl.rtol * want_e))
+    assert _exp_plain(np.array([0.0, -0.0], F), 0.0).tolist() == [1.0, 1.0]  # alpha = 1 exactly where the max stayed
+
+
+ROW_SOFTMAX = """
+kernel fn rowexp(y: &mut Tensor<f32, [4, 64]>, x: &Tensor<f32, [?, 64]>) {
+    let t = x.load_like(y);
+    y.store(exp(t - t.max(1).reshape([4, 1])));
+}
+fn main() { let x = zeros::<f32>([8, 64]); let mut y = zeros::<f32>([8, 64]); rowexp(y.partition([4, 64]), &x).sync(); }
+"""
+
+
+def _rowexp_ptx(monkeypatch, knob: str) -> str:  # type: ignore[no-untyped-def]
+    from tilelang.backend import compile_kernel
+
+    monkeypatch.setenv("TILEC_EXP_NONPOS", knob)
+    k = driver.compile(ROW_SOFTMAX, "ir").output[0]
+    return compile_kernel(k, "sm_90a", None).ptx
+
+
+def test_a_row_softmax_exp_takes_the_plain_form(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    plain, old = _rowexp_ptx(monkeypatch, "1"), _rowexp_ptx(monkeypatch, "0")
+    assert plain.count("ex2.approx.ftz.f32") == old.count("ex2.approx.ftz.f32") > 0
+    assert "fma.rn.f32" in old and "fma.rn.f32" not in plain  # (the error term's fmas are gone)
+
+
+@pytest.mark.parametrize("error", [0, 1, -1], ids=["exact", "up", "down"])
+def test_a_row_softmax_exp_in_llsim_within_exps_promise(error: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import tilelang
+    from tilelang.dtypes import DType
+
+    monkeypatch.setenv("LLSIM_MEMO", "0")
+    monkeypatch.setattr(llsim, "APPROX_ERROR", error)
+    k = driver.compile(ROW_SOFTMAX, "ir").output[0]
+    rng = np.random.default_rng(11)
+    x = (rng.uniform(-100.0, 0.0, (8, 64)) + rng.uniform(-50.0, 50.0, (8, 1))).astype(F)  # differences to -150
+    x[0, 3], x[1, 5], x[2, :] = -np.inf, np.nan, -np.inf  # a -inf key, a NaN row, a row of -inf (NaN: inf - inf)
+    got = np.full((8, 64), 7.0, F)
+    SimDevice("sm_90a").run(k, (2, 1), [got, x], None)
+    want = np.zeros((8, 64), F)
+    tilelang.compile(ROW_SOFTMAX).rowexp(tilelang.partition(want, [4, 64]), x).sync()
+    rtol, atol = fastmath.tolerance("exp", DType.F32)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    same_nan = np.isnan(g) == np.isnan(w)
+    assert same_nan.all() and np.isnan(w[1]).all() and np.isnan(w[2]).all()
+    ok = np.isnan(w) | (np.abs(g - w) <= atol + rtol * np.abs(w))
+    assert ok.all(), (g[~ok], w[~ok])

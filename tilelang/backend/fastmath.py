@@ -28,9 +28,14 @@ class MathImpl:
 MATH: dict[str, MathImpl] = {
     # `.ftz`: one MUFU.EX2 (the denormal-preserving form costs three more
     # instructions); subnormal results flush to 0, inside the atol of 1e-30
+    # atol 1e-18 (1e-30 until 2026-12-06): an online softmax's exp(s - m) skips the error term
+    # (`exp_nonpos_plain`), 4.1e-6 relative where exp(x) < 1.3e-13; every other exp is within 6e-7
     "exp": MathImpl("ex2.approx.ftz.f32 of x*log2(e), with the rounding error of the product fed back by fma "
-                    "(an overflow gives +inf, -inf gives 0, NaN gives NaN, as the interpreter)",
-                    2e-6, 1e-30, "|x| < 88"),
+                    "(an overflow gives +inf, -inf gives 0, NaN gives NaN, as the interpreter); where x is an "
+                    "online softmax's difference (s - maximum(s, ..), s minus its row max: <= 0 by construction) "
+                    "without the error term, as Triton's tl.exp and CUDA's __expf: within 1e-18 absolute where "
+                    "exp(x) < 1.3e-13",
+                    2e-6, 1e-18, "|x| < 88"),
     "exp2": MathImpl("ex2.approx.ftz.f32", 2e-6, 1e-30),
     "log": MathImpl("lg2.approx.f32 times ln(2)", 1e-6, 1e-6, "x > 0"),
     "log2": MathImpl("lg2.approx.f32", 1e-6, 1e-6, "x > 0"),
@@ -102,6 +107,20 @@ def skip_unit_scale(accumulator: bool) -> bool:
 
     want = os.environ.get("TILEC_SKIP_UNIT_SCALE", "auto")
     return want == "1" or (want == "auto" and accumulator)
+
+
+def exp_nonpos_plain() -> bool:
+    """`exp(x)` of an online softmax's difference (`x = a - maximum(a, ..)` or `a` minus its row max: <= 0 or
+    NaN by construction, `codegen/arith.nonpositive_exp_args`) as ex2.approx.ftz(x * log2(e)) with no error term
+    (`codegen/arith.fexp_plain`): the form Triton's `tl.exp` and CUDA's `__expf` take everywhere. Its error is
+    the product's rounding (|x| 2^-24 in the exponent) and the MUFU's: within 2e-6 relative down to x = -29.7
+    (exp(x) >= 1.3e-13) and within 1e-18 absolute below (4.1e-6 relative at most, MUFU at its worst), which is
+    `MATH["exp"]`'s promise (rtol 2e-6, atol 1e-18). Three instructions an element fewer than `fexp_ln2`'s <= 0
+    form, in the key loop of a user's `exp(s - m)` attention. `TILEC_EXP_NONPOS` "1" (the default, in every
+    layout), "0" (off: `exp_ln2`'s forms)."""
+    import os
+
+    return os.environ.get("TILEC_EXP_NONPOS", "1") != "0"
 
 
 def exp_ln2(accumulator: bool) -> bool:

@@ -32,6 +32,9 @@ from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 
 _SWIZZLE_CODE = {128: 1, 64: 2, 32: 3}
+# a consumer role of slot s > 0 stages its stores behind named barrier SLOT_BARRIER + s (0 the CTA's, 1 slot 0's
+# and zero rows, 2-3 turns, 4-6 TMA stores, 8 the split's: `codegen/split.py`)
+SLOT_BARRIER = 9
 
 
 @frozen(eq=True)
@@ -292,6 +295,7 @@ class HopperOps:
             self.role_tid = "%tid" if first == 0 else self.emit(f"sub i32 %tid, {first * 32}")  # type: ignore[attr-defined]
             self.role_single = role.single
             self.role_threads = role.warps * 32
+            self.role_slot = role.slot
             if role.single:
                 # one thread issues every copy; the others of the role are done
                 lead = self.emit(f"icmp eq i32 {self.role_tid}, 0")  # type: ignore[attr-defined]
@@ -301,6 +305,7 @@ class HopperOps:
             self.region(role.body, ())  # type: ignore[attr-defined]
             self.role_tid = saved
             self.role_single = True
+            self.role_slot = 0
             self.br(done)  # type: ignore[attr-defined]
             if not last:
                 self.label(nxt)  # type: ignore[attr-defined]
@@ -439,7 +444,8 @@ class HopperOps:
         waited for its last wgmma: a barrier of all consumers comes first), or
         scratch space after the buffers when the ring is too small or still
         live (`GpuKernel.stage_apart`: an N-part of the tile before the last,
-        while the producer fills the ring for the next)."""
+        while the producer fills the ring for the next; a persistent GEMM's tiles). A consumer role of a slot
+        (`Role.slot`: the pingpong GEMM's second) has an area and a named barrier of its own."""
         info = self.tensors[op.tensor]  # type: ignore[attr-defined]
         dt = info.param.dtype
         mt, es = self.mty(info), self.msize(info)  # type: ignore[attr-defined]
@@ -449,11 +455,13 @@ class HopperOps:
         area = rows * pitch
         total = lay.warpgroups * area
         ring = self.ring_bytes()
-        if total <= ring and op.value.id not in self.k.stage_apart:  # type: ignore[attr-defined]
+        slot = getattr(self, "role_slot", 0)
+        bid = 1 if slot == 0 else SLOT_BARRIER + slot
+        if total <= ring and op.value.id not in self.k.stage_apart and not slot:  # type: ignore[attr-defined]
             base0 = 0
         else:
-            self.need_smem(total, op.span)  # type: ignore[attr-defined]
-            base0 = self.k.smem_bytes  # type: ignore[attr-defined]
+            self.need_smem(total * (slot + 1), op.span)  # type: ignore[attr-defined]
+            base0 = self.k.smem_bytes + slot * total  # type: ignore[attr-defined]
         slots = self.tile(op.value)  # type: ignore[attr-defined]
         off0, off1 = (self.scalar(o) for o in op.offsets)  # type: ignore[attr-defined]
         t = self.role_tid
@@ -464,7 +472,7 @@ class HopperOps:
         ga = self.emit(f"mul i32 {group}, {area}")  # type: ignore[attr-defined]
         mine = self.emit(f"add i32 {ga}, {base0}")  # type: ignore[attr-defined]
         # 1. every consumer is past its last wgmma; the generic proxy takes the ring back
-        self.named_barrier(1, 128 * lay.warpgroups)
+        self.named_barrier(bid, 128 * lay.warpgroups)
         self.proxy_fence()
         # 2. registers -> shared, two columns at a time
         w16 = self.emit(f"shl i32 {warp}, 4")  # type: ignore[attr-defined]
@@ -485,7 +493,7 @@ class HopperOps:
             vec = self.emit(f"insertelement {vt} {vec}, {mt} {vals[1]}, i32 1")  # type: ignore[attr-defined]
             p = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {self.emit(f'add i32 {at}, {byte}')}")  # type: ignore[attr-defined]
             self.stmt(f"store {vt} {vec}, ptr addrspace(3) {p}, align {2 * es}")  # type: ignore[attr-defined]
-        self.named_barrier(1, 128 * lay.warpgroups)
+        self.named_barrier(bid, 128 * lay.warpgroups)
         # 3. shared -> global, 16 bytes per thread per step (the value's rows: a padded accumulator's rows
         # past them are never stored)
         epc = 16 // es  # elements per chunk

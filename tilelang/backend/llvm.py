@@ -129,6 +129,8 @@ class KernelABI:
     # `GpuKernel.split`: the runtime launches the variant with the walk's split where
     # the launch's walk splits (`split_form.SplitForm.splits`)
     split: SplitForm | None = None
+    # `GpuKernel.fill`: with `persistent`, that many CTAs an SM whatever the grid (a split-K GEMM)
+    fill: bool = False
 
 
 # ------------------------------------------------------------------ the emitter
@@ -510,5 +512,5 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,
                     next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), kernel.source.walk),
-                    short=kernel.short, split=kernel.split)
+                    short=kernel.short, split=kernel.split, fill=kernel.fill)
     return text, abi

@@ -77,6 +77,8 @@ def _launch_grid(abi: Any, grid: tuple[int, ...], sms: int) -> tuple[int, int, i
     per = getattr(abi, "persistent", 0)
     if per > 0:
         sms = int(os.environ.get("TILEC_PERSISTENT_SMS", sms))
+        if getattr(abi, "fill", False):  # a split-K GEMM: its pieces fill the card whatever the tiles
+            return (max(1, per * sms), 1, 1)
         return (max(1, min(g[0] * g[1] * g[2], per * sms)), 1, 1)
     axis = getattr(abi, "queue", -1)
     if axis >= 0:

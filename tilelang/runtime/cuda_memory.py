@@ -48,10 +48,10 @@ class BufferPool:
         else:
             d = self.ctx.d
             try:
-                ptr = int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
+                ptr = _mem_alloc(d, size)
             except TileError:
                 self.trim()  # give cached blocks back and try once more
-                ptr = int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
+                ptr = _mem_alloc(d, size)
             self.allocations += 1
             self.reserved += size
         self.live += size
@@ -68,6 +68,23 @@ class BufferPool:
                 d.cuMemFree(ptr)
                 self.reserved -= size
             lst.clear()
+
+
+def _mem_alloc(d: Any, size: int) -> int:
+    """`cuMemAlloc` in the thread's relaxed stream-capture mode. A buffer made while a stream is being
+    captured (a counter buffer of a launch captured by `torch.cuda.graph`, `cuda_arrive.Counters`; a print
+    buffer) is not part of the graph, but in CUDA's default global capture mode cuMemAlloc is a "potentially
+    unsafe" call that invalidates the capture (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED at the next launch,
+    2026-12-06: a flaky `test_folded_merge_matches_torch` whenever the pool's free lists had no block of the
+    size); the relaxed mode allows it, and changes nothing outside a capture. The mode is put back after."""
+    exchange = getattr(d, "cuThreadExchangeStreamCaptureMode", None)
+    if exchange is None:  # (stub drivers of the tests)
+        return int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
+    old = _check(exchange(d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED), "cuThreadExchangeStreamCaptureMode")
+    try:
+        return int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
+    finally:
+        exchange(old)
 
 
 @dataclass(eq=False)

@@ -32,17 +32,26 @@ from .core import (
 
 def nonpositive_exp_args(body: ir.Region) -> set[int]:
     """Ids of the operands x of `exp(x)` in `body` that are at most 0 or NaN by construction: `a - mn` with
-    `mn = maximum(a, ..)`, or `mn = maximum(.., rowmax(a))` broadcast back over a's rows (an online softmax's
-    `exp(s - mn)` and `exp(m - mn)`): a <= mn element by element, so its difference rounds to <= 0 (NaN where
+    `mn = maximum(a, ..)`, `mn = maximum(.., rowmax(a))` or `mn = rowmax(a)` broadcast back over a's rows (an
+    online softmax's `exp(s - mn)` and `exp(m - mn)`, a row softmax's): a <= mn element by element, so its difference rounds to <= 0 (NaN where
     an operand is NaN or both are the same infinity). `fexp_ln2` then needs no overflow guard."""
     from tilelang.backend.gpu import nodes as g
 
     defs = {r.id: op for op in g.walk(body) for r in g.results(op)}
 
+    def rowmax(a: ir.Value, y: ir.Value) -> bool:  # y is a's max over axis 1, reshaped to a column
+        ry = defs.get(y.id)
+        if isinstance(ry, ir.Reshape) and ry.x.shape == (a.shape[0],):
+            red = defs.get(ry.x.id)
+            return isinstance(red, ir.Reduce) and red.op is ir.ReduceOp.MAX and red.x.id == a.id and red.axis == 1
+        return False
+
     def bound(a: ir.Value, b: ir.Value) -> bool:  # every element of a is at most its element of b
         op = defs.get(b.id)
         if isinstance(op, ir.Broadcast) and len(a.shape) == 2 and op.x.shape == (a.shape[0], 1):
             b, row = op.x, True  # a row vector over a's rows
+            if rowmax(a, b):  # a row softmax's `a - a.max(1).reshape([M, 1])`
+                return True
         else:
             row = False
         op = defs.get(b.id)
@@ -51,11 +60,8 @@ def nonpositive_exp_args(body: ir.Region) -> set[int]:
         for y in op.operands:
             if not row and y.id == a.id and y.shape == b.shape:
                 return True
-            ry = defs.get(y.id)
-            if row and isinstance(ry, ir.Reshape) and ry.x.shape == (a.shape[0],):
-                red = defs.get(ry.x.id)
-                if isinstance(red, ir.Reduce) and red.op is ir.ReduceOp.MAX and red.x.id == a.id and red.axis == 1:
-                    return True
+            if row and rowmax(a, y):
+                return True
         return False
 
     out: set[int] = set()
@@ -101,7 +107,8 @@ class ArithOps(EmitterCore):
                     self.env[r.id] = self.scale_unless_unit(ops[1 - few[0]], ops[few[0]])  # type: ignore[arg-type]
                     return
             self.exp_acc = isinstance(self.layouts.get(r.id), AccTile)
-            self.exp_nonpos = eop is ir.ElemOp.EXP and self.exp_acc and self.nonpositive(xs[0])
+            self.exp_nonpos = eop is ir.ElemOp.EXP and (self.exp_acc or fastmath.exp_nonpos_plain()) \
+                and self.nonpositive(xs[0])
             try:
                 self.env[r.id] = [self.round_to(self.fexp2_poly(cols[0][i]), r.dtype) if share and i % share == share - 1
                                   else self.elem(eop, [c[i] for c in cols], in_dt, r.dtype) for i in range(n)]
@@ -141,6 +148,8 @@ class ArithOps(EmitterCore):
         return v.id in self._nonpos
 
     def fexp(self, x: str) -> str:
+        if self.exp_nonpos and fastmath.exp_nonpos_plain():
+            return self.fexp_plain(x)
         if fastmath.exp_ln2(self.exp_acc):
             return self.fexp_ln2(x, self.exp_nonpos)
         # exp(x) = 2^(x*log2e); feed the product's rounding error back: 2^t * (1 + e*ln2)
@@ -156,6 +165,14 @@ class ArithOps(EmitterCore):
         # corr <= 0. There p (inf or 0) is the answer; a NaN x gives p = NaN.
         nan = self.emit(f"fcmp uno float {y}, 0.0")
         return self.emit(f"select i1 {nan}, float {p}, float {y}")
+
+    def fexp_plain(self, x: str) -> str:
+        """exp(x) = ex2.approx.ftz(x * log2(e)) with no error term (Triton's `tl.exp`, CUDA's `__expf`), where x
+        is an online softmax's difference (<= 0 or NaN, `nonpositive_exp_args`; `fastmath.exp_nonpos_plain`):
+        within 2e-6 of exp(x) down to x = -29.7 and within 1e-18 absolute below (`fastmath.MATH["exp"]`; 4.1e-6
+        relative at most, MUFU at its worst). -inf gives 0, NaN NaN, 0 gives 1 (alpha = 1 where a max stayed)."""
+        t = self.emit(f"fmul float {x}, {const_operand(DType.F32, 1.4426950408889634)}")
+        return self.nv("llvm.nvvm.ex2.approx.ftz.f32", t)
 
     def fexp_ln2(self, x: str, nonpos: bool = False) -> str:
         """exp(x) = 2^t * 2^(x log2(e) - t) = 2^t * e^(x - t ln2) with t = x * log2(e) rounded: the error term

@@ -580,6 +580,9 @@ class Role:
     regs: int
     body: ir.Region
     single: bool = False  # one thread of the role runs `body` (the others are done)
+    # a consumer role's own epilogue staging area and named barrier (`hopper.store_wgmma`): the GEMM's two
+    # pingpong consumer roles (`passes/gemm_persistent.py`) store at the same time
+    slot: int = 0
 
 
 @frozen
@@ -672,6 +675,9 @@ class GpuKernel:
     # > 0: the kernel walks its logical grid itself (`passes/attention_tiles.py`), so the
     # runtime launches at most this many CTAs an SM (`KernelABI.persistent`)
     persistent: int = 0
+    # with `persistent`: the runtime launches `persistent` CTAs an SM even where the grid has fewer tiles (a
+    # split-K GEMM's pieces fill the card: `passes/gemm_split.py`)
+    fill: bool = False
     # where a launch's tensor dim is at most a limit the passes compile another variant
     # (`facts.Short`; the attention pass: short key sequences chained)
     short: Short | None = None

@@ -14,10 +14,11 @@ each with the cause and what runs faster:
 - BM = 64: one consumer warpgroup, each K/V block copied for 64 query rows, no second warpgroup's softmax
   under the tensor cores;
 - BN = 64: twice the key blocks of BN = 128, each with its ring wait, row max and sum shuffles and rescale;
-- `exp` of the scores: its accuracy promise (`fastmath.MATH["exp"]`: the product x * log2(e)'s rounding error
-  fed back, `codegen/arith.fexp_ln2`) costs 4 instructions an element more than `exp2` (2 FFMA, an FMUL and a
-  min; 7 before `fastmath.exp_ln2`: `benchmarks/probes/attn_spellings_sass.py`, the key loop 1,139 SASS
-  instructions, now 941, against 543 at 128 x 128, D = 128).
+- `exp` of the scores: an online softmax's `exp(s - mn)` (<= 0 by construction, `codegen/arith.
+  nonpositive_exp_args`) is ex2.approx(x * log2(e)) (`fastmath.exp_nonpos_plain`), one multiply an element more
+  than `exp2` with log2(e) in the scale (`benchmarks/probes/attn_spellings_sass.py`, 128 x 128, D = 128: the
+  key loop 608 SASS instructions against 543; 941 with the error term, 1,139 before `fastmath.exp_ln2`); any
+  other `exp` keeps its error term (`codegen/arith.fexp_ln2`): 4 instructions an element more than `exp2`.
 
 The speeds quoted are `benchmarks/cliffs.py`'s on an H100 (2026-12-06, call 8, and call 13 for 192 x 128:
 S = 2,048, f16, against PyTorch's SDPA in the same process).
@@ -27,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.backend import fastmath
+from tilelang.backend.codegen.arith import nonpositive_exp_args
 from tilelang.ir import nodes as ir
 
 # std::attention's time against SDPA at (BM, BN, D), cliffs.py, H100, 2026-12-06 call 8 (192 x 128: call 13, with
@@ -75,7 +78,10 @@ def advise(p: Any, C: int, regs: int, ctx: Any) -> None:
                    "row max and sum shuffles and rescale", help)
     for op in p.loop.body.ops:
         if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP and len([x for x in op.result.shape if x > 1]) == 2:
-            ctx.advise(op.span, "`exp` of the scores keeps its accuracy promise (the rounding error of x * log2(e) "
+            plain = fastmath.exp_nonpos_plain() and op.operands[0].id in nonpositive_exp_args(p.loop.body)
+            ctx.advise(op.span, "`exp` of the scores costs a multiply an element more than `exp2` (x * log2(e); "
+                       "the softmax's x <= 0 takes ex2.approx of it)" if plain else
+                       "`exp` of the scores keeps its accuracy promise (the rounding error of x * log2(e) "
                        "fed back: 4 more instructions an element than `exp2`)",
                        "write `exp2` of the scores scaled by `scale * 1.4426950408889634` (log2(e)) with the "
                        "running max in those units, as std::attention does: that spelling ran "

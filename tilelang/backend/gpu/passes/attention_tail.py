@@ -55,7 +55,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from .pipeline import _Build
+from .build import _Build
 
 # "auto": the long keys' causal launches only, through the tail variant (`attention_split.tail_request`; the
 # H100, 2026-12-05: +1.8..+2.6 % at D = 64 causal S >= 4096 without the split's code, -1.2 % in the short keys'

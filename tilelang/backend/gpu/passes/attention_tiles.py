@@ -45,7 +45,7 @@ from .. import nodes as g
 from . import attention_tail
 from .attention_tail import Tail
 from .context import Fresh
-from .pipeline import _Build
+from .build import _Build
 from .rewrite import map_ops, substitute, substitute_region, with_regions
 
 

@@ -50,6 +50,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
+from .build import _Build
 from .context import Fresh, PassContext
 from .rewrite import substitute, uses
 
@@ -129,6 +130,9 @@ class HopperPlan:
     # CTAs an SM (`#[hints(min_blocks = B)]`): registers and the ring budgeted for B, so that one CTA's prologue
     # and epilogue overlap another's loop (1: the CTA has the SM to itself)
     blocks: int = 1
+    # the CTA walks tiles (`passes/gemm_persistent.py`): 0 no, 1 its consumers each tile, 2 two consumer roles
+    # taking turns (pingpong)
+    persistent: int = 0
 
     @property
     def M(self) -> int:
@@ -316,7 +320,22 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
                 + (f" (and the epilogue's staging {staging})" if staging else "")
                 + f": {fit} stages fit in {_smem_budget(B)} bytes, the pipeline needs 2 (asked: {S})",
                 "a smaller BK, BM or BN")
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B)
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, _persistent(k, loop, epilogue, H, B, C, S,
+                                                                                 stage_bytes, M, N, ctx))
+
+
+def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B: int, C: int, S: int,
+                stage_bytes: int, M: int, N: int, ctx: PassContext) -> int:
+    """The persistent form (`gemm_persistent.mode`) whose stores' staging (one area a consumer role, after the
+    ring) leaves the `S` stages room; pingpong falls back to the cooperative form where its two areas do not."""
+    from . import gemm_persistent
+
+    form = gemm_persistent.mode(k, loop, H, B, C, _is_scalar_op)
+    staging = _staging_bytes(epilogue, k, M, N, ctx)
+    areas = {0: 0, 1: 1, 2: 2, 3: 1}  # staging areas a form takes (3, split-K: one, and a flag)
+    while form and (_smem_budget(B) - 1024 - staging * areas[form] - (16 if form == 3 else 0)) // stage_bytes < S:
+        form = 1 if form == 2 else 0
+    return form
 
 
 SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver reserves 1 KB a CTA of it
@@ -541,39 +560,6 @@ def hopper_plans(k: g.GpuKernel, ctx: PassContext) -> list[HopperPlan]:
 
 
 # ---------------------------------------------------------------- the rewrite
-class _Build:
-    def __init__(self, fresh: Fresh) -> None:
-        self.fresh = fresh
-        self.ops: list[object] = []
-
-    def i32(self, hint: str = "") -> ir.Value:
-        return self.fresh.value(DType.I32, (), hint)
-
-    def const(self, c: int, hint: str = "") -> ir.Value:
-        r = self.i32(hint)
-        self.ops.append(ir.Const(r, c))
-        return r
-
-    def elem(self, op: ir.ElemOp, *xs: ir.Value, hint: str = "", dtype: DType = DType.I32) -> ir.Value:
-        r = self.fresh.value(dtype, (), hint)
-        self.ops.append(ir.Elementwise(r, op, xs))
-        return r
-
-    def undef(self, like: ir.Value, span: Any) -> ir.Value:
-        """A value of `like`'s type and shape whose contents are never read (`g.Undef`)."""
-        r = self.fresh.value(like.dtype, like.shape, like.hint)
-        self.ops.append(g.Undef(r, span))
-        return r
-
-    def ring(self, it: ir.Value, stages: int) -> tuple[ir.Value, ir.Value]:
-        """Iteration `it`'s slot in a ring of `stages` buffers: its stage and
-        the parity of its pass over the ring (the mbarrier phase to wait on)."""
-        s_c = self.const(stages)
-        stage = self.elem(ir.ElemOp.REM, it, s_c, hint="stage")
-        phase = self.elem(ir.ElemOp.AND, self.elem(ir.ElemOp.DIV, it, s_c), self.const(1), hint="phase")
-        return stage, phase
-
-
 def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
     """The body's scalar ops that `roots` depend on, in program order."""
     need = {v.id for v in roots}
@@ -618,7 +604,19 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # full[s] completes with the TMA bytes (one arrival carrying them) and one
     # arrival per producer warp after its register copies
     arrivals = (1 if any_tma else 0) + (4 if copies else 0)
-    pre += [g.BarrierAlloc(full, arrivals, span=loop.span), g.BarrierAlloc(empty, 4 * C, span=loop.span)]
+    persist = p.persistent
+    # a stage is released by every consumer warp that read it: pingpong's roles read a tile's stages alone
+    pre += [g.BarrierAlloc(full, arrivals, span=loop.span),
+            g.BarrierAlloc(empty, 4 if persist == 2 else 4 * C, span=loop.span)]
+    # pingpong: a role's products of a tile are issued, the other's turn (`turn[g]`, `gemm_persistent.roles`:
+    # a role never waits on the ring more than one pass ahead of the producer); `turn_to` the other's index
+    turn = turn_to = None
+    turn_ops: list[object] = []
+    if persist == 2:
+        turn, turn_to = fresh.value(DType.I64, (2,), "turn"), fresh.value(DType.I32, (), "other")
+        layouts[turn.id] = Barriers()
+        pre.append(g.BarrierAlloc(turn, 4, span=loop.span))
+        turn_ops = [g.BarrierArrive(turn, turn_to, None, loop.span)]
 
     iv = loop.body.args[0]
     acc_arg = loop.body.args[1]
@@ -630,7 +628,9 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     sl = _slice(loop.body, [v for o in (p.a, p.b) for v in o.load.offsets])
     tma_bytes = sum(o.nbytes for o in (p.a, p.b) if o.tma)
     producer_ops: list[object] = []
-    p_init: ir.Value | None = None  # the ring's iteration count where a part's loop starts
+    # the ring's iteration count where a part's loop starts (persistent: where the tile's does, the walk's)
+    p_base = fresh.value(DType.I32, (), "ring") if persist else None
+    p_init: ir.Value | None = p_base
     for h in range(H):
         pb = _Build(fresh)
         p_iv = fresh.value(iv.dtype, (), iv.hint)
@@ -676,7 +676,8 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                         ir.Region((p_iv, p_it), tuple(pb.ops)), loop.span)  # type: ignore[arg-type]
         producer_ops.append(p_loop)
         p_init = p_loop.results[0]
-    producer_ops.append(ir.Yield(()))
+    if not persist:
+        producer_ops.append(ir.Yield(()))
 
     # -- consumers: wgmma on each full stage, the accumulator in registers (a part's; its epilogue after it)
     acc_lay = WgmmaAcc(C, M // C, N)
@@ -686,11 +687,14 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # accumulator, and a loop that runs no iteration yields the constant after it.
     zero_init = float(init_const.value) == 0.0 and not _neg_zero(init_const.value)
     consumer_ops: list[object] = []
-    c_init: ir.Value | None = None  # where part h's iterations start on the ring (None: 0, the first part)
+    c_base = fresh.value(DType.I32, (), "ring") if persist else None
+    # split-K (`gemm_split`): (item, tile, pieces a tile, tiles), defined by its walk
+    split_vals = tuple(fresh.value(DType.I32, (), h) for h in ("item", "tile", "pieces", "tiles")) if persist == 3 else ()
+    c_init: ir.Value | None = c_base  # where part h's iterations start on the ring (None: 0, the first part)
     ran: ir.Value | None = None
     apart: set[int] = set()
     for h in range(H):
-        last = h == H - 1
+        last = h == H - 1 and not persist  # (persistent: the ring goes on with the next tile)
         cb = _Build(fresh)
         c_iv = fresh.value(iv.dtype, (), iv.hint)
         c_acc = fresh.value(acc_arg.dtype, (M, N), acc_arg.hint)
@@ -727,7 +731,9 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         if not last:
             rb = _Build(fresh)
             end = rb.elem(E.REM, rb.elem(E.ADD, trips, rb.const(S - 1)), rb.const(S))
-            release = [*rb.ops, g.BarrierArrive(empty, end, None, loop.span)]
+            # (under `ran` where the accumulator starts at zero; else only where an iteration took a stage)
+            got = rb.elem(E.GT, trips, czero, dtype=DType.BOOL) if not zero_init else None
+            release = [*rb.ops, g.BarrierArrive(empty, end, got, loop.span)]
         if zero_init:
             # Only wgmma defines the accumulator before its last wait: the loop and
             # that wait run when there is an iteration, the constant otherwise.
@@ -743,10 +749,10 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 layouts[v.id] = acc_lay
             # where the next part starts (parts but the last; with no iteration nothing reads it)
             nxt_it = [fresh.value(DType.I32, (), "it")] if not last else []
-            then = ir.Region((), (g.Undef(acc0), *first, c_loop,  # type: ignore[arg-type]
+            then = ir.Region((), (g.Undef(acc0), *first, c_loop, *turn_ops,  # type: ignore[arg-type]
                                   g.WgmmaWait((fin,), (loop_acc,), 0, loop.span), *release,
                                   ir.Yield((fin, *([trips] if nxt_it else [])))))
-            else_ops: list[object] = [ir.Const(zeros, init_const.value)]
+            else_ops: list[object] = [*turn_ops, ir.Const(zeros, init_const.value)]
             if nxt_it:
                 z = start or fresh.value(DType.I32, (), "it0")
                 if start is None:
@@ -759,26 +765,41 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             fin = out
             c_init = nxt_it[0] if nxt_it else None
         else:
-            consumer_ops += [ir.Const(acc0, init_const.value), *first, c_loop,
+            consumer_ops += [ir.Const(acc0, init_const.value), *first, c_loop, *turn_ops,
                              g.WgmmaWait((fin,), (loop_acc,), 0, loop.span), *release]
             c_init = trips
         emap = {loop.results[0].id: fin}
         if H == 1:
+            dest = consumer_ops
+            if persist == 3:  # split-K: the pieces' sum, then the epilogue where this piece is the tile's last
+                from . import gemm_split
+
+                merged, go, emap[loop.results[0].id] = gemm_split.merge(fin, split_vals, 128 * C, fresh, layouts,
+                                                                         acc_lay, loop.span)
+                consumer_ops += merged
+                dest = []
             for op in p.epilogue:
                 if isinstance(op, ir.Yield):
                     continue
                 op = substitute(op, emap)
-                consumer_ops.append(op)
+                dest.append(op)
+                if persist and isinstance(op, ir.Store):  # the ring is live: the producer fills the next tile's
+                    apart.add(op.value.id)
                 for r in g.results(op):
                     if r.shape:
                         layouts[r.id] = acc_lay
+            if dest is not consumer_ops:
+                consumer_ops.append(ir.If((), go, ir.Region((), (*dest, ir.Yield(()))),  # type: ignore[arg-type]
+                                          ir.Region((), (ir.Yield(()),)), loop.span))
         else:
             consumer_ops += _part_epilogue(p, h, emap, fresh, layouts, acc_lay, apart if not last else None)
-    consumer_ops.append(ir.Yield(()))
+    if not persist:
+        consumer_ops.append(ir.Yield(()))
 
     # register copies keep many loads in flight: more registers for the producer
     producer_regs = PRODUCER_REGS if not copies else COPY_PRODUCER_REGS
-    consumer_regs = role_registers(C, producer_regs, p.blocks)
+    roles_ = C * (2 if persist == 2 else 1)  # consumer warpgroups in all
+    consumer_regs = role_registers(roles_, producer_regs, p.blocks)
     ws = g.WarpSpecialize((
         g.Role("producer", 4, producer_regs, ir.Region((), tuple(producer_ops)),  # type: ignore[arg-type]
                single=not copies),
@@ -789,10 +810,21 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ops = list(k.body.ops)
     i = ops.index(loop)
     before = [op for op in ops[:i] if op is not init_const]  # the init now lives in the consumers
+    if persist:  # the roles walk the tiles, each running `before` again for each
+        from . import gemm_persistent
+
+        assert p_base is not None and p_init is not None and c_base is not None and c_init is not None
+        setup, roles = gemm_persistent.roles(k, loop, persist, fresh, layouts, before,
+                                             (producer_ops, p_base, p_init), (consumer_ops, c_base, c_init), apart,
+                                             *ws.roles, turn=(turn, turn_to) if turn is not None else None,
+                                             split=split_vals)
+        ws = dataclasses.replace(ws, roles=roles)
+        before = setup
     body = ir.Region(k.body.args, tuple([*before, *pre, ws, ir.Yield(())]))  # type: ignore[arg-type]
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, *(d for d in descs if d is not None)),
-                               num_warps=4 * (C + 1), num_stages=S, stage_apart=frozenset(apart))
+                               num_warps=4 * (roles_ + 1), num_stages=S, stage_apart=frozenset(apart),
+                               persistent=int(bool(persist)), fill=persist == 3)
 
 
 def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],

@@ -30,6 +30,8 @@ def _map_value(x: object, mapping: dict[int, ir.Value]) -> object:
         return substitute_region(x, mapping)
     if isinstance(x, g.Role):
         return dataclasses.replace(x, body=substitute_region(x.body, mapping))
+    if isinstance(x, ir.Load):  # an op's own load (`g.AccLoad`): its offsets are the op's operands
+        return substitute(x, mapping)
     return x
 
 

@@ -189,10 +189,12 @@ def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
 
 
 def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any) -> None:
+    from tilelang.sema.host_instances import generic_overflow, generics_only
+
     memo = ev.__dict__.setdefault("_generic_arith", {})  # by node: host loops run it again and again
     only = memo.get(id(e))
     if only is None:
-        only = memo[id(e)] = (e, _generics_only(ev, e))
+        only = memo[id(e)] = (e, generics_only(ev.program, e))
     if not only[1]:
         return
     dt = ev.scalar_dtype(e)
@@ -203,42 +205,10 @@ def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any) -
     lo, hi = int_bounds(dt)
     if lo <= exact <= hi:
         return
-    from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW
-    from tilelang.diagnostics.model import Diagnostic, TileError
+    from tilelang.diagnostics.model import TileError
 
-    names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name) and _is_generic(ev, n)})
-    shown = ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names)
-    import re
-
-    from tilelang.syntax.printer import unparse
-
-    wide = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b", r"(\1 as i64)", unparse(e))
-    raise TileError(Diagnostic.error(CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{dt.value}`")
-                    .primary(e.span, f"the value {exact} does not fit in `{dt.value}` ({lo}..={hi}) in this call"
-                             + (f" ({shown})" if shown else ""))
-                    .note("a host function's const generics are `i32` values: their arithmetic with literals "
-                          "is checked in each call, as a kernel instance's is")
-                    .with_help(f"call it with smaller const generics, or compute in a wider type: `{wide}` "
-                               f"is an `i64`"))
-
-
-def _is_generic(ev: Any, e: ast.Name) -> bool:
-    from tilelang.sema.program import SymbolKind
-
-    sym = ev.program.symbol_of(e)
-    return sym is not None and sym.kind is SymbolKind.GENERIC
-
-
-def _generics_only(ev: Any, e: ast.Expr) -> bool:
-    """`e` is integer literals and const generics under `+ - *` and unary
-    minus, with at least one generic."""
-    def walk(x: ast.Expr) -> bool:
-        if isinstance(x, ast.Binary):
-            return x.op in ("+", "-", "*") and walk(x.lhs) and walk(x.rhs)
-        if isinstance(x, ast.Unary):
-            return x.op == "-" and walk(x.operand)
-        return isinstance(x, ast.IntLit) or (isinstance(x, ast.Name) and _is_generic(ev, x))
-    return walk(e) and any(isinstance(n, ast.Name) and _is_generic(ev, n) for n in ast.walk(e))
+    names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name)})
+    raise TileError(generic_overflow(e, dt, exact, ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names)))
 
 
 def _generic_value(scope: Any, name: str) -> Any:

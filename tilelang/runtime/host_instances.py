@@ -183,12 +183,15 @@ def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
     round 16) and as the checker refuses the same literals' arithmetic: it
     wrapped silently (the call above partitioned by 2). Run-time arithmetic of
     other values wraps, as Rust's release build does."""
-    if e.op not in ("+", "-", "*") or not (domains._integral(a) and domains._integral(b)):
+    if e.op not in ("+", "-", "*", "<<", ">>") or not (domains._integral(a) and domains._integral(b)):
+        return
+    if e.op in ("<<", ">>"):  # the amount, which must be below the width (the bits shifted out are lost)
+        _check_generic(ev, e, int(b), scope, shift=True)
         return
     _check_generic(ev, e, {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[e.op], scope)
 
 
-def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any) -> None:
+def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any, shift: bool = False) -> None:
     from tilelang.sema.host_instances import generic_overflow, generics_only
 
     memo = ev.__dict__.setdefault("_generic_arith", {})  # by node: host loops run it again and again
@@ -202,7 +205,7 @@ def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any) -
         return
     from tilelang.diagnostics.instances import int_bounds
 
-    lo, hi = int_bounds(dt)
+    lo, hi = (0, dt.bits - 1) if shift else int_bounds(dt)
     if lo <= exact <= hi:
         return
     from tilelang.diagnostics.model import TileError

@@ -70,29 +70,40 @@ def generics_only(program: Any, e: Any) -> bool:
 
     def walk(x: Any) -> bool:
         if isinstance(x, ast.Binary):
-            return x.op in ("+", "-", "*") and walk(x.lhs) and walk(x.rhs)
+            return x.op in _GENERIC_OPS and walk(x.lhs) and walk(x.rhs)
         if isinstance(x, ast.Unary):
             return x.op == "-" and walk(x.operand)
         return isinstance(x, ast.IntLit) or generic(x)
     return isinstance(e, (ast.Binary, ast.Unary)) and walk(e) and any(generic(n) for n in ast.walk(e))
 
 
+_GENERIC_OPS = ("+", "-", "*", "<<", ">>")
+
+
 def generic_overflow(e: Any, dt: DType, exact: int, values: str) -> Diagnostic:
-    """E0227 for `e`, generics-only arithmetic whose exact value does not fit `dt`; `values`: the generics'
-    values in this call ("C = 1"). The help widens every generic of the expression."""
+    """E0227 for `e`, generics-only arithmetic whose exact value does not fit `dt` (a shift: whose amount
+    `exact` is not below `dt`'s width, as the literals' is refused); `values`: the generics' values in this
+    call ("C = 1"). The help widens every generic of the expression."""
     import re
 
     from tilelang.diagnostics.instances import int_bounds
     from tilelang.syntax.printer import unparse
 
-    lo, hi = int_bounds(dt)
     names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name)})
     wide = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b", r"(\1 as i64)", unparse(e))
+    note = ("a host function's const generics are `i32` values: their arithmetic with literals is checked in "
+            "each call, as a kernel instance's is")
+    if isinstance(e, ast.Binary) and e.op in ("<<", ">>"):
+        return (Diagnostic.error(CONSTANT_OVERFLOW, f"this shift overflows `{dt.value}`")
+                .primary(e.span, f"shifting a {dt.bits}-bit `{dt.value}` by {exact} bits in this call"
+                         + (f" ({values})" if values else ""))
+                .note(note).with_help(f"call it with a shift of 0..{dt.bits - 1}, or compute in a wider type: "
+                                      f"`{wide}` is an `i64`"))
+    lo, hi = int_bounds(dt)
     return (Diagnostic.error(CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{dt.value}`")
             .primary(e.span, f"the value {exact} does not fit in `{dt.value}` ({lo}..={hi}) in this call"
                      + (f" ({values})" if values else ""))
-            .note("a host function's const generics are `i32` values: their arithmetic with literals is checked "
-                  "in each call, as a kernel instance's is")
+            .note(note)
             .with_help(f"call it with smaller const generics, or compute in a wider type: `{wide}` is an `i64`"))
 
 
@@ -107,18 +118,25 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
             return int(x.value)
         if isinstance(x, ast.Name):
             return consts.get(x.ident.name)
+        ty = program.type_of(x)
+        dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) else None
+        if dt is None or not dt.is_int or dt is DType.BOOL:
+            return None
         if isinstance(x, ast.Unary):
             v = value(x.operand)
             r = None if v is None else -v
         else:
             a, b = value(x.lhs), value(x.rhs)
-            r = None if a is None or b is None else a + b if x.op == "+" else a - b if x.op == "-" else a * b
-        ty = program.type_of(x)
-        dt = ty.dtype if isinstance(ty, ScalarT) else None
-        if r is not None and isinstance(dt, DType) and dt.is_int and dt is not DType.BOOL:
-            lo, hi = int_bounds(dt)
-            if not lo <= r <= hi:
-                raise _Overflow(x, dt, r)
+            if a is None or b is None:
+                return None
+            if x.op in ("<<", ">>"):  # a shift's bits past the width are lost; an amount past it is refused
+                if not 0 <= b < dt.bits:
+                    raise _Overflow(x, dt, b)
+                return dt.wrap(a << b) if x.op == "<<" else a >> b
+            r = a + b if x.op == "+" else a - b if x.op == "-" else a * b
+        lo, hi = int_bounds(dt)
+        if r is not None and not lo <= r <= hi:
+            raise _Overflow(x, dt, r)
         return r
 
     stack: list[Any] = [callee.decl.body]

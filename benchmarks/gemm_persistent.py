@@ -8,6 +8,7 @@ line a variant:
     python benchmarks/gemm_persistent.py --only 128x128x64
     python benchmarks/gemm_persistent.py --dry      # CPU: each variant's lowering (path, warps, stages, smem)
     python benchmarks/gemm_persistent.py --dry --ptx --only 4096x4096x4096   # + ptxas's registers, spills
+    python benchmarks/gemm_persistent.py --modes 0,w   # tile/CTA and wide only (modes 0 1 2 w s)
 
 Each variant is its own program (a comment names it), so the switch, read when a launch lowers the kernel, is
 the variant's; the compile cache keys on the LLVM text.
@@ -21,6 +22,14 @@ Expected (not measured; hgemm, 2026-12-06):
   products). If pingpong reads <= coop, the epilogue is not what stops the tensor cores (look at the ring then).
 - 128x128x32 / x128: the same direction, pingpong >= 0.85x.
 - 64x64x64: +0-10 % only (L2/issue-bound: 4,096 tiles of 64 k-steps, a product a quarter of 128x128's).
+- "default" (split-K "auto", the default since call 17: the runtime takes the split variant where a launch has at
+  most 66 tiles on 132 SMs): as "splitk" on 32 / 64 tiles (0.88x / 0.96x / 0.85x in call 17), as tile/CTA on the
+  86 tiles of 64x11008 (1.04x; "splitk" forced there read 0.88x).
+- "wide" (`TILEC_GEMM_WIDEN=1`, `passes/gemm_widen.py`: 2 or 4 of the user's tiles side by side along N, one
+  128x256 or 64x256 accumulator, the user's epilogue once a tile): if the 128x128 tiles are bound by the L2's
+  bandwidth (32 KB of operands each 2 MFLOP: 128x128 read 0.84x with 1 or 2 warpgroups and with 2 CTAs an SM,
+  128x256 0.96x), 128x128x64 wide ~0.95x (the 128x256 kernel, walked), 64x64x64 0.44x -> 0.8-0.9x (64x256),
+  M = 64 rows 64x64x64 ~0.5x (16 wide tiles: fewer CTAs, there split-K is the lever).
 - 128x128x128: its pingpong line is the coop kernel again (two staging areas and 3 stages of 64 KB do not fit):
   the two lines' difference is the run's noise. (128x256x64 is left out: never persistent, its staging area
   would cost a stage.)
@@ -56,26 +65,32 @@ SHAPES: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = [  # the likel
     ((8192, 8192, 8192), (128, 128, 64)),
     ((64, 11008, 4096), (64, 128, 64)),
 ]
-# a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK)
-MODES = {"0": "tile/CTA", "1": "coop", "2": "pingpong", "s": "splitk"}
-SWITCHES = {"0": ("0", "0"), "1": ("1", "0"), "2": ("2", "0"), "s": ("0", "1")}
+# a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK, TILEC_GEMM_WIDEN)
+MODES = {"0": "tile/CTA", "d": "default", "1": "coop", "2": "pingpong", "w": "wide", "s": "splitk"}
+SWITCHES = {"0": ("0", "0", "0"), "d": ("0", "auto", "0"), "1": ("1", "0", "0"), "2": ("2", "0", "0"),
+            "w": ("2", "0", "1"), "s": ("0", "1", "0")}
 
 
 def _switch(mode: str) -> None:
-    os.environ["TILEC_GEMM_PERSISTENT"], os.environ["TILEC_GEMM_SPLITK"] = SWITCHES[mode]
+    (os.environ["TILEC_GEMM_PERSISTENT"], os.environ["TILEC_GEMM_SPLITK"],
+     os.environ["TILEC_GEMM_WIDEN"]) = SWITCHES[mode]
 
 
 def _source(mode: str) -> str:
     from cliffs_cases import GEMM
 
-    return f"// TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK = {SWITCHES[mode]}\n" + GEMM.replace("ELEM", "f16")
+    return f"// TILEC_GEMM_PERSISTENT, _SPLITK, _WIDEN = {SWITCHES[mode]}\n" + GEMM.replace("ELEM", "f16")
 
 
-def _variants(only: str | None) -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], str]]:
+def _variants(only: str | None, modes: str = "") -> list[tuple[str, tuple[int, int, int], tuple[int, int, int], str]]:
     out = []
     for mnk, tile in SHAPES:
         for mode in MODES:
-            if mode == "s" and mnk[0] * mnk[1] >= 132 * tile[0] * tile[1]:  # split-K only where tiles < SMs
+            if modes and mode not in modes.split(","):
+                continue
+            if mode in "sd" and mnk[0] * mnk[1] >= 132 * tile[0] * tile[1]:  # split-K only where tiles < SMs
+                continue
+            if mode == "w" and tile[1] > 128:  # never wider
                 continue
             name = f"{'x'.join(map(str, mnk))} {'x'.join(map(str, tile))} {MODES[mode]}"
             if not only or only in name:
@@ -83,13 +98,13 @@ def _variants(only: str | None) -> list[tuple[str, tuple[int, int, int], tuple[i
     return out
 
 
-def dry(only: str | None, ptx: bool = False) -> None:
+def dry(only: str | None, ptx: bool = False, modes: str = "") -> None:
     """Each variant lowered for sm_90a; `ptx`: emitted and assembled by ptxas too (registers, spill bytes)."""
     from tilelang import driver
     from tilelang.backend import compile_kernel, explain, lower_gpu
     from tilelang.backend.facts import TensorFacts
 
-    for name, (m, n, kk), (bm, bn, bk), mode in _variants(only):
+    for name, (m, n, kk), (bm, bn, bk), mode in _variants(only, modes):
         _switch(mode)
         main = (f"fn main() {{ let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]); let mut c = zeros::<f16>([8, 8]);"
                 f" gemm::<{bm}, {bn}, {bk}>(c.partition([{bm}, {bn}]), &a, &b).sync(); }}\n")
@@ -112,9 +127,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--dry", action="store_true")
     ap.add_argument("--ptx", action="store_true", help="with --dry: ptxas's registers and spills")
+    ap.add_argument("--modes", default="", help="the modes to run, comma-separated: 0,1,2,w,s (default all)")
     args = ap.parse_args(argv)
     if args.dry:
-        dry(args.only, args.ptx)
+        dry(args.only, args.ptx, args.modes)
         return 0
     import torch
 
@@ -126,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
     g = torch.Generator(device="cuda").manual_seed(3)
     data: dict[tuple[int, int, int], tuple] = {}
     mods: dict[str, object] = {}
-    for name, (m, n, kk), (bm, bn, bk), mode in _variants(args.only):
+    for name, (m, n, kk), (bm, bn, bk), mode in _variants(args.only, args.modes):
         if (m, n, kk) not in data:
             data.clear()
             a = torch.randn(m, kk, device="cuda", dtype=torch.float16, generator=g) * 0.25

@@ -458,6 +458,7 @@ def _ff2x2(el: str) -> Callable[..., Any]:
 _APPROX_ERR = {
     "ex2": (2.0**-22, 0.0), "lg2": (2.0**-24, 2.0**-22), "rsqrt": (2.0**-22, 0.0),
     "rcp": (2.0**-23, 0.0), "sin": (0.0, 2.0**-20.5), "cos": (0.0, 2.0**-20.5),
+    "tanh": (2.0**-10.987, 0.0),  # (tanh.approx; div.full: 2 ulp, `_div_full`)
 }
 
 
@@ -479,6 +480,17 @@ def _approx(kind: str, f: Callable[[Any], Any], ftz: bool = False) -> Callable[.
     return g
 
 
+def _div_full(a: Any, b: Any, tys: list[str], name: str) -> Any:
+    """div.full.f32: a / b within 2 ulp over the full range (moved by `APPROX_ERROR` as the unary forms)."""
+    with np.errstate(all="ignore"):
+        r = np.float64(a) / np.float64(b)
+        r32 = np.float32(r)
+    d = knob("APPROX_ERROR")
+    if d and np.isfinite(r32) and r32 != 0.0:  # 2 ulp of the f32 result (a zero, an infinity as they are)
+        r32 = np.float32(np.float64(r32) + d * 2 * np.float64(np.spacing(np.abs(r32))))
+    return r32
+
+
 _INTRINSICS: dict[str, Callable[..., Any]] = {
     "llvm.nvvm.ff2f16x2.rn": _ff2x2("half"),
     "llvm.nvvm.ff2bf16x2.rn": _ff2x2("bfloat"),
@@ -490,6 +502,8 @@ _INTRINSICS: dict[str, Callable[..., Any]] = {
     "llvm.nvvm.rsqrt.approx": _approx("rsqrt", lambda x: 1.0 / np.sqrt(np.float64(x))),
     "llvm.nvvm.rsqrt.approx.ftz": _approx("rsqrt", lambda x: 1.0 / np.sqrt(np.float64(x)), ftz=True),
     "llvm.nvvm.rcp.approx.ftz": _approx("rcp", lambda x: 1.0 / np.float64(x), ftz=True),
+    "llvm.nvvm.tanh.approx": _approx("tanh", lambda x: np.tanh(np.float64(x))),
+    "llvm.nvvm.div.full": _div_full,
     "llvm.nvvm.sin.approx": _approx("sin", lambda x: np.sin(np.float64(x))),
     "llvm.nvvm.cos.approx": _approx("cos", lambda x: np.cos(np.float64(x))),
     "llvm.sqrt": _unary(np.sqrt),

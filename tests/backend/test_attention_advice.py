@@ -74,6 +74,18 @@ def test_exp_with_its_error_term_says_so(monkeypatch) -> None:  # type: ignore[n
     monkeypatch.setenv("TILEC_EXP_NONPOS", "0")  # (the softmax's exp keeps the error term)
     (n,) = _user("attn")[1].notes
     assert "keeps its accuracy promise" in n.message and "4 more instructions" in n.message
+    assert "#[hints(fast_math = true)]" in n.help[0]
+
+
+def test_a_bias_loops_exp_keeps_its_error_term_and_says_so() -> None:
+    src = cliffs_cases._elem(cliffs_cases.ATTN, "f16")
+    main = ("fn main() { let q = zeros::<f16>([2, 256, 128]); let mut o = zeros::<f16>([2, 256, 128]);"
+            " let b = zeros::<f32>([256, 256]);"
+            " attn_bias::<128, 128, 128>(o.partition([1, 128, 128]), &q, &q, &q, &b, 0.1).sync(); }\n")
+    k = next(x for x in driver.compile(src + main, "ir").output if x.name == "attn_bias")
+    gk = lower_gpu(k, "sm_90a", {**_facts("oqkv", 3), **_facts(["bias"], 2)})
+    assert explain.path_of(gk) == "attention-pipeline"
+    assert any("keeps its accuracy promise" in n.message for n in gk.notes)  # (`fastmath.exp_nonpos_plain`)
 
 
 def test_explain_lines_carry_the_notes(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -11,6 +11,8 @@ counter that does not count the other role's stages fails here (wrong values or 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from gemm_cases import GemmConfig
@@ -82,13 +84,16 @@ kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32
 """
 
 
-@pytest.mark.parametrize("form", ["1", "2"], ids=["coop", "pingpong"])
+@pytest.mark.parametrize("form", ["1", "2", "split"], ids=["coop", "pingpong", "split_k"])
 def test_the_epilogue_loads_of_each_tile(form: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A bias per column and a residual tile read in each tile's epilogue (each role's own), an accumulator that
     starts at 0.5 (no zero-init shortcut: the last stage given back only where the loop ran): the
-    interpreter's result on one CTA walking 2 x 3 tiles with edges in M and N."""
-    monkeypatch.setenv("TILEC_GEMM_PERSISTENT", form)
-    M, N, K = 70, 150, 48
+    interpreter's result on one CTA walking 2 x 3 tiles with edges in M and N. Split-K (12 CTAs, 6 tiles: 2
+    pieces of 4 iterations): only a tile's first piece starts at 0.5 (each piece from 0.5 added it twice)."""
+    split = form == "split"
+    monkeypatch.setenv("TILEC_GEMM_PERSISTENT", "0" if split else form)
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1" if split else "0")
+    M, N, K = 70, 150, 128 if split else 48
     rng = np.random.default_rng(11)
     a = rng.standard_normal((M, K)).astype(np.float16)
     w = rng.standard_normal((N, K)).astype(np.float16)
@@ -104,7 +109,7 @@ def test_the_epilogue_loads_of_each_tile(form: str, monkeypatch) -> None:  # typ
     want = np.full((M, N), np.nan, np.float32)
     tilelang.compile(LINEAR).linear[64, 64, 16](tilelang.partition(want, [64, 64]), a, w, bias, res).sync()
     got = np.full((M, N), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (1, 1), [got, a, w, bias, res], facts)
+    SimDevice("sm_90a").run(k, (12 if split else 1, 1), [got, a, w, bias, res], facts)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
 
 
@@ -159,3 +164,87 @@ def test_a_split_k_gemm_fills_the_card() -> None:
 
     assert launch_grid(SimpleNamespace(persistent=1, fill=True), (1, 32), 132) == (132, 1, 1)
     assert launch_grid(SimpleNamespace(persistent=1, fill=False), (1, 32), 132) == (32, 1, 1)
+
+
+@pytest.mark.parametrize(("form", "cfg", "shape", "ctas", "parts"), [
+    ("1", GemmConfig(64, 64, 16, out="f32"), (130, 320, 48), 1, 4),  # 5 column tiles: the second wide tile's 4th live
+    ("2", GemmConfig(64, 64, 16, out="f16", trans_b=True), (130, 272, 48), 2, 4),  # pingpong roles, B [N, K]
+    ("1", GemmConfig(128, 128, 16, out="f16"), (200, 400, 48), 1, 2),  # two warpgroups of 64 x 256
+], ids=["four_wide_edges", "pingpong_four_wide_nt", "two_wide_128"])
+def test_wide_tiles_in_the_simulator(form: str, cfg: GemmConfig, shape, ctas: int, parts: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_GEMM_WIDEN=1` (`passes/gemm_widen.py`): the CTA computes `parts` of the user's tiles side by side
+    (one wider B stage and accumulator), then the user's epilogue once for each on its columns
+    (`acc_columns`) at its own block position; a tile past the grid's last column is not stored. The values are
+    the user tile's (the same sums in the same order): NumPy's product, every element written once."""
+    monkeypatch.setenv("TILEC_GEMM_PERSISTENT", form)
+    monkeypatch.setenv("TILEC_GEMM_WIDEN", "1")
+    M, N, K = shape
+    k = _gemm_kernel(cfg)
+    a, b, c = cfg.inputs(M, N, K, 9)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    gk = lower_gpu(k, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    assert gk.persistent == 1 and text.count("acc_columns") == parts * (2 if form == "2" else 1)
+    SimDevice("sm_90a").run(k, (ctas, 1), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 9)
+
+
+def test_wide_tiles_only_where_they_are_the_users_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No wide tile where A's tiles depend on the column axis too (here A's row offset reads block_id(1): the
+    tiles side by side would need other A tiles; B's offsets may be any function, each tile's computed on its
+    own position), where an operand is not copied by TMA, or where the user named the stages."""
+    monkeypatch.setenv("TILEC_GEMM_WIDEN", "1")
+    twisted = GemmConfig(64, 64, 16).source().replace("pa.load([block_id(0), k])", "pa.load([block_id(0) + block_id(1), k])")
+    main = ("\nfn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]); let mut o = zeros::<f16>([8, 8]);"
+            " gemm::<64, 64, 16>(o.partition([64, 64]), &a, &b).sync(); }\n")
+    assert "block_id(0) + block_id(1)" in twisted
+    k = driver.compile(twisted + main, "ir").output[0]
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", _facts(a=(256, 64), b=(64, 512), c=(256, 512))))
+    assert "acc_columns" not in text
+    assert "acc_columns" in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16), 256, 512, 64))
+    assert "acc_columns" not in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16), 256, 500, 64))  # B's rows: 1000 bytes
+    assert "acc_columns" not in print_gpu_kernel(_lowered(GemmConfig(64, 64, 16, stages=4), 256, 512, 64))
+
+
+def test_split_k_by_default_where_a_launch_has_few_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_GEMM_SPLITK` unset ("auto"): the kernel a launch compiles first is today's (one tile a CTA) with a
+    request (`GpuKernel.few` -> `KernelABI.few`: the runtime, where the launch's grid has at most half as many
+    tiles as SMs, compiles the variant with `TensorFacts.few_tiles`), and that variant is the split walk
+    filling the card. No request where the user named the stages (a tuned kernel) or with "0"."""
+    import dataclasses
+
+    monkeypatch.delenv("TILEC_GEMM_SPLITK", raising=False)
+    k = _gemm_kernel(GemmConfig(64, 128, 64))
+    facts = _facts(a=(64, 4096), b=(4096, 4096), c=(64, 4096))
+    plain = lower_gpu(k, "sm_90a", facts)
+    assert plain.persistent == 0 and not plain.fill and plain.few == "c"
+    few = {**facts, "c": dataclasses.replace(facts["c"], few_tiles=True)}
+    split = lower_gpu(k, "sm_90a", few)
+    assert split.persistent == 1 and split.fill and "split.save" in print_gpu_kernel(split)
+    assert ("few",) == few["c"].key()[-1:] and "few" not in facts["c"].key()
+    assert lower_gpu(_gemm_kernel(GemmConfig(64, 128, 64, stages=4)), "sm_90a", facts).few == ""
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "0")
+    assert lower_gpu(k, "sm_90a", facts).few == ""
+    assert lower_gpu(k, "sm_90a", few).persistent == 0
+
+
+def test_the_runtime_picks_the_split_k_variant_where_a_launch_has_few_tiles() -> None:
+    """`CudaDevice._choose` with `_variant` stubbed: a kernel asking (`few`) gets the variant with
+    `TensorFacts.few_tiles` on that tensor (its key: the base's and ("few", name)) where the launch's grid has at
+    most half as many tiles as SMs (66 of 132), else the base variant; a kernel not asking never."""
+    from tilelang.runtime.cuda import CudaDevice
+
+    facts = _facts(a=(64, 4096), b=(4096, 4096), c=(64, 4096))
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+    seen: list[tuple[tuple[object, ...], bool]] = []
+
+    def variant(pk, key, fs, span):  # type: ignore[no-untyped-def]
+        seen.append((key, fs["c"].few_tiles))
+        return SimpleNamespace(short=None, split=None, few=pk.few), f"fn{len(key)}"
+
+    dev._variant = variant  # type: ignore[method-assign]
+    for few, grid, want in (("c", (1, 66), True), ("c", (1, 67), False), ("c", (2, 32), True), ("", (1, 8), False)):
+        seen.clear()
+        _, fn, _ = dev._choose(SimpleNamespace(ir=None, few=few), ("base",), facts, [], None, grid)
+        assert (fn == "fn2") == want and seen[-1] == ((("base", ("few", "c")) if want else ("base",)), want)

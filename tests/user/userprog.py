@@ -126,7 +126,8 @@ assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # 
 # column, not per row)
 ARCH_SPECIFIC_PTX = {"u13_generic", "p02_mixed_precision", "p09_std_attention", "p13_cluster",
                      "p16_math_edges", "r18_std_attention_odd",
-                     "w02_std_attention_shapes", "k02_half_bf16_edges", "b08_bf16_mlp_epilogues"}
+                     "w02_std_attention_shapes", "k02_half_bf16_edges", "b08_bf16_mlp_epilogues",
+                     "o01_fused_mlp_gelu", "o12_swiglu_bf16"}
 
 
 def _ptx_texts(out: Path, arch: str) -> list[str]:
@@ -136,7 +137,8 @@ def _ptx_texts(out: Path, arch: str) -> list[str]:
 
 def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable[tuple[str, str]],
                   sim_tol: Mapping[str, float] | None = None, ptx: Iterable[tuple[str, str]] = (),
-                  ptx_refused: Mapping[tuple[str, str], str] | None = None) -> tuple[Callable[..., None], ...]:
+                  ptx_refused: Mapping[tuple[str, str], str] | None = None,
+                  heavy: Iterable[str] = ()) -> tuple[Callable[..., None], ...]:
     """The four tests of a table of programs (`DIR/pattern`, one NumPy check
     each), for a module to bind to its own names:
 
@@ -145,7 +147,8 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
     - each (program, arch) of `simulated` runs whole in the NVPTX simulator
       (its kernels' prints going where the program's own go), leaves the
       interpreter's tensors (floats within `sim_tol[name]`, default 1e-5) and
-      passes the check (`heavy` for the programs of `SIM_COVERED`);
+      passes the check (`heavy` for the programs of `SIM_COVERED` and those of `heavy`, simulations of
+      many seconds whose module has a smaller default test of the same path);
     - each (program, arch) of `ptx` emits PTX that ptxas assembles, or, listed
       in `ptx_refused`, is refused with that text (a cluster on sm_80); where
       a program is on both archs, its sm_90a test checks whether its sm_80
@@ -171,8 +174,9 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
     for name, arch in simulated:
         archs.setdefault(name, []).append(arch)
 
-    @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.heavy) if n in SIM_COVERED else n
-                                      for n in archs])
+    slow = set(SIM_COVERED) | set(heavy)
+
+    @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.heavy) if n in slow else n for n in archs])
     def test_the_simulated_gpu_gives_the_same_tensors(name: str, monkeypatch: Any) -> None:
         want, _ = run_program(name)
         for arch in archs[name]:

@@ -177,13 +177,38 @@ def _fix_not_an_array(value: Any, name: str, np_name: str, written: bool) -> str
     return f"pass a NumPy array (`numpy.asarray({name}, dtype=numpy.{np_name})`), a PyTorch tensor or a CuPy array"
 
 
+def _dense_order(ref: ArrayRef) -> tuple[int, ...] | None:
+    """The axis order in which `ref`'s memory is one row-major block with no gaps (a PyTorch channels-last
+    tensor's (0, 2, 3, 1), a transposed matrix's (1, 0)), or None: not a permutation of a dense layout."""
+    if ref.strides is None or len(ref.shape) < 2:
+        return None
+    order = sorted(range(len(ref.shape)), key=lambda i: (-ref.strides[i] if ref.shape[i] > 1 else 0, i))
+    size = 1
+    for i in reversed(order):
+        if ref.shape[i] > 1 and ref.strides[i] != size:
+            return None
+        size *= ref.shape[i]
+    perm = tuple(order)
+    return perm if perm != tuple(range(len(ref.shape))) else None
+
+
 def _fix_contiguous(ref: ArrayRef, name: str, mutable: bool) -> str:
     fix = {"torch": f"`{name}.contiguous()`", "cupy": f"`cupy.ascontiguousarray({name})`"}.get(
         ref.library, f"`numpy.ascontiguousarray({name})`"
     )
+    perm = _dense_order(ref)
+    view = ""
+    if perm is not None:  # round 16: a channels-last tensor's own memory, in place (no copy, no copy back)
+        axes = ", ".join(map(str, perm))
+        spelled = f"{name}.permute({axes})" if ref.library == "torch" else f"{name}.transpose({axes})"
+        kind = " (channels-last)" if perm == (0, 2, 3, 1) else ""
+        shape = ", ".join(str(ref.shape[i]) for i in perm)
+        view = (f"its memory is row-major in the axis order ({axes}){kind}: `{spelled}` is that memory as a "
+                f"contiguous [{shape}] array, no copy{', written in place' if mutable else ''}, for a parameter "
+                "declared in that order; or ")
     if mutable:
-        return f"pass a contiguous copy ({fix}) and copy the results back into the view yourself"
-    return f"pass a contiguous copy: {fix}"
+        return f"{view}pass a contiguous copy ({fix}) and copy the results back into the view yourself"
+    return f"{view}pass a contiguous copy: {fix}"
 
 
 def _inferable(decl: ast.FnDecl, specs: tuple[ParamSpec, ...]) -> set[str]:

@@ -42,6 +42,8 @@ import math
 import struct
 from typing import Protocol
 
+import numpy as np
+
 
 class IREmitter(Protocol):
     def emit(self, instr: str) -> str: ...
@@ -264,6 +266,57 @@ def erf(em: IREmitter, x: str) -> str:
     large = em.emit(f"fsub double 1.0, {erfc}")
     is_small = em.emit(f"fcmp olt double {a}, {c(ERF_CUT)}")
     r = em.emit(f"select i1 {is_small}, double {small}, double {large}")
+    return em.fcall("copysign", "double", [r, x])
+
+
+# erf on [1.5, 4] as a Chebyshev series in t = (2x - 5.5) / 2.5, interpolating `interp.numeric.erf_f64` at
+# the 25 Chebyshev points (numpy's chebfit, degree 24): within 3e-16 of it there, so an f32 value widened,
+# run through it and rounded once is the interpreter's f32 erf (every f32 in [1.5, 4) checked,
+# tests/backend/test_erf_f32.py). Past 4, erf rounds to 1.0 in f32 (erfc(3.9) < 2^-25).
+ERF_CHEB = (0.9936550429136795, 0.011392982224149487, -0.008234705953514387, 0.004768235027591645,
+            -0.002183675635621061, 0.0007665251919918237, -0.00018943912701217932, 2.2870592764842744e-05,
+            4.63459046367783e-06, -3.166455855843252e-06, 7.396780907657003e-07, -3.694628798131617e-08,
+            -3.015526429945106e-08, 9.673173353935507e-09, -8.699643398563873e-10, -2.464995466719381e-10,
+            9.023730724857604e-11, -7.961577892391256e-12, -2.0307172232602765e-12, 6.654498347117088e-13,
+            -4.1647031539174194e-14, -1.601886891833681e-14, 3.882812967062536e-15, -9.258204517344438e-17,
+            -1.116417949661637e-16)
+ERF_F32_ONE = 4.0
+
+
+def erf_cheb_f64(a: np.ndarray) -> np.ndarray:
+    """`erf_f32`'s middle branch in NumPy (Clenshaw, the emitted order; fma as a product and a sum): for
+    the test that checks it against the interpreter on every f32 of [1.5, 4)."""
+    t = (a * 2.0 - 5.5) * 0.4
+    t2 = t * 2.0
+    b1, b2 = np.zeros_like(a), np.zeros_like(a)
+    for cj in ERF_CHEB[:0:-1]:
+        b1, b2 = t2 * b1 + (cj - b2), b1
+    return t * b1 + (ERF_CHEB[0] - b2)
+
+
+def erf_f32(em: IREmitter, x: str) -> str:
+    """erf of a widened f32 value (round 16): the interpreter's Taylor series below 1.5 (the same operations),
+    the Chebyshev series `ERF_CHEB` on [1.5, 4), 1 from 4 on, the sign of x copied on (NaN stays NaN).
+    `erf`'s continued fraction (80 f64 divisions and an exp an element, all computed, the branch a select)
+    made an f32 GELU's code ~400 KB of PTX for a 64 x 64 tile, a minute of ptxas, and thousands of f64
+    instructions an element; this is ~60 f64 operations and no division."""
+    a = em.fcall("fabs", "double", [x])
+    z = em.emit(f"fmul double {a}, {a}")
+    acc = c(ERF_TAYLOR[-1])
+    for coef in reversed(ERF_TAYLOR[:-1]):  # the interpreter's order: acc * z + coef
+        acc = em.emit(f"fadd double {em.emit(f'fmul double {acc}, {z}')}, {c(coef)}")
+    small = em.emit(f"fmul double {c(2.0 / math.sqrt(math.pi))}, {em.emit(f'fmul double {a}, {acc}')}")
+    a2 = em.emit(f"fmul double {a}, 2.0")
+    t = em.emit(f"fmul double {em.emit(f'fsub double {a2}, 5.5')}, 0.4")
+    t2 = em.emit(f"fmul double {t}, 2.0")
+    b1, b2 = "0.0", "0.0"
+    for cj in ERF_CHEB[:0:-1]:
+        b1, b2 = em.fcall("fma", "double", [t2, b1, em.emit(f"fsub double {c(cj)}, {b2}")]), b1
+    mid = em.fcall("fma", "double", [t, b1, em.emit(f"fsub double {c(ERF_CHEB[0])}, {b2}")])
+    is_small = em.emit(f"fcmp olt double {a}, {c(ERF_CUT)}")
+    r = em.emit(f"select i1 {is_small}, double {small}, double {mid}")
+    one = em.emit(f"fcmp oge double {a}, {c(ERF_F32_ONE)}")  # not NaN: NaN goes through the series
+    r = em.emit(f"select i1 {one}, double 1.0, double {r}")
     return em.fcall("copysign", "double", [r, x])
 
 

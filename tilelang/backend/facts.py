@@ -33,6 +33,9 @@ class TensorFacts:
     # The launch's persistent attention walk splits its last round along the keys: set by the
     # runtime only where the kernel's first variant asks (`KernelABI.split`, `split_form.SplitForm`)
     split_walk: str = ""  # "single" / "pairs": the form's walk
+    # The launch's grid (this `&mut` tensor's partition) has at most half as many tiles as the GPU has SMs: set by
+    # the runtime only where the kernel's first variant asks (`KernelABI.few`: a GEMM's split-K, `gemm_split`)
+    few_tiles: bool = False
 
     @staticmethod
     def of_launch(ptr: int, shape: tuple[int, ...], bf16_f32: bool = False, early: bool = False) -> TensorFacts:
@@ -56,7 +59,8 @@ class TensorFacts:
         """The facts as a compile-cache key (`early` only when set: the keys of
         launches without PDL "+loads" are as they were)."""
         return (self.aligned16, self.dims_div16, self.bf16_f32, *(("early",) if self.early else ()),
-                *((f"rows<={self.rows_at_most}",) if self.rows_at_most else ()), *((f"split={self.split_walk}",) if self.split_walk else ()))
+                *((f"rows<={self.rows_at_most}",) if self.rows_at_most else ()), *((f"split={self.split_walk}",) if self.split_walk else ()),
+                *(("few",) if self.few_tiles else ()))
 
 
 @frozen(eq=True)

@@ -33,8 +33,8 @@ MATH: dict[str, MathImpl] = {
     "exp": MathImpl("ex2.approx.ftz.f32 of x*log2(e), with the rounding error of the product fed back by fma "
                     "(an overflow gives +inf, -inf gives 0, NaN gives NaN, as the interpreter); where x is an "
                     "online softmax's difference (s - maximum(s, ..), s minus its row max: <= 0 by construction) "
-                    "without the error term, as Triton's tl.exp and CUDA's __expf: within 1e-18 absolute where "
-                    "exp(x) < 1.3e-13",
+                    "without the error term, as Triton's tl.exp and CUDA's __expf (not in an attention loop that "
+                    "loads a bias tile): within 1e-18 absolute where exp(x) < 1.3e-13",
                     2e-6, 1e-18, "|x| < 88"),
     "exp2": MathImpl("ex2.approx.ftz.f32", 2e-6, 1e-30),
     "log": MathImpl("lg2.approx.f32 times ln(2)", 1e-6, 1e-6, "x > 0"),
@@ -50,8 +50,9 @@ MATH: dict[str, MathImpl] = {
     "sigmoid": MathImpl("1 / (1 + exp(-x)) with the exp above, div.rn", 4e-6, 1e-7),
     "floor": MathImpl("cvt.rmi.f32.f32 (exact)", 0.0, 0.0),
     "ceil": MathImpl("cvt.rpi.f32.f32 (exact)", 0.0, 0.0),
-    "erf": MathImpl("f64math.erf on the value widened to f64, rounded once (the interpreter's algorithm)",
-                    2e-7, 1e-30),
+    "erf": MathImpl("f64math.erf_f32 on the value widened to f64, rounded once: the interpreter's Taylor "
+                    "series below 1.5, a degree-24 Chebyshev series within 3e-16 of its algorithm on [1.5, 4), "
+                    "1 from 4 on", 2e-7, 1e-30),
     "pow": MathImpl("f64math.pow on the values widened to f64, rounded once", 2e-7, 1e-30,
                     "finite results"),
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),
@@ -60,6 +61,22 @@ MATH: dict[str, MathImpl] = {
     "rem": MathImpl("exact fmod in f64 (trunc quotient, one fma, sign fix-up; a loop that takes 51 bits of "
                     "the quotient a trip past 2^52)", 0.0, 0.0),
 }
+
+# `#[hints(fast_math = true)]` on a kernel: these f32 ops by the GPU's approximate forms instead of `MATH`'s (f16
+# and bf16 run them in f32 and round once, as there); every other op as `MATH` says (exp2, log, log2, rsqrt, sin
+# and cos are MUFU forms already). The interpreter is unchanged: the hint buys speed within these bounds.
+# exp: 4.1e-6 at most on [-88.8, 88.7] (the product's rounding at |t| >= 64, log2(e)'s, the MUFU's 2^-22;
+# NumPy emulation, tests/backend/test_fast_math.py); tanh: the MUFU.TANH's bound as the PTX ISA gives it
+# (2^-10.987, about 5e-4: fine for an activation of f16/bf16 values, not for f32 numerics); division: div.full's
+# 2 ulp over the full range (no slow path for subnormals or huge divisors; a subnormal result may flush).
+FAST_MATH: dict[str, MathImpl] = {
+    "exp": MathImpl("ex2.approx.ftz.f32 of x*log2(e), no error term (Triton's tl.exp, CUDA's __expf)",
+                    4.2e-6, 1e-30, "|x| < 88"),
+    "sigmoid": MathImpl("rcp.approx.ftz.f32 of 1 + exp(-x), with the exp above", 4.5e-6, 1e-30),
+    "tanh": MathImpl("tanh.approx.f32 (one MUFU.TANH)", 5e-4, 1.2e-38),
+    "div": MathImpl("div.full.f32 (2 ulp over the full range)", 3e-7, 1.2e-38, "normal operands and results"),
+}
+
 
 # tanh below |x| = TANH_POLY_BELOW: x + x^3 P(x^2), P of degree 5 in x^2
 # (coefficients of x^3 .. x^11; relative least squares for tanh on
@@ -109,18 +126,22 @@ def skip_unit_scale(accumulator: bool) -> bool:
     return want == "1" or (want == "auto" and accumulator)
 
 
-def exp_nonpos_plain() -> bool:
+def exp_nonpos_plain(loads: bool = False) -> bool:
     """`exp(x)` of an online softmax's difference (`x = a - maximum(a, ..)` or `a` minus its row max: <= 0 or
     NaN by construction, `codegen/arith.nonpositive_exp_args`) as ex2.approx.ftz(x * log2(e)) with no error term
     (`codegen/arith.fexp_plain`): the form Triton's `tl.exp` and CUDA's `__expf` take everywhere. Its error is
     the product's rounding (|x| 2^-24 in the exponent) and the MUFU's: within 2e-6 relative down to x = -29.7
     (exp(x) >= 1.3e-13) and within 1e-18 absolute below (4.1e-6 relative at most, MUFU at its worst), which is
     `MATH["exp"]`'s promise (rtol 2e-6, atol 1e-18). Three instructions an element fewer than `fexp_ln2`'s <= 0
-    form, in the key loop of a user's `exp(s - m)` attention. `TILEC_EXP_NONPOS` "1" (the default, in every
-    layout), "0" (off: `exp_ln2`'s forms)."""
+    form, in the key loop of a user's `exp(s - m)` attention. `loads`: the kernel's accumulator-layout code loads
+    tiles itself (an attention loop's additive bias, read by the consumers): there the plain form measured
+    slower (H100, call 17: `cliffs.py`'s attn_bias 0.98x -> 0.87x SDPA, where the plain loop spilled 100 B
+    against 48 B; the cause not found), so the error term's form stays. `TILEC_EXP_NONPOS` "1" (the default:
+    every layout, but not beside such loads), "all" (beside them too), "0" (off: `exp_ln2`'s forms)."""
     import os
 
-    return os.environ.get("TILEC_EXP_NONPOS", "1") != "0"
+    want = os.environ.get("TILEC_EXP_NONPOS", "1")
+    return want == "all" or (want != "0" and not loads)
 
 
 def exp_ln2(accumulator: bool) -> bool:
@@ -176,10 +197,13 @@ _NARROW_RTOL = {DType.F16: 2.0**-11, DType.BF16: 2.0**-8}
 _NARROW_STEP = {DType.F16: 2.0**-24, DType.BF16: 2.0**-133}
 
 
-def tolerance(op: str, dtype: DType) -> tuple[float, float]:
-    """(rtol, atol) for comparing one application of `op` on `dtype` with the interpreter."""
+def tolerance(op: str, dtype: DType, fast_math: bool = False) -> tuple[float, float]:
+    """(rtol, atol) for comparing one application of `op` on `dtype` with the interpreter (`fast_math`: in a
+    kernel hinted `fast_math = true`)."""
     table = F64_MATH if dtype is DType.F64 else MATH
     impl = table.get(op, MathImpl("exact", 0.0, 0.0))
+    if fast_math and dtype is not DType.F64:
+        impl = FAST_MATH.get(op, impl)
     rtol, atol = impl.rtol, impl.atol
     if dtype in _NARROW_RTOL and (rtol or atol):  # an exact f32 result rounds as the interpreter's
         # The f32 result may sit on the other side of a rounding boundary: one

@@ -131,6 +131,9 @@ class KernelABI:
     split: SplitForm | None = None
     # `GpuKernel.fill`: with `persistent`, that many CTAs an SM whatever the grid (a split-K GEMM)
     fill: bool = False
+    # `GpuKernel.few`: where the launch's grid has at most half as many tiles as SMs, the runtime launches the
+    # variant compiled with `TensorFacts.few_tiles` on this tensor
+    few: str = ""
 
 
 # ------------------------------------------------------------------ the emitter
@@ -512,5 +515,5 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,
                     next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), kernel.source.walk),
-                    short=kernel.short, split=kernel.split, fill=kernel.fill)
+                    short=kernel.short, split=kernel.split, fill=kernel.fill, few=kernel.few)
     return text, abi

@@ -39,4 +39,20 @@ def grid_mismatch_help(name: str, want: tuple[int, ...], got: tuple[int, ...], s
         return (f"`{name}`'s grid is the other's transposed: `{name}` laid out transposed, [{shape[1]}, "
                 f"{shape[0]}] in tiles of [{tile[1]}, {tile[0]}], gives {g} (store the tile's `.transpose()` into "
                 f"a parameter of tile shape [{tile[1]}, {tile[0]}])")
+    p = len(want) - len(got)
+    if p > 0 and tuple(want) == (1,) * p + tuple(got) and len(shape) == len(tile) == len(got):
+        # round 16: an LSTM's [T, B, H] outputs in [T, 8, H] tiles (grid [1, 2, 1]) beside its last state
+        # [B, H] in [8, H] tiles (grid [2, 1]): the state with leading axes of 1 gives the grid
+        ones = "1, " * p
+        return (f"`{name}`'s grid is the other's without its leading {'axis' if p == 1 else 'axes'} of 1: "
+                f"`{name}` with {'a leading axis' if p == 1 else f'{p} leading axes'} of 1, "
+                f"[{ones}{', '.join(map(str, shape))}] in tiles of [{ones}{', '.join(map(str, tile))}], gives "
+                f"[{', '.join(map(str, want))}] (a parameter of tile shape [{ones}{', '.join(map(str, tile))}]; "
+                f"store `t.reshape([{ones}..])`)")
+    if p < 0 and tuple(got) == (1,) * -p + tuple(want) and len(shape) == len(tile) == len(got) \
+            and all(x == 1 for x in tile[:-p]):
+        rest = (shape[-p:], tile[-p:])
+        return (f"`{name}`'s grid has {-p} leading {'axis' if p == -1 else 'axes'} of 1 more than the other's: "
+                f"`{name}` without {'it' if p == -1 else 'them'}, [{', '.join(map(str, rest[0]))}] in tiles of "
+                f"[{', '.join(map(str, rest[1]))}], gives [{', '.join(map(str, want))}]")
     return "choose tile shapes that split every `&mut` tensor into the same grid"

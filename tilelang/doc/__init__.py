@@ -109,6 +109,10 @@ def gpu_accuracy(name: str) -> str | None:
         out.append(f"{label}: {impl.how}; {_tol(impl.rtol, impl.atol)}{where}.")
     out.append(f"f16: the f32 code rounded once, {_tol(*fastmath.tolerance(name, DType.F16))}; "
                f"bf16: {_tol(*fastmath.tolerance(name, DType.BF16))}.")
+    fast = fastmath.FAST_MATH.get(name)
+    if fast is not None:
+        where = "" if fast.domain.startswith("all") else f" for {fast.domain}"
+        out.append(f"In a kernel hinted `fast_math = true`, f32: {fast.how}; {_tol(fast.rtol, fast.atol)}{where}.")
     return ("On the GPU, how it is computed and how close it is to the interpreter's result r "
             "(|gpu - r| <= atol + rtol |r|; NaN, infinities and the sign of a zero as r): " + " ".join(out))
 

@@ -200,6 +200,7 @@ class Builder:
         evict_first: bool = False,
         pdl_last: bool = False,
         pdl_exit: bool = False,
+        fast_math: bool = False,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -228,6 +229,7 @@ class Builder:
             bool(evict_first),
             bool(pdl_last),
             bool(pdl_exit),
+            bool(fast_math),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

@@ -817,6 +817,9 @@ class Kernel:
     # never triggers, so the next grid is scheduled when this one's blocks
     # have all exited (the target's "exit", for this kernel alone)
     pdl_exit: bool = False
+    # hint `fast_math = true`: exp, sigmoid, tanh and division by the GPU's
+    # approximate forms (`backend/fastmath.FAST_MATH`); the interpreter as always
+    fast_math: bool = False
 
     @property
     def cluster_blocks(self) -> int:

@@ -93,6 +93,8 @@ def print_kernel(kernel: ir.Kernel) -> str:
         tail += " prefetch_lines"
     if kernel.evict_first:
         tail += " evict_first"
+    if kernel.fast_math:
+        tail += " fast_math"
     if kernel.cluster:
         tail += " cluster " + "x".join(map(str, kernel.cluster))
     if kernel.walk >= 0:

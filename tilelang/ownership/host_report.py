@@ -303,10 +303,10 @@ class HostReports:
                 "`.partition` of a temporary value: a kernel's writes to it would be lost",
             )
             .primary(e.receiver.span, "this value is computed here and held by no variable")
-            .with_help(
+            .with_help(_rows_of_help(e.receiver) or (
                 "bind it to a variable first and read the results from that variable: "
                 "`let mut t = <value>; k(t.partition(..)).sync();` (a `reshape` is a copy: "
-                "reshape `t` back into the original afterwards if you need it there)"
+                "reshape `t` back into the original afterwards if you need it there)")
             )
         )
 
@@ -459,3 +459,27 @@ def _unsafe_note(kernel: str, param: str) -> str:
         f"{kernel} writes its `&` parameter `{param}` in `unsafe` code (an atomic or "
         "`store_unchecked`), so a launch of it writes that tensor"
     )
+
+
+def _rows_of_help(x: ast.Expr) -> str | None:
+    """E0313's help for `.partition` of rows of a named tensor, `kc[37..57]` or `kc[i]` (round 16: a KV
+    cache's new rows written as PyTorch's `k_cache[pos:pos + n] = k`): the rows are a copy, which the host
+    cannot put back (E0114), so the help writes into the tensor itself, each block storing the new rows where
+    they fall and its own rows elsewhere."""
+    if not (isinstance(x, ast.Index) and isinstance(x.receiver, ast.Name)):
+        return None
+    n, ix = x.receiver.ident.name, x.index
+    lo, what = (ix.start, "those rows") if isinstance(ix, ast.RangeExpr) else (ix, "that row")
+    off = _text(lo) or "off"
+    return (f"`{n}[..]` is a copy of {what}, and the host cannot put rows back into `{n}` (E0114): partition "
+            f"`{n}` itself and pass the first row, `{off}`, to the kernel, whose blocks store the new rows where "
+            f"they fall and their own rows elsewhere (with tiles of one row, `r = block_id(0)`: `if r >= off && "
+            f"r < off + n {{ {n}.store(new) }} else {{ {n}.store({n}.load()) }}`)")
+
+
+def _text(x: ast.Expr) -> str | None:
+    if isinstance(x, ast.IntLit):
+        return str(x.value)
+    if isinstance(x, ast.Name):
+        return x.ident.name
+    return None

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import os
 import sys
 import threading
@@ -420,6 +421,11 @@ class CudaDevice(Device):
             if more is not None:
                 facts_key, facts = (*facts_key, short.key()), more
                 got = self._variant(pk, facts_key, facts, span)
+        few = getattr(got[0], "few", "")
+        if few and grid and few in facts and 2 * math.prod(grid) <= self.ctx.info.sm_count:
+            # a GEMM with few tiles: its split-K variant (`passes/gemm_split.py`)
+            facts_key, facts = (*facts_key, ("few", few)), {**facts, few: dataclasses.replace(facts[few], few_tiles=True)}
+            got = self._variant(pk, facts_key, facts, span)
         form = getattr(got[0], "split", None)
         if form is not None and grid:  # (the split form: `backend/split_form.py`, computed once a launch shape)
             from tilelang.ir import nodes as ir
@@ -555,8 +561,10 @@ class CudaDevice(Device):
                       span: Span | None = None) -> FastLaunch | None:
         """A launcher for later runs of `prepared` that differ from this one
         (`args`, as `run` takes them) only in tensor addresses and scalar
-        values; None when the kernel needs per-launch bookkeeping (device
-        asserts, print buffers, a slot kind it does not know)."""
+        values; None when the kernel needs what it does not do (device print
+        buffers, PDL's cuLaunchKernelEx, a slot kind it does not know). TMA
+        descriptors, counters and device asserts it fills per launch
+        (`cuda_fast.LaunchSlots`)."""
         from tilelang.backend import TensorFacts
         from tilelang.ir import nodes as ir
 
@@ -571,12 +579,13 @@ class CudaDevice(Device):
                 facts[p.name] = f
                 fact_list.append((f.aligned16, f.dims_div16, f.bf16_f32))
         abi, fn, form = self._choose(prepared, tuple(fact_list), facts, args, span, grid)
-        if abi.asserts or abi.prints or abi.pdl:  # PDL: cuLaunchKernelEx, in `Function.launch`
+        if abi.prints or abi.pdl:  # PDL: cuLaunchKernelEx, in `Function.launch` (and "+loads" per launch)
             return None
         index = {p.name: i for i, p in enumerate(kernel.params)}
         # the form a launch runs depends on the scalars its plan reads (`causal`): other values, the general path
         guards = tuple((index[n], args[index[n]]) for n in form.reads()) if form is not None else ()
-        return FastLaunch.make(self, fn, abi, launch_grid(abi, grid, self.ctx.info.sm_count), args, index, guards)
+        return FastLaunch.make(self, fn, abi, launch_grid(abi, grid, self.ctx.info.sm_count), args, index, guards,
+                               kernel, tuple(grid), span)
 
     def is_capturing(self, stream: Any) -> bool:
         """Whether `stream` is being captured into a CUDA graph (by this device
@@ -736,9 +745,12 @@ class CudaDevice(Device):
         if not pending:
             return
         self._release_err_words(pending)
+        # only the words these launches hold (one launch: 8 bytes, not the buffer's 16 KB)
+        lo = min(w for w, _, _, _ in pending)
+        hi = max(w for w, _, _, _ in pending) + 2
         words = np.zeros(self._err_words, dtype=np.int32)
         d = self.ctx.d
-        _check(d.cuMemcpyDtoH(words.ctypes.data, self._err.ptr, words.nbytes), "cuMemcpyDtoH")
+        _check(d.cuMemcpyDtoH(words.ctypes.data + 4 * lo, self._err.ptr + 4 * lo, 4 * (hi - lo)), "cuMemcpyDtoH")
         failed = None
         for word, abi, at, grid in pending:
             num, place = assert_words(int(words[word]), int(words[word + 1]))

@@ -18,7 +18,7 @@ from typing import Any
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
-from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help
+from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help, values_help
 from tilelang.intrinsics.math_habits import MATH_HABITS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.coerce import coerce, settle
@@ -28,6 +28,7 @@ from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
 from tilelang.sema.names import resolve_path
 from tilelang.sema.program import FnInfo, Symbol, SymbolKind
+from tilelang.sema.split_habits import PARTS, parts
 from tilelang.sema.rules import RULES
 from tilelang.sema.typeops import deref, is_poison
 from tilelang.sema.types import (
@@ -311,6 +312,8 @@ _HABITS = {
     "fminf": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "fmin": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "pow2": lambda tcx, e: "write `exp2(x)`",
+    # PyTorch's and NumPy's tensors of listed values (round 16: `tensor::<i32>([40, 17, 1, 0])`)
+    **dict.fromkeys(("tensor", "array", "asarray", "as_tensor", "from_list"), values_help),
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)
     **dict.fromkeys(("concat", "cat", "concatenate", "stack", "hstack", "vstack"), lambda tcx, e: _JOIN),
     **dict.fromkeys(("sort", "argsort", "topk"), lambda tcx, e: _SORT.replace("{x}", "t")),
@@ -591,6 +594,9 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                             .with_help(f"Triton's `tl.arange({lo}, {hi})` is `arange::<{t}>({hi})`" if lo == "0" else
                                        f"for the values {lo} .. {hi} (Triton's `tl.arange({lo}, {hi})`), add the "
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
+        if sig.name == "transpose" and recv is not None and (h := parts("transpose", recv_ty, e, tcx.snippet(recv))):
+            return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {takes} but {plural(n, 'argument')} were "
+                                    "supplied", e.span, f"expected {takes}").with_help(h))  # `t.transpose(0, 1)`
         return tcx.arity_error(owner, takes, n, e.span, None)
     if len(e.generics) > len(sig.generics):
         if sig.generics:
@@ -698,6 +704,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
              or (_METHOD_HABITS[name] if name in _HABIT_ARGS else None)) if kind == "scalar" else None
         if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
+        if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape
+            habit = parts(name, rty, e, tcx.snippet(e.receiver)) or habit
         if target is not None:
             habit = _AS.format(target)
         elif name == "to" and len(e.args) == 1 and isinstance(e.args[0].value, ast.StrLit):

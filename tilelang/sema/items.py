@@ -54,7 +54,8 @@ from tilelang.source import Span
 from tilelang.syntax import ast
 from tilelang.tuner.space import HINTS
 
-KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first")
+KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first",
+               "fast_math")
 # hints `#[autotune]` may list candidates for: the tuner's (`tuner/space.py`)
 TUNABLE_HINTS = HINTS
 
@@ -372,7 +373,7 @@ def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
 
 
 # the value a hint's help suggests (`evict_first`, `pdl_early`, `prefetch_lines` are switches)
-_HINT_EXAMPLE = {"num_warps": 4, "stages": 3, "min_blocks": 2, "max_blocks": 2}
+_HINT_EXAMPLE: dict[str, Any] = {"num_warps": 4, "stages": 3, "min_blocks": 2, "max_blocks": 2, "fast_math": "true"}
 
 
 def items_help(module: str, own: Any) -> str:
@@ -447,6 +448,14 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl, mod: ModuleInfo | None = None) -> dic
                 tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
                          d.note("known hints: " + ", ".join(f"`{h}`" for h in KNOWN_HINTS))
                          .with_help("remove it, or use one of the known hints"))
+                continue
+            if key == "fast_math":  # `true` or `false`: the GPU's math by the approximate forms (fastmath.FAST_MATH)
+                if isinstance(arg.value, ast.BoolLit):
+                    hints[key] = bool(arg.value.value)
+                else:
+                    tcx.emit(tcx.err(T.MISMATCHED_TYPES, "hint `fast_math` is `true` or `false`", arg.value.span,
+                                     "not `true` or `false`")
+                             .with_help("write `fast_math = true`"))
                 continue
             if key in ("min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first", "stages") and isinstance(arg.value, ast.Name):
                 # a const generic: the launch picks the value (0: no bound, not early, no hint)

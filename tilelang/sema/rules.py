@@ -72,7 +72,7 @@ from tilelang.sema.types import (
     elem_of,
     shape_str,
 )
-from tilelang.sema.widen import load_like_reshape_help, mma_2d_help
+from tilelang.sema.widen import generic_count_help, load_like_reshape_help, mma_2d_help
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -735,7 +735,8 @@ def _rule_reshape(tcx: CheckCx, cx: CallCx) -> Type:
                                     f"{shape_str(new)} ({numel(new)} elements)", cx.args[0].span,
                                     "element counts differ")
                             .secondary(x.span, f"this is `{ty}`")
-                            .with_help(load_like_reshape_help(tcx, x, ty.shape, new) or _reshape_count_help(a, new)))
+                            .with_help(load_like_reshape_help(tcx, x, ty.shape, new) or generic_count_help(a, b)
+                                       or _reshape_count_help(a, new)))
         check_tile_limits(tcx, new, cx.args[0].span, cx.fx.kernel_name)
         return TileT(ty.dtype, new)
     t = deref(ty)

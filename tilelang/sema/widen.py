@@ -98,3 +98,15 @@ def load_like_reshape_help(tcx: Any, x: ast.Expr, before: tuple[Any, ...], new: 
     return (f"`{b}.load_like({like})` reads a tile of `{like}`'s shape, {shape_str(before)}; a tile of `{b}` "
             f"with another length is read through a partition: `{b}.partition({shape_str(shape)})"
             f".load([{ids}]){then}`")
+
+
+def generic_count_help(a: Dim, b: Dim) -> str | None:
+    """E0208's help in a generic function (round 16: `re.reshape([LS, 2, R])` of a `Tile<f32, [N]>` with `N`,
+    `LS` and `R` three const generics): its shapes are compared as written, for every instance at once (a
+    kernel's are checked per launch instead), so the dimension must be spelt as the product."""
+    if a.is_const and b.is_const or not (a.symbols() or b.symbols()):
+        return None
+    said = f"a function's shapes are compared as written, for every instance at once: nothing says `{a}` is `{b}`"
+    if str(a).isidentifier():
+        return f"{said}; in the function's signature write `{b}` where it says `{a}` (`Tile<.., [{b}]>`)"
+    return f"{said}; write the tile's dimensions in the function's signature with the generics of `{b}`"

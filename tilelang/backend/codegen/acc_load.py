@@ -1,4 +1,4 @@
-"""`g.AccLoad`: a tile the Hopper GEMM epilogue reads (a bias vector, a residual tile), loaded straight
+"""`g.AccColumns`: a wide GEMM accumulator's columns of one user tile (its registers). `g.AccLoad`: a tile the Hopper GEMM epilogue reads (a bias vector, a residual tile), loaded straight
 into the accumulator's layout (`WgmmaAcc`): each consumer thread loads the elements of its own
 accumulator registers, so the epilogue's arithmetic pairs registers and nothing moves between threads
 (a broadcast through shared memory would need a CTA barrier the producer warpgroup never reaches).
@@ -19,6 +19,15 @@ from tilelang.backend.gpu.layouts import WgmmaAcc
 
 
 def emit_op(em: Any, op: object) -> bool:
+    if isinstance(op, g.AccColumns):  # the registers of columns [part N, (part + 1) N) of each m64 block
+        regs = em.tile(op.x)
+        lay = em.layouts[op.x.id]
+        assert isinstance(lay, WgmmaAcc)
+        blocks = lay.m_per_group // 64
+        per = len(regs) // blocks  # registers of a block's whole row of columns
+        n = per // op.parts
+        em.env[op.result.id] = [r for mb in range(blocks) for r in regs[mb * per + op.part * n:mb * per + (op.part + 1) * n]]
+        return True
     if not isinstance(op, g.AccLoad):
         return False
     lay = em.layouts[op.result.id]

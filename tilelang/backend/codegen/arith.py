@@ -46,10 +46,27 @@ def nonpositive_exp_args(body: ir.Region) -> set[int]:
             return isinstance(red, ir.Reduce) and red.op is ir.ReduceOp.MAX and red.x.id == a.id and red.axis == 1
         return False
 
+    def const(v: ir.Value) -> float | None:  # a constant, or a broadcast one
+        op = defs.get(v.id)
+        if isinstance(op, ir.Broadcast):
+            op = defs.get(op.x.id)
+        return float(op.value) if isinstance(op, ir.Const) and isinstance(op.value, int | float) else None
+
+    def unguard(b: ir.Value) -> ir.Value:  # `where(mn == -inf, c, mn)` (a finite c: a masked row's guard) -> mn
+        op = defs.get(b.id)
+        if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.WHERE:
+            c, lo, mn = op.operands
+            eq, k = defs.get(c.id), const(lo)
+            if isinstance(eq, ir.Elementwise) and eq.op is ir.ElemOp.EQ and eq.operands[0].id == mn.id \
+                    and k is not None and math.isfinite(k) and const(eq.operands[1]) == -math.inf:
+                return mn  # (where mn is -inf, every a <= mn is -inf, and -inf - c is -inf)
+        return b
+
     def bound(a: ir.Value, b: ir.Value) -> bool:  # every element of a is at most its element of b
+        b = unguard(b)
         op = defs.get(b.id)
         if isinstance(op, ir.Broadcast) and len(a.shape) == 2 and op.x.shape == (a.shape[0], 1):
-            b, row = op.x, True  # a row vector over a's rows
+            b, row = unguard(op.x), True  # a row vector over a's rows
             if rowmax(a, b):  # a row softmax's `a - a.max(1).reshape([M, 1])`
                 return True
         else:
@@ -107,7 +124,7 @@ class ArithOps(EmitterCore):
                     self.env[r.id] = self.scale_unless_unit(ops[1 - few[0]], ops[few[0]])  # type: ignore[arg-type]
                     return
             self.exp_acc = isinstance(self.layouts.get(r.id), AccTile)
-            self.exp_nonpos = eop is ir.ElemOp.EXP and (self.exp_acc or fastmath.exp_nonpos_plain()) \
+            self.exp_nonpos = eop is ir.ElemOp.EXP and (self.exp_acc or fastmath.exp_nonpos_plain(self.acc_loads)) \
                 and self.nonpositive(xs[0])
             try:
                 self.env[r.id] = [self.round_to(self.fexp2_poly(cols[0][i]), r.dtype) if share and i % share == share - 1
@@ -147,8 +164,27 @@ class ArithOps(EmitterCore):
             self._nonpos = nonpositive_exp_args(self.k.body)
         return v.id in self._nonpos
 
+    _acc_loads: bool | None = None
+
+    @property
+    def acc_loads(self) -> bool:
+        """The kernel loads tiles in the accumulator layout (an attention loop's bias, read by the consumers:
+        `fastmath.exp_nonpos_plain`)."""
+        if self._acc_loads is None:
+            from tilelang.backend.gpu import nodes as g
+
+            self._acc_loads = any(isinstance(op, ir.Load) and isinstance(self.layouts.get(op.result.id), AccTile)
+                                  for op in g.walk(self.k.body))
+        return self._acc_loads
+
+    @property
+    def fast_math(self) -> bool:
+        """The kernel's `#[hints(fast_math = true)]`: f32 exp, sigmoid, tanh and division by the approximate forms
+        (`fastmath.FAST_MATH`)."""
+        return bool(getattr(getattr(self.k, "source", None), "fast_math", False))
+
     def fexp(self, x: str) -> str:
-        if self.exp_nonpos and fastmath.exp_nonpos_plain():
+        if self.fast_math or (self.exp_nonpos and fastmath.exp_nonpos_plain(self.acc_loads)):
             return self.fexp_plain(x)
         if fastmath.exp_ln2(self.exp_acc):
             return self.fexp_ln2(x, self.exp_nonpos)
@@ -333,6 +369,9 @@ class ArithOps(EmitterCore):
             # is a dot product. Element-wise adds have no flag: `a * b + c`
             # stays two roundings, as the interpreter computes it.
             return self.emit(f"fmul contract {ty} {a[0]}, {a[1]}")
+        if eop is E.DIV and ty == "float" and self.fast_math:  # div.full.f32: 2 ulp (fastmath.FAST_MATH)
+            self.declare("declare float @llvm.nvvm.div.full(float, float)")
+            return self.call("float", "llvm.nvvm.div.full", f"float {a[0]}, float {a[1]}")
         if eop in simple:
             return self.emit(f"{simple[eop]} {ty} {a[0]}, {a[1]}")
         if eop in cmp:
@@ -345,7 +384,7 @@ class ArithOps(EmitterCore):
                 return f64math.BINARY_FUNCS["pow"](self, a[0], a[1]) if eop is E.POW else \
                     f64math.erf(self, a[0])
             wide = [self.emit(f"fpext float {v} to double") for v in a]
-            r = f64math.pow(self, wide[0], wide[1]) if eop is E.POW else f64math.erf(self, wide[0])
+            r = f64math.pow(self, wide[0], wide[1]) if eop is E.POW else f64math.erf_f32(self, wide[0])
             return self.emit(f"fptrunc double {r} to float")
         match eop:
             case E.NEG:
@@ -401,11 +440,16 @@ class ArithOps(EmitterCore):
             case E.COS:
                 return self.nv("llvm.nvvm.cos.approx.f", self.freduce(a[0]))
             case E.TANH:
+                if self.fast_math:
+                    self.declare("declare float @llvm.nvvm.tanh.approx.f32(float)")
+                    return self.call("float", "llvm.nvvm.tanh.approx.f32", f"float {a[0]}")
                 return self.ftanh(a[0])
             case E.SIGMOID:
                 nx = self.emit(f"fneg float {a[0]}")
                 ex = self.fexp(nx)
                 den = self.emit(f"fadd float {ex}, 1.0")
+                if self.fast_math:  # 1 / den by rcp.approx (den >= 1, or inf: 0)
+                    return self.nv("llvm.nvvm.rcp.approx.ftz.f", den)
                 return self.emit(f"fdiv float 1.0, {den}")
             case _:
                 raise AssertionError(f"float op {eop} has no lowering")

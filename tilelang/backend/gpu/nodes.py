@@ -609,9 +609,23 @@ class AccLoad:
     span: Span = DUMMY_SPAN
 
 
+@frozen
+class AccColumns:
+    """`result` ([M, N]) = columns [part N, (part + 1) N) of the accumulator `x` ([M, parts N]), both in the
+    layout `WgmmaAcc` of the same warpgroups: each thread's registers of those columns, nothing moves (a wide
+    GEMM tile's user tiles, `passes/gemm_widen.py`)."""
+
+    result: ir.Value
+    x: ir.Value
+    part: int
+    parts: int
+    span: Span = DUMMY_SPAN
+
+
 GpuOp = (
     DotOp
     | AccLoad
+    | AccColumns
     | Undef
     | ConvertLayout
     | SmemAlloc
@@ -649,7 +663,7 @@ GpuOp = (
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
            CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows,
-           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite)
+           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns)
 
 
 # ------------------------------------------------------------------ kernel
@@ -675,6 +689,11 @@ class GpuKernel:
     # > 0: the kernel walks its logical grid itself (`passes/attention_tiles.py`), so the
     # runtime launches at most this many CTAs an SM (`KernelABI.persistent`)
     persistent: int = 0
+    # the `&mut` tensor whose launch grid, where it has at most half as many tiles as SMs, asks the runtime for
+    # the variant compiled with `TensorFacts.few_tiles` (a GEMM's split-K: `passes/gemm_split.py`); "": none
+    few: str = ""
+    # `block_order`'s grouped grid position (row, column): what the kernel reads as its block ids
+    grouped: tuple[ir.Value, ir.Value] | None = None
     # with `persistent`: the runtime launches `persistent` CTAs an SM even where the grid has fewer tiles (a
     # split-K GEMM's pieces fill the card: `passes/gemm_split.py`)
     fill: bool = False
@@ -726,7 +745,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaWait(results=rs) | Opaque(results=rs) | SplitLoad(results=rs):
             return rs
-        case SplitArrive(result=r) | AccLoad(result=r):
+        case SplitArrive(result=r) | AccLoad(result=r) | AccColumns(result=r):
             return (r,)
         case SplitSave():
             return ()
@@ -797,6 +816,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (gr, n)
         case AccLoad(load=ld):
             return ir.op_operands(ld)
+        case AccColumns(x=x):
+            return (x,)
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 
@@ -827,6 +848,7 @@ def defined_values(region: ir.Region) -> Iterator[ir.Value]:
 
 __all__ = [
     "GPU_OPS",
+    "AccColumns",
     "AccLoad",
     "BarrierAlloc",
     "BarrierArrive",

@@ -64,7 +64,7 @@ from . import attention_tail as tails
 from . import attention_tiles as tiles
 from . import attention_xrot as xrot
 from .attention_layout import Classes, assign, classify, registers_only
-from .attention_match import AttnPlan, Tma, match
+from .attention_match import AttnPlan, Tma, match, scalar_reads
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
 from .rewrite import substitute
@@ -118,7 +118,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
     chained |= {id(op) for op in (p.qx.ops if p.qx else ())}  # Q computed after its wait (`attention_qx`)
     before = [op for op in ops[:i] if id(op) not in chained]
-    outside = [op for op in before if not any(v.shape for v in g.results(op))]
+    written = {o.tensor for o in g.walk(k.body) if isinstance(o, ir.Store | ir.AtomicRMW)}
+    reads = scalar_reads(before, written | {t.name for t in k.tensor_params if t.mutable})
+    outside = [op for op in before if not any(v.shape for v in g.results(op)) or id(op) in reads]
     # the split form (the launch's walk splits: the runtime's fact) walks its pieces alone; the other form is
     # the kernel without the split, asking for the split form where a launch's walk splits (`request`)
     kind = ctx.fact(split.carrier(k)).split_walk if forms and proof is not None else ""  # "single" / "pairs"
@@ -314,7 +316,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ), span)
     if not registers_only([*consumer_ops, *(pc.ops if pc is not None else ())], layouts):
         return k  # some value would move between threads: the generic path
-    advice.advise(p, C, consumer_regs, ctx)  # what its blocks or spelling cost (`attention_advice`)
+    advice.advise(p, C, consumer_regs, ctx, k.source.fast_math)  # what its blocks or spelling cost
     if pc is not None and csplit.tail_rounds():  # both switches: the causal tail in a variant of its own (one
         assert kv is not None  # kernel with both walks spilled), launched where the walk has one (`tail_request`)
         request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))

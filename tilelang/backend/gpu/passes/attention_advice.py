@@ -32,6 +32,8 @@ from tilelang.backend import fastmath
 from tilelang.backend.codegen.arith import nonpositive_exp_args
 from tilelang.ir import nodes as ir
 
+from .. import nodes as g
+
 # std::attention's time against SDPA at (BM, BN, D), cliffs.py, H100, 2026-12-06 call 8 (192 x 128: call 13, with
 # the producer at 24 registers; 0.33x and 0.79x at 40)
 MEASURED = {
@@ -55,8 +57,9 @@ def _faster(BM: int, BN: int, D: int) -> str:
             f"{here}x (H100, benchmarks/cliffs.py)")
 
 
-def advise(p: Any, C: int, regs: int, ctx: Any) -> None:
-    """The notes for plan `p` (`attention_match.AttnPlan`) run by C consumer warpgroups of `regs` registers."""
+def advise(p: Any, C: int, regs: int, ctx: Any, fast_math: bool = False) -> None:
+    """The notes for plan `p` (`attention_match.AttnPlan`) run by C consumer warpgroups of `regs` registers
+    (`fast_math`: the kernel's hint, every exp without its error term)."""
     BM, BN = p.BM, p.BN
     D = int(p.s_dot.a.shape[1])
     Dv = int(p.o_dot.result.shape[1])
@@ -78,15 +81,22 @@ def advise(p: Any, C: int, regs: int, ctx: Any) -> None:
                    "row max and sum shuffles and rescale", help)
     for op in p.loop.body.ops:
         if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP and len([x for x in op.result.shape if x > 1]) == 2:
-            plain = fastmath.exp_nonpos_plain() and op.operands[0].id in nonpositive_exp_args(p.loop.body)
-            ctx.advise(op.span, "`exp` of the scores costs a multiply an element more than `exp2` (x * log2(e); "
-                       "the softmax's x <= 0 takes ex2.approx of it)" if plain else
-                       "`exp` of the scores keeps its accuracy promise (the rounding error of x * log2(e) "
-                       "fed back: 4 more instructions an element than `exp2`)",
-                       "write `exp2` of the scores scaled by `scale * 1.4426950408889634` (log2(e)) with the "
-                       "running max in those units, as std::attention does: that spelling ran "
-                       f"{EXP_MEASURED[1]}x SDPA where `exp` ran {EXP_MEASURED[0]}x (H100, 128 x 128, D = 128, "
-                       "benchmarks/cliffs.py)")
+            loads = any(isinstance(o, ir.Load) and o is not p.k.load and o is not p.v.load
+                        for o in g.walk(p.loop.body))  # (a bias: `fastmath.exp_nonpos_plain`)
+            plain = fast_math or (fastmath.exp_nonpos_plain(loads)
+                                  and op.operands[0].id in nonpositive_exp_args(p.loop.body))
+            exp2 = ("write `exp2` of the scores scaled by `scale * 1.4426950408889634` (log2(e)) with the running "
+                    "max in those units, as std::attention does: that spelling ran "
+                    f"{EXP_MEASURED[1]}x SDPA where `exp` ran {EXP_MEASURED[0]}x (H100, 128 x 128, D = 128, "
+                    "benchmarks/cliffs.py)")
+            if plain:
+                ctx.advise(op.span, "`exp` of the scores costs a multiply an element more than `exp2` (x * log2(e); "
+                           "ex2.approx of it, " + ("`fast_math`)" if fast_math else "the softmax's x <= 0)"), exp2)
+            else:
+                ctx.advise(op.span, "`exp` of the scores keeps its accuracy promise (the rounding error of x * "
+                           "log2(e) fed back: 4 more instructions an element than `exp2`)",
+                           exp2 + "; or hint the kernel `#[hints(fast_math = true)]`: every `exp` without its error "
+                           "term, within 4.2e-6 (docs/reference.md, Hints)")
             break
 
 

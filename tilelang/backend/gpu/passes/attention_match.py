@@ -78,6 +78,29 @@ def _is_scalar(op: object) -> bool:
     return isinstance(op, _SCALAR) and all(not v.shape for v in g.results(op))
 
 
+def scalar_reads(before: list[object], written: set[str]) -> set[int]:
+    """Ids of the ops before the loop that read one element of a tensor the kernel never writes into a scalar:
+    an unmasked load of a tile of one element (`lens.partition([1]).load([b])`) and the reduction of it to a
+    scalar (`.item()`), the load's only users. Both roles run them before they part, as the loop's scalars (a
+    key length read from a tensor: the trip count and a mask's bound); `TILEC_ATTN_SCALAR_READS=0` refuses
+    them (the loop keeps the generic path)."""
+    if os.environ.get("TILEC_ATTN_SCALAR_READS", "1") == "0":
+        return set()
+    users: dict[int, list[object]] = {}
+    for op in before:
+        for v in g.operands(op):
+            users.setdefault(v.id, []).append(op)
+    out: set[int] = set()
+    for op in before:
+        if not (isinstance(op, ir.Load) and op.mask is None and op.tensor not in written
+                and all(x == 1 for x in op.result.shape)):
+            continue
+        reds = users.get(op.result.id, [])
+        if reds and all(isinstance(r, ir.Reduce) and not r.result.shape for r in reds):
+            out |= {id(op), *(id(r) for r in reds)}
+    return out
+
+
 def _chain(v: ir.Value, defs: dict[int, object]) -> tuple[ir.Load, list[object], bool] | None:
     """The load behind operand `v` through reshapes (dropping leading 1s) and at
     most one 2-D transpose: (load, ops, transposed)."""
@@ -161,7 +184,7 @@ def match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | None:
     if isinstance(got, No):
         # no note for a kernel whose products are all of other types (round 15: an i32 edit-distance kernel's
         # shift products were told the attention pipeline refused their loop), which no pipeline takes
-        if any(isinstance(o, g.DotOp | ir.Mma) and o.a.dtype in (DType.F16, DType.BF16) for o in g.walk(k.body)):
+        if got.why and any(isinstance(o, g.DotOp | ir.Mma) and o.a.dtype in (DType.F16, DType.BF16) for o in g.walk(k.body)):
             ctx.refuse(PATH, got.span, got.why, got.help)  # type: ignore[arg-type]
         return None
     return got
@@ -207,6 +230,10 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
         return No(getattr(what, "span", s_dot.span), f"the first `mma`'s right operand (K) is not a tile loaded in the loop, optionally "
                   f"transposed: it is {describe(what) if what is not None else 'a loop value'}")
     acc0 = defs.get(s_dot.acc.id)
+    if any(s_dot.acc.id == a.id for a in body.args):
+        # both products accumulate across the loop (a gate and an up projection of one A): GEMMs, not
+        # attention; the GEMM pipeline's note says what it takes (round 16: this note said "the scores")
+        return No(s_dot.span, "")
     if not (isinstance(acc0, ir.Const) and float(acc0.value) == 0.0):
         return No(s_dot.span, "the first `mma` (the scores) does not start from zeros")
     if s_dot.a.dtype not in (DType.F16, DType.BF16) or s_dot.result.dtype is not DType.F32:
@@ -268,7 +295,7 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
     v_kmajor = vc[2]
     if (q.rows, q.cols) != (BM, D):
         return No(q.load.span, f"Q's tile is [{q.rows}, {q.cols}], not [BM, D] = [{BM}, {D}]")
-    if k_kmajor != ((kt.rows, kt.cols) == (BN, D)) or (not k_kmajor and (kt.rows, kt.cols) != (D, BN)):
+    if (kt.rows, kt.cols) != ((BN, D) if k_kmajor else (D, BN)):
         return No(kt.load.span, f"K's tile is [{kt.rows}, {kt.cols}]: neither [BN, D] transposed nor [D, BN]")
     if (vt.rows, vt.cols) != ((Dv, BN) if v_kmajor else (BN, Dv)):
         return No(vt.load.span, f"V's tile is [{vt.rows}, {vt.cols}], not [BN, Dv] (or its transpose)")
@@ -292,15 +319,17 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
             return No(loop.span, f"the loop carries a [{', '.join(map(str, a.shape))}] tile; the pipeline "
                       f"carries [BM, N] tiles, [BM, 1] rows and [1, N] columns (BM = {BM})")
     i = ops.index(loop)
+    reads = scalar_reads(ops[:i], written)
     for op in ops[:i]:
-        if id(op) in chained or _is_scalar(op) or (isinstance(op, ir.If | ir.Assert) and not any(
+        if id(op) in chained or _is_scalar(op) or id(op) in reads or (isinstance(op, ir.If | ir.Assert) and not any(
                 v.shape for v in g.results(op))):
             continue
         if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) \
                 and not any(v.shape for v in g.operands(op) if defs.get(v.id) not in ops[:i]):
             continue
         return No(getattr(op, "span", loop.span), f"{describe(op)} before the loop: the pipeline takes only "
-                  "Q's load, scalars and tiles it can build in registers there")
+                  "Q's load, scalars (one element read from a tensor the kernel never writes, `.item()`) and tiles "
+                  "it can build in registers there")
     for op in ops[i + 1:]:
         if isinstance(op, ir.Yield) or _is_scalar(op):
             continue
@@ -387,4 +416,4 @@ def _body_bad(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: ob
     return None
 
 
-__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "match", "ring_stages"]
+__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "match", "ring_stages", "scalar_reads"]

@@ -223,7 +223,7 @@ def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, 
 
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
                bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False, form: str = "",
-               plan_pairs: bool = False, tail: int = 0) -> Walk:
+               plan_pairs: bool = False, tail: int = 0, widen: tuple[int, int] = (-1, 1)) -> Walk:
     """The walk's values (`Walk`), computed by `b`'s ops before the roles;
     `fast_div`: the divisions `_tile` makes each tile by multipliers (`fastdiv`);
     `form` (`split_form`): "single", single tiles whatever the work (the
@@ -232,7 +232,8 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     whatever the work, the last round's pairs cut along both tiles' keys
     (correct anywhere too); `plan_pairs`: `Split.on_pairs` computed as well
     (the first form's request); `tail`: the last item rounds of pairs dealt
-    out as single tiles (`attention_tail`; not with `split` or `form`)."""
+    out as single tiles (`attention_tail`; not with `split` or `form`); `widen` (axis, f): the grid of f
+    tiles side by side along the axis (a wide GEMM tile, `gemm_widen`)."""
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
     upper), computed by them. `split` > 0: where the walk hands out single
@@ -262,7 +263,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
             continue
         d = b.i32("dim")
         b.ops.append(ir.TensorDim(d, mut.name, a))
-        t = mut.tile_shape[a]
+        t = mut.tile_shape[a] * (widen[1] if a == widen[0] else 1)
         sizes.append(b.elem(E.DIV, b.elem(E.ADD, d, b.const(t - 1)), b.const(t), hint="grid"))
     fast = tuple(a for a in range(R) if a not in kv)
     kvs = tuple(a for a in range(R) if a in kv)

@@ -90,7 +90,7 @@ def block_order(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             mapping[op.result.id] = i if op.axis == 0 else j
     body = substitute_region(ir.Region(k.body.args, tuple(ops + kept)), mapping)  # type: ignore[arg-type]
     body = _drop_block_ids(body, set(mapping))
-    return dataclasses.replace(k, body=body, next_id=fresh.next)
+    return dataclasses.replace(k, body=body, next_id=fresh.next, grouped=(i, j))
 
 
 def _drop_block_ids(r: ir.Region, dead: set[int]) -> ir.Region:

@@ -72,13 +72,17 @@ def walkable(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, scalar: obje
     return all(scalar(op) or (isinstance(op, ir.Const) and op.result.id == loop.inits[0].id) for op in before)  # type: ignore[operator]
 
 
-def mode(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, consumers: int, scalar: object) -> int:
+def mode(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, consumers: int, scalar: object,
+         wide: bool = False, few: bool = False) -> int:
     """The form this GEMM takes: 0 (one tile a CTA), 1 or 2 (`requested`, 2 only where C == 1), 3 (split-K,
-    `gemm_split.requested`: the consumers walk pieces of tiles, the card filled whatever the tiles)."""
+    `gemm_split.requested`: the consumers walk pieces of tiles, the card filled whatever the tiles). `wide`: the
+    user's tiles side by side (`gemm_widen`), which needs the walk (1 unless 2 is asked; never split). `few`: the
+    launch has few tiles (`TensorFacts.few_tiles`: split-K's "auto")."""
     from . import gemm_split
 
-    split = gemm_split.requested()
-    want = requested()
+    want_split = gemm_split.requested()
+    split = (want_split == "1" or (want_split == "auto" and few)) and not wide
+    want = requested() or int(wide)
     if not (want or split) or not walkable(k, loop, parts, blocks, scalar):
         return 0
     if split:
@@ -90,7 +94,7 @@ def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[i
           outside: list[object], producer: tuple[list[object], ir.Value, ir.Value],
           consumer: tuple[list[object], ir.Value, ir.Value], apart: set[int], producer_role: g.Role,
           consumer_role: g.Role, turn: tuple[ir.Value, ir.Value] | None = None,
-          split: tuple[ir.Value, ...] = ()) -> tuple[list[object], tuple[g.Role, ...]]:
+          split: tuple[ir.Value, ...] = (), widen: tuple[int, int] = (-1, 1)) -> tuple[list[object], tuple[g.Role, ...]]:
     """The walk's setup ops (before the roles) and the roles walking the tiles. `producer` / `consumer`: a
     tile's ops, the ring's counter they read at its start and the one they define at its end. `form` 2: two
     consumer roles (`consumer_role` one warpgroup), role g running tiles g, g + 2, ... (`apart` gets the
@@ -111,7 +115,7 @@ def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[i
         return setup, (dataclasses.replace(producer_role, body=ir.Region((), (*p_walk, ir.Yield(())))),  # type: ignore[arg-type]
                        dataclasses.replace(consumer_role, body=ir.Region((), (*c_walk, ir.Yield(())))))  # type: ignore[arg-type]
     wb = _Build(fresh)
-    walk = walk_setup(wb, k, set(), outside, (loop.lower, loop.upper), form="single")
+    walk = walk_setup(wb, k, set(), outside, (loop.lower, loop.upper), form="single", widen=widen)
     p_ops, p_base, p_out = producer
     p_walk = tile_loop(walk, fresh, outside, p_ops, p_base, p_out, fresh.value(DType.I32, (), "tile"), span)
     p_role = dataclasses.replace(producer_role, body=ir.Region((), (*p_walk, ir.Yield(()))))  # type: ignore[arg-type]

@@ -1,4 +1,5 @@
-"""Split-K for the persistent Hopper GEMM (`gemm_persistent`, form 3; `TILEC_GEMM_SPLITK=1`).
+"""Split-K for the persistent Hopper GEMM (`gemm_persistent`, form 3; `TILEC_GEMM_SPLITK`, "auto" by default:
+where a launch has at most half as many tiles as SMs).
 
 A GEMM with fewer output tiles than SMs (M = 64 rows of a 4,096-wide layer: 32 or 64 tiles on 132 SMs) leaves
 most of the card idle, each busy SM running the whole K loop. Here the runtime launches a CTA an SM whatever the
@@ -31,12 +32,20 @@ SPLIT_MAX = 8  # pieces a tile: records are `codegen/split.SPLIT_ROUNDS` a CTA (
 MIN_PIECE = 4  # K iterations a piece at least (a piece's ring fill and its record cost ~ a few iterations)
 
 
-def requested() -> bool:
-    """`TILEC_GEMM_SPLITK=1`: GEMMs with fewer tiles than SMs split their K loop (off until timed on a GPU)."""
-    want = os.environ.get("TILEC_GEMM_SPLITK", "0")
-    if want not in ("0", "1"):
-        raise ValueError(f"TILEC_GEMM_SPLITK={want!r}: expected 0 or 1")
-    return want == "1"
+# "auto": a launch whose grid has at most half as many tiles as SMs runs the split variant (`KernelABI.few`,
+# `TensorFacts.few_tiles`), any other today's kernel; measured on an H100 (call 17, 2026-12-06, against one tile
+# a CTA): 64x4096x4096 64x128x64 (32 tiles, s = 4) 0.64x -> 0.88x cuBLAS, 64x64x64 (64 tiles, s = 2) 0.80x ->
+# 0.96x, 128x4096x4096 128x128x64 (32 tiles) 0.67x -> 0.85x; with 86 tiles (s = 1) the split kernel lost (1.04x
+# -> 0.88x): not split there. "1": every walkable GEMM takes the split form; "0": none.
+SPLITK_DEFAULT = "auto"
+
+
+def requested() -> str:
+    """`TILEC_GEMM_SPLITK`: "auto" (unset: `SPLITK_DEFAULT`), "1" or "0"."""
+    want = os.environ.get("TILEC_GEMM_SPLITK", SPLITK_DEFAULT)
+    if want not in ("0", "1", "auto"):
+        raise ValueError(f"TILEC_GEMM_SPLITK={want!r}: expected 0, 1 or auto")
+    return want
 
 
 def merge(fin: ir.Value, vals: tuple[ir.Value, ...], threads: int, fresh: Fresh, layouts: dict[int, object],
@@ -80,6 +89,21 @@ def merge(fin: ir.Value, vals: tuple[ir.Value, ...], threads: int, fresh: Fresh,
     whole = ir.Region((), (ir.Const(t, True), ir.Yield((t, fin))))  # type: ignore[arg-type]
     b.ops.append(ir.If((go, out), big, ir.Region((), tuple(sb.ops)), whole, span))  # type: ignore[arg-type]
     return b.ops, go, out
+
+
+def start(acc0: ir.Value, value: object, vals: tuple[ir.Value, ...], fresh: Fresh, layouts: dict[int, object],
+          lay: object, span: object) -> list[object]:
+    """`acc0` defined as the accumulator's constant `value` in a tile's first piece and zeros in the others (an
+    accumulator that starts from a constant other than 0: only the first piece's sum counts it, as the one
+    loop's)."""
+    E = ir.ElemOp
+    item, _, _, T = vals
+    b = _Build(fresh)
+    first = b.elem(E.LT, item, T, dtype=DType.BOOL, hint="first")
+    c, z = fresh.value(acc0.dtype, acc0.shape, "acc"), fresh.value(acc0.dtype, acc0.shape, "acc")
+    layouts[c.id] = layouts[z.id] = layouts[acc0.id] = lay
+    return [*b.ops, ir.If((acc0,), first, ir.Region((), (ir.Const(c, value), ir.Yield((c,)))),  # type: ignore[arg-type]
+                          ir.Region((), (ir.Const(z, 0.0), ir.Yield((z,)))), span)]  # type: ignore[arg-type]
 
 
 def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
@@ -162,4 +186,4 @@ def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
     return b.ops, role_loop(p_ops, p_base, p_out, None), role_loop(c_ops, c_base, c_out, (item_v, tile_v))
 
 
-__all__ = ["MIN_PIECE", "SPLIT_MAX", "merge", "requested", "walk"]
+__all__ = ["MIN_PIECE", "SPLITK_DEFAULT", "SPLIT_MAX", "merge", "requested", "start", "walk"]

@@ -131,8 +131,13 @@ class HopperPlan:
     # and epilogue overlap another's loop (1: the CTA has the SM to itself)
     blocks: int = 1
     # the CTA walks tiles (`passes/gemm_persistent.py`): 0 no, 1 its consumers each tile, 2 two consumer roles
-    # taking turns (pingpong)
+    # taking turns (pingpong), 3 pieces of tiles (split-K, `gemm_split`)
     persistent: int = 0
+    # > 1: the CTA computes this many of the user's tiles side by side along grid axis `col_axis` (`gemm_widen`:
+    # `b` and the accumulator that many tiles wide)
+    widen: int = 1
+    col_axis: int = -1
+    few: str = ""  # `GpuKernel.few`: the tensor whose launch grid, with few tiles, asks for the split-K variant
 
     @property
     def M(self) -> int:
@@ -196,6 +201,31 @@ def _operand(v: ir.Value, body: dict[int, object], ctx: PassContext, k: g.GpuKer
     return Operand(op, perm, kmajor, rows, cols, sw, box_rows, tma)
 
 
+def _layout_help(v: ir.Value, body: dict[int, object], want_k_first: bool, which: str) -> str:
+    """Which block size makes operand `v`'s loaded tile one `_operand` takes, where its shape is the reason
+    (round 16: a [32, 32] tile of B with N contiguous, 64-byte rows, was told "BK a multiple of 16 (64 for an
+    MN-major operand)"; BK = 64 kept the refusal, BN = 64 is what wgmma's 128-byte MN-major rows need)."""
+    op = body.get(v.id)
+    perm = op if isinstance(op, ir.Permute) else None
+    op = body.get(op.x.id) if isinstance(op, ir.Permute) else op
+    if not isinstance(op, ir.Load) or len(op.result.shape) != 2:
+        return ""
+    rows, cols = op.result.shape
+    kmajor = (perm is None) != want_k_first
+    axis = "K" if kmajor else ("M" if which == "a" else "N")
+    gen = f"B{axis}"
+    other = {"K": "BM" if which == "a" else "BN", "M": "BK", "N": "BK"}[axis]
+    if kmajor and not (cols in (16, 32) or cols % 64 == 0):
+        return f"{gen} = {cols}: a K-contiguous tile is read in rows of 16, 32 or a multiple of 64 elements"
+    if not kmajor and cols % 64:
+        return (f"{gen} = {cols}: `{which}`'s tile has {axis} contiguous ({cols * 2}-byte rows), which wgmma reads "
+                f"in 128-byte rows: {gen} a multiple of 64 (or `{which}` stored transposed, K contiguous)")
+    sw = 128 if cols * 2 >= 128 else cols * 2
+    if (rows * sw) % 1024:
+        return f"{other} = {rows}: a multiple of {1024 // sw} for rows of {cols} elements"
+    return ""
+
+
 def _match(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -> HopperPlan | None:
     """The plan of a GEMM loop, or None: for a loop of one `mma`, with a note of why in `ctx`."""
     got = _plan(loop, after, k, ctx)
@@ -209,10 +239,11 @@ def _match(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) 
 _Refusal = tuple[Any, str, str]
 
 
-def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -> HopperPlan | _Refusal | None:
+def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
+          wide: bool = True) -> HopperPlan | _Refusal | None:
     body = loop.body
     ys = body.ops[-1]
-    if not isinstance(ys, ir.Yield) or len(loop.inits) != 1:
+    if not isinstance(ys, ir.Yield):
         return None
     defs: dict[int, object] = {}
     dots = []
@@ -224,6 +255,21 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
             dots.append(op)
         elif not (_is_scalar_op(op) or isinstance(op, ir.Load | ir.Permute)):
             other = other or op
+    if len(dots) == 1 and (dots[0].a.dtype not in (DType.F16, DType.BF16)  # type: ignore[attr-defined]
+                           or dots[0].acc.dtype is not DType.F32):  # type: ignore[attr-defined]
+        # the element types first: no rewrite of the loop's other work would let wgmma take it
+        d: Any = dots[0]
+        return (d.span, f"the `mma` multiplies {d.a.dtype.value} into {d.acc.dtype.value}; wgmma takes f16 or "
+                "bf16 into f32", "")
+    carried = {a.id for a in body.args[1:]}
+    if len(dots) > 1 and all(d.acc.id in carried for d in dots):  # type: ignore[attr-defined]
+        return (loop.span, f"the loop accumulates {len(dots)} products, each into its own accumulator (a gate and "
+                "an up projection of one A, say); the pipeline runs one `acc = mma(a, b, acc)` a loop",
+                "one GEMM over the B operands side by side (`[K, 2 * N]`: column tile 2j one's tile j, 2j + 1 "
+                "the other's) into one accumulator, and the element-wise rest in a second kernel that reads "
+                "the two column tiles")
+    if len(loop.inits) != 1:
+        return None
     if other is not None:
         if len(dots) != 1:
             return None
@@ -276,9 +322,11 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     if oa is not None and pad:
         oa = dataclasses.replace(oa, rows=64, box_rows=64) if oa.kmajor else None
     if oa is None or ob is None:
-        return (span, f"operand {'a' if oa is None else 'b'} is not a 2-D f16/bf16 tile loaded in the loop "
+        which = "a" if oa is None else "b"
+        return (span, f"operand {which} is not a 2-D f16/bf16 tile loaded in the loop "
                 "(unmasked, optionally transposed) in a shape wgmma's shared layouts take",
-                "load whole [BM, BK] / [BK, BN] tiles of 2-D tensors, BK a multiple of 16 (64 for an MN-major "
+                _layout_help(a if oa is None else b, defs, which == "b", which)
+                or "load whole [BM, BK] / [BK, BN] tiles of 2-D tensors, BK a multiple of 16 (64 for an MN-major "
                 "operand)")
     init_def = _def_of(k.body, loop.inits[0])
     if not isinstance(init_def, ir.Const):
@@ -293,10 +341,19 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     if pad:
         M = 64
     N //= H
-    # consumer warpgroups: the accumulator split by rows in m64 blocks
     hinted = k.source.hints
+    # the user's tiles side by side (`gemm_widen`): one wider B stage and accumulator of NW columns
+    W, axis = 1, -1
+    if wide and H == 1 and not pad and oa.tma and ob.tma and not {"stages", "num_warps"} & set(hinted):
+        from . import gemm_widen
+
+        W = gemm_widen.factor(N, M, MAX_ACC_REGS) if gemm_widen.requested() else 1
+        axis = gemm_widen.column_axis(k, loop, oa.load, ob.load) if W > 1 and (ob.kmajor or N % 64 == 0) else None
+        W, axis, ob = (W, axis, gemm_widen.operand(ob, W)) if axis is not None else (1, -1, ob)  # type: ignore[assignment]
+    NW = N * W
+    # consumer warpgroups: the accumulator split by rows in m64 blocks
     C = max(1, min(k.num_warps // 4, M // 64)) if "num_warps" in hinted else 1
-    while (M // C) * N // 128 > MAX_ACC_REGS:
+    while (M // C) * NW // 128 > MAX_ACC_REGS:
         C *= 2
         if M % (64 * C):
             return (span, f"the accumulator ({M} x {N}) does not split into 64-row warpgroups of at most "
@@ -307,7 +364,7 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
     # the parts before the last stage their stores after the ring (`store_wgmma`: the ring is still live)
     staging = _staging_bytes(epilogue, k, M, N, ctx) if H > 1 else 0
     producer = PRODUCER_REGS if oa.tma and ob.tma else COPY_PRODUCER_REGS
-    B = _blocks(k, C, producer, M // C * N // 128, stage_bytes, staging, span, ctx)
+    B = _blocks(k, C, producer, M // C * NW // 128, stage_bytes, staging, span, ctx)
     fit = (_smem_budget(B) - 1024 - staging) // stage_bytes
     S = k.num_stages if "stages" in hinted else min(fit, MAX_STAGES, max(4, RING_BYTES // stage_bytes))
     if S > fit >= 2:  # a `stages` hint that does not fit: what fits, not another path 16x slower
@@ -320,22 +377,33 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -
                 + (f" (and the epilogue's staging {staging})" if staging else "")
                 + f": {fit} stages fit in {_smem_budget(B)} bytes, the pipeline needs 2 (asked: {S})",
                 "a smaller BK, BM or BN")
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, _persistent(k, loop, epilogue, H, B, C, S,
-                                                                                 stage_bytes, M, N, ctx))
+    form, few = _persistent(k, loop, epilogue, H, B, C, S, stage_bytes, M, N, ctx, W > 1)
+    if W > 1 and (not form or S < 4):  # wide tiles need the walk, and a ring as deep as the user's tiles had
+        return _plan(loop, after, k, ctx, wide=False)
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few)
 
 
 def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B: int, C: int, S: int,
-                stage_bytes: int, M: int, N: int, ctx: PassContext) -> int:
+                stage_bytes: int, M: int, N: int, ctx: PassContext, wide: bool = False) -> tuple[int, str]:
     """The persistent form (`gemm_persistent.mode`) whose stores' staging (one area a consumer role, after the
-    ring) leaves the `S` stages room; pingpong falls back to the cooperative form where its two areas do not."""
-    from . import gemm_persistent
+    ring) leaves the `S` stages room; pingpong falls back to the cooperative form where its two areas do not.
+    And the `&mut` tensor whose launch grid, with few tiles, asks for the split-K variant (`GpuKernel.few`;
+    "": no request)."""
+    from . import gemm_persistent, gemm_split
 
-    form = gemm_persistent.mode(k, loop, H, B, C, _is_scalar_op)
+    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank, default=None)
+    few = mut is not None and ctx.fact(mut.name).few_tiles
+    form = gemm_persistent.mode(k, loop, H, B, C, _is_scalar_op, wide, few)
     staging = _staging_bytes(epilogue, k, M, N, ctx)
     areas = {0: 0, 1: 1, 2: 2, 3: 1}  # staging areas a form takes (3, split-K: one, and a flag)
     while form and (_smem_budget(B) - 1024 - staging * areas[form] - (16 if form == 3 else 0)) // stage_bytes < S:
         form = 1 if form == 2 else 0
-    return form
+    # (not where the user named the stages: a tuned kernel, std::llm's prefill `gemm`, keeps its one variant)
+    ask = (form != 3 and not few and not wide and mut is not None and gemm_split.requested() == "auto"
+           and "stages" not in k.source.hints
+           and gemm_persistent.walkable(k, loop, H, B, _is_scalar_op)
+           and (_smem_budget(B) - 1040 - staging) // stage_bytes >= S)
+    return form, mut.name if ask and mut is not None else ""
 
 
 SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver reserves 1 KB a CTA of it
@@ -552,6 +620,12 @@ def hopper_plans(k: g.GpuKernel, ctx: PassContext) -> list[HopperPlan]:
     ops = list(k.body.ops)
     loops = [i for i, op in enumerate(ops) if isinstance(op, ir.For)
              and any(isinstance(o, ir.Mma | g.DotOp) for o in g.walk(op.body))]
+    if not loops:  # (round 16: RMSNorm then one product of K = D said nothing of why no pipeline took it)
+        mma = next((o for o in g.walk(k.body) if isinstance(o, ir.Mma | g.DotOp)
+                    and o.a.dtype in (DType.F16, DType.BF16)), None)
+        if mma is not None:
+            ctx.note(mma.span, "the Hopper GEMM pipeline takes a loop: this `mma` is in none (the pipeline "
+                     "streams the tiles of a loop over K through shared memory while the tensor cores run)")
     if len(loops) != 1:
         return []
     i = loops[0]
@@ -584,6 +658,23 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     M, N = p.M, p.N
     loop = p.loop
     in_dt = p.a.load.result.dtype
+    # the kernel's ops before the loop (re-run per tile by a persistent walk), the accumulator's constant
+    ops = list(k.body.ops)
+    i = ops.index(loop)
+    init_const = _def_of(k.body, loop.inits[0])
+    assert isinstance(init_const, ir.Const)
+    before = [op for op in ops[:i] if op is not init_const]  # the init now lives in the consumers
+    W = p.widen
+    subs: tuple[list[object], list[object]] = ([], [])  # tiles 1 .. W-1 of a wide tile: the producer's, the consumers'
+    if W > 1:  # the position read from the walk's wide tile (`gemm_widen`), the loop and epilogue reading it
+        from . import gemm_widen
+
+        before, col0, posmap = gemm_widen.rewrite_outside(k, before, p.col_axis, W, fresh)
+        p = dataclasses.replace(p, loop=substitute(loop, posmap), epilogue=tuple(substitute(op, posmap) for op in p.epilogue),
+                                a=dataclasses.replace(p.a, load=substitute(p.a.load, posmap)),
+                                b=dataclasses.replace(p.b, load=substitute(p.b.load, posmap)))
+        loop = p.loop
+        subs = tuple(gemm_widen.subtiles(before, col0, p.col_axis, W, k, fresh) for _ in range(2))  # type: ignore[assignment]
 
     # shared buffers, barriers and TMA descriptors
     pre: list[object] = []
@@ -622,8 +713,6 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     acc_arg = loop.body.args[1]
 
     # -- producer: the loop with only what the TMA copies need (once a part, B's N offset moved by the part's)
-    from .rewrite import substitute
-
     H = p.parts
     sl = _slice(loop.body, [v for o in (p.a, p.b) for v in o.load.offsets])
     tma_bytes = sum(o.nbytes for o in (p.a, p.b) if o.tma)
@@ -659,6 +748,18 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             if not o.tma:
                 pb.ops.append(g.CopyToShared(o.load.tensor, (row0, col0), buf, stage, o.load.span))
                 continue
+            if W > 1 and o is p.b:  # each user tile's B at its own offsets, into its columns of the stage
+                offs = [(row0, col0)]
+                for sub in subs[0]:
+                    smap = {**mapping, **sub.mapping}  # type: ignore[attr-defined]
+                    for op in sl:
+                        new = substitute(op, smap)
+                        nr = fresh.value(new.result.dtype, new.result.shape, new.result.hint)  # type: ignore[attr-defined]
+                        smap[op.result.id] = nr  # type: ignore[attr-defined]
+                        pb.ops.append(dataclasses.replace(new, result=nr))  # type: ignore[type-var]
+                    offs.append(tuple(smap.get(x.id, x) for x in o.load.offsets))  # type: ignore[arg-type]
+                gemm_widen.b_copies(pb, o, N // W, W, offs, d.name, buf, stage, full, o.load.span)
+                continue
             for slab in range(o.slabs):
                 for rb in range(o.rows // o.box_rows):
                     r = row0 if rb == 0 else pb.elem(E.ADD, row0, pb.const(rb * o.box_rows))
@@ -676,19 +777,19 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                         ir.Region((p_iv, p_it), tuple(pb.ops)), loop.span)  # type: ignore[arg-type]
         producer_ops.append(p_loop)
         p_init = p_loop.results[0]
+    producer_ops[:0] = [op for sub in subs[0] for op in sub.ops]  # type: ignore[attr-defined]
     if not persist:
         producer_ops.append(ir.Yield(()))
 
     # -- consumers: wgmma on each full stage, the accumulator in registers (a part's; its epilogue after it)
     acc_lay = WgmmaAcc(C, M // C, N)
-    init_const = _def_of(k.body, loop.inits[0])
-    assert isinstance(init_const, ir.Const)
     # A zero init is never materialised: the first wgmma ignores the (undefined)
     # accumulator, and a loop that runs no iteration yields the constant after it.
     zero_init = float(init_const.value) == 0.0 and not _neg_zero(init_const.value)
     consumer_ops: list[object] = []
     c_base = fresh.value(DType.I32, (), "ring") if persist else None
     # split-K (`gemm_split`): (item, tile, pieces a tile, tiles), defined by its walk
+    from . import gemm_split
     split_vals = tuple(fresh.value(DType.I32, (), h) for h in ("item", "tile", "pieces", "tiles")) if persist == 3 else ()
     c_init: ir.Value | None = c_base  # where part h's iterations start on the ring (None: 0, the first part)
     ran: ir.Value | None = None
@@ -765,15 +866,18 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             fin = out
             c_init = nxt_it[0] if nxt_it else None
         else:
-            consumer_ops += [ir.Const(acc0, init_const.value), *first, c_loop, *turn_ops,
+            start_acc: list[object] = [ir.Const(acc0, init_const.value)]
+            if persist == 3:  # split-K: the tile's first piece starts from the constant, the others from zeros
+                start_acc = gemm_split.start(acc0, init_const.value, split_vals, fresh, layouts, acc_lay, loop.span)
+            consumer_ops += [*start_acc, *first, c_loop, *turn_ops,
                              g.WgmmaWait((fin,), (loop_acc,), 0, loop.span), *release]
             c_init = trips
         emap = {loop.results[0].id: fin}
-        if H == 1:
+        if W > 1:
+            consumer_ops += gemm_widen.epilogues(p, fin, subs[1], fresh, layouts, apart)
+        elif H == 1:
             dest = consumer_ops
             if persist == 3:  # split-K: the pieces' sum, then the epilogue where this piece is the tile's last
-                from . import gemm_split
-
                 merged, go, emap[loop.results[0].id] = gemm_split.merge(fin, split_vals, 128 * C, fresh, layouts,
                                                                          acc_lay, loop.span)
                 consumer_ops += merged
@@ -807,9 +911,6 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     ), loop.span, p.blocks)
 
     # the kernel: what came before the loop, the buffers, the roles
-    ops = list(k.body.ops)
-    i = ops.index(loop)
-    before = [op for op in ops[:i] if op is not init_const]  # the init now lives in the consumers
     if persist:  # the roles walk the tiles, each running `before` again for each
         from . import gemm_persistent
 
@@ -817,14 +918,14 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         setup, roles = gemm_persistent.roles(k, loop, persist, fresh, layouts, before,
                                              (producer_ops, p_base, p_init), (consumer_ops, c_base, c_init), apart,
                                              *ws.roles, turn=(turn, turn_to) if turn is not None else None,
-                                             split=split_vals)
+                                             split=split_vals, widen=(p.col_axis, W))
         ws = dataclasses.replace(ws, roles=roles)
         before = setup
     body = ir.Region(k.body.args, tuple([*before, *pre, ws, ir.Yield(())]))  # type: ignore[arg-type]
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, *(d for d in descs if d is not None)),
                                num_warps=4 * (roles_ + 1), num_stages=S, stage_apart=frozenset(apart),
-                               persistent=int(bool(persist)), fill=persist == 3)
+                               persistent=int(bool(persist)), fill=persist == 3, few=p.few)
 
 
 def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],

@@ -1,0 +1,224 @@
+"""The real `CudaDevice` over a stand-in driver, for tests and CPU profiles of
+the general launch path without a GPU (`cuda_fake.FakeCuda` replaces the
+device; this keeps it and replaces the driver under it).
+
+- `StubDriver`: cuda-python's enums and types (imported, never loaded: no
+  libcuda is needed), its functions replaced by Python ones that record what
+  they were called with (`calls`, a count by name; `launches`, the
+  arguments of each `cuLaunchKernel`; `tmaps`, each TMA descriptor encoded);
+  `capture_status` answers `cuStreamIsCapturing`.
+- `StubContext`: `cuda.Context`'s face (`d`, `info`, `stream`, `pool`,
+  `load_ptx`), a card of `arch` with `sms` multiprocessors. `load_ptx`
+  keeps the PTX and hands out fake functions (PTX is compiled, never run).
+- `stub_device(arch, sms)`: a `CudaDevice` on it, made without `__init__`'s
+  driver calls; `installed(dev)`: that device as the API's `cuda:0`.
+- `DevArray`: host memory (a NumPy array) that says it is `cuda:0` memory
+  (`__cuda_array_interface__`), the arrays of a call on the stub (no PyTorch
+  needed; nothing reads or writes the memory).
+
+Everything the device does between the API and the driver runs for real:
+`_run_slow`, `_choose` (the split form), `tensor_map`, the counters of
+`cuda_arrive.py`, PackedArgs, `FastLaunch`. Used by `tests/api/test_launch_slots.py`
+and `benchmarks/launch_cpu_profile.py`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import itertools
+from collections import Counter
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from tilelang.runtime.cuda_driver import _driver
+
+
+class StubDriver:
+    """cuda.bindings.driver's names with stand-in functions (see the module)."""
+
+    def __init__(self) -> None:
+        self._real = _driver()
+        self.calls: Counter[str] = Counter()
+        self.launches: list[tuple[Any, ...]] = []
+        self.tmaps: list[tuple[Any, ...]] = []
+        self.capture_status = 0  # CUstreamCaptureStatus: 0 none, 1 active
+        self.fail_launch = 0  # a CUresult code the next launches return
+        self.memory: dict[int, bytes] = {}  # device address -> bytes `cuMemcpyDtoH` reads there (else zeros)
+        self._next_ptr = itertools.count(1)
+        self._tmap_cells: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        v = getattr(self._real, name)
+        if name.startswith("cu") and callable(v) and not isinstance(v, type):
+            raise AttributeError(f"the stub driver has no `{name}`")  # a call nothing here expects
+        return v
+
+    def _ok(self, name: str, *vals: Any) -> tuple[Any, ...]:
+        self.calls[name] += 1
+        return (self._real.CUresult.CUDA_SUCCESS, *vals)
+
+    def cuStreamIsCapturing(self, s: Any) -> tuple[Any, ...]:  # noqa: N802 - the driver's names
+        return self._ok("cuStreamIsCapturing", self._real.CUstreamCaptureStatus(self.capture_status))
+
+    def cuLaunchKernel(self, f: Any, gx: int, gy: int, gz: int, bx: int, by: int, bz: int, smem: int,  # noqa: N802
+                       stream: Any, params: int, extra: Any) -> tuple[Any, ...]:
+        if self.fail_launch:
+            return (self._real.CUresult(self.fail_launch),)
+        self.launches.append((int(f), gx, gy, gz, bx, smem, int(stream), int(params)))
+        return self._ok("cuLaunchKernel")
+
+    def cuTensorMapEncodeTiled(self, dtype: Any, rank: int, ptr: int, dims: Any, strides: Any, box: Any,  # noqa: N802
+                               elem: Any, *rest: Any) -> tuple[Any, ...]:
+        # a descriptor whose bytes name its pointer and shape (tests read them back: `tmap_fields`)
+        words = [int(ptr), *(int(x) for x in dims)] + [0] * 16
+        cell = (ctypes.c_uint64 * 16)(*words[:16])
+        self._tmap_cells.append(cell)
+        self.tmaps.append((int(ptr), tuple(int(x) for x in dims), tuple(int(x) for x in box)))
+        return self._ok("cuTensorMapEncodeTiled", SimpleNamespace(getPtr=lambda: ctypes.addressof(cell)))
+
+    def cuMemAlloc(self, size: int) -> tuple[Any, ...]:  # noqa: N802
+        return self._ok("cuMemAlloc", 0x7000_0000_0000 + (next(self._next_ptr) << 32))
+
+    def cuThreadExchangeStreamCaptureMode(self, mode: Any) -> tuple[Any, ...]:  # noqa: N802
+        return self._ok("cuThreadExchangeStreamCaptureMode", self._real.CUstreamCaptureMode(0))
+
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, f: Any, threads: int, smem: int) -> tuple[Any, ...]:  # noqa: N802
+        return self._ok("cuOccupancy", 1)
+
+    def cuFuncGetAttribute(self, attr: Any, f: Any) -> tuple[Any, ...]:  # noqa: N802
+        return self._ok("cuFuncGetAttribute", 128)
+
+    def _plain(name: str) -> Any:  # type: ignore[misc]  # noqa: N805 - a maker of methods
+        def call(self: StubDriver, *args: Any) -> tuple[Any, ...]:
+            return self._ok(name)
+
+        call.__name__ = name
+        return call
+
+    def cuMemcpyDtoH(self, dst: int, src: int, n: int) -> tuple[Any, ...]:  # noqa: N802
+        for at, data in self.memory.items():
+            lo, hi = max(at, src), min(at + len(data), src + n)
+            if lo < hi:
+                ctypes.memmove(dst + lo - src, data[lo - at : hi - at], hi - lo)
+        return self._ok("cuMemcpyDtoH")
+
+    for _n in ("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD32", "cuMemsetD32Async", "cuStreamSynchronize",
+               "cuFuncSetAttribute", "cuCtxSetCurrent", "cuMemFree"):
+        locals()[_n] = _plain(_n)
+    del _n, _plain
+
+
+def tmap_fields(desc: bytes) -> tuple[int, ...]:
+    """What a stub descriptor says: (pointer, dims innermost first...)."""
+    return tuple(int.from_bytes(desc[8 * k : 8 * k + 8], "little") for k in range(16))
+
+
+class StubContext:
+    """`cuda.Context` over a `StubDriver` (see the module)."""
+
+    def __init__(self, arch: str = "sm_90a", sms: int = 132) -> None:
+        from tilelang.runtime.cuda import DeviceInfo
+        from tilelang.runtime.cuda_memory import BufferPool
+
+        self.d = StubDriver()
+        major, minor = int(arch[3]), int(arch[4])
+        self.info = DeviceInfo(0, f"stub {arch}", major, minor, sms, 227 * 1024, 80 << 30)
+        self.dev = 0
+        self.ctx = self.d.CUcontext(0)
+        self.stream = self.d.CUstream(0x5EA)
+        self.pool = BufferPool(self)
+        self.ptx: dict[str, str] = {}  # function name -> its PTX
+        self._functions = itertools.count(0x100)
+
+    def make_current(self) -> None:
+        self.d.calls["make_current"] += 1
+
+    def synchronize(self, span: Any = None) -> None:
+        self.d.calls["synchronize"] += 1
+
+    def load_ptx(self, ptx: str, key: str | None = None) -> Any:
+        from tilelang.runtime.cuda_module import Function
+
+        ctx = self
+
+        class _Module:
+            def function(self, name: str) -> Function:
+                ctx.ptx[name] = ptx
+                return Function(ctx, ctx.d.CUfunction(next(ctx._functions)), name)
+
+        return _Module()
+
+
+def stub_device(arch: str = "sm_90a", sms: int = 132) -> Any:
+    """A `CudaDevice` over a `StubContext` (its `__init__`'s state, none of its driver calls)."""
+    from collections import defaultdict
+
+    from tilelang.runtime.cuda import CudaDevice
+    from tilelang.runtime.cuda_arrive import Counters
+    from tilelang.runtime.cuda_driver import _check
+
+    dev = CudaDevice.__new__(CudaDevice)
+    dev.out = None
+    dev.ctx = StubContext(arch, sms)
+    dev.arch = arch
+    dev.launches = 0
+    dev._streams = []
+    dev._pending_asserts = defaultdict(list)
+    dev._err_words = 4096
+    dev._err = dev.ctx.pool.alloc(4 * dev._err_words)
+    dev._err_next = 2
+    dev._err_busy = {}
+    dev._graph_asserts = {}
+    dev._capturing = set()
+    dev._capture_prints = defaultdict(list)
+    dev._graph_prints = {}
+    dev._arrive = Counters(dev.ctx, _check)
+    return dev
+
+
+class DevArray:
+    """A NumPy array's memory presented as `cuda:0` memory (`__cuda_array_interface__`;
+    launches go to `stream`, a raw handle, 0 the legacy default stream)."""
+
+    def __init__(self, host: np.ndarray, stream: int | None = None) -> None:
+        self.host = host
+        self.shape = host.shape
+        self.stream = stream
+
+    @property
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        h = self.host
+        return {"shape": h.shape, "typestr": h.dtype.str, "version": 3, "strides": None,
+                "data": (h.ctypes.data, False), "stream": self.stream}
+
+    @staticmethod
+    def zeros(shape: tuple[int, ...], dtype: Any = np.float32, offset: int = 0) -> DevArray:
+        """Zeros at a 256-byte boundary plus `offset` elements."""
+        n = int(np.prod(shape))
+        host = np.zeros(n + offset + 256, dtype=dtype)
+        k = (-host.ctypes.data % 256) // host.dtype.itemsize + offset
+        return DevArray(host[k : k + n].reshape(shape))
+
+
+@contextlib.contextmanager
+def installed(dev: Any) -> Iterator[Any]:
+    """`dev` as the API's `cuda:0` (the native launcher off: it needs libcuda); restored on exit."""
+    from tilelang.api import engines
+    from tilelang.runtime import cuda_native
+
+    saved_dev = engines._DEVICES.get("cuda:0")
+    saved_native = cuda_native._STATE["module"]
+    engines._DEVICES["cuda:0"] = dev
+    cuda_native._STATE["module"] = None
+    try:
+        yield dev
+    finally:
+        cuda_native._STATE["module"] = saved_native
+        if saved_dev is None:
+            engines._DEVICES.pop("cuda:0", None)
+        else:
+            engines._DEVICES["cuda:0"] = saved_dev

@@ -56,7 +56,9 @@ def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
         if types and key not in judged:  # (once for its types, whatever its constants: the body's words are theirs)
             judged.add(key)
             _check_body(program, callee.decl, types, call, sink, outer)
-        if consts:
+        if consts and all(-(1 << 31) <= v < (1 << 31) for v in consts.values()):
+            # (a value past `i32` is the caller's arithmetic that overflowed: refused at that call, its own
+            # site, not again in each body it reaches)
             _check_generic_arith(program, callee, types, consts, call, sink, outer)
 
 

@@ -26,6 +26,8 @@ timeout ${T_SUITE:-150} python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --
 echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -20; pk
 echo "== cliffs ($((SECONDS-t0)) s)"
 timeout ${T_CLIFFS:-80} python3 -W ignore benchmarks/cliffs.py --jobs 14 > "$W/cliffs.log" 2>&1; echo "rc=$?"; cut -c1-150 "$W/cliffs.log"; pk
+echo "== gemm wide ring ($((SECONDS-t0)) s)"
+timeout 60 python3 -W ignore benchmarks/gemm_persistent.py --modes 0,d,W --only 4096x4096x4096 > "$W/gemm.log" 2>&1; echo "rc=$?"; cut -c1-150 "$W/gemm.log" | tail -14; pk
 echo "== launch_host ($((SECONDS-t0)) s)"
 timeout 60 python3 -W ignore benchmarks/launch_host.py > "$W/launch_host.log" 2>&1; echo "rc=$?"; tail -8 "$W/launch_host.log" | cut -c1-150; pk
 [ -z "$H200" ] && [ $(left) -gt 150 ] && tables

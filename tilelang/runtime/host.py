@@ -106,6 +106,8 @@ class HostEvaluator:
         # the element types of the type parameters of the host function running now (`fn f<T>`)
         self._types: dict[str, DType] = {}
         self.lets: dict[Any, ast.Expr] | None = None  # `host_instances.let_values`
+        # id(node) -> (node, whether it is const generics' arithmetic: `host_instances.generic_arith`)
+        self.generic_nodes: dict[int, tuple[Any, bool]] = {}
         self.cast_depth = 0  # inside a cast's operand, in a generic instance (`host_instances.literal`)
         self.builtins = bi.Builtins(self)
 

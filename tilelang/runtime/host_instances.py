@@ -23,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from tilelang.diagnostics.instances import int_bounds
+from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.sema import consts
+from tilelang.sema.host_instances import generic_overflow, generics_only
 from tilelang.sema.types import ScalarT, TypeParam
 from tilelang.syntax import ast
 
@@ -192,24 +195,17 @@ def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
 
 
 def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any, shift: bool = False) -> None:
-    from tilelang.sema.host_instances import generic_overflow, generics_only
-
-    memo = ev.__dict__.setdefault("_generic_arith", {})  # by node: host loops run it again and again
-    only = memo.get(id(e))
+    only = ev.generic_nodes.get(id(e))  # (by node: host loops run it again and again)
     if only is None:
-        only = memo[id(e)] = (e, generics_only(ev.program, e))
+        only = ev.generic_nodes[id(e)] = (e, generics_only(ev.program, e))
     if not only[1]:
         return
     dt = ev.scalar_dtype(e)
     if dt is None or not dt.is_int or dt is DType.BOOL:
         return
-    from tilelang.diagnostics.instances import int_bounds
-
     lo, hi = (0, dt.bits - 1) if shift else int_bounds(dt)
     if lo <= exact <= hi:
         return
-    from tilelang.diagnostics.model import TileError
-
     names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name)})
     raise TileError(generic_overflow(e, dt, exact, ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names)))
 

@@ -18,7 +18,9 @@ without arithmetic. `--values`: `x` is an edge value of its type (MIN, MAX,
 integer literal of the body against the same kernel with that literal made a
 const generic `C` (`k::<300>(..)`), which is untyped where it is read as the
 literal is: the same value, or an error in both (round 16 found `C` read as
-an `i8` wrapped, and `C * C` in an `i64` context folded in `i32`).)
+an `i8` wrapped, and `C * C` in an `i64` context folded in `i32`). `--const --host` (round 17): the same for
+a host function of `T = i32` bodies (a host function's const generic is an `i32`), the literal's against
+`C`'s: a constant overflow the checker refuses for the literal must be refused for `C` too.)
 
 prints one line per disagreement (a value against an error, or two values; two
 errors of other codes are alike enough) and `ran N (E errors alike)`; the programs are
@@ -77,6 +79,7 @@ def body(r: random.Random) -> str:
 CHECK = "--check" in sys.argv
 VALUES = "--values" in sys.argv
 CONST = "--const" in sys.argv
+HOST_CONST = "--host" in sys.argv  # with --const: host functions, the literal's against the const generic's
 _INT_LIT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 
 
@@ -97,6 +100,23 @@ def as_generic(kern: str, r: random.Random) -> str | None:
     rest = rest[:m.start()] + "C" + rest[m.end():]
     out = head.replace("kernel fn k(", "kernel fn k<const C: i32>(") + sep + rest
     return out.replace("k(z.partition([1])).sync();", f"k::<{m.group(1)}>(z.partition([1])).sync();")
+
+
+def as_generic_host(host: str, r: random.Random) -> str | None:
+    """`--const --host` (hrev17): the concrete host function with one integer literal of its body made its
+    const generic `C` (an `i32`, as a host function's is: only `T = i32` bodies), called with the literal's
+    value; None where the body has no such literal. A literal a float or a cast reads is left alone (`C` is
+    an `i32` there, E0201 by design)."""
+    head, sep, rest = host.partition("{\n")
+    end = rest.index("\n}")
+    hits = [m for m in _INT_LIT.finditer(rest) if m.start() < end and not rest[m.end():].startswith((" as ", "."))
+            and not re.search(r"(\d\.\d|f32|f64|f16|as f)", rest[max(0, m.start() - 12):m.end() + 12])]
+    if not hits:
+        return None
+    m = r.choice(hits)
+    body = rest[:m.start()] + "C" + rest[m.end():]
+    out = head.replace("fn f(", "fn f<const C: i32>(") + sep + body
+    return out.replace("print(f(a));", f"print(f::<{m.group(1)}>(a));")
 
 
 def edge_value(t: str, r: random.Random) -> str:
@@ -154,7 +174,14 @@ def main() -> None:
         if concrete or CONST:
             host = re.sub(r"\bT\b", t, host.replace("fn f<T>", "fn f"))
             kern = re.sub(r"\bT\b", t, kern.replace("kernel fn k<T>", "kernel fn k"))
-        if CONST:  # the literal's kernel against the const generic's (in place of the host's)
+        if CONST and HOST_CONST:  # the literal's host function against the const generic's (`i32` only)
+            if t != "i32":
+                continue
+            gen = as_generic_host(host, r)
+            if gen is None:
+                continue
+            kern, host = host, gen
+        elif CONST:  # the literal's kernel against the const generic's (in place of the host's)
             gen = as_generic(kern, r)
             if gen is None:
                 continue

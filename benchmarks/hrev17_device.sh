@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # hrev17 (hostile review, round 17): the run-time tile index guard on a GPU. One step, <= ~120 s warm.
 #  1. tests/run/tile_index_runtime_overflow.tile on the GPU, with the guard (default) and without it
-#     (TILEC_INDEX_GUARD=0, the lowering as before hrev17). Expected: "157265920.0 0 114" (the interpreter's
-#     and llsim sm_80 / sm_90a's lines) and, without the guard, "174531070.0 66 114" (the index times the tile
-#     wrapped in i32 and read tile 1 / tiles 0-2: what every engine did before).
+#     (TILEC_INDEX_GUARD=0, the lowering as before hrev17). Expected: "157265920.0 0 114 497.0 1.0" (the
+#     interpreter's and llsim sm_80 / sm_90a's lines) and, without the guard, "174531070.0 66 114 497.0 497.0"
+#     (the index times the tile wrapped in i32 and read tile 1 / tiles 0-2 / a group's tile 0: what every engine
+#     did before). (Call 17 ran the first three lines' version: OK both ways, ON/OFF 0.9994.)
 #  2. The cost, where the guard changed tuned kernels' PTX: 49 of benchmarks/ptx_sha.py's 126 (the decode
 #     attention's split kernels: their key loop starts at a share of a run-time length; the LLM engine's GEMVs,
 #     RoPE/KV-append, sampling and combine kernels: indices from `layer`, `pos` and other scalar parameters).
@@ -24,8 +25,8 @@ check() {  # want env...
           | grep -v "^warning\|^ \|^[0-9]* |\|^\.\.\.\|^$\|warnings emitted" | tr '\n' ' ')
     if [ "$got" = "$want " ]; then echo "guard ${*:-on}: $got OK"; else echo "guard ${*:-on}: $got DIFFERS (want $want)"; fi
 }
-check "157265920.0 0 114"
-check "174531070.0 66 114" TILEC_INDEX_GUARD=0
+check "157265920.0 0 114 497.0 1.0"
+check "174531070.0 66 114 497.0 497.0" TILEC_INDEX_GUARD=0
 ab() {  # name env...
     local n=$1; shift
     env "$@" timeout ${T:-50} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --variants '[{}, {}]' \

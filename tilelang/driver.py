@@ -99,7 +99,8 @@ def _stage_checked(module: Any, ctx: Context) -> Checked:
     facts = check_ownership(program, ctx.sink)
     if not ctx.sink.has_errors:
         check_instances(program, ctx.sink)
-    if not ctx.sink.has_errors and any(info.type_params for info in program.functions.values()):
+    if not ctx.sink.has_errors and any(info.type_params or info.const_generics and not info.is_kernel
+                                       for info in program.functions.values()):
         from tilelang.sema.host_instances import check_host_instances
 
         check_host_instances(program, ctx.sink)  # what a generic host function's instance refuses, as a kernel's

@@ -102,3 +102,40 @@ def test_the_help_leads_to_a_program_that_runs() -> None:
     """The help's forms: compute in a wider type, or a cast where wrapping is meant."""
     assert _outcome(KERNEL.format(ty="i8", n=256, body="((t as i32) * B) as i8"))[0] == "ok"
     assert _outcome(KERNEL.format(ty="i16", n=256, body="((t as i32) * (B * B)) as i16")) == ("ok", "0")
+
+
+# A host function's const generics are `i32` values (the reference's Types): `+ - *` and `-` of generics and
+# literals only that leaves `i32` is E0227 in the call, with the generics' values in the label (hrev17: it
+# wrapped silently, `C * 1431655766 * 3` in `go::<1>()` was 2); other host arithmetic wraps at run time.
+HOST = """
+fn go<const C: i32, const D: i32>() -> i32 {{
+    {body}
+}}
+fn main() {{
+    print(go::<{c}, {d}>());
+}}
+"""
+
+
+@pytest.mark.parametrize(("body", "c", "d", "code", "text"), [
+    ("C * 1431655766 * 3", 1, 0, "E0227", "the value 4294967298 does not fit in `i32`"),
+    ("C * 1431655766 * 3", 0, 0, "ok", "0"),
+    ("-C", -2147483648, 0, "E0227", "the value 2147483648 does not fit in `i32`"),
+    ("-C + 0", 5, 0, "ok", "-5"),
+    ("C * D - 1", 65536, 32768, "E0227", "(C = 65536, D = 32768)"),
+    ("C * D - 1", 65536, 32767, "ok", "2147418111"),
+    ("C - D", -2147483648, 1, "E0227", "the value -2147483649"),
+    ("(((C as i64) * (D as i64) - 1) / 4) as i32", 65536, 32768, "ok", "536870911"),  # the help's form
+])
+def test_host_generic_arithmetic_is_checked_in_each_call(body: str, c: int, d: int, code: str, text: str) -> None:
+    out = io.StringIO()
+    try:
+        execute(HOST.format(body=body, c=c, d=d), "cpu", out=out, name="h.tile")
+    except (TileError, CheckFailed) as e:
+        dg = [x for x in e.diagnostics if x.severity.name.lower() == "error"][0]
+        assert dg.code == code, dg
+        assert dg.primary_span is not None and dg.help, dg
+        assert all(f"({g} as i64)" in " ".join(dg.help) for g in "CD" if g in body), dg  # each generic widened
+        assert text in " ".join(lb.message for lb in dg.labels), dg
+        return
+    assert code == "ok" and out.getvalue().strip() == text, out.getvalue()

@@ -83,3 +83,20 @@ def test_grid_bounds_from_the_own_tiles() -> None:
     assert g.blocks == [-(-DIM_MAX // 128), -(-DIM_MAX // 256), 1]
     # a `last_block` group's axis is not bounded by that tile; no tile on an axis: one block
     assert Grid.of([((4, 8), 1)]).blocks == [-(-DIM_MAX // 4), DIM_MAX, 1]
+
+
+def test_the_sanitizer_names_the_tile_index_a_program_named() -> None:
+    """`tilec run --sanitize`'s E0734 (a load wholly outside) at a tested index names the index and why its
+    tile is outside, not the offset the test put in its place (it said "element offset [-2147483648]")."""
+    import io
+    from pathlib import Path
+
+    from tilelang.run import execute
+
+    path = Path(__file__).resolve().parents[1] / "run" / "tile_index_runtime_overflow.tile"
+    got = execute(str(path), "cpu", out=io.StringIO(), sanitize=True)
+    labels = [lb.message for d in got.warnings for lb in d.labels if lb.primary]
+    assert labels == ["block (0) loads tile index 4194305 along axis 0 (4194305 * 1024 does not fit `i32`), "
+                      "past the edge of `x`",
+                      "block (0) loads tile index 1073741824 along axis 0 (1073741824 * 4 does not fit `i32`), "
+                      "past the edge of `x`"], labels

@@ -348,6 +348,7 @@ def _run_op(op: ir.Op, env: Env, ctx: _BlockCtx) -> None:
             at = [int(env[o.id]) for o in offs]
             win = _windows(at, r.shape, arr.shape)
             if ctx.obs is not None:
+                ctx.obs.env = env  # (the sanitizer names a tested tile index it read: `_named`)
                 ctx.obs.load(ctx.bid, op, arr, at, win, env[m.id] if m is not None else None)
             if win is not None:
                 tile[win[1]] = arr[win[0]]

@@ -137,6 +137,8 @@ class Recorder:
         # iteration it loads the tile past the last on purpose, a value nothing reads
         self._prefetch = _next_iteration_loads(kernel)
         self._loops = set(self._prefetch.values())
+        self._guarded = _guarded_indices(kernel)  # id(Load) -> its tested tile indices (`views.tile_offset`)
+        self.env: Mapping[int, np.ndarray] | None = None  # the running block's values (set by the machine)
         self._last: dict[int, bool] = {}  # id(For) -> whether its current iteration is the last
 
     # -- bookkeeping ----------------------------------------------------------------
@@ -324,14 +326,25 @@ class Recorder:
                 f"a tile load in kernel `{self.kernel.name}` lies wholly outside `{op.tensor}`: "
                 "every element reads the padding",
             )
-            .primary(op.span, f"block {self._block(self._flat(bid))} loads at element offset "
-                              f"{_idx(offsets)}, past the edge of `{op.tensor}`")
+            .primary(op.span, f"block {self._block(self._flat(bid))} loads "
+                              f"{self._named(op) or f'at element offset {_idx(offsets)}'}, past the edge of `{op.tensor}`")
         )
         if self.launch is not None:
             d = d.secondary(self.launch, "in this launch")
         self.warn(d.note("a tile index computed from data (an embedding id, a position) may be "
                          "out of range").with_help("check the index; where reading past the edge is meant (a halo), "
                                                    "`load_padded([..], value)` says so and which value is read"))
+
+    def _named(self, op: ir.Load) -> str:
+        """Where a tile index was tested (`views.tile_offset`) and its `index * tile` left `i32`: the
+        index the program named (the offset shown is the one that reads nothing in its place)."""
+        env = self.env
+        if env is None:
+            return ""
+        past = [(a, int(env[i.id]), t) for a, i, ok, t in self._guarded.get(id(op), ())
+                if ok.id in env and not bool(env[ok.id]) and i.id in env]
+        return " and ".join(f"tile index {i} along axis {a}" + (f" ({i} * {t} does not fit `i32`)" if i >= 0 else "")
+                            for a, i, t in past)
 
     def _raw_bounds(self, bid: Sequence[int], op: ir.Store, arr: np.ndarray, offsets: list[int],
                     shape: tuple[int, ...], win: Any, mask: np.ndarray | None) -> None:
@@ -430,6 +443,26 @@ def _tile_origin(idx: Sequence[Any], shape: tuple[int, ...], rank: int) -> list[
             return None
         origin.append(int(flat[0]))
     return origin
+
+
+def _guarded_indices(kernel: ir.Kernel) -> dict[int, list[tuple[int, ir.Value, ir.Value, int]]]:
+    """The loads whose offsets hold a tested tile index (`ir/lower/views.tile_offset`: `where(ok, i, past)
+    * t`, plus the own tile's offset for a nested view): id(Load) -> (axis, i, ok, t) each."""
+    defs = {r.id: op for op in ir.walk(kernel.body) for r in ir.op_results(op)}
+    out: dict[int, list[tuple[int, ir.Value, ir.Value, int]]] = {}
+    for op in ir.walk(kernel.body):
+        if not isinstance(op, ir.Load):
+            continue
+        for axis, o in enumerate(op.offsets):
+            d = defs.get(o.id)
+            if isinstance(d, ir.Elementwise) and d.op is ir.ElemOp.ADD:
+                d = defs.get(d.operands[0].id)
+            if not (isinstance(d, ir.Elementwise) and d.op is ir.ElemOp.MUL):
+                continue
+            w, t = (defs.get(x.id) for x in d.operands)
+            if isinstance(w, ir.Elementwise) and w.op is ir.ElemOp.WHERE and isinstance(t, ir.Const):
+                out.setdefault(id(op), []).append((axis, w.operands[1], w.operands[0], int(t.value)))
+    return out
 
 
 def _next_iteration_loads(kernel: ir.Kernel) -> dict[int, int]:

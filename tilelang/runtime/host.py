@@ -106,6 +106,8 @@ class HostEvaluator:
         # the element types of the type parameters of the host function running now (`fn f<T>`)
         self._types: dict[str, DType] = {}
         self.lets: dict[Any, ast.Expr] | None = None  # `host_instances.let_values`
+        # id(node) -> (node, whether it is const generics' arithmetic: `host_instances.generic_arith`)
+        self.generic_nodes: dict[int, tuple[Any, bool]] = {}
         self.cast_depth = 0  # inside a cast's operand, in a generic instance (`host_instances.literal`)
         self.builtins = bi.Builtins(self)
 
@@ -445,6 +447,7 @@ class HostEvaluator:
                 return bi.unary("-", instances.literal(self, lit, negated=True), e.span, self.scalar_dtype(e))
             case ast.Unary(op=op, operand=operand):
                 v = self.eval(operand, scope)
+                instances.generic_neg(self, e, v, scope)
                 return bi.unary(op, v, e.span, instances.result_dtype(self, e, v))
             case ast.Binary(op="&&" | "||", lhs=l, rhs=r) if isinstance(self.program.type_of(e), TensorT):
                 # of `bool` tensors: element-wise, both sides evaluated, as on tiles

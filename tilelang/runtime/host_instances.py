@@ -23,10 +23,13 @@ from typing import Any
 
 import numpy as np
 
+from tilelang.diagnostics.instances import int_bounds
+from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.sema import consts
+from tilelang.sema.host_instances import generic_overflow, generics_only
 from tilelang.sema.types import ScalarT, TypeParam
 from tilelang.syntax import ast
 
@@ -169,6 +172,13 @@ def let_values(ev: Any) -> dict[Any, ast.Expr]:
     return ev.lets  # type: ignore[no-any-return]
 
 
+def generic_neg(ev: Any, e: ast.Unary, v: Any, scope: Any) -> None:
+    """`-C` of a const generic expression that leaves its type (`C = -2147483648`): E0227, as
+    `generic_arith` (a kernel instance's `-C` is checked since round 16)."""
+    if e.op == "-" and domains._integral(v):
+        _check_generic(ev, e, -int(v), scope)
+
+
 def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
     """E0227 where `+ - *` of a host function's const generics and literals
     only (`C * 1431655766 * 3` in `go::<1>`) does not fit its integer type in
@@ -176,55 +186,28 @@ def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
     round 16) and as the checker refuses the same literals' arithmetic: it
     wrapped silently (the call above partitioned by 2). Run-time arithmetic of
     other values wraps, as Rust's release build does."""
-    if e.op not in ("+", "-", "*"):
+    if e.op not in ("+", "-", "*", "<<", ">>") or not (domains._integral(a) and domains._integral(b)):
         return
-    memo = ev.__dict__.setdefault("_generic_arith", {})  # by node: host loops run it again and again
-    only = memo.get(id(e))
+    if e.op in ("<<", ">>"):  # the amount, which must be below the width (the bits shifted out are lost)
+        _check_generic(ev, e, int(b), scope, shift=True)
+        return
+    _check_generic(ev, e, {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[e.op], scope)
+
+
+def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any, shift: bool = False) -> None:
+    only = ev.generic_nodes.get(id(e))  # (by node: host loops run it again and again)
     if only is None:
-        only = memo[id(e)] = (e, _generics_only(ev, e))
+        only = ev.generic_nodes[id(e)] = (e, generics_only(ev.program, e))
     if not only[1]:
         return
     dt = ev.scalar_dtype(e)
-    if dt is None or not dt.is_int or dt is DType.BOOL or not (domains._integral(a) and domains._integral(b)):
+    if dt is None or not dt.is_int or dt is DType.BOOL:
         return
-    exact = {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[e.op]
-    from tilelang.diagnostics.instances import int_bounds
-
-    lo, hi = int_bounds(dt)
+    lo, hi = (0, dt.bits - 1) if shift else int_bounds(dt)
     if lo <= exact <= hi:
         return
-    from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW
-    from tilelang.diagnostics.model import Diagnostic, TileError
-
-    names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name) and _is_generic(ev, n)})
-    shown = ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names)
-    g = names[0]
-    raise TileError(Diagnostic.error(CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{dt.value}`")
-                    .primary(e.span, f"the value {exact} does not fit in `{dt.value}` ({lo}..={hi}) in this call"
-                             + (f" ({shown})" if shown else ""))
-                    .note("a host function's const generics are `i32` values: their arithmetic with literals "
-                          "is checked in each call, as a kernel instance's is")
-                    .with_help(f"call it with smaller const generics, or compute in a wider type "
-                               f"(`({g} as i64) * ..`)"))
-
-
-def _is_generic(ev: Any, e: ast.Name) -> bool:
-    from tilelang.sema.program import SymbolKind
-
-    sym = ev.program.symbol_of(e)
-    return sym is not None and sym.kind is SymbolKind.GENERIC
-
-
-def _generics_only(ev: Any, e: ast.Expr) -> bool:
-    """`e` is integer literals and const generics under `+ - *` and unary
-    minus, with at least one generic."""
-    def walk(x: ast.Expr) -> bool:
-        if isinstance(x, ast.Binary):
-            return x.op in ("+", "-", "*") and walk(x.lhs) and walk(x.rhs)
-        if isinstance(x, ast.Unary):
-            return x.op == "-" and walk(x.operand)
-        return isinstance(x, ast.IntLit) or (isinstance(x, ast.Name) and _is_generic(ev, x))
-    return walk(e) and any(isinstance(n, ast.Name) and _is_generic(ev, n) for n in ast.walk(e))
+    names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name)})
+    raise TileError(generic_overflow(e, dt, exact, ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names)))
 
 
 def _generic_value(scope: Any, name: str) -> Any:

@@ -51,11 +51,122 @@ Instance = tuple[Any, dict[str, DType], dict[str, int], ast.Call, Outer]
 
 def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
     judged: set[tuple[int, tuple[tuple[str, DType], ...]]] = set()
-    for callee, types, _, call, outer in instances(program):
+    for callee, types, consts, call, outer in instances(program):
         key = (id(callee.decl), tuple(sorted(types.items())))
         if types and key not in judged:  # (once for its types, whatever its constants: the body's words are theirs)
             judged.add(key)
             _check_body(program, callee.decl, types, call, sink, outer)
+        if consts and all(-(1 << 31) <= v < (1 << 31) for v in consts.values()):
+            # (a value past `i32` is the caller's arithmetic that overflowed: refused at that call, its own
+            # site, not again in each body it reaches)
+            _check_generic_arith(program, callee, types, consts, call, sink, outer)
+
+
+def generics_only(program: Any, e: Any) -> bool:
+    """`e` is integer literals and const generics under `+ - *` and unary minus, with at least one generic:
+    what a host function's instance computes from its const generics alone (checked in `i32`, as a kernel
+    instance's constant arithmetic of its generics is; `runtime/host_instances.generic_arith` at run time)."""
+    def generic(x: Any) -> bool:
+        sym = program.symbol_of(x) if isinstance(x, ast.Name) else None
+        return sym is not None and sym.kind is SymbolKind.GENERIC
+
+    def walk(x: Any) -> bool:
+        if isinstance(x, ast.Binary):
+            return x.op in _GENERIC_OPS and walk(x.lhs) and walk(x.rhs)
+        if isinstance(x, ast.Unary):
+            return x.op == "-" and walk(x.operand)
+        return isinstance(x, ast.IntLit) or generic(x)
+    return isinstance(e, (ast.Binary, ast.Unary)) and walk(e) and any(generic(n) for n in ast.walk(e))
+
+
+_GENERIC_OPS = ("+", "-", "*", "<<", ">>")
+
+
+def generic_overflow(e: Any, dt: DType, exact: int, values: str) -> Diagnostic:
+    """E0227 for `e`, generics-only arithmetic whose exact value does not fit `dt` (a shift: whose amount
+    `exact` is not below `dt`'s width, as the literals' is refused); `values`: the generics' values in this
+    call ("C = 1"). The help widens every generic of the expression."""
+    import re
+
+    from tilelang.diagnostics.instances import int_bounds
+    from tilelang.syntax.printer import unparse
+
+    names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name)})
+    wide = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b", r"(\1 as i64)", unparse(e))
+    note = ("a host function's const generics are `i32` values: their arithmetic with literals is checked in "
+            "each call, as a kernel instance's is")
+    if isinstance(e, ast.Binary) and e.op in ("<<", ">>"):
+        return (Diagnostic.error(CONSTANT_OVERFLOW, f"this shift overflows `{dt.value}`")
+                .primary(e.span, f"shifting a {dt.bits}-bit `{dt.value}` by {exact} bits in this call"
+                         + (f" ({values})" if values else ""))
+                .note(note).with_help(f"call it with a shift of 0..{dt.bits - 1}, or compute in a wider type: "
+                                      f"`{wide}` is an `i64`"))
+    lo, hi = int_bounds(dt)
+    return (Diagnostic.error(CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{dt.value}`")
+            .primary(e.span, f"the value {exact} does not fit in `{dt.value}` ({lo}..={hi}) in this call"
+                     + (f" ({values})" if values else ""))
+            .note(note)
+            .with_help(f"call it with smaller const generics, or compute in a wider type: `{wide}` is an `i64`"))
+
+
+def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], consts: dict[str, int],
+                         call: ast.Call, sink: DiagnosticSink, outer: Outer) -> None:
+    """E0227 at `tilec check` for each generics-only `+ - *` (`generics_only`) of this instance that leaves
+    its type, with the call that makes the instance labelled: the run refuses it there (it wrapped)."""
+    from tilelang.diagnostics.instances import int_bounds
+
+    def value(x: Any) -> int | None:  # exact; raises _Overflow at the first node that leaves its type
+        if isinstance(x, ast.IntLit):
+            return int(x.value)
+        if isinstance(x, ast.Name):
+            return consts.get(x.ident.name)
+        ty = program.type_of(x)
+        dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) else None
+        if dt is None or not dt.is_int or dt is DType.BOOL:
+            return None
+        if isinstance(x, ast.Unary):
+            v = value(x.operand)
+            r = None if v is None else -v
+        else:
+            a, b = value(x.lhs), value(x.rhs)
+            if a is None or b is None:
+                return None
+            if x.op in ("<<", ">>"):  # a shift's bits past the width are lost; an amount past it is refused
+                if not 0 <= b < dt.bits:
+                    raise _Overflow(x, dt, b)
+                return dt.wrap(a << b) if x.op == "<<" else a >> b
+            r = a + b if x.op == "+" else a - b if x.op == "-" else a * b
+        lo, hi = int_bounds(dt)
+        if r is not None and not lo <= r <= hi:
+            raise _Overflow(x, dt, r)
+        return r
+
+    stack: list[Any] = [callee.decl.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+            continue
+        if not hasattr(node, "__slots__") or isinstance(node, ast.FnDecl):
+            continue
+        if generics_only(program, node):
+            try:
+                value(node)
+            except _Overflow as o:
+                shown = ", ".join(f"{k} = {v}" for k, v in consts.items())
+                d = generic_overflow(o.node, o.dtype, o.value, shown).secondary(
+                    call.span, instance_label(callee, types, consts))
+                for site, label in outer:
+                    d = d.secondary(site.span, label)
+                sink.emit(d)
+            continue
+        stack.extend(getattr(node, slot, None) for slot in type(node).__slots__)
+
+
+class _Overflow(Exception):
+    def __init__(self, node: Any, dtype: DType, value: int) -> None:
+        super().__init__()
+        self.node, self.dtype, self.value = node, dtype, value
 
 
 def instances(program: Any) -> list[Instance]:

@@ -7,11 +7,13 @@ not, so the grid's and the `for` loops' indices cost nothing.
 `Ranges(b).of(v)` is an inclusive `(lo, hi)` that holds on every engine,
 from constants, `block_id`/`num_blocks` (the grid the `&mut` tiles give:
 `Grid`), tensor dimensions (below 2^31), a `for` variable (its range's
-bounds), `+ - *` that provably do not wrap, `/` and `%` by a positive
-constant, `min`/`max`, `&` of a non-negative side, `>>` by a constant,
-`where`, casts; anything else is its type's whole range. Every rule is
-exact or wider than the truth, never narrower: an index whose bounds are
-too wide only costs a test."""
+bounds), `+ - *` that provably do not wrap, `/` by a non-negative divisor
+(`x / 0` is 0), `%` by a positive constant, `min`/`max` (also spelled `if a <
+b { a } else { b }`, std's `min_i32`), `&` of a non-negative side, `>>` by a
+constant, `where`, casts; anything else is its type's whole range. Every rule
+is exact or wider than the truth, never narrower: an index whose bounds are
+too wide only costs a test (`tests/unit/test_index_ranges.py` holds each rule
+to the interpreter's arithmetic)."""
 
 from __future__ import annotations
 

@@ -49,8 +49,8 @@ def requested() -> str:
 def deep_ring() -> bool:
     """`TILEC_GEMM_WIDE_RING` ("1" by default; "0" off): a wide tile's ring as deep as fits beside its stores'
     staging, up to 8 stages (else 4, or more of small stages, as any GEMM: 128x256x32 got 5 stages = 120 KB in
-    flight where 128x256x64 has 4 = 192 KB). Call 19 (H100): 128x128x32 wide 0.85x -> 0.96x cuBLAS (8 stages),
-    128x128x128 0.81x -> 0.83x."""
+    flight where 128x256x64 has 4 = 192 KB). Call 19 (H100): 128x128x32 wide 0.85x -> 0.96x cuBLAS (8 stages);
+    128x128x64 keeps 4 (no room for more); 128x128x128 is not widened either way (0.81x / 0.83x: noise)."""
     return os.environ.get("TILEC_GEMM_WIDE_RING", "1") != "0"
 
 

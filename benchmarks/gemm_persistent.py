@@ -32,9 +32,9 @@ Expected (not measured; hgemm, 2026-12-06):
   bandwidth (32 KB of operands each 2 MFLOP: 128x128 read 0.84x with 1 or 2 warpgroups and with 2 CTAs an SM,
   128x256 0.96x), 128x128x64 wide ~0.95x (the 128x256 kernel, walked), 64x64x64 0.44x -> 0.8-0.9x (64x256),
   M = 64 rows 64x64x64 ~0.5x (16 wide tiles: fewer CTAs, there split-K is the lever).
-- "wide-deep" (`TILEC_GEMM_WIDE_RING=1`: the wide tile's ring as deep as fits, up to 8): 128x128x32 5 -> 8
-  stages, 64x64x64 4 -> 5, 128x128x64 4 (no room for more): if x32 reads >= 0.9x (wide: 0.84x), make it the wide
-  default.
+- "wide-deep" (`TILEC_GEMM_WIDE_RING=1`, the default since call 19: the wide tile's ring as deep as fits, up to
+  8): 128x128x32 5 -> 8 stages (call 19: 0.85x -> 0.96x), 64x64x64 4 -> 5, 128x128x64 4 (no room for more);
+  "wide" now means the shallow ring (`TILEC_GEMM_WIDE_RING=0`).
 - 128x128x128: its pingpong line is the coop kernel again (two staging areas and 3 stages of 64 KB do not fit):
   the two lines' difference is the run's noise. (128x256x64 is left out: never persistent, its staging area
   would cost a stage.)
@@ -73,7 +73,7 @@ SHAPES: list[tuple[tuple[int, int, int], tuple[int, int, int]]] = [  # the likel
 # a variant's switches: (TILEC_GEMM_PERSISTENT, TILEC_GEMM_SPLITK, TILEC_GEMM_WIDEN, TILEC_GEMM_WIDE_RING)
 MODES = {"0": "tile/CTA", "d": "default", "1": "coop", "2": "pingpong", "w": "wide", "W": "wide-deep",
          "s": "splitk"}
-SWITCHES = {"0": ("0", "0", "0", "0"), "d": ("0", "auto", "auto", "0"), "1": ("1", "0", "0", "0"),
+SWITCHES = {"0": ("0", "0", "0", "0"), "d": ("0", "auto", "auto", "1"), "1": ("1", "0", "0", "0"),
             "2": ("2", "0", "0", "0"), "w": ("2", "0", "1", "0"), "W": ("2", "0", "1", "1"), "s": ("0", "1", "0", "0")}
 
 

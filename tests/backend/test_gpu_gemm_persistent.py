@@ -53,7 +53,7 @@ def _check(name: str, tile: tuple[int, int, int], shapes: dict[str, tuple[int, .
     import tilelang
 
     rng = np.random.default_rng(5)
-    ins = [rng.standard_normal(s).astype(np.float16 if n in "aw" else np.float32) for n, s in shapes.items()]
+    ins = [rng.standard_normal(s).astype(np.float16 if n in ("a", "b", "w") else np.float32) for n, s in shapes.items()]
     M, N = shapes["a"][0], (shapes["b"][1] if "b" in shapes else shapes["w"][0])
     mod = tilelang.compile(f"// {tag}\n" + GEMM)
     kern = getattr(mod, name)[tile]

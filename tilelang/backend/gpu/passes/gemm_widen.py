@@ -47,10 +47,11 @@ def requested() -> str:
 
 
 def deep_ring() -> bool:
-    """`TILEC_GEMM_WIDE_RING=1` (a measurement switch, off): a wide tile's ring as deep as fits beside its stores'
-    staging, up to 8 stages (unset: 4, or more of small stages, as any GEMM: 128x256x32 gets 5 stages = 120 KB
-    in flight where 128x256x64 has 4 = 192 KB; 128x128x32 ran 0.61x at 4 stages, 0.75x at 8, call 13)."""
-    return os.environ.get("TILEC_GEMM_WIDE_RING", "0") == "1"
+    """`TILEC_GEMM_WIDE_RING` ("1" by default; "0" off): a wide tile's ring as deep as fits beside its stores'
+    staging, up to 8 stages (else 4, or more of small stages, as any GEMM: 128x256x32 got 5 stages = 120 KB in
+    flight where 128x256x64 has 4 = 192 KB). Call 19 (H100): 128x128x32 wide 0.85x -> 0.96x cuBLAS (8 stages);
+    128x128x64 keeps 4 (no room for more); 128x128x128 is not widened either way (0.81x / 0.83x: noise)."""
+    return os.environ.get("TILEC_GEMM_WIDE_RING", "1") != "0"
 
 
 def _defs(k: g.GpuKernel) -> dict[int, object]:

@@ -142,6 +142,7 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
         return r
 
     stack: list[Any] = [callee.decl.body]
+    out: list[Diagnostic] = []
     while stack:
         node = stack.pop()
         if isinstance(node, tuple):
@@ -149,18 +150,45 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
             continue
         if not hasattr(node, "__slots__") or isinstance(node, ast.FnDecl):
             continue
+        found: Diagnostic | None = None
+        shown = ", ".join(f"{k} = {v}" for k, v in consts.items())
         if generics_only(program, node):
             try:
                 value(node)
             except _Overflow as o:
-                shown = ", ".join(f"{k} = {v}" for k, v in consts.items())
-                d = generic_overflow(o.node, o.dtype, o.value, shown).secondary(
-                    call.span, instance_label(callee, types, consts))
-                for site, label in outer:
-                    d = d.secondary(site.span, label)
-                sink.emit(d)
+                found = generic_overflow(o.node, o.dtype, o.value, shown)
+        elif isinstance(node, ast.Binary) and node.op in ("/", "%") and generics_only(program, node.rhs):
+            # an integer divisor of generics that is zero in this instance: E0226, as the literals' (`x / (4 - 4)`)
+            # and a kernel instance's are (the run stopped at it with E0715, after what came before)
+            ty = program.type_of(node)
+            try:
+                zero = value(node.rhs) == 0
+            except _Overflow:
+                zero = False
+            if zero and isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_int:
+                found = _division_by_zero(node, shown)
+        if found is not None:
+            d = found.secondary(call.span, instance_label(callee, types, consts))
+            for site, label in outer:
+                d = d.secondary(site.span, label)
+            out.append(d)
+            continue
+        if generics_only(program, node):
             continue
         stack.extend(getattr(node, slot, None) for slot in type(node).__slots__)
+    for d in sorted(out, key=lambda d: d.primary_span.start if d.primary_span is not None else 0):
+        sink.emit(d)  # in the order of the source
+
+
+def _division_by_zero(node: ast.Binary, values: str) -> Diagnostic:
+    from tilelang.diagnostics.codes.types import DIVISION_BY_ZERO
+
+    word = "division" if node.op == "/" else "remainder"
+    return (Diagnostic.error(DIVISION_BY_ZERO, f"integer {word} by zero")
+            .primary(node.rhs.span, f"this is zero in this call ({values})")
+            .note("integer division by zero has no value, so a divisor known to be zero is an error")
+            .with_help("call it with const generics that keep the divisor nonzero, or test it first "
+                       "(`if d != 0 { x / d } else { .. }`)"))
 
 
 class _Overflow(Exception):

@@ -9,7 +9,6 @@ local to the own tile and a store is masked to stay inside it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -196,8 +195,8 @@ def _guarded(cx: LowerCx, x: ir.Value, t: int, sp: Span) -> ir.Value:
     hi, lo = _I32_MAX // t, -((_I32_MAX + 1) // t)
     known = cx.ranges.of(x)
     assert known is not None
-    if lo <= known[0] and known[1] <= hi or os.environ.get("TILEC_INDEX_GUARD") == "0":
-        return x  # (`TILEC_INDEX_GUARD=0`: the product as it was, for a GPU A/B only: it wraps)
+    if lo <= known[0] and known[1] <= hi:
+        return x
     b = cx.b
     if lo <= known[0]:
         ok = b.elementwise(ir.ElemOp.LE, x, b.const(hi, I32, span=sp), span=sp)

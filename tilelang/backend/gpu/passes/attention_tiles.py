@@ -221,6 +221,35 @@ def split_marks(b: _Build, r: ir.Value, P: ir.Value, c: ir.Value, nh: ir.Value, 
     return out
 
 
+def launch_and_grid(b: _Build, k: g.GpuKernel,
+                    widen: tuple[int, int] = (-1, 1)) -> tuple[ir.Value, ir.Value, list[ir.Value], ir.TensorParam]:
+    """`b`'s ops for a walk's start: (this CTA's linear index c, the CTAs launched P, the logical grid's
+    sizes: the largest `&mut` partition's tiles along each axis, as the launch computes them; that
+    partition's parameter; `widen` (axis, f): f tiles side by side along the axis count as one)."""
+    E = ir.ElemOp
+    R = k.grid_rank
+    launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(R)]
+    nb = [b.i32() for _ in range(R)]
+    b.ops += [ir.BlockId(launch[a], a) for a in range(R)]
+    b.ops += [ir.NumBlocks(nb[a], a) for a in range(R)]
+    c, P = launch[-1], nb[-1]
+    for a in range(R - 2, -1, -1):
+        c = b.elem(E.ADD, b.elem(E.MUL, c, nb[a]), launch[a])
+        P = b.elem(E.MUL, P, nb[a])
+    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank)
+    assert mut.tile_shape is not None
+    sizes: list[ir.Value] = []
+    for a in range(R):
+        if a >= mut.rank:
+            sizes.append(b.const(1))
+            continue
+        d = b.i32("dim")
+        b.ops.append(ir.TensorDim(d, mut.name, a))
+        t = mut.tile_shape[a] * (widen[1] if a == widen[0] else 1)
+        sizes.append(b.elem(E.DIV, b.elem(E.ADD, d, b.const(t - 1)), b.const(t), hint="grid"))
+    return c, P, sizes, mut
+
+
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
                bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False, form: str = "",
                plan_pairs: bool = False, tail: int = 0, widen: tuple[int, int] = (-1, 1)) -> Walk:
@@ -245,26 +274,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     where no s >= 2 beats a whole tile (n + SPLIT_EDGE)."""
     E = ir.ElemOp
     R = k.grid_rank
-    launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(R)]
-    nb = [b.i32() for _ in range(R)]
-    b.ops += [ir.BlockId(launch[a], a) for a in range(R)]
-    b.ops += [ir.NumBlocks(nb[a], a) for a in range(R)]
-    c, P = launch[-1], nb[-1]
-    for a in range(R - 2, -1, -1):
-        c = b.elem(E.ADD, b.elem(E.MUL, c, nb[a]), launch[a])
-        P = b.elem(E.MUL, P, nb[a])
-    # the logical grid: the largest `&mut` partition's, as the launch computes it
-    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank)
-    assert mut.tile_shape is not None
-    sizes: list[ir.Value] = []
-    for a in range(R):
-        if a >= mut.rank:
-            sizes.append(b.const(1))
-            continue
-        d = b.i32("dim")
-        b.ops.append(ir.TensorDim(d, mut.name, a))
-        t = mut.tile_shape[a] * (widen[1] if a == widen[0] else 1)
-        sizes.append(b.elem(E.DIV, b.elem(E.ADD, d, b.const(t - 1)), b.const(t), hint="grid"))
+    c, P, sizes, mut = launch_and_grid(b, k, widen)
     fast = tuple(a for a in range(R) if a not in kv)
     kvs = tuple(a for a in range(R) if a in kv)
 

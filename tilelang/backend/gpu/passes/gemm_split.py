@@ -111,31 +111,13 @@ def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
          vals: tuple[ir.Value, ...]) -> tuple[list[object], list[object], list[object]]:
     """(setup ops before the roles, the producer's walk, the consumers') for the split walk; `vals` = (item, tile,
     s, T), the values `merge`'s ops read: s and T defined by the setup, item and tile by the consumers' rounds."""
-    from .attention_tiles import _bounds, _logical, clone, unravel
+    from .attention_tiles import _bounds, _logical, clone, launch_and_grid, unravel
 
     E = ir.ElemOp
     item_v, tile_v, s_v, T_v = vals
     b = _Build(fresh)
     R = k.grid_rank
-    launch = [b.i32(f"launch_{'xyz'[a]}") for a in range(R)]
-    nb = [b.i32() for _ in range(R)]
-    b.ops += [ir.BlockId(launch[a], a) for a in range(R)]
-    b.ops += [ir.NumBlocks(nb[a], a) for a in range(R)]
-    c, P = launch[-1], nb[-1]
-    for a in range(R - 2, -1, -1):
-        c = b.elem(E.ADD, b.elem(E.MUL, c, nb[a]), launch[a])
-        P = b.elem(E.MUL, P, nb[a])
-    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank)
-    assert mut.tile_shape is not None
-    sizes: list[ir.Value] = []
-    for a in range(R):
-        if a >= mut.rank:
-            sizes.append(b.const(1))
-            continue
-        d = b.i32("dim")
-        b.ops.append(ir.TensorDim(d, mut.name, a))
-        t = mut.tile_shape[a]
-        sizes.append(b.elem(E.DIV, b.elem(E.ADD, d, b.const(t - 1)), b.const(t), hint="grid"))
+    c, P, sizes, _ = launch_and_grid(b, k)
     one, zero = b.const(1), b.const(0)
     T = one
     for x in sizes:

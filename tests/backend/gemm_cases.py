@@ -10,6 +10,25 @@ from dataclasses import dataclass
 import numpy as np
 
 
+# A linear layer whose accumulator starts at 0.5, with a bias and a residual in its epilogue (the GEMM tests of
+# epilogue loads, split-K's start and the GPU forms: test_gemm_tiles, test_gemm_persistent, test_gpu_gemm_persistent)
+LINEAR = """
+kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
+                                                             w: &Tensor<f16, [?, ?]>, bias: &Tensor<f32, [?]>,
+                                                             res: &Tensor<f32, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pw = w.partition([BN, BK]);
+    let mut acc = full::<f32>([BM, BN], 0.5);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pw.load([block_id(1), k]).transpose(), acc);
+    }
+    let b = bias.partition([BN]).load([block_id(1)]).reshape([1, BN]);
+    let r = res.partition([BM, BN]).load([block_id(0), block_id(1)]);
+    c.store(maximum(acc + b, 0.0) + r);
+}
+"""
+
+
 @dataclass(frozen=True)
 class GemmConfig:
     bm: int

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from gemm_cases import GemmConfig
+from gemm_cases import LINEAR, GemmConfig
 from llsim import SimDevice
 
 import tilelang
@@ -67,23 +67,6 @@ def test_a_persistent_gemm_in_the_simulator(form: str, cfg: GemmConfig, shape, c
         assert (c == 0).all()
     else:
         cfg.assert_product(a, b, c, 5)
-
-
-LINEAR = """
-kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
-                                                             w: &Tensor<f16, [?, ?]>, bias: &Tensor<f32, [?]>,
-                                                             res: &Tensor<f32, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pw = w.partition([BN, BK]);
-    let mut acc = full::<f32>([BM, BN], 0.5);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pw.load([block_id(1), k]).transpose(), acc);
-    }
-    let b = bias.partition([BN]).load([block_id(1)]).reshape([1, BN]);
-    let r = res.partition([BM, BN]).load([block_id(0), block_id(1)]);
-    c.store(maximum(acc + b, 0.0) + r);
-}
-"""
 
 
 @pytest.mark.parametrize("form", ["1", "2", "split", "wide"], ids=["coop", "pingpong", "split_k", "wide"])

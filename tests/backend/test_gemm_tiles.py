@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gemm_cases import GemmConfig
+from gemm_cases import LINEAR, GemmConfig
 from llsim import SimDevice
 
 import tilelang
@@ -66,23 +66,6 @@ def _gemm(cfg: GemmConfig, M: int, N: int, K: int, seed: int, parts: int) -> Non
 def test_a_wide_tile_in_parts_in_the_simulator(cfg: GemmConfig, shape, parts: int) -> None:  # type: ignore[no-untyped-def]
     M, N, K = shape
     _gemm(cfg, M, N, K, seed=int(np.random.default_rng().integers(1 << 30)), parts=parts)
-
-
-LINEAR = """
-kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
-                                                             w: &Tensor<f16, [?, ?]>, bias: &Tensor<f32, [?]>,
-                                                             res: &Tensor<f32, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pw = w.partition([BN, BK]);
-    let mut acc = full::<f32>([BM, BN], 0.5);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pw.load([block_id(1), k]).transpose(), acc);
-    }
-    let b = bias.partition([BN]).load([block_id(1)]).reshape([1, BN]);
-    let r = res.partition([BM, BN]).load([block_id(0), block_id(1)]);
-    c.store(maximum(acc + b, 0.0) + r);
-}
-"""
 
 
 def test_the_epilogue_loads_move_with_the_part() -> None:

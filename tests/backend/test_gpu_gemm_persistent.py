@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from gemm_cases import LINEAR
 
 pytestmark = pytest.mark.gpu
 
@@ -27,21 +28,7 @@ kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, 
     }
     c.store(acc);
 }
-
-kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
-                                                             w: &Tensor<f16, [?, ?]>, bias: &Tensor<f32, [?]>,
-                                                             res: &Tensor<f32, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pw = w.partition([BN, BK]);
-    let mut acc = full::<f32>([BM, BN], 0.5);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pw.load([block_id(1), k]).transpose(), acc);
-    }
-    let b = bias.partition([BN]).load([block_id(1)]).reshape([1, BN]);
-    let r = res.partition([BM, BN]).load([block_id(0), block_id(1)]);
-    c.store(maximum(acc + b, 0.0) + r);
-}
-"""
+""" + LINEAR
 
 
 def _gpu(x: np.ndarray):  # type: ignore[no-untyped-def]

@@ -178,17 +178,21 @@ def test_wide_tiles_in_the_simulator(form: str, cfg: GemmConfig, shape, ctas: in
     cfg.assert_product(a, b, c, 9)
 
 
-@pytest.mark.parametrize(("cfg", "shape", "ctas", "subs"), [
-    (GemmConfig(128, 128, 128), (72, 320, 208), 1, 2),  # 2 x 128 wide, two warpgroups; K's last step 16 of 128
+@pytest.mark.parametrize(("cfg", "shape", "ctas", "subs", "plain_subs"), [
+    (GemmConfig(128, 128, 128), (72, 320, 208), 1, 2, 1),  # 2 x 128 wide, two warpgroups; K's last step 16 of 128
     # (heavy, ~3 s: pingpong roles of 64 x 256 (four tiles), B [N, K], two CTAs)
-    pytest.param(GemmConfig(64, 64, 128, out="f32", trans_b=True), (130, 272, 208), 2, 2, marks=pytest.mark.heavy),
-], ids=["two_wide_128x128x128", "pingpong_four_wide_x128_nt"])
-def test_a_wide_tiles_k_step_in_stages_of_64(cfg: GemmConfig, shape, ctas: int, subs: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    pytest.param(GemmConfig(64, 64, 128, out="f32", trans_b=True), (130, 272, 208), 2, 2, 1, marks=pytest.mark.heavy),
+    # (heavy, ~10 s: a 128 KB stage, which the ring cannot hold twice: 4 stages of 64 in both kernels)
+    pytest.param(GemmConfig(128, 128, 256, trans_b=True), (130, 272, 400), 1, 4, 4, marks=pytest.mark.heavy),
+], ids=["two_wide_128x128x128", "pingpong_four_wide_x128_nt", "x256_nt_both"])
+def test_a_wide_tiles_k_step_in_stages_of_64(cfg: GemmConfig, shape, ctas: int, subs: int, plain_subs: int,  # type: ignore[no-untyped-def]
+                                             monkeypatch) -> None:
     """A K step deeper than a wide stage holds (128x128x128 wide: 96 KB a stage, 2 stages and no room for the
     stores' staging, so it was not widened) is copied and multiplied as K / 64 stages of the ring
     (`gemm_widen.k_parts`, `HopperPlan.ksub`): `subs` wgmma groups a K step, the ring of 4 stages of the x64 wide
-    tile. The wgmma k16 steps are the same and in the same order, so the result is the unwidened kernel's bit
-    for bit (llsim, both), with edges in M, N (the last wide tile's second tile past the grid) and K."""
+    tile; so is any K step whose stage the ring cannot hold twice (128x128x256: was sm_80's ring, 2.3 KB of
+    spills). The wgmma k16 steps are the same and in the same order, so the result is the unwidened kernel's
+    bit for bit (llsim, both), with edges in M, N (the last wide tile's second tile past the grid) and K."""
     M, N, K = shape
     k = _gemm_kernel(cfg)
     a, b, _ = cfg.inputs(M, N, K, 21)
@@ -198,12 +202,12 @@ def test_a_wide_tiles_k_step_in_stages_of_64(cfg: GemmConfig, shape, ctas: int, 
         monkeypatch.setenv("TILEC_GEMM_WIDEN", widen)
         gk = lower_gpu(k, "sm_90a", facts)
         text = print_gpu_kernel(gk)
-        consumer = print_gpu_kernel(dataclasses.replace(gk, body=_roles(gk)[1].body)) if gk.persistent else ""
+        consumer = print_gpu_kernel(dataclasses.replace(gk, body=_roles(gk)[1].body))
         if widen == "1":
             assert gk.persistent == 1 and gk.num_stages >= 4 and "acc_columns" in text
             assert consumer.count("wgmma ") == subs
         else:
-            assert not gk.persistent and "acc_columns" not in text
+            assert not gk.persistent and "acc_columns" not in text and consumer.count("wgmma ") == plain_subs
         c = np.full((M, N), np.nan, np.float32 if cfg.out == "f32" else np.float16)
         SimDevice("sm_90a").run(k, (ctas, 1) if gk.persistent else (-(-M // cfg.bm), -(-N // cfg.bn)), [c, a, b], facts)
         out[widen] = c

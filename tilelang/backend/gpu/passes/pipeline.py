@@ -344,9 +344,13 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
                     f"{MAX_ACC_REGS} registers a thread", "a smaller BN")
     if (M // C) % 64:
         return (span, f"M = {M} does not split into {C} warpgroups of 64-row multiples", "")
-    stage_bytes = oa.nbytes + ob.nbytes
     # the parts before the last stage their stores after the ring (`store_wgmma`: the ring is still live)
     staging = _staging_bytes(epilogue, k, M, N, ctx) if H > 1 else 0
+    if Q == 1 and oa.tma and ob.tma and (_smem_budget(1) - 1024 - staging) // (oa.nbytes + ob.nbytes) < 2:
+        # a K step whose stage the ring cannot hold twice (128x128x256: 128 KB): K / 64 stages (was sm_80's ring)
+        Q = gemm_widen.k_parts(K)
+        oa, ob = gemm_widen.k_part(oa, Q), gemm_widen.k_part(ob, Q)  # type: ignore[assignment]
+    stage_bytes = oa.nbytes + ob.nbytes
     producer = PRODUCER_REGS if oa.tma and ob.tma else COPY_PRODUCER_REGS
     B = _blocks(k, C, producer, M // C * NW // 128, stage_bytes, staging, span, ctx)
     fit = (_smem_budget(B) - 1024 - staging) // stage_bytes

@@ -11,7 +11,7 @@
 #      key iteration, the walk's divisions as multiplies) in the long keys' kernel; its PTX is the S = 1,024
 #      variant's (sha 'df5ba3fd'); the H200 measured +0.3 % at S = 4,096 once (RESULTS.md, h15p call 2)
 # EXPECTED (RESULTS.md "hattn3", written before any run; ratio of Tile's TFLOP/s, mean of an arm's 2 processes):
-#   The model: on every row 2,048 tiles of 128 x 128 over 132 CTAs (15.5 rounds run as 16: 3.0 % of the card idle
+#   The model: on every row 2,048 tiles of 128 x 128 over 132 CTAs (15.5 rounds run as 16: 3.1 % of the card idle
 #   in the last round at every S), and a tile costs (n + ~1.8) key blocks' time for n key blocks (S = 1,024 / 4,096 /
 #   16,384: n = 8 / 32 / 128; the three f16 numbers 581 / 673 / 701 fit it within 0.3 %). So 700 at S = 4,096
 #   needs the tile's ~1.8 blocks of overhead down to ~0.5, or the key block 4 % faster at every S.

@@ -152,3 +152,19 @@ SIMULATED = sorted(set(CHECKS) - {"a08_conjugate_gradient_poisson"})
     # simulations over ~2.5 s on an idle core (a03 4.2 s, a05, a06 ~5 s): each runs on the GPU in
     # test_user_gpu.py, and on the interpreter and through ptxas by default
     heavy=["a03_gaussian_blur_separable", "a06_top_p_bisection"])
+
+
+def test_a_loop_of_three_products_is_told_why_no_pipeline_takes_it() -> None:
+    """a01's dQ loop (S = Q K^T, dP = dO V^T, dQ += dS K) ran on mma.sync with its loads into registers, and
+    `--explain` said only the path: the attention pipeline's pass looks at loops of two products, the GEMM
+    pipeline's matcher left a loop of more without a note. It now says how many and what each pipeline takes."""
+    from tilelang import driver
+    from tilelang.backend import explain, lower_gpu
+    from userprog import DIR
+
+    src = (DIR / "a01_gqa_attention_backward_dq.tile").read_text(encoding="utf-8")
+    k = next(x for x in driver.compile(src, "ir").output if x.name == "attn_dq")
+    gk = lower_gpu(k, "sm_90a", {})
+    assert explain.path_of(gk) == "mma.sync"
+    (note,) = explain.refusals(gk)
+    assert "the loop holds 3 products" in note.message and "the attention pipeline two" in note.message, note.message

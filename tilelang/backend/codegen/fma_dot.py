@@ -58,8 +58,8 @@ class _Operand:
         s = em.emit(f"add i32 {em.emit(f'mul i32 {stage}, {self.stage_bytes}')}, {self.off}")
         self.ptr = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {em.emit(f'add i32 {self.base}, {s}')}")
 
-    def _vec(self, byte: int) -> list[str]:
-        em, v = self.em, self.v
+    def _vec(self, byte: int, v: int) -> list[str]:
+        em = self.em
         p = self.ptr if byte == 0 else em.emit(f"getelementptr i8, ptr addrspace(3) {self.ptr}, i32 {byte}")
         if v == 1:
             return [em.emit(f"load {self.ty}, ptr addrspace(3) {p}, align {self.item}")]
@@ -67,22 +67,25 @@ class _Operand:
         x = em.emit(f"load {vt}, ptr addrspace(3) {p}, align {v * self.item}")
         return [em.emit(f"extractelement {vt} {x}, i32 {e}") for e in range(v)]
 
-    def group(self, k0: int) -> list[list[str]]:
-        """vals[kk][i]: the value of k-step k0 + kk at this thread's i-th row (column)."""
-        v = self.v
-        n = len(self.consts)
-        vals = [[""] * n for _ in range(v)]
-        if self.kmajor:
-            for i, c in enumerate(self.consts):
-                got = self._vec((c * self.cols + k0) * self.item)
-                for kk in range(v):
-                    vals[kk][i] = got[kk]
-            return vals
-        for kk in range(v):
-            for i0 in range(0, n, v):
-                got = self._vec(((k0 + kk) * self.cols + self.consts[i0]) * self.item)
-                for e in range(v):
-                    vals[kk][i0 + e] = got[e]
+    def group(self, k0: int, size: int) -> list[list[str]] | None:
+        """K-contiguous: vals[kk][i], the value of k-step k0 + kk (kk < `size`) at this thread's
+        i-th row (column), one vector load a row for the group; else None (`step` loads each k-step)."""
+        if not self.kmajor:
+            return None
+        vals = [[""] * len(self.consts) for _ in range(size)]
+        for i, c in enumerate(self.consts):
+            got = self._vec((c * self.cols + k0) * self.item, size)
+            for kk in range(size):
+                vals[kk][i] = got[kk]
+        return vals
+
+    def step(self, k: int) -> list[str]:
+        """The values of k-step `k` at this thread's rows (columns) of an M/N-contiguous
+        ring, a vector load a run of `v`: loaded where they are used, so that a group's
+        values of other k-steps do not hold registers meanwhile."""
+        vals: list[str] = []
+        for i0 in range(0, len(self.consts), self.v):
+            vals += self._vec((k * self.cols + self.consts[i0]) * self.item, self.v)
         return vals
 
 
@@ -106,11 +109,11 @@ def smem_fma(em: Any, op: g.SmemFma) -> None:
         return x if in_dt is acc_dt else em.cast(x, in_dt, acc_dt)
 
     for k0 in range(0, op.k, v):
-        av = A.group(k0)
-        bv = B.group(k0)
+        av = A.group(k0, v)
+        bv = B.group(k0, v)
         for kk in range(v):
-            a_k = [widen(x) for x in av[kk]]
-            b_k = [widen(x) for x in bv[kk]]
+            a_k = [widen(x) for x in (av[kk] if av is not None else A.step(k0 + kk))]
+            b_k = [widen(x) for x in (bv[kk] if bv is not None else B.step(k0 + kk))]
             for i, x in enumerate(a_k):
                 for j, y in enumerate(b_k):
                     n = i * TN + j

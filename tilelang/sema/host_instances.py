@@ -20,6 +20,7 @@ Entry point: `check_host_instances(program, sink)`. Never raises.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
@@ -102,6 +103,8 @@ def _generic_form(program: Any, x: Any, lets: dict[Any, ast.Expr] | None, depth:
 
 
 _LET_CHAIN = 64  # `let`s followed from one expression at most (a chain of lets of lets)
+_COMPARE_OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+                ">=": operator.ge}
 # (`& | ^ / %` and casts since hrev18: `32767 * ((65535 & -1) | (65536 << C))` and `(256 as i32) << C` wrapped
 # silently where the literals' form is E0227; found by `generic_diff.py --const --host`, seed 1801)
 _GENERIC_OPS = ("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^")
@@ -229,6 +232,26 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
             raise _Overflow(x, dt, r)
         return r
 
+    def truth(x: Any) -> bool | None:  # a condition of generics and literals only: its value in this call
+        if isinstance(x, ast.BoolLit):
+            return bool(x.value)
+        if isinstance(x, ast.Unary) and x.op == "!":
+            t = truth(x.operand)
+            return None if t is None else not t
+        if isinstance(x, ast.Binary) and x.op in ("&&", "||"):
+            a, b = truth(x.lhs), truth(x.rhs)
+            if x.op == "&&":
+                return False if a is False or b is False else None if a is None or b is None else True
+            return True if a is True or b is True else None if a is None or b is None else False
+        if isinstance(x, ast.Binary) and x.op in _COMPARE_OPS and _generic_form(program, x.lhs, lets, 0)[0] \
+                and _generic_form(program, x.rhs, lets, 0)[0]:
+            try:
+                a, b = value(x.lhs), value(x.rhs)
+            except (_Overflow, _ZeroDivisor):
+                return None
+            return None if a is None or b is None else bool(_COMPARE_OPS[x.op](a, b))
+        return None
+
     stack: list[Any] = [callee.decl.body]
     out: list[Diagnostic] = []
     while stack:
@@ -237,6 +260,11 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
             stack.extend(node)
             continue
         if not hasattr(node, "__slots__") or isinstance(node, ast.FnDecl):
+            continue
+        if isinstance(node, ast.If) and (taken := truth(node.cond)) is not None:
+            # the branch this call takes, only: a kernel instance folds the condition and lowers no other
+            # (`if C < 100 { C * 30000000 } else { 0 }` with C = 100 was E0227 here, and ran in a kernel)
+            stack.append(node.then if taken else node.else_)
             continue
         found: Diagnostic | None = None
         shown = ", ".join(f"{k} = {v}" for k, v in consts.items())

@@ -83,6 +83,19 @@ class MemoryOps(ArithOps):
                 conds.append(self.emit(f"icmp ult i32 {c}, {info.dims[d]}"))
         return self.and_all(conds)
 
+    def nonempty(self, info: _TensorInfo) -> str | None:
+        """i1: the tensor has an element (None: its dims say so). A load redirected to element (0, ..) in
+        place of one outside the tensor (`sm80._elements`, `smem_copy`) is made only where it holds: a tensor
+        of no elements has no element 0 (a PyTorch or CuPy array of none has no memory: address 0)."""
+        conds: list[str | None] = []
+        for d in info.dims:
+            if d.lstrip("-").isdigit():
+                if int(d) == 0:
+                    return "false"
+                continue
+            conds.append(self.emit(f"icmp ne i32 {d}, 0"))
+        return self.and_all(conds)
+
     def mem_to_reg(self, v: str, dt: DType, mt: str | None = None) -> str:
         mt = mt or mem_ty(dt)
         if mt in ("half", "bfloat"):

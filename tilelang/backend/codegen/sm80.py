@@ -172,12 +172,17 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
 def _elements(em: Any, info: Any, row: str, col: str, lead: list[str], epc: int = 8) -> str:
     """<epc x iN>: the `epc` values (16 bytes) at (row, col .. col + epc - 1) (of
     matrix `lead` of a 3-D tensor) as integers of their width, zero outside the
-    tensor (each load masked: an outside element reads element (0, 0))."""
+    tensor (each load masked: an outside element reads element (0, 0); none of an empty tensor)."""
     mt = em.mty(info)
     bits = 128 // epc
     it = f"i{bits}"
     meta = ", !invariant.load !0" if info.readonly else ""
     vec = "zeroinitializer"
+    ne = em.nonempty(info)  # (no element (0, 0) to read in an empty tensor: zeros, no load; hrev18)
+    if ne is not None:
+        go, none, join = em.new_label("ce"), em.new_label("cz"), em.new_label("cj")
+        em.cbr(ne, go, none)
+        em.label(go)
     for j in range(epc):
         cj = col if j == 0 else em.emit(f"add i32 {col}, {j}")
         ok = em.in_bounds(info, [*lead, row, cj])
@@ -189,7 +194,14 @@ def _elements(em: Any, info: Any, row: str, col: str, lead: list[str], epc: int 
             v = em.emit(f"bitcast {mt} {v} to {it}")
         v = em.emit(f"select i1 {ok}, {it} {v}, {it} 0")
         vec = em.emit(f"insertelement <{epc} x {it}> {vec}, {it} {v}, i32 {j}")
-    return vec
+    if ne is None:
+        return vec
+    end = em.cur
+    em.br(join)
+    em.label(none)
+    em.br(join)
+    em.label(join)
+    return em.emit(f"phi <{epc} x {it}> [ {vec}, %{end} ], [ zeroinitializer, %{none} ]")
 
 
 class _Fragments:

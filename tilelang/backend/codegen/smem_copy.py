@@ -17,7 +17,8 @@ is a per-thread constant plus a compile-time one (the swizzle phase repeats
 every 8 rows). A tile wholly inside the tensor (all but the edge tiles) runs
 without any mask; an edge tile runs the same loop with a row check per pair
 and per-thread column masks, out-of-bounds loads redirected to the tensor's
-first element. Groups of `U` pairs issue all their loads before their stores,
+first element (none where the tensor has no element: it reads zeros). Groups of `U` pairs issue all their
+loads before their stores,
 so `2 U` loads per thread are in flight.
 
 Shapes the fast form does not cover (a pair count that does not divide the
@@ -52,16 +53,29 @@ def copy_to_shared(em: Any, op: g.CopyToShared) -> None:
     _copy_elements(em, op, lay.swizzle, R, C)
 
 
-def _bits(em: Any, info: Any, addr: str) -> str:
-    """The 16 bits of the element at `addr`, as an i32."""
+def _bits(em: Any, info: Any, addr: str, ne: str | None = None) -> str:
+    """The 16 bits of the element at `addr`, as an i32; where `ne` (the tensor has an element) does not hold,
+    0 and no load (an outside element's load is redirected to element (0, 0), which an empty tensor lacks)."""
     mt = em.mty(info)
     meta = ", !invariant.load !0" if info.readonly else ""
+    if ne is not None:
+        go, none, join = em.new_label("be"), em.new_label("bz"), em.new_label("bj")
+        em.cbr(ne, go, none)
+        em.label(go)
     if mt == "float":  # a bf16 tensor held as f32 values: round to bf16 bits
         v = em.emit(f"load float, ptr addrspace(1) {addr}, align 4{meta}")
         v = em.emit(f"bitcast bfloat {em.emit(f'fptrunc float {v} to bfloat')} to i16")
     else:
         v = em.emit(f"load i16, ptr addrspace(1) {addr}, align 2{meta}")
-    return em.emit(f"zext i16 {v} to i32")
+    v = em.emit(f"zext i16 {v} to i32")
+    if ne is None:
+        return v
+    end = em.cur
+    em.br(join)
+    em.label(none)
+    em.br(join)
+    em.label(join)
+    return em.emit(f"phi i32 [ {v}, %{end} ], [ 0, %{none} ]")
 
 
 def _copy_pairs(
@@ -146,8 +160,9 @@ def _copy_pairs(
                 else:
                     a0 = em.emit(f"getelementptr {mt}, ptr addrspace(1) {info.base}, i64 {e}")
                     a1 = em.emit(f"getelementptr i8, ptr addrspace(1) {a0}, i64 {ms}")
+                ne = em.nonempty(info) if masked else None  # (an edge tile's redirected loads: hrev18)
                 v = em.emit(
-                    f"or i32 {_bits(em, info, a0)}, {em.emit(f'shl i32 {_bits(em, info, a1)}, 16')}"
+                    f"or i32 {_bits(em, info, a0, ne)}, {em.emit(f'shl i32 {_bits(em, info, a1, ne)}, 16')}"
                 )
                 if masked:
                     rm = em.emit(f"select i1 {rok}, i32 {colmask}, i32 0")
@@ -208,7 +223,7 @@ def _copy_elements(em: Any, op: g.CopyToShared, sw: int, R: int, C: int) -> None
             sr = em.emit(f"select i1 {ok}, i32 {gr}, i32 0")
             sc = em.emit(f"select i1 {ok}, i32 {gc}, i32 0")
             addr = em.address(info, [sr, sc])
-            v = em.emit(f"trunc i32 {_bits(em, info, addr)} to i16")
+            v = em.emit(f"trunc i32 {_bits(em, info, addr, em.nonempty(info))} to i16")
             v = em.emit(f"select i1 {ok}, i16 {v}, i16 0")
             slab = em.emit(f"udiv i32 {c}, {E}")
             cc = em.emit(f"urem i32 {c}, {E}")

@@ -124,6 +124,11 @@ them (`passes/gemm_widen.py`, the runtime's other variant): the 4096^3 gemm / ge
 ~0.96x (its bias loaded per tile of the wide accumulator); 128x256 / 256x128 / 128x128x128 / 128x512 unchanged
 (not widened). Persistence and pingpong alone stay opt-in (call 17: +0-2 %).
 
+Expected after hgemm3's (2026-12-06 15:20 session; GEMM cases only, not yet timed): `gemm f16 4096^3 128x128x128`
+0.81x -> ~0.95x: the runtime's wide variant now takes it, its K step of 128 as 2 ring stages of 64 (the x64 wide
+tile's stage and ring: `gemm_widen.k_parts`; `--dry` shows today's kernel, 3s, as the launch compiles it first);
+every other GEMM case unchanged (the same kernels).
+
 Expected after hattn2's (2026-12-06 12:36 session; attention and rows cases only, speeds not measured): an
 online softmax's `exp(s - mn)` / `exp(m - mn)` (and a row softmax's `exp(t - t.max(1))`: x <= 0 by
 construction) is ex2.approx(x log2(e)) with no error term (`fastmath.exp_nonpos_plain`; `exp`'s atol 1e-30 ->

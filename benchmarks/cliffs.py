@@ -127,7 +127,9 @@ them (`passes/gemm_widen.py`, the runtime's other variant): the 4096^3 gemm / ge
 Expected after hgemm3's (2026-12-06 15:20 session; GEMM cases only, not yet timed): `gemm f16 4096^3 128x128x128`
 0.81x -> ~0.95x: the runtime's wide variant now takes it, its K step of 128 as 2 ring stages of 64 (the x64 wide
 tile's stage and ring: `gemm_widen.k_parts`; `--dry` shows today's kernel, 3s, as the launch compiles it first);
-every other GEMM case unchanged (the same kernels).
+M = 64 `32x128x64` 0.71x -> ~0.9x and `16x64x128` 0.54x -> ~0.85x: the split-K variant computes 2 / 4 row tiles
+as one m64 warpgroup's rows (`gemm_rows.py`; the 16-row tile's `--dry` path stays sm80-pipeline: the launch's
+variant is chosen at run time); every other GEMM case unchanged (the same kernels).
 
 Expected after hattn2's (2026-12-06 12:36 session; attention and rows cases only, speeds not measured): an
 online softmax's `exp(s - mn)` / `exp(m - mn)` (and a row softmax's `exp(t - t.max(1))`: x <= 0 by

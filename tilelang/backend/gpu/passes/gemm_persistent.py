@@ -113,7 +113,7 @@ def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[i
     if form == 3:  # split-K: a walk of pieces of tiles (`gemm_split.walk`)
         from . import gemm_split
 
-        setup, p_walk, c_walk = gemm_split.walk(k, loop, fresh, outside, producer, consumer, split)
+        setup, p_walk, c_walk = gemm_split.walk(k, loop, fresh, outside, producer, consumer, split, widen)
         return setup, (dataclasses.replace(producer_role, body=ir.Region((), (*p_walk, ir.Yield(())))),  # type: ignore[arg-type]
                        dataclasses.replace(consumer_role, body=ir.Region((), (*c_walk, ir.Yield(())))))  # type: ignore[arg-type]
     wb = _Build(fresh)

@@ -108,16 +108,17 @@ def start(acc0: ir.Value, value: object, vals: tuple[ir.Value, ...], fresh: Fres
 
 def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
          producer: tuple[list[object], ir.Value, ir.Value], consumer: tuple[list[object], ir.Value, ir.Value],
-         vals: tuple[ir.Value, ...]) -> tuple[list[object], list[object], list[object]]:
+         vals: tuple[ir.Value, ...], widen: tuple[int, int] = (-1, 1)) -> tuple[list[object], list[object], list[object]]:
     """(setup ops before the roles, the producer's walk, the consumers') for the split walk; `vals` = (item, tile,
-    s, T), the values `merge`'s ops read: s and T defined by the setup, item and tile by the consumers' rounds."""
+    s, T), the values `merge`'s ops read: s and T defined by the setup, item and tile by the consumers' rounds.
+    `widen` (axis, f): the grid of f tiles as one along the axis (`gemm_rows`' coarse row tiles)."""
     from .attention_tiles import _bounds, _logical, clone, launch_and_grid, unravel
 
     E = ir.ElemOp
     item_v, tile_v, s_v, T_v = vals
     b = _Build(fresh)
     R = k.grid_rank
-    c, P, sizes, _ = launch_and_grid(b, k)
+    c, P, sizes, _ = launch_and_grid(b, k, widen)
     one, zero = b.const(1), b.const(0)
     T = one
     for x in sizes:

@@ -36,12 +36,12 @@ timed on a GPU: `benchmarks/gemm_persistent.py`).
 from __future__ import annotations
 
 import dataclasses
-import os
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import switches
 from .build import _Build, trips
 from .context import Fresh
 from .rewrite import substitute
@@ -51,9 +51,7 @@ PERSISTENT_DEFAULT = "0"
 
 def requested() -> int:
     """`TILEC_GEMM_PERSISTENT`: 0 (off), 1 (cooperative) or 2 (pingpong where it fits)."""
-    want = os.environ.get("TILEC_GEMM_PERSISTENT", PERSISTENT_DEFAULT)
-    if want not in ("0", "1", "2"):
-        raise ValueError(f"TILEC_GEMM_PERSISTENT={want!r}: expected 0, 1 or 2")
+    want = switches.mode("TILEC_GEMM_PERSISTENT", PERSISTENT_DEFAULT, ("0", "1", "2"))
     return int(want)
 
 

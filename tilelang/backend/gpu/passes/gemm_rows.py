@@ -22,20 +22,18 @@ launches of such a kernel keep the padded tile (32 rows) or sm_80's ring (16 row
 from __future__ import annotations
 
 import dataclasses
-import os
 
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import switches
 from .context import Fresh
 from .gemm_widen import _defs, axes, ids
 
 
 def enabled() -> bool:
     """`TILEC_GEMM_ROWS`: "1" (unset) or "0"."""
-    want = os.environ.get("TILEC_GEMM_ROWS", "1")
-    if want not in ("0", "1"):
-        raise ValueError(f"TILEC_GEMM_ROWS={want!r}: expected 0 or 1")
+    want = switches.mode("TILEC_GEMM_ROWS", "1", ("0", "1"))
     return want == "1"
 
 

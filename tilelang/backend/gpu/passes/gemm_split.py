@@ -18,12 +18,11 @@ summation is the backend's).
 
 from __future__ import annotations
 
-import os
-
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import switches
 from .build import _Build, trips
 from .context import Fresh
 from .rewrite import substitute
@@ -42,10 +41,7 @@ SPLITK_DEFAULT = "auto"
 
 def requested() -> str:
     """`TILEC_GEMM_SPLITK`: "auto" (unset: `SPLITK_DEFAULT`), "1" or "0"."""
-    want = os.environ.get("TILEC_GEMM_SPLITK", SPLITK_DEFAULT)
-    if want not in ("0", "1", "auto"):
-        raise ValueError(f"TILEC_GEMM_SPLITK={want!r}: expected 0, 1 or auto")
-    return want
+    return switches.mode("TILEC_GEMM_SPLITK", SPLITK_DEFAULT, ("0", "1", "auto"))
 
 
 def merge(fin: ir.Value, vals: tuple[ir.Value, ...], threads: int, fresh: Fresh, layouts: dict[int, object],

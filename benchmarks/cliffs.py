@@ -129,7 +129,8 @@ Expected after hgemm3's (2026-12-06 15:20 session; GEMM cases only, not yet time
 tile's stage and ring: `gemm_widen.k_parts`; `--dry` shows today's kernel, 3s, as the launch compiles it first);
 M = 64 `32x128x64` 0.71x -> ~0.9x and `16x64x128` 0.54x -> ~0.85x: the split-K variant computes 2 / 4 row tiles
 as one m64 warpgroup's rows (`gemm_rows.py`; the 16-row tile's `--dry` path stays sm80-pipeline: the launch's
-variant is chosen at run time); every other GEMM case unchanged (the same kernels).
+variant is chosen at run time); M = 64 `128x128x64` 0.66x -> ~0.9x (the variant for an output of at most 64
+rows computes 64: `gemm_rows.shrinkable`); every other GEMM case unchanged (the same kernels).
 
 Expected after hattn2's (2026-12-06 12:36 session; attention and rows cases only, speeds not measured): an
 online softmax's `exp(s - mn)` / `exp(m - mn)` (and a row softmax's `exp(t - t.max(1))`: x <= 0 by

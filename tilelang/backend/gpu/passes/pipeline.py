@@ -147,6 +147,8 @@ class HopperPlan:
     # > 1: the user's row tiles (16 or 32 rows) computed this many at a time along grid axis `row_axis` (`gemm_rows`)
     rows: int = 1
     row_axis: int = -1
+    shrink: int = 0  # > 0: the user's tile rows, of which the launch's tensor has at most `M` (`gemm_rows.shrinkable`)
+    short: object = None  # `GpuKernel.short`: `facts.Short` on the stored tensor's rows (M / 2), for `shrink`
 
     @property
     def M(self) -> int:
@@ -283,7 +285,7 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     # A's bytes measured slower than sm_80's ring (M = 64 rows, 16x64x128: 0.53x there, 0.34x padded; 32x128x64
     # 0.48x -> 0.59x padded; H100, call 14)
     pad = M == 32 and pad_enabled()
-    bm, coarse = M, M in (16, 32) and pad_enabled() and gemm_rows.enabled() and _few(k, ctx)  # (`gemm_rows`)
+    bm, coarse = M, M in (16, 32) and pad_enabled() and gemm_rows.enabled() and gemm_rows.few(k, ctx)
     sixteen = (span, f"the tile is M = 16: padded to the 64 rows a warpgroup's wgmma has, it would do 4 times "
                "the products and read 4 times A (measured slower than sm_80's ring); the pipeline takes M a "
                "multiple of 64, or 32", "BM = 32 or 64")
@@ -335,6 +337,17 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
         M = 64
     N //= H
     hinted = k.source.hints
+    # the tile's rows past the launch's tensor not computed (`gemm_rows.shrinkable`: a 128-row tile at M = 64)
+    shrink, ask_short = 0, None
+    held = gemm_rows.shrinkable(k, epilogue, M) if not pad and M % 128 == 0 and oa.kmajor and H == 1 else None
+    if held is not None and gemm_rows.enabled():
+        r = ctx.fact(held).rows_at_most
+        if 0 < r < M and r % 64 == 0:
+            shrink, M, oa = M, r, dataclasses.replace(oa, rows=r, box_rows=min(r, 256))
+        elif not r and "stages" not in hinted:
+            from tilelang.backend.facts import Short
+
+            ask_short = Short(held, 0, M // 2)
     # the user's tiles side by side (`gemm_widen`): one wider B stage and accumulator of NW columns
     W, axis, ask_wide, Q = 1, -1, None, 1
     if wide and H == 1 and not pad and oa.tma and ob.tma and not {"stages", "num_warps"} & set(hinted):
@@ -390,33 +403,8 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
         R, rax = 1, -1
     if W > 1 and (not form or S < 4):  # wide tiles need the walk, and a ring as deep as the user's tiles had
         return _plan(loop, after, k, ctx, wide=False)
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few, ask_wide, Q, R, rax)
-
-
-def _ask_rows(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    """A 16-row GEMM the pipeline refused (sm_80's ring runs it) with the split-K variant's request where that
-    variant would take it with coarse row tiles (`gemm_rows`: the launch's grid decides, `KernelABI.few`)."""
-    from . import gemm_split
-
-    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank, default=None)
-    if (mut is None or not ctx.has_wgmma or ctx.fact(mut.name).few_tiles or gemm_split.requested() != "auto"
-            or not gemm_rows.enabled() or "stages" in k.source.hints
-            or not any(isinstance(op, ir.Mma | g.DotOp) and op.a.shape[0] == 16 for op in g.walk(k.body))):
-        return k
-    few = dataclasses.replace(ctx, facts={**ctx.facts, mut.name: dataclasses.replace(ctx.fact(mut.name), few_tiles=True)},
-                              notes=[])
-    got = hopper_plans(k, few)
-    return dataclasses.replace(k, few=gemm_rows.request(mut.name, got[0].row_axis, got[0].rows)) if got and got[0].rows > 1 else k
-
-
-def _few(k: g.GpuKernel, ctx: PassContext) -> bool:
-    """Whether this variant is the split-K walk's (`gemm_split.requested`, with `TensorFacts.few_tiles` under
-    "auto"): where `gemm_rows` may coarsen the row tiles."""
-    from . import gemm_split
-
-    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank, default=None)
-    want = gemm_split.requested()
-    return mut is not None and (want == "1" or (want == "auto" and ctx.fact(mut.name).few_tiles))
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few, ask_wide, Q, R, rax, shrink,
+                      ask_short)
 
 
 def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B: int, C: int, S: int,
@@ -668,7 +656,7 @@ def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
 def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     plans = hopper_plans(k, ctx)
     if not plans:
-        return _ask_rows(k, ctx)
+        return gemm_rows.ask(k, ctx, hopper_plans)
     p = plans[0]
     E = ir.ElemOp
     fresh = Fresh(k.next_id)
@@ -692,6 +680,8 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                 b=dataclasses.replace(p.b, load=substitute(p.b.load, posmap)))
         loop = p.loop
         subs = tuple(gemm_widen.subtiles(before, col0, p.col_axis, W, k, fresh) for _ in range(2))  # type: ignore[assignment]
+    if p.shrink:  # the epilogue on the rows computed (the launch's tensor has no more: `gemm_rows.shrinkable`)
+        p = dataclasses.replace(p, epilogue=tuple(gemm_rows.epilogue(list(p.epilogue), p.shrink, M, fresh)))
     elif p.rows > 1:  # the row read from the walk's coarse tile (`gemm_rows`): R J, the loop and epilogue reading it
         before, _, posmap = gemm_widen.rewrite_outside(k, before, p.row_axis, p.rows, fresh)
         bm = loop.results[0].shape[0]
@@ -937,7 +927,8 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, *(d for d in descs if d is not None)),
                                num_warps=4 * (roles_ + 1), num_stages=S, stage_apart=frozenset(apart),
-                               persistent=int(bool(persist)), fill=persist == 3, few=p.few, wide=p.wide)
+                               persistent=int(bool(persist)), fill=persist == 3, few=p.few, wide=p.wide,
+                               **({"short": p.short} if p.short is not None else {}))
 
 
 def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],

@@ -10,6 +10,8 @@ library's array made in the call, `o.view(..)`, took the whole checked path, ~0.
 from __future__ import annotations
 
 import ctypes
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,25 +22,12 @@ from tilelang.api import in_flight
 from tilelang.runtime import cuda_fake, cuda_stub
 from tilelang.runtime.cuda_stub import DevArray, tmap_fields
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import launch_cases  # noqa: E402  (the launch-cost scripts' kernels: the add and the TMA GEMM)
+
 P = tilelang.partition
 
-SOURCE = """
-kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
-    z.store(x.load_like(z) + y.load_like(z));
-}
-
-kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f16, [BM, BN]>,
-                                                           a: &Tensor<f16, [?, ?]>,
-                                                           b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pb = b.partition([BK, BN]);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
-    }
-    c.store(acc as f16);
-}
-
+SOURCE = launch_cases.KERNELS + """
 kernel fn row_sums<const B: i32, const NB: i32>(part: &mut Tensor<f32, [1, 1]>, out: &mut Tensor<f32, [1, 1]>,
                                                 x: &Tensor<f32, [?, ?]>) {
     let t = x.partition([1, B]).load([block_id(0), block_id(1)]);

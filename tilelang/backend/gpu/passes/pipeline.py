@@ -254,6 +254,10 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
                 "one GEMM over the B operands side by side (`[K, 2 * N]`: column tile 2j one's tile j, 2j + 1 "
                 "the other's) into one accumulator, and the element-wise rest in a second kernel that reads "
                 "the two column tiles")
+    if len(dots) > 2 and all(d.a.dtype in (DType.F16, DType.BF16) for d in dots):  # type: ignore[attr-defined]
+        return (loop.span, f"the loop holds {len(dots)} products (an attention backward's, say); this pipeline "
+                "takes one, `acc = mma(a, b, acc)`, the attention pipeline two (the scores, then P V): its products "
+                "run on mma.sync, its loads into registers an iteration at a time", "")  # (round 17: said nothing)
     if len(loop.inits) != 1:
         return None
     if other is not None:

@@ -103,6 +103,51 @@ def test_which_gemms_coarsen_their_row_tiles(monkeypatch) -> None:  # type: igno
         lower_gpu(k, "sm_90a", few)
 
 
+EPILOGUES = """
+kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
+                                                           b: &Tensor<f16, [?, ?]>, d: &Tensor<f32, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    EPILOGUE
+}
+"""
+
+
+@pytest.mark.parametrize(("epilogue", "coarse"), [
+    # the column position read as a value (an internal error: the split walk mapped the positions of the ops
+    # before the loop and of the roles' ops apart, and the coarse rewrite had the epilogue read the former's)
+    ("c.store(acc + (block_id(1) as f32));", True),
+    # a store to another tensor than the grid's: a coarse tile's row tile past the grid would write its rows (d
+    # has 128 rows, the grid 3 row tiles of 32): not coarse
+    ("c.store(acc); unsafe { store_unchecked(&d, [block_id(0) * BM, block_id(1) * BN], acc + 1.0); }", False),
+], ids=["column_as_value", "another_tensor"])
+def test_coarse_row_tiles_under_hrev18s_epilogues(epilogue: str, coarse: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """hrev18's review (board 16:15-16:16): the interpreter's result (and d's rows) in llsim, the split variant."""
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1")
+    src = EPILOGUES.replace("EPILOGUE", epilogue)
+    main = ("\nfn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]); let mut o = zeros::<f32>([8, 8]);"
+            " let d = zeros::<f32>([8, 8]); gemm::<32, 128, 64>(o.partition([32, 128]), &a, &b, &d).sync(); }\n")
+    k = driver.compile(src + main, "ir").output[0]
+    M, N, K = 80, 120, 128
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    facts = _facts(a=a.shape, b=b.shape, c=(M, N), d=(128, N))
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert gk.fill
+    assert ("f32[32, 128]" not in print_gpu_kernel(gk)) == coarse
+    want, wd = np.full((M, N), np.nan, np.float32), np.zeros((128, N), np.float32)
+    tilelang.compile(src).gemm[32, 128, 64](tilelang.partition(want, [32, 128]), a, b, wd).sync()
+    got, gd = np.full((M, N), np.nan, np.float32), np.zeros((128, N), np.float32)
+    SimDevice("sm_90a").run(k, (4, 1), [got, a, b, gd], facts)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(gd, wd)
+
+
 def test_the_runtime_counts_coarse_tiles() -> None:
     """`facts.few_tiles`: a request "c:0:4" counts 4 row tiles as one (16 x 64 tiles at M = 64: 256 tiles, 64
     coarse: the split-K variant on 132 SMs); a plain "c" the grid's tiles."""

@@ -18,7 +18,9 @@ rows, at most BM / 2) and the variant for such a launch computes only those rows
 `shrink`: A's box, the accumulator and the epilogue's values and row loads of r rows), where every store is the
 output's own tile: its rows past r are past the output's edge, and the epilogue is row-local.
 
-Coarsening is taken where A's row offset is `block_id(axis) * BM` and nothing else reads that axis but the stores' row offsets
+Coarsening is taken where A's row offset is `block_id(axis) * BM`, every store is to the `&mut` tensor whose
+partition is the grid (a coarse tile's row tiles past the grid are past its edge; another tensor's rows there
+would be written: hrev18's review) and nothing else reads that axis but the stores' row offsets
 (B, the loop's bounds, the epilogue's loads and values: a per-row-tile bias would read tile R J's row for all R),
 no epilogue load has a row per accumulator row (`AccLoad` along M), nothing reads `num_blocks`; only in the
 split-K variant (`TensorFacts.few_tiles`), whose walk computes its grid (the launch's is the user's). Other
@@ -64,7 +66,9 @@ def row_axis(k: g.GpuKernel, loop: ir.For, a: ir.Load, a_kmajor: bool, b: ir.Loa
     defs = _defs(k)
     pos = ids(k)
     ax = _start(a.offsets[0 if a_kmajor else 1], defs, pos, bm)
-    if ax is None or any(isinstance(op, ir.NumBlocks) for op in g.walk(k.source.body)):
+    mut = max((p for p in k.tensor_params if p.mutable and p.tile_shape), key=lambda p: p.rank, default=None)
+    if ax is None or any(isinstance(op, ir.NumBlocks) for op in g.walk(k.source.body)) or mut is None \
+            or mut.rank != 2 or mut.tile_shape is None or mut.tile_shape[0] != bm:
         return None
 
     def free(vs: list[ir.Value]) -> bool:
@@ -74,8 +78,8 @@ def row_axis(k: g.GpuKernel, loop: ir.For, a: ir.Load, a_kmajor: bool, b: ir.Loa
     if not free(list(b.offsets)) or not free([loop.lower, loop.upper, loop.step]):
         return None
     for op in epilogue:
-        if isinstance(op, ir.Store):
-            if _start(op.offsets[0], defs, pos, bm) != ax or not free(list(op.offsets[1:])):
+        if isinstance(op, ir.Store):  # (the grid's own tensor: a row tile past its grid is past its edge)
+            if op.tensor != mut.name or _start(op.offsets[0], defs, pos, bm) != ax or not free(list(op.offsets[1:])):
                 return None
         elif isinstance(op, g.AccLoad):
             if op.dims[0] is not None or not free(list(op.load.offsets)):

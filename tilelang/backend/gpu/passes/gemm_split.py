@@ -140,7 +140,7 @@ def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
         pos = unravel(rb, tile, list(range(R)), sizes)
         posl = [pos[a] for a in range(R)]
         mapping: dict[int, ir.Value] = {}
-        body = _logical([*rb.ops, *clone(outside, fresh, mapping)], posl, sizes)
+        head = [*rb.ops, *clone(outside, fresh, mapping)]
         pb = _Build(fresh)
         lo, hi, st = (mapping.get(v.id, v) for v in (loop.lower, loop.upper, loop.step))
         n = trips(pb, lo, hi, st)
@@ -150,8 +150,9 @@ def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
         last = pb.elem(E.EQ, piece, pb.elem(E.SUB, s_v, pb.const(1)), dtype=DType.BOOL)
         hi_p = pb.elem(E.WHERE, last, hi, pb.elem(E.ADD, lo, pb.elem(E.MUL, st, j1)), hint="hi")
         mapping.update({loop.lower.id: lo_p, loop.upper.id: hi_p})
-        body += pb.ops
-        body += _logical([substitute(op, mapping) for op in ops], posl, sizes)
+        # (one `_logical` over the tile's ops: a role's op may read a position the scalar ops before the loop read,
+        # `gemm_rows`' coarse tiles' columns)
+        body = _logical([*head, *pb.ops, *(substitute(op, mapping) for op in ops)], posl, sizes)
         nxt = fresh.value(DType.I32, (), "ring")
         ring0 = fresh.value(DType.I32, (), "ring0")
         first = fresh.value(DType.I32, (), "r0")

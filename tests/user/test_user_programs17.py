@@ -16,6 +16,11 @@ next, in domains rounds 1-16 did not take, written from README.md, docs/referenc
   counts) and bool (any/all as max/min), on the device and on the host.
 - a08: conjugate gradients for a 2-D Poisson problem, matrix-free (the stencil a row at a time), the dot
   products added on the host, a host `while` loop reading the residual.
+- a09: a mixed-precision optimizer step (GradScaler's unscale with a non-finite flag by `atomic_max`, then
+  AdamW on f32 master weights with a bf16 copy, or the step skipped and the scale halved). Its step counter,
+  `let mut t = 0; t += 1;` read as `t as f32`, was an `f32` (the cast typed the variable): it printed `2.0`,
+  and such a counter stops at 2^24; a cast now converts the variable's value and types nothing
+  (tests/run/let_mut_cast_keeps_its_type.tile; `let mut w = 300; w as u8` was E0222).
 
 Each program runs on the interpreter and is checked against NumPy from its own inputs; each but a08 runs
 in the NVPTX simulator at sm_90a and sm_80 (a08's ~100 launches take minutes there: its kernels are a
@@ -138,10 +143,33 @@ def _a08(t: Tensors, out: str) -> None:
     assert out == "true true\n"
 
 
+def _a09(t: Tensors, out: str) -> None:
+    p = t["p0"].copy()
+    m, v = np.zeros_like(p), np.zeros_like(p)
+    scale, steps = np.float32(65536.0), 0
+    for step in range(3):
+        with np.errstate(over="ignore"):
+            g16 = (t["grads"][step] * np.float32(1e4 if step == 1 else 1.0) * scale).astype(np.float16)
+        g = g16.astype(np.float32) * (np.float32(1) / scale)
+        if not np.isfinite(g).all():   # the skipped step: the scale halved
+            scale *= np.float32(0.5)
+            continue
+        steps += 1
+        c1, c2 = np.float32(1 - 0.9**steps), np.float32(1 - 0.999**steps)
+        m = m * np.float32(0.9) + g * np.float32(0.1)
+        v = v * np.float32(0.999) + g * g * np.float32(1 - 0.999)
+        p = p * np.float32(1 - 1e-3 * 0.01) - np.float32(1e-3) * (m / c1) / (np.sqrt(v / c2) + np.float32(1e-8))
+    np.testing.assert_allclose(t["p"], p, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(t["m"], m, rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(t["pb"], p, rtol=8e-3)   # the bf16 copy
+    # `t`, the steps taken, is an i32 counter though read as `t as f32` (it was an f32, printed `2.0`)
+    assert out == "2 1 32768.0\n", out
+
+
 CHECKS = {"a01_gqa_attention_backward_dq": _a01, "a02_scaled_mm_rowwise_bf16": _a02,
           "a03_gaussian_blur_separable": _a03, "a04_batched_inverse_gauss_jordan": _a04,
           "a05_maxpool3x3_indices": _a05, "a06_top_p_bisection": _a06, "a07_int64_bool_reductions": _a07,
-          "a08_conjugate_gradient_poisson": _a08}
+          "a08_conjugate_gradient_poisson": _a08, "a09_amp_adamw_skip_step": _a09}
 SIMULATED = sorted(set(CHECKS) - {"a08_conjugate_gradient_poisson"})
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

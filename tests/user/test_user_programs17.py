@@ -21,6 +21,11 @@ next, in domains rounds 1-16 did not take, written from README.md, docs/referenc
   `let mut t = 0; t += 1;` read as `t as f32`, was an `f32` (the cast typed the variable): it printed `2.0`,
   and such a counter stops at 2^24; a cast now converts the variable's value and types nothing
   (tests/run/let_mut_cast_keeps_its_type.tile; `let mut w = 300; w as u8` was E0222).
+- a10: a CSR sparse times dense product whose CSR arrays are built on the host from per-row counts (an
+  exclusive running sum as a masked sum, each nonzero's row by counting row ends), one row and column tile a
+  block walking its run-time number of nonzeros.
+- a11: a Kahan-compensated sum of values 1e8 apart, the running sum and its compensation carried per lane
+  across a `while` walk: the simulated GPU must leave the same bits (element-wise f32 in the program's order).
 
 Each program runs on the interpreter and is checked against NumPy from its own inputs; each but a08 runs
 in the NVPTX simulator at sm_90a and sm_80 (a08's ~100 launches take minutes there: its kernels are a
@@ -30,6 +35,7 @@ one assembles on both.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -166,16 +172,38 @@ def _a09(t: Tensors, out: str) -> None:
     assert out == "2 1 32768.0\n", out
 
 
+def _a10(t: Tensors, out: str) -> None:
+    counts = (np.arange(50) * 3) % 10
+    rp = np.concatenate([[0], np.cumsum(counts)])
+    np.testing.assert_array_equal(t["row_ptr"], rp)   # the host's CSR construction
+    a = np.zeros((50, 70))
+    for r in range(50):
+        for e in range(counts[r]):
+            assert t["col_idx"][rp[r] + e] == (r * 7 + e * 11) % 70
+            a[r, t["col_idx"][rp[r] + e]] += t["vals"][rp[r] + e]
+    np.testing.assert_allclose(t["c"], a @ t["b"].astype(np.float64), rtol=1e-5, atol=1e-5)
+    assert out == "225 225 [50, 40]\n"
+
+
+def _a11(t: Tensors, out: str) -> None:
+    exact = math.fsum(t["x"].astype(np.float64))
+    kahan = t["s"].astype(np.float64).sum() - t["c"].astype(np.float64).sum()
+    plain = t["plain"].astype(np.float64).sum()
+    assert abs(kahan - exact) < 1e-2 and abs(plain - exact) > 1e3, (kahan - exact, plain - exact)
+    assert out == "true true\n"
+
+
 CHECKS = {"a01_gqa_attention_backward_dq": _a01, "a02_scaled_mm_rowwise_bf16": _a02,
           "a03_gaussian_blur_separable": _a03, "a04_batched_inverse_gauss_jordan": _a04,
           "a05_maxpool3x3_indices": _a05, "a06_top_p_bisection": _a06, "a07_int64_bool_reductions": _a07,
-          "a08_conjugate_gradient_poisson": _a08, "a09_amp_adamw_skip_step": _a09}
+          "a08_conjugate_gradient_poisson": _a08, "a09_amp_adamw_skip_step": _a09,
+          "a10_csr_spmm_host_built": _a10, "a11_kahan_sum": _a11}
 SIMULATED = sorted(set(CHECKS) - {"a08_conjugate_gradient_poisson"})
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "a*.tile", CHECKS, [(n, a) for n in SIMULATED for a in ("sm_90a", "sm_80")],
-    sim_tol={"a01_gqa_attention_backward_dq": 1e-4, "a02_scaled_mm_rowwise_bf16": 1e-2},
+    sim_tol={"a01_gqa_attention_backward_dq": 1e-4, "a02_scaled_mm_rowwise_bf16": 1e-2, "a11_kahan_sum": 0.0},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     # simulations over ~2.5 s on an idle core (a03 4.2 s, a05, a06 ~5 s): each runs on the GPU in
     # test_user_gpu.py, and on the interpreter and through ptxas by default

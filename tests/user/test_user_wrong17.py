@@ -13,6 +13,8 @@ fixed program checked against NumPy.
   `t.sum(1, true)` (and max, min, argmax, ..) was "takes 0 to 1 arguments": it now writes the reshape.
 - l03 softmax cross-entropy with `t.logsumexp(1)` (E0103 listed the methods of tiles): the help writes
   the maximum-shifted form for the tile's shape.
+- `z.roll(1)` of a host tensor (in the REPL) got the tile's `dot` form, which the host does not have: it gets a
+  masked sum over a broadcast (`max` for `bool`), 1-D or 2-D along an axis.
 - `t.flip(1)` of a 2-D tile: the help reshaped the tile to one row of its own dimension (the 1-D form,
   `t.reshape([1, N])` of a [4, 16] tile); it now reverses along the axis asked (`fliplr`/`flipud` too).
 """
@@ -156,3 +158,23 @@ def test_the_shift_that_brings_in_zeros_is_the_help_s_second_matrix(tmp_path: Pa
     want = np.zeros((4, 16))
     want[:, 2:] = t["x"][:, :-2]
     np.testing.assert_array_equal(t["o"], want)
+
+
+@pytest.mark.parametrize(("setup", "expr", "want"), [
+    ("let z = arange::<f32>(8) - 2.5;", "z.roll(3)", lambda: np.roll(np.arange(8) - 2.5, 3)),
+    ("let z = arange::<f32>(8) - 2.5;", "z.roll(-2, 0)", lambda: np.roll(np.arange(8) - 2.5, -2)),
+    ("let z = arange::<i32>(6).reshape([2, 3]);", "z.roll(-1, 1)", lambda: np.roll(np.arange(6).reshape(2, 3), -1, 1)),
+    ("let z = arange::<i32>(6).reshape([2, 3]);", "z.roll(1, 0)", lambda: np.roll(np.arange(6).reshape(2, 3), 1, 0)),
+    ("let z = arange::<i32>(5) > 2;", "z.roll(1)", lambda: np.roll(np.arange(5) > 2, 1)),
+])
+def test_a_host_tensor_s_roll_is_a_masked_sum(setup: str, expr: str, want, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A host tensor has no `dot` (the tile's help, given to `z.roll(1)` in the REPL, named it): its roll is a
+    masked sum (`max` for `bool`) over a broadcast, which runs on the host."""
+    f = tmp_path / "h.tile"
+    f.write_text(f"fn main() {{\n    {setup}\n    let r = {expr};\n    print(r.shape());\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    code = max(d.help[0].split("`")[1::2], key=len)
+    assert "dot(" not in code and "masked" in d.help[0], d.help
+    f.write_text(f.read_text(encoding="utf-8").replace(expr, code), encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["r"], want())

@@ -286,8 +286,8 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
         if sym is not None and sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
             # `let mut t = 0; t += 1; t as f32`: a cast converts the variable's value, it is no use that types
             # the variable (round 17: `t` became an `f32`, printed `1.0`, and `t += 1` stopped counting at
-            # 2^24): the variable takes its default here, as it would at the end, and the cast converts it
-            adopt(tcx, sym, default_type(sym.ty, tcx.mut_literals[sym][0]))
+            # 2^24): the operand keeps the variable's type, which a later typed use gives (`t = n` of an `i64`
+            # after the cast, as in Rust) or the default at the end (`_default_untyped`), re-settling it
             return
     tcx.program.types[e] = target
     if isinstance(e, ast.Name):

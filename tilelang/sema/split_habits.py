@@ -34,9 +34,9 @@ def parts(name: str, rty: Any, e: Any, x: str | None) -> str | None:
     if name == "transpose":
         return None if shape is None else transpose_help(len(shape), e, x)
     if name in ("roll", "logsumexp"):
-        if not isinstance(rty, TileT):  # (a host tensor has no `dot`)
-            return None
-        h = (roll_help if name == "roll" else logsumexp_help)(shape, getattr(t, "dtype", None), e, x)
+        fn = roll_help if name == "roll" else logsumexp_help
+        fn = host_roll_help if name == "roll" and not isinstance(rty, TileT) else fn  # (the host has no `dot`)
+        h = fn(shape, getattr(t, "dtype", None), e, x)
         return None if h is None else h.replace("{", "{{").replace("}", "}}")
     h = parts_help(name, shape, getattr(t, "dtype", None), e, x) or _BASE
     return h.replace("{", "{{").replace("}", "}}")
@@ -135,6 +135,38 @@ def roll_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall, x: s
     return (f"Tile has no roll: a cyclic shift is a product with a 0/1 matrix, `{expr}` (`{z}` for the matrix of "
             "a shift that brings in zeros instead); exact for finite values: an infinity or NaN makes its whole "
             "row of the product NaN (0 times infinity)")
+
+
+def host_roll_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall, x: str) -> str | None:
+    """`x.roll(k)` / `x.roll(k, axis)` of a host tensor (1-D, or 2-D along an axis), which has no `dot`:
+    element j along the axis is element j - k, picked by a masked sum over a broadcast that gives the
+    axis a partner (as `flip_help`'s reversal); None where the shape or the arguments are not known."""
+    if not shape or len(shape) > 2 or None in shape or not e.args or len(e.args) > 2:
+        return None
+    k = _int(e.args[0].value)
+    axis = _int(e.args[1].value) if len(e.args) == 2 else 0 if len(shape) == 1 else None
+    if k is None or axis is None or not -len(shape) <= axis < len(shape):
+        return None
+    axis %= len(shape)
+    dims = [str(d) for d in shape]
+    n = dims[axis]
+    off = "" if k == 0 else f" - {k}" if k > 0 else f" + {-k}"
+    zero = "false" if dtype is DType.BOOL else "0.0" if isinstance(dtype, DType) and dtype.is_float else "0"
+    if len(dims) == 1:
+        j, i, b, red = f"arange::<i32>({n}).reshape([{n}, 1])", f"arange::<i32>({n}).reshape([1, {n}])", \
+            f"{x}.reshape([1, {n}]).broadcast([{n}, {n}])", 1
+    elif axis == 1:
+        m = dims[0]
+        j, i, b, red = f"arange::<i32>({n}).reshape([1, {n}, 1])", f"arange::<i32>({n}).reshape([1, 1, {n}])", \
+            f"{x}.reshape([{m}, 1, {n}]).broadcast([{m}, {n}, {n}])", 2
+    else:
+        c = dims[1]
+        j, i, b, red = f"arange::<i32>({n}).reshape([{n}, 1, 1])", f"arange::<i32>({n}).reshape([1, {n}, 1])", \
+            f"{x}.reshape([1, {n}, {c}]).broadcast([{n}, {n}, {c}])", 1
+    how = "max" if dtype is DType.BOOL else "sum"
+    return (f"Tile has no roll: element j of the result is element j {'-' if k >= 0 else '+'} {abs(k)} (modulo {n}) "
+            f"along axis {axis}, picked by "
+            f"a masked {how}: `where(({j} - {i}{off}) % {_paren(n)} == 0, {b}, {zero}).{how}({red})`")
 
 
 def flip_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall | None, x: str) -> str | None:

@@ -15,6 +15,10 @@ fixed program checked against NumPy.
   the maximum-shifted form for the tile's shape.
 - `z.roll(1)` of a host tensor (in the REPL) got the tile's `dot` form, which the host does not have: it gets a
   masked sum over a broadcast (`max` for `bool`), 1-D or 2-D along an axis.
+- `for i in (0..n).rev()` / `(0..n).step_by(2)` (Rust's iterator adaptors): a general help about tile indices;
+  it now writes the loop over the steps with `i` from the range's own bounds (`let i = (n - 1) - r;`).
+- `t[2] = 7.0` / `t[n] += 1.5` of a tile (E0114): `let t2 = where(mask, v, t);` with the mask to write; it
+  now writes the element's mask from the tile's dimensions and the statement's indices, and its value.
 - `t.flip(1)` of a 2-D tile: the help reshaped the tile to one row of its own dimension (the 1-D form,
   `t.reshape([1, N])` of a [4, 16] tile); it now reverses along the axis asked (`fliplr`/`flipud` too).
 """
@@ -178,3 +182,64 @@ def test_a_host_tensor_s_roll_is_a_masked_sum(setup: str, expr: str, want, tmp_p
     f.write_text(f.read_text(encoding="utf-8").replace(expr, code), encoding="utf-8")
     t, _ = run_program(f)
     np.testing.assert_array_equal(t["r"], want())
+
+
+@pytest.mark.parametrize(("loop", "want"), [
+    ("(0..n).rev()", lambda n: list(range(n))[::-1]),
+    ("(1..=n).rev()", lambda n: list(range(1, n + 1))[::-1]),
+    ("(0..n).step_by(2)", lambda n: list(range(0, n, 2))),
+    ("(3..n + 4).step_by(3)", lambda n: list(range(3, n + 4, 3))),
+])
+def test_rust_s_range_adaptors_are_written_with_the_range_s_bounds(loop: str, want, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`for i in (0..n).rev()` / `.step_by(2)` (E0103) had a general help about tile indices; it now writes the
+    loop over the steps with `i` computed from the range's own bounds, which visits NumPy's values in order (the
+    kernel folds them as `t * 3 + i`, which tells the orders apart)."""
+    src = ("kernel fn k(o: &mut Tensor<f32, [1]>, n: i32) {\n    let mut t = zeros::<f32>([1]);\n"
+           f"    for i in {loop} {{\n        t = t * 3.0 + (i as f32);\n    }}\n    o.store(t);\n}}\n"
+           "fn main() {\n    let mut o = zeros::<f32>([1]);\n    k(o.partition([1]), 7).sync();\n}\n")
+    f = tmp_path / "r.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0103", d.message
+    header = d.help[0].split("`")[1].split(" .. }")[0]   # `for r in 0..n { let i = (n - 1) - r;`
+    f.write_text(src.replace(f"for i in {loop} {{", header), encoding="utf-8")
+    t, _ = run_program(f)
+    acc = 0.0
+    for i in want(7):
+        acc = acc * 3 + i
+    assert t["o"][0] == np.float32(acc), (header, t["o"], acc)
+
+
+@pytest.mark.parametrize(("stmt", "want"), [
+    ("t[2] = 7.0;", lambda v: np.where(np.arange(8) == 2, 7.0, v)),
+    ("t[n] += 1.5;", lambda v: np.where(np.arange(8) == 3, v + 1.5, v)),
+])
+def test_a_tile_element_assignment_is_written_as_a_where_of_its_index(stmt: str, want, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`t[2] = 7.0` of a tile (E0114) was told `let t2 = where(mask, v, t);`, the mask left to write: the help
+    writes the element's mask from the tile's dimension and the statement's index, and the value."""
+    src = ("kernel fn k(o: &mut Tensor<f32, [8]>, x: &Tensor<f32, [?]>, n: i32) {\n    let mut t = x.load_like(o);\n"
+           f"    {stmt}\n    o.store(t);\n}}\n"
+           "fn main() {\n    let x = arange::<f32>(8);\n    let mut o = zeros::<f32>([8]);\n"
+           "    k(o.partition([8]), &x, 3).sync();\n}\n")
+    f = tmp_path / "e.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0114", d.message
+    fix = max(d.help[0].split("`")[1::2], key=len)
+    f.write_text(src.replace(stmt, fix), encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["o"], want(np.arange(8, dtype=np.float32)))
+
+
+def test_a_2d_tile_element_gets_both_axes_masks(tmp_path: Path) -> None:
+    src = ("kernel fn k(o: &mut Tensor<f32, [4, 8]>, x: &Tensor<f32, [?, ?]>) {\n"
+           "    let mut t = x.partition([4, 8]).load([0, 0]);\n    t[1][2] = 7.0;\n    o.store(t);\n}\n"
+           "fn main() {\n    let mut o = zeros::<f32>([4, 8]);\n    k(o.partition([4, 8]), &ones::<f32>([4, 8])).sync();\n}\n")
+    f = tmp_path / "e.tile"
+    f.write_text(src, encoding="utf-8")
+    fix = max(first_error(f).help[0].split("`")[1::2], key=len)
+    f.write_text(src.replace("t[1][2] = 7.0;", fix), encoding="utf-8")
+    t, _ = run_program(f)
+    want = np.ones((4, 8), np.float32)
+    want[1, 2] = 7.0
+    np.testing.assert_array_equal(t["o"], want)

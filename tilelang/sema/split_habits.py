@@ -289,3 +289,33 @@ def flip_1d_help(ty: Any, x: str) -> str:
     return (f"Tile has no reversal: element i of {what} is element {n} - 1 - i, picked by a masked sum: "
             f"`where(arange::<i32>({n}).reshape([{n}, 1]) + arange::<i32>({n}).reshape([1, {n}]) == {n} - 1, "
             f"{x}.reshape([1, {n}]).broadcast([{n}, {n}]), {zero}).sum(1)`")
+
+
+def range_adaptor_help(name: str, e: ast.MethodCall, snippet: Any) -> str:
+    """`(a..b).rev()` and `(a..b).step_by(s)` (Rust's iterator adaptors; a range in Tile counts up by 1): the
+    loop over the steps' count with the index computed from it, written with the range's own bounds (round
+    17: the help was a general one about tile indices)."""
+    general = ("a range counts up by 1: loop over tile indices (`for k in 0..n`) and multiply (`k * B`), or walk a "
+               "partition (`for k in 0..p.num_tiles(1)`)")
+    r = e.receiver
+    if not isinstance(r, ast.RangeExpr):
+        return general
+    a, b = snippet(r.start), snippet(r.end)
+    if not a or not b or len(a) + len(b) > 40:
+        return general
+
+    def wrap(x: str) -> str:
+        return x if x.isidentifier() or x.isdigit() else f"({x})"
+
+    hi = f"{wrap(b)} + 1" if r.inclusive else b          # the first value past the range
+    last = b if r.inclusive else f"{wrap(b)} - 1"
+    count = hi if a == "0" else f"{wrap(hi)} - {wrap(a)}"
+    if name == "rev":
+        return (f"a range counts up by 1: count up and index from the end, `for r in 0..{count} "
+                f"{{ let i = {wrap(last)} - r; .. }}`")
+    if len(e.args) != 1 or not (s := snippet(e.args[0].value)) or len(s) > 20:
+        return general
+    s = wrap(s)
+    steps = f"({count} + {s} - 1) / {s}"
+    start = f"k * {s}" if a == "0" else f"{wrap(a)} + k * {s}"
+    return f"a range counts up by 1: count the steps, `for k in 0..{steps} {{ let i = {start}; .. }}`"

@@ -94,3 +94,53 @@ def test_alibi_causal_attention_in_the_simulator() -> None:
     tilelang.compile(SRC).causal[64, 64, d](tilelang.partition(want, [1, 64, d]), q, kk, v, slopes,
                                             np.float32(0.125)).sync()
     np.testing.assert_allclose(o, want, rtol=2e-3, atol=2e-3)
+
+
+QMASK = """
+kernel fn qmasked<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<f32, [1, BM, D]>,
+        q: &Tensor<f16, [?, ?, D]>, k: &Tensor<f16, [?, ?, D]>, v: &Tensor<f16, [?, ?, D]>,
+        qmask: &Tensor<f32, [?, ?]>) {
+    let h = block_id(0);
+    let i = block_id(1);
+    let qt = q.load_like(o).reshape([BM, D]);
+    let pk = k.partition([1, BN, D]);
+    let pv = v.partition([1, BN, D]);
+    let qm = qmask.partition([1, BM]).load([h, i]).reshape([BM, 1]);
+    let mut m = full::<f32>([BM, 1], -1.0e30);
+    let mut l = zeros::<f32>([BM, 1]);
+    let mut acc = zeros::<f32>([BM, D]);
+    for j in 0..pk.num_tiles(1) {
+        let s = mma(qt, pk.load([h, j, 0]).reshape([BN, D]).transpose(), zeros::<f32>([BM, BN]));
+        let s = where(qm > 0.5, s, -1.0e30);
+        let mn = maximum(m, s.max(1).reshape([BM, 1]));
+        let p = exp(s - mn);
+        let alpha = exp(m - mn);
+        l = l * alpha + p.sum(1).reshape([BM, 1]);
+        acc = mma(p as f16, pv.load([h, j, 0]).reshape([BN, D]), acc * alpha);
+        m = mn;
+    }
+    o.store((acc / l).reshape([1, BM, D]));
+}
+fn main() {
+    let q = zeros::<f16>([2, 256, 64]);
+    let mut o = zeros::<f32>([2, 256, 64]);
+    qmasked::<128, 128, 64>(o.partition([1, 128, 64]), &q, &q, &q, &zeros::<f32>([2, 256])).sync();
+}
+"""
+
+
+def test_a_row_tile_loaded_before_the_loop_is_told_to_load_it_in_the_loop() -> None:
+    """A query mask loaded once before the loop (a [BM, 1] tile) was refused with no help; the help's place,
+    the load in the loop, is taken."""
+    facts = {**{n: TensorFacts(True, (False, True, True)) for n in "oqkv"}, "qmask": TensorFacts(True, (False, True))}
+
+    def lowered(src: str):  # type: ignore[no-untyped-def]
+        return lower_gpu(next(x for x in driver.compile(src, "ir").output if x.name == "qmasked"), "sm_90a", facts)
+
+    gk = lowered(QMASK)
+    (note,) = explain.refusals(gk)
+    assert "a load of `qmask` before the loop" in note.message and "load the tile in the loop" in note.help[0]
+    load = "    let qm = qmask.partition([1, BM]).load([h, i]).reshape([BM, 1]);\n"
+    moved = QMASK.replace(load, "").replace("        let s = where(qm", load.replace("    ", "        ", 1)
+                                            + "        let s = where(qm")
+    assert explain.path_of(lowered(moved)) == "attention-pipeline"

@@ -13,6 +13,10 @@ fixed program checked against NumPy.
   `t.sum(1, true)` (and max, min, argmax, ..) was "takes 0 to 1 arguments": it now writes the reshape.
 - l03 softmax cross-entropy with `t.logsumexp(1)` (E0103 listed the methods of tiles): the help writes
   the maximum-shifted form for the tile's shape.
+- l04 Triton's tutorial kernel ported line by line, `x.load(offs, mask)` for `tl.load(x_ptr + offs, mask=mask)`:
+  "takes 0 to 1 arguments" with "call it with 0 to 1 arguments" (and `x.load(offs)` "for indexed tiles,
+  partition it"); the help now says that Tile reads a tile by its index, `x.partition([B]).load([i])` where
+  `offs = i * B + arange(B)`, with no mask past the end (`load_padded` for Triton's `other`).
 - `z.roll(1)` of a host tensor (in the REPL) got the tile's `dot` form, which the host does not have: it gets a
   masked sum over a broadcast (`max` for `bool`), 1-D or 2-D along an axis.
 - `for i in (0..n).rev()` / `(0..n).step_by(2)` (Rust's iterator adaptors): a general help about tile indices;
@@ -43,6 +47,12 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "l02_mean_keepdim_by_position": ("`(t * t).sum(1).reshape([BR, 1]) / (D as f32)`",
                                      [("(t * t).mean(1, true)", "(t * t).sum(1).reshape([BR, 1]) / (D as f32)")]),
     "l03_logsumexp_cross_entropy": (f"`{LSE}`", [("t.logsumexp(1)", LSE)]),
+    # the help's tile read for both loads; the offsets and mask go with them
+    "l04_triton_offsets_load": ("read `x.partition([B]).load([i])`",
+                                [("x.load(offs, mask)", "x.partition([B]).load([pid])"),
+                                 ("y.load(offs, mask)", "y.partition([B]).load([pid])"),
+                                 ("    let offs = pid * B + arange::<i32>(B);\n    let mask = offs < n;\n", ""),
+                                 (", n: i32) {", ") {"), ("&y, n)", "&y)")]),
 }
 
 
@@ -78,8 +88,14 @@ def _l03(t: dict[str, np.ndarray], out: str) -> None:
     assert out == "[10] [10, 100]\n"
 
 
+def _l04(t: dict[str, np.ndarray], out: str) -> None:
+    x, y = t["x"].astype(np.float64), t["y"].astype(np.float64)
+    np.testing.assert_allclose(t["o"], x / (1 + np.exp(-x)) + y, rtol=1e-5, atol=1e-6)
+    assert out == "[1000]\n"
+
+
 CHECKS = {"l01_roll_for_a_window_shift": _l01, "l02_mean_keepdim_by_position": _l02,
-          "l03_logsumexp_cross_entropy": _l03}
+          "l03_logsumexp_cross_entropy": _l03, "l04_triton_offsets_load": _l04}
 
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,

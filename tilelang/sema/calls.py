@@ -581,7 +581,7 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                             .with_help(f"Triton's `tl.arange({lo}, {hi})` is `arange::<{t}>({hi})`" if lo == "0" else
                                        f"for the values {lo} .. {hi} (Triton's `tl.arange({lo}, {hi})`), add the "
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
-        if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv))):  # `t.transpose(0, 1)`
+        if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv), tcx.program.types)):
             return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {takes} but {plural(n, 'argument')} were "
                                     "supplied", e.span, f"expected {takes}").with_help(h))
         return tcx.arity_error(owner, takes, n, e.span, None)

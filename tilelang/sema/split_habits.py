@@ -42,11 +42,14 @@ def parts(name: str, rty: Any, e: Any, x: str | None) -> str | None:
     return h.replace("{", "{{").replace("}", "}}")
 
 
-def arity_help(name: str, rty: Any, e: Any, x: str | None) -> str | None:
+def arity_help(name: str, rty: Any, e: Any, x: str | None, types: Any = None) -> str | None:
     """The help of a method call with too many arguments that another library's spelling explains:
-    `x.transpose(0, 1)`, and `x.sum(1, true)` (PyTorch's keepdim by position) of a tile of known shape."""
+    `x.transpose(0, 1)`, `x.sum(1, true)` (PyTorch's keepdim by position) of a tile of known shape, and
+    `x.load(offs, mask)` (Triton's) with `types` the checker's types of the call's arguments."""
     if name == "transpose":
         return parts(name, rty, e, x)
+    if name == "load" and e.args and types is not None:
+        return triton_load_help(x or "x", "", types.get(e.args[0].value))
     t, x = rty if isinstance(rty, TileT) else deref(rty), x if x and len(x) < 30 else "t"
     shape = getattr(t, "shape", None)
     args = [a.value for a in e.args]
@@ -319,3 +322,21 @@ def range_adaptor_help(name: str, e: ast.MethodCall, snippet: Any) -> str:
     steps = f"({count} + {s} - 1) / {s}"
     start = f"k * {s}" if a == "0" else f"{wrap(a)} + k * {s}"
     return f"a range counts up by 1: count the steps, `for k in 0..{steps} {{ let i = {start}; .. }}`"
+
+
+def triton_load_help(x: str, offs: str, offs_ty: Any) -> str | None:
+    """`x.load(offs)`, `x.load(offs, mask, other)` of a `&Tensor` with a tile of integer offsets (Triton's
+    `tl.load(x_ptr + offs, mask=.., other=..)`, round 17: "takes 0 to 1 arguments" and "call it with 0 to 1
+    arguments"): Tile reads a tile by its index; for `offs = i * B + arange(B)` that is tile `i` of a
+    partition of `B`, which reads zeros past the end (no mask), `load_padded` another value. None where
+    `offs` is not a 1-D integer tile."""
+    if not isinstance(offs_ty, TileT) or not offs_ty.shape or len(offs_ty.shape) != 1 \
+            or not isinstance(offs_ty.dtype, DType) or not offs_ty.dtype.is_int:
+        return None
+    b = str(offs_ty.shape[0])
+    b = b if b.isidentifier() or b.isdigit() else f"({b})"
+    offs = offs if offs and len(offs) < 30 else "offs"
+    return (f"Tile reads a tile by its index, not elements by their offsets (Triton's `tl.load(x_ptr + offs, mask, "
+            f"other)`): where `{offs}` is `i * {b} + arange::<i32>({b})`, read `{x}.partition([{b}]).load([i])` "
+            f"(`{x}.load_like(z)`: the tile at a `&mut z`'s place); past the tensor's end it reads zeros, so it "
+            f"needs no mask (`{x}.partition([{b}]).load_padded([i], v)` reads `v` there, Triton's `other`)")

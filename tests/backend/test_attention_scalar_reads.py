@@ -7,6 +7,9 @@ inside and at 0, not multiples of the block); what stays refused."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from llsim import SimDevice
@@ -19,41 +22,17 @@ from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu import nodes as g
 from tilelang.ir import nodes as ir
 
-SRC = """
-kernel fn cross<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<f32, [1, BM, D]>,
-        q: &Tensor<f16, [?, ?, D]>, k: &Tensor<f16, [?, ?, D]>, v: &Tensor<f16, [?, ?, D]>,
-        lens: &Tensor<i32, [?]>, scale: f32) {
-    let b = block_id(0);
-    let n = LENGTH;
-    let qt = q.load_like(o).reshape([BM, D]);
-    let pk = k.partition([1, BN, D]);
-    let pv = v.partition([1, BN, D]);
-    let mut m = full::<f32>([BM, 1], f32::NEG_INFINITY);
-    let mut l = zeros::<f32>([BM, 1]);
-    let mut acc = zeros::<f32>([BM, D]);
-    for j in 0..(n + BN - 1) / BN {
-        let s = mma(qt, pk.load([b, j, 0]).reshape([BN, D]).transpose(), zeros::<f32>([BM, BN])) * scale;
-        let keys = arange::<i32>(BN).reshape([1, BN]) + j * BN;
-        let s = where(keys < n, s, f32::NEG_INFINITY);
-        let mn = maximum(m, s.max(1).reshape([BM, 1]));
-        let safe = where(mn == f32::NEG_INFINITY, 0.0, mn);
-        let p = exp(s - safe);
-        let alpha = exp(m - safe);
-        l = l * alpha + p.sum(1).reshape([BM, 1]);
-        acc = mma(p as f16, pv.load([b, j, 0]).reshape([BN, D]), acc * alpha);
-        m = mn;
-    }
-    o.store(where(l > 0.0, acc / l, 0.0).reshape([1, BM, D]));
-}
-"""
-READ = "lens.partition([1]).load([b]).item()"
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import huser16_paths  # noqa: E402  (the GPU script's cross-attention program, o05, is this test's kernel)
+
+READ = huser16_paths.LENS  # the length read from a tensor before the loop
 
 
 def _kernel(bm: int, bn: int, d: int, length: str = READ, b: int = 3, sq: int = 128):  # type: ignore[no-untyped-def]
     main = (f"fn main() {{ let q = zeros::<f16>([{b}, {sq}, {d}]); let mut o = zeros::<f32>([{b}, {sq}, {d}]);"
             f" let lens = zeros::<i32>([{b}]);"
             f" cross::<{bm}, {bn}, {d}>(o.partition([1, {bm}, {d}]), &q, &q, &q, &lens, 0.1).sync(); }}\n")
-    src = SRC.replace("LENGTH", length)
+    src = huser16_paths.cross_source(length, out="f32")
     return src, next(x for x in driver.compile(src + main, "ir").output if x.name == "cross")
 
 

@@ -22,8 +22,8 @@
 #   Q/A: -0.5..+0.5 % (the H200's +0.3 %; the fast walk lost 0.4-2.2 % on long rows there, QEARLY's arrive costs
 #        a key block ~1 %, the tile boundary gains ~0.3 block of ~33.8).
 #   Errors: every row below 1e-2 (the same kernels' numerics: only registers and the boundary's order differ).
-# First the prefill GPU tests under R and Q together (test_flash_attention_matches_sdpa: 8 cases incl. GQA, causal, ragged S, on
-# 3 CTAs so that every CTA walks several tiles), then the benches.
+# First the prefill GPU tests under R and Q together (test_flash_attention_matches_sdpa's 5 D = 128 cases: GQA, causal,
+# ragged S, S_k 1,100 on the long keys' kernel; on 3 CTAs so that every CTA walks several tiles), then the benches.
 # One device step, ~110 s on a warm H100 with 16 cores (step timeouts and `el` guards keep it <= ~120 s).
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/hattn3_device.sh        (REPS, BENCH_TIMEOUT, TEST_TIMEOUT, PREWARM_TIMEOUT adjust)
@@ -75,7 +75,7 @@ done
 wait
 for x in A R Q P; do echo "hattn3 prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
 env $(arm P) TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-25} python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
-  tests/std/test_attention_gpu.py -k flash_attention_matches_sdpa > "$D/tests.log" 2>&1
+  tests/std/test_attention_gpu.py -k "flash_attention_matches_sdpa and 128" > "$D/tests.log" 2>&1
 rc=$?
 echo "hattn3 gpu tests under P (rc $rc, $(el) s): $(tail -1 "$D/tests.log")"
 grep -E "^FAILED|^ERROR" "$D/tests.log" | head -8

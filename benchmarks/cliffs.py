@@ -24,7 +24,8 @@ GPU IR (the same lowering the launch compiled; `tilelang.backend.explain.path_of
   attention-pipeline  the Hopper attention pipeline (TMA K/V ring, wgmma, P from registers)
   wgmma-pipeline      the warp-specialised wgmma GEMM pipeline (TMA, or copy-producer)
   mma.sync            ldmatrix + mma.sync, no Hopper pipeline (sm_80's instructions)
-  generic             no matrix product (a row kernel); fma: an `mma` of scalar FMAs
+  fma-pipeline        f32/f64/integer products: a cp.async ring and register-blocked FMAs (`pipeline_fma`)
+  generic             no matrix product (a row kernel); fma: an `mma` of scalar FMAs, no pipeline
 and, where the backend says why a faster path refused the loop (`GpuKernel.notes`, what
 `TILEC_EXPLAIN=1` and `tilec emit --explain` print: docs/reference.md), that reason. On the GPU the PTX is
 checked too: `wgmma` / `cp.async.bulk.tensor` present or not.
@@ -113,6 +114,10 @@ Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expecte
 - the first case (gemm 128x128x64) reads as elsewhere (~0.84x, was 0.16x / 0.55x in calls 13 / 14): ours and
   torch's reps interleaved (`time_pair`), so the card's state after `warm_up` falls on both.
 `python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
+
+Expected after hf32's (2026-12-06 15:20 session): `gemm f32` on `fma-pipeline 2w 4s` (was `fma 4w`, 0.59x in
+call 19): 0.75-0.95x; `benchmarks/fma_gemm.py` times its variants. Every other case unchanged (ptx_sha of the 126
+tuned kernels identical; the f16/bf16 paths untouched).
 
 Expected after hgemm's (2026-12-06 12:36 session): split-K by default where a launch has at most half as many
 tiles as SMs (`passes/gemm_split.py`; the runtime picks that variant at launch, so `--dry`'s path column does not

@@ -27,6 +27,9 @@ Cases (f16 storage, f32 sums; `ratio` = torch time / ours, > 1 is faster than to
     Expected ~1-2x of SDPA-with-mask (which runs its efficient/math kernel for a boolean mask, not flash);
     with TILEC_ATTN_SCALAR_READS=0, mma.sync with no pipeline, ~0.3-0.6x.
   * `cross full`: the Hopper attention pipeline at the full length (no padding), the bound for `cross lens`.
+
+`CROSS` and `LENS` are also the kernel tests/backend/test_attention_scalar_reads.py checks (its path, llsim against
+the interpreter): edit them there together.
 """
 
 from __future__ import annotations
@@ -78,7 +81,7 @@ ERF = "0.5 * h * (1.0 + erf(h * 0.70710678))"
 TANH = "0.5 * h * (1.0 + tanh(0.7978845608 * (h + 0.044715 * h * h * h)))"
 
 CROSS = """
-kernel fn cross<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<OUT, [1, BM, D]>,
+kernel fn cross<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<f16, [1, BM, D]>,
         q: &Tensor<f16, [?, ?, D]>, k: &Tensor<f16, [?, ?, D]>, v: &Tensor<f16, [?, ?, D]>,
         lens: &Tensor<i32, [?]>, scale: f32) {
     let b = block_id(0);
@@ -102,18 +105,11 @@ kernel fn cross<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<OUT, 
         acc = mma(p as f16, pv.load([b, j, 0]).reshape([BN, D]), acc * alpha);
         m = mn;
     }
-    o.store(where(l > 0.0, acc / l, 0.0).reshape([1, BM, D])CAST);
+    o.store(where(l > 0.0, acc / l, 0.0).reshape([1, BM, D]) as f16);
 }
 """
 LENS = "lens.partition([1]).load([b]).item()"
 FULL = "k.shape()[1]"
-
-
-def cross_source(length: str, out: str = "f16") -> str:
-    """Kernel `cross` (huser16's o05: a padded batch's cross-attention, its key length `length`: `LENS`, read from
-    a tensor before the loop, or `FULL`) storing `out` elements; also tests/backend/test_attention_scalar_reads.py's
-    kernel (f32 out, in the simulator)."""
-    return CROSS.replace("LEN", length).replace("OUT", out).replace("CAST", "" if out == "f32" else f" as {out}")
 
 T, D, H = 16384, 128, 512
 MLP_TILE = (128, 128, 64)    # BM, D, BH of the natural kernel (BH = 128 there: 1 MB of PTX, ptxas 25 s, spills)
@@ -125,7 +121,7 @@ CROSS_TILE = (128, 64, 64)
 def _src(case: str) -> str:
     if case.startswith("mlp"):
         return MLP.replace("GELU", TANH if "tanh" in case else ERF)
-    return cross_source(FULL if "full" in case else LENS)
+    return CROSS.replace("LEN", FULL if "full" in case else LENS)
 
 
 CASES = ["mlp erf", "mlp inner erf", "mlp tanh", "cross lens", "cross full"]   # the likeliest to matter first

@@ -361,3 +361,39 @@ def test_a_split_k_gemm_takes_the_streams_counters_and_workspace(on, mod) -> Non
     assert on.slow == slow + 1 and _launched(on, fast=False)["split/"] != counters.ptr
     on._arrive.disown(stream)
     _capture(on, False)
+
+
+def test_a_wide_gemm_launch_does_the_plain_kernels_work(on, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The default launches a GEMM with many tiles as its wide variant (`TILEC_GEMM_WIDEN` "auto": 1,056 tiles of
+    64x64 = 2 waves of 4-wide tiles on 132 SMs; a persistent grid of 132 CTAs). Call 19 read its host time at 51
+    us where the plain kernel read 12 (H100, launch_host.py): here, on the stub, a repeated launch of each does
+    the same work: no general path, no variant choice (`_choose`), the same driver calls and the same number of
+    Python calls (`sys.setprofile` events) a launch; only the grid differs."""
+    import sys
+
+    m, n = 2112, 2048
+    a, b = DevArray.zeros((m, 64), np.float16), DevArray.zeros((64, n), np.float16)
+    work = {}
+    for widen in ("0", "auto"):
+        monkeypatch.setenv("TILEC_GEMM_WIDEN", widen)
+        gemm = tilelang.compile(f"// {widen}\n" + SOURCE).gemm[64, 64, 64]
+        c = DevArray.zeros((m, n), np.float16)
+        for _ in range(2):  # the first binds the plan and makes the launcher
+            gemm(P(c, [64, 64]), a, b).sync()
+        slow, calls = on.slow, dict(on.ctx.d.calls)
+        chose = []
+        monkeypatch.setattr(on, "_choose", lambda *args: chose.append(args))
+        events: list[str] = []
+        for _ in range(3):
+            op = gemm(P(c, [64, 64]), a, b)
+            sys.setprofile(lambda frame, event, arg: events.append(f"{event} {frame.f_code.co_name}"))
+            h = op.launch()
+            sys.setprofile(None)
+            h.wait()
+            del op, h  # (dropped here, not in the next launch's count)
+        monkeypatch.undo()  # (the `_choose` stub; the switch is read at lowering, done)
+        grid = tuple(cuda_fake.last(on.lib)[1:4]) if on.lib is not None else on.ctx.d.launches[-1][1:4]
+        assert on.slow == slow and not chose, (widen, on.slow - slow, len(chose))
+        work[widen] = (len(events), {k: v - calls.get(k, 0) for k, v in on.ctx.d.calls.items() if v != calls.get(k, 0)})
+        assert tuple(grid) == ((132, 1, 1) if widen == "auto" else (33, 32, 1)), grid
+    assert work["auto"] == work["0"], work

@@ -23,16 +23,18 @@ from tilelang.backend.gpu import nodes as g
 from tilelang.ir import nodes as ir
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-import huser16_paths  # noqa: E402  (the GPU script's cross-attention program, o05, is this test's kernel)
+import huser16_paths  # noqa: E402
 
-READ = huser16_paths.LENS  # the length read from a tensor before the loop
+# the kernel `benchmarks/huser16_paths.py` times on the GPU (o05_cross_attention_padding.tile's spelling, f16 out),
+# its length `LEN` a read of `lens` (READ) or another form
+SRC, READ = huser16_paths.CROSS, huser16_paths.LENS
 
 
 def _kernel(bm: int, bn: int, d: int, length: str = READ, b: int = 3, sq: int = 128):  # type: ignore[no-untyped-def]
-    main = (f"fn main() {{ let q = zeros::<f16>([{b}, {sq}, {d}]); let mut o = zeros::<f32>([{b}, {sq}, {d}]);"
+    main = (f"fn main() {{ let q = zeros::<f16>([{b}, {sq}, {d}]); let mut o = zeros::<f16>([{b}, {sq}, {d}]);"
             f" let lens = zeros::<i32>([{b}]);"
             f" cross::<{bm}, {bn}, {d}>(o.partition([1, {bm}, {d}]), &q, &q, &q, &lens, 0.1).sync(); }}\n")
-    src = huser16_paths.cross_source(length, out="f32")
+    src = SRC.replace("LEN", length)
     return src, next(x for x in driver.compile(src + main, "ir").output if x.name == "cross")
 
 
@@ -77,10 +79,10 @@ def test_cross_attention_with_lengths_in_the_simulator(bm: int, bn: int, d: int)
     q = rng.standard_normal((b, sq, d)).astype(np.float16)
     kk, v = (rng.standard_normal((b, sk, d)).astype(np.float16) for _ in range(2))
     lens = np.array([200, 77, 0], np.int32)  # all keys, a length inside a block, none (rows of zeros)
-    o = np.full((b, sq, d), np.nan, np.float32)
+    o = np.full((b, sq, d), np.nan, np.float16)
     scale = np.float32(d ** -0.5)
     SimDevice("sm_90a").run(k, (b, sq // bm, 1), [o, q, kk, v, lens, scale], FACTS)
-    want = np.full((b, sq, d), 7.0, np.float32)
+    want = np.full((b, sq, d), 7.0, np.float16)
     tilelang.compile(src).cross[bm, bn, d](tilelang.partition(want, [1, bm, d]), q, kk, v, lens, scale).sync()
     assert not np.isnan(o).any() and np.all(o[2] == 0.0)
-    np.testing.assert_allclose(o, want, rtol=2e-3, atol=2e-4)
+    np.testing.assert_allclose(o.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-4)

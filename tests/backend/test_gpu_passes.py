@@ -31,6 +31,8 @@ CASES = [
     ("pipeline", "gemm_nt", "linear", "sm_90a"),
     ("pipeline_sm80", "gemm", "gemm", "sm_80"),  # cp.async ring, ldmatrix + mma.sync from shared memory
     ("pipeline_sm80", "gemm_nt", "linear", "sm_80"),  # B stored [N, K]: ldmatrix without .trans
+    ("pipeline_fma", "gemm_f32", "sgemm", "sm_80"),  # f32: cp.async ring of padded rows, an 8x8 block a thread
+    ("pipeline_fma", "gemm_f32", "sgemm_nt", "sm_90a"),  # B stored [N, K]: both operands read along k
     ("layout_assign", "gemm", "gemm", "sm_80"),
     ("layout_assign", "softmax", "softmax_rows", "sm_80"),
     ("layout_assign", "rows", "softmax_np2", "sm_80"),  # [1, 2560]: 5 repetitions, no conversion

@@ -25,6 +25,7 @@ PATHS = {
     "attention-pipeline": "the Hopper attention pipeline (TMA K/V ring, wgmma, the softmax in registers)",
     "wgmma-pipeline": "the Hopper GEMM pipeline (TMA ring, warp-specialised wgmma)",
     "sm80-pipeline": "the cp.async ring with ldmatrix + mma.sync (sm_80's pipeline)",
+    "fma-pipeline": "the cp.async ring with register-blocked FMAs (no tensor cores)",
     "mma.sync": "ldmatrix + mma.sync with no pipeline",
     "fma": "scalar FMAs (no tensor cores)",
     "generic": "no matrix product (blocked layouts, registers)",
@@ -43,6 +44,8 @@ def path_of(gk: Any) -> str:
         return "wgmma-pipeline"
     if g.SmemDot in kinds:
         return "sm80-pipeline"
+    if g.SmemFma in kinds:
+        return "fma-pipeline"
     engines = {op.engine for op in ops if isinstance(op, g.DotOp)}
     if "mma.sync" in engines:
         return "mma.sync"

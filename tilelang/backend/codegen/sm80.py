@@ -24,7 +24,7 @@ from typing import Any
 from tilelang.dtypes import DType
 
 from ..gpu import nodes as g
-from ..gpu.layouts import MmaTile
+from ..gpu.layouts import MmaTile, SmemRows
 
 
 def emit_op(em: Any, op: object) -> bool:
@@ -86,15 +86,27 @@ def _stage_base(em: Any, buf: str, stage: str, nbytes: int) -> str:
 
 
 def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
-    """Each thread copies chunks tid, tid + T, ... of the tile (row-major, 8
-    elements each) into their swizzled place in the stage: unrolled for
-    cp.async, in a loop for element copies (eight loads a chunk)."""
-    _, rows, cols = op.dst.shape
-    cpr = cols // 8
+    """Each thread copies chunks tid, tid + T, ... of the tile (row-major, 16
+    bytes each: 8 16-bit elements) into their place in the stage (swizzled in
+    a `SmemTile`, in padded rows in a `SmemRows`): unrolled for cp.async, in a
+    loop for element copies (a load an element)."""
+    _, rows, pcols = op.dst.shape
+    cols = op.cols or pcols
+    item = 8 if op.dst.dtype.bits == 64 else op.dst.dtype.itemsize
+    epc = 16 // item  # elements a chunk
+    lg = epc.bit_length() - 1
+    cpr = cols // epc
     total = rows * cpr
     info = em.tensors[op.tensor]
     *lead, r0, c0 = (em.scalar(v) for v in op.coords)  # `lead`: a 3-D tensor's matrix (a batched operand)
-    base = _stage_base(em, _off(em, op.dst), em.scalar(op.stage), rows * cols * 2)
+    base = _stage_base(em, _off(em, op.dst), em.scalar(op.stage), rows * pcols * item)
+    padded = isinstance(em.layouts.get(op.dst.id), SmemRows)
+
+    def place(r: str, cc: str) -> str:
+        if not padded:
+            return _chunk_addr(em, base, r, cc, cols)
+        off = em.emit(f"add i32 {em.emit(f'mul i32 {r}, {pcols * item}')}, {em.emit(f'shl i32 {cc}, 4')}")
+        return em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {em.emit(f'add i32 {base}, {off}')}")
     if op.vector:
         em.declare("declare void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)")
 
@@ -125,12 +137,12 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
             r = em.emit(f"udiv i32 {chunk}, {cpr}")
             cc = em.emit(f"urem i32 {chunk}, {cpr}")
         row = em.emit(f"add i32 {r0}, {r}")
-        col = em.emit(f"add i32 {c0}, {em.emit(f'shl i32 {cc}, 3')}")
-        dst = _chunk_addr(em, base, r, cc, cols)
+        col = em.emit(f"add i32 {c0}, {em.emit(f'shl i32 {cc}, {lg}')}")
+        dst = place(r, cc)
         if op.vector:
             ok = em.in_bounds(info, [*lead, row, col])
             r_off = em.emit(f"mul i64 {em.emit(f'zext i32 {r} to i64')}, {st[-2]}")
-            c_off = em.emit(f"zext i32 {em.emit(f'shl i32 {cc}, 3')} to i64")
+            c_off = em.emit(f"zext i32 {em.emit(f'shl i32 {cc}, {lg}')} to i64")
             local = em.emit(f"add i64 {r_off}, {c_off}")
             at = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {tile_ptr}, i64 {local}")
             src = em.emit(f"select i1 {ok}, ptr addrspace(1) {at}, ptr addrspace(1) {info.base}")
@@ -138,7 +150,8 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
             em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
                     f"ptr addrspace(1) {src}, i32 {size})")
         else:
-            em.stmt(f"store <8 x i16> {_elements(em, info, row, col, lead)}, ptr addrspace(3) {dst}, align 16")
+            vty = f"<{epc} x i{8 * item}>"
+            em.stmt(f"store {vty} {_elements(em, info, row, col, lead, epc)}, ptr addrspace(3) {dst}, align 16")
         if after is not None:
             em.br(after)
             em.label(after)
@@ -156,24 +169,26 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     em.counted_loop(0, steps, [], body)
 
 
-def _elements(em: Any, info: Any, row: str, col: str, lead: list[str]) -> str:
-    """<8 x i16>: the 16-bit values at (row, col .. col + 7) (of matrix `lead` of
-    a 3-D tensor), zero outside the tensor (each load masked: an outside
-    element reads element (0, 0))."""
+def _elements(em: Any, info: Any, row: str, col: str, lead: list[str], epc: int = 8) -> str:
+    """<epc x iN>: the `epc` values (16 bytes) at (row, col .. col + epc - 1) (of
+    matrix `lead` of a 3-D tensor) as integers of their width, zero outside the
+    tensor (each load masked: an outside element reads element (0, 0))."""
     mt = em.mty(info)
+    bits = 128 // epc
+    it = f"i{bits}"
     meta = ", !invariant.load !0" if info.readonly else ""
     vec = "zeroinitializer"
-    for j in range(8):
+    for j in range(epc):
         cj = col if j == 0 else em.emit(f"add i32 {col}, {j}")
         ok = em.in_bounds(info, [*lead, row, cj])
         at = [em.emit(f"select i1 {ok}, i32 {x}, i32 0") for x in (*lead, row, cj)]
         v = em.emit(f"load {mt}, ptr addrspace(1) {em.address(info, at)}, align {em.msize(info)}{meta}")
-        if mt == "float":  # a bf16 tensor held as f32 values: round to bf16 bits
+        if mt == "float" and bits == 16:  # a bf16 tensor held as f32 values: round to bf16 bits
             v = em.emit(f"bitcast bfloat {em.emit(f'fptrunc float {v} to bfloat')} to i16")
-        else:
-            v = em.emit(f"bitcast {mt} {v} to i16")
-        v = em.emit(f"select i1 {ok}, i16 {v}, i16 0")
-        vec = em.emit(f"insertelement <8 x i16> {vec}, i16 {v}, i32 {j}")
+        elif mt != it:
+            v = em.emit(f"bitcast {mt} {v} to {it}")
+        v = em.emit(f"select i1 {ok}, {it} {v}, {it} 0")
+        vec = em.emit(f"insertelement <{epc} x {it}> {vec}, {it} {v}, i32 {j}")
     return vec
 
 

@@ -339,13 +339,27 @@ class Shared:
 
 
 @frozen(eq=True)
+class SmemRows:
+    """A [stages, rows, cols'] ring of tiles of any element type in shared
+    memory, row-major with no swizzle: a tile's rows of `cols` elements each
+    start `cols'` elements apart (`cols'` - `cols` padding elements, the
+    ring's last dim; `CpAsyncTile.cols`). The FMA pipeline's operands
+    (`passes/pipeline_fma.py`): a K-contiguous operand's rows are padded by
+    one 16-byte chunk where a row has an even number of chunks, so that the
+    rows 4 or 8 lanes read at one k fall in distinct 16-byte bank groups."""
+
+    def __str__(self) -> str:
+        return "#smem_rows<row-major, padded>"
+
+
+@frozen(eq=True)
 class Barriers:
     def __str__(self) -> str:
         return "#mbarrier"
 
 
 Distributed = Chunked | Blocked | Slice | MmaAcc | MmaTile | WgmmaAcc | AccTile
-Layout = Distributed | Shared | SmemTile | Barriers
+Layout = Distributed | Shared | SmemTile | SmemRows | Barriers
 
 __all__ = [
     "AccTile",
@@ -358,6 +372,7 @@ __all__ = [
     "MmaTile",
     "Shared",
     "Slice",
+    "SmemRows",
     "SmemTile",
     "WgmmaAcc",
     "blocked_for",

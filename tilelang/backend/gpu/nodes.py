@@ -490,6 +490,7 @@ class CpAsyncTile:
     stage: ir.Value
     vector: bool = True
     span: Span = DUMMY_SPAN
+    cols: int = 0  # > 0: the tile's columns, in a ring of padded rows (`SmemRows`); 0: the ring's
 
 
 @frozen
@@ -571,6 +572,27 @@ class SmemDot:
 
 
 @frozen
+class SmemFma:
+    """`result = acc + a[stage] @ b[stage]` by FMAs (f32, f64 and integer
+    products: `passes/pipeline_fma.py`), operands read from shared rings in
+    the `SmemRows` layout by vector loads: `a` is [S, M, K'] (`a_mk`: K
+    contiguous, rows padded to K') or [S, K, M]; `b` is [S, K, N], or [S, N,
+    K'] when `b_nk`. `k` is the logical K. The accumulator (and `result`) is
+    a `Blocked` layout whose threads each hold a register block of the tile
+    (`codegen/fma_dot.py` reads the block off the layout)."""
+
+    result: ir.Value
+    a: ir.Value
+    b: ir.Value
+    stage: ir.Value
+    acc: ir.Value
+    k: int
+    a_mk: bool = True
+    b_nk: bool = False
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class Role:
     """One warp role of a `WarpSpecialize`: `warps` consecutive warps running
     `body` with their register budget set to `regs` (setmaxnreg; 0 = leave)."""
@@ -649,6 +671,7 @@ GpuOp = (
     | CpAsyncCommit
     | CpAsyncWait
     | SmemDot
+    | SmemFma
     | RingCopy
     | RingRead
     | ZeroRows
@@ -662,7 +685,7 @@ GpuOp = (
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
-           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingCopy, RingRead, ZeroRows,
+           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, SmemFma, RingCopy, RingRead, ZeroRows,
            TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns)
 
 
@@ -752,7 +775,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case SplitSave():
             return ()
-        case SmemDot(result=r) | RingRead(result=r) | SmemTileRead(result=r):
+        case SmemDot(result=r) | SmemFma(result=r) | RingRead(result=r) | SmemTileRead(result=r):
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
@@ -795,7 +818,7 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (*cs, d, st)
         case CpAsyncCommit() | CpAsyncWait():
             return ()
-        case SmemDot(a=a, b=b, stage=st, acc=c):
+        case SmemDot(a=a, b=b, stage=st, acc=c) | SmemFma(a=a, b=b, stage=st, acc=c):
             return (a, b, st, c)
         case RingCopy(offsets=os, dst=d, stage=st, pred=p):
             return (*os, d, st, p)
@@ -873,6 +896,7 @@ __all__ = [
     "Role",
     "SmemAlloc",
     "SmemDot",
+    "SmemFma",
     "TmaDesc",
     "STORE_BARRIER",
     "TmaLoad",

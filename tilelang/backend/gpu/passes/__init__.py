@@ -27,6 +27,7 @@ from . import (
     lift,
     mma_select,
     pipeline,
+    pipeline_fma,
     pipeline_sm80,
     smem_alloc,
     stream_loads,
@@ -59,6 +60,7 @@ PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
     ("attention", _attention),  # the flash-attention loop: TMA ring, wgmma, softmax in registers
     ("pipeline", pipeline.pipeline),  # TMA + mbarrier ring + warp roles for wgmma loops
     ("pipeline_sm80", pipeline_sm80.pipeline_sm80),  # cp.async ring + ldmatrix + mma.sync loops on sm_8x
+    ("pipeline_fma", pipeline_fma.pipeline_fma),  # cp.async ring + register-blocked FMAs (f32/f64/int products)
     ("layout_assign", layout_assign.layout_assign),  # a layout for every tile value
     ("convert", convert.convert),  # explicit ConvertLayout where layouts disagree
     ("stream_loads", stream_loads.stream_loads),  # `stages`-hinted loops: loads through per-thread cp.async rings

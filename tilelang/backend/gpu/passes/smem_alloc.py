@@ -16,7 +16,7 @@ import math
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Shared, SmemTile
+from ..layouts import Shared, SmemRows, SmemTile
 from .context import PassContext
 from .rewrite import map_ops
 
@@ -34,7 +34,7 @@ def smem_alloc(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         nonlocal end
         if isinstance(op, g.SmemAlloc | g.BarrierAlloc):
             lay = k.layouts.get(op.result.id)
-            align = (1024 if isinstance(lay, Shared) and lay.swizzle else 128 if isinstance(lay, SmemTile)
+            align = (1024 if isinstance(lay, Shared) and lay.swizzle else 128 if isinstance(lay, SmemTile | SmemRows)
                      else 16 if isinstance(op, g.SmemAlloc) else 8)
             off = -(-end // align) * align
             end = off + _nbytes(op.result)

@@ -69,7 +69,7 @@ SCRATCH_RESERVE = 16 * 1024
 # shared memory the driver keeps for each resident block (sm_80+)
 BLOCK_RESERVE = 1024
 _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
-_PIPELINED = (g.CpAsyncTile, g.SmemDot, g.Wgmma, g.WgmmaRegA, g.TmaLoad, g.WarpSpecialize, g.RingCopy)
+_PIPELINED = (g.CpAsyncTile, g.SmemDot, g.SmemFma, g.Wgmma, g.WgmmaRegA, g.TmaLoad, g.WarpSpecialize, g.RingCopy)
 
 
 def _written(k: g.GpuKernel) -> set[str]:

@@ -1,0 +1,194 @@
+"""f32 GEMMs on the FMA path (no tensor cores) against torch.matmul's f32 SGEMM, TF32 off.
+
+    python benchmarks/fma_gemm.py            # GPU, ~60-100 s: one line a case
+    python benchmarks/fma_gemm.py --quick    # the cliffs case and two 128x128 rows only
+    python benchmarks/fma_gemm.py --dry      # CPU: ptxas registers / spills of each variant, no timing
+
+Each line: the case (layout, M=N=K, BMxBNxBK, hints), our time, torch's (interleaved reps: cliffs.time_pair),
+torch / ours, our TFLOP/s, the max error relative to torch's largest |value|, and the path with its warps and
+stages. `old` rows are the FMA loop with no pipeline (`TILEC_FMA_PIPELINE=0`), call 19's 0.59x at 2048^3
+64x64x16.
+
+Expected (hf32, 2026-12-06; from ptxas on the CPU, no GPU run yet). `passes/pipeline_fma.py` gives these loops a
+cp.async ring (4 stages of 16 KB at 128x128x16) and each thread an 8x8 register block (4x8 at 64x64 with 4 warps)
+read by ld.shared.v4 (16 LDS.128 per 256 FFMA); ptxas: 0 spills everywhere, 167 registers at 64x64x16 (2 warps:
+6 CTAs an SM), 183 at 128x128x16 (8 warps: 1 CTA an SM), 127 for tn. H100 f32 FMA peak ~67 TFLOP/s
+(SXM, 1.98 GHz boost), torch's SGEMM ~50 (call 19: 0.342 ms at 2048^3), so 0.9x is ~67 % of peak:
+- old 64x64x16: ~0.59x (call 19);
+- nn 64x64x16 (the cliffs case: 2 warps, 8x8 a thread): 0.75-0.95x;  with num_warps = 4 (4x8 a thread): a few
+  points below or above: fewer FMAs a shared load, more warps an SM;
+- nn 128x128x16 / x32 (8 warps, one CTA an SM, 183 / 194 registers): 0.8-1.0x; 128x128x8 a bit lower (a barrier
+  every 8 k);
+- min_blocks = 2 at 128x128 (ptxas held at 128 registers, 36-40 spill bytes): probably worse; tells whether
+  occupancy or spills matter more;
+- nt / tn 128x128x16: within a few points of nn (tn reads both operands along M/N: 127 registers).
+Errors ~1e-6 (f32 sums in another order than cuBLAS's). A row that fails prints its error and the run goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+SRC = """
+{hints}kernel fn {name}<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>,
+        a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) {{
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..{ktiles} {{
+        acc = mma({aload}, {bload}, acc);
+    }}
+    c.store(acc);
+}}
+"""
+LOADS = {
+    "nn": ("a.partition([BM, BK]).load([block_id(0), k])", "b.partition([BK, BN]).load([k, block_id(1)])",
+           "a.partition([BM, BK]).num_tiles(1)"),
+    "nt": ("a.partition([BM, BK]).load([block_id(0), k])", "b.partition([BN, BK]).load([block_id(1), k]).transpose()",
+           "a.partition([BM, BK]).num_tiles(1)"),
+    "tn": ("a.partition([BK, BM]).load([k, block_id(0)]).transpose()", "b.partition([BK, BN]).load([k, block_id(1)])",
+           "b.partition([BK, BN]).num_tiles(0)"),
+}
+
+
+def source(name: str, lay: str, hints: str) -> str:
+    al, bl, kt = LOADS[lay]
+    h = f"#[hints({hints})]\n" if hints else ""
+    return SRC.format(hints=h, name=name, ktiles=kt, aload=al, bload=bl)
+
+
+# (layout, size, (BM, BN, BK), hints, old path)
+CASES = [
+    ("nn", 2048, (64, 64, 16), "", True),
+    ("nn", 2048, (64, 64, 16), "", False),
+    ("nn", 2048, (64, 64, 16), "num_warps = 4", False),
+    ("nn", 2048, (64, 64, 32), "", False),
+    ("nn", 2048, (64, 64, 8), "", False),
+    ("nn", 2048, (128, 128, 16), "", False),
+    ("nn", 2048, (128, 128, 8), "", False),
+    ("nn", 4096, (64, 64, 16), "", False),
+    ("nn", 4096, (64, 64, 16), "num_warps = 4", False),
+    ("nn", 4096, (128, 128, 16), "", False),
+    ("nn", 4096, (128, 128, 32), "", False),
+    ("nn", 4096, (128, 128, 16), "min_blocks = 2", False),
+    ("nt", 4096, (128, 128, 16), "", False),
+    ("tn", 4096, (128, 128, 16), "", False),
+    ("nt", 2048, (64, 64, 16), "", False),
+    ("tn", 2048, (64, 64, 16), "", False),
+]
+QUICK = {0, 1, 9, 10}
+
+
+def _name(lay: str, tile: tuple[int, int, int], hints: str, old: bool) -> str:
+    h = "".join(ch if ch.isalnum() else "_" for ch in hints)
+    return f"g_{lay}_{'x'.join(map(str, tile))}{'_' + h if h else ''}{'_old' if old else ''}"
+
+
+def dry(cases: list[tuple[Any, ...]]) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from ptxas_report import assemble
+
+    import tilelang
+    from tilelang.backend import compile_kernel, lower_gpu
+    from tilelang.backend.explain import path_of
+    from tilelang.backend.facts import TensorFacts
+    from tilelang.ir.lower import lower_kernel
+    from tilelang.runtime.launch import ArgFact
+    from tilelang.dtypes import DType
+
+    for lay, n, tile, hints, old in cases:
+        name = _name(lay, tile, hints, old)
+        os.environ["TILEC_FMA_PIPELINE"] = "0" if old else "1"
+        m = tilelang.compile(source(name, lay, hints))
+        shapes = {"c": (n, n), "a": (n, n), "b": (n, n)}
+        facts = {k: ArgFact(DType.F32, s, tile[:2] if k == "c" else None) for k, s in shapes.items()}
+        kir = lower_kernel(m._program, name, dict(zip(("BM", "BN", "BK"), tile, strict=True)), facts)
+        tf = {k: TensorFacts.of_launch(256, s) for k, s in shapes.items()}
+        gk = lower_gpu(kir, "sm_90a", tf)
+        r = assemble(compile_kernel(kir, "sm_90a", tf).ptx, "sm_90a")
+        print(f"{name:40s} {path_of(gk)} {gk.num_warps}w {gk.num_stages}s regs {max(r.registers)} "
+              f"spill {sum(r.spill_stores)}", flush=True)
+    os.environ["TILEC_FMA_PIPELINE"] = "1"
+
+
+def gpu(cases: list[tuple[Any, ...]], reps: int) -> None:
+    import torch
+    from cliffs import path_of, time_pair, warm_up
+
+    import tilelang
+    from tilelang import backend
+
+    torch.backends.cuda.matmul.allow_tf32 = False  # f32 semantics (torch's default for matmul; said here)
+    torch.backends.cudnn.allow_tf32 = False
+    print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, allow_tf32 "
+          f"{torch.backends.cuda.matmul.allow_tf32}", flush=True)
+    warm_up()
+    for lay, n, tile, hints, old in cases:
+        name = _name(lay, tile, hints, old)
+        label = f"{lay} {n}^3 {'x'.join(map(str, tile))}{' ' + hints if hints else ''}{' old' if old else ''}"
+        t0 = time.perf_counter()
+        try:
+            os.environ["TILEC_FMA_PIPELINE"] = "0" if old else "1"
+            g = torch.Generator(device="cuda").manual_seed(7)
+            a = torch.randn(n, n, device="cuda", generator=g)
+            b = torch.randn(n, n, device="cuda", generator=g)
+            c = torch.empty(n, n, device="cuda")
+            m = tilelang.compile(source(name, lay, hints))
+            kern = getattr(m, name)[tile]
+            args = (tilelang.partition(c, list(tile[:2])), a, b)
+            seen: list[str] = []
+            real = backend.lower_gpu
+
+            def spy(*x: Any, **k: Any) -> Any:
+                gk = real(*x, **k)
+                seen.append(path_of(gk))
+                return gk
+
+            backend.lower_gpu = spy
+            try:
+                kern(*args).launch().wait()
+            finally:
+                backend.lower_gpu = real
+                os.environ["TILEC_FMA_PIPELINE"] = "1"
+            x = a.t() if lay == "tn" else a
+            y = b.t() if lay == "nt" else b
+            res: dict[str, Any] = {}
+            t_ours, t_ref = time_pair(lambda: kern(*args).launch(),
+                                      lambda: res.__setitem__("r", torch.matmul(x, y)), reps)
+            kern(*args).launch().wait()
+            want = torch.matmul(x, y)
+            torch.cuda.synchronize()
+            err = float((c - want).abs().max() / want.abs().max())
+            tf = 2.0 * n**3 / t_ours / 1e9
+            print(f"{label:36s} ours {t_ours:7.3f} ms  torch {t_ref:7.3f} ms  ratio {t_ref / t_ours:5.2f}  "
+                  f"{tf:5.1f} TFLOP/s  err {err:.1e}  path {seen[0] if seen else '?'}"
+                  f"  ({time.perf_counter() - t0:.1f} s)", flush=True)
+        except Exception as e:  # a case that fails says so and the run goes on
+            msg = str(e).splitlines()[0] if str(e) else ""
+            print(f"{label:36s} FAILED {type(e).__name__}: {msg}", flush=True)
+            traceback.print_exc(limit=2)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dry", action="store_true")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reps", type=int, default=10)
+    o = ap.parse_args()
+    cases = [c for i, c in enumerate(CASES) if not o.quick or i in QUICK]
+    if o.dry:
+        dry(cases)
+    else:
+        gpu(cases, o.reps)
+
+
+if __name__ == "__main__":
+    main()

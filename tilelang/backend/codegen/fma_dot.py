@@ -1,0 +1,127 @@
+"""Code generation of `g.SmemFma` (`passes/pipeline_fma.py`): one ring stage
+of an FMA GEMM, a register block of the accumulator a thread.
+
+The accumulator's `Blocked` layout gives this thread the rows `tp0 + r_i`
+and columns `tp1 + c_j` (`tp` its position, `r_i` / `c_j` constants; its
+registers row-major over (i, j)). For each group of `v` k-steps the thread
+reads A's values of its rows and B's of its columns with shared-memory
+vector loads of `v` elements, then does the TM x TN x v FMAs (or an integer
+multiply and add), k-step by k-step. Every load's address is the thread's
+base for the operand plus the stage's offset plus a constant, so it is one
+`ld.shared.v4 [reg + imm]`:
+
+- K-contiguous operand (ring [rows, K'], rows padded): the vector at
+  (row, k0 .. k0 + v - 1) of each of the thread's rows;
+- M/N-contiguous operand (ring [K, rows]): the vector at (k, row .. row + v
+  - 1) of each k-step and each of the thread's `v`-row runs (`spt` = v).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.backend.codegen.llvm_types import reg_ty
+from tilelang.backend.gpu import nodes as g
+
+
+def emit_op(em: Any, op: object) -> bool:
+    """Emit one of this module's ops; False for any other op."""
+    if isinstance(op, g.SmemFma):
+        smem_fma(em, op)
+        return True
+    return False
+
+
+def _runs(consts: list[int]) -> list[int]:
+    """The distinct values of `consts` in first-seen order."""
+    return list(dict.fromkeys(consts))
+
+
+class _Operand:
+    """One operand's ring: this thread's `count` rows (A) or columns (B) at `tp + consts[i]`."""
+
+    def __init__(self, em: Any, ring: Any, tp: str, consts: list[int], kmajor: bool, v: int) -> None:
+        self.em, self.ring, self.consts, self.kmajor, self.v = em, ring, consts, kmajor, v
+        self.dt = ring.dtype
+        self.item = 8 if self.dt.bits == 64 else self.dt.itemsize
+        self.ty = reg_ty(self.dt)
+        self.cols = ring.shape[2]  # the ring's row length, padding included
+        ref = em.env[ring.id]
+        self.off, self.stage_bytes = ref.offset, ref.stage_bytes
+        # this thread's first element: row tp (K-contiguous) or column tp (the other)
+        scale = self.cols * self.item if kmajor else self.item
+        self.base = tp if scale == 1 else em.emit(f"mul i32 {tp}, {scale}")
+        self.ptr = ""
+
+    def at_stage(self, stage: str) -> None:
+        em = self.em
+        s = em.emit(f"add i32 {em.emit(f'mul i32 {stage}, {self.stage_bytes}')}, {self.off}")
+        self.ptr = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {em.emit(f'add i32 {self.base}, {s}')}")
+
+    def _vec(self, byte: int, v: int) -> list[str]:
+        em = self.em
+        p = self.ptr if byte == 0 else em.emit(f"getelementptr i8, ptr addrspace(3) {self.ptr}, i32 {byte}")
+        if v == 1:
+            return [em.emit(f"load {self.ty}, ptr addrspace(3) {p}, align {self.item}")]
+        vt = f"<{v} x {self.ty}>"
+        x = em.emit(f"load {vt}, ptr addrspace(3) {p}, align {v * self.item}")
+        return [em.emit(f"extractelement {vt} {x}, i32 {e}") for e in range(v)]
+
+    def group(self, k0: int, size: int) -> list[list[str]] | None:
+        """K-contiguous: vals[kk][i], the value of k-step k0 + kk (kk < `size`) at this thread's
+        i-th row (column), one vector load a row for the group; else None (`step` loads each k-step)."""
+        if not self.kmajor:
+            return None
+        vals = [[""] * len(self.consts) for _ in range(size)]
+        for i, c in enumerate(self.consts):
+            got = self._vec((c * self.cols + k0) * self.item, size)
+            for kk in range(size):
+                vals[kk][i] = got[kk]
+        return vals
+
+    def step(self, k: int) -> list[str]:
+        """The values of k-step `k` at this thread's rows (columns) of an M/N-contiguous
+        ring, a vector load a run of `v`: loaded where they are used, so that a group's
+        values of other k-steps do not hold registers meanwhile."""
+        vals: list[str] = []
+        for i0 in range(0, len(self.consts), self.v):
+            vals += self._vec((k * self.cols + self.consts[i0]) * self.item, self.v)
+        return vals
+
+
+def smem_fma(em: Any, op: g.SmemFma) -> None:
+    view = em.lay(op.result)
+    rows = _runs([s[0] for s in view.slots])
+    cols = _runs([s[1] for s in view.slots])
+    assert list(view.slots) == [(r, c) for r in rows for c in cols], view
+    v = min(4, 16 // (8 if op.a.dtype.bits == 64 else op.a.dtype.itemsize))  # `pipeline_fma.vec_of`
+    A = _Operand(em, op.a, view.tp(em, 0), rows, op.a_mk, v)
+    B = _Operand(em, op.b, view.tp(em, 1), cols, op.b_nk, v)
+    stage = em.scalar(op.stage)
+    A.at_stage(stage)
+    B.at_stage(stage)
+    acc = list(em.tile(op.acc))
+    in_dt, acc_dt = op.a.dtype, op.acc.dtype
+    aty = reg_ty(acc_dt)
+    TN = len(cols)
+
+    def widen(x: str) -> str:
+        return x if in_dt is acc_dt else em.cast(x, in_dt, acc_dt)
+
+    for k0 in range(0, op.k, v):
+        av = A.group(k0, v)
+        bv = B.group(k0, v)
+        for kk in range(v):
+            a_k = [widen(x) for x in (av[kk] if av is not None else A.step(k0 + kk))]
+            b_k = [widen(x) for x in (bv[kk] if bv is not None else B.step(k0 + kk))]
+            for i, x in enumerate(a_k):
+                for j, y in enumerate(b_k):
+                    n = i * TN + j
+                    if acc_dt.is_float:
+                        acc[n] = em.fcall("fma", aty, [x, y, acc[n]])
+                    else:
+                        acc[n] = em.emit(f"add {aty} {acc[n]}, {em.emit(f'mul {aty} {x}, {y}')}")
+    em.env[op.result.id] = acc
+
+
+__all__ = ["emit_op", "smem_fma"]

@@ -1,0 +1,311 @@
+"""Pass `pipeline_fma`: a cp.async pipeline for GEMM loops on the FMA engine.
+
+A loop `for k in lo..hi step s { acc = mma(x.load(..), y.load(..), acc); }`
+whose `mma` has no tensor-core instruction (f32, f64 and integer operands:
+`mma_select`'s "fma" engine) ran as FMAs through shared memory with no
+pipeline: each iteration loaded both tiles into registers, stored them to
+shared memory between two barriers and read them back one scalar at a time
+(call 19: an f32 2048^3 GEMM at 0.59x torch's SGEMM, TF32 off). This pass
+gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
+
+- the operands go through a ring of `stages` shared buffers filled by 16-byte
+  `cp.async` copies (zero-filled past the tensor's edge, as the
+  interpreter reads zeros there; element copies where the rows are not whole
+  aligned chunks), the schedule of `pipeline_sm80`: the copies of iteration
+  i + stages - 1 are issued while iteration i computes;
+- each thread holds a TM x TN block of the accumulator in registers (a
+  `Blocked` layout: 4 x 8 lanes a warp, the warps in a grid), and for every
+  group of `v` k-steps (`v` = 4 elements of 4 bytes, 2 of 8) reads its A
+  rows and B columns by vector loads from shared memory and does TM x TN x v
+  FMAs: TM + TN vector loads a group, against TM x TN x v FMAs;
+- a K-contiguous operand (A as `x.load` of [M, K], B as `y.load(..)
+  .transpose()` of [N, K]) is read along k: a lane's rows are the lane's
+  position plus multiples of the lanes' coverage (`spt` 1), its ring rows
+  padded by one 16-byte chunk where a row holds an even number of chunks,
+  so that the 4 (A) or 8 (B) rows a warp reads at one k fall in distinct
+  bank groups; an M- or N-contiguous operand (A loaded [K, M] and
+  transposed, B as [K, N]) is read along its rows, `v` consecutive elements
+  a lane (`spt` v), 8 lanes reading 128 contiguous bytes.
+
+The products are the interpreter's: `acc + a·b` with the FMA's one rounding
+a step (floats: the interpreter sums `np.matmul`'s products in its own order,
+so f32 and f64 results agree within the sum's tolerance, as on the path this
+replaces; integers exactly, wrapping).
+
+Conditions (else the loop keeps the FMA loop with no pipeline): sm_80 or
+later (cp.async), `TILEC_FMA_PIPELINE` not "0"; the loop is at the kernel's
+top level and carries only the accumulator; its body is scalar ops, the two
+loads (2-D tensors, or a 3-D one's [1, R, C] tile reshaped: a batched
+operand), an optional transpose of either, and the `DotOp` (engine "fma",
+inputs of 4 or 8 bytes: f32, f64, i32, u32, i64, u64), each tile used once;
+the warps split the accumulator into whole thread blocks. Warps: the
+kernel's `num_warps` hint, else one per 2,048 accumulator elements (64 a
+thread; 32 of 8 bytes), 1 to 8. `stages`: the hint, else 4, fewer where a
+stage is large (the ring within 64 KB), at least 2, lowered to what fits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from .. import nodes as g
+from ..layouts import Blocked, SmemRows
+from .context import PassContext
+from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _batched, _multiple, _Rewriter, _scratch, _slice, _unbatched
+from .rewrite import uses
+
+LANES = (4, 8)  # a warp's lanes along M and N
+ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count follows)
+RING_BYTES = 64 * 1024  # default stages: the most that keep the ring within this (at least 2)
+_SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
+_TYPES = (DType.F32, DType.F64, DType.I32, DType.U32, DType.I64, DType.U64)
+
+
+def enabled() -> bool:
+    """`TILEC_FMA_PIPELINE` (unset or "1": on; "0": the FMA loop with no pipeline, for an A/B)."""
+    return os.environ.get("TILEC_FMA_PIPELINE", "1") != "0"
+
+
+def vec_of(dt: DType) -> int:
+    """Elements a lane reads with one shared-memory vector load (16 bytes, at most 4 elements)."""
+    return min(4, 16 // (8 if dt.bits == 64 else dt.itemsize))
+
+
+def thread_grid(M: int, N: int, warps: int, spt: tuple[int, int]) -> tuple[int, int] | None:
+    """(warps_m, warps_n) giving each thread the squarest register block of the [M, N]
+    accumulator (fewest vector loads a k-group: TM + TN), or None where no split divides it."""
+    best = None
+    for wm in range(1, warps + 1):
+        if warps % wm:
+            continue
+        wn = warps // wm
+        cm, cn = spt[0] * LANES[0] * wm, spt[1] * LANES[1] * wn
+        if M % cm or N % cn:
+            continue
+        tm, tn = M // (LANES[0] * wm), N // (LANES[1] * wn)
+        score = (tm + tn, abs(tm - tn))
+        if best is None or score < best[0]:
+            best = (score, (wm, wn))
+    return best[1] if best else None
+
+
+def acc_layout(M: int, N: int, warps: int, spt: tuple[int, int]) -> Blocked | None:
+    grid = thread_grid(M, N, warps, spt)
+    if grid is None:
+        return None
+    return Blocked(spt, LANES, grid, (1, 0))
+
+
+def default_warps(M: int, N: int, acc: DType) -> int:
+    per = ACC_REGS // (2 if acc.bits == 64 else 1)
+    w = 1
+    while w < 8 and M * N > per * 32 * w:
+        w *= 2
+    return w
+
+
+def pad_of(cols: int, item: int) -> int:
+    """Padding elements of a K-contiguous ring row of `cols` elements: one chunk where its chunks are even."""
+    chunks = cols * item // 16
+    return 16 // item if chunks % 2 == 0 else 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plan:
+    loop: ir.For
+    dot: g.DotOp
+    a: ir.Load
+    b: ir.Load
+    a_mk: bool  # A in memory as [M, K] (else [K, M], used transposed)
+    b_nk: bool  # B in memory as [N, K] (else [K, N])
+    layout: Blocked
+    stages: int
+    vector: tuple[bool, bool]
+    warps: int
+    pads: tuple[int, int]
+
+
+def _operand(v: ir.Value, defs: dict[int, object], k: g.GpuKernel, count: dict[int, int]) -> tuple[object, bool]:
+    """(the load behind operand `v`, whether it is transposed), the load None where it is not one."""
+    o = defs.get(v.id)
+    flip = False
+    if isinstance(o, ir.Permute):
+        if o.perm != (1, 0) or count.get(o.x.id) != 1:
+            return None, False
+        flip = True
+        o = defs.get(o.x.id)
+    return _unbatched(o, defs, k, count), flip
+
+
+def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object], item: int) -> bool:
+    """Every 16-byte chunk of the tile's rows is one aligned chunk of the tensor (cp.async copies it)."""
+    f = ctx.fact(ld.tensor)
+    epc = 16 // item
+    return (f.aligned16 and len(f.dims_div16) == len(ld.offsets) and f.dims_div16[-1]
+            and _multiple(ld.offsets[-1], defs) % epc == 0)
+
+
+def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None) -> _Plan | None:
+    body = op.body
+    if len(op.inits) != 1 or not isinstance(body.ops[-1], ir.Yield):
+        return None
+    acc = body.args[1]
+    defs: dict[int, object] = {}
+    dots = []
+    for o in body.ops[:-1]:
+        for v in g.results(o):
+            defs[v.id] = o
+        if isinstance(o, g.DotOp):
+            dots.append(o)
+        elif not ((isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o)))
+                  or isinstance(o, ir.Load | ir.Permute) or _batched(o, defs, k) is not None):
+            return None
+    if len(dots) != 1:
+        return None
+    dot = dots[0]
+    y = body.ops[-1]
+    if dot.engine != "fma" or dot.acc.id != acc.id or y.values[0].id != dot.result.id:  # type: ignore[union-attr]
+        return None
+    count = uses(body)
+    if count.get(acc.id) != 1 or count.get(dot.result.id) != 1:
+        return None
+    a, a_flip = _operand(dot.a, defs, k, count)
+    b, b_nk = _operand(dot.b, defs, k, count)
+    if not isinstance(a, ir.Load) or not isinstance(b, ir.Load):
+        return None
+    dt = dot.a.dtype
+    for ld in (a, b):
+        t = k.tensor(ld.tensor)
+        if (ld.mask is not None or ld.padding is not None or t.rank != len(ld.result.shape)
+                or t.rank not in (2, 3) or t.dtype is not dt or count.get(ld.result.id) != 1):
+            return None
+    if dt not in _TYPES or dot.b.dtype is not dt:
+        return None
+    M, K = dot.a.shape
+    N = dot.b.shape[1]
+    item = 8 if dt.bits == 64 else dt.itemsize
+    v = vec_of(dt)
+    if K % v:
+        return None
+    a_mk = not a_flip
+    spt = (1 if a_mk else v, 1 if b_nk else v)
+    if warps is None:
+        warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N, dot.acc.dtype)
+        if ctx.max_warps > 0:
+            warps = min(warps, max(1, ctx.max_warps))
+    layout = acc_layout(M, N, warps, spt)
+    if layout is None:
+        return None
+    # every ring row whole 16-byte chunks (the contiguous dim of each tile)
+    conts = (K if a_mk else M, K if b_nk else N)
+    if any(c * item % 16 for c in conts):
+        return None
+    pads = (pad_of(K, item) if a_mk else 0, pad_of(K, item) if b_nk else 0)
+    every = {v.id: o for o in (*k.body.ops, *body.ops) for v in g.results(o)}
+    vector = (_chunked(ctx, a, every, item), _chunked(ctx, b, every, item))
+    stage_bytes = (M * (K + pads[0]) + N * (K + pads[1])) * item
+    fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - _scratch(k, op)) // stage_bytes
+    stages = k.num_stages if "stages" in k.source.hints else max(2, min(4, RING_BYTES // stage_bytes))
+    stages = max(2, min(stages, fit))
+    if stages > fit:
+        return None
+    return _Plan(op, dot, a, b, a_mk, b_nk, layout, stages, vector, warps, pads)  # type: ignore[arg-type]
+
+
+class _FmaRewriter(_Rewriter):
+    """The rewrite of `pipeline_sm80` with `SmemRows` rings and an `SmemFma`."""
+
+    def copies(self, p: _Plan, ops: list[object], bufs: tuple[ir.Value, ir.Value], new_iv: ir.Value,
+               stage: ir.Value) -> None:
+        iv = p.loop.body.args[0]
+        m = self.clone(ops, _slice(p.loop.body, [*p.a.offsets, *p.b.offsets]), iv, new_iv)
+        for ld, buf, vec, pad in zip((p.a, p.b), bufs, p.vector, p.pads, strict=True):
+            cs = tuple(m.get(v.id, v) for v in ld.offsets)
+            cols = buf.shape[2] - pad if pad else 0
+            ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span, cols))  # type: ignore[arg-type]
+        ops.append(g.CpAsyncCommit(p.loop.span))
+
+    def rewrite_fma(self, p: _Plan) -> list[object]:
+        out: list[object] = []
+        loop, S = p.loop, p.stages
+        iv, acc = loop.body.args
+        M, K = p.dot.a.shape
+        N = p.dot.b.shape[1]
+        dt = p.dot.a.dtype
+        sa = self.fresh.value(dt, (S, M, K + p.pads[0]) if p.a_mk else (S, K, M), "sA")
+        sb = self.fresh.value(dt, (S, N, K + p.pads[1]) if p.b_nk else (S, K, N), "sB")
+        self.layouts[sa.id] = SmemRows()
+        self.layouts[sb.id] = SmemRows()
+        out += [g.SmemAlloc(sa), g.SmemAlloc(sb)]
+        for s in range(S - 1):  # prologue: iterations 0 .. S-2
+            ivs = loop.lower if s == 0 else self.elem(out, ir.ElemOp.ADD, loop.lower,
+                                                      self.elem(out, ir.ElemOp.MUL, loop.step, self.const(out, s)))
+            self.copies(p, out, (sa, sb), ivs, self.const(out, s))
+        body: list[object] = []
+        it = self.elem(body, ir.ElemOp.DIV, self.elem(body, ir.ElemOp.SUB, iv, loop.lower), loop.step, "i")
+        s_const = self.const(body, S)
+        stage = self.elem(body, ir.ElemOp.REM, it, s_const, "stage")
+        # iteration i's group landed and is visible to every thread; every warp is done
+        # with the stage iteration i - 1 read, which the copies of iteration i + S - 1 fill
+        body.append(g.CpAsyncWait(S - 2, True, loop.span))
+        ahead = self.elem(body, ir.ElemOp.ADD, iv, self.elem(body, ir.ElemOp.MUL, loop.step, self.const(body, S - 1)))
+        nxt = self.elem(body, ir.ElemOp.ADD, it, self.const(body, S - 1))
+        self.copies(p, body, (sa, sb), ahead, self.elem(body, ir.ElemOp.REM, nxt, s_const, "next"))
+        res = self.fresh.value(p.dot.result.dtype, p.dot.result.shape, "acc")
+        body.append(g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk, p.b_nk, p.dot.span))
+        body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
+        for v in (acc, res, loop.results[0]):
+            self.layouts[v.id] = p.layout
+        init = loop.inits[0]
+        c = self.consts.get(init.id)
+        if c is not None:  # a constant accumulator starts in registers, in the loop's layout
+            init = self.fresh.value(init.dtype, init.shape, "acc")
+            out.append(ir.Const(init, c.value, c.span))
+            self.layouts[init.id] = p.layout
+        out.append(dataclasses.replace(loop, inits=(init,),
+                                       body=ir.Region(loop.body.args, tuple(body))))  # type: ignore[arg-type]
+        out.append(g.CpAsyncWait(0, True, loop.span))
+        return out
+
+
+def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
+    if not enabled() or ctx.sm < 80:
+        return k
+    loops = [o for o in k.body.ops if isinstance(o, ir.For)]
+    if any(isinstance(o, g.SmemDot) for o in g.walk(k.body)):
+        return k  # one pipeline a kernel: the sm_80 ring set the warps
+    wanted = [p.warps for o in loops if (p := _plan(k, ctx, o)) is not None]
+    if not wanted:
+        return k
+    warps = max(wanted)
+    plans: dict[int, _Plan] = {}
+    ring = 0
+    for o in loops:
+        if (p := _plan(k, ctx, o, warps)) is not None:
+            item = 8 if p.dot.a.dtype.bits == 64 else p.dot.a.dtype.itemsize
+            M, K = p.dot.a.shape
+            N = p.dot.b.shape[1]
+            nbytes = p.stages * (M * (K + p.pads[0]) + N * (K + p.pads[1])) * item
+            if ring + nbytes + _scratch(k, o) <= SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM):
+                ring += nbytes
+                plans[id(o)] = p
+    if not plans:
+        return k
+    rw = _FmaRewriter(k)
+    out: list[object] = []
+    for op in k.body.ops:
+        p = plans.get(id(op))
+        if p is None:
+            out.append(op)
+        else:
+            out += rw.rewrite_fma(p)
+    return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
+                               layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
+                               num_stages=max(p.stages for p in plans.values()))
+
+
+__all__ = ["acc_layout", "default_warps", "enabled", "pipeline_fma", "thread_grid", "vec_of"]

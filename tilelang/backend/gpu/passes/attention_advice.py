@@ -14,10 +14,11 @@ each with the cause and what runs faster:
 - BM = 64: one consumer warpgroup, each K/V block copied for 64 query rows, no second warpgroup's softmax
   under the tensor cores;
 - BN = 64: twice the key blocks of BN = 128, each with its ring wait, row max and sum shuffles and rescale;
-- the scores scaled before their max (`mma(q, k.transpose(), zeros) * scale`): an f32 multiply an element of every
-  key block ahead of the max and the exponent, where taking the max of the unscaled scores and folding the scale
-  into the exponent by one `fma` (std::attention's spelling) leaves two instructions an element fewer with `exp`'s
-  multiply (ptxas 13, 128 x 64, D = 64: cliffs.py's `attn` key loop 414 SASS instructions, `attn_fma` 348);
+- the scores scaled before their max (`mma(q, k.transpose(), zeros) * scale`, `scaled_scores`): an f32 multiply an
+  element of every key block ahead of the max and the exponent; taking the max of the unscaled scores and folding
+  the scale into the exponent by one `fma` (std::attention's spelling, `exp2(fma(s, c, -mn))`) saves it, and
+  `exp`'s x * log2(e) with it where the loop writes `exp` (ptxas 13, 128 x 64, D = 64: cliffs.py's `attn` key loop
+  414 SASS instructions, `attn_fma` 348: `FMA_SASS`);
 - `exp` of the scores: an online softmax's `exp(s - mn)` (<= 0 by construction, `codegen/arith.
   nonpositive_exp_args`) is ex2.approx(x * log2(e)) (`fastmath.exp_nonpos_plain`), one multiply an element more
   than `exp2` with log2(e) in the scale (`benchmarks/probes/attn_spellings_sass.py`, 128 x 128, D = 128: the

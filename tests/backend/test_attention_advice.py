@@ -173,3 +173,26 @@ def test_the_fma_spellings_sass_is_what_the_note_says(bm: int, bn: int, d: int) 
         loops = _key_loops(sass(emit_ptx(k, "sm_90a", _facts([t.name for t in k.tensor_params], 3))))
         got.append(len(loops[0]))  # (the consumers' key loop: the first; the split's pieces and the producer after)
     assert tuple(got) == attention_advice.FMA_SASS[(bm, bn, d)], got
+
+
+@pytest.mark.heavy  # (~3.5 s: the interpreter test above holds its values, the GPU path test its GPU run)
+@pytest.mark.parametrize("s", [100])
+def test_the_fma_spelling_in_the_simulator(s: int) -> None:
+    """`attn_fma` (the help's spelling) on the Hopper attention pipeline in llsim at sm_90a against the
+    interpreter: 2 query blocks of 64 rows, the last partial, over 100 keys (the second key block masked)."""
+    import numpy as np
+    from llsim import SimDevice
+
+    import tilelang
+    from tilelang.backend.facts import TensorFacts
+
+    src, k = _user_ir("attn_fma", 64, 64, 64)
+    facts = {n: TensorFacts(True, (False, s % 16 == 0, True)) for n in "oqkv"}
+    assert explain.path_of(lower_gpu(k, "sm_90a", facts)) == "attention-pipeline"
+    rng = np.random.default_rng(s)
+    q, kk, v = (rng.standard_normal((1, s, 64)).astype(np.float16) for _ in range(3))
+    o = np.full((1, s, 64), np.nan, np.float16)
+    SimDevice("sm_90a").run(k, (1, 2), [o, q, kk, v, np.float32(0.125)], facts)
+    want = np.zeros((1, s, 64), np.float16)
+    tilelang.compile(src).attn_fma[64, 64, 64](tilelang.partition(want, [1, 64, 64]), q, kk, v, np.float32(0.125)).sync()
+    np.testing.assert_allclose(o.astype(np.float64), want.astype(np.float64), atol=2e-3, rtol=1e-2)

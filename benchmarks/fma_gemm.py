@@ -6,22 +6,24 @@
 
 Each line: the case (layout, M=N=K, BMxBNxBK, hints), our time, torch's (interleaved reps: cliffs.time_pair),
 torch / ours, our TFLOP/s, the max error relative to torch's largest |value|, and the path with its warps and
-stages. `old` rows are the FMA loop with no pipeline (`TILEC_FMA_PIPELINE=0`), call 19's 0.59x at 2048^3
-64x64x16.
+stages. The `FMA_PIPELINE=0` row is the FMA loop with no pipeline, call 19's 0.59x at 2048^3 64x64x16; the
+`FMA_MAXNREG=0` row compiles without `.maxnreg` (ptxas's own register target: 168 registers and 24 spill bytes).
 
 Expected (hf32, 2026-12-06; from ptxas on the CPU, no GPU run yet). `passes/pipeline_fma.py` gives these loops a
 cp.async ring (4 stages of 16 KB at 128x128x16) and each thread an 8x8 register block (4x8 at 64x64 with 4 warps)
-read by ld.shared.v4 (16 LDS.128 per 256 FFMA); ptxas: 0 spills everywhere, 167 registers at 64x64x16 (2 warps:
-6 CTAs an SM), 183 at 128x128x16 (8 warps: 1 CTA an SM), 127 for tn. H100 f32 FMA peak ~67 TFLOP/s
+read by ld.shared.v4 (16 LDS.128 per 256 FFMA); `.maxnreg 255`; ptxas: 0 spills everywhere, 168 registers at
+64x64x16 (2 warps: 6 CTAs an SM), 168 at 128x128x16 (8 warps: 1 CTA an SM), 128 for tn, 254 for nt. H100 f32 FMA peak ~67 TFLOP/s
 (SXM, 1.98 GHz boost), torch's SGEMM ~50 (call 19: 0.342 ms at 2048^3), so 0.9x is ~67 % of peak:
-- old 64x64x16: ~0.59x (call 19);
+- FMA_PIPELINE=0 64x64x16: ~0.59x (call 19);
 - nn 64x64x16 (the cliffs case: 2 warps, 8x8 a thread): 0.75-0.95x;  with num_warps = 4 (4x8 a thread): a few
   points below or above: fewer FMAs a shared load, more warps an SM;
 - nn 128x128x16 / x32 (8 warps, one CTA an SM, 183 / 194 registers): 0.8-1.0x; 128x128x8 a bit lower (a barrier
   every 8 k);
 - min_blocks = 2 at 128x128 (ptxas held at 128 registers, 36-40 spill bytes): probably worse; tells whether
   occupancy or spills matter more;
-- nt / tn 128x128x16: within a few points of nn (tn reads both operands along M/N: 127 registers).
+- nt / tn 128x128x16: within a few points of nn (tn reads both operands along M/N: 128 registers, 2 CTAs an SM at
+  128x128: if tn reads well above nn, staging A transposed would pay); nt 64x64x16 at 254 registers vs 168 + 24
+  spill bytes (FMA_MAXNREG=0): which costs more.
 Errors ~1e-6 (f32 sums in another order than cuBLAS's). A row that fails prints its error and the run goes on.
 """
 
@@ -65,31 +67,53 @@ def source(name: str, lay: str, hints: str) -> str:
     return SRC.format(hints=h, name=name, ktiles=kt, aload=al, bload=bl)
 
 
-# (layout, size, (BM, BN, BK), hints, old path)
-CASES = [
-    ("nn", 2048, (64, 64, 16), "", True),
-    ("nn", 2048, (64, 64, 16), "", False),
-    ("nn", 2048, (64, 64, 16), "num_warps = 4", False),
-    ("nn", 2048, (64, 64, 32), "", False),
-    ("nn", 2048, (64, 64, 8), "", False),
-    ("nn", 2048, (128, 128, 16), "", False),
-    ("nn", 2048, (128, 128, 8), "", False),
-    ("nn", 4096, (64, 64, 16), "", False),
-    ("nn", 4096, (64, 64, 16), "num_warps = 4", False),
-    ("nn", 4096, (128, 128, 16), "", False),
-    ("nn", 4096, (128, 128, 32), "", False),
-    ("nn", 4096, (128, 128, 16), "min_blocks = 2", False),
-    ("nt", 4096, (128, 128, 16), "", False),
-    ("tn", 4096, (128, 128, 16), "", False),
-    ("nt", 2048, (64, 64, 16), "", False),
-    ("tn", 2048, (64, 64, 16), "", False),
+# (layout, size, (BM, BN, BK), hints, the switches set while the kernel compiles)
+OLD = {"TILEC_FMA_PIPELINE": "0"}  # the FMA loop with no pipeline
+PTXAS_REGS = {"TILEC_FMA_MAXNREG": "0"}  # no .maxnreg: ptxas's own register target
+CASES: list[tuple[str, int, tuple[int, int, int], str, dict[str, str]]] = [
+    ("nn", 2048, (64, 64, 16), "", OLD),
+    ("nn", 2048, (64, 64, 16), "", {}),
+    ("nn", 2048, (64, 64, 16), "num_warps = 4", {}),
+    ("nn", 2048, (64, 64, 32), "", {}),
+    ("nn", 2048, (64, 64, 8), "", {}),
+    ("nn", 2048, (128, 128, 16), "", {}),
+    ("nn", 2048, (128, 128, 8), "", {}),
+    ("nn", 4096, (64, 64, 16), "", {}),
+    ("nn", 4096, (64, 64, 16), "num_warps = 4", {}),
+    ("nn", 4096, (128, 128, 16), "", {}),
+    ("nn", 4096, (128, 128, 32), "", {}),
+    ("nn", 4096, (128, 128, 16), "min_blocks = 2", {}),
+    ("nt", 4096, (128, 128, 16), "", {}),
+    ("tn", 4096, (128, 128, 16), "", {}),
+    ("nt", 2048, (64, 64, 16), "", {}),
+    ("nt", 2048, (64, 64, 16), "", PTXAS_REGS),
+    ("tn", 2048, (64, 64, 16), "", {}),
 ]
 QUICK = {0, 1, 9, 10}
 
 
-def _name(lay: str, tile: tuple[int, int, int], hints: str, old: bool) -> str:
+def _name(lay: str, tile: tuple[int, int, int], hints: str, env: dict[str, str]) -> str:
     h = "".join(ch if ch.isalnum() else "_" for ch in hints)
-    return f"g_{lay}_{'x'.join(map(str, tile))}{'_' + h if h else ''}{'_old' if old else ''}"
+    e = "".join(f"_{k.removeprefix('TILEC_FMA_').lower()}{v}" for k, v in env.items())
+    return f"g_{lay}_{'x'.join(map(str, tile))}{'_' + h if h else ''}{e}"
+
+
+class _Env:
+    """The switches of a case set while its kernel compiles (lowered at its first launch), then unset."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+
+    def __enter__(self) -> None:
+        self.old = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+
+    def __exit__(self, *exc: object) -> None:
+        for k, v in self.old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def dry(cases: list[tuple[Any, ...]]) -> None:
@@ -104,19 +128,18 @@ def dry(cases: list[tuple[Any, ...]]) -> None:
     from tilelang.runtime.launch import ArgFact
     from tilelang.dtypes import DType
 
-    for lay, n, tile, hints, old in cases:
-        name = _name(lay, tile, hints, old)
-        os.environ["TILEC_FMA_PIPELINE"] = "0" if old else "1"
+    for lay, n, tile, hints, env in cases:
+        name = _name(lay, tile, hints, env)
         m = tilelang.compile(source(name, lay, hints))
         shapes = {"c": (n, n), "a": (n, n), "b": (n, n)}
         facts = {k: ArgFact(DType.F32, s, tile[:2] if k == "c" else None) for k, s in shapes.items()}
         kir = lower_kernel(m._program, name, dict(zip(("BM", "BN", "BK"), tile, strict=True)), facts)
         tf = {k: TensorFacts.of_launch(256, s) for k, s in shapes.items()}
-        gk = lower_gpu(kir, "sm_90a", tf)
-        r = assemble(compile_kernel(kir, "sm_90a", tf).ptx, "sm_90a")
+        with _Env(env):
+            gk = lower_gpu(kir, "sm_90a", tf)
+            r = assemble(compile_kernel(kir, "sm_90a", tf).ptx, "sm_90a")
         print(f"{name:40s} {path_of(gk)} {gk.num_warps}w {gk.num_stages}s regs {max(r.registers)} "
               f"spill {sum(r.spill_stores)}", flush=True)
-    os.environ["TILEC_FMA_PIPELINE"] = "1"
 
 
 def gpu(cases: list[tuple[Any, ...]], reps: int) -> None:
@@ -131,12 +154,12 @@ def gpu(cases: list[tuple[Any, ...]], reps: int) -> None:
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, allow_tf32 "
           f"{torch.backends.cuda.matmul.allow_tf32}", flush=True)
     warm_up()
-    for lay, n, tile, hints, old in cases:
-        name = _name(lay, tile, hints, old)
-        label = f"{lay} {n}^3 {'x'.join(map(str, tile))}{' ' + hints if hints else ''}{' old' if old else ''}"
+    for lay, n, tile, hints, env in cases:
+        name = _name(lay, tile, hints, env)
+        label = (f"{lay} {n}^3 {'x'.join(map(str, tile))}{' ' + hints if hints else ''}"
+                 + "".join(f" {k.removeprefix('TILEC_')}={v}" for k, v in env.items()))
         t0 = time.perf_counter()
         try:
-            os.environ["TILEC_FMA_PIPELINE"] = "0" if old else "1"
             g = torch.Generator(device="cuda").manual_seed(7)
             a = torch.randn(n, n, device="cuda", generator=g)
             b = torch.randn(n, n, device="cuda", generator=g)
@@ -154,10 +177,10 @@ def gpu(cases: list[tuple[Any, ...]], reps: int) -> None:
 
             backend.lower_gpu = spy
             try:
-                kern(*args).launch().wait()
+                with _Env(env):
+                    kern(*args).launch().wait()
             finally:
                 backend.lower_gpu = real
-                os.environ["TILEC_FMA_PIPELINE"] = "1"
             x = a.t() if lay == "tn" else a
             y = b.t() if lay == "nt" else b
             res: dict[str, Any] = {}

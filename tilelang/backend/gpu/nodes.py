@@ -736,6 +736,9 @@ class GpuKernel:
     # values of epilogue stores in the wgmma accumulator layout staged in shared memory after the buffers,
     # not in the operand ring, which is still live (the Hopper GEMM's N-parts but the last: `passes/pipeline`)
     stage_apart: frozenset[int] = frozenset()
+    # > 0: the registers a thread ptxas may use, stated (`.maxnreg`): without it ptxas picks its own target, which
+    # spilled the FMA pipeline's B^T loops (`passes/pipeline_fma.py`)
+    max_regs: int = 0
 
     def tensor(self, name: str) -> ir.TensorParam:
         for p in self.params:

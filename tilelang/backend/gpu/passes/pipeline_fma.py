@@ -65,6 +65,14 @@ _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBl
 _TYPES = (DType.F32, DType.F64, DType.I32, DType.U32, DType.I64, DType.U64)
 
 
+def max_regs() -> int:
+    """`TILEC_FMA_MAXNREG` (default 255; "0": ptxas's own choice): the `.maxnreg` of a kernel with an FMA pipeline.
+    Without one ptxas 13 aims at an occupancy of its own and spilled B^T loops (64 x 64 x 16 with 2 warps: 168
+    registers and 24 spill bytes; 4 warps: 96 and 40); with it, none spills (254 / 128 registers)."""
+    v = os.environ.get("TILEC_FMA_MAXNREG", "255")
+    return int(v) if v.isdigit() and int(v) <= 255 else 255
+
+
 def enabled() -> bool:
     """`TILEC_FMA_PIPELINE` (unset or "1": on; "0": the FMA loop with no pipeline, for an A/B)."""
     return os.environ.get("TILEC_FMA_PIPELINE", "1") != "0"
@@ -305,7 +313,7 @@ def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             out += rw.rewrite_fma(p)
     return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
                                layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
-                               num_stages=max(p.stages for p in plans.values()))
+                               num_stages=max(p.stages for p in plans.values()), max_regs=max_regs())
 
 
 __all__ = ["acc_layout", "default_warps", "enabled", "pipeline_fma", "thread_grid", "vec_of"]

@@ -24,6 +24,7 @@ read by ld.shared.v4 (16 LDS.128 per 256 FFMA); `.maxnreg 255`; ptxas: 0 spills 
 - nt / tn 128x128x16: within a few points of nn (tn reads both operands along M/N: 128 registers, 2 CTAs an SM at
   128x128: if tn reads well above nn, staging A transposed would pay); nt 64x64x16 at 254 registers vs 168 + 24
   spill bytes (FMA_MAXNREG=0): which costs more.
+- triton ieee (Triton's f32 tl.dot without TF32, 128x128x32): for reference, likely 0.5-0.8x.
 Errors ~1e-6 (f32 sums in another order than cuBLAS's). A row that fails prints its error and the run goes on.
 """
 
@@ -200,6 +201,52 @@ def gpu(cases: list[tuple[Any, ...]], reps: int) -> None:
             traceback.print_exc(limit=2)
 
 
+def triton_rows(sizes: list[int], reps: int) -> None:
+    """Triton's f32 `tl.dot` with `input_precision="ieee"` (FMAs, not TF32), one config (128x128x32, 8 warps,
+    3 stages), against torch in the same way: where Triton is installed."""
+    try:
+        import torch
+        import triton
+        import triton.language as tl
+        from cliffs import time_pair
+    except ImportError as e:
+        print(f"# triton rows skipped: {e}", flush=True)
+        return
+
+    @triton.jit
+    def sgemm(a, b, c, n, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        rows = tl.program_id(0) * BM + tl.arange(0, BM)
+        cols = tl.program_id(1) * BN + tl.arange(0, BN)
+        ks = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k0 in range(0, n, BK):
+            x = tl.load(a + rows[:, None] * n + (k0 + ks)[None, :])
+            y = tl.load(b + (k0 + ks)[:, None] * n + cols[None, :])
+            acc = tl.dot(x, y, acc, input_precision="ieee")
+        tl.store(c + rows[:, None] * n + cols[None, :], acc)
+
+    for n in sizes:
+        try:
+            g = torch.Generator(device="cuda").manual_seed(7)
+            a = torch.randn(n, n, device="cuda", generator=g)
+            b = torch.randn(n, n, device="cuda", generator=g)
+            c = torch.empty(n, n, device="cuda")
+            grid = (n // 128, n // 128)
+
+            def run() -> None:
+                sgemm[grid](a, b, c, n, BM=128, BN=128, BK=32, num_warps=8, num_stages=3)
+
+            run()
+            res: dict[str, Any] = {}
+            t_tri, t_ref = time_pair(run, lambda: res.__setitem__("r", torch.matmul(a, b)), reps)
+            err = float((c - torch.matmul(a, b)).abs().max() / torch.matmul(a, b).abs().max())
+            print(f"{'triton ieee ' + str(n) + '^3 128x128x32':36s} ours {t_tri:7.3f} ms  torch {t_ref:7.3f} ms  "
+                  f"ratio {t_ref / t_tri:5.2f}  {2.0 * n**3 / t_tri / 1e9:5.1f} TFLOP/s  err {err:.1e}", flush=True)
+        except Exception as e:  # Triton's failure is its row's only
+            print(f"triton ieee {n}^3 FAILED {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                  flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dry", action="store_true")
@@ -211,6 +258,8 @@ def main() -> None:
         dry(cases)
     else:
         gpu(cases, o.reps)
+        if not o.quick:
+            triton_rows([2048, 4096], o.reps)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ LOADS = {
            "a.partition([BM, BK]).num_tiles(1)"),
     "tn": ("a.partition([BK, BM]).load([k, block_id(0)]).transpose()", "b.partition([BK, BN]).load([k, block_id(1)])",
            "b.partition([BK, BN]).num_tiles(0)"),
+    "tt": ("a.partition([BK, BM]).load([k, block_id(0)]).transpose()",
+           "b.partition([BN, BK]).load([block_id(1), k]).transpose()", "b.partition([BN, BK]).num_tiles(1)"),
 }
 ACC = {"f32": "f32", "f64": "f64", "i32": "i32", "i64": "i64", "u32": "u32"}
 NP = {"f32": np.float32, "f64": np.float64, "i32": np.int32, "i64": np.int64, "u32": np.uint32}
@@ -65,8 +67,8 @@ def _kernel(src: str, dt: str, tile: tuple[int, int, int] = (32, 32, 8)):  # typ
 def _inputs(lay: str, dt: str, M: int, N: int, K: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     lo = 0 if dt.startswith("u") else -4
-    a = rng.integers(lo, 5, (K, M) if lay == "tn" else (M, K)).astype(NP[dt])
-    b = rng.integers(lo, 5, (N, K) if lay == "nt" else (K, N)).astype(NP[dt])
+    a = rng.integers(lo, 5, (K, M) if lay in ("tn", "tt") else (M, K)).astype(NP[dt])
+    b = rng.integers(lo, 5, (N, K) if lay in ("nt", "tt") else (K, N)).astype(NP[dt])
     return a, b
 
 
@@ -114,8 +116,10 @@ def test_the_pipeline_agrees_with_the_interpreter(lay: str, dt: str, tile, shape
         ("nt", "f32", (64, 64, 16), (100, 90, 70), "sm_90a"),
         ("tn", "f32", (64, 64, 16), (100, 90, 72), "sm_90a"),
         ("nn", "f32", (32, 32, 4), (37, 29, 41), "sm_90a"),  # K rows of one chunk: no padding
+        ("tt", "f32", (32, 64, 8), (50, 70, 36), "sm_90a"),  # both operands transposed
+        ("nn", "f32", (48, 96, 8), (100, 100, 20), "sm_90a"),  # tiles that are not powers of two
     ],
-    ids=["nn_f64", "tn_f64", "nt_i64_sm80", "nn_u32", "nn_64_sm80", "nt_64", "tn_64", "nn_k4"],
+    ids=["nn_f64", "tn_f64", "nt_i64_sm80", "nn_u32", "nn_64_sm80", "nt_64", "tn_64", "nn_k4", "tt", "nn_48x96"],
 )
 def test_more_types_and_tiles(lay: str, dt: str, tile, shape, arch: str) -> None:  # type: ignore[no-untyped-def]
     text = _check(lay, dt, tile, shape, arch)

@@ -126,6 +126,19 @@ def test_more_types_and_tiles(lay: str, dt: str, tile, shape, arch: str) -> None
     assert "dot.fma.smem" in text, text
 
 
+@pytest.mark.parametrize(("lay", "dt", "tile", "shape"), [
+    ("nn", "f32", (32, 32, 8), (45, 37, 29)),
+    pytest.param("nt", "f64", (32, 32, 8), (40, 50, 32), marks=pytest.mark.heavy),
+    pytest.param("tn", "i32", (32, 64, 4), (33, 70, 24), marks=pytest.mark.heavy),
+], ids=["nn_f32", "nt_f64", "tn_i32_one_group"])
+def test_the_prefetching_schedule(lay: str, dt: str, tile, shape, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_FMA_PREFETCH=1`: the wait and barrier before each stage's last group, the next stage's first
+    values carried across the loop (llsim raises on a read of a chunk still in flight or a copy into one)."""
+    monkeypatch.setenv("TILEC_FMA_PREFETCH", "1")
+    text = _check(lay, dt, tile, shape)
+    assert "prefetch" in text, text
+
+
 def test_a_loaded_start_and_an_epilogue() -> None:
     """The accumulator starts from a tile loaded before the loop (converted into the loop's
     layout) and the epilogue reads it in the loop's layout; 4 warps hinted (a 4x4 block a thread)."""

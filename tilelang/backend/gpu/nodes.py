@@ -590,6 +590,10 @@ class SmemFma:
     a_mk: bool = True
     b_nk: bool = False
     span: Span = DUMMY_SPAN
+    # >= 0 (the loop's body, stage = iteration % S): the first k-step's values come from the previous
+    # iteration (the preheader loads stage 0's); before the last group the op waits until at most
+    # `prefetch` cp.async groups are pending, passes a CTA barrier and loads stage + 1's (`SmemDot`'s)
+    prefetch: int = -1
 
 
 @frozen

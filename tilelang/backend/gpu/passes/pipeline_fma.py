@@ -73,6 +73,14 @@ def max_regs() -> int:
     return int(v) if v.isdigit() and int(v) <= 255 else 255
 
 
+def prefetch_enabled() -> bool:
+    """`TILEC_FMA_PREFETCH=1` (opt-in until a GPU has timed it): the wait and barrier move from the top of an
+    iteration to before its last k-group, whose values are all loaded before it; the next stage's first
+    values are loaded past it and carried (`SmemFma.prefetch`, `pipeline_sm80`'s schedule): no warp waits
+    for shared memory at the top of an iteration."""
+    return os.environ.get("TILEC_FMA_PREFETCH", "0") == "1"
+
+
 def enabled() -> bool:
     """`TILEC_FMA_PIPELINE` (unset or "1": on; "0": the FMA loop with no pipeline, for an A/B)."""
     return os.environ.get("TILEC_FMA_PIPELINE", "1") != "0"
@@ -259,12 +267,15 @@ class _FmaRewriter(_Rewriter):
         stage = self.elem(body, ir.ElemOp.REM, it, s_const, "stage")
         # iteration i's group landed and is visible to every thread; every warp is done
         # with the stage iteration i - 1 read, which the copies of iteration i + S - 1 fill
-        body.append(g.CpAsyncWait(S - 2, True, loop.span))
+        # (prefetching: the wait and barrier are in iteration i - 1's op, before its last group,
+        # and the preheader's for iteration 0)
+        pre = prefetch_enabled()
+        (out if pre else body).append(g.CpAsyncWait(S - 2, True, loop.span))
         ahead = self.elem(body, ir.ElemOp.ADD, iv, self.elem(body, ir.ElemOp.MUL, loop.step, self.const(body, S - 1)))
         nxt = self.elem(body, ir.ElemOp.ADD, it, self.const(body, S - 1))
         self.copies(p, body, (sa, sb), ahead, self.elem(body, ir.ElemOp.REM, nxt, s_const, "next"))
         res = self.fresh.value(p.dot.result.dtype, p.dot.result.shape, "acc")
-        body.append(g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk, p.b_nk, p.dot.span))
+        body.append(g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk, p.b_nk, p.dot.span, S - 2 if pre else -1))
         body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
         for v in (acc, res, loop.results[0]):
             self.layouts[v.id] = p.layout

@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT))
 N = 1 << 22
 ACT = """
 #[hints({hint})]
-kernel fn act(e: &mut Tensor<f32, [1024]>, s: &mut Tensor<f32, [1024]>, t: &mut Tensor<f32, [1024]>,
-              d: &mut Tensor<f32, [1024]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {{
+kernel fn act(e: &mut Tensor<f32, [{n}]>, s: &mut Tensor<f32, [{n}]>, t: &mut Tensor<f32, [{n}]>,
+              d: &mut Tensor<f32, [{n}]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {{
     let a = x.load_like(e);
     let b = y.load_like(e);
     e.store(exp(a));
@@ -41,6 +41,14 @@ kernel fn act(e: &mut Tensor<f32, [1024]>, s: &mut Tensor<f32, [1024]>, t: &mut 
     d.store(a / b);
 }}
 """
+
+
+def act(hint: str, n: int = 1024) -> str:
+    """The source of kernel `act` (each op the hint changes, on tiles of `n` elements) under `hint`; also
+    tests/backend/test_fast_math.py's kernel (n = 256)."""
+    return ACT.format(hint=hint, n=n)
+
+
 ROWEXP = """
 kernel fn rowexp(y: &mut Tensor<f32, [1, 1024]>, x: &Tensor<f32, [?, 1024]>) {
     let t = x.load_like(y);
@@ -85,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
                  " act(a.partition([1024]), b.partition([1024]), c.partition([1024]), d.partition([1024]), &x, &x)"
                  ".sync(); }\n")
         for hint, _ in HINTS:
-            ptx = compile_kernel(driver.compile(ACT.format(hint=hint) + main_, "ir").output[0], "sm_90a", None).ptx
+            ptx = compile_kernel(driver.compile(act(hint) + main_, "ir").output[0], "sm_90a", None).ptx
             forms = {f: ptx.count(f) for f in ("ex2.approx.ftz.f32", "tanh.approx.f32", "div.full.f32", "div.rn.f32",
                                                 "rcp.approx.ftz.f32", "fma.rn.f32")}
             print(f"{hint:18s} {forms}", flush=True)
@@ -102,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     xt, yt = torch.from_numpy(x).cuda(), torch.from_numpy(y).cuda()
     for hint, fast in HINTS:
         outs = [torch.full((N,), float("nan"), device="cuda") for _ in range(4)]
-        k = tilelang.compile(ACT.format(hint=hint)).act  # type: ignore[attr-defined]
+        k = tilelang.compile(act(hint)).act  # type: ignore[attr-defined]
         k(*(tilelang.partition(o, [1024]) for o in outs), xt, yt).launch().wait()
         got = dict(zip(("exp", "sigmoid", "tanh", "div"), (o.cpu().numpy() for o in outs), strict=True))
         for op in ("exp", "sigmoid", "tanh", "div"):

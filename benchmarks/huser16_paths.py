@@ -27,6 +27,9 @@ Cases (f16 storage, f32 sums; `ratio` = torch time / ours, > 1 is faster than to
     Expected ~1-2x of SDPA-with-mask (which runs its efficient/math kernel for a boolean mask, not flash);
     with TILEC_ATTN_SCALAR_READS=0, mma.sync with no pipeline, ~0.3-0.6x.
   * `cross full`: the Hopper attention pipeline at the full length (no padding), the bound for `cross lens`.
+
+`CROSS` and `LENS` are also the kernel tests/backend/test_attention_scalar_reads.py checks (its path, llsim against
+the interpreter): edit them there together.
 """
 
 from __future__ import annotations

@@ -35,33 +35,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import tilelang  # noqa: E402
 from tilelang.runtime import cuda_fake, cuda_stub  # noqa: E402
 from tilelang.runtime.cuda_stub import DevArray  # noqa: E402
-
-GEMM = """
-kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f16, [BM, BN]>,
-                                                           a: &Tensor<f16, [?, ?]>,
-                                                           b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pb = b.partition([BK, BN]);
-    let i = block_id(0);
-    let j = block_id(1);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([i, k]), pb.load([k, j]), acc);
-    }
-    c.store(acc as f16);
-}
-
-kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
-    z.store(x.load_like(z) + y.load_like(z));
-}
-"""
-
+from launch_cases import KERNELS, count_general, prefill_shape  # noqa: E402
 
 def calls() -> dict[str, Any]:
     """name -> a function of no arguments making one launch call (returns its handle)."""
     attn = tilelang.compile("use std::attention::*;\n")
-    mod = tilelang.compile(GEMM)
-    s, d, h, b = 1024, 128, 16, 16
+    mod = tilelang.compile(KERNELS)
+    s, d = 1024, 128
+    b, h = prefill_shape(s, d)
     q, k, v, o = (DevArray.zeros((b * h, s, d), np.float16) for _ in range(4))
     kern = attn.flash_attention["f16", 128, 128, d]
     n = 4096
@@ -91,14 +72,7 @@ def main() -> int:
         nat, _lib = cuda_fake.stub_native(Path(tempfile.mkdtemp(prefix="tile-stub-native-")))
     print(f"# launches through {'the native launcher (stub libcuda)' if nat is not None else 'the binding'}")
     dev = cuda_stub.stub_device("sm_90a", 132)
-    slow = [0]
-    general = dev._run_slow
-
-    def counted(*args: Any) -> None:
-        slow[0] += 1
-        general(*args)
-
-    dev._run_slow = counted
+    slow = count_general(dev)
     with cuda_stub.installed(dev, nat):
         for name, fn in calls().items():
             for _ in range(3):  # the first call compiles and binds: not a launch's cost

@@ -49,31 +49,18 @@ import torch.nn.functional as F  # noqa: E402
 
 import tilelang  # noqa: E402
 
-GEMM = """
-kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f16, [BM, BN]>,
-                                                           a: &Tensor<f16, [?, ?]>,
-                                                           b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pb = b.partition([BK, BN]);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
-    }
-    c.store(acc as f16);
-}
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from launch_cases import KERNELS, count_general, prefill_shape, view_call  # noqa: E402
 
-kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
-    z.store(x.load_like(z) + y.load_like(z));
-}
-"""
 P = tilelang.partition
 
 
 def rows() -> dict[str, tuple[Any, Any]]:
     """name -> (a launch call returning its handle, a check returning 'ok ...' or 'BAD ...')."""
     attn = tilelang.compile("use std::attention::*;\n")
-    mod = tilelang.compile(GEMM)
-    s, d, h, b = 1024, 128, 16, 16
+    mod = tilelang.compile(KERNELS)
+    s, d = 1024, 128
+    b, h = prefill_shape(s, d)
     g = torch.Generator(device="cuda").manual_seed(0)
     q, k, v, q2 = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16, generator=g) for _ in range(4))
     o = torch.empty_like(q)
@@ -121,12 +108,10 @@ def rows() -> dict[str, tuple[Any, Any]]:
         return f"{'ok' if err == 0 else 'BAD'} max|err| {err:.1e}"
 
     return {
-        "attn-view": (lambda: kern(P(o.view(b * h, s, d), [1, 128, d]), q3, k3, v3, scale, False).launch(),
-                      lambda: attn_check(q, False)),
+        "attn-view": (view_call(kern, o, q, k, v, False), lambda: attn_check(q, False)),
         "attn-held": (lambda: kern(P(o3, [1, 128, d]), q3, k3, v3, scale, False).launch(),
                       lambda: attn_check(q, False)),
-        "causal": (lambda: kern(P(o.view(b * h, s, d), [1, 128, d]), q3, k3, v3, scale, True).launch(),
-                   lambda: attn_check(q, True)),
+        "causal": (view_call(kern, o, q, k, v, True), lambda: attn_check(q, True)),
         "attn-newq": (newq, newq_check),
         "toggle": (toggle, lambda: "-"),
         "gemm": (lambda: mod.gemm[128, 128, 64](P(c_, [128, 128]), a_, b_).launch(), gemm_check),
@@ -142,15 +127,7 @@ def main() -> int:
     a = ap.parse_args()
     from tilelang.api import engines
 
-    dev = engines._device("cuda:0")
-    slow = [0]
-    general = dev._run_slow
-
-    def counted(*args: Any) -> None:
-        slow[0] += 1
-        general(*args)
-
-    dev._run_slow = counted
+    slow = count_general(engines._device("cuda:0"))
     print(f"# {torch.cuda.get_device_name()}; host us a launch call, min / median / max of {a.n}", flush=True)
     only = [x for x in a.only.split(",") if x]
     for name, (fn, check) in rows().items():

@@ -22,8 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import attention as A  # noqa: E402
-import tilelang  # noqa: E402
 import torch  # noqa: E402
+from launch_cases import prefill_shape, view_call  # noqa: E402
 
 
 def main() -> int:
@@ -32,15 +32,12 @@ def main() -> int:
     ap.add_argument("--s", type=int, default=1024)
     a = ap.parse_args()
     s, d = a.s, 128
-    h, b = 16, max(1, 16384 // s)
+    b, h = prefill_shape(s, d)
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.float16) for _ in range(3))
     bm, bn = A.blocks(d, "cuda")
     kern = A.ATTN.flash_attention["f16", bm, bn, d]
-    q3, k3, v3 = (t.view(b * h, s, d) for t in (q, k, v))
     o = torch.empty_like(q)
-
-    def tile():  # type: ignore[no-untyped-def]
-        return kern(tilelang.partition(o.view(b * h, s, d), [1, bm, d]), q3, k3, v3, d**-0.5, a.causal).launch()
+    tile = view_call(kern, o, q, k, v, a.causal, bm)
 
     for _ in range(5):
         A.fn_wait(tile())

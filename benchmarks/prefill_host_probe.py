@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import attention as A  # noqa: E402  (this tree's benchmark: its kernels, shapes and launch)
-import tilelang  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from launch_cases import prefill_shape, view_call  # noqa: E402
 
 
 def events(fn, reps: int, sleep: int) -> list[float]:  # type: ignore[no-untyped-def]
@@ -62,17 +62,13 @@ def host(fn, n: int = 20) -> list[float]:  # type: ignore[no-untyped-def]
 
 
 def row(dtype: str, d: int, causal: bool, s: int, tokens: int) -> str:
-    h = 2048 // d
-    b = max(1, tokens // s)
+    b, h = prefill_shape(s, d, tokens)
     g = torch.Generator(device="cuda").manual_seed(s + d)
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=A.DT[dtype], generator=g) for _ in range(3))
     bm, bn = A.blocks(d, "cuda")
     kern = A.ATTN.flash_attention[dtype, bm, bn, d]
-    q3, k3, v3 = (t.view(b * h, s, d) for t in (q, k, v))
     o = torch.empty_like(q)
-
-    def tile():  # type: ignore[no-untyped-def]
-        return kern(tilelang.partition(o.view(b * h, s, d), [1, bm, d]), q3, k3, v3, d**-0.5, causal).launch()
+    tile = view_call(kern, o, q, k, v, causal, bm)
 
     def sdpa():  # type: ignore[no-untyped-def]
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)

@@ -10,6 +10,8 @@ library's array made in the call, `o.view(..)`, took the whole checked path, ~0.
 from __future__ import annotations
 
 import ctypes
+import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,25 +22,12 @@ from tilelang.api import in_flight
 from tilelang.runtime import cuda_fake, cuda_stub
 from tilelang.runtime.cuda_stub import DevArray, tmap_fields
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import launch_cases  # noqa: E402  (the launch-cost scripts' kernels: the add and the TMA GEMM)
+
 P = tilelang.partition
 
-SOURCE = """
-kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
-    z.store(x.load_like(z) + y.load_like(z));
-}
-
-kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f16, [BM, BN]>,
-                                                           a: &Tensor<f16, [?, ?]>,
-                                                           b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pb = b.partition([BK, BN]);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
-    }
-    c.store(acc as f16);
-}
-
+SOURCE = launch_cases.KERNELS + """
 kernel fn row_sums<const B: i32, const NB: i32>(part: &mut Tensor<f32, [1, 1]>, out: &mut Tensor<f32, [1, 1]>,
                                                 x: &Tensor<f32, [?, ?]>) {
     let t = x.partition([1, B]).load([block_id(0), block_id(1)]);
@@ -372,3 +361,39 @@ def test_a_split_k_gemm_takes_the_streams_counters_and_workspace(on, mod) -> Non
     assert on.slow == slow + 1 and _launched(on, fast=False)["split/"] != counters.ptr
     on._arrive.disown(stream)
     _capture(on, False)
+
+
+def test_a_wide_gemm_launch_does_the_plain_kernels_work(on, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The default launches a GEMM with many tiles as its wide variant (`TILEC_GEMM_WIDEN` "auto": 1,056 tiles of
+    64x64 = 2 waves of 4-wide tiles on 132 SMs; a persistent grid of 132 CTAs). Call 19 read its host time at 51
+    us where the plain kernel read 12 (H100, launch_host.py): here, on the stub, a repeated launch of each does
+    the same work: no general path, no variant choice (`_choose`), the same driver calls and the same number of
+    Python calls (`sys.setprofile` events) a launch; only the grid differs."""
+    import sys
+
+    m, n = 2112, 2048
+    a, b = DevArray.zeros((m, 64), np.float16), DevArray.zeros((64, n), np.float16)
+    work = {}
+    for widen in ("0", "auto"):
+        monkeypatch.setenv("TILEC_GEMM_WIDEN", widen)
+        gemm = tilelang.compile(f"// {widen}\n" + SOURCE).gemm[64, 64, 64]
+        c = DevArray.zeros((m, n), np.float16)
+        for _ in range(2):  # the first binds the plan and makes the launcher
+            gemm(P(c, [64, 64]), a, b).sync()
+        slow, calls = on.slow, dict(on.ctx.d.calls)
+        chose = []
+        monkeypatch.setattr(on, "_choose", lambda *args: chose.append(args))
+        events: list[str] = []
+        for _ in range(3):
+            op = gemm(P(c, [64, 64]), a, b)
+            sys.setprofile(lambda frame, event, arg: events.append(f"{event} {frame.f_code.co_name}"))
+            h = op.launch()
+            sys.setprofile(None)
+            h.wait()
+            del op, h  # (dropped here, not in the next launch's count)
+        monkeypatch.undo()  # (the `_choose` stub; the switch is read at lowering, done)
+        grid = tuple(cuda_fake.last(on.lib)[1:4]) if on.lib is not None else on.ctx.d.launches[-1][1:4]
+        assert on.slow == slow and not chose, (widen, on.slow - slow, len(chose))
+        work[widen] = (len(events), {k: v - calls.get(k, 0) for k, v in on.ctx.d.calls.items() if v != calls.get(k, 0)})
+        assert tuple(grid) == ((132, 1, 1) if widen == "auto" else (33, 32, 1)), grid
+    assert work["auto"] == work["0"], work

@@ -10,6 +10,8 @@ the same bits with the hint and without."""
 from __future__ import annotations
 
 import dataclasses
+import sys
+from pathlib import Path
 
 import llsim
 import numerics_cases as nc
@@ -23,32 +25,30 @@ from tilelang.backend import compile_kernel, fastmath
 from tilelang.dtypes import DType
 from tilelang.ir.printer import print_kernel
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import fast_math_check  # noqa: E402  (the GPU check's kernel is this file's)
+
 F = np.float32
 
-SRC = """
-#[hints({hint})]
-kernel fn act(e: &mut Tensor<f32, [256]>, s: &mut Tensor<f32, [256]>, t: &mut Tensor<f32, [256]>,
-              d: &mut Tensor<f32, [256]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {{
-    let a = x.load_like(e);
-    let b = y.load_like(e);
-    e.store(exp(a));
-    s.store(sigmoid(a));
-    t.store(tanh(a));
-    d.store(a / b);
-}}
-fn main() {{
+MAIN = """
+fn main() {
     let x = ones::<f32>([512]);
     let mut e = zeros::<f32>([512]);
     let mut s = zeros::<f32>([512]);
     let mut t = zeros::<f32>([512]);
     let mut d = zeros::<f32>([512]);
     act(e.partition([256]), s.partition([256]), t.partition([256]), d.partition([256]), &x, &x).sync();
-}}
+}
 """
 
 
+def _src(hint: str) -> str:
+    """benchmarks/fast_math_check.py's kernel `act` on 256-element tiles under `hint`, with a `main` launching it."""
+    return fast_math_check.act(hint, 256) + MAIN
+
+
 def _kernel(hint: str = "fast_math = true"):  # type: ignore[no-untyped-def]
-    return driver.compile(SRC.format(hint=hint), "ir").output[0]
+    return driver.compile(_src(hint), "ir").output[0]
 
 
 def test_the_hint_is_checked() -> None:
@@ -56,7 +56,7 @@ def test_the_hint_is_checked() -> None:
     assert not _kernel("fast_math = false").fast_math and not _kernel("num_warps = 4").fast_math
     for bad, help in (("fast_math = 1", "write `fast_math = true`"), ("fast_math", "write `fast_math = true`"),
                       ("fast_math = yes", "write `fast_math = true`")):
-        diags = driver.compile(SRC.format(hint=bad), "ir").context.sink.diagnostics
+        diags = driver.compile(_src(bad), "ir").context.sink.diagnostics
         assert [d.code for d in diags] == ["E0203"] and help in diags[0].help, (bad, diags)
 
 
@@ -78,7 +78,7 @@ def test_the_interpreter_ignores_the_hint() -> None:
     outs = []
     for hint in ("fast_math = true", "num_warps = 4"):
         o = [np.zeros(512, F) for _ in range(4)]
-        tilelang.compile(SRC.format(hint=hint)).act(*(tilelang.partition(a, [256]) for a in o), x, y).sync()
+        tilelang.compile(_src(hint)).act(*(tilelang.partition(a, [256]) for a in o), x, y).sync()
         outs.append(o)
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(*outs, strict=True))
 
@@ -151,13 +151,9 @@ def test_a_hinted_user_attention_loop_in_llsim(monkeypatch) -> None:  # type: ig
     """The user's flash loop (`cliffs_cases.ATTN`) hinted: the attention pipeline still takes it, its note says
     `fast_math`, and its output is attention's within f16's tolerance (llsim, sm_90a, the MUFU off by its worst
     error)."""
-    import sys
-    from pathlib import Path
-
     from tilelang.backend import explain, lower_gpu
     from tilelang.backend.facts import TensorFacts
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
     import cliffs_cases
 
     monkeypatch.setattr(llsim, "APPROX_ERROR", 1)

@@ -11,6 +11,7 @@ counter that does not count the other role's stages fails here (wrong values or 
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import numpy as np
@@ -177,6 +178,43 @@ def test_wide_tiles_in_the_simulator(form: str, cfg: GemmConfig, shape, ctas: in
     cfg.assert_product(a, b, c, 9)
 
 
+@pytest.mark.parametrize(("cfg", "shape", "ctas", "subs", "plain_subs"), [
+    (GemmConfig(128, 128, 128), (72, 320, 208), 1, 2, 1),  # 2 x 128 wide, two warpgroups; K's last step 16 of 128
+    # (heavy, ~3 s: pingpong roles of 64 x 256 (four tiles), B [N, K], two CTAs)
+    pytest.param(GemmConfig(64, 64, 128, out="f32", trans_b=True), (130, 272, 208), 2, 2, 1, marks=pytest.mark.heavy),
+    # (heavy, ~10 s: a 128 KB stage, which the ring cannot hold twice: 4 stages of 64 in both kernels)
+    pytest.param(GemmConfig(128, 128, 256, trans_b=True), (130, 272, 400), 1, 4, 4, marks=pytest.mark.heavy),
+], ids=["two_wide_128x128x128", "pingpong_four_wide_x128_nt", "x256_nt_both"])
+def test_a_wide_tiles_k_step_in_stages_of_64(cfg: GemmConfig, shape, ctas: int, subs: int, plain_subs: int,  # type: ignore[no-untyped-def]
+                                             monkeypatch) -> None:
+    """A K step deeper than a wide stage holds (128x128x128 wide: 96 KB a stage, 2 stages and no room for the
+    stores' staging, so it was not widened) is copied and multiplied as K / 64 stages of the ring
+    (`gemm_widen.k_parts`, `HopperPlan.ksub`): `subs` wgmma groups a K step, the ring of 4 stages of the x64 wide
+    tile; so is any K step whose stage the ring cannot hold twice (128x128x256: was sm_80's ring, 2.3 KB of
+    spills). The wgmma k16 steps are the same and in the same order, so the result is the unwidened kernel's
+    bit for bit (llsim, both), with edges in M, N (the last wide tile's second tile past the grid) and K."""
+    M, N, K = shape
+    k = _gemm_kernel(cfg)
+    a, b, _ = cfg.inputs(M, N, K, 21)
+    facts = _facts(a=a.shape, b=b.shape, c=(M, N))
+    out = {}
+    for widen in ("0", "1"):
+        monkeypatch.setenv("TILEC_GEMM_WIDEN", widen)
+        gk = lower_gpu(k, "sm_90a", facts)
+        text = print_gpu_kernel(gk)
+        consumer = print_gpu_kernel(dataclasses.replace(gk, body=_roles(gk)[1].body))
+        if widen == "1":
+            assert gk.persistent == 1 and gk.num_stages >= 4 and "acc_columns" in text
+            assert consumer.count("wgmma ") == subs
+        else:
+            assert not gk.persistent and "acc_columns" not in text and consumer.count("wgmma ") == plain_subs
+        c = np.full((M, N), np.nan, np.float32 if cfg.out == "f32" else np.float16)
+        SimDevice("sm_90a").run(k, (ctas, 1) if gk.persistent else (-(-M // cfg.bm), -(-N // cfg.bn)), [c, a, b], facts)
+        out[widen] = c
+    cfg.assert_product(a, b, out["1"], 21)
+    assert np.array_equal(out["0"], out["1"])
+
+
 def test_wide_tiles_only_where_they_are_the_users_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """No wide tile where A's tiles depend on the column axis too (here A's row offset reads block_id(1): the
     tiles side by side would need other A tiles; B's offsets may be any function, each tile's computed on its
@@ -204,8 +242,6 @@ def test_split_k_by_default_where_a_launch_has_few_tiles(monkeypatch) -> None:  
     request (`GpuKernel.few` -> `KernelABI.few`: the runtime, where the launch's grid has at most half as many
     tiles as SMs, compiles the variant with `TensorFacts.few_tiles`), and that variant is the split walk
     filling the card. No request where the user named the stages (a tuned kernel) or with "0"."""
-    import dataclasses
-
     monkeypatch.delenv("TILEC_GEMM_SPLITK", raising=False)
     k = _gemm_kernel(GemmConfig(64, 128, 64))
     facts = _facts(a=(64, 4096), b=(4096, 4096), c=(64, 4096))
@@ -299,8 +335,6 @@ def test_wide_tiles_by_default_where_a_launch_has_many_tiles(monkeypatch) -> Non
     variant compiled with `TensorFacts.wide_tiles` is the wide walk (128 x 128 as two tiles side by side on two
     warpgroups, 64 x 64 as four on pingpong roles). `_choose` (stubbed) takes it where the launch's grid has at
     least 2 f tiles an SM (two waves of wide tiles), and the split-K variant where it has at most SMs / 2."""
-    import dataclasses
-
     from tilelang.runtime.cuda import CudaDevice
 
     for var in ("TILEC_GEMM_WIDEN", "TILEC_GEMM_PERSISTENT", "TILEC_GEMM_SPLITK"):

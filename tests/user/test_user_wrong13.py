@@ -42,8 +42,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    fixed_program, run_program
+from userprog import first_error, fixed_program, run_program, wrong_suite
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -73,23 +72,6 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                "acc);", "acc = mma(a.partition([16, 32]).load([0, kk]) as f16, "
                                "b.partition([32, 16]).load([kk, 0]) as f16, acc);")]),
 }
-
-
-def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in DIR.glob("h*.tile")) == sorted(FIXES)
-
-
-@pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
-    hint, edits = FIXES[name]
-    assert_help_leads_to_a_working_program(DIR / f"{name}.tile", hint, edits, tmp_path)
-    tensors, printed = run_program(fixed_program(DIR / f"{name}.tile", edits, tmp_path))
-    CHECKS[name](tensors, printed)
-
-
-@pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_editor_shows_the_same_first_error(name: str) -> None:
-    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
 
 
 def _h01(t: dict[str, np.ndarray], out: str) -> None:
@@ -131,6 +113,10 @@ def _h06(t: dict[str, np.ndarray], out: str) -> None:
 
 CHECKS = {"h01_tensor_param_index": _h01, "h02_rem_euclid": _h02, "h03_masked_fill": _h03,
           "h04_scalar_sum_without_grid": _h04, "h05_offsets_as_a_list": _h05, "h06_int8_mma_f32_acc": _h06}
+
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("h*.tile", FIXES, CHECKS)
 
 
 def test_an_int8_mma_s_i32_accumulator_route_runs(tmp_path: Path) -> None:

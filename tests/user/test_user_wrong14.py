@@ -54,8 +54,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    fixed_program, run_program
+from userprog import first_error, fixed_program, run_program, wrong_suite
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -75,23 +74,6 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                                        ("dist.argmin()", "dist.argmin(1)")]),
     "i05_integer_weight_cast_late": ("`(BK as f32) / (total as f32)`", [("(BK / total)", "((BK as f32) / (total as f32))")]),
 }
-
-
-def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in DIR.glob("i*.tile")) == sorted(FIXES)
-
-
-@pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
-    hint, edits = FIXES[name]
-    assert_help_leads_to_a_working_program(DIR / f"{name}.tile", hint, edits, tmp_path)
-    tensors, printed = run_program(fixed_program(DIR / f"{name}.tile", edits, tmp_path))
-    CHECKS[name](tensors, printed)
-
-
-@pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_editor_shows_the_same_first_error(name: str) -> None:
-    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
 
 
 def _i01(t: dict[str, np.ndarray], out: str) -> None:
@@ -126,6 +108,10 @@ def _i05(t: dict[str, np.ndarray], out: str) -> None:
 CHECKS = {"i01_unsigned_below_signed_threshold": _i01, "i02_maximum_unsigned_signed": _i02,
           "i03_tile_element_in_a_kernel": _i03, "i04_whole_sum_then_argmin": _i04,
           "i05_integer_weight_cast_late": _i05}
+
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("i*.tile", FIXES, CHECKS)
 
 
 def test_the_old_help_s_integer_quotient_kept_the_first_chunk(tmp_path: Path) -> None:

@@ -56,8 +56,7 @@ import numpy as np
 import pytest
 
 from tilelang import driver
-from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    fixed_program, run_program
+from userprog import first_error, fixed_program, run_program, wrong_suite
 
 DIR = Path(__file__).parent / "wrong"
 
@@ -83,23 +82,6 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                               ("h_last.store(h)", "h_last.store(h.transpose())"),
                               ("h_last: &mut Tensor<f32, [BD, N]>", "h_last: &mut Tensor<f32, [N, BD]>")]),
 }
-
-
-def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in DIR.glob("n*.tile")) == sorted(FIXES)
-
-
-@pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
-    hint, edits = FIXES[name]
-    assert_help_leads_to_a_working_program(DIR / f"{name}.tile", hint, edits, tmp_path)
-    tensors, printed = run_program(fixed_program(DIR / f"{name}.tile", edits, tmp_path))
-    CHECKS[name](tensors, printed)
-
-
-@pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_editor_shows_the_same_first_error(name: str) -> None:
-    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
 
 
 def _n01(t: dict[str, np.ndarray], out: str) -> None:
@@ -154,6 +136,10 @@ def _n07(t: dict[str, np.ndarray], out: str) -> None:
 CHECKS = {"n01_scatter_add_with_a_tile_index": _n01, "n02_segment_max_with_a_tile_index": _n02,
           "n03_narrow_sum_cast_after": _n03, "n04_dot_with_a_vector": _n04, "n05_store_a_row_by_index": _n05,
           "n06_load_like_another_length": _n06, "n07_grids_transposed": _n07}
+
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("n*.tile", FIXES, CHECKS)
 
 
 def test_the_old_helps_gave_wrong_values(tmp_path: Path) -> None:

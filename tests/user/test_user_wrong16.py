@@ -33,10 +33,7 @@ import numpy as np
 import pytest
 
 from tilelang import driver
-from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
-    fixed_program, run_program
-
-DIR = Path(__file__).parent / "wrong"
+from userprog import first_error, run_program, wrong_suite
 
 PART = "where(arange::<i32>(4).reshape([1, 4, 1]) == {j}, gates.reshape([BB, 4, H]), 0.0).sum(1)"
 GATES = "\n    ".join(f"let {v} = {PART.format(j=j)};" for j, v in enumerate("ifgo"))
@@ -65,23 +62,6 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
           "    } else {\n        kc.store(kc.load());\n    }"),
          ("put(kc[37..57].partition([1, 32]), &k)", "put(kc.partition([1, 32]), &k, 37)")]),
 }
-
-
-def test_every_mistake_has_a_fix() -> None:
-    assert sorted(p.stem for p in DIR.glob("q*.tile")) == sorted(FIXES)
-
-
-@pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
-    hint, edits = FIXES[name]
-    assert_help_leads_to_a_working_program(DIR / f"{name}.tile", hint, edits, tmp_path)
-    tensors, printed = run_program(fixed_program(DIR / f"{name}.tile", edits, tmp_path))
-    CHECKS[name](tensors, printed)
-
-
-@pytest.mark.parametrize("name", sorted(FIXES))
-def test_the_editor_shows_the_same_first_error(name: str) -> None:
-    assert_the_editor_shows_the_first_error(DIR / f"{name}.tile")
 
 
 def _sig(z: np.ndarray) -> np.ndarray:
@@ -131,6 +111,10 @@ def _q05(t: dict[str, np.ndarray], out: str) -> None:
 
 CHECKS = {"q01_state_grid_without_leading_axis": _q01, "q02_tensor_of_listed_values": _q02,
           "q03_generic_fn_reshape": _q03, "q04_gates_chunk": _q04, "q05_partition_rows_of_a_cache": _q05}
+
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("q*.tile", FIXES, CHECKS)
 
 
 @pytest.mark.parametrize(("call", "fix"), [

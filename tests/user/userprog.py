@@ -127,7 +127,7 @@ assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # 
 ARCH_SPECIFIC_PTX = {"u13_generic", "p02_mixed_precision", "p09_std_attention", "p13_cluster",
                      "p16_math_edges", "r18_std_attention_odd",
                      "w02_std_attention_shapes", "k02_half_bf16_edges", "b08_bf16_mlp_epilogues",
-                     "o01_fused_mlp_gelu", "o12_swiglu_bf16"}
+                     "o01_fused_mlp_gelu", "o12_swiglu_bf16", "a02_scaled_mm_rowwise_bf16"}
 
 
 def _ptx_texts(out: Path, arch: str) -> list[str]:
@@ -267,6 +267,36 @@ def run_time_fix(path: Path, code: str, hint: str, edits: Iterable[tuple[str, st
     assert d.code == code and d.primary_span is not None, (d.code, d.message)
     assert any(hint in h for h in d.help), d.help
     return fixed_program(path, edits, tmp_path)
+
+
+def wrong_suite(pattern: str, fixes: Mapping[str, tuple[str, Iterable[tuple[str, str]]]],
+                checks: Mapping[str, Check]) -> tuple[Callable[..., None], ...]:
+    """The three tests of a round's wrong programs (`DIR.parent / "wrong" / pattern`), for a module to bind to
+    its own names, as `program_suite`'s:
+
+    - every wrong program matching `pattern` has a fix (`fixes`: a phrase of the first error's help and the
+      help's (old, new) edits);
+    - the first error's help says its phrase, the program with the edits applied checks clean under
+      `-D warnings`, and its run passes `checks[name]` (NumPy's answer);
+    - the editor (the language server) shows the same first error."""
+    wrong = DIR.parent / "wrong"
+
+    def test_every_mistake_has_a_fix() -> None:
+        assert sorted(p.stem for p in wrong.glob(pattern)) == sorted(fixes)
+
+    @pytest.mark.parametrize("name", sorted(fixes))
+    def test_the_help_leads_to_a_working_program(name: str, tmp_path: Path) -> None:
+        hint, edits = fixes[name]
+        assert_help_leads_to_a_working_program(wrong / f"{name}.tile", hint, edits, tmp_path)
+        tensors, printed = run_program(fixed_program(wrong / f"{name}.tile", edits, tmp_path))
+        checks[name](tensors, printed)
+
+    @pytest.mark.parametrize("name", sorted(fixes))
+    def test_the_editor_shows_the_same_first_error(name: str) -> None:
+        assert_the_editor_shows_the_first_error(wrong / f"{name}.tile")
+
+    return (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+            test_the_editor_shows_the_same_first_error)
 
 
 def assert_the_editor_shows_the_first_error(path: Path) -> None:

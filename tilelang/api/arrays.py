@@ -265,6 +265,12 @@ def _torch(t: Any) -> ArrayRef:
             "back with `.bfloat16()`, or move it to the GPU (`t.cuda()`), where "
             "torch.bfloat16 tensors are used in place",
         )
+    if getattr(t, "is_neg", lambda: False)():  # (round 17: its memory holds the values before the negation,
+        raise Unsupported(                       # which a CUDA kernel read as they are; NumPy refused it raw)
+            "a PyTorch tensor whose negative bit is set (a lazy negation: `_neg_view`, a conjugate's `.imag`) "
+            "holds the values before the negation in its memory",
+            "pass `t.resolve_neg()`, which writes the negated values into memory of its own",
+        )
     shape = tuple(int(d) for d in t.shape)
     strides = tuple(int(s) for s in t.stride())
     contiguous = bool(t.is_contiguous())

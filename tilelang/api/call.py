@@ -658,17 +658,15 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
         _fail(kernel, spec, f"{what} is a number (`{spec.elem}`), not a partition",
               help="pass a Python number")
     if not isinstance(value, (bool, int, float, np.generic)):
+        one = False
         try:
             ref = arrays.describe(value)
-            got = ref.describe()
+            got, one = ref.describe(), math.prod(ref.shape) == 1
         except (NotAnArray, Unsupported):
             got = f"a `{type(value).__name__}`"
-        _fail(
-            kernel,
-            spec,
-            f"{what} is a number (`{spec.elem}`), but it is {got}",
-            help="pass a Python number",
-        )
+        _fail(kernel, spec, f"{what} is a number (`{spec.elem}`), but it is {got}",  # (round 17: `.item()`)
+              help="pass a Python number" + (": `.item()` of the tensor is its one value (on a GPU it waits for "
+                                            "the value to be computed)" if one else ""))
     # kind and range: the same rules (and codes) as host functions' scalars (api/scalars.py)
     m = kernel.module
     where = m._where(spec.span, f"`{spec.name}: {span_text(spec.span, m._sources)}` is declared here")

@@ -83,8 +83,9 @@ MATH_HABITS: dict[str, str] = {
     "triu": "`where(arange::<i32>(N).reshape([1, N]) >= arange::<i32>(M).reshape([M, 1]), {x}, 0.0)` keeps the "
             "upper triangle of an [M, N] tile (`<=` for the lower one, `tril`)",
     "roll": "a cyclic shift by k of an [N] row is a product with a 0/1 matrix: "
-            "`dot({x}.reshape([1, N]), ((arange::<i32>(N).reshape([N, 1]) + k) % N == "
-            "arange::<i32>(N).reshape([1, N])) as f32).reshape([N])` (or read the tile again at a shifted index)",
+            "`dot({x}.reshape([1, N]), ((arange::<i32>(N).reshape([1, N]) - arange::<i32>(N).reshape([N, 1]) - k) % N "
+            "== 0) as f32).reshape([N])` (`== k` in place of `- k) % N == 0` shifts in zeros; the element type's "
+            "name in place of `f32`)",
     "histogram": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
                  "i32).sum(0)` (examples/histogram.tile)",
 }

@@ -154,6 +154,7 @@ class Context:
 
 _CONTEXT: Context | None = None
 _CONTEXT_LOCK = threading.Lock()
+_FLOATS = (float, np.floating)  # the scalar arguments whose zero has a sign (`CudaDevice.run`'s key)
 
 
 def context() -> Context:
@@ -452,8 +453,10 @@ class CudaDevice(Device):
         # weak references make sure a recycled `id` is never taken for the old
         # buffer. (CUstream handles are keyed by id: they may not be hashable,
         # and pooled streams live as long as the device.)
-        key = (*[id(a) if type(a) is CudaBuffer else a for a in args], *grid, id(stream), cuda_pdl.mode(), trace_rt.ENABLED,
-               occupancy.CARVEOUT)
+        # (a zero float by its sign too: -0.0 == 0.0 with one hash, and a launch with -0.0 took an earlier one's
+        # +0.0: `x / s` was +inf where the interpreter gives -inf; hrev18)
+        key = (*[id(a) if type(a) is CudaBuffer else a if a or not isinstance(a, _FLOATS) else (a, math.copysign(1.0, a))
+                 for a in args], *grid, id(stream), cuda_pdl.mode(), trace_rt.ENABLED, occupancy.CARVEOUT)
         hit = prepared.fast.get(key)
         if hit is not None and (len(hit) == 4 or not self.is_capturing(stream)):  # 5: counters; 6: asserts too
             refs, launch, call, ok = hit[:4]
@@ -529,7 +532,7 @@ class CudaDevice(Device):
             else:
                 v = by_name[slot.param]
                 values.append(v.item() if hasattr(v, "item") else v)
-        key = (tuple(values), err_word)
+        key = (tuple(v if v or type(v) is not float else (v, math.copysign(1.0, v)) for v in values), err_word)
         packed = prepared.packed.get(key)
         if packed is None:
             if len(prepared.packed) > 256:

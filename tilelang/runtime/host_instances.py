@@ -197,7 +197,7 @@ def generic_arith(ev: Any, e: ast.Binary, a: Any, b: Any, scope: Any) -> None:
 def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any, shift: bool = False) -> None:
     only = ev.generic_nodes.get(id(e))  # (by node: host loops run it again and again)
     if only is None:
-        only = ev.generic_nodes[id(e)] = (e, generics_only(ev.program, e))
+        only = ev.generic_nodes[id(e)] = (e, generics_only(ev.program, e, let_values(ev)))
     if not only[1]:
         return
     dt = ev.scalar_dtype(e)

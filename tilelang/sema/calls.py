@@ -28,7 +28,8 @@ from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
 from tilelang.sema.names import resolve_path
 from tilelang.sema.program import FnInfo, Symbol, SymbolKind
-from tilelang.sema.split_habits import PARTS, parts
+from tilelang.sema.split_habits import PARTS, arity_help, flip_help, parts
+from tilelang.sema.split_habits import flip_1d_help as _flip_help
 from tilelang.sema.rules import RULES
 from tilelang.sema.typeops import deref, is_poison
 from tilelang.sema.types import (
@@ -222,7 +223,8 @@ def _mean_help(ty: TileT, e: ast.MethodCall) -> str:
         return _METHOD_HABITS["mean"]  # a type parameter's
     elem = ty.dtype.value if ty.dtype.is_float else "f32"
     axis = e.args[0].value.value if e.args and isinstance(e.args[0].value, ast.IntLit) else None
-    if axis is None and e.args:
+    keep = len(e.args) == 2 and isinstance(e.args[1].value, ast.BoolLit) and e.args[1].value.value  # keepdim
+    if axis is None and e.args or len(e.args) == 2 and not isinstance(e.args[1].value, ast.BoolLit):
         return _METHOD_HABITS["mean"]
     dims = [str(d) for d in ty.shape]
     if axis is not None and not 0 <= axis < len(dims):
@@ -236,6 +238,7 @@ def _mean_help(ty: TileT, e: ast.MethodCall) -> str:
     else:
         n = f"({count} as {elem})" if axis is not None or len(dims) == 1 else f"(({count}) as {elem})"
     total = f"{{x}}.sum({axis})" if axis is not None else "{x}.sum()"
+    total += f".reshape([{', '.join('1' if i == axis else d for i, d in enumerate(dims))}])" if keep else ""
     cast = "" if ty.dtype.is_float else f" as {elem}"
     what = "the axis's size" if axis is not None else "the number of elements"
     return f"divide the sum by {what}: `({total}{cast}) / {n}`" if cast else f"divide the sum by {what}: `{total} / {n}`"
@@ -254,22 +257,6 @@ _JOIN = ("Tile has no concatenation: in a kernel, store each part into its own n
          "(`let q = z.partition([..]); q.store(a, [0, 0]); q.store(b, [0, 1]);`); on the host, pick each "
          "element's source with `where` over `arange` positions")
 _FLIPS = ("flip", "fliplr", "flipud", "reverse")
-
-
-def _flip_help(ty: Type | None, x: str) -> str:
-    """How to reverse `x` (`flip(x, 0)`, `x.flip(0)`): element i is element N - 1 - i, a masked sum over an
-    [N, N] tile; spelt with a 1-D tile's own length and a zero of its element type."""
-    n, zero = "N", "0.0"
-    ty = deref(ty) if ty is not None else None
-    if isinstance(ty, (TileT, TensorT)) and ty.shape is not None and len(ty.shape) == 1 and ty.shape[0] is not None:
-        n = str(ty.shape[0])
-        n = n if n.isidentifier() or n.isdigit() else f"({n})"
-        zero = "0.0" if not isinstance(ty.dtype, DType) or ty.dtype.is_float else \
-            "false" if ty.dtype is DType.BOOL else "0"
-    what = f"`{x}` reversed" if n != "N" else f"`{x}` reversed (N elements along the axis)"
-    return (f"Tile has no reversal: element i of {what} is element {n} - 1 - i, picked by a masked sum: "
-            f"`where(arange::<i32>({n}).reshape([{n}, 1]) + arange::<i32>({n}).reshape([1, {n}]) == {n} - 1, "
-            f"{x}.reshape([1, {n}]).broadcast([{n}, {n}]), {zero}).sum(1)`")
 
 
 def _flip_call_help(tcx: CheckCx | None, e: ast.Call | None) -> str:
@@ -594,9 +581,9 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                             .with_help(f"Triton's `tl.arange({lo}, {hi})` is `arange::<{t}>({hi})`" if lo == "0" else
                                        f"for the values {lo} .. {hi} (Triton's `tl.arange({lo}, {hi})`), add the "
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
-        if sig.name == "transpose" and recv is not None and (h := parts("transpose", recv_ty, e, tcx.snippet(recv))):
+        if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv))):  # `t.transpose(0, 1)`
             return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {takes} but {plural(n, 'argument')} were "
-                                    "supplied", e.span, f"expected {takes}").with_help(h))  # `t.transpose(0, 1)`
+                                    "supplied", e.span, f"expected {takes}").with_help(h))
         return tcx.arity_error(owner, takes, n, e.span, None)
     if len(e.generics) > len(sig.generics):
         if sig.generics:
@@ -705,15 +692,16 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape
-            habit = parts(name, rty, e, tcx.snippet(e.receiver)) or habit
+            habit = parts(name, rty, e, tcx.receiver_snippet(e.receiver)) or habit
         if target is not None:
             habit = _AS.format(target)
         elif name == "to" and len(e.args) == 1 and isinstance(e.args[0].value, ast.StrLit):
             habit = _DEVICES  # `x.to("cuda")`
         elif name in _FLIPS and isinstance(rty, (TileT, TensorT)):
-            x = tcx.snippet(e.receiver) or "t"
-            habit = _flip_help(rty, x if len(x) < 30 else "t").replace("{", "{{").replace("}", "}}")
-        elif name == "mean" and isinstance(rty, TileT) and rty.shape and len(e.args) <= 1:
+            x = tcx.receiver_snippet(e.receiver) or "t"
+            x = x if len(x) < 30 else "t"
+            habit = (flip_help(rty.shape, rty.dtype, e, x) or _flip_help(rty, x)).replace("{", "{{").replace("}", "}}")
+        elif name == "mean" and isinstance(rty, TileT) and rty.shape and len(e.args) <= 2:
             habit = _mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
         elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):

@@ -290,8 +290,15 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
     if isinstance(e, (ast.FloatLit, ast.IntLit)) and isinstance(target.dtype, DType) and target.dtype.is_float \
             and float_literal_overflows(float(e.value), target.dtype):
         float_out_of_range(tcx, e, target.dtype)
+    _settle_parts(tcx, e, target)
     if isinstance(e, ast.Binary) or (isinstance(e, ast.Unary) and not isinstance(e.operand, ast.IntLit)):
-        check_overflow(tcx, e, target)  # (`-1` as `u8`, `-300` as `i8`: the literal's own E0222)
+        # (`-1` as `u8`, `-300` as `i8`: the literal's own E0222; after the operands, whose own overflow is the
+        # one reported: `check_overflow`)
+        check_overflow(tcx, e, target)
+
+
+def _settle_parts(tcx: CheckCx, e: ast.Expr, target: ScalarT) -> None:
+    """`_settle_scalar` of the parts of `e` that take its type."""
     match e:
         case ast.Unary(operand=x):
             _settle_scalar(tcx, x, target)

@@ -258,7 +258,8 @@ def check_overflow(tcx: CheckCx, e: ast.Binary | ast.Unary, ty: ScalarT, amount:
     """Constant integer arithmetic whose value does not fit its type
     (`1 << 40` as `i32`): rustc rejects it too, rather than wrap to 0.
     `amount`: a shift's amount where its dimension is not known (`constant_shifts`)."""
-    if not isinstance(ty.dtype, DType) or not ty.dtype.is_int or ty.dtype is DType.BOOL or e in tcx.overflowed:
+    if not isinstance(ty.dtype, DType) or not ty.dtype.is_int or ty.dtype is DType.BOOL or e in tcx.overflowed \
+            or _operand_overflows(tcx, e):
         return
     lo, hi = int_range(ty.dtype)
     bits = (hi - lo).bit_length()
@@ -282,6 +283,19 @@ def check_overflow(tcx: CheckCx, e: ast.Binary | ast.Unary, ty: ScalarT, amount:
     tcx.emit(tcx.err(T.CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{ty}`", e.span,
                      f"the value {value} does not fit in `{ty}` ({lo}..={hi})")
              .with_help(_wider_help(ty.dtype, bits, value)))
+
+
+def _operand_overflows(tcx: CheckCx, e: ast.Binary | ast.Unary) -> bool:
+    """An operand of `e` already reported as overflowing: that operand is the mistake, and `e` is marked so as
+    not to report it again with a value it never has (`2 * 1431655766 * 3` was two errors, the second "the
+    value 8589934596"; hrev18)."""
+    for x in (e.operand,) if isinstance(e, ast.Unary) else (e.lhs, e.rhs):
+        while isinstance(x, ast.Unary) and x not in tcx.overflowed:  # (`-(a * b)`: a minus is not always checked)
+            x = x.operand
+        if isinstance(x, ast.Binary | ast.Unary) and x in tcx.overflowed:
+            tcx.overflowed.add(e)
+            return True
+    return False
 
 
 def _wider_help(dt: DType, bits: int, value: int | None) -> str:

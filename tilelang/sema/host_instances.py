@@ -62,23 +62,40 @@ def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
             _check_generic_arith(program, callee, types, consts, call, sink, outer)
 
 
-def generics_only(program: Any, e: Any) -> bool:
+def generics_only(program: Any, e: Any, lets: dict[Any, ast.Expr] | None = None, *, bare: bool = False) -> bool:
     """`e` is integer literals and const generics under `+ - *` and unary minus, with at least one generic:
     what a host function's instance computes from its const generics alone (checked in `i32`, as a kernel
-    instance's constant arithmetic of its generics is; `runtime/host_instances.generic_arith` at run time)."""
-    def generic(x: Any) -> bool:
-        sym = program.symbol_of(x) if isinstance(x, ast.Name) else None
-        return sym is not None and sym.kind is SymbolKind.GENERIC
-
-    def walk(x: Any) -> bool:
-        if isinstance(x, ast.Binary):
-            return x.op in _GENERIC_OPS and walk(x.lhs) and walk(x.rhs)
-        if isinstance(x, ast.Unary):
-            return x.op == "-" and walk(x.operand)
-        return isinstance(x, ast.IntLit) or generic(x)
-    return isinstance(e, (ast.Binary, ast.Unary)) and walk(e) and any(generic(n) for n in ast.walk(e))
+    instance's constant arithmetic of its generics is; `runtime/host_instances.generic_arith` at run time).
+    With `lets` (`consts.let_values`' map) an immutable `let` of such an expression, or of a literal, counts as
+    what it holds (`let d = C * 2; d * 1431655766`), as the kernel's lowering folds it (hrev18: the host's
+    wrapped silently). `bare`: a name alone counts too (a divisor `x / d`), not only an operator."""
+    if not bare and not isinstance(e, (ast.Binary, ast.Unary)):
+        return False
+    only, reads = _generic_form(program, e, lets, 0)
+    return only and reads
 
 
+def _generic_form(program: Any, x: Any, lets: dict[Any, ast.Expr] | None, depth: int) -> tuple[bool, bool]:
+    """(`x` is generics, literals and `lets` of them under `+ - *` and unary minus; it reads a generic)."""
+    if isinstance(x, ast.Binary):
+        (a, ga), (b, gb) = _generic_form(program, x.lhs, lets, depth), _generic_form(program, x.rhs, lets, depth)
+        return x.op in _GENERIC_OPS and a and b, ga or gb
+    if isinstance(x, ast.Unary):
+        a, ga = _generic_form(program, x.operand, lets, depth)
+        return x.op == "-" and a, ga
+    if isinstance(x, ast.IntLit):
+        return True, False
+    sym = program.symbol_of(x) if isinstance(x, ast.Name) else None
+    if sym is not None and sym.kind is SymbolKind.GENERIC:
+        return True, True
+    ok = lets is not None and sym is not None and sym.kind is SymbolKind.LOCAL and not sym.mutable
+    init = lets.get(sym.decl) if ok and lets is not None else None
+    if init is None or depth >= _LET_CHAIN:
+        return False, False
+    return _generic_form(program, init, lets, depth + 1)
+
+
+_LET_CHAIN = 64  # `let`s followed from one expression at most (a chain of lets of lets)
 _GENERIC_OPS = ("+", "-", "*", "<<", ">>")
 
 
@@ -115,20 +132,35 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
     its type, with the call that makes the instance labelled: the run refuses it there (it wrapped)."""
     from tilelang.diagnostics.instances import int_bounds
 
-    def value(x: Any) -> int | None:  # exact; raises _Overflow at the first node that leaves its type
+    lets = let_values([callee.decl])
+
+    def value(x: Any, depth: int = 0) -> int | None:  # exact; raises _Overflow at the first node that leaves its type
         if isinstance(x, ast.IntLit):
             return int(x.value)
         if isinstance(x, ast.Name):
-            return consts.get(x.ident.name)
+            sym = program.symbol_of(x)
+            if sym is not None and sym.kind is SymbolKind.GENERIC:
+                return consts.get(x.ident.name)
+            init = lets.get(sym.decl) if sym is not None and sym.kind is SymbolKind.LOCAL \
+                and not sym.mutable else None
+            if init is None or depth >= _LET_CHAIN or not _generic_form(program, init, lets, depth)[0]:
+                return None
+            try:  # (an overflow inside the `let`'s value is reported there, once)
+                v = value(init, depth + 1)
+            except _Overflow:
+                return None
+            ty = program.type_of(x)
+            dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) else None
+            return v if v is None or dt is None or not dt.is_int else dt.wrap(v)
         ty = program.type_of(x)
         dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) else None
         if dt is None or not dt.is_int or dt is DType.BOOL:
             return None
         if isinstance(x, ast.Unary):
-            v = value(x.operand)
+            v = value(x.operand, depth)
             r = None if v is None else -v
         else:
-            a, b = value(x.lhs), value(x.rhs)
+            a, b = value(x.lhs, depth), value(x.rhs, depth)
             if a is None or b is None:
                 return None
             if x.op in ("<<", ">>"):  # a shift's bits past the width are lost; an amount past it is refused
@@ -152,12 +184,13 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
             continue
         found: Diagnostic | None = None
         shown = ", ".join(f"{k} = {v}" for k, v in consts.items())
-        if generics_only(program, node):
+        if generics_only(program, node, lets):
             try:
                 value(node)
             except _Overflow as o:
                 found = generic_overflow(o.node, o.dtype, o.value, shown)
-        elif isinstance(node, ast.Binary) and node.op in ("/", "%") and generics_only(program, node.rhs):
+        elif isinstance(node, ast.Binary) and node.op in ("/", "%") \
+                and generics_only(program, node.rhs, lets, bare=True):
             # an integer divisor of generics that is zero in this instance: E0226, as the literals' (`x / (4 - 4)`)
             # and a kernel instance's are (the run stopped at it with E0715, after what came before)
             ty = program.type_of(node)
@@ -173,7 +206,7 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
                 d = d.secondary(site.span, label)
             out.append(d)
             continue
-        if generics_only(program, node):
+        if generics_only(program, node, lets):
             continue
         stack.extend(getattr(node, slot, None) for slot in type(node).__slots__)
     for d in sorted(out, key=lambda d: d.primary_span.start if d.primary_span is not None else 0):

@@ -585,12 +585,20 @@ def _check_autotune(tcx: CheckCx, decl: ast.FnDecl, attr: ast.Attribute) -> None
                              d.with_help("the key names the kernel's parameters: "
                                          + ", ".join(f"`{p}`" for p in sorted(params))))
             continue
+        tunable = "const generics and the hints " + ", ".join(f"`{h}`" for h in TUNABLE_HINTS)
+        if key not in generics and key in KNOWN_HINTS and key not in TUNABLE_HINTS:
+            # (a hint, but not one the tuner picks: "neither a const generic nor a hint" was untrue; hrev18)
+            tcx.emit(tcx.err(N.UNKNOWN_ATTRIBUTE, f"hint `{key}` cannot be tuned", arg.name.span,
+                             "not a hint `autotune` picks")
+                     .note(f"`autotune` tunes {tunable}")
+                     .with_help(f"give it one value in `#[hints({key} = ..)]` instead, or remove it"))
+            continue
         if key not in generics and key not in TUNABLE_HINTS:
             d = tcx.err(N.UNKNOWN_ATTRIBUTE, f"`{key}` is neither a const generic of kernel "
                         f"`{decl.name.name}` nor a hint", arg.name.span, "cannot be tuned")
             guess = suggest(key, sorted(generics | set(TUNABLE_HINTS)))
             tcx.emit(d.with_help(f"did you mean `{guess}`?") if guess else
-                     d.note("`autotune` tunes const generics, `num_warps` and `stages`")
+                     d.note(f"`autotune` tunes {tunable}")
                      .with_help("remove it, or list the candidates of one of those"))
             continue
         values = [e.value for e in elems or () if isinstance(e, ast.IntLit)]

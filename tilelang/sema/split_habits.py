@@ -1,7 +1,13 @@
 """Helps for PyTorch's ways of cutting a tile or tensor into parts, which Tile spells otherwise (round 16):
 `t.chunk(n, k)`, `t.split(size, k)`, `t.tensor_split(n, k)`, `t.unbind(k)` (Tile has no slicing: part j is a
 masked sum over a reshape that gives the parts an axis of their own), and `t.transpose(a, b)` with axes
-(Tile's `transpose` takes none: it swaps the two axes of a 2-D value; other ranks `permute`)."""
+(Tile's `transpose` takes none: it swaps the two axes of a 2-D value; other ranks `permute`).
+
+Round 17 (huser17): moving elements within a tile, written for the value's own shape and element type:
+`t.roll(k, axis)` (a product with a 0/1 matrix on the side of the axis; the help had been the [N] row's
+form with `N` and `k` to fill in, whose `% N` of a negative shift lost elements), `t.flip(axis)` of a 2-D
+tile (the 1-D form's reshape mixed rows), `t.logsumexp(k)`, and PyTorch's keepdim given by position,
+`t.sum(1, true)` ("takes 0 to 1 arguments")."""
 
 from __future__ import annotations
 
@@ -9,10 +15,12 @@ from typing import Any
 
 from tilelang.dtypes import DType
 from tilelang.sema.typeops import deref
-from tilelang.sema.types import Dim, TileT
+from tilelang.sema.types import Dim, TensorT, TileT
 from tilelang.syntax import ast
 
-PARTS = ("chunk", "split", "tensor_split", "unbind")
+PARTS = ("chunk", "split", "tensor_split", "unbind", "roll", "logsumexp")
+FLIPS = ("flip", "fliplr", "flipud", "reverse")
+_REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin", "mean", "amax", "amin")
 _BASE = ("Tile has no slicing: a part is a masked sum over a reshape that gives the parts an axis of their own "
          "(`where(arange::<i32>(n).reshape([..]) == j, t.reshape([.., n, c, ..]), 0.0).sum(k)`), or, in a kernel, "
          "a tile of its own loaded from the tensor")
@@ -25,8 +33,148 @@ def parts(name: str, rty: Any, e: Any, x: str | None) -> str | None:
     shape = getattr(t, "shape", None)
     if name == "transpose":
         return None if shape is None else transpose_help(len(shape), e, x)
+    if name in ("roll", "logsumexp"):
+        if not isinstance(rty, TileT):  # (a host tensor has no `dot`)
+            return None
+        h = (roll_help if name == "roll" else logsumexp_help)(shape, getattr(t, "dtype", None), e, x)
+        return None if h is None else h.replace("{", "{{").replace("}", "}}")
     h = parts_help(name, shape, getattr(t, "dtype", None), e, x) or _BASE
     return h.replace("{", "{{").replace("}", "}}")
+
+
+def arity_help(name: str, rty: Any, e: Any, x: str | None) -> str | None:
+    """The help of a method call with too many arguments that another library's spelling explains:
+    `x.transpose(0, 1)`, and `x.sum(1, true)` (PyTorch's keepdim by position) of a tile of known shape."""
+    if name == "transpose":
+        return parts(name, rty, e, x)
+    t, x = rty if isinstance(rty, TileT) else deref(rty), x if x and len(x) < 30 else "t"
+    shape = getattr(t, "shape", None)
+    args = [a.value for a in e.args]
+    if name not in _REDUCTIONS or len(args) != 2 or not isinstance(args[1], ast.BoolLit) or not shape \
+            or None in shape:
+        return None
+    axis = _int(args[0])
+    if axis is None or not -len(shape) <= axis < len(shape):
+        return None
+    axis %= len(shape)
+    call = f"{x}.{name}({axis})"
+    if not args[1].value:
+        return f"Tile's reductions take no keepdim: `{call}` removes the axis"
+    kept = ", ".join("1" if i == axis else str(d) for i, d in enumerate(shape))
+    return f"Tile's reductions take no keepdim: `{call}.reshape([{kept}])` keeps axis {axis} as size 1"
+
+
+def _paren(d: Any) -> str:
+    s = str(d)
+    return s if s.isidentifier() or s.isdigit() else f"({s})"
+
+
+def _shift_matrix(n: Any, k: int | str, left: bool, dtype: str) -> tuple[str, str]:
+    """The [N, N] 0/1 matrix of a cyclic shift by `k` along an axis of length `n`, and the same shift bringing
+    in zeros: on the right of a row (`dot(t, s)`, s[i, j] where j - i is k modulo N) or on the left of a
+    column (`dot(s, t)`, s[i, j] where i - j is). The difference is tested, not `(i + k) % N == j`: Tile's `%`
+    keeps the dividend's sign, and a remainder of 0 is the one that does not care."""
+    col, row = f"arange::<i32>({n}).reshape([{n}, 1])", f"arange::<i32>({n}).reshape([1, {n}])"
+    diff = f"{col} - {row}" if left else f"{row} - {col}"
+    if isinstance(k, int):
+        off = "" if k == 0 else f" - {k}" if k > 0 else f" + {-k}"
+        kk = str(k)
+    else:
+        off, kk = f" - {k}", k
+    return f"(({diff}{off}) % {_paren(n)} == 0) as {dtype}", f"({diff} == {kk}) as {dtype}"
+
+
+def roll_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall, x: str) -> str | None:
+    """`x.roll(k, axis)` (PyTorch's `torch.roll(t, shifts, dims)`, NumPy's `np.roll(a, shift, axis)`; no axis:
+    the flattened value): element i along the axis is element i - k, a product with a 0/1 matrix, written
+    for `x`'s shape (1-D, a 2-D value's axis 0 or 1, or the first or last axis of a higher one through a
+    reshape) and element type; None where that is not known."""
+    if not shape or None in shape or not isinstance(dtype, DType) or dtype is DType.BOOL or not e.args \
+            or len(e.args) > 2:
+        return None
+    k: int | str | None = _int(e.args[0].value)
+    if k is None:
+        k = e.args[0].value.name.name if isinstance(e.args[0].value, ast.Name) else None  # type: ignore[attr-defined]
+        if k is None:
+            return None
+    dims = [d if isinstance(d, Dim) else Dim.const(int(d)) for d in shape]
+    whole = ", ".join(str(d) for d in dims)
+    axis = _int(e.args[1].value) if len(e.args) == 2 else None
+    if len(e.args) == 2 and (axis is None or not -len(dims) <= axis < len(dims)):
+        return None
+    if axis is None and len(dims) > 1:  # no axis: the flattened value, shape restored
+        total = dims[0]
+        for d in dims[1:]:
+            total = total * d
+        s, z = _shift_matrix(total, k, False, dtype.value)
+        expr = f"dot({x}.reshape([1, {total}]), {s}).reshape([{whole}])"
+    else:
+        axis = 0 if axis is None else axis % len(dims)
+        n = dims[axis]
+        s, z = _shift_matrix(n, k, axis == 0 and len(dims) > 1, dtype.value)
+        if len(dims) == 1:
+            expr = f"dot({x}.reshape([1, {n}]), {s}).reshape([{n}])"
+        elif axis == len(dims) - 1:
+            rest = dims[0]
+            for d in dims[1:-1]:
+                rest = rest * d
+            flat = x if len(dims) == 2 else f"{x}.reshape([{rest}, {n}])"
+            expr = f"dot({flat}, {s})"
+            expr = expr if len(dims) == 2 else f"{expr}.reshape([{whole}])"
+        elif axis == 0:
+            rest = dims[1]
+            for d in dims[2:]:
+                rest = rest * d
+            flat = x if len(dims) == 2 else f"{x}.reshape([{n}, {rest}])"
+            expr = f"dot({s}, {flat})"
+            expr = expr if len(dims) == 2 else f"{expr}.reshape([{whole}])"
+        else:
+            return None
+    if dtype in (DType.F16, DType.BF16):  # (`dot` of 16-bit floats sums in f32)
+        expr = f"{expr} as {dtype.value}"
+    return (f"Tile has no roll: a cyclic shift is a product with a 0/1 matrix, `{expr}` (`{z}` for the matrix of "
+            "a shift that brings in zeros instead); exact for finite values: an infinity or NaN makes its whole "
+            "row of the product NaN (0 times infinity)")
+
+
+def flip_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall | None, x: str) -> str | None:
+    """`x.flip(axis)` of a 2-D tile (`fliplr`: axis 1, `flipud`: axis 0): element i along the axis is element
+    N - 1 - i, a masked sum over a broadcast that gives the reversed axis a partner; None but for 2-D values
+    of known shape (the 1-D form is `_flip_help`'s)."""
+    if not shape or len(shape) != 2 or None in shape or e is None:
+        return None
+    name = e.method.name
+    if name in ("fliplr", "flipud"):
+        axis: int | None = 1 if name == "fliplr" else 0
+    else:
+        axis = _int(e.args[0].value) if len(e.args) == 1 else None
+    if axis is None or not -2 <= axis < 2:
+        return None
+    axis %= 2
+    m, n = (str(d) for d in shape)
+    zero = "false" if dtype is DType.BOOL else "0.0" if isinstance(dtype, DType) and dtype.is_float else "0"
+    r = (m, n)[axis]
+    i, j = (f"arange::<i32>({r}).reshape([1, {r}, 1])", f"arange::<i32>({r}).reshape([1, 1, {r}])") if axis else \
+        (f"arange::<i32>({r}).reshape([{r}, 1, 1])", f"arange::<i32>({r}).reshape([1, {r}, 1])")
+    b = f"{x}.reshape([{m}, 1, {n}]).broadcast([{m}, {n}, {n}])" if axis else \
+        f"{x}.reshape([1, {m}, {n}]).broadcast([{m}, {m}, {n}])"
+    red = ".max(2)" if dtype is DType.BOOL and axis else ".max(1)" if dtype is DType.BOOL else f".sum({axis + 1})"
+    return (f"Tile has no reversal: element i of `{x}` reversed along axis {axis} is element {r} - 1 - i, picked "
+            f"by a masked sum: `where({i} + {j} == {r} - 1, {b}, {zero}){red}`")
+
+
+def logsumexp_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall, x: str) -> str | None:
+    """`x.logsumexp(k)` (PyTorch's): the row maximum subtracted and added back, written for `x`'s shape."""
+    if not shape or None in shape or len(e.args) != 1:
+        return None
+    axis = _int(e.args[0].value)
+    if axis is None or not -len(shape) <= axis < len(shape):
+        return None
+    axis %= len(shape)
+    kept = ", ".join("1" if i == axis else str(d) for i, d in enumerate(shape))
+    m = f"{x}.max({axis})"
+    return (f"`log(exp({x} - {m}.reshape([{kept}])).sum({axis})) + {m}` (the maximum subtracted first, so no "
+            "`exp` overflows; a row of -inf gives NaN: guard it with `where` as a masked softmax does)")
 
 
 def _int(x: ast.Expr | None) -> int | None:
@@ -93,3 +241,19 @@ def transpose_help(rank: int | None, e: ast.MethodCall, x: str) -> str | None:
     perm[a], perm[b] = perm[b], perm[a]
     return (f"`{x}.permute([{', '.join(map(str, perm))}])` swaps axes {a} and {b} (`transpose()` takes no axes: "
             "it swaps the two of a 2-D value)")
+
+
+def flip_1d_help(ty: Any, x: str) -> str:
+    """How to reverse `x` (`flip(x, 0)`, `x.flip(0)`): element i is element N - 1 - i, a masked sum over an
+    [N, N] tile; spelt with a 1-D tile's own length and a zero of its element type."""
+    n, zero = "N", "0.0"
+    ty = deref(ty) if ty is not None else None
+    if isinstance(ty, (TileT, TensorT)) and ty.shape is not None and len(ty.shape) == 1 and ty.shape[0] is not None:
+        n = str(ty.shape[0])
+        n = n if n.isidentifier() or n.isdigit() else f"({n})"
+        zero = "0.0" if not isinstance(ty.dtype, DType) or ty.dtype.is_float else \
+            "false" if ty.dtype is DType.BOOL else "0"
+    what = f"`{x}` reversed" if n != "N" else f"`{x}` reversed (N elements along the axis)"
+    return (f"Tile has no reversal: element i of {what} is element {n} - 1 - i, picked by a masked sum: "
+            f"`where(arange::<i32>({n}).reshape([{n}, 1]) + arange::<i32>({n}).reshape([1, {n}]) == {n} - 1, "
+            f"{x}.reshape([1, {n}]).broadcast([{n}, {n}]), {zero}).sum(1)`")

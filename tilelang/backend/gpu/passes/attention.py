@@ -72,6 +72,23 @@ from .rewrite import substitute
 
 
 # ---------------------------------------------------------------- the rewrite
+# `TILEC_ATTN_PRODUCER_REGS` (unset: "auto"): the producer warp's register budget (setmaxnreg) in every attention
+# kernel, "24" or "40"; the consumers get what it gives back (`role_registers`: 232 at 40 beside two consumer
+# warpgroups, 240 at 24, FlashAttention-3's budgets). "auto": 40, or 24 at three consumer warpgroups
+# (`TILEC_ATTN_PRODUCER3`) and in a split kernel of D = 128 (`attention_split.producer_regs`).
+PRODUCER_REGS_DEFAULT = "auto"
+
+
+def producer_budget(auto: int) -> int:
+    """The producer's registers: `auto` (this kernel's default) unless `TILEC_ATTN_PRODUCER_REGS` names one."""
+    want = os.environ.get("TILEC_ATTN_PRODUCER_REGS", PRODUCER_REGS_DEFAULT)
+    if want == "auto":
+        return auto
+    if want not in ("24", "40"):  # (32 gives the consumers no more than 40 does: `role_registers` rounds to 8)
+        raise ValueError(f"TILEC_ATTN_PRODUCER_REGS={want!r}: expected auto, 24 or 40")
+    return int(want)
+
+
 def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if not ctx.has_wgmma or os.environ.get("TILEC_ATTN_SCHEDULE") == "generic":
         return k  # "generic": leave attention loops to the generic path
@@ -320,6 +337,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     producer_regs = split.producer_regs(acc_regs, PRODUCER_REGS) if marks is not None else PRODUCER_REGS
     if C == 3 and os.environ.get("TILEC_ATTN_PRODUCER3", "1") != "0":
         producer_regs = min(producer_regs, split.WIDE_PRODUCER_REGS)
+    producer_regs = producer_budget(producer_regs)
     consumer_regs = role_registers(C, producer_regs)
     ws = g.WarpSpecialize((
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
@@ -390,5 +408,5 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                params=(*k.params, qdesc, kdesc, vdesc, *([ost.desc] if ost else [])), num_warps=W + 4, num_stages=S)
 
 
-__all__ = ["AttnPlan", "attention"]
+__all__ = ["PRODUCER_REGS_DEFAULT", "AttnPlan", "attention", "producer_budget"]
 

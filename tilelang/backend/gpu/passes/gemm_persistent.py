@@ -94,12 +94,14 @@ def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[i
           outside: list[object], producer: tuple[list[object], ir.Value, ir.Value],
           consumer: tuple[list[object], ir.Value, ir.Value], apart: set[int], producer_role: g.Role,
           consumer_role: g.Role, turn: tuple[ir.Value, ir.Value] | None = None,
-          split: tuple[ir.Value, ...] = (), widen: tuple[int, int] = (-1, 1)) -> tuple[list[object], tuple[g.Role, ...]]:
+          split: tuple[ir.Value, ...] = (), widen: tuple[int, int] = (-1, 1),
+          ksub: int = 1) -> tuple[list[object], tuple[g.Role, ...]]:
     """The walk's setup ops (before the roles) and the roles walking the tiles. `producer` / `consumer`: a
     tile's ops, the ring's counter they read at its start and the one they define at its end. `form` 2: two
     consumer roles (`consumer_role` one warpgroup), role g running tiles g, g + 2, ... (`apart` gets the
     second role's stored values too); `turn`: the turn barriers [2] and the value the consumer's tile ops
-    arrive on (right after their K loop: the other role's index).
+    arrive on (right after their K loop: the other role's index). `ksub`: ring stages an iteration takes
+    (`HopperPlan.ksub`).
 
     The turns: role g waits on `turn[g]` before its tile n >= 1 (completion (n - 1) / 2: the other role's
     products of tile n - 1 issued). Without them a role that only counted the other's tile would wait on the
@@ -153,7 +155,8 @@ def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[i
                      ir.Region((), (ir.Yield(()),)), span)
         ops = [*wb_.ops, wait, *ops]
         sb = _Build(fresh)
-        skip = sb.elem(E.ADD, base, trips(sb, loop.lower, loop.upper, loop.step), hint="ring")
+        n = trips(sb, loop.lower, loop.upper, loop.step)  # (the other's tile: its iterations' `ksub` stages each)
+        skip = sb.elem(E.ADD, base, n if ksub == 1 else sb.elem(E.MUL, n, sb.const(ksub)), hint="ring")
         res = fresh.value(DType.I32, (), "ring")
         tile = [*tb.ops, ir.If((res,), mine, ir.Region((), (*ops, ir.Yield((end,)))),  # type: ignore[arg-type]
                                ir.Region((), (*sb.ops, ir.Yield((skip,)))), span)]  # type: ignore[arg-type]

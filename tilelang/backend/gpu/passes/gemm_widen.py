@@ -116,6 +116,37 @@ def factor(N: int, M: int, regs: int) -> int:
     return 1
 
 
+# A wide stage holds at most this much of K: a K step of the user's tile twice as deep (128x128x128: A 32 KB + a
+# wide B 64 KB = 96 KB a stage, 2 stages, no room beside the stores' staging) is copied and multiplied as K / 64
+# stages of the ring, one after the other (`k_parts`): the wgmma instructions the consumers issue on the
+# accumulator are the same k16 steps in the same order, only their commit groups are smaller, so the sums are the
+# unsplit tile's bit for bit; the stage is then 128x256x64's (4 stages + staging, as the 128x128x64 wide tile).
+K_STAGE = 64
+
+
+def k_parts(K: int) -> int:
+    """Ring stages one K step of a wide tile takes (`K_STAGE` of K each; 1 where K is not a multiple of it)."""
+    return K // K_STAGE if K > K_STAGE and K % K_STAGE == 0 else 1
+
+
+def k_part(o: object, q: int) -> object:
+    """An operand's copy of 1 / q of its K extent (K the columns of a K-major operand, else its rows)."""
+    if q == 1:
+        return o
+    if o.kmajor:  # type: ignore[attr-defined]
+        return dataclasses.replace(o, cols=o.cols // q)  # type: ignore[attr-defined,type-var]
+    return dataclasses.replace(o, rows=o.rows // q, box_rows=min(o.box_rows, o.rows // q))  # type: ignore[attr-defined,type-var]
+
+
+def k_offset(b: _Build, o: object, row0: ir.Value, col0: ir.Value, q: int) -> tuple[ir.Value, ir.Value]:
+    """Sub-step `q`'s copy position of an operand split by `k_part`: its K coordinate moved by q parts."""
+    if q == 0:
+        return row0, col0
+    if o.kmajor:  # type: ignore[attr-defined]
+        return row0, b.elem(ir.ElemOp.ADD, col0, b.const(q * o.cols))  # type: ignore[attr-defined]
+    return b.elem(ir.ElemOp.ADD, row0, b.const(q * o.rows)), col0  # type: ignore[attr-defined]
+
+
 def operand(o: object, f: int) -> object:
     """B's operand for f tiles side by side: f times the columns (N contiguous: slabs), or f times the rows of
     a K-major B, its TMA boxes one tile's rows (a box never straddles two tiles)."""
@@ -260,5 +291,5 @@ def epilogues(p: object, fin: ir.Value, subs: list[Sub], fresh: Fresh, layouts: 
     return out
 
 
-__all__ = ["WIDEN_DEFAULT", "Sub", "deep_ring", "epilogues", "axes", "b_copies", "column_axis", "factor", "ids", "operand", "requested", "rewrite_outside",
-           "subtiles"]
+__all__ = ["K_STAGE", "WIDEN_DEFAULT", "Sub", "deep_ring", "epilogues", "axes", "b_copies", "column_axis", "factor", "ids",
+           "k_offset", "k_part", "k_parts", "operand", "requested", "rewrite_outside", "subtiles"]

@@ -50,6 +50,8 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
+from . import gemm_widen
+from .pipeline_helps import _layout_help, batched_operand
 from .build import _Build
 from .context import Fresh, PassContext
 from .rewrite import substitute, uses
@@ -139,6 +141,8 @@ class HopperPlan:
     col_axis: int = -1
     few: str = ""  # `GpuKernel.few`: the tensor whose launch grid, with few tiles, asks for the split-K variant
     wide: tuple[str, int] | None = None  # `GpuKernel.wide`: (tensor, f), many tiles ask for the wide variant
+    # > 1: a K step is this many stages of the ring (`a`, `b`: one stage's part of the loaded tiles; `gemm_widen.k_parts`)
+    ksub: int = 1
 
     @property
     def M(self) -> int:
@@ -202,31 +206,6 @@ def _operand(v: ir.Value, body: dict[int, object], ctx: PassContext, k: g.GpuKer
     return Operand(op, perm, kmajor, rows, cols, sw, box_rows, tma)
 
 
-def _layout_help(v: ir.Value, body: dict[int, object], want_k_first: bool, which: str) -> str:
-    """Which block size makes operand `v`'s loaded tile one `_operand` takes, where its shape is the reason
-    (round 16: a [32, 32] tile of B with N contiguous, 64-byte rows, was told "BK a multiple of 16 (64 for an
-    MN-major operand)"; BK = 64 kept the refusal, BN = 64 is what wgmma's 128-byte MN-major rows need)."""
-    op = body.get(v.id)
-    perm = op if isinstance(op, ir.Permute) else None
-    op = body.get(op.x.id) if isinstance(op, ir.Permute) else op
-    if not isinstance(op, ir.Load) or len(op.result.shape) != 2:
-        return ""
-    rows, cols = op.result.shape
-    kmajor = (perm is None) != want_k_first
-    axis = "K" if kmajor else ("M" if which == "a" else "N")
-    gen = f"B{axis}"
-    other = {"K": "BM" if which == "a" else "BN", "M": "BK", "N": "BK"}[axis]
-    if kmajor and not (cols in (16, 32) or cols % 64 == 0):
-        return f"{gen} = {cols}: a K-contiguous tile is read in rows of 16, 32 or a multiple of 64 elements"
-    if not kmajor and cols % 64:
-        return (f"{gen} = {cols}: `{which}`'s tile has {axis} contiguous ({cols * 2}-byte rows), which wgmma reads "
-                f"in 128-byte rows: {gen} a multiple of 64 (or `{which}` stored transposed, K contiguous)")
-    sw = 128 if cols * 2 >= 128 else cols * 2
-    if (rows * sw) % 1024:
-        return f"{other} = {rows}: a multiple of {1024 // sw} for rows of {cols} elements"
-    return ""
-
-
 def _match(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext) -> HopperPlan | None:
     """The plan of a GEMM loop, or None: for a loop of one `mma`, with a note of why in `ctx`."""
     got = _plan(loop, after, k, ctx)
@@ -269,6 +248,10 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
                 "one GEMM over the B operands side by side (`[K, 2 * N]`: column tile 2j one's tile j, 2j + 1 "
                 "the other's) into one accumulator, and the element-wise rest in a second kernel that reads "
                 "the two column tiles")
+    if len(dots) > 2 and all(d.a.dtype in (DType.F16, DType.BF16) for d in dots):  # type: ignore[attr-defined]
+        return (loop.span, f"the loop holds {len(dots)} products (an attention backward's, say); this pipeline "
+                "takes one, `acc = mma(a, b, acc)`, the attention pipeline two (the scores, then P V): its products "
+                "run on mma.sync, its loads into registers an iteration at a time", "")  # (round 17: said nothing)
     if len(loop.inits) != 1:
         return None
     if other is not None:
@@ -344,10 +327,8 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     N //= H
     hinted = k.source.hints
     # the user's tiles side by side (`gemm_widen`): one wider B stage and accumulator of NW columns
-    W, axis, ask_wide = 1, -1, None
+    W, axis, ask_wide, Q = 1, -1, None, 1
     if wide and H == 1 and not pad and oa.tma and ob.tma and not {"stages", "num_warps"} & set(hinted):
-        from . import gemm_widen
-
         want = gemm_widen.requested()
         W = gemm_widen.factor(N, M, MAX_ACC_REGS) if want != "0" else 1
         axis = gemm_widen.column_axis(k, loop, oa.load, ob.load) if W > 1 and (ob.kmajor or N % 64 == 0) else None
@@ -355,6 +336,8 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
         if axis is not None and mut is not None and want == "auto" and not ctx.fact(mut.name).wide_tiles:
             ask_wide, axis = (mut.name, W), None  # (the runtime's wide variant where the launch has the tiles)
         W, axis, ob = (W, axis, gemm_widen.operand(ob, W)) if axis is not None else (1, -1, ob)  # type: ignore[assignment]
+        Q = gemm_widen.k_parts(K) if W > 1 else 1  # (a K step deeper than a wide stage holds: K / 64 stages)
+        oa, ob = gemm_widen.k_part(oa, Q), gemm_widen.k_part(ob, Q)  # type: ignore[assignment]
     NW = N * W
     # consumer warpgroups: the accumulator split by rows in m64 blocks
     C = max(1, min(k.num_warps // 4, M // 64)) if "num_warps" in hinted else 1
@@ -365,9 +348,13 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
                     f"{MAX_ACC_REGS} registers a thread", "a smaller BN")
     if (M // C) % 64:
         return (span, f"M = {M} does not split into {C} warpgroups of 64-row multiples", "")
-    stage_bytes = oa.nbytes + ob.nbytes
     # the parts before the last stage their stores after the ring (`store_wgmma`: the ring is still live)
     staging = _staging_bytes(epilogue, k, M, N, ctx) if H > 1 else 0
+    if Q == 1 and oa.tma and ob.tma and (_smem_budget(1) - 1024 - staging) // (oa.nbytes + ob.nbytes) < 2:
+        # a K step whose stage the ring cannot hold twice (128x128x256: 128 KB): K / 64 stages (was sm_80's ring)
+        Q = gemm_widen.k_parts(K)
+        oa, ob = gemm_widen.k_part(oa, Q), gemm_widen.k_part(ob, Q)  # type: ignore[assignment]
+    stage_bytes = oa.nbytes + ob.nbytes
     producer = PRODUCER_REGS if oa.tma and ob.tma else COPY_PRODUCER_REGS
     B = _blocks(k, C, producer, M // C * NW // 128, stage_bytes, staging, span, ctx)
     fit = (_smem_budget(B) - 1024 - staging) // stage_bytes
@@ -388,7 +375,7 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     form, few = _persistent(k, loop, epilogue, H, B, C, S, stage_bytes, M, N, ctx, W > 1)
     if W > 1 and (not form or S < 4):  # wide tiles need the walk, and a ring as deep as the user's tiles had
         return _plan(loop, after, k, ctx, wide=False)
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few, ask_wide)
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few, ask_wide, Q)
 
 
 def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B: int, C: int, S: int,
@@ -492,23 +479,6 @@ def _staging_bytes(epilogue: list[object], k: g.GpuKernel, M: int, N: int, ctx: 
     sizes = [M * (N * mem_size(k.tensor(op.tensor).dtype, ctx.fact(op.tensor).bf16_f32) + 16)
              for op in epilogue if isinstance(op, ir.Store)]
     return max(sizes, default=0)
-
-
-def batched_operand(op: object, defs: dict[int, object], k: g.GpuKernel) -> _Refusal | None:
-    """The refusal of a batched GEMM's operand, a tile of a 3-D tensor reshaped to a matrix (round 15: its
-    help was "do the other work before or after the loop", which a batch's reshape cannot): the pipeline
-    reads 2-D tensors, and a batch stacked as one (the batch in the tile index) takes it. sm_80's
-    cp.async ring (`pipeline_sm80._batched`) takes the batched form, on sm_90a as the fallback."""
-    if not isinstance(op, ir.Reshape) or len(op.result.shape) != 2:
-        return None
-    load = defs.get(op.x.id)
-    if not isinstance(load, ir.Load) or k.tensor(load.tensor).rank != 3 or load.result.shape[0] != 1:
-        return None
-    return (op.span, f"an operand is a tile of the 3-D tensor `{load.tensor}` reshaped to a matrix; the pipeline "
-            "reads tiles of 2-D tensors (sm_80's cp.async ring takes it)",
-            "stack the batch as a 2-D tensor (`[B * M, K]`: `x.reshape([..])` on the host, a view in NumPy) and put "
-            "the batch in the tile index, `p.load([b * (M / BM) + i, k])`, where M and K are multiples of the "
-            "tiles (a tile must not reach into the next matrix)")
 
 
 def _neg_zero(x: object) -> bool:
@@ -675,8 +645,6 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     W = p.widen
     subs: tuple[list[object], list[object]] = ([], [])  # tiles 1 .. W-1 of a wide tile: the producer's, the consumers'
     if W > 1:  # the position read from the walk's wide tile (`gemm_widen`), the loop and epilogue reading it
-        from . import gemm_widen
-
         before, col0, posmap = gemm_widen.rewrite_outside(k, before, p.col_axis, W, fresh)
         p = dataclasses.replace(p, loop=substitute(loop, posmap), epilogue=tuple(substitute(op, posmap) for op in p.epilogue),
                                 a=dataclasses.replace(p.a, load=substitute(p.a.load, posmap)),
@@ -728,55 +696,40 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # the ring's iteration count where a part's loop starts (persistent: where the tile's does, the walk's)
     p_base = fresh.value(DType.I32, (), "ring") if persist else None
     p_init: ir.Value | None = p_base
+    Q = p.ksub  # ring stages a K step takes (`gemm_widen.k_parts`): sub-step q copies the q-th part of K
     for h in range(H):
         pb = _Build(fresh)
         p_iv = fresh.value(iv.dtype, (), iv.hint)
         p_it = pb.i32("it")
-        stage, phase = pb.ring(p_it, S)
-        pb.ops.append(g.BarrierWait(empty, stage, pb.elem(E.XOR, phase, pb.const(1)), loop.span))
-        if tma_bytes:
-            pb.ops.append(g.BarrierExpect(full, stage, tma_bytes, loop.span))
         mapping = {iv.id: p_iv}
-        for op in sl:
-            new = substitute(op, mapping)
-            # fresh results, so the producer's clone defines its own values
-            rs = g.results(op)
-            nrs = [fresh.value(r.dtype, r.shape, r.hint) for r in rs]
-            for r, nr in zip(rs, nrs, strict=True):
-                mapping[r.id] = nr
-            new = dataclasses.replace(new, result=nrs[0])  # type: ignore[type-var]
-            pb.ops.append(new)
-        for o, buf, d in zip((p.a, p.b), bufs, descs, strict=True):  # type: ignore[assignment]
-            row0, col0 = (mapping.get(x.id, x) for x in o.load.offsets)
-            if h and o is p.b:  # part h: B's columns h * N on
-                if o.kmajor:
-                    row0 = pb.elem(E.ADD, row0, pb.const(h * N))
+        at: dict[int, list[tuple[ir.Value, ir.Value]]] = {}  # each operand's copy positions, computed at q = 0
+        for q in range(Q):
+            stage, phase = pb.ring(p_it if q == 0 else pb.elem(E.ADD, p_it, pb.const(q)), S)
+            pb.ops.append(g.BarrierWait(empty, stage, pb.elem(E.XOR, phase, pb.const(1)), loop.span))
+            if tma_bytes:
+                pb.ops.append(g.BarrierExpect(full, stage, tma_bytes, loop.span))
+            for op in sl if q == 0 else ():
+                new = substitute(op, mapping)
+                # fresh results, so the producer's clone defines its own values
+                rs = g.results(op)
+                nrs = [fresh.value(r.dtype, r.shape, r.hint) for r in rs]
+                for r, nr in zip(rs, nrs, strict=True):
+                    mapping[r.id] = nr
+                pb.ops.append(dataclasses.replace(new, result=nrs[0]))  # type: ignore[type-var]
+            for o, buf, d in zip((p.a, p.b), bufs, descs, strict=True):  # type: ignore[assignment]
+                if q == 0:
+                    at[id(o)] = _copy_positions(pb, o, o is p.b and W > 1, h * N if o is p.b else 0, sl, mapping,
+                                                subs[0], fresh)
+                offs = [gemm_widen.k_offset(pb, o, r0, c0, q) for r0, c0 in at[id(o)]]
+                if not o.tma:
+                    pb.ops.append(g.CopyToShared(o.load.tensor, offs[0], buf, stage, o.load.span))
+                elif W > 1 and o is p.b:  # each user tile's B at its own offsets, into its columns of the stage
+                    gemm_widen.b_copies(pb, o, N // W, W, offs, d.name, buf, stage, full, o.load.span)
                 else:
-                    col0 = pb.elem(E.ADD, col0, pb.const(h * N))
-            if not o.tma:
-                pb.ops.append(g.CopyToShared(o.load.tensor, (row0, col0), buf, stage, o.load.span))
-                continue
-            if W > 1 and o is p.b:  # each user tile's B at its own offsets, into its columns of the stage
-                offs = [(row0, col0)]
-                for sub in subs[0]:
-                    smap = {**mapping, **sub.mapping}  # type: ignore[attr-defined]
-                    for op in sl:
-                        new = substitute(op, smap)
-                        nr = fresh.value(new.result.dtype, new.result.shape, new.result.hint)  # type: ignore[attr-defined]
-                        smap[op.result.id] = nr  # type: ignore[attr-defined]
-                        pb.ops.append(dataclasses.replace(new, result=nr))  # type: ignore[type-var]
-                    offs.append(tuple(smap.get(x.id, x) for x in o.load.offsets))  # type: ignore[arg-type]
-                gemm_widen.b_copies(pb, o, N // W, W, offs, d.name, buf, stage, full, o.load.span)
-                continue
-            for slab in range(o.slabs):
-                for rb in range(o.rows // o.box_rows):
-                    r = row0 if rb == 0 else pb.elem(E.ADD, row0, pb.const(rb * o.box_rows))
-                    c = col0 if slab == 0 else pb.elem(E.ADD, col0, pb.const(slab * o.elems))
-                    part = (slab * o.rows + rb * o.box_rows) * o.swizzle
-                    pb.ops.append(g.TmaLoad(d.name, (r, c), buf, stage, part, full, o.load.span))
+                    _tma_copies(pb, o, offs[0], d.name, buf, stage, full)
         if copies:
             pb.ops += [g.Fence("proxy.async", loop.span), g.BarrierArrive(full, stage, None, loop.span)]
-        nxt = pb.elem(E.ADD, p_it, pb.const(1))
+        nxt = pb.elem(E.ADD, p_it, pb.const(Q))
         pb.ops.append(ir.Yield((nxt,)))
         if p_init is None:
             p_init = fresh.value(DType.I32, (), "it0")
@@ -809,21 +762,24 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         c_acc = fresh.value(acc_arg.dtype, (M, N), acc_arg.hint)
         c_it = cb.i32("it")
         layouts[c_acc.id] = acc_lay
-        stage, phase = cb.ring(c_it, S)
-        cb.ops.append(g.BarrierWait(full, stage, phase, loop.span))
         start = c_init
-        use_acc = cb.elem(E.GT, c_it, start or cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_init else None
-        d = fresh.value(DType.F32, (M, N), "acc")
-        layouts[d.id] = acc_lay
-        cb.ops.append(g.Wgmma(d, bufs[0], bufs[1], stage, c_acc, p.a.kmajor, p.b.kmajor, use_acc,
-                              p.mma.span))  # type: ignore[attr-defined]
-        w = fresh.value(DType.F32, (M, N), "acc")
-        layouts[w.id] = acc_lay
-        cb.ops.append(g.WgmmaWait((w,), (d,), 1, p.mma.span))  # type: ignore[attr-defined]
-        prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(S - 1)), cb.const(S))
-        started = cb.elem(E.GT, c_it, start or cb.const(0), dtype=DType.BOOL)
-        cb.ops.append(g.BarrierArrive(empty, prev, started, loop.span))
-        cb.ops.append(ir.Yield((w, cb.elem(E.ADD, c_it, cb.const(1)))))
+        w = c_acc
+        for q in range(Q):  # (a K step of `Q` stages: its parts' wgmma groups on the accumulator one after another)
+            it_q = c_it if q == 0 else cb.elem(E.ADD, c_it, cb.const(q))
+            stage, phase = cb.ring(it_q, S)
+            cb.ops.append(g.BarrierWait(full, stage, phase, loop.span))
+            use_acc = cb.elem(E.GT, it_q, start or cb.const(0), dtype=DType.BOOL, hint="use_acc") if zero_init else None
+            d = fresh.value(DType.F32, (M, N), "acc")
+            layouts[d.id] = acc_lay
+            cb.ops.append(g.Wgmma(d, bufs[0], bufs[1], stage, w, p.a.kmajor, p.b.kmajor, use_acc,
+                                  p.mma.span))  # type: ignore[attr-defined]
+            w = fresh.value(DType.F32, (M, N), "acc")
+            layouts[w.id] = acc_lay
+            cb.ops.append(g.WgmmaWait((w,), (d,), 1, p.mma.span))  # type: ignore[attr-defined]
+            prev = cb.elem(E.REM, cb.elem(E.ADD, it_q, cb.const(S - 1)), cb.const(S))
+            started = cb.elem(E.GT, it_q, start or cb.const(0), dtype=DType.BOOL)
+            cb.ops.append(g.BarrierArrive(empty, prev, started, loop.span))
+        cb.ops.append(ir.Yield((w, cb.elem(E.ADD, c_it, cb.const(Q)))))
         acc0 = fresh.value(DType.F32, (M, N), "acc")
         layouts[acc0.id] = acc_lay
         czero = fresh.value(DType.I32, (), "it0") if start is None else start
@@ -926,7 +882,7 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         setup, roles = gemm_persistent.roles(k, loop, persist, fresh, layouts, before,
                                              (producer_ops, p_base, p_init), (consumer_ops, c_base, c_init), apart,
                                              *ws.roles, turn=(turn, turn_to) if turn is not None else None,
-                                             split=split_vals, widen=(p.col_axis, W))
+                                             split=split_vals, widen=(p.col_axis, W), ksub=Q)
         ws = dataclasses.replace(ws, roles=roles)
         before = setup
     body = ir.Region(k.body.args, tuple([*before, *pre, ws, ir.Yield(())]))  # type: ignore[arg-type]
@@ -934,6 +890,45 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                params=(*k.params, *(d for d in descs if d is not None)),
                                num_warps=4 * (roles_ + 1), num_stages=S, stage_apart=frozenset(apart),
                                persistent=int(bool(persist)), fill=persist == 3, few=p.few, wide=p.wide)
+
+
+def _copy_positions(pb: _Build, o: Operand, wide: bool, shift: int, sl: list[object], mapping: dict[int, ir.Value],
+                    subs: list[object], fresh: Fresh) -> list[tuple[ir.Value, ir.Value]]:
+    """Operand `o`'s copy position in the producer (its load's offsets through `mapping`, B's N offset moved by
+    `shift` for a column part), or with `wide` each of the wide tile's user tiles' (tile j >= 1's offsets cloned
+    on its own position, `subs`)."""
+    E = ir.ElemOp
+    row0, col0 = (mapping.get(x.id, x) for x in o.load.offsets)
+    if shift:  # part h: B's columns h * N on
+        if o.kmajor:
+            row0 = pb.elem(E.ADD, row0, pb.const(shift))
+        else:
+            col0 = pb.elem(E.ADD, col0, pb.const(shift))
+    offs = [(row0, col0)]
+    if not (wide and o.tma):
+        return offs
+    for sub in subs:
+        smap = {**mapping, **sub.mapping}  # type: ignore[attr-defined]
+        for op in sl:
+            new = substitute(op, smap)
+            nr = fresh.value(new.result.dtype, new.result.shape, new.result.hint)  # type: ignore[attr-defined]
+            smap[op.result.id] = nr  # type: ignore[attr-defined]
+            pb.ops.append(dataclasses.replace(new, result=nr))  # type: ignore[type-var]
+        offs.append(tuple(smap.get(x.id, x) for x in o.load.offsets))  # type: ignore[arg-type]
+    return offs
+
+
+def _tma_copies(pb: _Build, o: Operand, at: tuple[ir.Value, ir.Value], desc: str, buf: ir.Value, stage: ir.Value,
+                full: ir.Value) -> None:
+    """The TMA copies of operand `o`'s tile at `at` into `buf[stage]`: its slabs' boxes."""
+    E = ir.ElemOp
+    row0, col0 = at
+    for slab in range(o.slabs):
+        for rb in range(o.rows // o.box_rows):
+            r = row0 if rb == 0 else pb.elem(E.ADD, row0, pb.const(rb * o.box_rows))
+            c = col0 if slab == 0 else pb.elem(E.ADD, col0, pb.const(slab * o.elems))
+            part = (slab * o.rows + rb * o.box_rows) * o.swizzle
+            pb.ops.append(g.TmaLoad(desc, (r, c), buf, stage, part, full, o.load.span))
 
 
 def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],

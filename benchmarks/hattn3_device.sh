@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Issue 15 prefill, hattn3 (2026-12-06 15:20-18:20, written before any run): f16 / bf16 D = 128 non-causal S = 4,096
+# (target >= 700 TFLOP/s; call 19, H100: 673 / 693, against 701 / 725 at S = 16,384). Arms, each its own process
+# (`benchmarks/attention.py --throwaway`), mirrored A R Q Q R A:
+#   A  the default (the long keys' kernel: rotated, unchained; the producer warp at 40 registers, the two consumer
+#      warpgroups at 232)
+#   R  TILEC_ATTN_PRODUCER_REGS=24: FlashAttention-3's register budget, the producer at 24 and the consumers at 240
+#      (setmaxnreg). ptxas 13.0: 0 B of spills either way; the key loop 686 -> 682 SASS instructions, scheduled
+#      differently (the two kernels' SASS differ throughout)
+#   Q  TILEC_ATTN_QEARLY=1 TILEC_ATTN_FASTDIV=1: the short keys' variant's tile boundary (Q released in the last
+#      key iteration, the walk's divisions as multiplies) in the long keys' kernel; its PTX is the S = 1,024
+#      variant's (sha 'df5ba3fd'); the H200 measured +0.3 % at S = 4,096 once (RESULTS.md, h15p call 2)
+# EXPECTED (RESULTS.md "hattn3", written before any run; ratio of Tile's TFLOP/s, mean of an arm's 2 processes):
+#   The model: on every row 2,048 tiles of 128 x 128 over 132 CTAs (15.5 rounds run as 16: 3.1 % of the card idle
+#   in the last round at every S), and a tile costs (n + ~1.8) key blocks' time for n key blocks (S = 1,024 / 4,096 /
+#   16,384: n = 8 / 32 / 128; the three f16 numbers 581 / 673 / 701 fit it within 0.3 %). So 700 at S = 4,096
+#   needs the tile's ~1.8 blocks of overhead down to ~0.5, or the key block 4 % faster at every S.
+#   R/A: -1..+1.5 % on every row (the same ops; more registers let ptxas keep the loop's scheduling freer; at
+#        S = 16,384 the same ratio as at 4,096 if the gain is the loop's). If R >= +1 % on both dtypes and both
+#        processes, it should become the default at two consumer warpgroups where the producer fits 24 (the
+#        D = 64 chained short variant does not: 48 B of producer spills).
+#   Q/A: -0.5..+0.5 % (the H200's +0.3 %; the fast walk lost 0.4-2.2 % on long rows there, QEARLY's arrive costs
+#        a key block ~1 %, the tile boundary gains ~0.3 block of ~33.8).
+#   Errors: every row below 1e-2 (the same kernels' numerics: only registers and the boundary's order differ).
+# First the prefill GPU tests under R and Q together (test_flash_attention_matches_sdpa: 8 cases incl. GQA, causal, ragged S, on
+# 3 CTAs so that every CTA walks several tiles), then the benches.
+# One device step, ~110 s on a warm H100 with 16 cores (step timeouts and `el` guards keep it <= ~120 s).
+# usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
+#   bash benchmarks/hattn3_device.sh        (REPS, BENCH_TIMEOUT, TEST_TIMEOUT, PREWARM_TIMEOUT adjust)
+# Prints one line a step and the table rows (| dtype D ... |), then attention_ab.py's fold; writes $OUT/hattn3.tgz.
+set -uo pipefail
+NAME=hattn3; . benchmarks/attention_arms.sh
+unset TILEC_ATTN_PRODUCER_REGS TILEC_ATTN_QEARLY TILEC_ATTN_FASTDIV
+arm() {  # the environment of arm $1
+  case $1 in
+    A) echo "" ;;
+    R) echo "TILEC_ATTN_PRODUCER_REGS=24" ;;
+    Q) echo "TILEC_ATTN_QEARLY=1 TILEC_ATTN_FASTDIV=1" ;;
+    P) echo "TILEC_ATTN_PRODUCER_REGS=24 TILEC_ATTN_QEARLY=1 TILEC_ATTN_FASTDIV=1" ;;  # (the tests only)
+  esac
+}
+pj=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))
+for x in A R Q P; do  # the bench rows; P (R and Q): the tests' launches
+  ( env $(arm $x) timeout ${PREWARM_TIMEOUT:-35} python3 benchmarks/attention_prewarm.py --bench-rows f16-128,bf16-128 \
+      --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1
+    if [ $x = P ]; then
+      env $(arm $x) timeout $(( ${PREWARM_TIMEOUT:-35} - $(el) > 1 ? ${PREWARM_TIMEOUT:-35} - $(el) : 1 )) \
+        python3 benchmarks/attention_prewarm.py --only prefill --jobs "$pj" "${cubin[@]}" >> "$D/prewarm_$x.log" 2>&1
+    fi ) &
+done
+wait
+for x in A R Q P; do echo "hattn3 prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
+env $(arm P) TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-25} python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
+  tests/std/test_attention_gpu.py -k flash_attention_matches_sdpa > "$D/tests.log" 2>&1
+rc=$?
+echo "hattn3 gpu tests under P (rc $rc, $(el) s): $(tail -1 "$D/tests.log")"
+grep -E "^FAILED|^ERROR" "$D/tests.log" | head -8
+if [ $rc -eq 0 ] && grep -qE "[0-9]+ passed" "$D/tests.log" && ! grep -qE "[0-9]+ (failed|error)" "$D/tests.log"; then
+  i=0
+  for x in A R Q Q R A; do
+    i=$((i + 1))
+    if [ "$(el)" -le 106 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-10} --only f16-128,bf16-128 --full-only --seqs 4096 \
+      --throwaway
+    else echo "hattn3 bench $i$x skipped ($(el) s)"; fi
+  done
+else
+  echo "hattn3: a GPU test failed (or did not finish): no timing of the switches"
+fi
+python3 benchmarks/attention_ab.py "$D" --base A || true
+pack

@@ -1,0 +1,241 @@
+"""huser17's user kernels on the GPU against PyTorch (round 17): the programs of tests/user/programs a01, a02, a03
+and a05 as written there (the natural way), at sizes a PyTorch user runs them, and the paths they take (one step,
+~40-70 s warm on an H100, most of it compiling; one line a case, printed as it is timed).
+
+    python benchmarks/huser17_paths.py                # GPU: every case
+    python benchmarks/huser17_paths.py --only dq      # or scaled_mm, blur, maxpool
+    python benchmarks/huser17_paths.py --dry          # CPU: each kernel's sm_90a path and notes (no timing)
+
+`ratio` = torch time / ours (> 1: faster than torch). Expected, and why:
+- dq: a01's GQA causal attention backward dQ pass (3 products a key block: S = Q K^T, dP = dO V^T, dQ += dS K),
+  H = 32 query heads on 8 KV heads, S = 4096, D = 128, f16, 64 x 64 blocks, against PyTorch's whole SDPA backward
+  (FlashAttention-2's, which also computes dK and dV: 5 products to our 3) through `torch.autograd.grad(o, q)`.
+  The loop is on mma.sync with its K/V loads in registers an iteration at a time (no pipeline takes a loop of
+  three products; `--explain` now says so): expect ~0.2-0.5x of the whole backward, i.e. well below the
+  ~3/5 of its time a dQ pass would take at FA2's speed. TFLOP/s counts our 3 causal products (3 S^2 D per head).
+- scaled_mm: a02's bf16 GEMM with rowwise dequant scales and a bias in the epilogue, 4096^3, 128 x 128 x 64
+  tiles, against PyTorch's bf16 matmul then `* sa[:, None] * sb + bias` (3 kernels). The Hopper GEMM pipeline
+  takes it with the epilogue's loads: expect >= 1.0x (one pass over C instead of three).
+- blur: a03's separable 5-tap blur, each pass three band products of [32, 64] tiles (f32: scalar FMAs), on a
+  4096 x 4096 f32 image, against F.conv2d with [1, 5] then [5, 1] kernels. A tile has no element-offset load,
+  so the halo comes as whole neighbour tiles and a 5-tap filter costs 3 x 64 multiply-adds an output (a
+  Triton kernel reads shifted columns): expect ~0.1-0.4x.
+- maxpool: a05's max_pool2d(3, 2, 1) with indices over 8 x 64 planes of 112 x 112 (a ResNet stem), the
+  window's column 2j - 1 shifted in by a [64, 64] f32 product a row, against F.max_pool2d(return_indices=True):
+  expect ~0.2-0.6x (the shift product is most of the work).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+PROGRAMS = ROOT / "tests" / "user" / "programs"
+
+CASES = ["dq", "scaled_mm", "blur", "maxpool"]
+FILES = {"dq": "a01_gqa_attention_backward_dq", "scaled_mm": "a02_scaled_mm_rowwise_bf16",
+         "blur": "a03_gaussian_blur_separable", "maxpool": "a05_maxpool3x3_indices"}
+H, HKV, S, D, DQ_TILE = 32, 8, 4096, 128, (64, 64)
+MNK, MM_TILE = 4096, (128, 128, 64)
+IMG, BLUR_TILE = 4096, (32, 64)
+PLANES, HW, WO = 8 * 64, 112, 64
+
+
+DRY_MAINS = {
+    "dq": "let q = zeros::<f16>([4, 128, 128]); let k = zeros::<f16>([1, 128, 128]); let l = zeros::<f32>([4, 128]);"
+          " let mut dq = zeros::<f32>([4, 128, 128]);"
+          " attn_dq::<64, 64, 128, 4>(dq.partition([1, 64, 128]), &q, &k, &k, &q, &l, &l, 0.1).sync();",
+    "scaled_mm": "let a = zeros::<bf16>([256, 256]); let s = zeros::<f32>([256]); let mut c = zeros::<bf16>([256, 256]);"
+                 " scaled_mm::<128, 128, 64>(c.partition([128, 128]), &a, &a, &s, &s, &s).sync();",
+    "blur": "let x = zeros::<f32>([64, 128]); let w = zeros::<f32>([5]); let mut y = zeros::<f32>([64, 128]);"
+            " blur_rows::<32, 64>(y.partition([32, 64]), &x, &w).sync();"
+            " blur_cols::<32, 64>(y.partition([32, 64]), &x, &w).sync();",
+    "maxpool": "let x = zeros::<f32>([2, 112, 112]); let mut y = zeros::<f32>([2, 56, 56]);"
+               " let mut i = zeros::<i32>([2, 56, 56]); pool3::<64>(y.partition([1, 1, 64]), i.partition([1, 1, 64]), &x).sync();",
+}
+
+
+def dry(cases: list[str]) -> None:
+    """Each case's kernels' sm_90a path and notes at the benchmark's generics (`tilec emit --explain` of the
+    program with a `main` of small constant shapes in place of its own)."""
+    import subprocess
+    import tempfile
+
+    for case in cases:
+        src = (PROGRAMS / f"{FILES[case]}.tile").read_text(encoding="utf-8")
+        src = src[:src.index("fn main()")] + "fn main() { " + DRY_MAINS[case] + " }\n"
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "k.tile"
+            f.write_text(src, encoding="utf-8")
+            r = subprocess.run([sys.executable, "-m", "tilelang", "emit", str(f), "--stage", "gpu", "--arch",
+                                "sm_90a", "--explain"], capture_output=True, text=True, cwd=ROOT)
+        lines = [ln for ln in r.stderr.splitlines() if ln.startswith("note:")]
+        if not lines:
+            print(f"{case:10s} ? (status {r.returncode}) {r.stderr[:300]}", flush=True)
+        for ln in lines:
+            print(f"{case:10s} {ln[6:]}", flush=True)
+
+
+def _report(case: str, t: float, t_ref: float, err: float, flops: float = 0.0, what: str = "torch") -> None:
+    rate = f"{flops / t / 1e9:6.1f} TFLOP/s  " if flops else ""
+    print(f"{case:10s} {t:.4f} ms {rate}{what} {t_ref:.4f} ms  ratio {t_ref / t:.2f}  err {err:.1e}", flush=True)
+
+
+def run_dq(reps: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    import tilelang
+    from cliffs import time_pair
+
+    g = torch.Generator(device="cuda").manual_seed(17)
+    q, do = (torch.randn(H, S, D, device="cuda", dtype=torch.float16, generator=g) for _ in range(2))
+    k, v = (torch.randn(HKV, S, D, device="cuda", dtype=torch.float16, generator=g) for _ in range(2))
+    scale = D**-0.5
+    qg = q[None].clone().requires_grad_()
+    o = F.scaled_dot_product_attention(qg, k[None], v[None], is_causal=True, scale=scale, enable_gqa=True)
+    with torch.no_grad():   # the forward's saved values, in f32 a head at a time
+        lse = torch.empty(H, S, device="cuda")
+        for h in range(H):
+            s = (q[h].float() @ k[h // (H // HKV)].float().T) * scale
+            lse[h] = s.masked_fill(torch.ones(S, S, device="cuda", dtype=torch.bool).triu(1), float("-inf")).logsumexp(-1)
+        delta = (do.float() * o[0].float()).sum(-1)
+    mod = tilelang.load(PROGRAMS / f"{FILES['dq']}.tile")
+    dq = torch.zeros(H, S, D, device="cuda")
+    bm, bn = DQ_TILE
+
+    def ours():  # type: ignore[no-untyped-def]
+        return mod.attn_dq[bm, bn, D, H // HKV](tilelang.partition(dq, [1, bm, D]), q, k, v, do, lse, delta,
+                                                 float(scale)).launch()
+
+    def ref():  # type: ignore[no-untyped-def]
+        return torch.autograd.grad(o, qg, do[None], retain_graph=True)
+
+    ours().wait()
+    t, t_ref = time_pair(ours, ref, reps)
+    want = ref()[0][0].float()
+    err = float((dq - want).abs().max() / want.abs().max())
+    _report("dq", t, t_ref, err, 3.0 * H * S * S * D, "sdpa bwd (dq,dk,dv)")
+
+
+def run_scaled_mm(reps: int) -> None:
+    import torch
+
+    import tilelang
+    from cliffs import time_pair
+
+    g = torch.Generator(device="cuda").manual_seed(2)
+    a, b = ((torch.rand(MNK, MNK, device="cuda", generator=g) * 2 - 1).bfloat16() for _ in range(2))
+    sa, sb = (torch.rand(MNK, device="cuda", generator=g) * 0.01 + 0.001 for _ in range(2))
+    bias = torch.randn(MNK, device="cuda", generator=g) * 0.01
+    c = torch.zeros(MNK, MNK, device="cuda", dtype=torch.bfloat16)
+    mod = tilelang.load(PROGRAMS / f"{FILES['scaled_mm']}.tile")
+    bm, bn, bk = MM_TILE
+
+    def ours():  # type: ignore[no-untyped-def]
+        return mod.scaled_mm[bm, bn, bk](tilelang.partition(c, [bm, bn]), a, b, sa, sb, bias).launch()
+
+    def ref():  # type: ignore[no-untyped-def]
+        return ((a @ b).float() * sa[:, None] * sb[None, :] + bias).bfloat16()
+
+    ours().wait()
+    t, t_ref = time_pair(ours, ref, reps)
+    want = ref().float()
+    err = float((c.float() - want).abs().max() / want.abs().max())
+    _report("scaled_mm", t, t_ref, err, 2.0 * MNK**3)
+
+
+def run_blur(reps: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    import tilelang
+    from cliffs import time_pair
+
+    img = torch.rand(IMG, IMG, device="cuda", generator=torch.Generator(device="cuda").manual_seed(7))
+    w = torch.tensor([1.0, 4.0, 6.0, 4.0, 1.0], device="cuda") / 16
+    tmp, out = torch.zeros_like(img), torch.zeros_like(img)
+    mod = tilelang.load(PROGRAMS / f"{FILES['blur']}.tile")
+    br, bw = BLUR_TILE
+
+    def rows():  # type: ignore[no-untyped-def]
+        return mod.blur_rows[br, bw](tilelang.partition(tmp, [br, bw]), img, w).launch()
+
+    def cols():  # type: ignore[no-untyped-def]
+        return mod.blur_cols[br, bw](tilelang.partition(out, [br, bw]), tmp, w).launch()
+
+    def ref_rows():  # type: ignore[no-untyped-def]
+        return F.conv2d(img[None, None], w.reshape(1, 1, 1, 5), padding=(0, 2))
+
+    def ref_cols():  # type: ignore[no-untyped-def]
+        return F.conv2d(tmp[None, None], w.reshape(1, 1, 5, 1), padding=(2, 0))
+
+    # each pass timed on its own (the second reads the first's result: two launches in one timing would wait
+    # for the first on the host between them)
+    rows().wait()
+    cols().wait()
+    t1, r1 = time_pair(rows, ref_rows, reps)
+    t2, r2 = time_pair(cols, ref_cols, reps)
+    want = F.conv2d(ref_rows(), w.reshape(1, 1, 5, 1), padding=(2, 0))[0, 0]
+    _report("blur rows", t1, r1, float((tmp - ref_rows()[0, 0]).abs().max()), what="conv2d [1,5]")
+    _report("blur cols", t2, r2, float((out - want).abs().max() / want.abs().max()), what="conv2d [5,1]")
+
+
+def run_maxpool(reps: int) -> None:
+    import torch
+    import torch.nn.functional as F
+
+    import tilelang
+    from cliffs import time_pair
+
+    x = torch.randn(PLANES, HW, HW, device="cuda", generator=torch.Generator(device="cuda").manual_seed(3))
+    ho = (HW + 2 - 3) // 2 + 1
+    y = torch.zeros(PLANES, ho, ho, device="cuda")
+    idx = torch.zeros(PLANES, ho, ho, device="cuda", dtype=torch.int32)
+    mod = tilelang.load(PROGRAMS / f"{FILES['maxpool']}.tile")
+
+    def ours():  # type: ignore[no-untyped-def]
+        return mod.pool3[WO](tilelang.partition(y, [1, 1, WO]), tilelang.partition(idx, [1, 1, WO]), x).launch()
+
+    def ref():  # type: ignore[no-untyped-def]
+        return F.max_pool2d(x[None], 3, 2, 1, return_indices=True)
+
+    ours().wait()
+    t, t_ref = time_pair(ours, ref, reps)
+    wy, wi = ref()
+    ok = bool(torch.equal(y, wy[0])) and bool(torch.equal(idx.long(), wi[0]))
+    _report("maxpool", t, t_ref, 0.0 if ok else math.inf)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--dry", action="store_true")
+    args = ap.parse_args(argv)
+    cases = [c for c in CASES if args.only in c]
+    if args.dry:
+        dry(cases)
+        return 0
+    import torch
+
+    from cliffs import warm_up
+
+    print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}", flush=True)
+    warm_up(2.0)
+    runs = {"dq": run_dq, "scaled_mm": run_scaled_mm, "blur": run_blur, "maxpool": run_maxpool}
+    for case in cases:
+        try:
+            runs[case](args.reps)
+        except Exception as e:  # say so and go on
+            print(f"{case:10s} FAILED {type(e).__name__}: {str(e).splitlines()[0][:160]}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,170 @@
+"""Round 17 of the independent user's programs (huser17, 2026-12-06): what a PyTorch or Triton user ports
+next, in domains rounds 1-16 did not take, written from README.md, docs/reference.md and examples/ alone.
+
+- a01: the dQ pass of a causal grouped-query attention backward (FlashAttention-2's recomputation of P from
+  the saved log-sum-exp, dS = P * (dO V^T - delta), dQ = dS K * scale): 4 query heads on 2 KV heads, S = 80.
+- a02: a bf16 GEMM with an fp8-style dequantising epilogue (torch._scaled_mm's rowwise scales: one per row
+  of A, one per column of B) and a bias, M = 72 (a partial row tile).
+- a03: a separable 5-tap Gaussian blur (zero padding 2) in two passes over [16, 32] tiles: the halo is the
+  neighbour tiles (index -1 and past the end read zeros), mixed in by band products.
+- a04: 37 diagonally dominant 8x8 matrices inverted by Gauss-Jordan, 4 a block as [4, 8, 8] tiles.
+- a05: torch's max_pool2d(3, stride 2, padding 1, return_indices=True): overlapping windows, the column
+  2j - 1 shifted in by a 0/1 product (f32::MIN padding: 0 x -inf is NaN), first-maximum indices.
+- a06: top-p sampling by hand: a temperature softmax over 1000 logits, the nucleus's threshold by
+  bisection (no sort), the token where the kept probabilities' running sum passes u times their mass.
+- a07: reductions over i64 (sum past 2^31, max/min/argmax/argmin with neutral padding, the running sum,
+  counts) and bool (any/all as max/min), on the device and on the host.
+- a08: conjugate gradients for a 2-D Poisson problem, matrix-free (the stencil a row at a time), the dot
+  products added on the host, a host `while` loop reading the residual.
+
+Each program runs on the interpreter and is checked against NumPy from its own inputs; each but a08 runs
+in the NVPTX simulator at sm_90a and sm_80 (a08's ~100 launches take minutes there: its kernels are a
+stencil row, a row dot and two updates, and it runs on the GPU in test_user_gpu.py), and the PTX of every
+one assembles on both.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
+
+from userprog import program_suite
+
+Tensors = dict[str, np.ndarray]
+
+
+def _f(t: Tensors, *names: str) -> tuple[np.ndarray, ...]:
+    return tuple(t[k].astype(np.float64) for k in names)
+
+
+def _a01(t: Tensors, out: str) -> None:
+    q, k, v, do, lse, delta = _f(t, "q", "k", "v", "d_o", "lse", "delta")
+    sc = float(np.float32(0.17677669))
+    want = np.zeros(q.shape)
+    causal = np.tril(np.ones((80, 80)))
+    for h in range(4):
+        kv = h // 2
+        p = np.exp(q[h] @ k[kv].T * sc - lse[h][:, None]) * causal
+        ds = (p * (do[h] @ v[kv].T - delta[h][:, None])).astype(np.float16).astype(np.float64)  # cast to f16
+        want[h] = ds @ k[kv] * sc
+    np.testing.assert_allclose(t["dq"], want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+    assert out == "[4, 80, 32] true\n"
+
+
+def _a02(t: Tensors, out: str) -> None:
+    a, b, sa, sb, bias, c = _f(t, "a", "b", "sa", "sb", "bias", "c")
+    want = (a @ b) * sa[:, None] * sb[None, :] + bias[None, :]
+    np.testing.assert_allclose(c, want, rtol=8e-3, atol=1e-3 * np.abs(want).max())  # a bf16 result
+    assert out == "[72, 128] true\n"
+
+
+def _a03(t: Tensors, out: str) -> None:
+    (img,) = _f(t, "img")
+    w = np.array([1, 4, 6, 4, 1]) / 16
+    h, wd = img.shape
+    pad = np.pad(img, 2)
+    tmp = sum(w[k] * pad[2:-2, k:k + wd] for k in range(5))
+    pt = np.pad(tmp, ((2, 2), (0, 0)))
+    np.testing.assert_allclose(t["tmp"], tmp, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t["out"], sum(w[k] * pt[k:k + h] for k in range(5)), rtol=1e-5, atol=1e-6)
+    assert out == "1.0 [50, 70]\n"
+
+
+def _a04(t: Tensors, out: str) -> None:
+    np.testing.assert_allclose(t["ainv"], np.linalg.inv(t["a"].astype(np.float64)), rtol=1e-4, atol=1e-5)
+    assert out == "[37, 8, 8]\n"
+
+
+def _a05(t: Tensors, out: str) -> None:
+    x = t["x"]
+    p, h, w = x.shape
+    y, ix = np.zeros((p, 9, 11), np.float32), np.zeros((p, 9, 11), np.int64)
+    for c in range(p):
+        for i in range(9):
+            for j in range(11):
+                win = [(x[c, r, s], r * w + s) for r in range(2 * i - 1, 2 * i + 2) for s in range(2 * j - 1, 2 * j + 2)
+                       if 0 <= r < h and 0 <= s < w]
+                best = max(v for v, _ in win)
+                y[c, i, j], ix[c, i, j] = best, next(at for v, at in win if v == best)  # the first maximum
+    np.testing.assert_array_equal(t["y"], y)
+    np.testing.assert_array_equal(t["idx"], ix)
+    assert out == f"[{p}, 9, 11] {ix.max()}\n"
+
+
+def _a06(t: Tensors, out: str) -> None:
+    (lg,) = _f(t, "logits")
+    lg = lg / 0.8
+    p = np.exp(lg - lg.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    for b in range(p.shape[0]):
+        order = np.argsort(-p[b])
+        k = int(np.searchsorted(np.cumsum(p[b][order]), 0.9)) + 1  # the shortest prefix of mass >= 0.9
+        q = np.zeros(p.shape[1])
+        q[order[:k]] = p[b][order[:k]]
+        assert t["kept"][b] == k and abs(t["mass"][b] - q.sum()) < 1e-5, (b, k, t["kept"][b])
+        assert t["tok"][b] == int(np.argmax(np.cumsum(q) > t["u"][b] * q.sum())), b
+    assert len(set(t["kept"])) > 1 and out == "true true\n"
+
+
+def _a07(t: Tensors, out: str) -> None:
+    x = t["x"]
+    assert x.dtype == np.int64 and t["s"].dtype == np.int64
+    want = np.stack([x.sum(1), x.max(1), x.min(1), x.argmax(1), x.argmin(1), np.cumsum(x, 1).max(1), (x > 0).sum(1),
+                     np.zeros(len(x), np.int64)], 1)
+    np.testing.assert_array_equal(t["s"], want)
+    ev = (x % 2 == 0) | (np.arange(len(x)) == 0)[:, None]
+    np.testing.assert_array_equal(t["flags"], np.stack([ev.any(1), ev.all(1)], 1))
+    assert np.abs(want[:, 0]).max() > 2**31 and t["flags"][:, 1].any() and not t["flags"][:, 1].all()
+    assert out == f"true {x.max()} {x.min()} {x.argmax()}\n", out
+
+
+def _a08(t: Tensors, out: str) -> None:
+    (f,) = _f(t, "f")
+    h, w = f.shape
+    a = 4 * np.eye(h * w)
+    for i in range(h):
+        for j in range(w):
+            for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                if 0 <= i + di < h and 0 <= j + dj < w:
+                    a[i * w + j, (i + di) * w + j + dj] = -1
+    u = np.linalg.solve(a, f.ravel()).reshape(h, w)
+    np.testing.assert_allclose(t["x"], u, rtol=0, atol=1e-4 * np.abs(u).max())
+    # the recurrence's residual is the true one's, to f32's rounding
+    np.testing.assert_allclose(t["res"], f - (a @ t["x"].astype(np.float64).ravel()).reshape(h, w), atol=1e-4)
+    assert out == "true true\n"
+
+
+CHECKS = {"a01_gqa_attention_backward_dq": _a01, "a02_scaled_mm_rowwise_bf16": _a02,
+          "a03_gaussian_blur_separable": _a03, "a04_batched_inverse_gauss_jordan": _a04,
+          "a05_maxpool3x3_indices": _a05, "a06_top_p_bisection": _a06, "a07_int64_bool_reductions": _a07,
+          "a08_conjugate_gradient_poisson": _a08}
+SIMULATED = sorted(set(CHECKS) - {"a08_conjugate_gradient_poisson"})
+
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    "a*.tile", CHECKS, [(n, a) for n in SIMULATED for a in ("sm_90a", "sm_80")],
+    sim_tol={"a01_gqa_attention_backward_dq": 1e-4, "a02_scaled_mm_rowwise_bf16": 1e-2},
+    ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
+    # simulations over ~2.5 s on an idle core (a03 4.2 s, a05, a06 ~5 s): each runs on the GPU in
+    # test_user_gpu.py, and on the interpreter and through ptxas by default
+    heavy=["a03_gaussian_blur_separable", "a06_top_p_bisection"])
+
+
+def test_a_loop_of_three_products_is_told_why_no_pipeline_takes_it() -> None:
+    """a01's dQ loop (S = Q K^T, dP = dO V^T, dQ += dS K) ran on mma.sync with its loads into registers, and
+    `--explain` said only the path: the attention pipeline's pass looks at loops of two products, the GEMM
+    pipeline's matcher left a loop of more without a note. It now says how many and what each pipeline takes."""
+    from tilelang import driver
+    from tilelang.backend import explain, lower_gpu
+    from userprog import DIR
+
+    src = (DIR / "a01_gqa_attention_backward_dq.tile").read_text(encoding="utf-8")
+    k = next(x for x in driver.compile(src, "ir").output if x.name == "attn_dq")
+    gk = lower_gpu(k, "sm_90a", {})
+    assert explain.path_of(gk) == "mma.sync"
+    (note,) = explain.refusals(gk)
+    assert "the loop holds 3 products" in note.message and "the attention pipeline two" in note.message, note.message

@@ -1,6 +1,6 @@
 """f32 GEMMs on the FMA path (no tensor cores) against torch.matmul's f32 SGEMM, TF32 off.
 
-    python benchmarks/fma_gemm.py            # GPU, ~60-100 s: one line a case
+    python benchmarks/fma_gemm.py            # GPU, ~40-70 s (PTX compiled first in --jobs processes): a line a case
     python benchmarks/fma_gemm.py --quick    # the cliffs case and two 128x128 rows only
     python benchmarks/fma_gemm.py --dry      # CPU: ptxas registers / spills of each variant, no timing
 
@@ -122,25 +122,56 @@ class _Env:
                 os.environ[k] = v
 
 
+def _kernel_ir(lay: str, n: int, tile: tuple[int, int, int], hints: str, name: str) -> tuple[Any, Any]:
+    """(the Tile IR the runtime lowers for this case's launch, its launch facts: PyTorch's aligned tensors)."""
+    import tilelang
+    from tilelang.backend.facts import TensorFacts
+    from tilelang.dtypes import DType
+    from tilelang.ir.lower import lower_kernel
+    from tilelang.runtime.launch import ArgFact
+
+    m = tilelang.compile(source(name, lay, hints))
+    shapes = {"c": (n, n), "a": (n, n), "b": (n, n)}
+    facts = {k: ArgFact(DType.F32, s, tile[:2] if k == "c" else None) for k, s in shapes.items()}
+    kir = lower_kernel(m._program, name, dict(zip(("BM", "BN", "BK"), tile, strict=True)), facts)
+    return kir, {k: TensorFacts.of_launch(256, s) for k, s in shapes.items()}
+
+
+def _prewarm_one(i: int) -> str:
+    """Compile case i's PTX into the compile cache (a worker process of `prewarm`)."""
+    from tilelang.backend import compile_kernel
+    from tilelang.runtime import cuda_pdl
+
+    lay, n, tile, hints, env = CASES[i]
+    try:
+        with _Env(env):
+            kir, tf = _kernel_ir(lay, n, tile, hints, _name(lay, tile, hints, env))
+            compile_kernel(kir, cuda_pdl.target("sm_90a", False), tf)
+        return "ok"
+    except Exception as e:  # the timed run compiles it again and says what fails
+        return f"{type(e).__name__}"
+
+
+def prewarm(idx: list[int], jobs: int) -> None:
+    import multiprocessing as mp
+
+    t = time.perf_counter()
+    with mp.get_context("spawn").Pool(jobs) as pool:
+        got = list(pool.imap_unordered(_prewarm_one, idx))
+    print(f"# prewarm: {len(idx)} kernels in {time.perf_counter() - t:.1f} s ({jobs} processes; "
+          f"{sum(g != 'ok' for g in got)} failed)", flush=True)
+
+
 def dry(cases: list[tuple[Any, ...]]) -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     from ptxas_report import assemble
 
-    import tilelang
     from tilelang.backend import compile_kernel, lower_gpu
     from tilelang.backend.explain import path_of
-    from tilelang.backend.facts import TensorFacts
-    from tilelang.ir.lower import lower_kernel
-    from tilelang.runtime.launch import ArgFact
-    from tilelang.dtypes import DType
 
     for lay, n, tile, hints, env in cases:
         name = _name(lay, tile, hints, env)
-        m = tilelang.compile(source(name, lay, hints))
-        shapes = {"c": (n, n), "a": (n, n), "b": (n, n)}
-        facts = {k: ArgFact(DType.F32, s, tile[:2] if k == "c" else None) for k, s in shapes.items()}
-        kir = lower_kernel(m._program, name, dict(zip(("BM", "BN", "BK"), tile, strict=True)), facts)
-        tf = {k: TensorFacts.of_launch(256, s) for k, s in shapes.items()}
+        kir, tf = _kernel_ir(lay, n, tile, hints, name)
         with _Env(env):
             gk = lower_gpu(kir, "sm_90a", tf)
             r = assemble(compile_kernel(kir, "sm_90a", tf).ptx, "sm_90a")
@@ -257,11 +288,16 @@ def main() -> None:
     ap.add_argument("--dry", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--jobs", type=int, default=min(12, os.cpu_count() or 1),
+                    help="processes compiling the cases' PTX first (1: none)")
     o = ap.parse_args()
-    cases = [c for i, c in enumerate(CASES) if not o.quick or i in QUICK]
+    idx = [i for i in range(len(CASES)) if not o.quick or i in QUICK]
+    cases = [CASES[i] for i in idx]
     if o.dry:
         dry(cases)
     else:
+        if o.jobs > 1:
+            prewarm(idx, o.jobs)
         gpu(cases, o.reps)
         if not o.quick:
             triton_rows([2048, 4096], o.reps)

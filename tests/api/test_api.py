@@ -477,6 +477,9 @@ class _FakeCpuTensor:
     def stride(self) -> tuple[int, ...]:
         return tuple(s // 4 for s in self.a.strides)
 
+    def is_neg(self) -> bool:  # (the fast path's key reads the negative bit: hrev18)
+        return False
+
     def is_contiguous(self) -> bool:
         return bool(self.a.flags.c_contiguous)
 

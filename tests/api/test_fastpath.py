@@ -364,6 +364,25 @@ def test_torch_device_and_contiguity_are_in_the_key() -> None:
     torch.testing.assert_close(z, x + y, rtol=0, atol=0)
 
 
+def test_the_negative_bit_is_in_the_key() -> None:
+    """A repeat call with `torch._neg_view(x)` of a first call's `x` (the same memory, shape and strides) is
+    refused as a first call with it is (E0801): the key left the bit out, so the call took the first call's
+    plan, and read the un-negated memory on a GPU and raised NumPy's RuntimeError (a traceback) on the CPU
+    (hrev18, found by huser17)."""
+    torch = pytest.importorskip("torch")
+    mod = tilelang.compile(SOURCE)
+    x, y, z = torch.randn(1000), torch.randn(1000), torch.zeros(1000)
+    mod.add(P(z, [256]), x, y).sync()
+    xn = torch._neg_view(x)
+    assert xn.is_neg() and xn.data_ptr() == x.data_ptr()
+    for _ in range(2):  # (the second through whatever the first refusal left)
+        with pytest.raises(tilelang.CallError, match="negative bit") as e:
+            mod.add(P(z, [256]), xn, y).sync()
+        assert e.value.code == "E0801"
+    mod.add(P(z, [256]), xn.resolve_neg(), y).sync()  # the help's form
+    torch.testing.assert_close(z, y - x, rtol=0, atol=0)
+
+
 def test_a_launch_in_flight_is_checked_against_each_new_one_by_address(mod) -> None:  # type: ignore[no-untyped-def]
     """The launches in flight are kept by the API (`engines._PENDING`); a new
     launch is tested against each by address ranges, in its own address space."""

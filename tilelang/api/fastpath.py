@@ -135,6 +135,7 @@ def _kind_of(t: type) -> str | None:
             getattr(torch, "Tensor", None),
             getattr(getattr(torch, "nn", None), "Parameter", None),
         )
+        and hasattr(t, "is_neg")  # (the key reads the negative bit: a PyTorch before 1.10 takes the checked path)
     ):
         kind = "torch"
         _TORCH_TYPES.add(t)
@@ -151,10 +152,13 @@ def _kind_of(t: type) -> str | None:
 def torch_sig(v: Any) -> tuple[Any, ...]:
     """What the checked path reads off a PyTorch tensor (`arrays._torch`):
     element type, shape, C-contiguity (its only use of the strides; a
-    non-contiguous tensor is refused) and device (CPU, `cuda:<i>`, another
-    accelerator the checked path refuses), read with the tensor's cheapest
+    non-contiguous tensor is refused), device (CPU, `cuda:<i>`, another
+    accelerator the checked path refuses) and the negative bit (a lazy
+    negation, refused: E0801; a repeat call's `t._neg_view()` of a first
+    call's `t` read the un-negated memory on the GPU, and NumPy's refusal on
+    the CPU was a traceback; hrev18), read with the tensor's cheapest
     accessors (`__cuda_array_interface__` would cost microseconds)."""
-    return (type(v), v.dtype, v.shape, v.is_contiguous(), v.device)
+    return (type(v), v.dtype, v.shape, v.is_contiguous(), v.device, v.is_neg())
 
 
 def probe(v: Any) -> tuple[tuple[Any, ...], int] | None:
@@ -389,7 +393,7 @@ _KEYERS: dict[tuple[tuple[str, ...], bool], Any] = {}
 _ARRAY_TEMPLATE = """\
     c = type(a{i})
     if c in TORCH:
-        k{i} = (c, a{i}.dtype, a{i}.shape, a{i}.is_contiguous(), a{i}.device)
+        k{i} = (c, a{i}.dtype, a{i}.shape, a{i}.is_contiguous(), a{i}.device, a{i}.is_neg())
         p{i} = a{i}.data_ptr()
     elif c is NDARRAY:
         k{i} = (c, a{i}.dtype, a{i}.shape, a{i}.strides, a{i}.flags.writeable)

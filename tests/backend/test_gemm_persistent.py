@@ -243,6 +243,22 @@ def test_a_linear_layers_k_step_in_stages_of_64(monkeypatch) -> None:  # type: i
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.heavy  # (~3 s; the sub-steps' copies and groups are the default cases')
+def test_column_parts_with_a_k_step_in_stages_of_64() -> None:
+    """128x512x128: two column parts of 256 whose 96 KB stage and the parts' staging left one stage (sm_80's
+    ring took it); each part's K step in 2 stages of 64 (`HopperPlan.ksub`, `parts`): 2 parts x 2 wgmma groups,
+    NumPy's product with edges in M, N and K."""
+    cfg = GemmConfig(128, 512, 128)
+    M, N, K = 130, 528, 208
+    k = _gemm_kernel(cfg)
+    a, b, c = cfg.inputs(M, N, K, 3)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert print_gpu_kernel(dataclasses.replace(gk, body=_roles(gk)[1].body)).count("wgmma ") == 4
+    SimDevice("sm_90a").run(k, (2, 2), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 3)
+
+
 def test_wide_tiles_only_where_they_are_the_users_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """No wide tile where A's tiles depend on the column axis too (here A's row offset reads block_id(1): the
     tiles side by side would need other A tiles; B's offsets may be any function, each tile's computed on its

@@ -215,6 +215,7 @@ def test_a_wide_tiles_k_step_in_stages_of_64(cfg: GemmConfig, shape, ctas: int, 
     assert np.array_equal(out["0"], out["1"])
 
 
+@pytest.mark.heavy  # (~2-4 s; two_wide_128x128x128 covers the sub-steps by default)
 def test_a_linear_layers_k_step_in_stages_of_64(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The wide tile's K step of 128 in two stages (`HopperPlan.ksub`) under an accumulator that starts at 0.5
     (no zero-init shortcut: the first sub-step reads the constant, the second the first's sum) and an epilogue

@@ -152,6 +152,15 @@ a loop that loads a bias keeps the error term (its PTX main's again): attn_bias 
 loads): the attention pipeline, its key loop attn_dot's (607 SASS instructions), so near attn's 0.89x or above
 (torch: SDPA, then the add as a second kernel).
 
+Expected for hattn3's cases (2026-12-06 15:20 session, written before any run): `user attn_fma` is `attn` with
+the row max taken on the unscaled scores and the scale folded into the exponent by one `fma` (`exp2(fma(s, c,
+-mn))`, std::attention's spelling without its stale max: what `attention_advice`'s new note on scores scaled
+before their max proposes). Key loops (ptxas 13): 745 -> 613 at 128x128 D=128, 414 -> 348 at 128x64 D=64, two
+f32 instructions an element fewer (FMUL 196 -> 68, FADD 134 -> 70, FFMA 0 -> 64 at D=128). So D=128 ~0.95-0.99x
+(attn 0.89x, `attn_qscale` 0.99x, std 0.99x), D=64 128x64 ~0.79-0.82x (attn 0.74x, std 0.82x with its stale max);
+err as attn's. If attn_fma is not above attn_exp2 (0.92x) at D=128, the softmax's critical path is not where the
+instructions went and the note's help overstates.
+
 A case that crashes prints its error on its line and the run goes on.
 
 `--jobs N` compiles every case's kernel first in N processes (the device's

@@ -405,6 +405,8 @@ def _later_typed(tcx: CheckCx, sym: Any, value: ast.Expr) -> None:
     if sym is not None and sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)) \
             and isinstance(tcx.program.types.get(value), (UntypedInt, UntypedFloat)):
         tcx.mut_literals[sym][1].append(value)
+    elif sym is not None and sym in tcx.mut_tuples and isinstance(value, ast.TupleExpr):
+        tcx.mut_tuples[sym][1].append(value)  # `q = (q.0 + 5000000000, ..)`: its elements likewise
 
 
 def _returned(tcx: CheckCx, v: ast.Expr | None, ret: Type) -> None:

@@ -321,6 +321,8 @@ class _Emitter(HopperOps, DebugOps):
             # `.minnctapersm`: ptxas budgets registers for `mb` blocks an SM and,
             # within that budget, issues a loop's loads ahead of their uses
             self.fn_attrs.append(f'"nvvm.minctasm"="{mb}"')
+        if k.max_regs and not any("nvvm.maxnreg" in a for a in self.fn_attrs):
+            self.fn_attrs.append(f'"nvvm.maxnreg"="{k.max_regs}"')
         stamps: list[str] = []
         globals_: list[str] = []
         if self.trace:

@@ -16,6 +16,7 @@ from tilelang.backend.codegen.llvm_types import (
 from tilelang.backend.gpu import nodes as g
 from tilelang.ir import nodes as ir
 
+from . import fma_dot
 from . import pdl as pdl_code
 from . import sm80
 from .core import (
@@ -84,8 +85,8 @@ class ControlOps(ShapeOps):
             types += ["float"] * len(o.vals) if isinstance(o, Frag) else self._flat_types((v,))
         # registers an op of the body hands to its next iteration (an sm_80 mma's
         # prefetched fragments), the first iteration's loaded here
-        state = [(o, *sm80.prefetch_init(self, o)) for o in op.body.ops
-                 if isinstance(o, g.SmemDot) and o.prefetch >= 0]
+        state = [(o, *(sm80.prefetch_init(self, o) if isinstance(o, g.SmemDot) else fma_dot.prefetch_init(self, o)))
+                 for o in op.body.ops if isinstance(o, g.SmemDot | g.SmemFma) and o.prefetch >= 0]
         pre = self.cur
         head, body_l, exit_ = self.new_label("for"), self.new_label("body"), self.new_label("endfor")
         self.br(head)

@@ -89,7 +89,55 @@ class _Operand:
         return vals
 
 
-def smem_fma(em: Any, op: g.SmemFma) -> None:
+class _Group:
+    """The values of one group of `v` k-steps of a stage: a K-contiguous operand's by one vector load a row
+    for the group, an M/N-contiguous one's k-step by k-step (`need`), where they are used."""
+
+    def __init__(self, A: _Operand, B: _Operand, k0: int, v: int) -> None:
+        self.ops, self.k0, self.v = (A, B), k0, v
+        self.grp = [x.group(k0, v) for x in self.ops]
+        self.steps: list[dict[int, list[str]]] = [{}, {}]
+
+    def need(self, kk: int) -> tuple[list[str], list[str]]:
+        out = []
+        for n, x in enumerate(self.ops):
+            g_ = self.grp[n]
+            if g_ is not None:
+                out.append(g_[kk])
+            else:
+                if kk not in self.steps[n]:
+                    self.steps[n][kk] = x.step(self.k0 + kk)
+                out.append(self.steps[n][kk])
+        return out[0], out[1]
+
+    def first(self) -> list[str]:
+        """The registers the first k-step needs (a prefetch carries them into the next iteration)."""
+        regs: list[str] = []
+        for n, x in enumerate(self.ops):
+            g_ = self.grp[n]
+            regs += [r for row in g_ for r in row] if g_ is not None else self.need(0)[n]
+        return regs
+
+    @staticmethod
+    def carried(A: _Operand, B: _Operand, k0: int, v: int, regs: list[str]) -> _Group:
+        """A group whose first registers came from the previous iteration (`first`'s order)."""
+        grp = _Group.__new__(_Group)
+        grp.ops, grp.k0, grp.v = (A, B), k0, v
+        grp.grp, grp.steps = [None, None], [{}, {}]
+        at = 0
+        for n, x in enumerate((A, B)):
+            cnt = len(x.consts)
+            if x.kmajor:
+                flat = regs[at:at + cnt * v]
+                grp.grp[n] = [flat[kk * cnt:(kk + 1) * cnt] for kk in range(v)]
+                at += cnt * v
+            else:
+                grp.steps[n][0] = regs[at:at + cnt]
+                at += cnt
+        return grp
+
+
+def _operands(em: Any, op: g.SmemFma) -> tuple[_Operand, _Operand, int, int]:
     view = em.lay(op.result)
     rows = _runs([s[0] for s in view.slots])
     cols = _runs([s[1] for s in view.slots])
@@ -97,23 +145,52 @@ def smem_fma(em: Any, op: g.SmemFma) -> None:
     v = min(4, 16 // (8 if op.a.dtype.bits == 64 else op.a.dtype.itemsize))  # `pipeline_fma.vec_of`
     A = _Operand(em, op.a, view.tp(em, 0), rows, op.a_mk, v)
     B = _Operand(em, op.b, view.tp(em, 1), cols, op.b_nk, v)
+    return A, B, v, len(cols)
+
+
+def prefetch_init(em: Any, op: g.SmemFma) -> tuple[list[str], list[str]]:
+    """In a loop's preheader: (types, registers) of the first k-step's values of stage 0 (a
+    prefetching `SmemFma` carries them from one iteration into the next)."""
+    A, B, v, _ = _operands(em, op)
+    A.at_stage("0")
+    B.at_stage("0")
+    regs = _Group(A, B, 0, v).first()
+    return [A.ty] * len(regs), regs
+
+
+def smem_fma(em: Any, op: g.SmemFma) -> None:
+    A, B, v, TN = _operands(em, op)
     stage = em.scalar(op.stage)
     A.at_stage(stage)
     B.at_stage(stage)
     acc = list(em.tile(op.acc))
     in_dt, acc_dt = op.a.dtype, op.acc.dtype
     aty = reg_ty(acc_dt)
-    TN = len(cols)
+    groups = op.k // v
 
     def widen(x: str) -> str:
         return x if in_dt is acc_dt else em.cast(x, in_dt, acc_dt)
 
-    for k0 in range(0, op.k, v):
-        av = A.group(k0, v)
-        bv = B.group(k0, v)
+    for gi in range(groups):
+        k0 = gi * v
+        grp = _Group.carried(A, B, k0, v, em.loop_carried_in(op)) if gi == 0 and op.prefetch >= 0 \
+            else _Group(A, B, k0, v)
+        if op.prefetch >= 0 and gi == groups - 1:
+            # every value of this stage read before the barrier (past it, a warp's next iteration may copy
+            # into this stage); then the next stage's first values, carried into the next iteration
+            for kk in range(v):
+                grp.need(kk)
+            em.declare("declare void @llvm.nvvm.cp.async.wait.group(i32)")
+            em.stmt(f"call void @llvm.nvvm.cp.async.wait.group(i32 {op.prefetch})")
+            em.barrier()
+            up = em.emit(f"add i32 {stage}, 1")
+            nstage = em.emit(f"select i1 {em.emit(f'icmp eq i32 {up}, {op.a.shape[0]}')}, i32 0, i32 {up}")
+            NA, NB, _, _ = _operands(em, op)
+            NA.at_stage(nstage)
+            NB.at_stage(nstage)
+            em.loop_carried_out(op, _Group(NA, NB, 0, v).first())
         for kk in range(v):
-            a_k = [widen(x) for x in (av[kk] if av is not None else A.step(k0 + kk))]
-            b_k = [widen(x) for x in (bv[kk] if bv is not None else B.step(k0 + kk))]
+            a_k, b_k = (list(map(widen, x)) for x in grp.need(kk))
             for i, x in enumerate(a_k):
                 for j, y in enumerate(b_k):
                     n = i * TN + j
@@ -124,4 +201,4 @@ def smem_fma(em: Any, op: g.SmemFma) -> None:
     em.env[op.result.id] = acc
 
 
-__all__ = ["emit_op", "smem_fma"]
+__all__ = ["emit_op", "prefetch_init", "smem_fma"]

@@ -590,6 +590,10 @@ class SmemFma:
     a_mk: bool = True
     b_nk: bool = False
     span: Span = DUMMY_SPAN
+    # >= 0 (the loop's body, stage = iteration % S): the first k-step's values come from the previous
+    # iteration (the preheader loads stage 0's); before the last group the op waits until at most
+    # `prefetch` cp.async groups are pending, passes a CTA barrier and loads stage + 1's (`SmemDot`'s)
+    prefetch: int = -1
 
 
 @frozen
@@ -736,6 +740,9 @@ class GpuKernel:
     # values of epilogue stores in the wgmma accumulator layout staged in shared memory after the buffers,
     # not in the operand ring, which is still live (the Hopper GEMM's N-parts but the last: `passes/pipeline`)
     stage_apart: frozenset[int] = frozenset()
+    # > 0: the registers a thread ptxas may use, stated (`.maxnreg`): without it ptxas picks its own target, which
+    # spilled the FMA pipeline's B^T loops (`passes/pipeline_fma.py`)
+    max_regs: int = 0
 
     def tensor(self, name: str) -> ir.TensorParam:
         for p in self.params:

@@ -145,9 +145,10 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
             line(f"{n.define(r)} = dot.mma.sync.smem {n(a)}[{n(st)}], {n(b)}[{n(st)}]{' (b n-k)' if nk else ''}, "
                  f"{n(c)}{pre} : {r.type}{n.note(r)}")
-        case g.SmemFma(result=r, a=a, b=b, stage=st, acc=c, k=kk, a_mk=mk, b_nk=nk):
+        case g.SmemFma(result=r, a=a, b=b, stage=st, acc=c, k=kk, a_mk=mk, b_nk=nk, prefetch=pf):
+            pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
             line(f"{n.define(r)} = dot.fma.smem {n(a)}[{n(st)}]{'' if mk else ' (a k-m)'}, {n(b)}[{n(st)}]"
-                 f"{' (b n-k)' if nk else ''}, {n(c)} k {kk} : {r.type}{n.note(r)}")
+                 f"{' (b n-k)' if nk else ''}, {n(c)} k {kk}{pre} : {r.type}{n.note(r)}")
         case g.WarpSpecialize(roles=roles):
             line("warp_specialize {")
             for role in roles:

@@ -65,6 +65,22 @@ _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBl
 _TYPES = (DType.F32, DType.F64, DType.I32, DType.U32, DType.I64, DType.U64)
 
 
+def max_regs() -> int:
+    """`TILEC_FMA_MAXNREG` (default 255; "0": ptxas's own choice): the `.maxnreg` of a kernel with an FMA pipeline.
+    Without one ptxas 13 aims at an occupancy of its own and spilled B^T loops (64 x 64 x 16 with 2 warps: 168
+    registers and 24 spill bytes; 4 warps: 96 and 40); with it, none spills (254 / 128 registers)."""
+    v = os.environ.get("TILEC_FMA_MAXNREG", "255")
+    return int(v) if v.isdigit() and int(v) <= 255 else 255
+
+
+def prefetch_enabled() -> bool:
+    """`TILEC_FMA_PREFETCH=1` (opt-in until a GPU has timed it): the wait and barrier move from the top of an
+    iteration to before its last k-group, whose values are all loaded before it; the next stage's first
+    values are loaded past it and carried (`SmemFma.prefetch`, `pipeline_sm80`'s schedule): no warp waits
+    for shared memory at the top of an iteration."""
+    return os.environ.get("TILEC_FMA_PREFETCH", "0") == "1"
+
+
 def enabled() -> bool:
     """`TILEC_FMA_PIPELINE` (unset or "1": on; "0": the FMA loop with no pipeline, for an A/B)."""
     return os.environ.get("TILEC_FMA_PIPELINE", "1") != "0"
@@ -251,12 +267,15 @@ class _FmaRewriter(_Rewriter):
         stage = self.elem(body, ir.ElemOp.REM, it, s_const, "stage")
         # iteration i's group landed and is visible to every thread; every warp is done
         # with the stage iteration i - 1 read, which the copies of iteration i + S - 1 fill
-        body.append(g.CpAsyncWait(S - 2, True, loop.span))
+        # (prefetching: the wait and barrier are in iteration i - 1's op, before its last group,
+        # and the preheader's for iteration 0)
+        pre = prefetch_enabled()
+        (out if pre else body).append(g.CpAsyncWait(S - 2, True, loop.span))
         ahead = self.elem(body, ir.ElemOp.ADD, iv, self.elem(body, ir.ElemOp.MUL, loop.step, self.const(body, S - 1)))
         nxt = self.elem(body, ir.ElemOp.ADD, it, self.const(body, S - 1))
         self.copies(p, body, (sa, sb), ahead, self.elem(body, ir.ElemOp.REM, nxt, s_const, "next"))
         res = self.fresh.value(p.dot.result.dtype, p.dot.result.shape, "acc")
-        body.append(g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk, p.b_nk, p.dot.span))
+        body.append(g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk, p.b_nk, p.dot.span, S - 2 if pre else -1))
         body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
         for v in (acc, res, loop.results[0]):
             self.layouts[v.id] = p.layout
@@ -305,7 +324,7 @@ def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             out += rw.rewrite_fma(p)
     return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
                                layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
-                               num_stages=max(p.stages for p in plans.values()))
+                               num_stages=max(p.stages for p in plans.values()), max_regs=max_regs())
 
 
 __all__ = ["acc_layout", "default_warps", "enabled", "pipeline_fma", "thread_grid", "vec_of"]

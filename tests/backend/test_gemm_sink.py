@@ -20,10 +20,10 @@ kernel fn mm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [B
         b: &Tensor<f16, [?, ?]>, bias: &Tensor<f32, [?]>, scale: &Tensor<f32, [?]>) {
     let i = block_id(0);
     let j = block_id(1);
-    let bb = bias.partition([BN]).load([j]).reshape([1, BN]);
-    let s = scale.partition([BM]).load([i]).reshape([BM, 1]);
     let pa = a.partition([BM, BK]);
     let pb = b.partition([BK, BN]);
+    let bb = bias.partition([BN]).load([j]).reshape([1, BN]);
+    let s = scale.partition([BM]).load([i]).reshape([BM, 1]);
     let mut acc = zeros::<f32>([BM, BN]);
     for kk in 0..pa.num_tiles(1) {
         acc = mma(pa.load([i, kk]), pb.load([kk, j]), acc);

@@ -28,10 +28,11 @@
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/hattn3_device.sh        (REPS, BENCH_TIMEOUT, TEST_TIMEOUT, PREWARM_TIMEOUT adjust)
 #   STEP=more bash benchmarks/hattn3_device.sh     (~90 s, after call 22: A Q P P Q A, P = R and Q together, f16 and
-#     bf16 D = 128 full at S = 4,096 and 16,384. Expected (RESULTS.md "hattn3", call 22): Q/A +1..+2 % at 4,096 as
-#     call 22's; at 16,384 -1..+1 % (the boundary a quarter of 4,096's share: +0.3 %, and the H200 of h15p measured
-#     the fast walk -0.4..-2.2 % on long rows); P/A about R's + Q's (+2..+3 % at 4,096) if the two are independent.
-#     If Q (or P) >= +1 % at 4,096 and >= 0 at 16,384 on both dtypes, it becomes the long keys' D = 128 default.
+#     bf16 D = 128 full at S = 4,096 and 16,384. Expected (RESULTS.md "hattn3 measured": call 22's R and Q read
+#     +0.8..+1.9 % over two slow A processes, at the default's own table number, so not shown): Q/A and P/A in Tile /
+#     SDPA within +-1.5 % at 4,096, -1..+1 % at 16,384 (the H200 of h15p measured the fast walk -0.4..-2.2 % on long
+#     rows). Only if Q (or P) moves Tile / SDPA by more than the A runs' spread on both dtypes and 16,384 does not
+#     lose does it become the long keys' D = 128 default.
 #   STEP=stamps bash benchmarks/hattn3_device.sh   (~60 s, a second step: the cycle stamps of A and R, f16 D = 128
 #     full S = 4,096 and 16,384, benchmarks/probes/attention_stamps.py; writes $OUT/hattn3_stamps.tgz). Expected
 #     (RESULTS.md "hattn3"'s model, c = 1.80 blocks a tile): a key block ~2,900-3,000 cycles at both S (the loop's

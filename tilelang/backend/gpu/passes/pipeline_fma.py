@@ -58,7 +58,7 @@ from .context import PassContext
 from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _batched, _multiple, _Rewriter, _scratch, _slice, _unbatched
 from .rewrite import uses
 
-LANES = (4, 8)  # a warp's lanes along M and N
+LANE_SHAPES = ((4, 8), (8, 4), (2, 16), (16, 2), (1, 32), (32, 1))  # a warp's lanes along M and N
 ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count follows)
 RING_BYTES = 64 * 1024  # default stages: the most that keep the ring within this (at least 2)
 _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
@@ -91,29 +91,32 @@ def vec_of(dt: DType) -> int:
     return min(4, 16 // (8 if dt.bits == 64 else dt.itemsize))
 
 
-def thread_grid(M: int, N: int, warps: int, spt: tuple[int, int]) -> tuple[int, int] | None:
-    """(warps_m, warps_n) giving each thread the squarest register block of the [M, N]
-    accumulator (fewest vector loads a k-group: TM + TN), or None where no split divides it."""
+def thread_grid(M: int, N: int, warps: int, spt: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """(lanes, warps) along (M, N) giving each thread the squarest register block of the [M, N]
+    accumulator (fewest vector loads a k-group: TM + TN; 4 x 8 lanes first, other shapes where they
+    divide a narrow tile: 16 columns at 8 x 4), or None where no split divides it."""
     best = None
-    for wm in range(1, warps + 1):
-        if warps % wm:
-            continue
-        wn = warps // wm
-        cm, cn = spt[0] * LANES[0] * wm, spt[1] * LANES[1] * wn
-        if M % cm or N % cn:
-            continue
-        tm, tn = M // (LANES[0] * wm), N // (LANES[1] * wn)
-        score = (tm + tn, abs(tm - tn))
-        if best is None or score < best[0]:
-            best = (score, (wm, wn))
+    for rank, lanes in enumerate(LANE_SHAPES):
+        for wm in range(1, warps + 1):
+            if warps % wm:
+                continue
+            wn = warps // wm
+            cm, cn = spt[0] * lanes[0] * wm, spt[1] * lanes[1] * wn
+            if M % cm or N % cn:
+                continue
+            tm, tn = M // (lanes[0] * wm), N // (lanes[1] * wn)
+            score = (tm + tn, abs(tm - tn), rank)
+            if best is None or score < best[0]:
+                best = (score, (lanes, (wm, wn)))
     return best[1] if best else None
 
 
 def acc_layout(M: int, N: int, warps: int, spt: tuple[int, int]) -> Blocked | None:
-    grid = thread_grid(M, N, warps, spt)
-    if grid is None:
+    got = thread_grid(M, N, warps, spt)
+    if got is None:
         return None
-    return Blocked(spt, LANES, grid, (1, 0))
+    lanes, grid = got
+    return Blocked(spt, lanes, grid, (1, 0))
 
 
 def default_warps(M: int, N: int, acc: DType) -> int:

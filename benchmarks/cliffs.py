@@ -129,6 +129,14 @@ them (`passes/gemm_widen.py`, the runtime's other variant): the 4096^3 gemm / ge
 ~0.96x (its bias loaded per tile of the wide accumulator); 128x256 / 256x128 / 128x128x128 / 128x512 unchanged
 (not widened). Persistence and pingpong alone stay opt-in (call 17: +0-2 %).
 
+Expected after hgemm3's (2026-12-06 15:20 session; GEMM cases only, not yet timed): `gemm f16 4096^3 128x128x128`
+0.81x -> ~0.95x: the runtime's wide variant now takes it, its K step of 128 as 2 ring stages of 64 (the x64 wide
+tile's stage and ring: `gemm_widen.k_parts`; `--dry` shows today's kernel, 3s, as the launch compiles it first);
+M = 64 `32x128x64` 0.71x -> ~0.9x and `16x64x128` 0.54x -> ~0.85x: the split-K variant computes 2 / 4 row tiles
+as one m64 warpgroup's rows (`gemm_rows.py`; the 16-row tile's `--dry` path stays sm80-pipeline: the launch's
+variant is chosen at run time); M = 64 `128x128x64` 0.66x -> ~0.9x (the variant for an output of at most 64
+rows computes 64: `gemm_rows.shrinkable`); every other GEMM case unchanged (the same kernels).
+
 Expected after hattn2's (2026-12-06 12:36 session; attention and rows cases only, speeds not measured): an
 online softmax's `exp(s - mn)` / `exp(m - mn)` (and a row softmax's `exp(t - t.max(1))`: x <= 0 by
 construction) is ex2.approx(x log2(e)) with no error term (`fastmath.exp_nonpos_plain`; `exp`'s atol 1e-30 ->
@@ -143,6 +151,15 @@ a loop that loads a bias keeps the error term (its PTX main's again): attn_bias 
 `user attn_res` (a residual added after the loop: took mma.sync with no pipeline before hattn2's epilogue
 loads): the attention pipeline, its key loop attn_dot's (607 SASS instructions), so near attn's 0.89x or above
 (torch: SDPA, then the add as a second kernel).
+
+Expected for hattn3's cases (2026-12-06 15:20 session, written before any run): `user attn_fma` is `attn` with
+the row max taken on the unscaled scores and the scale folded into the exponent by one `fma` (`exp2(fma(s, c,
+-mn))`, std::attention's spelling without its stale max: what `attention_advice`'s new note on scores scaled
+before their max proposes). Key loops (ptxas 13): 745 -> 613 at 128x128 D=128, 414 -> 348 at 128x64 D=64, two
+f32 instructions an element fewer (FMUL 196 -> 68, FADD 134 -> 70, FFMA 0 -> 64 at D=128). So D=128 ~0.95-0.99x
+(attn 0.89x, `attn_qscale` 0.99x, std 0.99x), D=64 128x64 ~0.79-0.82x (attn 0.74x, std 0.82x with its stale max);
+err as attn's. If attn_fma is not above attn_exp2 (0.92x) at D=128, the softmax's critical path is not where the
+instructions went and the note's help overstates.
 
 A case that crashes prints its error on its line and the run goes on.
 

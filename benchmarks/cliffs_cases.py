@@ -165,6 +165,34 @@ kernel fn attn_qscale<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor
     o.store((acc / l).reshape([1, BM, D]) as ELEM);
 }
 
+// `attn` with the scale folded into the exponent by one fma and the max taken on the unscaled scores
+// (std::attention's spelling, without its stale max; for a scale > 0, max(s * c) = max(s) * c): what
+// attention_advice's note on scores scaled before their max proposes
+kernel fn attn_fma<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<ELEM, [1, BM, D]>,
+        q: &Tensor<ELEM, [?, ?, D]>, k: &Tensor<ELEM, [?, ?, D]>, v: &Tensor<ELEM, [?, ?, D]>, scale: f32) {
+    let h = block_id(0);
+    let c = scale * 1.4426950408889634;
+    let qt = q.partition([1, BM, D]).load([h, block_id(1), 0]).reshape([BM, D]);
+    let pk = k.partition([1, BN, D]);
+    let pv = v.partition([1, BN, D]);
+    let n = k.shape()[1];
+    let mut m = full::<f32>([BM, 1], -1.0e30);
+    let mut l = zeros::<f32>([BM, 1]);
+    let mut acc = zeros::<f32>([BM, D]);
+    for j in 0..pk.num_tiles(1) {
+        let s = mma(qt, pk.load([h, j, 0]).reshape([BN, D]).transpose(), zeros::<f32>([BM, BN]));
+        let keys = arange::<i32>(BN).reshape([1, BN]) + j * BN;
+        let s = where(keys < n, s, -1.0e30);
+        let mn = maximum(m, s.max(1).reshape([BM, 1]) * c);
+        let p = exp2(fma(s, c, -mn));
+        let alpha = exp2(m - mn);
+        l = l * alpha + p.sum(1).reshape([BM, 1]);
+        acc = mma(p as ELEM, pv.load([h, j, 0]).reshape([BN, D]), acc * alpha);
+        m = mn;
+    }
+    o.store((acc / l).reshape([1, BM, D]) as ELEM);
+}
+
 // the value product spelled `acc * alpha + dot(p, v)`
 kernel fn attn_dot<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<ELEM, [1, BM, D]>,
         q: &Tensor<ELEM, [?, ?, D]>, k: &Tensor<ELEM, [?, ?, D]>, v: &Tensor<ELEM, [?, ?, D]>, scale: f32) {
@@ -451,6 +479,8 @@ def attn_cases() -> list[Case]:
     user("attn", "bf16", 128, 128, 64)
     user("attn_exp2", "f16", 128, 128, 128)
     user("attn_qscale", "f16", 128, 128, 128)
+    user("attn_fma", "f16", 128, 128, 128)  # (hattn3: the advice's spelling for scaled scores)
+    user("attn_fma", "f16", 64, 128, 64)  # (hattn3: the same at the user's D = 64 blocks, against `attn` there)
     user("attn_dot", "f16", 128, 128, 128)
     user("attn_window", "f16", 128, 128, 128, (512,), torch="sdpa_window")
     user("attn_causal", "f16", 128, 128, 128, torch="sdpa_causal")  # (hattn: the mask on diagonal blocks only)

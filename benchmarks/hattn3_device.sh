@@ -22,14 +22,21 @@
 #   Q/A: -0.5..+0.5 % (the H200's +0.3 %; the fast walk lost 0.4-2.2 % on long rows there, QEARLY's arrive costs
 #        a key block ~1 %, the tile boundary gains ~0.3 block of ~33.8).
 #   Errors: every row below 1e-2 (the same kernels' numerics: only registers and the boundary's order differ).
-# First the prefill GPU tests under R and Q together (test_flash_attention_matches_sdpa: 8 cases incl. GQA, causal, ragged S, on
-# 3 CTAs so that every CTA walks several tiles), then the benches.
+# First the prefill GPU tests under R and Q together (test_flash_attention_matches_sdpa's 5 D = 128 cases: GQA, causal,
+# ragged S, S_k 1,100 on the long keys' kernel; on 3 CTAs so that every CTA walks several tiles), then the benches.
 # One device step, ~110 s on a warm H100 with 16 cores (step timeouts and `el` guards keep it <= ~120 s).
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/hattn3_device.sh        (REPS, BENCH_TIMEOUT, TEST_TIMEOUT, PREWARM_TIMEOUT adjust)
+#   STEP=stamps bash benchmarks/hattn3_device.sh   (~60 s, a second step: the cycle stamps of A and R, f16 D = 128
+#     full S = 4,096 and 16,384, benchmarks/probes/attention_stamps.py; writes $OUT/hattn3_stamps.tgz). Expected
+#     (RESULTS.md "hattn3"'s model, c = 1.80 blocks a tile): a key block ~2,900-3,000 cycles at both S (the loop's
+#     cycles over its blocks); the tile's cycles outside the key loop (walk + Q wait + the first block's excess over
+#     a loop block + last P V + epilogue) ~1.8 blocks at both S (~5,200-5,400 cycles; h15u's S = 1,024 stamps put
+#     ~1.0 block after the loop); if it is ~1.8 blocks at 4,096 but less at 16,384, c is not a constant a tile and
+#     the model's fit is luck. R's key block shorter than A's by its TFLOP/s gain, if any.
 # Prints one line a step and the table rows (| dtype D ... |), then attention_ab.py's fold; writes $OUT/hattn3.tgz.
 set -uo pipefail
-NAME=hattn3; . benchmarks/attention_arms.sh
+NAME=hattn3${STEP:+_$STEP}; . benchmarks/attention_arms.sh  # (STEP=stamps: $OUT/hattn3_stamps.tgz)
 unset TILEC_ATTN_PRODUCER_REGS TILEC_ATTN_QEARLY TILEC_ATTN_FASTDIV
 arm() {  # the environment of arm $1
   case $1 in
@@ -40,6 +47,23 @@ arm() {  # the environment of arm $1
   esac
 }
 pj=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))
+if [ "${STEP:-}" = stamps ]; then
+  for x in A R; do
+    env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${PREWARM_TIMEOUT:-35} python3 benchmarks/attention_prewarm.py \
+      --bench-rows f16-128 --jobs $(( pj * 2 )) "${cubin[@]}" > "$D/prewarm_stamps_$x.log" 2>&1 &
+  done
+  wait
+  for x in A R; do
+    if [ "$(el)" -le 90 ]; then
+      env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${STAMPS_TIMEOUT:-20} python3 benchmarks/probes/attention_stamps.py \
+        --reps 3 --rows f16-128-full-4096,f16-128-full-16384 --out "$D/stamps$x" > "$D/stamps$x.log" 2>&1
+      r=$?  # (before the echo's $(name ..), which would set $? to its own 0)
+      echo "hattn3 stamps, arm $x ($(name $x)) (rc $r, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$x.log"
+    else echo "hattn3 stamps $x skipped ($(el) s)"; fi
+  done
+  pack
+  exit 0
+fi
 for x in A R Q P; do  # the bench rows; P (R and Q): the tests' launches
   ( env $(arm $x) timeout ${PREWARM_TIMEOUT:-35} python3 benchmarks/attention_prewarm.py --bench-rows f16-128,bf16-128 \
       --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1
@@ -51,7 +75,7 @@ done
 wait
 for x in A R Q P; do echo "hattn3 prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
 env $(arm P) TILEC_PERSISTENT_SMS=3 timeout ${TEST_TIMEOUT:-25} python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 \
-  tests/std/test_attention_gpu.py -k flash_attention_matches_sdpa > "$D/tests.log" 2>&1
+  tests/std/test_attention_gpu.py -k "flash_attention_matches_sdpa and 128" > "$D/tests.log" 2>&1
 rc=$?
 echo "hattn3 gpu tests under P (rc $rc, $(el) s): $(tail -1 "$D/tests.log")"
 grep -E "^FAILED|^ERROR" "$D/tests.log" | head -8

@@ -17,15 +17,23 @@ memory, 132 of them): `driver` reads the gap too (wide >> plain); if only `api` 
 on the GPU (then `--profile`-like digging in launch_host.py). If `queued` reads ~kernel time (~200 us) for the
 wide variant, its launch waits for the previous kernel (some synchronous step in the driver).
 
-Part `gemm` (the 128x128x128 tile, 0.81x cuBLAS in call 19, and other K steps deeper than 64): 4096^3 f16,
-against torch.matmul in the same process (cliffs.time_pair, reps interleaved); `plain` = `TILEC_GEMM_WIDEN=0`,
-`default` = today's default, which now takes the wide variant for these tiles too: a K step of 128 or 256 is
-copied and multiplied as 2 or 4 ring stages of 64 (`gemm_widen.k_parts`), the ring of the x64 wide tile (4
-stages + staging) where before a 96 KB wide stage did not fit. Expected: 128x128x128 default ~0.95x (call 19:
-128x128x64 wide 0.97x, whose stage this is; plain 0.81x), 64x64x128 default ~0.85x (64x64x64 wide's 0.83-0.85x),
-128x128x256 nt default ~0.9x (plain: sm_80's ring, B [N, K], far below), 128x128x64 default 0.97x (control:
-unchanged kernel). Every err ~1e-3 or below; plain and default bit-identical (`same` column: the sums are the
-same wgmma k-steps in the same order).
+Part `gemm` (f16, against torch.matmul in the same process: cliffs.time_pair, reps interleaved; `plain` = the
+case's switch off, `default` = this tree's default):
+- K steps deeper than 64 (4096^3, switch `TILEC_GEMM_WIDEN`): the default now takes the wide variant for these
+  tiles too, a K step of 128 or 256 copied and multiplied as 2 or 4 ring stages of 64 (`gemm_widen.k_parts`), the
+  ring of the x64 wide tile (4 stages + staging) where a 96 KB wide stage did not fit. Expected: 128x128x128
+  ~0.95x (call 19: plain 0.81x; 128x128x64 wide 0.97x, whose stage this is), 64x64x128 ~0.85x (64x64x64 wide's
+  0.83-0.85x), 128x128x256 nt ~0.9x (the plain line is now the wgmma pipeline in 4 stages of 32 KB too; before
+  this tree sm_80's ring), 128x128x64 0.97x (control: unchanged kernel). `same True` (the same wgmma k-steps in
+  the same order).
+- Skinny M = 64 rows x 4096 x 4096 with 32- and 16-row tiles (switch `TILEC_GEMM_ROWS`, `passes/gemm_rows.py`):
+  the split-K variant computes 2 / 4 row tiles as one m64 warpgroup's rows (B read once per column tile, not
+  2 / 4 times). Expected: 32x128x64 0.71x -> ~0.9x (the 64x128x64 tile's 0.92x in call 19: the same work),
+  16x64x128 0.54x (plain: sm_80's ring) -> ~0.85x (64x64's split-K 0.87x). `same` may read False there (the
+  split's pieces differ: s follows the coarse tile count); err ~1e-3. And the 128x128x64 tile over 64 rows
+  (its rows 64-127 past the output): the default computes 64 rows (`gemm_rows.shrinkable`, the launch's
+  `rows_at_most` fact): 0.66x -> ~0.9x (64x128x64's 0.92x), `same True` (the same pieces, the same rows).
+Every err ~1e-3 or below.
 """
 
 from __future__ import annotations
@@ -69,13 +77,13 @@ kernel fn gemm_nt<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f1
 """
 
 
-def _module(widen: str) -> Any:
-    """The module compiled under `TILEC_GEMM_WIDEN=widen` (read when a launch lowers: the comment keeps the two
-    programs apart in the compile cache)."""
+def _module(widen: str, tag: str = "") -> Any:
+    """The module compiled under `TILEC_GEMM_WIDEN=widen` (the switches are read when a launch lowers: the
+    comment keeps the programs apart in the compile cache; `tag` names other switches)."""
     import tilelang
 
     os.environ["TILEC_GEMM_WIDEN"] = widen
-    return tilelang.compile(f"// TILEC_GEMM_WIDEN={widen}\n" + GEMM)
+    return tilelang.compile(f"// TILEC_GEMM_WIDEN={widen} {tag}\n" + GEMM)
 
 
 def _stats(ts: list[float]) -> str:
@@ -162,12 +170,24 @@ def launch_part(n: int, stub: bool = False) -> None:
             print(f"launch {name:8s} FAILED {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", flush=True)
 
 
-CASES = [  # (name, kernel, tile, B stored [N, K])
-    ("128x128x128", "gemm", (128, 128, 128), False),
-    ("64x64x128", "gemm", (64, 64, 128), False),
-    ("128x128x256 nt", "gemm_nt", (128, 128, 256), True),
-    ("128x128x64", "gemm", (128, 128, 64), False),
+CASES = [  # (name, kernel, tile, B stored [N, K], M, the switch `plain` turns off)
+    ("128x128x128", "gemm", (128, 128, 128), False, 4096, "TILEC_GEMM_WIDEN"),
+    ("M64 32x128x64", "gemm", (32, 128, 64), False, 64, "TILEC_GEMM_ROWS"),
+    ("M64 16x64x128", "gemm", (16, 64, 128), False, 64, "TILEC_GEMM_ROWS"),
+    ("M64 128x128x64", "gemm", (128, 128, 64), False, 64, "TILEC_GEMM_ROWS"),
+    ("64x64x128", "gemm", (64, 64, 128), False, 4096, "TILEC_GEMM_WIDEN"),
+    ("128x128x256 nt", "gemm_nt", (128, 128, 256), True, 4096, "TILEC_GEMM_WIDEN"),
+    ("128x128x64", "gemm", (128, 128, 64), False, 4096, "TILEC_GEMM_WIDEN"),
 ]
+PLAIN = {"TILEC_GEMM_WIDEN": "0", "TILEC_GEMM_ROWS": "0"}
+DEFAULT = {"TILEC_GEMM_WIDEN": "auto", "TILEC_GEMM_ROWS": "1"}
+
+
+def _set(label: str, switch: str) -> None:
+    """The switches of a case's `plain` (its own switch off) or `default` line."""
+    os.environ.update(DEFAULT)
+    if label == "plain":
+        os.environ[switch] = PLAIN[switch]
 
 
 def gemm_stub() -> None:
@@ -179,14 +199,16 @@ def gemm_stub() -> None:
     from tilelang.runtime.cuda_stub import DevArray
 
     m = 4096
-    a, b, c = (DevArray.zeros((m, m), np.float16) for _ in range(3))
+    b = DevArray.zeros((m, m), np.float16)
     dev = tilelang.api.engines._device("cuda:0")
-    mods = {w: _module(w) for w in ("0", "auto")}
-    for name, kname, (bm, bn, bk), _nt in CASES:
-        for label, w in (("plain", "0"), ("default", "auto")):
-            os.environ["TILEC_GEMM_WIDEN"] = w
+    for name, kname, (bm, bn, bk), _nt, rows, switch in CASES:
+        a = DevArray.zeros((rows, m), np.float16)
+        c = DevArray.zeros((rows, m), np.float16)
+        for label in ("plain", "default"):
+            _set(label, switch)
+            mod = _module(os.environ["TILEC_GEMM_WIDEN"], f"{label} {switch}")
             before = dict(dev.ctx.ptx)
-            op = getattr(mods[w], kname)[bm, bn, bk](tilelang.partition(c, [bm, bn]), a, b)
+            op = getattr(mod, kname)[bm, bn, bk](tilelang.partition(c, [bm, bn]), a, b)
             op.launch().wait()
             fl = op._plan.launcher
             new = [p for k_, p in dev.ctx.ptx.items() if before.get(k_) is not p]
@@ -225,26 +247,27 @@ def gemm_part(reps: int) -> None:
     b = torch.randn(m, m, device="cuda", dtype=torch.float16, generator=g) * 0.25
     want = a.float() @ b.float()
     want_nt = a.float() @ b.float().t()
-    mods = {w: _module(w) for w in ("0", "auto")}
-    for name, kname, (bm, bn, bk), nt in CASES:
+    for name, kname, (bm, bn, bk), nt, rows, switch in CASES:
         outs = {}
-        for label, w in (("plain", "0"), ("default", "auto")):
+        ar = a[:rows]
+        for label in ("plain", "default"):
             if name == "128x128x64" and label == "plain":
                 continue  # (the control: call 19 has its plain line)
-            os.environ["TILEC_GEMM_WIDEN"] = w
-            kern = getattr(mods[w], kname)[bm, bn, bk]
-            c = torch.full((m, m), float("nan"), device="cuda", dtype=torch.float16)
+            _set(label, switch)
+            kern = getattr(_module(os.environ["TILEC_GEMM_WIDEN"], f"{label} {switch}"), kname)[bm, bn, bk]
+            c = torch.full((rows, m), float("nan"), device="cuda", dtype=torch.float16)
             try:
-                part = (tilelang.partition(c, [bm, bn]), a, b)
+                part = (tilelang.partition(c, [bm, bn]), ar, b)
                 kern(*part).launch().wait()
-                ref = want_nt if nt else want
+                ref = (want_nt if nt else want)[:rows]
                 err = float((c.float() - ref).abs().max() / ref.abs().max())
-                t, t_ref = time_pair(lambda: kern(*part).launch(), lambda: torch.matmul(a, b.t() if nt else b), reps)
+                t, t_ref = time_pair(lambda: kern(*part).launch(), lambda: torch.matmul(ar, b.t() if nt else b), reps)
             except Exception as e:  # say so and go on
                 print(f"gemm {name:15s} {label:8s} FAILED {type(e).__name__}: {str(e).splitlines()[0][:120]}", flush=True)
                 continue
             outs[label] = c
-            fl = 2 * m * m * m
+            fl = 2 * rows * m * m
+            # (the same sums: wide tiles, K stages, row tiles at s = 1; split-K's pieces may differ from plain's)
             same = f" same {bool(torch.equal(outs['plain'], c))}" if label == "default" and "plain" in outs else ""
             print(f"gemm {name:15s} {label:8s} {t:.4f} ms {fl / t / 1e9:6.1f} TFLOP/s torch {fl / t_ref / 1e9:6.1f} "
                   f"ratio {t_ref / t:.2f} err {err:.1e}{same}", flush=True)

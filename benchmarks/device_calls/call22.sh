@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# 2026-12-06 15:20 session, call on the first comb (main 529cd5b4 + hgemm3 1b185294, hattn3 24e8eb99, hrev18 92599309,
+# 2026-12-06 15:20 session, call on the second comb (main 75d19746 = L1 + hgemm3 23f7fd20, hrev18 cdc4e4ab, huser17
+# a8bd2b48, hattn3 53dc4cb4, hf32 ab43bf13; written for the first comb (main 529cd5b4 + hgemm3 1b185294, hattn3 24e8eb99, hrev18 92599309,
 # huser17 5cc52a74, hf32 dc71874e). On an H200 the issues' tables first (set SKIP_TABLES=1 to skip). Then: the -m gpu
 # suite; each helper's GPU script (expectations in their headers: hgemm3_device.py launch rows plain vs wide and
 # 128x128x128 ~0.95x; fma_gemm.py old 0.59x -> 0.75-0.95x torch f32; hrev18_device.sh 'inf -inf -inf inf OK';
 # huser17_paths.py); cliffs' GEMM cases; launch_host's rows; fast_math_check (all OK expected).
 . benchmarks/device_calls/preamble.sh
 W=$OUT/c22; mkdir -p "$W"; pk() { tar -C "$OUT" -czf "$OUT/call22.tgz" c22; }
-left() { echo $(( ${BUDGET:-575} - (SECONDS - t0) )); }
+left() { echo $(( ${BUDGET:-580} - (SECONDS - t0) )); }
 H200=; nvidia-smi -L | grep -q H200 && H200=1
 if [ -n "$H200" ] && [ -z "${SKIP_TABLES:-}" ]; then
   echo "== prefill ($((SECONDS-t0)) s)"
@@ -26,6 +27,7 @@ echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail
 step() { local name=$1 t=$2; shift 2; [ $(left) -gt $((t/2)) ] || { echo "== $name skipped"; return; }
   echo "== $name ($((SECONDS-t0)) s)"; timeout $t "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-16} "$W/$name.log" | cut -c1-170; pk; }
 step hrev18 30 bash benchmarks/hrev18_device.sh
+step hattn3 150 bash benchmarks/hattn3_device.sh
 step hgemm3 100 python3 -W ignore benchmarks/hgemm3_device.py
 step fma 90 python3 -W ignore benchmarks/fma_gemm.py
 step huser17 70 python3 -W ignore benchmarks/huser17_paths.py

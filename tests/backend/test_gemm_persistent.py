@@ -215,6 +215,34 @@ def test_a_wide_tiles_k_step_in_stages_of_64(cfg: GemmConfig, shape, ctas: int, 
     assert np.array_equal(out["0"], out["1"])
 
 
+def test_a_linear_layers_k_step_in_stages_of_64(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The wide tile's K step of 128 in two stages (`HopperPlan.ksub`) under an accumulator that starts at 0.5
+    (no zero-init shortcut: the first sub-step reads the constant, the second the first's sum) and an epilogue
+    that loads a bias per column and a residual tile per user tile: the interpreter's result in llsim, one CTA
+    walking 2 wide tiles (3 column tiles of 128, the last wide tile's second past the grid), K = 176 (the last
+    step's second stage all past K: TMA's zeros)."""
+    monkeypatch.setenv("TILEC_GEMM_WIDEN", "1")
+    M, N, K = 70, 300, 176
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    w = rng.standard_normal((N, K)).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float32)
+    res = rng.standard_normal((M, N)).astype(np.float32)
+    main = ("fn main() { let a = zeros::<f16>([8, 8]); let w = zeros::<f16>([8, 8]); let b = zeros::<f32>([8]);"
+            " let r = zeros::<f32>([8, 8]); let mut o = zeros::<f32>([8, 8]);"
+            " linear::<64, 128, 128>(o.partition([64, 128]), &a, &w, &b, &r).sync(); }\n")
+    k = driver.compile(LINEAR + main, "ir").output[0]
+    facts = _facts(a=a.shape, w=w.shape, bias=bias.shape, res=res.shape, c=(M, N))
+    gk = lower_gpu(k, "sm_90a", facts)
+    consumer = print_gpu_kernel(dataclasses.replace(gk, body=_roles(gk)[1].body))
+    assert gk.persistent == 1 and "acc_columns" in consumer and consumer.count("wgmma ") == 2
+    want = np.full((M, N), np.nan, np.float32)
+    tilelang.compile(LINEAR).linear[64, 128, 128](tilelang.partition(want, [64, 128]), a, w, bias, res).sync()
+    got = np.full((M, N), np.nan, np.float32)
+    SimDevice("sm_90a").run(k, (1, 1), [got, a, w, bias, res], facts)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
 def test_wide_tiles_only_where_they_are_the_users_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """No wide tile where A's tiles depend on the column axis too (here A's row offset reads block_id(1): the
     tiles side by side would need other A tiles; B's offsets may be any function, each tile's computed on its

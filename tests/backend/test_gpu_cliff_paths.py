@@ -102,7 +102,10 @@ def test_attention_paths_on_the_gpu() -> None:
             (64, "user loop, causal mask by where", user.attn_causal[64, 64, 64], 64, None),
             (128, "user loop, causal mask by where", user.attn_causal[128, 128, 128], 128, None),
             (64, "user loop, sliding window", user.attn_window[64, 64, 64, 100], 64, None),
-            (128, "std 192x128 (three consumer warpgroups)", std.flash_attention["f16", 192, 128, 128], 192, None)):
+            (128, "std 192x128 (three consumer warpgroups)", std.flash_attention["f16", 192, 128, 128], 192, None),
+            # hattn3: the max of the unscaled scores, the scale in the exponent's fma (attention_advice's help)
+            (128, "user loop, scale in the exponent's fma", user.attn_fma[128, 128, 128], 128, None),
+            (64, "user loop, scale in the exponent's fma", user.attn_fma[128, 64, 64], 128, None)):
         q, k, v = (rng.standard_normal((bh, s, d)).astype(np.float16) for _ in range(3))
         o = np.full((bh, s, d), np.nan, np.float16)
         scale = np.float32(d ** -0.5)

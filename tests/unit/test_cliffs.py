@@ -34,6 +34,8 @@ def test_the_cases_have_distinct_names_and_every_kind() -> None:
     ("std::attention f16 D=128 128x128", "attention-pipeline"),
     ("user attn f16 D=128 128x128", "attention-pipeline"),
     ("user attn_exp2 f16 D=128 128x128", "attention-pipeline"),
+    ("user attn_fma f16 D=128 128x128", "attention-pipeline"),  # the scale in the exponent's fma (hattn3)
+    ("user attn_fma f16 D=64 128x64", "attention-pipeline"),
     ("gemm f16 4096x4096x4096 128x128x64", "wgmma-pipeline"),
     ("gemm_nt bf16 64x4096x4096 64x128x64", "wgmma-pipeline"),
     ("gemm_dot f16 4096x4096x4096 128x128x64", "wgmma-pipeline"),  # `acc + dot`: mma_select.fold_dot_adds

@@ -16,6 +16,20 @@ next, in domains rounds 1-16 did not take, written from README.md, docs/referenc
   counts) and bool (any/all as max/min), on the device and on the host.
 - a08: conjugate gradients for a 2-D Poisson problem, matrix-free (the stencil a row at a time), the dot
   products added on the host, a host `while` loop reading the residual.
+- a09: a mixed-precision optimizer step (GradScaler's unscale with a non-finite flag by `atomic_max`, then
+  AdamW on f32 master weights with a bf16 copy, or the step skipped and the scale halved). Its step counter,
+  `let mut t = 0; t += 1;` read as `t as f32`, was an `f32` (the cast typed the variable): it printed `2.0`,
+  and such a counter stops at 2^24; a cast now converts the variable's value and types nothing
+  (tests/run/let_mut_cast_keeps_its_type.tile; `let mut w = 300; w as u8` was E0222).
+- a10: a CSR sparse times dense product whose CSR arrays are built on the host from per-row counts (an
+  exclusive running sum as a masked sum, each nonzero's row by counting row ends), one row and column tile a
+  block walking its run-time number of nonzeros.
+- a11: a Kahan-compensated sum of values 1e8 apart, the running sum and its compensation carried per lane
+  across a `while` walk: the simulated GPU must leave the same bits (element-wise f32 in the program's order).
+- a12: causal attention with ALiBi (a per-head slope read before the loop) and Gemma-2's soft-capping, its
+  causal rows made once before the loop: at BM = BN the Hopper attention pipeline declined it in silence (the
+  IR shares that `arange` with the keys' in the loop); it now takes it (tests/backend/
+  test_attention_shared_arange.py).
 
 Each program runs on the interpreter and is checked against NumPy from its own inputs; each but a08 runs
 in the NVPTX simulator at sm_90a and sm_80 (a08's ~100 launches take minutes there: its kernels are a
@@ -25,6 +39,7 @@ one assembles on both.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -138,20 +153,81 @@ def _a08(t: Tensors, out: str) -> None:
     assert out == "true true\n"
 
 
+def _a09(t: Tensors, out: str) -> None:
+    p = t["p0"].copy()
+    m, v = np.zeros_like(p), np.zeros_like(p)
+    scale, steps = np.float32(65536.0), 0
+    for step in range(3):
+        with np.errstate(over="ignore"):
+            g16 = (t["grads"][step] * np.float32(1e4 if step == 1 else 1.0) * scale).astype(np.float16)
+        g = g16.astype(np.float32) * (np.float32(1) / scale)
+        if not np.isfinite(g).all():   # the skipped step: the scale halved
+            scale *= np.float32(0.5)
+            continue
+        steps += 1
+        c1, c2 = np.float32(1 - 0.9**steps), np.float32(1 - 0.999**steps)
+        m = m * np.float32(0.9) + g * np.float32(0.1)
+        v = v * np.float32(0.999) + g * g * np.float32(1 - 0.999)
+        p = p * np.float32(1 - 1e-3 * 0.01) - np.float32(1e-3) * (m / c1) / (np.sqrt(v / c2) + np.float32(1e-8))
+    np.testing.assert_allclose(t["p"], p, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(t["m"], m, rtol=1e-5, atol=1e-9)
+    np.testing.assert_allclose(t["pb"], p, rtol=8e-3)   # the bf16 copy
+    # `t`, the steps taken, is an i32 counter though read as `t as f32` (it was an f32, printed `2.0`)
+    assert out == "2 1 32768.0\n", out
+
+
+def _a10(t: Tensors, out: str) -> None:
+    counts = (np.arange(50) * 3) % 10
+    rp = np.concatenate([[0], np.cumsum(counts)])
+    np.testing.assert_array_equal(t["row_ptr"], rp)   # the host's CSR construction
+    a = np.zeros((50, 70))
+    for r in range(50):
+        for e in range(counts[r]):
+            assert t["col_idx"][rp[r] + e] == (r * 7 + e * 11) % 70
+            a[r, t["col_idx"][rp[r] + e]] += t["vals"][rp[r] + e]
+    np.testing.assert_allclose(t["c"], a @ t["b"].astype(np.float64), rtol=1e-5, atol=1e-5)
+    assert out == "225 225 [50, 40]\n"
+
+
+def _a11(t: Tensors, out: str) -> None:
+    exact = math.fsum(t["x"].astype(np.float64))
+    kahan = t["s"].astype(np.float64).sum() - t["c"].astype(np.float64).sum()
+    plain = t["plain"].astype(np.float64).sum()
+    assert abs(kahan - exact) < 1e-2 and abs(plain - exact) > 1e3, (kahan - exact, plain - exact)
+    assert out == "true true\n"
+
+
+def _a12(t: Tensors, out: str) -> None:
+    q, k, v, sl = _f(t, "q", "k", "v", "slopes")
+    h, s, _ = q.shape
+    np.testing.assert_allclose(sl, 2.0 ** (-8.0 * (np.arange(h) + 1) / h))
+    i, j = np.arange(s)[:, None], np.arange(s)[None, :]
+    want = np.zeros(q.shape)
+    for x in range(h):
+        sc = np.tanh(q[x] @ k[x].T * 0.125 / 30.0) * 30.0 + (j - i) * sl[x]
+        p = np.exp(np.where(j <= i, sc, -np.inf) - sc.max(1, keepdims=True))
+        want[x] = (p / p.sum(1, keepdims=True)) @ v[x]
+    np.testing.assert_allclose(t["o"].astype(np.float64), want, rtol=5e-3, atol=5e-3)   # f16 out, P in f16
+    assert out == "[4, 100, 64] true\n"
+
+
 CHECKS = {"a01_gqa_attention_backward_dq": _a01, "a02_scaled_mm_rowwise_bf16": _a02,
           "a03_gaussian_blur_separable": _a03, "a04_batched_inverse_gauss_jordan": _a04,
           "a05_maxpool3x3_indices": _a05, "a06_top_p_bisection": _a06, "a07_int64_bool_reductions": _a07,
-          "a08_conjugate_gradient_poisson": _a08}
+          "a08_conjugate_gradient_poisson": _a08, "a09_amp_adamw_skip_step": _a09,
+          "a10_csr_spmm_host_built": _a10, "a11_kahan_sum": _a11, "a12_alibi_softcap_attention": _a12}
 SIMULATED = sorted(set(CHECKS) - {"a08_conjugate_gradient_poisson"})
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "a*.tile", CHECKS, [(n, a) for n in SIMULATED for a in ("sm_90a", "sm_80")],
-    sim_tol={"a01_gqa_attention_backward_dq": 1e-4, "a02_scaled_mm_rowwise_bf16": 1e-2},
+    sim_tol={"a01_gqa_attention_backward_dq": 1e-4, "a02_scaled_mm_rowwise_bf16": 1e-2, "a11_kahan_sum": 0.0,
+             "a12_alibi_softcap_attention": 2e-3},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
-    # simulations over ~2.5 s on an idle core (a03 4.2 s, a05, a06 ~5 s): each runs on the GPU in
-    # test_user_gpu.py, and on the interpreter and through ptxas by default
-    heavy=["a03_gaussian_blur_separable", "a06_top_p_bisection"])
+    # simulations over ~2.5 s on an idle core (a03 4.2 s, a06 ~5 s, a12 11 s: its sm_90a pipeline path is
+    # test_attention_shared_arange's default simulation): each runs on the GPU in test_user_gpu.py, and on the
+    # interpreter and through ptxas by default
+    heavy=["a03_gaussian_blur_separable", "a06_top_p_bisection", "a12_alibi_softcap_attention"])
 
 
 def test_a_loop_of_three_products_is_told_why_no_pipeline_takes_it() -> None:

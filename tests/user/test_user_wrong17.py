@@ -13,6 +13,16 @@ fixed program checked against NumPy.
   `t.sum(1, true)` (and max, min, argmax, ..) was "takes 0 to 1 arguments": it now writes the reshape.
 - l03 softmax cross-entropy with `t.logsumexp(1)` (E0103 listed the methods of tiles): the help writes
   the maximum-shifted form for the tile's shape.
+- l04 Triton's tutorial kernel ported line by line, `x.load(offs, mask)` for `tl.load(x_ptr + offs, mask=mask)`:
+  "takes 0 to 1 arguments" with "call it with 0 to 1 arguments" (and `x.load(offs)` "for indexed tiles,
+  partition it"); the help now says that Tile reads a tile by its index, `x.partition([B]).load([i])` where
+  `offs = i * B + arange(B)`, with no mask past the end (`load_padded` for Triton's `other`).
+- `z.roll(1)` of a host tensor (in the REPL) got the tile's `dot` form, which the host does not have: it gets a
+  masked sum over a broadcast (`max` for `bool`), 1-D or 2-D along an axis.
+- `for i in (0..n).rev()` / `(0..n).step_by(2)` (Rust's iterator adaptors): a general help about tile indices;
+  it now writes the loop over the steps with `i` from the range's own bounds (`let i = (n - 1) - r;`).
+- `t[2] = 7.0` / `t[n] += 1.5` of a tile (E0114): `let t2 = where(mask, v, t);` with the mask to write; it
+  now writes the element's mask from the tile's dimensions and the statement's indices, and its value.
 - `t.flip(1)` of a 2-D tile: the help reshaped the tile to one row of its own dimension (the 1-D form,
   `t.reshape([1, N])` of a [4, 16] tile); it now reverses along the axis asked (`fliplr`/`flipud` too).
 """
@@ -37,6 +47,12 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "l02_mean_keepdim_by_position": ("`(t * t).sum(1).reshape([BR, 1]) / (D as f32)`",
                                      [("(t * t).mean(1, true)", "(t * t).sum(1).reshape([BR, 1]) / (D as f32)")]),
     "l03_logsumexp_cross_entropy": (f"`{LSE}`", [("t.logsumexp(1)", LSE)]),
+    # the help's tile read for both loads; the offsets and mask go with them
+    "l04_triton_offsets_load": ("read `x.partition([B]).load([i])`",
+                                [("x.load(offs, mask)", "x.partition([B]).load([pid])"),
+                                 ("y.load(offs, mask)", "y.partition([B]).load([pid])"),
+                                 ("    let offs = pid * B + arange::<i32>(B);\n    let mask = offs < n;\n", ""),
+                                 (", n: i32) {", ") {"), ("&y, n)", "&y)")]),
 }
 
 
@@ -72,8 +88,14 @@ def _l03(t: dict[str, np.ndarray], out: str) -> None:
     assert out == "[10] [10, 100]\n"
 
 
+def _l04(t: dict[str, np.ndarray], out: str) -> None:
+    x, y = t["x"].astype(np.float64), t["y"].astype(np.float64)
+    np.testing.assert_allclose(t["o"], x / (1 + np.exp(-x)) + y, rtol=1e-5, atol=1e-6)
+    assert out == "[1000]\n"
+
+
 CHECKS = {"l01_roll_for_a_window_shift": _l01, "l02_mean_keepdim_by_position": _l02,
-          "l03_logsumexp_cross_entropy": _l03}
+          "l03_logsumexp_cross_entropy": _l03, "l04_triton_offsets_load": _l04}
 
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
@@ -155,4 +177,85 @@ def test_the_shift_that_brings_in_zeros_is_the_help_s_second_matrix(tmp_path: Pa
     t, _ = run_program(f)
     want = np.zeros((4, 16))
     want[:, 2:] = t["x"][:, :-2]
+    np.testing.assert_array_equal(t["o"], want)
+
+
+@pytest.mark.parametrize(("setup", "expr", "want"), [
+    ("let z = arange::<f32>(8) - 2.5;", "z.roll(3)", lambda: np.roll(np.arange(8) - 2.5, 3)),
+    ("let z = arange::<f32>(8) - 2.5;", "z.roll(-2, 0)", lambda: np.roll(np.arange(8) - 2.5, -2)),
+    ("let z = arange::<i32>(6).reshape([2, 3]);", "z.roll(-1, 1)", lambda: np.roll(np.arange(6).reshape(2, 3), -1, 1)),
+    ("let z = arange::<i32>(6).reshape([2, 3]);", "z.roll(1, 0)", lambda: np.roll(np.arange(6).reshape(2, 3), 1, 0)),
+    ("let z = arange::<i32>(5) > 2;", "z.roll(1)", lambda: np.roll(np.arange(5) > 2, 1)),
+])
+def test_a_host_tensor_s_roll_is_a_masked_sum(setup: str, expr: str, want, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A host tensor has no `dot` (the tile's help, given to `z.roll(1)` in the REPL, named it): its roll is a
+    masked sum (`max` for `bool`) over a broadcast, which runs on the host."""
+    f = tmp_path / "h.tile"
+    f.write_text(f"fn main() {{\n    {setup}\n    let r = {expr};\n    print(r.shape());\n}}\n", encoding="utf-8")
+    d = first_error(f)
+    code = max(d.help[0].split("`")[1::2], key=len)
+    assert "dot(" not in code and "masked" in d.help[0], d.help
+    f.write_text(f.read_text(encoding="utf-8").replace(expr, code), encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["r"], want())
+
+
+@pytest.mark.parametrize(("loop", "want"), [
+    ("(0..n).rev()", lambda n: list(range(n))[::-1]),
+    ("(1..=n).rev()", lambda n: list(range(1, n + 1))[::-1]),
+    ("(0..n).step_by(2)", lambda n: list(range(0, n, 2))),
+    ("(3..n + 4).step_by(3)", lambda n: list(range(3, n + 4, 3))),
+])
+def test_rust_s_range_adaptors_are_written_with_the_range_s_bounds(loop: str, want, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`for i in (0..n).rev()` / `.step_by(2)` (E0103) had a general help about tile indices; it now writes the
+    loop over the steps with `i` computed from the range's own bounds, which visits NumPy's values in order (the
+    kernel folds them as `t * 3 + i`, which tells the orders apart)."""
+    src = ("kernel fn k(o: &mut Tensor<f32, [1]>, n: i32) {\n    let mut t = zeros::<f32>([1]);\n"
+           f"    for i in {loop} {{\n        t = t * 3.0 + (i as f32);\n    }}\n    o.store(t);\n}}\n"
+           "fn main() {\n    let mut o = zeros::<f32>([1]);\n    k(o.partition([1]), 7).sync();\n}\n")
+    f = tmp_path / "r.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0103", d.message
+    header = d.help[0].split("`")[1].split(" .. }")[0]   # `for r in 0..n { let i = (n - 1) - r;`
+    f.write_text(src.replace(f"for i in {loop} {{", header), encoding="utf-8")
+    t, _ = run_program(f)
+    acc = 0.0
+    for i in want(7):
+        acc = acc * 3 + i
+    assert t["o"][0] == np.float32(acc), (header, t["o"], acc)
+
+
+@pytest.mark.parametrize(("stmt", "want"), [
+    ("t[2] = 7.0;", lambda v: np.where(np.arange(8) == 2, 7.0, v)),
+    ("t[n] += 1.5;", lambda v: np.where(np.arange(8) == 3, v + 1.5, v)),
+])
+def test_a_tile_element_assignment_is_written_as_a_where_of_its_index(stmt: str, want, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`t[2] = 7.0` of a tile (E0114) was told `let t2 = where(mask, v, t);`, the mask left to write: the help
+    writes the element's mask from the tile's dimension and the statement's index, and the value."""
+    src = ("kernel fn k(o: &mut Tensor<f32, [8]>, x: &Tensor<f32, [?]>, n: i32) {\n    let mut t = x.load_like(o);\n"
+           f"    {stmt}\n    o.store(t);\n}}\n"
+           "fn main() {\n    let x = arange::<f32>(8);\n    let mut o = zeros::<f32>([8]);\n"
+           "    k(o.partition([8]), &x, 3).sync();\n}\n")
+    f = tmp_path / "e.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0114", d.message
+    fix = max(d.help[0].split("`")[1::2], key=len)
+    f.write_text(src.replace(stmt, fix), encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["o"], want(np.arange(8, dtype=np.float32)))
+
+
+def test_a_2d_tile_element_gets_both_axes_masks(tmp_path: Path) -> None:
+    src = ("kernel fn k(o: &mut Tensor<f32, [4, 8]>, x: &Tensor<f32, [?, ?]>) {\n"
+           "    let mut t = x.partition([4, 8]).load([0, 0]);\n    t[1][2] = 7.0;\n    o.store(t);\n}\n"
+           "fn main() {\n    let mut o = zeros::<f32>([4, 8]);\n    k(o.partition([4, 8]), &ones::<f32>([4, 8])).sync();\n}\n")
+    f = tmp_path / "e.tile"
+    f.write_text(src, encoding="utf-8")
+    fix = max(first_error(f).help[0].split("`")[1::2], key=len)
+    f.write_text(src.replace("t[1][2] = 7.0;", fix), encoding="utf-8")
+    t, _ = run_program(f)
+    want = np.ones((4, 8), np.float32)
+    want[1, 2] = 7.0
     np.testing.assert_array_equal(t["o"], want)

@@ -33,7 +33,7 @@ DIR = Path(__file__).parent / "wrong"
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements)
 FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
-    "x01_pointer_offsets": ("x.partition([..]).load([i, ..])",
+    "x01_pointer_offsets": ("x.partition([B]).load([i])",  # (round 17: the help now names `offs`'s tile)
                             [("x.load(offs)", "x.partition([B]).load([block_id(0)])"), ("let offs", "let _offs")]),
     "x02_load_mask": ("load_padded([i, ..], value)",
                       [("load([block_id(0)], mask = offs < n, other = 0.0)", "load_padded([block_id(0)], 0.0)"),

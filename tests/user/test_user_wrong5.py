@@ -95,10 +95,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                      [("dot(a, b)", "(a.reshape([4, 3, 1]) * b.reshape([1, 3, 2])).sum(1)")]),
     "z25_matmul_operator": ("`(a.reshape([m, k, 1]) * b.reshape([1, k, n])).sum(1)`",
                             [("a @ b", "(a.reshape([4, 3, 1]) * b.reshape([1, 3, 2])).sum(1)")]),
-    "z26_tile_element_add_assign": ("`let t2 = where(mask, t + v, t);`",
-                                    [("let mut t = x.load_like(z);\n    t[0] += 100.0;\n    z.store(t);",
-                                      "let t = x.load_like(z);\n    let t2 = where(arange::<i32>(B) == 0, t + 100.0, t);\n"
-                                      "    z.store(t2);")]),
+    # (round 17: the help was `let t2 = where(mask, t + v, t);`, the mask left to write)
+    "z26_tile_element_add_assign": ("`t = where(arange::<i32>(B) == 0, t + 100.0, t);`",
+                                    [("t[0] += 100.0;", "t = where(arange::<i32>(B) == 0, t + 100.0, t);")]),
     "z27_triton_jit_decorator": ("Tile has no decorators", [("@triton.jit\n", "")]),
     "z28_python_def": ("`fn name(a: f32) -> f32 { .. }`", [("def twice", "fn twice")]),
     "z29_constexpr_parameter": ("`kernel fn k<const BLOCK: i32>(..)`",

@@ -127,7 +127,8 @@ assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # 
 ARCH_SPECIFIC_PTX = {"u13_generic", "p02_mixed_precision", "p09_std_attention", "p13_cluster",
                      "p16_math_edges", "r18_std_attention_odd",
                      "w02_std_attention_shapes", "k02_half_bf16_edges", "b08_bf16_mlp_epilogues",
-                     "o01_fused_mlp_gelu", "o12_swiglu_bf16", "a02_scaled_mm_rowwise_bf16"}
+                     "o01_fused_mlp_gelu", "o12_swiglu_bf16", "a02_scaled_mm_rowwise_bf16",
+                     "a12_alibi_softcap_attention"}
 
 
 def _ptx_texts(out: Path, arch: str) -> list[str]:

@@ -91,4 +91,16 @@ class Short:
         return ("short", self.param, self.dim, self.limit)
 
 
-__all__ = ["Short", "TensorFacts"]
+def few_tiles(few: str, grid: tuple[int, ...]) -> tuple[str, int]:
+    """(the tensor, the tiles the split-K variant walks) of a `GpuKernel.few` request (`passes/gemm_rows.request`,
+    or a tensor's name: the grid's tiles) for a launch's logical `grid` (`runtime/cuda.CudaDevice._choose`)."""
+    import math
+
+    name, _, rest = few.partition(":")
+    if not rest:
+        return name, math.prod(grid)
+    axis, rows = (int(x) for x in rest.split(":"))
+    return name, math.prod(-(-n // rows) if a == axis else n for a, n in enumerate(grid))
+
+
+__all__ = ["Short", "TensorFacts", "few_tiles"]

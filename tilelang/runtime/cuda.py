@@ -422,9 +422,11 @@ class CudaDevice(Device):
             if more is not None:
                 facts_key, facts = (*facts_key, short.key()), more
                 got = self._variant(pk, facts_key, facts, span)
-        few = getattr(got[0], "few", "")
-        if few and grid and few in facts and 2 * math.prod(grid) <= self.ctx.info.sm_count:
-            # a GEMM with few tiles: its split-K variant (`passes/gemm_split.py`)
+        from tilelang.backend.facts import few_tiles
+
+        few, tiles = few_tiles(getattr(got[0], "few", ""), grid)
+        if few and grid and few in facts and 2 * tiles <= self.ctx.info.sm_count:
+            # a GEMM with few tiles (row tiles coarsened: `gemm_rows`): its split-K variant (`passes/gemm_split.py`)
             facts_key, facts = (*facts_key, ("few", few)), {**facts, few: dataclasses.replace(facts[few], few_tiles=True)}
             got = self._variant(pk, facts_key, facts, span)
         wide = getattr(got[0], "wide", None)

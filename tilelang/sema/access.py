@@ -13,6 +13,7 @@ from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.context import CallCx, CheckCx, plural
 from tilelang.sema.kernel import check_tile_limits
 from tilelang.sema.ruleargs import axis_arg, shape_arg, shape_typed
+from tilelang.sema.split_habits import triton_load_help
 from tilelang.sema.typeops import deref, elem_is_float, numel
 from tilelang.sema.types import (
     ERROR,
@@ -198,10 +199,12 @@ def rule_load(tcx: CheckCx, cx: CallCx) -> Type:
     t = deref(rt)
     assert isinstance(t, TensorT)
     if cx.args:
+        triton = triton_load_help(tcx.receiver_snippet(r), tcx.snippet(cx.args[0]) or "", cx.arg_tys[0])
         return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, "`load` of a tensor parameter takes no index", cx.args[0].span,
                                 "unexpected index")
                         .note("a `&mut` parameter is this block's own tile: `z.load()`")
-                        .with_help(f"for indexed tiles, partition it: `{tcx.receiver_snippet(r)}.partition([..]).load([i, ..])`"))
+                        .with_help(triton or f"for indexed tiles, partition it: "
+                                   f"`{tcx.receiver_snippet(r)}.partition([..]).load([i, ..])`"))
     shape = t.shape
     if shape is None or any(d is None for d in shape):
         return tcx.emit(tcx.err(T.LOAD_UNKNOWN_SHAPE, f"cannot `load()` the whole of `{tcx.snippet(r)}`",

@@ -28,7 +28,7 @@ from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
 from tilelang.sema.names import resolve_path
 from tilelang.sema.program import FnInfo, Symbol, SymbolKind
-from tilelang.sema.split_habits import PARTS, arity_help, flip_help, parts
+from tilelang.sema.split_habits import PARTS, arity_help, flip_help, parts, range_adaptor_help
 from tilelang.sema.split_habits import flip_1d_help as _flip_help
 from tilelang.sema.rules import RULES
 from tilelang.sema.typeops import deref, is_poison
@@ -581,7 +581,7 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                             .with_help(f"Triton's `tl.arange({lo}, {hi})` is `arange::<{t}>({hi})`" if lo == "0" else
                                        f"for the values {lo} .. {hi} (Triton's `tl.arange({lo}, {hi})`), add the "
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
-        if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv))):  # `t.transpose(0, 1)`
+        if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv), tcx.program.types)):
             return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {takes} but {plural(n, 'argument')} were "
                                     "supplied", e.span, f"expected {takes}").with_help(h))
         return tcx.arity_error(owner, takes, n, e.span, None)
@@ -739,10 +739,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                             "`dot(a, b)` of tiles")
         elif name in FUNCTIONS:
             d = d.with_help(f"`{name}` is a function: `{FUNCTIONS[name].signature}`")
-        elif name in ("step_by", "step", "rev") and not cands:
-            # Triton's `range(0, K, BK)`, Rust's iterator adaptors
-            d = d.with_help("a range counts up by 1: loop over tile indices (`for k in 0..n`) and multiply "
-                            "(`k * B`), or walk a partition (`for k in 0..p.num_tiles(1)`)")
+        elif name in ("step_by", "step", "rev") and not cands:  # Rust's iterator adaptors (round 17: with bounds)
+            d = d.with_help(range_adaptor_help(name, e, tcx.snippet))
         else:
             d = d.with_help(_methods_help(kind, cands))
         return tcx.emit(d)

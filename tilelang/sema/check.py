@@ -37,7 +37,7 @@ from __future__ import annotations
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.dtypes import DType
-from tilelang.sema.coerce import adopt, float_out_of_range, settle
+from tilelang.sema.coerce import adopt, default_type, float_out_of_range, settle
 from tilelang.sema.consts import check_overflow, constant_shifts
 from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
@@ -49,7 +49,7 @@ from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.stmts import check_block, check_fn
 from tilelang.sema.typeops import float_literal_overflows, mentions_tile
-from tilelang.sema.types import F32, I32, ScalarT, UnitT, UntypedFloat, UntypedInt
+from tilelang.sema.types import F32, ScalarT, UnitT, UntypedFloat, UntypedInt
 from tilelang.source import SourceMap
 from tilelang.syntax import ast
 
@@ -127,9 +127,7 @@ def _drain(tcx: CheckCx) -> None:
 def _default_untyped(tcx: CheckCx) -> None:
     for sym, (init, _) in tcx.mut_literals.items():
         if isinstance(sym.ty, (UntypedInt, UntypedFloat)):
-            big = isinstance(init, ast.IntLit) and not -(1 << 31) <= init.value < (1 << 31)
-            adopt(tcx, sym, F32 if isinstance(sym.ty, UntypedFloat) else
-                  ScalarT(DType.I64) if big else I32)
+            adopt(tcx, sym, default_type(sym.ty, init))
     for node, ty in list(tcx.program.types.items()):
         if isinstance(ty, UntypedFloat) and isinstance(node, (ast.Call, ast.MethodCall)):
             # first, with its arguments: `exp(1)` left to its default is `f32` with its `1`

@@ -122,6 +122,15 @@ def adopt(tcx: CheckCx, sym: Symbol, target: ScalarT) -> None:
         _settle_scalar(tcx, u, target)
 
 
+def default_type(ty: Type, init: Any) -> ScalarT:
+    """The type an untyped `let mut` takes where nothing else gives it one: `f32` for a float literal, `i32`
+    for an integer one (`i64` for an integer literal past `i32`)."""
+    if isinstance(ty, UntypedFloat):
+        return ScalarT(DType.F32)
+    big = isinstance(init, ast.IntLit) and not -(1 << 31) <= init.value < (1 << 31)
+    return ScalarT(DType.I64 if big else DType.I32)
+
+
 def has_untyped(ty: Type) -> bool:
     """A tuple type with an untyped literal element (at any depth): `(Tile<..>, {integer})`."""
     return isinstance(ty, (UntypedInt, UntypedFloat)) or \
@@ -272,6 +281,14 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                             else f"negate in a signed type: `(-({tcx.snippet(e.operand) or '..'}) as i64) as {target}` "
                             "wraps it, or compute without the minus"))
         return
+    if cast and isinstance(e, ast.Name):
+        sym = tcx.program.symbols.get(e)
+        if sym is not None and sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
+            # `let mut t = 0; t += 1; t as f32`: a cast converts the variable's value, it is no use that types
+            # the variable (round 17: `t` became an `f32`, printed `1.0`, and `t += 1` stopped counting at
+            # 2^24): the operand keeps the variable's type, which a later typed use gives (`t = n` of an `i64`
+            # after the cast, as in Rust) or the default at the end (`_default_untyped`), re-settling it
+            return
     tcx.program.types[e] = target
     if isinstance(e, ast.Name):
         sym = tcx.program.symbols.get(e)

@@ -20,6 +20,7 @@ Entry point: `check_host_instances(program, sink)`. Never raises.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from tilelang.diagnostics.codes.types import CONSTANT_OVERFLOW, INVALID_OPERAND, MISMATCHED_DTYPES
@@ -36,7 +37,7 @@ from tilelang.diagnostics.instances import (
     shift_problem,
 )
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
-from tilelang.dtypes import DType, trunc_div, trunc_rem
+from tilelang.dtypes import DType, convert_scalar, trunc_div, trunc_rem
 from tilelang.source import Span
 from tilelang.sema.consts import After, constant_amount, constant_operand, let_values
 from tilelang.sema.program import SymbolKind
@@ -63,7 +64,8 @@ def check_host_instances(program: Any, sink: DiagnosticSink) -> None:
 
 
 def generics_only(program: Any, e: Any, lets: dict[Any, ast.Expr] | None = None, *, bare: bool = False) -> bool:
-    """`e` is integer literals and const generics under `+ - *` and unary minus, with at least one generic:
+    """`e` is integer literals and const generics under `_GENERIC_OPS`, unary `-` and `!` and casts to integer types,
+    with at least one generic:
     what a host function's instance computes from its const generics alone (checked in `i32`, as a kernel
     instance's constant arithmetic of its generics is; `runtime/host_instances.generic_arith` at run time).
     With `lets` (`consts.let_values`' map) an immutable `let` of such an expression, or of a literal, counts as
@@ -82,7 +84,12 @@ def _generic_form(program: Any, x: Any, lets: dict[Any, ast.Expr] | None, depth:
         return x.op in _GENERIC_OPS and a and b, ga or gb
     if isinstance(x, ast.Unary):
         a, ga = _generic_form(program, x.operand, lets, depth)
-        return x.op == "-" and a, ga
+        return x.op in ("-", "!") and a, ga
+    if isinstance(x, ast.Cast):  # to an integer type: it wraps, as `as` does (`(C as i8) * 100` is `i8` arithmetic)
+        if _float_literal(x.expr) is not None:  # (`(-2.0 as T) >> C`: a float literal truncated, saturated)
+            return _int_dtype(program, x) is not None, False
+        a, ga = _generic_form(program, x.expr, lets, depth)
+        return a and _int_dtype(program, x) is not None, ga
     if isinstance(x, ast.IntLit):
         return True, False
     sym = program.symbol_of(x) if isinstance(x, ast.Name) else None
@@ -96,28 +103,67 @@ def _generic_form(program: Any, x: Any, lets: dict[Any, ast.Expr] | None, depth:
 
 
 _LET_CHAIN = 64  # `let`s followed from one expression at most (a chain of lets of lets)
-_GENERIC_OPS = ("+", "-", "*", "<<", ">>")
+_COMPARE_OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+                ">=": operator.ge}
+# (`& | ^ / %` and casts since hrev18: `32767 * ((65535 & -1) | (65536 << C))` and `(256 as i32) << C` wrapped
+# silently where the literals' form is E0227; found by `generic_diff.py --const --host`, seed 1801)
+_GENERIC_OPS = ("+", "-", "*", "/", "%", "<<", ">>", "&", "|", "^")
+
+
+def _widened(e: Any, top: bool = True) -> str:
+    """`e` (generics-only arithmetic) as `i64` arithmetic: each name read as `(N as i64)` and each cast to an
+    integer type made one to `i64` (`(C as i8) * 100` -> `(C as i64) * 100`: widening only the names left
+    the `i8` cast, and with it `i8` arithmetic; hrev18)."""
+    from tilelang.syntax.printer import unparse
+
+    if isinstance(e, ast.Name):
+        return f"({e.ident.name} as i64)"
+    if isinstance(e, ast.Cast):
+        inner = e.expr
+        return f"({inner.ident.name} as i64)" if isinstance(inner, ast.Name) else f"({_widened(inner, False)} as i64)"
+    if isinstance(e, ast.Unary):
+        return f"{e.op}{_widened(e.operand, False)}"
+    if isinstance(e, ast.Binary):
+        text = f"{_widened(e.lhs, False)} {e.op} {_widened(e.rhs, False)}"
+        return text if top else f"({text})"
+    return unparse(e)
+
+
+def _float_literal(e: Any) -> float | None:
+    """The value of a float literal, or of a minus before one; else None."""
+    if isinstance(e, ast.Unary) and e.op == "-" and isinstance(e.operand, ast.FloatLit):
+        return -float(e.operand.value)
+    return float(e.value) if isinstance(e, ast.FloatLit) else None
+
+
+def _int_dtype(program: Any, e: Any) -> DType | None:
+    """`e`'s integer type (not `bool`), or None."""
+    ty = program.type_of(e)
+    dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) else None
+    return dt if dt is not None and dt.is_int and dt is not DType.BOOL else None
 
 
 def generic_overflow(e: Any, dt: DType, exact: int, values: str) -> Diagnostic:
     """E0227 for `e`, generics-only arithmetic whose exact value does not fit `dt` (a shift: whose amount
     `exact` is not below `dt`'s width, as the literals' is refused); `values`: the generics' values in this
     call ("C = 1"). The help widens every generic of the expression."""
-    import re
-
     from tilelang.diagnostics.instances import int_bounds
     from tilelang.syntax.printer import unparse
 
-    names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name)})
-    wide = re.sub(r"\b(" + "|".join(map(re.escape, names)) + r")\b", r"(\1 as i64)", unparse(e))
+    wide = _widened(e)
     note = ("a host function's const generics are `i32` values: their arithmetic with literals is checked in "
             "each call, as a kernel instance's is")
     if isinstance(e, ast.Binary) and e.op in ("<<", ">>"):
+        # a shift computes in its shifted value's type: that one is widened (hrev18: the amount's widening,
+        # `(256 as i32) << (C as i64)`, is E0203), and no type is 64 bits wide or more
+        big = "u64" if dt.value.startswith("u") else "i64"
+        shifted = e.lhs.expr if isinstance(e.lhs, ast.Cast) else e.lhs
+        widened = f"({unparse(shifted)} as {big}) {e.op} {unparse(e.rhs)}"
+        more = f", or compute in a wider type: `{widened}` is an `{big}`" if 0 <= exact < 64 else ""
         return (Diagnostic.error(CONSTANT_OVERFLOW, f"this shift overflows `{dt.value}`")
                 .primary(e.span, f"shifting a {dt.bits}-bit `{dt.value}` by {exact} bits in this call"
                          + (f" ({values})" if values else ""))
-                .note(note).with_help(f"call it with a shift of 0..{dt.bits - 1}, or compute in a wider type: "
-                                      f"`{wide}` is an `i64`"))
+                .note(note).with_help(f"call it with a shift of 0..{dt.bits - 1}{more}"))
     lo, hi = int_bounds(dt)
     return (Diagnostic.error(CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{dt.value}`")
             .primary(e.span, f"the value {exact} does not fit in `{dt.value}` ({lo}..={hi}) in this call"
@@ -147,18 +193,25 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
                 return None
             try:  # (an overflow inside the `let`'s value is reported there, once)
                 v = value(init, depth + 1)
-            except _Overflow:
+            except (_Overflow, _ZeroDivisor):
                 return None
             ty = program.type_of(x)
             dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) else None
             return v if v is None or dt is None or not dt.is_int else dt.wrap(v)
-        ty = program.type_of(x)
-        dt = ty.dtype if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) else None
-        if dt is None or not dt.is_int or dt is DType.BOOL:
+        dt = _int_dtype(program, x)
+        if dt is None:
             return None
+        if isinstance(x, ast.Cast):  # wraps into its type, as `as` does (a float truncates and saturates)
+            f = _float_literal(x.expr)
+            if f is not None:
+                return int(convert_scalar(f, dt))
+            v = value(x.expr, depth)
+            return None if v is None else dt.wrap(v)
         if isinstance(x, ast.Unary):
             v = value(x.operand, depth)
-            r = None if v is None else -v
+            if v is None or x.op == "!":
+                return None if v is None else dt.wrap(~v)
+            r = -v
         else:
             a, b = value(x.lhs, depth), value(x.rhs, depth)
             if a is None or b is None:
@@ -167,11 +220,37 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
                 if not 0 <= b < dt.bits:
                     raise _Overflow(x, dt, b)
                 return dt.wrap(a << b) if x.op == "<<" else a >> b
+            if x.op in ("/", "%"):  # (`MIN / -1` wraps, as a kernel instance's does)
+                if b == 0:
+                    raise _ZeroDivisor(x)
+                return dt.wrap(trunc_div(a, b) if x.op == "/" else trunc_rem(a, b))
+            if x.op in ("&", "|", "^"):
+                return dt.wrap(a & b if x.op == "&" else a | b if x.op == "|" else a ^ b)
             r = a + b if x.op == "+" else a - b if x.op == "-" else a * b
         lo, hi = int_bounds(dt)
         if r is not None and not lo <= r <= hi:
             raise _Overflow(x, dt, r)
         return r
+
+    def truth(x: Any) -> bool | None:  # a condition of generics and literals only: its value in this call
+        if isinstance(x, ast.BoolLit):
+            return bool(x.value)
+        if isinstance(x, ast.Unary) and x.op == "!":
+            t = truth(x.operand)
+            return None if t is None else not t
+        if isinstance(x, ast.Binary) and x.op in ("&&", "||"):
+            a, b = truth(x.lhs), truth(x.rhs)
+            if x.op == "&&":
+                return False if a is False or b is False else None if a is None or b is None else True
+            return True if a is True or b is True else None if a is None or b is None else False
+        if isinstance(x, ast.Binary) and x.op in _COMPARE_OPS and _generic_form(program, x.lhs, lets, 0)[0] \
+                and _generic_form(program, x.rhs, lets, 0)[0]:
+            try:
+                a, b = value(x.lhs), value(x.rhs)
+            except (_Overflow, _ZeroDivisor):
+                return None
+            return None if a is None or b is None else bool(_COMPARE_OPS[x.op](a, b))
+        return None
 
     stack: list[Any] = [callee.decl.body]
     out: list[Diagnostic] = []
@@ -182,6 +261,11 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
             continue
         if not hasattr(node, "__slots__") or isinstance(node, ast.FnDecl):
             continue
+        if isinstance(node, ast.If) and (taken := truth(node.cond)) is not None:
+            # the branch this call takes, only: a kernel instance folds the condition and lowers no other
+            # (`if C < 100 { C * 30000000 } else { 0 }` with C = 100 was E0227 here, and ran in a kernel)
+            stack.append(node.then if taken else node.else_)
+            continue
         found: Diagnostic | None = None
         shown = ", ".join(f"{k} = {v}" for k, v in consts.items())
         if generics_only(program, node, lets):
@@ -189,6 +273,8 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
                 value(node)
             except _Overflow as o:
                 found = generic_overflow(o.node, o.dtype, o.value, shown)
+            except _ZeroDivisor as z:
+                found = _division_by_zero(z.node, shown)
         elif isinstance(node, ast.Binary) and node.op in ("/", "%") \
                 and generics_only(program, node.rhs, lets, bare=True):
             # an integer divisor of generics that is zero in this instance: E0226, as the literals' (`x / (4 - 4)`)
@@ -196,7 +282,7 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
             ty = program.type_of(node)
             try:
                 zero = value(node.rhs) == 0
-            except _Overflow:
+            except (_Overflow, _ZeroDivisor):
                 zero = False
             if zero and isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_int:
                 found = _division_by_zero(node, shown)
@@ -222,6 +308,12 @@ def _division_by_zero(node: ast.Binary, values: str) -> Diagnostic:
             .note("integer division by zero has no value, so a divisor known to be zero is an error")
             .with_help("call it with const generics that keep the divisor nonzero, or test it first "
                        "(`if d != 0 { x / d } else { .. }`)"))
+
+
+class _ZeroDivisor(Exception):
+    def __init__(self, node: Any) -> None:
+        super().__init__()
+        self.node = node
 
 
 class _Overflow(Exception):

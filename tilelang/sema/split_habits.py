@@ -34,19 +34,22 @@ def parts(name: str, rty: Any, e: Any, x: str | None) -> str | None:
     if name == "transpose":
         return None if shape is None else transpose_help(len(shape), e, x)
     if name in ("roll", "logsumexp"):
-        if not isinstance(rty, TileT):  # (a host tensor has no `dot`)
-            return None
-        h = (roll_help if name == "roll" else logsumexp_help)(shape, getattr(t, "dtype", None), e, x)
+        fn = roll_help if name == "roll" else logsumexp_help
+        fn = host_roll_help if name == "roll" and not isinstance(rty, TileT) else fn  # (the host has no `dot`)
+        h = fn(shape, getattr(t, "dtype", None), e, x)
         return None if h is None else h.replace("{", "{{").replace("}", "}}")
     h = parts_help(name, shape, getattr(t, "dtype", None), e, x) or _BASE
     return h.replace("{", "{{").replace("}", "}}")
 
 
-def arity_help(name: str, rty: Any, e: Any, x: str | None) -> str | None:
+def arity_help(name: str, rty: Any, e: Any, x: str | None, types: Any = None) -> str | None:
     """The help of a method call with too many arguments that another library's spelling explains:
-    `x.transpose(0, 1)`, and `x.sum(1, true)` (PyTorch's keepdim by position) of a tile of known shape."""
+    `x.transpose(0, 1)`, `x.sum(1, true)` (PyTorch's keepdim by position) of a tile of known shape, and
+    `x.load(offs, mask)` (Triton's) with `types` the checker's types of the call's arguments."""
     if name == "transpose":
         return parts(name, rty, e, x)
+    if name == "load" and e.args and types is not None:
+        return triton_load_help(x or "x", "", types.get(e.args[0].value))
     t, x = rty if isinstance(rty, TileT) else deref(rty), x if x and len(x) < 30 else "t"
     shape = getattr(t, "shape", None)
     args = [a.value for a in e.args]
@@ -135,6 +138,38 @@ def roll_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall, x: s
     return (f"Tile has no roll: a cyclic shift is a product with a 0/1 matrix, `{expr}` (`{z}` for the matrix of "
             "a shift that brings in zeros instead); exact for finite values: an infinity or NaN makes its whole "
             "row of the product NaN (0 times infinity)")
+
+
+def host_roll_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall, x: str) -> str | None:
+    """`x.roll(k)` / `x.roll(k, axis)` of a host tensor (1-D, or 2-D along an axis), which has no `dot`:
+    element j along the axis is element j - k, picked by a masked sum over a broadcast that gives the
+    axis a partner (as `flip_help`'s reversal); None where the shape or the arguments are not known."""
+    if not shape or len(shape) > 2 or None in shape or not e.args or len(e.args) > 2:
+        return None
+    k = _int(e.args[0].value)
+    axis = _int(e.args[1].value) if len(e.args) == 2 else 0 if len(shape) == 1 else None
+    if k is None or axis is None or not -len(shape) <= axis < len(shape):
+        return None
+    axis %= len(shape)
+    dims = [str(d) for d in shape]
+    n = dims[axis]
+    off = "" if k == 0 else f" - {k}" if k > 0 else f" + {-k}"
+    zero = "false" if dtype is DType.BOOL else "0.0" if isinstance(dtype, DType) and dtype.is_float else "0"
+    if len(dims) == 1:
+        j, i, b, red = f"arange::<i32>({n}).reshape([{n}, 1])", f"arange::<i32>({n}).reshape([1, {n}])", \
+            f"{x}.reshape([1, {n}]).broadcast([{n}, {n}])", 1
+    elif axis == 1:
+        m = dims[0]
+        j, i, b, red = f"arange::<i32>({n}).reshape([1, {n}, 1])", f"arange::<i32>({n}).reshape([1, 1, {n}])", \
+            f"{x}.reshape([{m}, 1, {n}]).broadcast([{m}, {n}, {n}])", 2
+    else:
+        c = dims[1]
+        j, i, b, red = f"arange::<i32>({n}).reshape([{n}, 1, 1])", f"arange::<i32>({n}).reshape([1, {n}, 1])", \
+            f"{x}.reshape([1, {n}, {c}]).broadcast([{n}, {n}, {c}])", 1
+    how = "max" if dtype is DType.BOOL else "sum"
+    return (f"Tile has no roll: element j of the result is element j {'-' if k >= 0 else '+'} {abs(k)} (modulo {n}) "
+            f"along axis {axis}, picked by "
+            f"a masked {how}: `where(({j} - {i}{off}) % {_paren(n)} == 0, {b}, {zero}).{how}({red})`")
 
 
 def flip_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall | None, x: str) -> str | None:
@@ -257,3 +292,51 @@ def flip_1d_help(ty: Any, x: str) -> str:
     return (f"Tile has no reversal: element i of {what} is element {n} - 1 - i, picked by a masked sum: "
             f"`where(arange::<i32>({n}).reshape([{n}, 1]) + arange::<i32>({n}).reshape([1, {n}]) == {n} - 1, "
             f"{x}.reshape([1, {n}]).broadcast([{n}, {n}]), {zero}).sum(1)`")
+
+
+def range_adaptor_help(name: str, e: ast.MethodCall, snippet: Any) -> str:
+    """`(a..b).rev()` and `(a..b).step_by(s)` (Rust's iterator adaptors; a range in Tile counts up by 1): the
+    loop over the steps' count with the index computed from it, written with the range's own bounds (round
+    17: the help was a general one about tile indices)."""
+    general = ("a range counts up by 1: loop over tile indices (`for k in 0..n`) and multiply (`k * B`), or walk a "
+               "partition (`for k in 0..p.num_tiles(1)`)")
+    r = e.receiver
+    if not isinstance(r, ast.RangeExpr):
+        return general
+    a, b = snippet(r.start), snippet(r.end)
+    if not a or not b or len(a) + len(b) > 40:
+        return general
+
+    def wrap(x: str) -> str:
+        return x if x.isidentifier() or x.isdigit() else f"({x})"
+
+    hi = f"{wrap(b)} + 1" if r.inclusive else b          # the first value past the range
+    last = b if r.inclusive else f"{wrap(b)} - 1"
+    count = hi if a == "0" else f"{wrap(hi)} - {wrap(a)}"
+    if name == "rev":
+        return (f"a range counts up by 1: count up and index from the end, `for r in 0..{count} "
+                f"{{ let i = {wrap(last)} - r; .. }}`")
+    if len(e.args) != 1 or not (s := snippet(e.args[0].value)) or len(s) > 20:
+        return general
+    s = wrap(s)
+    steps = f"({count} + {s} - 1) / {s}"
+    start = f"k * {s}" if a == "0" else f"{wrap(a)} + k * {s}"
+    return f"a range counts up by 1: count the steps, `for k in 0..{steps} {{ let i = {start}; .. }}`"
+
+
+def triton_load_help(x: str, offs: str, offs_ty: Any) -> str | None:
+    """`x.load(offs)`, `x.load(offs, mask, other)` of a `&Tensor` with a tile of integer offsets (Triton's
+    `tl.load(x_ptr + offs, mask=.., other=..)`, round 17: "takes 0 to 1 arguments" and "call it with 0 to 1
+    arguments"): Tile reads a tile by its index; for `offs = i * B + arange(B)` that is tile `i` of a
+    partition of `B`, which reads zeros past the end (no mask), `load_padded` another value. None where
+    `offs` is not a 1-D integer tile."""
+    if not isinstance(offs_ty, TileT) or not offs_ty.shape or len(offs_ty.shape) != 1 \
+            or not isinstance(offs_ty.dtype, DType) or not offs_ty.dtype.is_int:
+        return None
+    b = str(offs_ty.shape[0])
+    b = b if b.isidentifier() or b.isdigit() else f"({b})"
+    offs = offs if offs and len(offs) < 30 else "offs"
+    return (f"Tile reads a tile by its index, not elements by their offsets (Triton's `tl.load(x_ptr + offs, mask, "
+            f"other)`): where `{offs}` is `i * {b} + arange::<i32>({b})`, read `{x}.partition([{b}]).load([i])` "
+            f"(`{x}.load_like(z)`: the tile at a `&mut z`'s place); past the tensor's end it reads zeros, so it "
+            f"needs no mask (`{x}.partition([{b}]).load_padded([i], v)` reads `v` there, Triton's `other`)")

@@ -369,9 +369,33 @@ def _assign_element(tcx: CheckCx, st: ast.Assign, target: ast.Index, fx: Fx) -> 
         help_ = "make the values a tile and `store` it into a `&mut` parameter"
     else:
         what, note = "a tile element", "tiles are immutable values; only variables can be assigned"
-        help_ = f"bind a new value: `let t2 = where(mask, {v}, {x});`"
+        val = tcx.snippet(st.value) or "v"
+        val = val if len(val) <= 20 and st.op == "=" else f"{x} {st.op[:-1]} {val}" if len(val) <= 20 else v
+        help_ = _tile_element_help(tcx, target, inner, x, val)
     tcx.emit(tcx.err(N.INVALID_ASSIGN_TARGET, f"cannot assign to {what}", target.span, "not a variable")
              .note(note).with_help(help_))
+
+
+def _tile_element_help(tcx: CheckCx, target: ast.Index, ty: Type, x: str, v: str) -> str:
+    """`t[i] = v` / `t[i][j] += v` of a tile `t` of known shape (round 17: the help was `let t2 = where(mask, v,
+    t);` with the mask left to write): the mask of the element from `arange`s of the tile's own dimensions and
+    the statement's indices, assigned back to `t` (a `let mut`'s new value)."""
+    idx: list[str] = []
+    node: ast.Expr = target
+    while isinstance(node, ast.Index):
+        idx.insert(0, tcx.snippet(node.index) or "")
+        node = node.receiver
+    shape = getattr(ty, "shape", None)
+    if not isinstance(ty, TileT) or not shape or len(idx) != len(shape) or not all(idx) \
+            or sum(len(i) for i in idx) > 30:
+        return f"bind a new value: `let t2 = where(mask, {v}, {x});`"
+    n = len(shape)
+    parts = []
+    for a, (d, i) in enumerate(zip(shape, idx, strict=True)):
+        dims = ", ".join(str(d) if b == a else "1" for b in range(n))
+        parts.append(f"arange::<i32>({d})" + (f".reshape([{dims}])" if n > 1 else "") + f" == {i}")
+    mask = " && ".join(f"({m})" for m in parts) if n > 1 else parts[0]
+    return f"make the new tile with `where`: `{x} = where({mask}, {v}, {x});` (`{x}` a `let mut`)"
 
 
 def _returned(tcx: CheckCx, v: ast.Expr | None, ret: Type) -> None:

@@ -43,6 +43,24 @@ def _attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         isinstance(op, ir.For) and sum(isinstance(o, g.DotOp) for o in op.body.ops) == 2 for op in k.body.ops
     ):
         return k
+    from . import attention_layout
+
+    before = list(ctx.notes)
+    out = _attention_once(k, ctx)
+    if out is k and (k2 := attention_layout.unshare_loop_aranges(k)) is not None:
+        # an `arange` before the loop that the loop reads too (the causal rows and the keys where BM == BN):
+        # made again in the loop, where the consumers' layouts can give each its own; kept only where the
+        # pipeline then takes the loop (every kernel it took before is unchanged)
+        declined = list(ctx.notes)
+        ctx.notes[:] = before
+        out2 = _attention_once(k2, ctx)
+        if out2 is not k2:
+            return out2
+        ctx.notes[:] = declined
+    return out
+
+
+def _attention_once(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     from . import attention, attention_edge
 
     edged = attention_edge.unswitch(k)  # the edge masks under a test (exact); kept where the pipeline takes it

@@ -63,8 +63,8 @@ from . import attention_split as split
 from . import attention_tail as tails
 from . import attention_tiles as tiles
 from . import attention_xrot as xrot
-from .attention_layout import Classes, assign, classify, registers_only
-from .attention_match import AttnPlan, Tma, match, scalar_reads
+from .attention_layout import Classes, assign, classify, moving_op
+from .attention_match import PATH, AttnPlan, Tma, describe, match, scalar_reads
 from .attention_reload import reload
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
@@ -343,8 +343,11 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         g.Role("consumer", W, consumer_regs, ir.Region((), tuple(consumer_ops))),  # type: ignore[arg-type]
         g.Role("producer", 4, producer_regs, ir.Region((), (*pb.ops, ir.Const(pzero, 0), p_loop, ir.Yield(()))), single=True),  # type: ignore[arg-type]
     ), span)
-    if not registers_only([*consumer_ops, *(pc.ops if pc is not None else ())], layouts):
-        return k  # some value would move between threads: the generic path
+    moving = moving_op([*consumer_ops, *(pc.ops if pc is not None else ())], layouts)
+    if moving is not None:  # some value would move between threads: the generic path (round 17: said nothing)
+        ctx.refuse(PATH, getattr(moving, "span", span), f"{describe(moving)} would move values between the "
+                   "consumers' threads (each thread keeps its own rows and columns of the scores in registers)")
+        return k
     advice.advise(p, C, consumer_regs, ctx, k.source.fast_math)  # what its blocks or spelling cost
     if pc is not None and csplit.tail_rounds():  # both switches: the causal tail in a variant of its own (one
         assert kv is not None  # kernel with both walks spilled), launched where the walk has one (`tail_request`)

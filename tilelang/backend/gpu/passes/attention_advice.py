@@ -14,6 +14,11 @@ each with the cause and what runs faster:
 - BM = 64: one consumer warpgroup, each K/V block copied for 64 query rows, no second warpgroup's softmax
   under the tensor cores;
 - BN = 64: twice the key blocks of BN = 128, each with its ring wait, row max and sum shuffles and rescale;
+- the scores scaled before their max (`mma(q, k.transpose(), zeros) * scale`, `scaled_scores`): an f32 multiply an
+  element of every key block ahead of the max and the exponent; taking the max of the unscaled scores and folding
+  the scale into the exponent by one `fma` (std::attention's spelling, `exp2(fma(s, c, -mn))`) saves it, and
+  `exp`'s x * log2(e) with it where the loop writes `exp` (ptxas 13, 128 x 64, D = 64: cliffs.py's `attn` key loop
+  414 SASS instructions, `attn_fma` 348: `FMA_SASS`);
 - `exp` of the scores: an online softmax's `exp(s - mn)` (<= 0 by construction, `codegen/arith.
   nonpositive_exp_args`) is ex2.approx(x * log2(e)) (`fastmath.exp_nonpos_plain`), one multiply an element more
   than `exp2` with log2(e) in the scale (`benchmarks/probes/attn_spellings_sass.py`, 128 x 128, D = 128: the
@@ -46,6 +51,9 @@ MEASURED = {
 # final call of the 09:49 session, against 0.92)
 EXP_MEASURED = (0.89, 0.93)
 EXP_TERM_MEASURED = 0.81
+# the scores scaled before their max: cliffs.py's `attn` and `attn_fma` key loops (ptxas 13, SASS instructions, f16)
+# at 128 x 64, D = 64 and 128 x 128, D = 128; not yet timed on a GPU (cliffs.py cases `user attn_fma`)
+FMA_SASS = {(128, 64, 64): (414, 348), (128, 128, 128): (745, 613)}
 
 
 def need_registers(BN: int, Dv: int) -> int:
@@ -83,6 +91,19 @@ def advise(p: Any, C: int, regs: int, ctx: Any, fast_math: bool = False) -> None
     if BN < 128 and BM >= 128:
         ctx.advise(span, f"BN = {BN} makes {128 // BN} times the key blocks of BN = 128, each with its ring wait, "
                    "row max and sum shuffles and rescale", help)
+    scaled = scaled_scores(p)
+    if scaled is not None:
+        exp = any(isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP for op in p.loop.body.ops)
+        fewer = ("two instructions an element fewer (the scale's multiply, and `exp`'s x * log2(e) as `exp2`)" if exp
+                 else "one instruction an element fewer (the scale's multiply)")
+        sass = " and ".join(f"{a} -> {b} at {bm} x {bn}, D = {d}" for (bm, bn, d), (a, b) in FMA_SASS.items())
+        ctx.advise(scaled.span, "the scores are scaled before their row max (an f32 multiply an element of every key "
+                   "block, ahead of the max and the exponent)",
+                   "take the row max of the unscaled scores and fold the scale into the exponent by one `fma` "
+                   "(for a scale > 0, max(s * c) = max(s) * c), as std::attention does: `let mn = maximum(m, "
+                   "s.max(1).reshape([BM, 1]) * c); let p = exp2(fma(s, c, -mn)); let alpha = exp2(m - mn);` with "
+                   f"`c = scale * 1.4426950408889634` (log2(e)): {fewer}; the key loop of benchmarks/cliffs.py's "
+                   f"`attn` -> `attn_fma`: {sass} SASS instructions (ptxas 13)")
     for op in p.loop.body.ops:
         if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP and len([x for x in op.result.shape if x > 1]) == 2:
             loads = any(isinstance(o, ir.Load) and o is not p.k.load and o is not p.v.load
@@ -104,4 +125,18 @@ def advise(p: Any, C: int, regs: int, ctx: Any, fast_math: bool = False) -> None
             break
 
 
-__all__ = ["EXP_MEASURED", "EXP_TERM_MEASURED", "MEASURED", "advise", "need_registers"]
+def scaled_scores(p: Any) -> ir.Elementwise | None:
+    """The loop body's `S * c` (plan `p`'s first product times a broadcast scalar, at the body's top level), or
+    None: std::attention scales its scores only where the scale is not positive, in a branch."""
+    s = p.s_dot.result
+    made = {op.result.id: op for op in p.loop.body.ops if isinstance(op, ir.Broadcast)}
+    for op in p.loop.body.ops:
+        if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.MUL and any(v is s for v in op.operands):
+            other = op.operands[1] if op.operands[0] is s else op.operands[0]
+            b = made.get(other.id)
+            if b is not None and not b.x.shape:
+                return op
+    return None
+
+
+__all__ = ["EXP_MEASURED", "EXP_TERM_MEASURED", "FMA_SASS", "MEASURED", "advise", "need_registers", "scaled_scores"]

@@ -52,6 +52,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_rotated as rot
+from . import switches
 from . import attention_xrot as xrot
 from .attention_tiles import clone
 from .context import Fresh
@@ -79,10 +80,7 @@ def setting() -> str:
     its S is done: nothing else stands between the loop and the next tile's
     wait for Q), "late" (Q released after the loop), "0", "auto" (unset:
     `CHAIN_DEFAULT`; "1" where the launch's keys are short, else "0")."""
-    want = os.environ.get("TILEC_ATTN_CHAIN", CHAIN_DEFAULT)
-    if want not in ("0", "1", "late", "auto"):
-        raise ValueError(f"TILEC_ATTN_CHAIN={want!r}: expected 0, 1, late or auto")
-    return want
+    return switches.mode("TILEC_ATTN_CHAIN", CHAIN_DEFAULT, ("0", "1", "late", "auto"))
 
 
 def short(p: Any, ctx: Any) -> bool:
@@ -147,9 +145,7 @@ EPI2_DEFAULT = "0"
 def epi2() -> bool:
     """`TILEC_ATTN_CHAIN_EPI2`: "1" the previous tile's epilogue in the chained tile's second iteration, "0" (unset:
     `EPI2_DEFAULT`) in its first."""
-    want = os.environ.get("TILEC_ATTN_CHAIN_EPI2", EPI2_DEFAULT)
-    if want not in ("0", "1"):
-        raise ValueError(f"TILEC_ATTN_CHAIN_EPI2={want!r}: expected 0 or 1")
+    want = switches.mode("TILEC_ATTN_CHAIN_EPI2", EPI2_DEFAULT, ("0", "1"))
     return want == "1"
 
 

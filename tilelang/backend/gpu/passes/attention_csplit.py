@@ -56,6 +56,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_rotated as rot
+from . import switches
 from . import attention_split as split
 from . import attention_tiles as tiles
 from .attention_layout import Classes, classify
@@ -77,9 +78,7 @@ MERGE_UNROLL = 3
 
 def enabled() -> bool:
     """`TILEC_ATTN_CHAIN_SPLIT`: "1" the chained short keys' variant splits its last round; "0" (unset) not."""
-    want = os.environ.get("TILEC_ATTN_CHAIN_SPLIT", CHAIN_SPLIT_DEFAULT)
-    if want not in ("0", "1"):
-        raise ValueError(f"TILEC_ATTN_CHAIN_SPLIT={want!r}: expected 0 or 1")
+    want = switches.mode("TILEC_ATTN_CHAIN_SPLIT", CHAIN_SPLIT_DEFAULT, ("0", "1"))
     return want == "1"
 
 

@@ -7,6 +7,7 @@ row or a column vector: `Classes`, `classify`), the layout of every value
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 from tilelang.ir import nodes as ir
@@ -103,6 +104,12 @@ def registers_only(ops: list[object], layouts: dict[int, Layout]) -> bool:
     """Every op of the consumers computes in registers with the layouts given:
     a conversion or a shared-memory staging would need a barrier of the whole
     CTA, which the producer warp never reaches (a hang)."""
+    return moving_op(ops, layouts) is None
+
+
+def moving_op(ops: list[object], layouts: dict[int, Layout]) -> object | None:
+    """The first op of `ops` that would move values between threads with the layouts given (`registers_only`'s
+    reason, for the note of why the pipeline declined), or None."""
     from tilelang.backend.codegen.accview import acc_register_map, acc_view
 
     def view(v: ir.Value):  # type: ignore[no-untyped-def]
@@ -116,43 +123,73 @@ def registers_only(ops: list[object], layouts: dict[int, Layout]) -> bool:
         match op:
             case ir.Elementwise(result=r) | ir.Cast(result=r):
                 if r.shape and not all(same(x, r) for x in g.operands(op)):
-                    return False
+                    return op
             case ir.Broadcast(result=r, x=x) if x.shape:
                 lead = len(r.shape) - len(x.shape)
                 align = [None if i < lead or x.shape[i - lead] == 1 else i - lead for i in range(len(r.shape))]
                 vx, vr = view(x), view(r)
                 if vx is None or vr is None or acc_register_map(vx, vr, align) is None:
-                    return False
+                    return op
             case ir.Reshape(result=r, x=x) if x.shape and r.shape:
                 xd = [i for i, n in enumerate(x.shape) if n != 1]
                 rd = [i for i, n in enumerate(r.shape) if n != 1]
                 if [x.shape[i] for i in xd] != [r.shape[i] for i in rd]:
-                    return False
+                    return op
                 align: list[int | None] = [None] * len(r.shape)
                 for i, j in zip(rd, xd, strict=True):
                     align[i] = j
                 vx, vr = view(x), view(r)
                 if vx is None or vr is None or acc_register_map(vx, vr, align) is None:
-                    return False
+                    return op
             case ir.Reduce(result=r, x=x, axis=a):
                 vx = view(x)
                 if vx is None or a != vx.cdim or vx.M == 1 or (r.shape and view(r) is None):
-                    return False
+                    return op
             case ir.If(results=rs, then=t, else_=e):
                 for i, v in enumerate(rs):
                     if not (same(t.ops[-1].values[i], v) and same(e.ops[-1].values[i], v)):  # type: ignore[union-attr]
-                        return False
+                        return op
             case ir.For(results=rs, inits=inits, body=b):
                 ys = b.ops[-1].values  # type: ignore[union-attr]
                 for r, i0, a, y in zip(rs, inits, b.args[1:], ys, strict=True):
                     if not (same(i0, a) and same(y, a) and same(r, a)):
-                        return False
+                        return op
             case ir.Load(result=r) if isinstance(layouts.get(r.id), AccTile) and op.mask is None:
                 pass  # each thread loads its own elements (`attention_match`: a tensor the kernel never writes)
             case ir.Load() | ir.Permute() | g.ConvertLayout() | ir.Scan():
-                return False
-    return True
+                return op
+    return None
 
 
+def unshare_loop_aranges(k: g.GpuKernel) -> g.GpuKernel | None:
+    """`k` with each `arange` made before a loop and read in it made again at the start of the loop's body
+    for its reads there, or None where there is none. The IR shares one `arange` op among equal ones: a causal
+    mask's rows made before the loop (`arange::<i32>(BM).reshape([BM, 1]) + i * BM`) and the keys' `arange(BN)`
+    in it are one value where BM == BN, read as a column before the loop and as a row in it, which no layout
+    of the consumers' registers gives both (round 17: the attention pipeline declined such a loop in silence,
+    at 64 x 64 and 128 x 128, and took it with the rows made in the loop or BN != BM)."""
+    from .context import Fresh
+    from .rewrite import substitute_region
 
-__all__ = ["Classes", "assign", "classify", "registers_only"]
+    ops = list(k.body.ops)
+    made = {op.result.id: op for op in ops if isinstance(op, ir.Arange)}
+    fresh = Fresh(k.next_id)
+    changed = False
+    for i, loop in enumerate(ops):
+        if not isinstance(loop, ir.For):
+            continue
+        read = sorted({v.id for o in g.walk(loop.body) for v in g.operands(o)} & set(made))
+        if not read:
+            continue
+        mapping = {vid: fresh.value(made[vid].result.dtype, made[vid].result.shape, made[vid].result.hint)
+                   for vid in read}
+        again = tuple(ir.Arange(mapping[vid], made[vid].span) for vid in read)
+        body = substitute_region(loop.body, mapping)
+        ops[i] = dataclasses.replace(loop, body=ir.Region(body.args, (*again, *body.ops)))
+        changed = True
+    if not changed:
+        return None
+    return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(ops)), next_id=fresh.next)  # type: ignore[arg-type]
+
+
+__all__ = ["Classes", "assign", "classify", "moving_op", "registers_only", "unshare_loop_aranges"]

@@ -329,7 +329,10 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
             continue
         return No(getattr(op, "span", loop.span), f"{describe(op)} before the loop: the pipeline takes only "
                   "Q's load, scalars (one element read from a tensor the kernel never writes, `.item()`) and tiles "
-                  "it can build in registers there")
+                  "it can build in registers there",
+                  # (round 17: a query mask loaded once before the loop had no help; in the loop it is taken)
+                  "load the tile in the loop, where it is used (the pipeline reads tiles of tensors the kernel never "
+                  "writes there, as an additive bias), or apply it after the loop" if isinstance(op, ir.Load) else "")
     for op in ops[i + 1:]:
         if isinstance(op, ir.Yield) or _is_scalar(op):
             continue

@@ -51,6 +51,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_softmax as sm
+from . import switches
 from . import attention_tail as tails
 from . import attention_tiles as tiles
 from .attention_tiles import Marks, clone, split_marks
@@ -108,9 +109,7 @@ def two_pass(form: bool) -> bool:
     `g.SplitLoad.fma`: one accumulator in registers, not two; ptxas 13.0 then gives the split form's key loop the
     default kernel's instructions, 641 at D = 64 and 688 at D = 128 against 686, where with the one-pass merge's two
     accumulators it had 662 and 718); "1" one pass; "auto" (unset): two in the split form (`form`), else one."""
-    want = os.environ.get("TILEC_ATTN_SPLIT_MERGE", MERGE_DEFAULT)
-    if want not in ("1", "2", "auto"):
-        raise ValueError(f"TILEC_ATTN_SPLIT_MERGE={want!r}: expected 1, 2 or auto")
+    want = switches.mode("TILEC_ATTN_SPLIT_MERGE", MERGE_DEFAULT, ("1", "2", "auto"))
     return want == "2" or (want == "auto" and form)
 
 

@@ -42,7 +42,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from . import attention_tail
+from . import attention_tail, switches
 from .attention_tail import Tail
 from .context import Fresh
 from .build import _Build
@@ -740,9 +740,7 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int, x
     Q), and the next tile's first product never waits for its Q; else 1 (the
     copy waits for this tile's last S: `q_early`). `xrot`: `TILEC_ATTN_XROT=1`, which needs two slots;
     `short`: the short keys' variant (`QDOUBLE_DEFAULT`'s "auto")."""
-    want = os.environ.get("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT)
-    if want not in ("0", "1", "auto"):
-        raise ValueError(f"TILEC_ATTN_QDOUBLE={want!r}: expected 0, 1 or auto")
+    want = switches.mode("TILEC_ATTN_QDOUBLE", QDOUBLE_DEFAULT, ("0", "1", "auto"))
     if not ok or not (want == "1" or (want == "auto" and short) or xrot):
         return 1
     return 2 if 2 * q_bytes + stages * stage_bytes <= limit else 1

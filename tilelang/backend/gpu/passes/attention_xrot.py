@@ -35,6 +35,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import switches
 from .context import Fresh
 from .pipeline import _Build
 
@@ -58,9 +59,7 @@ def late() -> bool:
 
 def enabled() -> bool:
     """`TILEC_ATTN_XROT` ("1" / "2" (`late`) / "0"; unset: `XROT_DEFAULT`)."""
-    want = os.environ.get("TILEC_ATTN_XROT", XROT_DEFAULT)
-    if want not in ("0", "1", "2"):
-        raise ValueError(f"TILEC_ATTN_XROT={want!r}: expected 0, 1 or 2")
+    want = switches.mode("TILEC_ATTN_XROT", XROT_DEFAULT, ("0", "1", "2"))
     return want != "0"
 
 

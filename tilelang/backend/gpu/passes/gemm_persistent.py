@@ -36,12 +36,12 @@ timed on a GPU: `benchmarks/gemm_persistent.py`).
 from __future__ import annotations
 
 import dataclasses
-import os
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import switches
 from .build import _Build, trips
 from .context import Fresh
 from .rewrite import substitute
@@ -51,9 +51,7 @@ PERSISTENT_DEFAULT = "0"
 
 def requested() -> int:
     """`TILEC_GEMM_PERSISTENT`: 0 (off), 1 (cooperative) or 2 (pingpong where it fits)."""
-    want = os.environ.get("TILEC_GEMM_PERSISTENT", PERSISTENT_DEFAULT)
-    if want not in ("0", "1", "2"):
-        raise ValueError(f"TILEC_GEMM_PERSISTENT={want!r}: expected 0, 1 or 2")
+    want = switches.mode("TILEC_GEMM_PERSISTENT", PERSISTENT_DEFAULT, ("0", "1", "2"))
     return int(want)
 
 
@@ -113,7 +111,7 @@ def roles(k: g.GpuKernel, loop: ir.For, form: int, fresh: Fresh, layouts: dict[i
     if form == 3:  # split-K: a walk of pieces of tiles (`gemm_split.walk`)
         from . import gemm_split
 
-        setup, p_walk, c_walk = gemm_split.walk(k, loop, fresh, outside, producer, consumer, split)
+        setup, p_walk, c_walk = gemm_split.walk(k, loop, fresh, outside, producer, consumer, split, widen)
         return setup, (dataclasses.replace(producer_role, body=ir.Region((), (*p_walk, ir.Yield(())))),  # type: ignore[arg-type]
                        dataclasses.replace(consumer_role, body=ir.Region((), (*c_walk, ir.Yield(())))))  # type: ignore[arg-type]
     wb = _Build(fresh)

@@ -18,12 +18,11 @@ summation is the backend's).
 
 from __future__ import annotations
 
-import os
-
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import switches
 from .build import _Build, trips
 from .context import Fresh
 from .rewrite import substitute
@@ -42,10 +41,7 @@ SPLITK_DEFAULT = "auto"
 
 def requested() -> str:
     """`TILEC_GEMM_SPLITK`: "auto" (unset: `SPLITK_DEFAULT`), "1" or "0"."""
-    want = os.environ.get("TILEC_GEMM_SPLITK", SPLITK_DEFAULT)
-    if want not in ("0", "1", "auto"):
-        raise ValueError(f"TILEC_GEMM_SPLITK={want!r}: expected 0, 1 or auto")
-    return want
+    return switches.mode("TILEC_GEMM_SPLITK", SPLITK_DEFAULT, ("0", "1", "auto"))
 
 
 def merge(fin: ir.Value, vals: tuple[ir.Value, ...], threads: int, fresh: Fresh, layouts: dict[int, object],
@@ -108,16 +104,17 @@ def start(acc0: ir.Value, value: object, vals: tuple[ir.Value, ...], fresh: Fres
 
 def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
          producer: tuple[list[object], ir.Value, ir.Value], consumer: tuple[list[object], ir.Value, ir.Value],
-         vals: tuple[ir.Value, ...]) -> tuple[list[object], list[object], list[object]]:
+         vals: tuple[ir.Value, ...], widen: tuple[int, int] = (-1, 1)) -> tuple[list[object], list[object], list[object]]:
     """(setup ops before the roles, the producer's walk, the consumers') for the split walk; `vals` = (item, tile,
-    s, T), the values `merge`'s ops read: s and T defined by the setup, item and tile by the consumers' rounds."""
+    s, T), the values `merge`'s ops read: s and T defined by the setup, item and tile by the consumers' rounds.
+    `widen` (axis, f): the grid of f tiles as one along the axis (`gemm_rows`' coarse row tiles)."""
     from .attention_tiles import _bounds, _logical, clone, launch_and_grid, unravel
 
     E = ir.ElemOp
     item_v, tile_v, s_v, T_v = vals
     b = _Build(fresh)
     R = k.grid_rank
-    c, P, sizes, _ = launch_and_grid(b, k)
+    c, P, sizes, _ = launch_and_grid(b, k, widen)
     one, zero = b.const(1), b.const(0)
     T = one
     for x in sizes:
@@ -143,7 +140,7 @@ def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
         pos = unravel(rb, tile, list(range(R)), sizes)
         posl = [pos[a] for a in range(R)]
         mapping: dict[int, ir.Value] = {}
-        body = _logical([*rb.ops, *clone(outside, fresh, mapping)], posl, sizes)
+        head = [*rb.ops, *clone(outside, fresh, mapping)]
         pb = _Build(fresh)
         lo, hi, st = (mapping.get(v.id, v) for v in (loop.lower, loop.upper, loop.step))
         n = trips(pb, lo, hi, st)
@@ -153,8 +150,9 @@ def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
         last = pb.elem(E.EQ, piece, pb.elem(E.SUB, s_v, pb.const(1)), dtype=DType.BOOL)
         hi_p = pb.elem(E.WHERE, last, hi, pb.elem(E.ADD, lo, pb.elem(E.MUL, st, j1)), hint="hi")
         mapping.update({loop.lower.id: lo_p, loop.upper.id: hi_p})
-        body += pb.ops
-        body += _logical([substitute(op, mapping) for op in ops], posl, sizes)
+        # (one `_logical` over the tile's ops: a role's op may read a position the scalar ops before the loop read,
+        # `gemm_rows`' coarse tiles' columns)
+        body = _logical([*head, *pb.ops, *(substitute(op, mapping) for op in ops)], posl, sizes)
         nxt = fresh.value(DType.I32, (), "ring")
         ring0 = fresh.value(DType.I32, (), "ring0")
         first = fresh.value(DType.I32, (), "r0")

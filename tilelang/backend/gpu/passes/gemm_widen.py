@@ -26,6 +26,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import switches
 from .build import _Build
 from .context import Fresh
 
@@ -40,10 +41,7 @@ WIDEN_DEFAULT = "auto"
 
 def requested() -> str:
     """`TILEC_GEMM_WIDEN`: "auto" (unset: `WIDEN_DEFAULT`), "1" or "0"."""
-    want = os.environ.get("TILEC_GEMM_WIDEN", WIDEN_DEFAULT)
-    if want not in ("0", "1", "auto"):
-        raise ValueError(f"TILEC_GEMM_WIDEN={want!r}: expected 0, 1 or auto")
-    return want
+    return switches.mode("TILEC_GEMM_WIDEN", WIDEN_DEFAULT, ("0", "1", "auto"))
 
 
 def deep_ring() -> bool:

@@ -50,7 +50,8 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
-from . import gemm_widen
+from . import gemm_rows, gemm_widen
+from .pipeline_copies import _copy_positions, _tma_copies
 from .pipeline_helps import _layout_help, batched_operand
 from .build import _Build
 from .context import Fresh, PassContext
@@ -143,6 +144,11 @@ class HopperPlan:
     wide: tuple[str, int] | None = None  # `GpuKernel.wide`: (tensor, f), many tiles ask for the wide variant
     # > 1: a K step is this many stages of the ring (`a`, `b`: one stage's part of the loaded tiles; `gemm_widen.k_parts`)
     ksub: int = 1
+    # > 1: the user's row tiles (16 or 32 rows) computed this many at a time along grid axis `row_axis` (`gemm_rows`)
+    rows: int = 1
+    row_axis: int = -1
+    shrink: int = 0  # > 0: the user's tile rows, of which the launch's tensor has at most `M` (`gemm_rows.shrinkable`)
+    short: object = None  # `GpuKernel.short`: `facts.Short` on the stored tensor's rows (M / 2), for `shrink`
 
     @property
     def M(self) -> int:
@@ -283,10 +289,13 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     # A's bytes measured slower than sm_80's ring (M = 64 rows, 16x64x128: 0.53x there, 0.34x padded; 32x128x64
     # 0.48x -> 0.59x padded; H100, call 14)
     pad = M == 32 and pad_enabled()
-    if M == 16 and pad_enabled():
-        return (span, f"the tile is M = 16: padded to the 64 rows a warpgroup's wgmma has, it would do 4 times "
-                "the products and read 4 times A (measured slower than sm_80's ring); the pipeline takes M a "
-                "multiple of 64, or 32", "BM = 32 or 64")
+    bm, coarse = M, M in (16, 32) and pad_enabled() and gemm_rows.enabled() and gemm_rows.few(k, ctx)
+    sixteen = (span, f"the tile is M = 16: padded to the 64 rows a warpgroup's wgmma has, it would do 4 times "
+               "the products and read 4 times A (measured slower than sm_80's ring); the pipeline takes M a "
+               "multiple of 64, or 32", "BM = 32 or 64")
+    if M == 16 and pad_enabled() and not coarse:
+        return sixteen
+    pad = pad or coarse
     if (M % 64 and not pad) or N % (8 * H) or N // H > 256 or K % 16:
         return (span, f"the tile is M = {M}, N = {N}, K = {K}; the pipeline takes M a multiple of 64 (or 32), N "
                 "of 8 up to 256 (or N in equal parts of up to 256), K of 16", "")
@@ -322,10 +331,27 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     if pad and any(isinstance(op, g.AccLoad) and op.dims[0] is not None for op in epilogue):
         return (loop.span, f"an epilogue load per row of a {M}-row tile (its rows are padded to 64, whose loads "
                 "would read other tiles' rows)", "")
+    R, rax = 1, -1  # the user's row tiles computed R at a time along grid axis `rax` (`gemm_rows`)
+    got_ax = gemm_rows.row_axis(k, loop, oa.load, oa.kmajor, ob.load, epilogue, bm) if pad and gemm_rows.enabled() else None
+    if coarse:
+        if got_ax is None and bm == 16:
+            return sixteen
+        R, rax = (64 // bm, got_ax) if got_ax is not None else (1, -1)
     if pad:
         M = 64
     N //= H
     hinted = k.source.hints
+    # the tile's rows past the launch's tensor not computed (`gemm_rows.shrinkable`: a 128-row tile at M = 64)
+    shrink, ask_short = 0, None
+    held = gemm_rows.shrinkable(k, epilogue, M) if not pad and M % 128 == 0 and oa.kmajor and H == 1 else None
+    if held is not None and gemm_rows.enabled():
+        r = ctx.fact(held).rows_at_most
+        if 0 < r < M and r % 64 == 0:
+            shrink, M, oa = M, r, dataclasses.replace(oa, rows=r, box_rows=min(r, 256))
+        elif not r and "stages" not in hinted:
+            from tilelang.backend.facts import Short
+
+            ask_short = Short(held, 0, M // 2)
     # the user's tiles side by side (`gemm_widen`): one wider B stage and accumulator of NW columns
     W, axis, ask_wide, Q = 1, -1, None, 1
     if wide and H == 1 and not pad and oa.tma and ob.tma and not {"stages", "num_warps"} & set(hinted):
@@ -373,9 +399,16 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
         areas = 2 if C == 1 else 1  # (pingpong's two areas where the wide accumulator fits one warpgroup)
         S = max(S, min(MAX_STAGES, (_smem_budget(B) - 1024 - areas * _staging_bytes(epilogue, k, M, N, ctx)) // stage_bytes))
     form, few = _persistent(k, loop, epilogue, H, B, C, S, stage_bytes, M, N, ctx, W > 1)
+    if few and got_ax is not None:  # the request counts coarse row tiles (`gemm_rows.request`)
+        few = gemm_rows.request(few, got_ax, 64 // bm)
+    if R > 1 and form != 3:  # coarse row tiles need the split walk (its grid is the kernel's)
+        if bm == 16:
+            return sixteen
+        R, rax = 1, -1
     if W > 1 and (not form or S < 4):  # wide tiles need the walk, and a ring as deep as the user's tiles had
         return _plan(loop, after, k, ctx, wide=False)
-    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few, ask_wide, Q)
+    return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few, ask_wide, Q, R, rax, shrink,
+                      ask_short)
 
 
 def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B: int, C: int, S: int,
@@ -627,7 +660,7 @@ def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
 def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     plans = hopper_plans(k, ctx)
     if not plans:
-        return k
+        return gemm_rows.ask(k, ctx, hopper_plans)
     p = plans[0]
     E = ir.ElemOp
     fresh = Fresh(k.next_id)
@@ -651,6 +684,15 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                 b=dataclasses.replace(p.b, load=substitute(p.b.load, posmap)))
         loop = p.loop
         subs = tuple(gemm_widen.subtiles(before, col0, p.col_axis, W, k, fresh) for _ in range(2))  # type: ignore[assignment]
+    if p.shrink:  # the epilogue on the rows computed (the launch's tensor has no more: `gemm_rows.shrinkable`)
+        p = dataclasses.replace(p, epilogue=tuple(gemm_rows.epilogue(list(p.epilogue), p.shrink, M, fresh)))
+    elif p.rows > 1:  # the row read from the walk's coarse tile (`gemm_rows`): R J, the loop and epilogue reading it
+        before, _, posmap = gemm_widen.rewrite_outside(k, before, p.row_axis, p.rows, fresh)
+        bm = loop.results[0].shape[0]
+        p = dataclasses.replace(p, loop=substitute(loop, posmap), a=dataclasses.replace(p.a, load=substitute(p.a.load, posmap)),
+                                b=dataclasses.replace(p.b, load=substitute(p.b.load, posmap)),
+                                epilogue=tuple(gemm_rows.epilogue([substitute(op, posmap) for op in p.epilogue], bm, M, fresh)))
+        loop = p.loop
 
     # shared buffers, barriers and TMA descriptors
     pre: list[object] = []
@@ -882,53 +924,15 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         setup, roles = gemm_persistent.roles(k, loop, persist, fresh, layouts, before,
                                              (producer_ops, p_base, p_init), (consumer_ops, c_base, c_init), apart,
                                              *ws.roles, turn=(turn, turn_to) if turn is not None else None,
-                                             split=split_vals, widen=(p.col_axis, W), ksub=Q)
+                                             split=split_vals, widen=(p.col_axis, W) if W > 1 else (p.row_axis, p.rows), ksub=Q)
         ws = dataclasses.replace(ws, roles=roles)
         before = setup
     body = ir.Region(k.body.args, tuple([*before, *pre, ws, ir.Yield(())]))  # type: ignore[arg-type]
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next,
                                params=(*k.params, *(d for d in descs if d is not None)),
                                num_warps=4 * (roles_ + 1), num_stages=S, stage_apart=frozenset(apart),
-                               persistent=int(bool(persist)), fill=persist == 3, few=p.few, wide=p.wide)
-
-
-def _copy_positions(pb: _Build, o: Operand, wide: bool, shift: int, sl: list[object], mapping: dict[int, ir.Value],
-                    subs: list[object], fresh: Fresh) -> list[tuple[ir.Value, ir.Value]]:
-    """Operand `o`'s copy position in the producer (its load's offsets through `mapping`, B's N offset moved by
-    `shift` for a column part), or with `wide` each of the wide tile's user tiles' (tile j >= 1's offsets cloned
-    on its own position, `subs`)."""
-    E = ir.ElemOp
-    row0, col0 = (mapping.get(x.id, x) for x in o.load.offsets)
-    if shift:  # part h: B's columns h * N on
-        if o.kmajor:
-            row0 = pb.elem(E.ADD, row0, pb.const(shift))
-        else:
-            col0 = pb.elem(E.ADD, col0, pb.const(shift))
-    offs = [(row0, col0)]
-    if not (wide and o.tma):
-        return offs
-    for sub in subs:
-        smap = {**mapping, **sub.mapping}  # type: ignore[attr-defined]
-        for op in sl:
-            new = substitute(op, smap)
-            nr = fresh.value(new.result.dtype, new.result.shape, new.result.hint)  # type: ignore[attr-defined]
-            smap[op.result.id] = nr  # type: ignore[attr-defined]
-            pb.ops.append(dataclasses.replace(new, result=nr))  # type: ignore[type-var]
-        offs.append(tuple(smap.get(x.id, x) for x in o.load.offsets))  # type: ignore[arg-type]
-    return offs
-
-
-def _tma_copies(pb: _Build, o: Operand, at: tuple[ir.Value, ir.Value], desc: str, buf: ir.Value, stage: ir.Value,
-                full: ir.Value) -> None:
-    """The TMA copies of operand `o`'s tile at `at` into `buf[stage]`: its slabs' boxes."""
-    E = ir.ElemOp
-    row0, col0 = at
-    for slab in range(o.slabs):
-        for rb in range(o.rows // o.box_rows):
-            r = row0 if rb == 0 else pb.elem(E.ADD, row0, pb.const(rb * o.box_rows))
-            c = col0 if slab == 0 else pb.elem(E.ADD, col0, pb.const(slab * o.elems))
-            part = (slab * o.rows + rb * o.box_rows) * o.swizzle
-            pb.ops.append(g.TmaLoad(desc, (r, c), buf, stage, part, full, o.load.span))
+                               persistent=int(bool(persist)), fill=persist == 3, few=p.few, wide=p.wide,
+                               **({"short": p.short} if p.short is not None else {}))
 
 
 def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fresh, layouts: dict[int, Any],

@@ -30,7 +30,7 @@ import math
 import os
 import sys
 import threading
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -314,6 +314,7 @@ class CudaDevice(Device):
         # error word -> how many holders may still write it: launches not yet checked
         # (`_check_asserts`) and live graphs that captured a launch with it (`_take_err_word`)
         self._err_busy: dict[int, int] = {}
+        self._err_free: deque[int] | None = None  # the pairs no one holds (`_take_err_word`)
         self._graph_asserts: dict[int, list[tuple[int, Any, Span | None, tuple[int, ...]]]] = {}
         self._capturing: set[int] = set()  # id() of the streams being captured into a graph
         self._capture_prints: dict[int, list[tuple[DeviceBuffer, Any]]] = defaultdict(list)  # by id(stream)
@@ -740,27 +741,39 @@ class CudaDevice(Device):
         """The next pair of error words that no launch still in flight and no
         live graph holds (held from now until `_check_asserts` reads it). The
         words go round the buffer: a `.launch()` not yet waited for, across
-        2,047 asserting launches made meanwhile, had its word handed to another
+        2,047 asserting launches made meanwhile, had its pair handed to another
         launch, whose check read the first one's failed assert as its own (or
         past its list of asserts) and reset it, so the first one's wait found
-        nothing. Where every pair is held, the next is shared, as before."""
+        nothing. Where every pair is held, the next is shared, as before.
+        The free pairs are a queue (`_err_free`, in the buffer's order from
+        `_err_next`), so a launch costs O(1) however many pairs are held; it
+        was a walk round the whole buffer a launch once all but a few were."""
         busy = self.__dict__.setdefault("_err_busy", {})
-        first = self._err_next
-        while True:
-            w = self._err_next
-            self._err_next = w + 2 if w + 2 < self._err_words else 2
-            if not busy.get(w) or self._err_next == first:
-                busy[w] = busy.get(w, 0) + 1
+        free = self.__dict__.get("_err_free")
+        if not free and len(busy) < (self._err_words - 2) // 2:
+            # first use, or pairs freed without `_release_err_words` (a test's reset)
+            start = self._err_next
+            order = [*range(start, self._err_words, 2), *range(2, start, 2)]
+            free = self._err_free = deque(w for w in order if not busy.get(w))
+        while free:
+            w = free.popleft()
+            if not busy.get(w):
+                busy[w] = 1
                 return w
+        w = self._err_next  # every pair is held: share the next one round the buffer
+        self._err_next = w + 2 if w + 2 < self._err_words else 2
+        busy[w] = busy.get(w, 0) + 1
+        return w
 
     def _release_err_words(self, pending: list[tuple[int, Any, Span | None, tuple[int, ...]]]) -> None:
         busy = self.__dict__.setdefault("_err_busy", {})  # (a device a test made without `__init__`)
+        free = self.__dict__.get("_err_free")
         for word, _, _, _ in pending:
             n = busy.get(word, 0) - 1
             if n > 0:
                 busy[word] = n
-            else:
-                busy.pop(word, None)
+            elif busy.pop(word, None) is not None and free is not None:
+                free.append(word)
 
     def _drop_graph_asserts(self, key: int) -> None:
         """A graph is gone: its launches' error words are free again."""

@@ -115,7 +115,7 @@ Measured after hcliff's fixes (H100, call 8): see benchmarks/RESULTS.md. Expecte
   torch's reps interleaved (`time_pair`), so the card's state after `warm_up` falls on both.
 `python benchmarks/gemm_tiles_sweep.py` times the GEMM tiles by default and under `min_blocks` (CTAs an SM).
 
-Expected after hf32's (2026-12-06 15:20 session): `gemm f32` on `fma-pipeline 4w 4s` (was `fma 4w`, 0.59x in
+Expected after hf32's (2026-12-06 15:20 session): `gemm f32` on `fma-pipeline 2w 4s` (was `fma 4w`, 0.59x in
 call 19): 0.75-0.95x; `benchmarks/fma_gemm.py` times its variants. Every other case unchanged (ptx_sha of the 126
 tuned kernels identical; the f16/bf16 paths untouched).
 

@@ -7,27 +7,33 @@
 Each line: the case (layout, M=N=K, BMxBNxBK, hints), our time, torch's (interleaved reps: cliffs.time_pair),
 torch / ours, our TFLOP/s, the max error relative to torch's largest |value|, and the path with its warps and
 stages. The `FMA_PIPELINE=0` row is the FMA loop with no pipeline, call 19's 0.59x at 2048^3 64x64x16; the
-`FMA_MAXNREG=0` rows compile without `.maxnreg` (ptxas's own register target: nt 96 registers and 40 spill bytes).
+`FMA_MAXNREG=0` row compiles without `.maxnreg` (ptxas's own register target: 168 registers and 24 spill bytes).
 
-Expected (hf32, 2026-12-06; from ptxas on the CPU, no GPU run yet). `passes/pipeline_fma.py` gives these loops a
-cp.async ring (4 stages of 16 KB at 128x128x16) and each thread an 8x8 register block (8 warps: 1 CTA an SM; 4x8
-at 64x64 with 4 warps: 4 CTAs an SM) read by ld.shared.v4 (16 LDS.128 per 256 FFMA at 8x8); `.maxnreg 255`;
-ptxas: 0 spills everywhere, 115 registers at 64x64x16 (nt 128, tn 95), 168 at 128x128x16 (tn 128, nt 254). H100 f32 FMA peak ~67 TFLOP/s
+Measured (call 22, H100, dc71874e: no .maxnreg yet): FMA_PIPELINE=0 0.59x -> 0.82x at 2048^3 64x64x16; every nn
+row 0.78-0.84x (41-43 TFLOP/s); tn 0.92x at 4096^3 128x128x16 and 0.88x at 2048^3 64x64x16; nt 0.81-0.83x;
+num_warps = 4 0.81x; min_blocks = 2 0.76x; FMA_PREFETCH=1 +0-1 %; Triton ieee 0.82-0.83x. So A read along k
+(K-contiguous, 168 registers, one CTA an SM at 128x128) is what holds nn below tn: staging A transposed (without
+the per-element copies' hoisted addresses, see hf32's report) is the next lever.
+
+Expected before that call (hf32, 2026-12-06; from ptxas on the CPU). `passes/pipeline_fma.py` gives these loops a
+cp.async ring (4 stages of 16 KB at 128x128x16) and each thread an 8x8 register block (4x8 at 64x64 with 4 warps)
+read by ld.shared.v4 (16 LDS.128 per 256 FFMA); `.maxnreg 255`; ptxas: 0 spills everywhere, 168 registers at
+64x64x16 (2 warps: 6 CTAs an SM), 168 at 128x128x16 (8 warps: 1 CTA an SM), 128 for tn, 254 for nt. H100 f32 FMA peak ~67 TFLOP/s
 (SXM, 1.98 GHz boost), torch's SGEMM ~50 (call 19: 0.342 ms at 2048^3), so 0.9x is ~67 % of peak:
 - FMA_PIPELINE=0 64x64x16: ~0.59x (call 19);
-- nn 64x64x16 (the cliffs case: 4 warps, 4x8 a thread): 0.75-0.95x; with num_warps = 2 (8x8 a thread, 168
-  registers, 6 CTAs an SM): more FMAs a shared load but at 2048^3 a last wave a third full (1,024 tiles: 1.3
-  waves against 1.9), a few points below at 2048 (the default's reason: an estimate), equal or above at 4096;
-  FMA_MAXNREG=0: ptxas's own 96 registers (5 CTAs an SM) against 115 (4);
-- nn 128x128x16 / x32 (8 warps, one CTA an SM, 168 registers): 0.8-1.0x; 128x128x8 a bit lower (a barrier
+- nn 64x64x16 (the cliffs case: 2 warps, 8x8 a thread): 0.75-0.95x;  with num_warps = 4 (4x8 a thread): a few
+  points below or above: fewer FMAs a shared load, more warps an SM, and at 2048^3 a fuller last wave (1,024
+  tiles: 1.3 waves of 6 CTAs an SM at 2 warps, 1.9 of 4 at 4 warps); FMA_MAXNREG=0 there: ptxas's own 96
+  registers (5 CTAs an SM) against 115 (4);
+- nn 128x128x16 / x32 (8 warps, one CTA an SM, 183 / 194 registers): 0.8-1.0x; 128x128x8 a bit lower (a barrier
   every 8 k);
 - min_blocks = 2 at 128x128 (ptxas held at 128 registers, 36-40 spill bytes): probably worse; tells whether
   occupancy or spills matter more;
 - nt / tn 128x128x16: within a few points of nn (tn reads both operands along M/N: 128 registers, 2 CTAs an SM at
-  128x128: if tn reads well above nn, staging A transposed would pay); nt 64x64x16 at 128 registers vs 96 + 40
+  128x128: if tn reads well above nn, staging A transposed would pay); nt 64x64x16 at 254 registers vs 168 + 24
   spill bytes (FMA_MAXNREG=0): which costs more.
 - FMA_PREFETCH=1 (sm_80's schedule: no warp waits for shared memory after the barrier): +0-5 % at 128x128 (one CTA
-  an SM: the barrier's bubble is the SM's), ~0 at 64x64 (four CTAs an SM hide it);
+  an SM: the barrier's bubble is the SM's), ~0 at 64x64 (six CTAs an SM hide it);
 - triton ieee (Triton's f32 tl.dot without TF32, 128x128x32): for reference, likely 0.5-0.8x.
 Errors ~1e-6 (f32 sums in another order than cuBLAS's). A row that fails prints its error and the run goes on.
 """
@@ -79,14 +85,14 @@ PREFETCH = {"TILEC_FMA_PREFETCH": "1"}  # the wait and barrier before a stage's 
 CASES: list[tuple[str, int, tuple[int, int, int], str, dict[str, str]]] = [
     ("nn", 2048, (64, 64, 16), "", OLD),
     ("nn", 2048, (64, 64, 16), "", {}),
-    ("nn", 2048, (64, 64, 16), "num_warps = 2", {}),
-    ("nn", 2048, (64, 64, 16), "", PTXAS_REGS),
+    ("nn", 2048, (64, 64, 16), "num_warps = 4", {}),
+    ("nn", 2048, (64, 64, 16), "num_warps = 4", PTXAS_REGS),
     ("nn", 2048, (64, 64, 32), "", {}),
     ("nn", 2048, (64, 64, 8), "", {}),
     ("nn", 2048, (128, 128, 16), "", {}),
     ("nn", 2048, (128, 128, 8), "", {}),
     ("nn", 4096, (64, 64, 16), "", {}),
-    ("nn", 4096, (64, 64, 16), "num_warps = 2", {}),
+    ("nn", 4096, (64, 64, 16), "num_warps = 4", {}),
     ("nn", 4096, (128, 128, 16), "", {}),
     ("nn", 4096, (128, 128, 32), "", {}),
     ("nn", 4096, (128, 128, 16), "min_blocks = 2", {}),

@@ -44,7 +44,7 @@ operand), an optional transpose of either, and the `DotOp` (engine "fma",
 inputs of 4 or 8 bytes: f32, f64, i32, u32, i64, u64), each tile used once;
 the warps split the accumulator into whole thread blocks. Warps: the
 kernel's `num_warps` hint, else one per 2,048 accumulator elements (64 a
-thread; 32 of 8 bytes), 4 to 8 (`default_warps`). `stages`: the hint, else 4, fewer where a
+thread; 32 of 8 bytes), 1 to 8. `stages`: the hint, else 4, fewer where a
 stage is large (the ring within 64 KB), at least 2, lowered to what fits.
 """
 
@@ -124,13 +124,8 @@ def acc_layout(M: int, N: int, warps: int, spt: tuple[int, int]) -> Blocked | No
 
 
 def default_warps(M: int, N: int, acc: DType) -> int:
-    """One warp per 2,048 accumulator elements (64 registers a thread; 32 of 8 bytes), 4 to 8: fewer than 4
-    leave the barrier's latency exposed (`pipeline_sm80.default_warps`' floor), and a 64 x 64 tile at 2 warps
-    holds 6 CTAs an SM where 4 warps hold 4, so an f32 2048^3 GEMM's 1,024 tiles run 1.3 waves (the last
-    one a third full: a warp an SMSP) against 1.9 (an estimate, not measured: `benchmarks/fma_gemm.py`
-    times both)."""
     per = ACC_REGS // (2 if acc.bits == 64 else 1)
-    w = 4
+    w = 1
     while w < 8 and M * N > per * 32 * w:
         w *= 2
     return w
@@ -222,13 +217,9 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     a_mk = not a_flip
     spt = (1 if a_mk else v, 1 if b_nk else v)
     if warps is None:
-        hinted = "num_warps" in k.source.hints
-        warps = k.num_warps if hinted else default_warps(M, N, dot.acc.dtype)
+        warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N, dot.acc.dtype)
         if ctx.max_warps > 0:
             warps = min(warps, max(1, ctx.max_warps))
-        # a small tile whose blocks the default's warps do not divide (32 x 32 read along M and N) takes fewer
-        while not hinted and warps > 1 and acc_layout(M, N, warps, spt) is None:
-            warps //= 2
     layout = acc_layout(M, N, warps, spt)
     if layout is None:
         return None

@@ -29,7 +29,11 @@ Every other tile value gets a distributed layout, in three steps:
    shape change). Otherwise the conversion stays, for the `convert` pass.
 3. loops: a carried value takes its init's layout, unless the init is free,
    in which case the body is laid out once to learn the layout its yield
-   produces (a running row sum carries the slice its reduction makes).
+   produces (a running row sum carries the slice its reduction makes). In
+   that first pass the carried value is itself free, so a nested loop it
+   initialises learns its own yield's layout too (a running max over two
+   nested loops carries the layout its compare makes, not the default's
+   round trip through shared memory at each inner iteration).
 
 The `convert` pass then makes every remaining disagreement an explicit
 `ConvertLayout`.
@@ -289,6 +293,9 @@ class _Assigner:
         self.row_reduce = any(isinstance(o, ir.Reduce) and len(o.x.shape) >= 2 and o.axis == len(o.x.shape) - 1
                               for o in g.walk(k.body))
         self.loop_args: set[int] = set()
+        # carried values of the loops whose body is being laid out once to learn what it yields
+        # (free inits): free there too, so that a nested loop they initialise learns its own
+        self.probing: set[int] = set()
         self.loaded_reduced = loaded_and_reduced(k.body) if warps_on_columns_enabled() else {}
 
     def default(self, v: ir.Value, threads: int) -> Blocked:
@@ -461,6 +468,8 @@ class _Assigner:
         return None
 
     def _free(self, v: ir.Value) -> bool:
+        if v.id in self.probing:
+            return v.id not in self.layouts
         d = self.defs.get(v.id)
         if isinstance(d, ir.Const | ir.Arange):
             return True
@@ -502,7 +511,10 @@ class _Assigner:
         if free:
             # a first pass learns what the body yields for the free carried values
             saved = dict(self.layouts)
+            outer = self.probing
+            self.probing = outer | {args[i].id for i in free}
             self.region(body, threads)
+            self.probing = outer
             ys = body.ops[-1]
             learned = {i: self.get(ys.values[i]) for i in free}  # type: ignore[union-attr]
             self.layouts = saved

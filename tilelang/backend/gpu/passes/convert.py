@@ -111,9 +111,9 @@ def remake_enabled() -> bool:
     a band matrix built from taps) again in the layout a use wants, in registers, where it
     converted it through shared memory between two barriers (hcliff3: a 3x3 max-pool's
     shift matrix, a blur's band matrices)."""
-    import os
+    from .switches import mode
 
-    return os.environ.get("TILEC_REMAKE_FREE", "1") != "0"
+    return mode("TILEC_REMAKE_FREE", "1", ("0", "1")) == "1"
 
 
 _PURE = (ir.Const, ir.Arange, ir.Broadcast, ir.Reshape, ir.Elementwise, ir.Cast)

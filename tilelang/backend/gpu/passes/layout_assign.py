@@ -275,6 +275,16 @@ def warps_on_last_dim(shape: tuple[int, ...], threads: int, itemsize: int) -> Bl
     return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(range(r - 1, -1, -1)))
 
 
+def nested_carry_enabled() -> bool:
+    """`TILEC_NESTED_CARRY` (unset or "1": on; "0": off, as before 2026-12-06): while a loop's
+    body is laid out to learn what its free carried values yield, they are free there too, so a
+    loop nested in it that they initialise learns its own yield's layout (hcliff3: a 3x3
+    max-pool's running max and index over two nested loops, 42 -> 16 barriers)."""
+    from .switches import mode
+
+    return mode("TILEC_NESTED_CARRY", "1", ("0", "1")) == "1"
+
+
 def _distributed(lay: Layout | None) -> bool:
     return isinstance(lay, Blocked | Slice | MmaTile)
 
@@ -512,7 +522,8 @@ class _Assigner:
             # a first pass learns what the body yields for the free carried values
             saved = dict(self.layouts)
             outer = self.probing
-            self.probing = outer | {args[i].id for i in free}
+            if nested_carry_enabled():
+                self.probing = outer | {args[i].id for i in free}
             self.region(body, threads)
             self.probing = outer
             ys = body.ops[-1]

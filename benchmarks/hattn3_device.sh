@@ -27,6 +27,12 @@
 # One device step, ~110 s on a warm H100 with 16 cores (step timeouts and `el` guards keep it <= ~120 s).
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/hattn3_device.sh        (REPS, BENCH_TIMEOUT, TEST_TIMEOUT, PREWARM_TIMEOUT adjust)
+#   STEP=more bash benchmarks/hattn3_device.sh     (~90 s, after call 22: A Q P P Q A, P = R and Q together, f16 and
+#     bf16 D = 128 full at S = 4,096 and 16,384. Expected (RESULTS.md "hattn3 measured": call 22's R and Q read
+#     +0.8..+1.9 % over two slow A processes, at the default's own table number, so not shown): Q/A and P/A in Tile /
+#     SDPA within +-1.5 % at 4,096, -1..+1 % at 16,384 (the H200 of h15p measured the fast walk -0.4..-2.2 % on long
+#     rows). Only if Q (or P) moves Tile / SDPA by more than the A runs' spread on both dtypes and 16,384 does not
+#     lose does it become the long keys' D = 128 default.
 #   STEP=stamps bash benchmarks/hattn3_device.sh   (~60 s, a second step: the cycle stamps of A and R, f16 D = 128
 #     full S = 4,096 and 16,384, benchmarks/probes/attention_stamps.py; writes $OUT/hattn3_stamps.tgz). Expected
 #     (RESULTS.md "hattn3"'s model, c = 1.80 blocks a tile): a key block ~2,900-3,000 cycles at both S (the loop's
@@ -38,6 +44,7 @@
 set -uo pipefail
 NAME=hattn3${STEP:+_$STEP}; . benchmarks/attention_arms.sh  # (STEP=stamps: $OUT/hattn3_stamps.tgz)
 unset TILEC_ATTN_PRODUCER_REGS TILEC_ATTN_QEARLY TILEC_ATTN_FASTDIV
+export ATTN_TRITON=0  # (call 22: Triton's attention, tuned in the first process, cut run 1A at its 10 s)
 arm() {  # the environment of arm $1
   case $1 in
     A) echo "" ;;
@@ -47,6 +54,23 @@ arm() {  # the environment of arm $1
   esac
 }
 pj=$(( $(nproc) / 4 > 0 ? $(nproc) / 4 : 1 ))
+if [ "${STEP:-}" = more ]; then  # call 22's winners at S = 4,096 and 16,384: A Q P P Q A (no GPU tests: P's passed)
+  for x in A Q P; do
+    env $(arm $x) timeout ${PREWARM_TIMEOUT:-35} python3 benchmarks/attention_prewarm.py --bench-rows f16-128,bf16-128 \
+      --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
+  done
+  wait
+  i=0
+  for x in A Q P P Q A; do
+    i=$((i + 1))
+    if [ "$(el)" -le 100 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-14} --only f16-128,bf16-128 --full-only \
+      --seqs 4096,16384 --throwaway
+    else echo "hattn3 bench $i$x skipped ($(el) s)"; fi
+  done
+  python3 benchmarks/attention_ab.py "$D" --base A || true
+  pack
+  exit 0
+fi
 if [ "${STEP:-}" = stamps ]; then
   for x in A R; do
     env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${PREWARM_TIMEOUT:-35} python3 benchmarks/attention_prewarm.py \

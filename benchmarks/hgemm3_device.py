@@ -1,7 +1,10 @@
-"""hgemm3 on the GPU (one step, ~60-100 s warm, <= 120 s; one line a result):
+"""hgemm3 on the GPU (one step, ~80-110 s on a fresh machine: 15 kernel variants compile; <= 120 s; one line a
+result, printed as timed):
 
     python benchmarks/hgemm3_device.py              # both parts
-    python benchmarks/hgemm3_device.py --part launch   # or --part gemm
+    python benchmarks/hgemm3_device.py --part launch   # ~15 s; or --part gemm (~90 s)
+    python benchmarks/hgemm3_device.py --stub       # CPU: a dry run (launch rows on the stub device, each gemm
+                                                    # case's variant: grid, threads, shared memory, ptxas)
 
 Part `launch` (why call 19's launch_host.py read the 4096^3 GEMM at 51 us median, max 212, where call 18 read
 12 us, once the default launched the wide variant): the same 128x128x64 GEMM launched as the plain kernel

@@ -9,6 +9,8 @@ pipeline then takes the loop) and a loop it still declines for a value that woul
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from llsim import SimDevice
@@ -144,3 +146,20 @@ def test_a_row_tile_loaded_before_the_loop_is_told_to_load_it_in_the_loop() -> N
     moved = QMASK.replace(load, "").replace("        let s = where(qm", load.replace("    ", "        ", 1)
                                             + "        let s = where(qm")
     assert explain.path_of(lowered(moved)) == "attention-pipeline"
+
+
+@pytest.mark.parametrize("hint", [False, True])
+def test_soft_capping_s_tanh_is_advised_unless_fast_math(hint: bool) -> None:
+    """a12's soft-capped ALiBi loop (`tanh(s / cap) * cap`) ran 0.50x SDPA + bias on an H100 (call 22): the
+    accurate f32 tanh on every score; the advice names `fast_math`, and is gone under it."""
+    src = (Path(__file__).parents[1] / "user" / "programs" / "a12_alibi_softcap_attention.tile").read_text(
+        encoding="utf-8")
+    if hint:
+        src = src.replace("kernel fn alibi_attn", "#[hints(fast_math = true)]\nkernel fn alibi_attn", 1)
+    k = next(x for x in driver.compile(src, "ir").output if x.name == "alibi_attn")
+    gk = lower_gpu(k, "sm_90a", {**{n: TensorFacts(True, (False, True, True)) for n in "oqkv"},
+                                 "slopes": TensorFacts(True, (True,))})
+    assert explain.path_of(gk) == "attention-pipeline"
+    notes = [n for n in gk.notes if "`tanh` of the scores" in n.message]
+    assert (notes == []) == hint, [n.message for n in gk.notes]
+    assert hint or "`#[hints(fast_math = true)]` makes it one `tanh.approx`" in notes[0].help[0]

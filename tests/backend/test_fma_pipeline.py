@@ -118,8 +118,10 @@ def test_the_pipeline_agrees_with_the_interpreter(lay: str, dt: str, tile, shape
         ("nn", "f32", (32, 32, 4), (37, 29, 41), "sm_90a"),  # K rows of one chunk: no padding
         ("tt", "f32", (32, 64, 8), (50, 70, 36), "sm_90a"),  # both operands transposed
         ("nn", "f32", (48, 96, 8), (100, 100, 20), "sm_90a"),  # tiles that are not powers of two
+        ("nn", "f32", (64, 16, 16), (100, 40, 50), "sm_90a"),  # 16 columns: 8 x 4 lanes a warp
     ],
-    ids=["nn_f64", "tn_f64", "nt_i64_sm80", "nn_u32", "nn_64_sm80", "nt_64", "tn_64", "nn_k4", "tt", "nn_48x96"],
+    ids=["nn_f64", "tn_f64", "nt_i64_sm80", "nn_u32", "nn_64_sm80", "nt_64", "tn_64", "nn_k4", "tt", "nn_48x96",
+         "nn_64x16"],
 )
 def test_more_types_and_tiles(lay: str, dt: str, tile, shape, arch: str) -> None:  # type: ignore[no-untyped-def]
     text = _check(lay, dt, tile, shape, arch)

@@ -215,6 +215,7 @@ def test_a_wide_tiles_k_step_in_stages_of_64(cfg: GemmConfig, shape, ctas: int, 
     assert np.array_equal(out["0"], out["1"])
 
 
+@pytest.mark.heavy  # (~2-4 s; two_wide_128x128x128 covers the sub-steps by default)
 def test_a_linear_layers_k_step_in_stages_of_64(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The wide tile's K step of 128 in two stages (`HopperPlan.ksub`) under an accumulator that starts at 0.5
     (no zero-init shortcut: the first sub-step reads the constant, the second the first's sum) and an epilogue
@@ -241,6 +242,22 @@ def test_a_linear_layers_k_step_in_stages_of_64(monkeypatch) -> None:  # type: i
     got = np.full((M, N), np.nan, np.float32)
     SimDevice("sm_90a").run(k, (1, 1), [got, a, w, bias, res], facts)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.heavy  # (~3 s; the sub-steps' copies and groups are the default cases')
+def test_column_parts_with_a_k_step_in_stages_of_64() -> None:
+    """128x512x128: two column parts of 256 whose 96 KB stage and the parts' staging left one stage (sm_80's
+    ring took it); each part's K step in 2 stages of 64 (`HopperPlan.ksub`, `parts`): 2 parts x 2 wgmma groups,
+    NumPy's product with edges in M, N and K."""
+    cfg = GemmConfig(128, 512, 128)
+    M, N, K = 130, 528, 208
+    k = _gemm_kernel(cfg)
+    a, b, c = cfg.inputs(M, N, K, 3)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert print_gpu_kernel(dataclasses.replace(gk, body=_roles(gk)[1].body)).count("wgmma ") == 4
+    SimDevice("sm_90a").run(k, (2, 2), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 3)
 
 
 def test_wide_tiles_only_where_they_are_the_users_tiles(monkeypatch) -> None:  # type: ignore[no-untyped-def]

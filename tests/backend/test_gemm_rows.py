@@ -201,3 +201,19 @@ def test_a_tile_taller_than_the_tensor_computes_its_rows(split: str, monkeypatch
     tilelang.compile(LINEAR).linear[128, 128, 64](tilelang.partition(want, [128, 128]), a, w, bias, res).sync()
     np.testing.assert_allclose(outs["1"], want, rtol=1e-4, atol=1e-3)
     assert np.array_equal(outs["0"], outs["1"])
+
+
+@pytest.mark.heavy  # (~2 s; the shrunk rows' default case is the linear layer's above)
+@pytest.mark.parametrize("nt", [False, True], ids=["nn", "nt"])
+def test_a_tile_taller_than_the_tensor_in_the_wide_variant(nt: bool) -> None:
+    """The variant for an output of at most 64 rows that is also wide (many column tiles: `wide_tiles`): 64 x 256
+    wide tiles (5 column tiles of 128 as 3 wide ones, the last one's second past the grid), NumPy's product."""
+    cfg = GemmConfig(128, 128, 64, out="f32", trans_b=nt)
+    k = _gemm_kernel(cfg)
+    a, b, c = cfg.inputs(50, 640, 128, 3)
+    facts = _facts(a=a.shape, b=b.shape, c=c.shape)
+    facts["c"] = dataclasses.replace(facts["c"], rows_at_most=64, wide_tiles=True)
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert "acc_columns" in text and "f32[64, 256]" in text and "f32[128, " not in text
+    SimDevice("sm_90a").run(k, (1, 1), [c, a, b], facts)
+    cfg.assert_product(a, b, c, 3)

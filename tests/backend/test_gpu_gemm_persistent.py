@@ -4,7 +4,9 @@ with NaN first. Marked `gpu` (the same forms in llsim: test_gemm_persistent).
 - split-K by default where a launch has at most half as many tiles as SMs (`gemm_split`, the runtime's
   `few_tiles` variant): a plain GEMM, and a linear layer whose accumulator starts at 0.5 with a bias and a
   residual in the epilogue (only a tile's first piece starts from the constant);
-- the persistent walk (`TILEC_GEMM_PERSISTENT` 1 and 2) and wide tiles (`TILEC_GEMM_WIDEN=1`) on many tiles.
+- the persistent walk (`TILEC_GEMM_PERSISTENT` 1 and 2) and wide tiles (`TILEC_GEMM_WIDEN=1`) on many tiles;
+- hgemm3's: row tiles of 32 / 16 computed 2 / 4 at a time and a 128-row tile over 50 rows (split-K default), a
+  wide tile's K step of 128 in two ring stages.
 
 Each switch is read when a launch lowers the kernel: each case compiles its own program (a comment names it).
 """
@@ -57,7 +59,12 @@ def _check(name: str, tile: tuple[int, int, int], shapes: dict[str, tuple[int, .
     ("gemm", (64, 64, 64), {"a": (64, 1000), "b": (1000, 520)}),  # 9 tiles: 4 pieces of ~4 k-steps, edges
     ("gemm", (128, 128, 64), {"a": (100, 4096), "b": (4096, 1024)}),  # 8 tiles in 8 pieces
     ("linear", (64, 64, 32), {"a": (70, 2048), "w": (200, 2048), "bias": (200,), "res": (70, 200)}),
-], ids=["gemm_edges", "gemm_128", "linear_from_half"])
+    # hgemm3 (`gemm_rows`): 32- and 16-row tiles computed 2 / 4 at a time (16 tiles as 8; 36 as 9, was sm_80's ring)
+    ("gemm", (32, 128, 64), {"a": (64, 4096), "b": (4096, 1024)}),
+    ("gemm", (16, 64, 128), {"a": (50, 2048), "b": (2048, 528)}),
+    # a 128-row tile over 50 rows: the variant for at most 64 output rows computes 64 (bias, residual, 0.5 start)
+    ("linear", (128, 128, 64), {"a": (50, 2048), "w": (264, 2048), "bias": (264,), "res": (50, 264)}),
+], ids=["gemm_edges", "gemm_128", "linear_from_half", "rows32_coarse", "rows16_coarse", "linear_tall_tile"])
 def test_split_k_by_default_on_the_gpu(name: str, tile, shapes, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.delenv("TILEC_GEMM_SPLITK", raising=False)
     _check(name, tile, shapes, "split-K auto")
@@ -69,7 +76,10 @@ def test_split_k_by_default_on_the_gpu(name: str, tile, shapes, monkeypatch) -> 
     ({"TILEC_GEMM_PERSISTENT": "2"}, (64, 64, 64)),
     ({"TILEC_GEMM_WIDEN": "1"}, (128, 64, 64)),  # 4 wide: 128 x 256 on two warpgroups (f32 out: 128x128 would not fit)
     ({"TILEC_GEMM_WIDEN": "1", "TILEC_GEMM_PERSISTENT": "2"}, (64, 64, 64)),
-], ids=["coop", "pingpong", "pingpong_64", "wide_128x64", "wide_64_pingpong"])
+    # hgemm3: a K step of 128 in two ring stages of 64 (`gemm_widen.k_parts`), two warpgroups / pingpong roles
+    ({"TILEC_GEMM_WIDEN": "1"}, (128, 64, 128)),
+    ({"TILEC_GEMM_WIDEN": "1"}, (64, 64, 128)),
+], ids=["coop", "pingpong", "pingpong_64", "wide_128x64", "wide_64_pingpong", "wide_128x64x128", "wide_64x64x128"])
 def test_persistent_forms_on_the_gpu(env: dict[str, str], tile, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     for k, v in env.items():
         monkeypatch.setenv(k, v)

@@ -37,7 +37,8 @@ from __future__ import annotations
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.model import DiagnosticSink
 from tilelang.dtypes import DType
-from tilelang.sema.coerce import adopt, default_type, float_out_of_range, settle
+from tilelang.sema.coerce import (adopt, adopt_tuple, default_type, defaulted, float_out_of_range, has_untyped,
+                                  settle)
 from tilelang.sema.consts import check_overflow, constant_shifts
 from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
@@ -128,6 +129,9 @@ def _default_untyped(tcx: CheckCx) -> None:
     for sym, (init, _) in tcx.mut_literals.items():
         if isinstance(sym.ty, (UntypedInt, UntypedFloat)):
             adopt(tcx, sym, default_type(sym.ty, init))
+    for sym in list(tcx.mut_tuples):  # (their values assigned later too: `q = (q.0 + 5000000000, ..)`)
+        if sym in tcx.mut_tuples and sym.ty is not None and has_untyped(sym.ty):
+            adopt_tuple(tcx, sym, defaulted(sym.ty))
     for node, ty in list(tcx.program.types.items()):
         if isinstance(ty, UntypedFloat) and isinstance(node, (ast.Call, ast.MethodCall)):
             # first, with its arguments: `exp(1)` left to its default is `f32` with its `1`

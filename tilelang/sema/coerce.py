@@ -131,6 +131,17 @@ def default_type(ty: Type, init: Any) -> ScalarT:
     return ScalarT(DType.I64 if big else DType.I32)
 
 
+def defaulted(ty: Type) -> Type:
+    """`ty` with each untyped element at its default: `i32`, `f32` for a float (a `let mut` tuple's at the end)."""
+    if isinstance(ty, UntypedInt):
+        return ScalarT(DType.I32)
+    if isinstance(ty, UntypedFloat):
+        return ScalarT(DType.F32)
+    if isinstance(ty, TupleT):
+        return TupleT(tuple(defaulted(t) for t in ty.elems))
+    return ty
+
+
 def has_untyped(ty: Type) -> bool:
     """A tuple type with an untyped literal element (at any depth): `(Tile<..>, {integer})`."""
     return isinstance(ty, (UntypedInt, UntypedFloat)) or \
@@ -172,6 +183,8 @@ def adopt_tuple(tcx: CheckCx, sym: Symbol, typed: Type) -> Type:
             i = int(u.field.name)
             if isinstance(new, TupleT) and i < len(new.elems):
                 _settle_tuple(tcx, u, new.elems[i])
+        elif isinstance(u, ast.TupleExpr):  # a value assigned to it (round 17)
+            _settle_tuple(tcx, u, new)
         else:
             tcx.program.types[u] = new
     if not has_untyped(new):

@@ -10,7 +10,7 @@ a loop, and that `return` values match the function's result.
 
 from __future__ import annotations
 
-from typing import assert_never
+from typing import Any, assert_never
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
@@ -398,6 +398,17 @@ def _tile_element_help(tcx: CheckCx, target: ast.Index, ty: Type, x: str, v: str
     return f"make the new tile with `where`: `{x} = where({mask}, {v}, {x});` (`{x}` a `let mut`)"
 
 
+def _later_typed(tcx: CheckCx, sym: Any, value: ast.Expr) -> None:
+    """`c = c + 5000000000;` (or `c += ..`) of a `let mut c = 0;` not typed yet: the value takes the type the
+    variable takes (its first typed use's, else its default), with its literals' range checks (round 17: the
+    value stayed untyped, its literal became an `i64`, and the sum wrapped into `c`'s `i32`: 705032704)."""
+    if sym is not None and sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)) \
+            and isinstance(tcx.program.types.get(value), (UntypedInt, UntypedFloat)):
+        tcx.mut_literals[sym][1].append(value)
+    elif sym is not None and sym in tcx.mut_tuples and isinstance(value, ast.TupleExpr):
+        tcx.mut_tuples[sym][1].append(value)  # `q = (q.0 + 5000000000, ..)`: its elements likewise
+
+
 def _returned(tcx: CheckCx, v: ast.Expr | None, ret: Type) -> None:
     """`v` is what a function returns: a mix inside it casts toward the declared return type."""
     held = ret.dtype if isinstance(ret, (TileT, ScalarT)) else None
@@ -468,10 +479,12 @@ def _check_assign(tcx: CheckCx, st: ast.Assign, fx: Fx) -> None:
                 mismatch(tcx, tty, vty, st.value, None)
         else:
             settle(tcx, st.value, tty)
+        _later_typed(tcx, sym, st.value)
         return
     op = st.op[:-1]
     vty = tcx.check_expr(st.value, fx, tty)
     rty = binary_types(tcx, op, tty, vty, st.target, st.value, st.op_span, fx, compound=True)
+    _later_typed(tcx, sym, st.value)
     if sym is not None and isinstance(tty, (UntypedInt, UntypedFloat)) and sym.ty is not None:
         tty = sym.ty  # adopted by the operation
     if not is_poison(rty, tty) and not coerce(tcx, rty, tty, st.value):

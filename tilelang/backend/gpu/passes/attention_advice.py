@@ -104,6 +104,14 @@ def advise(p: Any, C: int, regs: int, ctx: Any, fast_math: bool = False) -> None
                    "s.max(1).reshape([BM, 1]) * c); let p = exp2(fma(s, c, -mn)); let alpha = exp2(m - mn);` with "
                    f"`c = scale * 1.4426950408889634` (log2(e)): {fewer}; the key loop of benchmarks/cliffs.py's "
                    f"`attn` -> `attn_fma`: {sass} SASS instructions (ptxas 13)")
+    tanh = next((op for op in p.loop.body.ops if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.TANH
+                 and len([x for x in op.result.shape if x > 1]) == 2), None)
+    if tanh is not None and not fast_math:  # (round 17: a12's soft-capped ALiBi loop ran 0.50x SDPA + bias, H100)
+        ctx.advise(tanh.span, "`tanh` of the scores (soft-capping) is the accurate f32 tanh: a polynomial below "
+                   "|x| = 0.6, an `exp` and a division above, on every element of every key block (its cost beside "
+                   "the loop's other work unmeasured)",
+                   "`#[hints(fast_math = true)]` makes it one `tanh.approx` (rtol 5e-4, the PTX ISA's bound: for "
+                   "activations, docs/reference.md, Hints), and the scores' `exp` ex2.approx")
     for op in p.loop.body.ops:
         if isinstance(op, ir.Elementwise) and op.op is ir.ElemOp.EXP and len([x for x in op.result.shape if x > 1]) == 2:
             loads = any(isinstance(o, ir.Load) and o is not p.k.load and o is not p.v.load

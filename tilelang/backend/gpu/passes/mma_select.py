@@ -34,6 +34,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from . import gemm_sink
 from .context import PassContext
 from .rewrite import map_ops, uses
 
@@ -111,6 +112,7 @@ def mma_select(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     from .pipeline import hopper_plans
 
     k = fold_dot_adds(k)
+    k = gemm_sink.sunk_if_it_helps(k, ctx, hopper_plans)  # epilogue tiles made before the loop (round 17)
 
     wgmma = {id(p.mma) for p in hopper_plans(k, ctx)} if ctx.has_wgmma else set()
 

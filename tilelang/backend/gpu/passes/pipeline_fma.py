@@ -14,7 +14,8 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   aligned chunks), the schedule of `pipeline_sm80`: the copies of iteration
   i + stages - 1 are issued while iteration i computes;
 - each thread holds a TM x TN block of the accumulator in registers (a
-  `Blocked` layout: 4 x 8 lanes a warp, the warps in a grid), and for every
+  `Blocked` layout: 4 x 8 lanes a warp, or 8 x 4, ... where a narrow tile
+  needs it, the warps in a grid), and for every
   group of `v` k-steps (`v` = 4 elements of 4 bytes, 2 of 8) reads its A
   rows and B columns by vector loads from shared memory and does TM x TN x v
   FMAs: TM + TN vector loads a group, against TM x TN x v FMAs;
@@ -25,7 +26,10 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   so that the 4 (A) or 8 (B) rows a warp reads at one k fall in distinct
   bank groups; an M- or N-contiguous operand (A loaded [K, M] and
   transposed, B as [K, N]) is read along its rows, `v` consecutive elements
-  a lane (`spt` v), 8 lanes reading 128 contiguous bytes.
+  a lane (`spt` v), 8 lanes reading 128 contiguous bytes;
+- the kernel states `.maxnreg 255` (`max_regs`): ptxas's own target spilled;
+- `TILEC_FMA_PREFETCH=1` (opt-in): the wait and barrier before a stage's
+  last group, the next stage's first values carried across the loop.
 
 The products are the interpreter's: `acc + a·b` with the FMA's one rounding
 a step (floats: the interpreter sums `np.matmul`'s products in its own order,
@@ -58,7 +62,7 @@ from .context import PassContext
 from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _batched, _multiple, _Rewriter, _scratch, _slice, _unbatched
 from .rewrite import uses
 
-LANES = (4, 8)  # a warp's lanes along M and N
+LANE_SHAPES = ((4, 8), (8, 4), (2, 16), (16, 2), (1, 32), (32, 1))  # a warp's lanes along M and N
 ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count follows)
 RING_BYTES = 64 * 1024  # default stages: the most that keep the ring within this (at least 2)
 _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
@@ -91,29 +95,32 @@ def vec_of(dt: DType) -> int:
     return min(4, 16 // (8 if dt.bits == 64 else dt.itemsize))
 
 
-def thread_grid(M: int, N: int, warps: int, spt: tuple[int, int]) -> tuple[int, int] | None:
-    """(warps_m, warps_n) giving each thread the squarest register block of the [M, N]
-    accumulator (fewest vector loads a k-group: TM + TN), or None where no split divides it."""
+def thread_grid(M: int, N: int, warps: int, spt: tuple[int, int]) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """(lanes, warps) along (M, N) giving each thread the squarest register block of the [M, N]
+    accumulator (fewest vector loads a k-group: TM + TN; 4 x 8 lanes first, other shapes where they
+    divide a narrow tile: 16 columns at 8 x 4), or None where no split divides it."""
     best = None
-    for wm in range(1, warps + 1):
-        if warps % wm:
-            continue
-        wn = warps // wm
-        cm, cn = spt[0] * LANES[0] * wm, spt[1] * LANES[1] * wn
-        if M % cm or N % cn:
-            continue
-        tm, tn = M // (LANES[0] * wm), N // (LANES[1] * wn)
-        score = (tm + tn, abs(tm - tn))
-        if best is None or score < best[0]:
-            best = (score, (wm, wn))
+    for rank, lanes in enumerate(LANE_SHAPES):
+        for wm in range(1, warps + 1):
+            if warps % wm:
+                continue
+            wn = warps // wm
+            cm, cn = spt[0] * lanes[0] * wm, spt[1] * lanes[1] * wn
+            if M % cm or N % cn:
+                continue
+            tm, tn = M // (lanes[0] * wm), N // (lanes[1] * wn)
+            score = (tm + tn, abs(tm - tn), rank)
+            if best is None or score < best[0]:
+                best = (score, (lanes, (wm, wn)))
     return best[1] if best else None
 
 
 def acc_layout(M: int, N: int, warps: int, spt: tuple[int, int]) -> Blocked | None:
-    grid = thread_grid(M, N, warps, spt)
-    if grid is None:
+    got = thread_grid(M, N, warps, spt)
+    if got is None:
         return None
-    return Blocked(spt, LANES, grid, (1, 0))
+    lanes, grid = got
+    return Blocked(spt, lanes, grid, (1, 0))
 
 
 def default_warps(M: int, N: int, acc: DType) -> int:
@@ -246,49 +253,21 @@ class _FmaRewriter(_Rewriter):
         ops.append(g.CpAsyncCommit(p.loop.span))
 
     def rewrite_fma(self, p: _Plan) -> list[object]:
-        out: list[object] = []
-        loop, S = p.loop, p.stages
-        iv, acc = loop.body.args
-        M, K = p.dot.a.shape
-        N = p.dot.b.shape[1]
+        """The ops replacing loop `p.loop` (`pipeline_sm80`'s schedule: `ring_loop`)."""
+        S, K = p.stages, p.dot.a.shape[1]
         dt = p.dot.a.dtype
-        sa = self.fresh.value(dt, (S, M, K + p.pads[0]) if p.a_mk else (S, K, M), "sA")
-        sb = self.fresh.value(dt, (S, N, K + p.pads[1]) if p.b_nk else (S, K, N), "sB")
-        self.layouts[sa.id] = SmemRows()
-        self.layouts[sb.id] = SmemRows()
-        out += [g.SmemAlloc(sa), g.SmemAlloc(sb)]
-        for s in range(S - 1):  # prologue: iterations 0 .. S-2
-            ivs = loop.lower if s == 0 else self.elem(out, ir.ElemOp.ADD, loop.lower,
-                                                      self.elem(out, ir.ElemOp.MUL, loop.step, self.const(out, s)))
-            self.copies(p, out, (sa, sb), ivs, self.const(out, s))
-        body: list[object] = []
-        it = self.elem(body, ir.ElemOp.DIV, self.elem(body, ir.ElemOp.SUB, iv, loop.lower), loop.step, "i")
-        s_const = self.const(body, S)
-        stage = self.elem(body, ir.ElemOp.REM, it, s_const, "stage")
-        # iteration i's group landed and is visible to every thread; every warp is done
-        # with the stage iteration i - 1 read, which the copies of iteration i + S - 1 fill
-        # (prefetching: the wait and barrier are in iteration i - 1's op, before its last group,
-        # and the preheader's for iteration 0)
+        M, N = p.dot.a.shape[0], p.dot.b.shape[1]
+        sa = (S, M, K + p.pads[0]) if p.a_mk else (S, K, M)
+        sb = (S, N, K + p.pads[1]) if p.b_nk else (S, K, N)
+        rings = ((dt, sa, SmemRows()), (dt, sb, SmemRows()))
+        # prefetching: the wait and barrier before the loop and inside each iteration's op, before its last group
         pre = prefetch_enabled()
-        (out if pre else body).append(g.CpAsyncWait(S - 2, True, loop.span))
-        ahead = self.elem(body, ir.ElemOp.ADD, iv, self.elem(body, ir.ElemOp.MUL, loop.step, self.const(body, S - 1)))
-        nxt = self.elem(body, ir.ElemOp.ADD, it, self.const(body, S - 1))
-        self.copies(p, body, (sa, sb), ahead, self.elem(body, ir.ElemOp.REM, nxt, s_const, "next"))
-        res = self.fresh.value(p.dot.result.dtype, p.dot.result.shape, "acc")
-        body.append(g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk, p.b_nk, p.dot.span, S - 2 if pre else -1))
-        body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
-        for v in (acc, res, loop.results[0]):
-            self.layouts[v.id] = p.layout
-        init = loop.inits[0]
-        c = self.consts.get(init.id)
-        if c is not None:  # a constant accumulator starts in registers, in the loop's layout
-            init = self.fresh.value(init.dtype, init.shape, "acc")
-            out.append(ir.Const(init, c.value, c.span))
-            self.layouts[init.id] = p.layout
-        out.append(dataclasses.replace(loop, inits=(init,),
-                                       body=ir.Region(loop.body.args, tuple(body))))  # type: ignore[arg-type]
-        out.append(g.CpAsyncWait(0, True, loop.span))
-        return out
+
+        def dot(res: ir.Value, sa: ir.Value, sb: ir.Value, stage: ir.Value, acc: ir.Value) -> object:
+            return g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk, p.b_nk, p.dot.span, S - 2 if pre else -1)
+
+        return self.ring_loop(p.loop, S, rings, lambda ops, bufs, iv, st: self.copies(p, ops, bufs, iv, st),
+                              dot, p.dot.result.dtype, p.layout, wait_in_body=not pre)
 
 
 def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:

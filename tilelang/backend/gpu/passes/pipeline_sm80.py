@@ -316,54 +316,67 @@ class _Rewriter:
 
     def rewrite(self, p: _Plan) -> list[object]:
         """The ops replacing loop `p.loop`: rings, prologue, loop, final wait."""
-        out: list[object] = []
-        loop, S = p.loop, p.stages
-        iv, acc = loop.body.args
         M, K = p.a.result.shape[-2:]
         N = p.dot.b.shape[1]
         dt = p.a.result.dtype
-        sa = self.fresh.value(dt, (S, M, K), "sA")
-        sb = self.fresh.value(dt, (S, N, K) if p.b_nk else (S, K, N), "sB")
-        self.layouts[sa.id] = SmemTile()
-        self.layouts[sb.id] = SmemTile()
+        rings = ((dt, (p.stages, M, K), SmemTile()), (dt, (p.stages, N, K) if p.b_nk else (p.stages, K, N), SmemTile()))
+
+        def dot(res: ir.Value, sa: ir.Value, sb: ir.Value, stage: ir.Value, acc: ir.Value) -> object:
+            return g.SmemDot(res, sa, sb, stage, acc, p.b_nk, p.dot.span, p.stages - 2)
+
+        # Iteration 0's group must have landed before the loop: its first
+        # fragments are loaded in the preheader. Each later wait is inside the
+        # mma, before its last k16 step, which then loads the next stage's
+        # first fragments for the next iteration (SmemDot.prefetch).
+        return self.ring_loop(p.loop, p.stages, rings, lambda ops, bufs, iv, st: self.issue(p, ops, bufs, iv, st),
+                              dot, DType.F32, MmaTile(*p.grid), wait_in_body=False)
+
+    def ring_loop(self, loop: ir.For, S: int, rings: tuple[tuple[DType, tuple[int, ...], object], ...],
+                  issue: object, dot: object, acc_dt: DType, tile: object, wait_in_body: bool) -> list[object]:
+        """The ring schedule of a loop accumulating one product (this pass's and `pipeline_fma`'s): the two
+        rings ((dtype, [S, rows, cols], layout) each), a prologue issuing the copies of iterations 0 .. S-2
+        (`issue(ops, bufs, iv, stage)`), the loop (the wait and barrier at its top where `wait_in_body`, else
+        before it and inside `dot(result, a_ring, b_ring, stage, acc)`'s op), the accumulator in `tile`."""
+        out: list[object] = []
+        iv, acc = loop.body.args
+        sa = self.fresh.value(rings[0][0], rings[0][1], "sA")
+        sb = self.fresh.value(rings[1][0], rings[1][1], "sB")
+        self.layouts[sa.id] = rings[0][2]  # type: ignore[assignment]
+        self.layouts[sb.id] = rings[1][2]  # type: ignore[assignment]
         out += [g.SmemAlloc(sa), g.SmemAlloc(sb)]
         # prologue: iterations 0 .. S-2
         for s in range(S - 1):
             ivs = loop.lower if s == 0 else self.elem(out, ir.ElemOp.ADD, loop.lower,
                                                       self.elem(out, ir.ElemOp.MUL, loop.step, self.const(out, s)))
-            self.issue(p, out, (sa, sb), ivs, self.const(out, s))
+            issue(out, (sa, sb), ivs, self.const(out, s))  # type: ignore[operator]
         # the body
         body: list[object] = []
         it = self.elem(body, ir.ElemOp.DIV, self.elem(body, ir.ElemOp.SUB, iv, loop.lower), loop.step, "i")
         s_const = self.const(body, S)
         stage = self.elem(body, ir.ElemOp.REM, it, s_const, "stage")
-        # Iteration 0's group must have landed before the loop: its first
-        # fragments are loaded in the preheader. Each later wait is inside the
-        # mma, before its last k16 step, which then loads the next stage's
-        # first fragments for the next iteration (SmemDot.prefetch).
-        out.append(g.CpAsyncWait(S - 2, loop.span))
+        (body if wait_in_body else out).append(g.CpAsyncWait(S - 2, True, loop.span))
         # The copies of iteration i + S - 1 go into the stage iteration i - 1
-        # read: every warp passed the barrier inside that iteration's mma after
-        # its last read of the stage, so they can be issued before this
-        # iteration's mma and have its whole duration to land.
+        # read: every warp passed the barrier after its last read of the stage
+        # (this iteration's, or the one inside that iteration's product), so they
+        # can be issued before this iteration's product and have its whole
+        # duration to land.
         ahead = self.elem(body, ir.ElemOp.ADD, iv, self.elem(body, ir.ElemOp.MUL, loop.step, self.const(body, S - 1)))
         nxt = self.elem(body, ir.ElemOp.ADD, it, self.const(body, S - 1))
-        self.issue(p, body, (sa, sb), ahead, self.elem(body, ir.ElemOp.REM, nxt, s_const, "next"))
-        res = self.fresh.value(DType.F32, p.dot.result.shape, "acc")
-        body.append(g.SmemDot(res, sa, sb, stage, acc, p.b_nk, p.dot.span, S - 2))
+        issue(body, (sa, sb), ahead, self.elem(body, ir.ElemOp.REM, nxt, s_const, "next"))  # type: ignore[operator]
+        res = self.fresh.value(acc_dt, acc.shape, "acc")
+        body.append(dot(res, sa, sb, stage, acc))  # type: ignore[operator]
         body.append(ir.Yield((res,), loop.body.ops[-1].span))  # type: ignore[union-attr]
-        tile = MmaTile(*p.grid)
         for v in (acc, res, loop.results[0]):
-            self.layouts[v.id] = tile
+            self.layouts[v.id] = tile  # type: ignore[assignment]
         init = loop.inits[0]
         c = self.consts.get(init.id)
-        if c is not None:  # a constant accumulator starts in registers, in the mma layout (no conversion)
-            init = self.fresh.value(DType.F32, init.shape, "acc")
+        if c is not None:  # a constant accumulator starts in registers, in the loop's layout (no conversion)
+            init = self.fresh.value(init.dtype, init.shape, "acc")
             out.append(ir.Const(init, c.value, c.span))
-            self.layouts[init.id] = tile
+            self.layouts[init.id] = tile  # type: ignore[assignment]
         out.append(dataclasses.replace(loop, inits=(init,),
                                        body=ir.Region(loop.body.args, tuple(body))))  # type: ignore[arg-type]
-        out.append(g.CpAsyncWait(0, loop.span))
+        out.append(g.CpAsyncWait(0, True, loop.span))
         return out
 
 

@@ -30,9 +30,9 @@ import dataclasses
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Barriers, Layout, MmaAcc, Shared, WgmmaAcc, blocked_for
+from ..layouts import Barriers, Blocked, Layout, MmaAcc, Shared, Slice, WgmmaAcc, blocked_for, replicate_bound
 from .context import Fresh, PassContext
-from .layout_assign import broadcast_backward
+from .layout_assign import broadcast_backward, reshape_backward
 from .rewrite import map_ops, substitute, uses, with_regions
 
 
@@ -105,6 +105,97 @@ def drop_dead_broadcasts_enabled() -> bool:
     return os.environ.get("TILEC_DROP_DEAD_BROADCASTS", "1") != "0"
 
 
+def remake_enabled() -> bool:
+    """`TILEC_REMAKE_FREE` (unset or "1": on; "0": off, as before 2026-12-06): `convert`
+    computes a value made only of aranges, constants and scalars (an index pattern, a mask,
+    a band matrix built from taps) again in the layout a use wants, in registers, where it
+    converted it through shared memory between two barriers (hcliff3: a 3x3 max-pool's
+    shift matrix, a blur's band matrices)."""
+    from .switches import mode
+
+    return mode("TILEC_REMAKE_FREE", "1", ("0", "1")) == "1"
+
+
+_PURE = (ir.Const, ir.Arange, ir.Broadcast, ir.Reshape, ir.Elementwise, ir.Cast)
+_REMAKE_OPS = 24  # ops one conversion may compute again at most
+
+
+def _moves(v: ir.Value, lay: Layout, layouts: dict[int, Layout], threads: int) -> bool:
+    """Converting `v` to `lay` moves data between threads (through shared memory): the
+    code generator's test (`codegen/shapes.local`); one in registers costs nothing to keep."""
+    from tilelang.backend.codegen.views import register_map, thread_register_map, view_of
+
+    src = layouts.get(v.id)
+    if not isinstance(src, Blocked | Slice) or not isinstance(lay, Blocked | Slice):
+        return False
+    vs = view_of(src, v.shape, threads, v.dtype.itemsize)
+    vd = view_of(lay, v.shape, threads, v.dtype.itemsize)
+    align: list[int | None] = list(range(len(v.shape)))
+    if register_map(vs, vd, align) is not None:
+        return False
+    return not (replicate_bound() and thread_register_map(vs, vd, align) is not None)
+
+
+def _remakeable(v: ir.Value, lay: Layout, layouts: dict[int, Layout], defs: dict[int, object],
+                budget: list[int]) -> bool:
+    """`v` can be computed in `lay` in registers from scalars, constants and aranges (and
+    tiles already in the layout they would be read in), within `budget` ops."""
+    if layouts.get(v.id) == lay or not v.shape:
+        return True
+    if not isinstance(lay, Blocked | Slice):
+        return False
+    budget[0] -= 1
+    if budget[0] < 0:
+        return False
+    d = defs.get(v.id)
+    match d:
+        case ir.Const() | ir.Arange():
+            return True
+        case ir.Broadcast(x=x):
+            if not x.shape:
+                return True
+            lx = broadcast_backward(x.shape, v.shape, lay)
+            return lx is not None and _remakeable(x, lx, layouts, defs, budget)
+        case ir.Reshape(x=x):
+            lx = reshape_backward(x.shape, v.shape, lay)
+            return lx is not None and _remakeable(x, lx, layouts, defs, budget)
+        case ir.Elementwise() | ir.Cast():
+            return all(_remakeable(x, lay, layouts, defs, budget) for x in g.operands(d) if x.shape)
+    return False
+
+
+def _remade(d: object, got: ir.Value, lay: Layout, conv) -> object:  # type: ignore[no-untyped-def]
+    """The op `d` again, its result `got` (in `lay`), its tile operands through `conv`."""
+    match d:
+        case ir.Const() | ir.Arange():
+            return dataclasses.replace(d, result=got)
+        case ir.Broadcast(x=x) | ir.Reshape(x=x):
+            if not x.shape:
+                return dataclasses.replace(d, result=got)
+            back = broadcast_backward if isinstance(d, ir.Broadcast) else reshape_backward
+            return dataclasses.replace(d, result=got, x=conv(x, back(x.shape, got.shape, lay)))
+        case ir.Elementwise(operands=xs):
+            return dataclasses.replace(d, result=got, operands=tuple(conv(x, lay) if x.shape else x for x in xs))
+        case ir.Cast(x=x):
+            return dataclasses.replace(d, result=got, x=conv(x, lay))
+    raise AssertionError(d)
+
+
+def _chains(ids: set[int], defs: dict[int, object]) -> set[int]:
+    """`ids` and the tile values their ops read, down through the ops `_remakeable` takes."""
+    out: set[int] = set()
+    todo = list(ids)
+    while todo:
+        i = todo.pop()
+        if i in out:
+            continue
+        out.add(i)
+        d = defs.get(i)
+        if isinstance(d, _PURE):
+            todo.extend(x.id for x in g.operands(d) if x.shape)
+    return out
+
+
 def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     layouts = dict(k.layouts)
     fresh = Fresh(k.next_id)
@@ -118,6 +209,9 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # conversions cache, the ids the region defines, whether it is a loop's)
     frames: list[tuple[list[object], dict, set[int], bool]] = []  # type: ignore[type-arg]
     rebroadcast: set[int] = set()  # broadcasts re-made from their source in another layout
+    threads_now: list[int] = [k.num_warps * 32]  # the threads of the region being rebuilt
+    made: dict[int, object] = {}  # the ops `conv` made again, by result id
+    remade_ids: set[int] = set()  # values made again in another layout (`_remakeable`), and those made
 
     def hoist(v: ir.Value, out: list[object], cache: dict) -> tuple[list[object], list[dict]]:  # type: ignore[type-arg]
         """Where to convert `v`: before the outermost loop around this use that
@@ -150,6 +244,15 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 # broadcast again from the (smaller) source in the wanted layout
                 out.append(ir.Broadcast(got, conv(d.x, lx, out, cache), d.span))
                 rebroadcast.add(v.id)
+                made[got.id] = out[-1]
+            elif (remake_enabled() and _moves(v, lay, layouts, threads_now[-1])
+                  and _remakeable(v, lay, layouts, defs, [_REMAKE_OPS])):
+                # computed again in the wanted layout from what it is made of (aranges,
+                # constants, scalars): registers, where a conversion moves it through
+                # shared memory between two barriers
+                out.append(_remade(d, got, lay, lambda x, lx: conv(x, lx, out, cache)))
+                remade_ids.update((v.id, got.id))  # (got: a use may convert it again, remade, and drop it)
+                made[got.id] = out[-1]
             else:
                 out.append(g.ConvertLayout(got, v))
             for c in caches:
@@ -173,10 +276,12 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         cache = dict(cache)
         defined = {a.id for a in r.args} | {v.id for o in r.ops for v in g.results(o)}
         frames.append((out, cache, defined, loop))
+        threads_now.append(threads)
         try:
             return _region(r, threads, out, cache)
         finally:
             frames.pop()
+            threads_now.pop()
 
     def _region(r: ir.Region, threads: int, out: list[object], cache: dict) -> ir.Region:  # type: ignore[type-arg]
         for op in r.ops:
@@ -222,7 +327,19 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         read = uses(body)
         body = map_ops(body, lambda op: [] if isinstance(op, ir.Broadcast) and op.result.id in rebroadcast
                        and not read.get(op.result.id) else [op])
+    if remade_ids and drop_dead_broadcasts_enabled():
+        # the same for a value computed again (`_remakeable`), down its chain: what nothing
+        # reads any more (the original, a copy made for a use that was then made again) goes
+        remade = _chains(remade_ids | set(made), defs | made)
+        while True:
+            read = uses(body)
+            dead = {i for i in remade if not read.get(i)}
+            if not dead:
+                break
+            remade -= dead
+            body = map_ops(body, lambda op: [] if isinstance(op, _PURE) and op.result.id in dead  # noqa: B023
+                           else [op])
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next)
 
 
-__all__ = ["convert", "drop_dead_broadcasts_enabled"]
+__all__ = ["convert", "drop_dead_broadcasts_enabled", "remake_enabled"]

@@ -29,7 +29,11 @@ Every other tile value gets a distributed layout, in three steps:
    shape change). Otherwise the conversion stays, for the `convert` pass.
 3. loops: a carried value takes its init's layout, unless the init is free,
    in which case the body is laid out once to learn the layout its yield
-   produces (a running row sum carries the slice its reduction makes).
+   produces (a running row sum carries the slice its reduction makes). In
+   that first pass the carried value is itself free, so a nested loop it
+   initialises learns its own yield's layout too (a running max over two
+   nested loops carries the layout its compare makes, not the default's
+   round trip through shared memory at each inner iteration).
 
 The `convert` pass then makes every remaining disagreement an explicit
 `ConvertLayout`.
@@ -271,6 +275,16 @@ def warps_on_last_dim(shape: tuple[int, ...], threads: int, itemsize: int) -> Bl
     return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(range(r - 1, -1, -1)))
 
 
+def nested_carry_enabled() -> bool:
+    """`TILEC_NESTED_CARRY` (unset or "1": on; "0": off, as before 2026-12-06): while a loop's
+    body is laid out to learn what its free carried values yield, they are free there too, so a
+    loop nested in it that they initialise learns its own yield's layout (hcliff3: a 3x3
+    max-pool's running max and index over two nested loops, 42 -> 16 barriers)."""
+    from .switches import mode
+
+    return mode("TILEC_NESTED_CARRY", "1", ("0", "1")) == "1"
+
+
 def _distributed(lay: Layout | None) -> bool:
     return isinstance(lay, Blocked | Slice | MmaTile)
 
@@ -289,6 +303,9 @@ class _Assigner:
         self.row_reduce = any(isinstance(o, ir.Reduce) and len(o.x.shape) >= 2 and o.axis == len(o.x.shape) - 1
                               for o in g.walk(k.body))
         self.loop_args: set[int] = set()
+        # carried values of the loops whose body is being laid out once to learn what it yields
+        # (free inits): free there too, so that a nested loop they initialise learns its own
+        self.probing: set[int] = set()
         self.loaded_reduced = loaded_and_reduced(k.body) if warps_on_columns_enabled() else {}
 
     def default(self, v: ir.Value, threads: int) -> Blocked:
@@ -461,6 +478,8 @@ class _Assigner:
         return None
 
     def _free(self, v: ir.Value) -> bool:
+        if v.id in self.probing:
+            return v.id not in self.layouts
         d = self.defs.get(v.id)
         if isinstance(d, ir.Const | ir.Arange):
             return True
@@ -502,7 +521,11 @@ class _Assigner:
         if free:
             # a first pass learns what the body yields for the free carried values
             saved = dict(self.layouts)
+            outer = self.probing
+            if nested_carry_enabled():
+                self.probing = outer | {args[i].id for i in free}
             self.region(body, threads)
+            self.probing = outer
             ys = body.ops[-1]
             learned = {i: self.get(ys.values[i]) for i in free}  # type: ignore[union-attr]
             self.layouts = saved

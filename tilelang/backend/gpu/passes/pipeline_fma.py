@@ -59,13 +59,11 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import Blocked, SmemRows
 from .context import PassContext
-from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _batched, _multiple, _Rewriter, _scratch, _slice, _unbatched
-from .rewrite import uses
+from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _multiple, _Rewriter, _scratch, _slice, _unbatched, lone_dot
 
 LANE_SHAPES = ((4, 8), (8, 4), (2, 16), (16, 2), (1, 32), (32, 1))  # a warp's lanes along M and N
 ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count follows)
 RING_BYTES = 64 * 1024  # default stages: the most that keep the ring within this (at least 2)
-_SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
 _TYPES = (DType.F32, DType.F64, DType.I32, DType.U32, DType.I64, DType.U64)
 
 
@@ -173,29 +171,10 @@ def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object], item: int) 
 
 
 def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None) -> _Plan | None:
-    body = op.body
-    if len(op.inits) != 1 or not isinstance(body.ops[-1], ir.Yield):
+    found = lone_dot(k, op, "fma")
+    if found is None:
         return None
-    acc = body.args[1]
-    defs: dict[int, object] = {}
-    dots = []
-    for o in body.ops[:-1]:
-        for v in g.results(o):
-            defs[v.id] = o
-        if isinstance(o, g.DotOp):
-            dots.append(o)
-        elif not ((isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o)))
-                  or isinstance(o, ir.Load | ir.Permute) or _batched(o, defs, k) is not None):
-            return None
-    if len(dots) != 1:
-        return None
-    dot = dots[0]
-    y = body.ops[-1]
-    if dot.engine != "fma" or dot.acc.id != acc.id or y.values[0].id != dot.result.id:  # type: ignore[union-attr]
-        return None
-    count = uses(body)
-    if count.get(acc.id) != 1 or count.get(dot.result.id) != 1:
-        return None
+    dot, defs, count = found
     a, a_flip = _operand(dot.a, defs, k, count)
     b, b_nk = _operand(dot.b, defs, k, count)
     if not isinstance(a, ir.Load) or not isinstance(b, ir.Load):
@@ -228,7 +207,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if any(c * item % 16 for c in conts):
         return None
     pads = (pad_of(K, item) if a_mk else 0, pad_of(K, item) if b_nk else 0)
-    every = {v.id: o for o in (*k.body.ops, *body.ops) for v in g.results(o)}
+    every = {v.id: o for o in (*k.body.ops, *op.body.ops) for v in g.results(o)}
     vector = (_chunked(ctx, a, every, item), _chunked(ctx, b, every, item))
     stage_bytes = (M * (K + pads[0]) + N * (K + pads[1])) * item
     fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - _scratch(k, op)) // stage_bytes

@@ -127,29 +127,10 @@ class _Plan:
 
 
 def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None) -> _Plan | None:
-    body = op.body
-    if len(op.inits) != 1 or not isinstance(body.ops[-1], ir.Yield):
+    found = lone_dot(k, op, "mma.sync")
+    if found is None:
         return None
-    acc = body.args[1]
-    defs: dict[int, object] = {}
-    dots = []
-    for o in body.ops[:-1]:
-        for v in g.results(o):
-            defs[v.id] = o
-        if isinstance(o, g.DotOp):
-            dots.append(o)
-        elif not ((isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o)))
-                  or isinstance(o, ir.Load | ir.Permute) or _batched(o, defs, k) is not None):
-            return None
-    if len(dots) != 1:
-        return None
-    dot = dots[0]
-    y = body.ops[-1]
-    if dot.engine != "mma.sync" or dot.acc.id != acc.id or y.values[0].id != dot.result.id:  # type: ignore[union-attr]
-        return None
-    count = uses(body)
-    if count.get(acc.id) != 1 or count.get(dot.result.id) != 1:
-        return None
+    dot, defs, count = found
     a = _unbatched(defs.get(dot.a.id), defs, k, count)
     b = defs.get(dot.b.id)
     b_nk = False
@@ -177,7 +158,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     grid = warp_grid(M, N, warps)
     if grid is None:
         return None
-    every = {v.id: o for o in (*k.body.ops, *body.ops) for v in g.results(o)}
+    every = {v.id: o for o in (*k.body.ops, *op.body.ops) for v in g.results(o)}
     vector = tuple(_chunked(ctx, ld, every) for ld in (a, b))
     stage_bytes = (M * K + K * N) * 2
     fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - _scratch(k, op)) // stage_bytes
@@ -187,6 +168,37 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
         return None
     return _Plan(op, dot, a, b, b_nk, grid, stages, vector, warps)  # type: ignore[arg-type]
 
+
+
+def lone_dot(k: g.GpuKernel, op: ir.For, engine: str) -> tuple[g.DotOp, dict[int, object], dict[int, int]] | None:
+    """The K loop `op` as the rings take it: one carried accumulator, fed by one `engine` product and
+    used by nothing else, the rest of the body loads (plain, permuted or batched) and scalar arithmetic.
+    Gives the product, the body's defining op by value id and the body's use counts (sm_80's ring and
+    the FMA pipeline, `pipeline_fma`)."""
+    body = op.body
+    if len(op.inits) != 1 or not isinstance(body.ops[-1], ir.Yield):
+        return None
+    acc = body.args[1]
+    defs: dict[int, object] = {}
+    dots = []
+    for o in body.ops[:-1]:
+        for v in g.results(o):
+            defs[v.id] = o
+        if isinstance(o, g.DotOp):
+            dots.append(o)
+        elif not ((isinstance(o, _SCALAR) and all(not v.shape for v in g.results(o)))
+                  or isinstance(o, ir.Load | ir.Permute) or _batched(o, defs, k) is not None):
+            return None
+    if len(dots) != 1:
+        return None
+    dot = dots[0]
+    y = body.ops[-1]
+    if dot.engine != engine or dot.acc.id != acc.id or y.values[0].id != dot.result.id:  # type: ignore[union-attr]
+        return None
+    count = uses(body)
+    if count.get(acc.id) != 1 or count.get(dot.result.id) != 1:
+        return None
+    return dot, defs, count
 
 def _batched(o: object, defs: dict[int, object], k: g.GpuKernel) -> ir.Load | None:
     """The load of a batched operand, `p.load([b, i, k]).reshape([BM, BK])` of a 3-D tensor (round 15: a

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tilelang.backend.gpu.passes import attention_chain, convert, gemm_persistent, gemm_rows, gemm_split, gemm_widen, layout_assign
+from tilelang.backend.gpu.passes import attention_chain, attention_loop, convert, gemm_persistent, gemm_rows, gemm_split, gemm_widen, layout_assign
 from tilelang.backend.gpu.passes.switches import mode
 
 
@@ -28,6 +28,7 @@ def test_a_switch_reads_its_default_its_value_and_refuses_others(monkeypatch) ->
     ("TILEC_ATTN_CHAIN", attention_chain.setting, "0, 1, late or auto"),
     ("TILEC_REMAKE_FREE", convert.remake_enabled, "0 or 1"),
     ("TILEC_NESTED_CARRY", layout_assign.nested_carry_enabled, "0 or 1"),
+    ("TILEC_ATTN_PINGPONG", attention_loop.pingpong, "0 or 1"),  # "rotated-unsafe" built wrong kernels: gone
 ])
 def test_each_reader_words_a_bad_value_alike(name: str, read, values: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv(name, "maybe")

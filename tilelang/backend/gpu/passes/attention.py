@@ -259,7 +259,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     q_early = q_early or chain.q_early(ch)
     turned = rot.rotated(loop, p, cast, chained, bufs, fresh, layouts, moved, loops.s_product, loops.unshare, turns,
                          qempty if q_early else None, ch) \
-        if schedule == "overlap" and rot.enabled(p) and (not turns or loops.pingpong() == "rotated-unsafe") else None
+        if schedule == "overlap" and rot.enabled(p) and not turns else None
     ch = ch if turned is not None else None  # (rotated declined: it never saw `ch`)
     if schedule == "serial":
         c_loop, c_pre, c_post = loops.serial(loop, p, cast, chained, bufs, fresh, layouts)

@@ -23,6 +23,7 @@ from .attention_rotated import _reads, pin_wait
 from .context import Fresh
 from .pipeline import PRODUCER_REGS, _Build, role_registers
 from .rewrite import substitute
+from .switches import mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,10 +53,11 @@ def pingpong() -> str:
     """Whether two consumer warpgroups take turns to issue their products
     (FlashAttention-3's ping-pong: one's softmax under the other's products):
     `TILEC_ATTN_PINGPONG` "1" (on the overlapped loop, which then replaces the
-    rotated one at D = 128), "rotated-unsafe" (on the rotated loop: WRONG
-    results and illegal addresses on the H200, 2026-12-03, right in llsim;
-    kept for whoever investigates), "0"."""
-    return os.environ.get("TILEC_ATTN_PINGPONG", PINGPONG_DEFAULT)
+    rotated one at D = 128) or "0". Turns on the rotated loop gave WRONG
+    results and illegal addresses on the H200 (2026-12-03, right in llsim):
+    the switch that built them ("rotated-unsafe") is gone, so no setting
+    builds a kernel known to be wrong."""
+    return mode("TILEC_ATTN_PINGPONG", PINGPONG_DEFAULT, ("0", "1"))
 
 
 def schedule(loop: ir.For, p: AttnPlan, C: int) -> str:

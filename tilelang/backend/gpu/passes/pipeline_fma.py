@@ -59,7 +59,7 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import Blocked, SmemRows
 from .context import PassContext
-from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _multiple, _Rewriter, _scratch, _slice, _unbatched, lone_dot
+from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _multiple, _Rewriter, _scratch, _slice, _unbatched, lone_dot, place_rings, splice
 
 LANE_SHAPES = ((4, 8), (8, 4), (2, 16), (16, 2), (1, 32), (32, 1))  # a warp's lanes along M and N
 ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count follows)
@@ -249,38 +249,25 @@ class _FmaRewriter(_Rewriter):
                               dot, p.dot.result.dtype, p.layout, wait_in_body=not pre)
 
 
+def _ring_nbytes(p: _Plan) -> int:
+    """The shared memory of a plan's ring: its stages of A and B rows, each padded (`SmemRows`)."""
+    item = 8 if p.dot.a.dtype.bits == 64 else p.dot.a.dtype.itemsize
+    M, K = p.dot.a.shape
+    N = p.dot.b.shape[1]
+    return p.stages * (M * (K + p.pads[0]) + N * (K + p.pads[1])) * item
+
+
 def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if not enabled() or ctx.sm < 80:
         return k
-    loops = [o for o in k.body.ops if isinstance(o, ir.For)]
     if any(isinstance(o, g.SmemDot) for o in g.walk(k.body)):
         return k  # one pipeline a kernel: the sm_80 ring set the warps
-    wanted = [p.warps for o in loops if (p := _plan(k, ctx, o)) is not None]
-    if not wanted:
-        return k
-    warps = max(wanted)
-    plans: dict[int, _Plan] = {}
-    ring = 0
-    for o in loops:
-        if (p := _plan(k, ctx, o, warps)) is not None:
-            item = 8 if p.dot.a.dtype.bits == 64 else p.dot.a.dtype.itemsize
-            M, K = p.dot.a.shape
-            N = p.dot.b.shape[1]
-            nbytes = p.stages * (M * (K + p.pads[0]) + N * (K + p.pads[1])) * item
-            if ring + nbytes + _scratch(k, o) <= SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM):
-                ring += nbytes
-                plans[id(o)] = p
+    warps, plans = place_rings(k, ctx, _plan, _ring_nbytes)
     if not plans:
         return k
     rw = _FmaRewriter(k)
-    out: list[object] = []
-    for op in k.body.ops:
-        p = plans.get(id(op))
-        if p is None:
-            out.append(op)
-        else:
-            out += rw.rewrite_fma(p)
-    return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
+    out = splice(k, plans, rw.rewrite_fma)
+    return dataclasses.replace(k, body=ir.Region(k.body.args, out),  # type: ignore[arg-type]
                                layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
                                num_stages=max(p.stages for p in plans.values()), max_regs=max_regs())
 

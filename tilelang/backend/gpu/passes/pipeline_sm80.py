@@ -62,6 +62,8 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+from collections.abc import Callable
+from typing import Any
 
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -392,34 +394,46 @@ class _Rewriter:
         return out
 
 
-def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    if ctx.has_wgmma and not fallback_enabled():
-        return k
-    # one warp count for the kernel: the hint, else the most any planned loop wants
+def place_rings(k: g.GpuKernel, ctx: PassContext, plan: Callable[..., Any],
+                ring_bytes: Callable[[Any], int]) -> tuple[int, dict[int, Any]]:
+    """Which of the kernel's top-level loops get a ring (sm_80's and the FMA pipeline's): one warp count
+    for the kernel, the most any planned loop wants (`plan(k, ctx, loop)`, then planned again at that
+    count), and the loops whose rings fit the shared memory beside the ones before them (every ring is
+    live for the whole kernel: smem_alloc does not overlap them). Gives (warps, plans by id of loop)."""
     loops = [o for o in k.body.ops if isinstance(o, ir.For)]
-    wanted = [p.warps for o in loops if (p := _plan(k, ctx, o)) is not None]
+    wanted = [p.warps for o in loops if (p := plan(k, ctx, o)) is not None]
     if not wanted:
-        return k
+        return 0, {}
     warps = max(wanted)
-    plans: dict[int, _Plan] = {}
-    ring = 0  # every plan's ring is live for the whole kernel (smem_alloc does not overlap them)
+    plans: dict[int, Any] = {}
+    ring = 0
     for o in loops:
-        if (p := _plan(k, ctx, o, warps)) is not None:
-            nbytes = p.stages * _ring_bytes(p)
+        if (p := plan(k, ctx, o, warps)) is not None:
+            nbytes = ring_bytes(p)
             if ring + nbytes + _scratch(k, o) <= SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM):
                 ring += nbytes
                 plans[id(o)] = p
-    if not plans:
-        return k
-    rw = _Rewriter(k)
+    return warps, plans
+
+
+def splice(k: g.GpuKernel, plans: dict[int, Any], rewrite: Callable[[Any], list[object]]) -> tuple[object, ...]:
+    """The kernel's top-level ops with each planned loop replaced by `rewrite(plan)`'s ops."""
     out: list[object] = []
     for op in k.body.ops:
         p = plans.get(id(op))
-        if p is None:
-            out.append(op)
-        else:
-            out += rw.rewrite(p)
-    return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
+        out += [op] if p is None else rewrite(p)
+    return tuple(out)
+
+
+def pipeline_sm80(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
+    if ctx.has_wgmma and not fallback_enabled():
+        return k
+    warps, plans = place_rings(k, ctx, _plan, lambda p: p.stages * _ring_bytes(p))
+    if not plans:
+        return k
+    rw = _Rewriter(k)
+    out = splice(k, plans, rw.rewrite)
+    return dataclasses.replace(k, body=ir.Region(k.body.args, out),  # type: ignore[arg-type]
                                layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
                                num_stages=max(p.stages for p in plans.values()))
 

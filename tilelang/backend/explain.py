@@ -25,6 +25,7 @@ PATHS = {
     "attention-pipeline": "the Hopper attention pipeline (TMA K/V ring, wgmma, the softmax in registers)",
     "wgmma-pipeline": "the Hopper GEMM pipeline (TMA ring, warp-specialised wgmma)",
     "sm80-pipeline": "the cp.async ring with ldmatrix + mma.sync (sm_80's pipeline)",
+    "products-pipeline": "cp.async rings with ldmatrix + mma.sync, several products a loop in registers",
     "fma-pipeline": "the cp.async ring with register-blocked FMAs (no tensor cores)",
     "mma.sync": "ldmatrix + mma.sync with no pipeline",
     "fma": "scalar FMAs (no tensor cores)",
@@ -44,6 +45,8 @@ def path_of(gk: Any) -> str:
         return "wgmma-pipeline"
     if g.SmemDot in kinds:
         return "sm80-pipeline"
+    if g.RingMma in kinds:
+        return "products-pipeline"
     if g.SmemFma in kinds:
         return "fma-pipeline"
     engines = {op.engine for op in ops if isinstance(op, g.DotOp)}

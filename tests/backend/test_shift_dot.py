@@ -1,0 +1,81 @@
+"""A product by a shift matrix made of aranges is the shift it is (`codegen/shift_dot.py`, `TILEC_SHIFT_DOT`,
+hcliff4 2026-12-06): tests/user a05's max-pool moves the window's odd column by one element with
+`dot(t.reshape([1, N]), (arange(N).reshape([N, 1]) + 1 == arange(N).reshape([1, N])) as f32)` (`roll`'s help:
+a tile has no element-offset load); the FMA engine staged the [64, 64] matrix in shared memory and ran 64 FMAs
+an output. Now the row alone goes through shared memory and each output reads its source element, with the
+FMA loop's value bit for bit: +0.0 for -0.0 and where no element moves in, NaN where another element of the
+row is an infinity or a NaN (its product by zero), an infinity where it is the moved element."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+A05 = HERE.parents[1] / "tests" / "user" / "programs" / "a05_maxpool3x3_indices.tile"
+
+SHIFTS = """
+kernel fn sh<const N: i32>(y: &mut Tensor<f32, [2, N]>, z: &mut Tensor<f32, [2, N]>, x: &Tensor<f32, [?, ?]>) {
+    let t = x.partition([2, N]).load([block_id(0), 0]);
+    let s = (arange::<i32>(N).reshape([N, 1]) + 1 == arange::<i32>(N).reshape([1, N])) as f32;
+    let u = (arange::<i32>(N).reshape([1, N]) == arange::<i32>(N).reshape([N, 1]) - 3) as f32;
+    y.store(dot(t, s));
+    z.store(dot(t, u));
+}
+
+fn main() {
+    let base = arange::<f32>(96).reshape([6, 16]) - 40.0;
+    // an infinity alone in row 0 (its element moves: inf there, NaN elsewhere), a NaN in row 4, -0.0 in row 2
+    let x = where(base == -35.0, base * 1.0e38, where(base == 0.0, base * -1.0,
+        where(base == 27.0, base * 1.0e38 - base * 1.0e38, base)));
+    let mut y = zeros::<f32>([6, 16]);
+    let mut z = zeros::<f32>([6, 16]);
+    sh::<16>(y.partition([2, 16]), z.partition([2, 16]), &x).sync();
+    print(y);
+    print(z);
+}
+"""
+
+
+def _ptx(src: str, kernel: str) -> str:
+    from tilelang import driver
+    from tilelang.backend import emit_ptx
+
+    k = next(x for x in driver.compile(src, "ir").output if x.name == kernel)
+    return emit_ptx(k, "sm_90a")
+
+
+def _pool() -> str:
+    src = A05.read_text(encoding="utf-8")
+    return src[:src.index("fn main()")] + (
+        "fn main() { let x = zeros::<f32>([2, 112, 112]); let mut y = zeros::<f32>([2, 56, 56]);"
+        " let mut i = zeros::<i32>([2, 56, 56]);"
+        " pool3::<64>(y.partition([1, 1, 64]), i.partition([1, 1, 64]), &x).sync(); }\n")
+
+
+def test_the_max_pools_shift_is_no_product(monkeypatch: pytest.MonkeyPatch) -> None:
+    ptx = _ptx(_pool(), "pool3")
+    assert "fma.rn" not in ptx  # the [1, 64] x [64, 64] product's FMAs
+    stores = ptx.count("st.shared")
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "0")  # before: the matrix staged in shared memory, FMAs over it
+    old = _ptx(_pool(), "pool3")
+    assert "fma.rn" in old and old.count("st.shared") > stores
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_simulated_shift_is_the_interpreters_product(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(HERE))
+    import llsim
+
+    import tilelang.run as run
+
+    want = io.StringIO()
+    run.execute(SHIFTS, "cpu", out=want, name="p.tile")
+    assert "NaN" in want.getvalue() and "inf" in want.getvalue()
+    got = io.StringIO()
+    monkeypatch.setattr(run, "make_device", lambda choice, out: llsim.sim_runtime_device(arch))
+    run.execute(SHIFTS, "cpu", out=got, name="p.tile")
+    assert got.getvalue() == want.getvalue()

@@ -1,32 +1,39 @@
 #!/usr/bin/env bash
-# hcliff4 (2026-12-06): tests/user a01's GQA attention backward dQ loop (3 products a key block: S = Q K^T,
-# dP = dO V^T, dQ += dS K; H = 32 on 8 KV heads, S = 4096, D = 128, causal, f16) on the new products pipeline
-# (`passes/pipeline_products.py`: K/V tiles in a cp.async ring, Q/dO copied once to shared memory, ldmatrix +
-# mma.sync, every value of the body in the mma's C-fragment layout in registers), against the path before it
-# (TILEC_PRODUCTS_PIPELINE=0: each product staged through shared memory between barriers, 255 registers and
-# ~700 B of spills a thread) and PyTorch's SDPA backward (flash/cuDNN: dQ, dK and dV). One process an arm, each
-# cut at 28 s; one step, <= 115 s on an H100.
+# hcliff4 (2026-12-06): three of huser17's natural programs against PyTorch on the GPU, each with hcliff4's rule
+# on (the default) and off (as before), one process an arm, each cut at 28 s; one step, <= 115 s on an H100.
 #
-#     bash benchmarks/hcliff4_device.sh
+#     bash benchmarks/hcliff4_device.sh              # dq new/old, maxpool+blur new/old
+#     STEP=more bash benchmarks/hcliff4_device.sh    # dq's variants: 3 stages, 128 x 64 blocks (8 warps)
 #
-# One line a case and arm (huser17_paths.py's: ours, torch's, ratio = torch / ours) and a 'dq share' line: ours
-# against 3/5 of SDPA's backward (its dQ products' share; hcliff4's goal >= 0.5).
-# Expected, and why (ptxas sm_90a: 64 x 64, 4 warps, 249 registers, no spills, 96 KB shared: 2 CTAs an SM):
-# - old: 0.07x (call 22/23: 11.6 ms, 17.8 TFLOP/s).
-# - new 64x64 (2 stages, the default): the loop's 192 mma.sync a warp an iteration fed by ldmatrix from shared
-#   memory, 8 warps an SM. FA2's dQ-like loops reach ~150-250 TFLOP/s with mma.sync on an H100: expect ~1.2-2.5
-#   ms, ratio ~0.35-0.7 (dq share ~0.2-0.4x); not the 0.5x goal yet if the barrier a block and the exposed
-#   ldmatrix latency (no fragment prefetch) dominate.
-# - new 64x64 stages 3 (TILEC_PRODUCTS_STAGES=3: 128 KB, 1 CTA an SM): likely slower (4 warps an SM).
-# - new 128x64 (8 warps, 16 rows a warp, 128 KB with Q/dO: 1 CTA an SM): K/V read once for 128 rows.
+# One line a case and arm (huser17_paths.py's: ours, torch's, ratio = torch / ours; maxpool's 'err 0.0' = the
+# same values and indices as torch) and a 'dq share' line: ours against 3/5 of SDPA's backward (its dQ
+# products' share; hcliff4's goal >= 0.5). Expected, and why:
+# - dq (a01: GQA causal attention backward's dQ loop, 3 products a key block, H = 32 on 8 KV heads, S = 4096,
+#   D = 128, f16, 64 x 64): new = the products pipeline (`passes/pipeline_products.py`: K/V in a cp.async ring,
+#   Q/dO copied once to shared memory, ldmatrix + mma.sync, every value in registers; ptxas 249 registers, no
+#   spills, 96 KB: 2 CTAs an SM) vs old (TILEC_PRODUCTS_PIPELINE=0: 0.07x, 11.6 ms in calls 22/23). FA2-like
+#   mma.sync loops reach ~150-250 TFLOP/s on an H100: expect new ~1.2-2.5 ms, ratio ~0.35-0.7 (dq share
+#   ~0.2-0.4); the barrier a block and the ldmatrix latency at each block's start are what is left.
+# - maxpool (a05, 512 planes of 112 x 112): new = the window's one-element shift as a shift (`codegen/
+#   shift_dot.py`: no [1, 64] x [64, 64] FMA product a row, whose matrix went through shared memory) vs old
+#   (TILEC_SHIFT_DOT=0, 0.06x in call 23): the product was ~3/4 of the kernel's instructions: expect ~0.1-0.2x.
+# - blur rows/cols (a03, 4096^2 f32, [32, 64] tiles): new = the three band products a tile as 5-tap stencils
+#   (5 FMAs a band an output, the FMA loop's values bit for bit) vs old (3 x 64 FMAs an output; rows 0.41x,
+#   cols 3.91x in call 23): expect rows >= 1x, cols above 4x; the loads of the three neighbour tiles and the
+#   shared-memory staging of each then bound them.
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # arm, env...
-  local arm=$1; shift
-  env "$@" timeout 28 python3 benchmarks/huser17_paths.py --only dq --reps 10 2>&1 | grep -v '^#' | sed "s/^/$arm /"
+run() {  # arm, cases, reps, env...
+  local arm=$1 cases=$2 reps=$3; shift 3
+  env "$@" timeout 28 python3 benchmarks/huser17_paths.py --only "$cases" --reps "$reps" 2>&1 | grep -v '^#' | sed "s/^/$arm /"
 }
-run new TILEC_PRODUCTS_PIPELINE=1
-run new3 TILEC_PRODUCTS_STAGES=3
-run new128 HUSER17_DQ_TILE=128x64
-env TILEC_PRODUCTS_PIPELINE=0 timeout 28 python3 benchmarks/huser17_paths.py --only dq --reps 3 2>&1 | grep -v '^#' | sed "s/^/old /"
+if [ "${STEP:-}" = more ]; then
+  run new3 dq 10 TILEC_PRODUCTS_STAGES=3
+  run new128 dq 10 HUSER17_DQ_TILE=128x64
+  exit 0
+fi
+run new dq 10 TILEC_PRODUCTS_PIPELINE=1
+run old dq 3 TILEC_PRODUCTS_PIPELINE=0
+run new maxpool,blur 20 TILEC_SHIFT_DOT=1
+run old maxpool,blur 20 TILEC_SHIFT_DOT=0

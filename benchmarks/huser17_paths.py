@@ -289,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default="")
     ap.add_argument("--dry", action="store_true")
     args = ap.parse_args(argv)
-    cases = [c for c in CASES if args.only in c]
+    cases = [c for c in CASES if any(o in c for o in args.only.split(","))]  # --only blur,maxpool: both
     if args.dry:
         dry(cases)
         return 0

@@ -40,6 +40,25 @@ fn main() {
 """
 
 
+A03 = HERE.parents[1] / "tests" / "user" / "programs" / "a03_gaussian_blur_separable.tile"
+
+
+def _blur(main: str) -> str:
+    src = A03.read_text(encoding="utf-8")
+    return src[:src.index("fn main()")] + "fn main() { " + main + " }\n"
+
+
+# a03's blur on a 20 x 40 image of [16, 32] tiles (edges both ways), an infinity at (3, 5) and a NaN at (17, 30)
+BLUR = _blur("let r = rand::<f32>([20, 40], 7); let at = arange::<f32>(800).reshape([20, 40]);"
+             " let img = where(at == 125.0, r * 1.0e38 * 1.0e10, where(at == 710.0, r * 0.0 / 0.0, r));"
+             " let taps = arange::<f32>(5);"
+             " let w = where(taps == 2.0, 6.0, where((taps == 1.0) || (taps == 3.0), 4.0, 1.0)) / 16.0;"
+             " let mut tmp = zeros::<f32>([20, 40]); let mut out = zeros::<f32>([20, 40]);"
+             " blur_rows::<16, 32>(tmp.partition([16, 32]), &img, &w).sync();"
+             " blur_cols::<16, 32>(out.partition([16, 32]), &tmp, &w).sync();"
+             " print(tmp); print(out);")
+
+
 def _ptx(src: str, kernel: str) -> str:
     from tilelang import driver
     from tilelang.backend import emit_ptx
@@ -79,3 +98,45 @@ def test_the_simulated_shift_is_the_interpreters_product(arch: str, monkeypatch:
     monkeypatch.setattr(run, "make_device", lambda choice, out: llsim.sim_runtime_device(arch))
     run.execute(SHIFTS, "cpu", out=got, name="p.tile")
     assert got.getvalue() == want.getvalue()
+
+
+def _sim(src: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    sys.path.insert(0, str(HERE))
+    import llsim
+
+    import tilelang.run as run
+
+    got = io.StringIO()
+    with monkeypatch.context() as m:
+        m.setattr(run, "make_device", lambda choice, out: llsim.sim_runtime_device(arch))
+        run.execute(src, "cpu", out=got, name="p.tile")
+    return got.getvalue()
+
+
+def test_the_blurs_bands_are_stencils(monkeypatch: pytest.MonkeyPatch) -> None:
+    """a03's band products (taps on 5 diagonals; on the right for rows, transposed on the left for columns):
+    no product of the matrix left, 5 FMAs a band an output."""
+    src = _blur("let x = zeros::<f32>([64, 128]); let w = zeros::<f32>([5]); let mut y = zeros::<f32>([64, 128]);"
+                " blur_rows::<32, 64>(y.partition([32, 64]), &x, &w).sync();"
+                " blur_cols::<32, 64>(y.partition([32, 64]), &x, &w).sync();")
+    new = {k: _ptx(src, k) for k in ("blur_rows", "blur_cols")}
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "0")
+    old = {k: _ptx(src, k) for k in ("blur_rows", "blur_cols")}
+    for k in new:
+        # the FMA loop over a [64, 64] band (a `counted_loop` of 64 steps) is gone: no loop of FMAs
+        assert new[k].count("st.shared") < old[k].count("st.shared"), k
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_simulated_blur_is_the_fma_loops_bit_for_bit(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every element, an infinity and a NaN among them (their rows and columns NaN where the FMA loop's
+    products by zero make them so), as the FMA loop over the band computed it; and the interpreter's values
+    (its matmul sums in its own order: within f32's rounding)."""
+    import tilelang.run as run
+
+    got = _sim(BLUR, arch, monkeypatch)
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "0")
+    assert got == _sim(BLUR, arch, monkeypatch)
+    want = io.StringIO()
+    run.execute(BLUR, "cpu", out=want, name="p.tile")
+    assert "NaN" in got and got.count("NaN") == want.getvalue().count("NaN")

@@ -11,9 +11,9 @@
 # - dq (a01: GQA causal attention backward's dQ loop, 3 products a key block, H = 32 on 8 KV heads, S = 4096,
 #   D = 128, f16, 64 x 64): new = the products pipeline (`passes/pipeline_products.py`: K/V in a cp.async ring,
 #   Q/dO copied once to shared memory, ldmatrix + mma.sync, every value in registers; ptxas 249 registers, no
-#   spills, 96 KB: 2 CTAs an SM) vs old (TILEC_PRODUCTS_PIPELINE=0: 0.07x, 11.6 ms in calls 22/23). FA2-like
-#   mma.sync loops reach ~150-250 TFLOP/s on an H100: expect new ~1.2-2.5 ms, ratio ~0.35-0.7 (dq share
-#   ~0.2-0.4); the barrier a block and the ldmatrix latency at each block's start are what is left.
+#   spills, 96 KB: 2 CTAs an SM) vs old (TILEC_PRODUCTS_PIPELINE=0: 0.07x, 11.6 ms in calls 22/23). Call 25
+#   (H100, this script's first version): new 0.706 ms, 292 TFLOP/s, 1.16x SDPA bwd, dq share 0.70x; 3 stages
+#   0.816 ms, 128 x 64 0.772 ms; old 11.63 ms: expect the same.
 # - maxpool (a05, 512 planes of 112 x 112): new = the window's one-element shift as a shift (`codegen/
 #   shift_dot.py`: no [1, 64] x [64, 64] FMA product a row, whose matrix went through shared memory) vs old
 #   (TILEC_SHIFT_DOT=0, 0.06x in call 23): the product was ~3/4 of the kernel's instructions: expect ~0.1-0.2x.

@@ -20,6 +20,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 A01 = ROOT / "tests" / "user" / "programs" / "a01_gqa_attention_backward_dq.tile"
+DKDV = HERE / "programs" / "attn_dkdv.tile"  # FlashAttention-2's dK/dV loop: 4 products, 2 accumulators
 
 
 def _dq(bm: int, bn: int, d: int, s: int, g: int = 2) -> str:
@@ -195,3 +196,45 @@ def test_a_loop_it_refuses_says_why() -> None:
     gk = _kernel(two, "gate_up", "sm_90a")
     assert explain.path_of(gk) == "mma.sync"
     assert not [n for n in explain.refusals(gk) if "products pipeline" in n.message]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_dk_dv_loop_of_four_products(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other half of FlashAttention-2's backward as a user writes it: a KV block a tile, a loop over query
+    blocks with S^T = K Q^T, dV += P^T dO, dP^T = V dO^T, dK += dS^T Q; Q and dO each read by two products (one
+    transposed), lse and delta per query a column vector. S = 80 (the last query block past the end)."""
+    from tilelang.backend import explain
+    from tilelang.backend.gpu import nodes as g
+
+    src = DKDV.read_text(encoding="utf-8")
+    gk = _kernel(src, "attn_dkdv", arch)
+    assert explain.path_of(gk) == "products-pipeline" and explain.refusals(gk) == []
+    mmas = [o for o in _ops(gk) if isinstance(o, g.RingMma)]
+    assert len(mmas) == 4 and sum(m.a_stage is None for m in mmas) == 2
+    want = _interp(src)
+    assert _sim(src, arch, monkeypatch) == pytest.approx(want, rel=2e-5)
+
+
+def _dkdv(bm: int, bn: int, d: int, s: int) -> str:
+    src = DKDV.read_text(encoding="utf-8")
+    return src.replace("let s = 80;", f"let s = {s};").replace("let d = 32;", f"let d = {d};").replace(
+        "attn_dkdv::<16, 32, 32>(dk.partition([1, 32, 32]), dv.partition([1, 32, 32])",
+        f"attn_dkdv::<{bm}, {bn}, {d}>(dk.partition([1, {bn}, {d}]), dv.partition([1, {bn}, {d}])")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "gate_up"])
+def test_on_the_gpu_against_the_interpreter(case: str) -> None:
+    """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and the gate/up loop
+    on the GPU: the interpreter's statistics within f32's rounding of sums and the GPU's exp."""
+    import tilelang.run as run
+
+    src = {"dq 64x64 D128": _dq(64, 64, 128, 200), "dq 128x64 D128": _dq(128, 64, 128, 200),
+           "dkdv 64x64 D64": _dkdv(64, 64, 64, 200), "gate_up": GATE_UP}[case]
+    want = io.StringIO()
+    run.execute(src, "cpu", out=want, name="p.tile")
+    got = io.StringIO()
+    ex = run.execute(src, "gpu", out=got, name="p.tile")
+    assert ex.device.kind == "gpu"
+    w, g_ = ([float(x) for x in s.getvalue().split()] for s in (want, got))
+    assert g_ == pytest.approx(w, rel=1e-4), (g_, w)

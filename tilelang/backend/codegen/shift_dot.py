@@ -13,7 +13,7 @@ The value is the FMA loop's bit for bit. That loop starts at the accumulator's +
 `cur = fma(a[i, k], b[k, j], cur)`: a product by zero leaves `cur` as it is (it is never -0.0: sums to zero
 round to +0.0), unless its other factor is an infinity or a NaN (NaN). So an output is the band's FMAs in k
 order from +0.0, NaN where an element off the band of its row of x (column, for a band on the left) is not
-finite: a count of those a row (column), made once by one thread each (`_counts`), less the band's own.
+finite: a count of those a row (column), made once by a warp each (`_counts`), less the band's own.
 Only for f32 products whose accumulator is a constant zero tile (`TILEC_SHIFT_DOT=0` off).
 """
 
@@ -218,25 +218,34 @@ def _is_nonfinite(em: Any, x: str) -> str:
 
 def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, span: Any) -> int:
     """Byte offset in the scratch area of `lines` i32 counts of the infinities and NaNs of each row (`rows`) or
-    column of the [R, C] f32 tile at byte `off` (written by one thread a line, then a CTA barrier)."""
+    column of the [R, C] f32 tile at byte `off`: a warp a line (warp w lines w, w + W, ...), its lanes a
+    stride of 32 elements each, summed by `shfl.bfly` and stored by lane 0; then a CTA barrier."""
     R, C = shape
     at = off + -(-(R * C * 4) // 16) * 16
     em.need_smem(at + lines * 4, span)
     n = C if rows else R
-    for chunk in range(-(-lines // em.T)):
-        line = em.emit(f"add i32 %tid, {chunk * em.T}")
+    W = em.T // 32
+    lane = em.emit("and i32 %tid, 31")
+    warp = em.emit("lshr i32 %tid, 5")
+    for chunk in range(-(-lines // W)):
+        line = em.emit(f"add i32 {warp}, {chunk * W}")
+        valid = em.emit(f"icmp ult i32 {line}, {lines}")  # the same in every lane of the warp
+        safe = em.emit(f"select i1 {valid}, i32 {line}, i32 0")
+        cnt = "0"
+        for c in range(-(-n // 32)):
+            k = em.emit(f"add i32 {lane}, {32 * c}")
+            ok = em.emit(f"icmp ult i32 {k}, {n}")
+            ks = em.emit(f"select i1 {ok}, i32 {k}, i32 0")
+            flat = (em.emit(f"add i32 {em.emit(f'mul i32 {safe}, {C}')}, {ks}") if rows
+                    else em.emit(f"add i32 {em.emit(f'mul i32 {ks}, {C}')}, {safe}"))
+            bad = em.emit(f"and i1 {ok}, {_is_nonfinite(em, em.smem_load(off, DType.F32, flat))}")
+            cnt = em.emit(f"add i32 {cnt}, {em.emit(f'zext i1 {bad} to i32')}")
+        for m in (16, 8, 4, 2, 1):
+            cnt = em.emit(f"add i32 {cnt}, {em.shfl_xor(cnt, DType.I32, m)}")
         go, done = em.new_label("cnt"), em.new_label("cntd")
-        em.cbr(em.emit(f"icmp ult i32 {line}, {lines}"), go, done)
+        em.cbr(em.emit(f"and i1 {valid}, {em.emit(f'icmp eq i32 {lane}, 0')}"), go, done)
         em.label(go)
-
-        def body(k: str, cur: list[str], line: str = line) -> list[str]:
-            flat = (em.emit(f"add i32 {em.emit(f'mul i32 {line}, {C}')}, {k}") if rows
-                    else em.emit(f"add i32 {em.emit(f'mul i32 {k}, {C}')}, {line}"))
-            x = em.smem_load(off, DType.F32, flat)
-            return [em.emit(f"add i32 {cur[0]}, {em.emit(f'zext i1 {_is_nonfinite(em, x)} to i32')}")]
-
-        c = em.counted_loop(0, n, [("i32", "0")], body)[0]
-        em.stmt(f"store i32 {c}, ptr addrspace(3) {em.smem_ptr(at, DType.I32, line)}, align 4")
+        em.stmt(f"store i32 {cnt}, ptr addrspace(3) {em.smem_ptr(at, DType.I32, line)}, align 4")
         em.br(done)
         em.label(done)
     em.barrier()

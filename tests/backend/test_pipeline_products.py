@@ -238,3 +238,24 @@ def test_on_the_gpu_against_the_interpreter(case: str) -> None:
     assert ex.device.kind == "gpu"
     w, g_ = ([float(x) for x in s.getvalue().split()] for s in (want, got))
     assert g_ == pytest.approx(w, rel=1e-4), (g_, w)
+
+
+@pytest.mark.parametrize("case", ["dq bf16", "s05 batched, rows of 74 bytes"])
+def test_bf16_and_element_copies(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """a01 in bf16 (the bf16 mma and the A fragments packed to bf16), and tests/user s05's batched bf16 GEMM
+    pair (two accumulators of one A; K = 37: rows that are not whole 16-byte chunks, copied element by
+    element into the ring, the last k tile partial): the interpreter's values (s05: bit for bit)."""
+    from tilelang.backend import explain
+
+    if case == "dq bf16":
+        src = _dq(32, 16, 32, 80).replace("f16", "bf16").replace("bbf16", "bf16")
+        name = "attn_dq"
+    else:
+        src = (ROOT / "tests" / "user" / "programs" / "s05_bmm_mixed_precision.tile").read_text(encoding="utf-8")
+        src = src.replace("print(c.shape(), (c as f32).abs().max() > 1.0);",
+                          "print((c as f32).sum(), ((c as f32) * (c as f32)).sum(), (ct as f32).sum());")
+        name = "bmm"
+    assert explain.path_of(_kernel(src, name, "sm_90a")) == "products-pipeline"
+    want = _interp(src)
+    got = _sim(src, "sm_90a", monkeypatch)
+    assert got == (want if name == "bmm" else pytest.approx(want, rel=2e-5)), (got, want)

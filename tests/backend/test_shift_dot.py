@@ -151,3 +151,17 @@ def test_the_simulated_blur_is_the_fma_loops_bit_for_bit(arch: str, monkeypatch:
     want = io.StringIO()
     run.execute(BLUR, "cpu", out=want, name="p.tile")
     assert "NaN" in got and got.count("NaN") == want.getvalue().count("NaN")
+
+
+def test_explain_says_the_products_run_as_stencils(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tilelang import driver
+    from tilelang.backend import explain, lower_gpu
+
+    src = _blur("let x = zeros::<f32>([64, 128]); let w = zeros::<f32>([5]); let mut y = zeros::<f32>([64, 128]);"
+                " blur_rows::<32, 64>(y.partition([32, 64]), &x, &w).sync();")
+    k = next(x for x in driver.compile(src, "ir").output if x.name == "blur_rows")
+    gk = lower_gpu(k, "sm_90a", {})
+    assert explain.stencils(gk) == 3
+    assert "scalar FMAs (no tensor cores), 3 products by a band matrix as stencils, 4 warps" in explain.describe(gk)
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "0")
+    assert explain.stencils(gk) == 0 and "stencil" not in explain.describe(gk)

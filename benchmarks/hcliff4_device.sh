@@ -24,16 +24,27 @@
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # arm, cases, reps, env...
-  local arm=$1 cases=$2 reps=$3; shift 3
-  env "$@" timeout 28 python3 benchmarks/huser17_paths.py --only "$cases" --reps "$reps" 2>&1 | grep -v '^#' | sed "s/^/$arm /"
+# huser17_paths.py's cases in one process (its `main` a case at a time; DQ_TILE set first where given), each
+# dq line followed by its 'dq share' (3/5 of SDPA's backward: ratio * 0.6)
+run() {  # arm, "case case ..", reps, dq tile ("" = the script's 64x64), env...
+  local arm=$1 cases=$2 reps=$3 tile=$4; shift 4
+  env "$@" timeout 28 python3 -c "
+import sys
+sys.path.insert(0, 'benchmarks')
+import huser17_paths as h
+if '$tile':
+    h.DQ_TILE = tuple(int(x) for x in '$tile'.split('x'))
+for c in '$cases'.split():
+    h.main(['--only', c, '--reps', '$reps'])
+" 2>&1 | grep -v '^#' | awk '{ print; if ($1 == "dq" && $0 ~ / ratio /) { for (i = 1; i < NF; i++) if ($i == "ratio")
+    printf "dq share   ours vs 3/5 of sdpa bwd: ratio %.2f\n", $(i + 1) * 0.6 } }' | sed "s/^/$arm /"
 }
 if [ "${STEP:-}" = more ]; then
-  run new3 dq 10 TILEC_PRODUCTS_STAGES=3
-  run new128 dq 10 HUSER17_DQ_TILE=128x64
+  run new3 dq 10 "" TILEC_PRODUCTS_STAGES=3
+  run new128 dq 10 128x64
   exit 0
 fi
-run new dq 10 TILEC_PRODUCTS_PIPELINE=1
-run old dq 3 TILEC_PRODUCTS_PIPELINE=0
-run new maxpool,blur 20 TILEC_SHIFT_DOT=1
-run old maxpool,blur 20 TILEC_SHIFT_DOT=0
+run new dq 10 "" TILEC_PRODUCTS_PIPELINE=1
+run old dq 3 "" TILEC_PRODUCTS_PIPELINE=0
+run new "maxpool blur" 20 "" TILEC_SHIFT_DOT=1
+run old "maxpool blur" 20 "" TILEC_SHIFT_DOT=0

@@ -61,6 +61,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             offs = ", ".join(n(o) for o in ld.offsets)
             line(f"{n.define(r)} = acc_load @{ld.tensor}[{offs}] {list(ld.result.shape)} dims {list(ds)}"
                  f" : {r.type}{n.note(r)}")
+        case g.AccIndex(result=r, dim=d, offset=o):
+            line(f"{n.define(r)} = acc_index dim {d}" + (f" + {o}" if o else "") + f" : {r.type}{n.note(r)}")
         case g.AccColumns(result=r, x=x, part=pt, parts=ps):
             line(f"{n.define(r)} = acc_columns {n(x)} part {pt} of {ps} : {r.type}{n.note(r)}")
         case g.ConvertLayout(result=r, x=x):

@@ -328,7 +328,7 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
         at = next((op for op in why if op is not None), None)
         return (getattr(at, "span", loop.span), "what follows the loop is not an epilogue of the accumulator "
                 "(element-wise ops, casts and unmasked stores to 2-D tensors, of it and of small tiles broadcast "
-                f"to it)" + (f": `{type(at).__name__.lower()}` here" if at is not None else ": it stores nothing"),
+                "to it)" + (f": `{type(at).__name__.lower()}` here" if at is not None else ": it stores nothing"),
                 "")
     if pad and any(isinstance(op, g.AccLoad) and op.dims[0] is not None for op in epilogue):
         return (loop.span, f"an epilogue load per row of a {M}-row tile (its rows are padded to 64, whose loads "

@@ -490,7 +490,10 @@ class CpAsyncTile:
     stage: ir.Value
     vector: bool = True
     span: Span = DUMMY_SPAN
-    cols: int = 0  # > 0: the tile's columns, in a ring of padded rows (`SmemRows`); 0: the ring's
+    cols: int = 0  # > 0: the logical length of a ring row (`SmemRows`, padded past it); 0: the ring's
+    # the [cols, K] tile stored transposed into the [K, cols + pad] stage by 4- or 8-byte copies, one an element
+    # (`codegen/fma_dot.cp_async_transposed`; the FMA pipeline's K-contiguous operands, `TILEC_FMA_TRANSPOSE`)
+    transpose: bool = False
 
 
 @frozen

@@ -5,7 +5,8 @@ from a column's index, a row scale times a column scale. Each sent the whole GEM
 the accumulator's layout (`g.AccLoad`, `g.AccIndex`). Run in llsim at sm_90a against the interpreter in every
 form the epilogue is rewritten by: one tile a CTA, column parts (an `arange`'s column offset moves), the wide
 variant (each user tile its own columns), split-K, pingpong, coarse 32-row tiles (a row `arange` keeps them
-apart: its index is the user tile's row); a scalar read from a tile after the loop (`.item()`)."""
+apart: its index is the user tile's row); a scalar read from a tile after the loop (`.item()`); an `if` on a
+scalar (its sides computed and picked: `_flatten`)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,15 @@ EPILOGUES = {  # name: (the epilogue, the bias's type)
     c.store((acc * f + where(col.reshape([1, BN]) < 40.0, 1.0, 0.0)) as OUT);""", "f32"),
     "item": ("""let t = scale.partition([1]).load([1]).item() * s;
     c.store((acc * t + (scale.partition([BM]).load([block_id(0)]) * t).reshape([BM, 1])) as OUT);""", "f32"),
+    "branch": ("""let o = if block_id(0) == 0 { acc * 2.0 } else { acc - 1.0 };
+    if block_id(1) % 2 == 0 {
+        c.store(maximum(o + bias.partition([BN]).load([block_id(1)]).reshape([1, BN]), 0.0) as OUT);
+    } else {
+        c.store((o * s) as OUT);
+    }""", "f32"),
+    # split-K gave each piece its K range by substituting the loop's bounds everywhere: the epilogue's `0` here is
+    # the IR's one constant 0, the loop's start too, and became the piece's start (wrong values on main c5e32a66)
+    "first_row_tile": ("""let z = block_id(0) == 0; c.store(where(z, acc * 2.0, acc - 1.0) as OUT);""", "f32"),
     "row_times_col": ("""let rs = scale.partition([BM]).load([block_id(0)]) * s;
     let cs = exp(bias.partition([BN]).load([block_id(1)]) as f32);
     c.store((acc * rs.reshape([BM, 1]) * cs.reshape([1, BN])) as OUT);""", "f16"),
@@ -64,7 +74,8 @@ FORMS = {
 }
 FAST = {("scaled_bias", "plain"), ("cast_bias_op", "plain"), ("col_mask", "plain"), ("row_mask", "plain"),
         ("col_index", "plain"), ("row_times_col", "plain"), ("col_index", "parts"), ("col_mask", "wide"),
-        ("col_index", "split"), ("tile_rows", "rows"), ("item", "plain")}  # (the others heavy: ~1-5 s each)
+        ("col_index", "split"), ("tile_rows", "rows"), ("item", "plain"), ("branch", "plain"),
+        ("branch", "wide"), ("first_row_tile", "split")}  # (the others heavy: ~1-5 s each)
 
 
 def _source(epi: str, out: str) -> str:
@@ -103,7 +114,7 @@ def test_the_epilogue_on_the_pipeline_in_the_simulator(epi: str, form: str, monk
     text = print_gpu_kernel(gk)
     assert ("acc_index" in text) == ("arange" in EPILOGUES[epi][0])
     if form == "rows":  # a row's index is its user tile's: coarse tiles only where no `arange` reads the rows
-        assert ("f32[32, 64]" not in text) == (epi not in ("row_mask", "tile_rows"))
+        assert ("f32[32, 64]" not in text) == (epi not in ("row_mask", "tile_rows", "branch", "first_row_tile"))
     if form == "parts" and "arange::<i32>(BN)" in EPILOGUES[epi][0]:
         assert "acc_index dim 1 + 256" in text  # the second part's columns
     rng = np.random.default_rng(len(epi) + 10 * len(form))
@@ -133,6 +144,13 @@ def test_a_small_tile_read_twice_is_computed_for_each_broadcast() -> None:
                    _facts(c=(128, 128), a=(128, 64), w=(128, 64), bias=(128,), scale=(128,)))
     idx = [op for op in g.walk(gk.body) if isinstance(op, g.AccIndex)]
     assert len(idx) == 2 and {op.dim for op in idx} == {1}
+
+
+def test_an_if_that_stores_on_one_side_stays_off_the_pipeline() -> None:
+    src = SRC.replace("EPILOGUE", "c.store(acc); if n > 0 { c.store(acc * 2.0); }")
+    gk = lower_gpu(_kernel(src.replace("OUT", "f32").replace("BT", "f32"), (64, 64, 32), "f32", "f32"), "sm_90a", None)
+    assert explain.path_of(gk) != "wgmma-pipeline"
+    assert any("`if` here" in x.message for x in gk.notes), gk.notes
 
 
 def test_a_small_tile_the_epilogue_reduces_stays_off_the_pipeline() -> None:

@@ -14,8 +14,12 @@ A thread holds a column's value in several registers; those copies are the same 
 column. Before round 18 (hgemm4) only a load, its reshapes and casts could be broadcast: `(bias * s)` before
 its broadcast, `bias as f32` then an op, or an `arange` sent the whole GEMM to sm_80's ring.
 
+An `if` on a scalar (a run-time flag: `if relu != 0 { c.store(..) } else { c.store(..) }`, `let o = if .. { .. }
+else { .. }`) is computed on both sides and picked by `where` (`_flatten`), where each side stores at most once,
+last, to the same tensor at the same offsets (else the pipeline refuses it, `if` named in the note).
+
 `TILEC_GEMM_EPILOGUE_OPS` ("1" by default; "0": a small tile broadcast only as a 2-D load, its reshapes and casts,
-as before, a measurement switch: `benchmarks/hgemm4_device.sh`).
+no `if`, as before, a measurement switch: `benchmarks/hgemm4_device.sh`).
 
 A tensor is loaded only before it is stored (the stores, `store_wgmma`, start with a barrier of every consumer,
 after which other threads write the elements a thread read): a load whose broadcast comes after a store of its
@@ -23,6 +27,8 @@ tensor is refused, as a load after the store is.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 from tilelang.ir import nodes as ir
 
@@ -138,6 +144,49 @@ def _pending_op(op: object, r: ir.Value, pending: _Pending, shape: tuple[int, ..
     return False
 
 
+def _flatten(ops: list[object], fresh: Fresh) -> list[object] | None:
+    """`ops` with each `if` on a scalar computed on both sides and picked (`where`): its branches' ops in
+    order, each result `where(c, then's, else's)`, and the two branches' stores (one each, the last op of its
+    branch, of one tensor at the same offsets) one store of the picked value, where the `if` was. None where
+    an `if` is not of that form (a store on one side only, a tile condition). The branches' ops are element-wise
+    work, loads of tensors not yet stored and scalar ops: computing the other side changes nothing stored (an
+    integer division by zero there gives a value nobody picks)."""
+    out: list[object] = []
+    for op in ops:
+        if not isinstance(op, ir.If):
+            out.append(op)
+            continue
+        sides = [_flatten(list(r.ops), fresh) for r in (op.then, op.else_)]
+        if op.cond.shape or sides[0] is None or sides[1] is None:
+            return None
+        (*tb, ty), (*eb, ey) = sides
+        ts, es = ([o for o in b if isinstance(o, ir.Store)] for b in (tb, eb))
+        if not isinstance(ty, ir.Yield) or not isinstance(ey, ir.Yield) or len(ts) != len(es) or len(ts) > 1:
+            return None
+        if ts:
+            st, se = ts[0], es[0]
+            if tb[-1] is not st or eb[-1] is not se or st.tensor != se.tensor or st.mask or se.mask or \
+                    [v.id for v in st.offsets] != [v.id for v in se.offsets] or st.value.type != se.value.type:
+                return None
+            tb, eb = tb[:-1], eb[:-1]
+        out += tb + eb
+
+        def pick(x: ir.Value, y: ir.Value, r: ir.Value) -> None:
+            c = op.cond
+            if x.shape:
+                c = fresh.value(op.cond.dtype, x.shape, "cond")
+                out.append(ir.Broadcast(c, op.cond, op.span))
+            out.append(ir.Elementwise(r, ir.ElemOp.WHERE, (c, x, y), op.span))
+
+        for r, x, y in zip(op.results, ty.values, ey.values, strict=True):
+            pick(x, y, r)
+        if ts:
+            v = fresh.value(st.value.dtype, st.value.shape, st.value.hint)
+            pick(st.value, se.value, v)
+            out.append(dataclasses.replace(st, value=v))
+    return out
+
+
 def epilogue(loop: ir.For, after: list[object], k: g.GpuKernel, fresh: Fresh,
              why: list[object] | None = None) -> list[object] | None:
     """The ops after the loop if they only finish the accumulator (see the module), the small tiles' ops
@@ -162,6 +211,11 @@ def epilogue(loop: ir.For, after: list[object], k: g.GpuKernel, fresh: Fresh,
     def no(op: object) -> None:
         if why is not None:
             why.append(op)
+
+    flat = _flatten(after, fresh) if enabled() else after
+    if flat is None:
+        return no(next(op for op in after if isinstance(op, ir.If)))
+    after = flat
 
     for op in after:
         if isinstance(op, ir.Yield):

@@ -50,7 +50,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
-from . import gemm_epilogue, gemm_rows, gemm_widen
+from . import gemm_epilogue, gemm_rows, gemm_split, gemm_widen
 from .pipeline_copies import _copy_positions, _tma_copies
 from .pipeline_helps import _layout_help, batched_operand
 from .build import _Build
@@ -632,6 +632,9 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         pre.append(g.BarrierAlloc(turn, 4, span=loop.span))
         turn_ops = [g.BarrierArrive(turn, turn_to, None, loop.span)]
 
+    if persist == 3:  # (the walk gives each piece its bounds: the loop's own copies, which nothing else reads)
+        loop, before = gemm_split.own_bounds(loop, before, fresh)
+        p = dataclasses.replace(p, loop=loop)
     iv = loop.body.args[0]
     acc_arg = loop.body.args[1]
 
@@ -697,7 +700,6 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     consumer_ops: list[object] = []
     c_base = fresh.value(DType.I32, (), "ring") if persist else None
     # split-K (`gemm_split`): (item, tile, pieces a tile, tiles), defined by its walk
-    from . import gemm_split
     split_vals = tuple(fresh.value(DType.I32, (), h) for h in ("item", "tile", "pieces", "tiles")) if persist == 3 else ()
     c_init: ir.Value | None = c_base  # where part h's iterations start on the ring (None: 0, the first part)
     ran: ir.Value | None = None

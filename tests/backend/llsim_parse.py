@@ -504,7 +504,7 @@ class Program:
             mode = name.split(".")[4]
             return _Ins(dst, None, sync=lambda r: ("shfl", mode, vals[1](r), vals[2](r), vals[3](r)), text=rhs,
                         sync_src=_req("'shfl'", repr(mode), *ss[1:4]))
-        if name.startswith("llvm.nvvm.cp.async.cg.shared.global."):
+        if name.startswith(("llvm.nvvm.cp.async.cg.shared.global.", "llvm.nvvm.cp.async.ca.shared.global.")):
             # an asynchronous copy: it reads now and lands at the wait_group that retires its group
             return _Ins(None, None, sync=lambda r: ("copy", vals[0](r), vals[1](r),
                                                     int(name.split(".")[-2 if name.endswith(".s") else -1]),

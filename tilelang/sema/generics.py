@@ -209,6 +209,34 @@ def unify_dims(tcx: CheckCx, pshape: tuple[Dim | None, ...], ashape: tuple[Dim |
     return ok
 
 
+def solve_linear(pd: Dim, ad: Dim | None, env: dict[str, Any], generics: tuple[str, ...]) -> tuple[str, Dim] | None:
+    """The one const generic left in `pd` whose value makes it `ad`, where `pd` is linear in it (`2 * HD`,
+    `B + 1`, `BM * BN` with `BM` known) and the value a positive integer: a tile of 64 for `[2 * HD]` gives
+    `HD` = 32 (round 18: it was "cannot infer"). None where `ad` is not a constant, more or fewer than one
+    generic is unknown, or no positive integer solves it (the shape check then reports the mismatch)."""
+    if ad is None or ad.const_value is None:
+        return None
+    known = {k: v for k, v in env.items() if isinstance(v, Dim)}
+    free = [x for x in pd.symbols() if x not in known]
+    if len(free) != 1 or free[0] not in generics:
+        return None
+    g = free[0]
+    coef, rest = 0, Dim(())
+    for mono, c in subst_dim(pd, known).terms:
+        if mono == (g,):
+            coef += c
+        elif g in Dim(((mono, 1),)).symbols():
+            return None  # `B * B`, `B / 2`: not linear in `g`
+        else:
+            rest = rest + Dim(((mono, c),))
+    if coef == 0 or rest.const_value is None:
+        return None
+    num = ad.const_value - rest.const_value
+    if num % coef or num // coef <= 0:
+        return None
+    return g, Dim.const(num // coef)
+
+
 def turbofish_elem_mismatch(tcx: CheckCx, e: ast.Call, info: FnInfo, pd: Any, got: Any, a: ast.Expr,
                             env: dict[str, Any], srcs: dict[str, Any]) -> bool:
     """An argument whose element type differs from the one the turbofish gave
@@ -374,6 +402,13 @@ def _unify_shape(tcx: CheckCx, ps: tuple[Dim | None, ...], as_: tuple[Dim | None
             continue
         if ad is not None:
             later.append((pd, ad))
+    solved = True
+    while solved:  # `Tile<f32, [2 * N]>` given a tile of 64: N = 32
+        solved = False
+        for pd, ad in later:
+            x = solve_linear(pd, ad, env, info.const_generics)
+            if x is not None:
+                env[x[0]], srcs[x[0]], solved = x[1], node, True
     known = {k: v for k, v in env.items() if isinstance(v, (Dim, int))}
     return all(not pd.symbols() <= env.keys() or subst_dim(pd, known) == ad for pd, ad in later)
 

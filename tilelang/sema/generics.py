@@ -9,11 +9,13 @@ builds the mismatch diagnostic of an argument (`arg_mismatch`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tilelang.diagnostics.codes import syntax as S
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DTYPE_NAMES, DType
+from tilelang.source import Span
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import is_type_expr, resolve_type
@@ -320,6 +322,8 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
             d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.cast_snippet(a)} as {we.value}`")
+        elif (gen := _generic_fn_help(tcx, pty, aty, info)) is not None:
+            d = d.with_help(gen)
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
             d = d.with_help(f"add a leading axis: `{tcx.receiver_snippet(a)}.reshape("
@@ -339,6 +343,38 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         d = d.with_help(f"pass a `{pty}` here (`.reshape([..])` changes a tile's or tensor's shape), or change "
                         f"the parameter `{p.name.name}`'s type")
     tcx.emit(d)
+
+
+def _generic_fn_help(tcx: CheckCx, pty: Type, aty: Type, info: FnInfo) -> str | None:
+    """A device function written for one size (`fn hash(k: Tile<u32, [512]>) -> Tile<i32, [512]>`) given a
+    tile whose size is the caller's const generic (`[B]`): its header made generic over that size, every
+    dimension of that value in it named (round 18: the help said to reshape to [512] or "change the
+    parameter's type")."""
+    if not (isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape)) \
+            or info.module.startswith("std") or info.is_kernel:
+        return None
+    pairs = [(p.const_value, a.as_symbol()) for p, a in zip(pty.shape, aty.shape, strict=False)
+             if p is not None and a is not None and p != a]
+    if not pairs or any(v is None or g is None for v, g in pairs):
+        return None
+    decl = info.decl
+    head = tcx.sources.snippet(Span(decl.span.file, decl.name.span.start, decl.body.span.start)).rstrip()
+    new, gens = head, []
+    for v, g in dict(pairs).items():
+        name = g if g not in info.const_generics else f"{g}2"
+        new = re.sub(r"\[[^\]]*\]", lambda m, v=v, name=name: re.sub(rf"\b{v}\b", name, m.group(0)), new)  # shapes
+        gens.append(f"const {name}: i32")
+    if decl.generics:
+        at = new.index("<") + 1
+        new = new[:at] + ", ".join(gens) + ", " + new[at:]
+    else:
+        at = len(decl.name.name)
+        new = new[:at] + "<" + ", ".join(gens) + ">" + new[at:]
+    one = len(dict(pairs)) == 1
+    sizes = " and ".join(str(v) for v in dict(pairs))
+    return (f"`{info.name}` is written for {'a size' if one else 'sizes'} of {sizes} only, and this tile's "
+            f"{'is the caller' if one else 'are the caller'}'s const generic{'' if one else 's'}: make "
+            f"`{info.name}` generic over {'it' if one else 'them'}, `fn {new}`")
 
 
 def unify(tcx: CheckCx, p: Type, a: Type, env: dict[str, Any], srcs: dict[str, Any], node: Any, info: FnInfo) -> bool:

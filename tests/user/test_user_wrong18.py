@@ -1,0 +1,55 @@
+"""Round 18 of the user's mistakes (huser18, 2026-12-06), each with the help applied by the letter and the
+fixed program checked against NumPy (round 18's checks of the program it was meant to be).
+
+- u01 a device function written for the launch's size, `fn hash(k: Tile<u32, [512]>, ..) -> Tile<i32, [512]>`,
+  called with the kernel's `[B]` tiles (E0203): the help was "pass a `Tile<u32, [512]>` here (`.reshape`
+  ..), or change the parameter `k`'s type"; it now writes the function's header generic over that size
+  (`fn hash<const B: i32>(k: Tile<u32, [B]>, a: u32) -> Tile<i32, [B]>`).
+- u02 an integral image's row pass whose own tile is a band of 16 x 150 walked in nested tiles of 64
+  (E0402 "must divide"): the help was "launch with an own tile that the nested tile shape divides"; it now
+  gives the own dimension rounded up, `W = 192`, and says that the tile may stick out past the edge.
+- u03 the column pass loops `for i in 0..px.num_tiles(0)` (the input's tiles) and stores `po.store(.., [i,
+  0])` (E0407): the label said "`x` is a parameter of `col_scan`: its range is not known here" and the help
+  "a loop variable of `for j in 0..po.num_tiles(0)`" (whatever the variable's name); it now says that `i`
+  counts `px`'s tiles, not `po`'s, and writes the loop with `i`.
+- u04 the band declared `out: &mut Tensor<i32, [BR, ?]>` (E0221): the help was the general `kernel fn
+  k<const B: i32>(z: &mut Tensor<f32, [B]>)`; it now writes the kernel's header with the `?` a new
+  generic, `W`, which the launch's partition gives.
+"""
+
+from __future__ import annotations
+
+from test_user_programs18 import CHECKS
+from userprog import wrong_suite
+
+HASH = "fn hash<const B: i32>(k: Tile<u32, [B]>, a: u32) -> Tile<i32, [B]>"
+ROW_SCAN = "kernel fn row_scan<const BR: i32, const BC: i32, const W: i32>(out: &mut Tensor<i32, [BR, W]>"
+
+# file: (a phrase of the first error's help, the fix: (old, new) replacements)
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "u01_device_fn_of_a_fixed_width": (f"`{HASH}`", [("fn hash(k: Tile<u32, [512]>, a: u32) -> Tile<i32, [512]>", HASH)]),
+    "u02_band_not_a_multiple_of_the_nested_tile": (
+        "`W = 192`, 150 rounded up", [("row_scan::<16, 64, 150>(rows.partition([16, w])",
+                                       "row_scan::<16, 64, 192>(rows.partition([16, 192])")]),
+    "u03_nested_store_counted_by_the_input": ("`for i in 0..po.num_tiles(0)`",
+                                              [("for i in 0..px.num_tiles(0)", "for i in 0..po.num_tiles(0)")]),
+    "u04_own_band_of_runtime_width": (
+        f"`{ROW_SCAN}`", [("kernel fn row_scan<const BR: i32, const BC: i32>(out: &mut Tensor<i32, [BR, ?]>",
+                           ROW_SCAN)]),
+}
+
+FIXED = {"u01_device_fn_of_a_fixed_width": CHECKS["t11_count_min_sketch"],
+         "u02_band_not_a_multiple_of_the_nested_tile": CHECKS["t12_integral_image_queries"],
+         "u03_nested_store_counted_by_the_input": CHECKS["t12_integral_image_queries"],
+         "u04_own_band_of_runtime_width": CHECKS["t12_integral_image_queries"]}
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("u*.tile", FIXES, FIXED)
+
+
+def test_the_nested_index_label_names_the_loop_s_partition() -> None:
+    from userprog import DIR, first_error
+
+    d = first_error(DIR.parent / "wrong" / "u03_nested_store_counted_by_the_input.tile")
+    assert d.code == "E0407"
+    assert any("`i` counts the tiles of `px`, not of `po`" in lb.message for lb in d.labels), d.labels

@@ -79,3 +79,19 @@ def test_a_device_function_s_linear_shape_is_inferred_too(tmp_path: Path) -> Non
     z = np.zeros(8, np.float32)
     mod.k(P(z, [8]), np.arange(16, dtype=np.float32)).sync()
     np.testing.assert_array_equal(z, np.arange(8) * 2 + 8.0)
+
+
+def test_a_generic_only_the_body_uses_is_not_given_a_made_up_value() -> None:
+    """t03's page size `P` appears only in the body (`k_pool.partition([1, P, D])`): called without it, the help
+    proposed `paged_decode[{"P": 64}]`, a value that runs and reads the wrong pages (they are 16 long) without
+    an error. It now leaves the value to the user and says why the call cannot check it."""
+    mod = tilelang.load(PROGRAMS / "t03_paged_decode_attention.tile")
+    q = np.zeros((3, 4, 64), np.float16)
+    pool = np.zeros((2, 640, 64), np.float16)
+    o = np.zeros((3, 4, 64), np.float32)
+    with pytest.raises(tilelang.TileError) as e:
+        mod.paged_decode(P(o, [1, 2, 64]), q, pool, pool, np.zeros((3, 8), np.int32), np.ones(3, np.int32), 0.1)
+    assert e.value.code == "E0215"
+    text = str(e.value)
+    assert '`paged_decode[{"P": ...}](...)`' in text and "64" not in text.split("help:")[1], text
+    assert "no parameter's shape names `P`" in text, text

@@ -95,3 +95,71 @@ def test_a_generic_only_the_body_uses_is_not_given_a_made_up_value() -> None:
     text = str(e.value)
     assert '`paged_decode[{"P": ...}](...)`' in text and "64" not in text.split("help:")[1], text
     assert "no parameter's shape names `P`" in text, text
+
+
+def test_rmsnorm_backward_matches_pytorch_autograd() -> None:
+    torch = pytest.importorskip("torch")
+    mod = tilelang.load(PROGRAMS / "t02_rmsnorm_backward.tile")
+    g = torch.Generator().manual_seed(2)
+    x, dy = torch.randn(70, 80, generator=g) * 3, torch.randn(70, 80, generator=g)
+    w = torch.rand(80, generator=g) + 0.5
+    dx, part, dw = torch.zeros(70, 80), torch.zeros(9, 80), torch.zeros(1, 80)
+    mod.rms_bwd(P(dx, [8, 128]), P(part, [1, 128]), P(dw, [1, 128]), x, w, dy, 1e-6).sync()
+    xr, wr = x.double().requires_grad_(), w.double().requires_grad_()
+    (xr * torch.rsqrt((xr * xr).mean(1, keepdim=True) + 1e-6) * wr).backward(dy.double())
+    np.testing.assert_allclose(dx.numpy(), xr.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dw[0].numpy(), wr.grad.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_paged_decode_matches_sdpa_over_the_gathered_pages() -> None:
+    torch = pytest.importorskip("torch")
+    F = pytest.importorskip("torch.nn.functional")
+    mod = tilelang.load(PROGRAMS / "t03_paged_decode_attention.tile")
+    g = torch.Generator().manual_seed(3)
+    q = torch.randn(3, 4, 64, generator=g).half()
+    k_pool, v_pool = (torch.randn(2, 40 * 16, 64, generator=g).half() for _ in range(2))
+    table = torch.randperm(40, generator=g)[:24].reshape(3, 8).int()
+    lens = torch.tensor([37, 100, 5], dtype=torch.int32)
+    o = torch.zeros(3, 4, 64)
+    mod.paged_decode[2, 16, 64](P(o, [1, 2, 64]), q, k_pool, v_pool, table, lens, 0.125).sync()
+    rows = (table.long()[:, :, None] * 16 + torch.arange(16)).reshape(3, -1)   # each sequence's pool rows
+    k, v = (p.float()[:, rows].permute(1, 0, 2, 3) for p in (k_pool, v_pool))   # [3, 2, 128, 64]
+    mask = (torch.arange(128)[None, :] < lens[:, None].long())[:, None, None, :]
+    want = F.scaled_dot_product_attention(q.float()[:, :, None], k, v, attn_mask=mask, scale=0.125, enable_gqa=True)
+    np.testing.assert_allclose(o.numpy(), want[:, :, 0].numpy(), rtol=3e-3, atol=3e-3)   # P rounded to f16
+
+
+def test_a_held_row_view_of_a_torch_tensor_is_written_in_place() -> None:
+    torch = pytest.importorskip("torch")
+    mod = tilelang.load(PROGRAMS / "t02_rmsnorm_backward.tile")
+    x, w, dy = torch.randn(70, 80), torch.rand(80) + 0.5, torch.randn(70, 80)
+    big = torch.zeros(140, 80)
+    mod.rms_bwd(P(big[10:80], [8, 128]), P(torch.zeros(9, 80), [1, 128]), P(torch.zeros(1, 80), [1, 128]), x, w,
+                dy, 1e-6).sync()
+    dx = torch.zeros(70, 80)
+    mod.rms_bwd(P(dx, [8, 128]), P(torch.zeros(9, 80), [1, 128]), P(torch.zeros(1, 80), [1, 128]), x, w, dy,
+                1e-6).sync()
+    assert torch.equal(big[10:80], dx) and not big[:10].any() and not big[80:].any()
+
+
+def test_a_column_slice_is_refused_and_the_help_runs() -> None:
+    torch = pytest.importorskip("torch")
+    mod = tilelang.load(PROGRAMS / "t02_rmsnorm_backward.tile")
+    wide, w, dy = torch.randn(70, 160), torch.rand(80) + 0.5, torch.randn(70, 80)
+    outs = (torch.zeros(70, 80), torch.zeros(9, 80), torch.zeros(1, 80))
+    parts = (P(outs[0], [8, 128]), P(outs[1], [1, 128]), P(outs[2], [1, 128]))
+    with pytest.raises(tilelang.TileError) as e:
+        mod.rms_bwd(*parts, wide[:, :80], w, dy, 1e-6).sync()
+    assert e.value.code == "E0802" and "`x.contiguous()`" in str(e.value), str(e.value)
+    mod.rms_bwd(*parts, wide[:, :80].contiguous(), w, dy, 1e-6).sync()   # the help
+    assert outs[0].abs().max() > 0
+
+
+def test_the_repl_infers_the_half_width_generic() -> None:
+    from userprog import tilec_at_root
+
+    r = tilec_at_root("repl", stdin=":load tests/user/programs/t01_rope_backward.tile\n"
+                      "let dy = randn::<bf16>([4, 50, 64], 1);\nlet mut dx = zeros::<bf16>([4, 50, 64]);\n"
+                      "rope_bwd(dx.partition([1, 16, 64]), &dy, &ones::<f32>([50, 32]), &zeros::<f32>([50, 32]))"
+                      ".sync();\n(dx as f32 - dy as f32).abs().max()\n:quit\n")
+    assert "error" not in r.stdout + r.stderr and "f32 = 0.0" in r.stdout, r.stdout + r.stderr

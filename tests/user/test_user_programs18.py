@@ -20,6 +20,12 @@ take, written from README.md, docs/reference.md and examples/ alone.
 - t10: torch.linalg.lu_factor (partial pivoting) of a batch of 8 x 8 matrices, rows swapped by masks.
 - t11: a count-min sketch of u32 keys (multiply-shift hashes, one-hot counts added by `atomic_add`).
 - t12: an integral image (two carried scans) and rectangle sums by corner reads.
+- t13: a polynomial product modulo 998244353 by number-theoretic transforms (u64 products, a launch a stage on
+  the host's [groups, 2, h] view). Its `(2 * h) as u64` made the `let mut h = 1` a `u64`, and with it the
+  `for j in 0..h` beside an `i32` `arange` (E0201): a cast of arithmetic on an untyped `let mut` converts the
+  value and types nothing now, as a cast of the variable itself did since round 17.
+- t14: connected components by label propagation: `atomic_min` of each edge's smaller label into both ends,
+  host sweeps until nothing changes (its `(next != labels).max().item()`, PyTorch's habit, is u05).
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (over ~2.5 s there: `heavy`, each still run on the interpreter, through ptxas and in
@@ -206,10 +212,38 @@ def _t12(t: Tensors, out: str) -> None:
     assert out == "true [40]\n"
 
 
+def _t13(t: Tensors, out: str) -> None:
+    p = 998244353
+    a, b = (t[k].astype(object) for k in ("a", "b"))
+    assert not a[64:].any() and not b[64:].any()
+    want = [sum(int(a[i]) * int(b[k - i]) for i in range(max(0, k - 63), min(k, 63) + 1)) % p for k in range(128)]
+    np.testing.assert_array_equal(t["c"].astype(np.int64), want)
+    fa = [sum(int(a[i]) * pow(3, (p - 1) // 128 * i * k, p) for i in range(64)) % p for k in range(128)]
+    np.testing.assert_array_equal(t["fa"].astype(np.int64), fa)   # the forward transform: a(w^k), w = 3^((p-1)/128)
+    assert out == "[128] true true\n"
+
+
+def _t14(t: Tensors, out: str) -> None:
+    u, v = t["u"], t["v"]
+    parent = list(range(200))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            x = parent[x]
+        return x
+    for a, b in zip(u, v, strict=True):
+        ra, rb = find(int(a)), find(int(b))
+        parent[max(ra, rb)] = min(ra, rb)
+    want = [find(x) for x in range(200)]   # each node's component's smallest index
+    np.testing.assert_array_equal(t["labels"], want)
+    assert len(set(want)) == 50 and out == "true 50 true\n"
+
+
 CHECKS = {"t01_rope_backward": _t01, "t02_rmsnorm_backward": _t02, "t03_paged_decode_attention": _t03,
           "t04_minplus_apsp": _t04, "t05_ell_spmv": _t05, "t06_markov_matrix_power": _t06,
           "t07_rigid_transforms": _t07, "t08_focal_bce_logits": _t08, "t09_bilinear_resize": _t09,
-          "t10_batched_lu_pivoting": _t10, "t11_count_min_sketch": _t11, "t12_integral_image_queries": _t12}
+          "t10_batched_lu_pivoting": _t10, "t11_count_min_sketch": _t11, "t12_integral_image_queries": _t12,
+          "t13_ntt_polymul": _t13, "t14_connected_components": _t14}
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
@@ -217,6 +251,7 @@ CHECKS = {"t01_rope_backward": _t01, "t02_rmsnorm_backward": _t02, "t03_paged_de
     sim_tol={"t01_rope_backward": 1e-2, "t03_paged_decode_attention": 1e-4, "t06_markov_matrix_power": 1e-6},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a: t03 3.9 s, t04 23 s, t06 3.1 s, t09 90 s,
-    # t10 5.8 s, t11 21 s, t12 4.0 s)
+    # t10 5.8 s, t11 21 s, t12 4.0 s, t13 8.9 s, t14 5.2 s)
     heavy=["t03_paged_decode_attention", "t04_minplus_apsp", "t06_markov_matrix_power", "t09_bilinear_resize",
-           "t10_batched_lu_pivoting", "t11_count_min_sketch", "t12_integral_image_queries"])
+           "t10_batched_lu_pivoting", "t11_count_min_sketch", "t12_integral_image_queries", "t13_ntt_polymul",
+           "t14_connected_components"])

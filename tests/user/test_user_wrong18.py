@@ -15,6 +15,9 @@ fixed program checked against NumPy (round 18's checks of the program it was mea
 - u04 the band declared `out: &mut Tensor<i32, [BR, ?]>` (E0221): the help was the general `kernel fn
   k<const B: i32>(z: &mut Tensor<f32, [B]>)`; it now writes the kernel's header with the `?` a new
   generic, `W`, which the launch's partition gives.
+- u05 PyTorch's `(next != labels).any().item()` written `(next != labels).max().item()` on the host (E0103): a
+  host reduction is the scalar itself; the help made a one-element tensor of it (`full::<bool>([1], ..)`) to
+  call `.item()` on; it now says to drop the `.item()`.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                        "row_scan::<16, 64, 192>(rows.partition([16, 192])")]),
     "u03_nested_store_counted_by_the_input": ("`for i in 0..po.num_tiles(0)`",
                                               [("for i in 0..px.num_tiles(0)", "for i in 0..po.num_tiles(0)")]),
+    "u05_item_of_a_host_reduction": ("drop the `.item()`", [("(next != labels).max().item()", "(next != labels).max()")]),
     "u04_own_band_of_runtime_width": (
         f"`{ROW_SCAN}`", [("kernel fn row_scan<const BR: i32, const BC: i32>(out: &mut Tensor<i32, [BR, ?]>",
                            ROW_SCAN)]),
@@ -41,7 +45,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
 FIXED = {"u01_device_fn_of_a_fixed_width": CHECKS["t11_count_min_sketch"],
          "u02_band_not_a_multiple_of_the_nested_tile": CHECKS["t12_integral_image_queries"],
          "u03_nested_store_counted_by_the_input": CHECKS["t12_integral_image_queries"],
-         "u04_own_band_of_runtime_width": CHECKS["t12_integral_image_queries"]}
+         "u04_own_band_of_runtime_width": CHECKS["t12_integral_image_queries"],
+         "u05_item_of_a_host_reduction": CHECKS["t14_connected_components"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("u*.tile", FIXES, FIXED)

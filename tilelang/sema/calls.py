@@ -778,6 +778,11 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
     a method."""
     x = tcx.snippet(e.receiver)
     want = "param" if fx.in_kernel else "tensor"
+    if kind == "scalar" and e.method.name == "item" and not e.args:
+        # `(next != labels).max().item()`: PyTorch's reductions give 0-d tensors, Tile's give the scalar itself
+        # (round 18: the help made a one-element tensor of it to call `.item()` on)
+        return (f"`{x}` is already a scalar (a `{rty}`): drop the `.item()`, `{x}`" if x and len(x) < 60 else
+                "the value is already a scalar: drop the `.item()`")
     if kind == "scalar" and ("tile" in receivers or want in receivers):
         # str(ScalarT): its element type's name, a generic one's too (`T`)
         dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")

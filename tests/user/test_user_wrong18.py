@@ -22,8 +22,16 @@ fixed program checked against NumPy (round 18's checks of the program it was mea
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
 from test_user_programs18 import CHECKS
-from userprog import wrong_suite
+from userprog import DIR, run_program, run_time_fix, wrong_suite
+
+import tilelang.run as run
+from tilelang.diagnostics.model import TileError
 
 HASH = "fn hash<const B: i32>(k: Tile<u32, [B]>, a: u32) -> Tile<i32, [B]>"
 ROW_SCAN = "kernel fn row_scan<const BR: i32, const BC: i32, const W: i32>(out: &mut Tensor<i32, [BR, W]>"
@@ -53,8 +61,25 @@ FIXED = {"u01_device_fn_of_a_fixed_width": CHECKS["t11_count_min_sketch"],
 
 
 def test_the_nested_index_label_names_the_loop_s_partition() -> None:
-    from userprog import DIR, first_error
+    from userprog import first_error
 
     d = first_error(DIR.parent / "wrong" / "u03_nested_store_counted_by_the_input.tile")
     assert d.code == "E0407"
     assert any("`i` counts the tiles of `px`, not of `po`" in lb.message for lb in d.labels), d.labels
+
+
+def test_arithmetic_the_compiler_knows_overflows_without_blaming_generics(tmp_path: Path) -> None:
+    """v01 (tests/user/wrong_run): `(shard * 1000000000) as i64` of a `let mut shard = 3; shard += 1;` in a
+    kernel is `i32` arithmetic whose value the lowering knows (4e9): E0227 said "a kernel's const generic is
+    untyped where it is read" and "call the kernel with smaller const generics", though no generic is read
+    there. It now says the operands' values are known and writes the widened operation, which runs."""
+    path = DIR.parent / "wrong_run" / "v01_product_past_i32_known_at_compile.tile"
+    edits = [("(shard * 1000000000) as i64", "(shard as i64) * 1000000000")]
+    fixed = run_time_fix(path, "E0227", "`(shard as i64) * 1000000000`", edits, tmp_path)
+    with pytest.raises(TileError) as info:
+        run.execute(str(path), "cpu", out=io.StringIO())
+    d = info.value.diagnostics[0]
+    assert "const generic" not in " ".join([d.message, *d.notes, *d.help]), d
+    tensors, out = run_program(fixed)
+    np.testing.assert_array_equal(tensors["z"], 4_000_000_000 + np.arange(10))
+    assert out == "4000000000 4000000009\n"

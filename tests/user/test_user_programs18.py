@@ -26,6 +26,8 @@ take, written from README.md, docs/reference.md and examples/ alone.
   value and types nothing now, as a cast of the variable itself did since round 17.
 - t14: connected components by label propagation: `atomic_min` of each edge's smaller label into both ends,
   host sweeps until nothing changes (its `(next != labels).max().item()`, PyTorch's habit, is u05).
+- t15: torch.linalg.matrix_exp of 30 4 x 4 f64 matrices by scaling and squaring, the batched products as
+  broadcast products summed over K (`dot` of [8, 4, 4] tiles, torch.matmul's batch, is u06).
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (over ~2.5 s there: `heavy`, each still run on the interpreter, through ptxas and in
@@ -239,11 +241,26 @@ def _t14(t: Tensors, out: str) -> None:
     assert len(set(want)) == 50 and out == "true 50 true\n"
 
 
+def _t15(t: Tensors, out: str) -> None:
+    a = t["a"]
+    want = np.zeros_like(a)
+    for b in range(len(a)):   # a longer series on a smaller scale: 30 terms of A / 2^10, squared 10 times
+        x, term, total = a[b] / 1024, np.eye(4), np.eye(4)
+        for k in range(1, 31):
+            term = term @ x / k
+            total = total + term
+        for _ in range(10):
+            total = total @ total
+        want[b] = total
+    np.testing.assert_allclose(t["e"], want, rtol=1e-10, atol=1e-12)
+    assert out == "[30, 4, 4] true\n"
+
+
 CHECKS = {"t01_rope_backward": _t01, "t02_rmsnorm_backward": _t02, "t03_paged_decode_attention": _t03,
           "t04_minplus_apsp": _t04, "t05_ell_spmv": _t05, "t06_markov_matrix_power": _t06,
           "t07_rigid_transforms": _t07, "t08_focal_bce_logits": _t08, "t09_bilinear_resize": _t09,
           "t10_batched_lu_pivoting": _t10, "t11_count_min_sketch": _t11, "t12_integral_image_queries": _t12,
-          "t13_ntt_polymul": _t13, "t14_connected_components": _t14}
+          "t13_ntt_polymul": _t13, "t14_connected_components": _t14, "t15_batched_expm": _t15}
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(

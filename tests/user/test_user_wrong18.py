@@ -18,6 +18,9 @@ fixed program checked against NumPy (round 18's checks of the program it was mea
 - u05 PyTorch's `(next != labels).any().item()` written `(next != labels).max().item()` on the host (E0103): a
   host reduction is the scalar itself; the help made a one-element tensor of it (`full::<bool>([1], ..)`) to
   call `.item()` on; it now says to drop the `.item()`.
+- u06 torch.matmul's batch, `dot(x, p)` of [BB, 4, 4] tiles (E0206): the help was "reshape it to 2-D, e.g.
+  `t.reshape([1, N])`", which is no batched product; it now writes the batch as a broadcast product summed
+  over K (in f32 for f16/bf16 tiles, as `dot` sums).
 """
 
 from __future__ import annotations
@@ -45,6 +48,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "u03_nested_store_counted_by_the_input": ("`for i in 0..po.num_tiles(0)`",
                                               [("for i in 0..px.num_tiles(0)", "for i in 0..po.num_tiles(0)")]),
     "u05_item_of_a_host_reduction": ("drop the `.item()`", [("(next != labels).max().item()", "(next != labels).max()")]),
+    "u06_dot_of_a_batch_of_matrices": (
+        "a broadcast product summed over K: `(x.reshape([BB, 4, 4, 1]) * p.reshape([BB, 1, 4, 4])).sum(2)`",
+        [("dot(x, p)", "(x.reshape([BB, 4, 4, 1]) * p.reshape([BB, 1, 4, 4])).sum(2)"),
+         ("dot(p, p)", "(p.reshape([BB, 4, 4, 1]) * p.reshape([BB, 1, 4, 4])).sum(2)")]),
     "u04_own_band_of_runtime_width": (
         f"`{ROW_SCAN}`", [("kernel fn row_scan<const BR: i32, const BC: i32>(out: &mut Tensor<i32, [BR, ?]>",
                            ROW_SCAN)]),
@@ -54,7 +61,8 @@ FIXED = {"u01_device_fn_of_a_fixed_width": CHECKS["t11_count_min_sketch"],
          "u02_band_not_a_multiple_of_the_nested_tile": CHECKS["t12_integral_image_queries"],
          "u03_nested_store_counted_by_the_input": CHECKS["t12_integral_image_queries"],
          "u04_own_band_of_runtime_width": CHECKS["t12_integral_image_queries"],
-         "u05_item_of_a_host_reduction": CHECKS["t14_connected_components"]}
+         "u05_item_of_a_host_reduction": CHECKS["t14_connected_components"],
+         "u06_dot_of_a_batch_of_matrices": CHECKS["t15_batched_expm"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("u*.tile", FIXES, FIXED)

@@ -21,6 +21,11 @@ fixed program checked against NumPy (round 18's checks of the program it was mea
 - u06 torch.matmul's batch, `dot(x, p)` of [BB, 4, 4] tiles (E0206): the help was "reshape it to 2-D, e.g.
   `t.reshape([1, N])`", which is no batched product; it now writes the batch as a broadcast product summed
   over K (in f32 for f16/bf16 tiles, as `dot` sums).
+- u07 the identity built PyTorch's way on the host, `result[i][i] = 1.0` in a loop (E0114): the help was
+  `result = where(mask, v, result);` with the mask left to write (round 17 wrote it for tiles only); a host
+  tensor of constant shape gets it written too, and a row (`z[0] = ones::<f32>([8])`: fewer indices than
+  axes, the value broadcast over the rest). PyTorch's `copy_`, `fill_`, `zero_` and `.dtype()` on a tensor
+  got the list of methods: each now gets its Tile spelling.
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ import tilelang.run as run
 from tilelang.diagnostics.model import TileError
 
 HASH = "fn hash<const B: i32>(k: Tile<u32, [B]>, a: u32) -> Tile<i32, [B]>"
+EYE = ("result = where((arange::<i32>(48).reshape([48, 1]) == i) && (arange::<i32>(48).reshape([1, 48]) == i), "
+       "1.0, result);")
 ROW_SCAN = "kernel fn row_scan<const BR: i32, const BC: i32, const W: i32>(out: &mut Tensor<i32, [BR, W]>"
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements)
@@ -52,6 +59,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "a broadcast product summed over K: `(x.reshape([BB, 4, 4, 1]) * p.reshape([BB, 1, 4, 4])).sum(2)`",
         [("dot(x, p)", "(x.reshape([BB, 4, 4, 1]) * p.reshape([BB, 1, 4, 4])).sum(2)"),
          ("dot(p, p)", "(p.reshape([BB, 4, 4, 1]) * p.reshape([BB, 1, 4, 4])).sum(2)")]),
+    "u07_identity_by_element_assignment": (
+        f"`{EYE}`", [("        result[i][i] = 1.0;", f"        {EYE}")]),
     "u04_own_band_of_runtime_width": (
         f"`{ROW_SCAN}`", [("kernel fn row_scan<const BR: i32, const BC: i32>(out: &mut Tensor<i32, [BR, ?]>",
                            ROW_SCAN)]),
@@ -62,7 +71,8 @@ FIXED = {"u01_device_fn_of_a_fixed_width": CHECKS["t11_count_min_sketch"],
          "u03_nested_store_counted_by_the_input": CHECKS["t12_integral_image_queries"],
          "u04_own_band_of_runtime_width": CHECKS["t12_integral_image_queries"],
          "u05_item_of_a_host_reduction": CHECKS["t14_connected_components"],
-         "u06_dot_of_a_batch_of_matrices": CHECKS["t15_batched_expm"]}
+         "u06_dot_of_a_batch_of_matrices": CHECKS["t15_batched_expm"],
+         "u07_identity_by_element_assignment": CHECKS["t06_markov_matrix_power"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("u*.tile", FIXES, FIXED)
@@ -91,3 +101,18 @@ def test_arithmetic_the_compiler_knows_overflows_without_blaming_generics(tmp_pa
     tensors, out = run_program(fixed)
     np.testing.assert_array_equal(tensors["z"], 4_000_000_000 + np.arange(10))
     assert out == "4000000000 4000000009\n"
+
+
+@pytest.mark.parametrize(("line", "hint"), [
+    ("z[0] = ones::<f32>([8]);", "`z = where(arange::<i32>(16).reshape([16, 1]) == 0, ones::<f32>([8]), z);`"),
+    ("z.copy_(&x);", "`z = src.clone();`"),
+    ("z.fill_(2.0);", "`z = full::<T>(z.shape(), v);`"),
+])
+def test_pytorch_s_in_place_habits_on_a_host_tensor_get_their_spelling(line: str, hint: str, tmp_path: Path) -> None:
+    from tilelang import driver
+
+    f = tmp_path / "h.tile"
+    f.write_text("fn main() {\n    let x = ones::<f32>([16, 8]);\n    let mut z = zeros::<f32>([16, 8]);\n"
+                 f"    {line}\n    print(z.sum(), x.sum());\n}}\n", encoding="utf-8")
+    (d,) = [x for x in driver.check(f).diagnostics if x.severity.value == "error"]
+    assert any(hint in h for h in d.help), d.help

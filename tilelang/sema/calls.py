@@ -362,6 +362,12 @@ _METHOD_HABITS = {
     "amin": "`{x}.min(k)` is the minimum along axis k (`{x}.min()` of all)",
     "t": "`{x}.transpose()` swaps the two axes of a 2-D tile or tensor",
     "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
+    # round 18: PyTorch's in-place setters; a host tensor is a value, replaced whole
+    "copy_": "assign a copy: `{x} = src.clone();` (`{x}` a `let mut`; tensors are not changed in place)",
+    "fill_": "assign a new tensor: `{x} = full::<T>({x}.shape(), v);` (`{x}` a `let mut`)",
+    "zero_": "assign a new tensor: `{x} = zeros::<T>({x}.shape());` (`{x}` a `let mut`)",
+    "dtype": "the element type is part of `{x}`'s type, known when the program is checked (`:type {x}` in "
+             "`tilec repl` shows it)",
     "powf": "`{x}.pow(y)`", "powi": "`{x}.pow(y)`",
     "all": "`{x}.min()` of `bool` elements is true when all are (`{x}.min(k)` along axis k)",
     "any": "`{x}.max()` of `bool` elements is true when any is (`{x}.max(k)` along axis k)",

@@ -28,6 +28,8 @@ take, written from README.md, docs/reference.md and examples/ alone.
   host sweeps until nothing changes (its `(next != labels).max().item()`, PyTorch's habit, is u05).
 - t15: torch.linalg.matrix_exp of 30 4 x 4 f64 matrices by scaling and squaring, the batched products as
   broadcast products summed over K (`dot` of [8, 4, 4] tiles, torch.matmul's batch, is u06).
+- t16: nearest-neighbour retrieval by cosine similarity (bf16 `mma`, per-block best by `argmax`, merged by the
+  last block of each query tile over the group's tiles).
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (over ~2.5 s there: `heavy`, each still run on the interpreter, through ptxas and in
@@ -256,11 +258,27 @@ def _t15(t: Tensors, out: str) -> None:
     assert out == "[30, 4, 4] true\n"
 
 
+def _t16(t: Tensors, out: str) -> None:
+    q, db = _f(t, "q", "db")
+    s = q @ db.T
+    best = s.max(1)
+    got = t["out_i"][:, 0]
+    np.testing.assert_allclose(s[np.arange(40), got], best, atol=1e-5)   # the best row (a near-tie either way)
+    np.testing.assert_allclose(t["out_s"][:, 0], best, atol=1e-5)
+    assert (got[::5] == (np.arange(0, 40, 5) * 37) % 1000).all()          # the planted neighbours
+    for blk in range(8):   # each block's own best among its 128 rows
+        part = s[:, blk * 128:(blk + 1) * 128]
+        np.testing.assert_allclose(t["best_s"][:, blk], part.max(1), atol=1e-5)
+        assert (t["best_i"][:, blk] >= blk * 128).all() and (t["best_i"][:, blk] < min(1000, blk * 128 + 128)).all()
+    assert out == "true true true\n"
+
+
 CHECKS = {"t01_rope_backward": _t01, "t02_rmsnorm_backward": _t02, "t03_paged_decode_attention": _t03,
           "t04_minplus_apsp": _t04, "t05_ell_spmv": _t05, "t06_markov_matrix_power": _t06,
           "t07_rigid_transforms": _t07, "t08_focal_bce_logits": _t08, "t09_bilinear_resize": _t09,
           "t10_batched_lu_pivoting": _t10, "t11_count_min_sketch": _t11, "t12_integral_image_queries": _t12,
-          "t13_ntt_polymul": _t13, "t14_connected_components": _t14, "t15_batched_expm": _t15}
+          "t13_ntt_polymul": _t13, "t14_connected_components": _t14, "t15_batched_expm": _t15,
+          "t16_nearest_neighbour_retrieval": _t16}
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
@@ -268,7 +286,7 @@ CHECKS = {"t01_rope_backward": _t01, "t02_rmsnorm_backward": _t02, "t03_paged_de
     sim_tol={"t01_rope_backward": 1e-2, "t03_paged_decode_attention": 1e-4, "t06_markov_matrix_power": 1e-6},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a: t03 3.9 s, t04 23 s, t06 3.1 s, t09 90 s,
-    # t10 5.8 s, t11 21 s, t12 4.0 s, t13 8.9 s, t14 5.2 s)
+    # t10 5.8 s, t11 21 s, t12 4.0 s, t13 8.9 s, t14 5.2 s, t16 9.2 s)
     heavy=["t03_paged_decode_attention", "t04_minplus_apsp", "t06_markov_matrix_power", "t09_bilinear_resize",
            "t10_batched_lu_pivoting", "t11_count_min_sketch", "t12_integral_image_queries", "t13_ntt_polymul",
-           "t14_connected_components"])
+           "t14_connected_components", "t16_nearest_neighbour_retrieval"])

@@ -362,6 +362,12 @@ _METHOD_HABITS = {
     "amin": "`{x}.min(k)` is the minimum along axis k (`{x}.min()` of all)",
     "t": "`{x}.transpose()` swaps the two axes of a 2-D tile or tensor",
     "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
+    # round 18: PyTorch's in-place setters; a host tensor is a value, replaced whole
+    "copy_": "assign a copy: `{x} = src.clone();` (`{x}` a `let mut`; tensors are not changed in place)",
+    "fill_": "assign a new tensor: `{x} = full::<T>({x}.shape(), v);` (`{x}` a `let mut`)",
+    "zero_": "assign a new tensor: `{x} = zeros::<T>({x}.shape());` (`{x}` a `let mut`)",
+    "dtype": "the element type is part of `{x}`'s type, known when the program is checked (`:type {x}` in "
+             "`tilec repl` shows it)",
     "powf": "`{x}.pow(y)`", "powi": "`{x}.pow(y)`",
     "all": "`{x}.min()` of `bool` elements is true when all are (`{x}.min(k)` along axis k)",
     "any": "`{x}.max()` of `bool` elements is true when any is (`{x}.max(k)` along axis k)",
@@ -778,6 +784,11 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
     a method."""
     x = tcx.snippet(e.receiver)
     want = "param" if fx.in_kernel else "tensor"
+    if kind == "scalar" and e.method.name == "item" and not e.args:
+        # `(next != labels).max().item()`: PyTorch's reductions give 0-d tensors, Tile's give the scalar itself
+        # (round 18: the help made a one-element tensor of it to call `.item()` on)
+        return (f"`{x}` is already a scalar (a `{rty}`): drop the `.item()`, `{x}`" if x and len(x) < 60 else
+                "the value is already a scalar: drop the `.item()`")
     if kind == "scalar" and ("tile" in receivers or want in receivers):
         # str(ScalarT): its element type's name, a generic one's too (`T`)
         dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")

@@ -349,7 +349,7 @@ def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
             seen[p.name.name] = p
             ty = resolve_type(tcx, p.ty, generics, mod, in_kernel=item.is_kernel)
             if item.is_kernel:
-                ty = check_kernel_param(tcx, p, ty)
+                ty = check_kernel_param(tcx, p, ty, item)
             ptypes.append(ty)
         ret = resolve_type(tcx, item.ret, generics, mod, in_kernel=item.is_kernel) if item.ret else UNIT
         if item.is_kernel and item.ret is not None and not isinstance(ret, UnitT):

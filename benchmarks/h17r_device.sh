@@ -15,12 +15,16 @@
 # that folds the token; with `kb` never a longer one) polls the counter with acquire loads until the other 15 are
 # in, zeroes it, and merges (the same one-pass merge, the same values). SASS (ptxas 13.0, sm_90a, 4B): no ATOMG,
 # REDG then EXIT with nothing between, 222 registers (the fold 199, the default attention 226), no spill.
-# Rows (decode_ab.py, 4B, ctx 1,024, one process, mirrored A B C D D C B A):
+# Rows (decode_ab.py, 4B, ctx 1,024, one process, mirrored A B C D E E D C B A):
 #   {}    the default (sm_90: PDL "late+loads", ea 3, kb 1, rs 1, me 1, ge [o, down], gl [gate_up], tw)
 #   FW    `fl` 11: the fold in both step forms, the last split waiting (new)
 #   FL    `fl` 3: h17q's fold (the last block to arrive merges): the control for what the waiting arrival changes
 #   FWO   FW with the O GEMV's first K step peeled (`st` o -1: its first 10 MB of W_o read before its wait, on the
 #         SMs the non-last splits leave; h17q's FKO got back 0.43 % over FK that way)
+#   FW32  FW with 32 splits below 8,192 too (`short_ns` 32: at 1,025-1,031 positions 33 key blocks over 32 splits,
+#         1 of 2 and 31 of 1, where 16 splits have 1 of 3 and 15 of 2; 256 blocks, 2 an SM; the merge of 32 shares
+#         in 2 steps of 16 loads, all issued before the first exponential). The pair lost with 32 splits (-0.9 %,
+#         2026-12-05: `combine_splits` of 32 shares 1.46 -> 2.06 us a block); the fold's merge barely grows with them
 # Expected on an H100 (copy ~3.02 TB/s; 1 us a layer = 36 us a token = ~1.1 % at 4B 1,024; `{}` ~313-320 tok/s =
 # ~3,130-3,200 us a token), written before any run:
 #   FL    -0.3..-1.1 % against {} (h17q's FK rows: -1.14 % in call B, -0.51 % in call D)
@@ -31,13 +35,15 @@
 #         blocks to take their SMs at once. If FW is no better than FL, the fold's loss is not the arrival's
 #         round trips (the next suspect: the MEMBAR itself, i.e. any release before the stores' acks)
 #   FWO   against FW -0.5..+0.5 % (O's early bytes on the freed SMs, against their traffic beside the merge)
+#   FW32  against FW -0.8..+0.8 %: the critical split 3 -> 2 key blocks (H200 timeline: a block 4.99 -> 4.42 us),
+#         against two blocks an SM sharing its intake and 32 shares to merge (+0.1..+0.3 us)
 # On an H200 the same microseconds are ~1.4x the percentages. Promotable only if FW wins at 1,024 AND 8,192
 # (STEP=more) and costs 0.6B / 8B nothing (STEP=small).
-# One device step, <= ~115 s warm, from the checkout's root after `pip install --no-deps -e .`:
-#   1. decode_ab.py --model 4b --contexts 1024, the 8 rows, 3 rounds of 4 replays (engine load ~20 s)     <= 75 s
-#   2. the GPU tests of the fold (test_folded_merge_matches_torch: teacher-forced logits against TorchQwen3 and
-#      the greedy tokens, both graph APIs, fl 3 / 1 / 2 / 7 and the waiting forms fl 11 (tile, torch) and 10;
-#      a lost arrival would hang, hence the timeout)                                                   <= 40 s
+# One device step, <= ~120 s warm, from the checkout's root after `pip install --no-deps -e .`:
+#   1. decode_ab.py --model 4b --contexts 1024, the 10 rows, 3 rounds of 4 replays (engine load ~20 s)    <= 85 s
+#   2. the GPU tests of the waiting fold (test_folded_merge_matches_torch, fl 11 (tile and torch graphs) and 10:
+#      teacher-forced logits against TorchQwen3, the greedy tokens; a lost arrival would hang, hence the
+#      timeout; fl 3 / 1 / 2 / 7, h17q's, passed in call B)                                          <= 30 s
 # Optional steps, each its own call if device time is left:
 #   STEP=more (<= 80 s): 4B at 8,192, {} FW FW {} (the long form: 32 splits, 2 blocks an SM, 2 merge steps)
 #   STEP=small (<= 70 s): 0.6B and 8B at 1,024, {} FW FW {}
@@ -52,6 +58,7 @@ el() { echo $(( $(date +%s) - t0 )); }
 FW='{"fl": 11}'
 FL='{"fl": 3}'
 FWO='{"fl": 11, "st": {"o": -1}}'
+FW32='{"fl": 11, "short_ns": 32}'
 summ() { f=$(ls "$1"/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$1.log}"; }
 if [ "${STEP:-ab}" = trace ]; then
   timeout ${TRACE_TIMEOUT:-60} python3 benchmarks/decode_trace.py --model 4b --context 1024 --replays 1 \
@@ -74,11 +81,11 @@ if [ "${STEP:-ab}" = small ]; then
   done
   pack; echo "h17r done ($(el) s): $OUT/h17r.tgz"; exit 0
 fi
-V=${V:-"[{}, $FW, $FL, $FWO, $FWO, $FL, $FW, {}]"}
-timeout ${AB_TIMEOUT:-75} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+V=${V:-"[{}, $FW, $FL, $FWO, $FW32, $FW32, $FWO, $FL, $FW, {}]"}
+timeout ${AB_TIMEOUT:-85} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
   --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
 echo "h17r decode_ab 1,024 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log"; summ "$D/ab"
-timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
-  -k "folded_merge" > "$D/tests.log" 2>&1
+timeout ${TEST_TIMEOUT:-30} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
+  -k "folded_merge and (11-1-0 or 10-0-0)" > "$D/tests.log" 2>&1
 echo "h17r gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR|Error" "$D/tests.log" | head -8
 pack; echo "h17r done ($(el) s): $OUT/h17r.tgz"

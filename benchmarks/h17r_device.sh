@@ -48,9 +48,17 @@
 #   STEP=more (<= 80 s): 4B at 8,192, {} FW FW {} (the long form: 32 splits, 2 blocks an SM, 2 merge steps)
 #   STEP=small (<= 70 s): 0.6B and 8B at 1,024, {} FW FW {}
 #   STEP=trace (<= 60 s): decode_trace.py of {} and FW at 1,024, step_model.py's table of each
+#   STEP=waves (<= 80 s, no new code): the one-wave GEMVs at 5 blocks an SM (48 registers, ptxas 13.0: no spill),
+#     4B at 1,024, {} D5 O5 G5 G5 O5 D5 {}: D5 down [4, 1,024] peeled, O5 O [4, 2,048], G5 gate/up [16, 512]
+#     peeled. Their grids fill 640 / 660, 640 / 660 and 608 / 660 slots of a 132-SM wave (today 320 / 396 for down
+#     and O, 304 / 396 for gate/up: 0.81, 0.81, 0.77), so the drain's last blocks are one of five an SM, not one of
+#     three (the H200 trace: 3-block SMs ended ~1.1 us after 2-block ones); against that, fewer weight bytes in
+#     flight a step on each SM for down (5 x 8 KB against 3 x 32 KB) and O (5 x 16 against 3 x 32; gate/up 5 x 32
+#     against 3 x 32), and MB 5-6 lost in 2026-12-02's sweep (those shapes spilled). Expected each -2..+1 %
+#     (down's bytes in flight the likeliest loss, gate/up's fuller wave the likeliest gain)
 # Prints the rows ("ctx   1024 {...} NNN tok/s ...") and each variant's rows folded (`ab_summary.py`: mean, spread,
 # ratio to the default's mean); writes $OUT/h17r.tgz (logs, json).
-# usage on the device machine, from the checkout's root:  bash benchmarks/h17r_device.sh  (STEP=more|small|trace ...)
+# usage on the device machine, from the checkout's root:  bash benchmarks/h17r_device.sh  (STEP=more|small|trace|waves ...)
 set -uo pipefail
 . benchmarks/device_env.sh h17r
 t0=$(date +%s)
@@ -71,6 +79,15 @@ if [ "${STEP:-ab}" = more ]; then
   timeout ${MORE_TIMEOUT:-80} python3 benchmarks/decode_ab.py --model 4b --contexts 8192 --rounds 3 --reps 4 \
     --variants "[{}, $FW, $FW, {}]" --out "$D/more" > "$D/more.log" 2>&1
   echo "h17r decode_ab 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"; summ "$D/more"
+  pack; echo "h17r done ($(el) s): $OUT/h17r.tgz"; exit 0
+fi
+if [ "${STEP:-ab}" = waves ]; then
+  D5='{"bn": {"down": 4}, "bk": {"down": 1024}, "mb": {"down": 5}}'
+  O5='{"bn": {"o": 4}, "mb": {"o": 5}}'
+  G5='{"bn": {"gate_up": 16}, "bk": {"gate_up": 512}, "mb": {"gate_up": 5}}'
+  timeout ${WAVES_TIMEOUT:-80} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+    --variants "[{}, $D5, $O5, $G5, $G5, $O5, $D5, {}]" --out "$D/waves" > "$D/waves.log" 2>&1
+  echo "h17r decode_ab waves (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/waves.log"; summ "$D/waves"
   pack; echo "h17r done ($(el) s): $OUT/h17r.tgz"; exit 0
 fi
 if [ "${STEP:-ab}" = small ]; then

@@ -166,6 +166,9 @@ def test_waiting_fold_leaves_without_the_atomic_round_trip(monkeypatch) -> None:
     assert not re.search(r"BAR\.SYNC|LDG|ATOM", between), between
     poll = re.search(r"(LDG\.E\.STRONG\.GPU.*?)STG\.E\.STRONG\.GPU", code, re.S)
     assert poll and "CCTL.IVALL" in poll.group(1) and "BRA" in poll.group(1)
+    # the waiter's warp 0 converges (its thread 0 back from the poll) before the region's barrier
+    after = code[poll.end():].split("BAR.SYNC", 1)[0]
+    assert "WARPSYNC" in after or "BSYNC" in after, after
     r, r0 = assemble(ptx, "sm_90a"), assemble(base, "sm_90a")
     assert r.max_spill_stores == 0 and r0.max_spill_stores == 0 and r.max_registers <= 226, r.text
 

@@ -48,14 +48,20 @@
 #   STEP=more (<= 80 s): 4B at 8,192, {} FW FW {} (the long form: 32 splits, 2 blocks an SM, 2 merge steps)
 #   STEP=small (<= 70 s): 0.6B and 8B at 1,024, {} FW FW {}
 #   STEP=trace (<= 60 s): decode_trace.py of {} and FW at 1,024, step_model.py's table of each
-#   STEP=waves (<= 80 s, no new code): the one-wave GEMVs at 5 blocks an SM (48 registers, ptxas 13.0: no spill),
-#     4B at 1,024, {} D5 O5 G5 G5 O5 D5 {}: D5 down [4, 1,024] peeled, O5 O [4, 2,048], G5 gate/up [16, 512]
-#     peeled. Their grids fill 640 / 660, 640 / 660 and 608 / 660 slots of a 132-SM wave (today 320 / 396 for down
-#     and O, 304 / 396 for gate/up: 0.81, 0.81, 0.77), so the drain's last blocks are one of five an SM, not one of
-#     three (the H200 trace: 3-block SMs ended ~1.1 us after 2-block ones); against that, fewer weight bytes in
-#     flight a step on each SM for down (5 x 8 KB against 3 x 32 KB) and O (5 x 16 against 3 x 32; gate/up 5 x 32
-#     against 3 x 32), and MB 5-6 lost in 2026-12-02's sweep (those shapes spilled). Expected each -2..+1 %
-#     (down's bytes in flight the likeliest loss, gate/up's fuller wave the likeliest gain)
+#   STEP=waves (<= 115 s, no new code): one-wave GEMV grids that fill the 132-SM wave (today down and O 320 blocks
+#     in 396 slots, gate/up 304: 0.81, 0.81, 0.77; the drain's last blocks are one of three on an SM, and on the
+#     H200's trace 3-block SMs ended ~1.1 us after 2-block ones), 4B at 1,024,
+#     {} D5 O5 G5 D20 O20 G38 G38 O20 D20 G5 O5 D5 {}:
+#     at 5 blocks an SM (48 registers or fewer, ptxas 13.0: no spill): D5 down [4, 1,024] peeled, O5 O [4, 2,048],
+#     G5 gate/up [16, 512] peeled: 640 / 660, 640 / 660, 608 / 660 slots; fewer weight bytes in flight a step on an
+#     SM for down (5 x 8 KB against 3 x 32) and O (5 x 16 against 3 x 32; gate/up 5 x 32 against 3 x 32), and MB
+#     5-6 lost in 2026-12-02's sweep (those shapes spilled);
+#     with equal rows a block (row tiles of no power of two: the backend lays them out at the next power with
+#     masked lanes; tests/llm/test_kernels_sim.py's no_power test): D20 down [20, 2,048] and O20 O [20, 2,048]
+#     at one block an SM (128 blocks on 128 of the 132 SMs, 159-165 registers, 80 KB a step a block), G38 gate/up
+#     [38, 256] at 2 an SM (256 blocks, 96 registers, 2 x 39 KB a step an SM): every busy SM the same bytes.
+#     Expected each -2..+1.5 % (the persistent balanced streams, `sk`, gained 0.3-0.5 us on gate/up and down with
+#     equal work a block, 2026-12-03; fewer bytes in flight the likeliest loss: down D5, the masked lanes of D20)
 # Prints the rows ("ctx   1024 {...} NNN tok/s ...") and each variant's rows folded (`ab_summary.py`: mean, spread,
 # ratio to the default's mean); writes $OUT/h17r.tgz (logs, json).
 # usage on the device machine, from the checkout's root:  bash benchmarks/h17r_device.sh  (STEP=more|small|trace|waves ...)
@@ -85,8 +91,12 @@ if [ "${STEP:-ab}" = waves ]; then
   D5='{"bn": {"down": 4}, "bk": {"down": 1024}, "mb": {"down": 5}}'
   O5='{"bn": {"o": 4}, "mb": {"o": 5}}'
   G5='{"bn": {"gate_up": 16}, "bk": {"gate_up": 512}, "mb": {"gate_up": 5}}'
-  timeout ${WAVES_TIMEOUT:-80} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
-    --variants "[{}, $D5, $O5, $G5, $G5, $O5, $D5, {}]" --out "$D/waves" > "$D/waves.log" 2>&1
+  D20='{"bn": {"down": 20}, "mb": {"down": 1}}'
+  O20='{"bn": {"o": 20}, "mb": {"o": 1}}'
+  G38='{"bn": {"gate_up": 38}, "mb": {"gate_up": 2}}'
+  timeout ${WAVES_TIMEOUT:-115} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+    --variants "[{}, $D5, $O5, $G5, $D20, $O20, $G38, $G38, $O20, $D20, $G5, $O5, $D5, {}]" --out "$D/waves" \
+    > "$D/waves.log" 2>&1
   echo "h17r decode_ab waves (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/waves.log"; summ "$D/waves"
   pack; echo "h17r done ($(el) s): $OUT/h17r.tgz"; exit 0
 fi

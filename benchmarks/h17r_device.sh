@@ -37,6 +37,8 @@
 #   FWO   against FW -0.5..+0.5 % (O's early bytes on the freed SMs, against their traffic beside the merge)
 #   FW32  against FW -0.8..+0.8 %: the critical split 3 -> 2 key blocks (H200 timeline: a block 4.99 -> 4.42 us),
 #         against two blocks an SM sharing its intake and 32 shares to merge (+0.1..+0.3 us)
+# MEASURED (the lead's call 25, H100, RESULTS.md "h17r" and "call 25"): FW -0.75 %, FL -0.76 %, FWO -0.27 %, FW32
+# -2.87 %; STEP=waves: G38 -0.07 %, D5 / O5 -0.30 %, O20 -0.50 %, D20 -0.89 %, G5 -10.2 %. Nothing promoted.
 # On an H200 the same microseconds are ~1.4x the percentages. Promotable only if FW wins at 1,024 AND 8,192
 # (STEP=more) and costs 0.6B / 8B nothing (STEP=small).
 # One device step, <= ~120 s warm, from the checkout's root after `pip install --no-deps -e .`:

@@ -158,7 +158,10 @@ class Plan:
     # without the arrival's atomic round trip, barrier and L1 invalidation:
     # their SMs free for the O GEMV's blocks as after the pair's attention).
     # Issue 17, h17r (2026-12-06): the fold was 0.6-0.9 us a layer faster
-    # than the pair timed alone and -1.1 % in the step (O's blocks late)
+    # than the pair timed alone and -1.1 % in the step (O's blocks late).
+    # H100, 4B 1,024, one process (call 25): fl 11 -0.75 %, fl 3 -0.76 % (the
+    # waiting arrival changes nothing), fl 11 with O peeled -0.27 %; the fold
+    # no faster than the pair alone since kb and rs (6.0 us a layer both)
     fl: int = 0
     # 1: the early ring attention's key ranges balanced (EA & 8 of
     # `ring_split_early` and `ring_split_first`: ea 1, 3 or 7, `aw` 8, `fl`):

@@ -169,6 +169,12 @@ def test_the_folded_merge_brings_no_race(eng, compiler) -> None:  # type: ignore
         ops = _step(eng, {"fl": fl, "kb": 1, "kp": kp}, st)
         assert [op.kernel.__name__ for op in ops].count("attn_decode_ring_fold") == TINY_UNTIED.num_hidden_layers
         assert races(ops, "late+loads", compiler, eng.plan.rs) == [], st
+    # the fold triggering the O GEMV at its entry ("attn" in ge: its PE 1), O peeled: O's first
+    # weight tile read before its wait, during the attention (h17r_device.sh STEP=entry)
+    for ge in (("o", "down", "attn"), ("down", "attn")):
+        ops = _step(eng, {"fl": 11, "kb": 1, "ge": ge}, "peel")
+        assert {op.generics["PE"] for op in ops if op.kernel.__name__ == "attn_decode_ring_fold"} == {1}
+        assert races(ops, "late+loads", compiler, eng.plan.rs) == [], ge
 
 
 @pytest.mark.heavy

@@ -139,3 +139,40 @@ def test_host_generic_arithmetic_is_checked_in_each_call(body: str, c: int, d: i
         assert text in " ".join(lb.message for lb in dg.labels), dg
         return
     assert code == "ok" and out.getvalue().strip() == text, out.getvalue()
+
+
+RETURNS = """
+fn go<const C: i32>() -> i32 {{
+    {body}
+}}
+fn main() {{
+    print(go::<{c}>());
+}}
+"""
+
+
+@pytest.mark.parametrize(("body", "c", "returned", "want"), [
+    ("C * 1431655766 * 3 + 2", 1, True, "4294967300"),                  # the tail, under more arithmetic
+    ("let d = (1 << C) + 1;\n    d", 40, True, "1099511627777"),           # a shift, through a `let`
+    ("if C > 0 { return -(C * 2147483647); }\n    0", 3, True, "-6442450941"),  # a `return`'s value
+    ("let d = C * 1431655766 * 3;\n    print(d);\n    7", 1, False, "4294967298\n7"),  # not returned
+])
+def test_the_widened_help_widens_what_the_function_returns(body: str, c: int, returned: bool, want: str) -> None:
+    """hrev19: where the overflowing arithmetic is what a host function returns, E0227's wider form makes it
+    return a wider type than it declares; applied alone, it was E0203, whose help (`.. as i32`) wrapped the value
+    again, silently. The help now says to declare the wider return type; both applied, the program runs and
+    prints the exact value."""
+    src = RETURNS.format(body=body, c=c)
+    with pytest.raises(CheckFailed) as ei:
+        execute(src, "cpu", out=io.StringIO(), name="r.tile")
+    d = [x for x in ei.value.diagnostics if x.severity.name.lower() == "error"][0]
+    help_ = " ".join(d.help)
+    assert d.code == "E0227" and ("`go` returns: declare it `-> i64`" in help_) == returned, help_
+    wide = help_.split("compute in a wider type: `", 1)[1].split("`", 1)[0]
+    start, end = d.primary_span.start, d.primary_span.end  # type: ignore[union-attr]
+    fixed = src[:start] + wide + src[end:]
+    if returned:
+        fixed = fixed.replace("-> i32", "-> i64", 1)
+    out = io.StringIO()
+    execute(fixed, "cpu", out=out, name="r.tile")
+    assert out.getvalue().strip() == want, fixed

@@ -157,7 +157,9 @@ def text(e: ast.Expr) -> str:
 
             def side(x: ast.Expr, right: bool) -> str:
                 q = _PREC.get(x.op, 0) if isinstance(x, ast.Binary) else 99
-                return f"({text(x)})" if q < p or (right and q == p) else text(x)
+                # (arithmetic under a bit operator or shift in parentheses, as written: `(i + 1) & (B - 1)`)
+                mixed = isinstance(x, ast.Binary) and x.op != op and p <= _PREC["<<"]
+                return f"({text(x)})" if q < p or (right and q == p) or mixed else text(x)
             return f"{side(a, False)} {op} {side(b, True)}"
         case ast.Call(callee=ast.Name(ident=i), args=args):
             return f"{i.name}({', '.join(text(a.value) for a in args)})"
@@ -342,12 +344,16 @@ class KernelIndex:
         if op == "&":
             # the result's bits are some of each operand's: with one operand in 0..=hi (its sign bit clear) the
             # result is in 0..=hi whatever the other is (`j & 3` of tensor data; hrev19: `&` was E0407)
-            his = [x[1] for x in (ba, bb) if x is not None and (d := const_diff(x[0], Const(0))) is not None
-                   and d >= 0]
-            if not his:
+            # (an operand's symbolic lower bound, `B - 1` of a const generic, makes the result's `min(0, B - 1)`:
+            # the launch-time check then tests that it is at least 0, as `%`'s below)
+            ok = [x for x in (ba, bb) if x is not None and ((d := const_diff(x[0], Const(0))) is None or d >= 0)]
+            if not ok:
                 return None
-            hi = his[0] if len(his) == 1 else _pick(his[0], his[1], larger=False, both=True)
-            return (Const(0), hi) if hi is not None else None
+            pick = min(ok, key=lambda x: const_diff(x[0], Const(0)) is None)  # (one known at least 0 first)
+            lo = Const(0) if const_diff(pick[0], Const(0)) is not None else simplify(BinOp("min", Const(0), pick[0]))
+            both = all(const_diff(x[0], Const(0)) is not None for x in ok) and len(ok) == 2
+            hi = _pick(ok[0][1], ok[1][1], larger=False, both=True) if both else pick[1]
+            return (lo, hi) if hi is not None else None
         if op == ">>":
             # a shift right by a constant amount inside the width is monotone: the operand's bounds (its type's
             # range where it has none) shifted, in its type (an arithmetic shift keeps a negative value's sign)

@@ -29,7 +29,7 @@ from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.sema import consts
-from tilelang.sema.host_instances import generic_overflow, generics_only, returned_by
+from tilelang.sema.host_instances import destination, generic_overflow, generics_only
 from tilelang.sema.types import ScalarT, TypeParam
 from tilelang.syntax import ast
 
@@ -210,9 +210,8 @@ def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any, s
     fn = next((item for module in ev.program.all_modules() for item in module.ast.items
                if isinstance(item, ast.FnDecl) and not item.is_kernel and any(n is e for n in ast.walk(item.body))),
               None)
-    returned = fn.name.name if fn is not None and returned_by(ev.program, fn, e) else None
     raise TileError(generic_overflow(e, dt, exact, ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names),
-                                     returned))
+                                     destination(ev.program, fn, e)))
 
 
 def _generic_value(scope: Any, name: str) -> Any:

@@ -553,6 +553,7 @@ class KernelIndex:
             if muts
             else self._untracked(ie)
         )
+        shown = text(ie) if len(text(ie)) <= 40 else "i"  # (the index itself, clamped: hrev19)
         self.report(
             Diagnostic.error(codes.UNBOUNDED_TILE_INDEX, f"cannot bound the {what}")
             .primary(ie.span, why)
@@ -565,7 +566,7 @@ class KernelIndex:
             .with_help(
                 f"index with a loop variable of `for j in 0..{qname}."
                 f"num_tiles({k})`, a constant, or `block_id`, or clamp it into "
-                f"range: `minimum(maximum(i, 0), {qname}.num_tiles({k}) - 1)`"
+                f"range: `minimum(maximum({shown}, 0), {qname}.num_tiles({k}) - 1)`"
             )
         )
 

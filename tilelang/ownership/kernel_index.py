@@ -669,7 +669,7 @@ class KernelIndex:
                 .primary(ie.span, "index out of range")
                 .secondary(q.span, f"`{qname}` is partitioned here")
                 .note("nested tiles cover only this block's own tile; other blocks own the rest")
-                .with_help(f"keep the index in `0..{qname}.num_tiles({axis})`")
+                .with_help(_keep_help(ie, rel, qname, axis))
             )
             return
         self.defer(
@@ -732,6 +732,15 @@ class KernelIndex:
                     .secondary(v.param.node.span, f"`{v.param.name}` is declared here")
                     .with_help(f"use an index between 0 and `num_tiles({k})` - 1")
                 )
+
+
+def _keep_help(ie: ast.Expr, rel: str, qname: str, axis: int) -> str:
+    """E0403's help; a remainder that may be negative (it keeps the dividend's sign) made one at least 0."""
+    if rel == ">=" and isinstance(ie, ast.Binary) and ie.op == "%" and isinstance(ie.rhs, ast.IntLit):
+        c, x = ie.rhs.value, text(ie.lhs) if isinstance(ie.lhs, ast.Name | ast.Call) else f"({text(ie.lhs)})"
+        return (f"a remainder has the sign of what is divided: `({x} % {c} + {c}) % {c}` is in `0..{c}` "
+                f"(keep it below `{qname}.num_tiles({axis})`)")
+    return f"keep the index in `0..{qname}.num_tiles({axis})`"
 
 
 def _branch_values(e: ast.If) -> list[ast.Expr] | None:

@@ -793,6 +793,10 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
         # str(ScalarT): its element type's name, a generic one's too (`T`)
         dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
         what = "tile" if fx.in_kernel else "tensor"
+        if e.method.name == "item" or (e.method.name in ("sum", "max", "min", "prod") and not e.args):
+            # (hrev19: `z[7].item()` was told to make a tensor of `z[7]`, to take its one element back out)
+            it = f"`{x}`" if x and len(x) < 40 else "the value"
+            return f"{it} is a scalar (`{dt}`) already: use it as it is, without `.{e.method.name}()`"
         whole = _whole_reduction(tcx, e.receiver, fx)
         if whole is not None and x and len(x) < 40:  # `let dist = (d * d).sum(); dist.argmin()` (round 14)
             return (f"`{x}` is a scalar: {whole}, or make a {what} of the scalar with `full::<{dt}>([1], {x})`")

@@ -170,7 +170,8 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
                 tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module file `{use.file.value}`",
                                  use.file.span, reason)
                          .note(f"the `use` names `{fpath}`")
-                         .with_help("check the file's permissions and encoding (UTF-8)"))
+                         .with_help(f"name a `.tile` file in it: `use \"{use.file.value.rstrip('/')}/name.tile\";`"
+                                    if "directory" in reason else "check the file's permissions and encoding (UTF-8)"))
                 return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")

@@ -26,6 +26,16 @@
 # One device step, ~100-115 s on a warm H100 (each process cut by its own timeout; `el` guards keep it <= ~120 s).
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/hattn4_device.sh        (REPS, BENCH_TIMEOUT, PREWARM_TIMEOUT adjust)
+#   STEP=d64 bash benchmarks/hattn4_device.sh   (a second step, ~110 s, issue 15's D = 64 rows, f16 full; nothing of
+#     this tree changes a D = 64 kernel). Arms A C F R R F C A: A the default (S = 1,024 and 4,096); C
+#     TILEC_ATTN_CHAIN_SPLIT=1 (S = 1,024: the chained variant's last round of 4 tiles split along the keys); F
+#     TILEC_ATTN_FASTDIV=1 and R TILEC_ATTN_PRODUCER_REGS=24 (S = 4,096: the long keys' kernel, where call 24's P lost
+#     2.5 %; P there is F and R together, Q's early release being no change at D = 64: the long loop is not rotated).
+#     EXPECTED: C/A at S = 1,024 +0..+1.5 % (h15u set 3: the split worth +1.6 % in the long keys' kernel at that row;
+#     h15x's call 4 C/A 0.994..1.022, noisy); F/A at S = 4,096 -0.5..-2.5 % and R/A -0.5..+0.5 % if the fast walk is
+#     what loses there (the H200 measured it -0.4..-2.2 % on long rows, D = 64's split kernel most; ptxas 13.0: F
+#     and R spill nothing in that kernel), the other way round if the producer's 24 registers are. The row the
+#     issue misses (D = 64 S = 1,024, 0.97-0.98x) is the last round's 4 tiles (3.1 %): C is the only built lever.
 # Prints one line a step and the table rows (| dtype D ... |), then attention_ab.py's fold; writes $OUT/hattn4.tgz.
 set -uo pipefail
 NAME=hattn4; . benchmarks/attention_arms.sh
@@ -40,6 +50,26 @@ arm() {  # the environment of arm $1
 }
 seqs() { case $1 in N) echo 1024,4096 ;; O) echo 4096 ;; R) echo 1024 ;; esac; }
 pj=$(( $(nproc) / 3 > 0 ? $(nproc) / 3 : 1 ))
+if [ "${STEP:-}" = d64 ]; then
+  arm() { case $1 in A) echo "" ;; C) echo "TILEC_ATTN_CHAIN_SPLIT=1" ;; F) echo "TILEC_ATTN_FASTDIV=1" ;;
+            R) echo "TILEC_ATTN_PRODUCER_REGS=24" ;; esac; }
+  seqs() { case $1 in A) echo 1024,4096 ;; C) echo 1024 ;; *) echo 4096 ;; esac; }
+  for x in A C F R; do
+    env $(arm $x) timeout ${PREWARM_TIMEOUT:-30} python3 benchmarks/attention_prewarm.py --bench-rows f16-64 \
+      --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
+  done
+  wait
+  i=0
+  for x in A C F R R F C A; do
+    i=$((i + 1))
+    if [ "$(el)" -le 106 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-10} --only f16-64 --full-only --seqs "$(seqs $x)" \
+      --throwaway
+    else echo "hattn4 bench $i$x skipped ($(el) s)"; fi
+  done
+  python3 benchmarks/attention_ab.py "$D" --base A || true
+  NAME=hattn4_d64; mv "$D" "$OUT/$NAME"; D="$OUT/$NAME"; pack
+  exit 0
+fi
 for x in N O R; do
   env $(arm $x) timeout ${PREWARM_TIMEOUT:-35} python3 benchmarks/attention_prewarm.py --bench-rows f16-128,bf16-128 \
     --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &

@@ -1,10 +1,11 @@
 """Where a prefill attention schedule goes wrong on the GPU: every query
 block's two 64-row halves (consumer warpgroups 0 and 1) checked on their own
 against SDPA in f32, for a few shapes, under the schedule of
-`TILEC_ATTN_SCHEDULE` (run once per schedule: the schedule is read when a
-kernel is lowered).
+`TILEC_ATTN_SCHEDULE` and the other `TILEC_ATTN_*` switches (run once per
+setting: they are read when a kernel is lowered).
 
-    TILEC_ATTN_SCHEDULE=pingpong-unsafe python benchmarks/attention_probe.py
+    TILEC_ATTN_PINGPONG=1 TILEC_ATTN_PERSISTENT=0 python benchmarks/attention_probe.py
+    (the warpgroups' turns one tile a block: what `TILEC_ATTN_SCHEDULE=pingpong-unsafe` built)
 
 One line per shape: the error, then how many (head, query block, half)
 pieces are wrong and which: by half (0 = warpgroup 0's rows), by query

@@ -5,7 +5,7 @@
 # (`attention_tiles.BOUNDARY_D`), from call 24's P arm (H100, 18:12: D = 128 non-causal +0.8..+2.1 %, causal
 # +-0.5 %, D = 64 -1..-3 %). D = 64 kernels and D = 128's causal tail variant (the causal launches over long keys)
 # are main's byte for byte (ptx_sha), so only these rows can move. Arms, each its own process
-# (`benchmarks/attention.py --throwaway`), f16 and bf16 D = 128, full and causal:
+# (`benchmarks/attention.py --throwaway`), f16 and bf16 D = 128, full (CAUSAL=1: and causal, ~20 s more):
 #   N  this tree's default
 #   O  TILEC_ATTN_QEARLY=0 TILEC_ATTN_FASTDIV=0 TILEC_ATTN_PRODUCER_REGS=40: main's kernels at S = 4,096 (the long
 #      keys' kernel and the tail variant; at S = 1,024 it would also take the fast walk and Q's release out of the
@@ -17,15 +17,25 @@
 #   N/O full S = 4,096: +1..+2.5 % (call 23: P/A f16 +2.1 %, bf16 +2.4 %; call 24: f16 675 -> 689, bf16 697 -> 711);
 #       f16 N ~689 TFLOP/s, still under the issue's 700 on an H100 (by hattn3's model a tile's ~1.8 blocks of
 #       overhead are left: the switches take ~0.4 of them).
-#   N/O causal S = 4,096: 1.000 +- the runs' spread: the same kernel (the tail variant is main's), a control.
-#   N/R full S = 1,024: +0.5..+2 % (call 24's P/D f16 579 -> 583-592, bf16 590-597 -> 598); causal S = 1,024
-#       +0.5..+1.5 % (437/436 -> 439/440 f16, 442/439 -> 450/445 bf16).
+#   N/R full S = 1,024: +0.5..+2 % (call 24's P/D f16 579 -> 583-592, bf16 590-597 -> 598).
+#   With CAUSAL=1: N/O causal S = 4,096 1.000 +- the runs' spread (the same kernel: the tail variant is main's, a
+#   control); N/R causal S = 1,024 +0.5..+1.5 % (437/436 -> 439/440 f16, 442/439 -> 450/445 bf16).
 #   Errors as the default's (< 1e-2; the same numerics, only the schedule and registers differ).
 # A row counts only where the ratio is above both arms' spreads (attention_ab.py prints them); if the full rows do
 # not gain, BOUNDARY_D = () restores main (one line, attention_tiles.py).
-# One device step, ~100-115 s on a warm H100 (each process cut by its own timeout; `el` guards keep it <= ~120 s).
+# One device step, ~80-90 s on a warm H100 (each process cut by its own timeout; `el` guards keep it <= ~95 s).
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/hattn4_device.sh        (REPS, BENCH_TIMEOUT, PREWARM_TIMEOUT adjust)
+#   STEP=d64 bash benchmarks/hattn4_device.sh   (a second step, ~80-90 s, issue 15's D = 64 rows, f16 full; nothing
+#     of this tree changes a D = 64 kernel). Arms A C F R C A: A the default (S = 1,024 and 4,096); C
+#     TILEC_ATTN_CHAIN_SPLIT=1 (S = 1,024: the chained variant's last round of 4 tiles split along the keys); F
+#     TILEC_ATTN_FASTDIV=1 and R TILEC_ATTN_PRODUCER_REGS=24 (S = 4,096: the long keys' kernel, where call 24's P lost
+#     2.5 %; P there is F and R together, Q's early release being no change at D = 64: the long loop is not rotated).
+#     EXPECTED: C/A at S = 1,024 +0..+1.5 % (h15u set 3: the split worth +1.6 % in the long keys' kernel at that row;
+#     h15x's call 4 C/A 0.994..1.022, noisy); F/A at S = 4,096 -0.5..-2.5 % and R/A -0.5..+0.5 % if the fast walk is
+#     what loses there (the H200 measured it -0.4..-2.2 % on long rows, D = 64's split kernel most; ptxas 13.0: F
+#     and R spill nothing in that kernel), the other way round if the producer's 24 registers are. The row the
+#     issue misses (D = 64 S = 1,024, 0.97-0.98x) is the last round's 4 tiles (3.1 %): C is the only built lever.
 # Prints one line a step and the table rows (| dtype D ... |), then attention_ab.py's fold; writes $OUT/hattn4.tgz.
 set -uo pipefail
 NAME=hattn4; . benchmarks/attention_arms.sh
@@ -40,8 +50,29 @@ arm() {  # the environment of arm $1
 }
 seqs() { case $1 in N) echo 1024,4096 ;; O) echo 4096 ;; R) echo 1024 ;; esac; }
 pj=$(( $(nproc) / 3 > 0 ? $(nproc) / 3 : 1 ))
+if [ "${STEP:-}" = d64 ]; then
+  arm() { case $1 in A) echo "" ;; C) echo "TILEC_ATTN_CHAIN_SPLIT=1" ;; F) echo "TILEC_ATTN_FASTDIV=1" ;;
+            R) echo "TILEC_ATTN_PRODUCER_REGS=24" ;; esac; }
+  seqs() { case $1 in A) echo 1024,4096 ;; C) echo 1024 ;; *) echo 4096 ;; esac; }
+  for x in A C F R; do
+    env $(arm $x) timeout ${PREWARM_TIMEOUT:-25} python3 benchmarks/attention_prewarm.py --bench-rows f16-64 \
+      --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
+  done
+  wait
+  i=0
+  for x in A C F R C A; do
+    i=$((i + 1))
+    if [ "$(el)" -le 80 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-10} --only f16-64 --full-only --seqs "$(seqs $x)" \
+      --throwaway
+    else echo "hattn4 bench $i$x skipped ($(el) s)"; fi
+  done
+  python3 benchmarks/attention_ab.py "$D" --base A || true
+  NAME=hattn4_d64; mv "$D" "$OUT/$NAME"; D="$OUT/$NAME"; pack
+  exit 0
+fi
+rows=(--full-only); [ "${CAUSAL:-0}" = 1 ] && rows=()
 for x in N O R; do
-  env $(arm $x) timeout ${PREWARM_TIMEOUT:-35} python3 benchmarks/attention_prewarm.py --bench-rows f16-128,bf16-128 \
+  env $(arm $x) timeout ${PREWARM_TIMEOUT:-30} python3 benchmarks/attention_prewarm.py --bench-rows f16-128,bf16-128 \
     --jobs "$pj" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
 done
 wait
@@ -49,8 +80,8 @@ for x in N O R; do echo "hattn4 prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D
 i=0
 for x in N O R R O N; do
   i=$((i + 1))
-  if [ "$(el)" -le 104 ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-14} --only f16-128,bf16-128 --seqs "$(seqs $x)" \
-    --throwaway
+  if [ "$(el)" -le $(( ${CAUSAL:-0} == 1 ? 100 : 80 )) ]; then bench $x "$i$x" ${BENCH_TIMEOUT:-12} \
+    --only f16-128,bf16-128 --seqs "$(seqs $x)" ${rows[@]+"${rows[@]}"} --throwaway
   else echo "hattn4 bench $i$x skipped ($(el) s)"; fi
 done
 python3 benchmarks/attention_ab.py "$D" --base N || true

@@ -117,7 +117,8 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
                                                                         ("bf16", 128, 64, 64, "overlap", 0),
                                                                         ("bf16", 128, 128, 64, "overlap+peel", 16),
                                                                         ("f16", 128, 64, 128, "overlap+peel", 0),
-                                                                        ("f16", 128, 128, 128, "pingpong-unsafe", 0),
+                                                                        # turns, one tile a block (the old pingpong-unsafe)
+                                                                        ("f16", 128, 128, 128, "overlap+turns+once", 0),
                                                                         ("f16", 128, 128, 128, "overlap", 8),
                                                                         # P carried packed (f32 P: 84 B of spills)
                                                                         ("f16", 128, 128, 128, "overlap+rotate", 0),
@@ -286,7 +287,11 @@ def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-de
     the loop (`TILEC_ATTN_PEEL=1`), "overlap+rotate" rotates it (S of block j
     with P V of block j - 1: `TILEC_ATTN_ROTATE=1`), the others do neither
     (whatever the defaults); a further "+turns" makes the two warpgroups take
-    turns at each issue (`TILEC_ATTN_PINGPONG=1`)."""
+    turns at each issue (`TILEC_ATTN_PINGPONG=1`), and "+once" after it runs
+    one tile a block (`TILEC_ATTN_PERSISTENT=0`)."""
+    once = schedule.endswith("+once")
+    schedule = schedule.removesuffix("+once")
+    monkeypatch.setenv("TILEC_ATTN_PERSISTENT", "0" if once else "1")
     turns = schedule.endswith("+turns")
     schedule = schedule.removesuffix("+turns")
     monkeypatch.setenv("TILEC_ATTN_PINGPONG", "1" if turns else "0")
@@ -295,8 +300,8 @@ def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-de
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule.removesuffix("+peel").removesuffix("+rotate"))
 
 
-# BM = 64: one consumer warpgroup, so pingpong-unsafe would fall back to the
-# overlapped schedule; it runs in the user-loop test below (BM = 128)
+# BM = 64: one consumer warpgroup, so the turns would not apply; they run one tile a block in the user-loop test
+# below (BM = 128)
 # (heavy: "causal" and "peel-causal", whose kernels the causal_rows_see_nothing cases run, causal too)
 CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120),
          pytest.param("overlap", True, 100, 120, marks=pytest.mark.heavy),
@@ -442,13 +447,18 @@ def test_the_runtime_launches_a_persistent_kernel_on_at_most_one_cta_an_sm() -> 
         monkey.undo()
 
 
-@pytest.mark.parametrize(("schedule", "bm", "s"), [("serial", 64, 100), ("pingpong-unsafe", 128, 120)])
+@pytest.mark.parametrize(("schedule", "bm", "s"), [("serial", 64, 100), ("overlap+turns+once", 128, 120)])
 def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
+    """"overlap+turns+once": two consumer warpgroups taking turns, one tile a block (the kernel
+    `TILEC_ATTN_SCHEDULE=pingpong-unsafe` built, byte for byte, before the name went): every turn consumed by
+    the block's end (an arrival left on a named barrier is an `llsim.Deadlock`)."""
+    _schedule(monkeypatch, schedule)
     d = 64
     k = _user(bm, 64, d)
-    if schedule == "pingpong-unsafe":  # two consumer warpgroups taking turns
-        assert "warpgroup_turn.wait" in print_gpu_kernel(lower_gpu(k, "sm_90a", _facts("oqkv", 2)))
+    if "turns" in schedule:  # two consumer warpgroups taking turns
+        gk = lower_gpu(k, "sm_90a", _facts("oqkv", 2))
+        text = print_gpu_kernel(gk)
+        assert gk.persistent == 0 and "warpgroup_turn.wait" in text and text.count("turn.end") == 1
     rng = np.random.default_rng(7)
     q, kk, v = (rng.standard_normal((s, d)).astype(np.float16) for _ in range(3))
     o = np.full((s, d), np.nan, np.float16)
@@ -457,11 +467,12 @@ def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, 
     np.testing.assert_allclose(o.astype(np.float64), ref, atol=3e-3, rtol=1e-2)
 
 
-@pytest.mark.parametrize("schedule", ["pingpong", "fastest"])
+@pytest.mark.parametrize("schedule", ["pingpong", "fastest", "pingpong-unsafe"])
 def test_a_refused_schedule_is_a_located_error(schedule: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`pingpong` computed wrong results on the H200 (benchmarks/RESULTS.md,
     2026-12-02) and an unknown name means nothing: both are E0604 at the
-    loop, not a silent choice of another schedule."""
+    loop, not a silent choice of another schedule; `pingpong-unsafe` is gone,
+    its help the two switches that build its kernel."""
     from tilelang.backend import CodegenError
 
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", schedule)
@@ -469,6 +480,7 @@ def test_a_refused_schedule_is_a_located_error(schedule: str, monkeypatch) -> No
         lower_gpu(_user(128, 64, 64), "sm_90a", _facts("oqkv", 2))
     assert e.value.diag.code == "E0604" and f"`{schedule}`" in e.value.diag.message
     assert e.value.diag.primary_span is not None
+    assert ("TILEC_ATTN_PINGPONG=1 TILEC_ATTN_PERSISTENT=0" in str(e.value.diag.help)) == (schedule == "pingpong-unsafe")
     monkeypatch.setenv("TILEC_ATTN_SCHEDULE", "overlap")
     assert "wgmma.rs" in print_gpu_kernel(lower_gpu(_user(128, 64, 64), "sm_90a", _facts("oqkv", 2)))
 

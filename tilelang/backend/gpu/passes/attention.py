@@ -127,10 +127,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         box = (1, min(t.rows, 256), 64) if t.rank == 3 else (min(t.rows, 256), 64)
         return b, g.TmaDesc(f"{t.load.tensor}.tma_{name}", t.load.tensor, box, 128, t.load.span)
 
-    schedule = loops.schedule(loop, p, C)
+    schedule = loops.schedule(loop, p)
     kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
-    persist = schedule != "pingpong-unsafe" and kv is not None and tiles.enabled(k)
-    turns = schedule == "pingpong-unsafe" or (schedule == "overlap" and C == 2 and loops.pingpong() != "0")
+    persist = kv is not None and tiles.enabled(k)
+    turns = schedule == "overlap" and C == 2 and loops.pingpong() != "0"
     # the walk's last round split along the keys (`attention_split`): the loop's bounds become the tile's piece's
     acc_regs = BM * p.o_dot.result.shape[1] // (W * 32)  # a consumer thread's accumulator registers
     rotating = schedule == "overlap" and rot.enabled(p)

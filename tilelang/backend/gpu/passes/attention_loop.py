@@ -41,7 +41,7 @@ class Bufs:
     qs: ir.Value  # Q's stage: `zero`, or the tile's (`attention_tiles.q_slots`: Q double-buffered)
 
 
-SCHEDULES = ("overlap", "serial", "pingpong-unsafe")
+SCHEDULES = ("overlap", "serial")
 # Named barriers of the warpgroups' turns: this one (warpgroup 0's) and the next
 TURN_BARRIER = 2
 # `TILEC_ATTN_PINGPONG` unset: "0" (the H200, 2026-12-03: within -2..+1.3 % of the
@@ -60,7 +60,7 @@ def pingpong() -> str:
     return mode("TILEC_ATTN_PINGPONG", PINGPONG_DEFAULT, ("0", "1"))
 
 
-def schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
+def schedule(loop: ir.For, p: AttnPlan) -> str:
     """How the consumers order their products: "serial" (wait for S, softmax,
     wait for P V), "overlap" (the default: S of the next block and P V of
     this one issued together; the next softmax runs while P V does:
@@ -71,9 +71,11 @@ def schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
     "pingpong" (overlap, the two consumer warpgroups taking turns to issue
     through named barriers, one tile a block) computed WRONG results on the
     H200 at D = 128, BN = 64 (2026-12-02; right in the simulator): refused
-    (E0604). "pingpong-unsafe" builds it, now with the P V wait after the
+    (E0604). "pingpong-unsafe" built it, later with the P V wait after the
     spin and every turn consumed (right on the H200's probe shapes,
-    2026-12-03). Turns on the persistent loops: `pingpong()`."""
+    2026-12-03): that kernel is `TILEC_ATTN_PINGPONG=1 TILEC_ATTN_PERSISTENT=0`'s
+    byte for byte (the turns, `pingpong()`, on the one-tile-a-block loop), so
+    the name is gone and refused (E0604) with that spelling as its help."""
     want = os.environ.get("TILEC_ATTN_SCHEDULE", "overlap")
     if want not in SCHEDULES:
         from tilelang.backend.codegen.core import CodegenError
@@ -82,19 +84,23 @@ def schedule(loop: ir.For, p: AttnPlan, C: int) -> str:
 
         why = ("it computes wrong results on the H200 (two consumer warpgroups taking turns through "
                "named barriers; benchmarks/RESULTS.md, 2026-12-02)" if want == "pingpong"
+               else "it is no longer a schedule: its kernel is the overlapped one with the warpgroups' turns, "
+               "one tile a block" if want == "pingpong-unsafe"
                else "it is not one the attention pipeline knows")
+        helps = ("unset `TILEC_ATTN_SCHEDULE` and set `TILEC_ATTN_PINGPONG=1 TILEC_ATTN_PERSISTENT=0` (the same "
+                 "kernel); `TILEC_ATTN_PINGPONG=1` alone takes the turns on the persistent walk"
+                 if want == "pingpong-unsafe" else
+                 "unset `TILEC_ATTN_SCHEDULE` (the default, `overlap`, is the fastest correct schedule) "
+                 "or set it to `serial`")
         raise CodegenError(
             Diagnostic.error(GPU_SCHEDULE_REFUSED, f"attention schedule `{want}` refused: {why}")
             .primary(loop.span, f"`TILEC_ATTN_SCHEDULE={want}` asked for it for this loop")
-            .with_help("unset `TILEC_ATTN_SCHEDULE` (the default, `overlap`, is the fastest correct schedule) "
-                       "or set it to `serial`")
+            .with_help(helps)
         )
     ys = loop.body.ops[-1]
     # overlap holds a block's stage while it waits for the next one's: a ring of 2 deadlocks (llsim)
     if want != "serial" and (p.stages < 3 or not any(v is p.o_dot.result for v in ys.values)):  # type: ignore[union-attr]
         return "serial"
-    if want == "pingpong-unsafe" and C != 2:
-        return "overlap"
     return want
 
 

@@ -94,8 +94,8 @@ class FastDiv:
 # (`attention.producer_budget`, where that gives the consumers more). H100, call 24 (2026-12-06 18:12, main
 # c919a5e7; RESULTS.md "call 24"), the prefill table in four alternated processes, D / P / D2 / P2 with P =
 # all three on: D = 128 non-causal P won every row, f16 579 / 675 / 703 -> 583-592 / 689 / 709 TFLOP/s at
-# S = 1k / 4k / 16k, bf16 590-597 / 696-698 / 727 -> 598 / 709-712 / 735; D = 128 causal within +-0.5 %
-# (call 23: f16 / bf16 S = 4k +2.1 / +2.4 %, 16k +1.1 / +1.2 %). At D = 64 P lost on every row, 1-3 %
+# S = 1k / 4k / 16k, bf16 590-597 / 696-698 / 727 -> 598 / 709-712 / 735 (call 23, non-causal: f16 / bf16 S = 4k
+# +2.1 / +2.4 %, 16k +1.1 / +1.2 %); D = 128 causal within +-0.5 %. At D = 64 P lost on every row, 1-3 %
 # (f16 full S = 4k 485-489 -> 472-477; the chained variant's producer spills 48 B at 24): left as it was. Not
 # in the causal tail variant (`attention_tail`, the causal launches over long keys): under all three ptxas 13.0
 # spills 24 B there (16 B without the fast walk; 0 as it was), and P read -0.1..-0.5 % on its rows (D = 128 causal

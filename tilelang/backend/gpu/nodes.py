@@ -708,9 +708,10 @@ GpuOp = (
     | SplitLoad
     | SplitArrive
 )
-GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
-           BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
-           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, RingCopy, RingRead, ZeroRows,
+GPU_OPS = (DotOp, RingMma, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect,
+           BarrierWait, BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait,
+           WarpSpecialize,
+           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, SmemFma, RingCopy, RingRead, ZeroRows,
            TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns)
 
 

@@ -490,7 +490,10 @@ class CpAsyncTile:
     stage: ir.Value
     vector: bool = True
     span: Span = DUMMY_SPAN
-    cols: int = 0  # > 0: the tile's columns, in a ring of padded rows (`SmemRows`); 0: the ring's
+    cols: int = 0  # > 0: the logical length of a ring row (`SmemRows`, padded past it); 0: the ring's
+    # the [cols, K] tile stored transposed into the [K, cols + pad] stage by 4- or 8-byte copies, one an element
+    # (`codegen/fma_dot.cp_async_transposed`; the FMA pipeline's K-contiguous operands, `TILEC_FMA_TRANSPOSE`)
+    transpose: bool = False
 
 
 @frozen
@@ -647,11 +650,24 @@ class AccLoad:
     """`result` ([M, N], in the Hopper GEMM accumulator's layout `WgmmaAcc`) = the tile `load` reads,
     broadcast to [M, N]: result dim i reads dim `dims[i]` of `load`'s tile (None: broadcast along it).
     Each thread loads the elements of its own accumulator registers, zeros past the tensor's edge (the
-    GEMM epilogue's bias vector or residual tile: `passes/pipeline._epilogue`)."""
+    GEMM epilogue's bias vector or residual tile: `passes/gemm_epilogue.py`)."""
 
     result: ir.Value
     load: ir.Load
     dims: tuple[int | None, int | None]
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class AccIndex:
+    """`result` ([M, N], in the layout `WgmmaAcc`) = each element's index along dim `dim` (0: its row, 1: its
+    column) plus `offset`, as the result's dtype: an `arange` the GEMM epilogue broadcasts (a column mask, a
+    scale from the column's index; `passes/gemm_epilogue.py`), each thread its own registers' rows or columns.
+    `offset`: a column part's first column (`pipeline._part_epilogue`)."""
+
+    result: ir.Value
+    dim: int
+    offset: int = 0
     span: Span = DUMMY_SPAN
 
 
@@ -671,6 +687,7 @@ class AccColumns:
 GpuOp = (
     DotOp
     | AccLoad
+    | AccIndex
     | AccColumns
     | Undef
     | ConvertLayout
@@ -708,11 +725,11 @@ GpuOp = (
     | SplitLoad
     | SplitArrive
 )
-GPU_OPS = (DotOp, RingMma, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect,
-           BarrierWait, BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait,
-           WarpSpecialize,
-           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, SmemFma, RingCopy, RingRead, ZeroRows,
-           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns)
+GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
+           BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
+           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, RingCopy, RingRead, ZeroRows,
+           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns,
+           AccIndex)
 
 
 # ------------------------------------------------------------------ kernel
@@ -800,7 +817,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaWait(results=rs) | Opaque(results=rs) | SplitLoad(results=rs):
             return rs
-        case SplitArrive(result=r) | AccLoad(result=r) | AccColumns(result=r):
+        case SplitArrive(result=r) | AccLoad(result=r) | AccColumns(result=r) | AccIndex(result=r):
             return (r,)
         case SplitSave():
             return ()
@@ -825,7 +842,7 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return vs
         case Stamp(tile=t):
             return (t,)
-        case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn():
+        case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn() | AccIndex():
             return ()
         case CopyToShared(offsets=cs, dst=d, stage=s):
             return (*cs, d, s)
@@ -906,6 +923,7 @@ def defined_values(region: ir.Region) -> Iterator[ir.Value]:
 __all__ = [
     "GPU_OPS",
     "AccColumns",
+    "AccIndex",
     "AccLoad",
     "BarrierAlloc",
     "BarrierArrive",

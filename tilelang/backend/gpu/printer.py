@@ -61,6 +61,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             offs = ", ".join(n(o) for o in ld.offsets)
             line(f"{n.define(r)} = acc_load @{ld.tensor}[{offs}] {list(ld.result.shape)} dims {list(ds)}"
                  f" : {r.type}{n.note(r)}")
+        case g.AccIndex(result=r, dim=d, offset=o):
+            line(f"{n.define(r)} = acc_index dim {d}" + (f" + {o}" if o else "") + f" : {r.type}{n.note(r)}")
         case g.AccColumns(result=r, x=x, part=pt, parts=ps):
             line(f"{n.define(r)} = acc_columns {n(x)} part {pt} of {ps} : {r.type}{n.note(r)}")
         case g.ConvertLayout(result=r, x=x):
@@ -131,8 +133,9 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
         case g.WgmmaWait(results=rs, values=vs, pending=p):
             defs = ", ".join(n.define(v) for v in rs)
             line(f"{defs} = wgmma.wait {', '.join(map(n, vs))} pending {p}")
-        case g.CpAsyncTile(tensor=t, coords=cs, dst=d, stage=st, vector=vec):
-            line(f"{'cp.async' if vec else 'copy.elements'} @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(d)}[{n(st)}]")
+        case g.CpAsyncTile(tensor=t, coords=cs, dst=d, stage=st, vector=vec, transpose=tr):
+            kind = "cp.async.transposed" if tr else "cp.async" if vec else "copy.elements"
+            line(f"{kind} @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(d)}[{n(st)}]")
         case g.CpAsyncCommit():
             line("cp.async.commit")
         case g.CpAsyncWait(pending=p, barrier=bar):

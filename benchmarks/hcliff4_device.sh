@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # hcliff4 (2026-12-06): three of huser17's natural programs against PyTorch on the GPU, each with hcliff4's rule
-# on (the default) and off (as before), one process an arm, each cut at 28 s; one step, <= 115 s on an H100.
+# on (the default) and off (as before), one process an arm, each cut at 28 s; one step, <= 85 s on an H100.
 #
-#     bash benchmarks/hcliff4_device.sh              # dq new/old, maxpool+blur new/old
-#     STEP=more bash benchmarks/hcliff4_device.sh    # dq's variants: 3 stages, 128 x 64 blocks (8 warps)
+#     bash benchmarks/hcliff4_device.sh              # dq new, maxpool+blur new/old
+#     STEP=more bash benchmarks/hcliff4_device.sh    # dq old (11.6 ms twice), 3 stages, 128 x 64 blocks (8 warps)
 #
 # One line a case and arm (huser17_paths.py's: ours, torch's, ratio = torch / ours; maxpool's 'err 0.0' = the
 # same values and indices as torch) and a 'dq share' line: ours against 3/5 of SDPA's backward (its dQ
@@ -40,11 +40,11 @@ for c in '$cases'.split():
     printf "dq share   ours vs 3/5 of sdpa bwd: ratio %.2f\n", $(i + 1) * 0.6 } }' | sed "s/^/$arm /"
 }
 if [ "${STEP:-}" = more ]; then
+  run old dq 3 "" TILEC_PRODUCTS_PIPELINE=0
   run new3 dq 10 "" TILEC_PRODUCTS_STAGES=3
   run new128 dq 10 128x64
   exit 0
 fi
 run new dq 10 "" TILEC_PRODUCTS_PIPELINE=1
-run old dq 3 "" TILEC_PRODUCTS_PIPELINE=0
 run new "maxpool blur" 20 "" TILEC_SHIFT_DOT=1
 run old "maxpool blur" 20 "" TILEC_SHIFT_DOT=0

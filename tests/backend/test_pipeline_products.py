@@ -259,3 +259,21 @@ def test_bf16_and_element_copies(case: str, monkeypatch: pytest.MonkeyPatch) -> 
     want = _interp(src)
     got = _sim(src, "sm_90a", monkeypatch)
     assert got == (want if name == "bmm" else pytest.approx(want, rel=2e-5)), (got, want)
+
+
+def test_a_value_that_would_move_keeps_the_kernel_as_it_was(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A column sum of dP in the loop (each warp holds its own rows: the sum would move values between warps):
+    the pipeline refuses with a note naming the op, and the kernel is the one the path before it lowers (the
+    shared `arange` it makes again in the loop for its own layouts left as it was)."""
+    from tilelang.backend import explain
+    from tilelang.backend.gpu.printer import print_gpu_kernel
+
+    src = _dq(64, 64, 128, 128).replace("let ds = p * (dp - dl);",
+                                         "let ds = p * (dp - dl) + dp.sum(0).reshape([1, BN]) * 0.5;")
+    assert "dp.sum(0)" in src
+    gk = _kernel(src, "attn_dq", "sm_90a")
+    assert explain.path_of(gk) == "mma.sync"
+    notes = [n.message for n in explain.refusals(gk) if "products pipeline" in n.message]
+    assert notes and "would move values between threads" in notes[0], notes
+    monkeypatch.setenv("TILEC_PRODUCTS_PIPELINE", "0")
+    assert print_gpu_kernel(_kernel(src, "attn_dq", "sm_90a")) == print_gpu_kernel(gk)

@@ -317,6 +317,7 @@ def pipeline_products(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         return k
     # an `arange` shared by rows made before the loop and the keys in it (BM == BN) is made again in the loop,
     # where each gets its own registers
+    given = k  # (a loop it refuses keeps its kernel as it was, arange and all)
     k = unshare_loop_aranges(k) or k
     loop = next(o for o in k.body.ops if isinstance(o, ir.For))
     p = _plan(k, ctx, loop)
@@ -328,7 +329,7 @@ def pipeline_products(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 
         ctx.refuse(_PATH, loop.span, f"{describe(bad)} would move values between threads, where every value "
                    "computes in the registers the products leave it in")
-        return k
+        return given
     # the Hopper GEMM pipeline's note on this loop said where its products ran before
     ctx.notes[:] = [n for n in ctx.notes if "its loads into registers an iteration at a time" not in n.message]
     return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(ops)), layouts=layouts,  # type: ignore[arg-type]

@@ -1,5 +1,5 @@
-"""huser18's user kernels on the GPU against PyTorch (round 18): programs of tests/user/programs t03, t06 and t09
-as written there (the natural way), at sizes a PyTorch user runs them, and the paths they take (one step, ~40-80 s
+"""huser18's user kernels on the GPU against PyTorch (round 18): programs of tests/user/programs t03, t06, t09 and
+t17 as written there (the natural way), at sizes a PyTorch user runs them, and the paths they take (one step, ~40-80 s
 warm on an H100, most of it compiling; one line a case, printed as it is timed).
 
     python benchmarks/huser18_paths.py                # GPU: every case

@@ -17,7 +17,7 @@ fixed program checked against NumPy (round 18's checks of the program it was mea
   generic, `W`, which the launch's partition gives.
 - u05 PyTorch's `(next != labels).any().item()` written `(next != labels).max().item()` on the host (E0103): a
   host reduction is the scalar itself; the help made a one-element tensor of it (`full::<bool>([1], ..)`) to
-  call `.item()` on; it now says to drop the `.item()`.
+  call `.item()` on; it now says to use it without the `.item()`.
 - u06 torch.matmul's batch, `dot(x, p)` of [BB, 4, 4] tiles (E0206): the help was "reshape it to 2-D, e.g.
   `t.reshape([1, N])`", which is no batched product; it now writes the batch as a broadcast product summed
   over K (in f32 for f16/bf16 tiles, as `dot` sums).
@@ -54,7 +54,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                        "row_scan::<16, 64, 192>(rows.partition([16, 192])")]),
     "u03_nested_store_counted_by_the_input": ("`for i in 0..po.num_tiles(0)`",
                                               [("for i in 0..px.num_tiles(0)", "for i in 0..po.num_tiles(0)")]),
-    "u05_item_of_a_host_reduction": ("drop the `.item()`", [("(next != labels).max().item()", "(next != labels).max()")]),
+    "u05_item_of_a_host_reduction": ("without `.item()`", [("(next != labels).max().item()", "(next != labels).max()")]),
     "u06_dot_of_a_batch_of_matrices": (
         "a broadcast product summed over K: `(x.reshape([BB, 4, 4, 1]) * p.reshape([BB, 1, 4, 4])).sum(2)`",
         [("dot(x, p)", "(x.reshape([BB, 4, 4, 1]) * p.reshape([BB, 1, 4, 4])).sum(2)"),

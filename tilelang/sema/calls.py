@@ -785,15 +785,15 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
     a method."""
     x = tcx.snippet(e.receiver)
     want = "param" if fx.in_kernel else "tensor"
-    if kind == "scalar" and e.method.name == "item" and not e.args:
-        # `(next != labels).max().item()`: PyTorch's reductions give 0-d tensors, Tile's give the scalar itself
-        # (round 18: the help made a one-element tensor of it to call `.item()` on)
-        return (f"`{x}` is already a scalar (a `{rty}`): drop the `.item()`, `{x}`" if x and len(x) < 60 else
-                "the value is already a scalar: drop the `.item()`")
     if kind == "scalar" and ("tile" in receivers or want in receivers):
         # str(ScalarT): its element type's name, a generic one's too (`T`)
         dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
         what = "tile" if fx.in_kernel else "tensor"
+        if e.method.name == "item" or (e.method.name in ("sum", "max", "min", "prod") and not e.args):
+            # (hrev19: `z[7].item()` was told to make a tensor of `z[7]`, to take its one element back out; round 18:
+            # `(next != labels).max().item()`, PyTorch's habit: Tile's reductions give the scalar itself)
+            it = f"`{x}`" if x and len(x) < 40 else "the value"
+            return f"{it} is a scalar (`{dt}`) already: use it as it is, without `.{e.method.name}()`"
         whole = _whole_reduction(tcx, e.receiver, fx)
         if whole is not None and x and len(x) < 40:  # `let dist = (d * d).sum(); dist.argmin()` (round 14)
             return (f"`{x}` is a scalar: {whole}, or make a {what} of the scalar with `full::<{dt}>([1], {x})`")

@@ -361,6 +361,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
                        pdl_exit=hints.get("pdl_early", 0) == ir.PDL_EXIT,
                        prefetch_lines=hints.get("prefetch_lines", 0) > 0,
                        evict_first=hints.get("evict_first", 0) > 0,
+                       arrive_wait=hints.get("arrive_wait", 0) > 0,
                        fast_math=bool(hints.get("fast_math", 0)),
                        cluster=cluster, walk=cx.walk)
 

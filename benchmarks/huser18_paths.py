@@ -1,9 +1,9 @@
-"""huser18's user kernels on the GPU against PyTorch (round 18): programs of tests/user/programs t03, t06 and t09
-as written there (the natural way), at sizes a PyTorch user runs them, and the paths they take (one step, ~30-60 s
+"""huser18's user kernels on the GPU against PyTorch (round 18): programs of tests/user/programs t03, t06, t09 and
+t17 as written there (the natural way), at sizes a PyTorch user runs them, and the paths they take (one step, ~40-80 s
 warm on an H100, most of it compiling; one line a case, printed as it is timed).
 
     python benchmarks/huser18_paths.py                # GPU: every case
-    python benchmarks/huser18_paths.py --only paged   # or matpow, resize
+    python benchmarks/huser18_paths.py --only paged   # or matpow, resize, w8a8
     python benchmarks/huser18_paths.py --dry          # CPU: each kernel's sm_90a path and notes (no timing)
 
 `ratio` = torch time / ours (> 1: faster than torch). Expected, and why:
@@ -23,6 +23,13 @@ warm on an H100, most of it compiling; one line a case, printed as it is timed).
   weight-matrix product), ~130 multiply-adds an output element for F.interpolate's ~4 (wider images need wider
   tiles: a [1024, 1024] weight matrix is a whole tile's limit). Expect ~0.05-0.2x: the cost of the missing
   gather, not of the backend.
+- w8a8: t17's W8A8 linear layer (int8 x int8 into i32 by `mma`, per-row and per-column dequant and a bias to
+  bf16) at 4096^3, 64 x 64 x 64 tiles, against torch._int_mm then the same epilogue in PyTorch. `--explain`:
+  scalar FMAs (the FMA pipeline takes inputs of the accumulator's type; wgmma f16/bf16 only). Expect ~0.02-0.1x.
+- w8a8 int8mma: the same with `TILEC_INT8_MMA=1` (mma.sync.m16n8k32 through shared memory, opt-in until a GPU has
+  checked it: this is that check, `err` must be ~4e-3, a bf16 rounding). Expect ~0.1-0.4x (no ring, the
+  accumulator through shared memory each step). `--explain` says scalar FMAs for it too (the note is made before
+  codegen picks the int8 tensor cores).
 """
 
 from __future__ import annotations
@@ -38,12 +45,14 @@ PROGRAMS = ROOT / "tests" / "user" / "programs"
 import user_paths  # noqa: E402
 from user_paths import print_notes, report, timed  # noqa: E402
 
-CASES = ["paged", "matpow 32", "matpow 128", "resize"]
-FILES = {"paged": "t03_paged_decode_attention", "matpow": "t06_markov_matrix_power", "resize": "t09_bilinear_resize"}
+CASES = ["paged", "matpow 32", "matpow 128", "resize", "w8a8", "w8a8 int8mma"]
+FILES = {"paged": "t03_paged_decode_attention", "matpow": "t06_markov_matrix_power", "resize": "t09_bilinear_resize",
+         "w8a8": "t17_int8_gemm_dequant_bf16"}
 NSEQ, HKV, G, HD, PAGE = 32, 8, 4, 128, 16
 MNK = 4096
 MM_TILES = {"matpow 32": (32, 32, 16), "matpow 128": (128, 128, 32)}
 CH, HIN, HOUT, RW = 512, 100, 120, 128
+W8_TILE = (64, 64, 64)
 
 DRY_MAINS = {
     "paged": "let q = zeros::<f16>([2, 8, 128]); let kp = zeros::<f16>([2, 256, 128]); let t = zeros::<i32>([2, 8]);"
@@ -53,6 +62,8 @@ DRY_MAINS = {
                  " matmul::<32, 32, 16>(c.partition([32, 32]), &a, &a).sync();",
     "matpow 128": "let a = zeros::<f32>([256, 256]); let mut c = zeros::<f32>([256, 256]);"
                   " matmul::<128, 128, 32>(c.partition([128, 128]), &a, &a).sync();",
+    "w8a8": "let a = zeros::<i8>([128, 128]); let s = zeros::<f32>([128]); let mut c = zeros::<bf16>([128, 128]);"
+            " w8a8::<64, 64, 64>(c.partition([64, 64]), &a, &a, &s, &s, &s).sync();",
     "resize": "let x = zeros::<f32>([2, 64, 64]); let mut y = zeros::<f32>([2, 96, 96]);"
               " resize_row::<128>(y.partition([1, 1, 128]), &x, 0.5, 0.5).sync();",
 }
@@ -65,8 +76,11 @@ def _kernels(case: str) -> str:
 
 
 def dry(cases: list[str]) -> None:
+    import os
+
     for case in cases:
-        print_notes(case, _kernels(case) + "fn main() { " + DRY_MAINS[case] + " }\n")
+        os.environ["TILEC_INT8_MMA"] = "1" if "int8mma" in case else "0"   # (read by the child `tilec emit`)
+        print_notes(case, _kernels(case) + "fn main() { " + DRY_MAINS[case.replace(" int8mma", "")] + " }\n")
 
 
 def run_paged(reps: int) -> None:
@@ -153,9 +167,38 @@ def run_resize(reps: int) -> None:
     report("resize", *tt, float((out - ref()[0]).abs().max()), what="F.interpolate")
 
 
+def run_w8a8(case: str, reps: int) -> None:
+    import os
+
+    import torch
+
+    import tilelang
+
+    os.environ["TILEC_INT8_MMA"] = "1" if "int8mma" in case else "0"   # read when the kernel is compiled
+    g = torch.Generator(device="cuda").manual_seed(17)
+    a, b = (torch.randint(-127, 128, (MNK, MNK), device="cuda", generator=g, dtype=torch.int8) for _ in range(2))
+    sa, sb = (torch.rand(MNK, device="cuda", generator=g) * 1e-3 for _ in range(2))
+    bias = torch.randn(MNK, device="cuda", generator=g)
+    c = torch.zeros(MNK, MNK, device="cuda", dtype=torch.bfloat16)
+    mod = tilelang.compile(_kernels("w8a8"))
+    bm, bn, bk = W8_TILE
+
+    def ours():  # type: ignore[no-untyped-def]
+        return mod.w8a8[bm, bn, bk](tilelang.partition(c, [bm, bn]), a, b, sa, sb, bias).launch()
+
+    def ref():  # type: ignore[no-untyped-def]
+        return (torch._int_mm(a, b).float() * sa[:, None] * sb[None, :] + bias).bfloat16()
+
+    if (tt := timed(case, ours, ref, reps)) is None:
+        return
+    want = ref().float()
+    report(case, *tt, float((c.float() - want).abs().max() / want.abs().max()), 2.0 * MNK**3, "torch._int_mm")
+
+
 def main(argv: list[str] | None = None) -> int:
     runs = {"paged": run_paged, "matpow 32": lambda r: run_matpow("matpow 32", r),
-            "matpow 128": lambda r: run_matpow("matpow 128", r), "resize": run_resize}
+            "matpow 128": lambda r: run_matpow("matpow 128", r), "resize": run_resize,
+            "w8a8": lambda r: run_w8a8("w8a8", r), "w8a8 int8mma": lambda r: run_w8a8("w8a8 int8mma", r)}
     return user_paths.main(argv, CASES, user_paths.each(runs), dry)
 
 

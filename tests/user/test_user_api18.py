@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -163,3 +164,35 @@ def test_the_repl_infers_the_half_width_generic() -> None:
                       "rope_bwd(dx.partition([1, 16, 64]), &dy, &ones::<f32>([50, 32]), &zeros::<f32>([50, 32]))"
                       ".sync();\n(dx as f32 - dy as f32).abs().max()\n:quit\n")
     assert "error" not in r.stdout + r.stderr and "f32 = 0.0" in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize(("shape", "fix"), [((1, 1), "`x.reshape(1)`"), ((2, 3, 4), "`x.reshape(6, 4)`"),
+                                            ((64,), "`x.reshape(1, 64)`")])
+def test_a_rank_mismatch_writes_the_reshape(shape: tuple[int, ...], fix: str) -> None:
+    """E0503 said "reshape it to the parameter's rank" (a 0-d `torch.tensor(3.0)`, a loss or a scale, for a
+    `[1]` tensor; a batch for a 2-D one); it now writes the reshape, which runs."""
+    rank = 1 if shape == (1, 1) else 2
+    decl = "[1]" if rank == 1 else "[?, ?]"
+    mod = tilelang.compile(f"kernel fn k(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, {decl}>) {{\n"
+                           f"    z.store(x.partition({'[1]' if rank == 1 else '[1, 1]'}).load({'[0]' if rank == 1 else '[0, 0]'})"
+                           f".reshape([1]) * 2.0);\n}}\n")
+    x = np.arange(math.prod(shape), dtype=np.float32).reshape(shape) + 3
+    z = np.zeros(1, np.float32)
+    with pytest.raises(tilelang.TileError) as e:
+        mod.k(P(z, [1]), x).sync()
+    assert e.value.code == "E0503" and fix in str(e.value), str(e.value)
+    new = tuple(int(d) for d in fix[fix.index("(") + 1:fix.index(")")].split(", "))
+    mod.k(P(z, [1]), x.reshape(new)).sync()   # the help
+    assert z[0] == 6.0
+
+
+def test_a_zero_dimensional_torch_tensor_is_told_its_reshape() -> None:
+    torch = pytest.importorskip("torch")
+    mod = tilelang.compile("kernel fn k(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [1]>) {\n"
+                           "    z.store(x.load() * 2.0);\n}\n")
+    z, x = torch.zeros(1), torch.tensor(3.0)   # a loss, a scale: 0-d
+    with pytest.raises(tilelang.TileError) as e:
+        mod.k(P(z, [1]), x).sync()
+    assert e.value.code == "E0503" and "`x.reshape(1)`" in str(e.value), str(e.value)
+    mod.k(P(z, [1]), x.reshape(1)).sync()
+    assert z.item() == 6.0

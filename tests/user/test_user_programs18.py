@@ -30,6 +30,9 @@ take, written from README.md, docs/reference.md and examples/ alone.
   broadcast products summed over K (`dot` of [8, 4, 4] tiles, torch.matmul's batch, is u06).
 - t16: nearest-neighbour retrieval by cosine similarity (bf16 `mma`, per-block best by `argmax`, merged by the
   last block of each query tile over the group's tiles).
+- t17: a W8A8 linear layer: int8 activations (per-row scales) times int8 weights (per-column scales) by `mma` into
+  i32, dequantised to bf16 with a bias. `--explain`: scalar FMAs (the FMA pipeline takes inputs of the
+  accumulator's own type; the int8 tensor cores are opt-in, `TILEC_INT8_MMA=1`).
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (over ~2.5 s there: `heavy`, each still run on the interpreter, through ptxas and in
@@ -273,12 +276,23 @@ def _t16(t: Tensors, out: str) -> None:
     assert out == "true true true\n"
 
 
+def _t17(t: Tensors, out: str) -> None:
+    x, w, bias, sa, sb = _f(t, "x", "w", "bias", "sa", "sb")
+    aq, bq = t["aq"].astype(np.int64), t["bq"].astype(np.int64)
+    np.testing.assert_allclose(sa, np.abs(x).max(1) / 127, rtol=1e-6)
+    np.testing.assert_array_equal(aq, np.floor(x / sa[:, None].astype(np.float32) + 0.5).astype(np.int64))
+    want = (aq @ bq) * sa[:, None] * sb[None, :] + bias   # the i32 sums are exact
+    np.testing.assert_allclose(t["c"], want, rtol=8e-3, atol=8e-3 * np.abs(want).max())   # a bf16 result
+    assert np.abs(t["c"] - x @ w - bias).max() < 0.1 * np.abs(x @ w).max()   # near the unquantised layer
+    assert out == "[72, 96] 127 127\n"
+
+
 CHECKS = {"t01_rope_backward": _t01, "t02_rmsnorm_backward": _t02, "t03_paged_decode_attention": _t03,
           "t04_minplus_apsp": _t04, "t05_ell_spmv": _t05, "t06_markov_matrix_power": _t06,
           "t07_rigid_transforms": _t07, "t08_focal_bce_logits": _t08, "t09_bilinear_resize": _t09,
           "t10_batched_lu_pivoting": _t10, "t11_count_min_sketch": _t11, "t12_integral_image_queries": _t12,
           "t13_ntt_polymul": _t13, "t14_connected_components": _t14, "t15_batched_expm": _t15,
-          "t16_nearest_neighbour_retrieval": _t16}
+          "t16_nearest_neighbour_retrieval": _t16, "t17_int8_gemm_dequant_bf16": _t17}
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
@@ -286,7 +300,7 @@ CHECKS = {"t01_rope_backward": _t01, "t02_rmsnorm_backward": _t02, "t03_paged_de
     sim_tol={"t01_rope_backward": 1e-2, "t03_paged_decode_attention": 1e-4, "t06_markov_matrix_power": 1e-6},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a: t03 3.9 s, t04 23 s, t06 3.1 s, t09 90 s,
-    # t10 5.8 s, t11 21 s, t12 4.0 s, t13 8.9 s, t14 5.2 s, t16 9.2 s)
+    # t10 5.8 s, t11 21 s, t12 4.0 s, t13 8.9 s, t14 5.2 s, t16 9.2 s, t17 9.0 s)
     heavy=["t03_paged_decode_attention", "t04_minplus_apsp", "t06_markov_matrix_power", "t09_bilinear_resize",
            "t10_batched_lu_pivoting", "t11_count_min_sketch", "t12_integral_image_queries", "t13_ntt_polymul",
-           "t14_connected_components", "t16_nearest_neighbour_retrieval"])
+           "t14_connected_components", "t16_nearest_neighbour_retrieval", "t17_int8_gemm_dequant_bf16"])

@@ -116,3 +116,22 @@ def test_pytorch_s_in_place_habits_on_a_host_tensor_get_their_spelling(line: str
                  f"    {line}\n    print(z.sum(), x.sum());\n}}\n", encoding="utf-8")
     (d,) = [x for x in driver.check(f).diagnostics if x.severity.value == "error"]
     assert any(hint in h for h in d.help), d.help
+
+
+def test_an_element_offset_as_a_page_s_tile_index_is_warned(tmp_path: Path) -> None:
+    """t03's paged decode written with CUDA's element offset, `pk.load([kvh, page * P, 0])` for the page's [16, 64]
+    tile: it checked clean and read tile `page * 16`, past the pool (zeros: a silently wrong attention). W0009
+    now says the index is scaled by the tile's own size; its help applied is t03, which passes its check."""
+    from tilelang import driver
+
+    src = (DIR / "t03_paged_decode_attention.tile").read_text(encoding="utf-8")
+    wrong = tmp_path / "paged.tile"
+    wrong.write_text(src.replace("pk.load([kvh, page, 0])", "pk.load([kvh, page * P, 0])"), encoding="utf-8")
+    (d,) = driver.check(wrong).diagnostics
+    assert d.code == "W0009" and any("`page`" in h for h in d.help), (d.code, d.help)
+    fixed = tmp_path / "fixed" / "paged.tile"
+    fixed.parent.mkdir()
+    fixed.write_text(wrong.read_text(encoding="utf-8").replace("page * P, 0", "page, 0"), encoding="utf-8")
+    assert not driver.check(fixed, deny_warnings=True).diagnostics
+    tensors, out = run_program(fixed)
+    CHECKS["t03_paged_decode_attention"](tensors, out)

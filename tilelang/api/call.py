@@ -29,7 +29,7 @@ from tilelang.api.borrowed import frozen_by
 from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.scalars import scalar_value
-from tilelang.api.signature import _fix_contiguous, _fix_dtype, _fix_not_an_array, _inferable, _match_args
+from tilelang.api.signature import _fix_contiguous, _fix_dtype, _fix_not_an_array, _fix_rank, _inferable, _match_args
 from tilelang.api.temporaries import LOST, arg_counts, find_unheld, unheld_partition
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
@@ -166,7 +166,7 @@ class _Call:
                 f"{what} must have {rank} dimension{'s' if rank != 1 else ''}, "
                 f"but it is {ref.describe()}",
                 code=lcodes.RANK_MISMATCH,
-                help="reshape it to the parameter's rank",
+                help=_fix_rank(tuple(ref.shape), spec.name, tuple(spec.dims or ()), mutable),
             )
         big = next((d for d in ref.shape if d > MAX_DIM), None)
         if big is not None:

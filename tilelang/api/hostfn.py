@@ -15,7 +15,15 @@ from tilelang.api.errors import CallError, ExecutionError, NameLookupError, a_ty
 from tilelang.api.fastpath import torch_version_bump
 from tilelang.api.scalars import scalar_value
 from tilelang.api.temporaries import arg_counts, find_unheld
-from tilelang.api.signature import _doc_comments, _fix_dtype, _fix_not_an_array, _header, _match_args, _py_signature
+from tilelang.api.signature import (
+    _doc_comments,
+    _fix_dtype,
+    _fix_not_an_array,
+    _fix_rank,
+    _header,
+    _match_args,
+    _py_signature,
+)
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes.names import WRONG_GENERIC_COUNT
@@ -404,7 +412,7 @@ class HostFunction:
                 f"{ref.describe()}",
                 code=lcodes.RANK_MISMATCH,
                 where=where,
-                help="reshape it to the parameter's rank",
+                help=_fix_rank(tuple(ref.shape), name, tuple(ty.args[1].dims), mutable),
             )
         big = next((d for d in ref.shape if d >= 1 << 31), None)
         if big is not None:  # a Tile tensor's dimensions are `i32`

@@ -5,6 +5,7 @@ fix for a wrong array (dtype, contiguity) and the generics an argument fixes."""
 from __future__ import annotations
 
 import inspect
+import math
 from typing import TYPE_CHECKING, Any
 
 from tilelang.api.arrays import ArrayRef, tile_dtype_name
@@ -190,6 +191,26 @@ def _dense_order(ref: ArrayRef) -> tuple[int, ...] | None:
         size *= ref.shape[i]
     perm = tuple(order)
     return perm if perm != tuple(range(len(ref.shape))) else None
+
+
+def _fix_rank(shape: tuple[int, ...], name: str, dims: tuple[Any, ...], mutable: bool) -> str:
+    """E0503's help with the reshape written out (round 18: a 0-d `torch.tensor(3.0)` for a `[1]` parameter
+    was told "reshape it to the parameter's rank"): the declared constant dimensions where the element counts
+    agree, else leading 1s for a lower rank, the leading axes merged for a higher one."""
+    rank = len(dims)
+    total = math.prod(shape)
+    lits = [d.value for d in dims if isinstance(d, ast.IntLit)]
+    if len(lits) == rank and math.prod(lits) == total:
+        new = lits
+    elif len(shape) < rank:
+        new = [1] * (rank - len(shape)) + list(shape)
+    elif rank >= 1:
+        keep = list(shape[len(shape) - rank + 1:]) if rank > 1 else []
+        new = [total // max(math.prod(keep), 1)] + keep
+    else:
+        return "reshape it to the parameter's rank"
+    view = (f" (a view of the same memory: the kernel's writes land in `{name}`)" if mutable else "")
+    return f"reshape it to the parameter's rank: `{name}.reshape({', '.join(map(str, new))})`{view}"
 
 
 def _fix_contiguous(ref: ArrayRef, name: str, mutable: bool) -> str:

@@ -216,7 +216,7 @@ def tile_dims_help(ty: TileT) -> str:
     return f"a tile's shape is part of its type, `{ty}`: write its dimensions, {named}"
 
 
-def _mean_help(ty: TileT, e: ast.MethodCall) -> str:
+def _mean_help(ty: TileT | TensorT, e: ast.MethodCall) -> str:
     """`t.mean(k)` of a tile: its sum along k divided by that axis's size, the
     type's dimension as a float (`t.sum(1) / (N as f32)`; `t.sum() / 32.0` of all)."""
     if not isinstance(ty.dtype, DType):
@@ -707,7 +707,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             x = tcx.receiver_snippet(e.receiver) or "t"
             x = x if len(x) < 30 else "t"
             habit = (flip_help(rty.shape, rty.dtype, e, x) or _flip_help(rty, x)).replace("{", "{{").replace("}", "}}")
-        elif name == "mean" and isinstance(rty, TileT) and rty.shape and len(e.args) <= 2:
+        elif name == "mean" and isinstance(rty, (TileT, TensorT)) and rty.shape and len(e.args) <= 2 \
+                and all(d is not None for d in rty.shape):  # (a host tensor of constant shape too, round 18)
             habit = _mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
         elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):

@@ -23,7 +23,8 @@ checks have passed, over the functions and kernels of the user's own files
   that the hint then does nothing.)
 - W0006 `padded_extremum` (`sema/padded.py`), W0007 `constant_block_id`,
   W0008 `misaligned_reduction` (`sema/realign.py`): `t - t.max(1)` whose
-  shapes pass only by accident (a square tile).
+  shapes pass only by accident (a square tile); W0009 `scaled_tile_index`
+  (`sema/scaled_index.py`): `p.load([page * P])` of a partition of tiles of `P`.
 
 `#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
 `kernel fn` silences them there; `tilec check --deny warnings` makes them
@@ -52,6 +53,7 @@ LINTS: dict[str, str] = {
     "padded_extremum": W.PADDED_EXTREMUM,
     "constant_block_id": W.CONSTANT_BLOCK_ID,
     "misaligned_reduction": W.MISALIGNED_REDUCTION,
+    "scaled_tile_index": W.SCALED_TILE_INDEX,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -109,6 +111,12 @@ class _Linter:
 
         for d in misaligned_reductions(self.program, decl, self.sources):
             self.warn("misaligned_reduction", d)
+        if decl.is_kernel or any(isinstance(n, ast.MethodCall) and n.method.name == "partition"
+                                 for n in ast.walk(decl.body)):
+            from tilelang.sema.scaled_index import scaled_tile_indices
+
+            for d in scaled_tile_indices(self.program, decl, self.sources):
+                self.warn("scaled_tile_index", d)
         for node in ast.walk(decl.body):
             if isinstance(node, ast.Block):
                 self._unreachable(node)

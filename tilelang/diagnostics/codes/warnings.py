@@ -27,3 +27,6 @@ CONSTANT_BLOCK_ID = define(
 MISALIGNED_REDUCTION = define(
     "W0008", "misaligned-reduction",
     "a reduction along an axis other than the first, broadcast back against a value of its source's rank")
+SCALED_TILE_INDEX = define(
+    "W0009", "scaled-tile-index",
+    "a tile index multiplied by the tile's own size along that axis (an element offset written as a tile index)")

@@ -36,7 +36,7 @@ def test_the_consumers_barriers_are_their_own() -> None:
     text = SimDevice("sm_90a").compile(k, facts)[0].source
     roles = text[text.index("role_consumer"):]
     assert "barrier.cta.sync.aligned.all" not in roles.split("roles_done")[0]
-    assert re.search(r"barrier\.cta\.sync\.aligned\.count\(i32 15, i32 128\)", roles)
+    assert re.search(r"barrier\.cta\.sync\.aligned\.count\(i32 14, i32 128\)", roles)
 
 
 @pytest.mark.heavy  # (~30 s of llsim; the default test above checks the barriers in its LLVM)

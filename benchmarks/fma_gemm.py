@@ -2,6 +2,7 @@
 
     python benchmarks/fma_gemm.py            # GPU, ~40-70 s (PTX compiled first in --jobs processes): a line a case
     python benchmarks/fma_gemm.py --quick    # the cliffs case and two 128x128 rows only
+    python benchmarks/fma_gemm.py --transpose   # TILEC_FMA_TRANSPOSE=1's rows and their baselines (~40 s)
     python benchmarks/fma_gemm.py --dry      # CPU: ptxas registers / spills of each variant, no timing
 
 Each line: the case (layout, M=N=K, BMxBNxBK, hints), our time, torch's (interleaved reps: cliffs.time_pair),
@@ -35,6 +36,10 @@ read by ld.shared.v4 (16 LDS.128 per 256 FFMA); `.maxnreg 255`; ptxas: 0 spills 
 - FMA_PREFETCH=1 (sm_80's schedule: no warp waits for shared memory after the barrier): +0-5 % at 128x128 (one CTA
   an SM: the barrier's bubble is the SM's), ~0 at 64x64 (six CTAs an SM hide it);
 - triton ieee (Triton's f32 tl.dot without TF32, 128x128x32): for reference, likely 0.5-0.8x.
+- TILEC_FMA_TRANSPOSE=1 rows (`--transpose`: with their default rows and tn; hgemm4): A (nn) or A and B^T (nt)
+  stored transposed in their rings, both operands read along M/N as tn's are; ptxas 128 registers at 128x128x16
+  (`.maxnreg 128`, 2 CTAs an SM; MAXNREG=255 row: 151, one CTA), 159 / 129 at 64x64x16. Expect nn / nt at
+  128x128x16 near tn's 0.88-0.92x if the 4-byte copies keep up; below the default rows means they do not.
 Errors ~1e-6 (f32 sums in another order than cuBLAS's). A row that fails prints its error and the run goes on.
 """
 
@@ -104,7 +109,18 @@ CASES: list[tuple[str, int, tuple[int, int, int], str, dict[str, str]]] = [
     ("nt", 2048, (64, 64, 16), "", PTXAS_REGS),
     ("tn", 2048, (64, 64, 16), "", {}),
 ]
+TRANS = {"TILEC_FMA_TRANSPOSE": "1"}  # K-contiguous operands stored transposed (8 warps, BK <= 16: .maxnreg 128)
+TRANS255 = {"TILEC_FMA_TRANSPOSE": "1", "TILEC_FMA_MAXNREG": "255"}  # the same at ptxas's 151 / 129 registers
+CASES += [
+    ("nn", 4096, (128, 128, 16), "", TRANS),
+    ("nn", 4096, (128, 128, 16), "", TRANS255),
+    ("nt", 4096, (128, 128, 16), "", TRANS),
+    ("nn", 2048, (64, 64, 16), "", TRANS),
+    ("nt", 2048, (64, 64, 16), "", TRANS),
+]
 QUICK = {0, 1, 10, 13}
+# hgemm4's transposed rings (`--transpose`): each transposed row beside its default and tn (both read along M/N)
+TRANSPOSE = {1, 10, 15, 16, 17, 19, 20, 21, 22, 23, 24}
 
 
 def _name(lay: str, tile: tuple[int, int, int], hints: str, env: dict[str, str]) -> str:
@@ -296,11 +312,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dry", action="store_true")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--transpose", action="store_true", help="the transposed-ring rows and their baselines only")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--jobs", type=int, default=min(12, os.cpu_count() or 1),
                     help="processes compiling the cases' PTX first (1: none)")
     o = ap.parse_args()
-    idx = [i for i in range(len(CASES)) if not o.quick or i in QUICK]
+    idx = [i for i in range(len(CASES)) if (not o.quick or i in QUICK) and (not o.transpose or i in TRANSPOSE)]
     cases = [CASES[i] for i in idx]
     if o.dry:
         dry(cases)
@@ -308,7 +325,7 @@ def main() -> None:
         if o.jobs > 1:
             prewarm(idx, o.jobs)
         gpu(cases, o.reps)
-        if not o.quick:
+        if not o.quick and not o.transpose:
             triton_rows([2048, 4096], o.reps)
 
 

@@ -53,31 +53,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-GEMM = """
-kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f16, [BM, BN]>,
-                                                           a: &Tensor<f16, [?, ?]>,
-                                                           b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pb = b.partition([BK, BN]);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
-    }
-    c.store(acc as f16);
-}
+from launch_cases import GEMM as _GEMM  # noqa: E402
+from launch_cases import GEMM_NT, gemm_tensors  # noqa: E402
 
-kernel fn gemm_nt<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f16, [BM, BN]>,
-                                                              a: &Tensor<f16, [?, ?]>,
-                                                              b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pb = b.partition([BN, BK]);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pb.load([block_id(1), k]).transpose(), acc);
-    }
-    c.store(acc as f16);
-}
-"""
+GEMM = _GEMM + GEMM_NT
 
 
 def _module(widen: str, tag: str = "") -> Any:
@@ -98,23 +77,7 @@ def launch_part(n: int, stub: bool = False) -> None:
     import tilelang
 
     P = tilelang.partition
-    m = 4096
-    if stub:
-        import numpy as np
-
-        from tilelang.runtime.cuda_stub import DevArray
-
-        a, b, c = (DevArray.zeros((m, m), np.float16) for _ in range(3))
-        cs = [DevArray.zeros((m, m), np.float16) for _ in range(8)]
-        sync = lambda: None  # noqa: E731
-    else:
-        import torch
-
-        g = torch.Generator(device="cuda").manual_seed(0)
-        a, b = (torch.randn(m, m, device="cuda", dtype=torch.float16, generator=g) / 16 for _ in range(2))
-        c = torch.empty(m, m, device="cuda", dtype=torch.float16)
-        cs = [torch.empty_like(c) for _ in range(8)]  # (queued launches write apart: E0309 otherwise)
-        sync = torch.cuda.synchronize
+    a, b, c, cs, sync = gemm_tensors(4096, stub, outs=8)
     for name, widen in (("plain", "0"), ("default", "auto")):
         mod = _module(widen)
         kern = mod.gemm[128, 128, 64]

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import tilelang  # noqa: E402
 from tilelang.runtime import cuda_fake, cuda_stub  # noqa: E402
 from tilelang.runtime.cuda_stub import DevArray  # noqa: E402
-from launch_cases import KERNELS, count_general, prefill_shape  # noqa: E402
+from launch_cases import KERNELS, count_general, gemm_tensors, prefill_shape  # noqa: E402
 
 def calls() -> dict[str, Any]:
     """name -> a function of no arguments making one launch call (returns its handle)."""
@@ -45,8 +45,7 @@ def calls() -> dict[str, Any]:
     b, h = prefill_shape(s, d)
     q, k, v, o = (DevArray.zeros((b * h, s, d), np.float16) for _ in range(4))
     kern = attn.flash_attention["f16", 128, 128, d]
-    n = 4096
-    a_, b_, c_ = (DevArray.zeros((n, n), np.float16) for _ in range(3))
+    a_, b_, c_, _, _ = gemm_tensors(4096, stub=True)
     x, y, z = (DevArray.zeros((1 << 20,)) for _ in range(3))
     P = tilelang.partition
     return {

@@ -29,6 +29,63 @@ kernel fn linear<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32
 """
 
 
+@dataclass
+class LinearCase:
+    """LINEAR at one launch: its Tile IR kernel, random f16 a [M, K] / w [N, K] and f32 bias [N] / res [M, N] (drawn in
+    that order from `seed`), the tensors' facts as a launch computes them, and the interpreter's result."""
+
+    kernel: object
+    tile: tuple[int, int, int]
+    a: np.ndarray
+    w: np.ndarray
+    bias: np.ndarray
+    res: np.ndarray
+    facts: dict
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.a.shape[0], self.w.shape[0]
+
+    def interpreted(self) -> np.ndarray:
+        """C by the interpreter (every element written: no NaN left)."""
+        import tilelang
+
+        bm, bn, bk = self.tile
+        want = np.full(self.shape, np.nan, np.float32)
+        tilelang.compile(LINEAR).linear[bm, bn, bk](tilelang.partition(want, [bm, bn]), self.a, self.w, self.bias,
+                                                    self.res).sync()
+        return want
+
+    def simulated(self, grid: tuple[int, ...], facts: dict | None = None) -> np.ndarray:
+        """C by llsim at sm_90a on `grid` (with `facts`, else the launch's)."""
+        from llsim import SimDevice
+
+        got = np.full(self.shape, np.nan, np.float32)
+        SimDevice("sm_90a").run(self.kernel, grid, [got, self.a, self.w, self.bias, self.res], facts or self.facts)
+        return got
+
+
+def linear_case(M: int, N: int, K: int, tile: tuple[int, int, int], seed: int) -> LinearCase:
+    """LINEAR with BM x BN x BK = `tile` over C [M, N] and K (the GEMM tests' linear layer: test_gemm_persistent,
+    test_gemm_tiles, test_gemm_rows)."""
+    from tilelang import driver
+    from tilelang.backend.facts import TensorFacts
+
+    bm, bn, bk = tile
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    w = rng.standard_normal((N, K)).astype(np.float16)
+    bias = rng.standard_normal(N).astype(np.float32)
+    res = rng.standard_normal((M, N)).astype(np.float32)
+    main = ("fn main() { let a = zeros::<f16>([8, 8]); let w = zeros::<f16>([8, 8]); let b = zeros::<f32>([8]);"
+            " let r = zeros::<f32>([8, 8]); let mut o = zeros::<f32>([8, 8]);"
+            f" linear::<{bm}, {bn}, {bk}>(o.partition([{bm}, {bn}]), &a, &w, &b, &r).sync(); }}\n")
+    kernel = driver.compile(LINEAR + main, "ir").output[0]
+    shapes = {"a": a.shape, "w": w.shape, "bias": bias.shape, "res": res.shape, "c": (M, N)}
+    facts = {n: TensorFacts(True, tuple(d % 16 == 0 for d in s)) for n, s in shapes.items()}
+    return LinearCase(kernel, tile, a, w, bias, res, facts)
+
+
 @dataclass(frozen=True)
 class GemmConfig:
     bm: int
@@ -100,4 +157,4 @@ class GemmConfig:
 """
 
 
-__all__ = ["GemmConfig"]
+__all__ = ["LINEAR", "GemmConfig", "LinearCase", "linear_case"]

@@ -203,10 +203,17 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 data = bytes(mem.bufs[src[0]][src[1]:src[1] + size]) if size else b""
                 if size and len(data) != size:
                     raise IndexError(f"cp.async of {size} bytes at {src[1]} outside buffer {src[0]!r}")
-                if dst[0] != "$smem" or dst[1] % 16 or n != 16 or (src[1] % 16 and size):
-                    raise IndexError(f"cp.async of {n} bytes to {dst} from {src}: not 16-byte aligned")
-                mem.guard("$smem", dst[1], n, "cp.async")
-                mem.inflight[dst[1] // 16] = 1
+                if dst[0] != "$smem" or n not in (4, 8, 16) or dst[1] % n or (src[1] % n and size):
+                    raise IndexError(f"cp.async of {n} bytes to {dst} from {src}: not {n}-byte aligned")
+                if n == 16:
+                    mem.guard("$smem", dst[1], n, "cp.async")
+                else:  # a chunk several copies fill: a race only where one of its words is in flight
+                    words = range(dst[1] // 4, (dst[1] + n) // 4)
+                    if any(w in mem.inflight_words for w in words):
+                        raise Race(f"cp.async of {n} bytes at smem+{dst[1]} while a cp.async into it is in flight")
+                    mem.inflight_words.update(words)
+                # a 16-byte chunk is in flight while any copy into it is
+                mem.inflight[dst[1] // 16] = mem.inflight.get(dst[1] // 16, 0) + 1
                 open_copies[t].append((dst[1], data + b"\0" * (n - size)))
                 value = None
                 continue
@@ -221,7 +228,13 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 cp_groups[t] = cp_groups[t][len(done):]
                 for grp in done:
                     for off, raw in grp:
-                        del mem.inflight[off // 16]
+                        left = mem.inflight[off // 16] - 1
+                        if left:
+                            mem.inflight[off // 16] = left
+                        else:
+                            del mem.inflight[off // 16]
+                        if len(raw) < 16:
+                            mem.inflight_words.difference_update(range(off // 4, (off + len(raw)) // 4))
                         mem.bufs["$smem"][off:off + len(raw)] = raw
                 value = None
                 continue

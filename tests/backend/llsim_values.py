@@ -80,6 +80,8 @@ class Memory:
     # 16-byte chunks of shared memory an issued cp.async has not written yet
     # (it lands at the wait_group that retires its group): chunk -> copies
     inflight: dict[int, int] = field(default_factory=dict)
+    # the 4-byte words 4- and 8-byte cp.async copies (several share a chunk) have not written yet
+    inflight_words: set[int] = field(default_factory=set)
     # wgmma groups issued and not yet retired by every thread of their
     # warpgroup (the shared memory each reads: writes to it are races)
     wgmma_live: list[Any] = field(default_factory=list)

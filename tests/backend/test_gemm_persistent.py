@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from gemm_cases import LINEAR, GemmConfig
+from gemm_cases import GemmConfig, linear_case
 from llsim import SimDevice
 
 import tilelang
@@ -82,24 +82,11 @@ def test_the_epilogue_loads_of_each_tile(form: str, monkeypatch) -> None:  # typ
     monkeypatch.setenv("TILEC_GEMM_PERSISTENT", "0" if split or form == "wide" else form)
     monkeypatch.setenv("TILEC_GEMM_SPLITK", "1" if split else "0")
     monkeypatch.setenv("TILEC_GEMM_WIDEN", "1" if form == "wide" else "0")
-    M, N, K = 70, 150, 128 if split else 48
-    rng = np.random.default_rng(11)
-    a = rng.standard_normal((M, K)).astype(np.float16)
-    w = rng.standard_normal((N, K)).astype(np.float16)
-    bias = rng.standard_normal(N).astype(np.float32)
-    res = rng.standard_normal((M, N)).astype(np.float32)
-    main = ("fn main() { let a = zeros::<f16>([8, 8]); let w = zeros::<f16>([8, 8]); let b = zeros::<f32>([8]);"
-            " let r = zeros::<f32>([8, 8]); let mut o = zeros::<f32>([8, 8]);"
-            " linear::<64, 64, 16>(o.partition([64, 64]), &a, &w, &b, &r).sync(); }\n")
-    k = driver.compile(LINEAR + main, "ir").output[0]
-    facts = _facts(a=a.shape, w=w.shape, bias=bias.shape, res=res.shape, c=(M, N))
-    gk = lower_gpu(k, "sm_90a", facts)
+    case = linear_case(70, 150, 128 if split else 48, (64, 64, 16), seed=11)
+    gk = lower_gpu(case.kernel, "sm_90a", case.facts)
     assert gk.persistent == 1 and "acc_load" in print_gpu_kernel(gk)
-    want = np.full((M, N), np.nan, np.float32)
-    tilelang.compile(LINEAR).linear[64, 64, 16](tilelang.partition(want, [64, 64]), a, w, bias, res).sync()
-    got = np.full((M, N), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (12 if split else 1, 1), [got, a, w, bias, res], facts)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+    got = case.simulated((12 if split else 1, 1))
+    np.testing.assert_allclose(got, case.interpreted(), rtol=1e-4, atol=1e-3)
 
 
 def _lowered(cfg: GemmConfig, M: int, N: int, K: int) -> g.GpuKernel:
@@ -223,25 +210,11 @@ def test_a_linear_layers_k_step_in_stages_of_64(monkeypatch) -> None:  # type: i
     walking 2 wide tiles (3 column tiles of 128, the last wide tile's second past the grid), K = 176 (the last
     step's second stage all past K: TMA's zeros)."""
     monkeypatch.setenv("TILEC_GEMM_WIDEN", "1")
-    M, N, K = 70, 300, 176
-    rng = np.random.default_rng(5)
-    a = rng.standard_normal((M, K)).astype(np.float16)
-    w = rng.standard_normal((N, K)).astype(np.float16)
-    bias = rng.standard_normal(N).astype(np.float32)
-    res = rng.standard_normal((M, N)).astype(np.float32)
-    main = ("fn main() { let a = zeros::<f16>([8, 8]); let w = zeros::<f16>([8, 8]); let b = zeros::<f32>([8]);"
-            " let r = zeros::<f32>([8, 8]); let mut o = zeros::<f32>([8, 8]);"
-            " linear::<64, 128, 128>(o.partition([64, 128]), &a, &w, &b, &r).sync(); }\n")
-    k = driver.compile(LINEAR + main, "ir").output[0]
-    facts = _facts(a=a.shape, w=w.shape, bias=bias.shape, res=res.shape, c=(M, N))
-    gk = lower_gpu(k, "sm_90a", facts)
+    case = linear_case(70, 300, 176, (64, 128, 128), seed=5)
+    gk = lower_gpu(case.kernel, "sm_90a", case.facts)
     consumer = print_gpu_kernel(dataclasses.replace(gk, body=_roles(gk)[1].body))
     assert gk.persistent == 1 and "acc_columns" in consumer and consumer.count("wgmma ") == 2
-    want = np.full((M, N), np.nan, np.float32)
-    tilelang.compile(LINEAR).linear[64, 128, 128](tilelang.partition(want, [64, 128]), a, w, bias, res).sync()
-    got = np.full((M, N), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (1, 1), [got, a, w, bias, res], facts)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(case.simulated((1, 1)), case.interpreted(), rtol=1e-4, atol=1e-3)
 
 
 @pytest.mark.heavy  # (~3 s; the sub-steps' copies and groups are the default cases')

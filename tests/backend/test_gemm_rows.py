@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from gemm_cases import LINEAR, GemmConfig
+from gemm_cases import GemmConfig, linear_case
 from llsim import SimDevice
 from test_gemm_persistent import _facts, _gemm_kernel
 
@@ -172,17 +172,8 @@ def test_a_tile_taller_than_the_tensor_computes_its_rows(split: str, monkeypatch
     values and its residual's load [64, N]), as one tile a CTA and split along K: the linear layer (0.5 start,
     bias, residual) bit for bit the 128-row kernel's (llsim, both), and the interpreter's."""
     monkeypatch.setenv("TILEC_GEMM_SPLITK", split)
-    M, N, K = 50, 136, 256
-    rng = np.random.default_rng(23)
-    a = rng.standard_normal((M, K)).astype(np.float16)
-    w = rng.standard_normal((N, K)).astype(np.float16)
-    bias = rng.standard_normal(N).astype(np.float32)
-    res = rng.standard_normal((M, N)).astype(np.float32)
-    main = ("fn main() { let a = zeros::<f16>([8, 8]); let w = zeros::<f16>([8, 8]); let b = zeros::<f32>([8]);"
-            " let r = zeros::<f32>([8, 8]); let mut o = zeros::<f32>([8, 8]);"
-            " linear::<128, 128, 64>(o.partition([128, 128]), &a, &w, &b, &r).sync(); }\n")
-    k = driver.compile(LINEAR + main, "ir").output[0]
-    facts = _facts(a=a.shape, w=w.shape, bias=bias.shape, res=res.shape, c=(M, N))
+    case = linear_case(50, 136, 256, (128, 128, 64), seed=23)
+    k, facts = case.kernel, case.facts
     short = {**facts, "c": dataclasses.replace(facts["c"], rows_at_most=64)}
     outs = {}
     for rows, fs in (("1", short), ("0", facts)):
@@ -194,12 +185,8 @@ def test_a_tile_taller_than_the_tensor_computes_its_rows(split: str, monkeypatch
             assert lower_gpu(k, "sm_90a", facts).short == Short("c", 0, 64)
         else:
             assert "f32[128, 128]" in text
-        got = np.full((M, N), np.nan, np.float32)
-        SimDevice("sm_90a").run(k, (4, 1) if gk.persistent else (1, 2), [got, a, w, bias, res], fs)
-        outs[rows] = got
-    want = np.full((M, N), np.nan, np.float32)
-    tilelang.compile(LINEAR).linear[128, 128, 64](tilelang.partition(want, [128, 128]), a, w, bias, res).sync()
-    np.testing.assert_allclose(outs["1"], want, rtol=1e-4, atol=1e-3)
+        outs[rows] = case.simulated((4, 1) if gk.persistent else (1, 2), fs)
+    np.testing.assert_allclose(outs["1"], case.interpreted(), rtol=1e-4, atol=1e-3)
     assert np.array_equal(outs["0"], outs["1"])
 
 

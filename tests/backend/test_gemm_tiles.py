@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from gemm_cases import LINEAR, GemmConfig
+from gemm_cases import GemmConfig, linear_case
 from llsim import SimDevice
 
-import tilelang
 from tilelang import driver
 from tilelang.backend import lower_gpu
 from tilelang.backend.facts import TensorFacts
@@ -71,24 +70,10 @@ def test_a_wide_tile_in_parts_in_the_simulator(cfg: GemmConfig, shape, parts: in
 def test_the_epilogue_loads_move_with_the_part() -> None:
     """A bias per column and a residual tile ([M, N]) read in each part at its columns, an accumulator that
     starts at 0.5 (no zero-init shortcut): the interpreter's result, with N's edge inside the second part."""
-    M, N, K = 70, 400, 48
-    rng = np.random.default_rng(11)
-    a = rng.standard_normal((M, K)).astype(np.float16)
-    w = rng.standard_normal((N, K)).astype(np.float16)
-    bias = rng.standard_normal(N).astype(np.float32)
-    res = rng.standard_normal((M, N)).astype(np.float32)
-    main = ("fn main() { let a = zeros::<f16>([8, 8]); let w = zeros::<f16>([8, 8]); let b = zeros::<f32>([8]);"
-            " let r = zeros::<f32>([8, 8]); let mut o = zeros::<f32>([8, 8]);"
-            " linear::<64, 512, 16>(o.partition([64, 512]), &a, &w, &b, &r).sync(); }\n")
-    k = driver.compile(LINEAR + main, "ir").output[0]
-    facts = _facts(a=a.shape, w=w.shape, bias=bias.shape, res=res.shape, c=(M, N))
-    gk = lower_gpu(k, "sm_90a", facts)
+    case = linear_case(70, 400, 48, (64, 512, 16), seed=11)
+    gk = lower_gpu(case.kernel, "sm_90a", case.facts)
     assert "acc_load" in print_gpu_kernel(gk) and len(gk.stage_apart) == 1
-    want = np.full((M, N), np.nan, np.float32)
-    tilelang.compile(LINEAR).linear[64, 512, 16](tilelang.partition(want, [64, 512]), a, w, bias, res).sync()
-    got = np.full((M, N), np.nan, np.float32)
-    SimDevice("sm_90a").run(k, (2, 1), [got, a, w, bias, res], facts)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(case.simulated((2, 1)), case.interpreted(), rtol=1e-4, atol=1e-3)
 
 
 def test_switched_off_a_wide_tile_takes_sm80s_ring(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from tilelang.backend.gpu.passes import attention_chain, attention_loop, convert, gemm_persistent, gemm_rows, gemm_split, gemm_widen, layout_assign
+from tilelang.backend.gpu.passes import (attention_chain, attention_loop, convert, gemm_epilogue, gemm_persistent, gemm_rows,
+                                         gemm_split, gemm_widen, layout_assign)
 from tilelang.backend.gpu.passes.switches import mode
 
 
@@ -25,6 +26,7 @@ def test_a_switch_reads_its_default_its_value_and_refuses_others(monkeypatch) ->
     ("TILEC_GEMM_WIDEN", gemm_widen.requested, "0, 1 or auto"),
     ("TILEC_GEMM_PERSISTENT", gemm_persistent.requested, "0, 1 or 2"),
     ("TILEC_GEMM_ROWS", gemm_rows.enabled, "0 or 1"),
+    ("TILEC_GEMM_EPILOGUE_OPS", gemm_epilogue.enabled, "0 or 1"),
     ("TILEC_ATTN_CHAIN", attention_chain.setting, "0, 1, late or auto"),
     ("TILEC_REMAKE_FREE", convert.remake_enabled, "0 or 1"),
     ("TILEC_NESTED_CARRY", layout_assign.nested_carry_enabled, "0 or 1"),

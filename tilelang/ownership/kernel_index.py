@@ -546,8 +546,12 @@ class KernelIndex:
                  if isinstance(n, ast.For) and isinstance(n.pattern, ast.NamePat) and n.pattern.mutable}
         mut_loop = next((n.ident.name for n in ast.walk(ie) if isinstance(n, ast.Name)
                          and id(self.view.symbol_of(n)) in loops), None)
+        other = self._other_tiles_loop(ie, qname)
+        v = ie.ident.name if isinstance(ie, ast.Name) else "j"
         why = (
-            f"`{mut_loop}` is a `for mut` loop variable: the body may assign it, so its range is not tracked"
+            f"`{other[0]}` counts the tiles of `{other[1]}`, not of `{qname}`: they may be more"
+            if other is not None
+            else f"`{mut_loop}` is a `for mut` loop variable: the body may assign it, so its range is not tracked"
             if mut_loop is not None
             else f"`{muts[0]}` is a `let mut` variable: its range is not tracked"
             if muts
@@ -564,11 +568,29 @@ class KernelIndex:
                 + " another block's tile"
             )
             .with_help(
-                f"index with a loop variable of `for j in 0..{qname}."
+                f"loop over `{qname}`'s own nested tiles: `for {other[0]} in 0..{qname}.num_tiles({k})`"
+                if other is not None else
+                f"index with a loop variable of `for {v} in 0..{qname}."
                 f"num_tiles({k})`, a constant, or `block_id`, or clamp it into "
                 f"range: `minimum(maximum({shown}, 0), {qname}.num_tiles({k}) - 1)`"
             )
         )
+
+    def _other_tiles_loop(self, ie: ast.Expr, qname: str) -> tuple[str, str] | None:
+        """(`j`, `px`) where index `ie` is the variable of `for j in 0..px.num_tiles(k)` over another partition
+        than `qname` (round 18: an integral image's band stored through its own nested tiles while the loop
+        counted the input's: the label said "`x` is a parameter: its range is not known")."""
+        if not isinstance(ie, ast.Name):
+            return None
+        sym = self.view.symbol_of(ie)
+        for n in ast.walk(self.fn.body):
+            if isinstance(n, ast.For) and isinstance(n.pattern, ast.NamePat) and \
+                    self.view.symbol_of(n.pattern) is sym and isinstance(n.iter, ast.RangeExpr):
+                end = n.iter.end
+                if isinstance(end, ast.MethodCall) and end.method.name == "num_tiles" and \
+                        isinstance(end.receiver, ast.Name) and end.receiver.ident.name != qname:
+                    return ie.ident.name, end.receiver.ident.name
+        return None
 
     def _untracked(self, ie: ast.Expr) -> str:
         """Why the range of `ie` is unknown: the first form in it (or in the

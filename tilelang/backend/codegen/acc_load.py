@@ -2,6 +2,7 @@
 into the accumulator's layout (`WgmmaAcc`): each consumer thread loads the elements of its own
 accumulator registers, so the epilogue's arithmetic pairs registers and nothing moves between threads
 (a broadcast through shared memory would need a CTA barrier the producer warpgroup never reaches).
+`g.AccIndex`: an `arange` the epilogue broadcasts, each register's row or column (one value a distinct one).
 
 Register `reg` of consumer thread `t` (warpgroup g = t / 128, warp w, lane l) holds accumulator element
 (row, col) = (g * m + 64 mb + 16 w + l / 4 + 8 [q >= 2], 8 i + 2 (l % 4) + q % 2) with (mb, i, q) from
@@ -28,6 +29,8 @@ def emit_op(em: Any, op: object) -> bool:
         n = per // op.parts
         em.env[op.result.id] = [r for mb in range(blocks) for r in regs[mb * per + op.part * n:mb * per + (op.part + 1) * n]]
         return True
+    if isinstance(op, g.AccIndex):
+        return _index(em, op)
     if not isinstance(op, g.AccLoad):
         return False
     lay = em.layouts[op.result.id]
@@ -38,25 +41,11 @@ def emit_op(em: Any, op: object) -> bool:
     mt, es = em.mty(info), em.msize(info)
     _, N = op.result.shape
     offsets = [em.scalar(o) for o in ld.offsets]
-    t = em.role_tid
-    group = em.emit(f"lshr i32 {t}, 7")
-    gt = em.emit(f"and i32 {t}, 127")
-    warp = em.emit(f"lshr i32 {gt}, 5")
-    lane = em.emit(f"and i32 {t}, 31")
-    g_rows = em.emit(f"mul i32 {group}, {lay.m_per_group}")
-    w16 = em.emit(f"shl i32 {warp}, 4")
-    l4 = em.emit(f"lshr i32 {lane}, 2")
-    row0 = em.emit(f"add i32 {g_rows}, {em.emit(f'add i32 {w16}, {l4}')}")
-    l3 = em.emit(f"and i32 {lane}, 3")
-    col0 = em.emit(f"shl i32 {l3}, 1")
+    row0, col0 = _first(em, lay)
     zero = const_operand(dt, 0)
-    per_block = N // 8 * 4
     got: dict[tuple[int | None, int | None], str] = {}
     out = []
-    for reg in range(lay.regs(N)):
-        mb, rem = divmod(reg, per_block)
-        i, q = divmod(rem, 4)
-        dr, dc = mb * 64 + (8 if q >= 2 else 0), 8 * i + q % 2
+    for reg, (dr, dc) in enumerate(_steps(lay, N)):
         key = (dr if op.dims[0] is not None else None, dc if op.dims[1] is not None else None)
         if key not in got:
             coords = []
@@ -80,6 +69,51 @@ def emit_op(em: Any, op: object) -> bool:
             em.label(join)
             got[key] = em.emit(f"phi {reg_ty(dt)} [ {x}, %{end} ], [ {zero}, %{no} ]")
         out.append(got[key])
+    em.env[op.result.id] = out
+    return True
+
+
+def _first(em: Any, lay: WgmmaAcc) -> tuple[str, str]:
+    """The row and column of this thread's first register (`WgmmaAcc.coords` at register 0)."""
+    t = em.role_tid
+    group = em.emit(f"lshr i32 {t}, 7")
+    gt = em.emit(f"and i32 {t}, 127")
+    warp = em.emit(f"lshr i32 {gt}, 5")
+    lane = em.emit(f"and i32 {t}, 31")
+    g_rows = em.emit(f"mul i32 {group}, {lay.m_per_group}")
+    w16 = em.emit(f"shl i32 {warp}, 4")
+    l4 = em.emit(f"lshr i32 {lane}, 2")
+    row0 = em.emit(f"add i32 {g_rows}, {em.emit(f'add i32 {w16}, {l4}')}")
+    l3 = em.emit(f"and i32 {lane}, 3")
+    return row0, em.emit(f"shl i32 {l3}, 1")
+
+
+def _steps(lay: WgmmaAcc, n: int) -> list[tuple[int, int]]:
+    """Each register's (row, column) less the first register's: the same for every thread."""
+    per_block = n // 8 * 4
+    out = []
+    for reg in range(lay.regs(n)):
+        mb, rem = divmod(reg, per_block)
+        i, q = divmod(rem, 4)
+        out.append((mb * 64 + (8 if q >= 2 else 0), 8 * i + q % 2))
+    return out
+
+
+def _index(em: Any, op: g.AccIndex) -> bool:
+    """Each register's row (`dim` 0) or column (1) plus `offset`, one value a distinct row / column."""
+    from tilelang.dtypes import DType
+
+    lay = em.layouts[op.result.id]
+    assert isinstance(lay, WgmmaAcc)
+    base = _first(em, lay)[op.dim]
+    got: dict[int, str] = {}
+    out = []
+    for step in _steps(lay, op.result.shape[1]):
+        d = step[op.dim] + op.offset
+        if d not in got:
+            i = base if d == 0 else em.emit(f"add i32 {base}, {d}")
+            got[d] = em.cast(i, DType.I32, op.result.dtype)
+        out.append(got[d])
     em.env[op.result.id] = out
     return True
 

@@ -137,6 +137,65 @@ class _Group:
         return grp
 
 
+def cp_async_transposed(em: Any, op: g.CpAsyncTile) -> None:
+    """The [R, K] tile at `op.coords` (R = `op.cols`) into stage `op.stage` of the [K, R] ring `op.dst`, element
+    (r, k) at (k, r). A thread copies a 16-byte run of one row (4 f32 / 2 8-byte k-steps) by one `cp.async.ca`
+    an element, all at immediate offsets from one source and one shared address (`[p + 4 i]` -> `[q + R 4 i]`):
+    the per-element copies (hf32's try) kept an address a copy live through the loop (211 registers at 64 x 64
+    x 16 against 168). Consecutive threads take consecutive rows, so a warp's 32 shared stores of one k fall in
+    32 banks; a row's 16 bytes are one sector's half, its other half the next run's (L1-cached: `.ca`). Source
+    size 0 past the tensor's edge (the interpreter's zeros; a run's first element out means all are)."""
+    _, K, R = op.dst.shape
+    item = 8 if op.dst.dtype.bits == 64 else op.dst.dtype.itemsize
+    run = 16 // item
+    assert K % run == 0, (K, run)
+    info = em.tensors[op.tensor]
+    *lead, r0, c0 = (em.scalar(v) for v in op.coords)
+    ref = em.env[op.dst.id]
+    stage = em.emit(f"add i32 {em.emit(f'mul i32 {em.scalar(op.stage)}, {ref.stage_bytes}')}, {ref.offset}")
+    name = f"llvm.nvvm.cp.async.ca.shared.global.{item}.s"
+    em.declare(f"declare void @{name}(ptr addrspace(3), ptr addrspace(1), i32)")
+    st = em.tensor_strides(info)
+    def wide(x: str, ext: str = "sext") -> str:
+        return em.emit(f"{ext} i32 {x} to i64")
+
+    first = em.emit(f"add i64 {em.emit(f'mul i64 {wide(r0)}, {st[-2]}')}, {wide(c0)}")
+    for x, stride in zip(lead, st, strict=False):
+        first = em.emit(f"add i64 {first}, {em.emit(f'mul i64 {wide(x)}, {stride}')}")
+    tile_ptr = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {info.base}, i64 {first}")
+    runs = R * (K // run)
+    T = em.T
+    for j in range(-(-runs // T)):
+        u = em.emit(f"add i32 %tid, {j * T}") if j else "%tid"
+        after = None
+        if (j + 1) * T > runs:
+            go, after = em.new_label("tc"), em.new_label("td")
+            em.cbr(em.emit(f"icmp ult i32 {u}, {runs}"), go, after)
+            em.label(go)
+        r = em.emit(f"urem i32 {u}, {R}")
+        k = em.emit(f"mul i32 {em.emit(f'udiv i32 {u}, {R}')}, {run}")
+        r64, k64 = wide(r, "zext"), wide(k, "zext")
+        local = em.emit(f"add i64 {em.emit(f'mul i64 {r64}, {st[-2]}')}, {k64}")
+        at = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {tile_ptr}, i64 {local}")
+        row, col = em.emit(f"add i32 {r0}, {r}"), em.emit(f"add i32 {c0}, {k}")
+        oks = [em.in_bounds(info, [*lead, row, col if i == 0 else em.emit(f"add i32 {col}, {i}")])
+               for i in range(run)]
+        src = at if oks[0] is None else em.emit(f"select i1 {oks[0]}, ptr addrspace(1) {at}, "
+                                                f"ptr addrspace(1) {info.base}")
+        at_k = em.emit(f"add i32 {em.emit(f'mul i32 {k}, {R}')}, {r}")
+        dst = em.emit(f"add i32 {stage}, {em.emit(f'mul i32 {at_k}, {item}')}")
+        for i, ok in enumerate(oks):
+            s_i = src if i == 0 else em.emit(f"getelementptr i8, ptr addrspace(1) {src}, i64 {i * item}")
+            d_i = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {dst}")
+            if i:
+                d_i = em.emit(f"getelementptr i8, ptr addrspace(3) {d_i}, i32 {i * R * item}")
+            size = str(item) if ok is None else em.emit(f"select i1 {ok}, i32 {item}, i32 0")
+            em.stmt(f"call void @{name}(ptr addrspace(3) {d_i}, ptr addrspace(1) {s_i}, i32 {size})")
+        if after is not None:
+            em.br(after)
+            em.label(after)
+
+
 def _operands(em: Any, op: g.SmemFma) -> tuple[_Operand, _Operand, int, int]:
     view = em.lay(op.result)
     rows = _runs([s[0] for s in view.slots])

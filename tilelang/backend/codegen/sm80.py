@@ -25,6 +25,7 @@ from tilelang.dtypes import DType
 
 from ..gpu import nodes as g
 from ..gpu.layouts import MmaTile, SmemRows
+from . import fma_dot
 
 
 def emit_op(em: Any, op: object) -> bool:
@@ -90,6 +91,9 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     bytes each: 8 16-bit elements) into their place in the stage (swizzled in
     a `SmemTile`, in padded rows in a `SmemRows`): unrolled for cp.async, in a
     loop for element copies (a load an element)."""
+    if op.transpose:
+        fma_dot.cp_async_transposed(em, op)
+        return
     _, rows, pcols = op.dst.shape
     cols = op.cols or pcols
     item = 8 if op.dst.dtype.bits == 64 else op.dst.dtype.itemsize

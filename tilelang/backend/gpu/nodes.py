@@ -490,7 +490,10 @@ class CpAsyncTile:
     stage: ir.Value
     vector: bool = True
     span: Span = DUMMY_SPAN
-    cols: int = 0  # > 0: the tile's columns, in a ring of padded rows (`SmemRows`); 0: the ring's
+    cols: int = 0  # > 0: the logical length of a ring row (`SmemRows`, padded past it); 0: the ring's
+    # the [cols, K] tile stored transposed into the [K, cols + pad] stage by 4- or 8-byte copies, one an element
+    # (`codegen/fma_dot.cp_async_transposed`; the FMA pipeline's K-contiguous operands, `TILEC_FMA_TRANSPOSE`)
+    transpose: bool = False
 
 
 @frozen
@@ -572,6 +575,26 @@ class SmemDot:
 
 
 @frozen
+class RingMma:
+    """`result = acc + a @ b` by `mma.sync.m16n8k16`, the result and accumulator in the `AccTile`
+    layout (warps stacked along the rows; `passes/pipeline_products.py`, a loop of several products):
+    `a` an [M, K] register tile in the `AccTile` layout (f16/bf16, or f32 rounded to `dtype` as its
+    fragments are packed: the C fragments of a product are the A fragments of the next), or a shared
+    ring [S, M, K] read at stage `a_stage`; `b` a shared ring [S, K, N] ([S, N, K] when `b_nk`) read at
+    stage `stage` (`SmemTile` layouts, by `ldmatrix`)."""
+
+    result: ir.Value
+    a: ir.Value
+    b: ir.Value
+    stage: ir.Value
+    acc: ir.Value
+    b_nk: bool = False
+    a_stage: ir.Value | None = None  # `a` is a shared ring read at this stage (None: `a` is in registers)
+    dtype: DType | None = None  # A's 16-bit type when `a` is an f32 register tile
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class SmemFma:
     """`result = acc + a[stage] @ b[stage]` by FMAs (f32, f64 and integer
     products: `passes/pipeline_fma.py`), operands read from shared rings in
@@ -627,11 +650,24 @@ class AccLoad:
     """`result` ([M, N], in the Hopper GEMM accumulator's layout `WgmmaAcc`) = the tile `load` reads,
     broadcast to [M, N]: result dim i reads dim `dims[i]` of `load`'s tile (None: broadcast along it).
     Each thread loads the elements of its own accumulator registers, zeros past the tensor's edge (the
-    GEMM epilogue's bias vector or residual tile: `passes/pipeline._epilogue`)."""
+    GEMM epilogue's bias vector or residual tile: `passes/gemm_epilogue.py`)."""
 
     result: ir.Value
     load: ir.Load
     dims: tuple[int | None, int | None]
+    span: Span = DUMMY_SPAN
+
+
+@frozen
+class AccIndex:
+    """`result` ([M, N], in the layout `WgmmaAcc`) = each element's index along dim `dim` (0: its row, 1: its
+    column) plus `offset`, as the result's dtype: an `arange` the GEMM epilogue broadcasts (a column mask, a
+    scale from the column's index; `passes/gemm_epilogue.py`), each thread its own registers' rows or columns.
+    `offset`: a column part's first column (`pipeline._part_epilogue`)."""
+
+    result: ir.Value
+    dim: int
+    offset: int = 0
     span: Span = DUMMY_SPAN
 
 
@@ -651,6 +687,7 @@ class AccColumns:
 GpuOp = (
     DotOp
     | AccLoad
+    | AccIndex
     | AccColumns
     | Undef
     | ConvertLayout
@@ -675,6 +712,7 @@ GpuOp = (
     | CpAsyncCommit
     | CpAsyncWait
     | SmemDot
+    | RingMma
     | SmemFma
     | RingCopy
     | RingRead
@@ -689,8 +727,9 @@ GpuOp = (
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
-           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, SmemFma, RingCopy, RingRead, ZeroRows,
-           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns)
+           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, RingCopy, RingRead, ZeroRows,
+           TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns,
+           AccIndex)
 
 
 # ------------------------------------------------------------------ kernel
@@ -778,11 +817,11 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaWait(results=rs) | Opaque(results=rs) | SplitLoad(results=rs):
             return rs
-        case SplitArrive(result=r) | AccLoad(result=r) | AccColumns(result=r):
+        case SplitArrive(result=r) | AccLoad(result=r) | AccColumns(result=r) | AccIndex(result=r):
             return (r,)
         case SplitSave():
             return ()
-        case SmemDot(result=r) | SmemFma(result=r) | RingRead(result=r) | SmemTileRead(result=r):
+        case SmemDot(result=r) | SmemFma(result=r) | RingRead(result=r) | SmemTileRead(result=r) | RingMma(result=r):
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
@@ -803,7 +842,7 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return vs
         case Stamp(tile=t):
             return (t,)
-        case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn():
+        case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn() | AccIndex():
             return ()
         case CopyToShared(offsets=cs, dst=d, stage=s):
             return (*cs, d, s)
@@ -827,6 +866,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return ()
         case SmemDot(a=a, b=b, stage=st, acc=c) | SmemFma(a=a, b=b, stage=st, acc=c):
             return (a, b, st, c)
+        case RingMma(a=a, b=b, stage=st, acc=c, a_stage=sa):
+            return (a, b, st, c, *((sa,) if sa is not None else ()))
         case RingCopy(offsets=os, dst=d, stage=st, pred=p):
             return (*os, d, st, p)
         case RingRead(src=s, stage=st):
@@ -882,6 +923,7 @@ def defined_values(region: ir.Region) -> Iterator[ir.Value]:
 __all__ = [
     "GPU_OPS",
     "AccColumns",
+    "AccIndex",
     "AccLoad",
     "BarrierAlloc",
     "BarrierArrive",
@@ -903,6 +945,7 @@ __all__ = [
     "Role",
     "SmemAlloc",
     "SmemDot",
+    "RingMma",
     "SmemFma",
     "TmaDesc",
     "STORE_BARRIER",

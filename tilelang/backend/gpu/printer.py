@@ -61,6 +61,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             offs = ", ".join(n(o) for o in ld.offsets)
             line(f"{n.define(r)} = acc_load @{ld.tensor}[{offs}] {list(ld.result.shape)} dims {list(ds)}"
                  f" : {r.type}{n.note(r)}")
+        case g.AccIndex(result=r, dim=d, offset=o):
+            line(f"{n.define(r)} = acc_index dim {d}" + (f" + {o}" if o else "") + f" : {r.type}{n.note(r)}")
         case g.AccColumns(result=r, x=x, part=pt, parts=ps):
             line(f"{n.define(r)} = acc_columns {n(x)} part {pt} of {ps} : {r.type}{n.note(r)}")
         case g.ConvertLayout(result=r, x=x):
@@ -131,8 +133,9 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
         case g.WgmmaWait(results=rs, values=vs, pending=p):
             defs = ", ".join(n.define(v) for v in rs)
             line(f"{defs} = wgmma.wait {', '.join(map(n, vs))} pending {p}")
-        case g.CpAsyncTile(tensor=t, coords=cs, dst=d, stage=st, vector=vec):
-            line(f"{'cp.async' if vec else 'copy.elements'} @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(d)}[{n(st)}]")
+        case g.CpAsyncTile(tensor=t, coords=cs, dst=d, stage=st, vector=vec, transpose=tr):
+            kind = "cp.async.transposed" if tr else "cp.async" if vec else "copy.elements"
+            line(f"{kind} @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(d)}[{n(st)}]")
         case g.CpAsyncCommit():
             line("cp.async.commit")
         case g.CpAsyncWait(pending=p, barrier=bar):
@@ -145,6 +148,10 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
             line(f"{n.define(r)} = dot.mma.sync.smem {n(a)}[{n(st)}], {n(b)}[{n(st)}]{' (b n-k)' if nk else ''}, "
                  f"{n(c)}{pre} : {r.type}{n.note(r)}")
+        case g.RingMma(result=r, a=a, b=b, stage=st, acc=c, b_nk=nk, a_stage=sa, dtype=dt):
+            src = f"{n(a)}[{n(sa)}]" if sa is not None else n(a) + (f" as {dt}" if dt is not None else "")
+            line(f"{n.define(r)} = dot.mma.sync.ring {src}, {n(b)}[{n(st)}]{' (b n-k)' if nk else ''}, "
+                 f"{n(c)} : {r.type}{n.note(r)}")
         case g.SmemFma(result=r, a=a, b=b, stage=st, acc=c, k=kk, a_mk=mk, b_nk=nk, prefetch=pf):
             pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
             line(f"{n.define(r)} = dot.fma.smem {n(a)}[{n(st)}]{'' if mk else ' (a k-m)'}, {n(b)}[{n(st)}]"

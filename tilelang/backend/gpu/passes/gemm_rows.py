@@ -22,9 +22,9 @@ Coarsening is taken where A's row offset is `block_id(axis) * BM`, every store i
 partition is the grid (a coarse tile's row tiles past the grid are past its edge; another tensor's rows there
 would be written: hrev18's review) and nothing else reads that axis but the stores' row offsets
 (B, the loop's bounds, the epilogue's loads and values: a per-row-tile bias would read tile R J's row for all R),
-no epilogue load has a row per accumulator row (`AccLoad` along M), nothing reads `num_blocks`; only in the
-split-K variant (`TensorFacts.few_tiles`), whose walk computes its grid (the launch's is the user's). Other
-launches of such a kernel keep the padded tile (32 rows) or sm_80's ring (16 rows).
+no epilogue load or `arange` has a row per accumulator row (`AccLoad`, `AccIndex` along M), nothing reads
+`num_blocks`; only in the split-K variant (`TensorFacts.few_tiles`), whose walk computes its grid (the launch's
+is the user's). Other launches of such a kernel keep the padded tile (32 rows) or sm_80's ring (16 rows).
 """
 
 from __future__ import annotations
@@ -84,6 +84,8 @@ def row_axis(k: g.GpuKernel, loop: ir.For, a: ir.Load, a_kmajor: bool, b: ir.Loa
         elif isinstance(op, g.AccLoad):
             if op.dims[0] is not None or not free(list(op.load.offsets)):
                 return None
+        elif isinstance(op, g.AccIndex) and op.dim == 0:  # (a row's index in its user tile, not in the 64)
+            return None
         elif g.results(op) and g.results(op)[0].shape and not free([v for v in g.operands(op) if not v.shape]):
             return None
     return ax

@@ -18,6 +18,8 @@ summation is the backend's).
 
 from __future__ import annotations
 
+import dataclasses
+
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -102,6 +104,21 @@ def start(acc0: ir.Value, value: object, vals: tuple[ir.Value, ...], fresh: Fres
                           ir.Region((), (ir.Const(z, 0.0), ir.Yield((z,)))), span)]  # type: ignore[arg-type]
 
 
+def own_bounds(loop: ir.For, outside: list[object], fresh: Fresh) -> tuple[ir.For, list[object]]:
+    """`loop` with bounds of its own (copies of its lower and upper bound, made at the end of `outside`, the
+    scalar ops before it). `walk` gives each piece its bounds by substituting the loop's bounds in the roles'
+    ops; with the values themselves, every other read of them moved too: a constant 0 the IR shares between
+    the loop's start and the epilogue's `block_id(0) == 0` became the piece's start there (a wrong value,
+    hgemm4's llsim test `branch-split`)."""
+    E = ir.ElemOp
+    zero = fresh.value(DType.I32, (), "")
+    lo, hi = (fresh.value(v.dtype, (), h) for v, h in ((loop.lower, "klo"), (loop.upper, "khi")))
+    zc = zero if loop.lower.dtype is DType.I32 else fresh.value(loop.lower.dtype, (), "")
+    ops: list[object] = [ir.Const(zero, 0)] + ([ir.Const(zc, 0)] if zc is not zero else [])
+    ops += [ir.Elementwise(lo, E.ADD, (loop.lower, zc)), ir.Elementwise(hi, E.ADD, (loop.upper, zc))]
+    return dataclasses.replace(loop, lower=lo, upper=hi), [*outside, *ops]
+
+
 def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
          producer: tuple[list[object], ir.Value, ir.Value], consumer: tuple[list[object], ir.Value, ir.Value],
          vals: tuple[ir.Value, ...], widen: tuple[int, int] = (-1, 1)) -> tuple[list[object], list[object], list[object]]:
@@ -166,4 +183,4 @@ def walk(k: g.GpuKernel, loop: ir.For, fresh: Fresh, outside: list[object],
     return b.ops, role_loop(p_ops, p_base, p_out, None), role_loop(c_ops, c_base, c_out, (item_v, tile_v))
 
 
-__all__ = ["MIN_PIECE", "SPLITK_DEFAULT", "SPLIT_MAX", "merge", "requested", "start", "walk"]
+__all__ = ["MIN_PIECE", "SPLITK_DEFAULT", "SPLIT_MAX", "merge", "own_bounds", "requested", "start", "walk"]

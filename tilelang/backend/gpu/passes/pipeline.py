@@ -4,7 +4,7 @@ The loop every Tile GEMM is,
 
     acc = const c
     for k in lo..hi step s { acc = mma(x.load(..), y.load(..), acc); }   // operands may be .transpose()d
-    <epilogue: element-wise ops, casts and stores of acc>
+    <epilogue: element-wise ops, casts and stores of acc (`gemm_epilogue`)>
 
 becomes, on sm_90a (`hopper_plans` says when), a warp-specialised pipeline:
 
@@ -50,12 +50,12 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
-from . import gemm_rows, gemm_widen
+from . import gemm_epilogue, gemm_rows, gemm_split, gemm_widen
 from .pipeline_copies import _copy_positions, _tma_copies
 from .pipeline_helps import _layout_help, batched_operand
 from .build import _Build
 from .context import Fresh, PassContext
-from .rewrite import substitute, uses
+from .rewrite import substitute
 
 SMEM_LIMIT = 227 * 1024
 # Unhinted, the ring holds at least this many bytes (4 stages, or more of small stages): 4 stages of a
@@ -149,6 +149,7 @@ class HopperPlan:
     row_axis: int = -1
     shrink: int = 0  # > 0: the user's tile rows, of which the launch's tensor has at most `M` (`gemm_rows.shrinkable`)
     short: object = None  # `GpuKernel.short`: `facts.Short` on the stored tensor's rows (M / 2), for `shrink`
+    next_id: int = 0  # the first value id past the epilogue's (`gemm_epilogue`: its small tiles on [M, N])
 
     @property
     def M(self) -> int:
@@ -164,11 +165,7 @@ class HopperPlan:
         return self.a.nbytes + self.b.nbytes
 
 
-_SCALAR_OPS = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
-
-
-def _is_scalar_op(op: object) -> bool:
-    return isinstance(op, _SCALAR_OPS) and all(not v.shape for v in g.results(op))
+_is_scalar_op = gemm_epilogue.is_scalar_op
 
 
 def _operand(v: ir.Value, body: dict[int, object], ctx: PassContext, k: g.GpuKernel,
@@ -324,10 +321,15 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     init_def = _def_of(k.body, loop.inits[0])
     if not isinstance(init_def, ir.Const):
         return (loop.span, "the accumulator does not start from a constant (`zeros`)", "")
-    epilogue = _epilogue(loop, after, k)
+    fresh = Fresh(k.next_id)  # (the epilogue's small tiles computed again on [M, N]: new values)
+    why: list[object] = []
+    epilogue = gemm_epilogue.epilogue(loop, after, k, fresh, why)
     if epilogue is None:
-        return (loop.span, "what follows the loop is not an epilogue of the accumulator (element-wise ops, casts "
-                "and unmasked stores to 2-D tensors)", "")
+        at = next((op for op in why if op is not None), None)
+        return (getattr(at, "span", loop.span), "what follows the loop is not an epilogue of the accumulator "
+                "(element-wise ops, casts and unmasked stores to 2-D tensors, of it and of small tiles broadcast "
+                "to it)" + (f": `{type(at).__name__.lower()}` here" if at is not None else ": it stores nothing"),
+                "")
     if pad and any(isinstance(op, g.AccLoad) and op.dims[0] is not None for op in epilogue):
         return (loop.span, f"an epilogue load per row of a {M}-row tile (its rows are padded to 64, whose loads "
                 "would read other tiles' rows)", "")
@@ -408,7 +410,7 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
     if W > 1 and (not form or S < 4):  # wide tiles need the walk, and a ring as deep as the user's tiles had
         return _plan(loop, after, k, ctx, wide=False)
     return HopperPlan(loop, mma, oa, ob, tuple(epilogue), C, S, H, B, form, W, axis, few, ask_wide, Q, R, rax, shrink,
-                      ask_short)
+                      ask_short, fresh.next)
 
 
 def _persistent(k: g.GpuKernel, loop: ir.For, epilogue: list[object], H: int, B: int, C: int, S: int,
@@ -527,103 +529,6 @@ def _def_of(region: ir.Region, v: ir.Value) -> object | None:
     return None
 
 
-def _epilogue(loop: ir.For, after: list[object], k: g.GpuKernel) -> list[object] | None:
-    """The ops after the loop if they only finish the accumulator: scalar ops,
-    and element-wise ops / casts / constant or scalar-broadcast tiles / stores
-    whose tiles derive from the loop's result, or from a tile loaded after the
-    loop and broadcast to the accumulator's shape (a bias vector, a residual
-    tile, the output's own tile as in C = alpha A B + beta C: the chain `load`,
-    reshapes, broadcast becomes one `g.AccLoad` in the accumulator's layout, so
-    no value moves between threads). A tensor is loaded only before it is
-    stored: the stores (`store_wgmma`) start with a barrier of every consumer,
-    after which other threads write the elements a thread read.)"""
-    tile_ok = {loop.results[0].id}
-    shape = loop.results[0].shape
-    stores = 0
-    count = uses(ir.Region((), tuple(after)))  # type: ignore[arg-type]
-    # a loaded tile on its way to [M, N]: its load, its shape now, the casts on the way (applied after the load)
-    chains: dict[int, tuple[ir.Load, tuple[int, ...], tuple[ir.Cast, ...]]] = {}
-    out: list[object] = []
-    stored: set[str] = set()  # tensors stored so far: a load of one after its store would read another thread's
-
-    def finish(v: ir.Value, pre: tuple[int, ...], result: ir.Value) -> bool:
-        """The chain of `v` (its tile now of shape `pre`) ends in `result` ([M, N]): out gets its ops."""
-        load, _, casts = chains[v.id]
-        first = result if not casts else ir.Value(casts[0].x.id, ir.Type(load.result.dtype, shape), casts[0].x.hint)
-        got = _acc_load(load, pre, first)
-        if got is None:
-            return False
-        out.append(got)
-        prev = first
-        for i, c in enumerate(casts):  # a cast commutes with the broadcast: done on [M, N], ids reused
-            r = result if i == len(casts) - 1 else ir.Value(c.result.id, ir.Type(c.result.dtype, shape), c.result.hint)
-            out.append(ir.Cast(r, prev, c.span))
-            prev = r
-        tile_ok.add(result.id)
-        return True
-
-    for op in after:
-        if isinstance(op, ir.Yield) or _is_scalar_op(op):
-            out.append(op)
-            continue
-        if isinstance(op, ir.Const) and op.result.shape == shape:
-            tile_ok.add(op.result.id)
-        elif isinstance(op, ir.Broadcast) and not op.x.shape and op.result.shape == shape:
-            tile_ok.add(op.result.id)
-        elif isinstance(op, ir.Load) and op.mask is None and op.padding is None and op.tensor not in stored \
-                and count.get(op.result.id) == 1:
-            chains[op.result.id] = (op, op.result.shape, ())  # placed where the chain ends
-            if op.result.shape == shape and not finish(op.result, shape, op.result):
-                return None
-            continue
-        elif isinstance(op, ir.Reshape) and op.x.id in chains and count.get(op.result.id) == 1 \
-                and [d for d in op.x.shape if d > 1] == [d for d in op.result.shape if d > 1]:
-            ld, _, casts = chains[op.x.id]
-            chains[op.result.id] = (ld, op.result.shape, casts)
-            if op.result.shape == shape and not finish(op.result, shape, op.result):
-                return None
-            continue
-        elif isinstance(op, ir.Cast) and op.x.id in chains and count.get(op.result.id) == 1:
-            ld, pre, casts = chains[op.x.id]
-            chains[op.result.id] = (ld, pre, (*casts, op))
-            if op.result.shape == shape and not finish(op.result, shape, op.result):
-                return None
-            continue
-        elif isinstance(op, ir.Broadcast) and op.x.id in chains and op.result.shape == shape:
-            chains[op.result.id] = chains[op.x.id]
-            if not finish(op.result, op.x.shape, op.result):
-                return None
-            continue
-        elif isinstance(op, ir.Elementwise | ir.Cast) and op.result.shape == shape:
-            tiles = [v for v in g.operands(op) if v.shape]
-            if not all(v.id in tile_ok for v in tiles):
-                return None
-            tile_ok.add(op.result.id)
-        elif isinstance(op, ir.Store) and op.mask is None and op.value.id in tile_ok:
-            if k.tensor(op.tensor).rank != 2:
-                return None
-            stores += 1
-            stored.add(op.tensor)
-        else:
-            return None
-        out.append(op)
-    return out if stores else None
-
-
-def _acc_load(load: ir.Load, pre: tuple[int, ...], result: ir.Value) -> g.AccLoad | None:
-    """`load`'s tile, reshaped to `pre` (size-1 dims added or dropped), broadcast to `result`'s [M, N]."""
-    M, N = result.shape
-    if len(pre) != 2 or pre[0] not in (1, M) or pre[1] not in (1, N):
-        return None
-    live = [d for d, x in enumerate(load.result.shape) if x > 1]
-    want = [x for x in pre if x > 1]
-    if [load.result.shape[d] for d in live] != want:
-        return None
-    it = iter(live)
-    dims = tuple(next(it) if x > 1 else None for x in pre)
-    return g.AccLoad(result, load, dims, load.span)  # type: ignore[arg-type]
-
-
 def hopper_plans(k: g.GpuKernel, ctx: PassContext) -> list[HopperPlan]:
     """The loops of `k` the Hopper pipeline takes (at most one: it splits the CTA)."""
     if not ctx.has_wgmma:
@@ -663,7 +568,7 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         return gemm_rows.ask(k, ctx, hopper_plans)
     p = plans[0]
     E = ir.ElemOp
-    fresh = Fresh(k.next_id)
+    fresh = Fresh(max(k.next_id, p.next_id))
     layouts = dict(k.layouts)
     S, C = p.stages, p.consumers
     M, N = p.M, p.N
@@ -727,6 +632,9 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         pre.append(g.BarrierAlloc(turn, 4, span=loop.span))
         turn_ops = [g.BarrierArrive(turn, turn_to, None, loop.span)]
 
+    if persist == 3:  # (the walk gives each piece its bounds: the loop's own copies, which nothing else reads)
+        loop, before = gemm_split.own_bounds(loop, before, fresh)
+        p = dataclasses.replace(p, loop=loop)
     iv = loop.body.args[0]
     acc_arg = loop.body.args[1]
 
@@ -792,7 +700,6 @@ def pipeline(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     consumer_ops: list[object] = []
     c_base = fresh.value(DType.I32, (), "ring") if persist else None
     # split-K (`gemm_split`): (item, tile, pieces a tile, tiles), defined by its walk
-    from . import gemm_split
     split_vals = tuple(fresh.value(DType.I32, (), h) for h in ("item", "tile", "pieces", "tiles")) if persist == 3 else ()
     c_init: ir.Value | None = c_base  # where part h's iterations start on the ring (None: 0, the first part)
     ran: ir.Value | None = None
@@ -979,6 +886,8 @@ def _part_epilogue(p: HopperPlan, h: int, emap: dict[int, ir.Value], fresh: Fres
             r = fresh.value(old.dtype, (M, N) if old.shape == whole else old.shape, old.hint)
             emap[old.id] = r
             op = dataclasses.replace(op, result=r)  # type: ignore[type-var]
+            if isinstance(op, g.AccIndex) and op.dim == 1:  # (an `arange` of the tile's columns: the part's)
+                op = dataclasses.replace(op, offset=op.offset + h * N)
         out.append(op)
         for r in g.results(op):
             if r.shape:

@@ -29,7 +29,14 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   a lane (`spt` v), 8 lanes reading 128 contiguous bytes;
 - the kernel states `.maxnreg 255` (`max_regs`): ptxas's own target spilled;
 - `TILEC_FMA_PREFETCH=1` (opt-in): the wait and barrier before a stage's
-  last group, the next stage's first values carried across the loop.
+  last group, the next stage's first values carried across the loop;
+- `TILEC_FMA_TRANSPOSE=1` (opt-in until timed; hgemm4): a K-contiguous
+  operand is stored transposed in its ring ([K, M] / [K, N], no padding:
+  `fma_dot.cp_async_transposed`, a thread's 16-byte run of a row by 4- or
+  8-byte `cp.async.ca`s at immediate offsets), so both operands are read
+  along M/N as tn's are; with 8 warps and K steps of 16 the kernel states
+  `.maxnreg 128` (`_reg_target`: 2 CTAs an SM, ptxas 13 no spill); a tile
+  whose transposed reads split no thread grid keeps the rings as in memory.
 
 The products are the interpreter's: `acc + a·b` with the FMA's one rounding
 a step (floats: the interpreter sums `np.matmul`'s products in its own order,
@@ -75,12 +82,30 @@ def max_regs() -> int:
     return int(v) if v.isdigit() and int(v) <= 255 else 255
 
 
+def _reg_target(plans: list[_Plan], warps: int) -> int:
+    """The kernel's `.maxnreg`: `max_regs()`, but 128 where a ring is stored transposed, 8 warps, K steps of at
+    most 16 and unset `TILEC_FMA_MAXNREG`: 2 CTAs an SM (ptxas 13, 128 x 128 x 16 f32: nn 151 -> 128 registers,
+    nt 129 -> 128, no spills; x32 spilled 20 bytes at 128; tn takes 128 by itself and ran 0.92x where nn's 168
+    ran 0.83x, call 22)."""
+    if warps == 8 and all(p.dot.a.shape[1] <= 16 for p in plans) and any(any(p.trans) for p in plans) \
+            and "TILEC_FMA_MAXNREG" not in os.environ:
+        return 128
+    return max_regs()
+
+
 def prefetch_enabled() -> bool:
     """`TILEC_FMA_PREFETCH=1` (opt-in until a GPU has timed it): the wait and barrier move from the top of an
     iteration to before its last k-group, whose values are all loaded before it; the next stage's first
     values are loaded past it and carried (`SmemFma.prefetch`, `pipeline_sm80`'s schedule): no warp waits
     for shared memory at the top of an iteration."""
     return os.environ.get("TILEC_FMA_PREFETCH", "0") == "1"
+
+
+def transpose_enabled() -> bool:
+    """`TILEC_FMA_TRANSPOSE=1` (opt-in until a GPU has timed it): a K-contiguous operand is stored transposed
+    in its ring (`fma_dot.cp_async_transposed`: a thread's 16-byte run of a row by 4- or 8-byte copies at
+    immediate offsets), so both operands are read along M/N a k-step at a time, as a [K, M] A is."""
+    return os.environ.get("TILEC_FMA_TRANSPOSE", "0") == "1"
 
 
 def enabled() -> bool:
@@ -129,6 +154,17 @@ def default_warps(M: int, N: int, acc: DType) -> int:
     return w
 
 
+def _ring(rows: int, K: int, kmajor: bool, trans: bool, item: int) -> tuple[int, int]:
+    """A ring stage's [rows, cols + padding] for an operand of `rows` x K: [K, rows] where it is M/N-contiguous
+    in memory, [rows, K + pad] where it is K-contiguous, [K, rows] where that one is stored transposed (a warp's
+    stores of one k are 32 consecutive words: no padding)."""
+    if trans:
+        return (K, rows)
+    if kmajor:
+        return (rows, K + pad_of(K, item))
+    return (K, rows)
+
+
 def pad_of(cols: int, item: int) -> int:
     """Padding elements of a K-contiguous ring row of `cols` elements: one chunk where its chunks are even."""
     chunks = cols * item // 16
@@ -143,11 +179,12 @@ class _Plan:
     b: ir.Load
     a_mk: bool  # A in memory as [M, K] (else [K, M], used transposed)
     b_nk: bool  # B in memory as [N, K] (else [K, N])
+    trans: tuple[bool, bool]  # A, B (K-contiguous in memory) stored transposed in their rings
     layout: Blocked
     stages: int
     vector: tuple[bool, bool]
     warps: int
-    pads: tuple[int, int]
+    rings: tuple[tuple[int, int], tuple[int, int]]  # each operand's ring stage [rows, cols + padding]
 
 
 def _operand(v: ir.Value, defs: dict[int, object], k: g.GpuKernel, count: dict[int, int]) -> tuple[object, bool]:
@@ -194,28 +231,34 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if K % v:
         return None
     a_mk = not a_flip
-    spt = (1 if a_mk else v, 1 if b_nk else v)
+    tr = transpose_enabled()
+    trans = (tr and a_mk, tr and b_nk)
+    # the dims each operand is read along in shared memory: M/N (`spt` v) or K (`spt` 1)
+    spt = (1 if a_mk and not trans[0] else v, 1 if b_nk and not trans[1] else v)
     if warps is None:
         warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N, dot.acc.dtype)
         if ctx.max_warps > 0:
             warps = min(warps, max(1, ctx.max_warps))
     layout = acc_layout(M, N, warps, spt)
+    if layout is None and any(trans):  # (a tile the transposed reads do not split: the rings as in memory)
+        trans, spt = (False, False), (1 if a_mk else v, 1 if b_nk else v)
+        layout = acc_layout(M, N, warps, spt)
     if layout is None:
         return None
     # every ring row whole 16-byte chunks (the contiguous dim of each tile)
     conts = (K if a_mk else M, K if b_nk else N)
     if any(c * item % 16 for c in conts):
         return None
-    pads = (pad_of(K, item) if a_mk else 0, pad_of(K, item) if b_nk else 0)
+    rings = (_ring(M, K, a_mk, trans[0], item), _ring(N, K, b_nk, trans[1], item))
     every = {v.id: o for o in (*k.body.ops, *op.body.ops) for v in g.results(o)}
     vector = (_chunked(ctx, a, every, item), _chunked(ctx, b, every, item))
-    stage_bytes = (M * (K + pads[0]) + N * (K + pads[1])) * item
+    stage_bytes = sum(r * c for r, c in rings) * item
     fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - _scratch(k, op)) // stage_bytes
     stages = k.num_stages if "stages" in k.source.hints else max(2, min(4, RING_BYTES // stage_bytes))
     stages = max(2, min(stages, fit))
     if stages > fit:
         return None
-    return _Plan(op, dot, a, b, a_mk, b_nk, layout, stages, vector, warps, pads)  # type: ignore[arg-type]
+    return _Plan(op, dot, a, b, a_mk, b_nk, trans, layout, stages, vector, warps, rings)  # type: ignore[arg-type]
 
 
 class _FmaRewriter(_Rewriter):
@@ -225,25 +268,27 @@ class _FmaRewriter(_Rewriter):
                stage: ir.Value) -> None:
         iv = p.loop.body.args[0]
         m = self.clone(ops, _slice(p.loop.body, [*p.a.offsets, *p.b.offsets]), iv, new_iv)
-        for ld, buf, vec, pad in zip((p.a, p.b), bufs, p.vector, p.pads, strict=True):
+        M, K = p.dot.a.shape
+        N = p.dot.b.shape[1]
+        for ld, buf, vec, (rows, kmajor, tr) in zip((p.a, p.b), bufs, p.vector,
+                                                    ((M, p.a_mk, p.trans[0]), (N, p.b_nk, p.trans[1])), strict=True):
             cs = tuple(m.get(v.id, v) for v in ld.offsets)
-            cols = buf.shape[2] - pad if pad else 0
-            ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span, cols))  # type: ignore[arg-type]
+            cols = rows if tr else K if kmajor else 0  # a padded ring row's logical length
+            ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span, cols, tr))  # type: ignore[arg-type]
         ops.append(g.CpAsyncCommit(p.loop.span))
 
     def rewrite_fma(self, p: _Plan) -> list[object]:
         """The ops replacing loop `p.loop` (`pipeline_sm80`'s schedule: `ring_loop`)."""
         S, K = p.stages, p.dot.a.shape[1]
         dt = p.dot.a.dtype
-        M, N = p.dot.a.shape[0], p.dot.b.shape[1]
-        sa = (S, M, K + p.pads[0]) if p.a_mk else (S, K, M)
-        sb = (S, N, K + p.pads[1]) if p.b_nk else (S, K, N)
+        sa, sb = (S, *p.rings[0]), (S, *p.rings[1])
         rings = ((dt, sa, SmemRows()), (dt, sb, SmemRows()))
         # prefetching: the wait and barrier before the loop and inside each iteration's op, before its last group
         pre = prefetch_enabled()
 
         def dot(res: ir.Value, sa: ir.Value, sb: ir.Value, stage: ir.Value, acc: ir.Value) -> object:
-            return g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk, p.b_nk, p.dot.span, S - 2 if pre else -1)
+            return g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk and not p.trans[0], p.b_nk and not p.trans[1], p.dot.span,
+                             S - 2 if pre else -1)
 
         return self.ring_loop(p.loop, S, rings, lambda ops, bufs, iv, st: self.copies(p, ops, bufs, iv, st),
                               dot, p.dot.result.dtype, p.layout, wait_in_body=not pre)
@@ -252,9 +297,7 @@ class _FmaRewriter(_Rewriter):
 def _ring_nbytes(p: _Plan) -> int:
     """The shared memory of a plan's ring: its stages of A and B rows, each padded (`SmemRows`)."""
     item = 8 if p.dot.a.dtype.bits == 64 else p.dot.a.dtype.itemsize
-    M, K = p.dot.a.shape
-    N = p.dot.b.shape[1]
-    return p.stages * (M * (K + p.pads[0]) + N * (K + p.pads[1])) * item
+    return p.stages * sum(r * c for r, c in p.rings) * item
 
 
 def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
@@ -269,7 +312,8 @@ def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     out = splice(k, plans, rw.rewrite_fma)
     return dataclasses.replace(k, body=ir.Region(k.body.args, out),  # type: ignore[arg-type]
                                layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
-                               num_stages=max(p.stages for p in plans.values()), max_regs=max_regs())
+                               num_stages=max(p.stages for p in plans.values()),
+                               max_regs=_reg_target(list(plans.values()), warps))
 
 
 __all__ = ["acc_layout", "default_warps", "enabled", "pipeline_fma", "thread_grid", "vec_of"]

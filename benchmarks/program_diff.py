@@ -18,8 +18,8 @@ every tensor of `main` and the printed output must be the same, integers bit for
 
 prints a line per disagreement (or a refused program: the generators write valid ones), then
 `{'ran': .., 'refused': .., 'bad': ..}`; programs under /tmp/program_diff/. CPU only, ~1 program a second
-(`--gemm` ~0.2). Round 19: --loops seeds 1-700 and 5000-5700 (1,300), --gemm 100-260 (161), --stores
-100-600: none.
+(`--gemm` ~0.2). Round 19 (FUZZING.md): --loops seeds 5100-5700, --gemm 100-260, --stores 100-600, --tc
+100-199: none.
 """
 import io
 import os

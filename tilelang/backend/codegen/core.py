@@ -101,6 +101,11 @@ class _TensorInfo:
     facts: TensorFacts = field(default_factory=TensorFacts)
 
 
+# named barrier id of a barrier inside a warp role, plus its `Role.slot` (0 the CTA's, 1 zero rows, 2-3 turns, 4-6 TMA
+# stores, 8 the split's, 9-10 `SmemTileWrite`'s and the slots')
+ROLE_BARRIER = 14
+
+
 class EmitterCore:
     """The state of one kernel's emission and the primitives the other parts use."""
 
@@ -330,6 +335,16 @@ class EmitterCore:
         self._bars += 1
         ldg_early.crossed(self)
         self.hazards.clear()
+        threads = getattr(self, "role_threads", 0)
+        if self.in_roles and not getattr(self, "role_single", True) and threads:
+            # inside a warp role (`WarpSpecialize`) only the role's threads reach it: the CTA's barrier 0 waited for
+            # the other roles' warps too, which never come (hrev19: a scalar broadcast through shared memory in the
+            # attention consumers' tile walk hung the CTA while the producer waited for a free ring stage)
+            # (one id a role: the GEMM's two pingpong consumer roles, `Role.slot` 0 and 1, run at the same time)
+            bid = ROLE_BARRIER + getattr(self, "role_slot", 0)
+            self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.count(i32, i32)")
+            self.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {bid}, i32 {threads})")
+            return
         self.declare("declare void @llvm.nvvm.barrier.cta.sync.aligned.all(i32)")
         self.stmt("call void @llvm.nvvm.barrier.cta.sync.aligned.all(i32 0)")
 

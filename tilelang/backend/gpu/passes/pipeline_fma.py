@@ -36,7 +36,8 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   8-byte `cp.async.ca`s at immediate offsets), so both operands are read
   along M/N as tn's are; with 8 warps and K steps of 16 the kernel states
   `.maxnreg 128` (`_reg_target`: 2 CTAs an SM, ptxas 13 no spill); a tile
-  whose transposed reads split no thread grid keeps the rings as in memory.
+  whose transposed reads split no thread grid keeps the rings as in memory;
+- few tiles (f32): split-K, the loop walked in pieces (`fma_split`).
 
 The products are the interpreter's: `acc + a·b` with the FMA's one rounding
 a step (floats: the interpreter sums `np.matmul`'s products in its own order,
@@ -65,6 +66,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Blocked, SmemRows
+from . import fma_split
 from .context import PassContext
 from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _multiple, _Rewriter, _scratch, _slice, _unbatched, lone_dot, place_rings, splice
 
@@ -309,11 +311,20 @@ def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if not plans:
         return k
     rw = _FmaRewriter(k)
-    out = splice(k, plans, rw.rewrite_fma)
-    return dataclasses.replace(k, body=ir.Region(k.body.args, out),  # type: ignore[arg-type]
+    split = fma_split.mode(k, ctx, plans)  # (few tiles: split-K, `fma_split`)
+    if split == "split":
+        out, p = fma_split.build(k, next(iter(plans.values())), rw, rw.rewrite_fma, 32 * warps)
+        plans = {id(p.loop): p}
+    else:
+        out = splice(k, plans, rw.rewrite_fma)
+    mut = fma_split._mut(k)
+    regs = _reg_target(list(plans.values()), warps)
+    per = fma_split.ctas_per_sm(sum(_ring_nbytes(p) for p in plans.values()), warps, regs) if split == "split" else 0
+    return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
                                layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
-                               num_stages=max(p.stages for p in plans.values()),
-                               max_regs=_reg_target(list(plans.values()), warps))
+                               num_stages=max(p.stages for p in plans.values()), max_regs=regs,
+                               few=mut.name if split == "ask" else k.few, fill=split == "split" or k.fill,
+                               persistent=per or k.persistent)
 
 
 __all__ = ["acc_layout", "default_warps", "enabled", "pipeline_fma", "thread_grid", "vec_of"]

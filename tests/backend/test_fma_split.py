@@ -1,0 +1,89 @@
+"""Split-K for the FMA pipeline's f32 GEMMs with few tiles (`passes/fma_split.py`; hgemm4, round 18): a CTA an SM
+walking pieces of the tiles' K loops, each piece's accumulator saved to a record, the last arrival summing them
+in piece order and running the epilogue (the Hopper pipeline's form 3 on the cp.async ring). llsim against the
+interpreter, small integers as f32 (exact whatever the order of the sums)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from llsim import SimDevice
+from test_fma_pipeline import ACC, NP, _inputs, _kernel, _source
+
+import tilelang
+from tilelang.backend import lower_gpu
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+
+def _run(lay: str, tile: tuple[int, int, int], shape: tuple[int, int, int], ctas: int, init: str = "",
+         epilogue: str = "acc", dt: str = "f32") -> str:
+    M, N, K = shape
+    src = _source(lay, dt, init=init, epilogue=epilogue)
+    k = _kernel(src, dt, tile)
+    a, b = _inputs(lay, dt, M, N, K, sum(shape))
+    got = np.full((M, N), 7, NP[ACC[dt]])
+    facts = {n: TensorFacts(True, tuple(d % 16 == 0 for d in x.shape)) for n, x in (("c", got), ("a", a), ("b", b))}
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    SimDevice("sm_90a").run(k, (ctas, 1), [got, a, b], facts)
+    want = np.full((M, N), 7, NP[ACC[dt]])
+    tilelang.compile(src).g[tile](tilelang.partition(want, list(tile[:2])), a, b).sync()
+    np.testing.assert_array_equal(got, want)
+    return text
+
+
+@pytest.mark.parametrize(("lay", "tile", "shape", "ctas", "init", "epilogue"), [
+    # 4 tiles, 15 iterations: 3 pieces a tile on 12 CTAs; the constant start counted once (the first piece's)
+    ("nn", (32, 32, 8), (45, 37, 120), 12, "full::<f32>([BM, BN], 3.0)", "maximum(acc * 2.0 - 3.0, 0.0)"),
+    ("nt", (32, 32, 8), (45, 37, 120), 5, "", "acc"),  # 1 piece a tile (5 / 4): no records, the plain walk
+    pytest.param("tn", (32, 64, 8), (40, 70, 200), 16, "", "acc", marks=pytest.mark.heavy),  # 8 pieces
+    pytest.param("nn", (32, 32, 8), (45, 37, 120), 1, "", "acc", marks=pytest.mark.heavy),  # 1 CTA walks all
+], ids=["nn_3_pieces_const_start", "nt_one_piece", "tn_8_pieces", "nn_one_cta"])
+def test_split_k_agrees_with_the_interpreter(lay: str, tile, shape, ctas: int, init: str, epilogue: str,  # type: ignore[no-untyped-def]
+                                             monkeypatch) -> None:
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1")
+    text = _run(lay, tile, shape, ctas, init, epilogue)
+    assert "dot.fma.smem" in text and "split.save" in text and "split.arrive" in text, text
+
+
+def test_the_epilogue_reads_the_tiles_position(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`block_id(0) == 0` in the epilogue: the walk's position, and a constant the loop's bounds do not move."""
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1")
+    _run("nn", (32, 32, 8), (45, 37, 120), 12, "", "where(block_id(0) == 0, acc * 2.0, acc - 1.0)")
+
+
+def test_the_transposed_rings_split_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1")
+    monkeypatch.setenv("TILEC_FMA_TRANSPOSE", "1")
+    text = _run("nn", (32, 32, 8), (45, 37, 120), 12)
+    assert "cp.async.transposed" in text and "split.save" in text, text
+
+
+def test_which_kernels_ask_and_which_split(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Under "auto" (the default) an f32 FMA GEMM asks for the split variant (`few` = its output tensor), the
+    variant for few tiles (`few_tiles`) walks pieces on a CTA an SM; f64 (its records are f32) and a `stages`
+    hint do not ask; "0" never."""
+    monkeypatch.delenv("TILEC_GEMM_SPLITK", raising=False)
+    facts = {n: TensorFacts(True, (True, True)) for n in ("c", "a", "b")}
+    k = _kernel(_source("nn", "f32"), "f32", (32, 32, 8))
+    plain = lower_gpu(k, "sm_90a", facts)
+    assert plain.few == "c" and not plain.fill
+    few = lower_gpu(k, "sm_90a", {**facts, "c": dataclasses.replace(facts["c"], few_tiles=True)})
+    assert few.fill and few.persistent == 8 and few.few == ""  # (8 CTAs an SM of 1 warp: `ctas_per_sm`)
+    assert lower_gpu(_kernel(_source("nn", "f64"), "f64", (32, 32, 8)), "sm_90a", facts).few == ""
+    hinted = _kernel(_source("nn", "f32", hints="stages = 3"), "f32", (32, 32, 8))
+    assert lower_gpu(hinted, "sm_90a", facts).few == ""
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "0")
+    assert lower_gpu(k, "sm_90a", facts).few == ""
+
+
+def test_ctas_an_sm() -> None:
+    """64 x 64 x 16 (2 warps, a 36 KB ring): 6 an SM by shared memory; 128 x 128 x 16 (8 warps): 1, or 2 at 128
+    registers (the transposed rings' `.maxnreg 128`)."""
+    from tilelang.backend.gpu.passes.fma_split import ctas_per_sm
+
+    assert ctas_per_sm(4 * (64 * 20 + 16 * 64) * 4, 2, 255) == 6
+    assert ctas_per_sm(4 * (128 * 20 + 16 * 128) * 4, 8, 255) == 1
+    assert ctas_per_sm(4 * (16 * 128 * 2) * 4, 8, 128) == 2

@@ -87,3 +87,27 @@ def test_ctas_an_sm() -> None:
     assert ctas_per_sm(4 * (64 * 20 + 16 * 64) * 4, 2, 255) == 6
     assert ctas_per_sm(4 * (128 * 20 + 16 * 128) * 4, 8, 255) == 1
     assert ctas_per_sm(4 * (16 * 128 * 2) * 4, 8, 128) == 2
+
+
+@pytest.mark.heavy  # (~3 s)
+def test_a_batched_gemm_splits_over_its_3d_grid(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """test_fma_pipeline's batched GEMM (a tile of each 3-D tensor reshaped to a matrix): the walk's items over
+    (batch, row, column) tiles and pieces, on 12, 3 and 1 CTAs."""
+    from test_fma_pipeline import BMM
+
+    from tilelang import driver
+
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "1")
+    k = next(x for x in driver.compile(BMM, "ir").output if x.name == "g")
+    rng = np.random.default_rng(5)
+    a = rng.integers(-4, 5, (2, 40, 120)).astype(np.float32)
+    bt = rng.integers(-4, 5, (2, 30, 120)).astype(np.float32)
+    facts = {n: TensorFacts(True, tuple(d % 16 == 0 for d in x.shape))
+             for n, x in (("c", np.zeros((2, 40, 30))), ("a", a), ("bt", bt))}
+    assert "split.save" in print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    want = np.full((2, 40, 30), 7, np.float32)
+    tilelang.compile(BMM).g[32, 32, 8](tilelang.partition(want, [1, 32, 32]), a, bt).sync()
+    for ctas in (12, 3, 1):
+        got = np.full((2, 40, 30), 7, np.float32)
+        SimDevice("sm_90a").run(k, (ctas, 1, 1), [got, a, bt], facts)
+        np.testing.assert_array_equal(got, want)

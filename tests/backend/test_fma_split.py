@@ -111,3 +111,44 @@ def test_a_batched_gemm_splits_over_its_3d_grid(monkeypatch) -> None:  # type: i
         got = np.full((2, 40, 30), 7, np.float32)
         SimDevice("sm_90a").run(k, (ctas, 1, 1), [got, a, bt], facts)
         np.testing.assert_array_equal(got, want)
+
+
+GEMV = """
+kernel fn gemv<const BM: i32, const BK: i32>(y: &mut Tensor<T, [BM, 1]>, a: &Tensor<T, [?, ?]>, x: &Tensor<T, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let px = x.partition([BK, 1]);
+    let mut acc = zeros::<T>([BM, 1]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), px.load([k, 1]), acc);
+    }
+    y.store(acc);
+}
+"""
+
+
+@pytest.mark.parametrize(("dt", "split", "ctas"), [("f32", "0", 0), ("f32", "1", 12), ("i32", "0", 0)],
+                         ids=["f32", "f32_split", "i32"])
+def test_a_gemv_takes_the_pipeline(dt: str, split: str, ctas: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A GEMV as `mma` of A's tile by a [BK, 1] column (here column 1 of a [K, 3] tensor: strided): the FMA
+    pipeline copies the column into one ring row an element a copy and reads it along k (it took the FMA loop
+    with no pipeline: the column's rows are not 16-byte chunks); split-K for few tiles too."""
+    from tilelang import driver
+
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", split)
+    src = GEMV.replace("<T,", f"<{dt},").replace("::<T>", f"::<{dt}>")
+    main = (f"fn main() {{ let a = zeros::<{dt}>([8, 8]); let x = zeros::<{dt}>([8, 3]);"
+            f" let mut y = zeros::<{dt}>([8, 1]); gemv::<32, 16>(y.partition([32, 1]), &a, &x).sync(); }}\n")
+    k = driver.compile(src + main, "ir").output[0]
+    M, K = 70, 150
+    rng = np.random.default_rng(9)
+    a = rng.integers(-4, 5, (M, K)).astype(NP[dt])
+    x = rng.integers(-4, 5, (K, 3)).astype(NP[dt])
+    got = np.full((M, 1), 7, NP[dt])
+    facts = {n: TensorFacts(True, tuple(d % 16 == 0 for d in v.shape)) for n, v in (("y", got), ("a", a), ("x", x))}
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert "dot.fma.smem" in text and ("split.save" in text) == (split == "1"), text
+    SimDevice("sm_90a").run(k, (ctas, 1) if ctas else (-(-M // 32), 1), [got, a, x], facts)
+    want = np.full((M, 1), 7, NP[dt])
+    tilelang.compile(src).gemv[32, 16](tilelang.partition(want, [32, 1]), a, x).sync()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(want[:, 0], a.astype(np.int64) @ x[:, 1].astype(np.int64))

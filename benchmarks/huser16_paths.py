@@ -34,15 +34,14 @@ the interpreter): edit them there together.
 
 from __future__ import annotations
 
-import argparse
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import user_paths  # noqa: E402
 
 MLP = """
 kernel fn mlp<const BM: i32, const D: i32, const BH: i32>(y: &mut Tensor<f16, [BM, D]>,
@@ -141,14 +140,9 @@ def dry(cases: list[str]) -> None:
             main = ("fn main() { let q = zeros::<f16>([2, 256, 64]); let mut o = zeros::<f16>([2, 256, 64]);\n"
                     f"    cross::<{CROSS_TILE[0]}, {CROSS_TILE[1]}, {CROSS_TILE[2]}>(o.partition([1, 128, 64]), &q, "
                     "&q, &q, &full::<i32>([2], 200), 0.125).sync(); }\n")
-        with tempfile.TemporaryDirectory() as d:
-            f = Path(d) / "k.tile"
-            f.write_text(_src(case) + main, encoding="utf-8")
-            r = subprocess.run([sys.executable, "-m", "tilelang", "emit", str(f), "--stage", "gpu", "--arch",
-                                "sm_90a", "--explain"], capture_output=True, text=True, cwd=ROOT)
+        rc, lines, err = user_paths.explain(_src(case) + main)
         kname = "mlp_inner" if "inner" in case else "mlp" if case.startswith("mlp") else "cross"
-        lines = [ln for ln in r.stderr.splitlines() if ln.startswith("note:")]
-        path = next((ln for ln in lines if f"kernel `{kname}`" in ln), f"? (status {r.returncode}) {r.stderr[:300]}")
+        path = next((ln for ln in lines if f"kernel `{kname}`" in ln), f"? (status {rc}) {err[:300]}")
         why = [ln for ln in lines if "kernel `" not in ln]
         print(f"{case:16s} {path.split(']', 1)[-1].strip()}" + (f" | {why[0][6:]}" if why else ""), flush=True)
 
@@ -158,7 +152,6 @@ def run_mlp(cases: list[str], reps: int) -> None:
     import torch.nn.functional as F
 
     import tilelang
-    from cliffs import time_pair
 
     g = torch.Generator(device="cuda").manual_seed(16)
     x = torch.randn(T, D, device="cuda", dtype=torch.float16, generator=g)
@@ -185,17 +178,12 @@ def run_mlp(cases: list[str], reps: int) -> None:
 
             def ref(approx=approx):  # type: ignore[no-untyped-def]
                 return F.gelu(x @ w1 + b1h, approximate=approx) @ w2 + b2h + x
-        try:
-            ours().wait()
-            t, t_ref = time_pair(ours, ref, reps)
-        except Exception as e:  # say so and go on
-            print(f"{case:16s} FAILED {type(e).__name__}: {str(e).splitlines()[0][:120]}", flush=True)
+        if (tt := user_paths.timed(case, ours, ref, reps, 16)) is None:
             continue
         want = (F.gelu(x.float() @ w1.float() + b1, approximate=approx).half().float() @ w2.float()
                 + (0 if "inner" in case else b2 + x.float()))
         err = float((y.float() - want).abs().max() / want.abs().max())
-        print(f"{case:16s} {t:.4f} ms {flops / t / 1e9:6.1f} TFLOP/s  torch {t_ref:.4f} ms  ratio {t_ref / t:.2f}"
-              f"  err {err:.1e}", flush=True)
+        user_paths.report(case, *tt, err, flops, "torch", 16)
 
 
 def run_cross(cases: list[str], reps: int) -> None:
@@ -203,7 +191,6 @@ def run_cross(cases: list[str], reps: int) -> None:
     import torch.nn.functional as F
 
     import tilelang
-    from cliffs import time_pair
 
     g = torch.Generator(device="cuda").manual_seed(5)
     q, k, v = (torch.randn(B, S, DH, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
@@ -223,38 +210,20 @@ def run_cross(cases: list[str], reps: int) -> None:
         def ref(mask=mask):  # type: ignore[no-untyped-def]
             return F.scaled_dot_product_attention(q[:, None], k[:, None], v[:, None], attn_mask=mask)
 
-        try:
-            ours().wait()
-            t, t_ref = time_pair(ours, ref, reps)
-        except Exception as e:
-            print(f"{case:16s} FAILED {type(e).__name__}: {str(e).splitlines()[0][:120]}", flush=True)
+        if (tt := user_paths.timed(case, ours, ref, reps, 16)) is None:
             continue
         want = ref()[:, 0].float()
         err = float((o.float() - want).abs().max() / want.abs().max())
         flops = 4 * S * DH * float(n.sum()) * 1.0
-        print(f"{case:16s} {t:.4f} ms {flops / t / 1e9:6.1f} TFLOP/s  sdpa+mask {t_ref:.4f} ms  ratio "
-              f"{t_ref / t:.2f}  err {err:.1e}", flush=True)
+        user_paths.report(case, *tt, err, flops, "sdpa+mask", 16)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--only", default="")
-    ap.add_argument("--dry", action="store_true")
-    args = ap.parse_args(argv)
-    cases = [c for c in CASES if args.only in c]
-    if args.dry:
-        dry(cases)
-        return 0
-    import torch
+    def run(cases: list[str], reps: int) -> None:
+        run_mlp([c for c in cases if c.startswith("mlp")], reps)
+        run_cross([c for c in cases if c.startswith("cross")], reps)
 
-    from cliffs import warm_up
-
-    print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}", flush=True)
-    warm_up(2.0)
-    run_mlp([c for c in cases if c.startswith("mlp")], args.reps)
-    run_cross([c for c in cases if c.startswith("cross")], args.reps)
-    return 0
+    return user_paths.main(argv, CASES, run, dry)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,6 @@ and a05 as written there (the natural way), at sizes a PyTorch user runs them, a
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -46,6 +45,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 PROGRAMS = ROOT / "tests" / "user" / "programs"
+
+import user_paths  # noqa: E402
+from user_paths import print_notes, report, timed  # noqa: E402
 
 CASES = ["dq", "scaled_mm", "scaled_mm first", "blur", "maxpool", "alibi", "alibi fast_math"]
 FILES = {"dq": "a01_gqa_attention_backward_dq", "scaled_mm": "a02_scaled_mm_rowwise_bf16",
@@ -91,30 +93,13 @@ DRY_MAINS = {
 def dry(cases: list[str]) -> None:
     """Each case's kernels' sm_90a path and notes at the benchmark's generics (`tilec emit --explain` of the
     program with a `main` of small constant shapes in place of its own)."""
-    import subprocess
-    import tempfile
-
     for case in cases:
         src = (PROGRAMS / f"{FILES[case]}.tile").read_text(encoding="utf-8")
         src = _first(src) if case == "scaled_mm first" else src
         if case == "alibi fast_math":
             src = src.replace("kernel fn alibi_attn", "#[hints(fast_math = true)]\nkernel fn alibi_attn", 1)
         src = src[:src.index("fn main()")] + "fn main() { " + DRY_MAINS[case.replace(" fast_math", "")] + " }\n"
-        with tempfile.TemporaryDirectory() as d:
-            f = Path(d) / "k.tile"
-            f.write_text(src, encoding="utf-8")
-            r = subprocess.run([sys.executable, "-m", "tilelang", "emit", str(f), "--stage", "gpu", "--arch",
-                                "sm_90a", "--explain"], capture_output=True, text=True, cwd=ROOT)
-        lines = [ln for ln in r.stderr.splitlines() if ln.startswith("note:")]
-        if not lines:
-            print(f"{case:10s} ? (status {r.returncode}) {r.stderr[:300]}", flush=True)
-        for ln in lines:
-            print(f"{case:10s} {ln[6:]}", flush=True)
-
-
-def _report(case: str, t: float, t_ref: float, err: float, flops: float = 0.0, what: str = "torch") -> None:
-    rate = f"{flops / t / 1e9:6.1f} TFLOP/s  " if flops else ""
-    print(f"{case:10s} {t:.4f} ms {rate}{what} {t_ref:.4f} ms  ratio {t_ref / t:.2f}  err {err:.1e}", flush=True)
+        print_notes(case, src)
 
 
 def run_dq(reps: int) -> None:
@@ -122,7 +107,6 @@ def run_dq(reps: int) -> None:
     import torch.nn.functional as F
 
     import tilelang
-    from cliffs import time_pair
 
     g = torch.Generator(device="cuda").manual_seed(17)
     q, do = (torch.randn(H, S, D, device="cuda", dtype=torch.float16, generator=g) for _ in range(2))
@@ -147,18 +131,18 @@ def run_dq(reps: int) -> None:
     def ref():  # type: ignore[no-untyped-def]
         return torch.autograd.grad(o, qg, do[None], retain_graph=True)
 
-    ours().wait()
-    t, t_ref = time_pair(ours, ref, reps)
+    if (tt := timed("dq", ours, ref, reps)) is None:
+        return
+    t, t_ref = tt
     want = ref()[0][0].float()
     err = float((dq - want).abs().max() / want.abs().max())
-    _report("dq", t, t_ref, err, 3.0 * H * S * S * D, "sdpa bwd (dq,dk,dv)")
+    report("dq", t, t_ref, err, 3.0 * H * S * S * D, "sdpa bwd (dq,dk,dv)")
 
 
 def run_scaled_mm(reps: int, first: bool = False) -> None:
     import torch
 
     import tilelang
-    from cliffs import time_pair
 
     g = torch.Generator(device="cuda").manual_seed(2)
     a, b = ((torch.rand(MNK, MNK, device="cuda", generator=g) * 2 - 1).bfloat16() for _ in range(2))
@@ -175,11 +159,12 @@ def run_scaled_mm(reps: int, first: bool = False) -> None:
     def ref():  # type: ignore[no-untyped-def]
         return ((a @ b).float() * sa[:, None] * sb[None, :] + bias).bfloat16()
 
-    ours().wait()
-    t, t_ref = time_pair(ours, ref, reps)
+    if (tt := timed("scaled_mm first" if first else "scaled_mm", ours, ref, reps)) is None:
+        return
+    t, t_ref = tt
     want = ref().float()
     err = float((c.float() - want).abs().max() / want.abs().max())
-    _report("scaled_mm first" if first else "scaled_mm", t, t_ref, err, 2.0 * MNK**3)
+    report("scaled_mm first" if first else "scaled_mm", t, t_ref, err, 2.0 * MNK**3)
 
 
 def run_blur(reps: int) -> None:
@@ -187,7 +172,6 @@ def run_blur(reps: int) -> None:
     import torch.nn.functional as F
 
     import tilelang
-    from cliffs import time_pair
 
     img = torch.rand(IMG, IMG, device="cuda", generator=torch.Generator(device="cuda").manual_seed(7))
     w = torch.tensor([1.0, 4.0, 6.0, 4.0, 1.0], device="cuda") / 16
@@ -209,13 +193,14 @@ def run_blur(reps: int) -> None:
 
     # each pass timed on its own (the second reads the first's result: two launches in one timing would wait
     # for the first on the host between them)
-    rows().wait()
-    cols().wait()
-    t1, r1 = time_pair(rows, ref_rows, reps)
-    t2, r2 = time_pair(cols, ref_cols, reps)
+    p1 = timed("blur rows", rows, ref_rows, reps)
+    p2 = timed("blur cols", cols, ref_cols, reps) if p1 is not None else None
+    if p1 is None or p2 is None:
+        return
+    (t1, r1), (t2, r2) = p1, p2
     want = F.conv2d(ref_rows(), w.reshape(1, 1, 5, 1), padding=(2, 0))[0, 0]
-    _report("blur rows", t1, r1, float((tmp - ref_rows()[0, 0]).abs().max()), what="conv2d [1,5]")
-    _report("blur cols", t2, r2, float((out - want).abs().max() / want.abs().max()), what="conv2d [5,1]")
+    report("blur rows", t1, r1, float((tmp - ref_rows()[0, 0]).abs().max()), what="conv2d [1,5]")
+    report("blur cols", t2, r2, float((out - want).abs().max() / want.abs().max()), what="conv2d [5,1]")
 
 
 def run_maxpool(reps: int) -> None:
@@ -223,7 +208,6 @@ def run_maxpool(reps: int) -> None:
     import torch.nn.functional as F
 
     import tilelang
-    from cliffs import time_pair
 
     x = torch.randn(PLANES, HW, HW, device="cuda", generator=torch.Generator(device="cuda").manual_seed(3))
     ho = (HW + 2 - 3) // 2 + 1
@@ -237,11 +221,12 @@ def run_maxpool(reps: int) -> None:
     def ref():  # type: ignore[no-untyped-def]
         return F.max_pool2d(x[None], 3, 2, 1, return_indices=True)
 
-    ours().wait()
-    t, t_ref = time_pair(ours, ref, reps)
+    if (tt := timed("maxpool", ours, ref, reps)) is None:
+        return
+    t, t_ref = tt
     wy, wi = ref()
     ok = bool(torch.equal(y, wy[0])) and bool(torch.equal(idx.long(), wi[0]))
-    _report("maxpool", t, t_ref, 0.0 if ok else math.inf)
+    report("maxpool", t, t_ref, 0.0 if ok else math.inf)
 
 
 def run_alibi(reps: int, fast: bool = False) -> None:
@@ -249,7 +234,6 @@ def run_alibi(reps: int, fast: bool = False) -> None:
     import torch.nn.functional as F
 
     import tilelang
-    from cliffs import time_pair
 
     g = torch.Generator(device="cuda").manual_seed(12)
     q, k, v = (torch.randn(AH, AS, AD, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
@@ -271,38 +255,19 @@ def run_alibi(reps: int, fast: bool = False) -> None:
     def ref():  # type: ignore[no-untyped-def]
         return F.scaled_dot_product_attention(q[None], k[None], v[None], attn_mask=bias, scale=scale)
 
-    ours().wait()
-    t, t_ref = time_pair(ours, ref, reps)
+    if (tt := timed("alibi fast_math" if fast else "alibi", ours, ref, reps)) is None:
+        return
+    t, t_ref = tt
     want = ref()[0].float()
     err = float((o.float() - want).abs().max() / want.abs().max())
-    _report("alibi fast_math" if fast else "alibi", t, t_ref, err, 2.0 * AH * AS * AS * AD, "sdpa+bias")
+    report("alibi fast_math" if fast else "alibi", t, t_ref, err, 2.0 * AH * AS * AS * AD, "sdpa+bias")
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reps", type=int, default=10)
-    ap.add_argument("--only", default="")
-    ap.add_argument("--dry", action="store_true")
-    args = ap.parse_args(argv)
-    cases = [c for c in CASES if args.only in c]
-    if args.dry:
-        dry(cases)
-        return 0
-    import torch
-
-    from cliffs import warm_up
-
-    print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}", flush=True)
-    warm_up(2.0)
     runs = {"dq": run_dq, "scaled_mm": run_scaled_mm, "scaled_mm first": lambda r: run_scaled_mm(r, True),
             "blur": run_blur, "maxpool": run_maxpool, "alibi": run_alibi,
             "alibi fast_math": lambda r: run_alibi(r, True)}
-    for case in cases:
-        try:
-            runs[case](args.reps)
-        except Exception as e:  # say so and go on
-            print(f"{case:10s} FAILED {type(e).__name__}: {str(e).splitlines()[0][:160]}", flush=True)
-    return 0
+    return user_paths.main(argv, CASES, user_paths.each(runs), dry)
 
 
 if __name__ == "__main__":

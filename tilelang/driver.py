@@ -333,9 +333,7 @@ def _path_notes(gk: Any) -> list[Any]:
     from tilelang.diagnostics.model import Diagnostic, Severity
 
     inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
-    path = explain.path_of(gk)
-    what = explain.PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "") \
-        + f", {gk.num_warps} warps"
+    what = explain.describe(gk)
     head = Diagnostic("", f"kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" runs on {what} ({gk.arch})",
                       severity=Severity.NOTE)
     return [head, *gk.notes]

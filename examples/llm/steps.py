@@ -202,8 +202,10 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
             attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pa, ns, min(pl.fm, ns)]
         elif folded:
             # at most 16 shares a step (32 at once spill at 4B's shapes: ptxas 13.0);
-            # `fl` & 4: its PE 3, no trigger (the O GEMV scheduled at its exit)
-            attn = k.attn_decode_ring_fold[g, d // 2, pl.bt, 3 if pl.fl & 4 else pa, pl.ea | kb, ns, min(ns, 16)]
+            # `fl` & 4: its PE 3, no trigger (the O GEMV scheduled at its exit); `fl` & 8: its AW 1,
+            # the head's last split waits for the others and merges (`arrive_wait`)
+            attn = k.attn_decode_ring_fold[g, d // 2, pl.bt, 3 if pl.fl & 4 else pa, pl.ea | kb, ns, min(ns, 16),
+                                            int(bool(pl.fl & 8))]
         elif tc == 4 and pl.aw == 8 and short:
             attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pa, (pl.ea & 3) | kb]
         elif tc == 4 and pl.ea:

@@ -373,10 +373,58 @@ def _run_cluster(mem: Memory, cluster: tuple[int, ...], blocks: list[tuple[int, 
                                "block pushes")
 
 
-def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = None) -> Any:
+def choose_variant(sim: SimDevice, kernel: Any, grid: tuple[int, ...], args: list[Any], sms: int
+                   ) -> tuple[dict[str, Any], tuple[int, int, int]]:
+    """The facts of the variant the CUDA runtime launches for this launch on a card of `sms` multiprocessors
+    (`CudaDevice._choose`: the short variant where a tensor's rows allow it, the split-K one for few tiles, the
+    wide one for many, a split form's), and the CUDA grid it launches (`launch_grid`: a persistent kernel's
+    CTAs). Tensors' facts as `TensorFacts.of_launch` gives them (at an aligned address). hrev19: without it a
+    whole program in llsim ran only the first variant (the split-K epilogue's wrong values, hgemm4's 19:11
+    fix, were out of its reach)."""
+    import dataclasses
+
+    from tilelang.backend.facts import TensorFacts, few_tiles
+    from tilelang.ir import nodes as ir
+    from tilelang.runtime.cuda_arrive import launch_grid
+
+    facts = {p.name: TensorFacts.of_launch(0, tuple(np.asarray(a).shape)) for p, a in zip(kernel.params, args,
+             strict=True) if isinstance(p, ir.TensorParam)}
+    abi = sim.compile(kernel, facts)[1]
+    if (short := abi.short) is not None:
+        shape = next(tuple(np.asarray(a).shape) for p, a in zip(kernel.params, args, strict=True)
+                     if p.name == short.param)
+        more = short.refine(facts, shape)
+        if more is not None:
+            facts = more
+            abi = sim.compile(kernel, facts)[1]
+    few, tiles = few_tiles(getattr(abi, "few", ""), grid)
+    if few and grid and few in facts and 2 * tiles <= sms:
+        facts = {**facts, few: dataclasses.replace(facts[few], few_tiles=True)}
+        abi = sim.compile(kernel, facts)[1]
+    wide = getattr(abi, "wide", None)
+    if wide and grid and wide[0] in facts and int(np.prod(grid)) >= 2 * wide[1] * sms:
+        facts = {**facts, wide[0]: dataclasses.replace(facts[wide[0]], wide_tiles=True)}
+        abi = sim.compile(kernel, facts)[1]
+    form = getattr(abi, "split", None)
+    if form is not None and grid:
+        g = launch_grid(abi, grid, sms)
+        dims = {p.name: tuple(np.asarray(a).shape) for p, a in zip(kernel.params, args, strict=True)
+                if isinstance(p, ir.TensorParam)}
+        values = {p.name: a for p, a in zip(kernel.params, args, strict=True) if isinstance(p, ir.ScalarParam)}
+        if kind := form.splits(dims, values, g[0] * g[1] * g[2]):
+            alt = form.refine(facts, kind)
+            if launch_grid(sim.compile(kernel, alt)[1], grid, sms) == g:
+                facts = alt
+    return facts, launch_grid(sim.compile(kernel, facts)[1], grid, sms)
+
+
+def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = None, sms: int | None = None) -> Any:
     """A runtime `Device` (the CPU device's buffers) whose kernels run through the
     GPU code generator and this simulator: `tilelang.run.execute` with it runs a
-    whole program's launches as the GPU would compute them."""
+    whole program's launches as the GPU would compute them. With `sms`, each launch
+    runs the variant the CUDA runtime would pick on a card of that many
+    multiprocessors, on its CUDA grid (`choose_variant`); without, the first
+    variant on the program's grid."""
     from tilelang.backend.facts import TensorFacts
     from tilelang.ir import nodes as ir
     from tilelang.runtime.cpu import CpuDevice
@@ -394,6 +442,8 @@ def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = 
                 if isinstance(p, ir.TensorParam):
                     shape = np.asarray(a).shape
                     facts[p.name] = TensorFacts(True, tuple(d % 16 == 0 for d in shape))
+            if sms is not None:
+                facts, grid = choose_variant(sim, prepared, grid, args, sms)  # type: ignore[assignment]
             try:
                 sim.run(prepared, grid, args, facts)
             except TileError:
@@ -413,4 +463,5 @@ def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = 
     return SimRuntime(out)
 
 
-__all__ = ["Deadlock", "Memory", "Program", "Race", "SimDevice", "Unsupported", "run_block", "sim_runtime_device"]
+__all__ = ["Deadlock", "Memory", "Program", "Race", "SimDevice", "Unsupported", "choose_variant", "run_block",
+           "sim_runtime_device"]

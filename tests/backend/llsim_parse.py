@@ -567,6 +567,10 @@ class Program:
                         sync_src=_req("'wg'", self._bind(text), f"[{', '.join(ss)}]"))
         if text.startswith("atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;"):  # `last_block`'s arrival
             return _Ins(dst, None, sync=lambda r: ("atomic", "add", vals[0](r), "i32", 1), text=rhs)
+        if text == "red.release.gpu.global.add.u32 [$0], 1;":  # `arrive_wait`'s arrival (no answer)
+            return _Ins(None, None, sync=lambda r: ("atomic", "add", vals[0](r), "i32", 1), text=rhs)
+        if text == "ld.acquire.gpu.global.u32 $0, [$1];":  # `arrive_wait`'s poll: a load (an add of 0)
+            return _Ins(dst, None, sync=_poll(vals[0]), text=rhs)
         if text.startswith("{ .reg .pred %p; setp.eq.u32 %p, $1, 0; mov.u32 $0, 0; "
                            "@%p atom.relaxed.gpu.global.add.u32 $0, [$2], 1; }"):  # a queue's pull (thread 0)
             return _Ins(dst, None, sync=lambda r: ("qpull", vals[0](r), vals[1](r)), text=rhs)
@@ -587,6 +591,24 @@ class Program:
             # an L2 prefetch (`p.prefetch`, PDL's pre-wait forms): a hint, no effect here
             return _Ins(None, lambda r: None, text=rhs)
         raise Unsupported(rhs)
+
+
+def _poll(addr: Callable[[dict[str, Any]], Any]) -> Callable[[dict[str, Any]], Any]:
+    """`arrive_wait`'s poll of its group's counter, as a load. Blocks run one at a
+    time here, so a poll that does not find the others in never will: a thread
+    polling on and on is an error, not a hang."""
+    polls: dict[int, int] = {}
+
+    def request(r: dict[str, Any]) -> Any:
+        if len(polls) > 4096:
+            polls.clear()
+        n = polls[id(r)] = polls.get(id(r), 0) + 1
+        if n > 1000:
+            raise RuntimeError("llsim: a block polls a counter the group's other blocks never complete "
+                               "(`arrive_wait`: blocks run one at a time, in the grid's order)")
+        return ("atomic", "add", addr(r), "i32", 0)
+
+    return request
 
 
 # the names the compiled blocks' source uses for `llsim_fast`'s functions and types

@@ -123,8 +123,10 @@ def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch)
     """`TILEC_ATTN_CHAIN` unset ("auto"): compiled without a fact about K's rows, the kernel is the unchained
     one ("0"'s LLVM text, byte for byte) and asks for K's rows <= 8 key blocks (`KernelABI.short`); compiled
     with that fact it is, at D = 64, "1" with `TILEC_ATTN_ROTATE=1`'s text (rotated at D = 64 too) and the fast
-    walk; at D = 128 (`CHAIN_D`) unchained, with the fast walk and Q released early (`TILEC_ATTN_FASTDIV=1
-    TILEC_ATTN_QEARLY=1`'s text); the GPU IR says which. At D = 64 the variant walks the causal tail chained
+    walk; at D = 128 (`CHAIN_D`) unchained, with the fast walk and Q released early, which the long keys' kernel
+    has there too since call 24 (`attention_tiles.BOUNDARY_D`): the two are the same text, and under
+    `TILEC_ATTN_FASTDIV=0 TILEC_ATTN_QEARLY=0` they are again (the producer's 24 registers, on in both, are the
+    rest of the boundary's switches); the GPU IR says which. At D = 64 the variant walks the causal tail chained
     on (`TILEC_ATTN_CHAIN_TAIL`, on by default: `attention_csplit`), which "1" (every launch chained, the long
     keys' kernel) never does: the equality is with the variant under `TILEC_ATTN_CHAIN_TAIL=0`."""
     from tilelang.backend.facts import Short
@@ -144,12 +146,14 @@ def test_auto_asks_for_the_short_keys_variant_and_chains_it(d: int, monkeypatch)
     if d == 128:
         text = print_gpu_kernel(lower_gpu(k, "sm_90a", _short(facts, 1024)))
         assert "(variant: @k.rows <= 1024)" in text.splitlines()[0] and "%chained" not in text
+        assert short_ll == long_ll and "role producer warps 4 regs 24" in text
         monkeypatch.setenv("TILEC_ATTN_FASTDIV", "1")
         monkeypatch.setenv("TILEC_ATTN_QEARLY", "1")
-        assert _llvm(k, facts)[0] == short_ll != long_ll
+        assert _llvm(k, facts)[0] == short_ll
         monkeypatch.setenv("TILEC_ATTN_FASTDIV", "0")
         monkeypatch.setenv("TILEC_ATTN_QEARLY", "0")
-        assert _llvm(k, _short(facts, 1024))[0] == long_ll  # both off: the fact changes nothing at D = 128
+        off_ll = _llvm(k, facts)[0]
+        assert _llvm(k, _short(facts, 1024))[0] == off_ll != long_ll  # both off: the fact changes nothing at D = 128
         return
     assert long_abi.short == Short("k", 1, 1024) and short_abi.short is None
     text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))

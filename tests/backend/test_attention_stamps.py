@@ -82,7 +82,9 @@ def test_the_chained_short_variant_is_stamped_too(monkeypatch) -> None:  # type:
 def test_the_stamped_kernel_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_STAMPS", "1")
     r = assemble(emit_ptx(_std("flash_attention", "f16", 128, 128, 128), "sm_90a", _facts("oqkv", 3)), "sm_90a")
-    assert r.max_spill_stores <= 16, r.text  # (4 bytes with ptxas 13.0: the stamps' address outside the key loop)
+    # (4 bytes with ptxas 13.0: the stamps' address outside the key loop; 20 with the tile boundary's defaults at
+    # D = 128, `attention_tiles.BOUNDARY_D`: the producer's walk at 24 registers with its stamps)
+    assert r.max_spill_stores <= 20, r.text
 
 
 def test_the_probe_reads_each_phase() -> None:

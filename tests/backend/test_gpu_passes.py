@@ -33,6 +33,7 @@ CASES = [
     ("pipeline_sm80", "gemm_nt", "linear", "sm_80"),  # B stored [N, K]: ldmatrix without .trans
     ("pipeline_fma", "gemm_f32", "sgemm", "sm_80"),  # f32: cp.async ring of padded rows, an 8x8 block a thread
     ("pipeline_fma", "gemm_f32", "sgemm_nt", "sm_90a"),  # B stored [N, K]: both operands read along k
+    ("pipeline_products", "products", "attn_dq", "sm_80"),  # 3 products: K/V rings, Q/dO once, AccTile values
     ("layout_assign", "gemm", "gemm", "sm_80"),
     ("layout_assign", "softmax", "softmax_rows", "sm_80"),
     ("layout_assign", "rows", "softmax_np2", "sm_80"),  # [1, 2560]: 5 repetitions, no conversion

@@ -362,8 +362,9 @@ def test_the_split_form_assembles_with_its_key_loop_in_registers(dt: str, d: int
     the one-pass merge (two accumulators in registers, `TILEC_ATTN_SPLIT_MERGE=1`) the loops were 662 and 718,
     and the rotated D = 128 kernel with the split beside the whole tiles' copy (`TILEC_ATTN_SPLIT_WIDE=1`, 5.7 %
     slower on the H200) 703 / 729. No spills at D = 64; at D = 128 36 B, the producer's walk scalars at its 24
-    registers (the consumers at 240; at 40 / 232 no spills but a loop of 739). The pairs form: 641 at D = 64, no
-    spills; 689 at D = 128, 80 B (the pair's other tile's bounds)."""
+    registers (the consumers at 240; at 40 / 232 no spills but a loop of 739), 44 B with the fast walk's
+    multipliers (the tile boundary's defaults at D = 128, `attention_tiles.BOUNDARY_D`). The pairs form: 641 at
+    D = 64, no spills; 689 at D = 128, 80 B (the pair's other tile's bounds)."""
     import subprocess
     import tempfile
     from pathlib import Path
@@ -381,7 +382,7 @@ def test_the_split_form_assembles_with_its_key_loop_in_registers(dt: str, d: int
             r = assemble(ptx, "sm_90a", cubin)
             if forms:
                 assert "atom.acq_rel.gpu" in ptx and "C7515" not in r and "serialized" not in r, r.text
-                assert r.max_spill_stores <= (0 if d == 64 else 36 if kind == "single" else 80), r.text
+                assert r.max_spill_stores <= (0 if d == 64 else 44 if kind == "single" else 80), r.text
             tool = nvdisasm_path()
             if tool is None:
                 return

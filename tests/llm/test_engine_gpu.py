@@ -328,7 +328,8 @@ def test_merge_inside_the_ring_attention_matches_torch(fm: int, api: str) -> Non
 
 
 @pytest.mark.parametrize(("fl", "kb", "kp", "api"), [(3, 1, 32, "tile"), (1, 0, 0, "torch"), (2, 1, 0, "torch"),
-                                                     (7, 1, 0, "tile")])
+                                                     (7, 1, 0, "tile"), (11, 1, 0, "tile"), (11, 1, 0, "torch"),
+                                                     (10, 0, 0, "torch")])
 def test_folded_merge_matches_torch(fl: int, kb: int, kp: int, api: str) -> None:
     # Plan.fl: the split merge folded into the early ring attention in one
     # pass (`attn_decode_ring_fold`, `if last_block(1)`), in the step forms
@@ -340,7 +341,10 @@ def test_folded_merge_matches_torch(fl: int, kb: int, kp: int, api: str) -> None
     # `TorchQwen3`, the greedy tokens of the plan without them (other shares
     # merge in another f32 order: a flipped near tie would show here first);
     # with Plan.kp, the QKV GEMV prefetching the layer's KV rows into L2; fl 7:
-    # the folded attention with no PDL trigger (the O GEMV scheduled at its exit)
+    # the folded attention with no PDL trigger (the O GEMV scheduled at its exit);
+    # fl + 8: each head's last split waits for the others and merges
+    # (`arrive_wait`: the others' release adds, its acquire poll), run many
+    # times over (40 tokens x 2 layers x both forms) so a lost arrival would hang
     w = random_weights(SMALL, seed=7, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api=api)
     eng.replan(dataclasses.replace(eng.plan, tc=4, short_tc=4, fma_until=12, ea=3, bt=8, ns=4, short_ns=2))
@@ -349,6 +353,7 @@ def test_folded_merge_matches_torch(fl: int, kb: int, kp: int, api: str) -> None
     folds = [op for f in eng._form_ops.values() for op in f if op.kernel.__name__ == "attn_decode_ring_fold"]
     assert len(folds) == (2 if fl & 3 == 3 else 1) * SMALL.num_hidden_layers
     assert {op.generics["EA"] for op in folds} == {3 | 8 * kb}
+    assert {op.generics["AW"] for op in folds} == {int(bool(fl & 8))}
     kv = [op for f in eng._form_ops.values() for op in f if op.kernel.__name__ == "rms_gemv_kv"]
     assert len(kv) == (2 * SMALL.num_hidden_layers if kp else 0)
     _agrees_and_decodes(eng, w, want)

@@ -33,13 +33,14 @@ def weights() -> dict:  # type: ignore[type-arg]
     return random_weights(TINY, seed=0)
 
 
-@pytest.mark.parametrize(("fl", "kb", "bt"), [(3, 0, 8), (1, 1, 4), (2, 1, 4), (7, 1, 8)])
+@pytest.mark.parametrize(("fl", "kb", "bt"), [(3, 0, 8), (1, 1, 4), (2, 1, 4), (7, 1, 8), (11, 1, 4), (9, 0, 8)])
 def test_folded_merge_decodes_as_numpy(weights: dict, fl: int, kb: int, bt: int) -> None:  # type: ignore[type-arg]
     # both step forms (4 splits; 2 below position 8), the fold in the forms
     # whose bit is set and `combine_splits` in the others; over 21 positions the
     # last key block is ragged, splits are empty (cdiv ranges) or uneven
     # (balanced: at bt 4, 6 blocks over 4 splits are 2, 2, 1, 1); fl 7: both
-    # forms with PE 3 (no PDL trigger: the CPU runs it as any other)
+    # forms with PE 3 (no PDL trigger: the CPU runs it as any other); fl 11, 9:
+    # the head's last split merges (AW 1, `arrive_wait`: GPU code only)
     plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, bt=bt, ns=4, ea=3, fl=fl, kb=kb, **FORMS)
     eng = TileQwen3(TINY, weights, max_seq=64, plan=plan)
     for form, bit in (("short", 1), ("long", 2)):
@@ -53,6 +54,7 @@ def test_folded_merge_decodes_as_numpy(weights: dict, fl: int, kb: int, bt: int)
         assert ea == {3 | 8 * kb}, (form, ea)
         assert {op.generics["NS"] for op in folds} <= {2 if form == "short" else 4}
         assert {op.generics["PE"] for op in folds} <= {3 if fl & 4 else 0}  # + 4: no trigger
+        assert {op.generics["AW"] for op in folds} <= {1 if fl & 8 else 0}  # + 8: the last split waits
     ref = NumpyQwen3(TINY, weights, max_seq=64)
     for t in _tokens(21, TINY.vocab_size, seed=17):
         _close(eng.feed(t), ref.step(t))
@@ -60,6 +62,7 @@ def test_folded_merge_decodes_as_numpy(weights: dict, fl: int, kb: int, bt: int)
 
 @pytest.mark.parametrize(("fields", "words"), [
     ({"fl": 8}, "must be 0-3"),
+    ({"fl": 16}, "must be 0-3"),
     ({"fl": 4}, "must be 0-3"),
     ({"fl": 7, "pe": 1}, "not with pe"),
     ({"kb": 2}, "Plan.kb 0 or 1"),
@@ -123,7 +126,7 @@ def test_fold_merges_without_an_exchange(model: str, ns: int, kb: int, monkeypat
     plan = dataclasses.replace(plan_for(cfg, 2048, 132, hopper=True), ns=ns)
     g, d = cfg.group, cfg.head_dim
     nc = min(ns, 16)
-    kern = load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, 0, 3 | 8 * kb, ns, nc]
+    kern = load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, 0, 3 | 8 * kb, ns, nc, 0]
     ptx = _ring_ptx(kern, cfg, plan, merged=True)
     assert ptx.count("atom.acq_rel.gpu.global.add.u32") == 1
     tail = sass(ptx, "sm_90a").split("ATOMG", 1)[1]
@@ -135,6 +138,39 @@ def test_fold_merges_without_an_exchange(model: str, ns: int, kb: int, monkeypat
     assert "LDG" not in rest  # (ptxas issues the second step's loads of the 32 shares with the first's too)
     r = assemble(ptx, "sm_90a")
     assert r.max_spill_stores == 0 and r.max_registers * 128 <= 65536, r.text
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
+def test_waiting_fold_leaves_without_the_atomic_round_trip(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # `Plan.fl` + 8 (AW 1, `#[hints(arrive_wait)]`) at 4B's short form (16
+    # splits, balanced, `rs` 1): no acq_rel atomic; a split that is not its
+    # head's last makes its stores visible (MEMBAR), adds to the counter
+    # without an answer (REDG) and exits with no barrier or load between;
+    # the last split polls the counter with acquire loads (each followed by
+    # the L1's invalidation), zeroes it, and merges after one barrier; no
+    # spill, and no more registers than the default plan's ring attention
+    # (226, `attn_decode_ring_early`; the default arrival's fold 199, this 222)
+    monkeypatch.setenv("TILEC_REPLICATE_SMALL", "1")
+    cfg = Qwen3Config.load("qwen3-4b")
+    plan = dataclasses.replace(plan_for(cfg, 2048, 132, hopper=True), ns=16)
+    g, d = cfg.group, cfg.head_dim
+    kerns = load_kernels().attn_decode_ring_fold
+    base, ptx = (_ring_ptx(kerns[g, d // 2, plan.bt, 0, 11, 16, 16, aw], cfg, plan, merged=True) for aw in (0, 1))
+    assert "atom.acq_rel" not in ptx and ptx.count("red.release.gpu.global.add.u32") == 1
+    assert ptx.count("ld.acquire.gpu.global.u32") == 1 and "atom.acq_rel.gpu.global.add.u32" in base
+    code = sass(ptx, "sm_90a")
+    assert "ATOMG" not in code
+    signal = code.split("REDG.E.ADD.STRONG.GPU", 1)
+    assert len(signal) == 2 and "MEMBAR" in signal[0].rsplit("BAR.SYNC", 1)[1]
+    between = signal[1].split("EXIT", 1)[0]
+    assert not re.search(r"BAR\.SYNC|LDG|ATOM", between), between
+    poll = re.search(r"(LDG\.E\.STRONG\.GPU.*?)STG\.E\.STRONG\.GPU", code, re.S)
+    assert poll and "CCTL.IVALL" in poll.group(1) and "BRA" in poll.group(1)
+    # the waiter's warp 0 converges (its thread 0 back from the poll) before the region's barrier
+    after = code[poll.end():].split("BAR.SYNC", 1)[0]
+    assert "WARPSYNC" in after or "BSYNC" in after, after
+    r, r0 = assemble(ptx, "sm_90a"), assemble(base, "sm_90a")
+    assert r.max_spill_stores == 0 and r0.max_spill_stores == 0 and r.max_registers <= 226, r.text
 
 
 def test_balanced_ranges_cover_every_key_block_once() -> None:
@@ -160,14 +196,16 @@ def test_balanced_ranges_cover_every_key_block_once() -> None:
     assert next(vals, None) is None
 
 
-@pytest.mark.parametrize("nc", [4, 2])
-def test_fold_merges_in_the_simulator_as_the_pair_does(k, nc: int) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("nc", "aw"), [(4, 0), (2, 0), (4, 1)])
+def test_fold_merges_in_the_simulator_as_the_pair_does(k, nc: int, aw: int) -> None:  # type: ignore[no-untyped-def]
     # `attn_decode_ring_fold` with balanced key ranges (EA 3 | 8) in llsim
     # against the interpreter (shares, log-sum-exps and merged rows), and its
     # merged rows against `combine_splits` of its own shares; the 4 shares in
     # one step or in 2 of NC; 45 positions in 8-key tiles over 4 splits: 2, 2,
     # 1, 1 blocks (cdiv ranges: 2, 2, 2, 0), the last tile ragged (the
-    # simulator also checks every group counter is back at 0)
+    # simulator also checks every group counter is back at 0); aw 1: the
+    # waiting arrival (`arrive_wait`: the others' release adds, the last
+    # split's poll; blocks run in the grid's order, so it finds them all in)
     from test_kernels_sim import P, _check, _decode_inputs
 
     rng = np.random.default_rng(11)
@@ -175,7 +213,7 @@ def test_fold_merges_in_the_simulator_as_the_pair_does(k, nc: int) -> None:  # t
     qkv, qn, kn, cos, sin, kc, vc = _decode_inputs(rng, layers, hkv, g, d, s)
     parts = (np.zeros((hkv, ns * g, d), np.float32), np.zeros((hkv, ns * g), np.float32))
     attn = np.zeros((hkv, g, d), np.float32)
-    op = k.attn_decode_ring_fold[g, d // 2, bt, 0, 11, ns, nc](
+    op = k.attn_decode_ring_fold[g, d // 2, bt, 0, 11, ns, nc, aw](
         P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]),
         qkv, qn, kn, cos, sin, kc, vc, np.array([pos], np.int32), 1, 1e-6)  # fmt: skip
     _check(op, (hkv, ns), [0, 1, 2], tol=2e-3)
@@ -287,7 +325,7 @@ def test_fold_refuses_steps_that_do_not_divide_its_splits(k, ns: int, nc: int) -
     parts = (np.zeros((hkv, 4 * g, d), np.float32), np.zeros((hkv, 4 * g), np.float32))
     attn = np.zeros((hkv, g, d), np.float32)
     with pytest.raises(TileError, match="E0513"):
-        k.attn_decode_ring_fold[g, d // 2, bt, 0, 3, ns, nc](
+        k.attn_decode_ring_fold[g, d // 2, bt, 0, 3, ns, nc, 0](
             P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]), *args).sync()
 
 
@@ -307,7 +345,7 @@ def test_fold_without_a_trigger_under_pdl() -> None:
     tgt = Target("sm_90a", pdl=True, pdl_trigger="late", pdl_prefetch="loads")
     regs = {}
     for pe in (0, 3):
-        op = _ring_op(load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, pe, 11, 16, 16], cfg,
+        op = _ring_op(load_kernels().attn_decode_ring_fold[g, d // 2, plan.bt, pe, 11, 16, 16, 0], cfg,
                       dataclasses.replace(plan, ns=16), merged=True)
         ptx = emit_ptx(op._plan.kir, tgt, _facts(op))
         body = ptx[ptx.index(".entry"):]

@@ -180,6 +180,29 @@ def test_rms_gemv_and_gate_up(k, st: int, mb: int) -> None:  # type: ignore[no-u
     np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
+@pytest.mark.parametrize(("bn", "st", "mb"), [(20, -1, 1), (20, 1, 1), (6, -1, 2)])
+def test_gemvs_with_row_tiles_of_no_power_of_two(k, bn: int, st: int, mb: int) -> None:  # type: ignore[no-untyped-def]
+    # row tiles that give 4B's one-wave GEMVs equal work a block (h17r's
+    # `STEP=waves` rows: down / O 2,560 rows in 128 tiles of 20, gate/up 9,728 in
+    # 256 of 38): the backend lays the tile's rows out at the next power of two
+    # with masked lanes; the residual add and gate/up's silu(g) u of layer 1 of 2,
+    # in llsim against the interpreter and NumPy, K = 600 (a partial last step)
+    rng = np.random.default_rng(5)
+    n, kk, layers = 2 * bn, 600, 2
+    w = _rand(rng, layers * n, kk, bf16=True)
+    x, y = _rand(rng, kk), _rand(rng, n)
+    want = y + w[n : 2 * n] @ x
+    op = k.gemv_add[bn, 256, st, mb, 0, 0, 0, 0](P(y, [bn]), w, x, 1, w, 0, 0)
+    _check(op, (2,), [0])
+    np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+    wgu, g = _rand(rng, layers * 2 * n, kk, bf16=True), _rand(rng, layers, kk, bf16=True)
+    h = np.zeros(n, np.float32)
+    op = k.rms_gate_up[bn, 256, st, mb, 0, 0, 0, 0](P(h, [bn]), wgu, x, g, 1, 1e-6, w, 0, 0)
+    _check(op, (2,), [0])
+    want = _gate_up_of_layer_1(wgu, x, g, n)
+    np.testing.assert_allclose(op._hosts[0], want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
+
+
 def test_lm_head_with_block_maxima(k) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(2)
     v, kk = 40, 256  # a partial last block of rows

@@ -164,10 +164,18 @@ def test_the_folded_merge_brings_no_race(eng, compiler) -> None:  # type: ignore
     # (the O GEMV after it waits for the whole grid), the group counters; and
     # with every GEMV peeled (h17q_device.sh's FKO: O's first weight tile read
     # before its wait, while the last blocks merge; the merged rows after it)
-    for st, kp, fl in (("plan", 0, 3), ("peel", 0, 3), ("plan", 16, 3), ("plan", 0, 7)):  # kp: the QKV
-        ops = _step(eng, {"fl": fl, "kb": 1, "kp": kp}, st)  # prefetching the KV rows; fl 7: no trigger
+    for st, kp, fl in (("plan", 0, 3), ("peel", 0, 3), ("plan", 16, 3), ("plan", 0, 7), ("plan", 0, 11)):
+        # kp: the QKV prefetching the KV rows; fl 7: no trigger; fl 11: the last split waits and merges
+        ops = _step(eng, {"fl": fl, "kb": 1, "kp": kp}, st)
         assert [op.kernel.__name__ for op in ops].count("attn_decode_ring_fold") == TINY_UNTIED.num_hidden_layers
         assert races(ops, "late+loads", compiler, eng.plan.rs) == [], st
+    # the fold triggering the O GEMV at its entry ("attn" in ge: its PE 1), O peeled: O's first
+    # weight tile read before its wait, during the attention (a form RESULTS' h17r section leaves
+    # untried: it needs O's blocks beside the attention's, i.e. one carveout for both)
+    for ge in (("o", "down", "attn"), ("down", "attn")):
+        ops = _step(eng, {"fl": 11, "kb": 1, "ge": ge}, "peel")
+        assert {op.generics["PE"] for op in ops if op.kernel.__name__ == "attn_decode_ring_fold"} == {1}
+        assert races(ops, "late+loads", compiler, eng.plan.rs) == [], ge
 
 
 @pytest.mark.heavy

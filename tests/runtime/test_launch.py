@@ -238,7 +238,7 @@ fn main() {
 def test_generic_that_nothing_gives():
     with pytest.raises(ICE, match="no value for C of kernel `k`"):
         run("""
-kernel fn k<const B: i32, const C: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [C * 2]>) {
+kernel fn k<const B: i32, const C: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [C * C]>) {
     z.store(x.load_like(z));
 }
 fn main() {
@@ -247,8 +247,8 @@ fn main() {
     k(z.partition([32]), &x).sync();
 }
 """, "")
-    # `C * 2` does not name `C` alone, so the tensor's size cannot give it;
-    # the type checker rejects this (E0215), so at run time it is a bug.
+    # `C * C` does not name `C` alone and is not linear in it (`C * 2` is solved, round 18), so the
+    # tensor's size cannot give it; the type checker rejects this (E0215), so at run time it is a bug.
 
 
 def test_grid_of_more_than_three_dimensions():

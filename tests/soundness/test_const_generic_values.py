@@ -139,3 +139,44 @@ def test_host_generic_arithmetic_is_checked_in_each_call(body: str, c: int, d: i
         assert text in " ".join(lb.message for lb in dg.labels), dg
         return
     assert code == "ok" and out.getvalue().strip() == text, out.getvalue()
+
+
+RETURNS = """
+fn go<const C: i32>() -> i32 {{
+    {body}
+}}
+fn main() {{
+    print(go::<{c}>());
+}}
+"""
+
+
+@pytest.mark.parametrize(("body", "c", "goes", "want"), [
+    ("C * 1431655766 * 3 + 2", 1, ("`go` returns: declare it `-> i64`", "-> i32", "-> i64"), "4294967300"),  # tail
+    ("let d = (1 << C) + 1;\n    d", 40, ("`go` returns", "-> i32", "-> i64"), "1099511627777"),  # through a `let`
+    ("if C > 0 { return -(C * 2147483647); }\n    0", 3, ("`go` returns", "-> i32", "-> i64"), "-6442450941"),
+    ("let d: i32 = C * 1431655766 * 3;\n    print(d);\n    7", 1,
+     ("which `d` holds: declare it `let d: i64`", "let d: i32", "let d: i64"), "4294967298\n7"),  # a typed `let`
+    ("let d = C * 1431655766 * 3;\n    print(d);\n    7", 1, None, "4294967298\n7"),  # an untyped `let`: as is
+])
+def test_the_widened_help_widens_where_the_value_goes(body: str, c: int, goes: tuple[str, str, str] | None,
+                                                      want: str) -> None:
+    """hrev19: where the overflowing arithmetic is what a host function returns (or a typed `let` holds), E0227's
+    wider form makes it return (hold) a wider type than declared; applied alone, it was E0203, whose help
+    (`.. as i32`) wrapped the value again, silently. The help now says to declare the wider type; both applied,
+    the program runs and prints the exact value."""
+    src = RETURNS.format(body=body, c=c)
+    with pytest.raises(CheckFailed) as ei:
+        execute(src, "cpu", out=io.StringIO(), name="r.tile")
+    d = [x for x in ei.value.diagnostics if x.severity.name.lower() == "error"][0]
+    help_ = " ".join(d.help)
+    assert d.code == "E0227" and (goes is None) == ("declare it" not in help_), help_
+    assert goes is None or goes[0] in help_, help_
+    wide = help_.split("compute in a wider type: `", 1)[1].split("`", 1)[0]
+    start, end = d.primary_span.start, d.primary_span.end  # type: ignore[union-attr]
+    fixed = src[:start] + wide + src[end:]
+    if goes is not None:
+        fixed = fixed.replace(goes[1], goes[2], 1)
+    out = io.StringIO()
+    execute(fixed, "cpu", out=out, name="r.tile")
+    assert out.getvalue().strip() == want, fixed

@@ -189,7 +189,8 @@ def test_a_generic_the_arrays_leave_open_is_given_by_name(tmp_path: Path) -> Non
     o = np.zeros((2, 40, 16), np.float16)
     with pytest.raises(tilelang.TileError) as info:
         m.flash_attention(P(o, [1, 16, 16]), q, k, v, 0.25, False).sync()
-    assert info.value.code == "E0215" and 'flash_attention[{"BN": 64}](...)' in str(info.value), str(info.value)
+    # (round 18: the value is left to the user, `...`: a made-up 64 ran t03's paged decode on the wrong pages)
+    assert info.value.code == "E0215" and 'flash_attention[{"BN": ...}](...)' in str(info.value), str(info.value)
     m.flash_attention[{"BN": 16}](P(o, [1, 16, 16]), q, k, v, 0.25, False).sync()
     s = np.einsum("bqd,bkd->bqk", q.astype(np.float64), k.astype(np.float64)) * 0.25
     p = np.exp(s - s.max(2, keepdims=True))

@@ -115,7 +115,7 @@ def test_a_repl_session_with_this_round_s_habits() -> None:
     assert "f32 = 12.0" in out  # `let k = ..` with no `;`: the REPL adds it (it waited for more, then failed)
     assert '`print("x = {}", x)`' in out
     assert "`x.shape()[0]`" in out
-    assert "cannot assign to a tensor element" in out and "`x = where(mask, v, x);`" in out
+    assert "cannot assign to a tensor element" in out and "`x = where(arange::<i32>(6) == 1, 5.0, x);`" in out
     assert "error[E0307]" in out and "`z *= 0.0; z += new;`" in out
     assert "Tensor<f32, [6]> = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]" in out  # 2 replays, zeroed in place, 1 more
     assert "expected `i32`, found `{float}`" in out

@@ -44,7 +44,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "y06_forgotten_mut": ("`mut z`", [("let z = zeros", "let mut z = zeros")]),
     "y07_read_while_launched": ("call `h.wait()` before", [("    print(z.sum());\n    h.wait();\n",
                                                             "    h.wait();\n    print(z.sum());\n")]),
-    "y08_nested_index_from_input": ("`for j in 0..q.num_tiles(0)`", [("0..p.num_tiles(0)", "0..q.num_tiles(0)")]),
+    "y08_nested_index_from_input": ("`for i in 0..q.num_tiles(0)`", [("0..p.num_tiles(0)", "0..q.num_tiles(0)")]),
     "y09_argmax_into_f32": ("`argmax(t, 1) as f32`", [("z.store(argmax(t, 1));", "z.store(argmax(t, 1) as f32);")]),
 }
 

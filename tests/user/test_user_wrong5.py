@@ -67,10 +67,11 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "z07_fstring_print": ('`print("block {}: {}", block_id(0), t.sum(0))`',
                           [('f"block {block_id(0)}: {t.sum(0)}"', '"block {}: {}", block_id(0), t.sum(0)')]),
     "z08_element_store_in_kernel": ("`z.store(where(mask, v, z.load()))`", [_LOOP]),
-    "z09_element_assign_on_host": ("`z = where(mask, v, z);`",
-                                   [("z[1][2] = 5.0;", "let r = arange::<i32>(3).reshape([3, 1]);\n"
-                                     "    let c = arange::<i32>(4).reshape([1, 4]);\n"
-                                     "    z = where((r == 1) & (c == 2), 5.0, z);")]),
+    # (round 18: the help writes the mask of a host tensor of constant shape, as round 17's for tiles)
+    "z09_element_assign_on_host": ("`z = where((arange::<i32>(3).reshape([3, 1]) == 1) && (arange::<i32>(4)"
+                                   ".reshape([1, 4]) == 2), 5.0, z);`",
+                                   [("z[1][2] = 5.0;", "z = where((arange::<i32>(3).reshape([3, 1]) == 1) && "
+                                     "(arange::<i32>(4).reshape([1, 4]) == 2), 5.0, z);")]),
     "z10_numpy_index_assign": ("`where(mask, v, ..)`", [(_LOOP[0].replace("[i][i]", "[i, i]"), _LOOP[1])]),
     "z11_step_slice": ("`let t2 = t.reshape([n / k, k]);`",
                        [("z.store(t[::2]);", "let t2 = t.reshape([B, 2]);\n"

@@ -86,7 +86,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                            [("let mut hi = zeros::<f32>([8]);", "let mut hi = zeros::<f32>([16]);")]),
     "e64_requires_constant": ("pass arguments that meet the requirement", [("&x, 10)", "&x, 6)")]),
     "e65_partition_rank": ("use tiles of size 1 here", [("z.partition([2, 8])", "z.partition([1, 8])")]),
-    "e66_nested_partition": ("launch with an own tile that the nested tile shape divides",
+    "e66_nested_partition": ("`B = 6`, 4 rounded up",
                              [("halves(z.partition([4]))", "halves(z.partition([6]))")]),
     "e67_tuner_blank_without_autotune": ("`#[autotune(B = [64, 128])]` before `kernel fn add`",
                                          [("kernel fn add", "#[autotune(B = [64, 128])]\nkernel fn add")]),

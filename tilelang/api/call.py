@@ -641,11 +641,24 @@ class _Call:
                 "from its arguments",
                 where=self.m._where(missing[0].span, "declared here"),
                 help=f"give them by name, `{self.kname}[{{" + ", ".join(
-                    f'"{g.name.name}": {"numpy.float16" if not g.is_const else 64}' for g in missing)
-                + f"}}](...)`, or all in order, `{self.kname}[{names}](...)`",
+                    f'"{g.name.name}": {"numpy.float16" if not g.is_const else "..."}' for g in missing)
+                + f"}}](...)`, or all in order, `{self.kname}[{names}](...)`"
+                + ("" if not (unnamed := [g.name.name for g in missing if g.is_const and g.name.name not in
+                                          _shape_names(self.k.specs)]) else
+                   f": no parameter's shape names {' or '.join(f'`{n}`' for n in unnamed)} "
+                   "(the kernel's body uses it), so its value is the one your data needs, not one the call "
+                   "can check"),
                 code=tcodes.CANNOT_INFER,
             )
         return out
+
+
+def _shape_names(specs: tuple[ParamSpec, ...]) -> set[str]:
+    """Every name in a tensor parameter's shape (`[B]`, `[2 * HD, ?]`)."""
+    from tilelang.syntax import ast
+
+    return {n.ident.name for sp in specs for d in sp.dims or () if d is not None
+            for n in ast.walk(d) if isinstance(n, ast.Name)}
 
 
 def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | None) -> Any:

@@ -221,6 +221,10 @@ def _inferable(decl: ast.FnDecl, specs: tuple[ParamSpec, ...]) -> set[str]:
     for spec in specs:
         if spec.kind in ("mut", "ref"):
             out |= {d.ident.name for d in spec.dims or () if isinstance(d, ast.Name)}
+            for d in spec.dims or ():  # `[2 * HD]`: the launch solves a dimension linear in one generic
+                names = {n.ident.name for n in ast.walk(d) if isinstance(n, ast.Name)} if d is not None else set()
+                names &= {g.name.name for g in decl.generics if g.is_const}
+                out |= names if len(names) == 1 else set()
         if spec.kind in ("mut", "ref", "scalar") and spec.elem in type_names:
             out.add(spec.elem)
     return out

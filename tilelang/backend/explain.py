@@ -25,6 +25,7 @@ PATHS = {
     "attention-pipeline": "the Hopper attention pipeline (TMA K/V ring, wgmma, the softmax in registers)",
     "wgmma-pipeline": "the Hopper GEMM pipeline (TMA ring, warp-specialised wgmma)",
     "sm80-pipeline": "the cp.async ring with ldmatrix + mma.sync (sm_80's pipeline)",
+    "products-pipeline": "cp.async rings with ldmatrix + mma.sync, several products a loop in registers",
     "fma-pipeline": "the cp.async ring with register-blocked FMAs (no tensor cores)",
     "mma.sync": "ldmatrix + mma.sync with no pipeline",
     "fma": "scalar FMAs (no tensor cores)",
@@ -44,6 +45,8 @@ def path_of(gk: Any) -> str:
         return "wgmma-pipeline"
     if g.SmemDot in kinds:
         return "sm80-pipeline"
+    if g.RingMma in kinds:
+        return "products-pipeline"
     if g.SmemFma in kinds:
         return "fma-pipeline"
     engines = {op.engine for op in ops if isinstance(op, g.DotOp)}
@@ -52,6 +55,34 @@ def path_of(gk: Any) -> str:
     if "fma" in engines or any(isinstance(op, ir.Mma) for op in ops):
         return "fma"
     return "generic"
+
+
+def stencils(gk: Any) -> int:
+    """How many of lowered kernel `gk`'s f32 products by a band matrix made of aranges the code generator runs
+    as the stencil they are (`codegen/shift_dot.py`: a shift, a filter's taps on diagonals)."""
+    from types import SimpleNamespace
+
+    from tilelang.backend.codegen import shift_dot
+    from tilelang.backend.gpu import nodes as g
+    from tilelang.dtypes import DType
+
+    if not shift_dot.enabled():
+        return 0
+    em = SimpleNamespace(k=gk)
+    return sum(1 for op in g.walk(gk.body)
+               if (isinstance(op, ir.Mma) or (isinstance(op, g.DotOp) and op.engine == "fma"))
+               and op.a.dtype is DType.F32 and (shift_dot.band_of(em, op.b) or shift_dot.band_of(em, op.a)))
+
+
+def describe(gk: Any) -> str:
+    """The path of lowered kernel `gk` as its `--explain` / `TILEC_EXPLAIN` line says it: the path, its stages
+    and warps, and its products run as stencils."""
+    path = path_of(gk)
+    n = stencils(gk) if path in ("fma", "fma-pipeline") else 0
+    return (PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
+            + (f", {n} product{'s' if n > 1 else ''} by a band matrix as {'stencils' if n > 1 else 'a stencil'}"
+               if n else "")
+            + f", {gk.num_warps} warps")
 
 
 def refusals(gk: Any) -> list[Any]:
@@ -69,13 +100,11 @@ def explain_lines(gk: Any) -> list[str]:
     """`TILEC_EXPLAIN`'s lines for lowered kernel `gk`: its path, then each note (with its help)."""
     inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
     head = f"tilec: kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" on {gk.arch}"
-    path = path_of(gk)
-    lines = [f"{head}: {PATHS[path]}" + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
-             + f", {gk.num_warps} warps"]
+    lines = [f"{head}: {describe(gk)}"]
     for n in gk.notes:
         lines.append(f"  note: {n.message}")
         lines += [f"  help: {h}" for h in n.help]
     return lines
 
 
-__all__ = ["PATHS", "enabled", "explain_lines", "path_of", "refusals"]
+__all__ = ["PATHS", "describe", "enabled", "explain_lines", "path_of", "refusals", "stencils"]

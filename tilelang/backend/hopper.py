@@ -22,7 +22,19 @@ from __future__ import annotations
 
 import math
 
-from tilelang.backend.codegen import acc_load, fma_dot, ring, sm80, smem_copy, smem_tile, split, stamps, tma_store, wgmma_rs
+from tilelang.backend.codegen import (
+    acc_load,
+    fma_dot,
+    ring,
+    ring_mma,
+    sm80,
+    smem_copy,
+    smem_tile,
+    split,
+    stamps,
+    tma_store,
+    wgmma_rs,
+)
 from tilelang.backend.codegen.llvm_types import param_reg
 from tilelang.backend.codegen.wgmma_rs import k_bytes
 from tilelang.backend.gpu import nodes as g
@@ -106,7 +118,8 @@ class HopperOps:
             case _:
                 if not (sm80.emit_op(self, op) or wgmma_rs.emit_op(self, op) or ring.emit_op(self, op)
                         or tma_store.emit_op(self, op) or split.emit_op(self, op) or stamps.emit_op(self, op)
-                        or acc_load.emit_op(self, op) or smem_tile.emit_op(self, op) or fma_dot.emit_op(self, op)):
+                        or acc_load.emit_op(self, op) or smem_tile.emit_op(self, op) or fma_dot.emit_op(self, op)
+                        or ring_mma.emit_op(self, op)):
                     raise AssertionError(f"no code generation for {type(op).__name__}")
 
     def _opaque(self, dt: DType, x: str) -> str:

@@ -201,6 +201,7 @@ class Builder:
         pdl_last: bool = False,
         pdl_exit: bool = False,
         fast_math: bool = False,
+        arrive_wait: bool = False,
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -230,6 +231,7 @@ class Builder:
             bool(pdl_last),
             bool(pdl_exit),
             bool(fast_math),
+            bool(arrive_wait),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

@@ -820,6 +820,15 @@ class Kernel:
     # hint `fast_math = true`: exp, sigmoid, tanh and division by the GPU's
     # approximate forms (`backend/fastmath.FAST_MATH`); the interpreter as always
     fast_math: bool = False
+    # hint `arrive_wait` (non-zero): in `if last_block(axis)`, the group's
+    # block of the largest index along the axis runs the region once the
+    # others have arrived (its thread 0 polls the group's counter with
+    # acquire loads); the others add to it with a release reduction and
+    # leave without waiting for an answer (`codegen/arrive.py`). The same
+    # values as the default arrival (which block runs the region is the
+    # only difference), on the GPU only: the interpreter runs blocks one at
+    # a time in order, so its last to arrive is that block already
+    arrive_wait: bool = False
 
     @property
     def cluster_blocks(self) -> int:

@@ -95,6 +95,8 @@ def print_kernel(kernel: ir.Kernel) -> str:
         tail += " evict_first"
     if kernel.fast_math:
         tail += " fast_math"
+    if kernel.arrive_wait:
+        tail += " arrive_wait"
     if kernel.cluster:
         tail += " cluster " + "x".join(map(str, kernel.cluster))
     if kernel.walk >= 0:

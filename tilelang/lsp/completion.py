@@ -70,6 +70,8 @@ _HINT_DOCS = {
                       "prefetches there otherwise): a literal or a const generic",
     "evict_first": "the loads a ring streams (`stages`) are evict-first in L2: bytes read once a launch "
                    "leave the rest of L2 in place: a literal or a const generic",
+    "arrive_wait": "in `if last_block(axis)`, the group's block of the largest index waits for the others and "
+                   "runs the region; the others signal and leave at once: a literal or a const generic",
     "fast_math": "`true`: exp, sigmoid, tanh and `/` by the GPU's approximate forms, within stated bounds "
                  "(docs/reference.md, Hints); the interpreter as always",
 }

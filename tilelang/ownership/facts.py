@@ -206,8 +206,23 @@ class LaunchCheck:
         if bindings:
             d = d.note(f"with {bindings}")
         m = re.search(r"of `(\w+)\.partition", self.what) or re.search(r"`(\w+)\.load_like\(", self.what)
+        if self.kind == "tile-divides" and isinstance(self.lhs, BinOp) and self.lhs.op == "%":
+            return d.with_help(_divides_help(self.lhs, env))
         return d.with_help(_HELP.get(self.kind, "change the launch so that the check holds")
                            .replace("{name}", m.group(1) if m else "z"))
+
+
+def _divides_help(rem: BinOp, env: Mapping[str, int]) -> str:
+    """The own tile's dimension rounded up to a multiple of the nested one's (round 18: a band of 150 columns
+    in nested tiles of 64 was told "launch with an own tile that the nested tile shape divides")."""
+    own, nested = evaluate(rem.lhs, env), evaluate(rem.rhs, env)
+    if nested <= 0 or own <= 0:
+        return _HELP["tile-divides"]
+    up = -(-own // nested) * nested
+    what = f"`{rem.lhs} = {up}`" if isinstance(rem.lhs, Sym) else f"{up}"
+    return (f"make the own tile's dimension a multiple of {nested}: {what}, {own} rounded up (an own tile may "
+            f"stick out past the tensor's edge: its loads there read zeros and its stores there are dropped), "
+            f"partitioned so at the launch; or nest tiles of a size that divides {own}")
 
 
 _HELP = {

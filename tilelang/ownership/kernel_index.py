@@ -157,7 +157,9 @@ def text(e: ast.Expr) -> str:
 
             def side(x: ast.Expr, right: bool) -> str:
                 q = _PREC.get(x.op, 0) if isinstance(x, ast.Binary) else 99
-                return f"({text(x)})" if q < p or (right and q == p) else text(x)
+                # (arithmetic under a bit operator or shift in parentheses, as written: `(i + 1) & (B - 1)`)
+                mixed = isinstance(x, ast.Binary) and x.op != op and p <= _PREC["<<"]
+                return f"({text(x)})" if q < p or (right and q == p) or mixed else text(x)
             return f"{side(a, False)} {op} {side(b, True)}"
         case ast.Call(callee=ast.Name(ident=i), args=args):
             return f"{i.name}({', '.join(text(a.value) for a in args)})"
@@ -165,7 +167,7 @@ def text(e: ast.Expr) -> str:
             return f"{r.name}.{m.name}({', '.join(text(a.value) for a in args)})"
     from tilelang.syntax.printer import unparse  # any other form (a cast, `-i`): as written
 
-    return unparse(e)
+    return " ".join(unparse(e).split())  # on one line (an `if` expression prints over several)
 
 
 class KernelIndex:
@@ -256,7 +258,29 @@ class KernelIndex:
                 )
             case ast.Binary(op=op, lhs=a, rhs=b):
                 return self._binary_bounds(op, a, b, self._int_range(e))
+            case ast.If():
+                return self._if_bounds(e)
         return None
+
+    def _if_bounds(self, e: ast.If) -> tuple[SymExpr, SymExpr] | None:
+        """An `if` expression whose branches are values alone (no statements): from the lowest of the
+        branches' lower bounds to the highest of their upper ones (hrev19: any `if` was E0407)."""
+        tails = _branch_values(e)
+        if tails is None:
+            return None
+        got = [self.bounds(t) for t in tails]
+        if any(b is None for b in got):
+            return None
+        lo, hi = got[0]  # type: ignore[misc]
+        for b in got[1:]:
+            lo = _pick(lo, b[0], larger=False, both=True)  # type: ignore[index]
+            hi = _pick(hi, b[1], larger=True, both=True)  # type: ignore[index]
+        return (lo, hi) if lo is not None and hi is not None else None
+
+    def _type_range(self, e: ast.Expr) -> tuple[int, int] | None:
+        """The range of `e`'s integer type (i32 and i64 too), or None."""
+        name = getattr(getattr(self.view.type_of(e), "dtype", None), "value", None)
+        return _RANGE.get(name) if isinstance(name, str) else None
 
     def _builtin(self, call: ast.Call) -> bool:
         """The call is of the built-in function its name says, not of a user function that
@@ -317,6 +341,34 @@ class KernelIndex:
 
     def _binary_bounds_math(self, op: str, a: ast.Expr, b: ast.Expr) -> tuple[SymExpr, SymExpr] | None:
         ba, bb = self.bounds(a), self.bounds(b)
+        if op == "&":
+            # the result's bits are some of each operand's: with one operand in 0..=hi (its sign bit clear) the
+            # result is in 0..=hi whatever the other is (`j & 3` of tensor data; hrev19: `&` was E0407)
+            # (an operand's symbolic lower bound, `B - 1` of a const generic, makes the result's `min(0, B - 1)`:
+            # the launch-time check then tests that it is at least 0, as `%`'s below)
+            ok = [x for x in (ba, bb) if x is not None and ((d := const_diff(x[0], Const(0))) is None or d >= 0)]
+            if not ok:
+                return None
+            pick = min(ok, key=lambda x: const_diff(x[0], Const(0)) is None)  # (one known at least 0 first)
+            lo = Const(0) if const_diff(pick[0], Const(0)) is not None else simplify(BinOp("min", Const(0), pick[0]))
+            both = all(const_diff(x[0], Const(0)) is not None for x in ok) and len(ok) == 2
+            hi = _pick(ok[0][1], ok[1][1], larger=False, both=True) if both else pick[1]
+            return (lo, hi) if hi is not None else None
+        if op == ">>":
+            # a shift right by a constant amount inside the width is monotone: the operand's bounds (its type's
+            # range where it has none) shifted, in its type (an arithmetic shift keeps a negative value's sign)
+            rng = self._type_range(a)
+            c = bb[0] if bb is not None and bb[0] == bb[1] and isinstance(bb[0], Const) else None
+            lim = ba if ba is not None else (Const(rng[0]), Const(rng[1])) if rng is not None else None
+            if (c is None or rng is None or lim is None or not 0 <= c.value < (rng[1] - rng[0]).bit_length()
+                    or not all(isinstance(x, Const) and rng[0] <= x.value <= rng[1] for x in lim)):
+                return None
+            return Const(lim[0].value >> c.value), Const(lim[1].value >> c.value)  # type: ignore[union-attr]
+        if op == "%" and ba is None and bb is not None and bb[0] == bb[1] and isinstance(bb[0], Const) \
+                and bb[0].value > 0:
+            # a truncated remainder by c > 0 is in 1 - c..=c - 1 whatever the dividend is (hrev19: a dividend of
+            # tensor data was E0407; `(j % 4 + 4) % 4` is then in 0..=3)
+            return Const(1 - bb[0].value), Const(bb[0].value - 1)
         if ba is None or bb is None:
             return None
         if op == "+":
@@ -494,13 +546,18 @@ class KernelIndex:
                  if isinstance(n, ast.For) and isinstance(n.pattern, ast.NamePat) and n.pattern.mutable}
         mut_loop = next((n.ident.name for n in ast.walk(ie) if isinstance(n, ast.Name)
                          and id(self.view.symbol_of(n)) in loops), None)
+        other = self._other_tiles_loop(ie, qname)
+        v = ie.ident.name if isinstance(ie, ast.Name) else "j"
         why = (
-            f"`{mut_loop}` is a `for mut` loop variable: the body may assign it, so its range is not tracked"
+            f"`{other[0]}` counts the tiles of `{other[1]}`, not of `{qname}`: they may be more"
+            if other is not None
+            else f"`{mut_loop}` is a `for mut` loop variable: the body may assign it, so its range is not tracked"
             if mut_loop is not None
             else f"`{muts[0]}` is a `let mut` variable: its range is not tracked"
             if muts
             else self._untracked(ie)
         )
+        shown = text(ie) if len(text(ie)) <= 40 else "i"  # (the index itself, clamped: hrev19)
         self.report(
             Diagnostic.error(codes.UNBOUNDED_TILE_INDEX, f"cannot bound the {what}")
             .primary(ie.span, why)
@@ -511,11 +568,29 @@ class KernelIndex:
                 + " another block's tile"
             )
             .with_help(
-                f"index with a loop variable of `for j in 0..{qname}."
+                f"loop over `{qname}`'s own nested tiles: `for {other[0]} in 0..{qname}.num_tiles({k})`"
+                if other is not None else
+                f"index with a loop variable of `for {v} in 0..{qname}."
                 f"num_tiles({k})`, a constant, or `block_id`, or clamp it into "
-                f"range: `minimum(maximum(i, 0), {qname}.num_tiles({k}) - 1)`"
+                f"range: `minimum(maximum({shown}, 0), {qname}.num_tiles({k}) - 1)`"
             )
         )
+
+    def _other_tiles_loop(self, ie: ast.Expr, qname: str) -> tuple[str, str] | None:
+        """(`j`, `px`) where index `ie` is the variable of `for j in 0..px.num_tiles(k)` over another partition
+        than `qname` (round 18: an integral image's band stored through its own nested tiles while the loop
+        counted the input's: the label said "`x` is a parameter: its range is not known")."""
+        if not isinstance(ie, ast.Name):
+            return None
+        sym = self.view.symbol_of(ie)
+        for n in ast.walk(self.fn.body):
+            if isinstance(n, ast.For) and isinstance(n.pattern, ast.NamePat) and \
+                    self.view.symbol_of(n.pattern) is sym and isinstance(n.iter, ast.RangeExpr):
+                end = n.iter.end
+                if isinstance(end, ast.MethodCall) and end.method.name == "num_tiles" and \
+                        isinstance(end.receiver, ast.Name) and end.receiver.ident.name != qname:
+                    return ie.ident.name, end.receiver.ident.name
+        return None
 
     def _untracked(self, ie: ast.Expr) -> str:
         """Why the range of `ie` is unknown: the first form in it (or in the
@@ -530,12 +605,16 @@ class KernelIndex:
             if id(e) in seen:
                 continue
             seen.add(id(e))
+            # an `if`'s condition is no part of its value: its branches are (`_if_bounds`)
+            conds = {id(m) for n in ast.walk(e) if isinstance(n, ast.If) for m in ast.walk(n.cond)}
             for n in ast.walk(e):
+                if id(n) in conds:
+                    continue
                 match n:
                     case ast.MethodCall(method=m) if m.name in ("load", "load_padded", "load_like", "item", "shape"):
                         return "this index may depend on tensor data"
-                    case ast.If():
-                        return "the range of an `if` expression is not tracked"
+                    case ast.If() if _branch_values(n) is None:
+                        return "the range of an `if` expression with statements in a branch is not tracked"
                     case ast.Call(callee=ast.Name(ident=i)) if self.view.callee_info(n) is not None:
                         if i.name in ("minimum", "maximum", "block_id", "num_blocks"):
                             return (f"this `{i.name}` is the program's own function, which shadows the built-in "
@@ -558,8 +637,14 @@ class KernelIndex:
                         return (f"`{text(n)}` is `{ty}` arithmetic, which wraps outside {rng[0]}..={rng[1]}"
                                 if rng[0] < 0 else
                                 f"`{text(n)}` is `{ty}` arithmetic, which wraps below 0 to a huge value")
-                    case ast.Binary(op=op) if op not in ("+", "-", "*", "/", "%"):
-                        return f"`{op}` is not tracked (only `+ - * / %`, `minimum`/`maximum` clamps and casts)"
+                    case ast.Binary(op=op) if op not in ("+", "-", "*", "/", "%", "&", ">>"):
+                        return (f"`{op}` is not tracked (only `+ - * / %`, `&` with a value at least 0, `>>` by a "
+                                "constant, `minimum`/`maximum` clamps, `if` expressions and casts)")
+                    case ast.Binary(op="&", lhs=a, rhs=b) if self.bounds(n) is None:
+                        return (f"`{text(n)}`: `&` is bounded only where an operand is at least 0 (then 0 up to "
+                                "that operand's upper bound)")
+                    case ast.Binary(op=">>", lhs=a, rhs=b) if self.bounds(n) is None and self.bounds(a) is not None:
+                        return f"`{text(n)}`: `>>` is tracked only by a constant amount inside the type's width"
                     case ast.Binary(op=op, lhs=a, rhs=b) if self._int_range(n) is None and any(
                             isinstance(x, Const) and not _I32_MIN <= x.value <= _I32_MAX
                             for x in self._binary_bounds_math(op, a, b) or ()):
@@ -594,6 +679,8 @@ class KernelIndex:
             tiles = f"`{qname}` has {y} nested tile{'s' * (y != Const(1))} along axis {axis}"
             msg = (
                 f"tile index {x} of `{qname}` along axis {axis} is negative"
+                if rel == ">=" and exact
+                else f"tile index of `{qname}` along axis {axis} can be {x}, which is negative"
                 if rel == ">="
                 else f"tile index {x} is out of range: {tiles}"
                 if exact
@@ -604,7 +691,7 @@ class KernelIndex:
                 .primary(ie.span, "index out of range")
                 .secondary(q.span, f"`{qname}` is partitioned here")
                 .note("nested tiles cover only this block's own tile; other blocks own the rest")
-                .with_help(f"keep the index in `0..{qname}.num_tiles({axis})`")
+                .with_help(_keep_help(ie, rel, qname, axis))
             )
             return
         self.defer(
@@ -667,6 +754,30 @@ class KernelIndex:
                     .secondary(v.param.node.span, f"`{v.param.name}` is declared here")
                     .with_help(f"use an index between 0 and `num_tiles({k})` - 1")
                 )
+
+
+def _keep_help(ie: ast.Expr, rel: str, qname: str, axis: int) -> str:
+    """E0403's help; a remainder that may be negative (it keeps the dividend's sign) made one at least 0."""
+    if rel == ">=" and isinstance(ie, ast.Binary) and ie.op == "%" and isinstance(ie.rhs, ast.IntLit):
+        c, x = ie.rhs.value, text(ie.lhs) if isinstance(ie.lhs, ast.Name | ast.Call) else f"({text(ie.lhs)})"
+        return (f"a remainder has the sign of what is divided: `({x} % {c} + {c}) % {c}` is in `0..{c}` "
+                f"(keep it below `{qname}.num_tiles({axis})`)")
+    return f"keep the index in `0..{qname}.num_tiles({axis})`"
+
+
+def _branch_values(e: ast.If) -> list[ast.Expr] | None:
+    """The values of an `if` expression's branches where each is a value alone (a block of no statements,
+    `else if` followed), else None."""
+    out: list[ast.Expr] = []
+    x: Any = e
+    while isinstance(x, ast.If):
+        if x.then.stmts or x.then.tail is None:
+            return None
+        out.append(x.then.tail)
+        x = x.else_
+    if not isinstance(x, ast.Block) or x.stmts or x.tail is None:
+        return None
+    return [*out, x.tail]
 
 
 def _within(b: tuple[SymExpr, SymExpr], rng: tuple[int, int]) -> bool:

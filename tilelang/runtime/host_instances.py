@@ -29,7 +29,7 @@ from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.sema import consts
-from tilelang.sema.host_instances import generic_overflow, generics_only
+from tilelang.sema.host_instances import destination, generic_overflow, generics_only
 from tilelang.sema.types import ScalarT, TypeParam
 from tilelang.syntax import ast
 
@@ -207,7 +207,11 @@ def _check_generic(ev: Any, e: ast.Binary | ast.Unary, exact: int, scope: Any, s
     if lo <= exact <= hi:
         return
     names = sorted({n.ident.name for n in ast.walk(e) if isinstance(n, ast.Name)})
-    raise TileError(generic_overflow(e, dt, exact, ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names)))
+    fn = next((item for module in ev.program.all_modules() for item in module.ast.items
+               if isinstance(item, ast.FnDecl) and not item.is_kernel and any(n is e for n in ast.walk(item.body))),
+              None)
+    raise TileError(generic_overflow(e, dt, exact, ", ".join(f"{n} = {_generic_value(scope, n)}" for n in names),
+                                     destination(ev.program, fn, e)))
 
 
 def _generic_value(scope: Any, name: str) -> Any:

@@ -176,6 +176,26 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
             env[k] = v
             source[k] = ("the type checker", call_span)
 
+    # A dimension linear in one generic the arguments left open (`[1, BT, 2 * HD]` given tiles of 64): HD = 32
+    for spec, arg in zip(specs, args, strict=False):
+        if spec.kind in ("mut", "ref"):
+            actual = arg.value.tile if spec.kind == "mut" else arg.value.shape
+            for d, (dim, size) in enumerate(zip(spec.dims or (), actual, strict=False)):
+                g = _linear_open(dim, const_names, env, eval_dim)
+                if g is None:
+                    continue
+                f1, f2 = (eval_dim(dim, {**env, g: x}) for x in (1, 2))
+                a, b = f2 - f1, 2 * f1 - f2  # type: ignore[operator]
+                if a == 0 or (size - b) % a or (size - b) // a <= 0:
+                    fail(Diagnostic.error(
+                        type_codes.CANNOT_INFER,
+                        f"cannot infer `{g}` of kernel `{kname}`: `{unparse(dim)}` is {size} in this launch, "
+                        f"which no positive integer `{g}` gives")
+                        .primary(arg.span, f"dimension {d} is {size}")
+                        .secondary(dim.span, f"`{unparse(dim)}`")
+                        .with_help(f"give `{g}` explicitly, or make dimension {d} a size `{unparse(dim)}` can be"))
+                bind(g, (size - b) // a, f"dimension {d} of `{spec.name}`", arg.span)
+
     # A type parameter that only scalars name (`a: T`): the scalar's own type
     # (a NumPy scalar's dtype, `bool` for a Python bool; a plain Python number has none).
     for spec, arg in zip(specs, args, strict=False):
@@ -302,6 +322,25 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                            call_span)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
+
+
+def _linear_open(dim: ast.Expr | None, const_names: set[str], env: dict[str, GenericValue],
+                 eval_dim: Callable[[ast.Expr, dict[str, GenericValue]], int | None]) -> str | None:
+    """The one const generic still open in compound dimension `dim` where `dim` is linear in it (its values at
+    1, 2 and 3 in a line), else None."""
+    if dim is None or isinstance(dim, ast.Name) or eval_dim(dim, env) is not None:
+        return None
+    open_ = {n.ident.name for n in ast.walk(dim) if isinstance(n, ast.Name)} & (const_names - env.keys())
+    if len(open_) != 1:
+        return None
+    (g,) = open_
+    try:
+        f = [eval_dim(dim, {**env, g: x}) for x in (1, 2, 3)]
+    except Exception:  # noqa: BLE001 - a dimension this cannot evaluate is left to the checks after
+        return None
+    if None in f or f[2] - f[1] != f[1] - f[0]:  # type: ignore[operator]
+        return None
+    return g
 
 
 def requirement_inputs(specs: tuple[ParamSpec, ...], raw: list[Any], bound: list[Any],

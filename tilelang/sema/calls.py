@@ -362,6 +362,12 @@ _METHOD_HABITS = {
     "amin": "`{x}.min(k)` is the minimum along axis k (`{x}.min()` of all)",
     "t": "`{x}.transpose()` swaps the two axes of a 2-D tile or tensor",
     "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
+    # round 18: PyTorch's in-place setters; a host tensor is a value, replaced whole
+    "copy_": "assign a copy: `{x} = src.clone();` (`{x}` a `let mut`; tensors are not changed in place)",
+    "fill_": "assign a new tensor: `{x} = full::<T>({x}.shape(), v);` (`{x}` a `let mut`)",
+    "zero_": "assign a new tensor: `{x} = zeros::<T>({x}.shape());` (`{x}` a `let mut`)",
+    "dtype": "the element type is part of `{x}`'s type, known when the program is checked (`:type {x}` in "
+             "`tilec repl` shows it)",
     "powf": "`{x}.pow(y)`", "powi": "`{x}.pow(y)`",
     "all": "`{x}.min()` of `bool` elements is true when all are (`{x}.min(k)` along axis k)",
     "any": "`{x}.max()` of `bool` elements is true when any is (`{x}.max(k)` along axis k)",
@@ -782,6 +788,11 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
         # str(ScalarT): its element type's name, a generic one's too (`T`)
         dt = str(rty) if isinstance(rty, ScalarT) else ("f32" if isinstance(rty, UntypedFloat) else "i32")
         what = "tile" if fx.in_kernel else "tensor"
+        if e.method.name == "item" or (e.method.name in ("sum", "max", "min", "prod") and not e.args):
+            # (hrev19: `z[7].item()` was told to make a tensor of `z[7]`, to take its one element back out; round 18:
+            # `(next != labels).max().item()`, PyTorch's habit: Tile's reductions give the scalar itself)
+            it = f"`{x}`" if x and len(x) < 40 else "the value"
+            return f"{it} is a scalar (`{dt}`) already: use it as it is, without `.{e.method.name}()`"
         whole = _whole_reduction(tcx, e.receiver, fx)
         if whole is not None and x and len(x) < 40:  # `let dist = (d * d).sum(); dist.argmin()` (round 14)
             return (f"`{x}` is a scalar: {whole}, or make a {what} of the scalar with `full::<{dt}>([1], {x})`")

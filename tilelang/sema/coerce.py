@@ -294,6 +294,11 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                             else f"negate in a signed type: `(-({tcx.snippet(e.operand) or '..'}) as i64) as {target}` "
                             "wraps it, or compute without the minus"))
         return
+    if cast and not isinstance(e, ast.Name) and _mut_literal_inside(tcx, e):
+        # `(2 * h) as u64` of a `let mut h = 1` (round 18: `h` became a `u64`, and so did `for j in 0..h`): the
+        # cast converts the arithmetic's value, as of `h as u64` below; `h` keeps its own type (a later typed
+        # use's or the default) and the arithmetic is settled with it when it is (`adopt`)
+        return
     if cast and isinstance(e, ast.Name):
         sym = tcx.program.symbols.get(e)
         if sym is not None and sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
@@ -325,6 +330,24 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
         # (`-1` as `u8`, `-300` as `i8`: the literal's own E0222; after the operands, whose own overflow is the
         # one reported: `check_overflow`)
         check_overflow(tcx, e, target)
+
+
+def _mut_literal_inside(tcx: CheckCx, e: Any) -> bool:
+    """Whether an untyped `let mut` variable is among the parts of `e` that would take its type
+    (`_settle_parts`' arithmetic operands, `if` arms and block tails)."""
+    match e:
+        case ast.Name():
+            sym = tcx.program.symbols.get(e)
+            return sym is not None and sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat))
+        case ast.Unary(operand=x):
+            return _mut_literal_inside(tcx, x)
+        case ast.Binary(op=op, lhs=l, rhs=r) if op not in ("==", "!=", "<", ">", "<=", ">=", "&&", "||"):
+            return _mut_literal_inside(tcx, l) or (op not in ("<<", ">>") and _mut_literal_inside(tcx, r))
+        case ast.If(then=t, else_=el):
+            return _mut_literal_inside(tcx, t) or (el is not None and _mut_literal_inside(tcx, el))
+        case ast.Block(tail=tail) if tail is not None:
+            return _mut_literal_inside(tcx, tail)
+    return False
 
 
 def _settle_parts(tcx: CheckCx, e: ast.Expr, target: ScalarT) -> None:

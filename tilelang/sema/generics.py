@@ -9,11 +9,13 @@ builds the mismatch diagnostic of an argument (`arg_mismatch`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tilelang.diagnostics.codes import syntax as S
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DTYPE_NAMES, DType
+from tilelang.source import Span
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.items import is_type_expr, resolve_type
@@ -209,6 +211,34 @@ def unify_dims(tcx: CheckCx, pshape: tuple[Dim | None, ...], ashape: tuple[Dim |
     return ok
 
 
+def solve_linear(pd: Dim, ad: Dim | None, env: dict[str, Any], generics: tuple[str, ...]) -> tuple[str, Dim] | None:
+    """The one const generic left in `pd` whose value makes it `ad`, where `pd` is linear in it (`2 * HD`,
+    `B + 1`, `BM * BN` with `BM` known) and the value a positive integer: a tile of 64 for `[2 * HD]` gives
+    `HD` = 32 (round 18: it was "cannot infer"). None where `ad` is not a constant, more or fewer than one
+    generic is unknown, or no positive integer solves it (the shape check then reports the mismatch)."""
+    if ad is None or ad.const_value is None:
+        return None
+    known = {k: v for k, v in env.items() if isinstance(v, Dim)}
+    free = [x for x in pd.symbols() if x not in known]
+    if len(free) != 1 or free[0] not in generics:
+        return None
+    g = free[0]
+    coef, rest = 0, Dim(())
+    for mono, c in subst_dim(pd, known).terms:
+        if mono == (g,):
+            coef += c
+        elif g in Dim(((mono, 1),)).symbols():
+            return None  # `B * B`, `B / 2`: not linear in `g`
+        else:
+            rest = rest + Dim(((mono, c),))
+    if coef == 0 or rest.const_value is None:
+        return None
+    num = ad.const_value - rest.const_value
+    if num % coef or num // coef <= 0:
+        return None
+    return g, Dim.const(num // coef)
+
+
 def turbofish_elem_mismatch(tcx: CheckCx, e: ast.Call, info: FnInfo, pd: Any, got: Any, a: ast.Expr,
                             env: dict[str, Any], srcs: dict[str, Any]) -> bool:
     """An argument whose element type differs from the one the turbofish gave
@@ -292,6 +322,8 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
             d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.cast_snippet(a)} as {we.value}`")
+        elif (gen := _generic_fn_help(tcx, pty, aty, info)) is not None:
+            d = d.with_help(gen)
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
             d = d.with_help(f"add a leading axis: `{tcx.receiver_snippet(a)}.reshape("
@@ -311,6 +343,38 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         d = d.with_help(f"pass a `{pty}` here (`.reshape([..])` changes a tile's or tensor's shape), or change "
                         f"the parameter `{p.name.name}`'s type")
     tcx.emit(d)
+
+
+def _generic_fn_help(tcx: CheckCx, pty: Type, aty: Type, info: FnInfo) -> str | None:
+    """A device function written for one size (`fn hash(k: Tile<u32, [512]>) -> Tile<i32, [512]>`) given a
+    tile whose size is the caller's const generic (`[B]`): its header made generic over that size, every
+    dimension of that value in it named (round 18: the help said to reshape to [512] or "change the
+    parameter's type")."""
+    if not (isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape)) \
+            or info.module.startswith("std") or info.is_kernel:
+        return None
+    pairs = [(p.const_value, a.as_symbol()) for p, a in zip(pty.shape, aty.shape, strict=False)
+             if p is not None and a is not None and p != a]
+    if not pairs or any(v is None or g is None for v, g in pairs):
+        return None
+    decl = info.decl
+    head = tcx.sources.snippet(Span(decl.span.file, decl.name.span.start, decl.body.span.start)).rstrip()
+    new, gens = head, []
+    for v, g in dict(pairs).items():
+        name = g if g not in info.const_generics else f"{g}2"
+        new = re.sub(r"\[[^\]]*\]", lambda m, v=v, name=name: re.sub(rf"\b{v}\b", name, m.group(0)), new)  # shapes
+        gens.append(f"const {name}: i32")
+    if decl.generics:
+        at = new.index("<") + 1
+        new = new[:at] + ", ".join(gens) + ", " + new[at:]
+    else:
+        at = len(decl.name.name)
+        new = new[:at] + "<" + ", ".join(gens) + ">" + new[at:]
+    one = len(dict(pairs)) == 1
+    sizes = " and ".join(str(v) for v in dict(pairs))
+    return (f"`{info.name}` is written for {'a size' if one else 'sizes'} of {sizes} only, and this tile's "
+            f"{'is the caller' if one else 'are the caller'}'s const generic{'' if one else 's'}: make "
+            f"`{info.name}` generic over {'it' if one else 'them'}, `fn {new}`")
 
 
 def unify(tcx: CheckCx, p: Type, a: Type, env: dict[str, Any], srcs: dict[str, Any], node: Any, info: FnInfo) -> bool:
@@ -374,6 +438,13 @@ def _unify_shape(tcx: CheckCx, ps: tuple[Dim | None, ...], as_: tuple[Dim | None
             continue
         if ad is not None:
             later.append((pd, ad))
+    solved = True
+    while solved:  # `Tile<f32, [2 * N]>` given a tile of 64: N = 32
+        solved = False
+        for pd, ad in later:
+            x = solve_linear(pd, ad, env, info.const_generics)
+            if x is not None:
+                env[x[0]], srcs[x[0]], solved = x[1], node, True
     known = {k: v for k, v in env.items() if isinstance(v, (Dim, int))}
     return all(not pd.symbols() <= env.keys() or subst_dim(pd, known) == ad for pd, ad in later)
 

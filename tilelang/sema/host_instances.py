@@ -143,14 +143,62 @@ def _int_dtype(program: Any, e: Any) -> DType | None:
     return dt if dt is not None and dt.is_int and dt is not DType.BOOL else None
 
 
-def generic_overflow(e: Any, dt: DType, exact: int, values: str) -> Diagnostic:
+def destination(program: Any, fn: Any, e: Any) -> str | None:
+    """Where `e`'s value goes with the type it has, as a help's words with `{big}` for the wider type: "which
+    `size` returns: declare it `-> {big}`" where `fn` returns it (its body's tail or a `return`'s value), "which
+    `d` holds: declare it `let d: {big}`" where a `let` with a type holds it; reached through blocks, `if`
+    branches, `unsafe` blocks, arithmetic (a shift's shifted value) and immutable `let`s without a type. Else
+    None (hrev19: E0227's widened form there made the function return, or the `let` hold, a wider type than
+    declared, and E0203's help then cast it back, wrapping as before)."""
+    if fn is None:
+        return None
+    lets = {n.pattern: n.value for n in ast.walk(fn.body) if isinstance(n, ast.Let) and n.ty is None
+            and isinstance(n.pattern, ast.NamePat) and not n.pattern.mutable and n.value is not None}
+    starts: list[tuple[Any, str]] = []
+    if fn.ret is not None:
+        said = f"which `{fn.name.name}` returns: declare it `-> {{big}}`"
+        starts += [(fn.body, said), *((n.value, said) for n in ast.walk(fn.body) if isinstance(n, ast.Return))]
+    starts += [(n.value, f"which `{n.pattern.name.name}` holds: declare it `let {'mut ' * n.pattern.mutable}"
+                f"{n.pattern.name.name}: {{big}}`") for n in ast.walk(fn.body) if isinstance(n, ast.Let)
+               and n.ty is not None and isinstance(n.pattern, ast.NamePat) and n.value is not None]
+    for start, said in starts:
+        stack: list[Any] = [start]
+        seen: set[int] = set()
+        while stack:
+            x = stack.pop()
+            if x is e:
+                return said
+            if x is None or id(x) in seen:
+                continue
+            seen.add(id(x))
+            if isinstance(x, ast.Block):
+                stack.append(x.tail)
+            elif isinstance(x, ast.If):
+                stack += [x.then, x.else_]
+            elif isinstance(x, ast.UnsafeBlock):
+                stack.append(x.body)
+            elif isinstance(x, ast.Binary) and x.op in _GENERIC_OPS:
+                stack += [x.lhs] if x.op in ("<<", ">>") else [x.lhs, x.rhs]
+            elif isinstance(x, ast.Unary) and x.op in ("-", "!"):
+                stack.append(x.operand)
+            elif isinstance(x, ast.Name):
+                sym = program.symbol_of(x)
+                stack.append(lets.get(sym.decl) if sym is not None and sym.kind is SymbolKind.LOCAL else None)
+    return None
+
+
+def generic_overflow(e: Any, dt: DType, exact: int, values: str, goes: str | None = None) -> Diagnostic:
     """E0227 for `e`, generics-only arithmetic whose exact value does not fit `dt` (a shift: whose amount
     `exact` is not below `dt`'s width, as the literals' is refused); `values`: the generics' values in this
-    call ("C = 1"). The help widens every generic of the expression."""
+    call ("C = 1"). The help widens every generic of the expression; `goes`: where its value goes with a declared
+    type (`destination`), which the help then widens too."""
     from tilelang.diagnostics.instances import int_bounds
     from tilelang.syntax.printer import unparse
 
     wide = _widened(e)
+
+    def widen(text: str, big: str) -> str:
+        return f"`{text}` is an `{big}`" + ("" if goes is None else ", " + goes.format(big=big))
     note = ("a host function's const generics are `i32` values: their arithmetic with literals is checked in "
             "each call, as a kernel instance's is")
     if isinstance(e, ast.Binary) and e.op in ("<<", ">>"):
@@ -159,7 +207,7 @@ def generic_overflow(e: Any, dt: DType, exact: int, values: str) -> Diagnostic:
         big = "u64" if dt.value.startswith("u") else "i64"
         shifted = e.lhs.expr if isinstance(e.lhs, ast.Cast) else e.lhs
         widened = f"({unparse(shifted)} as {big}) {e.op} {unparse(e.rhs)}"
-        more = f", or compute in a wider type: `{widened}` is an `{big}`" if 0 <= exact < 64 else ""
+        more = f", or compute in a wider type: {widen(widened, big)}" if 0 <= exact < 64 else ""
         return (Diagnostic.error(CONSTANT_OVERFLOW, f"this shift overflows `{dt.value}`")
                 .primary(e.span, f"shifting a {dt.bits}-bit `{dt.value}` by {exact} bits in this call"
                          + (f" ({values})" if values else ""))
@@ -169,7 +217,7 @@ def generic_overflow(e: Any, dt: DType, exact: int, values: str) -> Diagnostic:
             .primary(e.span, f"the value {exact} does not fit in `{dt.value}` ({lo}..={hi}) in this call"
                      + (f" ({values})" if values else ""))
             .note(note)
-            .with_help(f"call it with smaller const generics, or compute in a wider type: `{wide}` is an `i64`"))
+            .with_help(f"call it with smaller const generics, or compute in a wider type: {widen(wide, 'i64')}"))
 
 
 def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], consts: dict[str, int],
@@ -272,7 +320,7 @@ def _check_generic_arith(program: Any, callee: Any, types: dict[str, DType], con
             try:
                 value(node)
             except _Overflow as o:
-                found = generic_overflow(o.node, o.dtype, o.value, shown)
+                found = generic_overflow(o.node, o.dtype, o.value, shown, destination(program, callee.decl, o.node))
             except _ZeroDivisor as z:
                 found = _division_by_zero(z.node, shown)
         elif isinstance(node, ast.Binary) and node.op in ("/", "%") \

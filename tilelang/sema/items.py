@@ -55,7 +55,7 @@ from tilelang.syntax import ast
 from tilelang.tuner.space import HINTS
 
 KNOWN_HINTS = ("num_warps", "stages", "min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first",
-               "fast_math")
+               "fast_math", "arrive_wait")
 # hints `#[autotune]` may list candidates for: the tuner's (`tuner/space.py`)
 TUNABLE_HINTS = HINTS
 
@@ -170,7 +170,8 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
                 tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module file `{use.file.value}`",
                                  use.file.span, reason)
                          .note(f"the `use` names `{fpath}`")
-                         .with_help("check the file's permissions and encoding (UTF-8)"))
+                         .with_help(f"name a `.tile` file in it: `use \"{use.file.value.rstrip('/')}/name.tile\";`"
+                                    if "directory" in reason else "check the file's permissions and encoding (UTF-8)"))
                 return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")
@@ -349,7 +350,7 @@ def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
             seen[p.name.name] = p
             ty = resolve_type(tcx, p.ty, generics, mod, in_kernel=item.is_kernel)
             if item.is_kernel:
-                ty = check_kernel_param(tcx, p, ty)
+                ty = check_kernel_param(tcx, p, ty, item)
             ptypes.append(ty)
         ret = resolve_type(tcx, item.ret, generics, mod, in_kernel=item.is_kernel) if item.ret else UNIT
         if item.is_kernel and item.ret is not None and not isinstance(ret, UnitT):
@@ -372,7 +373,7 @@ def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
         (tcx.program.kernels if item.is_kernel else tcx.program.functions)[info.qualname] = info
 
 
-# the value a hint's help suggests (`evict_first`, `pdl_early`, `prefetch_lines` are switches)
+# the value a hint's help suggests (`evict_first`, `pdl_early`, `prefetch_lines`, `arrive_wait` are switches)
 _HINT_EXAMPLE: dict[str, Any] = {"num_warps": 4, "stages": 3, "min_blocks": 2, "max_blocks": 2, "fast_math": "true"}
 
 
@@ -457,7 +458,8 @@ def _hints(tcx: CheckCx, decl: ast.FnDecl, mod: ModuleInfo | None = None) -> dic
                                      "not `true` or `false`")
                              .with_help("write `fast_math = true`"))
                 continue
-            if key in ("min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first", "stages") and isinstance(arg.value, ast.Name):
+            if key in ("min_blocks", "max_blocks", "pdl_early", "prefetch_lines", "evict_first", "arrive_wait",
+                       "stages") and isinstance(arg.value, ast.Name):
                 # a const generic: the launch picks the value (0: no bound, not early, no hint)
                 if arg.value.ident.name not in {g.name.name for g in decl.generics if g.is_const}:
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES,

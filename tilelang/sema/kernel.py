@@ -74,7 +74,38 @@ def check_device_recursion(tcx: CheckCx) -> None:
             visit(fn)
 
 
-def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type) -> Type:
+def _runtime_dim_help(tcx: CheckCx, p: ast.Param, item: ast.FnDecl | None) -> str:
+    """The kernel's header up to `p` with each `?` of `p`'s type a new const generic (round 18: the help
+    was the generic `kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>)`)."""
+    generic = "use a const generic, e.g. `kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>)`"
+    if item is None:
+        return generic
+    try:
+        head = tcx.sources.snippet(Span(item.span.file, item.name.span.start, p.ty.span.end))
+        ty_text = tcx.sources.snippet(p.ty.span)
+    except Exception:  # noqa: BLE001 - no text to rewrite: the general help
+        return generic
+    taken = {g.name.name for g in item.generics}
+    names = [n for n in ("W", "N", "M", "L", "K", "R") if n not in taken][:ty_text.count("?")]
+    if not names or len(names) < ty_text.count("?") or not head.endswith(ty_text):
+        return generic
+    new_ty = ty_text
+    for n in names:
+        new_ty = new_ty.replace("?", n, 1)
+    gens = ", ".join(f"const {n}: i32" for n in names)
+    if item.generics:
+        at = item.generics[-1].span.end - item.name.span.start
+        head = head[:at] + ", " + gens + head[at:]
+    else:
+        at = len(item.name.name)
+        head = head[:at] + f"<{gens}>" + head[at:]
+    head = head[:len(head) - len(ty_text)] + new_ty
+    return (f"give the own tile's {'size' if len(names) == 1 else 'sizes'} {'a const generic' if len(names) == 1 else 'const generics'} "
+            f"of the kernel, which the partition's tile shape gives at the launch: `kernel fn {head}` (a tile "
+            "may stick out past the tensor's edge: its stores there are dropped)")
+
+
+def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type, item: ast.FnDecl | None = None) -> Type:
     if contains_error(ty):
         return ERROR
     match ty:
@@ -85,8 +116,7 @@ def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type) -> Type:
                             f"the tile shape of `&mut` parameter `{p.name.name}` must be known at "
                             "compile time", p.ty.span, "`?` dimension in a `&mut` parameter")
                     .note("a `&mut` parameter is this block's own tile; its shape is the tile shape")
-                    .with_help("use a const generic, e.g. `kernel fn k<const B: i32>(z: &mut "
-                               "Tensor<f32, [B]>)`"))
+                    .with_help(_runtime_dim_help(tcx, p, item)))
             if shape is not None:  # the own tile: the same backend limits as any tile
                 check_tile_limits(tcx, tuple(d for d in shape if d is not None), p.ty.span, None)
             return ty

@@ -23,6 +23,7 @@ from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.generics import (
     arg_mismatch,
+    solve_linear,
     subst_env,
     turbofish,
     turbofish_elem_mismatch,
@@ -171,6 +172,13 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
             bad = True
         else:
             settle(tcx, a, want)
+    solved = True
+    while solved:  # a partition's 64 for `[1, BT, 2 * HD]` gives `HD` = 32
+        solved = False
+        for pdim, adim, src, _param, _is_part in pending:
+            x = solve_linear(pdim, adim, {k: v for k, v in env.items() if k not in deferred}, info.const_generics)
+            if x is not None and x[0] not in deferred:
+                env[x[0]], srcs[x[0]], solved = x[1], src, True
     # compound dims: every symbol known now?
     for pdim, adim, src, param, is_part in pending:
         if adim is None or not pdim.symbols() <= {k for k, v in env.items() if isinstance(v, Dim)}:
@@ -208,12 +216,17 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     if missing and not bad and not whole:
         g = missing[0]
         gdecl = next(x for x in info.decl.generics if x.name.name == g)
-        tcx.emit(tcx.err(T.CANNOT_INFER, f"cannot infer the value of const generic `{g}` of `{info.name}`",
-                         e.callee.span, "cannot infer")
-                 .secondary(gdecl.span, f"`{g}` declared here")
-                 .note("const generics are inferred from the tile shapes of partitions and from the "
-                       "static shapes of tensors")
-                 .with_help(_turbofish_help(info, env)))
+        d = (tcx.err(T.CANNOT_INFER, f"cannot infer the value of const generic `{g}` of `{info.name}`",
+                     e.callee.span, "cannot infer")
+             .secondary(gdecl.span, f"`{g}` declared here")
+             .note("const generics are inferred from the tile shapes of partitions and from the "
+                   "static shapes of tensors"))
+        for pdim, adim, src, _param, _is_part in pending:
+            if g in pdim.symbols() and adim is not None and adim.is_const and not pdim.as_symbol():
+                # `[2 * HD]` given 63: a linear dimension is solved where an integer solves it
+                d = d.secondary(src.span, f"`{pdim}` is {adim} here: no positive integer `{g}` gives that")
+                break
+        tcx.emit(d.with_help(_turbofish_help(info, env)))
         bad = True
     inst: dict[str, Any] = {}
     for k, v in env.items():

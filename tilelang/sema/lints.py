@@ -17,7 +17,8 @@ checks have passed, over the functions and kernels of the user's own files
 - W0005 `ineffective_hints`: a kernel hint that can change nothing in this
   kernel: `evict_first` (it marks the loads a `stages` ring streams) with
   no `stages` hint or no loop in the kernel and the device functions it
-  calls; `prefetch_lines` with no `prefetch` there. (A loop the backend
+  calls; `prefetch_lines` with no `prefetch` there; `arrive_wait` with no
+  `if last_block(axis)` in the kernel. (A loop the backend
   does not stream is known only to the backend: the reference documents
   that the hint then does nothing.)
 - W0006 `padded_extremum` (`sema/padded.py`), W0007 `constant_block_id`,
@@ -249,6 +250,15 @@ class _Linter:
         args = {a.name.name: a for at in decl.attrs if at.name.name == "hints" for a in at.args
                 if a.name is not None}
         evict, prefetch = args.get("evict_first"), args.get("prefetch_lines")
+        wait = args.get("arrive_wait")
+        if wait is not None and not any(isinstance(n, ast.Name) and n.ident.name == "last_block"
+                                        for n in ast.walk(decl.body)):
+            self.warn("ineffective_hints", Diagnostic.warning(
+                W.INEFFECTIVE_HINT, "hint `arrive_wait` has no effect on this kernel")
+                .primary(wait.span, "no group arrives")
+                .note("`arrive_wait` changes which block of a group runs `if last_block(axis) { .. }`; "
+                      "the kernel has none")
+                .with_help("remove the hint"))
         if evict is None and prefetch is None:
             return
         nodes = self._reached(decl)

@@ -362,8 +362,12 @@ def _assign_element(tcx: CheckCx, st: ast.Assign, target: ast.Index, fx: Fx) -> 
                  "into its tile")
     elif isinstance(inner, TensorT) and not fx.in_kernel:
         what, note = "a tensor element", "a host tensor is made whole: elements are not assigned one by one"
-        help_ = (f"make the new tensor with `where`: `{x} = where(mask, {v}, {x});`, with `mask` a `bool` "
-                 "tensor of comparisons of `arange` (`tilec doc where`)")
+        val = tcx.snippet(st.value) or "v"
+        val = val if len(val) <= 30 and st.op == "=" else f"{x} {st.op[:-1]} {val}" if len(val) <= 30 else v
+        help_ = _tile_element_help(tcx, target, inner, x, val, "tensor") if isinstance(base, ast.Name) else ""
+        if not help_.startswith("make"):
+            help_ = (f"make the new tensor with `where`: `{x} = where(mask, {v}, {x});`, with `mask` a `bool` "
+                     "tensor of comparisons of `arange` (`tilec doc where`)")
     elif isinstance(inner, TensorT):
         what, note = "a tensor element", "a kernel writes only its own `&mut` tile, with one `store`"
         help_ = "make the values a tile and `store` it into a `&mut` parameter"
@@ -376,7 +380,7 @@ def _assign_element(tcx: CheckCx, st: ast.Assign, target: ast.Index, fx: Fx) -> 
              .note(note).with_help(help_))
 
 
-def _tile_element_help(tcx: CheckCx, target: ast.Index, ty: Type, x: str, v: str) -> str:
+def _tile_element_help(tcx: CheckCx, target: ast.Index, ty: Type, x: str, v: str, kind: str = "tile") -> str:
     """`t[i] = v` / `t[i][j] += v` of a tile `t` of known shape (round 17: the help was `let t2 = where(mask, v,
     t);` with the mask left to write): the mask of the element from `arange`s of the tile's own dimensions and
     the statement's indices, assigned back to `t` (a `let mut`'s new value)."""
@@ -386,16 +390,21 @@ def _tile_element_help(tcx: CheckCx, target: ast.Index, ty: Type, x: str, v: str
         idx.insert(0, tcx.snippet(node.index) or "")
         node = node.receiver
     shape = getattr(ty, "shape", None)
-    if not isinstance(ty, TileT) or not shape or len(idx) != len(shape) or not all(idx) \
-            or sum(len(i) for i in idx) > 30:
+    # a host tensor of constant shape too, and fewer indices than axes (round 18: `z[0] = ones::<f32>([8])`, a
+    # row of a [16, 8] tensor, got `where(mask, ..)` with the mask left to write): the value broadcasts over
+    # the axes not indexed, by NumPy's rules
+    whole = isinstance(ty, TileT) and shape and len(idx) == len(shape)
+    rows = kind == "tensor" and isinstance(ty, TensorT) and shape and all(d is not None for d in shape) \
+        and 0 < len(idx) <= len(shape)
+    if not (whole or rows) or not all(idx) or sum(len(i) for i in idx) > 30:
         return f"bind a new value: `let t2 = where(mask, {v}, {x});`"
     n = len(shape)
     parts = []
-    for a, (d, i) in enumerate(zip(shape, idx, strict=True)):
+    for a, (d, i) in enumerate(zip(shape, idx, strict=False)):
         dims = ", ".join(str(d) if b == a else "1" for b in range(n))
         parts.append(f"arange::<i32>({d})" + (f".reshape([{dims}])" if n > 1 else "") + f" == {i}")
-    mask = " && ".join(f"({m})" for m in parts) if n > 1 else parts[0]
-    return f"make the new tile with `where`: `{x} = where({mask}, {v}, {x});` (`{x}` a `let mut`)"
+    mask = " && ".join(f"({m})" for m in parts) if len(parts) > 1 else parts[0]
+    return f"make the new {kind} with `where`: `{x} = where({mask}, {v}, {x});` (`{x}` a `let mut`)"
 
 
 def _later_typed(tcx: CheckCx, sym: Any, value: ast.Expr) -> None:

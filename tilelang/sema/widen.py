@@ -70,6 +70,9 @@ def mma_2d_help(tcx: Any, x: ast.Expr, t: Type, operand: str, cx: Any) -> str:
                     f"matrix-vector product (or, with no product, `({tcx.receiver_snippet(left)} * "
                     f"{v}.reshape([1, {k}])).sum(1)`)")
         return f"a vector on the right is a column: `{v}.reshape([{k}, 1])` (the product is then one column)"
+    batched = _batched_product_help(tcx, cx)
+    if batched is not None:
+        return batched
     if isinstance(t, TileT) and len(t.shape) > 2:
         rest = [d for d in t.shape if not (isinstance(d, Dim) and d.const_value == 1) and d != 1]
         snippet = tcx.snippet(x)
@@ -77,6 +80,32 @@ def mma_2d_help(tcx: Any, x: ast.Expr, t: Type, operand: str, cx: Any) -> str:
             return (f"drop the axes of size 1: `{snippet}.reshape({shape_str(tuple(rest))})` (the batch "
                     "index is the load's, not the matrix's); `mma` multiplies one 2-D matrix by another")
     return "reshape it to 2-D, e.g. `t.reshape([1, N])`"
+
+
+def _batched_product_help(tcx: Any, cx: Any) -> str | None:
+    """`dot(a, b)` of `[B, M, K]` and `[B, K, N]` tiles (torch.matmul's batch, round 18: a batch of 4 x 4 matrix
+    exponentials was told "reshape it to 2-D, e.g. `t.reshape([1, N])`"): the batch of products as a broadcast
+    product summed over K, the whole call written out."""
+    tys = cx.arg_tys[:2]
+    if len(tys) < 2 or not all(isinstance(t, TileT) and len(t.shape) == 3 for t in tys):
+        return None
+    (b1, m, k1), (b2, k2, n) = tys[0].shape, tys[1].shape
+    if str(b1) != str(b2) or str(k1) != str(k2) or str(b1) == "1":
+        return None
+    a, b = (tcx.receiver_snippet(x) for x in cx.args[:2])
+    if not a or not b or len(a) > 40 or len(b) > 40:
+        return None
+    prod = f"({a}.reshape([{b1}, {m}, {k1}, 1]) * {b}.reshape([{b1}, 1, {k1}, {n}])).sum(2)"
+    dt = getattr(tys[0], "dtype", None)
+    half = str(dt) in ("f16", "bf16")
+    if half:
+        prod = f"({a} as f32).reshape([{b1}, {m}, {k1}, 1]) * ({b} as f32).reshape([{b1}, 1, {k1}, {n}])"
+        prod = f"({prod}).sum(2)"
+    if cx.name == "mma" and len(cx.args) > 2:
+        prod = f"{tcx.receiver_snippet(cx.args[2])} + {prod}"
+    return (f"`{cx.name}` multiplies one 2-D matrix by another; a batch of {b1} products of [{m}, {k1}] by "
+            f"[{k1}, {n}] is a broadcast product summed over K: `{prod}`"
+            + (" (in `f32`, as `dot` sums)" if half else ""))
 
 
 def load_like_reshape_help(tcx: Any, x: ast.Expr, before: tuple[Any, ...], new: tuple[Any, ...]) -> str | None:

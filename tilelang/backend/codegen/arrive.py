@@ -30,7 +30,8 @@ loads of the region are plain loads of a tensor the kernel writes (no
 `!invariant.load`), which LLVM cannot move above the barrier. The counter
 buffer is the kernel's `%arrive` parameter (`ParamSlot` "arrive:AXIS"),
 zeroed once by the runtime (`runtime/cuda_arrive.py`) and left zero by every
-launch that finishes.
+launch that finishes. `#[hints(arrive_wait)]` (`Kernel.arrive_wait`): the
+waiting form, `_emit_waiting`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ ARRIVE = "%arrive"
 
 
 def emit_last_block(em: Any, op: ir.LastBlock) -> None:
+    if em.k.source.arrive_wait:
+        _emit_waiting(em, op)
+        return
     em.need_smem(4, op.span)
     em.barrier()
     one, rst, rjoin, every = (em.new_label(h) for h in ("lb_one", "lb_reset", "lb_kept", "lb_all"))
@@ -66,6 +70,61 @@ def emit_last_block(em: Any, op: ir.LastBlock) -> None:
     em.barrier()
     got = em.emit(f"load i8, ptr addrspace(3) {em.scratch}, align 4")
     em.env[op.result.id] = em.emit(f"icmp ne i8 {got}, 0")
+
+
+def _emit_waiting(em: Any, op: ir.LastBlock) -> None:
+    """`#[hints(arrive_wait)]`: the group's block of the largest index along
+    the axis runs the region; it waits for the others, which do not wait:
+
+        bar.sync 0                      every thread's stores are done
+        the others, thread 0: red.release.gpu.global.add.u32 [counter], 1
+                                        (release: the block's stores, cumulative
+                                        through the barrier; no answer waited
+                                        for: the block leaves at once)
+        the waiter, thread 0: ld.acquire.gpu.global.u32 [counter] until it
+                                        reads size - 1 (every other block's add,
+                                        each a release the acquire synchronises
+                                        with: their stores are visible to it);
+                              st.relaxed.gpu.global.u32 [counter], 0
+                                        (zero again for the next launch)
+        the waiter: bar.sync 0          its other threads' loads after the acquire
+        last = (block index along the axis == size - 1), uniform over the block
+
+    The waiter comes last in its group in the grid's order (CUDA dispatches a
+    grid's blocks in index order), so while it polls the others have been
+    dispatched before it: they run to their arrival, none waits on anything."""
+    em.barrier()
+    ax = "xyz"[op.axis]
+    em.declare(f"declare i32 @llvm.nvvm.read.ptx.sreg.ctaid.{ax}()")
+    bid = em.call("i32", f"llvm.nvvm.read.ptx.sreg.ctaid.{ax}", "")
+    nm1 = em.emit(f"sub i32 {em.scalar(op.size)}, 1")
+    mine = em.emit(f"icmp eq i32 {bid}, {nm1}")
+    one, signal, spin, rst, every, wsync, done = (
+        em.new_label(h) for h in ("aw_one", "aw_signal", "aw_spin", "aw_reset", "aw_every", "aw_sync", "aw_done"))
+    is0 = em.emit("icmp eq i32 %tid, 0")
+    em.cbr(is0, one, every)
+    em.label(one)
+    ptr = _counter(em, op.group)
+    em.cbr(mine, spin, signal)
+    em.label(signal)
+    em.stmt('call void asm sideeffect "red.release.gpu.global.add.u32 [$0], 1;", '
+            f'"l,~{{memory}}"(ptr addrspace(1) {ptr})')
+    em.br(every)
+    em.label(spin)
+    got = em.emit('call i32 asm sideeffect "ld.acquire.gpu.global.u32 $0, [$1];", '
+                  f'"=r,l,~{{memory}}"(ptr addrspace(1) {ptr})')
+    arrived = em.emit(f"icmp eq i32 {got}, {nm1}")
+    em.cbr(arrived, rst, spin)
+    em.label(rst)
+    _reset(em, ptr)
+    em.br(every)
+    em.label(every)
+    em.cbr(mine, wsync, done)
+    em.label(wsync)
+    em.barrier()
+    em.br(done)
+    em.label(done)
+    em.env[op.result.id] = mine
 
 
 def emit_queue_pull(em: Any, op: ir.QueuePull) -> None:

@@ -575,6 +575,26 @@ class SmemDot:
 
 
 @frozen
+class RingMma:
+    """`result = acc + a @ b` by `mma.sync.m16n8k16`, the result and accumulator in the `AccTile`
+    layout (warps stacked along the rows; `passes/pipeline_products.py`, a loop of several products):
+    `a` an [M, K] register tile in the `AccTile` layout (f16/bf16, or f32 rounded to `dtype` as its
+    fragments are packed: the C fragments of a product are the A fragments of the next), or a shared
+    ring [S, M, K] read at stage `a_stage`; `b` a shared ring [S, K, N] ([S, N, K] when `b_nk`) read at
+    stage `stage` (`SmemTile` layouts, by `ldmatrix`)."""
+
+    result: ir.Value
+    a: ir.Value
+    b: ir.Value
+    stage: ir.Value
+    acc: ir.Value
+    b_nk: bool = False
+    a_stage: ir.Value | None = None  # `a` is a shared ring read at this stage (None: `a` is in registers)
+    dtype: DType | None = None  # A's 16-bit type when `a` is an f32 register tile
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class SmemFma:
     """`result = acc + a[stage] @ b[stage]` by FMAs (f32, f64 and integer
     products: `passes/pipeline_fma.py`), operands read from shared rings in
@@ -692,6 +712,7 @@ GpuOp = (
     | CpAsyncCommit
     | CpAsyncWait
     | SmemDot
+    | RingMma
     | SmemFma
     | RingCopy
     | RingRead
@@ -706,7 +727,7 @@ GpuOp = (
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
-           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, SmemFma, RingCopy, RingRead, ZeroRows,
+           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, RingCopy, RingRead, ZeroRows,
            TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns,
            AccIndex)
 
@@ -800,7 +821,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case SplitSave():
             return ()
-        case SmemDot(result=r) | SmemFma(result=r) | RingRead(result=r) | SmemTileRead(result=r):
+        case SmemDot(result=r) | SmemFma(result=r) | RingRead(result=r) | SmemTileRead(result=r) | RingMma(result=r):
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
@@ -845,6 +866,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return ()
         case SmemDot(a=a, b=b, stage=st, acc=c) | SmemFma(a=a, b=b, stage=st, acc=c):
             return (a, b, st, c)
+        case RingMma(a=a, b=b, stage=st, acc=c, a_stage=sa):
+            return (a, b, st, c, *((sa,) if sa is not None else ()))
         case RingCopy(offsets=os, dst=d, stage=st, pred=p):
             return (*os, d, st, p)
         case RingRead(src=s, stage=st):
@@ -922,6 +945,7 @@ __all__ = [
     "Role",
     "SmemAlloc",
     "SmemDot",
+    "RingMma",
     "SmemFma",
     "TmaDesc",
     "STORE_BARRIER",

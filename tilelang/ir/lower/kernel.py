@@ -30,6 +30,7 @@ from tilelang.diagnostics.instances import (
     CONST_GENERIC_NOTE,
     const_generic_problem,
     float_value_problem,
+    int_bounds,
     literal_problem,
     shift_problem,
 )
@@ -61,6 +62,50 @@ from tilelang.lastblock import group_params
 from tilelang.sema.program import Program
 from tilelang.source import Span
 from tilelang.syntax import ast
+
+
+def _names_a_generic(decl: ast.FnDecl, span: Any, instantiation: Mapping[str, Any]) -> bool:
+    """Whether the expression of `decl` at `span` reads one of the instance's generics by name (True where
+    no expression is found there: the instance's wording stays)."""
+    node = next((n for n in ast.walk(decl.body) if getattr(n, "span", None) == span and not isinstance(n, ast.Ident)),
+                None)
+    if node is None:
+        return True
+    # the names whose values come from a generic: the generics, and the variables a `let` or an assignment
+    # gives a value that reads one of them (`let c: i8 = -B;`), to a fixed point (names, not scopes: a
+    # shadowed name errs toward the instance's wording)
+    sources: dict[str, set[str]] = {}
+    for n in ast.walk(decl.body):
+        if isinstance(n, ast.Let) and isinstance(n.pattern, ast.NamePat) and n.value is not None:
+            target, value = n.pattern.name.name, n.value
+        elif isinstance(n, ast.Assign) and isinstance(n.target, ast.Name):
+            target, value = n.target.ident.name, n.value
+        else:
+            continue
+        sources.setdefault(target, set()).update(m.ident.name for m in ast.walk(value) if isinstance(m, ast.Name))
+    tainted = set(instantiation)
+    grew = True
+    while grew:
+        grew = False
+        for name, reads in sources.items():
+            if name not in tainted and reads & tainted:
+                tainted.add(name)
+                grew = True
+    return any(isinstance(n, ast.Name) and n.ident.name in tainted for n in ast.walk(node))
+
+
+def _widened(decl: ast.FnDecl, span: Any, dt: DType) -> str:
+    """The binary operation of `decl` at `span` with its left operand cast to the 64-bit type of its kind
+    (`(shard as i64) * 1000000000`), or a general form."""
+    from tilelang.syntax.printer import unparse
+
+    wide = "f64" if dt.is_float else "i64" if dt.is_signed else "u64"
+    node = next((n for n in ast.walk(decl.body) if isinstance(n, ast.Binary) and n.span == span), None)
+    if node is None:
+        return f"(x as {wide}) * y"
+    lhs = unparse(node.lhs)
+    lhs = lhs if isinstance(node.lhs, (ast.Name, ast.IntLit)) else f"({lhs})"
+    return f"({lhs} as {wide}) {node.op} {unparse(node.rhs)}"
 
 
 def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str, Any],
@@ -96,6 +141,19 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
             "where wrapping is what you want")) from None
     except InstanceConstGeneric as e:
         code, message, label, help = const_generic_problem(e.name, e.value, e.dtype, e.kind)
+        if e.name is None and e.kind != "div0" and not _names_a_generic(decl, e.span, instantiation):
+            # arithmetic whose value the lowering knows and no const generic is read in (`let mut h = 3;
+            # h += 1; (h * 1000000000) as u64`, round 18: "call the kernel with smaller const generics")
+            lo, hi = int_bounds(e.dtype) if not e.dtype.is_float else (None, None)
+            d = (Diagnostic.error(code, message)
+                 .secondary(decl.name.span, f"in kernel `{decl.name.name}`")
+                 .note("its operands' values are known when the kernel is compiled; the arithmetic is in its "
+                       f"operands' type, `{e.dtype.value}`, whatever a cast of the result converts it to")
+                 .with_help(f"compute in a wider type: cast an operand before the operation "
+                            f"(`{_widened(decl, e.span, e.dtype)}`)"
+                            + (f"; `{e.dtype.value}` holds {lo}..={hi}" if lo is not None else "")))
+            raise TileError(d.primary(e.span, f"the value {e.value} does not fit in `{e.dtype.value}`")
+                            if e.span is not None else d) from None
         note = CONST_GENERIC_NOTE if e.kind != "div0" else \
             "integer division by zero has no value, so a divisor known to be zero is an error"
         raise TileError(_instance_error(cx, instantiation, code, message, e.span, label, help, note=note)) from None
@@ -303,6 +361,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
                        pdl_exit=hints.get("pdl_early", 0) == ir.PDL_EXIT,
                        prefetch_lines=hints.get("prefetch_lines", 0) > 0,
                        evict_first=hints.get("evict_first", 0) > 0,
+                       arrive_wait=hints.get("arrive_wait", 0) > 0,
                        fast_math=bool(hints.get("fast_math", 0)),
                        cluster=cluster, walk=cx.walk)
 

@@ -28,6 +28,7 @@ from . import (
     mma_select,
     pipeline,
     pipeline_fma,
+    pipeline_products,
     pipeline_sm80,
     smem_alloc,
     stream_loads,
@@ -79,6 +80,7 @@ PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
     ("pipeline", pipeline.pipeline),  # TMA + mbarrier ring + warp roles for wgmma loops
     ("pipeline_sm80", pipeline_sm80.pipeline_sm80),  # cp.async ring + ldmatrix + mma.sync loops on sm_8x
     ("pipeline_fma", pipeline_fma.pipeline_fma),  # cp.async ring + register-blocked FMAs (f32/f64/int products)
+    ("pipeline_products", pipeline_products.pipeline_products),  # loops of several mma.sync products: cp.async rings
     ("layout_assign", layout_assign.layout_assign),  # a layout for every tile value
     ("convert", convert.convert),  # explicit ConvertLayout where layouts disagree
     ("stream_loads", stream_loads.stream_loads),  # `stages`-hinted loops: loads through per-thread cp.async rings

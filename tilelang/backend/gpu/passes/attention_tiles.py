@@ -88,6 +88,27 @@ class FastDiv:
     shift: ir.Value  # u32, ceil(log2 d)
 
 
+# The value rows' widths (the second product's columns, D) where the tile boundary's three switches are on
+# by default ("auto") in every kernel, not only the short keys' variant: the walk's fast divisions (`fastdiv`),
+# Q released in the rotated loop's last iteration (`q_early`) and the producer warp at 24 registers
+# (`attention.producer_budget`, where that gives the consumers more). H100, call 24 (2026-12-06 18:12, main
+# c919a5e7; RESULTS.md "call 24"), the prefill table in four alternated processes, D / P / D2 / P2 with P =
+# all three on: D = 128 non-causal P won every row, f16 579 / 675 / 703 -> 583-592 / 689 / 709 TFLOP/s at
+# S = 1k / 4k / 16k, bf16 590-597 / 696-698 / 727 -> 598 / 709-712 / 735; D = 128 causal within +-0.5 %
+# (call 23: f16 / bf16 S = 4k +2.1 / +2.4 %, 16k +1.1 / +1.2 %). At D = 64 P lost on every row, 1-3 %
+# (f16 full S = 4k 485-489 -> 472-477; the chained variant's producer spills 48 B at 24): left as it was. Not
+# in the causal tail variant (`attention_tail`, the causal launches over long keys): under all three ptxas 13.0
+# spills 24 B there (16 B without the fast walk; 0 as it was), and P read -0.1..-0.5 % on its rows (D = 128 causal
+# S = 4k / 16k), so it stays the kernel it was.
+BOUNDARY_D = (128,)
+
+
+def wide_boundary(d: int, tailed: bool) -> bool:
+    """Whether "auto" turns the tile boundary's switches on in a kernel of value rows `d` wide outside the
+    short keys' variant (`tailed`: the causal tail variant, which keeps them off)."""
+    return d in BOUNDARY_D and not tailed
+
+
 # The walk's per-tile arithmetic (a tile's position from the round: i32
 # divisions by launch constants, each a ~40-instruction sequence with a
 # reciprocal on the MUFU in SASS, recomputed every tile) cost the consumers
@@ -97,15 +118,16 @@ class FastDiv:
 # and a shift (exact for dividends in [0, 2^31), as the walk's are).
 # On the H200 it won every S = 1024 row (+1.2..+3.8 %) and lost 0.4-2.2 % on the
 # longer ones (the split kernel at D = 64 most; not understood: the per-tile
-# SASS is shorter); so "auto": in the short keys' variant only (`short`,
-# `attention_chain.SHORT_D`).
+# SASS is shorter); so "auto": in the short keys' variant (`short`,
+# `attention_chain.SHORT_D`) and at the widths of `BOUNDARY_D` (the H100, call 24).
 FASTDIV_DEFAULT = "auto"
 
 
-def fastdiv(short: bool) -> bool:
-    """`TILEC_ATTN_FASTDIV`: "1", "0", or "auto" (unset): in the short keys' variant."""
+def fastdiv(auto: bool) -> bool:
+    """`TILEC_ATTN_FASTDIV`: "1", "0", or "auto" (unset): `auto` (the short keys' variant, and
+    `wide_boundary`)."""
     want = os.environ.get("TILEC_ATTN_FASTDIV", FASTDIV_DEFAULT)
-    return want == "1" or (want == "auto" and short)
+    return want == "1" or (want == "auto" and auto)
 
 
 def _cast(b: _Build, x: ir.Value, dt: DType) -> ir.Value:
@@ -653,7 +675,8 @@ def kv_blocks_together(k: g.GpuKernel, kv: set[int] | None, body: ir.Region, fre
 # "1" releases Q inside the rotated loop's last iteration, once its S (Q's last
 # reader) is done, instead of after the loop (a softmax earlier: the next
 # tile's Q copy starts under the last softmax); off until timed.
-QEARLY_DEFAULT = "auto"  # "auto": in the short keys' variant (D = 128 S = 1024 with the fast walk, RESULTS 2026-12-04 15:51)
+QEARLY_DEFAULT = "auto"  # "auto": in the short keys' variant (D = 128 S = 1024 with the fast walk, RESULTS 2026-12-04
+# 15:51) and at the widths of `BOUNDARY_D` (with the fast walk and the producer at 24, the H100, call 24)
 # "1": the producer copies the next tile's first K/V block before it waits for
 # the Q buffer (the copy waits only for its ring stage; before, it queued
 # behind the consumers' release of Q at the end of their loop); "auto": where
@@ -688,12 +711,12 @@ def stamped(ops: list[object], tn: ir.Value, points: list[tuple[int, int]], span
     return out
 
 
-def q_early(short: bool) -> bool:
+def q_early(auto: bool) -> bool:
     """The consumers release Q in the rotated loop's last iteration
-    (`TILEC_ATTN_QEARLY`: "1", "0", "auto" (unset: `QEARLY_DEFAULT`): in the
-    short keys' variant, `short`)."""
+    (`TILEC_ATTN_QEARLY`: "1", "0", "auto" (unset: `QEARLY_DEFAULT`): `auto`,
+    the short keys' variant and `wide_boundary`)."""
     want = os.environ.get("TILEC_ATTN_QEARLY", QEARLY_DEFAULT)
-    return want == "1" or (want == "auto" and short)
+    return want == "1" or (want == "auto" and auto)
 
 
 def kv_first(rotated: bool) -> bool:
@@ -747,6 +770,7 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int, x
 
 
 __all__ = [
+    "BOUNDARY_D",
     "FASTDIV_DEFAULT",
     "KVFIRST_DEFAULT",
     "QDOUBLE_DEFAULT",
@@ -773,4 +797,5 @@ __all__ = [
     "stamps",
     "tile_loop",
     "walk_setup",
+    "wide_boundary",
 ]

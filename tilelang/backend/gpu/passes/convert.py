@@ -92,6 +92,18 @@ def _register(lay: Layout | None) -> bool:
     return lay is not None and not isinstance(lay, Shared | Barriers)
 
 
+def if_push_enabled() -> bool:
+    """`TILEC_IF_PUSH` (unset or "1": on; "0": off, as before 2026-12-06 hcliff4): an `if` whose branch yields a
+    value made before the `if` in another layout than the `if`'s result converts it before the `if` (and before
+    the loops around it that do not change it: once, not every iteration), and a nested `if`'s result that a
+    branch yields as it is takes the outer result's layout, its own branches converting instead. tests/user
+    a05's max-pool picked the window's even or odd column (made before the 3-step loop) in a nested `if` and
+    converted the pick at 2 of every 3 steps through shared memory."""
+    import os
+
+    return os.environ.get("TILEC_IF_PUSH", "1") != "0"
+
+
 def drop_dead_broadcasts_enabled() -> bool:
     """`TILEC_DROP_DEAD_BROADCASTS` (unset or "1": on; "0": off, as before
     2026-12-04): `convert` drops the original of a broadcast it made again from
@@ -206,8 +218,10 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             defs[v.id] = op
 
     # the regions being rebuilt, outermost first: (the ops emitted so far, the
-    # conversions cache, the ids the region defines, whether it is a loop's)
-    frames: list[tuple[list[object], dict, set[int], bool]] = []  # type: ignore[type-arg]
+    # conversions cache, the ids the region defines, "loop" / "branch" (an `if`'s) / "")
+    frames: list[tuple[list[object], dict, set[int], str]] = []  # type: ignore[type-arg]
+    count = uses(k.body)
+    push = if_push_enabled()
     rebroadcast: set[int] = set()  # broadcasts re-made from their source in another layout
     threads_now: list[int] = [k.num_warps * 32]  # the threads of the region being rebuilt
     made: dict[int, object] = {}  # the ops `conv` made again, by result id
@@ -221,7 +235,15 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         if not frames or frames[-1][0] is not out:
             return out, caches
         i = len(frames) - 1
-        while i > 0 and frames[i][3] and v.id not in frames[i][2]:
+        if push:  # out of branches too, where that takes it out of a loop (`if_push_enabled`)
+            j, best = i, i
+            while j > 0 and frames[j][3] and v.id not in frames[j][2]:
+                j -= 1
+                if frames[j + 1][3] == "loop":
+                    best = j
+            caches += [frames[x][1] for x in range(i - 1, best - 1, -1)]
+            return frames[best][0], caches
+        while i > 0 and frames[i][3] == "loop" and v.id not in frames[i][2]:
             i -= 1
             caches.append(frames[i][1])
         return frames[i][0], caches
@@ -259,23 +281,44 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 c[(v.id, lay)] = got
         return got
 
-    def yields(r: ir.Region, targets: tuple[ir.Value, ...], cache: dict) -> ir.Region:  # type: ignore[type-arg]
-        """`r` with its final yield converted to the layouts of `targets`."""
+    def yields(r: ir.Region, targets: tuple[ir.Value, ...], cache: dict,  # type: ignore[type-arg]
+               outer: list[object] | None = None, inner: frozenset[int] = frozenset()) -> ir.Region:
+        """`r` with its final yield converted to the layouts of `targets`. `outer` (an `if`'s branch, with
+        `if_push_enabled`): the ops of the region around the `if`, where a yielded value made outside the
+        branches (`inner`: the ids made in the branches around `r` below that region) is converted instead (and
+        hoisted out of the loops it does not change in); a yielded `if` result read nowhere else takes the
+        layout itself, its branches' yields converted in turn."""
         ops = list(r.ops)
         y = ops.pop()
         assert isinstance(y, ir.Yield)
+        here = inner | {v.id for o in ops for v in g.results(o)} | {a.id for a in r.args}
         vals = []
         for v, t in zip(y.values, targets, strict=True):
             lt = layouts.get(t.id)
-            vals.append(conv(v, lt, ops, dict(cache)) if lt is not None and _register(lt) else v)
+            if lt is None or not _register(lt) or layouts.get(v.id) == lt or not v.shape:
+                vals.append(v)
+                continue
+            d = next((o for o in ops if isinstance(o, ir.If) and any(x.id == v.id for x in o.results)), None)
+            if outer is not None and d is not None and count.get(v.id) == 1:
+                got = fresh.value(v.dtype, v.shape, v.hint)
+                layouts[got.id] = lt
+                rs = tuple(got if x.id == v.id else x for x in d.results)
+                d2 = dataclasses.replace(d, results=rs, then=yields(d.then, rs, cache, outer, here),
+                                         else_=yields(d.else_, rs, cache, outer, here))
+                ops[ops.index(d)] = d2
+                vals.append(got)
+            elif outer is not None and v.id not in here:
+                vals.append(conv(v, lt, outer, cache))
+            else:
+                vals.append(conv(v, lt, ops, dict(cache)))
         ops.append(dataclasses.replace(y, values=tuple(vals)))
         return ir.Region(r.args, tuple(ops))  # type: ignore[arg-type]
 
-    def region(r: ir.Region, threads: int, cache: dict, loop: bool = False) -> ir.Region:  # type: ignore[type-arg]
+    def region(r: ir.Region, threads: int, cache: dict, kind: str = "") -> ir.Region:  # type: ignore[type-arg]
         out: list[object] = []
         cache = dict(cache)
         defined = {a.id for a in r.args} | {v.id for o in r.ops for v in g.results(o)}
-        frames.append((out, cache, defined, loop))
+        frames.append((out, cache, defined, kind))
         threads_now.append(threads)
         try:
             return _region(r, threads, out, cache)
@@ -296,15 +339,16 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 inits = tuple(conv(v, layouts[a.id], out, cache) if a.id in layouts and _register(layouts[a.id])
                               else v for v, a in zip(op.inits, args, strict=True))
                 op = dataclasses.replace(op, inits=inits)
-            loop = isinstance(op, ir.For | ir.While)
-            op = with_regions(op, lambda sub: region(sub, threads, cache, loop))  # noqa: B023
+            kind = "loop" if isinstance(op, ir.For | ir.While) else "branch" if isinstance(op, ir.If) else ""
+            op = with_regions(op, lambda sub: region(sub, threads, cache, kind))  # noqa: B023
             if isinstance(op, ir.For):
                 op = dataclasses.replace(op, body=yields(op.body, op.body.args[1:], cache))
             elif isinstance(op, ir.While):
                 op = dataclasses.replace(op, body=yields(op.body, op.body.args, cache))
             elif isinstance(op, ir.If):
-                op = dataclasses.replace(op, then=yields(op.then, op.results, cache),
-                                         else_=yields(op.else_, op.results, cache))
+                at = out if push else None
+                op = dataclasses.replace(op, then=yields(op.then, op.results, cache, at),
+                                         else_=yields(op.else_, op.results, cache, at))
             if not _exempt(op, layouts):
                 mapping: dict[int, ir.Value] = {}
                 for _, v, lay in _wants(op, layouts):
@@ -342,4 +386,4 @@ def convert(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next)
 
 
-__all__ = ["convert", "drop_dead_broadcasts_enabled", "remake_enabled"]
+__all__ = ["convert", "drop_dead_broadcasts_enabled", "if_push_enabled", "remake_enabled"]

@@ -1,0 +1,261 @@
+"""The products pipeline (`passes/pipeline_products.py`, hcliff4 2026-12-06): a loop of several mma.sync
+products on cp.async rings, every value of its body in the products' C-fragment layout in registers.
+
+tests/user a01's attention-backward dQ loop (S = Q K^T, dP = dO V^T, dQ += dS K) was taken by no pipeline: each
+product staged its operands through shared memory between two barriers and its tiles were loaded into registers
+an iteration at a time (H100, call 22: 0.07x of SDPA's backward, 255 registers and ~700 B of spills a thread).
+Checked here: the path and its notes, the GPU IR (no conversion, one ring a tile the loop loads), ptxas (no
+spills), and llsim (sm_80 and sm_90a) against the interpreter; a loop of two accumulators (a gate and an up
+projection of one A) and a loop the pipeline refuses, with the note saying why.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+A01 = ROOT / "tests" / "user" / "programs" / "a01_gqa_attention_backward_dq.tile"
+DKDV = HERE / "programs" / "attn_dkdv.tile"  # FlashAttention-2's dK/dV loop: 4 products, 2 accumulators
+
+
+def _dq(bm: int, bn: int, d: int, s: int, g: int = 2) -> str:
+    src = A01.read_text(encoding="utf-8")
+    return src[:src.index("// the forward")] + f"""
+fn main() {{
+    let q = randn::<f16>([4, {s}, {d}], 1);
+    let k = randn::<f16>([{4 // g}, {s}, {d}], 2);
+    let v = randn::<f16>([{4 // g}, {s}, {d}], 3);
+    let d_o = randn::<f16>([4, {s}, {d}], 4);
+    let lse = randn::<f32>([4, {s}], 5) + 4.0;
+    let delta = randn::<f32>([4, {s}], 6) * 0.1;
+    let mut dq = zeros::<f32>([4, {s}, {d}]);
+    attn_dq::<{bm}, {bn}, {d}, {g}>(dq.partition([1, {bm}, {d}]), &q, &k, &v, &d_o, &lse, &delta, 0.17677669).sync();
+    print(dq.sum(), dq.abs().sum(), dq.max(), dq.min(), (dq * dq).sum());
+}}
+"""
+
+
+GATE_UP = """
+kernel fn gate_up<const BM: i32, const BN: i32, const BK: i32>(h: &mut Tensor<f32, [BM, BN]>,
+        x: &Tensor<f16, [?, ?]>, wg: &Tensor<f16, [?, ?]>, wu: &Tensor<f16, [?, ?]>) {
+    let i = block_id(0);
+    let j = block_id(1);
+    let px = x.partition([BM, BK]);
+    let pg = wg.partition([BK, BN]);
+    let pu = wu.partition([BN, BK]);
+    let mut g = zeros::<f32>([BM, BN]);
+    let mut u = zeros::<f32>([BM, BN]);
+    for kk in 0..(x.shape()[1] + BK - 1) / BK {
+        let a = px.load([i, kk]);
+        g = mma(a, pg.load([kk, j]), g);
+        u = mma(a, pu.load([j, kk]).transpose(), u);
+    }
+    h.store(g * sigmoid(g) * u);
+}
+
+fn main() {
+    let x = randn::<f16>([96, 80], 1);
+    let wg = randn::<f16>([80, 64], 2) * 0.1;
+    let wu = randn::<f16>([64, 80], 3) * 0.1;
+    let mut h = zeros::<f32>([96, 64]);
+    gate_up::<32, 32, 32>(h.partition([32, 32]), &x, &wg, &wu).sync();
+    print(h.sum(), h.abs().sum(), h.max(), h.min(), (h * h).sum());
+}
+"""
+
+
+def _kernel(src: str, name: str, arch: str):  # type: ignore[no-untyped-def]
+    from tilelang import driver
+    from tilelang.backend import lower_gpu
+
+    k = next(x for x in driver.compile(src, "ir").output if x.name == name)
+    return lower_gpu(k, arch, {})
+
+
+def _ops(gk):  # type: ignore[no-untyped-def]
+    from tilelang.backend.gpu import nodes as g
+
+    return list(g.walk(gk.body))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("tile", [(32, 16, 32), (64, 64, 128)])
+def test_the_dq_loop_takes_the_products_pipeline(arch: str, tile: tuple[int, int, int]) -> None:
+    from tilelang.backend import explain
+    from tilelang.backend.gpu import nodes as g
+
+    bm, bn, d = tile
+    gk = _kernel(_dq(bm, bn, d, 2 * bm), "attn_dq", arch)
+    assert explain.path_of(gk) == "products-pipeline"
+    assert explain.refusals(gk) == []
+    ops = _ops(gk)
+    mmas = [o for o in ops if isinstance(o, g.RingMma)]
+    assert len(mmas) == 3
+    # Q and dO in one buffer each (copied once), K and V in rings of 2; K read by two products
+    bufs = {o.result.hint: o.result.shape for o in ops if isinstance(o, g.SmemAlloc)}
+    assert bufs == {"s_q": (1, bm, d), "s_d_o": (1, bm, d), "s_k": (2, bn, d), "s_v": (2, bn, d)}
+    s, dp, dq = mmas
+    assert s.b_nk and dp.b_nk and not dq.b_nk and s.b.id == dq.b.id
+    assert s.a_stage is not None and dp.a_stage is not None
+    assert dq.a_stage is None and dq.dtype is not None  # dS rounded to f16 in registers as its fragments pack
+    assert not any(isinstance(o, g.ConvertLayout | g.DotOp) for o in ops)
+    assert gk.num_warps == bm // 16 and gk.num_stages == 2
+
+
+def test_the_dq_kernel_assembles_without_spills() -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from ptxas_report import assemble
+
+    from tilelang.backend import emit_ptx
+
+    gk = _kernel(_dq(64, 64, 128, 128, 4), "attn_dq", "sm_90a")
+    r = assemble(emit_ptx(gk, "sm_90a"), "sm_90a")
+    # 64 x 64, D = 128: 249 registers (before: 255 and ~700 B of spills a thread)
+    assert r.max_spill_stores == 0, r.text
+    assert r.registers[0] * 128 * 2 <= 65536  # two CTAs an SM (96 KB of shared memory each)
+
+
+def test_the_switch_turns_it_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tilelang.backend import explain
+
+    monkeypatch.setenv("TILEC_PRODUCTS_PIPELINE", "0")
+    gk = _kernel(_dq(32, 16, 32, 64), "attn_dq", "sm_90a")
+    assert explain.path_of(gk) == "mma.sync"
+    (note,) = explain.refusals(gk)
+    assert "the loop holds 3 products" in note.message
+
+
+def _sim(src: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    sys.path.insert(0, str(HERE))
+    import llsim
+
+    import tilelang.run as run
+
+    got = io.StringIO()
+    with monkeypatch.context() as m:
+        m.setattr(run, "make_device", lambda choice, out: llsim.sim_runtime_device(arch))
+        run.execute(src, "cpu", out=got, name="p.tile")
+    return [float(x) for x in got.getvalue().split()]
+
+
+def _interp(src: str) -> list[float]:
+    import tilelang.run as run
+
+    want = io.StringIO()
+    run.execute(src, "cpu", out=want, name="p.tile")
+    return [float(x) for x in want.getvalue().split()]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_simulated_dq_kernel_computes_the_interpreters_values(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """S = 80 rows: the last query block and key block run past the end (zero-filled copies, masked rows). The
+    interpreter's exp and the f16 rounding of dS are the GPU's to f32's last bits, not bit for bit."""
+    src = _dq(32, 16, 32, 80)
+    want = _interp(src)
+    got = _sim(src, arch, monkeypatch)
+    assert got == pytest.approx(want, rel=2e-5), (got, want)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_two_accumulators_of_one_a(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A gate and an up projection of one A tile (the Hopper GEMM pipeline takes one product a loop): one ring
+    for A read by both products, a ring each for the B tiles (one transposed); K = 80 ends inside a block."""
+    from tilelang.backend import explain
+    from tilelang.backend.gpu import nodes as g
+
+    gk = _kernel(GATE_UP, "gate_up", arch)
+    assert explain.path_of(gk) == "products-pipeline"
+    mmas = [o for o in _ops(gk) if isinstance(o, g.RingMma)]
+    assert len(mmas) == 2 and mmas[0].a.id == mmas[1].a.id and [m.b_nk for m in mmas] == [False, True]
+    want = _interp(GATE_UP)
+    assert _sim(GATE_UP, arch, monkeypatch) == pytest.approx(want, rel=1e-5)
+
+
+def test_a_loop_it_refuses_says_why() -> None:
+    """A loop of three products whose carried value is not a product's accumulator (a column sum of a third
+    product added to it): the loop keeps its path and the note says why. (A loop of two products that carries
+    more is an attention loop, whose own pipeline's notes speak: no note from this one.)"""
+    from tilelang.backend import explain
+
+    src = GATE_UP.replace("u = mma(a, pu.load([j, kk]).transpose(), u);",
+                          "let z = mma(a, pg.load([kk, j]), zeros::<f32>([BM, BN]));\n"
+                          "        u = mma(a, pu.load([j, kk]).transpose(), u) + z.sum(0).reshape([1, BN]);")
+    assert src != GATE_UP
+    gk = _kernel(src, "gate_up", "sm_90a")
+    assert explain.path_of(gk) == "mma.sync"
+    notes = [n.message for n in explain.refusals(gk) if "products pipeline" in n.message]
+    assert notes and "accumulator" in notes[0], notes
+    two = GATE_UP.replace("u = mma(a, pu.load([j, kk]).transpose(), u);",
+                          "u = mma(a, pu.load([j, kk]).transpose(), u) + g.sum(0).reshape([1, BN]);")
+    assert two != GATE_UP
+    gk = _kernel(two, "gate_up", "sm_90a")
+    assert explain.path_of(gk) == "mma.sync"
+    assert not [n for n in explain.refusals(gk) if "products pipeline" in n.message]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_dk_dv_loop_of_four_products(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The other half of FlashAttention-2's backward as a user writes it: a KV block a tile, a loop over query
+    blocks with S^T = K Q^T, dV += P^T dO, dP^T = V dO^T, dK += dS^T Q; Q and dO each read by two products (one
+    transposed), lse and delta per query a column vector. S = 80 (the last query block past the end)."""
+    from tilelang.backend import explain
+    from tilelang.backend.gpu import nodes as g
+
+    src = DKDV.read_text(encoding="utf-8")
+    gk = _kernel(src, "attn_dkdv", arch)
+    assert explain.path_of(gk) == "products-pipeline" and explain.refusals(gk) == []
+    mmas = [o for o in _ops(gk) if isinstance(o, g.RingMma)]
+    assert len(mmas) == 4 and sum(m.a_stage is None for m in mmas) == 2
+    want = _interp(src)
+    assert _sim(src, arch, monkeypatch) == pytest.approx(want, rel=2e-5)
+
+
+def _dkdv(bm: int, bn: int, d: int, s: int) -> str:
+    src = DKDV.read_text(encoding="utf-8")
+    return src.replace("let s = 80;", f"let s = {s};").replace("let d = 32;", f"let d = {d};").replace(
+        "attn_dkdv::<16, 32, 32>(dk.partition([1, 32, 32]), dv.partition([1, 32, 32])",
+        f"attn_dkdv::<{bm}, {bn}, {d}>(dk.partition([1, {bn}, {d}]), dv.partition([1, {bn}, {d}])")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "gate_up"])
+def test_on_the_gpu_against_the_interpreter(case: str) -> None:
+    """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and the gate/up loop
+    on the GPU: the interpreter's statistics within f32's rounding of sums and the GPU's exp."""
+    import tilelang.run as run
+
+    src = {"dq 64x64 D128": _dq(64, 64, 128, 200), "dq 128x64 D128": _dq(128, 64, 128, 200),
+           "dkdv 64x64 D64": _dkdv(64, 64, 64, 200), "gate_up": GATE_UP}[case]
+    want = io.StringIO()
+    run.execute(src, "cpu", out=want, name="p.tile")
+    got = io.StringIO()
+    ex = run.execute(src, "gpu", out=got, name="p.tile")
+    assert ex.device.kind == "gpu"
+    w, g_ = ([float(x) for x in s.getvalue().split()] for s in (want, got))
+    assert g_ == pytest.approx(w, rel=1e-4), (g_, w)
+
+
+@pytest.mark.parametrize("case", ["dq bf16", "s05 batched, rows of 74 bytes"])
+def test_bf16_and_element_copies(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """a01 in bf16 (the bf16 mma and the A fragments packed to bf16), and tests/user s05's batched bf16 GEMM
+    pair (two accumulators of one A; K = 37: rows that are not whole 16-byte chunks, copied element by
+    element into the ring, the last k tile partial): the interpreter's values (s05: bit for bit)."""
+    from tilelang.backend import explain
+
+    if case == "dq bf16":
+        src = _dq(32, 16, 32, 80).replace("f16", "bf16").replace("bbf16", "bf16")
+        name = "attn_dq"
+    else:
+        src = (ROOT / "tests" / "user" / "programs" / "s05_bmm_mixed_precision.tile").read_text(encoding="utf-8")
+        src = src.replace("print(c.shape(), (c as f32).abs().max() > 1.0);",
+                          "print((c as f32).sum(), ((c as f32) * (c as f32)).sum(), (ct as f32).sum());")
+        name = "bmm"
+    assert explain.path_of(_kernel(src, name, "sm_90a")) == "products-pipeline"
+    want = _interp(src)
+    got = _sim(src, "sm_90a", monkeypatch)
+    assert got == (want if name == "bmm" else pytest.approx(want, rel=2e-5)), (got, want)

@@ -1,0 +1,167 @@
+"""A product by a shift matrix made of aranges is the shift it is (`codegen/shift_dot.py`, `TILEC_SHIFT_DOT`,
+hcliff4 2026-12-06): tests/user a05's max-pool moves the window's odd column by one element with
+`dot(t.reshape([1, N]), (arange(N).reshape([N, 1]) + 1 == arange(N).reshape([1, N])) as f32)` (`roll`'s help:
+a tile has no element-offset load); the FMA engine staged the [64, 64] matrix in shared memory and ran 64 FMAs
+an output. Now the row alone goes through shared memory and each output reads its source element, with the
+FMA loop's value bit for bit: +0.0 for -0.0 and where no element moves in, NaN where another element of the
+row is an infinity or a NaN (its product by zero), an infinity where it is the moved element."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+A05 = HERE.parents[1] / "tests" / "user" / "programs" / "a05_maxpool3x3_indices.tile"
+
+SHIFTS = """
+kernel fn sh<const N: i32>(y: &mut Tensor<f32, [2, N]>, z: &mut Tensor<f32, [2, N]>, x: &Tensor<f32, [?, ?]>) {
+    let t = x.partition([2, N]).load([block_id(0), 0]);
+    let s = (arange::<i32>(N).reshape([N, 1]) + 1 == arange::<i32>(N).reshape([1, N])) as f32;
+    let u = (arange::<i32>(N).reshape([1, N]) == arange::<i32>(N).reshape([N, 1]) - 3) as f32;
+    y.store(dot(t, s));
+    z.store(dot(t, u));
+}
+
+fn main() {
+    let base = arange::<f32>(96).reshape([6, 16]) - 40.0;
+    // an infinity alone in row 0 (its element moves: inf there, NaN elsewhere), a NaN in row 4, -0.0 in row 2
+    let x = where(base == -35.0, base * 1.0e38, where(base == 0.0, base * -1.0,
+        where(base == 27.0, base * 1.0e38 - base * 1.0e38, base)));
+    let mut y = zeros::<f32>([6, 16]);
+    let mut z = zeros::<f32>([6, 16]);
+    sh::<16>(y.partition([2, 16]), z.partition([2, 16]), &x).sync();
+    print(y);
+    print(z);
+}
+"""
+
+
+A03 = HERE.parents[1] / "tests" / "user" / "programs" / "a03_gaussian_blur_separable.tile"
+
+
+def _blur(main: str) -> str:
+    src = A03.read_text(encoding="utf-8")
+    return src[:src.index("fn main()")] + "fn main() { " + main + " }\n"
+
+
+# a03's blur on a 20 x 40 image of [16, 32] tiles (edges both ways), an infinity at (3, 5) and a NaN at (17, 30)
+BLUR = _blur("let r = rand::<f32>([20, 40], 7); let at = arange::<f32>(800).reshape([20, 40]);"
+             " let img = where(at == 125.0, r * 1.0e38 * 1.0e10, where(at == 710.0, r * 0.0 / 0.0, r));"
+             " let taps = arange::<f32>(5);"
+             " let w = where(taps == 2.0, 6.0, where((taps == 1.0) || (taps == 3.0), 4.0, 1.0)) / 16.0;"
+             " let mut tmp = zeros::<f32>([20, 40]); let mut out = zeros::<f32>([20, 40]);"
+             " blur_rows::<16, 32>(tmp.partition([16, 32]), &img, &w).sync();"
+             " blur_cols::<16, 32>(out.partition([16, 32]), &tmp, &w).sync();"
+             " print(tmp); print(out);")
+
+
+def _ptx(src: str, kernel: str) -> str:
+    from tilelang import driver
+    from tilelang.backend import emit_ptx
+
+    k = next(x for x in driver.compile(src, "ir").output if x.name == kernel)
+    return emit_ptx(k, "sm_90a")
+
+
+def _pool() -> str:
+    src = A05.read_text(encoding="utf-8")
+    return src[:src.index("fn main()")] + (
+        "fn main() { let x = zeros::<f32>([2, 112, 112]); let mut y = zeros::<f32>([2, 56, 56]);"
+        " let mut i = zeros::<i32>([2, 56, 56]);"
+        " pool3::<64>(y.partition([1, 1, 64]), i.partition([1, 1, 64]), &x).sync(); }\n")
+
+
+def test_the_max_pools_shift_is_no_product(monkeypatch: pytest.MonkeyPatch) -> None:
+    ptx = _ptx(_pool(), "pool3")
+    assert "fma.rn" not in ptx  # the [1, 64] x [64, 64] product's FMAs
+    stores = ptx.count("st.shared")
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "0")  # before: the matrix staged in shared memory, FMAs over it
+    old = _ptx(_pool(), "pool3")
+    assert "fma.rn" in old and old.count("st.shared") > stores
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_simulated_shift_is_the_interpreters_product(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(HERE))
+    import llsim
+
+    import tilelang.run as run
+
+    want = io.StringIO()
+    run.execute(SHIFTS, "cpu", out=want, name="p.tile")
+    assert "NaN" in want.getvalue() and "inf" in want.getvalue()
+    got = io.StringIO()
+    monkeypatch.setattr(run, "make_device", lambda choice, out: llsim.sim_runtime_device(arch))
+    run.execute(SHIFTS, "cpu", out=got, name="p.tile")
+    assert got.getvalue() == want.getvalue()
+
+
+def _sim(src: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    sys.path.insert(0, str(HERE))
+    import llsim
+
+    import tilelang.run as run
+
+    got = io.StringIO()
+    with monkeypatch.context() as m:
+        m.setattr(run, "make_device", lambda choice, out: llsim.sim_runtime_device(arch))
+        run.execute(src, "cpu", out=got, name="p.tile")
+    return got.getvalue()
+
+
+def test_the_blurs_bands_are_stencils(monkeypatch: pytest.MonkeyPatch) -> None:
+    """a03's band products (taps on 5 diagonals; on the right for rows, transposed on the left for columns):
+    each of the 3 products a kernel is a stencil (the FMA loop over the [64, 64] band is not emitted)."""
+    from tilelang.backend.codegen import mma, shift_dot
+
+    src = _blur("let x = zeros::<f32>([64, 128]); let w = zeros::<f32>([5]); let mut y = zeros::<f32>([64, 128]);"
+                " blur_rows::<32, 64>(y.partition([32, 64]), &x, &w).sync();"
+                " blur_cols::<32, 64>(y.partition([32, 64]), &x, &w).sync();")
+    taken: list[bool] = []
+
+    def spy(em, op):  # type: ignore[no-untyped-def]
+        taken.append(shift_dot.shift_dot(em, op))
+        return taken[-1]
+
+    monkeypatch.setattr(mma, "shift_dot", spy)
+    for k in ("blur_rows", "blur_cols"):
+        taken.clear()
+        assert "fma.rn" in _ptx(src, k)
+        assert taken == [True, True, True], k
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "0")
+    taken.clear()
+    _ptx(src, "blur_rows")
+    assert taken == [False, False, False]
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_the_simulated_blur_is_the_fma_loops_bit_for_bit(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every element, an infinity and a NaN among them (their rows and columns NaN where the FMA loop's
+    products by zero make them so), as the FMA loop over the band computed it; and the interpreter's values
+    (its matmul sums in its own order: within f32's rounding)."""
+    import tilelang.run as run
+
+    got = _sim(BLUR, arch, monkeypatch)
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "0")
+    assert got == _sim(BLUR, arch, monkeypatch)
+    want = io.StringIO()
+    run.execute(BLUR, "cpu", out=want, name="p.tile")
+    assert "NaN" in got and got.count("NaN") == want.getvalue().count("NaN")
+
+
+def test_explain_says_the_products_run_as_stencils(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tilelang import driver
+    from tilelang.backend import explain, lower_gpu
+
+    src = _blur("let x = zeros::<f32>([64, 128]); let w = zeros::<f32>([5]); let mut y = zeros::<f32>([64, 128]);"
+                " blur_rows::<32, 64>(y.partition([32, 64]), &x, &w).sync();")
+    k = next(x for x in driver.compile(src, "ir").output if x.name == "blur_rows")
+    gk = lower_gpu(k, "sm_90a", {})
+    assert explain.stencils(gk) == 3
+    assert "scalar FMAs (no tensor cores), 3 products by a band matrix as stencils, 4 warps" in explain.describe(gk)
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "0")
+    assert explain.stencils(gk) == 0 and "stencil" not in explain.describe(gk)

@@ -1,0 +1,255 @@
+"""A product by a band matrix made of aranges, read as the stencil it is (the FMA engine's `mma`,
+`codegen/mma.py`).
+
+`dot(x, s)` with `s = (arange(K).reshape([K, 1]) + p == arange(N).reshape([1, N]) + q) as f32` (what `roll`'s
+help and tests/user a05's max-pool write to move a row by one element: a tile has no element-offset load), or a
+band of scalar taps, `where(off == -2, w0, where(off == -1, w1, ... 0.0))` with `off` the difference of a row
+and a column `arange` (a03's blur; either operand, transposed or not), sums K products an output, all but a
+few of them by zero. On the FMA engine both tiles were staged in shared memory and every output ran K FMAs
+(a05: a [1, 64] x [64, 64] product a row, the matrix's 4,096 shared stores; a03: 3 x 64 FMAs an output).
+Here the other operand alone goes through shared memory and an output runs one FMA a diagonal of the band.
+
+The value is the FMA loop's bit for bit. That loop starts at the accumulator's +0.0 and runs k upwards,
+`cur = fma(a[i, k], b[k, j], cur)`: a product by zero leaves `cur` as it is (it is never -0.0: sums to zero
+round to +0.0), unless its other factor is an infinity or a NaN (NaN). So an output is the band's FMAs in k
+order from +0.0, NaN where an element off the band of its row of x (column, for a band on the left) is not
+finite: a count of those a row (column), made once by a warp each (`_counts`), less the band's own.
+Only for f32 products whose accumulator is a constant zero tile (`TILEC_SHIFT_DOT=0` off).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from ..gpu import nodes as g
+
+# a linear form of a [R, C] index tile: (coefficient of the row index, of the column index, of a 1-D arange's
+# index, constant)
+_Lin = tuple[int, int, int, int]
+
+
+def enabled() -> bool:
+    """`TILEC_SHIFT_DOT` (unset or "1": on; "0": off, the FMA loop over the matrix as before)."""
+    import os
+
+    return os.environ.get("TILEC_SHIFT_DOT", "1") != "0"
+
+
+def _defs(em: Any) -> dict[int, object]:
+    d = getattr(em, "_shift_defs", None)
+    if d is None:
+        d = {v.id: op for op in g.walk(em.k.body) for v in g.results(op)}
+        em._shift_defs = d
+    return d
+
+
+def _through(o: object, defs: dict[int, object]) -> object:
+    while isinstance(o, g.ConvertLayout):
+        o = defs.get(o.x.id)
+    return o
+
+
+def _lin(v: ir.Value, defs: dict[int, object], depth: int = 0) -> _Lin | None:
+    """`v` (an i32 index tile, or an i32 scalar) as a linear form of its row and column index."""
+    if depth > 24:
+        return None
+    o = _through(defs.get(v.id), defs)
+    match o:
+        case ir.Const(value=c) if isinstance(c, int) and not isinstance(c, bool) and not v.shape:
+            return (0, 0, 0, c)
+        case ir.Arange() if len(v.shape) == 1:
+            return (0, 0, 1, 0)
+        case ir.Broadcast(x=x):
+            got = _lin(x, defs, depth + 1)
+            return got if got is not None and (x.shape or got[:3] == (0, 0, 0)) else None
+        case ir.Reshape(x=x) if len(x.shape) == 1 and len(v.shape) == 2 and 1 in v.shape:
+            got = _lin(x, defs, depth + 1)
+            if got is None or got[:2] != (0, 0):
+                return None
+            return (got[2], 0, 0, got[3]) if v.shape[1] == 1 else (0, got[2], 0, got[3])
+        case ir.Elementwise(op=ir.ElemOp.ADD | ir.ElemOp.SUB, operands=(x, y)):
+            lx, ly = _lin(x, defs, depth + 1), _lin(y, defs, depth + 1)
+            if lx is None or ly is None:
+                return None
+            s = 1 if o.op is ir.ElemOp.ADD else -1
+            return (lx[0] + s * ly[0], lx[1] + s * ly[1], lx[2] + s * ly[2], lx[3] + s * ly[3])
+        case ir.Elementwise(op=ir.ElemOp.NEG, operands=(x,)):
+            lx = _lin(x, defs, depth + 1)
+            return None if lx is None else (-lx[0], -lx[1], -lx[2], -lx[3])
+        case ir.Elementwise(op=ir.ElemOp.MUL, operands=(x, y)):
+            lx, ly = _lin(x, defs, depth + 1), _lin(y, defs, depth + 1)
+            if lx is None or ly is None:
+                return None
+            if lx[:3] == (0, 0, 0):
+                lx, ly = ly, lx
+            if ly[:3] != (0, 0, 0):
+                return None
+            return (lx[0] * ly[3], lx[1] * ly[3], lx[2] * ly[3], lx[3] * ly[3])
+    return None
+
+
+def _diagonal(v: ir.Value, defs: dict[int, object]) -> int | None:
+    """d where bool tile `v` is true exactly at row - column == d."""
+    o = _through(defs.get(v.id), defs)
+    if not isinstance(o, ir.Elementwise) or o.op is not ir.ElemOp.EQ or len(v.shape) != 2:
+        return None
+    lx, ly = (_lin(x, defs) for x in o.operands)
+    if lx is None or ly is None:
+        return None
+    a, b, e, c = (lx[i] - ly[i] for i in range(4))  # a r + b c + c0 == 0
+    if e != 0 or (a, b) not in ((1, -1), (-1, 1)):
+        return None
+    return -c if a == 1 else c
+
+
+def _tap(v: ir.Value, defs: dict[int, object]) -> ir.Value | float | None:
+    """The one value every element of f32 tile `v` holds: a scalar or a constant."""
+    o = _through(defs.get(v.id), defs)
+    match o:
+        case ir.Const(value=c) if not isinstance(c, bool) and isinstance(c, int | float):
+            return float(c)
+        case ir.Broadcast(x=x) if not x.shape and x.dtype is DType.F32:
+            c = _through(defs.get(x.id), defs)
+            if isinstance(c, ir.Const) and not isinstance(c.value, bool) and isinstance(c.value, int | float):
+                return float(c.value)
+            return x
+    return None
+
+
+def band_of(em: Any, m: ir.Value) -> list[tuple[int, ir.Value | float]] | None:
+    """The diagonals of f32 [R, C] tile `m` where it is a band matrix made of aranges: (d, tap) with
+    m[r, c] = tap where r - c == d (the first such d) and 0.0 elsewhere; None where it is not one."""
+    if m.dtype is not DType.F32 or len(m.shape) != 2:
+        return None
+    defs = _defs(em)
+    out: list[tuple[int, ir.Value | float]] = []
+    v = m
+    for _ in range(16):
+        o = _through(defs.get(v.id), defs)
+        match o:
+            case ir.Permute(perm=(1, 0), x=x) if not out:
+                inner = band_of(em, x)
+                return None if inner is None else [(-d, t) for d, t in inner]
+            case ir.Cast(x=x) if x.dtype is DType.BOOL:
+                d = _diagonal(x, defs)
+                return None if d is None else out + [(d, 1.0)]
+            case ir.Elementwise(op=ir.ElemOp.WHERE, operands=(cond, x, y)):
+                d, t = _diagonal(cond, defs), _tap(x, defs)
+                if d is None or t is None:
+                    return None
+                out.append((d, t))
+                v = y
+            case _:
+                t = _tap(v, defs)
+                return out if t == 0.0 else None
+    return None
+
+
+def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
+    """Emit `op` as the stencil its band operand is (see the module doc); False where neither is one."""
+    if not enabled():
+        return False
+    a, b, acc, r = op.a, op.b, op.acc, op.result
+    if a.dtype is not DType.F32 or acc.dtype is not DType.F32 or len(a.shape) != 2:
+        return False
+    z = _through(_defs(em).get(acc.id), _defs(em))
+    if not (isinstance(z, ir.Const) and not isinstance(z.value, bool) and z.value == 0):
+        return False
+    M, K = a.shape
+    N = b.shape[1]
+    left = False
+    band = band_of(em, b)
+    if band is None:
+        band, left = band_of(em, a), True
+        if band is None:
+            return False
+    seen: set[int] = set()
+    diags = [(d, t) for d, t in band if not (d in seen or seen.add(d))]  # type: ignore[func-returns-value]
+    other = a if not left else b
+    lines = M if not left else N  # x's rows (b band) or columns (a band) the NaN counts run along
+    (off, cnt) = em.to_smem([other], op.span), None
+    off = off[0]
+    cnt = _counts(em, off, other.shape, not left, lines, op.span)
+    taps = {d: (f"{t!r}" if isinstance(t, float) else em.scalar(t)) for d, t in diags}
+    out = []
+    for _, (i, j) in em.out_coords(r):
+        # the band's elements of this output in k order: b band k = j + d (d up); a band k = i - d (d down)
+        steps = sorted(diags, key=lambda dt: dt[0], reverse=left)
+        cur = "0.0"
+        own = "0"
+        for d, _ in steps:
+            k = em.emit(f"add i32 {j if not left else i}, {d if not left else -d}")
+            inside = em.emit(f"icmp ult i32 {k}, {K}")  # 0 <= k < K
+            ks = em.emit(f"select i1 {inside}, i32 {k}, i32 0")
+            flat = (em.emit(f"add i32 {em.emit(f'mul i32 {i}, {K}')}, {ks}") if not left
+                    else em.emit(f"add i32 {em.emit(f'mul i32 {ks}, {N}')}, {j}"))
+            x = em.smem_load(off, DType.F32, flat)
+            tap = _float(taps[d])
+            nxt = em.fcall("fma", "float", [x, tap, cur])
+            cur = em.emit(f"select i1 {inside}, float {nxt}, float {cur}")
+            bad = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
+            own = em.emit(f"add i32 {own}, {bad}")
+        line = i if not left else j
+        total = em.smem_load(cnt, DType.I32, line)
+        others = em.emit(f"icmp sgt i32 {em.emit(f'sub i32 {total}, {own}')}, 0")
+        out.append(em.emit(f"select i1 {others}, float 0x7FF8000000000000, float {cur}"))
+    em.env[r.id] = out
+    return True
+
+
+def _float(x: str) -> str:
+    """An f32 tap as an LLVM operand: a register, or a constant in LLVM's hex form."""
+    if x.startswith("%") or x.startswith("0x"):
+        return x
+    import struct
+
+    bits = struct.unpack("<d", struct.pack("<d", struct.unpack("<f", struct.pack("<f", float(x)))[0]))[0]
+    return f"0x{struct.unpack('<Q', struct.pack('<d', bits))[0]:016X}"
+
+
+def _is_nonfinite(em: Any, x: str) -> str:
+    """i1: `x` is an infinity or a NaN."""
+    ax = em.fcall("fabs", "float", [x])
+    return em.emit(f"fcmp ueq float {ax}, 0x7FF0000000000000")  # type: ignore[no-any-return]
+
+
+def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, span: Any) -> int:
+    """Byte offset in the scratch area of `lines` i32 counts of the infinities and NaNs of each row (`rows`) or
+    column of the [R, C] f32 tile at byte `off`: a warp a line (warp w lines w, w + W, ...), its lanes a
+    stride of 32 elements each, summed by `shfl.bfly` and stored by lane 0; then a CTA barrier."""
+    R, C = shape
+    at = off + -(-(R * C * 4) // 16) * 16
+    em.need_smem(at + lines * 4, span)
+    n = C if rows else R
+    W = em.T // 32
+    lane = em.emit("and i32 %tid, 31")
+    warp = em.emit("lshr i32 %tid, 5")
+    for chunk in range(-(-lines // W)):
+        line = em.emit(f"add i32 {warp}, {chunk * W}")
+        valid = em.emit(f"icmp ult i32 {line}, {lines}")  # the same in every lane of the warp
+        safe = em.emit(f"select i1 {valid}, i32 {line}, i32 0")
+        cnt = "0"
+        for c in range(-(-n // 32)):
+            k = em.emit(f"add i32 {lane}, {32 * c}")
+            ok = em.emit(f"icmp ult i32 {k}, {n}")
+            ks = em.emit(f"select i1 {ok}, i32 {k}, i32 0")
+            flat = (em.emit(f"add i32 {em.emit(f'mul i32 {safe}, {C}')}, {ks}") if rows
+                    else em.emit(f"add i32 {em.emit(f'mul i32 {ks}, {C}')}, {safe}"))
+            bad = em.emit(f"and i1 {ok}, {_is_nonfinite(em, em.smem_load(off, DType.F32, flat))}")
+            cnt = em.emit(f"add i32 {cnt}, {em.emit(f'zext i1 {bad} to i32')}")
+        for m in (16, 8, 4, 2, 1):
+            cnt = em.emit(f"add i32 {cnt}, {em.shfl_xor(cnt, DType.I32, m)}")
+        go, done = em.new_label("cnt"), em.new_label("cntd")
+        em.cbr(em.emit(f"and i1 {valid}, {em.emit(f'icmp eq i32 {lane}, 0')}"), go, done)
+        em.label(go)
+        em.stmt(f"store i32 {cnt}, ptr addrspace(3) {em.smem_ptr(at, DType.I32, line)}, align 4")
+        em.br(done)
+        em.label(done)
+    em.barrier()
+    return at
+
+
+__all__ = ["band_of", "enabled", "shift_dot"]

@@ -150,7 +150,8 @@ def test_an_if_that_stores_on_one_side_stays_off_the_pipeline() -> None:
     src = SRC.replace("EPILOGUE", "c.store(acc); if n > 0 { c.store(acc * 2.0); }")
     gk = lower_gpu(_kernel(src.replace("OUT", "f32").replace("BT", "f32"), (64, 64, 32), "f32", "f32"), "sm_90a", None)
     assert explain.path_of(gk) != "wgmma-pipeline"
-    assert any("`if` here" in x.message for x in gk.notes), gk.notes
+    note = next(x for x in gk.notes if "`if` here" in x.message)
+    assert any("where(cond, x, y)" in h for h in note.help), note
 
 
 def test_a_small_tile_the_epilogue_reduces_stays_off_the_pipeline() -> None:

@@ -329,7 +329,8 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
         return (getattr(at, "span", loop.span), "what follows the loop is not an epilogue of the accumulator "
                 "(element-wise ops, casts and unmasked stores to 2-D tensors, of it and of small tiles broadcast "
                 "to it)" + (f": `{type(at).__name__.lower()}` here" if at is not None else ": it stores nothing"),
-                "")
+                "store the tile once on each side of the `if` (the same tensor and place), or pick the value with "
+                "`where(cond, x, y)` and store it once" if isinstance(at, ir.If) else "")
     if pad and any(isinstance(op, g.AccLoad) and op.dims[0] is not None for op in epilogue):
         return (loop.span, f"an epilogue load per row of a {M}-row tile (its rows are padded to 64, whose loads "
                 "would read other tiles' rows)", "")

@@ -36,7 +36,10 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   8-byte `cp.async.ca`s at immediate offsets), so both operands are read
   along M/N as tn's are; with 8 warps and K steps of 16 the kernel states
   `.maxnreg 128` (`_reg_target`: 2 CTAs an SM, ptxas 13 no spill); a tile
-  whose transposed reads split no thread grid keeps the rings as in memory.
+  whose transposed reads split no thread grid keeps the rings as in memory;
+- few tiles (f32): split-K, the loop walked in pieces (`fma_split`);
+- a GEMV's B, a [K, 1] column (`_Plan.col`): copied into one [1, K] ring row
+  an element a copy (`cp_async_transposed`'s runs of 1), read along k.
 
 The products are the interpreter's: `acc + a·b` with the FMA's one rounding
 a step (floats: the interpreter sums `np.matmul`'s products in its own order,
@@ -65,6 +68,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import Blocked, SmemRows
+from . import fma_split
 from .context import PassContext
 from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _multiple, _Rewriter, _scratch, _slice, _unbatched, lone_dot, place_rings, splice
 
@@ -185,6 +189,7 @@ class _Plan:
     vector: tuple[bool, bool]
     warps: int
     rings: tuple[tuple[int, int], tuple[int, int]]  # each operand's ring stage [rows, cols + padding]
+    col: bool = False  # B a [K, 1] column (a GEMV's): copied into a [1, K] ring, read along k
 
 
 def _operand(v: ir.Value, defs: dict[int, object], k: g.GpuKernel, count: dict[int, int]) -> tuple[object, bool]:
@@ -234,22 +239,23 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     tr = transpose_enabled()
     trans = (tr and a_mk, tr and b_nk)
     # the dims each operand is read along in shared memory: M/N (`spt` v) or K (`spt` 1)
-    spt = (1 if a_mk and not trans[0] else v, 1 if b_nk and not trans[1] else v)
+    col = N == 1 and not b_nk  # (a GEMV's x: its one column as one row of the ring, read along k)
+    spt = (1 if a_mk and not trans[0] else v, 1 if (b_nk and not trans[1]) or col else v)
     if warps is None:
         warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N, dot.acc.dtype)
         if ctx.max_warps > 0:
             warps = min(warps, max(1, ctx.max_warps))
     layout = acc_layout(M, N, warps, spt)
     if layout is None and any(trans):  # (a tile the transposed reads do not split: the rings as in memory)
-        trans, spt = (False, False), (1 if a_mk else v, 1 if b_nk else v)
+        trans, spt = (False, False), (1 if a_mk else v, 1 if b_nk or col else v)
         layout = acc_layout(M, N, warps, spt)
     if layout is None:
         return None
     # every ring row whole 16-byte chunks (the contiguous dim of each tile)
-    conts = (K if a_mk else M, K if b_nk else N)
+    conts = (K if a_mk else M, K if b_nk or col else N)
     if any(c * item % 16 for c in conts):
         return None
-    rings = (_ring(M, K, a_mk, trans[0], item), _ring(N, K, b_nk, trans[1], item))
+    rings = (_ring(M, K, a_mk, trans[0], item), (1, K) if col else _ring(N, K, b_nk, trans[1], item))
     every = {v.id: o for o in (*k.body.ops, *op.body.ops) for v in g.results(o)}
     vector = (_chunked(ctx, a, every, item), _chunked(ctx, b, every, item))
     stage_bytes = sum(r * c for r, c in rings) * item
@@ -258,7 +264,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     stages = max(2, min(stages, fit))
     if stages > fit:
         return None
-    return _Plan(op, dot, a, b, a_mk, b_nk, trans, layout, stages, vector, warps, rings)  # type: ignore[arg-type]
+    return _Plan(op, dot, a, b, a_mk, b_nk, trans, layout, stages, vector, warps, rings, col)  # type: ignore[arg-type]
 
 
 class _FmaRewriter(_Rewriter):
@@ -271,7 +277,8 @@ class _FmaRewriter(_Rewriter):
         M, K = p.dot.a.shape
         N = p.dot.b.shape[1]
         for ld, buf, vec, (rows, kmajor, tr) in zip((p.a, p.b), bufs, p.vector,
-                                                    ((M, p.a_mk, p.trans[0]), (N, p.b_nk, p.trans[1])), strict=True):
+                                                    ((M, p.a_mk, p.trans[0]), (N, p.b_nk, p.trans[1] or p.col)),
+                                                    strict=True):
             cs = tuple(m.get(v.id, v) for v in ld.offsets)
             cols = rows if tr else K if kmajor else 0  # a padded ring row's logical length
             ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span, cols, tr))  # type: ignore[arg-type]
@@ -287,7 +294,8 @@ class _FmaRewriter(_Rewriter):
         pre = prefetch_enabled()
 
         def dot(res: ir.Value, sa: ir.Value, sb: ir.Value, stage: ir.Value, acc: ir.Value) -> object:
-            return g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk and not p.trans[0], p.b_nk and not p.trans[1], p.dot.span,
+            return g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk and not p.trans[0], (p.b_nk and not p.trans[1]) or p.col,
+                             p.dot.span,
                              S - 2 if pre else -1)
 
         return self.ring_loop(p.loop, S, rings, lambda ops, bufs, iv, st: self.copies(p, ops, bufs, iv, st),
@@ -309,11 +317,20 @@ def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if not plans:
         return k
     rw = _FmaRewriter(k)
-    out = splice(k, plans, rw.rewrite_fma)
-    return dataclasses.replace(k, body=ir.Region(k.body.args, out),  # type: ignore[arg-type]
+    split = fma_split.mode(k, ctx, plans)  # (few tiles: split-K, `fma_split`)
+    if split == "split":
+        out, p = fma_split.build(k, next(iter(plans.values())), rw, rw.rewrite_fma, 32 * warps)
+        plans = {id(p.loop): p}
+    else:
+        out = splice(k, plans, rw.rewrite_fma)
+    mut = fma_split._mut(k)
+    regs = _reg_target(list(plans.values()), warps)
+    per = fma_split.ctas_per_sm(sum(_ring_nbytes(p) for p in plans.values()), warps, regs) if split == "split" else 0
+    return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(out)),  # type: ignore[arg-type]
                                layouts=rw.layouts, next_id=rw.fresh.next, num_warps=warps,
-                               num_stages=max(p.stages for p in plans.values()),
-                               max_regs=_reg_target(list(plans.values()), warps))
+                               num_stages=max(p.stages for p in plans.values()), max_regs=regs,
+                               few=mut.name if split == "ask" else k.few, fill=split == "split" or k.fill,
+                               persistent=per or k.persistent)
 
 
 __all__ = ["acc_layout", "default_warps", "enabled", "pipeline_fma", "thread_grid", "vec_of"]

@@ -42,9 +42,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+# the GEMM with an epilogue to fill in (EPILOGUE); its output's type OUT and the bias's BT (f16 and f32 here:
+# `_source`); tests/backend/test_gemm_epilogue_ops.py checks the same kernel's forms in llsim
 SRC = """
-kernel fn mm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f16, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
-        w: &Tensor<f16, [?, ?]>, bias: &Tensor<f32, [?]>, scale: &Tensor<f32, [?]>, s: f32, n: i32) {
+kernel fn mm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<OUT, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
+        w: &Tensor<f16, [?, ?]>, bias: &Tensor<BT, [?]>, scale: &Tensor<f32, [?]>, s: f32, n: i32) {
     let pa = a.partition([BM, BK]);
     let pw = w.partition([BN, BK]);
     let mut acc = zeros::<f32>([BM, BN]);
@@ -69,7 +71,7 @@ MNK, TILE = 4096, (128, 128, 64)
 
 
 def _source(case: str) -> str:
-    return SRC.replace("EPILOGUE", EPILOGUES[case])
+    return SRC.replace("EPILOGUE", EPILOGUES[case]).replace("OUT", "f16").replace("BT", "f32")
 
 
 def dry(cases: list[str]) -> None:

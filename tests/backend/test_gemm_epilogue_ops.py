@@ -10,6 +10,9 @@ scalar (its sides computed and picked: `_flatten`)."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from llsim import SimDevice
@@ -21,18 +24,11 @@ from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.printer import print_gpu_kernel
 
-SRC = """
-kernel fn mm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<OUT, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
-        w: &Tensor<f16, [?, ?]>, bias: &Tensor<BT, [?]>, scale: &Tensor<f32, [?]>, s: f32, n: i32) {
-    let pa = a.partition([BM, BK]);
-    let pw = w.partition([BN, BK]);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pw.load([block_id(1), k]).transpose(), acc);
-    }
-    EPILOGUE
-}
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import hgemm4_device  # noqa: E402
+
+# the kernel benchmarks/hgemm4_device.py times on the GPU, its output type OUT and bias type BT left open
+SRC = hgemm4_device.SRC
 EPILOGUES = {  # name: (the epilogue, the bias's type)
     "scaled_bias": ("""let b = (bias.partition([BN]).load([block_id(1)]) * s).reshape([1, BN]);
     c.store(maximum(acc + b, 0.0) as OUT);""", "f32"),

@@ -26,6 +26,7 @@ from tilelang.dtypes import DType
 from ..gpu import nodes as g
 from ..gpu.layouts import MmaTile, SmemRows
 from . import fma_dot
+from .smem_copy import or_zero
 
 
 def emit_op(em: Any, op: object) -> bool:
@@ -183,6 +184,7 @@ def _elements(em: Any, info: Any, row: str, col: str, lead: list[str], epc: int 
     meta = ", !invariant.load !0" if info.readonly else ""
     vec = "zeroinitializer"
     ne = em.nonempty(info)  # (no element (0, 0) to read in an empty tensor: zeros, no load; hrev18)
+    none = join = ""  # (the labels of the branch on `ne`, where there is one)
     if ne is not None:
         go, none, join = em.new_label("ce"), em.new_label("cz"), em.new_label("cj")
         em.cbr(ne, go, none)
@@ -198,14 +200,7 @@ def _elements(em: Any, info: Any, row: str, col: str, lead: list[str], epc: int 
             v = em.emit(f"bitcast {mt} {v} to {it}")
         v = em.emit(f"select i1 {ok}, {it} {v}, {it} 0")
         vec = em.emit(f"insertelement <{epc} x {it}> {vec}, {it} {v}, i32 {j}")
-    if ne is None:
-        return vec
-    end = em.cur
-    em.br(join)
-    em.label(none)
-    em.br(join)
-    em.label(join)
-    return em.emit(f"phi <{epc} x {it}> [ {vec}, %{end} ], [ zeroinitializer, %{none} ]")
+    return or_zero(em, ne, f"<{epc} x {it}>", vec, "zeroinitializer", none, join)
 
 
 class _Fragments:

@@ -33,6 +33,19 @@ from typing import Any
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared
 
+
+def or_zero(em: Any, ne: str | None, ty: str, v: str, zero: str, none: str, join: str) -> str:
+    """`v` (of LLVM type `ty`), computed in the block that `ne` (the tensor has elements) branched to, or `zero`
+    where it branched to `none` instead; `v` itself where there was no branch (`ne` None)."""
+    if ne is None:
+        return v
+    end = em.cur
+    em.br(join)
+    em.label(none)
+    em.br(join)
+    em.label(join)
+    return em.emit(f"phi {ty} [ {v}, %{end} ], [ {zero}, %{none} ]")
+
 _SHIFT = {128: 0, 64: 1, 32: 2}
 
 
@@ -58,6 +71,7 @@ def _bits(em: Any, info: Any, addr: str, ne: str | None = None) -> str:
     0 and no load (an outside element's load is redirected to element (0, 0), which an empty tensor lacks)."""
     mt = em.mty(info)
     meta = ", !invariant.load !0" if info.readonly else ""
+    none = join = ""  # (the labels of the branch on `ne`, where there is one)
     if ne is not None:
         go, none, join = em.new_label("be"), em.new_label("bz"), em.new_label("bj")
         em.cbr(ne, go, none)
@@ -68,14 +82,7 @@ def _bits(em: Any, info: Any, addr: str, ne: str | None = None) -> str:
     else:
         v = em.emit(f"load i16, ptr addrspace(1) {addr}, align 2{meta}")
     v = em.emit(f"zext i16 {v} to i32")
-    if ne is None:
-        return v
-    end = em.cur
-    em.br(join)
-    em.label(none)
-    em.br(join)
-    em.label(join)
-    return em.emit(f"phi i32 [ {v}, %{end} ], [ 0, %{none} ]")
+    return or_zero(em, ne, "i32", v, "0", none, join)
 
 
 def _copy_pairs(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from typing import Any
 
 from tilelang.ir import nodes as ir
 
@@ -22,19 +23,28 @@ from .context import Fresh
 from .rewrite import substitute
 
 
-def reload(k: g.GpuKernel) -> g.GpuKernel | None:
-    """`k` with the tiles loaded before its matrix-product loop and used after it loaded again after it, or
-    None where there is none (or `TILEC_ATTN_RELOAD=0`)."""
-    if os.environ.get("TILEC_ATTN_RELOAD", "1") == "0":
-        return None
+def product_loop(k: g.GpuKernel) -> tuple[list[Any], int, set[str]] | None:
+    """`k`'s top-level ops, the index of its one loop with a matrix product in it, and the tensors the kernel
+    may write (stored, atomically updated or `&mut`); None where no loop or more than one has a product."""
     ops = list(k.body.ops)
     loops = [i for i, op in enumerate(ops) if isinstance(op, ir.For)
              and any(isinstance(o, g.DotOp | ir.Mma) for o in g.walk(op.body))]
     if len(loops) != 1:
         return None
-    i = loops[0]
     written = {o.tensor for o in g.walk(k.body) if isinstance(o, ir.Store | ir.AtomicRMW)}
     written |= {p.name for p in k.tensor_params if p.mutable}
+    return ops, loops[0], written
+
+
+def reload(k: g.GpuKernel) -> g.GpuKernel | None:
+    """`k` with the tiles loaded before its matrix-product loop and used after it loaded again after it, or
+    None where there is none (or `TILEC_ATTN_RELOAD=0`)."""
+    if os.environ.get("TILEC_ATTN_RELOAD", "1") == "0":
+        return None
+    found = product_loop(k)
+    if found is None:
+        return None
+    ops, i, written = found
     after: set[int] = set()
     for op in ops[i + 1:]:
         for sub in g.walk(ir.Region((), (op,))):

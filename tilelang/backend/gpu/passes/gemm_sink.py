@@ -24,6 +24,7 @@ from typing import Any
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from .attention_reload import product_loop
 from .context import PassContext
 
 # ops whose result depends on their operands only (no memory, no position): movable past the loop
@@ -33,14 +34,10 @@ _PURE = (ir.Elementwise, ir.Cast, ir.Reshape, ir.Broadcast, ir.Permute, ir.Const
 def sunk(k: g.GpuKernel) -> g.GpuKernel | None:
     """`k` with the ops before its one loop holding a product whose results are read only after the loop moved
     to just after it; None where there is no such op."""
-    ops = list(k.body.ops)
-    loops = [i for i, op in enumerate(ops) if isinstance(op, ir.For)
-             and any(isinstance(o, ir.Mma | g.DotOp) for o in g.walk(op.body))]
-    if len(loops) != 1:
+    found = product_loop(k)
+    if found is None:
         return None
-    li = loops[0]
-    written = {o.tensor for o in g.walk(k.body) if isinstance(o, ir.Store | ir.AtomicRMW)}
-    written |= {p.name for p in k.tensor_params if p.mutable}
+    ops, li, written = found
     in_loop = {v.id for o in g.walk(ops[li].body) for v in g.operands(o)} | {v.id for v in g.operands(ops[li])}
     movable: set[int] = set()
     # from the loop back: an op moves when all its results are read only after the loop or by ops that move

@@ -123,20 +123,11 @@ emit_ptx_diagnostics = _reporting(emit_ptx)
 class CompiledKernel:
     ptx: str
     abi: KernelABI
-    key: str  # the compile-cache key (also names the module in the runtime)
+    key: str  # the compile-cache key, a hash of the LLVM text and the target (also names the module in the runtime)
     target: Target
     # `TILEC_EXPLAIN=1`: the kernel's path and why faster ones refused it (`explain.explain_lines`), which the
     # runtime writes to stderr when a launch compiles it; () otherwise
     explain: tuple[str, ...] = ()
-
-
-def _ir_text(kernel_ir) -> str:  # type: ignore[no-untyped-def]
-    try:
-        from tilelang.ir.printer import print_kernel  # helper F1's canonical text form
-
-        return str(print_kernel(kernel_ir))
-    except Exception:
-        return ""
 
 
 def ir_level(gk: Any, tgt: Target) -> int:
@@ -173,13 +164,16 @@ def ir_level(gk: Any, tgt: Target) -> int:
 
 def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignore[no-untyped-def]
                    facts: dict[str, TensorFacts] | None = None) -> CompiledKernel:
-    """IR -> PTX through the compile cache. The key covers the IR text, the facts,
-    the target and the toolchain versions (see `runtime/cache.py`)."""
+    """IR -> PTX through the compile cache. The key covers what the PTX is a function of: the
+    LLVM text, the target, the IR level and the toolchain versions (see `runtime/cache.py`);
+    not the source kernel nor the facts, so two variants (facts) whose LLVM texts are the same
+    share one PTX, and one module in the runtime (`CompiledKernel.key` names it): the D = 128
+    attention kernel's short keys' variant, byte for byte the long keys' kernel since hattn4,
+    is compiled once for both (hattn5, issue 15)."""
     from tilelang.runtime import cache as cache_mod
 
     tgt = _target(target)
     gk = lower_gpu(kernel_ir, tgt, facts)
-    fact_key = sorted((k, *v.key()) for k, v in gk.facts.items())
     # Emitting the LLVM text is cheap (pure Python) and yields the ABI, whose
     # assert spans must come from this session's source map, so only the
     # expensive LLVM -> PTX step is cached; the LLVM text is part of the key.
@@ -187,7 +181,7 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     ll, abi = emit_llvm_text(gk, gk.facts, tgt.pdl_mode, tgt.trace, tgt.tma_prefetch,
                              tgt.trace_mark if tgt.trace else "", tgt.l2_evict, tgt.ldg_early)
     level = ir_level(gk, tgt)  # part of the key: the same LLVM text gives other PTX at another level
-    key = cache_mod.make_key("ptx", _ir_text(gk.source), fact_key, tgt.key(), f"ir-O{level}", ll)
+    key = cache_mod.make_key("ptx", tgt.key(), f"ir-O{level}", ll)
     cache = cache_mod.default_cache()
     from tilelang.backend import explain
 

@@ -9,7 +9,8 @@ device; this keeps it and replaces the driver under it).
   `capture_status` answers `cuStreamIsCapturing`.
 - `StubContext`: `cuda.Context`'s face (`d`, `info`, `stream`, `pool`,
   `load_ptx`), a card of `arch` with `sms` multiprocessors. `load_ptx`
-  keeps the PTX and hands out fake functions (PTX is compiled, never run).
+  keeps the PTX and hands out fake functions (PTX is compiled, never run),
+  a module a key as the real context memoises them (`loads` counts them).
 - `stub_device(arch, sms)`: a `CudaDevice` on it, made without `__init__`'s
   driver calls; `installed(dev)`: that device as the API's `cuda:0`.
 - `DevArray`: host memory (a NumPy array) that says it is `cuda:0` memory
@@ -133,6 +134,8 @@ class StubContext:
         self.pool = BufferPool(self)
         self.ptx: dict[str, str] = {}  # function name -> its PTX
         self._functions = itertools.count(0x100)
+        self._modules: dict[str, Any] = {}  # `load_ptx`'s memo (its key -> module)
+        self.loads = 0  # modules `load_ptx` made
 
     def make_current(self) -> None:
         self.d.calls["make_current"] += 1
@@ -141,16 +144,29 @@ class StubContext:
         self.d.calls["synchronize"] += 1
 
     def load_ptx(self, ptx: str, key: str | None = None) -> Any:
+        """A module of `ptx`, memoised by `key` as `cuda.Context.load_ptx` memoises it (`loads` counts the
+        modules made: the PTX the real context would have assembled and loaded); a module hands out one
+        function a name, as `cuda_module.Module.function` does."""
         from tilelang.runtime.cuda_module import Function
 
         ctx = self
+        k = key or str(hash(ptx))
+        if k in self._modules:
+            return self._modules[k]
+        self.loads += 1
 
         class _Module:
+            def __init__(self) -> None:
+                self.functions: dict[str, Function] = {}
+
             def function(self, name: str) -> Function:
                 ctx.ptx[name] = ptx
-                return Function(ctx, ctx.d.CUfunction(next(ctx._functions)), name)
+                if name not in self.functions:
+                    self.functions[name] = Function(ctx, ctx.d.CUfunction(next(ctx._functions)), name)
+                return self.functions[name]
 
-        return _Module()
+        self._modules[k] = mod = _Module()
+        return mod
 
 
 def stub_device(arch: str = "sm_90a", sms: int = 132) -> Any:

@@ -253,7 +253,8 @@ def _cols(dots: list[tuple[g.DotOp, _Tile | None, _Tile, bool, ir.Cast | None]],
         want = warps // (M // 16) if warps > M // 16 and warps % (M // 16) == 0 else 1
     elif rule == "auto":
         accs = sum(d.result.shape[1] for d, *_ in dots if d.result.id in yielded)
-        want = 2 if M % (16 * warps) == 0 and accs * (M // warps) // 32 > ACC_REGS else 1
+        # (at most 8 warps: 16 would leave 128 registers a thread, as many as the accumulators' 128 x 128 at D = 128)
+        want = 2 if M % (16 * warps) == 0 and warps <= 4 and accs * (M // warps) // 32 > ACC_REGS else 1
     else:
         want = int(rule)
     if want == 1 or rule == "1":

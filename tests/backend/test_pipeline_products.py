@@ -223,14 +223,15 @@ def _dkdv(bm: int, bn: int, d: int, s: int) -> str:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "gate_up"])
+@pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "dkdv 64x64 D128", "gate_up"])
 def test_on_the_gpu_against_the_interpreter(case: str) -> None:
-    """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and the gate/up loop
-    on the GPU: the interpreter's statistics within f32's rounding of sums and the GPU's exp."""
+    """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and at D = 128 (the
+    columns split: hcliff5_device.sh's blocks) and the gate/up loop on the GPU: the interpreter's statistics within f32's rounding of sums and the GPU's exp."""
     import tilelang.run as run
 
     src = {"dq 64x64 D128": _dq(64, 64, 128, 200), "dq 128x64 D128": _dq(128, 64, 128, 200),
-           "dkdv 64x64 D64": _dkdv(64, 64, 64, 200), "gate_up": GATE_UP}[case]
+           "dkdv 64x64 D64": _dkdv(64, 64, 64, 200), "dkdv 64x64 D128": _dkdv_weighted(64, 64, 128, 200),
+           "gate_up": GATE_UP}[case]
     want = io.StringIO()
     run.execute(src, "cpu", out=want, name="p.tile")
     got = io.StringIO()

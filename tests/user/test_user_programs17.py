@@ -30,6 +30,8 @@ next, in domains rounds 1-16 did not take, written from README.md, docs/referenc
   causal rows made once before the loop: at BM = BN the Hopper attention pipeline declined it in silence (the
   IR shares that `arange` with the keys' in the loop); it now takes it (tests/backend/
   test_attention_shared_arange.py).
+- a13 (hcliff5, not huser17's): a01's other half as a user writes it, the dK/dV pass of the same GQA backward, a
+  key block of a KV head a block, one loop over the group's query heads and the query blocks from the diagonal.
 
 Each program runs on the interpreter and is checked against NumPy from its own inputs; each but a08 runs
 in the NVPTX simulator at sm_90a and sm_80 (a08's ~100 launches take minutes there: its kernels are a

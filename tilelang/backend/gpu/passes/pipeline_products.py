@@ -42,6 +42,13 @@ the kernel then computes in registers in the `AccTile` layout (`attention_layout
 which op would move values between threads). Warps: the `num_warps` hint, else one a 16-row block, at most 8;
 `stages`: the hint, else `TILEC_PRODUCTS_STAGES` or 2 (two CTAs an SM at a01's 64 x 64, D = 128), lowered to
 what fits the shared memory.
+
+Wide accumulators (hcliff5): FlashAttention-2's dK/dV loop at D = 128 carries two [64, 128] accumulators, 128
+registers a thread with each warp owning all columns of its 16 rows (ptxas: 255 registers, ~350 B of spills).
+Where the accumulators would hold more than `ACC_REGS` registers a thread so (`TILEC_PRODUCTS_COLS`), the warps
+split every product's columns too (`AccTile.cols`: 4 row blocks x 2 column halves at 64 rows, 8 warps); an A the
+body computes then has its columns in two warps, so it goes through shared memory (`g.AccToSmem`), and the
+products that read such an A run at the end of the body, after one CTA barrier (`_rewrite`'s `later`).
 """
 
 from __future__ import annotations

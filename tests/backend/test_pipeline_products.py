@@ -223,14 +223,15 @@ def _dkdv(bm: int, bn: int, d: int, s: int) -> str:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "gate_up"])
+@pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "dkdv 64x64 D128", "gate_up"])
 def test_on_the_gpu_against_the_interpreter(case: str) -> None:
-    """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and the gate/up loop
-    on the GPU: the interpreter's statistics within f32's rounding of sums and the GPU's exp."""
+    """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and at D = 128 (the
+    columns split: hcliff5_device.sh's blocks) and the gate/up loop on the GPU: the interpreter's statistics within f32's rounding of sums and the GPU's exp."""
     import tilelang.run as run
 
     src = {"dq 64x64 D128": _dq(64, 64, 128, 200), "dq 128x64 D128": _dq(128, 64, 128, 200),
-           "dkdv 64x64 D64": _dkdv(64, 64, 64, 200), "gate_up": GATE_UP}[case]
+           "dkdv 64x64 D64": _dkdv(64, 64, 64, 200), "dkdv 64x64 D128": _dkdv_weighted(64, 64, 128, 200),
+           "gate_up": GATE_UP}[case]
     want = io.StringIO()
     run.execute(src, "cpu", out=want, name="p.tile")
     got = io.StringIO()
@@ -277,3 +278,72 @@ def test_a_value_that_would_move_keeps_the_kernel_as_it_was(monkeypatch: pytest.
     assert notes and "would move values between threads" in notes[0], notes
     monkeypatch.setenv("TILEC_PRODUCTS_PIPELINE", "0")
     assert print_gpu_kernel(_kernel(src, "attn_dq", "sm_90a")) == print_gpu_kernel(gk)
+
+
+def _dkdv_weighted(bm: int, bn: int, d: int, s: int) -> str:
+    """`_dkdv` printing sums weighted by a random tensor too: a column put in another's place changes them."""
+    src = _dkdv(bm, bn, d, s)
+    return src.replace("    print(dk.sum(),", "    let w = randn::<f32>([h, s, d], 7);\n"
+                       "    print((dk * w).sum(), (dv * w).sum(), dk.sum(),")
+
+
+def test_dk_dv_at_d128_splits_the_columns_and_does_not_spill() -> None:
+    """FlashAttention-2's dK/dV at 64 x 64, D = 128: two [64, 128] accumulators in 4 warps' rows took 128 registers
+    a thread and spilled (255 registers, ~330 B). Now 8 warps, 4 row blocks of 2 column halves (`AccTile.cols`):
+    P^T and dS^T, each in the two warps of its rows, are written to shared memory (`AccToSmem`, one barrier after
+    the second) and read whole by dV's and dK's products, which come last in the body."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from ptxas_report import assemble
+
+    from tilelang.backend import emit_ptx, explain
+    from tilelang.backend.gpu import nodes as g
+    from tilelang.backend.gpu.layouts import AccTile
+    from tilelang.ir import nodes as ir
+
+    for arch in ("sm_80", "sm_90a"):
+        gk = _kernel(_dkdv(64, 64, 128, 200), "attn_dkdv", arch)
+        assert explain.path_of(gk) == "products-pipeline" and explain.refusals(gk) == []
+        assert gk.num_warps == 8
+        loop = next(o for o in gk.body.ops if isinstance(o, ir.For))
+        body = list(loop.body.ops)
+        mmas = [i for i, o in enumerate(body) if isinstance(o, g.RingMma)]
+        writes = [i for i, o in enumerate(body) if isinstance(o, g.AccToSmem)]
+        assert len(mmas) == 4 and len(writes) == 2
+        assert [body[i].barrier for i in writes] == [False, True]  # type: ignore[attr-defined]
+        assert mmas[2] == writes[1] + 1 and mmas[3] == writes[1] + 2  # dV's and dK's products after the barrier
+        assert all(body[i].a_stage is not None for i in mmas)  # type: ignore[attr-defined]
+        assert {gk.layouts[body[i].result.id] for i in mmas} == {AccTile(4, "", 2)}  # type: ignore[attr-defined]
+        r = assemble(emit_ptx(gk, arch), arch)
+        assert r.max_spill_stores == 0, r.text
+
+
+@pytest.mark.parametrize("case", ["sm_80 auto D=128", "sm_90a cols=2", "sm_90a cols=4"])
+def test_the_simulated_split_columns_compute_the_interpreters_values(case: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dK/dV loop with its columns split: at D = 128 by the rule (2 row blocks of 2 halves), and forced at
+    D = 32 (`TILEC_PRODUCTS_COLS=2`) and D = 64 in quarters (4: 2 row blocks of 4 warps). S = 80: the last query
+    block past the end. Sums weighted by a random tensor, so a column in another's place would show."""
+    from tilelang.backend import explain
+
+    arch, rule = case.split(" ", 1)
+    tile = {"auto D=128": (32, 32, 128), "cols=2": (32, 32, 32), "cols=4": (64, 32, 64)}[rule]
+    if rule != "auto D=128":
+        monkeypatch.setenv("TILEC_PRODUCTS_COLS", rule[-1])
+    src = _dkdv_weighted(*tile, 80)
+    gk = _kernel(src, "attn_dkdv", arch)
+    assert explain.path_of(gk) == "products-pipeline"
+    assert gk.num_warps == 2 * (4 if rule == "cols=4" else 2)
+    want = _interp(src)
+    assert _sim(src, arch, monkeypatch) == pytest.approx(want, rel=2e-5)
+
+
+def test_a_row_sum_keeps_the_warps_on_rows() -> None:
+    """A row's sum in the body (its columns in two warps would need shared memory): the warps split rows only,
+    as before the split, and the pipeline still takes the loop."""
+    from tilelang.backend import explain
+
+    src = _dkdv(64, 64, 128, 200).replace("let dst = pt * (dpt - dl);",
+                                          "let dst = pt * (dpt - dl) + dpt.sum(1).reshape([BN, 1]) * 0.5;")
+    assert "dpt.sum(1)" in src
+    gk = _kernel(src, "attn_dkdv", "sm_90a")
+    assert explain.path_of(gk) == "products-pipeline" and gk.num_warps == 4

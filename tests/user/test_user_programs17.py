@@ -30,6 +30,8 @@ next, in domains rounds 1-16 did not take, written from README.md, docs/referenc
   causal rows made once before the loop: at BM = BN the Hopper attention pipeline declined it in silence (the
   IR shares that `arange` with the keys' in the loop); it now takes it (tests/backend/
   test_attention_shared_arange.py).
+- a13 (hcliff5, not huser17's): a01's other half as a user writes it, the dK/dV pass of the same GQA backward, a
+  key block of a KV head a block, one loop over the group's query heads and the query blocks from the diagonal.
 
 Each program runs on the interpreter and is checked against NumPy from its own inputs; each but a08 runs
 in the NVPTX simulator at sm_90a and sm_80 (a08's ~100 launches take minutes there: its kernels are a
@@ -212,17 +214,34 @@ def _a12(t: Tensors, out: str) -> None:
     assert out == "[4, 100, 64] true\n"
 
 
+def _a13(t: Tensors, out: str) -> None:
+    q, k, v, do, lse, delta = _f(t, "q", "k", "v", "d_o", "lse", "delta")
+    sc = float(np.float32(0.17677669))
+    dk, dv = np.zeros(k.shape), np.zeros(v.shape)
+    causal = np.tril(np.ones((80, 80)))
+    f16 = lambda x: x.astype(np.float16).astype(np.float64)  # noqa: E731 (the products' operands)
+    for h in range(4):
+        kv = h // 2
+        p = np.exp(q[h] @ k[kv].T * sc - lse[h][:, None]) * causal
+        dv[kv] += f16(p).T @ do[h]
+        dk[kv] += f16(p * (do[h] @ v[kv].T - delta[h][:, None])).T @ q[h] * sc
+    np.testing.assert_allclose(t["dk"], dk, rtol=2e-3, atol=2e-3 * np.abs(dk).max())
+    np.testing.assert_allclose(t["dv"], dv, rtol=2e-3, atol=2e-3 * np.abs(dv).max())
+    assert out == "[2, 80, 32] [2, 80, 32] true true\n"
+
+
 CHECKS = {"a01_gqa_attention_backward_dq": _a01, "a02_scaled_mm_rowwise_bf16": _a02,
           "a03_gaussian_blur_separable": _a03, "a04_batched_inverse_gauss_jordan": _a04,
           "a05_maxpool3x3_indices": _a05, "a06_top_p_bisection": _a06, "a07_int64_bool_reductions": _a07,
           "a08_conjugate_gradient_poisson": _a08, "a09_amp_adamw_skip_step": _a09,
-          "a10_csr_spmm_host_built": _a10, "a11_kahan_sum": _a11, "a12_alibi_softcap_attention": _a12}
+          "a10_csr_spmm_host_built": _a10, "a11_kahan_sum": _a11, "a12_alibi_softcap_attention": _a12,
+          "a13_gqa_attention_backward_dkdv": _a13}
 SIMULATED = sorted(set(CHECKS) - {"a08_conjugate_gradient_poisson"})
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "a*.tile", CHECKS, [(n, a) for n in SIMULATED for a in ("sm_90a", "sm_80")],
-    sim_tol={"a01_gqa_attention_backward_dq": 1e-4, "a02_scaled_mm_rowwise_bf16": 1e-2, "a11_kahan_sum": 0.0,
+    sim_tol={"a01_gqa_attention_backward_dq": 1e-4, "a13_gqa_attention_backward_dkdv": 1e-4, "a02_scaled_mm_rowwise_bf16": 1e-2, "a11_kahan_sum": 0.0,
              "a12_alibi_softcap_attention": 2e-3},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     # simulations over ~2.5 s on an idle core (a03 4.2 s, a06 ~5 s, a12 11 s: its sm_90a pipeline path is

@@ -82,7 +82,13 @@ def describe(gk: Any) -> str:
     return (PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
             + (f", {n} product{'s' if n > 1 else ''} by a band matrix as {'stencils' if n > 1 else 'a stencil'}"
                if n else "")
-            + f", {gk.num_warps} warps")
+            + f", {gk.num_warps} warps" + _split(gk, path))
+
+
+def _split(gk: Any, path: str) -> str:
+    """" (R row blocks x C column parts)" where the products pipeline's warps split the columns too."""
+    cols = max((getattr(x, "cols", 1) for x in gk.layouts.values()), default=1) if path == "products-pipeline" else 1
+    return f" ({gk.num_warps // cols} row blocks x {cols} column parts)" if cols > 1 else ""
 
 
 def refusals(gk: Any) -> list[Any]:

@@ -62,6 +62,8 @@ class AccView:
         return None
 
     def _base(self, em: Any) -> tuple[str, str]:
+        if self.layout.cols > 1:
+            return self._base_cols(em)
         key = ("acctile", self.layout.warps, self.M, self.N)  # type: ignore[assignment]
         got = em._coord_cache.get(key)
         if got is None:
@@ -77,13 +79,51 @@ class AccView:
             em._coord_cache[key] = got
         return got  # type: ignore[no-any-return]
 
+    def _base_cols(self, em: Any) -> tuple[str, str]:
+        """`_base` where warps split the columns too (`AccTile.cols`): warp w's rows are those of w % warps, its
+        columns the (w / warps)-th of `cols` parts."""
+        W, C = self.layout.warps, self.layout.cols
+        key = ("acctile", W, C, self.M, self.N)
+        got = em._coord_cache.get(key)
+        if got is None:
+            lane = em.entry_emit("and i32 %tid, 31")
+            w = em.entry_emit("lshr i32 %tid, 5")
+            row = col = "0"
+            if self.M > 1:
+                wr = em.entry_emit(f"urem i32 {w}, {W}")
+                row = em.entry_emit(f"add i32 {em.entry_emit(f'mul i32 {wr}, {self.WM}')}, "
+                                    f"{em.entry_emit(f'lshr i32 {lane}, 2')}")
+            if self.N > 1:
+                wc = em.entry_emit(f"udiv i32 {w}, {W}")
+                q2 = em.entry_emit(f"shl i32 {em.entry_emit(f'and i32 {lane}, 3')}, 1")
+                col = em.entry_emit(f"add i32 {em.entry_emit(f'mul i32 {wc}, {self.N // C}')}, {q2}")
+            got = (row, col)
+            em._coord_cache[key] = got
+        return got  # type: ignore[no-any-return]
+
     def owner(self, em: Any) -> str | None:
         """i1: this thread holds the first copy of its values (None: no replicas)."""
+        if self.layout.cols > 1:
+            return self._owner_cols(em)
         conds = []
         if self.N == 1:
             conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit('and i32 %tid, 3')}, 0"))
         if self.M == 1:
             conds.append(em.entry_emit("icmp ult i32 %tid, 4"))
+        return em.and_all(conds)
+
+    def _owner_cols(self, em: Any) -> str | None:
+        """`owner` where warps split the columns too: a value without columns is held by every column part's
+        warps (the first: w < warps), one without rows by every row block's (the first: w % warps == 0)."""
+        W = self.layout.warps
+        conds = []
+        w = em.entry_emit("lshr i32 %tid, 5")
+        if self.N == 1:
+            conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit('and i32 %tid, 3')}, 0"))
+            conds.append(em.entry_emit(f"icmp ult i32 {w}, {W}"))
+        if self.M == 1:
+            conds.append(em.entry_emit(f"icmp ult i32 {em.entry_emit('and i32 %tid, 31')}, 4"))
+            conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit(f'urem i32 {w}, {W}')}, 0"))
         return em.and_all(conds)
 
     def _rc(self, em: Any, k: int, j: int) -> tuple[str, str]:
@@ -145,17 +185,17 @@ def acc_view(layout: AccTile | Slice, shape: tuple[int, ...]) -> AccView:
             rdim = cdim = None
         M = shape[rdim] if rdim is not None else 1
         N = shape[cdim] if cdim is not None else 1
-    W = lay.warps
+    W, C = lay.warps, lay.cols
     assert M == 1 or M % (16 * W) == 0, (layout, shape)
-    assert N == 1 or N % 8 == 0, (layout, shape)
+    assert N == 1 or N % (8 * C) == 0, (layout, shape)
     rows = [16 * mi + 8 * h for mi in range(max(1, M // (16 * W))) for h in range(2)] if M > 1 else [0]
     if M > 1 and N > 1:
-        slots = tuple((16 * mi + 8 * h, 8 * ni + j) for mi in range(M // (16 * W)) for ni in range(N // 8)
+        slots = tuple((16 * mi + 8 * h, 8 * ni + j) for mi in range(M // (16 * W)) for ni in range(N // (8 * C))
                       for h in range(2) for j in range(2))
     elif M > 1:
         slots = tuple((r, 0) for r in rows)
     elif N > 1:
-        slots = tuple((0, 8 * ni + j) for ni in range(N // 8) for j in range(2))
+        slots = tuple((0, 8 * ni + j) for ni in range(N // (8 * C)) for j in range(2))
     else:
         slots = ((0, 0),)
     return AccView(lay, tuple(shape), rdim, cdim, M, N, slots)
@@ -164,7 +204,7 @@ def acc_view(layout: AccTile | Slice, shape: tuple[int, ...]) -> AccView:
 def acc_register_map(src: AccView, dst: AccView, align: list[int | None]) -> list[int] | None:
     """For each slot of `dst`, the slot of `src` holding the same element in the same
     thread (see `views.register_map`), or None."""
-    if src.layout.warps != dst.layout.warps:
+    if src.layout.warps != dst.layout.warps or src.layout.cols != dst.layout.cols:
         return None
     used = {j for j in align if j is not None}
     for d in range(len(src.shape)):
@@ -246,7 +286,7 @@ def store_rows(em: Any, op: ir.Store) -> bool:
     for k in range(view.K):
         rows.setdefault(view.slots[2 * k][0], []).append(k)
     vt = f"<2 x {mt}>"
-    if store16_enabled(view.N) and es == 2 and all(len(ks) % 4 == 0 for ks in rows.values()):
+    if lx.cols == 1 and store16_enabled(view.N) and es == 2 and all(len(ks) % 4 == 0 for ks in rows.values()):
         _store_rows_16(em, view, info, offs, tile_ok, regs, mvals, rows, mt)
         return True
     for ks in rows.values():
@@ -475,6 +515,7 @@ def reduce_rows(em: Any, op: ir.Reduce) -> bool:
     if not isinstance(lx, AccTile):
         return False
     xv = acc_view(lx, op.x.shape)
+    assert lx.cols == 1, lx  # a row's columns in several warps: `attention_layout.moving_op` refuses it
     if op.axis != xv.cdim or xv.M == 1 or op.op not in (ir.ReduceOp.SUM, ir.ReduceOp.MAX, ir.ReduceOp.MIN):
         return False
     rv = em.lay(op.result) if op.result.shape else None

@@ -8,6 +8,11 @@ the warp's block. The A fragment of k16 step kk of row block mi is (row g, k 2q.
 (g, 2q + 8..), (g + 8, 2q + 8..): slots (mi, 2 kk, 0, *), (mi, 2 kk, 1, *), (mi, 2 kk + 1, 0, *),
 (mi, 2 kk + 1, 1, *), i.e. the 8 slots from (mi * K / 8 + 2 kk) * 4 on, packed two to 32 bits
 (`wgmma_rs._pack`: a product's f32 result rounded to 16 bits is the next product's A).
+
+With `AccTile.cols` = C > 1 warp w computes the columns [c N / C, (c + 1) N / C) of c = w / W of its rows (those of
+w % W): its B fragments are those columns' (ldmatrix rows or chunks offset by c N / C), and its A is read whole
+from shared memory, where an A the body computes was written by `AccToSmem` (`acc_to_smem`: each thread's
+pairs at their swizzled places, one 4-byte store a pair), since its columns are in the C warps of its rows.
 """
 
 from __future__ import annotations
@@ -26,7 +31,33 @@ def emit_op(em: Any, op: object) -> bool:
     if isinstance(op, g.RingMma):
         ring_mma(em, op)
         return True
+    if isinstance(op, g.AccToSmem):
+        acc_to_smem(em, op)
+        return True
     return False
+
+
+def acc_to_smem(em: Any, op: g.AccToSmem) -> None:
+    view = em.lay(op.value)
+    _, M, K = op.buf.shape
+    assert view.rdim is not None and view.cdim is not None and (view.M, view.N) == (M, K), (view, op.buf.shape)
+    ty = {DType.F16: "half", DType.BF16: "bfloat"}[op.buf.dtype]
+    regs = em.tile(op.value)
+    base = _off(em, op.buf)
+    q4 = em.emit(f"shl i32 {em.emit('and i32 %tid, 3')}, 2")  # the pair's byte in its 16-byte chunk
+    for k in range(view.K):
+        row, col = view._rc(em, k, 0)
+        chunk = em.emit(f"lshr i32 {col}, 3")
+        at = em.emit(f"getelementptr i8, ptr addrspace(3) {_chunk_addr(em, base, row, chunk, K)}, i32 {q4}")
+        lo, hi = regs[2 * k], regs[2 * k + 1]
+        if op.value.dtype is DType.F32:
+            word = _pack(em, lo, hi, ty)
+        else:
+            v = em.emit(f"insertelement <2 x {ty}> undef, {ty} {lo}, i32 0")
+            word = em.emit(f"bitcast <2 x {ty}> {em.emit(f'insertelement <2 x {ty}> {v}, {ty} {hi}, i32 1')} to i32")
+        em.stmt(f"store i32 {word}, ptr addrspace(3) {at}, align 4")
+    if op.barrier:
+        em.barrier()
 
 
 def ring_mma(em: Any, op: g.RingMma) -> None:
@@ -36,10 +67,11 @@ def ring_mma(em: Any, op: g.RingMma) -> None:
     in_dt = op.b.dtype
     smem_a = op.a_stage is not None
     K = op.a.shape[-1]
-    W = lay.warps
-    WM = M // W
-    MT, NT = WM // 16, N // 8
-    assert WM % 16 == 0 and N % 16 == 0 and K % 16 == 0, (M, N, K, W)
+    W, C = lay.warps, lay.cols
+    WM, NW = M // W, N // C
+    MT, NT = WM // 16, NW // 8
+    assert WM % 16 == 0 and NW % 16 == 0 and K % 16 == 0, (M, N, K, W, C)
+    assert smem_a or C == 1, "an A in registers with the columns in several warps"
     if in_dt is DType.F16:
         name, fty, hty = "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", "<2 x half>", "half"
     else:
@@ -58,6 +90,10 @@ def ring_mma(em: Any, op: g.RingMma) -> None:
 
     lane = em.emit("and i32 %tid, 31")
     warp = em.emit("lshr i32 %tid, 5")
+    n0 = "0"  # the warp's first column (C > 1)
+    if C > 1:
+        n0 = em.emit(f"mul i32 {em.emit(f'udiv i32 {warp}, {W}')}, {NW}")
+        warp = em.emit(f"urem i32 {warp}, {W}")
     l8 = em.emit(f"and i32 {lane}, 7")
     m4 = em.emit(f"lshr i32 {lane}, 3")
     m_lo = em.emit(f"and i32 {m4}, 1")
@@ -93,11 +129,15 @@ def ring_mma(em: Any, op: g.RingMma) -> None:
                 row = em.emit(f"add i32 {l8}, {hi8}")
                 if npair:
                     row = em.emit(f"add i32 {row}, {16 * npair}")
+                if C > 1:
+                    row = em.emit(f"add i32 {row}, {n0}")
                 chunk = em.emit(f"add i32 {m_lo}, {2 * kk}")
                 regs = typed(ld(_X4, _chunk_addr(em, b_base, row, chunk, K)))
             else:  # [K, N]: rows are k, chunks along n
                 row = a_in if not kk else em.emit(f"add i32 {a_in}, {16 * kk}")
                 chunk = em.emit(f"add i32 {m_hi}, {2 * npair}")
+                if C > 1:
+                    chunk = em.emit(f"add i32 {chunk}, {em.emit(f'lshr i32 {n0}, 3')}")
                 regs = typed(ld(_X4T, _chunk_addr(em, b_base, row, chunk, N)))
             out += [regs[0:2], regs[2:4]]
         return out

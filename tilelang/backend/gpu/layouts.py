@@ -305,13 +305,20 @@ class AccTile:
     warpgroup (and, rounded to 16 bits, its A-operand fragment). A size-1
     row or column dim is held by every thread (replicas). A tile with one dim
     larger than 1 is a row vector (`kind` "row": that dim is held like the
-    rows) or a column vector ("col"), whatever its rank."""
+    rows) or a column vector ("col"), whatever its rank.
+
+    `cols` > 1 (the products pipeline's wide accumulators): the CTA has
+    `warps * cols` warps, warp w the row block of warp w % warps and the
+    columns [c N / cols, (c + 1) N / cols) of c = w / warps (a tile without
+    columns is held alike by each of the `cols` warps of its rows)."""
 
     warps: int
     kind: str = ""  # "row" / "col" for tiles with one live dim
+    cols: int = 1
 
     def __str__(self) -> str:
-        return f"#acc_tile<warps={self.warps}{', ' + self.kind if self.kind else ''}>"
+        c = f", cols={self.cols}" if self.cols > 1 else ""
+        return f"#acc_tile<warps={self.warps}{', ' + self.kind if self.kind else ''}{c}>"
 
 
 @frozen(eq=True)

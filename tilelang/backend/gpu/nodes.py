@@ -595,6 +595,18 @@ class RingMma:
 
 
 @frozen
+class AccToSmem:
+    """Each thread writes its registers of `value` (an [M, K] `AccTile` tile), rounded to `buf`'s 16-bit type, to
+    their places in `buf` (an [1, M, K] `SmemTile`), then, where `barrier`, a CTA barrier: a `RingMma`'s A whose
+    columns several warps hold (`AccTile.cols`), read whole by each warp of its rows."""
+
+    buf: ir.Value
+    value: ir.Value
+    barrier: bool = False
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class SmemFma:
     """`result = acc + a[stage] @ b[stage]` by FMAs (f32, f64 and integer
     products: `passes/pipeline_fma.py`), operands read from shared rings in
@@ -713,6 +725,7 @@ GpuOp = (
     | CpAsyncWait
     | SmemDot
     | RingMma
+    | AccToSmem
     | SmemFma
     | RingCopy
     | RingRead
@@ -729,7 +742,7 @@ GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyTo
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
            CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, RingCopy, RingRead, ZeroRows,
            TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns,
-           AccIndex)
+           AccIndex, AccToSmem)
 
 
 # ------------------------------------------------------------------ kernel
@@ -825,7 +838,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
-              | Touch() | Stamp() | TmaStore() | TmaStoreWait() | SmemTileWrite()):
+              | Touch() | Stamp() | TmaStore() | TmaStoreWait() | SmemTileWrite() | AccToSmem()):
             return ()
     return ir.op_results(op)  # type: ignore[arg-type]
 
@@ -876,6 +889,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (b, st)
         case SmemTileWrite(buf=b, stage=st, value=v):
             return (b, st, v)
+        case AccToSmem(buf=b, value=v):
+            return (b, v)
         case ZeroRows(buf=b, stage=st, offset=o, bound=n):
             return (b, st, o, n)
         case TmaStore(coords=cs, value=v, buf=b, stage=st, alt=a, ran=r):
@@ -925,6 +940,7 @@ __all__ = [
     "AccColumns",
     "AccIndex",
     "AccLoad",
+    "AccToSmem",
     "BarrierAlloc",
     "BarrierArrive",
     "BarrierExpect",

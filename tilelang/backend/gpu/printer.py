@@ -152,6 +152,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             src = f"{n(a)}[{n(sa)}]" if sa is not None else n(a) + (f" as {dt}" if dt is not None else "")
             line(f"{n.define(r)} = dot.mma.sync.ring {src}, {n(b)}[{n(st)}]{' (b n-k)' if nk else ''}, "
                  f"{n(c)} : {r.type}{n.note(r)}")
+        case g.AccToSmem(buf=b, value=v, barrier=bar):
+            line(f"smem.write {n(v)} -> {n(b)}[0]{', barrier' if bar else ''}")
         case g.SmemFma(result=r, a=a, b=b, stage=st, acc=c, k=kk, a_mk=mk, b_nk=nk, prefetch=pf):
             pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
             line(f"{n.define(r)} = dot.fma.smem {n(a)}[{n(st)}]{'' if mk else ' (a k-m)'}, {n(b)}[{n(st)}]"

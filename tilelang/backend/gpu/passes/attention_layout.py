@@ -85,10 +85,10 @@ def classify(ops: list[object], cl: Classes, loop_links: list[tuple[ir.Value, ..
                 cl.union(a, b)
 
 
-def assign(ops: list[object], cl: Classes, warps: int, layouts: dict[int, Layout]) -> None:
+def assign(ops: list[object], cl: Classes, warps: int, layouts: dict[int, Layout], cols: int = 1) -> None:
     def put(v: ir.Value) -> None:
         if v.shape and v.id not in layouts:
-            layouts[v.id] = AccTile(warps, cl.of(v) if _one_live(v) else "")
+            layouts[v.id] = AccTile(warps, cl.of(v) if _one_live(v) else "", cols)
 
     for op in ops:
         for v in g.results(op):
@@ -96,7 +96,7 @@ def assign(ops: list[object], cl: Classes, warps: int, layouts: dict[int, Layout
         for sub in g.regions(op):
             for a in sub.args:
                 put(a)
-            assign(list(sub.ops), cl, warps, layouts)
+            assign(list(sub.ops), cl, warps, layouts, cols)
 
 
 
@@ -143,7 +143,7 @@ def moving_op(ops: list[object], layouts: dict[int, Layout]) -> object | None:
                     return op
             case ir.Reduce(result=r, x=x, axis=a):
                 vx = view(x)
-                if vx is None or a != vx.cdim or vx.M == 1 or (r.shape and view(r) is None):
+                if vx is None or a != vx.cdim or vx.M == 1 or vx.layout.cols > 1 or (r.shape and view(r) is None):
                     return op
             case ir.If(results=rs, then=t, else_=e):
                 for i, v in enumerate(rs):

@@ -42,6 +42,13 @@ the kernel then computes in registers in the `AccTile` layout (`attention_layout
 which op would move values between threads). Warps: the `num_warps` hint, else one a 16-row block, at most 8;
 `stages`: the hint, else `TILEC_PRODUCTS_STAGES` or 2 (two CTAs an SM at a01's 64 x 64, D = 128), lowered to
 what fits the shared memory.
+
+Wide accumulators (hcliff5): FlashAttention-2's dK/dV loop at D = 128 carries two [64, 128] accumulators, 128
+registers a thread with each warp owning all columns of its 16 rows (ptxas: 255 registers, ~350 B of spills).
+Where the accumulators would hold more than `ACC_REGS` registers a thread so (`TILEC_PRODUCTS_COLS`), the warps
+split every product's columns too (`AccTile.cols`: 4 row blocks x 2 column halves at 64 rows, 8 warps); an A the
+body computes then has its columns in two warps, so it goes through shared memory (`g.AccToSmem`), and the
+products that read such an A run at the end of the body, after one CTA barrier (`_rewrite`'s `later`).
 """
 
 from __future__ import annotations
@@ -65,6 +72,18 @@ _16 = (DType.F16, DType.BF16)
 def enabled() -> bool:
     """`TILEC_PRODUCTS_PIPELINE` (unset or "1": on; "0": off, the loop's path before it)."""
     return os.environ.get("TILEC_PRODUCTS_PIPELINE", "1") != "0"
+
+
+def cols_rule() -> str:
+    """`TILEC_PRODUCTS_COLS`: "auto" (unset) splits the columns in 2 where the accumulators would take more than
+    `ACC_REGS` registers a thread with the warps splitting rows only; "1" never; "2" / "4" wherever it can."""
+    v = os.environ.get("TILEC_PRODUCTS_COLS", "auto")
+    return v if v in ("auto", "1", "2", "4") else "auto"
+
+
+# f32 accumulator registers a thread past which "auto" splits the columns: a01's dQ (one [64, 128] accumulator, 4
+# warps) holds 64 and assembles without spills; FlashAttention-2's dK/dV at D = 128 held 128 and spilled ~400 B
+ACC_REGS = 64
 
 
 def default_stages() -> int:
@@ -99,6 +118,7 @@ class _Plan:
     M: int
     warps: int
     stages: int
+    cols: int = 1  # column parts of each product (`AccTile.cols`): warps * cols warps in all
 
 
 def _source(v: ir.Value, defs: dict[int, object], k: g.GpuKernel) -> tuple[ir.Load, list[object], bool] | None:
@@ -127,7 +147,7 @@ def _source(v: ir.Value, defs: dict[int, object], k: g.GpuKernel) -> tuple[ir.Lo
     return o, chain, nk
 
 
-def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For) -> _Plan | str | None:
+def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For, split: bool = True) -> _Plan | str | None:
     """The plan for `loop`, or why not (a note's reason), or None (not a loop of products at all)."""
     body = loop.body
     dots = [o for o in body.ops if isinstance(o, g.DotOp)]
@@ -208,6 +228,8 @@ def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For) -> _Plan | str | None:
             return f"the tile of `{t.load.tensor}` is not made of 16 x 16 blocks"
     hinted = "num_warps" in k.source.hints
     warps = k.num_warps if hinted else max(1, min(8, M // 16))
+    cols = _cols(plan_dots, M, warps, hinted, loop) if split else 1
+    warps //= cols if hinted else 1
     if M % (16 * warps):
         return f"{warps} warps do not split the products' {M} rows into blocks of 16 rows"
     every = {v.id: o for o in g.walk(k.body) for v in g.results(o)}
@@ -216,11 +238,39 @@ def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For) -> _Plan | str | None:
     limit = SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM)
     ring = sum(2 * r * c for t in tiles.values() if t.ring for r, c in [t.shape])
     once = sum(2 * r * c for t in tiles.values() if not t.ring for r, c in [t.shape])
+    once += sum(2 * M * d.a.shape[1] for d, a, *_ in plan_dots if a is None) if cols > 1 else 0
     want = k.num_stages if "stages" in k.source.hints else default_stages()
     stages = max(2, min(want, (limit - once) // ring if ring else 2))
     if once + stages * ring > limit:
         return f"its tiles need {once + 2 * ring} bytes of shared memory at 2 stages, more than the {limit} there are"
-    return _Plan(loop, list(tiles.values()), plan_dots, M, warps, stages)
+    return _Plan(loop, list(tiles.values()), plan_dots, M, warps, stages, cols)
+
+
+def _cols(dots: list[tuple[g.DotOp, _Tile | None, _Tile, bool, ir.Cast | None]], M: int, warps: int, hinted: bool,
+          loop: ir.For) -> int:
+    """How many parts the warps split each product's columns in (`AccTile.cols`; `warps` then counts
+    `warps / cols` row blocks): where the accumulators would hold more than `ACC_REGS` registers a thread (or a
+    `num_warps` hint asks for more warps than the rows have 16-row blocks), 2. Each part must be whole 16-column
+    blocks (ldmatrix's pairs of n8 tiles), and an A the body computes is then written to shared memory for
+    every warp of its rows to read, its product deferred to the end of the body: a product whose result is its
+    accumulator only."""
+    rule = cols_rule()
+    yielded = {v.id for v in loop.body.ops[-1].values}  # type: ignore[attr-defined]
+    if hinted:
+        want = warps // (M // 16) if warps > M // 16 and warps % (M // 16) == 0 else 1
+    elif rule == "auto":
+        accs = sum(d.result.shape[1] for d, *_ in dots if d.result.id in yielded)
+        # (at most 8 warps: 16 would leave 128 registers a thread, as many as the accumulators' 128 x 128 at D = 128)
+        want = 2 if M % (16 * warps) == 0 and warps <= 4 and accs * (M // warps) // 32 > ACC_REGS else 1
+    else:
+        want = int(rule)
+    if want == 1 or rule == "1":
+        return 1
+    if any(d.result.shape[1] % (16 * want) for d, *_ in dots):
+        return 1
+    if any(a is None and d.result.id not in yielded for d, a, *_ in dots):
+        return 1
+    return want
 
 
 def _rewrite(k: g.GpuKernel, p: _Plan) -> tuple[list[object], dict[int, object], int]:
@@ -264,6 +314,7 @@ def _rewrite(k: g.GpuKernel, p: _Plan) -> tuple[list[object], dict[int, object],
     ahead = rw.elem(body, E.ADD, iv, rw.elem(body, E.MUL, loop.step, rw.const(body, S - 1)))
     issue(body, ahead, rw.elem(body, E.REM, rw.elem(body, E.ADD, it, rw.const(body, S - 1)), s_const, "next"))
     dot_of = {id(d): (a, b, nk, c) for d, a, b, nk, c in p.dots}
+    later: list[object] = []  # with p.cols > 1: the products of an A the body computes, after its last write
     for o in loop.body.ops:
         if id(o) in gone:
             continue
@@ -272,10 +323,23 @@ def _rewrite(k: g.GpuKernel, p: _Plan) -> tuple[list[object], dict[int, object],
             st = (lambda t: stage if t.ring else zero)  # noqa: E731
             if a is not None:
                 body.append(g.RingMma(o.result, a.buf, b.buf, st(b), o.acc, nk, st(a), None, o.span))  # type: ignore[arg-type]
+            elif p.cols > 1:
+                x = c.x if c is not None else o.a
+                buf = rw.fresh.value(o.a.dtype, (1, *o.a.shape), f"s_a{len(later)}")
+                rw.layouts[buf.id] = SmemTile()
+                out.append(g.SmemAlloc(buf))
+                body.append(g.AccToSmem(buf, x, False, o.span))
+                later.append(g.RingMma(o.result, buf, b.buf, st(b), o.acc, nk, zero, None, o.span))  # type: ignore[arg-type]
             else:
                 x, dt = (c.x, c.result.dtype) if c is not None else (o.a, None)
                 body.append(g.RingMma(o.result, x, b.buf, st(b), o.acc, nk, None, dt, o.span))  # type: ignore[arg-type]
             continue
+        if isinstance(o, ir.Yield) and later:
+            # one CTA barrier after the last write: every warp's columns of each A are there (the barrier at the
+            # top of the next iteration keeps the next writes after every warp's reads)
+            last = max(i for i, x in enumerate(body) if isinstance(x, g.AccToSmem))
+            body[last] = dataclasses.replace(body[last], barrier=True)  # type: ignore[type-var]
+            body += later
         body.append(o)
     out.append(dataclasses.replace(loop, body=ir.Region(loop.body.args, tuple(body))))
     out.append(g.CpAsyncWait(0, True, loop.span))
@@ -283,9 +347,10 @@ def _rewrite(k: g.GpuKernel, p: _Plan) -> tuple[list[object], dict[int, object],
     return out, rw.layouts, rw.fresh.next  # type: ignore[return-value]
 
 
-def _layouts(ops: list[object], loop: ir.For, M: int, warps: int, layouts: dict[int, object]) -> object | None:
-    """Every tile value of `ops` in the `AccTile(warps)` layout (rows or columns for vectors); the first op
-    that would then move values between threads, or None."""
+def _layouts(ops: list[object], loop: ir.For, M: int, warps: int, layouts: dict[int, object],
+             cols: int = 1) -> object | None:
+    """Every tile value of `ops` in the `AccTile(warps, cols=cols)` layout (rows or columns for vectors); the
+    first op that would then move values between threads, or None."""
     from . import attention_layout as al
 
     new = next(o for o in ops if isinstance(o, ir.For) and o.body.args == loop.body.args)
@@ -295,7 +360,7 @@ def _layouts(ops: list[object], loop: ir.For, M: int, warps: int, layouts: dict[
     al.classify(ops, cl, [])
     al.classify(list(new.body.ops), cl, links)
     try:
-        al.assign(ops, cl, warps, layouts)  # type: ignore[arg-type]
+        al.assign(ops, cl, warps, layouts, cols)  # type: ignore[arg-type]
         return al.moving_op(ops, layouts)  # type: ignore[arg-type]
     except AssertionError:  # a tile the layout cannot hold (rows not whole blocks of the warps, > 2 live dims)
         return next((o for o in ops if o is new), new)
@@ -323,7 +388,12 @@ def pipeline_products(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     p = _plan(k, ctx, loop)
     assert isinstance(p, _Plan), p
     ops, layouts, nxt = _rewrite(k, p)
-    bad = _layouts(ops, loop, p.M, p.warps, layouts)
+    bad = _layouts(ops, loop, p.M, p.warps, layouts, p.cols)
+    if bad is not None and p.cols > 1:  # (a row's sum, say: the warps split rows only, as before)
+        p = _plan(k, ctx, loop, split=False)
+        assert isinstance(p, _Plan), p
+        ops, layouts, nxt = _rewrite(k, p)
+        bad = _layouts(ops, loop, p.M, p.warps, layouts)
     if bad is not None:
         from .attention_match import describe
 
@@ -333,7 +403,7 @@ def pipeline_products(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # the Hopper GEMM pipeline's note on this loop said where its products ran before
     ctx.notes[:] = [n for n in ctx.notes if "its loads into registers an iteration at a time" not in n.message]
     return dataclasses.replace(k, body=ir.Region(k.body.args, tuple(ops)), layouts=layouts,  # type: ignore[arg-type]
-                               next_id=nxt, num_warps=p.warps, num_stages=p.stages)
+                               next_id=nxt, num_warps=p.warps * p.cols, num_stages=p.stages)
 
 
 __all__ = ["default_stages", "enabled", "pipeline_products"]

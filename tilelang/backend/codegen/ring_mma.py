@@ -56,8 +56,8 @@ def ring_mma(em: Any, op: g.RingMma) -> None:
     def typed(regs: list[str]) -> list[str]:
         return regs if fty == "i32" else [em.emit(f"bitcast i32 {x} to {fty}") for x in regs]
 
-    lane = em.emit("and i32 %tid, 31")
-    warp = em.emit("lshr i32 %tid, 5")
+    lane = em.emit(f"and i32 {em.tid0()}, 31")
+    warp = em.emit(f"lshr i32 {em.tid0()}, 5")
     l8 = em.emit(f"and i32 {lane}, 7")
     m4 = em.emit(f"lshr i32 {lane}, 3")
     m_lo = em.emit(f"and i32 {m4}, 1")

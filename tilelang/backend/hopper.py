@@ -62,6 +62,10 @@ class HopperOps:
     `layouts`, `k`, `tensors`, and the memory helpers."""
 
     role_tid: str  # the thread's index within its warp role ("%tid" outside roles)
+    role_base: int  # the role's first thread (`EmitterCore.tid0`)
+    role_index: int
+    role_names: tuple[str, ...]
+    T: int
     role_single = True  # the current role runs on one thread
     role_threads = 0
 
@@ -289,7 +293,12 @@ class HopperOps:
         first = 0
         outer_roles = self.in_roles  # type: ignore[has-type]
         self.in_roles = True  # no CTA barrier for a hazard here (`EmitterCore.order_access`)
+        # each role's scratch bytes: two roles' must not overlap (`EmitterCore._claim_scratch`)
+        outer_claims = self._role_scratch  # type: ignore[has-type]
+        self._role_scratch = []
+        self.role_names = tuple(f"`{r.name}`" + (f" (slot {r.slot})" if r.slot else "") for r in op.roles)
         for i, role in enumerate(op.roles):
+            self.role_index = i
             body_l = self.new_label(f"role_{role.name}")  # type: ignore[attr-defined]
             last = i == len(op.roles) - 1
             nxt = done if last else self.new_label("role_next")  # type: ignore[attr-defined]
@@ -304,11 +313,15 @@ class HopperOps:
                 fn = f"llvm.nvvm.setmaxnreg.{kind}.sync.aligned.u32"
                 self.declare(f"declare void @{fn}(i32 immarg)")  # type: ignore[attr-defined]
                 self.stmt(f"call void @{fn}(i32 {role.regs})")  # type: ignore[attr-defined]
-            saved = self.role_tid
+            saved, saved_base, saved_T = self.role_tid, self.role_base, self.T  # type: ignore[has-type]
             self.role_tid = "%tid" if first == 0 else self.emit(f"sub i32 %tid, {first * 32}")  # type: ignore[attr-defined]
             self.role_single = role.single
             self.role_threads = role.warps * 32
             self.role_slot = role.slot
+            # the helpers' thread ids (`tid0`) and thread counts are the role's: its layouts were assigned over its
+            # warps (`layout_assign`), and an op of a role that does not start at warp 0 read the CTA's (hrev20)
+            self.role_base = first * 32
+            self.T = role.warps * 32
             if role.single:
                 # one thread issues every copy; the others of the role are done
                 lead = self.emit(f"icmp eq i32 {self.role_tid}, 0")  # type: ignore[attr-defined]
@@ -316,7 +329,7 @@ class HopperOps:
                 self.cbr(lead, work, done)  # type: ignore[attr-defined]
                 self.label(work)  # type: ignore[attr-defined]
             self.region(role.body, ())  # type: ignore[attr-defined]
-            self.role_tid = saved
+            self.role_tid, self.role_base, self.T = saved, saved_base, saved_T
             self.role_single = True
             self.role_slot = 0
             self.br(done)  # type: ignore[attr-defined]
@@ -324,6 +337,7 @@ class HopperOps:
                 self.label(nxt)  # type: ignore[attr-defined]
             first += role.warps
         self.in_roles = outer_roles
+        self._role_scratch = outer_claims
         self.label(done)  # type: ignore[attr-defined]
 
     # -- wgmma -------------------------------------------------------------------------
@@ -473,7 +487,7 @@ class HopperOps:
         if total <= ring and op.value.id not in self.k.stage_apart and not slot:  # type: ignore[attr-defined]
             base0 = 0
         else:
-            self.need_smem(total * (slot + 1), op.span)  # type: ignore[attr-defined]
+            self.need_smem(total * (slot + 1), op.span, slot * total)  # type: ignore[attr-defined]  # (its own)
             base0 = self.k.smem_bytes + slot * total  # type: ignore[attr-defined]
         slots = self.tile(op.value)  # type: ignore[attr-defined]
         off0, off1 = (self.scalar(o) for o in op.offsets)  # type: ignore[attr-defined]

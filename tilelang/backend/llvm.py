@@ -218,7 +218,7 @@ class _Emitter(HopperOps, DebugOps):
             self.slots.append(ParamSlot("ptr", "", f"queue:{queue.axis}"))
 
         self._entry_lines: list[str] = cluster_code.entry(self)
-        self._tidv: set[int] = set()
+        self._tidv: set[str] = set()  # the `%tidv<V>` lines (`views.ChunkedView.flat`)
         self.declare("declare i32 @llvm.nvvm.read.ptx.sreg.tid.x()")
         for p in k.scalar_params:
             dt = p.value.dtype
@@ -334,7 +334,7 @@ class _Emitter(HopperOps, DebugOps):
         body = "\n".join(self.lines)
         take = trace_code.take_lines(mark=bool(self._marking)) if self.trace else ["  br label %start"]
         entry = "\n".join([*self._tmap_prefetch(), "entry:", *stamps, *early, *pdl, "  %tid = call i32 @llvm.nvvm.read.ptx.sreg.tid.x()",
-                           *self._entry_lines, *take, "start:"])
+                           *self._role_tids, *self._entry_lines, *take, "start:"])
         module_globals = ["@smem = external addrspace(3) global [0 x i8], align 1024", *globals_, *self.cluster_bufs]
         name = _ident(k.name)
         # a kernel named as one of the module's globals (`smem`, `tilec_trace`) was a redefinition LLVM

@@ -67,9 +67,9 @@ class AccView:
         key = ("acctile", self.layout.warps, self.M, self.N)  # type: ignore[assignment]
         got = em._coord_cache.get(key)
         if got is None:
-            lane = em.entry_emit("and i32 %tid, 31")
+            lane = em.entry_emit(f"and i32 {em.tid0()}, 31")
             if self.M > 1:
-                w = em.entry_emit("lshr i32 %tid, 5")
+                w = em.entry_emit(f"lshr i32 {em.tid0()}, 5")
                 row = em.entry_emit(f"add i32 {em.entry_emit(f'mul i32 {w}, {self.WM}')}, "
                                     f"{em.entry_emit(f'lshr i32 {lane}, 2')}")
             else:
@@ -107,9 +107,9 @@ class AccView:
             return self._owner_cols(em)
         conds = []
         if self.N == 1:
-            conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit('and i32 %tid, 3')}, 0"))
+            conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit(f'and i32 {em.tid0()}, 3')}, 0"))
         if self.M == 1:
-            conds.append(em.entry_emit("icmp ult i32 %tid, 4"))
+            conds.append(em.entry_emit(f"icmp ult i32 {em.tid0()}, 4"))
         return em.and_all(conds)
 
     def _owner_cols(self, em: Any) -> str | None:
@@ -368,7 +368,7 @@ def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: 
     row off the tensor's edge (or a misaligned one) stores element by
     element with bounds tests."""
     assert view.rdim is not None and view.cdim is not None
-    q = em.entry_emit("and i32 %tid, 3")
+    q = em.entry_emit(f"and i32 {em.tid0()}, 3")
     bits = {s: em.entry_emit(f"icmp ne i32 {em.entry_emit(f'and i32 {q}, {s}')}, 0") for s in (1, 2)}
     words: dict[int, list[list[str]]] = {}
     for r, ks in rows.items():

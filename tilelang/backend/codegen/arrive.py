@@ -50,7 +50,7 @@ def emit_last_block(em: Any, op: ir.LastBlock) -> None:
     em.need_smem(4, op.span)
     em.barrier()
     one, rst, rjoin, every = (em.new_label(h) for h in ("lb_one", "lb_reset", "lb_kept", "lb_all"))
-    is0 = em.emit("icmp eq i32 %tid, 0")
+    is0 = em.emit(f"icmp eq i32 {em.tid0()}, 0")
     em.cbr(is0, one, every)
     em.label(one)
     ptr = _counter(em, op.group)
@@ -101,7 +101,7 @@ def _emit_waiting(em: Any, op: ir.LastBlock) -> None:
     mine = em.emit(f"icmp eq i32 {bid}, {nm1}")
     one, signal, spin, rst, every, wsync, done = (
         em.new_label(h) for h in ("aw_one", "aw_signal", "aw_spin", "aw_reset", "aw_every", "aw_sync", "aw_done"))
-    is0 = em.emit("icmp eq i32 %tid, 0")
+    is0 = em.emit(f"icmp eq i32 {em.tid0()}, 0")
     em.cbr(is0, one, every)
     em.label(one)
     ptr = _counter(em, op.group)
@@ -139,7 +139,7 @@ def emit_queue_pull(em: Any, op: ir.QueuePull) -> None:
     em.env[op.result.id] = em.emit(
         'call i32 asm sideeffect "{ .reg .pred %p; setp.eq.u32 %p, $1, 0; mov.u32 $0, 0; '
         '@%p atom.relaxed.gpu.global.add.u32 $0, [$2], 1; }", '
-        f'"=r,r,l"(i32 %tid, ptr addrspace(1) {ptr})')
+        f'"=r,r,l"(i32 {em.tid0()}, ptr addrspace(1) {ptr})')
 
 
 def emit_queue_take(em: Any, op: ir.QueueTake) -> None:
@@ -156,7 +156,7 @@ def emit_queue_take(em: Any, op: ir.QueueTake) -> None:
     em.need_smem(4, op.span)
     em.barrier()
     one, rst, every = em.new_label("qt_one"), em.new_label("qt_reset"), em.new_label("qt_all")
-    is0 = em.emit("icmp eq i32 %tid, 0")
+    is0 = em.emit(f"icmp eq i32 {em.tid0()}, 0")
     em.cbr(is0, one, every)
     em.label(one)
     t = em.scalar(op.ticket)

@@ -114,6 +114,15 @@ class EmitterCore:
         self.layouts = kernel.layouts
         self.role_tid = "%tid"
         self.in_roles = False  # inside `WarpSpecialize`'s roles (`hopper.py`)
+        # the current warp role's first thread (0 outside roles; `hopper.warp_specialize`): helpers that pick
+        # a thread or a position from the thread id take it relative to the role (`tid0`)
+        self.role_base = 0
+        self._role_tids: list[str] = []  # the entry block's `%tid.r<base>` lines (`tid0`)
+        # inside a `WarpSpecialize`: the role being emitted (an index into `role_names`) and the scratch bytes each
+        # role used, (role, first byte, end) (`_claim_scratch`); None outside roles
+        self.role_index = 0
+        self.role_names: tuple[str, ...] = ()
+        self._role_scratch: list[tuple[int, int, int]] | None = None
         # Scratch shared memory (conversions, reductions) starts after the buffers
         # the GPU IR allocated (`smem_alloc`).
         self._scratch = ("@smem" if not kernel.smem_bytes else
@@ -142,8 +151,10 @@ class EmitterCore:
         self._trigger_loop: object | None = None
         self._pre_wait: frozenset[str] = frozenset()
         self.facts = facts
-        self._flat_cache: dict[tuple[int, int, int], str] = {}
-        self._coord_cache: dict[tuple[int, ...], str] = {}
+        # the views' thread geometry (`codegen/views.py`), computed once in the entry block: one cache a role base
+        # (`tid0`), so a role that does not start at thread 0 gets positions of its own
+        self._flat_caches: dict[int, dict[tuple[int, int, int, int], str]] = {}
+        self._coord_caches: dict[int, dict[tuple[int, ...], str]] = {}
         self._mult: dict[int, int] = {}  # value id -> known divisor (for specialisation)
         self.rounded: dict[str, str] = {}  # a register rounded to f16/bf16 -> the f32 it was rounded from
         written = {op.tensor for op in gpu_walk(kernel.body) if isinstance(op, ir.Store | ir.AtomicRMW)}
@@ -165,6 +176,27 @@ class EmitterCore:
         self.cluster_pending = False
         self.cluster_deferred: list[tuple[ir.ClusterGather, str, int, int]] = []
         self.cluster_done = 0
+
+    @property
+    def _flat_cache(self) -> dict[tuple[int, int, int, int], str]:
+        return self._flat_caches.setdefault(self.role_base, {})
+
+    @property
+    def _coord_cache(self) -> dict[tuple[int, ...], str]:
+        return self._coord_caches.setdefault(self.role_base, {})
+
+    def tid0(self) -> str:
+        """i32: this thread's index relative to the warp role it runs in (`%tid` outside roles and in a role of
+        warp 0), defined in the entry block so that entry-block code (`entry_emit`) may read it too. What picks
+        "thread 0", a lane or a warp, or a thread's elements of a layout, reads this: inside a role that starts
+        at warp w the block-wide `%tid` of its first thread is 32 w, and `%tid == 0` elects no thread of it."""
+        if not self.role_base:
+            return "%tid"
+        name = f"%tid.r{self.role_base}"
+        line = f"  {name} = sub i32 %tid, {self.role_base}"
+        if line not in self._role_tids:
+            self._role_tids.append(line)
+        return name
 
     # -- basic emission -------------------------------------------------------
     def tmp(self) -> str:
@@ -361,7 +393,9 @@ class EmitterCore:
             self.barrier()
         self.hazards.add(tensor, a)
 
-    def need_smem(self, nbytes: int, span: Span) -> None:
+    def need_smem(self, nbytes: int, span: Span, start: int = 0) -> None:
+        """Scratch bytes `start` .. `nbytes` (after the allocated buffers) are used here."""
+        self._claim_scratch(start, nbytes)
         self._scratch_used = True
         nbytes += self.k.smem_bytes  # scratch space starts after the allocated buffers
         self.smem_bytes = max(self.smem_bytes, nbytes)
@@ -372,6 +406,23 @@ class EmitterCore:
                 "needs too much shared memory",
                 "use smaller tiles (smaller const generics or partition shapes)",
             )
+
+    def _claim_scratch(self, start: int, end: int) -> None:
+        """Inside a `WarpSpecialize`, the roles run at the same time and a role's barrier (`barrier`) orders only
+        its own threads: two roles whose scratch bytes overlap would race (the GEMM's pingpong consumers,
+        `Role.slot` 0 and 1, each stage their stores in an area of their own, `hopper.store_wgmma`; any other
+        scratch exchange starts at byte 0). No pipeline puts a second scratch user in a role today: refuse one."""
+        claims = self._role_scratch
+        if claims is None or end <= start:
+            return
+        mine = self.role_index
+        for role, s, e in claims:
+            if role != mine and s < end and start < e:
+                raise AssertionError(
+                    f"internal: scratch shared memory bytes {max(s, start)}..{min(e, end)} are used by two warp roles "
+                    f"that run at the same time ({self.role_names[role]} and {self.role_names[mine]}): a race the "
+                    "roles' barriers do not order; give each role its own scratch area")
+        claims.append((mine, start, end))
 
     def smem_ptr(self, byte_off: int, dt: DType, index: str) -> str:
         base = self.scratch if byte_off == 0 else self.emit(f"getelementptr i8, ptr addrspace(3) {self.scratch}, i32 {byte_off}")

@@ -95,7 +95,7 @@ class DebugOps(ControlOps):
         S = fmt.size
         self.need_smem(8, op.span)
         self.barrier()
-        is0 = self.emit("icmp eq i32 %tid, 0")
+        is0 = self.emit(f"icmp eq i32 {self.tid0()}, 0")
         res_l, jn = self.new_label("pr"), self.new_label("pj")
         self.cbr(is0, res_l, jn)
         self.label(res_l)

@@ -165,7 +165,7 @@ def cp_async_transposed(em: Any, op: g.CpAsyncTile) -> None:
     runs = R * (K // run)
     T = em.T
     for j in range(-(-runs // T)):
-        u = em.emit(f"add i32 %tid, {j * T}") if j else "%tid"
+        u = em.emit(f"add i32 {em.tid0()}, {j * T}") if j else em.tid0()
         after = None
         if (j + 1) * T > runs:
             go, after = em.new_label("tc"), em.new_label("td")

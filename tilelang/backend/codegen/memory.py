@@ -306,7 +306,7 @@ class MemoryOps(ArithOps):
                 conds += [owner, self.chunk_valid(lay, k)]
             else:
                 # A scalar atomic is one operation per block, not one per thread.
-                conds.append(self.emit("icmp eq i32 %tid, 0"))
+                conds.append(self.emit(f"icmp eq i32 {self.tid0()}, 0"))
             coords = []
             for idx in op.indices:
                 v = self.get(idx)

@@ -83,8 +83,8 @@ class MmaOps(ReductionOps):
                 and M % 16 == 0 and N % 8 == 0 and K % 16 == 0)
 
     def _tc_lanes(self) -> tuple[str, str, str]:
-        warp = self.emit("lshr i32 %tid, 5")
-        lane = self.emit("and i32 %tid, 31")
+        warp = self.emit(f"lshr i32 {self.tid0()}, 5")
+        lane = self.emit(f"and i32 {self.tid0()}, 31")
         g = self.emit(f"lshr i32 {lane}, 2")
         q2 = self.emit(f"shl i32 {self.emit(f'and i32 {lane}, 3')}, 1")
         return warp, g, q2
@@ -207,7 +207,7 @@ class MmaOps(ReductionOps):
             fty = "i32"
         self.declare(f"declare {{ float, float, float, float }} @{mma_name}({', '.join([fty] * 6)}, "
                      "float, float, float, float)")
-        lane = self.emit("and i32 %tid, 31")
+        lane = self.emit(f"and i32 {self.tid0()}, 31")
         # ldmatrix x4 for A: lane t gives row (t % 8) + 8 * ((t / 8) % 2), column 8 * (t / 16)
         lr = self.emit(f"and i32 {lane}, 7")
         lm = self.emit(f"lshr i32 {lane}, 3")

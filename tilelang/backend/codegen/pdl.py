@@ -263,11 +263,11 @@ def bulk_prefetch_tile(em: Any, tensor: str, offsets: list[str], shape: tuple[in
     nbytes, col_ok = _row_extent(em, info, offsets, cols)
     w = em.T // 32
     if spread and w > 1:
-        warp = em.emit("udiv i32 %tid, 32")
-        lane = em.emit("urem i32 %tid, 32")
+        warp = em.emit(f"udiv i32 {em.tid0()}, 32")
+        lane = em.emit(f"urem i32 {em.tid0()}, 32")
         first = em.emit(f"add i32 {em.emit(f'mul i32 {lane}, {w}')}, {warp}")
     else:
-        first = "%tid"
+        first = em.tid0()
     for t in range(-(-rows // em.T)):
         r = em.emit(f"add i32 {first}, {t * em.T}") if t else first
         conds = [em.emit(f"icmp ult i32 {r}, {rows}"), *col_ok]
@@ -299,7 +299,7 @@ def line_prefetch_tile(em: Any, tensor: str, offsets: list[str], shape: tuple[in
     lines = -(-cols * em.msize(info) // LINE)
     nbytes, col_ok = _row_extent(em, info, offsets, cols)
     for t in range(-(-rows * lines // em.T)):
-        f = em.emit(f"add i32 %tid, {t * em.T}") if t else "%tid"
+        f = em.emit(f"add i32 {em.tid0()}, {t * em.T}") if t else em.tid0()
         r = em.emit(f"udiv i32 {f}, {lines}") if lines > 1 else f
         j = em.emit(f"urem i32 {f}, {lines}") if lines > 1 else "0"
         at = em.emit(f"mul i32 {j}, {LINE}")

@@ -208,9 +208,9 @@ class ReductionOps(MemoryOps):
                 m //= 2
             partials.append((o, members, part))
         self.barrier()
-        lane_in_block = self.emit(f"and i32 %tid, {G - 1}") if G > 1 else "0"
+        lane_in_block = self.emit(f"and i32 {self.tid0()}, {G - 1}") if G > 1 else "0"
         leader = self.emit(f"icmp eq i32 {lane_in_block}, 0") if G > 1 else None
-        beta = self.emit(f"lshr i32 %tid, {G.bit_length() - 1}") if G > 1 else "%tid"
+        beta = self.emit(f"lshr i32 {self.tid0()}, {G.bit_length() - 1}") if G > 1 else self.tid0()
         c_idx = self.emit(f"urem i32 {beta}, {C}") if C > 1 else "0"
         for o, members, part in partials:
             if not (o >= 0).any():
@@ -269,7 +269,7 @@ class ReductionOps(MemoryOps):
             ident = const_operand(acc_dt, 0 if op.op is R.MAX else (1 << dt.bits) - 1)
         self.barrier()
         for i in range(-(-n_out // self.T)):
-            idx = self.emit(f"add i32 %tid, {i * self.T}")
+            idx = self.emit(f"add i32 {self.tid0()}, {i * self.T}")
             ok = self.emit(f"icmp ult i32 {idx}, {n_out}")
             go, jn = self.new_label("ri"), self.new_label("rj")
             self.cbr(ok, go, jn)

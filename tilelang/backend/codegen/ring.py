@@ -40,7 +40,7 @@ def emit_op(em: Any, op: object) -> bool:
 def _slot(em: Any, buf: Any, stage: str, stage_bytes: int, k: int) -> str:
     """ptr addrspace(3) of this thread's chunk k in stage `stage` of ring `buf`."""
     base = em.emit(f"add i32 {em.env[buf.id].offset}, {em.emit(f'mul i32 {stage}, {stage_bytes}')}")
-    slot = em.emit(f"shl i32 {em.emit(f'add i32 %tid, {k * em.T}')}, 4")
+    slot = em.emit(f"shl i32 {em.emit(f'add i32 {em.tid0()}, {k * em.T}')}, 4")
     return str(em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {em.emit(f'add i32 {base}, {slot}')}"))
 
 

@@ -94,6 +94,8 @@ def ring_mma(em: Any, op: g.RingMma) -> None:
     if C > 1:
         n0 = em.emit(f"mul i32 {em.emit(f'udiv i32 {warp}, {W}')}, {NW}")
         warp = em.emit(f"urem i32 {warp}, {W}")
+    lane = em.emit(f"and i32 {em.tid0()}, 31")
+    warp = em.emit(f"lshr i32 {em.tid0()}, 5")
     l8 = em.emit(f"and i32 {lane}, 7")
     m4 = em.emit(f"lshr i32 {lane}, 3")
     m_lo = em.emit(f"and i32 {m4}, 1")

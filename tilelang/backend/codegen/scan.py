@@ -116,7 +116,7 @@ def scan_blocked(em: Any, op: ir.Scan) -> bool:
     W = m.warps
     warp_d = xv.warp_digit(em, fa)
     warp_pos = warp_d if m.wpc == W else em.emit(f"and i32 {warp_d}, {W - 1}")
-    lane = em.emit("and i32 %tid, 31")
+    lane = em.emit(f"and i32 {em.tid0()}, 31")
     # the lane holding the last position of this thread's group along `fa`
     last_src = em.emit(f"or i32 {em.emit(f'and i32 {lane}, {31 ^ ((m.tpw - 1) << m.lshift)}')}, "
                        f"{(L - 1) << m.lshift}") if L > 1 else None

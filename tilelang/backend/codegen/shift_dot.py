@@ -225,8 +225,8 @@ def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, s
     em.need_smem(at + lines * 4, span)
     n = C if rows else R
     W = em.T // 32
-    lane = em.emit("and i32 %tid, 31")
-    warp = em.emit("lshr i32 %tid, 5")
+    lane = em.emit(f"and i32 {em.tid0()}, 31")
+    warp = em.emit(f"lshr i32 {em.tid0()}, 5")
     for chunk in range(-(-lines // W)):
         line = em.emit(f"add i32 {warp}, {chunk * W}")
         valid = em.emit(f"icmp ult i32 {line}, {lines}")  # the same in every lane of the warp

@@ -136,8 +136,8 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
             em.cbr(em.emit(f"icmp ult i32 {chunk}, {total}"), go, after)
             em.label(go)
         if c is not None and em.T % cpr == 0:  # chunk tid + c T: the thread's column, c T / cpr rows down
-            cc = em.emit(f"urem i32 %tid, {cpr}")
-            r = em.emit(f"add i32 {em.emit(f'udiv i32 %tid, {cpr}')}, {c * em.T // cpr}")
+            cc = em.emit(f"urem i32 {em.tid0()}, {cpr}")
+            r = em.emit(f"add i32 {em.emit(f'udiv i32 {em.tid0()}, {cpr}')}, {c * em.T // cpr}")
         else:
             r = em.emit(f"udiv i32 {chunk}, {cpr}")
             cc = em.emit(f"urem i32 {chunk}, {cpr}")
@@ -164,11 +164,11 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     steps = -(-total // em.T)
     if op.vector or steps == 1:
         for c in range(steps):
-            copy(em.emit(f"add i32 %tid, {c * em.T}"), (c + 1) * em.T > total, c)
+            copy(em.emit(f"add i32 {em.tid0()}, {c * em.T}"), (c + 1) * em.T > total, c)
         return
 
     def body(it: str, cur: list[str]) -> list[str]:
-        copy(em.emit(f"add i32 {em.emit(f'mul i32 {it}, {em.T}')}, %tid"), total % em.T != 0)
+        copy(em.emit(f"add i32 {em.emit(f'mul i32 {it}, {em.T}')}, {em.tid0()}"), total % em.T != 0)
         return []
 
     em.counted_loop(0, steps, [], body)
@@ -218,8 +218,8 @@ class _Fragments:
         WM, WN = self.M // wm, self.N // wn
         self.MT, self.NT = WM // 16, WN // 8
         self.a_off, self.b_off = _off(em, a), _off(em, op.b)
-        lane = em.emit("and i32 %tid, 31")
-        warp = em.emit("lshr i32 %tid, 5")
+        lane = em.emit(f"and i32 {em.tid0()}, 31")
+        warp = em.emit(f"lshr i32 {em.tid0()}, 5")
         wm_i = em.emit(f"udiv i32 {warp}, {wn}")
         wn_i = em.emit(f"urem i32 {warp}, {wn}")
         self.l8 = em.emit(f"and i32 {lane}, 7")

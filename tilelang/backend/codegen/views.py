@@ -59,15 +59,18 @@ class ChunkedView:
 
     def flat(self, em: Any, k: int, j: int) -> str:
         """i32 flat element index of slot (k, j) of this thread."""
-        key = (self.V, k, j)
+        key = (self.V, k, j, self.T)
         got = em._flat_cache.get(key)
         if got is None:
-            # Computed in the entry block so every later block may use it.
-            name = f"%f.{self.V}.{k}.{j}"
-            em._entry_lines.append(f"  {name} = add i32 %tidv{self.V}, {(k * self.T) * self.V + j}")
-            if self.V not in em._tidv:
-                em._tidv.add(self.V)
-                em._entry_lines.insert(0, f"  %tidv{self.V} = mul i32 %tid, {self.V}")
+            # Computed in the entry block so every later block may use it. Inside a warp role the thread id is
+            # the role's (`tid0`: `%tidv4.r128` in a role of thread 128) and T its threads (`.t128`)
+            tid = em.tid0()
+            tv = f"%tidv{self.V}{tid[4:]}"
+            name = f"%f.{self.V}.{k}.{j}{tid[4:]}" + (f".t{self.T}" if k and self.T != em.k.num_warps * 32 else "")
+            em._entry_lines.append(f"  {name} = add i32 {tv}, {(k * self.T) * self.V + j}")
+            if tv not in em._tidv:
+                em._tidv.add(tv)
+                em._entry_lines.insert(0, f"  {tv} = mul i32 {tid}, {self.V}")
             em._flat_cache[key] = name
             got = name
         return got
@@ -191,13 +194,13 @@ def _dim_maps(lay: Blocked, full: tuple[int, ...]) -> tuple[DimMap, ...]:
     return tuple(out)
 
 
-_TID = {"lane": "and i32 %tid, 31", "warp": "lshr i32 %tid, 5"}
+_TID = {"lane": "and i32 {}, 31", "warp": "lshr i32 {}, 5"}
 
 
 def _tid_field(em: Any, kind: str, count: int, shift: int) -> str:
     """i32: `count` values (a power of two) of this thread's lane or warp index
     (`kind`) from bit `shift` up, emitted anew in the entry block."""
-    base = em.entry_emit(_TID[kind])
+    base = em.entry_emit(_TID[kind].format(em.tid0()))
     sh = em.entry_emit(f"lshr i32 {base}, {shift}") if shift else base
     return em.entry_emit(f"and i32 {sh}, {count - 1}")  # type: ignore[no-any-return]
 
@@ -487,8 +490,8 @@ class MmaTileView:
         key = ("mmatile", self.layout, self.shape)
         got = em._coord_cache.get(key)
         if got is None:
-            lt = em.entry_emit("and i32 %tid, 31")
-            w = em.entry_emit("lshr i32 %tid, 5")
+            lt = em.entry_emit(f"and i32 {em.tid0()}, 31")
+            w = em.entry_emit(f"lshr i32 {em.tid0()}, 5")
             wn = self.layout.warps_n
             wm_i = em.entry_emit(f"udiv i32 {w}, {wn}")
             wn_i = em.entry_emit(f"urem i32 {w}, {wn}")

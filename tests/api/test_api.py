@@ -463,6 +463,7 @@ class _FakeCpuTensor:
     __module__ = "torch"
     is_cuda = False
     dtype = "torch.float32"
+    requires_grad = False  # (the key reads it: a written leaf that requires grad is refused, huser19)
 
     def __init__(self, a: np.ndarray) -> None:
         self.a, self.shape = a, a.shape

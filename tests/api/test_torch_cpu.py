@@ -33,11 +33,63 @@ def test_cpu_tensors_run_in_place(add) -> None:  # type: ignore[no-untyped-def]
     torch.testing.assert_close(z, x + y, rtol=0, atol=0)
 
 
-def test_output_that_requires_grad(add) -> None:  # type: ignore[no-untyped-def]
+def test_an_output_leaf_that_requires_grad_is_refused_as_pytorch_refuses_it(add) -> None:  # type: ignore[no-untyped-def]
+    """PyTorch refuses an in-place write to a leaf that requires grad ("a leaf Variable that requires grad is
+    being used in an in-place operation"); a kernel's `&mut` write is one (huser19: it was written without a
+    word). E0803, whose help gives `torch.no_grad()` and `.detach()`; each runs."""
     x, y = torch.ones(64), torch.ones(64)
     z = torch.zeros(64, requires_grad=True)
-    add.add(P(z, [64]), x, y).sync()
-    assert float(z.detach().sum()) == 128.0
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        z.add_(1.0)  # PyTorch's own refusal, which the API's follows
+    for _ in range(2):  # (the second call: no plan or memo of the first serves it)
+        with pytest.raises(tilelang.CallError, match=r"E0803(.|\n)*`z` of kernel `add` is a PyTorch leaf tensor "
+                           r"that requires grad(.|\n)*`with torch.no_grad\(\):`(.|\n)*`z.detach\(\)`") as info:
+            add.add(P(z, [64]), x, y)
+    assert info.value.code == "E0803"
+    assert float(z.detach().abs().sum()) == 0.0  # nothing ran
+    with torch.no_grad():  # an optimiser's step: allowed, as PyTorch allows `z.add_(..)` there
+        add.add(P(z, [64]), x, y).sync()
+    assert float(z.detach().sum()) == 128.0 and z.requires_grad and z.grad is None
+    add.add(P(z.detach(), [64]), x, torch.full((64,), 2.0)).sync()  # the help's other spelling: its memory
+    assert float(z.detach().sum()) == 64 * 3
+    with pytest.raises(tilelang.CallError, match="E0803"):  # the same tensor after the no_grad calls' plans
+        add.add(P(z, [64]), x, y)
+
+
+def test_a_plain_tensor_s_plan_does_not_serve_a_leaf_that_requires_grad(add) -> None:  # type: ignore[no-untyped-def]
+    x, y, z = torch.ones(64), torch.ones(64), torch.zeros(64)
+    for _ in range(3):  # a plan and a memo for a plain output
+        add.add(P(z, [64]), x, y).sync()
+    z.requires_grad_(True)
+    with pytest.raises(tilelang.CallError, match="E0803"):
+        add.add(P(z, [64]), x, y)
+    w = torch.zeros(64, requires_grad=True)
+    with pytest.raises(tilelang.CallError, match="E0803"):
+        add.add(P(w, [64]), x, y)
+
+
+def test_inputs_and_non_leaves_that_require_grad_are_still_taken(add) -> None:  # type: ignore[no-untyped-def]
+    """PyTorch allows an in-place write to a non-leaf (autograd's version counter catches a backward pass
+    that would read it: test_autograd_sees_the_kernels_writes), and reading a leaf is no write."""
+    p = torch.ones(64, requires_grad=True)
+    z = torch.zeros(64)
+    add.add(P(z, [64]), p, p).sync()
+    assert float(z.sum()) == 128.0
+    h = p * 1.0  # a non-leaf that requires grad
+    add.add(P(h, [64]), torch.ones(64), torch.ones(64)).sync()
+    assert float(h.detach().sum()) == 128.0
+
+
+def test_a_host_function_refuses_a_leaf_that_requires_grad() -> None:
+    mod = tilelang.compile(
+        "kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    z.store(z.load() + 1.0);\n}\n"
+        "fn bump(x: &mut Tensor<f32, [?]>) {\n    k(x.partition([4])).sync();\n}\n")
+    w = torch.zeros(8, requires_grad=True)
+    with pytest.raises(tilelang.CallError, match=r"E0803(.|\n)*`x` of function `bump` is a PyTorch leaf tensor"):
+        mod.bump(w)
+    with torch.no_grad():
+        mod.bump(w)
+    assert float(w.detach().sum()) == 8.0
 
 
 def test_mixing_torch_and_numpy_on_the_cpu(add) -> None:  # type: ignore[no-untyped-def]

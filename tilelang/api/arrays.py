@@ -169,6 +169,33 @@ def read_only_text(ref: ArrayRef, what: str, name: str, writes: str) -> tuple[st
     )
 
 
+def grad_leaf(ref: ArrayRef) -> bool:
+    """`ref` is a PyTorch leaf tensor that requires grad (a parameter, an input made with
+    `requires_grad=True`) while autograd records: PyTorch refuses an in-place write to one
+    ("a leaf Variable that requires grad is being used in an in-place operation"), as a
+    write by a kernel must be too (under `torch.no_grad()`, an optimiser's step, it may)."""
+    if ref.library != "torch":
+        return False
+    t = ref.obj
+    if not (getattr(t, "requires_grad", False) and getattr(t, "is_leaf", False)):
+        return False
+    torch = sys.modules.get("torch")
+    enabled = getattr(torch, "is_grad_enabled", None)
+    return bool(enabled()) if enabled is not None else True
+
+
+def grad_leaf_text(what: str, name: str, writes: str) -> tuple[str, str]:
+    """(message, help) of E0803 for a PyTorch leaf that requires grad given to a written
+    parameter (`grad_leaf`); `writes` says who writes it (`the kernel writes it`)."""
+    return (
+        f"{what} is a PyTorch leaf tensor that requires grad, but {writes} in place: PyTorch "
+        "refuses an in-place write to such a leaf (autograd would not see it)",
+        f"to update it outside autograd (an optimiser's step), make the call inside "
+        f"`with torch.no_grad():`; to write the results into its memory, pass `{name}.detach()`; "
+        f"for a result autograd tracks, pass a new tensor (`torch.empty_like({name})`)",
+    )
+
+
 def immutable(ref: ArrayRef) -> bool:
     """An array of a library whose arrays never change (JAX): a copy of one
     is as good as its memory for reading, at any time."""

@@ -196,6 +196,13 @@ class _Call:
         elif mutable and ref.readonly:
             message, fix = arrays.read_only_text(ref, what, spec.name, "the kernel writes it")
             self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
+        if mutable and ref.library == "torch" and getattr(ref.obj, "requires_grad", False):
+            # the key holds `requires_grad` but not autograd's mode, which decides (`grad_leaf`):
+            # such a call takes this path each time
+            self.keep_plan = False
+            if arrays.grad_leaf(ref):
+                message, fix = arrays.grad_leaf_text(what, spec.name, "the kernel writes it")
+                self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
         if ref.copied and (mutable or not arrays.immutable(ref)):  # (a JAX array's copy is its value)
             message, fix = arrays.copied_text(ref, what, spec.name, "the kernel writes it", mutable)
             self.fail(spec, message, help=fix, code=acodes.UNUSABLE_ARRAY)

@@ -156,9 +156,11 @@ def torch_sig(v: Any) -> tuple[Any, ...]:
     accelerator the checked path refuses) and the negative bit (a lazy
     negation, refused: E0801; a repeat call's `t._neg_view()` of a first
     call's `t` read the un-negated memory on the GPU, and NumPy's refusal on
-    the CPU was a traceback; hrev18), read with the tensor's cheapest
-    accessors (`__cuda_array_interface__` would cost microseconds)."""
-    return (type(v), v.dtype, v.shape, v.is_contiguous(), v.device, v.is_neg())
+    the CPU was a traceback; hrev18), and `requires_grad` (a written leaf
+    that requires grad is refused while autograd records, E0803, whose mode
+    no key holds: such a call's plan is never kept), read with the tensor's
+    cheapest accessors (`__cuda_array_interface__` would cost microseconds)."""
+    return (type(v), v.dtype, v.shape, v.is_contiguous(), v.device, v.is_neg(), v.requires_grad)
 
 
 def probe(v: Any) -> tuple[tuple[Any, ...], int] | None:
@@ -393,7 +395,7 @@ _KEYERS: dict[tuple[tuple[str, ...], bool], Any] = {}
 _ARRAY_TEMPLATE = """\
     c = type(a{i})
     if c in TORCH:
-        k{i} = (c, a{i}.dtype, a{i}.shape, a{i}.is_contiguous(), a{i}.device, a{i}.is_neg())
+        k{i} = (c, a{i}.dtype, a{i}.shape, a{i}.is_contiguous(), a{i}.device, a{i}.is_neg(), a{i}.requires_grad)
         p{i} = a{i}.data_ptr()
     elif c is NDARRAY:
         k{i} = (c, a{i}.dtype, a{i}.shape, a{i}.strides, a{i}.flags.writeable)

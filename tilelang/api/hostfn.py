@@ -431,6 +431,9 @@ class HostFunction:
                 help=fix,
                 code=acodes.READ_ONLY_ARRAY,
             )
+        if mutable and arrays.grad_leaf(ref):  # PyTorch refuses an in-place write to it
+            message, fix = arrays.grad_leaf_text(what, name, _WRITES)
+            raise CallError(message, where=where, help=fix, code=acodes.READ_ONLY_ARRAY)
         if mutable and ref.copied:  # copied back into the export's copy: lost
             message, fix = arrays.copied_text(ref, what, name, _WRITES, True)
             raise CallError(message, where=where,

@@ -547,9 +547,15 @@ class KernelIndex:
         mut_loop = next((n.ident.name for n in ast.walk(ie) if isinstance(n, ast.Name)
                          and id(self.view.symbol_of(n)) in loops), None)
         other = self._other_tiles_loop(ie, qname)
+        sized = self._shape_loop(ie) if other is None else None
+        if sized is not None:
+            other = (sized[0], "")
         v = ie.ident.name if isinstance(ie, ast.Name) else "j"
         why = (
-            f"`{other[0]}` counts the tiles of `{other[1]}`, not of `{qname}`: they may be more"
+            f"`{sized[0]}` counts up to `{sized[1]}`, a run-time size the checker does not relate to "
+            f"`{qname}`'s own tile"
+            if sized is not None
+            else f"`{other[0]}` counts the tiles of `{other[1]}`, not of `{qname}`: they may be more"
             if other is not None
             else f"`{mut_loop}` is a `for mut` loop variable: the body may assign it, so its range is not tracked"
             if mut_loop is not None
@@ -569,6 +575,8 @@ class KernelIndex:
             )
             .with_help(
                 f"loop over `{qname}`'s own nested tiles: `for {other[0]} in 0..{qname}.num_tiles({k})`"
+                + (" (loads past a tensor's edge read zeros and stores past it are dropped, so the tiles "
+                   "past the data do no harm)" if sized is not None else "")
                 if other is not None else
                 f"index with a loop variable of `for {v} in 0..{qname}."
                 f"num_tiles({k})`, a constant, or `block_id`, or clamp it into "
@@ -590,6 +598,33 @@ class KernelIndex:
                 if isinstance(end, ast.MethodCall) and end.method.name == "num_tiles" and \
                         isinstance(end.receiver, ast.Name) and end.receiver.ident.name != qname:
                     return ie.ident.name, end.receiver.ident.name
+        return None
+
+    def _shape_loop(self, ie: ast.Expr) -> tuple[str, str] | None:
+        """(`c`, `(len + C - 1) / C`) where index `ie` is the variable of a `for c in 0..END` whose END reads a
+        tensor's shape (round 19: a chunked scan over `q.shape()[1]` stored through the output's nested tiles:
+        the label said "this index may depend on tensor data", which it does not)."""
+        if not isinstance(ie, ast.Name):
+            return None
+        sym = self.view.symbol_of(ie)
+        inits = {id(self.view.symbol_of(n.pattern)): n.value for n in ast.walk(self.fn.body)
+                 if isinstance(n, ast.Let) and isinstance(n.pattern, ast.NamePat) and n.value is not None}
+        for n in ast.walk(self.fn.body):
+            if isinstance(n, ast.For) and isinstance(n.pattern, ast.NamePat) and \
+                    self.view.symbol_of(n.pattern) is sym and isinstance(n.iter, ast.RangeExpr) and \
+                    n.iter.end is not None:
+                todo, seen = [n.iter.end], 0
+                while todo and seen < 64:
+                    e = todo.pop()
+                    seen += 1
+                    for m in ast.walk(e):
+                        if isinstance(m, ast.MethodCall) and m.method.name in ("load", "load_padded", "load_like",
+                                                                                "item"):
+                            return None  # data: `_untracked` says so
+                        if isinstance(m, ast.MethodCall) and m.method.name == "shape":
+                            return ie.ident.name, text(n.iter.end)
+                        if isinstance(m, ast.Name) and id(self.view.symbol_of(m)) in inits:
+                            todo.append(inits[id(self.view.symbol_of(m))])
         return None
 
     def _untracked(self, ie: ast.Expr) -> str:

@@ -33,6 +33,8 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
     broadcast_shapes,
+    divisibility_gap,
+    divisibility_help,
     elem_of,
     shape_str,
 )
@@ -319,6 +321,9 @@ def _other_axis_hint(tcx: CheckCx, v: ast.Expr, dst: tuple[Dim, ...]) -> str | N
 
 
 def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, ...]) -> str:
+    gap = divisibility_gap(have, want)
+    if gap is not None:
+        return divisibility_help(gap)
     if all(d is not None for d in want):
         dst = tuple(d for d in want if d is not None)
         axis = _other_axis_hint(tcx, v, dst)

@@ -46,6 +46,8 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
     broadcast_shapes,
+    divisibility_gap,
+    divisibility_help,
     shape_str,
 )
 from tilelang.sema.widen import widened_sum_help
@@ -436,6 +438,9 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
     (the usual result of a reduction), else the general advice."""
     from tilelang.sema.realign import reduction_axis
 
+    gap = divisibility_gap(sa, sb, broadcast=True)
+    if gap is not None:
+        return divisibility_help(gap)
     for long, short, node in ((sa, sb, rhs), (sb, sa, lhs)):
         if len(long) == len(short) + 1:
             fits = [k for k in range(len(long)) if long[:k] + long[k + 1:] == short]

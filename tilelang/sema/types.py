@@ -23,7 +23,7 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from tilelang.dtypes import DType, kernel_div, trunc_div, trunc_rem
 from tilelang.frozen import frozen
@@ -183,6 +183,57 @@ class Dim:
 
     def __repr__(self) -> str:
         return f"Dim({self})"
+
+
+def divisibility_gap(sa: Sequence[Dim | None], sb: Sequence[Dim | None],
+                     broadcast: bool = False) -> tuple[Dim, Dim, int] | None:
+    """(`G / 2 * 2`, `G`, 2) where two shapes of one rank differ only in dims that would be equal if a
+    division `X / k` (k a constant) in them were exact: `(G / 2) * 2` against `G` (round 19: int4 nibbles
+    unpacked from a [BR, G / 2] tile into [BR, 2 * (G / 2)], stored into a [BR, G] tile). The checker
+    assumes no divisibility, so the fix is a generic for the quotient; None where the gap is anything else
+    (`broadcast`: a dim of 1 against any other is no gap)."""
+    if len(sa) != len(sb):
+        return None
+    found = None
+    for a, b in zip(sa, sb, strict=True):
+        if a is None or b is None or a == b or (broadcast and 1 in (a.const_value, b.const_value)):
+            continue
+        gap = None
+        for x, y in ((a, b), (b, a)):
+            for atom in {t for mono, _ in x.terms for t in mono if isinstance(t, DivAtom)}:
+                k = atom.den.const_value
+                if atom.op != "/" or k is None or k <= 1:
+                    continue
+                exact = Dim(())  # k * x with `num / k` read as exact
+                for mono, c in x.terms:
+                    if atom in mono:
+                        rest = list(mono)
+                        rest.remove(atom)
+                        term = Dim.const(c) * atom.num
+                        for r in rest:
+                            term = term * (Dim.var(r) if isinstance(r, str) else Dim._atom(r))
+                        exact = exact + term
+                    else:
+                        exact = exact + Dim((((mono), c * k),))
+                if exact == y * k:
+                    gap = (x, y, k)
+                    break
+            if gap is not None:
+                break
+        if gap is None:
+            return None
+        found = found or gap
+    return found
+
+
+def divisibility_help(gap: tuple[Dim, Dim, int]) -> str:
+    """The help for `divisibility_gap`'s shapes."""
+    x, y, k = gap
+    quot = next(t for mono, _ in x.terms for t in mono if isinstance(t, DivAtom) and t.den.const_value == k)
+    name = "H" if "H" not in x.symbols() | y.symbols() else "Q"
+    return (f"`{x}` equals `{y}` only where `{quot.num}` is a multiple of {k}, which the checker does not "
+            f"assume: make the quotient a const generic of its own, `const {name}: i32` for `{quot}`, and write "
+            f"`{k} * {name}` where `{quot.num}` was (both sides then read `{k} * {name}`)")
 
 
 def _dim(x: Dim | int) -> Dim:

@@ -256,6 +256,13 @@ class ErrorReporter:
         if tok.type in ("FN", "KERNEL", "CONST", "USE") and d.code == codes.EXPECTED_EXPRESSION:
             return d.with_help(f"`{text}` items are only allowed at the top level of a file; "
                                "move this one out of the function")
+        if text in ("|", "||") and d.code == codes.EXPECTED_EXPRESSION and (
+                text == "||" or re.match(r"\|\s*(?:mut\s+)?[A-Za-z_]\w*\s*(?::[^|]{1,60})?\|", code[start:start + 80])):
+            # Rust's closure `|k: i32| k * 2` (round 19: "write a value here" led nowhere)
+            return d.with_help("Tile has no closures; write a function at the top level of the file, "
+                               "`fn f(k: i32) -> i32 { .. }`, and call it (called from a kernel it is inlined; "
+                               "a tile parameter may take its shape from a const generic: "
+                               "`fn f<const N: i32>(t: Tile<f32, [N]>) -> Tile<f32, [N]>`)")
         if text in ("+", "-") and code.startswith(text, start - len(text)) and start >= len(text):
             return d.with_help(f"Tile has no `{text * 2}` operator; write `x {text}= 1`")
         if text == "*" and code.startswith("*", start - 1) and start >= 1:

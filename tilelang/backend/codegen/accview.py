@@ -86,8 +86,8 @@ class AccView:
         key = ("acctile", W, C, self.M, self.N)
         got = em._coord_cache.get(key)
         if got is None:
-            lane = em.entry_emit("and i32 %tid, 31")
-            w = em.entry_emit("lshr i32 %tid, 5")
+            lane = em.entry_emit(f"and i32 {em.tid0()}, 31")
+            w = em.entry_emit(f"lshr i32 {em.tid0()}, 5")
             row = col = "0"
             if self.M > 1:
                 wr = em.entry_emit(f"urem i32 {w}, {W}")
@@ -117,12 +117,12 @@ class AccView:
         warps (the first: w < warps), one without rows by every row block's (the first: w % warps == 0)."""
         W = self.layout.warps
         conds = []
-        w = em.entry_emit("lshr i32 %tid, 5")
+        w = em.entry_emit(f"lshr i32 {em.tid0()}, 5")
         if self.N == 1:
-            conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit('and i32 %tid, 3')}, 0"))
+            conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit(f'and i32 {em.tid0()}, 3')}, 0"))
             conds.append(em.entry_emit(f"icmp ult i32 {w}, {W}"))
         if self.M == 1:
-            conds.append(em.entry_emit(f"icmp ult i32 {em.entry_emit('and i32 %tid, 31')}, 4"))
+            conds.append(em.entry_emit(f"icmp ult i32 {em.entry_emit(f'and i32 {em.tid0()}, 31')}, 4"))
             conds.append(em.entry_emit(f"icmp eq i32 {em.entry_emit(f'urem i32 {w}, {W}')}, 0"))
         return em.and_all(conds)
 

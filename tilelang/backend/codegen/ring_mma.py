@@ -44,7 +44,7 @@ def acc_to_smem(em: Any, op: g.AccToSmem) -> None:
     ty = {DType.F16: "half", DType.BF16: "bfloat"}[op.buf.dtype]
     regs = em.tile(op.value)
     base = _off(em, op.buf)
-    q4 = em.emit(f"shl i32 {em.emit('and i32 %tid, 3')}, 2")  # the pair's byte in its 16-byte chunk
+    q4 = em.emit(f"shl i32 {em.emit(f'and i32 {em.tid0()}, 3')}, 2")  # the pair's byte in its 16-byte chunk
     for k in range(view.K):
         row, col = view._rc(em, k, 0)
         chunk = em.emit(f"lshr i32 {col}, 3")
@@ -88,14 +88,12 @@ def ring_mma(em: Any, op: g.RingMma) -> None:
     def typed(regs: list[str]) -> list[str]:
         return regs if fty == "i32" else [em.emit(f"bitcast i32 {x} to {fty}") for x in regs]
 
-    lane = em.emit("and i32 %tid, 31")
-    warp = em.emit("lshr i32 %tid, 5")
+    lane = em.emit(f"and i32 {em.tid0()}, 31")
+    warp = em.emit(f"lshr i32 {em.tid0()}, 5")
     n0 = "0"  # the warp's first column (C > 1)
     if C > 1:
         n0 = em.emit(f"mul i32 {em.emit(f'udiv i32 {warp}, {W}')}, {NW}")
         warp = em.emit(f"urem i32 {warp}, {W}")
-    lane = em.emit(f"and i32 {em.tid0()}, 31")
-    warp = em.emit(f"lshr i32 {em.tid0()}, 5")
     l8 = em.emit(f"and i32 {lane}, 7")
     m4 = em.emit(f"lshr i32 {lane}, 3")
     m_lo = em.emit(f"and i32 {m4}, 1")

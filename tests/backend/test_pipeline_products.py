@@ -238,7 +238,9 @@ def test_on_the_gpu_against_the_interpreter(case: str) -> None:
     ex = run.execute(src, "gpu", out=got, name="p.tile")
     assert ex.device.kind == "gpu"
     w, g_ = ([float(x) for x in s.getvalue().split()] for s in (want, got))
-    assert g_ == pytest.approx(w, rel=1e-4), (g_, w)
+    # Sums weighted by randn cancel: the GPU's exp and f16 rounding leave ~2e-4 of such a sum (H100, call 28:
+    # 3798.32 against 3798.71); a column in another's place moves it by its own size.
+    assert g_ == pytest.approx(w, rel=1e-3 if "dkdv 64x64 D128" in case else 1e-4), (g_, w)
 
 
 @pytest.mark.parametrize("case", ["dq bf16", "s05 batched, rows of 74 bytes"])

@@ -117,6 +117,8 @@ class HopperOps:
                     mine = self.emit(f"or i1 {mine}, {c}")  # type: ignore[attr-defined]
                 self.declare("declare i1 @llvm.nvvm.vote.any.sync(i32, i1)")  # type: ignore[attr-defined]
                 self.env[r.id] = self.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")  # type: ignore[attr-defined]
+            case g.WarpgroupIndex(result=r):  # the thread's warpgroup in its role
+                self.env[r.id] = self.emit(f"lshr i32 {self.role_tid}, 7")  # type: ignore[attr-defined]
             case g.WgmmaWait():
                 self.wgmma_wait(op)
             case _:

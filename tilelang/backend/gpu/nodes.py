@@ -378,6 +378,20 @@ class WarpAny:
 
 
 @frozen
+class WarpgroupIndex:
+    """`result` (an i32 scalar, uniform over a WARPGROUP only, unlike other
+    scalars) is the index of the thread's warpgroup in its role (`%tid` /
+    128 of the consumers, whose warpgroup g holds rows [64 g, 64 g + 64) of
+    a wgmma accumulator). Only a branch on it whose sides touch nothing the
+    other warpgroup's threads must meet (no named barrier of the role, no
+    value moved between warpgroups) may read it: the last round's 64-row
+    halves (`passes/attention_qsplit.py`)."""
+
+    result: ir.Value
+    span: Span = DUMMY_SPAN
+
+
+@frozen
 class Touch:
     """`values` are live up to here and computed before it: an empty asm
     statement reading their registers, nothing in the PTX. Keeps LLVM from
@@ -715,6 +729,7 @@ GpuOp = (
     | WgmmaRegA
     | PackPairs
     | WarpAny
+    | WarpgroupIndex
     | Touch
     | Stamp
     | WarpgroupTurn
@@ -742,7 +757,7 @@ GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyTo
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
            CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, RingCopy, RingRead, ZeroRows,
            TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns,
-           AccIndex, AccToSmem)
+           AccIndex, AccToSmem, WarpgroupIndex)
 
 
 # ------------------------------------------------------------------ kernel
@@ -826,7 +841,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaRegA(result=r, first=f):
             return (r,) if f is None else (f.result, r)
-        case Undef(result=r) | PackPairs(result=r) | WarpAny(result=r):
+        case Undef(result=r) | PackPairs(result=r) | WarpAny(result=r) | WarpgroupIndex(result=r):
             return (r,)
         case WgmmaWait(results=rs) | Opaque(results=rs) | SplitLoad(results=rs):
             return rs
@@ -855,7 +870,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return vs
         case Stamp(tile=t):
             return (t,)
-        case SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn() | AccIndex():
+        case (SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn() | AccIndex()
+              | WarpgroupIndex()):
             return ()
         case CopyToShared(offsets=cs, dst=d, stage=s):
             return (*cs, d, s)
@@ -979,6 +995,7 @@ __all__ = [
     "Touch",
     "WarpAny",
     "WarpSpecialize",
+    "WarpgroupIndex",
     "WarpgroupTurn",
     "Wgmma",
     "WgmmaRegA",

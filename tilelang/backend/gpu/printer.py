@@ -113,6 +113,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"warpgroup_turn.{kind} {b}")
         case g.WarpAny(result=r, x=x):
             line(f"{n.define(r)} = warp_any {n(x)} : {r.type}")
+        case g.WarpgroupIndex(result=r):
+            line(f"{n.define(r)} = warpgroup_index : {r.type}")
         case g.Touch(values=vs):
             line(f"touch {', '.join(map(n, vs))}")
         case g.Stamp(slot=sl, tile=t):

@@ -53,6 +53,7 @@ from ..layouts import Barriers, Shared
 from . import attention_advice as advice
 from . import attention_chain as chain
 from . import attention_csplit as csplit
+from . import attention_qsplit as qsplit
 from . import attention_epilogue as epi
 from . import attention_loop as loops
 from . import attention_qx as qxm
@@ -145,6 +146,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     cproof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and p.short and not turns and ost is None \
         and schedule == "overlap" and not tailed and split.pieces() and split.fits_narrow(acc_regs) \
         and csplit.enabled() and p.qx is None else None
+    # or as its 64-row halves (`attention_qsplit`, `TILEC_ATTN_CHAIN_HALVES=1`; the key split first where both are set)
+    halves = persist and p.short and not turns and ost is None and schedule == "overlap" and not tailed and C == 2 \
+        and p.qx is None and p.vmask is None and cproof is None and qsplit.enabled()
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
     chained |= {id(op) for op in (p.qx.ops if p.qx else ())}  # Q computed after its wait (`attention_qx`)
     before = [op for op in ops[:i] if id(op) not in chained]
@@ -295,7 +299,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     start, end = ([g.WarpgroupTurn(x, loops.TURN_BARRIER, span)] if turns else [] for x in ("start", "end"))
     consumer_ops: list[object] = [*start, *moved, ir.Const(zero_c, 0), g.BarrierWait(qbar, zero_c, zero_c, span),
                                   *c_pre, c_loop, *c_post[0], *eb.ops, *epilogue, *fin, *end, ir.Yield(())]
-    pc = None  # the chained variant's split pieces (`attention_csplit`)
+    pc = None  # the chained variant's split pieces (`attention_csplit`), or its halves (`attention_qsplit`)
     if persist:
         tb = _Build(fresh)
         if qn == 2:
@@ -325,6 +329,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 pc = csplit.piece_tile(cproof, loop, p, cast, chained, bufs, fresh, layouts, moved0, moved, epilogue0,
                                        qempty, q_early, before, tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span),
                                        W * 32, loops, spec)
+            elif halves and ch.xr is None and kv_first is None:  # the last round's halves (walk B)
+                pc = qsplit.half_tile(loop, p, cast, chained, bufs, fresh, layouts, moved0, moved, epilogue0, qempty,
+                                      q_early, before, tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span), loops, spec)
+    rows = pc is not None and cproof is None  # walk B the halves
 
     # every tile of the consumers in the accumulator layout
     cl = Classes(BM)
@@ -364,8 +372,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         # the chained short keys' variant's causal tail in a walk of its own (`attention_csplit`, opt-in)
         ct = csplit.tail_rounds() if p.short and ch is not None and ch.xr is None and pc is None and kv_first is None \
             else 0  # (the short keys' variant only, as the split: not `TILEC_ATTN_CHAIN=1`'s long keys' kernels)
-        walk = tiles.walk_setup(wb, k, kv, outside, bounds, split.pieces() if marks is not None or pc is not None else 0,
+        walk = tiles.walk_setup(wb, k, kv, outside, bounds,
+                                split.pieces() if marks is not None or (pc is not None and not rows) else 0,
                                 tiles.fastdiv(p.short or wide), form=kind, tail=ct or n_tail)
+        walk = tiles.halves(wb, walk) if rows else walk
         whole = None  # (with walk B: walk A's rounds, chained: whole tiles or the pairs before the tail)
         if pc is not None:
             whole = csplit.whole_rounds(wb, walk)
@@ -391,7 +401,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                  lambda o, new: (classify(new, cl, []), assign(o, cl, W, layouts)))
             if pc is not None and whole is not None:  # then the pieces
                 c_walk += csplit.walk_b(k, kv, bounds, whole, walk, walk_a, pc.ops, c_base, pc.trips, c_tn, outside,
-                                        layouts, fresh, span, pc.marks)
+                                        layouts, fresh, span, pc.marks, rows=rows)
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (),
@@ -401,7 +411,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                       layouts, fresh, span)
         if pc is not None and whole is not None:  # the producer's pieces: its tile on the pieces' bounds
             p_walk += csplit.walk_b(k, kv, bounds, whole, walk, p_walk[-1], p_tile, p_base, p_loop.results[0], p_tn,
-                                    outside, layouts, fresh, span, pc.marks, p_loop)
+                                    outside, layouts, fresh, span, pc.marks, None if rows else p_loop, rows=rows)
         elif ct and whole is not None:  # the producer's tail
             p_walk += csplit.walk_b(k, kv, bounds, whole, walk, p_walk[-1], p_tile, p_base, p_loop.results[0], p_tn,
                                     outside, layouts, fresh, span, tail=ct)

@@ -160,7 +160,7 @@ def whole_rounds(b: _Build, w: tiles.Walk) -> ir.Value:
 
 
 def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: list[object], walk_a: tiles.Walk,
-          fresh: Fresh, span: Any, pieces: int = 0, tail: int = 0) -> tuple[list[object], tiles.Walk]:
+          fresh: Fresh, span: Any, pieces: int = 0, tail: int = 0, rows: bool = False) -> tuple[list[object], tiles.Walk]:
     """Walk B's values (`attention_tiles.walk_setup` with the split's `pieces`
     or the causal tail's `tail` rounds; the walk's divisions plain: it runs a
     few rounds), computed in the role after walk A from opaque copies
@@ -169,9 +169,12 @@ def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: l
     values computed before the roles and keep those live through walk A's key
     loops (with them shared, ptxas 13.0 spilled 68 B in the benchmark's
     kernel, reloaded once a tile in walk A; with the launch's position read
-    again, 48 B: the special registers' reads are one value)."""
+    again, 48 B: the special registers' reads are one value). `rows`: the last round's 64-row halves
+    (`attention_tiles.halves`, `attention_qsplit`) instead of a split along the keys."""
     b = _Build(fresh)
-    w = tiles.walk_setup(b, k, kv, outside, bounds, pieces, tail=tail)
+    w = tiles.walk_setup(b, k, kv, outside, bounds, 0 if rows else pieces, tail=tail)
+    if rows:
+        w = tiles.halves(b, w)
     c, P = fresh.value(DType.I32, (), "cta"), fresh.value(DType.I32, (), "ctas")
     mapping: dict[int, ir.Value] = {w.c.id: c, w.P.id: P}
     ops: list[object] = [g.Opaque((c, P), (walk_a.c, walk_a.P), span)]
@@ -188,7 +191,7 @@ def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: l
 def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir.Value, w_a: tiles.Walk,
            walk_a: object, ops: list[object], ring: ir.Value, ring_out: ir.Value, tn: ir.Value, outside: list[object],
            layouts: dict[int, Any], fresh: Fresh, span: Any, mk: Marks | None = None, key_loop: ir.For | None = None,
-           carry: tuple[tuple[ir.Value, ir.Value, object], ...] = (), tail: int = 0) -> list[object]:
+           carry: tuple[tuple[ir.Value, ir.Value, object], ...] = (), tail: int = 0, rows: bool = False) -> list[object]:
     """A role's walk B: its tile `ops` (reading `ring` and `tn`, the ring's
     counter `ring_out` after them) renamed and walked from round `whole` to
     the CTA's last, the counter and the tile's number going on from walk A's
@@ -199,7 +202,8 @@ def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir
     chained on from walk A. `key_loop` (the producer's, one of `ops`): its
     bounds become the piece's (only the loop's: the user's lower bound, a
     constant 0, is the copies' column offset too). The renamed values keep
-    the layouts of those they copy."""
+    the layouts of those they copy. `rows` (with `mk`): the last round's
+    64-row halves (`attention_qsplit`), not pieces of its keys."""
     assert isinstance(walk_a, ir.For)
     ring2, tn2 = fresh.value(ring.dtype, (), ring.hint), fresh.value(tn.dtype, (), tn.hint)
     mapping: dict[int, ir.Value] = {ring.id: ring2, tn.id: tn2}
@@ -216,7 +220,7 @@ def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir
             layouts.setdefault(new.id, layouts[old])
     firsts = walk_a.results[2:]
     carry2 = tuple((mapping[a.id], mapping.get(o.id, o), firsts[i]) for i, (a, o, _) in enumerate(carry))
-    pre, w = setup(k, kv, bounds, outside, w_a, fresh, span, split.pieces() if mk is not None else 0, tail)
+    pre, w = setup(k, kv, bounds, outside, w_a, fresh, span, split.pieces() if mk is not None else 0, tail, rows)
     return [*pre, *tiles.tile_loop(w, fresh, outside, copy, ring2, mapping.get(ring_out.id, ring_out), tn2, span,
                                    carry2, mk, start=(whole, walk_a.results[0], walk_a.results[1]))]
 

@@ -180,6 +180,7 @@ class Split:
     # (`plan_pairs`) bool: a walk of pairs would split its last round (the pairs form's `on`)
     on_pairs: ir.Value | None = None
     pairs: bool = False  # the pairs form: the last round's pairs cut along both tiles' keys (`tile_loop`)
+    rows: bool = False  # the pieces are the tile's 64-row halves, each on its whole keys (`halves`)
 
 
 SPLIT_ROUNDS = 3  # the last round's pieces take at most this many rounds (records a CTA: `codegen/split.py`)
@@ -390,6 +391,32 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs, t_walk)
 
 
+def halves(b: _Build, w: Walk) -> Walk:
+    """Walk `w` (whole tiles, no split) with its last round's tiles cut into their two 64-row halves where the
+    halves fit in that round (`attention_qsplit`): single tiles (not pairs), some left for the last round and
+    at most P / 2 of them (twice as many halves as tiles; more would put two halves on a CTA, one after the
+    other: no faster than the whole tile). Place p of the last round then runs half p / left of its tile
+    p % left (`split_marks` with 2 pieces), one half a CTA: `rounds` the whole rounds and that half."""
+    E = ir.ElemOp
+    zero, one, two = b.const(0), b.const(1), b.const(2)
+    nk = one
+    for a in w.kv:
+        nk = b.elem(E.MUL, nk, w.sizes[a])
+    n = b.elem(E.MUL, w.nh, nk)
+    last = b.elem(E.SUB, b.elem(E.DIV, b.elem(E.ADD, n, b.elem(E.SUB, w.P, one)), w.P), one)
+    odd = b.elem(E.EQ, b.elem(E.AND, last, one), one, dtype=DType.BOOL)
+    place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, w.P, one), w.c), w.c)
+    left = b.elem(E.SUB, n, b.elem(E.MUL, last, w.P))
+    on = b.elem(E.AND, b.elem(E.NOT, w.pairs, dtype=DType.BOOL),
+                b.elem(E.AND, b.elem(E.GT, left, zero, dtype=DType.BOOL),
+                       b.elem(E.LE, b.elem(E.MUL, left, two), w.P, dtype=DType.BOOL), dtype=DType.BOOL),
+                dtype=DType.BOOL, hint="halves")
+    mine = b.elem(E.WHERE, b.elem(E.LT, place, b.elem(E.MUL, left, two), dtype=DType.BOOL), one, zero)
+    rounds = b.elem(E.WHERE, on, b.elem(E.MAXIMUM, b.elem(E.ADD, last, mine), zero), w.rounds, hint="rounds")
+    pieces = b.elem(E.WHERE, on, two, one, hint="pieces")
+    return dataclasses.replace(w, rounds=rounds, split=Split(pieces, nk, on, rows=True))
+
+
 def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = None) -> list[ir.Value]:
     """The logical position (one value per grid axis) of round `r`'s tile:
     item round `ir` (r, or r / 2 for pairs) gives CTA c item ir*P + c, or
@@ -544,7 +571,9 @@ def tile_loop(w: Walk, fresh: Fresh, outside: list[object], ops: list[object], r
         lo, hi = (mapping.get(v.id, v) for v in (marks.lower0, marks.upper0))
         n = sb.elem(E.MAXIMUM, sb.elem(E.SUB, hi, lo), sb.const(0))
         assert w.split is not None
-        if w.split.pairs:
+        if w.split.rows:  # a half of the tile's rows: all of its keys
+            lo2, hi2 = lo, sb.elem(E.ADD, lo, n)
+        elif w.split.pairs:
             lo2, hi2 = _pair_piece(sb, w, outside, marks, got, lo, n)
         else:
             lo2, hi2 = (sb.elem(E.ADD, lo, sb.elem(E.DIV, sb.elem(E.MUL, n, x), got["pieces"]))
@@ -786,6 +815,7 @@ __all__ = [
     "enabled",
     "fast_divisor",
     "fastdiv",
+    "halves",
     "kv_axes",
     "kv_blocks_together",
     "kv_first",

@@ -90,7 +90,7 @@ def describe(gk: Any) -> str:
 
 def _split(gk: Any, path: str) -> str:
     """" (R row blocks x C column parts)" where the products pipeline's warps split the columns too."""
-    cols = max((getattr(x, "cols", 1) for x in gk.layouts.values()), default=1) if path == "products-pipeline" else 1
+    cols = max((getattr(x, "cols", 1) for x in gk.layouts.values()), default=1) if path.startswith("products") else 1
     return f" ({gk.num_warps // cols} row blocks x {cols} column parts)" if cols > 1 else ""
 
 

@@ -49,6 +49,11 @@ Where the accumulators would hold more than `ACC_REGS` registers a thread so (`T
 split every product's columns too (`AccTile.cols`: 4 row blocks x 2 column halves at 64 rows, 8 warps); an A the
 body computes then has its columns in two warps, so it goes through shared memory (`g.AccToSmem`), and the
 products that read such an A run at the end of the body, after one CTA barrier (`_rewrite`'s `later`).
+
+Hopper's warpgroup MMA (hcliff5, `TILEC_PRODUCTS_WGMMA=1`, opt-in until timed): on sm_90a, with each warp 16
+rows, every product is a `wgmma` (`_use_wgmma`): the tiles copied into wgmma's 128-byte swizzle, products of two
+shared operands issued together at the top of the body (`_wgmma_early`), one of a computed A from its registers;
+with the columns split each warpgroup computes its column part (one warpgroup of rows).
 """
 
 from __future__ import annotations

@@ -223,11 +223,17 @@ def _dkdv(bm: int, bn: int, d: int, s: int) -> str:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "dkdv 64x64 D128", "gate_up"])
-def test_on_the_gpu_against_the_interpreter(case: str) -> None:
+@pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "dkdv 64x64 D128", "gate_up",
+                                  "dq 64x64 D128 wgmma", "dq 128x64 D128 wgmma", "dkdv 64x64 D128 wgmma"])
+def test_on_the_gpu_against_the_interpreter(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and at D = 128 (the
-    columns split: hcliff5_device.sh's blocks) and the gate/up loop on the GPU: the interpreter's statistics within f32's rounding of sums and the GPU's exp."""
+    columns split: hcliff5_device.sh's blocks) and the gate/up loop on the GPU, and with `TILEC_PRODUCTS_WGMMA=1`
+    (warpgroup MMAs, on an sm_90 card): the interpreter's statistics within f32's rounding of sums and the exp."""
     import tilelang.run as run
+
+    if case.endswith(" wgmma"):
+        monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "1")
+        case = case[:-6]
 
     src = {"dq 64x64 D128": _dq(64, 64, 128, 200), "dq 128x64 D128": _dq(128, 64, 128, 200),
            "dkdv 64x64 D64": _dkdv(64, 64, 64, 200), "dkdv 64x64 D128": _dkdv_weighted(64, 64, 128, 200),
@@ -282,6 +288,12 @@ def test_a_value_that_would_move_keeps_the_kernel_as_it_was(monkeypatch: pytest.
     assert print_gpu_kernel(_kernel(src, "attn_dq", "sm_90a")) == print_gpu_kernel(gk)
 
 
+def _dq_weighted(bm: int, bn: int, d: int, s: int, g: int = 2) -> str:
+    """`_dq` printing sums weighted by a random tensor too (a column in another's place changes them)."""
+    src = _dq(bm, bn, d, s, g)
+    return src.replace("    print(dq.sum(),", f"    let w = randn::<f32>([4, {s}, {d}], 7);\n    print((dq * w).sum(), dq.sum(),")
+
+
 def _dkdv_weighted(bm: int, bn: int, d: int, s: int) -> str:
     """`_dkdv` printing sums weighted by a random tensor too: a column put in another's place changes them."""
     src = _dkdv(bm, bn, d, s)
@@ -319,19 +331,22 @@ def test_dk_dv_at_d128_splits_the_columns_and_does_not_spill() -> None:
         assert r.max_spill_stores == 0, r.text
 
 
-@pytest.mark.parametrize("case", ["sm_80 auto D=128", "sm_90a cols=2", "sm_90a cols=4"])
+@pytest.mark.parametrize("case", ["sm_80 cols=2", "sm_90a cols=2", pytest.param("sm_80 auto D=128", marks=pytest.mark.heavy),
+                                  pytest.param("sm_90a cols=4", marks=pytest.mark.heavy)])
 def test_the_simulated_split_columns_compute_the_interpreters_values(case: str,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """The dK/dV loop with its columns split: at D = 128 by the rule (2 row blocks of 2 halves), and forced at
-    D = 32 (`TILEC_PRODUCTS_COLS=2`) and D = 64 in quarters (4: 2 row blocks of 4 warps). S = 80: the last query
-    block past the end. Sums weighted by a random tensor, so a column in another's place would show."""
+    """The dK/dV loop with its columns split: forced at D = 32 (`TILEC_PRODUCTS_COLS=2`: 2 row blocks of 2 halves),
+    by the rule at D = 128 (heavy: the rule's choice there is `test_dk_dv_at_d128_splits..`'s) and in quarters
+    at D = 64 (4: 2 row blocks of 4 warps; heavy: no rule picks 4).
+    One head, S = 80: the last query block past the end. Sums weighted by a random tensor, so a column in
+    another's place would show."""
     from tilelang.backend import explain
 
     arch, rule = case.split(" ", 1)
     tile = {"auto D=128": (32, 32, 128), "cols=2": (32, 32, 32), "cols=4": (64, 32, 64)}[rule]
     if rule != "auto D=128":
         monkeypatch.setenv("TILEC_PRODUCTS_COLS", rule[-1])
-    src = _dkdv_weighted(*tile, 80)
+    src = _dkdv_weighted(*tile, 80).replace("let h = 2;", "let h = 1;")
     gk = _kernel(src, "attn_dkdv", arch)
     assert explain.path_of(gk) == "products-pipeline"
     assert gk.num_warps == 2 * (4 if rule == "cols=4" else 2)
@@ -349,3 +364,89 @@ def test_a_row_sum_keeps_the_warps_on_rows() -> None:
     assert "dpt.sum(1)" in src
     gk = _kernel(src, "attn_dkdv", "sm_90a")
     assert explain.path_of(gk) == "products-pipeline" and gk.num_warps == 4
+
+
+def test_dq_on_wgmma_behind_its_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_PRODUCTS_WGMMA=1` on sm_90a: a01's three products as warpgroup MMAs. S and dP (both operands in
+    shared memory) are issued together at the top of the body and waited for where they were (`wait_group` 1,
+    then 0: dP runs under S's wait and the exp), dQ += dS K from dS's registers (`WgmmaRegA`); every tile in
+    wgmma's 128-byte swizzle (64-column slabs: K is S's K-major B and dQ's MN-major B), the ring's copies fenced
+    for the async proxy before the iteration's barrier. 64 x 64, D = 128: no spills, far fewer registers than
+    mma.sync's 249 (ptxas 13: 168). sm_80 keeps mma.sync."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from ptxas_report import assemble
+
+    from tilelang.backend import emit_ptx, explain
+    from tilelang.backend.gpu import nodes as g
+    from tilelang.backend.gpu.layouts import Shared
+    from tilelang.ir import nodes as ir
+
+    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "1")
+    assert explain.path_of(_kernel(_dq(64, 64, 128, 128), "attn_dq", "sm_80")) == "products-pipeline"
+    gk = _kernel(_dq(64, 64, 128, 128, 4), "attn_dq", "sm_90a")
+    assert explain.path_of(gk) == "products-wgmma-pipeline" and explain.refusals(gk) == []
+    loop = next(o for o in gk.body.ops if isinstance(o, ir.For))
+    kinds = [type(o).__name__ for o in loop.body.ops if isinstance(o, g.Wgmma | g.WgmmaRegA | g.WgmmaWait)]
+    assert kinds == ["Wgmma", "Wgmma", "WgmmaWait", "WgmmaWait", "WgmmaRegA", "WgmmaWait"]
+    assert [o.pending for o in loop.body.ops if isinstance(o, g.WgmmaWait)] == [1, 0, 0]
+    assert not any(isinstance(o, g.RingMma | g.DotOp | g.ConvertLayout) for o in _ops(gk))
+    bufs = [o.result for o in gk.body.ops if isinstance(o, g.SmemAlloc)]
+    assert len(bufs) == 4 and all(gk.layouts[b.id] == Shared(128, "row") for b in bufs)
+    (wait,) = [o for o in loop.body.ops if isinstance(o, g.CpAsyncWait)]
+    assert wait.fence and wait.barrier
+    r = assemble(emit_ptx(gk, "sm_90a"), "sm_90a")
+    assert r.max_spill_stores == 0 and r.registers[0] < 200, r.text
+
+
+@pytest.mark.parametrize("case", ["dq 64x64 D64", pytest.param("dq 128x64 D64", marks=pytest.mark.heavy), "gate_up"])
+def test_the_simulated_wgmma_products_compute_the_interpreters_values(case: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The products as warpgroup MMAs in llsim (sm_90a) against the interpreter: a01 at 64 x 64 (one warpgroup)
+    and 128 x 64 (two, each its 64 rows of A), S = 80 / 200 (edges: zero-filled copies, masked rows); the gate/up
+    pair at 64 x 64 x 64 (two accumulators carried, both products issued together, K = 80 ends in a block)."""
+    from tilelang.backend import explain
+
+    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "1")
+    if case == "gate_up":
+        src = GATE_UP.replace("gate_up::<32, 32, 32>(h.partition([32, 32])", "gate_up::<64, 64, 64>(h.partition([64, 64])")
+        src = src.replace("randn::<f16>([96, 80], 1)", "randn::<f16>([128, 80], 1)")
+        src = src.replace("zeros::<f32>([96, 64])", "zeros::<f32>([128, 64])")
+        name = "gate_up"
+    else:
+        src = _dq_weighted(64, 64, 64, 80) if case == "dq 64x64 D64" else _dq_weighted(128, 64, 64, 200)
+        name = "attn_dq"
+    assert explain.path_of(_kernel(src, name, "sm_90a")) == "products-wgmma-pipeline"
+    want = _interp(src)
+    assert _sim(src, "sm_90a", monkeypatch) == pytest.approx(want, rel=2e-5)
+
+
+def test_dk_dv_on_wgmma_with_the_columns_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_PRODUCTS_WGMMA=1` with the columns split (FA2's dK/dV at 64 x 64, D = 128): 2 warpgroups, each the
+    64 rows and its half of every product's columns (B's descriptor moved to the half: `ring_mma.wgmma_descs`);
+    S^T and dP^T issued together; P^T and dS^T written in wgmma's swizzle (`AccToSmem`, fenced for the async
+    proxy) and read as A by dV's and dK's wgmmas after the barrier, both waited for at once. ptxas: no spills
+    (13: 175 registers); llsim (one head, S = 80: a query block past the end) against the interpreter."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from ptxas_report import assemble
+
+    from tilelang.backend import emit_ptx, explain
+    from tilelang.backend.gpu import nodes as g
+    from tilelang.backend.gpu.layouts import AccTile, Shared
+    from tilelang.ir import nodes as ir
+
+    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "1")
+    src = _dkdv_weighted(64, 64, 128, 80).replace("let h = 2;", "let h = 1;")
+    gk = _kernel(src, "attn_dkdv", "sm_90a")
+    assert explain.path_of(gk) == "products-wgmma-pipeline" and gk.num_warps == 8
+    loop = next(o for o in gk.body.ops if isinstance(o, ir.For))
+    body = list(loop.body.ops)
+    kinds = [type(o).__name__ for o in body if isinstance(o, g.Wgmma | g.WgmmaRegA | g.WgmmaWait | g.AccToSmem)]
+    assert kinds == ["Wgmma", "Wgmma", "WgmmaWait", "AccToSmem", "WgmmaWait", "AccToSmem", "Wgmma", "Wgmma",
+                     "WgmmaWait"]
+    mmas = [o for o in body if isinstance(o, g.Wgmma)]
+    assert {gk.layouts[m.result.id] for m in mmas} == {AccTile(4, "", 2)}
+    assert all(gk.layouts[m.a.id] == Shared(128, "row") for m in mmas)
+    r = assemble(emit_ptx(gk, "sm_90a"), "sm_90a")
+    assert r.max_spill_stores == 0, r.text
+    want = _interp(src)
+    assert _sim(src, "sm_90a", monkeypatch) == pytest.approx(want, rel=2e-5)

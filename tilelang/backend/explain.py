@@ -26,6 +26,7 @@ PATHS = {
     "wgmma-pipeline": "the Hopper GEMM pipeline (TMA ring, warp-specialised wgmma)",
     "sm80-pipeline": "the cp.async ring with ldmatrix + mma.sync (sm_80's pipeline)",
     "products-pipeline": "cp.async rings with ldmatrix + mma.sync, several products a loop in registers",
+    "products-wgmma-pipeline": "cp.async rings with warpgroup MMAs (wgmma), several products a loop in registers",
     "fma-pipeline": "the cp.async ring with register-blocked FMAs (no tensor cores)",
     "mma.sync": "ldmatrix + mma.sync with no pipeline",
     "fma": "scalar FMAs (no tensor cores)",
@@ -47,6 +48,8 @@ def path_of(gk: Any) -> str:
         return "sm80-pipeline"
     if g.RingMma in kinds:
         return "products-pipeline"
+    if g.CpAsyncTile in kinds and (g.Wgmma in kinds or g.WgmmaRegA in kinds):
+        return "products-wgmma-pipeline"
     if g.SmemFma in kinds:
         return "fma-pipeline"
     engines = {op.engine for op in ops if isinstance(op, g.DotOp)}
@@ -87,7 +90,7 @@ def describe(gk: Any) -> str:
 
 def _split(gk: Any, path: str) -> str:
     """" (R row blocks x C column parts)" where the products pipeline's warps split the columns too."""
-    cols = max((getattr(x, "cols", 1) for x in gk.layouts.values()), default=1) if path == "products-pipeline" else 1
+    cols = max((getattr(x, "cols", 1) for x in gk.layouts.values()), default=1) if path.startswith("products") else 1
     return f" ({gk.num_warps // cols} row blocks x {cols} column parts)" if cols > 1 else ""
 
 

@@ -38,7 +38,7 @@ from tilelang.backend.codegen import (
 from tilelang.backend.codegen.llvm_types import param_reg
 from tilelang.backend.codegen.wgmma_rs import k_bytes
 from tilelang.backend.gpu import nodes as g
-from tilelang.backend.gpu.layouts import Shared, WgmmaAcc
+from tilelang.backend.gpu.layouts import AccTile, Shared, WgmmaAcc
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
@@ -391,12 +391,21 @@ class HopperOps:
 
     def wgmma(self, op: g.Wgmma) -> None:
         lay = self.layouts[op.result.id]  # type: ignore[attr-defined]
+        cols = 1
+        if isinstance(lay, AccTile):  # the products pipeline's (a warp's 16 rows: m64 a warpgroup, one block)
+            assert op.result.shape[0] == 16 * lay.warps, (lay, op.result.shape)
+            cols = lay.cols
+            lay = WgmmaAcc(lay.warps // 4, 64, op.result.shape[1] // cols)
         assert isinstance(lay, WgmmaAcc)
         M, N = op.result.shape
+        N //= cols
         _, ra, ca = op.a.shape
         _, rb, _ = op.b.shape
         K = ca if op.a_kmajor else ra
-        desc_a, desc_b, sa, sb = self.operand_descs(op, lay.m_per_group)
+        if cols > 1:  # each warpgroup its part of the columns (`AccTile.cols`)
+            desc_a, desc_b, sa, sb = ring_mma.wgmma_descs(self, op, N)
+        else:
+            desc_a, desc_b, sa, sb = self.operand_descs(op, lay.m_per_group)
         acc = self.tile(op.acc)  # type: ignore[attr-defined]
         n = N // 2  # f32 registers of one m64nN instruction
         ty = {DType.F16: "f16", DType.BF16: "bf16"}[op.a.dtype]

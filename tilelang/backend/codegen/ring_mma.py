@@ -22,8 +22,8 @@ from typing import Any
 from tilelang.dtypes import DType
 
 from ..gpu import nodes as g
-from ..gpu.layouts import AccTile
-from .sm80 import _X4, _X4T, _chunk_addr, _off, _stage_base
+from ..gpu.layouts import AccTile, Shared
+from .sm80 import _X4, _X4T, _chunk_addr, _off, _slab_addr, _stage_base
 from .wgmma_rs import _pack
 
 
@@ -37,6 +37,22 @@ def emit_op(em: Any, op: object) -> bool:
     return False
 
 
+def wgmma_descs(em: Any, op: g.Wgmma, nw: int) -> tuple[str, str, Shared, Shared]:
+    """The descriptors of a products-pipeline `Wgmma` whose warpgroups split the columns (`AccTile.cols`, one
+    warpgroup of rows: each reads all of A's 64 rows) and its operands' layouts: B's moved to this warpgroup's
+    `nw` columns (K-major B, stored [N, K]: `nw` rows of `swizzle` bytes in each slab; MN-major: whole slabs)."""
+    sa, sb = em.layouts[op.a.id], em.layouts[op.b.id]
+    assert isinstance(sa, Shared) and isinstance(sb, Shared)
+    desc_a = em.operand_desc(op.a, op.a_stage if op.a_stage is not None else op.stage, op.a_kmajor, sa.swizzle)
+    desc_b = em.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
+    _, rb, _ = op.b.shape
+    assert op.b_kmajor or nw % 64 == 0, nw
+    step = nw * sb.swizzle if op.b_kmajor else nw // 64 * rb * 128
+    part = em.emit(f"lshr i32 {em.role_tid}, 7")
+    off = em.emit(f"zext i32 {em.emit(f'mul i32 {part}, {step >> 4}')} to i64")
+    return desc_a, em.emit(f"add i64 {desc_b}, {off}"), sa, sb
+
+
 def acc_to_smem(em: Any, op: g.AccToSmem) -> None:
     view = em.lay(op.value)
     _, M, K = op.buf.shape
@@ -45,10 +61,12 @@ def acc_to_smem(em: Any, op: g.AccToSmem) -> None:
     regs = em.tile(op.value)
     base = _off(em, op.buf)
     q4 = em.emit(f"shl i32 {em.emit(f'and i32 {em.tid0()}, 3')}, 2")  # the pair's byte in its 16-byte chunk
+    slabs = isinstance(em.layouts.get(op.buf.id), Shared)  # wgmma's A: 64-column slabs, 128-byte swizzle
     for k in range(view.K):
         row, col = view._rc(em, k, 0)
         chunk = em.emit(f"lshr i32 {col}, 3")
-        at = em.emit(f"getelementptr i8, ptr addrspace(3) {_chunk_addr(em, base, row, chunk, K)}, i32 {q4}")
+        at = _slab_addr(em, base, row, chunk, M) if slabs else _chunk_addr(em, base, row, chunk, K)
+        at = em.emit(f"getelementptr i8, ptr addrspace(3) {at}, i32 {q4}")
         lo, hi = regs[2 * k], regs[2 * k + 1]
         if op.value.dtype is DType.F32:
             word = _pack(em, lo, hi, ty)
@@ -56,6 +74,8 @@ def acc_to_smem(em: Any, op: g.AccToSmem) -> None:
             v = em.emit(f"insertelement <2 x {ty}> undef, {ty} {lo}, i32 0")
             word = em.emit(f"bitcast <2 x {ty}> {em.emit(f'insertelement <2 x {ty}> {v}, {ty} {hi}, i32 1')} to i32")
         em.stmt(f"store i32 {word}, ptr addrspace(3) {at}, align 4")
+    if slabs:
+        em.proxy_fence()  # wgmma (the async proxy) reads them after the barrier
     if op.barrier:
         em.barrier()
 

@@ -24,7 +24,7 @@ from typing import Any
 from tilelang.dtypes import DType
 
 from ..gpu import nodes as g
-from ..gpu.layouts import MmaTile, SmemRows
+from ..gpu.layouts import MmaTile, Shared, SmemRows
 from . import fma_dot
 from .smem_copy import or_zero
 
@@ -42,6 +42,8 @@ def emit_op(em: Any, op: object) -> bool:
         case g.CpAsyncWait(pending=n, barrier=bar):
             em.declare("declare void @llvm.nvvm.cp.async.wait.group(i32)")
             em.stmt(f"call void @llvm.nvvm.cp.async.wait.group(i32 {n})")
+            if op.fence:
+                em.proxy_fence()
             if bar:
                 em.barrier()
             if getattr(em, "_marking", "") == "ring" and not em._marked and em.role_tid == "%tid":
@@ -83,6 +85,17 @@ def _chunk_addr(em: Any, base: str, r: str, chunk: str, cols: int) -> str:
     return em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off}")
 
 
+def _slab_addr(em: Any, base: str, r: str, chunk: str, rows: int) -> str:
+    """ptr addrspace(3) of row `r`, chunk `chunk` of a [rows, 64 k] tile in wgmma's 128-byte swizzle
+    (`layouts.Shared(128, "row")`: 64-column slabs of `rows` 128-byte rows, chunk c of row r at c ^ (r % 8))."""
+    slab = em.emit(f"lshr i32 {chunk}, 3")
+    phys = em.emit(f"xor i32 {em.emit(f'and i32 {chunk}, 7')}, {em.emit(f'and i32 {r}, 7')}")
+    off = em.emit(f"add i32 {em.emit(f'mul i32 {slab}, {rows * 128}')}, {em.emit(f'shl i32 {r}, 7')}")
+    off = em.emit(f"add i32 {off}, {em.emit(f'shl i32 {phys}, 4')}")
+    off = em.emit(f"add i32 {base}, {off}")
+    return em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off}")
+
+
 def _stage_base(em: Any, buf: str, stage: str, nbytes: int) -> str:
     return em.emit(f"add i32 {buf}, {em.emit(f'mul i32 {stage}, {nbytes}')}")
 
@@ -106,8 +119,11 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     *lead, r0, c0 = (em.scalar(v) for v in op.coords)  # `lead`: a 3-D tensor's matrix (a batched operand)
     base = _stage_base(em, _off(em, op.dst), em.scalar(op.stage), rows * pcols * item)
     padded = isinstance(em.layouts.get(op.dst.id), SmemRows)
+    slabs = isinstance(em.layouts.get(op.dst.id), Shared)  # wgmma's: 64-column slabs of 128-byte swizzled rows
 
     def place(r: str, cc: str) -> str:
+        if slabs:
+            return _slab_addr(em, base, r, cc, rows)
         if not padded:
             return _chunk_addr(em, base, r, cc, cols)
         off = em.emit(f"add i32 {em.emit(f'mul i32 {r}, {pcols * item}')}, {em.emit(f'shl i32 {cc}, 4')}")

@@ -528,6 +528,7 @@ class CpAsyncWait:
     pending: int
     barrier: bool = True
     span: Span = DUMMY_SPAN
+    fence: bool = False  # `fence.proxy.async` before the barrier: wgmma (the async proxy) reads the copies
 
 
 @frozen

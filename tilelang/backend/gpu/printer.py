@@ -140,8 +140,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{kind} @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(d)}[{n(st)}]")
         case g.CpAsyncCommit():
             line("cp.async.commit")
-        case g.CpAsyncWait(pending=p, barrier=bar):
-            line(f"cp.async.wait {p}{', barrier' if bar else ''}")
+        case g.CpAsyncWait(pending=p, barrier=bar, fence=f):
+            line(f"cp.async.wait {p}{', fence.proxy.async' if f else ''}{', barrier' if bar else ''}")
         case g.RingCopy(tensor=t, offsets=os, type=ty, layout=lay, dst=d, stage=st, pred=p):
             line(f"cp.async.own @{t}[{', '.join(map(n, os))}] -> {n(d)}[{n(st)}] if {n(p)} : {ty} {lay}")
         case g.RingRead(result=r, src=src, stage=st):

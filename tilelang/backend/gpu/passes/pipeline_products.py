@@ -49,6 +49,11 @@ Where the accumulators would hold more than `ACC_REGS` registers a thread so (`T
 split every product's columns too (`AccTile.cols`: 4 row blocks x 2 column halves at 64 rows, 8 warps); an A the
 body computes then has its columns in two warps, so it goes through shared memory (`g.AccToSmem`), and the
 products that read such an A run at the end of the body, after one CTA barrier (`_rewrite`'s `later`).
+
+Hopper's warpgroup MMA (hcliff5, `TILEC_PRODUCTS_WGMMA=1`, opt-in until timed): on sm_90a, with each warp 16
+rows, every product is a `wgmma` (`_use_wgmma`): the tiles copied into wgmma's 128-byte swizzle, products of two
+shared operands issued together at the top of the body (`_wgmma_early`), one of a computed A from its registers;
+with the columns split each warpgroup computes its column part (one warpgroup of rows).
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import AccTile, SmemTile
+from ..layouts import AccTile, Shared, SmemTile
 from .context import PassContext
 from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _chunked, _Rewriter, _slice
 from .rewrite import uses
@@ -84,6 +89,11 @@ def cols_rule() -> str:
 # f32 accumulator registers a thread past which "auto" splits the columns: a01's dQ (one [64, 128] accumulator, 4
 # warps) holds 64 and assembles without spills; FlashAttention-2's dK/dV at D = 128 held 128 and spilled ~400 B
 ACC_REGS = 64
+
+
+def wgmma_enabled() -> bool:
+    """`TILEC_PRODUCTS_WGMMA=1` (opt-in until timed): on sm_90a, each product a warpgroup MMA (`_use_wgmma`)."""
+    return os.environ.get("TILEC_PRODUCTS_WGMMA", "0") == "1"
 
 
 def default_stages() -> int:
@@ -119,6 +129,7 @@ class _Plan:
     warps: int
     stages: int
     cols: int = 1  # column parts of each product (`AccTile.cols`): warps * cols warps in all
+    wgmma: bool = False  # each product a warpgroup MMA, the tiles in wgmma's 128-byte swizzle (`_use_wgmma`)
 
 
 def _source(v: ir.Value, defs: dict[int, object], k: g.GpuKernel) -> tuple[ir.Load, list[object], bool] | None:
@@ -243,7 +254,28 @@ def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For, split: bool = True) ->
     stages = max(2, min(want, (limit - once) // ring if ring else 2))
     if once + stages * ring > limit:
         return f"its tiles need {once + 2 * ring} bytes of shared memory at 2 stages, more than the {limit} there are"
-    return _Plan(loop, list(tiles.values()), plan_dots, M, warps, stages, cols)
+    wg = _use_wgmma(ctx.arch, list(tiles.values()), plan_dots, M, warps, cols)
+    return _Plan(loop, list(tiles.values()), plan_dots, M, warps, stages, cols, wg)
+
+
+def _use_wgmma(arch: str, tiles: list[_Tile], dots: list[tuple[g.DotOp, _Tile | None, _Tile, bool, ir.Cast | None]],
+               M: int, warps: int, cols: int) -> bool:
+    """Whether each product is a warpgroup MMA (`TILEC_PRODUCTS_WGMMA=1`, sm_90a): each warp 16 rows, so a
+    warpgroup's m64 accumulator fragment is the `AccTile` registers of its four warps (`g.Wgmma` for two shared
+    operands, `g.WgmmaRegA` for an A the body computes, each waited for at once); every tile in 64-column slabs of
+    128-byte swizzled rows (`layouts.Shared(128)`, the layout the wgmma descriptors read: a tile is then K-major
+    as S's `K^T` and MN-major as dQ's `K`), its copies fenced for the async proxy before the iteration's barrier.
+    With the columns split (FA2's dK/dV), one warpgroup of rows: each warpgroup computes its column part of every
+    product (`ring_mma.wgmma_descs`), a computed A written in that layout (`g.AccToSmem`) and read as `g.Wgmma`'s."""
+    if not wgmma_enabled() or arch != "sm_90a" or warps % 4 or M != 16 * warps or cols > 1 and warps != 4:
+        return False
+    if any(t.shape[1] % 64 for t in tiles):
+        return False
+    # with the columns split, each warpgroup is one part: its B an MN-major tile's whole slabs, a computed A (through
+    # shared memory) whole slabs too
+    return all(d.result.shape[1] // cols <= 256 and d.result.shape[1] % (8 * cols) == 0
+               and (cols == 1 or nk or d.result.shape[1] // cols % 64 == 0)
+               and (cols == 1 or a is not None or d.a.shape[1] % 64 == 0) for d, a, _, nk, _ in dots)
 
 
 def _cols(dots: list[tuple[g.DotOp, _Tile | None, _Tile, bool, ir.Cast | None]], M: int, warps: int, hinted: bool,
@@ -285,7 +317,7 @@ def _rewrite(k: g.GpuKernel, p: _Plan) -> tuple[list[object], dict[int, object],
     for t in p.tiles:
         r, c = t.shape
         t.buf = rw.fresh.value(t.load.result.dtype, (S if t.ring else 1, r, c), f"s_{t.load.tensor}")
-        rw.layouts[t.buf.id] = SmemTile()
+        rw.layouts[t.buf.id] = Shared(128, "row") if p.wgmma else SmemTile()
         out.append(g.SmemAlloc(t.buf))
     zero = rw.const(out, 0)
     for t in p.tiles:  # the tiles loaded before the loop: copied once, in iteration 0's group
@@ -310,26 +342,37 @@ def _rewrite(k: g.GpuKernel, p: _Plan) -> tuple[list[object], dict[int, object],
     it = rw.elem(body, E.DIV, rw.elem(body, E.SUB, iv, loop.lower), loop.step, "i")
     s_const = rw.const(body, S)
     stage = rw.elem(body, E.REM, it, s_const, "stage")
-    body.append(g.CpAsyncWait(S - 2, True, loop.span))
+    body.append(g.CpAsyncWait(S - 2, True, loop.span, p.wgmma))
     ahead = rw.elem(body, E.ADD, iv, rw.elem(body, E.MUL, loop.step, rw.const(body, S - 1)))
     issue(body, ahead, rw.elem(body, E.REM, rw.elem(body, E.ADD, it, rw.const(body, S - 1)), s_const, "next"))
     dot_of = {id(d): (a, b, nk, c) for d, a, b, nk, c in p.dots}
     later: list[object] = []  # with p.cols > 1: the products of an A the body computes, after its last write
+    waited: list[tuple[ir.Value, ir.Value]] = []  # (result, wgmma's) of those products on wgmma: one wait
+    early, moved = _wgmma_early(rw, p, body, stage, zero) if p.wgmma else ({}, set())
     for o in loop.body.ops:
-        if id(o) in gone:
+        if id(o) in gone or id(o) in moved:
             continue
         if isinstance(o, g.DotOp):
             a, b, nk, c = dot_of[id(o)]
             st = (lambda t: stage if t.ring else zero)  # noqa: E731
-            if a is not None:
+            if id(o) in early:  # issued at the top of the body: its wait, before the first use of its result
+                body.append(early[id(o)])
+            elif p.wgmma and (a is not None or p.cols == 1):
+                body += _wgmma(rw, o, a, b, nk, c, st)
+            elif a is not None:
                 body.append(g.RingMma(o.result, a.buf, b.buf, st(b), o.acc, nk, st(a), None, o.span))  # type: ignore[arg-type]
             elif p.cols > 1:
                 x = c.x if c is not None else o.a
                 buf = rw.fresh.value(o.a.dtype, (1, *o.a.shape), f"s_a{len(later)}")
-                rw.layouts[buf.id] = SmemTile()
+                rw.layouts[buf.id] = Shared(128, "row") if p.wgmma else SmemTile()
                 out.append(g.SmemAlloc(buf))
                 body.append(g.AccToSmem(buf, x, False, o.span))
-                later.append(g.RingMma(o.result, buf, b.buf, st(b), o.acc, nk, zero, None, o.span))  # type: ignore[arg-type]
+                if p.wgmma:
+                    r = rw.fresh.value(o.result.dtype, o.result.shape, "wg")
+                    later.append(g.Wgmma(r, buf, b.buf, st(b), o.acc, True, nk, None, o.span, zero))  # type: ignore[arg-type]
+                    waited.append((o.result, r))
+                else:
+                    later.append(g.RingMma(o.result, buf, b.buf, st(b), o.acc, nk, zero, None, o.span))  # type: ignore[arg-type]
             else:
                 x, dt = (c.x, c.result.dtype) if c is not None else (o.a, None)
                 body.append(g.RingMma(o.result, x, b.buf, st(b), o.acc, nk, None, dt, o.span))  # type: ignore[arg-type]
@@ -340,11 +383,47 @@ def _rewrite(k: g.GpuKernel, p: _Plan) -> tuple[list[object], dict[int, object],
             last = max(i for i, x in enumerate(body) if isinstance(x, g.AccToSmem))
             body[last] = dataclasses.replace(body[last], barrier=True)  # type: ignore[type-var]
             body += later
+            if waited:
+                body.append(g.WgmmaWait(tuple(v for v, _ in waited), tuple(r for _, r in waited), 0, o.span))
         body.append(o)
     out.append(dataclasses.replace(loop, body=ir.Region(loop.body.args, tuple(body))))
     out.append(g.CpAsyncWait(0, True, loop.span))
     out += ops[at + 1:]
     return out, rw.layouts, rw.fresh.next  # type: ignore[return-value]
+
+
+def _wgmma_early(rw: _Rewriter, p: _Plan, body: list[object], stage: ir.Value,
+                 zero: ir.Value) -> tuple[dict[int, object], set[int]]:
+    """The products of two shared operands as warpgroup MMAs issued together at the top of the body (S and dP:
+    the second runs under the first's wait and what the body computes from it), each waited for where it was
+    (`wait_group` n: the n of them issued after it may still run). ({id of the product: its wait}, the ids of
+    the body's constants moved up with them: their zero accumulators)."""
+    made = {r.id: o for o in p.loop.body.ops for r in g.results(o)}
+    # (an accumulator the body makes must be a constant, which moves up with it: a product of zeros)
+    mine = [(d, a, b, nk) for d, a, b, nk, _ in p.dots
+            if a is not None and (d.acc.id not in made or isinstance(made[d.acc.id], ir.Const))]
+    moved = set(dict.fromkeys(id(made[d.acc.id]) for d, *_ in mine if d.acc.id in made))
+    body += [o for o in p.loop.body.ops if id(o) in moved]
+    waits: dict[int, object] = {}
+    for i, (d, a, b, nk) in enumerate(mine):
+        r = rw.fresh.value(d.result.dtype, d.result.shape, "wg")
+        st = (lambda t: stage if t.ring else zero)  # noqa: E731
+        body.append(g.Wgmma(r, a.buf, b.buf, st(b), d.acc, True, nk, None, d.span, st(a)))  # type: ignore[arg-type]
+        waits[id(d)] = g.WgmmaWait((d.result,), (r,), len(mine) - 1 - i, d.span)
+    return waits, moved
+
+
+def _wgmma(rw: _Rewriter, o: g.DotOp, a: _Tile | None, b: _Tile, nk: bool, c: ir.Cast | None,
+           st: object) -> list[object]:
+    """Product `o` as a warpgroup MMA and its wait (`_use_wgmma`): A a K-major tile or registers, B K-major where
+    the product reads a tile transposed ([N, K] stored), MN-major where it reads it as it is."""
+    r = rw.fresh.value(o.result.dtype, o.result.shape, "wg")
+    if a is not None:
+        mma: object = g.Wgmma(r, a.buf, b.buf, st(b), o.acc, True, nk, None, o.span, st(a))  # type: ignore[arg-type, operator]
+    else:
+        x, dt = (c.x, c.result.dtype) if c is not None else (o.a, None)
+        mma = g.WgmmaRegA(r, x, b.buf, st(b), o.acc, nk, None, o.span, dt)  # type: ignore[arg-type, operator]
+    return [mma, g.WgmmaWait((o.result,), (r,), 0, o.span)]
 
 
 def _layouts(ops: list[object], loop: ir.For, M: int, warps: int, layouts: dict[int, object],

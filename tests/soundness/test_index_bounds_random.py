@@ -3,13 +3,15 @@ expressions of a tensor value `j` (unbounded: any i32) and a loop variable `i` (
 `>>`, casts through narrow and unsigned types, `minimum`/`maximum` and `if` expressions. Each one the checker
 accepts as an index of 4 nested tiles (no E0403, E0407 or launch-time check) must be in 0..4 for every `j` of
 an edge set and every `i`, computed here with the language's integer rules (i32 wrapping, truncated division,
-arithmetic shifts, casts that wrap). Round 19 taught the checker `&`, `>>`, a remainder of any dividend and
+arithmetic shifts, casts that wrap; hrev20: casts through a float, which rounds, and a bool, and values near
+i32::MIN, whose negation wraps). Round 19 taught the checker `&`, `>>`, a remainder of any dividend and
 `if` expressions; an unsound rule there would store into another block's tile."""
 
 from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from tilelang import driver
@@ -34,10 +36,10 @@ def gen(r: random.Random, d: int) -> tuple[str, object]:
             return "j", lambda j, i: j
         if k == 1:
             return "i", lambda j, i: i
-        c = r.choice([0, 1, 2, 3, 4, 7, 8, 15, -1, -4, 30, 31])
+        c = r.choice([0, 1, 2, 3, 4, 7, 8, 15, -1, -4, 30, 31, 259, 2051, 16777219])  # (the last: a float rounds)
         return (f"({c})" if c < 0 else str(c)), lambda j, i, c=c: c
     (ta, fa), (tb, fb) = gen(r, d - 1), gen(r, d - 1)
-    k = r.randrange(9)
+    k = r.randrange(10)
     if k <= 2:
         op = r.choice(["+", "-", "*", "&", "&", "%", "/"])
         if op in ("%", "/"):
@@ -74,7 +76,26 @@ def gen(r: random.Random, d: int) -> tuple[str, object]:
         return _if(r, d)
     if k == 7:
         return f"(-{ta})", lambda j, i, fa=fa: wrap(-fa(j, i), "i32")
+    if k == 8:  # (hrev20) through a float, which rounds past 2^p, or a bool; near i32::MIN, where `-` wraps
+        ty = r.choice(["f16", "bf16", "f32", "f64", "bool", "min"])
+        if ty == "min":
+            return f"({ta} - 2147483647 - 1)", lambda j, i, fa=fa: wrap(fa(j, i) - 2147483648, "i32")
+        if ty == "bool":
+            return f"(({ta}) as bool as i32)", lambda j, i, fa=fa: int(fa(j, i) != 0)
+        return f"(({ta}) as {ty} as i32)", lambda j, i, fa=fa, ty=ty: _through_float(fa(j, i), ty)
     return f"({ta} + {tb})", lambda j, i, fa=fa, fb=fb: wrap(fa(j, i) + fb(j, i), "i32")
+
+
+def _through_float(v: int, ty: str) -> int:
+    """`v as ty as i32`: rounded to the float type's nearest value (ties to even), truncated back, saturated."""
+    if ty == "bf16":  # (f32's bits rounded to the top 16, ties to even)
+        b = int(np.array(v, np.float32).view(np.uint32))
+        b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+        x = float(np.array(b, np.uint32).view(np.float32))
+    else:
+        with np.errstate(over="ignore"):
+            x = float({"f16": np.float16, "f32": np.float32, "f64": np.float64}[ty](v))
+    return int(max(-(1 << 31), min((1 << 31) - 1, x))) if np.isfinite(x) else ((1 << 31) - 1 if x > 0 else -(1 << 31))
 
 
 def _if(r: random.Random, d: int) -> tuple[str, object]:

@@ -251,12 +251,20 @@ class KernelIndex:
                 return b if _cast_keeps(t, b) else None
             case ast.Unary(op="-", operand=x):
                 b = self.bounds(x)
-                return (
-                    (simplify(BinOp("-", Const(0), b[1])), simplify(BinOp("-", Const(0), b[0])))
-                    if b
-                    else None
-                )
+                if b is None:
+                    return None
+                out = simplify(BinOp("-", Const(0), b[1])), simplify(BinOp("-", Const(0), b[0]))
+                # a negation wraps as the other arithmetic does (hrev20: `-x` of `x` = i32::MIN is i32::MIN, not the
+                # 2147483648 of these bounds: `(-((j & 3) - 2147483647 - 1)) % 3` was "in 0..=2" and is -2 at j = 0)
+                rng = self._int_range(e) or ((_I32_MIN, _I32_MAX) if self._type_range(e) is not None else None)
+                if rng is not None and any(isinstance(v, Const) and not rng[0] <= v.value <= rng[1] for v in out):
+                    return None
+                return out
             case ast.Binary(op=op, lhs=a, rhs=b):
+                if self._float(e):
+                    # float arithmetic rounds, and its `/` does not truncate: `(i as f32) / (4 as f32) * (4 as
+                    # f32)` is `i`, not the `i / 4 * 4` of integer bounds (hrev20)
+                    return None
                 return self._binary_bounds(op, a, b, self._int_range(e))
             case ast.If():
                 return self._if_bounds(e)
@@ -281,6 +289,10 @@ class KernelIndex:
         """The range of `e`'s integer type (i32 and i64 too), or None."""
         name = getattr(getattr(self.view.type_of(e), "dtype", None), "value", None)
         return _RANGE.get(name) if isinstance(name, str) else None
+
+    def _float(self, e: ast.Expr) -> bool:
+        name = getattr(getattr(self.view.type_of(e), "dtype", None), "value", None)
+        return name in _FLOAT_EXACT
 
     def _builtin(self, call: ast.Call) -> bool:
         """The call is of the built-in function its name says, not of a user function that
@@ -658,6 +670,17 @@ class KernelIndex:
                     case ast.Call(callee=ast.Name(ident=i)) if i.name not in (
                             "minimum", "maximum", "block_id", "num_blocks"):
                         return f"the range of `{i.name}(..)` is not tracked"
+                    case ast.Cast(expr=x, ty=ast.NamedType(name=tn)) if tn.name in _FLOAT_EXACT \
+                            and not _cast_keeps(n.ty, self.bounds(x)) and self.bounds(x) is not None:
+                        return (f"`as {tn.name}` rounds an integer past {_FLOAT_EXACT[tn.name]} to a neighbour, up "
+                                f"or down: `{text(x)}` is not tracked through it")
+                    case ast.Cast(expr=x, ty=ast.NamedType(name=tn)) if tn.name == "bool":
+                        return f"`{text(n)}` is 1 for any value but 0: not tracked"
+                    case ast.Binary() if self._float(n):
+                        return (f"`{text(n)}` is float arithmetic, which rounds (and whose `/` does not truncate): "
+                                "do the index arithmetic in integers")
+                    case ast.Unary(op="-", operand=x) if self.bounds(n) is None and self.bounds(x) is not None:
+                        return f"`{text(n)}` can leave the integer type's range (the negation of its minimum wraps)"
                     case ast.Cast(expr=x, ty=ast.NamedType(name=tn)) if tn.name in ("u32", "u64") \
                             and not _cast_keeps(n.ty, self.bounds(x)) and self.bounds(x) is not None:
                         return f"`{text(x)}` may be negative, and `as {tn.name}` makes a negative value a huge one"
@@ -827,6 +850,9 @@ def _within(b: tuple[SymExpr, SymExpr], rng: tuple[int, int]) -> bool:
     return rng[1] >= _I32_MAX
 
 
+# the largest integer each float type holds with every integer below it: 2^(mantissa bits + 1)
+_FLOAT_EXACT = {"f16": 1 << 11, "bf16": 1 << 8, "f32": 1 << 24, "f64": 1 << 53}
+
 _RANGE = {f"{s}{n}": ((-(1 << (n - 1)), (1 << (n - 1)) - 1) if s == "i" else (0, (1 << n) - 1))
           for s in "iu" for n in (8, 16, 32, 64)}
 
@@ -840,8 +866,18 @@ def _cast_keeps(ty: ast.TypeExpr, b: tuple[SymExpr, SymExpr] | None) -> bool:
     if b is None:
         return False
     name = ty.name.name if isinstance(ty, ast.NamedType) else ""
+    if name in _FLOAT_EXACT:
+        # (hrev20) a float holds the integers up to 2^p exactly and rounds the others, up as well as down:
+        # `(2051 as f16) as i32` is 2052 and `(16777219 as f32) as i32` 16777220, past bounds that kept 2051
+        # and 16777219; a symbolic bound only into f64 (the launch-time check keeps it in i32)
+        lim = _FLOAT_EXACT[name]
+        if isinstance(b[0], Const) and isinstance(b[1], Const):
+            return -lim <= b[0].value and b[1].value <= lim
+        return lim > _I32_MAX and (not isinstance(b[0], Const) or -lim <= b[0].value)
+    if name == "bool":  # (any value but 0 is `true`: 2..=3 as bool is 1; hrev20)
+        return all(isinstance(x, Const) and 0 <= x.value <= 1 for x in b)
     if name not in _RANGE:
-        return True  # a float cast is no index; the type checker refuses it as one
+        return True
     lo, hi = _RANGE[name]
     if isinstance(b[0], Const) and isinstance(b[1], Const):
         return lo <= b[0].value and b[1].value <= hi

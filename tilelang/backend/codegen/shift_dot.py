@@ -53,9 +53,19 @@ def _through(o: object, defs: dict[int, object]) -> object:
 
 
 def _lin(v: ir.Value, defs: dict[int, object], depth: int = 0) -> _Lin | None:
-    """`v` (an i32 index tile, or an i32 scalar) as a linear form of its row and column index."""
-    if depth > 24:
+    """`v` (an i32 index tile, or an i32 scalar) as a linear form of its row and column index: only where the
+    form is the value, i32 or i64 arithmetic that cannot wrap (hrev20: `arange::<u8>(64) + 200u8` wraps at row
+    56, where the form's `r + 200` does not, and the product took the band of diagonal -200: none)."""
+    if depth > 24 or v.dtype not in (DType.I32, DType.I64):
         return None
+    got = _lin_form(v, defs, depth)
+    # (a tile's dims are below 2^16: a form whose values stay below 2^31 in magnitude computes them exactly)
+    if got is not None and (abs(got[0]) + abs(got[1]) + abs(got[2])) * 65536 + abs(got[3]) >= 1 << 31:
+        return None
+    return got
+
+
+def _lin_form(v: ir.Value, defs: dict[int, object], depth: int) -> _Lin | None:
     o = _through(defs.get(v.id), defs)
     match o:
         case ir.Const(value=c) if isinstance(c, int) and not isinstance(c, bool) and not v.shape:

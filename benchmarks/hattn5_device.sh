@@ -7,24 +7,30 @@
 #   A  this tree's default
 #   H  TILEC_ATTN_CHAIN_HALVES=1: the chained short keys' variant's last round as 64-row halves, a tile's two
 #      halves on two CTAs, one consumer warpgroup computing on each (the other keeps the barriers without
-#      computing): 4 tiles -> 8 halves on 8 CTAs, no merge (`passes/attention_qsplit.py`)
-#   C  TILEC_ATTN_CHAIN_SPLIT=1: the same last round split along the keys (h15x; 8 pieces of one block a tile on
-#      32 CTAs, records and a merge), measured +0..+0.5 % in call 4's noisy processes: timed again beside H
-# Order A H C C H A, then attention_ab.py's fold (--base A; a ratio counts only above both arms' spreads).
+#      computing): 4 tiles -> 8 halves on 8 CTAs, no merge (`passes/attention_qsplit.py`), each CTA's half by its
+#      place in the round (static)
+#   Y  TILEC_ATTN_CHAIN_HALVES=dyn: the same halves run by the first 8 CTAs out of walk A (a ticket: an atomic
+#      on a counter by the producer after walk A, passed to the consumers through shared memory and a barrier)
+#   C  (ARMS="A C C A" or any order) TILEC_ATTN_CHAIN_SPLIT=1: the same last round split along the keys (h15x;
+#      8 pieces of one block a tile on 32 CTAs, records and a merge), measured +0..+0.5 % in call 4
+# Order A H Y Y H A (ARMS overrides), then attention_ab.py's fold (--base A; a ratio counts only above both arms'
+# spreads).
 # EXPECTED (the model in RESULTS.md, hattn5; H200 block timeline of h15p call 2: the 128 CTAs of 31 tiles end at
 # p0 / p50 / p90 ~322.6 / 325.1 / ~327 us, the 4 with a 32nd at 336; a tile 10.5 us):
 #   H/A D = 64 full S = 1,024: +0.4..+1.2 % (f16 ~415-420 -> ~418-425 TFLOP/s; Tile / SDPA 0.96-0.97 -> ~0.97-0.98).
 #       A half is a tile's work for one warpgroup alone on its SM: ~0.7 of a tile's time (call 6's block sweep:
 #       64 x 128 blocks, one consumer warpgroup an SM, 297 TFLOP/s against 128 x 128's 417 at D = 64 S = 1,024),
 #       so the last round ~7.3 us after its 8 CTAs' walk A (~326.5 us: the 8th latest of 8), ~334 against 336.
-#       No arm reaches 1.0x: a perfect last round (every CTA ending together) is worth ~3.1 %, 0.965x -> ~0.995x.
-#   C/A the same rows: +0..+1.4 % (the model: pieces ending ~331 us; measured +0..+0.5 % before).
+#   Y/A the same rows: +1.0..+2.0 % (the first 8 CTAs out of walk A at ~323 us: ~330.3 against 336; Y/H +0.5..+1 %).
+#       No arm reaches 1.0x: a perfect last round (every CTA ending together) is worth ~3.2 %, 0.965x -> ~0.995x.
+#   C/A (where run) the same rows: +0..+1.4 % (the model: pieces ending ~331 us; measured +0..+0.5 % before).
 #   Controls (D = 64 S = 4,096, f16 D = 128 S = 4,096): 1.000 +- the runs' spread in both arms (the same PTX).
-#   If H/A is below +0.4 % on both dtypes, a lone warpgroup is slower than ~0.7 of a tile here (or its CTAs are
-#   among the latest of walk A); the lever would then need the idle CTAs themselves (a dynamic last round).
-# Before the benches: the GPU tests of the switch (test_attention_qsplit.py -m gpu: 4 launches against SDPA in f32,
-# three launches the same bits; the benchmark's full launch on every SM: no tile never stored or wrong).
-# One device step, ~150-170 s warm (each process cut by its own timeout; `el` guards keep it <= ~190 s).
+#   If H/A and Y/A are both below +0.4 % on both dtypes, a lone warpgroup takes more than ~0.7 of a tile here
+#   (the halves' cost, not their placement); if Y gains and H does not, the placement is what mattered.
+# Before the benches: the GPU tests of both settings (test_attention_qsplit.py -m gpu: 4 launches against SDPA in f32,
+# three launches the same bits, which under "dyn" also says the tickets' counter is zero again after a launch; the
+# benchmark's full launch on every SM: no tile never stored or wrong).
+# One device step, ~160-200 s warm (each process cut by its own timeout; `el` guards keep it <= ~200 s).
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/hattn5_device.sh        (REPS, BENCH_TIMEOUT, PREWARM_TIMEOUT, TESTS=0 adjust)
 # Prints the tests' summary, one line a step and the table rows (| dtype D ... |), then attention_ab.py's fold;
@@ -36,22 +42,24 @@ arm() {  # the environment of arm $1
   case $1 in
     A) echo "" ;;
     H) echo "TILEC_ATTN_CHAIN_HALVES=1" ;;
+    Y) echo "TILEC_ATTN_CHAIN_HALVES=dyn" ;;
     C) echo "TILEC_ATTN_CHAIN_SPLIT=1" ;;
   esac
 }
 if [ "${TESTS:-1}" = 1 ]; then
-  TILEC_ATTN_CHAIN_HALVES=1 timeout ${TEST_TIMEOUT:-70} python3 -m pytest -q -m gpu -p no:cacheprovider \
+  timeout ${TEST_TIMEOUT:-90} python3 -m pytest -q -m gpu -p no:cacheprovider \
     tests/backend/test_attention_qsplit.py > "$D/tests.log" 2>&1
   echo "hattn5 gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"
 fi
-for x in A H C; do
+ARMS=${ARMS:-A H Y Y H A}
+for x in $(echo $ARMS | tr ' ' '\n' | sort -u); do
   env $(arm $x) timeout ${PREWARM_TIMEOUT:-30} python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64,f16-128 \
     --jobs "$jobs" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
 done
 wait
-for x in A H C; do echo "hattn5 prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
+for x in $(echo $ARMS | tr ' ' '\n' | sort -u); do echo "hattn5 prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
 i=0
-for x in A H C C H A; do
+for x in $ARMS; do
   i=$((i + 1))
   if [ "$(el)" -le 175 ]; then
     bench $x "$i$x" ${BENCH_TIMEOUT:-14} --only f16-64,bf16-64,f16-128 --full-only --seqs 1024,4096 --throwaway

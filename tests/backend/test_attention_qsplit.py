@@ -59,6 +59,15 @@ def test_where_the_halves_apply(monkeypatch) -> None:  # type: ignore[no-untyped
     assert "warpgroup_index" in walk_b and "warpgroup_index" not in walk_a and "warpgroup_index" not in producer
     assert "split." not in consumer  # no record, arrival or merge
     assert gk.split is not None  # the causal tail's variant, asked for
+    assert "ticket." not in on
+    # "dyn": the same, the halves' places from tickets: the producer takes one after walk A, the consumers read it
+    monkeypatch.setenv(VAR, "dyn")
+    dyn = print_gpu_kernel(lower_gpu(k64, "sm_90a", _short(LSE, 128)))
+    consumer = dyn[dyn.index("role consumer"):dyn.index("role producer")]
+    producer = dyn[dyn.index("role producer"):]
+    assert "ticket.take" in producer.split("= for %round")[1] and "ticket.take" not in consumer
+    assert "ticket.read" in consumer.split("= for %round")[1] and "ticket.read" not in producer
+    assert "warpgroup_index" in consumer.split("= for %round")[2]
     monkeypatch.setenv(VAR, "yes")
     with pytest.raises(ValueError, match=f"{VAR}='yes'"):
         lower_gpu(k64, "sm_90a", _short(LSE, 128))
@@ -114,16 +123,19 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("mode", [pytest.param("1", marks=pytest.mark.heavy), "dyn"])
 @pytest.mark.parametrize(("bh", "hkv", "sq", "sk", "causal", "ctas"), CASES,
                          ids=["last_tile_halved", "two_tiles_halved_gqa", "too_many_left", "no_whole_round",
                               "causal_pairs"])
-def test_halves_in_the_simulator(bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int,
+def test_halves_in_the_simulator(bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int, mode: str,
                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The chained short keys' variant with the switch against NumPy in llsim (outputs NaN until stored)."""
+    """The chained short keys' variant with the switch against NumPy in llsim (outputs NaN until stored):
+    "1" each half on the CTA of its place, "dyn" on the CTA whose ticket names the place (the simulator runs
+    the CTAs' threads interleaved: the tickets come in its order)."""
     import llsim
 
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
-    _env(monkeypatch)
+    _env(monkeypatch, mode)
     k = _std("flash_attention_lse", "f16", 128, 64, 64)
     facts = _short(LSE, 64)
     gk = lower_gpu(k, "sm_90a", facts)
@@ -132,11 +144,12 @@ def test_halves_in_the_simulator(bh: int, hkv: int, sq: int, sk: int, causal: bo
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-@pytest.mark.parametrize("dt", ["f16", pytest.param("bf16", marks=pytest.mark.heavy)])
-def test_the_benchmarks_kernel_assembles_without_spills(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("dt", "mode"), [pytest.param("f16", "1", marks=pytest.mark.heavy), ("f16", "dyn"), pytest.param("bf16", "1", marks=pytest.mark.heavy),
+                                          pytest.param("bf16", "dyn", marks=pytest.mark.heavy)])
+def test_the_benchmarks_kernel_assembles_without_spills(dt: str, mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """std's prefill kernel as the benchmark launches it at S = 1,024 (128 x 128, D = 64, the short keys'
     variant) with the halves: ptxas (sm_90a) spills nothing."""
-    _env(monkeypatch)
+    _env(monkeypatch, mode)
     k = _std("flash_attention", dt, 128, 128, 64)
     facts = _short(_facts("oqkv", 3), 128)
     ptx = emit_ptx(k, "sm_90a", facts)
@@ -155,45 +168,50 @@ GPU = [
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("mode", ["1", "dyn"])
 @pytest.mark.parametrize("case", GPU, ids=lambda c: "-".join(map(str, c)))
-def test_halves_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The switch against SDPA in f32 and the log-sum-exp, three launches with the same bits (`gpu_lse_check`)."""
+def test_halves_on_the_gpu(case, mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The switch against SDPA in f32 and the log-sum-exp, three launches with the same bits (`gpu_lse_check`;
+    "dyn": the tickets' counter is zero again after each launch, or the second one's halves would be lost)."""
     from test_attention_split import gpu_lse_check
 
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("PyTorch has no CUDA device")
     dtype, bh, hkv, sq, sk, causal, ctas = case
-    _env(monkeypatch)
+    _env(monkeypatch, mode)
     monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
     gpu_lse_check(dtype, 64, bh, hkv, sq, sk, causal, sq + sk)
 
 
 @pytest.mark.gpu
-def test_halves_at_the_benchmarks_scale(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("mode", ["1", "dyn"])
+def test_halves_at_the_benchmarks_scale(mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The benchmark's full launch (f16, D = 64, S = 1,024, B * H = 512: 4,096 tiles on every SM; on an H100's
     132, 31 whole rounds and 4 tiles as 8 halves on 8 CTAs): no tile never stored or wrong
     (`test_attention_qdouble._assert_every_tile_right`)."""
     from test_attention_qdouble import _assert_every_tile_right
 
-    _env(monkeypatch)
+    _env(monkeypatch, mode)
     _assert_every_tile_right(False, monkeypatch)
 
 
-def _plan(monkeypatch, on: bool):  # type: ignore[no-untyped-def]
-    """std's `flash_attention` (f16, 128 x 64, D = 64), the short keys' variant, with the halves or without
-    (`test_csplit_plan._kernel`'s environment), and its walks' tile positions."""
+def _plan(monkeypatch, mode: str | None):  # type: ignore[no-untyped-def]
+    """std's `flash_attention` (f16, 128 x 64, D = 64), the short keys' variant, with the halves (`mode`) or
+    without (None; `test_csplit_plan._kernel`'s environment), and its walks' tile positions."""
     from test_csplit_plan import _kernel
 
     monkeypatch.delenv(VAR, raising=False)
-    if on:
-        monkeypatch.setenv(VAR, "1")
+    if mode is not None:
+        monkeypatch.setenv(VAR, mode)
     return _kernel(monkeypatch, None)
 
 
-def _rows(kp, P: int, bh: int, sq: int, sk: int, causal: bool) -> dict[tuple, list]:  # type: ignore[no-untyped-def]
+def _rows(kp, P: int, bh: int, sq: int, sk: int, causal: bool,  # type: ignore[no-untyped-def]
+          tickets: list[int] | None = None) -> dict[tuple, list]:
     """Each tile's key loops on `P` CTAs, run from the lowered consumer role's own scalar ops for both
-    warpgroups (`test_split_plan._walk`): tile -> [(warpgroup, lower, upper, CTA)]."""
+    warpgroups (`test_split_plan._walk`; CTA c reads ticket `tickets[c]`, the order the CTAs took them):
+    tile -> [(warpgroup, lower, upper, CTA)]."""
     from test_csplit_plan import _Walks
     from test_split_plan import _walk
 
@@ -204,6 +222,10 @@ def _rows(kp, P: int, bh: int, sq: int, sk: int, causal: bool) -> dict[tuple, li
                 def op(self, op: object) -> None:
                     if isinstance(op, g.WarpgroupIndex):
                         self.env[op.result.id] = wg
+                        return
+                    if isinstance(op, g.TicketRead):
+                        assert tickets is not None
+                        self.env[op.result.id] = tickets[self.launch[0]]
                         return
                     super().op(op)
 
@@ -218,20 +240,25 @@ PLAN_SHAPES = [(5, 384, 333, False), *(pytest.param(s, marks=pytest.mark.heavy) 
 PLAN_CTAS = [1, 2, 3, 4, 5, 7, 8, 13, 31, 64]
 
 
+@pytest.mark.parametrize("mode", [pytest.param("1", marks=pytest.mark.heavy), "dyn"])
 @pytest.mark.parametrize("shape", PLAN_SHAPES, ids=["5-384-333", "2-300-200", "1-448-512", "3-1000-500", "causal"])
-def test_every_tiles_rows_run_once_on_its_keys(shape, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_every_tiles_rows_run_once_on_its_keys(shape, mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """For many launches, each warpgroup's rows of every tile run once, on the key blocks the variant without
     the switch gives the tile; the halved tiles (one warpgroup's loop on each of two CTAs) are the last
-    round's `left` where 2 left <= P and the walk hands out single tiles, else none (causal: pairs)."""
+    round's `left` where 2 left <= P and the walk hands out single tiles, else none (causal: pairs). "dyn":
+    for tickets taken in a random order of the CTAs."""
     import math
+    import random
 
     bh, sq, sk, causal = shape
-    base, on = _plan(monkeypatch, False), _plan(monkeypatch, True)
+    base, on = _plan(monkeypatch, None), _plan(monkeypatch, mode)
     n_tiles = bh * math.ceil(sq / 128)
     halved_somewhere = False
+    rng = random.Random(sq + sk + bh)
     for P in sorted({min(p, n_tiles) for p in PLAN_CTAS}):
         want = _rows(base, P, bh, sq, sk, causal)
-        got = _rows(on, P, bh, sq, sk, causal)
+        tickets = rng.sample(range(P), P) if mode == "dyn" else None
+        got = _rows(on, P, bh, sq, sk, causal, tickets)
         assert set(got) == set(want) and len(want) == n_tiles, P
         halved = []
         for t, runs in got.items():
@@ -250,11 +277,19 @@ def test_every_tiles_rows_run_once_on_its_keys(shape, monkeypatch) -> None:  # t
 
 
 @pytest.mark.heavy
-def test_the_benchmarks_launch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("mode", ["1", "dyn"])
+def test_the_benchmarks_launch(mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The benchmark's full launch at BN = 64 (B * H = 512, S = 1,024: 4,096 tiles of 8 key blocks) on 132
-    CTAs: 31 whole rounds, then the last 4 tiles as 8 halves on 8 CTAs, a half each."""
-    got = _rows(_plan(monkeypatch, True), 132, 512, 1024, 512, False)
+    CTAs: 31 whole rounds, then the last 4 tiles as 8 halves on 8 CTAs, a half each ("dyn": the 8 CTAs that
+    took the first 8 tickets, here in a random order)."""
+    import random
+
+    tickets = random.Random(7).sample(range(132), 132) if mode == "dyn" else None
+    got = _rows(_plan(monkeypatch, mode), 132, 512, 1024, 512, False, tickets)
     assert len(got) == 4096
     halved = {t: r for t, r in got.items() if r[0][3] != r[1][3]}
-    assert len(halved) == 4 and len({x[3] for r in halved.values() for x in r}) == 8
+    ctas = {x[3] for r in halved.values() for x in r}
+    assert len(halved) == 4 and len(ctas) == 8
     assert all(x[2] - x[1] == 8 for r in halved.values() for x in r)
+    if tickets is not None:
+        assert ctas == {c for c in range(132) if tickets[c] < 8}

@@ -70,7 +70,7 @@ from tilelang.backend.codegen.llvm_types import (
 from tilelang.backend.codegen.split import SPLIT, SPLIT_ROUNDS, SPLITWS
 from tilelang.backend.codegen.split import words as split_words
 from tilelang.backend.facts import Short, TensorFacts
-from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, SplitSave, TmaDesc
+from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, SplitSave, TicketTake, TmaDesc
 from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
 from tilelang.backend.prints import PrintFormat
@@ -212,6 +212,9 @@ class _Emitter(HopperOps, DebugOps):
             self.slots += [ParamSlot("ptr", "", "split" if two == 1 else f"split:{two}"),
                            ParamSlot("ptr", "", f"splitws:{split_words(self, split.values)}:{split.threads}:"
                                                 f"{two * SPLIT_ROUNDS}")]
+        if split is None and any(isinstance(op, TicketTake) for op in gpu_walk(k.body)):  # the tickets' counter
+            params.append(f"ptr addrspace(1) align 4 {SPLIT}")
+            self.slots.append(ParamSlot("ptr", "", "split"))
         queue = next((op for op in gpu_walk(k.body) if isinstance(op, ir.QueuePull)), None)
         if queue is not None and arrive is None:  # `for s in queue(axis)`: the rows' counters
             params.append(f"ptr addrspace(1) align 4 {ARRIVE}")

@@ -75,7 +75,36 @@ def emit_op(em: Any, op: object) -> bool:
         case g.SplitArrive():
             _arrive(em, op)
             return True
+        case g.TicketTake():
+            _take(em, op)
+            return True
+        case g.TicketRead(result=r, span=sp):
+            em.need_smem(4, sp)
+            em.stmt('call void asm sideeffect "", "~{memory}"()')  # (not above the caller's wait)
+            em.env[r.id] = em.emit(f"load i32, ptr addrspace(3) {em.scratch}, align 4")
+            return True
     return False
+
+
+def _take(em: Any, op: g.TicketTake) -> None:
+    """`g.TicketTake`: the counter's old value (the one thread of its role), reset by the last taker,
+    stored to the scratch word and published by an arrival on the barrier (release: the store first)."""
+    assert em.role_single, "a ticket is taken by a role one thread runs"
+    em.need_smem(4, op.span)
+    rst, kept = em.new_label("tk_reset"), em.new_label("tk_kept")
+    old = em.emit('call i32 asm sideeffect "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", '
+                  f'"=r,l,~{{memory}}"(ptr addrspace(1) {SPLIT})')
+    em.cbr(em.emit(f"icmp eq i32 {old}, {em.emit(f'sub i32 {em.scalar(op.size)}, 1')}"), rst, kept)
+    em.label(rst)
+    em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {SPLIT})')
+    em.br(kept)
+    em.label(kept)
+    em.stmt(f"store i32 {old}, ptr addrspace(3) {em.scratch}, align 4")
+    em.stmt('call void asm sideeffect "", "~{memory}"()')  # (the store before the arrival)
+    p = em.smem_at(op.bar, op.stage)
+    em.declare("declare i64 @llvm.nvvm.mbarrier.arrive.shared(ptr addrspace(3))")
+    em.call("i64", "llvm.nvvm.mbarrier.arrive.shared", f"ptr addrspace(3) {p}")
+    em.env[op.result.id] = old
 
 
 def _addresses(em: Any, slot: Any, n: int, threads: int, words: int = 0) -> list[str]:

@@ -42,6 +42,7 @@ from tilelang.source import DUMMY_SPAN, Span
 from .layouts import Layout
 from .nodes_ring import (AccToSmem, CpAsyncCommit, CpAsyncTile, CpAsyncWait, RingCopy, RingMma, RingRead, SmemDot,  # noqa: F401
                          SmemFma)
+from .walk_nodes import TicketRead, TicketTake, WarpgroupIndex
 
 
 # ------------------------------------------------------------------ parameters
@@ -380,20 +381,6 @@ class WarpAny:
 
 
 @frozen
-class WarpgroupIndex:
-    """`result` (an i32 scalar, uniform over a WARPGROUP only, unlike other
-    scalars) is the index of the thread's warpgroup in its role (`%tid` /
-    128 of the consumers, whose warpgroup g holds rows [64 g, 64 g + 64) of
-    a wgmma accumulator). Only a branch on it whose sides touch nothing the
-    other warpgroup's threads must meet (no named barrier of the role, no
-    value moved between warpgroups) may read it: the last round's 64-row
-    halves (`passes/attention_qsplit.py`)."""
-
-    result: ir.Value
-    span: Span = DUMMY_SPAN
-
-
-@frozen
 class Touch:
     """`values` are live up to here and computed before it: an empty asm
     statement reading their registers, nothing in the PTX. Keeps LLVM from
@@ -573,6 +560,8 @@ GpuOp = (
     | PackPairs
     | WarpAny
     | WarpgroupIndex
+    | TicketTake
+    | TicketRead
     | Touch
     | Stamp
     | WarpgroupTurn
@@ -600,7 +589,7 @@ GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyTo
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
            CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, RingCopy, RingRead, ZeroRows,
            TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns,
-           AccIndex, AccToSmem, WarpgroupIndex)
+           AccIndex, AccToSmem, WarpgroupIndex, TicketTake, TicketRead)
 
 
 # ------------------------------------------------------------------ kernel
@@ -684,7 +673,8 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case WgmmaRegA(result=r, first=f):
             return (r,) if f is None else (f.result, r)
-        case Undef(result=r) | PackPairs(result=r) | WarpAny(result=r) | WarpgroupIndex(result=r):
+        case (Undef(result=r) | PackPairs(result=r) | WarpAny(result=r) | WarpgroupIndex(result=r)
+              | TicketTake(result=r) | TicketRead(result=r)):
             return (r,)
         case WgmmaWait(results=rs) | Opaque(results=rs) | SplitLoad(results=rs):
             return rs
@@ -714,8 +704,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
         case Stamp(tile=t):
             return (t,)
         case (SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn() | AccIndex()
-              | WarpgroupIndex()):
+              | WarpgroupIndex() | TicketRead()):
             return ()
+        case TicketTake(size=n, bar=b, stage=st):
+            return (n, b, st)
         case CopyToShared(offsets=cs, dst=d, stage=s):
             return (*cs, d, s)
         case TmaLoad(coords=cs, dst=d, stage=s, bar=b):
@@ -834,6 +826,8 @@ __all__ = [
     "SmemTileWrite",
     "QX_BARRIER",
     "Stamp",
+    "TicketRead",
+    "TicketTake",
     "Undef",
     "Touch",
     "WarpAny",

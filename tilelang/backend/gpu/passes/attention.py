@@ -333,6 +333,11 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 pc = qsplit.half_tile(loop, p, cast, chained, bufs, fresh, layouts, moved0, moved, epilogue0, qempty,
                                       q_early, before, tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span), loops, spec)
     rows = pc is not None and cproof is None  # walk B the halves
+    tbar = None  # their tickets' barrier (`TILEC_ATTN_CHAIN_HALVES=dyn`: the first CTAs out of walk A run them)
+    if rows and qsplit.dynamic():
+        tbar = fresh.value(DType.I64, (1,), "ticket")
+        layouts[tbar.id] = Barriers()
+        pre.append(g.BarrierAlloc(tbar, 1, span=span))
 
     # every tile of the consumers in the accumulator layout
     cl = Classes(BM)
@@ -401,7 +406,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                  lambda o, new: (classify(new, cl, []), assign(o, cl, W, layouts)))
             if pc is not None and whole is not None:  # then the pieces
                 c_walk += csplit.walk_b(k, kv, bounds, whole, walk, walk_a, pc.ops, c_base, pc.trips, c_tn, outside,
-                                        layouts, fresh, span, pc.marks, rows=rows)
+                                        layouts, fresh, span, pc.marks, rows=rows,
+                                        ticket=qsplit.ticket(tbar, False) if tbar is not None else None)
         c_ops = [*start, ir.Const(zero_c, 0), *c_walk,
                  *([g.TmaStoreWait(span=span)] if ost is not None and ost.mode != "q" else []), *end, ir.Yield(())]
         p_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, p_tile, p_base, p_loop.results[0], p_tn, span, (),
@@ -411,7 +417,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                       layouts, fresh, span)
         if pc is not None and whole is not None:  # the producer's pieces: its tile on the pieces' bounds
             p_walk += csplit.walk_b(k, kv, bounds, whole, walk, p_walk[-1], p_tile, p_base, p_loop.results[0], p_tn,
-                                    outside, layouts, fresh, span, pc.marks, None if rows else p_loop, rows=rows)
+                                    outside, layouts, fresh, span, pc.marks, None if rows else p_loop, rows=rows,
+                                    ticket=qsplit.ticket(tbar, True) if tbar is not None else None)
         elif ct and whole is not None:  # the producer's tail
             p_walk += csplit.walk_b(k, kv, bounds, whole, walk, p_walk[-1], p_tile, p_base, p_loop.results[0], p_tn,
                                     outside, layouts, fresh, span, tail=ct)

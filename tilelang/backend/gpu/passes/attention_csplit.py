@@ -160,7 +160,8 @@ def whole_rounds(b: _Build, w: tiles.Walk) -> ir.Value:
 
 
 def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: list[object], walk_a: tiles.Walk,
-          fresh: Fresh, span: Any, pieces: int = 0, tail: int = 0, rows: bool = False) -> tuple[list[object], tiles.Walk]:
+          fresh: Fresh, span: Any, pieces: int = 0, tail: int = 0, rows: bool = False,
+          ticket: Any = None) -> tuple[list[object], tiles.Walk]:
     """Walk B's values (`attention_tiles.walk_setup` with the split's `pieces`
     or the causal tail's `tail` rounds; the walk's divisions plain: it runs a
     few rounds), computed in the role after walk A from opaque copies
@@ -170,11 +171,10 @@ def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: l
     loops (with them shared, ptxas 13.0 spilled 68 B in the benchmark's
     kernel, reloaded once a tile in walk A; with the launch's position read
     again, 48 B: the special registers' reads are one value). `rows`: the last round's 64-row halves
-    (`attention_tiles.halves`, `attention_qsplit`) instead of a split along the keys."""
+    (`attention_tiles.halves`, `attention_qsplit`) instead of a split along the keys; `ticket` (with `rows`):
+    the role's ticket (`attention_qsplit.ticket`) as the CTA's place in the last round."""
     b = _Build(fresh)
     w = tiles.walk_setup(b, k, kv, outside, bounds, 0 if rows else pieces, tail=tail)
-    if rows:
-        w = tiles.halves(b, w)
     c, P = fresh.value(DType.I32, (), "cta"), fresh.value(DType.I32, (), "ctas")
     mapping: dict[int, ir.Value] = {w.c.id: c, w.P.id: P}
     ops: list[object] = [g.Opaque((c, P), (walk_a.c, walk_a.P), span)]
@@ -185,13 +185,29 @@ def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: l
             copy = fresh.value(op.result.dtype, (), op.result.hint)
             ops.append(g.Opaque((copy,), (op.result,), span))
             mapping[op.result.id] = copy
-    return ops, dataclasses.replace(w, c=c, P=P, sizes=tuple(mapping.get(x.id, x) for x in w.sizes))
+    w = dataclasses.replace(w, c=c, P=P, sizes=tuple(mapping.get(x.id, x) for x in w.sizes))
+    if rows:
+        hb = _Build(fresh)
+        if ticket is not None:  # the place t in the last round: c = t, or P - 1 - t where that round runs backwards
+            E = ir.ElemOp
+            t, one = ticket(hb, P), hb.const(1)
+            nk = one
+            for a in w.kv:
+                nk = hb.elem(E.MUL, nk, w.sizes[a])
+            n = hb.elem(E.MUL, w.nh, nk)
+            last = hb.elem(E.SUB, hb.elem(E.DIV, hb.elem(E.ADD, n, hb.elem(E.SUB, P, one)), P), one)
+            odd = hb.elem(E.EQ, hb.elem(E.AND, last, one), one, dtype=DType.BOOL)
+            w = dataclasses.replace(w, c=hb.elem(E.WHERE, odd, hb.elem(E.SUB, hb.elem(E.SUB, P, one), t), t, hint="cta"))
+        w = tiles.halves(hb, w)
+        ops += hb.ops
+    return ops, w
 
 
 def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir.Value, w_a: tiles.Walk,
            walk_a: object, ops: list[object], ring: ir.Value, ring_out: ir.Value, tn: ir.Value, outside: list[object],
            layouts: dict[int, Any], fresh: Fresh, span: Any, mk: Marks | None = None, key_loop: ir.For | None = None,
-           carry: tuple[tuple[ir.Value, ir.Value, object], ...] = (), tail: int = 0, rows: bool = False) -> list[object]:
+           carry: tuple[tuple[ir.Value, ir.Value, object], ...] = (), tail: int = 0, rows: bool = False,
+           ticket: Any = None) -> list[object]:
     """A role's walk B: its tile `ops` (reading `ring` and `tn`, the ring's
     counter `ring_out` after them) renamed and walked from round `whole` to
     the CTA's last, the counter and the tile's number going on from walk A's
@@ -203,7 +219,7 @@ def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir
     bounds become the piece's (only the loop's: the user's lower bound, a
     constant 0, is the copies' column offset too). The renamed values keep
     the layouts of those they copy. `rows` (with `mk`): the last round's
-    64-row halves (`attention_qsplit`), not pieces of its keys."""
+    64-row halves (`attention_qsplit`), not pieces of its keys; `ticket`: their places by tickets (`setup`)."""
     assert isinstance(walk_a, ir.For)
     ring2, tn2 = fresh.value(ring.dtype, (), ring.hint), fresh.value(tn.dtype, (), tn.hint)
     mapping: dict[int, ir.Value] = {ring.id: ring2, tn.id: tn2}
@@ -220,7 +236,7 @@ def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir
             layouts.setdefault(new.id, layouts[old])
     firsts = walk_a.results[2:]
     carry2 = tuple((mapping[a.id], mapping.get(o.id, o), firsts[i]) for i, (a, o, _) in enumerate(carry))
-    pre, w = setup(k, kv, bounds, outside, w_a, fresh, span, split.pieces() if mk is not None else 0, tail, rows)
+    pre, w = setup(k, kv, bounds, outside, w_a, fresh, span, split.pieces() if mk is not None else 0, tail, rows, ticket)
     return [*pre, *tiles.tile_loop(w, fresh, outside, copy, ring2, mapping.get(ring_out.id, ring_out), tn2, span,
                                    carry2, mk, start=(whole, walk_a.results[0], walk_a.results[1]))]
 

@@ -1,7 +1,8 @@
 """The chained short keys' variant with its last round split along the
-queries (`TILEC_ATTN_CHAIN_HALVES=1`, issue 15; opt-in, not yet measured on a
-GPU): each of the last round's tiles run as its two 64-row halves on two
-CTAs, one consumer warpgroup's rows each.
+queries (`TILEC_ATTN_CHAIN_HALVES=1` or `dyn`, issue 15; opt-in, not yet
+measured on a GPU): each of the last round's tiles run as its two 64-row
+halves on two CTAs, one consumer warpgroup's rows each; under "dyn" on the
+CTAs that finish the whole rounds first (`ticket`).
 
 A full D = 64 launch at S = 1,024 (16k tokens) is 4,096 tiles on 132 CTAs: 31
 rounds and then 4 tiles while 128 CTAs idle, 31.03 rounds run as 32 (the
@@ -33,6 +34,15 @@ ever (the shadow's release of a stage or of Q comes after its wait for that
 use of it: never early into the previous use's phase). Nothing in either
 branch makes the consumers' warpgroups meet (no named barrier, no value moved
 between them: `half_tile` declines otherwise). Two consumer warpgroups only.
+
+A CTA's half is the one of its place in the last round (`split_marks`): by
+default its launch position (the snake's), static; under "dyn" its ticket
+(`g.TicketTake`: the producer, once out of walk A, adds 1 to a launch counter,
+the `%split` counters' first, and the taker of the last ticket zeroes it; the
+ticket goes to the consumers through the shared scratch word and a barrier of
+its own, `g.TicketRead`), so the halves go to the first CTAs out of walk A, not
+to fixed ones that may be among the last (the H200's timeline: the 31-tile
+CTAs end over ~5 us, half a tile).
 
 With the causal tail on (`TILEC_ATTN_CHAIN_TAIL`, by default) the short keys'
 variant with the halves has no tail and asks for the tail's variant where a
@@ -68,10 +78,40 @@ _MEETS = (g.WarpgroupTurn, g.ZeroRows, g.TmaStore, g.TmaStoreWait, g.SmemTileRea
           g.SplitLoad, g.SplitArrive, g.Stamp)
 
 
+def setting() -> str:
+    """`TILEC_ATTN_CHAIN_HALVES`: "1" the chained short keys' variant runs its last round as 64-row halves,
+    each CTA's by its place in the round; "dyn" the halves handed to the CTAs in the order they finish walk
+    A (`ticket`); "0" (unset: `HALVES_DEFAULT`) neither."""
+    return switches.mode("TILEC_ATTN_CHAIN_HALVES", HALVES_DEFAULT, ("0", "1", "dyn"))
+
+
 def enabled() -> bool:
-    """`TILEC_ATTN_CHAIN_HALVES`: "1" the chained short keys' variant runs its last round as 64-row halves;
-    "0" (unset: `HALVES_DEFAULT`) not."""
-    return switches.mode("TILEC_ATTN_CHAIN_HALVES", HALVES_DEFAULT, ("0", "1")) == "1"
+    """Whether the halves are on (`setting`: "1" or "dyn")."""
+    return setting() != "0"
+
+
+def dynamic() -> bool:
+    """Whether the halves go to the CTAs that finish walk A first (`setting` "dyn")."""
+    return setting() == "dyn"
+
+
+def ticket(bar: ir.Value, producer: bool) -> Any:
+    """The role's ticket for walk B (`attention_csplit.setup`'s `ticket`: called with a builder and the
+    CTAs launched, it returns the ticket): the producer takes it (`g.TicketTake`, published on `bar[0]`),
+    the consumers wait for that barrier's first phase and read it (`g.TicketRead`). The ticket t is the
+    CTA's place in the last round (`attention_tiles.halves`), so the first CTAs out of walk A run the
+    halves; every CTA takes one (the counter is zero again after the launch)."""
+
+    def make(b: _Build, P: ir.Value) -> ir.Value:
+        t = b.fresh.value(DType.I32, (), "ticket")
+        zero = b.const(0)
+        if producer:
+            b.ops.append(g.TicketTake(t, P, bar, zero))
+        else:
+            b.ops += [g.BarrierWait(bar, zero, zero), g.TicketRead(t)]
+        return t
+
+    return make
 
 
 def half_tile(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, fresh: Fresh,
@@ -138,4 +178,4 @@ def half_tile(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any,
     return Pieces(ops, out, mk, [*moved, *c_loop.body.ops, *post, *ep], links)
 
 
-__all__ = ["HALVES_DEFAULT", "enabled", "half_tile"]
+__all__ = ["HALVES_DEFAULT", "dynamic", "enabled", "half_tile", "setting", "ticket"]

@@ -276,6 +276,12 @@ _m("transpose", B, ("tile", "tensor"), (), "t.transpose() -> Tile<T, [N, M]> | T
    "swap the two axes of a 2-D tile or tensor", "transpose")
 _m("permute", B, ("tile", "tensor"), ("axes",), "t.permute([..]) -> Tile | Tensor",
    "reorder the axes of a tile or tensor", "permute")
+_m("to_bits", K, ("tile", "scalar"), (), "x.to_bits() -> Tile<U, S> | U",
+   "the bits of each float element as the unsigned integer of its width (`U`: u16 for f16 and bf16, u32 for "
+   "f32, u64 for f64), Rust's `f32::to_bits`; `as` converts values instead", "to_bits")
+_fn("from_bits", K, ("u",), "from_bits::<T>(u: Tile<U, S> | U) -> Tile<T, S> | T",
+    "the float `T` whose bits are each element of `u` (the unsigned integer of `T`'s width: u16 for f16 and "
+    "bf16, u32 for f32, u64 for f64), Rust's `f32::from_bits`", "from_bits", generics=("T",))
 _m("item", B, ("tile", "tensor"), (), "t.item() -> T",
    "the one element of a tile or tensor of one element, as a scalar", "item")
 

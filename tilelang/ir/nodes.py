@@ -68,6 +68,8 @@ Numeric semantics (what the interpreter implements, the backend matches)
   truncates toward zero and SATURATES to the target range, NaN -> 0 (LLVM
   `fptosi.sat`/`fptoui.sat`, PTX `cvt.rzi.sat`); int -> int truncates or
   sign/zero-extends (wraps); bool -> number gives 0/1; number -> bool is `!= 0`.
+  A `Cast` with `bits` set keeps the bits instead (`t.to_bits()`, `from_bits::<f32>(u)`): between a float
+  type and the unsigned integer of its width (f16 and bf16: u16, f32: u32, f64: u64), in both directions.
 """
 
 from __future__ import annotations
@@ -503,11 +505,14 @@ class Elementwise:
 
 @frozen
 class Cast:
-    """`result = x as result.dtype` (same shape); rules in the module docstring."""
+    """`result = x as result.dtype` (same shape); rules in the module docstring. `bits`: the same bits
+    reinterpreted (`t.to_bits()`, `from_bits::<f32>(u)`), between a float type and the unsigned integer
+    of its width."""
 
     result: Value
     x: Value
     span: Span = DUMMY_SPAN
+    bits: bool = False
 
 
 @frozen

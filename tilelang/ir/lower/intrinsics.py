@@ -35,6 +35,7 @@ from tilelang.ir.lower.values import (
     ViewRef,
 )
 from tilelang.ir.lower.views import tensor_method, view_method
+from tilelang.sema.bits import BITS_OF
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -54,7 +55,7 @@ _SCAN = {op.value: op for op in ir.ScanOp}
 #: `tilelang.intrinsics.signatures` (methods with a leading dot).
 LOWERED_OPERATIONS = frozenset(
     {"block_id", "num_blocks", "last_block", "queue", "tiles", "cluster_gather", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
-     "pow", ".pow", ".item",
+     "pow", ".pow", ".item", ".to_bits", "from_bits",
      "where", "cumsum", "cumprod", "cummax", "cummin", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min",
      "store_unchecked", ".load", ".load_padded", ".prefetch", ".store", ".load_like", ".num_tiles",
      ".partition", ".shape", ".cumsum", ".cumprod", ".cummax", ".cummin", ".reshape", ".broadcast", ".transpose", ".permute"}
@@ -123,6 +124,11 @@ def _last_block(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
     return cx.b.last_block(group, cx.b.num_blocks(axis, span=sp), axis, span=sp)
 
 
+def _elem_dtype(cx: LowerCx, node: ast.Expr) -> DType | None:
+    dt = getattr(cx.program.type_of(node), "dtype", None)
+    return dt if isinstance(dt, DType) else None
+
+
 def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
     sp = e.span
     args = e.args
@@ -130,6 +136,9 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         vals = cx.lower_args(args)
         return lower_print(cx, vals, sp) if name == "print" else lower_assert(cx, vals, e)
     vals = cx.lower_args(args)
+    if name == "from_bits":  # `from_bits::<T>(u)`: the checker made sure `u` holds `T`'s width of bits
+        dt = _turbofish_dtype(cx, e, None)
+        return cx.b.cast(cx.mat(vals[0], BITS_OF[dt], sp), dt, span=sp, bits=True)
     if name in ("block_id", "num_blocks"):
         axis = cx.const_int(vals[0], sp)
         if not 0 <= axis < 3:
@@ -349,6 +358,9 @@ def lower_method(cx: LowerCx, e: ast.MethodCall) -> Any:
     if name == "pow":
         x, y = cx.unify([recv, vals[0]], sp)
         return cx.b.elementwise(ir.ElemOp.POW, x, y, span=sp)
+    if name == "to_bits":  # the checker made sure it is a float
+        v = cx.mat(recv, _elem_dtype(cx, e.receiver), sp)
+        return cx.b.cast(v, BITS_OF[v.dtype], span=sp, bits=True)
     if name == "item":  # the checker made sure the tile holds one element
         one = cx.b.reshape(cx.mat(recv, None, sp), (1,), span=sp)
         return reduce_value(cx, ir.ReduceOp.MAX, one, 0, sp)

@@ -24,6 +24,8 @@ take, written from README.md, docs/reference.md and examples/ alone.
   aggregation as one-hot products.
 - x12: a 3 x 3 median filter by the 19-exchange median-of-9 network, rows read at any position, columns
   shifted by 0/1 products.
+- x13: float bit tricks with this round's `to_bits` / `from_bits`: Quake's fast inverse square root, the
+  order-preserving u32 keys of floats (a rank by integer comparisons), frexp's exponent and mantissa.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -223,11 +225,26 @@ def _x12(t: Tensors, out: str) -> None:
     assert ((noisy == 1.0).sum() > 0) and out == f"[40, 48] true {int((np.median(win, 0) == 1.0).sum())}\n"
 
 
+def _x13(t: Tensors, out: str) -> None:
+    x, v = t["x"], t["v"]
+    g = (np.uint32(0x5F3759DF) - (x.view(np.uint32) >> np.uint32(1))).view(np.float32)
+    np.testing.assert_allclose(t["y"], g * (np.float32(1.5) - np.float32(0.5) * x * g * g), rtol=1e-6)
+    assert np.abs(t["y"] * np.sqrt(x.astype(np.float64)) - 1).max() < 2e-3   # the trick's own accuracy
+    b = v.view(np.uint32)
+    key = np.where(b >> 31 == 1, ~b, b | np.uint32(0x80000000))
+    np.testing.assert_array_equal(t["key"], key)
+    np.testing.assert_array_equal(t["r"], np.argsort(np.argsort(v, kind="stable"), kind="stable"))
+    mant, ex = np.frexp(x)
+    np.testing.assert_array_equal(t["e"], ex)
+    np.testing.assert_array_equal(t["m"], mant)
+    assert (v < 0).any() and out == "0 127 true true\n"
+
+
 CHECKS = {"x01_nms_boxes": _x01, "x02_histogram_equalization_u8": _x02, "x03_chunked_linear_attention": _x03,
           "x04_batched_tridiagonal": _x04, "x05_morton_codes": _x05, "x06_adaptive_avg_pool_uneven": _x06,
           "x07_conv_transpose1d_stride2": _x07, "x08_haar_wavelet_2d": _x08, "x09_int4_group_quant_pack": _x09,
           "x10_clip_contrastive_loss": _x10, "x11_gat_edge_softmax": _x11,
-          "x12_median_filter_sorting_network": _x12}
+          "x12_median_filter_sorting_network": _x12, "x13_float_bit_tricks": _x13}
 
 # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a + sm_80: x01 5.7 s, x02 14 s, x03 5.2 s, x11 2.8 s,
 # x12 3.2 s)

@@ -454,6 +454,8 @@ def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
             return np.fmod(a[0], a[1])
         case ElemOp.POW:
             return np.power(a[0], a[1])  # IEEE pow (C99 Annex F specials)
+        case ElemOp.ATAN2:  # in f64, rounded once (the GPU's f64math.atan2)
+            return np.arctan2(a[0].astype(F64), a[1].astype(F64)).astype(a[0].dtype)
         case ElemOp.FMA:
             if a[0].dtype == F32:
                 # The f32 product is exact in f64; the f64 add is rounded to

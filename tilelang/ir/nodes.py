@@ -178,7 +178,8 @@ class ElemOp(Enum):
         (exp..erf) need a float T; `abs` of a signed MIN wraps to MIN.
     binary (a: T, b: T) -> T: add, sub, mul, div, rem, maximum, minimum,
         and, or, xor (logical on bool, bitwise on ints), shl, shr (ints only),
-        pow (floats only: IEEE `pow`, `a` to the power `b`).
+        pow (floats only: IEEE `pow`, `a` to the power `b`), atan2 (floats only: IEEE `atan2(a, b)`,
+        the angle of the point (b, a); `asin`, `acos` and `atan` lower to it).
     comparison (a: T, b: T) -> bool: eq, ne, lt, le, gt, ge.
     ternary: fma(a: T, b: T, c: T) -> T computes a*b+c with ONE rounding for
         f32/f64 (f16/bf16: computed in f32 and rounded once);
@@ -216,6 +217,7 @@ class ElemOp(Enum):
     SHL = "shl"
     SHR = "shr"
     POW = "pow"
+    ATAN2 = "atan2"
     # comparisons (result bool)
     EQ = "eq"
     NE = "ne"
@@ -263,7 +265,7 @@ _MATH = (
 )
 _UNARY = (ElemOp.NEG, ElemOp.NOT, ElemOp.ABS, *_MATH)
 _COMPARISONS = frozenset((ElemOp.EQ, ElemOp.NE, ElemOp.LT, ElemOp.LE, ElemOp.GT, ElemOp.GE))
-_FLOAT_ONLY = frozenset((*_MATH, ElemOp.POW, ElemOp.FMA))
+_FLOAT_ONLY = frozenset((*_MATH, ElemOp.POW, ElemOp.ATAN2, ElemOp.FMA))
 _ARITY = dict.fromkeys(_UNARY, 1) | {ElemOp.FMA: 3, ElemOp.WHERE: 3}
 for _op in ElemOp:
     _ARITY.setdefault(_op, 2)

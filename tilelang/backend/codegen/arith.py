@@ -390,13 +390,14 @@ class ArithOps(EmitterCore):
             return self.emit(f"fcmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
         if ty == "double" and eop.value in f64math.FUNCS:
             return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
-        if eop in (E.ERF, E.POW):
+        if eop in (E.ERF, E.POW, E.ATAN2):
             # computed in f64 (the interpreter's algorithms), f32 rounded once
             if ty == "double":
-                return f64math.BINARY_FUNCS["pow"](self, a[0], a[1]) if eop is E.POW else \
+                return f64math.BINARY_FUNCS[eop.value](self, a[0], a[1]) if eop is not E.ERF else \
                     f64math.erf(self, a[0])
             wide = [self.emit(f"fpext float {v} to double") for v in a]
-            r = f64math.pow(self, wide[0], wide[1]) if eop is E.POW else f64math.erf_f32(self, wide[0])
+            r = f64math.BINARY_FUNCS[eop.value](self, wide[0], wide[1]) if eop is not E.ERF else \
+                f64math.erf_f32(self, wide[0])
             return self.emit(f"fptrunc double {r} to float")
         match eop:
             case E.NEG:

@@ -59,7 +59,7 @@ BUILTIN_FUNCTIONS = (
     "block_id", "num_blocks", "last_block", "queue", "tiles", "cluster_gather", "zeros", "ones", "full", "arange",
     # math
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh",
-    "sigmoid", "floor", "ceil", "erf", "pow", "fma", "maximum", "minimum", "where",
+    "sigmoid", "floor", "ceil", "erf", "asin", "acos", "atan", "atan2", "pow", "fma", "maximum", "minimum", "where", "from_bits",
     # reductions and scans
     "sum", "max", "min", "prod", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin",
     # matrix

@@ -20,12 +20,12 @@ METHOD_CALLS = {
     "shape": "x.shape()", "clone": "x.clone()", "reshape": "x.reshape([3, 2])",
     "broadcast": "v.reshape([3, 1]).broadcast([3, 2])", "transpose": "x.transpose()",
     "permute": "x.permute([1, 0])", "item": "v[0..1].item()", "cumsum": "x.cumsum(1)", "cumprod": "x.cumprod(0)", "cummax": "x.cummax(1)", "cummin": "x.cummin(0)",
-    "pow": "x.pow(2.0)",
+    "pow": "x.pow(2.0)", "atan2": "x.atan2(v.reshape([1, 3]))",
     "sum": "x.sum(0)", "max": "x.max()", "min": "x.min(1)", "prod": "v.prod()",
     "argmax": "x.argmax()", "argmin": "v.argmin(0)",
 }
 UNARY = ("exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh", "sigmoid",
-         "floor", "ceil", "erf")
+         "floor", "ceil", "erf", "asin", "acos", "atan")
 METHOD_CALLS.update({u: f"x.{u}()" for u in UNARY})
 
 FUNCTION_CALLS = {
@@ -34,7 +34,7 @@ FUNCTION_CALLS = {
     "load_npy": None, "print": "print(x)", "assert": "assert(x.sum() > 0.0)",
     "assert_close": "assert_close(&x, &x)", "maximum": "maximum(x, 1.0)",
     "minimum": "minimum(x, v.reshape([1, 3]))", "where": "where(x > 1.0, x, 0.0)",
-    "pow": "pow(x, 2.0)", "fma": "fma(x, x, 1.0)", "cumsum": "cumsum(v)", "cumprod": "cumprod(x, 1)", "cummax": "cummax(v)", "cummin": "cummin(x, 1)",
+    "pow": "pow(x, 2.0)", "atan2": "atan2(x, 1.0)", "fma": "fma(x, x, 1.0)", "cumsum": "cumsum(v)", "cumprod": "cumprod(x, 1)", "cummax": "cummax(v)", "cummin": "cummin(x, 1)",
     "sum": "sum(x, 1)", "max": "max(x, 0)", "min": "min(v, 0)", "prod": "prod(x, 1)",
     "argmax": "argmax(v, 0)", "argmin": "argmin(x, 1)",
 }

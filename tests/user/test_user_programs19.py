@@ -24,6 +24,10 @@ take, written from README.md, docs/reference.md and examples/ alone.
   aggregation as one-hot products.
 - x12: a 3 x 3 median filter by the 19-exchange median-of-9 network, rows read at any position, columns
   shifted by 0/1 products.
+- x13: float bit tricks with this round's `to_bits` / `from_bits`: Quake's fast inverse square root, the
+  order-preserving u32 keys of floats (a rank by integer comparisons), frexp's exponent and mantissa.
+- x14: quaternion slerp and the angle between orientations with this round's `acos` and `atan2` (a slerp
+  had only "Tile has no inverse trigonometric functions").
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -223,16 +227,54 @@ def _x12(t: Tensors, out: str) -> None:
     assert ((noisy == 1.0).sum() > 0) and out == f"[40, 48] true {int((np.median(win, 0) == 1.0).sum())}\n"
 
 
+def _x13(t: Tensors, out: str) -> None:
+    x, v = t["x"], t["v"]
+    g = (np.uint32(0x5F3759DF) - (x.view(np.uint32) >> np.uint32(1))).view(np.float32)
+    np.testing.assert_allclose(t["y"], g * (np.float32(1.5) - np.float32(0.5) * x * g * g), rtol=1e-6)
+    assert np.abs(t["y"] * np.sqrt(x.astype(np.float64)) - 1).max() < 2e-3   # the trick's own accuracy
+    b = v.view(np.uint32)
+    key = np.where(b >> 31 == 1, ~b, b | np.uint32(0x80000000))
+    np.testing.assert_array_equal(t["key"], key)
+    np.testing.assert_array_equal(t["r"], np.argsort(np.argsort(v, kind="stable"), kind="stable"))
+    mant, ex = np.frexp(x)
+    np.testing.assert_array_equal(t["e"], ex)
+    np.testing.assert_array_equal(t["m"], mant)
+    assert (v < 0).any() and out == "0 127 true true\n"
+
+
+def _x14(t: Tensors, out: str) -> None:
+    q0, q1, f = _f(t, "q0", "q1", "t")
+    d = (q0 * q1).sum(1)
+    b = np.where(d[:, None] < 0, -q1, q1)
+    ad = np.minimum(np.abs(d), 1)
+    th = np.arccos(ad)[:, None]
+    lerp = q0 * (1 - f[:, None]) + b * f[:, None]
+    with np.errstate(all="ignore"):
+        wide = (np.sin((1 - f[:, None]) * th) * q0 + np.sin(f[:, None] * th) * b) / np.sin(th)
+    want = np.where(ad[:, None] > 0.9995, lerp / np.linalg.norm(lerp, axis=1, keepdims=True), wide)
+    np.testing.assert_allclose(t["out"], want, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(np.linalg.norm(t["out"], axis=1), 1, atol=1e-5)   # unit quaternions
+    w = (q0 * q1).sum(1)   # q0* q1's scalar part, and its vector part's length, in f64
+    v = q0[:, :1] * q1[:, 1:] - q1[:, :1] * q0[:, 1:] - np.cross(q0[:, 1:], q1[:, 1:])
+    angle = 2 * np.arctan2(np.linalg.norm(v, axis=1), np.abs(w))
+    np.testing.assert_allclose(angle, 2 * np.arccos(np.minimum(np.abs(w), 1)), atol=1e-3)   # the same angle
+    np.testing.assert_allclose(t["angle"], angle, rtol=1e-4, atol=2e-6)
+    assert (ad > 0.9995).sum() >= 10 and np.abs(t["angle"][::10]).max() < 0.01
+    assert out == "[100, 4] true true\n"
+
+
 CHECKS = {"x01_nms_boxes": _x01, "x02_histogram_equalization_u8": _x02, "x03_chunked_linear_attention": _x03,
           "x04_batched_tridiagonal": _x04, "x05_morton_codes": _x05, "x06_adaptive_avg_pool_uneven": _x06,
           "x07_conv_transpose1d_stride2": _x07, "x08_haar_wavelet_2d": _x08, "x09_int4_group_quant_pack": _x09,
           "x10_clip_contrastive_loss": _x10, "x11_gat_edge_softmax": _x11,
-          "x12_median_filter_sorting_network": _x12}
+          "x12_median_filter_sorting_network": _x12, "x13_float_bit_tricks": _x13,
+          "x14_quaternion_slerp": _x14}
 
 # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a + sm_80: x01 5.7 s, x02 14 s, x03 5.2 s, x11 2.8 s,
-# x12 3.2 s)
+# x12 3.2 s, x14 3.1 s; x14's path, the inverse trigonometric functions, is simulated by default in
+# tests/backend/test_inverse_trig.py)
 HEAVY = ["x01_nms_boxes", "x02_histogram_equalization_u8", "x03_chunked_linear_attention", "x11_gat_edge_softmax",
-         "x12_median_filter_sorting_network"]
+         "x12_median_filter_sorting_network", "x14_quaternion_slerp"]
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(

@@ -369,6 +369,52 @@ def pow(em: IREmitter, x: str, y: str) -> str:
     return em.emit(f"select i1 {em.emit(f'or i1 {y0}, {x1}')}, double 1.0, double {r}")
 
 
+TAN_PI_8 = 0.41421356237309503  # tan(pi / 8), just above: the reduced argument stays within it
+PI = (3.141592653589793, 1.2246467991473532e-16)
+PIO4 = (0.7853981633974483, 3.061616997868383e-17)
+ATAN_COEF = [(-1.0) ** i / (2 * i + 1) for i in range(1, 24)]  # -1/3, 1/5, ... 1/47: z^2 <= 0.1716
+
+
+def atan2(em: IREmitter, y: str, x: str) -> str:
+    """IEEE `atan2(y, x)` (C99 Annex F): the angle of (x, y) in [-pi, pi]. a = min(|x|, |y|) / max(..) in
+    [0, 1] (0/0 and inf/inf selected to 0 and 1), above tan(pi/8) reduced by atan(a) = pi/4 + atan((a - 1)
+    / (a + 1)), atan of the rest by its odd Taylor series to z^47 (|z| <= tan(pi/8)); then the quadrant's
+    r, pi - r (x negative: its sign bit, so atan2(0, -0) is pi), pi/2 - r or pi/2 + r (|y| > |x|), y's
+    sign copied on; NaN in, NaN out."""
+    ax = em.fcall("fabs", "double", [x])
+    ay = em.fcall("fabs", "double", [y])
+    hi = em.fcall("maxnum", "double", [ax, ay])
+    lo = em.fcall("minnum", "double", [ax, ay])
+    a = em.emit(f"fdiv double {lo}, {hi}")
+    zero = em.emit(f"fcmp oeq double {hi}, 0.0")
+    a = em.emit(f"select i1 {zero}, double 0.0, double {a}")
+    both_inf = em.emit(f"fcmp oeq double {lo}, {c(math.inf)}")
+    a = em.emit(f"select i1 {both_inf}, double 1.0, double {a}")
+    big = em.emit(f"fcmp ogt double {a}, {c(TAN_PI_8)}")
+    red = em.emit(f"fdiv double {em.emit(f'fsub double {a}, 1.0')}, {em.emit(f'fadd double {a}, 1.0')}")
+    z = em.emit(f"select i1 {big}, double {red}, double {a}")
+    z2 = em.emit(f"fmul double {z}, {z}")
+    tail = em.emit(f"fmul double {em.emit(f'fmul double {z}, {z2}')}, {horner(em, z2, ATAN_COEF)}")
+    base = em.emit(f"select i1 {big}, double {c(PIO4[0])}, double 0.0")
+    base_lo = em.emit(f"select i1 {big}, double {c(PIO4[1])}, double 0.0")
+    low = em.emit(f"fadd double {tail}, {base_lo}")
+    r = em.emit(f"fadd double {base}, {em.emit(f'fadd double {z}, {low}')}")
+    steep = em.emit(f"fcmp ogt double {ay}, {ax}")
+    xbits = em.emit(f"bitcast double {x} to i64")
+    xneg = em.emit(f"icmp slt i64 {xbits}, 0")
+    # the quadrant: r, pi - r, pi/2 - r or pi/2 + r, each as hi + (lo +- r) (two-part constants)
+    qhi = em.emit(f"select i1 {steep}, double {c(PIO2[0])}, double "
+                  f"{em.emit(f'select i1 {xneg}, double {c(PI[0])}, double 0.0')}")
+    qlo = em.emit(f"select i1 {steep}, double {c(PIO2[1])}, double "
+                  f"{em.emit(f'select i1 {xneg}, double {c(PI[1])}, double 0.0')}")
+    minus = em.emit(f"xor i1 {steep}, {xneg}")
+    sr = em.emit(f"select i1 {minus}, double {em.emit(f'fneg double {r}')}, double {r}")
+    r = em.emit(f"fadd double {qhi}, {em.emit(f'fadd double {qlo}, {sr}')}")
+    r = em.fcall("copysign", "double", [r, y])
+    nan = em.emit(f"fcmp uno double {x}, {y}")
+    return em.emit(f"select i1 {nan}, double {c(math.nan)}, double {r}")
+
+
 FUNCS = {"exp": exp, "exp2": exp2, "log": log, "log2": log2, "sin": sin, "cos": cos,
          "tanh": tanh, "sigmoid": sigmoid, "rsqrt": rsqrt, "erf": erf}
-BINARY_FUNCS = {"pow": pow}
+BINARY_FUNCS = {"pow": pow, "atan2": atan2}

@@ -55,6 +55,8 @@ MATH: dict[str, MathImpl] = {
                     "no division), 1 from 4 on", 2e-7, 1e-30),
     "pow": MathImpl("f64math.pow on the values widened to f64, rounded once", 2e-7, 1e-30,
                     "finite results"),
+    "atan2": MathImpl("f64math.atan2 on the values widened to f64, rounded once (`asin`, `acos` and `atan` "
+                      "are atan2 of `x` and `sqrt((1 - x) (1 + x))` or 1, in f32)", 2e-7, 1e-30),
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),
     "fma": MathImpl("fma.rn.f32 (one rounding)", 0.0, 0.0),
     "div": MathImpl("div.rn.f32 (IEEE)", 0.0, 0.0),
@@ -184,6 +186,8 @@ F64_MATH: dict[str, MathImpl] = {
                     "fraction above)", 1e-15, 1e-300),
     "pow": MathImpl("f64math.pow: exp(y log|x|) with IEEE's special cases", 1e-13, 1e-300,
                     "finite results, |y log x| < 700"),
+    "atan2": MathImpl("f64math.atan2: reduced to [0, tan(pi/8)], Taylor to degree 47, two-part pi", 1e-15,
+                      1e-300),
     "abs": MathImpl("abs.f64 (exact)", 0.0, 0.0),
     "fma": MathImpl("fma.rn.f64 (one rounding)", 0.0, 0.0),
     "div": MathImpl("div.rn.f64 (IEEE)", 0.0, 0.0),

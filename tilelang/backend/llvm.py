@@ -439,11 +439,12 @@ class _Emitter(HopperOps, DebugOps):
                 self.atomic(op)
             case ir.Elementwise(result=r, op=eop, operands=xs):
                 self.elementwise(r, eop, xs, op.span)
-            case ir.Cast(result=r, x=x):
+            case ir.Cast(result=r, x=x, bits=bits):
+                conv = self.bitcast if bits else self.cast
                 if x.shape:
-                    self.env[r.id] = [self.cast(s, x.dtype, r.dtype) for s in self.tile(x)]
+                    self.env[r.id] = [conv(s, x.dtype, r.dtype) for s in self.tile(x)]
                 else:
-                    self.env[r.id] = self.cast(self.scalar(x), x.dtype, r.dtype)
+                    self.env[r.id] = conv(self.scalar(x), x.dtype, r.dtype)
             case ir.Reduce():
                 self.reduce(op)
             case ir.Scan():

@@ -128,7 +128,7 @@ def _eval(op: object, env: dict[int, Any], dims: Mapping[str, tuple[int, ...]], 
     """One scalar op of a plan, on 0-d arrays with the interpreter's arithmetic."""
     import numpy as np
 
-    from tilelang.interp.numeric import cast, elementwise
+    from tilelang.interp.numeric import bitcast, cast, elementwise
 
     def val(v: ir.Value) -> Any:
         x = env[v.id]
@@ -141,8 +141,8 @@ def _eval(op: object, env: dict[int, Any], dims: Mapping[str, tuple[int, ...]], 
             env[r.id] = const_array(x, r.dtype, ())
         case ir.Elementwise(result=r, op=code, operands=xs):
             env[r.id] = np.asarray(elementwise(code, [val(x) for x in xs], op.operand_dtype))
-        case ir.Cast(result=r, x=x):
-            env[r.id] = np.asarray(cast(val(x), x.dtype, r.dtype))
+        case ir.Cast(result=r, x=x, bits=bits):
+            env[r.id] = np.asarray((bitcast if bits else cast)(val(x), x.dtype, r.dtype))
         case ir.BlockId(result=r):
             env[r.id] = const_array(0, r.dtype, ())
         case ir.NumBlocks(result=r, axis=a):

@@ -144,7 +144,7 @@ def negation_problem(dt: DType, tensors: bool = False) -> tuple[str, str, str]:
 # the built-ins that take floats only (a kernel's instance: `ir.ElemOp.float_only`), and those that take
 # numbers, not `bool` (the concrete forms are refused by the checker: E0204)
 FLOAT_BUILTINS = frozenset({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid",
-                            "floor", "ceil", "erf", "pow", "fma"})
+                            "floor", "ceil", "erf", "asin", "acos", "atan", "atan2", "pow", "fma"})
 NUMBER_BUILTINS = frozenset({"arange", "sum", "prod", "cumsum", "cumprod", "cummax", "cummin", "maximum",
                              "minimum", "abs"}) | FLOAT_BUILTINS
 
@@ -154,7 +154,8 @@ def builtin_problem(name: str, dt: DType, subject: str = "m") -> tuple[str, str,
     instance's element type `dt`, else None: one rule for a generic host
     function's check (`sema/host_instances`) and its run (`runtime/host_domains`)."""
     if name in FLOAT_BUILTINS and not dt.is_float:
-        args = {"pow": "a as f32, b as f32", "fma": "a as f32, b as f32, c as f32"}.get(name, "x as f32")
+        args = {"pow": "a as f32, b as f32", "atan2": "a as f32, b as f32",
+                "fma": "a as f32, b as f32, c as f32"}.get(name, "x as f32")
         return (f"`{name}` is not defined on `{dt.value}`", f"applied to `{dt.value}` in this call",
                 f"call it with a floating-point type, or compute in one and convert back: `{name}({args}) as T`")
     if dt is not DType.BOOL or name not in NUMBER_BUILTINS:

@@ -233,6 +233,18 @@ def cast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
     return x.astype(dst.np_dtype)  # int -> int wraps
 
 
+def bitcast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
+    """The bits of `x` (storage form of `src`) read as `dst`, a float type and the unsigned integer of its
+    width either way (`t.to_bits()`, `from_bits::<T>(u)`). bf16 lives in f32 storage with the low 16 bits
+    zero (its values are rounded to bf16), so its bits are the high half."""
+    x = np.asarray(x)
+    if src is DType.BF16:
+        return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) >> np.uint32(16)).astype(dst.np_dtype)
+    if dst is DType.BF16:
+        return (x.astype(np.uint32) << np.uint32(16)).view(np.float32)
+    return np.ascontiguousarray(x, dtype=src.np_dtype).view(dst.np_dtype)
+
+
 def float_to_int(x: np.ndarray, dst: DType) -> np.ndarray:
     """Rust's `as` from f64 values to an integer type: truncate toward zero,
     saturate, NaN -> 0 (LLVM fptosi.sat / PTX cvt.rzi.sat). The host runtime
@@ -442,6 +454,8 @@ def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
             return np.fmod(a[0], a[1])
         case ElemOp.POW:
             return np.power(a[0], a[1])  # IEEE pow (C99 Annex F specials)
+        case ElemOp.ATAN2:  # in f64, rounded once (the GPU's f64math.atan2)
+            return np.arctan2(a[0].astype(F64), a[1].astype(F64)).astype(a[0].dtype)
         case ElemOp.FMA:
             if a[0].dtype == F32:
                 # The f32 product is exact in f64; the f64 add is rounded to

@@ -318,8 +318,8 @@ def _op(op: ir.Op, env: Env, ctx: _Ctx) -> None:
                     env[m.id] if m is not None else None, v)
         case ir.Elementwise(result=r, op=e, operands=xs):
             env[r.id] = num.elementwise(e, [env[x.id] for x in xs], op.operand_dtype)
-        case ir.Cast(result=r, x=x):
-            env[r.id] = num.cast(env[x.id], x.dtype, r.dtype)
+        case ir.Cast(result=r, x=x, bits=bits):
+            env[r.id] = (num.bitcast if bits else num.cast)(env[x.id], x.dtype, r.dtype)
         case ir.Reduce(result=r, op=rop, x=x, axis=a):
             env[r.id] = num.reduce(rop, env[x.id], x.dtype, a + 1)
         case ir.Scan(result=r, op=sop, x=x, axis=a):

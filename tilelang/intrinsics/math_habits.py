@@ -10,15 +10,13 @@ f32 tiles and host tensors against NumPy."""
 
 from __future__ import annotations
 
-_NO_INVERSE = "Tile has no inverse trigonometric functions (`asin`, `acos`, `atan`, `atan2`)"
-
 #: a function's name -> how Tile writes it (`{x}`: the value)
 MATH_HABITS: dict[str, str] = {
     "tan": "`sin({x}) / cos({x})` (`tanh` is the hyperbolic tangent)",
     "sinh": "`(exp({x}) - exp(-{x})) * 0.5`",
     "cosh": "`(exp({x}) + exp(-{x})) * 0.5`",
-    "asin": _NO_INVERSE, "acos": _NO_INVERSE, "atan": _NO_INVERSE, "atan2": _NO_INVERSE,
-    "arcsin": _NO_INVERSE, "arccos": _NO_INVERSE, "arctan": _NO_INVERSE, "arctan2": _NO_INVERSE,
+    "arcsin": "`asin({x})`", "arccos": "`acos({x})`", "arctan": "`atan({x})`",
+    "arctan2": "`atan2(y, x)` (the angle of the point (x, y), `y` first as in NumPy)",
     "exp10": "`exp({x} * 2.302585)` (e^(x ln 10))",
     "log10": "`log({x}) * 0.4342945` (ln x / ln 10; `log` is the natural logarithm)",
     "log1p": "`log(1.0 + {x})` (less exact than a `log1p` for tiny values)",

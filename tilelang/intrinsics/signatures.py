@@ -165,6 +165,9 @@ UNARY_MATH = {
     "floor": "largest integer not above each element",
     "ceil": "smallest integer not below each element",
     "erf": "the error function of each element",
+    "asin": "the arcsine of each element, in [-pi/2, pi/2] (NaN outside [-1, 1])",
+    "acos": "the arccosine of each element, in [0, pi] (NaN outside [-1, 1])",
+    "atan": "the arctangent of each element, in [-pi/2, pi/2]",
 }
 for _name, _doc in UNARY_MATH.items():
     _fn(_name, B, ("x",), f"{_name}(x: Tile<T, S> | T) -> Tile<T, S> | T", _doc, "unary_math")
@@ -172,6 +175,9 @@ _fn("fma", B, ("a", "b", "c"), "fma(a, b, c) -> a * b + c",
     "fused multiply-add, element-wise with broadcasting", "elementwise3")
 _fn("pow", B, ("x", "y"), "pow(x, y) -> x to the power y",
     "element-wise power of floats (IEEE `pow`), with broadcasting", "elementwise2_float")
+_fn("atan2", B, ("y", "x"), "atan2(y, x) -> the angle of the point (x, y)",
+    "element-wise IEEE `atan2` of floats, in [-pi, pi] (C's argument order: `y` first), with broadcasting",
+    "elementwise2_float")
 _fn("maximum", B, ("a", "b"), "maximum(a, b) -> max of a and b",
     "element-wise maximum with broadcasting", "elementwise2")
 _fn("minimum", B, ("a", "b"), "minimum(a, b) -> min of a and b",
@@ -268,6 +274,9 @@ for _name, _doc in UNARY_MATH.items():
     _m(_name, B, ("tile", "tensor", "scalar"), (), f"x.{_name}() -> same type", _doc, "unary_math")
 _m("pow", B, ("tile", "tensor", "scalar"), ("y",), "x.pow(y) -> x to the power y",
    "element-wise power of floats (IEEE `pow`), with broadcasting", "elementwise2_float")
+_m("atan2", B, ("tile", "tensor", "scalar"), ("x",), "y.atan2(x) -> the angle of the point (x, y)",
+   "element-wise IEEE `atan2` of floats, in [-pi, pi] (Rust's `y.atan2(x)`), with broadcasting",
+   "elementwise2_float")
 _m("reshape", B, ("tile", "tensor"), ("shape",), "t.reshape([..]) -> same elements, new shape",
    "reshape (the element count must stay the same)", "reshape")
 _m("broadcast", B, ("tile", "tensor"), ("shape",), "t.broadcast([..]) -> Tile<T, shape> | Tensor<T, shape>",
@@ -276,6 +285,12 @@ _m("transpose", B, ("tile", "tensor"), (), "t.transpose() -> Tile<T, [N, M]> | T
    "swap the two axes of a 2-D tile or tensor", "transpose")
 _m("permute", B, ("tile", "tensor"), ("axes",), "t.permute([..]) -> Tile | Tensor",
    "reorder the axes of a tile or tensor", "permute")
+_m("to_bits", K, ("tile", "scalar"), (), "x.to_bits() -> Tile<U, S> | U",
+   "the bits of each float element as the unsigned integer of its width (`U`: u16 for f16 and bf16, u32 for "
+   "f32, u64 for f64), Rust's `f32::to_bits`; `as` converts values instead", "to_bits")
+_fn("from_bits", K, ("u",), "from_bits::<T>(u: Tile<U, S> | U) -> Tile<T, S> | T",
+    "the float `T` whose bits are each element of `u` (the unsigned integer of `T`'s width: u16 for f16 and "
+    "bf16, u32 for f32, u64 for f64), Rust's `f32::from_bits`", "from_bits", generics=("T",))
 _m("item", B, ("tile", "tensor"), (), "t.item() -> T",
    "the one element of a tile or tensor of one element, as a scalar", "item")
 

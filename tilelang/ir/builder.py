@@ -355,9 +355,9 @@ class Builder:
         r = self.fresh(ir.Type(dtype, shape), hint)
         return self._pure(ir.Elementwise(r, op, tuple(xs), self._sp(span)))
 
-    def cast(self, x: ir.Value, dtype: DType, *, span: Span | None = None) -> ir.Value:
+    def cast(self, x: ir.Value, dtype: DType, *, span: Span | None = None, bits: bool = False) -> ir.Value:
         r = self.fresh(x.type.with_dtype(dtype))
-        return self._pure(ir.Cast(r, x, self._sp(span)))
+        return self._pure(ir.Cast(r, x, self._sp(span), bits))
 
     def reduce(
         self, op: ir.ReduceOp, x: ir.Value, axis: int, *, span: Span | None = None

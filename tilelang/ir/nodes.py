@@ -68,6 +68,8 @@ Numeric semantics (what the interpreter implements, the backend matches)
   truncates toward zero and SATURATES to the target range, NaN -> 0 (LLVM
   `fptosi.sat`/`fptoui.sat`, PTX `cvt.rzi.sat`); int -> int truncates or
   sign/zero-extends (wraps); bool -> number gives 0/1; number -> bool is `!= 0`.
+  A `Cast` with `bits` set keeps the bits instead (`t.to_bits()`, `from_bits::<f32>(u)`): between a float
+  type and the unsigned integer of its width (f16 and bf16: u16, f32: u32, f64: u64), in both directions.
 """
 
 from __future__ import annotations
@@ -176,7 +178,8 @@ class ElemOp(Enum):
         (exp..erf) need a float T; `abs` of a signed MIN wraps to MIN.
     binary (a: T, b: T) -> T: add, sub, mul, div, rem, maximum, minimum,
         and, or, xor (logical on bool, bitwise on ints), shl, shr (ints only),
-        pow (floats only: IEEE `pow`, `a` to the power `b`).
+        pow (floats only: IEEE `pow`, `a` to the power `b`), atan2 (floats only: IEEE `atan2(a, b)`,
+        the angle of the point (b, a); `asin`, `acos` and `atan` lower to it).
     comparison (a: T, b: T) -> bool: eq, ne, lt, le, gt, ge.
     ternary: fma(a: T, b: T, c: T) -> T computes a*b+c with ONE rounding for
         f32/f64 (f16/bf16: computed in f32 and rounded once);
@@ -214,6 +217,7 @@ class ElemOp(Enum):
     SHL = "shl"
     SHR = "shr"
     POW = "pow"
+    ATAN2 = "atan2"
     # comparisons (result bool)
     EQ = "eq"
     NE = "ne"
@@ -261,7 +265,7 @@ _MATH = (
 )
 _UNARY = (ElemOp.NEG, ElemOp.NOT, ElemOp.ABS, *_MATH)
 _COMPARISONS = frozenset((ElemOp.EQ, ElemOp.NE, ElemOp.LT, ElemOp.LE, ElemOp.GT, ElemOp.GE))
-_FLOAT_ONLY = frozenset((*_MATH, ElemOp.POW, ElemOp.FMA))
+_FLOAT_ONLY = frozenset((*_MATH, ElemOp.POW, ElemOp.ATAN2, ElemOp.FMA))
 _ARITY = dict.fromkeys(_UNARY, 1) | {ElemOp.FMA: 3, ElemOp.WHERE: 3}
 for _op in ElemOp:
     _ARITY.setdefault(_op, 2)
@@ -503,11 +507,14 @@ class Elementwise:
 
 @frozen
 class Cast:
-    """`result = x as result.dtype` (same shape); rules in the module docstring."""
+    """`result = x as result.dtype` (same shape); rules in the module docstring. `bits`: the same bits
+    reinterpreted (`t.to_bits()`, `from_bits::<f32>(u)`), between a float type and the unsigned integer
+    of its width."""
 
     result: Value
     x: Value
     span: Span = DUMMY_SPAN
+    bits: bool = False
 
 
 @frozen

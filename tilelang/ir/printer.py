@@ -197,8 +197,8 @@ def _op(op: ir.Op, n: _Namer, out: list[str], depth: int) -> None:
             line(f"{aop.value} @{t}[{', '.join(map(n, idx))}], {n(v)}{mask_pad(m)}")
         case ir.Elementwise(result=r, op=eop, operands=xs):
             res(r, f"{eop.value} {', '.join(map(n, xs))}")
-        case ir.Cast(result=r, x=x):
-            conv(r, f"cast {n(x)}", x.type)
+        case ir.Cast(result=r, x=x, bits=bits):
+            conv(r, f"{'bitcast' if bits else 'cast'} {n(x)}", x.type)
         case ir.Reduce(result=r, op=rop, x=x, axis=a):
             res(r, f"reduce.{rop.value} {n(x)}, axis {a}")
         case ir.Scan(result=r, op=sop, x=x, axis=a):

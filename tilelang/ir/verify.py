@@ -234,9 +234,11 @@ class _Verifier:
                 self.mask(m, v.shape, where)
             case ir.Elementwise(result=r, op=e, operands=xs):
                 self._elementwise(r, e, xs, where)
-            case ir.Cast(result=r, x=x):
+            case ir.Cast(result=r, x=x, bits=bits):
                 if r.shape != x.shape:
                     self.err(where, f"cast changes shape {x.type} -> {r.type}")
+                if bits and (x.dtype.bits != r.dtype.bits or x.dtype.is_float == r.dtype.is_float):
+                    self.err(where, f"a bit cast between {x.dtype.value} and {r.dtype.value}")
             case ir.Reduce(result=r, op=rop, x=x, axis=a):
                 if not 0 <= a < x.type.rank:
                     self.err(where, f"axis {a} outside rank {x.type.rank}")

@@ -112,7 +112,7 @@ class _Counter:
                 shape = self.shapes.get(t)
                 if shape is not None and a < len(shape):
                     self.env[id(r)] = shape[a]
-            case ir.Cast(result=r, x=x) if not r.type.shape:
+            case ir.Cast(result=r, x=x, bits=False) if not r.type.shape:
                 known = self.value(x)
                 if known is not None:
                     self.env[id(r)] = int(known) if r.type.dtype.is_int else float(known)

@@ -97,9 +97,9 @@ class Evaluator(Protocol):
     def truth(self, v: Any) -> bool: ...
 
 UNARY_MATH: dict[str, Callable[[Any], Any]] = {
-    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos,
-    "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor,
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt, "atan": np.arctan,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos, "asin": np.arcsin,
+    "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor, "acos": np.arccos,
     "ceil": np.ceil, "erf": lambda x: num.erf_f64(np.asarray(x, np.float64)).astype(np.asarray(x).dtype),
 }
 REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
@@ -107,7 +107,7 @@ SCANS = ("cumsum", "cumprod", "cummax", "cummin")
 
 HOST_FUNCTIONS = frozenset({
     "zeros", "ones", "full", "arange", "rand", "randn", "load_npy", "print",
-    "assert", "assert_close", "maximum", "minimum", "where", "pow", *SCANS, "fma", *UNARY_MATH,
+    "assert", "assert_close", "maximum", "minimum", "where", "pow", "atan2", *SCANS, "fma", *UNARY_MATH,
     *REDUCTIONS,
 })
 
@@ -513,8 +513,8 @@ class Builtins:
                 return self._select(name, pos, call)
             case _ if name in SCANS and isinstance(pos[0], Tensor):
                 return self._scan(name, pos[0], pos[1] if len(pos) > 1 else None, call)
-            case "pow":
-                return self.pow(pos[0], pos[1], call)
+            case "pow" | "atan2":
+                return self.pow(pos[0], pos[1], call, name)
             case "fma":
                 return self._fma(pos, call)
         raise _unsupported(Diagnostic.error("ICE", f"`{name}` cannot be called in host code")
@@ -712,15 +712,15 @@ class Builtins:
             return to_scalar(abs(int(_num(x))), sdt)
         return to_scalar(r, sdt) if sdt is not None and sdt.is_float else r
 
-    def pow(self, x: Any, y: Any, node: Any) -> Any:
-        """`pow(x, y)` / `x.pow(y)`: IEEE pow, element-wise with broadcasting,
+    def pow(self, x: Any, y: Any, node: Any, name: str = "pow") -> Any:
+        """`pow(x, y)` / `x.pow(y)` (`atan2` alike): IEEE pow, element-wise with broadcasting,
         computed as the interpreter computes it (f16/bf16 in f32, rounded once)."""
         tensors = [v for v in (x, y) if isinstance(v, Tensor)]
         if tensors:
             dt = tensors[0].dtype
-            check_fit("pow", [x, y], node.span)
+            check_fit(name, [x, y], node.span)
             if not dt.is_float:
-                raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`pow` is defined on floats, not `{dt.value}`")
+                raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"`{name}` is defined on floats, not `{dt.value}`")
                                 .primary(node.span, f"a `{dt.value}` tensor")
                                 .with_help("cast it first: `t as f32`"))
             xs = [v.numpy() if isinstance(v, Tensor) else np.asarray(_num(v)) for v in (x, y)]
@@ -728,12 +728,12 @@ class Builtins:
             xs = [np.broadcast_to(num.to_compute(np.asarray(a, dtype=num.compute_dtype(dt)), dt), shape)
                   for a in xs]
             with np.errstate(all="ignore"):
-                r = num.elementwise(ElemOp.POW, xs, dt)
+                r = num.elementwise(ElemOp(name), xs, dt)
             return self._new(np.ascontiguousarray(r), dt)
         dt = self.ev.scalar_dtype(node) or DType.F64
-        domains.check_builtin("pow", dt, node.span)  # an instance `T = i32` (the checker refuses a concrete one)
+        domains.check_builtin(name, dt, node.span)  # an instance `T = i32` (the checker refuses a concrete one)
         with np.errstate(all="ignore"):
-            r = num.elementwise(ElemOp.POW, [np.asarray(float(_num(x))), np.asarray(float(_num(y)))],
+            r = num.elementwise(ElemOp(name), [np.asarray(float(_num(x))), np.asarray(float(_num(y)))],
                                 dt if dt.is_float else DType.F64)
         return to_scalar(_num(r[()]), dt)
 
@@ -909,8 +909,8 @@ class Builtins:
                     return self.reduce(name, recv, pos[0] if pos else None, mc)
                 case _ if name in UNARY_MATH:
                     return self.math(name, recv, mc)
-                case "pow":
-                    return self.pow(recv, pos[0], mc)
+                case "pow" | "atan2":
+                    return self.pow(recv, pos[0], mc, name)
                 case "transpose" | "permute":
                     if name == "transpose" and recv.rank != 2:
                         raise TileError(Diagnostic.error(
@@ -945,8 +945,8 @@ class Builtins:
             return len(recv)
         if name in UNARY_MATH and isinstance(recv, (int, float, np.generic)):
             return self.math(name, recv, mc)
-        if name == "pow" and isinstance(recv, (int, float, np.generic)):
-            return self.pow(recv, pos[0], mc)
+        if name in ("pow", "atan2") and isinstance(recv, (int, float, np.generic)):
+            return self.pow(recv, pos[0], mc, name)
         if isinstance(recv, (int, float, bool, np.generic)):
             raise TileError(Diagnostic.error(rcodes.HOST_SHAPE, f"no method `{name}` on a scalar")
                             .primary(mc.method.span, f"`{mc.method.name}` needs a tensor")

@@ -259,7 +259,7 @@ def _int_only(e: Any) -> bool:
 # built-ins whose result has their (value) arguments' element type (`where`: its branches')
 _SAME_TYPE_BUILTINS = frozenset((
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "erf",
-    "maximum", "minimum", "pow", "fma", "where"))
+    "asin", "acos", "atan", "atan2", "maximum", "minimum", "pow", "fma", "where"))
 
 
 def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False) -> None:

@@ -33,6 +33,7 @@ from tilelang.sema.access import (
     rule_store,
     rule_store_unchecked,
 )
+from tilelang.sema.bits import rule_from_bits, rule_to_bits
 from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.combine import rule_cluster_gather, rule_group, rule_last_block, rule_queue
 from tilelang.sema.consts import const_value
@@ -980,6 +981,8 @@ RULES: dict[str, Rule] = {
     "transpose": _rule_transpose,
     "permute": _rule_permute,
     "item": _rule_item,
+    "to_bits": rule_to_bits,
+    "from_bits": rule_from_bits,
     "shape": _rule_shape,
     "clone": _rule_clone,
     "save_npy": _rule_save_npy,

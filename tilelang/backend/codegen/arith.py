@@ -390,13 +390,14 @@ class ArithOps(EmitterCore):
             return self.emit(f"fcmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
         if ty == "double" and eop.value in f64math.FUNCS:
             return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
-        if eop in (E.ERF, E.POW):
+        if eop in (E.ERF, E.POW, E.ATAN2):
             # computed in f64 (the interpreter's algorithms), f32 rounded once
             if ty == "double":
-                return f64math.BINARY_FUNCS["pow"](self, a[0], a[1]) if eop is E.POW else \
+                return f64math.BINARY_FUNCS[eop.value](self, a[0], a[1]) if eop is not E.ERF else \
                     f64math.erf(self, a[0])
             wide = [self.emit(f"fpext float {v} to double") for v in a]
-            r = f64math.pow(self, wide[0], wide[1]) if eop is E.POW else f64math.erf_f32(self, wide[0])
+            r = f64math.BINARY_FUNCS[eop.value](self, wide[0], wide[1]) if eop is not E.ERF else \
+                f64math.erf_f32(self, wide[0])
             return self.emit(f"fptrunc double {r} to float")
         match eop:
             case E.NEG:
@@ -694,6 +695,22 @@ class ArithOps(EmitterCore):
         if src.bits > dst.bits:
             return self.emit(f"trunc {st} {x} to {dt_}")
         return self.emit(f"{'sext' if src.is_signed else 'zext'} {st} {x} to {dt_}")
+
+    def bitcast(self, x: str, src: DType, dst: DType) -> str:
+        """`t.to_bits()` / `from_bits::<T>(u)`: the bits of a float as the unsigned integer of its width,
+        or back. f16 and bf16 live in f32 registers (exactly): f16 through `half`, bf16 as the high half of
+        the f32's bits (its low half is zero)."""
+        if src is DType.BF16:
+            w = self.emit(f"bitcast float {x} to i32")
+            return self.emit(f"trunc i32 {self.emit(f'lshr i32 {w}, 16')} to i16")
+        if dst is DType.BF16:
+            w = self.emit(f"shl i32 {self.emit(f'zext i16 {x} to i32')}, 16")
+            return self.emit(f"bitcast i32 {w} to float")
+        if src is DType.F16:
+            return self.emit(f"bitcast half {self.emit(f'fptrunc float {x} to half')} to i16")
+        if dst is DType.F16:
+            return self.emit(f"fpext half {self.emit(f'bitcast i16 {x} to half')} to float")
+        return self.emit(f"bitcast {reg_ty(src)} {x} to {reg_ty(dst)}")
 
     def f64_to_bf16(self, x: str) -> str:
         """f64 -> bf16 correctly rounded (the interpreter's rule): f64 -> f32 with

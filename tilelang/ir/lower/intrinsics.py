@@ -35,6 +35,7 @@ from tilelang.ir.lower.values import (
     ViewRef,
 )
 from tilelang.ir.lower.views import tensor_method, view_method
+from tilelang.sema.bits import BITS_OF
 from tilelang.source import Span
 from tilelang.syntax import ast
 
@@ -43,6 +44,9 @@ _UNARY_MATH = {op.value: op for op in (
     ir.ElemOp.RSQRT, ir.ElemOp.ABS, ir.ElemOp.SIN, ir.ElemOp.COS, ir.ElemOp.TANH,
     ir.ElemOp.SIGMOID, ir.ElemOp.FLOOR, ir.ElemOp.CEIL, ir.ElemOp.ERF)}
 
+
+#: `asin`, `acos` and `atan`, lowered to `atan2` (`inverse_trig`)
+_INVERSE_TRIG = ("asin", "acos", "atan")
 
 _REDUCE = {op.value: op for op in ir.ReduceOp}
 
@@ -54,11 +58,11 @@ _SCAN = {op.value: op for op in ir.ScanOp}
 #: `tilelang.intrinsics.signatures` (methods with a leading dot).
 LOWERED_OPERATIONS = frozenset(
     {"block_id", "num_blocks", "last_block", "queue", "tiles", "cluster_gather", ".group", "zeros", "ones", "full", "arange", "fma", "maximum", "minimum",
-     "pow", ".pow", ".item",
+     "pow", ".pow", "atan2", ".atan2", ".item", ".to_bits", "from_bits",
      "where", "cumsum", "cumprod", "cummax", "cummin", "mma", "dot", "print", "assert", "atomic_add", "atomic_max", "atomic_min",
      "store_unchecked", ".load", ".load_padded", ".prefetch", ".store", ".load_like", ".num_tiles",
      ".partition", ".shape", ".cumsum", ".cumprod", ".cummax", ".cummin", ".reshape", ".broadcast", ".transpose", ".permute"}
-    | set(_UNARY_MATH) | {"." + n for n in _UNARY_MATH}
+    | set(_UNARY_MATH) | {"." + n for n in _UNARY_MATH} | set(_INVERSE_TRIG) | {"." + n for n in _INVERSE_TRIG}
     | set(_REDUCE) | {"." + n for n in _REDUCE}
 )
 
@@ -123,6 +127,11 @@ def _last_block(cx: LowerCx, axis: int, sp: Span) -> ir.Value:
     return cx.b.last_block(group, cx.b.num_blocks(axis, span=sp), axis, span=sp)
 
 
+def _elem_dtype(cx: LowerCx, node: ast.Expr) -> DType | None:
+    dt = getattr(cx.program.type_of(node), "dtype", None)
+    return dt if isinstance(dt, DType) else None
+
+
 def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
     sp = e.span
     args = e.args
@@ -130,6 +139,9 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         vals = cx.lower_args(args)
         return lower_print(cx, vals, sp) if name == "print" else lower_assert(cx, vals, e)
     vals = cx.lower_args(args)
+    if name == "from_bits":  # `from_bits::<T>(u)`: the checker made sure `u` holds `T`'s width of bits
+        dt = _turbofish_dtype(cx, e, None)
+        return cx.b.cast(cx.mat(vals[0], BITS_OF[dt], sp), dt, span=sp, bits=True)
     if name in ("block_id", "num_blocks"):
         axis = cx.const_int(vals[0], sp)
         if not 0 <= axis < 3:
@@ -169,7 +181,9 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         return cx.b.arange(n, dt, span=sp)
     if name in _UNARY_MATH:
         return cx.b.elementwise(_UNARY_MATH[name], _float_operand(cx, vals[0], sp), span=sp)
-    if name in ("maximum", "minimum", "pow"):
+    if name in _INVERSE_TRIG:
+        return inverse_trig(cx, name, _float_operand(cx, vals[0], sp), sp)
+    if name in ("maximum", "minimum", "pow", "atan2"):
         x, y = cx.unify(vals, sp)
         return cx.b.elementwise(ir.ElemOp(name), x, y, span=sp)
     if name == "fma":
@@ -211,6 +225,28 @@ def lower_builtin(cx: LowerCx, name: str, e: ast.Call) -> Any:
         cx.b.store(t.param.name, offs, tile, span=sp, unchecked=True)
         return UNIT
     raise Unsupported(sp, f"`{name}` inside a kernel")
+
+
+def inverse_trig(cx: LowerCx, name: str, x: ir.Value, sp: Span) -> ir.Value:
+    """`asin(x)` = atan2(x, sqrt((1 - x)(1 + x))), `acos(x)` = atan2(sqrt((1 - x)(1 + x)), x), `atan(x)` =
+    atan2(x, 1): one formula on both engines (IEEE atan2 in f64, rounded once); f16 and bf16 computed in f32
+    and rounded once. (1 - x)(1 + x) keeps 1 - x^2 exact-ish near |x| = 1; outside [-1, 1] it is negative
+    and the square root NaN, as NumPy's arcsin is."""
+    E = ir.ElemOp
+    dt = x.dtype
+    w = cx.b.cast(x, DType.F32, span=sp) if dt in (DType.F16, DType.BF16) else x
+
+    def k(v: float) -> ir.Value:
+        return cx.b.const(v, w.dtype, w.shape, span=sp)
+
+    if name == "atan":
+        r = cx.b.elementwise(E.ATAN2, w, k(1.0), span=sp)
+    else:
+        one_minus = cx.b.elementwise(E.SUB, k(1.0), w, span=sp)
+        one_plus = cx.b.elementwise(E.ADD, k(1.0), w, span=sp)
+        c = cx.b.elementwise(E.SQRT, cx.b.elementwise(E.MUL, one_minus, one_plus, span=sp), span=sp)
+        r = cx.b.elementwise(E.ATAN2, *((w, c) if name == "asin" else (c, w)), span=sp)
+    return cx.b.cast(r, dt, span=sp) if r.dtype is not dt else r
 
 
 def _float_operand(cx: LowerCx, v: Any, span: Span) -> ir.Value:
@@ -346,9 +382,14 @@ def lower_method(cx: LowerCx, e: ast.MethodCall) -> Any:
         return view_method(cx, recv, name, vals, e)
     if name in _UNARY_MATH:
         return cx.b.elementwise(_UNARY_MATH[name], _float_operand(cx, recv, sp), span=sp)
-    if name == "pow":
+    if name in _INVERSE_TRIG:
+        return inverse_trig(cx, name, _float_operand(cx, recv, sp), sp)
+    if name in ("pow", "atan2"):
         x, y = cx.unify([recv, vals[0]], sp)
-        return cx.b.elementwise(ir.ElemOp.POW, x, y, span=sp)
+        return cx.b.elementwise(ir.ElemOp(name), x, y, span=sp)
+    if name == "to_bits":  # the checker made sure it is a float
+        v = cx.mat(recv, _elem_dtype(cx, e.receiver), sp)
+        return cx.b.cast(v, BITS_OF[v.dtype], span=sp, bits=True)
     if name == "item":  # the checker made sure the tile holds one element
         one = cx.b.reshape(cx.mat(recv, None, sp), (1,), span=sp)
         return reduce_value(cx, ir.ReduceOp.MAX, one, 0, sp)

@@ -116,7 +116,7 @@ def _derive(cx: Ranges, v: ir.Value, depth: int) -> tuple[int, int] | None:
             return (1, cx.grid.blocks[a])
         case ir.TensorDim():
             return (0, DIM_MAX)
-        case ir.Cast(x=x):
+        case ir.Cast(x=x, bits=False):
             return _int_range(cx, x, depth + 1)  # a value outside the new type: its whole range
         case ir.Elementwise(op=eop, operands=xs):
             return _elementwise(cx, eop, xs, depth)

@@ -116,7 +116,7 @@ class _Pending:
                         if got is None:
                             return None
                         args.append(got)
-                    out.append(ir.Cast(new, args[0], op.span) if isinstance(op, ir.Cast)
+                    out.append(ir.Cast(new, args[0], op.span, op.bits) if isinstance(op, ir.Cast)
                                else ir.Elementwise(new, op.op, tuple(args), op.span))
                 case _:
                     return None

@@ -1,0 +1,159 @@
+"""`x.to_bits()` and `from_bits::<T>(u)` (huser19): a float's bits as the unsigned integer of its width and back,
+the IR's `Cast` with `bits` set. The interpreter's answer is NumPy's `.view` (bf16: the high half of its f32
+storage); the NVPTX simulator at sm_90a and sm_80 gives the same bits (an LLVM `bitcast`, f16 through `half`,
+bf16 by a shift of the f32 register's bits); ptxas assembles both; the checker's refusals have helps."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tilelang.run as run
+from tilelang import driver
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parents[1] / "tests" / "user"))
+
+PROGRAM = """
+kernel fn bits<const B: i32>(u: &mut Tensor<u32, [B]>, f: &mut Tensor<f32, [B]>, ud: &mut Tensor<u64, [B]>,
+        fd: &mut Tensor<f64, [B]>, uh: &mut Tensor<u16, [B]>, fh: &mut Tensor<f16, [B]>, ub: &mut Tensor<u16, [B]>,
+        fb: &mut Tensor<bf16, [B]>, x: &Tensor<f32, [?]>, r: &Tensor<u32, [?]>, d: &Tensor<f64, [?]>,
+        rd: &Tensor<u64, [?]>, h: &Tensor<f16, [?]>, rh: &Tensor<u16, [?]>, b: &Tensor<bf16, [?]>) {
+    let t = x.load_like(u);
+    let s = t.reshape([B, 1]).max(1).reshape([B]);             // (another value of the same elements)
+    u.store(s.to_bits() ^ (x.partition([B]).load([0]).max(0).to_bits() & 0u32));
+    f.store(from_bits::<f32>(r.load_like(u)));
+    ud.store(d.load_like(u).to_bits());
+    fd.store(from_bits::<f64>(rd.load_like(u)));
+    uh.store(h.load_like(u).to_bits());
+    fh.store(from_bits::<f16>(rh.load_like(u)));
+    ub.store(b.load_like(u).to_bits());
+    fb.store(from_bits::<bf16>(rh.load_like(u)));
+}
+
+kernel fn scalars(z: &mut Tensor<u32, [2]>, x: &Tensor<f32, [?]>) {
+    let one = from_bits::<f32>(0x3F800000);
+    let v = x.partition([1]).load([1]).item() + one;
+    z.store(where(arange::<i32>(2) == 0, v.to_bits(), one.to_bits()));
+}
+
+fn main() {
+    let n = 200;
+    let i = arange::<i32>(n);
+    let special = where(i == 0, -0.0, where(i == 1, f32::INFINITY, where(i == 2, f32::NEG_INFINITY,
+                  where(i == 3, 1e-40, where(i == 4, -3.4e38, 0.0)))));
+    let x = where(i < 5, special, randn::<f32>([n], 1) * 1000.0);
+    let r = (arange::<u32>(n) * 2654435761u32) & 0xBFFFFFFFu32;    // finite f32s, subnormals among them
+    let d = (x as f64) * 1.0000001;
+    let rd = ((arange::<u64>(n) * 0x9E3779B97F4A7C15u64) & 0xBFFFFFFFFFFFFFFFu64);
+    let h = x as f16;
+    let rh = ((arange::<u32>(n) * 40503u32) & 0xBFFFu32) as u16;   // finite f16s and bf16s
+    let b = x as bf16;
+    let mut u = zeros::<u32>([n]);
+    let mut f = zeros::<f32>([n]);
+    let mut ud = zeros::<u64>([n]);
+    let mut fd = zeros::<f64>([n]);
+    let mut uh = zeros::<u16>([n]);
+    let mut fh = zeros::<f16>([n]);
+    let mut ub = zeros::<u16>([n]);
+    let mut fb = zeros::<bf16>([n]);
+    bits(u.partition([64]), f.partition([64]), ud.partition([64]), fd.partition([64]), uh.partition([64]),
+         fh.partition([64]), ub.partition([64]), fb.partition([64]), &x, &r, &d, &rd, &h, &rh, &b).sync();
+    let mut z = zeros::<u32>([2]);
+    scalars(z.partition([2]), &x).sync();
+    print(z);
+}
+"""
+
+
+def _run(tmp_path: Path, device: object | None = None) -> tuple[dict[str, np.ndarray], str]:
+    from userprog import program_tensors
+
+    f = tmp_path / "bits.tile"
+    f.write_text(PROGRAM, encoding="utf-8")
+    out = io.StringIO()
+    if device is None:
+        ex = run.execute(str(f), "cpu", out=out)
+    else:
+        real = run.make_device
+        run.make_device = lambda choice, o: device  # type: ignore[assignment]
+        try:
+            ex = run.execute(str(f), "cpu", out=out)
+        finally:
+            run.make_device = real  # type: ignore[assignment]
+    return program_tensors(ex), out.getvalue()
+
+
+def _check(t: dict[str, np.ndarray], out: str) -> None:
+    x, h = t["x"], t["h"]
+    np.testing.assert_array_equal(t["u"], x.view(np.uint32))
+    assert t["u"][0] == 0x80000000 and t["u"][1] == 0x7F800000 and t["u"][3] == x[3:4].view(np.uint32)[0] != 0
+    np.testing.assert_array_equal(t["f"].view(np.uint32), t["r"])
+    np.testing.assert_array_equal(t["ud"], t["d"].view(np.uint64))
+    np.testing.assert_array_equal(t["fd"].view(np.uint64), t["rd"])
+    np.testing.assert_array_equal(t["uh"], h.view(np.uint16))
+    np.testing.assert_array_equal(t["fh"].view(np.uint16), t["rh"])
+    b32 = t["b"].astype(np.float32).view(np.uint32)   # bf16 values in f32 storage: the low half is zero
+    assert not (b32 & 0xFFFF).any()
+    np.testing.assert_array_equal(t["ub"], (b32 >> 16).astype(np.uint16))
+    np.testing.assert_array_equal(t["fb"].astype(np.float32).view(np.uint32), t["rh"].astype(np.uint32) << 16)
+    assert ((t["r"] >> 23) & 0xFF == 0).any()   # f32 subnormals read back
+    v = np.float32(x[1] + np.float32(1.0))
+    assert out == f"Tensor<u32, [2]> [{v.view(np.uint32)}, 1065353216]\n"
+
+
+def test_the_interpreter_reads_numpy_s_bits(tmp_path: Path) -> None:
+    _check(*_run(tmp_path))
+
+
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_the_simulated_gpu_gives_the_same_bits(arch: str, tmp_path: Path) -> None:
+    import llsim
+
+    want, _ = _run(tmp_path)
+    got, out = _run(tmp_path, llsim.sim_runtime_device(arch))
+    for k, w in want.items():
+        np.testing.assert_array_equal(got[k].view(np.uint8), w.view(np.uint8), err_msg=k)   # bit for bit
+    _check(got, out)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
+@pytest.mark.parametrize("arch", ["sm_90a", "sm_80"])
+def test_the_ptx_assembles(arch: str, tmp_path: Path) -> None:
+    from userprog import tilec
+
+    f = tmp_path / "bits.tile"
+    f.write_text(PROGRAM, encoding="utf-8")
+    r = tilec("emit", str(f), "--stage", "ptx", "--arch", arch, "-o", str(tmp_path / "k.ptx"))
+    assert r.returncode == 0, r.stderr
+    files = sorted(tmp_path.glob("k*.ptx"))
+    assert len(files) == 2
+    for p in files:
+        a = subprocess.run(["ptxas", "-arch", arch, "-o", str(tmp_path / "k.o"), str(p)], capture_output=True,
+                           text=True)
+        assert a.returncode == 0, a.stderr
+
+
+@pytest.mark.parametrize(("body", "code", "hint"), [
+    ("let u = (t as i32).to_bits();", "E0204", "an integer's bits are its value"),
+    ("let u = from_bits(t.to_bits());", "E0215", "`from_bits::<f32>(t.to_bits())`"),
+    ("let u = from_bits::<f32>(t.to_bits() as i32);", "E0203", "`from_bits::<f32>(t.to_bits() as i32 as u32)`"),
+    ("let u = from_bits::<f32>(t.to_bits() as u16);", "E0203", "`f32` is 32 bits wide: pass a `u32`"),
+    ("let u = from_bits::<i32>(t.to_bits());", "E0203", "give the float type whose bits"),
+    ("let u = 1.5.to_bits();", "E0215", "`1.5f32.to_bits()`"),
+])
+def test_the_checker_s_refusals_say_what_to_write(body: str, code: str, hint: str, tmp_path: Path) -> None:
+    f = tmp_path / "k.tile"
+    f.write_text("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    let t = z.load();\n"
+                 f"    {body}\n    z.store(t);\n}}\n", encoding="utf-8")
+    errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert errs, body
+    assert any(hint in h for h in errs[0].help), (errs[0].code, errs[0].message, errs[0].help)
+    assert errs[0].code == code, (errs[0].code, errs[0].message)

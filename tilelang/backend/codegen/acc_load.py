@@ -62,12 +62,7 @@ def emit_op(em: Any, op: object) -> bool:
             em.cbr(ok or "true", yes, no)
             em.label(yes)
             x = em.mem_to_reg(em.emit(f"load {mt}, ptr addrspace(1) {addr}, align {es}"), dt, mt)
-            end = em.cur
-            em.br(join)
-            em.label(no)
-            em.br(join)
-            em.label(join)
-            got[key] = em.emit(f"phi {reg_ty(dt)} [ {x}, %{end} ], [ {zero}, %{no} ]")
+            got[key] = em.join_or(ok or "true", reg_ty(dt), x, zero, no, join)
         out.append(got[key])
     em.env[op.result.id] = out
     return True

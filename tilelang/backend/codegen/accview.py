@@ -322,17 +322,22 @@ def store_rows(em: Any, op: ir.Store) -> bool:
                     cj = list(coords)
                     if j:
                         cj[view.cdim] = em.emit(f"add i32 {coords[view.cdim]}, 1")
-                    st, nx = em.new_label("re"), em.new_label("rn")
-                    em.cbr(em.in_bounds(info, cj) or "true", st, nx)
-                    em.label(st)
-                    x = em.emit(f"extractelement {vt} {vec}, i32 {j}")
-                    em.stmt(f"store {mt} {x}, ptr addrspace(1) {em.address(info, cj)}, align {es}")
-                    em.br(nx)
-                    em.label(nx)
+                    _store_in_bounds(em, info, cj, mt, es, lambda j=j, vec=vec: em.emit(
+                        f"extractelement {vt} {vec}, i32 {j}"))
             em.br(join)
             em.label(join)
         _end_row(em, row_end)
     return True
+
+
+def _store_in_bounds(em: Any, info: Any, coords: list[str], mt: str, align: int, value: Any) -> None:
+    """Store `value()` (emitted in the branch, an `mt`) at `coords` of tensor `info` where they are inside it."""
+    st, nx = em.new_label("re"), em.new_label("rn")
+    em.cbr(em.in_bounds(info, coords) or "true", st, nx)
+    em.label(st)
+    em.stmt(f"store {mt} {value()}, ptr addrspace(1) {em.address(info, coords)}, align {align}")
+    em.br(nx)
+    em.label(nx)
 
 
 def store16_enabled(n: int) -> bool:
@@ -415,14 +420,8 @@ def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: 
                 cj = list(first)
                 dc = em.emit(f"add i32 {six_q}, {32 * j - c0 + e}")
                 cj[view.cdim] = em.emit(f"add i32 {first[view.cdim]}, {dc}")
-                st, nx = em.new_label("re"), em.new_label("rn")
-                em.cbr(em.in_bounds(info, cj) or "true", st, nx)
-                em.label(st)
-                half = em.emit(f"bitcast i32 {w[e // 2]} to <2 x {mt}>")
-                x = em.emit(f"extractelement <2 x {mt}> {half}, i32 {e % 2}")
-                em.stmt(f"store {mt} {x}, ptr addrspace(1) {em.address(info, cj)}, align 2")
-                em.br(nx)
-                em.label(nx)
+                _store_in_bounds(em, info, cj, mt, 2, lambda e=e, w=w: em.emit(
+                    f"extractelement <2 x {mt}> {em.emit(f'bitcast i32 {w[e // 2]} to <2 x {mt}>')}, i32 {e % 2}"))
         em.br(join)
         em.label(join)
 

@@ -407,6 +407,20 @@ class EmitterCore:
                 "use smaller tiles (smaller const generics or partition shapes)",
             )
 
+    def join_or(self, guard: str | None, ty: str, v: str, other: str, skip: str, join: str) -> str:
+        """The join of a value computed under a guard: `v` (of LLVM type `ty`), emitted in the block that `guard`
+        branched to, or `other` where it branched to the empty block `skip` instead (a load of an element inside
+        the tensor, else the padding or zero; an operand copy where the tensor has elements); `v` itself where
+        there was no branch (`guard` None). Closes the guarded block and `skip` into `join`."""
+        if guard is None:
+            return v
+        end = self.cur
+        self.br(join)
+        self.label(skip)
+        self.br(join)
+        self.label(join)
+        return self.emit(f"phi {ty} [ {v}, %{end} ], [ {other}, %{skip} ]")
+
     def _claim_scratch(self, start: int, end: int) -> None:
         """Inside a `WarpSpecialize`, the roles run at the same time and a role's barrier (`barrier`) orders only
         its own threads: two roles whose scratch bytes overlap would race (the GEMM's pingpong consumers,

@@ -212,12 +212,7 @@ class MemoryOps(ArithOps):
                     self.cbr(ok or "true", ld, skip)
                     self.label(ld)
                     x = self.mem_to_reg(self.emit(f"load {mt}, ptr addrspace(1) {pj}, align {es}{meta}"), dt, mt)
-                    ld_end = self.cur
-                    self.br(jn)
-                    self.label(skip)
-                    self.br(jn)
-                    self.label(jn)
-                    vals.append(self.emit(f"phi {reg_ty(dt)} [ {x}, %{ld_end} ], [ {pad}, %{skip} ]"))
+                    vals.append(self.join_or(ok or "true", reg_ty(dt), x, pad, skip, jn))
                 incoming.append((vals, self.cur))
                 self.br(join)
             self.label(join)

@@ -26,7 +26,6 @@ from tilelang.dtypes import DType
 from ..gpu import nodes as g
 from ..gpu.layouts import MmaTile, Shared, SmemRows
 from . import fma_dot
-from .smem_copy import or_zero
 
 
 def emit_op(em: Any, op: object) -> bool:
@@ -216,7 +215,7 @@ def _elements(em: Any, info: Any, row: str, col: str, lead: list[str], epc: int 
             v = em.emit(f"bitcast {mt} {v} to {it}")
         v = em.emit(f"select i1 {ok}, {it} {v}, {it} 0")
         vec = em.emit(f"insertelement <{epc} x {it}> {vec}, {it} {v}, i32 {j}")
-    return or_zero(em, ne, f"<{epc} x {it}>", vec, "zeroinitializer", none, join)
+    return em.join_or(ne, f"<{epc} x {it}>", vec, "zeroinitializer", none, join)  # type: ignore[no-any-return]
 
 
 class _Fragments:

@@ -33,19 +33,6 @@ from typing import Any
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import Shared
 
-
-def or_zero(em: Any, ne: str | None, ty: str, v: str, zero: str, none: str, join: str) -> str:
-    """`v` (of LLVM type `ty`), computed in the block that `ne` (the tensor has elements) branched to, or `zero`
-    where it branched to `none` instead; `v` itself where there was no branch (`ne` None)."""
-    if ne is None:
-        return v
-    end = em.cur
-    em.br(join)
-    em.label(none)
-    em.br(join)
-    em.label(join)
-    return em.emit(f"phi {ty} [ {v}, %{end} ], [ {zero}, %{none} ]")
-
 _SHIFT = {128: 0, 64: 1, 32: 2}
 
 
@@ -82,7 +69,7 @@ def _bits(em: Any, info: Any, addr: str, ne: str | None = None) -> str:
     else:
         v = em.emit(f"load i16, ptr addrspace(1) {addr}, align 2{meta}")
     v = em.emit(f"zext i16 {v} to i32")
-    return or_zero(em, ne, "i32", v, "0", none, join)
+    return em.join_or(ne, "i32", v, "0", none, join)  # type: ignore[no-any-return]
 
 
 def _copy_pairs(

@@ -438,6 +438,20 @@ def _iminmax(kind: str) -> Callable[..., Any]:
     return g
 
 
+def _prmt(a: Any, b: Any, c: Any, tys: list[str], name: str) -> Any:
+    """prmt.b32 (default mode): byte i of the result is byte (nibble i of c) of the 8 bytes
+    b:a, a's lowest first; a nibble's top bit replicates that byte's sign bit instead."""
+    src = (int(a) & 0xFFFFFFFF) | (int(b) & 0xFFFFFFFF) << 32
+    out = 0
+    for i in range(4):
+        sel = (int(c) >> (4 * i)) & 0xF
+        byte = (src >> (8 * (sel & 7))) & 0xFF
+        if sel & 8:
+            byte = 0xFF if byte & 0x80 else 0
+        out |= byte << (8 * i)
+    return out
+
+
 def _copysign(a: Any, b: Any, tys: list[str], name: str) -> Any:
     return (np.float64 if tys[0] == "double" else np.float32)(np.copysign(a, b))
 
@@ -524,6 +538,7 @@ _INTRINSICS: dict[str, Callable[..., Any]] = {
     "llvm.umax": _iminmax("umax"),
     "llvm.umin": _iminmax("umin"),
     "llvm.copysign": _copysign,
+    "llvm.nvvm.prmt": _prmt,
 }
 
 

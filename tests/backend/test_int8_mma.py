@@ -1,15 +1,17 @@
-"""The int8 tensor-core path (`codegen/mma.py` `mma_int8_tensor_core`,
-opt-in by `TILEC_INT8_MMA=1`): `mma` of i8 or u8 tiles with the i32
-accumulator, tiles of multiples of 16 x 8 x 32, on `mma.sync.m16n8k32`.
+"""The int8 tensor-core path outside sm_80's ring (`codegen/mma.py` `mma_int8_tensor_core`,
+on by default, `TILEC_INT8_MMA=0` off): `mma` of i8 or u8 tiles with the i32
+accumulator, tiles of multiples of 16 x 8 x 32, on `mma.sync.m16n8k32`
+(j11's tiles, 32 x 16 and 16 x 8, are too narrow for the ring's warp grid;
+the ring's int8 GEMMs: `test_int8_ring.py`).
 
 - with the switch, tests/user's j11 runs whole in the NVPTX simulator at
   sm_80 and sm_90a and leaves the interpreter's tensors exactly (the
   simulator's `mma.m16n8k32` follows the PTX ISA's fragment layout:
   `llsim_ops._mma_int8`); a mutation of the codegen's A register order
   fails it;
-- the switch puts the instruction in the LLVM (and ptxas assembles it for
-  both archs); without it, and for shapes off the instruction's multiples,
-  the FMA loop runs (no `m16n8k32`).
+- the switch (unset or "1") puts the instruction in the LLVM (and ptxas
+  assembles it for both archs); with "0", and for shapes off the
+  instruction's multiples, the FMA loop runs (no `m16n8k32`).
 """
 
 from __future__ import annotations
@@ -70,10 +72,10 @@ def _mutated(src: str):  # type: ignore[no-untyped-def]
     return ns["MmaOps"].mma_int8_tensor_core
 
 
-@pytest.mark.parametrize("on", [True, False])
-def test_the_switch_decides_the_instruction(on: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("on", ["", "1", "0"], ids=["unset", "on", "off"])
+def test_the_switch_decides_the_instruction(on: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if on:
-        monkeypatch.setenv("TILEC_INT8_MMA", "1")
+        monkeypatch.setenv("TILEC_INT8_MMA", on)
     else:
         monkeypatch.delenv("TILEC_INT8_MMA", raising=False)
     for arch in ("sm_80", "sm_90a"):
@@ -83,8 +85,8 @@ def test_the_switch_decides_the_instruction(on: bool, tmp_path: Path, monkeypatc
         assert r.returncode == 0, r.stderr
         texts = {f.name: f.read_text(encoding="utf-8") for f in sorted(out.glob("*.ptx"))}
         counts = {n: t.count("mma.sync.aligned.m16n8k32.row.col.s32") for n, t in texts.items()}
-        assert all((c > 0) == on for c in counts.values()), counts
-        if on and shutil.which("ptxas"):
+        assert all((c > 0) == (on != "0") for c in counts.values()), counts
+        if on != "0" and shutil.which("ptxas"):
             for f in sorted(out.glob("*.ptx")):
                 p = subprocess.run(["ptxas", "-arch", arch, "-o", str(out / "k.o"), str(f)], capture_output=True,
                                    text=True)
@@ -104,7 +106,7 @@ def test_shapes_off_the_instruction_s_multiples_keep_the_fma_loop(tmp_path: Path
 
 @pytest.mark.gpu
 def test_the_tensor_core_path_on_a_gpu_leaves_the_interpreter_s_tensors(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The `-m gpu` suite's check of the opt-in path on a card (the layout reading above is llsim's and the
+    """The `-m gpu` suite's check of the path on a card (the layout reading above is llsim's and the
     codegen's, one author's): j11 with `TILEC_INT8_MMA=1` exactly as the interpreter gives it. The switch is
     part of a compiled kernel's variant key (`CudaDevice._variant`), so a j11 compiled earlier in the process
     without it is not reused."""

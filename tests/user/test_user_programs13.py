@@ -42,7 +42,7 @@ examples/ alone.
   its taps by an integer `dot` (u8 and i8 widened to i16, summed in i32),
   requantised to u8 by TFLite's integer fixed point.
 - j11: int8 and uint8 GEMMs of the tensor cores' shapes (16 x 8 x 32
-  multiples; `TILEC_INT8_MMA=1` runs them on `mma.sync.m16n8k32`,
+  multiples; they run on `mma.sync.m16n8k32` unless `TILEC_INT8_MMA=0`,
   tests/backend/test_int8_mma.py), the u8 sums wrapping in i32.
 
 Each program runs on the interpreter and its tensors are checked against

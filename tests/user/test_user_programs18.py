@@ -31,8 +31,8 @@ take, written from README.md, docs/reference.md and examples/ alone.
 - t16: nearest-neighbour retrieval by cosine similarity (bf16 `mma`, per-block best by `argmax`, merged by the
   last block of each query tile over the group's tiles).
 - t17: a W8A8 linear layer: int8 activations (per-row scales) times int8 weights (per-column scales) by `mma` into
-  i32, dequantised to bf16 with a bias. `--explain`: scalar FMAs (the FMA pipeline takes inputs of the
-  accumulator's own type; the int8 tensor cores are opt-in, `TILEC_INT8_MMA=1`).
+  i32, dequantised to bf16 with a bias. `--explain`: sm_80's cp.async ring with ldmatrix + mma.sync (the int8
+  tensor cores, `mma.sync.m16n8k32`, on by default since 2026-12-06; `TILEC_INT8_MMA=0`: scalar FMAs).
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (over ~2.5 s there: `heavy`, each still run on the interpreter, through ptxas and in

@@ -80,10 +80,12 @@ def ldg_early_default() -> bool:
 
 
 def int8_mma_default() -> bool:
-    """`TILEC_INT8_MMA=1`: `mma` of i8/u8 tiles of 16 x 8 x 32 multiples on
-    `mma.sync.m16n8k32` (`codegen/mma.py` `mma_int8_tensor_core`); off
-    otherwise (the FMA loop) until a GPU has checked it."""
-    return os.environ.get("TILEC_INT8_MMA", "0") == "1"
+    """`TILEC_INT8_MMA` (unset or "1": on; "0": off, the FMA loop): `mma` of
+    i8/u8 tiles into i32 of 16 x 8 x 32 multiples on `mma.sync.m16n8k32`
+    (sm_80's ring, `passes/pipeline_sm80.py`, for a GEMM loop it takes;
+    `codegen/mma.py` `mma_int8_tensor_core` elsewhere). On by default since
+    the H100 ran w8a8 with it exact (2026-12-06, call 27: err 0)."""
+    return os.environ.get("TILEC_INT8_MMA", "1") != "0"
 
 
 def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:

@@ -13,7 +13,10 @@ The value is the FMA loop's bit for bit. That loop starts at the accumulator's +
 `cur = fma(a[i, k], b[k, j], cur)`: a product by zero leaves `cur` as it is (it is never -0.0: sums to zero
 round to +0.0), unless its other factor is an infinity or a NaN (NaN). So an output is the band's FMAs in k
 order from +0.0, NaN where an element off the band of its row of x (column, for a band on the left) is not
-finite: a count of those a row (column), made once by a warp each (`_counts`), less the band's own.
+finite: a count of those a row (column), made once (`_counts`: a warp a row; a lane a column, `_column_counts`),
+less the band's own. A warp none of whose outputs' lines holds one (`vote.any` of the counts its lanes read: the
+usual case) runs the band's FMAs alone, without counting the band's own (hcliff6: a03's column blur went from
+164 to 79 registers, and its column counts, a warp a column, had read 32 rows one bank apart).
 Only for f32 products whose accumulator is a constant zero tile (`TILEC_SHIFT_DOT=0` off).
 """
 
@@ -182,31 +185,59 @@ def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
     lines = M if not left else N  # x's rows (b band) or columns (a band) the NaN counts run along
     (off, cnt) = em.to_smem([other], op.span), None
     off = off[0]
-    cnt = _counts(em, off, other.shape, not left, lines, op.span)
+    cnt, parts = _counts(em, off, other.shape, not left, lines, op.span)
     taps = {d: (f"{t!r}" if isinstance(t, float) else em.scalar(t)) for d, t in diags}
-    out = []
-    for _, (i, j) in em.out_coords(r):
-        # the band's elements of this output in k order: b band k = j + d (d up); a band k = i - d (d down)
-        steps = sorted(diags, key=lambda dt: dt[0], reverse=left)
-        cur = "0.0"
-        own = "0"
-        for d, _ in steps:
-            k = em.emit(f"add i32 {j if not left else i}, {d if not left else -d}")
-            inside = em.emit(f"icmp ult i32 {k}, {K}")  # 0 <= k < K
-            ks = em.emit(f"select i1 {inside}, i32 {k}, i32 0")
-            flat = (em.emit(f"add i32 {em.emit(f'mul i32 {i}, {K}')}, {ks}") if not left
-                    else em.emit(f"add i32 {em.emit(f'mul i32 {ks}, {N}')}, {j}"))
-            x = em.smem_load(off, DType.F32, flat)
-            tap = _float(taps[d])
-            nxt = em.fcall("fma", "float", [x, tap, cur])
-            cur = em.emit(f"select i1 {inside}, float {nxt}, float {cur}")
-            bad = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
-            own = em.emit(f"add i32 {own}, {bad}")
+    # the band's elements of an output in k order: b band k = j + d (d up); a band k = i - d (d down)
+    steps = sorted(diags, key=lambda dt: dt[0], reverse=left)
+    coords = [ij for _, ij in em.out_coords(r)]
+    totals: dict[str, str] = {}  # the count of each line a thread's outputs read
+    for i, j in coords:
         line = i if not left else j
-        total = em.smem_load(cnt, DType.I32, line)
-        others = em.emit(f"icmp sgt i32 {em.emit(f'sub i32 {total}, {own}')}, 0")
-        out.append(em.emit(f"select i1 {others}, float 0x7FF8000000000000, float {cur}"))
-    em.env[r.id] = out
+        if line not in totals:
+            total = em.smem_load(cnt, DType.I32, line)
+            for part in range(1, parts):  # a column's partial counts, one a slice of its rows
+                more = em.smem_load(cnt, DType.I32, em.emit(f"add i32 {line}, {part * lines}"))
+                total = em.emit(f"add i32 {total}, {more}")
+            totals[line] = total
+    # Where no line of the warp's outputs holds an infinity or a NaN (the usual case), no output is NaN by a
+    # product off its band: the band's FMAs alone, without counting the band's own (a warp-uniform branch)
+    mine = "false"
+    for total in totals.values():
+        mine = em.emit(f"or i1 {mine}, {em.emit(f'icmp ne i32 {total}, 0')}")
+    em.declare("declare i1 @llvm.nvvm.vote.any.sync(i32, i1)")
+    slow = em.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")
+    go_fast, go_slow, join = em.new_label("sdf"), em.new_label("sds"), em.new_label("sdj")
+    em.cbr(slow, go_slow, go_fast)
+    ends, outs = [], []
+    for nan in (False, True):
+        em.label(go_slow if nan else go_fast)
+        out = []
+        for i, j in coords:
+            cur = "0.0"
+            own = "0"
+            for d, _ in steps:
+                k = em.emit(f"add i32 {j if not left else i}, {d if not left else -d}")
+                inside = em.emit(f"icmp ult i32 {k}, {K}")  # 0 <= k < K
+                ks = em.emit(f"select i1 {inside}, i32 {k}, i32 0")
+                flat = (em.emit(f"add i32 {em.emit(f'mul i32 {i}, {K}')}, {ks}") if not left
+                        else em.emit(f"add i32 {em.emit(f'mul i32 {ks}, {N}')}, {j}"))
+                x = em.smem_load(off, DType.F32, flat)
+                nxt = em.fcall("fma", "float", [x, _float(taps[d]), cur])
+                cur = em.emit(f"select i1 {inside}, float {nxt}, float {cur}")
+                if nan:
+                    bad = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
+                    own = em.emit(f"add i32 {own}, {bad}")
+            if nan:
+                total = totals[i if not left else j]
+                others = em.emit(f"icmp sgt i32 {em.emit(f'sub i32 {total}, {own}')}, 0")
+                cur = em.emit(f"select i1 {others}, float 0x7FF8000000000000, float {cur}")
+            out.append(cur)
+        outs.append(out)
+        ends.append(em.cur)
+        em.br(join)
+    em.label(join)
+    em.env[r.id] = [em.emit(f"phi float [ {f}, %{ends[0]} ], [ {n}, %{ends[1]} ]")
+                    for f, n in zip(outs[0], outs[1], strict=True)]
     return True
 
 
@@ -226,12 +257,16 @@ def _is_nonfinite(em: Any, x: str) -> str:
     return em.emit(f"fcmp ueq float {ax}, 0x7FF0000000000000")  # type: ignore[no-any-return]
 
 
-def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, span: Any) -> int:
-    """Byte offset in the scratch area of `lines` i32 counts of the infinities and NaNs of each row (`rows`) or
-    column of the [R, C] f32 tile at byte `off`: a warp a line (warp w lines w, w + W, ...), its lanes a
-    stride of 32 elements each, summed by `shfl.bfly` and stored by lane 0; then a CTA barrier."""
+def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, span: Any) -> tuple[int, int]:
+    """Counts of the infinities and NaNs of each row (`rows`) or column of the [R, C] f32 tile at byte `off`,
+    in the scratch area: (byte offset, parts); a line's count is the sum of its `parts` i32 words, `lines`
+    words apart. Rows: a warp a row (warp w rows w, w + W, ...), its lanes a stride of 32 elements each,
+    summed by `shfl.bfly` and stored by lane 0 (one part). Columns: a lane a column (`_column_counts`). Then a
+    CTA barrier."""
     R, C = shape
     at = off + -(-(R * C * 4) // 16) * 16
+    if not rows:
+        return at, _column_counts(em, off, at, R, C, span)
     em.need_smem(at + lines * 4, span)
     n = C if rows else R
     W = em.T // 32
@@ -246,8 +281,7 @@ def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, s
             k = em.emit(f"add i32 {lane}, {32 * c}")
             ok = em.emit(f"icmp ult i32 {k}, {n}")
             ks = em.emit(f"select i1 {ok}, i32 {k}, i32 0")
-            flat = (em.emit(f"add i32 {em.emit(f'mul i32 {safe}, {C}')}, {ks}") if rows
-                    else em.emit(f"add i32 {em.emit(f'mul i32 {ks}, {C}')}, {safe}"))
+            flat = em.emit(f"add i32 {em.emit(f'mul i32 {safe}, {C}')}, {ks}")
             bad = em.emit(f"and i1 {ok}, {_is_nonfinite(em, em.smem_load(off, DType.F32, flat))}")
             cnt = em.emit(f"add i32 {cnt}, {em.emit(f'zext i1 {bad} to i32')}")
         for m in (16, 8, 4, 2, 1):
@@ -259,7 +293,57 @@ def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, s
         em.br(done)
         em.label(done)
     em.barrier()
-    return at
+    return at, 1
+
+
+# rows a lane counts unrolled; more run as a loop
+_UNROLL = 16
+
+
+def _column_counts(em: Any, off: int, at: int, R: int, C: int, span: Any) -> int:
+    """The column counts of the [R, C] f32 tile at byte `off` into `at`: the warps split into G = C / 32
+    groups of 32 columns (a lane a column, so a warp's loads are 32 consecutive words: no bank conflict) times
+    S = W / G slices of the rows (rows s, s + S, ...); the lane's count of its slice is word s * C + column.
+    Returns S. (A warp a column, as rows do, read its lanes' 32 rows C * 4 bytes apart: one bank, 32-way
+    conflicts; a03's column blur spent most of its time there.)"""
+    W = em.T // 32
+    G = -(-C // 32)
+    S = max(1, W // G)
+    em.need_smem(at + S * C * 4, span)
+    lane = em.emit(f"and i32 {em.tid0()}, 31")
+    warp = em.emit(f"lshr i32 {em.tid0()}, 5")
+    per = -(-R // S)  # rows of a slice (at most)
+    for rnd in range(-(-G // W) if W < G else 1):
+        task = em.emit(f"add i32 {warp}, {rnd * W}")  # (group, slice) = (task % G, task / G)
+        grp = em.emit(f"urem i32 {task}, {G}")
+        sl = em.emit(f"udiv i32 {task}, {G}")
+        col = em.emit(f"add i32 {em.emit(f'shl i32 {grp}, 5')}, {lane}")
+        valid = em.emit(f"and i1 {em.emit(f'icmp ult i32 {task}, {G * S}')}, {em.emit(f'icmp ult i32 {col}, {C}')}")
+        safe = em.emit(f"select i1 {valid}, i32 {col}, i32 0")
+
+        def count(it: str, cur: list[str]) -> list[str]:
+            row = em.emit(f"add i32 {sl}, {em.emit(f'mul i32 {it}, {S}')}")
+            ok = em.emit(f"icmp ult i32 {row}, {R}")
+            rs = em.emit(f"select i1 {ok}, i32 {row}, i32 0")
+            x = em.smem_load(off, DType.F32, em.emit(f"add i32 {em.emit(f'mul i32 {rs}, {C}')}, {safe}"))
+            bad = em.emit(f"and i1 {ok}, {_is_nonfinite(em, x)}")
+            return [em.emit(f"add i32 {cur[0]}, {em.emit(f'zext i1 {bad} to i32')}")]
+
+        if per <= _UNROLL:
+            cnt = ["0"]
+            for r in range(per):
+                cnt = count(str(r), cnt)
+        else:
+            cnt = em.counted_loop(0, per, [("i32", "0")], count)
+        go, done = em.new_label("cnt"), em.new_label("cntd")
+        em.cbr(valid, go, done)
+        em.label(go)
+        word = em.emit(f"add i32 {em.emit(f'mul i32 {sl}, {C}')}, {col}")
+        em.stmt(f"store i32 {cnt[0]}, ptr addrspace(3) {em.smem_ptr(at, DType.I32, word)}, align 4")
+        em.br(done)
+        em.label(done)
+    em.barrier()
+    return S
 
 
 __all__ = ["band_of", "enabled", "shift_dot"]

@@ -24,7 +24,7 @@ from typing import Any
 from tilelang.dtypes import DType
 
 from ..gpu import nodes as g
-from ..gpu.layouts import MmaTile, Shared, SmemRows
+from ..gpu.layouts import MmaTile, Shared, SmemRows, SmemTile
 from . import fma_dot
 
 
@@ -65,19 +65,26 @@ def _pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def _xor(em: Any, r: str, chunks: int) -> str | None:
-    """i32 `SmemTile.chunk_xor(r, chunks)` of row `r` (None: no swizzle)."""
+def _xor(em: Any, r: str, chunks: int, quad: bool = False) -> str | None:
+    """i32 `SmemTile.chunk_xor(r, chunks, quad)` of row `r` (None: no swizzle)."""
     if not _pow2(chunks) or chunks == 1:
         return None
+    if quad:
+        r4 = em.emit(f"lshr i32 {r}, 2")
+        if chunks < 8:
+            return em.emit(f"and i32 {r4}, {chunks - 1}")
+        x = em.emit(f"or i32 {em.emit(f'shl i32 {r4}, 1')}, {em.emit(f'and i32 {r}, 1')}")
+        return em.emit(f"and i32 {x}, 7")
     if chunks >= 8:
         return em.emit(f"and i32 {r}, 7")
     sh = (8 // chunks).bit_length() - 1
     return em.emit(f"and i32 {em.emit(f'lshr i32 {r}, {sh}')}, {chunks - 1}")
 
 
-def _chunk_addr(em: Any, base: str, r: str, chunk: str, cols: int) -> str:
-    """ptr addrspace(3) of row `r`, logical chunk `chunk` of a stage at byte `base`."""
-    x = _xor(em, r, cols // 8)
+def _chunk_addr(em: Any, base: str, r: str, chunk: str, cols: int, quad: bool = False) -> str:
+    """ptr addrspace(3) of row `r`, logical chunk `chunk` of a stage at byte `base` whose rows are
+    `cols` 16-bit units (2 * cols bytes: an int8 ring's rows count half their elements)."""
+    x = _xor(em, r, cols // 8, quad)
     phys = chunk if x is None else em.emit(f"xor i32 {chunk}, {x}")
     off = em.emit(f"add i32 {em.emit(f'mul i32 {r}, {cols * 2}')}, {em.emit(f'shl i32 {phys}, 4')}")
     off = em.emit(f"add i32 {base}, {off}")
@@ -117,14 +124,16 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     info = em.tensors[op.tensor]
     *lead, r0, c0 = (em.scalar(v) for v in op.coords)  # `lead`: a 3-D tensor's matrix (a batched operand)
     base = _stage_base(em, _off(em, op.dst), em.scalar(op.stage), rows * pcols * item)
-    padded = isinstance(em.layouts.get(op.dst.id), SmemRows)
-    slabs = isinstance(em.layouts.get(op.dst.id), Shared)  # wgmma's: 64-column slabs of 128-byte swizzled rows
+    lay = em.layouts.get(op.dst.id)
+    padded = isinstance(lay, SmemRows)
+    slabs = isinstance(lay, Shared)  # wgmma's: 64-column slabs of 128-byte swizzled rows
+    quad = isinstance(lay, SmemTile) and lay.quad
 
     def place(r: str, cc: str) -> str:
         if slabs:
             return _slab_addr(em, base, r, cc, rows)
         if not padded:
-            return _chunk_addr(em, base, r, cc, cols)
+            return _chunk_addr(em, base, r, cc, cols * item // 2, quad)
         off = em.emit(f"add i32 {em.emit(f'mul i32 {r}, {pcols * item}')}, {em.emit(f'shl i32 {cc}, 4')}")
         return em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {em.emit(f'add i32 {base}, {off}')}")
     if op.vector:
@@ -229,6 +238,11 @@ class _Fragments:
         self.N = r.shape[1]
         lay = em.layouts.get(r.id)
         assert isinstance(lay, MmaTile), lay
+        self.int8 = a.dtype in (DType.I8, DType.U8)
+        self.quad = lay.split16  # an int8 [K, N] B: even / odd column tiles (`MmaTile.split16`)
+        self.item = a.dtype.itemsize
+        self.KS = 32 if self.int8 else 16  # k of one mma
+        self.K16, self.N16 = self.K * self.item // 2, self.N * self.item // 2  # rows in 16-bit units
         wm, wn = lay.warps_m, lay.warps_n
         WM, WN = self.M // wm, self.N // wn
         self.MT, self.NT = WM // 16, WN // 8
@@ -245,12 +259,22 @@ class _Fragments:
         self.a_in = em.emit(f"add i32 {self.l8}, {em.emit(f'shl i32 {self.m_lo}, 3')}")  # row within a 16-row tile
         self.a_row0 = em.emit(f"add i32 {em.emit(f'mul i32 {wm_i}, {WM}')}, {self.a_in}")
         self.n0 = em.emit(f"mul i32 {wn_i}, {WN}")
-        if a.dtype is DType.F16:
+        if self.quad:  # k row of this lane's ldmatrix.trans address: 16 (m / 2) + 2 (m % 2) + 4 (r / 2) + r % 2
+            half = em.emit(f"lshr i32 {self.l8}, 1")
+            lo = em.emit(f"add i32 {em.emit(f'and i32 {self.l8}, 1')}, {em.emit(f'shl i32 {half}, 2')}")
+            self.q_row = em.emit(f"add i32 {lo}, {em.emit(f'add i32 {self.hi8}, {self.hi8}')}")
+            self.q_row = em.emit(f"add i32 {self.q_row}, {em.emit(f'shl i32 {self.m_lo}, 1')}")
+        self.cty = "float"
+        if self.int8:
+            self.mma_name = f"llvm.nvvm.mma.m16n8k32.row.col.{'s8' if a.dtype is DType.I8 else 'u8'}"
+            self.fty, self.cty = "i32", "i32"
+            em.declare("declare i32 @llvm.nvvm.prmt(i32, i32, i32)")
+        elif a.dtype is DType.F16:
             self.mma_name, self.fty = "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", "<2 x half>"
         else:
             self.mma_name, self.fty = "llvm.nvvm.mma.m16n8k16.row.col.bf16", "i32"
-        em.declare(f"declare {{ float, float, float, float }} @{self.mma_name}({', '.join([self.fty] * 6)}, "
-                   "float, float, float, float)")
+        c4 = ", ".join([self.cty] * 4)
+        em.declare(f"declare {{ {c4} }} @{self.mma_name}({', '.join([self.fty] * 6)}, {c4})")
         for name in (_X4, _X4T):
             em.declare(f"declare {{ i32, i32, i32, i32 }} @{name}(ptr addrspace(3))")
 
@@ -261,26 +285,31 @@ class _Fragments:
         return regs if self.fty == "i32" else [em.emit(f"bitcast i32 {x} to {self.fty}") for x in regs]
 
     def count(self) -> int:
-        """Registers of one k16 step's fragments (A's MT x4, then B's NT / 2 x4)."""
+        """Registers of one k step's fragments (A's MT x4, then B's NT / 2 x4)."""
         return 4 * self.MT + 2 * self.NT
 
     def load(self, kk: int, stage: str) -> list[str]:
-        """The fragments of k16 step `kk` of stage `stage` (an i32 register)."""
+        """The fragments of k step `kk` (16 f16/bf16 or 32 int8 values of k: two 16-byte chunks of
+        a row) of stage `stage` (an i32 register)."""
         em, op = self.em, self.op
-        a_base = _stage_base(em, self.a_off, stage, self.M * self.K * 2)
-        b_base = _stage_base(em, self.b_off, stage, self.K * self.N * 2)
+        a_base = _stage_base(em, self.a_off, stage, self.M * self.K * self.item)
+        b_base = _stage_base(em, self.b_off, stage, self.K * self.N * self.item)
         regs: list[str] = []
         for mi in range(self.MT):
             row = self.a_row0 if mi == 0 else em.emit(f"add i32 {self.a_row0}, {16 * mi}")
             chunk = em.emit(f"add i32 {self.m_hi}, {2 * kk}")
-            regs += self._ld(_X4, _chunk_addr(em, a_base, row, chunk, self.K))
+            regs += self._ld(_X4, _chunk_addr(em, a_base, row, chunk, self.K16))
         for npair in range(self.NT // 2):
             if op.b_nk:  # [N, K]: rows are n, chunks along k
                 row = em.emit(f"add i32 {self.n0}, {em.emit(f'add i32 {self.l8}, {self.hi8}')}")
                 if npair:
                     row = em.emit(f"add i32 {row}, {16 * npair}")
                 chunk = em.emit(f"add i32 {self.m_lo}, {2 * kk}")
-                regs += self._ld(_X4, _chunk_addr(em, b_base, row, chunk, self.K))
+                regs += self._ld(_X4, _chunk_addr(em, b_base, row, chunk, self.K16))
+            elif self.quad:  # int8 [K, N]: k rows 4i + j + {0, 1} of 16 columns (a 16-byte chunk)
+                row = self.q_row if not kk else em.emit(f"add i32 {self.q_row}, {32 * kk}")
+                nchunk = em.emit(f"add i32 {em.emit(f'lshr i32 {self.n0}, 4')}, {npair}")
+                regs += self._ld(_X4T, _chunk_addr(em, b_base, row, nchunk, self.N16, quad=True))
             else:  # [K, N]: rows are k, chunks along n
                 row = self.a_in if not kk else em.emit(f"add i32 {self.a_in}, {16 * kk}")
                 nchunk = em.emit(f"add i32 {em.emit(f'lshr i32 {self.n0}, 3')}, "
@@ -289,18 +318,33 @@ class _Fragments:
         return regs
 
     def mma(self, frags: list[str], acc: list[str]) -> None:
-        """acc += the k16 step whose fragments are `frags` (in place)."""
+        """acc += the k step whose fragments are `frags` (in place)."""
         em = self.em
         a_frags = [frags[4 * mi:4 * mi + 4] for mi in range(self.MT)]
         b = frags[4 * self.MT:]
-        b_frags = [b[2 * ni:2 * ni + 2] for ni in range(self.NT)]
+        if self.quad:  # the x4.trans registers r0..r3 of a pair: each byte of r0 | r1 << 32 picked
+            b_frags = []
+            for p in range(self.NT // 2):
+                r = b[4 * p:4 * p + 4]
+                for sel in (0x6420, 0x7531):  # the even columns' k bytes, then the odd columns'
+                    b_frags.append([em.emit(f"call i32 @llvm.nvvm.prmt(i32 {x}, i32 {y}, i32 {sel})")
+                                    for x, y in ((r[0], r[1]), (r[2], r[3]))])
+        else:
+            b_frags = [b[2 * ni:2 * ni + 2] for ni in range(self.NT)]
+        ty = f"{{ {', '.join([self.cty] * 4)} }}"
         for mi in range(self.MT):
             for ni in range(self.NT):
-                s = (mi * self.NT + ni) * 4
+                if self.quad:  # registers (mi, p, h, c), C fragment j at c = 2j + (ni % 2)
+                    base = (mi * (self.NT // 2) + ni // 2) * 8 + ni % 2
+                    ix = [base, base + 2, base + 4, base + 6]
+                else:
+                    s = (mi * self.NT + ni) * 4
+                    ix = [s, s + 1, s + 2, s + 3]
                 args = ", ".join([f"{self.fty} {x}" for x in (*a_frags[mi], *b_frags[ni])]
-                                 + [f"float {x}" for x in acc[s:s + 4]])
-                d = em.call("{ float, float, float, float }", self.mma_name, args)
-                acc[s:s + 4] = [em.emit(f"extractvalue {{ float, float, float, float }} {d}, {i}") for i in range(4)]
+                                 + [f"{self.cty} {acc[i]}" for i in ix])
+                d = em.call(ty, self.mma_name, args)
+                for n, i in enumerate(ix):
+                    acc[i] = em.emit(f"extractvalue {ty} {d}, {n}")
 
 
 _X4 = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.b16"
@@ -321,7 +365,7 @@ def smem_dot(em: Any, op: g.SmemDot) -> None:
     acc = list(em.tile(op.acc))
     assert len(acc) == f.MT * f.NT * 4, (len(acc), f.MT, f.NT)
     stage = em.scalar(op.stage)
-    KK = f.K // 16
+    KK = f.K // f.KS
     if op.prefetch < 0:
         for kk in range(KK):
             f.mma(f.load(kk, stage), acc)

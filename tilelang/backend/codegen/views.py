@@ -446,7 +446,8 @@ def _blocked_view(lay: Blocked, full: tuple[int, ...], drop: int | None, T: int,
 class MmaTileView:
     """`MmaTile`: warp (wm, wn) holds its block's 16x8 tiles; slot (mi, ni, h, j)
     of lane l is at (wm*WM + 16 mi + l/4 + 8h, wn*WN + 8 ni + 2(l%4) + j). Every
-    slot is live (the block divides into whole tiles); two columns per chunk."""
+    slot is live (the block divides into whole tiles); two columns per chunk.
+    `split16`: slot (mi, p, h, c) at (.. + 16 mi + l/4 + 8h, .. + 16 p + 4(l%4) + c)."""
 
     layout: MmaTile
     shape: tuple[int, ...]
@@ -496,7 +497,7 @@ class MmaTileView:
             wm_i = em.entry_emit(f"udiv i32 {w}, {wn}")
             wn_i = em.entry_emit(f"urem i32 {w}, {wn}")
             g = em.entry_emit(f"lshr i32 {lt}, 2")
-            q2 = em.entry_emit(f"shl i32 {em.entry_emit(f'and i32 {lt}, 3')}, 1")
+            q2 = em.entry_emit(f"shl i32 {em.entry_emit(f'and i32 {lt}, 3')}, {2 if self.layout.split16 else 1}")
             row = em.entry_emit(f"add i32 {em.entry_emit(f'mul i32 {wm_i}, {self.WM}')}, {g}")
             col = em.entry_emit(f"add i32 {em.entry_emit(f'mul i32 {wn_i}, {self.WN}')}, {q2}")
             got = (row, col)
@@ -517,6 +518,11 @@ def mma_tile_view(lay: MmaTile, shape: tuple[int, ...], T: int) -> MmaTileView:
     M, N = shape
     WM, WN = M // lay.warps_m, N // lay.warps_n
     assert WM % 16 == 0 and WN % 8 == 0 and lay.warps_m * lay.warps_n * 32 == T, (lay, shape, T)
+    if lay.split16:  # (mi, p, h, c): 4 consecutive columns of each 16-column group (see `MmaTile`)
+        assert WN % 16 == 0, (lay, shape)
+        slots = tuple((16 * mi + 8 * h, 16 * p + c) for mi in range(WM // 16) for p in range(WN // 16)
+                      for h in range(2) for c in range(4))
+        return MmaTileView(lay, tuple(shape), T, slots)
     slots = tuple((16 * mi + 8 * h, 8 * ni + j) for mi in range(WM // 16) for ni in range(WN // 8)
                   for h in range(2) for j in range(2))
     return MmaTileView(lay, tuple(shape), T, slots)

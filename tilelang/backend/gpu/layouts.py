@@ -240,13 +240,20 @@ class MmaTile:
     + wn) owns the block of rows [wm * BM / warps_m, ...) and columns
     [wn * BN / warps_n, ...); in it, lane l holds, for each 16x8 tile (mi, ni),
     (16 mi + l/4 + 8h, 8 ni + 2(l%4) + j) for h, j in {0, 1}: the mma's C
-    fragment, registers in the order (mi, ni, h, j)."""
+    fragment, registers in the order (mi, ni, h, j).
+
+    `split16` (the int8 mma.sync.m16n8k32 with B read row-major by
+    `ldmatrix.trans`, `codegen/sm80.py`): in each 16-column group p the n8
+    tile 2p holds the group's even columns and 2p + 1 its odd ones, so lane l
+    holds (16 mi + l/4 + 8h, 16 p + 4(l%4) + c) for c in 0..3, registers in
+    the order (mi, p, h, c); the mma's C fragment j of tile 2p + e is c = 2j + e."""
 
     warps_m: int
     warps_n: int
+    split16: bool = False
 
     def __str__(self) -> str:
-        return f"#mma_tile<m16n8, warps={self.warps_m}x{self.warps_n}>"
+        return f"#mma_tile<m16n8{', split16' if self.split16 else ''}, warps={self.warps_m}x{self.warps_n}>"
 
 
 @frozen(eq=True)
@@ -255,13 +262,24 @@ class SmemTile:
     16-byte chunks XOR-swizzled so that 8 consecutive rows read at one logical
     chunk (ldmatrix) hit 8 different bank groups: chunk c of row r is stored at
     chunk `c ^ xor(r)`, xor(r) = r % 8 for rows of 8 or more chunks, else
-    (r / (8 / chunks)) % chunks."""
+    (r / (8 / chunks)) % chunks.
+
+    `quad` (the int8 ring of a row-major B, `codegen/sm80.py`): ldmatrix reads
+    8 rows of the form 4i + j + {0, 1} (j in {0, 2}, i = 0..3) together, so
+    the xor is taken from r / 4 and r % 2: ((r / 4) * 2 + r % 2) % 8 for rows
+    of 8 or more chunks, (r / 4) % chunks for fewer."""
+
+    quad: bool = False
 
     def __str__(self) -> str:
-        return "#smem_tile<row-major, xor>"
+        return f"#smem_tile<row-major, xor{', quad' if self.quad else ''}>"
 
     @staticmethod
-    def chunk_xor(r: int, chunks: int) -> int:
+    def chunk_xor(r: int, chunks: int, quad: bool = False) -> int:
+        if quad:
+            if chunks >= 8:
+                return ((r // 4) * 2 + r % 2) % 8
+            return (r // 4) % chunks if chunks > 1 else 0
         if chunks >= 8:
             return r % 8
         return (r // (8 // chunks)) % chunks if chunks > 1 else 0

@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
@@ -66,7 +67,8 @@ from .rewrite import uses
 
 def fused_accumulators(op: ir.For) -> dict[int, g.DotOp]:
     """Carried positions whose value the body only feeds, as the accumulator, to
-    one top-level mma.sync `DotOp` whose result is yielded back in its place."""
+    one top-level mma.sync `DotOp` whose result is yielded back in its place (f16/bf16 products: the
+    int8 mma keeps its accumulator in shared memory outside sm_80's ring)."""
     body = op.body
     ys = body.ops[-1]
     assert isinstance(ys, ir.Yield)
@@ -74,7 +76,7 @@ def fused_accumulators(op: ir.For) -> dict[int, g.DotOp]:
     out: dict[int, g.DotOp] = {}
     for i, arg in enumerate(body.args[1:]):
         for o in body.ops:
-            if (isinstance(o, g.DotOp) and o.engine == "mma.sync" and o.acc.id == arg.id
+            if (isinstance(o, g.DotOp) and o.engine == "mma.sync" and o.acc.dtype is DType.F32 and o.acc.id == arg.id
                     and count.get(arg.id) == 1 and ys.values[i].id == o.result.id
                     and count.get(o.result.id) == 1):
                 out[i] = o

@@ -5,7 +5,9 @@
   accumulation of a loop the Hopper pipeliner takes (`pipeline.hopper_plan`):
   its operands are then TMA copies in shared memory.
 - "mma.sync": f16/bf16 operands, f32 accumulator, M % 16, N % 8, K % 16
-  (ldmatrix + mma.sync.m16n8k16; runs on sm_80 and later).
+  (ldmatrix + mma.sync.m16n8k16; runs on sm_80 and later); or i8/u8
+  operands, i32 accumulator, M % 16, N % 8, K % 32 (mma.sync.m16n8k32;
+  `TILEC_INT8_MMA=0` leaves them to "fma").
 - "fma": everything else (other dtypes, shapes that are not multiples of
   the instruction): a loop of scalar fused multiply-adds.
 
@@ -44,6 +46,17 @@ def tensor_core_shape(a: ir.Value, b: ir.Value, acc: ir.Value) -> bool:
     N = b.shape[1]
     return (a.dtype in (DType.F16, DType.BF16) and acc.dtype is DType.F32
             and M % 16 == 0 and N % 8 == 0 and K % 16 == 0)
+
+
+def int8_tensor_core_shape(a: ir.Value, b: ir.Value, acc: ir.Value) -> bool:
+    """i8 x i8 or u8 x u8 into i32 with M, N, K multiples of 16, 8, 32 (`mma.sync.m16n8k32`), while
+    `TILEC_INT8_MMA` is on (the default)."""
+    from tilelang.backend.target import int8_mma_default
+
+    M, K = a.shape
+    N = b.shape[1]
+    return (int8_mma_default() and a.dtype in (DType.I8, DType.U8) and b.dtype is a.dtype
+            and acc.dtype is DType.I32 and M % 16 == 0 and N % 8 == 0 and K % 32 == 0)
 
 
 def _zero(v: ir.Value, consts: dict[int, ir.Const]) -> bool:
@@ -121,7 +134,7 @@ def mma_select(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             return [op]
         if id(op) in wgmma:
             engine = "wgmma"
-        elif tensor_core_shape(op.a, op.b, op.acc):
+        elif tensor_core_shape(op.a, op.b, op.acc) or int8_tensor_core_shape(op.a, op.b, op.acc):
             engine = "mma.sync"
         else:
             engine = "fma"
@@ -130,4 +143,4 @@ def mma_select(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     return dataclasses.replace(k, body=map_ops(k.body, fn))
 
 
-__all__ = ["fold_dot_adds", "mma_select", "tensor_core_shape"]
+__all__ = ["fold_dot_adds", "int8_tensor_core_shape", "mma_select", "tensor_core_shape"]

@@ -47,6 +47,15 @@ its body is scalar ops, the two loads (2-D f16/bf16 tensors, no mask or
 padding), an optional transpose of the second, and the mma (an mma.sync
 `DotOp`: f32 accumulator, M % 16, N % 16, K % 16), each tile used once; the
 warps split the tile into a grid whose blocks are multiples of 16x16.
+
+int8 (i8 x i8 or u8 x u8 into i32, K % 32: `mma.sync.m16n8k32`, exact) takes
+the same ring with 1-byte elements (16 a chunk): A by the f16 path's
+`ldmatrix.x4` (a k32 step is two chunks, as a k16 step of f16), a [N, K] B by
+its plain `ldmatrix.x4`; a row-major [K, N] B by `ldmatrix.x4.trans`, whose
+16-bit units pair two columns, each lane addressing k-rows 4i + j + {0, 1}
+(j = 0, 2) so one `prmt` a register gathers a column's 4 consecutive k
+bytes: the n8 tiles of a 16-column group then hold its even and odd columns
+(`MmaTile.split16`), the ring the xor of those rows (`SmemTile.quad`).
 Warps: the kernel's `num_warps` hint, else one per 64x64 block of the
 accumulator, 4 to 8 (`default_warps`): 64x64 warp blocks reuse each
 fragment 4-8 times, and two k-steps of their fragments plus the
@@ -83,6 +92,8 @@ def fallback_enabled() -> bool:
 # shared memory a block may opt in to: A100 (sm_80) 163 KB, sm_86/sm_89 99 KB, Hopper 227 KB
 SMEM_LIMIT = {"sm_80": 163 * 1024, "sm_86": 99 * 1024, "sm_89": 99 * 1024}
 HOPPER_SMEM = 227 * 1024
+_16 = (DType.F16, DType.BF16)
+_INT8 = (DType.I8, DType.U8)  # mma.sync.m16n8k32 into i32 (`mma_select.int8_tensor_core_shape`)
 _SCALAR = (ir.Const, ir.Elementwise, ir.Cast, ir.TensorDim, ir.BlockId, ir.NumBlocks)
 
 
@@ -144,16 +155,17 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     b = _unbatched(b, defs, k, count)
     if not isinstance(a, ir.Load) or not isinstance(b, ir.Load):
         return None
+    int8 = dot.a.dtype in _INT8
     for ld in (a, b):
         t = k.tensor(ld.tensor)
         if (ld.mask is not None or ld.padding is not None or t.rank != len(ld.result.shape)
-                or t.rank not in (2, 3) or t.dtype not in (DType.F16, DType.BF16) or count.get(ld.result.id) != 1):
+                or t.rank not in (2, 3) or t.dtype not in (_INT8 if int8 else _16) or count.get(ld.result.id) != 1):
             return None
-    if a.result.dtype is not b.result.dtype or dot.acc.dtype is not DType.F32:
+    if a.result.dtype is not b.result.dtype or dot.acc.dtype is not (DType.I32 if int8 else DType.F32):
         return None
     M, K = a.result.shape[-2:]
     N = dot.b.shape[1]
-    if M % 16 or N % 16 or K % 16:
+    if M % 16 or N % 16 or K % (32 if int8 else 16):
         return None
     if warps is None:
         warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N)
@@ -162,7 +174,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
         return None
     every = {v.id: o for o in (*k.body.ops, *op.body.ops) for v in g.results(o)}
     vector = tuple(_chunked(ctx, ld, every) for ld in (a, b))
-    stage_bytes = (M * K + K * N) * 2
+    stage_bytes = (M * K + K * N) * a.result.dtype.itemsize
     fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - _scratch(k, op)) // stage_bytes
     stages = k.num_stages if "stages" in k.source.hints else 4
     stages = max(2, min(stages, fit))
@@ -224,7 +236,7 @@ def _unbatched(o: object, defs: dict[int, object], k: g.GpuKernel, count: dict[i
 def _ring_bytes(p: _Plan) -> int:
     """Bytes of one stage of both operands' rings."""
     M, K = p.a.result.shape[-2:]
-    return (M * K + K * p.dot.b.shape[1]) * 2
+    return (M * K + K * p.dot.b.shape[1]) * p.a.result.dtype.itemsize
 
 
 def _scratch(k: g.GpuKernel, loop: ir.For) -> int:
@@ -271,7 +283,7 @@ def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object]) -> bool:
     wholly inside or wholly outside it: cp.async can copy it (zero-filled outside)."""
     f = ctx.fact(ld.tensor)
     return (f.aligned16 and not f.bf16_f32 and len(f.dims_div16) == len(ld.offsets) and f.dims_div16[-1]
-            and _multiple(ld.offsets[-1], defs) % 8 == 0)
+            and _multiple(ld.offsets[-1], defs) % (16 // ld.result.dtype.itemsize) == 0)
 
 
 def _slice(body: ir.Region, roots: list[ir.Value]) -> list[object]:
@@ -333,7 +345,10 @@ class _Rewriter:
         M, K = p.a.result.shape[-2:]
         N = p.dot.b.shape[1]
         dt = p.a.result.dtype
-        rings = ((dt, (p.stages, M, K), SmemTile()), (dt, (p.stages, N, K) if p.b_nk else (p.stages, K, N), SmemTile()))
+        int8 = dt in _INT8  # a row-major B read by ldmatrix.trans 4 rows apart: its ring's swizzle and C layout
+        quad = int8 and not p.b_nk
+        rings = ((dt, (p.stages, M, K), SmemTile()),
+                 (dt, (p.stages, N, K) if p.b_nk else (p.stages, K, N), SmemTile(quad=quad)))
 
         def dot(res: ir.Value, sa: ir.Value, sb: ir.Value, stage: ir.Value, acc: ir.Value) -> object:
             return g.SmemDot(res, sa, sb, stage, acc, p.b_nk, p.dot.span, p.stages - 2)
@@ -343,7 +358,8 @@ class _Rewriter:
         # mma, before its last k16 step, which then loads the next stage's
         # first fragments for the next iteration (SmemDot.prefetch).
         return self.ring_loop(p.loop, p.stages, rings, lambda ops, bufs, iv, st: self.issue(p, ops, bufs, iv, st),
-                              dot, DType.F32, MmaTile(*p.grid), wait_in_body=False)
+                              dot, DType.I32 if int8 else DType.F32, MmaTile(*p.grid, split16=quad),
+                              wait_in_body=False)
 
     def ring_loop(self, loop: ir.For, S: int, rings: tuple[tuple[DType, tuple[int, ...], object], ...],
                   issue: object, dot: object, acc_dt: DType, tile: object, wait_in_body: bool) -> list[object]:

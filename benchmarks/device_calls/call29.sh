@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The 21:07 session's second device call (lead), on comb2 = landing L1 (main + hattn5, hcliff5, hrev20, huser19
+# first batches) + hattn5 34a995d6, huser19 18db0a57, hrev20 62283593, hcliff6 1d8a3ea0. On an H200 the issues'
+# tables first (call27.sh's). Then the -m gpu suite, hcliff6 (int8 tensor cores by default, the column blur's
+# registers), hattn5 (the D = 64 S = 1,024 last round as halves: H / Y arms), hcliff5 (wgmma dQ / dK/dV arms).
+# Expectations: each script's header.
+. benchmarks/device_calls/preamble.sh
+W=$OUT/c29; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
+pk() { tar -C "$OUT" -czf "$OUT/call29.tgz" c29 2>/dev/null; }
+step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+if nvidia-smi -L | grep -q H200; then
+  echo "== prefill ($((SECONDS-t0)) s)"
+  ATTN_TRITON=0 timeout 110 python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --out "$W/prefill" > "$W/prefill.log" 2>&1
+  echo "rc=$?"; grep -E "^\| (f16|bf16)" "$W/prefill.log" | tail -24 | cut -c1-130; pk
+  echo "== decode ($((SECONDS-t0)) s)"
+  timeout 60 python3 -W ignore benchmarks/attention.py --decode-only --reps 5 --out "$W/decode" > "$W/decode.log" 2>&1
+  echo "rc=$?"; grep -E "^\| decode" "$W/decode.log" | cut -c1-200; pk
+  echo "== engine 4B ($((SECONDS-t0)) s)"
+  timeout 90 python3 benchmarks/decode.py --models 4b --contexts 1024 --tokens 32 --eager-tokens 4 --prefill 0 \
+    --out "$W/engine4b" > "$W/engine4b.log" 2>&1; echo "rc=$?"; grep -E "ctx" "$W/engine4b.log" | tail -2; pk
+fi
+echo "== suite ($((SECONDS-t0)) s)"
+timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1
+echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -12 | cut -c1-220; pk
+[ $(left) -gt 120 ] && TAILN=30 step hcliff6 timeout 160 bash benchmarks/hcliff6_device.sh
+[ $(left) -gt 150 ] && TAILN=30 step hattn5 timeout 220 bash benchmarks/hattn5_device.sh
+[ $(left) -gt 60 ] && TAILN=20 step hcliff5 timeout $(( $(left) - 10 )) bash benchmarks/hcliff5_device.sh
+pk; echo "total $((SECONDS-t0)) s"

@@ -209,12 +209,13 @@ class _Emitter(HopperOps, DebugOps):
             params += [f"ptr addrspace(1) align 4 {SPLIT}", f"ptr addrspace(1) align 4 {SPLITWS}"]
             # the pairs form (`split_form`): a piece saves and arrives for both tiles of its pair
             two = 2 if any(getattr(f, "split_walk", "") == "pairs" for f in self.facts.values()) else 1
+            two += any(isinstance(op, TicketTake) for op in gpu_walk(k.body))  # (the tickets' counter: the P-th)
             self.slots += [ParamSlot("ptr", "", "split" if two == 1 else f"split:{two}"),
                            ParamSlot("ptr", "", f"splitws:{split_words(self, split.values)}:{split.threads}:"
                                                 f"{two * SPLIT_ROUNDS}")]
-        if split is None and any(isinstance(op, TicketTake) for op in gpu_walk(k.body)):  # the tickets' counter
-            params.append(f"ptr addrspace(1) align 4 {SPLIT}")
-            self.slots.append(ParamSlot("ptr", "", "split"))
+        if split is None and any(isinstance(op, TicketTake) for op in gpu_walk(k.body)):  # the tickets' counter,
+            params.append(f"ptr addrspace(1) align 4 {SPLIT}")  # the P-th of 2 P (`codegen/split.py`)
+            self.slots.append(ParamSlot("ptr", "", "split:2"))
         queue = next((op for op in gpu_walk(k.body) if isinstance(op, ir.QueuePull)), None)
         if queue is not None and arrive is None:  # `for s in queue(axis)`: the rows' counters
             params.append(f"ptr addrspace(1) align 4 {ARRIVE}")

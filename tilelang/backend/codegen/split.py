@@ -92,11 +92,13 @@ def _take(em: Any, op: g.TicketTake) -> None:
     assert em.role_single, "a ticket is taken by a role one thread runs"
     em.need_smem(4, op.span)
     rst, kept = em.new_label("tk_reset"), em.new_label("tk_kept")
+    size = em.scalar(op.size)  # the counter after the split's (a CTA's first P: its groups'; `llvm.py`'s "split:K")
+    ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {SPLIT}, i64 {em.emit(f'sext i32 {size} to i64')}")
     old = em.emit('call i32 asm sideeffect "atom.acq_rel.gpu.global.add.u32 $0, [$1], 1;", '
-                  f'"=r,l,~{{memory}}"(ptr addrspace(1) {SPLIT})')
-    em.cbr(em.emit(f"icmp eq i32 {old}, {em.emit(f'sub i32 {em.scalar(op.size)}, 1')}"), rst, kept)
+                  f'"=r,l,~{{memory}}"(ptr addrspace(1) {ptr})')
+    em.cbr(em.emit(f"icmp eq i32 {old}, {em.emit(f'sub i32 {size}, 1')}"), rst, kept)
     em.label(rst)
-    em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {SPLIT})')
+    em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {ptr})')
     em.br(kept)
     em.label(kept)
     em.stmt(f"store i32 {old}, ptr addrspace(3) {em.scratch}, align 4")

@@ -26,12 +26,13 @@ class WarpgroupIndex:
 @frozen
 class TicketTake:
     """`result` (i32; in a role one thread runs, `Role.single`) = the launch's next ticket: the
-    split's counter 0 (`%split`, `codegen/split.py`) before an atomic add of 1, which the taker of
+    split's counter `size` (`%split`, `codegen/split.py`: after the first `size`, the split's groups',
+    the ABI asking for one more counter a CTA) before an atomic add of 1, which the taker of
     ticket `size` - 1 resets to 0 (each of the launch's `size` CTAs takes one, so the counter is zero
     again for the next launch; tickets come in the order the CTAs get here). Written to the CTA's
     shared scratch word and published by an arrival on `bar[stage]` (count 1), which `TicketRead`
     waits for: the last round's halves handed to the CTAs that finish first
-    (`passes/attention_qsplit.py`, `TILEC_ATTN_CHAIN_HALVES=dyn`)."""
+    (`passes/attention_qsplit.py`, `TILEC_ATTN_CHAIN_HALVES=dyn`, `TILEC_ATTN_CHAIN_SPLIT=dyn`)."""
 
     result: ir.Value
     size: ir.Value

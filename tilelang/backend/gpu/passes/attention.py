@@ -333,8 +333,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 pc = qsplit.half_tile(loop, p, cast, chained, bufs, fresh, layouts, moved0, moved, epilogue0, qempty,
                                       q_early, before, tb.ops, g.BarrierWait(qbar, q_slot, q_phase, span), loops, spec)
     rows = pc is not None and cproof is None  # walk B the halves
-    tbar = None  # their tickets' barrier (`TILEC_ATTN_CHAIN_HALVES=dyn`: the first CTAs out of walk A run them)
-    if rows and qsplit.dynamic():
+    tbar = None  # walk B's tickets' barrier (`=dyn`: the first CTAs out of walk A run the halves or the pieces)
+    if (rows and qsplit.dynamic()) or (pc is not None and not rows and csplit.dynamic()):
         tbar = fresh.value(DType.I64, (1,), "ticket")
         layouts[tbar.id] = Barriers()
         pre.append(g.BarrierAlloc(tbar, 1, span=span))

@@ -74,12 +74,21 @@ CHAIN_SPLIT_DEFAULT = "0"
 # cycles) in the one-pass loop, ~5,000 cycles of the launch's last ~10,000; 3 an iteration: 3 round trips (4: ptxas
 # 13.0 spilled 48 B and gave walk A's key loop 676 instructions, not 645; 2 and 3: 0 B, 645)
 MERGE_UNROLL = 3
+# with the pieces by tickets (`TILEC_ATTN_CHAIN_SPLIT=dyn`) 2: at 3 ptxas 13.0 spilled 48 B (96 B of loads) in the
+# benchmark's kernel, at 2 none (hattn5); the 8 records then wait for the L2 4 times, not 3 (~600 cycles more, once)
+DYN_MERGE_UNROLL = 2
 
 
 def enabled() -> bool:
-    """`TILEC_ATTN_CHAIN_SPLIT`: "1" the chained short keys' variant splits its last round; "0" (unset) not."""
-    want = switches.mode("TILEC_ATTN_CHAIN_SPLIT", CHAIN_SPLIT_DEFAULT, ("0", "1"))
-    return want == "1"
+    """`TILEC_ATTN_CHAIN_SPLIT`: "1" the chained short keys' variant splits its last round; "dyn" too, its pieces
+    to the CTAs in the order they finish walk A (tickets: `setup`'s `ticket`, hattn5); "0" (unset) not."""
+    want = switches.mode("TILEC_ATTN_CHAIN_SPLIT", CHAIN_SPLIT_DEFAULT, ("0", "1", "dyn"))
+    return want != "0"
+
+
+def dynamic() -> bool:
+    """Whether `TILEC_ATTN_CHAIN_SPLIT` is "dyn" (the pieces by tickets)."""
+    return enabled() and os.environ.get("TILEC_ATTN_CHAIN_SPLIT") == "dyn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +138,8 @@ def piece_tile(proof: Any, loop: ir.For, p: Any, cast: ir.Cast, chained: set[int
     trips = c_post[2]
     last = eb.elem(E.REM, eb.elem(E.ADD, trips, eb.const(bufs.S - 1)), eb.const(bufs.S))
     ran = eb.elem(E.GT, trips, bufs.base, dtype=DType.BOOL)
-    ep = split.epilogue(proof, loop, c_post[1], raw_acc, ep, ran, mk, threads, fresh, span, unroll=MERGE_UNROLL)
+    ep = split.epilogue(proof, loop, c_post[1], raw_acc, ep, ran, mk, threads, fresh, span,
+                        unroll=DYN_MERGE_UNROLL if dynamic() else MERGE_UNROLL)
     ib = _Build(fresh)  # Q: released in the loop's last iteration (`q_early`), here where the loop did not run
     idle = ib.elem(E.GE, mk.lower, mk.upper, dtype=DType.BOOL) if q_early else None
     qrel = g.BarrierArrive(qempty, bufs.qs, idle, span)
@@ -171,8 +181,8 @@ def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: l
     loops (with them shared, ptxas 13.0 spilled 68 B in the benchmark's
     kernel, reloaded once a tile in walk A; with the launch's position read
     again, 48 B: the special registers' reads are one value). `rows`: the last round's 64-row halves
-    (`attention_tiles.halves`, `attention_qsplit`) instead of a split along the keys; `ticket` (with `rows`):
-    the role's ticket (`attention_qsplit.ticket`) as the CTA's place in the last round."""
+    (`attention_tiles.halves`, `attention_qsplit`) instead of a split along the keys; `ticket`: the role's
+    ticket (`attention_qsplit.ticket`) as the CTA's place in the last round (`_ticketed`)."""
     b = _Build(fresh)
     w = tiles.walk_setup(b, k, kv, outside, bounds, 0 if rows else pieces, tail=tail)
     c, P = fresh.value(DType.I32, (), "cta"), fresh.value(DType.I32, (), "ctas")
@@ -186,21 +196,37 @@ def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: l
             ops.append(g.Opaque((copy,), (op.result,), span))
             mapping[op.result.id] = copy
     w = dataclasses.replace(w, c=c, P=P, sizes=tuple(mapping.get(x.id, x) for x in w.sizes))
+    hb = _Build(fresh)
+    if ticket is not None:  # the CTA's place t in the last round: c = t, or P - 1 - t where that round runs backwards
+        w = _ticketed(hb, w, ticket(hb, P), rows)
     if rows:
-        hb = _Build(fresh)
-        if ticket is not None:  # the place t in the last round: c = t, or P - 1 - t where that round runs backwards
-            E = ir.ElemOp
-            t, one = ticket(hb, P), hb.const(1)
-            nk = one
-            for a in w.kv:
-                nk = hb.elem(E.MUL, nk, w.sizes[a])
-            n = hb.elem(E.MUL, w.nh, nk)
-            last = hb.elem(E.SUB, hb.elem(E.DIV, hb.elem(E.ADD, n, hb.elem(E.SUB, P, one)), P), one)
-            odd = hb.elem(E.EQ, hb.elem(E.AND, last, one), one, dtype=DType.BOOL)
-            w = dataclasses.replace(w, c=hb.elem(E.WHERE, odd, hb.elem(E.SUB, hb.elem(E.SUB, P, one), t), t, hint="cta"))
         w = tiles.halves(hb, w)
-        ops += hb.ops
+    ops += hb.ops
     return ops, w
+
+
+def _ticketed(b: _Build, w: tiles.Walk, t: ir.Value, rows: bool) -> tiles.Walk:
+    """Walk B `w` with the CTA's place in the last round the ticket `t` (`attention_qsplit.ticket`): its
+    position `c` the one of that place and, for the key split's pieces (not `rows`, whose rounds
+    `attention_tiles.halves` counts from `c`), its rounds: place t runs pieces t, t + P, .. of the `left`
+    tiles' `pieces` each (`split_marks`); where the launch does not split, the rounds as they were (walk B
+    then runs none: walk A's rounds were counted from the launch position, and so are these)."""
+    E = ir.ElemOp
+    one, zero = b.const(1), b.const(0)
+    nk = one
+    for a in w.kv:
+        nk = b.elem(E.MUL, nk, w.sizes[a])
+    n = b.elem(E.MUL, w.nh, nk)
+    last = b.elem(E.SUB, b.elem(E.DIV, b.elem(E.ADD, n, b.elem(E.SUB, w.P, one)), w.P), one)
+    odd = b.elem(E.EQ, b.elem(E.AND, last, one), one, dtype=DType.BOOL)
+    c = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, w.P, one), t), t, hint="cta")
+    if rows or w.split is None:
+        return dataclasses.replace(w, c=c)
+    q = b.elem(E.MUL, b.elem(E.MAXIMUM, b.elem(E.SUB, n, b.elem(E.MUL, last, w.P)), one), w.split.pieces)
+    mine = b.elem(E.WHERE, b.elem(E.LT, t, q, dtype=DType.BOOL),
+                  b.elem(E.DIV, b.elem(E.ADD, b.elem(E.SUB, q, t), b.elem(E.SUB, w.P, one)), w.P), zero)
+    rounds = b.elem(E.WHERE, w.split.on, b.elem(E.MAXIMUM, b.elem(E.ADD, last, mine), zero), w.rounds, hint="rounds")
+    return dataclasses.replace(w, c=c, rounds=rounds)
 
 
 def walk_b(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], whole: ir.Value, w_a: tiles.Walk,
@@ -270,5 +296,5 @@ def tail_whole(b: _Build, w: tiles.Walk) -> ir.Value:
     return b.elem(ir.ElemOp.MINIMUM, w.tail.start, w.rounds, hint="whole")
 
 
-__all__ = ["CHAIN_SPLIT_DEFAULT", "CHAIN_TAIL_DEFAULT", "Pieces", "classes", "enabled", "piece_tile", "setup", "tail_rounds",
+__all__ = ["CHAIN_SPLIT_DEFAULT", "CHAIN_TAIL_DEFAULT", "DYN_MERGE_UNROLL", "Pieces", "classes", "dynamic", "enabled", "piece_tile", "setup", "tail_rounds",
            "tail_whole", "walk_b", "whole_rounds"]

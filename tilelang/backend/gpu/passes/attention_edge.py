@@ -156,7 +156,8 @@ def _general(w: ir.Elementwise, defs: dict[int, object]) -> tuple[list[tuple[_Af
 
 
 def _all_true(conds: list[tuple[_Aff, _Aff, bool]], fresh: Fresh, span: object) -> tuple[list[object], ir.Value]:
-    """Scalar ops (in i64: exact) computing whether every comparison holds on every element: for each,
+    """Scalar ops (in i64: exact, and each tile's elements tested to be i32s, as the tiles wrap) computing whether
+    every comparison holds on every element: for each,
     the greatest A plus 1 if strict at most the least B."""
     out: list[object] = []
 

@@ -131,3 +131,33 @@ def test_causal_and_window_loops_in_the_simulator(kern: str, bm: int, bn: int, d
             p = np.exp(sc - sc.max(1, keepdims=True))
             ref = (p / p.sum(1, keepdims=True)) @ v[b].astype(np.float64)
             np.testing.assert_allclose(o[b].astype(np.float64), ref, atol=3e-3, rtol=1e-2)
+
+
+def test_a_mask_whose_index_sum_wraps_keeps_its_i32_values() -> None:
+    """hrev20: the test of a mask of index sums (`_all_true`) is computed in i64, the tiles in i32, which wrap:
+    with `keys <= rows + ahead` and `rows + ahead` past 2^31 - 1 (rows 65.. at `ahead` = 2^31 - 65) every key
+    of those rows is masked in i32 (the interpreter: rows of the values' mean), and the i64 test said none
+    was: llsim ran them unmasked. The test now also asks that every element is an i32."""
+    import tilelang
+
+    at = SRC.index("kernel fn attn_causal<")
+    end = SRC.index("\nkernel fn ", at + 1) if "\nkernel fn " in SRC[at + 1:] else len(SRC)
+    causal = SRC[at:end].replace("scale: f32) {", "scale: f32, ahead: i32) {", 1).replace(
+        "let s = where(keys <= rows, s, -1.0e30);", "let s = where(keys <= rows + ahead, s, -1.0e30);", 1)
+    src = SRC[:at] + causal + SRC[end:]
+    assert "rows + ahead" in src and "ahead: i32" in src
+    main = ("fn main() { let q = zeros::<f16>([2, 256, 64]); let mut o = zeros::<f16>([2, 256, 64]);"
+            " attn_causal::<64, 64, 64>(o.partition([1, 64, 64]), &q, &q, &q, 0.1, 7).sync(); }\n")
+    k = next(x for x in driver.compile(src + main, "ir").output if x.name == "attn_causal")
+    facts = _facts(150)
+    gk = lower_gpu(k, "sm_90a", facts)
+    assert explain.path_of(gk) == "attention-pipeline" and "%whole" in print_gpu_kernel(gk)
+    rng = np.random.default_rng(20)
+    q, kk, v = (rng.standard_normal((2, 150, 64)).astype(np.float16) for _ in range(3))
+    ahead = np.int32((1 << 31) - 65)
+    o = np.full((2, 150, 64), np.nan, np.float16)
+    SimDevice("sm_90a").run(k, (2, 1), [o, q, kk, v, np.float32(0.125), ahead], facts)
+    want = np.zeros((2, 150, 64), np.float16)
+    tilelang.compile(src).attn_causal[64, 64, 64](tilelang.partition(want, [1, 64, 64]), q, kk, v,
+                                                  np.float32(0.125), ahead).sync()
+    np.testing.assert_allclose(o.astype(np.float64), want.astype(np.float64), atol=2e-3, rtol=1e-2)

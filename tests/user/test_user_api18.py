@@ -196,3 +196,29 @@ def test_a_zero_dimensional_torch_tensor_is_told_its_reshape() -> None:
     assert e.value.code == "E0503" and "`x.reshape(1)`" in str(e.value), str(e.value)
     mod.k(P(z, [1]), x.reshape(1)).sync()
     assert z.item() == 6.0
+
+
+NONLINEAR = """kernel fn k<const HD: i32>(z: &mut Tensor<f32, [DIM]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) + (HD as f32));
+}
+fn main() { let x = ones::<f32>([SIZE]); let mut z = zeros::<f32>([SIZE]); k(z.partition([SIZE]), &x).sync(); }
+"""
+
+
+@pytest.mark.parametrize(("dim", "size"), [("HD % 4 * 16", 48), ("HD + (HD - 1) * (HD - 2) * (HD - 3)", 10),
+                                           ("HD * HD", 16)])
+def test_a_dimension_not_linear_in_the_generic_infers_nothing_in_either(dim: str, size: int) -> None:
+    """hrev20: the launch took a dimension whose values at HD = 1, 2, 3 lie on a line for linear: the API bound
+    `HD` = 3 for `[HD % 4 * 16]` given 48 (7 gives 48 too) and for the cubic given 10 (its 4 gives 10 too), where
+    `tilec check` of the same launch is E0215; `[HD * HD]` was an internal error. Both now say E0215."""
+    src = NONLINEAR.replace("DIM", dim).replace("SIZE", str(size))
+    (d,) = [x for x in driver.compile(src, "checked").diagnostics if x.severity.value == "error"]
+    assert d.code == "E0215"
+    mod = tilelang.compile(src.split("fn main")[0])
+    z = np.zeros(size, np.float32)
+    with pytest.raises(tilelang.TileError) as e:
+        mod.k(P(z, [size]), np.ones(size, np.float32)).sync()
+    assert e.value.code == "E0215" and "cannot infer `HD`" in str(e.value) and not z.any(), str(e.value)
+    if dim.startswith("HD %"):  # given by name, it runs
+        mod.k[{"HD": 7}](P(z, [size]), np.ones(size, np.float32)).sync()
+        assert z.sum() == 8.0 * size

@@ -12,7 +12,7 @@ from tilelang.api.arrays import ArrayRef, tile_dtype_name
 from tilelang.api.errors import CallError, span_text
 from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_KEYWORD, WRONG_ARG_COUNT
 from tilelang.dtypes import DType
-from tilelang.runtime.launch import ParamSpec
+from tilelang.runtime.launch import ParamSpec, linear_in
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
 
@@ -245,7 +245,7 @@ def _inferable(decl: ast.FnDecl, specs: tuple[ParamSpec, ...]) -> set[str]:
             for d in spec.dims or ():  # `[2 * HD]`: the launch solves a dimension linear in one generic
                 names = {n.ident.name for n in ast.walk(d) if isinstance(n, ast.Name)} if d is not None else set()
                 names &= {g.name.name for g in decl.generics if g.is_const}
-                out |= names if len(names) == 1 else set()
+                out |= names if len(names) == 1 and d is not None and linear_in(d, next(iter(names))) else set()
         if spec.kind in ("mut", "ref", "scalar") and spec.elem in type_names:
             out.add(spec.elem)
     return out

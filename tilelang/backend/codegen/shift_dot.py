@@ -62,6 +62,14 @@ def _lin(v: ir.Value, defs: dict[int, object], depth: int = 0) -> _Lin | None:
     if depth > 24 or v.dtype not in (DType.I32, DType.I64):
         return None
     got = _lin_form(v, defs, depth)
+    if got is not None and v.shape:
+        # along a dim of size 1 the index is 0: its coefficient is none of the value (hrev20: `arange(1)
+        # .reshape([1, 1])` took the row's coefficient 1, and broadcast to [N, N] it read as the row index)
+        r_, c_, e_, k_ = got
+        if len(v.shape) == 2:
+            got = (r_ if v.shape[0] > 1 else 0, c_ if v.shape[1] > 1 else 0, e_, k_)
+        elif v.shape[0] == 1:
+            got = (r_, c_, 0, k_)
     # (a tile's dims are below 2^16: a form whose values stay below 2^31 in magnitude computes them exactly)
     if got is not None and (abs(got[0]) + abs(got[1]) + abs(got[2])) * 65536 + abs(got[3]) >= 1 << 31:
         return None

@@ -35,6 +35,7 @@ from .rewrite import uses
 
 E = ir.ElemOp
 _VIEW = (ir.Reshape, ir.Broadcast)
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
 
 def enabled() -> bool:
@@ -155,7 +156,8 @@ def _general(w: ir.Elementwise, defs: dict[int, object]) -> tuple[list[tuple[_Af
 
 
 def _all_true(conds: list[tuple[_Aff, _Aff, bool]], fresh: Fresh, span: object) -> tuple[list[object], ir.Value]:
-    """Scalar ops (in i64: exact) computing whether every comparison holds on every element: for each,
+    """Scalar ops (in i64: exact, and each tile's elements tested to be i32s, as the tiles wrap) computing whether
+    every comparison holds on every element: for each,
     the greatest A plus 1 if strict at most the least B."""
     out: list[object] = []
 
@@ -169,15 +171,28 @@ def _all_true(conds: list[tuple[_Aff, _Aff, bool]], fresh: Fresh, span: object) 
         return acc
 
     whole: ir.Value | None = None
-    for a, b, strict in conds:
-        top = value(a.terms, a.const + a.span + (1 if strict else 0))
-        ok = fresh.value(DType.BOOL, (), "whole")
-        out.append(ir.Elementwise(ok, E.LE, (top, value(b.terms, b.const)), span))
+
+    def also(ok: ir.Value) -> None:
+        nonlocal whole
         if whole is not None:
             both = fresh.value(DType.BOOL, (), "whole")
             out.append(ir.Elementwise(both, E.AND, (whole, ok), span))
             ok = both
         whole = ok
+
+    for a, b, strict in conds:
+        top = value(a.terms, a.const + a.span + (1 if strict else 0))
+        ok = fresh.value(DType.BOOL, (), "whole")
+        out.append(ir.Elementwise(ok, E.LE, (top, value(b.terms, b.const)), span))
+        also(ok)
+        # the tiles are i32 and wrap: the i64 bounds are their values only where every element is an i32
+        # (hrev20: `keys <= rows + la` with `rows + la` past 2^31 - 1 masks every key in i32, and the i64 test
+        # said no key is masked). With A's least at least -2^31 and B's greatest at most 2^31 - 1, A's greatest
+        # and B's least are between them where the test above holds.
+        for terms, const, rel in ((a.terms, a.const - _I32_MIN, E.GE), (b.terms, b.const + b.span - _I32_MAX, E.LE)):
+            edge = fresh.value(DType.BOOL, (), "whole")
+            out.append(ir.Elementwise(edge, rel, (value(terms, const), value((), 0)), span))
+            also(edge)
     assert whole is not None
     return out, whole
 

@@ -28,6 +28,9 @@ take, written from README.md, docs/reference.md and examples/ alone.
   order-preserving u32 keys of floats (a rank by integer comparisons), frexp's exponent and mantissa.
 - x14: quaternion slerp and the angle between orientations with this round's `acos` and `atan2` (a slerp
   had only "Tile has no inverse trigonometric functions").
+- x15: a Bloom filter: flags set from many blocks by `atomic_max` of [512] tiles, queries by one-hot gathers,
+  the flags packed into u32 words. Its first spellings: CUDA's `atomicOr` (wrong/b04, E0102: the help named
+  `atomic_min`) and one `)` too many (wrong/b05, E0005: "close the `{` with `}` first").
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -263,18 +266,35 @@ def _x14(t: Tensors, out: str) -> None:
     assert out == "[100, 4] true true\n"
 
 
+def _x15(t: Tensors, out: str) -> None:
+    keys, others, mult = (t[k].astype(np.uint64) for k in ("keys", "others", "mult"))
+    m32 = np.uint64(0xFFFFFFFF)
+
+    def hashes(k: np.ndarray) -> np.ndarray:
+        return np.stack([((k * a) & m32) >> np.uint64(23) for a in mult]).astype(np.int64)
+    flags = np.zeros(512, np.int32)
+    flags[hashes(keys).ravel()] = 1
+    np.testing.assert_array_equal(t["flags"], flags)
+    np.testing.assert_array_equal(t["hit_keys"], 1)   # no false negatives
+    np.testing.assert_array_equal(t["hit_others"], flags[hashes(others)].min(0))
+    assert 0 < t["hit_others"].sum() < 300   # some false positives, not all
+    words = (flags.reshape(16, 32).astype(np.uint64) << np.arange(32, dtype=np.uint64)).sum(1)
+    np.testing.assert_array_equal(t["words"], words.astype(np.uint32))
+    assert out == "1 true true\n"
+
+
 CHECKS = {"x01_nms_boxes": _x01, "x02_histogram_equalization_u8": _x02, "x03_chunked_linear_attention": _x03,
           "x04_batched_tridiagonal": _x04, "x05_morton_codes": _x05, "x06_adaptive_avg_pool_uneven": _x06,
           "x07_conv_transpose1d_stride2": _x07, "x08_haar_wavelet_2d": _x08, "x09_int4_group_quant_pack": _x09,
           "x10_clip_contrastive_loss": _x10, "x11_gat_edge_softmax": _x11,
           "x12_median_filter_sorting_network": _x12, "x13_float_bit_tricks": _x13,
-          "x14_quaternion_slerp": _x14}
+          "x14_quaternion_slerp": _x14, "x15_bloom_filter_flags": _x15}
 
 # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a + sm_80: x01 5.7 s, x02 14 s, x03 5.2 s, x11 2.8 s,
-# x12 3.2 s, x14 3.1 s; x14's path, the inverse trigonometric functions, is simulated by default in
+# x12 3.2 s, x14 3.1 s, x15 11 s; x14's path, the inverse trigonometric functions, is simulated by default in
 # tests/backend/test_inverse_trig.py)
 HEAVY = ["x01_nms_boxes", "x02_histogram_equalization_u8", "x03_chunked_linear_attention", "x11_gat_edge_softmax",
-         "x12_median_filter_sorting_network", "x14_quaternion_slerp"]
+         "x12_median_filter_sorting_network", "x14_quaternion_slerp", "x15_bloom_filter_flags"]
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(

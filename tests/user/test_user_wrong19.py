@@ -13,6 +13,15 @@ fixed program checked against NumPy (round 19's checks of the program it was mea
   the destination's shape", which the checker refuses the same way (the element counts differ for an odd
   `G`); it now says that they agree only for an even `G` and makes the half a const generic, `H`, with
   `2 * H` where `G` was.
+- b04 CUDA's `atomicOr` to set a Bloom filter's flags, `atomic_or(&flags, [0], set)` (E0102): the help was "a
+  function with a similar name exists: `atomic_min`", which would clear them; it now lists Tile's atomics and
+  sets a flag per bit with `atomic_max` (CUDA's `atomicAnd`/`Xor`/`Sub`/`Inc`/`Exch`/`CAS` get their spellings
+  or why not).
+- x15 with one `)` too many on a line inside a `for` block (E0005 "mismatched closing delimiter"; a test here,
+  not a wrong/ file: round 10's test keeps E0005 to its own files): the help said "close the `{` with `}`
+  first"; it now counts the line's parentheses and says to remove the extra `)`.
+- round 14's i04, `dist.argmin()` of a scalar, was told "there is a method with a similar name: `asin`" once
+  `asin` became a scalar method: a method of other receivers is told so before any similar name.
 """
 
 from __future__ import annotations
@@ -40,11 +49,14 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "make the quotient a const generic of its own, `const H: i32` for `G / 2`, and write `2 * H` where `G` was",
         [("const G: i32>", "const H: i32>"), ("G / 2", "H"), ("[BR, G]", "[BR, 2 * H]"), ("[G]", "[2 * H]"),
          ("[1, G]", "[1, 2 * H]"), ("::<16, 32>", "::<16, 16>")]),
+    "b04_atomic_or_for_flags": (
+        "set it with `atomic_max(&flags, [i], 1)`", [("atomic_or(&flags, [0], set)", "atomic_max(&flags, [0], set)")]),
 }
 
 FIXED = {"b01_chunks_counted_from_the_input_length": CHECKS["x03_chunked_linear_attention"],
          "b02_closure_in_a_kernel": CHECKS["x05_morton_codes"],
-         "b03_half_width_generic_not_exact": CHECKS["x09_int4_group_quant_pack"]}
+         "b03_half_width_generic_not_exact": CHECKS["x09_int4_group_quant_pack"],
+         "b04_atomic_or_for_flags": CHECKS["x15_bloom_filter_flags"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("b*.tile", FIXES, FIXED)
@@ -84,3 +96,25 @@ def test_a_loop_counted_by_a_shape_is_told_apart_from_one_counted_by_data(tmp_pa
                  "        q.store(zeros::<f32>([4]), [c]);\n    }\n}\n", encoding="utf-8")
     (e,) = [x for x in driver.check(f).diagnostics if x.severity.value == "error"]
     assert e.code == "E0407" and any("tensor data" in lb.message for lb in e.labels), e.labels
+
+
+def test_one_parenthesis_too_many_inside_a_block_is_told_to_go(tmp_path: Path) -> None:
+    """x15's flag update typed with one `)` too many inside its `for` block: E0005's help said to close the
+    block's `{` first; it counts the line's parentheses now, and removing the `)` gives a working program
+    (the maximum over the keys taken after the `maximum` instead of before: the same flags)."""
+    from userprog import first_error, run_program
+
+    src = (Path(__file__).parent / "programs" / "x15_bloom_filter_flags.tile").read_text(encoding="utf-8")
+    good = "        set = maximum(set, (((h == bins) & valid) as i32).max(0));"
+    assert good in src
+    wrong = tmp_path / "wrong" / "bloom.tile"
+    wrong.parent.mkdir()
+    wrong.write_text(src.replace(good, "        set = maximum(set, ((h == bins) & valid) as i32).max(0));"),
+                     encoding="utf-8")
+    d = first_error(wrong)
+    assert d.code == "E0005" and d.help == ("this line closes 5 `(` but opens 4: remove the extra `)`, or add the "
+                                            "`(` it closes",), d.help
+    fixed = tmp_path / "bloom.tile"
+    fixed.write_text(wrong.read_text(encoding="utf-8").replace("as i32).max(0));", "as i32).max(0);"),
+                     encoding="utf-8")
+    CHECKS["x15_bloom_filter_flags"](*run_program(fixed))

@@ -10,6 +10,15 @@ f32 tiles and host tensors against NumPy."""
 
 from __future__ import annotations
 
+_NO_BITWISE_ATOMIC = (
+    "Tile's atomics are `atomic_add`, `atomic_max` and `atomic_min`: to set bits from many blocks, keep one "
+    "`i32` flag per bit and set it with `atomic_max(&flags, [i], 1)` (setting a flag twice is harmless; a "
+    "tile of flags at once: `atomic_max(&flags, [0], tile)`), and pack the flags into words in a later launch "
+    "if you need them packed")
+_NO_CAS = ("Tile has no exchange or compare-and-swap (a lock would let blocks wait on each other): "
+           "`atomic_max` / `atomic_min` keep one winner, `atomic_add` counts, and the last block of a group "
+           "(`if last_block(axis) {{ .. }}`) sees the others' stores")
+
 #: a function's name -> how Tile writes it (`{x}`: the value)
 MATH_HABITS: dict[str, str] = {
     "tan": "`sin({x}) / cos({x})` (`tanh` is the hyperbolic tangent)",
@@ -43,6 +52,13 @@ MATH_HABITS: dict[str, str] = {
     "popcount": "Tile has no bit-count built-ins: count with shifts and masks (`x - ((x >> 1) & 0x55555555u32)`, "
                 "..., the SWAR count)",
     "clz": "Tile has no bit-count built-ins: find the highest set bit with shifts and masks",
+    # round 19 (huser19): CUDA's other atomics (the similar name, `atomic_min`, was the help)
+    "atomic_or": _NO_BITWISE_ATOMIC, "atomic_and": _NO_BITWISE_ATOMIC, "atomic_xor": _NO_BITWISE_ATOMIC,
+    "atomic_sub": "`atomic_add(&t, [i, ..], -v)` subtracts (Tile's atomics are `atomic_add`, `atomic_max` and "
+                  "`atomic_min`)",
+    "atomic_inc": "`atomic_add(&t, [i, ..], 1)` counts (Tile's atomics are `atomic_add`, `atomic_max` and "
+                  "`atomic_min`)",
+    "atomic_exch": _NO_CAS, "atomic_cas": _NO_CAS,
     "gather": "load what you need through a partition (a row: `x.partition([1, D]).load([id, 0])`), or pick "
               "it with `where` over `arange` positions and a sum",
     "take": "load what you need through a partition (a row: `x.partition([1, D]).load([id, 0])`), or pick "

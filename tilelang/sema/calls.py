@@ -725,7 +725,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                      + (f"`{name}({{x}})` (`tilec doc {name}` shows it)" if kind == "tile" else
                         f"`{name}(..)` of a tile, in a kernel: `z.store({name}({{x}}.load_like(z)))` with `{{x}}` "
                         f"passed as `&{{x}}` (`tilec doc {name}` shows it)"))
-        guess = None if habit else suggest(name, cands)
+        # a method of other receivers (`argmin` of a scalar) is told so, not given a similar name of this
+        # receiver's (round 19: `asin`, new on scalars, was the help of `dist.argmin()`)
+        guess = None if habit or sig is not None else suggest(name, cands)
         if habit:
             x = tcx.snippet(e.receiver) or "t"
             d = d.with_help(habit.format(x=operand(x) if len(x) < 30 else "t"))

@@ -194,13 +194,19 @@ class ErrorReporter:
                 return (d.secondary(self.span(end, end), where)
                         .with_help(f"add the matching `{closer}`"))
             case "mismatched":
-                return (Diagnostic.error(codes.MISMATCHED_DELIMITER,
-                                         f"mismatched closing delimiter: `{p.char}`")
-                        .primary(self.span(p.at, p.at + 1), "mismatched closing delimiter")
-                        .secondary(self.span(p.other, p.other + 1),
-                                   f"the `{p.other_char}` opened here is not closed")
-                        .with_help(f"close the `{p.other_char}` with "
-                                   f"`{ {'(': ')', '[': ']', '{': '}'}[p.other_char] }` first"))
+                d = (Diagnostic.error(codes.MISMATCHED_DELIMITER, f"mismatched closing delimiter: `{p.char}`")
+                     .primary(self.span(p.at, p.at + 1), "mismatched closing delimiter")
+                     .secondary(self.span(p.other, p.other + 1), f"the `{p.other_char}` opened here is not closed"))
+                opener = {")": "(", "]": "["}.get(p.char)
+                line = self.code[self.code.rfind("\n", 0, p.at) + 1:p.at + 1]
+                if opener is not None and p.other_char == "{" and line.count(p.char) > line.count(opener):
+                    # `f(a, g(b)));`: one `)` too many on its line, inside a block (round 19: the help said to
+                    # close the block's `{` first, which fixes nothing)
+                    return d.with_help(f"this line closes {line.count(p.char)} `{opener}` but opens "
+                                       f"{line.count(opener)}: remove the extra `{p.char}`, or add the "
+                                       f"`{opener}` it closes")
+                return d.with_help(f"close the `{p.other_char}` with "
+                                   f"`{ {'(': ')', '[': ']', '{': '}'}[p.other_char] }` first")
             case "bidi":
                 import unicodedata
 

@@ -10,7 +10,7 @@
 #   FMAs 4.88 ms 0.27x, TILEC_INT8_MMA=1 through shared memory 2.85 ms 0.47x):
 #   `new w8a8 int8mma` = int8 GEMM loops on sm_80's cp.async ring (the default now): 1-byte rings, ldmatrix
 #   (.trans + prmt for the row-major B), mma.sync.m16n8k32 on an accumulator in registers across the loop; ptxas
-#   148 registers, 0 spills, 16 IMMA.16832 and 8 LDSM a warp an iteration. Expect 0.6-1.4 ms, >= 0.8x (goal),
+#   128 registers, 0 spills, 16 IMMA.16832 and 8 LDSM a warp an iteration. Expect 0.6-1.4 ms, >= 0.8x (goal),
 #   err 0 or a bf16 rounding (~4e-3). `new w8a8` = TILEC_INT8_MMA=0 (the FMA loop: ~4.9 ms as call 27).
 #   `old w8a8 int8mma` = TILEC_SM80_FALLBACK=0 (no ring on sm_90a: call 27's int8 path, ~2.85 ms).
 # - blur rows / cols (tests/user a03, 4096^2 f32, [32, 64] tiles, against F.conv2d [1,5] / [5,1]; call 27: cols

@@ -41,7 +41,8 @@ def enabled() -> bool:
     return os.environ.get("TILEC_SHIFT_DOT", "1") != "0"
 
 
-def _defs(em: Any) -> dict[int, object]:
+def defining_ops(em: Any) -> dict[int, object]:
+    """The kernel's op defining each value id (built once an emitter)."""
     d = getattr(em, "_shift_defs", None)
     if d is None:
         d = {v.id: op for op in g.walk(em.k.body) for v in g.results(op)}
@@ -127,7 +128,7 @@ def band_of(em: Any, m: ir.Value) -> list[tuple[int, ir.Value | float]] | None:
     m[r, c] = tap where r - c == d (the first such d) and 0.0 elsewhere; None where it is not one."""
     if m.dtype is not DType.F32 or len(m.shape) != 2:
         return None
-    defs = _defs(em)
+    defs = defining_ops(em)
     out: list[tuple[int, ir.Value | float]] = []
     v = m
     for _ in range(16):
@@ -158,7 +159,7 @@ def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
     a, b, acc, r = op.a, op.b, op.acc, op.result
     if a.dtype is not DType.F32 or acc.dtype is not DType.F32 or len(a.shape) != 2:
         return False
-    z = _through(_defs(em).get(acc.id), _defs(em))
+    z = _through(defining_ops(em).get(acc.id), defining_ops(em))
     if not (isinstance(z, ir.Const) and not isinstance(z.value, bool) and z.value == 0):
         return False
     M, K = a.shape

@@ -259,7 +259,7 @@ def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, s
     if not rows:
         return at, _column_counts(em, off, at, R, C, span)
     em.need_smem(at + lines * 4, span)
-    n = C if rows else R
+    n = C
     W = em.T // 32
     lane = em.emit("and i32 %tid, 31")
     warp = em.emit("lshr i32 %tid, 5")

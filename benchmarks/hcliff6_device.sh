@@ -18,11 +18,12 @@
 #   `new` = the stencils with hcliff6's column counts (a lane a column: the warp-a-column count read 32 rows
 #   256 B apart, one bank, 32-way conflicts: ~3/4 of the kernel's time by a count of shared wavefronts) and a
 #   warp-uniform fast path where no line of the warp's outputs holds an infinity or a NaN (no count of the
-#   band's own non-finite values); ptxas cols 164 -> 79 registers, rows 95 -> 80 (24 B spilled, 3 words stored
-#   once). Expect cols 0.12-0.20 ms (>= 3.91x), rows at or below hcliff4's (>= 1x).
+#   band's own non-finite values), and the band matrices' own ops (their conversions' barriers) not emitted;
+#   ptxas cols 164 -> 72 registers, rows 95 -> 72, 0 spills. Expect cols 0.12-0.20 ms (>= 3.91x), rows at or
+#   below hcliff4's (>= 1x).
 #   `old` = TILEC_SHIFT_DOT=0 (the FMA loop over the band, call 27's 3.91x cols baseline, same run).
 # - maxpool (a05, 512 planes of 112 x 112; call 27: 0.106 ms, 0.28x): the same shift_dot change (its shift on the
-#   right, one diagonal): expect 0.09-0.106 ms. `old`: TILEC_SHIFT_DOT=0.
+#   right, one diagonal; 17 -> 11 barriers a window row): expect 0.07-0.1 ms. `old`: TILEC_SHIFT_DOT=0.
 # - resize (huser18 t09; call 27: 1.009 ms, 0.21x): unchanged by hcliff6 (its one-hot weight-matrix product is
 #   the missing gather's cost), timed as the control: expect ~1.0 ms.
 set -u

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # hcliff6 (2026-12-06): user programs far from PyTorch on the GPU, each with hcliff6's change on (the default) and
-# off, one process an arm, each cut at 40 s; one step, <= 150 s on an H100 (most of it compiling).
+# off, one process an arm, each cut at 30 s; one step, ~120 s on an H100 (most of it compiling; 240 s if every
+# process ran to its cut).
 #
 #     bash benchmarks/hcliff6_device.sh
 #
+# 'gpu-check': the int8 ring's t17 and test_int8_mma's j11 on the card, exactly as the interpreter (2 passed).
 # Lines are huser17_paths.py's / huser18_paths.py's (ours, torch's, ratio = torch / ours; err), prefixed by the arm.
 # Expected, and why:
 # - w8a8 (tests/user t17 at 4096^3, 64 x 64 x 64 tiles, against torch._int_mm + the same epilogue; call 27:
@@ -31,8 +33,11 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 run() {  # arm, script, case (--only), reps, env...
   local arm=$1 script=$2 case=$3 reps=$4; shift 4
-  env "$@" timeout 40 python3 "benchmarks/$script" --only "$case" --reps "$reps" 2>&1 | grep -v '^#' | sed "s/^/$arm /"
+  env "$@" timeout 30 python3 "benchmarks/$script" --only "$case" --reps "$reps" 2>&1 | grep -v '^#' | sed "s/^/$arm /"
 }
+# first the exactness of the int8 ring on the card (t17 against the interpreter, `-m gpu`), then the timings
+timeout 30 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_int8_ring.py tests/backend/test_int8_mma.py \
+  2>&1 | tail -2 | sed "s/^/gpu-check /"
 run new huser18_paths.py w8a8 10
 run old huser18_paths.py "w8a8 int8mma" 5 TILEC_SM80_FALLBACK=0
 run new huser17_paths.py blur 20

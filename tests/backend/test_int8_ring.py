@@ -190,3 +190,27 @@ def test_w8a8_epilogue_vectors_in_the_ring_layout(arch: str) -> None:
     want = np.full((M, N), np.nan, np.float32)
     tilelang.compile(src).w8a8[64, 64, 64](tilelang.partition(want, [64, 64]), a, b, sa, sb, bias).sync()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.gpu
+def test_t17_on_the_ring_on_a_gpu_leaves_the_interpreter_s_tensors() -> None:
+    """The `-m gpu` suite's check of the ring's int8 layout on a card (llsim's ldmatrix, prmt and m16n8k32 are
+    the PTX ISA read by this project's authors): tests/user t17 (its 32 x 32 x 32 tiles take the ring, B
+    row-major: `split16`) exactly as the interpreter gives it."""
+    import io
+    import sys
+    from pathlib import Path
+
+    import tilelang.run as run
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "user"))
+    from userprog import DIR, program_tensors
+
+    prog = str(DIR / "t17_int8_gemm_dequant_bf16.tile")
+    want = program_tensors(run.execute(prog, "cpu", out=io.StringIO()))
+    gpu = run.execute(prog, "gpu", out=io.StringIO())
+    assert gpu.device.kind == "gpu"
+    got = program_tensors(gpu)
+    assert sorted(got) == sorted(want)
+    for k, w in want.items():
+        np.testing.assert_array_equal(got[k], w, err_msg=k)

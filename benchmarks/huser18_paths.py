@@ -24,12 +24,12 @@ warm on an H100, most of it compiling; one line a case, printed as it is timed).
   tiles: a [1024, 1024] weight matrix is a whole tile's limit). Expect ~0.05-0.2x: the cost of the missing
   gather, not of the backend.
 - w8a8: t17's W8A8 linear layer (int8 x int8 into i32 by `mma`, per-row and per-column dequant and a bias to
-  bf16) at 4096^3, 64 x 64 x 64 tiles, against torch._int_mm then the same epilogue in PyTorch. `--explain`:
-  scalar FMAs (the FMA pipeline takes inputs of the accumulator's type; wgmma f16/bf16 only). Expect ~0.02-0.1x.
-- w8a8 int8mma: the same with `TILEC_INT8_MMA=1` (mma.sync.m16n8k32 through shared memory, opt-in until a GPU has
-  checked it: this is that check, `err` must be ~4e-3, a bf16 rounding). Expect ~0.1-0.4x (no ring, the
-  accumulator through shared memory each step). `--explain` says scalar FMAs for it too (the note is made before
-  codegen picks the int8 tensor cores).
+  bf16) at 4096^3, 64 x 64 x 64 tiles, against torch._int_mm then the same epilogue in PyTorch, with
+  `TILEC_INT8_MMA=0`: scalar FMAs (the FMA pipeline takes inputs of the accumulator's type; wgmma f16/bf16 only).
+  Call 27 (H100): 4.88 ms, 0.27x.
+- w8a8 int8mma: the same with `TILEC_INT8_MMA=1` (the default since hcliff6, 2026-12-06): sm_80's cp.async ring
+  with ldmatrix + mma.sync.m16n8k32, the accumulator in registers (`--explain` says so). Call 27 (H100, before
+  the ring: each `mma` through shared memory) 2.85 ms, 0.47x, err 0; expect >= 0.8x now (hcliff6_device.sh).
 """
 
 from __future__ import annotations

@@ -126,9 +126,11 @@ def test_a_mutated_byte_selection_is_caught(monkeypatch: pytest.MonkeyPatch) -> 
     assert not np.array_equal(got, want)
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-def test_w8a8_ring_assembles_without_spills(arch: str) -> None:
-    """tests/user t17's kernel at 64 x 64 x 64 (huser18_paths' w8a8 tile): the ring's instructions, no spills."""
+@pytest.mark.parametrize(("arch", "tile"), [("sm_80", 64), ("sm_90a", 64), ("sm_90a", 128)])
+def test_w8a8_ring_assembles_without_spills(arch: str, tile: int) -> None:
+    """tests/user t17's kernel at 64 x 64 x 64 (huser18_paths' w8a8 tile) and 128 x 128 x 64: the ring's
+    instructions, no spills (at 128, 704 B spilled while the epilogue's row and column vectors were broadcast
+    to [128, 128] tiles and converted whole to the accumulator's layout: `ShapeOps.convert_layout`)."""
     from pathlib import Path
 
     prog = Path(__file__).resolve().parents[1] / "user" / "programs" / "t17_int8_gemm_dequant_bf16.tile"
@@ -136,7 +138,7 @@ def test_w8a8_ring_assembles_without_spills(arch: str) -> None:
     src = src[:src.index("fn main()")] + (
         "fn main() { let a = zeros::<i8>([128, 128]); let s = zeros::<f32>([128]);"
         " let mut c = zeros::<bf16>([128, 128]);"
-        " w8a8::<64, 64, 64>(c.partition([64, 64]), &a, &a, &s, &s, &s).sync(); }\n")
+        f" w8a8::<{tile}, {tile}, 64>(c.partition([{tile}, {tile}]), &a, &a, &s, &s, &s).sync(); }}\n")
     ptx = driver.compile(src, "ptx", options=driver.Options(arch=arch)).output[0].text
     # CHECK: 16-byte cp.async, ldmatrix (A plain, B .trans), prmt, mma.sync.m16n8k32
     assert "cp.async.cg.shared.global" in ptx and "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" in ptx
@@ -156,3 +158,59 @@ def test_the_quad_swizzle_spreads_each_ldmatrix_over_the_banks(chunks: int) -> N
             rows = [base + 4 * i + e for i in range(4) for e in (0, 1)]
             slots = {(r * chunks * 16 + (c ^ SmemTile.chunk_xor(r, chunks, quad=True)) * 16) % 128 for r in rows}
             assert len(slots) == 8, (chunks, c, base, sorted(slots))
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_w8a8_epilogue_vectors_in_the_ring_layout(arch: str) -> None:
+    """t17's dequantising epilogue on the ring's accumulator (`MmaTile.split16`, 2 x 2 warps of 32 x 32): its
+    row scales [BM, 1], column scales and bias [1, BN] each staged alone and read by the slots' rows and
+    columns (`ShapeOps.convert_layout` of a broadcast), edges in M and N; as the interpreter gives it."""
+    from pathlib import Path
+
+    import tilelang
+
+    prog = Path(__file__).resolve().parents[1] / "user" / "programs" / "t17_int8_gemm_dequant_bf16.tile"
+    src = prog.read_text(encoding="utf-8")
+    src = src[:src.index("fn main()")].replace("Tensor<bf16, [BM, BN]>", "Tensor<f32, [BM, BN]>").replace(
+        "+ bb) as bf16)", "+ bb))") + (
+        "fn main() { let a = zeros::<i8>([128, 128]); let s = zeros::<f32>([128]);"
+        " let mut c = zeros::<f32>([128, 128]);"
+        " w8a8::<64, 64, 64>(c.partition([64, 64]), &a, &a, &s, &s, &s).sync(); }\n")
+    k = driver.compile(src, "ir").output[0]
+    rng = np.random.default_rng(17)
+    M, N, K = 80, 112, 192
+    a = rng.integers(-127, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-127, 128, (K, N)).astype(np.int8)
+    sa, sb, bias = (rng.random(n).astype(np.float32) for n in (M, N, N))
+    arrays = {"c": np.zeros((M, N), np.float32), "a": a, "b": b, "sa": sa, "sb": sb, "bias": bias}
+    facts = _facts(**arrays)
+    assert "split16" in print_gpu_kernel(lower_gpu(k, arch, facts))
+    got = np.full((M, N), np.nan, np.float32)
+    SimDevice(arch).run(k, (2, 2), [got, a, b, sa, sb, bias], facts)
+    want = np.full((M, N), np.nan, np.float32)
+    tilelang.compile(src).w8a8[64, 64, 64](tilelang.partition(want, [64, 64]), a, b, sa, sb, bias).sync()
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.gpu
+def test_t17_on_the_ring_on_a_gpu_leaves_the_interpreter_s_tensors() -> None:
+    """The `-m gpu` suite's check of the ring's int8 layout on a card (llsim's ldmatrix, prmt and m16n8k32 are
+    the PTX ISA read by this project's authors): tests/user t17 (its 32 x 32 x 32 tiles take the ring, B
+    row-major: `split16`) exactly as the interpreter gives it."""
+    import io
+    import sys
+    from pathlib import Path
+
+    import tilelang.run as run
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "user"))
+    from userprog import DIR, program_tensors
+
+    prog = str(DIR / "t17_int8_gemm_dequant_bf16.tile")
+    want = program_tensors(run.execute(prog, "cpu", out=io.StringIO()))
+    gpu = run.execute(prog, "gpu", out=io.StringIO())
+    assert gpu.device.kind == "gpu"
+    got = program_tensors(gpu)
+    assert sorted(got) == sorted(want)
+    for k, w in want.items():
+        np.testing.assert_array_equal(got[k], w, err_msg=k)

@@ -202,3 +202,22 @@ def test_a_band_of_index_arithmetic_that_wraps_is_a_product(monkeypatch: pytest.
     run.execute(WRAPS, "cpu", out=want, name="p.tile")
     assert "0.0" not in want.getvalue().split()
     assert _sim(WRAPS, "sm_80", monkeypatch) == want.getvalue()
+
+
+def test_the_band_matrices_are_not_emitted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ops that only build a band `shift_dot` reads as a stencil (`dead_band_ops`) are skipped: a05's
+    max-pool kept a shared-memory conversion of its shift matrix's aranges, two barriers each, though the
+    stencil reads none of it (17 barriers a window row -> 11); the taps a03's blur reads stay."""
+    from tilelang.backend.codegen import shift_dot
+
+    def bars() -> tuple[int, int]:
+        pool = _ptx(_pool(), "pool3").count("bar.sync")
+        blur = _ptx(_blur("let x = zeros::<f32>([64, 128]); let w = zeros::<f32>([5]);"
+                          " let mut y = zeros::<f32>([64, 128]);"
+                          " blur_cols::<32, 64>(y.partition([32, 64]), &x, &w).sync();"), "blur_cols")
+        return pool, blur.count("fma.rn.f32")  # (a tap an FMA: the taps are still read)
+
+    now = bars()
+    monkeypatch.setattr(shift_dot, "dead_band_ops", lambda em: frozenset())
+    before = bars()
+    assert now[0] < before[0] and now[1] == before[1] > 0, (now, before)

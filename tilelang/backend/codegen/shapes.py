@@ -16,7 +16,7 @@ from tilelang.backend.codegen.views import (
     reshape_register_map,
     thread_register_map,
 )
-from tilelang.backend.gpu.layouts import MmaAcc, WgmmaAcc, replicate_bound
+from tilelang.backend.gpu.layouts import MmaAcc, MmaTile, WgmmaAcc, replicate_bound
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
@@ -26,6 +26,7 @@ from .core import (
 )
 from .mma import MmaOps
 from .replicated import gather, is_rep
+from .shift_dot import defining_ops
 
 
 class ShapeOps(MmaOps):
@@ -146,5 +147,22 @@ class ShapeOps(MmaOps):
         elif src == dst or not x.shape:
             self.env[r.id] = self.env[x.id]
         elif not self.local(r, x, list(range(len(x.shape)))):
+            y = self._broadcast_of(x) if isinstance(dst, MmaTile) else None
+            if y is not None:
+                # a broadcast into the sm_80 ring's accumulator layout (a GEMM epilogue's row or column
+                # vector): its source alone through shared memory, each slot reading its row or column (the
+                # whole broadcast tile staged was M x N words and as many registers a thread at once)
+                (off,) = self.to_smem([y], span)
+                self.env[r.id] = [self.smem_load(off, x.dtype, self.linear(list(cs), y.shape))  # (size-1 dims: 0)
+                                  for _, cs in self.out_coords(r)]
+                return
             (off,) = self.to_smem([x], span)
             self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
+
+    def _broadcast_of(self, x: ir.Value) -> ir.Value | None:
+        """The tile `x` broadcasts (same rank, fewer elements), where `x` is a `Broadcast`'s result."""
+        o = defining_ops(self).get(x.id)
+        if not isinstance(o, ir.Broadcast) or len(o.x.shape) != len(x.shape):
+            return None
+        y = o.x
+        return y if y.id in self.env and any(n == 1 and m > 1 for n, m in zip(y.shape, x.shape, strict=True)) else None

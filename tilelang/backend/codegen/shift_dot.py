@@ -41,7 +41,8 @@ def enabled() -> bool:
     return os.environ.get("TILEC_SHIFT_DOT", "1") != "0"
 
 
-def _defs(em: Any) -> dict[int, object]:
+def defining_ops(em: Any) -> dict[int, object]:
+    """The kernel's op defining each value id (built once an emitter)."""
     d = getattr(em, "_shift_defs", None)
     if d is None:
         d = {v.id: op for op in g.walk(em.k.body) for v in g.results(op)}
@@ -145,7 +146,7 @@ def band_of(em: Any, m: ir.Value) -> list[tuple[int, ir.Value | float]] | None:
     m[r, c] = tap where r - c == d (the first such d) and 0.0 elsewhere; None where it is not one."""
     if m.dtype is not DType.F32 or len(m.shape) != 2:
         return None
-    defs = _defs(em)
+    defs = defining_ops(em)
     out: list[tuple[int, ir.Value | float]] = []
     v = m
     for _ in range(16):
@@ -169,24 +170,69 @@ def band_of(em: Any, m: ir.Value) -> list[tuple[int, ir.Value | float]] | None:
     return None
 
 
+def _stencil(em: Any, op: object) -> tuple[list[tuple[int, ir.Value | float]], bool] | None:
+    """(the band's diagonals, whether it is the left operand) where `shift_dot` takes `op`, else None."""
+    if not enabled() or not isinstance(op, ir.Mma | g.DotOp):
+        return None
+    a, b, acc = op.a, op.b, op.acc
+    if a.dtype is not DType.F32 or acc.dtype is not DType.F32 or len(a.shape) != 2:
+        return None
+    z = _through(defining_ops(em).get(acc.id), defining_ops(em))
+    if not (isinstance(z, ir.Const) and not isinstance(z.value, bool) and z.value == 0):
+        return None
+    band = band_of(em, b)
+    if band is not None:
+        return band, False
+    band = band_of(em, a)
+    return None if band is None else (band, True)
+
+
+# ops with no effect but their result: emitted only where something reads it
+_PURE = (ir.Const, ir.Elementwise, ir.Broadcast, ir.Reshape, ir.Cast, ir.Arange, ir.Permute, g.ConvertLayout)
+
+
+def dead_band_ops(em: Any) -> frozenset[int]:
+    """ids of the kernel's ops that only build the band matrices `shift_dot` reads as stencils (its aranges,
+    comparisons, `where`s, their broadcasts and layout conversions; not the taps): the emitter skips them.
+    Their values were dead after the stencil, but a conversion of theirs through shared memory kept its
+    stores and two barriers (a05's max-pool: 6 of its 17 barriers a window row)."""
+    uses: dict[int, int] = {}
+    ops = list(g.walk(em.k.body))
+    for o in ops:
+        for v in g.operands(o):
+            uses[v.id] = uses.get(v.id, 0) + 1
+    todo: list[ir.Value] = []
+    for o in ops:
+        got = _stencil(em, o)
+        if got is None:
+            continue
+        band, left = got
+        for _, t in band:
+            if isinstance(t, ir.Value):  # the stencil reads its taps
+                uses[t.id] = uses.get(t.id, 0) + 1
+        todo.append(o.a if left else o.b)  # type: ignore[attr-defined]
+    defs = defining_ops(em)
+    dead: set[int] = set()
+    while todo:
+        v = todo.pop()
+        uses[v.id] -= 1
+        o = defs.get(v.id)
+        if uses[v.id] > 0 or not isinstance(o, _PURE) or id(o) in dead:
+            continue
+        dead.add(id(o))
+        todo.extend(g.operands(o))
+    return frozenset(dead)
+
+
 def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
     """Emit `op` as the stencil its band operand is (see the module doc); False where neither is one."""
-    if not enabled():
+    got = _stencil(em, op)
+    if got is None:
         return False
-    a, b, acc, r = op.a, op.b, op.acc, op.result
-    if a.dtype is not DType.F32 or acc.dtype is not DType.F32 or len(a.shape) != 2:
-        return False
-    z = _through(_defs(em).get(acc.id), _defs(em))
-    if not (isinstance(z, ir.Const) and not isinstance(z.value, bool) and z.value == 0):
-        return False
+    band, left = got
+    a, b, r = op.a, op.b, op.result
     M, K = a.shape
     N = b.shape[1]
-    left = False
-    band = band_of(em, b)
-    if band is None:
-        band, left = band_of(em, a), True
-        if band is None:
-            return False
     seen: set[int] = set()
     diags = [(d, t) for d, t in band if not (d in seen or seen.add(d))]  # type: ignore[func-returns-value]
     other = a if not left else b
@@ -276,7 +322,7 @@ def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, s
     if not rows:
         return at, _column_counts(em, off, at, R, C, span)
     em.need_smem(at + lines * 4, span)
-    n = C if rows else R
+    n = C
     W = em.T // 32
     lane = em.emit(f"and i32 {em.tid0()}, 31")
     warp = em.emit(f"lshr i32 {em.tid0()}, 5")
@@ -354,4 +400,4 @@ def _column_counts(em: Any, off: int, at: int, R: int, C: int, span: Any) -> int
     return S
 
 
-__all__ = ["band_of", "enabled", "shift_dot"]
+__all__ = ["band_of", "dead_band_ops", "defining_ops", "enabled", "shift_dot"]

@@ -177,3 +177,20 @@ def test_the_checker_s_refusals_say_what_to_write(body: str, code: str, hint: st
     assert errs, body
     assert any(hint in h for h in errs[0].help), (errs[0].code, errs[0].message, errs[0].help)
     assert errs[0].code == code, (errs[0].code, errs[0].message)
+
+
+def test_a_host_tensor_s_to_bits_leads_to_a_kernel(tmp_path: Path) -> None:
+    """`x.to_bits()` of a host tensor (kernels only): the help said "a method of tiles or scalars", and a host
+    scalar's is refused next (E0211); it says now to apply it in a kernel to the tile it loads, which runs."""
+    f = tmp_path / "h.tile"
+    f.write_text("fn main() {\n    let x = full::<f32>([4], 1.0);\n    print(x.to_bits());\n}\n", encoding="utf-8")
+    (d,) = [x for x in driver.check(f).diagnostics if x.severity.value == "error"]
+    assert d.code == "E0103" and any("`z.store(x.load_like(z).to_bits())` with `x` passed as `&x`" in h
+                                     for h in d.help), d.help
+    f.write_text("kernel fn k<const B: i32>(z: &mut Tensor<u32, [B]>, x: &Tensor<f32, [?]>) {\n"
+                 "    z.store(x.load_like(z).to_bits());\n}\n\n"
+                 "fn main() {\n    let x = full::<f32>([4], 1.0);\n    let mut z = zeros::<u32>([4]);\n"
+                 "    k(z.partition([4]), &x).sync();\n    print(z);\n}\n", encoding="utf-8")
+    out = io.StringIO()
+    run.execute(str(f), "cpu", out=out)
+    assert out.getvalue() == "Tensor<u32, [4]> [1065353216, 1065353216, 1065353216, 1065353216]\n"

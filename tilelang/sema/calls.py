@@ -814,6 +814,11 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
                 f"`{x}.partition([..]).load([..])`; the whole tensor's "
                 f"`{e.method.name}` needs every block (`atomic_*` in `unsafe`, or `last_block(axis)`) or is "
                 "computed on the host and passed in")
+    if kind == "tensor" and "tile" in receivers and "tensor" not in receivers and not fx.in_kernel:
+        # a kernel's tile operation on a host tensor (round 19: `x.to_bits()`; "a method of tiles or scalars"
+        # led to a host scalar, refused next as kernel-only)
+        return (f"`{e.method.name}` works on a kernel's tiles: launch a kernel that applies it to the tile it "
+                f"loads, `z.store(x.load_like(z).{e.method.name}())` with `x` passed as `&x`")
     return f"`{e.method.name}` is a method of {owners}: call it on one of those, not on a `{rty}`"
 
 

@@ -15,6 +15,15 @@ ldmatrix fragments (all verified against the mma.sync operand layout):
   + l % 8 and n chunk (n0 / 8) + m / 2 with m = l / 8: b0, b1 of two n8 tiles.
 - B [N, K] rows (K contiguous, a transposed operand): `.x4`, lane l gives n row
   n0 + 8 (m / 2) + l % 8 and chunk 2 kk + m % 2: b0, b1 of two n8 tiles.
+
+int8 (`mma.sync.m16n8k32`, 1-byte rings: a row of R bytes is R / 2 16-bit units
+to the swizzle): A and a [N, K] B as above, a k32 step two chunks. A [K, N] B
+by `.x4.trans` with lane l giving k row 32 kk + 16 (m / 2) + 2 (m % 2) + 4 (r / 2)
++ r % 2 (r = l % 8) of the n chunk n0 / 16 + p: the lane's registers hold, for
+columns 2g and 2g + 1 of the 16, k rows {4q, 4q + 1} (matrix 0), {4q + 2, 4q + 3}
+(1), and the same + 16 (2, 3); `prmt` 0x6420 of registers (0, 1) and (2, 3) is
+b0, b1 of the n8 tile of the even columns, 0x7531 of the odd (`MmaTile.split16`;
+the ring's swizzle `SmemTile.quad` spreads those 8 rows over the banks).
 """
 
 from __future__ import annotations

@@ -264,8 +264,8 @@ class MmaOps(ReductionOps):
     def int8_tc_eligible(op: ir.Mma | DotOp) -> bool:
         """`mma` of i8 or u8 tiles with the i32 accumulator on the tensor cores
         (`mma.sync.m16n8k32`, sm_80 and later): M, N, K multiples of 16, 8, 32.
-        Opt-in (`TILEC_INT8_MMA=1`) until a GPU has run it against the
-        interpreter (`benchmarks/huser13_device.sh`); otherwise the FMA loop."""
+        On unless `TILEC_INT8_MMA=0` (then the FMA loop); a GEMM loop sm_80's
+        ring takes never reaches here (`passes/pipeline_sm80.py`)."""
         M, K = op.a.shape
         N = op.b.shape[1]
         return (int8_mma_default() and op.a.dtype in (DType.I8, DType.U8)

@@ -20,6 +20,13 @@ from tilelang.backend import lower_gpu
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.printer import print_gpu_kernel
 
+
+@pytest.fixture(autouse=True)
+def _ring_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The int8 ring is opt-in (`TILEC_INT8_RING=1`) until a GPU has run it; these tests are its."""
+    monkeypatch.setenv("TILEC_INT8_RING", "1")
+
+
 SRC = """
 kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<i32, [BM, BN]>, a: &Tensor<T8, [?, ?]>,
                                                            b: &Tensor<T8, [?, ?]>) {

@@ -88,6 +88,17 @@ def int8_mma_default() -> bool:
     return os.environ.get("TILEC_INT8_MMA", "1") != "0"
 
 
+def int8_ring_default() -> bool:
+    """`TILEC_INT8_RING=1`: an int8 GEMM loop takes sm_80's cp.async ring
+    (`passes/pipeline_sm80.py`: 1-byte rings, B row-major by `ldmatrix.trans`
+    + `prmt`, the accumulator in registers; exact against the interpreter in
+    llsim). Opt-in until a GPU has run it (`benchmarks/hcliff6_device.sh`:
+    no device started after it was built, 2026-12-06); unset or "0", such a
+    loop's products take `mma_int8_tensor_core` (the path the H100 ran exact
+    in call 27)."""
+    return os.environ.get("TILEC_INT8_RING", "0") == "1"
+
+
 def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:
     """A PDL setting as `TILEC_PDL` and the LLM engine's `Plan.pdl` spell it:
     off (False, "", "0"), on with the trigger late (True, "1"), or

@@ -371,11 +371,11 @@ class CudaDevice(Device):
         pdl = cuda_pdl.mode()
         cv = occupancy.CARVEOUT  # a uniform carveout: its own copy of the module
         from tilelang.backend.gpu.layouts import replicate_bound
-        from tilelang.backend.target import int8_mma_default, l2_evict_default, ldg_early_default
+        from tilelang.backend.target import int8_mma_default, int8_ring_default, l2_evict_default, ldg_early_default
 
         # `TILEC_L2_EVICT`, `TILEC_LDG_EARLY`, `TILEC_REPLICATE_SMALL` and
         # `TILEC_INT8_MMA` now (a setting changed in the process recompiles)
-        l2 = (l2_evict_default(), ldg_early_default(), replicate_bound(), int8_mma_default())
+        l2 = (l2_evict_default(), ldg_early_default(), replicate_bound(), int8_mma_default(), int8_ring_default())
         got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED, cv, l2))
         if got is None:
             from tilelang.backend import CodegenError, compile_kernel

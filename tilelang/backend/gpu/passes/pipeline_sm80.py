@@ -79,6 +79,7 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import MmaTile, SmemTile
+from tilelang.backend.target import int8_ring_default
 from .context import Fresh, PassContext
 from .rewrite import substitute, uses
 
@@ -156,6 +157,8 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if not isinstance(a, ir.Load) or not isinstance(b, ir.Load):
         return None
     int8 = dot.a.dtype in _INT8
+    if int8 and not int8_ring_default():
+        return None
     for ld in (a, b):
         t = k.tensor(ld.tensor)
         if (ld.mask is not None or ld.padding is not None or t.rank != len(ld.result.shape)

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (lead, landing L3: the int8 ring is opt-in, `TILEC_INT8_RING=1`, until this script has run: the `ring` arm is it;
+# `new` is the default, int8 mma through `mma_int8_tensor_core`, call 27's 2.85 ms.)
 # hcliff6 (2026-12-06): user programs far from PyTorch on the GPU, each with hcliff6's change on (the default) and
 # off, one process an arm, each cut at 30 s; one step, ~120 s on an H100 (most of it compiling; 240 s if every
 # process ran to its cut).
@@ -38,6 +40,7 @@ run() {  # arm, script, case (--only), reps, env...
 # first the exactness of the int8 ring on the card (t17 against the interpreter, `-m gpu`), then the timings
 timeout 30 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_int8_ring.py tests/backend/test_int8_mma.py \
   2>&1 | tail -2 | sed "s/^/gpu-check /"
+run ring huser18_paths.py w8a8 10 TILEC_INT8_RING=1
 run new huser18_paths.py w8a8 10
 run old huser18_paths.py "w8a8 int8mma" 5 TILEC_SM80_FALLBACK=0
 run new huser17_paths.py blur 20

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # (lead, landing L3: the int8 ring is opt-in, `TILEC_INT8_RING=1`, until this script has run: the `ring` arm is it;
-# `new` is the default, int8 mma through `mma_int8_tensor_core`, call 27's 2.85 ms.)
+# `new` is the default, int8 mma through `mma_int8_tensor_core`, call 27's 2.85 ms; `fma` the scalar FMAs, 4.88 ms.
+# huser18_paths' case `w8a8` sets TILEC_INT8_MMA=0 and `w8a8 int8mma` 1: the arms before this edit timed those.)
 # hcliff6 (2026-12-06): user programs far from PyTorch on the GPU, each with hcliff6's change on (the default) and
 # off, one process an arm, each cut at 30 s; one step, ~120 s on an H100 (most of it compiling; 240 s if every
 # process ran to its cut).
@@ -40,9 +41,9 @@ run() {  # arm, script, case (--only), reps, env...
 # first the exactness of the int8 ring on the card (t17 against the interpreter, `-m gpu`), then the timings
 timeout 30 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_int8_ring.py tests/backend/test_int8_mma.py \
   2>&1 | tail -2 | sed "s/^/gpu-check /"
-run ring huser18_paths.py w8a8 10 TILEC_INT8_RING=1
-run new huser18_paths.py w8a8 10
-run old huser18_paths.py "w8a8 int8mma" 5 TILEC_SM80_FALLBACK=0
+run ring huser18_paths.py "w8a8 int8mma" 10 TILEC_INT8_RING=1
+run new huser18_paths.py "w8a8 int8mma" 10
+run fma huser18_paths.py w8a8 5
 run new huser17_paths.py blur 20
 run old huser17_paths.py blur 20 TILEC_SHIFT_DOT=0
 run new huser17_paths.py maxpool 20

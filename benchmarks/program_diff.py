@@ -14,7 +14,10 @@ every tensor of `main` and the printed output must be the same, integers bit for
   sequence, in loops and under `if`, with values that read earlier stores through reductions, `z.load()` and
   `z.store()` between them: the block's threads must order every store before a load of it.
 
-    python benchmarks/program_diff.py (--loops | --gemm | --stores) SEED COUNT [--seconds S]
+- `--int8` (hrev21): i8/u8 GEMMs into i32 on the int8 tensor-core ring (on by default since hcliff6), starts
+  near i32::MAX, i32/f32 epilogues with a bias row or a column vector, B either layout, edges.
+
+    python benchmarks/program_diff.py (--loops | --gemm | --stores | --tc | --int8) SEED COUNT [--seconds S]
 
 prints a line per disagreement (or a refused program: the generators write valid ones), then
 `{'ran': .., 'refused': .., 'bad': ..}`; programs under /tmp/program_diff/. CPU only, ~1 program a second
@@ -290,6 +293,50 @@ fn main() {{
     return src.replace("<T,", f"<{T},").replace("as T;", f"as {T};")
 
 
+def int8_program(seed):
+    """`--int8` (hrev21): i8/u8 GEMMs into i32 (hcliff6's tensor-core ring, on by default: sm_80's cp.async ring,
+    and sm_90a's fallback to it), B [K, N] or [N, K], edges in M, N and K, starts near i32::MAX (the sums wrap),
+    i32 and f32 epilogues (scales, a bias row, a column vector, `block_id`), a second product in the loop."""
+    r = random.Random(seed)
+    T = r.choice(["i8", "u8"])
+    BM, BN, BK = r.choice([16, 32, 64, 64, 128]), r.choice([32, 64, 128]), r.choice([32, 64, 128])
+    M, N, K = r.randint(1, 150), r.randint(1, 200), r.choice([32, 64, 96, 128, 200, 256])
+    nt = r.random() < 0.4
+    lb = "pb.load([block_id(1), k]).transpose()" if nt else "pb.load([k, block_id(1)])"
+    pbs = "[BN, BK]" if nt else "[BK, BN]"
+    init = r.choice(["zeros::<i32>([BM, BN])", "zeros::<i32>([BM, BN])", "full::<i32>([BM, BN], 2147480000)",
+                     "full::<i32>([BM, BN], -7)", "c.load()"])
+    body = f"        acc = mma(pa.load([block_id(0), k]), {lb}, acc);\n"
+    if r.random() < 0.2:
+        body += f"        acc = acc + (k as i32);\n"
+    epi = r.choice([
+        "acc", "acc", "acc * 3 + (block_id(1) as i32)", "((acc as f32) * 0.5) as i32",
+        "acc + rs.partition([BN]).load([block_id(1)]).reshape([1, BN])",
+        "((acc as f32) * (cs.partition([BM]).load([block_id(0)]).reshape([BM, 1]) as f32)) as i32",
+        "where(acc > 0, acc, 0)", "acc - c.load()"])
+    hint = f"#[hints(num_warps = {r.choice([2, 4, 8])})]\n" if r.random() < 0.2 else ""
+    off = "" if T == "i8" else " + 128.0"  # (`as` from a float saturates)
+    src = f"""{hint}kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<i32, [BM, BN]>, a: &Tensor<T, [?, ?]>,
+        b: &Tensor<T, [?, ?]>, rs: &Tensor<i32, [?]>, cs: &Tensor<i32, [?]>) {{
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition({pbs});
+    let mut acc = {init};
+    for k in 0..pa.num_tiles(1) {{
+{body}    }}
+    c.store({epi});
+}}
+fn main() {{
+    let a = (randn::<f32>([{M}, {K}], 1) * 90.0{off}) as T;
+    let b = (randn::<f32>({[N, K] if nt else [K, N]}, 2) * 90.0{off}) as T;
+    let rs = (randn::<f32>([{N}], 3) * 100.0) as i32;
+    let cs = (randn::<f32>([{M}], 4) * 3.0) as i32;
+    let mut c = (randn::<f32>([{M}, {N}], 5) * 1000.0) as i32;
+    g::<{BM}, {BN}, {BK}>(c.partition([{BM}, {BN}]), &a, &b, &rs, &cs).sync();
+}}
+"""
+    return src.replace("<T,", f"<{T},").replace("as T;", f"as {T};")
+
+
 def stores_program(seed):
     r = random.Random(seed)
     R, C = r.choice([(16, 16), (8, 32), (32, 8), (16, 32), (4, 64), (64, 64)])
@@ -371,7 +418,7 @@ SMS = int(sys.argv[sys.argv.index("--sms") + 1]) if "--sms" in sys.argv else 8
 def main() -> None:
     args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--")
             and sys.argv[i - 1] not in ("--seconds", "--sms")]
-    modes = {"--loops": loops_program, "--gemm": gemm_program, "--stores": stores_program, "--tc": tc_program}
+    modes = {"--loops": loops_program, "--gemm": gemm_program, "--stores": stores_program, "--tc": tc_program, "--int8": int8_program}
     mode = next((m for m in modes if m in sys.argv), None)
     if mode is None or len(args) < 2:
         print((__doc__ or "").strip(), file=sys.stderr)

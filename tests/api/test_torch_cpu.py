@@ -68,6 +68,37 @@ def test_a_plain_tensor_s_plan_does_not_serve_a_leaf_that_requires_grad(add) -> 
         add.add(P(w, [64]), x, y)
 
 
+def test_a_leaf_that_requires_grad_is_refused_when_an_operation_built_earlier_starts(add) -> None:  # type: ignore[no-untyped-def]
+    """E0803 was decided when the call was made (hrev21): an operation built under `torch.no_grad()` then run
+    outside it, or built on a plain tensor that then got `requires_grad_()`, wrote the leaf by `.sync()`,
+    `.launch()`, a second `.sync()` or a graph's replay. Each start reads autograd's mode again, as PyTorch
+    refuses the in-place write at the write."""
+    x, y = torch.ones(64), torch.ones(64)
+    z = torch.zeros(64, requires_grad=True)
+    with torch.no_grad():
+        op = add.add(P(z, [64]), x, y)
+        op.sync()  # an optimiser's step: allowed
+    for run in (op.sync, op.launch):
+        with pytest.raises(tilelang.CallError, match=r"E0803(.|\n)*`z` of kernel `add` is a PyTorch leaf"):
+            run()
+    assert float(z.detach().sum()) == 128.0  # the one run under no_grad only
+    w = torch.zeros(64)
+    built = add.add(P(w, [64]), x, y)
+    built.sync()
+    with tilelang.graph() as g:
+        add.add(P(w, [64]), x, y).sync()
+    w.requires_grad_(True)
+    for run in (built.sync, built.launch, g.replay):
+        with pytest.raises(tilelang.CallError, match="E0803"):
+            run()
+    assert float(w.detach().sum()) == 128.0
+    with torch.no_grad():  # still allowed where PyTorch allows it
+        built.sync()
+        g.replay()
+        op.launch().wait()
+    assert float(w.detach().sum()) == 128.0 and float(z.detach().sum()) == 128.0
+
+
 def test_inputs_and_non_leaves_that_require_grad_are_still_taken(add) -> None:  # type: ignore[no-untyped-def]
     """PyTorch allows an in-place write to a non-leaf (autograd's version counter catches a backward pass
     that would read it: test_autograd_sees_the_kernels_writes), and reading a leaf is no write."""

@@ -194,3 +194,80 @@ def test_a_host_tensor_s_to_bits_leads_to_a_kernel(tmp_path: Path) -> None:
     out = io.StringIO()
     run.execute(str(f), "cpu", out=out)
     assert out.getvalue() == "Tensor<u32, [4]> [1065353216, 1065353216, 1065353216, 1065353216]\n"
+
+
+NANS = """
+kernel fn nans(z: &mut Tensor<u32, [8]>, h: &mut Tensor<u16, [8]>, b: &mut Tensor<u16, [8]>,
+        d: &mut Tensor<u64, [8]>, x: &Tensor<f32, [?]>) {
+    let t = x.partition([8]).load([0]);
+    let zero = t - t;
+    let q = zero / zero;                                                // x86: 0xFFC00000, NVIDIA: 0x7FFFFFFF
+    let s = from_bits::<f32>(0x7F800001u32 + (arange::<u32>(8) & 0u32));  // a signalling NaN
+    let i = arange::<i32>(8);
+    let r = where(i == 0, q, where(i == 1, s + 1.0, where(i == 2, -q, where(i == 3, s,
+            where(i == 4, sqrt(t - 5.0), where(i == 5, (s as f16) as f32, where(i == 6, t, -t)))))));
+    z.store(r.to_bits());
+    h.store((r as f16).to_bits());
+    b.store((r as bf16).to_bits());
+    d.store(((r as f64) * 2.0).to_bits());
+    let h1 = from_bits::<f16>(0xFC01u16 + (arange::<u16>(8) & 0u16)).to_bits();  // a payload through f32 registers
+    h.store(where(i == 7, h1, h.load()));
+}
+
+fn main() {
+    let x = ones::<f32>([8]);
+    let mut z = zeros::<u32>([8]);
+    let mut h = zeros::<u16>([8]);
+    let mut b = zeros::<u16>([8]);
+    let mut d = zeros::<u64>([8]);
+    nans(z.partition([8]), h.partition([8]), b.partition([8]), d.partition([8]), &x).sync();
+    print(z);
+    print(h);
+    print(b);
+    print(d);
+}
+"""
+
+# the bits every engine gives: a NaN's are the canonical NaN of its type (positive, every mantissa bit set)
+NAN_OUT = ("Tensor<u32, [8]>\n[2147483647, 2147483647, 2147483647, 2147483647, 2147483647, 2147483647,\n"
+           " 1065353216, 3212836864]\n"
+           "Tensor<u16, [8]> [32767, 32767, 32767, 32767, 32767, 32767, 15360, 32767]\n"
+           "Tensor<u16, [8]> [32767, 32767, 32767, 32767, 32767, 32767, 16256, 49024]\n"
+           "Tensor<u64, [8]>\n[ 9223372036854775807,  9223372036854775807,  9223372036854775807,\n"
+           "  9223372036854775807,  9223372036854775807,  9223372036854775807,\n"
+           "  4611686018427387904, 13835058055282163712]\n")
+
+
+def _run_nans(tmp_path: Path, where: str = "cpu", device: object | None = None) -> str:
+    f = tmp_path / "nans.tile"
+    f.write_text(NANS, encoding="utf-8")
+    out = io.StringIO()
+    real = run.make_device
+    if device is not None:
+        run.make_device = lambda choice, o: device  # type: ignore[assignment]
+    try:
+        ex = run.execute(str(f), where, out=out)
+    finally:
+        run.make_device = real  # type: ignore[assignment]
+    if where == "gpu":
+        assert ex.device.kind == "gpu"
+    return out.getvalue()
+
+
+def test_a_nan_s_bits_are_one_pattern_on_the_interpreter(tmp_path: Path) -> None:
+    """Which NaN an operation makes is the engine's (x86's 0 / 0 is 0xFFC00000, negative; an NVIDIA GPU's
+    0x7FFFFFFF; NumPy keeps a signalling NaN's payload through f16, a GPU's `cvt` does not): `to_bits` read
+    them, so the engines disagreed (hrev21). A NaN's bits are the canonical NaN of its type now."""
+    assert _run_nans(tmp_path) == NAN_OUT
+
+
+def test_a_nan_s_bits_are_one_pattern_in_the_simulator(tmp_path: Path) -> None:
+    import llsim
+
+    assert _run_nans(tmp_path, device=llsim.sim_runtime_device("sm_90a")) == NAN_OUT
+
+
+@pytest.mark.gpu
+def test_a_nan_s_bits_are_one_pattern_on_the_gpu(tmp_path: Path) -> None:
+    """The card's own NaNs (div, sqrt, add of a NaN, cvt to f16/bf16/f64): the interpreter's bits."""
+    assert _run_nans(tmp_path, "gpu") == NAN_OUT

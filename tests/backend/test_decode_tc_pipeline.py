@@ -194,3 +194,39 @@ def test_decode_split_tc_assembles_for_sm_90a_without_spills(tmp_path, rotate: s
     err, stores = _assemble_sm90a(tmp_path, kir, facts)
     assert stores and max(stores) == 0, err
     assert "C7515" not in err and "serialized" not in err, err
+
+
+# (the keys' offset, the bound) replacing `k0` and `sk` in std's V mask: an offset whose `bound - offset`
+# wraps i32 (`k0 - 64` under `i32::MAX`: nothing is masked, every row of the first block was zeroed), and
+# keys whose sum `r + offset` wraps (only key 47 masked: the rows past it are negative, so kept)
+WRAPS = [("(k0 - 64)", "(sk | 2147483647)"), ("(k0 + 2147483600)", "(sk | 2147483647)")]
+
+
+@pytest.mark.parametrize(("offset", "bound"), WRAPS)
+def test_a_v_mask_whose_i32_sums_wrap_agrees_with_the_interpreter(offset: str, bound: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`ZeroRows` took `bound - offset` in i32 as the rows that stay (hrev21): where that difference or a key's
+    sum wraps, llsim zeroed other V rows than the interpreter's `where`. Both engines on the variant."""
+    import llsim
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    src = (Path(tilelang.__file__).parent.parent / "stdlib" / "std" / "attention.tile").read_text()
+    old = """        let keys = arange::<i32>(BN).reshape([BN, 1]) + k0;
+        acc = mma(p as T, where(keys < sk, vt, 0.0), acc * alpha);"""
+    assert old in src, "std's attend_cache changed: update this test's variant"
+    mod = tilelang.compile(src.replace(old, old.replace("+ k0", f"+ {offset}").replace("< sk", f"< {bound}")))
+    bhkv, smax, splits, bn, d = 1, 128, 1, 64, 64
+    kir, facts = _lowered(mod._program, "decode_split_tc", {"T": DType.parse("f16"), "BN": bn, "D": d},
+                          _split_params(bhkv, smax, splits, d))
+    assert "zero_rows" in print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))  # the pipeline's V mask
+    q, k, v = _inputs(bhkv, smax, d, smax, 7)
+    o = np.full((bhkv * splits, G, d), np.nan, np.float32)
+    lse = np.full((bhkv * splits, G), np.nan, np.float32)
+    mod.decode_split_tc["f16", bn, d](tilelang.partition(o, [1, M, d]), tilelang.partition(lse, [1, M]), q, k, v,
+                                      smax, 0.125, splits).sync()
+    if "2147483600" in offset:  # the interpreter's mask: key 47 alone (sums past it wrap negative)
+        v47 = v.copy()
+        v47[:, 47] = 0
+        _check(o, lse, *_reference(q, k, v47, smax, splits, bn, 0.125))
+    else:  # nothing masked
+        _check(o, lse, *_reference(q, k, v, smax, splits, bn, 0.125))
+    _check(*_simulate(kir, facts, q, k, v, smax, splits), o, lse)

@@ -174,9 +174,14 @@ def grad_leaf(ref: ArrayRef) -> bool:
     `requires_grad=True`) while autograd records: PyTorch refuses an in-place write to one
     ("a leaf Variable that requires grad is being used in an in-place operation"), as a
     write by a kernel must be too (under `torch.no_grad()`, an optimiser's step, it may)."""
-    if ref.library != "torch":
-        return False
-    t = ref.obj
+    return ref.library == "torch" and grad_leaf_tensor(ref.obj)
+
+
+def grad_leaf_tensor(t: Any) -> bool:
+    """`grad_leaf` of a PyTorch tensor: read again when an operation built earlier starts
+    (`Operation._check_memory`, a graph's replay), since `requires_grad_()` and autograd's
+    mode may change between the call and its run (hrev21: an operation built under
+    `torch.no_grad()` then run outside it wrote the leaf)."""
     if not (getattr(t, "requires_grad", False) and getattr(t, "is_leaf", False)):
         return False
     torch = sys.modules.get("torch")

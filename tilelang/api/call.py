@@ -88,6 +88,7 @@ class _Call:
         self.kname = kernel.__name__
         self.refs: list[tuple[ParamSpec, ArrayRef, bool]] = []  # (param, array, mutable)
         self.keep_plan = True  # False: this call's plan must not serve its key (`array`)
+        self.grad_written = False  # a written PyTorch tensor requires grad (`Plan.grad_written`)
 
     def where(self, spec: ParamSpec) -> str:
         return self.m._where(
@@ -200,6 +201,7 @@ class _Call:
             # the key holds `requires_grad` but not autograd's mode, which decides (`grad_leaf`):
             # such a call takes this path each time
             self.keep_plan = False
+            self.grad_written = True
             if arrays.grad_leaf(ref):
                 message, fix = arrays.grad_leaf_text(what, spec.name, "the kernel writes it")
                 self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
@@ -414,6 +416,8 @@ class _Call:
         plan = self.plan(bound, runtime, engine, space, launch_args, kir, prepared)
         ptrs = [r.ptr for _, r, _ in self.refs]
         check_overlaps(plan, ptrs)
+        if self.grad_written:
+            plan.grad_written = True
         if plan.arrays and all(s.library == "torch" for s in plan.arrays):
             plan.guard = tensor_guard([r.obj for _, r, _ in self.refs])
         scalars = [bound.args[sc.param] for sc in plan.scalars]

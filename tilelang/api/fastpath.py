@@ -277,6 +277,10 @@ class Plan:
     # read again at every start (`Operation._check_interfaces`)
     iface: tuple[tuple[int, str], ...] = ()
     launcher: Any = None  # the device's fast launcher, made at the first GPU run
+    # a written PyTorch tensor required grad when the call was made (under `torch.no_grad()`,
+    # or a non-leaf): each start reads autograd's mode again (`Operation._check_memory`,
+    # E0803), so no fast path; such a plan serves no other call (`call.Checked.keep_plan`)
+    grad_written: bool = False
     launcher_tried: bool = False
     stream_handle: Any = None  # the raw stream handle of the last launch, and
     stream: Any = None  # the device's object for it (`foreign_stream`, memoised)

@@ -262,6 +262,7 @@ class _TorchArrays:
                 self.dtypes.append(torch_dtype_name(s))
                 self.owners.append(op)
         self.written = tuple(written.values())
+        self.writers = [op for op in dict.fromkeys(ops) if op._plan.torch_mut]
         torch = sys.modules.get("torch") if self.objs else None
         self._data_ptr: Any = torch.Tensor.data_ptr if torch is not None else None
         self._contiguous: Any = torch.Tensor.is_contiguous if torch is not None else None
@@ -271,6 +272,9 @@ class _TorchArrays:
     def check(self) -> None:
         if not self.objs:
             return
+        if any(getattr(t, "requires_grad", False) for t in self.written):  # a written leaf that requires grad (E0803)
+            for op in self.writers:
+                op._check_memory()  # raises, naming the argument, while autograd records
         # torch.Size is a tuple: the lists compare element by element in C.
         if (
             list(map(self._data_ptr, self.objs)) == self.ptrs

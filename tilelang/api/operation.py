@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tilelang.api import engines
-from tilelang.api.arrays import interface_now
+from tilelang.api.arrays import grad_leaf_tensor, grad_leaf_text, interface_now
 from tilelang.api.borrowed import freeze as _freeze
 from tilelang.api.borrowed import frozen_by as _frozen_by
 from tilelang.api.borrowed import thaw as _thaw
@@ -221,6 +221,7 @@ class Operation:
             objs = self._objs
             if (
                 guard is None
+                or plan.grad_written  # autograd's mode, read again (E0803)
                 or not guard(*objs)  # each tensor's type, dtype, device, shape, strides
                 or list(map(_DATA_PTR, objs)) != self._ptrs
             ):
@@ -414,6 +415,12 @@ class Operation:
                     where=_at_kernel(plan),
                     help="call the kernel again to build an operation on the tensor as it is now",
                     code=acodes.ARRAY_CHANGED,
+                )
+            if s.mutable and grad_leaf_tensor(o):  # `requires_grad_()` since, built in `no_grad()`
+                what = f"argument `{s.name}` of kernel `{plan.kernel.__name__}`"
+                message, fix = grad_leaf_text(what, s.name, "the kernel writes it")
+                raise CallError(
+                    message, where=_at_kernel(plan), help=fix, code=acodes.READ_ONLY_ARRAY
                 )
 
     def _check_numpy(self) -> None:
@@ -757,6 +764,7 @@ def _make_fast(plan: Plan) -> None:
         or plan.engine == "cpu"
         or (plan.has_torch and plan.guard is None)
         or plan.iface  # arrays of other libraries: `_begin` reads their interface again
+        or plan.grad_written  # autograd's mode, read at each start (`_check_memory`)
     ):
         return
     import functools

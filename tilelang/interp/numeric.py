@@ -236,13 +236,25 @@ def cast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
 def bitcast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
     """The bits of `x` (storage form of `src`) read as `dst`, a float type and the unsigned integer of its
     width either way (`t.to_bits()`, `from_bits::<T>(u)`). bf16 lives in f32 storage with the low 16 bits
-    zero (its values are rounded to bf16), so its bits are the high half."""
+    zero (its values are rounded to bf16), so its bits are the high half.
+
+    A NaN's bits are one pattern, `CANONICAL_NAN` (hrev21): which NaN an operation makes is the engine's (x86's
+    0 / 0 is 0xFFC00000, an NVIDIA GPU's 0x7FFFFFFF; its conversions through f16 drop a payload NumPy keeps),
+    so `to_bits` of any NaN is the GPU's own canonical NaN on both engines."""
     x = np.asarray(x)
+    if src.is_float:
+        nan = np.isnan(x)
+        if nan.any():
+            return np.where(nan, dst.np_dtype.type(CANONICAL_NAN[src]), bitcast(np.where(nan, 0, x), src, dst))
     if src is DType.BF16:
         return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) >> np.uint32(16)).astype(dst.np_dtype)
     if dst is DType.BF16:
         return (x.astype(np.uint32) << np.uint32(16)).view(np.float32)
     return np.ascontiguousarray(x, dtype=src.np_dtype).view(dst.np_dtype)
+
+
+# `to_bits` of a NaN (`bitcast`): positive, every mantissa bit set, the NaN an NVIDIA GPU's arithmetic gives
+CANONICAL_NAN = {DType.F32: 0x7FFFFFFF, DType.F64: 0x7FFFFFFFFFFFFFFF, DType.F16: 0x7FFF, DType.BF16: 0x7FFF}
 
 
 def float_to_int(x: np.ndarray, dst: DType) -> np.ndarray:

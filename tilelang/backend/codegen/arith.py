@@ -699,7 +699,16 @@ class ArithOps(EmitterCore):
     def bitcast(self, x: str, src: DType, dst: DType) -> str:
         """`t.to_bits()` / `from_bits::<T>(u)`: the bits of a float as the unsigned integer of its width,
         or back. f16 and bf16 live in f32 registers (exactly): f16 through `half`, bf16 as the high half of
-        the f32's bits (its low half is zero)."""
+        the f32's bits (its low half is zero). A NaN's bits are `numeric.CANONICAL_NAN` (the interpreter's)."""
+        if src.is_float:
+            from tilelang.interp.numeric import CANONICAL_NAN
+
+            bits = self._bits_of(x, src, dst)
+            nan = self.emit(f"fcmp uno {reg_ty(src)} {x}, {x}")
+            return self.emit(f"select i1 {nan}, {reg_ty(dst)} {CANONICAL_NAN[src]}, {reg_ty(dst)} {bits}")
+        return self._bits_of(x, src, dst)
+
+    def _bits_of(self, x: str, src: DType, dst: DType) -> str:
         if src is DType.BF16:
             w = self.emit(f"bitcast float {x} to i32")
             return self.emit(f"trunc i32 {self.emit(f'lshr i32 {w}, 16')} to i16")

@@ -49,12 +49,20 @@ def zero_rows(em: Any, op: g.ZeroRows) -> None:
     bound and offset are scalars), each thread zeroes its 16-byte chunks of
     the stage whose row is past the bound (chunk c is bytes 16 c .. of the
     stage, row (c / 8) mod rows of its 64-column slab), fences them for the
-    async proxy, and the role meets at named barrier 1 before any wgmma."""
+    async proxy, and the role meets at named barrier 1 before any wgmma.
+
+    Row r goes where `r + offset >= bound` in i32, the interpreter's wrapping sum (hrev21:
+    `bound - offset` in i32 wrapped, `offset = k0 - 64` with `bound = i32::MAX` zeroed every row
+    of the first block, and a sum `r + offset` past 2^31 - 1 is negative, so its row stays):
+    whether some row goes is `bound - offset < rows` in i64 where no sum wraps, else taken."""
     _, rows, cols = op.buf.shape
     chunks = rows * cols * op.buf.dtype.itemsize // 16
     assert cols % 64 == 0 and chunks % op.threads == 0, (op.buf.shape, op.threads)
-    keep = em.emit(f"sub i32 {em.scalar(op.bound)}, {em.scalar(op.offset)}")  # rows 0 .. keep - 1 stay
-    some = em.emit(f"icmp slt i32 {keep}, {rows}")
+    bound, offset = em.scalar(op.bound), em.scalar(op.offset)
+    wide = em.emit(f"sub i64 {em.emit(f'sext i32 {bound} to i64')}, {em.emit(f'sext i32 {offset} to i64')}")
+    short = em.emit(f"icmp slt i64 {wide}, {rows}")
+    wraps = em.emit(f"icmp sgt i32 {offset}, {2**31 - rows}")  # offset + rows - 1 > i32::MAX
+    some = em.emit(f"or i1 {short}, {wraps}")
     go, done = em.new_label("zrows"), em.new_label("zdone")
     em.cbr(some, go, done)
     em.label(go)
@@ -62,7 +70,7 @@ def zero_rows(em: Any, op: g.ZeroRows) -> None:
     for i in range(chunks // op.threads):
         c = em.emit(f"add i32 {em.role_tid}, {i * op.threads}")
         row = em.emit(f"urem i32 {em.emit(f'lshr i32 {c}, 3')}, {rows}")
-        past = em.emit(f"icmp sge i32 {row}, {keep}")
+        past = em.emit(f"icmp sge i32 {em.emit(f'add i32 {row}, {offset}')}, {bound}")
         st, nx = em.new_label("zrow"), em.new_label("zrown")
         em.cbr(past, st, nx)
         em.label(st)

@@ -282,3 +282,15 @@ def test_the_max_pools_shift_stays_in_the_warp(monkeypatch: pytest.MonkeyPatch) 
     assert "shfl.sync.up" in now and "shfl.sync.up" not in before
     assert now.count("bar.sync") == before.count("bar.sync") - 3, (now.count("bar.sync"), before.count("bar.sync"))
     assert now.count("ld.shared") < before.count("ld.shared")
+
+
+@pytest.mark.gpu
+def test_a_line_held_by_every_warp_shifts_by_shfl_on_a_gpu() -> None:
+    """The `-m gpu` check of the in-warp shift (llsim's shfl is the PTX ISA read by this project's authors): ROW
+    on a card prints what the interpreter prints (NaN, infinities and -0.0 rows included)."""
+    import tilelang.run as run
+
+    want, got = io.StringIO(), io.StringIO()
+    run.execute(ROW, "cpu", out=want, name="p.tile")
+    run.execute(ROW, "gpu", out=got, name="p.tile")
+    assert got.getvalue() == want.getvalue()

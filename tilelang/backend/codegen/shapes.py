@@ -16,7 +16,9 @@ from tilelang.backend.codegen.views import (
     reshape_register_map,
     thread_register_map,
 )
+from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import MmaAcc, MmaTile, WgmmaAcc, replicate_bound
+from tilelang.backend.gpu.nodes import regions, walk
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
@@ -27,6 +29,14 @@ from .core import (
 from .mma import MmaOps
 from .replicated import gather, is_rep
 from .shift_dot import defining_ops
+
+
+def sibling_reuse() -> bool:
+    """`TILEC_SIBLING_CONVERT` (unset or "1": on; "0": every reshape or conversion of a value moves its data
+    itself, as before hcliff7)."""
+    import os
+
+    return os.environ.get("TILEC_SIBLING_CONVERT", "1") != "0"
 
 
 class ShapeOps(MmaOps):
@@ -110,6 +120,8 @@ class ShapeOps(MmaOps):
             return
         if self.from_replicated(r, x, None):
             return
+        if self.from_sibling(r, x):
+            return
         (off,) = self.to_smem([x], span)
         self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
 
@@ -156,8 +168,76 @@ class ShapeOps(MmaOps):
                 self.env[r.id] = [self.smem_load(off, x.dtype, self.linear(list(cs), y.shape))  # (size-1 dims: 0)
                                   for _, cs in self.out_coords(r)]
                 return
+            if self.from_sibling(r, x):
+                return
             (off,) = self.to_smem([x], span)
             self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
+
+    def from_sibling(self, r: ir.Value, x: ir.Value) -> bool:
+        """`r` (a reshape or conversion of `x` that moves data between threads) from a sibling: an earlier
+        reshape or conversion of the same `x` in the same region (so its registers dominate this op), the same
+        non-1 dims, whose threads hold what `r` needs (`register_map`, thread by thread). tests/user a05 converted
+        its `odd` row through shared memory twice a window row, once as the product's [1, 64] operand and once
+        as the loop's [64] (two barriers each); the second now reads the first's registers. True when done."""
+        if not sibling_reuse():
+            return False
+        if isinstance(self.layouts.get(r.id), MmaAcc | WgmmaAcc | MmaTile):
+            return False
+        defs = defining_ops(self)
+        me = defs.get(r.id)
+        pos = self._region_positions()
+        at = pos.get(id(me))
+        if at is None:
+            return False
+        nonone = [n for n in r.shape if n != 1]
+        for y, o in self._siblings(x):
+            if (y.id == r.id or not isinstance(self.env.get(y.id), list) or [n for n in y.shape if n != 1] != nonone
+                    or isinstance(self.layouts.get(y.id), MmaAcc | WgmmaAcc | MmaTile)):
+                continue
+            there = pos.get(id(o))
+            if there is None or there[0] != at[0] or there[1] >= at[1]:
+                continue
+            yd = [i for i, n in enumerate(y.shape) if n != 1]
+            rd = [i for i, n in enumerate(r.shape) if n != 1]
+            align: list[int | None] = [None] * len(r.shape)
+            for i, j in zip(rd, yd, strict=True):
+                align[i] = j
+            m = register_map(self.lay(y), self.lay(r), align)
+            if m is None:
+                m = thread_register_map(self.lay(y), self.lay(r), align)
+            if m is None:
+                continue
+            src = self.tile(y)
+            self.env[r.id] = [src[i] for i in m]
+            return True
+        return False
+
+    def _siblings(self, x: ir.Value) -> list[tuple[ir.Value, object]]:
+        """The reshapes and layout conversions of `x` in the kernel (their results, ops)."""
+        got = getattr(self, "_sibling_map", None)
+        if got is None:
+            got = {}
+            for o in walk(self.k.body):
+                if isinstance(o, ir.Reshape | g.ConvertLayout) and o.x.shape:
+                    got.setdefault(o.x.id, []).append((o.result, o))
+            self._sibling_map = got
+        return got.get(x.id, [])  # type: ignore[no-any-return]
+
+    def _region_positions(self) -> dict[int, tuple[int, int]]:
+        """id(op) -> (id of the region whose op list holds it, its index there)."""
+        got = getattr(self, "_region_pos", None)
+        if got is None:
+            got = {}
+
+            def visit(region: ir.Region) -> None:
+                for n, o in enumerate(region.ops):
+                    got[id(o)] = (id(region), n)
+                    for sub in regions(o):
+                        visit(sub)
+
+            visit(self.k.body)
+            self._region_pos = got
+        return got  # type: ignore[no-any-return]
 
     def _broadcast_of(self, x: ir.Value) -> ir.Value | None:
         """The tile `x` broadcasts (same rank, fewer elements), where `x` is a `Broadcast`'s result."""

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# hcliff7 (2026-12-06): a05's max-pool with shift_dot's in-warp shift on (the default) and off, and t09's bilinear
-# resize as it is, each against torch in the same process; one process an arm, each cut at 30 s; ~60-90 s on an
-# H100 (most of it compiling).
+# hcliff7 (2026-12-06): a05's max-pool with hcliff7's in-warp shift and sibling conversion on (the default) and
+# off, and t09's bilinear resize as it is, each against torch in the same process; one process an arm, each cut at
+# 30 s; ~70-110 s on an H100 (most of it compiling).
 #
 #     bash benchmarks/hcliff7_device.sh
 #
@@ -11,10 +11,13 @@
 # Expected, and why:
 # - maxpool (tests/user a05, 512 planes of 112 x 112, WO = 64, against F.max_pool2d(3, 2, 1, return_indices=True);
 #   call 27: 0.106 ms, 0.28x with 17 barriers a window row; hcliff6 took it to 11 (not yet timed)):
-#   `new` = the shift of `odd` by shfl.up inside the warp and the row's non-finite count from its lanes (8 barriers
-#   a window row, 4 shared loads instead of 10): expect 0.06-0.09 ms (~0.33-0.5x), err 0.
-#   `old` = TILEC_SHIFT_DOT_WARP=0 (hcliff6's shared-memory stencil, 11 barriers): expect 0.07-0.10 ms; new/old
-#   ~0.75-0.9 (3 of 11 barriers and their shared round trips gone; the 4 layout conversions stay).
+#   `new` = hcliff7's two changes: the shift of `odd` by shfl.up inside the warp with the row's non-finite count
+#   from its lanes, and `odd`'s second conversion reading the first's registers: 6 barriers a window row, 3
+#   shared stores and 3 loads (sm_90a PTX 427 -> 406 instructions, ptxas 48 -> 45 registers). Expect 0.05-0.08 ms
+#   (~0.35-0.55x torch), err 0.
+#   `warp0` = TILEC_SHIFT_DOT_WARP=0 (the sibling read alone: 9 barriers).
+#   `old` = TILEC_SHIFT_DOT_WARP=0 TILEC_SIBLING_CONVERT=0 (hcliff6's form, 11 barriers): expect 0.07-0.10 ms;
+#   new/old ~0.65-0.85 (5 of 11 barriers and their shared round trips gone; 3 layout conversions stay).
 #   `fma` = TILEC_SHIFT_DOT=0 (the [64, 64] product over shared memory, call 27's old arm: ~0.5 ms).
 # - resize (tests/user t09 via huser18_paths: 512 channels 100 -> 120, [1, 128] x [128, 128] weight product; call
 #   27: 1.009 ms, 0.21x): unchanged (control; its time is the weight matrix: 128 selects an element a thread, 64 KB
@@ -29,7 +32,8 @@ run() {  # arm, script, case (--only), reps, env...
 timeout 30 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_shift_dot.py 2>&1 | tail -1 \
   | sed "s/^/gpu-check /"
 run new huser17_paths.py maxpool 20
-run old huser17_paths.py maxpool 20 TILEC_SHIFT_DOT_WARP=0
+run old huser17_paths.py maxpool 20 TILEC_SHIFT_DOT_WARP=0 TILEC_SIBLING_CONVERT=0
+run warp0 huser17_paths.py maxpool 20 TILEC_SHIFT_DOT_WARP=0
 run new2 huser17_paths.py maxpool 20
 run fma huser17_paths.py maxpool 10 TILEC_SHIFT_DOT=0
 run ctl huser18_paths.py resize 10

@@ -16,9 +16,12 @@
 #   shared stores and 3 loads (sm_90a PTX 427 -> 406 instructions, ptxas 48 -> 45 registers). Expect 0.05-0.08 ms
 #   (~0.35-0.55x torch), err 0.
 #   `warp0` = TILEC_SHIFT_DOT_WARP=0 (the sibling read alone: 9 barriers).
+#   `tog` = TILEC_CONVERT_TOGETHER=1 (opt-in: `even` staged with `odd`'s first conversion, 4 barriers a window row,
+#   401 PTX instructions): expect 0.9-0.97x of `new`'s time. It changes attn_decode_ring_early's PTX (4 tuned
+#   configurations), so it stays off until timed there too.
 #   `old` = TILEC_SHIFT_DOT_WARP=0 TILEC_SIBLING_CONVERT=0 (hcliff6's form, 11 barriers): expect 0.07-0.10 ms;
 #   new/old ~0.65-0.85 (5 of 11 barriers and their shared round trips gone; 3 layout conversions stay).
-#   `fma` = TILEC_SHIFT_DOT=0 (the [64, 64] product over shared memory, call 27's old arm: ~0.5 ms).
+#   `new2` = `new` again (drift between the first and last arms of the run).
 # - resize (tests/user t09 via huser18_paths: 512 channels 100 -> 120, [1, 128] x [128, 128] weight product; call
 #   27: 1.009 ms, 0.21x): unchanged (control; its time is the weight matrix: 128 selects an element a thread, 64 KB
 #   of shared stores a CTA, 128 FMAs an output over shared memory, 13 barriers; RESULTS.md hcliff7): expect ~1.0 ms.
@@ -34,6 +37,6 @@ timeout 30 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_sh
 run new huser17_paths.py maxpool 20
 run old huser17_paths.py maxpool 20 TILEC_SHIFT_DOT_WARP=0 TILEC_SIBLING_CONVERT=0
 run warp0 huser17_paths.py maxpool 20 TILEC_SHIFT_DOT_WARP=0
+run tog huser17_paths.py maxpool 20 TILEC_CONVERT_TOGETHER=1
 run new2 huser17_paths.py maxpool 20
-run fma huser17_paths.py maxpool 10 TILEC_SHIFT_DOT=0
 run ctl huser18_paths.py resize 10

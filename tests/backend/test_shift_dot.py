@@ -221,3 +221,76 @@ def test_the_band_matrices_are_not_emitted(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(shift_dot, "dead_band_ops", lambda em: frozenset())
     before = bars()
     assert now[0] < before[0] and now[1] == before[1] > 0, (now, before)
+
+
+# one line a product: a [1, 16] row (a b band: +1 and -3) and the same row as a [16, 1] column under an a band;
+# an infinity alone in row 0 (moved: inf; elsewhere NaN), a NaN in row 4, -inf in row 5, -0.0 in row 2
+ROW = """
+kernel fn sh<const N: i32>(y: &mut Tensor<f32, [1, N]>, z: &mut Tensor<f32, [1, N]>, c: &mut Tensor<f32, [N, 1]>,
+                           x: &Tensor<f32, [?, ?]>) {
+    let t = x.partition([1, N]).load([block_id(0), 0]);
+    let s = (arange::<i32>(N).reshape([N, 1]) + 1 == arange::<i32>(N).reshape([1, N])) as f32;
+    let u = (arange::<i32>(N).reshape([1, N]) == arange::<i32>(N).reshape([N, 1]) - 3) as f32;
+    y.store(dot(t, s));
+    z.store(dot(t, u) * 2.0);
+    c.store(dot(u, t.reshape([N, 1])));
+}
+
+fn main() {
+    let base = arange::<f32>(96).reshape([6, 16]) - 40.0;
+    let x = where(base == -35.0, base * 1.0e38, where(base == 0.0, base * -1.0,
+        where(base == 27.0, base * 1.0e38 - base * 1.0e38, where(base == 50.0, base * -1.0e38, base))));
+    let mut y = zeros::<f32>([6, 16]);
+    let mut z = zeros::<f32>([6, 16]);
+    let mut c = zeros::<f32>([96, 1]);
+    sh::<16>(y.partition([1, 16]), z.partition([1, 16]), c.partition([16, 1]), &x).sync();
+    print(y);
+    print(z);
+    print(c.reshape([6, 16]));
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_a_line_held_by_every_warp_shifts_by_shfl(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hcliff7: where the other operand is one line that every warp holds whole (a05's [1, 64] row: 4 elements
+    a lane, the other lanes and warps replicas), each output's band elements come from their lanes by `shfl`
+    and the line's non-finite count from its lanes (one holder an element): no shared memory, no barrier. The
+    same bits as the interpreter's product (both shift directions, a band on either side, inf/NaN/-0.0 rows),
+    and every product of the kernel took that form."""
+    import tilelang.run as run
+    from tilelang.backend.codegen import shift_dot
+
+    taken: list[bool] = []
+    real = shift_dot._in_warp
+    monkeypatch.setattr(shift_dot, "_in_warp", lambda *a: taken.append(real(*a)) or taken[-1])
+    want = io.StringIO()
+    run.execute(ROW, "cpu", out=want, name="p.tile")
+    assert "NaN" in want.getvalue() and "-inf" in want.getvalue()
+    assert _sim(ROW, arch, monkeypatch) == want.getvalue()
+    assert taken and all(taken)
+
+
+def test_the_max_pools_shift_stays_in_the_warp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """a05's pool3 at WO = 64: the shift of `odd` by `shfl.up` (its row in every warp) instead of shared memory
+    and the row's count (11 -> 8 barriers a window row, no shared load of the shifted row)."""
+    from tilelang.backend.codegen import shift_dot
+
+    now = _ptx(_pool(), "pool3")
+    monkeypatch.setattr(shift_dot, "_in_warp", lambda *a: False)
+    before = _ptx(_pool(), "pool3")
+    assert "shfl.sync.up" in now and "shfl.sync.up" not in before
+    assert now.count("bar.sync") == before.count("bar.sync") - 3, (now.count("bar.sync"), before.count("bar.sync"))
+    assert now.count("ld.shared") < before.count("ld.shared")
+
+
+@pytest.mark.gpu
+def test_a_line_held_by_every_warp_shifts_by_shfl_on_a_gpu() -> None:
+    """The `-m gpu` check of the in-warp shift (llsim's shfl is the PTX ISA read by this project's authors): ROW
+    on a card prints what the interpreter prints (NaN, infinities and -0.0 rows included)."""
+    import tilelang.run as run
+
+    want, got = io.StringIO(), io.StringIO()
+    run.execute(ROW, "cpu", out=want, name="p.tile")
+    run.execute(ROW, "gpu", out=got, name="p.tile")
+    assert got.getvalue() == want.getvalue()

@@ -16,7 +16,9 @@ from tilelang.backend.codegen.views import (
     reshape_register_map,
     thread_register_map,
 )
+from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import MmaAcc, MmaTile, WgmmaAcc, replicate_bound
+from tilelang.backend.gpu.nodes import regions, walk
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
@@ -27,6 +29,23 @@ from .core import (
 from .mma import MmaOps
 from .replicated import gather, is_rep
 from .shift_dot import defining_ops
+
+
+def sibling_reuse() -> bool:
+    """`TILEC_SIBLING_CONVERT` (unset or "1": on; "0": every reshape or conversion of a value moves its data
+    itself, as before hcliff7)."""
+    import os
+
+    return os.environ.get("TILEC_SIBLING_CONVERT", "1") != "0"
+
+
+def stage_together() -> bool:
+    """`TILEC_CONVERT_TOGETHER=1` (opt-in until timed): a conversion through shared memory stages with it the later
+    conversions of its region whose sources are computed (`ShapeOps._stage`). Off by default: it changes the PTX
+    of the tuned decode kernels (attn_decode_ring_early's 4 configurations in benchmarks/ptx_sha.py)."""
+    import os
+
+    return os.environ.get("TILEC_CONVERT_TOGETHER", "0") not in ("", "0")
 
 
 class ShapeOps(MmaOps):
@@ -110,8 +129,9 @@ class ShapeOps(MmaOps):
             return
         if self.from_replicated(r, x, None):
             return
-        (off,) = self.to_smem([x], span)
-        self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
+        if self.from_sibling(r, x):
+            return
+        self._stage(r, x, span)
 
     def permute(self, r: ir.Value, x: ir.Value, perm: tuple[int, ...], span: Span) -> None:
         if list(perm) == list(range(len(perm))):
@@ -137,6 +157,10 @@ class ShapeOps(MmaOps):
         """`r` = `x` in another layout: in registers when every thread already
         holds what it needs (`local`), else through shared memory (every
         thread writes its elements row-major, then reads its new ones)."""
+        staged = getattr(self, "_staged", {}).pop(r.id, None)
+        if staged is not None:  # read with an earlier conversion's staging (`_stage`)
+            self.env[r.id] = staged
+            return
         src, dst = self.layouts.get(x.id), self.layouts.get(r.id)
         if isinstance(dst, MmaAcc) and not isinstance(src, MmaAcc):
             self.env[r.id] = self.to_frag(x, span)
@@ -156,8 +180,130 @@ class ShapeOps(MmaOps):
                 self.env[r.id] = [self.smem_load(off, x.dtype, self.linear(list(cs), y.shape))  # (size-1 dims: 0)
                                   for _, cs in self.out_coords(r)]
                 return
-            (off,) = self.to_smem([x], span)
-            self.env[r.id] = [self.smem_load(off, x.dtype, f) for _, _, f in self.out_slots(r)]
+            if self.from_sibling(r, x):
+                return
+            self._stage(r, x, span)
+
+    def _stage(self, r: ir.Value, x: ir.Value, span: Span) -> None:
+        """`r` = `x` (the same elements row-major) through shared memory, with the later layout conversions of
+        the same region whose sources are already computed and which would each go through shared memory too:
+        one barrier pair for them all, their values kept for when the emitter reaches them (they dominate
+        those ops: the same region's op list). tests/user a05 staged `even` and `odd` a window row apart."""
+        later = self._later_staged(r, x) if stage_together() else []
+        offs = self.to_smem([x] + [x2 for _, x2 in later], span)
+        self.env[r.id] = [self.smem_load(offs[0], x.dtype, f) for _, _, f in self.out_slots(r)]
+        stash = self.__dict__.setdefault("_staged", {})
+        for (r2, x2), off in zip(later, offs[1:], strict=True):
+            stash[r2.id] = [self.smem_load(off, x2.dtype, f) for _, _, f in self.out_slots(r2)]
+
+    def _later_staged(self, r: ir.Value, x: ir.Value) -> list[tuple[ir.Value, ir.Value]]:
+        """The `ConvertLayout`s after `r`'s op in its region whose sources the emitter holds and which would move
+        their data through shared memory (no register map, no replicated or sibling form)."""
+        pos = self._region_positions()
+        me = defining_ops(self).get(r.id)
+        at = pos.get(id(me))
+        if at is None:
+            return []
+        region = self._region_of(at[0])
+        out = []
+        for o in region.ops[at[1] + 1:]:
+            if not isinstance(o, g.ConvertLayout) or not o.x.shape or not isinstance(self.env.get(o.x.id), list):
+                continue
+            src, dst = self.layouts.get(o.x.id), self.layouts.get(o.result.id)
+            if src == dst or any(isinstance(v, MmaAcc | WgmmaAcc | MmaTile) for v in (src, dst)):
+                continue
+            if o.result.id in getattr(self, "_staged", {}) or self.uniform(o.x) is not None:
+                continue
+            lx, lr, same = self.lay(o.x), self.lay(o.result), list(range(len(o.x.shape)))
+            if register_map(lx, lr, same) is not None or (replicate_bound() and (
+                    thread_register_map(lx, lr, same) is not None or is_rep(lx))):
+                continue
+            if o.x.id == x.id or any(y.id != o.result.id and isinstance(self.env.get(y.id), list)
+                                     for y, _ in self._siblings(o.x)):
+                continue  # (a sibling may give it: `from_sibling`)
+            out.append((o.result, o.x))
+        return out
+
+    def _region_of(self, rid: int) -> ir.Region:
+        got = getattr(self, "_regions_by_id", None)
+        if got is None:
+            got = {}
+
+            def visit(region: ir.Region) -> None:
+                got[id(region)] = region
+                for o in region.ops:
+                    for sub in regions(o):
+                        visit(sub)
+
+            visit(self.k.body)
+            self._regions_by_id = got
+        return got[rid]  # type: ignore[no-any-return]
+
+    def from_sibling(self, r: ir.Value, x: ir.Value) -> bool:
+        """`r` (a reshape or conversion of `x` that moves data between threads) from a sibling: an earlier
+        reshape or conversion of the same `x` in the same region (so its registers dominate this op), the same
+        non-1 dims, whose threads hold what `r` needs (`register_map`, thread by thread). tests/user a05 converted
+        its `odd` row through shared memory twice a window row, once as the product's [1, 64] operand and once
+        as the loop's [64] (two barriers each); the second now reads the first's registers. True when done."""
+        if not sibling_reuse():
+            return False
+        if isinstance(self.layouts.get(r.id), MmaAcc | WgmmaAcc | MmaTile):
+            return False
+        defs = defining_ops(self)
+        me = defs.get(r.id)
+        pos = self._region_positions()
+        at = pos.get(id(me))
+        if at is None:
+            return False
+        nonone = [n for n in r.shape if n != 1]
+        for y, o in self._siblings(x):
+            if (y.id == r.id or not isinstance(self.env.get(y.id), list) or [n for n in y.shape if n != 1] != nonone
+                    or isinstance(self.layouts.get(y.id), MmaAcc | WgmmaAcc | MmaTile)):
+                continue
+            there = pos.get(id(o))
+            if there is None or there[0] != at[0] or there[1] >= at[1]:
+                continue
+            yd = [i for i, n in enumerate(y.shape) if n != 1]
+            rd = [i for i, n in enumerate(r.shape) if n != 1]
+            align: list[int | None] = [None] * len(r.shape)
+            for i, j in zip(rd, yd, strict=True):
+                align[i] = j
+            m = register_map(self.lay(y), self.lay(r), align)
+            if m is None:
+                m = thread_register_map(self.lay(y), self.lay(r), align)
+            if m is None:
+                continue
+            src = self.tile(y)
+            self.env[r.id] = [src[i] for i in m]
+            return True
+        return False
+
+    def _siblings(self, x: ir.Value) -> list[tuple[ir.Value, object]]:
+        """The reshapes and layout conversions of `x` in the kernel (their results, ops)."""
+        got = getattr(self, "_sibling_map", None)
+        if got is None:
+            got = {}
+            for o in walk(self.k.body):
+                if isinstance(o, ir.Reshape | g.ConvertLayout) and o.x.shape:
+                    got.setdefault(o.x.id, []).append((o.result, o))
+            self._sibling_map = got
+        return got.get(x.id, [])  # type: ignore[no-any-return]
+
+    def _region_positions(self) -> dict[int, tuple[int, int]]:
+        """id(op) -> (id of the region whose op list holds it, its index there)."""
+        got = getattr(self, "_region_pos", None)
+        if got is None:
+            got = {}
+
+            def visit(region: ir.Region) -> None:
+                for n, o in enumerate(region.ops):
+                    got[id(o)] = (id(region), n)
+                    for sub in regions(o):
+                        visit(sub)
+
+            visit(self.k.body)
+            self._region_pos = got
+        return got  # type: ignore[no-any-return]
 
     def _broadcast_of(self, x: ir.Value) -> ir.Value | None:
         """The tile `x` broadcasts (same rank, fewer elements), where `x` is a `Broadcast`'s result."""

@@ -17,6 +17,9 @@ finite: a count of those a row (column), made once (`_counts`: a warp a row; a l
 less the band's own. A warp none of whose outputs' lines holds one (`vote.any` of the counts its lanes read: the
 usual case) runs the band's FMAs alone, without counting the band's own (hcliff6: a03's column blur went from
 164 to 79 registers, and its column counts, a warp a column, had read 32 rows one bank apart).
+Where the other operand is one line that every warp holds whole, the same lanes and slots in each (a05's
+[1, 64] row), the band's elements move between lanes by `shfl` instead, and the line's count comes from its
+lanes (`_in_warp`, hcliff7: a05's window row 11 -> 8 barriers; `TILEC_SHIFT_DOT_WARP=0` off).
 Only for f32 products whose accumulator is a constant zero tile (`TILEC_SHIFT_DOT=0` off).
 """
 
@@ -39,6 +42,14 @@ def enabled() -> bool:
     import os
 
     return os.environ.get("TILEC_SHIFT_DOT", "1") != "0"
+
+
+def warp_enabled() -> bool:
+    """`TILEC_SHIFT_DOT_WARP` (unset or "1": on; "0": a line held by every warp goes through shared memory as
+    before hcliff7, for the device script's old arm)."""
+    import os
+
+    return os.environ.get("TILEC_SHIFT_DOT_WARP", "1") != "0"
 
 
 def defining_ops(em: Any) -> dict[int, object]:
@@ -237,6 +248,8 @@ def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
     diags = [(d, t) for d, t in band if not (d in seen or seen.add(d))]  # type: ignore[func-returns-value]
     other = a if not left else b
     lines = M if not left else N  # x's rows (b band) or columns (a band) the NaN counts run along
+    if lines == 1 and warp_enabled() and _in_warp(em, op, diags, left):
+        return True
     (off, cnt) = em.to_smem([other], op.span), None
     off = off[0]
     cnt, parts = _counts(em, off, other.shape, not left, lines, op.span)
@@ -283,6 +296,154 @@ def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
                     own = em.emit(f"add i32 {own}, {bad}")
             if nan:
                 total = totals[i if not left else j]
+                others = em.emit(f"icmp sgt i32 {em.emit(f'sub i32 {total}, {own}')}, 0")
+                cur = em.emit(f"select i1 {others}, float 0x7FF8000000000000, float {cur}")
+            out.append(cur)
+        outs.append(out)
+        ends.append(em.cur)
+        em.br(join)
+    em.label(join)
+    em.env[r.id] = [em.emit(f"phi float [ {f}, %{ends[0]} ], [ {n}, %{ends[1]} ]")
+                    for f, n in zip(outs[0], outs[1], strict=True)]
+    return True
+
+
+def _warp_plan(em: Any, other: ir.Value, r: ir.Value, ds: tuple[int, ...], left: bool) -> Any:
+    """Where the one line of `other` lies whole in every warp, the same lanes and slots in each (a05's [1, 64]
+    row: 4 elements a lane, lanes 16-31 and the other warps replicas): ({(output slot, d): (other's slot,
+    lane delta)}, the lanes (a 32-bit mask) that hold each of other's slots first). For every output slot and
+    diagonal d, the element it reads is in slot s of the lane `delta` below (above, delta < 0) in every
+    thread where it is in the tile; None where some thread would read another warp or another slot."""
+    from .views import BlockedView, _thread_pos
+
+    xv, rv = em.lay(other), em.lay(r)
+    if not (isinstance(xv, BlockedView) and isinstance(rv, BlockedView) and xv.T == rv.T == em.T):
+        return None
+    key = ("warp_plan", xv.layout, xv.full, xv.drop, rv.layout, rv.full, rv.drop, xv.T, ds, left)
+    if key in _PLANS:
+        return _PLANS[key]
+
+    def elems(v: Any, t: int) -> list[tuple[int, ...] | None]:  # thread t's element of each slot (None: masked)
+        tp = _thread_pos(v, t)
+        keep = [d for d in range(len(v.dims)) if d != v.drop]
+        out: list[tuple[int, ...] | None] = []
+        for c in v.slots:
+            e = tuple(tp[d] + c[d] for d in keep)
+            out.append(e if all(x < n for x, n in zip(e, v.shape, strict=True)) else None)
+        return out
+
+    T = xv.T
+    xs = [elems(xv, t) for t in range(T)]
+    plan: Any = None
+    if all(xs[t] == xs[t % 32] for t in range(T)) and len({e for row in xs[:32] for e in row if e}) == xv.numel:
+        first: dict[tuple[int, ...], tuple[int, int]] = {}
+        for lane in range(32):
+            for s, e in enumerate(xs[lane]):
+                if e is not None and e not in first:
+                    first[e] = (lane, s)
+        masks = [0] * xv.E
+        for lane, s in first.values():
+            masks[s] |= 1 << lane
+        where: dict[tuple[int, ...], list[tuple[int, int]]] = {}
+        for lane in range(32):
+            for s, e in enumerate(xs[lane]):
+                if e is not None:
+                    where.setdefault(e, []).append((lane, s))
+        K = other.shape[1] if not left else other.shape[0]
+        reads: dict[tuple[int, int], tuple[int, int]] = {}
+        rs = [elems(rv, t) for t in range(T)]
+        ok = True
+        for i in range(rv.E):
+            for d in ds:
+                cand: set[tuple[int, int]] | None = None
+                for t in range(T):
+                    e = rs[t][i]
+                    if e is None:
+                        continue
+                    row, col = e
+                    k = col + d if not left else row - d
+                    if not 0 <= k < K:
+                        continue
+                    src = (row, k) if not left else (k, col)
+                    got = {(s, (t & 31) - lane) for lane, s in where.get(src, [])}
+                    cand = got if cand is None else cand & got
+                    if not cand:
+                        ok = False
+                        break
+                if not ok:
+                    break
+                reads[(i, d)] = min(cand, key=lambda sd: (abs(sd[1]), sd[0])) if cand else (0, 0)
+            if not ok:
+                break
+        plan = (reads, masks) if ok else None
+    _PLANS[key] = plan
+    return plan
+
+
+_PLANS: dict[tuple[Any, ...], Any] = {}
+
+
+def _in_warp(em: Any, op: Any, diags: list[tuple[int, Any]], left: bool) -> bool:
+    """`shift_dot` of a band product whose other operand is one line held whole by every warp (`_warp_plan`):
+    each output's band elements come from the lanes that hold them by `shfl` (no shared memory, no barrier),
+    the line's count of infinities and NaNs from its lanes' own (a 32-bit mask a slot keeps one holder of each
+    element; summed by `shfl.bfly`, only where some lane holds one). The same FMAs in the same order as the shared-memory form: the same bits."""
+    a, b, r = op.a, op.b, op.result
+    other = a if not left else b
+    K = a.shape[1]
+    plan = _warp_plan(em, other, r, tuple(d for d, _ in diags), left)
+    if plan is None:
+        return False
+    from .scan import shfl
+
+    reads, masks = plan
+    xs = em.tile(other)
+    taps = {d: (f"{t!r}" if isinstance(t, float) else em.scalar(t)) for d, t in diags}
+    steps = sorted(diags, key=lambda dt: dt[0], reverse=left)
+    lane = em.emit(f"and i32 {em.tid0()}, 31")
+    moved: dict[tuple[int, int], str] = {}  # (slot, delta) -> that lane's value (the whole warp runs each shfl)
+    for sd in sorted(set(reads.values())):
+        s, delta = sd
+        if delta == 0:
+            moved[sd] = xs[s]
+        elif delta > 0:
+            moved[sd] = shfl(em, "up", xs[s], DType.F32, delta)
+        else:
+            moved[sd] = shfl(em, "idx", xs[s], DType.F32, em.emit(f"and i32 {em.emit(f'sub i32 {lane}, {delta}')}, 31"))
+    em.declare("declare i1 @llvm.nvvm.vote.any.sync(i32, i1)")
+    bad = [_is_nonfinite(em, x) for x in xs]
+    mine = "false"
+    for x in bad:
+        mine = em.emit(f"or i1 {mine}, {x}")
+    slow = em.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")
+    coords = [ij for _, ij in em.out_coords(r)]
+    go_fast, go_slow, join = em.new_label("sdf"), em.new_label("sds"), em.new_label("sdj")
+    em.cbr(slow, go_slow, go_fast)
+    ends, outs = [], []
+    for nan in (False, True):
+        em.label(go_slow if nan else go_fast)
+        total = "0"
+        if nan:  # the line's infinities and NaNs, one holder of each element counting it (`masks`)
+            for s, m in enumerate(masks):
+                if m:
+                    held = em.emit(f"and i32 {em.emit(f'lshr i32 {m - (1 << 32) if m >= 1 << 31 else m}, {lane}')}, 1")
+                    hit = em.emit(f"and i1 {em.emit(f'icmp ne i32 {held}, 0')}, {bad[s]}")
+                    total = em.emit(f"add i32 {total}, {em.emit(f'zext i1 {hit} to i32')}")
+            for m in (16, 8, 4, 2, 1):
+                total = em.emit(f"add i32 {total}, {em.shfl_xor(total, DType.I32, m)}")
+        out = []
+        for n, (i, j) in enumerate(coords):
+            cur, own = "0.0", "0"
+            for d, _ in steps:
+                k = em.emit(f"add i32 {j if not left else i}, {d if not left else -d}")
+                inside = em.emit(f"icmp ult i32 {k}, {K}")  # 0 <= k < K
+                x = moved[reads[(n, d)]]
+                nxt = em.fcall("fma", "float", [x, _float(taps[d]), cur])
+                cur = em.emit(f"select i1 {inside}, float {nxt}, float {cur}")
+                if nan:
+                    hit = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
+                    own = em.emit(f"add i32 {own}, {hit}")
+            if nan:
                 others = em.emit(f"icmp sgt i32 {em.emit(f'sub i32 {total}, {own}')}, 0")
                 cur = em.emit(f"select i1 {others}, float 0x7FF8000000000000, float {cur}")
             out.append(cur)

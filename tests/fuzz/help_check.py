@@ -13,8 +13,8 @@ For every diagnostic `tilec check` gives on tests/ui, tests/user/wrong and, with
 
 Prints one line a finding and a count; exit status 0 (the findings need a
 reading: an `apply` finding may be a second, unrelated mistake of a mutant).
-`tests/user/test_user_wrong11.py::test_the_code_in_every_help_parses` runs the
-first check over tests/ui and the wrong programs in the default suite.
+`tests/user/test_user_wrong11.py::test_the_code_in_every_help_parses` runs
+both checks over tests/ui and the wrong programs in the default suite.
 
     python tests/fuzz/help_check.py                    # tests/ui and the wrong programs
     python tests/fuzz/help_check.py --seed 193 --count 3000
@@ -27,6 +27,7 @@ import re
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).parent))
@@ -86,13 +87,16 @@ def _rewritten(text: str, d: object, code: str) -> list[tuple[int, int]]:
     return [min(found, key=lambda se: se[1] - se[0])] if found else []
 
 
-def check_text(name: str, text: str, tmp: Path) -> list[str]:
+def check_text(name: str, text: str, tmp: Path, diags: list[Any] | None = None) -> list[str]:
+    """The findings of `parse` and `apply` on `text`; `diags`: its diagnostics where the caller has them
+    (`tilec check` of the same text), else `text` is checked in `tmp`."""
     f = tmp / "h.tile"
     f.write_text(text, encoding="utf-8")
-    try:
-        diags = driver.check(f).diagnostics
-    except Exception as e:  # an internal error is the fuzzer's business; note it
-        return [f"{name}: check raised {type(e).__name__}: {e}"]
+    if diags is None:
+        try:
+            diags = driver.check(f).diagnostics
+        except Exception as e:  # an internal error is the fuzzer's business; note it
+            return [f"{name}: check raised {type(e).__name__}: {e}"]
     found = [f"{name}: {d.code}: help code does not parse: `{c}`"
              for d in diags for h in d.help for c in code_in(h) if not parses(c)]
     errs = [d for d in diags if d.severity.value == "error"]

@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fuzz import help_check
 from fuzz.help_check import code_in, parses
 from tilelang import driver
 from userprog import assert_help_leads_to_a_working_program, assert_the_editor_shows_the_first_error, first_error, \
@@ -401,24 +402,31 @@ def test_a_stray_quote_is_not_closed_somewhere_else(tmp_path: Path) -> None:
     assert run_program(f)[1] == "[64, 32]\n"
 
 
-def test_the_code_in_every_help_parses() -> None:
+def test_the_code_in_every_help_parses(tmp_path: Path) -> None:
     """The backticked code of every help `tilec check` gives on tests/ui and tests/user's wrong programs parses
     as Tile (an expression, a statement or an item), where it is code and not a placeholder (`[..]`, `(..)`),
     a type (`Tensor<..>`), a declaration's start (`let x: i64 = ..`) or a method tail (`.reshape(..)`). Round 11
     found helps that wrote `t.sum(1) as f16.reshape([R, 1])`, `exp(t + 1 as f32)` (parses, casts the 1: tested
-    above) and `"([64", 32]);`."""
+    above) and `"([64", 32]);`. And (round 12) tests/fuzz/help_check.py's `apply` over tests/ui and the wrong
+    programs, on the same diagnostics (one `tilec check` a file for both): no cast help there leaves an error
+    on its line."""
     roots = [REPO / "tests" / "ui", DIR, DIR.parent / "wrong_run"]
     files = sorted(p for r in roots for p in r.rglob("*.tile"))
     assert len(files) > 300
-    bad, checked = [], 0
+    bad, checked, found, applied = [], 0, [], 0
     for f in files:
-        for d in driver.check(f).diagnostics:
+        diags = driver.check(f).diagnostics
+        if roots[2] not in f.parents:
+            found += help_check.check_text(f.name, f.read_text(encoding="utf-8"), tmp_path, diags)
+            applied += 1
+        for d in diags:
             for h in d.help:
                 for code in code_in(h):  # the help's backticked code, less placeholders and types
                     checked += 1
                     if not parses(code):
                         bad.append((f.name, d.code, code))
     assert checked > 150 and not bad, bad
+    assert applied > 300 and found == [], found
 
 
 def test_a_quote_before_code_is_not_closed_inside_it(tmp_path: Path) -> None:

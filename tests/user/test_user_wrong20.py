@@ -1,0 +1,55 @@
+"""Round 20 of the user's mistakes (huser20, 2026-12-06), each with the help applied by the letter and the
+fixed program checked against NumPy (round 20's checks of the program it was meant to be).
+
+- c01 a HOG kernel generic over the width `W` with its histogram and accumulator written `[1, 4, 9]` and the
+  cell sums `[1, W / 8, 9]` (E0202; E0218 at the store once the accumulator is right): the help was "use
+  `.reshape([..])` to add a dimension of size 1"; it now says that `W / 8` is not known to be 4 and to write
+  `W / 8` where the other shape has 4.
+- c02 a hash helper written for `[ROWS, 512]` tiles (`const ROWS: i32 = 8;`) called with the kernel's
+  `[BR, 512]` tile (E0203): the help made the helper generic but kept `ROWS` in its header, the same error
+  again; the new generic now replaces a module constant of the size as it did a literal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_user_programs20 import CHECKS
+from userprog import wrong_suite
+
+# file: (a phrase of the first error's help, the fix: (old, new) replacements)
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "c01_constant_cells_against_a_generic_width": (
+        "write `W / 8` where the other shape has 4",
+        [("Tensor<f32, [1, 4, 9]>", "Tensor<f32, [1, W / 8, 9]>"), ("zeros::<f32>([1, 4, 9])", "zeros::<f32>([1, W / 8, 9])")]),
+    "c02_helper_sized_by_a_module_constant": (
+        "`fn pcg<const BR: i32>(v: Tile<u32, [BR, 512]>) -> Tile<u32, [BR, 512]>`",
+        [("fn pcg(v: Tile<u32, [ROWS, 512]>) -> Tile<u32, [ROWS, 512]>",
+          "fn pcg<const BR: i32>(v: Tile<u32, [BR, 512]>) -> Tile<u32, [BR, 512]>")]),
+}
+
+FIXED = {"c01_constant_cells_against_a_generic_width": CHECKS["y05_hog_cells"],
+         "c02_helper_sized_by_a_module_constant": CHECKS["y09_gumbel_max_sampling"]}
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("c*.tile", FIXES, FIXED)
+
+
+def test_a_constant_against_a_generic_expression_gets_the_expression_help() -> None:
+    """c01's gap, a constant against an expression of const generics, is told so at a broadcast and at a
+    store; a constant against a constant, or a generic against a `?`, keeps the other helps."""
+    from tilelang import driver
+    from tilelang.sema.types import Dim, generic_constant_gap
+
+    w = Dim.var("W")
+    assert generic_constant_gap([Dim.const(1), Dim.const(4)], [Dim.const(1), w.floordiv(8)]) == (Dim.const(4),
+                                                                                              w.floordiv(8))
+    assert generic_constant_gap([Dim.const(4)], [Dim.const(5)]) is None
+    assert generic_constant_gap([Dim.const(4), w], [w, Dim.const(4)]) == (Dim.const(4), w)
+    assert generic_constant_gap([Dim.const(1)], [w]) is not None
+    assert generic_constant_gap([Dim.const(1)], [w], broadcast=True) is None
+    src = (Path(__file__).parent / "wrong" / "c01_constant_cells_against_a_generic_width.tile").read_text()
+    fixed = src.replace("zeros::<f32>([1, 4, 9])", "zeros::<f32>([1, W / 8, 9])")
+    errs = [d for d in driver.check(fixed, name="c01.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0218"]
+    assert any("write `W / 8` where the other shape has 4" in h for h in errs[0].help), errs[0].help

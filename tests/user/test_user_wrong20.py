@@ -8,6 +8,11 @@ fixed program checked against NumPy (round 20's checks of the program it was mea
 - c02 a hash helper written for `[ROWS, 512]` tiles (`const ROWS: i32 = 8;`) called with the kernel's
   `[BR, 512]` tile (E0203): the help made the helper generic but kept `ROWS` in its header, the same error
   again; the new generic now replaces a module constant of the size as it did a literal.
+- c03 a beam-search step sizing its tiles by the vocabulary read at run time, `partition([K, vocab])` with
+  `vocab = logits.shape()[1]` (E0209): the help was "make it a const generic of the kernel"; it now writes the
+  generic into the kernel's header, says to give it at the launch and to mask what lies past the run-time size.
+  (The fix also splits the flattened index by the tile's width `N`, no longer `vocab`: with the tile 256 wide
+  and the vocabulary 200, `best / vocab` picked the wrong beam, which NumPy's check caught.)
 """
 
 from __future__ import annotations
@@ -26,10 +31,18 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "`fn pcg<const BR: i32>(v: Tile<u32, [BR, 512]>) -> Tile<u32, [BR, 512]>`",
         [("fn pcg(v: Tile<u32, [ROWS, 512]>) -> Tile<u32, [ROWS, 512]>",
           "fn pcg<const BR: i32>(v: Tile<u32, [BR, 512]>) -> Tile<u32, [BR, 512]>")]),
+    "c03_tile_sized_by_a_runtime_vocabulary": (
+        "give `beam_step` a const generic for the largest size, `beam_step<const K: i32, const N: i32>`, write `N` "
+        "here, give it at the launch",
+        [("beam_step<const K: i32>(", "beam_step<const K: i32, const N: i32>("), ("[K, vocab]", "[K, N]"),
+         ("[K * vocab]", "[K * N]"), ("arange::<i32>(K * vocab)", "arange::<i32>(K * N)"),
+         ("beam_step(score", "beam_step::<4, 256>(score"), ("best / vocab", "best / N"), ("best % vocab", "best % N"),
+         ("    let vocab = logits.shape()[1];\n", "")]),
 }
 
 FIXED = {"c01_constant_cells_against_a_generic_width": CHECKS["y05_hog_cells"],
-         "c02_helper_sized_by_a_module_constant": CHECKS["y09_gumbel_max_sampling"]}
+         "c02_helper_sized_by_a_module_constant": CHECKS["y09_gumbel_max_sampling"],
+         "c03_tile_sized_by_a_runtime_vocabulary": CHECKS["y04_beam_search_step"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("c*.tile", FIXES, FIXED)

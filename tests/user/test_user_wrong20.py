@@ -13,6 +13,10 @@ fixed program checked against NumPy (round 20's checks of the program it was mea
   generic into the kernel's header, says to give it at the launch and to mask what lies past the run-time size.
   (The fix also splits the flattened index by the tile's width `N`, no longer `vocab`: with the tile 256 wide
   and the vocabulary 200, `best / vocab` picked the wrong beam, which NumPy's check caught.)
+- c04 SiLU written with Rust's `.recip()` on a tile (E0103): the help listed the methods of tiles, and
+  `t.signum()` was told "a similar name: `sum`"; Rust's float methods (`recip`, `signum`, `mul_add`, `ln`,
+  `powi(n)`, ..) now get the same Tile spelling on tiles and host tensors as on scalars, with the call's
+  arguments written in.
 """
 
 from __future__ import annotations
@@ -38,11 +42,14 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
          ("[K * vocab]", "[K * N]"), ("arange::<i32>(K * vocab)", "arange::<i32>(K * N)"),
          ("beam_step(score", "beam_step::<4, 256>(score"), ("best / vocab", "best / N"), ("best % vocab", "best % N"),
          ("    let vocab = logits.shape()[1];\n", "")]),
+    "c04_rust_recip_on_a_tile": (
+        "`1.0 / (1.0 + exp(0.0 - tz))`", [("(1.0 + exp(0.0 - tz)).recip()", "1.0 / (1.0 + exp(0.0 - tz))")]),
 }
 
 FIXED = {"c01_constant_cells_against_a_generic_width": CHECKS["y05_hog_cells"],
          "c02_helper_sized_by_a_module_constant": CHECKS["y09_gumbel_max_sampling"],
-         "c03_tile_sized_by_a_runtime_vocabulary": CHECKS["y04_beam_search_step"]}
+         "c03_tile_sized_by_a_runtime_vocabulary": CHECKS["y04_beam_search_step"],
+         "c04_rust_recip_on_a_tile": CHECKS["y03_gated_rmsnorm"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("c*.tile", FIXES, FIXED)
@@ -66,3 +73,36 @@ def test_a_constant_against_a_generic_expression_gets_the_expression_help() -> N
     errs = [d for d in driver.check(fixed, name="c01.tile").diagnostics if d.severity.value == "error"]
     assert [d.code for d in errs] == ["E0218"]
     assert any("write `W / 8` where the other shape has 4" in h for h in errs[0].help), errs[0].help
+
+
+def test_rust_float_methods_on_tiles_and_tensors_get_their_tile_spelling(tmp_path: Path) -> None:
+    """c04's mechanism for each of Rust's float methods on a tile and a host tensor (none is a similar name),
+    and the spellings it gives run: the help applied by the letter gives NumPy's values."""
+    from tilelang import driver
+    from userprog import run_program
+
+    calls = {"t.signum()": "where(t > 0.0, 1.0, where(t < 0.0, -1.0, 0.0))", "t.recip()": "1.0 / t",
+             "t.mul_add(2.0, 1.0)": "fma(t, 2.0, 1.0)", "t.powi(2)": "t.pow(2)", "t.powf(0.5)": "t.pow(0.5)",
+             "t.ln()": "log(t)", "t.is_nan()": "t != t"}
+    for call, want in calls.items():
+        for body in (f"kernel fn k(z: &mut Tensor<f32, [8]>, x: &Tensor<f32, [?]>) {{\n    let t = x.load_like(z);\n"
+                     f"    z.store(t + 1.0);\n    let u = {call};\n}}\nfn main() {{}}\n",
+                     f"fn main() {{\n    let t = rand::<f32>([8], 1);\n    print({call});\n}}\n"):
+            errs = [d for d in driver.check(body, name="m.tile").diagnostics if d.severity.value == "error"]
+            assert [d.code for d in errs] == ["E0103"], (call, [d.message for d in errs])
+            assert errs[0].help and errs[0].help[0].startswith(f"`{want}`"), (call, errs[0].help)
+    prog = tmp_path / "p.tile"
+    prog.write_text("""kernel fn k(z: &mut Tensor<f32, [8]>, x: &Tensor<f32, [?]>) {
+    let t = x.load_like(z);
+    z.store(where(t > 0.0, 1.0, where(t < 0.0, -1.0, 0.0)) + 1.0 / t + fma(t, 2.0, 1.0) + t.pow(2) + log(abs(t)));
+}
+fn main() {
+    let x = randn::<f32>([8], 3);
+    let mut z = zeros::<f32>([8]);
+    k(z.partition([8]), &x).sync();
+}
+""")
+    import numpy as np
+    got, _ = run_program(prog)
+    x = got["x"].astype(np.float64)
+    np.testing.assert_allclose(got["z"], np.sign(x) + 1 / x + x * 2 + 1 + x * x + np.log(np.abs(x)), rtol=1e-5)

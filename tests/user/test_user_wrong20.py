@@ -17,6 +17,9 @@ fixed program checked against NumPy (round 20's checks of the program it was mea
   `t.signum()` was told "a similar name: `sum`"; Rust's float methods (`recip`, `signum`, `mul_add`, `ln`,
   `powi(n)`, ..) now get the same Tile spelling on tiles and host tensors as on scalars, with the call's
   arguments written in.
+- c05 NumPy's `c[1:4, 0]` as `c[1..4, 0]` on the host (E0002): the help "index one axis at a time: `x[i][j]`"
+  led to `c[1..4][0]`, the slice's row 0; a range before the comma now gets the column's spelling,
+  `c.transpose()[0][1..4]` (and two ranges `x[a..b].transpose()[c..d].transpose()`).
 """
 
 from __future__ import annotations
@@ -44,12 +47,15 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
          ("    let vocab = logits.shape()[1];\n", "")]),
     "c04_rust_recip_on_a_tile": (
         "`1.0 / (1.0 + exp(0.0 - tz))`", [("(1.0 + exp(0.0 - tz)).recip()", "1.0 / (1.0 + exp(0.0 - tz))")]),
+    "c05_numpy_slice_and_index": (
+        "`c.transpose()[0][1..4]` (column 0 of rows 1..4)", [("c[1..4, 0]", "c.transpose()[0][1..4]")]),
 }
 
 FIXED = {"c01_constant_cells_against_a_generic_width": CHECKS["y05_hog_cells"],
          "c02_helper_sized_by_a_module_constant": CHECKS["y09_gumbel_max_sampling"],
          "c03_tile_sized_by_a_runtime_vocabulary": CHECKS["y04_beam_search_step"],
-         "c04_rust_recip_on_a_tile": CHECKS["y03_gated_rmsnorm"]}
+         "c04_rust_recip_on_a_tile": CHECKS["y03_gated_rmsnorm"],
+         "c05_numpy_slice_and_index": CHECKS["y08_pearson_correlation"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("c*.tile", FIXES, FIXED)
@@ -106,3 +112,18 @@ fn main() {
     got, _ = run_program(prog)
     x = got["x"].astype(np.float64)
     np.testing.assert_allclose(got["z"], np.sign(x) + 1 / x + x * 2 + 1 + x * x + np.log(np.abs(x)), rtol=1e-5)
+
+
+def test_two_ranges_get_the_transposed_spelling(tmp_path: Path) -> None:
+    """c05's second form, `m[1..3, 0..2]`: the help's spelling is NumPy's `m[1:3, 0:2]`."""
+    import numpy as np
+    from tilelang import driver
+    from userprog import run_program
+
+    src = "fn main() {\n    let m = arange::<f32>(12).reshape([3, 4]);\n    let s = m[1..3, 0..2];\n}\n"
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0002"] and "`m[1..3].transpose()[0..2].transpose()`" in errs[0].help[0]
+    prog = tmp_path / "p.tile"
+    prog.write_text(src.replace("m[1..3, 0..2]", "m[1..3].transpose()[0..2].transpose()"))
+    got, _ = run_program(prog)
+    np.testing.assert_array_equal(got["s"], np.arange(12, dtype=np.float32).reshape(3, 4)[1:3, 0:2])

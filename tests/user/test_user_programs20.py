@@ -13,12 +13,15 @@ take, written from README.md, docs/reference.md and examples/ alone.
   through `from_bits::<bf16>` of the truncated bits.
 - y07: 256 Lorenz trajectories by RK4 in f64, the right-hand side a device function returning a tuple.
 - y08: the Pearson correlation matrix: column statistics over a run-time sample count, then Z^T Z / n blocks.
+- y09: Gumbel-max sampling with a PCG hash of (row, column, seed) in u32 arithmetic. Its first spelling had a
+  helper written for 8 rows called with the kernel's `BR` (E0203, whose help already made it generic).
 - y10: Jacobi sweeps for a Poisson problem recorded as a graph and replayed until the host sees them converge,
   the residual and a copy then `.launch()`ed side by side. Its first spelling compared u and v before any
   replay, taking the reference's "runs the recording again" to mean the recording had run (it runs nothing):
   the reference now says so (`graph`, `replay`).
-- y09: Gumbel-max sampling with a PCG hash of (row, column, seed) in u32 arithmetic. Its first spelling had a
-  helper written for 8 rows called with the kernel's `BR` (E0203, whose help already made it generic).
+- y11: a Chebyshev series by the DCT of samples at the Chebyshev nodes (`std::math::PI`, `cos` of a
+  [16, 16] product), evaluated by Clenshaw's recurrence with the coefficients walked as [1] tiles.
+
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -196,10 +199,23 @@ def _y10(t: Tensors, out: str) -> None:
     assert abs(int(got) - sweeps) <= 6 and 100 < sweeps < 2000 and flag == "true", (out, sweeps)
 
 
+def _y11(t: Tensors, out: str) -> None:
+    def f(x: np.ndarray) -> np.ndarray:
+        return np.exp(x) * np.sin(3 * x)
+    want = np.polynomial.chebyshev.chebinterpolate(f, 15)   # the same nodes; c0 not doubled
+    c = t["c"].astype(np.float64)
+    np.testing.assert_allclose(c[1:], want[1:], atol=2e-6)
+    assert abs(c[0] / 2 - want[0]) < 2e-6
+    x = t["x"].astype(np.float64)
+    np.testing.assert_allclose(t["y"], np.polynomial.chebyshev.chebval(x, np.r_[c[0] / 2, c[1:]]), atol=3e-6)
+    np.testing.assert_allclose(t["exact"], f(x), rtol=1e-5, atol=1e-6)
+    assert np.abs(f(x) - t["y"]).max() < 1e-5 and out == "true true\n"
+
+
 CHECKS = {"y01_newton_schulz_inverse": _y01, "y02_welford_merge": _y02, "y03_gated_rmsnorm": _y03,
           "y04_beam_search_step": _y04, "y05_hog_cells": _y05, "y06_bf16_round_by_bits": _y06,
           "y07_lorenz_rk4_f64": _y07, "y08_pearson_correlation": _y08, "y09_gumbel_max_sampling": _y09,
-          "y10_jacobi_graph_until_converged": _y10}
+          "y10_jacobi_graph_until_converged": _y10, "y11_chebyshev_clenshaw": _y11}
 
 # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a + sm_80: y01 21 s, y05 6.0 s, y08 4.9 s, y07 3.6 s)
 HEAVY = ["y01_newton_schulz_inverse", "y05_hog_cells", "y07_lorenz_rk4_f64", "y08_pearson_correlation"]

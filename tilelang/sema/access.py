@@ -35,6 +35,8 @@ from tilelang.sema.types import (
     broadcast_shapes,
     divisibility_gap,
     divisibility_help,
+    generic_constant_gap,
+    generic_constant_help,
     elem_of,
     shape_str,
 )
@@ -324,6 +326,9 @@ def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, 
     gap = divisibility_gap(have, want)
     if gap is not None:
         return divisibility_help(gap)
+    fixed = generic_constant_gap(have, want)
+    if fixed is not None:
+        return generic_constant_help(fixed)
     if all(d is not None for d in want):
         dst = tuple(d for d in want if d is not None)
         axis = _other_axis_hint(tcx, v, dst)

@@ -368,7 +368,6 @@ _METHOD_HABITS = {
     "zero_": "assign a new tensor: `{x} = zeros::<T>({x}.shape());` (`{x}` a `let mut`)",
     "dtype": "the element type is part of `{x}`'s type, known when the program is checked (`:type {x}` in "
              "`tilec repl` shows it)",
-    "powf": "`{x}.pow(y)`", "powi": "`{x}.pow(y)`",
     "all": "`{x}.min()` of `bool` elements is true when all are (`{x}.min(k)` along axis k)",
     "any": "`{x}.max()` of `bool` elements is true when any is (`{x}.max(k)` along axis k)",
     "cuda": _DEVICES, "cpu": _DEVICES, "contiguous": "tensors are always contiguous (row-major): use `{x}` itself",
@@ -392,7 +391,7 @@ _METHOD_HABITS = {
 }
 
 
-_CONVERSIONS = ("to", "astype", "type", "cast")
+_CONVERSIONS, _VALUE_KINDS = ("to", "astype", "type", "cast"), ("tile", "tensor", "param", "scalar")
 
 
 def _conversion_target(e: ast.MethodCall) -> str | None:
@@ -692,9 +691,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
-        habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name)) if kind in ("tile", "tensor", "param") else \
-            (scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args])
-             or (_METHOD_HABITS[name] if name in _HABIT_ARGS else None)) if kind == "scalar" else None
+        habit = ((_METHOD_HABITS.get(name) if kind != "scalar" else None)  # then Rust's (round 20: `t.signum()`)
+                 or scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args])
+                 or (_METHOD_HABITS[name] if name in _HABIT_ARGS else None)) if kind in _VALUE_KINDS else None
         if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape

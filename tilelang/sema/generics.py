@@ -362,7 +362,9 @@ def _generic_fn_help(tcx: CheckCx, pty: Type, aty: Type, info: FnInfo) -> str | 
     new, gens = head, []
     for v, g in dict(pairs).items():
         name = g if g not in info.const_generics else f"{g}2"
-        new = re.sub(r"\[[^\]]*\]", lambda m, v=v, name=name: re.sub(rf"\b{v}\b", name, m.group(0)), new)  # shapes
+        new = re.sub(r"\[[^\]]*\]", lambda m, v=v, name=name: re.sub(
+            r"\b\w+\b", lambda w, v=v, name=name: name if _names_size(tcx, w.group(0), v) else w.group(0),
+            m.group(0)), new)  # shapes
         gens.append(f"const {name}: i32")
     if decl.generics:
         at = new.index("<") + 1
@@ -375,6 +377,15 @@ def _generic_fn_help(tcx: CheckCx, pty: Type, aty: Type, info: FnInfo) -> str | 
     return (f"`{info.name}` is written for {'a size' if one else 'sizes'} of {sizes} only, and this tile's "
             f"{'is the caller' if one else 'are the caller'}'s const generic{'' if one else 's'}: make "
             f"`{info.name}` generic over {'it' if one else 'them'}, `fn {new}`")
+
+
+def _names_size(tcx: CheckCx, word: str, v: int) -> bool:
+    """Whether `word`, in a shape of a function's header, is the size `v`: the literal, or a module constant
+    of that value (`[NB]` with `const NB: i32 = 16;`, round 20: the help kept `NB`, the same error again)."""
+    if word == str(v):
+        return True
+    c = tcx.program.find_const(word) if word.isidentifier() else None
+    return isinstance(c, int) and not isinstance(c, bool) and c == v
 
 
 def unify(tcx: CheckCx, p: Type, a: Type, env: dict[str, Any], srcs: dict[str, Any], node: Any, info: FnInfo) -> bool:

@@ -48,6 +48,8 @@ from tilelang.sema.types import (
     broadcast_shapes,
     divisibility_gap,
     divisibility_help,
+    generic_constant_gap,
+    generic_constant_help,
     shape_str,
 )
 from tilelang.sema.widen import widened_sum_help
@@ -441,6 +443,9 @@ def _reshape_hint(tcx: CheckCx, sa: tuple[Dim | None, ...], sb: tuple[Dim | None
     gap = divisibility_gap(sa, sb, broadcast=True)
     if gap is not None:
         return divisibility_help(gap)
+    fixed = generic_constant_gap(sa, sb, broadcast=True)
+    if fixed is not None:
+        return generic_constant_help(fixed)
     for long, short, node in ((sa, sb, rhs), (sb, sa, lhs)):
         if len(long) == len(short) + 1:
             fits = [k for k in range(len(long)) if long[:k] + long[k + 1:] == short]

@@ -143,6 +143,16 @@ def _const_generic_help(tcx: CheckCx, cx: CallCx, x: ast.Expr) -> str:
         gens = ", ".join(f"const {c}: i32" for c in names)
         return (f"make `{n}` a const generic instead of a parameter: `{info.name}<{gens}>` without "
                 f"`{n}: i32`, `{g}` here, and a call gives the values: `{info.name}::<{', '.join(names)}>(..)`")
+    src = tcx.snippet(x) or ""
+    if info is not None and cx.fx.in_kernel and 0 < len(src) <= 30 and "\n" not in src:
+        # a run-time size, `x.shape()[0]` or a local holding one (round 20: the help was "make it a const
+        # generic of the kernel", which says nothing of the elements past the run-time size)
+        g = next(c for c in ("N", "NMAX", "N_") if c not in info.const_generics)
+        gens = ", ".join(f"const {c}: i32" for c in [*info.const_generics, g])
+        return (f"a tile's size is fixed when the kernel is compiled: give `{info.name}` a const generic for the "
+                f"largest size, `{info.name}<{gens}>`, write `{g}` here, give it at the launch "
+                f"(`{info.name}::<..>(..)`), and mask the elements past `{src}`: "
+                f"`where(arange::<i32>({g}) < {src}, .., 0)`")
     return "make it a const generic of the kernel"
 
 

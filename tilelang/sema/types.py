@@ -236,6 +236,35 @@ def divisibility_help(gap: tuple[Dim, Dim, int]) -> str:
             f"`{k} * {name}` where `{quot.num}` was (both sides then read `{k} * {name}`)")
 
 
+def generic_constant_gap(sa: Sequence[Dim | None], sb: Sequence[Dim | None],
+                         broadcast: bool = False) -> tuple[Dim, Dim] | None:
+    """(`4`, `W / 8`) where two shapes of one rank differ only in dims that are a constant on one side and an
+    expression of const generics on the other (round 20: a HOG kernel's `[1, 4, 9]` accumulator against its
+    `[1, W / 8, 9]` cell sums; the help said to reshape or add a dimension of size 1). The checker proves a
+    kernel for every value of its generics, so the constant must become the expression; None for any other
+    gap (`broadcast`: a dim of 1 against any other is no gap)."""
+    if len(sa) != len(sb):
+        return None
+    found = None
+    for a, b in zip(sa, sb, strict=True):
+        if a is None or b is None or a == b or (broadcast and 1 in (a.const_value, b.const_value)):
+            continue
+        pair = (a, b) if a.const_value is not None else (b, a)
+        if pair[0].const_value is None or pair[1].const_value is not None or not pair[1].symbols():
+            return None
+        found = found or pair
+    return found
+
+
+def generic_constant_help(gap: tuple[Dim, Dim]) -> str:
+    """The help for `generic_constant_gap`'s shapes."""
+    c, e = gap
+    names = ", ".join(f"`{g}`" for g in sorted(e.symbols()))
+    return (f"`{e}` is not known to be {c}: it depends on {names}, and a kernel is checked for every value of "
+            f"{'it' if len(e.symbols()) == 1 else 'them'}; write `{e}` where the other shape has {c} (in the "
+            f"`zeros`/`full` that made it, or the parameter's `Tensor<..>` type)")
+
+
 def _dim(x: Dim | int) -> Dim:
     return x if isinstance(x, Dim) else Dim.const(x)
 

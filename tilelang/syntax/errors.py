@@ -486,6 +486,8 @@ class ErrorReporter:
             if first == "None" or ":" in first:  # `t[None, :]`
                 return d.with_help(_SLICING_HELP)
             close = self.code.find("]", start, start + 200)
+            if ".." in first and close > 0:  # `m[1..3, 2]`: chained, `m[1..3][2]` is the slice's row 2 (round 20)
+                return d.with_help(self._range_then_index_help(lsqb.start_pos, first, self.code[start + 1:close]))
             if close > 0 and re.match(r"\s*[-+*/%]?=(?!=)", self.code[close + 1:close + 8]):
                 # `z[i, j] = v`: an element write (E0114 explains where the values go instead)
                 return d.with_help("tensor and tile elements are not assigned one by one: make the values whole "
@@ -493,6 +495,18 @@ class ErrorReporter:
                                    "time, `x[i][j]`")
             return d.with_help("index one axis at a time: `x[i][j]`")
         return d
+
+    def _range_then_index_help(self, at: int, first: str, second: str) -> str:
+        """`x[a..b, j]`: a range keeps its axis, so the chained `x[a..b][j]` is the slice's row j; the column's
+        spelling transposes first (`x[a..b, c..d]`: both ranges, transposed there and back)."""
+        m = re.search(r"([A-Za-z_][\w.]*)\s*$", self.code[max(0, at - 60):at])
+        x, second = (m.group(1) if m else "x"), second.strip() or "j"
+        if ".." in second:
+            how = f"`{x}[{first}].transpose()[{second}].transpose()`"
+        else:
+            how = f"`{x}.transpose()[{second}][{first}]` (column {second} of rows {first})"
+        return (f"index one axis at a time; a range keeps its axis, so `{x}[{first}][{second}]` would index the "
+                f"slice's first axis again: {how}")
 
     def _slice_has_step(self, start: int) -> bool:
         """Whether the slice whose first `:` is at `start` has a step (`::2`, `a:b:2`):

@@ -23,6 +23,6 @@ echo "== suite ($((SECONDS-t0)) s)"
 timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1
 echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -12 | cut -c1-220; pk
 [ $(left) -gt 100 ] && TAILN=30 step hcliff6 timeout $(( $(left) - 10 )) bash benchmarks/hcliff6_device.sh
-[ $(left) -gt 100 ] && TAILN=30 step hattn5 ARMS="${HATTN5_ARMS:-A Y D D Y A}" timeout $(( $(left) - 10 )) bash benchmarks/hattn5_device.sh
+[ $(left) -gt 100 ] && TAILN=30 step hattn5 ARMS="${HATTN5_ARMS:-A H Y Y H A}" timeout $(( $(left) - 10 )) bash benchmarks/hattn5_device.sh
 [ $(left) -gt 60 ] && TAILN=20 step hcliff5 timeout $(( $(left) - 10 )) bash benchmarks/hcliff5_device.sh
 pk; echo "total $((SECONDS-t0)) s"

@@ -122,7 +122,7 @@ class EmitterCore:
         # role used, (role, first byte, end) (`_claim_scratch`); None outside roles
         self.role_index = 0
         self.role_names: tuple[str, ...] = ()
-        self._role_scratch: list[tuple[int, int, int]] | None = None
+        self._role_scratch: list[tuple[int, int, int, bool]] | None = None
         # Scratch shared memory (conversions, reductions) starts after the buffers
         # the GPU IR allocated (`smem_alloc`).
         self._scratch = ("@smem" if not kernel.smem_bytes else
@@ -393,9 +393,11 @@ class EmitterCore:
             self.barrier()
         self.hazards.add(tensor, a)
 
-    def need_smem(self, nbytes: int, span: Span, start: int = 0) -> None:
-        """Scratch bytes `start` .. `nbytes` (after the allocated buffers) are used here."""
-        self._claim_scratch(start, nbytes)
+    def need_smem(self, nbytes: int, span: Span, start: int = 0, handoff: bool = False) -> None:
+        """Scratch bytes `start` .. `nbytes` (after the allocated buffers) are used here. `handoff`: a word one
+        role stores once and another reads after waiting on the mbarrier the store's arrival completes
+        (`g.TicketTake` -> `g.TicketRead`): two handoff claims may overlap; a handoff and any other use may not."""
+        self._claim_scratch(start, nbytes, handoff)
         self._scratch_used = True
         nbytes += self.k.smem_bytes  # scratch space starts after the allocated buffers
         self.smem_bytes = max(self.smem_bytes, nbytes)
@@ -421,7 +423,7 @@ class EmitterCore:
         self.label(join)
         return self.emit(f"phi {ty} [ {v}, %{end} ], [ {other}, %{skip} ]")
 
-    def _claim_scratch(self, start: int, end: int) -> None:
+    def _claim_scratch(self, start: int, end: int, handoff: bool = False) -> None:
         """Inside a `WarpSpecialize`, the roles run at the same time and a role's barrier (`barrier`) orders only
         its own threads: two roles whose scratch bytes overlap would race (the GEMM's pingpong consumers,
         `Role.slot` 0 and 1, each stage their stores in an area of their own, `hopper.store_wgmma`; any other
@@ -430,13 +432,13 @@ class EmitterCore:
         if claims is None or end <= start:
             return
         mine = self.role_index
-        for role, s, e in claims:
-            if role != mine and s < end and start < e:
+        for role, s, e, h in claims:
+            if role != mine and s < end and start < e and not (h and handoff):
                 raise AssertionError(
                     f"internal: scratch shared memory bytes {max(s, start)}..{min(e, end)} are used by two warp roles "
                     f"that run at the same time ({self.role_names[role]} and {self.role_names[mine]}): a race the "
                     "roles' barriers do not order; give each role its own scratch area")
-        claims.append((mine, start, end))
+        claims.append((mine, start, end, handoff))
 
     def smem_ptr(self, byte_off: int, dt: DType, index: str) -> str:
         base = self.scratch if byte_off == 0 else self.emit(f"getelementptr i8, ptr addrspace(3) {self.scratch}, i32 {byte_off}")

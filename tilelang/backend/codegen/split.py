@@ -79,7 +79,7 @@ def emit_op(em: Any, op: object) -> bool:
             _take(em, op)
             return True
         case g.TicketRead(result=r, span=sp):
-            em.need_smem(4, sp)
+            em.need_smem(4, sp, handoff=True)
             em.stmt('call void asm sideeffect "", "~{memory}"()')  # (not above the caller's wait)
             em.env[r.id] = em.emit(f"load i32, ptr addrspace(3) {em.scratch}, align 4")
             return True
@@ -90,7 +90,7 @@ def _take(em: Any, op: g.TicketTake) -> None:
     """`g.TicketTake`: the counter's old value (the one thread of its role), reset by the last taker,
     stored to the scratch word and published by an arrival on the barrier (release: the store first)."""
     assert em.role_single, "a ticket is taken by a role one thread runs"
-    em.need_smem(4, op.span)
+    em.need_smem(4, op.span, handoff=True)
     rst, kept = em.new_label("tk_reset"), em.new_label("tk_kept")
     size = em.scalar(op.size)  # the counter after the split's (a CTA's first P: its groups'; `llvm.py`'s "split:K")
     ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {SPLIT}, i64 {em.emit(f'sext i32 {size} to i64')}")

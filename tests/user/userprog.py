@@ -113,6 +113,13 @@ SIM_COVERED: dict[str, tuple[str, ...]] = {
     "u04_axes": ("p11_std_llm", "p05_atomics_last", "p12_shapes"),
     "s02_column_argmax_walk": ("p11_std_llm", "p05_atomics_last", "h01_store_then_load", "p12_shapes"),
     "r15_add_rmsnorm": ("s06_norms_odd_widths", "r19_std_llm_prefill", "r07_dropout_hash"),
+    # (2026-12-06, hci: sim_cover.py over every test_user_programs module; m10_power_iteration_graph, covered
+    # too, stays: the only default simulation of a `graph { }` replayed on the simulated device)
+    "g03_life_torus": ("g01_pooling", "f05_mandelbrot", "r18_std_attention_odd", "u15_number_edges", "g08_viterbi",
+                       "f06_u8_image", "g10_bilinear_upsample", "j06_int_div_runtime"),
+    "a10_csr_spmm_host_built": ("p11_std_llm", "a07_int64_bool_reductions"),
+    "g02_dft_matmul": ("g10_bilinear_upsample", "g06_llm_block_api", "a02_scaled_mm_rowwise_bf16", "m05_nbody_leapfrog",
+                       "o09_groupnorm_nhwc"),
 }
 assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # a covering program is simulated
 

@@ -113,6 +113,55 @@ SIM_COVERED: dict[str, tuple[str, ...]] = {
     "u04_axes": ("p11_std_llm", "p05_atomics_last", "p12_shapes"),
     "s02_column_argmax_walk": ("p11_std_llm", "p05_atomics_last", "h01_store_then_load", "p12_shapes"),
     "r15_add_rmsnorm": ("s06_norms_odd_widths", "r19_std_llm_prefill", "r07_dropout_hash"),
+    # (2026-12-06, hci: sim_cover.py over every test_user_programs module; m10_power_iteration_graph, covered
+    # too, stays: the only default simulation of a `graph { }` replayed on the simulated device)
+    "g03_life_torus": ("g01_pooling", "f05_mandelbrot", "r18_std_attention_odd", "u15_number_edges", "g08_viterbi",
+                       "f06_u8_image", "g10_bilinear_upsample", "j06_int_div_runtime"),
+    "a10_csr_spmm_host_built": ("p11_std_llm", "a07_int64_bool_reductions"),
+    "g02_dft_matmul": ("g10_bilinear_upsample", "g06_llm_block_api", "a02_scaled_mm_rowwise_bf16", "m05_nbody_leapfrog",
+                       "o09_groupnorm_nhwc"),
+    # (the same over the simulations' own costs alone, -n 0: tests/user/sim_cover.py; seconds alone)
+    "x10_clip_contrastive_loss": (  # 3.1 s
+        "o10_masked_mean_pool_cosine", "j09_log_softmax_xent_grad", "g04_batchnorm_chan",
+        "o05_cross_attention_padding", "f09_splitk_atomic_ragged", "g11_causal_conv1d_generic",
+    ),
+    "a01_gqa_attention_backward_dq": (  # 2.9 s
+        "a13_gqa_attention_backward_dkdv", "x09_int4_group_quant_pack", "j02_sliding_window_attention",
+        "x07_conv_transpose1d_stride2",
+    ),
+    "m04_sinkhorn": (  # 2.8 s
+        "r18_std_attention_odd", "p05_atomics_last", "u16_odd_shapes", "a09_amp_adamw_skip_step", "f05_mandelbrot",
+        "g04_batchnorm_chan",
+    ),
+    "t01_rope_backward": (  # 2.7 s
+        "r18_std_attention_odd", "g08_viterbi", "a07_int64_bool_reductions", "a02_scaled_mm_rowwise_bf16",
+    ),
+    "f04_stream_compaction": (  # 2.7 s
+        "r18_std_attention_odd", "p12_shapes", "o07_segment_reduce_sorted", "p05_atomics_last",
+        "f08_odd_tiles_scans", "f05_mandelbrot",
+    ),
+    "f11_merge_sort_passes": (  # 2.0 s
+        "r18_std_attention_odd", "g08_viterbi", "f01_bitonic_argsort", "a07_int64_bool_reductions",
+        "g13_cummax_cummin",
+    ),
+    "a04_batched_inverse_gauss_jordan": (  # 1.9 s
+        "r18_std_attention_odd", "g05_f64_trsm", "a05_maxpool3x3_indices", "a09_amp_adamw_skip_step", "g01_pooling",
+    ),
+    "x04_batched_tridiagonal": (  # 1.8 s
+        "m05_nbody_leapfrog", "a05_maxpool3x3_indices", "o05_cross_attention_padding", "g08_viterbi",
+    ),
+    "m06_select_kth_bisect": (  # 1.6 s
+        "g08_viterbi", "m05_nbody_leapfrog", "k03_segmented_identities", "p12_shapes", "g10_bilinear_upsample",
+        "a09_amp_adamw_skip_step", "o11_bucketize_coo_spmm", "x06_adaptive_avg_pool_uneven",
+    ),
+    "o02_rmsnorm_matmul": (  # 1.5 s
+        "r18_std_attention_odd", "m05_nbody_leapfrog", "g08_viterbi", "f12_joint_histogram_queue",
+        "j11_int8_gemm_tensor_core_shapes", "g01_pooling",
+    ),
+    "t05_ell_spmv": ("r18_std_attention_odd", "k07_batched_cholesky_f64", "p05_atomics_last"),  # 1.5 s
+    "m03_selective_scan": (  # 1.5 s
+        "r18_std_attention_odd", "g09_logcumsumexp", "r19_std_llm_prefill", "r20_std_nn_odd",
+    ),
 }
 assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # a covering program is simulated
 

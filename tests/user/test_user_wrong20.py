@@ -127,3 +127,15 @@ def test_two_ranges_get_the_transposed_spelling(tmp_path: Path) -> None:
     prog.write_text(src.replace("m[1..3, 0..2]", "m[1..3].transpose()[0..2].transpose()"))
     got, _ = run_program(prog)
     np.testing.assert_array_equal(got["s"], np.arange(12, dtype=np.float32).reshape(3, 4)[1:3, 0:2])
+
+
+def test_the_length_of_a_shape_is_its_rank() -> None:
+    """`z.shape().len()` on the host (the rank of a tensor) was told "values of this type have no methods": it
+    is the shape's rank, which its type holds; a shape of unknown rank keeps the general help."""
+    from tilelang import driver
+
+    src = "fn main() {\n    let z = zeros::<f32>([4, 6]);\n    let s = z.shape();\n    print(s.len());\n}\n"
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103"]
+    assert list(errs[0].help) == ["a shape's length is its rank, part of its type `Shape<2>`: 2 here (its `[k]` is "
+                            "axis k's size)"], errs[0].help

@@ -377,6 +377,7 @@ _METHOD_HABITS = {
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes)",
     "sort": _SORT, "argsort": _SORT, "topk": _SORT,
+    **dict.fromkeys(("slice", "narrow"), "`{x}[a..b]` is rows a..b on the host (a kernel loads them by `partition`)"),
     # round 13: Rust's Euclidean division (Python's floor forms for a positive divisor), PyTorch's masked_fill
     "rem_euclid": "`where({x} % b < 0, {x} % b + abs(b), {x} % b)` is `rem_euclid(b)`, never negative (Tile's "
                   "`%` takes the dividend's sign, as Rust's `%` does)",

@@ -127,3 +127,34 @@ def test_two_ranges_get_the_transposed_spelling(tmp_path: Path) -> None:
     prog.write_text(src.replace("m[1..3, 0..2]", "m[1..3].transpose()[0..2].transpose()"))
     got, _ = run_program(prog)
     np.testing.assert_array_equal(got["s"], np.arange(12, dtype=np.float32).reshape(3, 4)[1:3, 0:2])
+
+
+def test_the_length_of_a_shape_is_its_rank() -> None:
+    """`z.shape().len()` on the host (the rank of a tensor) was told "values of this type have no methods": it
+    is the shape's rank, which its type holds; a shape of unknown rank keeps the general help."""
+    from tilelang import driver
+
+    src = "fn main() {\n    let z = zeros::<f32>([4, 6]);\n    let s = z.shape();\n    print(s.len());\n}\n"
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103"]
+    assert list(errs[0].help) == ["a shape's length is its rank, part of its type `Shape<2>`: 2 here (its `[k]` is "
+                            "axis k's size)"], errs[0].help
+
+
+def test_pytorch_slice_and_narrow_get_the_range_index(tmp_path: Path) -> None:
+    """`x.slice(2, 5)` / `x.narrow(0, 2, 3)` on the host got the list of methods: the help is the range index,
+    which gives PyTorch's rows."""
+    import numpy as np
+    from tilelang import driver
+    from userprog import run_program
+
+    src = "fn main() {\n    let x = arange::<f32>(10);\n    let y = x.slice(2, 5);\n    let z = x.narrow(0, 2, 3);\n}\n"
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103", "E0103"]
+    assert all(list(d.help) == ["`x[a..b]` is rows a..b on the host (a kernel loads them by `partition`)"]
+               for d in errs), [d.help for d in errs]
+    prog = tmp_path / "p.tile"
+    prog.write_text(src.replace("x.slice(2, 5)", "x[2..5]").replace("x.narrow(0, 2, 3)", "x[2..2 + 3]"))
+    got, _ = run_program(prog)
+    np.testing.assert_array_equal(got["y"], [2, 3, 4])
+    np.testing.assert_array_equal(got["z"], [2, 3, 4])

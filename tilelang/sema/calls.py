@@ -1,11 +1,9 @@
 """Calls: builtin functions and methods, user functions, kernels.
 
-Decides what a call is and hands it to the rule that types it: a builtin
-function or method (`builtin_call`: arity, keywords, host or kernel context,
-then the rule in `rules.RULES`), a user function (`fn_call`, generics
-inferred by `generics`) or a kernel launch (`launch.check_kernel_call`).
-Enqueues every called function for checking in the caller's context (host
-or device code) and records the device call graph.
+Decides what a call is and hands it to the rule that types it: a builtin function or method (`builtin_call`:
+arity, keywords, host or kernel context, then the rule in `rules.RULES`), a user function (`fn_call`, generics
+inferred by `generics`) or a kernel launch (`launch.check_kernel_call`). Enqueues every called function for
+checking in the caller's context (host or device code) and records the device call graph.
 """
 
 from __future__ import annotations
@@ -41,6 +39,7 @@ from tilelang.sema.types import (
     PartitionT,
     RefT,
     ScalarT,
+    ShapeT,
     TensorT,
     TileT,
     TileViewT,
@@ -206,9 +205,10 @@ def _range_help(tcx: CheckCx, e: ast.Call) -> str:
     return "write a range `a..b` (`a..=b` includes `b`), as in `for i in 0..n { .. }`"
 
 
-def tile_dims_help(ty: TileT) -> str:
-    """What `t.shape[0]`, `t.shape()` or `len(t)` of a tile is in Tile: its
-    type's dimensions, known when the kernel is compiled."""
+def tile_dims_help(ty: TileT | ShapeT) -> str:
+    """`t.shape[0]`, `t.shape()`, `len(t)` of a tile: its type's dimensions; `s.len()` of a shape: its rank."""
+    if isinstance(ty, ShapeT):  # round 20: `x.shape().len()` was told "values of this type have no methods"
+        return f"a shape's length is its rank, part of its type `{ty}`: {ty.rank} here (its `[k]` is axis k's size)"
     dims = [str(d) for d in ty.shape]
     if not dims:
         return f"a tile's shape is part of its type, `{ty}`: this one has no axes"
@@ -377,6 +377,7 @@ _METHOD_HABITS = {
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes)",
     "sort": _SORT, "argsort": _SORT, "topk": _SORT,
+    **dict.fromkeys(("slice", "narrow"), "`{x}[a..b]` is rows a..b on the host (a kernel loads them by `partition`)"),
     # round 13: Rust's Euclidean division (Python's floor forms for a positive divisor), PyTorch's masked_fill
     "rem_euclid": "`where({x} % b < 0, {x} % b + abs(b), {x} % b)` is `rem_euclid(b)`, never negative (Tile's "
                   "`%` takes the dividend's sign, as Rust's `%` does)",
@@ -694,7 +695,7 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         habit = ((_METHOD_HABITS.get(name) if kind != "scalar" else None)  # then Rust's (round 20: `t.signum()`)
                  or scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args])
                  or (_METHOD_HABITS[name] if name in _HABIT_ARGS else None)) if kind in _VALUE_KINDS else None
-        if kind == "tile" and isinstance(rty, TileT) and name in _SHAPE_WORDS:
+        if name in _SHAPE_WORDS and (kind == "tile" and isinstance(rty, TileT) or isinstance(rty, ShapeT) and rty.rank):
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape
             habit = parts(name, rty, e, tcx.receiver_snippet(e.receiver)) or habit

@@ -155,7 +155,7 @@ def _assembles(monkeypatch, var: str, dt: str) -> str:  # type: ignore[no-untype
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-@pytest.mark.parametrize("dt", ["f16", "bf16"])
+@pytest.mark.parametrize("dt", ["f16", pytest.param("bf16", marks=pytest.mark.heavy)])
 def test_chained_split_kernels_assemble(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`_assembles` under `TILEC_ATTN_CHAIN_SPLIT=1` (0 B of spills: 68 B with walk B's values shared with those
     before the roles, 48 B with the launch's position read again: `attention_csplit.setup`; walk A's key loop 645

@@ -53,7 +53,9 @@ def test_the_switch_and_a_mask_read_elsewhere_keep_the_loop_as_written(monkeypat
 
 
 @pytest.mark.parametrize(("bm", "bn", "d", "s", "ctas", "split"), [
-    (64, 64, 64, 150, 2, "1"), (64, 64, 64, 150, 3, "0"), (128, 128, 128, 200, 1, "1"), (128, 64, 64, 130, 2, "1")])
+    (64, 64, 64, 150, 2, "1"), (64, 64, 64, 150, 3, "0"),
+    pytest.param(128, 128, 128, 200, 1, "1", marks=pytest.mark.heavy),
+    pytest.param(128, 64, 64, 130, 2, "1", marks=pytest.mark.heavy)])
 def test_a_masked_user_loop_in_the_simulator(bm: int, bn: int, d: int, s: int, ctas: int, split: str,
                                              monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
@@ -103,7 +105,8 @@ def test_a_mask_that_is_not_of_sums_keeps_its_where() -> None:
 
 
 @pytest.mark.parametrize(("kern", "bm", "bn", "d", "s", "ctas", "more"), [
-    ("attn_causal", 64, 64, 64, 150, 2, ""), ("attn_causal", 128, 128, 128, 300, 1, ""),
+    ("attn_causal", 64, 64, 64, 150, 2, ""),
+    pytest.param("attn_causal", 128, 128, 128, 300, 1, "", marks=pytest.mark.heavy),
     ("attn_window", 64, 64, 64, 200, 2, ", 100")])
 def test_causal_and_window_loops_in_the_simulator(kern: str, bm: int, bn: int, d: int, s: int, ctas: int,
                                                   more: str) -> None:

@@ -39,7 +39,9 @@ def _facts(bh: int, s: int, d: int) -> dict[str, TensorFacts]:
 
 
 @pytest.mark.parametrize(("bm", "bn", "d", "s", "ctas", "split"), [
-    (64, 64, 64, 150, 2, "1"), (64, 64, 64, 192, 3, "0"), (128, 128, 128, 200, 1, "1"), (128, 64, 64, 256, 2, "1")])
+    (64, 64, 64, 150, 2, "1"), (64, 64, 64, 192, 3, "0"),
+    pytest.param(128, 128, 128, 200, 1, "1", marks=pytest.mark.heavy),
+    pytest.param(128, 64, 64, 256, 2, "1", marks=pytest.mark.heavy)])
 def test_a_bias_read_in_the_loop_in_the_simulator(bm: int, bn: int, d: int, s: int, ctas: int, split: str,
                                                   monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
@@ -67,7 +69,8 @@ def test_a_bias_read_in_the_loop_in_the_simulator(bm: int, bn: int, d: int, s: i
             np.testing.assert_allclose(o[b].astype(np.float64), ref, atol=3e-3, rtol=1e-2)
 
 
-@pytest.mark.parametrize(("bm", "bn", "d", "s"), [(64, 64, 64, 150), (128, 128, 128, 200)])
+@pytest.mark.parametrize(("bm", "bn", "d", "s"), [(64, 64, 64, 150),
+                                                  pytest.param(128, 128, 128, 200, marks=pytest.mark.heavy)])
 def test_the_short_keys_variant_reads_the_bias_too(bm: int, bn: int, d: int, s: int) -> None:
     """The variant a launch of short keys compiles (`facts.Short`, `attention_chain`: chained tiles)."""
     k = _kernel(bm, bn, d)

@@ -111,16 +111,20 @@ def _run(src: str, name: str, bm: int, bn: int, d: int, s: int, ctas: int, facts
 
 
 @pytest.mark.parametrize(("bm", "bn", "d", "s", "ctas", "split"), [
-    (64, 64, 64, 150, 2, "1"), (64, 64, 64, 192, 3, "0"), (128, 128, 128, 200, 1, "1"), (128, 64, 64, 256, 2, "1"),
-    (192, 128, 64, 200, 1, "1")])
+    (64, 64, 64, 150, 2, "1"), (64, 64, 64, 192, 3, "0"),
+    pytest.param(128, 128, 128, 200, 1, "1", marks=pytest.mark.heavy),
+    pytest.param(128, 64, 64, 256, 2, "1", marks=pytest.mark.heavy),
+    pytest.param(192, 128, 64, 200, 1, "1", marks=pytest.mark.heavy)])
 def test_q_scaled_before_the_loop_in_the_simulator(bm: int, bn: int, d: int, s: int, ctas: int, split: str,
                                                    monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_SPLIT", split)
     _run(SRC, "attn_qscale", bm, bn, d, s, ctas)
 
 
-@pytest.mark.parametrize(("bm", "bn", "d", "s", "ctas"), [(64, 64, 64, 150, 2), (128, 128, 128, 200, 1),
-                                                          (128, 64, 128, 130, 2)])
+@pytest.mark.parametrize(("bm", "bn", "d", "s", "ctas"), [
+    (64, 64, 64, 150, 2),
+    pytest.param(128, 128, 128, 200, 1, marks=pytest.mark.heavy),
+    pytest.param(128, 64, 128, 130, 2, marks=pytest.mark.heavy)])
 def test_a_rope_like_q_of_loaded_tiles_in_the_simulator(bm: int, bn: int, d: int, s: int, ctas: int) -> None:
     _run(ROPE, "attn_rope", bm, bn, d, s, ctas)
 

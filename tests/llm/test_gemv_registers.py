@@ -297,7 +297,8 @@ def _zero_weights(cfg: Qwen3Config) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.parametrize(("model", "fields", "sampling"), [
-    ("qwen3-0.6b", {}, None), ("qwen3-4b", {}, (0.7, 0.9, 1)), ("qwen3-8b", {}, None),
+    pytest.param("qwen3-0.6b", {}, None, marks=pytest.mark.heavy), ("qwen3-4b", {}, (0.7, 0.9, 1)),
+    pytest.param("qwen3-8b", {}, None, marks=pytest.mark.heavy),  # (heavy: 4B's kernels at other sizes)
     ("qwen3-4b", {"aw": 8, "mr": 16, "tk": 4096, "tw": 0, "ge": ("o", "down", "attn")}, None),
 ])
 def test_every_planned_kernel_assembles_without_spills(model: str, fields: dict, sampling: tuple | None,  # type: ignore[type-arg]

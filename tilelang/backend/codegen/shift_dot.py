@@ -295,16 +295,12 @@ def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
                     bad = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
                     own = em.emit(f"add i32 {own}, {bad}")
             if nan:
-                total = totals[i if not left else j]
-                others = em.emit(f"icmp sgt i32 {em.emit(f'sub i32 {total}, {own}')}, 0")
-                cur = em.emit(f"select i1 {others}, float 0x7FF8000000000000, float {cur}")
+                cur = _nan_if_others(em, totals[i if not left else j], own, cur)
             out.append(cur)
         outs.append(out)
         ends.append(em.cur)
         em.br(join)
-    em.label(join)
-    em.env[r.id] = [em.emit(f"phi float [ {f}, %{ends[0]} ], [ {n}, %{ends[1]} ]")
-                    for f, n in zip(outs[0], outs[1], strict=True)]
+    _join_paths(em, r, join, outs, ends)
     return True
 
 
@@ -444,15 +440,12 @@ def _in_warp(em: Any, op: Any, diags: list[tuple[int, Any]], left: bool) -> bool
                     hit = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
                     own = em.emit(f"add i32 {own}, {hit}")
             if nan:
-                others = em.emit(f"icmp sgt i32 {em.emit(f'sub i32 {total}, {own}')}, 0")
-                cur = em.emit(f"select i1 {others}, float 0x7FF8000000000000, float {cur}")
+                cur = _nan_if_others(em, total, own, cur)
             out.append(cur)
         outs.append(out)
         ends.append(em.cur)
         em.br(join)
-    em.label(join)
-    em.env[r.id] = [em.emit(f"phi float [ {f}, %{ends[0]} ], [ {n}, %{ends[1]} ]")
-                    for f, n in zip(outs[0], outs[1], strict=True)]
+    _join_paths(em, r, join, outs, ends)
     return True
 
 
@@ -562,3 +555,18 @@ def _column_counts(em: Any, off: int, at: int, R: int, C: int, span: Any) -> int
 
 
 __all__ = ["band_of", "dead_band_ops", "defining_ops", "enabled", "shift_dot"]
+
+
+def _nan_if_others(em: Any, total: str, own: str, cur: str) -> str:
+    """`cur`, or NaN where the line holds a non-finite element (`total`) that is not the band's own (`own`): the
+    FMA loop's 0 * inf = NaN off the band."""
+    others = em.emit(f"icmp sgt i32 {em.emit(f'sub i32 {total}, {own}')}, 0")
+    return em.emit(f"select i1 {others}, float 0x7FF8000000000000, float {cur}")  # type: ignore[no-any-return]
+
+
+def _join_paths(em: Any, r: Any, join: str, outs: list[list[str]], ends: list[str]) -> None:
+    """The result `r` at `join`: each output the phi of the fast path's (`outs[0]`, ended in `ends[0]`) and the
+    counting path's value."""
+    em.label(join)
+    em.env[r.id] = [em.emit(f"phi float [ {f}, %{ends[0]} ], [ {n}, %{ends[1]} ]")
+                    for f, n in zip(outs[0], outs[1], strict=True)]

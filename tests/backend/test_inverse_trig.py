@@ -138,21 +138,12 @@ def test_the_simulated_gpu_gives_the_same_bits(arch: str, tmp_path: Path) -> Non
 @pytest.mark.gpu
 def test_the_gpu_gives_the_interpreter_s_angles(tmp_path: Path) -> None:
     """On a real GPU (the `-m gpu` suite; benchmarks/huser19_device.sh): what the simulator gives."""
-    from userprog import program_tensors
+    from userprog import gpu_tensors_match
 
     f = tmp_path / "k.tile"
     f.write_text(PROGRAM, encoding="utf-8")
     want, _ = _run(tmp_path)
-    out = io.StringIO()
-    ex = run.execute(str(f), "gpu", out=out)
-    assert ex.device.kind == "gpu"
-    got = program_tensors(ex)
-    for k, w in want.items():
-        if w.dtype == np.float64:
-            np.testing.assert_allclose(got[k], w, rtol=5e-16, atol=0, equal_nan=True, err_msg=k)
-        else:
-            np.testing.assert_array_equal(got[k], w, err_msg=k)
-    _check(got, out.getvalue())
+    _check(*gpu_tensors_match(f, want))
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")

@@ -80,6 +80,21 @@ def assemble_all(out: Path, arch: str, what: object) -> None:
         assert r.returncode == 0, (what, f.name, r.stderr)
 
 
+def gpu_tensors_match(src: Path, want: Mapping[str, np.ndarray]) -> tuple[dict[str, np.ndarray], str]:
+    """Run the program at `src` on the GPU and compare `main`'s tensors with the interpreter's `want`: f64 within
+    5e-16 (NaNs equal), every other type bit for bit. Returns the GPU's tensors and what it printed."""
+    out = io.StringIO()
+    ex = run.execute(str(src), "gpu", out=out)
+    assert ex.device.kind == "gpu"
+    got = program_tensors(ex)
+    for k, w in want.items():
+        if w.dtype == np.float64:
+            np.testing.assert_allclose(got[k], w, rtol=5e-16, atol=0, equal_nan=True, err_msg=k)
+        else:
+            np.testing.assert_array_equal(got[k], w, err_msg=k)
+    return got, out.getvalue()
+
+
 def program_tensors(ex: run.Execution) -> dict[str, np.ndarray]:
     """`main`'s tensors by variable; a tuple of tensors (what a host function
     returned) gives `name.0`, `name.1`, ..."""

@@ -297,13 +297,142 @@ def test_the_benchmarks_launch(mode: str, monkeypatch) -> None:  # type: ignore[
 
 # `TILEC_ATTN_CHAIN_SPLIT=dyn`: the key split's pieces by the same tickets (test_attention_csplit's cases: BM, BH,
 # BHkv, S_q, S_k, causal, CTAs, pieces the last round runs; D = 64, BN = 64, the short keys' variant)
-def test_the_ticketed_key_split_is_refused(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """`TILEC_ATTN_CHAIN_SPLIT=dyn` (hattn5: the key split's pieces by tickets) is refused: its producer stores the
-    ticket in the scratch word the consumers' split flag uses, which no barrier orders against the consumers' walk A
-    (the emitter's role-scratch check, hrev20, refused the kernel as a race at landing). The halves' tickets
-    (`TILEC_ATTN_CHAIN_HALVES=dyn`) share that word with no other use and stay."""
-    from tilelang.backend.gpu.passes import attention_csplit
+# (the last round: one CTA busy, some, all; every case heavy, ~4-8 s each: the halves' "dyn" llsim case,
+# test_halves_in_the_simulator, is the default suite's cover of the ticket ops)
+SPLIT_CASES = [
+    pytest.param(64, 2, 2, 300, 200, False, 4, 2 * 2, marks=pytest.mark.heavy),  # 10 tiles on 4: the last 2 in 2 pieces each
+    # 5 tiles on 4, the last of one key block: no split, one CTA busy in the last round, three tickets unused
+    pytest.param(64, 1, 1, 320, 64, False, 4, 0, marks=pytest.mark.heavy),
+    # 5 tiles on 4, the last of two key blocks: 2 pieces on the 2 CTAs out first, the other 2 idle
+    pytest.param(64, 1, 1, 320, 128, False, 4, 1 * 2, marks=pytest.mark.heavy),
+    # 8 tiles on 4: two whole rounds, every CTA busy to the end, nothing to split (walk B empty everywhere)
+    pytest.param(64, 2, 2, 256, 200, False, 4, 0, marks=pytest.mark.heavy),
+    # 7 tiles on 4: the last 3 in 4 pieces each, up to 3 rounds of pieces a CTA (the first out take the most)
+    pytest.param(64, 1, 1, 448, 320, False, 4, 3 * 4, marks=pytest.mark.heavy),
+    pytest.param(128, 2, 1, 300, 500, False, 5, 1 * 5, marks=pytest.mark.heavy),  # two warpgroups, GQA
+    pytest.param(64, 2, 2, 300, 200, True, 3, 0, marks=pytest.mark.heavy),  # causal pairs: no split
+    pytest.param(64, 1, 1, 576, 512, False, 8, 1 * 8, marks=pytest.mark.heavy),  # the benchmark's cut
+]
 
+
+@pytest.mark.parametrize(("bm", "bh", "hkv", "sq", "sk", "causal", "ctas", "pieces"), SPLIT_CASES,
+                         ids=["two_tiles_left", "one_busy", "some_busy", "all_busy", "three_left", "two_warpgroups_gqa",
+                              "causal_pairs", "eight_pieces"])
+def test_ticketed_key_split_in_the_simulator(bm: int, bh: int, hkv: int, sq: int, sk: int, causal: bool, ctas: int,
+                                             pieces: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_CHAIN_SPLIT=dyn` against NumPy in llsim, and the records its pieces wrote (a piece's record is
+    2 * BM consumer threads' words: test_attention_csplit's count), the counter zero after the launch."""
+    import llsim
+    from test_attention_split import _run
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch, None)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
     monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "dyn")
-    with pytest.raises(ValueError, match="TILEC_ATTN_CHAIN_SPLIT='dyn': expected 0 or 1"):
-        attention_csplit.enabled()
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", "0")
+    k = _std("flash_attention_lse", "f16", bm, 64, 64)
+    facts = _short(LSE, 64)
+    gk = lower_gpu(k, "sm_90a", facts)
+    text = print_gpu_kernel(gk)
+    assert "ticket.take" in text and "ticket.read" in text and "split.save" in text
+    written = _run(k, facts, (ctas, 1), bh, hkv, sq, sk, 64, causal, 5)
+    assert written == pieces * 2 * bm * (4 + 32)
+
+
+@pytest.mark.heavy
+def test_the_benchmarks_launch_ticketed_key_split(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_CHAIN_SPLIT=dyn` on the benchmark's full launch at BN = 64 (4,096 tiles on 132 CTAs), the
+    consumer role's own scalar walk with the tickets in a random order: 31 whole rounds, then the last 4 tiles
+    in 8 pieces of one key block each, run by the 32 CTAs that took the first 32 tickets."""
+    import random
+
+    import dataclasses
+
+    from test_csplit_plan import SWITCHES
+    from test_split_plan import _spied
+
+    for name in (*SWITCHES, VAR):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "dyn")
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", "0")
+    facts = _facts("oqkv", 3)
+    kp = _spied(monkeypatch, {**facts, "k": dataclasses.replace(facts["k"], rows_at_most=8 * 64)})
+    tickets = random.Random(11).sample(range(132), 132)
+    got = _rows(kp, 132, 512, 1024, 512, False, tickets)
+    assert len(got) == 4096
+    cut = {t: r for t, r in got.items() if len(r) > 2}
+    assert len(cut) == 4 and all(len(r) == 16 and all(x[2] - x[1] == 1 for x in r) for r in cut.values())
+    assert {x[3] for r in cut.values() for x in r} == {c for c in range(132) if tickets[c] < 32}
+    assert all(len(r) == 2 for t, r in got.items() if t not in cut)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+def test_the_ticketed_key_split_assembles_without_spills(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The benchmark's kernel under `TILEC_ATTN_CHAIN_SPLIT=dyn` (its merge 2 records an iteration,
+    `attention_csplit.DYN_MERGE_UNROLL`: at 3, 48 B of spills): ptxas (sm_90a) spills nothing."""
+    _env(monkeypatch, None)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "dyn")
+    ptx = emit_ptx(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", _short(_facts("oqkv", 3), 128))
+    rep = assemble(ptx, "sm_90a")
+    assert max(rep.spill_stores) == 0 and max(rep.spill_loads) == 0, rep.text[-2000:]
+    assert "ticket" in ptx or "atom.acq_rel.gpu.global.add.u32" in ptx
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", [("f16", 3, 1, 640, 1000, False, 2), ("bf16", 2, 2, 1024, 1024, False, 3)],
+                         ids=lambda c: "-".join(map(str, c)))
+def test_ticketed_key_split_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_CHAIN_SPLIT=dyn` against SDPA, three launches the same bits (the counters zero again): 15 tiles
+    on 2 CTAs (GQA, keys not a multiple of 128), 16 on 3; and the benchmark's full launch on every SM."""
+    from test_attention_qdouble import _assert_every_tile_right
+    from test_attention_split import gpu_lse_check
+
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch has no CUDA device")
+    dtype, bh, hkv, sq, sk, causal, ctas = case
+    _env(monkeypatch, None)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "dyn")
+    monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
+    gpu_lse_check(dtype, 64, bh, hkv, sq, sk, causal, sq + sk)
+    if dtype == "f16":
+        _assert_every_tile_right(False, monkeypatch)
+
+
+def test_the_ticket_has_a_word_of_its_own(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_ATTN_CHAIN_SPLIT=dyn`: the producer's ticket (`g.TicketTake`) and the consumers' read of it live in
+    the emitter's handoff area (`EmitterCore.handoff_word`: the first word after the GPU IR's buffers), and the
+    consumers' split flag, like every scratch use, after it, so the role-scratch check (hrev20) passes; with the
+    ticket put back in the scratch's first word as hattn5 had it (sabotaged `handoff_word`), the check refuses
+    the kernel as the race it was."""
+    import re
+
+    from tilelang.backend.codegen.core import EmitterCore
+    from tilelang.source import DUMMY_SPAN
+
+    _env(monkeypatch, None)
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+    monkeypatch.setenv("TILEC_ATTN_CHAIN_SPLIT", "dyn")
+    monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", "0")
+    gk = lower_gpu(_std("flash_attention_lse", "f16", 64, 64, 64), "sm_90a", _short(LSE, 64))
+    ll = emit_llvm_text(gk, gk.facts, "")[0]
+    base = gk.smem_bytes
+    words = {m.group(1) for m in re.finditer(rf"(%t\d+) = getelementptr i8, ptr addrspace\(3\) @smem, i32 {base}\b", ll)}
+    ticket = [ln for ln in ll.splitlines() if re.search(r"(store|load) i32.* addrspace\(3\) %t\d+, align 4", ln)
+              and re.search(r"addrspace\(3\) (%t\d+), align", ln).group(1) in words]  # type: ignore[union-attr]
+    assert len(ticket) == 2 and "store" in ticket[0] + ticket[1] and "load" in ticket[0] + ticket[1]
+    flag = [ln for ln in ll.splitlines() if re.search(r"(store|load) i8 .*@smem, i32 (\d+)\)", ln)]
+    assert flag and all(f"@smem, i32 {base + 16})" in ln for ln in flag)  # the split flag: the scratch's first word
+    offsets = {int(x) for x in re.findall(r"@smem, i32 (\d+)\)", ll)}
+    assert min(offsets) >= base + 16  # no scratch use below the handoff area's end
+
+    def in_scratch(em, bar):  # type: ignore[no-untyped-def]
+        em.need_smem(4, DUMMY_SPAN)
+        return em.scratch
+
+    monkeypatch.setattr(EmitterCore, "handoff_word", in_scratch)
+    with pytest.raises(AssertionError, match="used by two warp roles"):
+        emit_llvm_text(gk, gk.facts, "")

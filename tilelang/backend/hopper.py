@@ -499,7 +499,7 @@ class HopperOps:
             base0 = 0
         else:
             self.need_smem(total * (slot + 1), op.span, slot * total)  # type: ignore[attr-defined]  # (its own)
-            base0 = self.k.smem_bytes + slot * total  # type: ignore[attr-defined]
+            base0 = self.scratch_base + slot * total  # type: ignore[attr-defined]
         slots = self.tile(op.value)  # type: ignore[attr-defined]
         off0, off1 = (self.scalar(o) for o in op.offsets)  # type: ignore[attr-defined]
         t = self.role_tid

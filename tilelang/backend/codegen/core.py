@@ -34,6 +34,7 @@ from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.layouts import WgmmaAcc
 from tilelang.backend.gpu.nodes import GpuKernel
 from tilelang.backend.gpu.nodes import walk as gpu_walk
+from tilelang.backend.gpu.walk_nodes import TicketTake
 from tilelang.backend.prints import PrintFormat
 from tilelang.diagnostics.codes.codegen import (
     GPU_TILE_TOO_LARGE,
@@ -101,6 +102,9 @@ class _TensorInfo:
     facts: TensorFacts = field(default_factory=TensorFacts)
 
 
+# ops that publish a handoff word (`EmitterCore.handoff_word`), each on its `bar`
+HANDOFF_OPS = (TicketTake,)
+
 # named barrier id of a barrier inside a warp role, plus its `Role.slot` (0 the CTA's, 1 zero rows, 2-3 turns, 4-6 TMA
 # stores, 8 the split's, 9-10 `SmemTileWrite`'s and the slots')
 ROLE_BARRIER = 14
@@ -122,11 +126,17 @@ class EmitterCore:
         # role used, (role, first byte, end) (`_claim_scratch`); None outside roles
         self.role_index = 0
         self.role_names: tuple[str, ...] = ()
-        self._role_scratch: list[tuple[int, int, int, bool]] | None = None
-        # Scratch shared memory (conversions, reductions) starts after the buffers
-        # the GPU IR allocated (`smem_alloc`).
-        self._scratch = ("@smem" if not kernel.smem_bytes else
-                         f"getelementptr (i8, ptr addrspace(3) @smem, i32 {kernel.smem_bytes})")
+        self._role_scratch: list[tuple[int, int, int]] | None = None
+        # Handoff words (`handoff_word`): one a word one role publishes by an mbarrier's arrival and another reads
+        # after waiting for it, keyed by that mbarrier, in an area of their own right after the buffers the GPU IR
+        # allocated (`smem_alloc`), so no scratch user of any role can touch them; 16 bytes a 4 words (the
+        # scratch after it keeps its 16-byte alignment). No area in a kernel without one.
+        self._handoffs = {op.bar.id: i for i, op in enumerate(
+            op for op in gpu_walk(kernel.body) if isinstance(op, HANDOFF_OPS))}
+        # Scratch shared memory (conversions, reductions) starts after the buffers and the handoff area.
+        self.scratch_base = kernel.smem_bytes + -(-4 * len(self._handoffs) // 16) * 16
+        self._scratch = ("@smem" if not self.scratch_base else
+                         f"getelementptr (i8, ptr addrspace(3) @smem, i32 {self.scratch_base})")
         # Until something touches shared memory, a first scratch writer at the
         # kernel body's top level has no earlier reader to wait for (`scratch_fresh`).
         self._scratch_used = bool(kernel.smem_bytes)
@@ -140,7 +150,7 @@ class EmitterCore:
         self.n = 0
         self.cur = "start"  # the body begins at label %start (after the entry block)
         self.env: dict[int, Operand] = {}
-        self.smem_bytes = kernel.smem_bytes
+        self.smem_bytes = self.scratch_base
         # assert number i+1 -> (span, message, region, axis): `ir.Assert`'s; a region's
         # failure writes its place into the error word after the number
         self.asserts: list[tuple[Span, str, str, int]] = []
@@ -393,13 +403,11 @@ class EmitterCore:
             self.barrier()
         self.hazards.add(tensor, a)
 
-    def need_smem(self, nbytes: int, span: Span, start: int = 0, handoff: bool = False) -> None:
-        """Scratch bytes `start` .. `nbytes` (after the allocated buffers) are used here. `handoff`: a word one
-        role stores once and another reads after waiting on the mbarrier the store's arrival completes
-        (`g.TicketTake` -> `g.TicketRead`): two handoff claims may overlap; a handoff and any other use may not."""
-        self._claim_scratch(start, nbytes, handoff)
+    def need_smem(self, nbytes: int, span: Span, start: int = 0) -> None:
+        """Scratch bytes `start` .. `nbytes` (after the allocated buffers and the handoff words) are used here."""
+        self._claim_scratch(start, nbytes)
         self._scratch_used = True
-        nbytes += self.k.smem_bytes  # scratch space starts after the allocated buffers
+        nbytes += self.scratch_base  # scratch space starts after the allocated buffers and the handoff words
         self.smem_bytes = max(self.smem_bytes, nbytes)
         if self.smem_bytes > MAX_SMEM_BYTES:
             raise self.error(
@@ -423,22 +431,32 @@ class EmitterCore:
         self.label(join)
         return self.emit(f"phi {ty} [ {v}, %{end} ], [ {other}, %{skip} ]")
 
-    def _claim_scratch(self, start: int, end: int, handoff: bool = False) -> None:
+    def _claim_scratch(self, start: int, end: int) -> None:
         """Inside a `WarpSpecialize`, the roles run at the same time and a role's barrier (`barrier`) orders only
         its own threads: two roles whose scratch bytes overlap would race (the GEMM's pingpong consumers,
         `Role.slot` 0 and 1, each stage their stores in an area of their own, `hopper.store_wgmma`; any other
-        scratch exchange starts at byte 0). No pipeline puts a second scratch user in a role today: refuse one."""
+        scratch exchange starts at byte 0). No pipeline puts a second scratch user in a role today: refuse one.
+        (A word handed from one role to another is not scratch: `handoff_word`.)"""
         claims = self._role_scratch
         if claims is None or end <= start:
             return
         mine = self.role_index
-        for role, s, e, h in claims:
-            if role != mine and s < end and start < e and not (h and handoff):
+        for role, s, e in claims:
+            if role != mine and s < end and start < e:
                 raise AssertionError(
                     f"internal: scratch shared memory bytes {max(s, start)}..{min(e, end)} are used by two warp roles "
                     f"that run at the same time ({self.role_names[role]} and {self.role_names[mine]}): a race the "
                     "roles' barriers do not order; give each role its own scratch area")
-        claims.append((mine, start, end, handoff))
+        claims.append((mine, start, end))
+
+    def handoff_word(self, bar: ir.Value) -> str:
+        """The shared word published by an arrival on `bar` (`HANDOFF_OPS`: `g.TicketTake` stores it and arrives,
+        `g.TicketRead` reads it after its role waited for that phase): a word of the handoff area, apart from
+        every scratch user's bytes (hattn5's ticket in the scratch word of the consumers' split flag raced it)."""
+        if bar.id not in self._handoffs:
+            raise AssertionError(f"internal: no op of this kernel publishes a handoff word on barrier `{bar.name}`")
+        off = self.k.smem_bytes + 4 * self._handoffs[bar.id]
+        return "@smem" if not off else self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {off}")
 
     def smem_ptr(self, byte_off: int, dt: DType, index: str) -> str:
         base = self.scratch if byte_off == 0 else self.emit(f"getelementptr i8, ptr addrspace(3) {self.scratch}, i32 {byte_off}")

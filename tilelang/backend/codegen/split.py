@@ -78,19 +78,20 @@ def emit_op(em: Any, op: object) -> bool:
         case g.TicketTake():
             _take(em, op)
             return True
-        case g.TicketRead(result=r, span=sp):
-            em.need_smem(4, sp, handoff=True)
+        case g.TicketRead(result=r, bar=b):
+            word = em.handoff_word(b)
             em.stmt('call void asm sideeffect "", "~{memory}"()')  # (not above the caller's wait)
-            em.env[r.id] = em.emit(f"load i32, ptr addrspace(3) {em.scratch}, align 4")
+            em.env[r.id] = em.emit(f"load i32, ptr addrspace(3) {word}, align 4")
             return True
     return False
 
 
 def _take(em: Any, op: g.TicketTake) -> None:
     """`g.TicketTake`: the counter's old value (the one thread of its role), reset by the last taker,
-    stored to the scratch word and published by an arrival on the barrier (release: the store first)."""
+    stored to its handoff word (`EmitterCore.handoff_word`: apart from every scratch use) and published by an
+    arrival on the barrier (release: the store first)."""
     assert em.role_single, "a ticket is taken by a role one thread runs"
-    em.need_smem(4, op.span, handoff=True)
+    word = em.handoff_word(op.bar)
     rst, kept = em.new_label("tk_reset"), em.new_label("tk_kept")
     size = em.scalar(op.size)  # the counter after the split's (a CTA's first P: its groups'; `llvm.py`'s "split:K")
     ptr = em.emit(f"getelementptr i32, ptr addrspace(1) {SPLIT}, i64 {em.emit(f'sext i32 {size} to i64')}")
@@ -101,7 +102,7 @@ def _take(em: Any, op: g.TicketTake) -> None:
     em.stmt(f'call void asm sideeffect "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{{memory}}"(ptr addrspace(1) {ptr})')
     em.br(kept)
     em.label(kept)
-    em.stmt(f"store i32 {old}, ptr addrspace(3) {em.scratch}, align 4")
+    em.stmt(f"store i32 {old}, ptr addrspace(3) {word}, align 4")
     em.stmt('call void asm sideeffect "", "~{memory}"()')  # (the store before the arrival)
     p = em.smem_at(op.bar, op.stage)
     em.declare("declare i64 @llvm.nvvm.mbarrier.arrive.shared(ptr addrspace(3))")

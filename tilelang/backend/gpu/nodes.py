@@ -704,8 +704,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
         case Stamp(tile=t):
             return (t,)
         case (SmemAlloc() | BarrierAlloc() | WarpSpecialize() | Undef() | Fence() | WarpgroupTurn() | AccIndex()
-              | WarpgroupIndex() | TicketRead()):
+              | WarpgroupIndex()):
             return ()
+        case TicketRead(bar=b):
+            return (b,)
         case TicketTake(size=n, bar=b, stage=st):
             return (n, b, st)
         case CopyToShared(offsets=cs, dst=d, stage=s):

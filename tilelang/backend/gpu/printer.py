@@ -117,8 +117,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{n.define(r)} = warpgroup_index : {r.type}")
         case g.TicketTake(result=r, size=sz, bar=b, stage=st):
             line(f"{n.define(r)} = ticket.take %split[{n(sz)}] of {n(sz)}, publish {n(b)}[{n(st)}] : {r.type}")
-        case g.TicketRead(result=r):
-            line(f"{n.define(r)} = ticket.read : {r.type}")
+        case g.TicketRead(result=r, bar=b):
+            line(f"{n.define(r)} = ticket.read {n(b)} : {r.type}")
         case g.Touch(values=vs):
             line(f"touch {', '.join(map(n, vs))}")
         case g.Stamp(slot=sl, tile=t):

@@ -30,8 +30,8 @@ class TicketTake:
     the ABI asking for one more counter a CTA) before an atomic add of 1, which the taker of
     ticket `size` - 1 resets to 0 (each of the launch's `size` CTAs takes one, so the counter is zero
     again for the next launch; tickets come in the order the CTAs get here). Written to the CTA's
-    shared scratch word and published by an arrival on `bar[stage]` (count 1), which `TicketRead`
-    waits for: the last round's halves handed to the CTAs that finish first
+    shared word of `bar` (the emitter's handoff area, apart from every scratch use) and published by
+    an arrival on `bar[stage]` (count 1), which `TicketRead` waits for: the last round's halves handed to the CTAs that finish first
     (`passes/attention_qsplit.py`, `TILEC_ATTN_CHAIN_HALVES=dyn`, `TILEC_ATTN_CHAIN_SPLIT=dyn`)."""
 
     result: ir.Value
@@ -43,10 +43,11 @@ class TicketTake:
 
 @frozen
 class TicketRead:
-    """`result` (i32) = the ticket `TicketTake` published in the CTA's shared scratch word (the
+    """`result` (i32) = the ticket `TicketTake` published on `bar` in the CTA's shared word of it (the
     caller waits for its barrier's phase first: a `BarrierWait`)."""
 
     result: ir.Value
+    bar: ir.Value
     span: Span = DUMMY_SPAN
 
 

@@ -80,17 +80,17 @@ DYN_MERGE_UNROLL = 2
 
 
 def enabled() -> bool:
-    """`TILEC_ATTN_CHAIN_SPLIT`: "1" the chained short keys' variant splits its last round; "0" (unset) not.
-    ("dyn", hattn5's pieces by tickets, is refused since landing L3: its producer's ticket store shares the
-    scratch word of the consumers' split flag, unordered against their walk A; `dynamic` stays False until the
-    ticket has a word of its own.)"""
-    want = switches.mode("TILEC_ATTN_CHAIN_SPLIT", CHAIN_SPLIT_DEFAULT, ("0", "1"))
+    """`TILEC_ATTN_CHAIN_SPLIT`: "1" the chained short keys' variant splits its last round; "dyn" too, its pieces
+    to the CTAs in the order they finish walk A (tickets: `setup`'s `ticket`, hattn5); "0" (unset) not. ("dyn"
+    was refused from landing L3 to hattn6: its ticket shared the scratch word of the consumers' split flag; a
+    ticket is now a word of the emitter's handoff area, `EmitterCore.handoff_word`.)"""
+    want = switches.mode("TILEC_ATTN_CHAIN_SPLIT", CHAIN_SPLIT_DEFAULT, ("0", "1", "dyn"))
     return want != "0"
 
 
 def dynamic() -> bool:
-    """Whether the split's pieces go by tickets: never (see `enabled`)."""
-    return False
+    """Whether `TILEC_ATTN_CHAIN_SPLIT` is "dyn" (the pieces by tickets)."""
+    return enabled() and os.environ.get("TILEC_ATTN_CHAIN_SPLIT") == "dyn"
 
 
 @dataclass(frozen=True, slots=True)

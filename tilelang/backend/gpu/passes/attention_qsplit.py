@@ -39,7 +39,7 @@ A CTA's half is the one of its place in the last round (`split_marks`): by
 default its launch position (the snake's), static; under "dyn" its ticket
 (`g.TicketTake`: the producer, once out of walk A, adds 1 to a launch counter,
 the `%split` counters' P-th, and the taker of the last ticket zeroes it; the
-ticket goes to the consumers through the shared scratch word and a barrier of
+ticket goes to the consumers through a shared word and a barrier of
 its own, `g.TicketRead`), so the halves go to the first CTAs out of walk A, not
 to fixed ones that may be among the last (the H200's timeline: the 31-tile
 CTAs end over ~5 us, half a tile).
@@ -108,7 +108,7 @@ def ticket(bar: ir.Value, producer: bool) -> Any:
         if producer:
             b.ops.append(g.TicketTake(t, P, bar, zero))
         else:
-            b.ops += [g.BarrierWait(bar, zero, zero), g.TicketRead(t)]
+            b.ops += [g.BarrierWait(bar, zero, zero), g.TicketRead(t, bar)]
         return t
 
     return make

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Issue 15, hattn6 (2026-12-07 00:03 session, written before any run; CPU-only so far).
+#
+# Part 1, prefill: `TILEC_ATTN_CHAIN_SPLIT=dyn` (hattn5's key split of the chained short keys' variant's last round,
+# its pieces run by the first CTAs out of walk A by tickets; refused from landing L3 to hattn6, now the ticket has a
+# shared word of its own: `EmitterCore.handoff_word`). Arms, each its own process (`benchmarks/attention.py
+# --throwaway`), alternated A D D A: f16 / bf16 D = 64 full S = 1,024 (the lever's rows: 4,096 tiles on 132 CTAs, 31
+# rounds + 4 tiles) with S = 4,096 beside them (the long keys' kernel: no arm changes it), and f16 D = 128 full
+# S = 4,096 (a control: nothing here changes a D = 128 kernel).
+#   A  this tree's default
+#   D  TILEC_ATTN_CHAIN_SPLIT=dyn TILEC_ATTN_CHAIN_TAIL=0: the last 4 tiles as 8 one-block pieces each on the
+#      32 CTAs that took the first tickets, the last piece of a tile merging its 8 records (2 an iteration)
+# EXPECTED (hattn5's model, RESULTS "the D = 64 S = 1,024 rows' last round as 64-row halves"; H200 timeline: the
+# 128 CTAs of 31 tiles end at p0 / p50 / p90 ~322.6 / 325.1 / ~327 us, the 4 with a 32nd at 336; the first 32 out
+# at ~324 us, pieces ~4.3 us + its merge ~0.3): D/A D = 64 full S = 1,024 **+0.5..+2.0 %** on both dtypes (the model
+# says +2.2 %; the static key split C measured ~1 % under its model in call 4, so ~+1 % is as likely); H100 f16
+# ~415-420 -> ~420-426 TFLOP/s, Tile / SDPA 0.97-0.98 -> ~0.98-0.99 (not 1.0x: a perfect last round is ~3.2 %).
+# Controls (D = 64 S = 4,096, f16 D = 128 S = 4,096): 1.000 +- the runs' spread (their PTX is the same in both arms).
+# If D/A is within the spread on both dtypes, a piece's fixed costs (its boundary, record, merge through the L2)
+# eat the placement's gain, as they ate C's.
+# Before the bench: the GPU tests of the ticketed split (test_attention_qsplit.py -m gpu -k ticketed: 2 launches
+# against SDPA, three launches the same bits, i.e. the tickets' counter zero again after each; the benchmark's
+# full launch on every SM, no tile unwritten or wrong).
+#
+# One device step, ~150 s warm (each process cut by its own timeout; `el` guards).
+# usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
+#   bash benchmarks/hattn6_device.sh      (REPS, BENCH_TIMEOUT, PREWARM_TIMEOUT, TESTS=0, PREFILL=0, DECODE=0 adjust)
+# Prints the tests' summary, one line a step and the table rows, then attention_ab.py's fold; writes $OUT/hattn6.tgz.
+set -uo pipefail
+NAME=hattn6; . benchmarks/attention_arms.sh
+export ATTN_TRITON=0
+arm() {  # the environment of arm $1
+  case $1 in
+    A) echo "" ;;
+    D) echo "TILEC_ATTN_CHAIN_SPLIT=dyn TILEC_ATTN_CHAIN_TAIL=0" ;;
+  esac
+}
+if [ "${TESTS:-1}" = 1 ]; then
+  timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -m gpu -p no:cacheprovider -k "ticketed" \
+    tests/backend/test_attention_qsplit.py > "$D/tests.log" 2>&1
+  echo "hattn6 gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"
+fi
+if [ "${PREFILL:-1}" = 1 ]; then
+  ARMS=${ARMS:-A D D A}
+  for x in $(echo $ARMS | tr ' ' '\n' | sort -u); do
+    env $(arm $x) timeout ${PREWARM_TIMEOUT:-30} python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64,f16-128 \
+      --jobs "$jobs" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
+  done
+  wait
+  for x in $(echo $ARMS | tr ' ' '\n' | sort -u); do echo "hattn6 prewarm $x ($(name $x)) ($(el) s): $(tail -1 "$D/prewarm_$x.log")"; done
+  i=0
+  for x in $ARMS; do
+    i=$((i + 1))
+    if [ "$(el)" -le 120 ]; then
+      bench $x "$i$x" ${BENCH_TIMEOUT:-13} --only f16-64,bf16-64,f16-128 --full-only --seqs 1024,4096 --throwaway
+    else echo "hattn6 bench $i$x skipped ($(el) s)"; fi
+  done
+  python3 benchmarks/attention_ab.py "$D" --base A || true
+fi
+pack

@@ -6,6 +6,11 @@ In one process, ROUNDS interleaved rounds of (each a CUDA graph, `attention.py`'
 - `tc pair ldg`: the same with `TILEC_LDG_EARLY=1` (h15d, built 2026-12-04, never measured: `decode_combine`'s
   partials' loads issued before the barrier of its log-sum-exps' exchange, one L2 round trip a merge block less;
   the process recompiles a kernel when the setting changes);
+(`TC_ONLY=1`: the tc pair alone, for a second process under another setting the runtime does not key its compiled
+variants by, e.g. `TILEC_ATTN_FASTDIV=0`: the tc split's persistent walk without its fast divisions, whose set-up
+(a 31-compare bit length and a 64-bit division, `__cuda_sm20_div_u64`, ~190 of the ~290 SASS instructions before
+the warp roles split) every CTA runs before its producer's first TMA, for the one tile a CTA has at B=1 8k
+(`attention_tiles.fast_divisor`; at D = 128 "auto" turns it on).)
 - `fma pair`: std's FMA split `decode_split` + the merge on the same plan (BN 64, 16 shares);
 - `fma fold`: std's `decode_fused` (the merge by each head's last share, `last_block(1)`, atomic arrival);
 - `fma fold aw`: attention_variants.tile's `decode_fused_aw`, the same with `arrive_wait = 1` (the head's last
@@ -87,9 +92,11 @@ def main() -> int:
         print("hattn6_decode: needs a CUDA device", file=sys.stderr)
         return 2
     dev, reps, rounds = "cuda", int(os.environ.get("REPS", "30")), int(os.environ.get("ROUNDS", "3"))
+    tc_only = os.environ.get("TC_ONLY", "0") == "1"
     bw = A.copy_bandwidth(dev)
     os.environ.pop("TILEC_LDG_EARLY", None)
-    print(f"card {torch.cuda.get_device_name(0)}, copy {bw:.2f} TB/s", flush=True)
+    print(f"card {torch.cuda.get_device_name(0)}, copy {bw:.2f} TB/s; TC_ONLY {int(tc_only)}, TILEC_ATTN_FASTDIV="
+          f"{os.environ.get('TILEC_ATTN_FASTDIV', '')!r}", flush=True)
     A.bench_decode(1, 8192, 2, dev, bw)  # once untimed (attention.py's first decode row)
     got: dict[str, list[float]] = {}
     errs: dict[str, float] = {}
@@ -100,22 +107,25 @@ def main() -> int:
             fixed = {k: round(tc[k] * 1e3, 2) for k in ("split_graph_ms", "split1_graph_ms", "pair1_graph_ms",
                                                          "nop2_graph_ms", "pair_pdl_ms") if k in tc}
             print(f"tc fixed terms (us, graphs): {fixed}", flush=True)
-        os.environ["TILEC_LDG_EARLY"] = "1"
-        try:
-            ldg = A.bench_decode(1, 8192, reps, dev, bw, sdpa=False)
-        finally:
-            os.environ.pop("TILEC_LDG_EARLY", None)
-        fma = A.bench_decode(1, 8192, reps, dev, bw, split="fma", fused=True, sdpa=False)
-        plan = (fma["BN"], fma["splits"], fma["DC"])
-        aw = fold_aw(reps, dev, plan)
-        row = {"tc pair": tc["pair_ms"], "tc pair ldg": ldg["pair_ms"],
-               "fma pair": fma["pair_ms"],
-               "fma fold": fma["fused_graph_ms"], "fma fold aw": aw["aw_graph_ms"]}
+        row = {"tc pair": tc["pair_ms"]}
         if r == 0:
             row["sdpa eager"], row["sdpa graph"] = tc["sdpa_ms"], tc["sdpa_graph_ms"]
-            errs = {"tc": tc["err"], "tc ldg": ldg["err"], "fma": fma["err"], "fold": fma["fused_err"], "fold aw": aw["aw_err"]}
-            print(f"plan tc {tc['BN']}/{tc['splits']}/{tc['DC']} ({tc['split']}), fma {plan}; errors vs SDPA f32 {errs}",
-                  flush=True)
+            errs = {"tc": tc["err"]}
+        if not tc_only:
+            os.environ["TILEC_LDG_EARLY"] = "1"
+            try:
+                ldg = A.bench_decode(1, 8192, reps, dev, bw, sdpa=False)
+            finally:
+                os.environ.pop("TILEC_LDG_EARLY", None)
+            fma = A.bench_decode(1, 8192, reps, dev, bw, split="fma", fused=True, sdpa=False)
+            plan = (fma["BN"], fma["splits"], fma["DC"])
+            aw = fold_aw(reps, dev, plan)
+            row.update({"tc pair ldg": ldg["pair_ms"], "fma pair": fma["pair_ms"], "fma fold": fma["fused_graph_ms"],
+                        "fma fold aw": aw["aw_graph_ms"]})
+            if r == 0:
+                errs.update({"tc ldg": ldg["err"], "fma": fma["err"], "fold": fma["fused_err"], "fold aw": aw["aw_err"]})
+        if r == 0:
+            print(f"plan tc {tc['BN']}/{tc['splits']}/{tc['DC']} ({tc['split']}); errors vs SDPA f32 {errs}", flush=True)
         for key, ms in row.items():
             got.setdefault(key, []).append(ms * 1e3)
         print(f"round {r + 1}: " + ", ".join(f"{k} {v * 1e3:.2f}" for k, v in row.items()) + " us", flush=True)
@@ -126,13 +136,14 @@ def main() -> int:
     for k, v in med.items():
         print(f"| {k} | {v:.2f} | {nbytes / (v * 1e-6) / (bw * 1e12) * 100:.0f} % | "
               f"{min(got[k]):.2f}-{max(got[k]):.2f} |")
-    fold_gain = med["fma pair"] - med["fma fold aw"]
-    print(f"fold (aw) against its pair: {fold_gain:+.2f} us; atomic fold against aw: "
-          f"{med['fma fold'] - med['fma fold aw']:+.2f} us; a tc fold would read ~{med['tc pair'] - fold_gain:.2f} us")
-    be = sdpa_backends(reps, dev)
+    if not tc_only:
+        fold_gain = med["fma pair"] - med["fma fold aw"]
+        print(f"fold (aw) against its pair: {fold_gain:+.2f} us; atomic fold against aw: "
+              f"{med['fma fold'] - med['fma fold aw']:+.2f} us; a tc fold would read ~{med['tc pair'] - fold_gain:.2f} us")
+    be = {} if tc_only else sdpa_backends(reps, dev)
     for k, v in be.items():
         print(f"sdpa {k}: {v}")
-    out = Path(os.environ.get("OUT", "/tmp/out")) / "hattn6_decode.json"
+    out = Path(os.environ.get("OUT", "/tmp/out")) / f"hattn6_decode{'_tc' if tc_only else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"copy_tbs": bw, "runs": got, "median": med, "errors": errs, "sdpa": be,
                                "tc_fixed_us": fixed}, indent=1))

@@ -48,7 +48,7 @@ arm() {  # the environment of arm $1
     A) echo "" ;;
     H) echo "TILEC_ATTN_CHAIN_HALVES=1" ;;
     Y) echo "TILEC_ATTN_CHAIN_HALVES=dyn" ;;
-    D) echo "TILEC_ATTN_CHAIN_SPLIT=dyn TILEC_ATTN_CHAIN_TAIL=0" ;;  # refused since landing L3 (a race: CHANGELOG)
+    D) echo "TILEC_ATTN_CHAIN_SPLIT=dyn TILEC_ATTN_CHAIN_TAIL=0" ;;  # refused at landing L3, accepted again by hattn6
     C) echo "TILEC_ATTN_CHAIN_SPLIT=1" ;;
   esac
 }

@@ -131,3 +131,61 @@ def test_the_arrival_in_the_ptx(arch: str, tmp_path: Path) -> None:
     src = tmp_path / "k.ptx"
     src.write_text(ptx)
     subprocess.run([ptxas, f"-arch={arch}", str(src), "-o", str(tmp_path / "k.cubin")], check=True)
+
+
+def _fused_aw(q, k, v, clen, bn, splits, ns, nc, scale=0.125):  # type: ignore[no-untyped-def]
+    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
+    bh, g, d = q.shape
+    o_part = np.zeros((bh, splits * g, d), np.float32)
+    lse_part = np.zeros((bh, splits * g), np.float32)
+    o = np.zeros_like(q)
+    op = variants.decode_fused_aw["f16", g, bn, d, ns, nc](P(o_part, [1, g, d]), P(lse_part, [1, g]),
+                                                            P(o, [1, g, d]), q, k, v, clen, scale)
+    return op, o, o_part, lse_part
+
+
+@pytest.mark.heavy  # ~4 s; test_arrive_wait's row sums cover the waiting arrival's codegen by default
+def test_the_waiting_fold_in_the_simulator() -> None:
+    """benchmarks/attention_variants.tile's `decode_fused_aw` (`decode_fused` with `arrive_wait = 1`, the fold
+    hattn6's device script times at B=1 8k): in llsim (blocks in the grid's order, the head's last share polling
+    its counter; every counter 0 again) the values of the interpreter's `decode_fused` on the same inputs; its
+    LLVM arrives by a release add and polls with acquires, no acquire-release atomic."""
+    q, k, v = _inputs(2, 4, 80, 70, 64, seed=3)
+    op, o, o_part, lse_part = _fused_aw(q, k, v, 70, 16, 3, 4, 2)
+    copies = [np.array(h) for h in op._hosts]
+    SimDevice("sm_90").run(op._plan.kir, (2, 3, 1), op._kernel_args(copies))
+    ll = emit_llvm(op._plan.kir, "sm_90a", None)
+    op.discard()
+    ref, want, _, _ = _fused(q, k, v, 70, 16, 3, 4, 2)
+    ref.sync()
+    np.testing.assert_allclose(copies[2].astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(copies[2].astype(np.float64), _reference(q, k, v, 70, 0.125), rtol=2e-3, atol=2e-3)
+    assert np.abs(copies[2].astype(np.float32)).max() > 0.05
+    assert "red.release.gpu.global.add.u32" in ll and "ld.acquire.gpu.global.u32" in ll
+    assert "atom.acq_rel" not in ll
+
+
+@pytest.mark.heavy  # ~3 s
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+def test_the_waiting_fold_assembles_without_spills(tmp_path: Path) -> None:
+    """`decode_fused_aw` at std's B=1 8k plan (G = 4, BN = 64, D = 128, bf16, 16 shares merged 8 a step): ptxas
+    (sm_90a) spills nothing, and its registers leave the block its SM as `decode_fused`'s do."""
+    from ptxas_report import assemble
+
+    variants = tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
+    bh, g, d, splits = 8, 4, 128, 16
+    o_part = np.zeros((bh, splits * g, d), np.float32)
+    lse_part = np.zeros((bh, splits * g), np.float32)
+    o = np.zeros((bh, g, d), np.float16)
+    kv = np.zeros((bh, 8192, d), np.float16)
+    reps = []
+    for kern in (variants.decode_fused_aw, ATTN.decode_fused):
+        op = kern["f16", g, 64, d, 16, 8](P(o_part, [1, g, d]), P(lse_part, [1, g]), P(o, [1, g, d]),
+                                          np.zeros_like(o), kv, kv, 8192, 0.1)
+        facts = {p.name: TensorFacts(True, tuple(n % 16 == 0 for n in np.asarray(a).shape))
+                 for p, a in zip(op._plan.kir.tensor_params, op._hosts, strict=True)}
+        reps.append(assemble(emit_ptx(op._plan.kir, "sm_90a", facts), "sm_90a"))
+        op.discard()
+    aw, plain = reps
+    assert max(aw.spill_stores) == 0 and max(aw.spill_loads) == 0, aw.text[-2000:]
+    assert max(aw.registers) <= max(max(plain.registers), 128), (aw.registers, plain.registers)

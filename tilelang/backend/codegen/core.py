@@ -131,8 +131,10 @@ class EmitterCore:
         # after waiting for it, keyed by that mbarrier, in an area of their own right after the buffers the GPU IR
         # allocated (`smem_alloc`), so no scratch user of any role can touch them; 16 bytes a 4 words (the
         # scratch after it keeps its 16-byte alignment). No area in a kernel without one.
-        self._handoffs = {op.bar.id: i for i, op in enumerate(
-            op for op in gpu_walk(kernel.body) if isinstance(op, HANDOFF_OPS))}
+        self._handoffs: dict[int, int] = {}
+        for op in gpu_walk(kernel.body):
+            if isinstance(op, HANDOFF_OPS):
+                self._handoffs.setdefault(op.bar.id, len(self._handoffs))
         # Scratch shared memory (conversions, reductions) starts after the buffers and the handoff area.
         self.scratch_base = kernel.smem_bytes + -(-4 * len(self._handoffs) // 16) * 16
         self._scratch = ("@smem" if not self.scratch_base else

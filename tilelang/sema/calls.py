@@ -533,6 +533,12 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
                 f"`{x}.partition([..]).load([..])`; the whole tensor's "
                 f"`{e.method.name}` needs every block (`atomic_*` in `unsafe`, or `last_block(axis)`) or is "
                 "computed on the host and passed in")
+    if isinstance(rty, ScalarT) and isinstance(rty.dtype, TypeParam) and kind == "scalar" \
+            and {"handle", "op", "graph"} & set(receivers):
+        # `fn finish<T>(h: T) { h.wait(); }` (round 20): no type names a handle, so no parameter holds one
+        return (f"a type parameter such as `{rty}` stands for an element type (`f32`, `i32`, ..): launch handles, "
+                f"kernel calls and graphs have no written type, so no function takes one; call `{e.method.name}` "
+                "where it was made")
     if kind == "tensor" and "tile" in receivers and "tensor" not in receivers and not fx.in_kernel:
         # a kernel's tile operation on a host tensor (round 19: `x.to_bits()`; "a method of tiles or scalars"
         # led to a host scalar, refused next as kernel-only)

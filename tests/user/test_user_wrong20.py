@@ -206,3 +206,48 @@ fn main() {
     assert errs[1].help[0].startswith("a graph has no written type, so no function takes one: replay it where it "
                                       "was made, `g.replay();` in place of `go(g)`"), errs[1].help
     assert "`T` stands for an element type" in errs[2].help[0] and "call `wait` where it was made" in errs[2].help[0]
+
+
+def test_several_axes_at_once_get_the_chained_reductions(tmp_path: Path) -> None:
+    """NumPy's and PyTorch's reduction over several axes (`t.sum((1, 2))`, `max(t, [1, 2])`, `axis = (1, 2)`,
+    `t.mean(dim = [1, 2])`, `t.argmax((1, 2))`) in a kernel and on the host: the help was "an axis is an
+    integer constant, e.g. `0` or `1`" (one axis: another result), for `max` "the element-wise maximum of two
+    values is `maximum(t, [1, 2])`", for a keyword "drop `axis =`" (the tuple next); it is the kernel's own
+    spelling now, one axis at a time (the highest first), applied here by the letter against NumPy."""
+    from tilelang import driver
+    from userprog import run_program
+
+    kernel = """kernel fn k(z: &mut Tensor<ELEM, [2]>, x: &Tensor<f32, [?, 8, 16]>) {
+    let t = x.partition([2, 8, 16]).load([block_id(0), 0, 0]);
+    z.store(EXPR);
+}
+fn main() {
+    let x = randn::<f32>([6, 8, 16], 5);
+    let mut z = zeros::<ELEM>([6]);
+    k(z.partition([2]), &x).sync();
+    let h = HOST;
+}
+"""
+    cases = [  # (written, the help's spelling, the kernel's element type, NumPy of x)
+        ("t.sum((1, 2))", "t.sum(2).sum(1)", "E0203", "f32", lambda a: a.sum((1, 2))),
+        ("max(t, [1, 2])", "max(max(t, 2), 1)", "E0203", "f32", lambda a: a.max((1, 2))),
+        ("t.min(axis = (-1, -2))", "t.min(2).min(1)", "E0107", "f32", lambda a: a.min((1, 2))),
+        ("t.mean(dim = [1, 2])", "t.sum(2).sum(1) / 128.0", "E0103", "f32", lambda a: a.mean((1, 2))),
+        ("t.argmax((1, 2))", "t.reshape([2, 128]).argmax(1)", "E0203", "i32",
+         lambda a: a.reshape(6, 128).argmax(1)),
+    ]
+    for written, want, code, elem, ref in cases:
+        src = kernel.replace("ELEM", elem).replace("EXPR", written).replace("HOST", "x.sum(2)")
+        errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+        assert errs and errs[0].code == code and f"`{want}`" in errs[0].help[0], (written, errs[0].help)
+        prog = tmp_path / "p.tile"
+        prog.write_text(src.replace(written, want))
+        got, _ = run_program(prog)
+        x = got["x"].astype(np.float64)
+        np.testing.assert_allclose(got["z"], ref(x), rtol=1e-5, atol=1e-5)
+    host = kernel.replace("ELEM", "f32").replace("EXPR", "t.sum(2).sum(1)").replace("HOST", "x.sum((1, 2))")
+    errs = [d for d in driver.check(host, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0203"] and "`x.sum(2).sum(1)`" in errs[0].help[0], errs[0].help
+    prog.write_text(host.replace("x.sum((1, 2))", "x.sum(2).sum(1)"))
+    got, _ = run_program(prog)
+    np.testing.assert_allclose(got["h"], got["x"].astype(np.float64).sum((1, 2)), rtol=1e-5, atol=1e-5)

@@ -15,6 +15,7 @@ from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, values_he
 from tilelang.intrinsics.math_habits import MATH_HABITS, scalar_method_habit
 from tilelang.sema.context import CheckCx
 from tilelang.sema.program import FnInfo
+from tilelang.sema.ruleargs import listed_axes
 from tilelang.sema.split_habits import flip_1d_help as _flip_help
 from tilelang.sema.types import ShapeT, TensorT, TileT
 from tilelang.syntax import ast
@@ -73,6 +74,9 @@ def mean_help(ty: TileT | TensorT, e: ast.MethodCall) -> str:
     if not isinstance(ty.dtype, DType):
         return METHOD_HABITS["mean"]  # a type parameter's
     elem = ty.dtype.value if ty.dtype.is_float else "f32"
+    several = listed_axes(e.args[0].value) if len(e.args) == 1 else None
+    if several is not None:  # NumPy's `t.mean((1, 2))`, PyTorch's `t.mean(dim = [1, 2])`
+        return _mean_of_axes(ty, several, elem) or METHOD_HABITS["mean"]
     axis = e.args[0].value.value if e.args and isinstance(e.args[0].value, ast.IntLit) else None
     keep = len(e.args) == 2 and isinstance(e.args[1].value, ast.BoolLit) and e.args[1].value.value  # keepdim
     if axis is None and e.args or len(e.args) == 2 and not isinstance(e.args[1].value, ast.BoolLit):
@@ -93,6 +97,20 @@ def mean_help(ty: TileT | TensorT, e: ast.MethodCall) -> str:
     cast = "" if ty.dtype.is_float else f" as {elem}"
     what = "the axis's size" if axis is not None else "the number of elements"
     return f"divide the sum by {what}: `({total}{cast}) / {n}`" if cast else f"divide the sum by {what}: `{total} / {n}`"
+
+
+def _mean_of_axes(ty: TileT | TensorT, several: list[int], elem: str) -> str | None:
+    """`mean_help` over several axes: the sums chained, the highest axis first, over the product of the sizes."""
+    dims = [str(d) for d in ty.shape]
+    axes = sorted({a + len(dims) if a < 0 else a for a in several}, reverse=True)
+    if len(axes) != len(several) or not all(0 <= a < len(dims) for a in axes):
+        return None
+    sizes = [dims[a] for a in sorted(axes)]
+    count = str(math.prod(int(d) for d in sizes)) if all(d.isdigit() for d in sizes) else " * ".join(sizes)
+    n = f"{count}.0" if count.isdigit() else f"(({count}) as {elem})"
+    total = "{x}" + "".join(f".sum({a})" for a in axes)
+    total = f"({total} as {elem})" if isinstance(ty.dtype, DType) and not ty.dtype.is_float else total
+    return f"Tile reduces one axis at a time: divide the sums by the number of elements they add, `{total} / {n}`"
 
 
 def len_help(tcx: CheckCx, e: ast.Call) -> str:

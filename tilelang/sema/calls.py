@@ -42,6 +42,7 @@ from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
 from tilelang.sema.names import resolve_path
 from tilelang.sema.program import FnInfo, Symbol, SymbolKind
+from tilelang.sema.ruleargs import listed_axes, several_axes_help
 from tilelang.sema.split_habits import PARTS, arity_help, flip_help, parts, range_adaptor_help
 from tilelang.sema.split_habits import flip_1d_help as _flip_help
 from tilelang.sema.rules import RULES
@@ -214,6 +215,20 @@ def _keepdims_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str | None:
     return f"a reduction removes its axis: put a size-1 axis back where it was, `{whole}.reshape({kept})`"
 
 
+def _axes_keyword_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, a: ast.Arg) -> str | None:
+    """NumPy's `t.sum(axis = (1, 2))`, PyTorch's `dim = [1, 2]`: the reductions chained (dropping `axis =`
+    led to `t.sum((1, 2))`, another error)."""
+    axes = listed_axes(a.value) if a.name is not None and a.name.name in ("axis", "axes", "dim") else None
+    if axes is None:
+        return None
+    name = e.method.name if isinstance(e, ast.MethodCall) else e.callee.ident.name if isinstance(e.callee, ast.Name) \
+        else None
+    x = e.receiver if isinstance(e, ast.MethodCall) else e.args[0].value if e.args and e.args[0].name is None else None
+    if name not in ("sum", "max", "min", "prod", "argmax", "argmin") or x is None:
+        return None
+    return several_axes_help(tcx, e, name, x, tcx.program.types.get(x), axes)
+
+
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
                 decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]]]:
     args: list[ast.Expr] = []
@@ -230,6 +245,7 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
                         "unknown keyword argument")
             guess = suggest(a.name.name, allowed_kw)
             habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims") else None
+            habit = habit or _axes_keyword_help(tcx, e, a)
             habit = habit or KW_HABITS.get(a.name.name)
             if habit is not None:
                 d = d.with_help(habit)

@@ -251,3 +251,30 @@ fn main() {
     prog.write_text(host.replace("x.sum((1, 2))", "x.sum(2).sum(1)"))
     got, _ = run_program(prog)
     np.testing.assert_allclose(got["h"], got["x"].astype(np.float64).sum((1, 2)), rtol=1e-5, atol=1e-5)
+
+
+def test_an_argmax_of_every_axis_in_a_kernel_gets_the_flat_index(tmp_path: Path) -> None:
+    """`t.argmax()` of a 2-D tile in a kernel (the host's `x.argmax()` of a 2-D tensor is the row-major index
+    over every element) was told only to give an axis; the help adds the tile reshaped to one axis, which gives
+    the host's index (applied here against NumPy)."""
+    from tilelang import driver
+    from userprog import run_program
+
+    src = """kernel fn k<const R: i32>(z: &mut Tensor<i32, [1]>, x: &Tensor<f32, [?, 16]>) {
+    let t = x.partition([R, 16]).load([block_id(0), 0]);
+    let i = t.argmax();
+    z.store(full::<i32>([1], i));
+}
+fn main() {
+    let x = randn::<f32>([12, 16], 9);
+    let mut z = zeros::<i32>([3]);
+    k::<4>(z.partition([1]), &x).sync();
+}
+"""
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0207"] and errs[0].help[0].endswith(
+        "over all its elements (a row-major index), `t.reshape([R * 16]).argmax(0)`"), errs[0].help
+    prog = tmp_path / "p.tile"
+    prog.write_text(src.replace("t.argmax()", "t.reshape([R * 16]).argmax(0)"))
+    got, _ = run_program(prog)
+    np.testing.assert_array_equal(got["z"], got["x"].reshape(3, 64).argmax(1))

@@ -214,9 +214,19 @@ def _const_generic_help(tcx: CheckCx, cx: CallCx, x: ast.Expr) -> str:
 
 def axis_forms(tcx: CheckCx, cx: CallCx, x: ast.Expr, rank: int) -> str:
     """`dist.argmin(0)` .. `dist.argmin(1)`: the call as written (method or function), the axes filled in
-    (round 14: it was `argmin(t, 0)` for `dist.argmin()`)."""
+    (round 14: it was `argmin(t, 0)` for `dist.argmin()`); and the index over every element, which a host
+    tensor's `x.argmin()` gives (row-major): the tile reshaped to one axis, `dist.reshape([4 * K]).argmin(0)`
+    (a kernel has no whole-tile `argmin`: the help named the axes only)."""
+    xty = cx.operand_tys[0] if cx.operand_tys else None
+    n = " * ".join(str(d) for d in xty.shape) if isinstance(xty, TileT) and len(xty.shape) == rank else ""
+    if n and all(str(d).isdigit() for d in xty.shape):  # type: ignore[union-attr]
+        n = str(math.prod(int(str(d)) for d in xty.shape))  # type: ignore[union-attr]
     if isinstance(cx.node, ast.MethodCall):
         t = tcx.receiver_snippet(x)
-        return f"give the axis: `{t}.{cx.name}(0)` .. `{t}.{cx.name}({rank - 1})`"
-    t = tcx.snippet(x)
-    return f"give the axis: `{cx.name}({t}, 0)` .. `{cx.name}({t}, {rank - 1})`"
+        flat = f"`{t}.reshape([{n}]).{cx.name}(0)`"
+        axes = f"give the axis: `{t}.{cx.name}(0)` .. `{t}.{cx.name}({rank - 1})`"
+    else:
+        t = tcx.snippet(x)
+        flat = f"`{cx.name}({t}.reshape([{n}]), 0)`"
+        axes = f"give the axis: `{cx.name}({t}, 0)` .. `{cx.name}({t}, {rank - 1})`"
+    return f"{axes}; over all its elements (a row-major index), {flat}" if n and len(t) < 40 else axes

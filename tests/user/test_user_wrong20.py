@@ -206,6 +206,12 @@ fn main() {
     assert errs[1].help[0].startswith("a graph has no written type, so no function takes one: replay it where it "
                                       "was made, `g.replay();` in place of `go(g)`"), errs[1].help
     assert "`T` stands for an element type" in errs[2].help[0] and "call `wait` where it was made" in errs[2].help[0]
+    # a handle where a kernel takes a tensor: the tensor its launch writes was meant
+    src = src.replace("    go(op);\n", "    let h = op.launch();\n    add(z.partition([256]), h).sync();\n")
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert errs[0].code == "E0203" and errs[0].help[0] == (
+        "a launch handle is not a tensor (no function or kernel takes one): wait for it where it was made, "
+        "`h.wait();`, then pass the tensor it writes"), errs[0].help
 
 
 def test_several_axes_at_once_get_the_chained_reductions(tmp_path: Path) -> None:

@@ -365,6 +365,9 @@ def unwritten_help(tcx: CheckCx, a: ast.Expr, aty: Type, pty: Type, info: FnInfo
     x = x if x.isidentifier() else "it"
     generic = (f" (a type parameter such as `{pty}` stands for an element type: `f32`, `i32`, ..)"
                if isinstance(pty, ScalarT) and isinstance(pty.dtype, TypeParam) else "")
+    if isinstance(deref(pty), TensorT):  # the launch's output meant: the handle is not its tensor
+        return (f"{what} is not a tensor (no function or kernel takes one): {verb} where it was made, "
+                f"`{x}.{method}();`, then pass the tensor it writes")
     text = tcx.snippet(call) if call is not None else ""
     where = (f" in place of `{text}`, with what `{info.name}` does after it written there"
              if text and len(text) < 50 and "\n" not in text else "")

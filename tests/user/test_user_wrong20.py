@@ -251,6 +251,14 @@ fn main() {
         got, _ = run_program(prog)
         x = got["x"].astype(np.float64)
         np.testing.assert_allclose(got["z"], ref(x), rtol=1e-5, atol=1e-5)
+    # one axis in a list (NumPy's `axis=(2,)`): the axis alone
+    src = kernel.replace("ELEM", "f32").replace("EXPR", "t.sum([2]).sum(1)").replace("HOST", "x.sum(2)")
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0203"] and errs[0].help[0] == (
+        "an axis is written alone, not as a list: `t.sum(2)`"), errs[0].help
+    prog.write_text(src.replace("t.sum([2])", "t.sum(2)"))
+    got, _ = run_program(prog)
+    np.testing.assert_allclose(got["z"], got["x"].astype(np.float64).sum((1, 2)), rtol=1e-5, atol=1e-5)
     host = kernel.replace("ELEM", "f32").replace("EXPR", "t.sum(2).sum(1)").replace("HOST", "x.sum((1, 2))")
     errs = [d for d in driver.check(host, name="m.tile").diagnostics if d.severity.value == "error"]
     assert [d.code for d in errs] == ["E0203"] and "`x.sum(2).sum(1)`" in errs[0].help[0], errs[0].help

@@ -26,9 +26,9 @@ def const_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, what: str) -> int | None:
 
 
 def listed_axes(e: ast.Expr) -> list[int] | None:
-    """The axes of `(1, 2)` or `[1, 2]` (NumPy's and PyTorch's several axes at once), each an integer literal;
-    None for anything else."""
-    if not isinstance(e, (ast.TupleExpr, ast.ArrayExpr)) or len(e.elems) < 2:
+    """The axes of `(1, 2)` or `[1, 2]` (NumPy's and PyTorch's several axes at once; `[1]`, `(1,)` one), each an
+    integer literal; None for anything else."""
+    if not isinstance(e, (ast.TupleExpr, ast.ArrayExpr)) or not e.elems:
         return None
     out = []
     for x in e.elems:
@@ -59,6 +59,9 @@ def several_axes_help(tcx: CheckCx, node: ast.Expr, name: str, x: ast.Expr, xty:
     t = tcx.receiver_snippet(x) if method else tcx.snippet(x)
     if not t or len(t) > 40:
         return None
+    if len(axes) == 1:  # `t.sum([1])`, NumPy's `axis=(1,)`
+        one = f"{t}.{name}({axes[0]})" if method else f"{name}({t}, {axes[0]})"
+        return f"an axis is written alone, not as a list: `{one}`"
     if name in ("argmax", "argmin"):
         lo, hi = min(axes), max(axes)
         shape = const_shape(src.shape)
@@ -71,6 +74,7 @@ def several_axes_help(tcx: CheckCx, node: ast.Expr, name: str, x: ast.Expr, xty:
     call = t
     for a in sorted(axes, reverse=True):
         call = f"{call}.{name}({a})" if method else f"{name}({call}, {a})"
+
     whole = (f"; `{t}.{name}()` reduces every axis to a scalar" if method else
              f"; `{name}({t})` reduces every axis to a scalar") if len(axes) == rank else ""
     return f"Tile reduces one axis at a time: `{call}`, the highest axis first so the others keep their numbers{whole}"

@@ -320,7 +320,7 @@ def cmd_doc(args: argparse.Namespace) -> int:
     if text is None:
         import difflib
 
-        from tilelang.sema.calls import function_habit, method_habit
+        from tilelang.sema.call_habits import function_habit, method_habit
 
         habit = function_habit(args.name) or method_habit(args.name)
         if habit is not None:  # NumPy's and PyTorch's names: how Tile spells them

@@ -129,3 +129,15 @@ def test_no_driver_means_no_native_launcher(monkeypatch) -> None:  # type: ignor
     monkeypatch.setenv("TILEC_LAUNCH", "binding")
     monkeypatch.setitem(cuda_native._STATE, "error", None)
     assert cuda_native.native() is None and cuda_native.native_error() is None  # not wanted
+
+
+def test_the_cached_build_is_named_by_its_source_flags_and_python(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The built extension is cached on disk under `_name()`: a changed C source or compiler flag (a new commit
+    under the same version) names another file, so the old build is never loaded for it (the flags were not
+    in the name)."""
+    base = cuda_native._name()
+    assert cuda_native._name() == base and base.startswith("tile_native_")
+    monkeypatch.setattr(cuda_native, "_CFLAGS", (*cuda_native._CFLAGS, "-DNDEBUG"))
+    flags = cuda_native._name()
+    monkeypatch.setattr(cuda_native, "SOURCE", cuda_native.SOURCE + "\n")
+    assert len({base, flags, cuda_native._name()}) == 3

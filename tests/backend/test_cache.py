@@ -65,3 +65,69 @@ def test_list_and_clear(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyp
     assert "1 entries" in lines[0] and "kernel=add" in lines[1]
     assert cache.cache_clear() == 1
     assert "0 entries" in cache.cache_list()[0]
+
+
+def test_the_code_key_follows_the_code_not_its_place(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`tree_key` (the compiler's `code_key`) changes with a file's bytes, a file's name and a new file;
+    not with the place of the tree (a second checkout shares the cache) or with `__pycache__`."""
+    import shutil
+
+    from tilelang.runtime.cache import code_key, tree_key
+
+    pkg = tmp_path / "a" / "tilelang"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "x.py").write_text("X = 1\n")
+    (pkg / "sub" / "y.py").write_text("Y = 2\n")
+    (pkg / "notes.md").write_text("prose\n")
+    base = tree_key(pkg)
+    assert tree_key(pkg) == base
+    (pkg / "__pycache__").mkdir()
+    (pkg / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    (pkg / "notes.md").write_text("other prose\n")
+    assert tree_key(pkg) == base
+    shutil.copytree(pkg, tmp_path / "b" / "tilelang")
+    assert tree_key(tmp_path / "b" / "tilelang") == base
+    (pkg / "x.py").write_text("X = 3\n")  # a commit that changes one line
+    edited = tree_key(pkg)
+    assert edited != base
+    (pkg / "x.py").rename(pkg / "z.py")
+    assert tree_key(pkg) not in (base, edited)
+    (pkg / "z.py").rename(pkg / "x.py")
+    assert tree_key(pkg) == edited
+    (pkg / "sub" / "new.py").write_text("")
+    assert tree_key(pkg) != edited
+    assert len(code_key()) == 64 and code_key() != base
+
+
+def test_a_new_code_key_misses_every_cache(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The PTX of a kernel compiled by one commit of the compiler is not what another commit under the same
+    version loads: with another `code_key` the same kernel compiles again (the disk entry of the old code
+    stays, unused), and the cubin and tuning record keys change too; the old key still finds its entry.
+    (Before: the key held `tilec_version()` alone, so a new commit loaded the old code's PTX.)"""
+    import tilelang.backend as backend
+    from tilelang.backend import TensorFacts, compile_kernel
+    from tilelang.ir.samples import vector_add
+    from tilelang.runtime import cache
+    from tilelang.tuner.records import record_key
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    compiled: list[str] = []
+    real = backend.llvm_to_ptx
+
+    def llc(ll: str, *args, **kw):  # type: ignore[no-untyped-def]
+        compiled.append(ll)
+        return real(ll, *args, **kw)
+
+    monkeypatch.setattr(backend, "llvm_to_ptx", llc)
+    k = vector_add(256)
+    facts = {n: TensorFacts(True, (True,)) for n in ("x", "y", "z")}
+    old = compile_kernel(k, "sm_80", facts)
+    keys = (make_key("cubin", old.ptx, "sm_80"), record_key("k", 1))
+    cache._DEFAULT = None  # a new process: the disk level only
+    assert compile_kernel(k, "sm_80", facts).key == old.key and len(compiled) == 1
+    monkeypatch.setattr(cache, "code_key", lambda: "another commit")
+    cache._DEFAULT = None
+    new = compile_kernel(k, "sm_80", facts)
+    assert len(compiled) == 2 and new.key != old.key and new.ptx == old.ptx
+    assert make_key("cubin", old.ptx, "sm_80") != keys[0] and record_key("k", 1) != keys[1]
+    assert CompileCache(tmp_path).get(old.key) == old.ptx.encode()

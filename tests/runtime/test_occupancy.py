@@ -362,13 +362,38 @@ def test_the_device_gives_each_setting_its_own_function() -> None:
         assert CudaDevice._variant(dev, pk, (), {}, None)[1] is f1  # type: ignore[arg-type]
     finally:
         occupancy.set_carveout(old)
-    assert f0 is not f1 and len(st.keys) == 2 and st.keys[1] == st.keys[0] + "+cv100"
+    assert f0 is not f1 and len(st.keys) == 2 and st.keys[1] == st.keys[0].removesuffix("+mb3") + "+cv100"
     # off: the bound's own smallest configuration; on: 100 % for this function only
     assert st.carve[f0.handle] < 100 and st.carve[f1.handle] == 100
     for abi, fn in ((abi0, f0), (abi1, f1)):
         st.drv.carveout = st.carve[fn.handle]
         assert _blocks(H200, _config(H200, st.carve[fn.handle]), abi.num_threads, abi.smem_bytes) == 3
     assert abi1.smem_bytes > abi0.smem_bytes  # a third of 228 KB, not of the bound's smaller configuration
+
+
+def test_variants_of_one_text_with_other_bounds_keep_their_own_carveout() -> None:
+    """`max_blocks` is not in the kernel's text (the PTX is the same: the bound is the launch's), and variants
+    of one text share one compile and, by its key, one loaded module (hattn5): the instances MB = 3 and
+    MB = 5 (the tuner's candidates, a generic's values) set the preferred carveout on one CUfunction, so the
+    first's launches ran under the second's carveout, more blocks an SM than its bound (and MB = 0's under a
+    bound's). Each bound loads its own copy of the module now; the unbounded one keeps the plain key."""
+    from tilelang.runtime.cuda import CudaDevice, PreparedKernel
+
+    st = _Loaded()
+    dev = SimpleNamespace(ctx=st.ctx)
+    old = occupancy.set_carveout(None)
+    try:
+        got = {mb: CudaDevice._variant(dev, PreparedKernel(_kir(mb), "sm_90a"), (), {}, None)  # type: ignore[arg-type]
+               for mb in (0, 3, 5)}
+    finally:
+        occupancy.set_carveout(old)
+    fns = {mb: fn for mb, (_abi, fn) in got.items()}
+    assert len({id(f) for f in fns.values()}) == 3, st.keys
+    assert st.keys[1:] == [st.keys[0] + "+mb3", st.keys[0] + "+mb5"]
+    assert fns[0].handle not in st.carve  # unbounded: no carveout set on its function
+    for mb in (3, 5):
+        abi, fn = got[mb]
+        assert _blocks(H200, _config(H200, st.carve[fn.handle]), abi.num_threads, abi.smem_bytes) == mb
 
 
 def test_the_device_refuses_a_kernel_the_uniform_carveout_cannot_hold() -> None:

@@ -78,7 +78,7 @@ def test_doc_of_another_library_s_method_says_how_tile_spells_it() -> None:
         r = tilec_at_root("doc", name)
         assert r.returncode == 1 and f"Tile has no `{name}`" in r.stderr and phrase in r.stderr, (name, r.stderr)
     from tilelang import doc
-    from tilelang.sema.calls import method_habit
+    from tilelang.sema.call_habits import method_habit
 
     assert doc.entry("cumsum") is not None and method_habit("cumsum") is None  # a real entry is printed first
     assert "`minimum(maximum(t, lo), hi)`" in (method_habit("clamp") or "")

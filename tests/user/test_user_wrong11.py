@@ -155,11 +155,10 @@ def test_the_reversal_help_on_a_host_tensor_runs(tmp_path: Path) -> None:
 def test_doc_of_every_other_language_s_name_gives_its_help(capsys: pytest.CaptureFixture[str]) -> None:
     # `tilec doc flip` was an internal error (101): the help read the call's argument, and `tilec doc` has no call
     from tilelang import cli
-    from tilelang.sema import calls
-
     from tilelang.intrinsics.math_habits import MATH_HABITS
+    from tilelang.sema import call_habits
 
-    for name in sorted({*calls._HABITS, *calls._METHOD_HABITS, *MATH_HABITS} - {"len"}):
+    for name in sorted({*call_habits.HABITS, *call_habits.METHOD_HABITS, *MATH_HABITS} - {"len"}):
         status = cli.run(["doc", name])
         err = capsys.readouterr().err
         if status == cli.EXIT_OK:  # a name the reference has an entry for (`relu` is std::nn's, ..)

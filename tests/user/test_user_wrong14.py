@@ -123,7 +123,8 @@ def test_the_old_help_s_integer_quotient_kept_the_first_chunk(tmp_path: Path) ->
 def test_the_k_means_step_s_second_error_names_its_axes(tmp_path: Path) -> None:
     f = fixed_program(DIR / "i04_whole_sum_then_argmin.tile", [("(d * d).sum();", "(d * d).sum(2);")], tmp_path)
     d = first_error(f)
-    assert d.code == "E0207" and d.help == ("give the axis: `dist.argmin(0)` .. `dist.argmin(1)`",), d.help
+    assert d.code == "E0207" and d.help == ("give the axis: `dist.argmin(0)` .. `dist.argmin(1)`; over all its "
+                                            "elements (a row-major index), `dist.reshape([B * K]).argmin(0)`",), d.help
 
 
 SIGNS = "kernel fn k<const B: i32>(o: &mut Tensor<{out}, [B]>, a: &Tensor<{ta}, [?]>, b: &Tensor<{tb}, [?]>) {{\n" \

@@ -20,12 +20,16 @@ fixed program checked against NumPy (round 20's checks of the program it was mea
 - c05 NumPy's `c[1:4, 0]` as `c[1..4, 0]` on the host (E0002): the help "index one axis at a time: `x[i][j]`"
   led to `c[1..4][0]`, the slice's row 0; a range before the comma now gets the column's spelling,
   `c.transpose()[0][1..4]` (and two ranges `x[a..b].transpose()[c..d].transpose()`).
+- c06 (hdebt, from huser20's notes) a generic helper to wait for launch handles, `fn finish<T>(h: T)` (E0203):
+  the help said "pass a `T` here (..), or change the parameter's type", which no type can (a handle has no
+  written type); it now says so, and to wait where the launch was made, `ha.wait();` in place of the call.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from test_user_programs20 import CHECKS
 from userprog import wrong_suite
 
@@ -49,13 +53,26 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "`1.0 / (1.0 + exp(0.0 - tz))`", [("(1.0 + exp(0.0 - tz)).recip()", "1.0 / (1.0 + exp(0.0 - tz))")]),
     "c05_numpy_slice_and_index": (
         "`c.transpose()[0][1..4]` (column 0 of rows 1..4)", [("c[1..4, 0]", "c.transpose()[0][1..4]")]),
+    "c06_handle_to_a_generic_helper": (
+        "no function takes one (a type parameter such as `T` stands for an element type: `f32`, `i32`, ..): wait "
+        "for it where it was made, `ha.wait();` in place of `finish(ha)`, with what `finish` does after it",
+        [("finish(ha);", "ha.wait();"), ("finish(hb);", "hb.wait();"), ("fn finish<T>(h: T) {\n    h.wait();\n}\n", "")]),
 }
+
+
+def _c06(t: dict[str, np.ndarray], out: str) -> None:
+    x = np.arange(1000, dtype=np.float64)
+    np.testing.assert_array_equal(t["a"], 2 * x)
+    np.testing.assert_array_equal(t["b"], 3 * x)
+    assert [float(v) for v in out.split()] == [2 * x.sum(), 3 * x.sum()], out
+
 
 FIXED = {"c01_constant_cells_against_a_generic_width": CHECKS["y05_hog_cells"],
          "c02_helper_sized_by_a_module_constant": CHECKS["y09_gumbel_max_sampling"],
          "c03_tile_sized_by_a_runtime_vocabulary": CHECKS["y04_beam_search_step"],
          "c04_rust_recip_on_a_tile": CHECKS["y03_gated_rmsnorm"],
-         "c05_numpy_slice_and_index": CHECKS["y08_pearson_correlation"]}
+         "c05_numpy_slice_and_index": CHECKS["y08_pearson_correlation"],
+         "c06_handle_to_a_generic_helper": _c06}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("c*.tile", FIXES, FIXED)
@@ -158,3 +175,120 @@ def test_pytorch_slice_and_narrow_get_the_range_index(tmp_path: Path) -> None:
     got, _ = run_program(prog)
     np.testing.assert_array_equal(got["y"], [2, 3, 4])
     np.testing.assert_array_equal(got["z"], [2, 3, 4])
+
+
+def test_no_function_takes_a_handle_a_kernel_call_or_a_graph() -> None:
+    """c06's help for each value with no written type, given to a parameter of a concrete type too, and the
+    E0103 of `h.wait()` on a type parameter in the helper's body (it said "call it on one of those, not on a
+    `T`"), each finished where it was made."""
+    from tilelang import driver
+
+    src = """kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) + 1.0);
+}
+fn go(o: f32) {}
+fn finish<T>(h: T) {
+    h.wait();
+}
+fn main() {
+    let x = zeros::<f32>([1024]);
+    let mut z = zeros::<f32>([1024]);
+    let op = add(z.partition([256]), &x);
+    go(op);
+    let g = graph { add(z.partition([256]), &x); };
+    go(g);
+}
+"""
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0203", "E0203", "E0103"], [d.message for d in errs]
+    assert errs[0].help[0].startswith("a kernel call has no written type, so no function takes one: run it where "
+                                      "it was made, `op.sync();` in place of `go(op)`"), errs[0].help
+    assert errs[1].help[0].startswith("a graph has no written type, so no function takes one: replay it where it "
+                                      "was made, `g.replay();` in place of `go(g)`"), errs[1].help
+    assert "`T` stands for an element type" in errs[2].help[0] and "call `wait` where it was made" in errs[2].help[0]
+    # a handle where a kernel takes a tensor: the tensor its launch writes was meant
+    src = src.replace("    go(op);\n", "    let h = op.launch();\n    add(z.partition([256]), h).sync();\n")
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert errs[0].code == "E0203" and errs[0].help[0] == (
+        "a launch handle is not a tensor (no function or kernel takes one): wait for it where it was made, "
+        "`h.wait();`, then pass the tensor it writes"), errs[0].help
+
+
+def test_several_axes_at_once_get_the_chained_reductions(tmp_path: Path) -> None:
+    """NumPy's and PyTorch's reduction over several axes (`t.sum((1, 2))`, `max(t, [1, 2])`, `axis = (1, 2)`,
+    `t.mean(dim = [1, 2])`, `t.argmax((1, 2))`) in a kernel and on the host: the help was "an axis is an
+    integer constant, e.g. `0` or `1`" (one axis: another result), for `max` "the element-wise maximum of two
+    values is `maximum(t, [1, 2])`", for a keyword "drop `axis =`" (the tuple next); it is the kernel's own
+    spelling now, one axis at a time (the highest first), applied here by the letter against NumPy."""
+    from tilelang import driver
+    from userprog import run_program
+
+    kernel = """kernel fn k(z: &mut Tensor<ELEM, [2]>, x: &Tensor<f32, [?, 8, 16]>) {
+    let t = x.partition([2, 8, 16]).load([block_id(0), 0, 0]);
+    z.store(EXPR);
+}
+fn main() {
+    let x = randn::<f32>([6, 8, 16], 5);
+    let mut z = zeros::<ELEM>([6]);
+    k(z.partition([2]), &x).sync();
+    let h = HOST;
+}
+"""
+    cases = [  # (written, the help's spelling, the kernel's element type, NumPy of x)
+        ("t.sum((1, 2))", "t.sum(2).sum(1)", "E0203", "f32", lambda a: a.sum((1, 2))),
+        ("max(t, [1, 2])", "max(max(t, 2), 1)", "E0203", "f32", lambda a: a.max((1, 2))),
+        ("t.min(axis = (-1, -2))", "t.min(2).min(1)", "E0107", "f32", lambda a: a.min((1, 2))),
+        ("t.mean(dim = [1, 2])", "t.sum(2).sum(1) / 128.0", "E0103", "f32", lambda a: a.mean((1, 2))),
+        ("t.argmax((1, 2))", "t.reshape([2, 128]).argmax(1)", "E0203", "i32",
+         lambda a: a.reshape(6, 128).argmax(1)),
+    ]
+    for written, want, code, elem, ref in cases:
+        src = kernel.replace("ELEM", elem).replace("EXPR", written).replace("HOST", "x.sum(2)")
+        errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+        assert errs and errs[0].code == code and f"`{want}`" in errs[0].help[0], (written, errs[0].help)
+        prog = tmp_path / "p.tile"
+        prog.write_text(src.replace(written, want))
+        got, _ = run_program(prog)
+        x = got["x"].astype(np.float64)
+        np.testing.assert_allclose(got["z"], ref(x), rtol=1e-5, atol=1e-5)
+    # one axis in a list (NumPy's `axis=(2,)`): the axis alone
+    src = kernel.replace("ELEM", "f32").replace("EXPR", "t.sum([2]).sum(1)").replace("HOST", "x.sum(2)")
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0203"] and errs[0].help[0] == (
+        "an axis is written alone, not as a list: `t.sum(2)`"), errs[0].help
+    prog.write_text(src.replace("t.sum([2])", "t.sum(2)"))
+    got, _ = run_program(prog)
+    np.testing.assert_allclose(got["z"], got["x"].astype(np.float64).sum((1, 2)), rtol=1e-5, atol=1e-5)
+    host = kernel.replace("ELEM", "f32").replace("EXPR", "t.sum(2).sum(1)").replace("HOST", "x.sum((1, 2))")
+    errs = [d for d in driver.check(host, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0203"] and "`x.sum(2).sum(1)`" in errs[0].help[0], errs[0].help
+    prog.write_text(host.replace("x.sum((1, 2))", "x.sum(2).sum(1)"))
+    got, _ = run_program(prog)
+    np.testing.assert_allclose(got["h"], got["x"].astype(np.float64).sum((1, 2)), rtol=1e-5, atol=1e-5)
+
+
+def test_an_argmax_of_every_axis_in_a_kernel_gets_the_flat_index(tmp_path: Path) -> None:
+    """`t.argmax()` of a 2-D tile in a kernel (the host's `x.argmax()` of a 2-D tensor is the row-major index
+    over every element) was told only to give an axis; the help adds the tile reshaped to one axis, which gives
+    the host's index (applied here against NumPy)."""
+    from tilelang import driver
+    from userprog import run_program
+
+    src = """kernel fn k<const R: i32>(z: &mut Tensor<i32, [1]>, x: &Tensor<f32, [?, 16]>) {
+    let t = x.partition([R, 16]).load([block_id(0), 0]);
+    let i = t.argmax();
+    z.store(full::<i32>([1], i));
+}
+fn main() {
+    let x = randn::<f32>([12, 16], 9);
+    let mut z = zeros::<i32>([3]);
+    k::<4>(z.partition([1]), &x).sync();
+}
+"""
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0207"] and errs[0].help[0].endswith(
+        "over all its elements (a row-major index), `t.reshape([R * 16]).argmax(0)`"), errs[0].help
+    prog = tmp_path / "p.tile"
+    prog.write_text(src.replace("t.argmax()", "t.reshape([R * 16]).argmax(0)"))
+    got, _ = run_program(prog)
+    np.testing.assert_array_equal(got["z"], got["x"].reshape(3, 64).argmax(1))

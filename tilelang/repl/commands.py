@@ -172,7 +172,7 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
         found.append(f"{name}: {default_literals(ty)}\n    a variable of this session")
     if found:
         return ReplOutput(stdout="\n".join(found) + "\n")
-    from tilelang.sema.calls import function_habit, method_habit
+    from tilelang.sema.call_habits import function_habit, method_habit
 
     habit = function_habit(name) or method_habit(name)
     if habit is not None:  # NumPy's, PyTorch's and C's names (`tan`, `flip`, `sort`): how Tile writes them, as

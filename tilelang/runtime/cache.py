@@ -2,9 +2,12 @@
 
 A key is a SHA-256 over: the kernel's IR text, its specialisation facts
 (16-byte alignment of base pointers, divisibility of dims by 16, unit inner
-strides), the target arch and features, and the toolchain versions (llvmlite,
-tilec, the cache format). Two levels: a dict in memory (per process) and a
-directory on disk (`$TILEC_CACHE_DIR`, default `~/.cache/tilec`).
+strides), the target arch and features, and the toolchain: llvmlite's version,
+the cache format, tilec's version and `code_key()`, a hash of the compiler's own
+code (a new commit installed under the same version misses every entry the old
+code wrote: its PTX, cubins and tuning records). Two levels: a dict in memory
+(per process) and a directory on disk (`$TILEC_CACHE_DIR`, default
+`~/.cache/tilec`).
 
 Invariants:
 - An entry on disk is `MAGIC | sha256(payload) | json-length | json | payload`;
@@ -48,6 +51,39 @@ def tilec_version() -> str:
 
 
 @functools.cache
+def code_key() -> str:
+    """A hash of the compiler's code: every `.py` file of the `tilelang` package, by its path inside the
+    package and its bytes (~9 ms once a process for ~300 files, 3.9 MB; the toolchain prewarm computes it
+    in the background, `cuda_link.FIRST_LAUNCH_MODULES`). Not the grammar or the standard library: what
+    they decide reaches the LLVM text, which the PTX key holds. The same code at another place (a second
+    checkout, a wheel's copy) gives the same key, so they share the cache; an unreadable package gives a
+    key of its own, never a shared one."""
+    return tree_key(Path(__file__).resolve().parents[1])
+
+
+def tree_key(root: Path) -> str:
+    """The hash of the `.py` files under `root` (their paths relative to it, sorted, and their bytes)."""
+    h = hashlib.sha256()
+    try:
+        files = []
+        for top, dirs, names in os.walk(root, onerror=_raise):  # (os.walk: a third of rglob's time)
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            rel = os.path.relpath(top, root).replace(os.sep, "/")
+            files += [(f"{rel}/{n}", os.path.join(top, n)) for n in names if n.endswith(".py")]
+        for rel, path in sorted(files):
+            with open(path, "rb") as f:
+                digest = hashlib.sha256(f.read()).digest()
+            h.update(struct.pack("<Q", len(rel)) + rel.encode() + digest)
+    except OSError as e:  # unreadable: a key of this process alone, never another code's entries
+        h.update(f"unreadable {e} {os.getpid()} {time.time()}".encode())
+    return h.hexdigest()
+
+
+def _raise(e: OSError) -> None:
+    raise e
+
+
+@functools.cache
 def _llvmlite_version() -> str:
     try:
         import llvmlite
@@ -60,7 +96,7 @@ def _llvmlite_version() -> str:
 def make_key(*parts: Any) -> str:
     """A hex key over the parts plus the toolchain versions (order matters)."""
     h = hashlib.sha256()
-    for p in (FORMAT_VERSION, tilec_version(), _llvmlite_version(), *parts):
+    for p in (FORMAT_VERSION, tilec_version(), code_key(), _llvmlite_version(), *parts):
         data = p if isinstance(p, bytes) else (p if isinstance(p, str) else json.dumps(p, sort_keys=True, default=str)).encode()
         h.update(struct.pack("<Q", len(data)))
         h.update(data)

@@ -152,6 +152,20 @@ class Context:
         return mod
 
 
+def _module_key(ck: Any, cv: int | None) -> str:
+    """The name a variant's loaded module is memoised by (`Context.load_ptx`): its PTX's compile key, and the
+    function attributes the variant sets on its CUfunction, the preferred carveout of a uniform setting
+    (`occupancy.carve_abi`) or of a `max_blocks` bound (`occupancy.cap_abi`). Variants whose texts are the same
+    share a compile and a module (hattn5), so two that set other carveouts need their own copies: `max_blocks`
+    is not in the text, and the tuner's candidates (`api/tuning._with_hints`) or a generic bound's instances
+    set one CUfunction's carveout each in turn, the earlier ones' launches then running under the last's.
+    (The dynamic shared-memory limit only rises, on the one `Function` of the shared handle: no conflict.)"""
+    base = ck.key or str(hash(ck.ptx))
+    if cv is not None:
+        return f"{base}+cv{cv}"
+    return f"{base}+mb{ck.abi.max_blocks}" if ck.abi.max_blocks else base
+
+
 _CONTEXT: Context | None = None
 _CONTEXT_LOCK = threading.Lock()
 _FLOATS = (float, np.floating)  # the scalar arguments whose zero has a sign (`CudaDevice.run`'s key)
@@ -388,7 +402,7 @@ class CudaDevice(Device):
                 raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
             if ck.explain:  # `TILEC_EXPLAIN=1`: the path this variant takes, and why not a faster one
                 print("\n".join(ck.explain), file=sys.stderr, flush=True)
-            mod = self.ctx.load_ptx(ck.ptx, key=ck.key if cv is None else f"{ck.key or hash(ck.ptx)}+cv{cv}")
+            mod = self.ctx.load_ptx(ck.ptx, key=_module_key(ck, cv))
             fn = mod.function(ck.abi.name)
             if traced:  # the block timeline's buffer and this kernel's trace id, in the module's global
                 trace_rt.attach(self.ctx, mod, ck.abi.name)

@@ -170,9 +170,15 @@ def _cache_dir() -> Path:
     return default_dir() / "native"
 
 
+# the compiler's flags for the extension (part of its cached file's name with the source and Python)
+_CFLAGS = ("-O2", "-shared", "-fPIC")
+
+
 def _name() -> str:
+    """The extension's module and file name: a hash of what the built file is a function of, its C source,
+    the flags and Python's version, so a changed launcher never loads an older build from the cache."""
     tag = "".join(c if c.isalnum() else "_" for c in sys.implementation.cache_tag or "py")
-    digest = hashlib.sha256(f"{SOURCE}{sys.version}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{SOURCE}{sys.version}{' '.join(_CFLAGS)}".encode()).hexdigest()[:16]
     return f"tile_native_{tag}_{digest}"
 
 
@@ -201,7 +207,7 @@ def build(directory: Path | None = None) -> Path:
         src.write_text(SOURCE.replace("MODNAME", name))
         out = Path(tmp) / f"{name}{suffix}"
         r = subprocess.run(
-            [cc, "-O2", "-shared", "-fPIC", f"-I{include}", str(src), "-o", str(out)],
+            [cc, *_CFLAGS, f"-I{include}", str(src), "-o", str(out)],
             capture_output=True,
             text=True,
             timeout=120,

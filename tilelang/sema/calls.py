@@ -9,16 +9,32 @@ checking in the caller's context (host or device code) and records the device ca
 from __future__ import annotations
 
 import itertools
-import math
-import re
 from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
-from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, foreign_type_help, values_help
+from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
 from tilelang.intrinsics.math_habits import MATH_HABITS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
+from tilelang.sema.call_habits import (
+    AS,
+    DEVICES,
+    FLIPS,
+    HABITS,
+    HABIT_ARGS,
+    KW_HABITS,
+    METHOD_HABITS,
+    SHAPE_WORDS,
+    VALUE_KINDS,
+    conversion_target,
+    last_axis_help,
+    len_help,
+    mean_help,
+    operand,
+    tile_dims_help,
+    with_args,
+)
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
 from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify
@@ -26,6 +42,7 @@ from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
 from tilelang.sema.names import resolve_path
 from tilelang.sema.program import FnInfo, Symbol, SymbolKind
+from tilelang.sema.ruleargs import listed_axes, several_axes_help
 from tilelang.sema.split_habits import PARTS, arity_help, flip_help, parts, range_adaptor_help, replay_loop_help
 from tilelang.sema.split_habits import flip_1d_help as _flip_help
 from tilelang.sema.rules import RULES
@@ -116,14 +133,14 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                         callee.ident.span, "not found in this scope")
             fns = (n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL))
             guess = suggest(name, itertools.chain(fns, FUNCTIONS))
-            habit = _HABITS.get(name)
+            habit = HABITS.get(name)
             if habit is None and name in MATH_HABITS:  # `tan(x)`: not `tanh`, the similar name
                 _check_args_only(tcx, e, fx)
                 x = (tcx.snippet(e.args[0].value) or "x") if e.args else "x"
                 return tcx.emit(d.with_help(MATH_HABITS[name].format(x=operand(x) if len(x) < 30 else "x")))
-            if name == "len" or name in _FLIPS:  # the help depends on the argument's type
+            if name == "len" or name in FLIPS:  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
-                return tcx.emit(d.with_help(_len_help(tcx, e) if name == "len" else habit(tcx, e)))
+                return tcx.emit(d.with_help(len_help(tcx, e) if name == "len" else habit(tcx, e)))
             homes = tcx.loader.std_items().get(name) if habit is None else None
             if habit is not None:
                 d = d.with_help(habit(tcx, e))
@@ -168,303 +185,6 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
     return _user_call(tcx, e, info, fx)
 
 
-# std::nn's row-wise functions, which take a `[M, N]` tile and normalise along axis 1
-_ROW_WISE = frozenset(("std::nn::softmax", "std::nn::log_softmax", "std::nn::layernorm", "std::nn::rmsnorm"))
-
-
-def _last_axis_help(tcx: CheckCx, info: FnInfo, args: list[ast.Expr]) -> str | None:
-    """`softmax(t, 0)` of std::nn (round 14: a column softmax): the help "call it with 1 argument" gave the
-    row softmax silently. It says which axis the function normalises and, for axis 0, transposes around it."""
-    if info.qualname not in _ROW_WISE or len(args) != len(info.param_types) + 1:
-        return None
-    axis = args[1] if info.qualname.endswith("softmax") else args[-1]
-    rest = [tcx.snippet(a) for a in args if a is not axis]
-    if not isinstance(axis, ast.IntLit) or axis.value not in (0, 1) or not all(rest):
-        return None
-    name = info.name
-    if axis.value == 1:
-        return f"`{name}` normalises along axis 1 (each row of its `[M, N]` tile) already: `{name}({', '.join(rest)})`"
-    t = tcx.receiver_snippet(args[0])
-    inner = ", ".join([f"{t}.transpose()", *rest[1:]])
-    return (f"`{name}` normalises along axis 1 (each row of its `[M, N]` tile); along axis 0, transpose around it: "
-            f"`{name}({inner}).transpose()`")
-
-
-def _range_help(tcx: CheckCx, e: ast.Call) -> str:
-    args = [tcx.snippet(a.value) for a in e.args]
-    if len(args) == 1 and args[0]:
-        return f"write a range: `0..{args[0]}`, as in `for i in 0..{args[0]} {{ .. }}`"
-    if len(args) == 2 and all(args):
-        return f"write a range: `{args[0]}..{args[1]}`, as in `for i in {args[0]}..{args[1]} {{ .. }}`"
-    if len(args) == 3 and all(args):  # Triton's `range(0, K, BK)`
-        a, b, k = args
-        count = f"({b} + {k} - 1) / {k}" if a == "0" else f"({b} - {a} + {k} - 1) / {k}"
-        start = f"i * {k}" if a == "0" else f"{a} + i * {k}"
-        return (f"a range counts up by 1: count the steps, `for i in 0..{count} {{ .. }}`, and start each at "
-                f"`{start}` (over a partition's tiles: `for i in 0..p.num_tiles(axis)`)")
-    return "write a range `a..b` (`a..=b` includes `b`), as in `for i in 0..n { .. }`"
-
-
-def tile_dims_help(ty: TileT | ShapeT) -> str:
-    """`t.shape[0]`, `t.shape()`, `len(t)` of a tile: its type's dimensions; `s.len()` of a shape: its rank."""
-    if isinstance(ty, ShapeT):  # round 20: `x.shape().len()` was told "values of this type have no methods"
-        return f"a shape's length is its rank, part of its type `{ty}`: {ty.rank} here (its `[k]` is axis k's size)"
-    dims = [str(d) for d in ty.shape]
-    if not dims:
-        return f"a tile's shape is part of its type, `{ty}`: this one has no axes"
-    named = f"`{dims[0]}`" if len(dims) == 1 else ", ".join(f"`{d}` (axis {i})" for i, d in enumerate(dims))
-    return f"a tile's shape is part of its type, `{ty}`: write its dimensions, {named}"
-
-
-def _mean_help(ty: TileT | TensorT, e: ast.MethodCall) -> str:
-    """`t.mean(k)` of a tile: its sum along k divided by that axis's size, the
-    type's dimension as a float (`t.sum(1) / (N as f32)`; `t.sum() / 32.0` of all)."""
-    if not isinstance(ty.dtype, DType):
-        return _METHOD_HABITS["mean"]  # a type parameter's
-    elem = ty.dtype.value if ty.dtype.is_float else "f32"
-    axis = e.args[0].value.value if e.args and isinstance(e.args[0].value, ast.IntLit) else None
-    keep = len(e.args) == 2 and isinstance(e.args[1].value, ast.BoolLit) and e.args[1].value.value  # keepdim
-    if axis is None and e.args or len(e.args) == 2 and not isinstance(e.args[1].value, ast.BoolLit):
-        return _METHOD_HABITS["mean"]
-    dims = [str(d) for d in ty.shape]
-    if axis is not None and not 0 <= axis < len(dims):
-        return _METHOD_HABITS["mean"]
-    if axis is None and all(d.isdigit() for d in dims):
-        count = str(math.prod(int(d) for d in dims))
-    else:
-        count = dims[axis] if axis is not None else " * ".join(dims)
-    if count.isdigit():
-        n = f"{count}.0"
-    else:
-        n = f"({count} as {elem})" if axis is not None or len(dims) == 1 else f"(({count}) as {elem})"
-    total = f"{{x}}.sum({axis})" if axis is not None else "{x}.sum()"
-    total += f".reshape([{', '.join('1' if i == axis else d for i, d in enumerate(dims))}])" if keep else ""
-    cast = "" if ty.dtype.is_float else f" as {elem}"
-    what = "the axis's size" if axis is not None else "the number of elements"
-    return f"divide the sum by {what}: `({total}{cast}) / {n}`" if cast else f"divide the sum by {what}: `{total} / {n}`"
-
-
-def _len_help(tcx: CheckCx, e: ast.Call) -> str:
-    ty = tcx.program.types.get(e.args[0].value) if len(e.args) == 1 else None
-    if isinstance(ty, TileT):
-        return tile_dims_help(ty)
-    x = tcx.receiver_snippet(e.args[0].value) if len(e.args) == 1 else None
-    x = x if x and len(x) < 30 else "t"
-    return f"the size of a tensor's first axis is `{x}.shape()[0]`"
-
-
-_JOIN = ("Tile has no concatenation: in a kernel, store each part into its own nested tile of the output "
-         "(`let q = z.partition([..]); q.store(a, [0, 0]); q.store(b, [0, 1]);`); on the host, pick each "
-         "element's source with `where` over `arange` positions")
-_FLIPS = ("flip", "fliplr", "flipud", "reverse")
-
-
-def _flip_call_help(tcx: CheckCx | None, e: ast.Call | None) -> str:
-    """`_flip_help` for `flip(x, ..)`, of `x`'s type; without a call (`tilec doc flip`), of a tile `t`."""
-    if tcx is None or e is None or not e.args:
-        return _flip_help(None, "t")
-    x = tcx.snippet(e.args[0].value) or "t"
-    return _flip_help(tcx.program.types.get(e.args[0].value), x if len(x) < 30 else "t")
-
-
-_SORT = ("Tile has no sort: the k largest of `{x}` come one at a time from `argmax`, each pick masked out before "
-         "the next (`where(arange::<i32>(N) == i, f32::NEG_INFINITY, {x})`)")
-
-
-# Functions of other languages with a Tile spelling, and the help that says it.
-_HABITS = {
-    "range": _range_help,
-    # Triton's and CUDA's names for where a block is
-    "program_id": lambda tcx, e: "Triton's `tl.program_id(axis)` is `block_id(axis)`: this tile block's index "
-                                 "along a grid axis",
-    "num_programs": lambda tcx, e: "Triton's `tl.num_programs(axis)` is `num_blocks(axis)`",
-    "cdiv": lambda tcx, e: "import it: `use std::math::cdiv;`",
-    "zeros_like": lambda tcx, e: "make a tile of the shape you need: `zeros::<f32>([..])`",
-    "empty": lambda tcx, e: "Tile has no uninitialised tensors: `zeros::<f32>([..])`",
-    "empty_like": lambda tcx, e: "Tile has no uninitialised tensors: `zeros::<f32>([..])` of the shape you need",
-    "full_like": lambda tcx, e: "make a tile of the shape you need: `full::<f32>([..], value)`",
-    "trans": lambda tcx, e: "write `t.transpose()` (or `t.permute([..])`)",
-    "associative_scan": lambda tcx, e: "an inclusive prefix sum is `cumsum(t, axis)`",
-    "len": _len_help,
-    "float": lambda tcx, e: "convert with `as`: `x as f32`",
-    "int": lambda tcx, e: "convert with `as`: `x as i32`",
-    "powf": lambda tcx, e: "write `pow(x, y)` or `x.pow(y)`",
-    # CUDA's: a tile block has no threads to synchronise, and `fmaxf` is element-wise
-    "__syncthreads": lambda tcx, e: "a kernel's operations are on whole tiles, in order: there are no threads to "
-                                    "synchronise; remove it",
-    "debug_barrier": lambda tcx, e: "a kernel's operations are on whole tiles, in order: there are no threads to "
-                                    "synchronise; remove it",
-    "fmaxf": lambda tcx, e: "the element-wise maximum is `maximum(a, b)`",
-    "fmax": lambda tcx, e: "the element-wise maximum is `maximum(a, b)`",
-    "fminf": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
-    "fmin": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
-    "pow2": lambda tcx, e: "write `exp2(x)`",
-    # PyTorch's and NumPy's tensors of listed values (round 16: `tensor::<i32>([40, 17, 1, 0])`)
-    **dict.fromkeys(("tensor", "array", "asarray", "as_tensor", "from_list"), values_help),
-    # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)
-    **dict.fromkeys(("concat", "cat", "concatenate", "stack", "hstack", "vstack"), lambda tcx, e: _JOIN),
-    **dict.fromkeys(("sort", "argsort", "topk"), lambda tcx, e: _SORT.replace("{x}", "t")),
-    # and their reversals (round 11)
-    **dict.fromkeys(_FLIPS, lambda tcx, e: _flip_call_help(tcx, e)),
-}
-
-
-# Keyword arguments of Triton's `tl.load`/`tl.store`, `tl.zeros` and the
-# reductions, with the Tile spelling of what they ask for.
-_EDGES = ("Tile has no masks: loads past a tensor's edge read zeros (`p.load_padded([i, ..], value)` reads "
-          "`value` there instead) and stores past it are dropped")
-_KW_HABITS = {
-    "mask": _EDGES, "other": _EDGES, "boundary_check": _EDGES, "padding_option": _EDGES,
-    "dtype": "give the element type with a turbofish (`zeros::<f32>([..])`) or convert with `as` (`t as f32`)",
-    "keep_dims": "a reduction removes its axis: put a size-1 axis back with `.reshape([..])`",
-    "keepdims": "a reduction removes its axis: put a size-1 axis back with `.reshape([..])`",
-    "eviction_policy": "how the GPU caches a kernel's loads is a hint of the kernel: "
-                       "`#[hints(stages = 3, evict_first = 1)]` (`tilec doc hints`)",
-    "cache_modifier": "how the GPU caches a kernel's loads is a hint of the kernel: "
-                      "`#[hints(stages = 3, evict_first = 1)]` (`tilec doc hints`)",
-}
-
-
-# What a tile's shape is asked with (`t.shape()`, `t.size(0)`, `len(t)`): on a tile, its type's dimensions
-_SHAPE_WORDS = frozenset({"shape", "size", "numel", "dim", "ndim", "len", "shapes"})
-
-
-# Methods of NumPy and PyTorch arrays with a Tile spelling (on tiles and
-# tensors), and the help that says it (`{x}`: the receiver as written).
-_AS = "convert with `as`: `{{x}} as {}`"
-# PyTorch's `x.cuda()`, `x.to("cuda")`
-_DEVICES = ("a program does not move tensors between devices: `tilec run FILE --device gpu` runs its kernels on "
-            "the GPU (`--device cpu` on the interpreter); use `{x}` itself")
-_METHOD_HABITS = {
-    "len": "the size of the first axis is `{x}.shape()[0]`",
-    "size": "`{x}.shape()` lists the sizes of the axes",
-    "numel": "`{x}.shape()` lists the sizes of the axes (the number of elements is their product)",
-    "dim": "`{x}.shape()` lists the sizes of the axes", "ndim": "`{x}.shape()` lists the sizes of the axes",
-    "mean": "divide the sum: `{x}.sum() / n` (along axis k: `{x}.sum(k) / n`)",
-    "var": "no variance method: `let d = {x} - mean; (d * d).sum(k) / n`, with the mean reshaped to keep axis k "
-           "(`{x}.sum(k).reshape([..]) / n`)",
-    "std": "no standard deviation method: the `sqrt` of the variance, `sqrt((d * d).sum(k) / n)` with "
-           "`d = {x} - mean`",
-    "clamp": "`minimum(maximum({x}, lo), hi)` clamps each element into [lo, hi]",
-    "clip": "`minimum(maximum({x}, lo), hi)` clamps each element into [lo, hi]",
-    "relu": "`maximum({x}, 0.0)` (or `use std::nn::relu;` for f32 tiles)",
-    "to": _AS.format("f16"), "astype": _AS.format("f16"), "type": _AS.format("f16"),
-    "cast": _AS.format("f16"), "float": _AS.format("f32"), "half": _AS.format("f16"),
-    "double": _AS.format("f64"), "int": _AS.format("i32"), "bfloat16": _AS.format("bf16"),
-    "view": "`{x}.reshape([..])` gives the same elements in another shape",
-    "flatten": "`{x}.reshape([n])` gives the same elements in one axis",
-    "unsqueeze": "`{x}.reshape([..])` with the new axis of size 1 written out",
-    "squeeze": "`{x}.reshape([..])` without the axes of size 1",
-    "expand": "`{x}.broadcast([..])` repeats axes of size 1",
-    "expand_as": "`{x}.broadcast([..])` repeats axes of size 1",
-    "broadcast_to": "`{x}.broadcast([..])` repeats axes of size 1",
-    "amax": "`{x}.max(k)` is the maximum along axis k (`{x}.max()` of all)",
-    "amin": "`{x}.min(k)` is the minimum along axis k (`{x}.min()` of all)",
-    "t": "`{x}.transpose()` swaps the two axes of a 2-D tile or tensor",
-    "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
-    # round 18: PyTorch's in-place setters; a host tensor is a value, replaced whole
-    "copy_": "assign a copy: `{x} = src.clone();` (`{x}` a `let mut`; tensors are not changed in place)",
-    "fill_": "assign a new tensor: `{x} = full::<T>({x}.shape(), v);` (`{x}` a `let mut`)",
-    "zero_": "assign a new tensor: `{x} = zeros::<T>({x}.shape());` (`{x}` a `let mut`)",
-    "dtype": "the element type is part of `{x}`'s type, known when the program is checked (`:type {x}` in "
-             "`tilec repl` shows it)",
-    "all": "`{x}.min()` of `bool` elements is true when all are (`{x}.min(k)` along axis k)",
-    "any": "`{x}.max()` of `bool` elements is true when any is (`{x}.max(k)` along axis k)",
-    "cuda": _DEVICES, "cpu": _DEVICES, "contiguous": "tensors are always contiguous (row-major): use `{x}` itself",
-    "numpy": "a host tensor is already an array: use `{x}` itself (`print({x})`, `{x}.save_npy(\"x.npy\")`)",
-    "repeat": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis, and "
-              "`{x}.reshape([n, 1]).broadcast([n, k])` each element (`.reshape([n * k])` joins the axes)",
-    "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
-            "(`.reshape([k * n])` joins the axes)",
-    "sort": _SORT, "argsort": _SORT, "topk": _SORT,
-    **dict.fromkeys(("slice", "narrow"), "`{x}[a..b]` is rows a..b on the host (a kernel loads them by `partition`)"),
-    # round 13: Rust's Euclidean division (Python's floor forms for a positive divisor), PyTorch's masked_fill
-    "rem_euclid": "`where({x} % b < 0, {x} % b + abs(b), {x} % b)` is `rem_euclid(b)`, never negative (Tile's "
-                  "`%` takes the dividend's sign, as Rust's `%` does)",
-    "div_euclid": "`({x} - rem) / b` with `let rem = where({x} % b < 0, {x} % b + abs(b), {x} % b);` is "
-                  "`div_euclid(b)` (Tile's `/` truncates toward zero, as Rust's `/` does)",
-    "masked_fill": "`where(mask, v, {x})` puts `v` where `mask` is true and keeps `{x}` elsewhere",
-    "masked_fill_": "`where(mask, v, {x})` puts `v` where `mask` is true and keeps `{x}` elsewhere (a new value: "
-                    "tiles and host tensors are not changed in place)",
-    # round 11: joins as methods (`t.concat([u])`); reversals (PyTorch's `t.flip(0)`) are `_flip_help`'s
-    **dict.fromkeys(("concat", "cat", "concatenate", "stack", "append"), _JOIN),
-    **dict.fromkeys(_FLIPS, _flip_help(None, "{x}").replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")),
-}
-
-
-_CONVERSIONS, _VALUE_KINDS = ("to", "astype", "type", "cast"), ("tile", "tensor", "param", "scalar")
-
-
-def _conversion_target(e: ast.MethodCall) -> str | None:
-    """The Tile element type that `x.to(f32)`, `x.astype(np.float16)` or
-    `x.to::<i8>()` names, if it names one."""
-    if e.method.name not in _CONVERSIONS:
-        return None
-    if e.generics and isinstance(e.generics[0], ast.NamedType) and DType.parse(e.generics[0].name.name):
-        return e.generics[0].name.name
-    if len(e.args) != 1:
-        return None
-    a = e.args[0].value
-    name = a.ident.name if isinstance(a, ast.Name) else a.segments[-1].name if isinstance(a, ast.Path) \
-        else a.field.name if isinstance(a, ast.Field) else None
-    if name is None:
-        return None
-    return name if DType.parse(name) is not None else FOREIGN_TYPES.get(name)
-
-
-def function_habit(name: str) -> str | None:
-    """How Tile spells another language's function or module `name`
-    (`program_id`, `range`, `tl`, `float16`), for `tilec doc NAME`; None if it is not one."""
-    if name in FOREIGN_MODULES:
-        return (f"Tile has no `{name}` module: its built-ins take no prefix (`{name}.sum(t, 1)` is `sum(t, 1)`), "
-                "and `tilec doc` lists them")
-    if name in FOREIGN_TYPES:
-        return f"`{name}` is Tile's type `{FOREIGN_TYPES[name]}`"
-    if name == "range":
-        return "write a range `a..b` (`a..=b` includes `b`), as in `for i in 0..n { .. }`"
-    if name == "len":
-        return None  # the method's help says it
-    habit = _HABITS.get(name)
-    if habit is None and name in MATH_HABITS and name not in _METHOD_HABITS:  # (`mean`: the method's help)
-        return MATH_HABITS[name].format(x="x")
-    return None if habit is None else habit(None, None)  # type: ignore[arg-type]
-
-
-def method_habit(name: str) -> str | None:
-    """How Tile spells another library's tile or tensor method `name`
-    (`mean`, `astype`, `clamp`), for `tilec doc NAME`; None if it is not one."""
-    habit = _METHOD_HABITS.get(name, MATH_HABITS.get(name)) or scalar_method_habit(name, [])
-    return None if habit is None else habit.format(x="t")
-
-
-#: the argument names a method habit's code uses, for the call's own arguments to replace (round 13)
-_HABIT_ARGS = {"rem_euclid": ("b",), "div_euclid": ("b",), "masked_fill": ("mask", "v"),
-               "masked_fill_": ("mask", "v")}
-
-
-def _with_args(habit: str, names: tuple[str, ...], args: list[str]) -> str:
-    """`habit` with each of its code's whole-word `names` (inside backticks) replaced by the call's argument,
-    parenthesised where an operator would bind it to its neighbours; braces kept for `format`."""
-    parts = habit.split("`")
-    for i in range(1, len(parts), 2):
-        for name, arg in zip(names, args, strict=True):
-            a = (arg if re.fullmatch(r"-?[\w.]+", arg) else operand(arg)).replace("{", "{{").replace("}", "}}")
-            parts[i] = re.sub(rf"(?<![\w.]){name}(?!\w)", lambda _m, a=a: a, parts[i])
-    return "`".join(parts)
-
-
-def operand(x: str) -> str:
-    """`x` as written, in parentheses where an operator outside brackets would bind it to a help's neighbours
-    (`(v * 2.0).log10()` is `log((v * 2.0))`'s `v * 2.0`; `{x} * {x}` of it needs them)."""
-    depth = 0
-    for ch in re.sub(r"::<[^<>]*>", "", x):  # (a turbofish's `<..>` are brackets)
-        depth += ch in "([{"
-        depth -= ch in ")]}"
-        if depth == 0 and ch in " +-*/%<>=!&|^":
-            return f"({x})"
-    return x
-
-
 def _check_args_only(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx) -> None:
     """The arguments of a call that has no signature (an unknown or not callable name): each is checked for its
     own errors, but a list `[a, b]` only element by element, since without a parameter nothing says it is a
@@ -495,6 +215,20 @@ def _keepdims_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str | None:
     return f"a reduction removes its axis: put a size-1 axis back where it was, `{whole}.reshape({kept})`"
 
 
+def _axes_keyword_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, a: ast.Arg) -> str | None:
+    """NumPy's `t.sum(axis = (1, 2))`, PyTorch's `dim = [1, 2]`: the reductions chained (dropping `axis =`
+    led to `t.sum((1, 2))`, another error)."""
+    axes = listed_axes(a.value) if a.name is not None and a.name.name in ("axis", "axes", "dim") else None
+    if axes is None:
+        return None
+    name = e.method.name if isinstance(e, ast.MethodCall) else e.callee.ident.name if isinstance(e.callee, ast.Name) \
+        else None
+    x = e.receiver if isinstance(e, ast.MethodCall) else e.args[0].value if e.args and e.args[0].name is None else None
+    if name not in ("sum", "max", "min", "prod", "argmax", "argmin") or x is None:
+        return None
+    return several_axes_help(tcx, e, name, x, tcx.program.types.get(x), axes)
+
+
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
                 decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]]]:
     args: list[ast.Expr] = []
@@ -511,7 +245,8 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
                         "unknown keyword argument")
             guess = suggest(a.name.name, allowed_kw)
             habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims") else None
-            habit = habit or _KW_HABITS.get(a.name.name) or replay_loop_help(e, tcx.snippet(e.args[0].value))
+            habit = habit or _axes_keyword_help(tcx, e, a)
+            habit = habit or KW_HABITS.get(a.name.name) or replay_loop_help(e, tcx.snippet(e.args[0].value))
             if habit is not None:
                 d = d.with_help(habit)
             elif guess:
@@ -643,8 +378,8 @@ def module_member(tcx: CheckCx, e: ast.MethodCall | ast.Field, fx: Fx) -> Type |
     help_ = foreign_type_help(prefix, member)
     if help_ is not None:
         pass
-    elif member in _HABITS and isinstance(e, ast.MethodCall):  # `tl.range(0, K, BK)`, `tl.program_id(0)`
-        help_ = _HABITS[member](tcx, e)  # type: ignore[arg-type]
+    elif member in HABITS and isinstance(e, ast.MethodCall):  # `tl.range(0, K, BK)`, `tl.program_id(0)`
+        help_ = HABITS[member](tcx, e)  # type: ignore[arg-type]
     elif member in _MODULE_MEMBERS:
         help_ = _MODULE_MEMBERS[member]
     elif member in FUNCTIONS:
@@ -685,37 +420,37 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             and not sig.context.allows(fx.in_kernel):
         kind = other
     if sig is None or kind not in sig.receivers:
-        target = _conversion_target(e) if kind in ("tile", "tensor", "param", "scalar") else None
+        target = conversion_target(e) if kind in ("tile", "tensor", "param", "scalar") else None
         if target is None:  # `x.to(f32)`: the type is no value, but one mistake is one error
             _check_args_only(tcx, e, fx)
         cands = [m for m, s in METHODS.items() if kind in s.receivers and s.context.allows(fx.in_kernel)]
         d = tcx.err(N.UNKNOWN_METHOD, f"no method named `{name}` on type `{rty}`", e.method.span,
                     f"method not found in `{rty}`")
-        habit = ((_METHOD_HABITS.get(name) if kind != "scalar" else None)  # then Rust's (round 20: `t.signum()`)
+        habit = ((METHOD_HABITS.get(name) if kind != "scalar" else None)  # then Rust's (round 20: `t.signum()`)
                  or scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args])
-                 or (_METHOD_HABITS[name] if name in _HABIT_ARGS else None)) if kind in _VALUE_KINDS else None
-        if name in _SHAPE_WORDS and (kind == "tile" and isinstance(rty, TileT) or isinstance(rty, ShapeT) and rty.rank):
+                 or (METHOD_HABITS[name] if name in HABIT_ARGS else None)) if kind in VALUE_KINDS else None
+        if name in SHAPE_WORDS and (kind == "tile" and isinstance(rty, TileT) or isinstance(rty, ShapeT) and rty.rank):
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape
             habit = parts(name, rty, e, tcx.receiver_snippet(e.receiver)) or habit
         if target is not None:
-            habit = _AS.format(target)
+            habit = AS.format(target)
         elif name == "to" and len(e.args) == 1 and isinstance(e.args[0].value, ast.StrLit):
-            habit = _DEVICES  # `x.to("cuda")`
-        elif name in _FLIPS and isinstance(rty, (TileT, TensorT)):
+            habit = DEVICES  # `x.to("cuda")`
+        elif name in FLIPS and isinstance(rty, (TileT, TensorT)):
             x = tcx.receiver_snippet(e.receiver) or "t"
             x = x if len(x) < 30 else "t"
             habit = (flip_help(rty.shape, rty.dtype, e, x) or _flip_help(rty, x)).replace("{", "{{").replace("}", "}}")
         elif name == "mean" and isinstance(rty, (TileT, TensorT)) and rty.shape and len(e.args) <= 2 \
                 and all(d is not None for d in rty.shape):  # (a host tensor of constant shape too, round 18)
-            habit = _mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
+            habit = mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
         elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
             lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)
             habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
-        elif name in _HABIT_ARGS and habit and len(e.args) == len(_HABIT_ARGS[name]) \
+        elif name in HABIT_ARGS and habit and len(e.args) == len(HABIT_ARGS[name]) \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
-            habit = _with_args(habit, _HABIT_ARGS[name], [tcx.snippet(a.value) or "" for a in e.args])
+            habit = with_args(habit, HABIT_ARGS[name], [tcx.snippet(a.value) or "" for a in e.args])
         homes = tcx.loader.std_items().get(name) if not habit and kind in ("tile", "tensor", "param") else None
         if homes:  # `t.softmax(0)` (PyTorch's method): std's function, not "a similar name: `max`" (round 12)
             imported = name in fx.module.scope
@@ -813,6 +548,12 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
                 f"`{x}.partition([..]).load([..])`; the whole tensor's "
                 f"`{e.method.name}` needs every block (`atomic_*` in `unsafe`, or `last_block(axis)`) or is "
                 "computed on the host and passed in")
+    if isinstance(rty, ScalarT) and isinstance(rty.dtype, TypeParam) and kind == "scalar" \
+            and {"handle", "op", "graph"} & set(receivers):
+        # `fn finish<T>(h: T) { h.wait(); }` (round 20): no type names a handle, so no parameter holds one
+        return (f"a type parameter such as `{rty}` stands for an element type (`f32`, `i32`, ..): launch handles, "
+                f"kernel calls and graphs have no written type, so no function takes one; call `{e.method.name}` "
+                "where it was made")
     if kind == "tensor" and "tile" in receivers and "tensor" not in receivers and not fx.in_kernel:
         # a kernel's tile operation on a host tensor (round 19: `x.to_bits()`; "a method of tiles or scalars"
         # led to a host scalar, refused next as kernel-only)
@@ -880,7 +621,7 @@ def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
                         .secondary(info.decl.name.span, "kernel defined here")
                         .with_help("call a plain `fn` to share code between kernels"))
     if len(args) != len(info.param_types):
-        if (along := _last_axis_help(tcx, info, args)) is not None:
+        if (along := last_axis_help(tcx, info, args)) is not None:
             d = tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {plural(len(info.param_types), 'argument')} but "
                         f"{len(args)} were supplied", e.span, "an axis given")
             return tcx.emit(d.secondary(info.decl.name.span, "defined here").with_help(along))

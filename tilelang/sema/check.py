@@ -22,6 +22,7 @@ The work is divided by concern, one module each, sharing one `CheckCx`
       names.py      names and paths in bodies
       operators.py  unary and binary operators, casts
       calls.py      calls: builtins (typed by `rules.py`), functions, kernels
+      call_habits.py  their helps: other languages' spellings of calls
       generics.py   inferring generic arguments of a call
       launch.py     kernel launches: partitions, borrows, const generics
     coerce.py     coercion and the typing of untyped literals

@@ -22,7 +22,8 @@ from tilelang.dtypes import DType
 from tilelang.intrinsics.signatures import METHODS
 from tilelang.lastblock import axis_of as last_block_axis
 from tilelang.limits import MAX_RANK
-from tilelang.sema.calls import check_call, check_method_call, module_member, tile_dims_help
+from tilelang.sema.call_habits import tile_dims_help
+from tilelang.sema.calls import check_call, check_method_call, module_member
 from tilelang.sema.coerce import coerce, float_out_of_range, settle
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero, rank_limit, shift_wrap
 from tilelang.sema.context import CheckCx, Fx, plural

@@ -24,6 +24,9 @@ from tilelang.sema.typeops import deref, is_intlike, is_numeric_scalar, is_poiso
 from tilelang.sema.types import (
     I32,
     Dim,
+    GraphT,
+    HandleT,
+    OpT,
     PartitionT,
     RefT,
     ScalarT,
@@ -322,6 +325,8 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
             d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.cast_snippet(a)} as {we.value}`")
+        elif isinstance(aty, (HandleT, OpT, GraphT)):
+            d = d.with_help(unwritten_help(tcx, a, aty, pty, info, call))
         elif (gen := _generic_fn_help(tcx, pty, aty, info)) is not None:
             d = d.with_help(gen)
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
@@ -343,6 +348,31 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
         d = d.with_help(f"pass a `{pty}` here (`.reshape([..])` changes a tile's or tensor's shape), or change "
                         f"the parameter `{p.name.name}`'s type")
     tcx.emit(d)
+
+
+# what a value with no written type is called, and the statement that finishes it where it was made
+_UNWRITTEN = {HandleT: ("a launch handle", "wait for it", "wait"), OpT: ("a kernel call", "run it", "sync"),
+              GraphT: ("a graph", "replay it", "replay")}
+
+
+def unwritten_help(tcx: CheckCx, a: ast.Expr, aty: Type, pty: Type, info: FnInfo, call: ast.Expr | None) -> str:
+    """A launch handle, kernel call or graph passed to a function (round 20's `fn finish<T>(h: T) { h.wait(); }`
+    called `finish(h)`): no type names one, so no parameter takes it, and a type parameter stands for an
+    element type. The help finishes it where it was made, the call's work after that (it said "pass a `T`
+    here (`.reshape([..])` ..), or change the parameter's type", which no type can)."""
+    what, verb, method = _UNWRITTEN[type(aty)]
+    x = tcx.snippet(a) or ""
+    x = x if x.isidentifier() else "it"
+    generic = (f" (a type parameter such as `{pty}` stands for an element type: `f32`, `i32`, ..)"
+               if isinstance(pty, ScalarT) and isinstance(pty.dtype, TypeParam) else "")
+    if isinstance(deref(pty), TensorT):  # the launch's output meant: the handle is not its tensor
+        return (f"{what} is not a tensor (no function or kernel takes one): {verb} where it was made, "
+                f"`{x}.{method}();`, then pass the tensor it writes")
+    text = tcx.snippet(call) if call is not None else ""
+    where = (f" in place of `{text}`, with what `{info.name}` does after it written there"
+             if text and len(text) < 50 and "\n" not in text else "")
+    return (f"{what} has no written type, so no function takes one{generic}: {verb} where it was made, "
+            f"`{x}.{method}();`{where}")
 
 
 def _generic_fn_help(tcx: CheckCx, pty: Type, aty: Type, info: FnInfo) -> str | None:

@@ -25,11 +25,71 @@ def const_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, what: str) -> int | None:
     return v
 
 
+def listed_axes(e: ast.Expr) -> list[int] | None:
+    """The axes of `(1, 2)` or `[1, 2]` (NumPy's and PyTorch's several axes at once; `[1]`, `(1,)` one), each an
+    integer literal; None for anything else."""
+    if not isinstance(e, (ast.TupleExpr, ast.ArrayExpr)) or not e.elems:
+        return None
+    out = []
+    for x in e.elems:
+        neg = isinstance(x, ast.Unary) and x.op == "-"
+        lit = x.operand if isinstance(x, ast.Unary) and neg else x
+        if not isinstance(lit, ast.IntLit):
+            return None
+        out.append(-lit.value if neg else lit.value)
+    return out
+
+
+def several_axes_help(tcx: CheckCx, node: ast.Expr, name: str, x: ast.Expr, xty: object, axes: list[int]) -> str | None:
+    """A reduction over several axes at once (`t.sum((1, 2))`, `sum(t, [1, 2])`, `t.max(axis = (1, 2))`):
+    Tile reduces one axis at a time, in a kernel as on the host, so the spelling chains the reductions, the
+    highest axis first (the lower ones keep their numbers); `argmax`/`argmin` of adjacent axes reshape them
+    into one (their index is row-major over them, as NumPy's of the flattened axes). NumPy's negative axes
+    are counted from the end. None where the axes are not those of the value."""
+    from tilelang.sema.types import const_shape
+
+    src = deref(xty) if xty is not None else None
+    if not isinstance(src, (TileT, TensorT)) or src.shape is None:
+        return None
+    rank = len(src.shape)
+    axes = [a + rank if a < 0 else a for a in axes]
+    if not all(0 <= a < rank for a in axes) or len(set(axes)) != len(axes):
+        return None
+    method = isinstance(node, ast.MethodCall)
+    t = tcx.receiver_snippet(x) if method else tcx.snippet(x)
+    if not t or len(t) > 40:
+        return None
+    if len(axes) == 1:  # `t.sum([1])`, NumPy's `axis=(1,)`
+        one = f"{t}.{name}({axes[0]})" if method else f"{name}({t}, {axes[0]})"
+        return f"an axis is written alone, not as a list: `{one}`"
+    if name in ("argmax", "argmin"):
+        lo, hi = min(axes), max(axes)
+        shape = const_shape(src.shape)
+        if hi - lo + 1 != len(axes) or shape is None:
+            return None
+        merged = [*shape[:lo], math.prod(shape[lo:hi + 1]), *shape[hi + 1:]]
+        flat = f"{t}.reshape([{', '.join(map(str, merged))}])"
+        call = f"{flat}.{name}({lo})" if method else f"{name}({flat}, {lo})"
+        return f"reshape the axes into one and take the `{name}` along it: `{call}` (the index runs row-major over them)"
+    call = t
+    for a in sorted(axes, reverse=True):
+        call = f"{call}.{name}({a})" if method else f"{name}({call}, {a})"
+
+    whole = (f"; `{t}.{name}()` reduces every axis to a scalar" if method else
+             f"; `{name}({t})` reduces every axis to a scalar") if len(axes) == rank else ""
+    return f"Tile reduces one axis at a time: `{call}`, the highest axis first so the others keep their numbers{whole}"
+
+
 def axis_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int) -> int | None:
     ty = tcx.program.types.get(e)
     if ty is not None and not is_intlike(ty):
         d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, f"expected an axis (`i32`), found `{ty}`")
-        if cx.name in ("max", "min"):  # Python's `max(a, b)`, NumPy's `np.max` of two arrays
+        axes = listed_axes(e)
+        several = (several_axes_help(tcx, cx.node, cx.name, cx.operands[0], cx.operand_tys[0], axes)
+                   if axes is not None else None)
+        if several is not None:
+            d = d.with_help(several)
+        elif cx.name in ("max", "min"):  # Python's `max(a, b)`, NumPy's `np.max` of two arrays
             a, b = (tcx.snippet(cx.operands[0]) or "a"), (tcx.snippet(e) or "b")
             a, b = (a, b) if len(a) + len(b) < 60 else ("a", "b")
             d = d.note(f"`{cx.name}(t, axis)` reduces along an axis").with_help(
@@ -158,9 +218,19 @@ def _const_generic_help(tcx: CheckCx, cx: CallCx, x: ast.Expr) -> str:
 
 def axis_forms(tcx: CheckCx, cx: CallCx, x: ast.Expr, rank: int) -> str:
     """`dist.argmin(0)` .. `dist.argmin(1)`: the call as written (method or function), the axes filled in
-    (round 14: it was `argmin(t, 0)` for `dist.argmin()`)."""
+    (round 14: it was `argmin(t, 0)` for `dist.argmin()`); and the index over every element, which a host
+    tensor's `x.argmin()` gives (row-major): the tile reshaped to one axis, `dist.reshape([4 * K]).argmin(0)`
+    (a kernel has no whole-tile `argmin`: the help named the axes only)."""
+    xty = cx.operand_tys[0] if cx.operand_tys else None
+    n = " * ".join(str(d) for d in xty.shape) if isinstance(xty, TileT) and len(xty.shape) == rank else ""
+    if n and all(str(d).isdigit() for d in xty.shape):  # type: ignore[union-attr]
+        n = str(math.prod(int(str(d)) for d in xty.shape))  # type: ignore[union-attr]
     if isinstance(cx.node, ast.MethodCall):
         t = tcx.receiver_snippet(x)
-        return f"give the axis: `{t}.{cx.name}(0)` .. `{t}.{cx.name}({rank - 1})`"
-    t = tcx.snippet(x)
-    return f"give the axis: `{cx.name}({t}, 0)` .. `{cx.name}({t}, {rank - 1})`"
+        flat = f"`{t}.reshape([{n}]).{cx.name}(0)`"
+        axes = f"give the axis: `{t}.{cx.name}(0)` .. `{t}.{cx.name}({rank - 1})`"
+    else:
+        t = tcx.snippet(x)
+        flat = f"`{cx.name}({t}.reshape([{n}]), 0)`"
+        axes = f"give the axis: `{cx.name}({t}, 0)` .. `{cx.name}({t}, {rank - 1})`"
+    return f"{axes}; over all its elements (a row-major index), {flat}" if n and len(t) < 40 else axes

@@ -19,6 +19,7 @@ from typing import Any
 
 from tilelang.backend.codegen.accview import AccView, _pair
 from tilelang.backend.codegen.llvm_types import mem_ty
+from tilelang.backend.codegen.tma_store import pair_place, swizzled_base
 from tilelang.backend.gpu import nodes as g
 
 
@@ -39,25 +40,9 @@ def _places(em: Any, view: AccView, buf: Any, stage: Any) -> list[str]:
     assert view.rdim is not None and view.cdim is not None and view.N % 64 == 0, view
     ref = em.env[buf.id]
     start = em.emit(f"add i32 {em.emit(f'mul i32 {em.scalar(stage)}, {ref.stage_bytes}')}, {ref.offset}")
-    t = em.role_tid
-    warp = em.emit(f"lshr i32 {t}, 5")
-    lane = em.emit(f"and i32 {t}, 31")
-    x = em.emit(f"lshr i32 {lane}, 2")  # the thread's row within 8: the swizzle's XOR
-    xs = em.emit(f"shl i32 {x}, 4")
-    row = em.emit(f"add i32 {em.emit(f'mul i32 {warp}, {view.WM}')}, {x}")
-    q4 = em.emit(f"shl i32 {em.emit(f'and i32 {lane}, 3')}, 2")
-    base = em.emit(f"add i32 {em.emit(f'mul i32 {row}, 128')}, {em.emit(f'add i32 {q4}, {start}')}")
+    base, xs, _ = swizzled_base(em, view, start)
     chunk: dict[int, str] = {}
-    out = []
-    for k in range(len(view.slots) // 2):
-        cr, cc = view.slots[2 * k]
-        slab, i = divmod(cc, 64)
-        i //= 8
-        if i not in chunk:
-            chunk[i] = em.emit(f"xor i32 {xs}, {i << 4}")
-        at = em.emit(f"add i32 {base}, {em.emit(f'add i32 {chunk[i]}, {slab * view.M * 128 + cr * 128}')}")
-        out.append(em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {at}"))
-    return out
+    return [pair_place(em, view, base, xs, chunk, k) for k in range(len(view.slots) // 2)]
 
 
 def read(em: Any, op: g.SmemTileRead) -> None:

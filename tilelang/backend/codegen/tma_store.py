@@ -69,6 +69,36 @@ def _barrier(em: Any, group: str, unit: int) -> None:
     em.stmt(f"call void @llvm.nvvm.barrier.cta.sync.aligned.count(i32 {bid}, i32 128)")
 
 
+def swizzled_base(em: Any, view: AccView, start: str, group: bool = False) -> tuple[str, str, str]:
+    """This thread's place in a staging buffer at byte `start` of `view`'s rows, laid out as TMA moves it
+    (64-column slabs of 128-byte rows, 128-byte swizzle): (its row's address before the swizzle and its
+    column pair's offset, its row within 8 shifted to the swizzle's XOR of 16-byte chunks, and with `group`
+    its warpgroup, emitted between the warp and the lane as the store always had it; else ""). Shared with
+    `smem_tile`, which reads the places this writes; `pair_place` gives each pair's address."""
+    t = em.role_tid
+    warp = em.emit(f"lshr i32 {t}, 5")
+    grp = em.emit(f"lshr i32 {t}, 7") if group else ""
+    lane = em.emit(f"and i32 {t}, 31")
+    x = em.emit(f"lshr i32 {lane}, 2")  # the thread's row within 8: the swizzle's XOR
+    xs = em.emit(f"shl i32 {x}, 4")
+    row = em.emit(f"add i32 {em.emit(f'mul i32 {warp}, {view.WM}')}, {x}")
+    q4 = em.emit(f"shl i32 {em.emit(f'and i32 {lane}, 3')}, 2")
+    base = em.emit(f"add i32 {em.emit(f'mul i32 {row}, 128')}, {em.emit(f'add i32 {q4}, {start}')}")
+    return base, xs, grp
+
+
+def pair_place(em: Any, view: AccView, base: str, xs: str, chunk: dict[int, str], k: int) -> str:
+    """The `ptr addrspace(3)` of this thread's pair k (registers 2k, 2k + 1) of `view` at `swizzled_base`'s
+    (`base`, `xs`); `chunk` keeps each 8-column group's XOR for the pairs after it."""
+    cr, cc = view.slots[2 * k]
+    slab, i = divmod(cc, 64)
+    i //= 8
+    if i not in chunk:
+        chunk[i] = em.emit(f"xor i32 {xs}, {i << 4}")
+    at = em.emit(f"add i32 {base}, {em.emit(f'add i32 {chunk[i]}, {slab * view.M * 128 + cr * 128}')}")
+    return str(em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {at}"))
+
+
 def tma_store(em: Any, op: g.TmaStore) -> None:
     view = em.lay(op.value)
     assert isinstance(view, AccView) and view.rdim is not None and view.cdim is not None, view
@@ -86,14 +116,7 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
     if op.alt is not None:
         start = em.emit(f"select i1 {em.scalar(op.ran)}, i32 {start}, i32 {em.env[op.alt.id].offset}")
     t = em.role_tid
-    warp = em.emit(f"lshr i32 {t}, 5")
-    group = em.emit(f"lshr i32 {t}, 7")
-    lane = em.emit(f"and i32 {t}, 31")
-    x = em.emit(f"lshr i32 {lane}, 2")  # the thread's row within 8: the swizzle's XOR
-    xs = em.emit(f"shl i32 {x}, 4")
-    row = em.emit(f"add i32 {em.emit(f'mul i32 {warp}, {view.WM}')}, {x}")
-    q4 = em.emit(f"shl i32 {em.emit(f'and i32 {lane}, 3')}, 2")
-    base = em.emit(f"add i32 {em.emit(f'mul i32 {row}, 128')}, {em.emit(f'add i32 {q4}, {start}')}")
+    base, xs, group = swizzled_base(em, view, start, group=True)
     unit = em.emit(f"lshr i32 {t}, {op.unit.bit_length() - 1}")  # the thread's issuing unit
     if op.first == "group":  # the previous store has read the buffer (the issuing thread waited)
         _barrier(em, group, op.unit)
@@ -104,13 +127,7 @@ def tma_store(em: Any, op: g.TmaStore) -> None:
     mvals = [em.reg_to_mem(r, dt, mt) for r in regs]
     chunk: dict[int, str] = {}
     for k in range(len(regs) // 2):
-        cr, cc = view.slots[2 * k]
-        slab, i = divmod(cc, 64)
-        i //= 8
-        if i not in chunk:
-            chunk[i] = em.emit(f"xor i32 {xs}, {i << 4}")
-        at = em.emit(f"add i32 {base}, {em.emit(f'add i32 {chunk[i]}, {slab * M * 128 + cr * 128}')}")
-        ptr = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {at}")
+        ptr = pair_place(em, view, base, xs, chunk, k)
         vec = _pair(em, regs[2 * k:2 * k + 2], mvals[2 * k:2 * k + 2], mt)
         em.stmt(f"store <2 x {mt}> {vec}, ptr addrspace(3) {ptr}, align 4")
     fence(em)

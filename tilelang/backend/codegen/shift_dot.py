@@ -204,7 +204,8 @@ _PURE = (ir.Const, ir.Elementwise, ir.Broadcast, ir.Reshape, ir.Cast, ir.Arange,
 
 def dead_band_ops(em: Any) -> frozenset[int]:
     """ids of the kernel's ops that only build the band matrices `shift_dot` reads as stencils (its aranges,
-    comparisons, `where`s, their broadcasts and layout conversions; not the taps): the emitter skips them.
+    comparisons, `where`s, their broadcasts and layout conversions; not the taps), and the one-hot matrices
+    `gather_dot` reads as gathers (not their index and weight values): the emitter skips them.
     Their values were dead after the stencil, but a conversion of theirs through shared memory kept its
     stores and two barriers (a05's max-pool: 6 of its 17 barriers a window row)."""
     uses: dict[int, int] = {}
@@ -213,9 +214,16 @@ def dead_band_ops(em: Any) -> frozenset[int]:
         for v in g.operands(o):
             uses[v.id] = uses.get(v.id, 0) + 1
     todo: list[ir.Value] = []
+    from .gather_dot import gather_of, sources
+
     for o in ops:
         got = _stencil(em, o)
         if got is None:
+            hot = gather_of(em, o)  # a one-hot matrix `gather_dot` reads as a gather: its index and weight values
+            if hot is not None:
+                for v in sources(hot[0], hot[1]):
+                    uses[v.id] = uses.get(v.id, 0) + 1
+                todo.append(o.a if hot[2] else o.b)  # type: ignore[attr-defined]
             continue
         band, left = got
         for _, t in band:

@@ -82,7 +82,7 @@ def gathers(gk: Any) -> int:
     `stencils`) the code generator runs as the gather they are (`codegen/gather_dot.py`)."""
     from types import SimpleNamespace
 
-    from tilelang.backend.codegen import gather_dot, shift_dot
+    from tilelang.backend.codegen import gather_dot
     from tilelang.backend.gpu import nodes as g
 
     if not gather_dot.enabled():
@@ -90,8 +90,7 @@ def gathers(gk: Any) -> int:
     em = SimpleNamespace(k=gk)
     return sum(1 for op in g.walk(gk.body)
                if (isinstance(op, ir.Mma) or (isinstance(op, g.DotOp) and op.engine == "fma"))
-               and gather_dot.gather_of(em, op) is not None
-               and not (shift_dot.enabled() and (shift_dot.band_of(em, op.b) or shift_dot.band_of(em, op.a))))
+               and gather_dot.gather_of(em, op) is not None)
 
 
 def describe(gk: Any) -> str:

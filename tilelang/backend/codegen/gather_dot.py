@@ -41,6 +41,7 @@ from .shift_dot import (
     _lin,
     _nan_if_others,
     _through,
+    band_of,
     defining_ops,
 )
 
@@ -177,11 +178,22 @@ def gather_of(em: Any, op: object) -> tuple[Tree, list[Term], bool] | None:
     z = _through(defs.get(acc.id), defs)
     if not (isinstance(z, ir.Const) and not isinstance(z.value, bool) and z.value == 0):
         return None
+    if band_of(em, b) is not None or band_of(em, a) is not None:
+        return None  # `shift_dot`'s (and with `TILEC_SHIFT_DOT=0` the FMA loop's, as before it)
     got = onehot_of(em, b, 0)
     if got is not None:
         return got[0], got[1], False
     got = onehot_of(em, a, 1)
     return None if got is None else (got[0], got[1], True)
+
+
+def matrix_read(em: Any, op: object) -> tuple[ir.Value, list[ir.Value]] | None:
+    """(the one-hot matrix operand, the values the gather reads instead) where `gather_dot` takes `op`: the
+    matrix's own ops are not emitted (`shift_dot.dead_band_ops`)."""
+    got = gather_of(em, op)
+    if got is None:
+        return None
+    return (op.a if got[2] else op.b), sources(got[0], got[1])  # type: ignore[attr-defined]
 
 
 def sources(tree: Tree, terms: list[Term]) -> list[ir.Value]:
@@ -364,7 +376,8 @@ def _element(em: Any, tree: Tree, hits: list[str], n: int, weight: Any) -> str:
             return em.emit(f"select i1 {hits[tree[1]]}, float 1.0, float 0.0")  # type: ignore[no-any-return]
         case "where":
             rest = _element(em, tree[3], hits, n, weight)
-            return em.emit(f"select i1 {hits[tree[1]]}, float {weight(tree)[n]}, float {rest}")  # type: ignore[no-any-return]
+            w = weight(tree)[n]
+            return em.emit(f"select i1 {hits[tree[1]]}, float {w}, float {rest}")  # type: ignore[no-any-return]
         case "add":
             x = _element(em, tree[1], hits, n, weight)
             y = _element(em, tree[2], hits, n, weight)
@@ -403,4 +416,4 @@ def _line_count(em: Any, off: int, K: int) -> tuple[str, Any]:
     return slow, total_of
 
 
-__all__ = ["enabled", "gather_dot", "gather_of", "onehot_of", "sources"]
+__all__ = ["enabled", "gather_dot", "gather_of", "matrix_read", "onehot_of", "sources"]

@@ -20,9 +20,10 @@ warm on an H100, most of it compiling; one line a case, printed as it is timed).
 - resize: t09's bilinear resize of 512 channels of 100 x 100 to 120 x 120 (F.interpolate, align_corners=False):
   a row of the output is the two source rows mixed, then a [1, 128] x [128, 128] product with the column
   weights built in the block (Tile has no load of a tile at per-element indices: a gather is a one-hot or
-  weight-matrix product), ~130 multiply-adds an output element for F.interpolate's ~4 (wider images need wider
-  tiles: a [1024, 1024] weight matrix is a whole tile's limit). Expect ~0.05-0.2x: the cost of the missing
-  gather, not of the backend.
+  weight-matrix product; wider images need wider tiles: a [1024, 1024] weight matrix is a whole tile's limit).
+  Call 27 (H100, the FMA loop over the matrix, ~130 multiply-adds an output): 1.009 ms, 0.21x. Since hcliff8
+  (`codegen/gather_dot.py`, `TILEC_GATHER_DOT=0` off) the product runs as the gather it is: 2 FMAs an output
+  over the row staged once; expect ~2-7x (hcliff8_device.sh).
 - w8a8: t17's W8A8 linear layer (int8 x int8 into i32 by `mma`, per-row and per-column dequant and a bias to
   bf16) at 4096^3, 64 x 64 x 64 tiles, against torch._int_mm then the same epilogue in PyTorch, with
   `TILEC_INT8_MMA=0`: scalar FMAs (the FMA pipeline takes inputs of the accumulator's type; wgmma f16/bf16 only).

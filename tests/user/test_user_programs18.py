@@ -299,8 +299,8 @@ CHECKS = {"t01_rope_backward": _t01, "t02_rmsnorm_backward": _t02, "t03_paged_de
     "t*.tile", CHECKS, [(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     sim_tol={"t01_rope_backward": 1e-2, "t03_paged_decode_attention": 1e-4, "t06_markov_matrix_power": 1e-6},
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
-    # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a: t03 3.9 s, t04 23 s, t06 3.1 s, t09 90 s,
-    # t10 5.8 s, t11 21 s, t12 4.0 s, t13 8.9 s, t14 5.2 s, t16 9.2 s, t17 9.0 s)
+    # simulations over ~2.5 s on an idle core (2026-12-06, sm_90a: t03 3.9 s, t04 23 s, t06 3.1 s, t09 90 s
+    # (11 s since hcliff8's gather_dot), t10 5.8 s, t11 21 s, t12 4.0 s, t13 8.9 s, t14 5.2 s, t16 9.2 s, t17 9.0 s)
     heavy=["t03_paged_decode_attention", "t04_minplus_apsp", "t06_markov_matrix_power", "t09_bilinear_resize",
            "t10_batched_lu_pivoting", "t11_count_min_sketch", "t12_integral_image_queries", "t13_ntt_polymul",
            "t14_connected_components", "t16_nearest_neighbour_retrieval", "t17_int8_gemm_dequant_bf16"])

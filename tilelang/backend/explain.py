@@ -77,14 +77,33 @@ def stencils(gk: Any) -> int:
                and op.a.dtype is DType.F32 and (shift_dot.band_of(em, op.b) or shift_dot.band_of(em, op.a)))
 
 
+def gathers(gk: Any) -> int:
+    """How many of lowered kernel `gk`'s f32 products by a one-hot matrix of index comparisons (not a band:
+    `stencils`) the code generator runs as the gather they are (`codegen/gather_dot.py`)."""
+    from types import SimpleNamespace
+
+    from tilelang.backend.codegen import gather_dot
+    from tilelang.backend.gpu import nodes as g
+
+    if not gather_dot.enabled():
+        return 0
+    em = SimpleNamespace(k=gk)
+    return sum(1 for op in g.walk(gk.body)
+               if (isinstance(op, ir.Mma) or (isinstance(op, g.DotOp) and op.engine == "fma"))
+               and gather_dot.gather_of(em, op) is not None)
+
+
 def describe(gk: Any) -> str:
     """The path of lowered kernel `gk` as its `--explain` / `TILEC_EXPLAIN` line says it: the path, its stages
     and warps, and its products run as stencils."""
     path = path_of(gk)
     n = stencils(gk) if path in ("fma", "fma-pipeline") else 0
+    h = gathers(gk) if path in ("fma", "fma-pipeline") else 0
     return (PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
             + (f", {n} product{'s' if n > 1 else ''} by a band matrix as {'stencils' if n > 1 else 'a stencil'}"
                if n else "")
+            + (f", {h} product{'s' if h > 1 else ''} by a one-hot matrix as {'gathers' if h > 1 else 'a gather'}"
+               if h else "")
             + f", {gk.num_warps} warps" + _split(gk, path))
 
 

@@ -49,6 +49,7 @@ from typing import assert_never
 from tilelang.backend.codegen import cluster as cluster_code
 from tilelang.backend.codegen import ldg_early
 from tilelang.backend.codegen import pdl as pdl_code
+from tilelang.backend.codegen import gather_dot as gather_dot_code
 from tilelang.backend.codegen import shift_dot as shift_dot_code
 from tilelang.backend.codegen import trace as trace_code
 from tilelang.backend.codegen.arrive import (
@@ -148,7 +149,7 @@ class _Emitter(HopperOps, DebugOps):
     pdl = ""  # `emit_llvm_text`'s: "" or the trigger ("entry", "late", "last", "exit") [+ "+prefetch" | "+bulk"]
     _trigger_at: ir.Op | None = None  # "late": the top-level op the trigger precedes
     _wait_at: object | None = None  # "+loads": the top-level op the wait precedes (after early loads)
-    _band_dead: frozenset[int] = frozenset()  # ops only building `shift_dot`'s band matrices (not emitted)
+    _band_dead: frozenset[int] = frozenset()  # ops only building `shift_dot`'s bands, `gather_dot`'s one-hots
     trace = False  # `Target.trace`: the block timeline's stamps (`codegen/trace.py`)
     tma_prefetch = False  # `Target.tma_prefetch`: the tensor maps prefetched at the entry (`HopperOps`)
     l2_evict = ""  # `Target.l2_evict`: "" the kernel's `evict_first` hint, "1" every ring copy, "0" none
@@ -312,7 +313,7 @@ class _Emitter(HopperOps, DebugOps):
                 if self._trigger_loop is not None:
                     self._trigger_at = None
         self._marking = self.trace_mark if self.trace and not self.pdl else ""
-        self._band_dead = shift_dot_code.dead_band_ops(self)
+        self._band_dead = shift_dot_code.dead_band_ops(self, gather_dot_code.matrix_read)
         self.region(k.body, ())
         cluster_code.finish(self)
         cluster_code.cluster_attrs(self)

@@ -20,6 +20,7 @@ from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
+from .gather_dot import gather_dot
 from .shift_dot import shift_dot
 from .core import (
     Frag,
@@ -32,7 +33,8 @@ class MmaOps(ReductionOps):
     """Matrix products outside the pipelined paths."""
 
     def mma(self, op: ir.Mma | DotOp) -> None:
-        if self.mma_tensor_core(op) or self.mma_int8_tensor_core(op) or shift_dot(self, op):
+        if (self.mma_tensor_core(op) or self.mma_int8_tensor_core(op) or shift_dot(self, op)
+                or gather_dot(self, op)):
             return
         a, b, acc, r = op.a, op.b, op.acc, op.result
         M, K = a.shape

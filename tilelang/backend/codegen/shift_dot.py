@@ -202,11 +202,13 @@ def _stencil(em: Any, op: object) -> tuple[list[tuple[int, ir.Value | float]], b
 _PURE = (ir.Const, ir.Elementwise, ir.Broadcast, ir.Reshape, ir.Cast, ir.Arange, ir.Permute, g.ConvertLayout)
 
 
-def dead_band_ops(em: Any) -> frozenset[int]:
+def dead_band_ops(em: Any, more: Any = None) -> frozenset[int]:
     """ids of the kernel's ops that only build the band matrices `shift_dot` reads as stencils (its aranges,
     comparisons, `where`s, their broadcasts and layout conversions; not the taps): the emitter skips them.
     Their values were dead after the stencil, but a conversion of theirs through shared memory kept its
-    stores and two barriers (a05's max-pool: 6 of its 17 barriers a window row)."""
+    stores and two barriers (a05's max-pool: 6 of its 17 barriers a window row). `more(em, op)`: another
+    reader's (matrix operand, the values it reads instead) for a product it takes, or None (`gather_dot`'s
+    one-hot matrices, `gather_dot.matrix_read`)."""
     uses: dict[int, int] = {}
     ops = list(g.walk(em.k.body))
     for o in ops:
@@ -216,6 +218,11 @@ def dead_band_ops(em: Any) -> frozenset[int]:
     for o in ops:
         got = _stencil(em, o)
         if got is None:
+            read = more(em, o) if more is not None else None
+            if read is not None:
+                for v in read[1]:
+                    uses[v.id] = uses.get(v.id, 0) + 1
+                todo.append(read[0])
             continue
         band, left = got
         for _, t in band:

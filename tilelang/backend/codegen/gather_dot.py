@@ -1,0 +1,419 @@
+"""A product by a one-hot matrix made of index comparisons, read as the gather it is (the FMA engine's `mma`,
+`codegen/mma.py`; after `shift_dot`, whose diagonals are constants).
+
+`dot(x, m)` with `m = where(k == x0, 1.0 - lx, 0.0) + where(k == x1, lx, 0.0)`, `k` an `arange` along the
+product's index and `x0`, `x1`, `lx` values along the output's other axis (tests/user t09's bilinear resize, g10's
+interpolation matrices on either side, s08's one-hot lookup `where(arange(V).reshape([1, V]) == id, 1.0, 0.0)`:
+a tile has no load at per-element indices, so a gather is written as a one-hot or weight-matrix product) sums K
+products an output, all but a few of them by zero. The FMA engine built the [K, N] matrix in registers (t09 at
+128: 297 setp and 271 selp of the kernel's 1,044 PTX instructions), staged it in shared memory (64 KB a CTA) and
+ran K FMAs an output. Here the other operand alone goes through shared memory and an output runs one FMA a
+distinct index its terms name.
+
+The matrix's recognized form (`onehot_of`), for the product's index k along axis `kax` of `m` and the free
+coordinate f along the other: a sum (`+`, any tree) of terms `where(c, w, rest)` / `c as f32`, `rest` again such a
+sum or the constant 0.0, each `c` an `==` between `a * k + b` (a = +-1, `shift_dot`'s linear forms) and an
+integer value constant along k (a broadcast of a [1, N] / [M, 1] tile, a scalar or a constant), each `w` an f32
+value constant along k. So `m[k, f]` is the tree with each comparison true where k = a * (idx(f) - b): +0.0 at
+every other k, and at those the tree's own value, evaluated here with the same adds and selects.
+
+The value is the FMA loop's bit for bit (`shift_dot`'s argument): the loop runs k upwards from +0.0, and a
+product by zero leaves the sum as it is unless its other factor is an infinity or a NaN. So an output is the FMAs
+of its distinct in-range indices in increasing order (sorted by a compare-and-swap network; equal indices are one
+element of the matrix, taken once), NaN where another element of its line of x is not finite (a count a line,
+less the taken elements' own; skipped by a warp none of whose lines holds one, `vote.any`).
+Only for f32 products whose accumulator is a constant zero tile (`TILEC_GATHER_DOT=0` off).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tilelang.dtypes import DType
+from tilelang.ir import nodes as ir
+
+from ..gpu import nodes as g
+from .shift_dot import (
+    _counts,
+    _float,
+    _is_nonfinite,
+    _join_paths,
+    _lin,
+    _nan_if_others,
+    _through,
+    band_of,
+    defining_ops,
+)
+
+# a value constant along the product's index: ("c", number) a constant, ("s", v) a scalar, ("t", v) tile `v`
+# whose elements run along the free coordinate (a [1, N], [N, 1] or [N] tile before its broadcast)
+Col = tuple[str, Any]
+# the matrix: ("zero", +0.0 or -0.0), ("ind", t) (`c_t as f32`), ("where", t, weight, rest), ("add", x, y)
+Tree = tuple[Any, ...]
+# a comparison: (a, b, idx): true at k where a * k + b == idx(f)
+Term = tuple[int, int, Col]
+
+_MAX_TERMS = 8
+
+
+def enabled() -> bool:
+    """`TILEC_GATHER_DOT` (unset or "1": on; "0": off, the FMA loop over the matrix as before)."""
+    import os
+
+    return os.environ.get("TILEC_GATHER_DOT", "1") != "0"
+
+
+def _col(v: ir.Value, defs: dict[int, object], kax: int, dt: tuple[DType, ...]) -> Col | None:
+    """`v` ([K, N] or [M, K] as the matrix) as a value constant along axis `kax`, of a type in `dt`."""
+    if v.dtype not in dt:
+        return None
+    if not v.shape:
+        c = _through(defs.get(v.id), defs)
+        if isinstance(c, ir.Const) and not isinstance(c.value, bool) and isinstance(c.value, int | float):
+            return ("c", c.value)
+        return ("s", v)
+    o = _through(defs.get(v.id), defs)
+    match o:
+        case ir.Const(value=c) if not isinstance(c, bool) and isinstance(c, int | float):
+            return ("c", c)
+        case ir.Broadcast(x=x):
+            if not x.shape:
+                return _col(x, defs, kax, dt)
+            xs = (1,) * (2 - len(x.shape)) + tuple(x.shape)
+            if len(xs) != 2 or xs[kax] != 1:
+                return None
+            if len(x.shape) == 2 and x.shape[0] == x.shape[1] == 1:  # a [1, 1] tile: one value
+                return None
+            return ("t", x)
+    return None
+
+
+def _term(c: ir.Value, defs: dict[int, object], kax: int) -> Term | None:
+    """Bool [R, C] tile `c` as `a * k + b == idx`, k the index along `kax`."""
+    o = _through(defs.get(c.id), defs)
+    if not isinstance(o, ir.Elementwise) or o.op is not ir.ElemOp.EQ or len(c.shape) != 2:
+        return None
+    p, q = o.operands
+    for lhs, rhs in ((p, q), (q, p)):
+        lin = _lin(lhs, defs)
+        if lin is None:
+            continue
+        a, other = lin[kax], lin[1 - kax]
+        if a not in (1, -1) or other != 0 or lin[2] != 0:
+            continue
+        idx = _col(rhs, defs, kax, (DType.I32, DType.I64))
+        if idx is not None and (idx[0] != "c" or isinstance(idx[1], int)):
+            return (a, lin[3], idx)
+    return None
+
+
+def _zero(v: ir.Value, defs: dict[int, object]) -> float | None:
+    """The zero f32 `v` is a constant of (+0.0 or -0.0, through broadcasts: t09's `0.0` is a [1, N] tile
+    broadcast again), else None."""
+    for _ in range(8):
+        o = _through(defs.get(v.id), defs)
+        match o:
+            case ir.Const(value=c) if not isinstance(c, bool) and isinstance(c, int | float):
+                return float(c) if c == 0 else None
+            case ir.Broadcast(x=x):
+                v = x
+            case _:
+                return None
+    return None
+
+
+def onehot_of(em: Any, m: ir.Value, kax: int) -> tuple[Tree, list[Term]] | None:
+    """f32 [R, C] tile `m` as a one-hot matrix along axis `kax` (the module doc's form): its tree and comparisons;
+    None where it is not one."""
+    if m.dtype is not DType.F32 or len(m.shape) != 2 or m.shape[kax] < 2:
+        return None
+    defs = defining_ops(em)
+    o = _through(defs.get(m.id), defs)
+    if isinstance(o, ir.Permute) and o.perm == (1, 0):
+        return onehot_of(em, o.x, 1 - kax)
+    terms: list[Term] = []
+
+    def tree(v: ir.Value, depth: int) -> Tree | None:
+        if depth > 2 * _MAX_TERMS or len(terms) > _MAX_TERMS:
+            return None
+        o = _through(defs.get(v.id), defs)
+        match o:
+            case ir.Cast(x=x) if x.dtype is DType.BOOL and v.dtype is DType.F32:
+                t = _term(x, defs, kax)
+                if t is None:
+                    return None
+                terms.append(t)
+                return ("ind", len(terms) - 1)
+            case ir.Elementwise(op=ir.ElemOp.WHERE, operands=(cond, x, y)):
+                t, w = _term(cond, defs, kax), _col(x, defs, kax, (DType.F32,))
+                if t is None or w is None:
+                    return None
+                terms.append(t)
+                n = len(terms) - 1
+                rest = tree(y, depth + 1)
+                return None if rest is None else ("where", n, w, rest)
+            case ir.Elementwise(op=ir.ElemOp.ADD, operands=(x, y)):
+                lx = tree(x, depth + 1)
+                ly = tree(y, depth + 1) if lx is not None else None
+                return None if ly is None else ("add", lx, ly)
+        z = _zero(v, defs)
+        return None if z is None else ("zero", z)
+
+    got = tree(m, 0)
+    # (an output's cost grows as its terms squared: its sort and its element at each index; the FMA loop's as K)
+    if got is None or not terms or len(terms) > _MAX_TERMS or len(terms) ** 2 > m.shape[kax]:
+        return None
+    return got, terms
+
+
+def gather_of(em: Any, op: object) -> tuple[Tree, list[Term], bool] | None:
+    """(the one-hot matrix's tree, its comparisons, whether it is the left operand) where `gather_dot` takes
+    `op`, else None."""
+    if not enabled() or not isinstance(op, ir.Mma | g.DotOp):
+        return None
+    a, b, acc = op.a, op.b, op.acc
+    if a.dtype is not DType.F32 or acc.dtype is not DType.F32 or len(a.shape) != 2:
+        return None
+    defs = defining_ops(em)
+    z = _through(defs.get(acc.id), defs)
+    if not (isinstance(z, ir.Const) and not isinstance(z.value, bool) and z.value == 0):
+        return None
+    if band_of(em, b) is not None or band_of(em, a) is not None:
+        return None  # `shift_dot`'s (and with `TILEC_SHIFT_DOT=0` the FMA loop's, as before it)
+    got = onehot_of(em, b, 0)
+    if got is not None:
+        return got[0], got[1], False
+    got = onehot_of(em, a, 1)
+    return None if got is None else (got[0], got[1], True)
+
+
+def matrix_read(em: Any, op: object) -> tuple[ir.Value, list[ir.Value]] | None:
+    """(the one-hot matrix operand, the values the gather reads instead) where `gather_dot` takes `op`: the
+    matrix's own ops are not emitted (`shift_dot.dead_band_ops`)."""
+    got = gather_of(em, op)
+    if got is None:
+        return None
+    return (op.a if got[2] else op.b), sources(got[0], got[1])  # type: ignore[attr-defined]
+
+
+def sources(tree: Tree, terms: list[Term]) -> list[ir.Value]:
+    """The values the gather reads besides its other operand: the comparisons' index tiles and scalars and
+    the weights (kept alive by `shift_dot.dead_band_ops`)."""
+    out: list[ir.Value] = [idx[1] for _, _, idx in terms if idx[0] != "c"]
+
+    def walk(t: Tree) -> None:
+        if t[0] == "where":
+            if t[2][0] != "c":
+                out.append(t[2][1])
+            walk(t[3])
+        elif t[0] == "add":
+            walk(t[1])
+            walk(t[2])
+
+    walk(tree)
+    return out
+
+
+def _per_output(em: Any, col: Col, r: ir.Value, fax: int, staged: dict[int, int], reg: str) -> list[str]:
+    """`col` at each output slot of result `r` (its free coordinate along axis `fax`): a constant, a scalar, the
+    source tile's registers where this thread holds them (`views.register_map`), else its shared-memory copy
+    (`staged`: the source's byte offset)."""
+    kind, v = col
+    n = em.nregs(r)
+    if kind == "c":
+        return [_float(repr(float(v))) if reg == "float" else str(int(v))] * n
+    if kind == "s":
+        return [em.scalar(v)] * n
+    if v.id in staged:
+        return [em.smem_load(staged[v.id], v.dtype, cs[fax]) for _, cs in em.out_coords(r)]
+    return _local(em, v, r, fax)  # type: ignore[return-value]
+
+
+def _local(em: Any, v: ir.Value, r: ir.Value, fax: int) -> list[str] | None:
+    """Tile `v`'s element at each output slot's free coordinate, from this thread's registers; None where some
+    slot's element is in another thread."""
+    from tilelang.backend.gpu.layouts import replicate_bound
+
+    from .views import register_map, thread_register_map
+
+    u = em.uniform(v)
+    if u is not None:
+        return [u] * em.nregs(r)
+    sa = max(range(len(v.shape)), key=lambda d: v.shape[d])  # the source's axis along the free coordinate
+    align: list[int | None] = [None, None]
+    align[fax] = sa
+    m = register_map(em.lay(v), em.lay(r), align)
+    if m is None and replicate_bound():
+        m = thread_register_map(em.lay(v), em.lay(r), align)
+    if m is None:
+        return None
+    src = em.tile(v)
+    return [src[i] for i in m]
+
+
+def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
+    """Emit `op` as the gather its one-hot operand is (see the module doc); False where neither is one."""
+    got = gather_of(em, op)
+    if got is None:
+        return False
+    tree, terms, left = got
+    a, b, r = op.a, op.b, op.result
+    M, K = a.shape
+    N = b.shape[1]
+    other = a if not left else b
+    fax = 1 if not left else 0  # the result's axis the matrix's free coordinate runs along
+    lines = M if not left else N  # x's rows (b one-hot) or columns (a one-hot) the NaN counts run along
+    tiles = {c[1].id: c[1] for c in [idx for _, _, idx in terms] + _weights(tree) if c[0] == "t"}
+    far = [v for v in tiles.values() if _local(em, v, r, fax) is None]
+    # the sources no thread holds where its outputs are first, the other operand last (`_counts` after it)
+    offs = em.to_smem(far + [other], op.span)
+    off = offs[-1]
+    staged = {v.id: o for v, o in zip(far, offs, strict=False)}
+    idxs = [_per_output(em, idx, r, fax, staged, "i64" if _is_i64(idx) else "i32") for _, _, idx in terms]
+    weights: dict[int, list[str]] = {}  # each `where`'s weight at each output slot
+
+    def weight(t: Tree) -> list[str]:
+        if id(t) not in weights:
+            weights[id(t)] = _per_output(em, t[2], r, fax, staged, "float")
+        return weights[id(t)]
+
+    coords = [ij for _, ij in em.out_coords(r)]
+    em.declare("declare i1 @llvm.nvvm.vote.any.sync(i32, i1)")
+    if lines == 1:
+        slow, total_of = _line_count(em, off, K)
+    else:
+        cnt, parts = _counts(em, off, other.shape, not left, lines, op.span)
+        totals: dict[str, str] = {}
+        for i, j in coords:
+            line = i if not left else j
+            if line not in totals:
+                total = em.smem_load(cnt, DType.I32, line)
+                for part in range(1, parts):  # a column's partial counts, one a slice of its rows
+                    more = em.smem_load(cnt, DType.I32, em.emit(f"add i32 {line}, {part * lines}"))
+                    total = em.emit(f"add i32 {total}, {more}")
+                totals[line] = total
+        mine = "false"
+        for total in totals.values():
+            mine = em.emit(f"or i1 {mine}, {em.emit(f'icmp ne i32 {total}, 0')}")
+        slow = em.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")
+
+        def total_of(i: str, j: str) -> str:
+            return totals[i if not left else j]
+
+    # each output's indices (K where out of range) sorted, and the matrix's element at each, before the branch
+    picks = []
+    for n, (i, j) in enumerate(coords):
+        ks = []
+        for t, (sgn, c, idx) in enumerate(terms):
+            ty = "i64" if _is_i64(idx) else "i32"
+            x = idxs[t][n]
+            k = (x if c == 0 else em.emit(f"sub {ty} {x}, {c}")) if sgn == 1 else em.emit(f"sub {ty} {c}, {x}")
+            inside = em.emit(f"icmp ult {ty} {k}, {K}")
+            k = em.emit(f"select i1 {inside}, {ty} {k}, {ty} {K}")
+            ks.append(k if ty == "i32" else em.emit(f"trunc i64 {k} to i32"))
+        srt = list(ks)
+        for end in range(len(srt) - 1, 0, -1):  # a bubble network: the indices in increasing order
+            for p in range(end):
+                lt = em.emit(f"icmp ult i32 {srt[p]}, {srt[p + 1]}")
+                srt[p], srt[p + 1] = (em.emit(f"select i1 {lt}, i32 {srt[p]}, i32 {srt[p + 1]}"),
+                                      em.emit(f"select i1 {lt}, i32 {srt[p + 1]}, i32 {srt[p]}"))
+        out = []
+        for p, k in enumerate(srt):
+            take = em.emit(f"icmp ult i32 {k}, {K}")
+            if p:  # equal indices are one element of the matrix
+                take = em.emit(f"and i1 {take}, {em.emit(f'icmp ne i32 {k}, {srt[p - 1]}')}")
+            ksafe = em.emit(f"select i1 {take}, i32 {k}, i32 0")
+            hits = [em.emit(f"icmp eq i32 {kt}, {k}") for kt in ks]
+            w = _element(em, tree, hits, n, weight)
+            flat = (em.emit(f"add i32 {em.emit(f'mul i32 {i}, {K}')}, {ksafe}") if not left
+                    else em.emit(f"add i32 {em.emit(f'mul i32 {ksafe}, {N}')}, {j}"))
+            out.append((take, w, flat))
+        picks.append(out)
+    go_fast, go_slow, join = em.new_label("gdf"), em.new_label("gds"), em.new_label("gdj")
+    em.cbr(slow, go_slow, go_fast)
+    ends, outs = [], []
+    for nan in (False, True):
+        em.label(go_slow if nan else go_fast)
+        vals = []
+        for (i, j), out in zip(coords, picks, strict=True):
+            cur, own = "0.0", "0"
+            for take, w, flat in out:
+                x = em.smem_load(off, DType.F32, flat)
+                cur = em.emit(f"select i1 {take}, float {em.fcall('fma', 'float', [x, w, cur])}, float {cur}")
+                if nan:
+                    hit = em.emit(f"zext i1 {em.emit(f'and i1 {take}, {_is_nonfinite(em, x)}')} to i32")
+                    own = em.emit(f"add i32 {own}, {hit}")
+            if nan:
+                cur = _nan_if_others(em, total_of(i, j), own, cur)
+            vals.append(cur)
+        outs.append(vals)
+        ends.append(em.cur)
+        em.br(join)
+    _join_paths(em, r, join, outs, ends)
+    return True
+
+
+def _is_i64(c: Col) -> bool:
+    return c[0] != "c" and c[1].dtype is DType.I64
+
+
+def _weights(tree: Tree) -> list[Col]:
+    if tree[0] == "where":
+        return [tree[2]] + _weights(tree[3])
+    if tree[0] == "add":
+        return _weights(tree[1]) + _weights(tree[2])
+    return []
+
+
+def _element(em: Any, tree: Tree, hits: list[str], n: int, weight: Any) -> str:
+    """The matrix's element at output slot `n` and the index whose comparisons are `hits`: the tree evaluated
+    with the ops that built it (`where` a select, `+` an f32 add, a comparison cast to f32 1.0 or 0.0);
+    `weight(node)` a `where`'s weight at each slot."""
+    match tree[0]:
+        case "zero":
+            return _float(repr(tree[1]))
+        case "ind":
+            return em.emit(f"select i1 {hits[tree[1]]}, float 1.0, float 0.0")  # type: ignore[no-any-return]
+        case "where":
+            rest = _element(em, tree[3], hits, n, weight)
+            w = weight(tree)[n]
+            return em.emit(f"select i1 {hits[tree[1]]}, float {w}, float {rest}")  # type: ignore[no-any-return]
+        case "add":
+            x = _element(em, tree[1], hits, n, weight)
+            y = _element(em, tree[2], hits, n, weight)
+            return em.emit(f"fadd float {x}, {y}")  # type: ignore[no-any-return]
+    raise AssertionError(tree)
+
+
+def _line_count(em: Any, off: int, K: int) -> tuple[str, Any]:
+    """Where the other operand is one line (a [1, K] row, a [K, 1] column: element k at word k): every warp
+    reads it from shared memory itself, a lane every 32nd element (no count stored, no barrier). Returns
+    (whether the line holds an infinity or a NaN, `vote.any`: the same in every thread), the count's getter
+    (summed by `shfl.bfly` where it is first asked for: in the branch that needs it)."""
+    lane = em.emit(f"and i32 {em.tid0()}, 31")
+    bads = []
+    for c in range(-(-K // 32)):
+        k = em.emit(f"add i32 {lane}, {32 * c}")
+        ok = em.emit(f"icmp ult i32 {k}, {K}")
+        ks = em.emit(f"select i1 {ok}, i32 {k}, i32 0")
+        bads.append(em.emit(f"and i1 {ok}, {_is_nonfinite(em, em.smem_load(off, DType.F32, ks))}"))
+    mine = "false"
+    for bad in bads:
+        mine = em.emit(f"or i1 {mine}, {bad}")
+    slow = em.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")
+    memo: dict[str, str] = {}
+
+    def total_of(i: str, j: str) -> str:
+        if "t" not in memo:
+            total = "0"
+            for bad in bads:
+                total = em.emit(f"add i32 {total}, {em.emit(f'zext i1 {bad} to i32')}")
+            for m in (16, 8, 4, 2, 1):
+                total = em.emit(f"add i32 {total}, {em.shfl_xor(total, DType.I32, m)}")
+            memo["t"] = total
+        return memo["t"]
+
+    return slow, total_of
+
+
+__all__ = ["enabled", "gather_dot", "gather_of", "matrix_read", "onehot_of", "sources"]

@@ -159,6 +159,8 @@ def test_the_ptx_assembles(arch: str, tmp_path: Path) -> None:
     ("let u = from_bits::<f32>(t.to_bits() as u16);", "E0203", "`f32` is 32 bits wide: pass a `u32`"),
     ("let u = from_bits::<i32>(t.to_bits());", "E0203", "give the float type whose bits"),
     ("let u = 1.5.to_bits();", "E0215", "`1.5f32.to_bits()`"),
+    ("let s = 1.5; let u = s.to_bits();", "E0215", "`(s as f32).to_bits()`"),   # (hrev22: was `sf32.to_bits()`)
+    ("let u = (1.5 * 2.0).to_bits();", "E0215", "`((1.5 * 2.0) as f32).to_bits()`"),
 ])
 def test_the_checker_s_refusals_say_what_to_write(body: str, code: str, hint: str, tmp_path: Path) -> None:
     f = tmp_path / "k.tile"
@@ -262,3 +264,59 @@ def test_a_nan_s_bits_are_one_pattern_in_the_simulator(tmp_path: Path) -> None:
 def test_a_nan_s_bits_are_one_pattern_on_the_gpu(tmp_path: Path) -> None:
     """The card's own NaNs (div, sqrt, add of a NaN, cvt to f16/bf16/f64): the interpreter's bits."""
     assert _run_nans(tmp_path, "gpu") == NAN_OUT
+
+
+SCALAR_INDEX = """
+kernel fn k(z: &mut Tensor<f32, [4]>, c: &mut Tensor<u32, [2]>, x: &Tensor<f32, [?]>) {
+    let q = z.partition([1]);
+    let p = x.partition([1]);
+    let mut acc = 0u32;
+    for j in 0..4 {
+        let s = (j as f32).to_bits();
+        acc = acc ^ s;
+        let v = p.load([(from_bits::<f32>(s) as i32)]).item();
+        q.store(full::<f32>([1], v), [(s >> 30) as i32]);
+    }
+    print(acc, (2.5f32).to_bits(), from_bits::<f64>(4611686018427387904u64));
+    c.store(full::<u32>([2], acc));
+}
+
+fn main() {
+    let x = arange::<f32>(4) + 10.0;
+    let mut z = zeros::<f32>([4]);
+    let mut c = zeros::<u32>([2]);
+    k(z.partition([4]), c.partition([2]), &x).sync();
+    print(z);
+    print(c);
+}
+"""
+
+
+@pytest.mark.parametrize("arch", [None, "sm_80"])
+def test_a_scalar_s_bits_are_a_scalar(arch: str | None, tmp_path: Path) -> None:
+    """hrev22: the interpreter's `to_bits` / `from_bits` of a scalar was a 1-element array (NumPy's
+    `ascontiguousarray` of a 0-d array), so a nested tile or partition index made of it, which the checker
+    accepts (`(s >> 30) as i32` of a `u32` is in 0..=3), was an internal error at the store. Its bits are a
+    scalar, as on the GPU: the interpreter and llsim store the same."""
+    import llsim
+
+    f = tmp_path / "k.tile"
+    f.write_text(SCALAR_INDEX, encoding="utf-8")
+    out = io.StringIO()
+    real = run.make_device
+    if arch is not None:
+        run.make_device = lambda choice, o: llsim.sim_runtime_device(arch)  # type: ignore[assignment]
+    try:
+        ex = run.execute(str(f), "cpu", out=out)
+    finally:
+        run.make_device = real  # type: ignore[assignment]
+    from userprog import program_tensors
+
+    t = program_tensors(ex)
+    # j = 0..3 as f32: 0, 0x3F800000, 0x40000000, 0x40400000, whose bits >> 30 are 0, 0, 1, 1 and whose floats
+    # read x's elements 10..13: q[0] = 11 then q[1] = 13
+    acc = 0x3F800000 ^ 0x40000000 ^ 0x40400000
+    np.testing.assert_array_equal(t["z"], np.array([11.0, 13.0, 0.0, 0.0], np.float32))
+    np.testing.assert_array_equal(t["c"], np.array([acc, acc], np.uint32))
+    if arch is None:
+        assert out.getvalue().splitlines()[0] == f"{acc} 1075838976 2.0", out.getvalue()

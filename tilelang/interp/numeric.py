@@ -246,11 +246,14 @@ def bitcast(x: np.ndarray, src: DType, dst: DType) -> np.ndarray:
         nan = np.isnan(x)
         if nan.any():
             return np.where(nan, dst.np_dtype.type(CANONICAL_NAN[src]), bitcast(np.where(nan, 0, x), src, dst))
+    # (`ascontiguousarray` makes a scalar's 0-d array 1-d: reshaped back, a scalar's bits stay a scalar, as a nested
+    # tile index or a partition load's reads it; hrev22)
     if src is DType.BF16:
-        return (np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) >> np.uint32(16)).astype(dst.np_dtype)
+        bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32) >> np.uint32(16)
+        return bits.astype(dst.np_dtype).reshape(x.shape)
     if dst is DType.BF16:
-        return (x.astype(np.uint32) << np.uint32(16)).view(np.float32)
-    return np.ascontiguousarray(x, dtype=src.np_dtype).view(dst.np_dtype)
+        return (x.astype(np.uint32) << np.uint32(16)).view(np.float32).reshape(x.shape)
+    return np.ascontiguousarray(x, dtype=src.np_dtype).view(dst.np_dtype).reshape(x.shape)
 
 
 # `to_bits` of a NaN (`bitcast`): positive, every mantissa bit set, the NaN an NVIDIA GPU's arithmetic gives

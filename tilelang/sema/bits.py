@@ -13,6 +13,7 @@ from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.typeops import num_of
 from tilelang.sema.types import ERROR, ScalarT, TileT, Type, UntypedFloat, UntypedInt
+from tilelang.syntax import ast
 
 #: a float type -> the unsigned integer of its width
 BITS_OF: dict[DType, DType] = {DType.F16: DType.U16, DType.BF16: DType.U16, DType.F32: DType.U32,
@@ -30,7 +31,11 @@ def rule_to_bits(tcx: CheckCx, cx: CallCx) -> Type:
     if isinstance(ty, UntypedFloat):
         return tcx.emit(tcx.err(T.CANNOT_INFER, "cannot tell the width of an untyped float's bits", x.span,
                                 "an `f16`, `bf16`, `f32` or `f64`?")
-                        .with_help(f"give the literal a type: `{tcx.snippet(x)}f32.to_bits()`"))
+                        # (a name or an expression takes no suffix: `sf32.to_bits()` was the help of `let s = 1.5;
+                        # s.to_bits()`, hrev22)
+                        .with_help(f"give the literal a type: `{tcx.snippet(x)}f32.to_bits()`"
+                                   if isinstance(x, ast.FloatLit)
+                                   else f"give the value a type: `({tcx.cast_snippet(x)} as f32).to_bits()`"))
     num = num_of(ty, True)
     elem = num.elem if num is not None and num.kind in ("tile", "scalar") else None
     if isinstance(elem, DType) and elem in BITS_OF:

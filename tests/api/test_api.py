@@ -511,6 +511,37 @@ def test_a_host_function_bumps_the_versions_of_the_torch_tensors_it_writes(monke
     assert bumped == [(z,)]
 
 
+def test_a_view_of_a_leaf_that_requires_grad_is_refused_as_the_leaf_is(monkeypatch, add) -> None:  # type: ignore[no-untyped-def]
+    """hrev22: E0803 refused a written PyTorch leaf that requires grad but not a view of one (`w.view(-1)`,
+    `w[:8]`: not a leaf, `requires_grad` set, its `_base` the leaf), which PyTorch refuses too ("a view of a leaf
+    Variable that requires grad is being used in an in-place operation"): the kernel wrote the leaf's memory
+    while autograd recorded, without a word. A view that does not require grad (`w.detach()`, the help's own
+    spelling, or any view under `torch.no_grad()`) is still written."""
+    fake_torch = type(sys)("torch")
+    fake_torch._C = type(sys)("torch._C")  # type: ignore[attr-defined]
+    fake_torch._C._increment_version = lambda ts: None  # type: ignore[attr-defined]
+    grad = [True]
+    fake_torch.is_grad_enabled = lambda: grad[0]  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    mem = np.zeros(32, np.float32)
+    leaf = _FakeCpuTensor(mem)
+    leaf.requires_grad, leaf.is_leaf = True, True  # type: ignore[misc, attr-defined]
+    view = _FakeCpuTensor(mem[:16])
+    view.requires_grad, view.is_leaf, view._base = True, False, leaf  # type: ignore[misc, attr-defined]
+    x = np.ones(16, np.float32)
+    for t, what in ((leaf, "a PyTorch leaf"), (view, "a view of a PyTorch leaf")):
+        with pytest.raises(tilelang.CallError, match=rf"E0803(.|\n)*`z` of kernel `add` is {what}"):
+            add.add(P(t, [16]), x, x).sync()
+    assert not mem.any()
+    detached = _FakeCpuTensor(mem[:16])
+    detached.is_leaf, detached._base = True, leaf  # type: ignore[attr-defined]
+    add.add(P(detached, [16]), x, x).sync()
+    assert mem[:16].sum() == 32.0
+    grad[0] = False  # under `torch.no_grad()`: an optimiser's step writes both
+    add.add(P(view, [16]), x, x + 1.0).sync()
+    assert mem[:16].sum() == 48.0
+
+
 def test_a_cpu_tensor_given_another_element_type_in_place_gets_a_new_view(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # hrev round 9: a CPU tensor's NumPy view was kept per tensor while its
     # address and shape stayed (`fastpath.torch_view`); `t.data = t.view(torch.int32)`

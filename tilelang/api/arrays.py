@@ -181,19 +181,29 @@ def grad_leaf_tensor(t: Any) -> bool:
     """`grad_leaf` of a PyTorch tensor: read again when an operation built earlier starts
     (`Operation._check_memory`, a graph's replay), since `requires_grad_()` and autograd's
     mode may change between the call and its run (hrev21: an operation built under
-    `torch.no_grad()` then run outside it wrote the leaf)."""
-    if not (getattr(t, "requires_grad", False) and getattr(t, "is_leaf", False)):
+    `torch.no_grad()` then run outside it wrote the leaf). A view of such a leaf that requires grad too
+    (`w.view(-1)`, `w[:8]`: `_base` the leaf) is refused as the leaf is, as PyTorch refuses it ("a view of a
+    leaf Variable that requires grad is being used in an in-place operation"; hrev22: it was written); a view
+    that does not require grad (`w.detach()`, a view made under `no_grad()`) is not."""
+    if not getattr(t, "requires_grad", False):
+        return False
+    base = getattr(t, "_base", None)
+    if not (getattr(t, "is_leaf", False)
+            or (base is not None and getattr(base, "requires_grad", False) and getattr(base, "is_leaf", False))):
         return False
     torch = sys.modules.get("torch")
     enabled = getattr(torch, "is_grad_enabled", None)
     return bool(enabled()) if enabled is not None else True
 
 
-def grad_leaf_text(what: str, name: str, writes: str) -> tuple[str, str]:
+def grad_leaf_text(what: str, name: str, writes: str, obj: Any = None) -> tuple[str, str]:
     """(message, help) of E0803 for a PyTorch leaf that requires grad given to a written
-    parameter (`grad_leaf`); `writes` says who writes it (`the kernel writes it`)."""
+    parameter (`grad_leaf`); `writes` says who writes it (`the kernel writes it`); `obj` the
+    tensor (a view of such a leaf is named so)."""
+    leaf = "a view of a PyTorch leaf tensor" if obj is not None and not getattr(obj, "is_leaf", True) \
+        else "a PyTorch leaf tensor"
     return (
-        f"{what} is a PyTorch leaf tensor that requires grad, but {writes} in place: PyTorch "
+        f"{what} is {leaf} that requires grad, but {writes} in place: PyTorch "
         "refuses an in-place write to such a leaf (autograd would not see it)",
         f"to update it outside autograd (an optimiser's step), make the call inside "
         f"`with torch.no_grad():`; to write the results into its memory, pass `{name}.detach()`; "

@@ -203,7 +203,7 @@ class _Call:
             self.keep_plan = False
             self.grad_written = True
             if arrays.grad_leaf(ref):
-                message, fix = arrays.grad_leaf_text(what, spec.name, "the kernel writes it")
+                message, fix = arrays.grad_leaf_text(what, spec.name, "the kernel writes it", ref.obj)
                 self.fail(spec, message, help=fix, code=acodes.READ_ONLY_ARRAY)
         if ref.copied and (mutable or not arrays.immutable(ref)):  # (a JAX array's copy is its value)
             message, fix = arrays.copied_text(ref, what, spec.name, "the kernel writes it", mutable)

@@ -432,7 +432,7 @@ class HostFunction:
                 code=acodes.READ_ONLY_ARRAY,
             )
         if mutable and arrays.grad_leaf(ref):  # PyTorch refuses an in-place write to it
-            message, fix = arrays.grad_leaf_text(what, name, _WRITES)
+            message, fix = arrays.grad_leaf_text(what, name, _WRITES, ref.obj)
             raise CallError(message, where=where, help=fix, code=acodes.READ_ONLY_ARRAY)
         if mutable and ref.copied:  # copied back into the export's copy: lost
             message, fix = arrays.copied_text(ref, what, name, _WRITES, True)

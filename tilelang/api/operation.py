@@ -418,7 +418,7 @@ class Operation:
                 )
             if s.mutable and grad_leaf_tensor(o):  # `requires_grad_()` since, built in `no_grad()`
                 what = f"argument `{s.name}` of kernel `{plan.kernel.__name__}`"
-                message, fix = grad_leaf_text(what, s.name, "the kernel writes it")
+                message, fix = grad_leaf_text(what, s.name, "the kernel writes it", o)
                 raise CallError(
                     message, where=_at_kernel(plan), help=fix, code=acodes.READ_ONLY_ARRAY
                 )

@@ -923,10 +923,7 @@ class Builtins:
                             rcodes.HOST_SHAPE, f"`permute` needs a permutation of 0..{recv.rank}, "
                             f"found {_shape(axes)}").primary(mc.span, "not a permutation of the axes")
                             .with_help(f"list each axis 0..{recv.rank} exactly once"))
-                    # a copy, as `reshape`'s: `ascontiguousarray` of a permuted view that is already row-major
-                    # (an identity permutation, a [1, N] transposed) is that view, and the new tensor wrote the
-                    # source's memory (hrev22: an immutable tensor written, a launch on it racing the host)
-                    return self._new(recv.numpy().transpose(axes).copy(), recv.dtype)
+                    return self._new(recv.numpy().transpose(axes).copy(), recv.dtype)  # (a view aliased: hrev22)
                 case "broadcast":
                     to = self._shape_arg(pos[0], self._arg_span(mc, 0))
                     try:

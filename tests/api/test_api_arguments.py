@@ -169,3 +169,36 @@ def test_argument_list_errors_carry_the_languages_codes(mod: tilelang.Module) ->
         e = info.value
         assert e.code == code and text in e.message and e.help, (code, str(e))
         assert str(e).startswith(f"error[{code}]: ")
+
+
+@pytest.mark.parametrize(("dt", "value", "stored"), [
+    ("f16", 65519.0, 65504.0), ("f16", 65519, 65504.0), ("f16", np.float32(65519.0), 65504.0),
+    ("f32", 3.4028234663852886e38 + 1e30, np.float32(3.4028235e38)),
+    ("f32", 2**128 - 2**103 - 1, np.float32(3.4028235e38)),
+    ("bf16", 3.3961e38, 3.3895314e38),
+])
+def test_a_scalar_that_rounds_to_the_largest_finite_value_is_taken_as_tile_takes_it(dt: str, value: object,
+                                                                                    stored: float) -> None:
+    """hrev22: the API refused a float scalar above the type's largest finite value that rounds down to it
+    (`65519.0` for an `f16`: NumPy's and PyTorch's `float16(65519)` is 65504), where a Tile launch takes the same
+    number (`f16s(z.partition([4]), 65519.0)`: the literal's rule, "rounds to infinity", 65520 and up). Now the
+    same boundary; one past it is still E0222. And a generic `T`'s integer scalar was rounded twice (NumPy takes
+    an integer past int64 through a Python float: `2**128 - 2**103 - 1` tied to infinity in `f32`), where a
+    concrete parameter's is rounded once from its own value: now both."""
+    m = tilelang.compile(f"kernel fn fill(z: &mut Tensor<{dt}, [4]>, v: {dt}) {{ z.store(full::<{dt}>([4], v)); }}\n"
+                         f"fn host(v: {dt}) -> {dt} {{ v }}\n")
+    z = np.zeros(4, np.float32 if dt == "bf16" else dt.replace("f", "float"))
+    m.fill(tilelang.partition(z, [4]), value).sync()
+    assert (z.astype(np.float64) == np.float64(np.float32(stored))).all(), z
+    assert float(m.host(value)) == float(np.float32(stored))
+    over = {"f16": 65520.0, "f32": 2.0**128 - 2.0**103, "bf16": 2.0**128 - 2.0**119}[dt]
+    with pytest.raises(tilelang.CallError, match=r"E0222.*beyond its largest finite value"):
+        m.fill(tilelang.partition(z, [4]), over).sync()
+    if dt == "bf16":
+        return  # (a float32 array binds `T` to `f32`)
+    g = tilelang.compile("kernel fn fill<T, const B: i32>(z: &mut Tensor<T, [B]>, v: T) { z.store(full::<T>([B], v)); }")
+    z[:] = 0
+    g.fill(tilelang.partition(z, [4]), value).sync()  # (`T` bound by the array: the launch's own check)
+    assert (z.astype(np.float64) == np.float64(np.float32(stored))).all(), z
+    with pytest.raises(tilelang.CallError, match=r"E0222.*beyond its largest finite value"):
+        g.fill(tilelang.partition(z, [4]), int(over)).sync()

@@ -27,6 +27,7 @@ from tilelang.api.errors import CallError
 from tilelang.diagnostics.codes.types import LITERAL_OUT_OF_RANGE, MISMATCHED_TYPES
 from tilelang.dtypes import DType, round_float
 from tilelang.intrinsics.constants import dtype_constant
+from tilelang.sema.typeops import FLOAT_LIMITS
 
 
 def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None = None) -> Any:
@@ -67,8 +68,11 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
         f = float(value)
     except OverflowError:  # an int beyond even f64
         f = math.inf
+    # past the type's rounding boundary, as a Tile literal's "rounds to infinity" (hrev22: `65519.0` for an `f16`,
+    # which rounds to 65504 there and in NumPy, was refused); an integer compared exactly
+    limit = FLOAT_LIMITS[dt][1] if dt in FLOAT_LIMITS else math.inf
     if (math.isinf(f) and not (isinstance(value, (float, np.floating)) and math.isinf(value))) \
-            or (math.isfinite(f) and abs(f) > big):
+            or (math.isfinite(f) and abs(int(value) if isinstance(value, (int, np.integer)) else f) >= limit):
         shown = value if not isinstance(value, int) or abs(value) < 10**30 else f"an integer of {len(str(abs(value)))} digits"
         raise CallError(f"{what} is of type `{dt.value}`, and {shown} is beyond its largest finite value "
                         f"({big:g})", where=where, code=LITERAL_OUT_OF_RANGE,

@@ -39,7 +39,7 @@ from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.codes import types as type_codes
 from tilelang.diagnostics.grid import grid_mismatch_help, no_grid_help
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, round_float
 from tilelang.frozen import frozen
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
@@ -508,17 +508,21 @@ def _scalar_misfit(value: Any, dt: DType) -> tuple[str, str] | None:
     if dt.is_float:
         from tilelang.intrinsics.constants import dtype_constant
 
+        from tilelang.sema.typeops import FLOAT_LIMITS
+
         big = float(dtype_constant(dt, "MAX")[1])  # type: ignore[index]
-        try:
-            inside = abs(float(v)) <= big
-        except OverflowError:  # beyond even f64
-            inside = False
+        # below the rounding boundary (65519 is 65504 in `f16`, as the literal), compared exactly (hrev22)
+        inside = abs(v) < FLOAT_LIMITS.get(dt, ("", math.inf))[1] and abs(v) < 2**1024 - 2**970  # (f64's boundary)
         return None if inside else (f"{shown} is beyond its largest finite value ({big:g})",
                                     "pass a value in range")
     return None
 
 
 def _to_scalar(value: Any, dt: DType) -> Any:
+    if dt.is_float and isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        # an integer rounded once from its own value, as the API's concrete scalars (`api/scalars.py`): NumPy
+        # takes one past int64 through a Python float, so `2**128 - 2**103 - 1` tied to infinity in `f32` (hrev22)
+        value = round_float(int(value), dt)
     arr = np.asarray(value)
     from tilelang.runtime.tensor import normalise
 

@@ -84,3 +84,60 @@ def test_the_waiting_arrival_signals_with_a_release_and_polls_with_acquires() ->
         texts.append(print_kernel(op._plan.kir))
         op.discard()
     assert "arrive_wait" in texts[0] and "arrive_wait" not in texts[1]
+
+
+# An FMA GEMM of few tiles (2 on a card of 8 multiprocessors) runs the split-K variant (`fma_split`: its CTAs walk
+# pieces of tiles, `GpuKernel.persistent`), with the group's arrival in the walk, once a tile
+SPLIT = """
+#[hints(arrive_wait = 1)]
+kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, tot: &mut Tensor<f32, [1, BN]>,
+        a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    c.store(acc);
+    if last_block(0) {
+        tot.store(c.group().partition([32, BN]).load([0, 0]).sum(0).reshape([1, BN]));
+    }
+}
+
+fn main() {
+    let a = (randn::<f32>([32, 256], 1) * 4.0) as i32 as f32;
+    let b = (randn::<f32>([256, 16], 2) * 4.0) as i32 as f32;
+    let mut c = zeros::<f32>([32, 16]);
+    let mut tot = zeros::<f32>([1, 16]);
+    g::<16, 16, 16>(c.partition([16, 16]), tot.partition([1, 16]), &a, &b).sync();
+    g::<16, 16, 16>(c.partition([16, 16]), tot.partition([1, 16]), &a, &b).sync();
+}
+"""
+
+
+def test_a_kernel_that_walks_its_grid_keeps_the_default_arrival(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """hrev22: the waiting form elects the block whose `%ctaid` along the axis is the group's last, which is the
+    block index only where a CTA runs one block: in a variant whose CTAs walk the grid (the FMA GEMM's split-K
+    for few tiles, the runtime's pick), a CTA of that `%ctaid` waited for any tile it merged and the others left
+    without running the region (llsim: the group counter left non-zero, the second launch's sums wrong; on a
+    card a CTA could wait for an item that it runs itself later). Such a variant takes the default arrival (the
+    hint is a performance hint: the same values either way)."""
+    import io
+
+    import llsim
+    import tilelang.run as run
+
+    from tilelang.backend.gpu.passes import fma_split
+
+    taken: list[str] = []
+    real = fma_split.mode
+    monkeypatch.setattr(fma_split, "mode", lambda *a: taken.append(real(*a)) or taken[-1])
+    f = tmp_path / "g.tile"
+    f.write_text(SPLIT, encoding="utf-8")
+    ex = run.execute(str(f), "cpu", out=io.StringIO())
+    want = {k: np.array(v.numpy()) for k, v in ex.main_locals.items() if hasattr(v, "numpy")}
+    monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_80", sms=8))
+    ex = run.execute(str(f), "cpu", out=io.StringIO())
+    for k, w in want.items():
+        np.testing.assert_array_equal(np.array(ex.main_locals[k].numpy()), w, err_msg=k)
+    assert "split" in taken, taken  # (the variant that walks)

@@ -44,7 +44,11 @@ ARRIVE = "%arrive"
 
 
 def emit_last_block(em: Any, op: ir.LastBlock) -> None:
-    if em.k.source.arrive_wait:
+    # The waiting form elects its block by `%ctaid`, the block index only where a CTA runs one block: a variant
+    # whose CTAs walk the grid (`persistent`: the FMA GEMM's split-K of few tiles) takes the default arrival
+    # (hrev22: there a CTA of the last `%ctaid` waited for every tile it merged, the region ran for none of the
+    # others, and the group counter was left non-zero; it could wait for an item it runs itself later)
+    if em.k.source.arrive_wait and not em.k.persistent:
         _emit_waiting(em, op)
         return
     em.need_smem(4, op.span)

@@ -57,15 +57,18 @@ def requested() -> int:
 
 def walkable(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, scalar: object) -> bool:
     """Whether the GEMM loop `loop` of `k` may walk tiles: one column part, one CTA an SM, a `&mut` partition
-    (the walk's grid), no device `print` (its records keep launch order) or cluster exchange, and only scalar ops
-    before the loop besides the accumulator's constant (they are re-run per tile in each role; `scalar`: the op
-    test)."""
+    (the walk's grid), no device `print` (its records keep launch order), cluster exchange or `last_block`, and
+    only scalar ops before the loop besides the accumulator's constant (they are re-run per tile in each role;
+    `scalar`: the op test)."""
     if parts != 1 or blocks != 1 or k.grid_rank < 1:
         return False
     if not [p for p in k.tensor_params if p.mutable and p.tile_shape]:
         return False
-    if any(isinstance(op, ir.Print | ir.ClusterGather) for op in g.walk(k.body)):
-        return False  # (a cluster's exchange needs its CTAs one block each, as the cluster's blocks: hrev22)
+    if any(isinstance(op, ir.Print | ir.ClusterGather | ir.LastBlock) for op in g.walk(k.body)):
+        # (hrev22: a cluster's exchange needs its CTAs one block each, as the cluster's blocks; `last_block`'s
+        # group tile is a `&mut` partition of one tile along the axis, which the walk took for its grid where it
+        # came first, computing that axis's first tiles only, and `arrive_wait` elects its block by `%ctaid`)
+        return False
     ops = list(k.body.ops)
     before = ops[:ops.index(loop)]
     return all(scalar(op) or (isinstance(op, ir.Const) and op.result.id == loop.inits[0].id) for op in before)  # type: ignore[operator]

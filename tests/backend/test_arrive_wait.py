@@ -148,3 +148,37 @@ def test_a_last_block_kernel_walks_nothing(aw: int, group_first: bool, tmp_path,
     for k, w in want.items():
         np.testing.assert_array_equal(np.array(ex.main_locals[k].numpy()), w, err_msg=k)
     assert taken and "split" not in taken, taken
+
+
+def test_a_waiting_arrival_keeps_the_grid_s_order(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """hrev22: `block_order` launches a 2-D tensor-core kernel's blocks in grouped order (L2 reuse: `block_id`
+    read from the launch position through a bijection), and the waiting arrival elects the block whose `%ctaid`
+    along the axis is the group's last: with 9 x 2 blocks (past `GROUP_M`), some groups had no such block and
+    some two, which poll for one arrival too many (llsim: "a block polls a counter the group's other blocks
+    never complete"; a card hangs). A kernel with the waiting arrival keeps the grid's order (the waiter last in
+    its group, as the hint's dispatch argument needs); without the hint the kernel is grouped as before."""
+    import io
+
+    import llsim
+    import tilelang.run as run
+
+    src = SPLIT.replace("PARAMS", f"{C}, {TOT}").replace("ARGS", "c.partition([16, 16]), tot.partition([1, 16])")
+    src = (src.replace("AW", "1").replace("f32, [?, ?]>", "f16, [?, ?]>").replace("as i32 as f32;", "as i32 as f32 as f16;")
+           .replace("[32, 256]", "[144, 16]").replace("[256, 16]", "[16, 32]").replace("[32, 16]", "[144, 32]")
+           .replace("[1, 16]);", "[1, 32]);").replace("partition([32, BN])", "partition([144, BN])"))
+    f = tmp_path / "g.tile"
+    f.write_text(src, encoding="utf-8")
+    ex = run.execute(str(f), "cpu", out=io.StringIO())
+    want = {k: np.array(v.numpy()) for k, v in ex.main_locals.items() if hasattr(v, "numpy")}
+    monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_80"))
+    ex = run.execute(str(f), "cpu", out=io.StringIO())
+    for k, w in want.items():
+        np.testing.assert_array_equal(np.array(ex.main_locals[k].numpy()), w, err_msg=k)
+    from tilelang import driver
+    from tilelang.backend import lower_gpu
+
+    for aw, grouped in ((1, False), (0, True)):
+        text_src = src if aw else src.replace("#[hints(arrive_wait = 1)]\n", "")
+        k = next(x for x in driver.compile(text_src, "ir").output if x.name == "g")
+        text = str(lower_gpu(k, "sm_80", None).body)
+        assert ("launch_x" in text) == grouped, aw

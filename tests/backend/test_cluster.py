@@ -448,21 +448,34 @@ fn main() {
 """
 
 
-def test_a_cluster_s_exchange_keeps_one_tile_a_cta(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+@pytest.mark.parametrize("shape", ["2, 1", "1, 2"])
+def test_a_cluster_kernel_keeps_one_tile_a_cta(shape: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """hrev22: the FMA GEMM's split-K (`fma_split`, the variant the runtime picks for a launch of few tiles) made
-    a kernel whose CTAs walk pieces of tiles even where its epilogue exchanges values over its cluster
-    (`cluster_gather`: the blocks of a cluster must be the cluster's CTAs, one tile each): the variant's
-    compile was an internal error (KeyError) at its first launch. A kernel with a cluster exchange walks
-    nothing (`gemm_persistent.walkable`); llsim on 8 multiprocessors gives the interpreter's tensors."""
+    a `#[cluster(..)]` kernel whose CTAs walk pieces of tiles: with an exchange (`cluster_gather`: the blocks of
+    a cluster must be the cluster's CTAs, one tile each) the variant's compile was an internal error (KeyError)
+    at its first launch; without one, the walk's CTAs (a grid of P x 1 x 1) are no whole number of `(1, 2)`
+    clusters, which a GPU refuses at the launch (llsim does not check it). A cluster kernel walks nothing
+    (`gemm_persistent.walkable`, as `CLUSTER_SKIPS` keeps the other passes that renumber blocks off it); llsim
+    on 8 multiprocessors gives the interpreter's tensors."""
     import io
 
     import llsim
     import tilelang.run as run
+    from tilelang.backend.gpu.passes import fma_split
 
+    taken: list[str] = []
+    real = fma_split.mode
+    monkeypatch.setattr(fma_split, "mode", lambda *a: taken.append(real(*a)) or taken[-1])
+    src = FEW_TILES_CLUSTER.replace("#[cluster(2, 1)]", f"#[cluster({shape})]")
+    if shape == "1, 2":  # (no exchange; a grid of 2 x 2 tiles)
+        src = (src.replace("    let s = cluster_gather(acc.sum(1).sum(0) + (block_id(0) * 1000) as f32);\n", "")
+               .replace("c.store(acc + s.sum(0));", "c.store(acc);").replace("[256, 16]", "[256, 32]")
+               .replace("zeros::<f32>([32, 16])", "zeros::<f32>([32, 32])"))
     f = tmp_path / "g.tile"
-    f.write_text(FEW_TILES_CLUSTER, encoding="utf-8")
+    f.write_text(src, encoding="utf-8")
     ex = run.execute(str(f), "cpu", out=io.StringIO())
     want = np.array(ex.main_locals["c"].numpy())
     monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_90a", sms=8))
     ex = run.execute(str(f), "cpu", out=io.StringIO())
     np.testing.assert_array_equal(np.array(ex.main_locals["c"].numpy()), want)
+    assert taken and "split" not in taken, taken

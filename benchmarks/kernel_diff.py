@@ -23,7 +23,8 @@ against the same kernel generic over `T`, launched with that type; with
 `--host`, the host functions. `--scalar`: the kernel's elements against the
 same body as a host function of two scalars, element by element. `--exact`
 (hrev15): also the float operations the backend computes exactly (`/`, `%`,
-`sqrt`, `floor`, `ceil`, `fma`). `--cluster` (hrev15): the body's tile gathered
+`sqrt`, `floor`, `ceil`, `fma`). `--bits` (hrev22): float bit edits through `to_bits` / `from_bits`, and the
+inverse trigonometric functions of f16, bf16 and f32. `--cluster` (hrev15): the body's tile gathered
 over `#[cluster(2)]` (4 blocks) and combined, the interpreter against llsim's
 exchange; use `--arch sm_90a`, clusters are Hopper's. `--warps` (hrev15): the
 kernel hinted `num_warps` 1, 2 or 8 (another layout of its tiles over the
@@ -141,6 +142,8 @@ def expr(t: str, r: random.Random, d: int) -> str:
         return f"({a} + {expr(t, r, d - 1)}.{red}(0))"
     if k == 9 and is_int:
         return f"cumsum({a}, 0)"
+    if BITS and r.random() < 0.6:
+        return bits(t, r, a, b)
     if WIDE and r.random() < 0.5:
         return wide(t, r, a, b)
     if EXACT and not is_int and r.random() < 0.6:
@@ -171,6 +174,34 @@ def exact(r: random.Random, a: str, b: str, c: str) -> str:
 
 
 WIDE = "--wide" in sys.argv
+BITS = "--bits" in sys.argv  # `--bits` (hrev22): `to_bits` / `from_bits` round trips and bit edits, `atan2`
+_UBITS = {"f16": "u16", "bf16": "u16", "f32": "u32", "f64": "u64"}
+
+
+def bits(t: str, r: random.Random, a: str, b: str) -> str:
+    """`--bits` (hrev22): a float's bits edited and read back (`from_bits::<T>(x.to_bits() OP m)`: the sign
+    flipped, low bits cleared, the next float up, the exponent's bits moved to make subnormals, infinities and
+    NaNs), an integer's value read as a float's bits and back, and `atan2` / `asin` / `acos` / `atan` of f16,
+    bf16 and f32 (one formula on both engines: the same bits; f64's is within 2 ulp of NumPy's, left out)."""
+    if t in _UBITS:
+        u = _UBITS[t]
+        w = {"u16": 16, "u32": 32, "u64": 64}[u]
+        k = r.randrange(6)
+        if k == 0:
+            return f"from_bits::<{t}>(({a}).to_bits() ^ {1 << (w - 1)}{u})"
+        if k == 1:
+            return f"from_bits::<{t}>(({a}).to_bits() & {((1 << w) - 1) ^ r.choice([1, 3, 255, 0xFFFF])}{u})"
+        if k == 2:
+            return f"from_bits::<{t}>(({a}).to_bits() + {r.choice([1, 2, 0x100, 1 << (w - 2)])}{u})"
+        if k == 3:
+            return f"from_bits::<{t}>(({a}).to_bits() >> {r.choice([1, 3, w // 2])}{u})"
+        if k == 4 and t != "f64":
+            f = r.choice(["asin", "acos", "atan"])
+            return f"atan2({a}, {b})" if r.random() < 0.5 else f"{f}({a})"
+        return f"(({a}).to_bits() {r.choice(['<', '==', '>'])} ({b}).to_bits()) as {t}"
+    fl = r.choice(["f16", "bf16", "f32", "f64"])
+    u = _UBITS[fl]
+    return f"(from_bits::<{fl}>(({a}) as {u}).to_bits() as {t})"
 
 
 def wide(t: str, r: random.Random, a: str, b: str) -> str:
@@ -198,7 +229,8 @@ def wide(t: str, r: random.Random, a: str, b: str) -> str:
 
 
 def clustered(t: str, body: str, r: random.Random) -> str:
-    """`--cluster` (hrev15): the body's tile gathered over a cluster of 2 blocks (`#[cluster(2)]`, 4 blocks
+    """`--bits` (hrev22): float bit edits through `to_bits` / `from_bits`, and the
+inverse trigonometric functions of f16, bf16 and f32. `--cluster` (hrev15): the body's tile gathered over a cluster of 2 blocks (`#[cluster(2)]`, 4 blocks
     in all), each block storing a combination of the records (`program` adds the attribute): the
     interpreter's exchange against llsim's (sm_90a; `llsim._run_cluster`)."""
     is_int = t in INTS

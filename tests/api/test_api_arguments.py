@@ -202,3 +202,26 @@ def test_a_scalar_that_rounds_to_the_largest_finite_value_is_taken_as_tile_takes
     assert (z.astype(np.float64) == np.float64(np.float32(stored))).all(), z
     with pytest.raises(tilelang.CallError, match=r"E0222.*beyond its largest finite value"):
         g.fill(tilelang.partition(z, [4]), int(over)).sync()
+
+
+@pytest.mark.parametrize(("dims", "shapes", "want"), [
+    (("A + B", "A"), (12, 4), {"A": 4, "B": 8}),
+    (("A + B", "A * 2"), (12, 4), {"A": 2, "B": 10}),
+    (("A + B", "B - C", "C * 2 + 1"), (12, 2, 7), {"A": 7, "B": 5, "C": 3}),
+])
+def test_a_generic_solved_once_another_is_known_is_inferred_as_tile_infers_it(dims: tuple[str, ...],
+                                                                               shapes: tuple[int, ...],
+                                                                               want: dict[str, int]) -> None:
+    """hrev22: a Tile launch infers a const generic from a dimension linear in it once the dimension's other
+    generics are known (`[A + B]` of 12 with `x: [A]` of 4: B = 8; a chain `[A + B]`, `[B - C]`, `[C * 2 + 1]`),
+    where the Python API refused with E0215 "cannot infer `B`" (`_inferable` took a dimension of one generic
+    only, and the launch's linear pass ran once in parameter order). Both now solve to a fixpoint."""
+    gens = sorted(want)
+    params = ", ".join([f"z: &mut Tensor<f32, [{dims[0]}]>"] + [f"x{i}: &Tensor<f32, [{d}]>" for i, d in
+                                                                   enumerate(dims[1:])])
+    body = " + ".join(["zeros::<f32>([" + dims[0] + "])"] + [f"({' + '.join(gens)}) as f32"])
+    m = tilelang.compile(f"kernel fn k<{', '.join(f'const {g}: i32' for g in gens)}>({params}) "
+                         f"{{ z.store({body}); }}\n")
+    z = np.zeros(shapes[0], np.float32)
+    m.k(tilelang.partition(z, [shapes[0]]), *(np.ones(n, np.float32) for n in shapes[1:])).sync()
+    assert (z == sum(want.values())).all(), z

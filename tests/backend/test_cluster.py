@@ -422,3 +422,60 @@ def test_a_cluster_kernels_prints_come_in_the_grids_order_on_both_engines(monkey
     monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_90a", lambda t: o.write(t + "\n")))
     run.execute(PRINTS, "cpu", out=got, name="p.tile")
     assert got.getvalue() == want.getvalue()
+
+
+# An FMA GEMM of few tiles (2 on a card of 8 multiprocessors) whose epilogue exchanges over its cluster
+FEW_TILES_CLUSTER = """
+#[cluster(2, 1)]
+kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f32, [?, ?]>,
+        b: &Tensor<f32, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    let s = cluster_gather(acc.sum(1).sum(0) + (block_id(0) * 1000) as f32);
+    c.store(acc + s.sum(0));
+}
+
+fn main() {
+    let a = (randn::<f32>([32, 256], 1) * 4.0) as i32 as f32;
+    let b = (randn::<f32>([256, 16], 2) * 4.0) as i32 as f32;
+    let mut c = zeros::<f32>([32, 16]);
+    g::<16, 16, 16>(c.partition([16, 16]), &a, &b).sync();
+}
+"""
+
+
+@pytest.mark.parametrize("shape", ["2, 1", "1, 2"])
+def test_a_cluster_kernel_keeps_one_tile_a_cta(shape: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """hrev22: the FMA GEMM's split-K (`fma_split`, the variant the runtime picks for a launch of few tiles) made
+    a `#[cluster(..)]` kernel whose CTAs walk pieces of tiles: with an exchange (`cluster_gather`: the blocks of
+    a cluster must be the cluster's CTAs, one tile each) the variant's compile was an internal error (KeyError)
+    at its first launch; without one, the walk's CTAs (a grid of P x 1 x 1) are no whole number of `(1, 2)`
+    clusters, which a GPU refuses at the launch (llsim does not check it). A cluster kernel walks nothing
+    (`gemm_persistent.walkable`, as `CLUSTER_SKIPS` keeps the other passes that renumber blocks off it); llsim
+    on 8 multiprocessors gives the interpreter's tensors."""
+    import io
+
+    import llsim
+    import tilelang.run as run
+    from tilelang.backend.gpu.passes import fma_split
+
+    taken: list[str] = []
+    real = fma_split.mode
+    monkeypatch.setattr(fma_split, "mode", lambda *a: taken.append(real(*a)) or taken[-1])
+    src = FEW_TILES_CLUSTER.replace("#[cluster(2, 1)]", f"#[cluster({shape})]")
+    if shape == "1, 2":  # (no exchange; a grid of 2 x 2 tiles)
+        src = (src.replace("    let s = cluster_gather(acc.sum(1).sum(0) + (block_id(0) * 1000) as f32);\n", "")
+               .replace("c.store(acc + s.sum(0));", "c.store(acc);").replace("[256, 16]", "[256, 32]")
+               .replace("zeros::<f32>([32, 16])", "zeros::<f32>([32, 32])"))
+    f = tmp_path / "g.tile"
+    f.write_text(src, encoding="utf-8")
+    ex = run.execute(str(f), "cpu", out=io.StringIO())
+    want = np.array(ex.main_locals["c"].numpy())
+    monkeypatch.setattr(run, "make_device", lambda choice, o: llsim.sim_runtime_device("sm_90a", sms=8))
+    ex = run.execute(str(f), "cpu", out=io.StringIO())
+    np.testing.assert_array_equal(np.array(ex.main_locals["c"].numpy()), want)
+    assert taken and "split" not in taken, taken

@@ -238,14 +238,24 @@ def _inferable(decl: ast.FnDecl, specs: tuple[ParamSpec, ...]) -> set[str]:
     typed scalar such as `np.float16(1.5)`; the launch says so when a plain
     Python number leaves `T` open). Only these can be inferred."""
     type_names = {g.name.name for g in decl.generics if not g.is_const}
+    consts = {g.name.name for g in decl.generics if g.is_const}
     out: set[str] = set()
+    dims: list[ast.Expr] = []
     for spec in specs:
         if spec.kind in ("mut", "ref"):
             out |= {d.ident.name for d in spec.dims or () if isinstance(d, ast.Name)}
-            for d in spec.dims or ():  # `[2 * HD]`: the launch solves a dimension linear in one generic
-                names = {n.ident.name for n in ast.walk(d) if isinstance(n, ast.Name)} if d is not None else set()
-                names &= {g.name.name for g in decl.generics if g.is_const}
-                out |= names if len(names) == 1 and d is not None and linear_in(d, next(iter(names))) else set()
+            dims += [d for d in spec.dims or () if d is not None]
         if spec.kind in ("mut", "ref", "scalar") and spec.elem in type_names:
             out.add(spec.elem)
+    # `[2 * HD]`, `[A + B]` once `A` is known: the launch solves a dimension linear in the one generic it leaves
+    # open, to a fixpoint (hrev22: one generic a dimension only, so `[A + B]` with `x: [A]` was E0215 here and
+    # inferred by a Tile launch)
+    more = True
+    while more:
+        more = False
+        for d in dims:
+            left = ({n.ident.name for n in ast.walk(d) if isinstance(n, ast.Name)} & consts) - out
+            if len(left) == 1 and linear_in(d, g := next(iter(left))):
+                out.add(g)
+                more = True
     return out

@@ -43,6 +43,7 @@ def check_clusters(view: ProgramView, sink: DiagnosticSink) -> None:
     for info in view.kernels():
         decl = info.decl
         if not uses(decl):
+            _walk_without_exchange(decl, emit)
             continue
         ok = {id(c) for c in placed(decl)}
         first: ast.Call | None = None
@@ -74,3 +75,19 @@ def check_clusters(view: ProgramView, sink: DiagnosticSink) -> None:
                      .primary(n.span, why)
                      .with_help(f"use the cluster exchange in a kernel without a {noun} (`{kind_of(n)}`), or "
                                 f"do the {noun}'s work in a second launch"))
+
+
+def _walk_without_exchange(decl: ast.FnDecl, emit: OnceSink) -> None:
+    """A `#[cluster(..)]` kernel with no exchange and a tile queue or walk (hrev22): the device launches one
+    wave of blocks a row along the walk's axis (as many as fill the card), no whole number of clusters, which
+    a GPU refuses at the launch; and the attribute keeps nothing there (no block exchanges)."""
+    if not any(a.name.name == "cluster" for a in decl.attrs):
+        return
+    for n in ast.walk(decl.body):
+        if is_queue(n):
+            noun = "tile queue" if kind_of(n) == QUEUE else "tile walk"
+            emit(Diagnostic.error(codes.CLUSTER_PLACEMENT, f"a {noun} in a `#[cluster(..)]` kernel")
+                 .primary(n.span, "along its axis the device launches one wave of blocks a row, no whole number "
+                          "of clusters")
+                 .with_help(f"remove `#[cluster(..)]` (this kernel exchanges nothing over its cluster), or do the "
+                            f"{noun}'s work in a kernel without one"))

@@ -176,25 +176,11 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
             env[k] = v
             source[k] = ("the type checker", call_span)
 
-    # A dimension linear in one generic the arguments left open (`[1, BT, 2 * HD]` given tiles of 64): HD = 32
-    for spec, arg in zip(specs, args, strict=False):
-        if spec.kind in ("mut", "ref"):
-            actual = arg.value.tile if spec.kind == "mut" else arg.value.shape
-            for d, (dim, size) in enumerate(zip(spec.dims or (), actual, strict=False)):
-                g = _linear_open(dim, const_names, env, eval_dim)
-                if g is None:
-                    continue
-                f1, f2 = (eval_dim(dim, {**env, g: x}) for x in (1, 2))
-                a, b = f2 - f1, 2 * f1 - f2  # type: ignore[operator]
-                if a == 0 or (size - b) % a or (size - b) // a <= 0:
-                    fail(Diagnostic.error(
-                        type_codes.CANNOT_INFER,
-                        f"cannot infer `{g}` of kernel `{kname}`: `{unparse(dim)}` is {size} in this launch, "
-                        f"which no positive integer `{g}` gives")
-                        .primary(arg.span, f"dimension {d} is {size}")
-                        .secondary(dim.span, f"`{unparse(dim)}`")
-                        .with_help(f"give `{g}` explicitly, or make dimension {d} a size `{unparse(dim)}` can be"))
-                bind(g, (size - b) // a, f"dimension {d} of `{spec.name}`", arg.span)
+    # A dimension linear in one generic the arguments left open (`[1, BT, 2 * HD]` given tiles of 64): HD = 32;
+    # to a fixpoint, each bound generic opening others (`[A + B]`, `[B - C]`, `[C * 2 + 1]`: hrev22)
+    solved = True
+    while solved:
+        solved = _solve_linear_dims(kname, specs, args, const_names, env, eval_dim, bind, fail)
 
     # A type parameter that only scalars name (`a: T`): the scalar's own type
     # (a NumPy scalar's dtype, `bool` for a Python bool; a plain Python number has none).
@@ -322,6 +308,32 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                            call_span)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
+
+
+def _solve_linear_dims(kname: str, specs: Any, args: Any, const_names: set[str], env: dict[str, GenericValue],
+                       eval_dim: Any, bind: Any, fail: Any) -> bool:
+    """One pass of the launch's linear dimensions (`bind_launch`): whether it bound a generic."""
+    solved = False
+    for spec, arg in zip(specs, args, strict=False):
+        if spec.kind in ("mut", "ref"):
+            actual = arg.value.tile if spec.kind == "mut" else arg.value.shape
+            for d, (dim, size) in enumerate(zip(spec.dims or (), actual, strict=False)):
+                g = _linear_open(dim, const_names, env, eval_dim)
+                if g is None:
+                    continue
+                f1, f2 = (eval_dim(dim, {**env, g: x}) for x in (1, 2))
+                a, b = f2 - f1, 2 * f1 - f2  # type: ignore[operator]
+                if a == 0 or (size - b) % a or (size - b) // a <= 0:
+                    fail(Diagnostic.error(
+                        type_codes.CANNOT_INFER,
+                        f"cannot infer `{g}` of kernel `{kname}`: `{unparse(dim)}` is {size} in this launch, "
+                        f"which no positive integer `{g}` gives")
+                        .primary(arg.span, f"dimension {d} is {size}")
+                        .secondary(dim.span, f"`{unparse(dim)}`")
+                        .with_help(f"give `{g}` explicitly, or make dimension {d} a size `{unparse(dim)}` can be"))
+                bind(g, (size - b) // a, f"dimension {d} of `{spec.name}`", arg.span)
+                solved = True
+    return solved
 
 
 def _linear_open(dim: ast.Expr | None, const_names: set[str], env: dict[str, GenericValue],

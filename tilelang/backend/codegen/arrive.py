@@ -44,7 +44,12 @@ ARRIVE = "%arrive"
 
 
 def emit_last_block(em: Any, op: ir.LastBlock) -> None:
-    if em.k.source.arrive_wait:
+    # The waiting form elects its block by `%ctaid`, the block index only where a CTA runs one block in the
+    # grid's order: a kernel that walks its grid (`persistent`) takes the default arrival (hrev22: the FMA GEMM's
+    # split-K walk had a CTA of the last `%ctaid` wait for every tile it merged and the region skipped for the
+    # others; no walk takes a `last_block` kernel now, `gemm_persistent.walkable`, nor does `block_order` regroup
+    # one with this hint)
+    if em.k.source.arrive_wait and not em.k.persistent:
         _emit_waiting(em, op)
         return
     em.need_smem(4, op.span)

@@ -298,6 +298,13 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
         raise ICE(f"lower_kernel: no value for const generic(s) {', '.join(missing)} "
                   f"of `{decl.name.name}`")
     cx.cluster = cluster_shape(decl, generics)
+    attr = next((a for a in decl.attrs if a.name.name == "cluster"), None)
+    bad = [int(generics[a.value.ident.name]) for a in attr.args if isinstance(a.value, ast.Name)
+           and isinstance(generics.get(a.value.ident.name), int) and generics[a.value.ident.name] <= 0] if attr else []
+    if bad:  # (hrev22: `C` = 0 was "`cluster_gather` in a kernel without `#[cluster(..)]`" at the lowering)
+        raise TileError(_hint_error(
+            decl, inst, f"`#[cluster(..)]` has a dimension of {bad[0]} blocks", attr.span,  # type: ignore[union-attr]
+            f"{bad[0]} in this instance", "give each dimension of `#[cluster(..)]` 1 block or more"))
     if cx.cluster is not None and cx.cluster[0] * cx.cluster[1] * cx.cluster[2] > MAX_CLUSTER_BLOCKS:
         n = cx.cluster[0] * cx.cluster[1] * cx.cluster[2]
         attr = next(a for a in decl.attrs if a.name.name == "cluster")

@@ -57,13 +57,18 @@ def requested() -> int:
 
 def walkable(k: g.GpuKernel, loop: ir.For, parts: int, blocks: int, scalar: object) -> bool:
     """Whether the GEMM loop `loop` of `k` may walk tiles: one column part, one CTA an SM, a `&mut` partition
-    (the walk's grid), no device `print` (its records keep launch order), and only scalar ops before the loop
-    besides the accumulator's constant (they are re-run per tile in each role; `scalar`: the op test)."""
+    (the walk's grid), no device `print` (its records keep launch order), `#[cluster]` or `last_block`, and
+    only scalar ops before the loop besides the accumulator's constant (they are re-run per tile in each role;
+    `scalar`: the op test)."""
     if parts != 1 or blocks != 1 or k.grid_rank < 1:
         return False
     if not [p for p in k.tensor_params if p.mutable and p.tile_shape]:
         return False
-    if any(isinstance(op, ir.Print) for op in g.walk(k.body)):
+    if k.source.cluster or any(isinstance(op, ir.Print | ir.LastBlock) for op in g.walk(k.body)):
+        # (hrev22: a cluster's blocks must be CTAs of one CUDA cluster, one block each (`CLUSTER_SKIPS`' reason),
+        # and the walk's grid of CTAs is no whole number of clusters along y or z; `last_block`'s
+        # group tile is a `&mut` partition of one tile along the axis, which the walk took for its grid where it
+        # came first, computing that axis's first tiles only, and `arrive_wait` elects its block by `%ctaid`)
         return False
     ops = list(k.body.ops)
     before = ops[:ops.index(loop)]

@@ -69,6 +69,50 @@ fn main() {
 """
 
 
+# four more forms, each a user program's: a08's `||` of two comparisons with the column index on both sides,
+# o03's / y05's `-` of two one-hots, b09's `&` with a bool constant along k (on the left), and an index comparison
+# under order comparisons of k (a bound of its own, a column-dependent one turned round)
+GATHERS2 = """
+kernel fn gat2<const N: i32>(y: &mut Tensor<f32, [2, N]>, z: &mut Tensor<f32, [2, N]>, w: &mut Tensor<f32, [N, 2]>,
+                             q: &mut Tensor<f32, [2, N]>, x: &Tensor<f32, [?, ?]>, ix: &Tensor<i32, [?]>,
+                             lw: &Tensor<f32, [?]>) {
+    let t = x.partition([2, N]).load([block_id(0), 0]);
+    let i0 = ix.partition([N]).load([0]).reshape([1, N]);
+    let i2 = ix.partition([N]).load([1]).reshape([1, N]);
+    let f = lw.partition([N]).load([0]).reshape([1, N]);
+    let k = arange::<i32>(N).reshape([N, 1]);
+    let j = arange::<i32>(N).reshape([1, N]);
+    // a08's neighbours: an `||` of two comparisons with the column index on both sides
+    y.store(dot(t, ((k - j == 1) || (j - k == 1)) as f32));
+    // o03's rotation / y05's difference: a `-` of two one-hots
+    z.store(dot(t, where(j == k + 3, 1.0, 0.0) - where(j + 3 == k, f, 0.0)));
+    // b09's pick under a bool constant along k, on the left: `&` with a [N, 1] bool
+    let inside = i2.reshape([N, 1]) > 2;
+    w.store(dot(where((i0.reshape([N, 1]) == j) & inside, 1.0, 0.0), t.transpose()));
+    // an index comparison under order comparisons of k (its own bound, a column-dependent one turned round)
+    q.store(dot(t, where((k == i0) & (k < 9) & (i2 <= 2 * k + j), f, 0.0) + where(k == i2, 0.5, 0.0)));
+}
+
+fn main() {
+    let base = arange::<f32>(64).reshape([4, 16]) / 8.0 - 2.5;
+    let x = where(base == -1.875, base * 1.0e38 * 1.0e38, where(base == 3.0, base * 0.0 / 0.0,
+        where(base == 3.375, base * -1.0e38 * 1.0e38, where(base == -0.5, base * 0.0, base))));
+    let ix = (arange::<i32>(32) * 7) % 19 - 2;
+    let lw = (arange::<f32>(16) * 0.37) % 1.0 - 0.25;
+    let mut y = zeros::<f32>([4, 16]);
+    let mut z = zeros::<f32>([4, 16]);
+    let mut w = zeros::<f32>([32, 2]);
+    let mut q = zeros::<f32>([4, 16]);
+    gat2::<16>(y.partition([2, 16]), z.partition([2, 16]), w.partition([16, 2]), q.partition([2, 16]), &x, &ix,
+               &lw).sync();
+    print(y);
+    print(z);
+    print(w);
+    print(q);
+}
+"""
+
+
 def _sim(src: str, arch: str, monkeypatch: pytest.MonkeyPatch) -> str:
     sys.path.insert(0, str(HERE))
     import llsim
@@ -86,35 +130,43 @@ def _numbers(text: str) -> list[float]:
     return [float(t) for t in re.findall(r"-?inf|NaN|-?\d+\.\d+(?:e[-+]?\d+)?", text)]
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-def test_the_simulated_gathers_are_the_interpreters_products(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every product of GATHERS takes the gather and prints the interpreter's values (its matmul sums in its
-    own order: within f32's rounding; NaN and infinities at the same places)."""
+@pytest.mark.parametrize(("name", "arch"), [
+    ("GATHERS", "sm_90a"), ("GATHERS2", "sm_80"),
+    pytest.param("GATHERS", "sm_80", marks=pytest.mark.heavy),
+    pytest.param("GATHERS2", "sm_90a", marks=pytest.mark.heavy)])
+def test_the_simulated_gathers_are_the_interpreters_products(name: str, arch: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every product of the program takes the gather and prints the interpreter's values (its matmul sums in
+    its own order: within f32's rounding; NaN and infinities at the same places)."""
     import numpy as np
 
     import tilelang.run as run
 
+    src = {"GATHERS": GATHERS, "GATHERS2": GATHERS2}[name]
     taken = _spy(monkeypatch)
-    got = _sim(GATHERS, arch, monkeypatch)
-    assert taken == [True] * 6
+    got = _sim(src, arch, monkeypatch)
+    assert taken == [True] * {"GATHERS": 6, "GATHERS2": 4}[name]
     want = io.StringIO()
-    run.execute(GATHERS, "cpu", out=want, name="p.tile")
+    run.execute(src, "cpu", out=want, name="p.tile")
     a, b = np.array(_numbers(got)), np.array(_numbers(want.getvalue()))
-    assert a.shape == b.shape == (64 + 64 + 64 + 32 + 32 + 64,)
-    assert 0 < np.isnan(a).sum() < a.size and np.isinf(a).any()
+    assert a.shape == b.shape == ({"GATHERS": 64 + 64 + 64 + 32 + 32 + 64, "GATHERS2": 4 * 64}[name],)
+    assert 0 < np.isnan(a).sum() < a.size and np.isinf(a).any() and (a[np.isfinite(a)] != 0).sum() > 50
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.heavy  # (~5-10 s: the FMA loops over the [16, 16] matrices in llsim; the test above covers the path)
-def test_the_simulated_gathers_are_the_fma_loops_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
-    """GATHERS prints what the FMA loop over the matrix printed (`TILEC_GATHER_DOT=0`): the same bits."""
+@pytest.mark.parametrize("name", ["GATHERS", "GATHERS2"])
+def test_the_simulated_gathers_are_the_fma_loops_bit_for_bit(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The program prints what the FMA loop over the matrix printed (`TILEC_GATHER_DOT=0`): the same bits."""
+    src = {"GATHERS": GATHERS, "GATHERS2": GATHERS2}[name]
     taken = _spy(monkeypatch)
-    got = _sim(GATHERS, "sm_80", monkeypatch)
-    assert taken == [True] * 6
+    got = _sim(src, "sm_80", monkeypatch)
+    n = len(taken)
+    assert n >= 4 and all(taken)
     monkeypatch.setenv("TILEC_GATHER_DOT", "0")
     taken.clear()
-    assert _sim(GATHERS, "sm_80", monkeypatch) == got
-    assert taken == [False] * 6
+    assert _sim(src, "sm_80", monkeypatch) == got
+    assert taken == [False] * n
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
@@ -176,7 +228,7 @@ def test_explain_and_the_dead_matrix(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(cmp) == 10 and all(id(o) in dead for o in cmp)  # (12 written, two the same)
     defs = shift_dot.defining_ops(em)
     read = [v for o in ops if (hot := gather_dot.gather_of(em, o)) for v in gather_dot.sources(hot[0], hot[1])]
-    assert len(read) == 16 and not any(id(defs[v.id]) in dead for v in read)
+    assert len(read) == 14 and not any(id(defs[v.id]) in dead for v in read)
     monkeypatch.setenv("TILEC_GATHER_DOT", "0")
     assert explain.gathers(gk) == 0 and "gather" not in explain.describe(gk)
     assert not any(id(o) in shift_dot.dead_band_ops(SimpleNamespace(k=gk), gather_dot.matrix_read) for o in cmp)

@@ -69,12 +69,13 @@ fn main() {
 """
 
 
-# four more forms, each a user program's: a08's `||` of two comparisons with the column index on both sides,
-# o03's / y05's `-` of two one-hots, b09's `&` with a bool constant along k (on the left), and an index comparison
-# under order comparisons of k (a bound of its own, a column-dependent one turned round)
+# five more forms: a08's `||` of two comparisons with the column index on both sides, o03's / y05's `-` of two
+# one-hots, an `&` with a bool constant along k (on the left), an index comparison under order comparisons of k (a
+# bound of its own, a column-dependent one turned round), and one-hots times / over weights (0 * inf, 0 / 0)
 GATHERS2 = """
 kernel fn gat2<const N: i32>(y: &mut Tensor<f32, [2, N]>, z: &mut Tensor<f32, [2, N]>, w: &mut Tensor<f32, [N, 2]>,
-                             q: &mut Tensor<f32, [2, N]>, x: &Tensor<f32, [?, ?]>, ix: &Tensor<i32, [?]>,
+                             q: &mut Tensor<f32, [2, N]>, s: &mut Tensor<f32, [2, N]>, x: &Tensor<f32, [?, ?]>,
+                             ix: &Tensor<i32, [?]>,
                              lw: &Tensor<f32, [?]>) {
     let t = x.partition([2, N]).load([block_id(0), 0]);
     let i0 = ix.partition([N]).load([0]).reshape([1, N]);
@@ -91,6 +92,11 @@ kernel fn gat2<const N: i32>(y: &mut Tensor<f32, [2, N]>, z: &mut Tensor<f32, [2
     w.store(dot(where((i0.reshape([N, 1]) == j) & inside, 1.0, 0.0), t.transpose()));
     // an index comparison under order comparisons of k (its own bound, a column-dependent one turned round)
     q.store(dot(t, where((k == i0) & (k < 9) & (i2 <= 2 * k + j), f, 0.0) + where(k == i2, 0.5, 0.0)));
+    // scaled: a one-hot times a weight with an infinity, plus one over a weight with a zero (0 * inf, 0 / 0:
+    // NaN at every other k, so the whole column NaN)
+    let g = where(j == 3, f32::INFINITY, f);
+    let h = where(j == 5, 0.0, f + 1.0);
+    s.store(dot(t, (k == i0) as f32 * g + where(k == i2, 1.0, 0.0) / h));
 }
 
 fn main() {
@@ -103,12 +109,14 @@ fn main() {
     let mut z = zeros::<f32>([4, 16]);
     let mut w = zeros::<f32>([32, 2]);
     let mut q = zeros::<f32>([4, 16]);
-    gat2::<16>(y.partition([2, 16]), z.partition([2, 16]), w.partition([16, 2]), q.partition([2, 16]), &x, &ix,
-               &lw).sync();
+    let mut s = zeros::<f32>([4, 16]);
+    gat2::<16>(y.partition([2, 16]), z.partition([2, 16]), w.partition([16, 2]), q.partition([2, 16]),
+               s.partition([2, 16]), &x, &ix, &lw).sync();
     print(y);
     print(z);
     print(w);
     print(q);
+    print(s);
 }
 """
 
@@ -145,11 +153,11 @@ def test_the_simulated_gathers_are_the_interpreters_products(name: str, arch: st
     src = {"GATHERS": GATHERS, "GATHERS2": GATHERS2}[name]
     taken = _spy(monkeypatch)
     got = _sim(src, arch, monkeypatch)
-    assert taken == [True] * {"GATHERS": 6, "GATHERS2": 4}[name]
+    assert taken == [True] * {"GATHERS": 6, "GATHERS2": 5}[name]
     want = io.StringIO()
     run.execute(src, "cpu", out=want, name="p.tile")
     a, b = np.array(_numbers(got)), np.array(_numbers(want.getvalue()))
-    assert a.shape == b.shape == ({"GATHERS": 64 + 64 + 64 + 32 + 32 + 64, "GATHERS2": 4 * 64}[name],)
+    assert a.shape == b.shape == ({"GATHERS": 64 + 64 + 64 + 32 + 32 + 64, "GATHERS2": 5 * 64}[name],)
     assert 0 < np.isnan(a).sum() < a.size and np.isinf(a).any() and (a[np.isfinite(a)] != 0).sum() > 50
     np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
 
@@ -244,7 +252,7 @@ kernel fn no<const N: i32>(y: &mut Tensor<f32, [1, N]>, x: &Tensor<f32, [?, ?]>,
     y.store(dot(t, where(2 * k == i0, 1.0, 0.0)));                   // not one index a comparison
     y.store(dot(t, where(k == i0 + k, 1.0, 0.0)));                   // the index varies along k
     y.store(dot(t, where(k == i0, t.reshape([N, 1]).broadcast([N, N]), 0.0)));   // the weight varies along k
-    y.store(dot(t, (k == i0) as f32 * 2.0));                         // a product (0 * inf is NaN off the index)
+    y.store(dot(t, 2.0 / (k == i0) as f32));                         // a weight over the one-hot (2 / 0 is inf)
     y.store(dot(t, where(k < i0, 1.0, 0.0)));                        // not a comparison for equality
 }
 """

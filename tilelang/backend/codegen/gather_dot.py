@@ -20,7 +20,10 @@ conditions that is false at every k but its index comparisons' (`||`: both sides
 other any condition: a bool constant along k, s07's `(r == B - 1) & (c == 0)`, or an order comparison of a
 linear form in k, `k < n`). So `m[k, f]` is zero at every k but its comparisons' k = a * (idx(f) - b * f - c0),
 and at those the tree's own value, evaluated here with the same selects, adds and subtracts (a comparison's k
-where the element is zero after all, under an `&`, is an FMA by zero: the loop's own product there).
+where the element is zero after all, under an `&`, is an FMA by zero: the loop's own product there). A tree may
+also be multiplied by, or divided by, a value constant along k (`(k == idx) as f32 * w`): its element at every
+other k is then +-0.0 or NaN (0 * inf, 0 / 0), and where it is NaN and some k is not an index the output is NaN,
+as the loop's product by that element makes it.
 
 The value is the FMA loop's bit for bit (`shift_dot`'s argument): the loop runs k upwards from +0.0, and a
 product by zero leaves the sum as it is unless its other factor is an infinity or a NaN. So an output is the FMAs
@@ -60,7 +63,7 @@ Term = tuple[int, int, int, Col | None]
 # a, b, c, idx) `a * k + b * f + c <op> idx(f)` (op "slt" "sle" "sgt" "sge" "ne", any a)
 Cond = tuple[Any, ...]
 # the matrix: ("zero", +0.0 or -0.0), ("ind", cond) (`cond as f32`), ("where", cond, weight, rest),
-# ("add", x, y), ("sub", x, y)
+# ("add", x, y), ("sub", x, y), ("mul" / "div", x, weight, whether the weight is on the left)
 Tree = tuple[Any, ...]
 
 _MAX_TERMS = 8
@@ -209,6 +212,16 @@ def onehot_of(em: Any, m: ir.Value, kax: int) -> tuple[Tree, list[Term]] | None:
                 lx = tree(x, depth + 1)
                 ly = tree(y, depth + 1) if lx is not None else None
                 return None if ly is None else ("add" if o.op is ir.ElemOp.ADD else "sub", lx, ly)
+            case ir.Elementwise(op=ir.ElemOp.MUL | ir.ElemOp.DIV, operands=(x, y)):
+                # a tree times (over) a value constant along k: zero times it is +-0.0 or NaN (`_off_nan`)
+                for t, w, swap in ((x, y, False), (y, x, True)):
+                    if swap and o.op is ir.ElemOp.DIV:
+                        break  # (w / 0.0 is no zero)
+                    cw = _col(w, defs, kax, (DType.F32,))
+                    lt = tree(t, depth + 1) if cw is not None else None
+                    if lt is not None:
+                        return ("mul" if o.op is ir.ElemOp.MUL else "div", lt, cw, swap)
+                return None
         z = _zero(v, defs)
         return None if z is None else ("zero", z)
 
@@ -265,6 +278,8 @@ def _cols(t: Tree | Cond) -> list[Col]:
             return _cols(t[1])
         case "add" | "sub" | "and" | "or":
             return _cols(t[1]) + _cols(t[2])
+        case "mul" | "div":
+            return _cols(t[1]) + [t[2]]
         case "b":
             return [t[1]]
         case "cmp":
@@ -361,6 +376,7 @@ def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
 
     # each output's indices (K where out of range) sorted, and the matrix's element at each, before the branch
     picks = []
+    off_nan: list[str | None] = []
     for n, (i, j) in enumerate(coords):
         f = j if not left else i  # the output's free coordinate
         ks = []
@@ -392,6 +408,15 @@ def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
                     else em.emit(f"add i32 {em.emit(f'mul i32 {ksafe}, {N}')}, {j}"))
             out.append((take, w, flat))
         picks.append(out)
+        if _scaled(tree):  # the element at every k no index names (+-0.0 or NaN), and whether some k is one
+            z = _element(em, tree, lambda cd: "false", n, value)
+            taken = "0"
+            for take, _, _ in out:
+                taken = em.emit(f"add i32 {taken}, {em.emit(f'zext i1 {take} to i32')}")
+            some = em.emit(f"icmp ult i32 {taken}, {K}")
+            off_nan.append(em.emit(f"and i1 {some}, {em.emit(f'fcmp uno float {z}, 0.0')}"))
+        else:
+            off_nan.append(None)
     go_fast, go_slow, join = em.new_label("gdf"), em.new_label("gds"), em.new_label("gdj")
     em.cbr(slow, go_slow, go_fast)
     ends, outs = [], []
@@ -408,6 +433,8 @@ def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
                     own = em.emit(f"add i32 {own}, {hit}")
             if nan:
                 cur = _nan_if_others(em, total_of(i, j), own, cur)
+            if off_nan[len(vals)] is not None:  # every other k's element is NaN (the FMA loop's product by it)
+                cur = em.emit(f"select i1 {off_nan[len(vals)]}, float 0x7FF8000000000000, float {cur}")
             vals.append(cur)
         outs.append(vals)
         ends.append(em.cur)
@@ -481,7 +508,23 @@ def _element(em: Any, tree: Tree, holds: Any, n: int, value: Any) -> str:
             x = _element(em, tree[1], holds, n, value)
             y = _element(em, tree[2], holds, n, value)
             return em.emit(f"f{tree[0]} float {x}, {y}")  # type: ignore[no-any-return]
+        case "mul" | "div":
+            x, w = _element(em, tree[1], holds, n, value), value(tree[2])[n]
+            x, w = (w, x) if tree[3] else (x, w)
+            return em.emit(f"f{tree[0]} float {x}, {w}")  # type: ignore[no-any-return]
     raise AssertionError(tree)
+
+
+def _scaled(tree: Tree) -> bool:
+    """The tree multiplies or divides: its element off the indices may be NaN (0 * inf, 0 / 0), not only +-0."""
+    match tree[0]:
+        case "mul" | "div":
+            return True
+        case "add" | "sub":
+            return _scaled(tree[1]) or _scaled(tree[2])
+        case "where":
+            return _scaled(tree[3])
+    return False
 
 
 def _line_count(em: Any, off: int, K: int) -> tuple[str, Any]:

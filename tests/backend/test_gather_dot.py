@@ -210,7 +210,7 @@ def test_the_resizes_weights_are_no_matrix(monkeypatch: pytest.MonkeyPatch) -> N
     before = _resize_ptx()
     assert now.count("bar.sync") == 1 < before.count("bar.sync")
     assert now.count("st.shared") == 1 < before.count("st.shared")
-    assert now.count("setp.") * 3 < before.count("setp.")
+    assert now.count("setp.") * 2 < before.count("setp.")  # (each path computes its indices: 2 copies)
     assert 8 <= now.count("fma.rn.f32") <= 16  # 4 outputs a thread, 2 indices each (fast and counting paths)
 
 

@@ -29,7 +29,9 @@ The value is the FMA loop's bit for bit (`shift_dot`'s argument): the loop runs 
 product by zero leaves the sum as it is unless its other factor is an infinity or a NaN. So an output is the FMAs
 of its distinct in-range indices in increasing order (sorted by a compare-and-swap network; equal indices are one
 element of the matrix, taken once), NaN where another element of its line of x is not finite (a count a line,
-less the taken elements' own; skipped by a warp none of whose lines holds one, `vote.any`).
+less the taken elements' own; skipped by a warp none of whose lines holds one, `vote.any`). Each of the two
+paths computes its outputs' indices and elements itself, one output after another (computed once before the
+branch they all lived across it: g10's upsample at 32 x 32 took 105 registers so, 72 this way).
 Only for f32 products whose accumulator is a constant zero tile (`TILEC_GATHER_DOT=0` off).
 """
 
@@ -374,10 +376,12 @@ def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
         def total_of(i: str, j: str) -> str:
             return totals[i if not left else j]
 
-    # each output's indices (K where out of range) sorted, and the matrix's element at each, before the branch
-    picks = []
-    off_nan: list[str | None] = []
-    for n, (i, j) in enumerate(coords):
+    for c in cols:  # (in the block before the branch: both paths read them)
+        value(c)
+
+    def picks(n: int, i: str, j: str) -> tuple[list[tuple[str, str, str]], str | None]:
+        """Output slot `n`'s distinct in-range indices in increasing order, each (taken, the matrix's element
+        there, the other operand's word), and whether its element at every other k is NaN (a scaled tree)."""
         f = j if not left else i  # the output's free coordinate
         ks = []
         for sgn, fb, c, idx in terms:
@@ -391,7 +395,7 @@ def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
             k = em.emit(f"select i1 {inside}, {ty} {k}, {ty} {K}")
             ks.append(k if ty == "i32" else em.emit(f"trunc i64 {k} to i32"))
         srt = list(ks)
-        for end in range(len(srt) - 1, 0, -1):  # a bubble network: the indices in increasing order
+        for end in range(len(srt) - 1, 0, -1):  # a bubble network: the indices in increasing order (K: none)
             for p in range(end):
                 lt = em.emit(f"icmp ult i32 {srt[p]}, {srt[p + 1]}")
                 srt[p], srt[p + 1] = (em.emit(f"select i1 {lt}, i32 {srt[p]}, i32 {srt[p + 1]}"),
@@ -407,23 +411,25 @@ def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
             flat = (em.emit(f"add i32 {em.emit(f'mul i32 {i}, {K}')}, {ksafe}") if not left
                     else em.emit(f"add i32 {em.emit(f'mul i32 {ksafe}, {N}')}, {j}"))
             out.append((take, w, flat))
-        picks.append(out)
-        if _scaled(tree):  # the element at every k no index names (+-0.0 or NaN), and whether some k is one
-            z = _element(em, tree, lambda cd: "false", n, value)
-            taken = "0"
-            for take, _, _ in out:
-                taken = em.emit(f"add i32 {taken}, {em.emit(f'zext i1 {take} to i32')}")
-            some = em.emit(f"icmp ult i32 {taken}, {K}")
-            off_nan.append(em.emit(f"and i1 {some}, {em.emit(f'fcmp uno float {z}, 0.0')}"))
-        else:
-            off_nan.append(None)
+        if not _scaled(tree):
+            return out, None
+        z = _element(em, tree, lambda cd: "false", n, value)  # the element at every k no index names
+        taken = "0"
+        for take, _, _ in out:
+            taken = em.emit(f"add i32 {taken}, {em.emit(f'zext i1 {take} to i32')}")
+        some = em.emit(f"icmp ult i32 {taken}, {K}")  # some k is no index
+        return out, em.emit(f"and i1 {some}, {em.emit(f'fcmp uno float {z}, 0.0')}")
+
+    # each path computes its outputs one after another (an output's indices and elements live a short while:
+    # a thread of a large tile holds many outputs)
     go_fast, go_slow, join = em.new_label("gdf"), em.new_label("gds"), em.new_label("gdj")
     em.cbr(slow, go_slow, go_fast)
     ends, outs = [], []
     for nan in (False, True):
         em.label(go_slow if nan else go_fast)
         vals = []
-        for (i, j), out in zip(coords, picks, strict=True):
+        for n, (i, j) in enumerate(coords):
+            out, off_nan = picks(n, i, j)
             cur, own = "0.0", "0"
             for take, w, flat in out:
                 x = em.smem_load(off, DType.F32, flat)
@@ -433,8 +439,8 @@ def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
                     own = em.emit(f"add i32 {own}, {hit}")
             if nan:
                 cur = _nan_if_others(em, total_of(i, j), own, cur)
-            if off_nan[len(vals)] is not None:  # every other k's element is NaN (the FMA loop's product by it)
-                cur = em.emit(f"select i1 {off_nan[len(vals)]}, float 0x7FF8000000000000, float {cur}")
+            if off_nan is not None:  # every other k's element is NaN (the FMA loop's product by it)
+                cur = em.emit(f"select i1 {off_nan}, float 0x7FF8000000000000, float {cur}")
             vals.append(cur)
         outs.append(vals)
         ends.append(em.cur)

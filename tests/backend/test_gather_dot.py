@@ -190,6 +190,54 @@ def _spy(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     return taken
 
 
+# one matrix form a case at other shapes (several outputs a thread, index and weight tiles staged where no
+# thread holds them at its outputs), on both sides of the product: new == old bits (`TILEC_GATHER_DOT=0`)
+SHAPES = """
+kernel fn gk<const M: i32, const K: i32, const N: i32>(y: &mut Tensor<f32, [M, N]>, z: &mut Tensor<f32, [M, N]>,
+        x: &Tensor<f32, [?, ?]>, ix: &Tensor<i32, [?]>, lw: &Tensor<f32, [?]>) {
+    let t = x.partition([M, K]).load([block_id(0), 0]);
+    let i0 = ix.partition([N]).load([0]).reshape([1, N]);
+    let i1 = ix.partition([N]).load([1]).reshape([1, N]);
+    let f = lw.partition([N]).load([0]).reshape([1, N]);
+    let k = arange::<i32>(K).reshape([K, 1]);
+    let j = arange::<i32>(N).reshape([1, N]);
+    let m = MATRIX;
+    y.store(dot(t, m));
+    z.store(dot(m.transpose(), t.transpose()).transpose());
+}
+fn main() {
+    let r = randn::<f32>([2 * MM, KK], 5);
+    let x = where(arange::<f32>(2 * MM * KK).reshape([2 * MM, KK]) == 3.0, r * 1.0e38 * 1.0e38, r);
+    let ix = (arange::<i32>(2 * NN) * 7) % (KK + 3) - 2;
+    let lw = (arange::<f32>(NN) * 0.37) % 1.0 - 0.3;
+    let mut y = zeros::<f32>([2 * MM, NN]);
+    let mut z = zeros::<f32>([2 * MM, NN]);
+    gk::<MM, KK, NN>(y.partition([MM, NN]), z.partition([MM, NN]), &x, &ix, &lw).sync();
+    print(y);
+    print(z);
+}
+"""
+
+
+@pytest.mark.heavy  # (~2-6 s a case in llsim, twice; GATHERS and GATHERS2 cover the forms at [2, 16])
+@pytest.mark.parametrize(("m", "k", "n", "arch", "matrix"), [
+    (4, 64, 32, "sm_80", "where(k == i0, 1.0 - f, 0.0) + where(k == i1, f, 0.0)"),
+    (2, 32, 32, "sm_90a", "where((k == i0) || (k == j + 1), f, where(k + 2 == i1, 2.0, 0.0))"),
+    (4, 16, 8, "sm_90a", "where((k == i0) & (k < 5) & (j > 1), f, 0.0) + where(K - 1 - k == i1, -1.5, 0.0)"),
+    (1, 32, 16, "sm_80",
+     "(k == i0) as f32 * where(j == 2, f32::INFINITY, f) - where(k == i1, 1.0, 0.0) / where(j == 1, 0.0, f)"),
+])
+def test_gathers_at_other_shapes_are_the_fma_loops_bit_for_bit(m: int, k: int, n: int, arch: str, matrix: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    src = SHAPES.replace("MATRIX", matrix).replace("MM", str(m)).replace("KK", str(k)).replace("NN", str(n))
+    taken = _spy(monkeypatch)
+    got = _sim(src, arch, monkeypatch)
+    assert taken == [True, True]
+    monkeypatch.setenv("TILEC_GATHER_DOT", "0")
+    assert _sim(src, arch, monkeypatch) == got
+    assert "NaN" in got
+
+
 def _resize_ptx(arch: str = "sm_90a") -> str:
     from tilelang import driver
     from tilelang.backend import emit_ptx

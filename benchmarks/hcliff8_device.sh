@@ -15,9 +15,10 @@
 #   instructions), staged in 64 KB of shared memory, 128 FMAs an output; 13 barriers; ptxas 255 registers (8 B
 #   stack). Expect ~1.0 ms, 0.21x (call 27).
 # - `new`: each output's two source columns sorted, read from the row staged once in shared memory (512 B), 2 FMAs;
-#   443 PTX instructions, 1 barrier, 1 st.shared, ptxas 32 registers (sm_90a; 40 at sm_80): 16 CTAs an SM where
-#   the old kernel fit 2. The kernel is then its two 512 B row loads (L2) and a 480 B store a CTA, ~50 MB of DRAM
-#   traffic: expect 0.03-0.10 ms, ~2-7x F.interpolate, err <= 1e-6 (the old arm's values bit for bit).
+#   515 PTX instructions (~300 on the path that runs), 1 barrier, 1 st.shared, ptxas 32 registers (sm_90a; 31 at
+#   sm_80): 16 CTAs an SM where the old kernel fit 2. The kernel is then its two 512 B row loads (L2) and a 480 B
+#   store a CTA, ~50 MB of DRAM traffic, 29 waves of short CTAs: expect 0.03-0.10 ms, ~2-7x F.interpolate, err
+#   <= 1e-6 (the old arm's values bit for bit).
 # - `new2` = `new` again (drift between the first and last arms).
 set -u
 cd "$(dirname "$0")/.."

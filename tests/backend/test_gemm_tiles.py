@@ -54,8 +54,12 @@ def _gemm(cfg: GemmConfig, M: int, N: int, K: int, seed: int, parts: int) -> Non
     cfg.assert_product(a, b, c, seed)
 
 
+# N's edge in the second part, 3 k-tiles; B's rows (900 bytes) not a multiple of 16: copied by the producer
+NN_512_EDGES = (64, 450, 96)
+
+
 @pytest.mark.parametrize(("cfg", "shape", "parts"), [
-    (GemmConfig(64, 512, 32, out="f32"), (64, 450, 96), 2),  # N's edge in the second part, 3 k-tiles
+    (GemmConfig(64, 512, 32, out="f32"), NN_512_EDGES, 2),
     (GemmConfig(64, 512, 16, out="f16", trans_b=True), (40, 512, 48), 2),  # B stored [N, K]; M's edge
     (GemmConfig(64, 384, 32, out="f32"), (64, 384, 32), 2),  # parts of 192 (3 slabs), one k-tile
     # 2 stages for 3 k-tiles a part: the ring wraps within a part and across the parts (each part's last stage
@@ -178,9 +182,7 @@ def test_a_deep_ring_wraps_in_the_simulator() -> None:
     _gemm(cfg, 64, 128, 11 * 32 - 8, seed=int(np.random.default_rng().integers(1 << 30)), parts=1)
 
 
-def test_parts_with_the_copy_producer_in_the_simulator() -> None:
-    """N = 512 in two parts with B copied through the producer's registers (its rows not a multiple of 16 bytes:
-    no TMA): the copy of a part starts at its columns."""
+def _copy_producer(simulate: bool) -> None:
     cfg = GemmConfig(64, 512, 32, out="f32")
     src = cfg.source() + ("\nfn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8, 8]);"
                           " let mut o = zeros::<f32>([8, 8]); gemm::<64, 512, 32>(o.partition([64, 512]), &a, &b).sync(); }\n")
@@ -192,8 +194,26 @@ def test_parts_with_the_copy_producer_in_the_simulator() -> None:
     gk = lower_gpu(k, "sm_90a", facts)
     text = print_gpu_kernel(gk)
     assert "copy_to_shared @b" in text and len(gk.stage_apart) == 1, text
-    SimDevice("sm_90a").run(k, (1, 1), [c, a, b], facts)
-    cfg.assert_product(a, b, c, 9)
+    # the default simulation of this kernel: nn_512_edges' tile and facts are these
+    m, n, kk = NN_512_EDGES
+    assert _facts(a=(m, kk), b=(kk, n), c=(m, n)) == facts
+    if simulate:
+        SimDevice("sm_90a").run(k, (1, 1), [c, a, b], facts)
+        cfg.assert_product(a, b, c, 9)
+
+
+def test_parts_with_the_copy_producer() -> None:
+    """N = 512 in two parts with B copied through the producer's registers (its rows not a multiple of 16 bytes:
+    no TMA): the copy of a part starts at its columns. `test_a_wide_tile_in_parts_in_the_simulator[nn_512_edges]`
+    simulates this kernel (the same tile and facts, so the same LLVM module) by default."""
+    _copy_producer(simulate=False)
+
+
+@pytest.mark.heavy
+def test_parts_with_the_copy_producer_in_the_simulator() -> None:
+    """The kernel above in llsim at N = 510, 2 k-tiles (heavy: every block-to-block branch its simulation takes,
+    nn_512_edges' takes too, measured 2026-12-07; 2.3 s alone)."""
+    _copy_producer(simulate=True)
 
 
 def test_the_default_ctas_an_sm_switch(monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -369,7 +369,7 @@ def unwritten_help(tcx: CheckCx, a: ast.Expr, aty: Type, pty: Type, info: FnInfo
         return (f"{what} is not a tensor (no function or kernel takes one): {verb} where it was made, "
                 f"`{x}.{method}();`, then pass the tensor it writes")
     text = tcx.snippet(call) if call is not None else ""
-    where = (f" in place of `{text}`, with what `{info.name}` does after it written there"
+    where = (f" in place of `{text}`, and the rest of what `{info.name}` does after that"
              if text and len(text) < 50 and "\n" not in text else "")
     return (f"{what} has no written type, so no function takes one{generic}: {verb} where it was made, "
             f"`{x}.{method}();`{where}")

@@ -55,8 +55,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "`c.transpose()[0][1..4]` (column 0 of rows 1..4)", [("c[1..4, 0]", "c.transpose()[0][1..4]")]),
     "c06_handle_to_a_generic_helper": (
         "no function takes one (a type parameter such as `T` stands for an element type: `f32`, `i32`, ..): wait "
-        "for it where it was made, `ha.wait();` in place of `finish(ha)`, with what `finish` does after it",
-        [("finish(ha);", "ha.wait();"), ("finish(hb);", "hb.wait();"), ("fn finish<T>(h: T) {\n    h.wait();\n}\n", "")]),
+        "for it where it was made, `ha.wait();` in place of `finish(ha)`, and the rest of what `finish` does "
+        "after that",
+        [("finish(ha);", "ha.wait();"), ("finish(hb);", "hb.wait();"),
+         ("fn finish<T>(h: T) {\n    h.wait();\n}\n", "")]),
 }
 
 

@@ -65,7 +65,7 @@ def tree_key(root: Path) -> str:
     """The hash of the `.py` files under `root` (their paths relative to it, sorted, and their bytes)."""
     h = hashlib.sha256()
     try:
-        files = []
+        files: list[tuple[str, str]] = []
         for top, dirs, names in os.walk(root, onerror=_raise):  # (os.walk: a third of rglob's time)
             dirs[:] = [d for d in dirs if d != "__pycache__"]
             rel = os.path.relpath(top, root).replace(os.sep, "/")

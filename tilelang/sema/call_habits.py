@@ -101,6 +101,8 @@ def mean_help(ty: TileT | TensorT, e: ast.MethodCall) -> str:
 
 def _mean_of_axes(ty: TileT | TensorT, several: list[int], elem: str) -> str | None:
     """`mean_help` over several axes: the sums chained, the highest axis first, over the product of the sizes."""
+    if ty.shape is None or None in ty.shape:
+        return None
     dims = [str(d) for d in ty.shape]
     axes = sorted({a + len(dims) if a < 0 else a for a in several}, reverse=True)
     if len(axes) != len(several) or not all(0 <= a < len(dims) for a in axes):

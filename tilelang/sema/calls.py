@@ -224,7 +224,7 @@ def _axes_keyword_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, a: ast.Arg) -
     name = e.method.name if isinstance(e, ast.MethodCall) else e.callee.ident.name if isinstance(e.callee, ast.Name) \
         else None
     x = e.receiver if isinstance(e, ast.MethodCall) else e.args[0].value if e.args and e.args[0].name is None else None
-    if name not in ("sum", "max", "min", "prod", "argmax", "argmin") or x is None:
+    if name is None or name not in ("sum", "max", "min", "prod", "argmax", "argmin") or x is None:
         return None
     return several_axes_help(tcx, e, name, x, tcx.program.types.get(x), axes)
 

@@ -350,17 +350,14 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
     tcx.emit(d)
 
 
-# what a value with no written type is called, and the statement that finishes it where it was made
-_UNWRITTEN = {HandleT: ("a launch handle", "wait for it", "wait"), OpT: ("a kernel call", "run it", "sync"),
-              GraphT: ("a graph", "replay it", "replay")}
-
-
 def unwritten_help(tcx: CheckCx, a: ast.Expr, aty: Type, pty: Type, info: FnInfo, call: ast.Expr | None) -> str:
     """A launch handle, kernel call or graph passed to a function (round 20's `fn finish<T>(h: T) { h.wait(); }`
     called `finish(h)`): no type names one, so no parameter takes it, and a type parameter stands for an
     element type. The help finishes it where it was made, the call's work after that (it said "pass a `T`
     here (`.reshape([..])` ..), or change the parameter's type", which no type can)."""
-    what, verb, method = _UNWRITTEN[type(aty)]
+    what, verb, method = (("a launch handle", "wait for it", "wait") if isinstance(aty, HandleT) else
+                          ("a kernel call", "run it", "sync") if isinstance(aty, OpT) else
+                          ("a graph", "replay it", "replay"))
     x = tcx.snippet(a) or ""
     x = x if x.isidentifier() else "it"
     generic = (f" (a type parameter such as `{pty}` stands for an element type: `f32`, `i32`, ..)"
@@ -369,7 +366,7 @@ def unwritten_help(tcx: CheckCx, a: ast.Expr, aty: Type, pty: Type, info: FnInfo
         return (f"{what} is not a tensor (no function or kernel takes one): {verb} where it was made, "
                 f"`{x}.{method}();`, then pass the tensor it writes")
     text = tcx.snippet(call) if call is not None else ""
-    where = (f" in place of `{text}`, with what `{info.name}` does after it written there"
+    where = (f" in place of `{text}`, and the rest of what `{info.name}` does after that"
              if text and len(text) < 50 and "\n" not in text else "")
     return (f"{what} has no written type, so no function takes one{generic}: {verb} where it was made, "
             f"`{x}.{method}();`{where}")

@@ -11,7 +11,7 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.typeops import deref, is_intlike, is_poison
-from tilelang.sema.types import I32, Dim, ScalarT, ShapeT, TensorT, TileT, TupleT, UntypedFloat, const_shape
+from tilelang.sema.types import I32, Dim, ScalarT, ShapeT, TensorT, TileT, TupleT, Type, UntypedFloat, const_shape
 from tilelang.syntax import ast
 
 
@@ -40,14 +40,13 @@ def listed_axes(e: ast.Expr) -> list[int] | None:
     return out
 
 
-def several_axes_help(tcx: CheckCx, node: ast.Expr, name: str, x: ast.Expr, xty: object, axes: list[int]) -> str | None:
+def several_axes_help(tcx: CheckCx, node: ast.Expr, name: str, x: ast.Expr, xty: Type | None,
+                      axes: list[int]) -> str | None:
     """A reduction over several axes at once (`t.sum((1, 2))`, `sum(t, [1, 2])`, `t.max(axis = (1, 2))`):
     Tile reduces one axis at a time, in a kernel as on the host, so the spelling chains the reductions, the
     highest axis first (the lower ones keep their numbers); `argmax`/`argmin` of adjacent axes reshape them
     into one (their index is row-major over them, as NumPy's of the flattened axes). NumPy's negative axes
     are counted from the end. None where the axes are not those of the value."""
-    from tilelang.sema.types import const_shape
-
     src = deref(xty) if xty is not None else None
     if not isinstance(src, (TileT, TensorT)) or src.shape is None:
         return None
@@ -222,9 +221,10 @@ def axis_forms(tcx: CheckCx, cx: CallCx, x: ast.Expr, rank: int) -> str:
     tensor's `x.argmin()` gives (row-major): the tile reshaped to one axis, `dist.reshape([4 * K]).argmin(0)`
     (a kernel has no whole-tile `argmin`: the help named the axes only)."""
     xty = cx.operand_tys[0] if cx.operand_tys else None
-    n = " * ".join(str(d) for d in xty.shape) if isinstance(xty, TileT) and len(xty.shape) == rank else ""
-    if n and all(str(d).isdigit() for d in xty.shape):  # type: ignore[union-attr]
-        n = str(math.prod(int(str(d)) for d in xty.shape))  # type: ignore[union-attr]
+    n = ""
+    if isinstance(xty, TileT) and len(xty.shape) == rank:
+        dims = [str(d) for d in xty.shape]
+        n = str(math.prod(int(d) for d in dims)) if all(d.isdigit() for d in dims) else " * ".join(dims)
     if isinstance(cx.node, ast.MethodCall):
         t = tcx.receiver_snippet(x)
         flat = f"`{t}.reshape([{n}]).{cx.name}(0)`"

@@ -122,6 +122,11 @@ RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     "is_nan": ("`{x} != {x}` is the NaN test (NaN is the one value not equal to itself)", ()),
     "is_finite": ("`abs({x}) < f32::INFINITY` (false for NaN and the infinities; of the value's type)", ()),
     "is_infinite": ("`abs({x}) == f32::INFINITY` (of the value's type: `f16::INFINITY`, ..)", ()),
+    # round 21: integer rounding up (was "a similar name: `ceil`", the float method)
+    "div_ceil": ("`({x} + {0} - 1) / {0}` is `{x}` divided by a positive `{0}`, rounded up (of `i32` scalars, "
+                 "`cdiv({x}, {0})` with `use std::math::cdiv;` never wraps)", ("b",)),
+    "next_multiple_of": ("`({x} + {0} - 1) / {0} * {0}` rounds `{x}` up to a multiple of a positive `{0}` (of "
+                         "`i32` scalars, `round_up({x}, {0})` with `use std::math::round_up;`)", ("b",)),
 }
 
 #: Rust's associated functions of a scalar type, `f32::max(a, b)`: Tile's built-ins take no type prefix

@@ -26,7 +26,7 @@ from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
 from tilelang.sema.names import resolve_path
 from tilelang.sema.program import FnInfo, Symbol, SymbolKind
-from tilelang.sema.split_habits import PARTS, arity_help, flip_help, parts, range_adaptor_help
+from tilelang.sema.split_habits import PARTS, arity_help, flip_help, parts, range_adaptor_help, replay_loop_help
 from tilelang.sema.split_habits import flip_1d_help as _flip_help
 from tilelang.sema.rules import RULES
 from tilelang.sema.typeops import deref, is_poison
@@ -511,7 +511,7 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
                         "unknown keyword argument")
             guess = suggest(a.name.name, allowed_kw)
             habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims") else None
-            habit = habit or _KW_HABITS.get(a.name.name)
+            habit = habit or _KW_HABITS.get(a.name.name) or replay_loop_help(e, tcx.snippet(e.args[0].value))
             if habit is not None:
                 d = d.with_help(habit)
             elif guess:
@@ -588,8 +588,7 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                                        f"for the values {lo} .. {hi} (Triton's `tl.arange({lo}, {hi})`), add the "
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
         if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv), tcx.program.types)):
-            return tcx.emit(tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {takes} but {plural(n, 'argument')} were "
-                                    "supplied", e.span, f"expected {takes}").with_help(h))
+            return tcx.arity_error(owner, takes, n, e.span, None, help=h)
         return tcx.arity_error(owner, takes, n, e.span, None)
     if len(e.generics) > len(sig.generics):
         if sig.generics:

@@ -105,6 +105,12 @@ def const_value(tcx: CheckCx | After, e: ast.Expr, fx: Fx | None, depth: int = 0
             if sym is not None and sym.kind is SymbolKind.CONST:
                 return tcx.eval_const(sym.qualname or i.name)
             return None
+        case ast.Path() if fx is not None:
+            # `const C: f32 = std::math::PI / 2.0;`, `f32::MAX`: the symbol the check of the path found
+            sym = tcx.program.symbols.get(e)
+            if sym is None or sym.kind is not SymbolKind.CONST:
+                return None
+            return sym.value if sym.decl is None else tcx.eval_const(sym.qualname or sym.name)
         case ast.Name() | ast.Path() if isinstance(tcx, After):
             sym = tcx.program.symbols.get(e)
             if sym is not None and sym.kind is SymbolKind.CONST:
@@ -428,3 +434,60 @@ def constant_amount(after: After, e: ast.Binary) -> int | None:
     except (ArithmeticError, ValueError, TypeError):
         return None
     return amount if isinstance(amount, int) and not isinstance(amount, bool) else None
+
+
+#: the math built-ins whose value a constant's help computes (round 21): NumPy's, in f32 or f64
+_MATH_VALUES = {
+    "sqrt": "sqrt", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sin": "sin", "cos": "cos",
+    "tanh": "tanh", "abs": "abs", "floor": "floor", "ceil": "ceil", "atan": "arctan", "asin": "arcsin",
+    "acos": "arccos", "pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum": "minimum",
+}
+
+
+def math_const_help(tcx: CheckCx, e: ast.Expr, fx: Fx, dtype: DType) -> str | None:
+    """The help of a module constant whose value calls a math built-in (`const C: f32 = sqrt(2.0 / PI);`, which
+    Rust refuses too): the value it would have, written as a literal of the constant's type, or None where the
+    expression is not one of constants and math calls (round 21: the help was "use literals, other constants
+    and operators on them", which named no value)."""
+    import numpy as np
+
+    ftype = np.float64 if dtype is DType.F64 else np.float32
+    called: list[str] = []
+
+    def value(x: ast.Expr) -> float | None:
+        match x:
+            case ast.Call(callee=ast.Name(ident=i), args=args) if i.name in _MATH_VALUES and not x.generics \
+                    and all(a.name is None for a in args):
+                vals = [value(a.value) for a in args]
+                fn = getattr(np, _MATH_VALUES[i.name])
+                if None in vals or len(vals) != fn.nin:
+                    return None
+                called.append(i.name)
+                with np.errstate(all="ignore"):
+                    return float(fn(*(ftype(v) for v in vals)))
+            case ast.MethodCall(receiver=r, method=m, args=args) if m.name in _MATH_VALUES and not x.generics:
+                vals = [value(r), *(value(a.value) for a in args)]
+                fn = getattr(np, _MATH_VALUES[m.name])
+                if None in vals or len(vals) != fn.nin:
+                    return None
+                called.append(m.name)
+                with np.errstate(all="ignore"):
+                    return float(fn(*(ftype(v) for v in vals)))
+            case ast.Binary(op=op, lhs=a, rhs=b) if op in ("+", "-", "*", "/"):
+                va, vb = value(a), value(b)
+                if va is None or vb is None:
+                    return None
+                with np.errstate(all="ignore"):
+                    return float(_fold(op, ftype(va), ftype(vb)))
+            case ast.Unary(op="-", operand=a):
+                va = value(a)
+                return None if va is None else -va
+        v = const_value(tcx, x, fx)
+        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+    v = value(e)
+    if v is None or not called:
+        return None
+    text = repr(v) if dtype is DType.F64 else str(np.float32(v))
+    return (f"`{called[0]}` is not evaluated at compile time (as in Rust): write its value, `{text}` (what "
+            f"`{tcx.snippet(e)}` is in `{dtype.value}`), or compute it with a `let` where it is used")

@@ -326,10 +326,12 @@ class CheckCx:
             self.queue.append((info, in_kernel))
 
     def arity_error(self, owner: str, takes: str, n: int, span: Span, decl: Span | None,
-                    params: tuple[ast.Param, ...] = ()) -> Type:
+                    params: tuple[ast.Param, ...] = (), help: str | None = None) -> Type:
         d = self.err(N.WRONG_ARG_COUNT, f"{owner} takes {takes} but {plural(n, 'argument')} "
                      f"{'was' if n == 1 else 'were'} supplied", span,
                      f"expected {takes}")
+        if help is not None:  # another library's spelling explains the count (`split_habits.arity_help`)
+            return self.emit(d.with_help(help))
         if decl is not None:
             d = d.secondary(decl, "defined here")
         if owner in ("`block_id`", "`num_blocks`") and n == 0:  # CUDA's `blockIdx.x`, Triton's axis=0 default

@@ -25,7 +25,7 @@ from tilelang.intrinsics.math_habits import RUST_TYPE_FUNCTIONS
 from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.limits import MAX_RANK
 from tilelang.sema.coerce import coerce, mismatch, settle
-from tilelang.sema.consts import const_value, rank_limit, static_dim
+from tilelang.sema.consts import const_value, math_const_help, rank_limit, static_dim
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.kernel import check_kernel_param, check_tile_limits
 from tilelang.sema.loader import ModuleLoader, is_file
@@ -669,10 +669,12 @@ def eval_const(tcx: CheckCx, qual: str) -> Any:
     if not untyped_float and isinstance(value, float) and isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_float:
         value = convert_scalar(value, ty.dtype)  # `const C: f32 = 0.1;` holds f32's 0.1, as every use reads it
     if value is None and not is_poison(ty) and tcx.sink.error_count == errors_before:
+        math = (math_const_help(tcx, decl.value, fx, DType.F64 if untyped_float else ty.dtype)
+                if isinstance(ty, ScalarT) and isinstance(ty.dtype, DType) and ty.dtype.is_float else None)
         tcx.emit(tcx.err(T.NOT_CONSTANT, f"the value of constant `{decl.name.name}` is not a "
                          "compile-time constant", decl.value.span, "not constant")
                  .note("constants are evaluated at compile time from literals and other constants")
-                 .with_help("use literals, other constants and operators on them"))
+                 .with_help(math or "use literals, other constants and operators on them"))
     sym.ty = ty
     sym.value = value
     if isinstance(value, int) and not isinstance(value, bool):

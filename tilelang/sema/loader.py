@@ -88,6 +88,7 @@ class ModuleLoader:
         import re
 
         items: dict[str, list[str]] = {}
+        consts: dict[str, list[str]] = {}
         for module in self.std_modules():
             path = self.std_module_path(["std", *module.split("::")[1:]]) if module.startswith("std::") else None
             try:
@@ -96,8 +97,16 @@ class ModuleLoader:
                 continue
             for m in re.finditer(r"^(?:kernel\s+)?fn\s+([A-Za-z_]\w*)|^const\s+([A-Za-z_]\w*)", text, re.M):
                 items.setdefault(m.group(1) or m.group(2), []).append(module)
+                if m.group(2):
+                    consts.setdefault(m.group(2), []).append(module)
         self._std_items = items
+        self._std_consts = consts
         return items
+
+    def std_constants(self) -> dict[str, list[str]]:
+        """Every stdlib constant's name -> the modules that define it (`PI` -> [`std::math`])."""
+        self.std_items()
+        return self._std_consts
 
     def std_entry(self, name: str) -> str | None:
         """`tilec doc NAME` of a standard-library item (round 12: `tilec doc softmax` said "no entry ...; did you

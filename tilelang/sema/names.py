@@ -62,6 +62,20 @@ def builtin_const(tcx: CheckCx, qualname: str) -> Symbol | None:
     return sym
 
 
+def const_type(sym: Symbol) -> Type:
+    """The type a read of constant `sym` has: a constant declared without a type keeps its literal-ness, so
+    `N * t` works for any element type and `std::math::PI` is f64's pi where an f64 is wanted (by its name or
+    its path alike)."""
+    ty = sym.ty or ERROR
+    if isinstance(ty, ScalarT) and ty.dtype is DType.I32 and isinstance(sym.decl, ast.ConstDecl) \
+            and sym.decl.ty is None:
+        return UNTYPED_INT
+    if isinstance(ty, ScalarT) and ty.dtype is DType.F32 and isinstance(sym.decl, ast.ConstDecl) \
+            and sym.decl.ty is None:
+        return UNTYPED_FLOAT
+    return ty
+
+
 def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
     if ident.name == "_":
         if e in tcx.tuner_dims:
@@ -84,6 +98,11 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
         habit = _value_habit(ident.name)
         if habit is not None:
             return tcx.emit(d.with_help(habit))
+        homes = tcx.loader.std_constants().get(ident.name)
+        if homes:  # `PI` without `use std::math::PI;`, as a call of `softmax` without its `use`
+            return tcx.emit(d.with_help(f"`{ident.name}` is in the standard library: import it with "
+                                        f"`use {homes[0]}::{ident.name};` at the top of the file, or write "
+                                        f"`{homes[0]}::{ident.name}`"))
         guess = suggest(ident.name, fx.visible_names())
         return tcx.emit(d.with_help(f"a local variable with a similar name exists: `{guess}`")
                         if guess else
@@ -105,15 +124,7 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
             tcx.eval_const(sym.qualname or sym.name)
             if sym.dim is not None:
                 tcx.program.dims[e] = sym.dim
-            ty = sym.ty or ERROR
-            # a constant's literal-ness is kept so `N * t` works for any element type
-            if isinstance(ty, ScalarT) and ty.dtype is DType.I32 and isinstance(sym.decl, ast.ConstDecl) \
-                    and sym.decl.ty is None:
-                return UNTYPED_INT
-            if isinstance(ty, ScalarT) and ty.dtype is DType.F32 and isinstance(sym.decl, ast.ConstDecl) \
-                    and sym.decl.ty is None:
-                return UNTYPED_FLOAT
-            return ty
+            return const_type(sym)
         case SymbolKind.GENERIC:
             tcx.program.dims[e] = Dim.var(sym.name)
             return UNTYPED_INT if fx.in_kernel else I32
@@ -167,7 +178,8 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
                 if target is not None:
                     resolve_signatures(tcx, target)
                     for q in list(tcx.pending_consts):
-                        tcx.eval_const(q)
+                        if tcx.const_state.get(q) != "busy":  # (one being evaluated named this path)
+                            tcx.eval_const(q)
         rest = segs[-1:]
     span_mod = p.segments[0].span.to(p.segments[mod_len - 1].span)
     if target is None:

@@ -42,12 +42,27 @@ def parts(name: str, rty: Any, e: Any, x: str | None) -> str | None:
     return h.replace("{", "{{").replace("}", "}}")
 
 
+def replay_loop_help(e: Any, count: str | None) -> str | None:
+    """`g.replay(25)` or `g.replay(times = 25)` (round 21, the Python API's spelling; `count` the argument as
+    written): Tile's `replay` runs the recording once, so n runs are a loop. The keyword's help had been "drop
+    `times =`", which led to the other spelling, then "call it with 0 arguments"."""
+    if not isinstance(e, ast.MethodCall) or e.method.name != "replay" or len(e.args) != 1:
+        return None
+    g = e.receiver.ident.name if isinstance(e.receiver, ast.Name) else "g"
+    n = count if count and len(count) < 30 else "n"
+    return f"`{g}.replay()` runs the recording once: for {n} runs, `for _ in 0..{n} {{ {g}.replay(); }}`"
+
+
 def arity_help(name: str, rty: Any, e: Any, x: str | None, types: Any = None) -> str | None:
     """The help of a method call with too many arguments that another library's spelling explains:
     `x.transpose(0, 1)`, `x.sum(1, true)` (PyTorch's keepdim by position) of a tile of known shape, and
     `x.load(offs, mask)` (Triton's) with `types` the checker's types of the call's arguments."""
     if name == "transpose":
         return parts(name, rty, e, x)
+    if name == "replay":
+        a = e.args[0].value if len(e.args) == 1 else None
+        return replay_loop_help(e, str(a.value) if isinstance(a, ast.IntLit) else a.ident.name
+                                if isinstance(a, ast.Name) else None)
     if name == "load" and e.args and types is not None:
         return triton_load_help(x or "x", "", types.get(e.args[0].value))
     t, x = rty if isinstance(rty, TileT) else deref(rty), x if x and len(x) < 30 else "t"

@@ -1,0 +1,158 @@
+"""Round 21 of the user's mistakes (huser21, 2026-12-07), each with the help applied by the letter and the
+fixed program checked against NumPy (round 21's checks of the program it was meant to be).
+
+- d01 the GMM's E-step with `log(2.0 * PI)` and no `use std::math::PI;` (E0101): the help was "declare `PI`
+  before this use (`let PI = ..;`), take it as a parameter, or define it as a `const` item"; a constant of the
+  standard library now gets its `use`, as a function of it (`softmax`, `cdiv`) already did.
+- d02 Lion's graph replayed with the Python API's `steps.replay(times = 25)` (E0107): the help "drop
+  `times =`" led to `steps.replay(25)`, then "call it with 0 arguments"; both spellings now get the loop.
+- d03 the M-step's row walk counted with Rust's `rows.div_ceil(BN)` (E0103): the help was "a similar name:
+  `ceil`", a float method; Rust's `div_ceil` and `next_multiple_of` now get the integer spelling.
+- d04 GAE's backward walk as `for t in (0..T).rev()` (E0103): the help (round 17's) counts up and indexes from
+  the end; checked here to lead to the program.
+- d05 Lion's `sign(c)` (E0102): the help's `where` spelling.
+- d06 GELU's `const C0: f32 = sqrt(2.0 / std::math::PI);` (E0209): it was refused as "constant `C0` depends on
+  itself" (a path to a std module loaded it and evaluated every pending constant, the one being evaluated
+  too), `const C: f32 = std::math::PI;` alike; with that fixed, `sqrt` is refused as in Rust, and the help,
+  "use literals, other constants and operators on them", now gives the value to write.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from test_user_programs21 import CHECKS
+from userprog import wrong_suite
+
+# file: (a phrase of the first error's help, the fix: (old, new) replacements)
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "d01_pi_without_its_use": (
+        "import it with `use std::math::PI;` at the top of the file",
+        [("kernel fn estep", "use std::math::PI;\n\nkernel fn estep")]),
+    "d02_replay_times_keyword": (
+        "`steps.replay()` runs the recording once: for 25 runs, `for _ in 0..25 { steps.replay(); }`",
+        [("steps.replay(times = 25);", "for _ in 0..25 { steps.replay(); }")]),
+    "d03_div_ceil_of_the_rows": (
+        "`(rows + BN - 1) / BN` is `rows` divided by a positive `BN`, rounded up",
+        [("rows.div_ceil(BN)", "(rows + BN - 1) / BN")]),
+    "d04_range_rev_in_a_kernel": (
+        "`for r in 0..T { let i = (T - 1) - r; .. }`",
+        [("    for t in (0..T).rev() {\n", "    for r in 0..T {\n        let t = (T - 1) - r;\n")]),
+    "d05_sign_function": (
+        "`where(c > 0.0, 1.0, where(c < 0.0, -1.0, 0.0))`",
+        [("sign(c)", "where(c > 0.0, 1.0, where(c < 0.0, -1.0, 0.0))")]),
+    "d06_const_of_a_math_call": (
+        "write its value, `0.7978845` (what `sqrt(2.0 / std::math::PI)` is in `f32`)",
+        [("sqrt(2.0 / std::math::PI);", "0.7978845;")]),
+}
+
+FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
+         "d02_replay_times_keyword": CHECKS["z02_lion_graph_steps"],
+         "d03_div_ceil_of_the_rows": CHECKS["z05_gmm_estep_mstep"],
+         "d04_range_rev_in_a_kernel": CHECKS["z03_gae_reverse_scan"],
+         "d05_sign_function": CHECKS["z02_lion_graph_steps"],
+         "d06_const_of_a_math_call": CHECKS["z10_gelu_backward_shapes"]}
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("d*.tile", FIXES, FIXED)
+
+
+def _errors(src: str) -> list:
+    from tilelang import driver
+
+    return [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+
+
+def test_a_constant_may_name_a_std_constant_by_its_path(tmp_path: Path) -> None:
+    """d06's first refusal: `const C: f32 = std::math::PI;` was "depends on itself", and `std::math::PI` by its
+    path was an `f32` where the imported `PI` is untyped (`let a: f64 = std::math::PI;` was E0203). Both now
+    give f64's pi where an f64 is wanted, in kernels (checked in the simulator) as on the host."""
+    import io
+    import sys
+
+    import numpy as np
+
+    import tilelang.run as run
+    from userprog import program_tensors, run_program
+
+    prog = tmp_path / "p.tile"
+    prog.write_text("""const HALF_PI = std::math::PI / 2.0;
+const TAU: f32 = 2.0 * std::math::PI;
+const A: f32 = B * 2.0;
+const B: f32 = 1.0 + std::math::E;
+
+kernel fn k<const N: i32>(a: &mut Tensor<f64, [N]>, b: &mut Tensor<f16, [N]>, c: &mut Tensor<f32, [N]>) {
+    a.store(arange::<f64>(N) * std::math::PI + HALF_PI);
+    b.store(arange::<f16>(N) * std::math::PI);
+    c.store(arange::<f32>(N) * TAU + A);
+}
+
+fn main() {
+    let mut a = zeros::<f64>([4]);
+    let mut b = zeros::<f16>([4]);
+    let mut c = zeros::<f32>([4]);
+    k(a.partition([4]), b.partition([4]), c.partition([4])).sync();
+    let h: f64 = std::math::PI;
+    print(h, HALF_PI);
+}
+""")
+    got, out = run_program(prog)
+    assert out == f"{np.pi!r} 1.5707964\n"   # an untyped constant prints as an f32, as a float literal does
+    np.testing.assert_array_equal(got["a"], np.arange(4) * np.pi + np.pi / 2)
+    np.testing.assert_array_equal(got["b"], (np.arange(4, dtype=np.float16) * np.float16(np.pi)))
+    tau, a = np.float32(2 * np.float32(np.pi)), np.float32(2 * np.float32(1 + np.float32(np.e)))
+    np.testing.assert_array_equal(got["c"], np.arange(4, dtype=np.float32) * tau + a)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
+    from llsim import sim_runtime_device
+
+    orig = run.make_device
+    try:
+        run.make_device = lambda choice, out: sim_runtime_device("sm_90a", lambda s: out.write(s + "\n"))
+        sim = program_tensors(run.execute(str(prog), "gpu", out=io.StringIO()))
+    finally:
+        run.make_device = orig
+    for k in "abc":
+        np.testing.assert_array_equal(sim[k], got[k], err_msg=k)
+
+
+def test_a_real_cycle_through_a_std_path_is_still_one() -> None:
+    """The fix skips only the constant being evaluated: a cycle that passes through a std path is still
+    reported, once."""
+    errs = _errors("const A: f32 = B * 2.0;\nconst B: f32 = A + std::math::PI;\nfn main() {\n    print(A);\n}\n")
+    assert [d.code for d in errs] == ["E0209"] and "depends on itself" in errs[0].message
+
+
+def test_the_math_help_covers_methods_and_untyped_constants() -> None:
+    """d06's help for a method call (`(2.0 / PI).sqrt()`), an untyped constant (f64's value), two-argument
+    built-ins; a call of a user function or an integer constant keeps the general help."""
+    cases = {
+        "use std::math::PI;\nconst C: f32 = (2.0 / PI).sqrt();": "`0.7978845`",
+        "const C = sqrt(2.0);": "`1.4142135623730951` (what `sqrt(2.0)` is in `f64`)",
+        "const C: f32 = pow(2.0, 0.5) + atan2(1.0, 1.0);": "`2.1996117`",
+        "const C: i32 = abs(-3);": "use literals, other constants and operators on them",
+        "fn f(x: f32) -> f32 {\n    x\n}\nconst C: f32 = sqrt(f(2.0));": "use literals, other constants",
+    }
+    for src, want in cases.items():
+        errs = _errors(src + "\nfn main() {\n    print(C);\n}\n")
+        assert [d.code for d in errs] == ["E0209"], (src, [d.message for d in errs])
+        assert want in errs[0].help[0], (src, errs[0].help)
+
+
+def test_the_replay_count_gets_the_loop_by_position_too() -> None:
+    """d02's second step, `g.replay(25)`, gets the same loop; `replay()` of a graph runs."""
+    src = ("kernel fn one<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    z.store(z.load() + 1.0);\n}\n"
+           "fn main() {\n    let mut z = zeros::<f32>([4]);\n    let g = graph {\n        one(z.partition([4]));\n"
+           "    };\n    g.replay(3);\n}\n")
+    errs = _errors(src)
+    assert [d.code for d in errs] == ["E0105"]
+    assert errs[0].help == ("`g.replay()` runs the recording once: for 3 runs, `for _ in 0..3 { g.replay(); }`",)
+
+
+def test_rust_integer_rounding_methods_on_tiles_and_scalars() -> None:
+    """d03's mechanism on a tile and an untyped host scalar, and `next_multiple_of`."""
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>) {\n    let t = arange::<i32>(B);\n"
+           "    z.store(t.div_ceil(4));\n}\nfn main() {\n    let n = 10;\n    print(n.next_multiple_of(4));\n}\n")
+    errs = _errors(src)
+    assert [d.code for d in errs] == ["E0103", "E0103"]
+    assert errs[0].help[0].startswith("`(t + 4 - 1) / 4` is `t` divided by a positive `4`, rounded up")
+    assert errs[1].help[0].startswith("`(n + 4 - 1) / 4 * 4` rounds `n` up to a multiple of a positive `4`")

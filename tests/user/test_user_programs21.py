@@ -35,6 +35,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
 
@@ -238,3 +239,47 @@ SIM_TOL = {"z10_gelu_backward_shapes": 8e-3}
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "z*.tile", CHECKS, [(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")], sim_tol=SIM_TOL,
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")], heavy=HEAVY)
+
+
+def test_the_python_api_runs_the_generic_kronecker_and_the_lion_graph() -> None:
+    """z06's generic kernel called from Python on NumPy arrays of three element types (T from the arrays; a
+    second type for `b` refused, E0504), and z02's two kernels recorded by `tilelang.graph()` and replayed with
+    `times=25` against NumPy's Lion, then the loss launched with a generic given by index."""
+    import tilelang
+
+    from userprog import DIR
+
+    kr = tilelang.load(DIR / "z06_kronecker_generic.tile")
+    rng = np.random.default_rng(21)
+    for dt, (p, q) in ((np.float32, (4, 6)), (np.int32, (3, 3)), (np.float16, (2, 8))):
+        a = (rng.standard_normal((3, 2)) * 4).astype(dt)
+        b = (rng.standard_normal((p, q)) * 4).astype(dt)
+        c = np.zeros((3 * p, 2 * q), dt)
+        kr.kron(tilelang.partition(c, [p, q]), a, b).sync()
+        np.testing.assert_array_equal(c, np.kron(a, b), err_msg=str(dt))
+    with pytest.raises(tilelang.TileError) as info:
+        kr.kron(tilelang.partition(c, [2, 8]), a, b.astype(np.float32)).sync()
+    assert info.value.code == "E0504"
+
+    lion = tilelang.load(DIR / "z02_lion_graph_steps.tile")
+    n = 700
+    target = rng.standard_normal(n).astype(np.float32)
+    curv = (rng.random(n) + 0.5).astype(np.float32)
+    w, m, g = (np.zeros(n, np.float32) for _ in range(3))
+    with tilelang.graph() as steps:
+        lion.grad(tilelang.partition(g, [256]), w, target, curv).sync()
+        lion.lion(tilelang.partition(w, [256]), tilelang.partition(m, [256]), g, 0.01, 0.1).sync()
+    assert not w.any()   # recorded, not run
+    steps.replay(times=25)
+    ww, mm = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    for _ in range(25):
+        gg = (ww - target) * curv
+        c = mm * np.float32(0.9) + gg * np.float32(0.1)
+        ww = ww - np.float32(0.01) * (np.sign(c) + np.float32(0.1) * ww)
+        mm = mm * np.float32(0.99) + gg * np.float32(0.01)
+    np.testing.assert_allclose(w, ww, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(m, mm, rtol=1e-6, atol=1e-7)
+    part = np.zeros(3, np.float32)
+    lion.loss[256](tilelang.partition(part, [1]), w, target, curv).launch().wait()
+    d = w.astype(np.float64) - target
+    np.testing.assert_allclose(part, [(0.5 * curv * d * d)[i:i + 256].sum() for i in range(0, n, 256)], rtol=1e-5)

@@ -24,6 +24,16 @@ take, written from BRIEF.md, README.md and docs/reference.md alone.
 - z11: attention with T5's bucketed relative position bias (log buckets, a per-head table read by bucket).
 - z12: PyTorch's per-channel asymmetric u8 quantization (column ranges over a run-time row count with a tail,
   zero points, round half to even by a generic device function, dequantization).
+- z13: safeguarded Newton for cubic roots: a `while` on a block-uniform scalar, a device function returning a
+  tuple, an `if` expression of tiles on a `bool` parameter. Its first spelling let the tail block's padded rows
+  (x^3 = 0, a triple root at the bracket's end) into the stopping test: they crawl, so Newton took as many
+  rounds as bisection there; the valid rows' mask fixed it.
+- z14: Hamming-distance nearest neighbours of 128-bit codes, popcount by SWAR in u32 (the wrapping multiply).
+- z15: the maximum drawdown of price series of a run-time length, the running peak carried across chunks
+  (`cummax`, an `if` on scalars from `item()`), each chunk's peaks stored into a nested tile (its first
+  spelling counted the chunks from the run-time length: wrong/d07).
+- z16: mean pooling of a ragged packed batch, an empty sequence's block storing zeros and `return`ing early,
+  the others reading their rows as masked aligned tiles.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -222,11 +232,55 @@ def _z12(t: Tensors, out: str) -> None:
     assert t["q"].dtype == np.uint8 and q.min() == 0 and out == "255 true\n"
 
 
+def _z13(t: Tensors, out: str) -> None:
+    coef = t["coef"].astype(np.float64)
+    lo, b, c, d = coef.T
+    for name in ("root", "slow"):
+        x = t[name].astype(np.float64)
+        assert np.all((x >= lo) & (x <= lo + 4)), name
+        np.testing.assert_allclose(x, t["r1"], rtol=1e-5, atol=2e-5, err_msg=name)
+        assert np.abs(((x + b) * x + c) * x + d).max() < 1e-3, name
+    assert t["iters"].max() <= 10 and t["iters_b"].min() >= 20 and out == f"true {t['iters_b'].min()}\n"
+
+
+def _popcount(v: np.ndarray) -> np.ndarray:
+    return np.unpackbits(v.astype(">u4").view(np.uint8)).reshape(*v.shape, 32).sum(-1)
+
+
+def _z14(t: Tensors, out: str) -> None:
+    q, db = t["q"], t["db"]
+    dist = _popcount(q[:, None, :] ^ db[None, :, :]).sum(-1)
+    np.testing.assert_array_equal(t["dist"], dist.min(1))
+    np.testing.assert_array_equal(t["best"], dist.argmin(1))
+    assert (dist.min(1) > 0).sum() > 10 and out == "true true\n"   # flipped bits, still nearest
+
+
+def _z15(t: Tensors, out: str) -> None:
+    p = t["price"].astype(np.float64)
+    peak = np.maximum.accumulate(p, 1)
+    dd = 1 - p / peak
+    np.testing.assert_allclose(t["peak"][:, :1000], peak, rtol=1e-6)
+    np.testing.assert_allclose(t["mdd"][:, 0], dd.max(1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(t["mdd"][:, 1], dd.argmax(1))
+    np.testing.assert_array_equal(t["peak"][:, 1000:], np.repeat(peak[:, -1:], 24, 1).astype(np.float32))
+    assert len(set(dd.argmax(1) // 128)) > 3 and out == "true true\n"   # the worst days in several chunks
+
+
+def _z16(t: Tensors, out: str) -> None:
+    x, lens, start = t["x"].astype(np.float64), t["lens"], t["start"]
+    want = np.array([x[a:a + n].mean(0) if n else np.zeros(32) for a, n in zip(start, lens)])
+    np.testing.assert_allclose(t["out"], want, rtol=1e-5, atol=1e-6)
+    assert list(lens) == [3, 8, 2, 0, 1, 6] and out == ("Tensor<i32, [6]> [3, 8, 2, 0, 1, 6] Tensor<i32, [6]> "
+                                                        "[ 0,  3, 11, 13, 13, 14] 20\n")
+
+
 CHECKS = {"z01_bsr_spmm": _z01, "z02_lion_graph_steps": _z02, "z03_gae_reverse_scan": _z03,
           "z04_primes_trial_division": _z04, "z05_gmm_estep_mstep": _z05, "z06_kronecker_generic": _z06,
           "z07_depthwise_separable_conv": _z07, "z08_multiclass_hinge": _z08, "z09_rle_two_pass": _z09,
           "z10_gelu_backward_shapes": _z10, "z11_t5_relative_bias_attention": _z11,
-          "z12_asymmetric_u8_quant": _z12}
+          "z12_asymmetric_u8_quant": _z12, "z13_safeguarded_newton_cubic": _z13,
+          "z14_hamming_knn_popcount": _z14, "z15_max_drawdown_chunks": _z15,
+          "z16_ragged_mean_pool_early_exit": _z16}
 
 # simulations over ~2 s on a shared core (2026-12-07, sm_90a + sm_80: z09 20 s, z07 3.2 s, z05 2.5 s, z04 2.4 s)
 HEAVY = ["z09_rle_two_pass", "z07_depthwise_separable_conv", "z05_gmm_estep_mstep", "z04_primes_trial_division"]

@@ -15,6 +15,8 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
   itself" (a path to a std module loaded it and evaluated every pending constant, the one being evaluated
   too), `const C: f32 = std::math::PI;` alike; with that fixed, `sqrt` is refused as in Rust, and the help,
   "use literals, other constants and operators on them", now gives the value to write.
+- d07 the drawdown's chunk walk counted by the run-time number of days while storing into nested tiles of the
+  own row (E0407, rounds 18 and 19's mistake in a third program): the help's `out.num_tiles(1)` gives it.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "d06_const_of_a_math_call": (
         "write its value, `0.7978845` (what `sqrt(2.0 / std::math::PI)` is in `f32`)",
         [("sqrt(2.0 / std::math::PI);", "0.7978845;")]),
+    "d07_nested_store_counted_by_the_data": (
+        "loop over `out`'s own nested tiles: `for j in 0..out.num_tiles(1)`",
+        [("for j in 0..(days + C - 1) / C {", "for j in 0..out.num_tiles(1) {")]),
 }
 
 FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
@@ -51,7 +56,8 @@ FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
          "d03_div_ceil_of_the_rows": CHECKS["z05_gmm_estep_mstep"],
          "d04_range_rev_in_a_kernel": CHECKS["z03_gae_reverse_scan"],
          "d05_sign_function": CHECKS["z02_lion_graph_steps"],
-         "d06_const_of_a_math_call": CHECKS["z10_gelu_backward_shapes"]}
+         "d06_const_of_a_math_call": CHECKS["z10_gelu_backward_shapes"],
+         "d07_nested_store_counted_by_the_data": CHECKS["z15_max_drawdown_chunks"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("d*.tile", FIXES, FIXED)

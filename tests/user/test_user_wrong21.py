@@ -17,6 +17,10 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
   "use literals, other constants and operators on them", now gives the value to write.
 - d07 the drawdown's chunk walk counted by the run-time number of days while storing into nested tiles of the
   own row (E0407, rounds 18 and 19's mistake in a third program): the help's `out.num_tiles(1)` gives it.
+- d08 Lion's graph ended with Rust's `drop(steps)` so that the weights it captured could be clipped after
+  training (E0102): the help was "define it (`fn drop(..) { .. }`), or import it with `use`"; it now says a
+  value lives to the end of its block, and the graph in a `{ .. }` block gives the program (the clip then
+  rebinds `w`, E0307 while the graph lived).
 """
 
 from __future__ import annotations
@@ -49,6 +53,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "d07_nested_store_counted_by_the_data": (
         "loop over `out`'s own nested tiles: `for j in 0..out.num_tiles(1)`",
         [("for j in 0..(days + C - 1) / C {", "for j in 0..out.num_tiles(1) {")]),
+    "d08_drop_a_graph": (
+        "to end `steps` early (a graph, so that the tensors it captured can be moved or rebound), declare it and "
+        "its uses inside a `{ .. }` block",
+        [("    let steps = graph {", "    {\n    let steps = graph {"), ("    drop(steps);\n", "    }\n")]),
 }
 
 FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
@@ -57,7 +65,8 @@ FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
          "d04_range_rev_in_a_kernel": CHECKS["z03_gae_reverse_scan"],
          "d05_sign_function": CHECKS["z02_lion_graph_steps"],
          "d06_const_of_a_math_call": CHECKS["z10_gelu_backward_shapes"],
-         "d07_nested_store_counted_by_the_data": CHECKS["z15_max_drawdown_chunks"]}
+         "d07_nested_store_counted_by_the_data": CHECKS["z15_max_drawdown_chunks"],
+         "d08_drop_a_graph": CHECKS["z02_lion_graph_steps"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("d*.tile", FIXES, FIXED)
@@ -162,3 +171,13 @@ def test_rust_integer_rounding_methods_on_tiles_and_scalars() -> None:
     assert [d.code for d in errs] == ["E0103", "E0103"]
     assert errs[0].help[0].startswith("`(t + 4 - 1) / 4` is `t` divided by a positive `4`, rounded up")
     assert errs[1].help[0].startswith("`(n + 4 - 1) / 4 * 4` rounds `n` up to a multiple of a positive `4`")
+
+
+def test_a_graph_in_a_block_frees_its_tensors_after_it() -> None:
+    """d08's fix is needed: without the block the clip's rebinding of `w` is E0307 (the graph lives to the end
+    of `main`), and with it the same statement checks clean."""
+    src = (Path(__file__).parent / "wrong" / "d08_drop_a_graph.tile").read_text(encoding="utf-8")
+    errs = _errors(src.replace("    drop(steps);\n", ""))
+    assert [d.code for d in errs] == ["E0307"] and "while graph `steps` captures it" in errs[0].message
+    assert not _errors(src.replace("    let steps = graph {", "    {\n    let steps = graph {")
+                       .replace("    drop(steps);\n", "    }\n"))

@@ -21,6 +21,10 @@ _NO_CAS = ("Tile has no exchange or compare-and-swap (a lock would let blocks wa
 
 #: a function's name -> how Tile writes it (`{x}`: the value)
 MATH_HABITS: dict[str, str] = {
+    # round 21: Rust's `drop(g)` to end a graph's capture early (was "define it (`fn drop(..)`)")
+    "drop": "Tile has no `drop`: a value lives until the end of the block that declares it; to end `{x}` early "
+            "(a graph, so that the tensors it captured can be moved or rebound), declare it and its uses inside "
+            "a `{{ .. }}` block",
     "tan": "`sin({x}) / cos({x})` (`tanh` is the hyperbolic tangent)",
     "sinh": "`(exp({x}) - exp(-{x})) * 0.5`",
     "cosh": "`(exp({x}) + exp(-{x})) * 0.5`",

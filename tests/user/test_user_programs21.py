@@ -34,6 +34,8 @@ take, written from BRIEF.md, README.md and docs/reference.md alone.
   spelling counted the chunks from the run-time length: wrong/d07).
 - z16: mean pooling of a ragged packed batch, an empty sequence's block storing zeros and `return`ing early,
   the others reading their rows as masked aligned tiles.
+- z17: a GraphSAGE mean-aggregator layer over a power-law CSR graph, the nodes a `queue` (one node of degree
+  120, the rest 1 to 4), two `#[requires]` on the shapes.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -274,13 +276,22 @@ def _z16(t: Tensors, out: str) -> None:
                                                         "[ 0,  3, 11, 13, 13, 14] 20\n")
 
 
+def _z17(t: Tensors, out: str) -> None:
+    h, ws, wn = _f(t, "h", "w_self", "w_nb")
+    ptr, nbr = t["ptr"], t["nbr"]
+    n = h.shape[0]
+    mean = np.array([h[nbr[ptr[v]:ptr[v + 1]]].mean(0) for v in range(n)])
+    np.testing.assert_allclose(t["out"], np.maximum(h @ ws + mean @ wn, 0), rtol=1e-5, atol=1e-5)
+    assert ptr[1] == 120 and np.diff(ptr).max() == 120 and out == f"{ptr[n]} [60, 8]\n"
+
+
 CHECKS = {"z01_bsr_spmm": _z01, "z02_lion_graph_steps": _z02, "z03_gae_reverse_scan": _z03,
           "z04_primes_trial_division": _z04, "z05_gmm_estep_mstep": _z05, "z06_kronecker_generic": _z06,
           "z07_depthwise_separable_conv": _z07, "z08_multiclass_hinge": _z08, "z09_rle_two_pass": _z09,
           "z10_gelu_backward_shapes": _z10, "z11_t5_relative_bias_attention": _z11,
           "z12_asymmetric_u8_quant": _z12, "z13_safeguarded_newton_cubic": _z13,
           "z14_hamming_knn_popcount": _z14, "z15_max_drawdown_chunks": _z15,
-          "z16_ragged_mean_pool_early_exit": _z16}
+          "z16_ragged_mean_pool_early_exit": _z16, "z17_graphsage_queue_requires": _z17}
 
 # simulations over ~2 s on a shared core (2026-12-07, sm_90a + sm_80: z09 20 s, z07 3.2 s, z05 2.5 s, z04 2.4 s)
 HEAVY = ["z09_rle_two_pass", "z07_depthwise_separable_conv", "z05_gmm_estep_mstep", "z04_primes_trial_division"]

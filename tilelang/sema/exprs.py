@@ -491,6 +491,9 @@ def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) 
         return d.with_help(f"a tuple's fields are numbered: `.0` to `.{len(rty.elems) - 1}`" if rty.elems
                            else "the empty tuple has no fields")
     if not isinstance(deref(rty), (TensorT, TileT)):
+        if name == "await":  # Rust's async (round 21: "a `Op<add>` has no fields; call a method")
+            return d.with_help("Tile has no `async`/`.await`: `.sync()` runs an operation and waits for it; "
+                               "`.launch()` starts it and returns a handle to `.wait()` on")
         if name in ("sync", "launch", "wait", "replay"):  # `op.sync` without the call's `()`
             x = tcx.snippet(r) or "x"
             return d.with_help(f"`{name}` is a method: `{x if len(x) < 40 else 'x'}.{name}()`")

@@ -36,6 +36,8 @@ take, written from BRIEF.md, README.md and docs/reference.md alone.
   the others reading their rows as masked aligned tiles.
 - z17: a GraphSAGE mean-aggregator layer over a power-law CSR graph, the nodes a `queue` (one node of degree
   120, the rest 1 to 4), two `#[requires]` on the shapes.
+- z18: tile algebra at odd shapes: f32 `dot` [24, 40] x [40, 20], f16 `mma` [12, 20] x [20, 36], a 3-D
+  `permute` and middle-axis sum, i64 `cumprod` past 2^31, `argmax` along axis 0 with ties, bf16 `cumsum`.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -285,13 +287,28 @@ def _z17(t: Tensors, out: str) -> None:
     assert ptr[1] == 120 and np.diff(ptr).max() == 120 and out == f"{ptr[n]} [60, 8]\n"
 
 
+def _z18(t: Tensors, out: str) -> None:
+    a, b, ah, bh, t3 = _f(t, "a", "b", "ah", "bh", "t3")
+    np.testing.assert_allclose(t["c"], a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["d"], ah @ bh + 0.5, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["p"], t3.transpose(2, 0, 1).sum(1), rtol=1e-5, atol=1e-6)
+    want_q = np.cumprod(t["ints"], 0)
+    np.testing.assert_array_equal(t["q"], want_q)
+    np.testing.assert_array_equal(t["am"], t["ties"].argmax(0))
+    cs = np.cumsum(t["xb"].astype(np.float32), 1)   # f32 sums, one rounding to bf16 each
+    np.testing.assert_allclose(t["cs"].astype(np.float64), cs, rtol=8e-3, atol=1e-2)
+    assert np.abs(want_q).max() > 2 ** 31 and (t["ties"] == t["ties"].max(0)).sum(0).max() > 1
+    assert out == "true [11]\n"
+
+
 CHECKS = {"z01_bsr_spmm": _z01, "z02_lion_graph_steps": _z02, "z03_gae_reverse_scan": _z03,
           "z04_primes_trial_division": _z04, "z05_gmm_estep_mstep": _z05, "z06_kronecker_generic": _z06,
           "z07_depthwise_separable_conv": _z07, "z08_multiclass_hinge": _z08, "z09_rle_two_pass": _z09,
           "z10_gelu_backward_shapes": _z10, "z11_t5_relative_bias_attention": _z11,
           "z12_asymmetric_u8_quant": _z12, "z13_safeguarded_newton_cubic": _z13,
           "z14_hamming_knn_popcount": _z14, "z15_max_drawdown_chunks": _z15,
-          "z16_ragged_mean_pool_early_exit": _z16, "z17_graphsage_queue_requires": _z17}
+          "z16_ragged_mean_pool_early_exit": _z16, "z17_graphsage_queue_requires": _z17,
+          "z18_odd_shape_tile_algebra": _z18}
 
 # simulations over ~2 s on a shared core (2026-12-07, sm_90a + sm_80: z09 20 s, z07 3.2 s, z05 2.5 s, z04 2.4 s)
 HEAVY = ["z09_rle_two_pass", "z07_depthwise_separable_conv", "z05_gmm_estep_mstep", "z04_primes_trial_division"]

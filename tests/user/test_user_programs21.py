@@ -403,3 +403,15 @@ def test_the_python_api_calls_the_host_functions_of_the_power_method() -> None:
     with pytest.raises(tilelang.TileError) as info:
         m.residual(a[:40, :40].copy(), x)
     assert info.value.code == "E0714"
+
+
+def test_emit_names_each_instance_of_a_generic_kernel() -> None:
+    """`tilec emit --stage ptx` of z06, whose `kron` has three instances, headed each module "---- kernel
+    `kron`" alike: the header now gives the instance's generics."""
+    from userprog import DIR, tilec
+
+    r = tilec("emit", str(DIR / "z06_kronecker_generic.tile"), "--stage", "ptx", "--kernel", "kron")
+    assert r.returncode == 0, r.stderr
+    heads = [line for line in r.stdout.splitlines() if line.startswith("// ---- kernel")]
+    assert heads == ["// ---- kernel `kron` [P = 4, Q = 6]", "// ---- kernel `kron` [P = 3, Q = 3]",
+                     "// ---- kernel `kron` [P = 2, Q = 8]"], heads

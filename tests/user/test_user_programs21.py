@@ -415,3 +415,22 @@ def test_emit_names_each_instance_of_a_generic_kernel() -> None:
     heads = [line for line in r.stdout.splitlines() if line.startswith("// ---- kernel")]
     assert heads == ["// ---- kernel `kron` [P = 4, Q = 6]", "// ---- kernel `kron` [P = 3, Q = 3]",
                      "// ---- kernel `kron` [P = 2, Q = 8]"], heads
+
+
+def test_tilec_doc_answers_keywords_types_and_std_modules() -> None:
+    """What this round's user asked `tilec doc` while writing z02 and z05: `graph` was "did you mean `group`?",
+    `for` "`floor`?", `Tile` "`tiles`?", `math` "Tile has no `math`" (Python's module) and `std` "Tile has no
+    `std`". Keywords and types now open the entry that documents them, and std's modules list their items."""
+    from userprog import tilec
+
+    want = {"graph": "### `replay`", "unsafe": "### `atomic_add`", "for": "# Items and syntax",
+            "Tile": "# Types", "bf16": "# Types", "const": "# Constants",
+            "math": "`std::math` (`stdlib/std/math.tile`) holds `E`, `LN_2`",
+            "std::nn": "`std::nn` (`stdlib/std/nn.tile`) holds `gelu`",
+            "llm": "`std::llm` (`stdlib/std/llm.tile`) re-exports the items of `std::llm::attention`",
+            "std": "The standard library, written in Tile under `stdlib/std/`: `std::attention`"}
+    for name, head in want.items():
+        r = tilec("doc", name, "--color", "never")
+        assert r.returncode == 0 and r.stdout.startswith(head), (name, r.stdout[:200], r.stderr)
+    r = tilec("doc", "std::nope")
+    assert r.returncode == 1 and "no entry named `std::nope`" in r.stderr

@@ -27,6 +27,9 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
 - d10 the pooling launch written `pool(..).await;` (E0223): the help was "a `Op<pool>` has no fields"; it now
   names `.sync()` and `.launch()`. (Rust's `?` after a call, and C's `c ? a : b`, were told "end the
   statement before this one with `;`": each now gets its own help, tested below.)
+- d11 the drawdown's chunk maximum kept as the one-element tile `dd.max(1)` and compared in an `if` (E0203):
+  the help was `where(..)` or `.min()`/`.max()` of the comparison; a one-element tile now gets `.item()` (the
+  help x2's `start..end` of a tile already gave), a wider one keeps the reductions (tested below).
 """
 
 from __future__ import annotations
@@ -68,6 +71,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "`zeros::<f32>(..)`", [("Tensor::zeros(", "zeros::<f32>(")]),
     "d10_await_the_launch": (
         "`.sync()` runs an operation and waits for it", [(".await;", ".sync();")]),
+    "d11_one_element_tile_as_a_condition": (
+        "`m` is a tile of one element: its value is `m.item()`",
+        [("let m = dd.max(1);", "let m = dd.max(1).item();")]),
 }
 
 FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
@@ -79,7 +85,8 @@ FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
          "d07_nested_store_counted_by_the_data": CHECKS["z15_max_drawdown_chunks"],
          "d08_drop_a_graph": CHECKS["z02_lion_graph_steps"],
          "d09_tensor_zeros_constructor": CHECKS["z03_gae_reverse_scan"],
-         "d10_await_the_launch": CHECKS["z16_ragged_mean_pool_early_exit"]}
+         "d10_await_the_launch": CHECKS["z16_ragged_mean_pool_early_exit"],
+         "d11_one_element_tile_as_a_condition": CHECKS["z15_max_drawdown_chunks"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("d*.tile", FIXES, FIXED)
@@ -221,3 +228,16 @@ def test_constructors_under_a_type_or_module_prefix() -> None:
     for stmt, want in cases.items():
         errs = _errors(f"fn main() {{\n    {stmt}\n}}\n")
         assert [d.code for d in errs] == ["E0109"] and want in errs[0].help[0], (stmt, errs[0].help)
+
+
+def test_a_condition_of_a_wider_tile_keeps_the_reductions() -> None:
+    """d11's rule only takes one-element tiles: z13's `while hi - lo > 1e-6 && ..` over [B] tiles keeps the
+    `where` / `.min()` / `.max()` help, and a comparison of two one-element tiles names the whole condition."""
+    src = (Path(__file__).parent / "programs" / "z13_safeguarded_newton_cubic.tile").read_text(encoding="utf-8")
+    errs = _errors(src.replace("while gap > 1e-6 && n < 60 {", "while hi - lo > 1e-6 && n < 60 {"))
+    assert [d.code for d in errs] == ["E0203"] and "`.max()` when any is" in errs[0].help[0]
+    k = ("kernel fn k(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?]>) {\n    let a = x.partition([1]).load([0]);\n"
+         "    let b = x.partition([1]).load([1]);\n    if a > b {\n        z.store(a);\n    }\n}\nfn main() {}\n")
+    errs = _errors(k)
+    assert [d.code for d in errs] == ["E0203"]
+    assert errs[0].help == ("a tile of one element: its value is `(a > b).item()`",)

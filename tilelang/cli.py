@@ -316,7 +316,8 @@ def cmd_doc(args: argparse.Namespace) -> int:
     if text is None:
         from tilelang.sema.loader import ModuleLoader
 
-        text = ModuleLoader().std_entry(args.name)  # `tilec doc softmax`: std's function
+        loader = ModuleLoader()  # `tilec doc softmax`: std's function; `tilec doc std::math`: its items
+        text = loader.std_entry(args.name) or loader.std_module_entry(args.name)
     if text is None:
         import difflib
 

@@ -79,6 +79,7 @@ class Artifact:
 
     kernel: str
     text: str
+    instance: str = ""  # its generics, `T = f32, P = 4`: several instances of one kernel differ by these
 
 
 # ---------------------------------------------------------------- the stages
@@ -358,7 +359,8 @@ def _emit_each(kernels: list[Any], ctx: Context, emit: Callable[..., Any]) -> li
     for k in kernels:
         text = emit(k, ctx.sink, ctx.options.arch)
         if text is not None:
-            out.append(Artifact(k.name, str(text)))
+            out.append(Artifact(k.name, str(text),
+                                ", ".join(f"{n} = {v}" for n, v in getattr(k, "instantiation", ()))))
     return out
 
 
@@ -514,6 +516,8 @@ def format_output(stage: str, result: CompileResult) -> str:
                 return str(value[0].text)
             # Several modules in one stream: say where each begins.
             comment = ";" if stage == "llvm" else "//"
-            return "\n".join(f"{comment} ---- kernel `{a.kernel}`\n{a.text}" for a in value)
+            # (round 21: the instances of a generic kernel, `kron` three times, said which was which)
+            return "\n".join(f"{comment} ---- kernel `{a.kernel}`" + (f" [{a.instance}]" if a.instance else "")
+                             + f"\n{a.text}" for a in value)
         case _:
             raise ValueError(f"unknown stage `{stage}`")

@@ -34,6 +34,12 @@ take, written from BRIEF.md, README.md and docs/reference.md alone.
   spelling counted the chunks from the run-time length: wrong/d07).
 - z16: mean pooling of a ragged packed batch, an empty sequence's block storing zeros and `return`ing early,
   the others reading their rows as masked aligned tiles.
+- z17: a GraphSAGE mean-aggregator layer over a power-law CSR graph, the nodes a `queue` (one node of degree
+  120, the rest 1 to 4), two `#[requires]` on the shapes.
+- z18: tile algebra at odd shapes: f32 `dot` [24, 40] x [40, 20], f16 `mma` [12, 20] x [20, 36], a 3-D
+  `permute` and middle-axis sum, i64 `cumprod` past 2^31, `argmax` along axis 0 with ties, bf16 `cumsum`.
+- z19: the power method driven by host functions: one taking the iterate `&mut` and launching two kernels,
+  a generic one returning a tuple, a host `while` on scalars; also called from Python (below).
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -274,13 +280,48 @@ def _z16(t: Tensors, out: str) -> None:
                                                         "[ 0,  3, 11, 13, 13, 14] 20\n")
 
 
+def _z17(t: Tensors, out: str) -> None:
+    h, ws, wn = _f(t, "h", "w_self", "w_nb")
+    ptr, nbr = t["ptr"], t["nbr"]
+    n = h.shape[0]
+    mean = np.array([h[nbr[ptr[v]:ptr[v + 1]]].mean(0) for v in range(n)])
+    np.testing.assert_allclose(t["out"], np.maximum(h @ ws + mean @ wn, 0), rtol=1e-5, atol=1e-5)
+    assert ptr[1] == 120 and np.diff(ptr).max() == 120 and out == f"{ptr[n]} [60, 8]\n"
+
+
+def _z18(t: Tensors, out: str) -> None:
+    a, b, ah, bh, t3 = _f(t, "a", "b", "ah", "bh", "t3")
+    np.testing.assert_allclose(t["c"], a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["d"], ah @ bh + 0.5, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["p"], t3.transpose(2, 0, 1).sum(1), rtol=1e-5, atol=1e-6)
+    want_q = np.cumprod(t["ints"], 0)
+    np.testing.assert_array_equal(t["q"], want_q)
+    np.testing.assert_array_equal(t["am"], t["ties"].argmax(0))
+    cs = np.cumsum(t["xb"].astype(np.float32), 1)   # f32 sums, one rounding to bf16 each
+    np.testing.assert_allclose(t["cs"].astype(np.float64), cs, rtol=8e-3, atol=1e-2)
+    assert np.abs(want_q).max() > 2 ** 31 and (t["ties"] == t["ties"].max(0)).sum(0).max() > 1
+    assert out == "true [11]\n"
+
+
+def _z19(t: Tensors, out: str) -> None:
+    (a,) = _f(t, "a")
+    w, v = np.linalg.eigh(a)
+    top = np.abs(w).argmax()
+    assert w[top] > 2 * np.sort(np.abs(w))[-2]   # dominant: the method converges
+    x = t["x"].astype(np.float64)
+    np.testing.assert_allclose(x @ a @ x / (x @ x), w[top], rtol=1e-5)   # (main's scalars are not returned)
+    np.testing.assert_allclose(np.abs(x / np.linalg.norm(x)), np.abs(v[:, top]), atol=1e-4)
+    assert abs(np.linalg.norm(x) - 1) < 1e-5 and out == "true true true\n"
+
+
 CHECKS = {"z01_bsr_spmm": _z01, "z02_lion_graph_steps": _z02, "z03_gae_reverse_scan": _z03,
           "z04_primes_trial_division": _z04, "z05_gmm_estep_mstep": _z05, "z06_kronecker_generic": _z06,
           "z07_depthwise_separable_conv": _z07, "z08_multiclass_hinge": _z08, "z09_rle_two_pass": _z09,
           "z10_gelu_backward_shapes": _z10, "z11_t5_relative_bias_attention": _z11,
           "z12_asymmetric_u8_quant": _z12, "z13_safeguarded_newton_cubic": _z13,
           "z14_hamming_knn_popcount": _z14, "z15_max_drawdown_chunks": _z15,
-          "z16_ragged_mean_pool_early_exit": _z16}
+          "z16_ragged_mean_pool_early_exit": _z16, "z17_graphsage_queue_requires": _z17,
+          "z18_odd_shape_tile_algebra": _z18, "z19_host_functions_power_method": _z19}
 
 # simulations over ~2 s on a shared core (2026-12-07, sm_90a + sm_80: z09 20 s, z07 3.2 s, z05 2.5 s, z04 2.4 s)
 HEAVY = ["z09_rle_two_pass", "z07_depthwise_separable_conv", "z05_gmm_estep_mstep", "z04_primes_trial_division"]
@@ -337,3 +378,59 @@ def test_the_python_api_runs_the_generic_kronecker_and_the_lion_graph() -> None:
     lion.loss[256](tilelang.partition(part, [1]), w, target, curv).launch().wait()
     d = w.astype(np.float64) - target
     np.testing.assert_allclose(part, [(0.5 * curv * d * d)[i:i + 256].sum() for i in range(0, n, 256)], rtol=1e-5)
+
+
+def test_the_python_api_calls_the_host_functions_of_the_power_method() -> None:
+    """z19's host functions from Python: `step` writes its `&mut` array back and returns the quotient (a NumPy
+    scalar), `residual` returns a tuple, takes its generic from the array or by index, and refuses a matrix
+    whose N is not the vector's (E0714)."""
+    import tilelang
+
+    from userprog import DIR
+
+    m = tilelang.load(DIR / "z19_host_functions_power_method.tile")
+    rng = np.random.default_rng(19)
+    g = rng.standard_normal((48, 48)).astype(np.float32)
+    a = ((g + g.T) * 0.1 + np.outer(np.arange(48) * 0.1, np.arange(48) * 0.1)).astype(np.float32)
+    x = np.ones(48, np.float32)
+    for _ in range(60):
+        lam = m.step(x, a)
+    w = np.linalg.eigvalsh(a.astype(np.float64))
+    np.testing.assert_allclose(float(lam), w[np.abs(w).argmax()], rtol=1e-5)
+    assert abs(np.linalg.norm(x) - 1) < 1e-5   # normalised in place
+    res, lam2 = m.residual(a, x)
+    assert float(res) < 1e-3 * float(lam2) and (res, lam2) == tuple(m.residual[48](a, x))
+    with pytest.raises(tilelang.TileError) as info:
+        m.residual(a[:40, :40].copy(), x)
+    assert info.value.code == "E0714"
+
+
+def test_emit_names_each_instance_of_a_generic_kernel() -> None:
+    """`tilec emit --stage ptx` of z06, whose `kron` has three instances, headed each module "---- kernel
+    `kron`" alike: the header now gives the instance's generics."""
+    from userprog import DIR, tilec
+
+    r = tilec("emit", str(DIR / "z06_kronecker_generic.tile"), "--stage", "ptx", "--kernel", "kron")
+    assert r.returncode == 0, r.stderr
+    heads = [line for line in r.stdout.splitlines() if line.startswith("// ---- kernel")]
+    assert heads == ["// ---- kernel `kron` [P = 4, Q = 6]", "// ---- kernel `kron` [P = 3, Q = 3]",
+                     "// ---- kernel `kron` [P = 2, Q = 8]"], heads
+
+
+def test_tilec_doc_answers_keywords_types_and_std_modules() -> None:
+    """What this round's user asked `tilec doc` while writing z02 and z05: `graph` was "did you mean `group`?",
+    `for` "`floor`?", `Tile` "`tiles`?", `math` "Tile has no `math`" (Python's module) and `std` "Tile has no
+    `std`". Keywords and types now open the entry that documents them, and std's modules list their items."""
+    from userprog import tilec
+
+    want = {"graph": "### `replay`", "unsafe": "### `atomic_add`", "for": "# Items and syntax",
+            "Tile": "# Types", "bf16": "# Types", "const": "# Constants",
+            "math": "`std::math` (`stdlib/std/math.tile`) holds `E`, `LN_2`",
+            "std::nn": "`std::nn` (`stdlib/std/nn.tile`) holds `gelu`",
+            "llm": "`std::llm` (`stdlib/std/llm.tile`) re-exports the items of `std::llm::attention`",
+            "std": "The standard library, written in Tile under `stdlib/std/`: `std::attention`"}
+    for name, head in want.items():
+        r = tilec("doc", name, "--color", "never")
+        assert r.returncode == 0 and r.stdout.startswith(head), (name, r.stdout[:200], r.stderr)
+    r = tilec("doc", "std::nope")
+    assert r.returncode == 1 and "no entry named `std::nope`" in r.stderr

@@ -21,6 +21,15 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
   training (E0102): the help was "define it (`fn drop(..) { .. }`), or import it with `use`"; it now says a
   value lives to the end of its block, and the graph in a `{ .. }` block gives the program (the clip then
   rebinds `w`, E0307 while the graph lived).
+- d09 GAE's output made as `Tensor::zeros([t, envs])` (E0109): the help was "bring a file's items into scope
+  with `use \"path/to/file.tile\";`"; a constructor under `Tensor::`, `Tile::` or another library's module
+  (`np::zeros`) now gets the built-in's spelling.
+- d10 the pooling launch written `pool(..).await;` (E0223): the help was "a `Op<pool>` has no fields"; it now
+  names `.sync()` and `.launch()`. (Rust's `?` after a call, and C's `c ? a : b`, were told "end the
+  statement before this one with `;`": each now gets its own help, tested below.)
+- d11 the drawdown's chunk maximum kept as the one-element tile `dd.max(1)` and compared in an `if` (E0203):
+  the help was `where(..)` or `.min()`/`.max()` of the comparison; a one-element tile now gets `.item()` (the
+  help x2's `start..end` of a tile already gave), a wider one keeps the reductions (tested below).
 """
 
 from __future__ import annotations
@@ -57,6 +66,14 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "to end `steps` early (a graph, so that the tensors it captured can be moved or rebound), declare it and "
         "its uses inside a `{ .. }` block",
         [("    let steps = graph {", "    {\n    let steps = graph {"), ("    drop(steps);\n", "    }\n")]),
+    "d09_tensor_zeros_constructor": (
+        "Tile's built-ins take no `Tensor::` prefix and their element type as a turbofish: `Tensor::zeros(..)` is "
+        "`zeros::<f32>(..)`", [("Tensor::zeros(", "zeros::<f32>(")]),
+    "d10_await_the_launch": (
+        "`.sync()` runs an operation and waits for it", [(".await;", ".sync();")]),
+    "d11_one_element_tile_as_a_condition": (
+        "`m` is a tile of one element: its value is `m.item()`",
+        [("let m = dd.max(1);", "let m = dd.max(1).item();")]),
 }
 
 FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
@@ -66,7 +83,10 @@ FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
          "d05_sign_function": CHECKS["z02_lion_graph_steps"],
          "d06_const_of_a_math_call": CHECKS["z10_gelu_backward_shapes"],
          "d07_nested_store_counted_by_the_data": CHECKS["z15_max_drawdown_chunks"],
-         "d08_drop_a_graph": CHECKS["z02_lion_graph_steps"]}
+         "d08_drop_a_graph": CHECKS["z02_lion_graph_steps"],
+         "d09_tensor_zeros_constructor": CHECKS["z03_gae_reverse_scan"],
+         "d10_await_the_launch": CHECKS["z16_ragged_mean_pool_early_exit"],
+         "d11_one_element_tile_as_a_condition": CHECKS["z15_max_drawdown_chunks"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("d*.tile", FIXES, FIXED)
@@ -181,3 +201,43 @@ def test_a_graph_in_a_block_frees_its_tensors_after_it() -> None:
     assert [d.code for d in errs] == ["E0307"] and "while graph `steps` captures it" in errs[0].message
     assert not _errors(src.replace("    let steps = graph {", "    {\n    let steps = graph {")
                        .replace("    drop(steps);\n", "    }\n"))
+
+
+def test_rust_question_mark_and_c_ternary_get_their_own_help() -> None:
+    """d10's neighbours: `x.sum()?` (Rust's error propagation) and `x ? 1 : 2` (C's conditional) were E0001
+    with "end the statement before this one with `;`", which leads nowhere."""
+    src = "fn main() {\n    let x = zeros::<f32>([4]);\n    let y = x.sum()?;\n}\n"
+    errs = _errors(src)
+    assert [d.code for d in errs] == ["E0001"] and errs[0].help[0].startswith("Tile has no `?` operator")
+    assert not _errors(src.replace("?;", ";"))
+    errs = _errors("fn main() {\n    let c = true;\n    let y = c ? 1 : 2;\n}\n")
+    assert [d.code for d in errs] == ["E0001"]
+    assert errs[0].help[0].startswith("C's `c ? a : b` is `if c { a } else { b }`")
+    assert not _errors("fn main() {\n    let c = true;\n    let y = if c { 1 } else { 2 };\n    print(y);\n}\n")
+
+
+def test_constructors_under_a_type_or_module_prefix() -> None:
+    """d09's mechanism: a built-in under `Tile::` in a kernel, `np::` on the host, a function without a type
+    generic, and a name that is no built-in (`Tensor::new`)."""
+    cases = {
+        "let t = Tile::ones([4]);": "`Tile::ones(..)` is `ones::<f32>(..)`",
+        "let t = np::arange(4);": "`np::arange(..)` is `arange::<f32>(..)`",
+        "let t = math::sqrt(2.0);": "Tile's built-ins take no `math::` prefix: `math::sqrt(..)` is `sqrt(..)`",
+        "let t = Tensor::new([4]);": "`Tensor` is not a module: Tile makes tensors",
+    }
+    for stmt, want in cases.items():
+        errs = _errors(f"fn main() {{\n    {stmt}\n}}\n")
+        assert [d.code for d in errs] == ["E0109"] and want in errs[0].help[0], (stmt, errs[0].help)
+
+
+def test_a_condition_of_a_wider_tile_keeps_the_reductions() -> None:
+    """d11's rule only takes one-element tiles: z13's `while hi - lo > 1e-6 && ..` over [B] tiles keeps the
+    `where` / `.min()` / `.max()` help, and a comparison of two one-element tiles names the whole condition."""
+    src = (Path(__file__).parent / "programs" / "z13_safeguarded_newton_cubic.tile").read_text(encoding="utf-8")
+    errs = _errors(src.replace("while gap > 1e-6 && n < 60 {", "while hi - lo > 1e-6 && n < 60 {"))
+    assert [d.code for d in errs] == ["E0203"] and "`.max()` when any is" in errs[0].help[0]
+    k = ("kernel fn k(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?]>) {\n    let a = x.partition([1]).load([0]);\n"
+         "    let b = x.partition([1]).load([1]);\n    if a > b {\n        z.store(a);\n    }\n}\nfn main() {}\n")
+    errs = _errors(k)
+    assert [d.code for d in errs] == ["E0203"]
+    assert errs[0].help == ("a tile of one element: its value is `(a > b).item()`",)

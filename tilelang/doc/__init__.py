@@ -135,10 +135,23 @@ def _slug_of(name: str) -> str:
     return name.strip().lower().replace(" ", "-").replace("_", "-")
 
 
+#: a keyword or type name -> the built-in or section that documents it (round 21: `tilec doc graph` said "did
+#: you mean `group`?", `tilec doc for` "`floor`?", `tilec doc Tile` "`tiles`?")
+_WORDS = {
+    "graph": "replay", "unsafe": "atomic_add", "const": "constants", "Tile": "types", "Tensor": "types",
+    **dict.fromkeys(("kernel", "fn", "let", "mut", "for", "while", "if", "else", "break", "continue", "return",
+                     "use", "as", "true", "false"), "items"),
+    **dict.fromkeys(("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"),
+                    "types"),
+}
+
+
 def entry(name: str) -> str | None:
     """What `tilec doc NAME` prints: a built-in (`exp`, `.load_like`), or a
-    section by its name or a word of its title (`types`, `numbers`, `edges`)."""
+    section by its name or a word of its title (`types`, `numbers`, `edges`);
+    a keyword or a type by the entry that documents it (`graph`: `replay`)."""
     key = name.strip().lstrip(".")
+    key = _WORDS.get(key, key)
     found = builtin_entry(key)
     if found is not None:
         return found

@@ -410,11 +410,17 @@ def expect_bool(tcx: CheckCx, c: ast.Expr, fx: Fx, allow_tile: bool = False,
     x = x if len(x) < 40 else "c"
     if isinstance(ty, TileT) and ty.dtype is DType.BOOL:
         yes, no = branches if branches and all(0 < len(b) < 40 for b in branches) else ("yes", "no")
-        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "a condition must be a single `bool`", c.span,
-                         f"this is a `{ty}`")
-                 .with_help(f"select element-wise with `where({x}, {yes}, {no})`, or reduce the tile to one `bool` "
-                            f"first: `{tcx.cast_snippet(c) if len(x) < 40 else x}.min()` is true when all are, "
-                            f"`.max()` when any is"))
+        d = tcx.err(T.MISMATCHED_TYPES, "a condition must be a single `bool`", c.span, f"this is a `{ty}`")
+        if all(dim.const_value == 1 for dim in ty.shape):  # (round 21) `m > worst` of `m = t.max(1)`: `.item()`
+            sides = [o for o in ((c.lhs, c.rhs) if isinstance(c, ast.Binary) else ())
+                     if isinstance(tcx.program.types.get(o), TileT) and len(tcx.snippet(o) or "") < 30]
+            one = tcx.snippet(sides[0]) if len(sides) == 1 else None
+            tcx.emit(d.with_help(f"`{one}` is a tile of one element: its value is `{one}.item()`" if one else
+                                 f"a tile of one element: its value is `({x}).item()`"))
+            return True
+        tcx.emit(d.with_help(f"select element-wise with `where({x}, {yes}, {no})`, or reduce the tile to one "
+                             f"`bool` first: `{tcx.cast_snippet(c) if len(x) < 40 else x}.min()` is true when all "
+                             "are, `.max()` when any is"))
         return True
     d = tcx.err(T.MISMATCHED_TYPES, "mismatched types", c.span, f"expected `bool`, found `{ty}`")
     if isinstance(ty, TensorT) and ty.dtype is DType.BOOL:  # NumPy's "truth value of an array is ambiguous"
@@ -492,6 +498,9 @@ def _field_help(tcx: CheckCx, d: Diagnostic, r: ast.Expr, name: str, rty: Type) 
         return d.with_help(f"a tuple's fields are numbered: `.0` to `.{len(rty.elems) - 1}`" if rty.elems
                            else "the empty tuple has no fields")
     if not isinstance(deref(rty), (TensorT, TileT)):
+        if name == "await":  # Rust's async (round 21: "a `Op<add>` has no fields; call a method")
+            return d.with_help("Tile has no `async`/`.await`: `.sync()` runs an operation and waits for it; "
+                               "`.launch()` starts it and returns a handle to `.wait()` on")
         if name in ("sync", "launch", "wait", "replay"):  # `op.sync` without the call's `()`
             x = tcx.snippet(r) or "x"
             return d.with_help(f"`{name}` is a method: `{x if len(x) < 40 else 'x'}.{name}()`")

@@ -21,6 +21,7 @@ from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DTYPE_NAMES, DType, convert_scalar
 from tilelang.intrinsics.constants import MATH_CONSTANTS
+from tilelang.intrinsics.habits import FOREIGN_MODULES
 from tilelang.intrinsics.math_habits import RUST_TYPE_FUNCTIONS
 from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.limits import MAX_RANK
@@ -270,6 +271,8 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
             .with_help(f"Tile's built-ins take no type prefix: `{mod_segs[0]}::{path[1]}(..)` is `{fn}(..)`"
                        + (f" (the {'larger' if fn == 'maximum' else 'smaller'} of two values)"
                           if fn in ("maximum", "minimum") else ""))
+    if len(mod_segs) == 1 and len(path) == 2 and mod_segs[0] in ("Tensor", "Tile", *FOREIGN_MODULES):
+        return d.with_help(_constructor_help(mod_segs[0], path[1]))
     if mod_segs[0] == "std":
         shown = "::".join(mod_segs)
         guess = suggest(shown, tcx.loader.std_modules())
@@ -280,6 +283,19 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
     file = "/".join(mod_segs) + ".tile"
     return (d.note(f"a module is a `.tile` file: there is no `{file}` next to this file")
             .with_help("bring a file's items into scope with `use \"path/to/file.tile\";`"))
+
+
+def _constructor_help(prefix: str, name: str) -> str:
+    """`Tensor::zeros([n])`, `Tile::ones([B])`, `np::arange(n)`, `Tensor::new(..)` (round 21: "bring a file's
+    items into scope with `use`"): Tile's built-ins take no prefix, and the element type as a turbofish."""
+    sig = FUNCTIONS.get(name)
+    if sig is not None:
+        spelt = f"`{name}::<f32>(..)`" if sig.generics else f"`{name}(..)`"
+        return (f"Tile's built-ins take no `{prefix}::` prefix" + (" and their element type as a turbofish" if
+                sig.generics else "") + f": `{prefix}::{name}(..)` is {spelt}")
+    return (f"`{prefix}` is not a module: Tile makes tensors (and, in kernels, tiles) with the built-ins "
+            "`zeros::<f32>([..])`, `ones`, `full::<f32>([..], v)`, `arange::<i32>(n)`, `rand`, `randn` and "
+            "`load_npy(\"x.npy\")`")
 
 
 def _self_import(tcx: CheckCx, use: ast.UseDecl) -> None:

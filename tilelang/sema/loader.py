@@ -129,6 +129,24 @@ class ModuleLoader:
                        + " ".join(comment))
         return "\n\n".join(out) or None
 
+    def std_module_entry(self, name: str) -> str | None:
+        """`tilec doc std`, `tilec doc std::math` or `tilec doc math` (round 21: "Tile has no `math`", Python's
+        module): the standard library's modules, or one module's items and how to import them."""
+        mods = self.std_modules()
+        if name.strip() == "std":
+            return ("The standard library, written in Tile under `stdlib/std/`: " + ", ".join(f"`{m}`" for m in mods)
+                    + ". `tilec doc std::math` lists a module's items.")
+        module = name.strip() if name.strip() in mods else f"std::{name.strip()}"
+        if module not in mods:
+            return None
+        items = sorted(n for n, homes in self.std_items().items() if module in homes)
+        subs = [m for m in mods if m.startswith(module + "::")]
+        path = f"stdlib/{module.replace('::', '/')}.tile"
+        held = ("holds " + ", ".join(f"`{n}`" for n in items) if items else
+                "re-exports the items of " + ", ".join(f"`{m}`" for m in subs))
+        return (f"`{module}` (`{path}`) {held}. Import one with `use {module}::NAME;` (or all, "
+                f"`use {module}::*;`); `tilec doc NAME` prints it.")
+
     @staticmethod
     def user_module_path(importer: str, segments: list[str] | None = None,
                          file: str | None = None) -> Path:

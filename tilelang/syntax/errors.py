@@ -745,7 +745,10 @@ _PRINT_MACROS = {"println", "print", "eprintln", "eprint", "dbg", "format"}
 
 def _rust_habit(word: str, token: str, adjacent: bool) -> str | None:
     """Help for Rust constructs Tile does not have, which otherwise read as a
-    missing `;` after a name: macros (`name!` with no space), `loop`, `match`."""
+    missing `;` after a name: macros (`name!` with no space), `loop`, `match`, the `?` operator."""
+    if token == "?":  # (round 21: "end the statement before this one with `;`")
+        return ("Tile has no `?` operator: an operation that fails stops the program with its error; remove the `?`"
+                if adjacent else "C's `c ? a : b` is `if c { a } else { b }` in Tile (`where(c, a, b)` element-wise)")
     if token == "!" and word and adjacent:
         if word in _PRINT_MACROS:
             return "Tile has no macros: print with the function `print(a, b, ..)`"

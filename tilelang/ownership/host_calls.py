@@ -351,7 +351,7 @@ class HostCalls(HostExprs):
             )
         if self.graphs:
             g = self.graphs[-1]
-            st.captures |= frozenset(Capture(g, b.place, b.mutable, b.span) for b in op.borrows)
+            st.captures |= frozenset(Capture(g, b.place, b.mutable, _at(b, span)) for b in op.borrows)
 
     def graph(self, e: ast.GraphBlock, st: State) -> AVal:
         self.graphs.append(e)

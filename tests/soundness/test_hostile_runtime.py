@@ -96,6 +96,20 @@ def test_repl_partition_through_a_tuple(repl: ReplSession) -> None:
     assert repl.feed("h.wait();").ok
 
 
+def test_repl_graph_capture_held_across_entries(repl: ReplSession) -> None:
+    # a graph recorded in one entry keeps `a` captured in the later ones (rule 7):
+    # assigning or moving it is refused; a shadowing `let` leaves the captured tensor alone
+    assert repl.feed("let g = graph { inc(a.partition([256])); };").ok
+    r = repl.feed("a = zeros::<f32>([1024]);")
+    assert not r.ok and "error[E0307]" in r.stderr and "<repl-" in r.stderr
+    r = repl.feed("let b = a;")
+    assert not r.ok and "error[E0307]" in r.stderr
+    assert repl.feed("g.replay();\nlet mut a = ones::<f32>([4]);").ok
+    assert repl.feed("g.replay();").ok
+    after = repl.feed("a.sum()")
+    assert after.ok and after.stdout == "f32 = 4.0\n", after.stderr
+
+
 def test_repl_device_switch_waits_for_shadowed_launches(repl: ReplSession) -> None:
     """`:device` copies every tensor to the other device: not while a launch
     whose handle was shadowed still writes one. `:reset` waits for it."""

@@ -110,6 +110,16 @@ def written_temporaries(e: ast.Expr) -> list[ast.Expr]:
     return []
 
 
+def _at(b: Any, run: Span) -> Span:
+    """Where a borrow of an operation is taken when it runs at `run`: its argument
+    when the call builds and runs it at once (`k(z.partition(..)).sync()`); the run
+    (`op.sync()`, `op.launch()`) for an operation kept in a variable, whose
+    arguments were written earlier (a conflict found there pointed at the build,
+    with a note about a loop the program need not have)."""
+    inside = b.span.file == run.file and run.start <= b.span.start <= run.end
+    return b.span if inside else run
+
+
 def _bound_names(p: object) -> set[str]:
     match p:
         case ast.NamePat(name=n):
@@ -331,7 +341,7 @@ class HostCalls(HostExprs):
             self.check_use(
                 b.place,
                 "borrow",
-                b.span,
+                _at(b, span),
                 st,
                 kernel=op.kernel,
                 mutable_borrow=b.mutable,
@@ -340,12 +350,12 @@ class HostCalls(HostExprs):
             )
         if token is not None:
             st.loans |= frozenset(
-                Loan(token, b.place, b.mutable, b.span, op.kernel, b.param if b.unsafe else None, b.atomic)
+                Loan(token, b.place, b.mutable, _at(b, span), op.kernel, b.param if b.unsafe else None, b.atomic)
                 for b in op.borrows
             )
         if self.graphs:
             g = self.graphs[-1]
-            st.captures |= frozenset(Capture(g, b.place, b.mutable, b.span) for b in op.borrows)
+            st.captures |= frozenset(Capture(g, b.place, b.mutable, _at(b, span)) for b in op.borrows)
 
     def graph(self, e: ast.GraphBlock, st: State) -> AVal:
         self.graphs.append(e)

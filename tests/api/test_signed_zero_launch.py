@@ -8,7 +8,6 @@ and on the API's general path alike."""
 from __future__ import annotations
 
 import ctypes
-import gc
 import struct
 from typing import Any
 
@@ -26,19 +25,19 @@ kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, s:
 """
 
 
-def _scalars(dev: Any) -> tuple[float, float]:
-    """The f32 and f64 numbers the stub driver's last launch passed."""
+def _scalars(dev: Any, pk: PreparedKernel) -> tuple[float, float]:
+    """The f32 and f64 numbers the stub driver's last launch of `pk` passed. (Only `pk`'s variants are searched:
+    another test's kernel on another stub device can hold the same function handle number.)"""
     f, *_, params = dev.ctx.d.launches[-1]
-    for pk in (o for o in gc.get_objects() if isinstance(o, PreparedKernel)):
-        for abi, fn in pk.variants.values():
-            if int(fn.handle) == f:
-                got = {}
-                for n, slot in enumerate(abi.slots):
-                    cell = ctypes.c_void_p.from_address(params + 8 * n).value
-                    if slot.kind in ("f32", "f64"):
-                        size, fmt = (4, "<f") if slot.kind == "f32" else (8, "<d")
-                        got[slot.kind] = struct.unpack(fmt, ctypes.string_at(cell, size))[0]
-                return got["f32"], got["f64"]
+    for abi, fn in pk.variants.values():
+        if int(fn.handle) == f:
+            got = {}
+            for n, slot in enumerate(abi.slots):
+                cell = ctypes.c_void_p.from_address(params + 8 * n).value
+                if slot.kind in ("f32", "f64"):
+                    size, fmt = (4, "<f") if slot.kind == "f32" else (8, "<d")
+                    got[slot.kind] = struct.unpack(fmt, ctypes.string_at(cell, size))[0]
+            return got["f32"], got["f64"]
     raise AssertionError("no variant launched")
 
 
@@ -55,6 +54,6 @@ def test_a_launch_with_minus_zero_passes_minus_zero() -> None:
         for s in (0.0, -0.0, -0.0, 0.0, -0.0):  # (a Tile program's launches: `CudaDevice.run`, its caches)
             args = [a if hasattr(a, "ptr") else type(a)(s) for a in op._kernel_args(bufs)]
             dev.run(plan.prepared, plan.bound.grid, args)
-            sent.append(_scalars(dev))
+            sent.append(_scalars(dev, plan.prepared))
         signs = [(np.signbit(f), np.signbit(d)) for f, d in sent]
         assert signs == [(False, False), (True, True), (True, True), (False, False), (True, True)], sent

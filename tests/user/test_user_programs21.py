@@ -434,3 +434,13 @@ def test_tilec_doc_answers_keywords_types_and_std_modules() -> None:
         assert r.returncode == 0 and r.stdout.startswith(head), (name, r.stdout[:200], r.stderr)
     r = tilec("doc", "std::nope")
     assert r.returncode == 1 and "no entry named `std::nope`" in r.stderr
+
+
+def test_the_repl_help_answers_graph_and_std_modules() -> None:
+    """The REPL's `:help graph` was "no builtin or item `graph` (did you mean `group`?)" and `:help math` "Tile
+    has no `math`": they now print what `tilec doc` does."""
+    from userprog import tilec_at_root
+
+    r = tilec_at_root("repl", stdin=":help graph\n:help math\n:quit\n")
+    assert "### `replay`" in r.stdout and "`std::math` (`stdlib/std/math.tile`) holds `E`" in r.stdout, r.stdout
+    assert "did you mean `group`" not in r.stdout + r.stderr and "Tile has no `math`" not in r.stderr

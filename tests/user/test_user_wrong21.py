@@ -30,6 +30,9 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
 - d11 the drawdown's chunk maximum kept as the one-element tile `dd.max(1)` and compared in an `if` (E0203):
   the help was `where(..)` or `.min()`/`.max()` of the comparison; a one-element tile now gets `.item()` (the
   help x2's `start..end` of a tile already gave), a wider one keeps the reductions (tested below).
+- d12 Lion's momentum partitioned in tiles of 128 beside the weights' 256 (E0214): the help "make the tile
+  shapes agree, or pass the generics explicitly with `::<..>`" offered a turbofish, which cannot give `B` two
+  values; two partitions that disagree now get the other's size.
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "d11_one_element_tile_as_a_condition": (
         "`m` is a tile of one element: its value is `m.item()`",
         [("let m = dd.max(1);", "let m = dd.max(1).item();")]),
+    "d12_two_partitions_disagree": (
+        "make the tile shapes agree: the other partition gives `B` = 256, so use 256 here too",
+        [("m.partition([128])", "m.partition([256])")]),
 }
 
 FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
@@ -86,7 +92,8 @@ FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
          "d08_drop_a_graph": CHECKS["z02_lion_graph_steps"],
          "d09_tensor_zeros_constructor": CHECKS["z03_gae_reverse_scan"],
          "d10_await_the_launch": CHECKS["z16_ragged_mean_pool_early_exit"],
-         "d11_one_element_tile_as_a_condition": CHECKS["z15_max_drawdown_chunks"]}
+         "d11_one_element_tile_as_a_condition": CHECKS["z15_max_drawdown_chunks"],
+         "d12_two_partitions_disagree": CHECKS["z02_lion_graph_steps"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("d*.tile", FIXES, FIXED)

@@ -248,3 +248,15 @@ def test_a_condition_of_a_wider_tile_keeps_the_reductions() -> None:
     errs = _errors(k)
     assert [d.code for d in errs] == ["E0203"]
     assert errs[0].help == ("a tile of one element: its value is `(a > b).item()`",)
+
+
+def test_a_step_of_one_is_the_range_itself() -> None:
+    """`(0..T).step_by(1)` was told "count the steps, `for k in 0..(T + 1 - 1) / 1 { let i = k * 1; .. }`": a step
+    of 1 is the range as written; other steps keep the counted loop."""
+    src = "fn main() {\n    for i in (1..=5).step_by(STEP) {\n        print(i);\n    }\n}\n"
+    errs = _errors(src.replace("STEP", "1"))
+    assert [d.code for d in errs] == ["E0103"]
+    assert errs[0].help == ("a range counts up by 1 already: `1..=5` is `(1..=5).step_by(1)`",)
+    assert not _errors(src.replace("(1..=5).step_by(STEP)", "1..=5"))
+    errs = _errors(src.replace("STEP", "2"))
+    assert errs[0].help[0].startswith("a range counts up by 1: count the steps")

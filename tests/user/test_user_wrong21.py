@@ -260,3 +260,15 @@ def test_a_step_of_one_is_the_range_itself() -> None:
     assert not _errors(src.replace("(1..=5).step_by(STEP)", "1..=5"))
     errs = _errors(src.replace("STEP", "2"))
     assert errs[0].help[0].startswith("a range counts up by 1: count the steps")
+
+
+def test_a_path_to_a_constant_is_not_a_local_of_its_name(tmp_path: Path) -> None:
+    """On the host, `std::math::PI` after `let PI = 3.0;` was 3.0 (the path was looked up by its last segment in
+    the local scope), where a kernel read pi: a path names a module's item, never a local."""
+    from userprog import run_program
+
+    prog = tmp_path / "p.tile"
+    prog.write_text("fn main() {\n    let PI = 3.0;\n    let E = 2.0;\n    let cdiv = 1;\n"
+                    "    print(PI, std::math::PI, E, std::math::E * 1.0, cdiv, std::math::cdiv(7, 2));\n}\n")
+    _, out = run_program(prog)
+    assert out == "3.0 3.1415927 2.0 2.7182817 1 4\n", out

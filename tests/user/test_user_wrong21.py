@@ -37,6 +37,7 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from test_user_programs21 import CHECKS
@@ -110,7 +111,6 @@ def test_a_constant_may_name_a_std_constant_by_its_path(tmp_path: Path) -> None:
     path was an `f32` where the imported `PI` is untyped (`let a: f64 = std::math::PI;` was E0203). Both now
     give f64's pi where an f64 is wanted, in kernels (checked in the simulator) as on the host."""
     import io
-    import sys
 
     import numpy as np
 
@@ -272,3 +272,51 @@ def test_a_path_to_a_constant_is_not_a_local_of_its_name(tmp_path: Path) -> None
                     "    print(PI, std::math::PI, E, std::math::E * 1.0, cdiv, std::math::cdiv(7, 2));\n}\n")
     _, out = run_program(prog)
     assert out == "3.0 3.1415927 2.0 2.7182817 1 4\n", out
+
+
+def test_a_dimension_may_be_a_module_constant_by_its_path(tmp_path: Path) -> None:
+    """`Tensor<f32, [lib::N]>` (a module constant of a `use`d file, by its path) was E0209 "array dimension is
+    not a compile-time constant", help "use a literal, a `const`, .." (it is one); `[u8::MAX]` alike. Both are
+    constants now, on the interpreter and in the simulator; a float constant's path is still refused."""
+    import io
+
+    import numpy as np
+
+    import tilelang.run as run
+    from userprog import program_tensors, run_program
+
+    (tmp_path / "lib.tile").write_text("const N: i32 = 8;\nconst HALF = 0.5;\n")
+    prog = tmp_path / "p.tile"
+    prog.write_text("""kernel fn k(z: &mut Tensor<f32, [lib::N]>, w: &mut Tensor<u8, [u8::MAX]>, x: &Tensor<f32, [?]>) {
+    let t: Tile<f32, [lib::N]> = x.load_like(z);
+    z.store(t * lib::HALF + zeros::<f32>([lib::N]));
+    w.store(zeros::<u8>([u8::MAX]) + 1u8);
+}
+
+fn main() {
+    let N = 3;
+    let x = arange::<f32>(16);
+    let mut z = zeros::<f32>([16]);
+    let mut w = zeros::<u8>([510]);
+    k(z.partition([lib::N]), w.partition([255]), &x).sync();
+    print(N, lib::N * 2);
+}
+""")
+    got, out = run_program(prog)
+    assert out == "3 16\n"
+    np.testing.assert_array_equal(got["z"], np.arange(16, dtype=np.float32) * 0.5)
+    np.testing.assert_array_equal(got["w"], np.ones(510, np.uint8))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
+    from llsim import sim_runtime_device
+
+    orig = run.make_device
+    try:
+        run.make_device = lambda choice, out: sim_runtime_device("sm_90a", lambda s: out.write(s + "\n"))
+        sim = program_tensors(run.execute(str(prog), "gpu", out=io.StringIO()))
+    finally:
+        run.make_device = orig
+    for k in "zw":
+        np.testing.assert_array_equal(sim[k], got[k], err_msg=k)
+    errs = _errors("kernel fn k(z: &mut Tensor<f32, [std::math::PI]>) {\n    z.store(zeros::<f32>([4]));\n}\n"
+                   "fn main() {}\n")
+    assert [d.code for d in errs] == ["E0209"]

@@ -320,3 +320,14 @@ fn main() {
     errs = _errors("kernel fn k(z: &mut Tensor<f32, [std::math::PI]>) {\n    z.store(zeros::<f32>([4]));\n}\n"
                    "fn main() {}\n")
     assert [d.code for d in errs] == ["E0209"]
+
+
+def test_a_path_as_a_generic_argument_gets_its_braces() -> None:
+    """`k::<lib::N>(..)` is a parse error, as in Rust; its help was "write one of `,` or an operator here". It now
+    gives Rust's braces, `k::<{ lib::N }>`, which parse and check."""
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>) {\n    z.store(arange::<i32>(B));\n}\n"
+           "fn main() {\n    let mut z = zeros::<i32>([8]);\n    k::<u8::BITS>(z.partition([8])).sync();\n}\n")
+    errs = _errors(src)
+    assert [d.code for d in errs] == ["E0002"]
+    assert errs[0].help == ("a generic argument that is a path goes in braces, as in Rust: `{ u8::BITS }`",)
+    assert not _errors(src.replace("k::<u8::BITS>", "k::<{ u8::BITS }>"))

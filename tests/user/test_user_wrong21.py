@@ -30,10 +30,14 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
 - d11 the drawdown's chunk maximum kept as the one-element tile `dd.max(1)` and compared in an `if` (E0203):
   the help was `where(..)` or `.min()`/`.max()` of the comparison; a one-element tile now gets `.item()` (the
   help x2's `start..end` of a tile already gave), a wider one keeps the reductions (tested below).
+- d12 Lion's momentum partitioned in tiles of 128 beside the weights' 256 (E0214): the help "make the tile
+  shapes agree, or pass the generics explicitly with `::<..>`" offered a turbofish, which cannot give `B` two
+  values; two partitions that disagree now get the other's size.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from test_user_programs21 import CHECKS
@@ -74,6 +78,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "d11_one_element_tile_as_a_condition": (
         "`m` is a tile of one element: its value is `m.item()`",
         [("let m = dd.max(1);", "let m = dd.max(1).item();")]),
+    "d12_two_partitions_disagree": (
+        "make the tile shapes agree: the other partition gives `B` = 256, so use 256 here too",
+        [("m.partition([128])", "m.partition([256])")]),
 }
 
 FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
@@ -86,7 +93,8 @@ FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
          "d08_drop_a_graph": CHECKS["z02_lion_graph_steps"],
          "d09_tensor_zeros_constructor": CHECKS["z03_gae_reverse_scan"],
          "d10_await_the_launch": CHECKS["z16_ragged_mean_pool_early_exit"],
-         "d11_one_element_tile_as_a_condition": CHECKS["z15_max_drawdown_chunks"]}
+         "d11_one_element_tile_as_a_condition": CHECKS["z15_max_drawdown_chunks"],
+         "d12_two_partitions_disagree": CHECKS["z02_lion_graph_steps"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("d*.tile", FIXES, FIXED)
@@ -103,7 +111,6 @@ def test_a_constant_may_name_a_std_constant_by_its_path(tmp_path: Path) -> None:
     path was an `f32` where the imported `PI` is untyped (`let a: f64 = std::math::PI;` was E0203). Both now
     give f64's pi where an f64 is wanted, in kernels (checked in the simulator) as on the host."""
     import io
-    import sys
 
     import numpy as np
 
@@ -241,3 +248,86 @@ def test_a_condition_of_a_wider_tile_keeps_the_reductions() -> None:
     errs = _errors(k)
     assert [d.code for d in errs] == ["E0203"]
     assert errs[0].help == ("a tile of one element: its value is `(a > b).item()`",)
+
+
+def test_a_step_of_one_is_the_range_itself() -> None:
+    """`(0..T).step_by(1)` was told "count the steps, `for k in 0..(T + 1 - 1) / 1 { let i = k * 1; .. }`": a step
+    of 1 is the range as written; other steps keep the counted loop."""
+    src = "fn main() {\n    for i in (1..=5).step_by(STEP) {\n        print(i);\n    }\n}\n"
+    errs = _errors(src.replace("STEP", "1"))
+    assert [d.code for d in errs] == ["E0103"]
+    assert errs[0].help == ("a range counts up by 1 already: `1..=5` is `(1..=5).step_by(1)`",)
+    assert not _errors(src.replace("(1..=5).step_by(STEP)", "1..=5"))
+    errs = _errors(src.replace("STEP", "2"))
+    assert errs[0].help[0].startswith("a range counts up by 1: count the steps")
+
+
+def test_a_path_to_a_constant_is_not_a_local_of_its_name(tmp_path: Path) -> None:
+    """On the host, `std::math::PI` after `let PI = 3.0;` was 3.0 (the path was looked up by its last segment in
+    the local scope), where a kernel read pi: a path names a module's item, never a local."""
+    from userprog import run_program
+
+    prog = tmp_path / "p.tile"
+    prog.write_text("fn main() {\n    let PI = 3.0;\n    let E = 2.0;\n    let cdiv = 1;\n"
+                    "    print(PI, std::math::PI, E, std::math::E * 1.0, cdiv, std::math::cdiv(7, 2));\n}\n")
+    _, out = run_program(prog)
+    assert out == "3.0 3.1415927 2.0 2.7182817 1 4\n", out
+
+
+def test_a_dimension_may_be_a_module_constant_by_its_path(tmp_path: Path) -> None:
+    """`Tensor<f32, [lib::N]>` (a module constant of a `use`d file, by its path) was E0209 "array dimension is
+    not a compile-time constant", help "use a literal, a `const`, .." (it is one); `[u8::MAX]` alike. Both are
+    constants now, on the interpreter and in the simulator; a float constant's path is still refused."""
+    import io
+
+    import numpy as np
+
+    import tilelang.run as run
+    from userprog import program_tensors, run_program
+
+    (tmp_path / "lib.tile").write_text("const N: i32 = 8;\nconst HALF = 0.5;\n")
+    prog = tmp_path / "p.tile"
+    prog.write_text("""kernel fn k(z: &mut Tensor<f32, [lib::N]>, w: &mut Tensor<u8, [u8::MAX]>, x: &Tensor<f32, [?]>) {
+    let t: Tile<f32, [lib::N]> = x.load_like(z);
+    z.store(t * lib::HALF + zeros::<f32>([lib::N]));
+    w.store(zeros::<u8>([u8::MAX]) + 1u8);
+}
+
+fn main() {
+    let N = 3;
+    let x = arange::<f32>(16);
+    let mut z = zeros::<f32>([16]);
+    let mut w = zeros::<u8>([510]);
+    k(z.partition([lib::N]), w.partition([255]), &x).sync();
+    print(N, lib::N * 2);
+}
+""")
+    got, out = run_program(prog)
+    assert out == "3 16\n"
+    np.testing.assert_array_equal(got["z"], np.arange(16, dtype=np.float32) * 0.5)
+    np.testing.assert_array_equal(got["w"], np.ones(510, np.uint8))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
+    from llsim import sim_runtime_device
+
+    orig = run.make_device
+    try:
+        run.make_device = lambda choice, out: sim_runtime_device("sm_90a", lambda s: out.write(s + "\n"))
+        sim = program_tensors(run.execute(str(prog), "gpu", out=io.StringIO()))
+    finally:
+        run.make_device = orig
+    for k in "zw":
+        np.testing.assert_array_equal(sim[k], got[k], err_msg=k)
+    errs = _errors("kernel fn k(z: &mut Tensor<f32, [std::math::PI]>) {\n    z.store(zeros::<f32>([4]));\n}\n"
+                   "fn main() {}\n")
+    assert [d.code for d in errs] == ["E0209"]
+
+
+def test_a_path_as_a_generic_argument_gets_its_braces() -> None:
+    """`k::<lib::N>(..)` is a parse error, as in Rust; its help was "write one of `,` or an operator here". It now
+    gives Rust's braces, `k::<{ lib::N }>`, which parse and check."""
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>) {\n    z.store(arange::<i32>(B));\n}\n"
+           "fn main() {\n    let mut z = zeros::<i32>([8]);\n    k::<u8::BITS>(z.partition([8])).sync();\n}\n")
+    errs = _errors(src)
+    assert [d.code for d in errs] == ["E0002"]
+    assert errs[0].help == ("a generic argument that is a path goes in braces, as in Rust: `{ u8::BITS }`",)
+    assert not _errors(src.replace("k::<u8::BITS>", "k::<{ u8::BITS }>"))

@@ -173,16 +173,25 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
     if found:
         return ReplOutput(stdout="\n".join(found) + "\n")
     from tilelang.sema.call_habits import function_habit, method_habit
+    from tilelang.sema.loader import ModuleLoader
 
+    module = ModuleLoader().std_module_entry(name)  # `:help math`: std's module, not Python's (round 21)
+    if module is not None:
+        return ReplOutput(stdout=module + "\n")
     habit = function_habit(name) or method_habit(name)
     if habit is not None:  # NumPy's, PyTorch's and C's names (`tan`, `flip`, `sort`): how Tile writes them, as
         # `tilec doc NAME` says (a similar name, `tanh` for `tan`, is another function)
         return ReplOutput(stderr=f"error: Tile has no `{name}`\nhelp: {habit}\n", ok=False)
-    from tilelang.sema.loader import ModuleLoader
-
     std = ModuleLoader().std_entry(name)  # `:help softmax`: std's function, as `tilec doc softmax`
     if std is not None:
         return ReplOutput(stdout=std + "\n")
+    from tilelang import doc
+
+    # a keyword, a type or a section, as `tilec doc` has them (round 21: `:help graph` was "did you mean
+    # `group`?")
+    text = doc.entry(name)
+    if text is not None:
+        return ReplOutput(stdout=text.rstrip("\n") + "\n")
     import difflib
 
     names = sorted({*FUNCTIONS, *METHODS, *(it.name for it in session.items if it.name)})

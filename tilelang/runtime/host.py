@@ -415,7 +415,9 @@ class HostEvaluator:
                 sym = self._builtin_symbol(e)
                 if sym is not None:
                     return self._builtin_const(sym, e)  # `f32::MAX`: never a local's value
-                return self.lookup(segs[-1].name, e, scope)
+                # an item of a module, never a local of its last segment's name (round 21: `std::math::PI` after
+                # `let PI = 3.0;` was 3.0 on the host, pi in kernels)
+                return self.lookup(segs[-1].name, e, _Scope({}, None))
             case ast.Call():
                 return self.eval_call(e, scope)
             case ast.MethodCall():

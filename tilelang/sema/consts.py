@@ -223,6 +223,16 @@ def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:
                     return Dim.var("?")
                 return None
             return None
+        case ast.Path():
+            # `Tensor<f32, [lib::N]>`, `[u8::MAX]`: a module constant by its path (round 21: "not a
+            # compile-time constant", whose help was "use a literal, a `const`, ..")
+            tcx.check_expr(e, fx, None)  # resolves it (an unknown one reported) and records its symbol
+            psym = tcx.program.symbols.get(e)
+            if psym is None:
+                return Dim.var("?")  # reported
+            pv = (tcx.eval_const(psym.qualname or psym.name) if psym.decl is not None else psym.value) \
+                if psym.kind is SymbolKind.CONST else None
+            return Dim.const(pv) if isinstance(pv, int) and not isinstance(pv, bool) else None
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
             a, b = static_dim(tcx, lhs, fx), static_dim(tcx, rhs, fx)
             if a is None or b is None:

@@ -159,6 +159,11 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                 d = d.with_help(f"`{name}` names more than one size of this argument's shape: give them one "
                                 f"value ({prev} or {value} for each), or give the kernel parameter a generic of "
                                 "its own for each size")
+            elif not any(isinstance(x, (ast.Ref, ast.Name)) for x in (src, srcs[name])):
+                # two partitions (round 21: "or pass the generics explicitly", which cannot give one generic
+                # two values: `lion::<256>(w.partition([256]), m.partition([128]))` conflicts the same way)
+                d = d.with_help(f"make the tile shapes agree: the other partition gives `{name}` = {prev}, so use "
+                                f"{prev} here too (one launch's tiles share its generics)")
             else:
                 d = d.with_help("make the tile shapes agree, or pass the generics explicitly with `::<..>`")
             tcx.emit(d)

@@ -333,6 +333,9 @@ def range_adaptor_help(name: str, e: ast.MethodCall, snippet: Any) -> str:
                 f"{{ let i = {wrap(last)} - r; .. }}`")
     if len(e.args) != 1 or not (s := snippet(e.args[0].value)) or len(s) > 20:
         return general
+    if s == "1":  # (round 21: "count the steps, `for k in 0..(T + 1 - 1) / 1 { let i = k * 1; .. }`")
+        rng = f"{a}..{'=' if r.inclusive else ''}{b}"
+        return f"a range counts up by 1 already: `{rng}` is `({rng}).step_by(1)`"
     s = wrap(s)
     steps = f"({count} + {s} - 1) / {s}"
     start = f"k * {s}" if a == "0" else f"{wrap(a)} + k * {s}"

@@ -311,8 +311,9 @@ class ErrorReporter:
             stmt_start = max(code.rfind(c, 0, start) for c in "{};") + 1
             if _IF_WHILE.search(code, stmt_start, start):
                 return d.with_help("use `==` to compare two values")
-        if text in ("*", "+", "-", "/", "%") and ("`>`" in d.message or "`)`" in d.message):
-            braced = _generic_expression(code, start)
+        if text in ("*", "+", "-", "/", "%") and ("`>`" in d.message or "`)`" in d.message) or text == "::":
+            # (round 21: a path, `k::<lib::N>(..)`, was "write one of `,` or an operator here")
+            braced = _generic_expression(code, start, path=text == "::")
             if braced is not None:
                 return d.with_help(braced)
         generic = _GENERIC_HELP.get(d.code)
@@ -765,7 +766,7 @@ def _rust_habit(word: str, token: str, adjacent: bool) -> str | None:
     return None
 
 
-def _generic_expression(code: str, at: int) -> str | None:
+def _generic_expression(code: str, at: int, path: bool = False) -> str | None:
     """`interp::<H, 2 * H>()`: an operator inside a generic argument list (round 12). A computed const
     argument goes in braces, as in Rust: the help writes the argument so (`{ 2 * H }`), where the list's `<`
     and the argument's end (`,` or `>` on the line) are found."""
@@ -780,6 +781,9 @@ def _generic_expression(code: str, at: int) -> str | None:
     if not ends:
         return None
     arg = code[first:min(ends)].strip()
+    if path:  # `lib::N`: a constant of another module
+        return (f"a generic argument that is a path goes in braces, as in Rust: `{{ {arg} }}`"
+                if re.fullmatch(r"\w+(::\w+)+", arg) else None)
     # an expression of names and numbers on both sides of the operator (`2 * N`), not a shape's `[B]+` typo
     if not re.fullmatch(r"[\w\s()]+[-+*/%][\w\s()*+/%-]*\w[\w\s()]*", arg):
         return None

@@ -25,6 +25,7 @@ if want suite; then
   timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1
   echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -12 | cut -c1-220; pk
 fi
+want hrev22 && [ $(left) -gt 70 ] && TAILN=10 step hrev22 timeout 75 bash benchmarks/hrev22_device.sh
 want hcliff6 && [ $(left) -gt 100 ] && TAILN=30 step hcliff6 timeout 170 bash benchmarks/hcliff6_device.sh
 want hcliff8 && [ $(left) -gt 80 ] && TAILN=20 step hcliff8 timeout $(( $(left) < 160 ? $(left) - 10 : 150 )) bash benchmarks/hcliff8_device.sh
 want hcliff7 && [ $(left) -gt 80 ] && TAILN=20 step hcliff7 timeout 110 bash benchmarks/hcliff7_device.sh

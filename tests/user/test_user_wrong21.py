@@ -33,6 +33,10 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
 - d12 Lion's momentum partitioned in tiles of 128 beside the weights' 256 (E0214): the help "make the tile
   shapes agree, or pass the generics explicitly with `::<..>`" offered a turbofish, which cannot give `B` two
   values; two partitions that disagree now get the other's size.
+- d13 (hfix) the GMM's responsibilities partitioned [32, 4] where a row holds 8 components (E0214 for `K`,
+  4 from the tile and 8 from `mu: &Tensor<f32, [K, 4]>`): the first help, "declare this dimension of the tensor
+  parameter `?`", compiled and read 4 of the 8 components; where the kernel reads the tensor whole, the help
+  now gives the partition the tensor's size.
 """
 
 from __future__ import annotations
@@ -81,6 +85,9 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "d12_two_partitions_disagree": (
         "make the tile shapes agree: the other partition gives `B` = 256, so use 256 here too",
         [("m.partition([128])", "m.partition([256])")]),
+    "d13_components_split_by_the_tile": (
+        "give the partition a tile of 8 where it gives `K` = 4",
+        [("resp.partition([32, 4])", "resp.partition([32, 8])")]),
 }
 
 FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
@@ -94,7 +101,8 @@ FIXED = {"d01_pi_without_its_use": CHECKS["z05_gmm_estep_mstep"],
          "d09_tensor_zeros_constructor": CHECKS["z03_gae_reverse_scan"],
          "d10_await_the_launch": CHECKS["z16_ragged_mean_pool_early_exit"],
          "d11_one_element_tile_as_a_condition": CHECKS["z15_max_drawdown_chunks"],
-         "d12_two_partitions_disagree": CHECKS["z02_lion_graph_steps"]}
+         "d12_two_partitions_disagree": CHECKS["z02_lion_graph_steps"],
+         "d13_components_split_by_the_tile": CHECKS["z05_gmm_estep_mstep"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("d*.tile", FIXES, FIXED)

@@ -64,6 +64,7 @@ from tilelang.sema.types import (
     Type,
     TypeParam,
     UntypedFloat,
+    UnitT,
     UntypedInt,
     shape_str,
     subst_type,
@@ -230,8 +231,12 @@ def _axes_keyword_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, a: ast.Arg) -
 
 
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
-                decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]]]:
+                decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]], int]:
+    """The positional arguments, their types, the keyword arguments, and how many keywords were refused
+    (E0107, reported here): a count short by those is no second error (`randn([8], seed = 0)` was E0107 and
+    then E0105 "takes 2 arguments but 1 argument was supplied", huser21)."""
     args: list[ast.Expr] = []
+    refused = 0
     tys: list[Type] = []
     kws: dict[str, tuple[ast.Arg, Type]] = {}
     for a in e.args:
@@ -260,6 +265,7 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             if decl_span is not None:
                 d = d.secondary(decl_span, "defined here")
             tcx.emit(d)
+            refused += 1
             continue
         if a.name.name in kws:
             tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"keyword argument `{a.name.name}` given twice",
@@ -268,13 +274,13 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
                      .with_help("give each keyword argument once"))  # type: ignore[union-attr]
             continue
         kws[a.name.name] = (a, ty)
-    return args, tys, kws
+    return args, tys, kws, refused
 
 
 def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx: Fx, recv: ast.Expr | None,
                   recv_ty: Type | None, expected: Type | None) -> Type:
     owner = f"`{sig.name}`" if not sig.is_method else f"method `{sig.name}`"
-    args, tys, kws = _split_args(tcx, e, fx, sig.keywords, owner, None)
+    args, tys, kws, refused = _split_args(tcx, e, fx, sig.keywords, owner, None)
     span = e.method.span if isinstance(e, ast.MethodCall) else e.callee.span
     if not sig.context.allows(fx.in_kernel):
         if fx.in_kernel:
@@ -306,6 +312,8 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                                         "kernel, `dot` of tiles"))
         return tcx.emit(d.with_help("move this into a `kernel fn` and launch it"))
     n = len(args)
+    if n < sig.min_args <= n + refused:  # the refused keyword stands for the missing argument: reported once
+        return ERROR
     if n < sig.min_args or (sig.max_args is not None and n > sig.max_args):
         if sig.max_args is None:
             takes = f"at least {plural(sig.min_args, 'argument')}"
@@ -484,6 +492,11 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             d = d.with_help(f"`{name}` is a function: `{FUNCTIONS[name].signature}`")
         elif name in ("step_by", "step", "rev") and not cands:  # Rust's iterator adaptors (round 17: with bounds)
             d = d.with_help(range_adaptor_help(name, e, tcx.snippet))
+        elif name in _RESULT_METHODS and isinstance(rty, UnitT) and isinstance(e.receiver, ast.MethodCall):
+            # Rust's `.sync().unwrap()` (huser21): "values of this type have no methods" did not say why
+            d = d.with_help(f"`.{e.receiver.method.name}()` returns nothing to unwrap: Tile has no `Result`, a "
+                            "launch's mistakes are reported by the compiler or when the launch runs; drop "
+                            f"`.{name}({'..' if e.args else ''})`")
         else:
             d = d.with_help(_methods_help(kind, cands))
         return tcx.emit(d)
@@ -562,6 +575,10 @@ def _other_receiver_help(tcx: CheckCx, e: ast.MethodCall, rty: Type, kind: str, 
     return f"`{e.method.name}` is a method of {owners}: call it on one of those, not on a `{rty}`"
 
 
+# Rust's `Result` / `Option` methods, written after a call that returns nothing (`.sync().unwrap()`)
+_RESULT_METHODS = frozenset(("unwrap", "expect", "unwrap_or", "unwrap_or_default", "ok", "is_ok", "is_err"))
+
+
 def _methods_help(kind: str, cands: list[str]) -> str:
     if not cands:
         return f"{_RECEIVER_WORDS.get(kind, 'values of this type')} have no methods" if kind != "scalar" \
@@ -614,12 +631,14 @@ def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
             if isinstance(a.value, ast.MethodCall) and a.value.method.name == "partition" and \
                     isinstance(pty, RefT) and pty.mutable and isinstance(pty.inner, TensorT):
                 tcx.partition_params[a.value] = pty.inner
-    args, tys, _ = _split_args(tcx, e, fx, (), owner, info.decl.name.span)
+    args, tys, _, refused = _split_args(tcx, e, fx, (), owner, info.decl.name.span)
     if info.is_kernel and fx.in_kernel:
         return tcx.emit(tcx.err(T.HOST_ONLY, f"launching kernel `{info.name}` is only allowed in host code",
                                 e.callee.span, "inside a kernel")
                         .secondary(info.decl.name.span, "kernel defined here")
                         .with_help("call a plain `fn` to share code between kernels"))
+    if len(args) < len(info.param_types) <= len(args) + refused:  # `f(x, scale = 2.0)`: E0107 already said it
+        return ERROR
     if len(args) != len(info.param_types):
         if (along := last_axis_help(tcx, info, args)) is not None:
             d = tcx.err(N.WRONG_ARG_COUNT, f"{owner} takes {plural(len(info.param_types), 'argument')} but "

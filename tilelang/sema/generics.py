@@ -140,10 +140,16 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
                 small, big = min(p, v), max(p, v)
                 tensor = v if isinstance(src, (ast.Ref, ast.Name)) else p
                 if tensor == big:  # a tile smaller than the tensor (round 12: "a tile of 4 fits a dimension of 4")
-                    d = (d.with_help(f"the tensor parameter's type makes it one tile long (`{name}` = {small}), but "
-                                     f"the tensor holds {big}: declare this dimension of the tensor parameter `?` "
-                                     f"to read its tiles (`x.load_like(z)`, `x.partition([..]).load([..])`)")
-                          .with_help(f"or give the partition a tile of {big} if one tile should cover it"))
+                    whole = f"or give the partition a tile of {big} if one tile should cover it"
+                    if _read_tile_by_tile(info, e, src if tensor == v else srcs[name]):
+                        d = (d.with_help(f"the tensor parameter's type makes it one tile long (`{name}` = {small}), "
+                                         f"but the tensor holds {big}: declare this dimension of the tensor parameter "
+                                         f"`?` to read its tiles (`x.load_like(z)`, `x.partition([..]).load([..])`)")
+                              .with_help(whole))
+                    else:  # read whole (`mu.partition([K, 4]).load([0, 0])`): `?` would read its first tile only
+                        d = d.with_help(f"the partition's tile gives `{name}` = {small}, but the tensor parameter's "
+                                        f"type makes `{name}` its whole size, {big}, and the kernel reads it whole: "
+                                        f"give the partition a tile of {big} where it gives `{name}` = {small}")
                     tcx.emit(d)
                     return False
                 d = (d.with_help(f"tiles of any size work: a tile of {small} fits a dimension of "
@@ -172,6 +178,34 @@ def _bind_dim(tcx: CheckCx, name: str, value: Dim, src: Any, env: dict[str, Any]
     env[name] = value
     srcs[name] = src
     return True
+
+
+def _read_tile_by_tile(info: FnInfo, e: ast.Call, arg: Any) -> bool:
+    """Whether kernel `info` reads the tensor parameter that argument `arg` of launch `e` gives only a tile a
+    block: `x.load_like(z)`, or `x.partition([..]).load(index)` with `block_id` in the index. Only then does
+    declaring a dimension of it `?` keep what the kernel reads (huser21: a GMM's `mu: &Tensor<f32, [K, 4]>`,
+    read whole with `mu.partition([K, 4]).load([0, 0])`, read 4 of its 8 components once declared `[?, 4]`
+    beside a partition's `K` = 4)."""
+    at = next((i for i, a in enumerate(e.args) if any(n is arg for n in ast.walk(a.value))), None)
+    if at is None or at >= len(info.decl.params):
+        return False
+    name = info.decl.params[at].name.name
+    uses = tiled = 0
+    for n in ast.walk(info.decl.body):
+        if isinstance(n, ast.Name) and n.ident.name == name:
+            uses += 1
+        elif isinstance(n, ast.MethodCall) and _names(n.receiver, name) and n.method.name == "load_like":
+            tiled += 1
+        elif isinstance(n, ast.MethodCall) and n.method.name == "load" and isinstance(n.receiver, ast.MethodCall) \
+                and n.receiver.method.name == "partition" and _names(n.receiver.receiver, name) \
+                and any(isinstance(c, ast.Call) and isinstance(c.callee, ast.Name) and c.callee.ident.name == "block_id"
+                        for c in ast.walk(n.args)):
+            tiled += 1
+    return 0 < uses == tiled
+
+
+def _names(x: Any, name: str) -> bool:
+    return isinstance(x, ast.Name) and x.ident.name == name
 
 
 def _named_twice(info: FnInfo, name: str) -> bool:

@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Callable
+from decimal import Decimal
 from enum import Enum
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # NumPy is imported on first use, so `tilec check` starts without it
@@ -179,6 +182,61 @@ def round_float(v: float | int, dt: DType) -> float:
     if abs(out) > top:
         return math.copysign(math.inf, v)
     return out if out != 0 else math.copysign(0.0, v)
+
+
+def literal_float(v: float, text: str, dt: DType | None) -> float:
+    """Float literal `text` (parsed to the f64 `v`) as a `dt` value, rounded
+    once from the decimal as written, as Rust's `f32` literals are. Parsing
+    through f64 rounds twice only where `v` falls exactly on a midpoint of
+    two `dt` values (the largest value's upper midpoint included, from which
+    a literal rounds to infinity): there the written digits decide (hrev22:
+    `340282356779733661637539395458142568447.0` is just under f32's boundary,
+    f32::MAX, where its f64 is the boundary, a tie to infinity)."""
+    if dt is None or not dt.is_float:
+        return v
+    exact = exact_midpoint_literal(v, text, dt)
+    return round_float(v, dt) if exact is None else _round_rational(exact, dt)
+
+
+def exact_midpoint_literal(v: float, text: str, dt: DType) -> Fraction | None:
+    """The exact value of float literal `text` where its f64 `v` lies exactly
+    on a midpoint of two `dt` values (so that the digits decide the rounding),
+    else None."""
+    fmt = _FLOAT_FORMAT.get(dt.value)
+    if fmt is None or v != v or math.isinf(v) or v == 0:
+        return None
+    bits, emin, _ = fmt
+    q = max(math.frexp(v)[1] - 1, emin) - (bits - 1)
+    m = math.ldexp(abs(v), -q)
+    if m - math.floor(m) != 0.5:
+        return None
+    body = re.sub(r"(f16|bf16|f32|f64)$", "", text.strip().lstrip("+")).replace("_", "")
+    try:
+        x = Fraction(Decimal(body))
+    except (ArithmeticError, ValueError):
+        return None
+    return -x if v < 0 < x else x
+
+
+def _round_rational(x: Fraction, dt: DType) -> float:
+    """Exact `x` rounded to float type `dt` once, to nearest even, past the
+    largest value to infinity (`round_float`'s rule for an exact value)."""
+    bits, emin, top = _FLOAT_FORMAT[dt.value]
+    a = abs(x)
+    if a == 0:
+        return math.copysign(0.0, x) if x else 0.0
+    e = a.numerator.bit_length() - a.denominator.bit_length()  # 2**(e - 1) < a < 2**(e + 1)
+    if a < Fraction(2) ** e:
+        e -= 1  # now 2**e <= a < 2**(e + 1)
+    q = max(e, emin) - (bits - 1)
+    scaled = a / Fraction(2) ** q
+    n = math.floor(scaled)
+    r = scaled - n
+    n += 1 if r > Fraction(1, 2) or (r == Fraction(1, 2) and n & 1) else 0
+    out = math.ldexp(n, q)
+    if out > top:
+        out = math.inf
+    return -out if x < 0 else out
 
 
 def convert_scalar(v: bool | int | float, dt: DType) -> bool | int | float:

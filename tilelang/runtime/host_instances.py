@@ -25,7 +25,7 @@ import numpy as np
 
 from tilelang.diagnostics.instances import int_bounds
 from tilelang.diagnostics.model import TileError
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, literal_float
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.sema import consts
@@ -61,7 +61,7 @@ def literal(ev: Any, lit: ast.IntLit | ast.FloatLit, negated: bool = False) -> A
             domains.check_literal(lit.value, dt, lit.span, negated)
     dt = ev.scalar_dtype(lit) or (DType.parse(lit.suffix) if lit.suffix else None)
     if isinstance(lit, ast.FloatLit):
-        return bi.to_scalar(lit.value, dt) if dt is not None else float(lit.value)
+        return bi.to_scalar(literal_float(lit.value, lit.text, dt), dt) if dt is not None else float(lit.value)
     return bi.to_scalar(lit.value, dt) if dt is not None else lit.value
 
 

@@ -146,5 +146,5 @@ def _default_untyped(tcx: CheckCx) -> None:
                 check_overflow(tcx, node, tcx.program.types[node])  # type: ignore[arg-type]
         elif isinstance(ty, UntypedFloat):
             tcx.program.types[node] = F32
-            if isinstance(node, ast.FloatLit) and float_literal_overflows(node.value, DType.F32):
+            if isinstance(node, ast.FloatLit) and float_literal_overflows(node.value, DType.F32, node.text):
                 float_out_of_range(tcx, node, DType.F32)  # an untyped float is f32

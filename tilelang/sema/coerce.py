@@ -323,7 +323,7 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
                              f"`{target}` holds {lo}..={hi}")
                      .with_help(f"use a value in {lo}..={hi}, or a wider type"))
     if isinstance(e, (ast.FloatLit, ast.IntLit)) and isinstance(target.dtype, DType) and target.dtype.is_float \
-            and float_literal_overflows(float(e.value), target.dtype):
+            and float_literal_overflows(float(e.value), target.dtype, e.text if isinstance(e, ast.FloatLit) else None):
         float_out_of_range(tcx, e, target.dtype)
     _settle_parts(tcx, e, target)
     if isinstance(e, ast.Binary) or (isinstance(e, ast.Unary) and not isinstance(e.operand, ast.IntLit)):

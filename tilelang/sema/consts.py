@@ -18,7 +18,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_div, float_rem, trunc_div, trunc_rem
+from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_div, float_rem, literal_float, trunc_div, trunc_rem
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
@@ -92,7 +92,8 @@ def const_value(tcx: CheckCx | After, e: ast.Expr, fx: Fx | None, depth: int = 0
     match e:
         case ast.FloatLit(value=v):
             dt = _float_type(tcx, e)
-            return convert_scalar(v, dt) if dt is not None else v  # `0.1f32` is f32's 0.1
+            # `0.1f32` is f32's 0.1, rounded once from the digits (`literal_float`)
+            return convert_scalar(literal_float(v, e.text, dt), dt) if dt is not None else v
         case ast.IntLit(value=v):
             dt = _float_type(tcx, e)
             # an integer literal a float context typed is that float: `const A: f32 = 1 / 3;` divides

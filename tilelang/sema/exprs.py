@@ -94,7 +94,7 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 return tcx.emit(tcx.err(T.INVALID_CAST, f"invalid suffix `{suf}` for a float literal",
                                         e.span)
                                 .with_help("float suffixes are `f16 bf16 f32 f64`"))
-            if math.isinf(v) or float_literal_overflows(v, dt):
+            if math.isinf(v) or float_literal_overflows(v, dt, e.text):
                 float_out_of_range(tcx, e, dt)
             return ScalarT(dt)
         case ast.BoolLit():

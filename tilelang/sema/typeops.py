@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, exact_midpoint_literal
 from tilelang.frozen import frozen
 from tilelang.sema.types import (
     Dim,
@@ -50,15 +50,20 @@ FLOAT_LIMITS: dict[DType, tuple[str, float]] = {
 }
 
 
-def float_literal_overflows(v: float, d: DType) -> bool:
+def float_literal_overflows(v: float, d: DType, text: str | None = None) -> bool:
     """Whether the finite number `v`, written as a literal of float type `d`,
     rounds to infinity there. A literal already infinite in Python
     (`1e999999`) is not counted: `sema/exprs.py` reports it once, where the
-    literal is typed, so the contexts that settle its type later do not."""
+    literal is typed, so the contexts that settle its type later do not.
+    Where `v` (parsed through f64) is the boundary itself, the literal's
+    `text` decides: 39 digits just under f32's boundary are f32::MAX (hrev22)."""
     if math.isinf(v):
         return False
     limit = FLOAT_LIMITS.get(d)
-    return limit is not None and abs(v) >= limit[1]
+    if limit is None:
+        return False
+    exact = exact_midpoint_literal(v, text, d) if text is not None and abs(v) == limit[1] else None
+    return abs(exact if exact is not None else v) >= limit[1]
 
 
 def elem_is_float(e: ElemT | None) -> bool:

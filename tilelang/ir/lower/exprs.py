@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.model import ICE
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, literal_float
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx, literal_dtype
 from tilelang.ir.lower.control import lower_block, lower_if_expr
@@ -50,7 +50,8 @@ def lower_expr(cx: LowerCx, e: ast.Expr) -> Any:
             return CVal(convert_const(v, dt) if dt else v, dt)
         case ast.FloatLit(value=v, suffix=s):
             dt = DType.parse(s) if s else cx.instance_literal_dtype(e)
-            return CVal(convert_const(float(v), dt) if dt else float(v), dt)  # `0.1f32` is f32's 0.1
+            # `0.1f32` is f32's 0.1, rounded once from the digits (`literal_float`)
+            return CVal(convert_const(literal_float(float(v), e.text, dt), dt) if dt else float(v), dt)
         case ast.BoolLit(value=v):
             return CVal(bool(v), BOOL)
         case ast.StrLit(value=v):

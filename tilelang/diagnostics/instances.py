@@ -28,12 +28,13 @@ def int_bounds(dt: DType) -> tuple[int, int]:
             else (0, (1 << dt.bits) - 1))
 
 
-def literal_misfits(value: Any, dt: DType) -> bool:
-    """Whether an untyped literal `value` cannot be a value of `dt`."""
+def literal_misfits(value: Any, dt: DType, text: str | None = None) -> bool:
+    """Whether an untyped literal `value` cannot be a value of `dt` (`text`:
+    a float literal's digits, which decide at the boundary of infinity)."""
     if isinstance(value, bool):
         return False
     if dt.is_float and isinstance(value, (int, float)):
-        return _rounds_to_infinity(value, dt)  # `x * 65536` with `T = f16`, as the concrete form's E0222
+        return _rounds_to_infinity(value, dt, text)  # `x * 65536` with `T = f16`, as the concrete form's E0222
     if isinstance(value, float):
         return True
     if dt is DType.BOOL:
@@ -44,9 +45,9 @@ def literal_misfits(value: Any, dt: DType) -> bool:
     return False
 
 
-def _rounds_to_infinity(value: int | float, dt: DType) -> bool:
+def _rounds_to_infinity(value: int | float, dt: DType, text: str | None = None) -> bool:
     try:
-        return float_literal_overflows(float(value), dt)
+        return float_literal_overflows(float(value), dt, text)
     except OverflowError:  # an integer literal past every float (`10 ** 400` written out)
         return True
 

@@ -88,12 +88,13 @@ def check_math(name: str, value: DType | None, typed: DType | None, node: Any, i
         check_builtin(name, typed, span, instance)
 
 
-def check_literal(value: Any, dt: DType | None, span: Span, negated: bool = False) -> None:
+def check_literal(value: Any, dt: DType | None, span: Span, negated: bool = False, text: str | None = None) -> None:
     """E0201 for an untyped literal that the instance's `dt` cannot hold
-    (`negated`: the literal is under a unary minus, and `-128` is an `i8`)."""
-    if dt is None or not literal_misfits(value, dt):
+    (`negated`: the literal is under a unary minus, and `-128` is an `i8`;
+    `text`: a float literal's digits)."""
+    if dt is None or not literal_misfits(value, dt, text):
         return
-    if negated and not literal_misfits(-value, dt):
+    if negated and not literal_misfits(-value, dt, text):
         return
     problem = literal_problem(-value if negated else value, dt, "function")
     if problem is None:
@@ -144,7 +145,7 @@ def check_float_operand(value: Any, dt: DType | None, node: Any) -> None:
         return
     span = node.span
     if type(node).__name__ == "FloatLit":
-        check_literal(node.value, dt, span)
+        check_literal(node.value, dt, span, text=node.text)
     message, label, help = float_value_problem(dt, "function")
     raise TileError(Diagnostic.error(MISMATCHED_DTYPES, message).primary(span, label).note(GENERIC_NOTE)
                     .with_help(help))

@@ -58,7 +58,8 @@ def literal(ev: Any, lit: ast.IntLit | ast.FloatLit, negated: bool = False) -> A
                 isinstance(lit, ast.FloatLit) or dt is DType.BOOL):
             return float(lit.value) if isinstance(lit, ast.FloatLit) else lit.value
         if dt is not None:
-            domains.check_literal(lit.value, dt, lit.span, negated)
+            domains.check_literal(lit.value, dt, lit.span, negated,
+                                  lit.text if isinstance(lit, ast.FloatLit) else None)
     dt = ev.scalar_dtype(lit) or (DType.parse(lit.suffix) if lit.suffix else None)
     if isinstance(lit, ast.FloatLit):
         return bi.to_scalar(literal_float(lit.value, lit.text, dt), dt) if dt is not None else float(lit.value)

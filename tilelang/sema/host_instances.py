@@ -659,6 +659,7 @@ def _literal_problem(program: Any, lit: ast.IntLit | ast.FloatLit, types: dict[s
     if in_cast and not dt.is_float and (isinstance(lit, ast.FloatLit) or dt is DType.BOOL):
         return None  # a float until the cast (`host_instances.literal`)
     value = lit.value
-    if not literal_misfits(value, dt) or (negated and not literal_misfits(-value, dt)):
+    text = lit.text if isinstance(lit, ast.FloatLit) else None
+    if not literal_misfits(value, dt, text) or (negated and not literal_misfits(-value, dt, text)):
         return None
     return literal_problem(-value if negated else value, dt, "function")

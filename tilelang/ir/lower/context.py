@@ -114,7 +114,8 @@ class LowerCx:
         if bound.is_float:
             # one that rounds to infinity there (`x * 65536` with `T = f16`) is E0201, as the concrete
             # form's E0222 and the host's instance (under a minus it rounds to -infinity alike)
-            if isinstance(lit, (ast.IntLit, ast.FloatLit)) and literal_misfits(lit.value, bound):
+            if isinstance(lit, (ast.IntLit, ast.FloatLit)) and literal_misfits(
+                    lit.value, bound, lit.text if isinstance(lit, ast.FloatLit) else None):
                 raise InstanceMismatch(lit.span, -lit.value if negated else lit.value, bound)
             return bound
         # an integer `T`: the literal is a `T` (`(!0) >> 9` with `T = u8` shifts a `u8` 255: E0227, as

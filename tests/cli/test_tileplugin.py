@@ -8,9 +8,15 @@ import os
 import textwrap
 from pathlib import Path
 
+import lark.exceptions  # noqa: F401 (see below)
 import pytest
 import tileplugin
 from tileplugin import Emitted, Expectation, SpecError, compare, parse_spec
+
+# `runpytest_inprocess` drops the modules its run first imported: had that run imported Lark (the parser
+# imports it on a syntax error only), the parser's cached Lark would raise the dropped copy's exceptions,
+# which the next `except UnexpectedInput()` (a fresh import) does not catch: an internal error in a later
+# test of the same worker (test_registry's E0001 example, found by hfix). Imported here, Lark stays.
 
 pytest_plugins = ["pytester"]
 

@@ -231,7 +231,7 @@ def _cache_cubin(ptx: str, arch: str, name: str) -> None:
     from tilelang.runtime.cuda import link_arch
 
     target = link_arch(ptx, arch)
-    key = cache_mod.make_key("cubin", ptx, target)
+    key = cache_mod.make_key("cubin", ptx, target, code=cache_mod.step_key(*cache_mod.CUBIN_STEP))
     cache = cache_mod.default_cache()
     if cache.get(key) is not None:
         return

@@ -99,11 +99,14 @@ def test_the_code_key_follows_the_code_not_its_place(tmp_path) -> None:  # type:
     assert len(code_key()) == 64 and code_key() != base
 
 
-def test_a_new_code_key_misses_every_cache(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_each_cached_step_misses_when_its_own_code_changes(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The PTX of a kernel compiled by one commit of the compiler is not what another commit under the same
-    version loads: with another `code_key` the same kernel compiles again (the disk entry of the old code
-    stays, unused), and the cubin and tuning record keys change too; the old key still finds its entry.
-    (Before: the key held `tilec_version()` alone, so a new commit loaded the old code's PTX.)"""
+    version loads when the LLVM -> PTX step's code differs: with another `step_key` of `PTX_STEP` the same
+    kernel compiles again (the old entry stays, unused), and another `CUBIN_STEP` changes the cubin key. A
+    commit elsewhere in the compiler (another `code_key`) keeps the PTX entry, whose key holds the LLVM text
+    the rest of the compiler made, and changes the tuning records' key (tuned timings follow the code).
+    (Before hdebt: the key held `tilec_version()` alone, so a new commit loaded the old code's PTX; after it,
+    every commit compiled every kernel again, ~2 minutes of a cold test run.)"""
     import tilelang.backend as backend
     from tilelang.backend import TensorFacts, compile_kernel
     from tilelang.ir.samples import vector_add
@@ -122,12 +125,33 @@ def test_a_new_code_key_misses_every_cache(tmp_path, monkeypatch) -> None:  # ty
     k = vector_add(256)
     facts = {n: TensorFacts(True, (True,)) for n in ("x", "y", "z")}
     old = compile_kernel(k, "sm_80", facts)
-    keys = (make_key("cubin", old.ptx, "sm_80"), record_key("k", 1))
+    cubin = lambda: make_key("cubin", old.ptx, "sm_80", code=cache.step_key(*cache.CUBIN_STEP))  # noqa: E731
+    keys = (cubin(), record_key("k", 1))
     cache._DEFAULT = None  # a new process: the disk level only
     assert compile_kernel(k, "sm_80", facts).key == old.key and len(compiled) == 1
-    monkeypatch.setattr(cache, "code_key", lambda: "another commit")
+    real_step = cache.step_key
+    monkeypatch.setattr(cache, "code_key", lambda: "another commit elsewhere")
+    cache._DEFAULT = None
+    assert compile_kernel(k, "sm_80", facts).key == old.key and len(compiled) == 1
+    assert cubin() == keys[0] and record_key("k", 1) != keys[1]
+    monkeypatch.setattr(cache, "step_key", lambda *m: "another PTX step" if m == cache.PTX_STEP else real_step(*m))
     cache._DEFAULT = None
     new = compile_kernel(k, "sm_80", facts)
     assert len(compiled) == 2 and new.key != old.key and new.ptx == old.ptx
-    assert make_key("cubin", old.ptx, "sm_80") != keys[0] and record_key("k", 1) != keys[1]
+    assert cubin() == keys[0]
+    monkeypatch.setattr(cache, "step_key", lambda *m: "another linker" if m == cache.CUBIN_STEP else real_step(*m))
+    assert cubin() != keys[0]
     assert CompileCache(tmp_path).get(old.key) == old.ptx.encode()
+
+
+def test_the_step_keys_name_files_that_exist() -> None:
+    """A step's files are read by path: a renamed module would give a key of its process alone (every run a
+    miss), so each named file must exist."""
+    from pathlib import Path
+
+    from tilelang.runtime import cache
+
+    root = Path(cache.__file__).resolve().parents[1]
+    for rel in (*cache.PTX_STEP, *cache.CUBIN_STEP):
+        assert (root / rel).is_file(), rel
+    assert cache.step_key(*cache.PTX_STEP) == cache.step_key(*cache.PTX_STEP) != cache.step_key(*cache.CUBIN_STEP)

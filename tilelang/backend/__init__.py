@@ -181,7 +181,7 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     ll, abi = emit_llvm_text(gk, gk.facts, tgt.pdl_mode, tgt.trace, tgt.tma_prefetch,
                              tgt.trace_mark if tgt.trace else "", tgt.l2_evict, tgt.ldg_early)
     level = ir_level(gk, tgt)  # part of the key: the same LLVM text gives other PTX at another level
-    key = cache_mod.make_key("ptx", tgt.key(), f"ir-O{level}", ll)
+    key = cache_mod.make_key("ptx", tgt.key(), f"ir-O{level}", ll, code=cache_mod.step_key(*cache_mod.PTX_STEP))
     cache = cache_mod.default_cache()
     from tilelang.backend import explain
 

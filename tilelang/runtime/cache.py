@@ -3,9 +3,14 @@
 A key is a SHA-256 over: the kernel's IR text, its specialisation facts
 (16-byte alignment of base pointers, divisibility of dims by 16, unit inner
 strides), the target arch and features, and the toolchain: llvmlite's version,
-the cache format, tilec's version and `code_key()`, a hash of the compiler's own
-code (a new commit installed under the same version misses every entry the old
-code wrote: its PTX, cubins and tuning records). Two levels: a dict in memory
+the cache format, tilec's version and a hash of the code that makes the entry
+from the key's other parts (a new commit installed under the same version
+misses every entry the old code wrote). PTX is a function of the LLVM text (in
+its key), the target, the level, llvmlite and `backend/target.py`, so its code
+part is `step_key` of that module (a commit elsewhere in the compiler keeps its
+PTX entries: a fresh tree's tests do not compile every kernel again); a cubin's
+is the linking modules'; a tuning record's is `code_key()`, the whole package
+(tuned timings depend on the generated code). Two levels: a dict in memory
 (per process) and a directory on disk (`$TILEC_CACHE_DIR`, default
 `~/.cache/tilec`).
 
@@ -61,6 +66,31 @@ def code_key() -> str:
     return tree_key(Path(__file__).resolve().parents[1])
 
 
+def step_key(*modules: str) -> str:
+    """The hash of the named `.py` files of the package (paths relative to `tilelang/`, e.g.
+    "backend/target.py"): the code of one step whose inputs the key's other parts hold. A missing file
+    gives a key of this process alone (as `tree_key`'s unreadable package does)."""
+    return _step_key(tuple(modules))
+
+
+@functools.cache
+def _step_key(modules: tuple[str, ...]) -> str:
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    try:
+        for rel in modules:
+            with open(root / rel, "rb") as f:
+                h.update(struct.pack("<Q", len(rel)) + rel.encode() + hashlib.sha256(f.read()).digest())
+    except OSError as e:
+        h.update(f"unreadable {e} {os.getpid()} {time.time()}".encode())
+    return h.hexdigest()
+
+
+# The code of each cached step beside its key's parts (`make_key(..., code=...)`).
+PTX_STEP = ("backend/target.py", "runtime/cache.py")
+CUBIN_STEP = ("runtime/cuda_module.py", "runtime/cuda_link.py", "runtime/cache.py")
+
+
 def tree_key(root: Path) -> str:
     """The hash of the `.py` files under `root` (their paths relative to it, sorted, and their bytes)."""
     h = hashlib.sha256()
@@ -93,10 +123,11 @@ def _llvmlite_version() -> str:
         return "?"
 
 
-def make_key(*parts: Any) -> str:
-    """A hex key over the parts plus the toolchain versions (order matters)."""
+def make_key(*parts: Any, code: str | None = None) -> str:
+    """A hex key over the parts plus the toolchain versions (order matters) and `code`, the hash of the
+    code that makes the entry from the parts (`step_key`; by default `code_key()`, the whole package)."""
     h = hashlib.sha256()
-    for p in (FORMAT_VERSION, tilec_version(), code_key(), _llvmlite_version(), *parts):
+    for p in (FORMAT_VERSION, tilec_version(), code_key() if code is None else code, _llvmlite_version(), *parts):
         data = p if isinstance(p, bytes) else (p if isinstance(p, str) else json.dumps(p, sort_keys=True, default=str)).encode()
         h.update(struct.pack("<Q", len(data)))
         h.update(data)

@@ -44,7 +44,7 @@ class Module:
         from tilelang.runtime import cache as cache_mod
 
         arch = link_arch(ptx, ctx.info.arch)
-        cubin_key = cache_mod.make_key("cubin", ptx, arch)
+        cubin_key = cache_mod.make_key("cubin", ptx, arch, code=cache_mod.step_key(*cache_mod.CUBIN_STEP))
         cache = cache_mod.default_cache()
         cubin = cache.get(cubin_key)
         if cubin is None and nvjitlink_keeps(ptx):

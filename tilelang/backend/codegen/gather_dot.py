@@ -51,6 +51,7 @@ from .shift_dot import (
     _lin,
     _nan_if_others,
     _through,
+    _vote_lines,
     band_of,
     defining_ops,
 )
@@ -359,19 +360,7 @@ def gather_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
         slow, total_of = _line_count(em, off, K)
     else:
         cnt, parts = _counts(em, off, other.shape, not left, lines, op.span)
-        totals: dict[str, str] = {}
-        for i, j in coords:
-            line = i if not left else j
-            if line not in totals:
-                total = em.smem_load(cnt, DType.I32, line)
-                for part in range(1, parts):  # a column's partial counts, one a slice of its rows
-                    more = em.smem_load(cnt, DType.I32, em.emit(f"add i32 {line}, {part * lines}"))
-                    total = em.emit(f"add i32 {total}, {more}")
-                totals[line] = total
-        mine = "false"
-        for total in totals.values():
-            mine = em.emit(f"or i1 {mine}, {em.emit(f'icmp ne i32 {total}, 0')}")
-        slow = em.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")
+        totals, slow = _vote_lines(em, cnt, parts, lines, coords, left)
 
         def total_of(i: str, j: str) -> str:
             return totals[i if not left else j]

@@ -264,22 +264,9 @@ def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
     # the band's elements of an output in k order: b band k = j + d (d up); a band k = i - d (d down)
     steps = sorted(diags, key=lambda dt: dt[0], reverse=left)
     coords = [ij for _, ij in em.out_coords(r)]
-    totals: dict[str, str] = {}  # the count of each line a thread's outputs read
-    for i, j in coords:
-        line = i if not left else j
-        if line not in totals:
-            total = em.smem_load(cnt, DType.I32, line)
-            for part in range(1, parts):  # a column's partial counts, one a slice of its rows
-                more = em.smem_load(cnt, DType.I32, em.emit(f"add i32 {line}, {part * lines}"))
-                total = em.emit(f"add i32 {total}, {more}")
-            totals[line] = total
     # Where no line of the warp's outputs holds an infinity or a NaN (the usual case), no output is NaN by a
     # product off its band: the band's FMAs alone, without counting the band's own (a warp-uniform branch)
-    mine = "false"
-    for total in totals.values():
-        mine = em.emit(f"or i1 {mine}, {em.emit(f'icmp ne i32 {total}, 0')}")
-    em.declare("declare i1 @llvm.nvvm.vote.any.sync(i32, i1)")
-    slow = em.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")
+    totals, slow = _vote_lines(em, cnt, parts, lines, coords, left)
     go_fast, go_slow, join = em.new_label("sdf"), em.new_label("sds"), em.new_label("sdj")
     em.cbr(slow, go_slow, go_fast)
     ends, outs = [], []
@@ -470,6 +457,26 @@ def _is_nonfinite(em: Any, x: str) -> str:
     """i1: `x` is an infinity or a NaN."""
     ax = em.fcall("fabs", "float", [x])
     return em.emit(f"fcmp ueq float {ax}, 0x7FF0000000000000")  # type: ignore[no-any-return]
+
+
+def _vote_lines(em: Any, cnt: Any, parts: int, lines: int, coords: list[tuple[str, str]],
+                left: bool) -> tuple[dict[str, str], str]:
+    """The count of non-finite elements of each line a thread's outputs read (`_counts`' `parts` partial
+    counts of a line summed), and the warp's vote: does any line of its outputs hold one (`vote.any`)?"""
+    totals: dict[str, str] = {}
+    for i, j in coords:
+        line = i if not left else j
+        if line not in totals:
+            total = em.smem_load(cnt, DType.I32, line)
+            for part in range(1, parts):  # a column's partial counts, one a slice of its rows
+                more = em.smem_load(cnt, DType.I32, em.emit(f"add i32 {line}, {part * lines}"))
+                total = em.emit(f"add i32 {total}, {more}")
+            totals[line] = total
+    mine = "false"
+    for total in totals.values():
+        mine = em.emit(f"or i1 {mine}, {em.emit(f'icmp ne i32 {total}, 0')}")
+    em.declare("declare i1 @llvm.nvvm.vote.any.sync(i32, i1)")
+    return totals, em.call("i1", "llvm.nvvm.vote.any.sync", f"i32 -1, i1 {mine}")
 
 
 def _counts(em: Any, off: int, shape: tuple[int, ...], rows: bool, lines: int, span: Any) -> tuple[int, int]:

@@ -41,7 +41,6 @@ fixed program checked against NumPy (round 21's checks of the program it was mea
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from test_user_programs21 import CHECKS
@@ -118,12 +117,9 @@ def test_a_constant_may_name_a_std_constant_by_its_path(tmp_path: Path) -> None:
     """d06's first refusal: `const C: f32 = std::math::PI;` was "depends on itself", and `std::math::PI` by its
     path was an `f32` where the imported `PI` is untyped (`let a: f64 = std::math::PI;` was E0203). Both now
     give f64's pi where an f64 is wanted, in kernels (checked in the simulator) as on the host."""
-    import io
-
     import numpy as np
 
-    import tilelang.run as run
-    from userprog import program_tensors, run_program
+    from userprog import run_program, simulated_program
 
     prog = tmp_path / "p.tile"
     prog.write_text("""const HALF_PI = std::math::PI / 2.0;
@@ -152,15 +148,7 @@ fn main() {
     np.testing.assert_array_equal(got["b"], (np.arange(4, dtype=np.float16) * np.float16(np.pi)))
     tau, a = np.float32(2 * np.float32(np.pi)), np.float32(2 * np.float32(1 + np.float32(np.e)))
     np.testing.assert_array_equal(got["c"], np.arange(4, dtype=np.float32) * tau + a)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
-    from llsim import sim_runtime_device
-
-    orig = run.make_device
-    try:
-        run.make_device = lambda choice, out: sim_runtime_device("sm_90a", lambda s: out.write(s + "\n"))
-        sim = program_tensors(run.execute(str(prog), "gpu", out=io.StringIO()))
-    finally:
-        run.make_device = orig
+    sim = simulated_program(prog)
     for k in "abc":
         np.testing.assert_array_equal(sim[k], got[k], err_msg=k)
 
@@ -286,12 +274,9 @@ def test_a_dimension_may_be_a_module_constant_by_its_path(tmp_path: Path) -> Non
     """`Tensor<f32, [lib::N]>` (a module constant of a `use`d file, by its path) was E0209 "array dimension is
     not a compile-time constant", help "use a literal, a `const`, .." (it is one); `[u8::MAX]` alike. Both are
     constants now, on the interpreter and in the simulator; a float constant's path is still refused."""
-    import io
-
     import numpy as np
 
-    import tilelang.run as run
-    from userprog import program_tensors, run_program
+    from userprog import run_program, simulated_program
 
     (tmp_path / "lib.tile").write_text("const N: i32 = 8;\nconst HALF = 0.5;\n")
     prog = tmp_path / "p.tile"
@@ -314,15 +299,7 @@ fn main() {
     assert out == "3 16\n"
     np.testing.assert_array_equal(got["z"], np.arange(16, dtype=np.float32) * 0.5)
     np.testing.assert_array_equal(got["w"], np.ones(510, np.uint8))
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))
-    from llsim import sim_runtime_device
-
-    orig = run.make_device
-    try:
-        run.make_device = lambda choice, out: sim_runtime_device("sm_90a", lambda s: out.write(s + "\n"))
-        sim = program_tensors(run.execute(str(prog), "gpu", out=io.StringIO()))
-    finally:
-        run.make_device = orig
+    sim = simulated_program(prog)
     for k in "zw":
         np.testing.assert_array_equal(sim[k], got[k], err_msg=k)
     errs = _errors("kernel fn k(z: &mut Tensor<f32, [std::math::PI]>) {\n    z.store(zeros::<f32>([4]));\n}\n"

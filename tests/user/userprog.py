@@ -38,6 +38,23 @@ def run_program(prog: str | Path) -> tuple[dict[str, np.ndarray], str]:
     return program_tensors(ex), out.getvalue()
 
 
+def simulated_program(prog: str | Path, arch: str = "sm_90a") -> dict[str, np.ndarray]:
+    """The program's tensors with its launches run by llsim (the NVPTX simulator) for `arch` in place of a
+    GPU: `prog` a name in programs/ or a path."""
+    backend = str(Path(__file__).resolve().parents[1] / "backend")
+    if backend not in sys.path:
+        sys.path.insert(0, backend)
+    from llsim import sim_runtime_device
+
+    orig = run.make_device
+    try:
+        run.make_device = lambda choice, out: sim_runtime_device(arch, lambda s: out.write(s + "\n"))
+        ex = run.execute(str(prog if isinstance(prog, Path) else DIR / f"{prog}.tile"), "gpu", out=io.StringIO())
+        return program_tensors(ex)
+    finally:
+        run.make_device = orig
+
+
 def assert_same_tensors(got: dict[str, np.ndarray], want: dict[str, np.ndarray], tol: float) -> None:
     """Integers and bools exactly, floats within `tol` (NaN where NaN)."""
     for k, w in want.items():

@@ -58,8 +58,8 @@ def tilec_version() -> str:
 @functools.cache
 def code_key() -> str:
     """A hash of the compiler's code: every `.py` file of the `tilelang` package, by its path inside the
-    package and its bytes (~9 ms once a process for ~300 files, 3.9 MB; the toolchain prewarm computes it
-    in the background, `cuda_link.FIRST_LAUNCH_MODULES`). Not the grammar or the standard library: what
+    package and its bytes (~9 ms once a process for ~300 files, 3.9 MB; only the tuner's records pay it).
+    Not the grammar or the standard library: what
     they decide reaches the LLVM text, which the PTX key holds. The same code at another place (a second
     checkout, a wheel's copy) gives the same key, so they share the cache; an unreadable package gives a
     key of its own, never a shared one."""
@@ -89,6 +89,13 @@ def _step_key(modules: tuple[str, ...]) -> str:
 # The code of each cached step beside its key's parts (`make_key(..., code=...)`).
 PTX_STEP = ("backend/target.py", "runtime/cache.py")
 CUBIN_STEP = ("runtime/cuda_module.py", "runtime/cuda_link.py", "runtime/cache.py")
+
+
+def hash_step_code() -> None:
+    """Hash the PTX and cubin steps' code now (the toolchain prewarm, `cuda_link.FIRST_LAUNCH_MODULES`), so a
+    first launch reads no file for its keys."""
+    step_key(*PTX_STEP)
+    step_key(*CUBIN_STEP)
 
 
 def tree_key(root: Path) -> str:

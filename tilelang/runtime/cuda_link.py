@@ -97,7 +97,7 @@ FIRST_LAUNCH_MODULES = (
     "tilelang.backend.gpu.passes",
     "tilelang.backend.llvm",
     "tilelang.runtime.cuda",
-    "tilelang.runtime.cache:code_key",
+    "tilelang.runtime.cache:hash_step_code",
     "tilelang.api.fastpath:_guard_class",
 )
 

@@ -1,0 +1,141 @@
+"""Round 22 of the independent user's programs (huser22, 2026-12-07): kernels in domains rounds 1-21 did not
+take, written from BRIEF.md, README.md and docs/reference.md alone.
+
+PROGRAM_NOTES
+
+Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
+sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
+"""
+
+from __future__ import annotations
+
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
+
+from userprog import program_suite
+
+Tensors = dict[str, np.ndarray]
+
+
+def _f(t: Tensors, *names: str) -> tuple[np.ndarray, ...]:
+    return tuple(t[k].astype(np.float64) for k in names)
+
+
+def _e01(t: Tensors, out: str) -> None:
+    data, x = _f(t, "data", "x")
+    offs = t["offs"]
+    n = len(x)
+    a = np.zeros((n, n))
+    for d, off in enumerate(offs):
+        for i in range(n):
+            if 0 <= i + off < n:
+                a[i, i + off] = data[d, i]
+    np.testing.assert_allclose(t["y"], a @ x, rtol=1e-5, atol=1e-5)
+    assert list(offs) == [-3, -1, 0, 2, 5] and out == "Tensor<i32, [5]> [-3, -1,  0,  2,  5] [203]\n"
+
+
+def _e02(t: Tensors, out: str) -> None:
+    speed = t["speed"].astype(np.float32)
+    dx = np.float32(1.0 / 99.0)
+    dt = np.float32(0.9) * dx / speed.max()
+    r2 = (speed * speed * (dt * dt / (dx * dx))).astype(np.float64)
+    xs = np.arange(100) * float(dx)
+    cur = np.repeat(np.exp((xs - 0.3) ** 2 * -200.0)[None] * 0.01, 12, 0)
+    prev = cur.copy()
+    steps = int(np.ceil(0.25 / float(dt)))
+    for _ in range(steps):
+        lap = np.zeros_like(cur)
+        lap[:, 1:-1] = cur[:, :-2] + cur[:, 2:] - 2 * cur[:, 1:-1]
+        nxt = 2 * cur - prev + lap * r2[:, None]
+        nxt[:, 0] = nxt[:, -1] = 0
+        prev, cur = cur, nxt
+    np.testing.assert_allclose(t["cur"], cur, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(t["prev"], prev, rtol=1e-4, atol=1e-6)
+    moved = np.abs(cur - cur[:, ::-1]).max()   # the bump split and travelled (not the start)
+    assert moved > 1e-3 and out == f"{steps} {str(dt)} true\n"
+
+
+def _e03(t: Tensors, out: str) -> None:
+    x, w, dy = _f(t, "x", "w", "dy")
+    assert t["x"].dtype == t["w"].dtype == np.float32   # (bf16 tensors read back as float32)
+    np.testing.assert_allclose(t["dx"], dy @ w.T, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["dw"], x.T @ dy, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["db"], np.repeat(dy.sum(0)[None], 3, 0), rtol=1e-4, atol=1e-4)
+    assert out == "[77, 48] [48, 40] [3, 40]\n"
+
+
+def _murmur_fmix(h: np.ndarray) -> np.ndarray:
+    h = h.astype(np.uint32)
+    with np.errstate(over="ignore"):
+        h ^= h >> np.uint32(16)
+        h *= np.uint32(0x85EBCA6B)
+        h ^= h >> np.uint32(13)
+        h *= np.uint32(0xC2B2AE35)
+        h ^= h >> np.uint32(16)
+    return h
+
+
+def _e04(t: Tensors, out: str) -> None:
+    msg, ln = t["msg"], t["len"][:, 0]
+    want = np.array([zlib.crc32(msg[i, :ln[i]].tobytes()) for i in range(len(ln))], np.uint32)
+    assert t["crc"].dtype == np.uint32
+    np.testing.assert_array_equal(t["crc"][:, 0], want)
+    np.testing.assert_array_equal(t["b"], (_murmur_fmix(want) % 8).astype(np.int32))
+    assert len(set(t["b"])) == 8 and msg.max() > 250 and out == "0 96 true\n"
+
+
+def _e05(t: Tensors, out: str) -> None:
+    z = t["z"].astype(np.float64)
+    dt, q, r = 0.1, 0.01, 0.04
+    x, v, p00, p01, p11 = z[0], np.zeros(40), np.full(40, r), np.zeros(40), np.full(40, 100.0)
+    pos = [x]
+    for s in range(1, 50):
+        xp = x + v * dt
+        a00, a01, a11 = p00 + (2 * p01 + p11 * dt) * dt + q, p01 + p11 * dt, p11 + q
+        seen = ~np.isnan(z[s])
+        k0, k1 = np.where(seen, a00 / (a00 + r), 0), np.where(seen, a01 / (a00 + r), 0)
+        innov = np.where(seen, z[s] - xp, 0)
+        x, v, p00, p01, p11 = xp + k0 * innov, v + k1 * innov, a00 - k0 * a00, a01 - k0 * a01, a11 - k1 * a01
+        pos.append(x)
+    np.testing.assert_allclose(t["pos"], np.array(pos), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["last"], [v, p11], rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(v, t["v0"][0], atol=1.0)   # the filter found each track's speed
+    assert not np.isnan(t["pos"]).any() and out == "[50, 40] true\n"
+
+
+def _bs(s: np.ndarray, k: np.ndarray, t: np.ndarray, r: float, v: float) -> tuple[np.ndarray, ...]:
+    from scipy.special import ndtr
+
+    d1 = (np.log(s / k) + (v * v / 2 + r) * t) / (v * np.sqrt(t))
+    call = s * ndtr(d1) - k * np.exp(-r * t) * ndtr(d1 - v * np.sqrt(t))
+    return call, call - s + k * np.exp(-r * t), ndtr(d1)
+
+
+def _e06(t: Tensors, out: str) -> None:
+    opt = t["opt64"]
+    assert t["out64"].dtype == np.float64 and t["out32"].dtype == np.float32
+    want = np.array(_bs(*opt, 0.03, 0.25))
+    np.testing.assert_allclose(t["out64"], want, rtol=1e-12, atol=1e-12)   # f64 through: no f32 constant
+    np.testing.assert_allclose(t["out32"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(t["opt32"], opt.astype(np.float32))
+    assert want[0].min() < 0.5 < 20 < want[0].max() and out == "true true true\n"
+
+
+CHECKS = {"e01_banded_dia_matvec": _e01, "e02_wave_three_buffers_moved": _e02, "e03_linear_backward_bf16": _e03,
+          "e04_crc32_messages": _e04, "e05_kalman_tracks_tuple_scan": _e05,
+          "e06_black_scholes_generic": _e06}
+
+HEAVY: list[str] = []
+
+SIM_TOL: dict[str, float] = {}
+
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    "e*.tile", CHECKS, [(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")], sim_tol=SIM_TOL,
+    ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")], heavy=HEAVY)

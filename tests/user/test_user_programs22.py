@@ -127,9 +127,48 @@ def _e06(t: Tensors, out: str) -> None:
     assert want[0].min() < 0.5 < 20 < want[0].max() and out == "true true true\n"
 
 
+def _saturate(x: np.ndarray, scale: object, lo: object, hi: object) -> tuple[np.ndarray, ...]:
+    s = x * scale                      # in x's own type (f16 rounds here, as the kernel's `T` does)
+    z = np.minimum(np.maximum(s, lo), hi)
+    return z, z.max(1, keepdims=True), ((s < lo).astype(np.int32) + (s > hi)).sum(1, keepdims=True)
+
+
+def _e07(t: Tensors, out: str) -> None:
+    x = t["x"]
+    h = np.float16
+    for (y, top, n), (z, ztop, zn) in (
+            ((t["yh"], t["toph"], t["nh"]), _saturate(x.astype(h), h(1.5), h(-2.0), h(2.5))),
+            ((t["yf"], t["topf"], t["nf"]), _saturate(x, np.float32(1.5), -2.0, 2.5)),
+            ((t["yi"], t["topi"], t["ni"]), _saturate((x * 40).astype(np.int32), 3, -200, 250))):
+        assert y.dtype == z.dtype and top.dtype == z.dtype and n.dtype == np.int32
+        np.testing.assert_array_equal(y, z)
+        np.testing.assert_array_equal(top, ztop)
+        np.testing.assert_array_equal(n, zn)
+    # bf16 (read back as float32): x rounded to bf16, times 1.5 rounded to bf16, clamped
+    xb = t["xb"].astype(np.float64)
+    sb = (xb * 1.5).astype(np.float32)
+    bits = sb.view(np.uint32)
+    sb = ((bits + np.uint32(0x7FFF) + ((bits >> 16) & 1)) & np.uint32(0xFFFF0000)).view(np.float32)
+    np.testing.assert_array_equal(t["yb"], np.clip(sb, -2.0, 2.5))
+    np.testing.assert_array_equal(t["nb"], ((sb < -2.0).astype(np.int32) + (sb > 2.5)).sum(1, keepdims=True))
+    assert 0 < t["ni"].sum() < 37 * 24 and out == "2.5 -2.0 2.5 250 true true [37, 24]\n"
+
+
+def _e08(t: Tensors, out: str) -> None:
+    (x,) = _f(t, "x")
+    mu, var = x.mean(1, keepdims=True), x.var(1, keepdims=True)
+    np.testing.assert_allclose(t["y"], (x - mu) / np.sqrt(var + 1e-5), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["m"], 0, atol=1e-5)
+    np.testing.assert_allclose(t["v"], var / (var + 1e-5), rtol=1e-5)
+    np.testing.assert_allclose(t["m2"], t["m"], atol=1e-6)
+    np.testing.assert_allclose(t["v2"], t["v"], rtol=1e-6)
+    assert t["m"].shape == (45, 1) and out == "true true true 8\n"
+
+
 CHECKS = {"e01_banded_dia_matvec": _e01, "e02_wave_three_buffers_moved": _e02, "e03_linear_backward_bf16": _e03,
           "e04_crc32_messages": _e04, "e05_kalman_tracks_tuple_scan": _e05,
-          "e06_black_scholes_generic": _e06}
+          "e06_black_scholes_generic": _e06, "e07_generic_saturate_four_types": _e07,
+          "e08_host_modules": _e08}
 
 HEAVY: list[str] = []
 

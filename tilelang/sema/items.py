@@ -210,7 +210,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         shown = "::".join(mod_segs or segs)
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{shown}`", mod_span,
                     "no such module")
-        tcx.emit(unresolved_module_help(tcx, d, mod_segs or segs, segs))
+        tcx.emit(unresolved_module_help(tcx, d, mod_segs or segs, segs, mod.path))
         return
     target = load_module(tcx, "::".join(mod_segs), path, mod_span)
     if target is None:
@@ -251,7 +251,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
 
 
 def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
-                           path: list[str]) -> Diagnostic:
+                           path: list[str], importer: str = "") -> Diagnostic:
     """The help of E0109 for a module `mod_segs` that does not exist (in a
     `use` or a path `path`): what exists instead, never "import it first"
     (a `use` of a missing module fails the same way)."""
@@ -280,9 +280,23 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
             return d.with_help(f"a module with a similar name exists: `{guess}`")
         return d.with_help("the standard library's modules are " + ", ".join(
             f"`{m}`" for m in tcx.loader.std_modules()))
+    if mod_segs[0] in ("crate", "self", "super") and len(path) > 1:
+        return d.with_help(_rust_prefix_help(mod_segs[0], path[1:], importer))
     file = "/".join(mod_segs) + ".tile"
     return (d.note(f"a module is a `.tile` file: there is no `{file}` next to this file")
             .with_help("bring a file's items into scope with `use \"path/to/file.tile\";`"))
+
+
+def _rust_prefix_help(prefix: str, rest: list[str], importer: str) -> str:
+    """Rust's `use crate::lib::f;` (`self::`, `super::`: a sibling module in Rust's layout of files): Tile's
+    module paths are files relative to the importing file, with no prefix (round 22: the help was "bring a
+    file's items into scope with `use "path/to/file.tile";`")."""
+    head = f"Tile's module paths name `.tile` files relative to the importing file, with no `{prefix}::` prefix"
+    shown = "::".join(rest)
+    for n in range(len(rest), 0, -1):
+        if is_file(ModuleLoader.user_module_path(importer, segments=rest[:n])):
+            return f"{head}: `{prefix}::{shown}` is `{shown}` (`{'/'.join(rest[:n])}.tile` beside this file)"
+    return f"{head}: `{shown}` names `{'/'.join(rest[:-1] or rest)}.tile` beside this file"
 
 
 def _constructor_help(prefix: str, name: str) -> str:

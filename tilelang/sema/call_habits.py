@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, values_help
 from tilelang.intrinsics.math_habits import MATH_HABITS, scalar_method_habit
@@ -17,7 +18,7 @@ from tilelang.sema.context import CheckCx
 from tilelang.sema.program import FnInfo
 from tilelang.sema.ruleargs import listed_axes
 from tilelang.sema.split_habits import flip_1d_help as _flip_help
-from tilelang.sema.types import ShapeT, TensorT, TileT
+from tilelang.sema.types import ShapeT, TensorT, TileT, Type
 from tilelang.syntax import ast
 
 # std::nn's row-wise functions, which take a `[M, N]` tile and normalise along axis 1
@@ -334,3 +335,22 @@ def operand(x: str) -> str:
         if depth == 0 and ch in " +-*/%<>=!&|^":
             return f"({x})"
     return x
+
+
+def int_pow_error(tcx: CheckCx, exprs: list[ast.Expr], ty: Type, dt: DType) -> Type:
+    """E0204 for `pow` of an integer base `exprs[0]` (of type `ty`), with `int_pow_help`."""
+    return tcx.emit(tcx.err(T.INVALID_OPERAND, "`pow` needs floating-point elements", exprs[0].span,
+                            f"this is `{ty}`").with_help(int_pow_help(tcx, exprs[0], exprs[1], dt)))
+
+
+def int_pow_help(tcx: CheckCx, base: ast.Expr, exp: ast.Expr, dt: DType) -> str:
+    """`t.pow(2)` of an integer tile (Rust's `i32::pow`; round 22): E0201's help cast the literal, `2 as i32`, and
+    that led to E0204, whose help cast both to `f32`, a float result stored into the integer tile. Tile's `pow` is
+    a float power: a small literal power is repeated `*`, any other goes through f64 and back."""
+    x = tcx.cast_snippet(base) or "x"
+    if isinstance(exp, ast.IntLit) and 2 <= exp.value <= 4:
+        return f"Tile's `pow` is a float power: the integer power `{x}` to the {exp.value} is `" + \
+            " * ".join([x] * exp.value) + "` (wrapping, as integer arithmetic does)"
+    n = tcx.cast_snippet(exp) or "n"
+    return (f"Tile's `pow` is a float power: an integer power is repeated `*` (a loop of `p = p * {x}`), or "
+            f"`pow({x} as f64, {n} as f64) as {dt}`, exact while the power stays below 2^53")

@@ -22,7 +22,7 @@ from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DTYPE_NAMES, DType, convert_scalar
 from tilelang.intrinsics.constants import MATH_CONSTANTS
 from tilelang.intrinsics.habits import FOREIGN_MODULES
-from tilelang.intrinsics.math_habits import RUST_TYPE_FUNCTIONS
+from tilelang.intrinsics.math_habits import RUST_SCALAR_METHODS, RUST_TYPE_FUNCTIONS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.limits import MAX_RANK
 from tilelang.sema.coerce import coerce, mismatch, settle
@@ -271,6 +271,14 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
             .with_help(f"Tile's built-ins take no type prefix: `{mod_segs[0]}::{path[1]}(..)` is `{fn}(..)`"
                        + (f" (the {'larger' if fn == 'maximum' else 'smaller'} of two values)"
                           if fn in ("maximum", "minimum") else ""))
+    if len(mod_segs) == 1 and DType.parse(mod_segs[0]) is not None and len(path) == 2 \
+            and path[1] in RUST_SCALAR_METHODS:
+        # Rust's `u32::wrapping_mul(a, b)` (round 22: "bring a file's items into scope with `use`")
+        names = RUST_SCALAR_METHODS[path[1]][1]
+        habit = scalar_method_habit(path[1], list("bcd"[:len(names)])) or ""
+        return d.note(f"`{mod_segs[0]}` is a type: `{mod_segs[0]}::NAME` names its constants (`{mod_segs[0]}::MAX`)") \
+            .with_help(f"Tile has no `{mod_segs[0]}::{path[1]}`; for `{mod_segs[0]}::{path[1]}"
+                       f"({', '.join(['a', *'bcd'[:len(names)]])})`: " + habit.format(x="a"))
     if len(mod_segs) == 1 and len(path) == 2 and mod_segs[0] in ("Tensor", "Tile", *FOREIGN_MODULES):
         return d.with_help(_constructor_help(mod_segs[0], path[1]))
     if mod_segs[0] == "std":

@@ -20,7 +20,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DTYPE_NAMES, DType, convert_scalar
-from tilelang.intrinsics.constants import MATH_CONSTANTS
+from tilelang.intrinsics.constants import MATH_CONSTANTS, RUST_DERIVED_CONSTANTS
 from tilelang.intrinsics.habits import FOREIGN_MODULES
 from tilelang.intrinsics.math_habits import RUST_SCALAR_METHODS, RUST_TYPE_FUNCTIONS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS
@@ -262,6 +262,11 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
         if item in MATH_CONSTANTS:
             return d.with_help(f"Tile's `{item}` is `std::math::{item}` (untyped: it takes the "
                                f"float type it meets), or `use std::math::{item};`")
+        if item in RUST_DERIVED_CONSTANTS:
+            expr, value = RUST_DERIVED_CONSTANTS[item]
+            spelt = f"`{expr}` of `std::math`'s constants (`use std::math::*;`), or the literal `{value!r}`" \
+                if expr else f"the literal `{value!r}`"
+            return d.with_help(f"`std::math` has no `{item}`: write {spelt}, as a `const {item} = ..;` of your own")
         return d.with_help("Tile's mathematical constants are in `std::math`: "
                            + ", ".join(f"`{c}`" for c in MATH_CONSTANTS))
     fn = RUST_TYPE_FUNCTIONS.get(path[-1], path[-1])
@@ -281,6 +286,10 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
                        f"({', '.join(['a', *'bcd'[:len(names)]])})`: " + habit.format(x="a"))
     if len(mod_segs) == 1 and len(path) == 2 and mod_segs[0] in ("Tensor", "Tile", *FOREIGN_MODULES):
         return d.with_help(_constructor_help(mod_segs[0], path[1]))
+    if mod_segs[:2] == ["std", "mem"]:
+        # Rust's `std::mem::swap(&mut a, &mut b)` (round 22: "a similar name exists: `std::llm`")
+        return d.with_help("Tile has no `std::mem`: tensors move, so two swap by moves, `let t = a; a = b; b = t;` "
+                           "(`mem::replace(&mut a, b)` is `let old = a; a = b;`)")
     if mod_segs[0] == "std":
         shown = "::".join(mod_segs)
         guess = suggest(shown, tcx.loader.std_modules())

@@ -249,6 +249,11 @@ METHOD_HABITS = {
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes)",
     "sort": _SORT, "argsort": _SORT, "topk": _SORT,
+    # round 22: Rust's iterators (`x.iter().sum()` was "a similar name: `item`")
+    **dict.fromkeys(("iter", "into_iter", "iter_mut"), "tensors and tiles have no iterators: they are reduced whole "
+                    "(`{x}.sum()`, `{x}.max()`, `{x}.min()`, `{x}.prod()`) and mapped element-wise (`{x} * 2.0`, "
+                    "`exp({x})`); `{x}[i]` is an element or row on the host"),
+    "to_vec": "`{x}` is a value already: `{x}.clone()` copies it, `{x}[i]` reads an element or row on the host",
     **dict.fromkeys(("slice", "narrow"), "`{x}[a..b]` is rows a..b on the host (a kernel loads them by `partition`)"),
     # round 13: Rust's Euclidean division (Python's floor forms for a positive divisor), PyTorch's masked_fill
     "rem_euclid": "`where({x} % b < 0, {x} % b + abs(b), {x} % b)` is `rem_euclid(b)`, never negative (Tile's "

@@ -349,6 +349,12 @@ class ErrorReporter:
         prev_end = self._prev_end(start)
         last: Any = stack[-1] if stack else None
 
+        if str(tok) == ".." and {"MUT", "NAME"} <= expected:
+            # Rust's rest pattern, `let (x, ..) = s;` (round 22: "write `)`, `(`, identifier, `_` or `mut` here")
+            return (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected a pattern, found {found}")
+                    .primary(here, "Tile's patterns have no `..`")
+                    .with_help("name each element of the tuple, `_` for each one you skip: `let (x, _, _) = s;` "
+                               "for three"))
         # `kernel add(...)`
         if isinstance(last, Token) and last.type == "KERNEL" and expected <= {"FN"}:
             return (Diagnostic.error(codes.KERNEL_WITHOUT_FN,

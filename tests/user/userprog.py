@@ -210,7 +210,8 @@ ARCH_SPECIFIC_PTX = {"u13_generic", "p02_mixed_precision", "p09_std_attention", 
                      "w02_std_attention_shapes", "k02_half_bf16_edges", "b08_bf16_mlp_epilogues",
                      "o01_fused_mlp_gelu", "o12_swiglu_bf16", "a02_scaled_mm_rowwise_bf16",
                      "a12_alibi_softcap_attention",
-                     "y06_bf16_round_by_bits"}  # (its bf16 code differs per arch: seen at landing L3)
+                     "y06_bf16_round_by_bits",  # (its bf16 code differs per arch: seen at landing L3)
+                     "e07_generic_saturate_four_types"}  # (its bf16 instance, round 22)
 
 
 def _ptx_texts(out: Path, arch: str) -> list[str]:
@@ -221,7 +222,7 @@ def _ptx_texts(out: Path, arch: str) -> list[str]:
 def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable[tuple[str, str]],
                   sim_tol: Mapping[str, float] | None = None, ptx: Iterable[tuple[str, str]] = (),
                   ptx_refused: Mapping[tuple[str, str], str] | None = None,
-                  heavy: Iterable[str] = ()) -> tuple[Callable[..., None], ...]:
+                  heavy: Iterable[str] = (), heavy_ptx: Iterable[str] = ()) -> tuple[Callable[..., None], ...]:
     """The four tests of a table of programs (`DIR/pattern`, one NumPy check
     each), for a module to bind to its own names:
 
@@ -236,7 +237,8 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
       in `ptx_refused`, is refused with that text (a cluster on sm_80); where
       a program is on both archs, its sm_90a test checks whether its sm_80
       PTX is the same text (`ARCH_SPECIFIC_PTX`: not), and the sm_80 ptxas
-      run of one that is is `heavy`."""
+      run of one that is is `heavy`, as are both runs of the programs of
+      `heavy_ptx` (a module's default cost: ~3 s of emission a program)."""
     from llsim import sim_runtime_device  # tests/backend, on the path of the modules that use this
 
     tol = dict(sim_tol or {})
@@ -275,10 +277,12 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
 
     ptx = list(ptx)
     twins = {n for n, a in ptx if a == "sm_80" and (n, "sm_90a") in ptx}
+    slow_ptx = set(heavy_ptx)
 
     @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
     @pytest.mark.parametrize(("name", "arch"), [
-        pytest.param(n, a, marks=pytest.mark.heavy) if a == "sm_80" and n in twins - ARCH_SPECIFIC_PTX else (n, a)
+        pytest.param(n, a, marks=pytest.mark.heavy)
+        if n in slow_ptx or a == "sm_80" and n in twins - ARCH_SPECIFIC_PTX else (n, a)
         for n, a in ptx])
     def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
         for a in ("sm_80", "sm_90a"):

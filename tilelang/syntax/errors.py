@@ -350,6 +350,12 @@ class ErrorReporter:
         prev_end = self._prev_end(start)
         last: Any = stack[-1] if stack else None
 
+        if str(tok) == ".." and {"MUT", "NAME"} <= expected:
+            # Rust's rest pattern, `let (x, ..) = s;` (round 22: "write `)`, `(`, identifier, `_` or `mut` here")
+            return (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected a pattern, found {found}")
+                    .primary(here, "Tile's patterns have no `..`")
+                    .with_help("name each element of the tuple, `_` for each one you skip: `let (x, _, _) = s;` "
+                               "for three"))
         # `kernel add(...)`
         if is_lark(last, "Token") and last.type == "KERNEL" and expected <= {"FN"}:
             return (Diagnostic.error(codes.KERNEL_WITHOUT_FN,
@@ -468,6 +474,13 @@ class ErrorReporter:
             if tok.type == "NAME" and str(tok) == "pub":
                 # Rust habit: Tile has no visibility; `use` sees every item.
                 d = d.with_help("remove `pub`: every item of a file can be imported with `use`")
+            elif tok.type == "NAME" and str(tok) == "mod" and (m := _MOD_DECL.match(self.code, start)):
+                # Rust's `mod lib;` (round 22: "statements belong inside the body of a `fn`")
+                d = d.with_help(f"remove `{m.group(0)}`: Tile has no `mod` declarations, a file `{m.group(1)}.tile` "
+                                f"beside this one is a module already: `use {m.group(1)}::*;` imports its items")
+            elif tok.type == "NAME" and str(tok) == "mod" and (m := _MOD_BLOCK.match(self.code, start)):
+                d = d.with_help(f"Tile has no inline modules: put these items in a file `{m.group(1)}.tile` beside "
+                                f"this one (or at the top level here), and `use {m.group(1)}::*;` imports them")
             elif tok.type == "NAME" and str(tok) in _FOREIGN_ITEMS:
                 d = d.with_help(_FOREIGN_ITEMS[str(tok)])
             elif tok.type in ("LET", "FOR", "WHILE", "IF", "RETURN", "NAME"):
@@ -729,6 +742,9 @@ _DECORATOR_HELP = ("Tile has no decorators: a kernel is declared `kernel fn name
                    "its options are attributes before it (`#[hints(num_warps = 4)]`)")
 _KERNEL_DECL = "a kernel is `kernel fn name<const B: i32>(z: &mut Tensor<f32, [B]>, ..) { .. }`"
 # the first word of another language's item (Python's `def`, CUDA's `__global__`), where an item goes
+_MOD_DECL = re.compile(r"mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;")
+_MOD_BLOCK = re.compile(r"mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
+
 _FOREIGN_ITEMS = {
     "def": "a function is `fn name(a: f32) -> f32 { .. }`; " + _KERNEL_DECL,
     "__global__": "CUDA's `__global__` function: " + _KERNEL_DECL,

@@ -165,11 +165,14 @@ class HopperOps:
         for i in range(op.result.shape[0]):
             p = self.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {op.offset + 8 * i}")  # type: ignore[attr-defined]
             self.stmt(f"call void @llvm.nvvm.mbarrier.init.shared(ptr addrspace(3) {p}, i32 {op.count})")  # type: ignore[attr-defined]
-        # make the initialised barriers visible to the async proxy (TMA)
-        self.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
+        # make the initialised barriers visible to the async proxy (TMA); an unfenced group's (`smem_alloc.one_init`)
+        # by the next group's fence, which thread 0 makes after its own initialisations too
+        if op.fenced:
+            self.stmt("call void @llvm.nvvm.fence.proxy.async.shared_cta()")  # type: ignore[attr-defined]
         self.br(done)  # type: ignore[attr-defined]
         self.label(done)  # type: ignore[attr-defined]
-        self.barrier()  # type: ignore[attr-defined]
+        if op.fenced:
+            self.barrier()  # type: ignore[attr-defined]
 
     def barrier_wait(self, op: g.BarrierWait) -> None:
         p = self.smem_at(op.bar, op.stage)

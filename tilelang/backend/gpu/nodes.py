@@ -102,12 +102,15 @@ class SmemAlloc:
 @frozen
 class BarrierAlloc:
     """`result.shape[0]` mbarriers, each initialised (by thread 0, fenced for the
-    async proxy, then a CTA barrier) to expect `count` arrivals per phase."""
+    async proxy, then a CTA barrier) to expect `count` arrivals per phase;
+    `fenced` False: the fence and barrier are the next `BarrierAlloc`'s
+    (`smem_alloc.one_init`, `TILEC_MBAR_ONE_INIT`)."""
 
     result: ir.Value
     count: int
     offset: int = -1
     span: Span = DUMMY_SPAN
+    fenced: bool = True
 
 
 @frozen

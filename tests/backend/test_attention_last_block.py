@@ -1,0 +1,167 @@
+"""The Hopper attention pipeline with a `last_block` epilogue (`TILEC_ATTN_LAST_BLOCK=1`, hattn7, issue 15):
+the consumers run `if last_block(axis) { .. }` after each tile's stores, each tile once (single tiles), in
+their accumulator layout. The kernel: attention_variants' `decode_fused_tc`, the tensor-core decode split
+with its merge folded in, in llsim against the interpreter and NumPy (the simulator also checks every group
+counter is 0 again at the launch's end)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from ptxas_report import assemble
+
+import tilelang
+from tilelang.backend import emit_ptx, lower_gpu
+from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu.printer import print_gpu_kernel
+from tilelang.backend.llvm import emit_llvm_text
+from tilelang.dtypes import DType
+from tilelang.ir.lower import lower_kernel
+from tilelang.runtime.launch import ArgFact
+
+ROOT = Path(__file__).resolve().parents[2]
+G = 4
+
+
+def _variants():  # type: ignore[no-untyped-def]
+    return tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
+
+
+def _params(bhkv: int, smax: int, splits: int, d: int, dt: str = "f16") -> list:
+    t, f32 = DType.parse(dt), DType.F32
+    return [("o_part", f32, (bhkv, G, splits * d), (1, 64, d)), ("lse_part", f32, (bhkv, G, splits), (1, 64, 1)),
+            ("o", t, (bhkv, G, d), (1, 64, d)), ("q", t, (bhkv, G, d), None), ("k", t, (bhkv, smax, d), None),
+            ("v", t, (bhkv, smax, d), None)]
+
+
+def _kernel(bhkv: int, smax: int, splits: int, bn: int, d: int, dt: str = "f16"):  # type: ignore[no-untyped-def]
+    params = _params(bhkv, smax, splits, d, dt)
+    kir = lower_kernel(_variants()._program, "decode_fused_tc", {"T": DType.parse(dt), "BN": bn, "D": d},
+                       {n: ArgFact(t, s, tl) for n, t, s, tl in params})
+    return kir, {n: TensorFacts(True, tuple(x % 16 == 0 for x in s), False) for n, _, s, _ in params}
+
+
+def _inputs(bhkv: int, smax: int, d: int, clen: int, seed: int):  # type: ignore[no-untyped-def]
+    """q, k, v (f16) with the cache past `clen` NaN and Inf."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((bhkv, G, d)).astype(np.float16)
+    k, v = (rng.standard_normal((bhkv, smax, d)).astype(np.float16) for _ in range(2))
+    for t in (k, v):
+        t[:, clen:] = np.nan
+        t[:, clen + 1::3] = np.inf
+    return q, k, v
+
+
+def _reference(q, k, v, clen: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    qf, kf, vf = (x.astype(np.float64) for x in (q, k[:, :clen], v[:, :clen]))
+    s = np.einsum("hgd,hkd->hgk", qf, kf) * 0.125
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return np.einsum("hgk,hkd->hgd", p / p.sum(-1, keepdims=True), vf)  # type: ignore[no-any-return]
+
+
+def test_the_pipeline_takes_the_region_only_when_switched(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    kir, facts = _kernel(8, 8192, 16, 64, 128, "bf16")
+    monkeypatch.delenv("TILEC_ATTN_LAST_BLOCK", raising=False)
+    off = lower_gpu(kir, "sm_90a", facts)
+    assert not off.persistent and any("`lastblock` after the loop" in n.message for n in off.notes)
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "1")
+    on = lower_gpu(kir, "sm_90a", facts)
+    text = print_gpu_kernel(on)
+    assert on.persistent == 1 and "role consumer warps 4" in text and text.count("last_block 2") == 1
+    assert on.split is None  # (no split form asked for: a region's walk is never cut)
+    # the flag the arrival hands to the consumers lives in their scratch, which the role-scratch check
+    # (`EmitterCore._claim_scratch`, run as the LLVM is emitted) keeps apart from the producer's
+    ll = emit_llvm_text(on, on.facts, "")[0]
+    assert "atom.acq_rel.gpu.global.add.u32" in ll
+    assert [int(x) for x in re.findall(r"store i8 .*@smem, i32 (\d+)\)", ll)] and all(
+        int(x) >= on.smem_bytes for x in re.findall(r"store i8 .*@smem, i32 (\d+)\)", ll))
+
+
+# (KV heads, cache positions, cache_len, shares, BN, D, CTAs): the tiles are KV heads x shares, walked by the CTAs
+CASES = [
+    (1, 256, 150, 3, 64, 64, 1),  # one CTA walks every tile; 3 shares (a walk of pairs ran the middle one twice)
+    (2, 256, 150, 3, 64, 64, 4),  # 6 tiles on 4 CTAs: 2 of 4 busy in the last round
+    pytest.param(2, 256, 150, 3, 64, 64, 5, marks=pytest.mark.heavy),  # 1 of 5 busy in the last round
+    pytest.param(2, 256, 150, 3, 64, 64, 3, marks=pytest.mark.heavy),  # every CTA busy in each round
+    (1, 128, 37, 2, 64, 64, 2),  # a share with no key (its log-sum-exp MASKED, its partial zeros)
+    pytest.param(3, 200, 200, 2, 64, 128, 4, marks=pytest.mark.heavy),  # D = 128; the cache's end inside a block
+]
+
+
+@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn", "d", "ctas"), CASES)
+def test_decode_fused_tc_in_the_simulator(bhkv: int, smax: int, clen: int, splits: int, bn: int, d: int,
+                                          ctas: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import llsim
+
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "1")
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    kir, facts = _kernel(bhkv, smax, splits, bn, d)
+    assert lower_gpu(kir, "sm_90a", facts).persistent == 1
+    q, k, v = _inputs(bhkv, smax, d, clen, 7)
+    outs = []
+    for engine in ("llsim", "interpreter"):
+        o_part = np.full((bhkv, G, splits * d), np.nan, np.float32)
+        lse = np.full((bhkv, G, splits), np.nan, np.float32)
+        o = np.full((bhkv, G, d), np.nan, np.float16)
+        if engine == "llsim":
+            llsim.SimDevice("sm_90a").run(kir, (ctas, 1), [o_part, lse, o, q, k, v, np.int32(clen), np.float32(0.125)],
+                                          facts)
+        else:
+            _variants().decode_fused_tc["f16", bn, d](
+                tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
+                tilelang.partition(o, [1, 64, d]), q, k, v, clen, 0.125).sync()
+        outs.append(o.astype(np.float64))
+    np.testing.assert_allclose(outs[0], outs[1], atol=2e-3, rtol=1e-2)
+    np.testing.assert_allclose(outs[0], _reference(q, k, v, clen), atol=3e-3, rtol=1e-2)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize(("d", "spills"), [(64, 0), (128, 24)])
+def test_decode_fused_tc_assembles(d: int, spills: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """ptxas 13, sm_90a, the B=1 8k plan (8 KV heads x 16 shares, bf16): D = 64 no spills; D = 128 24 B,
+    five walk values stored once before the roles split and reloaded at each tile's start (the merge's
+    [64, 128] partial and sum beside them; not in the key loop)."""
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "1")
+    kir, facts = _kernel(8, 8192, 16, 64, d, "bf16")
+    r = assemble(emit_ptx(kir, "sm_90a", facts), "sm_90a")
+    assert r.max_spill_stores <= spills, r.text
+
+
+# (batch, cache positions, cache_len, shares, BN): 32 / 8 heads, D = 128, bf16; B=1 8k's plan, a cache_len inside a
+# key block, odd shares, more tiles than SMs (8 x 8 x 33 = 2,112: every CTA walks several, the last round partial)
+GPU_CASES = [(1, 8192, 8192, 16, 64), (1, 8192, 8000, 16, 64), (2, 1024, 1000, 3, 64), (8, 512, 300, 33, 64)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("batch", "smax", "clen", "splits", "bn"), GPU_CASES)
+def test_decode_fused_tc_matches_sdpa(batch: int, smax: int, clen: int, splits: int, bn: int,
+                                      monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On the GPU, NaN and Inf past `cache_len`; twice (the counters zero again after a launch)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    import torch.nn.functional as F
+
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "1")
+    d, rows = 128, batch * 8
+    g = torch.Generator(device="cuda").manual_seed(clen)
+    q = torch.randn(batch, 32, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    k, v = (torch.randn(batch, 8, smax, d, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(2))
+    want = F.scaled_dot_product_attention(q.float(), k[:, :, :clen].float(), v[:, :, :clen].float(), enable_gqa=True)
+    for t in (k, v):
+        t[:, :, clen:] = float("nan")
+        t[:, :, clen + 1::3] = float("inf")
+    kern = _variants().decode_fused_tc["bf16", bn, d]
+    for _ in range(2):
+        o = torch.full_like(q, float("nan"))
+        o_part = torch.full((rows, G, splits * d), float("nan"), device="cuda")
+        lse = torch.full((rows, G, splits), float("nan"), device="cuda")
+        kern(tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
+             tilelang.partition(o.view(rows, G, d), [1, 64, d]), q.view(rows, G, d), k.view(rows, smax, d),
+             v.view(rows, smax, d), clen, d**-0.5).sync()
+        assert torch.isfinite(o).all()
+        err = float((o.float() - want).abs().max() / want.abs().max())
+        assert err < 1e-2, err

@@ -198,6 +198,37 @@ def literal_float(v: float, text: str, dt: DType | None) -> float:
     return round_float(v, dt) if exact is None else _round_rational(exact, dt)
 
 
+class LiteralFloat(float):
+    """The value of an untyped float `let` (`let c = 0.1;`, `let c = -2.5;`): the literal's f64 value with its text
+    (no sign), so that each read rounds it once to the read's type (`round_literal`), as the literal written there
+    would be: f64's 0.1 where an f64 reads it. (Round 22: it was held as the f32 the checker defaults the `let`
+    to, so `x * c` of an f64 `x` multiplied by f32's 0.1, 0.10000000149, on both engines.)"""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, v: float, text: str) -> LiteralFloat:
+        o = super().__new__(cls, v)
+        o.text = text
+        return o
+
+
+def let_literal(value: Any) -> LiteralFloat | None:
+    """The `LiteralFloat` of an untyped `let`'s initializer that is a float literal without a suffix, or its
+    negation (`-2.5`); None for any other (a syntax node: `ast.FloatLit`, `ast.Unary`)."""
+    neg = type(value).__name__ == "Unary" and value.op == "-"
+    lit = value.operand if neg else value
+    if type(lit).__name__ != "FloatLit" or lit.suffix:
+        return None
+    return LiteralFloat(-float(lit.value) if neg else float(lit.value), lit.text)
+
+
+def round_literal(v: LiteralFloat, dt: DType) -> float:
+    """`v` as a `dt` value, rounded once from the digits as written (`literal_float`)."""
+    r = literal_float(abs(float(v)), v.text, dt)
+    return -r if math.copysign(1.0, v) < 0 else r
+
+
 def exact_midpoint_literal(v: float, text: str, dt: DType) -> Fraction | None:
     """The exact value of float literal `text` where its f64 `v` lies exactly
     on a midpoint of two `dt` values (so that the digits decide the rounding),

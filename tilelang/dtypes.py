@@ -214,13 +214,35 @@ class LiteralFloat(float):
 
 
 def let_literal(value: Any) -> LiteralFloat | None:
-    """The `LiteralFloat` of an untyped `let`'s initializer that is a float literal without a suffix, or its
-    negation (`-2.5`); None for any other (a syntax node: `ast.FloatLit`, `ast.Unary`)."""
-    neg = type(value).__name__ == "Unary" and value.op == "-"
-    lit = value.operand if neg else value
-    if type(lit).__name__ != "FloatLit" or lit.suffix:
+    """The `LiteralFloat` of an untyped `let`'s initializer that is a float literal without a suffix, its
+    negation (`-2.5`), or `+ - * /` of such literals and integer ones with a float among them (`1.0 / 3.0`,
+    computed in f64 as the same expression written where it is read, and as a module constant's, is); None
+    for any other (the initializer is a syntax node: `ast.FloatLit`, `ast.Unary`, `ast.Binary`)."""
+    kind = type(value).__name__
+    if kind == "FloatLit" and not value.suffix:
+        return LiteralFloat(float(value.value), value.text)
+    if kind == "Unary" and value.op == "-" and type(value.operand).__name__ == "FloatLit":
+        lit = let_literal(value.operand)
+        return LiteralFloat(-lit, lit.text) if lit is not None else None
+    v = _literal_arith(value) if kind in ("Unary", "Binary") else None
+    return LiteralFloat(v, repr(abs(v))) if isinstance(v, float) and math.isfinite(v) else None
+
+
+def _literal_arith(e: Any) -> int | float | None:
+    """`e`'s value if it is `+ - * /` (and unary `-`) of unsuffixed literals, in Python's int and f64
+    arithmetic (an integer `/` of two integers, or a division by zero, is None: not the float rule)."""
+    kind = type(e).__name__
+    if kind in ("FloatLit", "IntLit"):
+        return None if e.suffix else (float(e.value) if kind == "FloatLit" else int(e.value))
+    if kind == "Unary" and e.op == "-":
+        v = _literal_arith(e.operand)
+        return None if v is None else -v
+    if kind != "Binary" or e.op not in ("+", "-", "*", "/"):
         return None
-    return LiteralFloat(-float(lit.value) if neg else float(lit.value), lit.text)
+    a, b = _literal_arith(e.lhs), _literal_arith(e.rhs)
+    if a is None or b is None or e.op == "/" and (b == 0 or isinstance(a, int) and isinstance(b, int)):
+        return None
+    return a + b if e.op == "+" else a - b if e.op == "-" else a * b if e.op == "*" else a / b
 
 
 def round_literal(v: LiteralFloat, dt: DType) -> float:

@@ -164,6 +164,10 @@ def test_rust_module_declarations_and_paths_get_files_relative_to_the_importer(t
     errs = _errors(prog)
     assert errs[0].code == "E0109" and "`crate::e08_modules::stats::zscore` is `e08_modules::stats::zscore`" \
         in errs[0].help[0]
+    from userprog import tilec
+
+    r = tilec("doc", "mod", "--color", "never")   # was "did you mean `sigmoid`?"
+    assert r.returncode == 0 and r.stdout.startswith("# Items and syntax") and "`use helpers::f;`" in r.stdout
     for head, call in ((use, "zscore"), ("", "e08_modules::stats::zscore")):   # the helps, applied
         prog.write_text(_MAIN.format(head=head, call=call), encoding="utf-8")
         assert not _errors(prog)

@@ -448,3 +448,61 @@ def test_the_python_api_runs_the_generic_kernel_the_modules_and_the_crc() -> Non
     out = np.zeros((4, 1), np.uint32)
     crc.crc32(tilelang.partition(out, [16, 1]), buf, lens).sync()
     assert list(out[:, 0]) == [zlib.crc32(b) for b in msgs]
+
+
+def test_an_untyped_float_let_is_the_literal_wherever_it_is_read(tmp_path: Path) -> None:
+    """Found beside e06: `let c = 0.7071067811865476;` read by an f64 (`x * c`, a kernel's tile or the host's
+    tensor, a generic instance's `T`) was f32's 0.70710677 on both engines (the `let` held the f32 the checker
+    defaults it to), and an f16 read rounded twice, through f32. Each read now rounds the literal once to its
+    type: `1.00048828218` (just above f16's midpoint between 1 and 1 + 2^-10, within f32's half ulp of it) is
+    1 + 2^-10 in f16, where through f32 it tied down to 1. A `let` of literals' arithmetic (`1.0 / 3.0`) is the
+    same expression written where it is read (f64's third, where it was f32's). The simulator agrees."""
+    from userprog import run_program, simulated_program
+
+    prog = tmp_path / "p.tile"
+    prog.write_text("""fn scaled<T, const B: i32>(t: Tile<T, [B]>) -> Tile<T, [B]> {
+    let c = 0.7071067811865476;
+    t * c
+}
+
+kernel fn k<const B: i32>(a: &mut Tensor<f64, [3, B]>, h: &mut Tensor<f16, [2, B]>, x: &Tensor<f64, [?]>) {
+    let t = x.partition([B]).load([0]);
+    let dt = 0.01;
+    let third = -1.0 / 3.0 + 2 * (0.5 - 0.25);
+    let c = -0.7071067811865476;
+    let near = 1.00048828218;
+    let ra = a.partition([1, B]);
+    ra.store((t * dt + t * third - t * (0.5 - 1.0 / 3.0)).reshape([1, B]), [0, 0]);
+    ra.store((t * c).reshape([1, B]), [1, 0]);
+    ra.store(scaled::<f64, B>(t).reshape([1, B]), [2, 0]);
+    let rh = h.partition([1, B]);
+    rh.store(full::<f16>([1, B], near), [0, 0]);
+    rh.store((t as f16 * c).reshape([1, B]), [1, 0]);
+}
+
+fn main() {
+    let x = ones::<f64>([4]);
+    let mut a = zeros::<f64>([3, 4]);
+    let mut h = zeros::<f16>([2, 4]);
+    k(a.partition([3, 4]), h.partition([2, 4]), &x).sync();
+    let dt = 0.01;
+    let near = 1.00048828218;
+    let third = 1.0 / 3.0;
+    let host = x * dt + x * third - x * (1.0 / 3.0);
+    let hh = full::<f16>([1], near);
+    let f = zeros::<f32>([1]) + dt;
+    print(dt, near);
+}
+""")
+    got, out = run_program(prog)
+    c = 0.7071067811865476
+    third = -1.0 / 3.0 + 2 * (0.5 - 0.25)   # f64's, as the same expression written in place
+    np.testing.assert_array_equal(got["a"], np.repeat(np.array([[(0.01 + third) - (0.5 - 1.0 / 3.0)], [-c], [c]]), 4,
+                                                      1))
+    np.testing.assert_array_equal(got["h"], np.repeat(np.array([[1 + 2 ** -10], [np.float16(-c)]], np.float16), 4, 1))
+    np.testing.assert_array_equal(got["host"], np.full(4, (0.01 + 1.0 / 3.0) - 1.0 / 3.0))
+    assert got["hh"][0] == np.float16(1 + 2 ** -10) and got["f"][0] == np.float32(0.01)
+    assert out == "0.01 1.0004883\n"   # printed as the `let`s' default type, f32
+    sim = simulated_program(prog)
+    for name in "ah":
+        np.testing.assert_array_equal(sim[name], got[name], err_msg=name)

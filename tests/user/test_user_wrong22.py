@@ -15,6 +15,11 @@ fixed program checked against NumPy (round 22's checks of the program it was mea
   `)`, `(`, identifier, `_` or `mut` here"; it now names each element.
 - a07 e13's host function `adam_step(w, mw, vw, ..)` given the tensors themselves (E0203): "partition it:
   `w.partition([..])`", a kernel's argument; a host function's `&mut` is lent with `&mut w`.
+- a08 e12's launch in CUDA's `monte_carlo<<<16, 256>>>(..)` (E0003): "write a value here: a literal, a name, a
+  call, or `(..)`"; it now says the partitions set the grid and the call builds the launch.
+- a09 e06's generic functions with Rust's trait bound `<T: Float, const B: i32>` (E0002): the help was "a const
+  generic is written with `const`"; a bound now gets "a type parameter takes no bounds" (and a `where` clause,
+  "write one of `{` or `<` here", its own, tested below).
 
 Also below: Rust's `mod lib;`, `use crate::lib::f;` (`self::`, `super::`) with a module file of one's own
 (e08's layout), `u32::wrapping_mul(a, b)`, `x.iter().sum()`, and the Python API's imported host functions.
@@ -85,6 +90,12 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "a07_host_function_given_the_tensor": (
         "lend it mutably: `&mut w`",
         [("adam_step(w, mw, vw, &gw", "adam_step(&mut w, &mut mw, &mut vw, &gw")]),
+    "a08_cuda_launch_brackets": (
+        "Tile has no `<<<grid, block>>>`: the partitions of a kernel's `&mut` arguments set the grid",
+        [("monte_carlo<<<16, 256>>>(", "monte_carlo("), ("&total, 2026u32);", "&total, 2026u32).sync();")]),
+    "a09_trait_bound_on_a_type_parameter": (
+        "a type parameter takes no bounds: write `<T>`",
+        [("<T: Float, const B: i32>", "<T, const B: i32>")]),
 }
 
 FIXED = {"a01_integer_pow_of_a_difference": CHECKS["e10_ycbcr_u8_width3"],
@@ -93,7 +104,9 @@ FIXED = {"a01_integer_pow_of_a_difference": CHECKS["e10_ycbcr_u8_width3"],
          "a04_mem_swap_of_buffers": CHECKS["e02_wave_three_buffers_moved"],
          "a05_rust_frac_1_sqrt_2": CHECKS["e06_black_scholes_generic"],
          "a06_rest_pattern_of_a_tuple": CHECKS["e05_kalman_tracks_tuple_scan"],
-         "a07_host_function_given_the_tensor": CHECKS["e13_adam_param_groups"]}
+         "a07_host_function_given_the_tensor": CHECKS["e13_adam_param_groups"],
+         "a08_cuda_launch_brackets": CHECKS["e12_xorshift_box_muller"],
+         "a09_trait_bound_on_a_type_parameter": CHECKS["e06_black_scholes_generic"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("a*.tile", FIXES, FIXED)
@@ -151,6 +164,10 @@ def test_rust_module_declarations_and_paths_get_files_relative_to_the_importer(t
     errs = _errors(prog)
     assert errs[0].code == "E0109" and "`crate::e08_modules::stats::zscore` is `e08_modules::stats::zscore`" \
         in errs[0].help[0]
+    from userprog import tilec
+
+    r = tilec("doc", "mod", "--color", "never")   # was "did you mean `sigmoid`?"
+    assert r.returncode == 0 and r.stdout.startswith("# Items and syntax") and "`use helpers::f;`" in r.stdout
     for head, call in ((use, "zscore"), ("", "e08_modules::stats::zscore")):   # the helps, applied
         prog.write_text(_MAIN.format(head=head, call=call), encoding="utf-8")
         assert not _errors(prog)
@@ -191,6 +208,15 @@ def test_rust_integer_methods_type_functions_and_iterators() -> None:
         "already (two's complement)",)
     errs = _errors("fn main() {\n    let x = arange::<i32>(10);\n    print(x.iter().sum());\n}\n")
     assert [d.code for d in errs] == ["E0103"] and errs[0].help[0].startswith("tensors and tiles have no iterators")
+
+
+def test_a_where_clause_gets_its_own_help() -> None:
+    """a09's neighbour: `fn f<T>(x: T) -> T where T: Copy {` was "write one of `{` or `<` here"."""
+    src = "fn f<T>(x: T) -> T where T: Copy {\n    x\n}\nfn main() {\n    print(f(1.0));\n}\n"
+    errs = _errors(src)
+    assert [d.code for d in errs] == ["E0002"] and errs[0].help == (
+        "Tile has no `where` clauses (type parameters take no bounds): remove `where ..` up to the `{`",)
+    assert not _errors(src.replace(" where T: Copy", ""))
 
 
 def test_an_integer_pow_of_a_run_time_exponent_goes_through_f64() -> None:

@@ -31,7 +31,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, let_literal
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
@@ -285,6 +285,8 @@ class HostEvaluator:
                     dt = self.dtype_named(stmt.ty.name.name)
                     if dt is not None:
                         v = bi.to_scalar(v, dt)
+                elif stmt.ty is None and isinstance(pat, ast.NamePat) and not pat.mutable:
+                    v = let_literal(value) or v  # each read rounds it to its type (`instances.name_value`)
                 self.bind(pat, v, scope)
             case ast.Assign():
                 self.exec_assign(stmt, scope)

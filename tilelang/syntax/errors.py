@@ -298,8 +298,20 @@ class ErrorReporter:
         if text == "*" and "`)`" in d.message and prev_word in _C_TYPES:  # C's `float* x`
             return d.with_help(_POINTER_HELP)
         if text == ":" and "`>`" in d.message and re.search(r"[<,]\s*[A-Za-z_]\w*\s*$", code[max(0, start - 40):start]):
+            bound = re.match(r":\s*([A-Z]\w*)", code[start:start + 40])
+            if bound:  # Rust's `<T: Float>` (round 22; a number type is lowercase, `<B: i32>`)
+                return d.with_help(f"a type parameter takes no bounds: write `<{prev_word}>` (each instance is "
+                                   f"checked with the type it is given), and remove `: {bound.group(1)}`")
             return d.with_help("a const generic is written with `const`: `<const B: i32>` (a type parameter is "
                                "a bare name: `<T>`)")
+        if text == "where" and "`{`" in d.message and prev_word is not None:
+            # Rust's `fn f<T>(x: T) -> T where T: Copy {` (round 22: "write one of `{` or `<` here")
+            return d.with_help("Tile has no `where` clauses (type parameters take no bounds): remove `where ..` up "
+                               "to the `{`")
+        if text in ("<", "<<") and "<<<" in code[max(0, start - 2):start + 3] and d.code == codes.EXPECTED_EXPRESSION:
+            # CUDA's `k<<<grid, block>>>(..)` (round 22: "write a value here")
+            return d.with_help("Tile has no `<<<grid, block>>>`: the partitions of a kernel's `&mut` arguments "
+                               "set the grid, and a call builds the launch: `k(z.partition([1024]), &x).sync()`")
         if tok.type == "STRING" and prev_word in ("f", "F", "rf", "fr") and start > 0 and code[start - 1] in "fF":
             return d.with_help(_fstring_help(text))
         for word in (text, prev_word):

@@ -17,7 +17,7 @@ from typing import Any
 
 from tilelang import lastblock
 from tilelang.diagnostics.model import ICE
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, let_literal
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Frame
 from tilelang.ir.lower.context import LowerCx
@@ -126,6 +126,8 @@ def lower_stmt(cx: LowerCx, st: ast.Stmt) -> None:
                 v = CVal(convert_const(v.value, cx.dtype(ty)), cx.dtype(ty))
             elif isinstance(v, CVal) and v.dtype is None and _is_mut(pat):
                 v = CVal(v.value, _binding_dtype(cx, pat, v))
+            elif ty is None and isinstance(pat, ast.NamePat) and not pat.mutable and (lit := let_literal(val)):
+                v = CVal(lit, None)  # each read rounds it to its type (`exprs._read_as`), as the host's
             bind_pattern(cx, pat, v)
         case ast.Assign(target=tgt, op=op, value=val):
             if not isinstance(tgt, ast.Name):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.model import ICE
-from tilelang.dtypes import DType, literal_float
+from tilelang.dtypes import DType, LiteralFloat, literal_float, round_literal
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx, literal_dtype
 from tilelang.ir.lower.control import lower_block, lower_if_expr
@@ -249,6 +249,8 @@ def _read_as(cx: LowerCx, v: Any, node: ast.Expr) -> Any:
             raise InstanceConstGeneric(node.span, node.ident.name, v.value, dt, kind="let")
         if v.dtype is None and not is_float and dt.is_float:
             return v  # an untyped integer meets a float: `unify` and `float_operands` convert it
+        if isinstance(v.value, LiteralFloat):
+            return CVal(convert_const(round_literal(v.value, dt) if dt.is_float else float(v.value), dt), dt)
         return CVal(convert_const(v.value, dt), dt)
     return cx.mat(v, dt, node.span)
 

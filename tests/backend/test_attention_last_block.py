@@ -82,7 +82,8 @@ def test_the_pipeline_takes_the_region_only_when_switched(monkeypatch) -> None: 
 
 # (KV heads, cache positions, cache_len, shares, BN, D, CTAs): the tiles are KV heads x shares, walked by the CTAs
 CASES = [
-    (1, 256, 150, 3, 64, 64, 1),  # one CTA walks every tile; 3 shares (a walk of pairs ran the middle one twice)
+    # one CTA walks every tile; 3 shares (a walk of pairs ran the middle one twice: its counter was left at 1)
+    pytest.param(1, 256, 150, 3, 64, 64, 1, marks=pytest.mark.heavy),
     (2, 256, 150, 3, 64, 64, 4),  # 6 tiles on 4 CTAs: 2 of 4 busy in the last round
     pytest.param(2, 256, 150, 3, 64, 64, 5, marks=pytest.mark.heavy),  # 1 of 5 busy in the last round
     pytest.param(2, 256, 150, 3, 64, 64, 3, marks=pytest.mark.heavy),  # every CTA busy in each round
@@ -161,6 +162,108 @@ def test_decode_fused_tc_matches_sdpa(batch: int, smax: int, clen: int, splits: 
         lse = torch.full((rows, G, splits), float("nan"), device="cuda")
         kern(tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
              tilelang.partition(o.view(rows, G, d), [1, 64, d]), q.view(rows, G, d), k.view(rows, smax, d),
+             v.view(rows, smax, d), clen, d**-0.5).sync()
+        assert torch.isfinite(o).all()
+        err = float((o.float() - want).abs().max() / want.abs().max())
+        assert err < 1e-2, err
+
+
+# -- "join": the region after the warp roles, every thread of the CTA, generic layouts (decode_fused_tcj)
+
+def _kernel_j(bhkv: int, smax: int, splits: int, bn: int, d: int, dt: str = "f16"):  # type: ignore[no-untyped-def]
+    params = _params(bhkv, smax, splits, d, dt)
+    params[2] = ("o", DType.parse(dt), (bhkv, G, d), (1, G, d))
+    ns = 1 << max(0, splits - 1).bit_length()
+    gen = {"T": DType.parse(dt), "G": G, "BN": bn, "D": d, "NS": ns, "NC": min(8, ns)}
+    kir = lower_kernel(_variants()._program, "decode_fused_tcj", gen, {n: ArgFact(t, s, tl) for n, t, s, tl in params})
+    return kir, {n: TensorFacts(True, tuple(x % 16 == 0 for x in s), False) for n, _, s, _ in params}, gen
+
+
+def test_join_runs_the_region_after_the_roles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    kir, facts, _ = _kernel_j(8, 8192, 16, 64, 128, "bf16")
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "1")  # the consumers' layout cannot hold its [G, NC, D] steps
+    gk = lower_gpu(kir, "sm_90a", facts)
+    assert not gk.persistent and any("in the `last_block` region" in n.message for n in gk.notes)
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
+    gk = lower_gpu(kir, "sm_90a", facts)
+    assert gk.persistent == 0 and gk.num_warps == 8 and "role consumer warps 4" in print_gpu_kernel(gk)
+    ptx = emit_ptx(kir, "sm_90a", facts)
+    regs = [m.start() for m in re.finditer(r"setmaxnreg\.(inc|dec)", ptx)]
+    # the consumers' inc, the producer's dec, then every warp's inc once the roles end; the arrival after it
+    assert len(regs) == 3 and "setmaxnreg.inc" in ptx[regs[2]:regs[2] + 16] and ptx.index("atom.acq_rel") > regs[2]
+
+
+JOIN_CASES = [
+    # 3 shares (NS 4, NC 4: one step, one share past the last MASKED)
+    pytest.param(2, 256, 150, 3, 64, 64, "row-major", marks=pytest.mark.heavy),
+    (1, 1024, 1000, 16, 64, 64, "reverse"),  # 16 shares, 2 steps of 8; another block merges (the blocks reversed)
+    pytest.param(3, 200, 200, 2, 64, 128, "row-major", marks=pytest.mark.heavy),  # D = 128
+    pytest.param(1, 128, 37, 2, 64, 64, "reverse", marks=pytest.mark.heavy),  # a share with no key
+]
+
+
+@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn", "d", "order"), JOIN_CASES)
+def test_decode_fused_tcj_joined_in_the_simulator(bhkv: int, smax: int, clen: int, splits: int, bn: int, d: int,
+                                                  order: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import llsim
+
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    kir, facts, gen = _kernel_j(bhkv, smax, splits, bn, d)
+    q, k, v = _inputs(bhkv, smax, d, clen, 9)
+    outs = []
+    for engine in ("llsim", "interpreter"):
+        o_part = np.full((bhkv, G, splits * d), np.nan, np.float32)
+        lse = np.full((bhkv, G, splits), np.nan, np.float32)
+        o = np.full((bhkv, G, d), np.nan, np.float16)
+        if engine == "llsim":
+            llsim.SimDevice("sm_90a").run(kir, (bhkv, 1, splits), [o_part, lse, o, q, k, v, np.int32(clen),
+                                                                  np.float32(0.125)], facts, order=order)
+        else:
+            _variants().decode_fused_tcj["f16", G, bn, d, gen["NS"], gen["NC"]](
+                tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
+                tilelang.partition(o, [1, G, d]), q, k, v, clen, 0.125).sync()
+        outs.append(o.astype(np.float64))
+    np.testing.assert_allclose(outs[0], outs[1], atol=2e-3, rtol=1e-2)
+    np.testing.assert_allclose(outs[0], _reference(q, k, v, clen), atol=3e-3, rtol=1e-2)
+
+
+@pytest.mark.heavy
+def test_decode_fused_tcj_assembles_without_spills(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """ptxas 13, sm_90a, the B=1 8k plan (bf16, D = 128, 16 shares): 0 B (with the rejoin's `setmaxnreg.inc` in a
+    branch on the producer's warps, ptxas compiled the region for the producer's 40 registers: 372 B)."""
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
+    kir, facts, _ = _kernel_j(8, 8192, 16, 64, 128, "bf16")
+    r = assemble(emit_ptx(kir, "sm_90a", facts), "sm_90a")
+    assert r.max_spill_stores == 0, r.text
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("batch", "smax", "clen", "splits", "bn"), GPU_CASES)
+def test_decode_fused_tcj_matches_sdpa(batch: int, smax: int, clen: int, splits: int, bn: int,
+                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    import torch.nn.functional as F
+
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
+    d, rows = 128, batch * 8
+    ns = 1 << max(0, splits - 1).bit_length()
+    g = torch.Generator(device="cuda").manual_seed(clen)
+    q = torch.randn(batch, 32, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
+    k, v = (torch.randn(batch, 8, smax, d, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(2))
+    want = F.scaled_dot_product_attention(q.float(), k[:, :, :clen].float(), v[:, :, :clen].float(), enable_gqa=True)
+    for t in (k, v):
+        t[:, :, clen:] = float("nan")
+        t[:, :, clen + 1::3] = float("inf")
+    kern = _variants().decode_fused_tcj["bf16", G, bn, d, ns, min(8, ns)]
+    for _ in range(2):
+        o = torch.full_like(q, float("nan"))
+        o_part = torch.full((rows, G, splits * d), float("nan"), device="cuda")
+        lse = torch.full((rows, G, splits), float("nan"), device="cuda")
+        kern(tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
+             tilelang.partition(o.view(rows, G, d), [1, G, d]), q.view(rows, G, d), k.view(rows, smax, d),
              v.view(rows, smax, d), clen, d**-0.5).sync()
         assert torch.isfinite(o).all()
         err = float((o.float() - want).abs().max() / want.abs().max())

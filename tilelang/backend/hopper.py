@@ -344,6 +344,12 @@ class HopperOps:
         self.in_roles = outer_roles
         self._role_scratch = outer_claims
         self.label(done)  # type: ignore[attr-defined]
+        if op.rejoin:  # ops follow the roles: every warp (converged here: `.sync.aligned`) takes `op.rejoin`
+            # registers, the producer's back from its `dec`, the consumers' as they were, so what follows is
+            # compiled for one budget (a branch on the role left ptxas the producer's: 372 B of spills, hattn7)
+            fn = "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32"
+            self.declare(f"declare void @{fn}(i32 immarg)")  # type: ignore[attr-defined]
+            self.stmt(f"call void @{fn}(i32 {op.rejoin})")  # type: ignore[attr-defined]
 
     # -- wgmma -------------------------------------------------------------------------
     def _desc(self, buf: ir.Value, stage: ir.Value, lbo: int, sbo: int, swizzle: int) -> str:

@@ -16,6 +16,7 @@ from ptxas_report import assemble
 import tilelang
 from tilelang.backend import emit_ptx, lower_gpu
 from tilelang.backend.facts import TensorFacts
+from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.printer import print_gpu_kernel
 from tilelang.backend.llvm import emit_llvm_text
 from tilelang.dtypes import DType
@@ -268,3 +269,84 @@ def test_decode_fused_tcj_matches_sdpa(batch: int, smax: int, clen: int, splits:
         assert torch.isfinite(o).all()
         err = float((o.float() - want).abs().max() / want.abs().max())
         assert err < 1e-2, err
+
+
+# a user's attention (tests/backend/programs/user_attention.tile's loop) whose last block of the grid writes the
+# column maxima of the first query block's output: a region the consumers' layout cannot run (a reduction along
+# the rows), so only "join" takes the kernel into the pipeline
+REGION_SRC = """
+kernel fn attn_lb<const BM: i32, const BN: i32, const D: i32>(o: &mut Tensor<f16, [BM, D]>, top: &mut Tensor<f32, [1, D]>,
+        q: &Tensor<f16, [?, D]>, k: &Tensor<f16, [?, D]>, v: &Tensor<f16, [?, D]>, scale: f32) {
+    let qt = q.load_like(o);
+    let pk = k.partition([BN, D]);
+    let pv = v.partition([BN, D]);
+    let mut m = full::<f32>([BM, 1], -1.0e30);
+    let mut l = zeros::<f32>([BM, 1]);
+    let mut acc = zeros::<f32>([BM, D]);
+    let n = k.shape()[0];
+    for j in 0..(n + BN - 1) / BN {
+        let s = mma(qt, pk.load([j, 0]).transpose(), zeros::<f32>([BM, BN])) * scale;
+        let keys = arange::<i32>(BN).reshape([1, BN]) + j * BN;
+        let s = where(keys < n, s, -1.0e30);
+        let mn = maximum(m, max(s, 1).reshape([BM, 1]));
+        let p = exp(s - mn);
+        let alpha = exp(m - mn);
+        l = l * alpha + sum(p, 1).reshape([BM, 1]);
+        acc = mma(p as f16, pv.load([j, 0]), acc * alpha);
+        m = mn;
+    }
+    o.store((acc / l) as f16);
+    if last_block(0) {
+        let t = o.group().partition([BM, D]).load([0, 0]);
+        top.store((t as f32).max(0).reshape([1, D]));
+    }
+}
+"""
+
+
+def _region_kernel(s: int, bm: int):  # type: ignore[no-untyped-def]
+    mod = tilelang.compile(REGION_SRC)
+    f16, f32 = DType.F16, DType.F32
+    params = [("o", f16, (s, 64), (bm, 64)), ("top", f32, (1, 64), (1, 64)), ("q", f16, (s, 64), None),
+              ("k", f16, (s, 64), None), ("v", f16, (s, 64), None)]
+    kir = lower_kernel(mod._program, "attn_lb", {"BM": bm, "BN": 64, "D": 64},
+                       {n: ArgFact(t, sh, tl) for n, t, sh, tl in params})
+    return mod, kir, {n: TensorFacts(True, tuple(x % 16 == 0 for x in sh), False) for n, _, sh, _ in params}
+
+
+def test_join_needs_a_power_of_two_of_warps(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """BM = 128: two consumer warpgroups and the producer's, 12 warps, whose generic layouts' thread coordinates
+    (masks) would give two warps one place: the region stays in the consumers, which cannot run a reduction
+    along the rows, and the kernel keeps the generic path, saying why."""
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
+    _, kir, facts = _region_kernel(300, 128)
+    gk = lower_gpu(kir, "sm_90a", facts)
+    assert not any(isinstance(op, g.WarpSpecialize) for op in gk.body.ops)
+    assert any("12 warps are not a power of two" in n.message for n in gk.notes), [n.message for n in gk.notes]
+
+
+@pytest.mark.heavy
+def test_a_region_joined_after_three_consumer_warpgroups(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """BM = 192 (16 warps): at the join the consumers `dec` from 160 to 128 registers and the producer `inc`s from
+    24 (each warpgroup its own, after a CTA barrier); llsim against the interpreter; ptxas 0 B of spills."""
+    import llsim
+
+    monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
+    mod, kir, facts = _region_kernel(400, 192)
+    ptx = emit_ptx(kir, "sm_90a", facts)
+    assert re.findall(r"setmaxnreg\.(\w+)\.sync\.aligned\.u32\s+(\d+)", ptx)[-2:] == [("dec", "128"), ("inc", "128")]
+    assert assemble(ptx, "sm_90a").max_spill_stores == 0
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((400, 64)).astype(np.float16) for _ in range(3))
+    outs = []
+    for engine in ("llsim", "interpreter"):
+        o = np.full((400, 64), np.nan, np.float16)
+        top = np.full((1, 64), np.nan, np.float32)
+        if engine == "llsim":
+            llsim.SimDevice("sm_90a").run(kir, (3,), [o, top, q, k, v, np.float32(0.125)], facts)
+        else:
+            mod.attn_lb[192, 64, 64](tilelang.partition(o, [192, 64]), tilelang.partition(top, [1, 64]), q, k, v,
+                                     0.125).sync()
+        outs.append((o.astype(np.float64), top.astype(np.float64)))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], atol=2e-3, rtol=1e-2)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], atol=2e-3, rtol=1e-2)

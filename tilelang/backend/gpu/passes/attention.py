@@ -132,14 +132,18 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # "join" (`attention_match.last_block_mode`): the region leaves the consumers' epilogue for the end of the
     # kernel, after the roles (`joined`: its ops and the scalars and tiles it reads, cloned), one tile a CTA
     joined: list[object] = []
+    # (the CTA's warps a power of two: the generic layouts' thread coordinates are masks; 12 warps, two consumer
+    # warpgroups and the producer's, gave two warps one coordinate in llsim: the region stays in the consumers)
+    warps = 4 * (p.BM // 64) + 4
     if region and last_block_mode() == "join":
-        joined = _joined(ops, i, regions, fresh) or []
+        joined = (_joined(ops, i, regions, fresh) or []) if warps & (warps - 1) == 0 else []
         ops = [op for op in ops if id(op) not in regions] if joined else ops
         bad = None if joined else next((b for op in ops[i + 1:] if id(op) in regions and isinstance(op, ir.If)
                                         for b in [region_bad(op.then, p.BM)] if b is not None), None)
         if bad is not None:  # (the matcher left the region to this: "join" takes any region it can move)
             ctx.refuse(PATH, getattr(bad, "span", p.loop.span), f"{describe(bad)} in the `last_block` region after "
-                       "the loop, which reads the loop's results: the consumers would run it, in their layout")
+                       "the loop, which the consumers run in their layout here (it reads the loop's results, or the "
+                       f"CTA's {warps} warps are not a power of two)")
             return k
     ost, p = epi.plan(ops[i + 1:], k, ctx, p, SMEM_LIMIT - 2048) if not region else (None, p)
     p = dataclasses.replace(p, short=chain.short(p, ctx) and not region)
@@ -466,8 +470,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]
         body = ir.Region(k.body.args, (*wb.ops, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
     else:
-        if joined:  # the warps' registers evened out once the roles end (`WarpSpecialize.rejoin`)
-            ws = dataclasses.replace(ws, rejoin=consumer_regs)
+        if joined:  # the warps' registers evened out once the roles end (`WarpSpecialize.rejoin`): the consumers'
+            # budget where every warp can hold it (one consumer warpgroup), else the CTA's 64K over its threads
+            ws = dataclasses.replace(ws, rejoin=min(consumer_regs, 65536 // (32 * (W + 4)) // 8 * 8))
         body = ir.Region(k.body.args, (*outside, *pre, ws, *joined, ir.Yield(())))  # type: ignore[arg-type]
         body = tiles.kv_blocks_together(k, kv, body, fresh)
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist), short=short, split=request,

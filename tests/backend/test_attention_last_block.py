@@ -200,6 +200,8 @@ JOIN_CASES = [
     (1, 1024, 1000, 16, 64, 64, "reverse"),  # 16 shares, 2 steps of 8; another block merges (the blocks reversed)
     pytest.param(3, 200, 200, 2, 64, 128, "row-major", marks=pytest.mark.heavy),  # D = 128
     pytest.param(1, 128, 37, 2, 64, 64, "reverse", marks=pytest.mark.heavy),  # a share with no key
+    # 5 key blocks over 3 shares (2, 2, 1), the cache's end inside the last
+    pytest.param(2, 512, 300, 3, 64, 64, "reverse", marks=pytest.mark.heavy),
 ]
 
 

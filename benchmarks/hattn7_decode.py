@@ -6,7 +6,7 @@ B=1 8k, B=1 32k, B=8 8k (`ROWS`). In each of ROUNDS interleaved rounds, for each
   step's K and V fit in L2, B=1 8k; else std's FMA `decode_split`), the merge `decode_combine` PDL "late";
 - `tc pair`: `decode_split_tc` + `decode_combine` on the same plan (BN, splits) whatever the row;
 - `tc fold`: attention_variants' `decode_fused_tcj` on that plan (the head's last share merges, `last_block(2)`,
-  NC shares a step as std's `decode_fused`): one launch. Needs `TILEC_ATTN_LAST_BLOCK=join` (this script sets it
+  NC = min(16, NS) shares a step in std `decode_fused`'s form): one launch. Needs `TILEC_ATTN_LAST_BLOCK=join` (this script sets it
   if unset: the region run once the warp roles end, by all 256 threads; else the kernel takes the generic path).
 `PREFILL=1` adds the D = 128 S = 4,096 f16 full prefill row (16k tokens; TFLOP/s), the control for switches that
 touch the prefill kernel too (`TILEC_ATTN_DIVS_IN_ROLE`). The runtime does not key its compiled variants by the
@@ -46,7 +46,9 @@ def fold(batch: int, ctx: int, reps: int, dev: str, plan: tuple[int, int]) -> di
     o_part = torch.empty(rows, grp, splits * d, device=dev)
     lse_part = torch.empty(rows, grp, splits, device=dev)
     o = torch.empty(batch, hq, 1, d, device=dev, dtype=dt)
-    kern = A.variants().decode_fused_tcj["bf16", grp, bn, d, A.combine_ns(splits), A.fused_nc(splits)]
+    # NC up to 16 (std's decode_fused stops at 8 for its registers; the joined region has the consumers' 240):
+    # B=1 8k's 16 shares and B=8 8k's 4 in one step (one round trip, half the steps' barriers), 32k's 32 in two
+    kern = A.variants().decode_fused_tcj["bf16", grp, bn, d, A.combine_ns(splits), A.fused_nc(splits, 16)]
 
     def step():  # type: ignore[no-untyped-def]
         return kern(tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse_part, [1, 64, 1]),

@@ -9,7 +9,8 @@
 #   tc pair  decode_split_tc + decode_combine on the same plan (BN, splits) at every row;
 #   tc fold  attention_variants' decode_fused_tcj on that plan: the merge folded into each KV head's last share
 #            (`last_block(2)`), run once the warp roles end by all 256 threads (TILEC_ATTN_LAST_BLOCK=join, which
-#            hattn7_decode.py sets), NC = 8 shares a step with the next step's loads in flight: one launch;
+#            hattn7_decode.py sets), NC = min(16, NS) shares a step (B=1 8k and B=8 8k one step, 32k two, the
+#            next step's loads in flight): one launch;
 #   and (PREFILL=1) f16 D = 128 full S = 4,096 prefill, the control (TILEC_ATTN_DIVS_IN_ROLE changes its kernel).
 # Arms:
 #   A  this tree's default
@@ -21,8 +22,9 @@
 #   B=1 8k: pair = tc pair 12.7-13.1 us (RESULTS, hattn6: 2.3 graph launch, ~2.0 the split's chain to its first tile,
 #     ~6.1 key loop at the L2's rate, 0.35 epilogue, ~0.7 tail, 2.0 the merge: 0.7 dependent launch + 1.1 block).
 #     tc fold: tc pair -0.8..+0.4 us (11.9-13.3): it removes the merge's launch and block (~1.9) and puts on the
-#     last share's path the roles' join (~0.05), the arrival (acq_rel atomic, ~0.5-0.8), two L2 round trips of
-#     partials with the layout conversions' barriers (~0.6-1.0) and the store (~0.1). hattn6's model: -0.4..-0.8.
+#     last share's path the roles' join (~0.05), the arrival (acq_rel atomic, ~0.5-0.8), one L2 round trip of
+#     partials and the region's ~14 CTA barriers (the sums over a step's shares cross warps: ~0.5-1.0) and the
+#     store (~0.1). hattn6's model: -0.4..-0.8.
 #   B=1 32k (tc plan 64 / 32 shares, 256 tiles: two waves, from DRAM): tc pair ~37-41 us; pair (FMA) ~37-41;
 #     tc fold = tc pair -0.8..+0.6 (4 merge steps).
 #   B=8 8k (tc plan 64 / 4 shares, 256 tiles, DRAM-bound ~62-70 us): tc fold = tc pair -0.8..+0.4 (one step).

@@ -6,6 +6,7 @@ counter is 0 again at the launch's end)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -27,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 G = 4
 
 
+@functools.cache
 def _variants():  # type: ignore[no-untyped-def]
     return tilelang.load(str(ROOT / "benchmarks" / "attention_variants.tile"))
 

@@ -61,7 +61,7 @@ def test_the_divisors_are_made_after_the_split(monkeypatch) -> None:  # type: ig
     assert len(_before_split(on)) < len(_before_split(off)) - 100
 
 
-@pytest.mark.parametrize("ctas", [1, 3, 4])
+@pytest.mark.parametrize("ctas", [pytest.param(1, marks=pytest.mark.heavy), pytest.param(3, marks=pytest.mark.heavy), 4])
 def test_the_decode_split_with_both_in_the_simulator(ctas: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """D = 128 (the fast divisions on by "auto"): 2 KV heads x 3 shares on 1 CTA (every tile one CTA's),
     3 (two rounds) and 4 (the last round's CTAs partly busy); a cache_len inside a key block, NaN and Inf

@@ -502,6 +502,8 @@ class WarpSpecialize:
     roles: tuple[Role, ...]
     span: Span = DUMMY_SPAN
     blocks: int = 1  # CTAs an SM the roles' registers are budgeted for (`.minnctapersm`)
+    rejoin: int = 0  # > 0: after the roles every warp takes this many registers (ops follow: the attention
+    # pipeline's joined `last_block` region); the roles that gave registers back take them again
 
 
 @frozen

@@ -65,7 +65,17 @@ from . import attention_tail as tails
 from . import attention_tiles as tiles
 from . import attention_xrot as xrot
 from .attention_layout import Classes, assign, classify, moving_op
-from .attention_match import PATH, AttnPlan, Tma, describe, last_regions, match, scalar_reads
+from .attention_match import (
+    PATH,
+    AttnPlan,
+    Tma,
+    describe,
+    last_block_mode,
+    last_regions,
+    match,
+    region_bad,
+    scalar_reads,
+)
 from .attention_reload import reload
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
@@ -117,7 +127,24 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     # after the tile's stores, each tile once (single tiles: a walk of pairs runs an odd middle tile twice, which
     # would arrive twice), and none of the forms that move or cut the epilogue (O through shared memory, the
     # chained variant, the key split and its forms, the halves, the causal tail, the pingpong turns)
-    region = bool(last_regions(ops[i + 1:]))
+    regions = last_regions(ops[i + 1:])
+    region = bool(regions)
+    # "join" (`attention_match.last_block_mode`): the region leaves the consumers' epilogue for the end of the
+    # kernel, after the roles (`joined`: its ops and the scalars and tiles it reads, cloned), one tile a CTA
+    joined: list[object] = []
+    # (the CTA's warps a power of two: the generic layouts' thread coordinates are masks; 12 warps, two consumer
+    # warpgroups and the producer's, gave two warps one coordinate in llsim: the region stays in the consumers)
+    warps = 4 * (p.BM // 64) + 4
+    if region and last_block_mode() == "join":
+        joined = (_joined(ops, i, regions, fresh) or []) if warps & (warps - 1) == 0 else []
+        ops = [op for op in ops if id(op) not in regions] if joined else ops
+        bad = None if joined else next((b for op in ops[i + 1:] if id(op) in regions and isinstance(op, ir.If)
+                                        for b in [region_bad(op.then, p.BM)] if b is not None), None)
+        if bad is not None:  # (the matcher left the region to this: "join" takes any region it can move)
+            ctx.refuse(PATH, getattr(bad, "span", p.loop.span), f"{describe(bad)} in the `last_block` region after "
+                       "the loop, which the consumers run in their layout here (it reads the loop's results, or the "
+                       f"CTA's {warps} warps are not a power of two)")
+            return k
     ost, p = epi.plan(ops[i + 1:], k, ctx, p, SMEM_LIMIT - 2048) if not region else (None, p)
     p = dataclasses.replace(p, short=chain.short(p, ctx) and not region)
     S, BM, BN = p.stages, p.BM, p.BN
@@ -135,7 +162,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 
     schedule = loops.schedule(loop, p)
     kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
-    persist = kv is not None and tiles.enabled(k)
+    persist = kv is not None and tiles.enabled(k) and not joined
     turns = schedule == "overlap" and C == 2 and loops.pingpong() != "0" and not region
     # the walk's last round split along the keys (`attention_split`): the loop's bounds become the tile's piece's
     acc_regs = BM * p.o_dot.result.shape[1] // (W * 32)  # a consumer thread's accumulator registers
@@ -443,10 +470,44 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]
         body = ir.Region(k.body.args, (*wb.ops, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
     else:
-        body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
+        if joined:  # the warps' registers evened out once the roles end (`WarpSpecialize.rejoin`): the consumers'
+            # budget where every warp can hold it (one consumer warpgroup), else the CTA's 64K over its threads
+            ws = dataclasses.replace(ws, rejoin=min(consumer_regs, 65536 // (32 * (W + 4)) // 8 * 8))
+        body = ir.Region(k.body.args, (*outside, *pre, ws, *joined, ir.Yield(())))  # type: ignore[arg-type]
         body = tiles.kv_blocks_together(k, kv, body, fresh)
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist), short=short, split=request,
                                params=(*k.params, qdesc, kdesc, vdesc, *([ost.desc] if ost else [])), num_warps=W + 4, num_stages=S)
+
+
+def _joined(ops: list[object], i: int, regions: set[int], fresh: Fresh) -> list[object] | None:
+    """The `last_block` region's ops (the arrival and its `if`, among the ops after the loop at `i`) with the
+    ops they read that the kernel's top level will not have once the roles are built (the epilogue's scalars,
+    the tiles built before the loop: the consumers' own copies), cloned: what runs after the roles; None where
+    it reads more (the loop's results, a load before the loop)."""
+    from .attention_tiles import clone
+
+    keep = [op for op in ops[i + 1:] if id(op) in regions]
+    defs = {r.id: op for op in [*ops[:i], *ops[i + 1:]] for r in g.results(op)}
+    top = {r.id for op in ops[:i] if not any(v.shape for v in g.results(op)) for r in g.results(op)}
+    need: list[object] = []
+    seen: set[int] = set()
+
+    def visit(op: object) -> None:
+        for sub in g.walk(ir.Region((), (op,))):  # type: ignore[arg-type]
+            for v in g.operands(sub):
+                d = defs.get(v.id)
+                if d is None or v.id in top or id(d) in seen or id(d) in regions:
+                    continue
+                seen.add(id(d))
+                visit(d)
+                need.append(d)
+
+    for op in keep:
+        visit(op)
+    if any(isinstance(op, ir.For | ir.While | ir.Load | ir.Mma | g.DotOp) for op in need):
+        return None  # (it reads the loop's results or another load: the consumers run it, "1")
+    order = {id(op): n for n, op in enumerate(ops)}
+    return clone(sorted(need, key=lambda op: order[id(op)]) + keep, fresh, {})
 
 
 __all__ = ["PRODUCER_REGS_DEFAULT", "AttnPlan", "attention", "producer_budget"]

@@ -338,7 +338,7 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
         if isinstance(op, ir.Yield) or _is_scalar(op):
             continue
         if id(op) in regions:
-            bad = _region_bad(op.then, BM) if isinstance(op, ir.If) else None
+            bad = region_bad(op.then, BM) if isinstance(op, ir.If) and last_block_mode() == "1" else None
             if bad is not None:
                 return No(getattr(bad, "span", loop.span), f"{describe(bad)} in the `last_block` region after the "
                           "loop: the pipeline runs a region of element-wise ops, row reductions, `for` loops, "
@@ -381,10 +381,17 @@ def _q_transform(k: g.GpuKernel, ctx: PassContext, s_dot: g.DotOp, defs: dict[in
                     lambda op: _reduce_ok(op, BM))
 
 
+def last_block_mode() -> str:
+    """`TILEC_ATTN_LAST_BLOCK`: "1" (the epilogue may end in `if last_block(axis) { .. }`, run by the consumers
+    after each tile's stores, in their layout: `last_regions`), "join" (run once the warp roles have ended, by
+    every thread of the CTA in the generic layouts, over a grid of one tile a CTA: `attention.py`'s `joined`),
+    unset or "0" (such a kernel keeps the generic path, as measured)."""
+    return os.environ.get("TILEC_ATTN_LAST_BLOCK", "0")
+
+
 def last_block_enabled() -> bool:
-    """`TILEC_ATTN_LAST_BLOCK` ("1": the epilogue may end in `if last_block(axis) { .. }`, run by the consumers
-    after the tile's stores, `last_regions`; unset or "0": such a kernel keeps the generic path, as measured)."""
-    return os.environ.get("TILEC_ATTN_LAST_BLOCK", "0") == "1"
+    """Whether the matcher takes a `last_block` epilogue (`last_block_mode` "1" or "join")."""
+    return last_block_mode() in ("1", "join")
 
 
 def last_regions(after: list[object]) -> set[int]:
@@ -400,7 +407,7 @@ def last_regions(after: list[object]) -> set[int]:
     return out
 
 
-def _region_bad(r: ir.Region, BM: int) -> object | None:
+def region_bad(r: ir.Region, BM: int) -> object | None:
     """The first op of a `last_block` region (or of a loop or branch in it) the consumers cannot run in the
     accumulator layout (None: all can). Its loads may read tensors the kernel writes: the group's other
     blocks' tiles, visible after the arrival's acquire (plain loads, not `ld.global.nc`); its loads and
@@ -414,14 +421,14 @@ def _region_bad(r: ir.Region, BM: int) -> object | None:
         if isinstance(op, ir.For):
             if not all(_placeable(v, BM) for v in (*op.results, *op.body.args) if v.shape):
                 return op
-            bad = _region_bad(op.body, BM)
+            bad = region_bad(op.body, BM)
             if bad is not None:
                 return bad
             continue
         if isinstance(op, ir.If):
             if not all(_placeable(v, BM) for v in op.results if v.shape):
                 return op
-            bad = _region_bad(op.then, BM) or _region_bad(op.else_, BM)
+            bad = region_bad(op.then, BM) or region_bad(op.else_, BM)
             if bad is not None:
                 return bad
             continue
@@ -483,4 +490,5 @@ def _body_bad(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: ob
     return None
 
 
-__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "match", "ring_stages", "scalar_reads"]
+__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "last_block_enabled", "last_block_mode",
+           "last_regions", "match", "region_bad", "ring_stages", "scalar_reads"]

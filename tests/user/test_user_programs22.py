@@ -456,7 +456,8 @@ def test_an_untyped_float_let_is_the_literal_wherever_it_is_read(tmp_path: Path)
     defaults it to), and an f16 read rounded twice, through f32. Each read now rounds the literal once to its
     type: `1.00048828218` (just above f16's midpoint between 1 and 1 + 2^-10, within f32's half ulp of it) is
     1 + 2^-10 in f16, where through f32 it tied down to 1. A `let` of literals' arithmetic (`1.0 / 3.0`) is the
-    same expression written where it is read (f64's third, where it was f32's). The simulator agrees."""
+    same expression written where it is read (f64's third, where it was f32's), and so is each literal of a
+    tuple `let` (`let (dt, near) = (0.01, ..);`). The simulator agrees."""
     from userprog import run_program, simulated_program
 
     prog = tmp_path / "p.tile"
@@ -467,8 +468,7 @@ def test_an_untyped_float_let_is_the_literal_wherever_it_is_read(tmp_path: Path)
 
 kernel fn k<const B: i32>(a: &mut Tensor<f64, [3, B]>, h: &mut Tensor<f16, [2, B]>, x: &Tensor<f64, [?]>) {
     let t = x.partition([B]).load([0]);
-    let dt = 0.01;
-    let third = -1.0 / 3.0 + 2 * (0.5 - 0.25);
+    let (dt, (third, _)) = (0.01, (-1.0 / 3.0 + 2 * (0.5 - 0.25), 7));
     let c = -0.7071067811865476;
     let near = 1.00048828218;
     let ra = a.partition([1, B]);
@@ -485,8 +485,7 @@ fn main() {
     let mut a = zeros::<f64>([3, 4]);
     let mut h = zeros::<f16>([2, 4]);
     k(a.partition([3, 4]), h.partition([2, 4]), &x).sync();
-    let dt = 0.01;
-    let near = 1.00048828218;
+    let (dt, near) = (0.01, 1.00048828218);
     let third = 1.0 / 3.0;
     let host = x * dt + x * third - x * (1.0 / 3.0);
     let hh = full::<f16>([1], near);

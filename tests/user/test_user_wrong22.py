@@ -71,7 +71,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         [("d.pow(2)", "d * d")]),
     "a02_wrapping_mul_in_a_finalizer": (
         "`x * 0x85EBCA6Bu32`: Tile's integer arithmetic wraps already",
-        [("x.wrapping_mul(0x85EBCA6Bu32)", "x * 0x85EBCA6Bu32"), ("x.wrapping_mul(0xC2B2AE35u32)", "x * 0xC2B2AE35u32")]),
+        [("x.wrapping_mul(0x85EBCA6Bu32)", "x * 0x85EBCA6Bu32"),
+         ("x.wrapping_mul(0xC2B2AE35u32)", "x * 0xC2B2AE35u32")]),
     "a03_rotate_left_in_murmur3": (
         "`(k << 15) | (k >> (32 - 15))` rotates a `u32` left by 0 < 15 < 32",
         [("k.rotate_left(15)", "(k << 15) | (k >> (32 - 15))"),
@@ -154,7 +155,8 @@ def test_rust_module_declarations_and_paths_get_files_relative_to_the_importer(t
     assert [d.code for d in errs] == ["E0021"] and errs[0].help[0].startswith("Tile has no inline modules: put "
                                                                               "these items in a file `helpers.tile`")
     for prefix in ("crate", "self", "super"):
-        prog.write_text(_MAIN.format(head=f"use {prefix}::e08_modules::stats::zscore;", call="zscore"), encoding="utf-8")
+        prog.write_text(_MAIN.format(head=f"use {prefix}::e08_modules::stats::zscore;", call="zscore"),
+                        encoding="utf-8")
         errs = _errors(prog)
         assert errs[0].code == "E0109" and errs[0].help == (
             f"Tile's module paths name `.tile` files relative to the importing file, with no `{prefix}::` prefix: "
@@ -270,3 +272,31 @@ def test_the_python_api_calls_imported_host_functions() -> None:
     m.zscore(y, x)
     np.testing.assert_allclose(y, (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5),
                                rtol=1e-5)
+
+
+def test_the_repl_loads_a_file_whose_modules_are_beside_it(tmp_path: Path) -> None:
+    """`:load tests/user/programs/e08_host_modules.tile` from the checkout's root was E0109 "no
+    `e08_modules/stats.tile` next to this file" (looked for in the working directory: the session is one
+    program of no file). A `:load`ed file's `use`s now find the files beside it, while the session lasts, and
+    a module of the working directory still wins."""
+    import os
+
+    from tilelang.repl import ReplSession
+
+    prog = DIR / "e08_host_modules.tile"
+    s = ReplSession(device="cpu")
+    out = s.feed(f":load {prog}")
+    assert out.ok and out.stdout == f"loaded 3 items from {prog}\n", out.stderr
+    assert s.feed("let x = randn::<f32>([8, 16], 1);\nlet mut y = zeros::<f32>([8, 16]);\nzscore(&mut y, &x);").ok
+    assert s.feed("print(abs(y.sum()) < 0.01, ROWS_PER_BLOCK);").stdout == "true 8\n"
+    assert s.feed("fn twice(v: f32) -> f32 {\n    v * 2.0\n}").ok   # a later entry re-checks the session
+    (tmp_path / "e08_modules").mkdir()
+    (tmp_path / "e08_modules" / "stats.tile").write_text("const ROWS_PER_BLOCK: i32 = 3;\n", encoding="utf-8")
+    here = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        t = ReplSession(device="cpu")
+        assert t.feed('use "e08_modules/stats.tile";\n').ok
+        assert t.feed("print(ROWS_PER_BLOCK);").stdout == "3\n"
+    finally:
+        os.chdir(here)

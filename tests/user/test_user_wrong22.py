@@ -300,3 +300,25 @@ def test_the_repl_loads_a_file_whose_modules_are_beside_it(tmp_path: Path) -> No
         assert t.feed("print(ROWS_PER_BLOCK);").stdout == "3\n"
     finally:
         os.chdir(here)
+
+
+def test_a_where_of_literals_beside_an_f64_tile_gets_f64_branches() -> None:
+    """`t + where(t > 0.5, 0.1, -2)` of an f64 `t` is E0201 (`where` of untyped literals makes f32 values, as the
+    reference says); the help was "cast with `as`: `where(..) as f64`", which compiles and adds f32's 0.1
+    (0.10000000149). It now writes the branches in f64; other operands keep the cast."""
+    import io
+
+    from tilelang import run
+
+    src = ("kernel fn h<const B: i32>(out: &mut Tensor<f64, [B]>, x: &Tensor<f64, [?]>) {\n"
+           "    let t = x.load_like(out);\n    out.store(t + EXPR);\n}\nfn main() {\n    let x = ones::<f64>([2]);\n"
+           "    let mut p = zeros::<f64>([2]);\n    h(p.partition([2]), &x).sync();\n    print(p[0] - 1.0);\n}\n")
+    errs = _errors(src.replace("EXPR", "where(t > 0.5, 0.1, -2)"))
+    assert [d.code for d in errs] == ["E0201"] and errs[0].help == (
+        "write the branches in `f64`: `where(t > 0.5, 0.1f64, -2.0f64)` (`where` of untyped literals makes `f32` "
+        "values: a cast of it keeps f32's)",)
+    out = io.StringIO()
+    run.execute(src.replace("EXPR", "where(t > 0.5, 0.1f64, -2.0f64)"), "cpu", out=out)
+    assert out.getvalue() == f"{1.1 - 1.0!r}\n"
+    errs = _errors(src.replace("EXPR", "where(t > 0.5, t as f32, 0.0)"))
+    assert errs[0].help[0].startswith("cast with `as`: `where(t > 0.5, t as f32, 0.0) as f64`")

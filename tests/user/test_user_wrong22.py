@@ -322,3 +322,24 @@ def test_a_where_of_literals_beside_an_f64_tile_gets_f64_branches() -> None:
     assert out.getvalue() == f"{1.1 - 1.0!r}\n"
     errs = _errors(src.replace("EXPR", "where(t > 0.5, t as f32, 0.0)"))
     assert errs[0].help[0].startswith("cast with `as`: `where(t > 0.5, t as f32, 0.0) as f64`")
+
+
+def test_a_hex_constant_past_a_signed_range_gets_its_bits() -> None:
+    """A hash's `t * 0x85EBCA6B` of an `i32` tile (E0222) was told "use a value in -2147483648..=2147483647, or a
+    wider type"; a hex (octal, binary) literal that fits the unsigned type of the width is a bit pattern: the
+    help's cast keeps its bits, and runs; a decimal literal keeps the range help."""
+    import io
+
+    from tilelang import run
+
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>, x: &Tensor<i32, [?]>) {\n"
+           "    z.store(x.load_like(z) * EXPR);\n}\nfn main() {\n    let x = ones::<i32>([4]);\n"
+           "    let mut z = zeros::<i32>([4]);\n    k(z.partition([4]), &x).sync();\n    print(z[0]);\n}\n")
+    errs = _errors(src.replace("EXPR", "0x85EBCA6B"))
+    assert [d.code for d in errs] == ["E0222"] and errs[0].help == (
+        "`0x85EBCA6B` is a bit pattern: `0x85EBCA6Bu32 as i32` keeps its bits (-2048144789), or compute in `u32`",)
+    out = io.StringIO()
+    run.execute(src.replace("EXPR", "0x85EBCA6Bu32 as i32"), "cpu", out=out)
+    assert out.getvalue() == "-2048144789\n"
+    errs = _errors(src.replace("EXPR", "2246822507"))
+    assert errs[0].help == ("use a value in -2147483648..=2147483647, or a wider type",)

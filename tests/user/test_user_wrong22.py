@@ -343,3 +343,28 @@ def test_a_hex_constant_past_a_signed_range_gets_its_bits() -> None:
     assert out.getvalue() == "-2048144789\n"
     errs = _errors(src.replace("EXPR", "2246822507"))
     assert errs[0].help == ("use a value in -2147483648..=2147483647, or a wider type",)
+
+
+def test_a_group_import_may_name_the_module_itself(tmp_path: Path) -> None:
+    """Rust's `use e08_modules::kernels::{self, EPS};` was E0110 "no `self` in `kernels`": `self` in a group
+    imports the module, as `use e08_modules::kernels;` does, so `kernels::row_moments::<8, 16>(..)` launches
+    (a std module too: `use std::math::{self, PI};` then `math::cdiv(7, 2)`)."""
+    from userprog import run_program
+
+    prog = _e08_layout(tmp_path, """use e08_modules::stats;
+use e08_modules::kernels::{self, EPS};
+use std::math::{self, PI};
+
+fn main() {
+    let x = randn::<f32>([8, 16], 1);
+    let mut y = zeros::<f32>([8, 16]);
+    stats::zscore(&mut y, &x);
+    let mut m = zeros::<f32>([8, 1]);
+    let mut v = zeros::<f32>([8, 1]);
+    kernels::row_moments::<8, 16>(m.partition([8, 1]), v.partition([8, 1]), &y).sync();
+    print(abs(v - 1.0).max() < 0.01, EPS > 0.0, math::cdiv(7, 2), PI > 3.0);
+}
+""")
+    assert not _errors(prog)
+    tensors, out = run_program(prog)
+    assert out == "true true 4 true\n" and abs(tensors["m"]).max() < 1e-5

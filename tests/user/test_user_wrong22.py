@@ -300,3 +300,71 @@ def test_the_repl_loads_a_file_whose_modules_are_beside_it(tmp_path: Path) -> No
         assert t.feed("print(ROWS_PER_BLOCK);").stdout == "3\n"
     finally:
         os.chdir(here)
+
+
+def test_a_where_of_literals_beside_an_f64_tile_gets_f64_branches() -> None:
+    """`t + where(t > 0.5, 0.1, -2)` of an f64 `t` is E0201 (`where` of untyped literals makes f32 values, as the
+    reference says); the help was "cast with `as`: `where(..) as f64`", which compiles and adds f32's 0.1
+    (0.10000000149). It now writes the branches in f64; other operands keep the cast."""
+    import io
+
+    from tilelang import run
+
+    src = ("kernel fn h<const B: i32>(out: &mut Tensor<f64, [B]>, x: &Tensor<f64, [?]>) {\n"
+           "    let t = x.load_like(out);\n    out.store(t + EXPR);\n}\nfn main() {\n    let x = ones::<f64>([2]);\n"
+           "    let mut p = zeros::<f64>([2]);\n    h(p.partition([2]), &x).sync();\n    print(p[0] - 1.0);\n}\n")
+    errs = _errors(src.replace("EXPR", "where(t > 0.5, 0.1, -2)"))
+    assert [d.code for d in errs] == ["E0201"] and errs[0].help == (
+        "write the branches in `f64`: `where(t > 0.5, 0.1f64, -2.0f64)` (`where` of untyped literals makes `f32` "
+        "values: a cast of it keeps f32's)",)
+    out = io.StringIO()
+    run.execute(src.replace("EXPR", "where(t > 0.5, 0.1f64, -2.0f64)"), "cpu", out=out)
+    assert out.getvalue() == f"{1.1 - 1.0!r}\n"
+    errs = _errors(src.replace("EXPR", "where(t > 0.5, t as f32, 0.0)"))
+    assert errs[0].help[0].startswith("cast with `as`: `where(t > 0.5, t as f32, 0.0) as f64`")
+
+
+def test_a_hex_constant_past_a_signed_range_gets_its_bits() -> None:
+    """A hash's `t * 0x85EBCA6B` of an `i32` tile (E0222) was told "use a value in -2147483648..=2147483647, or a
+    wider type"; a hex (octal, binary) literal that fits the unsigned type of the width is a bit pattern: the
+    help's cast keeps its bits, and runs; a decimal literal keeps the range help."""
+    import io
+
+    from tilelang import run
+
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<i32, [B]>, x: &Tensor<i32, [?]>) {\n"
+           "    z.store(x.load_like(z) * EXPR);\n}\nfn main() {\n    let x = ones::<i32>([4]);\n"
+           "    let mut z = zeros::<i32>([4]);\n    k(z.partition([4]), &x).sync();\n    print(z[0]);\n}\n")
+    errs = _errors(src.replace("EXPR", "0x85EBCA6B"))
+    assert [d.code for d in errs] == ["E0222"] and errs[0].help == (
+        "`0x85EBCA6B` is a bit pattern: `0x85EBCA6Bu32 as i32` keeps its bits (-2048144789), or compute in `u32`",)
+    out = io.StringIO()
+    run.execute(src.replace("EXPR", "0x85EBCA6Bu32 as i32"), "cpu", out=out)
+    assert out.getvalue() == "-2048144789\n"
+    errs = _errors(src.replace("EXPR", "2246822507"))
+    assert errs[0].help == ("use a value in -2147483648..=2147483647, or a wider type",)
+
+
+def test_a_group_import_may_name_the_module_itself(tmp_path: Path) -> None:
+    """Rust's `use e08_modules::kernels::{self, EPS};` was E0110 "no `self` in `kernels`": `self` in a group
+    imports the module, as `use e08_modules::kernels;` does, so `kernels::row_moments::<8, 16>(..)` launches
+    (a std module too: `use std::math::{self, PI};` then `math::cdiv(7, 2)`)."""
+    from userprog import run_program
+
+    prog = _e08_layout(tmp_path, """use e08_modules::stats;
+use e08_modules::kernels::{self, EPS};
+use std::math::{self, PI};
+
+fn main() {
+    let x = randn::<f32>([8, 16], 1);
+    let mut y = zeros::<f32>([8, 16]);
+    stats::zscore(&mut y, &x);
+    let mut m = zeros::<f32>([8, 1]);
+    let mut v = zeros::<f32>([8, 1]);
+    kernels::row_moments::<8, 16>(m.partition([8, 1]), v.partition([8, 1]), &y).sync();
+    print(abs(v - 1.0).max() < 0.01, EPS > 0.0, math::cdiv(7, 2), PI > 3.0);
+}
+""")
+    assert not _errors(prog)
+    tensors, out = run_program(prog)
+    assert out == "true true 4 true\n" and abs(tensors["m"]).max() < 1e-5

@@ -234,6 +234,11 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         _import(tcx, mod, mod_segs[-1], msym, use.path[-1].span)
         return
     for ident in item_ids:
+        if ident.name == "self" and use.names is not None:
+            # Rust's `use a::m::{self, f};`: the module itself, as `use a::m;` (round 22: "no `self` in `m`")
+            msym = Symbol(SymbolKind.MODULE, mod_segs[-1], ident.span, use, qualname=target.name, value=target.name)
+            _import(tcx, mod, mod_segs[-1], msym, ident.span)
+            continue
         isym = target.own.get(ident.name)
         if isym is None and tcx.has_syntax_errors(target):
             continue  # likely dropped by that module's syntax error (already reported)

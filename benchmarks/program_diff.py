@@ -17,9 +17,24 @@ every tensor of `main` and the printed output must be the same, integers bit for
 - `--int8` (hrev21): i8/u8 GEMMs into i32 on the int8 tensor-core ring (on by default since hcliff6), starts
   near i32::MAX, i32/f32 epilogues with a bias row or a column vector, B either layout, edges.
 
-    python benchmarks/program_diff.py (--loops | --gemm | --stores | --tc | --int8) SEED COUNT [--seconds S]
+- `--onehot` (hrev24): products by one-hot matrices of index comparisons (`codegen/gather_dot.py`'s forms and
+  forms near them it must refuse: `2 * k == i`, conditions under `&`/`||`, weights that scale), indices at the
+  edges (-1, K, i32::MIN/MAX, duplicates), rows and weights with inf/NaN/-0.0, i64 indices, a -0.0 start.
+- `--edges` (hrev24): tiles partially out of range at every edge (`load_like` of inputs of other shapes,
+  partition loads at negative and past-the-end indices, `load_padded`, transposed and reshaped loads, nested
+  tiles of a partial own tile stored and read back).
+- `--odd` (hrev24): tiles of any size ([A, B], A and B in 1..13) through reductions, arg-reductions, scans,
+  transposes, reshapes, broadcasts and `dot`s: the padding lanes of a power-of-two layout must change nothing.
+- `--walks` (hrev24): `tiles(axis)` walks and `queue(axis)`s over grids of rank 1 to 3, partial tiles, `continue`.
 
-prints a line per disagreement (or a refused program: the generators write valid ones), then
+    python benchmarks/program_diff.py (--loops | --gemm | --stores | --tc | --int8 | --onehot | --edges | --odd
+                                       | --walks) SEED COUNT [--seconds S] [--sms N]
+
+With LLSIM_MISALIGN=1 every tensor starts one element past a 16-byte boundary (the facts of another library's
+array at an offset); with LLSIM_BF16_F32=1 bf16 tensors are f32 memory (`tests/backend/llsim.py`, hrev24).
+
+prints a line per disagreement (floats bit for bit, NaNs equal; or a refused program: the generators write
+valid ones, but for a few of `--onehot`'s shapes and `--walks`' reductions), then
 `{'ran': .., 'refused': .., 'bad': ..}`; programs under /tmp/program_diff/. CPU only, ~1 program a second
 (`--gemm` ~0.2). Round 19 (FUZZING.md): --loops seeds 5100-5700, --gemm 100-260, --stores 100-600, --tc
 100-199: none.
@@ -397,6 +412,286 @@ fn main() {{
 
 
 
+def onehot_program(seed, d="/tmp/program_diff"):
+    """`--onehot` (hrev24): products by one-hot matrices of index comparisons (gather_dot's forms and forms near
+    them it must refuse), indices at the edges (-1, K, i32::MIN/MAX, duplicates), weights and rows with inf/NaN/-0."""
+    r = random.Random(seed)
+    M = r.choice([1, 2, 4])
+    K = r.choice([8, 16, 32, 32, 64])
+    N = r.choice([1, 4, 8, 16, 16, 8])
+    left = r.random() < 0.3
+    it = "i64" if r.random() < 0.2 else "i32"
+    # data
+    rx = np.array([r.choice([0.0, 1.0, -2.0, 0.5, -0.0, 3.0, -1.5]) for _ in range(4 * 32 * 16)], dtype=np.float32)
+    for _ in range(r.choice([0, 0, 1, 2])):
+        rx[r.randrange(rx.size)] = r.choice([np.inf, -np.inf, np.nan])
+    pool = [-1, 0, 1, K - 1, K, K + 1, -2147483648, 2147483647, 2, 3, -K]
+    ix = np.array([r.choice(pool) if r.random() < 0.5 else r.randrange(K) for _ in range(4 * 16)], dtype=np.int32)
+    wv = np.array([r.choice([0.0, -0.0, 0.5, 1.0, 0.25, -3.0, 2.0]) for _ in range(4 * 16)], dtype=np.float32)
+    if r.random() < 0.2:
+        wv[r.randrange(wv.size)] = r.choice([np.inf, np.nan])
+    bv = np.array([r.random() < 0.5 for _ in range(16)], dtype=np.bool_)
+    stem = f"{d}/onehot{seed}"
+    np.save(stem + "_x.npy", rx.reshape(4 * 32, 16))
+    np.save(stem + "_i.npy", ix); np.save(stem + "_w.npy", wv); np.save(stem + "_b.npy", bv)
+    F = M if left else N  # the free coordinate's extent
+    # matrix built [K, F] with k along rows (transposed at the end for the left operand, or built [F, K] directly)
+    direct_left = left and r.random() < 0.5
+    if direct_left:  # [F, K]: k along columns
+        kk, ff = "kc", "kr"
+        ishape, fshape = f"[{F}, 1]", f"[{F}, 1]"
+    else:
+        kk, ff = "kr", "kc"
+        ishape, fshape = f"[1, {F}]", f"[1, {F}]"
+    idxs = [f"ix.partition([{F}]).load([{j}]).reshape({ishape})" for j in range(4)]
+    wts = [f"wv.partition([{F}]).load([{j}]).reshape({fshape})" for j in range(4)]
+    cast = (lambda s: f"({s}) as i64") if it == "i64" else (lambda s: s)
+    kv = f"k64" if it == "i64" else kk
+    def idx():
+        c = r.randrange(10)
+        if c < 3 or c > 7: return cast(r.choice(idxs))
+        if c == 3: return cast(f"minimum({r.choice(idxs)} + 1, {K - 3})")
+        if c == 4: return cast(f"({ff} + {r.randint(-2, 2)})")
+        if c == 5: return cast(f"({r.randint(0, K)} - {ff})")
+        if c == 6: return str(r.randint(-1, K))
+        return cast(f"(2 * {ff})")
+    def eq():
+        c = r.randrange(16)
+        i = idx()
+        if c == 0: return f"({kv} == {i})"
+        if c == 1: return f"({i} == {kv})"
+        if c == 2: return f"({kv} + {r.randint(-3, 3)} == {i})"
+        if c == 3: return f"({r.randint(0, K)} - {kv} == {i})"
+        if c == 4: return f"(-{kv} == {i})"
+        if c == 5: return f"(2 * {kv} == {i})"
+        return f"({kv} == {i})"  # not a = +-1: the FMA loop
+    def cond(d=0):
+        c = r.randrange(10)
+        if c < 3 or c > 6 or d > 1: return eq()
+        if c == 3: return f"({cond(d + 1)} || {cond(d + 1)})"
+        if c == 4: return f"({cond(d + 1)} & ({kv} {r.choice(['<', '>=', '!=', '<='])} {idx()}))"
+        if c == 5: return f"({cond(d + 1)} & bb)"
+        return f"(({kv} {r.choice(['<', '>='])} {idx()}) & {cond(d + 1)})"
+    def wt():
+        c = r.randrange(6)
+        if c < 2: return r.choice(wts)
+        if c == 2: return f"(1.0 - {r.choice(wts)})"
+        if c == 3: return r.choice(["0.5", "-2.5", "1.0", "-0.0", "s"])
+        if c == 4: return f"({r.choice(wts)} * 2.0)"
+        return "f32::INFINITY" if r.random() < 0.3 else "0.0"
+    def leaf(d=0):
+        c = r.randrange(6)
+        if c < 2: return f"where({cond()}, {wt()}, {r.choice(['0.0', '-0.0']) if d > 1 or r.random() < 0.6 else leaf(d + 1)})"
+        if c == 2: return f"({cond()} as f32)"
+        if c == 3: return f"(({cond()} as f32) * {wt()})"
+        if c == 4: return f"(({cond()} as f32) / {wt()})"
+        return f"({wt()} * ({cond()} as f32))"
+    m = leaf()
+    for _ in range(r.choice([0, 0, 1, 1, 2])):
+        m = f"({m} {r.choice(['+', '-', '+'])} {leaf()})"
+    if left and not direct_left:
+        m = f"({m}).transpose()"
+    right_t = r.random() < 0.15 and not left
+    if left:
+        xin = f"x.partition([{K}, {N}]).load([block_id(0), 0])"
+        prod = f"dot({m}, t)"
+    else:
+        xin = f"x.partition([{M}, {K}]).load([block_id(0), 0])"
+        prod = f"dot(t, {m})"
+    acc = ""
+    if r.random() < 0.2:
+        # (an accumulator of zeros: the FMA loop from a -0.0 start keeps -0.0 where every product is -0.0 and
+        # the interpreter's sum then start gives +0.0, a sign of a zero within the sums' documented tolerance)
+        prod = f"mma({prod[4:-1]}, {r.choice([f'zeros::<f32>([{M}, {N}])', f'full::<f32>([{M}, {N}], 0.0)'])})"
+    hint = f"#[hints(num_warps = {r.choice([1, 2, 4, 8])})]\n" if r.random() < 0.3 else ""
+    nb = r.choice([1, 2])
+    src = f"""{hint}kernel fn g(y: &mut Tensor<f32, [{M}, {N}]>, x: &Tensor<f32, [?, ?]>, ix: &Tensor<i32, [?]>,
+        wv: &Tensor<f32, [?]>, bv: &Tensor<bool, [?]>) {{
+    let t = {xin};
+    let kr = arange::<i32>({K if not direct_left else F}).reshape([{K if not direct_left else F}, 1]);
+    let kc = arange::<i32>({F if not direct_left else K}).reshape([1, {F if not direct_left else K}]);
+    let k64 = ({kk}) as i64;
+    let bb = bv.partition([{F}]).load([0]).reshape({fshape});
+    let s = wv.partition([1]).load([5]).item();
+    y.store({prod});
+}}
+fn main() {{
+    let x: Tensor<f32, [?, ?]> = load_npy("{stem}_x.npy");
+    let ix: Tensor<i32, [?]> = load_npy("{stem}_i.npy");
+    let wv: Tensor<f32, [?]> = load_npy("{stem}_w.npy");
+    let bv: Tensor<bool, [?]> = load_npy("{stem}_b.npy");
+    let mut y = zeros::<f32>([{M * nb}, {N}]);
+    g(y.partition([{M}, {N}]), &x, &ix, &wv, &bv).sync();
+}}
+"""
+    return src
+
+
+def edges_program(seed):
+    """`--edges` (hrev24): tiles partially out of range at every edge: the own tile, `load_like` of inputs of other
+    shapes (smaller, larger, 1-row), partition loads at negative and past-the-end indices, `load_padded`, nested
+    tiles of a partial own tile stored and read back, through transposes and reshapes; i32 data."""
+    r = random.Random(seed)
+    TR, TC = r.choice([(4, 8), (8, 8), (2, 16), (16, 4), (1, 32), (8, 1), (32, 32), (4, 4)])
+    R, C = r.randint(1, 3 * TR + 1), r.randint(1, 3 * TC + 1)
+    XR, XC = r.choice([R, R, r.randint(1, 3 * TR + 2)]), r.choice([C, C, r.randint(1, 3 * TC + 2)])
+    lines = []
+    def tile_expr():
+        c = r.randrange(9)
+        if c == 0: return "x.load_like(z)"
+        if c == 1: return f"x.partition([{TR}, {TC}]).load([block_id(0) + {r.randint(-2, 2)}, block_id(1) + {r.randint(-2, 2)}])"
+        if c == 2: return f"x.partition([{TR}, {TC}]).load_padded([block_id(0) + {r.randint(-1, 1)}, block_id(1)], {r.randint(-9, 9)})"
+        if c == 3 and TR == TC: return f"x.partition([{TR}, {TC}]).load([block_id(1), block_id(0)]).transpose()"
+        if c == 4: return f"x.partition([{TC}, {TR}]).load([block_id(1) + {r.randint(-1, 1)}, block_id(0)]).transpose()"
+        if c == 5: return f"v.partition([{TR * TC}]).load([block_id(0) * num_blocks(1) + block_id(1)]).reshape([{TR}, {TC}])"
+        if c == 6: return f"x.partition([1, {TC}]).load([block_id(0) * {TR} + {r.randint(-1, TR)}, block_id(1)]).broadcast([{TR}, {TC}])"
+        if c == 7: return f"x.partition([{TR}, 1]).load([block_id(0), block_id(1) * {TC} + {r.randint(-1, TC)}]).broadcast([{TR}, {TC}])"
+        return "z.load()"
+    lines.append(f"    let mut acc = {tile_expr()};")
+    for _ in range(r.randint(1, 4)):
+        lines.append(f"    acc = acc * 3 + {tile_expr()};")
+    # nested views of the own tile
+    subs = [(a, b) for a in (1, 2, TR) for b in (1, 2, TC) if TR % a == 0 and TC % b == 0]
+    a, b = r.choice(subs)
+    lines.append(f"    z.store(acc);")
+    lines.append(f"    let q = z.partition([{a}, {b}]);")
+    na, nb = TR // a, TC // b
+    for _ in range(r.randint(0, 3)):
+        c = r.randrange(4)
+        i, j = r.randrange(na), r.randrange(nb)
+        if c == 0:
+            lines.append(f"    q.store(q.load([{i}, {j}]) + 100, [{i}, {j}]);")
+        elif c == 1:
+            lines.append(f"    for i in 0..q.num_tiles(0) {{ q.store(q.load([i, {j}]) * 2 + i, [i, {j}]); }}")
+        elif c == 2:
+            lines.append(f"    let s = q.load([{i}, {j}]).sum(0).sum(0);")
+            lines.append(f"    w.store(w.load() + s);")
+        else:
+            lines.append(f"    q.store(x.partition([{a}, {b}]).load([block_id(0) * {na} + {i}, block_id(1) * {nb} + {j}]) - 7, [{i}, {j}]);")
+    lines.append(f"    w.store(w.load() + z.load().sum(1).reshape([{TR}, 1]));")
+    body = "\n".join(lines)
+    hint = f"#[hints(num_warps = {r.choice([1, 2, 4, 8])})]\n" if r.random() < 0.4 else ""
+    return f"""{hint}kernel fn k(z: &mut Tensor<i32, [{TR}, {TC}]>, w: &mut Tensor<i32, [{TR}, {TC}]>, x: &Tensor<i32, [?, ?]>, v: &Tensor<i32, [?]>) {{
+{body}
+}}
+fn main() {{
+    let x = (randn::<f32>([{XR}, {XC}], {seed % 1000}) * 10.0) as i32;
+    let v = x.reshape([{XR * XC}]);
+    let mut z = full::<i32>([{R}, {C}], -5);
+    let mut w = full::<i32>([{R}, {C}], 11);
+    k(z.partition([{TR}, {TC}]), w.partition([{TR}, {TC}]), &x, &v).sync();
+    print(z.sum(), w.sum());
+}}
+"""
+
+
+def odd_program(seed):
+    """`--odd` (hrev24): tiles of any size ([A, B] with A, B in 1..13, not powers of two) through reductions
+    (sum, max, min, prod, argmax, argmin on either axis), scans, transposes, reshapes to other shapes of the same
+    size, broadcasts, `dot`s, `where`s of `arange` comparisons and partial edge tiles: the padding lanes a
+    power-of-two layout adds must change nothing; i32 data with edges (i32::MIN/MAX, 0, -1), wrapping."""
+    r = random.Random(seed)
+    A, B = r.randint(1, 13), r.randint(1, 13)
+    if A * B == 1: B = 3
+    def m(d):  # [A, B]
+        if d <= 0 or r.random() < 0.2:
+            return r.choice(["a", "a", "b", f"(arange::<i32>({B}).reshape([1, {B}]) + arange::<i32>({A}).reshape([{A}, 1]) * {r.randint(-3, 3)})", "(a - s0)"])
+        c = r.randrange(12)
+        if c < 3: return f"({m(d-1)} {r.choice(['+', '-', '*', '&', '|', '^'])} {m(d-1)})"
+        if c == 3: return f"{r.choice(['maximum', 'minimum'])}({m(d-1)}, {m(d-1)})"
+        if c == 4: return f"({m(d-1)}.{r.choice(['sum', 'max', 'min', 'prod'])}(1).reshape([{A}, 1]) + {m(d-1)})"
+        if c == 5: return f"({m(d-1)}.{r.choice(['sum', 'max', 'min', 'prod'])}(0).reshape([1, {B}]) - {m(d-1)})"
+        if c == 6:
+            ax = r.choice([0, 1])
+            sh = f"[1, {B}]" if ax == 0 else f"[{A}, 1]"
+            return f"(({m(d-1)}.{r.choice(['argmax', 'argmin'])}({ax}) as i32).reshape({sh}) + {m(d-1)})"
+        if c == 7: return f"{r.choice(['cumsum', 'cummax', 'cummin', 'cumprod'])}({m(d-1)}, {r.choice([0, 1])})"
+        if c == 8: return f"{m(d-1)}.transpose().transpose()" if A != B else f"{m(d-1)}.transpose()"
+        if c == 9:
+            shapes = [(x, A * B // x) for x in range(1, A * B + 1) if (A * B) % x == 0]
+            p, q = r.choice(shapes)
+            red = r.choice(["", f".transpose().reshape([{p}, {q}])" if p == q else ""])
+            return f"{m(d-1)}.reshape([{p}, {q}]){red}.reshape([{A}, {B}])"
+        if c == 10: return f"where({m(d-1)} > {m(d-1)}, {m(d-1)}, {r.randint(-3, 3)})"
+        return f"(dot({m(d-1)} & 7, ({m(d-1)}).transpose() & 7).{r.choice(['sum', 'max'])}(1).reshape([{A}, 1]) + {m(d-1)})"
+    body = m(3)
+    # argmax forms (the generator's placeholder above kept them out; here a real one)
+    if r.random() < 0.5:
+        ax = r.choice([0, 1])
+        sh = f"[1, {B}]" if ax == 0 else f"[{A}, 1]"
+        body = f"({body} + ({m(1)}.{r.choice(['argmax', 'argmin'])}({ax}) as i32).reshape({sh}))"
+    RR, CC = r.randint(1, 3 * A), r.randint(1, 3 * B)
+    hint = f"#[hints(num_warps = {r.choice([1, 2, 4, 8])})]\n" if r.random() < 0.4 else ""
+    return f"""{hint}kernel fn k(z: &mut Tensor<i32, [{A}, {B}]>, x: &Tensor<i32, [?, ?]>, y: &Tensor<i32, [?, ?]>) {{
+    let a = x.load_like(z);
+    let b = y.partition([{A}, {B}]).load_padded([block_id(0), block_id(1)], {r.choice([-1, 7, 0])});
+    let s0 = a.sum(0).sum(0) % 5;
+    z.store({body});
+}}
+fn main() {{
+    let base = (randn::<f32>([{RR}, {CC}], {seed % 997}) * 4.0) as i32;
+    let x = where(base == 7, 2147483647, where(base == -7, -2147483647 - 1, base));
+    let y = (randn::<f32>([{RR}, {CC}], {seed % 991 + 1}) * 3.0) as i32;
+    let mut z = zeros::<i32>([{RR}, {CC}]);
+    k(z.partition([{A}, {B}]), &x, &y).sync();
+    print(z.sum());
+}}
+"""
+
+
+def walks_program(seed):
+    """`--walks` (hrev24): tile walks and queues (`tiles(axis)`, `queue(axis)`) over grids of rank 1 to 3 along any
+    axis, partial tiles at the edges, `continue`, values loaded before the loop, loads by the walked index and by
+    `block_id` of the other axes, `load_like`, nested tiles of the own tile, reductions; i32 data."""
+    r = random.Random(seed)
+    rank = r.choice([1, 2, 2, 3])
+    axis = r.randrange(rank)
+    tshape = [r.choice([1, 2, 4, 8, 3]) for _ in range(rank)]
+    shape = [r.randint(1, 4 * t + 1) for t in tshape]
+    if r.random() < 0.3:
+        shape[axis] = r.randint(1, 3 * tshape[axis] + 2)  # few tiles along the walk
+    ts = ", ".join(map(str, tshape))
+    sh = ", ".join(map(str, shape))
+    q = "?, " * (rank - 1) + "?"
+    kind = r.choice(["tiles", "queue"])
+    idx = [f"block_id({d})" if d != axis else "s" for d in range(rank)]
+    lines = []
+    pre = r.random() < 0.5
+    if pre:
+        idx0 = ["0"] * rank
+        lines.append(f"    let pre = x.partition([{ts}]).load([{', '.join(idx0)}]);")
+    lines.append(f"    for s in {kind}({axis}) {{")
+    lines.append(f"        let t = x.partition([{ts}]).load([{', '.join(idx)}]);")
+    body = "t * 2 + s"
+    c = r.randrange(6)
+    if c == 0: body = "x.load_like(z) - s"
+    elif c == 1 and pre: body = "t + pre"
+    elif c == 2: body = f"t + (t.sum({r.randrange(rank)}){'.sum(0)' * (rank - 1)} % 100)"
+    elif c == 3:
+        other = [d for d in range(rank) if d != axis]
+        if other:
+            body = f"t + block_id({other[0]}) * 1000 + num_blocks({other[0]})"
+    elif c == 4:
+        lines.append(f"        if (s + t.max({r.randrange(rank)}){'.max(0)' * (rank - 1)}) % 3 == 0 {{ z.store(t * 0 - s); continue; }}")
+    lines.append(f"        z.store({body});")
+    if r.random() < 0.3 and rank == 2 and tshape[1] % 2 == 0:
+        lines.append(f"        let qv = z.partition([{tshape[0]}, {tshape[1] // 2}]);")
+        lines.append(f"        qv.store(qv.load([0, 1]) + 5, [0, 0]);")
+    lines.append("    }")
+    body_s = "\n".join(lines)
+    hint = f"#[hints(stages = {r.choice([2, 3])})]\n" if r.random() < 0.2 else ""
+    return f"""{hint}kernel fn k(z: &mut Tensor<i32, [{ts}]>, x: &Tensor<i32, [{q}]>) {{
+{body_s}
+}}
+fn main() {{
+    let x = ((randn::<f32>([{sh}], {seed % 997}) * 10.0) as i32);
+    let mut z = full::<i32>([{sh}], -3);
+    k(z.partition([{ts}]), &x).sync();
+    print(z.sum());
+}}
+"""
+
+
 def go(path, arch):
     out = io.StringIO()
     run.make_device = ORIG if arch == "cpu" else (
@@ -410,6 +705,16 @@ def go(path, arch):
         return None, out.getvalue(), "".join(traceback.format_exception(type(e), e, e.__traceback__))[-1500:]
 
 
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """Bit for bit (floats: any NaN equals any NaN, -0.0 is not 0.0)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    if a.dtype.kind != "f":
+        return bool(np.array_equal(a, b))
+    u = np.dtype(f"u{a.itemsize}")
+    return bool(np.all((np.isnan(a) & np.isnan(b)) | (a.view(u) == b.view(u))))
+
+
 ORIG = run.make_device
 # `--sms N` (8 unset): each launch runs the variant the runtime picks on a card of N multiprocessors
 SMS = int(sys.argv[sys.argv.index("--sms") + 1]) if "--sms" in sys.argv else 8
@@ -418,7 +723,9 @@ SMS = int(sys.argv[sys.argv.index("--sms") + 1]) if "--sms" in sys.argv else 8
 def main() -> None:
     args = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--")
             and sys.argv[i - 1] not in ("--seconds", "--sms")]
-    modes = {"--loops": loops_program, "--gemm": gemm_program, "--stores": stores_program, "--tc": tc_program, "--int8": int8_program}
+    modes = {"--loops": loops_program, "--gemm": gemm_program, "--stores": stores_program, "--tc": tc_program,
+             "--int8": int8_program, "--onehot": onehot_program, "--edges": edges_program, "--odd": odd_program,
+             "--walks": walks_program}
     mode = next((m for m in modes if m in sys.argv), None)
     if mode is None or len(args) < 2:
         print((__doc__ or "").strip(), file=sys.stderr)
@@ -443,7 +750,7 @@ def main() -> None:
             got, gout, gerr = go(p, arch)
             msg = gerr or (f"stdout {gout!r} vs {wout!r}" if gout != wout else None)
             for k, w in ([] if msg else want.items()):
-                if not np.array_equal(got[k], w):
+                if not _same(got[k], w):
                     msg = f"{k} differs in {int((got[k] != w).sum())} elements"
                     break
             if msg:

@@ -72,6 +72,16 @@ MEMO = os.environ.get("LLSIM_MEMO", "1") != "0"
 # (a release the default's immediate wake catches may pass it): run both.
 # Perturbed launches are not memoised.
 PERTURB = int(os.environ.get("LLSIM_PERTURB", "0"))
+# True (or LLSIM_MISALIGN=1): a tensor whose launch facts do not say it is 16-byte aligned (`aligned16` False)
+# starts one element past a 16-byte boundary, as another library's array of an offset does (a PyTorch slice
+# `x[1:]`), so a vector access the code makes of it is misaligned and raises, as the GPU faults; and the
+# whole-program device (`sim_runtime_device`, `choose_variant`) gives every tensor such facts (hrev24: the
+# runtime's facts of a foreign array's address had no simulation; llsim's buffers start aligned).
+MISALIGN = os.environ.get("LLSIM_MISALIGN", "0") != "0"
+# True (or LLSIM_BF16_F32=1): the whole-program device gives every bf16 tensor f32 memory (`TensorFacts.bf16_f32`,
+# as a float32 CUDA array of another library passed for a bf16 parameter is), the paths that read such memory.
+BF16_F32 = os.environ.get("LLSIM_BF16_F32", "0") != "0"
+_ELEM_BYTES = {"i8": 1, "half": 2, "bfloat": 2, "i16": 2, "float": 4, "i32": 4, "double": 8, "i64": 8}
 
 import llsim_exec  # noqa: E402  (the parts read the settings above)
 import llsim_hopper  # noqa: E402
@@ -205,9 +215,11 @@ class SimDevice:
                     raw = bytearray(np.asarray(arr, np.uint8).tobytes())
                 else:
                     raw = bytearray(np.ascontiguousarray(arr, _MEM_NP[mt]).tobytes())
-                mem.bufs[p.name] = raw
-                regs[reg] = (p.name, 0)
-                views.append((p, a, mt))
+                f = gk.facts.get(p.name)
+                off = _ELEM_BYTES.get(mt, 0) if MISALIGN and f is not None and not f.aligned16 else 0
+                mem.bufs[p.name] = bytearray(b"\xff" * off) + raw
+                regs[reg] = (p.name, off)
+                views.append((p, a, mt, off))
             elif slot.what.startswith("dim"):
                 regs[reg] = int(np.asarray(a).shape[int(slot.what[3:])])
             else:
@@ -251,7 +263,7 @@ class SimDevice:
         def run_one(x: int, y: int, z: int, incoming: list[Any] = ()) -> None:  # type: ignore[assignment]
             mem.bufs["$smem"] = bytearray(b"\xff" * max(abi.smem_bytes, prog.smem_total, 16))
             mem.hazards = _Hazards(len(mem.bufs["$smem"]))
-            mem.global_hazards = _GlobalHazards({p.name for p, _, _ in views})
+            mem.global_hazards = _GlobalHazards({p.name for p, _, _, _ in views})
             mem.unfenced = np.full(len(mem.bufs["$smem"]), -1, np.int64)
             mem.bulk_reads = None
             mem.cluster_in = {}
@@ -297,10 +309,10 @@ class SimDevice:
             # the runtime's error, on the grid the kernel's blocks see (a walk's tiles, not its wave)
             self.failed_assert = (span, message, region, axis, place, tuple(tile_grid))
             raise TileError(assert_diagnostic(*self.failed_assert))
-        for p, a, mt in views:
+        for p, a, mt, off in views:
             if not isinstance(p, ir.TensorParam) or not isinstance(a, np.ndarray):
                 continue
-            raw = bytes(mem.bufs[p.name])
+            raw = bytes(mem.bufs[p.name])[off:]
             if mt == "bfloat":
                 u = np.frombuffer(raw, np.uint16).astype(np.uint32) << 16
                 got = u.view(np.float32)
@@ -392,11 +404,13 @@ def choose_variant(sim: SimDevice, kernel: Any, grid: tuple[int, ...], args: lis
     import dataclasses
 
     from tilelang.backend.facts import TensorFacts, few_tiles
+    from tilelang.dtypes import DType
     from tilelang.ir import nodes as ir
     from tilelang.runtime.cuda_arrive import launch_grid
 
-    facts = {p.name: TensorFacts.of_launch(0, tuple(np.asarray(a).shape)) for p, a in zip(kernel.params, args,
-             strict=True) if isinstance(p, ir.TensorParam)}
+    at = 4 if MISALIGN else 0  # (an address past a 16-byte boundary: `MISALIGN`)
+    facts = {p.name: TensorFacts.of_launch(at, tuple(np.asarray(a).shape), BF16_F32 and p.dtype is DType.BF16)
+             for p, a in zip(kernel.params, args, strict=True) if isinstance(p, ir.TensorParam)}
     abi = sim.compile(kernel, facts)[1]
     if (short := abi.short) is not None:
         shape = next(tuple(np.asarray(a).shape) for p, a in zip(kernel.params, args, strict=True)
@@ -434,6 +448,7 @@ def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = 
     multiprocessors, on its CUDA grid (`choose_variant`); without, the first
     variant on the program's grid."""
     from tilelang.backend.facts import TensorFacts
+    from tilelang.dtypes import DType
     from tilelang.ir import nodes as ir
     from tilelang.runtime.cpu import CpuDevice
 
@@ -449,7 +464,8 @@ def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = 
             for p, a in zip(prepared.params, args, strict=True):
                 if isinstance(p, ir.TensorParam):
                     shape = np.asarray(a).shape
-                    facts[p.name] = TensorFacts(True, tuple(d % 16 == 0 for d in shape))
+                    facts[p.name] = TensorFacts(not MISALIGN, tuple(d % 16 == 0 for d in shape),
+                                                BF16_F32 and p.dtype is DType.BF16)
             if sms is not None:
                 facts, grid = choose_variant(sim, prepared, grid, args, sms)  # type: ignore[assignment]
             try:

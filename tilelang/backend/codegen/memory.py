@@ -100,6 +100,11 @@ class MemoryOps(ArithOps):
         mt = mt or mem_ty(dt)
         if mt in ("half", "bfloat"):
             return self.emit(f"fpext {mt} {v} to float")
+        if dt is DType.BF16 and mt == "float":
+            # a bf16 tensor held as f32 values (`TensorFacts.bf16_f32`: a float32 CUDA array of another library,
+            # which the API takes for bf16): the value read is rounded to bf16, as the interpreter's is (hrev24:
+            # a copy stored 1.1 where the interpreter stores 1.1015625; `smem_copy._bits` rounded already)
+            return self.round_to(v, DType.BF16)
         if dt is DType.BOOL:
             return self.emit(f"icmp ne i8 {v}, 0")
         return v

@@ -398,7 +398,7 @@ def test_dq_on_wgmma_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     the forms no GPU checked stay on mma.sync: the columns split (FA2's dK/dV at D = 128, wrong on the H100) and a
     product of two shared operands whose B is read MN-major (the gate/up pair's gate); "1" takes both."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from ptxas_report import assemble
+    from ptxas_report import assemble, hgmma_desc_faults, sass
 
     from tilelang.backend import emit_ptx, explain
     from tilelang.backend.gpu import nodes as g
@@ -425,8 +425,10 @@ def test_dq_on_wgmma_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(bufs) == 4 and all(gk.layouts[b.id] == Shared(128, "row") for b in bufs)
     (wait,) = [o for o in loop.body.ops if isinstance(o, g.CpAsyncWait)]
     assert wait.fence and wait.barrier
-    r = assemble(emit_ptx(gk, "sm_90a"), "sm_90a")
+    ptx = emit_ptx(gk, "sm_90a")
+    r = assemble(ptx, "sm_90a")
     assert r.max_spill_stores == 0 and r.registers[0] < 200, r.text
+    assert hgmma_desc_faults(sass(ptx, "sm_90a")) == []  # (every HGMMA's descriptors keep their layout fields)
 
 
 @pytest.mark.parametrize("case", ["dq 64x64 D64", pytest.param("dq 128x64 D64", marks=pytest.mark.heavy), "gate_up",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # hwg (2026-12-07): the products pipeline on Hopper's warpgroup MMA (wgmma) after hwg's two changes, on an H100 / H200
-# (sm_90 card), ~120-150 s in one step:
+# (sm_90 card), ~130-160 s in one step (each part cut: at most ~300 s):
 #   1. wgmma is the default on sm_90a where the warps split the rows and every product of two shared operands reads
 #      its B K-major (a01's dQ; FA2's dK/dV with the warps on rows); `TILEC_PRODUCTS_WGMMA=0` is the way back,
 #      `=1` also takes the columns split (FA2's dK/dV at D = 128) and an MN-major shared B (the gate/up pair's gate).
@@ -31,11 +31,11 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 T=tests/backend/test_pipeline_products.py
 echo "== gpu tests (test_on_the_gpu_against_the_interpreter)"
-timeout 150 python3 -m pytest -q -n 4 -p no:cacheprovider -m gpu "$T" -k test_on_the_gpu_against_the_interpreter 2>&1 \
+timeout 120 python3 -m pytest -q -n 4 -p no:cacheprovider -m gpu "$T" -k test_on_the_gpu_against_the_interpreter 2>&1 \
   | grep -E "passed|failed|FAILED|Error" | cut -c1-400
 echo "== compute-sanitizer memcheck: dkdv 64x64 D128 wgmma"
 if command -v compute-sanitizer >/dev/null; then
-  timeout 120 compute-sanitizer --tool memcheck --target-processes all python3 -m pytest -q -n 0 -p no:cacheprovider -m gpu \
+  timeout 90 compute-sanitizer --tool memcheck --target-processes all python3 -m pytest -q -n 0 -p no:cacheprovider -m gpu \
     "$T::test_on_the_gpu_against_the_interpreter[dkdv 64x64 D128 wgmma]" 2>&1 \
     | grep -E "ERROR SUMMARY|passed|failed" | head -4
 else
@@ -47,7 +47,7 @@ run() {  # arm, seconds, args for hcliff5_paths.py, env...
     | sed "s/^/$arm /"
 }
 echo "== bench rows (hcliff5_paths.py)"
-run default 45 "--only dq --reps 10"
+run default 40 "--only dq --reps 10"
 run mma.sync 40 "--only dq --reps 10" TILEC_PRODUCTS_WGMMA=0
 run default 40 "--only dkdv --reps 10"
 run wgmma=1 40 "--only dkdv --reps 10" TILEC_PRODUCTS_WGMMA=1

@@ -116,3 +116,63 @@ def hinted_copy_faults(code: str) -> list[str]:
         if not re.search(rf"\b[A-Z0-9.]+\s+{d}\b,", written):
             bad.append(f"descriptor {d} is never written")
     return bad
+
+
+def hgmma_desc_faults(code: str, hi: int = 0x40000040) -> list[str]:
+    """The `HGMMA` (wgmma) of `code` (nvdisasm's text) whose shared-memory descriptors ptxas 13.0 built without
+    their layout fields: the PTX adds a thread's offset (a warpgroup's columns) to a descriptor in 64 bits and
+    then a constant holding SBO and the swizzle in its high word (`hi`, 0x40000040: 128-byte swizzle, SBO 1024),
+    and ptxas made the pair by a `UIMAD.WIDE.U32` whose addend's high word is zero and never added `hi` (hwg: FA2's
+    dK/dV wrong on the H100, right in llsim, which runs the LLVM IR). Each descriptor's high register is traced
+    back through the straight-line code before the HGMMA (moves, 64-bit adds and wide multiply-adds of another
+    pair) to where it was set: a constant must be `hi`, a carrying add must add `hi`, zero is a fault; a value
+    from a regular register (`R2UR`) or from before the block is not followed."""
+    ins: list[str | None] = []  # instruction text; None at a label (a block starts)
+    for ln in code.splitlines():
+        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", ln)
+        if m:
+            ins.append(m.group(1))
+        elif re.match(r"\s*\.?L\w*:", ln) or re.match(r"\s*\.L_x_\d+:", ln):
+            ins.append(None)
+
+    def writes(text: str) -> tuple[str, int, int] | None:  # (opcode, first register written, how many)
+        m = re.match(r"(?:@!?U?P\w+\s+)?(U\w+(?:\.\w+)*)\s+UR(\d+)\b", text)
+        if not m:
+            return None
+        op = m.group(1)
+        return op, int(m.group(2)), 2 if ".64" in op or ".WIDE" in op else 1
+
+    def high_ok(reg: int, at: int, depth: int = 0) -> bool:
+        for j in range(at - 1, -1, -1):
+            text = ins[j]
+            if text is None or depth > 16:
+                return True  # (set before the block: not followed)
+            w = writes(text)
+            if w is None or not w[1] <= reg < w[1] + w[2]:
+                continue
+            op, d, _ = w
+            srcs = [s.strip() for s in text.split(",")[1:]]
+            if op.startswith("UMOV"):
+                s = srcs[0]
+                if s == "URZ":
+                    return False
+                if s.startswith("UR"):
+                    return high_ok(int(s[2:]), j, depth + 1)
+                return int(s, 16) == hi
+            if op.startswith("UIADD3.X"):
+                return f"{hi:#x}" in text
+            if ".64" in op and reg == d + 1:  # a 64-bit add: the high word of its first operand (+ a small immediate)
+                return srcs[0].startswith("UR") and high_ok(int(srcs[0][2:]) + 1, j, depth + 1)
+            if ".WIDE" in op and reg == d + 1:  # d:d+1 = a * b + c:c+1 (32-bit a, b: the product's high word is small)
+                return srcs[2].startswith("UR") and high_ok(int(srcs[2][2:]) + 1, j, depth + 1)
+            return True  # (another instruction: not followed)
+        return True
+
+    bad = []
+    for i, text in enumerate(ins):
+        m = re.search(r"HGMMA\S*\s+\S+\s+gdesc\[UR(\d+)\]", text or "")
+        if m:
+            n = int(m.group(1))
+            bad += [f"{text}: {name} descriptor's high word (UR{n + k}) lacks {hi:#x}"
+                    for name, k in (("A", 1), ("B", 3)) if not high_ok(n + k, i)]
+    return bad

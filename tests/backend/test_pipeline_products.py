@@ -69,6 +69,13 @@ fn main() {
 """
 
 
+def _gate_up64() -> str:
+    """`GATE_UP` at 64 x 64 x 64 (wgmma's tiles: whole 64-column slabs), x [128, 80] (K = 80 ends in a block)."""
+    src = GATE_UP.replace("gate_up::<32, 32, 32>(h.partition([32, 32])", "gate_up::<64, 64, 64>(h.partition([64, 64])")
+    src = src.replace("randn::<f16>([96, 80], 1)", "randn::<f16>([128, 80], 1)")
+    return src.replace("zeros::<f32>([96, 64])", "zeros::<f32>([128, 64])")
+
+
 def _kernel(src: str, name: str, arch: str):  # type: ignore[no-untyped-def]
     from tilelang import driver
     from tilelang.backend import lower_gpu
@@ -85,10 +92,13 @@ def _ops(gk):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 @pytest.mark.parametrize("tile", [(32, 16, 32), (64, 64, 128)])
-def test_the_dq_loop_takes_the_products_pipeline(arch: str, tile: tuple[int, int, int]) -> None:
+def test_the_dq_loop_takes_the_products_pipeline(arch: str, tile: tuple[int, int, int],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """mma.sync's form (`TILEC_PRODUCTS_WGMMA=0` on sm_90a, where wgmma is the default since hwg)."""
     from tilelang.backend import explain
     from tilelang.backend.gpu import nodes as g
 
+    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "0")
     bm, bn, d = tile
     gk = _kernel(_dq(bm, bn, d, 2 * bm), "attn_dq", arch)
     assert explain.path_of(gk) == "products-pipeline"
@@ -107,12 +117,14 @@ def test_the_dq_loop_takes_the_products_pipeline(arch: str, tile: tuple[int, int
     assert gk.num_warps == bm // 16 and gk.num_stages == 2
 
 
-def test_the_dq_kernel_assembles_without_spills() -> None:
+def test_the_dq_kernel_assembles_without_spills(monkeypatch: pytest.MonkeyPatch) -> None:
+    """mma.sync's (`TILEC_PRODUCTS_WGMMA=0`; wgmma's: `test_dq_on_wgmma_by_default`)."""
     sys.path.insert(0, str(ROOT / "tests"))
     from ptxas_report import assemble
 
     from tilelang.backend import emit_ptx
 
+    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "0")
     gk = _kernel(_dq(64, 64, 128, 128, 4), "attn_dq", "sm_90a")
     r = assemble(emit_ptx(gk, "sm_90a"), "sm_90a")
     # 64 x 64, D = 128: 249 registers (before: 255 and ~700 B of spills a thread)
@@ -224,20 +236,29 @@ def _dkdv(bm: int, bn: int, d: int, s: int) -> str:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "dkdv 64x64 D128", "gate_up",
-                                  "dq 64x64 D128 wgmma", "dq 128x64 D128 wgmma", "dkdv 64x64 D128 wgmma"])
+                                  "dq 64x64 D128 mma.sync", "dq 128x64 D128 mma.sync", "dkdv 64x64 D64 mma.sync",
+                                  "dkdv 64x64 D128 rows", "gate_up 64x64 wgmma", "dkdv 64x64 D128 wgmma"])
 def test_on_the_gpu_against_the_interpreter(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and at D = 128 (the
-    columns split: hcliff5_device.sh's blocks) and the gate/up loop on the GPU, and with `TILEC_PRODUCTS_WGMMA=1`
-    (warpgroup MMAs, on an sm_90 card): the interpreter's statistics within f32's rounding of sums and the exp."""
+    columns split: hcliff5_device.sh's blocks) and the gate/up loop on the GPU, as the defaults pick (on an sm_90
+    card: wgmma where the warps split rows only and every shared B is K-major, since hwg), with mma.sync
+    (`TILEC_PRODUCTS_WGMMA=0`, the way back), dK/dV at D = 128 with the warps on rows (`TILEC_PRODUCTS_COLS=1`: on
+    wgmma, one warpgroup) and forced to wgmma (`TILEC_PRODUCTS_WGMMA=1`: the gate/up pair's MN-major shared B; the
+    columns split, wrong in call 32 until hwg's descriptor fix): the interpreter's statistics within f32's
+    rounding of sums and the exp."""
     import tilelang.run as run
 
-    if case.endswith(" wgmma"):
-        monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "1")
-        case = case[:-6]
+    big = case.startswith("gate_up 64x64")
+    for suffix, var, value in ((" wgmma", "TILEC_PRODUCTS_WGMMA", "1"), (" mma.sync", "TILEC_PRODUCTS_WGMMA", "0"),
+                               (" rows", "TILEC_PRODUCTS_COLS", "1"), (" 64x64", "", "")):
+        if case.endswith(suffix):
+            case = case[:-len(suffix)]
+            if var:
+                monkeypatch.setenv(var, value)
 
     src = {"dq 64x64 D128": _dq(64, 64, 128, 200), "dq 128x64 D128": _dq(128, 64, 128, 200),
            "dkdv 64x64 D64": _dkdv(64, 64, 64, 200), "dkdv 64x64 D128": _dkdv_weighted(64, 64, 128, 200),
-           "gate_up": GATE_UP}[case]
+           "gate_up": _gate_up64() if big else GATE_UP}[case]
     want = io.StringIO()
     run.execute(src, "cpu", out=want, name="p.tile")
     got = io.StringIO()
@@ -356,33 +377,43 @@ def test_the_simulated_split_columns_compute_the_interpreters_values(case: str,
 
 def test_a_row_sum_keeps_the_warps_on_rows() -> None:
     """A row's sum in the body (its columns in two warps would need shared memory): the warps split rows only,
-    as before the split, and the pipeline still takes the loop."""
+    as before the split, and the pipeline still takes the loop (rows only: on wgmma by default on sm_90a)."""
     from tilelang.backend import explain
 
     src = _dkdv(64, 64, 128, 200).replace("let dst = pt * (dpt - dl);",
                                           "let dst = pt * (dpt - dl) + dpt.sum(1).reshape([BN, 1]) * 0.5;")
     assert "dpt.sum(1)" in src
     gk = _kernel(src, "attn_dkdv", "sm_90a")
-    assert explain.path_of(gk) == "products-pipeline" and gk.num_warps == 4
+    assert explain.path_of(gk) == "products-wgmma-pipeline" and gk.num_warps == 4
 
 
-def test_dq_on_wgmma_behind_its_switch(monkeypatch: pytest.MonkeyPatch) -> None:
-    """`TILEC_PRODUCTS_WGMMA=1` on sm_90a: a01's three products as warpgroup MMAs. S and dP (both operands in
+def test_dq_on_wgmma_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On sm_90a by default (hwg; hcliff5's `TILEC_PRODUCTS_WGMMA=1` before: H100 call 32, 516.8 TFLOP/s against
+    mma.sync's 293.2, right): a01's three products as warpgroup MMAs. S and dP (both operands in
     shared memory) are issued together at the top of the body and waited for where they were (`wait_group` 1,
     then 0: dP runs under S's wait and the exp), dQ += dS K from dS's registers (`WgmmaRegA`); every tile in
     wgmma's 128-byte swizzle (64-column slabs: K is S's K-major B and dQ's MN-major B), the ring's copies fenced
     for the async proxy before the iteration's barrier. 64 x 64, D = 128: no spills, far fewer registers than
-    mma.sync's 249 (ptxas 13: 168). sm_80 keeps mma.sync."""
+    mma.sync's 249 (ptxas 13: 168). sm_80 keeps mma.sync; `TILEC_PRODUCTS_WGMMA=0` is the way back. By default
+    the forms no GPU checked stay on mma.sync: the columns split (FA2's dK/dV at D = 128, wrong on the H100) and a
+    product of two shared operands whose B is read MN-major (the gate/up pair's gate); "1" takes both."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from ptxas_report import assemble
+    from ptxas_report import assemble, hgmma_desc_faults, sass
 
     from tilelang.backend import emit_ptx, explain
     from tilelang.backend.gpu import nodes as g
     from tilelang.backend.gpu.layouts import Shared
     from tilelang.ir import nodes as ir
 
-    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "1")
+    monkeypatch.delenv("TILEC_PRODUCTS_WGMMA", raising=False)
     assert explain.path_of(_kernel(_dq(64, 64, 128, 128), "attn_dq", "sm_80")) == "products-pipeline"
+    dkdv, gate_up = _kernel(_dkdv(64, 64, 128, 200), "attn_dkdv", "sm_90a"), _kernel(_gate_up64(), "gate_up", "sm_90a")
+    assert explain.path_of(dkdv) == explain.path_of(gate_up) == "products-pipeline" and dkdv.num_warps == 8
+    with monkeypatch.context() as m:
+        m.setenv("TILEC_PRODUCTS_WGMMA", "1")
+        assert explain.path_of(_kernel(_gate_up64(), "gate_up", "sm_90a")) == "products-wgmma-pipeline"
+        m.setenv("TILEC_PRODUCTS_WGMMA", "0")
+        assert explain.path_of(_kernel(_dq(64, 64, 128, 128, 4), "attn_dq", "sm_90a")) == "products-pipeline"
     gk = _kernel(_dq(64, 64, 128, 128, 4), "attn_dq", "sm_90a")
     assert explain.path_of(gk) == "products-wgmma-pipeline" and explain.refusals(gk) == []
     loop = next(o for o in gk.body.ops if isinstance(o, ir.For))
@@ -394,24 +425,28 @@ def test_dq_on_wgmma_behind_its_switch(monkeypatch: pytest.MonkeyPatch) -> None:
     assert len(bufs) == 4 and all(gk.layouts[b.id] == Shared(128, "row") for b in bufs)
     (wait,) = [o for o in loop.body.ops if isinstance(o, g.CpAsyncWait)]
     assert wait.fence and wait.barrier
-    r = assemble(emit_ptx(gk, "sm_90a"), "sm_90a")
+    ptx = emit_ptx(gk, "sm_90a")
+    r = assemble(ptx, "sm_90a")
     assert r.max_spill_stores == 0 and r.registers[0] < 200, r.text
+    assert hgmma_desc_faults(sass(ptx, "sm_90a")) == []  # (every HGMMA's descriptors keep their layout fields)
 
 
-@pytest.mark.parametrize("case", ["dq 64x64 D64", pytest.param("dq 128x64 D64", marks=pytest.mark.heavy), "gate_up"])
+@pytest.mark.parametrize("case", ["dq 64x64 D64", pytest.param("dq 128x64 D64", marks=pytest.mark.heavy), "gate_up",
+                                  pytest.param("dkdv rows D64", marks=pytest.mark.heavy)])
 def test_the_simulated_wgmma_products_compute_the_interpreters_values(case: str,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """The products as warpgroup MMAs in llsim (sm_90a) against the interpreter: a01 at 64 x 64 (one warpgroup)
     and 128 x 64 (two, each its 64 rows of A), S = 80 / 200 (edges: zero-filled copies, masked rows); the gate/up
-    pair at 64 x 64 x 64 (two accumulators carried, both products issued together, K = 80 ends in a block)."""
+    pair at 64 x 64 x 64 (two accumulators carried, both products issued together, K = 80 ends in a block); FA2's
+    dK/dV at D = 64 (rows only: P^T and dS^T from registers; on wgmma by default)."""
     from tilelang.backend import explain
 
-    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "1")
+    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "1")  # (the gate/up pair's MN-major shared B: only with "1")
     if case == "gate_up":
-        src = GATE_UP.replace("gate_up::<32, 32, 32>(h.partition([32, 32])", "gate_up::<64, 64, 64>(h.partition([64, 64])")
-        src = src.replace("randn::<f16>([96, 80], 1)", "randn::<f16>([128, 80], 1)")
-        src = src.replace("zeros::<f32>([96, 64])", "zeros::<f32>([128, 64])")
-        name = "gate_up"
+        src, name = _gate_up64(), "gate_up"
+    elif case == "dkdv rows D64":  # FA2's dK/dV with the warps on rows, as the default takes it (heavy: ~6 s)
+        monkeypatch.delenv("TILEC_PRODUCTS_WGMMA")
+        src, name = _dkdv_weighted(64, 64, 64, 80).replace("let h = 2;", "let h = 1;"), "attn_dkdv"
     else:
         src = _dq_weighted(64, 64, 64, 80) if case == "dq 64x64 D64" else _dq_weighted(128, 64, 64, 200)
         name = "attn_dq"
@@ -425,9 +460,13 @@ def test_dk_dv_on_wgmma_with_the_columns_split(monkeypatch: pytest.MonkeyPatch) 
     64 rows and its half of every product's columns (B's descriptor moved to the half: `ring_mma.wgmma_descs`);
     S^T and dP^T issued together; P^T and dS^T written in wgmma's swizzle (`AccToSmem`, fenced for the async
     proxy) and read as A by dV's and dK's wgmmas after the barrier, both waited for at once. ptxas: no spills
-    (13: 175 registers); llsim (one head, S = 80: a query block past the end) against the interpreter."""
+    (13: 174 registers); llsim (one head, S = 80: a query block past the end) against the interpreter.
+    The machine code: every HGMMA's descriptors carry their layout fields (`hgmma_desc_faults`). B's descriptor
+    moved to the warpgroup's half in 64 bits (`add i64 desc, part offset`) came out of ptxas 13.0 with SBO and
+    the swizzle dropped from S^T's and dP^T's (16 HGMMAs): wrong on the H100 (call 32), which llsim, running the
+    LLVM IR, could not see; the offset now goes into the 32-bit address field (`hopper._desc`'s `extra`)."""
     sys.path.insert(0, str(ROOT / "tests"))
-    from ptxas_report import assemble
+    from ptxas_report import assemble, hgmma_desc_faults, sass
 
     from tilelang.backend import emit_ptx, explain
     from tilelang.backend.gpu import nodes as g
@@ -446,7 +485,10 @@ def test_dk_dv_on_wgmma_with_the_columns_split(monkeypatch: pytest.MonkeyPatch) 
     mmas = [o for o in body if isinstance(o, g.Wgmma)]
     assert {gk.layouts[m.result.id] for m in mmas} == {AccTile(4, "", 2)}
     assert all(gk.layouts[m.a.id] == Shared(128, "row") for m in mmas)
-    r = assemble(emit_ptx(gk, "sm_90a"), "sm_90a")
+    ptx = emit_ptx(gk, "sm_90a")
+    r = assemble(ptx, "sm_90a")
     assert r.max_spill_stores == 0, r.text
+    code = sass(ptx, "sm_90a")
+    assert code.count("HGMMA") == 24 and hgmma_desc_faults(code) == [], hgmma_desc_faults(code)
     want = _interp(src)
     assert _sim(src, "sm_90a", monkeypatch) == pytest.approx(want, rel=2e-5)

@@ -384,7 +384,7 @@ class HopperOps:
         self.label(join)  # type: ignore[attr-defined]
 
     # -- wgmma -------------------------------------------------------------------------
-    def _desc(self, buf: ir.Value, stage: ir.Value, lbo: int, sbo: int, swizzle: int) -> str:
+    def _desc(self, buf: ir.Value, stage: ir.Value, lbo: int, sbo: int, swizzle: int, extra: str | None = None) -> str:
         """The i64 descriptor of stage `stage` of `buf` (start address included).
         The stage moves the start address field of stage 0's descriptor (a
         loop invariant) in 32 bits: shared addresses are below 256 KB, so the
@@ -397,16 +397,19 @@ class HopperOps:
         if stage is not None:
             step = self.emit(f"mul i32 {self.scalar(stage)}, {ref.stage_bytes >> 4}")  # type: ignore[attr-defined]
             a4 = self.emit(f"add i32 {a4}, {step}")  # type: ignore[attr-defined]
+        if extra is not None:  # (an i32 of 16-byte units: the address field too, never the 64-bit descriptor)
+            a4 = self.emit(f"add i32 {a4}, {extra}")  # type: ignore[attr-defined]
         const = (_SWIZZLE_CODE[swizzle] << 62) | ((sbo >> 4) << 32) | ((lbo >> 4) << 16)
         return self.emit(f"or i64 {self.emit(f'zext i32 {a4} to i64')}, {const}")  # type: ignore[attr-defined]
 
-    def operand_desc(self, buf: ir.Value, stage: ir.Value, kmajor: bool, sw: int) -> str:
+    def operand_desc(self, buf: ir.Value, stage: ir.Value, kmajor: bool, sw: int, extra: str | None = None) -> str:
         """The descriptor of a wgmma operand tile [stages, rows, cols] in
         shared memory: K-major rows are `sw` bytes apart; MN-major tiles are
-        64-element slabs of `rows` rows."""
+        64-element slabs of `rows` rows. `extra` (an i32, 16-byte units) moves
+        the start address further."""
         if kmajor:
-            return self._desc(buf, stage, 16, 8 * sw, sw)
-        return self._desc(buf, stage, buf.shape[1] * 128, 1024, sw)
+            return self._desc(buf, stage, 16, 8 * sw, sw, extra)
+        return self._desc(buf, stage, buf.shape[1] * 128, 1024, sw, extra)
 
     def warpgroup_rows(self, desc: str, kmajor: bool, rows: int, sw: int, m: int) -> str:
         """`desc` moved to this warpgroup's first row of A (`m` rows per warpgroup)."""

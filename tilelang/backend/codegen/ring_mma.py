@@ -44,13 +44,15 @@ def wgmma_descs(em: Any, op: g.Wgmma, nw: int) -> tuple[str, str, Shared, Shared
     sa, sb = em.layouts[op.a.id], em.layouts[op.b.id]
     assert isinstance(sa, Shared) and isinstance(sb, Shared)
     desc_a = em.operand_desc(op.a, op.a_stage if op.a_stage is not None else op.stage, op.a_kmajor, sa.swizzle)
-    desc_b = em.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
     _, rb, _ = op.b.shape
     assert op.b_kmajor or nw % 64 == 0, nw
     step = nw * sb.swizzle if op.b_kmajor else nw // 64 * rb * 128
     part = em.emit(f"lshr i32 {em.role_tid}, 7")
-    off = em.emit(f"zext i32 {em.emit(f'mul i32 {part}, {step >> 4}')} to i64")
-    return desc_a, em.emit(f"add i64 {desc_b}, {off}"), sa, sb
+    # the part's offset goes into the 32-bit address field before the constant fields are or-ed in: added to the
+    # 64-bit descriptor (`add i64 desc, zext off`), ptxas 13 built B's high word (SBO, swizzle) as 0 (SASS:
+    # `UIMAD.WIDE.U32 UR14, part, 0x100, addr:URZ` and no 0x40000040), which llsim, reading the LLVM IR, cannot see
+    desc_b = em.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle, em.emit(f"mul i32 {part}, {step >> 4}"))
+    return desc_a, desc_b, sa, sb
 
 
 def acc_to_smem(em: Any, op: g.AccToSmem) -> None:

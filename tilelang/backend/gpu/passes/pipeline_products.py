@@ -50,10 +50,13 @@ split every product's columns too (`AccTile.cols`: 4 row blocks x 2 column halve
 body computes then has its columns in two warps, so it goes through shared memory (`g.AccToSmem`), and the
 products that read such an A run at the end of the body, after one CTA barrier (`_rewrite`'s `later`).
 
-Hopper's warpgroup MMA (hcliff5, `TILEC_PRODUCTS_WGMMA=1`, opt-in until timed): on sm_90a, with each warp 16
-rows, every product is a `wgmma` (`_use_wgmma`): the tiles copied into wgmma's 128-byte swizzle, products of two
-shared operands issued together at the top of the body (`_wgmma_early`), one of a computed A from its registers;
-with the columns split each warpgroup computes its column part (one warpgroup of rows).
+Hopper's warpgroup MMA (hcliff5; the default since hwg, `TILEC_PRODUCTS_WGMMA=0` off): on sm_90a, with each warp
+16 rows, every product is a `wgmma` (`_use_wgmma`): the tiles copied into wgmma's 128-byte swizzle, products of two
+shared operands issued together at the top of the body (`_wgmma_early`), one of a computed A from its registers.
+With the columns split each warpgroup computes its column part (one warpgroup of rows): only with
+`TILEC_PRODUCTS_WGMMA=1` until a GPU checks it again (FA2's dK/dV so computed wrong values on the H100 in call 32:
+ptxas dropped the layout fields of B's descriptors, fixed by hwg), as does a product of two shared operands whose
+B is read MN-major (never run on a GPU).
 """
 
 from __future__ import annotations
@@ -91,9 +94,14 @@ def cols_rule() -> str:
 ACC_REGS = 64
 
 
-def wgmma_enabled() -> bool:
-    """`TILEC_PRODUCTS_WGMMA=1` (opt-in until timed): on sm_90a, each product a warpgroup MMA (`_use_wgmma`)."""
-    return os.environ.get("TILEC_PRODUCTS_WGMMA", "0") == "1"
+def wgmma_rule() -> str:
+    """`TILEC_PRODUCTS_WGMMA` (on sm_90a, each product a warpgroup MMA: `_use_wgmma`): unset or "auto", where the
+    warps split rows only and each product of two shared operands reads its B K-major (the forms checked on a GPU:
+    a01's dQ, H100 call 32: 516.8 TFLOP/s against mma.sync's 293.2); "1" wherever it can, also with the columns
+    split (FA2's dK/dV at D = 128: wrong on the H100 in call 32 as ptxas built it, see `ring_mma.wgmma_descs`; not
+    yet re-run on a GPU) and a shared B read MN-major (never run on a GPU); "0" never (mma.sync, the way back)."""
+    v = os.environ.get("TILEC_PRODUCTS_WGMMA", "auto")
+    return v if v in ("0", "1") else "auto"
 
 
 def default_stages() -> int:
@@ -260,14 +268,18 @@ def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For, split: bool = True) ->
 
 def _use_wgmma(arch: str, tiles: list[_Tile], dots: list[tuple[g.DotOp, _Tile | None, _Tile, bool, ir.Cast | None]],
                M: int, warps: int, cols: int) -> bool:
-    """Whether each product is a warpgroup MMA (`TILEC_PRODUCTS_WGMMA=1`, sm_90a): each warp 16 rows, so a
+    """Whether each product is a warpgroup MMA (sm_90a, `wgmma_rule`): each warp 16 rows, so a
     warpgroup's m64 accumulator fragment is the `AccTile` registers of its four warps (`g.Wgmma` for two shared
     operands, `g.WgmmaRegA` for an A the body computes, each waited for at once); every tile in 64-column slabs of
     128-byte swizzled rows (`layouts.Shared(128)`, the layout the wgmma descriptors read: a tile is then K-major
     as S's `K^T` and MN-major as dQ's `K`), its copies fenced for the async proxy before the iteration's barrier.
     With the columns split (FA2's dK/dV), one warpgroup of rows: each warpgroup computes its column part of every
     product (`ring_mma.wgmma_descs`), a computed A written in that layout (`g.AccToSmem`) and read as `g.Wgmma`'s."""
-    if not wgmma_enabled() or arch != "sm_90a" or warps % 4 or M != 16 * warps or cols > 1 and warps != 4:
+    rule = wgmma_rule()
+    if rule == "0" or arch != "sm_90a" or warps % 4 or M != 16 * warps or cols > 1 and warps != 4:
+        return False
+    # "auto": only the forms a GPU checked (no column split; a product of two shared operands reads B K-major)
+    if rule == "auto" and (cols > 1 or any(a is not None and not nk for _, a, _, nk, _ in dots)):
         return False
     if any(t.shape[1] % 64 for t in tiles):
         return False
@@ -485,4 +497,4 @@ def pipeline_products(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                next_id=nxt, num_warps=p.warps * p.cols, num_stages=p.stages)
 
 
-__all__ = ["default_stages", "enabled", "pipeline_products"]
+__all__ = ["default_stages", "enabled", "pipeline_products", "wgmma_rule"]

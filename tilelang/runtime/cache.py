@@ -283,7 +283,8 @@ class CompileCache:
         """(mtime, size, path) of every entry on disk, by `os.stat` alone (no entry is read)."""
         out: list[tuple[float, int, str]] = []
         try:
-            subdirs = [d.path for d in os.scandir(self.directory) if d.is_dir(follow_symlinks=False)]
+            with os.scandir(self.directory) as top:
+                subdirs = [d.path for d in top if d.is_dir(follow_symlinks=False)]
         except OSError:
             return out
         for sub in subdirs:

@@ -201,6 +201,19 @@ def test_the_step_keys_name_files_that_exist() -> None:
     assert cache.step_key(*cache.PTX_STEP) == cache.step_key(*cache.PTX_STEP) != cache.step_key(*cache.CUBIN_STEP)
 
 
+def test_the_ptx_step_is_the_module_that_makes_the_ptx() -> None:
+    """`PTX_STEP` hashes `backend/llc.py` alone: the LLVM -> PTX driver and every function of it that decides
+    the PTX (the LLVM options, the target machine, the PTX ISA version) must live there, so an edit of them
+    misses the old entries (`target.py` re-exports them; its settings can change without a recompile)."""
+    import tilelang.backend as backend
+    from tilelang.backend import llc, target
+    from tilelang.runtime import cache
+
+    assert cache.PTX_STEP == ("backend/llc.py",)
+    for f in (backend.llvm_to_ptx, target.llvm_to_ptx, target._llvm, target._target_machine, target._ptx_version):
+        assert getattr(f, "__wrapped__", f).__module__ == llc.__name__, f
+
+
 def test_the_entry_format_code_is_the_one_its_version_names() -> None:
     """The steps' keys leave out `runtime/cache.py` (an edit of its eviction or `tilec cache list` keeps every
     entry), so the code of it that decides an entry, the key's hashing and parts and the record on disk, is

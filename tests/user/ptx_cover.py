@@ -9,10 +9,11 @@ arcs (line to line, by file) of tilelang/backend the emissions take, (b) the for
 each emission hands to NVPTX, by arch, (c) the forms of the PTX it gets back, by arch, and (d) the forms of
 the PTX the test assembles, by ptxas's arch (forms: registers and numbers left out, `userprog.ptx_form`;
 shared memory by its size's band, which ptxas bounds). Then, from the costliest program down, a program
-whose default tests' arcs and forms all are some other still-kept programs' default tests' is dropped (not
-the programs a test's `ptx_refused` names, nor those `SIM_COVERED` or an earlier `PTX_COVERED` entry keeps as
-a cover); each dropped one is printed with the kept programs that cover it (greedily). Not a test: a few
-minutes."""
+simulated in the default run (its kernels' lowering and LLVM emission stay in a default test: only NVPTX and
+ptxas are left to the cover) whose default PTX tests' arcs and forms all are some other still-kept programs'
+default PTX tests' is dropped (not the programs a test's `ptx_refused` names, nor those `SIM_COVERED` or an
+earlier `PTX_COVERED` entry keeps as a cover); each dropped one is printed with the kept programs that cover
+it (greedily). Not a test: ~6 minutes with an empty compile cache."""
 
 from __future__ import annotations
 
@@ -77,6 +78,18 @@ def _default_ptx_tests(test: Any) -> tuple[list[tuple[str, str]], set[str], set[
     return out, set(free["twins"]), set(free["refused"])
 
 
+def _default_simulations(test: Any) -> set[str]:
+    """The programs a module's simulation test runs in the default run (`sim_cover._default_simulations`)."""
+    names = set()
+    for mark in test.pytestmark:
+        for p in mark.args[1] if mark.name == "parametrize" else ():
+            if not hasattr(p, "marks"):
+                names.add(p)
+            elif not any(x.name == "heavy" for x in p.marks):
+                names.add(p.values[0])
+    return names
+
+
 def record(name: str, arch: str, twin: bool) -> Sets:
     """(arcs, LLVM forms by arch, PTX forms by arch, assembled PTX forms by arch) of one default PTX test."""
     from userprog import ARCH_SPECIFIC_PTX, emit_ptx
@@ -132,6 +145,7 @@ def cover(costs: dict[str, float]) -> dict[str, tuple[str, ...]]:
     from userprog import PTX_COVERED, SIM_COVERED
 
     seen: dict[str, Sets] = {}
+    simulated: set[str] = set()
     pinned: set[str] = {c for cs in (*SIM_COVERED.values(), *PTX_COVERED.values()) for c in cs}
     for mod in MODULES:
         m = importlib.import_module(mod)
@@ -140,6 +154,8 @@ def cover(costs: dict[str, float]) -> dict[str, tuple[str, ...]]:
             continue
         tests, twins, refused = _default_ptx_tests(test)
         pinned |= {n for n, _ in refused}
+        sim = getattr(m, "test_the_simulated_gpu_gives_the_same_tensors", None)
+        simulated |= set(_default_simulations(sim)) if sim is not None else set()
         for name, arch in tests:
             if (name, arch) in refused:
                 continue
@@ -153,7 +169,7 @@ def cover(costs: dict[str, float]) -> dict[str, tuple[str, ...]]:
         return all(seen[n][i] <= set().union(*(seen[m][i] for m in by)) for i in range(4))
 
     for n in sorted(seen, key=lambda n: -costs.get(n, 0.0)):
-        if n not in pinned and covered(n, keep - {n}):
+        if n in simulated and n not in pinned and covered(n, keep - {n}):
             keep.discard(n)
     result = {}
     for n in sorted(set(seen) - keep, key=lambda n: -costs.get(n, 0.0)):

@@ -6,7 +6,7 @@ strides), the target arch and features, and the toolchain: llvmlite's version,
 the cache format, tilec's version and a hash of the code that makes the entry
 from the key's other parts (a new commit installed under the same version
 misses every entry the old code wrote). PTX is a function of the LLVM text (in
-its key), the target, the level, llvmlite and `backend/target.py`, so its code
+its key), the target, the level, llvmlite and `backend/llc.py`, so its code
 part is `step_key` of that module (a commit elsewhere in the compiler keeps its
 PTX entries: a fresh tree's tests do not compile every kernel again); a cubin's
 is the linking modules'; a tuning record's is `code_key()`, the whole package
@@ -77,7 +77,7 @@ def code_key() -> str:
 
 def step_key(*modules: str) -> str:
     """The hash of the named `.py` files of the package (paths relative to `tilelang/`, e.g.
-    "backend/target.py"): the code of one step whose inputs the key's other parts hold. A missing file
+    "backend/llc.py"): the code of one step whose inputs the key's other parts hold. A missing file
     gives a key of this process alone (as `tree_key`'s unreadable package does)."""
     return _step_key(tuple(modules))
 
@@ -99,7 +99,7 @@ def _step_key(modules: tuple[str, ...]) -> str:
 # decides of an entry (the key's hashing, the record's layout) is `FORMAT_VERSION`'s, in every key, and
 # `FORMAT_CODE` pins that code to it (tests/backend/test_cache.py), so an edit here (the eviction, `tilec cache
 # list`) keeps every entry (with this module in the steps, each edit compiled every kernel again).
-PTX_STEP = ("backend/target.py",)
+PTX_STEP = ("backend/llc.py",)
 CUBIN_STEP = ("runtime/cuda_module.py", "runtime/cuda_link.py")
 # the digest of the entry format's code (`format_code`) for each FORMAT_VERSION: an edit of that code moves
 # FORMAT_VERSION on and pins its digest here
@@ -283,7 +283,8 @@ class CompileCache:
         """(mtime, size, path) of every entry on disk, by `os.stat` alone (no entry is read)."""
         out: list[tuple[float, int, str]] = []
         try:
-            subdirs = [d.path for d in os.scandir(self.directory) if d.is_dir(follow_symlinks=False)]
+            with os.scandir(self.directory) as top:
+                subdirs = [d.path for d in top if d.is_dir(follow_symlinks=False)]
         except OSError:
             return out
         for sub in subdirs:

@@ -476,13 +476,24 @@ def test_an_untyped_float_let_is_the_literal_wherever_it_is_read(tmp_path: Path)
     type: `1.00048828218` (just above f16's midpoint between 1 and 1 + 2^-10, within f32's half ulp of it) is
     1 + 2^-10 in f16, where through f32 it tied down to 1. A `let` of literals' arithmetic (`1.0 / 3.0`) is the
     same expression written where it is read (f64's third, where it was f32's), and so is each literal of a
-    tuple `let` (`let (dt, near) = (0.01, ..);`). The simulator agrees."""
+    tuple `let` (`let (dt, near) = (0.01, ..);`) and a `let` of untyped constants (`let p = PI;`, `HALF * PI`).
+    The simulator agrees."""
     from userprog import run_program, simulated_program
 
     prog = tmp_path / "p.tile"
-    prog.write_text("""fn scaled<T, const B: i32>(t: Tile<T, [B]>) -> Tile<T, [B]> {
+    prog.write_text("""use std::math::PI;
+
+const HALF = 0.5;
+
+fn scaled<T, const B: i32>(t: Tile<T, [B]>) -> Tile<T, [B]> {
     let c = 0.7071067811865476;
     t * c
+}
+
+kernel fn consts<const B: i32>(z: &mut Tensor<f64, [B]>) {
+    let p = PI;
+    let q = HALF * std::math::PI - 1.0 / 3.0;
+    z.store(full::<f64>([B], p) + q);
 }
 
 kernel fn k<const B: i32>(a: &mut Tensor<f64, [3, B]>, h: &mut Tensor<f16, [2, B]>, x: &Tensor<f64, [?]>) {
@@ -504,6 +515,10 @@ fn main() {
     let mut a = zeros::<f64>([3, 4]);
     let mut h = zeros::<f16>([2, 4]);
     k(a.partition([3, 4]), h.partition([2, 4]), &x).sync();
+    let mut pq = zeros::<f64>([2]);
+    consts(pq.partition([2])).sync();
+    let p = PI;
+    let host_pq = x * p + HALF * PI;
     let (dt, near) = (0.01, 1.00048828218);
     let third = 1.0 / 3.0;
     let host = x * dt + x * third - x * (1.0 / 3.0);
@@ -520,9 +535,11 @@ fn main() {
     np.testing.assert_array_equal(got["h"], np.repeat(np.array([[1 + 2 ** -10], [np.float16(-c)]], np.float16), 4, 1))
     np.testing.assert_array_equal(got["host"], np.full(4, (0.01 + 1.0 / 3.0) - 1.0 / 3.0))
     assert got["hh"][0] == np.float16(1 + 2 ** -10) and got["f"][0] == np.float32(0.01)
+    np.testing.assert_array_equal(got["pq"], np.full(2, np.pi + (0.5 * np.pi - 1.0 / 3.0)))   # a `let` of constants
+    np.testing.assert_array_equal(got["host_pq"], np.full(4, np.pi + 0.5 * np.pi))
     assert out == "0.01 1.0004883\n"   # printed as the `let`s' default type, f32
     sim = simulated_program(prog)
-    for name in "ah":
+    for name in ("a", "h", "pq"):
         np.testing.assert_array_equal(sim[name], got[name], err_msg=name)
 
 

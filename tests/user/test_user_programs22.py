@@ -31,6 +31,9 @@ take, written from BRIEF.md, README.md and docs/reference.md alone.
   a host function taking a parameter and its moments `&mut` launching the update for each.
 - e14: point-in-polygon by the crossing number against a 14-vertex star (`^` on `bool` tiles, vertices read
   as scalars), and the shoelace area through a wrapping shift.
+- e15: the heat equation in f64 with untyped `let`s (`let r = 0.4;` read by f64 kernels at f64's value: the
+  check is to 1e-13), two half-steps recorded as a `graph { }` in a block and replayed a run-time number of
+  times, an odd step count ending with a plain launch.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at
 sm_90a and sm_80 (the slow ones `heavy`), and its PTX assembles on both.
@@ -318,13 +321,27 @@ def _e14(t: Tensors, out: str) -> None:
     assert 250 < odd.sum() < 400 and out == f"true {str(t['a'][0])}\n"
 
 
+def _e15(t: Tensors, out: str) -> None:
+    f = np.float32
+    dt = f(0.4) * f(1.0 / 49.0) * f(1.0 / 49.0)      # `let dt = r * dx * dx;`: of names, an f32 `let`
+    steps = int(f(0.01) / dt) + 1
+    u = np.sin(np.arange(50) * (1.0 / 49.0) * 3.141592653589793)[None] * (np.arange(6) + 1.0)[:, None]
+    for _ in range(steps):
+        lap = np.zeros_like(u)
+        lap[:, 1:-1] = (u[:, :-2] + u[:, 2:]) - u[:, 1:-1] * 2.0
+        u = u + lap * 0.4                                  # f64's 0.4 (the `let r = 0.4;` read by an f64)
+        u[:, 0] = u[:, -1] = 0.0
+    np.testing.assert_allclose(t["a"], u, rtol=1e-13, atol=1e-15)
+    assert t["a"].dtype == np.float64 and steps % 2 == 1 and out == f"{steps} {str(dt)} true\n"
+
+
 CHECKS = {"e01_banded_dia_matvec": _e01, "e02_wave_three_buffers_moved": _e02, "e03_linear_backward_bf16": _e03,
           "e04_crc32_messages": _e04, "e05_kalman_tracks_tuple_scan": _e05,
           "e06_black_scholes_generic": _e06, "e07_generic_saturate_four_types": _e07,
           "e08_host_modules": _e08, "e09_rank_sort_two_kernels": _e09,
           "e10_ycbcr_u8_width3": _e10, "e11_ctc_loss_forward": _e11,
           "e12_xorshift_box_muller": _e12, "e13_adam_param_groups": _e13,
-          "e14_point_in_polygon": _e14}
+          "e14_point_in_polygon": _e14, "e15_heat_f64_graph_pingpong": _e15}
 
 # simulations over ~2 s on a shared core (2026-12-07, sm_90a + sm_80 in one test): e02 18.7 s (42 launches of
 # [100, 100] shift products), e12 8.3 s, e06 5.3 s, e11 4.4 s, e09 4.1 s, e05 3.2 s, e03 2.8 s, e01 2.7 s,
@@ -337,9 +354,10 @@ HEAVY = ["e01_banded_dia_matvec", "e02_wave_three_buffers_moved", "e03_linear_ba
 # e05's tuple of tiles; e06's generic f64 constant is emitted in `test_an_untyped_constant_in_a_generic_..`)
 HEAVY_PTX = [n for n in CHECKS if n not in ("e02_wave_three_buffers_moved", "e05_kalman_tracks_tuple_scan")]
 
-# e13 runs 180 launches (60 Adam steps): 137 s in the simulator, too long even for `heavy`; its kernels' PTX
-# assembles below, and `test_the_adam_kernels_agree_in_the_simulator` runs one step of each
-SIMULATED = [n for n in CHECKS if n != "e13_adam_param_groups"]
+# e13 runs 180 launches (60 Adam steps): 137 s in the simulator, too long even for `heavy` (e15's 121 f64 launches:
+# 202 s); their kernels' PTX assembles below, and `test_the_adam_kernels_agree_in_the_simulator` and
+# `test_the_f64_heat_graph_agrees_in_the_simulator` run a few steps of each
+SIMULATED = [n for n in CHECKS if n not in ("e13_adam_param_groups", "e15_heat_f64_graph_pingpong")]
 
 # e06's f32 put is call - spot + discounted strike, ~100 cancelling to ~0.5: the GPU's f32 `exp`/`log` (within their
 # documented ulps) move it by an ulp of 100, 1.5e-5 (its f64 prices are checked to 1e-12 on every engine)
@@ -394,6 +412,7 @@ fn main() {
         np.testing.assert_array_equal(sim[name], got[name], err_msg=name)
 
 
+@pytest.mark.heavy  # 3.6 s; element-wise updates and `dot`s of transposed tiles, simulated by default elsewhere
 def test_the_adam_kernels_agree_in_the_simulator(tmp_path: Path) -> None:
     """e13's two kernels (its 60 steps are too long to simulate) over two steps: the simulator leaves the
     interpreter's parameters, moments and gradients."""
@@ -457,13 +476,24 @@ def test_an_untyped_float_let_is_the_literal_wherever_it_is_read(tmp_path: Path)
     type: `1.00048828218` (just above f16's midpoint between 1 and 1 + 2^-10, within f32's half ulp of it) is
     1 + 2^-10 in f16, where through f32 it tied down to 1. A `let` of literals' arithmetic (`1.0 / 3.0`) is the
     same expression written where it is read (f64's third, where it was f32's), and so is each literal of a
-    tuple `let` (`let (dt, near) = (0.01, ..);`). The simulator agrees."""
+    tuple `let` (`let (dt, near) = (0.01, ..);`) and a `let` of untyped constants (`let p = PI;`, `HALF * PI`).
+    The simulator agrees."""
     from userprog import run_program, simulated_program
 
     prog = tmp_path / "p.tile"
-    prog.write_text("""fn scaled<T, const B: i32>(t: Tile<T, [B]>) -> Tile<T, [B]> {
+    prog.write_text("""use std::math::PI;
+
+const HALF = 0.5;
+
+fn scaled<T, const B: i32>(t: Tile<T, [B]>) -> Tile<T, [B]> {
     let c = 0.7071067811865476;
     t * c
+}
+
+kernel fn consts<const B: i32>(z: &mut Tensor<f64, [B]>) {
+    let p = PI;
+    let q = HALF * std::math::PI - 1.0 / 3.0;
+    z.store(full::<f64>([B], p) + q);
 }
 
 kernel fn k<const B: i32>(a: &mut Tensor<f64, [3, B]>, h: &mut Tensor<f16, [2, B]>, x: &Tensor<f64, [?]>) {
@@ -485,6 +515,10 @@ fn main() {
     let mut a = zeros::<f64>([3, 4]);
     let mut h = zeros::<f16>([2, 4]);
     k(a.partition([3, 4]), h.partition([2, 4]), &x).sync();
+    let mut pq = zeros::<f64>([2]);
+    consts(pq.partition([2])).sync();
+    let p = PI;
+    let host_pq = x * p + HALF * PI;
     let (dt, near) = (0.01, 1.00048828218);
     let third = 1.0 / 3.0;
     let host = x * dt + x * third - x * (1.0 / 3.0);
@@ -501,7 +535,26 @@ fn main() {
     np.testing.assert_array_equal(got["h"], np.repeat(np.array([[1 + 2 ** -10], [np.float16(-c)]], np.float16), 4, 1))
     np.testing.assert_array_equal(got["host"], np.full(4, (0.01 + 1.0 / 3.0) - 1.0 / 3.0))
     assert got["hh"][0] == np.float16(1 + 2 ** -10) and got["f"][0] == np.float32(0.01)
+    np.testing.assert_array_equal(got["pq"], np.full(2, np.pi + (0.5 * np.pi - 1.0 / 3.0)))   # a `let` of constants
+    np.testing.assert_array_equal(got["host_pq"], np.full(4, np.pi + 0.5 * np.pi))
     assert out == "0.01 1.0004883\n"   # printed as the `let`s' default type, f32
     sim = simulated_program(prog)
-    for name in "ah":
+    for name in ("a", "h", "pq"):
         np.testing.assert_array_equal(sim[name], got[name], err_msg=name)
+
+
+@pytest.mark.heavy  # 4 s (f64 shift products); `test_an_untyped_float_let_..` simulates f64 `let`s by default
+def test_the_f64_heat_graph_agrees_in_the_simulator(tmp_path: Path) -> None:
+    """e15 over 3 steps (one replay of its graph and the odd step's launch): the simulator leaves the
+    interpreter's f64 rods bit for bit (its sums are of products by 0 and 1, and 0.4 is f64's in both)."""
+    from userprog import DIR, run_program, simulated_program
+
+    src = (DIR / "e15_heat_f64_graph_pingpong.tile").read_text(encoding="utf-8")
+    assert "(0.01 / dt)" in src
+    prog = tmp_path / "e15.tile"
+    prog.write_text(src.replace("(0.01 / dt)", "(0.0004 / dt)"), encoding="utf-8")
+    want, out = run_program(prog)
+    assert out.startswith("3 ")
+    got = simulated_program(prog)
+    np.testing.assert_array_equal(got["a"], want["a"])
+    np.testing.assert_array_equal(got["b"], want["b"])

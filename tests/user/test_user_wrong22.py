@@ -368,3 +368,30 @@ fn main() {
     assert not _errors(prog)
     tensors, out = run_program(prog)
     assert out == "true true 4 true\n" and abs(tensors["m"]).max() < 1e-5
+
+
+def test_shapes_compared_and_destructured_get_the_indexed_spelling() -> None:
+    """A host function's shape checks written as in Rust/NumPy: `x.shape() == y.shape()` (E0204, "`==` takes
+    numbers, tiles and (on the host) tensors"), `let (r, c) = x.shape();` (E0203, "bind 2 names to a tuple of 2
+    values", which it does) and `let [r, c] = x.shape();` (E0012, "write a name, `_`, or a tuple `(a, b)`",
+    which led to the second). Each now gets the axis-by-axis spelling, which runs."""
+    import io
+
+    from tilelang import run
+
+    src = ("fn main() {\n    let x = zeros::<f32>([4, 3]);\n    let y = ones::<f32>([4, 3]);\n    CHECK\n    BIND\n"
+           "    print(r, c);\n}\n")
+    fine_check = 'assert(x.shape()[0] == y.shape()[0] && x.shape()[1] == y.shape()[1], "shapes differ");'
+    fine_bind = "let r = x.shape()[0]; let c = x.shape()[1];"
+    errs = _errors(src.replace("CHECK", 'assert(x.shape() == y.shape(), "shapes differ");').replace("BIND", fine_bind))
+    assert [d.code for d in errs] == ["E0204"] and errs[0].help == (
+        "compare the sizes axis by axis: `x.shape()[0] == y.shape()[0] && x.shape()[1] == y.shape()[1]`",)
+    errs = _errors(src.replace("CHECK", fine_check).replace("BIND", "let (r, c) = x.shape();"))
+    assert [d.code for d in errs] == ["E0203"] and errs[0].help == (
+        "a shape is indexed, one axis at a time: `let r = x.shape()[0]; let c = x.shape()[1];`",)
+    errs = _errors(src.replace("CHECK", fine_check).replace("BIND", "let [r, c] = x.shape();"))
+    assert [d.code for d in errs] == ["E0012"] and errs[0].help == (
+        "Tile's patterns have no `[..]`: index it, one name a `let`: `let r = x.shape()[0]; let c = x.shape()[1];`",)
+    out = io.StringIO()
+    run.execute(src.replace("CHECK", fine_check).replace("BIND", fine_bind), "cpu", out=out)
+    assert out.getvalue() == "4 3\n"

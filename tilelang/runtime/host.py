@@ -88,15 +88,15 @@ class FnRef:
     key: str  # qualified name, as `Program` knows it
 
 
-def _let_literals(pat: ast.Pattern, value: ast.Expr, v: Any) -> Any:
+def _let_literals(pat: ast.Pattern, value: ast.Expr, v: Any, program: Any) -> Any:
     """An untyped `let`'s value with each float literal bound to an immutable name held as written
     (`dtypes.LiteralFloat`, rounded at each read by `instances.name_value`): `let c = 0.1;`, and the
     elements of `let (dt, g) = (0.01, 9.81);`, as the kernels' lowering holds them (`control._let_literals`)."""
     if isinstance(pat, ast.NamePat):
-        return v if pat.mutable else (let_literal(value) or v)
+        return v if pat.mutable else (let_literal(value, program.untyped_float_const) or v)
     if isinstance(pat, ast.TuplePat) and isinstance(value, ast.TupleExpr) and isinstance(v, tuple) \
             and len(pat.elems) == len(value.elems) == len(v):
-        return tuple(_let_literals(p, e, x) for p, e, x in zip(pat.elems, value.elems, v, strict=True))
+        return tuple(_let_literals(p, e, x, program) for p, e, x in zip(pat.elems, value.elems, v, strict=True))
     return v
 
 
@@ -298,7 +298,7 @@ class HostEvaluator:
                     if dt is not None:
                         v = bi.to_scalar(v, dt)
                 elif stmt.ty is None and value is not None:
-                    v = _let_literals(pat, value, v)
+                    v = _let_literals(pat, value, v, self.program)
                 self.bind(pat, v, scope)
             case ast.Assign():
                 self.exec_assign(stmt, scope)

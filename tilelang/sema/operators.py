@@ -134,6 +134,13 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         elif isinstance(bt, PartitionT):
             d = d.note("a partition only describes tiles for a kernel call").with_help(
                 "compute on the tensor (or, in a kernel, on a loaded tile), then partition the result")
+        elif op in ("==", "!=") and isinstance(lt, ShapeT) and isinstance(rt, ShapeT) and lt.rank == rt.rank \
+                and lt.rank is not None and 0 < lt.rank <= 4:
+            # `x.shape() == y.shape()` (round 22: "`==` takes numbers, tiles and tensors"): axis by axis
+            a_, b_ = tcx.receiver_snippet(lhs), tcx.receiver_snippet(rhs)
+            join = " && " if op == "==" else " || "
+            d = d.with_help("compare the sizes axis by axis: `" + join.join(
+                f"{a_}[{k}] {op} {b_}[{k}]" for k in range(lt.rank)) + "`")
         else:
             d = d.with_help(f"`{op}` takes numbers, tiles and (on the host) tensors")
         return tcx.emit(d)

@@ -218,6 +218,15 @@ class Program:
     def symbol_of(self, node: Any) -> Symbol | None:
         return self.symbols.get(node)
 
+    def untyped_float_const(self, node: Any) -> float | None:
+        """The f64 value of the untyped float module constant `node` names (`PI`, `const C = 0.1;`), else None
+        (what both engines hold for an untyped `let` of it: `dtypes.let_literal`)."""
+        sym = self.symbols.get(node)
+        if sym is None or sym.kind is not SymbolKind.CONST or not isinstance(sym.decl, ast.ConstDecl) \
+                or sym.decl.ty is not None or not isinstance(sym.value, float):
+            return None
+        return sym.value
+
     def dim_of(self, expr: Any) -> Dim | None:
         return self.dims.get(expr)
 

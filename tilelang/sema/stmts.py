@@ -35,6 +35,7 @@ from tilelang.sema.types import (
     RangeT,
     RefT,
     ScalarT,
+    ShapeT,
     StrT,
     TensorT,
     TileT,
@@ -144,6 +145,7 @@ def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.E
                     tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", pat.span,
                                      f"expected a tuple of {len(elems)} elements, found `{ty}`")
                              .with_help(_values_indices_help(tcx, elems, value)
+                                        or _shape_parts_help(tcx, elems, ty, value)
                                         or f"bind {len(elems)} names to a tuple of {len(elems)} values"))
                 for p in elems:
                     _bind_pattern(tcx, p, ERROR, fx, None, kind)
@@ -530,3 +532,14 @@ def _values_indices_help(tcx: CheckCx, elems: tuple[ast.Pattern, ...], value: as
     arg = "argmax" if value.method.name == "max" else "argmin"
     return (f"`{x}.{value.method.name}({args})` is the values only (PyTorch's gives values and indices): "
             f"`let {v} = {x}.{value.method.name}({args}); let {i} = {x}.{arg}({args});`")
+
+
+def _shape_parts_help(tcx: CheckCx, elems: tuple[ast.Pattern, ...], ty: Type, value: ast.Expr | None) -> str | None:
+    """`let (r, c) = x.shape();` (round 22: "bind 2 names to a tuple of 2 values", which it does): a shape is
+    indexed, one axis at a time."""
+    if not isinstance(ty, ShapeT) or value is None or ty.rank != len(elems) \
+            or not all(isinstance(p, (ast.NamePat, ast.WildcardPat)) for p in elems):
+        return None
+    v = tcx.receiver_snippet(value)
+    lets = [f"let {p.name.name} = {v}[{k}];" for k, p in enumerate(elems) if isinstance(p, ast.NamePat)]
+    return "a shape is indexed, one axis at a time: `" + " ".join(lets) + "`"

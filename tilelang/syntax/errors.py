@@ -424,6 +424,14 @@ class ErrorReporter:
 
         if expected & {"UNDERSCORE", "MUT"} and expected <= _PATTERN_START | {"AMPERSAND"}:
             is_for = is_lark(last, "Token") and last.type == "FOR"
+            shape = re.match(r"\[\s*(\w+)\s*((?:,\s*\w+\s*)*)\]\s*=\s*([^;]{1,60}?)\s*;", self.code[start:start + 120])
+            if shape and not is_for:  # Rust's slice pattern, `let [r, c] = x.shape();` (round 22)
+                names = [shape.group(1), *re.findall(r"\w+", shape.group(2))]
+                v = shape.group(3)
+                return self._expected(codes.EXPECTED_PATTERN, "pattern", found, here, (last, base), ("LET",),
+                                      f"`{last}` needs a name to bind",
+                                      "Tile's patterns have no `[..]`: index it, one name a `let`: `" + " ".join(
+                                          f"let {n} = {v}[{k}];" for k, n in enumerate(names) if n != "_") + "`")
             return self._expected(codes.EXPECTED_PATTERN, "pattern", found, here, (last, base),
                                   ("LET", "FOR"), f"`{last}` needs a name to bind",
                                   "write a name (`for i in 0..n`), or `_` where the loop does not use it "

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# hrev24 (2026-12-07, round 24; no device time of its own): on a real GPU through the Python API and PyTorch,
+# (1) a float32 CUDA tensor passed for `bf16` parameters (f32 memory, `TensorFacts.bf16_f32`) is read as bf16
+# values, as the interpreter reads the same NumPy array (before the fix the GPU kept 1.1 where the interpreter
+# has 1.1015625); (2) tensors one element past a 16-byte boundary (`x[1:]` of f16/f32/i8 tensors: aligned16
+# False) through loads at the edges, nested stores and an f16 mma, against the interpreter: no fault, the
+# same values. Expected (written before any run): three lines, each ending `ok`. ~20-40 s warm.
+# usage: bash benchmarks/hrev24_device.sh
+set -uo pipefail
+. benchmarks/device_env.sh hrev24
+timeout 120 python3 - <<'PY' 2>&1 | tail -5
+import numpy as np, torch, tilelang
+SRC = """
+kernel fn k(z: &mut Tensor<bf16, [8]>, w: &mut Tensor<f32, [8]>, y: &mut Tensor<bf16, [8]>, x: &Tensor<bf16, [?]>) {
+    let t = x.load_like(z);
+    z.store(t);
+    let own = y.load();
+    w.store((t as f32) + where(t == t.max(0), 1000.0, 0.0) + (own as f32) * 16.0);
+    y.store(own);
+}
+kernel fn cp<T>(z: &mut Tensor<T, [4, 8]>, x: &Tensor<T, [?, ?]>) {
+    let t = x.load_like(z);
+    let e = x.partition([4, 8]).load([block_id(0) + 1, block_id(1)]);
+    z.store(where(t == e, t, e));
+    let q = z.partition([1, 8]);
+    q.store(x.partition([1, 8]).load([block_id(0) * 4 + 3, block_id(1)]), [1, 0]);
+}
+kernel fn mm(c: &mut Tensor<f32, [16, 16]>, a: &Tensor<f16, [?, ?]>, b: &Tensor<f16, [?, ?]>) {
+    let pa = a.partition([16, 16]);
+    let pb = b.partition([16, 16]);
+    let mut acc = zeros::<f32>([16, 16]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    c.store(acc + c.load().sum(1).reshape([16, 1]));
+}
+"""
+m = tilelang.compile(SRC)
+V = np.array([1.1, 2.2, 3.3, -0.7, 1e-3, 5.0, 1.0000001, 3.14159, 1.00390625, 1.01171875,
+              -2.3, 7.77, 0.1, 100.3, 0.0, -0.0, 65519.0, 3e38, 1.5e-39, -1.2], np.float32)
+want = [np.zeros(20, np.float32), np.zeros(20, np.float32), V[::-1].copy()]
+m.k(*(tilelang.partition(a, [8]) for a in want), V.copy()).sync()
+got = [torch.zeros(20, device="cuda"), torch.zeros(20, device="cuda"), torch.tensor(V[::-1].copy(), device="cuda")]
+m.k(*(tilelang.partition(a, [8]) for a in got), torch.tensor(V, device="cuda")).sync()
+torch.cuda.synchronize()
+bad = [i for i, (g, w) in enumerate(zip(got, want)) if not np.array_equal(g.cpu().numpy().view(np.uint32), w.view(np.uint32))]
+print("bf16 in f32 memory:", "ok" if not bad else f"DIFFERS in outputs {bad}")
+bad = []
+for dt, tdt in (("f16", torch.float16), ("f32", torch.float32), ("i8", torch.int8)):
+    base = ((np.arange(13 * 24 + 1) % 23) - 11).astype({"f16": np.float16, "f32": np.float32, "i8": np.int8}[dt])
+    x = base[1:].reshape(13, 24)
+    zw = np.zeros((13, 24), x.dtype)
+    m.cp(tilelang.partition(zw, [4, 8]), x.copy()).sync()
+    xt = torch.tensor(base, device="cuda")[1:].view(13, 24)  # one element past the allocation's alignment
+    zt = torch.zeros(13 * 24 + 1, dtype=tdt, device="cuda")[1:].view(13, 24)
+    m.cp(tilelang.partition(zt, [4, 8]), xt).sync()
+    torch.cuda.synchronize()
+    if not np.array_equal(zt.cpu().numpy(), zw):
+        bad.append(dt)
+print("misaligned loads and nested stores:", "ok" if not bad else f"DIFFERS for {bad}")
+a = ((np.arange(40 * 48 + 1) % 7) - 3).astype(np.float16)
+b = ((np.arange(48 * 24 + 1) % 5) - 2).astype(np.float16)
+cw = np.ones((40, 24), np.float32)
+m.mm(tilelang.partition(cw, [16, 16]), a[1:].reshape(40, 48).copy(), b[1:].reshape(48, 24).copy()).sync()
+ct = torch.ones(40 * 24 + 1, device="cuda")[1:].view(40, 24)
+m.mm(tilelang.partition(ct, [16, 16]), torch.tensor(a, device="cuda")[1:].view(40, 48),
+     torch.tensor(b, device="cuda")[1:].view(48, 24)).sync()
+torch.cuda.synchronize()
+print("misaligned f16 mma:", "ok" if np.array_equal(ct.cpu().numpy(), cw) else "DIFFERS")
+PY

@@ -12,9 +12,10 @@
 #            hattn7_decode.py sets), NC = min(16, NS) shares a step (B=1 8k and B=8 8k one step, 32k two, the
 #            next step's loads in flight): one launch;
 #   and (PREFILL=1) f16 D = 128 full S = 4,096 prefill, the control (TILEC_ATTN_DIVS_IN_ROLE changes its kernel).
-# Arms:
-#   A  this tree's default
-#   S  TILEC_MBAR_ONE_INIT=1 TILEC_ATTN_DIVS_IN_ROLE=1: the pipeline's start before its warp roles split, 292 ->
+# Arms (hpromote, 2026-12-07: S is the default since call 32; A names the old form with "0", so the arms time
+# the same two forms as before):
+#   A  TILEC_MBAR_ONE_INIT=0 TILEC_ATTN_DIVS_IN_ROLE=0 (the default before call 32)
+#   S  TILEC_MBAR_ONE_INIT=1 TILEC_ATTN_DIVS_IN_ROLE=1 (the default since): the pipeline's start before its warp roles split, 292 ->
 #      145 SASS instructions in decode_split_tc's B=1 8k kernel (one fence and barrier for the four mbarrier groups;
 #      the fast divisors made by the consumers after the split, the producer dividing plainly: its path to its first
 #      TMA 382 -> 260 instructions; `benchmarks/hattn7_start.py` prints the counts on the CPU).
@@ -43,7 +44,7 @@ NAME=hattn7; . benchmarks/attention_arms.sh
 unset TILEC_MBAR_ONE_INIT TILEC_ATTN_DIVS_IN_ROLE TILEC_ATTN_LAST_BLOCK
 arm() {  # the environment of arm $1
   case $1 in
-    A) echo "" ;;
+    A) echo "TILEC_MBAR_ONE_INIT=0 TILEC_ATTN_DIVS_IN_ROLE=0" ;;
     S) echo "TILEC_MBAR_ONE_INIT=1 TILEC_ATTN_DIVS_IN_ROLE=1" ;;
   esac
 }

@@ -9,7 +9,7 @@ mbarrier-initialisation groups (`BAR.SYNC` / `bar.sync` before the split)
 and ptxas's registers and spills. Each setting runs in a child process of
 its own (the switches are read when a kernel is lowered):
 
-    python3 benchmarks/hattn7_start.py            # the default and each switch
+    python3 benchmarks/hattn7_start.py            # neither, each switch, the default (both)
     python3 benchmarks/hattn7_start.py --one ENV  # one line, ENV as "A=1,B=0" or "-"
 
 CPU only, ~10 s a setting.
@@ -25,11 +25,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-ARMS = (
-    ("default", "-"),
-    ("one init", "TILEC_MBAR_ONE_INIT=1"),
-    ("divs in role", "TILEC_ATTN_DIVS_IN_ROLE=1"),
-    ("both", "TILEC_MBAR_ONE_INIT=1,TILEC_ATTN_DIVS_IN_ROLE=1"),
+ARMS = (  # (both switches on by default since 2026-12-07: "neither" is the form before)
+    ("neither", "TILEC_MBAR_ONE_INIT=0,TILEC_ATTN_DIVS_IN_ROLE=0"),
+    ("one init", "TILEC_MBAR_ONE_INIT=1,TILEC_ATTN_DIVS_IN_ROLE=0"),
+    ("divs in role", "TILEC_MBAR_ONE_INIT=0,TILEC_ATTN_DIVS_IN_ROLE=1"),
+    ("both/default", "-"),
     ("no fastdiv", "TILEC_ATTN_FASTDIV=0"),
 )
 

@@ -3,9 +3,11 @@ into i32 by `mma.sync.m16n8k32`, A by `ldmatrix.x4`, a row-major B by `ldmatrix.
 and one `prmt` a register (the accumulator's n8 tiles the even and odd columns of each 16: `MmaTile.split16`, the
 B ring's swizzle `SmemTile.quad`), a [N, K] B by plain `ldmatrix.x4`.
 
-In llsim at sm_80 and sm_90a (where the Hopper pipeline refuses int8 and the ring is the fallback), against the
-interpreter, exactly: rows of 4 and 8 chunks (both quad swizzles), edges in M, N and K, element copies where rows
-are not whole chunks, a transposed B, u8 sums wrapping in i32. ptxas: no spills. A mutated byte selection fails.
+The default since the H100 ran it exact (2026-12-07, call 32); `TILEC_INT8_RING=0` is the way back to
+`mma_int8_tensor_core` (through shared memory): `test_the_switch_decides_the_path`. In llsim at sm_80 and sm_90a
+(where the Hopper pipeline refuses int8 and the ring is the fallback), against the interpreter, exactly: rows of
+4 and 8 chunks (both quad swizzles), edges in M, N and K, element copies where rows are not whole chunks, a
+transposed B, u8 sums wrapping in i32. ptxas: no spills. A mutated byte selection fails.
 """
 
 from __future__ import annotations
@@ -19,12 +21,6 @@ from tilelang import driver
 from tilelang.backend import lower_gpu
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.gpu.printer import print_gpu_kernel
-
-
-@pytest.fixture(autouse=True)
-def _ring_on(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The int8 ring is opt-in (`TILEC_INT8_RING=1`) until a GPU has run it; these tests are its."""
-    monkeypatch.setenv("TILEC_INT8_RING", "1")
 
 
 SRC = """
@@ -102,6 +98,22 @@ def test_int8_ring_in_the_simulator(name: str) -> None:
         assert "dot.mma.sync.smem" in text and "cp.async.commit" in text, text
         assert ("split16" in text) == (not CASES[name][1]), text
         np.testing.assert_array_equal(got, want, err_msg=f"{name} {arch}")
+
+
+@pytest.mark.parametrize("setting", [None, "1", "0"])
+def test_the_switch_decides_the_path(setting: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_INT8_RING` unset or "1": the GEMM loop on the ring (cp.async stages, the accumulator in
+    registers); "0": the loop kept, each product `dot.mma.sync` staged through shared memory."""
+    if setting is None:
+        monkeypatch.delenv("TILEC_INT8_RING", raising=False)
+    else:
+        monkeypatch.setenv("TILEC_INT8_RING", setting)
+    _, k = _kernel("i8", False, (64, 64, 64), 0)
+    a, b = _inputs("i8", False, 64, 128, 128, 0)
+    text = print_gpu_kernel(lower_gpu(k, "sm_80", _facts(c=np.zeros((64, 128)), a=a, b=b)))
+    ring = setting != "0"
+    assert ("dot.mma.sync.smem" in text) == ring and ("cp.async.commit" in text) == ring, text
+    assert ("dot.mma.sync " in text) == (not ring), text
 
 
 def test_a_mutated_byte_selection_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,9 +1,10 @@
 """A pipeline kernel's start before its warp roles split (hattn7, issue 15's
 decode B=1 8k): the barrier arrays' initialisations under one fence and one
-CTA barrier (`TILEC_MBAR_ONE_INIT=1`, `smem_alloc.one_init`) and the walk's
+CTA barrier (`TILEC_MBAR_ONE_INIT`, `smem_alloc.one_init`) and the walk's
 fast divisors made by the consumers after the split, the producer dividing
-plainly (`TILEC_ATTN_DIVS_IN_ROLE=1`, `attention_tiles.in_role`). Both
-opt-in: off, the PTX is the one measured (ptx_sha)."""
+plainly (`TILEC_ATTN_DIVS_IN_ROLE`, `attention_tiles.in_role`). Both on by
+default since the H100 timed them (2026-12-07, call 32); "0" is each one's
+way back to the form before."""
 
 from __future__ import annotations
 
@@ -39,8 +40,10 @@ def _decode_ptx(monkeypatch, env: dict[str, str]) -> str:  # type: ignore[no-unt
 
 
 def test_one_fence_and_barrier_for_the_barrier_arrays(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    off = _before_split(_decode_ptx(monkeypatch, {}))
+    default = _decode_ptx(monkeypatch, {})
+    off = _before_split(_decode_ptx(monkeypatch, {"TILEC_MBAR_ONE_INIT": "0"}))
     on = _before_split(_decode_ptx(monkeypatch, {"TILEC_MBAR_ONE_INIT": "1"}))
+    assert _before_split(default) == on  # (on by default)
     count = [(sum(x.startswith("bar.sync") for x in p), sum(x.startswith("fence.proxy.async") for x in p),
               sum(x.startswith("mbarrier.init") for x in p)) for p in (off, on)]
     assert count == [(4, 4, 10), (1, 1, 10)], count  # (full 4, empty 4, Q's 1, Q's release 1: the same 10 inits)
@@ -50,8 +53,10 @@ def test_one_fence_and_barrier_for_the_barrier_arrays(monkeypatch) -> None:  # t
 
 
 def test_the_divisors_are_made_after_the_split(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    off = _decode_ptx(monkeypatch, {})
+    default = _decode_ptx(monkeypatch, {})
+    off = _decode_ptx(monkeypatch, {"TILEC_ATTN_DIVS_IN_ROLE": "0"})
     on = _decode_ptx(monkeypatch, {"TILEC_ATTN_DIVS_IN_ROLE": "1"})
+    assert default == on  # (on by default; the barrier arrays' switch on in all three)
     # the multiplier's 64-bit division and bit length (31 compares) before the split, then not
     assert any(x.startswith("div.u64") for x in _before_split(off))
     assert not any(x.startswith("div.u64") for x in _before_split(on))
@@ -100,8 +105,9 @@ def test_a_walk_of_five_items_a_head_with_both_in_the_simulator(monkeypatch) -> 
 @pytest.mark.heavy
 @pytest.mark.parametrize("kernel", ["decode", "prefill"])
 def test_both_assemble_without_spills(kernel: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    for k, v in BOTH.items():
-        monkeypatch.setenv(k, v)
+    """The defaults (both on), the prefill's kernel too (`attention_tiles.DIVS_IN_ROLE_DEFAULT`)."""
+    for k in BOTH:
+        monkeypatch.delenv(k, raising=False)
     if kernel == "decode":
         kir, facts = _kernel_ir(8, 8192, 16, 64, 128)
         ptx = emit_ptx(kir, "sm_90a", facts)

@@ -414,8 +414,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         ct = csplit.tail_rounds() if p.short and ch is not None and ch.xr is None and pc is None and kv_first is None \
             else 0  # (the short keys' variant only, as the split: not `TILEC_ATTN_CHAIN=1`'s long keys' kernels)
         # the fast divisors made by the consumers after the split (`attention_tiles.divs_in_role`): the one walk
-        # without a split's, halves' or tail's second walk (their roles walk the set-up's divisors)
-        hoist = tiles.divs_in_role() and marks is None and pc is None and not ct and not rows
+        # without a split's, halves' or tail's second walk (their roles walk the set-up's divisors); not in the
+        # rotated boundary's (`TILEC_ATTN_XROT`, opt-in: ptxas 13.0 spilled 68 B there in role, 52 before the split)
+        hoist = tiles.divs_in_role() and marks is None and pc is None and not ct and not rows \
+            and (ch is None or ch.xr is None)
         walk = tiles.walk_setup(wb, k, kv, outside, bounds,
                                 split.pieces() if marks is not None or (pc is not None and not rows) else 0,
                                 tiles.fastdiv(p.short or wide), form=kind, tail=ct or n_tail, divs_in_role=hoist,

@@ -136,17 +136,23 @@ def _cast(b: _Build, x: ir.Value, dt: DType) -> ir.Value:
     return r
 
 
-# `TILEC_ATTN_DIVS_IN_ROLE=1` (opt-in, not yet measured on a GPU; hattn7): the fast divisions' set-up (the
-# multiplier: a 31-step bit length and a 64-bit division, ~110 of the 292 SASS instructions every thread of
-# `decode_split_tc`'s B=1 8k launch ran before the warp roles split) made by the consumers after the split,
-# while the producer's first copies are in flight; the producer, one thread whose per-tile division waits on
-# nothing of the consumers', divides plainly (`FastDiv.m` None), so its first TMA no longer waits for it.
-DIVS_IN_ROLE_DEFAULT = "0"
+# `TILEC_ATTN_DIVS_IN_ROLE` (on by default; "0": off; hattn7): the fast divisions' set-up (the multiplier: a
+# 31-step bit length and a 64-bit division, ~110 of the 292 SASS instructions every thread of `decode_split_tc`'s
+# B=1 8k launch ran before the warp roles split) made by the consumers after the split, while the producer's
+# first copies are in flight; the producer, one thread whose per-tile division waits on nothing of the
+# consumers', divides plainly (`FastDiv.m` None), so its first TMA no longer waits for it. The default since
+# the H100 timed it with `TILEC_MBAR_ONE_INIT` (2026-12-07, call 32: decode B=1 8k 13.00 -> 12.86 us, B=1 32k
+# -0.20..-0.28 us, B=8 8k -0.31..-0.37 us; the f16 D = 128 S = 4,096 prefill 699.5 -> 698.6 TFLOP/s, inside the
+# default's spread 698.4-700.2). The prefill kernels keep it too: their consumers reach their first wgmma in as
+# many SASS instructions either way (the set-up moves across the split: f16 D = 128 S = 4,096, 599 -> 598 from
+# the kernel's start), the producer its first TMA in fewer (472 -> 386; hpromote, RESULTS).
+DIVS_IN_ROLE_DEFAULT = "1"
 
 
 def divs_in_role() -> bool:
-    """`TILEC_ATTN_DIVS_IN_ROLE` ("1": the fast divisors made in the consumer role, `in_role`; unset: "0")."""
-    return os.environ.get("TILEC_ATTN_DIVS_IN_ROLE", DIVS_IN_ROLE_DEFAULT) == "1"
+    """`TILEC_ATTN_DIVS_IN_ROLE` (unset or "1": the fast divisors made in the consumer role, `in_role`; "0": before
+    the split, by every thread)."""
+    return os.environ.get("TILEC_ATTN_DIVS_IN_ROLE", DIVS_IN_ROLE_DEFAULT) != "0"
 
 
 def in_role(b: _Build, w: Walk) -> Walk:

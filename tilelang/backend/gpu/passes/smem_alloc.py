@@ -7,12 +7,15 @@ swizzles on address bits), others to 16, barriers to 8. `smem_bytes` is the
 end of the last one; the code generator's own scratch space (for layout
 conversions, reductions) starts there.
 
-`TILEC_MBAR_ONE_INIT=1` (opt-in, `one_init`; not yet measured on a GPU): a
-run of barrier arrays with nothing but shared buffers between them shares
-one fence and one CTA barrier (the last array's), where each array had its
-own: a pipeline kernel's start (the attention pipeline's four arrays:
-SASS's `MEMBAR.ALL.CTA`, `FENCE.VIEW.ASYNC.S` and `BAR.SYNC` three times
-fewer before its warp roles split).
+`TILEC_MBAR_ONE_INIT` (on by default, `one_init`; "0": off): a run of
+barrier arrays with nothing but shared buffers between them shares one fence
+and one CTA barrier (the last array's), where each array had its own: a
+pipeline kernel's start (the attention pipeline's four arrays: SASS's
+`MEMBAR.ALL.CTA`, `FENCE.VIEW.ASYNC.S` and `BAR.SYNC` three times fewer
+before its warp roles split). The default since the H100 timed it with
+`TILEC_ATTN_DIVS_IN_ROLE` (2026-12-07, call 32: decode B=1 8k 13.00 ->
+12.86 us, B=8 8k -0.31..-0.37 us, the D = 128 S = 4,096 prefill within its
+spread).
 """
 
 from __future__ import annotations
@@ -56,9 +59,9 @@ def smem_alloc(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 
 
 def one_init_enabled() -> bool:
-    """`TILEC_MBAR_ONE_INIT` ("1": on; unset or "0": off, each barrier array fenced and followed by a CTA
-    barrier of its own, as measured)."""
-    return os.environ.get("TILEC_MBAR_ONE_INIT", "0") == "1"
+    """`TILEC_MBAR_ONE_INIT` (unset or "1": on; "0": off, each barrier array fenced and followed by a CTA
+    barrier of its own, the form before 2026-12-07)."""
+    return os.environ.get("TILEC_MBAR_ONE_INIT", "1") != "0"
 
 
 def one_init(body: ir.Region) -> ir.Region:

@@ -87,6 +87,8 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
     sym = fx.lookup(ident.name)
     if sym is None and ident.name in BARE_CONSTANTS:
         sym = builtin_const(tcx, ident.name)  # `inf`, `nan` (a local of that name wins)
+    if sym is None and ident.name in fx.module.failed:  # its `use` failed, and said so
+        return ERROR
     if sym is None:
         if ident.name in FUNCTIONS:
             sig = FUNCTIONS[ident.name]
@@ -182,6 +184,8 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
                             tcx.eval_const(q)
         rest = segs[-1:]
     span_mod = p.segments[0].span.to(p.segments[mod_len - 1].span)
+    if target is None and head is None and segs[0] in fx.module.failed:
+        return None  # `m::f(..)` after a failed `use ..::m;`: that `use` said so
     if target is None:
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{'::'.join(segs[:mod_len])}`", span_mod,
                     "no such module")

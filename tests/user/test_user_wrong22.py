@@ -402,13 +402,15 @@ def test_shapes_compared_and_destructured_get_the_indexed_spelling() -> None:
 def test_a_failed_use_is_reported_once(tmp_path: Path) -> None:
     """Round 22's leftover: after `use crate::lib::tiles::twice;` (E0109, whose help gives the path) each call of
     `twice(..)` was a second error, E0102 "a function with a similar name exists: `tiles`"; a name whose `use`
-    failed (a module's too, `tiles::twice(..)`; an item a module lacks) is not reported again where used."""
+    failed (a module's too, `tiles::twice(..)`; an item a module lacks; after a failed glob or file `use`, any
+    name not found) is not reported again where used."""
     (tmp_path / "lib").mkdir()
     (tmp_path / "lib" / "tiles.tile").write_text("fn twice(x: f32) -> f32 {\n    x * 2.0\n}\n", encoding="utf-8")
     prog = tmp_path / "main.tile"
     for use, call in (("crate::lib::tiles::twice", "twice(2.0)"), ("crate::lib::tiles", "tiles::twice(2.0)"),
                       ("crate::lib::tiles::{twice}", "twice(2.0) + twice(1.0)"),
-                      ("lib::tiles::twise", "twise(2.0)"), ("self::lib::tiles::{self}", "tiles::twice(2.0)")):
+                      ("lib::tiles::twise", "twise(2.0)"), ("self::lib::tiles::{self}", "tiles::twice(2.0)"),
+                      ("crate::lib::tiles::*", "twice(2.0) * HALF"), ('"lib/tile.tile"', "twice(2.0)")):
         prog.write_text(f"use {use};\n\nfn main() {{\n    let v = {call};\n    print(v);\n}}\n", encoding="utf-8")
         errs = _errors(prog)
         assert [d.code for d in errs] in (["E0109"], ["E0110"]), (use, [(d.code, d.message) for d in errs])

@@ -133,6 +133,9 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 if fx.graph and name in _GRAPH_EFFECTS:
                     graph_effect(tcx, e.span, f"`{name}`")
                 return _builtin_call(tcx, e, sig, fx, None, None, expected)
+            if "*" in fx.module.failed:  # a glob or file `use` failed: `name` may be its
+                _check_args_only(tcx, e, fx)
+                return ERROR
             d = tcx.err(N.UNKNOWN_FUNCTION, f"cannot find function `{name}` in this scope",
                         callee.ident.span, "not found in this scope")
             fns = (n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL))

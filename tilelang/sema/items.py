@@ -166,6 +166,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         stem = use.file.value.rsplit("/", 1)[-1].removesuffix(".tile")
         target = load_module(tcx, stem, fpath, use.file.span)
         if target is None:
+            mod.failed.add("*")  # a name not found may be the file's: not reported again
             reason = tcx.loader.failure(fpath)
             if reason is not None:
                 tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module file `{use.file.value}`",
@@ -212,6 +213,8 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         mod.failed.update(mod_segs[-1] if i.name == "self" else i.name for i in item_ids)
         if not item_ids and not use.glob and use.names is None:
             mod.failed.add(segs[-1])
+        if use.glob:
+            mod.failed.add("*")  # (any name: the glob's module is unknown)
     if path is None:
         shown = "::".join(mod_segs or segs)
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{shown}`", mod_span,

@@ -416,6 +416,10 @@ def test_a_failed_use_is_reported_once(tmp_path: Path) -> None:
         assert [d.code for d in errs] in (["E0109"], ["E0110"]), (use, [(d.code, d.message) for d in errs])
         if use.startswith("crate"):
             assert "`crate::lib::tiles" in errs[0].help[0] and "is `lib::tiles" in errs[0].help[0], errs[0].help
+    prog.write_text("use crate::lib::tiles::N;\n\nkernel fn k(z: &mut Tensor<f32, [N]>) {\n"
+                    "    z.store(zeros::<f32>([N]));\n}\nfn main() {\n    let mut z = zeros::<f32>([N]);\n    k(z.partition([N])).sync();\n}\n",
+                    encoding="utf-8")   # (a constant in a type: "cannot find value `N`" was the second error)
+    assert [d.code for d in _errors(prog)] == ["E0109"]
     prog.write_text("use lib::tiles::twice;\n\nfn main() {\n    print(twise(2.0));\n}\n", encoding="utf-8")
     assert [d.code for d in _errors(prog)] == ["E0102"]   # (a name no `use` named is still reported)
 

@@ -22,7 +22,9 @@ fixed program checked against NumPy (round 22's checks of the program it was mea
   "write one of `{` or `<` here", its own, tested below).
 
 Also below: Rust's `mod lib;`, `use crate::lib::f;` (`self::`, `super::`) with a module file of one's own
-(e08's layout), `u32::wrapping_mul(a, b)`, `x.iter().sum()`, and the Python API's imported host functions.
+(e08's layout), `u32::wrapping_mul(a, b)`, `x.iter().sum()`, and the Python API's imported host functions; and
+round 22's leftovers (hfix3): a failed `use` reported once, `use m::self;` outside braces, `hypot`'s operands,
+`to_degrees` / `to_radians`.
 """
 
 from __future__ import annotations
@@ -395,3 +397,82 @@ def test_shapes_compared_and_destructured_get_the_indexed_spelling() -> None:
     out = io.StringIO()
     run.execute(src.replace("CHECK", fine_check).replace("BIND", fine_bind), "cpu", out=out)
     assert out.getvalue() == "4 3\n"
+
+
+def test_a_failed_use_is_reported_once(tmp_path: Path) -> None:
+    """Round 22's leftover: after `use crate::lib::tiles::twice;` (E0109, whose help gives the path) each call of
+    `twice(..)` was a second error, E0102 "a function with a similar name exists: `tiles`"; a name whose `use`
+    failed (a module's too, `tiles::twice(..)`; an item a module lacks; after a failed glob or file `use`, any
+    name not found) is not reported again where used."""
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "tiles.tile").write_text("fn twice(x: f32) -> f32 {\n    x * 2.0\n}\n", encoding="utf-8")
+    prog = tmp_path / "main.tile"
+    for use, call in (("crate::lib::tiles::twice", "twice(2.0)"), ("crate::lib::tiles", "tiles::twice(2.0)"),
+                      ("crate::lib::tiles::{twice}", "twice(2.0) + twice(1.0)"),
+                      ("lib::tiles::twise", "twise(2.0)"), ("self::lib::tiles::{self}", "tiles::twice(2.0)"),
+                      ("crate::lib::tiles::*", "twice(2.0) * HALF"), ('"lib/tile.tile"', "twice(2.0)")):
+        prog.write_text(f"use {use};\n\nfn main() {{\n    let v = {call};\n    print(v);\n}}\n", encoding="utf-8")
+        errs = _errors(prog)
+        assert [d.code for d in errs] in (["E0109"], ["E0110"]), (use, [(d.code, d.message) for d in errs])
+        if use.startswith("crate"):
+            assert "`crate::lib::tiles" in errs[0].help[0] and "is `lib::tiles" in errs[0].help[0], errs[0].help
+    prog.write_text("use crate::lib::tiles::N;\n\nkernel fn k(z: &mut Tensor<f32, [N]>) {\n"
+                    "    z.store(zeros::<f32>([N]));\n}\nfn main() {\n    let mut z = zeros::<f32>([N]);\n    k(z.partition([N])).sync();\n}\n",
+                    encoding="utf-8")   # (a constant in a type: "cannot find value `N`" was the second error)
+    assert [d.code for d in _errors(prog)] == ["E0109"]
+    prog.write_text("use lib::tiles::twice;\n\nfn main() {\n    print(twise(2.0));\n}\n", encoding="utf-8")
+    assert [d.code for d in _errors(prog)] == ["E0102"]   # (a name no `use` named is still reported)
+
+
+def test_self_outside_braces_says_where_it_belongs() -> None:
+    """`use std::math::self;` was E0110 "no `self` in `std::math`", help the module's items (and a second
+    error at `math::cdiv`); `self` imports the module inside a group only: the help's `use std::math;` runs."""
+    import io
+
+    from tilelang import run
+
+    src = "use std::math::self;\n\nfn main() {\n    print(math::cdiv(7, 2));\n}\n"
+    errs = _errors(src)
+    assert [d.code for d in errs] == ["E0110"] and errs[0].help == (
+        "`use std::math;` imports the module `math` (as `use std::math::{self};` does, beside the items of a group)",)
+    for fixed in ("use std::math;", "use std::math::{self};"):
+        out = io.StringIO()
+        run.execute(src.replace("use std::math::self;", fixed), "cpu", out=out)
+        assert out.getvalue() == "4\n"
+
+
+def test_two_operand_math_helps_write_the_call_s_operands_and_angles_convert() -> None:
+    """`a.hypot(b)` and `hypot(a, b)` were told `sqrt(x * x + y * y)` (fmod, remainder, copysign alike); they
+    are written with the call's operands now. Rust's `to_degrees` / `to_radians` listed the scalars' methods;
+    they get the multiply by `180.0 / std::math::PI` (or its inverse), which gives Rust's values here, on f32
+    and f64 scalars and tiles."""
+    import io
+    import math
+
+    from tilelang import run
+
+    def helps(expr: str) -> tuple[str, ...]:
+        errs = _errors(f"fn main() {{\n    let a = 3.0;\n    let b = 4.0;\n    print({expr});\n}}\n")
+        assert len(errs) == 1, expr
+        return errs[0].help
+
+    assert helps("a.hypot(b)") == ("`sqrt(a * a + b * b)`",)
+    assert helps("hypot(a, b + 1.0)") == ("`sqrt(a * a + (b + 1.0) * (b + 1.0))`",)
+    assert helps("fmod(a * 2.0, b)")[0].startswith("`(a * 2.0) % b` is C's `fmod`")
+    assert helps("a.copysign(b)")[0].startswith("`where(b < 0.0, -abs(a), abs(a))`")
+    assert helps("a.to_degrees()") == ("`a * (180.0 / std::math::PI)` converts radians to degrees",)
+    assert helps("(a + 1.0).to_radians()") == ("`(a + 1.0) * (std::math::PI / 180.0)` converts degrees to radians",)
+    out = io.StringIO()
+    run.execute("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, w: &mut Tensor<f64, [B]>,\n"
+                "                          x: &Tensor<f32, [?]>) {\n"
+                "    let t = x.load_like(z);\n    z.store(t * (180.0 / std::math::PI));\n"
+                "    w.store((t as f64) * (std::math::PI / 180.0));\n}\n"
+                "fn main() {\n    let a = 3.0;\n    let b = 4.0;\n    let r: f64 = 2.0;\n"
+                "    print(sqrt(a * a + b * b), a * (180.0 / std::math::PI), r * (std::math::PI / 180.0));\n"
+                "    let x = arange::<f32>(4);\n    let mut z = zeros::<f32>([4]);\n"
+                "    let mut w = zeros::<f64>([4]);\n"
+                "    k(z.partition([4]), w.partition([4]), &x).sync();\n    print(z[3], w[3]);\n}\n", "cpu", out=out)
+    got = [float(v) for v in out.getvalue().split()]
+    want = [5.0, math.degrees(3.0), math.radians(2.0), math.degrees(3.0), math.radians(3.0)]
+    assert all(math.isclose(g, w, rel_tol=1e-6) for g, w in zip(got, want, strict=True)), got
+    assert got[2] == math.radians(2.0) and got[4] == math.radians(3.0)   # (f64 exact: the constant is f64's)

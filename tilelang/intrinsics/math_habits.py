@@ -45,9 +45,9 @@ MATH_HABITS: dict[str, str] = {
     "isfinite": "`abs({x}) < f32::INFINITY` (false for NaN and the infinities; of the element type)",
     "square": "`{x} * {x}`",
     "reciprocal": "`1.0 / {x}`",
-    "hypot": "`sqrt(x * x + y * y)`",
-    "fmod": "`x % y` is C's `fmod` on floats (the sign of the dividend)",
-    "remainder": "`x % y` takes the sign of the dividend (C's `fmod`; NumPy's `remainder` takes the divisor's)",
+    "hypot": "`sqrt({x} * {x} + y * y)`",
+    "fmod": "`{x} % y` is C's `fmod` on floats (the sign of the dividend)",
+    "remainder": "`{x} % y` takes the sign of the dividend (C's `fmod`; NumPy's `remainder` takes the divisor's)",
     "mean": "divide the sum: `sum({x}, k) / n` along axis k (`{x}.sum() / n` on the host)",
     "matmul": "`dot(a, b)` multiplies two tiles (`mma(a, b, acc)` adds to an accumulator)",
     "outer": "`a.reshape([M, 1]) * b.reshape([1, N])`",
@@ -78,7 +78,7 @@ MATH_HABITS: dict[str, str] = {
     "var": "`let d = {x} - mean; (d * d).sum(k) / n`, with the mean reshaped to keep axis k",
     "std": "the `sqrt` of the variance: `sqrt((d * d).sum(k) / n)` with `d = {x} - mean`",
     "cbrt": "`where({x} < 0.0, -pow(-{x}, 1.0 / 3.0), pow({x}, 1.0 / 3.0))` (`pow` of a negative base is NaN)",
-    "copysign": "`where(y < 0.0, -abs(x), abs(x))` (a -0.0 `y` counts as positive here)",
+    "copysign": "`where(y < 0.0, -abs({x}), abs({x}))` (a -0.0 `y` counts as positive here)",
     "softplus": "`log(1.0 + exp({x}))` (for large values, `maximum({x}, 0.0) + log(1.0 + exp(-abs({x})))` does "
                 "not overflow)",
     "einsum": "write the product as `dot(a, b)`, or as broadcast products and sums "
@@ -108,6 +108,10 @@ MATH_HABITS: dict[str, str] = {
                  "i32).sum(0)` (examples/histogram.tile)",
 }
 
+
+#: the second operand's name in the help of a two-operand function above (`hypot(a, b)`, `a.hypot(b)`): the call's
+#: argument replaces it (round 22: the help of `a.hypot(b)` was `sqrt(x * x + y * y)`)
+MATH_ARGS: dict[str, tuple[str, ...]] = {"hypot": ("y",), "fmod": ("y",), "remainder": ("y",), "copysign": ("y",)}
 
 #: Rust's methods of `f32`/`i32` values that Tile spells otherwise (round 15: `s.max(0.0)` was told to make a
 #: tile of `s`, `s.min(1.0)` "a similar name: `sin`", `s.ln()` a list of methods); `{0}`, `{1}`: the call's
@@ -153,6 +157,9 @@ RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
                        "position with shifts and masks", ()),
     "reverse_bits": ("Tile has no bit-reversal built-in: swap halves, bytes, nibbles, pairs and bits with shifts and "
                      "masks (`((x >> 1) & 0x55555555u32) | ((x & 0x55555555u32) << 1)`, then 2, 4, 8 and 16)", ()),
+    # round 22's leftovers: the angle conversions (they were the list of the scalars' methods)
+    "to_degrees": ("`{x} * (180.0 / std::math::PI)` converts radians to degrees", ()),
+    "to_radians": ("`{x} * (std::math::PI / 180.0)` converts degrees to radians", ()),
     "swap_bytes": ("Tile has no byte-swap built-in: `(x >> 24) | ((x >> 8) & 0xFF00u32) | ((x << 8) & "
                    "0xFF0000u32) | (x << 24)` of a `u32`", ()),
 }

@@ -15,7 +15,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
-from tilelang.intrinsics.math_habits import MATH_HABITS, scalar_method_habit
+from tilelang.intrinsics.math_habits import MATH_ARGS, MATH_HABITS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.call_habits import (
     AS,
@@ -118,6 +118,9 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
     else:
         name = callee.ident.name
         sym = fx.lookup(name)
+        if sym is None and name in fx.module.failed:  # its `use` failed, and said so
+            _check_args_only(tcx, e, fx)
+            return ERROR
         if sym is None:
             sig = FUNCTIONS.get(name)
             if sig is not None:
@@ -130,6 +133,9 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 if fx.graph and name in _GRAPH_EFFECTS:
                     graph_effect(tcx, e.span, f"`{name}`")
                 return _builtin_call(tcx, e, sig, fx, None, None, expected)
+            if "*" in fx.module.failed:  # a glob or file `use` failed: `name` may be its
+                _check_args_only(tcx, e, fx)
+                return ERROR
             d = tcx.err(N.UNKNOWN_FUNCTION, f"cannot find function `{name}` in this scope",
                         callee.ident.span, "not found in this scope")
             fns = (n for n, s in fx.module.scope.items() if s.kind in (SymbolKind.FN, SymbolKind.KERNEL))
@@ -138,7 +144,11 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
             if habit is None and name in MATH_HABITS:  # `tan(x)`: not `tanh`, the similar name
                 _check_args_only(tcx, e, fx)
                 x = (tcx.snippet(e.args[0].value) or "x") if e.args else "x"
-                return tcx.emit(d.with_help(MATH_HABITS[name].format(x=operand(x) if len(x) < 30 else "x")))
+                spelt = MATH_HABITS[name]
+                more = [tcx.snippet(a.value) or "" for a in e.args[1:]]
+                if name in MATH_ARGS and len(more) == len(MATH_ARGS[name]) and all(0 < len(a) < 30 for a in more):
+                    spelt = with_args(spelt, MATH_ARGS[name], more)  # `hypot(a, b)`: b, not `y`
+                return tcx.emit(d.with_help(spelt.format(x=operand(x) if len(x) < 30 else "x")))
             if name == "len" or name in FLIPS:  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
                 return tcx.emit(d.with_help(len_help(tcx, e) if name == "len" else habit(tcx, e)))
@@ -456,9 +466,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
             lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)
             habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
-        elif name in HABIT_ARGS and habit and len(e.args) == len(HABIT_ARGS[name]) \
+        elif (names := HABIT_ARGS.get(name) or MATH_ARGS.get(name)) and habit and len(e.args) == len(names) \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
-            habit = with_args(habit, HABIT_ARGS[name], [tcx.snippet(a.value) or "" for a in e.args])
+            habit = with_args(habit, names, [tcx.snippet(a.value) or "" for a in e.args])
         homes = tcx.loader.std_items().get(name) if not habit and kind in ("tile", "tensor", "param") else None
         if homes:  # `t.softmax(0)` (PyTorch's method): std's function, not "a similar name: `max`" (round 12)
             imported = name in fx.module.scope

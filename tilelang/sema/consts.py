@@ -197,6 +197,8 @@ def static_dim(tcx: CheckCx, e: ast.Expr, fx: Fx) -> Dim | None:
             return Dim.const(v)
         case ast.Name(ident=i):
             sym = fx.lookup(i.name)
+            if sym is None and (i.name in fx.module.failed or "*" in fx.module.failed):
+                return Dim.var(i.name)  # its `use` failed, and said so
             if sym is None:
                 d = tcx.err(N.UNKNOWN_NAME, f"cannot find value `{i.name}` in this scope", i.span,
                             "not found in this scope")

@@ -166,6 +166,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         stem = use.file.value.rsplit("/", 1)[-1].removesuffix(".tile")
         target = load_module(tcx, stem, fpath, use.file.span)
         if target is None:
+            mod.failed.add("*")  # a name not found may be the file's: not reported again
             reason = tcx.loader.failure(fpath)
             if reason is not None:
                 tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module file `{use.file.value}`",
@@ -206,13 +207,20 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         mod_segs, item_ids = segs[:-1], [use.path[-1]]
         path = locate(mod_segs) if mod_segs else None
     mod_span = use.path[0].span.to(use.path[len(mod_segs) - 1].span) if mod_segs else use.span
+    target = load_module(tcx, "::".join(mod_segs), path, mod_span) if path is not None else None
+    if target is None:  # the names it meant to bind are not reported again where used (round 22: E0102 "a
+        # similar name: `tiles`" at each call of `f` after a failed `use crate::lib::f;`)
+        mod.failed.update(mod_segs[-1] if i.name == "self" else i.name for i in item_ids)
+        if not item_ids and not use.glob and use.names is None:
+            mod.failed.add(segs[-1])
+        if use.glob:
+            mod.failed.add("*")  # (any name: the glob's module is unknown)
     if path is None:
         shown = "::".join(mod_segs or segs)
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{shown}`", mod_span,
                     "no such module")
         tcx.emit(unresolved_module_help(tcx, d, mod_segs or segs, segs, mod.path))
         return
-    target = load_module(tcx, "::".join(mod_segs), path, mod_span)
     if target is None:
         reason = tcx.loader.failure(path)
         tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot read module `{'::'.join(mod_segs)}`",
@@ -234,12 +242,20 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         _import(tcx, mod, mod_segs[-1], msym, use.path[-1].span)
         return
     for ident in item_ids:
-        if ident.name == "self" and use.names is not None:
+        if ident.name == "self" and use.names is None:  # (it listed the module's items)
+            shown = "::".join(mod_segs)
+            tcx.emit(tcx.err(N.UNRESOLVED_IMPORT, "`self` imports a module only inside a `{..}` group",
+                             ident.span, "outside braces")
+                     .with_help(f"`use {shown};` imports the module `{mod_segs[-1]}` (as `use {shown}::{{self}};` "
+                                "does, beside the items of a group)"))
+        if ident.name == "self":
             # Rust's `use a::m::{self, f};`: the module itself, as `use a::m;` (round 22: "no `self` in `m`")
             msym = Symbol(SymbolKind.MODULE, mod_segs[-1], ident.span, use, qualname=target.name, value=target.name)
             _import(tcx, mod, mod_segs[-1], msym, ident.span)
             continue
         isym = target.own.get(ident.name)
+        if isym is None:
+            mod.failed.add(ident.name)  # (reported here, not again where it is used)
         if isym is None and tcx.has_syntax_errors(target):
             continue  # likely dropped by that module's syntax error (already reported)
         if isym is None:

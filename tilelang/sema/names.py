@@ -87,12 +87,16 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
     sym = fx.lookup(ident.name)
     if sym is None and ident.name in BARE_CONSTANTS:
         sym = builtin_const(tcx, ident.name)  # `inf`, `nan` (a local of that name wins)
+    if sym is None and ident.name in fx.module.failed:  # its `use` failed, and said so
+        return ERROR
     if sym is None:
         if ident.name in FUNCTIONS:
             sig = FUNCTIONS[ident.name]
             return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"built-in function `{ident.name}` used as a value",
                                     e.span, "not a value")
                             .with_help(f"call it: `{sig.signature}`"))
+        if "*" in fx.module.failed:  # a glob or file `use` failed: the name may be its
+            return ERROR
         d = tcx.err(N.UNKNOWN_NAME, f"cannot find value `{ident.name}` in this scope", ident.span,
                     "not found in this scope")
         habit = _value_habit(ident.name)
@@ -182,6 +186,8 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
                             tcx.eval_const(q)
         rest = segs[-1:]
     span_mod = p.segments[0].span.to(p.segments[mod_len - 1].span)
+    if target is None and head is None and (segs[0] in fx.module.failed or "*" in fx.module.failed):
+        return None  # `m::f(..)` after a failed `use ..::m;`: that `use` said so
     if target is None:
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{'::'.join(segs[:mod_len])}`", span_mod,
                     "no such module")

@@ -140,6 +140,7 @@ class ModuleInfo:
     ast: ast.Module
     scope: dict[str, Symbol] = field(default_factory=dict)  # own items + imports
     own: dict[str, Symbol] = field(default_factory=dict)  # own items only
+    failed: set[str] = field(default_factory=set)  # names a failed `use` meant to import ("*": any) go unreported
 
     def qual(self, item: str) -> str:
         return f"{self.name}::{item}" if self.name else item

@@ -198,6 +198,59 @@ def literal_float(v: float, text: str, dt: DType | None) -> float:
     return round_float(v, dt) if exact is None else _round_rational(exact, dt)
 
 
+class LiteralFloat(float):
+    """The value of an untyped float `let` (`let c = 0.1;`, `let c = -2.5;`): the literal's f64 value with its text
+    (no sign), so that each read rounds it once to the read's type (`round_literal`), as the literal written there
+    would be: f64's 0.1 where an f64 reads it. (Round 22: it was held as the f32 the checker defaults the `let`
+    to, so `x * c` of an f64 `x` multiplied by f32's 0.1, 0.10000000149, on both engines.)"""
+
+    __slots__ = ("text",)
+    text: str
+
+    def __new__(cls, v: float, text: str) -> LiteralFloat:
+        o = super().__new__(cls, v)
+        o.text = text
+        return o
+
+
+def let_literal(value: Any) -> LiteralFloat | None:
+    """The `LiteralFloat` of an untyped `let`'s initializer that is a float literal without a suffix, its
+    negation (`-2.5`), or `+ - * /` of such literals and integer ones with a float among them (`1.0 / 3.0`,
+    computed in f64 as the same expression written where it is read, and as a module constant's, is); None
+    for any other (the initializer is a syntax node: `ast.FloatLit`, `ast.Unary`, `ast.Binary`)."""
+    kind = type(value).__name__
+    if kind == "FloatLit" and not value.suffix:
+        return LiteralFloat(float(value.value), value.text)
+    if kind == "Unary" and value.op == "-" and type(value.operand).__name__ == "FloatLit":
+        lit = let_literal(value.operand)
+        return LiteralFloat(-lit, lit.text) if lit is not None else None
+    v = _literal_arith(value) if kind in ("Unary", "Binary") else None
+    return LiteralFloat(v, repr(abs(v))) if isinstance(v, float) and math.isfinite(v) else None
+
+
+def _literal_arith(e: Any) -> int | float | None:
+    """`e`'s value if it is `+ - * /` (and unary `-`) of unsuffixed literals, in Python's int and f64
+    arithmetic (an integer `/` of two integers, or a division by zero, is None: not the float rule)."""
+    kind = type(e).__name__
+    if kind in ("FloatLit", "IntLit"):
+        return None if e.suffix else (float(e.value) if kind == "FloatLit" else int(e.value))
+    if kind == "Unary" and e.op == "-":
+        v = _literal_arith(e.operand)
+        return None if v is None else -v
+    if kind != "Binary" or e.op not in ("+", "-", "*", "/"):
+        return None
+    a, b = _literal_arith(e.lhs), _literal_arith(e.rhs)
+    if a is None or b is None or e.op == "/" and (b == 0 or isinstance(a, int) and isinstance(b, int)):
+        return None
+    return a + b if e.op == "+" else a - b if e.op == "-" else a * b if e.op == "*" else a / b
+
+
+def round_literal(v: LiteralFloat, dt: DType) -> float:
+    """`v` as a `dt` value, rounded once from the digits as written (`literal_float`)."""
+    r = literal_float(abs(float(v)), v.text, dt)
+    return -r if math.copysign(1.0, v) < 0 else r
+
+
 def exact_midpoint_literal(v: float, text: str, dt: DType) -> Fraction | None:
     """The exact value of float literal `text` where its f64 `v` lies exactly
     on a midpoint of two `dt` values (so that the digits decide the rounding),

@@ -542,6 +542,31 @@ def test_a_view_of_a_leaf_that_requires_grad_is_refused_as_the_leaf_is(monkeypat
     assert mem[:16].sum() == 48.0
 
 
+def test_a_view_made_under_no_grad_is_written_with_the_leaf_s_version_bumped(monkeypatch, add) -> None:  # type: ignore[no-untyped-def]
+    """hrev22's note: a view of a leaf made under `torch.no_grad()` (`requires_grad` off, its `_base` the leaf),
+    written after it while autograd records, is accepted. It can be told apart (`_base`), but PyTorch writes it
+    too: its in-place check runs only where the op reads something that requires grad (`check_inplace`'s
+    `requires_grad && GradMode::is_enabled()`), and a kernel's results do not; what keeps autograd right is the
+    version counter the view shares with the leaf, which the write bumps (a backward pass that saved the leaf
+    fails then, as after `v.copy_(..)`). Decided: written, and bumped (README, `tilec explain E0803`)."""
+    bumped: list[tuple[Any, ...]] = []
+    fake_torch = type(sys)("torch")
+    fake_torch._C = type(sys)("torch._C")  # type: ignore[attr-defined]
+    fake_torch._C._increment_version = lambda ts: bumped.append(tuple(ts))  # type: ignore[attr-defined]
+    fake_torch.is_grad_enabled = lambda: True  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    mem = np.zeros(32, np.float32)
+    leaf = _FakeCpuTensor(mem)
+    leaf.requires_grad, leaf.is_leaf = True, True  # type: ignore[misc, attr-defined]
+    view = _FakeCpuTensor(mem[:16])  # `with torch.no_grad(): view = leaf[:16]`
+    view.requires_grad, view.is_leaf, view._base = False, True, leaf  # type: ignore[misc, attr-defined]
+    x = np.ones(16, np.float32)
+    op = add.add(P(view, [16]), x, x)
+    op.sync()
+    assert mem[:16].sum() == 32.0 and not mem[16:].any()
+    assert any(view in ts for ts in bumped), bumped
+
+
 def test_a_cpu_tensor_given_another_element_type_in_place_gets_a_new_view(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # hrev round 9: a CPU tensor's NumPy view was kept per tensor while its
     # address and shape stayed (`fastpath.torch_view`); `t.data = t.view(torch.int32)`

@@ -177,7 +177,14 @@ class SimDevice:
                 continue
             if slot.what.startswith(("arrive:", "queue:")):  # `last_block`'s or a queue's counters, zeroed
                 axis = int(slot.what.split(":")[1])
-                mem.bufs["$arrive"] = bytearray(4 * max(1, int(np.prod([g for d, g in enumerate(grid) if d != axis]))))
+                n = int(np.prod([g for d, g in enumerate(grid) if d != axis]))
+                if abi.persistent:  # `grid` is the walk's CTAs: a group per tile of the logical grid (the
+                    # partitions', as the runtime's `cuda_arrive.groups`) but along the axis, the largest
+                    n = max((int(np.prod([-(-s // t) for d, (s, t) in enumerate(zip(np.asarray(a).shape, p.tile_shape,
+                                                                                     strict=False)) if d != axis]))
+                             for p, a in zip(kernel.params, args, strict=True)
+                             if isinstance(p, ir.TensorParam) and p.mutable), default=n)
+                mem.bufs["$arrive"] = bytearray(4 * max(1, n))
                 regs[reg] = ("$arrive", 0)
                 continue
             if slot.what == "split" or slot.what.startswith("split:"):  # a split's counters (codegen/split.py):
@@ -288,7 +295,8 @@ class SimDevice:
             assert not got.dropped, "llsim's print buffer is full"
             self.print_lines = got.lines
         if any(mem.bufs.get("$arrive", b"")):
-            raise AssertionError("a group counter of `last_block` or a queue was not reset to 0")
+            left = np.frombuffer(bytes(mem.bufs["$arrive"]), np.uint32)
+            raise AssertionError(f"a group counter of `last_block` or a queue was not reset to 0: {left.tolist()}")
         if any(mem.bufs.get("$split", b"")):
             raise AssertionError("a split's counter was not reset to 0")
         self.split_records = bytes(mem.bufs.get("$splitws", b""))  # a split's records (tests count the written)

@@ -172,6 +172,44 @@ def test_the_checker_s_refusals_say_what_to_write(body: str, code: str, hint: st
     assert errs[0].code == code, (errs[0].code, errs[0].message)
 
 
+GENERIC = """
+kernel fn neg<T>(z: &mut Tensor<T, [4]>) {
+    let t = z.load();
+    BODY
+}
+
+fn main() {
+    let mut z = ones::<f32>([4]);
+    neg(z.partition([4])).sync();
+    print(z);
+    let mut h = full::<f16>([4], 2.5);
+    neg(h.partition([4])).sync();
+    print(h);
+}
+"""
+
+
+@pytest.mark.parametrize(("body", "hint"), [
+    ("let b = t.to_bits();\n    z.store(t);", "`(t as f32).to_bits()`"),
+    ("let b = (t as f32).to_bits();\n    z.store(from_bits::<T>(b));", "`from_bits::<f32>(b) as T`"),
+])
+def test_a_generic_float_s_bits_lead_to_a_program_that_runs(body: str, hint: str, tmp_path: Path) -> None:
+    """`to_bits` / `from_bits::<T>` of a type parameter `T` (hrev22's note): the help said to call it on an `f16`,
+    `bf16`, `f32` or `f64` tile, or gave `from_bits::<f32>(u)`, whose `f32` a `Tensor<T, ..>` does not take; it
+    gives now the bits of the value as an `f32` and `from_bits::<f32>(b) as T`, which runs for every float `T`
+    whose values an `f32` holds (here `f32` and `f16`: a sign flip on the bits)."""
+    f = tmp_path / "g.tile"
+    f.write_text(GENERIC.replace("BODY", body), encoding="utf-8")
+    errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert len(errs) == 1 and any(hint in h for h in errs[0].help), [(d.message, d.help) for d in errs]
+    assert "a type parameter" in errs[0].message
+    f.write_text(GENERIC.replace("BODY", "let b = (t as f32).to_bits();\n"
+                                 "    z.store(from_bits::<f32>(b ^ 0x80000000u32) as T);"), encoding="utf-8")
+    out = io.StringIO()
+    run.execute(str(f), "cpu", out=out)
+    assert out.getvalue() == "Tensor<f32, [4]> [-1.0, -1.0, -1.0, -1.0]\nTensor<f16, [4]> [-2.5, -2.5, -2.5, -2.5]\n"
+
+
 def test_a_host_tensor_s_to_bits_leads_to_a_kernel(tmp_path: Path) -> None:
     """`x.to_bits()` of a host tensor (kernels only): the help said "a method of tiles or scalars", and a host
     scalar's is refused next (E0211); it says now to apply it in a kernel to the tile it loads, which runs."""

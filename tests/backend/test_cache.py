@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from tilelang.runtime.cache import CompileCache, make_key
 
 
@@ -54,6 +56,48 @@ def test_lru_eviction_keeps_the_newest(tmp_path) -> None:  # type: ignore[no-unt
     assert make_key("new") in left and keys[-1] in left
     assert keys[0] not in left
     assert c.total_bytes() <= 3000
+
+
+def test_a_put_reads_no_other_entry_and_scans_now_and_then(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A put counts its bytes on top of the last scan of the directory's sizes (`os.stat` only): it reads no
+    other entry, and scans again only every `RESCAN_PUTS` puts (each put read every entry whole before, so a
+    cold suite's compiles were quadratic in their number and a full directory cost each put ~0.5 s)."""
+    from tilelang.runtime import cache
+
+    for i in range(40):
+        CompileCache(tmp_path).put(make_key("old", i), bytes(500))
+    monkeypatch.setattr(cache, "_read_entry", lambda *a, **k: pytest.fail("a put read an entry"))
+    scans = []
+    real = CompileCache._files
+    monkeypatch.setattr(CompileCache, "_files", lambda self: scans.append(1) or real(self))
+    c = CompileCache(tmp_path)
+    n = 2 * cache.RESCAN_PUTS + 5
+    for i in range(n):
+        c.put(make_key("new", i), bytes(500))
+    assert len(scans) == 3  # the first put's, then one every RESCAN_PUTS
+    assert len(list(tmp_path.glob("*/*.bin"))) == 40 + n
+
+
+def test_the_bound_holds_with_two_writers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Two processes' caches on one directory: each scans the sizes again every `RESCAN_PUTS` puts and when
+    its own count passes the bound, so the directory passes the bound by at most what the other wrote since
+    a scan, and an eviction leaves `LOW_WATER` of it, the newest entries kept."""
+    from tilelang.runtime import cache
+
+    one = len(cache.MAGIC) + 32 + 4 + 1000 + len(b'{"created": 1.0}') + 8  # about one entry's bytes
+    bound = 20 * one
+    a, b = CompileCache(tmp_path, max_bytes=bound), CompileCache(tmp_path, max_bytes=bound)
+    worst = 0
+    for i in range(100):
+        for c, who in ((a, "a"), (b, "b")):
+            c.put(make_key(who, i), bytes(1000))
+            worst = max(worst, sum(size for _, size, _ in a._files()))
+    assert worst <= bound + cache.RESCAN_PUTS * one
+    a.put(make_key("last"), bytes(1000))  # a scan soon after the other's writes
+    b.put(make_key("last b"), bytes(1000))
+    left = {e.key for e in a.entries()}
+    assert {make_key("last"), make_key("last b"), make_key("a", 99), make_key("b", 99)} <= left
+    assert make_key("a", 0) not in left
 
 
 def test_list_and_clear(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -155,3 +199,17 @@ def test_the_step_keys_name_files_that_exist() -> None:
     for rel in (*cache.PTX_STEP, *cache.CUBIN_STEP):
         assert (root / rel).is_file(), rel
     assert cache.step_key(*cache.PTX_STEP) == cache.step_key(*cache.PTX_STEP) != cache.step_key(*cache.CUBIN_STEP)
+
+
+def test_the_entry_format_code_is_the_one_its_version_names() -> None:
+    """The steps' keys leave out `runtime/cache.py` (an edit of its eviction or `tilec cache list` keeps every
+    entry), so the code of it that decides an entry, the key's hashing and parts and the record on disk, is
+    pinned to `FORMAT_VERSION`, which every key holds: an edit of that code fails here until FORMAT_VERSION
+    moves on (old entries then miss, never read under another format) and `FORMAT_CODE` pins the new digest."""
+    from tilelang.runtime import cache
+
+    assert "runtime/cache.py" not in (*cache.PTX_STEP, *cache.CUBIN_STEP)
+    assert cache.FORMAT_CODE.get(cache.FORMAT_VERSION) == cache.format_code(), (
+        "the compile cache's entry format code changed: set FORMAT_VERSION to a new value and pin "
+        f"{cache.format_code()!r} under it in FORMAT_CODE")
+    assert len(set(cache.FORMAT_CODE.values())) == len(cache.FORMAT_CODE)  # each version its own code

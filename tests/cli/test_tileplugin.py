@@ -8,15 +8,16 @@ import os
 import textwrap
 from pathlib import Path
 
-import lark.exceptions  # noqa: F401 (see below)
 import pytest
 import tileplugin
 from tileplugin import Emitted, Expectation, SpecError, compare, parse_spec
 
-# `runpytest_inprocess` drops the modules its run first imported: had that run imported Lark (the parser
-# imports it on a syntax error only), the parser's cached Lark would raise the dropped copy's exceptions,
-# which the next `except UnexpectedInput()` (a fresh import) does not catch: an internal error in a later
-# test of the same worker (test_registry's E0001 example, found by hfix). Imported here, Lark stays.
+# `runpytest_inprocess` drops the modules its run first imported: where that run imported Lark (the parser
+# imports it on a syntax error only), the parser's cached Lark raises the dropped copy's exceptions later,
+# which a fresh import's `UnexpectedInput` did not catch (an internal error in a later test of the same
+# worker, test_registry's E0001 example: hfix imported Lark here for it). The parser tells Lark's objects by
+# their class names now (hfix2, `lalr.is_lark`; tests/unit/test_parser_lark_copies.py), so this file no
+# longer keeps Lark imported, and a worker that runs it before test_registry exercises that case.
 
 pytest_plugins = ["pytester"]
 

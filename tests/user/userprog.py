@@ -198,6 +198,284 @@ SIM_COVERED: dict[str, tuple[str, ...]] = {
 assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # a covering program is simulated
 
 
+#: programs whose default PTX tests (`test_the_ptx_assembles`) are `heavy` (TILE_SLOW=1), each with the programs
+#: whose default PTX tests cover it: every arc (line to line) of tilelang/backend its tests' emissions take, every
+#: LLVM instruction form each hands to NVPTX and every PTX form it gets back (by arch), and every PTX form its
+#: tests assemble (by ptxas's arch) is one the covering programs' default tests take or have too (registers,
+#: labels and numbers left out; measured by tests/user/ptx_cover.py). A fresh CI runner compiles every kernel of
+#: the default run once (an empty compile cache): these repeated the others' paths at ~0.1-0.3 s of LLVM -> PTX
+#: and ptxas a test. Programs a test's `ptx_refused` names keep their tests.
+PTX_COVERED: dict[str, tuple[str, ...]] = {
+    "g02_dft_matmul": (  # 3.17 s
+        "o03_rope_kv_cache_attention", "a02_scaled_mm_rowwise_bf16", "p09_std_attention", "g01_pooling",
+        "k03_segmented_identities",
+    ),
+    "z09_rle_two_pass": (  # 1.55 s
+        "m02_edit_distance_rows", "m05_nbody_leapfrog", "o07_segment_reduce_sorted", "g09_logcumsumexp",
+        "o03_rope_kv_cache_attention", "f05_mandelbrot", "f07_bit_tricks",
+    ),
+    "x01_nms_boxes": (  # 0.87 s
+        "r18_std_attention_odd", "g05_f64_trsm", "m06_select_kth_bisect", "z04_primes_trial_division",
+        "t11_count_min_sketch", "m01_bellman_ford", "g08_viterbi", "j11_int8_gemm_tensor_core_shapes",
+    ),
+    "x10_clip_contrastive_loss": (  # 0.53 s
+        "o03_rope_kv_cache_attention", "r20_std_nn_odd", "g04_batchnorm_chan", "f09_splitk_atomic_ragged",
+    ),
+    "t16_nearest_neighbour_retrieval": (  # 0.44 s
+        "r18_std_attention_odd", "p11_std_llm", "o02_rmsnorm_matmul", "a07_int64_bool_reductions",
+        "a03_gaussian_blur_separable",
+    ),
+    "y11_chebyshev_clenshaw": (  # 0.44 s
+        "o03_rope_kv_cache_attention", "b09_kmeans_step", "a05_maxpool3x3_indices", "x09_int4_group_quant_pack",
+        "o01_fused_mlp_gelu", "p16_math_edges", "g08_viterbi", "a03_gaussian_blur_separable",
+        "f09_splitk_atomic_ragged",
+    ),
+    "o08_lstm_sequence": (  # 0.41 s
+        "x03_chunked_linear_attention", "b08_bf16_mlp_epilogues", "g11_causal_conv1d_generic",
+        "a03_gaussian_blur_separable",
+    ),
+    "x05_morton_codes": (  # 0.40 s
+        "x09_int4_group_quant_pack", "s03_scans", "r18_std_attention_odd", "k01_unsigned_past_signed",
+        "x15_bloom_filter_flags", "f07_bit_tricks", "x13_float_bit_tricks", "f10_splitmix64",
+        "a03_gaussian_blur_separable", "g06_llm_block_api",
+    ),
+    "z14_hamming_knn_popcount": (  # 0.34 s
+        "r18_std_attention_odd", "k01_unsigned_past_signed", "m05_nbody_leapfrog", "f07_bit_tricks",
+        "a06_top_p_bisection",
+    ),
+    "t06_markov_matrix_power": ("u07_gemm", "o03_rope_kv_cache_attention"),  # 0.34 s
+    "t01_rope_backward": (  # 0.32 s
+        "r18_std_attention_odd", "x03_chunked_linear_attention", "o12_swiglu_bf16", "f12_joint_histogram_queue",
+    ),
+    "s02_column_argmax_walk": ("p11_std_llm", "m06_select_kth_bisect"),  # 0.32 s
+    "o04_moe_topk_routing": (  # 0.32 s
+        "o03_rope_kv_cache_attention", "t11_count_min_sketch", "g08_viterbi", "a05_maxpool3x3_indices", "m08_q15_fir",
+        "a13_gqa_attention_backward_dkdv", "g09_logcumsumexp",
+    ),
+    "t10_batched_lu_pivoting": (  # 0.31 s
+        "r18_std_attention_odd", "g08_viterbi", "j01_int_f64_products", "m06_select_kth_bisect",
+        "z13_safeguarded_newton_cubic", "r21_odd_shape_ops", "j10_int8_conv2d_requant", "o09_groupnorm_nhwc",
+        "s07_stencil_halo",
+    ),
+    "z10_gelu_backward_shapes": ("b08_bf16_mlp_epilogues", "j07_f16_edges", "o09_groupnorm_nhwc"),  # 0.29 s
+    "t12_integral_image_queries": (  # 0.29 s
+        "s03_scans", "z18_odd_shape_tile_algebra", "c04_radix_pass", "y02_welford_merge", "o07_segment_reduce_sorted",
+        "a03_gaussian_blur_separable",
+    ),
+    "z12_asymmetric_u8_quant": (  # 0.29 s
+        "r18_std_attention_odd", "g07_int8_quantise_rows", "r21_odd_shape_ops", "p02_mixed_precision",
+        "p16_math_edges", "m05_nbody_leapfrog",
+    ),
+    "x14_quaternion_slerp": (  # 0.28 s
+        "o03_rope_kv_cache_attention", "y05_hog_cells", "m05_nbody_leapfrog", "p16_math_edges",
+        "k03_segmented_identities", "a05_maxpool3x3_indices",
+    ),
+    "x04_batched_tridiagonal": (  # 0.26 s
+        "r18_std_attention_odd", "p11_std_llm", "g08_viterbi", "z17_graphsage_queue_requires",
+        "b03_histogram_atomics",
+    ),
+    "r16_rotary": (  # 0.26 s
+        "j04_rope_offset_interleaved", "g06_llm_block_api", "y05_hog_cells", "x03_chunked_linear_attention",
+        "z13_safeguarded_newton_cubic", "j10_int8_conv2d_requant",
+    ),
+    "m04_sinkhorn": (  # 0.26 s
+        "x11_gat_edge_softmax", "h01_store_then_load", "g07_int8_quantise_rows", "m01_bellman_ford", "g08_viterbi",
+    ),
+    "s08_gather_scatter": ("x11_gat_edge_softmax", "s03_scans", "c04_radix_pass", "j10_int8_conv2d_requant"),  # 0.26 s
+    "r05_persistent_matmul": ("k05_gemm_k_tail", "o03_rope_kv_cache_attention", "p04_walk"),  # 0.26 s
+    "u10_flash": (  # 0.25 s
+        "o05_cross_attention_padding", "f12_joint_histogram_queue", "r22_collatz_loops",
+        "a08_conjugate_gradient_poisson", "f01_bitonic_argsort",
+    ),
+    "r01_triton_softmax": (  # 0.25 s
+        "y04_beam_search_step", "p04_walk", "x02_histogram_equalization_u8", "a06_top_p_bisection",
+    ),
+    "x08_haar_wavelet_2d": (  # 0.25 s
+        "r18_std_attention_odd", "x09_int4_group_quant_pack", "o06_stockham_fft", "a03_gaussian_blur_separable",
+        "o10_masked_mean_pool_cosine", "k10_packed_shift_gemv", "y04_beam_search_step",
+    ),
+    "z15_max_drawdown_chunks": (  # 0.24 s
+        "p11_std_llm", "g09_logcumsumexp", "a12_alibi_softcap_attention", "g13_cummax_cummin", "a06_top_p_bisection",
+    ),
+    "y10_jacobi_graph_until_converged": (  # 0.24 s
+        "o03_rope_kv_cache_attention", "r18_std_attention_odd", "a08_conjugate_gradient_poisson",
+        "z13_safeguarded_newton_cubic",
+    ),
+    "t03_paged_decode_attention": (  # 0.23 s
+        "o05_cross_attention_padding", "o03_rope_kv_cache_attention", "a13_gqa_attention_backward_dkdv",
+        "a07_int64_bool_reductions",
+    ),
+    "y09_gumbel_max_sampling": (  # 0.23 s
+        "p11_std_llm", "a12_alibi_softcap_attention", "z11_t5_relative_bias_attention", "f07_bit_tricks",
+        "g09_logcumsumexp", "a03_gaussian_blur_separable", "k01_unsigned_past_signed", "k10_packed_shift_gemv",
+    ),
+    "t17_int8_gemm_dequant_bf16": (  # 0.23 s
+        "r19_std_llm_prefill", "j11_int8_gemm_tensor_core_shapes", "r18_std_attention_odd",
+        "a03_gaussian_blur_separable",
+    ),
+    "m03_selective_scan": (  # 0.23 s
+        "x03_chunked_linear_attention", "x09_int4_group_quant_pack", "r20_std_nn_odd", "a02_scaled_mm_rowwise_bf16",
+        "y02_welford_merge", "j04_rope_offset_interleaved",
+    ),
+    "x12_median_filter_sorting_network": (  # 0.23 s
+        "a05_maxpool3x3_indices", "g09_logcumsumexp", "s07_stencil_halo", "j02_sliding_window_attention",
+        "g13_cummax_cummin", "a07_int64_bool_reductions", "a13_gqa_attention_backward_dkdv",
+    ),
+    "y08_pearson_correlation": (  # 0.23 s
+        "o03_rope_kv_cache_attention", "m01_bellman_ford", "a05_maxpool3x3_indices", "p16_math_edges",
+        "b07_prefix_sum_last_block",
+    ),
+    "m09_batched_qr_mgs": (  # 0.22 s
+        "k07_batched_cholesky_f64", "g05_f64_trsm", "o10_masked_mean_pool_cosine", "b03_histogram_atomics",
+        "m08_q15_fir", "m01_bellman_ford",
+    ),
+    "a10_csr_spmm_host_built": ("p11_std_llm", "z17_graphsage_queue_requires", "a03_gaussian_blur_separable"),  # 0.22 s
+    "c02_bmm_bias_gelu_bf16": (  # 0.21 s
+        "r19_std_llm_prefill", "k07_batched_cholesky_f64", "o01_fused_mlp_gelu", "r10_bmm_bf16", "m05_nbody_leapfrog",
+        "g10_bilinear_upsample", "r23_splitk_last_block",
+    ),
+    "z07_depthwise_separable_conv": (  # 0.21 s
+        "o03_rope_kv_cache_attention", "b06_im2col_conv", "r18_std_attention_odd", "x09_int4_group_quant_pack",
+        "a05_maxpool3x3_indices", "a06_top_p_bisection",
+    ),
+    "f02_softmax_backward": (  # 0.20 s
+        "o03_rope_kv_cache_attention", "g05_f64_trsm", "y04_beam_search_step", "b04_ragged_softmax", "g08_viterbi",
+    ),
+    "f04_stream_compaction": (  # 0.20 s
+        "o07_segment_reduce_sorted", "x02_histogram_equalization_u8", "p11_std_llm", "x11_gat_edge_softmax",
+        "b03_histogram_atomics",
+    ),
+    "k08_host_shrinking_launches": ("p11_std_llm", "g10_bilinear_upsample", "f05_mandelbrot"),  # 0.20 s
+    "d05_nearest_neighbour": (  # 0.19 s
+        "o03_rope_kv_cache_attention", "p11_std_llm", "j01_int_f64_products", "o10_masked_mean_pool_cosine",
+    ),
+    "o13_logreg_sgd_graph": (  # 0.19 s
+        "x11_gat_edge_softmax", "r19_std_llm_prefill", "r20_std_nn_odd", "p11_std_llm", "g07_int8_quantise_rows",
+        "a09_amp_adamw_skip_step", "g08_viterbi", "g01_pooling",
+    ),
+    "a01_gqa_attention_backward_dq": (  # 0.19 s
+        "a13_gqa_attention_backward_dkdv", "x09_int4_group_quant_pack", "j02_sliding_window_attention",
+        "o01_fused_mlp_gelu", "a06_top_p_bisection", "r10_bmm_bf16", "a03_gaussian_blur_separable",
+    ),
+    "g12_embedding_grad": ("o11_bucketize_coo_spmm", "z03_gae_reverse_scan", "f05_mandelbrot", "g08_viterbi"),  # 0.18 s
+    "a04_batched_inverse_gauss_jordan": (  # 0.18 s
+        "r18_std_attention_odd", "m05_nbody_leapfrog", "o03_rope_kv_cache_attention", "m08_q15_fir",
+        "m06_select_kth_bisect", "a05_maxpool3x3_indices",
+    ),
+    "k06_stencil3d_7point": ("s07_stencil_halo", "a13_gqa_attention_backward_dkdv", "b08_bf16_mlp_epilogues"),  # 0.18 s
+    "j03_grouped_gemm_moe": (  # 0.17 s
+        "r18_std_attention_odd", "r17_int8_gemm", "o07_segment_reduce_sorted", "a07_int64_bool_reductions",
+        "r23_splitk_last_block", "a08_conjugate_gradient_poisson",
+    ),
+    "r03_triton_layernorm_bwd": (  # 0.17 s
+        "m05_nbody_leapfrog", "g05_f64_trsm", "a12_alibi_softcap_attention", "s07_stencil_halo", "p04_walk",
+    ),
+    "t09_bilinear_resize": (  # 0.17 s
+        "o03_rope_kv_cache_attention", "g10_bilinear_upsample", "p09_std_attention", "b06_im2col_conv",
+        "a05_maxpool3x3_indices", "c06_scalar_params_every_type",
+    ),
+    "j08_transpose_pad_masked_fill": (  # 0.17 s
+        "r18_std_attention_odd", "o03_rope_kv_cache_attention", "z04_primes_trial_division", "j07_f16_edges",
+        "g09_logcumsumexp",
+    ),
+    "z08_multiclass_hinge": (  # 0.16 s
+        "x11_gat_edge_softmax", "p11_std_llm", "p12_shapes", "r20_std_nn_odd", "m01_bellman_ford",
+    ),
+    "c01_csr_spmv": (  # 0.16 s
+        "t11_count_min_sketch", "r18_std_attention_odd", "b09_kmeans_step", "k07_batched_cholesky_f64",
+        "h01_store_then_load", "y02_welford_merge", "m06_select_kth_bisect",
+    ),
+    "t04_minplus_apsp": ("p11_std_llm", "x09_int4_group_quant_pack", "a02_scaled_mm_rowwise_bf16"),  # 0.16 s
+    "r12_histogram_onehot": ("t11_count_min_sketch", "x02_histogram_equalization_u8"),  # 0.16 s
+    "z16_ragged_mean_pool_early_exit": (  # 0.16 s
+        "p11_std_llm", "g04_batchnorm_chan", "g08_viterbi", "a12_alibi_softcap_attention", "p15_walk_edges",
+        "m06_select_kth_bisect", "g05_f64_trsm",
+    ),
+    "p07_std_nn": (  # 0.16 s
+        "o03_rope_kv_cache_attention", "r20_std_nn_odd", "x09_int4_group_quant_pack", "g11_causal_conv1d_generic",
+    ),
+    "b05_heat_stencil_halo": (  # 0.15 s
+        "x11_gat_edge_softmax", "s07_stencil_halo", "b08_bf16_mlp_epilogues", "z13_safeguarded_newton_cubic",
+        "a03_gaussian_blur_separable",
+    ),
+    "t05_ell_spmv": (  # 0.14 s
+        "r18_std_attention_odd", "p11_std_llm", "o07_segment_reduce_sorted", "m06_select_kth_bisect",
+    ),
+    "m07_pixel_shuffle": ("r18_std_attention_odd", "g01_pooling", "j01_int_f64_products"),  # 0.14 s
+    "w01_bool_reductions": (  # 0.14 s
+        "x02_histogram_equalization_u8", "a06_top_p_bisection", "m06_select_kth_bisect", "k03_segmented_identities",
+        "a08_conjugate_gradient_poisson", "b09_kmeans_step", "r14_argmax_topk", "a03_gaussian_blur_separable",
+        "f05_mandelbrot",
+    ),
+    "z02_lion_graph_steps": (  # 0.14 s
+        "x11_gat_edge_softmax", "o03_rope_kv_cache_attention", "o09_groupnorm_nhwc", "b08_bf16_mlp_epilogues",
+    ),
+    "t07_rigid_transforms": (  # 0.14 s
+        "x11_gat_edge_softmax", "r18_std_attention_odd", "g10_bilinear_upsample", "a03_gaussian_blur_separable",
+    ),
+    "t15_batched_expm": (  # 0.14 s
+        "k07_batched_cholesky_f64", "m08_q15_fir", "g05_f64_trsm", "c06_scalar_params_every_type", "g08_viterbi",
+        "k10_packed_shift_gemv", "j04_rope_offset_interleaved", "o01_fused_mlp_gelu", "y07_lorenz_rk4_f64",
+        "a05_maxpool3x3_indices",
+    ),
+    "z19_host_functions_power_method": (  # 0.14 s
+        "z05_gmm_estep_mstep", "r04_triton_matmul_epilogue", "j01_int_f64_products", "c04_radix_pass",
+        "o01_fused_mlp_gelu",
+    ),
+    "z06_kronecker_generic": ("p11_std_llm", "r21_odd_shape_ops", "f03_int4_gemv", "g07_int8_quantise_rows"),  # 0.13 s
+    "r11_two_pass_reduce": (  # 0.13 s
+        "y02_welford_merge", "p11_std_llm", "z13_safeguarded_newton_cubic", "a06_top_p_bisection",
+    ),
+    "t02_rmsnorm_backward": (  # 0.13 s
+        "m05_nbody_leapfrog", "x02_histogram_equalization_u8", "o03_rope_kv_cache_attention",
+    ),
+    "s01_grid3d_last_block": ("r18_std_attention_odd", "g04_batchnorm_chan", "r24_device_print"),  # 0.13 s
+    "b02_topk_two_stage": ("p11_std_llm", "m06_select_kth_bisect", "o12_swiglu_bf16"),  # 0.13 s
+    "d03_segmented_scan": (  # 0.13 s
+        "m02_edit_distance_rows", "b03_histogram_atomics", "x02_histogram_equalization_u8", "g08_viterbi",
+        "s09_histogram_atomics",
+    ),
+    "p08_host_loops": ("p11_std_llm", "b09_kmeans_step", "y05_hog_cells", "a03_gaussian_blur_separable"),  # 0.12 s
+    "r15_add_rmsnorm": ("r19_std_llm_prefill", "r20_std_nn_odd", "o09_groupnorm_nhwc"),  # 0.12 s
+    "j05_embedding_bag": ("p11_std_llm", "z11_t5_relative_bias_attention", "o11_bucketize_coo_spmm"),  # 0.12 s
+    "a11_kahan_sum": ("p11_std_llm", "y02_welford_merge"),  # 0.12 s
+    "d01_layernorm_backward": ("p11_std_llm", "x09_int4_group_quant_pack", "a12_alibi_softcap_attention"),  # 0.12 s
+    "s10_online_softmax": ("o03_rope_kv_cache_attention", "g09_logcumsumexp", "a06_top_p_bisection"),  # 0.12 s
+    "z01_bsr_spmm": (  # 0.12 s
+        "o03_rope_kv_cache_attention", "x15_bloom_filter_flags", "a05_maxpool3x3_indices",
+        "a13_gqa_attention_backward_dkdv",
+    ),
+    "r02_triton_layernorm": ("x11_gat_edge_softmax", "p11_std_llm", "r20_std_nn_odd"),  # 0.11 s
+    "b10_cross_entropy": (  # 0.10 s
+        "b04_ragged_softmax", "o03_rope_kv_cache_attention", "a05_maxpool3x3_indices", "g09_logcumsumexp",
+    ),
+    "m10_power_iteration_graph": (  # 0.10 s
+        "x02_histogram_equalization_u8", "p11_std_llm", "b09_kmeans_step", "a06_top_p_bisection", "y05_hog_cells",
+    ),
+    "t08_focal_bce_logits": (  # 0.10 s
+        "x11_gat_edge_softmax", "r18_std_attention_odd", "r20_std_nn_odd", "r14_argmax_topk", "p16_math_edges",
+    ),
+    "r13_carry_scan": ("s03_scans", "g08_viterbi", "a05_maxpool3x3_indices", "x13_float_bit_tricks"),  # 0.09 s
+    "y03_gated_rmsnorm": (  # 0.09 s
+        "r18_std_attention_odd", "r19_std_llm_prefill", "k10_packed_shift_gemv", "g01_pooling",
+    ),
+    "b01_layernorm_residual": (  # 0.09 s
+        "o03_rope_kv_cache_attention", "p11_std_llm", "r19_std_llm_prefill", "a05_maxpool3x3_indices",
+    ),
+    "c03_transpose_reduce_pipeline": ("p11_std_llm", "r18_std_attention_odd", "g07_int8_quantise_rows"),  # 0.08 s
+    "r09_batched_transpose": ("g08_viterbi", "h01_store_then_load"),  # 0.08 s
+    "r06_grouped_gemm": ("u07_gemm", "a02_scaled_mm_rowwise_bf16"),  # 0.07 s
+    "c05_masked_softmax_inf_rows": (  # 0.07 s
+        "o03_rope_kv_cache_attention", "c04_radix_pass", "b09_kmeans_step", "a03_gaussian_blur_separable",
+        "a06_top_p_bisection",
+    ),
+    "v03_graph_host_edits": ("p11_std_llm", "a12_alibi_softcap_attention", "k02_half_bf16_edges"),  # 0.06 s
+    "r08_masked_tail": ("k01_unsigned_past_signed", "a02_scaled_mm_rowwise_bf16"),  # 0.05 s
+    "d04_adam_clipped": ("p11_std_llm", "a09_amp_adamw_skip_step", "a03_gaussian_blur_separable"),  # 0.04 s
+}
+assert not {c for cs in PTX_COVERED.values() for c in cs} & set(PTX_COVERED)  # a covering program is assembled
+
+
 #: programs whose sm_80 PTX is not their sm_90a PTX but for the `.target` line (their own instructions on
 #: Hopper, or refused on sm_80); for the others the sm_90a test checks that it is, and ptxas for sm_80 is `heavy`
 # (u07_gemm, r04_triton_matmul_epilogue, r06_grouped_gemm and b08_bf16_mlp_epilogues left it on 2026-12-06:
@@ -210,7 +488,8 @@ ARCH_SPECIFIC_PTX = {"u13_generic", "p02_mixed_precision", "p09_std_attention", 
                      "w02_std_attention_shapes", "k02_half_bf16_edges", "b08_bf16_mlp_epilogues",
                      "o01_fused_mlp_gelu", "o12_swiglu_bf16", "a02_scaled_mm_rowwise_bf16",
                      "a12_alibi_softcap_attention",
-                     "y06_bf16_round_by_bits"}  # (its bf16 code differs per arch: seen at landing L3)
+                     "y06_bf16_round_by_bits",  # (its bf16 code differs per arch: seen at landing L3)
+                     "e07_generic_saturate_four_types"}  # (its bf16 instance, round 22)
 
 
 def _ptx_texts(out: Path, arch: str) -> list[str]:
@@ -221,7 +500,7 @@ def _ptx_texts(out: Path, arch: str) -> list[str]:
 def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable[tuple[str, str]],
                   sim_tol: Mapping[str, float] | None = None, ptx: Iterable[tuple[str, str]] = (),
                   ptx_refused: Mapping[tuple[str, str], str] | None = None,
-                  heavy: Iterable[str] = ()) -> tuple[Callable[..., None], ...]:
+                  heavy: Iterable[str] = (), heavy_ptx: Iterable[str] = ()) -> tuple[Callable[..., None], ...]:
     """The four tests of a table of programs (`DIR/pattern`, one NumPy check
     each), for a module to bind to its own names:
 
@@ -236,7 +515,10 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
       in `ptx_refused`, is refused with that text (a cluster on sm_80); where
       a program is on both archs, its sm_90a test checks whether its sm_80
       PTX is the same text (`ARCH_SPECIFIC_PTX`: not), and the sm_80 ptxas
-      run of one that is is `heavy`."""
+      run of one that is is `heavy`, as are both runs of the programs of
+      `heavy_ptx` (a module's default cost: ~3 s of emission a program) and
+      the tests of the programs of `PTX_COVERED` (other programs' default
+      tests cover theirs)."""
     from llsim import sim_runtime_device  # tests/backend, on the path of the modules that use this
 
     tol = dict(sim_tol or {})
@@ -275,11 +557,14 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
 
     ptx = list(ptx)
     twins = {n for n, a in ptx if a == "sm_80" and (n, "sm_90a") in ptx}
+    slow_ptx = set(heavy_ptx)
 
     @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
     @pytest.mark.parametrize(("name", "arch"), [
-        pytest.param(n, a, marks=pytest.mark.heavy) if a == "sm_80" and n in twins - ARCH_SPECIFIC_PTX else (n, a)
-        for n, a in ptx])
+        pytest.param(n, a, marks=pytest.mark.heavy)
+        if n in slow_ptx or (a == "sm_80" and n in twins - ARCH_SPECIFIC_PTX)
+        or (n in PTX_COVERED and (n, a) not in refused)
+        else (n, a) for n, a in ptx])
     def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
         for a in ("sm_80", "sm_90a"):
             (tmp_path / a).mkdir()

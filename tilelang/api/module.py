@@ -95,13 +95,19 @@ class Module:
                 self.kernels[item.name.name] = Kernel(self, item, item.name.name)
             elif not _works_on_tiles(item):
                 self.functions[item.name.name] = HostFunction(self, item, item.name.name)
-        # kernels the root module imports (`use std::attention::flash_attention;`)
-        # are callable under their imported name, like its own
+        # kernels and host functions the root module imports (`use std::attention::flash_attention;`,
+        # `use stats::zscore;`) are callable under their imported name, like its own (round 22: a host
+        # function of the user's own module was not, where a kernel of it was)
         root_info = program.root
         for local, sym in root_info.scope.items():
-            info = program.kernels.get(sym.qualname) if sym.qualname else None
-            if info is not None and local not in self.kernels and local not in root_info.own:
+            if not sym.qualname or local in root_info.own:
+                continue
+            info = program.kernels.get(sym.qualname)
+            if info is not None and local not in self.kernels:
                 self.kernels[local] = Kernel(self, info.decl, sym.qualname)
+            fn = program.functions.get(sym.qualname)
+            if fn is not None and local not in self.functions and not _works_on_tiles(fn.decl):
+                self.functions[local] = HostFunction(self, fn.decl, sym.qualname)
         # Plain attributes too, so `mod.add` is an ordinary lookup (calls of a
         # kernel in a loop pay for it); names the class already uses are left
         # to `__getattr__`'s order (and `mod.kernels["on"]`).

@@ -32,7 +32,12 @@ the counts the interpreter keeps for its own frames cancel out:
   (`_Twin`). Where CPython lends a local variable to the stack without a
   count of its own (3.14's borrowed loads), a named array counts as a
   temporary would: the frames of the calling stack are searched for a
-  variable that holds it before anything is refused.
+  variable that holds it before anything is refused. An argument unpacked
+  from a container (`f(*lst)`) has a temporary's count too (the list
+  holds it where the stack holds a temporary): the calling instruction
+  tells the two apart (`_how_called`), and only where C code stands between
+  the caller and the call is the heap searched for a container that holds
+  it (`gc.get_referrers`).
 
 Only NumPy arrays are judged (PyTorch, CuPy and other libraries' objects
 share memory in ways a reference count does not show: they are never
@@ -42,6 +47,7 @@ refused here).
 from __future__ import annotations
 
 import array
+import dis
 import gc
 import sys
 import types
@@ -154,12 +160,18 @@ def _holds(value: Any, obj: Any) -> bool:
     return False
 
 
-def _a_variable(obj: Any) -> bool:
-    """Whether a variable of a frame of the calling stack (outside this
-    API's own frames) holds `obj`, directly or in a tuple or dict."""
+def _caller() -> Any:
+    """The frame that called into this API: the first outside its own frames."""
     frame: Any = sys._getframe(1)
     while frame is not None and str(frame.f_globals.get("__name__", "")).startswith("tilelang.api"):
         frame = frame.f_back
+    return frame
+
+
+def _a_variable(obj: Any) -> bool:
+    """Whether a variable of a frame of the calling stack (outside this
+    API's own frames) holds `obj`, directly or in a tuple or dict."""
+    frame = _caller()
     while frame is not None:
         try:
             values = list(frame.f_locals.values())
@@ -186,17 +198,54 @@ def _a_container(obj: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> boo
     return False
 
 
+_CALLS = frozenset(dis.opmap[n] for n in ("CALL", "CALL_KW") if n in dis.opmap)
+_UNPACKING = dis.opmap.get("CALL_FUNCTION_EX", -1)
+_EXTENDED = dis.opmap.get("EXTENDED_ARG", -1)
+
+
+def _how_called(n: int) -> str | None:
+    """How the calling frame's current instruction passes the call's `n` arguments: "stack" (a `CALL` of
+    that many: each is on the caller's stack), "unpacked" (`f(*lst)`, `f(**d)`: from a container), or None
+    where it cannot tell (C code between, such as `functools.partial`, calls with another count)."""
+    frame = _caller()
+    if frame is None:
+        return None
+    code, at = frame.f_code.co_code, frame.f_lasti
+    if not 0 <= at < len(code) - 1:
+        return None
+    op, arg = code[at], code[at + 1]
+    if op == _UNPACKING:
+        return "unpacked"
+    if op in _CALLS and arg == n and not (at >= 2 and code[at - 2] == _EXTENDED):
+        return "stack"
+    return None
+
+
 def made_in_the_call(
     v: Any, count: int, keyword: bool, args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> bool:
     """Whether an argument `v` whose count at the top of the call was
     `count` is a value made in the call: held by nothing but the call. The
-    count is the quick test (an argument passed from a list, `f(*lst)`,
-    counts as one made in the call does); a variable or a container that
-    holds it is searched for before anything is refused."""
+    count is the quick test; an argument passed from a list, `f(*lst)`,
+    counts as one made in the call does (the list holds it where the
+    caller's stack holds a temporary). A variable that holds it is searched
+    for first; then the calling instruction says where the arguments came
+    from: a `CALL` of the call's own count passed each on the caller's
+    stack, which is then its one holder besides the call, and an unpacking
+    call (`CALL_FUNCTION_EX`) passes a temporary with one count less than
+    a plain call does (the container's tuple holds it, no stack), so this
+    count means a holder besides: neither walks the heap. Only where the
+    instruction cannot tell (C code between) are the objects the collector
+    tracks searched for a container that holds it (`gc.get_referrers`,
+    which walks every one: seconds over many calls in a large process)."""
     if count != (TEMP_KEYWORD if keyword else TEMP_POSITIONAL):
         return False
-    return not _a_variable(v) and not _a_container(v, args, kwargs)
+    if _a_variable(v):
+        return False
+    how = _how_called(len(args) + len(kwargs))
+    if how is not None:
+        return how == "stack"
+    return not _a_container(v, args, kwargs)
 
 
 def _unheld_path(tup: tuple[Any, ...], paths: tuple[tuple[int, ...], ...]) -> tuple[int, ...] | None:

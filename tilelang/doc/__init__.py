@@ -141,6 +141,8 @@ _WORDS = {
     "graph": "replay", "unsafe": "atomic_add", "const": "constants", "Tile": "types", "Tensor": "types",
     **dict.fromkeys(("kernel", "fn", "let", "mut", "for", "while", "if", "else", "break", "continue", "return",
                      "use", "as", "true", "false"), "items"),
+    # round 22: Rust's module words (`tilec doc mod` was "did you mean `sigmoid`?"): modules are files, `use`d
+    **dict.fromkeys(("mod", "pub", "crate", "super", "module", "import"), "items"),
     **dict.fromkeys(("bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "bf16", "f32", "f64"),
                     "types"),
 }

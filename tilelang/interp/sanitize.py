@@ -20,7 +20,10 @@ of the tensor's shape, one launch at a time). It reports, as a located
 
 and, as a warning (E0734), a tile load from a `&` tensor whose index lies
 wholly outside the tensor (every element reads the padding: an embedding
-gather with a bad id reads zeros without a word), except in the last
+gather with a bad id reads zeros without a word), except a stencil's halo
+(a tile within one tile of the tensor, at an index made of the block's
+place alone: `p.load([r - 1, 0])` in the first block; `_placed_values`),
+and except in the last
 iteration of a `for` loop a load whose value only the loop's next iteration
 reads (software pipelining, std::llm's GEMVs at ST = 2: the tile past the
 last, which nothing reads; `_next_iteration_loads`, `Recorder.iteration`).
@@ -138,6 +141,8 @@ class Recorder:
         self._prefetch = _next_iteration_loads(kernel)
         self._loops = set(self._prefetch.values())
         self._guarded = _guarded_indices(kernel)  # id(Load) -> its tested tile indices (`views.tile_offset`)
+        self._placed_ids: tuple[set[int], set[int]] | None = None  # `_placed_values`, made when first needed
+        self._own = [p.tile_shape for p in kernel.tensor_params if p.mutable and p.tile_shape]
         self.env: Mapping[int, np.ndarray] | None = None  # the running block's values (set by the machine)
         self._last: dict[int, bool] = {}  # id(For) -> whether its current iteration is the last
 
@@ -180,7 +185,7 @@ class Recorder:
     def load(self, bid: Sequence[int], op: ir.Load, arr: np.ndarray, offsets: list[int],
              win: tuple[tuple[slice, ...], tuple[slice, ...]] | None, mask: np.ndarray | None) -> None:
         if win is None:
-            self._outside(bid, op, offsets, mask)
+            self._outside(bid, op, offsets, mask, arr.shape)
             return
         got = self._access(codes.BLOCK_READS_STORED, "reads", bid, op, arr, win, mask)
         if got is None:
@@ -308,12 +313,15 @@ class Recorder:
         sh.atomic_op[pos] = k
 
     # -- findings -----------------------------------------------------------------------
-    def _outside(self, bid: Sequence[int], op: ir.Load, offsets: list[int], mask: np.ndarray | None) -> None:
+    def _outside(self, bid: Sequence[int], op: ir.Load, offsets: list[int], mask: np.ndarray | None,
+                 dims: tuple[int, ...]) -> None:
         p = self.params.get(op.tensor)
         if p is None or p.mutable or id(op) in self._warned:
             return
         if op.padding is not None:
             return  # `load_padded`: its value says the outside is meant (a stencil's halo, -inf for a maximum)
+        if self._halo(op, offsets, dims):
+            return
         loop = self._prefetch.get(id(op))
         if loop is not None and self._last.get(loop, False):
             return  # the last iteration's prefetch of the tile past the last: never read
@@ -334,6 +342,23 @@ class Recorder:
         self.warn(d.note("a tile index computed from data (an embedding id, a position) may be "
                          "out of range").with_help("check the index; where reading past the edge is meant (a halo), "
                                                    "`load_padded([..], value)` says so and which value is read"))
+
+    def _halo(self, op: ir.Load, offsets: list[int], dims: tuple[int, ...]) -> bool:
+        """A neighbour tile of the block's own place, within one tile of an edge (the load's or the
+        block's own tile, the larger; `p.load([r - 1, 0])` in the first block): a stencil's halo, whose
+        zeros the reference's edge rule gives on purpose (a03, a08, g01, g11 and x12 warned, hfix2). Its
+        index is made of the block's place alone, and along each axis where it is outside it moves with
+        the block (`block_id`, a walk's tile); a tile further out, an index computed from data, or one
+        that a loop alone moves past the edge (a pipelined load read after the loop) still warns."""
+        if self._placed_ids is None:
+            self._placed_ids = _placed_values(self.kernel)
+        placed, moving = self._placed_ids
+        # (a causal convolution's rows t - 1 .. t - 3, a row a load, are its own tile's halo: g11)
+        tile = [max([t, *(own[d] for own in self._own if len(own) == len(dims))])
+                for d, t in enumerate(op.result.shape)]
+        if not (all(o.id in placed for o in op.offsets) and _beside(offsets, tile, dims)):
+            return False
+        return all(0 <= o < d or v.id in moving for o, d, v in zip(offsets, dims, op.offsets, strict=True))
 
     def _named(self, op: ir.Load) -> str:
         """Where a tile index was tested (`views.tile_offset`) and its `index * tile` left `i32`: the
@@ -463,6 +488,65 @@ def _guarded_indices(kernel: ir.Kernel) -> dict[int, list[tuple[int, ir.Value, i
             if isinstance(w, ir.Elementwise) and w.op is ir.ElemOp.WHERE and isinstance(t, ir.Const):
                 out.setdefault(id(op), []).append((axis, w.operands[1], w.operands[0], int(t.value)))
     return out
+
+
+_PLACES = (ir.Const, ir.BlockId, ir.NumBlocks, ir.TensorDim, ir.Arange, ir.QueuePull, ir.QueueTake)
+_MOVING = (ir.BlockId, ir.QueuePull, ir.QueueTake)
+_PURE = (ir.Elementwise, ir.Cast, ir.Broadcast, ir.Reshape, ir.Permute)
+
+
+def _placed_values(kernel: ir.Kernel) -> tuple[set[int], set[int]]:
+    """The ids of the values computed from the block's place alone: constants (the generics), `block_id`,
+    `num_blocks`, tensor sizes, a walk's or queue's tile, and arithmetic of those, a `for` loop's variable
+    over such bounds, and a loop-carried value whose start and every update are such values (the counter of
+    `for j in 0..=last`, a `while`); not tensor data or scalar parameters. And of those, the ones that move
+    with the block (made of `block_id` or a walk's or queue's tile)."""
+    ops = list(ir.walk(kernel.body))
+    # loop-carried slots: (the region args and results that hold it, its start, its update)
+    # (and the values a `while`'s condition reads: one that moves with the block moves its counters too,
+    # `for j in 0..=last` with `last` of `block_id`: u10's key tiles past the sequence, masked after)
+    slots: list[tuple[list[ir.Value], ir.Value, ir.Value, tuple[ir.Value, ...]]] = []
+    for op in ops:
+        if isinstance(op, ir.For) and isinstance(op.body.ops[-1], ir.Yield):
+            ys = op.body.ops[-1].values
+            for k, init in enumerate(op.inits):
+                slots.append(([op.body.args[k + 1], op.results[k]], init, ys[k], ()))
+        elif isinstance(op, ir.While) and isinstance(op.body.ops[-1], ir.Yield):
+            ys = op.body.ops[-1].values
+            reads = tuple(v for c in ir.walk(op.cond) for v in ir.op_operands(c))
+            for k, init in enumerate(op.inits):
+                slots.append(([op.cond.args[k], op.body.args[k], op.results[k]], init, ys[k], reads))
+    assumed = set(range(len(slots)))  # the slots taken as placed (the largest set that holds up)
+    while True:
+        ok: set[int] = {v.id for k in assumed for v in slots[k][0]}
+        moving: set[int] = set()
+        size = -1
+        while size != len(ok) + len(moving):  # (again while a slot's update or condition starts moving)
+            size = len(ok) + len(moving)
+            for k in assumed:
+                if any(v.id in moving for v in (slots[k][1], slots[k][2], *slots[k][3])):
+                    moving.update(v.id for v in slots[k][0])
+            for op in ops:
+                if isinstance(op, _PLACES) or (isinstance(op, _PURE)
+                                               and all(v.id in ok for v in ir.op_operands(op))):
+                    ok.update(r.id for r in ir.op_results(op))
+                    if isinstance(op, _MOVING) or any(v.id in moving for v in ir.op_operands(op)):
+                        moving.update(r.id for r in ir.op_results(op))
+                elif isinstance(op, ir.For) and all(v.id in ok for v in (op.lower, op.upper, op.step)):
+                    ok.add(op.body.args[0].id)
+                    if any(v.id in moving for v in (op.lower, op.upper)):
+                        moving.add(op.body.args[0].id)
+        broken = {k for k in assumed if slots[k][1].id not in ok or slots[k][2].id not in ok}
+        if not broken:
+            return ok, moving
+        assumed -= broken
+
+
+def _beside(offsets: Sequence[int], tile: Sequence[int], dims: Sequence[int]) -> bool:
+    """Whether a tile at element `offsets` lies within one tile of a tensor of `dims` on every axis (the
+    neighbour tile past an edge, or a corner's)."""
+    return len(tile) == len(dims) == len(offsets) and all(
+        -t <= o < d + t for o, t, d in zip(offsets, tile, dims, strict=True))
 
 
 def _next_iteration_loads(kernel: ir.Kernel) -> dict[int, int]:

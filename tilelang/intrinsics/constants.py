@@ -35,6 +35,18 @@ CONSTANT_ALIASES = {"INF": "INFINITY", "INFINITE": "INFINITY", "NEG_INF": "NEG_I
 # `f32::PI` or `std::f32::consts::PI` names them.
 MATH_CONSTANTS = ("PI", "E", "SQRT_2", "LN_2", "LOG2_E")
 
+#: Rust's other `std::f64::consts` (round 22: `FRAC_1_SQRT_2`, Black-Scholes' N(x), was told the list above),
+#: as expressions of std::math's constants, with their f64 values
+RUST_DERIVED_CONSTANTS: dict[str, tuple[str, float]] = {
+    "FRAC_1_SQRT_2": ("SQRT_2 / 2.0", math.sqrt(0.5)), "TAU": ("2.0 * PI", math.tau),
+    "FRAC_PI_2": ("PI / 2.0", math.pi / 2), "FRAC_PI_3": ("PI / 3.0", math.pi / 3),
+    "FRAC_PI_4": ("PI / 4.0", math.pi / 4), "FRAC_PI_6": ("PI / 6.0", math.pi / 6),
+    "FRAC_PI_8": ("PI / 8.0", math.pi / 8), "FRAC_1_PI": ("1.0 / PI", 1 / math.pi),
+    "FRAC_2_PI": ("2.0 / PI", 2 / math.pi), "FRAC_2_SQRT_PI": ("", 2 / math.sqrt(math.pi)),
+    "LN_10": ("", math.log(10)), "LOG10_E": ("", math.log10(math.e)), "LOG2_10": ("", math.log2(10)),
+    "LOG10_2": ("", math.log10(2)),
+}
+
 # (largest finite, smallest positive normal, epsilon), exactly representable
 _FLOAT_LIMITS: dict[DType, tuple[float, float, float]] = {
     DType.F16: (65504.0, 2.0 ** -14, 2.0 ** -10),

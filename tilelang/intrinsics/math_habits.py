@@ -131,6 +131,30 @@ RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
                  "`cdiv({x}, {0})` with `use std::math::cdiv;` never wraps)", ("b",)),
     "next_multiple_of": ("`({x} + {0} - 1) / {0} * {0}` rounds `{x}` up to a multiple of a positive `{0}` (of "
                          "`i32` scalars, `round_up({x}, {0})` with `use std::math::round_up;`)", ("b",)),
+    # round 22: Rust's integer methods of hashing and bit work (they were a list of the tiles' methods)
+    "wrapping_add": ("`{x} + {0}`: Tile's integer arithmetic wraps already (two's complement)", ("b",)),
+    "wrapping_sub": ("`{x} - {0}`: Tile's integer arithmetic wraps already (two's complement)", ("b",)),
+    "wrapping_mul": ("`{x} * {0}`: Tile's integer arithmetic wraps already (two's complement)", ("b",)),
+    "wrapping_neg": ("`0 - {x}` wraps (unary `-` takes signed values only)", ()),
+    "rotate_left": ("`({x} << {0}) | ({x} >> (32 - {0}))` rotates a `u32` left by 0 < {0} < 32 (a `u64`: 64 in "
+                    "place of 32; `>>` of a signed value fills with its sign)", ("n",)),
+    "rotate_right": ("`({x} >> {0}) | ({x} << (32 - {0}))` rotates a `u32` right by 0 < {0} < 32 (a `u64`: 64 in "
+                     "place of 32; `>>` of a signed value fills with its sign)", ("n",)),
+    "saturating_sub": ("`where({x} > {0}, {x} - {0}, 0)` of unsigned values (signed ones: widen with `as i64`, "
+                       "subtract, clamp into the type's `MIN`..`MAX` with `maximum`/`minimum`, cast back)", ("b",)),
+    "saturating_add": ("widen, add and clamp: `minimum({x} as i64 + {0} as i64, i32::MAX as i64) as i32` (the "
+                       "type's `MAX`, and `maximum` with its `MIN` for signed values)", ("b",)),
+    "count_ones": ("Tile has no bit-count built-ins: count with shifts and masks, the SWAR count of a `u32` "
+                   "(`let a = {x} - (({x} >> 1) & 0x55555555u32);` then pairs, nibbles and a multiply by "
+                   "`0x01010101u32` whose top byte is the count)", ()),
+    "leading_zeros": ("Tile has no bit-count built-ins: find the highest set bit with shifts and masks "
+                      "(`where(x >> 16 == 0, ..)` halving the range five times)", ()),
+    "trailing_zeros": ("Tile has no bit-count built-ins: `{x} & (0 - {x})` keeps the lowest set bit; find its "
+                       "position with shifts and masks", ()),
+    "reverse_bits": ("Tile has no bit-reversal built-in: swap halves, bytes, nibbles, pairs and bits with shifts and "
+                     "masks (`((x >> 1) & 0x55555555u32) | ((x & 0x55555555u32) << 1)`, then 2, 4, 8 and 16)", ()),
+    "swap_bytes": ("Tile has no byte-swap built-in: `(x >> 24) | ((x >> 8) & 0xFF00u32) | ((x << 8) & "
+                   "0xFF0000u32) | (x << 24)` of a `u32`", ()),
 }
 
 #: Rust's associated functions of a scalar type, `f32::max(a, b)`: Tile's built-ins take no type prefix

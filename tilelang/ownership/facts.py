@@ -54,11 +54,14 @@ class Sym:
 
 @frozen(eq=True)
 class BinOp:
-    op: str  # "+", "-", "*", "/" (truncating), "%", "min", "max"
+    op: str  # "+", "-", "*", "/" (truncating), "%", "min", "max"; guards, whose value is `lhs`: "fits" (where
+    # `rhs` is an i32 too) and "nonneg" (where `rhs` is at least 0)
     lhs: SymExpr
     rhs: SymExpr
 
     def __str__(self) -> str:
+        if self.op in ("fits", "nonneg"):
+            return str(self.lhs)
         if self.op in ("min", "max"):
             return f"{self.op}({self.lhs}, {self.rhs})"
         return f"({self.lhs} {self.op} {self.rhs})"
@@ -86,6 +89,11 @@ def evaluate(e: SymExpr, env: Mapping[str, int]) -> int:
                 return min(x, y)
             if op == "max":
                 return max(x, y)
+            if op in ("fits", "nonneg"):
+                # `lhs`, a bound that holds where `rhs` (a bound it was computed from and dropped, as
+                # `minimum(a, b)`'s lower bound drops `a`'s upper one) is an i32 (`fits_i32` tests both), or
+                # at least 0 for "nonneg" (`unmet`)
+                return x
             # the kernel's rule for a zero divisor (`x / 0 == 0`, `x % 0 == x`): a check
             # is about the values the kernel computes (a sentinel here once passed
             # `B % (B / C) == 0` with C = 0, a nested tile of 0, and an index
@@ -100,6 +108,15 @@ def fits_i32(e: SymExpr, env: Mapping[str, int]) -> bool:
     if isinstance(e, BinOp) and not (fits_i32(e.lhs, env) and fits_i32(e.rhs, env)):
         return False
     return -(1 << 31) <= evaluate(e, env) < (1 << 31)
+
+
+def unmet(e: SymExpr, env: Mapping[str, int]) -> SymExpr | None:
+    """The first "nonneg" guard of `e` whose condition fails under `env` (its `rhs`), else None."""
+    if not isinstance(e, BinOp):
+        return None
+    if e.op == "nonneg" and evaluate(e.rhs, env) < 0:
+        return e.rhs
+    return unmet(e.lhs, env) or unmet(e.rhs, env)
 
 
 def free_symbols(e: SymExpr) -> frozenset[str]:
@@ -120,6 +137,11 @@ def simplify(e: SymExpr) -> SymExpr:
             return e
         case BinOp(op=op, lhs=a, rhs=b):
             a, b = simplify(a), simplify(b)
+            if op in ("fits", "nonneg") and isinstance(b, Const) and -(1 << 31) <= b.value < (1 << 31) \
+                    and (op == "fits" or b.value >= 0):
+                return a
+            if op in ("fits", "nonneg"):
+                return BinOp(op, a, b)
             if isinstance(a, Const) and isinstance(b, Const):
                 return Const(evaluate(BinOp(op, a, b), {}))
             if (op == "*" and b == Const(1)) or (op in ("+", "-") and b == Const(0)):
@@ -159,10 +181,13 @@ class LaunchCheck:
     span: Span
     code: str
     what: str
+    help: str = ""  # a help of this fact's own (a remainder made at least 0), else the kind's
 
     def holds(self, env: Mapping[str, int]) -> bool:
         if self.kind == "tile-index" and not (fits_i32(self.lhs, env) and fits_i32(self.rhs, env)):
             return False  # the kernel's i32 index arithmetic would wrap on the way to this bound
+        if unmet(self.lhs, env) is not None or unmet(self.rhs, env) is not None:
+            return False  # a bound that holds only where a value is at least 0 (`x & m`'s, of `m`)
         x, y = evaluate(self.lhs, env), evaluate(self.rhs, env)
         match self.rel:
             case "<":
@@ -182,8 +207,11 @@ class LaunchCheck:
     def describe(self, env: Mapping[str, int]) -> str:
         x, y = evaluate(self.lhs, env), evaluate(self.rhs, env)
         wraps = self.kind == "tile-index" and not (fits_i32(self.lhs, env) and fits_i32(self.rhs, env))
+        neg = unmet(self.lhs, env) or unmet(self.rhs, env)
         return (f"{self.what}: `{self.lhs} {self.rel} {self.rhs}` is `{x} {self.rel} {y}`"
-                + (", computed past the i32 range (index arithmetic wraps)" if wraps else ""))
+                + (", computed past the i32 range (index arithmetic wraps)" if wraps else
+                   f", but `{neg}` is {evaluate(neg, env)}: `&` with a negative value can set any bit"
+                   if neg is not None else ""))
 
     def diagnostic(
         self, env: Mapping[str, int], launch: Span | None = None, *, static: bool = False
@@ -208,6 +236,8 @@ class LaunchCheck:
         m = re.search(r"of `(\w+)\.partition", self.what) or re.search(r"`(\w+)\.load_like\(", self.what)
         if self.kind == "tile-divides" and isinstance(self.lhs, BinOp) and self.lhs.op == "%":
             return d.with_help(_divides_help(self.lhs, env))
+        if self.help:
+            return d.with_help(self.help)
         return d.with_help(_HELP.get(self.kind, "change the launch so that the check holds")
                            .replace("{name}", m.group(1) if m else "z"))
 

@@ -696,7 +696,7 @@ def _hand_down(view: ProgramView, checkers: list[tuple[Any, KernelChecker]], che
                 dc = by_decl.get(id(callee))
                 for ch in dc.device_checks if dc is not None else ():
                     checks.append(LaunchCheck(info.qualname, ch.kind, ch.lhs, ch.rel, ch.rhs, ch.span, ch.code,
-                                              f"{ch.what}, in device function `{dc.fn.name.name}`"))
+                                              f"{ch.what}, in device function `{dc.fn.name.name}`", ch.help))
 
 
 def _mixed_atomics(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[int, frozenset[str]]]:

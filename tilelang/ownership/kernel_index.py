@@ -46,6 +46,8 @@ def _linear(e: SymExpr) -> dict[str, int] | None:
             return {"": v}
         case Sym(name=n):
             return {n: 1}
+        case BinOp(op="fits" | "nonneg"):
+            return {repr(e): 1}  # (printed as its bound alone: two with other guards are other atoms)
         case BinOp(op="+" | "-", lhs=a, rhs=b):
             la, lb = _linear(a), _linear(b)
             if la is None or lb is None:
@@ -138,6 +140,28 @@ def _pick(a: SymExpr | None, b: SymExpr | None, *, larger: bool, both: bool = Fa
     if d is None:
         return simplify(BinOp(op, a, b))
     return (a if d >= 0 else b) if op == "max" else (a if d <= 0 else b)
+
+
+def _guard(x: SymExpr | None, parts: tuple[SymExpr | None, ...]) -> SymExpr | None:
+    """`x`, with each symbolic bound of `parts` it does not contain kept for the launch's i32 test ("fits")."""
+    if x is None:
+        return None
+    for g in parts:
+        if g is not None and not _never_wraps(g) and not _contains(x, g):
+            x = BinOp("fits", x, g)
+    return x
+
+
+def _never_wraps(g: SymExpr) -> bool:
+    """A bound whose value is an i32 under any launch: a constant, a generic or `num_blocks(k)`, and
+    `num_blocks(k) - 1` (block_id's; a grid has at most 2^31 - 1 blocks an axis)."""
+    return isinstance(g, Const | Sym) or (
+        isinstance(g, BinOp) and g.op == "-" and isinstance(g.lhs, Sym) and g.lhs.name.startswith("num_blocks(")
+        and g.rhs == Const(1))
+
+
+def _contains(x: SymExpr, g: SymExpr) -> bool:
+    return x == g or (isinstance(x, BinOp) and (_contains(x.lhs, g) or _contains(x.rhs, g)))
 
 
 _PREC = {"*": 9, "/": 9, "%": 9, "+": 8, "-": 8, "<<": 7, ">>": 7, "&": 6, "^": 5, "|": 4,
@@ -320,12 +344,18 @@ class KernelIndex:
         ):
             (la, ha), (lb, hb) = self._half(e.args[0].value), self._half(e.args[1].value)
             if e.callee.ident.name == "maximum":
-                return _pick(la, lb, larger=True), (
+                lo, hi = _pick(la, lb, larger=True), (
                     _pick(ha, hb, larger=True, both=True) if ha is not None and hb is not None else None
                 )
-            return (
-                _pick(la, lb, larger=False, both=True) if la is not None and lb is not None else None
-            ), _pick(ha, hb, larger=False)
+            else:
+                lo, hi = (
+                    _pick(la, lb, larger=False, both=True) if la is not None and lb is not None else None
+                ), _pick(ha, hb, larger=False)
+            # the bounds hold while the operands are computed without a wrap: `minimum(num_blocks(0) + i, 3)` is
+            # at least `min(num_blocks(0), 3)` only where `num_blocks(0) + 5` is an i32 (hfix2), so a bound keeps
+            # the operands' bounds it drops, for the launch-time check to test (`facts.fits_i32`)
+            parts = (la, ha, lb, hb)
+            return _guard(lo, parts), _guard(hi, parts)
         b = self.bounds(e)
         return (b[0], b[1]) if b is not None else (None, None)
 
@@ -362,7 +392,10 @@ class KernelIndex:
             if not ok:
                 return None
             pick = min(ok, key=lambda x: const_diff(x[0], Const(0)) is None)  # (one known at least 0 first)
-            lo = Const(0) if const_diff(pick[0], Const(0)) is not None else simplify(BinOp("min", Const(0), pick[0]))
+            # (the launch also tests that the symbolic lower bound is at least 0 where the result's own lower
+            # bound is not the index's: `nb - ((i * nb) & (nb - 2))` is -1 at nb = 1, i = 2, hfix2)
+            lo = Const(0) if const_diff(pick[0], Const(0)) is not None else \
+                BinOp("nonneg", simplify(BinOp("min", Const(0), pick[0])), pick[0])
             both = all(const_diff(x[0], Const(0)) is not None for x in ok) and len(ok) == 2
             hi = _pick(ok[0][1], ok[1][1], larger=False, both=True) if both else pick[1]
             return (lo, hi) if hi is not None else None
@@ -372,8 +405,16 @@ class KernelIndex:
             rng = self._type_range(a)
             c = bb[0] if bb is not None and bb[0] == bb[1] and isinstance(bb[0], Const) else None
             lim = ba if ba is not None else (Const(rng[0]), Const(rng[1])) if rng is not None else None
-            if (c is None or rng is None or lim is None or not 0 <= c.value < (rng[1] - rng[0]).bit_length()
-                    or not all(isinstance(x, Const) and rng[0] <= x.value <= rng[1] for x in lim)):
+            if c is None or rng is None or lim is None or not 0 <= c.value < (rng[1] - rng[0]).bit_length():
+                return None
+            if rng[0] < 0 and not all(isinstance(x, Const) for x in lim):
+                # a symbolic operand (`(num_blocks(0) - 1) >> 1`): `x >> c` is x / 2^c rounded down, at least
+                # `(lo - 2^c + 1) / 2^c` (truncating: the floor for lo < 0, at least 0 for lo >= 0) and at most
+                # `hi / 2^c`; the launch-time check evaluates both (`facts.fits_i32` keeps them in i32)
+                p = Const(1 << c.value)
+                return (simplify(BinOp("/", BinOp("-", lim[0], BinOp("-", p, Const(1))), p)),
+                        simplify(BinOp("/", lim[1], p)))
+            if not all(isinstance(x, Const) and rng[0] <= x.value <= rng[1] for x in lim):
                 return None
             return Const(lim[0].value >> c.value), Const(lim[1].value >> c.value)  # type: ignore[union-attr]
         if op == "%" and ba is None and bb is not None and bb[0] == bb[1] and isinstance(bb[0], Const) \
@@ -383,6 +424,20 @@ class KernelIndex:
             return Const(1 - bb[0].value), Const(bb[0].value - 1)
         if ba is None or bb is None:
             return None
+        if ba[0] == ba[1] and bb[0] == bb[1] and op in ("+", "-", "*", "/", "%"):
+            # both operands exact (`num_blocks(0) - 1`): so is the result, which the launch-time check computes
+            # as the kernel does (huser21: `(num_blocks(0) - 1) % 2` was E0403 "can be -1", a bound of any
+            # remainder by 2, where a block's `num_blocks(0)` is at least 1)
+            v = simplify(BinOp(op, ba[0], bb[0]))
+            return v, v
+        if op in ("/", "%") and bb[0] == bb[1] and not isinstance(bb[0], Const):
+            # a divisor known only at the launch (`block_id(0) / num_blocks(0)`): a truncating `x / d` is monotone
+            # in `x` for any `d` (and 0 for d = 0, the kernel's rule); `|x % d|` is at most `|x|`, with its sign
+            d = bb[0]
+            if op == "/":
+                q0, q1 = BinOp("/", ba[0], d), BinOp("/", ba[1], d)
+                return simplify(BinOp("min", q0, q1)), simplify(BinOp("max", q0, q1))
+            return simplify(BinOp("min", Const(0), ba[0])), simplify(BinOp("max", Const(0), ba[1]))
         if op == "+":
             return simplify(BinOp("+", ba[0], bb[0])), simplify(BinOp("+", ba[1], bb[1]))
         if op == "-":
@@ -397,7 +452,15 @@ class KernelIndex:
                 else None
             )
         if isinstance(c, Const) and c.value > 0 and op == "%":
-            if not (isinstance(ba[0], Const) and ba[0].value >= 0):
+            if (d0 := const_diff(ba[0], Const(0))) is not None:
+                ba = (Const(d0), ba[1])  # (`num_blocks(0) - block_id(0) - 1` is at least 0)
+            if not isinstance(ba[0], Const):
+                # a dividend whose lower bound is known only at the launch (`(block_id(0) + num_blocks(0) - 1) % 2`):
+                # a remainder is at least `max(1 - c, min(0, lo))` (0 where lo >= 0), which the launch-time check
+                # evaluates, with the dividend's upper bound kept to test its way up for a wrap (as below)
+                lo = simplify(BinOp("max", Const(1 - c.value), BinOp("min", Const(0), ba[0])))
+                return _guard(lo, (ba[1],)), Const(c.value - 1)
+            if ba[0].value < 0:
                 return Const(1 - c.value), Const(c.value - 1)
             if isinstance(ba[1], Const):
                 return Const(0), Const(c.value - 1)
@@ -754,7 +817,8 @@ class KernelIndex:
             return
         self.defer(
             LaunchCheck(
-                self.key, "tile-index", x, rel, y, ie.span, codes.TILE_INDEX_OUT_OF_RANGE, what
+                self.key, "tile-index", x, rel, y, ie.span, codes.TILE_INDEX_OUT_OF_RANGE, what,
+                _remainder_help(ie, rel, qname, axis) or "",
             )
         )
 
@@ -816,11 +880,16 @@ class KernelIndex:
 
 def _keep_help(ie: ast.Expr, rel: str, qname: str, axis: int) -> str:
     """E0403's help; a remainder that may be negative (it keeps the dividend's sign) made one at least 0."""
+    return _remainder_help(ie, rel, qname, axis) or f"keep the index in `0..{qname}.num_tiles({axis})`"
+
+
+def _remainder_help(ie: ast.Expr, rel: str, qname: str, axis: int) -> str | None:
+    """For a remainder that may be negative, the spelling that is at least 0 (also at a launch's check)."""
     if rel == ">=" and isinstance(ie, ast.Binary) and ie.op == "%" and isinstance(ie.rhs, ast.IntLit):
         c, x = ie.rhs.value, text(ie.lhs) if isinstance(ie.lhs, ast.Name | ast.Call) else f"({text(ie.lhs)})"
         return (f"a remainder has the sign of what is divided: `({x} % {c} + {c}) % {c}` is in `0..{c}` "
                 f"(keep it below `{qname}.num_tiles({axis})`)")
-    return f"keep the index in `0..{qname}.num_tiles({axis})`"
+    return None
 
 
 def _branch_values(e: ast.If) -> list[ast.Expr] | None:

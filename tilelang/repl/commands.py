@@ -10,6 +10,7 @@ lowered for those launches), else those the program's launches fix.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from tilelang.diagnostics.model import DiagnosticSink
@@ -331,8 +332,9 @@ def _load(session: SessionCore, path: str) -> ReplOutput:
     module = parse(sf, sink)
     if sink.has_errors:
         return ReplOutput(stderr=session.render(sink.diagnostics), ok=False)
+    base = str(Path(path).resolve().parent)
     new = [
-        item_of(sf, it)
+        item_of(sf, it, base)
         for it in module.items
         if not (isinstance(it, ast.FnDecl) and it.name.name == "main")
     ]

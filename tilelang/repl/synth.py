@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +44,7 @@ class Item:
     chunk: Chunk
     name: str | None  # None for `use`
     kind: str  # "fn", "kernel", "const", "use"
+    base: str | None = None  # the folder of the file `:load` took it from (where its `use`s look)
 
 
 @dataclass(slots=True)
@@ -123,8 +125,15 @@ def check_session(
     of `main` are kept apart from the real errors."""
     from tilelang import driver
 
+    from tilelang.sema.loader import SEARCH
+
     synth = synthesize(items, stmts, first_new)
-    result = driver.compile(synth.text, "checked", name="<repl>")
+    # a `:load`ed file's `use`s name files beside it, not in the working directory
+    token = SEARCH.set(tuple(dict.fromkeys(Path(it.base) for it in items if it.base is not None)))
+    try:
+        result = driver.compile(synth.text, "checked", name="<repl>")
+    finally:
+        SEARCH.reset(token)
     errors: list[Diagnostic] = []
     in_flight: list[Diagnostic] = []
     for d in result.diagnostics:
@@ -197,7 +206,7 @@ def name_span(item: Any) -> Span:
     return item.name.span  # type: ignore[no-any-return]
 
 
-def item_of(sf: SourceFile, item: Any) -> Item:
+def item_of(sf: SourceFile, item: Any, base: str | None = None) -> Item:
     from tilelang.syntax import ast
 
     kind = "use"
@@ -205,7 +214,7 @@ def item_of(sf: SourceFile, item: Any) -> Item:
         kind = "kernel" if item.is_kernel else "fn"
     elif isinstance(item, ast.ConstDecl):
         kind = "const"
-    return Item(chunk_of(sf, item.span), item_name(item), kind)
+    return Item(chunk_of(sf, item.span), item_name(item), kind, base)
 
 
 def apply_edits(chunk: Chunk, edits: list[tuple[int, int, str]]) -> Chunk:

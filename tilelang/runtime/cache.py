@@ -22,7 +22,14 @@ Invariants:
   concurrent reader sees the old entry or the new one, never half of one.
 - The directory is bounded (`max_bytes`, default 256 MiB): a `put` that
   overflows it evicts the least recently used entries (mtime is the clock; a
-  hit touches it).
+  hit touches it) down to `LOW_WATER` of the bound. A put reads no other
+  entry: the process counts the bytes it writes on top of a scan of the
+  directory's sizes (`os.stat` only), taken again every `RESCAN_PUTS` puts
+  and whenever the count passes the bound, so other processes' writes since
+  the last scan can overshoot the bound by at most what they wrote. (Each put
+  read every entry whole before: 2026-12-07 hci3, a cold suite's compiles
+  paid a scan of the growing directory each, quadratic in their number, and a
+  full 256 MiB directory cost every put ~0.5 s.)
 - No CUDA and no llvmlite import: `tilec cache list|clear` stays instant.
 """
 
@@ -43,6 +50,8 @@ from tilelang.frozen import frozen
 MAGIC = b"TILEC\x01"
 FORMAT_VERSION = "1"
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+LOW_WATER = 7 / 8  # an eviction leaves at most this fraction of `max_bytes`
+RESCAN_PUTS = 64  # a put scans the directory's sizes again after this many (other processes write there too)
 _SUFFIX = ".bin"
 
 
@@ -86,9 +95,27 @@ def _step_key(modules: tuple[str, ...]) -> str:
     return h.hexdigest()
 
 
-# The code of each cached step beside its key's parts (`make_key(..., code=...)`).
-PTX_STEP = ("backend/target.py", "runtime/cache.py")
-CUBIN_STEP = ("runtime/cuda_module.py", "runtime/cuda_link.py", "runtime/cache.py")
+# The code of each cached step beside its key's parts (`make_key(..., code=...)`). Not this module: what it
+# decides of an entry (the key's hashing, the record's layout) is `FORMAT_VERSION`'s, in every key, and
+# `FORMAT_CODE` pins that code to it (tests/backend/test_cache.py), so an edit here (the eviction, `tilec cache
+# list`) keeps every entry (with this module in the steps, each edit compiled every kernel again).
+PTX_STEP = ("backend/target.py",)
+CUBIN_STEP = ("runtime/cuda_module.py", "runtime/cuda_link.py")
+# the digest of the entry format's code (`format_code`) for each FORMAT_VERSION: an edit of that code moves
+# FORMAT_VERSION on and pins its digest here
+FORMAT_CODE = {"1": "035c6dcba7fbe1e62b663a5af66f8b133fee0431f1036450c964c043aed74fe5"}
+
+
+def format_code() -> str:
+    """The digest of the code that decides an entry's key and record: `make_key` and the key parts' makers
+    (`tilec_version`, `_llvmlite_version`, `_step_key`), `_record`, `_read_entry` (their source text) and
+    `MAGIC`."""
+    import inspect
+
+    h = hashlib.sha256(MAGIC)
+    for f in (make_key, tilec_version, _llvmlite_version, _step_key, _record, _read_entry):
+        h.update(inspect.getsource(f).encode())
+    return h.hexdigest()
 
 
 def hash_step_code() -> None:
@@ -163,6 +190,8 @@ class CompileCache:
         self._memory: dict[str, bytes] = {}
         self.hits = 0
         self.misses = 0
+        self._bytes: int | None = None  # the directory's bytes: the last scan's plus this process's puts since
+        self._puts = 0  # puts since that scan
 
     # -- paths ---------------------------------------------------------------
     def _path(self, key: str) -> Path:
@@ -195,10 +224,7 @@ class CompileCache:
     # -- write ---------------------------------------------------------------
     def put(self, key: str, payload: bytes, meta: dict[str, Any] | None = None) -> None:
         self._memory[key] = payload
-        meta = dict(meta or {})
-        meta.setdefault("created", time.time())
-        blob = json.dumps(meta, sort_keys=True, default=str).encode()
-        record = MAGIC + hashlib.sha256(payload).digest() + struct.pack("<I", len(blob)) + blob + payload
+        record = _record(payload, meta)
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -208,7 +234,7 @@ class CompileCache:
             os.replace(tmp, path)
         except OSError:
             return  # a read-only or full disk only costs us the disk level
-        self._evict()
+        self._count(len(record))
 
     # -- maintenance -----------------------------------------------------------
     def entries(self) -> list[Entry]:
@@ -241,18 +267,60 @@ class CompileCache:
                 pass
         return n
 
-    def _evict(self) -> None:
-        entries = self.entries()
-        total = sum(e.size for e in entries)
-        for e in reversed(entries):  # oldest first
-            if total <= self.max_bytes:
+    def _count(self, written: int) -> None:
+        """Count a put's bytes; past the bound (or `RESCAN_PUTS` puts after the last scan) scan the sizes
+        again, and past it still evict."""
+        self._puts += 1
+        if self._bytes is not None and self._puts < RESCAN_PUTS and self._bytes + written <= self.max_bytes:
+            self._bytes += written
+            return
+        files = self._files()
+        self._bytes, self._puts = sum(size for _, size, _ in files), 0
+        if self._bytes > self.max_bytes:
+            self._evict(files)
+
+    def _files(self) -> list[tuple[float, int, str]]:
+        """(mtime, size, path) of every entry on disk, by `os.stat` alone (no entry is read)."""
+        out: list[tuple[float, int, str]] = []
+        try:
+            subdirs = [d.path for d in os.scandir(self.directory) if d.is_dir(follow_symlinks=False)]
+        except OSError:
+            return out
+        for sub in subdirs:
+            try:
+                with os.scandir(sub) as it:
+                    for f in it:
+                        if f.name.endswith(_SUFFIX):
+                            try:
+                                st = f.stat()
+                            except OSError:
+                                continue
+                            out.append((st.st_mtime, st.st_size, f.path))
+            except OSError:
+                continue
+        return out
+
+    def _evict(self, files: list[tuple[float, int, str]]) -> None:
+        """Delete the least recently used entries until the directory holds `LOW_WATER` of the bound."""
+        total = sum(size for _, size, _ in files)
+        for _, size, path in sorted(files):  # oldest first
+            if total <= self.max_bytes * LOW_WATER:
                 break
             try:
-                self._path(e.key).unlink()
-                total -= e.size
-                self._memory.pop(e.key, None)
+                os.unlink(path)
+                total -= size
+                self._memory.pop(Path(path).stem, None)
             except OSError:
                 pass
+        self._bytes = total
+
+
+def _record(payload: bytes, meta: dict[str, Any] | None) -> bytes:
+    """An entry's bytes on disk: `MAGIC | sha256(payload) | json-length | json | payload`."""
+    meta = dict(meta or {})
+    meta.setdefault("created", time.time())
+    blob = json.dumps(meta, sort_keys=True, default=str).encode()
+    return MAGIC + hashlib.sha256(payload).digest() + struct.pack("<I", len(blob)) + blob + payload
 
 
 def _read_entry(path: Path, verify: bool = True) -> tuple[dict[str, Any], bytes] | None:

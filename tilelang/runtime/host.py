@@ -31,7 +31,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, let_literal
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
@@ -86,6 +86,18 @@ class FnRef:
 
     decl: ast.FnDecl
     key: str  # qualified name, as `Program` knows it
+
+
+def _let_literals(pat: ast.Pattern, value: ast.Expr, v: Any) -> Any:
+    """An untyped `let`'s value with each float literal bound to an immutable name held as written
+    (`dtypes.LiteralFloat`, rounded at each read by `instances.name_value`): `let c = 0.1;`, and the
+    elements of `let (dt, g) = (0.01, 9.81);`, as the kernels' lowering holds them (`control._let_literals`)."""
+    if isinstance(pat, ast.NamePat):
+        return v if pat.mutable else (let_literal(value) or v)
+    if isinstance(pat, ast.TuplePat) and isinstance(value, ast.TupleExpr) and isinstance(v, tuple) \
+            and len(pat.elems) == len(value.elems) == len(v):
+        return tuple(_let_literals(p, e, x) for p, e, x in zip(pat.elems, value.elems, v, strict=True))
+    return v
 
 
 # ---------------------------------------------------------------- the evaluator
@@ -285,6 +297,8 @@ class HostEvaluator:
                     dt = self.dtype_named(stmt.ty.name.name)
                     if dt is not None:
                         v = bi.to_scalar(v, dt)
+                elif stmt.ty is None and value is not None:
+                    v = _let_literals(pat, value, v)
                 self.bind(pat, v, scope)
             case ast.Assign():
                 self.exec_assign(stmt, scope)

@@ -25,7 +25,7 @@ import numpy as np
 
 from tilelang.diagnostics.instances import int_bounds
 from tilelang.diagnostics.model import TileError
-from tilelang.dtypes import DType, literal_float
+from tilelang.dtypes import DType, LiteralFloat, literal_float, round_literal
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.sema import consts
@@ -124,6 +124,12 @@ def name_value(ev: Any, e: ast.Expr, v: Any) -> Any:
     as in a kernel's instance (`ir/lower/exprs._float_read`)."""
     if isinstance(v, (float, np.floating)) and not ev.cast_depth and isinstance(e, ast.Name):
         domains.check_float_read(v, instance_type(ev, e), e)
+    if isinstance(v, LiteralFloat):
+        # an untyped float `let`: the literal rounded once to the read's float type (f64's value where an f64
+        # reads it), else to the `let`'s default, f32
+        dt = ev.scalar_dtype(e)
+        dt = dt if dt is not None and dt.is_float else DType.F32
+        return bi.to_scalar(round_literal(v, dt), dt)
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         dt = ev.scalar_dtype(e)
         if dt is not None and dt is not DType.BOOL and (

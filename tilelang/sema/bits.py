@@ -12,7 +12,7 @@ from tilelang.sema.coerce import settle
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.typeops import num_of
-from tilelang.sema.types import ERROR, ScalarT, TileT, Type, UntypedFloat, UntypedInt
+from tilelang.sema.types import ERROR, ScalarT, TileT, Type, TypeParam, UntypedFloat, UntypedInt
 from tilelang.syntax import ast
 
 #: a float type -> the unsigned integer of its width
@@ -44,6 +44,17 @@ def rule_to_bits(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.INVALID_OPERAND, "`to_bits` reads the bits of a float", x.span, f"this is `{ty}`")
                         .with_help(f"an integer's bits are its value: use `{tcx.snippet(x)}` as it is, or "
                                    f"`{tcx.cast_snippet(x)} as u32` for those of another integer type"))
+    if isinstance(elem, TypeParam):
+        # (hrev22: "call it on an `f16`, `bf16`, `f32` or `f64` tile" led nowhere from a generic kernel)
+        v = tcx.cast_snippet(x)
+        return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`to_bits` of a `{elem}`, a type parameter: the width of its "
+                                "bits is not known", x.span, f"this is `{ty}`")
+                        .with_help(f"the bits of a float are the unsigned integer of its width (`u16` for `f16` and "
+                                   f"`bf16`, `u32` for `f32`, `u64` for `f64`): read them from the value as an "
+                                   f"`f32`, `({v} as f32).to_bits()`, and make a `{elem}` of such bits with "
+                                   f"`from_bits::<f32>(b) as {elem}` (a bit trick then acts on the `f32`'s layout); "
+                                   f"or write the kernel for the float type it is launched with (`f32` in place "
+                                   f"of `{elem}`)"))
     return tcx.emit(tcx.err(T.INVALID_OPERAND, "`to_bits` expects a float tile or scalar", x.span,
                             f"found `{ty}`")
                     .with_help("call it on an `f16`, `bf16`, `f32` or `f64` tile or scalar (a host tensor: in a "
@@ -59,6 +70,13 @@ def rule_from_bits(tcx: CheckCx, cx: CallCx) -> Type:
     g = cx.generics[0]
     want = resolve_type(tcx, g, cx.fx.generics, cx.fx.module, cx.fx.in_kernel) if is_type_expr(g) else None
     dt = want.dtype if isinstance(want, ScalarT) else None
+    if isinstance(dt, TypeParam):
+        u = tcx.snippet(cx.args[0]) if cx.args else "u"
+        return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"`from_bits::<{dt}>`: `{dt}` is a type parameter, whose width "
+                                "is not known", g.span, "a float type of a known width goes here")
+                        .with_help(f"make an `f32` of `u32` bits and convert it: `from_bits::<f32>({u}) as {dt}` "
+                                   f"(bits read as `(x as f32).to_bits()`); or write the kernel for the float "
+                                   f"type it is launched with (`f32` in place of `{dt}`)"))
     if not (isinstance(dt, DType) and dt in BITS_OF):
         return tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`from_bits` makes a float type", g.span,
                                 "not `f16`, `bf16`, `f32` or `f64`")

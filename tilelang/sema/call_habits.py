@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES, values_help
 from tilelang.intrinsics.math_habits import MATH_HABITS, scalar_method_habit
@@ -17,7 +18,7 @@ from tilelang.sema.context import CheckCx
 from tilelang.sema.program import FnInfo
 from tilelang.sema.ruleargs import listed_axes
 from tilelang.sema.split_habits import flip_1d_help as _flip_help
-from tilelang.sema.types import ShapeT, TensorT, TileT
+from tilelang.sema.types import ShapeT, TensorT, TileT, Type
 from tilelang.syntax import ast
 
 # std::nn's row-wise functions, which take a `[M, N]` tile and normalise along axis 1
@@ -248,6 +249,11 @@ METHOD_HABITS = {
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes)",
     "sort": _SORT, "argsort": _SORT, "topk": _SORT,
+    # round 22: Rust's iterators (`x.iter().sum()` was "a similar name: `item`")
+    **dict.fromkeys(("iter", "into_iter", "iter_mut"), "tensors and tiles have no iterators: they are reduced whole "
+                    "(`{x}.sum()`, `{x}.max()`, `{x}.min()`, `{x}.prod()`) and mapped element-wise (`{x} * 2.0`, "
+                    "`exp({x})`); `{x}[i]` is an element or row on the host"),
+    "to_vec": "`{x}` is a value already: `{x}.clone()` copies it, `{x}[i]` reads an element or row on the host",
     **dict.fromkeys(("slice", "narrow"), "`{x}[a..b]` is rows a..b on the host (a kernel loads them by `partition`)"),
     # round 13: Rust's Euclidean division (Python's floor forms for a positive divisor), PyTorch's masked_fill
     "rem_euclid": "`where({x} % b < 0, {x} % b + abs(b), {x} % b)` is `rem_euclid(b)`, never negative (Tile's "
@@ -334,3 +340,22 @@ def operand(x: str) -> str:
         if depth == 0 and ch in " +-*/%<>=!&|^":
             return f"({x})"
     return x
+
+
+def int_pow_error(tcx: CheckCx, exprs: list[ast.Expr], ty: Type, dt: DType) -> Type:
+    """E0204 for `pow` of an integer base `exprs[0]` (of type `ty`), with `int_pow_help`."""
+    return tcx.emit(tcx.err(T.INVALID_OPERAND, "`pow` needs floating-point elements", exprs[0].span,
+                            f"this is `{ty}`").with_help(int_pow_help(tcx, exprs[0], exprs[1], dt)))
+
+
+def int_pow_help(tcx: CheckCx, base: ast.Expr, exp: ast.Expr, dt: DType) -> str:
+    """`t.pow(2)` of an integer tile (Rust's `i32::pow`; round 22): E0201's help cast the literal, `2 as i32`, and
+    that led to E0204, whose help cast both to `f32`, a float result stored into the integer tile. Tile's `pow` is
+    a float power: a small literal power is repeated `*`, any other goes through f64 and back."""
+    x = tcx.cast_snippet(base) or "x"
+    if isinstance(exp, ast.IntLit) and 2 <= exp.value <= 4:
+        return f"Tile's `pow` is a float power: the integer power `{x}` to the {exp.value} is `" + \
+            " * ".join([x] * exp.value) + "` (wrapping, as integer arithmetic does)"
+    n = tcx.cast_snippet(exp) or "n"
+    return (f"Tile's `pow` is a float power: an integer power is repeated `*` (a loop of `p = p * {x}`), or "
+            f"`pow({x} as f64, {n} as f64) as {dt}`, exact while the power stays below 2^53")

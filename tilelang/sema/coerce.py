@@ -321,7 +321,8 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
         if not lo <= (-e.value if e in tcx.negated else e.value) <= hi:
             tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
                              f"`{target}` holds {lo}..={hi}")
-                     .with_help(f"use a value in {lo}..={hi}, or a wider type"))
+                     .with_help(_bit_pattern_help(tcx, e, target.dtype)
+                                or f"use a value in {lo}..={hi}, or a wider type"))
     if isinstance(e, (ast.FloatLit, ast.IntLit)) and isinstance(target.dtype, DType) and target.dtype.is_float \
             and float_literal_overflows(float(e.value), target.dtype, e.text if isinstance(e, ast.FloatLit) else None):
         float_out_of_range(tcx, e, target.dtype)
@@ -405,3 +406,17 @@ def float_out_of_range(tcx: CheckCx, e: Any, dt: DType) -> None:
              + f", or write `{t}::INFINITY` if infinity is meant")
     tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{dt.value}`", e.span,
                      f"rounds to infinity in `{dt.value}`").with_help(help_))
+
+
+def _bit_pattern_help(tcx: CheckCx, e: ast.IntLit, dt: DType) -> str | None:
+    """A hex, octal or binary literal that fits the unsigned type of a signed `dt`'s width (a hash's
+    `t * 0x85EBCA6B` of an `i32` tile; round 22: "use a value in -2147483648..=2147483647, or a wider type"):
+    the bits, as Rust's lint says, by the unsigned literal cast."""
+    text = tcx.snippet(e)
+    if not dt.is_signed or text[:2].lower() not in ("0x", "0o", "0b") or e in tcx.negated \
+            or not 0 <= e.value < 1 << dt.bits:
+        return None
+    unsigned = f"u{dt.bits}"
+    wrapped = e.value - (1 << dt.bits)
+    return (f"`{text}` is a bit pattern: `{text}{unsigned} as {dt}` keeps its bits ({wrapped}), or compute in "
+            f"`{unsigned}`")

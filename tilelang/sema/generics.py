@@ -324,7 +324,11 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
                  call: ast.Expr | None = None) -> None:
     d = (tcx.err(T.MISMATCHED_TYPES, "mismatched types", a.span, f"expected `{pty}`, found `{aty}`")
          .secondary(p.span, f"parameter `{p.name.name}` of `{info.name}`"))
-    if isinstance(pty, RefT) and isinstance(aty, TensorT):
+    if isinstance(pty, RefT) and pty.mutable and not info.is_kernel and isinstance(aty, (TensorT, RefT)):
+        # a host function's `&mut` tensor (round 22: "partition it", a kernel's argument)
+        x = tcx.snippet(a.expr if isinstance(a, ast.Ref) else a)
+        d = d.with_help(f"lend it mutably: `&mut {x}` (the function writes it; `{x}` declared `let mut`)")
+    elif isinstance(pty, RefT) and isinstance(aty, TensorT):
         d = d.with_help(f"borrow it: `{tcx.borrow_snippet(a)}`" if not pty.mutable else
                         f"partition it: `{tcx.receiver_snippet(a)}.partition([..])`")
     elif isinstance(pty, RefT) and not pty.mutable and isinstance(aty, PartitionT):

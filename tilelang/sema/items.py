@@ -20,9 +20,9 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DTYPE_NAMES, DType, convert_scalar
-from tilelang.intrinsics.constants import MATH_CONSTANTS
+from tilelang.intrinsics.constants import MATH_CONSTANTS, RUST_DERIVED_CONSTANTS
 from tilelang.intrinsics.habits import FOREIGN_MODULES
-from tilelang.intrinsics.math_habits import RUST_TYPE_FUNCTIONS
+from tilelang.intrinsics.math_habits import RUST_SCALAR_METHODS, RUST_TYPE_FUNCTIONS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.limits import MAX_RANK
 from tilelang.sema.coerce import coerce, mismatch, settle
@@ -210,7 +210,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         shown = "::".join(mod_segs or segs)
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{shown}`", mod_span,
                     "no such module")
-        tcx.emit(unresolved_module_help(tcx, d, mod_segs or segs, segs))
+        tcx.emit(unresolved_module_help(tcx, d, mod_segs or segs, segs, mod.path))
         return
     target = load_module(tcx, "::".join(mod_segs), path, mod_span)
     if target is None:
@@ -234,6 +234,11 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         _import(tcx, mod, mod_segs[-1], msym, use.path[-1].span)
         return
     for ident in item_ids:
+        if ident.name == "self" and use.names is not None:
+            # Rust's `use a::m::{self, f};`: the module itself, as `use a::m;` (round 22: "no `self` in `m`")
+            msym = Symbol(SymbolKind.MODULE, mod_segs[-1], ident.span, use, qualname=target.name, value=target.name)
+            _import(tcx, mod, mod_segs[-1], msym, ident.span)
+            continue
         isym = target.own.get(ident.name)
         if isym is None and tcx.has_syntax_errors(target):
             continue  # likely dropped by that module's syntax error (already reported)
@@ -251,7 +256,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
 
 
 def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
-                           path: list[str]) -> Diagnostic:
+                           path: list[str], importer: str = "") -> Diagnostic:
     """The help of E0109 for a module `mod_segs` that does not exist (in a
     `use` or a path `path`): what exists instead, never "import it first"
     (a `use` of a missing module fails the same way)."""
@@ -262,6 +267,11 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
         if item in MATH_CONSTANTS:
             return d.with_help(f"Tile's `{item}` is `std::math::{item}` (untyped: it takes the "
                                f"float type it meets), or `use std::math::{item};`")
+        if item in RUST_DERIVED_CONSTANTS:
+            expr, value = RUST_DERIVED_CONSTANTS[item]
+            spelt = f"`{expr}` of `std::math`'s constants (`use std::math::*;`), or the literal `{value!r}`" \
+                if expr else f"the literal `{value!r}`"
+            return d.with_help(f"`std::math` has no `{item}`: write {spelt}, as a `const {item} = ..;` of your own")
         return d.with_help("Tile's mathematical constants are in `std::math`: "
                            + ", ".join(f"`{c}`" for c in MATH_CONSTANTS))
     fn = RUST_TYPE_FUNCTIONS.get(path[-1], path[-1])
@@ -271,8 +281,20 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
             .with_help(f"Tile's built-ins take no type prefix: `{mod_segs[0]}::{path[1]}(..)` is `{fn}(..)`"
                        + (f" (the {'larger' if fn == 'maximum' else 'smaller'} of two values)"
                           if fn in ("maximum", "minimum") else ""))
+    if len(mod_segs) == 1 and DType.parse(mod_segs[0]) is not None and len(path) == 2 \
+            and path[1] in RUST_SCALAR_METHODS:
+        # Rust's `u32::wrapping_mul(a, b)` (round 22: "bring a file's items into scope with `use`")
+        names = RUST_SCALAR_METHODS[path[1]][1]
+        habit = scalar_method_habit(path[1], list("bcd"[:len(names)])) or ""
+        return d.note(f"`{mod_segs[0]}` is a type: `{mod_segs[0]}::NAME` names its constants (`{mod_segs[0]}::MAX`)") \
+            .with_help(f"Tile has no `{mod_segs[0]}::{path[1]}`; for `{mod_segs[0]}::{path[1]}"
+                       f"({', '.join(['a', *'bcd'[:len(names)]])})`: " + habit.format(x="a"))
     if len(mod_segs) == 1 and len(path) == 2 and mod_segs[0] in ("Tensor", "Tile", *FOREIGN_MODULES):
         return d.with_help(_constructor_help(mod_segs[0], path[1]))
+    if mod_segs[:2] == ["std", "mem"]:
+        # Rust's `std::mem::swap(&mut a, &mut b)` (round 22: "a similar name exists: `std::llm`")
+        return d.with_help("Tile has no `std::mem`: tensors move, so two swap by moves, `let t = a; a = b; b = t;` "
+                           "(`mem::replace(&mut a, b)` is `let old = a; a = b;`)")
     if mod_segs[0] == "std":
         shown = "::".join(mod_segs)
         guess = suggest(shown, tcx.loader.std_modules())
@@ -280,9 +302,23 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
             return d.with_help(f"a module with a similar name exists: `{guess}`")
         return d.with_help("the standard library's modules are " + ", ".join(
             f"`{m}`" for m in tcx.loader.std_modules()))
+    if mod_segs[0] in ("crate", "self", "super") and len(path) > 1:
+        return d.with_help(_rust_prefix_help(mod_segs[0], path[1:], importer))
     file = "/".join(mod_segs) + ".tile"
     return (d.note(f"a module is a `.tile` file: there is no `{file}` next to this file")
             .with_help("bring a file's items into scope with `use \"path/to/file.tile\";`"))
+
+
+def _rust_prefix_help(prefix: str, rest: list[str], importer: str) -> str:
+    """Rust's `use crate::lib::f;` (`self::`, `super::`: a sibling module in Rust's layout of files): Tile's
+    module paths are files relative to the importing file, with no prefix (round 22: the help was "bring a
+    file's items into scope with `use "path/to/file.tile";`")."""
+    head = f"Tile's module paths name `.tile` files relative to the importing file, with no `{prefix}::` prefix"
+    shown = "::".join(rest)
+    for n in range(len(rest), 0, -1):
+        if is_file(ModuleLoader.user_module_path(importer, segments=rest[:n])):
+            return f"{head}: `{prefix}::{shown}` is `{shown}` (`{'/'.join(rest[:n])}.tile` beside this file)"
+    return f"{head}: `{shown}` names `{'/'.join(rest[:-1] or rest)}.tile` beside this file"
 
 
 def _constructor_help(prefix: str, name: str) -> str:

@@ -16,6 +16,7 @@ unsaved buffers.
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,10 @@ from tilelang.syntax import ast
 
 if TYPE_CHECKING:
     from importlib.abc import Traversable  # importing it imports importlib.resources (slow)
+
+#: folders where a source of no file also finds its modules (`user_module_path`): the REPL sets them to the
+#: folders of its `:load`ed files for each check of the session (`repl/synth.check_session`)
+SEARCH: ContextVar[tuple[Path, ...]] = ContextVar("tile_module_search", default=())
 
 
 @dataclass(slots=True)
@@ -150,11 +155,24 @@ class ModuleLoader:
     @staticmethod
     def user_module_path(importer: str, segments: list[str] | None = None,
                          file: str | None = None) -> Path:
-        base = Path(importer).parent if importer and not importer.startswith("<") else Path.cwd()
-        if file is not None:
-            return base / file
-        assert segments
-        return base.joinpath(*segments[:-1]) / f"{segments[-1]}.tile"
+        """The file a module path (`segments`) or a `use "file";` names, relative to the importing file; for a
+        source of no file (`<repl>`, `<input>`), relative to the working directory, or else to a folder of
+        `SEARCH` where it exists there (the folders of the files the REPL `:load`ed, whose `use`s name files
+        beside them: round 22, `:load dir/prog.tile` looked for its modules in the working directory)."""
+        def at(base: Path) -> Path:
+            if file is not None:
+                return base / file
+            assert segments
+            return base.joinpath(*segments[:-1]) / f"{segments[-1]}.tile"
+
+        if importer and not importer.startswith("<"):
+            return at(Path(importer).parent)
+        here = at(Path.cwd())
+        if not here.exists():
+            for base in SEARCH.get():
+                if at(base).exists():
+                    return at(base)
+        return here
 
     # -- reading --------------------------------------------------------------
     def read(self, path: Traversable | Path) -> str:

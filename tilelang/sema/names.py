@@ -185,7 +185,7 @@ def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | N
     if target is None:
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{'::'.join(segs[:mod_len])}`", span_mod,
                     "no such module")
-        tcx.emit(unresolved_module_help(tcx, d, segs[:mod_len], segs))
+        tcx.emit(unresolved_module_help(tcx, d, segs[:mod_len], segs, fx.module.path))
         return None
     if len(rest) != 1:
         tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"unresolved path `{'::'.join(segs)}`", p.span)

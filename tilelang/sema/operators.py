@@ -332,7 +332,8 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
             # assigned to a variable of it (`acc = acc + x`) or returned as it: the wide side cast down (cast
             # the narrow one up, the store, assignment or return would be refused next)
             return f"cast with `as`: `{tcx.cast_snippet(wide)} as {other}` ({stored[1]})"
-        text = widened_sum_help(tcx, narrow, other, wider) or f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
+        text = widened_sum_help(tcx, narrow, other, wider) or _where_literals_help(tcx, narrow, wider) \
+            or f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
         if isinstance(narrow, ast.Binary) and narrow.op in ("/", "%") and isinstance(wider, DType) \
                 and wider.is_float and isinstance(other, DType) and other.is_int:
             # `(nb / total) as f32` divides the integers first (round 14: a Welford weight of 8 / 16 was 0)
@@ -349,6 +350,23 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
     return (f"`{name}` is `{ea}`, and a compound assignment keeps its type: declare `{name}` as `{eb}` (an accumulator: "
             f"`zeros::<{eb}>([..])`, cast once when it is stored), or cast the right side: "
             f"`{tcx.cast_snippet(rhs)} as {ea}`")
+
+
+def _where_literals_help(tcx: CheckCx, narrow: ast.Expr, wider: ElemT) -> str | None:
+    """`x + where(m, 0.1, 0.0)` of an f64 `x` (round 22): the `where` of untyped literals makes f32 values, so the
+    cast the usual help proposes, `where(..) as f64`, multiplies by f32's 0.1; the branches written in the wider
+    type keep the literals' values."""
+    if not (isinstance(narrow, ast.Call) and isinstance(narrow.callee, ast.Name) and narrow.callee.ident.name ==
+            "where" and len(narrow.args) == 3 and isinstance(wider, DType) and wider.is_float):
+        return None
+    branches = [a.value for a in narrow.args[1:]]
+    bare = [b.operand if isinstance(b, ast.Unary) and b.op == "-" else b for b in branches]
+    if not all(isinstance(b, (ast.FloatLit, ast.IntLit)) and not b.suffix for b in bare):
+        return None
+    lits = [f"{'-' if b is not o else ''}{o.text if isinstance(o, ast.FloatLit) else f'{o.value}.0'}{wider}"
+            for b, o in zip(branches, bare, strict=True)]
+    return (f"write the branches in `{wider}`: `where({tcx.snippet(narrow.args[0].value)}, {lits[0]}, {lits[1]})` "
+            f"(`where` of untyped literals makes `f32` values: a cast of it keeps f32's)")
 
 
 _COMPARE = ("<", "<=", ">", ">=", "==", "!=")

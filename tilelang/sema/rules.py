@@ -34,6 +34,7 @@ from tilelang.sema.access import (
     rule_store_unchecked,
 )
 from tilelang.sema.bits import rule_from_bits, rule_to_bits
+from tilelang.sema.call_habits import int_pow_error
 from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.combine import rule_cluster_gather, rule_group, rule_last_block, rule_queue
 from tilelang.sema.consts import const_value
@@ -303,6 +304,8 @@ def _rule_elementwise2_float(tcx: CheckCx, cx: CallCx) -> Type:
     nums = [num_of(t, cx.fx.in_kernel) for t in tys]
     if nums and all(n is not None and n.kind in ("int", "float") for n in nums):
         return UNTYPED_FLOAT  # untyped numbers only (`pow(2, 3)`): an untyped float, as `exp(1)` (above)
+    if cx.name == "pow" and nums[0] is not None and isinstance(nums[0].elem, DType) and nums[0].elem.is_int:
+        return int_pow_error(tcx, exprs, tys[0], nums[0].elem)
     fl: Any = next((n.elem for n in nums if n is not None and n.elem is not None and
                     (elem_is_float(n.elem) or isinstance(n.elem, TypeParam))), None)
     for x, n in zip(exprs, nums, strict=True):
@@ -325,6 +328,8 @@ def _rule_elementwise3(tcx: CheckCx, cx: CallCx) -> Type:
     nums = [num_of(t, cx.fx.in_kernel) for t in cx.arg_tys]
     if nums and all(n is not None and n.kind in ("int", "float") for n in nums):
         return UNTYPED_FLOAT  # untyped numbers only (`fma(2, 3, 4)`): an untyped float, as `exp(1)`
+    if cx.name == "pow" and nums[0] is not None and isinstance(nums[0].elem, DType) and nums[0].elem.is_int:
+        return int_pow_error(tcx, exprs, tys[0], nums[0].elem)
     fl: Any = next((n.elem for n in nums if n is not None and n.elem is not None and
                     (elem_is_float(n.elem) or isinstance(n.elem, TypeParam))), None)
     if fl is None and any(n is not None and n.kind == "float" for n in nums):

@@ -17,16 +17,17 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterable
-from typing import Any
-
-from lark import Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING, Any
 
 from tilelang.diagnostics.codes import syntax as codes
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.intrinsics.habits import FOREIGN_MODULES, FOREIGN_TYPES
 from tilelang.source import Span
+from tilelang.syntax.lalr import is_lark
 from tilelang.syntax.lexical import LexProblem
+
+if TYPE_CHECKING:
+    from lark.exceptions import UnexpectedInput, UnexpectedToken
 
 # A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
 # which the type checker cannot see, so it is `Any` here.
@@ -155,7 +156,7 @@ class ErrorReporter:
         saying `why`."""
         tok, base = last
         d = Diagnostic.error(code, f"expected {what}, found {found}").primary(here, f"expected {what}")
-        if isinstance(tok, Token) and tok.type in after:
+        if is_lark(tok, "Token") and tok.type in after:
             d = d.secondary(self._tok(tok, base), why)
         return d.with_help(help)
 
@@ -230,7 +231,7 @@ class ErrorReporter:
     # ------------------------------------------------------------ parse errors
     def parse_error(self, e: UnexpectedInput, base: int, stop: int, start_rule: str) -> Diagnostic:
         """The diagnostic for a failure parsing `code[base:stop]` from `start_rule`."""
-        if isinstance(e, UnexpectedCharacters):
+        if is_lark(e, "UnexpectedCharacters"):
             at = base + int(e.pos_in_stream or 0)
             ch = self.code[at] if at < len(self.code) else ""
             shown, hint = _char_help(ch)
@@ -241,7 +242,7 @@ class ErrorReporter:
             d = (Diagnostic.error(codes.UNKNOWN_CHARACTER, f"unknown character {shown}")
                  .primary(self.span(at, at + 1), "unknown character"))
             return d.with_help(hint)
-        if isinstance(e, UnexpectedToken):
+        if is_lark(e, "UnexpectedToken"):
             return self._hint(self._unexpected_token(e, base, stop, start_rule), e.token, base)
         # UnexpectedEOF is not raised by the LALR parser; keep a sane fallback.
         end = stop
@@ -297,8 +298,20 @@ class ErrorReporter:
         if text == "*" and "`)`" in d.message and prev_word in _C_TYPES:  # C's `float* x`
             return d.with_help(_POINTER_HELP)
         if text == ":" and "`>`" in d.message and re.search(r"[<,]\s*[A-Za-z_]\w*\s*$", code[max(0, start - 40):start]):
+            bound = re.match(r":\s*([A-Z]\w*)", code[start:start + 40])
+            if bound:  # Rust's `<T: Float>` (round 22; a number type is lowercase, `<B: i32>`)
+                return d.with_help(f"a type parameter takes no bounds: write `<{prev_word}>` (each instance is "
+                                   f"checked with the type it is given), and remove `: {bound.group(1)}`")
             return d.with_help("a const generic is written with `const`: `<const B: i32>` (a type parameter is "
                                "a bare name: `<T>`)")
+        if text == "where" and "`{`" in d.message and prev_word is not None:
+            # Rust's `fn f<T>(x: T) -> T where T: Copy {` (round 22: "write one of `{` or `<` here")
+            return d.with_help("Tile has no `where` clauses (type parameters take no bounds): remove `where ..` up "
+                               "to the `{`")
+        if text in ("<", "<<") and "<<<" in code[max(0, start - 2):start + 3] and d.code == codes.EXPECTED_EXPRESSION:
+            # CUDA's `k<<<grid, block>>>(..)` (round 22: "write a value here")
+            return d.with_help("Tile has no `<<<grid, block>>>`: the partitions of a kernel's `&mut` arguments "
+                               "set the grid, and a call builds the launch: `k(z.partition([1024]), &x).sync()`")
         if tok.type == "STRING" and prev_word in ("f", "F", "rf", "fr") and start > 0 and code[start - 1] in "fF":
             return d.with_help(_fstring_help(text))
         for word in (text, prev_word):
@@ -349,8 +362,14 @@ class ErrorReporter:
         prev_end = self._prev_end(start)
         last: Any = stack[-1] if stack else None
 
+        if str(tok) == ".." and {"MUT", "NAME"} <= expected:
+            # Rust's rest pattern, `let (x, ..) = s;` (round 22: "write `)`, `(`, identifier, `_` or `mut` here")
+            return (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected a pattern, found {found}")
+                    .primary(here, "Tile's patterns have no `..`")
+                    .with_help("name each element of the tuple, `_` for each one you skip: `let (x, _, _) = s;` "
+                               "for three"))
         # `kernel add(...)`
-        if isinstance(last, Token) and last.type == "KERNEL" and expected <= {"FN"}:
+        if is_lark(last, "Token") and last.type == "KERNEL" and expected <= {"FN"}:
             return (Diagnostic.error(codes.KERNEL_WITHOUT_FN,
                                      f"expected `fn` after `kernel`, found {found}")
                     .primary(here if not is_end else self.span(prev_end, prev_end),
@@ -362,7 +381,7 @@ class ErrorReporter:
         if tok.type == "ELSE" and "ELSE" not in expected:
             d = (Diagnostic.error(codes.ELSE_WITHOUT_IF, "`else` without a preceding `if`")
                  .primary(here, "this `else` follows no `if` block"))
-            if isinstance(last, Token) and last.type == "SEMICOLON":
+            if is_lark(last, "Token") and last.type == "SEMICOLON":
                 d = d.secondary(self._tok(last, base),
                                 "this `;` ends the statement before it")
                 return d.with_help("remove the `;` so that the `else` continues the `if`")
@@ -404,7 +423,7 @@ class ErrorReporter:
                                f"e.g. `{tok}_`"))
 
         if expected & {"UNDERSCORE", "MUT"} and expected <= _PATTERN_START | {"AMPERSAND"}:
-            is_for = isinstance(last, Token) and last.type == "FOR"
+            is_for = is_lark(last, "Token") and last.type == "FOR"
             return self._expected(codes.EXPECTED_PATTERN, "pattern", found, here, (last, base),
                                   ("LET", "FOR"), f"`{last}` needs a name to bind",
                                   "write a name (`for i in 0..n`), or `_` where the loop does not use it "
@@ -414,11 +433,11 @@ class ErrorReporter:
         if {"NAME", "NUMBER", "MINUS", "BANG"} <= expected:
             d = (Diagnostic.error(codes.EXPECTED_EXPRESSION, f"expected expression, found {found}")
                  .primary(here, "expected expression"))
-            if str(tok) in (":", "::") and isinstance(last, Token) and last.type == "LSQB":
+            if str(tok) in (":", "::") and is_lark(last, "Token") and last.type == "LSQB":
                 if self._slice_has_step(start):
                     return d.with_help(_STEP_HELP)
                 return d.with_help(_SLICING_HELP)  # NumPy's and Triton's `t[:, None]`
-            if str(tok) in ("]", "..", "..=") and isinstance(last, Token) and str(last) in ("..", "..=", "["):
+            if str(tok) in ("]", "..", "..=") and is_lark(last, "Token") and str(last) in ("..", "..=", "["):
                 return d.with_help(_open_range_help(self.code[max(0, start - 60):start], str(tok)))
             return d
 
@@ -429,8 +448,8 @@ class ErrorReporter:
                     .with_help("generic arguments are types (`f32`), shapes (`[4, N]`) or "
                                "constants (`128`, `{ N * 2 }`)"))
 
-        if (expected <= {"NAME", "TUPLE_INDEX"} and isinstance(last, Token) and last.type == "DOT"
-                and len(stack) >= 2 and isinstance(stack[-2], Tree)
+        if (expected <= {"NAME", "TUPLE_INDEX"} and is_lark(last, "Token") and last.type == "DOT"
+                and len(stack) >= 2 and is_lark(stack[-2], "Tree")
                 and stack[-2].data == "number"):
             num: Any = stack[-2].children[0]
             if num.end_pos == last.start_pos:
@@ -467,6 +486,13 @@ class ErrorReporter:
             if tok.type == "NAME" and str(tok) == "pub":
                 # Rust habit: Tile has no visibility; `use` sees every item.
                 d = d.with_help("remove `pub`: every item of a file can be imported with `use`")
+            elif tok.type == "NAME" and str(tok) == "mod" and (m := _MOD_DECL.match(self.code, start)):
+                # Rust's `mod lib;` (round 22: "statements belong inside the body of a `fn`")
+                d = d.with_help(f"remove `{m.group(0)}`: Tile has no `mod` declarations, a file `{m.group(1)}.tile` "
+                                f"beside this one is a module already: `use {m.group(1)}::*;` imports its items")
+            elif tok.type == "NAME" and str(tok) == "mod" and (m := _MOD_BLOCK.match(self.code, start)):
+                d = d.with_help(f"Tile has no inline modules: put these items in a file `{m.group(1)}.tile` beside "
+                                f"this one (or at the top level here), and `use {m.group(1)}::*;` imports them")
             elif tok.type == "NAME" and str(tok) in _FOREIGN_ITEMS:
                 d = d.with_help(_FOREIGN_ITEMS[str(tok)])
             elif tok.type in ("LET", "FOR", "WHILE", "IF", "RETURN", "NAME"):
@@ -477,10 +503,10 @@ class ErrorReporter:
         d = (Diagnostic.error(codes.UNEXPECTED_TOKEN, f"expected {what}, found {found}")
              .primary(here, "unexpected token"))
         if (str(tok) in (":", "::") and "RSQB" in expected and len(stack) >= 3
-                and isinstance(stack[-2], Token) and stack[-2].type == "LSQB"):  # Python's `t[a:b]`, `t[1::2]`
+                and is_lark(stack[-2], "Token") and stack[-2].type == "LSQB"):  # Python's `t[a:b]`, `t[1::2]`
             return d.with_help(_STEP_HELP if self._slice_has_step(start) else _RANGE_HELP)
         if (tok.type == "COMMA" and "RSQB" in expected and len(stack) >= 3
-                and isinstance(stack[-2], Token) and stack[-2].type == "LSQB"):
+                and is_lark(stack[-2], "Token") and stack[-2].type == "LSQB"):
             # NumPy's `x[i, j]`: an index takes one axis at a time
             lsqb: Any = stack[-2]
             first = self.code[base + lsqb.end_pos:start].strip()
@@ -728,6 +754,9 @@ _DECORATOR_HELP = ("Tile has no decorators: a kernel is declared `kernel fn name
                    "its options are attributes before it (`#[hints(num_warps = 4)]`)")
 _KERNEL_DECL = "a kernel is `kernel fn name<const B: i32>(z: &mut Tensor<f32, [B]>, ..) { .. }`"
 # the first word of another language's item (Python's `def`, CUDA's `__global__`), where an item goes
+_MOD_DECL = re.compile(r"mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;")
+_MOD_BLOCK = re.compile(r"mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
+
 _FOREIGN_ITEMS = {
     "def": "a function is `fn name(a: f32) -> f32 { .. }`; " + _KERNEL_DECL,
     "__global__": "CUDA's `__global__` function: " + _KERNEL_DECL,

@@ -159,13 +159,19 @@ def _extend(head: list[Any], tail: list[Any]) -> list[Any]:
     return head
 
 
+def is_lark(x: Any, name: str) -> bool:
+    """Whether `x` is an instance of Lark's class `name` (`Token`, `Tree`, `UnexpectedInput`, ..), of whichever
+    copy of Lark's modules made it. A class imported where it is tested may be another copy's: a run that
+    drops Lark's modules from `sys.modules` (pytester's in-process runs do) leaves the cached parser raising
+    and building the old copy's objects while a fresh `import lark` gives new classes (hfix: a syntax error
+    was an internal error, uncaught by the fresh `UnexpectedInput`)."""
+    return any(c.__name__ == name and c.__module__.split(".")[0] == "lark" for c in type(x).__mro__)
+
+
 class Tables:
     """Lark's parse table and lexers for one grammar, in the form the loop wants."""
 
     def __init__(self, lark: Any, keywords: Iterable[str]) -> None:
-        from lark.lexer import PatternStr
-        from lark.parsers.lalr_analysis import Shift
-
         frontend = lark.parser
         table = frontend.parser.parser.parse_table
         lexer = frontend.lexer
@@ -179,7 +185,7 @@ class Tables:
         for state, actions in table.states.items():
             row: dict[str, int] = {}
             for sym, (action, arg) in actions.items():
-                if action is Shift:
+                if getattr(action, "name", None) == "Shift":  # (Lark's `Shift`, of the parser's copy: `is_lark`)
                     row[sym] = arg
                     continue
                 k = rule_index.get(arg)
@@ -201,7 +207,7 @@ class Tables:
         self.folds: dict[str, str] = {}
         for t in lark.terminals:
             value = getattr(t.pattern, "value", "")
-            if (isinstance(t.pattern, PatternStr) and value not in self.keywords
+            if (is_lark(t.pattern, "PatternStr") and value not in self.keywords
                     and name_re.fullmatch(value)):
                 self.folds[value] = t.name
         self._state_lexers: Any = lexer.lexers  # None once thawed
@@ -474,10 +480,8 @@ def from_lark(tree: Any, base: int) -> Any:
     Iterative: a tree as deep as the input nests (before the builder's
     nesting limit applies) must not exhaust Python's stack.
     """
-    from lark import Token, Tree
-
     def leaf(t: Any) -> Any:
-        if isinstance(t, Token):
+        if is_lark(t, "Token"):
             return Tok(t.type, str(t), base + (t.start_pos or 0), base + (t.end_pos or 0))
         return t  # a `None` placeholder
 
@@ -489,14 +493,14 @@ def from_lark(tree: Any, base: int) -> Any:
             start, end = base + meta.start_pos, base + meta.end_pos
         return Node(str(t.data), [], start, end)
 
-    if not isinstance(tree, Tree):
+    if not is_lark(tree, "Tree"):
         return leaf(tree)
     root = node(tree)
     stack: list[tuple[Any, Node]] = [(tree, root)]
     while stack:
         src, dst = stack.pop()
         for c in src.children:
-            if isinstance(c, Tree):
+            if is_lark(c, "Tree"):
                 child = node(c)
                 stack.append((c, child))
                 dst.children.append(child)

@@ -45,7 +45,7 @@ from tilelang.resources import grammar_text
 from tilelang.source import SourceFile, Span
 from tilelang.syntax import ast
 from tilelang.syntax.build import KEYWORDS, Builder, TooDeep, too_deep
-from tilelang.syntax.lalr import Reject, Tables, from_lark
+from tilelang.syntax.lalr import Reject, Tables, from_lark, is_lark
 from tilelang.syntax.lexical import LexProblem, Scan, check_delimiters, scan
 
 if TYPE_CHECKING:
@@ -58,12 +58,15 @@ if TYPE_CHECKING:
 # not pay for importing it.
 
 
-def UnexpectedInput() -> Any:  # used as `except UnexpectedInput():`
-    """Lark's syntax-error exception class, imported on first need; an `except`
-    clause evaluates it only when an exception is already on its way."""
-    from lark.exceptions import UnexpectedInput as cls
+class _SyntaxError(Exception):
+    """Lark's syntax error (`UnexpectedInput`) as the parser's callers catch it: `_parse_tree` turns the
+    exception of whichever copy of Lark's modules raised it into this one (`lalr.is_lark`); an `except` of a
+    freshly imported `UnexpectedInput` missed the cached parser's after a run dropped Lark's modules (hfix)."""
 
-    return cls
+    def __init__(self, error: Any) -> None:
+        super().__init__(str(error))
+        self.error = error
+
 
 # A node of Lark's parse tree (a `Tree` or a `Token`); its shape is the grammar's,
 # which the type checker cannot see, so it is `Any` here.
@@ -189,15 +192,20 @@ def _table_cache_path() -> Path | None:
 def _parse_tree(code: str, rule: str, lo: int = 0, stop: int | None = None) -> PT:
     """The parse tree of `code[lo:stop]` from `rule`, offsets into `code`.
 
-    Raises Lark's `UnexpectedInput` on a syntax error: the fast driver's
-    failures are parsed again by Lark, whose exception `errors.py` reads.
+    Raises `_SyntaxError` on a syntax error: the fast driver's failures are
+    parsed again by Lark, whose exception (its `error`) `errors.py` reads.
     """
     stop = len(code) if stop is None else stop
     try:
         return _tables().parse(code, rule, lo, stop)
     except Reject:
         pass
-    _error_lark().parse(code[lo:stop], start=rule)  # raises Lark's exception, cheaply
+    try:
+        _error_lark().parse(code[lo:stop], start=rule)  # raises Lark's exception, cheaply
+    except Exception as e:
+        if is_lark(e, "UnexpectedInput"):
+            raise _SyntaxError(e) from None
+        raise
     return from_lark(lark_parser().parse(code[lo:stop], start=rule), lo)  # accepted after all
 
 
@@ -252,7 +260,8 @@ class _Session:
         """Parse `code[start:stop]` from `rule`; report the first error."""
         try:
             return _parse_tree(self.scan.code, rule, start, stop)
-        except UnexpectedInput() as e:
+        except _SyntaxError as f:
+            e = f.error
             self.sink.emit(self.reporter.parse_error(e, start, stop, rule))
             return None
 
@@ -274,7 +283,8 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
         if not s.scan.problems:
             try:
                 tree = _parse_tree(s.scan.code, "module")
-            except UnexpectedInput() as e:
+            except _SyntaxError as f:
+                e = f.error
                 s.whole_error = (s.reporter.parse_error(e, 0, len(s.scan.code), "module"),
                                  _error_offset(e, len(s.scan.code)))
             else:
@@ -311,7 +321,8 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
         return False
     try:
         _parse_tree(code, "module", lo, stop)
-    except UnexpectedInput() as e:
+    except _SyntaxError as f:
+        e = f.error
         return _error_offset(e, stop - lo) < problem.at
     return False
 
@@ -319,7 +330,7 @@ def _parse_error_first(code: str, lo: int, stop: int, problem: LexProblem) -> bo
 def _quiet_parse(s: _Session, start: int, stop: int, rule: str) -> PT | None:
     try:
         return _parse_tree(s.scan.code, rule, start, stop)
-    except UnexpectedInput():
+    except _SyntaxError:
         return None
 
 
@@ -363,7 +374,8 @@ def _parse_by_items(s: _Session, whole: Span) -> ast.Module:
             tree = None
             try:
                 tree = _parse_tree(code, "module", lo, stop)
-            except UnexpectedInput() as e:
+            except _SyntaxError as f:
+                e = f.error
                 reported = True
                 diag = s.reporter.parse_error(e, lo, stop, "module")
                 if s.whole_error is not None and lo <= s.whole_error[1] <= hi:
@@ -447,7 +459,8 @@ def is_incomplete(text: str) -> bool:
         return sc.problems[0].kind in ("unterminated-string", "unterminated-comment", "unclosed")
     try:
         _parse_tree(sc.code, "repl_input")
-    except UnexpectedInput() as e:
+    except _SyntaxError as f:
+        e = f.error
         tok = getattr(e, "token", None)
         return tok is not None and tok.type == "$END"
     return False
@@ -460,7 +473,7 @@ def parses_as_repl_input(text: str) -> bool:
         return False
     try:
         _parse_tree(sc.code, "repl_input")
-    except UnexpectedInput():
+    except _SyntaxError:
         return False
     return True
 
@@ -476,13 +489,14 @@ def completed_by_semicolon(text: str) -> bool:
     try:
         _parse_tree(sc.code, "repl_input")
         return False  # complete as it is
-    except UnexpectedInput() as e:
+    except _SyntaxError as f:
+        e = f.error
         tok = getattr(e, "token", None)
         if tok is None or tok.type != "$END":
             return False
     try:
         _parse_tree(sc.code.rstrip() + ";", "repl_input")
-    except UnexpectedInput():
+    except _SyntaxError:
         return False
     return True
 

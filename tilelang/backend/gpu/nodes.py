@@ -102,12 +102,15 @@ class SmemAlloc:
 @frozen
 class BarrierAlloc:
     """`result.shape[0]` mbarriers, each initialised (by thread 0, fenced for the
-    async proxy, then a CTA barrier) to expect `count` arrivals per phase."""
+    async proxy, then a CTA barrier) to expect `count` arrivals per phase;
+    `fenced` False: the fence and barrier are the next `BarrierAlloc`'s
+    (`smem_alloc.one_init`, `TILEC_MBAR_ONE_INIT`)."""
 
     result: ir.Value
     count: int
     offset: int = -1
     span: Span = DUMMY_SPAN
+    fenced: bool = True
 
 
 @frozen
@@ -499,6 +502,8 @@ class WarpSpecialize:
     roles: tuple[Role, ...]
     span: Span = DUMMY_SPAN
     blocks: int = 1  # CTAs an SM the roles' registers are budgeted for (`.minnctapersm`)
+    rejoin: int = 0  # > 0: after the roles every warp takes this many registers (ops follow: the attention
+    # pipeline's joined `last_block` region); the roles that gave registers back take them again
 
 
 @frozen

@@ -69,8 +69,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
             line(f"{n.define(r)} = convert_layout {n(x)} : {x.type}{n.note(x)} -> {r.type}{n.note(r)}")
         case g.SmemAlloc(result=r, offset=off):
             line(f"{n.define(r)} = smem.alloc : {r.type}{n.note(r)}{at(off)}")
-        case g.BarrierAlloc(result=r, count=c, offset=off):
-            line(f"{n.define(r)} = mbarrier.alloc count {c} : {r.type}{n.note(r)}{at(off)}")
+        case g.BarrierAlloc(result=r, count=c, offset=off, fenced=f):
+            line(f"{n.define(r)} = mbarrier.alloc count {c} : {r.type}{n.note(r)}{at(off)}{'' if f else ' unfenced'}")
         case g.TmaLoad(desc=d, coords=cs, dst=dst, stage=s, part=p, bar=b):
             line(f"tma.load @{d}[{', '.join(n(c) for c in cs)}] -> {n(dst)}[{n(s)}] +{p}, {n(b)}[{n(s)}]")
         case g.CopyToShared(tensor=t, offsets=cs, dst=dst, stage=s):

@@ -17,7 +17,7 @@ from typing import Any
 
 from tilelang import lastblock
 from tilelang.diagnostics.model import ICE
-from tilelang.dtypes import DType
+from tilelang.dtypes import DType, let_literal
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Frame
 from tilelang.ir.lower.context import LowerCx
@@ -126,6 +126,8 @@ def lower_stmt(cx: LowerCx, st: ast.Stmt) -> None:
                 v = CVal(convert_const(v.value, cx.dtype(ty)), cx.dtype(ty))
             elif isinstance(v, CVal) and v.dtype is None and _is_mut(pat):
                 v = CVal(v.value, _binding_dtype(cx, pat, v))
+            elif ty is None:
+                v = _let_literals(pat, val, v)
             bind_pattern(cx, pat, v)
         case ast.Assign(target=tgt, op=op, value=val):
             if not isinstance(tgt, ast.Name):
@@ -192,6 +194,19 @@ def _binding_dtype(cx: LowerCx, pat: ast.Pattern, v: CVal) -> DType:
     if isinstance(dt, DType):
         return dt
     return default_dtype(v.value)
+
+
+def _let_literals(pat: ast.Pattern, value: ast.Expr, v: Any) -> Any:
+    """An untyped `let`'s value with each float literal bound to an immutable name held as written, untyped
+    (`dtypes.LiteralFloat`: each read rounds it to its type, `exprs._read_as`), as the host holds it
+    (`runtime/host._let_literals`): `let c = 0.1;`, the elements of `let (dt, g) = (0.01, 9.81);`."""
+    if isinstance(pat, ast.NamePat):
+        lit = None if pat.mutable else let_literal(value)
+        return CVal(lit, None) if lit is not None else v
+    if isinstance(pat, ast.TuplePat) and isinstance(value, ast.TupleExpr) and isinstance(v, TupleVal) \
+            and len(pat.elems) == len(value.elems) == len(v.elems):
+        return TupleVal(tuple(_let_literals(p, e, x) for p, e, x in zip(pat.elems, value.elems, v.elems, strict=True)))
+    return v
 
 
 def bind_pattern(cx: LowerCx, pat: ast.Pattern, v: Any) -> None:

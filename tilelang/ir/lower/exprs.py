@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.model import ICE
-from tilelang.dtypes import DType, literal_float
+from tilelang.dtypes import DType, LiteralFloat, literal_float, round_literal
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx, literal_dtype
 from tilelang.ir.lower.control import lower_block, lower_if_expr
@@ -249,6 +249,8 @@ def _read_as(cx: LowerCx, v: Any, node: ast.Expr) -> Any:
             raise InstanceConstGeneric(node.span, node.ident.name, v.value, dt, kind="let")
         if v.dtype is None and not is_float and dt.is_float:
             return v  # an untyped integer meets a float: `unify` and `float_operands` convert it
+        if isinstance(v.value, LiteralFloat):
+            return CVal(convert_const(round_literal(v.value, dt) if dt.is_float else float(v.value), dt), dt)
         return CVal(convert_const(v.value, dt), dt)
     return cx.mat(v, dt, node.span)
 
@@ -256,12 +258,15 @@ def _read_as(cx: LowerCx, v: Any, node: ast.Expr) -> Any:
 def _module_const(cx: LowerCx, decl: ast.ConstDecl, sym: Any, node: ast.Expr | None = None) -> Any:
     """The value of module constant `decl` (its checked value where the checker
     evaluated it, else its expression lowered), in its declared type; an untyped
-    float constant in the type its use settled, as a float literal."""
+    float constant in the type its use settled (an instance's `T` resolved), as a float literal."""
     value = getattr(sym, "value", None)
     if value is not None:
         sdt = getattr(getattr(sym, "ty", None), "dtype", None)
         if isinstance(value, float) and decl.ty is None and node is not None:
-            sdt = literal_dtype(cx.program, node) or sdt
+            # in an instance the use may be typed `T` (`d * C` of a `Tile<T, ..>`): `T`'s float type, as a
+            # float literal there (it was the constant's default, f32, so `T = f64` read f32's value)
+            inst = _settled(cx, node)
+            sdt = literal_dtype(cx.program, node) or (inst if inst is not None and inst.is_float else sdt)
         return CVal(convert_const(value, sdt), sdt) if isinstance(sdt, DType) else CVal(value, None)
     v = cx.expr(decl.value)
     if decl.ty is not None and isinstance(v, CVal):

@@ -65,7 +65,17 @@ from . import attention_tail as tails
 from . import attention_tiles as tiles
 from . import attention_xrot as xrot
 from .attention_layout import Classes, assign, classify, moving_op
-from .attention_match import PATH, AttnPlan, Tma, describe, match, scalar_reads
+from .attention_match import (
+    PATH,
+    AttnPlan,
+    Tma,
+    describe,
+    last_block_mode,
+    last_regions,
+    match,
+    region_bad,
+    scalar_reads,
+)
 from .attention_reload import reload
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
@@ -113,8 +123,30 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     layouts = dict(k.layouts)
     ops = list(k.body.ops)
     i = ops.index(p.loop)
-    ost, p = epi.plan(ops[i + 1:], k, ctx, p, SMEM_LIMIT - 2048)  # O through shared memory, its ring
-    p = dataclasses.replace(p, short=chain.short(p, ctx))
+    # an epilogue ending in `if last_block(axis) { .. }` (`TILEC_ATTN_LAST_BLOCK`): the consumers run the region
+    # after the tile's stores, each tile once (single tiles: a walk of pairs runs an odd middle tile twice, which
+    # would arrive twice), and none of the forms that move or cut the epilogue (O through shared memory, the
+    # chained variant, the key split and its forms, the halves, the causal tail, the pingpong turns)
+    regions = last_regions(ops[i + 1:])
+    region = bool(regions)
+    # "join" (`attention_match.last_block_mode`): the region leaves the consumers' epilogue for the end of the
+    # kernel, after the roles (`joined`: its ops and the scalars and tiles it reads, cloned), one tile a CTA
+    joined: list[object] = []
+    # (the CTA's warps a power of two: the generic layouts' thread coordinates are masks; 12 warps, two consumer
+    # warpgroups and the producer's, gave two warps one coordinate in llsim: the region stays in the consumers)
+    warps = 4 * (p.BM // 64) + 4
+    if region and last_block_mode() == "join":
+        joined = (_joined(ops, i, regions, fresh) or []) if warps & (warps - 1) == 0 else []
+        ops = [op for op in ops if id(op) not in regions] if joined else ops
+        bad = None if joined else next((b for op in ops[i + 1:] if id(op) in regions and isinstance(op, ir.If)
+                                        for b in [region_bad(op.then, p.BM)] if b is not None), None)
+        if bad is not None:  # (the matcher left the region to this: "join" takes any region it can move)
+            ctx.refuse(PATH, getattr(bad, "span", p.loop.span), f"{describe(bad)} in the `last_block` region after "
+                       "the loop, which the consumers run in their layout here (it reads the loop's results, or the "
+                       f"CTA's {warps} warps are not a power of two)")
+            return k
+    ost, p = epi.plan(ops[i + 1:], k, ctx, p, SMEM_LIMIT - 2048) if not region else (None, p)
+    p = dataclasses.replace(p, short=chain.short(p, ctx) and not region)
     S, BM, BN = p.stages, p.BM, p.BN
     C = BM // 64
     W = 4 * C
@@ -130,17 +162,18 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 
     schedule = loops.schedule(loop, p)
     kv = tiles.kv_axes(k, [*p.k.load.offsets, *p.v.load.offsets])
-    persist = kv is not None and tiles.enabled(k)
-    turns = schedule == "overlap" and C == 2 and loops.pingpong() != "0"
+    persist = kv is not None and tiles.enabled(k) and not joined
+    turns = schedule == "overlap" and C == 2 and loops.pingpong() != "0" and not region
     # the walk's last round split along the keys (`attention_split`): the loop's bounds become the tile's piece's
     acc_regs = BM * p.o_dot.result.shape[1] // (W * 32)  # a consumer thread's accumulator registers
     rotating = schedule == "overlap" and rot.enabled(p)
-    forms = persist and split_form.enabled()  # the split a form of its own, picked at launch (`split_form`)
+    # the split a form of its own, picked at launch (`split_form`)
+    forms = persist and split_form.enabled() and not region
     # the causal long keys' tail variant (`attention_tail`): the kernel without the split's code, with the tail
     tailed = persist and ctx.fact(split.carrier(k)).split_walk == tails.KIND
     proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
         and schedule != "serial" and not tailed \
-        and split.pieces() and split.fits(acc_regs, rotating, forms) \
+        and split.pieces() and split.fits(acc_regs, rotating, forms) and not region \
         and os.environ.get("TILEC_ATTN_CHAIN", "auto") != "1" else None
     # the chained short keys' variant with its last round split (`attention_csplit`, `TILEC_ATTN_CHAIN_SPLIT=1`)
     cproof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and p.short and not turns and ost is None \
@@ -165,8 +198,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         request = split.form_request(k, kv, outside, (loop.lower, loop.upper))
         if request is not None or not split.fits(acc_regs, rotating):
             proof = None  # (no plan: the split in the kernel where it fits there, as without the forms)
-    n_tail = tails.rounds(tailed) if proof is None else 0  # (the walk's tail: never beside the split's code)
-    if request is None and persist and tails.asks(int(p.o_dot.result.shape[1]), p.short or tailed or form, n_tail > 0):
+    # (the walk's tail: never beside the split's code)
+    n_tail = tails.rounds(tailed) if proof is None and not region else 0
+    if request is None and persist and not region \
+            and tails.asks(int(p.o_dot.result.shape[1]), p.short or tailed or form, n_tail > 0):
         assert kv is not None
         request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))
     marks = split.marks(loop, fresh) if proof is not None else None
@@ -260,7 +295,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     epilogue0, moved0 = epilogue, moved  # (the chained variant's split pieces build their own tile from these)
     whole = dataclasses.replace(loop, lower=marks.lower0, upper=marks.upper0) if marks is not None else loop
     ch, short = chain.make(p, whole, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
-                           and schedule == "overlap" and rot.packed())  # passes/attention_chain.py
+                           and schedule == "overlap" and rot.packed() and not region)  # passes/attention_chain.py
     if ch is not None and tiles.fine_stamps():  # (`TILEC_ATTN_STAMPS=2`: stamps inside its first iteration)
         ch = dataclasses.replace(ch, tn=c_tn)
     q_early = q_early or chain.q_early(ch)
@@ -343,7 +378,8 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     cl = Classes(BM)
     links = [(a, b, y, r) for a, b, y, r in zip(loop.inits, loop.body.args[1:], loop.body.ops[-1].values,  # type: ignore[union-attr]
                                                  loop.results, strict=True)]
-    classify([*moved, *qx_ops, *c_loop.body.ops, *c_post[0], *epilogue, *(consumer_ops if ch else ())], cl, links)
+    classify([*moved, *qx_ops, *c_loop.body.ops, *c_post[0], *epilogue, *(consumer_ops if ch else ())], cl, links,
+             region)
     csplit.classes(pc, cl)
     chain.layouts(ch, cl, W, layouts)
     assign(consumer_ops, cl, W, layouts)
@@ -377,9 +413,13 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         # the chained short keys' variant's causal tail in a walk of its own (`attention_csplit`, opt-in)
         ct = csplit.tail_rounds() if p.short and ch is not None and ch.xr is None and pc is None and kv_first is None \
             else 0  # (the short keys' variant only, as the split: not `TILEC_ATTN_CHAIN=1`'s long keys' kernels)
+        # the fast divisors made by the consumers after the split (`attention_tiles.divs_in_role`): the one walk
+        # without a split's, halves' or tail's second walk (their roles walk the set-up's divisors)
+        hoist = tiles.divs_in_role() and marks is None and pc is None and not ct and not rows
         walk = tiles.walk_setup(wb, k, kv, outside, bounds,
                                 split.pieces() if marks is not None or (pc is not None and not rows) else 0,
-                                tiles.fastdiv(p.short or wide), form=kind, tail=ct or n_tail)
+                                tiles.fastdiv(p.short or wide), form=kind, tail=ct or n_tail, divs_in_role=hoist,
+                                single=region)
         walk = tiles.halves(wb, walk) if rows else walk
         whole = None  # (with walk B: walk A's rounds, chained: whole tiles or the pairs before the tail)
         if pc is not None:
@@ -393,7 +433,10 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         # (with a copy for the launches that do not split, the split walk runs only where single tiles split; the
         # D = 64 kernels' walk as measured, RESULTS 2026-12-04 13:07)
         s_walk, s_pre = split.single_tiles(walk, fresh) if copy and not split.fits_narrow(acc_regs) else (walk, [])
-        c_walk = [*s_pre, *tiles.tile_loop(s_walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span, carry, marks)]
+        cw = _Build(fresh)  # (`hoist`: the consumers' divisors, made before their walk)
+        c_s_walk = tiles.in_role(cw, s_walk) if hoist else s_walk
+        c_walk = [*s_pre, *cw.ops, *tiles.tile_loop(c_s_walk, fresh, outside, consumer_ops, c_base, trips, c_tn, span,
+                                                    carry, marks)]
         if copy:  # where the launch's walk does not split: a copy of the tile ops without the split's code
             c_walk = split.whole_copy(walk, c_walk, consumer_ops, epilogue, whole_epilogue, marks, c_base, c_tn, trips,
                                       outside, layouts, fresh, span)
@@ -427,10 +470,44 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                dataclasses.replace(ws.roles[1], body=ir.Region((), tuple(p_ops)))), span)  # type: ignore[arg-type]
         body = ir.Region(k.body.args, (*wb.ops, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
     else:
-        body = ir.Region(k.body.args, (*outside, *pre, ws, ir.Yield(())))  # type: ignore[arg-type]
+        if joined:  # the warps' registers evened out once the roles end (`WarpSpecialize.rejoin`): the consumers'
+            # budget where every warp can hold it (one consumer warpgroup), else the CTA's 64K over its threads
+            ws = dataclasses.replace(ws, rejoin=min(consumer_regs, 65536 // (32 * (W + 4)) // 8 * 8))
+        body = ir.Region(k.body.args, (*outside, *pre, ws, *joined, ir.Yield(())))  # type: ignore[arg-type]
         body = tiles.kv_blocks_together(k, kv, body, fresh)
     return dataclasses.replace(k, body=body, layouts=layouts, next_id=fresh.next, persistent=int(persist), short=short, split=request,
                                params=(*k.params, qdesc, kdesc, vdesc, *([ost.desc] if ost else [])), num_warps=W + 4, num_stages=S)
+
+
+def _joined(ops: list[object], i: int, regions: set[int], fresh: Fresh) -> list[object] | None:
+    """The `last_block` region's ops (the arrival and its `if`, among the ops after the loop at `i`) with the
+    ops they read that the kernel's top level will not have once the roles are built (the epilogue's scalars,
+    the tiles built before the loop: the consumers' own copies), cloned: what runs after the roles; None where
+    it reads more (the loop's results, a load before the loop)."""
+    from .attention_tiles import clone
+
+    keep = [op for op in ops[i + 1:] if id(op) in regions]
+    defs = {r.id: op for op in [*ops[:i], *ops[i + 1:]] for r in g.results(op)}
+    top = {r.id for op in ops[:i] if not any(v.shape for v in g.results(op)) for r in g.results(op)}
+    need: list[object] = []
+    seen: set[int] = set()
+
+    def visit(op: object) -> None:
+        for sub in g.walk(ir.Region((), (op,))):  # type: ignore[arg-type]
+            for v in g.operands(sub):
+                d = defs.get(v.id)
+                if d is None or v.id in top or id(d) in seen or id(d) in regions:
+                    continue
+                seen.add(id(d))
+                visit(d)
+                need.append(d)
+
+    for op in keep:
+        visit(op)
+    if any(isinstance(op, ir.For | ir.While | ir.Load | ir.Mma | g.DotOp) for op in need):
+        return None  # (it reads the loop's results or another load: the consumers run it, "1")
+    order = {id(op): n for n, op in enumerate(ops)}
+    return clone(sorted(need, key=lambda op: order[id(op)]) + keep, fresh, {})
 
 
 __all__ = ["PRODUCER_REGS_DEFAULT", "AttnPlan", "attention", "producer_budget"]

@@ -56,7 +56,9 @@ def _one_live(v: ir.Value) -> bool:
     return len([x for x in v.shape if x > 1]) == 1
 
 
-def classify(ops: list[object], cl: Classes, loop_links: list[tuple[ir.Value, ...]]) -> None:
+def classify(ops: list[object], cl: Classes, loop_links: list[tuple[ir.Value, ...]], loops: bool = False) -> None:
+    """Union the consumers' tiles that must share a row/column class (`loops`: also through the `for` loops of
+    `ops` and their branches, a `last_block` region's: its values carried as the loop's)."""
     for op in ops:
         match op:
             case ir.Reduce(result=r):
@@ -73,12 +75,18 @@ def classify(ops: list[object], cl: Classes, loop_links: list[tuple[ir.Value, ..
                     if v.shape:
                         cl.union(v, r)
             case ir.If(results=rs, then=t, else_=e):
-                classify(list(t.ops), cl, loop_links)
-                classify(list(e.ops), cl, loop_links)
+                classify(list(t.ops), cl, loop_links, loops)
+                classify(list(e.ops), cl, loop_links, loops)
                 for i, v in enumerate(rs):
                     if v.shape:
                         cl.union(t.ops[-1].values[i], v)  # type: ignore[union-attr]
                         cl.union(e.ops[-1].values[i], v)  # type: ignore[union-attr]
+            case ir.For(results=rs, inits=inits, body=b) if loops:
+                classify(list(b.ops), cl, loop_links, loops)
+                for i, v in enumerate(rs):
+                    if v.shape:
+                        for x in (inits[i], b.args[i + 1], b.ops[-1].values[i]):  # type: ignore[union-attr]
+                            cl.union(x, v)
     for vs in loop_links:
         for a, b in itertools.pairwise(vs):
             if a.shape:

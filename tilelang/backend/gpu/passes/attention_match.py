@@ -333,8 +333,16 @@ def _match(k: g.GpuKernel, ctx: PassContext) -> AttnPlan | No:
                   # (round 17: a query mask loaded once before the loop had no help; in the loop it is taken)
                   "load the tile in the loop, where it is used (the pipeline reads tiles of tensors the kernel never "
                   "writes there, as an additive bias), or apply it after the loop" if isinstance(op, ir.Load) else "")
+    regions = last_regions(ops[i + 1:])  # `if last_block(axis) { .. }` (`TILEC_ATTN_LAST_BLOCK`)
     for op in ops[i + 1:]:
         if isinstance(op, ir.Yield) or _is_scalar(op):
+            continue
+        if id(op) in regions:
+            bad = region_bad(op.then, BM) if isinstance(op, ir.If) and last_block_mode() == "1" else None
+            if bad is not None:
+                return No(getattr(bad, "span", loop.span), f"{describe(bad)} in the `last_block` region after the "
+                          "loop: the pipeline runs a region of element-wise ops, row reductions, `for` loops, "
+                          "loads and stores of [BM, N] tiles, [BM, 1] rows and [1, N] columns")
             continue
         if isinstance(op, ir.Store) and op.mask is None and _placeable(op.value, BM):
             continue
@@ -371,6 +379,63 @@ def _q_transform(k: g.GpuKernel, ctx: PassContext, s_dot: g.DotOp, defs: dict[in
     return qxm.find(s_dot.a, defs, before, users, BM, D, written, lambda v: _chain(v, defs),
                     lambda ld, ops: _tma(ld, ops, k, ctx) is not None, lambda v: _placeable(v, BM),
                     lambda op: _reduce_ok(op, BM))
+
+
+def last_block_mode() -> str:
+    """`TILEC_ATTN_LAST_BLOCK`: "1" (the epilogue may end in `if last_block(axis) { .. }`, run by the consumers
+    after each tile's stores, in their layout: `last_regions`), "join" (run once the warp roles have ended, by
+    every thread of the CTA in the generic layouts, over a grid of one tile a CTA: `attention.py`'s `joined`),
+    unset or "0" (such a kernel keeps the generic path, as measured)."""
+    return os.environ.get("TILEC_ATTN_LAST_BLOCK", "0")
+
+
+def last_block_enabled() -> bool:
+    """Whether the matcher takes a `last_block` epilogue (`last_block_mode` "1" or "join")."""
+    return last_block_mode() in ("1", "join")
+
+
+def last_regions(after: list[object]) -> set[int]:
+    """The ids of the `LastBlock` op and the `If` it conditions among the ops after the loop (`after`), where
+    `last_block_enabled`; else none (the matcher then refuses them as any other op)."""
+    if not last_block_enabled():
+        return set()
+    arrivals = {op.result.id: op for op in after if isinstance(op, ir.LastBlock)}
+    out: set[int] = set()
+    for op in after:
+        if isinstance(op, ir.If) and op.cond.id in arrivals:
+            out |= {id(op), id(arrivals[op.cond.id])}
+    return out
+
+
+def region_bad(r: ir.Region, BM: int) -> object | None:
+    """The first op of a `last_block` region (or of a loop or branch in it) the consumers cannot run in the
+    accumulator layout (None: all can). Its loads may read tensors the kernel writes: the group's other
+    blocks' tiles, visible after the arrival's acquire (plain loads, not `ld.global.nc`); its loads and
+    stores may be masked (a nested tile's `store(tile, idx)`), each thread its own elements."""
+    for op in r.ops:
+        if isinstance(op, ir.Yield) or _is_scalar(op):
+            continue
+        if isinstance(op, ir.Store | ir.Load) and _placeable(op.value if isinstance(op, ir.Store) else op.result, BM) \
+                and (op.mask is None or _placeable(op.mask, BM)):  # (the generic access, in the consumers' layout)
+            continue
+        if isinstance(op, ir.For):
+            if not all(_placeable(v, BM) for v in (*op.results, *op.body.args) if v.shape):
+                return op
+            bad = region_bad(op.body, BM)
+            if bad is not None:
+                return bad
+            continue
+        if isinstance(op, ir.If):
+            if not all(_placeable(v, BM) for v in op.results if v.shape):
+                return op
+            bad = region_bad(op.then, BM) or region_bad(op.else_, BM)
+            if bad is not None:
+                return bad
+            continue
+        if isinstance(op, _TILE) and all(_placeable(v, BM) for v in g.results(op)) and _reduce_ok(op, BM):
+            continue
+        return op
+    return None
 
 
 def loads_enabled() -> bool:
@@ -425,4 +490,5 @@ def _body_bad(r: ir.Region, BM: int, chained: set[int], s_dot: object, o_dot: ob
     return None
 
 
-__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "match", "ring_stages", "scalar_reads"]
+__all__ = ["PATH", "STAGES_DEFAULT", "AttnPlan", "No", "Tma", "describe", "last_block_enabled", "last_block_mode",
+           "last_regions", "match", "region_bad", "ring_stages", "scalar_reads"]

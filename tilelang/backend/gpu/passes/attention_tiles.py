@@ -84,8 +84,8 @@ class FastDiv:
     a multiply-high, an add and a shift (`fast_divisor`, `divide`)."""
 
     d: ir.Value  # i32
-    m: ir.Value  # u32 multiplier
-    shift: ir.Value  # u32, ceil(log2 d)
+    m: ir.Value | None  # u32 multiplier; None: a plain division (`TILEC_ATTN_DIVS_IN_ROLE`: none in this role)
+    shift: ir.Value | None  # u32, ceil(log2 d)
 
 
 # The value rows' widths (the second product's columns, D) where the tile boundary's three switches are on
@@ -136,6 +136,25 @@ def _cast(b: _Build, x: ir.Value, dt: DType) -> ir.Value:
     return r
 
 
+# `TILEC_ATTN_DIVS_IN_ROLE=1` (opt-in, not yet measured on a GPU; hattn7): the fast divisions' set-up (the
+# multiplier: a 31-step bit length and a 64-bit division, ~110 of the 292 SASS instructions every thread of
+# `decode_split_tc`'s B=1 8k launch ran before the warp roles split) made by the consumers after the split,
+# while the producer's first copies are in flight; the producer, one thread whose per-tile division waits on
+# nothing of the consumers', divides plainly (`FastDiv.m` None), so its first TMA no longer waits for it.
+DIVS_IN_ROLE_DEFAULT = "0"
+
+
+def divs_in_role() -> bool:
+    """`TILEC_ATTN_DIVS_IN_ROLE` ("1": the fast divisors made in the consumer role, `in_role`; unset: "0")."""
+    return os.environ.get("TILEC_ATTN_DIVS_IN_ROLE", DIVS_IN_ROLE_DEFAULT) == "1"
+
+
+def in_role(b: _Build, w: Walk) -> Walk:
+    """`w` with each divisor the walk set up plain (`walk_setup`'s `divs_in_role`) given its multiplier and
+    shift, computed by `b`'s ops (a role's, before its tile loop)."""
+    return dataclasses.replace(w, divs=tuple(fast_divisor(b, f.d) if f.m is None else f for f in w.divs))
+
+
 def fast_divisor(b: _Build, d: ir.Value) -> FastDiv:
     """`d`'s multiplier and shift (round-up method: l = ceil(log2 d),
     m = floor(2^32 (2^l - d) / d) + 1 < 2^32; then n / d = (mulhi(n, m) + n) >> l
@@ -158,7 +177,7 @@ def divide(b: _Build, n: ir.Value, d: ir.Value, divs: tuple[FastDiv, ...]) -> ir
     """n / d (i32, n >= 0): through `d`'s `FastDiv` where `divs` has one, else a division."""
     E = ir.ElemOp
     fd = next((f for f in divs if f.d is d), None)
-    if fd is None:
+    if fd is None or fd.m is None or fd.shift is None:
         return b.elem(E.DIV, n, d)
     U64 = DType.U64
     n64 = _cast(b, _cast(b, n, DType.U32), U64)  # (n >= 0: its bits, zero-extended)
@@ -275,7 +294,8 @@ def launch_and_grid(b: _Build, k: g.GpuKernel,
 
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
                bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False, form: str = "",
-               plan_pairs: bool = False, tail: int = 0, widen: tuple[int, int] = (-1, 1)) -> Walk:
+               plan_pairs: bool = False, tail: int = 0, widen: tuple[int, int] = (-1, 1),
+               divs_in_role: bool = False, single: bool = False) -> Walk:
     """The walk's values (`Walk`), computed by `b`'s ops before the roles;
     `fast_div`: the divisions `_tile` makes each tile by multipliers (`fastdiv`);
     `form` (`split_form`): "single", single tiles whatever the work (the
@@ -285,7 +305,9 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     (correct anywhere too); `plan_pairs`: `Split.on_pairs` computed as well
     (the first form's request); `tail`: the last item rounds of pairs dealt
     out as single tiles (`attention_tail`; not with `split` or `form`); `widen` (axis, f): the grid of f
-    tiles side by side along the axis (a wide GEMM tile, `gemm_widen`)."""
+    tiles side by side along the axis (a wide GEMM tile, `gemm_widen`); `divs_in_role`: with `fast_div`, the
+    divisors without their multipliers (plain divisions until a role computes them, `in_role`); `single`:
+    single tiles whatever the work, each tile once (a `last_block` region's arrival, `attention.py`)."""
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
     upper), computed by them. `split` > 0: where the walk hands out single
@@ -314,7 +336,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     # pairs, the i-th heaviest tile of a head with its i-th lightest, whose
     # sum is the same for every pair; one CTA runs both (an odd middle tile
     # twice: the same values stored again).
-    want = form or os.environ.get("TILEC_ATTN_WALK", "auto")
+    want = form or ("single" if single else os.environ.get("TILEC_ATTN_WALK", "auto"))
     if want == "auto":
         ends = [_bounds(b, outside, bounds, _position(b, sizes, fast, kvs, f, zero), sizes)
                 for f in (zero, b.elem(E.SUB, nf, one))]
@@ -386,7 +408,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         rounds = b.elem(E.WHERE, b.elem(E.LT, t_walk.start, b.const(attention_tail.NEVER), dtype=DType.BOOL),
                         t_rounds, rounds, hint="rounds")
     # the divisors `_tile` divides by each tile: the items of a kv position, the grid's sizes that `unravel` divides by
-    divs = tuple(fast_divisor(b, d) for d in (nh,)) \
+    divs = tuple(FastDiv(d, None, None) if divs_in_role else fast_divisor(b, d) for d in (nh,)) \
         if fast_div else ()
     return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs, t_walk)
 
@@ -800,6 +822,7 @@ def q_slots(ok: bool, q_bytes: int, stage_bytes: int, stages: int, limit: int, x
 
 __all__ = [
     "BOUNDARY_D",
+    "DIVS_IN_ROLE_DEFAULT",
     "FASTDIV_DEFAULT",
     "KVFIRST_DEFAULT",
     "QDOUBLE_DEFAULT",
@@ -812,10 +835,12 @@ __all__ = [
     "Walk",
     "clone",
     "divide",
+    "divs_in_role",
     "enabled",
     "fast_divisor",
     "fastdiv",
     "halves",
+    "in_role",
     "kv_axes",
     "kv_blocks_together",
     "kv_first",

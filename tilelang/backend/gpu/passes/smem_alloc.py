@@ -6,12 +6,20 @@ bytes (a 128-byte swizzle atom is 8 rows of 128 bytes and the hardware
 swizzles on address bits), others to 16, barriers to 8. `smem_bytes` is the
 end of the last one; the code generator's own scratch space (for layout
 conversions, reductions) starts there.
+
+`TILEC_MBAR_ONE_INIT=1` (opt-in, `one_init`; not yet measured on a GPU): a
+run of barrier arrays with nothing but shared buffers between them shares
+one fence and one CTA barrier (the last array's), where each array had its
+own: a pipeline kernel's start (the attention pipeline's four arrays:
+SASS's `MEMBAR.ALL.CTA`, `FENCE.VIEW.ASYNC.S` and `BAR.SYNC` three times
+fewer before its warp roles split).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 
 from tilelang.ir import nodes as ir
 
@@ -42,7 +50,32 @@ def smem_alloc(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         return [op]
 
     body = map_ops(k.body, fn)
+    if one_init_enabled():
+        body = one_init(body)
     return dataclasses.replace(k, body=body, smem_bytes=-(-end // 16) * 16)
 
 
-__all__ = ["smem_alloc"]
+def one_init_enabled() -> bool:
+    """`TILEC_MBAR_ONE_INIT` ("1": on; unset or "0": off, each barrier array fenced and followed by a CTA
+    barrier of its own, as measured)."""
+    return os.environ.get("TILEC_MBAR_ONE_INIT", "0") == "1"
+
+
+def one_init(body: ir.Region) -> ir.Region:
+    """`body` with each top-level `BarrierAlloc` that another follows, with only `SmemAlloc`s (which emit no
+    code) between them, unfenced: its initialisation (thread 0's) is made visible by the next one's fence and
+    CTA barrier, so a run of arrays has one of each, after the last."""
+    ops = list(body.ops)
+    nxt: object | None = None
+    for i in range(len(ops) - 1, -1, -1):
+        op = ops[i]
+        if isinstance(op, g.BarrierAlloc):
+            if isinstance(nxt, g.BarrierAlloc):
+                ops[i] = dataclasses.replace(op, fenced=False)
+            nxt = op
+        elif not isinstance(op, g.SmemAlloc):
+            nxt = op
+    return ir.Region(body.args, tuple(ops))  # type: ignore[arg-type]
+
+
+__all__ = ["one_init", "one_init_enabled", "smem_alloc"]

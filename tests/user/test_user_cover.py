@@ -1,0 +1,25 @@
+"""The cover tables of the user programs' `heavy` tests hold what they claim of the default run."""
+
+from __future__ import annotations
+
+import importlib
+
+from ptx_cover import MODULES, _default_ptx_tests
+from userprog import PTX_COVERED
+
+
+def test_ptx_covered_programs_leave_the_default_run_and_their_covers_stay() -> None:
+    """A program of `PTX_COVERED` has no default PTX test but a refused one (an error's text is no path other
+    programs cover), and each program named as its cover has one (`tests/user/ptx_cover.py` measured the
+    cover over default tests: a covering program made `heavy` later would leave the paths with none)."""
+    default: set[str] = set()
+    covered_left: list[tuple[str, str]] = []
+    for mod in MODULES:
+        test = getattr(importlib.import_module(mod), "test_the_ptx_assembles", None)
+        if test is None:
+            continue
+        tests, _, refused = _default_ptx_tests(test)
+        default |= {n for n, a in tests if (n, a) not in refused}
+        covered_left += [(n, a) for n, a in tests if n in PTX_COVERED and (n, a) not in refused]
+    assert not covered_left
+    assert {c for cs in PTX_COVERED.values() for c in cs} <= default

@@ -4,11 +4,13 @@
 # values, as the interpreter reads the same NumPy array (before the fix the GPU kept 1.1 where the interpreter
 # has 1.1015625); (2) tensors one element past a 16-byte boundary (`x[1:]` of f16/f32/i8 tensors: aligned16
 # False) through loads at the edges, nested stores and an f16 mma, against the interpreter: no fault, the
-# same values. Expected (written before any run): three lines, each ending `ok`. ~20-40 s warm.
+# same values. Expected (written before any run): three lines, each ending `ok`, then an informational
+# line: a product that overflows inside `(x * y).sum(1)` gives inf on the interpreter and llsim, 3e38 on the GPU
+# (the fused multiply-add of `fmul contract`; llsim does not fuse). ~20-40 s warm.
 # usage: bash benchmarks/hrev24_device.sh
 set -uo pipefail
 . benchmarks/device_env.sh hrev24
-timeout 120 python3 - <<'PY' 2>&1 | tail -5
+timeout 120 python3 - <<'PY' 2>&1 | tail -6
 import numpy as np, torch, tilelang
 SRC = """
 kernel fn k(z: &mut Tensor<bf16, [8]>, w: &mut Tensor<f32, [8]>, y: &mut Tensor<bf16, [8]>, x: &Tensor<bf16, [?]>) {
@@ -67,4 +69,17 @@ m.mm(tilelang.partition(ct, [16, 16]), torch.tensor(a, device="cuda")[1:].view(4
      torch.tensor(b, device="cuda")[1:].view(48, 24)).sync()
 torch.cuda.synchronize()
 print("misaligned f16 mma:", "ok" if np.array_equal(ct.cpu().numpy(), cw) else "DIFFERS")
+# informational (not a check): `(x * y).sum(1)` is one fma on the GPU (`fmul contract`), which llsim does not fuse
+rs = tilelang.compile("""
+kernel fn rs(z: &mut Tensor<f32, [1, 1]>, a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) {
+    z.store((a.partition([1, 2]).load([0, 0]) * b.partition([1, 2]).load([0, 0])).sum(1).reshape([1, 1]));
+}
+""")
+a, b = np.array([[-3e38, 3e38]], np.float32), np.array([[1.0, 2.0]], np.float32)
+zi = np.zeros((1, 1), np.float32)
+rs.rs(tilelang.partition(zi, [1, 1]), a, b).sync()
+zg = torch.zeros(1, 1, device="cuda")
+rs.rs(tilelang.partition(zg, [1, 1]), torch.tensor(a, device="cuda"), torch.tensor(b, device="cuda")).sync()
+torch.cuda.synchronize()
+print("fused product sum (info): interpreter", float(zi[0, 0]), "gpu", float(zg.cpu()[0, 0]), "(expected inf and 3e38)")
 PY

@@ -427,7 +427,8 @@ def onehot_program(seed, d="/tmp/program_diff"):
         rx[r.randrange(rx.size)] = r.choice([np.inf, -np.inf, np.nan])
     pool = [-1, 0, 1, K - 1, K, K + 1, -2147483648, 2147483647, 2, 3, -K]
     ix = np.array([r.choice(pool) if r.random() < 0.5 else r.randrange(K) for _ in range(4 * 16)], dtype=np.int32)
-    wv = np.array([r.choice([0.0, -0.0, 0.5, 1.0, 0.25, -3.0, 2.0]) for _ in range(4 * 16)], dtype=np.float32)
+    # (powers of two and their sums: products and quotients exact, so any order of the sums gives the same bits)
+    wv = np.array([r.choice([0.0, -0.0, 0.5, 1.0, 0.25, -4.0, 2.0]) for _ in range(4 * 16)], dtype=np.float32)
     if r.random() < 0.2:
         wv[r.randrange(wv.size)] = r.choice([np.inf, np.nan])
     bv = np.array([r.random() < 0.5 for _ in range(16)], dtype=np.bool_)

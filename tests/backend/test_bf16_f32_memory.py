@@ -2,7 +2,8 @@
 passed for a bf16 parameter, which the Python API takes, "rounded by the kernel") is read as bf16 values, as the
 interpreter reads the same float32 array: hrev24 found the GPU path's loads (`EmitterCore.mem_to_reg`, the
 vectors, an edge tile's elements, a `&mut` tile's own values, the cp.async ring's slots) keeping the f32 value, so
-a copy stored 1.1 where the interpreter stores 1.1015625 and `t as f32` and comparisons saw other numbers. llsim
+a copy stored 1.1 where the interpreter stores 1.1015625, `t as f32` and comparisons saw other numbers and an
+atomic's compare-and-swap kept them. llsim
 (sm_80, sm_90a) against the interpreter, bit for bit."""
 
 from __future__ import annotations
@@ -22,6 +23,14 @@ kernel fn k(z: &mut Tensor<bf16, [8]>, w: &mut Tensor<f32, [8]>, y: &mut Tensor<
     let own = y.load();
     w.store((t as f32) + where(t == t.max(0), 1000.0, 0.0) + (own as f32) * 16.0);
     y.store(own);
+}
+
+kernel fn at(z: &mut Tensor<f32, [4]>, g: &Tensor<bf16, [?]>) {
+    let t = full::<bf16>([4], 0.5);
+    unsafe {
+        atomic_max(&g, [block_id(0) * 4], t * 2.0);
+    }
+    z.store(t as f32);
 }
 
 #[hints(stages = 3)]
@@ -44,6 +53,9 @@ fn main() {
     let x2 = zeros::<bf16>([6, 8]);
     let mut z2 = zeros::<f32>([1, 8]);
     ring(z2.partition([1, 8]), &x2).sync();
+    let g = zeros::<bf16>([20]);
+    let mut z3 = zeros::<f32>([20]);
+    at(z3.partition([4]), &g).sync();
 }
 """
 
@@ -62,6 +74,8 @@ def test_bf16_tensors_in_f32_memory_read_as_bf16(arch: str) -> None:
         x.copy()).sync()
     want_r = np.zeros((1, 8), np.float32)
     m.ring(tilelang.partition(want_r, [1, 8]), x2.copy()).sync()
+    want_g, scratch = VALUES.copy(), np.zeros(20, np.float32)
+    m.at(tilelang.partition(scratch, [4]), want_g).sync()  # (the compare-and-swap's reading)
     assert want_z[0] == np.float32(1.1015625)  # the interpreter's reading of 1.1 as a bf16
 
     kernels = {k.name: k for k in driver.compile(SRC + MAIN, "ir").output}
@@ -73,5 +87,7 @@ def test_bf16_tensors_in_f32_memory_read_as_bf16(arch: str) -> None:
     got_r = np.zeros((1, 8), np.float32)
     SimDevice(arch).run(kernels["ring"], (1,), [got_r, x2.copy()],
                         {"z": TensorFacts(True, (False, False)), "x": TensorFacts(True, (False, False), True)})
-    for got, want in ((got_z, want_z), (got_w, want_w), (got_y, want_y), (got_r, want_r)):
+    got_g = VALUES.copy()
+    SimDevice(arch).run(kernels["at"], (5,), [np.zeros(20, np.float32), got_g], {"z": f32, "g": bf})
+    for got, want in ((got_z, want_z), (got_w, want_w), (got_y, want_y), (got_r, want_r), (got_g, want_g)):
         np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -237,11 +237,12 @@ def _dkdv(bm: int, bn: int, d: int, s: int) -> str:
 @pytest.mark.gpu
 @pytest.mark.parametrize("case", ["dq 64x64 D128", "dq 128x64 D128", "dkdv 64x64 D64", "dkdv 64x64 D128", "gate_up",
                                   "dq 64x64 D128 mma.sync", "dq 128x64 D128 mma.sync", "dkdv 64x64 D64 mma.sync",
-                                  "dkdv 64x64 D128 rows", "gate_up 64x64 wgmma", "dkdv 64x64 D128 wgmma"])
+                                  "dkdv 64x64 D128 rows", "gate_up 64x64 wgmma", "dkdv 64x64 D128 wgmma",
+                                  "dkdv 64x64 D128 mma.sync"])
 def test_on_the_gpu_against_the_interpreter(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """The benchmark's dQ blocks (hcliff4_device.sh; S = 200: edges), FA2's dK/dV at D = 64 and at D = 128 (the
     columns split: hcliff5_device.sh's blocks) and the gate/up loop on the GPU, as the defaults pick (on an sm_90
-    card: wgmma where the warps split rows only and every shared B is K-major, since hwg), with mma.sync
+    card: wgmma where every shared B is K-major, since hwg; with the columns split too since call 33), with mma.sync
     (`TILEC_PRODUCTS_WGMMA=0`, the way back), dK/dV at D = 128 with the warps on rows (`TILEC_PRODUCTS_COLS=1`: on
     wgmma, one warpgroup) and forced to wgmma (`TILEC_PRODUCTS_WGMMA=1`: the gate/up pair's MN-major shared B; the
     columns split, wrong in call 32 until hwg's descriptor fix): the interpreter's statistics within f32's
@@ -322,11 +323,14 @@ def _dkdv_weighted(bm: int, bn: int, d: int, s: int) -> str:
                        "    print((dk * w).sum(), (dv * w).sum(), dk.sum(),")
 
 
-def test_dk_dv_at_d128_splits_the_columns_and_does_not_spill() -> None:
+def test_dk_dv_at_d128_splits_the_columns_and_does_not_spill(monkeypatch: pytest.MonkeyPatch) -> None:
     """FlashAttention-2's dK/dV at 64 x 64, D = 128: two [64, 128] accumulators in 4 warps' rows took 128 registers
     a thread and spilled (255 registers, ~330 B). Now 8 warps, 4 row blocks of 2 column halves (`AccTile.cols`):
     P^T and dS^T, each in the two warps of its rows, are written to shared memory (`AccToSmem`, one barrier after
-    the second) and read whole by dV's and dK's products, which come last in the body."""
+    the second) and read whole by dV's and dK's products, which come last in the body. On mma.sync: sm_80's
+    path, and sm_90a's way back (`TILEC_PRODUCTS_WGMMA=0`; its default is wgmma since call 33:
+    `test_dk_dv_on_wgmma_with_the_columns_split`)."""
+    monkeypatch.setenv("TILEC_PRODUCTS_WGMMA", "0")
     sys.path.insert(0, str(ROOT / "tests"))
     from ptxas_report import assemble
 
@@ -395,8 +399,9 @@ def test_dq_on_wgmma_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     wgmma's 128-byte swizzle (64-column slabs: K is S's K-major B and dQ's MN-major B), the ring's copies fenced
     for the async proxy before the iteration's barrier. 64 x 64, D = 128: no spills, far fewer registers than
     mma.sync's 249 (ptxas 13: 168). sm_80 keeps mma.sync; `TILEC_PRODUCTS_WGMMA=0` is the way back. By default
-    the forms no GPU checked stay on mma.sync: the columns split (FA2's dK/dV at D = 128, wrong on the H100) and a
-    product of two shared operands whose B is read MN-major (the gate/up pair's gate); "1" takes both."""
+    the columns split takes wgmma too (FA2's dK/dV at D = 128: H100 call 33, 0.807 ms against mma.sync's 1.19,
+    right after hwg's descriptor fix); a product of two shared operands whose B is read MN-major (the gate/up
+    pair's gate: right on the GPU, not timed) stays on mma.sync; "1" takes it."""
     sys.path.insert(0, str(ROOT / "tests"))
     from ptxas_report import assemble, hgmma_desc_faults, sass
 
@@ -408,7 +413,11 @@ def test_dq_on_wgmma_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TILEC_PRODUCTS_WGMMA", raising=False)
     assert explain.path_of(_kernel(_dq(64, 64, 128, 128), "attn_dq", "sm_80")) == "products-pipeline"
     dkdv, gate_up = _kernel(_dkdv(64, 64, 128, 200), "attn_dkdv", "sm_90a"), _kernel(_gate_up64(), "gate_up", "sm_90a")
-    assert explain.path_of(dkdv) == explain.path_of(gate_up) == "products-pipeline" and dkdv.num_warps == 8
+    assert explain.path_of(dkdv) == "products-wgmma-pipeline" and dkdv.num_warps == 8
+    assert explain.path_of(gate_up) == "products-pipeline"
+    with monkeypatch.context() as m:
+        m.setenv("TILEC_PRODUCTS_WGMMA", "0")
+        assert explain.path_of(_kernel(_dkdv(64, 64, 128, 200), "attn_dkdv", "sm_90a")) == "products-pipeline"
     with monkeypatch.context() as m:
         m.setenv("TILEC_PRODUCTS_WGMMA", "1")
         assert explain.path_of(_kernel(_gate_up64(), "gate_up", "sm_90a")) == "products-wgmma-pipeline"

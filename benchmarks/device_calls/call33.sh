@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The 2026-12-07 03:10 session's second full call (lead), on comb (main + this session's posts, applied on the
+# device from comb.patch when main lacks them): on an H200 the issues' tables first (call32.sh's: prefill, decode,
+# engine 4B at 1,024); then hwg's check of the wgmma dK/dV descriptor fix (11 GPU tests, memcheck, hcliff5's rows),
+# hpromote's new defaults (the int8 ring: hcliff6's rows, `new` now the ring; hattn7's start switches: its A/S
+# table, now "A" = the new default and S the same), and the -m gpu suite. STEPS picks steps.
+# Expected: hwg_device.sh's header (11 passed; dq ~0.39-0.42 ms; dkdv =1 correct); hcliff6 `new` w8a8 ~0.28 ms
+# err 0; decode B=1 8k tc pair ~12.9 us on the H100 (12.5-12.6 on the H200); suite: no failure.
+. benchmarks/device_calls/preamble.sh
+W=$OUT/c33; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
+pk() { tar -C "$OUT" -czf "$OUT/call33.tgz" c33 2>/dev/null; }
+want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
+step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+if want tables && nvidia-smi -L | grep -q H200; then
+  echo "== prefill ($((SECONDS-t0)) s)"
+  ATTN_TRITON=0 timeout 110 python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --out "$W/prefill" > "$W/prefill.log" 2>&1
+  echo "rc=$?"; grep -E "^\| (f16|bf16)" "$W/prefill.log" | tail -24 | cut -c1-130; pk
+  echo "== decode ($((SECONDS-t0)) s)"
+  timeout 60 python3 -W ignore benchmarks/attention.py --decode-only --reps 5 --out "$W/decode" > "$W/decode.log" 2>&1
+  echo "rc=$?"; grep -E "^\| decode" "$W/decode.log" | cut -c1-200; pk
+  echo "== engine 4B ($((SECONDS-t0)) s)"
+  timeout 90 python3 benchmarks/decode.py --models 4b --contexts 1024 --tokens 32 --eager-tokens 4 --prefill 0 \
+    --out "$W/engine4b" > "$W/engine4b.log" 2>&1; echo "rc=$?"; grep -E "ctx" "$W/engine4b.log" | tail -2; pk
+fi
+want hwg && [ $(left) -gt 100 ] && TAILN=30 step hwg timeout $(( $(left) < 200 ? $(left) - 10 : 190 )) bash benchmarks/hwg_device.sh
+want hrev24 && [ $(left) -gt 60 ] && TAILN=6 step hrev24 timeout 60 bash benchmarks/hrev24_device.sh
+want suite && [ $(left) -gt 90 ] && { echo "== suite ($((SECONDS-t0)) s)"
+  timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1
+  echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -12 | cut -c1-220; pk; }
+want hcliff6 && [ $(left) -gt 80 ] && TAILN=14 step hcliff6 timeout 100 bash benchmarks/hcliff6_device.sh
+want hattn7 && [ $(left) -gt 100 ] && TAILN=16 step hattn7 timeout $(( $(left) - 10 )) bash benchmarks/hattn7_device.sh
+pk; echo "total $((SECONDS-t0)) s"

@@ -1,0 +1,74 @@
+"""llsim fuses what NVPTX fuses (`llsim.CONTRACT`, `llsim_parse._fusable`):
+an `fmul contract` whose one use is an `fadd contract` of its block is one
+`fma.rn`, rounded once. A dot product whose products overflow or cancel
+(a * a - a * a with a = 1 + 2^-12: the fma gives 2^-24, two roundings 0)
+gives the fused value, and the pairs llsim fuses are the PTX's `fma.rn` count."""
+
+from __future__ import annotations
+
+import re
+
+import llsim
+import numpy as np
+import pytest
+from llsim import SimDevice
+from llsim_parse import Program
+
+import tilelang
+from tilelang.backend import lower_gpu
+from tilelang.backend.llvm import emit_llvm_text
+from tilelang.backend.target import Target, llvm_to_ptx
+
+P = tilelang.partition
+
+SRC = """
+kernel fn dot<const N: i32>(out: &mut Tensor<f32, [1, 1]>, x: &Tensor<f32, [1, N]>, y: &Tensor<f32, [1, N]>) {
+    out.store((x.partition([1, N]).load([0, 0]) * y.partition([1, N]).load([0, 0])).sum(1).reshape([1, 1]));
+}
+"""
+
+
+def _op(x: np.ndarray, y: np.ndarray):  # type: ignore[no-untyped-def]
+    k = tilelang.compile(SRC)
+    out = np.zeros((1, 1), np.float32)
+    return k.dot[x.shape[1]](P(out, [1, 1]), x, y)
+
+
+def _simulate(x: np.ndarray, y: np.ndarray) -> float:
+    op = _op(x, y)
+    copies = [np.array(h) for h in op._hosts]
+    SimDevice("sm_80").run(op._plan.kir, (1,), op._kernel_args(copies))
+    op.discard()
+    return float(copies[0][0, 0])
+
+
+def _llvm(n: int) -> str:
+    op = _op(np.ones((1, n), np.float32), np.ones((1, n), np.float32))
+    gk = lower_gpu(op._plan.kir, "sm_80", None)
+    op.discard()
+    return emit_llvm_text(gk, gk.facts)[0]
+
+
+def _fused(text: str) -> int:
+    prog = Program(text)
+    return sum(" ; fused with " in ins.text for b in prog.blocks.values() for ins in b.body)
+
+
+@pytest.mark.parametrize("contract", [True, False])
+def test_a_dot_product_of_a_cancelling_product_is_one_fma(monkeypatch, contract: bool) -> None:  # type: ignore[no-untyped-def]
+    """a = 1 + 2^-12: a * a - a * a. The PTX is `mul.f32` of the second
+    product, then `fma.rn.f32` of the first onto it: exactly (1 + 2^-11 +
+    2^-24) - round(1 + 2^-11 + 2^-24) = 2^-24 (the other order would give
+    -2^-24); two roundings (LLSIM_CONTRACT=0, and the interpreter) give 0."""
+    monkeypatch.setattr(llsim, "CONTRACT", contract)
+    a = np.float32(1 + 2.0**-12)
+    got = _simulate(np.array([[a, -a]], np.float32), np.array([[a, a]], np.float32))
+    assert got == (2.0**-24 if contract else 0.0), got
+    assert (_fused(_llvm(2)) == 1) == contract
+
+
+def test_the_fused_pairs_are_the_ptx_fmas() -> None:
+    for n in (2, 8, 32):
+        text = _llvm(n)
+        ptx = llvm_to_ptx(text, Target("sm_80"))
+        assert _fused(text) == len(re.findall(r"\bfma\.rn\.f32\b", ptx)), (n, ptx)

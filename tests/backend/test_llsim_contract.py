@@ -54,13 +54,15 @@ def _fused(text: str) -> int:
     return sum(" ; fused with " in ins.text for b in prog.blocks.values() for ins in b.body)
 
 
-@pytest.mark.parametrize("contract", [True, False])
-def test_a_dot_product_of_a_cancelling_product_is_one_fma(monkeypatch, contract: bool) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("contract", "compiled"), [(True, True), (True, False), (False, True)])
+def test_a_dot_product_of_a_cancelling_product_is_one_fma(  # type: ignore[no-untyped-def]
+        monkeypatch, contract: bool, compiled: bool) -> None:
     """a = 1 + 2^-12: a * a - a * a. The PTX is `mul.f32` of the second
     product, then `fma.rn.f32` of the first onto it: exactly (1 + 2^-11 +
     2^-24) - round(1 + 2^-11 + 2^-24) = 2^-24 (the other order would give
     -2^-24); two roundings (LLSIM_CONTRACT=0, and the interpreter) give 0."""
     monkeypatch.setattr(llsim, "CONTRACT", contract)
+    monkeypatch.setattr(llsim, "COMPILED", compiled)  # the compiled block's source and the closure
     a = np.float32(1 + 2.0**-12)
     got = _simulate(np.array([[a, -a]], np.float32), np.array([[a, a]], np.float32))
     assert got == (2.0**-24 if contract else 0.0), got
@@ -115,3 +117,38 @@ def test_the_fused_pairs_are_the_ptx_fmas() -> None:
     # the dot products fuse; the FMA loop is `llvm.fma` calls already; the softmax's
     # `fmul contract`s feed no contractible add, and its PTX has no fma
     assert _fused(texts["dot32"]) == 3 and "fmul contract" in texts["sm"] and _fused(texts["sm"]) == 0
+
+
+FSUB = """define ptx_kernel void @k(float %x, float %y, float %c, double %dx, double %dc) #0 {
+e0:
+  %m = fmul contract float %x, %y
+  %s = fsub contract float %m, %c
+  %m2 = fmul fast float %x, %y
+  %s2 = fsub contract float %c, %m2
+  %m3 = fmul contract double %dx, %dx
+  %s3 = fadd contract double %dc, %m3
+  %m4 = fmul contract float %x, %y
+  %s4 = fadd float %m4, %c
+  %m5 = fmul contract float %x, %y
+  %s5 = fadd contract float %m5, %c
+  %t5 = fadd contract float %m5, %c
+  ret void
+}
+"""
+
+
+def test_fsub_f64_and_what_is_not_fused() -> None:
+    """x * y - c is fma(x, y, -c), c - x * y fma(-x, y, c), f64 through
+    `_fma_f64`, by the closure and by the compiled source alike; an add
+    without `contract`, or a product of two uses, stays two roundings."""
+    prog = Program(FSUB)
+    ins = {i.dst: i for b in prog.blocks.values() for i in b.body}
+    a = np.float32(1 + 2.0**-12)
+    d = 1 + 2.0**-30
+    r = {"%x": a, "%y": a, "%c": np.float32(1 + 2.0**-11), "%dx": np.float64(d), "%dc": np.float64(-(1 + 2.0**-29))}
+    want = {"%s": 2.0**-24, "%s2": -2.0**-24, "%s3": 2.0**-60}
+    for dst, w in want.items():
+        assert " ; fused with " in ins[dst].text
+        assert ins[dst].fn(r) == w, dst
+        assert eval(ins[dst].src, dict(prog.ns), {"r": r}) == w, dst  # (the simulator's own source)
+    assert not any(" ; fused with " in ins[k].text for k in ("%s4", "%s5", "%t5"))

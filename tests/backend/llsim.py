@@ -73,8 +73,8 @@ MEMO = os.environ.get("LLSIM_MEMO", "1") != "0"
 # Perturbed launches are not memoised.
 PERTURB = int(os.environ.get("LLSIM_PERTURB", "0"))
 # Floating-point contraction as NVPTX does it (True; LLSIM_CONTRACT=0 turns it off): an `fmul contract` (or
-# `fast`) whose one use is an `fadd` / `fsub contract` of its basic block is evaluated with that add as one
-# fma, rounded once (`llsim_parse._fusable`), as the PTX's `fma.rn` is; without it a sum of an overflowing or
+# `fast`) is evaluated with each `fadd` / `fsub contract` of its basic block that uses it as one fma,
+# rounded once (`llsim_parse._fusable`), as the PTX's `fma.rn` is; without it a sum of an overflowing or
 # cancelling product (-3e38 * 1 + 3e38 * 2) differs from a card (hrev24). Read when a kernel is parsed.
 CONTRACT = os.environ.get("LLSIM_CONTRACT", "1") != "0"
 # True (or LLSIM_MISALIGN=1): a tensor whose launch facts do not say it is 16-byte aligned (`aligned16` False)

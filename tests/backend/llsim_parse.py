@@ -507,20 +507,20 @@ class Program:
 
     def _fusable(self, op: str, ty: str, a: str, b: str, rhs: str) -> tuple[Any, str, str] | None:
         """An `fadd` / `fsub contract` of `ty` (f32 / f64) whose operand is an
-        `fmul contract` of this block with no other use, as the one fma that
-        NVPTX's DAG combiner makes of them (`fma.rn`, rounded once): (closure,
-        text, src), or None. The first operand's product is taken where both
-        are products (DAGCombiner's order for equal use counts); a - x * y is
-        fma(-x, y, a), x * y - c is fma(x, y, -c) (negation is exact). Scalar
-        f32 / f64 only: a vector or half product stays two roundings here."""
-        pick = None
-        for k, reg in enumerate((a, b)):
-            m = self._fmuls.get(reg)
-            if m is not None and m[0] == ty and self._uses[reg] == 2:  # its definition and this use
-                pick = k, m
-                break
-        if pick is None:
+        `fmul contract` of this block, as the one fma that NVPTX's DAG combiner
+        makes of them (`fma.rn`, rounded once): (closure, text, src), or None.
+        NVPTX asks for aggressive fusion (`enableAggressiveFMAFusion`), so a
+        product of several uses is fused into each contractible add of its
+        block (and still computed for its other uses); where both operands are
+        products the one of fewer uses is taken, the first at equal counts
+        (DAGCombiner's `visitFADDForFMACombine` / `visitFSUBForFMACombine`);
+        a - x * y is fma(-x, y, a), x * y - c is fma(x, y, -c) (negation is
+        exact). Scalar f32 / f64 only: a vector or half product stays two
+        roundings here (the backend gives neither `contract`)."""
+        cands = [(k, m) for k, reg in enumerate((a, b)) if (m := self._fmuls.get(reg)) is not None and m[0] == ty]
+        if not cands:
             return None
+        pick = cands[1] if len(cands) == 2 and self._uses[a] > self._uses[b] else cands[0]
         k, (_, x, y, mul_text) = pick
         c = b if k == 0 else a
         neg_c, neg_x = op == "fsub" and k == 0, op == "fsub" and k == 1

@@ -107,8 +107,9 @@ def test_the_fused_pairs_are_the_ptx_fmas() -> None:
     """The fused pairs plus the IR's own `llvm.fma` calls are the PTX's
     `fma.rn.f32`s: dot products of 2, 8 and 32 (chains of 8, then a tree of
     plain adds), an f32 `mma` (the FMA loop) and a softmax (its `exp`). The
-    engine's kernels (rms_gemv, gemv_add, attn_decode_ring_early, ...: sm_80
-    and sm_90a) gave the same equality when this was written (CHANGELOG)."""
+    engine's kernels gave the same equality when this was written, all of
+    them with `ir_opt=0` (the IR as llsim reads it), all but one with the
+    -O3 IR passes (CHANGELOG, hsim)."""
     texts = {f"dot{n}": _llvm(n) for n in (2, 8, 32)} | {n: _more_llvm(n) for n in ("mm", "sm")}
     for name, text in texts.items():
         ptx = llvm_to_ptx(text, Target("sm_80"))
@@ -119,36 +120,49 @@ def test_the_fused_pairs_are_the_ptx_fmas() -> None:
     assert _fused(texts["dot32"]) == 3 and "fmul contract" in texts["sm"] and _fused(texts["sm"]) == 0
 
 
-FSUB = """define ptx_kernel void @k(float %x, float %y, float %c, double %dx, double %dc) #0 {
+FSUB = """define ptx_kernel void @k(float %x, float %y, float %c, double %dx, double %dc, float %x2, float %x4, float %x5) #0 {
 e0:
   %m = fmul contract float %x, %y
   %s = fsub contract float %m, %c
-  %m2 = fmul fast float %x, %y
+  %m2 = fmul fast float %x2, %y
   %s2 = fsub contract float %c, %m2
   %m3 = fmul contract double %dx, %dx
   %s3 = fadd contract double %dc, %m3
-  %m4 = fmul contract float %x, %y
-  %s4 = fadd float %m4, %c
-  %m5 = fmul contract float %x, %y
-  %s5 = fadd contract float %m5, %c
-  %t5 = fadd contract float %m5, %c
+  %m4 = fmul contract float %x4, %y
+  %s4 = fsub float %m4, %c
+  %m5 = fmul contract float %x5, %y
+  %s5 = fsub contract float %m5, %c
+  %t5 = fsub contract float %c, %m5
   ret void
 }
 """
 
 
-def test_fsub_f64_and_what_is_not_fused() -> None:
+def test_fsub_f64_and_a_product_of_two_uses() -> None:
     """x * y - c is fma(x, y, -c), c - x * y fma(-x, y, c), f64 through
-    `_fma_f64`, by the closure and by the compiled source alike; an add
-    without `contract`, or a product of two uses, stays two roundings."""
+    `_fma_f64`, by the closure and by the compiled source alike; a product
+    of two contractible uses is fused into each (NVPTX's aggressive fusion);
+    an add without `contract` stays two roundings. The PTX has an `fma.rn`
+    for each fused add and a `mul` for the unfused one."""
     prog = Program(FSUB)
     ins = {i.dst: i for b in prog.blocks.values() for i in b.body}
     a = np.float32(1 + 2.0**-12)
     d = 1 + 2.0**-30
-    r = {"%x": a, "%y": a, "%c": np.float32(1 + 2.0**-11), "%dx": np.float64(d), "%dc": np.float64(-(1 + 2.0**-29))}
-    want = {"%s": 2.0**-24, "%s2": -2.0**-24, "%s3": 2.0**-60}
+    r = {"%x": a, "%x2": a, "%x4": a, "%x5": a, "%y": a, "%c": np.float32(1 + 2.0**-11), "%dx": np.float64(d), "%dc": np.float64(-(1 + 2.0**-29))}
+    want = {"%s": 2.0**-24, "%s2": -2.0**-24, "%s3": 2.0**-60, "%s5": 2.0**-24, "%t5": -2.0**-24}
     for dst, w in want.items():
         assert " ; fused with " in ins[dst].text
         assert ins[dst].fn(r) == w, dst
         assert eval(ins[dst].src, dict(prog.ns), {"r": r}) == w, dst  # (the simulator's own source)
-    assert not any(" ; fused with " in ins[k].text for k in ("%s4", "%s5", "%t5"))
+    assert " ; fused with " not in ins["%s4"].text and ins["%s4"].fn(r | {"%m4": ins["%m4"].fn(r)}) == 0.0
+    # the same adds stored, through the NVPTX back end: one fma a fused add (f32 and f64), one mul for %s4
+    stores = [("float", "%s"), ("float", "%s2"), ("double", "%s3"), ("float", "%s4"), ("float", "%s5"),
+              ("float", "%t5")]
+    body = "".join(f"  %p{j} = getelementptr i8, ptr addrspace(1) %o, i64 {8 * j}\n"
+                   f"  store {t} {v}, ptr addrspace(1) %p{j}\n" for j, (t, v) in enumerate(stores))
+    ll = ('target triple = "nvptx64-nvidia-cuda"\n'
+          + FSUB.replace("@k(", "@k(ptr addrspace(1) %o, ").replace("  ret void", body + "  ret void")
+          + 'attributes #0 = { "nvvm.reqntid"="32" }\n')
+    ptx = llvm_to_ptx(ll, Target("sm_80"), ir_opt=0)  # the DAG combiner on this IR (no CSE of the equal products)
+    assert len(re.findall(r"\bfma\.rn\.f32\b", ptx)) == 4 and len(re.findall(r"\bfma\.rn\.f64\b", ptx)) == 1, ptx
+    assert len(re.findall(r"\bmul\.rn\.f32\b|\bmul\.f32\b", ptx)) == 1, ptx

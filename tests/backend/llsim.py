@@ -72,6 +72,11 @@ MEMO = os.environ.get("LLSIM_MEMO", "1") != "0"
 # (a release the default's immediate wake catches may pass it): run both.
 # Perturbed launches are not memoised.
 PERTURB = int(os.environ.get("LLSIM_PERTURB", "0"))
+# Floating-point contraction as NVPTX does it (True; LLSIM_CONTRACT=0 turns it off): an `fmul contract` (or
+# `fast`) is evaluated with each `fadd` / `fsub contract` of its basic block that uses it as one fma,
+# rounded once (`llsim_parse._fusable`), as the PTX's `fma.rn` is; without it a sum of an overflowing or
+# cancelling product (-3e38 * 1 + 3e38 * 2) differs from a card (hrev24). Read when a kernel is parsed.
+CONTRACT = os.environ.get("LLSIM_CONTRACT", "1") != "0"
 # True (or LLSIM_MISALIGN=1): a tensor whose launch facts do not say it is 16-byte aligned (`aligned16` False)
 # starts one element past a 16-byte boundary, as another library's array of an offset does (a PyTorch slice
 # `x[1:]`), so a vector access the code makes of it is misaligned and raises, as the GPU faults; and the
@@ -332,7 +337,7 @@ def _launch_key(text: str, abi: Any, grid: tuple[int, ...], order: str, mem: Mem
     h = hashlib.blake2b(digest_size=32)
     for part in (text, repr((abi.num_threads, abi.smem_bytes, abi.queue,
                              [(s.what, s.param, s.kind) for s in abi.slots])),
-                 repr((grid, order, COMPILED, UNDEF_FLOAT, APPROX_ERROR, sorted(map(repr, mem.pointers.items()))))):
+                 repr((grid, order, COMPILED, UNDEF_FLOAT, APPROX_ERROR, CONTRACT, sorted(map(repr, mem.pointers.items()))))):
         h.update(part.encode() + b"\0")
     for name in sorted(mem.bufs, key=repr):
         h.update(repr(name).encode() + b"\0" + bytes(mem.bufs[name]) + b"\0")

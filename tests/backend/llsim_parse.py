@@ -4,6 +4,7 @@ block compiler `llsim_blocks`, the same computation as Python source)."""
 
 from __future__ import annotations
 
+import collections
 import itertools
 import operator
 import re
@@ -24,6 +25,7 @@ from llsim_ops import (
     _WORD,
     _add_round_odd_scalar,
     _fcmp,
+    _fma,
     _icmp,
     _scalar_binop,
     _scalar_cast,
@@ -50,6 +52,7 @@ _P_CALL = re.compile(r"(.+?) @([\w.$]+)\((.*)\)$")
 _P_TYPE_SUFFIX = re.compile(r"\.(f32|f64|i\d+|f)$")
 _P_WAIT_GROUP = re.compile(r"wait_group\.sync\.aligned (\d+)")
 _P_PREFETCH = re.compile(r"(^|@pf )(cp\.async\.bulk\.prefetch\.L2\.global|prefetch\.global\.L2) ")
+_P_REGISTER = re.compile(r"%[-\w.$]+")  # a register's name (`Program._uses`)
 _P_SPLIT = re.compile(r"[,<({\[>)}\]]")  # what `_split_args` looks at
 
 
@@ -116,6 +119,16 @@ def _take_type(s: str) -> tuple[str, str]:
 
 _FLAGS = {"nsw", "nuw", "exact", "afn", "contract", "fast", "nnan", "ninf", "nsz", "arcp", "reassoc",
           "inbounds", "disjoint", "nneg", "samesign"}
+
+
+def _contracts(s: str) -> bool:
+    """Whether the flags at the start of `s` allow contraction (`contract` or `fast`)."""
+    for w in s.split(" "):
+        if w not in _FLAGS:
+            return False
+        if w in ("contract", "fast"):
+            return True
+    return False
 
 
 def _strip_flags(s: str) -> str:
@@ -194,6 +207,12 @@ class Program:
             name = rest.split()[-1]
             self.params.append((ty, name))
         i += 1
+        # contraction (`llsim.CONTRACT`, `_fusable`): how often each register is named in the body (its
+        # definition and its uses), and the block's `fmul contract`s: register -> (type, a, b, text)
+        self._uses = collections.Counter(
+            _P_REGISTER.findall("\n".join(itertools.takewhile(lambda ln: ln != "}", lines[i:]))))
+        self._fmuls: dict[str, tuple[str, str, str, str]] = {}
+        self._contract = bool(knob("CONTRACT"))
         cur_name, phis, body, phi_srcs = None, [], [], []
         for line in lines[i:]:
             if line == "}":
@@ -204,6 +223,7 @@ class Program:
                 if not sub.startswith(" "):
                     cur_name = sub.rstrip(":")
                     phis, body, phi_srcs = [], [], []
+                    self._fmuls = {}  # (a selection DAG is one basic block: no fma across blocks)
                     continue
                 ins = sub.strip()
                 if ins.startswith("br ") or ins == "ret void":
@@ -325,11 +345,19 @@ class Program:
 
     def _ins(self, dst: str | None, rhs: str) -> _Ins:
         op, _, rest = rhs.partition(" ")
+        contract = _contracts(rest)
         rest = _strip_flags(rest)
         fn = _BINOPS.get(op)
         if fn is not None:
             ty, rest2 = _take_type(rest)
             a, b = _split_args(rest2)
+            if contract and self._contract and ty in ("float", "double"):
+                if op == "fmul" and dst is not None:
+                    self._fmuls[dst] = (ty, a.strip(), b.strip(), rhs)
+                elif op in ("fadd", "fsub"):
+                    fused = self._fusable(op, ty, a.strip(), b.strip(), rhs)
+                    if fused is not None:
+                        return _Ins(dst, fused[0], text=fused[1], src=fused[2])
             va, vb = self._val(a, ty), self._val(b, ty)
             return _Ins(dst, _scalar_binop(fn, ty, va, vb) or (lambda r: fn(va(r), vb(r), ty)), text=rhs,
                         src=self._binop_src(op, fn, ty, self._src(a, ty), self._src(b, ty)),
@@ -476,6 +504,40 @@ class Program:
         if op == "call":
             return self._call(dst, rest, rhs)
         raise Unsupported(rhs)
+
+    def _fusable(self, op: str, ty: str, a: str, b: str, rhs: str) -> tuple[Any, str, str] | None:
+        """An `fadd` / `fsub contract` of `ty` (f32 / f64) whose operand is an
+        `fmul contract` of this block, as the one fma that NVPTX's DAG combiner
+        makes of them (`fma.rn`, rounded once): (closure, text, src), or None.
+        NVPTX asks for aggressive fusion (`enableAggressiveFMAFusion`), so a
+        product of several uses is fused into each contractible add of its
+        block (and still computed for its other uses); where both operands are
+        products the one of fewer uses is taken, the first at equal counts
+        (DAGCombiner's `visitFADDForFMACombine` / `visitFSUBForFMACombine`);
+        a - x * y is fma(-x, y, a), x * y - c is fma(x, y, -c) (negation is
+        exact). Scalar f32 / f64 only: a vector or half product stays two
+        roundings here (the backend gives neither `contract`)."""
+        cands = [(k, m) for k, reg in enumerate((a, b)) if (m := self._fmuls.get(reg)) is not None and m[0] == ty]
+        if not cands:
+            return None
+        pick = cands[1] if len(cands) == 2 and self._uses[a] > self._uses[b] else cands[0]
+        k, (_, x, y, mul_text) = pick
+        c = b if k == 0 else a
+        neg_c, neg_x = op == "fsub" and k == 0, op == "fsub" and k == 1
+        vx, vy, vc = self._val(x, ty), self._val(y, ty), self._val(c, ty)
+        tys = [ty]
+
+        def fn(r: dict[str, Any]) -> Any:
+            xv, cv = vx(r), vc(r)
+            return _fma(-xv if neg_x else xv, vy(r), -cv if neg_c else cv, tys=tys, name="llvm.fma")
+
+        sx, sy, sc = self._src(x, ty), self._src(y, ty), self._src(c, ty)
+        sx, sc = (f"-{sx}" if neg_x else sx), (f"-{sc}" if neg_c else sc)
+        if ty == "float":
+            src = f"_fma32({sx}, {sy}, {sc}, {self._bind(_add_round_odd_scalar)})"
+        else:
+            src = f"{self._bind(_fma)}({sx}, {sy}, {sc}, tys={self._bind(tys)}, name='llvm.fma')"
+        return fn, f"{rhs} ; fused with {mul_text}", src
 
     def _call(self, dst: str | None, rest: str, rhs: str) -> _Ins:
         m = _P_ASM.match(rest)

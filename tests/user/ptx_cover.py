@@ -29,22 +29,13 @@ for _dir in (ROOT, ROOT / "tests", ROOT / "tests" / "backend", ROOT / "tests" / 
     sys.path.insert(0, str(_dir))
 
 import tilelang.backend as backend  # noqa: E402
+from sim_cover import _default_simulations  # noqa: E402  (program -> archs of the default simulations)
+from sim_cover import _form as _llvm_form  # noqa: E402
 
 BACKEND = str(ROOT / "tilelang" / "backend")
 MODULES = tuple(sorted(p.stem for p in (ROOT / "tests" / "user").glob("test_user_programs*.py")))
 
 Sets = tuple[set[Any], set[Any], set[Any], set[Any]]
-
-
-def _llvm_form(line: str) -> str | None:
-    """An LLVM instruction's form (as `sim_cover._form`): registers and numbers left out."""
-    line = line.strip()
-    if not line or line.endswith(":") or line.startswith((";", "}", "define", "declare", "!", "attributes", "target")):
-        return None
-    line = re.sub(r"^%[\w.$]+ = ", "", line)
-    line = re.sub(r"%[\w.$]+", "%", line)
-    line = re.sub(r"\b(0x[0-9A-Fa-f]+|-?\d+(\.\d+)?(e[+-]?\d+)?)\b", "#", line)
-    return re.sub(r", !.*$", "", line)
 
 
 def ptx_form(line: str) -> str | None:
@@ -76,18 +67,6 @@ def _default_ptx_tests(test: Any) -> tuple[list[tuple[str, str]], set[str], set[
             elif not any(x.name == "heavy" for x in p.marks):
                 out.append(tuple(p.values))
     return out, set(free["twins"]), set(free["refused"])
-
-
-def _default_simulations(test: Any) -> set[str]:
-    """The programs a module's simulation test runs in the default run (`sim_cover._default_simulations`)."""
-    names = set()
-    for mark in test.pytestmark:
-        for p in mark.args[1] if mark.name == "parametrize" else ():
-            if not hasattr(p, "marks"):
-                names.add(p)
-            elif not any(x.name == "heavy" for x in p.marks):
-                names.add(p.values[0])
-    return names
 
 
 def record(name: str, arch: str, twin: bool) -> Sets:

@@ -25,7 +25,7 @@ def test_ptx_covered_programs_leave_the_default_run_and_their_covers_stay() -> N
         default |= {n for n, a in tests if (n, a) not in refused}
         covered_left += [(n, a) for n, a in tests if n in PTX_COVERED and (n, a) not in refused]
         sim = getattr(m, "test_the_simulated_gpu_gives_the_same_tensors", None)
-        simulated |= _default_simulations(sim) if sim is not None else set()
+        simulated |= set(_default_simulations(sim)) if sim is not None else set()
     assert not covered_left
     assert set(PTX_COVERED) <= simulated, sorted(set(PTX_COVERED) - simulated)
     assert {c for cs in PTX_COVERED.values() for c in cs} <= default

@@ -147,7 +147,13 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if args.explain and args.stage in ("ast", "ir"):
         _fail("`--explain` needs a GPU stage: `--stage gpu` (or llvm, ptx), with `--arch`", EXIT_USAGE)
     try:
-        result = driver.compile(file, args.stage, options=options)
+        if args.file == "-":  # as `tilec check -` and `tilec run -` read it
+            from tilelang.run import _read_stdin
+
+            file = Path("<stdin>")
+            result = driver.compile(_read_stdin(), args.stage, name="<stdin>", options=options)
+        else:
+            result = driver.compile(file, args.stage, options=options)
     except OSError as e:
         from tilelang.source import read_error
 
@@ -409,11 +415,20 @@ class _Parser(argparse.ArgumentParser):
         raise Exit(EXIT_USAGE)
 
     def _guess(self, message: str) -> str | None:
-        """`--devcie` (unrecognized): the option it is close to, in any command."""
+        """`--devcie` (unrecognized): the option it is close to, in any command;
+        words after `tilec run FILE` (`-- 4 x.npy`): `main` takes no arguments."""
         import difflib
 
         if not message.startswith("unrecognized arguments: "):
             return None
+        words = message[len("unrecognized arguments: "):].split()
+        extra = [w for w in words if w != "--"]
+        if _command() == "run" and extra and all(not w.startswith("-") for w in extra):
+            if all(w.endswith(".tile") for w in extra):
+                return "`tilec run` runs one program: run each on its own (`tilec check` takes several files)"
+            return ("`tilec run` calls `fn main()`, which takes no arguments: build its inputs in `main` "
+                    "(`load_npy(\"x.npy\")`, a `const`), or call a function of the program with arguments "
+                    "from Python: `tilelang.load(\"FILE.tile\").f(..)`")
         options: set[str] = set()
         for action in self._actions:
             options.update(action.option_strings)
@@ -421,7 +436,7 @@ class _Parser(argparse.ArgumentParser):
                 for sp in action.choices.values():
                     for a in sp._actions:
                         options.update(o for o in a.option_strings if o.startswith("--"))
-        for word in message[len("unrecognized arguments: "):].split():
+        for word in words:
             if word.startswith("--"):
                 close = difflib.get_close_matches(word.split("=", 1)[0], sorted(options), n=1, cutoff=0.75)
                 if close:
@@ -430,6 +445,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 _ARGV: list[str] = []  # the command line `run` parses (for `_json_requested`)
+
+
+def _command() -> str | None:
+    """The command word of the command line being parsed (`run` of `tilec --color never run f.tile`)."""
+    argv = iter(_ARGV)
+    for a in argv:
+        if a in ("--error-format", "--color"):
+            next(argv, None)  # its value
+        elif not a.startswith("-"):
+            return a
+    return None
 
 
 def _json_requested() -> bool:
@@ -477,7 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
     _deny_option(p)
 
     p = command("emit", cmd_emit, "print the AST, Tile IR, GPU IR, LLVM IR or PTX of a program")
-    p.add_argument("file", metavar="FILE", help="the `.tile` file to compile")
+    p.add_argument("file", metavar="FILE", help="the `.tile` file to compile (`-`: stdin)")
     p.add_argument("--stage", "-s", choices=STAGES, required=True, help="what to print")
     p.add_argument("--kernel", "-k", help="only this kernel")
     p.add_argument("--arch", default="sm_80",

@@ -66,7 +66,7 @@ class HostFunction:
                                  for kind in [_written_kind(p.ty)] if kind is not None]
 
     def __repr__(self) -> str:
-        return f"<tile function {self.signature}>"
+        return f"<tile {self.signature}>"  # `<tile fn double(..) -> ..>`
 
     def __get__(self, obj: Any, objtype: Any = None) -> HostFunction:
         return self  # see `Kernel.__get__`

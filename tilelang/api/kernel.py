@@ -112,17 +112,18 @@ class Kernel:
         )
         want = DType.parse(s.elem or "")
         elem = f"{tile_dtype_name(want)} " if want is not None else ""
+        an = f"{'an' if (elem or 'array')[0] in 'aeio' else 'a'} {elem}array"  # (`an int8 array`, `a uint8 array`)
         rank = len(s.dims or ())
         if s.kind == "mut":
             return (
-                f"`tilelang.partition(array, tile)` of a {elem}array of rank {rank}, written ({ty})"
+                f"`tilelang.partition(array, tile)` of {an} of rank {rank}, written ({ty})"
             )
         if s.kind == "ref":
-            return f"a {elem}array of rank {rank}, read only ({ty})"
+            return f"{an} of rank {rank}, read only ({ty})"
         return f"a number ({ty})"
 
     def __repr__(self) -> str:
-        return f"<tile kernel {self.signature}>"
+        return f"<tile {self.signature}>"  # `<tile kernel fn add<..>(..)>`
 
     def __get__(self, obj: Any, objtype: Any = None) -> Kernel:
         # A descriptor that returns itself: `inspect.isroutine` then holds, so

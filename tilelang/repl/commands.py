@@ -140,6 +140,24 @@ def run_command(session: SessionCore, line: str) -> ReplOutput:
             )
 
 
+def _item_header(text: str, kind: str) -> str:
+    """A session item's declaration up to its body (a `const`'s up to its `=`), without comments: an
+    attribute's `=` (`#[hints(num_warps = 4)]`) or a string's `{` is not where it ends."""
+    import re
+
+    from tilelang.source import without_comments
+
+    code = without_comments(text)
+    plain = re.sub(r'"(?:\\.|[^"\\])*"', lambda m: "_" * len(m.group()), code)  # (strings: same length)
+    depth, end = 0, len(code)
+    for i, ch in enumerate(plain):
+        depth += (ch in "([") - (ch in ")]")
+        if depth == 0 and ch == ("=" if kind == "const" else "{"):
+            end = i
+            break
+    return "\n".join(line.rstrip() for line in code[:end].strip().splitlines() if line.strip())
+
+
 def _help_on(session: SessionCore, name: str) -> ReplOutput:
     """`:help NAME`: a builtin's signature and doc, or a session item's header."""
     from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Context
@@ -166,8 +184,7 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
             found.append(f"{sig.signature}\n    {sig.doc}\n    allowed {sig.context.where}")
     for it in session.items:
         if it.name == name:
-            header = it.chunk.text.split("{", 1)[0].split("=", 1)[0].strip()
-            found.append(f"{header}\n    defined in this session")
+            found.append(f"{_item_header(it.chunk.text, it.kind)}\n    defined in this session")
     if name in session.env:
         ty = session.types.get(name) or type(session.env[name]).__name__
         found.append(f"{name}: {default_literals(ty)}\n    a variable of this session")

@@ -257,8 +257,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     file = Path(args.file)
     start = time.time()
+    if file.suffix == ".py" and not file.is_file():  # (a `.tile` one: `run_file` says so)
+        from tilelang.source import read_error, read_source
+
+        try:
+            read_source(file)
+        except OSError as e:
+            _fail(read_error(file, e))
     state.FORCE = True
     status = 0
+    argv = sys.argv
     try:
         if file.suffix == ".py":
             sys.argv = [str(file)]
@@ -266,19 +274,38 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 runpy.run_path(str(file), run_name="__main__")
             except SystemExit as e:
                 status = int(e.code or 0) if not isinstance(e.code, str) else 1
+            except Exception as e:  # the script's own error (a TileError of its calls too): not tilec's bug
+                _script_traceback(e, file)
+                status = EXIT_RUNTIME
         else:
             from tilelang.run import run_file
 
             status = int(run_file(file, device=args.device) or 0)
     finally:
         state.FORCE = False
+        sys.argv = argv
     made = [r for r in records.default_store().all() if r.created >= start - 1]
+    if not made:
+        if status == 0:
+            _out("0 tuning records made: the program launched no `#[autotune]` kernel")
+        return status
     _out(f"{len(made)} tuning record{'s' if len(made) != 1 else ''} made:")
     for r in made:
         _out(f"  {r.summary()}")
         for cfg, why in r.skipped:
             _out(f"    skipped {', '.join(f'{k}={v}' for k, v in cfg.items())}: {why}")
     return status
+
+
+def _script_traceback(e: BaseException, file: Path) -> None:
+    """`tilec tune script.py`: the script's exception as Python prints it,
+    from the script's own frames (not `runpy`'s or tilec's)."""
+    import traceback
+
+    tb = e.__traceback__
+    while tb is not None and Path(tb.tb_frame.f_code.co_filename).resolve() != file.resolve():
+        tb = tb.tb_next
+    _err("".join(traceback.format_exception(type(e), e, tb or e.__traceback__)).rstrip("\n"))
 
 
 def cmd_explain(args: argparse.Namespace) -> int:

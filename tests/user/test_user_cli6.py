@@ -8,7 +8,9 @@ go to definition and hover on a `use "util.tile";` string answered nothing
 (on `use std::nn`'s path they open the module); a syntax error in a used
 file (`pub fn twice`) was followed by "cannot find function `twice`" at each
 use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
-`#[hints(num_warps` (cut at the first `=`). Also what held and
+`#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
+script's own exception (and a missing script) an internal compiler error.
+Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -151,3 +153,27 @@ def test_a_file_that_is_not_utf8_and_arguments_for_main_are_refused_plainly(tmp_
     assert r.exit_code == 2 and "help: `tilec run` runs one program" in r.stderr
     r = invoke("check", str(ok), "run")  # a file named `run`: no word about `main`
     assert r.exit_code == 1 and "couldn't read `run`" in r.stderr and "main" not in r.stderr
+
+
+def test_tune_of_a_script_that_fails_is_the_script_s_error_not_an_internal_one(tmp_path: Path) -> None:
+    # `tilec tune script.py` reported a script's own exception, and a missing script, as "internal compiler
+    # error ... a bug in tilec" (status 101); and printed "0 tuning records made:" after a failed run
+    import sys
+
+    argv = list(sys.argv)
+    bad = tmp_path / "bad.py"
+    bad.write_text('print("before")\nraise ValueError("boom")\n', encoding="utf-8")
+    r = invoke("tune", str(bad))
+    assert r.exit_code == 3 and r.stdout == "before\n", r.output
+    assert r.stderr.startswith("Traceback (most recent call last):\n") and "bad.py\", line 2" in r.stderr
+    assert r.stderr.rstrip().endswith("ValueError: boom") and "internal compiler error" not in r.stderr
+    assert sys.argv == argv  # the script's `sys.argv` is put back
+    (tmp_path / "d.py").mkdir()
+    for missing, why in ((tmp_path / "nosuch.py", "No such file"), (tmp_path / "d.py", "it is a directory")):
+        r = invoke("tune", str(missing))
+        assert r.exit_code == 1 and r.stderr.startswith(f"error: couldn't read `{missing}`: {why}"), r.stderr
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n    print(3);\n}\n", encoding="utf-8")
+    r = invoke("tune", str(ok), "--device", "cpu")
+    assert r.exit_code == 0 and r.stdout == "3\n0 tuning records made: the program launched no `#[autotune]` kernel\n"
+

@@ -445,7 +445,15 @@ class _Parser(argparse.ArgumentParser):
         """`--devcie` (unrecognized): the option it is close to, in any command;
         words after `tilec run FILE` (`-- 4 x.npy`): `main` takes no arguments."""
         import difflib
+        import re
 
+        command = re.match(r"argument COMMAND: invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if command is not None:  # `tilec chek`, `tilec help`, `tilec version`
+            word = command.group(1)
+            if word in ("help", "version"):
+                return f"did you mean `tilec --{word}`?"
+            close = difflib.get_close_matches(word, re.findall(r"'(\w+)'", command.group(2)), n=1, cutoff=0.6)
+            return f"did you mean `tilec {close[0]}`?" if close else None
         if not message.startswith("unrecognized arguments: "):
             return None
         words = message[len("unrecognized arguments: "):].split()

@@ -143,3 +143,16 @@ def test_program_text_given_to_load_and_a_file_name_given_to_compile() -> None:
         tilelang.compile("kernels.tile")
     assert e.value.code == "E0813" and "`kernels.tile` is a file name" in str(e.value)
     assert "tilelang.load('kernels.tile')" in str(e.value)
+
+
+def test_a_graph_s_repr_counts_in_words(m: tilelang.Module) -> None:
+    z, x = np.zeros(8, np.float32), np.ones(8, np.float32)
+    with tilelang.graph() as g:
+        pass
+    assert repr(g) == "<tile graph of 0 operations, 0 replays>"  # was "0 operations (), 0 replays"
+    with tilelang.graph() as g:
+        m.scale(P(z, [4]), x, 2.0).sync()
+    assert repr(g) == "<tile graph of 1 operation (scale), 0 replays>"  # was "1 operations"
+    g.replay()
+    assert repr(g) == "<tile graph of 1 operation (scale), 1 replay>" and (z == 2.0).all()
+

@@ -177,3 +177,15 @@ def test_tune_of_a_script_that_fails_is_the_script_s_error_not_an_internal_one(t
     r = invoke("tune", str(ok), "--device", "cpu")
     assert r.exit_code == 0 and r.stdout == "3\n0 tuning records made: the program launched no `#[autotune]` kernel\n"
 
+
+def test_a_misspelt_command_help_or_version_and_doc_in_capitals() -> None:
+    for word, guess in (("chek", "`tilec check`"), ("emitt", "`tilec emit`"), ("help", "`tilec --help`"),
+                        ("version", "`tilec --version`")):
+        r = invoke(word)
+        assert r.exit_code == 2 and f"help: did you mean {guess}?" in r.stderr, r.stderr
+    assert "did you mean" not in invoke("xyz").stderr
+    # `tilec explain e0303` is E0303's page; `tilec doc LOAD_LIKE` was "no entry"
+    r = invoke("doc", "LOAD_LIKE")
+    assert r.exit_code == 0 and r.stdout.startswith("### `load_like`")
+    assert invoke("doc", "Exp").stdout.startswith("### `exp`")
+

@@ -9,7 +9,9 @@ a read-only parameter, that "the results land in" it; a Python `complex` for a
 kernel's scalar, told "pass a Python number" where a host function's was told
 to take its real part; `tilelang.load(source_text)` (the whole program echoed
 as a file name, "File name too long", "check the path") and
-`tilelang.compile("kernels.tile")` (a parse error at `/`). Also the calls that
+`tilelang.compile("kernels.tile")` (a parse error at `/`); "1 were given", and
+"give them in the order of the declaration" for generics given to a function
+that has none. Also the calls that
 held: every element type the brief lists through one generic kernel, several
 shapes through one kernel (its specialisation cache), empty arrays, an
 assertion failing inside a host function."""
@@ -155,4 +157,20 @@ def test_a_graph_s_repr_counts_in_words(m: tilelang.Module) -> None:
     assert repr(g) == "<tile graph of 1 operation (scale), 0 replays>"  # was "1 operations"
     g.replay()
     assert repr(g) == "<tile graph of 1 operation (scale), 1 replay>" and (z == 2.0).all()
+
+
+def test_generics_and_arguments_given_to_what_takes_none() -> None:
+    mod = tilelang.compile("kernel fn k(z: &mut Tensor<f32, [4]>) {\n    z.store(zeros::<f32>([4]));\n}\n"
+                           "fn h() {\n}\n", name="l24b")
+    # were "takes 0 generic arguments but 1 were given", "help: give them in the order of the declaration"
+    for f, what in ((mod.k, "kernel `k`"), (mod.h, "function `h`")):
+        with pytest.raises(tilelang.CallError) as e:
+            f[4]
+        assert f"{what} takes 0 generic arguments but 1 was given" in str(e.value) and e.value.code == "E0111"
+        assert f"help: it has none: call it without `[..]`, `mod.{f.__name__}(..)`" in str(e.value)
+    # was "takes 0 arguments () but 1 were given", "help: pass 0: "
+    with pytest.raises(tilelang.CallError, match=r"function `h` takes no arguments but 1 was given") as e:
+        mod.h(1)
+    assert "help: call it as `h()`" in str(e.value) and e.value.code == "E0105"
+    assert mod.h() is None
 

@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from tilelang.api.arrays import ArrayRef, tile_dtype_name
-from tilelang.api.errors import CallError, _file, span_text
+from tilelang.api.errors import CallError, _file, given, span_text
 from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_KEYWORD, WRONG_ARG_COUNT
 from tilelang.dtypes import DType
 from tilelang.runtime.launch import ParamSpec, linear_in
@@ -94,10 +94,11 @@ def _match_args(
     if len(args) > len(names):
         raise CallError(
             f"{what} `{fname}` takes {len(names)} argument{'s' if len(names) != 1 else ''} "
-            f"({', '.join(names)}) but {len(args)} were given",
+            f"({', '.join(names)}) but {given(len(args))}" if names
+            else f"{what} `{fname}` takes no arguments but {given(len(args))}",
             where=where,
             code=WRONG_ARG_COUNT,
-            help=f"pass {len(names)}: {', '.join(f'`{n}`' for n in names)}",
+            help=f"pass {len(names)}: {', '.join(f'`{n}`' for n in names)}" if names else f"call it as `{fname}()`",
         )
     out: dict[str, Any] = dict(zip(names, args, strict=False))
     for k, v in kwargs.items():

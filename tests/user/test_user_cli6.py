@@ -189,3 +189,16 @@ def test_a_misspelt_command_help_or_version_and_doc_in_capitals() -> None:
     assert r.exit_code == 0 and r.stdout.startswith("### `load_like`")
     assert invoke("doc", "Exp").stdout.startswith("### `exp`")
 
+
+def test_a_turbofish_on_a_function_without_generics_says_to_remove_it() -> None:
+    # was "takes 0 generic arguments but 1 were supplied", help "give 0 generic arguments, or leave them out"
+    r = invoke("check", "-", "--error-format", "json", input=(
+        "fn h() {\n}\nfn g<const N: i32>(x: i32) -> i32 {\n    x + N\n}\n"
+        "fn main() {\n    h::<4>();\n    print(g::<1, 2>(3));\n}\n"))
+    import json
+
+    got = [(d["message"], d["help"]) for d in map(json.loads, r.stderr.splitlines())]
+    assert got == [("function `h` takes no generic arguments", ["remove the `::<..>`: `h()`"]),
+                   ("function `g` takes 1 generic argument but 2 were supplied",
+                    ["give 1 generic argument, or leave them out to infer them"])]
+

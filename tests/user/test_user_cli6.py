@@ -9,8 +9,9 @@ go to definition and hover on a `use "util.tile";` string answered nothing
 file (`pub fn twice`) was followed by "cannot find function `twice`" at each
 use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
 `#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
-script's own exception (and a missing script) an internal compiler error.
-Also what held and
+script's own exception (and a missing script) an internal compiler error;
+the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
+answered `None`. Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -201,4 +202,19 @@ def test_a_turbofish_on_a_function_without_generics_says_to_remove_it() -> None:
     assert got == [("function `h` takes no generic arguments", ["remove the `::<..>`: `h()`"]),
                    ("function `g` takes 1 generic argument but 2 were supplied",
                     ["give 1 generic argument, or leave them out to infer them"])]
+
+
+def test_the_repl_type_of_an_unfinished_expression_or_a_statement() -> None:
+    from tilelang.repl import ReplSession
+
+    session = ReplSession(device="cpu")
+    # was "mismatched closing delimiter: `}`" (the session's own brace) and, for `1 +`, an error with no location
+    out = session.feed(":type (1 +")
+    assert not out.ok and "unclosed delimiter `(`" in out.stderr and "`}`" not in out.stderr
+    out = session.feed(":type 1 +")
+    assert not out.ok and "error[E0017]" in out.stderr and " --> <repl-" in out.stderr
+    # was "let y = 2;: None"
+    out = session.feed(":type let y = 2;")
+    assert not out.ok and out.stderr.startswith("error: `:type` takes one expression, and `let y = 2;` is not one")
+    assert session.feed(":type 1 + 2").stdout == "1 + 2: i32\n"
 

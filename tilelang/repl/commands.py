@@ -242,6 +242,17 @@ def _type_of(session: SessionCore, text: str) -> ReplOutput:
     if not text:
         return ReplOutput(stderr="error: `:type` needs an expression\n", ok=False)
     sf = session.new_file(text)
+    from tilelang.syntax.parser import parse_repl
+
+    sink = DiagnosticSink()  # its syntax first, as `:ast` reads it: `:type (1 +` was told of a `}` it never had
+    parsed = parse_repl(sf, sink)
+    if parsed is None or sink.has_errors:
+        return ReplOutput(stderr=session.render(sink.diagnostics), ok=False)
+    entries = [*parsed.items, *parsed.body.stmts] + ([parsed.body.tail] if parsed.body.tail else [])
+    if len(entries) != 1 or not isinstance(entries[0], (ast.Expr, ast.ExprStmt)):
+        return ReplOutput(stderr=f"error: `:type` takes one expression, and `{text.strip()}` is not one\n"
+                                 "help: `:type x + 1` shows the type of `x + 1`; `:vars` lists the variables' types\n",
+                          ok=False)
     tail = Chunk(text, sf.id, 0)
     checked = check_session(session.items, [*session.stmts, tail], len(session.stmts))
     if checked.errors:

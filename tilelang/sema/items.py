@@ -51,7 +51,7 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
 )
-from tilelang.source import Span
+from tilelang.source import DUMMY_SPAN, Span
 from tilelang.syntax import ast
 from tilelang.tuner.space import HINTS
 
@@ -183,6 +183,11 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         if target is mod:
             _self_import(tcx, use)
             return
+        tid = target.ast.span.file
+        if any(d.code.startswith("E00") and (d.primary_span or DUMMY_SPAN).file == tid  # (E00xx: syntax.py's)
+               for d in tcx.sink.diagnostics):
+            # the file has syntax errors, reported: an item they cut off is not reported again where used
+            mod.failed.add("*")
         for name, sym in target.own.items():
             if name != "main":  # a module may be a program of its own; its entry point stays there
                 _import(tcx, mod, name, sym, use.file.span)

@@ -13,6 +13,7 @@ their codes; their help lines lead to a call that writes the caller's object.
 from __future__ import annotations
 
 import array
+import types
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,6 +65,8 @@ def _named(tmp: Path) -> dict[str, Any]:
         "flist": [np.zeros(8, F32)],
         "ftuple": (np.zeros(8, F32),),
         "fdict": {"z": np.zeros(8, F32)},
+        "obj": types.SimpleNamespace(t=(np.zeros(8, F32),)),
+        "yes": True,
     }
 
 
@@ -119,6 +122,9 @@ ROWS: list[Row] = [
     ("f_star_held_list", lambda m, n: m.f(*n["flist"]), "ok", lambda n: ONES(n["flist"][0])),
     ("f_star_held_tuple", lambda m, n: m.f(*n["ftuple"]), "ok", lambda n: ONES(n["ftuple"][0])),
     ("f_double_star_held_dict", lambda m, n: m.f(**n["fdict"]), "ok", lambda n: ONES(n["fdict"]["z"])),
+    # (an object's tuple, unpacked where one branch builds a tuple: the other branch's, held, is written)
+    ("f_star_held_or_new", lambda m, n: m.f(*(n["obj"].t if n["yes"] else (np.zeros(8, F32),))), "ok",
+     lambda n: ONES(n["obj"].t[0])),
     ("f_strided_view", lambda m, n: m.f(n["z16"][::2]), "ok",
      lambda n: ONES(n["z16"][::2]) and not n["z16"][1::2].any()),
     ("f_fortran", lambda m, n: m.f2(n["fortran"]), "ok", lambda n: ONES(n["fortran"])),

@@ -240,9 +240,13 @@ def _unpacks_a_new_sequence() -> bool:
     before = None
     for ins in dis.get_instructions(code):
         if ins.offset >= at:
+            # (reached by a jump too, `f(*(t if c else (x,)))`: the instruction before is one branch's)
+            if ins.is_jump_target:
+                return False
             break
-        if ins.opname not in ("CACHE", "EXTENDED_ARG", "PUSH_NULL"):  # (3.14 pushes a NULL for no `**`)
-            before = ins
+        if ins.opname in ("CACHE", "EXTENDED_ARG", "PUSH_NULL"):  # (3.14 pushes a NULL for no `**`)
+            continue
+        before = None if ins.is_jump_target and ins.opname == "NOP" else ins
     if before is None:
         return False
     return before.opname in _NEW_SEQUENCE or (before.opname == "CALL_INTRINSIC_1"

@@ -246,7 +246,7 @@ def _unpacks_a_new_sequence() -> bool:
             break
         if ins.opname in ("CACHE", "EXTENDED_ARG", "PUSH_NULL"):  # (3.14 pushes a NULL for no `**`)
             continue
-        before = None if ins.is_jump_target and ins.opname == "NOP" else ins
+        before = ins  # (the call is reached from here alone: the instruction before runs right before it)
     if before is None:
         return False
     return before.opname in _NEW_SEQUENCE or (before.opname == "CALL_INTRINSIC_1"

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import array
 import dis
+import functools
 import gc
 import sys
 import types
@@ -233,7 +234,12 @@ def _unpacks_a_new_sequence() -> bool:
     frame = _caller()
     if frame is None:
         return False
-    code, at = frame.f_code, frame.f_lasti
+    return _built_before(frame.f_code, frame.f_lasti)
+
+
+@functools.lru_cache(maxsize=1024)
+def _built_before(code: types.CodeType, at: int) -> bool:
+    """`_unpacks_a_new_sequence` of the instruction at `at` of `code` (a call in a loop reads its code once)."""
     raw = code.co_code
     if not 0 <= at < len(raw) - 1 or raw[at] != _UNPACKING or raw[at + 1] & 1:
         return False

@@ -6,13 +6,17 @@
 # ~1,024 of tensor work and ~1,056 of MUFU per SM sub-partition: the two consumer warpgroups issue together, wait
 # together for their S (the tensor cores then run S alone, the MUFU idles), then run the softmax under P V. Ahead,
 # S(j + 1) is issued before softmax(j) and runs under it beside P V(j - 1), so the wait for S leaves the period.
-# The price: a second S tile live through the softmax (64 registers a thread at BN = 128). At 128 x 128, D = 64 the
-# default consumers already use ~190 of their 232 registers (ptxas 13.0: R188 the highest), so ahead the kernel
-# spills (ptxas 13.0: 196 B / 228 B of spill stores / loads in the key loop, no wgmma serialised); at 128 x 64
-# (BN = 64: S is 32 registers) it compiles clean (0 B). So this call measures two things:
-#   1. 128 x 128 (the benchmark's blocks) A S S A: is the S wait worth more than the spills? (D = 64 S = 1,024 launches
-#      the long keys' kernel under S: the short keys' variant is the chained rotated loop, which the switch leaves;
-#      `attention_chain.make` asks for it only where the loop would be rotated.)
+# The price: a second S tile live through the softmax (64 registers a thread at BN = 128); the loop runs two key
+# blocks an iteration so that the two S tiles alternate between two register sets (`TILEC_ATTN_SAHEAD_UNROLL`, on
+# with the switch; one block an iteration ptxas copied one into the other each block and spilled 196-452 B), and the
+# producer keeps 24 registers (the consumers 240). At 128 x 128, D = 64 the default consumers already reach R188 of
+# their 232 registers: ahead, ptxas 13.0 spills 44 B in the benchmark's split kernel and 28 B in the causal tail
+# variant, all in the masked blocks' path (5 STL / 5 LDL there), and a block's SASS grows 641 -> 714 (~+30 on an
+# unmasked block's path: the top wait, the second spin, the pair's branch); at 128 x 64 it is clean (0 B, 393 -> ~408).
+# So this call measures two things:
+#   1. 128 x 128 (the benchmark's blocks) A S S A: is the S wait worth more than what the registers cost? (D = 64
+#      S = 1,024 launches the long keys' kernel under S: the short keys' variant is the chained rotated loop, which
+#      the switch leaves; `attention_chain.make` asks for it only where the loop would be rotated.)
 #   2. 128 x 64 (ATTN_BLOCKS=128x64, no spill either way) B T T B: the S wait's worth per block where registers
 #      allow it, i.e. the premise of the lever.
 #   A  default (128 x 128)        S  TILEC_ATTN_SAHEAD=1 (128 x 128)
@@ -20,13 +24,13 @@
 # Rows: f16 / bf16 D = 64 full S = 1,024 and 4,096, f16 D = 128 full S = 4,096 (a control: no D = 128 kernel changes;
 # its 128 x 128 loop is rotated and two S tiles would not fit, `AHEAD_HEADROOM`).
 # EXPECTED (H100, before any run):
-#   S/A at D = 64: -6..+3 % (the S wait, ~10 % of a block by the D = 128 ncu samples' 9.2 % at the S wait, less the
-#     spills' ~50 STL/LDL a block and, at S = 1,024, the chained variant's +2..5 % given up): most likely a loss;
-#     a gain would say the S wait is larger than the samples suggest, and a register diet for 128 x 128 (P kept
-#     packed, the two S tiles alternating in an unrolled loop) is the next build.
-#   T/B at D = 64 (128 x 64): +3..+10 % if the premise holds (per 64-key block the S wait is the same share as at
-#     BN = 128, and nothing spills); within the spread if the S wait is already hidden by the other warpgroup's
-#     softmax (then the lever is closed: what remains is the per-warp softmax latency, not the order of issue).
+#   S/A at D = 64: S = 4,096 -5..+10 %, S = 1,024 -8..+8 % (the S wait is ~300-550 of a block's ~1,980 cycles by the
+#     model, 15-28 %; against it ~30 more instructions a warp on an unmasked block, and at S = 1,024 the chained
+#     variant's +2..5 % given up; the producer's 24 registers: -1..+1 % at D = 64 in call 24, with the fast walk). A gain >= 3 % on both dtypes would make the row >= 1.0x SDPA (0.97x now).
+#   T/B at D = 64 (128 x 64): +5..+20 % if the premise holds (the same share of a 64-key block is the S wait, and
+#     nothing spills); within the spread if the S wait is already hidden by the other warpgroup's softmax (then
+#     the lever is closed: what remains is the per-warp softmax latency, not the order of issue). If T beats A
+#     outright, 128 x 64 with S ahead is a candidate default at D = 64.
 #   D = 128 control: 1.000 +- the spread in both pairs (the same PTX).
 #   Errors below 1e-2 against SDPA in f32 in every arm (the GPU tests below check the switch at 128 x 64 and
 #   128 x 128: GQA, keys not a multiple of the block, causal, bf16, three launches the same bits).

@@ -71,7 +71,9 @@ def test_d128_at_128_by_128_is_not_taken(monkeypatch) -> None:  # type: ignore[n
 
 
 @pytest.mark.parametrize(("causal", "sq", "sk", "unroll"),
-                         [(False, 100, 120, "1"), (False, 100, 170, "1"), (True, 150, 40, "1"),
+                         # (heavy: full_even; full_odd runs both sides of the second block's branch)
+                         [pytest.param(False, 100, 120, "1", marks=pytest.mark.heavy), (False, 100, 170, "1"),
+                          (True, 150, 40, "1"),
                           pytest.param(False, 100, 170, "0", marks=pytest.mark.heavy)],
                          ids=["full_even", "full_odd", "causal_rows_see_nothing", "full_odd_one_block_an_iteration"])
 def test_std_attention_with_s_ahead_in_the_simulator(causal: bool, sq: int, sk: int, unroll: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -111,7 +113,8 @@ def test_two_warpgroups_grouped_heads_with_s_ahead_in_the_simulator(monkeypatch)
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-@pytest.mark.parametrize("dt", ["f16", pytest.param("bf16", marks=pytest.mark.heavy)])
+@pytest.mark.heavy  # (~3 s of ptxas; the switch is opt-in, its loop covered by the simulator's cases above)
+@pytest.mark.parametrize("dt", ["f16", "bf16"])
 def test_128_by_64_at_d64_assembles_without_spills(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """ptxas (sm_90a) on std's prefill kernel at 128 x 64, D = 64 with S ahead: no spill, no wgmma serialised
     (before S crossed the back edge as the product's own registers: C7514, every wgmma serialised). At 128 x 128
@@ -179,3 +182,25 @@ def test_s_ahead_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyp
     torch.testing.assert_close(lse[seen], want_lse[seen], rtol=1e-4, atol=1e-3)
     for o2, lse2 in outs[1:]:
         assert torch.equal(o, o2) and torch.equal(lse[seen], lse2[seen])
+
+
+@pytest.mark.parametrize(("bm", "bh", "hkv", "sq", "sk", "ctas", "pieces"),
+                         # (heavy, both: ~6-7 s each in llsim; the switch is opt-in and the persistent walk above
+                         # covers its loop in the default suite)
+                         [pytest.param(64, 1, 1, 448, 320, 4, 3 * 4, marks=pytest.mark.heavy),
+                          pytest.param(128, 2, 1, 130, 200, 3, 1 * 3, marks=pytest.mark.heavy)],
+                         ids=["three_rounds_of_pieces", "two_warpgroups_gqa"])
+def test_the_split_last_round_with_s_ahead_in_the_simulator(bm: int, bh: int, hkv: int, sq: int, sk: int, ctas: int,
+                                                            pieces: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The persistent walk's last round split along the keys (`TILEC_ATTN_SPLIT`, the D = 64 default): the pieces'
+    key loops start past the first block (1 to 5 blocks a piece, odd and even) and run S ahead too; against
+    NumPy with the records NaN until written, and the records the pieces wrote counted (test_attention_split's)."""
+    from test_attention_split import LSE, _env, _run, _text
+
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _env(monkeypatch, form="overlap")
+    monkeypatch.setenv("TILEC_ATTN_SAHEAD", "1")
+    k = _std("flash_attention_lse", "f16", bm, 64, 64)
+    text = _text(k, LSE)
+    assert "split.save" in text and text.count("wgmma.rs") >= 4  # two walks, each two blocks an iteration
+    assert _run(k, LSE, (ctas, 1), bh, hkv, sq, sk, 64, False, 5) == pieces * 2 * bm * (4 + 64 // 2)

@@ -38,8 +38,13 @@
 # usage on the device machine, from the checkout's root (after `pip install --no-deps -e .`):
 #   bash benchmarks/hattn8_device.sh      (REPS, BENCH_TIMEOUT, PREWARM_TIMEOUT, TESTS=0, ARMS adjust; ~150-180 s warm)
 # Prints the tests' summary, one line a step and the table rows, then attention_ab.py's fold; writes $OUT/hattn8.tgz.
+#   STEP=stamps bash benchmarks/hattn8_device.sh   (a second step, ~60-80 s; $OUT/hattn8_stamps.tgz): the cycle stamps
+#     of arms A S B T at f16 D = 64 full S = 4,096 (benchmarks/probes/attention_stamps.py: a key block's cycles, the
+#     loop's over its blocks). Expected: A ~1,950-2,250 cycles a 128-key block (h15u: 1,982 in the chained
+#     variant); S ~1,450-1,800 if the S wait leaves the period (the stamps cost S more: 168 B of spills with them);
+#     B ~1,100-1,250 a 64-key block, T 10-25 % under B. The premise is refuted if T is within ~3 % of B.
 set -uo pipefail
-NAME=hattn8; . benchmarks/attention_arms.sh
+NAME=hattn8${STEP:+_$STEP}; . benchmarks/attention_arms.sh
 export ATTN_TRITON=0
 unset TILEC_ATTN_SAHEAD ATTN_BLOCKS
 arm() {  # the environment of arm $1
@@ -51,6 +56,23 @@ arm() {  # the environment of arm $1
   esac
 }
 blocks() { case $1 in B|T) echo 128x64 ;; *) echo 128x128 ;; esac; }
+if [ "${STEP:-}" = stamps ]; then
+  for x in A S B T; do
+    env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${PREWARM_TIMEOUT:-35} python3 benchmarks/attention_prewarm.py \
+      --bench-rows f16-64 --bench-blocks "$(blocks $x)" --jobs "$jobs" "${cubin[@]}" > "$D/prewarm_stamps_$x.log" 2>&1 &
+  done
+  wait
+  for x in A S B T; do
+    if [ "$(el)" -le 120 ]; then
+      env TILEC_ATTN_STAMPS=1 $(arm $x) timeout ${STAMPS_TIMEOUT:-20} python3 benchmarks/probes/attention_stamps.py \
+        --reps 3 --rows f16-64-full-4096 --out "$D/stamps$x" > "$D/stamps$x.log" 2>&1
+      r=$?  # (before the echo's $(name ..), which would set $? to its own 0)
+      echo "hattn8 stamps, arm $x ($(name $x)) (rc $r, $(el) s):"; grep -E "^\S+: stamped|^  (wg|producer)" "$D/stamps$x.log"
+    else echo "hattn8 stamps $x skipped ($(el) s)"; fi
+  done
+  pack
+  exit 0
+fi
 if [ "${TESTS:-1}" = 1 ]; then
   timeout ${TEST_TIMEOUT:-50} python3 -m pytest -q -m gpu -p no:cacheprovider tests/backend/test_attention_sahead.py \
     > "$D/tests.log" 2>&1

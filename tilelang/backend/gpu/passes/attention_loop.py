@@ -2,8 +2,10 @@
 serial and overlapped schedules: which schedule applies (`schedule`,
 `TILEC_ATTN_SCHEDULE`, `pingpong`), the first product's issue
 (`s_product`), the loops themselves (`serial`, `overlapped`, the optional
-peel of the last key block: `peel_fits`), and `unshare` (tile constants
-cloned for each reader). The rotated loop is `attention_rotated`'s.
+peel of the last key block: `peel_fits`; S of the next block issued before
+the softmax, opt-in: `attention_rotated.s_ahead`, two blocks an iteration,
+`_two_blocks`), and `unshare` (tile constants cloned for each reader). The
+rotated loop is `attention_rotated`'s.
 """
 
 from __future__ import annotations

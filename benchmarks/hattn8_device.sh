@@ -31,6 +31,9 @@
 #     nothing spills); within the spread if the S wait is already hidden by the other warpgroup's softmax (then
 #     the lever is closed: what remains is the per-warp softmax latency, not the order of issue). If T beats A
 #     outright, 128 x 64 with S ahead is a candidate default at D = 64.
+#   In TFLOP/s on an H100 (calls 32/33: A f16 D = 64 S = 1,024 417.6, bf16 420.0, S = 4,096 ~480 at 0.99-1.00x SDPA;
+#     call 6's sweep: 128 x 64 at D = 64 S = 1,024 346): S f16 S = 1,024 ~385-450, S = 4,096 ~455-530; B ~340-350 at
+#     S = 1,024, T ~360-415.
 #   D = 128 control: 1.000 +- the spread in both pairs (the same PTX).
 #   Errors below 1e-2 against SDPA in f32 in every arm (the GPU tests below check the switch at 128 x 64 and
 #   128 x 128: GQA, keys not a multiple of the block, causal, bf16, three launches the same bits).

@@ -11,8 +11,9 @@
 # with the switch; one block an iteration ptxas copied one into the other each block and spilled 196-452 B), and the
 # producer keeps 24 registers (the consumers 240). At 128 x 128, D = 64 the default consumers already reach R188 of
 # their 232 registers: ahead, ptxas 13.0 spills 44 B in the benchmark's split kernel and 28 B in the causal tail
-# variant, all in the masked blocks' path (5 STL / 5 LDL there), and a block's SASS grows 641 -> 714 (~+30 on an
-# unmasked block's path: the top wait, the second spin, the pair's branch); at 128 x 64 it is clean (0 B, 393 -> ~408).
+# variant, all in the masked blocks' path (5 STL / 5 LDL there), and a block's SASS grows 641 -> 714, all of it in
+# branches an unmasked block skips (the masked path, the lone last block's wait): an unmasked block's path is ~407
+# instructions against the default's ~411 (nvdisasm); at 128 x 64 it is clean (0 B, 393 -> ~408).
 # So this call measures two things:
 #   1. 128 x 128 (the benchmark's blocks) A S S A: is the S wait worth more than what the registers cost? (D = 64
 #      S = 1,024 launches the long keys' kernel under S: the short keys' variant is the chained rotated loop, which
@@ -25,8 +26,9 @@
 # its 128 x 128 loop is rotated and two S tiles would not fit, `AHEAD_HEADROOM`).
 # EXPECTED (H100, before any run):
 #   S/A at D = 64: S = 4,096 -5..+10 %, S = 1,024 -8..+8 % (the S wait is ~300-550 of a block's ~1,980 cycles by the
-#     model, 15-28 %; against it ~30 more instructions a warp on an unmasked block, and at S = 1,024 the chained
-#     variant's +2..5 % given up; the producer's 24 registers: -1..+1 % at D = 64 in call 24, with the fast walk). A gain >= 3 % on both dtypes would make the row >= 1.0x SDPA (0.97x now).
+#     model, 15-28 %; against it the schedule ptxas makes with 240 registers and a loop of two blocks, and at
+#     S = 1,024 the chained variant's +2..5 % given up; the producer's 24 registers: -1..+1 % at D = 64 in call 24,
+#     with the fast walk). A gain >= 3 % on both dtypes would make the row >= 1.0x SDPA (0.97x now).
 #   T/B at D = 64 (128 x 64): +5..+20 % if the premise holds (the same share of a 64-key block is the S wait, and
 #     nothing spills); within the spread if the S wait is already hidden by the other warpgroup's softmax (then
 #     the lever is closed: what remains is the per-warp softmax latency, not the order of issue). If T beats A

@@ -204,3 +204,19 @@ def test_the_split_last_round_with_s_ahead_in_the_simulator(bm: int, bh: int, hk
     text = _text(k, LSE)
     assert "split.save" in text and text.count("wgmma.rs") >= 4  # two walks, each two blocks an iteration
     assert _run(k, LSE, (ctas, 1), bh, hkv, sq, sk, 64, False, 5) == pieces * 2 * bm * (4 + 64 // 2)
+
+
+@pytest.mark.heavy
+def test_the_causal_tail_with_s_ahead_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The causal long keys' walk with its tail (`TILEC_ATTN_TAIL=1`, the kernel the benchmark's causal launches
+    ask for), S ahead: pairs, then the tail's single tiles heaviest first, 4 kv positions on 3 CTAs (the tail test's
+    shape in the long keys' kernel), against NumPy."""
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    _ahead(monkeypatch)
+    monkeypatch.setenv("TILEC_ATTN_SPLIT", "0")
+    monkeypatch.setenv("TILEC_ATTN_TAIL", "1")
+    k = _std("flash_attention_lse", "f16", 64, 64, 64)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    assert "%in_tail" in text and "%chained" not in text and text.count("wgmma.rs") == 2
+    _run_lse_and_check(k, facts, (3, 1), 4, 4, 256, 256, 64, True, 11)

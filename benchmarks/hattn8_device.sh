@@ -18,11 +18,11 @@
 #   1. 128 x 128 (the benchmark's blocks) A S S A: is the S wait worth more than what the registers cost? (D = 64
 #      S = 1,024 launches the long keys' kernel under S: the short keys' variant is the chained rotated loop, which
 #      the switch leaves; `attention_chain.make` asks for it only where the loop would be rotated.)
-#   2. 128 x 64 (ATTN_BLOCKS=128x64, no spill either way) B T T B: the S wait's worth per block where registers
-#      allow it, i.e. the premise of the lever.
+#   2. 128 x 64 (ATTN_BLOCKS=128x64, no spill either way) B T T B, f16 only: the S wait's worth per block where
+#      registers allow it, i.e. the premise of the lever.
 #   A  default (128 x 128)        S  TILEC_ATTN_SAHEAD=1 (128 x 128)
 #   B  ATTN_BLOCKS=128x64          T  ATTN_BLOCKS=128x64 TILEC_ATTN_SAHEAD=1
-# Rows: f16 / bf16 D = 64 full S = 1,024 and 4,096, f16 D = 128 full S = 4,096 (a control: no D = 128 kernel changes;
+# Rows (A, S): f16 / bf16 D = 64 full S = 1,024 and 4,096, f16 D = 128 full S = 1,024 and 4,096 (controls: no D = 128 kernel changes;
 # its 128 x 128 loop is rotated and two S tiles would not fit, `AHEAD_HEADROOM`).
 # EXPECTED (H100, before any run):
 #   S/A at D = 64: S = 4,096 -5..+10 %, S = 1,024 -8..+8 % (the S wait is ~300-550 of a block's ~1,980 cycles by the
@@ -85,7 +85,8 @@ if [ "${TESTS:-1}" = 1 ]; then
 fi
 ARMS=${ARMS:-A S S A B T T B}
 for x in $(echo $ARMS | tr ' ' '\n' | sort -u); do
-  env $(arm $x) timeout ${PREWARM_TIMEOUT:-30} python3 benchmarks/attention_prewarm.py --bench-rows f16-64,bf16-64,f16-128 \
+  rows=f16-64,bf16-64,f16-128; case $x in B|T) rows=f16-64 ;; esac
+  env $(arm $x) timeout ${PREWARM_TIMEOUT:-30} python3 benchmarks/attention_prewarm.py --bench-rows $rows \
     --bench-blocks "$(blocks $x)" --jobs "$jobs" "${cubin[@]}" > "$D/prewarm_$x.log" 2>&1 &
 done
 wait
@@ -96,7 +97,7 @@ for x in $ARMS; do
   if [ "$(el)" -le ${BENCH_BY:-165} ]; then
     case $x in
       A|S) bench $x "$i$x" ${BENCH_TIMEOUT:-14} --only f16-64,bf16-64,f16-128 --full-only --seqs 1024,4096 --throwaway ;;
-      *) bench $x "$i$x" ${BENCH_TIMEOUT:-12} --only f16-64,bf16-64 --full-only --seqs 1024,4096 --throwaway ;;
+      *) bench $x "$i$x" ${BENCH_TIMEOUT:-10} --only f16-64 --full-only --seqs 1024,4096 --throwaway ;;
     esac
   else echo "hattn8 bench $i$x skipped ($(el) s)"; fi
 done

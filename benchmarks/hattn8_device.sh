@@ -46,7 +46,7 @@
 #   STEP=stamps bash benchmarks/hattn8_device.sh   (a second step, ~60-80 s; $OUT/hattn8_stamps.tgz): the cycle stamps
 #     of arms A S B T at f16 D = 64 full S = 4,096 (benchmarks/probes/attention_stamps.py: a key block's cycles, the
 #     loop's over its blocks). Expected: A ~1,950-2,250 cycles a 128-key block (h15u: 1,982 in the chained
-#     variant); S ~1,450-1,800 if the S wait leaves the period (the stamps cost S more: 168 B of spills with them);
+#     variant); S ~1,450-1,800 if the S wait leaves the period (with the stamps S spills 168 B, A 4 B: read S with care);
 #     B ~1,100-1,250 a 64-key block, T 10-25 % under B. The premise is refuted if T is within ~3 % of B.
 set -uo pipefail
 NAME=hattn8${STEP:+_$STEP}; . benchmarks/attention_arms.sh

@@ -391,6 +391,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         producer_regs = min(producer_regs, split.WIDE_PRODUCER_REGS)
     if wide and role_registers(C, split.WIDE_PRODUCER_REGS) > role_registers(C, producer_regs):
         producer_regs = split.WIDE_PRODUCER_REGS
+    if turned is None and schedule == "overlap" and not turns and rot.s_ahead(p, C) and not loops.peel_fits(p, C) \
+            and role_registers(C, split.WIDE_PRODUCER_REGS) > role_registers(C, producer_regs):
+        producer_regs = split.WIDE_PRODUCER_REGS  # S ahead (opt-in): two S tiles want every register the consumers get
     producer_regs = producer_budget(producer_regs)
     consumer_regs = role_registers(C, producer_regs)
     ws = g.WarpSpecialize((

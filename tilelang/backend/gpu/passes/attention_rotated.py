@@ -77,8 +77,9 @@ def enabled(p: Any) -> bool:
 # `TILEC_ATTN_SAHEAD` unset: "0" (opt-in until a GPU has timed it: benchmarks/hattn8_device.sh)
 SAHEAD_DEFAULT = "0"
 # Registers a consumer thread keeps beside two S tiles, O and P with S ahead (`s_ahead`): the rule admits
-# 128 x 128 at D = 64 (2 x 64 + 32 + 32 = 192 of 232), where ptxas 13.0 spills 196-452 B all the same (the default
-# consumers reach R188: RESULTS.md, hattn8; admitted so that a GPU can time it), 128 x 64 (0 B), not D = 128 at 128 x 128
+# 128 x 128 at D = 64 (2 x 64 + 32 + 32 = 192 of 232), where ptxas 13.0 still spills 28-44 B in the masked blocks'
+# path with the two-block loop and the producer at 24 (the default consumers reach R188: RESULTS.md, hattn8),
+# and 128 x 64 (0 B); not 128 x 128 at D = 128
 AHEAD_HEADROOM = 40
 
 

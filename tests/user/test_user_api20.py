@@ -19,6 +19,7 @@ assertion failing inside a host function."""
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -173,4 +174,16 @@ def test_generics_and_arguments_given_to_what_takes_none() -> None:
         mod.h(1)
     assert "help: call it as `h()`" in str(e.value) and e.value.code == "E0105"
     assert mod.h() is None
+
+
+def test_a_use_of_a_missing_file_from_program_text_says_where_it_looked(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the note said "relative to the importing file" for text that is no file (it is the current directory)
+    monkeypatch.chdir(str(tmp_path))
+    with pytest.raises(tilelang.CompileError) as e:
+        tilelang.compile('use "nope.tile";\nfn f() -> f32 {\n    1.0\n}\n')
+    text = str(e.value)
+    assert "relative to the current directory (`<string>` is text, not a file)" in text and e.value.code == "E0109"
+    (tmp_path / "nope.tile").write_text("fn g() -> f32 {\n    2.0\n}\n", encoding="utf-8")
+    assert tilelang.compile('use "nope.tile";\nfn f() -> f32 {\n    g()\n}\n').f() == 2.0
 

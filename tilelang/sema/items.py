@@ -177,8 +177,13 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
                 return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")
-                     .note(f"looked for `{fpath}`, relative to the importing file")
-                     .with_help("check the file name; `use \"path.tile\";` is relative to the importing file"))
+                     .note(f"looked for `{fpath}`, relative to "
+                           + ("the importing file" if mod.path and not mod.path.startswith("<") else
+                              f"the current directory (`{mod.path or '<input>'}` is text, not a file)"))
+                     .with_help("check the file name; `use \"path.tile\";` is relative to the importing file"
+                                + ("" if mod.path and not mod.path.startswith("<") else
+                                   ", and for a program given as text (`tilelang.compile`, stdin, the REPL) to the "
+                                   "current directory")))
             return
         if target is mod:
             _self_import(tcx, use)

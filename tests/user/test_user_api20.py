@@ -187,3 +187,22 @@ def test_a_use_of_a_missing_file_from_program_text_says_where_it_looked(
     (tmp_path / "nope.tile").write_text("fn g() -> f32 {\n    2.0\n}\n", encoding="utf-8")
     assert tilelang.compile('use "nope.tile";\nfn f() -> f32 {\n    g()\n}\n').f() == 2.0
 
+
+def test_a_host_function_that_fails_part_way_leaves_what_it_wrote(m: tilelang.Module) -> None:
+    # its `&mut` array was copied back only on success: the launch's writes before the failure were lost,
+    # where a kernel's are in place and the REPL keeps a failed entry's writes
+    mod = tilelang.compile("""\
+kernel fn addk<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    z.store(z.load() + x.load_like(z));
+}
+fn step_then_fail(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {
+    addk(z.partition([4]), x).sync();
+    assert(false, "after the launch");
+}
+""", name="l24c")
+    z, x = np.zeros(6, np.float32), np.arange(6, dtype=np.float32)
+    with pytest.raises(tilelang.ExecutionError, match="after the launch"):
+        mod.step_then_fail(z, x)
+    np.testing.assert_array_equal(z, x)
+    assert z.flags.writeable  # and it is given back writeable
+

@@ -164,6 +164,14 @@ class HostFunction:
                 with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
                     result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span, given)
             except TileError as e:
+                # what it wrote before it failed is in its `&mut` arrays, as a kernel's writes are (in
+                # place) and as the REPL keeps a failed entry's writes: they were lost with the copies
+                try:
+                    for host, t in writeback:
+                        host[...] = t.numpy()
+                    _bump_torch_versions(self._array_args(values))
+                except Exception:  # a device that failed may not give them back: its error is the one to see
+                    pass
                 raise ExecutionError.from_tile_error(e, m._sources) from None
             for host, t in writeback:
                 host[...] = t.numpy()

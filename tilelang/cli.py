@@ -79,6 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     sources = SourceMap()
     diagnostics = []
+    unreadable = False
     for name in args.files:
         path = Path(name)
         try:
@@ -91,13 +92,15 @@ def cmd_check(args: argparse.Namespace) -> int:
                 result = driver.check(text, name="<stdin>", sources=sources, deny_warnings=args.deny)
             else:
                 result = driver.check(path, sources=sources, deny_warnings=args.deny)
-        except OSError as e:
+        except OSError as e:  # said, and the other files are still checked (`tilec check *.tile`)
             from tilelang.source import read_error
 
-            _fail(read_error(path, e))
+            _print_plain_error(read_error(path, e))
+            unreadable = True
+            continue
         diagnostics.extend(result.diagnostics)
     render.report(diagnostics, sources)
-    return EXIT_ERRORS if any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
+    return EXIT_ERRORS if unreadable or any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
 
 
 def _writable(path: str, flag: str) -> None:

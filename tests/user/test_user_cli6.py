@@ -11,7 +11,8 @@ use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
 `#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
 script's own exception (and a missing script) an internal compiler error;
 the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
-answered `None`. Also what held and
+answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`.
+Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -217,4 +218,18 @@ def test_the_repl_type_of_an_unfinished_expression_or_a_statement() -> None:
     out = session.feed(":type let y = 2;")
     assert not out.ok and out.stderr.startswith("error: `:type` takes one expression, and `let y = 2;` is not one")
     assert session.feed(":type 1 + 2").stdout == "1 + 2: i32\n"
+
+
+def test_check_of_several_files_goes_on_past_one_it_cannot_read(tmp_path: Path) -> None:
+    # `tilec check missing.tile bad.tile`: it stopped at the first, and `bad.tile`'s error was never shown
+    bad = tmp_path / "bad.tile"
+    bad.write_text("fn main() {\n    let x: i32 = 1.5;\n}\n", encoding="utf-8")
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n}\n", encoding="utf-8")
+    r = invoke("check", str(tmp_path / "missing.tile"), str(bad), str(ok), "--error-format", "short")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines() == [f"error: couldn't read `{tmp_path / 'missing.tile'}`: No such file or directory",
+                                     f"{bad}:2:18: error[E0203]: mismatched types"]
+    r = invoke("check", str(tmp_path / "missing.tile"), str(ok))
+    assert r.exit_code == 1 and "couldn't read" in r.stderr
 

@@ -206,3 +206,19 @@ fn step_then_fail(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {
     np.testing.assert_array_equal(z, x)
     assert z.flags.writeable  # and it is given back writeable
 
+
+def test_a_fraction_or_a_decimal_for_a_scalar_is_told_to_convert_it(m: tilelang.Module) -> None:
+    from decimal import Decimal
+    from fractions import Fraction
+
+    # both are Python numbers: "pass a Python number" was no help
+    z, x = np.zeros(4, np.float32), np.ones(4, np.float32)
+    with pytest.raises(tilelang.CallError) as e:
+        m.scale(P(z, [4]), x, Fraction(1, 2))
+    assert "but it is a `Fraction`" in str(e.value) and "`float(..)` of it" in str(e.value)
+    with pytest.raises(tilelang.CallError) as e:
+        tilelang.compile("fn f(n: i32) -> i32 {\n    n\n}\n").f(Decimal(2))
+    assert "but it is a `Decimal`" in str(e.value) and "`int(..)` of it" in str(e.value) and e.value.code == "E0203"
+    m.scale(P(z, [4]), x, float(Fraction(1, 2))).sync()
+    assert (z == 0.5).all()
+

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -681,7 +682,7 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
     if isinstance(value, Partition):
         _fail(kernel, spec, f"{what} is a number (`{spec.elem}`), not a partition",
               help="pass a Python number")
-    if not isinstance(value, (bool, int, float, complex, np.generic)):  # (complex: `scalar_value`'s help)
+    if not isinstance(value, (bool, int, float, numbers.Number, np.generic)):  # (`scalar_value`'s helps)
         one = False
         try:
             ref = arrays.describe(value)

@@ -11,8 +11,8 @@ use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
 `#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
 script's own exception (and a missing script) an internal compiler error;
 the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
-answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`.
-Also what held and
+answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`; the REPL showed
+a function named without a call as its whole syntax tree. Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -232,4 +232,19 @@ def test_check_of_several_files_goes_on_past_one_it_cannot_read(tmp_path: Path) 
                                      f"{bad}:2:18: error[E0203]: mismatched types"]
     r = invoke("check", str(tmp_path / "missing.tile"), str(ok))
     assert r.exit_code == 1 and "couldn't read" in r.stderr
+
+
+def test_the_repl_shows_a_function_named_without_a_call_in_words() -> None:
+    from tilelang.repl import ReplSession
+
+    session = ReplSession(device="cpu")
+    assert session.feed("fn twice(x: f32) -> f32 { x * 2.0 }").ok
+    # was `fn(f32) -> f32 = FnRef(decl=FnDecl(name=Ident(name='twice', span=Span(...` and on, the syntax tree
+    assert session.feed("twice").stdout == "fn(f32) -> f32 = the function `twice` (`:help twice` shows it)\n"
+    assert session.feed("fn twice(x: f32) -> f32 { x * 3.0 }").ok  # redefined: its hidden name is not shown
+    assert "the function `twice` (" in session.feed("twice").stdout
+    assert session.feed("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(z.load()); }").ok
+    assert session.feed("k").stdout.endswith("= the kernel `k` (`:help k` shows it)\n")
+    session.feed("let mut z = zeros::<f32>([4]);\nlet g = graph { k(z.partition([4])); };\ng.replay();")
+    assert session.feed("g").stdout == "Graph = 1 operation, replayed 1 time\n"  # was "1 times"
 

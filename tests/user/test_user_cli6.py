@@ -12,7 +12,9 @@ use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
 script's own exception (and a missing script) an internal compiler error;
 the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
 answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`; the REPL showed
-a function named without a call as its whole syntax tree. Also what held and
+a function named without a call as its whole syntax tree; the language
+server's hover and signature help showed no doc comment, and signature help
+knew no function a `use` brought in. Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -247,4 +249,21 @@ def test_the_repl_shows_a_function_named_without_a_call_in_words() -> None:
     assert session.feed("k").stdout.endswith("= the kernel `k` (`:help k` shows it)\n")
     session.feed("let mut z = zeros::<f32>([4]);\nlet g = graph { k(z.partition([4])); };\ng.replay();")
     assert session.feed("g").stdout == "Graph = 1 operation, replayed 1 time\n"  # was "1 times"
+
+
+def test_hover_and_signature_help_show_a_function_s_doc_comment_and_reach_used_files(tmp_path: Path) -> None:
+    # hover showed the header only (`help()` in Python shows the `//` lines above it), a `/* */` or `//`
+    # comment inside the header stayed in it (`(x: &Tensor<f32, [?]>,)`), and signature help knew only the
+    # document's own functions, not those a `use "util.tile";` brought in
+    (tmp_path / "util.tile").write_text(
+        "// Doubles it.\n#[allow(unused_variables)]\nfn twice(x: f32,   /* the value */\n) -> f32 {\n"
+        "    x * 2.0\n}\n", encoding="utf-8")
+    main = 'use "util.tile";\n\n// Runs it.\nfn main() {\n    print(twice(1.0));\n}\n'
+    an = A.analyze(main, str(tmp_path / "main.tile"))
+    h = A.hover(an, main.index("twice("))
+    assert h is not None and h.markdown == "```tile\nfn twice(x: f32) -> f32\n```\n\nDoubles it."
+    sig = A.signature_help(an, main.index("twice(") + 6)
+    assert sig is not None and sig.label == "fn twice(x: f32) -> f32" and sig.doc == "Doubles it."
+    h = A.hover(an, main.index("main("))
+    assert h is not None and h.markdown.endswith("\n\nRuns it.")
 

@@ -13,7 +13,7 @@ from tilelang.api.errors import CallError, _file, given, span_text
 from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_KEYWORD, WRONG_ARG_COUNT
 from tilelang.dtypes import DType
 from tilelang.runtime.launch import ParamSpec, linear_in
-from tilelang.source import SourceMap, Span, without_comments
+from tilelang.source import SourceMap, Span, doc_comment_above, without_comments
 from tilelang.syntax import ast
 
 if TYPE_CHECKING:
@@ -43,23 +43,8 @@ def _header(decl: ast.FnDecl, sources: SourceMap) -> str:
 
 def _doc_comments(decl: ast.FnDecl, sources: SourceMap) -> str:
     """The `//` comment lines right above the declaration (its doc)."""
-    try:
-        sf = sources.get(decl.span.file)
-    except IndexError:
-        return ""
-    line, _ = sf.line_col(decl.span.start)
-    out: list[str] = []
-    n = line - 1
-    while n >= 1:
-        text = sf.line_text(n).strip()
-        if text.startswith("#["):
-            n -= 1
-            continue
-        if not text.startswith("//"):
-            break
-        out.append(text[2:].lstrip("/! ").rstrip() if text.startswith("///") else text[2:].strip())
-        n -= 1
-    return "\n".join(reversed(out))
+    sf = _file(decl.span, sources)
+    return "" if sf is None else doc_comment_above(sf, decl.span.start)
 
 
 def _type_text(ty: ast.TypeExpr, sources: SourceMap) -> str:

@@ -21,6 +21,7 @@ from tilelang.lsp.document import (
     Analysis,
     binding_type,
     enclosing_fn,
+    fn_doc,
     fn_header,
     lookup_builtin,
     one_line,
@@ -318,8 +319,13 @@ def signature_help(an: Analysis, offset: int, previous: Analysis | None = None) 
     for source in (an, previous):
         if is_method or source is None or source.module is None:
             continue
-        for item in source.module.items:
-            if isinstance(item, ast.FnDecl) and item.name.name == name:
+        items = [i for i in source.module.items if isinstance(i, ast.FnDecl)]
+        if source.program is not None and "" in source.program.modules:  # and those `use` brought in
+            sym = source.program.modules[""].scope.get(name)
+            if isinstance(getattr(sym, "decl", None), ast.FnDecl):
+                items.append(sym.decl)  # type: ignore[union-attr]
+        for item in items:
+            if item.name.name == name:
                 params = [one_line(source.span_text(p.span)) for p in item.params]
                 generics = ""
                 if item.generics:
@@ -328,7 +334,7 @@ def signature_help(an: Analysis, offset: int, previous: Analysis | None = None) 
                 prefix = ("kernel fn " if item.is_kernel else "fn ") + name + generics
                 label, spans = _label_with_params(prefix, params, tail)
                 active = min(commas, max(len(params) - 1, 0))
-                return SignatureInfo(label, spans, active)
+                return SignatureInfo(label, spans, active, fn_doc(source, item))
     sig = lookup_builtin(name, method=is_method)
     if sig is None:
         return None

@@ -267,3 +267,11 @@ def test_hover_and_signature_help_show_a_function_s_doc_comment_and_reach_used_f
     h = A.hover(an, main.index("main("))
     assert h is not None and h.markdown.endswith("\n\nRuns it.")
 
+
+def test_profile_of_a_run_without_launches_says_so(tmp_path: Path) -> None:
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n    print(3);\n}\n", encoding="utf-8")
+    r = invoke("run", str(ok), "--device", "cpu", "--profile")
+    # was "tile profile: 0 launches" over an empty table's header and rule
+    assert r.exit_code == 0 and r.stdout == "3\n" and r.stderr == "tile profile: no kernel launches\n", r.stderr
+

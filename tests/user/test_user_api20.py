@@ -222,3 +222,15 @@ def test_a_fraction_or_a_decimal_for_a_scalar_is_told_to_convert_it(m: tilelang.
     m.scale(P(z, [4]), x, float(Fraction(1, 2))).sync()
     assert (z == 0.5).all()
 
+
+def test_help_of_a_module_lists_its_kernels_and_functions(m: tilelang.Module) -> None:
+    import pydoc
+
+    # was the `Module` class's two lines: nothing of the program
+    text = pydoc.render_doc(m, renderer=pydoc.plaintext)
+    assert "The Tile module `l24` (NumPy arrays and host functions on the CPU)." in text
+    assert "kernel fn twice<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>)\n          Doubles x into z." \
+        in text
+    assert "Host functions (a call runs it):\n      fn checked_sum(x: &Tensor<f32, [?]>) -> f32" in text
+    assert "`help(mod.NAME)` shows how to call one" in text
+

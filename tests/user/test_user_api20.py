@@ -232,5 +232,7 @@ def test_help_of_a_module_lists_its_kernels_and_functions(m: tilelang.Module) ->
     assert "kernel fn twice<T, const B: i32>(z: &mut Tensor<T, [B]>, x: &Tensor<T, [?]>)\n          Doubles x into z." \
         in text
     assert "Host functions (a call runs it):\n      fn checked_sum(x: &Tensor<f32, [?]>) -> f32" in text
-    assert "`help(mod.NAME)` shows how to call one" in text
+    assert "`help(mod.NAME)` shows how to call one" in text and "Call from Python" not in text
+    # a host function's own help says how it is called, as a kernel's does
+    assert "Call from Python: `scale_into(z, x)` runs it at once" in m.scale_into.__doc__
 

@@ -58,7 +58,10 @@ class HostFunction:
         self.__qualname__ = decl.name.name
         self.signature = _header(decl, module._sources)
         doc = _doc_comments(decl, module._sources)
-        self.__doc__ = self.signature + (f"\n\n{doc}" if doc else "")
+        names = ", ".join(p.name.name for p in decl.params)
+        self.__doc__ = self.signature + (f"\n\n{doc}" if doc else "") + (
+            f"\n\nCall from Python: `{self.__name__}({names})` runs it at once (arrays copied in, `&mut` ones "
+            "copied back) and returns its result, tensors as new arrays.")
         self.__signature__ = _py_signature(decl, module._sources)
         # its `&mut` tensor parameters: an array no Python variable holds given
         # for one is E0313, as in Tile (`temporaries.py`)

@@ -14,7 +14,8 @@ the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
 answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`; the REPL showed
 a function named without a call as its whole syntax tree; the language
 server's hover and signature help showed no doc comment, and signature help
-knew no function a `use` brought in. Also what held and
+knew no function a `use` brought in; `tilec emit --stage ast --kernel k`
+printed the whole file. Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -274,4 +275,16 @@ def test_profile_of_a_run_without_launches_says_so(tmp_path: Path) -> None:
     r = invoke("run", str(ok), "--device", "cpu", "--profile")
     # was "tile profile: 0 launches" over an empty table's header and rule
     assert r.exit_code == 0 and r.stdout == "3\n" and r.stderr == "tile profile: no kernel launches\n", r.stderr
+
+
+def test_emit_ast_of_one_kernel_and_an_arch_spelt_otherwise() -> None:
+    add = str(Path(__file__).parents[2] / "examples" / "add.tile")
+    # `--kernel` was ignored at `--stage ast` (the whole file, even for a kernel it does not have)
+    r = invoke("emit", add, "--stage", "ast", "--kernel", "add")
+    assert r.exit_code == 0 and r.stdout.startswith("FnDecl name=`add` is_kernel") and "`main`" not in r.stdout
+    r = invoke("emit", add, "--stage", "ast", "--kernel", "nosuch")
+    assert r.exit_code == 1 and r.stdout == "" and "no kernel named `nosuch`" in r.stderr and "(kernels: `add`)" in r.stderr
+    for arch, guess in (("SM_90", "sm_90"), ("sm90a", "sm_90a"), ("80", "sm_80")):
+        r = invoke("emit", add, "--stage", "ptx", "--arch", arch)
+        assert r.exit_code == 2 and f"help: did you mean `--arch {guess}`?" in r.stderr, r.stderr
 

@@ -14,7 +14,7 @@ the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
 answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`; the REPL showed
 a function named without a call as its whole syntax tree; the language
 server's hover and signature help showed no doc comment, and signature help
-knew no function a `use` brought in; `tilec emit --stage ast --kernel k`
+knew no function a `use` brought in (nor did completion); `tilec emit --stage ast --kernel k`
 printed the whole file. Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
@@ -287,4 +287,16 @@ def test_emit_ast_of_one_kernel_and_an_arch_spelt_otherwise() -> None:
     for arch, guess in (("SM_90", "sm_90"), ("sm90a", "sm_90a"), ("80", "sm_80")):
         r = invoke("emit", add, "--stage", "ptx", "--arch", arch)
         assert r.exit_code == 2 and f"help: did you mean `--arch {guess}`?" in r.stderr, r.stderr
+
+
+def test_completion_offers_what_a_use_brought_in(tmp_path: Path) -> None:
+    # a `use "util.tile";` function was not offered at all, and `use std::nn::softmax;` was a "variable"
+    (tmp_path / "util.tile").write_text("// Doubles it.\nfn twice(x: f32) -> f32 {\n    x * 2.0\n}\n"
+                                        "const SCALE: f32 = 3.0;\n", encoding="utf-8")
+    main = 'use std::nn::softmax;\nuse "util.tile";\n\nfn main() {\n    tw\n}\n'
+    an = A.analyze(main, str(tmp_path / "main.tile"))
+    got = {c.label: c for c in A.completions(an, main.index("tw\n") + 2)}
+    assert got["twice"].kind == "fn" and got["twice"].detail == "fn twice(x: f32) -> f32"
+    assert got["twice"].doc == "Doubles it." and got["SCALE"].kind == "constant"
+    assert got["softmax"].kind == "fn" and got["softmax"].detail.startswith("fn softmax<")
 

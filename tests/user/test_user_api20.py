@@ -236,3 +236,20 @@ def test_help_of_a_module_lists_its_kernels_and_functions(m: tilelang.Module) ->
     # a host function's own help says how it is called, as a kernel's does
     assert "Call from Python: `scale_into(z, x)` runs it at once" in m.scale_into.__doc__
 
+
+def test_help_of_a_kernel_says_which_shared_parameter_its_unsafe_code_writes() -> None:
+    mod = tilelang.compile("""\
+kernel fn hist<const B: i32>(x: &mut Tensor<i32, [B]>, h: &Tensor<i32, [?]>, w: &Tensor<i32, [?]>) {
+    let t = x.load() + w.load_like(x);
+    unsafe { atomic_add(&h, [0], t.sum()); }
+    x.store(t);
+}
+""", name="l24d")
+    doc = mod.hist.__doc__
+    # `h` was "read only": the kernel's atomics write it (a read-only array for it is E0803)
+    assert "h: an int32 array of rank 1, written by the kernel's `unsafe` code (&Tensor<i32, [?]>)" in doc
+    assert "w: an int32 array of rank 1, read only (&Tensor<i32, [?]>)" in doc
+    x, h, w = np.arange(8, dtype=np.int32), np.zeros(1, np.int32), np.ones(8, np.int32)
+    mod.hist(P(x, [4]), h, w).sync()
+    assert h[0] == 36
+

@@ -253,3 +253,20 @@ kernel fn hist<const B: i32>(x: &mut Tensor<i32, [B]>, h: &Tensor<i32, [?]>, w: 
     mod.hist(P(x, [4]), h, w).sync()
     assert h[0] == 36
 
+
+def test_a_generic_read_as_0_from_an_empty_axis_is_named_in_the_help() -> None:
+    mod = tilelang.compile("""\
+kernel fn rowsum<const BM: i32, const N: i32>(out: &mut Tensor<f32, [BM]>, x: &Tensor<f32, [?, N]>) {
+    let p = x.partition([BM, N]);
+    out.store(p.load([block_id(0), 0]).sum(1));
+}
+""", name="l24e")
+    x, o = np.zeros((3, 0), np.float32), np.zeros(3, np.float32)
+    with pytest.raises(tilelang.TileError) as e:
+        mod.rowsum(P(o, [4]), x).sync()
+    # the help said "come from the kernel's generic arguments", none of which the caller had given
+    assert e.value.code == "E0212" and "`N = 0` here, given or read from an array's shape" in str(e.value)
+    x = np.ones((3, 2), np.float32)
+    mod.rowsum(P(o, [4]), x).sync()
+    assert (o == 2.0).all()
+

@@ -270,3 +270,14 @@ kernel fn rowsum<const BM: i32, const N: i32>(out: &mut Tensor<f32, [BM]>, x: &T
     mod.rowsum(P(o, [4]), x).sync()
     assert (o == 2.0).all()
 
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+def test_a_numpy_matrix_is_told_a_reshape_that_leaves_two_dimensions(m: tilelang.Module) -> None:
+    z, x = np.matrix(np.zeros(8, np.float32)), np.ones(8, np.float32)
+    with pytest.raises(tilelang.CallError) as e:
+        m.scale(P(z, [4]), x, 2.0)
+    # was `z.reshape(8)`, which a `numpy.matrix` answers with shape (1, 8): the same error again
+    assert "`numpy.asarray(z).reshape(8)` (a view of the same memory" in str(e.value) and e.value.code == "E0503"
+    m.scale(P(np.asarray(z).reshape(8), [4]), x, 2.0).sync()
+    assert (np.asarray(z) == 2.0).all()
+

@@ -168,7 +168,7 @@ class _Call:
                 f"{what} must have {rank} dimension{'s' if rank != 1 else ''}, "
                 f"but it is {ref.describe()}",
                 code=lcodes.RANK_MISMATCH,
-                help=_fix_rank(tuple(ref.shape), spec.name, tuple(spec.dims or ()), mutable),
+                help=_fix_rank(tuple(ref.shape), spec.name, tuple(spec.dims or ()), mutable, ref.host),
             )
         big = next((d for d in ref.shape if d > MAX_DIM), None)
         if big is not None:

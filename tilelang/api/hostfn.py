@@ -425,7 +425,7 @@ class HostFunction:
                 f"{ref.describe()}",
                 code=lcodes.RANK_MISMATCH,
                 where=where,
-                help=_fix_rank(tuple(ref.shape), name, tuple(ty.args[1].dims), mutable),
+                help=_fix_rank(tuple(ref.shape), name, tuple(ty.args[1].dims), mutable, ref.host),
             )
         big = next((d for d in ref.shape if d >= 1 << 31), None)
         if big is not None:  # a Tile tensor's dimensions are `i32`

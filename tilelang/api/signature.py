@@ -8,6 +8,8 @@ import inspect
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tilelang.api.arrays import ArrayRef, tile_dtype_name
 from tilelang.api.errors import CallError, _file, given, span_text
 from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_KEYWORD, WRONG_ARG_COUNT
@@ -191,7 +193,7 @@ def _dense_order(ref: ArrayRef) -> tuple[int, ...] | None:
     return perm if perm != tuple(range(len(ref.shape))) else None
 
 
-def _fix_rank(shape: tuple[int, ...], name: str, dims: tuple[Any, ...], mutable: bool) -> str:
+def _fix_rank(shape: tuple[int, ...], name: str, dims: tuple[Any, ...], mutable: bool, host: Any = None) -> str:
     """E0503's help with the reshape written out (round 18: a 0-d `torch.tensor(3.0)` for a `[1]` parameter
     was told "reshape it to the parameter's rank"): the declared constant dimensions where the element counts
     agree, else leading 1s for a lower rank, the leading axes merged for a higher one."""
@@ -208,7 +210,9 @@ def _fix_rank(shape: tuple[int, ...], name: str, dims: tuple[Any, ...], mutable:
     else:
         return "reshape it to the parameter's rank"
     view = (f" (a view of the same memory: the kernel's writes land in `{name}`)" if mutable else "")
-    return f"reshape it to the parameter's rank: `{name}.reshape({', '.join(map(str, new))})`{view}"
+    # a `numpy.matrix` stays 2-D through its own `reshape` (`m.reshape(8)` is (1, 8)): its array view first
+    of = f"numpy.asarray({name})" if isinstance(host, np.matrix) else name
+    return f"reshape it to the parameter's rank: `{of}.reshape({', '.join(map(str, new))})`{view}"
 
 
 def _fix_contiguous(ref: ArrayRef, name: str, mutable: bool) -> str:

@@ -15,7 +15,8 @@ answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`; 
 a function named without a call as its whole syntax tree; the language
 server's hover and signature help showed no doc comment, and signature help
 knew no function a `use` brought in (nor did completion); `tilec emit --stage ast --kernel k`
-printed the whole file. Also what held and
+printed the whole file; `use good;` then `twice(..)` was told of `tiles`, not
+of `good::twice`, and `use "good";` not of `good.tile`. Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -301,4 +302,28 @@ def test_completion_offers_what_a_use_brought_in(tmp_path: Path) -> None:
     assert got["twice"].kind == "fn" and got["twice"].detail == "fn twice(x: f32) -> f32"
     assert got["twice"].doc == "Doubles it." and got["SCALE"].kind == "constant"
     assert got["softmax"].kind == "fn" and got["softmax"].detail.startswith("fn softmax<")
+
+
+def test_a_module_imported_whole_and_a_use_without_its_extension(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "good.tile").write_text("fn twice(x: f32) -> f32 {\n    x * 2.0\n}\nconst SCALE: f32 = 3.0;\n",
+                                        encoding="utf-8")
+    main = tmp_path / "main.tile"
+
+    def helps(text: str) -> list[str]:
+        main.write_text(text, encoding="utf-8")
+        r = invoke("check", str(main), "--error-format", "json")
+        return [h for d in map(json.loads, r.stderr.splitlines()) for h in d["help"]]
+
+    # `use good;` imports the module: `twice` was "a function with a similar name exists: `tiles`"
+    assert helps("use good;\nfn main() {\n    print(twice(1.0), SCALE);\n}\n") == [
+        "`twice` is in the module `good` that a `use` imports: call `good::twice(..)`, or import the function "
+        "itself with `use good::twice;`",
+        "`SCALE` is in the module `good` that a `use` imports: write `good::SCALE`, or import it itself with "
+        "`use good::SCALE;`"]
+    assert helps('use "good";\nfn main() {\n}\n') == ['the file has its extension: `use "good.tile";`']
+    main.write_text("use good;\nfn main() {\n    print(good::twice(1.0), good::SCALE);\n}\n", encoding="utf-8")
+    r = invoke("run", str(main), "--device", "cpu")
+    assert r.exit_code == 0 and r.stdout == "2.0 3.0\n"
 

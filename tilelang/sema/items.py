@@ -12,6 +12,7 @@ on demand, once each, reporting a constant that depends on itself
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, TypeGuard, assert_never
 
 from tilelang import requires
@@ -174,6 +175,11 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
                          .note(f"the `use` names `{fpath}`")
                          .with_help(f"name a `.tile` file in it: `use \"{use.file.value.rstrip('/')}/name.tile\";`"
                                     if "directory" in reason else "check the file's permissions and encoding (UTF-8)"))
+                return
+            if not use.file.value.endswith(".tile") and is_file(Path(f"{fpath}.tile")):  # `use "util";`
+                tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
+                                 use.file.span, "no such file")
+                         .with_help(f"the file has its extension: `use \"{use.file.value}.tile\";`"))
                 return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")

@@ -281,3 +281,18 @@ def test_a_numpy_matrix_is_told_a_reshape_that_leaves_two_dimensions(m: tilelang
     m.scale(P(np.asarray(z).reshape(8), [4]), x, 2.0).sync()
     assert (np.asarray(z) == 2.0).all()
 
+
+def test_a_broken_requirement_from_python_points_at_the_requirement() -> None:
+    mod = tilelang.compile("""\
+#[requires(x.shape()[0] == y.shape()[0], "x and y must have one length")]
+kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) + y.load_like(z));
+}
+""", name="l24f")
+    z = np.zeros(8, np.float32)
+    with pytest.raises(tilelang.CallError) as e:
+        mod.add(P(z, [4]), np.ones(8, np.float32), np.ones(6, np.float32)).sync()
+    # was `--> l24f:2:11: these arguments`, the kernel's name: a Python call has no Tile arguments to show
+    assert e.value.code == "E0513" and "--> l24f:1:1: this requirement is false" in str(e.value)
+    assert "these arguments" not in str(e.value)
+

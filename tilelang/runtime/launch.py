@@ -305,7 +305,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     reqs = requirements(kernel)
     if reqs:
         check_requirements(kname, reqs, *requirement_inputs(specs, [a.value for a in args], bound, env, grid),
-                           call_span)
+                           call_span if call_span != kernel.name.span else None)  # (None: a Python call)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
 
@@ -386,8 +386,10 @@ def requirement_inputs(specs: tuple[ParamSpec, ...], raw: list[Any], bound: list
 
 
 def check_requirements(kname: str, reqs: tuple[Requirement, ...], shapes: dict[str, tuple[int, ...]],
-                       values: dict[str, Any], call_span: Span) -> None:
-    """Raise E0513 for the first requirement of kernel `kname` these values break."""
+                       values: dict[str, Any], call_span: Span | None) -> None:
+    """Raise E0513 for the first requirement of kernel `kname` these values break. `call_span` None: a call
+    from Python, which has no Tile arguments to point at: the requirement is the place (it was the kernel's
+    name, labelled "these arguments")."""
     for r in reqs:
         why = ""
         try:
@@ -396,12 +398,13 @@ def check_requirements(kname: str, reqs: tuple[Requirement, ...], shapes: dict[s
             ok, why = False, f"; its `{e.args[0]}` divides by zero"
         if ok:
             continue
-        raise TileError(Diagnostic.error(
+        d = Diagnostic.error(
             codes.REQUIREMENT_FAILED,
             f"this launch of `{kname}` breaks a requirement: {r.message} "
             f"(here {quoted(r.cond, shapes, values, unparse)}{why})")
-            .primary(call_span, "these arguments")
-            .secondary(r.span, "this requirement is false")
+        d = (d.primary(r.span, "this requirement is false") if call_span is None else
+             d.primary(call_span, "these arguments").secondary(r.span, "this requirement is false"))
+        raise TileError(d
             .with_help("pass arguments that meet the requirement (the kernel's `#[requires(..)]` "
                        "says what it needs of its shapes and numbers)"))
 

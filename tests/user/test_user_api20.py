@@ -296,3 +296,14 @@ kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, y: &
     assert e.value.code == "E0513" and "--> l24f:1:1: this requirement is false" in str(e.value)
     assert "these arguments" not in str(e.value)
 
+
+def test_a_generic_given_as_a_keyword_argument_is_told_the_brackets(m: tilelang.Module) -> None:
+    z, x = np.zeros(8, np.float32), np.ones(8, np.float32)
+    with pytest.raises(tilelang.CallError) as e:
+        m.twice(P(z, [4]), x, T="f32")
+    # was "has no parameter `T`", help "its parameters are `z`, `x`"
+    assert "has no parameter `T`: `T` is a generic" in str(e.value) and e.value.code == "E0107"
+    assert "help: give it in brackets, by name: `mod.twice[{'T': 'f32'}](..)`" in str(e.value)
+    m.twice[{"T": "f32"}](P(z, [4]), x).sync()
+    assert (z == 2.0).all()
+

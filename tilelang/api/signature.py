@@ -90,11 +90,13 @@ def _match_args(
     out: dict[str, Any] = dict(zip(names, args, strict=False))
     for k, v in kwargs.items():
         if k not in names:
+            generic = k in {g.name.name for g in decl.generics}  # `mod.add(.., B=4)`: generics go in `[..]`
             raise CallError(
-                f"{what} `{fname}` has no parameter `{k}`",
+                f"{what} `{fname}` has no parameter `{k}`" + (f": `{k}` is a generic" if generic else ""),
                 where=where,
                 code=UNKNOWN_KEYWORD,
-                help=f"its parameters are {', '.join(f'`{n}`' for n in names)}",
+                help=f"give it in brackets, by name: `mod.{fname}[{{{k!r}: {v!r}}}](..)`" if generic
+                else f"its parameters are {', '.join(f'`{n}`' for n in names)}" if names else "it takes none",
             )
         if k in out:
             raise CallError(f"argument `{k}` of {what} `{fname}` is given twice", where=where,

@@ -307,3 +307,20 @@ def test_a_generic_given_as_a_keyword_argument_is_told_the_brackets(m: tilelang.
     m.twice[{"T": "f32"}](P(z, [4]), x).sync()
     assert (z == 2.0).all()
 
+
+def test_a_read_only_memmap_where_the_call_writes_is_told_to_open_it_writeable(
+        m: tilelang.Module, tmp_path: Path) -> None:
+    path = tmp_path / "z.bin"
+    np.zeros(8, np.float32).tofile(path)
+    x = np.ones(8, np.float32)
+    z = np.memmap(path, dtype=np.float32, mode="r", shape=(8,))
+    with pytest.raises(tilelang.CallError) as e:
+        m.scale(P(z, [4]), x, 2.0)
+    # was "pass a writeable copy ..: `z = z.copy()`", whose results never reach the file
+    assert "is a memory-mapped file opened read-only (`mode='r'`)" in str(e.value) and e.value.code == "E0803"
+    assert "`numpy.memmap(path, .., mode='r+')`" in str(e.value)
+    z = np.memmap(path, dtype=np.float32, mode="r+", shape=(8,))
+    m.scale(P(z, [4]), x, 2.0).sync()
+    z.flush()
+    assert (np.fromfile(path, np.float32) == 2.0).all()
+

@@ -324,3 +324,14 @@ def test_a_read_only_memmap_where_the_call_writes_is_told_to_open_it_writeable(
     z.flush()
     assert (np.fromfile(path, np.float32) == 2.0).all()
 
+
+def test_two_arrays_of_one_type_parameter_in_two_types_are_told_which_conversion(m: tilelang.Module) -> None:
+    z, x = np.zeros(8, np.float32), np.ones(8, np.float64)
+    with pytest.raises(tilelang.CallError) as e:
+        m.twice(P(z, [4]), x).sync()
+    # the help was "make both sources give `T` the same value"
+    assert e.value.code == "E0504" and ("`x` and `z` must hold one element type: convert `x` to `f32` (a NumPy "
+                                        "array's `.astype(numpy.float32)`") in str(e.value)
+    m.twice(P(z, [4]), x.astype(np.float32)).sync()
+    assert (z == 2.0).all()
+

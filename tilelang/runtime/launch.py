@@ -141,7 +141,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .secondary(call_span, "in this launch")
                     .with_help(f"{why} uses `{name}` for more than one size: give them one value "
                                f"({_show(env[name])} or {_show(value)} for each)" if why == old_why
-                               else _conflict_help(name, value, env[name])))
+                               else _conflict_help(name, value, env[name], why, old_why)))
             return
         env[name] = value
         source[name] = (why, span)
@@ -500,7 +500,13 @@ def _convert_help(text: str | None, want: DType) -> str:
     return f"convert it first: `t as {want.value}` makes a `{want.value}` copy of a tensor `t`"
 
 
-def _conflict_help(name: str, a: GenericValue, b: GenericValue) -> str:
+def _conflict_help(name: str, a: GenericValue, b: GenericValue, why: str = "", old_why: str = "") -> str:
+    arrays = [w.removeprefix("the element type of ") for w in (why, old_why) if w.startswith("the element type of ")]
+    if isinstance(a, DType) and isinstance(b, DType) and len(arrays) == 2 and DType.BF16 not in (a, b):
+        # two tensors of one `T` in different types: which conversion (was "make both sources give `T` ..")
+        return (f"{arrays[0]} and {arrays[1]} must hold one element type: convert {arrays[0]} to `{b.value}` "
+                f"(a NumPy array's `.astype(numpy.{b.np_dtype.name})`, a Tile tensor's `as {b.value}`), or "
+                f"{arrays[1]} to `{a.value}`")
     if {a, b} == {DType.BF16, DType.F32}:
         # a NumPy float32 array where `T` is given as bf16 (NumPy has no bf16 to hold it)
         return (f"NumPy has no bf16: float32 arrays make `{name}` `f32` (leave `{name}` out to compute in f32), "

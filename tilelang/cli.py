@@ -79,6 +79,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     sources = SourceMap()
     diagnostics = []
+    unreadable = False
     for name in args.files:
         path = Path(name)
         try:
@@ -91,13 +92,17 @@ def cmd_check(args: argparse.Namespace) -> int:
                 result = driver.check(text, name="<stdin>", sources=sources, deny_warnings=args.deny)
             else:
                 result = driver.check(path, sources=sources, deny_warnings=args.deny)
-        except OSError as e:
+        except OSError as e:  # said, and the other files are still checked (`tilec check *.tile`)
             from tilelang.source import read_error
 
-            _fail(read_error(path, e))
+            _print_plain_error(read_error(path, e))
+            if path.is_dir():
+                _err(f"help: to check the `.tile` files in it: `tilec check {path / '*.tile'}`")
+            unreadable = True
+            continue
         diagnostics.extend(result.diagnostics)
     render.report(diagnostics, sources)
-    return EXIT_ERRORS if any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
+    return EXIT_ERRORS if unreadable or any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
 
 
 def _writable(path: str, flag: str) -> None:
@@ -133,10 +138,14 @@ def cmd_emit(args: argparse.Namespace) -> int:
     from tilelang.diagnostics import render
 
     file = Path(args.file)
-    if not re.fullmatch(r"sm_\d+a?", args.arch):
-        _fail(f"invalid value for `--arch`: `{args.arch}` is not an architecture like `sm_80`",
-              EXIT_USAGE)
     from tilelang.backend.target import SUPPORTED_ARCHS  # no llvmlite: the table only
+
+    if not re.fullmatch(r"sm_\d+a?", args.arch):
+        _print_plain_error(f"invalid value for `--arch`: `{args.arch}` is not an architecture like `sm_80`")
+        guess = re.sub(r"^(sm)?_?", "sm_", args.arch.strip().lower())  # `SM_90`, `sm90`, `90a`
+        if guess in SUPPORTED_ARCHS:
+            _err(f"help: did you mean `--arch {guess}`?")
+        raise Exit(EXIT_USAGE)
 
     if args.stage in ("gpu", "llvm", "ptx") and args.arch not in SUPPORTED_ARCHS:
         _fail(f"unsupported value for `--arch`: tilec does not compile for `{args.arch}` "
@@ -163,10 +172,15 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if not result.ok:
         return EXIT_ERRORS
     text = driver.format_output(args.stage, result)
-    if args.stage != "ast" and not text.strip():
+    if not text.strip():
         kernel = args.kernel
         checked = result.context.outputs.get("checked")
         kernels = checked.program.kernels if checked is not None else {}
+        if args.stage == "ast":  # (no check ran: the file's own kernels)
+            from tilelang.syntax import ast
+
+            kernels = {i.name.name: i for i in result.context.outputs["ast"].items
+                       if isinstance(i, ast.FnDecl) and i.is_kernel}
         if kernel is not None and kernel not in kernels:
             known = ", ".join(f"`{k}`" for k in kernels) or "none"
             _fail(f"there is no kernel named `{kernel}` in `{file}` (kernels: {known})")

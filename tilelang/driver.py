@@ -49,7 +49,7 @@ class Options:
     """What the user asked for; stages read what concerns them."""
 
     arch: str = "sm_80"
-    kernel: str | None = None  # restrict `ir`/`llvm`/`ptx` to one kernel
+    kernel: str | None = None  # restrict `ast`/`ir`/`llvm`/`ptx` to one kernel
     device: str = "auto"
     deny_warnings: bool = False  # `--deny warnings`: every warning is an error
     explain: bool = False  # `tilec emit --explain`: the `gpu` stage notes each kernel's path and refusals
@@ -498,8 +498,13 @@ def format_output(stage: str, result: CompileResult) -> str:
     value = result.context.outputs[stage]
     match stage:
         case "ast":
+            from tilelang.syntax import ast
             from tilelang.syntax.printer import format_ast
 
+            kernel = result.context.options.kernel  # `--kernel k`: that kernel's item (it was the whole file)
+            if kernel is not None:
+                items = [i for i in value.items if isinstance(i, ast.FnDecl) and i.is_kernel and i.name.name == kernel]
+                return "".join(str(format_ast(i, result.sources)) for i in items)
             return str(format_ast(value, result.sources))
         case "checked":
             return repr(value)

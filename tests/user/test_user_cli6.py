@@ -11,7 +11,12 @@ use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
 `#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
 script's own exception (and a missing script) an internal compiler error;
 the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
-answered `None`. Also what held and
+answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`; the REPL showed
+a function named without a call as its whole syntax tree; the language
+server's hover and signature help showed no doc comment, and signature help
+knew no function a `use` brought in (nor did completion); `tilec emit --stage ast --kernel k`
+printed the whole file; `use good;` then `twice(..)` was told of `tiles`, not
+of `good::twice`, and `use "good";` not of `good.tile`. Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -217,4 +222,108 @@ def test_the_repl_type_of_an_unfinished_expression_or_a_statement() -> None:
     out = session.feed(":type let y = 2;")
     assert not out.ok and out.stderr.startswith("error: `:type` takes one expression, and `let y = 2;` is not one")
     assert session.feed(":type 1 + 2").stdout == "1 + 2: i32\n"
+
+
+def test_check_of_several_files_goes_on_past_one_it_cannot_read(tmp_path: Path) -> None:
+    # `tilec check missing.tile bad.tile`: it stopped at the first, and `bad.tile`'s error was never shown
+    bad = tmp_path / "bad.tile"
+    bad.write_text("fn main() {\n    let x: i32 = 1.5;\n}\n", encoding="utf-8")
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n}\n", encoding="utf-8")
+    r = invoke("check", str(tmp_path / "missing.tile"), str(bad), str(ok), "--error-format", "short")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines() == [f"error: couldn't read `{tmp_path / 'missing.tile'}`: No such file or directory",
+                                     f"{bad}:2:18: error[E0203]: mismatched types"]
+    r = invoke("check", str(tmp_path / "missing.tile"), str(ok))
+    assert r.exit_code == 1 and "couldn't read" in r.stderr
+    r = invoke("check", str(tmp_path))  # a directory: which of its files to give
+    assert r.exit_code == 1 and f"help: to check the `.tile` files in it: `tilec check {tmp_path}/*.tile`" in r.stderr
+
+
+def test_the_repl_shows_a_function_named_without_a_call_in_words() -> None:
+    from tilelang.repl import ReplSession
+
+    session = ReplSession(device="cpu")
+    assert session.feed("fn twice(x: f32) -> f32 { x * 2.0 }").ok
+    # was `fn(f32) -> f32 = FnRef(decl=FnDecl(name=Ident(name='twice', span=Span(...` and on, the syntax tree
+    assert session.feed("twice").stdout == "fn(f32) -> f32 = the function `twice` (`:help twice` shows it)\n"
+    assert session.feed("fn twice(x: f32) -> f32 { x * 3.0 }").ok  # redefined: its hidden name is not shown
+    assert "the function `twice` (" in session.feed("twice").stdout
+    assert session.feed("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(z.load()); }").ok
+    assert session.feed("k").stdout.endswith("= the kernel `k` (`:help k` shows it)\n")
+    session.feed("let mut z = zeros::<f32>([4]);\nlet g = graph { k(z.partition([4])); };\ng.replay();")
+    assert session.feed("g").stdout == "Graph = 1 operation, replayed 1 time\n"  # was "1 times"
+
+
+def test_hover_and_signature_help_show_a_function_s_doc_comment_and_reach_used_files(tmp_path: Path) -> None:
+    # hover showed the header only (`help()` in Python shows the `//` lines above it), a `/* */` or `//`
+    # comment inside the header stayed in it (`(x: &Tensor<f32, [?]>,)`), and signature help knew only the
+    # document's own functions, not those a `use "util.tile";` brought in
+    (tmp_path / "util.tile").write_text(
+        "// Doubles it.\n#[allow(unused_variables)]\nfn twice(x: f32,   /* the value */\n) -> f32 {\n"
+        "    x * 2.0\n}\n", encoding="utf-8")
+    main = 'use "util.tile";\n\n// Runs it.\nfn main() {\n    print(twice(1.0));\n}\n'
+    an = A.analyze(main, str(tmp_path / "main.tile"))
+    h = A.hover(an, main.index("twice("))
+    assert h is not None and h.markdown == "```tile\nfn twice(x: f32) -> f32\n```\n\nDoubles it."
+    sig = A.signature_help(an, main.index("twice(") + 6)
+    assert sig is not None and sig.label == "fn twice(x: f32) -> f32" and sig.doc == "Doubles it."
+    h = A.hover(an, main.index("main("))
+    assert h is not None and h.markdown.endswith("\n\nRuns it.")
+
+
+def test_profile_of_a_run_without_launches_says_so(tmp_path: Path) -> None:
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n    print(3);\n}\n", encoding="utf-8")
+    r = invoke("run", str(ok), "--device", "cpu", "--profile")
+    # was "tile profile: 0 launches" over an empty table's header and rule
+    assert r.exit_code == 0 and r.stdout == "3\n" and r.stderr == "tile profile: no kernel launches\n", r.stderr
+
+
+def test_emit_ast_of_one_kernel_and_an_arch_spelt_otherwise() -> None:
+    add = str(Path(__file__).parents[2] / "examples" / "add.tile")
+    # `--kernel` was ignored at `--stage ast` (the whole file, even for a kernel it does not have)
+    r = invoke("emit", add, "--stage", "ast", "--kernel", "add")
+    assert r.exit_code == 0 and r.stdout.startswith("FnDecl name=`add` is_kernel") and "`main`" not in r.stdout
+    r = invoke("emit", add, "--stage", "ast", "--kernel", "nosuch")
+    assert r.exit_code == 1 and r.stdout == "" and "no kernel named `nosuch`" in r.stderr and "(kernels: `add`)" in r.stderr
+    for arch, guess in (("SM_90", "sm_90"), ("sm90a", "sm_90a"), ("80", "sm_80")):
+        r = invoke("emit", add, "--stage", "ptx", "--arch", arch)
+        assert r.exit_code == 2 and f"help: did you mean `--arch {guess}`?" in r.stderr, r.stderr
+
+
+def test_completion_offers_what_a_use_brought_in(tmp_path: Path) -> None:
+    # a `use "util.tile";` function was not offered at all, and `use std::nn::softmax;` was a "variable"
+    (tmp_path / "util.tile").write_text("// Doubles it.\nfn twice(x: f32) -> f32 {\n    x * 2.0\n}\n"
+                                        "const SCALE: f32 = 3.0;\n", encoding="utf-8")
+    main = 'use std::nn::softmax;\nuse "util.tile";\n\nfn main() {\n    tw\n}\n'
+    an = A.analyze(main, str(tmp_path / "main.tile"))
+    got = {c.label: c for c in A.completions(an, main.index("tw\n") + 2)}
+    assert got["twice"].kind == "fn" and got["twice"].detail == "fn twice(x: f32) -> f32"
+    assert got["twice"].doc == "Doubles it." and got["SCALE"].kind == "constant"
+    assert got["softmax"].kind == "fn" and got["softmax"].detail.startswith("fn softmax<")
+
+
+def test_a_module_imported_whole_and_a_use_without_its_extension(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "good.tile").write_text("fn twice(x: f32) -> f32 {\n    x * 2.0\n}\nconst SCALE: f32 = 3.0;\n",
+                                        encoding="utf-8")
+    main = tmp_path / "main.tile"
+
+    def helps(text: str) -> list[str]:
+        main.write_text(text, encoding="utf-8")
+        r = invoke("check", str(main), "--error-format", "json")
+        return [h for d in map(json.loads, r.stderr.splitlines()) for h in d["help"]]
+
+    # `use good;` imports the module: `twice` was "a function with a similar name exists: `tiles`"
+    assert helps("use good;\nfn main() {\n    print(twice(1.0), SCALE);\n}\n") == [
+        "`twice` is in the module `good` that a `use` imports: call `good::twice(..)`, or import the function "
+        "itself with `use good::twice;`",
+        "`SCALE` is in the module `good` that a `use` imports: write `good::SCALE`, or import it itself with "
+        "`use good::SCALE;`"]
+    assert helps('use "good";\nfn main() {\n}\n') == ['the file has its extension: `use "good.tile";`']
+    main.write_text("use good;\nfn main() {\n    print(good::twice(1.0), good::SCALE);\n}\n", encoding="utf-8")
+    r = invoke("run", str(main), "--device", "cpu")
+    assert r.exit_code == 0 and r.stdout == "2.0 3.0\n"
 

@@ -128,9 +128,13 @@ def move_tensors(values: Any, old: Any, new: Any) -> int:
 def describe(value: Any) -> str:
     """A host value as the REPL shows it (operations and handles in words)."""
     from tilelang.runtime.builtins import format_value
+    from tilelang.runtime.host import FnRef
     from tilelang.runtime.launch import Graph, Handle, Operation
 
     match value:
+        case FnRef(decl=decl):  # `twice` (no call): was the dataclass's repr, its whole syntax tree
+            name = re.sub(r"__[0-9]+$", "", decl.name.name)
+            return f"the {'kernel' if decl.is_kernel else 'function'} `{name}` (`:help {name}` shows it)"
         case Operation():
             return f"`{value.name}` not run yet (`.sync()` runs it, `.launch()` starts it)"
         case Handle():
@@ -138,7 +142,8 @@ def describe(value: Any) -> str:
             return f"a launch of `{value.op.name}`, {state}"
         case Graph():
             n = len(value.ops)
-            return f"{n} operation{'s' if n != 1 else ''}, replayed {value.replays} times"
+            r = value.replays
+            return f"{n} operation{'s' if n != 1 else ''}, replayed {r} time{'s' if r != 1 else ''}"
         case _:
             return format_value(value)
 

@@ -141,7 +141,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .secondary(call_span, "in this launch")
                     .with_help(f"{why} uses `{name}` for more than one size: give them one value "
                                f"({_show(env[name])} or {_show(value)} for each)" if why == old_why
-                               else _conflict_help(name, value, env[name])))
+                               else _conflict_help(name, value, env[name], why, old_why)))
             return
         env[name] = value
         source[name] = (why, span)
@@ -305,7 +305,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     reqs = requirements(kernel)
     if reqs:
         check_requirements(kname, reqs, *requirement_inputs(specs, [a.value for a in args], bound, env, grid),
-                           call_span)
+                           call_span if call_span != kernel.name.span else None)  # (None: a Python call)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
 
@@ -386,8 +386,10 @@ def requirement_inputs(specs: tuple[ParamSpec, ...], raw: list[Any], bound: list
 
 
 def check_requirements(kname: str, reqs: tuple[Requirement, ...], shapes: dict[str, tuple[int, ...]],
-                       values: dict[str, Any], call_span: Span) -> None:
-    """Raise E0513 for the first requirement of kernel `kname` these values break."""
+                       values: dict[str, Any], call_span: Span | None) -> None:
+    """Raise E0513 for the first requirement of kernel `kname` these values break. `call_span` None: a call
+    from Python, which has no Tile arguments to point at: the requirement is the place (it was the kernel's
+    name, labelled "these arguments")."""
     for r in reqs:
         why = ""
         try:
@@ -396,12 +398,13 @@ def check_requirements(kname: str, reqs: tuple[Requirement, ...], shapes: dict[s
             ok, why = False, f"; its `{e.args[0]}` divides by zero"
         if ok:
             continue
-        raise TileError(Diagnostic.error(
+        d = Diagnostic.error(
             codes.REQUIREMENT_FAILED,
             f"this launch of `{kname}` breaks a requirement: {r.message} "
             f"(here {quoted(r.cond, shapes, values, unparse)}{why})")
-            .primary(call_span, "these arguments")
-            .secondary(r.span, "this requirement is false")
+        d = (d.primary(r.span, "this requirement is false") if call_span is None else
+             d.primary(call_span, "these arguments").secondary(r.span, "this requirement is false"))
+        raise TileError(d
             .with_help("pass arguments that meet the requirement (the kernel's `#[requires(..)]` "
                        "says what it needs of its shapes and numbers)"))
 
@@ -497,7 +500,13 @@ def _convert_help(text: str | None, want: DType) -> str:
     return f"convert it first: `t as {want.value}` makes a `{want.value}` copy of a tensor `t`"
 
 
-def _conflict_help(name: str, a: GenericValue, b: GenericValue) -> str:
+def _conflict_help(name: str, a: GenericValue, b: GenericValue, why: str = "", old_why: str = "") -> str:
+    arrays = [w.removeprefix("the element type of ") for w in (why, old_why) if w.startswith("the element type of ")]
+    if isinstance(a, DType) and isinstance(b, DType) and len(arrays) == 2 and DType.BF16 not in (a, b):
+        # two tensors of one `T` in different types: which conversion (was "make both sources give `T` ..")
+        return (f"{arrays[0]} and {arrays[1]} must hold one element type: convert {arrays[0]} to `{b.value}` "
+                f"(a NumPy array's `.astype(numpy.{b.np_dtype.name})`, a Tile tensor's `as {b.value}`), or "
+                f"{arrays[1]} to `{a.value}`")
     if {a, b} == {DType.BF16, DType.F32}:
         # a NumPy float32 array where `T` is given as bf16 (NumPy has no bf16 to hold it)
         return (f"NumPy has no bf16: float32 arrays make `{name}` `f32` (leave `{name}` out to compute in f32), "

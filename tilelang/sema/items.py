@@ -12,6 +12,7 @@ on demand, once each, reporting a constant that depends on itself
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, TypeGuard, assert_never
 
 from tilelang import requires
@@ -175,10 +176,20 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
                          .with_help(f"name a `.tile` file in it: `use \"{use.file.value.rstrip('/')}/name.tile\";`"
                                     if "directory" in reason else "check the file's permissions and encoding (UTF-8)"))
                 return
+            if not use.file.value.endswith(".tile") and is_file(Path(f"{fpath}.tile")):  # `use "util";`
+                tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
+                                 use.file.span, "no such file")
+                         .with_help(f"the file has its extension: `use \"{use.file.value}.tile\";`"))
+                return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")
-                     .note(f"looked for `{fpath}`, relative to the importing file")
-                     .with_help("check the file name; `use \"path.tile\";` is relative to the importing file"))
+                     .note(f"looked for `{fpath}`, relative to "
+                           + ("the importing file" if mod.path and not mod.path.startswith("<") else
+                              f"the current directory (`{mod.path or '<input>'}` is text, not a file)"))
+                     .with_help("check the file name; `use \"path.tile\";` is relative to the importing file"
+                                + ("" if mod.path and not mod.path.startswith("<") else
+                                   ", and for a program given as text (`tilelang.compile`, stdin, the REPL) to the "
+                                   "current directory")))
             return
         if target is mod:
             _self_import(tcx, use)

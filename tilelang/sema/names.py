@@ -107,6 +107,11 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
             return tcx.emit(d.with_help(f"`{ident.name}` is in the standard library: import it with "
                                         f"`use {homes[0]}::{ident.name};` at the top of the file, or write "
                                         f"`{homes[0]}::{ident.name}`"))
+        held = next((m for m, s in fx.module.scope.items() if s.kind is SymbolKind.MODULE  # `use good;`'s `C`
+                     and ident.name in getattr(tcx.program.modules.get(s.qualname or ""), "own", {})), None)
+        if held is not None:
+            return tcx.emit(d.with_help(f"`{ident.name}` is in the module `{held}` that a `use` imports: write "
+                                        f"`{held}::{ident.name}`, or import it itself with `use {held}::{ident.name};`"))
         guess = suggest(ident.name, fx.visible_names())
         return tcx.emit(d.with_help(f"a local variable with a similar name exists: `{guess}`")
                         if guess else

@@ -281,8 +281,12 @@ def _check_tile_dims(kernel: ir.Kernel, decl: ast.FnDecl, inst: Mapping[str, Any
             span = getattr(node, "span", None)
             if span is not None:
                 d = d.primary(span, f"this makes a tile of shape {list(v.type.shape)}")
-            raise TileError(d.with_help("tile dimensions come from the kernel's generic arguments: "
-                                        "give them positive values (powers of two)"))
+            zero = [f"`{k} = {val}`" for k, val in inst.items() if isinstance(val, (int, np.integer)) and val <= 0]
+            raise TileError(d.with_help(
+                "tile dimensions come from the kernel's generic arguments: give them positive values (powers "
+                "of two)" if not zero else
+                f"{', '.join(zero)} here, given or read from an array's shape (an empty axis gives 0): a tile "
+                "cannot be empty; skip the call for an empty array, or give positive values (powers of two)"))
 
 
 def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any]) -> ir.Kernel:

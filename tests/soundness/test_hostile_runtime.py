@@ -150,6 +150,15 @@ kernel fn tally(z: &mut Tensor<f32, [256]>, acc: &Tensor<f32, [4]>) {
     z.store(z.load());
     unsafe { atomic_add(&acc, [0], 1.0); }
 }
+
+fn add_into(t: (&Tensor<f32, [4]>, i32)) {
+    unsafe { atomic_add(t.0, [t.1], 1.0); }
+}
+
+kernel fn tally_tuple(z: &mut Tensor<f32, [256]>, acc: &Tensor<f32, [4]>) {
+    z.store(z.load());
+    add_into((acc, 0));
+}
 """
 
 
@@ -213,25 +222,28 @@ def test_api_host_fn_tuple_arguments(mod) -> None:  # type: ignore[no-untyped-de
     assert mod.pair((a, b)) == 1024.0 and b.sum() == 2048.0  # written back
 
 
-def test_api_unsafe_written_shared_argument_is_written(mod) -> None:  # type: ignore[no-untyped-def]
-    """`tally` writes its `&` parameter `acc` with an atomic: a pending launch
-    of it writes `acc`, so a host function may not read it meanwhile."""
+@pytest.mark.parametrize("kernel", ["tally", "tally_tuple"])
+def test_api_unsafe_written_shared_argument_is_written(mod, kernel: str) -> None:  # type: ignore[no-untyped-def]
+    """`tally` writes its `&` parameter `acc` with an atomic (`tally_tuple` through a device function given
+    `(acc, 0)`, round 25: not seen before): a pending launch of it writes `acc`, so a host function may not
+    read it meanwhile."""
+    k = getattr(mod, kernel)
     z = np.zeros(1024, np.float32)
     acc = np.zeros(4, np.float32)
-    h = mod.tally(tilelang.partition(z, [256]), acc).launch()
+    h = k(tilelang.partition(z, [256]), acc).launch()
     with pytest.raises(tilelang.BorrowError) as e:
         mod.total(acc)
     assert e.value.code == "E0305"
     with pytest.raises(tilelang.BorrowError) as e:
         z2 = np.zeros(1024, np.float32)
-        mod.tally(tilelang.partition(z2, [256]), acc).launch()
+        k(tilelang.partition(z2, [256]), acc).launch()
     assert e.value.code == "E0309"
     h.wait()
     assert mod.total(acc) == 4.0
     ro = np.zeros(4, np.float32)
     ro.flags.writeable = False
     with pytest.raises(tilelang.CallError):  # the kernel writes it
-        mod.tally(tilelang.partition(z, [256]), ro).sync()
+        k(tilelang.partition(z, [256]), ro).sync()
 
 
 SANITIZED = """import numpy as np, tilelang

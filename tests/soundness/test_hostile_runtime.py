@@ -159,6 +159,11 @@ kernel fn tally_tuple(z: &mut Tensor<f32, [256]>, acc: &Tensor<f32, [4]>) {
     z.store(z.load());
     add_into((acc, 0));
 }
+
+kernel fn tally_read(z: &mut Tensor<f32, [256]>, acc: &Tensor<f32, [4]>, y: &Tensor<f32, [?]>) {
+    z.store(y.load_like(z));
+    add_into((acc, 0));
+}
 """
 
 
@@ -244,6 +249,19 @@ def test_api_unsafe_written_shared_argument_is_written(mod, kernel: str) -> None
     ro.flags.writeable = False
     with pytest.raises(tilelang.CallError):  # the kernel writes it
         k(tilelang.partition(z, [256]), ro).sync()
+
+
+def test_api_unsafe_written_argument_overlapping_a_read_one(mod) -> None:  # type: ignore[no-untyped-def]
+    """`acc`, written through a device function given `(acc, 0)`, and `y`, read, share memory: one launch
+    would read what its atomics update (round 25: accepted, the tuple hid the write)."""
+    z = np.zeros(1024, np.float32)
+    y = np.zeros(1024, np.float32)
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.tally_read(tilelang.partition(z, [256]), y[:4], y)
+    assert e.value.code == "E0303"
+    acc = np.zeros(4, np.float32)
+    mod.tally_read(tilelang.partition(z, [256]), acc, y).sync()
+    assert acc[0] == 4.0
 
 
 SANITIZED = """import numpy as np, tilelang

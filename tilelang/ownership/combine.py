@@ -329,6 +329,8 @@ class _Combine:
         agree on (the interpreter's is the tensor's), and either way it reaches tiles of other groups, whose
         blocks store them meanwhile: round 25 found `atomic_add(part.group(), [0, 0], ..)` accepted (kernel.py's
         E0416 follows the parameter itself, not its group view)."""
+        if not any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(self.decl.body)):
+            return
         held = set(self.muts)  # names that may hold a `&mut` parameter or a view of one
         edges = [(left, b) for n in ast.walk(self.decl.body) if isinstance(n, ast.Let) and n.value is not None
                  for b in _names_of(n.value)
@@ -342,8 +344,6 @@ class _Combine:
                 if b in held and not left <= held:
                     held |= left
                     grew = True
-        if not any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(self.decl.body)):
-            return
         sites: list[tuple[ast.Expr, str]] = []
         for n in ast.walk(self.decl.body):
             if not isinstance(n, ast.Call):

@@ -268,7 +268,7 @@ class HostCalls(HostExprs):
                     writable = x.place.var.mutable if isinstance(x, At) else x.mutable
                     if not writable:
                         self.report_immutable(x.place.var, e.span, "partition")
-                    out.append(PartOf(x.place, e.span, x.reassigned if isinstance(x, RefTo) else None))
+                    out.append(PartOf(x.place, e.span, *((x.reassigned, x.dropped) if isinstance(x, RefTo) else ())))
             if not out or may_be_temporary(e.receiver):
                 self.report_partition_of_temporary(e)
             return AVal(frozenset(out))
@@ -328,7 +328,8 @@ class HostCalls(HostExprs):
     def run_op(self, op: OpVal, st: State, span: Span, token: ast.MethodCall | None) -> None:
         """`.sync()` (token None) or `.launch()` of an operation, or its recording in a graph."""
         for b in op.borrows:
-            if b.reassigned is not None:
+            if b.reassigned is not None and (b.mutable or not b.dropped):
+                # (a dropped tensor it only reads: the operation holds it, nothing else can touch it)
                 self.report_reassigned(op, b, span)
                 continue
             hit = st.moved_over(b.place)

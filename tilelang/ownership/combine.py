@@ -92,6 +92,7 @@ class _Combine:
                           .secondary(node.cond.span if node else n.span, "the group's last block is counted here")
                           .with_help("let every block reach the end of the kernel (use `if` around the work)"))
         self.raced = self._unsafe_writes(self.decl)
+        self._group_writes()
         if found is None:
             return
         node, self.axis = found
@@ -320,6 +321,56 @@ class _Combine:
             if type(ty).__name__ == "TileViewT" and getattr(ty, "mutable", False):
                 return e.ident.name
         return None
+
+    def _group_writes(self) -> None:
+        """E0416 through `.group()`: an atomic or `store_unchecked` whose target may be a `&mut` parameter's
+        group view (`part.group()`, a name bound to one, in a tuple, an `if`, ..), directly or through a device
+        function whose `unsafe` code writes the argument. Its index counts from an origin the engines do not
+        agree on (the interpreter's is the tensor's), and either way it reaches tiles of other groups, whose
+        blocks store them meanwhile: round 25 found `atomic_add(part.group(), [0, 0], ..)` accepted (kernel.py's
+        E0416 follows the parameter itself, not its group view)."""
+        if not any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(self.decl.body)):
+            return
+        held = set(self.muts)  # names that may hold a `&mut` parameter or a view of one
+        edges = [(left, b) for n in ast.walk(self.decl.body) if isinstance(n, ast.Let) and n.value is not None
+                 for b in _names_of(n.value)
+                 for left in [{x.name.name for x in ast.walk(n.pattern) if isinstance(x, ast.NamePat)}]]
+        edges += [(_names_of(n.target), b) for n in ast.walk(self.decl.body) if isinstance(n, ast.Assign)
+                  for b in _names_of(n.value)]
+        grew = True
+        while grew:
+            grew = False
+            for left, b in edges:
+                if b in held and not left <= held:
+                    held |= left
+                    grew = True
+        sites: list[tuple[ast.Expr, str]] = []
+        for n in ast.walk(self.decl.body):
+            if not isinstance(n, ast.Call):
+                continue
+            info = self.view.callee_info(n)
+            name = n.callee.ident.name if isinstance(n.callee, ast.Name) else n.callee.segments[-1].name
+            if info is None and name in _UNSAFE and n.args:
+                sites.append((n.args[0].value, f"`{name}`"))
+            elif info is not None and not info.is_kernel:
+                inner = self._unsafe_writes(info.decl)
+                sites += [(a.value, f"`{name}` (its `unsafe` code)") for prm, a in
+                          zip(info.decl.params, n.args, strict=False) if prm.name.name in inner]
+        for target, who in sites:
+            names = _names_of(target)
+            grouped = any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(target))
+            hit = sorted(names & self.muts.keys() if grouped else (names & held) - self.muts.keys())
+            if not hit:
+                continue  # (a `&mut` parameter itself is kernel.py's E0416)
+            p = hit[0]
+            self.emit(Diagnostic.error(codes.UNSAFE_WRITE_OWN_TILE, f"{who} writes through `.group()` of a `&mut` "
+                                       f"parameter (`{p}`)" if grouped else
+                                       f"{who} writes through `{p}`, which may be a `&mut` parameter's group view")
+                      .primary(target.span, "an `unsafe` write to the group's tiles")
+                      .note("a group view is read only: an `unsafe` index counts from the tensor's origin, not the "
+                            "group's, and reaches the tiles of other groups, whose blocks store to them meanwhile")
+                      .with_help("store the group's result to a `&mut` parameter named only in the region (one tile "
+                                 "a group), or update a `&` tensor with atomics"))
 
     def _unsafe_writes(self, decl: ast.FnDecl) -> set[str]:
         """The names in `decl` of the tensors that `unsafe` code writes: the first

@@ -196,7 +196,7 @@ def _i08(t: Tensors, out: str) -> None:
     n, first, v = _lif(cur, np.float32(1), 0, 100)
     np.testing.assert_array_equal(t["count"][0], n)   # the same f32 operations in the same order
     np.testing.assert_array_equal(t["first"][0], first)
-    np.testing.assert_allclose(t["v"][0], v, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(t["v"][0], v, rtol=1e-5, atol=1e-6)   # (the GPU's `exp`: an ulp of the decay)
     gain = (np.float32(1) / (np.float32(1) + t["count"][0].astype(np.float32) * np.float32(0.05))).astype(np.float32)
     np.testing.assert_allclose(t["gain"][0], gain, rtol=1e-6)
     n2, first2, _ = _lif(cur, gain, 100, 100)

@@ -160,6 +160,16 @@ RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     # round 22's leftovers: the angle conversions (they were the list of the scalars' methods)
     "to_degrees": ("`{x} * (180.0 / std::math::PI)` converts radians to degrees", ()),
     "to_radians": ("`{x} * (std::math::PI / 180.0)` converts degrees to radians", ()),
+    # round 23 (huser23): they were "a similar name: `sin`" (`sin_cos`), "`sqrt`" (`isqrt`, a float root of an
+    # integer tile) or the list of the tiles' methods
+    "sin_cos": ("`(sin({x}), cos({x}))`: `let (s, c) = (sin({x}), cos({x}));`", ()),
+    "fract": ("`{x} - where({x} < 0.0, ceil({x}), floor({x}))` is the fractional part with `{x}`'s sign (Rust's "
+              "`fract`; `{x} - floor({x})` is the part in [0, 1))", ()),
+    "isqrt": ("Tile has no integer square root: `sqrt({x} as f64) as u64` (the value's type) is the floor root "
+              "below 2^52; above, correct it by Newton's step `r = (r + {x} / r) / 2` while `r` falls", ()),
+    "abs_diff": ("`maximum({x}, {0}) - minimum({x}, {0})` (it does not wrap for unsigned values)", ("b",)),
+    "is_power_of_two": ("`({x} != 0) & (({x} & ({x} - 1)) == 0)` of unsigned values (`&` binds tighter than "
+                        "`==`: keep the parentheses)", ()),
     "swap_bytes": ("Tile has no byte-swap built-in: `(x >> 24) | ((x >> 8) & 0xFF00u32) | ((x << 8) & "
                    "0xFF0000u32) | (x << 24)` of a `u32`", ()),
 }

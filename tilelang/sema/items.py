@@ -305,12 +305,25 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
         return d.note(f"`{mod_segs[0]}` is a type: `{mod_segs[0]}::NAME` names its constants (`{mod_segs[0]}::MAX`)") \
             .with_help(f"Tile has no `{mod_segs[0]}::{path[1]}`; for `{mod_segs[0]}::{path[1]}"
                        f"({', '.join(['a', *'bcd'[:len(names)]])})`: " + habit.format(x="a"))
+    if len(mod_segs) == 1 and (dt := DType.parse(mod_segs[0])) is not None and len(path) == 2 \
+            and path[1] in ("from", "try_from", "into", "try_into"):
+        # Rust's `i64::from(n)`, `u32::try_from(x)` (round 23: "bring a file's items into scope with `use`")
+        return d.note(f"`{mod_segs[0]}` is a type: `{mod_segs[0]}::NAME` names its constants (`{mod_segs[0]}::MAX`)") \
+            .with_help(f"Tile has no `From`/`TryFrom`: `x as {dt}` converts (an integer narrowed wraps, a float "
+                       "to an integer saturates)")
     if len(mod_segs) == 1 and len(path) == 2 and mod_segs[0] in ("Tensor", "Tile", *FOREIGN_MODULES):
         return d.with_help(_constructor_help(mod_segs[0], path[1]))
     if mod_segs[:2] == ["std", "mem"]:
         # Rust's `std::mem::swap(&mut a, &mut b)` (round 22: "a similar name exists: `std::llm`")
         return d.with_help("Tile has no `std::mem`: tensors move, so two swap by moves, `let t = a; a = b; b = t;` "
                            "(`mem::replace(&mut a, b)` is `let old = a; a = b;`)")
+    if mod_segs[:2] == ["std", "cmp"]:
+        # Rust's `std::cmp::max(a, b)` (round 23: "a similar name exists: `std::llm`")
+        fn = {"max": "maximum", "min": "minimum"}.get(path[2] if len(path) > 2 else "", "")
+        return d.with_help("Tile has no `std::cmp`: " + (
+            f"`std::cmp::{path[2]}(a, b)` is the built-in `{fn}(a, b)`, of numbers, tiles and tensors (element-wise)"
+            if fn else "the built-ins `maximum(a, b)` and `minimum(a, b)` take numbers, tiles and tensors "
+                       "(element-wise); compare with `<`, `==`, .."))
     if mod_segs[0] == "std":
         shown = "::".join(mod_segs)
         guess = suggest(shown, tcx.loader.std_modules())

@@ -305,3 +305,48 @@ HEAVY_PTX = [n for n in CHECKS if n != "i14_isqrt_newton_generic"]
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "i*.tile", CHECKS, [(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")],
     ptx=[(n, a) for n in sorted(CHECKS) for a in ("sm_90a", "sm_80")], heavy=HEAVY, heavy_ptx=HEAVY_PTX)
+
+
+def test_the_python_api_runs_the_generic_isqrt_base64_and_horner() -> None:
+    """i14's generic kernel from NumPy u32 and u64 arrays (`T` from the arrays), i12's Base64 kernels on RFC 4648's
+    test vectors (u8 arrays in, the characters compared with Python's `base64`), and i02's Horner on f32 arrays
+    (no PyTorch in this environment: NumPy only)."""
+    import base64
+
+    import tilelang
+
+    from userprog import DIR
+
+    m = tilelang.load(DIR / "i14_isqrt_newton_generic.tile")
+    for dt in (np.uint32, np.uint64):
+        a = np.array([0, 1, 2, 3, 15, 16, 17, np.iinfo(dt).max, 99980001, 2 ** 31 + 5], dt)
+        r, rem, sq, it = np.zeros_like(a), np.zeros_like(a), np.zeros(len(a), bool), np.zeros(1, np.int32)
+        m.isqrt(tilelang.partition(r, [16]), tilelang.partition(rem, [16]), tilelang.partition(sq, [16]),
+                tilelang.partition(it, [1]), a).sync()
+        want = np.array([math.isqrt(int(v)) for v in a], dt)
+        np.testing.assert_array_equal(r, want)
+        np.testing.assert_array_equal(rem, a - want * want)
+        np.testing.assert_array_equal(sq, a == want * want)
+
+    b64 = tilelang.load(DIR / "i12_base64_round_trip.tile")
+    msgs = [b"", b"f", b"fo", b"foo", b"foob", b"fooba", b"foobar", bytes(range(200, 248))]
+    data = np.zeros((len(msgs), 48), np.uint8)
+    for i, s in enumerate(msgs):
+        data[i, :len(s)] = np.frombuffer(s, np.uint8)
+    lens = np.array([[len(s)] for s in msgs], np.int32)
+    text = np.zeros((len(msgs), 64), np.uint8)
+    b64.encode(tilelang.partition(text, [1, 64]), data, lens).sync()
+    assert [bytes(t).rstrip(b"\0") for t in text] == [base64.b64encode(s) for s in msgs]
+    back = np.zeros_like(data)
+    b64.decode(tilelang.partition(back, [1, 48]), text).sync()
+    np.testing.assert_array_equal(back, data)
+
+    h = tilelang.load(DIR / "i02_horner_runtime_degree.tile")
+    coef = np.array([[1.0, 2.0, 3.0, 0.0], [5.0, 0, 0, 0], [0.5, -1.0, 0.0, 2.0]], np.float32)
+    deg = np.array([[2], [0], [3]], np.int32)
+    x = np.repeat(np.linspace(-1, 1, 10, dtype=np.float32)[None], 3, 0)
+    p, dp = np.zeros_like(x), np.zeros_like(x)
+    h.horner(tilelang.partition(p, [8, 64]), tilelang.partition(dp, [8, 64]), x, coef, deg).sync()
+    np.testing.assert_allclose(p, [1 + 2 * x[0] + 3 * x[0] ** 2, np.full(10, 5.0), 0.5 - x[2] + 2 * x[2] ** 3],
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(dp, [2 + 6 * x[0], np.zeros(10), -1 + 6 * x[2] ** 2], rtol=1e-6, atol=1e-6)

@@ -206,3 +206,48 @@ def test_the_shape_of_a_mut_parameter_in_an_edge_mask_is_warned(tmp_path: Path) 
     assert t["stats"][0] < t["img"].sum() / 10    # the silent wrong answer: one block's share
     t, out = run_program("i07_value_noise_fbm")
     CHECKS["i07_value_noise_fbm"](t, out)
+
+
+def test_reading_a_float_s_bits_gets_to_bits_and_from_bits(tmp_path: Path) -> None:
+    """A hash or sort of floats reads their bits: `t.bitcast::<u32>()` was "a similar name: `broadcast`", CUDA's
+    `__float_as_uint(t)`, C++'s `reinterpret_cast`, `bitcast(t)` "define it", Rust's `std::mem::transmute` the
+    help of swapping by moves, `f32::to_bits(t)` "bring a file's items into scope" and `f32::from_bits(u)`
+    "`from_bits(..)`" (which then wants its type, E0215). Each now gives `t.to_bits()` / `from_bits::<f32>(u)`;
+    applied, the kernel reads NumPy's `view` of the bits both ways. `mma(a, b)` (no accumulator) gets `dot`."""
+    from userprog import run_program
+
+    src = """kernel fn k<const B: i32>(z: &mut Tensor<u32, [B]>, back: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    let t = x.load_like(z);
+    let u = BITS;
+    z.store(u);
+    back.store(FROM);
+}
+
+fn main() {
+    let x = arange::<f32>(8) * -1.75 + 2.5;
+    let mut z = zeros::<u32>([8]);
+    let mut back = zeros::<f32>([8]);
+    k(z.partition([8]), back.partition([8]), &x).sync();
+}
+"""
+    cases = {"t.bitcast::<u32>()": "`t.to_bits()` keeps a float's bits", "__float_as_uint(t)": "`t.to_bits()`",
+             "reinterpret_cast::<u32>(t)": "`t.to_bits()`", "bitcast(t)": "`t.to_bits()`",
+             "std::mem::transmute::<f32, u32>(t)": "Tile has no `std::mem`: `x.to_bits()` keeps a float's bits",
+             "f32::to_bits(t)": "`f32::to_bits(x)` is the method `x.to_bits()`"}
+    for wrong, hint in cases.items():
+        code, got = _one_help(src.replace("BITS", wrong).replace("FROM", "from_bits::<f32>(u)"))
+        assert hint in got, (wrong, got)
+    for wrong, hint in {"f32::from_bits(u)": "`f32::from_bits(u)` is `from_bits::<f32>(u)`",
+                        "__uint_as_float(u)": "`from_bits::<f32>(u)` reads a `u32`'s bits as an `f32`"}.items():
+        code, got = _one_help(src.replace("BITS", "t.to_bits()").replace("FROM", wrong))
+        assert hint in got, (wrong, got)
+    prog = tmp_path / "bits.tile"
+    prog.write_text(src.replace("BITS", "t.to_bits()").replace("FROM", "from_bits::<f32>(u)"), encoding="utf-8")
+    t, _ = run_program(prog)
+    np.testing.assert_array_equal(t["z"], t["x"].view(np.uint32))
+    np.testing.assert_array_equal(t["back"], t["x"])
+    code, got = _one_help("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B, B]>, x: &Tensor<f32, [?, ?]>) {\n"
+                          "    let t = x.load_like(z);\n    z.store(mma(t, t));\n}\nfn main() {}\n")
+    assert code == "E0105" and got.startswith("`dot(t, t)` is the product of two tiles; `mma(t, t, acc)` adds"), got
+    assert not _errors("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B, B]>, x: &Tensor<f32, [?, ?]>) {\n"
+                       "    let t = x.load_like(z);\n    z.store(dot(t, t));\n}\nfn main() {}\n")

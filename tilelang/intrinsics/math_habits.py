@@ -19,8 +19,23 @@ _NO_CAS = ("Tile has no exchange or compare-and-swap (a lock would let blocks wa
            "`atomic_max` / `atomic_min` keep one winner, `atomic_add` counts, and the last block of a group "
            "(`if last_block(axis) {{ .. }}`) sees the others' stores")
 
+# round 23: reading a float's bits (CUDA's `__float_as_uint`, C++'s `bit_cast`, a `bitcast`): "a similar name:
+# `broadcast`" or "define it"
+_TO_BITS = ("`{x}.to_bits()` keeps a float's bits as the unsigned integer of its width (`f32` -> `u32`, `f64` -> "
+            "`u64`, `f16`/`bf16` -> `u16`; `as` converts the value instead), and `from_bits::<f32>(u)` reads bits "
+            "back as a float")
+_FROM_BITS = ("`from_bits::<f32>({x})` reads a `u32`'s bits as an `f32` (`from_bits::<f64>` of a `u64`; `as` converts "
+              "the value instead), and `x.to_bits()` is the way there")
+
 #: a function's name -> how Tile writes it (`{x}`: the value)
 MATH_HABITS: dict[str, str] = {
+    "bitcast": _TO_BITS, "bit_cast": _TO_BITS, "transmute": _TO_BITS, "reinterpret_cast": _TO_BITS,
+    "__float_as_uint": _TO_BITS, "__double_as_longlong": _TO_BITS,
+    "__float_as_int": "`{x}.to_bits() as i32` (`to_bits` keeps a float's bits as the unsigned integer of its "
+                      "width; `as` between integers keeps them too)",
+    "__uint_as_float": _FROM_BITS, "__longlong_as_double": _FROM_BITS,
+    "__int_as_float": "`from_bits::<f32>({x} as u32)` reads an integer's bits as an `f32` (`as` between integers "
+                      "keeps the bits)",
     # round 21: Rust's `drop(g)` to end a graph's capture early (was "define it (`fn drop(..)`)")
     "drop": "Tile has no `drop`: a value lives until the end of the block that declares it; to end `{x}` early "
             "(a graph, so that the tensors it captured can be moved or rebound), declare it and its uses inside "

@@ -342,6 +342,11 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
         if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv), tcx.program.types)):
             return tcx.arity_error(owner, takes, n, e.span, None, help=h)
+        if sig.name == "mma" and n == 2 and recv is None and all(a := [tcx.snippet(x) for x in args]):
+            # `mma(a, b)`, a product with no accumulator (round 23: "call it with 3 arguments")
+            return tcx.arity_error(owner, takes, n, e.span, None, help=(
+                f"`dot({a[0]}, {a[1]})` is the product of two tiles; `mma({a[0]}, {a[1]}, acc)` adds it to an "
+                "accumulator `acc` (`zeros::<f32>([M, N])` to start one)"))
         return tcx.arity_error(owner, takes, n, e.span, None)
     if len(e.generics) > len(sig.generics):
         if sig.generics:

@@ -251,3 +251,22 @@ fn main() {
     assert code == "E0105" and got.startswith("`dot(t, t)` is the product of two tiles; `mma(t, t, acc)` adds"), got
     assert not _errors("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B, B]>, x: &Tensor<f32, [?, ?]>) {\n"
                        "    let t = x.load_like(z);\n    z.store(dot(t, t));\n}\nfn main() {}\n")
+
+
+def test_the_repl_shows_a_function_named_at_the_prompt_in_words() -> None:
+    """After `:load` of i03, typing a kernel's or a function's name at the prompt (as one does in Python's REPL)
+    showed the Python repr of its syntax tree, `FnRef(decl=FnDecl(name=Ident(..` for some thousand characters
+    (`:vars` of a `let f = floor_div;` too); it now says what the name is and how to call it."""
+    from tilelang.repl import ReplSession
+
+    s = ReplSession(device="cpu")
+    assert s.feed(f":load {DIR / 'i03_civil_calendar.tile'}").ok
+    out = s.feed("civil")
+    assert out.ok and out.stdout == ("fn(&mut Tensor<i32, [B, 4]>, &Tensor<i32, [?, 1]>) -> () = the kernel `civil` (a "
+                                     "call builds a launch: `civil(z.partition([..]), ..).sync()`)\n"), out.stdout
+    out = s.feed("floor_div")
+    assert out.ok and out.stdout.endswith("= the function `floor_div` (call it: `floor_div(..)`)\n"), out.stdout
+    assert s.feed("let f = floor_div;").ok
+    out = s.feed(":vars")
+    assert "FnRef" not in out.stdout and "f: fn(Tile<i32, [B, 1]>, i32) -> Tile<i32, [B, 1]> = the function" \
+        in out.stdout, out.stdout

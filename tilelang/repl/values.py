@@ -128,9 +128,16 @@ def move_tensors(values: Any, old: Any, new: Any) -> int:
 def describe(value: Any) -> str:
     """A host value as the REPL shows it (operations and handles in words)."""
     from tilelang.runtime.builtins import format_value
+    from tilelang.runtime.host import FnRef
     from tilelang.runtime.launch import Graph, Handle, Operation
 
     match value:
+        case FnRef():
+            # a function or kernel named at the prompt (round 23: it showed the Python repr of its syntax tree)
+            name = value.decl.name.name
+            if value.decl.is_kernel:
+                return f"the kernel `{name}` (a call builds a launch: `{name}(z.partition([..]), ..).sync()`)"
+            return f"the function `{name}` (call it: `{name}(..)`)"
         case Operation():
             return f"`{value.name}` not run yet (`.sync()` runs it, `.launch()` starts it)"
         case Handle():

@@ -270,3 +270,28 @@ def test_the_repl_shows_a_function_named_at_the_prompt_in_words() -> None:
     out = s.feed(":vars")
     assert "FnRef" not in out.stdout and "f: fn(Tile<i32, [B, 1]>, i32) -> Tile<i32, [B, 1]> = the function" \
         in out.stdout, out.stdout
+
+
+def test_a_number_for_a_tensor_parameter_and_numpy_s_like_constructors() -> None:
+    """`k(z.partition([4]), 3.0)` for `x: &Tensor<f32, [?]>` was told "pass a value of type `f32`, or cast: `3.0 as
+    f32`" (still a number); it now says the parameter is a tensor, and how to make one or take a number instead.
+    NumPy's `zeros_like(x)` was "make a tile of the shape you need: `zeros::<f32>([..])`" of any argument, on the
+    host too; it now writes the argument's shape and element type (`img.shape()` of a host tensor, a tile's own
+    shape in a kernel), and the help applied runs."""
+    kernel = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+              "    z.store(x.load_like(z));\n}\n")
+    code, got = _one_help(kernel + "fn main() {\n    let mut z = zeros::<f32>([8]);\n"
+                          "    k(z.partition([4]), 3.0).sync();\n}\n")
+    assert code == "E0203" and got == ("`x` is a tensor: pass one, borrowed (`&full::<f32>([1], 3.0)` is a tensor of "
+                                       "that one value), or declare the parameter as a number, `x: f32`"), got
+    assert not _errors(kernel + "fn main() {\n    let mut z = zeros::<f32>([8]);\n"
+                       "    k(z.partition([4]), &full::<f32>([1], 3.0)).sync();\n}\n")
+    host = "fn main() {\n    let img = ones::<i32>([3, 4]);\n    let z = CALL;\n    print(z.shape());\n}\n"
+    code, got = _one_help(host.replace("CALL", "zeros_like(img)"))
+    assert code == "E0102" and got == "make one of its shape: `zeros::<i32>(img.shape())`", got
+    assert not _errors(host.replace("CALL", "zeros::<i32>(img.shape())"))
+    code, got = _one_help(host.replace("CALL", "empty_like(img * 2)"))
+    assert got == "Tile has no uninitialised tensors: make one of its shape: `zeros::<i32>((img * 2).shape())`", got
+    code, got = _one_help(kernel.replace("z.store(x.load_like(z));", "z.store(full_like(x.load_like(z), 2.0));")
+                          + "fn main() {}\n")
+    assert got == "make one of its shape: `full::<f32>([B], value)`", got

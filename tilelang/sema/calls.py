@@ -22,6 +22,7 @@ from tilelang.sema.call_habits import (
     DEVICES,
     FLIPS,
     HABITS,
+    LIKES,
     HABIT_ARGS,
     KW_HABITS,
     METHOD_HABITS,
@@ -149,7 +150,7 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 if name in MATH_ARGS and len(more) == len(MATH_ARGS[name]) and all(0 < len(a) < 30 for a in more):
                     spelt = with_args(spelt, MATH_ARGS[name], more)  # `hypot(a, b)`: b, not `y`
                 return tcx.emit(d.with_help(spelt.format(x=operand(x) if len(x) < 30 else "x")))
-            if name == "len" or name in FLIPS:  # the help depends on the argument's type
+            if name == "len" or name in FLIPS or name in LIKES:  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
                 return tcx.emit(d.with_help(len_help(tcx, e) if name == "len" else habit(tcx, e)))
             homes = tcx.loader.std_items().get(name) if habit is None else None

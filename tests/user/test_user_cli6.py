@@ -246,11 +246,11 @@ def test_the_repl_shows_a_function_named_without_a_call_in_words() -> None:
     session = ReplSession(device="cpu")
     assert session.feed("fn twice(x: f32) -> f32 { x * 2.0 }").ok
     # was `fn(f32) -> f32 = FnRef(decl=FnDecl(name=Ident(name='twice', span=Span(...` and on, the syntax tree
-    assert session.feed("twice").stdout == "fn(f32) -> f32 = the function `twice` (`:help twice` shows it)\n"
+    assert session.feed("twice").stdout == "fn(f32) -> f32 = the function `twice` (call it: `twice(..)`; `:help twice` shows it)\n"
     assert session.feed("fn twice(x: f32) -> f32 { x * 3.0 }").ok  # redefined: its hidden name is not shown
     assert "the function `twice` (" in session.feed("twice").stdout
     assert session.feed("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(z.load()); }").ok
-    assert session.feed("k").stdout.endswith("= the kernel `k` (`:help k` shows it)\n")
+    assert session.feed("k").stdout.endswith("= the kernel `k` (a call builds a launch: `k(z.partition([..]), ..).sync()`; `:help k` shows it)\n")
     session.feed("let mut z = zeros::<f32>([4]);\nlet g = graph { k(z.partition([4])); };\ng.replay();")
     assert session.feed("g").stdout == "Graph = 1 operation, replayed 1 time\n"  # was "1 times"
 

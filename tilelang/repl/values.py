@@ -132,9 +132,14 @@ def describe(value: Any) -> str:
     from tilelang.runtime.launch import Graph, Handle, Operation
 
     match value:
-        case FnRef(decl=decl):  # `twice` (no call): was the dataclass's repr, its whole syntax tree
+        case FnRef(decl=decl):
+            # a function or kernel named at the prompt without a call (it showed the dataclass's repr, its whole
+            # syntax tree): what the name is, how to call it, where its text is
             name = re.sub(r"__[0-9]+$", "", decl.name.name)
-            return f"the {'kernel' if decl.is_kernel else 'function'} `{name}` (`:help {name}` shows it)"
+            if decl.is_kernel:
+                return (f"the kernel `{name}` (a call builds a launch: `{name}(z.partition([..]), ..).sync()`; "
+                        f"`:help {name}` shows it)")
+            return f"the function `{name}` (call it: `{name}(..)`; `:help {name}` shows it)"
         case Operation():
             return f"`{value.name}` not run yet (`.sync()` runs it, `.launch()` starts it)"
         case Handle():

@@ -22,6 +22,7 @@ from tilelang.sema.call_habits import (
     DEVICES,
     FLIPS,
     HABITS,
+    LIKES,
     HABIT_ARGS,
     KW_HABITS,
     METHOD_HABITS,
@@ -149,7 +150,7 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 if name in MATH_ARGS and len(more) == len(MATH_ARGS[name]) and all(0 < len(a) < 30 for a in more):
                     spelt = with_args(spelt, MATH_ARGS[name], more)  # `hypot(a, b)`: b, not `y`
                 return tcx.emit(d.with_help(spelt.format(x=operand(x) if len(x) < 30 else "x")))
-            if name == "len" or name in FLIPS:  # the help depends on the argument's type
+            if name == "len" or name in FLIPS or name in LIKES:  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
                 return tcx.emit(d.with_help(len_help(tcx, e) if name == "len" else habit(tcx, e)))
             homes = tcx.loader.std_items().get(name) if habit is None else None
@@ -348,6 +349,11 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
         if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv), tcx.program.types)):
             return tcx.arity_error(owner, takes, n, e.span, None, help=h)
+        if sig.name == "mma" and n == 2 and recv is None and all(a := [tcx.snippet(x) for x in args]):
+            # `mma(a, b)`, a product with no accumulator (round 23: "call it with 3 arguments")
+            return tcx.arity_error(owner, takes, n, e.span, None, help=(
+                f"`dot({a[0]}, {a[1]})` is the product of two tiles; `mma({a[0]}, {a[1]}, acc)` adds it to an "
+                "accumulator `acc` (`zeros::<f32>([M, N])` to start one)"))
         return tcx.arity_error(owner, takes, n, e.span, None)
     if len(e.generics) > len(sig.generics):
         if sig.generics:

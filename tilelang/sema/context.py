@@ -226,6 +226,10 @@ class CheckCx:
         # `atomic_add(&h, [i], v)` in a kernel: each element of its index -> the call, for E0203's help of a
         # tile of indices (a scatter: one-hot sums, not one index made of them; round 15)
         self.atomic_indexes: dict[Any, ast.Call] = {}
+        # `a == b & m` (C's precedence; Rust's and Tile's `&` binds tighter than a comparison): the operator
+        # span of each `&`, `|`, `^` that took an operand of a comparison beside it -> (the comparison, the
+        # expression with the comparison in parentheses), for E0201's help of a `bool` and an integer (round 23)
+        self.precedence_fixes: dict[Any, tuple[str, str]] = {}
         self.scatters: dict[Any, tuple[ast.Expr, Any]] = {}  # such a call -> its tile index and its type
         # every diagnostic emitted: a function checked in both contexts (called from a kernel and from
         # host code) finds its context-free errors twice, and each is reported once

@@ -30,3 +30,6 @@ MISALIGNED_REDUCTION = define(
 SCALED_TILE_INDEX = define(
     "W0009", "scaled-tile-index",
     "a tile index multiplied by the tile's own size along that axis (an element offset written as a tile index)")
+OWN_TILE_SHAPE = define(
+    "W0010", "own-tile-shape",
+    "`z.shape()` of a kernel's `&mut` parameter: the shape of the block's own tile, not of the partitioned tensor")

@@ -398,6 +398,8 @@ class CudaDevice(Device):
                 ck = compile_kernel(pk.ir, cuda_pdl.target(pk.arch, traced), facts)
             except CodegenError as e:
                 raise TileError(e.diag) from None
+            except TileError:  # a `TILEC_*` switch set to a value it does not take (E0604, `env_switch.py`)
+                raise
             except ValueError as e:  # PDL before sm_90
                 raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
             if ck.explain:  # `TILEC_EXPLAIN=1`: the path this variant takes, and why not a faster one

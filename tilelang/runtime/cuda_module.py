@@ -25,6 +25,7 @@ from tilelang.runtime.cuda_driver import (
     _handle_int,
     _raw_launch,
     cuda_error,
+    driver_error,
 )
 from tilelang.runtime.cuda_link import link_arch, nvjitlink_keeps
 from tilelang.source import Span
@@ -152,7 +153,7 @@ class Function:
             code = cuda_pdl.launch(_handle_int(self.handle), grid, block, smem, _handle_int(s), args.address)
             if code == 0:
                 return None
-            raise cuda_error(f"launching `{self.name}` (cuLaunchKernelEx, PDL)", _error_name(self.ctx.d.CUresult(code)), span)
+            raise driver_error(self.ctx.d.CUresult(code), f"launching `{self.name}` (cuLaunchKernelEx, PDL)", span)
         raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
         if raw is not None and not cuda_driver._RAW_BROKEN:
             # The driver entry point through ctypes: ~1 us instead of ~5 us of binding overhead.
@@ -167,4 +168,4 @@ class Function:
             (err,) = self.ctx.d.cuLaunchKernel(self.handle, gx, gy, gz, block, 1, 1, smem, s, args.address, 0)
             if err == self.ctx.d.CUresult.CUDA_SUCCESS:
                 return None
-        raise cuda_error(f"launching `{self.name}`", _error_name(err), span)
+        raise driver_error(err, f"launching `{self.name}`", span)

@@ -1,0 +1,175 @@
+"""What a user sees when the GPU path fails (hgpuerr, 2026-12-07): a located
+diagnostic with a code and a help, never a Python traceback or an internal
+compiler error, for failures that are the setting's, the card's or the
+driver's, not the program's.
+
+The GPU runs on the stub driver (`runtime/cuda_stub.py`: the real
+`CudaDevice` over stand-in driver calls, `StubDriver.fail` making a named call
+return an error code), so every path here runs on the CPU; the kernels are
+compiled to PTX for real (sm_90a), never run.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import pytest
+
+import tilelang.run as run
+from tests.clirunner import invoke
+from tilelang.backend.env_switch import SwitchError, number
+from tilelang.runtime import cuda_stub
+
+ADD = """\
+kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) + 1.0);
+}
+
+fn main() {
+    let x = ones::<f32>([4096]);
+    let mut z = zeros::<f32>([4096]);
+    add(z.partition([1024]), &x).sync();
+    print(z.sum());
+}
+"""
+
+GEMM = """\
+kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>,
+        a: &Tensor<f16, [?, ?]>, b: &Tensor<f16, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    c.store(acc);
+}
+
+fn main() {
+    let a = ones::<f16>([256, 256]);
+    let b = ones::<f16>([256, 256]);
+    let mut c = zeros::<f32>([256, 256]);
+    gemm::<128, 128, 64>(c.partition([128, 128]), &a, &b).sync();
+}
+"""
+
+
+def on_stub(monkeypatch: pytest.MonkeyPatch, **fail: int) -> Any:
+    """`tilec run --device gpu` on the stub device (an H100's arch), its driver failing the named calls."""
+    dev = cuda_stub.stub_device("sm_90a", 132)
+    dev.ctx.d.fail.update(fail)
+    monkeypatch.setattr(run, "make_device", lambda choice, out: dev)
+    return dev
+
+
+def run_program(tmp_path: Any, text: str, name: str = "prog.tile") -> tuple[int, str, str]:
+    path = tmp_path / name
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    status = run.run_file(path, "gpu", out=out, err=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+# ---------------------------------------------------------------- TILEC_* switches
+def test_a_bad_switch_value_is_e0604_in_tilec_emit_not_an_internal_error(tmp_path: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_GEMM_SPLITK=yes` was an internal compiler error (a ValueError out of the `gpu` stage, exit 101)."""
+    monkeypatch.setenv("TILEC_GEMM_SPLITK", "yes")
+    path = tmp_path / "gemm.tile"
+    path.write_text(GEMM)
+    r = invoke("emit", str(path), "--stage", "gpu", "--arch", "sm_90a")
+    assert r.exit_code == 1, r.output
+    assert "internal compiler error" not in r.output and "Traceback" not in r.output, r.output
+    assert r.stderr.count("error[E0604]") == 1, r.stderr  # said once, not once a kernel
+    assert "`TILEC_GEMM_SPLITK='yes'`" in r.stderr and "expected 0, 1 or auto" in r.stderr, r.stderr
+    assert "help: unset `TILEC_GEMM_SPLITK`" in r.stderr, r.stderr
+
+
+def test_a_bad_switch_value_is_reported_at_the_launch_in_tilec_run(tmp_path: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TILEC_GEMM_WIDEN", "always")
+    on_stub(monkeypatch)
+    status, _, err = run_program(tmp_path, GEMM)
+    assert status == run.EXIT_RUNTIME, err
+    assert "error[E0604]" in err and "TILEC_GEMM_WIDEN='always'" in err and "expected 0, 1 or auto" in err, err
+    assert "gemm::<128, 128, 64>(c.partition" in err, err  # located at the statement that launched it
+
+
+def test_numeric_switches_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_PERSISTENT_SMS=lots` was an `int()` ValueError at the launch (an internal error)."""
+    from types import SimpleNamespace
+
+    from tilelang.runtime.cuda_arrive import launch_grid
+
+    monkeypatch.setenv("TILEC_PERSISTENT_SMS", "lots")
+    with pytest.raises(SwitchError) as e:
+        launch_grid(SimpleNamespace(persistent=1, queue=-1, fill=False), (64,), 132)
+    assert "TILEC_PERSISTENT_SMS='lots'" in e.value.diag.message and "at least 1" in e.value.diag.message
+    monkeypatch.setenv("TILEC_PERSISTENT_SMS", "3")
+    assert launch_grid(SimpleNamespace(persistent=1, queue=-1, fill=False), (64,), 132) == (3, 1, 1)
+    monkeypatch.setenv("TILEC_X", " 7 ")
+    assert number("TILEC_X", 2, 1) == 7
+    monkeypatch.setenv("TILEC_X", "0")
+    with pytest.raises(ValueError, match="TILEC_X='0'"):  # still a ValueError to the readers' callers
+        number("TILEC_X", 2, 1)
+    monkeypatch.delenv("TILEC_X")
+    assert number("TILEC_X", 2, 1) == 2
+
+
+# ---------------------------------------------------------------- kernel faults
+ILLEGAL_ADDRESS, LAUNCH_TIMEOUT = 700, 702  # CUresult codes
+
+
+@pytest.fixture
+def fresh_context(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No kernel fault met yet in this process (`cuda_driver.LOST` is process-wide, as the context is)."""
+    from tilelang.runtime import cuda_driver
+
+    monkeypatch.setattr(cuda_driver, "LOST", [])
+
+
+def test_a_kernel_fault_names_the_kernel_and_its_launch(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                        fresh_context: None) -> None:
+    """An illegal address met by the stream's sync was "CUDA error in cuStreamSynchronize" at the statement,
+    with a help about the driver refusing `cuStreamSynchronize`."""
+    on_stub(monkeypatch, cuStreamSynchronize=ILLEGAL_ADDRESS)
+    status, out, err = run_program(tmp_path, ADD)
+    assert status == run.EXIT_RUNTIME and out == "", err
+    assert "error[E0610]: kernel `add` failed on the GPU: it accessed memory outside every allocation " \
+           "(CUDA_ERROR_ILLEGAL_ADDRESS)" in err, err
+    assert "^^^^ this launch of `add` failed" in err, err
+    assert "--sanitize" in err and "bug in tilec" in err and "context is lost" in err, err
+    assert "CUDA error in cuStreamSynchronize" not in err, err
+
+
+def test_a_timeout_met_by_a_wait_is_located_at_the_launch(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                          fresh_context: None) -> None:
+    on_stub(monkeypatch, cuStreamSynchronize=LAUNCH_TIMEOUT)
+    text = ADD.replace("add(z.partition([1024]), &x).sync();",
+                       "let h = add(z.partition([1024]), &x).launch();\n    h.wait();")
+    status, _, err = run_program(tmp_path, text)
+    assert status == run.EXIT_RUNTIME, err
+    assert "kernel `add` failed on the GPU: it ran longer than the display driver's watchdog allows" in err, err
+    assert "let h = add(z.partition([1024]), &x).launch();" in err and "this launch of `add` failed" in err, err
+    assert "help: make each launch shorter" in err, err
+
+
+def test_after_a_fault_later_gpu_work_says_the_context_was_lost(monkeypatch: pytest.MonkeyPatch,
+                                                                fresh_context: None) -> None:
+    """After a fault every driver call fails with the same sticky code: the next statement that needs the GPU
+    (an allocation here) says that the context was lost by the first failure, not "CUDA error in cuMemAlloc"."""
+    from tilelang.diagnostics.model import TileError
+
+    dev = on_stub(monkeypatch, cuStreamSynchronize=ILLEGAL_ADDRESS)
+    with pytest.raises(TileError) as first:
+        run.execute(ADD, "gpu", out=io.StringIO(), name="first.tile")
+    assert "kernel `add` failed" in first.value.diagnostics[0].message
+    dev.ctx.d.fail.update(cuMemAlloc=ILLEGAL_ADDRESS)  # (the pool's free lists hold no block of the size)
+    later_text = "fn main() {\n    let y = zeros::<f32>([1 << 20]);\n    print(y.sum());\n}\n"
+    with pytest.raises(TileError) as later:
+        run.execute(later_text, "gpu", out=io.StringIO(), name="later.tile")
+    d = later.value.diagnostics[0]
+    assert d.message == ("the GPU cannot run `cuMemAlloc`: an earlier kernel failed (CUDA_ERROR_ILLEGAL_ADDRESS) "
+                         "and the GPU's context is lost"), d.message
+    assert d.labels and d.labels[0].span.start == later_text.index("let y") and d.help, d

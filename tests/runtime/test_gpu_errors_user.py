@@ -173,3 +173,125 @@ def test_after_a_fault_later_gpu_work_says_the_context_was_lost(monkeypatch: pyt
     assert d.message == ("the GPU cannot run `cuMemAlloc`: an earlier kernel failed (CUDA_ERROR_ILLEGAL_ADDRESS) "
                          "and the GPU's context is lost"), d.message
     assert d.labels and d.labels[0].span.start == later_text.index("let y") and d.help, d
+
+
+# ---------------------------------------------------------------- the card's limits
+TRANSPOSE = """\
+kernel fn tr<const R: i32, const C: i32>(z: &mut Tensor<f32, [C, R]>, x: &Tensor<f32, [?, ?]>) {
+    let t = x.partition([R, C]).load([block_id(1), block_id(0)]);
+    z.store(t.transpose());
+}
+
+fn main() {
+    let x = ones::<f32>([256, 128]);
+    let mut z = zeros::<f32>([128, 256]);
+    tr::<256, 128>(z.partition([128, 256]), &x).sync();
+}
+"""
+
+
+def test_a_block_over_the_cards_shared_memory_is_e0603_at_the_launch(tmp_path: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A transpose through 128 KB of shared memory compiles for sm_80 (an A100 gives a block 163 KB), but an
+    sm_86 card gives 99 KB: that was the driver's bare CUDA_ERROR_INVALID_VALUE from `cuFuncSetAttribute`."""
+    import dataclasses
+
+    dev = cuda_stub.stub_device("sm_80", 82)
+    dev.ctx.info = dataclasses.replace(dev.ctx.info, name="NVIDIA GeForce RTX 3090", minor=6,
+                                       max_smem_optin=99 * 1024)
+    dev.ctx.d.fail.update(cuFuncSetAttribute=1)  # what the driver answers: CUDA_ERROR_INVALID_VALUE
+    monkeypatch.setattr(run, "make_device", lambda choice, out: dev)
+    status, _, err = run_program(tmp_path, TRANSPOSE)
+    assert status == run.EXIT_RUNTIME, err
+    assert "error[E0603]: kernel `tr` needs 131072 bytes of shared memory a block, more than the 101376 this GPU " \
+           "gives one" in err, err
+    assert "tr::<256, 128>(z.partition" in err and "(NVIDIA GeForce RTX 3090, sm_86)" in err, err
+    assert "help: use smaller tiles" in err and "CUDA_ERROR_INVALID_VALUE" not in err, err
+
+
+# ---------------------------------------------------------------- is there a GPU
+class _Driver:
+    """A driver binding that starts with `init` (a CUresult name), reports CUDA `version` and `count` GPUs."""
+
+    def __init__(self, init: str = "CUDA_SUCCESS", version: int = 12080, count: int = 1) -> None:
+        from cuda.bindings import driver
+
+        self.CUresult = driver.CUresult
+        self.init, self.version, self.count = getattr(driver.CUresult, init), version, count
+
+    def cuInit(self, flags: int) -> tuple[Any, ...]:  # noqa: N802
+        return (self.init,)
+
+    def cuDriverGetVersion(self) -> tuple[Any, ...]:  # noqa: N802
+        return (self.CUresult.CUDA_SUCCESS, self.version)
+
+    def cuDeviceGetCount(self) -> tuple[Any, ...]:  # noqa: N802
+        return (self.CUresult.CUDA_SUCCESS, self.count)
+
+    def cuGetErrorName(self, err: Any) -> tuple[Any, ...]:  # noqa: N802
+        return (self.CUresult.CUDA_SUCCESS, err.name.encode())
+
+    def cuGetErrorString(self, err: Any) -> tuple[Any, ...]:  # noqa: N802
+        return (self.CUresult.CUDA_SUCCESS, b"")
+
+
+@pytest.fixture
+def driver(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Install a `_Driver` (`driver(**kw)`) as the binding `why_unavailable` asks; its answer is cached a
+    process, so cleared before and after."""
+    from tilelang.runtime import cuda_driver
+
+    def install(**kw: Any) -> None:
+        monkeypatch.setattr(cuda_driver, "_driver", lambda: _Driver(**kw))
+        cuda_driver.why_unavailable.cache_clear()
+
+    yield install
+    cuda_driver.why_unavailable.cache_clear()
+
+
+@pytest.mark.parametrize(("kw", "why"), [
+    ({"init": "CUDA_ERROR_NO_DEVICE"}, "the NVIDIA driver found no GPU (CUDA_ERROR_NO_DEVICE)"),
+    ({"init": "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"}, "the NVIDIA driver failed to start (CUDA_ERROR_SYSTEM_DRIVER"),
+    ({"version": 11080}, "the NVIDIA driver runs CUDA 11.8, older than the CUDA 12.0 tilec's kernels need"),
+    ({"count": 0}, "the NVIDIA driver found no GPU"),
+])
+def test_device_gpu_says_why_there_is_no_gpu(tmp_path: Any, driver: Any, kw: dict[str, Any], why: str) -> None:
+    """Every case was "no CUDA driver or device was found on this machine"; a driver too old for PTX 8.0 was
+    taken as a GPU, and failed at the first kernel's load."""
+    driver(**kw)
+    status, out, err = run_program(tmp_path, "fn main() {\n    print(1);\n}\n")
+    assert status == run.EXIT_RUNTIME and out == "", err
+    assert err.startswith(f"error: cannot run on the GPU: {why}"), err
+    assert "help: run on the CPU interpreter with `--device cpu`" in err, err
+
+
+def test_auto_says_once_that_it_fell_back_where_a_driver_cannot_run(tmp_path: Any, driver: Any) -> None:
+    """`--device auto` with a driver that finds no GPU runs on the CPU and says so, once (not a launch); on a
+    machine without a driver it says nothing (the CPU is what `auto` means there)."""
+    path = tmp_path / "p.tile"
+    path.write_text(ADD.replace("add(z.partition([1024]), &x).sync();",
+                                "add(z.partition([1024]), &x).sync();\n    add(z.partition([1024]), &x).sync();"))
+    driver(init="CUDA_ERROR_NO_DEVICE")
+    out, err = io.StringIO(), io.StringIO()
+    assert run.run_file(path, "auto", out=out, err=err) == run.EXIT_OK, err.getvalue()
+    assert out.getvalue() == "8192.0\n"
+    assert err.getvalue() == ("note: running on the CPU interpreter: the NVIDIA driver found no GPU "
+                              "(CUDA_ERROR_NO_DEVICE)\nhelp: `--device cpu` says the same without this note; "
+                              "`--device gpu` makes it an error\n"), err.getvalue()
+    from tilelang.runtime import cuda_driver
+
+    def missing() -> Any:
+        raise OSError("libcuda.so.1: cannot open shared object file")
+
+    def no_libcuda() -> Any:
+        return type("D", (), {"cuInit": staticmethod(lambda flags: missing())})()
+
+    cuda_driver._driver, saved = no_libcuda, cuda_driver._driver  # type: ignore[assignment]
+    try:
+        cuda_driver.why_unavailable.cache_clear()
+        assert cuda_driver.why_unavailable().startswith("no NVIDIA driver is installed")
+        out, err = io.StringIO(), io.StringIO()
+        assert run.run_file(path, "auto", out=out, err=err) == run.EXIT_OK
+        assert err.getvalue() == "" and out.getvalue() == "8192.0\n"
+    finally:
+        cuda_driver._driver = saved  # type: ignore[assignment]

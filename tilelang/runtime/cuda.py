@@ -25,7 +25,6 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import os
 import sys
@@ -51,6 +50,8 @@ from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests 
     _raw_launch,
     _scalar_bits,
     cuda_error,
+    is_available,
+    why_unavailable,
 )
 from tilelang.runtime.cuda_fast import FastLaunch
 from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the name tools use here)
@@ -66,21 +67,6 @@ from tilelang.runtime.cuda_module import _TMAPS, Function, Module, tensor_map  #
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.device import Device
 from tilelang.source import Span
-
-
-# ---------------------------------------------------------------- availability
-@functools.cache
-def is_available() -> bool:
-    """True when the CUDA driver loads and at least one device exists. Never raises."""
-    try:
-        d = _driver()
-        (err,) = d.cuInit(0)
-        if err != d.CUresult.CUDA_SUCCESS:
-            return False
-        err, count = d.cuDeviceGetCount()
-        return bool(err == d.CUresult.CUDA_SUCCESS and count > 0)
-    except Exception:
-        return False
 
 
 # ---------------------------------------------------------------- context
@@ -413,6 +399,7 @@ class CudaDevice(Device):
             else:
                 abi = occupancy.cap_abi(self.ctx, fn, ck.abi, span) if ck.abi.max_blocks else ck.abi
             if abi.smem_bytes:
+                self._fits_smem(ck.abi.name, abi.smem_bytes, span)
                 fn.ensure_smem(abi.smem_bytes, span)
             if abi.queue >= 0:  # a tile queue: its blocks fill the card once
                 per = occupancy.resident(self.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
@@ -420,6 +407,23 @@ class CudaDevice(Device):
             got = (abi, fn)
             pk.variants[(*facts_key, pdl, traced, cv, l2)] = got
         return got
+
+    def _fits_smem(self, kernel: str, nbytes: int, span: Span | None) -> None:
+        """E0603 where a kernel's block needs more shared memory than this card gives one (the backend plans for
+        its target's largest card: sm_80 code runs on sm_86/sm_89 cards of 99 KB, 163 KB on an A100); it was the
+        driver's bare CUDA_ERROR_INVALID_VALUE from `cuFuncSetAttribute`."""
+        info = self.ctx.info
+        if nbytes <= info.max_smem_optin:
+            return
+        from tilelang.diagnostics.codes.codegen import GPU_TILE_TOO_LARGE
+
+        diag = Diagnostic.error(GPU_TILE_TOO_LARGE, f"kernel `{kernel}` needs {nbytes} bytes of shared memory a "
+                                                    f"block, more than the {info.max_smem_optin} this GPU gives one")
+        if span is not None:
+            diag = diag.primary(span, f"`{kernel}` cannot run on this GPU ({info.name}, {info.arch})")
+        raise TileError(diag.note("the CPU interpreter has no such limit: `--device cpu` runs the program").with_help(
+            "use smaller tiles (smaller const generics or partition shapes), or fewer pipeline stages "
+            "(`#[hints(stages = 2)]`) where the kernel has a loop of loads"))
 
     def _pick(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],
               span: Span | None, grid: tuple[int, ...] = ()) -> tuple[Any, Function]:

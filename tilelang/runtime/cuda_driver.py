@@ -39,6 +39,49 @@ def _error_name(err: Any) -> str:
         return str(getattr(err, "name", err))
 
 
+# ---------------------------------------------------------------- is there a GPU
+def is_available() -> bool:
+    """True when the CUDA driver loads and at least one device exists. Never raises."""
+    return why_unavailable() is None
+
+
+# The oldest driver whose CUDA runs tilec's kernels: PTX ISA 8.0 (`Target.ptx_version`) and sm_90a came with 12.0.
+MIN_DRIVER_CUDA = 12000
+
+
+@functools.cache
+def why_unavailable() -> str | None:
+    """Why the GPU cannot be used, in words (None: it can): cuda-python missing, no driver (libcuda.so.1 not
+    found), a driver that fails to start or finds no GPU, or one too old for tilec's PTX. Never raises; asked
+    once a process (the answer does not change while it runs)."""
+    try:
+        d = _driver()
+    except ImportError:
+        return "cuda-python is not installed (`pip install cuda-python`)"
+    except Exception as e:  # (a broken install)
+        return f"cuda-python could not be loaded ({type(e).__name__}: {e})"
+    try:
+        (err,) = d.cuInit(0)
+    except Exception:  # libcuda.so.1 not found (cuda.pathfinder's DynamicLibNotFoundError, an OSError)
+        return "no NVIDIA driver is installed (libcuda.so.1 could not be loaded)"
+    try:
+        if err == d.CUresult.CUDA_ERROR_NO_DEVICE:
+            return "the NVIDIA driver found no GPU (CUDA_ERROR_NO_DEVICE)"
+        if err != d.CUresult.CUDA_SUCCESS:
+            return f"the NVIDIA driver failed to start ({_error_name(err)})"
+        err, version = d.cuDriverGetVersion()
+        if err == d.CUresult.CUDA_SUCCESS and 0 < int(version) < MIN_DRIVER_CUDA:
+            v = int(version)
+            return (f"the NVIDIA driver runs CUDA {v // 1000}.{v % 1000 // 10}, older than the CUDA "
+                    f"{MIN_DRIVER_CUDA // 1000}.0 tilec's kernels need: update the driver")
+        err, count = d.cuDeviceGetCount()
+        if err != d.CUresult.CUDA_SUCCESS or int(count) == 0:
+            return "the NVIDIA driver found no GPU"
+    except Exception as e:  # never raise: a binding that cannot make these calls cannot run kernels either
+        return f"the CUDA driver could not be queried ({type(e).__name__}: {e})"
+    return None
+
+
 # ---------------------------------------------------------------- kernel faults
 # A kernel that faults on the GPU is reported by whichever driver call comes next (the stream's sync, a copy, the
 # next launch), with the fault's code, and the context is then unusable: CUDA's "sticky" errors. Such a code is

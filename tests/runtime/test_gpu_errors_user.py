@@ -295,3 +295,87 @@ def test_auto_says_once_that_it_fell_back_where_a_driver_cannot_run(tmp_path: An
         assert err.getvalue() == "" and out.getvalue() == "8192.0\n"
     finally:
         cuda_driver._driver = saved  # type: ignore[assignment]
+
+
+# ---------------------------------------------------------------- the assembler refuses the PTX
+def test_ptx_the_assembler_refuses_is_an_internal_error_naming_the_kernel_and_the_saved_ptx(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch, fresh_context: None) -> None:
+    """The driver JIT refusing the PTX (what a `ptxas` that fails on emitted code looks like at run time) was
+    "CUDA error in loading the compiled kernel" (E0610, exit 3, a help to run on the CPU), naming no kernel and
+    keeping no PTX: it is tilec's bug, an internal error (exit 101) that names the kernel and saves the PTX,
+    with the assembler's words first in it."""
+    from tilelang.runtime import cuda_link
+    from tilelang.runtime.cuda_module import Module
+
+    dev = on_stub(monkeypatch)
+    d = dev.ctx.d
+
+    def refuse(image: bytes, n: int, opts: Any, values: Any) -> tuple[Any, ...]:
+        log = b"ptxas application ptx input, line 42; error   : Unknown symbol '%r99'"
+        values[0][: len(log)] = log
+        return (d._real.CUresult.CUDA_ERROR_INVALID_PTX, None)
+
+    d.cuModuleLoadDataEx = refuse
+    monkeypatch.setattr(dev.ctx, "load_ptx", lambda ptx, key=None: Module.from_ptx(dev.ctx, ptx, key))
+    monkeypatch.setattr(cuda_link, "_nvjitlink_cubin", lambda ptx, arch: None)  # the driver JIT's route
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILEC_ICE_DIR", str(tmp_path / "ice"))
+    status, _, err = run_program(tmp_path, ADD)
+    assert status == run.EXIT_ICE, err
+    assert "error: internal compiler error: ICE: the CUDA driver's assembler refused the PTX tilec generated " \
+           "for kernel `add`: the PTX is saved in " in err, err
+    assert "Unknown symbol '%r99'" in err and "please report it" in err, err
+    (saved,) = (tmp_path / "ice").glob("tilec-ice-*.ptx")
+    text = saved.read_text()
+    assert text.startswith("// kernel `add`: CUDA_ERROR_INVALID_PTX") and "// ptxas application ptx input" in text
+    assert ".entry add" in text and str(saved) in err
+
+
+def test_llvm_failing_on_a_kernel_is_an_internal_error_naming_it(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                 fresh_context: None) -> None:
+    """The LLVM -> PTX step raising (llvmlite's RuntimeError on IR it refuses) escaped the launch unnamed; a
+    ValueError from it was "CUDA error in compiling a kernel" with the help "turn PDL off"."""
+    import tilelang.backend as backend
+
+    on_stub(monkeypatch)
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+
+    def llc(*args: Any, **kw: Any) -> str:
+        raise RuntimeError("LLVM ERROR: Cannot select: 0x5555 i32 = NVPTXISD::Wrapper")
+
+    monkeypatch.setattr(backend, "llvm_to_ptx", llc)
+    status, _, err = run_program(tmp_path, ADD)
+    assert status == run.EXIT_ICE, err
+    assert "internal compiler error: ICE: compiling kernel `add` for sm_90a failed: RuntimeError: LLVM ERROR: " \
+           "Cannot select" in err, err
+
+
+def test_an_unknown_tilec_arch_is_e0604(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_ARCH=sm_100` was taken, and every kernel's compile failed with "turn PDL off (TILEC_PDL=0)"."""
+    from tilelang.runtime.cuda_link import ptx_arch
+
+    monkeypatch.setenv("TILEC_ARCH", "sm_100")
+    with pytest.raises(SwitchError) as e:
+        ptx_arch(9, 0)
+    assert "TILEC_ARCH='sm_100'" in e.value.diag.message and "sm_80, sm_86, sm_89, sm_90 or sm_90a" in \
+        e.value.diag.message, e.value.diag.message
+    monkeypatch.setenv("TILEC_ARCH", "sm_80")
+    assert ptx_arch(9, 0) == "sm_80"
+
+
+def test_tilec_emit_names_the_kernel_llvm_failed_on(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tilec emit --stage ptx` said "stage `ptx` crashed on add.tile": which of the file's kernels, not said."""
+    import tilelang.backend as backend
+
+    def llc(*args: Any, **kw: Any) -> str:
+        raise RuntimeError("LLVM ERROR: Cannot select")
+
+    monkeypatch.setattr(backend, "llvm_to_ptx", llc)
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILEC_ICE_DIR", str(tmp_path / "ice"))
+    path = tmp_path / "add.tile"
+    path.write_text(ADD)
+    r = invoke("emit", str(path), "--stage", "ptx", "--arch", "sm_90a")
+    assert r.exit_code == 101, r.output
+    assert "emitting kernel `add` [B = 1024] for sm_90a failed: RuntimeError: LLVM ERROR: Cannot select" in r.stderr, \
+        r.stderr

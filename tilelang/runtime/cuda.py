@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
-from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.runtime import cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
 from tilelang.runtime.cuda_arrive import Counters, launch_grid
@@ -63,7 +63,7 @@ from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the nam
     ptx_arch,
 )
 from tilelang.runtime.cuda_memory import BufferPool, DeviceBuffer, _bucket  # noqa: F401  (the names tests use here)
-from tilelang.runtime.cuda_module import _TMAPS, Function, Module, tensor_map  # noqa: F401
+from tilelang.runtime.cuda_module import _TMAPS, Function, Module, PtxRejected, tensor_map  # noqa: F401
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.device import Device
 from tilelang.source import Span
@@ -386,11 +386,19 @@ class CudaDevice(Device):
                 raise TileError(e.diag) from None
             except TileError:  # a `TILEC_*` switch set to a value it does not take (E0604, `env_switch.py`)
                 raise
-            except ValueError as e:  # PDL before sm_90
-                raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
+            except ICE:
+                raise
+            except Exception as e:
+                if isinstance(e, ValueError) and "griddepcontrol" in str(e):  # PDL before sm_90
+                    raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
+                # (LLVM refusing our IR, a pass's bug: tilec's, reported naming the kernel)
+                raise ICE(f"compiling kernel `{pk.ir.name}` for {pk.arch} failed: {type(e).__name__}: {e}") from e
             if ck.explain:  # `TILEC_EXPLAIN=1`: the path this variant takes, and why not a faster one
                 print("\n".join(ck.explain), file=sys.stderr, flush=True)
-            mod = self.ctx.load_ptx(ck.ptx, key=_module_key(ck, cv))
+            try:
+                mod = self.ctx.load_ptx(ck.ptx, key=_module_key(ck, cv))
+            except PtxRejected as e:  # an internal error naming the kernel and the saved PTX
+                raise e.ice(ck.abi.name) from e
             fn = mod.function(ck.abi.name)
             if traced:  # the block timeline's buffer and this kernel's trace id, in the module's global
                 trace_rt.attach(self.ctx, mod, ck.abi.name)

@@ -357,7 +357,14 @@ def _emit_each(kernels: list[Any], ctx: Context, emit: Callable[..., Any]) -> li
     sink as a diagnostic and that kernel yields no artifact."""
     out = []
     for k in kernels:
-        text = emit(k, ctx.sink, ctx.options.arch)
+        try:
+            text = emit(k, ctx.sink, ctx.options.arch)
+        except ICE:
+            raise
+        except Exception as e:  # a bug in tilec (LLVM refusing our IR): the report names the kernel that met it
+            inst = ", ".join(f"{n} = {v}" for n, v in getattr(k, "instantiation", ()))
+            raise ICE(f"emitting kernel `{k.name}`" + (f" [{inst}]" if inst else "")
+                      + f" for {ctx.options.arch or 'the default arch'} failed: {type(e).__name__}: {e}") from e
         if text is not None:
             out.append(Artifact(k.name, str(text),
                                 ", ".join(f"{n} = {v}" for n, v in getattr(k, "instantiation", ()))))

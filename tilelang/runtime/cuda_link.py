@@ -34,6 +34,11 @@ def ptx_arch(major: int, minor: int) -> str:
     (older) target, e.g. to measure the sm_80 path."""
     forced = os.environ.get("TILEC_ARCH")
     if forced:
+        from tilelang.backend.env_switch import SwitchError
+        from tilelang.backend.target import SUPPORTED_ARCHS
+
+        if forced not in SUPPORTED_ARCHS:  # (was taken, and every kernel's compile failed: "turn PDL off")
+            raise SwitchError("TILEC_ARCH", forced, ", ".join(SUPPORTED_ARCHS[:-1]) + f" or {SUPPORTED_ARCHS[-1]}")
         return forced
     if (major, minor) == (9, 0):
         return "sm_90a"

@@ -599,7 +599,10 @@ class Operation:
     def sync(self) -> None:
         self.runtime.inflight.check(self)
         self.runtime.execute(self, stream=None)
-        self.runtime.device.sync(None)
+        try:
+            self.runtime.device.sync(None)
+        except TileError as e:
+            raise faulted(e, self) from None
 
     def launch(self) -> Handle:
         self.runtime.inflight.check(self)
@@ -628,7 +631,10 @@ class Handle:
 
     def wait(self) -> None:
         if not self.done:
-            self.runtime.device.sync(self.stream)
+            try:
+                self.runtime.device.sync(self.stream)
+            except TileError as e:
+                raise faulted(e, self.op) from None
             self.done = True
             self.runtime.inflight.remove(self)
 
@@ -743,6 +749,16 @@ class Runtime:
             hit = (kir, self.device.prepare(kir))
             self.kernels[key] = hit
         return hit
+
+
+def faulted(err: TileError, op: Operation) -> TileError:
+    """`err`, met waiting for `op`: a kernel fault on the GPU (`cuda_driver.driver_error`) as `op`'s kernel's
+    failure at its launch (`cuda_driver.in_kernel`); any other error unchanged."""
+    if getattr(err, "cuda_fault", None) is None:
+        return err
+    from tilelang.runtime.cuda_driver import in_kernel
+
+    return in_kernel(err, op.name, op.span)
 
 
 def at_launch(err: TileError, span: Span) -> TileError:

@@ -487,10 +487,9 @@ REDUCE_CHAINS = 1
 
 
 def reduce_chains() -> int:
-    import os
+    from tilelang.backend.env_switch import number
 
-    n = int(os.environ.get("TILEC_ACC_REDUCE_CHAINS", REDUCE_CHAINS))
-    return max(1, n)
+    return max(1, number("TILEC_ACC_REDUCE_CHAINS", REDUCE_CHAINS))
 
 
 def _fold(em: Any, rop: ir.ReduceOp, vals: list[str], dt: Any, chains: int) -> str:

@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from tilelang.backend import split_form
+from tilelang.backend import env_switch, split_form
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -98,7 +98,7 @@ def producer_budget(auto: int) -> int:
     if want == "auto":
         return auto
     if want not in ("24", "40"):  # (32 gives the consumers no more than 40 does: `role_registers` rounds to 8)
-        raise ValueError(f"TILEC_ATTN_PRODUCER_REGS={want!r}: expected auto, 24 or 40")
+        raise env_switch.SwitchError("TILEC_ATTN_PRODUCER_REGS", want, "auto, 24 or 40")
     return int(want)
 
 

@@ -287,7 +287,7 @@ def tail_rounds() -> int:
     if want == "1":
         return tails.TAIL_ROUNDS
     if not want.isdigit() or (want != "0" and int(want) < 2):
-        raise ValueError(f"TILEC_ATTN_CHAIN_TAIL={want!r}: expected 0, 1 or a number of rounds >= 2")
+        raise switches.SwitchError("TILEC_ATTN_CHAIN_TAIL", want, "0, 1 or a number of rounds >= 2")
     return int(want)
 
 

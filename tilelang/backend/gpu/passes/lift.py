@@ -106,7 +106,7 @@ def _built_tiles(kernel: ir.Kernel) -> int:
     em = SimpleNamespace(k=kernel)  # what the recognizers read of an emitter: the body (and their memo)
     ops = list(g.walk(kernel.body))
     for op in ops:
-        if isinstance(op, ir.Mma) and shift_dot._stencil(em, op) is None and gather_dot.gather_of(em, op) is None:
+        if isinstance(op, ir.Mma) and not shift_dot.takes(em, op) and gather_dot.gather_of(em, op) is None:
             return -1
     dead = shift_dot.dead_band_ops(em, gather_dot.matrix_read)
     return max((math.prod(r.shape) for op in ops if id(op) not in dead for r in g.results(op)), default=0)

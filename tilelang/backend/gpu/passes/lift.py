@@ -22,8 +22,9 @@ The same reading takes fewer warps where the largest tile is small (`fewer_warps
 tiles give each of 4 warps' threads at most `SMALL_ELEMS` elements at half the warps (128 elements: 1 warp,
 256: 2) had 3 of its 4 warps (or 2) compute replicas of the first one's elements, issuing 4x (2x) the
 instructions for the same values and filling an SM with 16 CTAs where 32 fit (a05's max-pool, 64 outputs a
-CTA: its [64] rows held by every warp). The threads' own elements are the same at either count (16-byte vectors
-of f32: 4 a thread), so a block takes no longer; an SM holds twice (four times) the blocks. A product whose
+CTA: its [64] rows held by every warp). Where a tile's last dim holds 16-byte vectors of f32 (4 a thread) a
+thread's own elements are the same at either count, so a block takes no longer; a column tile ([128, 1]: one a
+thread of 4 warps) gives a thread up to 4. An SM holds twice (four times) the blocks. A product whose
 matrix `codegen/shift_dot` or `codegen/gather_dot` reads as a stencil or a gather counts as its result (the
 matrix is never built); any other `mma` keeps the kernel's warps. `TILEC_FEWER_WARPS=0` turns it off.
 """

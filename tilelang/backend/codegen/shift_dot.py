@@ -198,6 +198,12 @@ def _stencil(em: Any, op: object) -> tuple[list[tuple[int, ir.Value | float]], b
     return None if band is None else (band, True)
 
 
+def takes(em: Any, op: object) -> bool:
+    """Whether `shift_dot` emits `op` as a stencil (`em`: what the recognizer reads of an emitter, its kernel
+    `k`; `lift.fewer_warps` asks with a Tile IR kernel before any layout)."""
+    return _stencil(em, op) is not None
+
+
 # ops with no effect but their result: emitted only where something reads it
 _PURE = (ir.Const, ir.Elementwise, ir.Broadcast, ir.Reshape, ir.Cast, ir.Arange, ir.Permute, g.ConvertLayout)
 
@@ -568,7 +574,7 @@ def _column_counts(em: Any, off: int, at: int, R: int, C: int, span: Any) -> int
     return S
 
 
-__all__ = ["band_of", "dead_band_ops", "defining_ops", "enabled", "shift_dot"]
+__all__ = ["band_of", "dead_band_ops", "defining_ops", "enabled", "shift_dot", "takes"]
 
 
 def _nan_if_others(em: Any, total: str, own: str, cur: str) -> str:

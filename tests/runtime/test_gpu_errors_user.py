@@ -361,6 +361,12 @@ def test_an_unknown_tilec_arch_is_e0604(tmp_path: Any, monkeypatch: pytest.Monke
         e.value.diag.message, e.value.diag.message
     monkeypatch.setenv("TILEC_ARCH", "sm_80")
     assert ptx_arch(9, 0) == "sm_80"
+    monkeypatch.setenv("TILEC_ARCH", "sm_90a")  # wgmma code for an A100: the driver would refuse it at the load
+    with pytest.raises(SwitchError, match="compute capability 8.0.*runs: sm_80$"):
+        ptx_arch(8, 0)
+    assert ptx_arch(9, 0) == "sm_90a"
+    monkeypatch.setenv("TILEC_ARCH", "sm_86")
+    assert ptx_arch(8, 9) == "sm_86"
 
 
 def test_tilec_emit_names_the_kernel_llvm_failed_on(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -379,3 +385,16 @@ def test_tilec_emit_names_the_kernel_llvm_failed_on(tmp_path: Any, monkeypatch: 
     assert r.exit_code == 101, r.output
     assert "emitting kernel `add` [B = 1024] for sm_90a failed: RuntimeError: LLVM ERROR: Cannot select" in r.stderr, \
         r.stderr
+
+
+def test_out_of_gpu_memory_says_how_much_of_how_much(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                     fresh_context: None) -> None:
+    """Was "CUDA error in cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" (with a help): the sizes are the program's."""
+    on_stub(monkeypatch, cuMemAlloc=2)  # CUDA_ERROR_OUT_OF_MEMORY
+    text = "fn main() {\n    let a = zeros::<f32>([1 << 20]);\n    print(a.sum());\n}\n"
+    status, _, err = run_program(tmp_path, text)
+    assert status == run.EXIT_RUNTIME, err
+    assert "error[E0610]: out of GPU memory: 4.0 MiB more does not fit in the GPU's 80.0 GiB, of which this " \
+           "program's tensors hold 16.0 KiB" in err, err  # (the device's assert words)
+    assert "let a = zeros::<f32>([1 << 20]);" in err and "note: the driver said: cuMemAlloc: " \
+           "CUDA_ERROR_OUT_OF_MEMORY" in err and "help: use smaller tensors" in err, err

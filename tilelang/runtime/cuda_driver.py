@@ -142,7 +142,9 @@ def driver_error(err: Any, what: str, span: Span | None = None, detail: str = ""
     else:
         help = (f"the CUDA driver refused `{what}`: run with `--device cpu` to check the program on the interpreter, "
                 "and report the error with the program if the interpreter runs it")
-    return cuda_error(what, text, span, help)
+    e = cuda_error(what, text, span, help)
+    e.cuda_name = name  # type: ignore[attr-defined]  # (`cuda_memory.BufferPool.alloc` reads it)
+    return e
 
 
 def lost_error(what: str, span: Span | None = None, text: str = "") -> TileError:

@@ -227,6 +227,9 @@ class CheckCx:
         # tile of indices (a scatter: one-hot sums, not one index made of them; round 15)
         self.atomic_indexes: dict[Any, ast.Call] = {}
         self.scatters: dict[Any, tuple[ast.Expr, Any]] = {}  # such a call -> its tile index and its type
+        # every diagnostic emitted: a function checked in both contexts (called from a kernel and from
+        # host code) finds its context-free errors twice, and each is reported once
+        self.emitted: set[Diagnostic] = set()
 
     # ------------------------------------------------------------ the recursion entries
     def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:
@@ -269,7 +272,9 @@ class CheckCx:
                 where = "device code: it is called from a kernel" if fx.in_kernel else "host code: it is " \
                     "called from host code"
                 d = d.secondary(site, f"`{fx.info.name}` is {where} here")
-        self.sink.emit(d)
+        if d not in self.emitted:
+            self.emitted.add(d)
+            self.sink.emit(d)
         return ERROR
 
     def snippet(self, node: Any) -> str:

@@ -398,3 +398,47 @@ def test_out_of_gpu_memory_says_how_much_of_how_much(tmp_path: Any, monkeypatch:
            "program's tensors hold 16.0 KiB" in err, err  # (the device's assert words)
     assert "let a = zeros::<f32>([1 << 20]);" in err and "note: the driver said: cuMemAlloc: " \
            "CUDA_ERROR_OUT_OF_MEMORY" in err and "help: use smaller tensors" in err, err
+
+
+def test_a_cubin_the_driver_cannot_load_falls_back_to_the_driver_jit(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                     fresh_context: None) -> None:
+    """nvJitLink's cubin refused by an older driver (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) was E0610 "CUDA error
+    in cuModuleLoadData" and no kernel ran: the driver's JIT, which the driver always understands, loads the PTX."""
+    from tilelang.runtime import cuda_link
+    from tilelang.runtime.cuda_module import Module
+
+    dev = on_stub(monkeypatch)
+    d = dev.ctx.d
+    d.cuModuleLoadData = lambda image: (d._real.CUresult.CUDA_ERROR_UNSUPPORTED_PTX_VERSION, None)
+    jit: list[bytes] = []
+
+    def load_ptx(image: bytes, n: int, opts: Any, values: Any) -> tuple[Any, ...]:
+        jit.append(image)
+        return (d._real.CUresult.CUDA_SUCCESS, d.CUmodule(0xC0DE))
+
+    d.cuModuleLoadDataEx = load_ptx
+    d.cuModuleGetFunction = lambda mod, name: (d._real.CUresult.CUDA_SUCCESS, d.CUfunction(0xF00))
+    monkeypatch.setattr(dev.ctx, "load_ptx", lambda ptx, key=None: Module.from_ptx(dev.ctx, ptx, key))
+    monkeypatch.setattr(cuda_link, "_nvjitlink_cubin", lambda ptx, arch: b"a cubin of a newer CUDA")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    status, out, err = run_program(tmp_path, ADD)
+    assert status == run.EXIT_OK, err
+    assert len(jit) == 1 and b".entry add" in jit[0] and len(d.launches) == 1
+
+
+def test_the_python_api_names_the_kernel_that_faulted(monkeypatch: pytest.MonkeyPatch, fresh_context: None) -> None:
+    """The Python API's `.sync()` of a kernel that faulted said "CUDA error in cuStreamSynchronize"."""
+    import tilelang
+    from tilelang.api.errors import ExecutionError
+    from tilelang.runtime.cuda_stub import DevArray
+
+    dev = cuda_stub.stub_device("sm_90a", 132)
+    with cuda_stub.installed(dev):
+        mod = tilelang.compile(ADD.split("fn main")[0])
+        z, x = DevArray.zeros((4096,)), DevArray.zeros((4096,))
+        dev.ctx.d.fail["cuStreamSynchronize"] = ILLEGAL_ADDRESS
+        with pytest.raises(ExecutionError) as e:
+            mod.add(tilelang.partition(z, [1024]), x).sync()
+    assert str(e.value).startswith("error[E0610]: kernel `add` failed on the GPU: it accessed memory outside every "
+                                   "allocation"), str(e.value)
+    assert e.value.code == "E0610" and "this kernel failed on the GPU" in str(e.value) and "--sanitize" in str(e.value)

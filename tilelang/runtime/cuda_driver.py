@@ -171,16 +171,17 @@ def cuda_error_message(message: str, span: Span | None, help: str) -> TileError:
     return TileError(diag.with_help(help))
 
 
-def in_kernel(err: TileError, kernel: str, span: Span) -> TileError:
+def in_kernel(err: TileError, kernel: str, span: Span, label: str = "") -> TileError:
     """`err` as the failure of kernel `kernel` launched at `span`, where it is the first kernel fault the stream's
-    wait met (`driver_error`): named, and located at the launch; any other error unchanged."""
+    wait met (`driver_error`): named, and located at the launch (`label`: the span's words, if not "this launch
+    of `kernel` failed"; the Python API's span is the kernel's declaration); any other error unchanged."""
     if getattr(err, "cuda_fault", None) is None or not err.diagnostics or \
             not err.diagnostics[0].message.startswith("a kernel failed on the GPU"):
         return err
     d = err.diagnostics[0]
     d = dataclasses.replace(d, message=d.message.replace("a kernel failed", f"kernel `{kernel}` failed", 1),
                             labels=())
-    out = TileError(d.primary(span, f"this launch of `{kernel}` failed"), *err.diagnostics[1:])
+    out = TileError(d.primary(span, label or f"this launch of `{kernel}` failed"), *err.diagnostics[1:])
     out.cuda_fault = err.cuda_fault  # type: ignore[attr-defined]
     return out
 

@@ -442,3 +442,59 @@ def test_the_python_api_names_the_kernel_that_faulted(monkeypatch: pytest.Monkey
     assert str(e.value).startswith("error[E0610]: kernel `add` failed on the GPU: it accessed memory outside every "
                                    "allocation"), str(e.value)
     assert e.value.code == "E0610" and "this kernel failed on the GPU" in str(e.value) and "--sanitize" in str(e.value)
+
+
+def test_auto_falls_back_where_the_gpu_cannot_be_opened(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                        driver: Any, fresh_context: None) -> None:
+    """A GPU the driver has but that cannot be opened (exclusive mode, another process holds it) stopped
+    `--device auto` with "CUDA error in cuDevicePrimaryCtxRetain" and a help to report it; `auto` runs on the
+    CPU and says why, `--device gpu` says it with a help about the busy GPU."""
+    from tilelang.runtime import cuda, cuda_driver
+
+    driver()  # a driver with one GPU
+
+    def busy(*args: Any, **kw: Any) -> Any:
+        raise cuda_driver.driver_error(cuda_driver._driver().CUresult.CUDA_ERROR_DEVICE_UNAVAILABLE,
+                                       "cuDevicePrimaryCtxRetain")
+
+    monkeypatch.setattr(cuda, "CudaDevice", busy)
+    path = tmp_path / "p.tile"
+    path.write_text("fn main() {\n    print(1);\n}\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert run.run_file(path, "auto", out=out, err=err) == run.EXIT_OK and out.getvalue() == "1\n"
+    assert err.getvalue().startswith("note: running on the CPU interpreter: the GPU could not be opened (CUDA "
+                                     "error in cuDevicePrimaryCtxRetain: CUDA_ERROR_DEVICE_UNAVAILABLE)"), err.getvalue()
+    status, _, text = run_program(tmp_path, "fn main() {\n    print(1);\n}\n")
+    assert status == run.EXIT_RUNTIME and "CUDA_ERROR_DEVICE_UNAVAILABLE" in text, text
+    assert "help: the GPU is busy or in exclusive-process mode" in text, text
+
+
+def test_a_fault_in_a_graph_replay_names_the_graphs_kernels(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                            fresh_context: None) -> None:
+    dev = on_stub(monkeypatch)
+    monkeypatch.setattr(dev, "capture", lambda stream: None)  # (the stub records no graphs: replayed op by op)
+    monkeypatch.setattr(dev, "end_capture", lambda stream: False)
+    text = ADD.replace("add(z.partition([1024]), &x).sync();", """let mut w = zeros::<f32>([4096]);
+    let g = graph {
+        add(z.partition([1024]), &x);
+        add(w.partition([1024]), &x);
+    };
+    g.replay();
+    g.replay();""")
+    dev.ctx.d.fail["cuStreamSynchronize"] = 0
+    original = dev.sync
+    calls = []
+
+    def sync(stream: Any = None) -> None:
+        calls.append(stream)
+        if len(calls) == 2:  # the first replay's wait (of its capture, which the stub makes none), then the second's
+            dev.ctx.d.fail["cuStreamSynchronize"] = LAUNCH_TIMEOUT
+        original(stream)
+
+    monkeypatch.setattr(dev, "sync", sync)
+    status, _, err = run_program(tmp_path, text)
+    assert status == run.EXIT_RUNTIME, err
+    assert "error[E0610]: a kernel of the graph (`add`) failed on the GPU: it ran longer than the display " \
+           "driver's watchdog allows" in err, err
+    assert err.count("g.replay();") == 1 and "while running this statement" in err, err
+    assert "g.replay();" in err, err

@@ -26,6 +26,7 @@ the `Device`. Invariant: a failed check leaves every tensor untouched.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -658,12 +659,15 @@ class Graph:
                 dev.sync(stream)
                 self.replays += 1
                 return
-        if self._captured:
-            dev.replay(self._captured, None)
-        else:
-            for op in self.ops:
-                self.runtime.execute(op, stream=None)
-        dev.sync(None)
+        try:
+            if self._captured:
+                dev.replay(self._captured, None)
+            else:
+                for op in self.ops:
+                    self.runtime.execute(op, stream=None)
+            dev.sync(None)
+        except TileError as e:
+            raise graph_faulted(e, self.ops) from None
         self.replays += 1
 
 
@@ -750,6 +754,25 @@ def faulted(err: TileError, op: Operation) -> TileError:
     from tilelang.runtime.cuda_driver import in_kernel
 
     return in_kernel(err, op.name, op.span)
+
+
+def graph_faulted(err: TileError, ops: list[Operation]) -> TileError:
+    """`err`, met replaying a graph of `ops`: a kernel fault as its one kernel's failure at that launch inside the
+    `graph { }`, or, of several, as one of the graph's kernels' (named; the replay statement is labelled by the
+    host); any other error unchanged."""
+    names = list(dict.fromkeys(op.name for op in ops))
+    if getattr(err, "cuda_fault", None) is None or not names:
+        return err
+    if len(ops) == 1:
+        return faulted(err, ops[0])
+    d = err.diagnostics[0]
+    if not d.message.startswith("a kernel failed on the GPU"):
+        return err
+    which = ", ".join(f"`{n}`" for n in names)
+    out = TileError(dataclasses.replace(d, message=d.message.replace(
+        "a kernel failed", f"a kernel of the graph ({which}) failed", 1)), *err.diagnostics[1:])
+    out.cuda_fault = err.cuda_fault  # type: ignore[attr-defined]
+    return out
 
 
 def at_launch(err: TileError, span: Span) -> TileError:

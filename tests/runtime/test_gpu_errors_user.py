@@ -117,6 +117,26 @@ def test_numeric_switches_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
     assert number("TILEC_X", 2, 1) == 2
 
 
+def test_on_off_switches_take_0_or_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_SHIFT_DOT=off` was on (every value but "0" was) and `TILEC_TMA_PREFETCH=yes` off (every value but
+    "1"): the 31 on/off switches of the backend take 0 or 1 (empty: unset), else E0604."""
+    from tilelang.backend.codegen.shift_dot import enabled
+    from tilelang.backend.env_switch import flag
+    from tilelang.backend.target import tma_prefetch_default
+
+    for value, on in (("", True), ("1", True), ("0", False)):
+        monkeypatch.setenv("TILEC_SHIFT_DOT", value)
+        assert enabled() is on
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "off")
+    with pytest.raises(SwitchError, match=r"TILEC_SHIFT_DOT='off'.*expected 0 or 1"):
+        enabled()
+    monkeypatch.setenv("TILEC_TMA_PREFETCH", "yes")
+    with pytest.raises(SwitchError, match="TILEC_TMA_PREFETCH='yes'"):
+        tma_prefetch_default()
+    monkeypatch.delenv("TILEC_TMA_PREFETCH")
+    assert tma_prefetch_default() is False and flag("TILEC_TMA_PREFETCH", "1") is True
+
+
 # ---------------------------------------------------------------- kernel faults
 ILLEGAL_ADDRESS, LAUNCH_TIMEOUT = 700, 702  # CUresult codes
 
@@ -219,19 +239,19 @@ class _Driver:
         self.CUresult = driver.CUresult
         self.init, self.version, self.count = getattr(driver.CUresult, init), version, count
 
-    def cuInit(self, flags: int) -> tuple[Any, ...]:  # noqa: N802
+    def cuInit(self, flags: int) -> tuple[Any, ...]:
         return (self.init,)
 
-    def cuDriverGetVersion(self) -> tuple[Any, ...]:  # noqa: N802
+    def cuDriverGetVersion(self) -> tuple[Any, ...]:
         return (self.CUresult.CUDA_SUCCESS, self.version)
 
-    def cuDeviceGetCount(self) -> tuple[Any, ...]:  # noqa: N802
+    def cuDeviceGetCount(self) -> tuple[Any, ...]:
         return (self.CUresult.CUDA_SUCCESS, self.count)
 
-    def cuGetErrorName(self, err: Any) -> tuple[Any, ...]:  # noqa: N802
+    def cuGetErrorName(self, err: Any) -> tuple[Any, ...]:
         return (self.CUresult.CUDA_SUCCESS, err.name.encode())
 
-    def cuGetErrorString(self, err: Any) -> tuple[Any, ...]:  # noqa: N802
+    def cuGetErrorString(self, err: Any) -> tuple[Any, ...]:
         return (self.CUresult.CUDA_SUCCESS, b"")
 
 
@@ -362,7 +382,7 @@ def test_an_unknown_tilec_arch_is_e0604(tmp_path: Any, monkeypatch: pytest.Monke
     monkeypatch.setenv("TILEC_ARCH", "sm_80")
     assert ptx_arch(9, 0) == "sm_80"
     monkeypatch.setenv("TILEC_ARCH", "sm_90a")  # wgmma code for an A100: the driver would refuse it at the load
-    with pytest.raises(SwitchError, match="compute capability 8.0.*runs: sm_80$"):
+    with pytest.raises(SwitchError, match=r"compute capability 8\.0.*runs: sm_80$"):
         ptx_arch(8, 0)
     assert ptx_arch(9, 0) == "sm_90a"
     monkeypatch.setenv("TILEC_ARCH", "sm_86")
@@ -421,7 +441,7 @@ def test_a_cubin_the_driver_cannot_load_falls_back_to_the_driver_jit(tmp_path: A
     monkeypatch.setattr(dev.ctx, "load_ptx", lambda ptx, key=None: Module.from_ptx(dev.ctx, ptx, key))
     monkeypatch.setattr(cuda_link, "_nvjitlink_cubin", lambda ptx, arch: b"a cubin of a newer CUDA")
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
-    status, out, err = run_program(tmp_path, ADD)
+    status, _, err = run_program(tmp_path, ADD)
     assert status == run.EXIT_OK, err
     assert len(jit) == 1 and b".entry add" in jit[0] and len(d.launches) == 1
 

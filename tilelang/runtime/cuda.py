@@ -371,7 +371,12 @@ class CudaDevice(Device):
         pdl = cuda_pdl.mode()
         cv = occupancy.CARVEOUT  # a uniform carveout: its own copy of the module
         from tilelang.backend.gpu.layouts import replicate_bound
-        from tilelang.backend.target import int8_mma_default, int8_ring_default, l2_evict_default, ldg_early_default
+        from tilelang.backend.target import (
+            int8_mma_default,
+            int8_ring_default,
+            l2_evict_default,
+            ldg_early_default,
+        )
 
         # `TILEC_L2_EVICT`, `TILEC_LDG_EARLY`, `TILEC_REPLICATE_SMALL` and
         # `TILEC_INT8_MMA` now (a setting changed in the process recompiles)

@@ -31,7 +31,6 @@ from tilelang.runtime.cuda_driver import (
 from tilelang.runtime.cuda_link import link_arch, nvjitlink_keeps
 from tilelang.source import Span
 
-
 # The driver JIT's answers that mean the PTX itself was refused (not the driver's state: memory, a lost context)
 REJECTED = ("CUDA_ERROR_INVALID_PTX", "CUDA_ERROR_INVALID_IMAGE", "CUDA_ERROR_INVALID_SOURCE",
             "CUDA_ERROR_NO_BINARY_FOR_GPU", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION")

@@ -44,7 +44,14 @@ from tilelang.dtypes import DType, round_float
 from tilelang.frozen import frozen
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
-from tilelang.requires import DivisionByZero, Requirement, grid_values, quoted, requirements, trim_grid
+from tilelang.requires import (
+    DivisionByZero,
+    Requirement,
+    grid_values,
+    quoted,
+    requirements,
+    trim_grid,
+)
 from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
@@ -520,7 +527,6 @@ def _scalar_misfit(value: Any, dt: DType) -> tuple[str, str] | None:
         return None if lo <= v <= hi else (f"{shown} does not fit in it", f"`{dt.value}` holds {lo} to {hi}")
     if dt.is_float:
         from tilelang.intrinsics.constants import dtype_constant
-
         from tilelang.sema.typeops import FLOAT_LIMITS
 
         big = float(dtype_constant(dt, "MAX")[1])  # type: ignore[index]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tilelang.backend.env_switch import flag
 from tilelang.backend.gpu.layouts import AccTile, Slice, strides_of
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
@@ -436,9 +437,8 @@ def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: 
 # edge in the last query block only): there the extra branch a row made ptxas
 # spill 4 more bytes in the chained prefill kernel at D = 128.
 def rowskip_enabled() -> bool:
-    import os
 
-    return os.environ.get("TILEC_ATTN_ROWSKIP", "1") != "0"
+    return flag("TILEC_ATTN_ROWSKIP", "1")
 
 
 def _skip_dead_row(em: Any, live: str | None) -> str | None:

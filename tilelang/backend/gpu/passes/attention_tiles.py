@@ -38,14 +38,15 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_tail, switches
 from .attention_tail import Tail
-from .context import Fresh
 from .build import _Build
+from .context import Fresh
 from .rewrite import map_ops, substitute, substitute_region, with_regions
 
 
@@ -53,7 +54,7 @@ def enabled(k: g.GpuKernel) -> bool:
     """Whether the attention kernel `k` becomes persistent
     (`TILEC_ATTN_PERSISTENT=0` opts out; kernels that print keep one tile a
     block, so that their output keeps its launch order)."""
-    if os.environ.get("TILEC_ATTN_PERSISTENT", "1") == "0":
+    if not flag("TILEC_ATTN_PERSISTENT", "1"):
         return False
     return not any(isinstance(op, ir.Print) for op in g.walk(k.body)) and bool(
         [p for p in k.tensor_params if p.mutable and p.tile_shape])

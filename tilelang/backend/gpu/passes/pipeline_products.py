@@ -63,11 +63,12 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import AccTile, Shared, SmemTile
+from ..layouts import Shared, SmemTile
 from .context import PassContext
 from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _chunked, _Rewriter, _slice
 from .rewrite import uses
@@ -78,7 +79,7 @@ _16 = (DType.F16, DType.BF16)
 
 def enabled() -> bool:
     """`TILEC_PRODUCTS_PIPELINE` (unset or "1": on; "0": off, the loop's path before it)."""
-    return os.environ.get("TILEC_PRODUCTS_PIPELINE", "1") != "0"
+    return flag("TILEC_PRODUCTS_PIPELINE", "1")
 
 
 def cols_rule() -> str:

@@ -518,3 +518,16 @@ def test_a_fault_in_a_graph_replay_names_the_graphs_kernels(tmp_path: Any, monke
            "driver's watchdog allows" in err, err
     assert err.count("g.replay();") == 1 and "while running this statement" in err, err
     assert "g.replay();" in err, err
+
+
+def test_an_ignored_switch_is_a_tilec_warning_line_on_the_command_line(tmp_path: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_L2_EVICT=2` (a setting the backend ignores, with a RuntimeWarning) printed Python's
+    ".../target.py:77: RuntimeWarning: ..." and the source line of the `warnings.warn` call."""
+    monkeypatch.setenv("TILEC_L2_EVICT", "2")
+    path = tmp_path / "add.tile"
+    path.write_text(ADD)
+    r = invoke("emit", str(path), "--stage", "gpu", "--arch", "sm_90a")
+    assert r.exit_code == 0, r.output
+    assert "warning: TILEC_L2_EVICT='2' ignored (0, 1, or unset)\n" in r.stderr, r.stderr
+    assert "RuntimeWarning" not in r.stderr and "warnings.warn" not in r.stderr, r.stderr

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tilelang.backend.env_switch import flag
+from tilelang.backend.env_switch import flag, mode, number
 from tilelang.backend.gpu.layouts import AccTile, Slice, strides_of
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
@@ -351,9 +351,7 @@ def store16_enabled(n: int) -> bool:
     (causal), S = 4096 +1.8 / +3.5 %, S = 16384 even or better; at D = 64
     -2..-3.5 % (the transpose's shuffles cost more than the 16 stores a
     thread they save there), hence the width rule."""
-    import os
-
-    v = os.environ.get("TILEC_ATTN_STORE16", "auto")
+    v = mode("TILEC_ATTN_STORE16", "auto", ("auto", "0", "1"))
     if v == "auto":
         return n >= STORE16_MIN_COLS
     return v == "1"
@@ -487,8 +485,6 @@ REDUCE_CHAINS = 1
 
 
 def reduce_chains() -> int:
-    from tilelang.backend.env_switch import number
-
     return max(1, number("TILEC_ACC_REDUCE_CHAINS", REDUCE_CHAINS))
 
 

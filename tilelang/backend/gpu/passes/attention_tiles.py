@@ -38,7 +38,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from tilelang.backend.env_switch import flag
+from tilelang.backend.env_switch import flag, number
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -371,7 +371,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         left1 = b.elem(E.MAXIMUM, left, one)
         # the last round's time in quarter key blocks, times s: s pieces in c rounds cost c (n / s + EDGE)
         # (a tile's start and end cost about EDGE blocks), and the merge reads s records (~1/4 block each)
-        four, edge = b.const(4), b.const(int(os.environ.get("TILEC_ATTN_SPLIT_EDGE", SPLIT_EDGE)))
+        four, edge = b.const(4), b.const(number("TILEC_ATTN_SPLIT_EDGE", SPLIT_EDGE, 0))
         def best(n: ir.Value, e: ir.Value) -> ir.Value:  # the pieces an item of n blocks, e blocks a start and end
             best_s, best_t = one, b.elem(E.MUL, four, b.elem(E.ADD, n, e))
             for k_ in range(1, SPLIT_ROUNDS + 1):

@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from tilelang.backend.env_switch import flag
+from tilelang.backend.env_switch import flag, number
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
@@ -442,12 +442,7 @@ SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver r
 def default_blocks() -> int:
     """CTAs an SM for a GEMM that names no `min_blocks`: 1 (the SM to itself), or `TILEC_GEMM_BLOCKS=N` where N
     fit (a measurement switch until the GPU says which default wins: `benchmarks/gemm_tiles_sweep.py`)."""
-    import os
-
-    try:
-        return max(1, int(os.environ.get("TILEC_GEMM_BLOCKS", "1")))
-    except ValueError:
-        return 1
+    return number("TILEC_GEMM_BLOCKS", 1, 1)
 
 
 def _smem_budget(blocks: int) -> int:

@@ -63,7 +63,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from tilelang.backend.env_switch import flag
+from tilelang.backend.env_switch import SwitchError, flag, number
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -94,8 +94,11 @@ def max_regs() -> int:
     """`TILEC_FMA_MAXNREG` (default 255; "0": ptxas's own choice): the `.maxnreg` of a kernel with an FMA pipeline.
     Without one ptxas 13 aims at an occupancy of its own and spilled B^T loops (64 x 64 x 16 with 2 warps: 168
     registers and 24 spill bytes; 4 warps: 96 and 40); with it, none spills (254 / 128 registers)."""
-    v = os.environ.get("TILEC_FMA_MAXNREG", "255")
-    return int(v) if v.isdigit() and int(v) <= 255 else 255
+    what = "0 (ptxas's own choice) or a register count up to 255"
+    n = number("TILEC_FMA_MAXNREG", 255, 0, what)
+    if n > 255:
+        raise SwitchError("TILEC_FMA_MAXNREG", str(n), what)
+    return n
 
 
 def _reg_target(plans: list[_Plan], warps: int) -> int:

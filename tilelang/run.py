@@ -122,7 +122,12 @@ def make_device(choice: str, out: IO[str]) -> Any:
         if why is None:
             from tilelang.runtime.cuda import CudaDevice
 
-            return CudaDevice(out=device_print)
+            try:
+                return CudaDevice(out=device_print)
+            except TileError as e:  # a GPU that is there but cannot be opened (busy, exclusive mode, no memory)
+                if choice == "gpu":
+                    raise
+                why = _OPEN_FAILED[0] = f"the GPU could not be opened ({e.diagnostics[0].message})"
         if choice == "gpu":
             raise GpuUnavailable(why)
     return CpuDevice(out=device_print)
@@ -134,8 +139,8 @@ def fell_back(choice: str, dev: Any, err: IO[str]) -> None:
     means there) or where the GPU was taken."""
     if choice != "auto" or getattr(dev, "kind", "") != "cpu":
         return
-    why = _gpu_missing()
-    if why is None or why.startswith(_NO_DRIVER):
+    why = _gpu_missing() or _OPEN_FAILED[0]
+    if not why or why.startswith(_NO_DRIVER):
         return
     from tilelang.diagnostics import render
 
@@ -143,6 +148,7 @@ def fell_back(choice: str, dev: Any, err: IO[str]) -> None:
                       "`--device cpu` says the same without this note; `--device gpu` makes it an error", file=err)
 
 
+_OPEN_FAILED = [""]  # why `auto` could not open a GPU the driver has (`make_device`), for `fell_back`'s note
 _NO_DRIVER = ("cuda-python is not installed", "no NVIDIA driver is installed",
               "the CUDA runtime of tilec is not installed")
 

@@ -117,6 +117,26 @@ def test_numeric_switches_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> 
     assert number("TILEC_X", 2, 1) == 2
 
 
+def test_on_off_switches_take_0_or_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_SHIFT_DOT=off` was on (every value but "0" was) and `TILEC_TMA_PREFETCH=yes` off (every value but
+    "1"): the 31 on/off switches of the backend take 0 or 1 (empty: unset), else E0604."""
+    from tilelang.backend.codegen.shift_dot import enabled
+    from tilelang.backend.env_switch import flag
+    from tilelang.backend.target import tma_prefetch_default
+
+    for value, on in (("", True), ("1", True), ("0", False)):
+        monkeypatch.setenv("TILEC_SHIFT_DOT", value)
+        assert enabled() is on
+    monkeypatch.setenv("TILEC_SHIFT_DOT", "off")
+    with pytest.raises(SwitchError, match=r"TILEC_SHIFT_DOT='off'.*expected 0 or 1"):
+        enabled()
+    monkeypatch.setenv("TILEC_TMA_PREFETCH", "yes")
+    with pytest.raises(SwitchError, match="TILEC_TMA_PREFETCH='yes'"):
+        tma_prefetch_default()
+    monkeypatch.delenv("TILEC_TMA_PREFETCH")
+    assert tma_prefetch_default() is False and flag("TILEC_TMA_PREFETCH", "1") is True
+
+
 # ---------------------------------------------------------------- kernel faults
 ILLEGAL_ADDRESS, LAUNCH_TIMEOUT = 700, 702  # CUresult codes
 
@@ -219,19 +239,19 @@ class _Driver:
         self.CUresult = driver.CUresult
         self.init, self.version, self.count = getattr(driver.CUresult, init), version, count
 
-    def cuInit(self, flags: int) -> tuple[Any, ...]:  # noqa: N802
+    def cuInit(self, flags: int) -> tuple[Any, ...]:
         return (self.init,)
 
-    def cuDriverGetVersion(self) -> tuple[Any, ...]:  # noqa: N802
+    def cuDriverGetVersion(self) -> tuple[Any, ...]:
         return (self.CUresult.CUDA_SUCCESS, self.version)
 
-    def cuDeviceGetCount(self) -> tuple[Any, ...]:  # noqa: N802
+    def cuDeviceGetCount(self) -> tuple[Any, ...]:
         return (self.CUresult.CUDA_SUCCESS, self.count)
 
-    def cuGetErrorName(self, err: Any) -> tuple[Any, ...]:  # noqa: N802
+    def cuGetErrorName(self, err: Any) -> tuple[Any, ...]:
         return (self.CUresult.CUDA_SUCCESS, err.name.encode())
 
-    def cuGetErrorString(self, err: Any) -> tuple[Any, ...]:  # noqa: N802
+    def cuGetErrorString(self, err: Any) -> tuple[Any, ...]:
         return (self.CUresult.CUDA_SUCCESS, b"")
 
 
@@ -361,6 +381,12 @@ def test_an_unknown_tilec_arch_is_e0604(tmp_path: Any, monkeypatch: pytest.Monke
         e.value.diag.message, e.value.diag.message
     monkeypatch.setenv("TILEC_ARCH", "sm_80")
     assert ptx_arch(9, 0) == "sm_80"
+    monkeypatch.setenv("TILEC_ARCH", "sm_90a")  # wgmma code for an A100: the driver would refuse it at the load
+    with pytest.raises(SwitchError, match=r"compute capability 8\.0.*runs: sm_80$"):
+        ptx_arch(8, 0)
+    assert ptx_arch(9, 0) == "sm_90a"
+    monkeypatch.setenv("TILEC_ARCH", "sm_86")
+    assert ptx_arch(8, 9) == "sm_86"
 
 
 def test_tilec_emit_names_the_kernel_llvm_failed_on(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -379,3 +405,129 @@ def test_tilec_emit_names_the_kernel_llvm_failed_on(tmp_path: Any, monkeypatch: 
     assert r.exit_code == 101, r.output
     assert "emitting kernel `add` [B = 1024] for sm_90a failed: RuntimeError: LLVM ERROR: Cannot select" in r.stderr, \
         r.stderr
+
+
+def test_out_of_gpu_memory_says_how_much_of_how_much(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                     fresh_context: None) -> None:
+    """Was "CUDA error in cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY" (with a help): the sizes are the program's."""
+    on_stub(monkeypatch, cuMemAlloc=2)  # CUDA_ERROR_OUT_OF_MEMORY
+    text = "fn main() {\n    let a = zeros::<f32>([1 << 20]);\n    print(a.sum());\n}\n"
+    status, _, err = run_program(tmp_path, text)
+    assert status == run.EXIT_RUNTIME, err
+    assert "error[E0610]: out of GPU memory: 4.0 MiB more does not fit in the GPU's 80.0 GiB, of which this " \
+           "program's tensors hold 16.0 KiB" in err, err  # (the device's assert words)
+    assert "let a = zeros::<f32>([1 << 20]);" in err and "note: the driver said: cuMemAlloc: " \
+           "CUDA_ERROR_OUT_OF_MEMORY" in err and "help: use smaller tensors" in err, err
+
+
+def test_a_cubin_the_driver_cannot_load_falls_back_to_the_driver_jit(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                                     fresh_context: None) -> None:
+    """nvJitLink's cubin refused by an older driver (CUDA_ERROR_UNSUPPORTED_PTX_VERSION) was E0610 "CUDA error
+    in cuModuleLoadData" and no kernel ran: the driver's JIT, which the driver always understands, loads the PTX."""
+    from tilelang.runtime import cuda_link
+    from tilelang.runtime.cuda_module import Module
+
+    dev = on_stub(monkeypatch)
+    d = dev.ctx.d
+    d.cuModuleLoadData = lambda image: (d._real.CUresult.CUDA_ERROR_UNSUPPORTED_PTX_VERSION, None)
+    jit: list[bytes] = []
+
+    def load_ptx(image: bytes, n: int, opts: Any, values: Any) -> tuple[Any, ...]:
+        jit.append(image)
+        return (d._real.CUresult.CUDA_SUCCESS, d.CUmodule(0xC0DE))
+
+    d.cuModuleLoadDataEx = load_ptx
+    d.cuModuleGetFunction = lambda mod, name: (d._real.CUresult.CUDA_SUCCESS, d.CUfunction(0xF00))
+    monkeypatch.setattr(dev.ctx, "load_ptx", lambda ptx, key=None: Module.from_ptx(dev.ctx, ptx, key))
+    monkeypatch.setattr(cuda_link, "_nvjitlink_cubin", lambda ptx, arch: b"a cubin of a newer CUDA")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "cache"))
+    status, _, err = run_program(tmp_path, ADD)
+    assert status == run.EXIT_OK, err
+    assert len(jit) == 1 and b".entry add" in jit[0] and len(d.launches) == 1
+
+
+def test_the_python_api_names_the_kernel_that_faulted(monkeypatch: pytest.MonkeyPatch, fresh_context: None) -> None:
+    """The Python API's `.sync()` of a kernel that faulted said "CUDA error in cuStreamSynchronize"."""
+    import tilelang
+    from tilelang.api.errors import ExecutionError
+    from tilelang.runtime.cuda_stub import DevArray
+
+    dev = cuda_stub.stub_device("sm_90a", 132)
+    with cuda_stub.installed(dev):
+        mod = tilelang.compile(ADD.split("fn main")[0])
+        z, x = DevArray.zeros((4096,)), DevArray.zeros((4096,))
+        dev.ctx.d.fail["cuStreamSynchronize"] = ILLEGAL_ADDRESS
+        with pytest.raises(ExecutionError) as e:
+            mod.add(tilelang.partition(z, [1024]), x).sync()
+    assert str(e.value).startswith("error[E0610]: kernel `add` failed on the GPU: it accessed memory outside every "
+                                   "allocation"), str(e.value)
+    assert e.value.code == "E0610" and "this kernel failed on the GPU" in str(e.value) and "--sanitize" in str(e.value)
+
+
+def test_auto_falls_back_where_the_gpu_cannot_be_opened(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                        driver: Any, fresh_context: None) -> None:
+    """A GPU the driver has but that cannot be opened (exclusive mode, another process holds it) stopped
+    `--device auto` with "CUDA error in cuDevicePrimaryCtxRetain" and a help to report it; `auto` runs on the
+    CPU and says why, `--device gpu` says it with a help about the busy GPU."""
+    from tilelang.runtime import cuda, cuda_driver
+
+    driver()  # a driver with one GPU
+
+    def busy(*args: Any, **kw: Any) -> Any:
+        raise cuda_driver.driver_error(cuda_driver._driver().CUresult.CUDA_ERROR_DEVICE_UNAVAILABLE,
+                                       "cuDevicePrimaryCtxRetain")
+
+    monkeypatch.setattr(cuda, "CudaDevice", busy)
+    path = tmp_path / "p.tile"
+    path.write_text("fn main() {\n    print(1);\n}\n")
+    out, err = io.StringIO(), io.StringIO()
+    assert run.run_file(path, "auto", out=out, err=err) == run.EXIT_OK and out.getvalue() == "1\n"
+    assert err.getvalue().startswith("note: running on the CPU interpreter: the GPU could not be opened (CUDA "
+                                     "error in cuDevicePrimaryCtxRetain: CUDA_ERROR_DEVICE_UNAVAILABLE)"), err.getvalue()
+    status, _, text = run_program(tmp_path, "fn main() {\n    print(1);\n}\n")
+    assert status == run.EXIT_RUNTIME and "CUDA_ERROR_DEVICE_UNAVAILABLE" in text, text
+    assert "help: the GPU is busy or in exclusive-process mode" in text, text
+
+
+def test_a_fault_in_a_graph_replay_names_the_graphs_kernels(tmp_path: Any, monkeypatch: pytest.MonkeyPatch,
+                                                            fresh_context: None) -> None:
+    dev = on_stub(monkeypatch)
+    monkeypatch.setattr(dev, "capture", lambda stream: None)  # (the stub records no graphs: replayed op by op)
+    monkeypatch.setattr(dev, "end_capture", lambda stream: False)
+    text = ADD.replace("add(z.partition([1024]), &x).sync();", """let mut w = zeros::<f32>([4096]);
+    let g = graph {
+        add(z.partition([1024]), &x);
+        add(w.partition([1024]), &x);
+    };
+    g.replay();
+    g.replay();""")
+    dev.ctx.d.fail["cuStreamSynchronize"] = 0
+    original = dev.sync
+    calls = []
+
+    def sync(stream: Any = None) -> None:
+        calls.append(stream)
+        if len(calls) == 2:  # the first replay's wait (of its capture, which the stub makes none), then the second's
+            dev.ctx.d.fail["cuStreamSynchronize"] = LAUNCH_TIMEOUT
+        original(stream)
+
+    monkeypatch.setattr(dev, "sync", sync)
+    status, _, err = run_program(tmp_path, text)
+    assert status == run.EXIT_RUNTIME, err
+    assert "error[E0610]: a kernel of the graph (`add`) failed on the GPU: it ran longer than the display " \
+           "driver's watchdog allows" in err, err
+    assert err.count("g.replay();") == 1 and "while running this statement" in err, err
+    assert "g.replay();" in err, err
+
+
+def test_an_ignored_switch_is_a_tilec_warning_line_on_the_command_line(tmp_path: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_L2_EVICT=2` (a setting the backend ignores, with a RuntimeWarning) printed Python's
+    ".../target.py:77: RuntimeWarning: ..." and the source line of the `warnings.warn` call."""
+    monkeypatch.setenv("TILEC_L2_EVICT", "2")
+    path = tmp_path / "add.tile"
+    path.write_text(ADD)
+    r = invoke("emit", str(path), "--stage", "gpu", "--arch", "sm_90a")
+    assert r.exit_code == 0, r.output
+    assert "warning: TILEC_L2_EVICT='2' ignored (0, 1, or unset)\n" in r.stderr, r.stderr
+    assert "RuntimeWarning" not in r.stderr and "warnings.warn" not in r.stderr, r.stderr

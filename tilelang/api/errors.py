@@ -21,6 +21,7 @@ raise site).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.source import SourceFile, SourceMap, Span
@@ -59,9 +60,15 @@ class APIError(TileError):
         return "\n".join(lines)
 
     @classmethod
-    def from_tile_error(cls, err: TileError, sources: SourceMap) -> APIError:
+    def from_tile_error(cls, err: TileError, sources: SourceMap, kernel: Any = None) -> APIError:
         """The same failure, shown for Python (first diagnostic; its primary
-        label's location and text, its first help line)."""
+        label's location and text, its first help line). `kernel`: the
+        declaration of the kernel whose wait met `err`, which names a kernel
+        fault on the GPU (`cuda_driver.in_kernel`) and locates it there."""
+        if kernel is not None and getattr(err, "cuda_fault", None) is not None:
+            from tilelang.runtime.cuda_driver import in_kernel
+
+            err = in_kernel(err, kernel.name.name, kernel.name.span, "this kernel failed on the GPU")
         diags = tuple(err.diagnostics)
         if not diags:
             return cls(str(err))

@@ -48,6 +48,15 @@ def mode(name: str, default: str, allowed: tuple[str, ...]) -> str:
     return want
 
 
+def flag(name: str, default: str) -> bool:
+    """Switch `name` of "0" (off) or "1" (on); unset or empty: `default`. Anything else is a `SwitchError`:
+    `TILEC_SHIFT_DOT=off` was on (every value but "0" was), `TILEC_TMA_PREFETCH=yes` off (every value but "1")."""
+    want = os.environ.get(name, "") or default
+    if want not in ("0", "1"):
+        raise SwitchError(name, want, "0 or 1")
+    return want == "1"
+
+
 def number(name: str, default: int, lowest: int = 0, what: str = "") -> int:
     """Switch `name` as an integer of at least `lowest` (unset or empty: `default`); anything else is a
     `SwitchError` (`what`: the words for the values it takes, if not "an integer >= lowest")."""
@@ -63,4 +72,4 @@ def number(name: str, default: int, lowest: int = 0, what: str = "") -> int:
     return n
 
 
-__all__ = ["SwitchError", "mode", "number"]
+__all__ = ["SwitchError", "flag", "mode", "number"]

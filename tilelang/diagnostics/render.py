@@ -221,7 +221,7 @@ def plain_error(message: str, help: Sequence[str] = (), file: IO[str] | None = N
     usage error, no GPU) in the session's format: `error: ...` and `help:`
     lines, or one JSON object as `render_json` writes a diagnostic (code
     `""`, no labels), so `--error-format json` holds on every error path.
-    `severity` "note": the same for a note (`plain_note`)."""
+    `severity` "warning" or "note": the same for a warning or a note (`plain_note`)."""
     stream = file if file is not None else sys.stderr
     fmt = format or _settings.format
     if fmt == "json":
@@ -230,7 +230,7 @@ def plain_error(message: str, help: Sequence[str] = (), file: IO[str] | None = N
         text = json.dumps({"code": "", "message": message, "severity": severity, "labels": [],
                            "notes": [], "help": list(help)}, ensure_ascii=False) + "\n"
     elif use_color(_settings.color, stream) and fmt == "human":
-        style = "1;31" if severity == "error" else "1;36"
+        style = {"error": "1;31", "warning": "1;33"}.get(severity, "1;36")
         text = f"\x1b[{style}m{severity}\x1b[0m\x1b[1m: {message}\x1b[0m\n" + "".join(f"help: {h}\n" for h in help)
     else:
         text = f"{severity}: {message}\n" + "".join(f"help: {h}\n" for h in help)

@@ -113,6 +113,16 @@ FAULTS: dict[str, tuple[str, str]] = {  # CUresult name -> (what happened, help)
         "the GPU's memory reported an uncorrectable ECC error",
         "a hardware error, not the program's: run it again, and check the card (`nvidia-smi -q -d ECC`)"),
 }
+# The helps of errors that are the machine's or the program's size, not a bug (the rest ask for a report)
+HELPS: dict[str, str] = {
+    "CUDA_ERROR_OUT_OF_MEMORY": "the GPU's memory is full: use smaller tensors, or run on the CPU with `--device cpu`",
+    "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES": (
+        "a block of this kernel needs more registers or shared memory than the GPU gives one: fewer warps "
+        "(`#[hints(num_warps = 4)]`) or smaller tiles"),
+    "CUDA_ERROR_DEVICE_UNAVAILABLE": (
+        "the GPU is busy or in exclusive-process mode and another process holds it (`nvidia-smi` shows which): "
+        "wait for it, or run on the CPU with `--device cpu`"),
+}
 LOST_NOTE = "the GPU's context is lost after such an error: no later GPU work of this process can run"
 # The first fault of the process, (the CUresult's name, where it was met); later errors refer to it.
 LOST: list[tuple[str, str]] = []
@@ -137,12 +147,11 @@ def driver_error(err: Any, what: str, span: Span | None = None, detail: str = ""
         return e
     if LOST:
         return lost_error(what, span, text)
-    if name == "CUDA_ERROR_OUT_OF_MEMORY":
-        help = "the GPU's memory is full: use smaller tensors, or run on the CPU with `--device cpu`"
-    else:
-        help = (f"the CUDA driver refused `{what}`: run with `--device cpu` to check the program on the interpreter, "
-                "and report the error with the program if the interpreter runs it")
-    return cuda_error(what, text, span, help)
+    help = HELPS.get(name) or (f"the CUDA driver refused `{what}`: run with `--device cpu` to check the program "
+                               "on the interpreter, and report the error with the program if the interpreter runs it")
+    e = cuda_error(what, text, span, help)
+    e.cuda_name = name  # type: ignore[attr-defined]  # (`cuda_memory.BufferPool.alloc` reads it)
+    return e
 
 
 def lost_error(what: str, span: Span | None = None, text: str = "") -> TileError:
@@ -169,16 +178,17 @@ def cuda_error_message(message: str, span: Span | None, help: str) -> TileError:
     return TileError(diag.with_help(help))
 
 
-def in_kernel(err: TileError, kernel: str, span: Span) -> TileError:
+def in_kernel(err: TileError, kernel: str, span: Span, label: str = "") -> TileError:
     """`err` as the failure of kernel `kernel` launched at `span`, where it is the first kernel fault the stream's
-    wait met (`driver_error`): named, and located at the launch; any other error unchanged."""
+    wait met (`driver_error`): named, and located at the launch (`label`: the span's words, if not "this launch
+    of `kernel` failed"; the Python API's span is the kernel's declaration); any other error unchanged."""
     if getattr(err, "cuda_fault", None) is None or not err.diagnostics or \
             not err.diagnostics[0].message.startswith("a kernel failed on the GPU"):
         return err
     d = err.diagnostics[0]
     d = dataclasses.replace(d, message=d.message.replace("a kernel failed", f"kernel `{kernel}` failed", 1),
                             labels=())
-    out = TileError(d.primary(span, f"this launch of `{kernel}` failed"), *err.diagnostics[1:])
+    out = TileError(d.primary(span, label or f"this launch of `{kernel}` failed"), *err.diagnostics[1:])
     out.cuda_fault = err.cuda_fault  # type: ignore[attr-defined]
     return out
 

@@ -31,7 +31,6 @@ from tilelang.runtime.cuda_driver import (
 from tilelang.runtime.cuda_link import link_arch, nvjitlink_keeps
 from tilelang.source import Span
 
-
 # The driver JIT's answers that mean the PTX itself was refused (not the driver's state: memory, a lost context)
 REJECTED = ("CUDA_ERROR_INVALID_PTX", "CUDA_ERROR_INVALID_IMAGE", "CUDA_ERROR_INVALID_SOURCE",
             "CUDA_ERROR_NO_BINARY_FOR_GPU", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
@@ -82,8 +81,13 @@ class Module:
                 cache.put(cubin_key, cubin, {"kind": "cubin", "arch": arch, "name": key or ""})
         d = ctx.d
         if cubin is not None:
-            handle = _check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
-            return Module(ctx, handle)
+            err, *handle = d.cuModuleLoadData(cubin)
+            if err == d.CUresult.CUDA_SUCCESS:
+                return Module(ctx, handle[0])
+            if getattr(err, "name", "") not in REJECTED:  # (memory, a lost context: the driver's state)
+                raise driver_error(err, "cuModuleLoadData")
+            # A cubin this driver cannot load (nvJitLink newer than the driver: CUDA 13's cubins on a 12.x
+            # driver): the driver's own JIT compiles the PTX instead, as where nvJitLink is missing.
         # Driver JIT fallback (it has its own cache in ~/.nv/ComputeCache).
         opts = [d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER, d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
         elog = bytearray(8192)

@@ -26,6 +26,7 @@ the `Device`. Invariant: a failed check leaves every tensor untouched.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -43,7 +44,14 @@ from tilelang.dtypes import DType, round_float
 from tilelang.frozen import frozen
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
-from tilelang.requires import DivisionByZero, Requirement, grid_values, quoted, requirements, trim_grid
+from tilelang.requires import (
+    DivisionByZero,
+    Requirement,
+    grid_values,
+    quoted,
+    requirements,
+    trim_grid,
+)
 from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
@@ -528,7 +536,6 @@ def _scalar_misfit(value: Any, dt: DType) -> tuple[str, str] | None:
         return None if lo <= v <= hi else (f"{shown} does not fit in it", f"`{dt.value}` holds {lo} to {hi}")
     if dt.is_float:
         from tilelang.intrinsics.constants import dtype_constant
-
         from tilelang.sema.typeops import FLOAT_LIMITS
 
         big = float(dtype_constant(dt, "MAX")[1])  # type: ignore[index]
@@ -667,12 +674,15 @@ class Graph:
                 dev.sync(stream)
                 self.replays += 1
                 return
-        if self._captured:
-            dev.replay(self._captured, None)
-        else:
-            for op in self.ops:
-                self.runtime.execute(op, stream=None)
-        dev.sync(None)
+        try:
+            if self._captured:
+                dev.replay(self._captured, None)
+            else:
+                for op in self.ops:
+                    self.runtime.execute(op, stream=None)
+            dev.sync(None)
+        except TileError as e:
+            raise graph_faulted(e, self.ops) from None
         self.replays += 1
 
 
@@ -759,6 +769,25 @@ def faulted(err: TileError, op: Operation) -> TileError:
     from tilelang.runtime.cuda_driver import in_kernel
 
     return in_kernel(err, op.name, op.span)
+
+
+def graph_faulted(err: TileError, ops: list[Operation]) -> TileError:
+    """`err`, met replaying a graph of `ops`: a kernel fault as its one kernel's failure at that launch inside the
+    `graph { }`, or, of several, as one of the graph's kernels' (named; the replay statement is labelled by the
+    host); any other error unchanged."""
+    names = list(dict.fromkeys(op.name for op in ops))
+    if getattr(err, "cuda_fault", None) is None or not names:
+        return err
+    if len(ops) == 1:
+        return faulted(err, ops[0])
+    d = err.diagnostics[0]
+    if not d.message.startswith("a kernel failed on the GPU"):
+        return err
+    which = ", ".join(f"`{n}`" for n in names)
+    out = TileError(dataclasses.replace(d, message=d.message.replace(
+        "a kernel failed", f"a kernel of the graph ({which}) failed", 1)), *err.diagnostics[1:])
+    out.cuda_fault = err.cuda_fault  # type: ignore[attr-defined]
+    return out
 
 
 def at_launch(err: TileError, span: Span) -> TileError:

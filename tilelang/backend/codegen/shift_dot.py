@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -39,17 +40,13 @@ _Lin = tuple[int, int, int, int]
 
 def enabled() -> bool:
     """`TILEC_SHIFT_DOT` (unset or "1": on; "0": off, the FMA loop over the matrix as before)."""
-    import os
-
-    return os.environ.get("TILEC_SHIFT_DOT", "1") != "0"
+    return flag("TILEC_SHIFT_DOT", "1")
 
 
 def warp_enabled() -> bool:
     """`TILEC_SHIFT_DOT_WARP` (unset or "1": on; "0": a line held by every warp goes through shared memory as
     before hcliff7, for the device script's old arm)."""
-    import os
-
-    return os.environ.get("TILEC_SHIFT_DOT_WARP", "1") != "0"
+    return flag("TILEC_SHIFT_DOT_WARP", "1")
 
 
 def defining_ops(em: Any) -> dict[int, object]:

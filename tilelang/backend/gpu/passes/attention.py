@@ -45,6 +45,7 @@ import dataclasses
 import os
 
 from tilelang.backend import env_switch, split_form
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -53,9 +54,9 @@ from ..layouts import Barriers, Shared
 from . import attention_advice as advice
 from . import attention_chain as chain
 from . import attention_csplit as csplit
-from . import attention_qsplit as qsplit
 from . import attention_epilogue as epi
 from . import attention_loop as loops
+from . import attention_qsplit as qsplit
 from . import attention_qx as qxm
 from . import attention_rotated as rot
 from . import attention_softmax as softmax
@@ -80,7 +81,6 @@ from .attention_reload import reload
 from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
 from .rewrite import substitute
-
 
 # ---------------------------------------------------------------- the rewrite
 # `TILEC_ATTN_PRODUCER_REGS` (unset: "auto"): the producer warp's register budget (setmaxnreg) in every attention
@@ -387,7 +387,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assign(pc.ops, cl, W, layouts)
 
     producer_regs = split.producer_regs(acc_regs, PRODUCER_REGS) if marks is not None else PRODUCER_REGS
-    if C == 3 and os.environ.get("TILEC_ATTN_PRODUCER3", "1") != "0":
+    if C == 3 and flag("TILEC_ATTN_PRODUCER3", "1"):
         producer_regs = min(producer_regs, split.WIDE_PRODUCER_REGS)
     if wide and role_registers(C, split.WIDE_PRODUCER_REGS) > role_registers(C, producer_regs):
         producer_regs = split.WIDE_PRODUCER_REGS

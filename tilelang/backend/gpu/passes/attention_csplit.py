@@ -56,9 +56,9 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_rotated as rot
-from . import switches
 from . import attention_split as split
 from . import attention_tiles as tiles
+from . import switches
 from .attention_layout import Classes, classify
 from .attention_tiles import Marks, clone
 from .attention_zeros import drop_unread_zeros

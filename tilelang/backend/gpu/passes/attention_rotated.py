@@ -43,6 +43,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -103,7 +104,7 @@ def s_ahead(p: Any, C: int) -> bool:
 def packed() -> bool:
     """P crosses the back edge as 16-bit pairs (`g.PackPairs`: half the
     registers of f32 P); `TILEC_ATTN_ROTATE_PACK=0` carries it as f32."""
-    return os.environ.get("TILEC_ATTN_ROTATE_PACK", "1") == "1"
+    return flag("TILEC_ATTN_ROTATE_PACK", "1")
 
 
 def top_wait() -> bool:
@@ -111,7 +112,7 @@ def top_wait() -> bool:
     (`TILEC_ATTN_ROTATE_TOPWAIT=1`; the previous iteration's spin on the
     next stage has seen it full already): the wait sits between the body's
     end and the issue, where the tensor cores idle."""
-    return os.environ.get("TILEC_ATTN_ROTATE_TOPWAIT", "0") == "1"
+    return flag("TILEC_ATTN_ROTATE_TOPWAIT", "0")
 
 
 # "1": the O rescale `acc * alpha` skipped where alpha is 1 in every row of the warp (one vote,

@@ -147,7 +147,13 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if args.explain and args.stage in ("ast", "ir"):
         _fail("`--explain` needs a GPU stage: `--stage gpu` (or llvm, ptx), with `--arch`", EXIT_USAGE)
     try:
-        result = driver.compile(file, args.stage, options=options)
+        if args.file == "-":  # as `tilec check -` and `tilec run -` read it
+            from tilelang.run import _read_stdin
+
+            file = Path("<stdin>")
+            result = driver.compile(_read_stdin(), args.stage, name="<stdin>", options=options)
+        else:
+            result = driver.compile(file, args.stage, options=options)
     except OSError as e:
         from tilelang.source import read_error
 
@@ -251,8 +257,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
     file = Path(args.file)
     start = time.time()
+    if file.suffix == ".py" and not file.is_file():  # (a `.tile` one: `run_file` says so)
+        from tilelang.source import read_error, read_source
+
+        try:
+            read_source(file)
+        except OSError as e:
+            _fail(read_error(file, e))
     state.FORCE = True
     status = 0
+    argv = sys.argv
     try:
         if file.suffix == ".py":
             sys.argv = [str(file)]
@@ -260,19 +274,38 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 runpy.run_path(str(file), run_name="__main__")
             except SystemExit as e:
                 status = int(e.code or 0) if not isinstance(e.code, str) else 1
+            except Exception as e:  # the script's own error (a TileError of its calls too): not tilec's bug
+                _script_traceback(e, file)
+                status = EXIT_RUNTIME
         else:
             from tilelang.run import run_file
 
             status = int(run_file(file, device=args.device) or 0)
     finally:
         state.FORCE = False
+        sys.argv = argv
     made = [r for r in records.default_store().all() if r.created >= start - 1]
+    if not made:
+        if status == 0:
+            _out("0 tuning records made: the program launched no `#[autotune]` kernel")
+        return status
     _out(f"{len(made)} tuning record{'s' if len(made) != 1 else ''} made:")
     for r in made:
         _out(f"  {r.summary()}")
         for cfg, why in r.skipped:
             _out(f"    skipped {', '.join(f'{k}={v}' for k, v in cfg.items())}: {why}")
     return status
+
+
+def _script_traceback(e: BaseException, file: Path) -> None:
+    """`tilec tune script.py`: the script's exception as Python prints it,
+    from the script's own frames (not `runpy`'s or tilec's)."""
+    import traceback
+
+    tb = e.__traceback__
+    while tb is not None and Path(tb.tb_frame.f_code.co_filename).resolve() != file.resolve():
+        tb = tb.tb_next
+    _err("".join(traceback.format_exception(type(e), e, tb or e.__traceback__)).rstrip("\n"))
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -409,11 +442,28 @@ class _Parser(argparse.ArgumentParser):
         raise Exit(EXIT_USAGE)
 
     def _guess(self, message: str) -> str | None:
-        """`--devcie` (unrecognized): the option it is close to, in any command."""
+        """`--devcie` (unrecognized): the option it is close to, in any command;
+        words after `tilec run FILE` (`-- 4 x.npy`): `main` takes no arguments."""
         import difflib
+        import re
 
+        command = re.match(r"argument COMMAND: invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if command is not None:  # `tilec chek`, `tilec help`, `tilec version`
+            word = command.group(1)
+            if word in ("help", "version"):
+                return f"did you mean `tilec --{word}`?"
+            close = difflib.get_close_matches(word, re.findall(r"'(\w+)'", command.group(2)), n=1, cutoff=0.6)
+            return f"did you mean `tilec {close[0]}`?" if close else None
         if not message.startswith("unrecognized arguments: "):
             return None
+        words = message[len("unrecognized arguments: "):].split()
+        extra = [w for w in words if w != "--"]
+        if _command() == "run" and extra and all(not w.startswith("-") for w in extra):
+            if all(w.endswith(".tile") for w in extra):
+                return "`tilec run` runs one program: run each on its own (`tilec check` takes several files)"
+            return ("`tilec run` calls `fn main()`, which takes no arguments: build its inputs in `main` "
+                    "(`load_npy(\"x.npy\")`, a `const`), or call a function of the program with arguments "
+                    "from Python: `tilelang.load(\"FILE.tile\").f(..)`")
         options: set[str] = set()
         for action in self._actions:
             options.update(action.option_strings)
@@ -421,7 +471,7 @@ class _Parser(argparse.ArgumentParser):
                 for sp in action.choices.values():
                     for a in sp._actions:
                         options.update(o for o in a.option_strings if o.startswith("--"))
-        for word in message[len("unrecognized arguments: "):].split():
+        for word in words:
             if word.startswith("--"):
                 close = difflib.get_close_matches(word.split("=", 1)[0], sorted(options), n=1, cutoff=0.75)
                 if close:
@@ -430,6 +480,17 @@ class _Parser(argparse.ArgumentParser):
 
 
 _ARGV: list[str] = []  # the command line `run` parses (for `_json_requested`)
+
+
+def _command() -> str | None:
+    """The command word of the command line being parsed (`run` of `tilec --color never run f.tile`)."""
+    argv = iter(_ARGV)
+    for a in argv:
+        if a in ("--error-format", "--color"):
+            next(argv, None)  # its value
+        elif not a.startswith("-"):
+            return a
+    return None
 
 
 def _json_requested() -> bool:
@@ -477,7 +538,7 @@ def build_parser() -> argparse.ArgumentParser:
     _deny_option(p)
 
     p = command("emit", cmd_emit, "print the AST, Tile IR, GPU IR, LLVM IR or PTX of a program")
-    p.add_argument("file", metavar="FILE", help="the `.tile` file to compile")
+    p.add_argument("file", metavar="FILE", help="the `.tile` file to compile (`-`: stdin)")
     p.add_argument("--stage", "-s", choices=STAGES, required=True, help="what to print")
     p.add_argument("--kernel", "-k", help="only this kernel")
     p.add_argument("--arch", default="sm_80",

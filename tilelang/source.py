@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,6 +89,17 @@ class Span:
 
 
 DUMMY_SPAN = Span(-1, 0, 0)
+
+# a string literal (kept), a `//` comment or a `/* */` one (not nested: declarations' headers only)
+_STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
+
+
+def without_comments(text: str) -> str:
+    """`text` (a declaration's header) with each comment a space, its strings
+    kept: what shows a header on one line (`help()` of a kernel, the REPL's
+    `:help`), where a `// the input` after a parameter would read as if it
+    commented out the parameters after it."""
+    return _STRING_OR_COMMENT.sub(lambda m: m.group() if m.group().startswith('"') else " ", text)
 
 
 @dataclass(slots=True)

@@ -77,6 +77,12 @@ def compile(source: str, *, name: str = "<string>", device: str = "cpu") -> Modu
                 else "pass the program's text as a `str`, or load a file with `tilelang.load(path)`")
         raise CallError(f"`tilelang.compile` takes the program's text as a `str`, not a "
                         f"`{type(source).__name__}`", code=acodes.SOURCE_NOT_TEXT, help=help)
+    if "\n" not in source.strip() and source.strip().endswith(".tile") and " " not in source.strip():
+        from tilelang.api.errors import CallError
+        from tilelang.diagnostics.codes import api as acodes
+
+        raise CallError(f"`tilelang.compile` takes the program's text, and `{source.strip()}` is a file name",
+                        code=acodes.SOURCE_NOT_TEXT, help=f"to load a file, use `tilelang.load({source.strip()!r})`")
     return _load(source, name, device)
 
 
@@ -85,6 +91,13 @@ def load(path: str | os.PathLike[str], *, device: str = "cpu") -> Module:
     and return its module; see `compile` for `device`."""
     from tilelang.source import read_error, read_source
 
+    if isinstance(path, str) and "\n" in path.strip():  # the program's text, given for its path
+        from tilelang.diagnostics.codes import api as acodes
+
+        raise CompileError(f"`tilelang.load` takes a path, and this is a program's text "
+                           f"({path.strip().count(chr(10)) + 1} lines, `{path.strip().splitlines()[0]}` ..)", [],
+                           code=acodes.UNREADABLE_FILE,
+                           help="to check text, use `tilelang.compile(source)`; `tilelang.load` reads a file")
     try:
         text = read_source(Path(path))
     except OSError as e:  # a missing file, no permission, not UTF-8: tilec's words

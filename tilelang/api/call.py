@@ -681,7 +681,7 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
     if isinstance(value, Partition):
         _fail(kernel, spec, f"{what} is a number (`{spec.elem}`), not a partition",
               help="pass a Python number")
-    if not isinstance(value, (bool, int, float, np.generic)):
+    if not isinstance(value, (bool, int, float, complex, np.generic)):  # (complex: `scalar_value`'s help)
         one = False
         try:
             ref = arrays.describe(value)

@@ -150,6 +150,11 @@ def span_text(span: Span, sources: SourceMap) -> str:
     return "" if sf is None else " ".join(sf.text[span.start : span.end].split())
 
 
+def given(n: int) -> str:
+    """`1 was given`, `3 were given`: the end of a "takes N arguments but .." message."""
+    return f"{n} {'was' if n == 1 else 'were'} given"
+
+
 def a_type(value: object) -> str:
     """`a `list``, `an `int``: the article and the name of ``value``'s type, for "must be X, not ..." messages."""
     name = type(value).__name__

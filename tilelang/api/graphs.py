@@ -117,10 +117,9 @@ class Graph:
         return True
 
     def __repr__(self) -> str:
-        names = ", ".join(op.kernel.__name__ for op in self.operations)
-        return (
-            f"<tile graph of {len(self.operations)} operations ({names}), {self.replays} replays>"
-        )
+        n, r = len(self.operations), self.replays
+        names = f" ({', '.join(op.kernel.__name__ for op in self.operations)})" if n else ""
+        return f"<tile graph of {n} operation{'s' if n != 1 else ''}{names}, {r} replay{'s' if r != 1 else ''}>"
 
     # -- replaying -----------------------------------------------------------------
     def replay(self, times: int = 1) -> None:

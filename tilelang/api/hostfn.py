@@ -11,7 +11,7 @@ import numpy as np
 from tilelang.api import arrays, borrowed
 from tilelang.api.arrays import NotAnArray, Unsupported, tile_dtype_name
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
-from tilelang.api.errors import CallError, ExecutionError, NameLookupError, a_type, span_text
+from tilelang.api.errors import CallError, ExecutionError, NameLookupError, a_type, given, span_text
 from tilelang.api.fastpath import torch_version_bump
 from tilelang.api.scalars import scalar_value
 from tilelang.api.temporaries import arg_counts, find_unheld
@@ -66,7 +66,7 @@ class HostFunction:
                                  for kind in [_written_kind(p.ty)] if kind is not None]
 
     def __repr__(self) -> str:
-        return f"<tile function {self.signature}>"
+        return f"<tile {self.signature}>"  # `<tile fn double(..) -> ..>`
 
     def __get__(self, obj: Any, objtype: Any = None) -> HostFunction:
         return self  # see `Kernel.__get__`
@@ -98,8 +98,10 @@ class HostFunction:
             values = generics if isinstance(generics, tuple) else (generics,)
             if len(values) > len(gens):
                 raise CallError(f"function `{self.__name__}` takes {len(gens)} generic argument"
-                                f"{'s' if len(gens) != 1 else ''} but {len(values)} were given", where=where,
-                                help="give them in the order of the declaration", code=WRONG_GENERIC_COUNT)
+                                f"{'s' if len(gens) != 1 else ''} but {given(len(values))}", where=where,
+                                help="give them in the order of the declaration" if gens
+                                else f"it has none: call it without `[..]`, `mod.{self.__name__}(..)`",
+                                code=WRONG_GENERIC_COUNT)
             pairs = list(zip(gens, values, strict=False))
         out = dict(self.explicit)
         for g, v in pairs:

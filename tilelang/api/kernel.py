@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from tilelang.api.arrays import tile_dtype_name
 from tilelang.api.call import call
-from tilelang.api.errors import CallError
+from tilelang.api.errors import CallError, given
 from tilelang.api.fastpath import keyer_for
 from tilelang.api.temporaries import LOST, arg_counts, find_unheld
 from tilelang.api.signature import (
@@ -112,17 +112,18 @@ class Kernel:
         )
         want = DType.parse(s.elem or "")
         elem = f"{tile_dtype_name(want)} " if want is not None else ""
+        an = f"{'an' if (elem or 'array')[0] in 'aeio' else 'a'} {elem}array"  # (`an int8 array`, `a uint8 array`)
         rank = len(s.dims or ())
         if s.kind == "mut":
             return (
-                f"`tilelang.partition(array, tile)` of a {elem}array of rank {rank}, written ({ty})"
+                f"`tilelang.partition(array, tile)` of {an} of rank {rank}, written ({ty})"
             )
         if s.kind == "ref":
-            return f"a {elem}array of rank {rank}, read only ({ty})"
+            return f"{an} of rank {rank}, read only ({ty})"
         return f"a number ({ty})"
 
     def __repr__(self) -> str:
-        return f"<tile kernel {self.signature}>"
+        return f"<tile {self.signature}>"  # `<tile kernel fn add<..>(..)>`
 
     def __get__(self, obj: Any, objtype: Any = None) -> Kernel:
         # A descriptor that returns itself: `inspect.isroutine` then holds, so
@@ -154,9 +155,10 @@ class Kernel:
         if len(values) > len(self.decl.generics):
             raise CallError(
                 f"kernel `{self.__name__}` takes {len(self.decl.generics)} generic "
-                f"argument{'s' if len(self.decl.generics) != 1 else ''} but {len(values)} were given",
+                f"argument{'s' if len(self.decl.generics) != 1 else ''} but {given(len(values))}",
                 where=self.module._where(self.decl.name.span, f"`{self.signature}`"),
-                help="give them in the order of the declaration",
+                help="give them in the order of the declaration" if self.decl.generics
+                else f"it has none: call it without `[..]`, `mod.{self.__name__}(..)`",
                 code=WRONG_GENERIC_COUNT,
             )
         # One `Kernel` per list of generics, so that its plans (and its doc,

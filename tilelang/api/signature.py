@@ -9,11 +9,11 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from tilelang.api.arrays import ArrayRef, tile_dtype_name
-from tilelang.api.errors import CallError, span_text
+from tilelang.api.errors import CallError, _file, given, span_text
 from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_KEYWORD, WRONG_ARG_COUNT
 from tilelang.dtypes import DType
 from tilelang.runtime.launch import ParamSpec, linear_in
-from tilelang.source import SourceMap, Span
+from tilelang.source import SourceMap, Span, without_comments
 from tilelang.syntax import ast
 
 if TYPE_CHECKING:
@@ -32,8 +32,12 @@ def _works_on_tiles(decl: ast.FnDecl) -> bool:
 
 # ---------------------------------------------------------------- signatures
 def _header(decl: ast.FnDecl, sources: SourceMap) -> str:
-    """The declaration up to its body, on one line: `kernel fn add<..>(..)`."""
-    text = span_text(Span(decl.span.file, decl.span.start, decl.body.span.start), sources)
+    """The declaration up to its body, on one line: `kernel fn add<..>(..)`,
+    without its comments (a `// the input` after a parameter, joined onto one
+    line, read as if it commented out the parameters after it)."""
+    sf = _file(decl.span, sources)
+    raw = "" if sf is None else sf.text[decl.span.start:decl.body.span.start]
+    text = " ".join(without_comments(raw).split())
     return text.replace("( ", "(").replace(", )", ")").replace(",)", ")")
 
 
@@ -90,10 +94,11 @@ def _match_args(
     if len(args) > len(names):
         raise CallError(
             f"{what} `{fname}` takes {len(names)} argument{'s' if len(names) != 1 else ''} "
-            f"({', '.join(names)}) but {len(args)} were given",
+            f"({', '.join(names)}) but {given(len(args))}" if names
+            else f"{what} `{fname}` takes no arguments but {given(len(args))}",
             where=where,
             code=WRONG_ARG_COUNT,
-            help=f"pass {len(names)}: {', '.join(f'`{n}`' for n in names)}",
+            help=f"pass {len(names)}: {', '.join(f'`{n}`' for n in names)}" if names else f"call it as `{fname}()`",
         )
     out: dict[str, Any] = dict(zip(names, args, strict=False))
     for k, v in kwargs.items():
@@ -162,15 +167,23 @@ def _fix_not_an_array(value: Any, name: str, np_name: str, written: bool) -> str
     `memoryview`, `array.array`) is viewed in place by `numpy.frombuffer`; a
     list or number is copied into a new array, which must be kept where the
     call writes it (a copy made in the call would take the results away,
-    E0313)."""
+    E0313), and so is a copy of an immutable buffer there (`bytes`, a NumPy
+    scalar: `frombuffer` of one is read-only, E0803)."""
     try:
-        memoryview(value).release()
-        buffer = True
+        view = memoryview(value)
+        buffer, readonly = True, view.readonly
+        view.release()
     except TypeError:
-        buffer = False
-    if buffer:
+        buffer = readonly = False
+    if buffer and not written:
+        return f"view its memory as an array, no copy: `numpy.frombuffer({name}, dtype=numpy.{np_name})`"
+    if buffer and not readonly:
         return (f"view its memory as an array, no copy (the results land in `{name}`): "
                 f"`numpy.frombuffer({name}, dtype=numpy.{np_name})`")
+    if buffer:  # written, an immutable buffer: its view would be read-only, a writeable copy is kept
+        return (f"copy its memory into an array and keep it, the results are written into it: "
+                f"`{name} = numpy.frombuffer({name}, dtype=numpy.{np_name}).copy()` (a "
+                f"`{type(value).__name__}` is read-only), then pass it and read the results from it")
     if written:
         return (f"make it an array and keep it, the results are written into it: "
                 f"`{name} = numpy.asarray({name}, dtype=numpy.{np_name})` (a `{type(value).__name__}` "

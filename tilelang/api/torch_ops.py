@@ -34,7 +34,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from tilelang.api.errors import CallError, a_type
+from tilelang.api.errors import CallError, a_type, given
 from tilelang.api.partition import partition
 from tilelang.api.protocols import KernelLike
 from tilelang.diagnostics.codes import api as acodes
@@ -153,7 +153,7 @@ def torch_op(
         if len(args) != len(input_names):
             raise CallError(
                 f"operator `{qualified}` takes {len(input_names)} arguments "
-                f"({', '.join(input_names)}) but {len(args)} were given",
+                f"({', '.join(input_names)}) but {given(len(args))}",
                 where=where,
                 code=WRONG_ARG_COUNT,
                 help=f"pass {len(input_names)}: {', '.join(f'`{n}`' for n in input_names)}",

@@ -161,6 +161,8 @@ def entry(name: str) -> str | None:
     for sec in sections():
         if slug in (sec.slug, _slug_of(sec.title)) or slug in sec.slug.split("-"):
             return sec.text
+    if key != key.lower():  # `tilec doc LOAD_LIKE`, `Exp`: the built-ins are lower case (as `tilec explain e0303`)
+        return entry(key.lower())
     return None
 
 

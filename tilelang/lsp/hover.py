@@ -125,6 +125,13 @@ def hover(an: Analysis, offset: int) -> HoverInfo | None:
     if len(path) < 2:
         return None
     node, parent = path[-1], path[-2]
+    if isinstance(node, ast.StrLit) and isinstance(parent, ast.UseDecl):  # `use "util.tile";`
+        from tilelang.lsp.navigation import use_file_span
+
+        span = use_file_span(an, node)
+        if span is None:
+            return None
+        return HoverInfo(md_code(f'mod "{node.value}"') + f"\n\n`{an.sources.get(span.file).name}`", node.span)
     if isinstance(node, ast.Ident):
         md = _hover_ident(an, node, parent, path, offset)
         if md is not None:

@@ -34,6 +34,8 @@ from tilelang.syntax import ast
 def definition(an: Analysis, offset: int) -> Span | None:
     """Where the name under the cursor is declared (None for builtins)."""
     path = path_at(an.module, an.file.id, offset)
+    if len(path) >= 2 and isinstance(path[-1], ast.StrLit) and isinstance(path[-2], ast.UseDecl):
+        return use_file_span(an, path[-1])  # `use "util.tile";`: the start of that file, as `use std::nn`
     if len(path) < 2 or not isinstance(path[-1], ast.Ident):
         return None
     ident, parent = path[-1], path[-2]
@@ -145,6 +147,17 @@ def document_links(an: Analysis) -> list[tuple[Span, Path]]:
             if target.is_file() and item.file.span.file == an.file.id:
                 out.append((item.file.span, target.resolve()))
     return out
+
+
+def use_file_span(an: Analysis, lit: ast.StrLit) -> Span | None:
+    """The start of the file a `use "other.tile";` string names, where the
+    check loaded it (`document_links` resolves it as the loader does)."""
+    for span, target in document_links(an):
+        if span == lit.span:
+            for sf in an.sources:
+                if not sf.name.startswith("<") and Path(sf.name).resolve() == target:
+                    return Span(sf.id, 0, 0)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,6 +140,24 @@ def run_command(session: SessionCore, line: str) -> ReplOutput:
             )
 
 
+def _item_header(text: str, kind: str) -> str:
+    """A session item's declaration up to its body (a `const`'s up to its `=`), without comments: an
+    attribute's `=` (`#[hints(num_warps = 4)]`) or a string's `{` is not where it ends."""
+    import re
+
+    from tilelang.source import without_comments
+
+    code = without_comments(text)
+    plain = re.sub(r'"(?:\\.|[^"\\])*"', lambda m: "_" * len(m.group()), code)  # (strings: same length)
+    depth, end = 0, len(code)
+    for i, ch in enumerate(plain):
+        depth += (ch in "([") - (ch in ")]")
+        if depth == 0 and ch == ("=" if kind == "const" else "{"):
+            end = i
+            break
+    return "\n".join(line.rstrip() for line in code[:end].strip().splitlines() if line.strip())
+
+
 def _help_on(session: SessionCore, name: str) -> ReplOutput:
     """`:help NAME`: a builtin's signature and doc, or a session item's header."""
     from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Context
@@ -166,8 +184,7 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
             found.append(f"{sig.signature}\n    {sig.doc}\n    allowed {sig.context.where}")
     for it in session.items:
         if it.name == name:
-            header = it.chunk.text.split("{", 1)[0].split("=", 1)[0].strip()
-            found.append(f"{header}\n    defined in this session")
+            found.append(f"{_item_header(it.chunk.text, it.kind)}\n    defined in this session")
     if name in session.env:
         ty = session.types.get(name) or type(session.env[name]).__name__
         found.append(f"{name}: {default_literals(ty)}\n    a variable of this session")
@@ -225,6 +242,17 @@ def _type_of(session: SessionCore, text: str) -> ReplOutput:
     if not text:
         return ReplOutput(stderr="error: `:type` needs an expression\n", ok=False)
     sf = session.new_file(text)
+    from tilelang.syntax.parser import parse_repl
+
+    sink = DiagnosticSink()  # its syntax first, as `:ast` reads it: `:type (1 +` was told of a `}` it never had
+    parsed = parse_repl(sf, sink)
+    if parsed is None or sink.has_errors:
+        return ReplOutput(stderr=session.render(sink.diagnostics), ok=False)
+    entries = [*parsed.items, *parsed.body.stmts] + ([parsed.body.tail] if parsed.body.tail else [])
+    if len(entries) != 1 or not isinstance(entries[0], (ast.Expr, ast.ExprStmt)):
+        return ReplOutput(stderr=f"error: `:type` takes one expression, and `{text.strip()}` is not one\n"
+                                 "help: `:type x + 1` shows the type of `x + 1`; `:vars` lists the variables' types\n",
+                          ok=False)
     tail = Chunk(text, sf.id, 0)
     checked = check_session(session.items, [*session.stmts, tail], len(session.stmts))
     if checked.errors:

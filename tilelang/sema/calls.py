@@ -665,12 +665,15 @@ def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
     # turbofish: const generics (and type params) in declaration order
     gparams = list(info.decl.generics)
     if len(e.generics) > len(gparams):
+        n = len(e.generics)
         return tcx.emit(tcx.err(N.WRONG_GENERIC_COUNT,
                                 f"{owner} takes {plural(len(gparams), 'generic argument')} but "
-                                f"{len(e.generics)} were supplied", e.generics[-1].span,
+                                f"{n} {'was' if n == 1 else 'were'} supplied" if gparams
+                                else f"{owner} takes no generic arguments", e.generics[-1].span,
                                 "unexpected generic argument")
                         .secondary(info.decl.name.span, "defined here")
-                        .with_help(f"give {plural(len(gparams), 'generic argument')}, or leave them out to infer them"))
+                        .with_help(f"give {plural(len(gparams), 'generic argument')}, or leave them out to infer them"
+                                   if gparams else f"remove the `::<..>`: `{info.name}({'..' if info.decl.params else ''})`"))
     if not info.is_kernel:
         tcx.call_sites.setdefault((info.qualname, fx.in_kernel), e.callee.span)
     if not fx.in_kernel:

@@ -231,6 +231,9 @@ class CheckCx:
         # expression with the comparison in parentheses), for E0201's help of a `bool` and an integer (round 23)
         self.precedence_fixes: dict[Any, tuple[str, str]] = {}
         self.scatters: dict[Any, tuple[ast.Expr, Any]] = {}  # such a call -> its tile index and its type
+        # every diagnostic emitted: a function checked in both contexts (called from a kernel and from
+        # host code) finds its context-free errors twice, and each is reported once
+        self.emitted: set[Diagnostic] = set()
 
     # ------------------------------------------------------------ the recursion entries
     def check_expr(self, e: ast.Expr, fx: Fx, expected: Type | None = None) -> Type:
@@ -273,7 +276,9 @@ class CheckCx:
                 where = "device code: it is called from a kernel" if fx.in_kernel else "host code: it is " \
                     "called from host code"
                 d = d.secondary(site, f"`{fx.info.name}` is {where} here")
-        self.sink.emit(d)
+        if d not in self.emitted:
+            self.emitted.add(d)
+            self.sink.emit(d)
         return ERROR
 
     def snippet(self, node: Any) -> str:

@@ -1,0 +1,220 @@
+"""`tilec` as a demanding new user drives it (huser24, 2026-12-07), on small
+programs of the user's own: a function called both from a kernel and from
+`main` had each of its errors reported twice (it is checked in both contexts,
+and its context-free errors were emitted by each), by `tilec check`, `run`,
+the Python API and the language server alike; `tilec emit -` read no stdin
+(`couldn't read `-``) where `check -` and `run -` do; the language server's
+go to definition and hover on a `use "util.tile";` string answered nothing
+(on `use std::nn`'s path they open the module); a syntax error in a used
+file (`pub fn twice`) was followed by "cannot find function `twice`" at each
+use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
+`#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
+script's own exception (and a missing script) an internal compiler error;
+the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
+answered `None`. Also what held and
+stays held: a syntax error on the last line, tabs and CRLF line endings under
+the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
+second file) were "unrecognized arguments" with no more: now the help says
+that `main` takes none and what to do instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from clirunner import invoke
+
+from tilelang.lsp import analysis as A
+
+# `twice` is device code for `scale` and host code for `main`: its error is one error
+BOTH = """\
+fn twice(x: f32) -> f32 {
+    let q = undefined_name;
+    x * 2.0 + true
+}
+
+kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z) * twice(3.0));
+}
+
+fn main() {
+    let x = zeros::<f32>([8]);
+    let mut z = zeros::<f32>([8]);
+    scale(z.partition([4]), &x).sync();
+    print(twice(2.0));
+}
+"""
+
+
+def test_an_error_of_a_function_called_from_a_kernel_and_from_main_is_reported_once() -> None:
+    r = invoke("check", "-", "--error-format", "short", input=BOTH)
+    assert r.exit_code == 1
+    assert r.stderr.splitlines() == [
+        "<stdin>:2:13: error[E0101]: cannot find value `undefined_name` in this scope",
+        "<stdin>:3:13: error[E0201]: mismatched dtypes: `f32` and `bool`",
+    ]
+    r = invoke("check", "-", input=BOTH)
+    assert "aborting due to 2 previous errors" in r.stderr
+
+
+def test_the_error_of_a_used_module_is_shown_once_in_the_editor(tmp_path: Path) -> None:
+    (tmp_path / "util.tile").write_text(BOTH.split("fn main")[0], encoding="utf-8")
+    main = ('use "util.tile";\n\nfn main() {\n    let x = zeros::<f32>([8]);\n    let mut z = zeros::<f32>([8]);\n'
+            '    scale(z.partition([4]), &x).sync();\n    let b: i32 = true;\n    print(twice(1.0));\n}\n')
+    an = A.analyze(main, str(tmp_path / "main.tile"))
+    where = [(Path(an.sources.get(d.primary_span.file).name).name, d.code) for d in an.diagnostics
+             if d.primary_span is not None]
+    assert sorted(where) == [("main.tile", "E0203"), ("util.tile", "E0101"), ("util.tile", "E0201")]
+
+
+def test_a_used_file_s_syntax_error_is_not_followed_by_its_names_not_found(tmp_path: Path) -> None:
+    # a Rust habit: `pub fn` (E0021) cut `twice` off, and each use of it was E0102 "cannot find
+    # function `twice`" with "a function with a similar name exists: `tiles`"
+    (tmp_path / "util.tile").write_text("pub fn twice(x: f32) -> f32 {\n    x * 2.0\n}\n", encoding="utf-8")
+    (tmp_path / "main.tile").write_text('use "util.tile";\n\nfn main() {\n    let a: f32 = twice(1.0);\n'
+                                        '    let b: i32 = true;\n    print(a);\n}\n', encoding="utf-8")
+    r = invoke("check", str(tmp_path / "main.tile"), "--error-format", "short")
+    assert r.exit_code == 1
+    assert [ln.split(": ", 1)[1] for ln in r.stderr.splitlines()] == [
+        "error[E0021]: expected item, found `pub`", "error[E0203]: mismatched types"], r.stderr
+
+
+def test_go_to_definition_and_hover_on_a_use_file_string_reach_the_file(tmp_path: Path) -> None:
+    # as on `use std::nn::softmax;`'s `nn`: the editor's F12 on `"util.tile"` opens it (a document
+    # link did already, but definition and hover answered nothing), even while the file has errors
+    (tmp_path / "util.tile").write_text("fn twice(x: f32) -> f32 {\n    x * 2.0\n}\nfn broken( {\n",
+                                        encoding="utf-8")
+    main = 'use "util.tile";\nuse "missing.tile";\n\nfn main() {\n    print(twice(1.0));\n}\n'
+    an = A.analyze(main, str(tmp_path / "main.tile"))
+    assert {d.code for d in an.diagnostics} >= {"E0004", "E0109"}
+    span = A.definition(an, main.index("util"))
+    assert span is not None and (span.start, span.end) == (0, 0)
+    assert Path(an.sources.get(span.file).name).resolve() == (tmp_path / "util.tile").resolve()
+    h = A.hover(an, main.index("util"))
+    assert h is not None and 'mod "util.tile"' in h.markdown and "util.tile`" in h.markdown
+    assert A.definition(an, main.index("missing")) is None and A.hover(an, main.index("missing")) is None
+    span = A.definition(an, main.index("twice(1"))
+    assert span is not None and an.sources.get(span.file).text[span.start:span.end] == "twice"
+
+
+def test_the_repl_help_on_an_item_shows_its_whole_header_without_comments() -> None:
+    from tilelang.repl import ReplSession
+
+    session = ReplSession(device="cpu")
+    assert session.feed("#[hints(num_warps = 4)]\nkernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>,\n"
+                        "    x: &Tensor<f32, [?]>,   // the input\n    s: f32) {\n"
+                        "    z.store(x.load_like(z) * s);\n}").ok
+    # it was `#[hints(num_warps`: the header was cut at the first `=`
+    assert session.feed(":help scale").stdout == (
+        "#[hints(num_warps = 4)]\nkernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>,\n"
+        "    x: &Tensor<f32, [?]>,\n    s: f32)\n    defined in this session\n")
+    assert session.feed("const N: i32 = 4; // four").ok
+    assert session.feed(":help N").stdout == "const N: i32\n    defined in this session\n"
+
+
+def test_emit_reads_the_program_from_stdin_as_check_and_run_do() -> None:
+    src = Path(__file__).parents[2] / "examples" / "add.tile"
+    r = invoke("emit", "-", "--stage", "ir", input=src.read_text(encoding="utf-8"))
+    assert r.exit_code == 0, r.stderr
+    assert "add" in r.stdout and "couldn't read" not in r.stderr
+    r = invoke("emit", "-", "--stage", "ir", input="fn main() {\n    let x: i32 = 1.5;\n}\n")
+    assert r.exit_code == 1 and "--> <stdin>:2:18" in r.stderr and r.stdout == ""
+    r = invoke("emit", "--help")
+    assert "(`-`: stdin)" in r.stdout
+
+
+def test_a_syntax_error_on_the_last_line_without_a_newline_is_underlined_there() -> None:
+    r = invoke("check", "-", input="fn main() {\n    print(1);\n}\nfn f() { let x = ; }")
+    assert r.exit_code == 1
+    assert " --> <stdin>:4:18" in r.stderr
+    assert "4 | fn f() { let x = ; }\n  |                  ^ expected expression" in r.stderr
+
+
+def test_tabs_and_crlf_keep_the_underline_under_the_token() -> None:
+    r = invoke("check", "-", input="fn main() {\n\t\tlet y = 1;\tlet x: i32 = true;\n\tprint(x + y);\n}\n")
+    lines = r.stderr.splitlines()
+    code = next(ln for ln in lines if ln.startswith("2 |"))
+    mark = lines[lines.index(code) + 1]
+    assert "\t" not in code and code.index("true") == mark.index("^^^^") and code.index("i32") == mark.index("---")
+    r = invoke("check", "-", input="fn main() {\r\n    let x: i32 = 1.5;\r\n    print(x);\r\n}\r\n")
+    assert " --> <stdin>:2:18" in r.stderr and "\r" not in r.stderr
+
+
+def test_a_file_that_is_not_utf8_and_arguments_for_main_are_refused_plainly(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.tile"
+    bad.write_bytes(b'fn main() {\n    print("\xff");\n}\n')
+    for cmd in (["check"], ["run"], ["emit", "--stage", "ast"]):
+        r = invoke(*cmd[:1], str(bad), *cmd[1:])
+        assert r.exit_code == 1 and "not valid UTF-8 (byte 0xff at line 2, column 12)" in r.stderr, (cmd, r.stderr)
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n    print(3);\n}\n", encoding="utf-8")
+    r = invoke("run", str(ok), "--device", "cpu", "--", "a", "b")
+    assert r.exit_code == 2 and r.stdout == "" and "a b\n" in r.stderr and "unrecognized arguments:" in r.stderr
+    assert "help: `tilec run` calls `fn main()`, which takes no arguments" in r.stderr
+    r = invoke("--color", "never", "run", str(ok), str(ok))
+    assert r.exit_code == 2 and "help: `tilec run` runs one program" in r.stderr
+    r = invoke("check", str(ok), "run")  # a file named `run`: no word about `main`
+    assert r.exit_code == 1 and "couldn't read `run`" in r.stderr and "main" not in r.stderr
+
+
+def test_tune_of_a_script_that_fails_is_the_script_s_error_not_an_internal_one(tmp_path: Path) -> None:
+    # `tilec tune script.py` reported a script's own exception, and a missing script, as "internal compiler
+    # error ... a bug in tilec" (status 101); and printed "0 tuning records made:" after a failed run
+    import sys
+
+    argv = list(sys.argv)
+    bad = tmp_path / "bad.py"
+    bad.write_text('print("before")\nraise ValueError("boom")\n', encoding="utf-8")
+    r = invoke("tune", str(bad))
+    assert r.exit_code == 3 and r.stdout == "before\n", r.output
+    assert r.stderr.startswith("Traceback (most recent call last):\n") and "bad.py\", line 2" in r.stderr
+    assert r.stderr.rstrip().endswith("ValueError: boom") and "internal compiler error" not in r.stderr
+    assert sys.argv == argv  # the script's `sys.argv` is put back
+    (tmp_path / "d.py").mkdir()
+    for missing, why in ((tmp_path / "nosuch.py", "No such file"), (tmp_path / "d.py", "it is a directory")):
+        r = invoke("tune", str(missing))
+        assert r.exit_code == 1 and r.stderr.startswith(f"error: couldn't read `{missing}`: {why}"), r.stderr
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n    print(3);\n}\n", encoding="utf-8")
+    r = invoke("tune", str(ok), "--device", "cpu")
+    assert r.exit_code == 0 and r.stdout == "3\n0 tuning records made: the program launched no `#[autotune]` kernel\n"
+
+
+def test_a_misspelt_command_help_or_version_and_doc_in_capitals() -> None:
+    for word, guess in (("chek", "`tilec check`"), ("emitt", "`tilec emit`"), ("help", "`tilec --help`"),
+                        ("version", "`tilec --version`")):
+        r = invoke(word)
+        assert r.exit_code == 2 and f"help: did you mean {guess}?" in r.stderr, r.stderr
+    assert "did you mean" not in invoke("xyz").stderr
+    # `tilec explain e0303` is E0303's page; `tilec doc LOAD_LIKE` was "no entry"
+    r = invoke("doc", "LOAD_LIKE")
+    assert r.exit_code == 0 and r.stdout.startswith("### `load_like`")
+    assert invoke("doc", "Exp").stdout.startswith("### `exp`")
+
+
+def test_a_turbofish_on_a_function_without_generics_says_to_remove_it() -> None:
+    # was "takes 0 generic arguments but 1 were supplied", help "give 0 generic arguments, or leave them out"
+    r = invoke("check", "-", "--error-format", "json", input=(
+        "fn h() {\n}\nfn g<const N: i32>(x: i32) -> i32 {\n    x + N\n}\n"
+        "fn main() {\n    h::<4>();\n    print(g::<1, 2>(3));\n}\n"))
+    import json
+
+    got = [(d["message"], d["help"]) for d in map(json.loads, r.stderr.splitlines())]
+    assert got == [("function `h` takes no generic arguments", ["remove the `::<..>`: `h()`"]),
+                   ("function `g` takes 1 generic argument but 2 were supplied",
+                    ["give 1 generic argument, or leave them out to infer them"])]
+
+
+def test_the_repl_type_of_an_unfinished_expression_or_a_statement() -> None:
+    from tilelang.repl import ReplSession
+
+    session = ReplSession(device="cpu")
+    # was "mismatched closing delimiter: `}`" (the session's own brace) and, for `1 +`, an error with no location
+    out = session.feed(":type (1 +")
+    assert not out.ok and "unclosed delimiter `(`" in out.stderr and "`}`" not in out.stderr
+    out = session.feed(":type 1 +")
+    assert not out.ok and "error[E0017]" in out.stderr and " --> <repl-" in out.stderr
+    # was "let y = 2;: None"
+    out = session.feed(":type let y = 2;")
+    assert not out.ok and out.stderr.startswith("error: `:type` takes one expression, and `let y = 2;` is not one")
+    assert session.feed(":type 1 + 2").stdout == "1 + 2: i32\n"
+

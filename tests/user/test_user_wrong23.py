@@ -14,6 +14,8 @@ fixed program checked against NumPy (round 23's checks of the program it was mea
 - f06 i01's Stein step with Rust's `u.abs_diff(v)` (E0103): the tiles' methods listed; now `maximum(u, v) -
   minimum(u, v)`.
 - f07 i10's `let (sw, cw) = w0.sin_cos();` (E0103): "a method with a similar name: `sin`"; now the pair.
+- f08 i11's output as NumPy's `zeros_like(rgb)` (E0102): "make a tile of the shape you need: `zeros::<f32>([..])`"
+  on the host too; now `zeros::<f32>(rgb.shape())`.
 
 Also below: W0010 for i07's edge mask `rows < img.shape()[0]` (the own tile's shape: one block's sum kept,
 silently), Rust's `i64::from(n)`, and the other Rust methods of this round's table (`fract`, `isqrt`,
@@ -53,6 +55,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "f07_sin_cos_of_the_cutoff": (
         "`(sin(w0), cos(w0))`: `let (s, c) = (sin(w0), cos(w0));`",
         [("w0.sin_cos()", "(sin(w0), cos(w0))")]),
+    "f08_zeros_like_of_the_image": (
+        "make one of its shape: `zeros::<f32>(rgb.shape())`", [("zeros_like(rgb)", "zeros::<f32>(rgb.shape())")]),
 }
 
 FIXED = {"f01_range_check_and_binds_tighter": CHECKS["i04_luhn_check_digits"],
@@ -61,7 +65,8 @@ FIXED = {"f01_range_check_and_binds_tighter": CHECKS["i04_luhn_check_digits"],
          "f04_char_literal_of_the_alphabet": CHECKS["i12_base64_round_trip"],
          "f05_std_cmp_max_of_tiles": CHECKS["i09_knapsack_dp_shift"],
          "f06_abs_diff_in_binary_gcd": CHECKS["i01_gcd_lcm_bezout"],
-         "f07_sin_cos_of_the_cutoff": CHECKS["i10_biquad_iir_channels"]}
+         "f07_sin_cos_of_the_cutoff": CHECKS["i10_biquad_iir_channels"],
+         "f08_zeros_like_of_the_image": CHECKS["i11_hsv_hue_rotate"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("f*.tile", FIXES, FIXED)
@@ -274,7 +279,8 @@ def test_the_repl_shows_a_function_named_at_the_prompt_in_words() -> None:
 
 def test_a_number_for_a_tensor_parameter_and_numpy_s_like_constructors() -> None:
     """`k(z.partition([4]), 3.0)` for `x: &Tensor<f32, [?]>` was told "pass a value of type `f32`, or cast: `3.0 as
-    f32`" (still a number); it now says the parameter is a tensor, and how to make one or take a number instead.
+    f32`" (still a number); it now says the parameter is a tensor, and how to make one (of its rank) or take a
+    number instead.
     NumPy's `zeros_like(x)` was "make a tile of the shape you need: `zeros::<f32>([..])`" of any argument, on the
     host too; it now writes the argument's shape and element type (`img.shape()` of a host tensor, a tile's own
     shape in a kernel), and the help applied runs."""
@@ -282,8 +288,12 @@ def test_a_number_for_a_tensor_parameter_and_numpy_s_like_constructors() -> None
               "    z.store(x.load_like(z));\n}\n")
     code, got = _one_help(kernel + "fn main() {\n    let mut z = zeros::<f32>([8]);\n"
                           "    k(z.partition([4]), 3.0).sync();\n}\n")
-    assert code == "E0203" and got == ("`x` is a tensor: pass one, borrowed (`&full::<f32>([1], 3.0)` is a tensor of "
-                                       "that one value), or declare the parameter as a number, `x: f32`"), got
+    assert code == "E0203" and got == ("`x` is a tensor: pass one, borrowed (`&full::<f32>([1], 3.0)` holds that "
+                                       "value), or declare the parameter as a number, `x: f32`"), got
+    code, got = _one_help(kernel.replace("x: &Tensor<f32, [?]>", "x: &Tensor<f32, [1, ?]>").replace(
+        "z.store(x.load_like(z));", "z.store(x.partition([1, B]).load([0, 0]).reshape([B]));")
+        + "fn main() {\n    let mut z = zeros::<f32>([8]);\n    k(z.partition([4]), 2).sync();\n}\n")
+    assert "(`&full::<f32>([1, 1], 2)` holds that value)" in got, got   # of the parameter's rank
     assert not _errors(kernel + "fn main() {\n    let mut z = zeros::<f32>([8]);\n"
                        "    k(z.partition([4]), &full::<f32>([1], 3.0)).sync();\n}\n")
     host = "fn main() {\n    let img = ones::<i32>([3, 4]);\n    let z = CALL;\n    print(z.shape());\n}\n"

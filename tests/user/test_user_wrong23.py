@@ -305,3 +305,32 @@ def test_a_number_for_a_tensor_parameter_and_numpy_s_like_constructors() -> None
     code, got = _one_help(kernel.replace("z.store(x.load_like(z));", "z.store(full_like(x.load_like(z), 2.0));")
                           + "fn main() {}\n")
     assert got == "make one of its shape: `full::<f32>([B], value)`", got
+
+
+def test_cuda_s_bit_and_lane_intrinsics_get_tile_s_spellings(tmp_path: Path) -> None:
+    """CUDA's `__popc`, `__brev`, `__ffs`, `__umulhi`, `__saturatef`, `__shfl_xor_sync` (a port of a hash or a warp
+    reduction) were "define it (`fn __popc(..) { .. }`)"; they get the bit-count / bit-reversal helps, the high
+    half of a product, a clamp, and "no lanes": `__umulhi(a, b)` and `__saturatef(x)` applied compute CUDA's."""
+    from userprog import run_program
+
+    head = ("kernel fn k<const B: i32>(z: &mut Tensor<u32, [B]>, f: &mut Tensor<f32, [B]>, x: &Tensor<u32, [?]>, "
+            "y: &Tensor<f32, [?]>) {\n    let a = x.load_like(z);\n    let v = y.load_like(f);\n"
+            "    z.store(UINT);\n    f.store(FLOAT);\n}\n")
+    main = ("fn main() {\n    let x = arange::<u32>(8) * 613566757u32 + 7u32;\n    let y = arange::<f32>(8) * 0.4 - 1.2;\n"
+            "    let mut z = zeros::<u32>([8]);\n    let mut f = zeros::<f32>([8]);\n"
+            "    k(z.partition([8]), f.partition([8]), &x, &y).sync();\n}\n")
+    cases = {"__popc(a)": "Tile has no bit-count built-ins", "__brev(a)": "Tile has no bit-reversal built-in",
+             "__ffs(a)": "CUDA's `__ffs` counts from 1", "__shfl_xor_sync(a)": "no threads or lanes",
+             "__umulhi(a, a * 3u32)": "`(((a as u64) * ((a * 3u32) as u64)) >> 32u64) as u32` is the high half"}
+    for call, hint in cases.items():
+        code, got = _one_help(head.replace("UINT", call).replace("FLOAT", "v") + main)
+        assert code == "E0102" and hint in got, (call, got)
+    code, got = _one_help(head.replace("UINT", "a").replace("FLOAT", "__saturatef(v)") + main)
+    assert got == "`minimum(maximum(v, 0.0), 1.0)` clamps into [0, 1]", got
+    prog = tmp_path / "cuda.tile"
+    prog.write_text(head.replace("UINT", "(((a as u64) * ((a * 3u32) as u64)) >> 32u64) as u32")
+                    .replace("FLOAT", "minimum(maximum(v, 0.0), 1.0)") + main, encoding="utf-8")
+    t, _ = run_program(prog)
+    a = t["x"].astype(np.uint64)
+    np.testing.assert_array_equal(t["z"], ((a * ((a * 3) & 0xFFFFFFFF)) >> 32).astype(np.uint32))
+    np.testing.assert_array_equal(t["f"], np.clip(t["y"], 0, 1))

@@ -334,3 +334,18 @@ def test_cuda_s_bit_and_lane_intrinsics_get_tile_s_spellings(tmp_path: Path) -> 
     a = t["x"].astype(np.uint64)
     np.testing.assert_array_equal(t["z"], ((a * ((a * 3) & 0xFFFFFFFF)) >> 32).astype(np.uint32))
     np.testing.assert_array_equal(t["f"], np.clip(t["y"], 0, 1))
+
+
+def test_emit_tells_a_generic_kernel_s_instances_apart_by_their_element_types(tmp_path: Path) -> None:
+    """i14's one generic kernel launched on u64 and on u32: `tilec emit --stage ptx` headed both modules
+    "// ---- kernel `isqrt` [B = 128]" and `--stage ir` printed `kernel isqrt<B = 128>` twice (the const generics
+    only), so nothing said which was which; the element types of the type parameters now come first."""
+    from userprog import tilec
+
+    prog = str(DIR / "i14_isqrt_newton_generic.tile")
+    r = tilec("emit", prog, "--stage", "ir")
+    assert r.returncode == 0 and [line.split("(")[0] for line in r.stdout.splitlines() if line.startswith("kernel ")] \
+        == ["kernel isqrt<T = u64, B = 128>", "kernel isqrt<T = u32, B = 128>"], r.stdout[:300]
+    r = tilec("emit", prog, "--stage", "llvm")
+    assert r.returncode == 0 and [line for line in r.stdout.splitlines() if line.startswith("; ---- kernel")] == [
+        "; ---- kernel `isqrt` [T = u64, B = 128]", "; ---- kernel `isqrt` [T = u32, B = 128]"]

@@ -333,7 +333,8 @@ def _path_notes(gk: Any) -> list[Any]:
     from tilelang.backend import explain
     from tilelang.diagnostics.model import Diagnostic, Severity
 
-    inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
+    types = getattr(getattr(gk, "source", gk), "type_args", ())
+    inst = ", ".join(f"{k} = {v}" for k, v in (*types, *gk.instantiation))
     what = explain.describe(gk)
     head = Diagnostic("", f"kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" runs on {what} ({gk.arch})",
                       severity=Severity.NOTE)
@@ -366,8 +367,9 @@ def _emit_each(kernels: list[Any], ctx: Context, emit: Callable[..., Any]) -> li
             raise ICE(f"emitting kernel `{k.name}`" + (f" [{inst}]" if inst else "")
                       + f" for {ctx.options.arch or 'the default arch'} failed: {type(e).__name__}: {e}") from e
         if text is not None:
+            types = getattr(getattr(k, "source", k), "type_args", ())   # (a GpuKernel's source: its ir.Kernel)
             out.append(Artifact(k.name, str(text),
-                                ", ".join(f"{n} = {v}" for n, v in getattr(k, "instantiation", ()))))
+                                ", ".join(f"{n} = {v}" for n, v in (*types, *getattr(k, "instantiation", ())))))
     return out
 
 

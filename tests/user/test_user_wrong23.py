@@ -14,6 +14,8 @@ fixed program checked against NumPy (round 23's checks of the program it was mea
 - f06 i01's Stein step with Rust's `u.abs_diff(v)` (E0103): the tiles' methods listed; now `maximum(u, v) -
   minimum(u, v)`.
 - f07 i10's `let (sw, cw) = w0.sin_cos();` (E0103): "a method with a similar name: `sin`"; now the pair.
+- f08 i11's output as NumPy's `zeros_like(rgb)` (E0102): "make a tile of the shape you need: `zeros::<f32>([..])`"
+  on the host too; now `zeros::<f32>(rgb.shape())`.
 
 Also below: W0010 for i07's edge mask `rows < img.shape()[0]` (the own tile's shape: one block's sum kept,
 silently), Rust's `i64::from(n)`, and the other Rust methods of this round's table (`fract`, `isqrt`,
@@ -53,6 +55,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
     "f07_sin_cos_of_the_cutoff": (
         "`(sin(w0), cos(w0))`: `let (s, c) = (sin(w0), cos(w0));`",
         [("w0.sin_cos()", "(sin(w0), cos(w0))")]),
+    "f08_zeros_like_of_the_image": (
+        "make one of its shape: `zeros::<f32>(rgb.shape())`", [("zeros_like(rgb)", "zeros::<f32>(rgb.shape())")]),
 }
 
 FIXED = {"f01_range_check_and_binds_tighter": CHECKS["i04_luhn_check_digits"],
@@ -61,7 +65,8 @@ FIXED = {"f01_range_check_and_binds_tighter": CHECKS["i04_luhn_check_digits"],
          "f04_char_literal_of_the_alphabet": CHECKS["i12_base64_round_trip"],
          "f05_std_cmp_max_of_tiles": CHECKS["i09_knapsack_dp_shift"],
          "f06_abs_diff_in_binary_gcd": CHECKS["i01_gcd_lcm_bezout"],
-         "f07_sin_cos_of_the_cutoff": CHECKS["i10_biquad_iir_channels"]}
+         "f07_sin_cos_of_the_cutoff": CHECKS["i10_biquad_iir_channels"],
+         "f08_zeros_like_of_the_image": CHECKS["i11_hsv_hue_rotate"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("f*.tile", FIXES, FIXED)
@@ -274,7 +279,8 @@ def test_the_repl_shows_a_function_named_at_the_prompt_in_words() -> None:
 
 def test_a_number_for_a_tensor_parameter_and_numpy_s_like_constructors() -> None:
     """`k(z.partition([4]), 3.0)` for `x: &Tensor<f32, [?]>` was told "pass a value of type `f32`, or cast: `3.0 as
-    f32`" (still a number); it now says the parameter is a tensor, and how to make one or take a number instead.
+    f32`" (still a number); it now says the parameter is a tensor, and how to make one (of its rank) or take a
+    number instead.
     NumPy's `zeros_like(x)` was "make a tile of the shape you need: `zeros::<f32>([..])`" of any argument, on the
     host too; it now writes the argument's shape and element type (`img.shape()` of a host tensor, a tile's own
     shape in a kernel), and the help applied runs."""
@@ -282,8 +288,12 @@ def test_a_number_for_a_tensor_parameter_and_numpy_s_like_constructors() -> None
               "    z.store(x.load_like(z));\n}\n")
     code, got = _one_help(kernel + "fn main() {\n    let mut z = zeros::<f32>([8]);\n"
                           "    k(z.partition([4]), 3.0).sync();\n}\n")
-    assert code == "E0203" and got == ("`x` is a tensor: pass one, borrowed (`&full::<f32>([1], 3.0)` is a tensor of "
-                                       "that one value), or declare the parameter as a number, `x: f32`"), got
+    assert code == "E0203" and got == ("`x` is a tensor: pass one, borrowed (`&full::<f32>([1], 3.0)` holds that "
+                                       "value), or declare the parameter as a number, `x: f32`"), got
+    code, got = _one_help(kernel.replace("x: &Tensor<f32, [?]>", "x: &Tensor<f32, [1, ?]>").replace(
+        "z.store(x.load_like(z));", "z.store(x.partition([1, B]).load([0, 0]).reshape([B]));")
+        + "fn main() {\n    let mut z = zeros::<f32>([8]);\n    k(z.partition([4]), 2).sync();\n}\n")
+    assert "(`&full::<f32>([1, 1], 2)` holds that value)" in got, got   # of the parameter's rank
     assert not _errors(kernel + "fn main() {\n    let mut z = zeros::<f32>([8]);\n"
                        "    k(z.partition([4]), &full::<f32>([1], 3.0)).sync();\n}\n")
     host = "fn main() {\n    let img = ones::<i32>([3, 4]);\n    let z = CALL;\n    print(z.shape());\n}\n"
@@ -295,3 +305,47 @@ def test_a_number_for_a_tensor_parameter_and_numpy_s_like_constructors() -> None
     code, got = _one_help(kernel.replace("z.store(x.load_like(z));", "z.store(full_like(x.load_like(z), 2.0));")
                           + "fn main() {}\n")
     assert got == "make one of its shape: `full::<f32>([B], value)`", got
+
+
+def test_cuda_s_bit_and_lane_intrinsics_get_tile_s_spellings(tmp_path: Path) -> None:
+    """CUDA's `__popc`, `__brev`, `__ffs`, `__umulhi`, `__saturatef`, `__shfl_xor_sync` (a port of a hash or a warp
+    reduction) were "define it (`fn __popc(..) { .. }`)"; they get the bit-count / bit-reversal helps, the high
+    half of a product, a clamp, and "no lanes": `__umulhi(a, b)` and `__saturatef(x)` applied compute CUDA's."""
+    from userprog import run_program
+
+    head = ("kernel fn k<const B: i32>(z: &mut Tensor<u32, [B]>, f: &mut Tensor<f32, [B]>, x: &Tensor<u32, [?]>, "
+            "y: &Tensor<f32, [?]>) {\n    let a = x.load_like(z);\n    let v = y.load_like(f);\n"
+            "    z.store(UINT);\n    f.store(FLOAT);\n}\n")
+    main = ("fn main() {\n    let x = arange::<u32>(8) * 613566757u32 + 7u32;\n    let y = arange::<f32>(8) * 0.4 - 1.2;\n"
+            "    let mut z = zeros::<u32>([8]);\n    let mut f = zeros::<f32>([8]);\n"
+            "    k(z.partition([8]), f.partition([8]), &x, &y).sync();\n}\n")
+    cases = {"__popc(a)": "Tile has no bit-count built-ins", "__brev(a)": "Tile has no bit-reversal built-in",
+             "__ffs(a)": "CUDA's `__ffs` counts from 1", "__shfl_xor_sync(a)": "no threads or lanes",
+             "__umulhi(a, a * 3u32)": "`(((a as u64) * ((a * 3u32) as u64)) >> 32u64) as u32` is the high half"}
+    for call, hint in cases.items():
+        code, got = _one_help(head.replace("UINT", call).replace("FLOAT", "v") + main)
+        assert code == "E0102" and hint in got, (call, got)
+    code, got = _one_help(head.replace("UINT", "a").replace("FLOAT", "__saturatef(v)") + main)
+    assert got == "`minimum(maximum(v, 0.0), 1.0)` clamps into [0, 1]", got
+    prog = tmp_path / "cuda.tile"
+    prog.write_text(head.replace("UINT", "(((a as u64) * ((a * 3u32) as u64)) >> 32u64) as u32")
+                    .replace("FLOAT", "minimum(maximum(v, 0.0), 1.0)") + main, encoding="utf-8")
+    t, _ = run_program(prog)
+    a = t["x"].astype(np.uint64)
+    np.testing.assert_array_equal(t["z"], ((a * ((a * 3) & 0xFFFFFFFF)) >> 32).astype(np.uint32))
+    np.testing.assert_array_equal(t["f"], np.clip(t["y"], 0, 1))
+
+
+def test_emit_tells_a_generic_kernel_s_instances_apart_by_their_element_types(tmp_path: Path) -> None:
+    """i14's one generic kernel launched on u64 and on u32: `tilec emit --stage ptx` headed both modules
+    "// ---- kernel `isqrt` [B = 128]" and `--stage ir` printed `kernel isqrt<B = 128>` twice (the const generics
+    only), so nothing said which was which; the element types of the type parameters now come first."""
+    from userprog import tilec
+
+    prog = str(DIR / "i14_isqrt_newton_generic.tile")
+    r = tilec("emit", prog, "--stage", "ir")
+    assert r.returncode == 0 and [line.split("(")[0] for line in r.stdout.splitlines() if line.startswith("kernel ")] \
+        == ["kernel isqrt<T = u64, B = 128>", "kernel isqrt<T = u32, B = 128>"], r.stdout[:300]
+    r = tilec("emit", prog, "--stage", "llvm")
+    assert r.returncode == 0 and [line for line in r.stdout.splitlines() if line.startswith("; ---- kernel")] == [
+        "; ---- kernel `isqrt` [T = u64, B = 128]", "; ---- kernel `isqrt` [T = u32, B = 128]"]

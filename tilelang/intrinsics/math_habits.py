@@ -204,3 +204,22 @@ def scalar_method_habit(name: str, args: list[str]) -> str | None:
     for i, a in enumerate(shown):  # braces doubled: the caller formats `{x}` in
         habit = habit.replace(f"{{{i}}}", a.replace("{", "{{").replace("}", "}}"))
     return habit
+
+
+# round 23: CUDA's integer and float intrinsics (they were "define it (`fn __popc(..) { .. }`)")
+_NO_LANES = ("a tile block has no threads or lanes to exchange values between: a reduction over a tile is one call, "
+             "`t.sum(axis)` / `t.max(axis)`, and a shift inside a tile a `dot` with a 0/1 matrix")
+MATH_HABITS.update({
+    "__popc": MATH_HABITS["popcount"], "__popcll": MATH_HABITS["popcount"],
+    "__clz": MATH_HABITS["clz"], "__clzll": MATH_HABITS["clz"],
+    "__brev": RUST_SCALAR_METHODS["reverse_bits"][0], "__brevll": RUST_SCALAR_METHODS["reverse_bits"][0],
+    "__ffs": "Tile has no bit-count built-ins: `{x} & (0 - {x})` keeps the lowest set bit; find its position with "
+             "shifts and masks (CUDA's `__ffs` counts from 1, and is 0 where no bit is set)",
+    "__fdividef": "`{x} / y` is the float division",
+    "__saturatef": "`minimum(maximum({x}, 0.0), 1.0)` clamps into [0, 1]",
+    "__umulhi": "`((({x} as u64) * (y as u64)) >> 32u64) as u32` is the high half of a `u32` product",
+    "__mul24": "`{x} * y` multiplies whole integers",
+    "__shfl_sync": _NO_LANES, "__shfl_xor_sync": _NO_LANES, "__shfl_down_sync": _NO_LANES,
+    "__shfl_up_sync": _NO_LANES, "__ballot_sync": _NO_LANES, "__any_sync": _NO_LANES, "__all_sync": _NO_LANES,
+})
+MATH_ARGS.update({"__fdividef": ("y",), "__umulhi": ("y",), "__mul24": ("y",)})

@@ -123,8 +123,8 @@ def print_params_header(kernel, n: _Namer, tail: str, body: ir.Region,  # type: 
             case _:
                 assert_never(p)
     inst = ""
-    if kernel.instantiation:
-        inst = "<" + ", ".join(f"{k} = {v}" for k, v in kernel.instantiation) + ">"
+    if kernel.instantiation or kernel.type_args:
+        inst = "<" + ", ".join(f"{k} = {v}" for k, v in (*kernel.type_args, *kernel.instantiation)) + ">"
     params += list(extra_params)
     lines = [f"{word} {kernel.name}{inst}({', '.join(params)}) grid {kernel.grid_rank} {tail} {{"]
     _region(body, n, lines, 1)

@@ -28,6 +28,8 @@ checks have passed, over the functions and kernels of the user's own files
 - W0010 `own_tile_shape`: `z.shape()` of a kernel's `&mut` parameter, the block's own tile's shape (constants
   the kernel names already), read where the partitioned tensor's extent was meant (round 23: an edge mask
   `rows < img.shape()[0]` kept one block of an image's sum).
+- W0011 `graph_kept_value` (`sema/graph_values.py`): a `let mut` number a `graph { .. }` recorded, assigned
+  afterwards in a function that replays the graph (the replays keep the recorded value).
 
 `#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
 `kernel fn` silences them there; `tilec check --deny warnings` makes them
@@ -58,6 +60,7 @@ LINTS: dict[str, str] = {
     "misaligned_reduction": W.MISALIGNED_REDUCTION,
     "scaled_tile_index": W.SCALED_TILE_INDEX,
     "own_tile_shape": W.OWN_TILE_SHAPE,
+    "graph_kept_value": W.GRAPH_KEPT_VALUE,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -112,6 +115,11 @@ class _Linter:
             self._own_tile_shape(decl)
         else:
             self._padded(decl)
+            if any(isinstance(n, ast.GraphBlock) for n in ast.walk(decl.body)):
+                from tilelang.sema.graph_values import graph_kept_values
+
+                for d in graph_kept_values(self.program, decl, self.sources):
+                    self.warn("graph_kept_value", d)
         from tilelang.sema.realign import misaligned_reductions
 
         for d in misaligned_reductions(self.program, decl, self.sources):

@@ -364,6 +364,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     return cx.b.finish(grid_rank=cx.grid_rank, num_warps=hints.get("num_warps", 4),
                        num_stages=hints.get("stages", hints.get("num_stages", 2)),
                        instantiation=list(generics.items()),
+                       type_args=[(k, v.value) for k, v in cx.type_args.items()],
                        hints=["stages" if h == "num_stages" else h for h in hints],
                        min_blocks=hints.get("min_blocks", 0), max_blocks=hints.get("max_blocks", 0),
                        pdl_early=hints.get("pdl_early", 0) > 0

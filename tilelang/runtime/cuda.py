@@ -412,7 +412,6 @@ class CudaDevice(Device):
             else:
                 abi = occupancy.cap_abi(self.ctx, fn, ck.abi, span) if ck.abi.max_blocks else ck.abi
             if abi.smem_bytes:
-                _fits_smem(self.ctx, ck.abi.name, abi.smem_bytes, span)
                 fits_smem(self.ctx.info, ck.abi.name, abi.smem_bytes, span)
                 fn.ensure_smem(abi.smem_bytes, span)
             if abi.queue >= 0:  # a tile queue: its blocks fill the card once
@@ -983,21 +982,3 @@ def device() -> CudaDevice:
     if _DEVICE is None:
         _DEVICE = CudaDevice(0)
     return _DEVICE
-
-
-def _fits_smem(ctx: Any, kernel: str, nbytes: int, span: Span | None) -> None:
-    """E0603 where a kernel's block needs more shared memory than this card gives one (the backend plans for
-    its target's largest card: sm_80 code runs on sm_86/sm_89 cards of 99 KB, 163 KB on an A100); it was the
-    driver's bare CUDA_ERROR_INVALID_VALUE from `cuFuncSetAttribute`."""
-    info = ctx.info
-    if nbytes <= info.max_smem_optin:
-        return
-    from tilelang.diagnostics.codes.codegen import GPU_TILE_TOO_LARGE
-
-    diag = Diagnostic.error(GPU_TILE_TOO_LARGE, f"kernel `{kernel}` needs {nbytes} bytes of shared memory a "
-                                                f"block, more than the {info.max_smem_optin} this GPU gives one")
-    if span is not None:
-        diag = diag.primary(span, f"`{kernel}` cannot run on this GPU ({info.name}, {info.arch})")
-    raise TileError(diag.note("the CPU interpreter has no such limit: `--device cpu` runs the program").with_help(
-        "use smaller tiles (smaller const generics or partition shapes), or fewer pipeline stages "
-        "(`#[hints(stages = 2)]`) where the kernel has a loop of loads"))

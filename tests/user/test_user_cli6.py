@@ -16,7 +16,8 @@ a function named without a call as its whole syntax tree; the language
 server's hover and signature help showed no doc comment, and signature help
 knew no function a `use` brought in (nor did completion); `tilec emit --stage ast --kernel k`
 printed the whole file; `use good;` then `twice(..)` was told of `tiles`, not
-of `good::twice`, and `use "good";` not of `good.tile`. Also what held and
+of `good::twice`, and `use "good";` not of `good.tile`; the REPL's `:load "my dir/k.tile"` kept the
+quotes in the name. Also what held and
 stays held: a syntax error on the last line, tabs and CRLF line endings under
 the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
 second file) were "unrecognized arguments" with no more: now the help says
@@ -326,4 +327,17 @@ def test_a_module_imported_whole_and_a_use_without_its_extension(tmp_path: Path)
     main.write_text("use good;\nfn main() {\n    print(good::twice(1.0), good::SCALE);\n}\n", encoding="utf-8")
     r = invoke("run", str(main), "--device", "cpu")
     assert r.exit_code == 0 and r.stdout == "2.0 3.0\n"
+
+
+def test_the_repl_loads_a_quoted_path(tmp_path: Path) -> None:
+    from tilelang.repl import ReplSession
+
+    d = tmp_path / "my dir"
+    d.mkdir()
+    (d / "k.tile").write_text("fn three() -> i32 {\n    3\n}\n", encoding="utf-8")
+    session = ReplSession(device="cpu")
+    # `:load "my dir/k.tile"` was "couldn't read `\"..\"`": the quotes were part of the name
+    out = session.feed(f':load "{d / "k.tile"}"')
+    assert out.ok and out.stdout.startswith("loaded 1 item from "), out.stderr
+    assert session.feed("three()").stdout == "i32 = 3\n"
 

@@ -214,37 +214,50 @@ class LiteralFloat(float):
         return o
 
 
-def let_literal(value: Any, const: Callable[[Any], float | None] | None = None) -> LiteralFloat | None:
+def let_literal(value: Any, const: Callable[[Any], float | None] | None = None,
+                call: Callable[[Any, list[int | float]], float | None] | None = None) -> LiteralFloat | None:
     """The `LiteralFloat` of an untyped `let`'s initializer that is a float literal without a suffix, its
-    negation (`-2.5`), an untyped float module constant (`const(node)`, the engine's lookup of a name or path:
-    its f64 value, else None), or `+ - * /` of those and integer literals with a float among them (`1.0 / 3.0`,
-    `PI / 2.0`, computed in f64 as the same expression written where it is read, and a module constant's,
-    is); None for any other (the initializer is a syntax node)."""
+    negation (`-2.5`), an untyped float name (`const(node)`, the engine's lookup of a name or path: an untyped
+    float module constant's f64 value, or an earlier untyped `let`'s, else None), a float built-in of those
+    (`call(node, operands)`: `sqrt(2.0)`, `(2.0).sqrt()`, `exp(1)`, `pow(x, 0.5)`, in f64 as an f64 instance of
+    the call computes it: `interp.numeric.literal_math`, else None), or `+ - * /` of those and integer literals
+    with a float among them (`1.0 / 3.0`, `PI / 2.0`, computed in f64 as the same expression written where it
+    is read, and a module constant's, is); None for any other (the initializer is a syntax node)."""
     kind = type(value).__name__
     if kind == "FloatLit" and not value.suffix:
         return LiteralFloat(float(value.value), value.text)
     if kind == "Unary" and value.op == "-" and type(value.operand).__name__ == "FloatLit":
         lit = let_literal(value.operand)
         return LiteralFloat(-lit, lit.text) if lit is not None else None
-    v = _literal_arith(value, const) if kind in ("Unary", "Binary", "Name", "Path") else None
+    if kind in ("Name", "Path") and const is not None and isinstance(named := const(value), LiteralFloat):
+        return named  # `let b = a;` of an untyped `let a = 0.1;`: as written, a's digits
+    v = _literal_arith(value, const, call) \
+        if kind in ("Unary", "Binary", "Name", "Path", "Call", "MethodCall") else None
     return LiteralFloat(v, None) if isinstance(v, float) and math.isfinite(v) else None
 
 
-def _literal_arith(e: Any, const: Callable[[Any], float | None] | None) -> int | float | None:
-    """`e`'s value if it is `+ - * /` (and unary `-`) of unsuffixed literals and untyped float constants, in
-    Python's int and f64 arithmetic (an integer `/` of two integers, or a division by zero, is None: not the
-    float rule)."""
+def _literal_arith(e: Any, const: Callable[[Any], float | None] | None,
+                   call: Callable[[Any, list[int | float]], float | None] | None = None) -> int | float | None:
+    """`e`'s value if it is `+ - * /` (and unary `-`) of unsuffixed literals, untyped float names and float
+    built-ins of those, in Python's int and f64 arithmetic (an integer `/` of two integers, or a division by
+    zero, is None: not the float rule)."""
     kind = type(e).__name__
     if kind in ("FloatLit", "IntLit"):
         return None if e.suffix else (float(e.value) if kind == "FloatLit" else int(e.value))
     if kind in ("Name", "Path"):
         return const(e) if const is not None else None
+    if kind in ("Call", "MethodCall"):
+        if call is None or any(a.name is not None for a in e.args):
+            return None
+        parts = ([e.receiver] if kind == "MethodCall" else []) + [a.value for a in e.args]
+        vals = [_literal_arith(x, const, call) for x in parts]
+        return None if any(v is None for v in vals) else call(e, vals)  # type: ignore[arg-type]
     if kind == "Unary" and e.op == "-":
-        v = _literal_arith(e.operand, const)
+        v = _literal_arith(e.operand, const, call)
         return None if v is None else -v
     if kind != "Binary" or e.op not in ("+", "-", "*", "/"):
         return None
-    a, b = _literal_arith(e.lhs, const), _literal_arith(e.rhs, const)
+    a, b = _literal_arith(e.lhs, const, call), _literal_arith(e.rhs, const, call)
     if a is None or b is None or e.op == "/" and (b == 0 or isinstance(a, int) and isinstance(b, int)):
         return None
     return a + b if e.op == "+" else a - b if e.op == "-" else a * b if e.op == "*" else a / b

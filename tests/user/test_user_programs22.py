@@ -326,7 +326,7 @@ def _e14(t: Tensors, out: str) -> None:
 
 def _e15(t: Tensors, out: str) -> None:
     f = np.float32
-    dt = f(0.4) * f(1.0 / 49.0) * f(1.0 / 49.0)      # `let dt = r * dx * dx;`: of names, an f32 `let`
+    dt = f(0.4 * (1.0 / 49.0) * (1.0 / 49.0))   # `let dt = r * dx * dx;` of untyped `let`s: f64's, printed as f32
     steps = int(f(0.01) / dt) + 1
     u = np.sin(np.arange(50) * (1.0 / 49.0) * 3.141592653589793)[None] * (np.arange(6) + 1.0)[:, None]
     for _ in range(steps):
@@ -561,3 +561,92 @@ def test_the_f64_heat_graph_agrees_in_the_simulator(tmp_path: Path) -> None:
     got = simulated_program(prog)
     np.testing.assert_array_equal(got["a"], want["a"])
     np.testing.assert_array_equal(got["b"], want["b"])
+
+
+def test_an_untyped_let_of_a_math_call_is_its_value_wherever_it_is_read(tmp_path: Path) -> None:
+    """huser22's leftover: `let q = sqrt(2.0);` read by an f64 was f32's 1.4142135381698608 on both engines
+    (the call of untyped literals took the `let`'s default type, f32, before the f64 read decided it), where
+    `x * sqrt(2.0)` written in place is f64's; `exp(1.0)` in a kernel was NumPy's f32 exp (2.7182819843) and on
+    the host f32's e (2.7182817459): the engines disagreed. A `let` of a float built-in of untyped numbers
+    (function or method form, `pow`, `fma`, `atan`, earlier untyped `let`s among them: `let b = a * 3.0;`) now
+    holds its f64 value and each read rounds it once to its type, as a `let` of literals does; E0209's help for
+    `const C = sqrt(2.0);` ("compute it with a `let` where it is used") so gives f64's value. The simulator agrees."""
+    from fractions import Fraction
+
+    from userprog import first_error, fixed_program, run_program, simulated_program
+
+    prog = tmp_path / "p.tile"
+    prog.write_text("""
+fn vals<T, const B: i32>(t: Tile<T, [B]>) -> Tile<T, [B]> {
+    let q = sqrt(2.0);
+    t * q
+}
+
+kernel fn k<const B: i32>(a: &mut Tensor<f64, [7, B]>, h: &mut Tensor<f16, [1, B]>, f: &mut Tensor<f32, [1, B]>,
+                          x: &Tensor<f64, [?]>) {
+    let t = x.partition([B]).load([0]);
+    let q = sqrt(2.0);
+    let e = exp(1.0);
+    let m = (2.0).sqrt();
+    let a0 = 0.1;
+    let b = a0 * 3.0;
+    let p = pow(2.0, 0.5) + fma(0.1, 10.0, 1.0 / 3.0);
+    let pi = atan(1.0) * 4.0;
+    let ra = a.partition([1, B]);
+    ra.store((t * q).reshape([1, B]), [0, 0]);
+    ra.store((t * e).reshape([1, B]), [1, 0]);
+    ra.store((t * m).reshape([1, B]), [2, 0]);
+    ra.store((t * b).reshape([1, B]), [3, 0]);
+    ra.store((t * p).reshape([1, B]), [4, 0]);
+    ra.store((t * pi).reshape([1, B]), [5, 0]);
+    ra.store(vals::<f64, B>(t).reshape([1, B]), [6, 0]);
+    h.store(full::<f16>([1, B], e));
+    f.store(full::<f32>([1, B], e));
+}
+
+fn main() {
+    let x = ones::<f64>([4]);
+    let mut a = zeros::<f64>([7, 4]);
+    let mut h = zeros::<f16>([1, 4]);
+    let mut f = zeros::<f32>([1, 4]);
+    k(a.partition([7, 4]), h.partition([1, 4]), f.partition([1, 4]), &x).sync();
+    let q = sqrt(2.0);
+    let e = exp(1.0);
+    let a0 = 0.1;
+    let b = a0 * 3.0;
+    let host = x * q + x * e * 1000.0 + x * b * 1000000.0;
+    let hf = zeros::<f32>([1]) + e;
+    print(q, e);
+}
+""")
+    got, out = run_program(prog)
+    r2, e = math.sqrt(2.0), math.e
+    fma = float(Fraction(0.1) * 10 + Fraction(1.0 / 3.0))   # one rounding
+    want = np.array([r2, e, r2, 0.1 * 3.0, r2 + fma, math.pi, r2])
+    np.testing.assert_array_equal(got["a"], np.repeat(want[:, None], 4, 1))
+    assert got["h"][0, 0] == np.float16(e) and got["f"][0, 0] == np.float32(e) and got["hf"][0] == np.float32(e)
+    np.testing.assert_array_equal(got["host"], np.full(4, r2 + e * 1000.0 + 0.1 * 3.0 * 1000000.0))
+    assert out == "1.4142135 2.7182817\n"   # printed as the `let`s' default type, f32
+    sim = simulated_program(prog)
+    for name in ("a", "h", "f"):
+        np.testing.assert_array_equal(sim[name], got[name], err_msg=name)
+    # E0209's help for a `const` of a call, applied: the `let` where it is used reads f64's value
+    bad = tmp_path / "c.tile"
+    bad.write_text("""const R = sqrt(2.0);
+
+kernel fn k(z: &mut Tensor<f64, [4]>, x: &Tensor<f64, [?]>) {
+    z.store(x.load_like(z) * R);
+}
+
+fn main() {
+    let x = ones::<f64>([4]);
+    let mut z = zeros::<f64>([4]);
+    k(z.partition([4]), &x).sync();
+}
+""")
+    (tmp_path / "fixed").mkdir()
+    d = first_error(bad)
+    assert d.code == "E0209" and any("compute it with a `let` where it is used" in h for h in d.help), d.help
+    fixed = fixed_program(bad, [("const R = sqrt(2.0);\n", ""), ("    z.store(", "    let R = sqrt(2.0);\n    z.store(")],
+                          tmp_path / "fixed")
+    np.testing.assert_array_equal(run_program(fixed)[0]["z"], np.full(4, r2))

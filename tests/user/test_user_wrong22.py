@@ -162,8 +162,8 @@ def test_rust_module_declarations_and_paths_get_files_relative_to_the_importer(t
         errs = _errors(prog)
         assert errs[0].code == "E0109" and errs[0].help == (
             f"Tile's module paths name `.tile` files relative to the importing file, with no `{prefix}::` prefix: "
-            f"`{prefix}::e08_modules::stats::zscore` is `e08_modules::stats::zscore` (`e08_modules/stats.tile` "
-            "beside this file)",), (prefix, errs[0].help)
+            f"`{prefix}::e08_modules::stats::zscore` is `e08_modules::stats::zscore`: `use e08_modules::stats::zscore;` "
+            "(`e08_modules/stats.tile` beside this file)",), (prefix, errs[0].help)
     prog.write_text(_MAIN.format(head="", call="crate::e08_modules::stats::zscore"), encoding="utf-8")
     errs = _errors(prog)
     assert errs[0].code == "E0109" and "`crate::e08_modules::stats::zscore` is `e08_modules::stats::zscore`" \
@@ -422,6 +422,36 @@ def test_a_failed_use_is_reported_once(tmp_path: Path) -> None:
     assert [d.code for d in _errors(prog)] == ["E0109"]
     prog.write_text("use lib::tiles::twice;\n\nfn main() {\n    print(twise(2.0));\n}\n", encoding="utf-8")
     assert [d.code for d in _errors(prog)] == ["E0102"]   # (a name no `use` named is still reported)
+
+
+def test_the_help_for_a_crate_use_keeps_its_glob_and_group(tmp_path: Path) -> None:
+    """huser22's leftover: `use crate::lib::tiles::*;` was told "`crate::lib::tiles` is `lib::tiles`" (the `::*`
+    dropped; a group's `::{twice, HALF}` too). The help gives the whole `use` to write, and applied, it runs."""
+    import io
+    import re
+
+    from tilelang import run
+
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "tiles.tile").write_text("const HALF: f32 = 0.5;\n\nfn twice(x: f32) -> f32 {\n    x * 2.0\n}\n",
+                                                  encoding="utf-8")
+    prog = tmp_path / "main.tile"
+    for prefix in ("crate", "self", "super"):
+        for items, call, want in (("::*", "twice(3.0) * HALF", "lib::tiles::*"),
+                                  ("::{twice, HALF}", "twice(3.0) * HALF", "lib::tiles::{twice, HALF}"),
+                                  ("::twice", "twice(3.0) * 0.5", "lib::tiles::twice"),
+                                  ("", "tiles::twice(3.0) * 0.5", "lib::tiles")):
+            use = f"use {prefix}::lib::tiles{items};"
+            src = f"{use}\n\nfn main() {{\n    print({call});\n}}\n"
+            prog.write_text(src, encoding="utf-8")
+            errs = _errors(prog)
+            assert [d.code for d in errs] == ["E0109"], (use, [(d.code, d.message) for d in errs])
+            fix = re.search(r": `(use [^`]+;)`", errs[0].help[0])
+            assert fix is not None and fix.group(1) == f"use {want};", (use, errs[0].help)
+            prog.write_text(src.replace(use, fix.group(1)), encoding="utf-8")
+            out = io.StringIO()
+            run.execute(str(prog), "cpu", out=out)
+            assert out.getvalue() == "3.0\n", (use, out.getvalue())
 
 
 def test_self_outside_braces_says_where_it_belongs() -> None:

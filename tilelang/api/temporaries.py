@@ -37,7 +37,12 @@ the counts the interpreter keeps for its own frames cancel out:
   holds it where the stack holds a temporary): the calling instruction
   tells the two apart (`_how_called`), and only where C code stands between
   the caller and the call is the heap searched for a container that holds
-  it (`gc.get_referrers`).
+  it (`gc.get_referrers`). One count less in an unpacking call is an
+  argument the unpacked container alone holds: made in the call where that
+  is a `**` dict (always the call's own) or a `*` list or tuple the
+  calling expression built (`f(*[a.copy()])`: `_unpacks_a_new_sequence`).
+  Not seen (E0313.md says so): C code passing an argument on
+  (`functools.partial`, `map`) and a sequence another call returns.
 
 Only NumPy arrays are judged (PyTorch, CuPy and other libraries' objects
 share memory in ways a reference count does not show: they are never
@@ -147,6 +152,17 @@ def _temp_counts() -> tuple[int, int]:
 TEMP_POSITIONAL, TEMP_KEYWORD = _temp_counts()
 
 
+def _unpacked_counts() -> tuple[int, int]:
+    twin = _Twin()
+    return twin(*[object()])[0][0], twin(**{"x": object()})[1]["x"]
+
+
+# (positional, keyword): the count of an argument made in the call inside a list, tuple or dict made there and
+# unpacked (`f(*[a.copy()])`, `f(**{"z": a.copy()})`): the container is gone or the call's own, one holder less
+# than a temporary on the stack; a container that outlives the call (`f(*lst)`, `f(**d)`) adds one
+UNPACKED_POSITIONAL, UNPACKED_KEYWORD = _unpacked_counts()
+
+
 def _holds(value: Any, obj: Any) -> bool:
     """`value` is `obj`, or a tuple or dict that holds it (the containers
     the garbage collector may stop tracking, so `gc.get_referrers` can miss
@@ -203,6 +219,36 @@ _UNPACKING = dis.opmap.get("CALL_FUNCTION_EX", -1)
 _EXTENDED = dis.opmap.get("EXTENDED_ARG", -1)
 
 
+#: The instructions that leave a new list or tuple for `CALL_FUNCTION_EX` to unpack: `f(*[x])`, `f(*(x,))`,
+#: `f(a, *[x])` (3.11's `LIST_TO_TUPLE`, 3.12's `CALL_INTRINSIC_1 INTRINSIC_LIST_TO_TUPLE`)
+_NEW_SEQUENCE = frozenset(("BUILD_LIST", "BUILD_TUPLE", "LIST_TO_TUPLE", "LIST_EXTEND", "BUILD_LIST_UNPACK",
+                           "BUILD_TUPLE_UNPACK", "BUILD_TUPLE_UNPACK_WITH_CALL"))
+
+
+def _unpacks_a_new_sequence() -> bool:
+    """Whether the calling instruction (a `CALL_FUNCTION_EX` with no `**` part) unpacks a list or tuple that
+    its own expression built (`f(*[x])`, `f(*(x,))`, `f(a, *[x])`), so that nothing but the call holds it:
+    False where it unpacks a value loaded from elsewhere (`f(*t)`, `f(*obj.parts)`, `f(*make())`, which may be
+    a tuple something else holds) or cannot tell."""
+    frame = _caller()
+    if frame is None:
+        return False
+    code, at = frame.f_code, frame.f_lasti
+    raw = code.co_code
+    if not 0 <= at < len(raw) - 1 or raw[at] != _UNPACKING or raw[at + 1] & 1:
+        return False
+    before = None
+    for ins in dis.get_instructions(code):
+        if ins.offset >= at:
+            break
+        if ins.opname not in ("CACHE", "EXTENDED_ARG", "PUSH_NULL"):  # (3.14 pushes a NULL for no `**`)
+            before = ins
+    if before is None:
+        return False
+    return before.opname in _NEW_SEQUENCE or (before.opname == "CALL_INTRINSIC_1"
+                                               and "LIST_TO_TUPLE" in str(before.argrepr))
+
+
 def _how_called(n: int) -> str | None:
     """How the calling frame's current instruction passes the call's `n` arguments: "stack" (a `CALL` of
     that many: each is on the caller's stack), "unpacked" (`f(*lst)`, `f(**d)`: from a container), or None
@@ -238,7 +284,16 @@ def made_in_the_call(
     instruction cannot tell (C code between) are the objects the collector
     tracks searched for a container that holds it (`gc.get_referrers`,
     which walks every one: seconds over many calls in a large process)."""
-    if count != (TEMP_KEYWORD if keyword else TEMP_POSITIONAL):
+    temp, unpacked = (TEMP_KEYWORD, UNPACKED_KEYWORD) if keyword else (TEMP_POSITIONAL, UNPACKED_POSITIONAL)
+    if count == unpacked != temp:
+        # held by the unpacked container alone (hfix2's note: `f(*[numpy.zeros(..)])` lost its writes with no
+        # word): a dict given by `**` is always one made for the call (`f(**d)` copies `d`, which adds one);
+        # a positional one only where the expression built it (`f(*t)` of a tuple `t` held elsewhere counts
+        # the same: `_unpacks_a_new_sequence`)
+        if _a_variable(v) or _how_called(len(args) + len(kwargs)) != "unpacked":
+            return False
+        return keyword or _unpacks_a_new_sequence()
+    if count != temp:
         return False
     if _a_variable(v):
         return False

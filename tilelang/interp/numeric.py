@@ -456,6 +456,36 @@ def sum_signed(r: np.ndarray, c: np.ndarray, axis: int | None) -> np.ndarray:
     return np.where(zero & all_neg, np.asarray(-0.0, r.dtype), r)
 
 
+#: The float built-ins a `let` of untyped numbers may call (`let q = sqrt(2.0);`): `literal_math`.
+LITERAL_MATH = frozenset((
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "abs", "sin", "cos", "tanh", "sigmoid", "floor", "ceil", "erf",
+    "asin", "acos", "atan", "pow", "atan2", "fma", "maximum", "minimum"))
+
+
+def literal_math(name: str | None, args: list[int | float]) -> float | None:
+    """The f64 value of built-in `name` called on untyped numbers (`sqrt(2.0)`, `exp(1)`, `pow(2.0, 0.5)`), as an
+    f64 instance of the call computes it (`asin`/`acos`/`atan` by the kernels' atan2 formula,
+    `lower.intrinsics.inverse_trig`), for the value of an untyped `let` of it, which each read rounds once to
+    its type (`dtypes.let_literal`); None where it is no such call (another name, an integer `abs`, `maximum` or
+    `minimum`, a wrong count) or the value is not finite (the `let` then keeps its default type, f32)."""
+    if name not in LITERAL_MATH or (name in ("abs", "maximum", "minimum") and
+                                    not any(isinstance(a, float) for a in args)):
+        return None
+    arity = 3 if name == "fma" else 2 if name in ("pow", "atan2", "maximum", "minimum") else 1
+    if len(args) != arity:
+        return None
+    xs = [np.asarray(float(a), F64) for a in args]
+    with np.errstate(all="ignore"):
+        if name in ("asin", "acos", "atan"):
+            x = xs[0]
+            c = np.sqrt((1.0 - x) * (1.0 + x))
+            r = np.arctan2(x, 1.0) if name == "atan" else np.arctan2(x, c) if name == "asin" else np.arctan2(c, x)
+        else:
+            r = elementwise(ElemOp(name), xs, DType.F64)
+    v = float(r)
+    return v if math.isfinite(v) else None
+
+
 def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
     f = _FLOAT_UNARY.get(op)
     if f is not None:

@@ -299,9 +299,9 @@ class _Combine:
             p = self._own_param(e.args[0].value if m == "load_like" and e.args else r)
             if p is not None:
                 return e.span, f"reads `{p}`'s own tile, which differs between the group's blocks", None
-            base = _base_name(r)
-            if base in self.raced:
-                return e.span, f"reads `{base}`, which `unsafe` code writes", None
+            hit = sorted(_names_of(r) & self.raced)
+            if hit:
+                return e.span, f"reads `{hit[0]}`, which `unsafe` code writes", None
         w = self.why(r, ctx)
         for a in e.args:
             w = w or self.why(a.value, ctx)
@@ -348,21 +348,23 @@ class _Combine:
         for n in ast.walk(decl.body):
             if isinstance(n, kind):
                 e = direct(n)
-                b = _base_name(_deref(e)) if e is not None else None
-                if b is not None:
-                    names.add(b)
+                bs = _names_of(e) if e is not None else set()
+                if bs:
+                    names |= bs
                     continue
             if isinstance(n, ast.Call) and depth < 32:
                 info = self.view.callee_info(n)
                 if info is not None and not info.is_kernel:
                     inner = self._names(info.decl, tag, direct, depth + 1)
                     for prm, a in zip(info.decl.params, n.args, strict=False):
-                        b = _base_name(_deref(a.value))
-                        if prm.name.name in inner and b is not None:
-                            names.add(b)
+                        if prm.name.name in inner:
+                            names |= _names_of(a.value)
         aliases = [(left, b) for n in ast.walk(decl.body) if isinstance(n, ast.Let) and n.value is not None
-                   for b in [_base_name(_deref(n.value))] if b is not None
+                   for b in sorted(_names_of(n.value))
                    for left in [{x.name.name for x in ast.walk(n.pattern) if isinstance(x, ast.NamePat)}]]
+        # and assignments (`let mut y = x; y = cnt;`, round 25)
+        aliases += [(_names_of(n.target), b) for n in ast.walk(decl.body) if isinstance(n, ast.Assign)
+                    for b in sorted(_names_of(n.value))]
         grew = True
         while grew:
             grew = False
@@ -382,9 +384,9 @@ class _Combine:
         name = e.callee.ident.name if isinstance(e.callee, ast.Name) else e.callee.segments[-1].name
         reads = self._reads(info.decl)
         for prm, a in zip(info.decl.params, e.args, strict=False):
-            b = _base_name(_deref(a.value))
-            if b is not None and b in self.raced and prm.name.name in reads:
-                return a.span, f"`{name}` reads `{b}`, which `unsafe` code writes", None
+            hit = sorted(_names_of(a.value) & self.raced)
+            if hit and prm.name.name in reads:
+                return a.span, f"`{name}` reads `{hit[0]}`, which `unsafe` code writes", None
         return None
 
     def _fn_reads_block_id(self, decl: ast.FnDecl, depth: int = 0) -> bool:
@@ -463,20 +465,33 @@ class _Combine:
                     return None  # a tiling made inside the region (the group's tensor)
                 if p is not None:
                     return n.span, f"reads `{p}`'s own tile, which differs between the group's blocks", None
-                base = _base_name(r)
-                if base in self.raced:
-                    return n.span, f"reads `{base}`, which `unsafe` code writes", None
+                hit = sorted(_names_of(r) & self.raced)
+                if hit:
+                    return n.span, f"reads `{hit[0]}`, which `unsafe` code writes", None
         return None
 
 
-def _deref(e: ast.Expr) -> ast.Expr:
-    return e.expr if isinstance(e, ast.Ref) else e
-
-
-def _base_name(e: ast.Expr) -> str | None:
-    while isinstance(e, ast.MethodCall):
-        e = e.receiver
-    return e.ident.name if isinstance(e, ast.Name) else None
+def _names_of(e: ast.Expr) -> set[str]:
+    """The names a tensor-valued expression may denote: through `&`, tilings and tuple fields
+    (`cnt.partition(..)`, `t.0`), a block's or `unsafe` block's value, both arms of an `if`, every
+    element of a tuple, and every argument of a device function's call (what it returns may be any
+    of them). Round 25: only a plain name (or a tiling of one) was followed, so `(cnt, 0)` passed
+    to a device function whose `unsafe` code writes `t.0`, or `let y = if K > 0 { cnt } else { x };`
+    read inside the region, hid `cnt`'s writes from E0410."""
+    match e:
+        case ast.Name():
+            return {e.ident.name}
+        case ast.Ref(expr=x) | ast.Field(receiver=x) | ast.MethodCall(receiver=x):
+            return _names_of(x)
+        case ast.Block(tail=t) | ast.UnsafeBlock(body=ast.Block(tail=t)):
+            return _names_of(t) if t is not None else set()
+        case ast.If(then=t, else_=els):
+            return (_names_of(t) | (_names_of(els) if els is not None else set()))
+        case ast.TupleExpr(elems=xs):
+            return set().union(*(_names_of(x) for x in xs))
+        case ast.Call(args=args):
+            return set().union(*(_names_of(a.value) for a in args))
+    return set()
 
 
 def _inside(n: Any, outer: Any) -> bool:

@@ -65,6 +65,23 @@ def _is_tensor_ref(ty: object) -> bool:
     return _tname(ty) in ("RefT", "TileViewT")
 
 
+def _holds_tensor_ref(ty: object) -> bool:
+    """A tensor reference, or a tuple holding one at any depth (a device function's argument `(x, 0)`)."""
+    if _tname(ty) == "TupleT":
+        return any(_holds_tensor_ref(t) for t in getattr(ty, "elems", ()))
+    return _is_tensor_ref(ty)
+
+
+def _holds_shared_param(p: ast.Param) -> bool:
+    """A parameter that is a `&Tensor`, or a tuple holding one at any depth (`t: (&Tensor<..>, i32)`)."""
+    def holds(ty: object) -> bool:
+        if isinstance(ty, ast.TupleType):
+            return any(holds(t) for t in ty.elems)
+        return (isinstance(ty, ast.RefType) and not ty.mutable and isinstance(ty.inner, ast.NamedType)
+                and ty.inner.name.name == "Tensor")
+    return holds(p.ty)
+
+
 def _shared_ref(ty: object) -> bool:
     """A read-only tensor: `&Tensor` or a view of one."""
     if _tname(ty) == "RefT":
@@ -290,9 +307,7 @@ class KernelChecker(KernelIndex):
                 self.raw |= hit
         elif info is not None and not info.is_kernel:
             for i, a in enumerate(e.args):
-                idx = self._param_indices(a.value)
-                if not idx and _is_tensor_ref(self.view.type_of(a.value)):
-                    idx = frozenset(range(len(self.fn.params)))  # untraced: any of them
+                idx = self._arg_indices(a.value)
                 if idx:
                     self.passes.append((info.qualname, i, idx))
                     self.pass_spans.append((a.value.span, id(e) in self._region))
@@ -308,6 +323,18 @@ class KernelChecker(KernelIndex):
                 self.expr(a.value)  # a builtin (`atomic_add(&z, ..)`): its own rules
             else:
                 self.expr(a.value, "passed to a function" if owns else None)
+
+    def _arg_indices(self, e: ast.Expr) -> frozenset[int]:
+        """The indices of this function's tensor parameters a device function's argument may carry:
+        the argument itself, or, of a tuple, any element at any depth (`bump((x, 0))`: round 25, a
+        tuple's tensor was not followed, so the `unsafe` writes of `x` in `bump` went unseen); an
+        argument holding a tensor reference the pass cannot trace may carry any of them."""
+        if isinstance(e, ast.TupleExpr):
+            return frozenset().union(*(self._arg_indices(x) for x in e.elems))
+        idx = self._param_indices(e)
+        if not idx and _holds_tensor_ref(self.view.type_of(e)):
+            idx = frozenset(range(len(self.fn.params)))  # untraced: any of them
+        return idx
 
     def _param_indices(self, e: ast.Expr) -> frozenset[int]:
         """The indices of this function's tensor parameters `e` may denote
@@ -369,7 +396,7 @@ class KernelChecker(KernelIndex):
             # function returns) may be any `&` parameter, as an untraced `unsafe` target may
             untraced = not idx and _shared_ref(rty)
             for i in idx or (range(len(self.fn.params)) if untraced else ()):
-                if not _mut_ref(self.fn.params[i]) and self._param(self.fn.params[i]) is not None:
+                if _holds_shared_param(self.fn.params[i]):  # (a tuple parameter's `&` too: `t.0`)
                     self.reads.setdefault(i, (e.span, untraced))
         if m in ("store", "store_unchecked"):
             if _shared_ref(rty):

@@ -31,7 +31,8 @@ import numpy as np
 
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.dtypes import DType, let_literal
+from tilelang.dtypes import DType, LiteralFloat, let_literal
+from tilelang.interp import numeric as num
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
@@ -88,15 +89,28 @@ class FnRef:
     key: str  # qualified name, as `Program` knows it
 
 
-def _let_literals(pat: ast.Pattern, value: ast.Expr, v: Any, program: Any) -> Any:
+def _let_literals(pat: ast.Pattern, value: ast.Expr, v: Any, program: Any, scope: _Scope) -> Any:
     """An untyped `let`'s value with each float literal bound to an immutable name held as written
-    (`dtypes.LiteralFloat`, rounded at each read by `instances.name_value`): `let c = 0.1;`, and the
-    elements of `let (dt, g) = (0.01, 9.81);`, as the kernels' lowering holds them (`control._let_literals`)."""
+    (`dtypes.LiteralFloat`, rounded at each read by `instances.name_value`): `let c = 0.1;`, `let q =
+    sqrt(2.0);`, `let b = c * 3.0;`, and the elements of `let (dt, g) = (0.01, 9.81);`, as the kernels'
+    lowering holds them (`control._let_literals`)."""
     if isinstance(pat, ast.NamePat):
-        return v if pat.mutable else (let_literal(value, program.untyped_float_const) or v)
+        def named(node: Any) -> float | None:  # an earlier untyped `let`'s, else an untyped float constant's
+            sym = program.symbol_of(node)
+            if sym is not None and sym.kind is SymbolKind.LOCAL and isinstance(node, ast.Name):
+                s = scope.lookup(node.ident.name)
+                held = s.vars[node.ident.name] if s is not None else None
+                return held if isinstance(held, LiteralFloat) else None
+            return program.untyped_float_const(node)
+
+        def call(node: Any, args: list[int | float]) -> float | None:
+            return num.literal_math(program.builtin_called(node), args)
+
+        return v if pat.mutable else (let_literal(value, named, call) or v)
     if isinstance(pat, ast.TuplePat) and isinstance(value, ast.TupleExpr) and isinstance(v, tuple) \
             and len(pat.elems) == len(value.elems) == len(v):
-        return tuple(_let_literals(p, e, x, program) for p, e, x in zip(pat.elems, value.elems, v, strict=True))
+        return tuple(_let_literals(p, e, x, program, scope)
+                     for p, e, x in zip(pat.elems, value.elems, v, strict=True))
     return v
 
 
@@ -298,7 +312,7 @@ class HostEvaluator:
                     if dt is not None:
                         v = bi.to_scalar(v, dt)
                 elif stmt.ty is None and value is not None:
-                    v = _let_literals(pat, value, v, self.program)
+                    v = _let_literals(pat, value, v, self.program, scope)
                 self.bind(pat, v, scope)
             case ast.Assign():
                 self.exec_assign(stmt, scope)

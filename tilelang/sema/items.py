@@ -235,7 +235,9 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
         shown = "::".join(mod_segs or segs)
         d = tcx.err(N.UNRESOLVED_MODULE, f"unresolved module `{shown}`", mod_span,
                     "no such module")
-        tcx.emit(unresolved_module_help(tcx, d, mod_segs or segs, segs, mod.path))
+        tail = "::*" if use.glob else "::{" + ", ".join(i.name for i in use.names) + "}" if use.names is not None \
+            else ""
+        tcx.emit(unresolved_module_help(tcx, d, mod_segs or segs, segs, mod.path, use_tail=tail))
         return
     if target is None:
         reason = tcx.loader.failure(path)
@@ -288,10 +290,11 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
 
 
 def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
-                           path: list[str], importer: str = "") -> Diagnostic:
+                           path: list[str], importer: str = "", use_tail: str | None = None) -> Diagnostic:
     """The help of E0109 for a module `mod_segs` that does not exist (in a
     `use` or a path `path`): what exists instead, never "import it first"
-    (a `use` of a missing module fails the same way)."""
+    (a `use` of a missing module fails the same way). `use_tail`: in a `use`,
+    what it writes after `path` (`::*`, `::{a, b}`, or nothing)."""
     floats = [i for i, s in enumerate(mod_segs) if (dt := DType.parse(s)) is not None and dt.is_float]
     if floats and mod_segs[floats[0] + 1:floats[0] + 2] == ["consts"]:
         # Rust's `std::f32::consts::PI`
@@ -335,22 +338,25 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
         return d.with_help("the standard library's modules are " + ", ".join(
             f"`{m}`" for m in tcx.loader.std_modules()))
     if mod_segs[0] in ("crate", "self", "super") and len(path) > 1:
-        return d.with_help(_rust_prefix_help(mod_segs[0], path[1:], importer))
+        return d.with_help(_rust_prefix_help(mod_segs[0], path[1:], importer, use_tail))
     file = "/".join(mod_segs) + ".tile"
     return (d.note(f"a module is a `.tile` file: there is no `{file}` next to this file")
             .with_help("bring a file's items into scope with `use \"path/to/file.tile\";`"))
 
 
-def _rust_prefix_help(prefix: str, rest: list[str], importer: str) -> str:
+def _rust_prefix_help(prefix: str, rest: list[str], importer: str, use_tail: str | None = None) -> str:
     """Rust's `use crate::lib::f;` (`self::`, `super::`: a sibling module in Rust's layout of files): Tile's
     module paths are files relative to the importing file, with no prefix (round 22: the help was "bring a
-    file's items into scope with `use "path/to/file.tile";`")."""
+    file's items into scope with `use "path/to/file.tile";`"). In a `use`, the path with what follows it
+    (`use_tail`: `::*`, `::{a, b}`) and the whole `use` to write (hfix4: `use crate::lib::tiles::*;` was told
+    "`crate::lib::tiles` is `lib::tiles`", which dropped the glob)."""
     head = f"Tile's module paths name `.tile` files relative to the importing file, with no `{prefix}::` prefix"
-    shown = "::".join(rest)
+    shown = "::".join(rest) + (use_tail or "")
+    write = f": `use {shown};`" if use_tail is not None else ""
     for n in range(len(rest), 0, -1):
         if is_file(ModuleLoader.user_module_path(importer, segments=rest[:n])):
-            return f"{head}: `{prefix}::{shown}` is `{shown}` (`{'/'.join(rest[:n])}.tile` beside this file)"
-    return f"{head}: `{shown}` names `{'/'.join(rest[:-1] or rest)}.tile` beside this file"
+            return f"{head}: `{prefix}::{shown}` is `{shown}`{write} (`{'/'.join(rest[:n])}.tile` beside this file)"
+    return f"{head}: `{shown}` names `{'/'.join(rest[:-1] or rest)}.tile` beside this file{write}"
 
 
 def _constructor_help(prefix: str, name: str) -> str:

@@ -228,6 +228,12 @@ class Program:
             return None
         return sym.value
 
+    def builtin_called(self, node: Any) -> str | None:
+        """The name of the built-in function or method call `node` calls (`sqrt` of `sqrt(2.0)` and of
+        `(2.0).sqrt()`), else None (a user's function, a call the checker did not resolve)."""
+        sym = self.symbols.get(node)
+        return sym.name if sym is not None and sym.kind in (SymbolKind.BUILTIN, SymbolKind.METHOD) else None
+
     def dim_of(self, expr: Any) -> Dim | None:
         return self.dims.get(expr)
 

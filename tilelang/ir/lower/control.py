@@ -17,7 +17,7 @@ from typing import Any
 
 from tilelang import lastblock
 from tilelang.diagnostics.model import ICE
-from tilelang.dtypes import DType, let_literal
+from tilelang.dtypes import DType, LiteralFloat, let_literal
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Frame
 from tilelang.ir.lower.context import LowerCx
@@ -42,6 +42,7 @@ from tilelang.ir.lower.values import (
     Unsupported,
     ViewRef,
 )
+from tilelang.sema.program import SymbolKind
 from tilelang.share_queue import STATIC
 from tilelang.share_queue import axis_of as queue_axis
 from tilelang.share_queue import kind_of as walk_kind
@@ -118,6 +119,10 @@ def lower_stmt(cx: LowerCx, st: ast.Stmt) -> None:
                 # makes sure): any value of T will do until then
                 bind_pattern(cx, pat, _zero_of(cx, ty, st.span))
                 return
+            if ty is None and isinstance(pat, ast.NamePat) and not pat.mutable \
+                    and isinstance(lit := _let_literals(pat, val, None, cx), CVal):
+                bind_pattern(cx, pat, lit)  # its value is known (`let q = sqrt(2.0);`): no operation to lower
+                return
             v = cx.expr(val)
             if ty is not None and isinstance(v, CVal):
                 # `let c: T = 2.0;` with an integer `T`: E0201 as at the literal's other uses (it
@@ -127,7 +132,7 @@ def lower_stmt(cx: LowerCx, st: ast.Stmt) -> None:
             elif isinstance(v, CVal) and v.dtype is None and _is_mut(pat):
                 v = CVal(v.value, _binding_dtype(cx, pat, v))
             elif ty is None:
-                v = _let_literals(pat, val, v, cx.program)
+                v = _let_literals(pat, val, v, cx)
             bind_pattern(cx, pat, v)
         case ast.Assign(target=tgt, op=op, value=val):
             if not isinstance(tgt, ast.Name):
@@ -196,18 +201,38 @@ def _binding_dtype(cx: LowerCx, pat: ast.Pattern, v: CVal) -> DType:
     return default_dtype(v.value)
 
 
-def _let_literals(pat: ast.Pattern, value: ast.Expr, v: Any, program: Any) -> Any:
+def _let_literals(pat: ast.Pattern, value: ast.Expr, v: Any, cx: LowerCx) -> Any:
     """An untyped `let`'s value with each float literal bound to an immutable name held as written, untyped
     (`dtypes.LiteralFloat`: each read rounds it to its type, `exprs._read_as`), as the host holds it
-    (`runtime/host._let_literals`): `let c = 0.1;`, the elements of `let (dt, g) = (0.01, 9.81);`."""
+    (`runtime/host._let_literals`): `let c = 0.1;`, `let q = sqrt(2.0);`, `let b = c * 3.0;`, the elements of
+    `let (dt, g) = (0.01, 9.81);`."""
     if isinstance(pat, ast.NamePat):
-        lit = None if pat.mutable else let_literal(value, program.untyped_float_const)
+        lit = None if pat.mutable else let_literal(value, lambda n: _float_named(cx, n), _float_call(cx.program))
         return CVal(lit, None) if lit is not None else v
     if isinstance(pat, ast.TuplePat) and isinstance(value, ast.TupleExpr) and isinstance(v, TupleVal) \
             and len(pat.elems) == len(value.elems) == len(v.elems):
-        return TupleVal(tuple(_let_literals(p, e, x, program)
+        return TupleVal(tuple(_let_literals(p, e, x, cx)
                               for p, e, x in zip(pat.elems, value.elems, v.elems, strict=True)))
     return v
+
+
+def _float_named(cx: LowerCx, node: Any) -> float | None:
+    """The f64 value an untyped float name holds (`dtypes.let_literal`'s `const`): an earlier untyped `let`'s
+    `LiteralFloat`, an untyped float module constant's value, else None."""
+    sym = cx.program.symbol_of(node)
+    if sym is not None and sym.kind is SymbolKind.LOCAL and isinstance(node, ast.Name):
+        scope = cx.f.lookup(node.ident.name)
+        held = scope[node.ident.name] if scope is not None else None
+        return held.value if isinstance(held, CVal) and isinstance(held.value, LiteralFloat) else None
+    return cx.program.untyped_float_const(node)
+
+
+def _float_call(program: Any) -> Callable[[Any, list[int | float]], float | None]:
+    """`dtypes.let_literal`'s `call`: a float built-in of untyped numbers in f64, as the interpreter computes it."""
+    def call(node: Any, args: list[int | float]) -> float | None:
+        from tilelang.interp.numeric import literal_math  # the interpreter's f64 math; imported where needed
+        return literal_math(program.builtin_called(node), args)
+    return call
 
 
 def bind_pattern(cx: LowerCx, pat: ast.Pattern, v: Any) -> None:

@@ -19,7 +19,7 @@ from .. import nodes as g
 from ..layouts import Layout, WgmmaAcc
 from . import attention_vmask as vmask
 from .attention_match import AttnPlan
-from .attention_rotated import _reads, pin_wait
+from .attention_rotated import _reads, pin_wait, s_ahead
 from .context import Fresh
 from .pipeline import PRODUCER_REGS, _Build, role_registers
 from .rewrite import substitute
@@ -213,8 +213,12 @@ def overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs
     # (P V only: no S of a next block), so the loop needs no dummy product
     # and the consumers are done with Q one iteration before the tile ends
     peel = not pingpong and peel_fits(p, bufs.C)  # opt-in: TILEC_ATTN_PEEL=1
+    ahead = not pingpong and not peel and s_ahead(p, bufs.C)  # opt-in: TILEC_ATTN_SAHEAD=1
     c_it = fresh.value(DType.I32, (), "it")
     s_cur = fresh.value(DType.F32, s_shape, "s")
+    if ahead:  # S crosses the back edge as a product's registers (`build`): the loop's S in the product's layout
+        for v in (s0w, s0u, s_init, s_cur):
+            layouts[v.id] = WgmmaAcc(bufs.C, 64, bufs.BN)
 
     def build(last: bool) -> tuple[list[object], ir.Value | None]:
         """One iteration: S of this block is `s_cur`; `last`: the peeled one."""
@@ -224,6 +228,7 @@ def overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs
         waited = False
         s_next: ir.Value | None = None
         next_stage: tuple[ir.Value, ir.Value] | None = None
+        raw_ahead: ir.Value | None = None  # `ahead`: S of the next block, issued before this block's softmax
 
         def wait_next() -> tuple[ir.Value, ir.Value]:
             """The next block's stage (this one's again on the last iteration),
@@ -254,8 +259,14 @@ def overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs
             # the body's element-wise ops it would wait before the softmax that
             # is meant to run under that product (measured in the SASS: the wait
             # landed before the row max, all 64 exp2 after it).
+            if raw_ahead is not None:  # the top spun on the next stage already: this spin on the same (seen full,
+                # it passes at its first try) only ends the softmax's basic block, for the same reason
+                st, ph = wait_next()
+                cb.ops.append(g.BarrierWait(bufs.full, st, ph, span))
             wait_next()
             accw = fresh.value(acc_arg.dtype, acc_arg.shape, acc_arg.hint)
+            # (`ahead`: the next block's S too, issued behind that P V at the top and done by now; its registers
+            # are taken as they are by the next iteration's wait, see `build`)
             cb.ops.append(g.WgmmaWait((accw,), (acc_arg,), 0, span))
             # the previous block's stage is free: its S and P V are done
             prev = cb.elem(E.REM, cb.elem(E.ADD, c_it, cb.const(bufs.S - 1)), cb.const(bufs.S))
@@ -264,11 +275,31 @@ def overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs
             mapping[acc_arg.id] = accw
             waited = True
 
+        if ahead and not last:  # S of the next block (this one's again on the last iteration) before the softmax.
+            # This block's S crossed the back edge as the wgmma's own registers, complete since the previous
+            # iteration's `wait_group 0`: the wait here (only P V of the previous block may be in flight) binds
+            # them. Waited for in the iteration that issued it instead, the S tile rebound there was the loop
+            # argument's registers, live through the softmax beside the new S: LLVM copied the new S into them
+            # before the wait (the asm's tied operands) and ptxas 13.0 serialised every wgmma (C7514).
+            s_w = fresh.value(DType.F32, s_shape, "s")
+            cb.ops.append(g.WgmmaWait((s_w,), (s_cur,), 1, span))
+            mapping[p.s_dot.result.id] = s_w
+            sel_st, _ = wait_next()
+            raw_ahead, _ = s_product(cb, p, bufs, sel_st, fresh, layouts)
+            s_next = raw_ahead
         for op in loop.body.ops:
             if id(op) in chained or op is p.s_dot:
                 continue
             if not waited and (op is p.o_dot or _reads(op, acc_arg)):
                 wait_acc()
+            if op is p.o_dot and raw_ahead is not None:  # P V alone (S of the next block waited for with P V's)
+                cb.ops += vmask.zero(p.vmask, bufs.v, stage, mapping, 128 * bufs.C)
+                o_raw = fresh.value(DType.F32, op.result.shape, "o")
+                use = cb.elem(E.GT, c_it, bufs.base, dtype=DType.BOOL, hint="use_acc") if zero_acc else None
+                cb.ops.append(g.WgmmaRegA(o_raw, mapping.get(cast.x.id, cast.x), bufs.v, stage,
+                                          mapping.get(op.acc.id, op.acc), p.v_kmajor, use, op.span, cast.result.dtype))
+                mapping[op.result.id] = o_raw
+                continue
             if op is p.o_dot:
                 cb.ops += vmask.zero(p.vmask, bufs.v, stage, mapping, 128 * bufs.C)  # this block's V, read below
                 sel_st, _ = wait_next()
@@ -307,6 +338,8 @@ def overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
     trips = fresh.value(DType.I32, (), "trips")
     s_last = fresh.value(DType.F32, s_shape, "s")
+    if ahead:
+        layouts[s_last.id] = layouts[s_cur.id]
     c_loop = ir.For((*c_results, trips, s_last), loop.lower, upper, loop.step, (*inits, bufs.base, s_init),
                     ir.Region((*loop.body.args, c_it, s_cur), tuple(unshare(loop_ops, fresh))), span)  # type: ignore[arg-type]
     zero: list[object] = []  # the accumulator's value when the loop never ran

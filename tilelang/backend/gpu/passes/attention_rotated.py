@@ -50,8 +50,9 @@ from .. import nodes as g
 from ..layouts import Layout
 from . import attention_vmask as vmask
 from .context import Fresh
-from .pipeline import _Build
+from .pipeline import PRODUCER_REGS, _Build, role_registers
 from .rewrite import substitute
+from .switches import mode
 
 # "1": the rotated schedule where it applies; "0": `attention_loop.overlapped`;
 # "auto" (the default): rotated where the value rows are 128 wide. On
@@ -67,9 +68,35 @@ def enabled(p: Any) -> bool:
     """Whether the loop of plan `p` (`attention_match.AttnPlan`) is rotated:
     `TILEC_ATTN_ROTATE` "1" / "0" / "auto" (unset: `ROTATE_DEFAULT`)."""
     want = os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT)
-    if want == "auto":  # and at every D where compiled for short keys, chained (`attention_chain.short`)
-        return int(p.o_dot.result.shape[1]) == 128 or p.short
+    if want == "auto":  # and at every D where compiled for short keys, chained (`attention_chain.short`), unless
+        # the overlapped loop takes S ahead there (`TILEC_ATTN_SAHEAD=1`)
+        return int(p.o_dot.result.shape[1]) == 128 or (p.short and not s_ahead(p, p.BM // 64))
     return want == "1"
+
+
+# `TILEC_ATTN_SAHEAD` unset: "0" (opt-in until a GPU has timed it: benchmarks/hattn8_device.sh)
+SAHEAD_DEFAULT = "0"
+# Registers a consumer thread keeps beside two S tiles, O and P with S ahead (`s_ahead`): the rule admits
+# 128 x 128 at D = 64 (2 x 64 + 32 + 32 = 192 of 232), where ptxas 13.0 spills 196-452 B all the same (the default
+# consumers reach R188: RESULTS.md, hattn8; admitted so that a GPU can time it), 128 x 64 (0 B), not D = 128 at 128 x 128
+AHEAD_HEADROOM = 40
+
+
+def s_ahead(p: Any, C: int) -> bool:
+    """Whether the overlapped loop (`attention_loop.overlapped`) issues S of block j + 1 at the top of
+    iteration j, before block j's softmax, instead of with P V of block j
+    after it (`TILEC_ATTN_SAHEAD` "1"; unset: `SAHEAD_DEFAULT`). The default
+    order leaves the softmax of block j + 1 waiting for its own S (the two
+    warpgroups issue together, so both wait with the MUFU idle: the period of
+    a block is S + softmax, RESULTS.md 2026-12-03 ncu); ahead, that S runs
+    under block j's softmax beside P V of block j - 1, and the period is the
+    softmax's. Costs a second S tile in registers while the first is read:
+    taken only where it fits (`AHEAD_HEADROOM`: 128 x 128 at D = 64, not at
+    D = 128, whose loop is rotated by default anyway). With it the short keys'
+    variant at D = 64 runs that loop, unchained (`enabled`)."""
+    if mode("TILEC_ATTN_SAHEAD", SAHEAD_DEFAULT, ("0", "1")) != "1":
+        return False
+    return 2 * (p.BN // 2) + p.o_dot.result.shape[1] // 2 + p.BN // 4 <= role_registers(C, PRODUCER_REGS) - AHEAD_HEADROOM
 
 
 def packed() -> bool:
@@ -512,4 +539,5 @@ def rotated(loop: ir.For, p: Any, cast: ir.Cast, chained: set[int], bufs: Any, f
     return c_loop, pre, (post, back, trips)
 
 
-__all__ = ["EARLY_VOTE_DEFAULT", "PINWAIT_DEFAULT", "ROTATE_DEFAULT", "early_vote", "enabled", "packed", "pin_wait", "rotated"]
+__all__ = ["AHEAD_HEADROOM", "EARLY_VOTE_DEFAULT", "PINWAIT_DEFAULT", "ROTATE_DEFAULT", "SAHEAD_DEFAULT", "early_vote",
+           "enabled", "packed", "pin_wait", "rotated", "s_ahead"]

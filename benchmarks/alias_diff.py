@@ -1,0 +1,252 @@
+"""A differential of the kernel checker's view of `unsafe` writes and reads (hrev round 25).
+
+Each case is a random kernel over four `&` tensors `x0..x3` whose `unsafe` writes (atomics, `store_unchecked`,
+direct or through device functions taking a tensor, a tuple or a tuple in a tuple, at depth 1 or 2) and loads (direct or through
+device functions) name their tensor through a random route: the name, `&x`, `{ x }`, an `if` of a constant
+condition, a `let`, a tuple's field, a destructuring `let`, a `let mut` reassigned, a device function that
+returns one of its arguments or a tuple's field, `&` of any of these. The generator knows which tensor each route denotes; each
+case is then checked and run three ways:
+
+- `race`: the kernel launched and every `x_i` read on the host before the wait: the checker must refuse
+  (E0305) the read of each tensor the kernel writes;
+- `reads` / `writes`: the kernel with only its loads, or only its writes, run on the interpreter: the writes
+  change exactly the tensors the generator says (a check of the generator itself), and the loads' sum
+  (`x_i` holds 4^i, each load reads one element) decodes to the tensors it says;
+- `both`: the whole kernel must be refused (E0417) where a tensor is both read and written, and, with the
+  loads moved into an `if last_block(1) { .. }` region, refused (E0410) likewise.
+
+A checker that accepts where it must refuse is a finding (`MISS`); a refusal where nothing is read and
+written is only counted (`over`: the checker's conservative answer for routes it cannot trace).
+
+    python benchmarks/alias_diff.py SEED COUNT
+
+CPU only, a few cases a second; the programs are written under /tmp/alias_diff/.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import re
+import sys
+from pathlib import Path
+
+from tilelang import driver
+import tilelang.run as run
+
+N = 4
+OUT = Path("/tmp/alias_diff")
+
+LIB = """const C: i32 = 1;
+fn bump(t: &Tensor<f32, [?]>) { unsafe { atomic_add(t, [0], 1.0); } }
+fn bumpt(t: (&Tensor<f32, [?]>, i32)) { unsafe { atomic_add(t.0, [t.1], 1.0); } }
+fn bumpn(t: ((&Tensor<f32, [?]>, i32), i32)) { let (a, _) = t; let (y, k) = a; unsafe { atomic_add(y, [k], 1.0); } }
+fn bump2(a: &Tensor<f32, [?]>, b: &Tensor<f32, [?]>) { unsafe { atomic_add(b, [0], 1.0); } }
+fn put(t: &Tensor<f32, [?]>) { unsafe { store_unchecked(t, [0], full::<f32>([1], 7.0)); } }
+fn peek(t: &Tensor<f32, [?]>) -> f32 { t.partition([1]).load([1]).sum(0) }
+fn peekt(t: (i32, &Tensor<f32, [?]>)) -> f32 { t.1.partition([1]).load([t.0]).sum(0) }
+fn relay(t: (&Tensor<f32, [?]>, i32)) { bumpt(t); }
+fn bumpv(t: &Tensor<f32, [?]>) { bump(t); }
+fn peekn(t: ((i32, &Tensor<f32, [?]>), i32)) -> f32 { let (a, _) = t; peekt(a) }
+fn pick(a: &Tensor<f32, [?]>, b: &Tensor<f32, [?]>) -> &Tensor<f32, [?]> { b }
+fn fst(t: (&Tensor<f32, [?]>, &Tensor<f32, [?]>)) -> &Tensor<f32, [?]> { t.0 }
+"""
+
+
+class Gen:
+    def __init__(self, r: random.Random) -> None:
+        self.r = r
+        self.pre: list[str] = []
+        self.n = 0
+
+    def fresh(self) -> str:
+        self.n += 1
+        return f"v{self.n}"
+
+    def route(self, p: int) -> str:
+        """An expression of type `&Tensor<f32, [?]>` that denotes `x{p}`."""
+        r = self.r
+        q = r.choice([i for i in range(N) if i != p])
+        x, y = f"x{p}", f"x{q}"
+        k = r.randrange(12)
+        if k == 0:
+            return x
+        if k == 1:
+            return f"{{ {x} }}"
+        if k == 2:
+            return f"if C > 0 {{ {x} }} else {{ {y} }}"
+        if k == 3:
+            return f"if C < 0 {{ {y} }} else {{ {x} }}"
+        if k == 4:
+            v = self.fresh()
+            self.pre.append(f"let {v} = {self.route(p)};")
+            return v
+        if k == 5:
+            v = self.fresh()
+            first = r.random() < 0.5
+            self.pre.append(f"let {v} = ({x}, 1);" if first else f"let {v} = (1, {x});")
+            return f"{v}.0" if first else f"{v}.1"
+        if k == 6:
+            v = self.fresh()
+            self.pre.append(f"let ({v}, _) = ({x}, 0);")
+            return v
+        if k == 7:
+            v = self.fresh()
+            self.pre.append(f"let mut {v} = {y};")
+            self.pre.append(f"{v} = {x};")
+            return v
+        if k == 8:
+            return f"pick({y}, {x})"
+        if k == 9:
+            return f"fst(({x}, {y}))"
+        if k == 10:
+            return f"(&{self.route(p)})"
+        return x
+
+    def write(self, p: int, raw: bool) -> str:
+        """A write of `x{p}`: atomics, or (`raw`) unchecked stores (one kind a case: two kinds on a tensor
+        the checker cannot tell apart are E0418, by design)."""
+        t = self.route(p)
+        if raw:
+            return self.r.choice([f"put({t});", f"unsafe {{ store_unchecked({t}, [0], full::<f32>([1], 7.0)); }}"])
+        k = self.r.randrange(7)
+        return [f"unsafe {{ atomic_add({t}, [0], 1.0); }}", f"bump({t});", f"bumpt(({t}, 0));",
+                f"bumpn((({t}, 0), 1));", f"bump2(x{(p + 1) % N}, {t});", f"relay(({t}, 0));",
+                f"bumpv({t});"][k]
+
+    def read(self, p: int) -> str:
+        t = self.route(p)
+        k = self.r.randrange(5)
+        return [f"{t}.partition([1]).load([1]).sum(0)", f"peek({t})", f"peekt((1, {t}))",
+                f"{t}.partition([1]).load_padded([1], 0.0).sum(0)", f"peekn(((1, {t}), 0))"][k]
+
+
+PARAMS = ", ".join(f"x{i}: &Tensor<f32, [?]>" for i in range(N))
+
+
+def kernel(pre: list[str], reads: list[str], writes: list[str], region: bool) -> str:
+    acc = " + ".join(reads) if reads else "0.0"
+    body = "\n".join(f"    {s}" for s in pre + writes)
+    if not region:
+        return (f"kernel fn k(z: &mut Tensor<f32, [1]>, {PARAMS}) {{\n{body}\n"
+                f"    z.store(full::<f32>([1], {acc}));\n}}\n")
+    return (f"kernel fn k(part: &mut Tensor<f32, [1, 1]>, out: &mut Tensor<f32, [1, 1]>, {PARAMS}) {{\n{body}\n"
+            f"    part.store(full::<f32>([1, 1], 1.0));\n"
+            f"    if last_block(1) {{\n        out.store(full::<f32>([1, 1], {acc}));\n    }}\n}}\n")
+
+
+ARGS = ", ".join(f"&x{i}" for i in range(N))
+TENSORS = "\n".join(f"    let x{i} = full::<f32>([2], {4 ** i}.0);" for i in range(N))
+
+
+def main_run(region: bool) -> str:
+    launch = ("k(part.partition([1, 1]), out.partition([1, 1]), " if region else "k(z.partition([1]), ") + ARGS + ")"
+    outs = ("    let mut part = zeros::<f32>([1, 2]);\n    let mut out = zeros::<f32>([1, 1]);\n" if region
+            else "    let mut z = zeros::<f32>([2]);\n")
+    shown = "out.sum()" if region else "z.sum() / 2.0"
+    return (f"fn main() {{\n{TENSORS}\n{outs}    {launch}.sync();\n"
+            f"    print({shown}, {', '.join(f'x{i}.sum()' for i in range(N))});\n}}\n")
+
+
+def main_race() -> str:
+    reads = "\n".join(f"    print(x{i}.sum());" for i in range(N))
+    return (f"fn main() {{\n{TENSORS}\n    let mut z = zeros::<f32>([2]);\n"
+            f"    let h = k(z.partition([1]), {ARGS}).launch();\n{reads}\n    h.wait();\n}}\n")
+
+
+def lib(kern: str) -> str:
+    """The helpers `kern` calls (a function no kernel calls is a host function, where atomics are refused)."""
+    used = kern
+    keep: list[str] = []
+    while True:  # the helpers a kept helper calls too
+        keep = [ln for ln in LIB.splitlines() if not ln.startswith("fn ")
+                or re.search(rf"\b{ln.split()[1].split('(')[0]}\(", used)]
+        grown = kern + "\n".join(keep)
+        if grown == used:
+            return "\n".join(keep) + "\n"
+        used = grown
+
+
+def prog(kern: str, main: str) -> str:
+    return lib(kern) + kern + main
+
+
+def check(src: str, name: str) -> list[tuple[str, int]]:
+    path = OUT / name
+    path.write_text(src)
+    res = driver.check(path)
+    return [(d.code, res.sources.get(d.primary_span.file).line_col(d.primary_span.start)[0] if d.primary_span else 0)
+            for d in res.diagnostics if d.severity.value == "error"]
+
+
+def execute(src: str, name: str) -> list[float] | str:
+    path = OUT / name
+    path.write_text(src)
+    out = io.StringIO()
+    try:
+        run.execute(str(path), "cpu", out=out)
+    except Exception as e:  # a refusal or an error: the caller reports it
+        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+    return [float(v) for v in out.getvalue().split()]
+
+
+def case(seed: int, i: int) -> tuple[str, str]:
+    r = random.Random(seed * 1_000_003 + i)
+    g = Gen(r)
+    wr = sorted({r.randrange(N) for _ in range(r.randint(1, 2))})
+    rd = sorted({r.randrange(N) for _ in range(r.randint(1, 3))})
+    raw = r.random() < 0.3
+    writes = [g.write(p, raw) for p in wr]
+    pre_w = list(g.pre)
+    g.pre = []
+    reads = [g.read(p) for p in rd]
+    pre_r = list(g.pre)
+    tag = f"{seed}_{i}"
+    # the generator's semantics, checked by running each half alone
+    got_w = execute(prog(kernel(pre_w, [], writes, False), main_run(False)), f"{tag}_w.tile")
+    got_r = execute(prog(kernel(pre_r, reads, [], False), main_run(False)), f"{tag}_r.tile")
+    if isinstance(got_w, str) or isinstance(got_r, str):
+        return "skip", f"{tag}: a half did not run: {got_w if isinstance(got_w, str) else got_r}"
+    written = {j for j in range(N) if got_w[1 + j] != 2 * 4 ** j}
+    total, read = int(got_r[0]), set()
+    for j in range(N):
+        if (total // 4 ** j) % 4:
+            read.add(j)
+    if written != set(wr) or read != set(rd):
+        return "gen", f"{tag}: generator says writes {wr} reads {rd}, the run {sorted(written)} {sorted(read)}"
+    # the launch in flight: every written tensor's host read refused
+    kw = kernel(pre_w, [], writes, False)
+    errs = check(prog(kw, main_race()), f"{tag}_race.tile")
+    base = (lib(kw) + kw).count("\n")
+    refused = {ln - base - 8 for code, ln in errs if code == "E0305"}  # the prints are lines 8..11 of main
+    miss = sorted(set(wr) - refused)
+    if miss:
+        return "MISS", f"{tag}: the launch writes x{miss} but the host's read in flight was accepted ({errs})"
+    both = set(wr) & set(rd)
+    out = "ok"
+    for region, code in ((False, "E0417"), (True, "E0410")):
+        src = prog(kernel(pre_w + pre_r, reads, writes, region), main_run(region))
+        errs = check(src, f"{tag}_{'region' if region else 'both'}.tile")
+        codes = {c for c, _ in errs}
+        if both and code not in codes:
+            return "MISS", f"{tag}: x{sorted(both)} read and written, no {code} ({sorted(codes)})"
+        if not both and code in codes:
+            out = "over"
+    return out, tag
+
+
+def main() -> None:
+    seed, count = int(sys.argv[1]), int(sys.argv[2])
+    OUT.mkdir(exist_ok=True)
+    tally: dict[str, int] = {}
+    for i in range(count):
+        kind, msg = case(seed, i)
+        tally[kind] = tally.get(kind, 0) + 1
+        if kind in ("MISS", "gen", "skip"):
+            print(kind, msg, flush=True)
+    print(" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,160 @@
+"""`TILEC_ATTN_SAHEAD=1` (`attention_loop.s_ahead`, opt-in): the overlapped key loop issues S of block j + 1 at
+the top of iteration j, before block j's softmax, and carries it across the back edge as the product's own
+registers (complete since that iteration's `wait_group 0`, bound by the next iteration's wait). Checked in llsim
+against NumPy (S not a multiple of the block, causal with rows that see no key, a persistent walk of several
+tiles, two consumer warpgroups with grouped heads), the IR's order, and that the switch unset or "0" changes
+no kernel."""
+
+from __future__ import annotations
+
+import shutil
+
+import llsim
+import pytest
+from ptxas_report import assemble
+from test_attention_pipeline import _facts, _run_lse_and_check, _schedule, _std
+
+from tilelang.backend import emit_llvm_text, emit_ptx, lower_gpu
+from tilelang.backend.gpu.printer import print_gpu_kernel
+
+
+def _ahead(monkeypatch, on: bool = True) -> None:  # type: ignore[no-untyped-def]
+    _schedule(monkeypatch, "overlap")
+    monkeypatch.setenv("TILEC_ATTN_SAHEAD", "1" if on else "0")
+
+
+def _loop_text(bm: int, bn: int, d: int) -> str:
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    text = print_gpu_kernel(lower_gpu(k, "sm_90a", facts))
+    return text.split("role producer")[0]
+
+
+def test_the_next_s_is_issued_before_the_softmax(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """In the key loop the S product (Q K^T) comes before the first exp2, P V after the softmax."""
+    monkeypatch.setenv("TILEC_ATTN_SPLIT", "0")
+    _ahead(monkeypatch)
+    body = _key_loop(_loop_text(64, 64, 64))
+    assert body.index("wgmma %q") < body.index("exp2") and "wgmma.wait %s" in body
+    assert body.index("wgmma.rs") > body.index("exp2")
+    _ahead(monkeypatch, False)
+    body = _key_loop(_loop_text(64, 64, 64))
+    assert body.index("exp2") < body.index("wgmma %q")  # the default issues S of the next block after the softmax
+
+
+def _key_loop(consumer: str) -> str:
+    return consumer[consumer.index("= for %j"):]
+
+
+@pytest.mark.parametrize("setting", [None, "0"])
+def test_the_switch_off_changes_no_kernel(setting: str | None, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    k = _std("flash_attention", "f16", 128, 128, 64)
+    facts = _facts("oqkv", 3)
+    _schedule(monkeypatch, "overlap")
+    base = emit_llvm_text(lower_gpu(k, "sm_90a", facts), facts)[0]
+    if setting is not None:
+        monkeypatch.setenv("TILEC_ATTN_SAHEAD", setting)
+    assert emit_llvm_text(lower_gpu(k, "sm_90a", facts), facts)[0] == base
+
+
+def test_d128_at_128_by_128_is_not_taken(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Two S tiles, O and P do not fit a consumer thread at 128 x 128, D = 128 (`AHEAD_HEADROOM`): the loop is
+    the overlapped one as without the switch."""
+    k = _std("flash_attention", "f16", 128, 128, 128)
+    facts = _facts("oqkv", 3)
+    _schedule(monkeypatch, "overlap")
+    base = emit_llvm_text(lower_gpu(k, "sm_90a", facts), facts)[0]
+    monkeypatch.setenv("TILEC_ATTN_SAHEAD", "1")
+    assert emit_llvm_text(lower_gpu(k, "sm_90a", facts), facts)[0] == base
+
+
+@pytest.mark.parametrize(("causal", "sq", "sk"), [(False, 100, 120), (True, 150, 40)],
+                         ids=["full", "causal_rows_see_nothing"])
+def test_std_attention_with_s_ahead_in_the_simulator(causal: bool, sq: int, sk: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """One tile a block, keys not a multiple of the block (the last S issued ahead is the last block's again),
+    undefined floats NaN: a row block whose loop never runs, or one key block only."""
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    monkeypatch.setenv("TILEC_ATTN_PERSISTENT", "0")
+    _ahead(monkeypatch)
+    monkeypatch.setenv("TILEC_ATTN_PERSISTENT", "0")
+    bh, d, bm, bn = 2, 64, 64, 64
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    _run_lse_and_check(k, facts, (bh, -(-sq // bm)), bh, 1, sq, sk, d, causal, 3 + int(causal))
+
+
+def test_a_persistent_walk_with_s_ahead_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Two CTAs walk two heads' causal tiles of 1 to 3 key blocks (the ring's counter and the carried S run on
+    from tile to tile), with the walk's last round split along the keys where it splits."""
+    _ahead(monkeypatch)
+    d, bm, bn, sq, sk = 64, 64, 64, 150, 150
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    assert lower_gpu(k, "sm_90a", facts).persistent == 1
+    _run_lse_and_check(k, facts, (2, 1), 2, 2, sq, sk, d, True, 9)
+
+
+@pytest.mark.heavy
+def test_two_warpgroups_grouped_heads_with_s_ahead_in_the_simulator(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """BM = 128 (two consumer warpgroups, each carrying its own S ahead), BN = 64, two query heads on one key/value
+    head, keys not a multiple of the block, causal, one CTA walking both heads' tiles."""
+    _ahead(monkeypatch)
+    d, bm, bn, sq, sk = 64, 128, 64, 130, 200
+    k = _std("flash_attention_lse", "f16", bm, bn, d)
+    facts = {**_facts("oqkv", 3), **_facts(["lse"], 2)}
+    _run_lse_and_check(k, facts, (1, 1), 2, 1, sq, sk, d, True, 21)
+
+
+@pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.parametrize("dt", ["f16", pytest.param("bf16", marks=pytest.mark.heavy)])
+def test_128_by_64_at_d64_assembles_without_spills(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """ptxas (sm_90a) on std's prefill kernel at 128 x 64, D = 64 with S ahead: no spill, no wgmma serialised
+    (before S crossed the back edge as the product's own registers: C7514, every wgmma serialised). At 128 x 128
+    it spills (a second S tile of 64 registers beside the ~190 the consumers use: RESULTS.md, hattn8)."""
+    _ahead(monkeypatch)
+    rep = assemble(emit_ptx(_std("flash_attention", dt, 128, 64, 64), "sm_90a", _facts("oqkv", 3)), "sm_90a")
+    assert max(rep.spill_stores) == 0 and max(rep.spill_loads) == 0, rep.text[-2000:]
+    assert "C7514" not in rep and "serialized" not in rep, rep.text[-2000:]
+
+
+# dtype, BN, BH, BHkv, S_q, S_k, causal (std's flash_attention_lse, BM = 128, D = 64)
+GPU = [("f16", 64, 4, 2, 1000, 1000, False), ("bf16", 64, 2, 2, 700, 1100, True), ("f16", 128, 3, 1, 640, 1000, False),
+       ("bf16", 128, 2, 2, 1000, 1000, True)]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", GPU, ids=lambda c: "-".join(map(str, c)))
+def test_s_ahead_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Against SDPA in f32 (< 1e-2) and the log-sum-exp, three launches the same bits, with the switch on (the
+    128 x 128 kernel spills, right all the same)."""
+    import torch
+
+    import tilelang
+
+    monkeypatch.setenv("TILEC_ATTN_SAHEAD", "1")
+    dtype, bn, bh, hkv, sq, sk, causal = case
+    d = 64
+    attn = tilelang.compile("use std::attention::*;\n")
+    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    g = torch.Generator(device="cuda").manual_seed(bn + sq)
+    q, k, v = (torch.randn(n, s, d, device="cuda", dtype=dt, generator=g) for n, s in ((bh, sq), (hkv, sk), (hkv, sk)))
+    qf, kf, vf = q.float(), k.float().repeat_interleave(bh // hkv, 0), v.float().repeat_interleave(bh // hkv, 0)
+    s = torch.einsum("bqd,bkd->bqk", qf, kf) * d**-0.5
+    if causal:
+        keep = torch.arange(sk, device="cuda")[None, :] <= torch.arange(sq, device="cuda")[:, None] + (sk - sq)
+        s = s.masked_fill(~keep, float("-inf"))
+    want_lse = torch.logsumexp(s, dim=-1)
+    want = torch.nan_to_num(torch.softmax(s, dim=-1) @ vf)
+    outs = []
+    for _ in range(3):
+        o = torch.full_like(q, float("nan"))
+        lse = torch.full((bh, sq), float("nan"), device="cuda")
+        attn.flash_attention_lse[dtype, 128, bn, d](tilelang.partition(o, [1, 128, d]), tilelang.partition(lse, [1, 128]),
+                                                     q, k, v, d**-0.5, causal).sync()
+        outs.append((o, lse))
+    o, lse = outs[0]
+    assert float((o.float() - want).abs().max() / want.abs().max()) < 1e-2
+    seen = torch.isfinite(want_lse)
+    torch.testing.assert_close(lse[seen], want_lse[seen], rtol=1e-4, atol=1e-3)
+    for o2, lse2 in outs[1:]:
+        assert torch.equal(o, o2) and torch.equal(lse[seen], lse2[seen])

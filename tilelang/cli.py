@@ -96,8 +96,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             from tilelang.source import read_error
 
             _print_plain_error(read_error(path, e))
-            if path.is_dir():
-                _err(f"help: to check the `.tile` files in it: `tilec check {path / '*.tile'}`")
             unreadable = True
             continue
         diagnostics.extend(result.diagnostics)

@@ -237,8 +237,6 @@ def test_check_of_several_files_goes_on_past_one_it_cannot_read(tmp_path: Path) 
                                      f"{bad}:2:18: error[E0203]: mismatched types"]
     r = invoke("check", str(tmp_path / "missing.tile"), str(ok))
     assert r.exit_code == 1 and "couldn't read" in r.stderr
-    r = invoke("check", str(tmp_path))  # a directory: which of its files to give
-    assert r.exit_code == 1 and f"help: to check the `.tile` files in it: `tilec check {tmp_path}/*.tile`" in r.stderr
 
 
 def test_the_repl_shows_a_function_named_without_a_call_in_words() -> None:

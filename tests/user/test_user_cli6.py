@@ -269,6 +269,10 @@ def test_hover_and_signature_help_show_a_function_s_doc_comment_and_reach_used_f
     assert sig is not None and sig.label == "fn twice(x: f32) -> f32" and sig.doc == "Doubles it."
     h = A.hover(an, main.index("main("))
     assert h is not None and h.markdown.endswith("\n\nRuns it.")
+    text = "// How many columns.\nconst COLS: i32 = 128;\nfn main() {\n    print(COLS);\n}\n"
+    an = A.analyze(text, str(tmp_path / "c.tile"))
+    h = A.hover(an, text.index("COLS);"))  # a `const`'s doc comment too
+    assert h is not None and h.markdown == "```tile\nconst COLS: i32 = 128\n```\n\nHow many columns."
 
 
 def test_profile_of_a_run_without_launches_says_so(tmp_path: Path) -> None:

@@ -27,7 +27,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from clirunner import invoke
+from userprog import wrong_suite
 
 from tilelang.lsp import analysis as A
 
@@ -343,3 +345,29 @@ def test_the_repl_loads_a_quoted_path(tmp_path: Path) -> None:
     assert out.ok and out.stdout.startswith("loaded 1 item from "), out.stderr
     assert session.feed("three()").stdout == "i32 = 3\n"
 
+
+# `wrong/k*.tile`: the first error's help, and the fix it gives
+K_FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "k01_module_item_without_its_path": (
+        "`softmax` is in the module `nn` that a `use` imports: call `nn::softmax(..)`",
+        [("    y.store(softmax(x.load_like(y)));", "    y.store(nn::softmax(x.load_like(y)));")]),
+    "k02_turbofish_on_a_function_without_generics": (
+        "remove the `::<..>`", [("clamp01::<f32>(-0.5)", "clamp01(-0.5)")]),
+}
+
+
+def _k01(t: dict[str, np.ndarray], out: str) -> None:
+    x = np.arange(48, dtype=np.float32).reshape(6, 8) * 0.25
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(t["b"], e / e.sum(1, keepdims=True), rtol=1e-5)
+    assert abs(float(out) - 6.0) < 1e-4
+
+
+def _k02(t: dict[str, np.ndarray], out: str) -> None:
+    assert out == "1.0 0.0 0.25\n"
+
+
+(test_every_k_mistake_has_a_fix, test_the_k_help_leads_to_a_working_program,
+ test_the_editor_shows_the_k_first_error) = wrong_suite(
+    "k*.tile", K_FIXES, {"k01_module_item_without_its_path": _k01,
+                         "k02_turbofish_on_a_function_without_generics": _k02})

@@ -193,6 +193,12 @@ def test_a_misspelt_command_help_or_version_and_doc_in_capitals() -> None:
         r = invoke(word)
         assert r.exit_code == 2 and f"help: did you mean {guess}?" in r.stderr, r.stderr
     assert "did you mean" not in invoke("xyz").stderr
+    # an option's value: argparse's "invalid choice" and no more
+    for args, guess in ((["run", "f.tile", "--device", "cuda"], "`--device gpu`"),
+                        (["emit", "f.tile", "--stage", "llvm-ir"], "`--stage llvm`"),
+                        (["check", "f.tile", "--error-format", "jsn"], "`--error-format json`")):
+        r = invoke(*args)
+        assert r.exit_code == 2 and f"help: did you mean {guess}?" in r.stderr, r.stderr
     # `tilec explain e0303` is E0303's page; `tilec doc LOAD_LIKE` was "no entry"
     r = invoke("doc", "LOAD_LIKE")
     assert r.exit_code == 0 and r.stdout.startswith("### `load_like`")

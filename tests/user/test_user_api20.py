@@ -11,10 +11,17 @@ to take its real part; `tilelang.load(source_text)` (the whole program echoed
 as a file name, "File name too long", "check the path") and
 `tilelang.compile("kernels.tile")` (a parse error at `/`); "1 were given", and
 "give them in the order of the declaration" for generics given to a function
-that has none. Also the calls that
-held: every element type the brief lists through one generic kernel, several
-shapes through one kernel (its specialisation cache), empty arrays, an
-assertion failing inside a host function."""
+that has none; a graph's "1 operations"; a `use` of a missing file from program
+text said "relative to the importing file"; a host function that failed part
+way lost its `&mut` writes; a `Fraction` told "pass a Python number"; `help(mod)`
+showed nothing of the program; a `&` parameter written by `unsafe` atomics was
+"read only" in `help()`; E0212 for a generic read as 0 from an empty axis; a
+`numpy.matrix` told a `reshape` that stays 2-D; E0513 from Python pointed at
+the kernel's name as "these arguments"; a generic as a keyword argument; a
+read-only memmap told `z.copy()`; E0504 "make both sources give `T` the same
+value". Also the calls that held: every element type the brief lists through
+one generic kernel, several shapes through one kernel (its specialisation
+cache), empty arrays, an assertion failing inside a host function."""
 
 from __future__ import annotations
 

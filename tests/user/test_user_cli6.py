@@ -1,27 +1,24 @@
-"""`tilec` as a demanding new user drives it (huser24, 2026-12-07), on small
-programs of the user's own: a function called both from a kernel and from
-`main` had each of its errors reported twice (it is checked in both contexts,
-and its context-free errors were emitted by each), by `tilec check`, `run`,
-the Python API and the language server alike; `tilec emit -` read no stdin
-(`couldn't read `-``) where `check -` and `run -` do; the language server's
-go to definition and hover on a `use "util.tile";` string answered nothing
-(on `use std::nn`'s path they open the module); a syntax error in a used
-file (`pub fn twice`) was followed by "cannot find function `twice`" at each
-use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
-`#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
-script's own exception (and a missing script) an internal compiler error;
-the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
-answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`; the REPL showed
-a function named without a call as its whole syntax tree; the language
-server's hover and signature help showed no doc comment, and signature help
-knew no function a `use` brought in (nor did completion); `tilec emit --stage ast --kernel k`
-printed the whole file; `use good;` then `twice(..)` was told of `tiles`, not
-of `good::twice`, and `use "good";` not of `good.tile`; the REPL's `:load "my dir/k.tile"` kept the
-quotes in the name. Also what held and
-stays held: a syntax error on the last line, tabs and CRLF line endings under
-the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
-second file) were "unrecognized arguments" with no more: now the help says
-that `main` takes none and what to do instead."""
+"""`tilec`, the REPL and the language server as a demanding new user drives
+them (huser24, 2026-12-07), on small programs of the user's own: a function
+called both from a kernel and from `main` had each of its errors reported
+twice (checked in both contexts), by `tilec check`, `run`, the Python API and
+the language server alike; `tilec emit -` read no stdin where `check -` and
+`run -` do; go to definition and hover on a `use "util.tile";` string
+answered nothing; a syntax error in a used file (`pub fn twice`) was followed
+by "cannot find function `twice`" at each use; the REPL's `:help` of a kernel
+with `#[hints(num_warps = 4)]` showed `#[hints(num_warps`; `tilec tune
+script.py` called a script's own exception an internal compiler error; the
+REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
+answered `None`; `tilec check a.tile b.tile` stopped at an unreadable
+`a.tile`; the REPL showed a function named without a call as its whole syntax
+tree; hover and signature help showed no doc comment, and neither they nor
+completion knew what a `use` brought in; `tilec emit --stage ast --kernel k`
+printed the whole file; after `use good;`, `twice(..)` was told of `tiles`, not
+`good::twice`, and `use "good";` not of `good.tile` (wrong programs `k01`,
+`k02`); `:load "my dir/k.tile"` kept the quotes; words after `tilec run FILE`,
+a misspelt command or option value got no help. Also what held and stays
+held: a syntax error on the last line, tabs and CRLF line endings under the
+underline, a non-UTF-8 file."""
 
 from __future__ import annotations
 

@@ -342,3 +342,19 @@ def test_two_arrays_of_one_type_parameter_in_two_types_are_told_which_conversion
     m.twice(P(z, [4]), x.astype(np.float32)).sync()
     assert (z == 2.0).all()
 
+
+def test_a_device_assert_from_python_says_which_block_failed() -> None:
+    mod = tilelang.compile("""\
+kernel fn check<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    let t = x.load_like(z);
+    assert(t.max() < 5.0, "too big");
+    z.store(t);
+}
+""", name="l24g")
+    z = np.zeros(8, np.float32)
+    with pytest.raises(tilelang.ExecutionError) as e:
+        mod.check(P(z, [4]), np.arange(8, dtype=np.float32)).sync()
+    # `tilec run` said "note: in block (1) of a grid of (2)"; the Python error left the note out
+    assert e.value.code == "E0700" and "\n  note: in block (1) of a grid of (2)\n  help: " in str(e.value)
+    assert e.value.notes == ("in block (1) of a grid of (2)",)
+

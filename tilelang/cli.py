@@ -97,8 +97,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             from tilelang.source import read_error
 
             _print_plain_error(read_error(path, e))
-            if path.is_dir():
-                _err(f"help: to check the `.tile` files in it: `tilec check {path / '*.tile'}`")
             unreadable = True
             continue
         diagnostics.extend(result.diagnostics)
@@ -469,6 +467,13 @@ class _Parser(argparse.ArgumentParser):
                 return f"did you mean `tilec --{word}`?"
             close = difflib.get_close_matches(word, re.findall(r"'(\w+)'", command.group(2)), n=1, cutoff=0.6)
             return f"did you mean `tilec {close[0]}`?" if close else None
+        option = re.match(r"argument (--[\w-]+)\S*: invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if option is not None:  # `--device cuda`, `--stage ptxx`, `--stage llvm-ir`
+            choices = re.findall(r"'([\w-]+)'", option.group(3))
+            word = {"cuda": "gpu", "nvidia": "gpu", "llvm-ir": "llvm", "asm": "ptx"}.get(option.group(2).lower(),
+                                                                                        option.group(2).lower())
+            close = [word] if word in choices else difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+            return f"did you mean `{option.group(1)} {close[0]}`?" if close else None
         if not message.startswith("unrecognized arguments: "):
             return None
         words = message[len("unrecognized arguments: "):].split()

@@ -11,10 +11,17 @@ to take its real part; `tilelang.load(source_text)` (the whole program echoed
 as a file name, "File name too long", "check the path") and
 `tilelang.compile("kernels.tile")` (a parse error at `/`); "1 were given", and
 "give them in the order of the declaration" for generics given to a function
-that has none. Also the calls that
-held: every element type the brief lists through one generic kernel, several
-shapes through one kernel (its specialisation cache), empty arrays, an
-assertion failing inside a host function."""
+that has none; a graph's "1 operations"; a `use` of a missing file from program
+text said "relative to the importing file"; a host function that failed part
+way lost its `&mut` writes; a `Fraction` told "pass a Python number"; `help(mod)`
+showed nothing of the program; a `&` parameter written by `unsafe` atomics was
+"read only" in `help()`; E0212 for a generic read as 0 from an empty axis; a
+`numpy.matrix` told a `reshape` that stays 2-D; E0513 from Python pointed at
+the kernel's name as "these arguments"; a generic as a keyword argument; a
+read-only memmap told `z.copy()`; E0504 "make both sources give `T` the same
+value". Also the calls that held: every element type the brief lists through
+one generic kernel, several shapes through one kernel (its specialisation
+cache), empty arrays, an assertion failing inside a host function."""
 
 from __future__ import annotations
 
@@ -334,4 +341,20 @@ def test_two_arrays_of_one_type_parameter_in_two_types_are_told_which_conversion
                                         "array's `.astype(numpy.float32)`") in str(e.value)
     m.twice(P(z, [4]), x.astype(np.float32)).sync()
     assert (z == 2.0).all()
+
+
+def test_a_device_assert_from_python_says_which_block_failed() -> None:
+    mod = tilelang.compile("""\
+kernel fn check<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    let t = x.load_like(z);
+    assert(t.max() < 5.0, "too big");
+    z.store(t);
+}
+""", name="l24g")
+    z = np.zeros(8, np.float32)
+    with pytest.raises(tilelang.ExecutionError) as e:
+        mod.check(P(z, [4]), np.arange(8, dtype=np.float32)).sync()
+    # `tilec run` said "note: in block (1) of a grid of (2)"; the Python error left the note out
+    assert e.value.code == "E0700" and "\n  note: in block (1) of a grid of (2)\n  help: " in str(e.value)
+    assert e.value.notes == ("in block (1) of a grid of (2)",)
 

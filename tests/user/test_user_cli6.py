@@ -1,32 +1,32 @@
-"""`tilec` as a demanding new user drives it (huser24, 2026-12-07), on small
-programs of the user's own: a function called both from a kernel and from
-`main` had each of its errors reported twice (it is checked in both contexts,
-and its context-free errors were emitted by each), by `tilec check`, `run`,
-the Python API and the language server alike; `tilec emit -` read no stdin
-(`couldn't read `-``) where `check -` and `run -` do; the language server's
-go to definition and hover on a `use "util.tile";` string answered nothing
-(on `use std::nn`'s path they open the module); a syntax error in a used
-file (`pub fn twice`) was followed by "cannot find function `twice`" at each
-use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
-`#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
-script's own exception (and a missing script) an internal compiler error;
-the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
-answered `None`; `tilec check a.tile b.tile` stopped at an unreadable `a.tile`; the REPL showed
-a function named without a call as its whole syntax tree; the language
-server's hover and signature help showed no doc comment, and signature help
-knew no function a `use` brought in (nor did completion); `tilec emit --stage ast --kernel k`
-printed the whole file; `use good;` then `twice(..)` was told of `tiles`, not
-of `good::twice`, and `use "good";` not of `good.tile`. Also what held and
-stays held: a syntax error on the last line, tabs and CRLF line endings under
-the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
-second file) were "unrecognized arguments" with no more: now the help says
-that `main` takes none and what to do instead."""
+"""`tilec`, the REPL and the language server as a demanding new user drives
+them (huser24, 2026-12-07), on small programs of the user's own: a function
+called both from a kernel and from `main` had each of its errors reported
+twice (checked in both contexts), by `tilec check`, `run`, the Python API and
+the language server alike; `tilec emit -` read no stdin where `check -` and
+`run -` do; go to definition and hover on a `use "util.tile";` string
+answered nothing; a syntax error in a used file (`pub fn twice`) was followed
+by "cannot find function `twice`" at each use; the REPL's `:help` of a kernel
+with `#[hints(num_warps = 4)]` showed `#[hints(num_warps`; `tilec tune
+script.py` called a script's own exception an internal compiler error; the
+REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
+answered `None`; `tilec check a.tile b.tile` stopped at an unreadable
+`a.tile`; the REPL showed a function named without a call as its whole syntax
+tree; hover and signature help showed no doc comment, and neither they nor
+completion knew what a `use` brought in; `tilec emit --stage ast --kernel k`
+printed the whole file; after `use good;`, `twice(..)` was told of `tiles`, not
+`good::twice`, and `use "good";` not of `good.tile` (wrong programs `k01`,
+`k02`); `:load "my dir/k.tile"` kept the quotes; words after `tilec run FILE`,
+a misspelt command or option value got no help. Also what held and stays
+held: a syntax error on the last line, tabs and CRLF line endings under the
+underline, a non-UTF-8 file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from clirunner import invoke
+from userprog import wrong_suite
 
 from tilelang.lsp import analysis as A
 
@@ -190,6 +190,12 @@ def test_a_misspelt_command_help_or_version_and_doc_in_capitals() -> None:
         r = invoke(word)
         assert r.exit_code == 2 and f"help: did you mean {guess}?" in r.stderr, r.stderr
     assert "did you mean" not in invoke("xyz").stderr
+    # an option's value: argparse's "invalid choice" and no more
+    for args, guess in ((["run", "f.tile", "--device", "cuda"], "`--device gpu`"),
+                        (["emit", "f.tile", "--stage", "llvm-ir"], "`--stage llvm`"),
+                        (["check", "f.tile", "--error-format", "jsn"], "`--error-format json`")):
+        r = invoke(*args)
+        assert r.exit_code == 2 and f"help: did you mean {guess}?" in r.stderr, r.stderr
     # `tilec explain e0303` is E0303's page; `tilec doc LOAD_LIKE` was "no entry"
     r = invoke("doc", "LOAD_LIKE")
     assert r.exit_code == 0 and r.stdout.startswith("### `load_like`")
@@ -236,8 +242,6 @@ def test_check_of_several_files_goes_on_past_one_it_cannot_read(tmp_path: Path) 
                                      f"{bad}:2:18: error[E0203]: mismatched types"]
     r = invoke("check", str(tmp_path / "missing.tile"), str(ok))
     assert r.exit_code == 1 and "couldn't read" in r.stderr
-    r = invoke("check", str(tmp_path))  # a directory: which of its files to give
-    assert r.exit_code == 1 and f"help: to check the `.tile` files in it: `tilec check {tmp_path}/*.tile`" in r.stderr
 
 
 def test_the_repl_shows_a_function_named_without_a_call_in_words() -> None:
@@ -270,6 +274,10 @@ def test_hover_and_signature_help_show_a_function_s_doc_comment_and_reach_used_f
     assert sig is not None and sig.label == "fn twice(x: f32) -> f32" and sig.doc == "Doubles it."
     h = A.hover(an, main.index("main("))
     assert h is not None and h.markdown.endswith("\n\nRuns it.")
+    text = "// How many columns.\nconst COLS: i32 = 128;\nfn main() {\n    print(COLS);\n}\n"
+    an = A.analyze(text, str(tmp_path / "c.tile"))
+    h = A.hover(an, text.index("COLS);"))  # a `const`'s doc comment too
+    assert h is not None and h.markdown == "```tile\nconst COLS: i32 = 128\n```\n\nHow many columns."
 
 
 def test_profile_of_a_run_without_launches_says_so(tmp_path: Path) -> None:
@@ -327,3 +335,42 @@ def test_a_module_imported_whole_and_a_use_without_its_extension(tmp_path: Path)
     r = invoke("run", str(main), "--device", "cpu")
     assert r.exit_code == 0 and r.stdout == "2.0 3.0\n"
 
+
+def test_the_repl_loads_a_quoted_path(tmp_path: Path) -> None:
+    from tilelang.repl import ReplSession
+
+    d = tmp_path / "my dir"
+    d.mkdir()
+    (d / "k.tile").write_text("fn three() -> i32 {\n    3\n}\n", encoding="utf-8")
+    session = ReplSession(device="cpu")
+    # `:load "my dir/k.tile"` was "couldn't read `\"..\"`": the quotes were part of the name
+    out = session.feed(f':load "{d / "k.tile"}"')
+    assert out.ok and out.stdout.startswith("loaded 1 item from "), out.stderr
+    assert session.feed("three()").stdout == "i32 = 3\n"
+
+
+# `wrong/k*.tile`: the first error's help, and the fix it gives
+K_FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "k01_module_item_without_its_path": (
+        "`softmax` is in the module `nn` that a `use` imports: call `nn::softmax(..)`",
+        [("    y.store(softmax(x.load_like(y)));", "    y.store(nn::softmax(x.load_like(y)));")]),
+    "k02_turbofish_on_a_function_without_generics": (
+        "remove the `::<..>`", [("clamp01::<f32>(-0.5)", "clamp01(-0.5)")]),
+}
+
+
+def _k01(t: dict[str, np.ndarray], out: str) -> None:
+    x = np.arange(48, dtype=np.float32).reshape(6, 8) * 0.25
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(t["b"], e / e.sum(1, keepdims=True), rtol=1e-5)
+    assert abs(float(out) - 6.0) < 1e-4
+
+
+def _k02(t: dict[str, np.ndarray], out: str) -> None:
+    assert out == "1.0 0.0 0.25\n"
+
+
+(test_every_k_mistake_has_a_fix, test_the_k_help_leads_to_a_working_program,
+ test_the_editor_shows_the_k_first_error) = wrong_suite(
+    "k*.tile", K_FIXES, {"k01_module_item_without_its_path": _k01,
+                         "k02_turbofish_on_a_function_without_generics": _k02})

@@ -39,6 +39,7 @@ class APIError(TileError):
         help: str | None = None,
         where: str | None = None,
         diagnostics: Sequence[Diagnostic] = (),
+        notes: Sequence[str] = (),
     ) -> None:
         super().__init__(*diagnostics)
         self.args = (message,)  # what `repr`, pickling and `e.args[0]` see (not TileError's placeholder)
@@ -46,6 +47,7 @@ class APIError(TileError):
         self.code = code
         self.help = help
         self.where = where
+        self.notes = tuple(notes)  # a runtime diagnostic's (`in block (1) of a grid of (2)` of a device assert)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
@@ -55,6 +57,7 @@ class APIError(TileError):
         lines = [f"{head}: {self.message}"]
         if self.where:
             lines.append(f"  --> {self.where}")
+        lines += [f"  note: {n}" for n in getattr(self, "notes", ())]
         if self.help:
             lines.append(f"  help: {self.help}")
         return "\n".join(lines)
@@ -79,7 +82,7 @@ class APIError(TileError):
             label = next((lb.message for lb in d.labels if lb.span == span), "")
             where = locate(span, sources, label)
         help = d.help[0] if d.help else None
-        return cls(d.message, code=d.code or None, help=help, where=where, diagnostics=diags)
+        return cls(d.message, code=d.code or None, help=help, where=where, diagnostics=diags, notes=d.notes)
 
 
 class CompileError(APIError):

@@ -283,8 +283,9 @@ def fn_header(an: Analysis, decl: ast.FnDecl) -> str:
     return one_line(sf.text[start : decl.body.span.start])
 
 
-def fn_doc(an: Analysis, decl: ast.FnDecl) -> str:
-    """The `//` lines above a function's declaration (and its attributes), as `help()` of it shows them."""
+def fn_doc(an: Analysis, decl: ast.FnDecl | ast.ConstDecl) -> str:
+    """The `//` lines above a function's (or a `const`'s) declaration and its attributes, as `help()` of a
+    function shows them."""
     from tilelang.source import doc_comment_above
 
     try:

@@ -68,7 +68,10 @@ def _symbol_markdown(an: Analysis, sym: Any, ty: Any) -> str | None:
         case "const":
             value = getattr(sym, "value", None)
             text = f"const {name}: {sym_ty}" if sym_ty is not None else f"const {name}"
-            return md_code(text + (f" = {_value_text(value, sym_ty)}" if value is not None else ""))
+            decl = getattr(sym, "decl", None)
+            doc = fn_doc(an, decl) if isinstance(decl, ast.ConstDecl) else ""
+            return md_code(text + (f" = {_value_text(value, sym_ty)}" if value is not None else "")) + (
+                f"\n\n{doc}" if doc else "")
         case "generic":
             return md_code(f"const {sym.name}: {sym_ty or 'i32'}") + "\n\nconst generic parameter"
         case "type-param":
@@ -97,7 +100,8 @@ def _binding_markdown(an: Analysis, b: Binding) -> str:
             doc = fn_doc(an, decl)
             return md_code(fn_header(an, decl)) + (f"\n\n{doc}" if doc else "")
         case "const":
-            return md_code(one_line(an.span_text(decl.span)).rstrip(";"))
+            doc = fn_doc(an, decl)
+            return md_code(one_line(an.span_text(decl.span)).rstrip(";")) + (f"\n\n{doc}" if doc else "")
         case "param":
             return md_code(one_line(an.span_text(decl.span))) + "\n\nparameter"
         case "generic" | "type-param":

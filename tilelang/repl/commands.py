@@ -348,6 +348,8 @@ def _load(session: SessionCore, path: str) -> ReplOutput:
     from tilelang.syntax import ast
     from tilelang.syntax.parser import parse
 
+    if len(path) >= 2 and path[0] == path[-1] and path[0] in "\"'":  # `:load "my dir/x.tile"`, as a shell takes it
+        path = path[1:-1]
     if not path:
         return ReplOutput(stderr="error: `:load` needs a file name\n", ok=False)
     path = os.path.expanduser(path)

@@ -37,7 +37,7 @@ from tilelang.sema.call_habits import (
     with_args,
 )
 from tilelang.sema.coerce import coerce, settle
-from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
+from tilelang.sema.context import CallCx, CheckCx, Fx, module_holding, plural, suggest
 from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify
 from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
@@ -154,14 +154,12 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 _check_args_only(tcx, e, fx)
                 return tcx.emit(d.with_help(len_help(tcx, e) if name == "len" else habit(tcx, e)))
             homes = tcx.loader.std_items().get(name) if habit is None else None
-            # `use good;` imports the module, not its items: `twice` is `good::twice`
-            held = next((m for m, s in fx.module.scope.items() if s.kind is SymbolKind.MODULE
-                         and name in getattr(tcx.program.modules.get(s.qualname or ""), "own", {})), None)
+            held = module_holding(tcx, fx, name)  # `use good;` imports the module, not its items
             if habit is not None:
                 d = d.with_help(habit(tcx, e))
             elif held is not None:
-                d = d.with_help(f"`{name}` is in the module `{held}` that a `use` imports: call `{held}::{name}(..)`, "
-                                f"or import the function itself with `use {held}::{name};`")
+                d = d.with_help(f"`{name}` is in the module `{held[0]}` that a `use` imports: call "
+                                f"`{held[0]}::{name}(..)`, or import the function itself with `use {held[1]};`")
             elif homes:  # `softmax(..)` without `use std::nn::softmax;`
                 d = d.with_help(f"`{name}` is in the standard library: import it with `use {homes[0]}::{name};` "
                                 "at the top of the file")

@@ -351,3 +351,18 @@ class CheckCx:
             return self.emit(d.with_help(f"call it with {takes}, as its definition lists them: "
                                          f"`{name}({sig})`"))
         return self.emit(d.with_help(f"call it with {takes}" + (", as its definition lists them" if decl else "")))
+
+
+def module_holding(tcx: CheckCx, fx: Fx, name: str) -> tuple[str, str] | None:
+    """After `use k_mods::scaling;` (the module, not its items), the module a name not found is an item of:
+    (its local name `scaling`, the path a `use` of the item writes, `k_mods::scaling::name`), or None."""
+    from tilelang.sema.program import SymbolKind
+
+    for local, sym in fx.module.scope.items():
+        if sym.kind is SymbolKind.MODULE and name in getattr(tcx.program.modules.get(sym.qualname or ""), "own", {}):
+            path = next(("::".join(s.name for s in u.path) for u in fx.module.ast.items
+                         if isinstance(u, ast.UseDecl) and u.path and u.path[-1].name == local and u.names is None),
+                        local)
+            return local, f"{path}::{name}"
+    return None
+

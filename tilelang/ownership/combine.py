@@ -332,11 +332,7 @@ class _Combine:
         if not any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(self.decl.body)):
             return
         held = set(self.muts)  # names that may hold a `&mut` parameter or a view of one
-        edges = [(left, b) for n in ast.walk(self.decl.body) if isinstance(n, ast.Let) and n.value is not None
-                 for b in _names_of(n.value)
-                 for left in [{x.name.name for x in ast.walk(n.pattern) if isinstance(x, ast.NamePat)}]]
-        edges += [(_names_of(n.target), b) for n in ast.walk(self.decl.body) if isinstance(n, ast.Assign)
-                  for b in _names_of(n.value)]
+        edges = _alias_edges(self.decl)
         grew = True
         while grew:
             grew = False
@@ -410,12 +406,7 @@ class _Combine:
                     for prm, a in zip(info.decl.params, n.args, strict=False):
                         if prm.name.name in inner:
                             names |= _names_of(a.value)
-        aliases = [(left, b) for n in ast.walk(decl.body) if isinstance(n, ast.Let) and n.value is not None
-                   for b in sorted(_names_of(n.value))
-                   for left in [{x.name.name for x in ast.walk(n.pattern) if isinstance(x, ast.NamePat)}]]
-        # and assignments (`let mut y = x; y = cnt;`, round 25)
-        aliases += [(_names_of(n.target), b) for n in ast.walk(decl.body) if isinstance(n, ast.Assign)
-                    for b in sorted(_names_of(n.value))]
+        aliases = _alias_edges(decl)
         grew = True
         while grew:
             grew = False
@@ -520,6 +511,28 @@ class _Combine:
                 if hit:
                     return n.span, f"reads `{hit[0]}`, which `unsafe` code writes", None
         return None
+
+
+def _alias_edges(decl: ast.FnDecl) -> list[tuple[set[str], str]]:
+    """(names bound, a name their value may denote) for every `let` and assignment of `decl`
+    (round 25: assignments too, `let mut y = x; y = cnt;`); a tuple pattern bound to a tuple
+    expression pairs element by element (`let (a, b) = (x, cnt);` binds `b` to `cnt` only)."""
+    out: list[tuple[set[str], str]] = []
+
+    def bind(pat: ast.Pattern, value: ast.Expr) -> None:
+        if isinstance(pat, ast.TuplePat) and isinstance(value, ast.TupleExpr) and len(pat.elems) == len(value.elems):
+            for p, v in zip(pat.elems, value.elems, strict=True):
+                bind(p, v)
+            return
+        left = {x.name.name for x in ast.walk(pat) if isinstance(x, ast.NamePat)}
+        out.extend((left, b) for b in sorted(_names_of(value)))
+
+    for n in ast.walk(decl.body):
+        if isinstance(n, ast.Let) and n.value is not None:
+            bind(n.pattern, n.value)
+        elif isinstance(n, ast.Assign):
+            out.extend((_names_of(n.target), b) for b in sorted(_names_of(n.value)))
+    return out
 
 
 def _names_of(e: ast.Expr) -> set[str]:

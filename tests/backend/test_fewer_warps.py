@@ -108,3 +108,29 @@ def test_the_band_product_at_one_warp_in_the_simulator() -> None:
     got = np.full_like(x, -7.0)
     SimDevice("sm_80").run(k, (2,), [got, x, m])
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.gpu
+def test_the_pool_at_one_warp_on_a_gpu() -> None:
+    """a05's max-pool (1 warp since `lift.fewer_warps`) at the benchmark's WO = 64 on a card prints what the
+    interpreter prints: every pooled value and index."""
+    import io
+
+    from pathlib import Path
+
+    import tilelang.run as run
+
+    a05 = Path(__file__).resolve().parents[1] / "user" / "programs" / "a05_maxpool3x3_indices.tile"
+    src = a05.read_text(encoding="utf-8")
+    src = src[:src.index("fn main()")] + """fn main() {
+    let x = randn::<f32>([3, 40, 112], 5);
+    let mut y = zeros::<f32>([3, 20, 56]);
+    let mut idx = zeros::<i32>([3, 20, 56]);
+    pool3::<64>(y.partition([1, 1, 64]), idx.partition([1, 1, 64]), &x).sync();
+    print(y.sum(), idx.sum(), y.max(), idx.min());
+}
+"""
+    want, got = io.StringIO(), io.StringIO()
+    run.execute(src, "cpu", out=want, name="p.tile")
+    run.execute(src, "gpu", out=got, name="p.tile")
+    assert got.getvalue() == want.getvalue()

@@ -98,6 +98,7 @@ def run_command(session: SessionCore, line: str) -> ReplOutput:
                 # The checker forgets the session's launches: they must be over.
                 wait_new_handles(session._runtime, set())
             session.items, session.stmts, session.env, session.types = [], [], {}, {}
+            session.hidden = {}
             if session._runtime is not None:
                 session._runtime.kernels.clear()
             return ReplOutput(stdout="session cleared\n")
@@ -183,7 +184,7 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
         if sig is not None:
             found.append(f"{sig.signature}\n    {sig.doc}\n    allowed {sig.context.where}")
     for it in session.items:
-        if it.name == name:
+        if it.name == name and name not in session.hidden:
             found.append(f"{_item_header(it.chunk.text, it.kind)}\n    defined in this session")
     if name in session.env:
         ty = session.types.get(name) or type(session.env[name]).__name__
@@ -212,7 +213,7 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
         return ReplOutput(stdout=text.rstrip("\n") + "\n")
     import difflib
 
-    names = sorted({*FUNCTIONS, *METHODS, *(it.name for it in session.items if it.name)})
+    names = sorted({*FUNCTIONS, *METHODS, *(it.name for it in session.items if it.name and it.name not in session.hidden)})
     near = difflib.get_close_matches(name, names, n=3)
     hint = f" (did you mean {', '.join(f'`{n}`' for n in near)}?)" if near else ""
     return ReplOutput(
@@ -232,7 +233,7 @@ def _vars(session: SessionCore) -> ReplOutput:
             lines.append(f"{name}: {v.type_name()}")
             continue
         ty = default_literals(session.types.get(name, type(v).__name__))
-        lines.append(f"{name}: {ty} = {describe(v)}")
+        lines.append(f"{name}: {ty} = {session.unhide(describe(v))}")
     return ReplOutput(stdout="\n".join(lines) + "\n")
 
 
@@ -260,7 +261,7 @@ def _type_of(session: SessionCore, text: str) -> ReplOutput:
     main = checked.root.items[-1]
     last = main.body.stmts[-1]
     ty = checked.program.type_of(last.expr if isinstance(last, ast.ExprStmt) else last)
-    return ReplOutput(stdout=f"{text.strip()}: {ty}\n")
+    return ReplOutput(stdout=f"{text.strip()}: {session.unhide(str(ty))}\n")
 
 
 def _ast(session: SessionCore, text: str) -> ReplOutput:

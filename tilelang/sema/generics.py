@@ -324,7 +324,11 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
                  call: ast.Expr | None = None) -> None:
     d = (tcx.err(T.MISMATCHED_TYPES, "mismatched types", a.span, f"expected `{pty}`, found `{aty}`")
          .secondary(p.span, f"parameter `{p.name.name}` of `{info.name}`"))
-    if isinstance(pty, RefT) and pty.mutable and not info.is_kernel and isinstance(aty, (TensorT, RefT)):
+    if isinstance(a, ast.Ref) and isinstance(pty, (ScalarT, UntypedInt, UntypedFloat)) and isinstance(aty, RefT) \
+            and isinstance(aty.inner, (ScalarT, UntypedInt, UntypedFloat)):
+        # `f(&s)` for a scalar parameter: a scalar is passed by value
+        d = d.with_help(f"pass the value: `{tcx.snippet(a.expr)}` (a scalar is passed by value; `&` lends tensors)")
+    elif isinstance(pty, RefT) and pty.mutable and not info.is_kernel and isinstance(aty, (TensorT, RefT)):
         # a host function's `&mut` tensor (round 22: "partition it", a kernel's argument)
         x = tcx.snippet(a.expr if isinstance(a, ast.Ref) else a)
         d = d.with_help(f"lend it mutably: `&mut {x}` (the function writes it; `{x}` declared `let mut`)")

@@ -116,6 +116,18 @@ def load_first_help(tcx: CheckCx, node: ast.Expr, ty: Type, fx: Fx) -> str:
     return f"load a tile first: `{x}.partition([..]).load([..])` reads one tile of it"
 
 
+def scalar_ref_help(tcx: CheckCx, node: ast.Expr, ty: RefT, fx: Fx) -> str:
+    """A reference to a scalar in arithmetic: Tile has no `*` to read through one, and `&` lends tensors; a
+    parameter `a: &f32` is declared `a: f32` (its callers then pass the value), a `&s` is written `s`."""
+    x = tcx.snippet(node)
+    inner = str(ty.inner).replace("{float}", "f32").replace("{integer}", "i32")
+    if fx.info is not None and x in fx.info.param_names:
+        return (f"a scalar is passed by value (`&` lends tensors, and Tile has no `*` to read through it): declare "
+                f"the parameter `{x}: {inner}`, and its callers pass the value (`s` for `&s`)")
+    return (f"a scalar is used by value (`&` lends tensors, and Tile has no `*` to read through it): write the "
+            f"`{inner}` itself where this `&` is (`s` for `&s`)")
+
+
 def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op_span: Span,
                  fx: Fx, compound: bool = False, stored: Any = None) -> Type:
     """The type of `lhs op rhs`; `compound`: of `lhs op= rhs`, whose left side
@@ -129,7 +141,9 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         bad, bt = (lhs, lt) if a is None else (rhs, rt)
         d = tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `{lt}` and `{rt}`", op_span,
                     f"`{op}` is not defined for these types").secondary(bad.span, f"this is `{bt}`")
-        if isinstance(bt, (RefT, TensorT)) and fx.in_kernel:
+        if isinstance(bt, RefT) and isinstance(bt.inner, (ScalarT, UntypedInt, UntypedFloat)):
+            d = d.with_help(scalar_ref_help(tcx, bad, bt, fx))  # (a scalar has no tile to load)
+        elif isinstance(bt, (RefT, TensorT)) and fx.in_kernel:
             d = d.with_help(load_first_help(tcx, bad, bt, fx))
         elif isinstance(bt, PartitionT):
             d = d.note("a partition only describes tiles for a kernel call").with_help(

@@ -26,7 +26,8 @@ checks have passed, over the functions and kernels of the user's own files
   shapes pass only by accident (a square tile); W0009 `scaled_tile_index`
   (`sema/scaled_index.py`): `p.load([page * P])` of a partition of tiles of `P`.
 - W0010 `own_tile_shape`: `z.shape()` of a kernel's `&mut` parameter, the block's own tile's shape (constants
-  the kernel names already), read where the partitioned tensor's extent was meant (round 23: an edge mask
+  the kernel names already), bounding something (an ordering comparison, `min`/`clamp`) where the partitioned
+  tensor's extent was meant (round 23: an edge mask
   `rows < img.shape()[0]` kept one block of an image's sum).
 - W0011 `graph_kept_value` (`sema/graph_values.py`): a `let mut` number a `graph { .. }` recorded, assigned
   afterwards in a function that replays the graph (the replays keep the recorded value).
@@ -274,10 +275,23 @@ class _Linter:
             t = sym.ty if sym is not None else None
             if isinstance(t, RefT) and t.mutable and isinstance(t.inner, TensorT) and t.inner.shape is not None:
                 tiles[id(sym)] = (p, t.inner)
+        # only where the shape bounds something (an ordering comparison, a `min`/`clamp`): an edge mask or a clamp
+        # against the own tile's shape is always true or a no-op; the tile's size in arithmetic is what it says
+        bounds: list[ast.Expr] = []
         for n in ast.walk(decl.body) if tiles else ():
-            if not (isinstance(n, ast.MethodCall) and n.method.name == "shape" and not n.args
-                    and isinstance(n.receiver, ast.Name)):
+            if isinstance(n, ast.Binary) and n.op in ("<", ">", "<=", ">="):
+                bounds += [n.lhs, n.rhs]
+            elif isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) \
+                    and n.callee.ident.name in ("min", "minimum", "clamp"):
+                bounds += [a.value for a in n.args]
+            elif isinstance(n, ast.MethodCall) and n.method.name in ("min", "clamp") and n.args:
+                bounds += [n.receiver, *(a.value for a in n.args)]
+        seen: set[int] = set()
+        for n in (m for b in bounds for m in ast.walk(b)):
+            if id(n) in seen or not (isinstance(n, ast.MethodCall) and n.method.name == "shape" and not n.args
+                                     and isinstance(n.receiver, ast.Name)):
                 continue
+            seen.add(id(n))
             sym = self.program.symbol_of(n.receiver)
             if sym is None or id(sym) not in tiles:
                 continue

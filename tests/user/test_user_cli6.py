@@ -387,4 +387,3 @@ def test_cache_list_of_a_cache_path_that_is_a_file(tmp_path: Path, monkeypatch: 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "c"))
     r = invoke("cache", "list")
     assert r.exit_code == 0 and "0 entries" in r.stdout
-

@@ -115,6 +115,9 @@ def test_the_repl_help_on_an_item_shows_its_whole_header_without_comments() -> N
         "    x: &Tensor<f32, [?]>,\n    s: f32)\n    defined in this session\n")
     assert session.feed("const N: i32 = 4; // four").ok
     assert session.feed(":help N").stdout == "const N: i32\n    defined in this session\n"
+    # its doc comment, as `help()` in Python and the editor's hover show it (`:help` showed the header only)
+    assert session.feed("// Doubles it.\nfn twice(x: f32) -> f32 { x * 2.0 }").ok
+    assert session.feed(":help twice").stdout == "fn twice(x: f32) -> f32\n    Doubles it.\n    defined in this session\n"
 
 
 def test_emit_reads_the_program_from_stdin_as_check_and_run_do() -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -414,8 +415,14 @@ def cmd_lsp(args: argparse.Namespace) -> int:
 
 def cmd_cache_list(args: argparse.Namespace) -> int:
     """List the cached compiled kernels and the tuner's records."""
-    from tilelang.runtime.cache import cache_list
+    from tilelang.runtime.cache import cache_list, default_dir
 
+    where = default_dir()
+    if where.exists() and not where.is_dir():  # was "0 entries", as if caching worked and nothing was cached yet
+        _print_plain_error(f"the compile cache `{where}` is a file, not a directory: nothing is cached")
+        _err("help: point `TILEC_CACHE_DIR` at a directory (it is made when a kernel is first cached)"
+             + ("" if os.environ.get("TILEC_CACHE_DIR") else f", or move the file `{where}` away"))
+        return EXIT_ERRORS
     for line in cache_list():
         _out(line)
     from tilelang.tuner.records import list_lines

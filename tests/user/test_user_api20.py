@@ -357,4 +357,3 @@ kernel fn check<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
     # `tilec run` said "note: in block (1) of a grid of (2)"; the Python error left the note out
     assert e.value.code == "E0700" and "\n  note: in block (1) of a grid of (2)\n  help: " in str(e.value)
     assert e.value.notes == ("in block (1) of a grid of (2)",)
-

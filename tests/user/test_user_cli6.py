@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from clirunner import invoke
 from userprog import wrong_suite
 
@@ -114,6 +115,9 @@ def test_the_repl_help_on_an_item_shows_its_whole_header_without_comments() -> N
         "    x: &Tensor<f32, [?]>,\n    s: f32)\n    defined in this session\n")
     assert session.feed("const N: i32 = 4; // four").ok
     assert session.feed(":help N").stdout == "const N: i32\n    defined in this session\n"
+    # its doc comment, as `help()` in Python and the editor's hover show it (`:help` showed the header only)
+    assert session.feed("// Doubles it.\nfn twice(x: f32) -> f32 { x * 2.0 }").ok
+    assert session.feed(":help twice").stdout == "fn twice(x: f32) -> f32\n    Doubles it.\n    defined in this session\n"
 
 
 def test_emit_reads_the_program_from_stdin_as_check_and_run_do() -> None:
@@ -374,3 +378,15 @@ def _k02(t: dict[str, np.ndarray], out: str) -> None:
  test_the_editor_shows_the_k_first_error) = wrong_suite(
     "k*.tile", K_FIXES, {"k01_module_item_without_its_path": _k01,
                          "k02_turbofish_on_a_function_without_generics": _k02})
+
+
+def test_cache_list_of_a_cache_path_that_is_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "cache"
+    f.write_text("", encoding="utf-8")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(f))
+    r = invoke("cache", "list")
+    # was "0 entries, 0.0 KiB", as if caching worked
+    assert r.exit_code == 1 and r.stdout == "" and "is a file, not a directory: nothing is cached" in r.stderr
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "c"))
+    r = invoke("cache", "list")
+    assert r.exit_code == 0 and "0 entries" in r.stdout

@@ -365,4 +365,3 @@ def module_holding(tcx: CheckCx, fx: Fx, name: str) -> tuple[str, str] | None:
                         local)
             return local, f"{path}::{name}"
     return None
-

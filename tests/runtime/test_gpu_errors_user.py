@@ -531,3 +531,22 @@ def test_an_ignored_switch_is_a_tilec_warning_line_on_the_command_line(tmp_path:
     assert r.exit_code == 0, r.output
     assert "warning: TILEC_L2_EVICT='2' ignored (0, 1, or unset)\n" in r.stderr, r.stderr
     assert "RuntimeWarning" not in r.stderr and "warnings.warn" not in r.stderr, r.stderr
+
+
+def test_a_gpu_limit_of_one_instance_names_the_launch_and_the_instance(tmp_path: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """E0603 of a generic kernel pointed only inside the kernel (`t.transpose()`): with two launches of other
+    sizes, which one could not be told. `tilec run` labels the launch with the instance's generics, and
+    `tilec emit` notes the instance."""
+    on_stub(monkeypatch)
+    text = TRANSPOSE.replace("    tr::<256, 128>(z.partition([128, 256]), &x).sync();\n",
+                             "    tr::<64, 64>(z.partition([64, 64]), &x).sync();\n"
+                             "    let y = ones::<f32>([256, 256]);\n    let mut w = zeros::<f32>([256, 256]);\n"
+                             "    tr::<256, 256>(w.partition([256, 256]), &y).sync();\n")
+    status, _, err = run_program(tmp_path, text)
+    assert status == run.EXIT_RUNTIME, err
+    assert "error[E0603]: this operation needs 262144 bytes of shared memory" in err, err
+    assert "z.store(t.transpose());" in err and "tr::<256, 256>(w.partition" in err, err
+    assert "the launch whose kernel this is (R = 256, C = 256)" in err, err
+    r = invoke("emit", str(tmp_path / "prog.tile"), "--stage", "llvm", "--arch", "sm_80", "-o", str(tmp_path / "x.ll"))
+    assert r.exit_code == 1 and "note: in the instance `tr` [C = 256, R = 256]" in r.stderr, r.output

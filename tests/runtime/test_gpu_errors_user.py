@@ -550,3 +550,15 @@ def test_a_gpu_limit_of_one_instance_names_the_launch_and_the_instance(tmp_path:
     assert "the launch whose kernel this is (R = 256, C = 256)" in err, err
     r = invoke("emit", str(tmp_path / "prog.tile"), "--stage", "llvm", "--arch", "sm_80", "-o", str(tmp_path / "x.ll"))
     assert r.exit_code == 1 and "note: in the instance `tr` [C = 256, R = 256]" in r.stderr, r.output
+
+
+def test_the_python_api_says_why_there_is_no_gpu(driver: Any) -> None:
+    """The API's E0807 said "no CUDA driver or device was found" whatever the reason."""
+    from tilelang.api import engines
+    from tilelang.api.errors import ExecutionError
+
+    driver(version=11040)
+    assert "cuda:9" not in engines._DEVICES
+    with pytest.raises(ExecutionError) as e:
+        engines._device("cuda:9")
+    assert "cannot run on the GPU: the NVIDIA driver runs CUDA 11.4, older than the CUDA 12.0" in str(e.value)

@@ -562,3 +562,17 @@ def test_the_python_api_says_why_there_is_no_gpu(driver: Any) -> None:
     with pytest.raises(ExecutionError) as e:
         engines._device("cuda:9")
     assert "cannot run on the GPU: the NVIDIA driver runs CUDA 11.4, older than the CUDA 12.0" in str(e.value)
+
+
+def test_a_256_by_256_gemm_tile_compiles_on_sm90a(tmp_path: Any) -> None:
+    """The plain GEMM loop at 256 x 256 x 64 (f16 in, f32 out) compiled for sm_80 but was E0603 on sm_90a: the
+    Hopper plan's 3-stage ring (196,608 bytes) left no room for the epilogue's 266,240-byte staging of the store,
+    which does not fit the dead ring either. The Hopper pipeline now refuses such a loop (a note says why) and
+    sm_80's ring, which sm_90a falls back to, runs it."""
+    path = tmp_path / "gemm.tile"
+    path.write_text(GEMM.replace("gemm::<128, 128, 64>(c.partition([128, 128])", "gemm::<256, 256, 64>(c.partition("
+                                 "[256, 256])"))
+    r = invoke("emit", str(path), "--stage", "llvm", "--arch", "sm_90a", "--explain", "-o", str(tmp_path / "g.ll"))
+    assert r.exit_code == 0, r.output
+    assert "runs on the cp.async ring with ldmatrix + mma.sync (sm_80's pipeline)" in r.stderr, r.stderr
+    assert "the epilogue stages its [256, 256] store in 266240 bytes of shared memory" in r.stderr, r.stderr

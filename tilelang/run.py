@@ -127,7 +127,9 @@ def make_device(choice: str, out: IO[str]) -> Any:
             except TileError as e:  # a GPU that is there but cannot be opened (busy, exclusive mode, no memory)
                 if choice == "gpu":
                     raise
-                why = _OPEN_FAILED[0] = f"the GPU could not be opened ({e.diagnostics[0].message})"
+                cpu = CpuDevice(out=device_print)
+                cpu.fallback_reason = f"the GPU could not be opened ({e.diagnostics[0].message})"  # (`fell_back`)
+                return cpu
         if choice == "gpu":
             raise GpuUnavailable(why)
     return CpuDevice(out=device_print)
@@ -139,7 +141,7 @@ def fell_back(choice: str, dev: Any, err: IO[str]) -> None:
     means there) or where the GPU was taken."""
     if choice != "auto" or getattr(dev, "kind", "") != "cpu":
         return
-    why = _gpu_missing() or _OPEN_FAILED[0]
+    why = getattr(dev, "fallback_reason", None) or _gpu_missing()
     if not why or why.startswith(_NO_DRIVER):
         return
     from tilelang.diagnostics import render
@@ -148,7 +150,6 @@ def fell_back(choice: str, dev: Any, err: IO[str]) -> None:
                       "`--device cpu` says the same without this note; `--device gpu` makes it an error", file=err)
 
 
-_OPEN_FAILED = [""]  # why `auto` could not open a GPU the driver has (`make_device`), for `fell_back`'s note
 _NO_DRIVER = ("cuda-python is not installed", "no NVIDIA driver is installed",
               "the CUDA runtime of tilec is not installed")
 

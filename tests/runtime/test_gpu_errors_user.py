@@ -531,3 +531,48 @@ def test_an_ignored_switch_is_a_tilec_warning_line_on_the_command_line(tmp_path:
     assert r.exit_code == 0, r.output
     assert "warning: TILEC_L2_EVICT='2' ignored (0, 1, or unset)\n" in r.stderr, r.stderr
     assert "RuntimeWarning" not in r.stderr and "warnings.warn" not in r.stderr, r.stderr
+
+
+def test_a_gpu_limit_of_one_instance_names_the_launch_and_the_instance(tmp_path: Any,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """E0603 of a generic kernel pointed only inside the kernel (`t.transpose()`): with two launches of other
+    sizes, which one could not be told. `tilec run` labels the launch with the instance's generics, and
+    `tilec emit` notes the instance."""
+    on_stub(monkeypatch)
+    text = TRANSPOSE.replace("    tr::<256, 128>(z.partition([128, 256]), &x).sync();\n",
+                             "    tr::<64, 64>(z.partition([64, 64]), &x).sync();\n"
+                             "    let y = ones::<f32>([256, 256]);\n    let mut w = zeros::<f32>([256, 256]);\n"
+                             "    tr::<256, 256>(w.partition([256, 256]), &y).sync();\n")
+    status, _, err = run_program(tmp_path, text)
+    assert status == run.EXIT_RUNTIME, err
+    assert "error[E0603]: this operation needs 262144 bytes of shared memory" in err, err
+    assert "z.store(t.transpose());" in err and "tr::<256, 256>(w.partition" in err, err
+    assert "the launch whose kernel this is (R = 256, C = 256)" in err, err
+    r = invoke("emit", str(tmp_path / "prog.tile"), "--stage", "llvm", "--arch", "sm_80", "-o", str(tmp_path / "x.ll"))
+    assert r.exit_code == 1 and "note: in the instance `tr` [C = 256, R = 256]" in r.stderr, r.output
+
+
+def test_the_python_api_says_why_there_is_no_gpu(driver: Any) -> None:
+    """The API's E0807 said "no CUDA driver or device was found" whatever the reason."""
+    from tilelang.api import engines
+    from tilelang.api.errors import ExecutionError
+
+    driver(version=11040)
+    assert "cuda:9" not in engines._DEVICES
+    with pytest.raises(ExecutionError) as e:
+        engines._device("cuda:9")
+    assert "cannot run on the GPU: the NVIDIA driver runs CUDA 11.4, older than the CUDA 12.0" in str(e.value)
+
+
+def test_a_256_by_256_gemm_tile_compiles_on_sm90a(tmp_path: Any) -> None:
+    """The plain GEMM loop at 256 x 256 x 64 (f16 in, f32 out) compiled for sm_80 but was E0603 on sm_90a: the
+    Hopper plan's 3-stage ring (196,608 bytes) left no room for the epilogue's 266,240-byte staging of the store,
+    which does not fit the dead ring either. The Hopper pipeline now refuses such a loop (a note says why) and
+    sm_80's ring, which sm_90a falls back to, runs it."""
+    path = tmp_path / "gemm.tile"
+    path.write_text(GEMM.replace("gemm::<128, 128, 64>(c.partition([128, 128])", "gemm::<256, 256, 64>(c.partition("
+                                 "[256, 256])"))
+    r = invoke("emit", str(path), "--stage", "llvm", "--arch", "sm_90a", "--explain", "-o", str(tmp_path / "g.ll"))
+    assert r.exit_code == 0, r.output
+    assert "runs on the cp.async ring with ldmatrix + mma.sync (sm_80's pipeline)" in r.stderr, r.stderr
+    assert "the epilogue stages its [256, 256] store in 266240 bytes of shared memory" in r.stderr, r.stderr

@@ -107,8 +107,9 @@ def _reporting(stage: Callable[..., Any]) -> Callable[..., Any]:
             facts: dict[str, TensorFacts] | None = None) -> Any:
         try:
             return stage(kernel_ir, target, facts)
-        except CodegenError as e:
-            sink.emit(e.diag)
+        except CodegenError as e:  # (of a generic kernel: which instance, the label inside it cannot say)
+            inst = ", ".join(f"{n} = {v}" for n, v in getattr(kernel_ir, "instantiation", ()))
+            sink.emit(e.diag.note(f"in the instance `{kernel_ir.name}` [{inst}]") if inst else e.diag)
             return None
         except SwitchError as e:  # a `TILEC_*` switch set to a value it does not take: said once, not per kernel
             if e.diag not in sink.diagnostics:

@@ -730,7 +730,7 @@ class Runtime:
         except TileError as e:
             # The CPU device fails here, inside the launch; the GPU reports at
             # the next sync and labels the launch itself (runtime/cuda.py).
-            raise at_launch(e, op.span) from None
+            raise at_launch(e, op.span, op.bound.instantiation) from None
 
     def _profiled(self, prof: Any, token: Any, op: Operation, kir: Any, stream: Any) -> None:
         shapes: dict[str, tuple[int, ...]] = {}
@@ -790,17 +790,24 @@ def graph_faulted(err: TileError, ops: list[Operation]) -> TileError:
     return out
 
 
-def at_launch(err: TileError, span: Span) -> TileError:
+def at_launch(err: TileError, span: Span, instance: dict[str, Any] | None = None) -> TileError:
     """`err` with a secondary label "in this launch" at `span` on each device
     `assert` failure (E0700) that has no label there yet: the primary label
     is at the `assert` inside the kernel, this one says which call ran it;
-    and `span` as the primary label of a device error that has none (a grid
-    the GPU cannot launch, `cuda_arrive.launch_grid`)."""
+    the same on a GPU limit (E06xx) met compiling the launch's kernel, whose
+    label inside the kernel says which operation but not which instance
+    (`instance`: its const generics, named in the label); and `span` as the
+    primary label of a device error that has none (a grid the GPU cannot
+    launch, `cuda_arrive.launch_grid`)."""
     from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
 
+    inst = ", ".join(f"{k} = {v}" for k, v in (instance or {}).items())
+    compiled = f"the launch whose kernel this is ({inst})" if inst else "the launch whose kernel this is"
     diags = tuple(
         d.secondary(span, "in this launch")
         if d.code == DEVICE_ASSERT and all(label.span != span for label in d.labels)
+        else d.secondary(span, compiled)
+        if d.code.startswith("E06") and d.labels and all(label.span != span for label in d.labels)
         else d.primary(span, "this launch") if not d.labels else d  # a device's error that names no place
         for d in err.diagnostics)
     if diags == err.diagnostics:

@@ -397,6 +397,17 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
                 + (f" (and the epilogue's staging {staging})" if staging else "")
                 + f": {fit} stages fit in {_smem_budget(B)} bytes, the pipeline needs 2 (asked: {S})",
                 "a smaller BK, BM or BN")
+    if H == 1:  # the last store stages in the dead ring where it fits there, else after it (`hopper.store_wgmma`)
+        whole = _staging_bytes(epilogue, k, M, N, ctx)
+        if whole > S * stage_bytes and S * stage_bytes + whole > _smem_budget(B):  # (codegen's E0603: hgpuerr)
+            room = (_smem_budget(B) - 1024 - whole) // stage_bytes
+            if room < 2:
+                return (span, f"the epilogue stages its [{M}, {N}] store in {whole} bytes of shared memory, more "
+                        f"than the {S}-stage ring holds and, beside 2 stages, the {_smem_budget(B)} bytes a CTA "
+                        "has", "a smaller BM or BN")
+            ctx.note(loop.span, f"the epilogue stages its [{M}, {N}] store in {whole} bytes of shared memory beside "
+                     f"the ring: {room} stages fit, not {S}", "")
+            S = room
     if W > 1 and gemm_widen.deep_ring():  # (a measurement switch: the ring as deep as fits beside the staging)
         areas = 2 if C == 1 else 1  # (pingpong's two areas where the wide accumulator fits one warpgroup)
         S = max(S, min(MAX_STAGES, (_smem_budget(B) - 1024 - areas * _staging_bytes(epilogue, k, M, N, ctx)) // stage_bytes))

@@ -92,6 +92,7 @@ class _Combine:
                           .secondary(node.cond.span if node else n.span, "the group's last block is counted here")
                           .with_help("let every block reach the end of the kernel (use `if` around the work)"))
         self.raced = self._unsafe_writes(self.decl)
+        self._group_writes()
         if found is None:
             return
         node, self.axis = found
@@ -321,6 +322,52 @@ class _Combine:
                 return e.ident.name
         return None
 
+    def _group_writes(self) -> None:
+        """E0416 through `.group()`: an atomic or `store_unchecked` whose target may be a `&mut` parameter's
+        group view (`part.group()`, a name bound to one, in a tuple, an `if`, ..), directly or through a device
+        function whose `unsafe` code writes the argument. Its index counts from an origin the engines do not
+        agree on (the interpreter's is the tensor's), and either way it reaches tiles of other groups, whose
+        blocks store them meanwhile: round 25 found `atomic_add(part.group(), [0, 0], ..)` accepted (kernel.py's
+        E0416 follows the parameter itself, not its group view)."""
+        if not any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(self.decl.body)):
+            return
+        held = set(self.muts)  # names that may hold a `&mut` parameter or a view of one
+        edges = _alias_edges(self.decl)
+        grew = True
+        while grew:
+            grew = False
+            for left, b in edges:
+                if b in held and not left <= held:
+                    held |= left
+                    grew = True
+        sites: list[tuple[ast.Expr, str]] = []
+        for n in ast.walk(self.decl.body):
+            if not isinstance(n, ast.Call):
+                continue
+            info = self.view.callee_info(n)
+            name = n.callee.ident.name if isinstance(n.callee, ast.Name) else n.callee.segments[-1].name
+            if info is None and name in _UNSAFE and n.args:
+                sites.append((n.args[0].value, f"`{name}`"))
+            elif info is not None and not info.is_kernel:
+                inner = self._unsafe_writes(info.decl)
+                sites += [(a.value, f"`{name}` (its `unsafe` code)") for prm, a in
+                          zip(info.decl.params, n.args, strict=False) if prm.name.name in inner]
+        for target, who in sites:
+            names = _names_of(target)
+            grouped = any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(target))
+            hit = sorted(names & self.muts.keys() if grouped else (names & held) - self.muts.keys())
+            if not hit:
+                continue  # (a `&mut` parameter itself is kernel.py's E0416)
+            p = hit[0]
+            self.emit(Diagnostic.error(codes.UNSAFE_WRITE_OWN_TILE, f"{who} writes through `.group()` of a `&mut` "
+                                       f"parameter (`{p}`)" if grouped else
+                                       f"{who} writes through `{p}`, which may be a `&mut` parameter's group view")
+                      .primary(target.span, "an `unsafe` write to the group's tiles")
+                      .note("a group view is read only: an `unsafe` index counts from the tensor's origin, not the "
+                            "group's, and reaches the tiles of other groups, whose blocks store to them meanwhile")
+                      .with_help("store the group's result to a `&mut` parameter named only in the region (one tile "
+                                 "a group), or update a `&` tensor with atomics"))
+
     def _unsafe_writes(self, decl: ast.FnDecl) -> set[str]:
         """The names in `decl` of the tensors that `unsafe` code writes: the first
         argument of an atomic or `store_unchecked`, the argument a device function
@@ -359,12 +406,7 @@ class _Combine:
                     for prm, a in zip(info.decl.params, n.args, strict=False):
                         if prm.name.name in inner:
                             names |= _names_of(a.value)
-        aliases = [(left, b) for n in ast.walk(decl.body) if isinstance(n, ast.Let) and n.value is not None
-                   for b in sorted(_names_of(n.value))
-                   for left in [{x.name.name for x in ast.walk(n.pattern) if isinstance(x, ast.NamePat)}]]
-        # and assignments (`let mut y = x; y = cnt;`, round 25)
-        aliases += [(_names_of(n.target), b) for n in ast.walk(decl.body) if isinstance(n, ast.Assign)
-                    for b in sorted(_names_of(n.value))]
+        aliases = _alias_edges(decl)
         grew = True
         while grew:
             grew = False
@@ -469,6 +511,28 @@ class _Combine:
                 if hit:
                     return n.span, f"reads `{hit[0]}`, which `unsafe` code writes", None
         return None
+
+
+def _alias_edges(decl: ast.FnDecl) -> list[tuple[set[str], str]]:
+    """(names bound, a name their value may denote) for every `let` and assignment of `decl`
+    (round 25: assignments too, `let mut y = x; y = cnt;`); a tuple pattern bound to a tuple
+    expression pairs element by element (`let (a, b) = (x, cnt);` binds `b` to `cnt` only)."""
+    out: list[tuple[set[str], str]] = []
+
+    def bind(pat: ast.Pattern, value: ast.Expr) -> None:
+        if isinstance(pat, ast.TuplePat) and isinstance(value, ast.TupleExpr) and len(pat.elems) == len(value.elems):
+            for p, v in zip(pat.elems, value.elems, strict=True):
+                bind(p, v)
+            return
+        left = {x.name.name for x in ast.walk(pat) if isinstance(x, ast.NamePat)}
+        out.extend((left, b) for b in sorted(_names_of(value)))
+
+    for n in ast.walk(decl.body):
+        if isinstance(n, ast.Let) and n.value is not None:
+            bind(n.pattern, n.value)
+        elif isinstance(n, ast.Assign):
+            out.extend((_names_of(n.target), b) for b in sorted(_names_of(n.value)))
+    return out
 
 
 def _names_of(e: ast.Expr) -> set[str]:

@@ -154,3 +154,65 @@ def test_rusts_pub_is_removed_by_its_help_and_a_pub_use_is_written_where_it_is_n
     (tmp_path / "main.tile").write_text(main.format(use=""), encoding="utf-8")
     assert [d.code for d in _errors(tmp_path / "main.tile")] == ["E0101"]  # `PI`: the `use` is util's own
     assert _run(tmp_path, main.format(use="use std::math::PI;\n")) == "11.141593\n"
+
+
+_LB = """kernel fn k(part: &mut Tensor<f32, [1, 1]>, out: &mut Tensor<f32, [1, 1]>, x: &Tensor<f32, [?]>,
+            cnt: &Tensor<f32, [?]>) {{
+    part.store(full::<f32>([1, 1], 1.0));
+{body}
+}}
+fn main() {{
+    let x = ones::<f32>([1]);
+    let cnt = zeros::<f32>([1]);
+    let mut part = zeros::<f32>([2, 3]);
+    let mut out = zeros::<f32>([2, 1]);
+    k(part.partition([1, 1]), out.partition([1, 1]), &x, &cnt).sync();
+    print(out.sum());
+}}
+"""
+_READ = "out.store({}.partition([1]).load([0]).reshape([1, 1]));"
+# Safe: the region reads `x` (never written), whatever names the written `cnt` went by.
+SHADOW_SAFE = {
+    "a name reused for another tensor": "    { let c = cnt; unsafe { atomic_add(c, [0], 1.0); } }\n"
+        "    { let c = x; part.store(c.partition([1]).load([0]).reshape([1, 1])); }\n"
+        "    if last_block(1) { " + _READ.format("x") + " }",
+    "a block-local let shadowing a parameter": "    { let x = cnt; unsafe { atomic_add(x, [0], 1.0); } }\n"
+        "    if last_block(1) { " + _READ.format("x") + " }",
+    "the region's let shadowing the written name": "    unsafe { atomic_add(cnt, [0], 1.0); }\n"
+        "    if last_block(1) { let cnt = x; " + _READ.format("cnt") + " }",
+    "the old binding kept before a shadowing let": "    let y = x;\n    let x = cnt;\n"
+        "    unsafe { atomic_add(x, [0], 1.0); }\n    if last_block(1) { " + _READ.format("y") + " }",
+    "a tuple pattern in a block": "    { let (x, c) = (cnt, x); unsafe { atomic_add(x, [0], 1.0); } }\n"
+        "    if last_block(1) { " + _READ.format("x") + " }",
+}
+# Racy: the region reads `cnt` itself, by its own name or another.
+SHADOW_RACY = {
+    "a let shadowing a parameter with the written tensor": "    let x = cnt;\n    unsafe { atomic_add(cnt, [0], 1.0); }\n"
+        "    if last_block(1) { " + _READ.format("x") + " }",
+    "written through a block-local shadow": "    { let x = cnt; unsafe { atomic_add(x, [0], 1.0); } }\n"
+        "    if last_block(1) { " + _READ.format("cnt") + " }",
+    "the region's let shadowing a parameter": "    unsafe { atomic_add(cnt, [0], 1.0); }\n"
+        "    if last_block(1) { let x = cnt; " + _READ.format("x") + " }",
+    "a name reused, the later one written": "    { let c = x; part.store(c.partition([1]).load([0]).reshape([1, 1])); }\n"
+        "    let c = cnt;\n    unsafe { atomic_add(c, [0], 1.0); }\n    if last_block(1) { let d = c; "
+        + _READ.format("d") + " }",
+    "a shadowing let assigned later": "    let mut y = x;\n    { let y = x; part.store(y.partition([1]).load([0])"
+        ".reshape([1, 1])); }\n    y = cnt;\n    unsafe { atomic_add(y, [0], 1.0); }\n"
+        "    if last_block(1) { " + _READ.format("cnt") + " }",
+}
+
+
+def test_e0410_traces_bindings_not_names_when_names_are_shadowed(tmp_path: Path) -> None:
+    """E0410's tracing of the tensors `unsafe` code writes went by the name: `{ let x = cnt; atomic_add(x, ..) }`
+    made the parameter `x` read in `if last_block(1)` "reads `x`, which `unsafe` code writes" (also a name `c`
+    reused for `x` in another block, `let cnt = x;` in the region, `let y = x; let x = cnt;`). It now follows each
+    binding (`combine._bind_key`): the safe programs are accepted and run (each row reads `x`'s 1.0), the racy ones
+    (the region reads `cnt` by any name) are still refused."""
+    for what, body in SHADOW_SAFE.items():
+        src = _LB.format(body=body)
+        assert _errors(src) == [], (what, _errors(src))
+        assert _run(tmp_path, src) == "2.0\n", what
+    for what, body in SHADOW_RACY.items():
+        errs = _errors(_LB.format(body=body))
+        e0410 = [d for d in errs if d.code == "E0410"]  # (the last: E0417 too, `y` may be `x` where it is read)
+        assert len(e0410) == 1 and "which `unsafe` code writes" in e0410[0].message, (what, errs)

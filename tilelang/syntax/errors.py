@@ -494,8 +494,7 @@ class ErrorReporter:
             d = (Diagnostic.error(codes.EXPECTED_ITEM, f"expected item, found {found}")
                  .primary(here, "expected `fn`, `kernel fn`, `const` or `use`"))
             if tok.type == "NAME" and str(tok) == "pub":
-                # Rust habit: Tile has no visibility; `use` sees every item.
-                d = d.with_help("remove `pub`: every item of a file can be imported with `use`")
+                d = d.with_help(_pub_help(self.code, start))
             elif tok.type == "NAME" and str(tok) == "mod" and (m := _MOD_DECL.match(self.code, start)):
                 # Rust's `mod lib;` (round 22: "statements belong inside the body of a `fn`")
                 d = d.with_help(f"remove `{m.group(0)}`: Tile has no `mod` declarations, a file `{m.group(1)}.tile` "
@@ -784,6 +783,24 @@ _DECORATOR_HELP = ("Tile has no decorators: a kernel is declared `kernel fn name
                    "its options are attributes before it (`#[hints(num_warps = 4)]`)")
 _KERNEL_DECL = "a kernel is `kernel fn name<const B: i32>(z: &mut Tensor<f32, [B]>, ..) { .. }`"
 # the first word of another language's item (Python's `def`, CUDA's `__global__`), where an item goes
+_PUB = re.compile(r"pub\s*(?:\([^()]*\))?")
+_PUB_USE = re.compile(r"\s*(use\s[^;]*;)")
+
+
+def _pub_help(code: str, start: int) -> str:
+    """Rust's `pub` (also `pub(crate)`, `pub(super)`, `pub(in path)`): Tile has no visibility, and `use`
+    imports every item of a file; a `pub use` (a re-export in Rust) imports for its own file only."""
+    m = _PUB.match(code, start)
+    pub = " ".join(m.group(0).split()) if m else "pub"
+    use = _PUB_USE.match(code, m.end()) if m else None
+    if use is not None:
+        text = " ".join(use.group(1).split())
+        return (f"remove `{pub}`: a `use` brings names into its own file only (Tile does not re-export); a file "
+                f"that needs them writes the same `{text}` itself")
+    return (f"remove `{pub}`: Tile has no visibility modifiers, and `use` imports every `fn`, `kernel fn` and "
+            "`const` of a file")
+
+
 _MOD_DECL = re.compile(r"mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;")
 _MOD_BLOCK = re.compile(r"mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
 

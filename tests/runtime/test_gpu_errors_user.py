@@ -517,6 +517,14 @@ def test_a_fault_in_a_graph_replay_names_the_graphs_kernels(tmp_path: Any, monke
     assert "error[E0610]: a kernel of the graph (`add`) failed on the GPU: it ran longer than the display " \
            "driver's watchdog allows" in err, err
     assert err.count("g.replay();") == 1 and "while running this statement" in err, err
+    calls.clear()  # the first replay's own wait (the capture the stub does not make) meets it too
+    dev.ctx.d.fail["cuStreamSynchronize"] = ILLEGAL_ADDRESS
+    from tilelang.runtime import cuda_driver
+
+    monkeypatch.setattr(cuda_driver, "LOST", [])
+    monkeypatch.setattr(dev, "sync", original)
+    status, _, err = run_program(tmp_path, text)
+    assert status == run.EXIT_RUNTIME and "a kernel of the graph (`add`) failed on the GPU" in err, err
     assert "g.replay();" in err, err
 
 

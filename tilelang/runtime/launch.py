@@ -671,7 +671,10 @@ class Graph:
                 self.runtime.execute(op, stream=stream)
             self._captured = dev.end_capture(stream) or False
             if self._captured is False:
-                dev.sync(stream)
+                try:
+                    dev.sync(stream)
+                except TileError as e:
+                    raise graph_faulted(e, self.ops) from None
                 self.replays += 1
                 return
         try:

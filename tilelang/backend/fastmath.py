@@ -98,9 +98,9 @@ TANH_POLY = (-0.33333294366595045, 0.13331880556516756, -0.053783345663406916, 0
 # + t^2 fitted with weight erfc(t) / erf(t), the error the exp passes on), t clamped to 4 (erf rounds to 1.0
 # from 3.92 on), the exp as `fexp`'s error-term form (3.6e-7 with the MUFU at its worst), x's sign by copysign.
 # NaN takes the first form (NaN), +-inf the second (+-1), -0.0 stays -0.0. Modelled in f32 (fma rounded once)
-# against SciPy's f64 erf on every 97th f32 of [0, 4.5): 0.97 ulp at most with an exact exp, 1.82 ulp with the
-# MUFU off by its worst both ways (tests/backend/test_erf_f32.py). ~35 FP32-pipe instructions an element for
-# the f64 series' ~138 (56 FSEL, ~56 on the half-rate FP64 pipe). `TILEC_ERF_F32=0`: the f64 series
+# against SciPy's f64 erf on every 13th f32 of [0, 1), every 3rd of [1, 1.6), every 7th of [1.6, 4.5): 1.04 ulp
+# at most with an exact exp, 1.84 ulp with the MUFU off by its worst both ways (tests/backend/test_erf_f32_fast.py).
+# ~35 FP32-pipe instructions an element for the f64 series' ~138 (56 FSEL, ~56 on the half-rate FP64 pipe). `TILEC_ERF_F32=0`: the f64 series
 # (`f64math.erf_f32`, bit for bit the interpreter) instead.
 ERF_CUT = 1.0
 ERF_MID = 2.5

@@ -89,6 +89,19 @@ from tilelang.source import Span
 
 
 # ------------------------------------------------------------------ the ABI
+def static_dims() -> bool:
+    """`TILEC_STATIC_DIMS=1` (off by default; hcliff10, not yet measured): a `&Tensor` parameter's dimension the
+    kernel's type fixes (`TensorParam.dims`, `[N]` of a const generic) is that constant in the body, not the
+    launch's `%p.NAME.dK`: the launch refuses another size (`runtime/launch.bind_launch`, E05xx, for Tile and
+    Python callers), so each bounds check on it folds. A `&mut` parameter's dims are its tile's, not the
+    tensor's: never folded. Why: examples/layernorm.tile's [1, 32768] row at 16 warps spilled 340 B a thread:
+    its `w` and `b` row loads were 16 guarded branches each (checks against `%p.w.d0`), which ptxas did not
+    interleave with their uses; with the constants, 127 registers and no spills (RESULTS.md 'hcliff10')."""
+    import os
+
+    return os.environ.get("TILEC_STATIC_DIMS", "0") == "1"
+
+
 @frozen(eq=True)
 class ParamSlot:
     """One kernel parameter of the PTX entry: `kind` is a `runtime.cuda.CTYPES` key."""
@@ -172,10 +185,12 @@ class _Emitter(HopperOps, DebugOps):
                     params.append(f"ptr addrspace(1) {'align 16 ' if aligned else ''}{base}")
                     self.slots.append(ParamSlot("ptr", p.name, "ptr"))
                     dims = []
+                    fold = static_dims() and not p.mutable
                     for d in range(p.rank):
                         nm = f"{param_reg(p.name)}.d{d}"
                         params.append(f"i32 {nm}")
-                        dims.append(nm)
+                        static = p.dims[d] if fold and d < len(p.dims) else None
+                        dims.append(str(static) if static is not None else nm)
                         self.slots.append(ParamSlot("i32", p.name, f"dim{d}"))
                     self.tensors[p.name] = _TensorInfo(p, base, dims, readonly=ro,
                                                        facts=self.facts.get(p.name, TensorFacts()))

@@ -134,3 +134,14 @@ def test_the_pool_at_one_warp_on_a_gpu() -> None:
     run.execute(src, "cpu", out=want, name="p.tile")
     run.execute(src, "gpu", out=got, name="p.tile")
     assert got.getvalue() == want.getvalue()
+
+
+def test_the_reference_says_a_small_kernel_runs_at_fewer_warps() -> None:
+    """hrev26: the Hints section said an unhinted kernel takes 4 warps or more; since `lift.fewer_warps` a small
+    one takes 1 or 2, and the switch that keeps 4 is a user's to know."""
+    from pathlib import Path
+
+    import tilelang.doc
+
+    hints = (Path(tilelang.doc.__file__).parent / "sections" / "07-hints.md").read_text(encoding="utf-8")
+    assert "TILEC_FEWER_WARPS=0" in hints and "1 warp" in hints

@@ -145,3 +145,12 @@ def test_the_reference_says_a_small_kernel_runs_at_fewer_warps() -> None:
 
     hints = (Path(tilelang.doc.__file__).parent / "sections" / "07-hints.md").read_text(encoding="utf-8")
     assert "TILEC_FEWER_WARPS=0" in hints and "1 warp" in hints
+
+
+def test_explain_counts_one_warp_in_the_singular() -> None:
+    """hrev26: `--explain`'s path line of a kernel at 1 warp (common since `lift.fewer_warps`) said '1 warps'."""
+    from tilelang.backend import explain
+
+    line = explain.describe(lower_gpu(_rows(64)[1], "sm_90a"))
+    assert line.endswith(", 1 warp"), line
+    assert explain.describe(lower_gpu(_rows(256)[1], "sm_90a")).endswith(", 2 warps")

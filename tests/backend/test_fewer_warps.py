@@ -115,7 +115,6 @@ def test_the_pool_at_one_warp_on_a_gpu() -> None:
     """a05's max-pool (1 warp since `lift.fewer_warps`) at the benchmark's WO = 64 on a card prints what the
     interpreter prints: every pooled value and index."""
     import io
-
     from pathlib import Path
 
     import tilelang.run as run
@@ -134,3 +133,77 @@ def test_the_pool_at_one_warp_on_a_gpu() -> None:
     run.execute(src, "cpu", out=want, name="p.tile")
     run.execute(src, "gpu", out=got, name="p.tile")
     assert got.getvalue() == want.getvalue()
+
+
+def test_the_reference_says_a_small_kernel_runs_at_fewer_warps() -> None:
+    """hrev26: the Hints section said an unhinted kernel takes 4 warps or more; since `lift.fewer_warps` a small
+    one takes 1 or 2, and the switch that keeps 4 is a user's to know."""
+    from pathlib import Path
+
+    import tilelang.doc
+
+    hints = (Path(tilelang.doc.__file__).parent / "sections" / "07-hints.md").read_text(encoding="utf-8")
+    assert "TILEC_FEWER_WARPS=0" in hints and "1 warp" in hints
+
+
+def test_explain_counts_one_warp_in_the_singular() -> None:
+    """hrev26: `--explain`'s path line of a kernel at 1 warp (common since `lift.fewer_warps`) said '1 warps'."""
+    from tilelang.backend import explain
+
+    line = explain.describe(lower_gpu(_rows(64)[1], "sm_90a"))
+    assert line.endswith(", 1 warp"), line
+    assert explain.describe(lower_gpu(_rows(256)[1], "sm_90a")).endswith(", 2 warps")
+
+
+NARROW = """
+kernel fn bump<T, const N: i32>(y: &mut Tensor<T, [N]>, x: &Tensor<T, [?]>) {
+    let t = x.load_like(y);
+    y.store(t + t.max(0) + cumsum(t, 0));
+}
+kernel fn bump_col<T, const N: i32>(y: &mut Tensor<T, [N, 1]>, x: &Tensor<T, [?, ?]>) {
+    let t = x.load_like(y);
+    y.store(t + t.max(0).reshape([1, 1]));
+}
+"""
+
+
+@pytest.mark.parametrize(("dt", "n", "warps"), [("i8", 512, 1), ("i8", 1024, 2), ("i8", 2048, 4), ("f16", 256, 1),
+                                                ("bf16", 512, 2), ("u16", 1024, 4), ("f32", 256, 2), ("f64", 128, 1),
+                                                ("u8", 256, 1)])
+def test_narrow_elements_count_by_the_vector_a_thread_holds(dt: str, n: int, warps: int) -> None:
+    """hrev26: a thread holds a 16-byte vector of the last dim, 8 f16 or 16 i8 (`layouts.blocked_for`), so an i8
+    [512] row at 4 warps was 3 warps of replicas of the first (the element count, 512, kept it at 4); the rule
+    counts a tile's elements a thread by that vector (4 at least), and a column of narrow elements ([N, 1]: one
+    a thread, no vector) as before."""
+    main = (f"fn main() {{ let x = zeros::<{dt}>([{n}]); let mut y = zeros::<{dt}>([{n}]);"
+            f" bump::<{dt}, {n}>(y.partition([{n}]), &x).sync(); }}\n")
+    k = driver.compile(NARROW + main, "ir").output[0]
+    assert lower_gpu(k, "sm_90a").num_warps == warps
+    col = (f"fn main() {{ let x = zeros::<{dt}>([{n}, 1]); let mut y = zeros::<{dt}>([{n}, 1]);"
+           f" bump_col::<{dt}, {n}>(y.partition([{n}, 1]), &x).sync(); }}\n")
+    k = driver.compile(NARROW + col, "ir").output[0]
+    assert lower_gpu(k, "sm_90a").num_warps == (1 if n <= 128 else 2 if n <= 256 else 4)
+
+
+@pytest.mark.parametrize(("dt", "n", "arch"), [("i8", 512, "sm_80"), ("f16", 256, "sm_90a")])
+def test_a_narrow_row_at_one_warp_in_the_simulator(dt: str, n: int, arch: str) -> None:
+    """The i8 [512] and f16 [256] rows at 1 warp (16 and 8 elements a thread): the max, the scan and the sum,
+    with the type's edges in them, bit for bit the interpreter's (two blocks)."""
+    main = (f"fn main() {{ let x = zeros::<{dt}>([{2 * n}]); let mut y = zeros::<{dt}>([{2 * n}]);"
+            f" bump::<{dt}, {n}>(y.partition([{n}]), &x).sync(); }}\n")
+    src = NARROW + main
+    k = driver.compile(src, "ir").output[0]
+    assert lower_gpu(k, arch).num_warps == 1
+    rng = np.random.default_rng(26)
+    if dt == "i8":
+        x = rng.integers(-128, 128, 2 * n).astype(np.int8)
+        x[[3, 700]] = [127, -128]
+    else:
+        x = (rng.integers(-64, 64, 2 * n) / 8).astype(np.float16)
+        x[[5, 300]] = [np.inf, -0.0]
+    want = np.zeros_like(x)
+    tilelang.compile(src).bump(tilelang.partition(want, [n]), x).sync()
+    got = np.zeros_like(x) + 1
+    SimDevice(arch).run(k, (2,), [got, x])
+    bits = np.uint8 if dt == "i8" else np.uint16
+    np.testing.assert_array_equal(got.view(bits), want.view(bits))

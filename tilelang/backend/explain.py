@@ -104,7 +104,7 @@ def describe(gk: Any) -> str:
                if n else "")
             + (f", {h} product{'s' if h > 1 else ''} by a one-hot matrix as {'gathers' if h > 1 else 'a gather'}"
                if h else "")
-            + f", {gk.num_warps} warps" + _split(gk, path))
+            + f", {gk.num_warps} warp{'s' if gk.num_warps != 1 else ''}" + _split(gk, path))
 
 
 def _split(gk: Any, path: str) -> str:

@@ -26,7 +26,9 @@ CTA: its [64] rows held by every warp). Where a tile's last dim holds 16-byte ve
 thread's own elements are the same at either count, so a block takes no longer; a column tile ([128, 1]: one a
 thread of 4 warps) gives a thread up to 4. An SM holds twice (four times) the blocks. A product whose
 matrix `codegen/shift_dot` or `codegen/gather_dot` reads as a stencil or a gather counts as its result (the
-matrix is never built); any other `mma` keeps the kernel's warps. `TILEC_FEWER_WARPS=0` turns it off.
+matrix is never built); any other `mma` keeps the kernel's warps. A tile of 16- or 8-bit elements counts
+by the vector a thread holds of its last dim (8 f16, 16 i8: `_small_units`, hrev26), so an i8 [512] row runs
+at 1 warp (at 4, three were replicas); a column of them counts each. `TILEC_FEWER_WARPS=0` turns it off.
 """
 
 from __future__ import annotations
@@ -36,8 +38,8 @@ import math
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from ..layouts import blocked_for
 from .context import PassContext
-
 
 ELEMS_PER_THREAD = 64  # a thread's elements of the largest tile, at most, before more warps are taken
 MAX_DEFAULT_WARPS = 32  # 1,024 threads: CUDA's block limit
@@ -69,23 +71,38 @@ def default_warps(kernel: ir.Kernel, cap: int = 0) -> int:
     if not default_warps_enabled() or ("num_warps" in kernel.hints or kernel.min_blocks or kernel.max_blocks or kernel.cluster
             or kernel.walk >= 0):
         return w
-    biggest = 0
+    biggest = small = 0
     for op in g.walk(kernel.body):
         if isinstance(op, ir.Mma):
             return fewer_warps(kernel, w)
         for r in g.results(op):
             biggest = max(biggest, math.prod(r.shape))
+            small = max(small, _small_units(r))
     top = min(MAX_DEFAULT_WARPS, cap) if cap > 0 else MAX_DEFAULT_WARPS
     if biggest <= ELEMS_PER_THREAD * 32 * w:
-        return fewer_warps(kernel, w, biggest)
+        return fewer_warps(kernel, w, small)
     while biggest > ELEMS_PER_THREAD * 32 * w and w * 2 <= top:
         w *= 2
     return w
 
 
+def _small_units(v: ir.Value) -> int:
+    """Tile `v`'s elements as `fewer_warps` counts them: scaled by `SMALL_ELEMS` over the vector a thread holds
+    of its last dim where that is wider (`layouts.blocked_for`: 16 bytes, 8 f16 or 16 i8 elements), so a
+    thread's one vector counts as `SMALL_ELEMS` elements (hrev26: an i8 [512] row at 4 warps was 3 warps of
+    replicas of the first); a column ([N, 1]: no vector) counts every element."""
+    shape = v.shape
+    n = math.prod(shape)
+    if not shape:
+        return n
+    vec = blocked_for(shape, 32, v.dtype.itemsize).size_per_thread[-1]
+    return -(-n * SMALL_ELEMS // max(SMALL_ELEMS, vec))
+
+
 def fewer_warps(kernel: ir.Kernel, w: int, biggest: int = -1) -> int:
-    """`w` halved while the largest tile `biggest` (computed here where -1: a kernel with a product) would give
-    each thread at most `SMALL_ELEMS` elements at the halved count (module doc)."""
+    """`w` halved while the largest tile `biggest` (computed here where -1: a kernel with a product; in
+    `_small_units`) would give each thread at most `SMALL_ELEMS` elements, or one vector, at the halved count
+    (module doc)."""
     if not fewer_warps_enabled() or w <= 1:
         return w
     if biggest < 0:
@@ -110,7 +127,7 @@ def _built_tiles(kernel: ir.Kernel) -> int:
         if isinstance(op, ir.Mma) and not shift_dot.takes(em, op) and gather_dot.gather_of(em, op) is None:
             return -1
     dead = shift_dot.dead_band_ops(em, gather_dot.matrix_read)
-    return max((math.prod(r.shape) for op in ops if id(op) not in dead for r in g.results(op)), default=0)
+    return max((_small_units(r) for op in ops if id(op) not in dead for r in g.results(op)), default=0)
 
 
 def lift(kernel: ir.Kernel, ctx: PassContext) -> g.GpuKernel:

@@ -216,3 +216,21 @@ def test_e0410_traces_bindings_not_names_when_names_are_shadowed(tmp_path: Path)
         errs = _errors(_LB.format(body=body))
         e0410 = [d for d in errs if d.code == "E0410"]  # (the last: E0417 too, `y` may be `x` where it is read)
         assert len(e0410) == 1 and "which `unsafe` code writes" in e0410[0].message, (what, errs)
+
+
+def test_every_use_of_a_scalar_reference_gets_the_by_value_help(tmp_path: Path) -> None:
+    """`-a`, `sqrt(a)`, `maximum(a, 1.0)` and `a as f64` of an `a: &f32` said "cast the operand first with `as`",
+    "give `sqrt` a number", "pass tiles or scalars", "`as` converts a scalar ..": each now the by-value help. A
+    `&mut f32` written (`a += 1.0`, Rust's out-parameter) returns the new value instead; applied, it runs."""
+    fn = "fn f(a: &f32) -> f32 {{\n    let r = {};\n    1.0\n}}\nfn main() {{\n    let s = 2.0;\n    print(f(&s));\n}}\n"
+    for use in ("-a", "sqrt(a)", "maximum(a, 1.0)", "a as f64", "a > 0.0"):
+        errs = _errors(fn.format(use))
+        assert errs and errs[0].help[0].startswith("a scalar is passed by value") and "`a: f32`" in errs[0].help[0], \
+            (use, errs)
+    out = "fn f(a: &mut f32) {\n    a += 1.0;\n}\nfn main() {\n    let mut s = 2.0;\n    f(&mut s);\n    print(s);\n}\n"
+    helps = [d.help for d in _errors(out) if d.code == "E0204"]
+    assert helps == [("a scalar is passed by value (`&mut` lends tensors, and Tile has no `*` to write through it): "
+                      "declare the parameter `a: f32` and return the new value (`-> f32`); the caller assigns it "
+                      "(`s = f(s);`)",)], helps
+    fixed = "fn f(a: f32) -> f32 {\n    a + 1.0\n}\nfn main() {\n    let mut s = 2.0;\n    s = f(s);\n    print(s);\n}\n"
+    assert _run(tmp_path, fixed) == "3.0\n"

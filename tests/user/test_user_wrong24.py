@@ -234,3 +234,21 @@ def test_every_use_of_a_scalar_reference_gets_the_by_value_help(tmp_path: Path) 
                       "(`s = f(s);`)",)], helps
     fixed = "fn f(a: f32) -> f32 {\n    a + 1.0\n}\nfn main() {\n    let mut s = 2.0;\n    s = f(s);\n    print(s);\n}\n"
     assert _run(tmp_path, fixed) == "3.0\n"
+
+
+def test_a_hidden_name_of_a_failed_entry_or_the_same_entry_is_the_users_name_later() -> None:
+    # (guards of the fix above) an entry that redefines `sq` and fails hides nothing, so the user's later `sq__1`
+    # is theirs; one entry defining `sq` again and `sq__1` hides the old `sq` under another name.
+    s = ReplSession(device="cpu")
+    assert s.feed("fn sq(a: i32) -> i32 { a * a }").ok
+    assert not s.feed("fn sq(a: i32) -> i32 { a * b }").ok
+    assert s.feed("fn sq__1(a: i32) -> i32 { a }").ok
+    r = s.feed("let w: bool = sq__1(2);")
+    assert not r.ok and "`sq__1`" not in r.stderr and "found `i32`" in r.stderr
+    r = s.feed("sq__1(1, 2)")
+    assert "function `sq__1` takes 1 argument" in r.stderr, r.stderr
+    t = ReplSession(device="cpu")
+    assert t.feed("fn sq(a: i32) -> i32 { a * a }\nlet q = sq(3);").ok
+    assert t.feed("fn sq(a: f32) -> f32 { a }\nfn sq__1(a: i32) -> i32 { a + 7 }").ok
+    assert t.feed("q").stdout == "i32 = 9\n" and t.feed("sq__1(1)").stdout == "i32 = 8\n"
+    assert "function `sq__1` takes 1 argument" in t.feed("sq__1(1, 2)").stderr

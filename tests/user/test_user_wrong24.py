@@ -25,7 +25,7 @@ def test_the_repl_names_a_redefined_item_as_the_user_did() -> None:
     seen = []
     r = s.feed(":help inc__2")  # (a name the user cannot know): not offered as "did you mean"
     assert not r.ok and "did you mean `inc`?" in r.stderr and "`inc__2`?" not in r.stderr, r.stderr
-    for entry in ("op", "op.wait();", "let k: i32 = op;", ":vars"):
+    for entry in ("op", "if a.sum() > 0.0 { op } else { op }", "op.wait();", "let k: i32 = op;", ":vars"):
         r = s.feed(entry)
         seen.append(r.stdout + r.stderr)
     r = s.feed("let h = op.launch();")
@@ -252,3 +252,22 @@ def test_a_hidden_name_of_a_failed_entry_or_the_same_entry_is_the_users_name_lat
     assert t.feed("fn sq(a: f32) -> f32 { a }\nfn sq__1(a: i32) -> i32 { a + 7 }").ok
     assert t.feed("q").stdout == "i32 = 9\n" and t.feed("sq__1(1)").stdout == "i32 = 8\n"
     assert "function `sq__1` takes 1 argument" in t.feed("sq__1(1, 2)").stderr
+
+
+def test_an_operation_variable_entered_at_the_prompt_is_shown() -> None:
+    """`op` (a kernel call bound earlier) entered to see it was E0224 "the launch of `inc` is never run: this builds
+    an operation and drops it" (the REPL shows a value by checking it as a statement), and `:type op` too; the
+    operation stays in `op`. A kernel call entered without running it is still E0224, as in a file."""
+    s = ReplSession(device="cpu")
+    assert s.feed(KERNEL).ok and s.feed("let a = ones::<f32>([8]);\nlet mut z = zeros::<f32>([8]);").ok
+    assert s.feed("let op = inc(z.partition([4]), &a);").ok
+    assert s.feed("op").stdout == "Op<inc> = `inc` not run yet (`.sync()` runs it, `.launch()` starts it)\n"
+    assert s.feed(":type op").stdout == "op: Op<inc>\n"
+    assert s.feed("op.sync();\nz.sum()").stdout == "f32 = 16.0\n"
+    r = s.feed("inc(z.partition([4]), &a)")
+    assert not r.ok and "error[E0224]: the launch of `inc` is never run" in r.stderr
+    from tilelang import driver
+
+    src = KERNEL + "\nfn main() {\n    let a = ones::<f32>([8]);\n    let mut z = zeros::<f32>([8]);\n" \
+        "    let op = inc(z.partition([4]), &a);\n    op;\n}\n"
+    assert [d.code for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"] == ["E0224"]

@@ -141,6 +141,16 @@ def run_command(session: SessionCore, line: str) -> ReplOutput:
             )
 
 
+def _item_doc(session: SessionCore, chunk: Chunk) -> str:
+    """The `//` comment lines above a session item where it was written (an entry or a `:load`ed file)."""
+    from tilelang.source import doc_comment_above
+
+    try:
+        return doc_comment_above(session.display.get(chunk.file), chunk.base)
+    except (IndexError, AttributeError):
+        return ""
+
+
 def _item_header(text: str, kind: str) -> str:
     """A session item's declaration up to its body (a `const`'s up to its `=`), without comments: an
     attribute's `=` (`#[hints(num_warps = 4)]`) or a string's `{` is not where it ends."""
@@ -185,7 +195,9 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
             found.append(f"{sig.signature}\n    {sig.doc}\n    allowed {sig.context.where}")
     for it in session.items:
         if it.name == name and name not in session.hidden:
-            found.append(f"{_item_header(it.chunk.text, it.kind)}\n    defined in this session")
+            doc = _item_doc(session, it.chunk)  # its `//` lines, as `help()` and the editor's hover show them
+            found.append(_item_header(it.chunk.text, it.kind) + "".join(f"\n    {ln}" for ln in doc.splitlines())
+                         + "\n    defined in this session")
     if name in session.env:
         ty = session.types.get(name) or type(session.env[name]).__name__
         found.append(f"{name}: {default_literals(ty)}\n    a variable of this session")
@@ -349,6 +361,8 @@ def _load(session: SessionCore, path: str) -> ReplOutput:
     from tilelang.syntax import ast
     from tilelang.syntax.parser import parse
 
+    if len(path) >= 2 and path[0] == path[-1] and path[0] in "\"'":  # `:load "my dir/x.tile"`, as a shell takes it
+        path = path[1:-1]
     if not path:
         return ReplOutput(stderr="error: `:load` needs a file name\n", ok=False)
     path = os.path.expanduser(path)

@@ -298,6 +298,53 @@ def _float_literal_help(tcx: CheckCx, lit: ast.Expr, other: ast.Expr, stored: An
     return f"cast the other side with `as`: {cast}"
 
 
+def note_loose_bitwise(tcx: CheckCx, e: ast.Binary) -> None:
+    """`x == 0u32 & m` is `x == (0u32 & m)` and `m & x == 0` is `(m & x) == 0` in Rust and Tile (C's order is
+    the other way): record, for each `&`, `|`, `^` written without parentheses between the comparison and the
+    operand it took, the expression with the comparison in parentheses, for the help of the `bool` and
+    integer mix that follows when a mask was meant (round 23: "cast with `as`: `!zero as u32`")."""
+    def text(start: int, end: int) -> str:
+        try:
+            return tcx.sources.snippet(Span(e.span.file, start, end))
+        except Exception:  # noqa: BLE001 - a file without text (none is known): the help quotes nothing
+            return "..."
+
+    def bitwise(n: ast.Expr) -> bool:
+        return isinstance(n, ast.Binary) and n.op in ("&", "|", "^")
+
+    # `a == b & m & k`: the right side's `&`s down to `b`, none of them in parentheses (a node's span leaves
+    # out its own parentheses, its parent's takes them in)
+    spine: list[ast.Binary] = []
+    n: ast.Expr | None = e.rhs
+    if bitwise(n) and n.span.end == e.span.end:
+        while isinstance(n, ast.Binary):
+            spine.append(n)
+            n = n.lhs if bitwise(n.lhs) and n.lhs.span.start == n.span.start else None
+    if spine:
+        cut = spine[-1].op_span.start
+        fix = f"({text(e.span.start, cut).rstrip()}) {text(cut, e.span.end)}"
+        tcx.precedence_fixes.update((b.op_span, (e.op, fix)) for b in spine)
+    spine, n = [], e.lhs
+    if bitwise(n) and n.span.start == e.span.start:
+        while isinstance(n, ast.Binary):
+            spine.append(n)
+            n = n.rhs if bitwise(n.rhs) and n.rhs.span.end == n.span.end else None
+    if spine:
+        cut = spine[-1].op_span.end
+        fix = f"{text(e.span.start, cut)} ({text(cut, e.span.end).lstrip()})"
+        tcx.precedence_fixes.update((b.op_span, (e.op, fix)) for b in spine)
+
+
+def _precedence_help(tcx: CheckCx, op: str, op_span: Span) -> str | None:
+    """The help of a `bool` and an integer meeting at `op` (`&`, `|`, `^`) that took an operand of a
+    comparison beside it (`note_loose_bitwise`): the comparison was meant first."""
+    if op not in ("&", "|", "^") or op_span not in tcx.precedence_fixes:
+        return None
+    cmp, fix = tcx.precedence_fixes[op_span]
+    return f"`{op}` binds tighter than `{cmp}` (as in Rust; C's order is the other way): put the comparison in " \
+           f"parentheses: `{fix}`"
+
+
 def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op: str,
                op_span: Span, compound: bool = False, stored: Any = None) -> ElemT | str | None:
     if a.kind in ("int", "float") and b.kind in ("int", "float"):
@@ -320,7 +367,8 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
         if lit.kind == "int" and oe is DType.BOOL:
             tcx.emit(tcx.err(T.MISMATCHED_DTYPES, "mismatched dtypes: `bool` and an integer literal",
                              op_span, "no implicit conversion to `bool`")
-                     .with_help("write `true` or `false`, or compare the integer (`x != 0`)"))
+                     .with_help(_precedence_help(tcx, op, op_span)
+                                or "write `true` or `false`, or compare the integer (`x != 0`)"))
             return None
         return oe
     ea, eb = a.elem, b.elem
@@ -331,7 +379,8 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
                          f"no implicit conversion between `{ea}` and `{eb}`")
                  .secondary(lhs.span, f"this is `{lt}`")
                  .secondary(rhs.span, f"this is `{rt}`")
-                 .with_help(_mixed_help(tcx, lhs, rhs, ea, eb, compound, stored, op)))
+                 .with_help((DType.BOOL in (ea, eb) and _precedence_help(tcx, op, op_span))
+                            or _mixed_help(tcx, lhs, rhs, ea, eb, compound, stored, op)))
         return None
     return ea
 

@@ -239,6 +239,8 @@ class ErrorReporter:
             if ch == "@" and re.match(r"@[A-Za-z_]", self.code[at:at + 2]) \
                     and (before == 0 or self.code[before - 1] in ";}"):
                 hint = _DECORATOR_HELP  # `@triton.jit` before a kernel, `@torch.compile`
+            elif ch == "'":
+                hint = _char_literal_help(self.code, at) or hint
             d = (Diagnostic.error(codes.UNKNOWN_CHARACTER, f"unknown character {shown}")
                  .primary(self.span(at, at + 1), "unknown character"))
             return d.with_help(hint)
@@ -595,6 +597,26 @@ _CHAR_HINTS = {
     "`": "backticks are not part of Tile",
     "\\": "a backslash only appears inside a string literal",
 }
+
+
+_CHAR_LITERAL = re.compile(r"'(\\[nrt0\\'\"]|[^'\\\n])'")
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
+
+
+def _char_literal_help(code: str, at: int) -> str | None:
+    """`c - b'0'`, `'A' as u32` (round 23, a Luhn check and Base64 from Rust): Tile has no character or
+    byte literals; the help was "strings use double quotes". The character's code as a number (a `b'..'`
+    byte as `u8`); None where `at` does not start a one-character literal."""
+    m = _CHAR_LITERAL.match(code, at)
+    if m is None:
+        return None
+    body = m.group(1)
+    value = ord(_ESCAPES[body[1]] if body.startswith("\\") else body)
+    byte = at > 0 and code[at - 1] == "b" and (at < 2 or code[at - 2] not in _WORD_CHARS)
+    written = f"b{m.group(0)}" if byte else m.group(0)
+    number = f"{value}u8" if byte and value < 256 else str(value)
+    return (f"Tile has no character or byte literals: write the character's code as a number, `{number}` for "
+            f"`{written}`" + (" (ASCII)" if value < 128 else ""))
 
 
 def _char_help(ch: str) -> tuple[str, str]:

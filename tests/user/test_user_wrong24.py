@@ -25,7 +25,7 @@ def test_the_repl_names_a_redefined_item_as_the_user_did() -> None:
     seen = []
     r = s.feed(":help inc__2")  # (a name the user cannot know): not offered as "did you mean"
     assert not r.ok and "did you mean `inc`?" in r.stderr and "`inc__2`?" not in r.stderr, r.stderr
-    for entry in ("op", "op.wait();", "let k: i32 = op;", ":vars"):
+    for entry in ("op", "if a.sum() > 0.0 { op } else { op }", "op.wait();", "let k: i32 = op;", ":vars"):
         r = s.feed(entry)
         seen.append(r.stdout + r.stderr)
     r = s.feed("let h = op.launch();")
@@ -216,3 +216,58 @@ def test_e0410_traces_bindings_not_names_when_names_are_shadowed(tmp_path: Path)
         errs = _errors(_LB.format(body=body))
         e0410 = [d for d in errs if d.code == "E0410"]  # (the last: E0417 too, `y` may be `x` where it is read)
         assert len(e0410) == 1 and "which `unsafe` code writes" in e0410[0].message, (what, errs)
+
+
+def test_every_use_of_a_scalar_reference_gets_the_by_value_help(tmp_path: Path) -> None:
+    """`-a`, `sqrt(a)`, `maximum(a, 1.0)` and `a as f64` of an `a: &f32` said "cast the operand first with `as`",
+    "give `sqrt` a number", "pass tiles or scalars", "`as` converts a scalar ..": each now the by-value help. A
+    `&mut f32` written (`a += 1.0`, Rust's out-parameter) returns the new value instead; applied, it runs."""
+    fn = "fn f(a: &f32) -> f32 {{\n    let r = {};\n    1.0\n}}\nfn main() {{\n    let s = 2.0;\n    print(f(&s));\n}}\n"
+    for use in ("-a", "sqrt(a)", "maximum(a, 1.0)", "a as f64", "a > 0.0"):
+        errs = _errors(fn.format(use))
+        assert errs and errs[0].help[0].startswith("a scalar is passed by value") and "`a: f32`" in errs[0].help[0], \
+            (use, errs)
+    out = "fn f(a: &mut f32) {\n    a += 1.0;\n}\nfn main() {\n    let mut s = 2.0;\n    f(&mut s);\n    print(s);\n}\n"
+    helps = [d.help for d in _errors(out) if d.code == "E0204"]
+    assert helps == [("a scalar is passed by value (`&mut` lends tensors, and Tile has no `*` to write through it): "
+                      "declare the parameter `a: f32` and return the new value (`-> f32`); the caller assigns it "
+                      "(`s = f(s);`)",)], helps
+    fixed = "fn f(a: f32) -> f32 {\n    a + 1.0\n}\nfn main() {\n    let mut s = 2.0;\n    s = f(s);\n    print(s);\n}\n"
+    assert _run(tmp_path, fixed) == "3.0\n"
+
+
+def test_a_hidden_name_of_a_failed_entry_or_the_same_entry_is_the_users_name_later() -> None:
+    # (guards of the fix above) an entry that redefines `sq` and fails hides nothing, so the user's later `sq__1`
+    # is theirs; one entry defining `sq` again and `sq__1` hides the old `sq` under another name.
+    s = ReplSession(device="cpu")
+    assert s.feed("fn sq(a: i32) -> i32 { a * a }").ok
+    assert not s.feed("fn sq(a: i32) -> i32 { a * b }").ok
+    assert s.feed("fn sq__1(a: i32) -> i32 { a }").ok
+    r = s.feed("let w: bool = sq__1(2);")
+    assert not r.ok and "`sq__1`" not in r.stderr and "found `i32`" in r.stderr
+    r = s.feed("sq__1(1, 2)")
+    assert "function `sq__1` takes 1 argument" in r.stderr, r.stderr
+    t = ReplSession(device="cpu")
+    assert t.feed("fn sq(a: i32) -> i32 { a * a }\nlet q = sq(3);").ok
+    assert t.feed("fn sq(a: f32) -> f32 { a }\nfn sq__1(a: i32) -> i32 { a + 7 }").ok
+    assert t.feed("q").stdout == "i32 = 9\n" and t.feed("sq__1(1)").stdout == "i32 = 8\n"
+    assert "function `sq__1` takes 1 argument" in t.feed("sq__1(1, 2)").stderr
+
+
+def test_an_operation_variable_entered_at_the_prompt_is_shown() -> None:
+    """`op` (a kernel call bound earlier) entered to see it was E0224 "the launch of `inc` is never run: this builds
+    an operation and drops it" (the REPL shows a value by checking it as a statement), and `:type op` too; the
+    operation stays in `op`. A kernel call entered without running it is still E0224, as in a file."""
+    s = ReplSession(device="cpu")
+    assert s.feed(KERNEL).ok and s.feed("let a = ones::<f32>([8]);\nlet mut z = zeros::<f32>([8]);").ok
+    assert s.feed("let op = inc(z.partition([4]), &a);").ok
+    assert s.feed("op").stdout == "Op<inc> = `inc` not run yet (`.sync()` runs it, `.launch()` starts it)\n"
+    assert s.feed(":type op").stdout == "op: Op<inc>\n"
+    assert s.feed("op.sync();\nz.sum()").stdout == "f32 = 16.0\n"
+    r = s.feed("inc(z.partition([4]), &a)")
+    assert not r.ok and "error[E0224]: the launch of `inc` is never run" in r.stderr
+    from tilelang import driver
+
+    src = KERNEL + "\nfn main() {\n    let a = ones::<f32>([8]);\n    let mut z = zeros::<f32>([8]);\n" \
+        "    let op = inc(z.partition([4]), &a);\n    op;\n}\n"
+    assert [d.code for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"] == ["E0224"]

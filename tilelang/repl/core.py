@@ -324,20 +324,22 @@ class SessionCore:
         imports = [it for it in self.items if it.name in names and it.kind == "use"]
         kept = [it for it in self.items if not any(it is u for u in imports)]
         old = [it for it in kept if it.name in names]
+        # A name defined now is the user's, even where it was a hidden one (`sq__1` of their own, or of an entry
+        # that failed): what it stood for goes with the item hidden again.
+        origin = {n: self.hidden.pop(n) for n in names if n in self.hidden}
         if not old:
             return kept, list(self.stmts), {}
         checked = check_session(self.items, self.stmts)
         program, root = checked.program, checked.root
         hidden: dict[str, str] = {}
-        taken = {it.name for it in self.items}
+        taken = {it.name for it in self.items} | names
         for it in old:
             assert it.name is not None
             self.renames += 1
             while f"{it.name}__{self.renames}" in taken:  # the user's own `sq__1`
                 self.renames += 1
             hidden[it.name] = f"{it.name}__{self.renames}"
-            # What the user calls it (an item hidden again keeps its first name; the name it had is the user's now).
-            self.hidden[hidden[it.name]] = self.hidden.pop(it.name, it.name)
+            self.hidden[hidden[it.name]] = origin.get(it.name, it.name)  # what the user calls it
         consts = {it.name for it in old if it.kind == "const"}
         old_chunks = {id(it.chunk) for it in old}
         # Offsets (in the synthesised text) of every reference to rename.

@@ -70,7 +70,8 @@ def check_unary(tcx: CheckCx, e: ast.Unary, op: str, x: ast.Expr, fx: Fx, expect
     if num is None:
         return tcx.emit(tcx.err(T.INVALID_OPERAND, f"cannot apply unary `{op}` to type `{ty}`", e.span,
                                 f"`{op}` does not apply to `{ty}`")
-                        .with_help("cast the operand first with `as`"))
+                        .with_help(scalar_ref_help(tcx, x, ty, fx) if is_scalar_ref(ty)  # type: ignore[arg-type]
+                                   else "cast the operand first with `as`"))
     elem = num.elem
     if op == "-":
         if elem is DType.BOOL or (isinstance(elem, DType) and elem.is_int and not elem.is_signed):
@@ -116,11 +117,21 @@ def load_first_help(tcx: CheckCx, node: ast.Expr, ty: Type, fx: Fx) -> str:
     return f"load a tile first: `{x}.partition([..]).load([..])` reads one tile of it"
 
 
+def is_scalar_ref(ty: Type) -> bool:
+    """`&f32`, `&mut i32`, `&{float}`: a reference to a scalar, which nothing in Tile reads (no `*`)."""
+    return isinstance(ty, RefT) and isinstance(ty.inner, (ScalarT, UntypedInt, UntypedFloat))
+
+
 def scalar_ref_help(tcx: CheckCx, node: ast.Expr, ty: RefT, fx: Fx) -> str:
     """A reference to a scalar in arithmetic: Tile has no `*` to read through one, and `&` lends tensors; a
-    parameter `a: &f32` is declared `a: f32` (its callers then pass the value), a `&s` is written `s`."""
+    parameter `a: &f32` is declared `a: f32` (its callers then pass the value), a `&s` is written `s`; a
+    parameter `a: &mut f32` (an out-parameter in Rust) returns the new value instead."""
     x = tcx.snippet(node)
     inner = str(ty.inner).replace("{float}", "f32").replace("{integer}", "i32")
+    if fx.info is not None and x in fx.info.param_names and ty.mutable:
+        return (f"a scalar is passed by value (`&mut` lends tensors, and Tile has no `*` to write through it): "
+                f"declare the parameter `{x}: {inner}` and return the new value (`-> {inner}`); the caller "
+                f"assigns it (`s = f(s);`)")
     if fx.info is not None and x in fx.info.param_names:
         return (f"a scalar is passed by value (`&` lends tensors, and Tile has no `*` to read through it): declare "
                 f"the parameter `{x}: {inner}`, and its callers pass the value (`s` for `&s`)")
@@ -141,7 +152,7 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         bad, bt = (lhs, lt) if a is None else (rhs, rt)
         d = tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `{lt}` and `{rt}`", op_span,
                     f"`{op}` is not defined for these types").secondary(bad.span, f"this is `{bt}`")
-        if isinstance(bt, RefT) and isinstance(bt.inner, (ScalarT, UntypedInt, UntypedFloat)):
+        if is_scalar_ref(bt):
             d = d.with_help(scalar_ref_help(tcx, bad, bt, fx))  # (a scalar has no tile to load)
         elif isinstance(bt, (RefT, TensorT)) and fx.in_kernel:
             d = d.with_help(load_first_help(tcx, bad, bt, fx))
@@ -627,7 +638,9 @@ def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx)
         case _:
             d2 = tcx.err(T.INVALID_CAST, f"cannot cast `{src}` as `{target}`", e.span,
                          "invalid cast")
-            if fx.in_kernel and isinstance(deref(src), TensorT):
+            if is_scalar_ref(src):
+                d2 = d2.with_help(scalar_ref_help(tcx, x, src, fx))  # type: ignore[arg-type]
+            elif fx.in_kernel and isinstance(deref(src), TensorT):
                 d2 = d2.with_help("load a tile first, then cast the tile")
             elif isinstance(src, TupleT):
                 d2 = d2.with_help("cast each element of the tuple: `(p.0 as f32, p.1 as f32)`")

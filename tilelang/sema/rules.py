@@ -41,7 +41,7 @@ from tilelang.sema.consts import const_value
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.items import is_type_expr, resolve_type
 from tilelang.sema.kernel import check_tile_limits, reshape_proposal
-from tilelang.sema.operators import binary_types, extremum_signs
+from tilelang.sema.operators import binary_types, extremum_signs, is_scalar_ref, scalar_ref_help
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.ruleargs import axis_arg, axis_forms, const_arg, shape_arg
 from tilelang.sema.typeops import deref, elem_is_float, is_intlike, is_poison, num_of, numel
@@ -226,6 +226,8 @@ def _rule_unary_math(tcx: CheckCx, cx: CallCx) -> Type:
     if num is None:
         d = tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects a tile, a scalar or a host tensor", x.span,
                     f"found `{ty}`")
+        if is_scalar_ref(ty) and not isinstance(x, ast.Ref):  # a `&f32` parameter (`sqrt(&1.0)`: below)
+            return tcx.emit(d.with_help(scalar_ref_help(tcx, x, ty, cx.fx)))  # type: ignore[arg-type]
         if cx.fx.in_kernel:
             return tcx.emit(d.with_help("load a tile first"))
         if isinstance(x, ast.Ref):  # `sqrt(&1.0)`, `exp(&t)`: the fuzzer's seed 167, case 3561 (no help line)
@@ -265,9 +267,9 @@ def _elementwise(tcx: CheckCx, cx: CallCx, exprs: list[ast.Expr], tys: list[Type
     nums = [num_of(t, cx.fx.in_kernel) for t in tys]
     for n, t, x in zip(nums, tys, exprs, strict=False):
         if n is None:
-            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span,
-                                    f"found `{t}`")
-                            .with_help("pass tiles or scalars"))
+            return tcx.emit(tcx.err(T.INVALID_OPERAND, f"`{cx.name}` expects tiles or scalars", x.span, f"found `{t}`")
+                            .with_help(scalar_ref_help(tcx, x, t, cx.fx) if is_scalar_ref(t)  # type: ignore[arg-type]
+                                       else "pass tiles or scalars"))
     if cx.name in ("maximum", "minimum", "where") and (signs := extremum_signs(tcx, cx, int(cx.name == "where"))):
         return signs  # a signed and an unsigned integer: both cast to a type that holds both
     acc_t, acc_e = tys[0], exprs[0]

@@ -205,7 +205,7 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
             return False
         case ast.ExprStmt(expr=e, semi=semi):
             ty = tcx.check_expr(e, fx, None if semi else UNIT)
-            if isinstance(ty, OpT) and not fx.graph:
+            if isinstance(ty, OpT) and not fx.graph and not (isinstance(e, ast.Name) and _in_repl(tcx, e)):
                 tcx.emit(tcx.err(T.UNUSED_OPERATION, f"the launch of `{ty.kernel}` is never run", e.span,
                                  "this builds an operation and drops it")
                          .note("a kernel call only builds an operation")
@@ -543,3 +543,9 @@ def _shape_parts_help(tcx: CheckCx, elems: tuple[ast.Pattern, ...], ty: Type, va
     v = tcx.receiver_snippet(value)
     lets = [f"let {p.name.name} = {v}[{k}];" for k, p in enumerate(elems) if isinstance(p, ast.NamePat)]
     return "a shape is indexed, one axis at a time: `" + " ".join(lets) + "`"
+
+
+def _in_repl(tcx: CheckCx, e: ast.Expr) -> bool:
+    """`e` is in the REPL's session program (`repl.synth`), where a variable entered at the prompt (`op`) is shown:
+    it reads the operation, which stays in the variable (E0224 said "the launch of `inc` is never run")."""
+    return e.span.file >= 0 and tcx.sources.get(e.span.file).name == "<repl>"

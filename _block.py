@@ -8,4 +8,4 @@ z = np.zeros_like(x)
 mod.add(tilelang.partition(z, [1024]), x, y).sync()   # z is written in place
 h = mod.add(tilelang.partition(z, [1024]), x, y).launch()
 h.wait()                                      # z stays borrowed until here
-help(mod.add)                                 # the Tile signature
+help(mod.add)                                 # the Tile signature (`help(mod)`: every kernel and function)

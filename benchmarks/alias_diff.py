@@ -12,6 +12,9 @@ case is then checked and run three ways:
 - `reads` / `writes`: the kernel with only its loads, or only its writes, run on the interpreter: the writes
   change exactly the tensors the generator says (a check of the generator itself), and the loads' sum
   (`x_i` holds 4^i, each load reads one element) decodes to the tensors it says;
+- `pair`: the write half launched twice in flight (refused, E0309, where it stores with `store_unchecked`;
+  atomics of one kind may share a tensor), and beside a kernel that takes `atomic_max` of every tensor
+  (always refused: the kinds do not commute);
 - `both`: the whole kernel must be refused (E0417) where a tensor is both read and written, and, with the
   loads moved into an `if last_block(1) { .. }` region, refused (E0410) likewise.
 
@@ -155,6 +158,18 @@ def main_race() -> str:
             f"    let h = k(z.partition([1]), {ARGS}).launch();\n{reads}\n    h.wait();\n}}\n")
 
 
+MAXK = ("kernel fn km(z: &mut Tensor<f32, [1]>, " + PARAMS + ") {\n"
+       + "".join(f"    unsafe {{ atomic_max(x{i}, [0], 9.0); }}\n" for i in range(N))
+       + "    z.store(full::<f32>([1], 0.0));\n}\n")
+
+
+def main_pair(other: str) -> str:
+    """`k` and `other` (`k` again, or `km`: `atomic_max` on every tensor) launched together."""
+    return (f"fn main() {{\n{TENSORS}\n    let mut z = zeros::<f32>([2]);\n    let mut w = zeros::<f32>([2]);\n"
+            f"    let h = k(z.partition([1]), {ARGS}).launch();\n"
+            f"    let h2 = {other}(w.partition([1]), {ARGS}).launch();\n    h.wait();\n    h2.wait();\n}}\n")
+
+
 def lib(kern: str) -> str:
     """The helpers `kern` calls (a function no kernel calls is a host function, where atomics are refused)."""
     used = kern
@@ -223,8 +238,18 @@ def case(seed: int, i: int) -> tuple[str, str]:
     miss = sorted(set(wr) - refused)
     if miss:
         return "MISS", f"{tag}: the launch writes x{miss} but the host's read in flight was accepted ({errs})"
-    both = set(wr) & set(rd)
+    # two launches in flight: `k` twice may share its tensors only where it updates them with atomics of one
+    # kind (E0309 where it stores, `raw`); beside `km`'s `atomic_max` on every tensor, never (E0309)
     out = "ok"
+    for other, must in (("k", raw), ("km", True)):
+        src = prog(kw + (MAXK if other == "km" else ""), main_pair(other))
+        codes = {c for c, _ in check(src, f"{tag}_pair_{other}.tile")}
+        if must and "E0309" not in codes:
+            return "MISS", f"{tag}: `k` (writes x{wr}, {'stores' if raw else 'atomic_add'}) and `{other}` in flight " \
+                           f"together were accepted ({sorted(codes)})"
+        if not must and codes:
+            out = "over"
+    both = set(wr) & set(rd)
     for region, code in ((False, "E0417"), (True, "E0410")):
         src = prog(kernel(pre_w + pre_r, reads, writes, region), main_run(region))
         errs = check(src, f"{tag}_{'region' if region else 'both'}.tile")

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from gpu_probe import nvdisasm_path  # noqa: E402  (the suite's one probe for nvdisasm)
 
 ARMS = (  # (both switches on by default since 2026-12-07: "neither" is the form before)
     ("neither", "TILEC_MBAR_ONE_INIT=0,TILEC_ATTN_DIVS_IN_ROLE=0"),
@@ -53,18 +55,6 @@ def ptx() -> str:
     return emit_ptx(kir, "sm_90a", facts)
 
 
-def _nvdisasm() -> str | None:
-    found = shutil.which("nvdisasm")
-    if found:
-        return found
-    try:
-        import nvidia  # type: ignore[import-not-found]
-    except ImportError:
-        return None
-    hits = [h for p in nvidia.__path__ for h in Path(p).glob("**/bin/nvdisasm")]
-    return str(hits[0]) if hits else None
-
-
 def count(text: str) -> str:
     body = text[text.index("{", text.index(".entry")):]
     lines = [x.strip() for x in body.splitlines()]
@@ -83,7 +73,7 @@ def count(text: str) -> str:
         regs = re.findall(r"Used (\d+) registers", r.stderr)
         spills = re.findall(r"(\d+) bytes spill stores", r.stderr)
         out += f"; ptxas {regs[0] if regs else '?'} registers, {spills[0] if spills else '?'} B spill stores"
-        tool = _nvdisasm()
+        tool = nvdisasm_path()
         if tool is None:
             return out + "; no nvdisasm"
         sass = subprocess.run([tool, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout

@@ -28,7 +28,7 @@ ARMS = (("divisors before the split", "0"), ("divisors in role (default)", "1"))
 
 
 def _sass(ptx: str, d: str, name: str) -> tuple[str, str]:
-    from hattn7_start import _nvdisasm
+    from hattn7_start import nvdisasm_path
 
     from tilelang.backend.target import run_ptxas
 
@@ -36,7 +36,7 @@ def _sass(ptx: str, d: str, name: str) -> tuple[str, str]:
     r = run_ptxas(ptx, "sm_90a", verbose=True, cubin=cubin)
     regs = re.findall(r"Used (\d+) registers", r.stderr)
     spills = re.findall(r"(\d+) bytes spill stores", r.stderr)
-    tool = _nvdisasm()
+    tool = nvdisasm_path()
     sass = subprocess.run([tool, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout if tool else ""
     return f"{regs[0] if regs else '?'} registers, {spills[0] if spills else '?'} B spills", sass
 

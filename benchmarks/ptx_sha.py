@@ -1,6 +1,7 @@
 """SHA-256 of the sm_90a PTX of the tuned kernels, to show a change leaves them byte-identical (CPU only).
 
     PYTHONPATH=. python benchmarks/ptx_sha.py > after.txt     # in each tree, then: diff before.txt after.txt
+    PYTHONPATH=. python benchmarks/ptx_sha.py --faults        # and each wgmma kernel's descriptor faults
 
 One line a kernel variant: `<sha256[:16]> <what>`. The kernels: std::attention's prefill
 (`flash_attention`, `flash_attention_lse`; f16/bf16, D = 64/128, blocks 128x128 and 128x64, the bench rows'
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -33,8 +35,23 @@ from tilelang.ir.lower import lower_kernel  # noqa: E402
 from tilelang.runtime.launch import ArgFact  # noqa: E402
 
 
+FAULTS = "--faults" in sys.argv  # also each wgmma kernel's HGMMA descriptor faults (ptxas + nvdisasm, sm_90a)
+
+
 def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """The line's hash; with `--faults`, a wgmma kernel's line ends with the number of its HGMMAs whose
+    descriptors lack their layout fields (`tests/ptxas_report.hgmma_desc_faults`: the form ptxas 13.0
+    miscompiled in hwg's column split), as `faults N/M` (N of its M HGMMAs), and ptxas's registers, spill
+    stores and SASS instruction count."""
+    h = hashlib.sha256(text.encode()).hexdigest()[:16]
+    if not FAULTS or "wgmma.mma_async" not in text:
+        return h
+    sys.path.insert(0, str(ROOT / "tests"))
+    from ptxas_report import assemble, hgmma_desc_faults, sass
+
+    code, rep = sass(text, "sm_90a"), assemble(text, "sm_90a")
+    return (f"{h} faults {len(hgmma_desc_faults(code))}/{code.count('HGMMA')} regs {rep.max_registers} "
+            f"spills {rep.max_spill_stores} sass {len(re.findall(r'/[*][0-9a-f]{4,}[*]/', code))}")
 
 
 def attention() -> None:

@@ -22,8 +22,10 @@ user error never shows a Python traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -79,6 +81,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     sources = SourceMap()
     diagnostics = []
+    unreadable = False
     for name in args.files:
         path = Path(name)
         try:
@@ -91,13 +94,15 @@ def cmd_check(args: argparse.Namespace) -> int:
                 result = driver.check(text, name="<stdin>", sources=sources, deny_warnings=args.deny)
             else:
                 result = driver.check(path, sources=sources, deny_warnings=args.deny)
-        except OSError as e:
+        except OSError as e:  # said, and the other files are still checked (`tilec check *.tile`)
             from tilelang.source import read_error
 
-            _fail(read_error(path, e))
+            _print_plain_error(read_error(path, e))
+            unreadable = True
+            continue
         diagnostics.extend(result.diagnostics)
     render.report(diagnostics, sources)
-    return EXIT_ERRORS if any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
+    return EXIT_ERRORS if unreadable or any(d.severity.value == "error" for d in diagnostics) else EXIT_OK
 
 
 def _writable(path: str, flag: str) -> None:
@@ -133,10 +138,14 @@ def cmd_emit(args: argparse.Namespace) -> int:
     from tilelang.diagnostics import render
 
     file = Path(args.file)
-    if not re.fullmatch(r"sm_\d+a?", args.arch):
-        _fail(f"invalid value for `--arch`: `{args.arch}` is not an architecture like `sm_80`",
-              EXIT_USAGE)
     from tilelang.backend.target import SUPPORTED_ARCHS  # no llvmlite: the table only
+
+    if not re.fullmatch(r"sm_\d+a?", args.arch):
+        _print_plain_error(f"invalid value for `--arch`: `{args.arch}` is not an architecture like `sm_80`")
+        guess = re.sub(r"^(sm)?_?", "sm_", args.arch.strip().lower())  # `SM_90`, `sm90`, `90a`
+        if guess in SUPPORTED_ARCHS:
+            _err(f"help: did you mean `--arch {guess}`?")
+        raise Exit(EXIT_USAGE)
 
     if args.stage in ("gpu", "llvm", "ptx") and args.arch not in SUPPORTED_ARCHS:
         _fail(f"unsupported value for `--arch`: tilec does not compile for `{args.arch}` "
@@ -163,10 +172,15 @@ def cmd_emit(args: argparse.Namespace) -> int:
     if not result.ok:
         return EXIT_ERRORS
     text = driver.format_output(args.stage, result)
-    if args.stage != "ast" and not text.strip():
+    if not text.strip():
         kernel = args.kernel
         checked = result.context.outputs.get("checked")
         kernels = checked.program.kernels if checked is not None else {}
+        if args.stage == "ast":  # (no check ran: the file's own kernels)
+            from tilelang.syntax import ast
+
+            kernels = {i.name.name: i for i in result.context.outputs["ast"].items
+                       if isinstance(i, ast.FnDecl) and i.is_kernel}
         if kernel is not None and kernel not in kernels:
             known = ", ".join(f"`{k}`" for k in kernels) or "none"
             _fail(f"there is no kernel named `{kernel}` in `{file}` (kernels: {known})")
@@ -401,8 +415,14 @@ def cmd_lsp(args: argparse.Namespace) -> int:
 
 def cmd_cache_list(args: argparse.Namespace) -> int:
     """List the cached compiled kernels and the tuner's records."""
-    from tilelang.runtime.cache import cache_list
+    from tilelang.runtime.cache import cache_list, default_dir
 
+    where = default_dir()
+    if where.exists() and not where.is_dir():  # was "0 entries", as if caching worked and nothing was cached yet
+        _print_plain_error(f"the compile cache `{where}` is a file, not a directory: nothing is cached")
+        _err("help: point `TILEC_CACHE_DIR` at a directory (it is made when a kernel is first cached)"
+             + ("" if os.environ.get("TILEC_CACHE_DIR") else f", or move the file `{where}` away"))
+        return EXIT_ERRORS
     for line in cache_list():
         _out(line)
     from tilelang.tuner.records import list_lines
@@ -454,6 +474,13 @@ class _Parser(argparse.ArgumentParser):
                 return f"did you mean `tilec --{word}`?"
             close = difflib.get_close_matches(word, re.findall(r"'(\w+)'", command.group(2)), n=1, cutoff=0.6)
             return f"did you mean `tilec {close[0]}`?" if close else None
+        option = re.match(r"argument (--[\w-]+)\S*: invalid choice: '(.*?)' \(choose from (.*)\)$", message)
+        if option is not None:  # `--device cuda`, `--stage ptxx`, `--stage llvm-ir`
+            choices = re.findall(r"'([\w-]+)'", option.group(3))
+            word = {"cuda": "gpu", "nvidia": "gpu", "llvm-ir": "llvm", "asm": "ptx"}.get(option.group(2).lower(),
+                                                                                        option.group(2).lower())
+            close = [word] if word in choices else difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+            return f"did you mean `{option.group(1)} {close[0]}`?" if close else None
         if not message.startswith("unrecognized arguments: "):
             return None
         words = message[len("unrecognized arguments: "):].split()
@@ -619,9 +646,35 @@ def run(argv: list[str]) -> int:
         render.configure(format=args.error_format, color=args.color)
         # `--deny` collects its values (`-D warnings` may be repeated)
         args.deny = bool(getattr(args, "deny", None))
-        return int(args.func(args))
+        with _switch_warnings():
+            return int(args.func(args))
     except Exit as e:
         return e.status
+
+
+@contextlib.contextmanager
+def _switch_warnings() -> Iterator[None]:
+    """A `TILEC_*` setting a module ignores (`TILEC_CARVEOUT=abc`, `TILEC_TRACE=bogus`: a RuntimeWarning, which
+    the Python API keeps) as `warning: ...` in the session's format, not Python's "file:line: RuntimeWarning"
+    with the source line of the `warnings.warn` call."""
+    import warnings
+
+    shown = warnings.showwarning
+
+    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+        text = str(message)
+        if issubclass(category, RuntimeWarning) and text.startswith("TILEC_"):
+            from tilelang.diagnostics import render
+
+            render.plain_error(text, file=file, severity="warning")
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 # ---------------------------------------------------------------- entry point

@@ -49,7 +49,7 @@ class Options:
     """What the user asked for; stages read what concerns them."""
 
     arch: str = "sm_80"
-    kernel: str | None = None  # restrict `ir`/`llvm`/`ptx` to one kernel
+    kernel: str | None = None  # restrict `ast`/`ir`/`llvm`/`ptx` to one kernel
     device: str = "auto"
     deny_warnings: bool = False  # `--deny warnings`: every warning is an error
     explain: bool = False  # `tilec emit --explain`: the `gpu` stage notes each kernel's path and refusals
@@ -333,7 +333,8 @@ def _path_notes(gk: Any) -> list[Any]:
     from tilelang.backend import explain
     from tilelang.diagnostics.model import Diagnostic, Severity
 
-    inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
+    types = getattr(getattr(gk, "source", gk), "type_args", ())
+    inst = ", ".join(f"{k} = {v}" for k, v in (*types, *gk.instantiation))
     what = explain.describe(gk)
     head = Diagnostic("", f"kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" runs on {what} ({gk.arch})",
                       severity=Severity.NOTE)
@@ -357,10 +358,18 @@ def _emit_each(kernels: list[Any], ctx: Context, emit: Callable[..., Any]) -> li
     sink as a diagnostic and that kernel yields no artifact."""
     out = []
     for k in kernels:
-        text = emit(k, ctx.sink, ctx.options.arch)
+        try:
+            text = emit(k, ctx.sink, ctx.options.arch)
+        except ICE:
+            raise
+        except Exception as e:  # a bug in tilec (LLVM refusing our IR): the report names the kernel that met it
+            inst = ", ".join(f"{n} = {v}" for n, v in getattr(k, "instantiation", ()))
+            raise ICE(f"emitting kernel `{k.name}`" + (f" [{inst}]" if inst else "")
+                      + f" for {ctx.options.arch or 'the default arch'} failed: {type(e).__name__}: {e}") from e
         if text is not None:
+            types = getattr(getattr(k, "source", k), "type_args", ())   # (a GpuKernel's source: its ir.Kernel)
             out.append(Artifact(k.name, str(text),
-                                ", ".join(f"{n} = {v}" for n, v in getattr(k, "instantiation", ()))))
+                                ", ".join(f"{n} = {v}" for n, v in (*types, *getattr(k, "instantiation", ())))))
     return out
 
 
@@ -498,8 +507,13 @@ def format_output(stage: str, result: CompileResult) -> str:
     value = result.context.outputs[stage]
     match stage:
         case "ast":
+            from tilelang.syntax import ast
             from tilelang.syntax.printer import format_ast
 
+            kernel = result.context.options.kernel  # `--kernel k`: that kernel's item (it was the whole file)
+            if kernel is not None:
+                items = [i for i in value.items if isinstance(i, ast.FnDecl) and i.is_kernel and i.name.name == kernel]
+                return "".join(str(format_ast(i, result.sources)) for i in items)
             return str(format_ast(value, result.sources))
         case "checked":
             return repr(value)

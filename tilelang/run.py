@@ -94,14 +94,12 @@ class Execution:
 
 # ---------------------------------------------------------------- devices
 def _gpu_missing() -> str | None:
-    """Why the GPU engine cannot be used here, or None when it can."""
+    """Why the GPU engine cannot be used here, or None when it can (`cuda.why_unavailable`'s words)."""
     try:
         from tilelang.runtime import cuda
     except ImportError:
         return "the CUDA runtime of tilec is not installed"
-    if not cuda.is_available():
-        return "no CUDA driver or device was found on this machine"
-    return None
+    return cuda.why_unavailable()
 
 
 def gpu_available() -> bool:
@@ -110,7 +108,8 @@ def gpu_available() -> bool:
 
 def make_device(choice: str, out: IO[str]) -> Any:
     """The `Device` for `--device choice`; raises `GpuUnavailable` when the
-    GPU is asked for and cannot be used."""
+    GPU is asked for and cannot be used (`fell_back` says when `auto` fell
+    back to the CPU)."""
     from tilelang.runtime.cpu import CpuDevice
 
     def device_print(text: str) -> None:
@@ -123,10 +122,36 @@ def make_device(choice: str, out: IO[str]) -> Any:
         if why is None:
             from tilelang.runtime.cuda import CudaDevice
 
-            return CudaDevice(out=device_print)
+            try:
+                return CudaDevice(out=device_print)
+            except TileError as e:  # a GPU that is there but cannot be opened (busy, exclusive mode, no memory)
+                if choice == "gpu":
+                    raise
+                cpu = CpuDevice(out=device_print)
+                cpu.fallback_reason = f"the GPU could not be opened ({e.diagnostics[0].message})"  # (`fell_back`)
+                return cpu
         if choice == "gpu":
             raise GpuUnavailable(why)
     return CpuDevice(out=device_print)
+
+
+def fell_back(choice: str, dev: Any, err: IO[str]) -> None:
+    """`--device auto` on the CPU: say so, once a run, on `err` where an NVIDIA driver is installed but the GPU
+    cannot be used (a GPU the user may expect); nothing on a machine without a driver (the CPU is what `auto`
+    means there) or where the GPU was taken."""
+    if choice != "auto" or getattr(dev, "kind", "") != "cpu":
+        return
+    why = getattr(dev, "fallback_reason", None) or _gpu_missing()
+    if not why or why.startswith(_NO_DRIVER):
+        return
+    from tilelang.diagnostics import render
+
+    render.plain_note(f"running on the CPU interpreter: {why}",
+                      "`--device cpu` says the same without this note; `--device gpu` makes it an error", file=err)
+
+
+_NO_DRIVER = ("cuda-python is not installed", "no NVIDIA driver is installed",
+              "the CUDA runtime of tilec is not installed")
 
 
 # ---------------------------------------------------------------- the pipeline
@@ -192,7 +217,7 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
         try:
             execution = _execute_source(sf, sources, device, out, sanitize=sanitize,
                                         warnings=warnings, deny_warnings=deny_warnings,
-                                        on_warnings=warn)
+                                        on_warnings=warn, err=err)
         except CheckFailed as e:
             render.report(e.diagnostics, e.sources, file=err)
             return EXIT_ERRORS
@@ -300,7 +325,8 @@ def _lower_unchecked(program: Any, kernel: str, inst: dict[str, Any], facts: dic
 def _execute_source(sf: Any, sources: SourceMap, device: str, out: IO[str], *,
                     sanitize: bool = False, ownership: bool = True,
                     warnings: list[Diagnostic] | None = None, deny_warnings: bool = False,
-                    on_warnings: Callable[[list[Diagnostic]], None] | None = None) -> Execution:
+                    on_warnings: Callable[[list[Diagnostic]], None] | None = None,
+                    err: IO[str] | None = None) -> Execution:
     from tilelang.runtime import tensor as tensor_mod
     from tilelang.runtime.host import HostEvaluator
     from tilelang.runtime.launch import Runtime
@@ -321,6 +347,8 @@ def _execute_source(sf: Any, sources: SourceMap, device: str, out: IO[str], *,
         dev = CpuDevice(out=lambda text: out.write(text + "\n"), sanitizer=san)
     else:
         dev = make_device(device, out)
+        if err is not None:
+            fell_back(device, dev, err)
     runtime = Runtime(dev, checked.program)
     if not ownership:
         runtime.lower = _lower_unchecked

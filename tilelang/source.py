@@ -94,6 +94,24 @@ DUMMY_SPAN = Span(-1, 0, 0)
 _STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*.*?\*/', re.S)
 
 
+def doc_comment_above(sf: SourceFile, offset: int) -> str:
+    """The `//` comment lines right above the line of `offset` (a declaration's doc: `help()` of a kernel,
+    the language server's hover), over its `#[..]` attribute lines; `///` written as `//`."""
+    line, _ = sf.line_col(offset)
+    out: list[str] = []
+    n = line - 1
+    while n >= 1:
+        text = sf.line_text(n).strip()
+        if text.startswith("#["):
+            n -= 1
+            continue
+        if not text.startswith("//"):
+            break
+        out.append(text[2:].lstrip("/! ").rstrip() if text.startswith("///") else text[2:].strip())
+        n -= 1
+    return "\n".join(reversed(out))
+
+
 def without_comments(text: str) -> str:
     """`text` (a declaration's header) with each comment a space, its strings
     kept: what shows a header on one line (`help()` of a kernel, the REPL's

@@ -13,6 +13,7 @@ their codes; their help lines lead to a call that writes the caller's object.
 from __future__ import annotations
 
 import array
+import types
 from pathlib import Path
 from typing import Any, Callable
 
@@ -34,6 +35,7 @@ kernel fn cnt<const B: i32>(o: &mut Tensor<f32, [B]>, c: &Tensor<i32, [?]>) {
 fn f(z: &mut Tensor<f32, [?]>) { k(z.partition([4])).sync(); }
 fn f2(z: &mut Tensor<f32, [2, 4]>) { k2(z.partition([2, 4])).sync(); }
 fn ft(p: (&mut Tensor<f32, [?]>, i32)) { let (z, n) = p; k(z.partition([4])).sync(); }
+fn fn2(z: &mut Tensor<f32, [?]>, n: i32) { k(z.partition([4])).sync(); }
 """
 
 
@@ -47,6 +49,7 @@ def _named(tmp: Path) -> dict[str, Any]:
     ro = np.zeros(8, F32)
     ro.flags.writeable = False
     (tmp / "m.f32").write_bytes(bytes(32))
+    o = np.zeros(8, F32)
     return {
         "file": tmp / "m.f32",
         "z": np.zeros(8, F32),
@@ -56,7 +59,8 @@ def _named(tmp: Path) -> dict[str, Any]:
         "fortran": np.zeros((2, 4), F32, order="F"),
         "buf": bytearray(32),
         "ro": ro,
-        "o": np.zeros(8, F32),
+        "o": o,
+        "oparts": (P(o, [4]),),
         "c": np.zeros(1, np.int32),
         "p": P(np.zeros(8, F32), [4]),  # a partition the caller holds: `p.array` reads the results
         "parts": [P(np.zeros(8, F32), [4])],
@@ -64,6 +68,8 @@ def _named(tmp: Path) -> dict[str, Any]:
         "flist": [np.zeros(8, F32)],
         "ftuple": (np.zeros(8, F32),),
         "fdict": {"z": np.zeros(8, F32)},
+        "obj": types.SimpleNamespace(t=(np.zeros(8, F32),)),
+        "yes": True,
     }
 
 
@@ -119,6 +125,9 @@ ROWS: list[Row] = [
     ("f_star_held_list", lambda m, n: m.f(*n["flist"]), "ok", lambda n: ONES(n["flist"][0])),
     ("f_star_held_tuple", lambda m, n: m.f(*n["ftuple"]), "ok", lambda n: ONES(n["ftuple"][0])),
     ("f_double_star_held_dict", lambda m, n: m.f(**n["fdict"]), "ok", lambda n: ONES(n["fdict"]["z"])),
+    # (an object's tuple, unpacked where one branch builds a tuple: the other branch's, held, is written)
+    ("f_star_held_or_new", lambda m, n: m.f(*(n["obj"].t if n["yes"] else (np.zeros(8, F32),))), "ok",
+     lambda n: ONES(n["obj"].t[0])),
     ("f_strided_view", lambda m, n: m.f(n["z16"][::2]), "ok",
      lambda n: ONES(n["z16"][::2]) and not n["z16"][1::2].any()),
     ("f_fortran", lambda m, n: m.f2(n["fortran"]), "ok", lambda n: ONES(n["fortran"])),
@@ -130,6 +139,16 @@ ROWS: list[Row] = [
     ("atomic_new_array", lambda m, n: m.cnt(P(n["o"], [4]), np.zeros(1, np.int32)).sync(), "E0313", None),
     ("atomic_keyword", lambda m, n: m.cnt(P(n["o"], [4]), c=np.zeros(1, np.int32)).sync(), "E0313", None),
     ("atomic_named", lambda m, n: m.cnt(P(n["o"], [4]), n["c"]).sync(), "ok", lambda n: n["c"][0] == 2),
+    # -- beside keyword arguments (the call makes a tuple of the positional ones: one count more; never refused)
+    ("k_new_beside_a_keyword", lambda m, n: m.cnt(P(np.zeros(8, F32), [4]), c=n["c"]).sync(), "E0313", None),
+    ("k_star_new_beside_a_keyword", lambda m, n: m.cnt(*[P(np.zeros(8, F32), [4])], c=n["c"]).sync(), "E0313",
+     None),
+    ("k_named_beside_a_keyword", lambda m, n: m.cnt(P(n["o"], [4]), c=n["c"]).sync(), "ok",
+     lambda n: ONES(n["o"]) and n["c"][0] == 2),
+    ("k_star_held_beside_a_keyword", lambda m, n: m.cnt(*n["oparts"], c=n["c"]).sync(), "ok",
+     lambda n: ONES(n["o"]) and n["c"][0] == 2),
+    ("f_new_beside_a_keyword", lambda m, n: m.fn2(np.zeros(8, F32), n=1), "E0313", None),
+    ("f_named_beside_a_keyword", lambda m, n: m.fn2(n["z"], n=1), "ok", lambda n: ONES(n["z"])),
     ("atomic_star_new_list", lambda m, n: m.cnt(*[P(n["o"], [4]), np.zeros(1, np.int32)]).sync(), "E0313", None),
     ("atomic_named_then_star_new", lambda m, n: m.cnt(P(n["o"], [4]), *[np.zeros(1, np.int32)]).sync(), "E0313",
      None),

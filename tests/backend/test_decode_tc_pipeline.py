@@ -87,13 +87,29 @@ def test_the_pipeline_takes_decode_split_tc_and_zeroes_v_rows(bn: int, d: int, r
 @pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn"), CASES)
 def test_decode_split_tc_in_the_simulator(bhkv: int, smax: int, clen: int, splits: int, bn: int,
                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import collections
+
     import llsim
+    import llsim_exec
 
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    loads: collections.Counter[tuple[str, tuple[int, ...]]] = collections.Counter()
+    tma = llsim_exec._tma
+
+    def counted(mem, bars, dst, bar, tm, *c):  # type: ignore[no-untyped-def]
+        loads[(str(tm.key), tuple(int(x) for x in c))] += 1
+        return tma(mem, bars, dst, bar, tm, *c)
+
+    monkeypatch.setattr(llsim_exec, "_tma", counted)
     d = 64
     kir, facts = _kernel_ir(bhkv, smax, splits, bn, d)
     q, k, v = _inputs(bhkv, smax, d, clen, 4)
     _check(*_simulate(kir, facts, q, k, v, clen, splits), *_reference(q, k, v, clen, splits, bn, 0.125))
+    # each share runs once (hattn7's note: a walk of pairs runs an odd middle share twice): every key block of
+    # each head's cache is copied once, and each head's Q once a share, with 2 CTAs walking 3 shares a head too
+    ks = [n for (key, _), n in loads.items() if key == "k"]
+    assert len(ks) == bhkv * -(-clen // bn) and set(ks) == {1}, sorted(loads.items())
+    assert sorted(n for (key, _), n in loads.items() if key == "q") == [splits] * bhkv, sorted(loads.items())
 
 
 def _shared_arange_program():  # type: ignore[no-untyped-def]

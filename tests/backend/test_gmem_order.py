@@ -105,6 +105,9 @@ fn main() {
 }
 """
     assert _barriers(same, "k", monkeypatch) == 0
-    # a 16 x 16 tile over 128 threads is replicated: a copy that did not
-    # store an element loads it
-    assert _barriers(same.replace("32, 64]", "16, 16]"), "k", monkeypatch) >= 1
+    # a 16 x 16 tile over 128 threads (the hint's 4 warps) is replicated: a
+    # copy that did not store an element loads it
+    small = same.replace("32, 64]", "16, 16]")
+    assert _barriers("#[hints(num_warps = 4)]" + small, "k", monkeypatch) >= 1
+    # without the hint it runs at 2 warps (`lift.fewer_warps`), 4 elements a thread and no copies
+    assert _barriers(small, "k", monkeypatch) == 0

@@ -256,11 +256,14 @@ def test_off_is_the_code_before_the_option(monkeypatch) -> None:  # type: ignore
 
 
 def test_the_bound(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # 1: 16 elements; N >= 2: N; anything else off. A [2, 8] result (16
-    # elements) is replicated under 16, not under 8
-    for v, n in (("", 0), ("0", 0), ("1", 16), ("8", 8), ("32", 32), ("yes", 0)):
+    # 1: 16 elements; N >= 2: N; unset, empty or 0 off; anything else E0604 (it was off, silently: hgpuerr).
+    # A [2, 8] result (16 elements) is replicated under 16, not under 8
+    for v, n in (("", 0), ("0", 0), ("1", 16), ("8", 8), ("32", 32)):
         monkeypatch.setenv("TILEC_REPLICATE_SMALL", v)
         assert replicate_bound() == n
+    monkeypatch.setenv("TILEC_REPLICATE_SMALL", "yes")
+    with pytest.raises(ValueError, match="TILEC_REPLICATE_SMALL='yes'"):
+        replicate_bound()
     k = next(c for c in CASES if c.name == "ints_one_warp").kernel()
     monkeypatch.setenv("TILEC_REPLICATE_SMALL", "0")
     base = _replicated_reductions(lower_gpu(k, "sm_80", None))

@@ -81,3 +81,25 @@ def test_copy_producer_alone_in_the_simulator() -> None:
     """Both operands copied through registers (an 8191^3-like launch), B
     transposed, two consumer warpgroups: only the producer warps arrive."""
     _run(GemmConfig(128, 64, 64, trans_b=True, warps=8, out="f16"), 130, 70, 33, seed=4, copy="both")
+
+
+def test_a_warpgroup_s_rows_move_the_descriptor_s_32_bit_address() -> None:
+    """Two consumer warpgroups: the second's A descriptor starts at its first row. That offset goes into the
+    descriptor's 32-bit address field (`HopperOps.warpgroup_rows`, `_desc`'s `extra`), never a 64-bit add to the
+    whole descriptor: `add i64 desc, zext off` is the form ptxas 13.0 miscompiled in the column split's B
+    descriptors (the layout's high word built as 0: `tests/ptxas_report.hgmma_desc_faults`, hwg)."""
+    import re
+
+    from tilelang.backend import emit_llvm_text, lower_gpu
+
+    cfg = GemmConfig(128, 64, 32, warps=8, out="f16")
+    gk = lower_gpu(_kernel(cfg), "sm_90a", _facts((128, 64), (64, 64), (128, 64)))
+    text = emit_llvm_text(gk, gk.facts)[0]
+    # a descriptor: the address or-ed with its layout fields (bits 32 and up: SBO, the swizzle)
+    descs = set(re.findall(r"(%[\w.]+) = or i64 %[\w.]+, (\d{10,})", text))
+    assert descs and all(int(c) >> 32 for _, c in descs)
+    names = {n for n, _ in descs}
+    # (a k-step's constant, `add i64 desc, 128`, is the wgmma's own advance along K: not a run-time value)
+    adds = [m.group(0) for m in re.finditer(r"= add i64 (%[\w.]+), %[\w.]+", text) if m.group(1) in names]
+    assert not adds, adds
+    assert re.search(r"lshr i32 %[\w.]+, 7", text)  # (the warpgroup: the role's thread / 128)

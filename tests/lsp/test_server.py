@@ -341,3 +341,30 @@ def test_positions_follow_the_negotiated_encoding() -> None:
             assert loc.range.start.character == line.index("a = 1")
 
     asyncio.run(scenario())
+
+
+def test_a_used_module_s_error_doc_and_file_over_the_protocol(server: Any, tmp_path: Path) -> None:
+    """huser24 (2026-12-07): a program whose `use`d module has an error that a function called from a kernel
+    and from `main` holds: the module's error was published twice at the document's top; hover and signature
+    help showed no doc comment; go to definition on the `use` string gave nothing."""
+    (tmp_path / "util.tile").write_text(
+        "// Doubles it.\nfn twice(x: f32) -> f32 {\n    let y: i32 = 2.5;\n    x * 2.0\n}\n"
+        "kernel fn scale<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+        "    z.store(x.load_like(z) * twice(3.0));\n}\n", encoding="utf-8")
+    text = ('use "util.tile";\n\nfn main() {\n    let x = zeros::<f32>([8]);\n    let mut z = zeros::<f32>([8]);\n'
+            '    scale(z.partition([4]), &x).sync();\n    let b: i32 = true;\n    print(twice(1.0));\n}\n')
+    uri = (tmp_path / "main.tile").as_uri()
+
+    async def scenario(s: Session) -> None:
+        version = s.open(uri, text)
+        diags = _errors(await s.wait_diagnostics(uri, version))
+        assert [(d.range.start.line, d.code) for d in diags] == [(0, "E0203"), (6, "E0203")]
+        assert "(in " in diags[0].message and "util.tile:3:18)" in diags[0].message.splitlines()[0]
+        h = await s.hover(uri, *position_of(text, "twice(1"))
+        assert h is not None and isinstance(h.contents, lsp.MarkupContent) and h.contents.value.endswith("Doubles it.")
+        sig = await s.signature_help(uri, *position_of(text, "twice(1", delta=6))
+        assert sig is not None and sig.signatures[0].label == "fn twice(x: f32) -> f32"
+        loc = await s.definition(uri, *position_of(text, "util.tile", delta=2))
+        assert isinstance(loc, lsp.Location) and loc.uri.endswith("/util.tile") and loc.range.start.line == 0
+
+    run(server, scenario)

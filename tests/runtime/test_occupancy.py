@@ -112,7 +112,9 @@ class _Driver:
 
 
 def _ctx(drv: _Driver) -> Any:
-    return SimpleNamespace(d=drv, dev=0, info=SimpleNamespace(major=drv.sm.cc[0], minor=drv.sm.cc[1]))
+    info = SimpleNamespace(major=drv.sm.cc[0], minor=drv.sm.cc[1], max_smem_optin=drv.sm.smem - drv.sm.reserved,
+                           name="a stand-in card", arch=f"sm_{drv.sm.cc[0]}{drv.sm.cc[1]}")
+    return SimpleNamespace(d=drv, dev=0, info=info)
 
 
 def _fn(drv: _Driver) -> Any:

@@ -150,6 +150,20 @@ kernel fn tally(z: &mut Tensor<f32, [256]>, acc: &Tensor<f32, [4]>) {
     z.store(z.load());
     unsafe { atomic_add(&acc, [0], 1.0); }
 }
+
+fn add_into(t: (&Tensor<f32, [4]>, i32)) {
+    unsafe { atomic_add(t.0, [t.1], 1.0); }
+}
+
+kernel fn tally_tuple(z: &mut Tensor<f32, [256]>, acc: &Tensor<f32, [4]>) {
+    z.store(z.load());
+    add_into((acc, 0));
+}
+
+kernel fn tally_read(z: &mut Tensor<f32, [256]>, acc: &Tensor<f32, [4]>, y: &Tensor<f32, [?]>) {
+    z.store(y.load_like(z));
+    add_into((acc, 0));
+}
 """
 
 
@@ -213,25 +227,41 @@ def test_api_host_fn_tuple_arguments(mod) -> None:  # type: ignore[no-untyped-de
     assert mod.pair((a, b)) == 1024.0 and b.sum() == 2048.0  # written back
 
 
-def test_api_unsafe_written_shared_argument_is_written(mod) -> None:  # type: ignore[no-untyped-def]
-    """`tally` writes its `&` parameter `acc` with an atomic: a pending launch
-    of it writes `acc`, so a host function may not read it meanwhile."""
+@pytest.mark.parametrize("kernel", ["tally", "tally_tuple"])
+def test_api_unsafe_written_shared_argument_is_written(mod, kernel: str) -> None:  # type: ignore[no-untyped-def]
+    """`tally` writes its `&` parameter `acc` with an atomic (`tally_tuple` through a device function given
+    `(acc, 0)`, round 25: not seen before): a pending launch of it writes `acc`, so a host function may not
+    read it meanwhile."""
+    k = getattr(mod, kernel)
     z = np.zeros(1024, np.float32)
     acc = np.zeros(4, np.float32)
-    h = mod.tally(tilelang.partition(z, [256]), acc).launch()
+    h = k(tilelang.partition(z, [256]), acc).launch()
     with pytest.raises(tilelang.BorrowError) as e:
         mod.total(acc)
     assert e.value.code == "E0305"
     with pytest.raises(tilelang.BorrowError) as e:
         z2 = np.zeros(1024, np.float32)
-        mod.tally(tilelang.partition(z2, [256]), acc).launch()
+        k(tilelang.partition(z2, [256]), acc).launch()
     assert e.value.code == "E0309"
     h.wait()
     assert mod.total(acc) == 4.0
     ro = np.zeros(4, np.float32)
     ro.flags.writeable = False
     with pytest.raises(tilelang.CallError):  # the kernel writes it
-        mod.tally(tilelang.partition(z, [256]), ro).sync()
+        k(tilelang.partition(z, [256]), ro).sync()
+
+
+def test_api_unsafe_written_argument_overlapping_a_read_one(mod) -> None:  # type: ignore[no-untyped-def]
+    """`acc`, written through a device function given `(acc, 0)`, and `y`, read, share memory: one launch
+    would read what its atomics update (round 25: accepted, the tuple hid the write)."""
+    z = np.zeros(1024, np.float32)
+    y = np.zeros(1024, np.float32)
+    with pytest.raises(tilelang.BorrowError) as e:
+        mod.tally_read(tilelang.partition(z, [256]), y[:4], y)
+    assert e.value.code == "E0303"
+    acc = np.zeros(4, np.float32)
+    mod.tally_read(tilelang.partition(z, [256]), acc, y).sync()
+    assert acc[0] == 4.0
 
 
 SANITIZED = """import numpy as np, tilelang

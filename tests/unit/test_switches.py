@@ -17,7 +17,7 @@ def test_a_switch_reads_its_default_its_value_and_refuses_others(monkeypatch) ->
     monkeypatch.setenv("TILEC_TEST_SWITCH", "1")
     assert mode("TILEC_TEST_SWITCH", "auto", ("0", "1", "auto")) == "1"
     monkeypatch.setenv("TILEC_TEST_SWITCH", "yes")
-    with pytest.raises(ValueError, match=r"^TILEC_TEST_SWITCH='yes': expected 0, 1 or auto$"):
+    with pytest.raises(ValueError, match=r"^environment variable `TILEC_TEST_SWITCH='yes'` is not a setting it takes: expected 0, 1 or auto$"):
         mode("TILEC_TEST_SWITCH", "auto", ("0", "1", "auto"))
 
 
@@ -34,5 +34,5 @@ def test_a_switch_reads_its_default_its_value_and_refuses_others(monkeypatch) ->
 ])
 def test_each_reader_words_a_bad_value_alike(name: str, read, values: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv(name, "maybe")
-    with pytest.raises(ValueError, match=rf"^{name}='maybe': expected {values}$"):
+    with pytest.raises(ValueError, match=rf"^environment variable `{name}='maybe'` is not a setting it takes: expected {values}$"):
         read()

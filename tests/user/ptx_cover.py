@@ -31,6 +31,7 @@ for _dir in (ROOT, ROOT / "tests", ROOT / "tests" / "backend", ROOT / "tests" / 
 import tilelang.backend as backend  # noqa: E402
 from sim_cover import _default_simulations  # noqa: E402  (program -> archs of the default simulations)
 from sim_cover import _form as _llvm_form  # noqa: E402
+from sim_cover import covered, durations, greedy_cover  # noqa: E402  (the cover's steps, shared)
 
 BACKEND = str(ROOT / "tilelang" / "backend")
 MODULES = tuple(sorted(p.stem for p in (ROOT / "tests" / "user").glob("test_user_programs*.py")))
@@ -143,30 +144,15 @@ def cover(costs: dict[str, float]) -> dict[str, tuple[str, ...]]:
             for i in range(4):
                 old[i].update(sets[i])
     keep = set(seen)
-
-    def covered(n: str, by: set[str]) -> bool:
-        return all(seen[n][i] <= set().union(*(seen[m][i] for m in by)) for i in range(4))
-
     for n in sorted(seen, key=lambda n: -costs.get(n, 0.0)):
-        if n in simulated and n not in pinned and covered(n, keep - {n}):
+        if n in simulated and n not in pinned and covered(seen, n, keep - {n}):
             keep.discard(n)
-    result = {}
-    for n in sorted(set(seen) - keep, key=lambda n: -costs.get(n, 0.0)):
-        left, by = [set(s) for s in seen[n]], []
-        while any(left):
-            best = max(sorted(keep), key=lambda m: sum(len(left[i] & seen[m][i]) for i in range(4)))
-            by.append(best)
-            left = [left[i] - seen[best][i] for i in range(4)]
-        result[n] = tuple(by)
-    return result
+    return {n: greedy_cover(seen, n, keep)
+            for n in sorted(set(seen) - keep, key=lambda n: -costs.get(n, 0.0))}
 
 
-def main(durations: str) -> None:
-    costs: dict[str, float] = {}
-    for line in Path(durations).read_text(encoding="utf-8").splitlines():
-        m = re.match(r"([\d.]+)s \w+\s+\S+::test_the_ptx_assembles\[(\w+)-sm_\w+\]", line)
-        if m:
-            costs[m.group(2)] = costs.get(m.group(2), 0.0) + float(m.group(1))
+def main(report: str) -> None:
+    costs = durations(report, "test_the_ptx_assembles")
     dropped = cover(costs)
     for name, by in dropped.items():
         print(f"    {name!r}: {by!r},  # {costs.get(name, 0.0):.2f} s")

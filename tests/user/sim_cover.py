@@ -18,6 +18,7 @@ import importlib
 import io
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +106,33 @@ def _default_simulations(test: Any) -> dict[str, list[str]]:
     return {n: a for n, a in free["archs"].items() if n in names}
 
 
+def covered(seen: Mapping[str, tuple[set[Any], ...]], n: str, by: set[str]) -> bool:
+    """Whether the programs `by` together hold each of program `n`'s sets (arcs, forms, ..)."""
+    return all(mine <= set().union(*(seen[m][i] for m in by)) for i, mine in enumerate(seen[n]))
+
+
+def greedy_cover(seen: Mapping[str, tuple[set[Any], ...]], n: str, keep: set[str]) -> tuple[str, ...]:
+    """Kept programs that together hold program `n`'s sets, taken greedily: each the one that holds the most of
+    what is left (ties to the first by name)."""
+    left, by = [set(x) for x in seen[n]], []
+    while any(left):
+        best = max(sorted(keep), key=lambda m: sum(len(x & y) for x, y in zip(left, seen[m], strict=True)))
+        by.append(best)
+        left = [x - y for x, y in zip(left, seen[best], strict=True)]
+    return tuple(by)
+
+
+def durations(path: str, test: str) -> dict[str, float]:
+    """Program -> the seconds its cases of `test` took (summed over archs: `[name-sm_80]`), read from a pytest
+    `--durations=0 -vv` report."""
+    costs: dict[str, float] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        m = re.match(rf"([\d.]+)s \w+\s+\S+::{test}\[(\w+)(?:-sm_\w+)?\]", line)
+        if m:
+            costs[m.group(2)] = costs.get(m.group(2), 0.0) + float(m.group(1))
+    return costs
+
+
 def cover(costs: dict[str, float]) -> dict[str, tuple[str, ...]]:
     """Program -> the kept programs covering it, for every program dropped."""
     from userprog import DIR, SIM_COVERED
@@ -124,32 +152,17 @@ def cover(costs: dict[str, float]) -> dict[str, tuple[str, ...]]:
             run.execute(str(DIR / f"{name}.tile"), "cpu", out=out)
             seen[name] = (dev.arcs, dev.forms)
     keep = set(seen)
-
-    def covered(n: str, by: set[str]) -> bool:
-        return all(seen[n][i] <= set().union(*(seen[m][i] for m in by)) for i in (0, 1))
-
     covering = {c for cs in SIM_COVERED.values() for c in cs}  # (already `heavy` programs' cover: kept)
     for n in sorted(seen, key=lambda n: -costs.get(n, 0.0)):
-        if costs.get(n, 0.0) >= MIN_COST and n not in VALUES + RUNTIME and n not in covering and covered(n, keep - {n}):
+        if costs.get(n, 0.0) >= MIN_COST and n not in VALUES + RUNTIME and n not in covering \
+                and covered(seen, n, keep - {n}):
             keep.discard(n)
-    result = {}
-    for n in sorted(set(seen) - keep, key=lambda n: -costs.get(n, 0.0)):
-        arcs, forms, by = set(seen[n][0]), set(seen[n][1]), []
-        while arcs or forms:
-            best = max(sorted(keep), key=lambda m: len(arcs & seen[m][0]) + len(forms & seen[m][1]))
-            by.append(best)
-            arcs -= seen[best][0]
-            forms -= seen[best][1]
-        result[n] = tuple(by)
-    return result
+    return {n: greedy_cover(seen, n, keep)
+            for n in sorted(set(seen) - keep, key=lambda n: -costs.get(n, 0.0))}
 
 
-def main(durations: str) -> None:
-    costs: dict[str, float] = {}
-    for line in Path(durations).read_text(encoding="utf-8").splitlines():
-        m = re.match(r"([\d.]+)s \w+\s+\S+::test_the_simulated_gpu_gives_the_same_tensors\[(\w+)\]", line)
-        if m:
-            costs[m.group(2)] = costs.get(m.group(2), 0.0) + float(m.group(1))
+def main(report: str) -> None:
+    costs = durations(report, "test_the_simulated_gpu_gives_the_same_tensors")
     for name, by in cover(costs).items():
         print(f"    {name!r}: {by!r},  # {costs.get(name, 0.0):.1f} s")
 

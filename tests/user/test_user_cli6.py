@@ -1,27 +1,33 @@
-"""`tilec` as a demanding new user drives it (huser24, 2026-12-07), on small
-programs of the user's own: a function called both from a kernel and from
-`main` had each of its errors reported twice (it is checked in both contexts,
-and its context-free errors were emitted by each), by `tilec check`, `run`,
-the Python API and the language server alike; `tilec emit -` read no stdin
-(`couldn't read `-``) where `check -` and `run -` do; the language server's
-go to definition and hover on a `use "util.tile";` string answered nothing
-(on `use std::nn`'s path they open the module); a syntax error in a used
-file (`pub fn twice`) was followed by "cannot find function `twice`" at each
-use; the REPL's `:help` of a kernel with `#[hints(num_warps = 4)]` showed
-`#[hints(num_warps` (cut at the first `=`); `tilec tune script.py` called a
-script's own exception (and a missing script) an internal compiler error;
-the REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
-answered `None`. Also what held and
-stays held: a syntax error on the last line, tabs and CRLF line endings under
-the underline, a non-UTF-8 file. Words after `tilec run FILE` (`-- a b`, a
-second file) were "unrecognized arguments" with no more: now the help says
-that `main` takes none and what to do instead."""
+"""`tilec`, the REPL and the language server as a demanding new user drives
+them (huser24, 2026-12-07), on small programs of the user's own: a function
+called both from a kernel and from `main` had each of its errors reported
+twice (checked in both contexts), by `tilec check`, `run`, the Python API and
+the language server alike; `tilec emit -` read no stdin where `check -` and
+`run -` do; go to definition and hover on a `use "util.tile";` string
+answered nothing; a syntax error in a used file (`pub fn twice`) was followed
+by "cannot find function `twice`" at each use; the REPL's `:help` of a kernel
+with `#[hints(num_warps = 4)]` showed `#[hints(num_warps`; `tilec tune
+script.py` called a script's own exception an internal compiler error; the
+REPL's `:type (1 +` was told of a `}` it never typed, `:type let y = 2;`
+answered `None`; `tilec check a.tile b.tile` stopped at an unreadable
+`a.tile`; the REPL showed a function named without a call as its whole syntax
+tree; hover and signature help showed no doc comment, and neither they nor
+completion knew what a `use` brought in; `tilec emit --stage ast --kernel k`
+printed the whole file; after `use good;`, `twice(..)` was told of `tiles`, not
+`good::twice`, and `use "good";` not of `good.tile` (wrong programs `k01`,
+`k02`); `:load "my dir/k.tile"` kept the quotes; words after `tilec run FILE`,
+a misspelt command or option value got no help. Also what held and stays
+held: a syntax error on the last line, tabs and CRLF line endings under the
+underline, a non-UTF-8 file."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+import pytest
 from clirunner import invoke
+from userprog import wrong_suite
 
 from tilelang.lsp import analysis as A
 
@@ -109,6 +115,9 @@ def test_the_repl_help_on_an_item_shows_its_whole_header_without_comments() -> N
         "    x: &Tensor<f32, [?]>,\n    s: f32)\n    defined in this session\n")
     assert session.feed("const N: i32 = 4; // four").ok
     assert session.feed(":help N").stdout == "const N: i32\n    defined in this session\n"
+    # its doc comment, as `help()` in Python and the editor's hover show it (`:help` showed the header only)
+    assert session.feed("// Doubles it.\nfn twice(x: f32) -> f32 { x * 2.0 }").ok
+    assert session.feed(":help twice").stdout == "fn twice(x: f32) -> f32\n    Doubles it.\n    defined in this session\n"
 
 
 def test_emit_reads_the_program_from_stdin_as_check_and_run_do() -> None:
@@ -185,6 +194,12 @@ def test_a_misspelt_command_help_or_version_and_doc_in_capitals() -> None:
         r = invoke(word)
         assert r.exit_code == 2 and f"help: did you mean {guess}?" in r.stderr, r.stderr
     assert "did you mean" not in invoke("xyz").stderr
+    # an option's value: argparse's "invalid choice" and no more
+    for args, guess in ((["run", "f.tile", "--device", "cuda"], "`--device gpu`"),
+                        (["emit", "f.tile", "--stage", "llvm-ir"], "`--stage llvm`"),
+                        (["check", "f.tile", "--error-format", "jsn"], "`--error-format json`")):
+        r = invoke(*args)
+        assert r.exit_code == 2 and f"help: did you mean {guess}?" in r.stderr, r.stderr
     # `tilec explain e0303` is E0303's page; `tilec doc LOAD_LIKE` was "no entry"
     r = invoke("doc", "LOAD_LIKE")
     assert r.exit_code == 0 and r.stdout.startswith("### `load_like`")
@@ -218,3 +233,160 @@ def test_the_repl_type_of_an_unfinished_expression_or_a_statement() -> None:
     assert not out.ok and out.stderr.startswith("error: `:type` takes one expression, and `let y = 2;` is not one")
     assert session.feed(":type 1 + 2").stdout == "1 + 2: i32\n"
 
+
+def test_check_of_several_files_goes_on_past_one_it_cannot_read(tmp_path: Path) -> None:
+    # `tilec check missing.tile bad.tile`: it stopped at the first, and `bad.tile`'s error was never shown
+    bad = tmp_path / "bad.tile"
+    bad.write_text("fn main() {\n    let x: i32 = 1.5;\n}\n", encoding="utf-8")
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n}\n", encoding="utf-8")
+    r = invoke("check", str(tmp_path / "missing.tile"), str(bad), str(ok), "--error-format", "short")
+    assert r.exit_code == 1
+    assert r.stderr.splitlines() == [f"error: couldn't read `{tmp_path / 'missing.tile'}`: No such file or directory",
+                                     f"{bad}:2:18: error[E0203]: mismatched types"]
+    r = invoke("check", str(tmp_path / "missing.tile"), str(ok))
+    assert r.exit_code == 1 and "couldn't read" in r.stderr
+
+
+def test_the_repl_shows_a_function_named_without_a_call_in_words() -> None:
+    from tilelang.repl import ReplSession
+
+    session = ReplSession(device="cpu")
+    assert session.feed("fn twice(x: f32) -> f32 { x * 2.0 }").ok
+    # was `fn(f32) -> f32 = FnRef(decl=FnDecl(name=Ident(name='twice', span=Span(...` and on, the syntax tree
+    assert session.feed("twice").stdout == "fn(f32) -> f32 = the function `twice` (call it: `twice(..)`; `:help twice` shows it)\n"
+    assert session.feed("fn twice(x: f32) -> f32 { x * 3.0 }").ok  # redefined: its hidden name is not shown
+    assert "the function `twice` (" in session.feed("twice").stdout
+    assert session.feed("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>) { z.store(z.load()); }").ok
+    assert session.feed("k").stdout.endswith("= the kernel `k` (a call builds a launch: `k(z.partition([..]), ..).sync()`; `:help k` shows it)\n")
+    session.feed("let mut z = zeros::<f32>([4]);\nlet g = graph { k(z.partition([4])); };\ng.replay();")
+    assert session.feed("g").stdout == "Graph = 1 operation, replayed 1 time\n"  # was "1 times"
+
+
+def test_hover_and_signature_help_show_a_function_s_doc_comment_and_reach_used_files(tmp_path: Path) -> None:
+    # hover showed the header only (`help()` in Python shows the `//` lines above it), a `/* */` or `//`
+    # comment inside the header stayed in it (`(x: &Tensor<f32, [?]>,)`), and signature help knew only the
+    # document's own functions, not those a `use "util.tile";` brought in
+    (tmp_path / "util.tile").write_text(
+        "// Doubles it.\n#[allow(unused_variables)]\nfn twice(x: f32,   /* the value */\n) -> f32 {\n"
+        "    x * 2.0\n}\n", encoding="utf-8")
+    main = 'use "util.tile";\n\n// Runs it.\nfn main() {\n    print(twice(1.0));\n}\n'
+    an = A.analyze(main, str(tmp_path / "main.tile"))
+    h = A.hover(an, main.index("twice("))
+    assert h is not None and h.markdown == "```tile\nfn twice(x: f32) -> f32\n```\n\nDoubles it."
+    sig = A.signature_help(an, main.index("twice(") + 6)
+    assert sig is not None and sig.label == "fn twice(x: f32) -> f32" and sig.doc == "Doubles it."
+    h = A.hover(an, main.index("main("))
+    assert h is not None and h.markdown.endswith("\n\nRuns it.")
+    text = "// How many columns.\nconst COLS: i32 = 128;\nfn main() {\n    print(COLS);\n}\n"
+    an = A.analyze(text, str(tmp_path / "c.tile"))
+    h = A.hover(an, text.index("COLS);"))  # a `const`'s doc comment too
+    assert h is not None and h.markdown == "```tile\nconst COLS: i32 = 128\n```\n\nHow many columns."
+
+
+def test_profile_of_a_run_without_launches_says_so(tmp_path: Path) -> None:
+    ok = tmp_path / "ok.tile"
+    ok.write_text("fn main() {\n    print(3);\n}\n", encoding="utf-8")
+    r = invoke("run", str(ok), "--device", "cpu", "--profile")
+    # was "tile profile: 0 launches" over an empty table's header and rule
+    assert r.exit_code == 0 and r.stdout == "3\n" and r.stderr == "tile profile: no kernel launches\n", r.stderr
+
+
+def test_emit_ast_of_one_kernel_and_an_arch_spelt_otherwise() -> None:
+    add = str(Path(__file__).parents[2] / "examples" / "add.tile")
+    # `--kernel` was ignored at `--stage ast` (the whole file, even for a kernel it does not have)
+    r = invoke("emit", add, "--stage", "ast", "--kernel", "add")
+    assert r.exit_code == 0 and r.stdout.startswith("FnDecl name=`add` is_kernel") and "`main`" not in r.stdout
+    r = invoke("emit", add, "--stage", "ast", "--kernel", "nosuch")
+    assert r.exit_code == 1 and r.stdout == "" and "no kernel named `nosuch`" in r.stderr and "(kernels: `add`)" in r.stderr
+    for arch, guess in (("SM_90", "sm_90"), ("sm90a", "sm_90a"), ("80", "sm_80")):
+        r = invoke("emit", add, "--stage", "ptx", "--arch", arch)
+        assert r.exit_code == 2 and f"help: did you mean `--arch {guess}`?" in r.stderr, r.stderr
+
+
+def test_completion_offers_what_a_use_brought_in(tmp_path: Path) -> None:
+    # a `use "util.tile";` function was not offered at all, and `use std::nn::softmax;` was a "variable"
+    (tmp_path / "util.tile").write_text("// Doubles it.\nfn twice(x: f32) -> f32 {\n    x * 2.0\n}\n"
+                                        "const SCALE: f32 = 3.0;\n", encoding="utf-8")
+    main = 'use std::nn::softmax;\nuse "util.tile";\n\nfn main() {\n    tw\n}\n'
+    an = A.analyze(main, str(tmp_path / "main.tile"))
+    got = {c.label: c for c in A.completions(an, main.index("tw\n") + 2)}
+    assert got["twice"].kind == "fn" and got["twice"].detail == "fn twice(x: f32) -> f32"
+    assert got["twice"].doc == "Doubles it." and got["SCALE"].kind == "constant"
+    assert got["softmax"].kind == "fn" and got["softmax"].detail.startswith("fn softmax<")
+
+
+def test_a_module_imported_whole_and_a_use_without_its_extension(tmp_path: Path) -> None:
+    import json
+
+    (tmp_path / "good.tile").write_text("fn twice(x: f32) -> f32 {\n    x * 2.0\n}\nconst SCALE: f32 = 3.0;\n",
+                                        encoding="utf-8")
+    main = tmp_path / "main.tile"
+
+    def helps(text: str) -> list[str]:
+        main.write_text(text, encoding="utf-8")
+        r = invoke("check", str(main), "--error-format", "json")
+        return [h for d in map(json.loads, r.stderr.splitlines()) for h in d["help"]]
+
+    # `use good;` imports the module: `twice` was "a function with a similar name exists: `tiles`"
+    assert helps("use good;\nfn main() {\n    print(twice(1.0), SCALE);\n}\n") == [
+        "`twice` is in the module `good` that a `use` imports: call `good::twice(..)`, or import the function "
+        "itself with `use good::twice;`",
+        "`SCALE` is in the module `good` that a `use` imports: write `good::SCALE`, or import it itself with "
+        "`use good::SCALE;`"]
+    assert helps('use "good";\nfn main() {\n}\n') == ['the file has its extension: `use "good.tile";`']
+    main.write_text("use good;\nfn main() {\n    print(good::twice(1.0), good::SCALE);\n}\n", encoding="utf-8")
+    r = invoke("run", str(main), "--device", "cpu")
+    assert r.exit_code == 0 and r.stdout == "2.0 3.0\n"
+
+
+def test_the_repl_loads_a_quoted_path(tmp_path: Path) -> None:
+    from tilelang.repl import ReplSession
+
+    d = tmp_path / "my dir"
+    d.mkdir()
+    (d / "k.tile").write_text("fn three() -> i32 {\n    3\n}\n", encoding="utf-8")
+    session = ReplSession(device="cpu")
+    # `:load "my dir/k.tile"` was "couldn't read `\"..\"`": the quotes were part of the name
+    out = session.feed(f':load "{d / "k.tile"}"')
+    assert out.ok and out.stdout.startswith("loaded 1 item from "), out.stderr
+    assert session.feed("three()").stdout == "i32 = 3\n"
+
+
+# `wrong/k*.tile`: the first error's help, and the fix it gives
+K_FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "k01_module_item_without_its_path": (
+        "`softmax` is in the module `nn` that a `use` imports: call `nn::softmax(..)`",
+        [("    y.store(softmax(x.load_like(y)));", "    y.store(nn::softmax(x.load_like(y)));")]),
+    "k02_turbofish_on_a_function_without_generics": (
+        "remove the `::<..>`", [("clamp01::<f32>(-0.5)", "clamp01(-0.5)")]),
+}
+
+
+def _k01(t: dict[str, np.ndarray], out: str) -> None:
+    x = np.arange(48, dtype=np.float32).reshape(6, 8) * 0.25
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(t["b"], e / e.sum(1, keepdims=True), rtol=1e-5)
+    assert abs(float(out) - 6.0) < 1e-4
+
+
+def _k02(t: dict[str, np.ndarray], out: str) -> None:
+    assert out == "1.0 0.0 0.25\n"
+
+
+(test_every_k_mistake_has_a_fix, test_the_k_help_leads_to_a_working_program,
+ test_the_editor_shows_the_k_first_error) = wrong_suite(
+    "k*.tile", K_FIXES, {"k01_module_item_without_its_path": _k01,
+                         "k02_turbofish_on_a_function_without_generics": _k02})
+
+
+def test_cache_list_of_a_cache_path_that_is_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    f = tmp_path / "cache"
+    f.write_text("", encoding="utf-8")
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(f))
+    r = invoke("cache", "list")
+    # was "0 entries, 0.0 KiB", as if caching worked
+    assert r.exit_code == 1 and r.stdout == "" and "is a file, not a directory: nothing is cached" in r.stderr
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path / "c"))
+    r = invoke("cache", "list")
+    assert r.exit_code == 0 and "0 entries" in r.stdout

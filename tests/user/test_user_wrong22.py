@@ -454,6 +454,30 @@ def test_the_help_for_a_crate_use_keeps_its_glob_and_group(tmp_path: Path) -> No
             assert out.getvalue() == "3.0\n", (use, out.getvalue())
 
 
+def test_a_const_of_a_math_call_in_f16_or_bf16_is_told_that_type_s_value() -> None:
+    """E0209's help for `const R: f16 = sqrt(2.0);` said "write its value, `1.4142135` (what `sqrt(2.0)` is in
+    `f16`)": f32's digits. It now gives the value in the constant's type, computed as it runs there (in f32,
+    rounded once an operation: `1.414`; bf16's `sqrt(2.0) * PI` `4.44`), the value the expression written in
+    place has, and the literal written in its place gives it too."""
+    import io
+    import re
+
+    from tilelang import run
+
+    for ty, expr, want in (("f16", "sqrt(2.0)", "1.414"), ("bf16", "sqrt(2.0) * PI", "4.44"),
+                           ("f32", "sqrt(2.0)", "1.4142135")):
+        src = (f"use std::math::PI;\nconst R: {ty} = {expr};\n\nkernel fn k(z: &mut Tensor<{ty}, [4]>) {{\n"
+               f"    z.store(full::<{ty}>([4], R));\n}}\n\nfn main() {{\n    let mut z = zeros::<{ty}>([4]);\n"
+               f"    k(z.partition([4])).sync();\n    print(z[0] == {expr} as {ty});\n}}\n")
+        errs = _errors(src)
+        assert [d.code for d in errs] == ["E0209"], errs
+        got = re.search(r"write its value, `([^`]+)` \(what `[^`]+` is in `(\w+)`\)", errs[0].help[0])
+        assert got is not None and got.groups() == (want, ty), errs[0].help
+        out = io.StringIO()
+        run.execute(src.replace(f"= {expr};", f"= {want};"), "cpu", out=out)
+        assert out.getvalue() == "true\n", (ty, out.getvalue())
+
+
 def test_self_outside_braces_says_where_it_belongs() -> None:
     """`use std::math::self;` was E0110 "no `self` in `std::math`", help the module's items (and a second
     error at `math::cdiv`); `self` imports the module inside a group only: the help's `use std::math;` runs."""

@@ -162,6 +162,13 @@ def read_only_text(ref: ArrayRef, what: str, name: str, writes: str) -> tuple[st
             "pass a NumPy array for the results (or a PyTorch or CuPy array on the GPU) and "
             "make a JAX array of it afterwards (`jax.numpy.asarray(..)`)",
         )
+    mm = ref.host if isinstance(ref.host, np.memmap) else None
+    if mm is not None and getattr(mm, "mode", None) == "r":  # a copy would leave the file unwritten
+        return (
+            f"{what} is a memory-mapped file opened read-only (`mode='r'`), but {writes}",
+            "open it writeable to write the file, `numpy.memmap(path, .., mode='r+')`; or pass a writeable copy "
+            f"and keep it (`{name} = numpy.array({name})`: the results are in the copy, not the file)",
+        )
     # (a copy made in the call, `partition({name}.copy(), ..)`, would take the results away)
     return (
         f"{what} is read-only, but {writes}",

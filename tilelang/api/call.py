@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -167,7 +168,7 @@ class _Call:
                 f"{what} must have {rank} dimension{'s' if rank != 1 else ''}, "
                 f"but it is {ref.describe()}",
                 code=lcodes.RANK_MISMATCH,
-                help=_fix_rank(tuple(ref.shape), spec.name, tuple(spec.dims or ()), mutable),
+                help=_fix_rank(tuple(ref.shape), spec.name, tuple(spec.dims or ()), mutable, ref.host),
             )
         big = next((d for d in ref.shape if d > MAX_DIM), None)
         if big is not None:
@@ -681,7 +682,7 @@ def check_scalar(kernel: KernelLike, spec: ParamSpec, value: Any, dt: DType | No
     if isinstance(value, Partition):
         _fail(kernel, spec, f"{what} is a number (`{spec.elem}`), not a partition",
               help="pass a Python number")
-    if not isinstance(value, (bool, int, float, complex, np.generic)):  # (complex: `scalar_value`'s help)
+    if not isinstance(value, (bool, int, float, numbers.Number, np.generic)):  # (`scalar_value`'s helps)
         one = False
         try:
             ref = arrays.describe(value)

@@ -48,9 +48,10 @@ def _device(engine: str) -> Any:
             else:
                 from tilelang.runtime import cuda
 
-                if not cuda.is_available():
+                why = cuda.why_unavailable()
+                if why is not None:
                     raise ExecutionError(
-                        "cannot run on the GPU: no CUDA driver or device was found",
+                        f"cannot run on the GPU: {why}",
                         help='load the module with `device="cpu"` to use the interpreter',
                         code=acodes.NO_GPU,
                     )

@@ -21,6 +21,7 @@ raise site).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.source import SourceFile, SourceMap, Span
@@ -38,6 +39,7 @@ class APIError(TileError):
         help: str | None = None,
         where: str | None = None,
         diagnostics: Sequence[Diagnostic] = (),
+        notes: Sequence[str] = (),
     ) -> None:
         super().__init__(*diagnostics)
         self.args = (message,)  # what `repr`, pickling and `e.args[0]` see (not TileError's placeholder)
@@ -45,6 +47,7 @@ class APIError(TileError):
         self.code = code
         self.help = help
         self.where = where
+        self.notes = tuple(notes)  # a runtime diagnostic's (`in block (1) of a grid of (2)` of a device assert)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.message!r}, code={self.code!r})"
@@ -54,14 +57,21 @@ class APIError(TileError):
         lines = [f"{head}: {self.message}"]
         if self.where:
             lines.append(f"  --> {self.where}")
+        lines += [f"  note: {n}" for n in getattr(self, "notes", ())]
         if self.help:
             lines.append(f"  help: {self.help}")
         return "\n".join(lines)
 
     @classmethod
-    def from_tile_error(cls, err: TileError, sources: SourceMap) -> APIError:
+    def from_tile_error(cls, err: TileError, sources: SourceMap, kernel: Any = None) -> APIError:
         """The same failure, shown for Python (first diagnostic; its primary
-        label's location and text, its first help line)."""
+        label's location and text, its first help line). `kernel`: the
+        declaration of the kernel whose wait met `err`, which names a kernel
+        fault on the GPU (`cuda_driver.in_kernel`) and locates it there."""
+        if kernel is not None and getattr(err, "cuda_fault", None) is not None:
+            from tilelang.runtime.cuda_driver import in_kernel
+
+            err = in_kernel(err, kernel.name.name, kernel.name.span, "this kernel failed on the GPU")
         diags = tuple(err.diagnostics)
         if not diags:
             return cls(str(err))
@@ -72,7 +82,7 @@ class APIError(TileError):
             label = next((lb.message for lb in d.labels if lb.span == span), "")
             where = locate(span, sources, label)
         help = d.help[0] if d.help else None
-        return cls(d.message, code=d.code or None, help=help, where=where, diagnostics=diags)
+        return cls(d.message, code=d.code or None, help=help, where=where, diagnostics=diags, notes=d.notes)
 
 
 class CompileError(APIError):

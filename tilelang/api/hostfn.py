@@ -58,7 +58,10 @@ class HostFunction:
         self.__qualname__ = decl.name.name
         self.signature = _header(decl, module._sources)
         doc = _doc_comments(decl, module._sources)
-        self.__doc__ = self.signature + (f"\n\n{doc}" if doc else "")
+        names = ", ".join(p.name.name for p in decl.params)
+        self.__doc__ = self.signature + (f"\n\n{doc}" if doc else "") + (
+            f"\n\nCall from Python: `{self.__name__}({names})` runs it at once (arrays copied in, `&mut` ones "
+            "copied back) and returns its result, tensors as new arrays.")
         self.__signature__ = _py_signature(decl, module._sources)
         # its `&mut` tensor parameters: an array no Python variable holds given
         # for one is E0313, as in Tile (`temporaries.py`)
@@ -164,6 +167,14 @@ class HostFunction:
                 with np.errstate(all="ignore"):  # IEEE specials are results, not warnings
                     result = ev.call_fn(FnRef(self.decl, self.key), converted, self.decl.span, given)
             except TileError as e:
+                # what it wrote before it failed is in its `&mut` arrays, as a kernel's writes are (in
+                # place) and as the REPL keeps a failed entry's writes: they were lost with the copies
+                try:
+                    for host, t in writeback:
+                        host[...] = t.numpy()
+                    _bump_torch_versions(self._array_args(values))
+                except Exception:  # a device that failed may not give them back: its error is the one to see
+                    pass
                 raise ExecutionError.from_tile_error(e, m._sources) from None
             for host, t in writeback:
                 host[...] = t.numpy()
@@ -414,7 +425,7 @@ class HostFunction:
                 f"{ref.describe()}",
                 code=lcodes.RANK_MISMATCH,
                 where=where,
-                help=_fix_rank(tuple(ref.shape), name, tuple(ty.args[1].dims), mutable),
+                help=_fix_rank(tuple(ref.shape), name, tuple(ty.args[1].dims), mutable, ref.host),
             )
         big = next((d for d in ref.shape if d >= 1 << 31), None)
         if big is not None:  # a Tile tensor's dimensions are `i32`

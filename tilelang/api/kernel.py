@@ -118,6 +118,9 @@ class Kernel:
             return (
                 f"`tilelang.partition(array, tile)` of {an} of rank {rank}, written ({ty})"
             )
+        if s.kind == "ref" and any(name == s.name and kind == "written" for name, _, kind in self._written_params):
+            # its `unsafe` code writes it (`atomic_add(&h, ..)`): "read only" told a caller it could be shared
+            return f"{an} of rank {rank}, written by the kernel's `unsafe` code ({ty}): pass one you keep"
         if s.kind == "ref":
             return f"{an} of rank {rank}, read only ({ty})"
         return f"a number ({ty})"

@@ -129,6 +129,27 @@ class Module:
                         stacklevel=4,
                     )
 
+        self.__doc__ = self._listing()  # `help(mod)`: what it holds, not only the class's words
+
+    def _listing(self) -> str:
+        """`help(mod)`: the module's kernels and host functions, each with its signature and the first line
+        of its doc comment (was the `Module` class's doc alone: nothing of the program)."""
+        lines = [f"The Tile module `{self.name}` (NumPy arrays and host functions on the {self.device.upper()})."]
+        for title, table in (("Kernels (a call returns an operation: `.sync()` runs it)", self.kernels),
+                             ("Host functions (a call runs it)", self.functions)):
+            if table:
+                lines += ["", f"{title}:"]
+            for name in sorted(table):
+                f = table[name]
+                lines.append(f"  mod.{name}: {f.signature}" if name != f.__name__ else f"  {f.signature}")
+                first = (f.__doc__ or "").split("\n\n", 2)
+                if len(first) > 1 and first[1].strip() and not first[1].startswith("Call from Python"):
+                    lines.append(f"      {first[1].splitlines()[0]}")
+        if not self.kernels and not self.functions:
+            lines.append("It defines no kernel and no host function.")
+        lines += ["", "`help(mod.NAME)` shows how to call one; `mod.kernels` and `mod.functions` list them."]
+        return "\n".join(lines)
+
     # -- attribute access ---------------------------------------------------------
     def __getattr__(self, name: str) -> Any:
         d = self.__dict__

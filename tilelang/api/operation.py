@@ -312,7 +312,7 @@ class Operation:
             for host, t in writeback:
                 host[...] = t.numpy()
         except TileError as e:
-            raise ExecutionError.from_tile_error(e, plan.kernel.module._sources) from None
+            raise ExecutionError.from_tile_error(e, plan.kernel.module._sources, plan.kernel.decl) from None
         finally:
             # (one dict operation, atomic under the GIL; `_check_in_flight`
             # iterates over a copy, so it may run meanwhile)
@@ -783,7 +783,7 @@ def _make_fast(plan: Plan) -> None:
         try:
             wait(stream, raw)
         except TileError as e:
-            raise ExecutionError.from_tile_error(e, sources) from None
+            raise ExecutionError.from_tile_error(e, sources, plan.kernel.decl) from None
         finally:
             pending.pop(token, None)
 
@@ -836,6 +836,7 @@ def _make_fast(plan: Plan) -> None:
         "Handle": Handle,
         "TileError": TileError,
         "ExecutionError": ExecutionError,
+        "kernel": plan.kernel.decl,  # (names a kernel fault its wait meets)
     }
     plan.fast_launch, plan.fast_sync = make(**common)
 
@@ -912,7 +913,7 @@ def _data_ptr_method() -> Any:
 _FAST_MAKERS: dict[tuple[bool, str, bool, int], Any] = {}
 
 _FAST_TEMPLATE = """def make(hook, guard, dptr, stream_of, foreign_stream, last, pending, tokens, go, launcher,
-         dev, rt, bump, w0, written, wait, end, sources, Handle, TileError, ExecutionError):
+         dev, rt, bump, w0, written, wait, end, sources, Handle, TileError, ExecutionError, kernel):
     def fast_launch(op):
 {BODY}
         return Handle(op, token, pair[1], (), raw, end)
@@ -922,7 +923,7 @@ _FAST_TEMPLATE = """def make(hook, guard, dptr, stream_of, foreign_stream, last,
         try:
             wait(pair[1], raw)
         except TileError as e:
-            raise ExecutionError.from_tile_error(e, sources) from None
+            raise ExecutionError.from_tile_error(e, sources, kernel) from None
         finally:
             pending.pop(token, None)
         return True

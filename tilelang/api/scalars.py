@@ -19,6 +19,7 @@ type cannot hold.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -40,8 +41,14 @@ def scalar_value(what: str, value: Any, dt: DType | None, *, where: str | None =
                         f"complex number {value!r}", where=where, code=code,
                         help="pass its real part (`z.real`) if that is what you mean")
     if not isinstance(value, (bool, int, float, np.number, np.bool_)):  # not np.void, np.str_, ..
-        raise CallError(f"{what} is a number{f' (`{dt.value}`)' if dt else ''}, but it is a "
-                        f"`{type(value).__name__}`", where=where, code=code, help="pass a Python number")
+        name = type(value).__name__
+        if isinstance(value, numbers.Number):  # a `Fraction`, a `Decimal`: numbers, converted as the caller says
+            conv = "int" if dt is not None and dt.is_int else "float"
+            help = f"convert it to a Python `{conv}` first: `{conv}(..)` of it"
+        else:
+            help = "pass a Python number (an `int` or a `float`)"
+        raise CallError(f"{what} is a number{f' (`{dt.value}`)' if dt else ''}, but it is a `{name}`",
+                        where=where, code=code, help=help)
     if dt is None:
         return value.item() if isinstance(value, np.generic) else value
     is_bool = isinstance(value, (bool, np.bool_))

@@ -8,12 +8,14 @@ import inspect
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from tilelang.api.arrays import ArrayRef, tile_dtype_name
 from tilelang.api.errors import CallError, _file, given, span_text
 from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_KEYWORD, WRONG_ARG_COUNT
 from tilelang.dtypes import DType
 from tilelang.runtime.launch import ParamSpec, linear_in
-from tilelang.source import SourceMap, Span, without_comments
+from tilelang.source import SourceMap, Span, doc_comment_above, without_comments
 from tilelang.syntax import ast
 
 if TYPE_CHECKING:
@@ -43,23 +45,8 @@ def _header(decl: ast.FnDecl, sources: SourceMap) -> str:
 
 def _doc_comments(decl: ast.FnDecl, sources: SourceMap) -> str:
     """The `//` comment lines right above the declaration (its doc)."""
-    try:
-        sf = sources.get(decl.span.file)
-    except IndexError:
-        return ""
-    line, _ = sf.line_col(decl.span.start)
-    out: list[str] = []
-    n = line - 1
-    while n >= 1:
-        text = sf.line_text(n).strip()
-        if text.startswith("#["):
-            n -= 1
-            continue
-        if not text.startswith("//"):
-            break
-        out.append(text[2:].lstrip("/! ").rstrip() if text.startswith("///") else text[2:].strip())
-        n -= 1
-    return "\n".join(reversed(out))
+    sf = _file(decl.span, sources)
+    return "" if sf is None else doc_comment_above(sf, decl.span.start)
 
 
 def _type_text(ty: ast.TypeExpr, sources: SourceMap) -> str:
@@ -103,11 +90,13 @@ def _match_args(
     out: dict[str, Any] = dict(zip(names, args, strict=False))
     for k, v in kwargs.items():
         if k not in names:
+            generic = k in {g.name.name for g in decl.generics}  # `mod.add(.., B=4)`: generics go in `[..]`
             raise CallError(
-                f"{what} `{fname}` has no parameter `{k}`",
+                f"{what} `{fname}` has no parameter `{k}`" + (f": `{k}` is a generic" if generic else ""),
                 where=where,
                 code=UNKNOWN_KEYWORD,
-                help=f"its parameters are {', '.join(f'`{n}`' for n in names)}",
+                help=f"give it in brackets, by name: `mod.{fname}[{{{k!r}: {v!r}}}](..)`" if generic
+                else f"its parameters are {', '.join(f'`{n}`' for n in names)}" if names else "it takes none",
             )
         if k in out:
             raise CallError(f"argument `{k}` of {what} `{fname}` is given twice", where=where,
@@ -206,7 +195,7 @@ def _dense_order(ref: ArrayRef) -> tuple[int, ...] | None:
     return perm if perm != tuple(range(len(ref.shape))) else None
 
 
-def _fix_rank(shape: tuple[int, ...], name: str, dims: tuple[Any, ...], mutable: bool) -> str:
+def _fix_rank(shape: tuple[int, ...], name: str, dims: tuple[Any, ...], mutable: bool, host: Any = None) -> str:
     """E0503's help with the reshape written out (round 18: a 0-d `torch.tensor(3.0)` for a `[1]` parameter
     was told "reshape it to the parameter's rank"): the declared constant dimensions where the element counts
     agree, else leading 1s for a lower rank, the leading axes merged for a higher one."""
@@ -223,7 +212,9 @@ def _fix_rank(shape: tuple[int, ...], name: str, dims: tuple[Any, ...], mutable:
     else:
         return "reshape it to the parameter's rank"
     view = (f" (a view of the same memory: the kernel's writes land in `{name}`)" if mutable else "")
-    return f"reshape it to the parameter's rank: `{name}.reshape({', '.join(map(str, new))})`{view}"
+    # a `numpy.matrix` stays 2-D through its own `reshape` (`m.reshape(8)` is (1, 8)): its array view first
+    of = f"numpy.asarray({name})" if isinstance(host, np.matrix) else name
+    return f"reshape it to the parameter's rank: `{of}.reshape({', '.join(map(str, new))})`{view}"
 
 
 def _fix_contiguous(ref: ArrayRef, name: str, mutable: bool) -> str:

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import array
 import dis
+import functools
 import gc
 import sys
 import types
@@ -163,6 +164,16 @@ def _unpacked_counts() -> tuple[int, int]:
 UNPACKED_POSITIONAL, UNPACKED_KEYWORD = _unpacked_counts()
 
 
+def _beside_keywords() -> tuple[int, int]:
+    twin = _Twin()
+    return twin(object(), x=1)[0][0], twin(*[object()], x=1)[0][0]
+
+
+# the same two of a positional argument in a call that passes keyword arguments too (`f(numpy.zeros(8), n=1)`:
+# one more, the tuple the call makes of its positional arguments; it was judged by the first and never refused)
+TEMP_POSITIONAL_KW, UNPACKED_POSITIONAL_KW = _beside_keywords()
+
+
 def _holds(value: Any, obj: Any) -> bool:
     """`value` is `obj`, or a tuple or dict that holds it (the containers
     the garbage collector may stop tracking, so `gc.get_referrers` can miss
@@ -221,32 +232,54 @@ _EXTENDED = dis.opmap.get("EXTENDED_ARG", -1)
 
 #: The instructions that leave a new list or tuple for `CALL_FUNCTION_EX` to unpack: `f(*[x])`, `f(*(x,))`,
 #: `f(a, *[x])` (3.11's `LIST_TO_TUPLE`, 3.12's `CALL_INTRINSIC_1 INTRINSIC_LIST_TO_TUPLE`)
-_NEW_SEQUENCE = frozenset(("BUILD_LIST", "BUILD_TUPLE", "LIST_TO_TUPLE", "LIST_EXTEND", "BUILD_LIST_UNPACK",
+_NEW_SEQUENCE = frozenset(("BUILD_LIST", "BUILD_TUPLE", "LIST_TO_TUPLE", "BUILD_LIST_UNPACK",
                            "BUILD_TUPLE_UNPACK", "BUILD_TUPLE_UNPACK_WITH_CALL"))
 
 
 def _unpacks_a_new_sequence() -> bool:
-    """Whether the calling instruction (a `CALL_FUNCTION_EX` with no `**` part) unpacks a list or tuple that
-    its own expression built (`f(*[x])`, `f(*(x,))`, `f(a, *[x])`), so that nothing but the call holds it:
+    """Whether the calling instruction (a `CALL_FUNCTION_EX`) unpacks a list or tuple that its own expression
+    built (`f(*[x])`, `f(*(x,))`, `f(a, *[x])`, `f(*[x], z=1)`), so that nothing but the call holds it:
     False where it unpacks a value loaded from elsewhere (`f(*t)`, `f(*obj.parts)`, `f(*make())`, which may be
     a tuple something else holds) or cannot tell."""
     frame = _caller()
     if frame is None:
         return False
-    code, at = frame.f_code, frame.f_lasti
+    return _built_before(frame.f_code, frame.f_lasti)
+
+
+#: Instructions that push nothing (they pop, or change what is below them in place)
+_PUSH_NONE = frozenset(("DICT_MERGE", "DICT_UPDATE", "LIST_EXTEND", "LIST_APPEND", "SET_UPDATE", "SET_ADD", "MAP_ADD",
+                        "POP_TOP", "NOP", "PRECALL", "KW_NAMES", "RESUME", "CACHE", "EXTENDED_ARG"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _built_before(code: types.CodeType, at: int) -> bool:
+    """`_unpacks_a_new_sequence` of the instruction at `at` of `code` (a call in a loop reads its code once): the
+    instruction that left the unpacked sequence, found walking back over the straight-line code before the call
+    (past a `**` mapping's, `f(*[x], z=1)`, by each instruction's stack effect), is one that builds a list or
+    tuple; False at a jump or a jump target on the way (`f(*(t if c else (x,)))`: the instruction before is one
+    branch's), an instruction that reorders the stack, or after 64 instructions."""
     raw = code.co_code
-    if not 0 <= at < len(raw) - 1 or raw[at] != _UNPACKING or raw[at + 1] & 1:
+    if not 0 <= at < len(raw) - 1 or raw[at] != _UNPACKING:
         return False
-    before = None
-    for ins in dis.get_instructions(code):
-        if ins.offset >= at:
-            break
-        if ins.opname not in ("CACHE", "EXTENDED_ARG", "PUSH_NULL"):  # (3.14 pushes a NULL for no `**`)
-            before = ins
-    if before is None:
+    ins = [i for i in dis.get_instructions(code) if i.offset <= at and i.opname != "CACHE"]
+    if not ins or ins[-1].offset != at or ins[-1].is_jump_target:
         return False
-    return before.opname in _NEW_SEQUENCE or (before.opname == "CALL_INTRINSIC_1"
-                                               and "LIST_TO_TUPLE" in str(before.argrepr))
+    above = raw[at + 1] & 1  # the stack's items above the sequence: the `**` mapping
+    if not above and len(ins) > 1 and ins[-2].opname == "PUSH_NULL":
+        above = 1  # (3.14 pushes a NULL where there is no mapping)
+    for i in reversed(ins[-65:-1]):
+        if "JUMP" in i.opname or i.opname in ("SWAP", "COPY", "FOR_ITER", "SEND", "RETURN_VALUE") \
+                or i.opname.startswith("ROT_") or i.opname.startswith("DUP_"):
+            return False
+        net = dis.stack_effect(i.opcode, i.arg if i.opcode >= dis.HAVE_ARGUMENT else None, jump=False)
+        pushes = 0 if i.opname in _PUSH_NONE or i.opname.startswith(("STORE_", "DELETE_")) else max(1, net)
+        if above < pushes:  # this instruction left the sequence
+            return i.opname in _NEW_SEQUENCE or (i.opname == "CALL_INTRINSIC_1" and "LIST_TO_TUPLE" in str(i.argrepr))
+        above -= net
+        if i.is_jump_target:
+            return False
+    return False
 
 
 def _how_called(n: int) -> str | None:
@@ -284,23 +317,27 @@ def made_in_the_call(
     instruction cannot tell (C code between) are the objects the collector
     tracks searched for a container that holds it (`gc.get_referrers`,
     which walks every one: seconds over many calls in a large process)."""
-    temp, unpacked = (TEMP_KEYWORD, UNPACKED_KEYWORD) if keyword else (TEMP_POSITIONAL, UNPACKED_POSITIONAL)
-    if count == unpacked != temp:
+    if keyword:
+        temp, unpacked = TEMP_KEYWORD, UNPACKED_KEYWORD
+    elif kwargs:  # (a positional argument beside keyword ones: the call makes a tuple of them, one count more)
+        temp, unpacked = TEMP_POSITIONAL_KW, UNPACKED_POSITIONAL_KW
+    else:
+        temp, unpacked = TEMP_POSITIONAL, UNPACKED_POSITIONAL
+    base = TEMP_KEYWORD if keyword else TEMP_POSITIONAL  # (what a call through C code is judged by)
+    if count not in (temp, unpacked, base) or _a_variable(v):
+        return False
+    how = _how_called(len(args) + len(kwargs))
+    if how == "stack":
+        return count == temp
+    if how == "unpacked":
         # held by the unpacked container alone (hfix2's note: `f(*[numpy.zeros(..)])` lost its writes with no
         # word): a dict given by `**` is always one made for the call (`f(**d)` copies `d`, which adds one);
         # a positional one only where the expression built it (`f(*t)` of a tuple `t` held elsewhere counts
-        # the same: `_unpacks_a_new_sequence`)
-        if _a_variable(v) or _how_called(len(args) + len(kwargs)) != "unpacked":
+        # the same: `_unpacks_a_new_sequence`); a temporary's count here means a container holds it
+        if count != unpacked or (keyword and unpacked == TEMP_KEYWORD):
             return False
         return keyword or _unpacks_a_new_sequence()
-    if count != temp:
-        return False
-    if _a_variable(v):
-        return False
-    how = _how_called(len(args) + len(kwargs))
-    if how is not None:
-        return how == "stack"
-    return not _a_container(v, args, kwargs)
+    return count == base and not _a_container(v, args, kwargs)
 
 
 def _unheld_path(tup: tuple[Any, ...], paths: tuple[tuple[int, ...], ...]) -> tuple[int, ...] | None:

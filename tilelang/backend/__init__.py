@@ -25,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tilelang.backend.codegen.budget import check_registers
+from tilelang.backend.env_switch import SwitchError
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.llvm import CodegenError, KernelABI, ParamSlot, emit_llvm_text
 from tilelang.backend.target import DEFAULT_ARCH, Target, llvm_to_ptx
@@ -100,14 +101,19 @@ def emit_ptx(kernel_ir, target: Target | str | None = None,  # type: ignore[no-u
 
 
 def _reporting(stage: Callable[..., Any]) -> Callable[..., Any]:
-    """`stage` with its `CodegenError` pushed into a sink (then None) instead of raised."""
+    """`stage` with its `CodegenError` (or `SwitchError`) pushed into a sink (then None) instead of raised."""
 
     def run(kernel_ir: Any, sink: DiagnosticSink, target: Target | str | None = None,
             facts: dict[str, TensorFacts] | None = None) -> Any:
         try:
             return stage(kernel_ir, target, facts)
-        except CodegenError as e:
-            sink.emit(e.diag)
+        except CodegenError as e:  # (of a generic kernel: which instance, the label inside it cannot say)
+            inst = ", ".join(f"{n} = {v}" for n, v in getattr(kernel_ir, "instantiation", ()))
+            sink.emit(e.diag.note(f"in the instance `{kernel_ir.name}` [{inst}]") if inst else e.diag)
+            return None
+        except SwitchError as e:  # a `TILEC_*` switch set to a value it does not take: said once, not per kernel
+            if e.diag not in sink.diagnostics:
+                sink.emit(e.diag)
             return None
 
     run.__name__ = f"{stage.__name__}_diagnostics"

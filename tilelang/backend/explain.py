@@ -126,7 +126,8 @@ def enabled() -> bool:
 
 def explain_lines(gk: Any) -> list[str]:
     """`TILEC_EXPLAIN`'s lines for lowered kernel `gk`: its path, then each note (with its help)."""
-    inst = ", ".join(f"{k} = {v}" for k, v in gk.instantiation)
+    inst = ", ".join(f"{k} = {v}" for k, v in (*getattr(getattr(gk, "source", gk), "type_args", ()),
+                                                *gk.instantiation))
     head = f"tilec: kernel `{gk.name}`" + (f" [{inst}]" if inst else "") + f" on {gk.arch}"
     lines = [f"{head}: {describe(gk)}"]
     for n in gk.notes:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tilelang.backend.env_switch import mode, number
 from tilelang.dtypes import DType
 
 
@@ -137,10 +138,7 @@ EXP2_POLY = (2.0000001433108636, 1.386293934124081, 0.48044239440148384, 0.11101
 def exp2_poly_share() -> int:
     """N of `TILEC_EXP2_POLY` (one register in N of a tile's f32 exp2s by
     the polynomial); 0: every exp2 is `ex2.approx.ftz.f32`."""
-    import os
-
-    n = os.environ.get("TILEC_EXP2_POLY", "0")
-    return int(n) if n.isdigit() else 0
+    return number("TILEC_EXP2_POLY", 0, 0)
 
 
 def skip_unit_scale(accumulator: bool) -> bool:
@@ -151,9 +149,7 @@ def skip_unit_scale(accumulator: bool) -> bool:
     moved (std::attention's stale max). `TILEC_SKIP_UNIT_SCALE` "auto" (the
     default: on for tiles in the wgmma accumulator layout, `accumulator`),
     "1" (every such multiply), "0" (none)."""
-    import os
-
-    want = os.environ.get("TILEC_SKIP_UNIT_SCALE", "auto")
+    want = mode("TILEC_SKIP_UNIT_SCALE", "auto", ("auto", "0", "1"))
     return want == "1" or (want == "auto" and accumulator)
 
 
@@ -169,9 +165,7 @@ def exp_nonpos_plain(loads: bool = False) -> bool:
     slower (H100, call 17: `cliffs.py`'s attn_bias 0.98x -> 0.87x SDPA, where the plain loop spilled 100 B
     against 48 B; the cause not found), so the error term's form stays. `TILEC_EXP_NONPOS` "1" (the default:
     every layout, but not beside such loads), "all" (beside them too), "0" (off: `exp_ln2`'s forms)."""
-    import os
-
-    want = os.environ.get("TILEC_EXP_NONPOS", "1")
+    want = mode("TILEC_EXP_NONPOS", "1", ("1", "all", "0"))
     return want == "all" or (want != "0" and not loads)
 
 
@@ -184,9 +178,7 @@ def exp_ln2(accumulator: bool) -> bool:
     `TILEC_EXP_LN2` "auto" (the default: for tiles in the accumulator layout, the attention pipeline's
     consumers, where a user's `exp(s - m)` makes the key loop issue-bound: no std or engine kernel has one
     there, so their PTX is unchanged), "1" (every f32 exp, sigmoid and tanh), "0" (none)."""
-    import os
-
-    want = os.environ.get("TILEC_EXP_LN2", "auto")
+    want = mode("TILEC_EXP_LN2", "auto", ("auto", "0", "1"))
     return want == "1" or (want == "auto" and accumulator)
 
 

@@ -411,16 +411,18 @@ class HopperOps:
             return self._desc(buf, stage, 16, 8 * sw, sw, extra)
         return self._desc(buf, stage, buf.shape[1] * 128, 1024, sw, extra)
 
-    def warpgroup_rows(self, desc: str, kmajor: bool, rows: int, sw: int, m: int) -> str:
-        """`desc` moved to this warpgroup's first row of A (`m` rows per warpgroup)."""
+    def warpgroup_rows(self, kmajor: bool, rows: int, sw: int, m: int) -> str:
+        """The i32 offset (16-byte units) of this warpgroup's first row of A (`m` rows per warpgroup), for the
+        descriptor's 32-bit address field (`_desc`'s `extra`). Added to the 64-bit descriptor (`add i64 desc,
+        zext off`), it was the form ptxas 13.0 miscompiled in the column split's B descriptors (`ring_mma.
+        wgmma_descs`: their high word, SBO and the swizzle, built as 0; `tests/ptxas_report.hgmma_desc_faults`)."""
         group = self.emit(f"lshr i32 {self.role_tid}, 7")  # type: ignore[attr-defined]
         row0 = self.emit(f"mul i32 {group}, {m}")  # type: ignore[attr-defined]
         if kmajor:
             row_bytes = self.emit(f"mul i32 {row0}, {sw}")  # type: ignore[attr-defined]
         else:
             row_bytes = self.emit(f"mul i32 {self.emit(f'lshr i32 {row0}, 6')}, {rows * 128}")  # type: ignore[attr-defined]
-        off = self.emit(f"zext i32 {self.emit(f'lshr i32 {row_bytes}, 4')} to i64")  # type: ignore[attr-defined]
-        return self.emit(f"add i64 {desc}, {off}")  # type: ignore[attr-defined]
+        return self.emit(f"lshr i32 {row_bytes}, 4")  # type: ignore[attr-defined]
 
     def operand_descs(self, op: g.Wgmma, m: int) -> tuple[str, str, Shared, Shared]:
         """The descriptors of `op`'s A (at this warpgroup's first row, `m` rows
@@ -428,9 +430,9 @@ class HopperOps:
         sa, sb = self.layouts[op.a.id], self.layouts[op.b.id]  # type: ignore[attr-defined]
         assert isinstance(sa, Shared) and isinstance(sb, Shared)
         a_stage = op.a_stage if op.a_stage is not None else op.stage
-        desc_a = self.operand_desc(op.a, a_stage, op.a_kmajor, sa.swizzle)
+        rows = self.warpgroup_rows(op.a_kmajor, op.a.shape[1], sa.swizzle, m)
+        desc_a = self.operand_desc(op.a, a_stage, op.a_kmajor, sa.swizzle, rows)
         desc_b = self.operand_desc(op.b, op.stage, op.b_kmajor, sb.swizzle)
-        desc_a = self.warpgroup_rows(desc_a, op.a_kmajor, op.a.shape[1], sa.swizzle, m)
         return desc_a, desc_b, sa, sb
 
     def wgmma(self, op: g.Wgmma) -> None:

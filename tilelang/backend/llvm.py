@@ -335,7 +335,8 @@ class _Emitter(HopperOps, DebugOps):
         if self.smem_bytes + self.static_smem > MAX_SMEM_BYTES:
             raise self.error(GPU_TILE_TOO_LARGE, k.span,
                              f"the kernel needs {self.smem_bytes + self.static_smem} bytes of shared memory "
-                             f"(its cluster exchanges' {self.static_smem}), more than the GPU's {MAX_SMEM_BYTES}",
+                             f"(its cluster exchanges' {self.static_smem}), more than the {MAX_SMEM_BYTES} the "
+                             "largest GPU gives a block",
                              "needs too much shared memory", "exchange smaller tiles")
         if trigger in ("late", "last") and self._trigger_at is None and self._trigger_loop is None:
             self.lines.append(pdl_code.TRIGGER)

@@ -145,8 +145,13 @@ def decode(formats: tuple[PrintFormat, ...], raw: bytes) -> Decoded:
 def print_buffer_bytes() -> int:
     """Capacity of a launch's device-print record area: `TILEC_PRINT_BUFFER_MB`
     (default 16 MiB; records that do not fit are counted and reported)."""
+    raw = os.environ.get("TILEC_PRINT_BUFFER_MB", "").strip() or "16"
     try:
-        mb = float(os.environ.get("TILEC_PRINT_BUFFER_MB", "16"))
+        mb = float(raw)
     except ValueError:
-        mb = 16.0
+        mb = -1.0
+    if not mb >= 0:  # (NaN too)
+        from tilelang.backend.env_switch import SwitchError
+
+        raise SwitchError("TILEC_PRINT_BUFFER_MB", raw, "a size in MiB (16 by default)")
     return max(4096, min(int(mb * (1 << 20)), (1 << 32) - 4096)) // 16 * 16

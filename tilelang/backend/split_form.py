@@ -28,10 +28,10 @@ This module imports no CUDA library.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from typing import Any
 
+from tilelang.backend import env_switch
 from tilelang.ir import nodes as ir
 
 # "1" (unset): with the forms on, causal walks (pairs) split too, each piece a range of its pair's two tiles' keys
@@ -44,10 +44,7 @@ _CACHE_LIMIT = 256  # launch shapes remembered a plan (a dict lookup a launch af
 
 def switch(name: str, default: str) -> bool:
     """Environment variable `name` (unset: `default`), "0" or "1"."""
-    want = os.environ.get(name, default)
-    if want not in ("0", "1"):
-        raise ValueError(f"{name}={want!r}: expected 0 or 1")
-    return want == "1"
+    return env_switch.mode(name, default, ("0", "1")) == "1"
 
 
 def enabled() -> bool:

@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tilelang.backend.env_switch import flag
 from tilelang.backend.llc import (  # noqa: F401  (re-exported: the driver's one home is llc.py)
     _INIT_LOCK,
     TRIPLE,
@@ -62,7 +63,7 @@ def trace_mark_default() -> str:
 def tma_prefetch_default() -> bool:
     """`TILEC_TMA_PREFETCH=1` turns on the TMA descriptors' prefetch at a
     kernel's entry (`Target.tma_prefetch`); off otherwise."""
-    return os.environ.get("TILEC_TMA_PREFETCH", "0") == "1"
+    return flag("TILEC_TMA_PREFETCH", "0")
 
 
 def l2_evict_default() -> str:
@@ -82,7 +83,7 @@ def ldg_early_default() -> bool:
     """`TILEC_LDG_EARLY=1`: a read-only load that crosses a CTA barrier before
     its first use is a plain `ld.global`, which ptxas leaves issued before the
     barrier (`Target.ldg_early`, `codegen/ldg_early.py`); off otherwise."""
-    return os.environ.get("TILEC_LDG_EARLY", "0") == "1"
+    return flag("TILEC_LDG_EARLY", "0")
 
 
 def int8_mma_default() -> bool:
@@ -91,7 +92,7 @@ def int8_mma_default() -> bool:
     (sm_80's ring, `passes/pipeline_sm80.py`, for a GEMM loop it takes;
     `codegen/mma.py` `mma_int8_tensor_core` elsewhere). On by default since
     the H100 ran w8a8 with it exact (2026-12-06, call 27: err 0)."""
-    return os.environ.get("TILEC_INT8_MMA", "1") != "0"
+    return flag("TILEC_INT8_MMA", "1")
 
 
 def int8_ring_default() -> bool:
@@ -102,7 +103,7 @@ def int8_ring_default() -> bool:
     it exact (2026-12-07, call 32: w8a8 at 4096^3 err 0, 0.277 ms against
     `mma_int8_tensor_core`'s 2.89 ms, 4.88x torch._int_mm); "0", such a
     loop's products take `mma_int8_tensor_core` (through shared memory)."""
-    return os.environ.get("TILEC_INT8_RING", "1") != "0"
+    return flag("TILEC_INT8_RING", "1")
 
 
 def parse_pdl(setting: str | bool) -> tuple[bool, str, str]:

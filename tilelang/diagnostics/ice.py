@@ -58,17 +58,22 @@ def _innermost(exc: BaseException) -> BaseException:
 
 def save_trace(exc: BaseException) -> str | None:
     """Write the full trace to a new file; its path, or None if that failed."""
+    from tilelang import __version__
+
+    return save_text("txt", f"tilec {__version__}, Python {sys.version.split()[0]}, argv {sys.argv!r}\n\n"
+                     + "".join(traceback.format_exception(exc)))
+
+
+def save_text(suffix: str, text: str) -> str | None:
+    """Write `text` to a new `tilec-ice-*.{suffix}` file beside the traces (`$TILEC_ICE_DIR`, else the temporary
+    directory): the trace, or what a report needs besides it (the PTX an assembler refused); its path, or None."""
     folder = os.environ.get("TILEC_ICE_DIR") or tempfile.gettempdir()
     try:
-        from tilelang import __version__
-
         os.makedirs(folder, exist_ok=True)
         fd, path = tempfile.mkstemp(prefix=f"tilec-ice-{time.strftime('%Y%m%d-%H%M%S')}-",
-                                    suffix=".txt", dir=folder)
+                                    suffix=f".{suffix}", dir=folder)
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
-            f.write(f"tilec {__version__}, Python {sys.version.split()[0]}, "
-                    f"argv {sys.argv!r}\n\n")
-            f.write("".join(traceback.format_exception(exc)))
+            f.write(text)
         return path
     except Exception:  # a report must never fail for want of a file
         return None

@@ -216,24 +216,31 @@ def render_short(diagnostics: Sequence[Diagnostic], sources: SourceMap) -> str:
 
 # ---------------------------------------------------------------- json
 def plain_error(message: str, help: Sequence[str] = (), file: IO[str] | None = None,
-                format: str | None = None) -> None:
+                format: str | None = None, severity: str = "error") -> None:
     """An error tied to no source location (a file that cannot be read, a
     usage error, no GPU) in the session's format: `error: ...` and `help:`
     lines, or one JSON object as `render_json` writes a diagnostic (code
-    `""`, no labels), so `--error-format json` holds on every error path."""
+    `""`, no labels), so `--error-format json` holds on every error path.
+    `severity` "warning" or "note": the same for a warning or a note (`plain_note`)."""
     stream = file if file is not None else sys.stderr
     fmt = format or _settings.format
     if fmt == "json":
         import json
 
-        text = json.dumps({"code": "", "message": message, "severity": "error", "labels": [],
+        text = json.dumps({"code": "", "message": message, "severity": severity, "labels": [],
                            "notes": [], "help": list(help)}, ensure_ascii=False) + "\n"
     elif use_color(_settings.color, stream) and fmt == "human":
-        text = f"\x1b[1;31merror\x1b[0m\x1b[1m: {message}\x1b[0m\n" + "".join(f"help: {h}\n" for h in help)
+        style = {"error": "1;31", "warning": "1;33"}.get(severity, "1;36")
+        text = f"\x1b[{style}m{severity}\x1b[0m\x1b[1m: {message}\x1b[0m\n" + "".join(f"help: {h}\n" for h in help)
     else:
-        text = f"error: {message}\n" + "".join(f"help: {h}\n" for h in help)
+        text = f"{severity}: {message}\n" + "".join(f"help: {h}\n" for h in help)
     stream.write(text)
     stream.flush()
+
+
+def plain_note(message: str, *help: str, file: IO[str] | None = None) -> None:
+    """A note tied to no source location (`--device auto` falling back to the CPU), as `plain_error` writes."""
+    plain_error(message, help, file=file, severity="note")
 
 
 def diagnostic_to_dict(diag: Diagnostic, sources: SourceMap) -> dict[str, object]:

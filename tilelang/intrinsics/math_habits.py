@@ -19,8 +19,23 @@ _NO_CAS = ("Tile has no exchange or compare-and-swap (a lock would let blocks wa
            "`atomic_max` / `atomic_min` keep one winner, `atomic_add` counts, and the last block of a group "
            "(`if last_block(axis) {{ .. }}`) sees the others' stores")
 
+# round 23: reading a float's bits (CUDA's `__float_as_uint`, C++'s `bit_cast`, a `bitcast`): "a similar name:
+# `broadcast`" or "define it"
+_TO_BITS = ("`{x}.to_bits()` keeps a float's bits as the unsigned integer of its width (`f32` -> `u32`, `f64` -> "
+            "`u64`, `f16`/`bf16` -> `u16`; `as` converts the value instead), and `from_bits::<f32>(u)` reads bits "
+            "back as a float")
+_FROM_BITS = ("`from_bits::<f32>({x})` reads a `u32`'s bits as an `f32` (`from_bits::<f64>` of a `u64`; `as` converts "
+              "the value instead), and `x.to_bits()` is the way there")
+
 #: a function's name -> how Tile writes it (`{x}`: the value)
 MATH_HABITS: dict[str, str] = {
+    "bitcast": _TO_BITS, "bit_cast": _TO_BITS, "transmute": _TO_BITS, "reinterpret_cast": _TO_BITS,
+    "__float_as_uint": _TO_BITS, "__double_as_longlong": _TO_BITS,
+    "__float_as_int": "`{x}.to_bits() as i32` (`to_bits` keeps a float's bits as the unsigned integer of its "
+                      "width; `as` between integers keeps them too)",
+    "__uint_as_float": _FROM_BITS, "__longlong_as_double": _FROM_BITS,
+    "__int_as_float": "`from_bits::<f32>({x} as u32)` reads an integer's bits as an `f32` (`as` between integers "
+                      "keeps the bits)",
     # round 21: Rust's `drop(g)` to end a graph's capture early (was "define it (`fn drop(..)`)")
     "drop": "Tile has no `drop`: a value lives until the end of the block that declares it; to end `{x}` early "
             "(a graph, so that the tensors it captured can be moved or rebound), declare it and its uses inside "
@@ -160,6 +175,16 @@ RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     # round 22's leftovers: the angle conversions (they were the list of the scalars' methods)
     "to_degrees": ("`{x} * (180.0 / std::math::PI)` converts radians to degrees", ()),
     "to_radians": ("`{x} * (std::math::PI / 180.0)` converts degrees to radians", ()),
+    # round 23 (huser23): they were "a similar name: `sin`" (`sin_cos`), "`sqrt`" (`isqrt`, a float root of an
+    # integer tile) or the list of the tiles' methods
+    "sin_cos": ("`(sin({x}), cos({x}))`: `let (s, c) = (sin({x}), cos({x}));`", ()),
+    "fract": ("`{x} - where({x} < 0.0, ceil({x}), floor({x}))` is the fractional part with `{x}`'s sign (Rust's "
+              "`fract`; `{x} - floor({x})` is the part in [0, 1))", ()),
+    "isqrt": ("Tile has no integer square root: `sqrt({x} as f64) as u64` (the value's type) is the floor root "
+              "below 2^52; above, correct it by Newton's step `r = (r + {x} / r) / 2` while `r` falls", ()),
+    "abs_diff": ("`maximum({x}, {0}) - minimum({x}, {0})` (it does not wrap for unsigned values)", ("b",)),
+    "is_power_of_two": ("`({x} != 0) & (({x} & ({x} - 1)) == 0)` of unsigned values (`&` binds tighter than "
+                        "`==`: keep the parentheses)", ()),
     "swap_bytes": ("Tile has no byte-swap built-in: `(x >> 24) | ((x >> 8) & 0xFF00u32) | ((x << 8) & "
                    "0xFF0000u32) | (x << 24)` of a `u32`", ()),
 }
@@ -179,3 +204,22 @@ def scalar_method_habit(name: str, args: list[str]) -> str | None:
     for i, a in enumerate(shown):  # braces doubled: the caller formats `{x}` in
         habit = habit.replace(f"{{{i}}}", a.replace("{", "{{").replace("}", "}}"))
     return habit
+
+
+# round 23: CUDA's integer and float intrinsics (they were "define it (`fn __popc(..) { .. }`)")
+_NO_LANES = ("a tile block has no threads or lanes to exchange values between: a reduction over a tile is one call, "
+             "`t.sum(axis)` / `t.max(axis)`, and a shift inside a tile a `dot` with a 0/1 matrix")
+MATH_HABITS.update({
+    "__popc": MATH_HABITS["popcount"], "__popcll": MATH_HABITS["popcount"],
+    "__clz": MATH_HABITS["clz"], "__clzll": MATH_HABITS["clz"],
+    "__brev": RUST_SCALAR_METHODS["reverse_bits"][0], "__brevll": RUST_SCALAR_METHODS["reverse_bits"][0],
+    "__ffs": "Tile has no bit-count built-ins: `{x} & (0 - {x})` keeps the lowest set bit; find its position with "
+             "shifts and masks (CUDA's `__ffs` counts from 1, and is 0 where no bit is set)",
+    "__fdividef": "`{x} / y` is the float division",
+    "__saturatef": "`minimum(maximum({x}, 0.0), 1.0)` clamps into [0, 1]",
+    "__umulhi": "`((({x} as u64) * (y as u64)) >> 32u64) as u32` is the high half of a `u32` product",
+    "__mul24": "`{x} * y` multiplies whole integers",
+    "__shfl_sync": _NO_LANES, "__shfl_xor_sync": _NO_LANES, "__shfl_down_sync": _NO_LANES,
+    "__shfl_up_sync": _NO_LANES, "__ballot_sync": _NO_LANES, "__any_sync": _NO_LANES, "__all_sync": _NO_LANES,
+})
+MATH_ARGS.update({"__fdividef": ("y",), "__umulhi": ("y",), "__mul24": ("y",)})

@@ -296,7 +296,8 @@ _m("item", B, ("tile", "tensor"), (), "t.item() -> T",
 
 # ---------------------------------------------------------------- host methods
 _m("shape", B, ("tensor", "param"), (), "t.shape() -> Shape",
-   "the tensor's shape; in a kernel a parameter's, `?` dims read at run time (`k.shape()[1]`)",
+   "the tensor's shape; in a kernel a parameter's, `?` dims read at run time (`k.shape()[1]`); a `&mut` "
+   "parameter's is its own tile's (W0010)",
    "shape")
 _m("clone", H, ("tensor",), (), "t.clone() -> Tensor", "a copy of the tensor", "clone")
 _m("save_npy", H, ("tensor",), ("path",), "t.save_npy(path: str)",

@@ -202,6 +202,7 @@ class Builder:
         pdl_exit: bool = False,
         fast_math: bool = False,
         arrive_wait: bool = False,
+        type_args: Sequence[tuple[str, str]] = (),
     ) -> ir.Kernel:
         if len(self._frames) != 1:
             raise ValueError("finish() inside an open region")
@@ -232,6 +233,7 @@ class Builder:
             bool(pdl_exit),
             bool(fast_math),
             bool(arrive_wait),
+            tuple(sorted(type_args)),
         )
 
     def tensor(self, name: str) -> ir.TensorParam:

@@ -836,6 +836,10 @@ class Kernel:
     # only difference), on the GPU only: the interpreter runs blocks one at
     # a time in order, so its last to arrive is that block already
     arrive_wait: bool = False
+    # the element types its type parameters were specialised with (sorted (name, dtype) pairs), for display:
+    # two instances of `kernel fn k<T, const B: i32>` differ by these alone (round 23: `tilec emit` showed
+    # `isqrt<B = 128>` twice, for u64 and u32)
+    type_args: tuple[tuple[str, str], ...] = ()
 
     @property
     def cluster_blocks(self) -> int:

@@ -123,8 +123,9 @@ def print_params_header(kernel, n: _Namer, tail: str, body: ir.Region,  # type: 
             case _:
                 assert_never(p)
     inst = ""
-    if kernel.instantiation:
-        inst = "<" + ", ".join(f"{k} = {v}" for k, v in kernel.instantiation) + ">"
+    types = getattr(getattr(kernel, "source", kernel), "type_args", ())  # a GPU kernel's are its source's
+    if kernel.instantiation or types:
+        inst = "<" + ", ".join(f"{k} = {v}" for k, v in (*types, *kernel.instantiation)) + ">"
     params += list(extra_params)
     lines = [f"{word} {kernel.name}{inst}({', '.join(params)}) grid {kernel.grid_rank} {tail} {{"]
     _region(body, n, lines, 1)

@@ -21,6 +21,7 @@ from tilelang.lsp.document import (
     Analysis,
     binding_type,
     enclosing_fn,
+    fn_doc,
     fn_header,
     lookup_builtin,
     one_line,
@@ -164,8 +165,16 @@ def _completions(an: Analysis, offset: int, previous: Analysis | None) -> list[C
                                    _call_snippet(b.name, False, bool(b.decl.params))))
                 case "const" | "generic":
                     add(Completion(b.name, "constant", one_line(source.span_text(b.decl.span)).rstrip(";")))
+                case "import" if _imported(source, b.name) is not None:
+                    add(_imported(source, b.name))  # type: ignore[arg-type]
                 case _:
                     add(Completion(b.name, "variable", str(ty) if ty is not None else b.kind))
+        # what a `use "util.tile";` or a glob brought in: no binding of the document names it
+        root = source.program.modules.get("") if source.program is not None else None
+        for name in root.scope if root is not None else ():
+            c = _imported(source, name)
+            if c is not None:
+                add(c)
 
     from tilelang.intrinsics import signatures
 
@@ -184,6 +193,21 @@ def _completions(an: Analysis, offset: int, previous: Analysis | None) -> list[C
         add(Completion(ty_name, "type", DTYPE_DOCS.get(ty_name, "")))
     add(Completion("std", "module", "the standard library"))
     return list(items.values())
+
+
+def _imported(an: Analysis, name: str) -> Completion | None:
+    """A function, kernel or constant of another module that the document's `use`s bring in as `name`."""
+    root = an.program.modules.get("") if an.program is not None else None
+    sym = root.scope.get(name) if root is not None else None
+    decl = getattr(sym, "decl", None)
+    if sym is None or name in root.own:  # type: ignore[union-attr]
+        return None
+    if isinstance(decl, ast.FnDecl):
+        return Completion(name, "kernel" if decl.is_kernel else "fn", fn_header(an, decl), fn_doc(an, decl),
+                          _call_snippet(name, False, bool(decl.params)))
+    if isinstance(decl, ast.ConstDecl):
+        return Completion(name, "constant", one_line(an.span_text(decl.span)).rstrip(";"))
+    return None
 
 
 def _method_completions(kind: str | None) -> list[Completion]:
@@ -318,8 +342,13 @@ def signature_help(an: Analysis, offset: int, previous: Analysis | None = None) 
     for source in (an, previous):
         if is_method or source is None or source.module is None:
             continue
-        for item in source.module.items:
-            if isinstance(item, ast.FnDecl) and item.name.name == name:
+        items = [i for i in source.module.items if isinstance(i, ast.FnDecl)]
+        if source.program is not None and "" in source.program.modules:  # and those `use` brought in
+            sym = source.program.modules[""].scope.get(name)
+            if isinstance(getattr(sym, "decl", None), ast.FnDecl):
+                items.append(sym.decl)  # type: ignore[union-attr]
+        for item in items:
+            if item.name.name == name:
                 params = [one_line(source.span_text(p.span)) for p in item.params]
                 generics = ""
                 if item.generics:
@@ -328,7 +357,7 @@ def signature_help(an: Analysis, offset: int, previous: Analysis | None = None) 
                 prefix = ("kernel fn " if item.is_kernel else "fn ") + name + generics
                 label, spans = _label_with_params(prefix, params, tail)
                 active = min(commas, max(len(params) - 1, 0))
-                return SignatureInfo(label, spans, active)
+                return SignatureInfo(label, spans, active, fn_doc(source, item))
     sig = lookup_builtin(name, method=is_method)
     if sig is None:
         return None

@@ -270,9 +270,10 @@ def md_code(text: str) -> str:
 
 
 def one_line(text: str) -> str:
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"\s+", " ", text).strip()
-    return text.replace("( ", "(").replace(" )", ")").replace("< ", "<")
+    from tilelang.source import without_comments
+
+    text = re.sub(r"\s+", " ", without_comments(text)).strip()  # (`/* .. */` too)
+    return text.replace("( ", "(").replace(" )", ")").replace("< ", "<").replace(",)", ")")
 
 
 def fn_header(an: Analysis, decl: ast.FnDecl) -> str:
@@ -280,6 +281,17 @@ def fn_header(an: Analysis, decl: ast.FnDecl) -> str:
     sf = an.sources.get(decl.span.file)
     start = decl.attrs[-1].span.end if decl.attrs else decl.span.start
     return one_line(sf.text[start : decl.body.span.start])
+
+
+def fn_doc(an: Analysis, decl: ast.FnDecl | ast.ConstDecl) -> str:
+    """The `//` lines above a function's (or a `const`'s) declaration and its attributes, as `help()` of a
+    function shows them."""
+    from tilelang.source import doc_comment_above
+
+    try:
+        return doc_comment_above(an.sources.get(decl.span.file), decl.span.start)
+    except IndexError:
+        return ""
 
 
 def lookup_builtin(name: str, method: bool) -> Any:

@@ -14,6 +14,7 @@ from tilelang.lsp.document import (
     DTYPE_DOCS,
     Analysis,
     Binding,
+    fn_doc,
     fn_header,
     lookup_builtin,
     md_code,
@@ -67,7 +68,10 @@ def _symbol_markdown(an: Analysis, sym: Any, ty: Any) -> str | None:
         case "const":
             value = getattr(sym, "value", None)
             text = f"const {name}: {sym_ty}" if sym_ty is not None else f"const {name}"
-            return md_code(text + (f" = {_value_text(value, sym_ty)}" if value is not None else ""))
+            decl = getattr(sym, "decl", None)
+            doc = fn_doc(an, decl) if isinstance(decl, ast.ConstDecl) else ""
+            return md_code(text + (f" = {_value_text(value, sym_ty)}" if value is not None else "")) + (
+                f"\n\n{doc}" if doc else "")
         case "generic":
             return md_code(f"const {sym.name}: {sym_ty or 'i32'}") + "\n\nconst generic parameter"
         case "type-param":
@@ -75,7 +79,8 @@ def _symbol_markdown(an: Analysis, sym: Any, ty: Any) -> str | None:
         case "fn" | "kernel":
             decl = getattr(sym, "decl", None)
             if isinstance(decl, ast.FnDecl):
-                return md_code(fn_header(an, decl))
+                doc = fn_doc(an, decl)  # its `//` lines, as `help()` of it in Python shows them
+                return md_code(fn_header(an, decl)) + (f"\n\n{doc}" if doc else "")
             return md_code(f"{'kernel ' if kind == 'kernel' else ''}fn {name}")
         case "builtin" | "method-builtin":
             sig = getattr(sym, "signature", None)
@@ -92,9 +97,11 @@ def _binding_markdown(an: Analysis, b: Binding) -> str:
     decl = b.decl
     match b.kind:
         case "kernel" | "fn":
-            return md_code(fn_header(an, decl))
+            doc = fn_doc(an, decl)
+            return md_code(fn_header(an, decl)) + (f"\n\n{doc}" if doc else "")
         case "const":
-            return md_code(one_line(an.span_text(decl.span)).rstrip(";"))
+            doc = fn_doc(an, decl)
+            return md_code(one_line(an.span_text(decl.span)).rstrip(";")) + (f"\n\n{doc}" if doc else "")
         case "param":
             return md_code(one_line(an.span_text(decl.span))) + "\n\nparameter"
         case "generic" | "type-param":
@@ -188,7 +195,8 @@ def _hover_ident(an: Analysis, ident: ast.Ident, parent: Any, path: list[Any], o
                 md += "\n\n" + md_code(f"{call}: {result}")
             return md
         case ast.FnDecl() if ident is parent.name:
-            return md_code(fn_header(an, parent))
+            doc = fn_doc(an, parent)
+            return md_code(fn_header(an, parent)) + (f"\n\n{doc}" if doc else "")
         case ast.Param():
             sym = an.symbol_of(parent)
             ty = getattr(sym, "ty", None)

@@ -92,6 +92,7 @@ class _Combine:
                           .secondary(node.cond.span if node else n.span, "the group's last block is counted here")
                           .with_help("let every block reach the end of the kernel (use `if` around the work)"))
         self.raced = self._unsafe_writes(self.decl)
+        self._group_writes()
         if found is None:
             return
         node, self.axis = found
@@ -299,7 +300,7 @@ class _Combine:
             p = self._own_param(e.args[0].value if m == "load_like" and e.args else r)
             if p is not None:
                 return e.span, f"reads `{p}`'s own tile, which differs between the group's blocks", None
-            hit = sorted(_names_of(r) & self.raced)
+            hit = _labels(_names_of(r, self.view) & self.raced)
             if hit:
                 return e.span, f"reads `{hit[0]}`, which `unsafe` code writes", None
         w = self.why(r, ctx)
@@ -314,12 +315,59 @@ class _Combine:
         if isinstance(e, ast.MethodCall) and e.method.name == "partition":
             return self._own_param(e.receiver)
         if isinstance(e, ast.Name):
-            if e.ident.name in self.own:
+            if e.ident.name in self.own and _bind_key(self.view, e) is self.muts[e.ident.name]:
                 return e.ident.name
             ty = self.view.type_of(e)
             if type(ty).__name__ == "TileViewT" and getattr(ty, "mutable", False):
                 return e.ident.name
         return None
+
+    def _group_writes(self) -> None:
+        """E0416 through `.group()`: an atomic or `store_unchecked` whose target may be a `&mut` parameter's
+        group view (`part.group()`, a name bound to one, in a tuple, an `if`, ..), directly or through a device
+        function whose `unsafe` code writes the argument. Its index counts from an origin the engines do not
+        agree on (the interpreter's is the tensor's), and either way it reaches tiles of other groups, whose
+        blocks store them meanwhile: round 25 found `atomic_add(part.group(), [0, 0], ..)` accepted (kernel.py's
+        E0416 follows the parameter itself, not its group view)."""
+        if not any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(self.decl.body)):
+            return
+        params: set[object] = set(self.muts.values())
+        held = set(params)  # bindings that may hold a `&mut` parameter or a view of one
+        edges = _alias_edges(self.decl, self.view)
+        grew = True
+        while grew:
+            grew = False
+            for left, b in edges:
+                if b in held and not left <= held:
+                    held |= left
+                    grew = True
+        sites: list[tuple[ast.Expr, str]] = []
+        for n in ast.walk(self.decl.body):
+            if not isinstance(n, ast.Call):
+                continue
+            info = self.view.callee_info(n)
+            name = n.callee.ident.name if isinstance(n.callee, ast.Name) else n.callee.segments[-1].name
+            if info is None and name in _UNSAFE and n.args:
+                sites.append((n.args[0].value, f"`{name}`"))
+            elif info is not None and not info.is_kernel:
+                inner = self._unsafe_writes(info.decl)
+                sites += [(a.value, f"`{name}` (its `unsafe` code)") for prm, a in
+                          zip(info.decl.params, n.args, strict=False) if prm in inner]
+        for target, who in sites:
+            names = _names_of(target, self.view)
+            grouped = any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(target))
+            hit = _labels(names & params if grouped else (names & held) - params)
+            if not hit:
+                continue  # (a `&mut` parameter itself is kernel.py's E0416)
+            p = hit[0]
+            self.emit(Diagnostic.error(codes.UNSAFE_WRITE_OWN_TILE, f"{who} writes through `.group()` of a `&mut` "
+                                       f"parameter (`{p}`)" if grouped else
+                                       f"{who} writes through `{p}`, which may be a `&mut` parameter's group view")
+                      .primary(target.span, "an `unsafe` write to the group's tiles")
+                      .note("a group view is read only: an `unsafe` index counts from the tensor's origin, not the "
+                            "group's, and reaches the tiles of other groups, whose blocks store to them meanwhile")
+                      .with_help("store the group's result to a `&mut` parameter named only in the region (one tile "
+                                 "a group), or update a `&` tensor with atomics"))
 
     def _unsafe_writes(self, decl: ast.FnDecl) -> set[str]:
         """The names in `decl` of the tensors that `unsafe` code writes: the first
@@ -337,18 +385,18 @@ class _Combine:
             return n.receiver if n.method.name in _LOADS else None
         return self._names(decl, "r", direct)
 
-    def _names(self, decl: ast.FnDecl, tag: str, direct: Any, depth: int = 0) -> set[str]:
+    def _names(self, decl: ast.FnDecl, tag: str, direct: Any, depth: int = 0) -> set[object]:
         key = (tag, id(decl))
         hit = self._fn_names.get(key)
         if hit is not None:
             return hit
         self._fn_names[key] = set()  # a cycle (refused elsewhere) adds nothing
-        names: set[str] = set()
+        names: set[object] = set()
         kind = ast.Call if tag == "w" else ast.MethodCall
         for n in ast.walk(decl.body):
             if isinstance(n, kind):
                 e = direct(n)
-                bs = _names_of(e) if e is not None else set()
+                bs = _names_of(e, self.view) if e is not None else set()
                 if bs:
                     names |= bs
                     continue
@@ -357,14 +405,9 @@ class _Combine:
                 if info is not None and not info.is_kernel:
                     inner = self._names(info.decl, tag, direct, depth + 1)
                     for prm, a in zip(info.decl.params, n.args, strict=False):
-                        if prm.name.name in inner:
-                            names |= _names_of(a.value)
-        aliases = [(left, b) for n in ast.walk(decl.body) if isinstance(n, ast.Let) and n.value is not None
-                   for b in sorted(_names_of(n.value))
-                   for left in [{x.name.name for x in ast.walk(n.pattern) if isinstance(x, ast.NamePat)}]]
-        # and assignments (`let mut y = x; y = cnt;`, round 25)
-        aliases += [(_names_of(n.target), b) for n in ast.walk(decl.body) if isinstance(n, ast.Assign)
-                    for b in sorted(_names_of(n.value))]
+                        if prm in inner:
+                            names |= _names_of(a.value, self.view)
+        aliases = _alias_edges(decl, self.view)
         grew = True
         while grew:
             grew = False
@@ -384,8 +427,8 @@ class _Combine:
         name = e.callee.ident.name if isinstance(e.callee, ast.Name) else e.callee.segments[-1].name
         reads = self._reads(info.decl)
         for prm, a in zip(info.decl.params, e.args, strict=False):
-            hit = sorted(_names_of(a.value) & self.raced)
-            if hit and prm.name.name in reads:
+            hit = _labels(_names_of(a.value, self.view) & self.raced)
+            if hit and prm in reads:
                 return a.span, f"`{name}` reads `{hit[0]}`, which `unsafe` code writes", None
         return None
 
@@ -465,32 +508,69 @@ class _Combine:
                     return None  # a tiling made inside the region (the group's tensor)
                 if p is not None:
                     return n.span, f"reads `{p}`'s own tile, which differs between the group's blocks", None
-                hit = sorted(_names_of(r) & self.raced)
+                hit = _labels(_names_of(r, self.view) & self.raced)
                 if hit:
                     return n.span, f"reads `{hit[0]}`, which `unsafe` code writes", None
         return None
 
 
-def _names_of(e: ast.Expr) -> set[str]:
+def _alias_edges(decl: ast.FnDecl, view: ProgramView) -> list[tuple[set[object], object]]:
+    """(names bound, a name their value may denote) for every `let` and assignment of `decl`
+    (round 25: assignments too, `let mut y = x; y = cnt;`); a tuple pattern bound to a tuple
+    expression pairs element by element (`let (a, b) = (x, cnt);` binds `b` to `cnt` only)."""
+    out: list[tuple[set[object], object]] = []
+
+    def bind(pat: ast.Pattern, value: ast.Expr) -> None:
+        if isinstance(pat, ast.TuplePat) and isinstance(value, ast.TupleExpr) and len(pat.elems) == len(value.elems):
+            for p, v in zip(pat.elems, value.elems, strict=True):
+                bind(p, v)
+            return
+        left: set[object] = {x for x in ast.walk(pat) if isinstance(x, ast.NamePat)}
+        out.extend((left, b) for b in _names_of(value, view))
+
+    for n in ast.walk(decl.body):
+        if isinstance(n, ast.Let) and n.value is not None:
+            bind(n.pattern, n.value)
+        elif isinstance(n, ast.Assign):
+            out.extend((_names_of(n.target, view), b) for b in _names_of(n.value, view))
+    return out
+
+
+def _bind_key(view: ProgramView, n: ast.Name | ast.NamePat | ast.Param) -> object:
+    """The binding `n` denotes: its declaring `NamePat` or `Param` (a name left unresolved: the name). A name reused
+    for another binding (a shadowing `let`, one in another block) is another key: the tracing went by the name,
+    so `{ let x = cnt; atomic_add(x, ..) }` made the parameter `x` read in the region an E0410 (hfix5)."""
+    if isinstance(n, (ast.NamePat, ast.Param)):
+        return n
+    decl = getattr(view.symbol_of(n), "decl", None)
+    return decl if isinstance(decl, (ast.NamePat, ast.Param)) else n.ident.name
+
+
+def _labels(keys: set[object]) -> list[str]:
+    """The names of binding keys, sorted (for messages)."""
+    return sorted(k if isinstance(k, str) else k.name.name for k in keys)  # type: ignore[attr-defined]
+
+
+def _names_of(e: ast.Expr, view: ProgramView) -> set[object]:
     """The names a tensor-valued expression may denote: through `&`, tilings and tuple fields
     (`cnt.partition(..)`, `t.0`), a block's or `unsafe` block's value, both arms of an `if`, every
     element of a tuple, and every argument of a device function's call (what it returns may be any
     of them). Round 25: only a plain name (or a tiling of one) was followed, so `(cnt, 0)` passed
     to a device function whose `unsafe` code writes `t.0`, or `let y = if K > 0 { cnt } else { x };`
-    read inside the region, hid `cnt`'s writes from E0410."""
+    read inside the region, hid `cnt`'s writes from E0410. Each is the binding's key (`_bind_key`)."""
     match e:
         case ast.Name():
-            return {e.ident.name}
+            return {_bind_key(view, e)}
         case ast.Ref(expr=x) | ast.Field(receiver=x) | ast.MethodCall(receiver=x):
-            return _names_of(x)
+            return _names_of(x, view)
         case ast.Block(tail=t) | ast.UnsafeBlock(body=ast.Block(tail=t)):
-            return _names_of(t) if t is not None else set()
+            return _names_of(t, view) if t is not None else set()
         case ast.If(then=t, else_=els):
-            return (_names_of(t) | (_names_of(els) if els is not None else set()))
+            return (_names_of(t, view) | (_names_of(els, view) if els is not None else set()))
         case ast.TupleExpr(elems=xs):
-            return set().union(*(_names_of(x) for x in xs))
+            return set().union(*(_names_of(x, view) for x in xs))
         case ast.Call(args=args):
-            return set().union(*(_names_of(a.value) for a in args))
+            return set().union(*(_names_of(a.value, view) for a in args))
     return set()
 
 

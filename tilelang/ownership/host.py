@@ -159,11 +159,21 @@ class HostChecker(HostCalls):
                 return v
         return None
 
-    def _exit_scope(self, scope: _Scope, st: State, end: Span) -> None:
-        """Drop the scope's variables in reverse order of declaration."""
+    def _exit_scope(self, scope: _Scope, st: State, end: Span) -> list[Place]:
+        """Drop the scope's variables in reverse order of declaration. A tensor's partitions,
+        references and the operations built on it that outer variables still hold are marked
+        (`_mark_reassigned`): writing through them, or running such an operation, would write a
+        tensor no name holds (round 25: `let op = { let mut w = ..; k(w.partition(..)) };
+        op.sync();` lost its results without a word, where `k(zeros(..).partition(..))` is E0313).
+        Returns the dropped tensors, whose marks the block's value takes too (`block`)."""
+        gone: list[Place] = []
         for v in reversed(scope.vars):
             self._drop(v, st, end)
+            if holds(v.ty, ("TensorT",)) and not v.target and st.moved_over(Place(v)) is None:
+                _mark_reassigned(st, Place(v), end, dropped=True)
+                gone.append(Place(v))
             st.forget_var(v)
+        return gone
 
     def _exit_to(self, depth: int, st: State, end: Span) -> State:
         """Drops for a jump (`break`, `continue`, `return`) leaving scopes above `depth`."""
@@ -235,7 +245,8 @@ class HostChecker(HostCalls):
                         self.discard(val, cur, b.tail.span)
                     val = EMPTY
             if not fn_body:
-                self._exit_scope(scope, cur, _closing(b.span))
+                for place in self._exit_scope(scope, cur, _closing(b.span)):
+                    val = _marked(val, place, _closing(b.span), True)
             return cur, val
         finally:
             if not fn_body:
@@ -450,7 +461,7 @@ class HostChecker(HostCalls):
         return State.join([leave, *lp.breaks])
 
 
-def _mark_reassigned(st: State, place: Place, span: Span) -> None:
+def _mark_reassigned(st: State, place: Place, span: Span, dropped: bool = False) -> None:
     """`z = ..;`: every operation built before (held in a variable, not
     yet run) that borrows the old `z` keeps the old tensor: its borrows of it
     are marked, so that running it is refused (`run_op`) rather than silently
@@ -458,24 +469,30 @@ def _mark_reassigned(st: State, place: Place, span: Span) -> None:
     the references to it held in variables: an operation built on one later
     borrows the old tensor (`kernel_call`), and so does a host call that
     writes through one."""
+    for var, v in list(st.values.items()):
+        nv = _marked(v, place, span, dropped)
+        if nv != v:
+            st.values[var] = nv
+
+
+def _marked(v: AVal, place: Place, span: Span, dropped: bool) -> AVal:
+    """`v` with its operations' borrows of `place`, and its partitions of and references to it, marked as
+    holding the tensor `place` had before `span` (`_mark_reassigned`)."""
 
     def atom(a: Any) -> Any:
         if isinstance(a, OpVal) and any(b.place.overlaps(place) and b.reassigned is None for b in a.borrows):
-            return OpVal(a.kernel, tuple(replace(b, reassigned=span) if b.place.overlaps(place)
+            return OpVal(a.kernel, tuple(replace(b, reassigned=span, dropped=dropped) if b.place.overlaps(place)
                                          and b.reassigned is None else b for b in a.borrows), a.span)
         if isinstance(a, RefTo | PartOf) and a.place.overlaps(place) and a.reassigned is None:
             # `let p = z.partition(..); z = ..;`: `p` keeps the old tensor (a launch on it is E0307)
-            return replace(a, reassigned=span)
+            return replace(a, reassigned=span, dropped=dropped)
         return a
 
     def val(v: AVal) -> AVal:
         elems = None if v.elems is None else tuple(val(e) for e in v.elems)
         return AVal(frozenset(atom(a) for a in v.atoms), elems)
 
-    for var, v in list(st.values.items()):
-        nv = val(v)
-        if nv != v:
-            st.values[var] = nv
+    return val(v)
 
 
 def _remap(v: AVal, move: Any) -> AVal:

@@ -268,7 +268,7 @@ class HostCalls(HostExprs):
                     writable = x.place.var.mutable if isinstance(x, At) else x.mutable
                     if not writable:
                         self.report_immutable(x.place.var, e.span, "partition")
-                    out.append(PartOf(x.place, e.span, x.reassigned if isinstance(x, RefTo) else None))
+                    out.append(PartOf(x.place, e.span, *((x.reassigned, x.dropped) if isinstance(x, RefTo) else ())))
             if not out or may_be_temporary(e.receiver):
                 self.report_partition_of_temporary(e)
             return AVal(frozenset(out))
@@ -281,8 +281,15 @@ class HostCalls(HostExprs):
         atoms = recv.all_atoms()
         if m in ("sync", "launch") and any(isinstance(x, OpVal) for x in atoms):
             token = e if m == "launch" else None
-            for x in sorted((x for x in atoms if isinstance(x, OpVal)), key=lambda o: o.span.start):
-                self.run_op(x, st, e.span, token)
+            # the operations a value may be (`if c { k(..) } else { k(..) }`): one of them runs, so each is
+            # checked against the launches in flight before any takes its loans (round 25: the second was
+            # checked against the first's, E0309 "two launches in flight" for one launch)
+            ops = sorted((x for x in atoms if isinstance(x, OpVal)), key=lambda o: o.span.start)
+            for x in ops:
+                self.run_op(x, st, e.span, None if token is not None and not self.graphs else token)
+            if token is not None and not self.graphs:
+                for x in ops:
+                    self.take_loans(x, st, e.span, token)
             return AVal.of(HandleVal(e)) if token is not None else EMPTY
         if m == "wait":
             htokens = {x.token for x in atoms if isinstance(x, HandleVal)}
@@ -321,7 +328,8 @@ class HostCalls(HostExprs):
     def run_op(self, op: OpVal, st: State, span: Span, token: ast.MethodCall | None) -> None:
         """`.sync()` (token None) or `.launch()` of an operation, or its recording in a graph."""
         for b in op.borrows:
-            if b.reassigned is not None:
+            if b.reassigned is not None and (b.mutable or not b.dropped):
+                # (a dropped tensor it only reads: the operation holds it, nothing else can touch it)
                 self.report_reassigned(op, b, span)
                 continue
             hit = st.moved_over(b.place)
@@ -349,13 +357,17 @@ class HostCalls(HostExprs):
                 atomic=b.atomic,
             )
         if token is not None:
-            st.loans |= frozenset(
-                Loan(token, b.place, b.mutable, _at(b, span), op.kernel, b.param if b.unsafe else None, b.atomic)
-                for b in op.borrows
-            )
+            self.take_loans(op, st, span, token)
         if self.graphs:
             g = self.graphs[-1]
             st.captures |= frozenset(Capture(g, b.place, b.mutable, _at(b, span)) for b in op.borrows)
+
+    def take_loans(self, op: OpVal, st: State, span: Span, token: ast.MethodCall) -> None:
+        """The loans of `op`'s borrows, held until the launch `token` is waited for."""
+        st.loans |= frozenset(
+            Loan(token, b.place, b.mutable, _at(b, span), op.kernel, b.param if b.unsafe else None, b.atomic)
+            for b in op.borrows
+        )
 
     def graph(self, e: ast.GraphBlock, st: State) -> AVal:
         self.graphs.append(e)

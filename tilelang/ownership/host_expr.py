@@ -288,5 +288,5 @@ class HostExprs(HostReports):
             elif isinstance(a, RefTo):
                 if e.mutable and not a.mutable:
                     self.report_immutable(a.place.var, e.span, "borrow")
-                out.append(RefTo(a.place, e.mutable and a.mutable, e.span, a.reassigned))
+                out.append(RefTo(a.place, e.mutable and a.mutable, e.span, a.reassigned, a.dropped))
         return AVal(frozenset(out))

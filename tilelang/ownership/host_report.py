@@ -199,6 +199,20 @@ class HostReports:
         """An operation built before its tensor's variable was reassigned, run
         after: it would write (or read) the old tensor, which no name holds."""
         n = b.place.name
+        if b.dropped:
+            assert b.reassigned is not None
+            self.report(
+                Diagnostic.error(codes.MOVE_OF_CAPTURED,
+                                 f"this operation of `{op.kernel}` writes `{n}`, which was dropped at the end of "
+                                 "its block")
+                .primary(span, "the operation runs here")
+                .secondary(b.span, f"`{n}` is taken here, when the operation is built")
+                .secondary(b.reassigned, f"`{n}` is dropped here")
+                .note("a kernel call captures its tensors when it is built: its results would go to a tensor "
+                      "nothing can read")
+                .with_help(f"declare `{n}` where the operation runs (outside the block), or run the operation "
+                           "inside the block"), b.span)
+            return
         d = (
             Diagnostic.error(
                 codes.MOVE_OF_CAPTURED,
@@ -222,6 +236,16 @@ class HostReports:
         n = view.place.name
         what = "partition" if isinstance(view, PartOf) else "reference"
         assert view.reassigned is not None
+        if view.dropped:
+            self.report(
+                Diagnostic.error(codes.MOVE_OF_CAPTURED,
+                                 f"this {what} names `{n}`, which was dropped at the end of its block")
+                .primary(span, f"`{callee}` would write `{n}` through it")
+                .secondary(view.span, f"the {what} {'of' if what == 'partition' else 'to'} `{n}` is taken here")
+                .secondary(view.reassigned, f"`{n}` is dropped here")
+                .note("its results would go to a tensor nothing can read")
+                .with_help(f"declare `{n}` outside the block, where it is written through the {what}"), span)
+            return
         d = (
             Diagnostic.error(codes.MOVE_OF_CAPTURED,
                              f"this {what} holds the tensor `{n}` had before it was reassigned")

@@ -339,6 +339,8 @@ class KernelChecker(KernelIndex):
     def _param_indices(self, e: ast.Expr) -> frozenset[int]:
         """The indices of this function's tensor parameters `e` may denote
         (directly or through a partition view of one)."""
+        if isinstance(e, ast.MethodCall) and e.method.name == "group":  # a group view: its parameter's
+            e = e.receiver
         out: set[int] = set()
         for loc in self.resolve(e):
             p = loc.param if isinstance(loc, (View, Nested)) else loc

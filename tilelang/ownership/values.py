@@ -90,6 +90,7 @@ class RefTo:
     # where the variable it names was given a new tensor after the reference was taken:
     # the reference still names the old one (writing through it is E0307, as for an operation)
     reassigned: Span | None = None
+    dropped: bool = False  # ... or where the variable was dropped, at the end of its block (round 25)
 
 
 @frozen(eq=True)
@@ -97,6 +98,7 @@ class PartOf:
     place: Place
     span: Span  # the `.partition(..)` call
     reassigned: Span | None = None  # as `RefTo.reassigned`: a launch on it would write the old tensor
+    dropped: bool = False  # as `RefTo.dropped`
 
 
 @frozen(eq=True)
@@ -110,6 +112,7 @@ class Borrow:
     # where the variable it names was assigned a new tensor after the call was
     # built: the operation still holds the old one (run, it is E0307)
     reassigned: Span | None = None
+    dropped: bool = False  # `reassigned` is where the variable was dropped, at the end of its block
 
 
 @frozen(eq=True)

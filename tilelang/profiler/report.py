@@ -26,6 +26,8 @@ def table(records: Sequence[LaunchRecord], max_rows: int = 200) -> str:
         f"{'#':>4}  {'kernel':<20} {'grid':<14} {'engine':<7} {'time us':>10} {'MB':>9} "
         f"{'GFLOP':>9} {'TB/s':>7} {'TFLOP/s':>8} {'% peak':>13}"
     )
+    if not records:  # (not a table's header over no rows)
+        return "tile profile: no kernel launches\n"
     lines = [f"tile profile: {len(records)} launch{'es' if len(records) != 1 else ''}", head]
     lines.append("-" * len(head))
     for i, r in enumerate(records[:max_rows]):

@@ -98,6 +98,7 @@ def run_command(session: SessionCore, line: str) -> ReplOutput:
                 # The checker forgets the session's launches: they must be over.
                 wait_new_handles(session._runtime, set())
             session.items, session.stmts, session.env, session.types = [], [], {}, {}
+            session.hidden = {}
             if session._runtime is not None:
                 session._runtime.kernels.clear()
             return ReplOutput(stdout="session cleared\n")
@@ -138,6 +139,16 @@ def run_command(session: SessionCore, line: str) -> ReplOutput:
             return ReplOutput(
                 stderr=f"error: unknown command `:{cmd}`{hint}; `:help` lists them\n", ok=False
             )
+
+
+def _item_doc(session: SessionCore, chunk: Chunk) -> str:
+    """The `//` comment lines above a session item where it was written (an entry or a `:load`ed file)."""
+    from tilelang.source import doc_comment_above
+
+    try:
+        return doc_comment_above(session.display.get(chunk.file), chunk.base)
+    except (IndexError, AttributeError):
+        return ""
 
 
 def _item_header(text: str, kind: str) -> str:
@@ -183,8 +194,10 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
         if sig is not None:
             found.append(f"{sig.signature}\n    {sig.doc}\n    allowed {sig.context.where}")
     for it in session.items:
-        if it.name == name:
-            found.append(f"{_item_header(it.chunk.text, it.kind)}\n    defined in this session")
+        if it.name == name and name not in session.hidden:
+            doc = _item_doc(session, it.chunk)  # its `//` lines, as `help()` and the editor's hover show them
+            found.append(_item_header(it.chunk.text, it.kind) + "".join(f"\n    {ln}" for ln in doc.splitlines())
+                         + "\n    defined in this session")
     if name in session.env:
         ty = session.types.get(name) or type(session.env[name]).__name__
         found.append(f"{name}: {default_literals(ty)}\n    a variable of this session")
@@ -212,7 +225,7 @@ def _help_on(session: SessionCore, name: str) -> ReplOutput:
         return ReplOutput(stdout=text.rstrip("\n") + "\n")
     import difflib
 
-    names = sorted({*FUNCTIONS, *METHODS, *(it.name for it in session.items if it.name)})
+    names = sorted({*FUNCTIONS, *METHODS, *(it.name for it in session.items if it.name and it.name not in session.hidden)})
     near = difflib.get_close_matches(name, names, n=3)
     hint = f" (did you mean {', '.join(f'`{n}`' for n in near)}?)" if near else ""
     return ReplOutput(
@@ -232,7 +245,7 @@ def _vars(session: SessionCore) -> ReplOutput:
             lines.append(f"{name}: {v.type_name()}")
             continue
         ty = default_literals(session.types.get(name, type(v).__name__))
-        lines.append(f"{name}: {ty} = {describe(v)}")
+        lines.append(f"{name}: {ty} = {session.unhide(describe(v))}")
     return ReplOutput(stdout="\n".join(lines) + "\n")
 
 
@@ -260,7 +273,7 @@ def _type_of(session: SessionCore, text: str) -> ReplOutput:
     main = checked.root.items[-1]
     last = main.body.stmts[-1]
     ty = checked.program.type_of(last.expr if isinstance(last, ast.ExprStmt) else last)
-    return ReplOutput(stdout=f"{text.strip()}: {ty}\n")
+    return ReplOutput(stdout=f"{text.strip()}: {session.unhide(str(ty))}\n")
 
 
 def _ast(session: SessionCore, text: str) -> ReplOutput:
@@ -348,6 +361,8 @@ def _load(session: SessionCore, path: str) -> ReplOutput:
     from tilelang.syntax import ast
     from tilelang.syntax.parser import parse
 
+    if len(path) >= 2 and path[0] == path[-1] and path[0] in "\"'":  # `:load "my dir/x.tile"`, as a shell takes it
+        path = path[1:-1]
     if not path:
         return ReplOutput(stderr="error: `:load` needs a file name\n", ok=False)
     path = os.path.expanduser(path)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -83,6 +84,7 @@ class SessionCore:
         self.types: dict[str, str] = {}  # variable name -> its type, for `:vars`
         self.entries = 0
         self.renames = 0
+        self.hidden: dict[str, str] = {}  # a replaced item's hidden name -> the name the user gave it
         self._out: io.StringIO = io.StringIO()
         self._runtime: Any = None  # runtime.launch.Runtime, made on first use
         self.last_time: float | None = None  # seconds the last entry ran
@@ -218,7 +220,7 @@ class SessionCore:
         self.last_time = elapsed
         out = self._out.getvalue()
         if show_ty is not None:
-            out += show_value(value, show_ty, self.color)
+            out += show_value(value, self.unhide(show_ty), self.color)
         err = ""
         fresh = [d for d in checked.in_flight if _in_file(d, sf.id, self, checked)]
         if fresh:
@@ -244,7 +246,7 @@ class SessionCore:
                         sym = checked.program.symbol_of(node)
                         ty = getattr(sym, "ty", None) or checked.program.type_of(node)
                         if ty is not None:
-                            self.types[node.name.name] = str(ty)
+                            self.types[node.name.name] = self.unhide(str(ty))
 
     def _runtime_for(self, program: Any) -> Any:
         if self._runtime is None:
@@ -327,10 +329,15 @@ class SessionCore:
         checked = check_session(self.items, self.stmts)
         program, root = checked.program, checked.root
         hidden: dict[str, str] = {}
+        taken = {it.name for it in self.items}
         for it in old:
             assert it.name is not None
             self.renames += 1
+            while f"{it.name}__{self.renames}" in taken:  # the user's own `sq__1`
+                self.renames += 1
             hidden[it.name] = f"{it.name}__{self.renames}"
+            # What the user calls it (an item hidden again keeps its first name; the name it had is the user's now).
+            self.hidden[hidden[it.name]] = self.hidden.pop(it.name, it.name)
         consts = {it.name for it in old if it.kind == "const"}
         old_chunks = {id(it.chunk) for it in old}
         # Offsets (in the synthesised text) of every reference to rename.
@@ -394,10 +401,28 @@ class SessionCore:
         """`diag` with its spans moved back into the entries (`synth.map_diagnostic`)."""
         return map_diagnostic(self.display, diag, sources, synth)
 
+    def unhide(self, text: str) -> str:
+        """`text` with each replaced item's hidden name (`sq__1`) written as the user's name (`sq`)."""
+        if not self.hidden:
+            return text
+        names = "|".join(re.escape(n) for n in sorted(self.hidden, key=len, reverse=True))
+        return re.sub(rf"(?<![A-Za-z0-9_])({names})(?![A-Za-z0-9_])", lambda m: self.hidden[m.group(1)], text)
+
     def render(self, diags: list[Diagnostic]) -> str:
+        from tilelang.diagnostics.model import Label
         from tilelang.diagnostics.render import render_human
 
-        return render_human(diags, self.display, color=self.color, footer=False)
+        shown = [
+            dataclasses.replace(
+                d,
+                message=self.unhide(d.message),
+                labels=tuple(Label(lb.span, self.unhide(lb.message), lb.primary) for lb in d.labels),
+                notes=tuple(map(self.unhide, d.notes)),
+                help=tuple(map(self.unhide, d.help)),
+            )
+            for d in diags
+        ]
+        return render_human(shown, self.display, color=self.color, footer=False)
 
 
 def _in_file(d: Diagnostic, file: int, session: SessionCore, checked: Checked) -> bool:

@@ -128,9 +128,18 @@ def move_tensors(values: Any, old: Any, new: Any) -> int:
 def describe(value: Any) -> str:
     """A host value as the REPL shows it (operations and handles in words)."""
     from tilelang.runtime.builtins import format_value
+    from tilelang.runtime.host import FnRef
     from tilelang.runtime.launch import Graph, Handle, Operation
 
     match value:
+        case FnRef(decl=decl):
+            # a function or kernel named at the prompt without a call (it showed the dataclass's repr, its whole
+            # syntax tree): what the name is, how to call it, where its text is
+            name = re.sub(r"__[0-9]+$", "", decl.name.name)
+            if decl.is_kernel:
+                return (f"the kernel `{name}` (a call builds a launch: `{name}(z.partition([..]), ..).sync()`; "
+                        f"`:help {name}` shows it)")
+            return f"the function `{name}` (call it: `{name}(..)`; `:help {name}` shows it)"
         case Operation():
             return f"`{value.name}` not run yet (`.sync()` runs it, `.launch()` starts it)"
         case Handle():
@@ -138,7 +147,8 @@ def describe(value: Any) -> str:
             return f"a launch of `{value.op.name}`, {state}"
         case Graph():
             n = len(value.ops)
-            return f"{n} operation{'s' if n != 1 else ''}, replayed {value.replays} times"
+            r = value.replays
+            return f"{n} operation{'s' if n != 1 else ''}, replayed {r} time{'s' if r != 1 else ''}"
         case _:
             return format_value(value)
 

@@ -28,6 +28,9 @@ class CpuDevice(Device):
         # interp/sanitize.py's Sanitizer: runs each launch block by block and
         # reports races and bad accesses (`tilec run --sanitize`)
         self.sanitizer = sanitizer
+        # why `--device auto` runs here though a driver is installed (the GPU could not be opened), for the
+        # note `run.fell_back` writes; None otherwise
+        self.fallback_reason: str | None = None
 
     # -- memory ---------------------------------------------------------------
     def upload(self, host: np.ndarray, dtype: DType | None = None) -> np.ndarray:

@@ -25,7 +25,6 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import os
 import sys
@@ -37,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
-from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.runtime import cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
 from tilelang.runtime.cuda_arrive import Counters, launch_grid
@@ -51,6 +50,8 @@ from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests 
     _raw_launch,
     _scalar_bits,
     cuda_error,
+    is_available,
+    why_unavailable,
 )
 from tilelang.runtime.cuda_fast import FastLaunch
 from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the name tools use here)
@@ -62,25 +63,10 @@ from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the nam
     ptx_arch,
 )
 from tilelang.runtime.cuda_memory import BufferPool, DeviceBuffer, _bucket  # noqa: F401  (the names tests use here)
-from tilelang.runtime.cuda_module import _TMAPS, Function, Module, tensor_map  # noqa: F401
+from tilelang.runtime.cuda_module import _TMAPS, Function, Module, PtxRejected, tensor_map  # noqa: F401
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.device import Device
 from tilelang.source import Span
-
-
-# ---------------------------------------------------------------- availability
-@functools.cache
-def is_available() -> bool:
-    """True when the CUDA driver loads and at least one device exists. Never raises."""
-    try:
-        d = _driver()
-        (err,) = d.cuInit(0)
-        if err != d.CUresult.CUDA_SUCCESS:
-            return False
-        err, count = d.cuDeviceGetCount()
-        return bool(err == d.CUresult.CUDA_SUCCESS and count > 0)
-    except Exception:
-        return False
 
 
 # ---------------------------------------------------------------- context
@@ -385,7 +371,12 @@ class CudaDevice(Device):
         pdl = cuda_pdl.mode()
         cv = occupancy.CARVEOUT  # a uniform carveout: its own copy of the module
         from tilelang.backend.gpu.layouts import replicate_bound
-        from tilelang.backend.target import int8_mma_default, int8_ring_default, l2_evict_default, ldg_early_default
+        from tilelang.backend.target import (
+            int8_mma_default,
+            int8_ring_default,
+            l2_evict_default,
+            ldg_early_default,
+        )
 
         # `TILEC_L2_EVICT`, `TILEC_LDG_EARLY`, `TILEC_REPLICATE_SMALL` and
         # `TILEC_INT8_MMA` now (a setting changed in the process recompiles)
@@ -398,11 +389,21 @@ class CudaDevice(Device):
                 ck = compile_kernel(pk.ir, cuda_pdl.target(pk.arch, traced), facts)
             except CodegenError as e:
                 raise TileError(e.diag) from None
-            except ValueError as e:  # PDL before sm_90
-                raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
+            except TileError:  # a `TILEC_*` switch set to a value it does not take (E0604, `env_switch.py`)
+                raise
+            except ICE:
+                raise
+            except Exception as e:
+                if isinstance(e, ValueError) and "griddepcontrol" in str(e):  # PDL before sm_90
+                    raise cuda_error("compiling a kernel", str(e), span, help="turn PDL off (TILEC_PDL=0)") from None
+                # (LLVM refusing our IR, a pass's bug: tilec's, reported naming the kernel)
+                raise ICE(f"compiling kernel `{pk.ir.name}` for {pk.arch} failed: {type(e).__name__}: {e}") from e
             if ck.explain:  # `TILEC_EXPLAIN=1`: the path this variant takes, and why not a faster one
                 print("\n".join(ck.explain), file=sys.stderr, flush=True)
-            mod = self.ctx.load_ptx(ck.ptx, key=_module_key(ck, cv))
+            try:
+                mod = self.ctx.load_ptx(ck.ptx, key=_module_key(ck, cv))
+            except PtxRejected as e:  # an internal error naming the kernel and the saved PTX
+                raise e.ice(ck.abi.name) from e
             fn = mod.function(ck.abi.name)
             if traced:  # the block timeline's buffer and this kernel's trace id, in the module's global
                 trace_rt.attach(self.ctx, mod, ck.abi.name)
@@ -411,6 +412,7 @@ class CudaDevice(Device):
             else:
                 abi = occupancy.cap_abi(self.ctx, fn, ck.abi, span) if ck.abi.max_blocks else ck.abi
             if abi.smem_bytes:
+                fits_smem(self.ctx.info, ck.abi.name, abi.smem_bytes, span)
                 fn.ensure_smem(abi.smem_bytes, span)
             if abi.queue >= 0:  # a tile queue: its blocks fill the card once
                 per = occupancy.resident(self.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
@@ -418,6 +420,7 @@ class CudaDevice(Device):
             got = (abi, fn)
             pk.variants[(*facts_key, pdl, traced, cv, l2)] = got
         return got
+
 
     def _pick(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],
               span: Span | None, grid: tuple[int, ...] = ()) -> tuple[Any, Function]:
@@ -910,6 +913,24 @@ class CudaDevice(Device):
         if pending:
             self.ctx.make_current()  # reading the error words: the caller did not make it current
             self._check_asserts(pending)
+
+
+def fits_smem(info: Any, kernel: str, nbytes: int, span: Span | None) -> None:
+    """E0603 where a kernel's block needs more shared memory than this card gives one (the backend plans for
+    its target's largest card: sm_80 code runs on sm_86/sm_89 cards of 99 KB, 163 KB on an A100); it was the
+    driver's bare CUDA_ERROR_INVALID_VALUE from `cuFuncSetAttribute`."""
+    limit = getattr(info, "max_smem_optin", None)  # (a test's stand-in context may not say)
+    if limit is None or nbytes <= limit:
+        return
+    from tilelang.diagnostics.codes.codegen import GPU_TILE_TOO_LARGE
+
+    diag = Diagnostic.error(GPU_TILE_TOO_LARGE, f"kernel `{kernel}` needs {nbytes} bytes of shared memory a "
+                                                f"block, more than the {info.max_smem_optin} this GPU gives one")
+    if span is not None:
+        diag = diag.primary(span, f"`{kernel}` cannot run on this GPU ({info.name}, {info.arch})")
+    raise TileError(diag.note("the CPU interpreter has no such limit: `--device cpu` runs the program").with_help(
+        "use smaller tiles (smaller const generics or partition shapes), or fewer pipeline stages "
+        "(`#[hints(stages = 2)]`) where the kernel has a loop of loads"))
 
 
 def assert_words(lo: int, hi: int) -> tuple[int, int]:

@@ -24,12 +24,11 @@ from typing import Any
 
 from tilelang.runtime.cuda_driver import (
     PackedArgs,
-    _error_name,
     _handle_int,
     _raw_launch_preconverted,
     _scalar_bits,
     _stream_pointer,
-    cuda_error,
+    driver_error,
 )
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.cuda_native import _wanted as native_wanted
@@ -424,4 +423,4 @@ class FastLaunch:
             # it was not, the driver refuses the launch and nothing ran
             self.device.ctx.make_current()
             return self.retry(args, stream, raw)
-        raise cuda_error(f"launching `{self._call[7]}`", _error_name(err))
+        raise driver_error(err, f"launching `{self._call[7]}`")

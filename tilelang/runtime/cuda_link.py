@@ -34,6 +34,16 @@ def ptx_arch(major: int, minor: int) -> str:
     (older) target, e.g. to measure the sm_80 path."""
     forced = os.environ.get("TILEC_ARCH")
     if forced:
+        from tilelang.backend.env_switch import SwitchError
+        from tilelang.backend.target import SUPPORTED_ARCHS
+
+        if forced not in SUPPORTED_ARCHS:  # (was taken, and every kernel's compile failed: "turn PDL off")
+            raise SwitchError("TILEC_ARCH", forced, ", ".join(SUPPORTED_ARCHS[:-1]) + f" or {SUPPORTED_ARCHS[-1]}")
+        runs = [a for a in SUPPORTED_ARCHS if int(a[3:5]) <= 10 * major + minor and (a[-1] != "a" or
+                                                                                      int(a[3:5]) == 10 * major + minor)]
+        if forced not in runs:  # code this card cannot run: the driver's refusal read as tilec's bug (an ICE)
+            raise SwitchError("TILEC_ARCH", forced, f"an architecture this GPU (compute capability {major}.{minor}) "
+                                                    f"runs: {', '.join(runs)}")
         return forced
     if (major, minor) == (9, 0):
         return "sm_90a"

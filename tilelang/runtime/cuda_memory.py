@@ -51,11 +51,32 @@ class BufferPool:
                 ptr = _mem_alloc(d, size)
             except TileError:
                 self.trim()  # give cached blocks back and try once more
-                ptr = _mem_alloc(d, size)
+                try:
+                    ptr = _mem_alloc(d, size)
+                except TileError as e:
+                    if getattr(e, "cuda_name", "") != "CUDA_ERROR_OUT_OF_MEMORY":
+                        raise
+                    raise self._out_of_memory(nbytes, e) from None
             self.allocations += 1
             self.reserved += size
         self.live += size
         return DeviceBuffer(ptr, nbytes, size, self)
+
+    def _out_of_memory(self, nbytes: int, err: TileError) -> TileError:
+        """The driver's CUDA_ERROR_OUT_OF_MEMORY in the program's terms: how much was asked, of how much, and how
+        much tilec's live tensors hold (the statement that asked is labelled by the host evaluator)."""
+        from tilelang.diagnostics.model import Diagnostic
+
+        info = getattr(self.ctx, "info", None)
+        total = f"the GPU's {_gib(info.total_mem)}" if info is not None and info.total_mem else "the GPU's memory"
+        d = err.diagnostics[0]
+        diag = Diagnostic.error(d.code, f"out of GPU memory: {_gib(nbytes)} more does not fit in {total}, of "
+                                        f"which this program's tensors hold {_gib(self.live)}")
+        for label in d.labels:
+            diag = diag.primary(label.span, label.message) if label.primary else diag.secondary(label.span, label.message)
+        return TileError(diag.note(f"the driver said: {d.message.removeprefix('CUDA error in ')}").with_help(
+            "use smaller tensors, let tensors the program no longer needs go out of scope, or run on the CPU "
+            "with `--device cpu` (the host's memory)"))
 
     def release(self, buf: DeviceBuffer) -> None:
         self.live -= buf.capacity
@@ -68,6 +89,14 @@ class BufferPool:
                 d.cuMemFree(ptr)
                 self.reserved -= size
             lst.clear()
+
+
+def _gib(n: int) -> str:
+    """`n` bytes for a person: GiB, MiB or KiB, one decimal."""
+    for unit, shift in (("GiB", 30), ("MiB", 20)):
+        if n >= 1 << (shift - 2):
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n / 1024:.1f} KiB"
 
 
 def _mem_alloc(d: Any, size: int) -> int:

@@ -3,8 +3,10 @@ to a cubin through the disk cache, or the driver's JIT), their functions
 (`Function`: the shared-memory limit, the launch, with or without PDL) and
 the TMA descriptors a launch passes (`tensor_map`, cached by buffer).
 
-Every driver call goes through `cuda_driver._check` or `cuda_error`, so a
-failure is a `TileError` (E0610), located where the caller passes a span.
+Every driver call goes through `cuda_driver._check` or `driver_error`, so a
+failure is a `TileError` (E0610), located where the caller passes a span;
+PTX the driver's assembler refuses is `PtxRejected`, which `CudaDevice`
+reports as an internal error naming the kernel and the saved PTX.
 
 `ctx` is always the runtime's `cuda.Context` (typed `Any`: this module
 imports nothing of `cuda.py`, which imports it).
@@ -24,10 +26,36 @@ from tilelang.runtime.cuda_driver import (
     _error_name,
     _handle_int,
     _raw_launch,
-    cuda_error,
+    driver_error,
 )
 from tilelang.runtime.cuda_link import link_arch, nvjitlink_keeps
 from tilelang.source import Span
+
+# The driver JIT's answers that mean the PTX itself was refused (not the driver's state: memory, a lost context)
+REJECTED = ("CUDA_ERROR_INVALID_PTX", "CUDA_ERROR_INVALID_IMAGE", "CUDA_ERROR_INVALID_SOURCE",
+            "CUDA_ERROR_NO_BINARY_FOR_GPU", "CUDA_ERROR_UNSUPPORTED_PTX_VERSION")
+
+
+class PtxRejected(Exception):
+    """The driver's PTX assembler refused the PTX tilec generated (`error`, the assembler's `log`): a bug in
+    tilec's code generator, or a driver too old for the PTX's ISA. `CudaDevice._variant` reports it as an
+    internal error that names the kernel and the file the PTX is saved in (`ice`)."""
+
+    def __init__(self, error: str, log: str, ptx: str) -> None:
+        first = next((ln.strip() for ln in log.splitlines() if ln.strip()), "")
+        super().__init__(f"{error}" + (f"; the assembler said: {first}" if first else ""))
+        self.error, self.log, self.ptx = error, log, ptx
+
+    def ice(self, kernel: str) -> ICE:
+        from tilelang.diagnostics.ice import save_text
+
+        head = [f"kernel `{kernel}`: {self.error}", *self.log.strip().splitlines()]
+        path = save_text("ptx", "".join(f"// {ln}\n" for ln in head) + self.ptx)  # (still PTX: `ptxas` reads it)
+        where = f"the PTX is saved in {path}" if path else "the PTX could not be saved"
+        old = "UNSUPPORTED_PTX_VERSION" in self.error
+        return ICE(f"the CUDA driver's assembler refused the PTX tilec generated for kernel `{kernel}`: {where}"
+                   + ("; the driver may be older than the PTX's ISA (update it)" if old else "")
+                   + " (report it with the program and that file)")
 
 
 class Module:
@@ -53,15 +81,22 @@ class Module:
                 cache.put(cubin_key, cubin, {"kind": "cubin", "arch": arch, "name": key or ""})
         d = ctx.d
         if cubin is not None:
-            handle = _check(d.cuModuleLoadData(cubin), "cuModuleLoadData")
-            return Module(ctx, handle)
+            err, *handle = d.cuModuleLoadData(cubin)
+            if err == d.CUresult.CUDA_SUCCESS:
+                return Module(ctx, handle[0])
+            if getattr(err, "name", "") not in REJECTED:  # (memory, a lost context: the driver's state)
+                raise driver_error(err, "cuModuleLoadData")
+            # A cubin this driver cannot load (nvJitLink newer than the driver: CUDA 13's cubins on a 12.x
+            # driver): the driver's own JIT compiles the PTX instead, as where nvJitLink is missing.
         # Driver JIT fallback (it has its own cache in ~/.nv/ComputeCache).
         opts = [d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER, d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
         elog = bytearray(8192)
         err, handle = d.cuModuleLoadDataEx(ptx.encode() + b"\0", len(opts), opts, [elog, len(elog)])
         if err != d.CUresult.CUDA_SUCCESS:
             log = elog.rstrip(b"\0").decode(errors="replace")
-            raise cuda_error("loading the compiled kernel", f"{_error_name(err)}\n{log}")
+            if getattr(err, "name", "") in REJECTED:  # the assembler refused our PTX: a bug in tilec (`PtxRejected`)
+                raise PtxRejected(_error_name(err), log, ptx)
+            raise driver_error(err, "loading the compiled kernel", detail=log)
         return Module(ctx, handle)
 
     def function(self, name: str) -> Function:
@@ -152,7 +187,7 @@ class Function:
             code = cuda_pdl.launch(_handle_int(self.handle), grid, block, smem, _handle_int(s), args.address)
             if code == 0:
                 return None
-            raise cuda_error(f"launching `{self.name}` (cuLaunchKernelEx, PDL)", _error_name(self.ctx.d.CUresult(code)), span)
+            raise driver_error(self.ctx.d.CUresult(code), f"launching `{self.name}` (cuLaunchKernelEx, PDL)", span)
         raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
         if raw is not None and not cuda_driver._RAW_BROKEN:
             # The driver entry point through ctypes: ~1 us instead of ~5 us of binding overhead.
@@ -167,4 +202,4 @@ class Function:
             (err,) = self.ctx.d.cuLaunchKernel(self.handle, gx, gy, gz, block, 1, 1, smem, s, args.address, 0)
             if err == self.ctx.d.CUresult.CUDA_SUCCESS:
                 return None
-        raise cuda_error(f"launching `{self.name}`", _error_name(err), span)
+        raise driver_error(err, f"launching `{self.name}`", span)

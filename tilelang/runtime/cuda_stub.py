@@ -6,7 +6,10 @@ device; this keeps it and replaces the driver under it).
   libcuda is needed), its functions replaced by Python ones that record what
   they were called with (`calls`, a count by name; `launches`, the
   arguments of each `cuLaunchKernel`; `tmaps`, each TMA descriptor encoded);
-  `capture_status` answers `cuStreamIsCapturing`.
+  `capture_status` answers `cuStreamIsCapturing`; `fail` makes a named call
+  return an error code (`tests/runtime/test_gpu_errors_user.py`: what a
+  user sees when the driver fails), and the host<->device copies run (a
+  download reads `memory`, else zeros), so a whole `tilec run` program runs.
 - `StubContext`: `cuda.Context`'s face (`d`, `info`, `stream`, `pool`,
   `load_ptx`), a card of `arch` with `sms` multiprocessors. `load_ptx`
   keeps the PTX and hands out fake functions (PTX is compiled, never run),
@@ -48,6 +51,7 @@ class StubDriver:
         self.tmaps: list[tuple[Any, ...]] = []
         self.capture_status = 0  # CUstreamCaptureStatus: 0 none, 1 active
         self.fail_launch = 0  # a CUresult code the next launches return
+        self.fail: dict[str, int] = {}  # call name -> a CUresult code that call returns from now on
         self.memory: dict[int, bytes] = {}  # device address -> bytes `cuMemcpyDtoH` reads there (else zeros)
         self._next_ptr = itertools.count(1)
         self._tmap_cells: list[Any] = []
@@ -60,7 +64,18 @@ class StubDriver:
 
     def _ok(self, name: str, *vals: Any) -> tuple[Any, ...]:
         self.calls[name] += 1
+        if code := self.fail.get(name):
+            return (self._real.CUresult(code), *(None for _ in vals))
         return (self._real.CUresult.CUDA_SUCCESS, *vals)
+
+    def cuGetErrorName(self, err: Any) -> tuple[Any, ...]:  # noqa: N802
+        return (self._real.CUresult.CUDA_SUCCESS, self._real.CUresult(err).name.encode())
+
+    def cuGetErrorString(self, err: Any) -> tuple[Any, ...]:  # noqa: N802
+        return (self._real.CUresult.CUDA_SUCCESS, b"")
+
+    def cuStreamCreate(self, flags: int) -> tuple[Any, ...]:  # noqa: N802
+        return self._ok("cuStreamCreate", self._real.CUstream(0x5EB + self.calls["cuStreamCreate"]))
 
     def cuStreamIsCapturing(self, s: Any) -> tuple[Any, ...]:  # noqa: N802 - the driver's names
         return self._ok("cuStreamIsCapturing", self._real.CUstreamCaptureStatus(self.capture_status))
@@ -84,6 +99,10 @@ class StubDriver:
     def cuMemAlloc(self, size: int) -> tuple[Any, ...]:  # noqa: N802
         return self._ok("cuMemAlloc", 0x7000_0000_0000 + (next(self._next_ptr) << 32))
 
+    def cuMemcpyDtoHAsync(self, dst: int, src: int, n: int, stream: Any) -> tuple[Any, ...]:  # noqa: N802
+        self._copy_out(dst, src, n)
+        return self._ok("cuMemcpyDtoHAsync")
+
     def cuThreadExchangeStreamCaptureMode(self, mode: Any) -> tuple[Any, ...]:  # noqa: N802
         return self._ok("cuThreadExchangeStreamCaptureMode", self._real.CUstreamCaptureMode(0))
 
@@ -101,14 +120,17 @@ class StubDriver:
         return call
 
     def cuMemcpyDtoH(self, dst: int, src: int, n: int) -> tuple[Any, ...]:  # noqa: N802
+        self._copy_out(dst, src, n)
+        return self._ok("cuMemcpyDtoH")
+
+    def _copy_out(self, dst: int, src: int, n: int) -> None:
         for at, data in self.memory.items():
             lo, hi = max(at, src), min(at + len(data), src + n)
             if lo < hi:
                 ctypes.memmove(dst + lo - src, data[lo - at : hi - at], hi - lo)
-        return self._ok("cuMemcpyDtoH")
 
     for _n in ("cuMemsetD8", "cuMemsetD8Async", "cuMemsetD32", "cuMemsetD32Async", "cuStreamSynchronize",
-               "cuFuncSetAttribute", "cuCtxSetCurrent", "cuMemFree"):
+               "cuFuncSetAttribute", "cuCtxSetCurrent", "cuMemFree", "cuMemcpyHtoDAsync"):
         locals()[_n] = _plain(_n)
     del _n, _plain
 

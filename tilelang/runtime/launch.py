@@ -26,6 +26,7 @@ the `Device`. Invariant: a failed check leaves every tensor untouched.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from collections.abc import Callable
@@ -43,7 +44,14 @@ from tilelang.dtypes import DType, round_float
 from tilelang.frozen import frozen
 from tilelang.lastblock import group_params
 from tilelang.profiler import hook
-from tilelang.requires import DivisionByZero, Requirement, grid_values, quoted, requirements, trim_grid
+from tilelang.requires import (
+    DivisionByZero,
+    Requirement,
+    grid_values,
+    quoted,
+    requirements,
+    trim_grid,
+)
 from tilelang.requires import evaluate as evaluate_requirement
 from tilelang.runtime.device import Device
 from tilelang.runtime.inflight import InFlight
@@ -141,7 +149,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                     .secondary(call_span, "in this launch")
                     .with_help(f"{why} uses `{name}` for more than one size: give them one value "
                                f"({_show(env[name])} or {_show(value)} for each)" if why == old_why
-                               else _conflict_help(name, value, env[name])))
+                               else _conflict_help(name, value, env[name], why, old_why)))
             return
         env[name] = value
         source[name] = (why, span)
@@ -305,7 +313,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     reqs = requirements(kernel)
     if reqs:
         check_requirements(kname, reqs, *requirement_inputs(specs, [a.value for a in args], bound, env, grid),
-                           call_span)
+                           call_span if call_span != kernel.name.span else None)  # (None: a Python call)
     inst = {k: v for k, v in env.items() if k in const_names or k in type_names}
     return BoundLaunch(inst, grid, bound)
 
@@ -386,8 +394,10 @@ def requirement_inputs(specs: tuple[ParamSpec, ...], raw: list[Any], bound: list
 
 
 def check_requirements(kname: str, reqs: tuple[Requirement, ...], shapes: dict[str, tuple[int, ...]],
-                       values: dict[str, Any], call_span: Span) -> None:
-    """Raise E0513 for the first requirement of kernel `kname` these values break."""
+                       values: dict[str, Any], call_span: Span | None) -> None:
+    """Raise E0513 for the first requirement of kernel `kname` these values break. `call_span` None: a call
+    from Python, which has no Tile arguments to point at: the requirement is the place (it was the kernel's
+    name, labelled "these arguments")."""
     for r in reqs:
         why = ""
         try:
@@ -396,12 +406,13 @@ def check_requirements(kname: str, reqs: tuple[Requirement, ...], shapes: dict[s
             ok, why = False, f"; its `{e.args[0]}` divides by zero"
         if ok:
             continue
-        raise TileError(Diagnostic.error(
+        d = Diagnostic.error(
             codes.REQUIREMENT_FAILED,
             f"this launch of `{kname}` breaks a requirement: {r.message} "
             f"(here {quoted(r.cond, shapes, values, unparse)}{why})")
-            .primary(call_span, "these arguments")
-            .secondary(r.span, "this requirement is false")
+        d = (d.primary(r.span, "this requirement is false") if call_span is None else
+             d.primary(call_span, "these arguments").secondary(r.span, "this requirement is false"))
+        raise TileError(d
             .with_help("pass arguments that meet the requirement (the kernel's `#[requires(..)]` "
                        "says what it needs of its shapes and numbers)"))
 
@@ -497,7 +508,13 @@ def _convert_help(text: str | None, want: DType) -> str:
     return f"convert it first: `t as {want.value}` makes a `{want.value}` copy of a tensor `t`"
 
 
-def _conflict_help(name: str, a: GenericValue, b: GenericValue) -> str:
+def _conflict_help(name: str, a: GenericValue, b: GenericValue, why: str = "", old_why: str = "") -> str:
+    arrays = [w.removeprefix("the element type of ") for w in (why, old_why) if w.startswith("the element type of ")]
+    if isinstance(a, DType) and isinstance(b, DType) and len(arrays) == 2 and DType.BF16 not in (a, b):
+        # two tensors of one `T` in different types: which conversion (was "make both sources give `T` ..")
+        return (f"{arrays[0]} and {arrays[1]} must hold one element type: convert {arrays[0]} to `{b.value}` "
+                f"(a NumPy array's `.astype(numpy.{b.np_dtype.name})`, a Tile tensor's `as {b.value}`), or "
+                f"{arrays[1]} to `{a.value}`")
     if {a, b} == {DType.BF16, DType.F32}:
         # a NumPy float32 array where `T` is given as bf16 (NumPy has no bf16 to hold it)
         return (f"NumPy has no bf16: float32 arrays make `{name}` `f32` (leave `{name}` out to compute in f32), "
@@ -519,7 +536,6 @@ def _scalar_misfit(value: Any, dt: DType) -> tuple[str, str] | None:
         return None if lo <= v <= hi else (f"{shown} does not fit in it", f"`{dt.value}` holds {lo} to {hi}")
     if dt.is_float:
         from tilelang.intrinsics.constants import dtype_constant
-
         from tilelang.sema.typeops import FLOAT_LIMITS
 
         big = float(dtype_constant(dt, "MAX")[1])  # type: ignore[index]
@@ -590,7 +606,10 @@ class Operation:
     def sync(self) -> None:
         self.runtime.inflight.check(self)
         self.runtime.execute(self, stream=None)
-        self.runtime.device.sync(None)
+        try:
+            self.runtime.device.sync(None)
+        except TileError as e:
+            raise faulted(e, self) from None
 
     def launch(self) -> Handle:
         self.runtime.inflight.check(self)
@@ -619,7 +638,10 @@ class Handle:
 
     def wait(self) -> None:
         if not self.done:
-            self.runtime.device.sync(self.stream)
+            try:
+                self.runtime.device.sync(self.stream)
+            except TileError as e:
+                raise faulted(e, self.op) from None
             self.done = True
             self.runtime.inflight.remove(self)
 
@@ -652,12 +674,15 @@ class Graph:
                 dev.sync(stream)
                 self.replays += 1
                 return
-        if self._captured:
-            dev.replay(self._captured, None)
-        else:
-            for op in self.ops:
-                self.runtime.execute(op, stream=None)
-        dev.sync(None)
+        try:
+            if self._captured:
+                dev.replay(self._captured, None)
+            else:
+                for op in self.ops:
+                    self.runtime.execute(op, stream=None)
+            dev.sync(None)
+        except TileError as e:
+            raise graph_faulted(e, self.ops) from None
         self.replays += 1
 
 
@@ -705,7 +730,7 @@ class Runtime:
         except TileError as e:
             # The CPU device fails here, inside the launch; the GPU reports at
             # the next sync and labels the launch itself (runtime/cuda.py).
-            raise at_launch(e, op.span) from None
+            raise at_launch(e, op.span, op.bound.instantiation) from None
 
     def _profiled(self, prof: Any, token: Any, op: Operation, kir: Any, stream: Any) -> None:
         shapes: dict[str, tuple[int, ...]] = {}
@@ -736,17 +761,53 @@ class Runtime:
         return hit
 
 
-def at_launch(err: TileError, span: Span) -> TileError:
+def faulted(err: TileError, op: Operation) -> TileError:
+    """`err`, met waiting for `op`: a kernel fault on the GPU (`cuda_driver.driver_error`) as `op`'s kernel's
+    failure at its launch (`cuda_driver.in_kernel`); any other error unchanged."""
+    if getattr(err, "cuda_fault", None) is None:
+        return err
+    from tilelang.runtime.cuda_driver import in_kernel
+
+    return in_kernel(err, op.name, op.span)
+
+
+def graph_faulted(err: TileError, ops: list[Operation]) -> TileError:
+    """`err`, met replaying a graph of `ops`: a kernel fault as its one kernel's failure at that launch inside the
+    `graph { }`, or, of several, as one of the graph's kernels' (named; the replay statement is labelled by the
+    host); any other error unchanged."""
+    names = list(dict.fromkeys(op.name for op in ops))
+    if getattr(err, "cuda_fault", None) is None or not names:
+        return err
+    if len(ops) == 1:
+        return faulted(err, ops[0])
+    d = err.diagnostics[0]
+    if not d.message.startswith("a kernel failed on the GPU"):
+        return err
+    which = ", ".join(f"`{n}`" for n in names)
+    out = TileError(dataclasses.replace(d, message=d.message.replace(
+        "a kernel failed", f"a kernel of the graph ({which}) failed", 1)), *err.diagnostics[1:])
+    out.cuda_fault = err.cuda_fault  # type: ignore[attr-defined]
+    return out
+
+
+def at_launch(err: TileError, span: Span, instance: dict[str, Any] | None = None) -> TileError:
     """`err` with a secondary label "in this launch" at `span` on each device
     `assert` failure (E0700) that has no label there yet: the primary label
     is at the `assert` inside the kernel, this one says which call ran it;
-    and `span` as the primary label of a device error that has none (a grid
-    the GPU cannot launch, `cuda_arrive.launch_grid`)."""
+    the same on a GPU limit (E06xx) met compiling the launch's kernel, whose
+    label inside the kernel says which operation but not which instance
+    (`instance`: its const generics, named in the label); and `span` as the
+    primary label of a device error that has none (a grid the GPU cannot
+    launch, `cuda_arrive.launch_grid`)."""
     from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
 
+    inst = ", ".join(f"{k} = {v}" for k, v in (instance or {}).items())
+    compiled = f"the launch whose kernel this is ({inst})" if inst else "the launch whose kernel this is"
     diags = tuple(
         d.secondary(span, "in this launch")
         if d.code == DEVICE_ASSERT and all(label.span != span for label in d.labels)
+        else d.secondary(span, compiled)
+        if d.code.startswith("E06") and d.labels and all(label.span != span for label in d.labels)
         else d.primary(span, "this launch") if not d.labels else d  # a device's error that names no place
         for d in err.diagnostics)
     if diags == err.diagnostics:

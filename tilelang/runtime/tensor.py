@@ -9,8 +9,9 @@ arithmetic, reductions, `print`, `assert_close`) work on a host view
 downloaded copy.
 
 Invariants:
-- `Tensor.shape` never changes; `reshape` makes a new tensor (sharing the
-  storage on the CPU: tensors are affine, so aliasing cannot be observed).
+- `Tensor.shape` never changes; `reshape` makes a new tensor, a copy (as
+  `transpose`, `permute`, `broadcast`, `t[i]` and `t[a..b]` do: the checker
+  takes each for a tensor of its own, so none may share the source's memory).
 - bf16 values are kept in float32 arrays rounded to bf16 (round to nearest
   even) after every host operation, as `tilelang/dtypes.py` prescribes; f16
   lives in float16 arrays, so NumPy's f16 arithmetic rounds for us.

@@ -18,7 +18,7 @@ from tilelang.sema.context import CheckCx
 from tilelang.sema.program import FnInfo
 from tilelang.sema.ruleargs import listed_axes
 from tilelang.sema.split_habits import flip_1d_help as _flip_help
-from tilelang.sema.types import ShapeT, TensorT, TileT, Type
+from tilelang.sema.types import ShapeT, TensorT, TileT, Type, shape_str
 from tilelang.syntax import ast
 
 # std::nn's row-wise functions, which take a `[M, N]` tile and normalise along axis 1
@@ -129,6 +129,7 @@ _JOIN = ("Tile has no concatenation: in a kernel, store each part into its own n
          "(`let q = z.partition([..]); q.store(a, [0, 0]); q.store(b, [0, 1]);`); on the host, pick each "
          "element's source with `where` over `arange` positions")
 FLIPS = ("flip", "fliplr", "flipud", "reverse")
+LIKES = ("zeros_like", "empty_like", "full_like")  # NumPy's: of the argument's shape and type
 
 
 def _flip_call_help(tcx: CheckCx | None, e: ast.Call | None) -> str:
@@ -143,6 +144,18 @@ _SORT = ("Tile has no sort: the k largest of `{x}` come one at a time from `argm
          "the next (`where(arange::<i32>(N) == i, f32::NEG_INFINITY, {x})`)")
 
 
+def _like_help(tcx: CheckCx | None, e: ast.Call | None, make: str, rest: str) -> str:
+    """NumPy's `zeros_like(x)`: a host tensor's shape is `x.shape()`, which `zeros` takes (round 23: "make a tile
+    of the shape you need: `zeros::<f32>([..])`", on the host too, of any element type)."""
+    ty = tcx.program.types.get(e.args[0].value) if tcx is not None and e is not None and e.args else None
+    if isinstance(ty, TensorT) and isinstance(ty.dtype, DType) and tcx is not None and e is not None:
+        return f"make one of its shape: `{make}::<{ty.dtype.value}>({tcx.receiver_snippet(e.args[0].value)}.shape()" \
+               f"{rest})`"
+    if isinstance(ty, TileT) and isinstance(ty.dtype, DType):
+        return f"make one of its shape: `{make}::<{ty.dtype.value}>({shape_str(ty.shape)}{rest})`"
+    return f"make a tile or tensor of the shape you need: `{make}::<f32>([..]{rest})`"
+
+
 # Functions of other languages with a Tile spelling, and the help that says it.
 HABITS = {
     "range": _range_help,
@@ -151,10 +164,10 @@ HABITS = {
                                  "along a grid axis",
     "num_programs": lambda tcx, e: "Triton's `tl.num_programs(axis)` is `num_blocks(axis)`",
     "cdiv": lambda tcx, e: "import it: `use std::math::cdiv;`",
-    "zeros_like": lambda tcx, e: "make a tile of the shape you need: `zeros::<f32>([..])`",
+    "zeros_like": lambda tcx, e: _like_help(tcx, e, "zeros", ""),
     "empty": lambda tcx, e: "Tile has no uninitialised tensors: `zeros::<f32>([..])`",
-    "empty_like": lambda tcx, e: "Tile has no uninitialised tensors: `zeros::<f32>([..])` of the shape you need",
-    "full_like": lambda tcx, e: "make a tile of the shape you need: `full::<f32>([..], value)`",
+    "empty_like": lambda tcx, e: "Tile has no uninitialised tensors: " + _like_help(tcx, e, "zeros", ""),
+    "full_like": lambda tcx, e: _like_help(tcx, e, "full", ", value"),
     "trans": lambda tcx, e: "write `t.transpose()` (or `t.permute([..])`)",
     "associative_scan": lambda tcx, e: "an inclusive prefix sum is `cumsum(t, axis)`",
     "len": len_help,

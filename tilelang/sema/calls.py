@@ -22,6 +22,7 @@ from tilelang.sema.call_habits import (
     DEVICES,
     FLIPS,
     HABITS,
+    LIKES,
     HABIT_ARGS,
     KW_HABITS,
     METHOD_HABITS,
@@ -36,7 +37,7 @@ from tilelang.sema.call_habits import (
     with_args,
 )
 from tilelang.sema.coerce import coerce, settle
-from tilelang.sema.context import CallCx, CheckCx, Fx, plural, suggest
+from tilelang.sema.context import CallCx, CheckCx, Fx, module_holding, plural, suggest
 from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify
 from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
@@ -149,12 +150,16 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 if name in MATH_ARGS and len(more) == len(MATH_ARGS[name]) and all(0 < len(a) < 30 for a in more):
                     spelt = with_args(spelt, MATH_ARGS[name], more)  # `hypot(a, b)`: b, not `y`
                 return tcx.emit(d.with_help(spelt.format(x=operand(x) if len(x) < 30 else "x")))
-            if name == "len" or name in FLIPS:  # the help depends on the argument's type
+            if name == "len" or name in FLIPS or name in LIKES:  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
                 return tcx.emit(d.with_help(len_help(tcx, e) if name == "len" else habit(tcx, e)))
             homes = tcx.loader.std_items().get(name) if habit is None else None
+            held = module_holding(tcx, fx, name)  # `use good;` imports the module, not its items
             if habit is not None:
                 d = d.with_help(habit(tcx, e))
+            elif held is not None:
+                d = d.with_help(f"`{name}` is in the module `{held[0]}` that a `use` imports: call "
+                                f"`{held[0]}::{name}(..)`, or import the function itself with `use {held[1]};`")
             elif homes:  # `softmax(..)` without `use std::nn::softmax;`
                 d = d.with_help(f"`{name}` is in the standard library: import it with `use {homes[0]}::{name};` "
                                 "at the top of the file")
@@ -342,6 +347,11 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
         if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv), tcx.program.types)):
             return tcx.arity_error(owner, takes, n, e.span, None, help=h)
+        if sig.name == "mma" and n == 2 and recv is None and all(a := [tcx.snippet(x) for x in args]):
+            # `mma(a, b)`, a product with no accumulator (round 23: "call it with 3 arguments")
+            return tcx.arity_error(owner, takes, n, e.span, None, help=(
+                f"`dot({a[0]}, {a[1]})` is the product of two tiles; `mma({a[0]}, {a[1]}, acc)` adds it to an "
+                "accumulator `acc` (`zeros::<f32>([M, N])` to start one)"))
         return tcx.arity_error(owner, takes, n, e.span, None)
     if len(e.generics) > len(sig.generics):
         if sig.generics:

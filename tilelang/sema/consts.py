@@ -18,7 +18,8 @@ from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
-from tilelang.dtypes import ARITH, COMPARE, DType, convert_scalar, float_div, float_rem, literal_float, trunc_div, trunc_rem
+from tilelang.dtypes import (ARITH, COMPARE, DType, convert_scalar, float_div, float_rem, literal_float, round_float,
+                             trunc_div, trunc_rem)
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
@@ -464,8 +465,14 @@ def math_const_help(tcx: CheckCx, e: ast.Expr, fx: Fx, dtype: DType) -> str | No
     and operators on them", which named no value)."""
     import numpy as np
 
+    from tilelang.interp.printing import format_scalar
+
     ftype = np.float64 if dtype is DType.F64 else np.float32
+    narrow = dtype in (DType.F16, DType.BF16)  # computed in f32 and rounded once an operation, as they run
     called: list[str] = []
+
+    def rounded(v: float) -> float:
+        return round_float(v, dtype) if narrow else v
 
     def value(x: ast.Expr) -> float | None:
         match x:
@@ -477,7 +484,7 @@ def math_const_help(tcx: CheckCx, e: ast.Expr, fx: Fx, dtype: DType) -> str | No
                     return None
                 called.append(i.name)
                 with np.errstate(all="ignore"):
-                    return float(fn(*(ftype(v) for v in vals)))
+                    return rounded(float(fn(*(ftype(v) for v in vals))))
             case ast.MethodCall(receiver=r, method=m, args=args) if m.name in _MATH_VALUES and not x.generics:
                 vals = [value(r), *(value(a.value) for a in args)]
                 fn = getattr(np, _MATH_VALUES[m.name])
@@ -485,22 +492,24 @@ def math_const_help(tcx: CheckCx, e: ast.Expr, fx: Fx, dtype: DType) -> str | No
                     return None
                 called.append(m.name)
                 with np.errstate(all="ignore"):
-                    return float(fn(*(ftype(v) for v in vals)))
+                    return rounded(float(fn(*(ftype(v) for v in vals))))
             case ast.Binary(op=op, lhs=a, rhs=b) if op in ("+", "-", "*", "/"):
                 va, vb = value(a), value(b)
                 if va is None or vb is None:
                     return None
                 with np.errstate(all="ignore"):
-                    return float(_fold(op, ftype(va), ftype(vb)))
+                    return rounded(float(_fold(op, ftype(va), ftype(vb))))
             case ast.Unary(op="-", operand=a):
                 va = value(a)
                 return None if va is None else -va
         v = const_value(tcx, x, fx)
-        return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+        return rounded(float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
 
     v = value(e)
     if v is None or not called:
         return None
-    text = repr(v) if dtype is DType.F64 else str(np.float32(v))
+    # (f16 and bf16: their value's shortest digits, as `print` writes it; it was f32's, "in `f16`")
+    text = repr(v) if dtype is DType.F64 else format_scalar(np.float16(v) if dtype is DType.F16 else v, dtype) \
+        if narrow else str(np.float32(v))
     return (f"`{called[0]}` is not evaluated at compile time (as in Rust): write its value, `{text}` (what "
             f"`{tcx.snippet(e)}` is in `{dtype.value}`), or compute it with a `let` where it is used")

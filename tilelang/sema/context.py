@@ -226,6 +226,10 @@ class CheckCx:
         # `atomic_add(&h, [i], v)` in a kernel: each element of its index -> the call, for E0203's help of a
         # tile of indices (a scatter: one-hot sums, not one index made of them; round 15)
         self.atomic_indexes: dict[Any, ast.Call] = {}
+        # `a == b & m` (C's precedence; Rust's and Tile's `&` binds tighter than a comparison): the operator
+        # span of each `&`, `|`, `^` that took an operand of a comparison beside it -> (the comparison, the
+        # expression with the comparison in parentheses), for E0201's help of a `bool` and an integer (round 23)
+        self.precedence_fixes: dict[Any, tuple[str, str]] = {}
         self.scatters: dict[Any, tuple[ast.Expr, Any]] = {}  # such a call -> its tile index and its type
         # every diagnostic emitted: a function checked in both contexts (called from a kernel and from
         # host code) finds its context-free errors twice, and each is reported once
@@ -347,3 +351,17 @@ class CheckCx:
             return self.emit(d.with_help(f"call it with {takes}, as its definition lists them: "
                                          f"`{name}({sig})`"))
         return self.emit(d.with_help(f"call it with {takes}" + (", as its definition lists them" if decl else "")))
+
+
+def module_holding(tcx: CheckCx, fx: Fx, name: str) -> tuple[str, str] | None:
+    """After `use k_mods::scaling;` (the module, not its items), the module a name not found is an item of:
+    (its local name `scaling`, the path a `use` of the item writes, `k_mods::scaling::name`), or None."""
+    from tilelang.sema.program import SymbolKind
+
+    for local, sym in fx.module.scope.items():
+        if sym.kind is SymbolKind.MODULE and name in getattr(tcx.program.modules.get(sym.qualname or ""), "own", {}):
+            path = next(("::".join(s.name for s in u.path) for u in fx.module.ast.items
+                         if isinstance(u, ast.UseDecl) and u.path and u.path[-1].name == local and u.names is None),
+                        local)
+            return local, f"{path}::{name}"
+    return None

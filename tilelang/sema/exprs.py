@@ -28,7 +28,7 @@ from tilelang.sema.coerce import coerce, float_out_of_range, settle
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero, rank_limit, shift_wrap
 from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, const_type, resolve_path
-from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary
+from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary, note_loose_bitwise
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import deref, float_literal_overflows, int_range, is_intlike, is_poison
 from tilelang.sema.types import (
@@ -204,6 +204,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
         case ast.Unary(op=op, operand=x):
             return check_unary(tcx, e, op, x, fx, expected)
         case ast.Binary(op=op, lhs=lhs, rhs=rhs):
+            if op in COMPARE:
+                note_loose_bitwise(tcx, e)
             if e in tcx.store_dtypes and op in ("+", "-", "*", "/", "%"):  # the stored type holds its operands'
                 tcx.store_dtypes[lhs] = tcx.store_dtypes[rhs] = tcx.store_dtypes[e]
             lt = tcx.check_expr(lhs, fx, expected if op not in (*COMPARE, "&&", "||") else None)

@@ -324,7 +324,11 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
                  call: ast.Expr | None = None) -> None:
     d = (tcx.err(T.MISMATCHED_TYPES, "mismatched types", a.span, f"expected `{pty}`, found `{aty}`")
          .secondary(p.span, f"parameter `{p.name.name}` of `{info.name}`"))
-    if isinstance(pty, RefT) and pty.mutable and not info.is_kernel and isinstance(aty, (TensorT, RefT)):
+    if isinstance(a, ast.Ref) and isinstance(pty, (ScalarT, UntypedInt, UntypedFloat)) and isinstance(aty, RefT) \
+            and isinstance(aty.inner, (ScalarT, UntypedInt, UntypedFloat)):
+        # `f(&s)` for a scalar parameter: a scalar is passed by value
+        d = d.with_help(f"pass the value: `{tcx.snippet(a.expr)}` (a scalar is passed by value; `&` lends tensors)")
+    elif isinstance(pty, RefT) and pty.mutable and not info.is_kernel and isinstance(aty, (TensorT, RefT)):
         # a host function's `&mut` tensor (round 22: "partition it", a kernel's argument)
         x = tcx.snippet(a.expr if isinstance(a, ast.Ref) else a)
         d = d.with_help(f"lend it mutably: `&mut {x}` (the function writes it; `{x}` declared `let mut`)")
@@ -365,6 +369,17 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
             d = d.with_help(f"cast with `as`, then borrow: `&({tcx.cast_snippet(a)} as {we.value})`")
         elif isinstance(fe, DType) and isinstance(we, DType) and fe != we:
             d = d.with_help(_cast_arg_help(tcx, a, fe, we, info, call))
+        elif isinstance(pty, RefT) and isinstance(pty.inner, TensorT) \
+                and isinstance(aty, (UntypedFloat, UntypedInt, ScalarT)):
+            # a number for a tensor parameter (round 23: "pass a value of type `f32`, or cast: `3.0 as f32`",
+            # still a number)
+            t = we.value if isinstance(we, DType) else "f32"
+            v = tcx.snippet(a) or "v"
+            dims = pty.inner.shape or (None,)
+            shape = "[" + ", ".join(str(x.const_value) if x is not None and x.const_value is not None else "1"
+                                    for x in dims) + "]"   # of the parameter's rank, its constant dimensions
+            d = d.with_help(f"`{p.name.name}` is a tensor: pass one, borrowed (`&full::<{t}>({shape}, {v})` holds "
+                            f"that value), or declare the parameter as a number, `{p.name.name}: {t}`")
         elif isinstance(aty, (UntypedFloat, UntypedInt)) and isinstance(we, DType):
             # a literal the parameter's type cannot take: `2.5` for an `i32`, `1` for a `bool`
             d = d.with_help(f"pass a value of type `{we.value}`, or cast: `{tcx.cast_snippet(a)} as {we.value}`")

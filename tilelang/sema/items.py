@@ -12,6 +12,7 @@ on demand, once each, reporting a constant that depends on itself
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, TypeGuard, assert_never
 
 from tilelang import requires
@@ -22,7 +23,7 @@ from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DTYPE_NAMES, DType, convert_scalar
 from tilelang.intrinsics.constants import MATH_CONSTANTS, RUST_DERIVED_CONSTANTS
 from tilelang.intrinsics.habits import FOREIGN_MODULES
-from tilelang.intrinsics.math_habits import RUST_SCALAR_METHODS, RUST_TYPE_FUNCTIONS, scalar_method_habit
+from tilelang.intrinsics.math_habits import MATH_HABITS, RUST_SCALAR_METHODS, RUST_TYPE_FUNCTIONS, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS
 from tilelang.limits import MAX_RANK
 from tilelang.sema.coerce import coerce, mismatch, settle
@@ -175,10 +176,20 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
                          .with_help(f"name a `.tile` file in it: `use \"{use.file.value.rstrip('/')}/name.tile\";`"
                                     if "directory" in reason else "check the file's permissions and encoding (UTF-8)"))
                 return
+            if not use.file.value.endswith(".tile") and is_file(Path(f"{fpath}.tile")):  # `use "util";`
+                tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
+                                 use.file.span, "no such file")
+                         .with_help(f"the file has its extension: `use \"{use.file.value}.tile\";`"))
+                return
             tcx.emit(tcx.err(N.UNRESOLVED_MODULE, f"cannot find module file `{use.file.value}`",
                              use.file.span, "no such file")
-                     .note(f"looked for `{fpath}`, relative to the importing file")
-                     .with_help("check the file name; `use \"path.tile\";` is relative to the importing file"))
+                     .note(f"looked for `{fpath}`, relative to "
+                           + ("the importing file" if mod.path and not mod.path.startswith("<") else
+                              f"the current directory (`{mod.path or '<input>'}` is text, not a file)"))
+                     .with_help("check the file name; `use \"path.tile\";` is relative to the importing file"
+                                + ("" if mod.path and not mod.path.startswith("<") else
+                                   ", and for a program given as text (`tilelang.compile`, stdin, the REPL) to the "
+                                   "current directory")))
             return
         if target is mod:
             _self_import(tcx, use)
@@ -298,6 +309,13 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
             return d.with_help(f"`std::math` has no `{item}`: write {spelt}, as a `const {item} = ..;` of your own")
         return d.with_help("Tile's mathematical constants are in `std::math`: "
                            + ", ".join(f"`{c}`" for c in MATH_CONSTANTS))
+    if len(mod_segs) == 1 and (dt := DType.parse(mod_segs[0])) is not None and len(path) == 2 \
+            and path[1] in ("to_bits", "from_bits") and dt.is_float:
+        # Rust's `f32::to_bits(x)` / `f32::from_bits(u)` (round 23: "bring a file's items into scope", and
+        # `from_bits(..)`, which then wants its type)
+        return d.note(f"`{mod_segs[0]}` is a type: `{mod_segs[0]}::NAME` names its constants (`{mod_segs[0]}::MAX`)") \
+            .with_help(f"`{mod_segs[0]}::to_bits(x)` is the method `x.to_bits()`" if path[1] == "to_bits" else
+                       f"`{mod_segs[0]}::from_bits(u)` is `from_bits::<{mod_segs[0]}>(u)`")
     fn = RUST_TYPE_FUNCTIONS.get(path[-1], path[-1])
     if len(mod_segs) == 1 and DType.parse(mod_segs[0]) is not None and len(path) == 2 and fn in FUNCTIONS:
         # Rust's `f32::max(a, b)`, `f32::sqrt(x)` (round 15: "bring a file's items into scope")
@@ -313,12 +331,28 @@ def unresolved_module_help(tcx: CheckCx, d: Diagnostic, mod_segs: list[str],
         return d.note(f"`{mod_segs[0]}` is a type: `{mod_segs[0]}::NAME` names its constants (`{mod_segs[0]}::MAX`)") \
             .with_help(f"Tile has no `{mod_segs[0]}::{path[1]}`; for `{mod_segs[0]}::{path[1]}"
                        f"({', '.join(['a', *'bcd'[:len(names)]])})`: " + habit.format(x="a"))
+    if len(mod_segs) == 1 and (dt := DType.parse(mod_segs[0])) is not None and len(path) == 2 \
+            and path[1] in ("from", "try_from", "into", "try_into"):
+        # Rust's `i64::from(n)`, `u32::try_from(x)` (round 23: "bring a file's items into scope with `use`")
+        return d.note(f"`{mod_segs[0]}` is a type: `{mod_segs[0]}::NAME` names its constants (`{mod_segs[0]}::MAX`)") \
+            .with_help(f"Tile has no `From`/`TryFrom`: `x as {dt}` converts (an integer narrowed wraps, a float "
+                       "to an integer saturates)")
     if len(mod_segs) == 1 and len(path) == 2 and mod_segs[0] in ("Tensor", "Tile", *FOREIGN_MODULES):
         return d.with_help(_constructor_help(mod_segs[0], path[1]))
+    if mod_segs[:2] == ["std", "mem"] and path[2:3] == ["transmute"]:
+        # Rust's `std::mem::transmute::<f32, u32>(x)` (round 23: the help below, of swapping by moves)
+        return d.with_help("Tile has no `std::mem`: " + MATH_HABITS["transmute"].format(x="x"))
     if mod_segs[:2] == ["std", "mem"]:
         # Rust's `std::mem::swap(&mut a, &mut b)` (round 22: "a similar name exists: `std::llm`")
         return d.with_help("Tile has no `std::mem`: tensors move, so two swap by moves, `let t = a; a = b; b = t;` "
                            "(`mem::replace(&mut a, b)` is `let old = a; a = b;`)")
+    if mod_segs[:2] == ["std", "cmp"]:
+        # Rust's `std::cmp::max(a, b)` (round 23: "a similar name exists: `std::llm`")
+        fn = {"max": "maximum", "min": "minimum"}.get(path[2] if len(path) > 2 else "", "")
+        return d.with_help("Tile has no `std::cmp`: " + (
+            f"`std::cmp::{path[2]}(a, b)` is the built-in `{fn}(a, b)`, of numbers, tiles and tensors (element-wise)"
+            if fn else "the built-ins `maximum(a, b)` and `minimum(a, b)` take numbers, tiles and tensors "
+                       "(element-wise); compare with `<`, `==`, .."))
     if mod_segs[0] == "std":
         shown = "::".join(mod_segs)
         guess = suggest(shown, tcx.loader.std_modules())

@@ -25,6 +25,12 @@ checks have passed, over the functions and kernels of the user's own files
   W0008 `misaligned_reduction` (`sema/realign.py`): `t - t.max(1)` whose
   shapes pass only by accident (a square tile); W0009 `scaled_tile_index`
   (`sema/scaled_index.py`): `p.load([page * P])` of a partition of tiles of `P`.
+- W0010 `own_tile_shape`: `z.shape()` of a kernel's `&mut` parameter, the block's own tile's shape (constants
+  the kernel names already), bounding something (an ordering comparison, `min`/`clamp`) where the partitioned
+  tensor's extent was meant (round 23: an edge mask
+  `rows < img.shape()[0]` kept one block of an image's sum).
+- W0011 `graph_kept_value` (`sema/graph_values.py`): a `let mut` number a `graph { .. }` recorded, assigned
+  afterwards in a function that replays the graph (the replays keep the recorded value).
 
 `#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
 `kernel fn` silences them there; `tilec check --deny warnings` makes them
@@ -54,6 +60,8 @@ LINTS: dict[str, str] = {
     "constant_block_id": W.CONSTANT_BLOCK_ID,
     "misaligned_reduction": W.MISALIGNED_REDUCTION,
     "scaled_tile_index": W.SCALED_TILE_INDEX,
+    "own_tile_shape": W.OWN_TILE_SHAPE,
+    "graph_kept_value": W.GRAPH_KEPT_VALUE,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -105,8 +113,14 @@ class _Linter:
         if decl.is_kernel:
             self._hints(decl)
             self._grid_axes(decl)
+            self._own_tile_shape(decl)
         else:
             self._padded(decl)
+            if any(isinstance(n, ast.GraphBlock) for n in ast.walk(decl.body)):
+                from tilelang.sema.graph_values import graph_kept_values
+
+                for d in graph_kept_values(self.program, decl, self.sources):
+                    self.warn("graph_kept_value", d)
         from tilelang.sema.realign import misaligned_reductions
 
         for d in misaligned_reductions(self.program, decl, self.sources):
@@ -252,6 +266,48 @@ class _Linter:
                       "blocks, `z.partition([B])` a 1-D one")
                 .with_help(f"give `{p.name.name}` a tile of {axis + 1} axes (and partition it so) to launch blocks "
                            f"along axis {axis}, or use an axis the grid has (`{what}(0)`)"))
+
+    # ---------------------------------------------------------------- W0010
+    def _own_tile_shape(self, decl: ast.FnDecl) -> None:
+        tiles: dict[int, tuple[ast.Param, TensorT]] = {}
+        for p in decl.params:
+            sym = self.program.symbol_of(p)
+            t = sym.ty if sym is not None else None
+            if isinstance(t, RefT) and t.mutable and isinstance(t.inner, TensorT) and t.inner.shape is not None:
+                tiles[id(sym)] = (p, t.inner)
+        # only where the shape bounds something (an ordering comparison, a `min`/`clamp`): an edge mask or a clamp
+        # against the own tile's shape is always true or a no-op; the tile's size in arithmetic is what it says
+        bounds: list[ast.Expr] = []
+        for n in ast.walk(decl.body) if tiles else ():
+            if isinstance(n, ast.Binary) and n.op in ("<", ">", "<=", ">="):
+                bounds += [n.lhs, n.rhs]
+            elif isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) \
+                    and n.callee.ident.name in ("min", "minimum", "clamp"):
+                bounds += [a.value for a in n.args]
+            elif isinstance(n, ast.MethodCall) and n.method.name in ("min", "clamp") and n.args:
+                bounds += [n.receiver, *(a.value for a in n.args)]
+        seen: set[int] = set()
+        for n in (m for b in bounds for m in ast.walk(b)):
+            if id(n) in seen or not (isinstance(n, ast.MethodCall) and n.method.name == "shape" and not n.args
+                                     and isinstance(n.receiver, ast.Name)):
+                continue
+            seen.add(id(n))
+            sym = self.program.symbol_of(n.receiver)
+            if sym is None or id(sym) not in tiles:
+                continue
+            p, t = tiles[id(sym)]
+            name = p.name.name
+            dims = "[" + ", ".join(str(d) for d in t.shape) + "]"  # type: ignore[union-attr]
+            self.warn("own_tile_shape", Diagnostic.warning(
+                W.OWN_TILE_SHAPE, f"`{name}.shape()` is the shape of this block's own tile, `{dims}`, not of the "
+                                  "tensor partitioned")
+                .primary(n.span, f"always `{dims}`")
+                .secondary(p.ty.span, f"`{name}` is the block's own tile of a partition")
+                .note("a kernel sees a `&mut` parameter as its own tile: the launch's partition sets its shape, and "
+                      "the tensor's extent is not a value of the kernel")
+                .with_help(f"for the tile's size write `{dims}` itself; for the tensor's extent (an edge mask: "
+                           "`rows < n`), pass it in as a scalar parameter or read `x.shape()` of an input of that "
+                           "size"))
 
     # ---------------------------------------------------------------- W0005
     def _hints(self, decl: ast.FnDecl) -> None:

@@ -22,7 +22,7 @@ from tilelang.intrinsics.constants import (
     names_for,
 )
 from tilelang.intrinsics.signatures import FUNCTIONS
-from tilelang.sema.context import CheckCx, Fx, suggest
+from tilelang.sema.context import CheckCx, Fx, module_holding, suggest
 from tilelang.sema.items import items_help, load_module, resolve_signatures, unresolved_module_help
 from tilelang.sema.loader import ModuleLoader
 from tilelang.sema.program import ModuleInfo, Symbol, SymbolKind
@@ -107,6 +107,10 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
             return tcx.emit(d.with_help(f"`{ident.name}` is in the standard library: import it with "
                                         f"`use {homes[0]}::{ident.name};` at the top of the file, or write "
                                         f"`{homes[0]}::{ident.name}`"))
+        held = module_holding(tcx, fx, ident.name)  # `use good;`'s `C`
+        if held is not None:
+            return tcx.emit(d.with_help(f"`{ident.name}` is in the module `{held[0]}` that a `use` imports: write "
+                                        f"`{held[0]}::{ident.name}`, or import it itself with `use {held[1]};`"))
         guess = suggest(ident.name, fx.visible_names())
         return tcx.emit(d.with_help(f"a local variable with a similar name exists: `{guess}`")
                         if guess else

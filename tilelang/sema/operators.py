@@ -116,6 +116,18 @@ def load_first_help(tcx: CheckCx, node: ast.Expr, ty: Type, fx: Fx) -> str:
     return f"load a tile first: `{x}.partition([..]).load([..])` reads one tile of it"
 
 
+def scalar_ref_help(tcx: CheckCx, node: ast.Expr, ty: RefT, fx: Fx) -> str:
+    """A reference to a scalar in arithmetic: Tile has no `*` to read through one, and `&` lends tensors; a
+    parameter `a: &f32` is declared `a: f32` (its callers then pass the value), a `&s` is written `s`."""
+    x = tcx.snippet(node)
+    inner = str(ty.inner).replace("{float}", "f32").replace("{integer}", "i32")
+    if fx.info is not None and x in fx.info.param_names:
+        return (f"a scalar is passed by value (`&` lends tensors, and Tile has no `*` to read through it): declare "
+                f"the parameter `{x}: {inner}`, and its callers pass the value (`s` for `&s`)")
+    return (f"a scalar is used by value (`&` lends tensors, and Tile has no `*` to read through it): write the "
+            f"`{inner}` itself where this `&` is (`s` for `&s`)")
+
+
 def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op_span: Span,
                  fx: Fx, compound: bool = False, stored: Any = None) -> Type:
     """The type of `lhs op rhs`; `compound`: of `lhs op= rhs`, whose left side
@@ -129,7 +141,9 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
         bad, bt = (lhs, lt) if a is None else (rhs, rt)
         d = tcx.err(T.INVALID_OPERAND, f"cannot apply `{op}` to `{lt}` and `{rt}`", op_span,
                     f"`{op}` is not defined for these types").secondary(bad.span, f"this is `{bt}`")
-        if isinstance(bt, (RefT, TensorT)) and fx.in_kernel:
+        if isinstance(bt, RefT) and isinstance(bt.inner, (ScalarT, UntypedInt, UntypedFloat)):
+            d = d.with_help(scalar_ref_help(tcx, bad, bt, fx))  # (a scalar has no tile to load)
+        elif isinstance(bt, (RefT, TensorT)) and fx.in_kernel:
             d = d.with_help(load_first_help(tcx, bad, bt, fx))
         elif isinstance(bt, PartitionT):
             d = d.note("a partition only describes tiles for a kernel call").with_help(
@@ -273,6 +287,53 @@ def _float_literal_help(tcx: CheckCx, lit: ast.Expr, other: ast.Expr, stored: An
     return f"cast the other side with `as`: {cast}"
 
 
+def note_loose_bitwise(tcx: CheckCx, e: ast.Binary) -> None:
+    """`x == 0u32 & m` is `x == (0u32 & m)` and `m & x == 0` is `(m & x) == 0` in Rust and Tile (C's order is
+    the other way): record, for each `&`, `|`, `^` written without parentheses between the comparison and the
+    operand it took, the expression with the comparison in parentheses, for the help of the `bool` and
+    integer mix that follows when a mask was meant (round 23: "cast with `as`: `!zero as u32`")."""
+    def text(start: int, end: int) -> str:
+        try:
+            return tcx.sources.snippet(Span(e.span.file, start, end))
+        except Exception:  # noqa: BLE001 - a file without text (none is known): the help quotes nothing
+            return "..."
+
+    def bitwise(n: ast.Expr) -> bool:
+        return isinstance(n, ast.Binary) and n.op in ("&", "|", "^")
+
+    # `a == b & m & k`: the right side's `&`s down to `b`, none of them in parentheses (a node's span leaves
+    # out its own parentheses, its parent's takes them in)
+    spine: list[ast.Binary] = []
+    n: ast.Expr | None = e.rhs
+    if bitwise(n) and n.span.end == e.span.end:
+        while isinstance(n, ast.Binary):
+            spine.append(n)
+            n = n.lhs if bitwise(n.lhs) and n.lhs.span.start == n.span.start else None
+    if spine:
+        cut = spine[-1].op_span.start
+        fix = f"({text(e.span.start, cut).rstrip()}) {text(cut, e.span.end)}"
+        tcx.precedence_fixes.update((b.op_span, (e.op, fix)) for b in spine)
+    spine, n = [], e.lhs
+    if bitwise(n) and n.span.start == e.span.start:
+        while isinstance(n, ast.Binary):
+            spine.append(n)
+            n = n.rhs if bitwise(n.rhs) and n.rhs.span.end == n.span.end else None
+    if spine:
+        cut = spine[-1].op_span.end
+        fix = f"{text(e.span.start, cut)} ({text(cut, e.span.end).lstrip()})"
+        tcx.precedence_fixes.update((b.op_span, (e.op, fix)) for b in spine)
+
+
+def _precedence_help(tcx: CheckCx, op: str, op_span: Span) -> str | None:
+    """The help of a `bool` and an integer meeting at `op` (`&`, `|`, `^`) that took an operand of a
+    comparison beside it (`note_loose_bitwise`): the comparison was meant first."""
+    if op not in ("&", "|", "^") or op_span not in tcx.precedence_fixes:
+        return None
+    cmp, fix = tcx.precedence_fixes[op_span]
+    return f"`{op}` binds tighter than `{cmp}` (as in Rust; C's order is the other way): put the comparison in " \
+           f"parentheses: `{fix}`"
+
+
 def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op: str,
                op_span: Span, compound: bool = False, stored: Any = None) -> ElemT | str | None:
     if a.kind in ("int", "float") and b.kind in ("int", "float"):
@@ -295,7 +356,8 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
         if lit.kind == "int" and oe is DType.BOOL:
             tcx.emit(tcx.err(T.MISMATCHED_DTYPES, "mismatched dtypes: `bool` and an integer literal",
                              op_span, "no implicit conversion to `bool`")
-                     .with_help("write `true` or `false`, or compare the integer (`x != 0`)"))
+                     .with_help(_precedence_help(tcx, op, op_span)
+                                or "write `true` or `false`, or compare the integer (`x != 0`)"))
             return None
         return oe
     ea, eb = a.elem, b.elem
@@ -306,7 +368,8 @@ def _join_elem(tcx: CheckCx, a: Num, b: Num, lt: Type, rt: Type, lhs: ast.Expr, 
                          f"no implicit conversion between `{ea}` and `{eb}`")
                  .secondary(lhs.span, f"this is `{lt}`")
                  .secondary(rhs.span, f"this is `{rt}`")
-                 .with_help(_mixed_help(tcx, lhs, rhs, ea, eb, compound, stored, op)))
+                 .with_help((DType.BOOL in (ea, eb) and _precedence_help(tcx, op, op_span))
+                            or _mixed_help(tcx, lhs, rhs, ea, eb, compound, stored, op)))
         return None
     return ea
 

@@ -522,12 +522,22 @@ class Builder:
         d = (Diagnostic.error(codes.CHAINED_COMPARISON, "comparison operators cannot be chained")
              .primary(self.span(second), "second comparison")
              .secondary(first.op_span, "first comparison"))
-        lhs, mid = self._text(first.lhs.span), self._text(first.rhs.span)
+        lhs, mid = self._text(self._with_parens(first.lhs.span)), self._text(self._with_parens(first.rhs.span))
         if (first.op == "<" and str(second) == ">" and lhs and mid
                 and isinstance(first.lhs, (ast.Name, ast.Path))):
             # `zeros<f32>([4])`: generic arguments written without the turbofish.
             d = d.with_help(f"use `::<...>` instead of `<...>` to give generic arguments: "
                             f"`{lhs}::<{mid}>`")
+        elif isinstance(first.rhs, ast.Binary) and first.rhs.op in ("&", "|", "^") \
+                and first.span.end == first.rhs.span.end and lhs and self._text(third.span):
+            # `d >= 0 & d <= 9` (NumPy's and C's habit): `&` binds tighter than a comparison, as in Rust and
+            # Python, so this is `d >= (0 & d) <= 9`; the help had split it at `0 & d` (round 23)
+            mask = first.rhs
+            a, b = self._text(self._with_parens(mask.lhs.span)), self._text(self._with_parens(mask.rhs.span))
+            whole = f"({lhs} {first.op} {a}) {mask.op} ({b} {second} {self._text(third.span)})"
+            d = d.with_help(f"`{mask.op}` binds tighter than `{first.op}` and `{second}`: put each comparison in "
+                            f"parentheses: `{whole}`" if a and b else
+                            f"`{mask.op}` binds tighter than a comparison: put each comparison in parentheses")
         elif lhs and mid:
             last = self._text(third.span) or "..."
             d = d.with_help(f"split the comparison into two: "

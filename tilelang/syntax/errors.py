@@ -239,6 +239,8 @@ class ErrorReporter:
             if ch == "@" and re.match(r"@[A-Za-z_]", self.code[at:at + 2]) \
                     and (before == 0 or self.code[before - 1] in ";}"):
                 hint = _DECORATOR_HELP  # `@triton.jit` before a kernel, `@torch.compile`
+            elif ch == "'":
+                hint = _char_literal_help(self.code, at) or hint
             d = (Diagnostic.error(codes.UNKNOWN_CHARACTER, f"unknown character {shown}")
                  .primary(self.span(at, at + 1), "unknown character"))
             return d.with_help(hint)
@@ -492,8 +494,7 @@ class ErrorReporter:
             d = (Diagnostic.error(codes.EXPECTED_ITEM, f"expected item, found {found}")
                  .primary(here, "expected `fn`, `kernel fn`, `const` or `use`"))
             if tok.type == "NAME" and str(tok) == "pub":
-                # Rust habit: Tile has no visibility; `use` sees every item.
-                d = d.with_help("remove `pub`: every item of a file can be imported with `use`")
+                d = d.with_help(_pub_help(self.code, start))
             elif tok.type == "NAME" and str(tok) == "mod" and (m := _MOD_DECL.match(self.code, start)):
                 # Rust's `mod lib;` (round 22: "statements belong inside the body of a `fn`")
                 d = d.with_help(f"remove `{m.group(0)}`: Tile has no `mod` declarations, a file `{m.group(1)}.tile` "
@@ -596,6 +597,26 @@ _CHAR_HINTS = {
     "`": "backticks are not part of Tile",
     "\\": "a backslash only appears inside a string literal",
 }
+
+
+_CHAR_LITERAL = re.compile(r"'(\\[nrt0\\'\"]|[^'\\\n])'")
+_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "0": "\0", "\\": "\\", "'": "'", '"': '"'}
+
+
+def _char_literal_help(code: str, at: int) -> str | None:
+    """`c - b'0'`, `'A' as u32` (round 23, a Luhn check and Base64 from Rust): Tile has no character or
+    byte literals; the help was "strings use double quotes". The character's code as a number (a `b'..'`
+    byte as `u8`); None where `at` does not start a one-character literal."""
+    m = _CHAR_LITERAL.match(code, at)
+    if m is None:
+        return None
+    body = m.group(1)
+    value = ord(_ESCAPES[body[1]] if body.startswith("\\") else body)
+    byte = at > 0 and code[at - 1] == "b" and (at < 2 or code[at - 2] not in _WORD_CHARS)
+    written = f"b{m.group(0)}" if byte else m.group(0)
+    number = f"{value}u8" if byte and value < 256 else str(value)
+    return (f"Tile has no character or byte literals: write the character's code as a number, `{number}` for "
+            f"`{written}`" + (" (ASCII)" if value < 128 else ""))
 
 
 def _char_help(ch: str) -> tuple[str, str]:
@@ -762,6 +783,24 @@ _DECORATOR_HELP = ("Tile has no decorators: a kernel is declared `kernel fn name
                    "its options are attributes before it (`#[hints(num_warps = 4)]`)")
 _KERNEL_DECL = "a kernel is `kernel fn name<const B: i32>(z: &mut Tensor<f32, [B]>, ..) { .. }`"
 # the first word of another language's item (Python's `def`, CUDA's `__global__`), where an item goes
+_PUB = re.compile(r"pub\s*(?:\([^()]*\))?")
+_PUB_USE = re.compile(r"\s*(use\s[^;]*;)")
+
+
+def _pub_help(code: str, start: int) -> str:
+    """Rust's `pub` (also `pub(crate)`, `pub(super)`, `pub(in path)`): Tile has no visibility, and `use`
+    imports every item of a file; a `pub use` (a re-export in Rust) imports for its own file only."""
+    m = _PUB.match(code, start)
+    pub = " ".join(m.group(0).split()) if m else "pub"
+    use = _PUB_USE.match(code, m.end()) if m else None
+    if use is not None:
+        text = " ".join(use.group(1).split())
+        return (f"remove `{pub}`: a `use` brings names into its own file only (Tile does not re-export); a file "
+                f"that needs them writes the same `{text}` itself")
+    return (f"remove `{pub}`: Tile has no visibility modifiers, and `use` imports every `fn`, `kernel fn` and "
+            "`const` of a file")
+
+
 _MOD_DECL = re.compile(r"mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;")
 _MOD_BLOCK = re.compile(r"mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*\{")
 

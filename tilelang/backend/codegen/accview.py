@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from tilelang.backend.env_switch import flag, mode, number
 from tilelang.backend.gpu.layouts import AccTile, Slice, strides_of
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
@@ -350,9 +351,7 @@ def store16_enabled(n: int) -> bool:
     (causal), S = 4096 +1.8 / +3.5 %, S = 16384 even or better; at D = 64
     -2..-3.5 % (the transpose's shuffles cost more than the 16 stores a
     thread they save there), hence the width rule."""
-    import os
-
-    v = os.environ.get("TILEC_ATTN_STORE16", "auto")
+    v = mode("TILEC_ATTN_STORE16", "auto", ("auto", "0", "1"))
     if v == "auto":
         return n >= STORE16_MIN_COLS
     return v == "1"
@@ -436,9 +435,8 @@ def _store_rows_16(em: Any, view: AccView, info: Any, offs: list[str], tile_ok: 
 # edge in the last query block only): there the extra branch a row made ptxas
 # spill 4 more bytes in the chained prefill kernel at D = 128.
 def rowskip_enabled() -> bool:
-    import os
 
-    return os.environ.get("TILEC_ATTN_ROWSKIP", "1") != "0"
+    return flag("TILEC_ATTN_ROWSKIP", "1")
 
 
 def _skip_dead_row(em: Any, live: str | None) -> str | None:
@@ -487,10 +485,7 @@ REDUCE_CHAINS = 1
 
 
 def reduce_chains() -> int:
-    import os
-
-    n = int(os.environ.get("TILEC_ACC_REDUCE_CHAINS", REDUCE_CHAINS))
-    return max(1, n)
+    return max(1, number("TILEC_ACC_REDUCE_CHAINS", REDUCE_CHAINS))
 
 
 def _fold(em: Any, rop: ir.ReduceOp, vals: list[str], dt: Any, chains: int) -> str:

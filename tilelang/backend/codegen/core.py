@@ -414,7 +414,8 @@ class EmitterCore:
         if self.smem_bytes > MAX_SMEM_BYTES:
             raise self.error(
                 GPU_TILE_TOO_LARGE, span,
-                f"this operation needs {nbytes} bytes of shared memory, more than the GPU's {MAX_SMEM_BYTES}",
+                f"this operation needs {nbytes} bytes of shared memory, more than the {MAX_SMEM_BYTES} the largest "
+                "GPU (an H100's or H200's) gives a block",
                 "needs too much shared memory",
                 "use smaller tiles (smaller const generics or partition shapes)",
             )

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -76,9 +77,7 @@ _SWAP = {"ne": "ne", "slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle"}
 
 def enabled() -> bool:
     """`TILEC_GATHER_DOT` (unset or "1": on; "0": off, the FMA loop over the matrix as before)."""
-    import os
-
-    return os.environ.get("TILEC_GATHER_DOT", "1") != "0"
+    return flag("TILEC_GATHER_DOT", "1")
 
 
 def _number(c: object, dt: tuple[DType, ...]) -> bool:

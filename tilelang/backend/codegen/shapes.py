@@ -16,6 +16,7 @@ from tilelang.backend.codegen.views import (
     reshape_register_map,
     thread_register_map,
 )
+from tilelang.backend.env_switch import flag
 from tilelang.backend.gpu import nodes as g
 from tilelang.backend.gpu.layouts import MmaAcc, MmaTile, WgmmaAcc, replicate_bound
 from tilelang.backend.gpu.nodes import regions, walk
@@ -34,9 +35,7 @@ from .shift_dot import defining_ops
 def sibling_reuse() -> bool:
     """`TILEC_SIBLING_CONVERT` (unset or "1": on; "0": every reshape or conversion of a value moves its data
     itself, as before hcliff7)."""
-    import os
-
-    return os.environ.get("TILEC_SIBLING_CONVERT", "1") != "0"
+    return flag("TILEC_SIBLING_CONVERT", "1")
 
 
 def stage_together() -> bool:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -39,17 +40,13 @@ _Lin = tuple[int, int, int, int]
 
 def enabled() -> bool:
     """`TILEC_SHIFT_DOT` (unset or "1": on; "0": off, the FMA loop over the matrix as before)."""
-    import os
-
-    return os.environ.get("TILEC_SHIFT_DOT", "1") != "0"
+    return flag("TILEC_SHIFT_DOT", "1")
 
 
 def warp_enabled() -> bool:
     """`TILEC_SHIFT_DOT_WARP` (unset or "1": on; "0": a line held by every warp goes through shared memory as
     before hcliff7, for the device script's old arm)."""
-    import os
-
-    return os.environ.get("TILEC_SHIFT_DOT_WARP", "1") != "0"
+    return flag("TILEC_SHIFT_DOT_WARP", "1")
 
 
 def defining_ops(em: Any) -> dict[int, object]:
@@ -196,6 +193,12 @@ def _stencil(em: Any, op: object) -> tuple[list[tuple[int, ir.Value | float]], b
         return band, False
     band = band_of(em, a)
     return None if band is None else (band, True)
+
+
+def takes(em: Any, op: object) -> bool:
+    """Whether `shift_dot` emits `op` as a stencil (`em`: what the recognizer reads of an emitter, its kernel
+    `k`; `lift.fewer_warps` asks with a Tile IR kernel before any layout)."""
+    return _stencil(em, op) is not None
 
 
 # ops with no effect but their result: emitted only where something reads it
@@ -568,7 +571,7 @@ def _column_counts(em: Any, off: int, at: int, R: int, C: int, span: Any) -> int
     return S
 
 
-__all__ = ["band_of", "dead_band_ops", "defining_ops", "enabled", "shift_dot"]
+__all__ = ["band_of", "dead_band_ops", "defining_ops", "enabled", "shift_dot", "takes"]
 
 
 def _nan_if_others(em: Any, total: str, own: str, cur: str) -> str:

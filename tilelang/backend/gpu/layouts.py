@@ -63,6 +63,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from tilelang.backend.env_switch import number
 from tilelang.frozen import frozen
 
 
@@ -177,10 +178,7 @@ def replicate_bound() -> int:
     `REPLICATE_DEFAULT` elements; "N" (2 or more), at most N. Read by
     `layout_assign` (which values take the layout) and the code generator
     (which reads it in registers: with the option off, no kernel changes)."""
-    import os
-
-    v = os.environ.get("TILEC_REPLICATE_SMALL", "0")
-    n = int(v) if v.isdigit() else 0
+    n = number("TILEC_REPLICATE_SMALL", 0, 0)
     return REPLICATE_DEFAULT if n == 1 else n
 
 

@@ -24,7 +24,8 @@ GPU_TILE_TOO_LARGE = define(
 )
 GPU_SCHEDULE_REFUSED = define(
     "E0604", "gpu-schedule-refused",
-    "a kernel schedule asked for by a `TILEC_*` variable that the GPU backend refuses (unknown, or known to compute wrong results)",
+    "a `TILEC_*` variable set to a value the GPU backend refuses (not one the switch takes, or a schedule known to "
+    "compute wrong results)",
 )
 CUDA_ERROR = define(
     "E0610", "cuda-error", "the CUDA driver reported an error while running a program on the GPU"

@@ -30,3 +30,9 @@ MISALIGNED_REDUCTION = define(
 SCALED_TILE_INDEX = define(
     "W0009", "scaled-tile-index",
     "a tile index multiplied by the tile's own size along that axis (an element offset written as a tile index)")
+OWN_TILE_SHAPE = define(
+    "W0010", "own-tile-shape",
+    "`z.shape()` of a kernel's `&mut` parameter: the shape of the block's own tile, not of the partitioned tensor")
+GRAPH_KEPT_VALUE = define(
+    "W0011", "graph-kept-value",
+    "a number a `graph { .. }` recorded, assigned afterwards while the graph is replayed: replays keep the old value")

@@ -281,8 +281,12 @@ def _check_tile_dims(kernel: ir.Kernel, decl: ast.FnDecl, inst: Mapping[str, Any
             span = getattr(node, "span", None)
             if span is not None:
                 d = d.primary(span, f"this makes a tile of shape {list(v.type.shape)}")
-            raise TileError(d.with_help("tile dimensions come from the kernel's generic arguments: "
-                                        "give them positive values (powers of two)"))
+            zero = [f"`{k} = {val}`" for k, val in inst.items() if isinstance(val, (int, np.integer)) and val <= 0]
+            raise TileError(d.with_help(
+                "tile dimensions come from the kernel's generic arguments: give them positive values (powers "
+                "of two)" if not zero else
+                f"{', '.join(zero)} here, given or read from an array's shape (an empty axis gives 0): a tile "
+                "cannot be empty; skip the call for an empty array, or give positive values (powers of two)"))
 
 
 def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any]) -> ir.Kernel:
@@ -360,6 +364,7 @@ def _lower_kernel_body(cx: LowerCx, inst: dict[str, Any], facts: dict[str, Any])
     return cx.b.finish(grid_rank=cx.grid_rank, num_warps=hints.get("num_warps", 4),
                        num_stages=hints.get("stages", hints.get("num_stages", 2)),
                        instantiation=list(generics.items()),
+                       type_args=[(k, v.value) for k, v in cx.type_args.items()],
                        hints=["stages" if h == "num_stages" else h for h in hints],
                        min_blocks=hints.get("min_blocks", 0), max_blocks=hints.get("max_blocks", 0),
                        pdl_early=hints.get("pdl_early", 0) > 0

@@ -44,7 +44,8 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from tilelang.backend import split_form
+from tilelang.backend import env_switch, split_form
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -53,9 +54,9 @@ from ..layouts import Barriers, Shared
 from . import attention_advice as advice
 from . import attention_chain as chain
 from . import attention_csplit as csplit
-from . import attention_qsplit as qsplit
 from . import attention_epilogue as epi
 from . import attention_loop as loops
+from . import attention_qsplit as qsplit
 from . import attention_qx as qxm
 from . import attention_rotated as rot
 from . import attention_softmax as softmax
@@ -81,7 +82,6 @@ from .context import Fresh, PassContext
 from .pipeline import PRODUCER_REGS, SMEM_LIMIT, _Build, _slice, role_registers
 from .rewrite import substitute
 
-
 # ---------------------------------------------------------------- the rewrite
 # `TILEC_ATTN_PRODUCER_REGS` (unset: "auto"): the producer warp's register budget (setmaxnreg) in every attention
 # kernel, "24" or "40"; the consumers get what it gives back (`role_registers`: 232 at 40 beside two consumer
@@ -98,7 +98,7 @@ def producer_budget(auto: int) -> int:
     if want == "auto":
         return auto
     if want not in ("24", "40"):  # (32 gives the consumers no more than 40 does: `role_registers` rounds to 8)
-        raise ValueError(f"TILEC_ATTN_PRODUCER_REGS={want!r}: expected auto, 24 or 40")
+        raise env_switch.SwitchError("TILEC_ATTN_PRODUCER_REGS", want, "auto, 24 or 40")
     return int(want)
 
 
@@ -387,10 +387,13 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         assign(pc.ops, cl, W, layouts)
 
     producer_regs = split.producer_regs(acc_regs, PRODUCER_REGS) if marks is not None else PRODUCER_REGS
-    if C == 3 and os.environ.get("TILEC_ATTN_PRODUCER3", "1") != "0":
+    if C == 3 and flag("TILEC_ATTN_PRODUCER3", "1"):
         producer_regs = min(producer_regs, split.WIDE_PRODUCER_REGS)
     if wide and role_registers(C, split.WIDE_PRODUCER_REGS) > role_registers(C, producer_regs):
         producer_regs = split.WIDE_PRODUCER_REGS
+    if turned is None and schedule == "overlap" and not turns and rot.s_ahead(p, C) and not loops.peel_fits(p, C) \
+            and role_registers(C, split.WIDE_PRODUCER_REGS) > role_registers(C, producer_regs):
+        producer_regs = split.WIDE_PRODUCER_REGS  # S ahead (opt-in): two S tiles want every register the consumers get
     producer_regs = producer_budget(producer_regs)
     consumer_regs = role_registers(C, producer_regs)
     ws = g.WarpSpecialize((

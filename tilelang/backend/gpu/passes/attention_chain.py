@@ -46,14 +46,15 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from tilelang.backend.env_switch import flag
 from tilelang.backend.facts import Short
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_rotated as rot
-from . import switches
 from . import attention_xrot as xrot
+from . import switches
 from .attention_tiles import clone
 from .context import Fresh
 from .pipeline import _Build
@@ -220,7 +221,7 @@ class Chain:
     release: bool = True  # the first iteration releases the pending product's stage (False: tests show the hang)
     # the first iteration before the loop (`TILEC_ATTN_CHAIN_PEEL`, "1" unset): the loop's body is then the
     # unchained one; "0": one body, the first iteration tested in it (3 % slower a key block, H200 2026-12-03)
-    peel: bool = dataclasses.field(default_factory=lambda: os.environ.get("TILEC_ATTN_CHAIN_PEEL", "1") == "1")
+    peel: bool = dataclasses.field(default_factory=lambda: flag("TILEC_ATTN_CHAIN_PEEL", "1"))
     xr: Any = None  # `attention_xrot.Xrot`: rotated across the tile boundary (`TILEC_ATTN_XROT=1`), else None
     # the previous tile's epilogue in the second iteration, under its S (`TILEC_ATTN_CHAIN_EPI2=1`, `epi2`)
     epi2: bool = False

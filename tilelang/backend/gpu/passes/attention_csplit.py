@@ -56,9 +56,9 @@ from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_rotated as rot
-from . import switches
 from . import attention_split as split
 from . import attention_tiles as tiles
+from . import switches
 from .attention_layout import Classes, classify
 from .attention_tiles import Marks, clone
 from .attention_zeros import drop_unread_zeros
@@ -287,7 +287,7 @@ def tail_rounds() -> int:
     if want == "1":
         return tails.TAIL_ROUNDS
     if not want.isdigit() or (want != "0" and int(want) < 2):
-        raise ValueError(f"TILEC_ATTN_CHAIN_TAIL={want!r}: expected 0, 1 or a number of rounds >= 2")
+        raise switches.SwitchError("TILEC_ATTN_CHAIN_TAIL", want, "0, 1 or a number of rounds >= 2")
     return int(want)
 
 

@@ -24,8 +24,8 @@ Forms taken: `where(cmp, x, y)` (cmp possibly reshaped or broadcast) with cmp `k
 from __future__ import annotations
 
 import dataclasses
-import os
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -40,7 +40,7 @@ _I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
 
 def enabled() -> bool:
     """`TILEC_ATTN_EDGE` (unset or "1": on; "0": off)."""
-    return os.environ.get("TILEC_ATTN_EDGE", "1") != "0"
+    return flag("TILEC_ATTN_EDGE", "1")
 
 
 def _through_views(v: ir.Value, defs: dict[int, object], chain: list[object]) -> object | None:

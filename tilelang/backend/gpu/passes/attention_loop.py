@@ -2,8 +2,10 @@
 serial and overlapped schedules: which schedule applies (`schedule`,
 `TILEC_ATTN_SCHEDULE`, `pingpong`), the first product's issue
 (`s_product`), the loops themselves (`serial`, `overlapped`, the optional
-peel of the last key block: `peel_fits`), and `unshare` (tile constants
-cloned for each reader). The rotated loop is `attention_rotated`'s.
+peel of the last key block: `peel_fits`; S of the next block issued before
+the softmax, opt-in: `attention_rotated.s_ahead`, two blocks an iteration,
+`_two_blocks`), and `unshare` (tile constants cloned for each reader). The
+rotated loop is `attention_rotated`'s.
 """
 
 from __future__ import annotations
@@ -338,9 +340,12 @@ def overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs
     c_results = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in loop.results)
     trips = fresh.value(DType.I32, (), "trips")
     s_last = fresh.value(DType.F32, s_shape, "s")
+    step = loop.step
     if ahead:
         layouts[s_last.id] = layouts[s_cur.id]
-    c_loop = ir.For((*c_results, trips, s_last), loop.lower, upper, loop.step, (*inits, bufs.base, s_init),
+        if unroll_ahead():  # two blocks an iteration: the S tiles alternate between two register sets
+            loop_ops, step = _two_blocks(loop, loop_ops, build(False)[0], c_it, s_cur, pos, fresh, layouts, pre, span)
+    c_loop = ir.For((*c_results, trips, s_last), loop.lower, upper, step, (*inits, bufs.base, s_init),
                     ir.Region((*loop.body.args, c_it, s_cur), tuple(unshare(loop_ops, fresh))), span)  # type: ignore[arg-type]
     zero: list[object] = []  # the accumulator's value when the loop never ran
     if zero_acc:
@@ -396,6 +401,52 @@ def overlapped(loop: ir.For, p: AttnPlan, cast: ir.Cast, chained: set[int], bufs
         post += [*zero, ir.Broadcast(ran_t, ran), ir.Elementwise(acc_f, E.WHERE, (ran_t, w, z))]
         back[loop.results[pos].id] = acc_f
     return c_loop, pre, (post, back, ring)
+
+
+# `TILEC_ATTN_SAHEAD_UNROLL` unset: "1" (with `TILEC_ATTN_SAHEAD=1`, the loop runs two key blocks an iteration)
+SAHEAD_UNROLL_DEFAULT = "1"
+
+
+def unroll_ahead() -> bool:
+    """Whether the loop with S ahead runs two key blocks an iteration (`TILEC_ATTN_SAHEAD_UNROLL` "1" / "0"):
+    one block an iteration, the S tile carried over the back edge and the one the softmax reads are live
+    together, so ptxas copies one into the other's registers each block (128 x 64, D = 64: 32 MOVs, 42
+    more registers); two, each half's S has its own registers."""
+    return mode("TILEC_ATTN_SAHEAD_UNROLL", SAHEAD_UNROLL_DEFAULT, ("0", "1")) == "1"
+
+
+def _two_blocks(loop: ir.For, first: list[object], again: list[object], c_it: ir.Value, s_cur: ir.Value, pos: int,
+                fresh: Fresh, layouts: dict[int, Layout], pre: list[object], span: object
+                ) -> tuple[list[object], ir.Value]:
+    """The body of the loop with S ahead over two key blocks (`first`: one block's ops, ending in its Yield;
+    `again`: the same built a second time, run on `first`'s yield from the next block where there is one) and
+    the loop's step (two blocks'). Where the second block is past the tile's last, its branch yields the first
+    block's values, with its pending P V waited for there (no register of a product in flight is copied)."""
+    from .attention_tiles import clone
+
+    E = ir.ElemOp
+    ys = first[-1]
+    assert isinstance(ys, ir.Yield)
+    n = len(loop.body.args) - 1  # the user's loop-carried values, then the ring's counter and S
+    b = _Build(fresh)
+    iv2 = b.elem(E.ADD, loop.body.args[0], loop.step, hint="j")
+    more = b.elem(E.LT, iv2, loop.upper, dtype=DType.BOOL, hint="more")
+    remap: dict[int, ir.Value] = {loop.body.args[0].id: iv2, c_it.id: ys.values[n], s_cur.id: ys.values[n + 1],
+                                  **{a.id: v for a, v in zip(loop.body.args[1:], ys.values[:n], strict=True)}}
+    seeded = set(remap)
+    second = clone(again, fresh, remap)
+    layouts.update({remap[k].id: lay for k, lay in list(layouts.items()) if k in remap and k not in seeded})
+    acc = ys.values[pos]
+    accw = fresh.value(acc.dtype, acc.shape, acc.hint)
+    alone = list(ys.values)
+    alone[pos] = accw
+    outs = tuple(fresh.value(v.dtype, v.shape, v.hint) for v in ys.values)
+    layouts[outs[n + 1].id] = layouts[s_cur.id]
+    pair = ir.If(outs, more, ir.Region((), tuple(second)),  # type: ignore[arg-type]
+                 ir.Region((), (g.WgmmaWait((accw,), (acc,), 0, span), ir.Yield(tuple(alone)))), span)  # type: ignore[arg-type]
+    step = fresh.value(DType.I32, (), "step")
+    pre.append(ir.Elementwise(step, E.ADD, (loop.step, loop.step)))
+    return [*first[:-1], *b.ops, pair, ir.Yield(outs)], step
 
 
 # Registers a consumer thread keeps for everything but the body's S, O and P

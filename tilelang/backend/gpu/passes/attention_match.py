@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -84,7 +85,7 @@ def scalar_reads(before: list[object], written: set[str]) -> set[int]:
     scalar (`.item()`), the load's only users. Both roles run them before they part, as the loop's scalars (a
     key length read from a tensor: the trip count and a mask's bound); `TILEC_ATTN_SCALAR_READS=0` refuses
     them (the loop keeps the generic path)."""
-    if os.environ.get("TILEC_ATTN_SCALAR_READS", "1") == "0":
+    if not flag("TILEC_ATTN_SCALAR_READS", "1"):
         return set()
     users: dict[int, list[object]] = {}
     for op in before:
@@ -441,7 +442,7 @@ def region_bad(r: ir.Region, BM: int) -> object | None:
 def loads_enabled() -> bool:
     """`TILEC_ATTN_LOADS` (unset or "1": on; "0": off): the loop may load tiles of tensors other than Q, K and V
     (an additive bias), each consumer thread its own elements; off, such a loop keeps the generic path."""
-    return os.environ.get("TILEC_ATTN_LOADS", "1") != "0"
+    return flag("TILEC_ATTN_LOADS", "1")
 
 
 # The K/V ring's stages where the kernel gives no `stages` hint, at most what fits beside Q

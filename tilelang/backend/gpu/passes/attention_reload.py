@@ -13,9 +13,9 @@ kernel and the refusal stay as they were. `TILEC_ATTN_RELOAD=0` turns it off.
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
+from tilelang.backend.env_switch import flag
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
@@ -39,7 +39,7 @@ def product_loop(k: g.GpuKernel) -> tuple[list[Any], int, set[str]] | None:
 def reload(k: g.GpuKernel) -> g.GpuKernel | None:
     """`k` with the tiles loaded before its matrix-product loop and used after it loaded again after it, or
     None where there is none (or `TILEC_ATTN_RELOAD=0`)."""
-    if os.environ.get("TILEC_ATTN_RELOAD", "1") == "0":
+    if not flag("TILEC_ATTN_RELOAD", "1"):
         return None
     found = product_loop(k)
     if found is None:

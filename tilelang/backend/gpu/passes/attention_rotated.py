@@ -43,6 +43,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -77,8 +78,9 @@ def enabled(p: Any) -> bool:
 # `TILEC_ATTN_SAHEAD` unset: "0" (opt-in until a GPU has timed it: benchmarks/hattn8_device.sh)
 SAHEAD_DEFAULT = "0"
 # Registers a consumer thread keeps beside two S tiles, O and P with S ahead (`s_ahead`): the rule admits
-# 128 x 128 at D = 64 (2 x 64 + 32 + 32 = 192 of 232), where ptxas 13.0 spills 196-452 B all the same (the default
-# consumers reach R188: RESULTS.md, hattn8; admitted so that a GPU can time it), 128 x 64 (0 B), not D = 128 at 128 x 128
+# 128 x 128 at D = 64 (2 x 64 + 32 + 32 = 192 of 232), where ptxas 13.0 still spills 28-44 B in the masked blocks'
+# path with the two-block loop and the producer at 24 (the default consumers reach R188: RESULTS.md, hattn8),
+# and 128 x 64 (0 B); not 128 x 128 at D = 128
 AHEAD_HEADROOM = 40
 
 
@@ -102,7 +104,7 @@ def s_ahead(p: Any, C: int) -> bool:
 def packed() -> bool:
     """P crosses the back edge as 16-bit pairs (`g.PackPairs`: half the
     registers of f32 P); `TILEC_ATTN_ROTATE_PACK=0` carries it as f32."""
-    return os.environ.get("TILEC_ATTN_ROTATE_PACK", "1") == "1"
+    return flag("TILEC_ATTN_ROTATE_PACK", "1")
 
 
 def top_wait() -> bool:
@@ -110,7 +112,7 @@ def top_wait() -> bool:
     (`TILEC_ATTN_ROTATE_TOPWAIT=1`; the previous iteration's spin on the
     next stage has seen it full already): the wait sits between the body's
     end and the issue, where the tensor cores idle."""
-    return os.environ.get("TILEC_ATTN_ROTATE_TOPWAIT", "0") == "1"
+    return flag("TILEC_ATTN_ROTATE_TOPWAIT", "0")
 
 
 # "1": the O rescale `acc * alpha` skipped where alpha is 1 in every row of the warp (one vote,

@@ -51,6 +51,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from tilelang.backend.env_switch import SwitchError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -77,8 +78,8 @@ def setting() -> str:
     """`TILEC_ATTN_TAIL` (unset: `TAIL_DEFAULT`): "auto", or a number of item rounds (checked)."""
     v = os.environ.get("TILEC_ATTN_TAIL", TAIL_DEFAULT).strip()
     if v != "auto" and not v.isdigit():
-        raise ValueError(f"TILEC_ATTN_TAIL={v!r}: expected auto (the long keys' causal launches), 0 (off), "
-                         f"1 (on: {TAIL_ROUNDS} item rounds) or a number of item rounds")
+        raise SwitchError("TILEC_ATTN_TAIL", v, f"auto (the long keys' causal launches), 0 (off), "
+                          f"1 (on: {TAIL_ROUNDS} item rounds) or a number of item rounds")
     return v
 
 

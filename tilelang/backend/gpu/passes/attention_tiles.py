@@ -38,14 +38,15 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from tilelang.backend.env_switch import flag, number
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_tail, switches
 from .attention_tail import Tail
-from .context import Fresh
 from .build import _Build
+from .context import Fresh
 from .rewrite import map_ops, substitute, substitute_region, with_regions
 
 
@@ -53,7 +54,7 @@ def enabled(k: g.GpuKernel) -> bool:
     """Whether the attention kernel `k` becomes persistent
     (`TILEC_ATTN_PERSISTENT=0` opts out; kernels that print keep one tile a
     block, so that their output keeps its launch order)."""
-    if os.environ.get("TILEC_ATTN_PERSISTENT", "1") == "0":
+    if not flag("TILEC_ATTN_PERSISTENT", "1"):
         return False
     return not any(isinstance(op, ir.Print) for op in g.walk(k.body)) and bool(
         [p for p in k.tensor_params if p.mutable and p.tile_shape])
@@ -370,7 +371,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         left1 = b.elem(E.MAXIMUM, left, one)
         # the last round's time in quarter key blocks, times s: s pieces in c rounds cost c (n / s + EDGE)
         # (a tile's start and end cost about EDGE blocks), and the merge reads s records (~1/4 block each)
-        four, edge = b.const(4), b.const(int(os.environ.get("TILEC_ATTN_SPLIT_EDGE", SPLIT_EDGE)))
+        four, edge = b.const(4), b.const(number("TILEC_ATTN_SPLIT_EDGE", SPLIT_EDGE, 0))
         def best(n: ir.Value, e: ir.Value) -> ir.Value:  # the pieces an item of n blocks, e blocks a start and end
             best_s, best_t = one, b.elem(E.MUL, four, b.elem(E.ADD, n, e))
             for k_ in range(1, SPLIT_ROUNDS + 1):

@@ -27,10 +27,21 @@ from __future__ import annotations
 
 import dataclasses
 
+from tilelang.backend.env_switch import flag
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import Barriers, Blocked, Layout, MmaAcc, Shared, Slice, WgmmaAcc, blocked_for, replicate_bound
+from ..layouts import (
+    Barriers,
+    Blocked,
+    Layout,
+    MmaAcc,
+    Shared,
+    Slice,
+    WgmmaAcc,
+    blocked_for,
+    replicate_bound,
+)
 from .context import Fresh, PassContext
 from .layout_assign import broadcast_backward, reshape_backward
 from .rewrite import map_ops, substitute, uses, with_regions
@@ -99,9 +110,7 @@ def if_push_enabled() -> bool:
     branch yields as it is takes the outer result's layout, its own branches converting instead. tests/user
     a05's max-pool picked the window's even or odd column (made before the 3-step loop) in a nested `if` and
     converted the pick at 2 of every 3 steps through shared memory."""
-    import os
-
-    return os.environ.get("TILEC_IF_PUSH", "1") != "0"
+    return flag("TILEC_IF_PUSH", "1")
 
 
 def drop_dead_broadcasts_enabled() -> bool:
@@ -112,9 +121,7 @@ def drop_dead_broadcasts_enabled() -> bool:
     over the key block), and the code generator moved its data through shared
     memory every key block for no reader: 26 barriers in `decode_split`, 20
     without them."""
-    import os
-
-    return os.environ.get("TILEC_DROP_DEAD_BROADCASTS", "1") != "0"
+    return flag("TILEC_DROP_DEAD_BROADCASTS", "1")
 
 
 def remake_enabled() -> bool:

@@ -20,8 +20,8 @@ staging of a tile's stores in shared memory. The walk covers the grid in wide ti
 from __future__ import annotations
 
 import dataclasses
-import os
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -29,7 +29,6 @@ from .. import nodes as g
 from . import switches
 from .build import _Build
 from .context import Fresh
-
 
 # "auto": a launch with at least two waves of wide tiles (2 f tiles an SM) runs the wide variant (`KernelABI.wide`,
 # `TensorFacts.wide_tiles`), any other today's kernel. Measured on an H100 (call 18, 2026-12-06; wide against one
@@ -49,7 +48,7 @@ def deep_ring() -> bool:
     staging, up to 8 stages (else 4, or more of small stages, as any GEMM: 128x256x32 got 5 stages = 120 KB in
     flight where 128x256x64 has 4 = 192 KB). Call 19 (H100): 128x128x32 wide 0.85x -> 0.96x cuBLAS (8 stages);
     128x128x64 keeps 4 (no room for more); 128x128x128 is not widened either way (0.81x / 0.83x: noise)."""
-    return os.environ.get("TILEC_GEMM_WIDE_RING", "1") != "0"
+    return flag("TILEC_GEMM_WIDE_RING", "1")
 
 
 def _defs(k: g.GpuKernel) -> dict[int, object]:

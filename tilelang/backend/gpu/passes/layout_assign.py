@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -212,9 +213,7 @@ def broadcast_backward(xs: tuple[int, ...], rs: tuple[int, ...], lr: Layout) -> 
 # ------------------------------------------------------------------ warps along the columns
 def warps_on_columns_enabled() -> bool:
     """`TILEC_WARPS_ON_COLUMNS` (unset or "1": on; "0": off): `warps_on_last_dim`."""
-    import os
-
-    return os.environ.get("TILEC_WARPS_ON_COLUMNS", "1") != "0"
+    return flag("TILEC_WARPS_ON_COLUMNS", "1")
 
 
 def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:

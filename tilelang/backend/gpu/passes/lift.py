@@ -17,6 +17,16 @@ not fit (a reduction's scratch grows with the warps: a [64, 1024] f32 `cumsum`
 over axis 0 needs 384 KB of shared memory at 32 warps), `backend.lower_gpu`
 lowers again with half as many, down to the kernel's own (`PassContext.max_warps`).
 `TILEC_DEFAULT_WARPS=0` turns the raise off.
+
+The same reading takes fewer warps where the largest tile is small (`fewer_warps`, hcliff9): a kernel whose
+tiles give each of 4 warps' threads at most `SMALL_ELEMS` elements at half the warps (128 elements: 1 warp,
+256: 2) had 3 of its 4 warps (or 2) compute replicas of the first one's elements, issuing 4x (2x) the
+instructions for the same values and filling an SM with 16 CTAs where 32 fit (a05's max-pool, 64 outputs a
+CTA: its [64] rows held by every warp). Where a tile's last dim holds 16-byte vectors of f32 (4 a thread) a
+thread's own elements are the same at either count, so a block takes no longer; a column tile ([128, 1]: one a
+thread of 4 warps) gives a thread up to 4. An SM holds twice (four times) the blocks. A product whose
+matrix `codegen/shift_dot` or `codegen/gather_dot` reads as a stencil or a gather counts as its result (the
+matrix is never built); any other `mma` keeps the kernel's warps. `TILEC_FEWER_WARPS=0` turns it off.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from .context import PassContext
 
 ELEMS_PER_THREAD = 64  # a thread's elements of the largest tile, at most, before more warps are taken
 MAX_DEFAULT_WARPS = 32  # 1,024 threads: CUDA's block limit
+SMALL_ELEMS = 4  # a thread's elements of the largest tile, at most, at the fewer warps `fewer_warps` takes
 
 
 def default_warps_enabled() -> bool:
@@ -43,9 +54,17 @@ def default_warps_enabled() -> bool:
     return os.environ.get("TILEC_DEFAULT_WARPS", "1") not in ("", "0")
 
 
+def fewer_warps_enabled() -> bool:
+    """On unless `TILEC_FEWER_WARPS=0` (small-tile kernels at 4 warps, as before hcliff9; the device script's
+    old arm)."""
+    import os
+
+    return os.environ.get("TILEC_FEWER_WARPS", "1") not in ("", "0")
+
+
 def default_warps(kernel: ir.Kernel, cap: int = 0) -> int:
     """`kernel.num_warps`, raised for big tiles where the source leaves it to the backend (module doc), to
-    at most `cap` where `cap` > 0 (never below the kernel's own)."""
+    at most `cap` where `cap` > 0 (never below the kernel's own), or lowered for small ones (`fewer_warps`)."""
     w = kernel.num_warps
     if not default_warps_enabled() or ("num_warps" in kernel.hints or kernel.min_blocks or kernel.max_blocks or kernel.cluster
             or kernel.walk >= 0):
@@ -53,13 +72,45 @@ def default_warps(kernel: ir.Kernel, cap: int = 0) -> int:
     biggest = 0
     for op in g.walk(kernel.body):
         if isinstance(op, ir.Mma):
-            return w
+            return fewer_warps(kernel, w)
         for r in g.results(op):
             biggest = max(biggest, math.prod(r.shape))
     top = min(MAX_DEFAULT_WARPS, cap) if cap > 0 else MAX_DEFAULT_WARPS
+    if biggest <= ELEMS_PER_THREAD * 32 * w:
+        return fewer_warps(kernel, w, biggest)
     while biggest > ELEMS_PER_THREAD * 32 * w and w * 2 <= top:
         w *= 2
     return w
+
+
+def fewer_warps(kernel: ir.Kernel, w: int, biggest: int = -1) -> int:
+    """`w` halved while the largest tile `biggest` (computed here where -1: a kernel with a product) would give
+    each thread at most `SMALL_ELEMS` elements at the halved count (module doc)."""
+    if not fewer_warps_enabled() or w <= 1:
+        return w
+    if biggest < 0:
+        biggest = _built_tiles(kernel)
+        if biggest < 0:
+            return w
+    while w > 1 and biggest <= SMALL_ELEMS * 32 * (w // 2):
+        w //= 2
+    return w
+
+
+def _built_tiles(kernel: ir.Kernel) -> int:
+    """The largest tile a kernel with a product builds, where each product is one `shift_dot` or `gather_dot`
+    takes (its matrix's ops are never emitted, `shift_dot.dead_band_ops`); -1 where one is not."""
+    from types import SimpleNamespace
+
+    from tilelang.backend.codegen import gather_dot, shift_dot
+
+    em = SimpleNamespace(k=kernel)  # what the recognizers read of an emitter: the body (and their memo)
+    ops = list(g.walk(kernel.body))
+    for op in ops:
+        if isinstance(op, ir.Mma) and not shift_dot.takes(em, op) and gather_dot.gather_of(em, op) is None:
+            return -1
+    dead = shift_dot.dead_band_ops(em, gather_dot.matrix_read)
+    return max((math.prod(r.shape) for op in ops if id(op) not in dead for r in g.results(op)), default=0)
 
 
 def lift(kernel: ir.Kernel, ctx: PassContext) -> g.GpuKernel:

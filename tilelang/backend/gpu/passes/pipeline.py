@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from tilelang.backend.env_switch import flag, number
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
@@ -51,10 +52,10 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import Barriers, Shared, WgmmaAcc
 from . import gemm_epilogue, gemm_rows, gemm_split, gemm_widen
-from .pipeline_copies import _copy_positions, _tma_copies
-from .pipeline_helps import _layout_help, batched_operand
 from .build import _Build
 from .context import Fresh, PassContext
+from .pipeline_copies import _copy_positions, _tma_copies
+from .pipeline_helps import _layout_help, batched_operand
 from .rewrite import substitute
 
 SMEM_LIMIT = 227 * 1024
@@ -86,9 +87,7 @@ def copy_producer_enabled() -> bool:
     """Operands TMA cannot describe are copied through the producer's
     registers (`CopyToShared`) for the same wgmma consumers; TILEC_COPY_PRODUCER=0
     opts out (such loops then keep the generic mma.sync path)."""
-    import os
-
-    return os.environ.get("TILEC_COPY_PRODUCER", "1") != "0"
+    return flag("TILEC_COPY_PRODUCER", "1")
 
 
 @frozen(eq=True)
@@ -398,6 +397,17 @@ def _plan(loop: ir.For, after: list[object], k: g.GpuKernel, ctx: PassContext,
                 + (f" (and the epilogue's staging {staging})" if staging else "")
                 + f": {fit} stages fit in {_smem_budget(B)} bytes, the pipeline needs 2 (asked: {S})",
                 "a smaller BK, BM or BN")
+    if H == 1:  # the last store stages in the dead ring where it fits there, else after it (`hopper.store_wgmma`)
+        whole = _staging_bytes(epilogue, k, M, N, ctx)
+        if whole > S * stage_bytes and S * stage_bytes + whole > _smem_budget(B):  # (codegen's E0603: hgpuerr)
+            room = (_smem_budget(B) - 1024 - whole) // stage_bytes
+            if room < 2:
+                return (span, f"the epilogue stages its [{M}, {N}] store in {whole} bytes of shared memory, more "
+                        f"than the {S}-stage ring holds and, beside 2 stages, the {_smem_budget(B)} bytes a CTA "
+                        "has", "a smaller BM or BN")
+            ctx.note(loop.span, f"the epilogue stages its [{M}, {N}] store in {whole} bytes of shared memory beside "
+                     f"the ring: {room} stages fit, not {S}", "")
+            S = room
     if W > 1 and gemm_widen.deep_ring():  # (a measurement switch: the ring as deep as fits beside the staging)
         areas = 2 if C == 1 else 1  # (pingpong's two areas where the wide accumulator fits one warpgroup)
         S = max(S, min(MAX_STAGES, (_smem_budget(B) - 1024 - areas * _staging_bytes(epilogue, k, M, N, ctx)) // stage_bytes))
@@ -443,12 +453,7 @@ SMEM_PER_SM = 228 * 1024  # an H100's / H200's shared memory an SM; the driver r
 def default_blocks() -> int:
     """CTAs an SM for a GEMM that names no `min_blocks`: 1 (the SM to itself), or `TILEC_GEMM_BLOCKS=N` where N
     fit (a measurement switch until the GPU says which default wins: `benchmarks/gemm_tiles_sweep.py`)."""
-    import os
-
-    try:
-        return max(1, int(os.environ.get("TILEC_GEMM_BLOCKS", "1")))
-    except ValueError:
-        return 1
+    return number("TILEC_GEMM_BLOCKS", 1, 1)
 
 
 def _smem_budget(blocks: int) -> int:
@@ -483,17 +488,13 @@ def parts_enabled() -> bool:
     """A GEMM tile wider than 256 columns runs on the Hopper pipeline in column parts (`HopperPlan.parts`);
     `TILEC_GEMM_PARTS=0` leaves it to sm_80's cp.async ring (as before 2026-12-06: 128 x 512 x 32 at 0.08x
     cuBLAS on an H100)."""
-    import os
-
-    return os.environ.get("TILEC_GEMM_PARTS", "1") != "0"
+    return flag("TILEC_GEMM_PARTS", "1")
 
 
 def pad_enabled() -> bool:
     """A GEMM tile of 32 rows runs on the Hopper pipeline padded to one m64 warpgroup (`_plan`; 0.48x -> 0.59x
     cuBLAS at M = 64 on an H100); `TILEC_GEMM_PAD=0` leaves it to sm_80's cp.async ring."""
-    import os
-
-    return os.environ.get("TILEC_GEMM_PAD", "1") != "0"
+    return flag("TILEC_GEMM_PAD", "1")
 
 
 def _part(o: Operand, n: int) -> Operand | None:

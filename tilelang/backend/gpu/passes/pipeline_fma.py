@@ -63,6 +63,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
+from tilelang.backend.env_switch import SwitchError, flag, number
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -70,7 +71,18 @@ from .. import nodes as g
 from ..layouts import Blocked, SmemRows
 from . import fma_split
 from .context import PassContext
-from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _multiple, _Rewriter, _scratch, _slice, _unbatched, lone_dot, place_rings, splice
+from .pipeline_sm80 import (
+    HOPPER_SMEM,
+    SMEM_LIMIT,
+    _multiple,
+    _Rewriter,
+    _scratch,
+    _slice,
+    _unbatched,
+    lone_dot,
+    place_rings,
+    splice,
+)
 
 LANE_SHAPES = ((4, 8), (8, 4), (2, 16), (16, 2), (1, 32), (32, 1))  # a warp's lanes along M and N
 ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count follows)
@@ -82,8 +94,11 @@ def max_regs() -> int:
     """`TILEC_FMA_MAXNREG` (default 255; "0": ptxas's own choice): the `.maxnreg` of a kernel with an FMA pipeline.
     Without one ptxas 13 aims at an occupancy of its own and spilled B^T loops (64 x 64 x 16 with 2 warps: 168
     registers and 24 spill bytes; 4 warps: 96 and 40); with it, none spills (254 / 128 registers)."""
-    v = os.environ.get("TILEC_FMA_MAXNREG", "255")
-    return int(v) if v.isdigit() and int(v) <= 255 else 255
+    what = "0 (ptxas's own choice) or a register count up to 255"
+    n = number("TILEC_FMA_MAXNREG", 255, 0, what)
+    if n > 255:
+        raise SwitchError("TILEC_FMA_MAXNREG", str(n), what)
+    return n
 
 
 def _reg_target(plans: list[_Plan], warps: int) -> int:
@@ -102,19 +117,19 @@ def prefetch_enabled() -> bool:
     iteration to before its last k-group, whose values are all loaded before it; the next stage's first
     values are loaded past it and carried (`SmemFma.prefetch`, `pipeline_sm80`'s schedule): no warp waits
     for shared memory at the top of an iteration."""
-    return os.environ.get("TILEC_FMA_PREFETCH", "0") == "1"
+    return flag("TILEC_FMA_PREFETCH", "0")
 
 
 def transpose_enabled() -> bool:
     """`TILEC_FMA_TRANSPOSE=1` (opt-in until a GPU has timed it): a K-contiguous operand is stored transposed
     in its ring (`fma_dot.cp_async_transposed`: a thread's 16-byte run of a row by 4- or 8-byte copies at
     immediate offsets), so both operands are read along M/N a k-step at a time, as a [K, M] A is."""
-    return os.environ.get("TILEC_FMA_TRANSPOSE", "0") == "1"
+    return flag("TILEC_FMA_TRANSPOSE", "0")
 
 
 def enabled() -> bool:
     """`TILEC_FMA_PIPELINE` (unset or "1": on; "0": the FMA loop with no pipeline, for an A/B)."""
-    return os.environ.get("TILEC_FMA_PIPELINE", "1") != "0"
+    return flag("TILEC_FMA_PIPELINE", "1")
 
 
 def vec_of(dt: DType) -> int:

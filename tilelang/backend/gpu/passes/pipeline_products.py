@@ -61,13 +61,13 @@ of two shared operands whose B is read MN-major only with `TILEC_PRODUCTS_WGMMA=
 from __future__ import annotations
 
 import dataclasses
-import os
 
+from tilelang.backend.env_switch import flag, mode, number
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
-from ..layouts import AccTile, Shared, SmemTile
+from ..layouts import Shared, SmemTile
 from .context import PassContext
 from .pipeline_sm80 import HOPPER_SMEM, SMEM_LIMIT, _chunked, _Rewriter, _slice
 from .rewrite import uses
@@ -78,14 +78,13 @@ _16 = (DType.F16, DType.BF16)
 
 def enabled() -> bool:
     """`TILEC_PRODUCTS_PIPELINE` (unset or "1": on; "0": off, the loop's path before it)."""
-    return os.environ.get("TILEC_PRODUCTS_PIPELINE", "1") != "0"
+    return flag("TILEC_PRODUCTS_PIPELINE", "1")
 
 
 def cols_rule() -> str:
     """`TILEC_PRODUCTS_COLS`: "auto" (unset) splits the columns in 2 where the accumulators would take more than
     `ACC_REGS` registers a thread with the warps splitting rows only; "1" never; "2" / "4" wherever it can."""
-    v = os.environ.get("TILEC_PRODUCTS_COLS", "auto")
-    return v if v in ("auto", "1", "2", "4") else "auto"
+    return mode("TILEC_PRODUCTS_COLS", "auto", ("auto", "1", "2", "4"))
 
 
 # f32 accumulator registers a thread past which "auto" splits the columns: a01's dQ (one [64, 128] accumulator, 4
@@ -100,14 +99,12 @@ def wgmma_rule() -> str:
     columns split, H100 call 33 after hwg's descriptor fix: 0.807 ms against 1.19, right); "1" wherever it can, also
     a shared B read MN-major (the gate/up pair's gate: right on the H100 in call 33, not timed); "0" never
     (mma.sync, the way back)."""
-    v = os.environ.get("TILEC_PRODUCTS_WGMMA", "auto")
-    return v if v in ("0", "1") else "auto"
+    return mode("TILEC_PRODUCTS_WGMMA", "auto", ("auto", "0", "1"))
 
 
 def default_stages() -> int:
     """`TILEC_PRODUCTS_STAGES` (unset: 2): the ring depth of an unhinted loop (a measurement switch)."""
-    v = os.environ.get("TILEC_PRODUCTS_STAGES", "2")
-    return int(v) if v.isdigit() and int(v) >= 2 else 2
+    return number("TILEC_PRODUCTS_STAGES", 2, 2)
 
 
 @dataclasses.dataclass

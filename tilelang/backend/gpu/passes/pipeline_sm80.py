@@ -70,24 +70,25 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 from collections.abc import Callable
 from typing import Any
 
+from tilelang.backend.env_switch import flag
+from tilelang.backend.target import int8_ring_default
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from ..layouts import MmaTile, SmemTile
-from tilelang.backend.target import int8_ring_default
 from .context import Fresh, PassContext
 from .rewrite import substitute, uses
+
 
 def fallback_enabled() -> bool:
     """`TILEC_SM80_FALLBACK` (unset or "1": on; "0": off): on sm_90a, a tensor-core loop the Hopper pipeline
     refused (`pipeline._plan`: a tile of M = 16 or 32, N over 256, ...) takes this pipeline instead of
     mma.sync with no pipeline; the loops the Hopper pipeline takes are no longer `For`s here."""
-    return os.environ.get("TILEC_SM80_FALLBACK", "1") != "0"
+    return flag("TILEC_SM80_FALLBACK", "1")
 
 
 # shared memory a block may opt in to: A100 (sm_80) 163 KB, sm_86/sm_89 99 KB, Hopper 227 KB

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 
+from tilelang.backend.env_switch import flag
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
@@ -61,7 +61,7 @@ def smem_alloc(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
 def one_init_enabled() -> bool:
     """`TILEC_MBAR_ONE_INIT` (unset or "1": on; "0": off, each barrier array fenced and followed by a CTA
     barrier of its own, the form before 2026-12-07)."""
-    return os.environ.get("TILEC_MBAR_ONE_INIT", "1") != "0"
+    return flag("TILEC_MBAR_ONE_INIT", "1")
 
 
 def one_init(body: ir.Region) -> ir.Region:

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The 2026-12-07 06:02 session's call (lead), on main after landing L1 plus the helpers' later posts (applied on the
+# device from dev34.patch when present). On an H200 the issues' tables first (tables.sh: prefill, decode, engine 4B
+# at 1,024) and hattn7's A/S start arms; on any card: the -m gpu suite (hrev25's checker fixes, hfix4's wgmma
+# descriptor in the 32-bit address field for every flash_attention kernel, huser24's API changes, hgpuerr's runtime
+# errors, hcliff9's fewer warps for small tiles), hattn8's S-ahead A/B, hcliff9's max-pool / resize rows, huser23's
+# i programs on the card (each script's header has its expectations). STEPS picks steps.
+# Expected: suite no failure; hattn8 per its header (S/A at D = 64 S = 4,096 -5..+10 %, T/B +5..+20 % if the S wait
+# is the model's share); the D = 128 S = 4,096 control unchanged from call 33 (~700 TFLOP/s on an H100: hfix4's
+# descriptor change moves SASS by +-8 instructions, expected within the spread).
+[ -f dev34.patch ] && git apply dev34.patch && echo "applied dev34.patch"
+. benchmarks/device_calls/preamble.sh
+W=$OUT/c34; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
+pk() { tar -C "$OUT" -czf "$OUT/call34.tgz" c34 2>/dev/null; }
+want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
+step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+if want tables && nvidia-smi -L | grep -q H200; then
+  . benchmarks/device_calls/tables.sh
+fi
+want suite && [ $(left) -gt 90 ] && { echo "== suite ($((SECONDS-t0)) s)"
+  timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1
+  echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -12 | cut -c1-220; pk; }
+want hattn8 && [ $(left) -gt 120 ] && TAILN=30 step hattn8 timeout $(( $(left) < 210 ? $(left) - 10 : 200 )) bash benchmarks/hattn8_device.sh
+want hcliff9 && [ -f benchmarks/hcliff9_device.sh ] && [ $(left) -gt 80 ] && TAILN=20 step hcliff9 timeout $(( $(left) < 160 ? $(left) - 10 : 150 )) bash benchmarks/hcliff9_device.sh
+want huser23 && [ -f benchmarks/huser23_device.sh ] && [ $(left) -gt 70 ] && TAILN=8 step huser23 timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) bash benchmarks/huser23_device.sh
+want hattn7 && nvidia-smi -L | grep -q H200 && [ $(left) -gt 100 ] && TAILN=16 step hattn7 timeout $(( $(left) - 10 )) bash benchmarks/hattn7_device.sh
+pk; echo "total $((SECONDS-t0)) s"

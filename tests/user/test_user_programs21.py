@@ -416,8 +416,8 @@ def test_emit_names_each_instance_of_a_generic_kernel() -> None:
     r = tilec("emit", str(DIR / "z06_kronecker_generic.tile"), "--stage", "ptx", "--kernel", "kron")
     assert r.returncode == 0, r.stderr
     heads = [line for line in r.stdout.splitlines() if line.startswith("// ---- kernel")]
-    assert heads == ["// ---- kernel `kron` [P = 4, Q = 6]", "// ---- kernel `kron` [P = 3, Q = 3]",
-                     "// ---- kernel `kron` [P = 2, Q = 8]"], heads
+    assert heads == ["// ---- kernel `kron` [T = f32, P = 4, Q = 6]", "// ---- kernel `kron` [T = i32, P = 3, Q = 3]",
+                     "// ---- kernel `kron` [T = f16, P = 2, Q = 8]"], heads  # (element types since round 23)
 
 
 def test_tilec_doc_answers_keywords_types_and_std_modules() -> None:

@@ -25,5 +25,6 @@ want hcliff9 && [ -f benchmarks/hcliff9_device.sh ] && [ $(left) -gt 80 ] && TAI
 want huser23 && [ -f benchmarks/huser23_device.sh ] && [ $(left) -gt 70 ] && TAILN=8 step huser23 timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) bash benchmarks/huser23_device.sh
 want hgpuerr && [ -f benchmarks/hgpuerr_device.sh ] && [ $(left) -gt 70 ] && TAILN=14 step hgpuerr timeout $(( $(left) < 110 ? $(left) - 10 : 100 )) bash benchmarks/hgpuerr_device.sh
 want hcliff10 && [ -f benchmarks/hcliff10_device.sh ] && [ $(left) -gt 70 ] && TAILN=14 step hcliff10 timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) bash benchmarks/hcliff10_device.sh
+want hrev26 && [ -f benchmarks/hrev26_device.sh ] && [ $(left) -gt 60 ] && TAILN=10 step hrev26 timeout $(( $(left) < 100 ? $(left) - 10 : 90 )) bash benchmarks/hrev26_device.sh
 want hattn7 && nvidia-smi -L | grep -q H200 && [ $(left) -gt 100 ] && TAILN=16 step hattn7 timeout $(( $(left) - 10 )) bash benchmarks/hattn7_device.sh
 pk; echo "total $((SECONDS-t0)) s"

@@ -31,7 +31,7 @@ run() {  # arm, case (--only), reps, env...
     | sed "s/^/$arm /"
 }
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1
-run new erf 20
+run new erf 20 TILEC_ERF_F32=1
 run old erf 20 TILEC_ERF_F32=0
 for arm in old new; do  # the switch read at compile time: each arm its own process
   env $([ $arm = new ] && echo TILEC_STATIC_DIMS=1) timeout 40 python3 benchmarks/cliffs.py --only layernorm --reps 20 \

@@ -26,6 +26,12 @@ SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1e-38, -1
                     1e10, -1e10], np.float32)
 
 
+@pytest.fixture(autouse=True)
+def _f32_erf(monkeypatch):  # type: ignore[no-untyped-def]
+    """The f32 algorithm is opt-in (`TILEC_ERF_F32=1`): the default keeps the interpreter's series, bit for bit."""
+    monkeypatch.setenv("TILEC_ERF_F32", "1")
+
+
 def _erf_ref(x: np.ndarray) -> np.ndarray:
     return np.array([math.erf(v) if not math.isnan(v) else math.nan for v in x.astype(np.float64).tolist()])
 
@@ -82,11 +88,13 @@ def _kernel(dt: DType) -> ir.Kernel:
     return b.finish()
 
 
-def test_the_default_emits_no_f64_and_the_switch_keeps_the_series(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_the_switch_emits_no_f64_and_the_default_keeps_the_series(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     k = _kernel(DType.F32)
     ptx = emit_ptx(k, "sm_90a")
     assert ".f64" not in ptx and "ex2.approx" in ptx
     monkeypatch.setenv("TILEC_ERF_F32", "0")
+    assert ".f64" in emit_ptx(_kernel(DType.F32), "sm_90a")
+    monkeypatch.delenv("TILEC_ERF_F32")  # the default: the interpreter's series, bit for bit
     assert ".f64" in emit_ptx(_kernel(DType.F32), "sm_90a")
 
 

@@ -27,21 +27,6 @@ ARMS = (("A default", {}), ("S TILEC_ATTN_SAHEAD=1", {"TILEC_ATTN_SAHEAD": "1"})
 BLOCKS = tuple(int(x) for x in os.environ.get("ATTN_BLOCKS", "128x128").split("x"))  # (BM, BN), as attention.py
 
 
-def _sass(ptx: str, d: str, name: str) -> tuple[str, str]:
-    from hattn7_start import _nvdisasm
-
-    from tilelang.backend.target import run_ptxas
-
-    cubin = Path(d) / f"{name}.cubin"
-    r = run_ptxas(ptx, "sm_90a", verbose=True, cubin=cubin)
-    regs = re.findall(r"Used (\d+) registers", r.stderr)
-    spills = re.findall(r"(\d+) bytes spill stores", r.stderr)
-    warns = sorted(set(re.findall(r"C75\d\d", r.stderr)))
-    tool = _nvdisasm()
-    sass = subprocess.run([tool, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout if tool else ""
-    return f"{regs[0] if regs else '?'} registers, {spills[0] if spills else '?'} B spills{' ' + ','.join(warns) if warns else ''}", sass
-
-
 def key_loop(sass: str) -> str:
     """The innermost loops (a backward branch's range) with HGMMAs: the one with the most MUFU.EX2 (a key loop),
     its length, HGMMAs, MUFUs (how many before its first HGMMA), DEPBARs and local-memory traffic."""
@@ -71,32 +56,10 @@ def key_loop(sass: str) -> str:
 
 
 def one(row: str, seq: int) -> None:
-    for sub in ("", "benchmarks"):
-        sys.path.insert(0, str(ROOT / sub))
-    import attention_prewarm as ap
+    from hpromote_prefill_start import _sass, launch_variants  # (the same launches, read the same way)
 
-    import tilelang
-    from tilelang.backend import compile_kernel
-    from tilelang.backend.facts import TensorFacts
-    from tilelang.ir.lower import lower_kernel
-    from tilelang.runtime.launch import ArgFact
-
-    prog = tilelang.compile("use std::attention::*;\n")._program
-    kernel, inst, params = next(j for j in ap.bench_rows([row], BLOCKS, "flash_attention")
-                                if j[2][0][2][1] == seq)
-    facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
-    kir = lower_kernel(prog, f"std::attention::{kernel}", inst,
-                       {n: ArgFact(dt, shape, tile) for n, dt, shape, tile in params})
-    ck = compile_kernel(kir, "sm_90a", facts)
-    variants = [("main", ck.ptx)]
-    if ck.abi.short is not None:
-        more = ck.abi.short.refine(facts, next(p[2] for p in params if p[0] == ck.abi.short.param))
-        if more is not None:
-            variants.append(("short", compile_kernel(kir, "sm_90a", more).ptx))
-    for kind, _ in (ck.abi.split.ons if ck.abi.split is not None else ()):
-        variants.append((kind, compile_kernel(kir, "sm_90a", ck.abi.split.refine(facts, kind)).ptx))
     with tempfile.TemporaryDirectory() as d:
-        for name, ptx in variants:
+        for name, ptx in launch_variants(row, seq, BLOCKS):
             regs, sass = _sass(ptx, d, name)
             print(f"  {name:6s} ptxas {regs}; {key_loop(sass)}", flush=True)
 

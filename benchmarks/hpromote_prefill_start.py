@@ -36,9 +36,10 @@ def _sass(ptx: str, d: str, name: str) -> tuple[str, str]:
     r = run_ptxas(ptx, "sm_90a", verbose=True, cubin=cubin)
     regs = re.findall(r"Used (\d+) registers", r.stderr)
     spills = re.findall(r"(\d+) bytes spill stores", r.stderr)
+    warns = "".join(f" {w}" for w in sorted(set(re.findall(r"C75\d\d", r.stderr))))  # C75xx: a wgmma serialised
     tool = nvdisasm_path()
     sass = subprocess.run([tool, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout if tool else ""
-    return f"{regs[0] if regs else '?'} registers, {spills[0] if spills else '?'} B spills", sass
+    return f"{regs[0] if regs else '?'} registers, {spills[0] if spills else '?'} B spills{warns}", sass
 
 
 def count(sass: str) -> str:
@@ -56,7 +57,9 @@ def count(sass: str) -> str:
             f"kernel's start); {len(ins)} in all")
 
 
-def one(row: str, seq: int) -> None:
+def launch_variants(row: str, seq: int, blocks: tuple[int, int]) -> list[tuple[str, str]]:
+    """(name, PTX) of every kernel std `flash_attention`'s launch at a bench row compiles for sm_90a: the main
+    kernel, the short keys' variant, the split forms (hattn8_sass.py reads the same launches)."""
     for sub in ("", "benchmarks"):
         sys.path.insert(0, str(ROOT / sub))
     import attention_prewarm as ap
@@ -68,7 +71,7 @@ def one(row: str, seq: int) -> None:
     from tilelang.runtime.launch import ArgFact
 
     prog = tilelang.compile("use std::attention::*;\n")._program
-    kernel, inst, params = next(j for j in ap.bench_rows([row], (128, 128), "flash_attention")
+    kernel, inst, params = next(j for j in ap.bench_rows([row], blocks, "flash_attention")
                                 if j[2][0][2][1] == seq)
     facts = {n: TensorFacts(True, tuple(x % 16 == 0 for x in shape), False) for n, _, shape, _ in params}
     kir = lower_kernel(prog, f"std::attention::{kernel}", inst,
@@ -81,8 +84,12 @@ def one(row: str, seq: int) -> None:
             variants.append(("short", compile_kernel(kir, "sm_90a", more).ptx))
     for kind, _ in (ck.abi.split.ons if ck.abi.split is not None else ()):
         variants.append((kind, compile_kernel(kir, "sm_90a", ck.abi.split.refine(facts, kind)).ptx))
+    return variants
+
+
+def one(row: str, seq: int) -> None:
     with tempfile.TemporaryDirectory() as d:
-        for name, ptx in variants:
+        for name, ptx in launch_variants(row, seq, (128, 128)):
             regs, sass = _sass(ptx, d, name)
             print(f"  {name:6s} {count(sass)}; ptxas {regs}", flush=True)
 

@@ -151,37 +151,11 @@ GPU = [("f16", 64, 4, 2, 1000, 1000, False), ("bf16", 64, 2, 2, 700, 1100, True)
 def test_s_ahead_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Against SDPA in f32 (< 1e-2) and the log-sum-exp, three launches the same bits, with the switch on (the
     128 x 128 kernel spills, right all the same)."""
-    import torch
-
-    import tilelang
+    from test_attention_split import gpu_lse_check
 
     monkeypatch.setenv("TILEC_ATTN_SAHEAD", "1")
     dtype, bn, bh, hkv, sq, sk, causal = case
-    d = 64
-    attn = tilelang.compile("use std::attention::*;\n")
-    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    g = torch.Generator(device="cuda").manual_seed(bn + sq)
-    q, k, v = (torch.randn(n, s, d, device="cuda", dtype=dt, generator=g) for n, s in ((bh, sq), (hkv, sk), (hkv, sk)))
-    qf, kf, vf = q.float(), k.float().repeat_interleave(bh // hkv, 0), v.float().repeat_interleave(bh // hkv, 0)
-    s = torch.einsum("bqd,bkd->bqk", qf, kf) * d**-0.5
-    if causal:
-        keep = torch.arange(sk, device="cuda")[None, :] <= torch.arange(sq, device="cuda")[:, None] + (sk - sq)
-        s = s.masked_fill(~keep, float("-inf"))
-    want_lse = torch.logsumexp(s, dim=-1)
-    want = torch.nan_to_num(torch.softmax(s, dim=-1) @ vf)
-    outs = []
-    for _ in range(3):
-        o = torch.full_like(q, float("nan"))
-        lse = torch.full((bh, sq), float("nan"), device="cuda")
-        attn.flash_attention_lse[dtype, 128, bn, d](tilelang.partition(o, [1, 128, d]), tilelang.partition(lse, [1, 128]),
-                                                     q, k, v, d**-0.5, causal).sync()
-        outs.append((o, lse))
-    o, lse = outs[0]
-    assert float((o.float() - want).abs().max() / want.abs().max()) < 1e-2
-    seen = torch.isfinite(want_lse)
-    torch.testing.assert_close(lse[seen], want_lse[seen], rtol=1e-4, atol=1e-3)
-    for o2, lse2 in outs[1:]:
-        assert torch.equal(o, o2) and torch.equal(lse[seen], lse2[seen])
+    gpu_lse_check(dtype, 64, bh, hkv, sq, sk, causal, bn + sq, bn=bn)
 
 
 @pytest.mark.parametrize(("bm", "bh", "hkv", "sq", "sk", "ctas", "pieces"),

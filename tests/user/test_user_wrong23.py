@@ -349,3 +349,33 @@ def test_emit_tells_a_generic_kernel_s_instances_apart_by_their_element_types(tm
     r = tilec("emit", prog, "--stage", "llvm")
     assert r.returncode == 0 and [line for line in r.stdout.splitlines() if line.startswith("; ---- kernel")] == [
         "; ---- kernel `isqrt` [T = u64, B = 128]", "; ---- kernel `isqrt` [T = u32, B = 128]"]
+
+
+def test_the_own_tile_shape_bound_through_a_let_is_warned_and_its_size_in_arithmetic_is_not(tmp_path: Path) -> None:
+    """W0010 reads a `let h = img.shape()[0];` that a comparison reads later (the edge mask written in two
+    lines), and says nothing where the own tile's size is arithmetic (`h * 2`: what `tests/run/kernel_shape.tile`
+    means)."""
+    from tilelang import driver
+
+    prog = tmp_path / "w10.tile"
+    prog.write_text("""kernel fn k<const H: i32>(img: &mut Tensor<f32, [H, 4]>, x: &Tensor<f32, [?, 4]>) {
+    let h = img.shape()[0];
+    let rows = arange::<i32>(H).reshape([H, 1]) + block_id(0) * H;
+    img.store(where(rows < h, x.load_like(img), 0.0));
+}
+kernel fn ok<const H: i32>(img: &mut Tensor<f32, [H, 4]>) {
+    let h = img.shape()[0];
+    img.store(full::<f32>([H, 4], (h * 2) as f32));
+}
+fn main() {
+    let x = ones::<f32>([4, 4]);
+    let mut img = zeros::<f32>([4, 4]);
+    k::<2>(img.partition([2, 4]), &x).sync();
+    ok::<2>(img.partition([2, 4])).sync();
+}
+""", encoding="utf-8")
+    text = prog.read_text(encoding="utf-8")
+    warns = [d for d in driver.check(prog).diagnostics if d.code == "W0010"]
+    assert len(warns) == 1, warns
+    span = warns[0].primary_span
+    assert text[span.start:span.end] == "img.shape()" and text[:span.start].count("\n") == 1  # k's `let h`, line 2

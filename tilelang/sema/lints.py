@@ -286,28 +286,39 @@ class _Linter:
                 bounds += [a.value for a in n.args]
             elif isinstance(n, ast.MethodCall) and n.method.name in ("min", "clamp") and n.args:
                 bounds += [n.receiver, *(a.value for a in n.args)]
+        # a `let h = img.shape()[0];` read in a bound bounds with the shape too (the lets' values, by symbol)
+        lets = {id(sym): n.value for n in ast.walk(decl.body) if tiles and isinstance(n, ast.Let)
+                and isinstance(n.pattern, ast.NamePat) and n.value is not None
+                and (sym := self.program.symbol_of(n.pattern)) is not None}
         seen: set[int] = set()
-        for n in (m for b in bounds for m in ast.walk(b)):
-            if id(n) in seen or not (isinstance(n, ast.MethodCall) and n.method.name == "shape" and not n.args
-                                     and isinstance(n.receiver, ast.Name)):
-                continue
-            seen.add(id(n))
-            sym = self.program.symbol_of(n.receiver)
-            if sym is None or id(sym) not in tiles:
-                continue
-            p, t = tiles[id(sym)]
-            name = p.name.name
-            dims = "[" + ", ".join(str(d) for d in t.shape) + "]"  # type: ignore[union-attr]
-            self.warn("own_tile_shape", Diagnostic.warning(
-                W.OWN_TILE_SHAPE, f"`{name}.shape()` is the shape of this block's own tile, `{dims}`, not of the "
-                                  "tensor partitioned")
-                .primary(n.span, f"always `{dims}`")
-                .secondary(p.ty.span, f"`{name}` is the block's own tile of a partition")
-                .note("a kernel sees a `&mut` parameter as its own tile: the launch's partition sets its shape, and "
-                      "the tensor's extent is not a value of the kernel")
-                .with_help(f"for the tile's size write `{dims}` itself; for the tensor's extent (an edge mask: "
-                           "`rows < n`), pass it in as a scalar parameter or read `x.shape()` of an input of that "
-                           "size"))
+        i = 0
+        while i < len(bounds):  # (`bounds` grows by the lets' values it reads)
+            for n in ast.walk(bounds[i]):
+                if id(n) in seen:
+                    continue
+                seen.add(id(n))
+                if isinstance(n, ast.Name) and (ref := self.program.symbol_of(n)) is not None and id(ref) in lets:
+                    bounds.append(lets.pop(id(ref)))
+                if not (isinstance(n, ast.MethodCall) and n.method.name == "shape" and not n.args
+                        and isinstance(n.receiver, ast.Name)):
+                    continue
+                sym = self.program.symbol_of(n.receiver)
+                if sym is None or id(sym) not in tiles:
+                    continue
+                p, t = tiles[id(sym)]
+                name = p.name.name
+                dims = "[" + ", ".join(str(d) for d in t.shape) + "]"  # type: ignore[union-attr]
+                self.warn("own_tile_shape", Diagnostic.warning(
+                    W.OWN_TILE_SHAPE, f"`{name}.shape()` is the shape of this block's own tile, `{dims}`, not of "
+                                      "the tensor partitioned")
+                    .primary(n.span, f"always `{dims}`")
+                    .secondary(p.ty.span, f"`{name}` is the block's own tile of a partition")
+                    .note("a kernel sees a `&mut` parameter as its own tile: the launch's partition sets its shape, "
+                          "and the tensor's extent is not a value of the kernel")
+                    .with_help(f"for the tile's size write `{dims}` itself; for the tensor's extent (an edge mask: "
+                               "`rows < n`), pass it in as a scalar parameter or read `x.shape()` of an input of "
+                               "that size"))
+            i += 1
 
     # ---------------------------------------------------------------- W0005
     def _hints(self, decl: ast.FnDecl) -> None:

@@ -712,3 +712,7 @@ def report_ice(e: BaseException) -> None:
     from tilelang.diagnostics.ice import write_report
 
     write_report(e, sys.stderr)
+
+
+if __name__ == "__main__":  # `python3 -m tilelang.cli ...` as `tilec ...` (it imported and ran nothing)
+    sys.exit(main())

@@ -34,6 +34,7 @@ _API = frozenset(
         "CallError",
         "BorrowError",
         "ExecutionError",
+        "TileWarning",
         "gpu_available",
         "in_flight",
         "graph",

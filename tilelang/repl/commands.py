@@ -390,7 +390,8 @@ def _load(session: SessionCore, path: str) -> ReplOutput:
     if redefined:
         session.rekey(redefined)
     return ReplOutput(
-        stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n"
+        stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n",
+        stderr=session.warnings_of(checked, sf.id),
     )
 
 

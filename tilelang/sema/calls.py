@@ -179,6 +179,8 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
     tcx.program.symbols[callee] = sym
     if sym.kind not in (SymbolKind.FN, SymbolKind.KERNEL):
         _check_args_only(tcx, e, fx)
+        if sym.kind is SymbolKind.LOCAL and is_poison(sym.ty):
+            return ERROR  # `let f = twice; f(3)`: the `let` said why (E0203, no function values)
         d = tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span,
                     f"`{sym.name}` is a {sym.kind.value}")
         if sym.span != DUMMY_SPAN:

@@ -179,6 +179,8 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                 fx.deferred.update(s for x in ast.walk(pat) if isinstance(x, ast.NamePat)
                                    and (s := tcx.program.symbols.get(x)) is not None)
                 return False
+            if isinstance(pat, ast.NamePat) and isinstance(value, (ast.Name, ast.Path)):
+                tcx.fn_value_lets[value] = pat.name.name  # `let f = twice;`: E0203's help names `f`
             ty = tcx.check_expr(value, fx, want)
             if want is not None:
                 if not is_poison(ty) and not coerce(tcx, ty, want, value):
@@ -204,6 +206,8 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                 tcx.destructured = saved
             return False
         case ast.ExprStmt(expr=e, semi=semi):
+            if isinstance(e, (ast.Name, ast.Path)) and _in_repl(tcx, e):
+                tcx.shown_names.add(e)  # `twice` at the prompt: the REPL shows what it is
             ty = tcx.check_expr(e, fx, None if semi else UNIT)
             if isinstance(ty, OpT) and not fx.graph and not (isinstance(e, ast.Name) and _in_repl(tcx, e)):
                 tcx.emit(tcx.err(T.UNUSED_OPERATION, f"the launch of `{ty.kernel}` is never run", e.span,

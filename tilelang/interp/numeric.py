@@ -318,7 +318,8 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 # erf: the same algorithm as the GPU's (`backend/f64math.erf`), in f64: the
 # Taylor series of erf below 1.5, the continued fraction of erfc above,
-# within 5e-16 relative of the true value. f32/f16/bf16 round the f64 result.
+# within 5e-16 relative of the true value. f32/f16/bf16 round the f64 result under `TILEC_ERF_F32=0`; by
+# default they run `erf32`'s f32 algorithm instead.
 ERF_CUT = 1.5
 ERF_TAYLOR = [(-1.0) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(35)]
 ERF_CF_TERMS = 80
@@ -343,7 +344,13 @@ def erf_f64(x: np.ndarray) -> np.ndarray:
         return np.copysign(np.where(a < ERF_CUT, small, large), x)
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
+def erf_values(x: np.ndarray) -> np.ndarray:
+    """erf in the compute dtype: f32 (f16/bf16 too) by `erf32`'s f32 algorithm, which the GPU computes bit for
+    bit (`TILEC_ERF_F32=0`: the f64 series rounded once, on both engines); f64 by the series."""
+    from tilelang.interp import erf32
+
+    if x.dtype == F32 and erf32.enabled():
+        return erf32.erf_f32(x)
     return erf_f64(x).astype(x.dtype)
 
 
@@ -360,7 +367,7 @@ _FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {
     ElemOp.SIGMOID: _sigmoid,
     ElemOp.FLOOR: np.floor,
     ElemOp.CEIL: np.ceil,
-    ElemOp.ERF: _erf,
+    ElemOp.ERF: erf_values,
 }
 _COMPARE: dict[ElemOp, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ElemOp.EQ: np.equal,

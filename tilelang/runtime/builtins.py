@@ -100,7 +100,7 @@ UNARY_MATH: dict[str, Callable[[Any], Any]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt, "atan": np.arctan,
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos, "asin": np.arcsin,
     "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor, "acos": np.arccos,
-    "ceil": np.ceil, "erf": lambda x: num.erf_f64(np.asarray(x, np.float64)).astype(np.asarray(x).dtype),
+    "ceil": np.ceil, "erf": lambda x: num.erf_values(np.asarray(x)),
 }
 REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
 SCANS = ("cumsum", "cumprod", "cummax", "cummin")

@@ -25,9 +25,10 @@ from llsim import SimDevice
 
 from tilelang.backend import emit_ptx
 from tilelang.backend.env_switch import SwitchError
+from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType
 from tilelang.interp import erf32, run_kernel
-from tilelang.interp.numeric import elementwise, erf_f64, round_bf16
+from tilelang.interp.numeric import elementwise, erf_f32, erf_f64, fma_f32, round_bf16
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Builder
 
@@ -116,15 +117,15 @@ def test_within_2_ulp_of_erf_and_the_specials_exact() -> None:
     1.04 ulp at most over every f32 of [0.5, 4.5) (measured once: RESULTS.md, herf)."""
     x = _every(10007, 0.0, 4.5)
     x = np.concatenate([x, -x[::5], _window(1.0, 300), SPECIAL[np.isfinite(SPECIAL)]])
-    got = erf32.erf_f32(x)
+    got = erf_f32(x)
     u = _ulps(got, x)
     assert u.max() < 1.05, (u.max(), x[np.argmax(u)])
-    s = erf32.erf_f32(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 4.0, 1e10, -3.4e38], f32))
+    s = erf_f32(np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 4.0, 1e10, -3.4e38], f32))
     assert s[0] == 0 and not np.signbit(s[0]) and s[1] == 0 and np.signbit(s[1])
     assert s[2] == 1 and s[3] == -1 and np.isnan(s[4]) and s[5] == 1 and s[6] == 1 and s[7] == -1
     tiny = _every(1, 0.0, 1e-43)  # subnormals: x (1 + Q0) rounded once to the subnormal step
     want = [_round_f32(Fraction(float(v)) * Fraction(1.1283791670955126)) for v in tiny.tolist()]
-    assert np.array_equal(erf32.erf_f32(tiny), np.array(want, f32))
+    assert np.array_equal(erf_f32(tiny), np.array(want, f32))
 
 
 def _round_f32(v: Fraction) -> np.float32:
@@ -136,12 +137,12 @@ def _round_f32(v: Fraction) -> np.float32:
 
 
 def test_its_fma_rounds_once_on_the_algorithms_own_operands() -> None:
-    """`erf32.fma` (the interpreter's round-to-odd fma) against exact rationals, on the Horner steps of a sweep."""
+    """`numeric.fma_f32` (the interpreter's round-to-odd fma) against exact rationals, on the Horner steps of a sweep."""
     x = _every(1_000_003, 0.0, 4.5)
     t = np.fmin(np.abs(x), f32(4.0))
     p = np.full_like(t, f32(erf32.ERF_BIG[-1]))
     for c in erf32.ERF_BIG[-2::-1]:
-        got = erf32.fma(p, t, c)
+        got = fma_f32(p, t, c)
         for a, b, r in zip(p.tolist(), t.tolist(), got.tolist(), strict=True):
             assert r == _round_f32(Fraction(a) * Fraction(b) + Fraction(float(f32(c))))
         p = got
@@ -181,12 +182,15 @@ def test_the_switch_selects_the_f64_series_on_both_engines(monkeypatch: pytest.M
     assert np.array_equal(elementwise(ir.ElemOp.ERF, [x], DType.F32), series)
     assert ".f64" in _ptx()
     monkeypatch.setenv("TILEC_ERF_F32", "1")
-    assert np.array_equal(elementwise(ir.ElemOp.ERF, [x], DType.F32), erf32.erf_f32(x))
+    assert np.array_equal(elementwise(ir.ElemOp.ERF, [x], DType.F32), erf_f32(x))
     assert ".f64" not in _ptx()
-    assert not np.array_equal(erf32.erf_f32(x), series)  # the two differ in last bits somewhere
+    assert not np.array_equal(erf_f32(x), series)  # the two differ in last bits somewhere
     monkeypatch.setenv("TILEC_ERF_F32", "yes")
-    with pytest.raises(SwitchError, match="TILEC_ERF_F32"):
+    with pytest.raises(TileError, match="TILEC_ERF_F32") as bad:  # E0604 from either engine
         elementwise(ir.ElemOp.ERF, [x], DType.F32)
+    with pytest.raises(SwitchError) as refused:
+        _ptx()
+    assert bad.value.diagnostics[0] == refused.value.diag  # the same words, code and help
 
 
 def _host_erf():  # type: ignore[no-untyped-def]
@@ -213,7 +217,7 @@ def test_the_emitted_code_gives_the_interpreters_bits_on_a_dense_sweep() -> None
     x = _every(61, 0.0, 4.5)
     for i in range(0, x.size, 1 << 21):
         for part in (x[i:i + (1 << 21)], -x[i:i + (1 << 21)]):
-            ok = _same(run(part), erf32.erf_f32(part))
+            ok = _same(run(part), erf_f32(part))
             assert ok.all(), part[~ok][:5]
     r = np.random.default_rng(32)
     more = np.concatenate([r.uniform(-4.5, 4.5, 1 << 17), r.uniform(0.9, 1.1, 1 << 17)]).astype(f32)

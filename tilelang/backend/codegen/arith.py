@@ -419,7 +419,7 @@ class ArithOps(EmitterCore):
             return self.emit(f"fcmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
         if ty == "double" and eop.value in f64math.FUNCS:
             return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
-        if eop is E.ERF and ty == "float" and erf32.enabled():  # the interpreter's f32 algorithm, bit for bit
+        if eop is E.ERF and ty == "float" and fastmath.erf_f32():  # the interpreter's f32 algorithm, bit for bit
             return self.ferf(a[0])
         if eop in (E.ERF, E.POW, E.ATAN2):
             # computed in f64 (the interpreter's algorithms), f32 rounded once

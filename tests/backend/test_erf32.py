@@ -11,6 +11,7 @@ only of correctly rounded IEEE operations, so the GPU gives the interpreter's bi
 - accuracy against `math.erf` (glibc's f64 erf, within an ulp of f64): within 2 ulp over the whole f32 range
   (1.04 measured: every f32 of [0.5, 4.5), benchmarks/RESULTS.md, herf), the specials exact.
 - `TILEC_ERF_F32=0` gives the f64 series rounded once on both engines; another value is E0604.
+- On a card (`gpu`): every 1021st f32 of [0, 4.5) and its negation, every f16 and bf16 there, bit for bit.
 Under `heavy`: the emitted LLVM JIT-compiled for this CPU (llvmlite) against the interpreter on every 61st f32 of
 [0, 4.5) and its negation, and llsim on 256k more inputs."""
 
@@ -224,3 +225,38 @@ def test_the_emitted_code_gives_the_interpreters_bits_on_a_dense_sweep() -> None
     got, want = _on_both(DType.F32, more)
     ok = _same(got, want)
     assert ok.all(), more[~ok][:5]
+
+
+def on_card(dt: DType, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """erf of `x` (a whole number of tiles, `dt`'s storage) on the card and on the interpreter."""
+    from tilelang.runtime import cuda
+
+    k = _kernel(dt)
+    dev = cuda.device()
+    bufs = [dev.upload(x, dt), dev.upload(np.zeros_like(x), dt)]
+    dev.run(dev.prepare(k), (x.size // TILE,), bufs)
+    dev.sync()
+    got = dev.download(bufs[1], dt, x.shape)
+    want = [x, np.zeros_like(x)]
+    run_kernel(k, (x.size // TILE,), want)
+    return got, want[1]
+
+
+@pytest.mark.gpu
+def test_the_card_gives_the_interpreters_bits(cuda_device: int) -> None:
+    """The real FFMA/FADD pipes: every 1021st f32 of [0, 4.5) and its negation, the sample above (f32), and every
+    f16 and bf16 of [0, 4.5), bit for bit the interpreter's."""
+    x = _every(1021, 0.0, 4.5)
+    x = np.concatenate([_sample(), x, -x])
+    x = np.concatenate([x, np.zeros((-x.size) % TILE, f32)])
+    got, want = on_card(DType.F32, x)
+    ok = _same(got, want)
+    assert ok.all(), (int((~ok).sum()), x[~ok][:5], got[~ok][:5], want[~ok][:5])
+    h = np.arange(0, 0x4480, dtype=np.uint16).view(np.float16)
+    h = np.concatenate([h, -h, np.zeros((-2 * h.size) % TILE, np.float16)])
+    got, want = on_card(DType.F16, h)
+    assert _same(got, want).all()
+    b = (np.arange(0, 0x4090, dtype=np.uint32) << 16).view(f32)
+    b = np.concatenate([b, -b, np.zeros((-2 * b.size) % TILE, f32)])
+    got, want = on_card(DType.BF16, b)
+    assert _same(got, want).all()

@@ -55,9 +55,9 @@ MATH: dict[str, MathImpl] = {
     "erf": MathImpl("interp/erf32.py's f32 algorithm, which the interpreter runs too: fma(x, Q(x^2), x) below |x| "
                     "= 1, else sign(x) (1 - 2^S) with S = fma(R(t), t, -t), t = min(|x|, 4), 2^S by the shifter, "
                     "a degree-6 polynomial and 2^n added to the exponent bits; only .rn add/mul/fma, integer and "
-                    "bit ops, min and a select (no MUFU, no FP64): ~29 SASS instructions an element, within 1.04 "
+                    "bit ops, min and a select (no MUFU, no FP64): ~30 SASS instructions an element, within 1.04 "
                     "ulp of erf; bit for bit the interpreter's (`TILEC_ERF_F32=0`: f64math.erf_f32, the f64 "
-                    "series rounded once, ~122, on both engines)",
+                    "series rounded once, ~123, on both engines)",
                     0.0, 0.0),
     "pow": MathImpl("f64math.pow on the values widened to f64, rounded once", 2e-7, 1e-30,
                     "finite results"),

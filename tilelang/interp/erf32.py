@@ -34,7 +34,7 @@ where the f32 result is subnormal (the f64 value is not).
 
 `TILEC_ERF_F32` "1" (the default) selects this algorithm for f32 (and f16/bf16,
 computed in f32 and rounded once) on both engines; "0" selects the f64 series
-rounded once (`numeric.erf_f64`; `backend/f64math.erf_f32` on the GPU, ~138
+rounded once (`numeric.erf_f64`; `backend/f64math.erf_f32` on the GPU, ~123
 SASS instructions an element on the FP64 pipe), within half an ulp, on both
 engines as well.
 """

@@ -25,6 +25,7 @@ from typing import assert_never
 import numpy as np
 
 from tilelang.dtypes import DType
+from tilelang.interp import erf32
 from tilelang.ir.nodes import AtomicOp, ElemOp, ReduceOp, ScanOp
 
 F32 = np.dtype(np.float32)
@@ -318,7 +319,8 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 # erf: the same algorithm as the GPU's (`backend/f64math.erf`), in f64: the
 # Taylor series of erf below 1.5, the continued fraction of erfc above,
-# within 5e-16 relative of the true value. f32/f16/bf16 round the f64 result.
+# within 5e-16 relative of the true value. f32/f16/bf16 round the f64 result under `TILEC_ERF_F32=0`; by
+# default they run `erf32`'s f32 algorithm instead.
 ERF_CUT = 1.5
 ERF_TAYLOR = [(-1.0) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(35)]
 ERF_CF_TERMS = 80
@@ -343,8 +345,41 @@ def erf_f64(x: np.ndarray) -> np.ndarray:
         return np.copysign(np.where(a < ERF_CUT, small, large), x)
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
+def erf_values(x: np.ndarray) -> np.ndarray:
+    """erf in the compute dtype: f32 (f16/bf16 too) by `erf32`'s f32 algorithm, which the GPU computes bit for
+    bit (`TILEC_ERF_F32=0`: the f64 series rounded once, on both engines); f64 by the series."""
+    if x.dtype == F32 and erf32.enabled():
+        return erf_f32(x)
     return erf_f64(x).astype(x.dtype)
+
+
+def fma_f32(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """fma.rn.f32 of f32 values: the product is exact in f64, the f64 sum rounded to odd, then rounded once to
+    f32 (53 >= 24 + 2 bits: Boldo and Melquiond), subnormal results included."""
+    p = np.asarray(a, F32).astype(F64) * np.asarray(b, F32).astype(F64)
+    return _add_round_odd(p, np.asarray(c, F32).astype(F64)).astype(F32)
+
+
+def _horner32(coefs: tuple[float, ...], v: np.ndarray) -> np.ndarray:
+    p = np.full(np.shape(v), coefs[-1], F32)
+    for c in coefs[-2::-1]:
+        p = fma_f32(p, v, c)
+    return p
+
+
+def erf_f32(x: np.ndarray) -> np.ndarray:
+    """erf of f32 values by `erf32`'s algorithm, step for step as `backend/codegen/arith.ferf` emits it."""
+    x = np.asarray(x, F32)
+    with np.errstate(all="ignore"):  # x*x of the largest values and NaN: the other form's, not taken
+        a = np.abs(x)
+        small = fma_f32(x, _horner32(erf32.ERF_SMALL, x * x), x)
+        t = np.fmin(a, F32.type(erf32.ERF_CLAMP))  # minnum: NaN gives 4 (NaN takes the first form)
+        s = fma_f32(_horner32(erf32.ERF_BIG, t), t, -t)
+        j = s + F32.type(erf32.ERF_SHIFT)  # n = rint(s) in j's low bits; j - C = n, s - n: both exact
+        p = _horner32(erf32.ERF_EXP2, s - (j - F32.type(erf32.ERF_SHIFT)))
+        y = (p.view(np.uint32) + (j.view(np.uint32) << np.uint32(23))).view(F32)  # 2^f 2^n
+        big = np.copysign(F32.type(1.0) - y, x)
+        return np.asarray(np.where(a >= F32.type(erf32.ERF_CUT), big, small), F32)
 
 
 _FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {
@@ -360,7 +395,7 @@ _FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {
     ElemOp.SIGMOID: _sigmoid,
     ElemOp.FLOOR: np.floor,
     ElemOp.CEIL: np.ceil,
-    ElemOp.ERF: _erf,
+    ElemOp.ERF: erf_values,
 }
 _COMPARE: dict[ElemOp, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ElemOp.EQ: np.equal,

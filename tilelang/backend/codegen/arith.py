@@ -22,6 +22,7 @@ from tilelang.backend.codegen.llvm_types import (
 )
 from tilelang.backend.gpu.layouts import AccTile
 from tilelang.dtypes import DType
+from tilelang.interp import erf32
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
@@ -266,10 +267,11 @@ class ArithOps(EmitterCore):
         return self.emit(f"select i1 {near}, float {small}, float {big}")
 
     def ferf(self, x: str) -> str:
-        """erf of an f32 in f32 (`fastmath.ERF_SMALL`'s note): x + x Q(x^2) below |x| = ERF_CUT (NaN too:
-        `ult`), else sign(x) (1 - exp(-t^2 + P(t - ERF_MID))) with t = min(|x|, 4); both computed, one
-        selected. The exp is `fexp`'s error-term form (its argument is in [-17.5, -1.8]: no overflow or NaN
-        to catch), whatever the kernel's exp hints: the 2-ulp bound needs its 3.6e-7."""
+        """erf of an f32 by `interp/erf32.py`'s algorithm, step for step, so the GPU gives the interpreter's bits:
+        fma(x, Q(x^2), x) below |x| = 1 (NaN too: `ult`), else copysign(1 - 2^S, x) with S = fma(R(t), t, -t),
+        t = min(|x|, 4), 2^S as 2^f (f = S - rint(S) by the shifter, a polynomial) with 2^n added to its
+        exponent bits. Only correctly rounded ops (`.rn` mul/add/sub and fma: LLVM and ptxas neither contract
+        nor reassociate them), integer ops on bits, min, copysign and a select; no MUFU."""
         def c(v: float) -> str:
             return const_operand(DType.F32, v)
 
@@ -280,19 +282,16 @@ class ArithOps(EmitterCore):
             return p
 
         ax = self.fcall("fabs", "float", [x])
-        s = self.emit(f"fmul float {x}, {x}")
-        small = self.fcall("fma", "float", [x, horner(fastmath.ERF_SMALL, s), x])
-        t = self.fcall("minnum", "float", [ax, "4.0"])
-        u = self.emit(f"fsub float {t}, {c(fastmath.ERF_MID)}")
-        nt = self.emit(f"fneg float {t}")
-        r = self.fcall("fma", "float", [nt, t, horner(fastmath.ERF_BIG, u)])
-        q = self.emit(f"fmul float {r}, {c(1.4426950408889634)}")
-        e = self.fcall("fma", "float", [r, c(1.4426950408889634), self.emit(f"fneg float {q}")])
-        e2 = self.fcall("fma", "float", [r, c(1.925963033500891e-08), e])
-        p = self.nv("llvm.nvvm.ex2.approx.ftz.f32", q)
-        ex = self.fcall("fma", "float", [p, self.emit(f"fmul float {e2}, {c(0.6931471805599453)}"), p])
-        big = self.fcall("copysign", "float", [self.emit(f"fsub float 1.0, {ex}"), x])
-        near = self.emit(f"fcmp ult float {ax}, {c(fastmath.ERF_CUT)}")
+        small = self.fcall("fma", "float", [x, horner(erf32.ERF_SMALL, self.emit(f"fmul float {x}, {x}")), x])
+        t = self.fcall("minnum", "float", [ax, c(erf32.ERF_CLAMP)])
+        s = self.fcall("fma", "float", [horner(erf32.ERF_BIG, t), t, self.emit(f"fneg float {t}")])
+        j = self.emit(f"fadd float {s}, {c(erf32.ERF_SHIFT)}")
+        f = self.emit(f"fsub float {s}, {self.emit(f'fsub float {j}, {c(erf32.ERF_SHIFT)}')}")
+        pbits = self.emit(f"bitcast float {horner(erf32.ERF_EXP2, f)} to i32")
+        scale = self.emit(f"shl i32 {self.emit(f'bitcast float {j} to i32')}, 23")
+        y = self.emit(f"bitcast i32 {self.emit(f'add i32 {pbits}, {scale}')} to float")
+        big = self.fcall("copysign", "float", [self.emit(f"fsub float 1.0, {y}"), x])
+        near = self.emit(f"fcmp ult float {ax}, {c(erf32.ERF_CUT)}")
         return self.emit(f"select i1 {near}, float {small}, float {big}")
 
     def scale_unless_unit(self, xs: list[str], fs: list[str]) -> list[str]:
@@ -420,7 +419,7 @@ class ArithOps(EmitterCore):
             return self.emit(f"fcmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
         if ty == "double" and eop.value in f64math.FUNCS:
             return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
-        if eop is E.ERF and ty == "float" and fastmath.erf_f32():
+        if eop is E.ERF and ty == "float" and fastmath.erf_f32():  # the interpreter's f32 algorithm, bit for bit
             return self.ferf(a[0])
         if eop in (E.ERF, E.POW, E.ATAN2):
             # computed in f64 (the interpreter's algorithms), f32 rounded once

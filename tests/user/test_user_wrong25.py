@@ -78,3 +78,32 @@ CHECKS = {"m01_counter_chosen_by_if_read_in_flight": _m01, "m02_two_kinds_on_nei
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("m*.tile", FIXES, CHECKS)
+
+
+def test_two_launches_of_one_kernel_say_its_unsafe_write_once() -> None:
+    """E0309 of two launches of one kernel whose atomics write a `&` parameter said the same note twice (one for
+    each launch); the diagnostics of round 27's review."""
+    from tilelang import driver
+
+    src = """kernel fn k<const I: i32>(seen: &mut Tensor<f32, [1]>, t: &Tensor<f32, [?]>) {
+    seen.store(ones::<f32>([1]));
+    unsafe {
+        atomic_add(t, [I], 5.0);
+        atomic_max(t, [I + 1], 3.0);
+    }
+}
+fn main() {
+    let mut a = zeros::<f32>([4]);
+    let mut b = zeros::<f32>([4]);
+    let t = zeros::<f32>([8]);
+    let h = k::<0>(a.partition([1]), &t).launch();
+    let h2 = k::<1>(b.partition([1]), &t).launch();
+    h.wait();
+    h2.wait();
+}
+"""
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0309"], [(d.code, d.message) for d in errs]
+    notes = [n for n in errs[0].notes if "in `unsafe` code" in n]
+    assert notes == ["`k` writes its `&` parameter `t` in `unsafe` code (an atomic or `store_unchecked`), so a launch "
+                     "of it writes that tensor"], errs[0].notes

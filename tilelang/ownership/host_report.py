@@ -154,7 +154,8 @@ class HostReports:
             )
         if unsafe is not None and kernel is not None:
             d = d.note(_unsafe_note(kernel, unsafe))
-        if ln.unsafe is not None:
+        if ln.unsafe is not None and (ln.kernel, ln.unsafe) != (kernel, unsafe):
+            # (one note where both launches are of one kernel and parameter: the same text twice, round 27)
             d = d.note(_unsafe_note(ln.kernel, ln.unsafe))
         if atomic and ln.atomic and atomic != ln.atomic:
             d = d.note(f"both update it atomically, but with `{ln.atomic}` and `{atomic}`: atomics of different "

@@ -817,10 +817,17 @@ def _report_mixed(c: KernelChecker, pname: str, here: tuple[frozenset[str], Span
 
     other = there[0] if there is not None else frozenset()
     mine = sorted(here[0] - other) or sorted(here[0])
+    kinds = sorted(here[0] | other)
+    if there is not None and len(kinds) > 1 and not here[0] - other:
+        # both routes update with every kind: name each kind once (round 27: "`atomic_add` and `atomic_max` and
+        # `atomic_add` and `atomic_max` both update `t`" of two calls of one device function)
+        text = f"{', '.join(f'`{k}`' for k in kinds[:-1])} and `{kinds[-1]}` update `{pname}` by two routes"
+    else:
+        text = f"{' and '.join(f'`{k}`' for k in mine)} and {what(there) if there else 'another kind'} both update " \
+               f"`{pname}`"
     d = Diagnostic.error(
         codes.MIXED_ATOMICS,
-        f"{' and '.join(f'`{k}`' for k in mine)} and {what(there) if there else 'another kind'} both update "
-        f"`{pname}`",
+        text,
     ).primary(here[1], "updates it here" if not here[2] else
               f"passed to `{here[2]}`, which updates it with {what(here)}")
     if there is not None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tilelang.backend.env_switch import mode, number
+from tilelang.backend.env_switch import flag, mode, number
 from tilelang.dtypes import DType
 
 
@@ -118,9 +118,8 @@ def erf_f32() -> bool:
     (the interpreter's f64 series, rounded once). `TILEC_ERF_F32` "0" (the default: the GPU prints what the
     interpreter prints, as `tests/run/erf_pow.tile` checks on a card) or "1" (opt-in: call 35 on an H100, the
     exact-GELU MLP 2.26x torch against 0.83x, but last-digit differences from the interpreter)."""
-    import os
 
-    return os.environ.get("TILEC_ERF_F32", "0") == "1"
+    return flag("TILEC_ERF_F32", "0")
 
 
 # exp2 on the FMA pipe, for a share of a tile's elements (`TILEC_EXP2_POLY=N`:

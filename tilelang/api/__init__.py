@@ -125,7 +125,10 @@ def _prewarm_if_cuda() -> None:
         return
     from tilelang.runtime.cuda_link import prewarm_toolchain, ptx_arch
 
-    prewarm_toolchain(ptx_arch(major, minor))
+    try:
+        prewarm_toolchain(ptx_arch(major, minor))
+    except ValueError:  # a `TILEC_PREWARM` or `TILEC_ARCH` it does not take: E0604 where the device opens
+        pass
 
 
 # A process's checked programs (`_load`), by the program's name and text (and

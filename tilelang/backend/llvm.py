@@ -97,9 +97,9 @@ def static_dims() -> bool:
     tensor's: never folded. Why: examples/layernorm.tile's [1, 32768] row at 16 warps spilled 340 B a thread:
     its `w` and `b` row loads were 16 guarded branches each (checks against `%p.w.d0`), which ptxas did not
     interleave with their uses; with the constants, 127 registers and no spills (RESULTS.md 'hcliff10')."""
-    import os
+    from tilelang.backend.env_switch import flag
 
-    return os.environ.get("TILEC_STATIC_DIMS", "0") == "1"
+    return flag("TILEC_STATIC_DIMS", "0")
 
 
 @frozen(eq=True)

@@ -107,6 +107,10 @@ def run_kernel(
         mode = "block"
     if mode == "auto":
         mode = os.environ.get("TILE_INTERP_MODE", "auto") or "auto"
+        if mode not in ("auto", "block", "vector"):  # the user's setting: E0604, not an internal error
+            from tilelang.env_switch import SwitchError
+
+            raise SwitchError("TILE_INTERP_MODE", mode, "auto, block or vector")
     if mode not in ("auto", "block", "vector"):
         raise ValueError(f"unknown interpreter mode {mode!r}")
     tensors, scalars = _bind_args(kernel, args)

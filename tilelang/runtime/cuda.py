@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import sys
 import threading
 from collections import defaultdict, deque
@@ -51,6 +50,7 @@ from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests 
     _scalar_bits,
     cuda_error,
     is_available,
+    launch_mode,
     why_unavailable,
 )
 from tilelang.runtime.cuda_fast import FastLaunch
@@ -564,7 +564,7 @@ class CudaDevice(Device):
             prepared.fast.clear()
         if not abi.prints and not abi.pdl and g3[0] * g3[1] * g3[2] > 0:
             refs = tuple(weakref.ref(a) if isinstance(a, CudaBuffer) else None for a in args)
-            raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
+            raw = _raw_launch() if launch_mode() == "ctypes" else None
             # counters (the capture's buffers) and asserts (the graph's words): the general path in a capture
             more: tuple[Any, ...] = (True,) if abi.asserts or any(
                 sl.what.startswith(("arrive:", "queue:", "split")) for sl in abi.slots) else ()

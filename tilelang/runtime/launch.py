@@ -598,6 +598,7 @@ class Operation:
     writes: frozenset[str] = frozenset()
     # those of them updated with atomics of one kind only, with the kind (`"atomic_add"`, ..)
     atomics: dict[str, str] = field(default_factory=dict)
+    runs: int = 0  # how many times `.sync()` / `.launch()` ran it (an operation can run again; the REPL says so)
 
     @property
     def name(self) -> str:
@@ -606,6 +607,7 @@ class Operation:
     def sync(self) -> None:
         self.runtime.inflight.check(self)
         self.runtime.execute(self, stream=None)
+        self.runs += 1
         try:
             self.runtime.device.sync(None)
         except TileError as e:
@@ -615,6 +617,7 @@ class Operation:
         self.runtime.inflight.check(self)
         stream = self.runtime.device.new_stream()
         self.runtime.execute(self, stream=stream)
+        self.runs += 1
         handle = Handle(self, stream, self.runtime)
         self.runtime.inflight.add(handle)
         return handle

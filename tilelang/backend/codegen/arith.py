@@ -427,8 +427,8 @@ class ArithOps(EmitterCore):
                 return f64math.BINARY_FUNCS[eop.value](self, a[0], a[1]) if eop is not E.ERF else \
                     f64math.erf(self, a[0])
             wide = [self.emit(f"fpext float {v} to double") for v in a]
-            r = f64math.BINARY_FUNCS[eop.value](self, wide[0], wide[1]) if eop is not E.ERF else \
-                f64math.erf_f32(self, wide[0])
+            r = f64math.erf_f32(self, wide[0]) if eop is E.ERF else f64math.pow_f32(self, wide[0], wide[1]) \
+                if eop is E.POW else f64math.atan2(self, wide[0], wide[1])
             return self.emit(f"fptrunc double {r} to float")
         match eop:
             case E.NEG:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # herf (2026-12-07): the f32 `erf` of correctly rounded operations only (`tilelang/interp/erf32.py`, emitted by
-# `codegen/arith.ferf`), the default on both engines: the card must give the interpreter's bits. ~100-150 s on an
+# `f32exact.erf`), the default on both engines: the card must give the interpreter's bits. ~100-150 s on an
 # H100 (most of it compiling the MLP variants and the interpreter's half of the sweep).
 #
 #     bash benchmarks/herf_device.sh

@@ -1,4 +1,4 @@
-"""The f32 `erf` both engines compute (`tilelang/interp/erf32.py`, emitted by `codegen/arith.ferf`; herf): made
+"""The f32 `erf` both engines compute (`tilelang/interp/erf32.py`, emitted by `f32exact.erf`; herf): made
 only of correctly rounded IEEE operations, so the GPU gives the interpreter's bits, not merely its tolerance.
 
 - llsim runs the generated NVPTX-shaped code of an f32, f16 and bf16 `erf` kernel on ~65k f32 inputs (every
@@ -195,13 +195,13 @@ def test_the_switch_selects_the_f64_series_on_both_engines(monkeypatch: pytest.M
 
 
 def _host_erf():  # type: ignore[no-untyped-def]
-    """`ferf`'s LLVM JIT-compiled for this CPU (llvmlite), f32 in and out."""
+    """`f32exact.erf`'s LLVM JIT-compiled for this CPU (llvmlite), f32 in and out."""
     from test_f64math import HostEmitter, compile_loop, loop_module
 
-    from tilelang.backend.codegen.arith import ArithOps
+    from tilelang.backend import f32exact
 
     em = HostEmitter()
-    fn = compile_loop(loop_module(em, ArithOps.ferf(em, "%x"), in_ty="float", out_ty="float"))  # type: ignore[arg-type]
+    fn = compile_loop(loop_module(em, f32exact.erf(em, "%x"), in_ty="float", out_ty="float"))
 
     def run(x: np.ndarray) -> np.ndarray:
         x = np.ascontiguousarray(x, dtype=f32)

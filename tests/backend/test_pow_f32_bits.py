@@ -78,3 +78,35 @@ def test_a_pow_kernel_on_llsim_gives_the_interpreters_bits(dt: DType) -> None:
     run_kernel(k, (1,), want)
     SimDevice().run(k, (1,), got)
     assert not _differ(got[2].astype(f32), want[2].astype(f32)).any()
+
+
+def _const_pow_kernel(dt: DType, c: float) -> ir.Kernel:
+    b = Builder(f"pow_c_{dt.value}")
+    b.tensor_param("x", dt, 1)
+    b.tensor_param("o", dt, 1)
+    off = b.mul(b.block_id(0), b.const(TILE, DType.I32))
+    y = b.broadcast(b.const(c, dt), (TILE,))
+    b.store("o", (off,), b.elementwise(ir.ElemOp.POW, b.load("x", (off,), (TILE,)), y))
+    return b.finish()
+
+
+@pytest.mark.parametrize("c", [2.0, 0.5, -1.0, 1.0, 3.0])
+def test_pow_by_a_constant_is_one_f32_operation_with_the_interpreters_bits(c: float) -> None:
+    """`x.pow(2.0)` (a norm's square) is one f32 multiply, `pow(x, 0.5)` a sqrt.rn with IEEE pow's -0 and -inf,
+    `pow(x, -1.0)` a div.rn, `pow(x, 1.0)` x: no f64 in the kernel, the interpreter's bits on llsim (specials,
+    x^2 ties, subnormals, random values of both signs); 3.0 keeps the general f64 form."""
+    from tilelang.backend import emit_ptx
+
+    k = _const_pow_kernel(DType.F32, c)
+    assert (".f64" in emit_ptx(k, "sm_90a")) == (c == 3.0)
+    r = np.random.default_rng(13)
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 3.4e38, -3.4e38, 2.0**-75], f32)
+    ties = (1 + np.arange(1, 200) * 2.0**-12).astype(f32)
+    x = np.concatenate([sp, ties, r.uniform(-10, 10, 300).astype(f32), np.exp(r.uniform(-100, 80, 300)).astype(f32)])
+    x = np.concatenate([x, np.zeros(TILE - x.size, f32)])
+    want, got = [x, np.zeros_like(x)], [x, np.zeros_like(x)]
+    with np.errstate(all="ignore"):
+        run_kernel(k, (1,), want)
+    SimDevice().run(k, (1,), got)
+    bad = _differ(got[1], want[1])
+    assert not bad.any(), (x[bad][:4], got[1][bad][:4], want[1][bad][:4])

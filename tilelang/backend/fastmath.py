@@ -62,7 +62,8 @@ MATH: dict[str, MathImpl] = {
     # the interpreter rounds NumPy's f64 pow once: the same bits but at an exact tie of x^y for an integer y >= 3
     "pow": MathImpl("f64math.pow_f32: f64math.pow on the values widened to f64 (x * x, exact, where y == 2), "
                     "rounded once, as the interpreter rounds its f64 pow (~200 SASS instructions an element, ~60 "
-                    "of them FP64)", 2e-7, 1e-30, "finite results"),
+                    "of them FP64); by a constant 2, 0.5, -1 or 1 one f32 operation of the same bits "
+                    "(f32exact.pow_const: x * x, sqrt.rn, div.rn, x)", 2e-7, 1e-30, "finite results"),
     "atan2": MathImpl("f64math.atan2 on the values widened to f64, rounded once (`asin`, `acos` and `atan` "
                       "are atan2 of `x` and `sqrt((1 - x) (1 + x))` or 1, in f32)", 2e-7, 1e-30),
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),
@@ -99,7 +100,7 @@ TANH_POLY = (-0.33333294366595045, 0.13331880556516756, -0.053783345663406916, 0
              -0.005910838947703119)
 
 def erf_f32() -> bool:
-    """f32 `erf` (f16/bf16 in f32) by `interp/erf32.py`'s algorithm, `codegen/arith.ferf` (`TILEC_ERF_F32` "1",
+    """f32 `erf` (f16/bf16 in f32) by `interp/erf32.py`'s algorithm, `f32exact.erf` (`TILEC_ERF_F32` "1",
     the default), or by the f64 series rounded once, `f64math.erf_f32` ("0"): the interpreter reads the same
     switch (`erf32.enabled`), so both engines give the same bits either way. Another value: E0604."""
     return flag("TILEC_ERF_F32", "1")

@@ -1,5 +1,5 @@
 """The f32 `erf` both engines compute, fully specified (herf, 2026-12-07): its constants and its switch; the
-interpreter's NumPy form is `numeric.erf_f32`, the GPU's `backend/codegen/arith.ferf`.
+interpreter's NumPy form is `numeric.erf_f32`, the GPU's `backend/f32exact.erf`.
 
 Every step is a correctly rounded IEEE f32 operation (add, sub, mul, fma, all
 round-to-nearest-even), a min, a compare and select, a copysign, or an integer

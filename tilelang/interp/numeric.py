@@ -368,7 +368,7 @@ def _horner32(coefs: tuple[float, ...], v: np.ndarray) -> np.ndarray:
 
 
 def erf_f32(x: np.ndarray) -> np.ndarray:
-    """erf of f32 values by `erf32`'s algorithm, step for step as `backend/codegen/arith.ferf` emits it."""
+    """erf of f32 values by `erf32`'s algorithm, step for step as `backend/f32exact.erf` emits it."""
     x = np.asarray(x, F32)
     with np.errstate(all="ignore"):  # x*x of the largest values and NaN: the other form's, not taken
         a = np.abs(x)

@@ -15,14 +15,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from tilelang.backend import f64math, fastmath
+from tilelang.backend import f32exact, f64math, fastmath
 from tilelang.backend.codegen.llvm_types import (
     const_operand,
     reg_ty,
 )
 from tilelang.backend.gpu.layouts import AccTile
 from tilelang.dtypes import DType
-from tilelang.interp import erf32
 from tilelang.ir import nodes as ir
 from tilelang.source import Span
 
@@ -266,34 +265,6 @@ class ArithOps(EmitterCore):
         near = self.emit(f"fcmp olt float {ax}, {const_operand(DType.F32, fastmath.TANH_POLY_BELOW)}")
         return self.emit(f"select i1 {near}, float {small}, float {big}")
 
-    def ferf(self, x: str) -> str:
-        """erf of an f32 by `interp/erf32.py`'s algorithm, step for step, so the GPU gives the interpreter's bits:
-        fma(x, Q(x^2), x) below |x| = 1 (NaN too: `ult`), else copysign(1 - 2^S, x) with S = fma(R(t), t, -t),
-        t = min(|x|, 4), 2^S as 2^f (f = S - rint(S) by the shifter, a polynomial) with 2^n added to its
-        exponent bits. Only correctly rounded ops (`.rn` mul/add/sub and fma: LLVM and ptxas neither contract
-        nor reassociate them), integer ops on bits, min, copysign and a select; no MUFU."""
-        def c(v: float) -> str:
-            return const_operand(DType.F32, v)
-
-        def horner(coefs: tuple[float, ...], v: str) -> str:
-            p = c(coefs[-1])
-            for coef in coefs[-2::-1]:
-                p = self.fcall("fma", "float", [p, v, c(coef)])
-            return p
-
-        ax = self.fcall("fabs", "float", [x])
-        small = self.fcall("fma", "float", [x, horner(erf32.ERF_SMALL, self.emit(f"fmul float {x}, {x}")), x])
-        t = self.fcall("minnum", "float", [ax, c(erf32.ERF_CLAMP)])
-        s = self.fcall("fma", "float", [horner(erf32.ERF_BIG, t), t, self.emit(f"fneg float {t}")])
-        j = self.emit(f"fadd float {s}, {c(erf32.ERF_SHIFT)}")
-        f = self.emit(f"fsub float {s}, {self.emit(f'fsub float {j}, {c(erf32.ERF_SHIFT)}')}")
-        pbits = self.emit(f"bitcast float {horner(erf32.ERF_EXP2, f)} to i32")
-        scale = self.emit(f"shl i32 {self.emit(f'bitcast float {j} to i32')}, 23")
-        y = self.emit(f"bitcast i32 {self.emit(f'add i32 {pbits}, {scale}')} to float")
-        big = self.fcall("copysign", "float", [self.emit(f"fsub float 1.0, {y}"), x])
-        near = self.emit(f"fcmp ult float {ax}, {c(erf32.ERF_CUT)}")
-        return self.emit(f"select i1 {near}, float {small}, float {big}")
-
     def scale_unless_unit(self, xs: list[str], fs: list[str]) -> list[str]:
         # xs * fs, where fs holds at most 4 distinct registers a thread (a row
         # vector broadcast over an accumulator: 2), skipped (the products are
@@ -420,7 +391,9 @@ class ArithOps(EmitterCore):
         if ty == "double" and eop.value in f64math.FUNCS:
             return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
         if eop is E.ERF and ty == "float" and fastmath.erf_f32():  # the interpreter's f32 algorithm, bit for bit
-            return self.ferf(a[0])
+            return f32exact.erf(self, a[0])
+        if eop is E.POW and ty == "float" and (short := f32exact.pow_const(self, a[0], a[1])) is not None:
+            return short
         if eop in (E.ERF, E.POW, E.ATAN2):
             # computed in f64 (the interpreter's algorithms), f32 rounded once
             if ty == "double":

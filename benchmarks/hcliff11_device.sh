@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# hcliff11 (2026-12-07 08:53 session; written before any run, CPU-only so far). ~120-180 s on an H100, cold cache.
+#
+#     bash benchmarks/hcliff11_device.sh        (PREFILL=0 / PATHS=0 skip a part; REPS adjusts)
+#
+# 1. Causal prefill of an odd number of 128-row query blocks a head (benchmarks/hcliff11_prefill.py, f16, 16k tokens
+#    a call: B = 16,384 / S, 16 heads at D = 128, 32 at D = 64; std::attention vs SDPA in one process), the once
+#    variant (O, the default: each head's middle tile once, two heads' middle tiles one pair) against the old walk
+#    (A, TILEC_ATTN_ONCE=0: each middle tile twice), an arm a process, O A O. S = 1024 (8 blocks, even) is the
+#    control: the same kernels in both arms, ratio 1.00 +- the spread.
+#    EXPECTED O/A time (the walk's rounds of equal pairs on 132 CTAs; the variant is the kernel without the split's
+#    code and the tile boundary's switches, as the tail variant: +-3 % beside the rounds):
+#      D = 128: S = 1100 (nf 9, B 14) ~0.89-0.93; S = 4200 (nf 33, B 3) ~0.86-0.97; S = 640 (nf 5) ~0.80-0.86;
+#               S = 384 (nf 3) ~0.73-0.80
+#      D = 64:  S = 1100 ~0.90-0.95; S = 4200 ~0.92-0.98; S = 640 ~0.83-0.88; S = 384 ~0.75-0.82
+#      err < 1e-2 in both arms (the same values: every tile's key range is the old walk's).
+# 2. hcliff11's natural kernels (benchmarks/hcliff11.tile, the docs' spellings) against PyTorch
+#    (benchmarks/hcliff11_paths.py: ours ms, torch ms, ratio = torch / ours, err). EXPECTED (CPU reading of
+#    sm_90a PTX, ptxas 13; RESULTS.md "hcliff11"):
+#      softmax 1k / 8k ~0.8-1.2x (memory-bound, one row a block); softmax 64k ~0.9-1.6x (32 warps, 252 B spills
+#      L1-resident; torch reads the row 3x); transpose ~0.6-1.0x (8-way shared-memory bank conflicts on the
+#      transposed reads); add_rmsnorm ~0.8-1.2x; dwconv ~0.5-1.0x (4 row loads an output row, L2); cumsum
+#      ~0.6-1.0x; argmax ~0.7-1.2x; embed ~0.7-1.1x; gemv (f16, 4 tokens, 64-row tiles: 128 CTAs of 4 warps, FMAs
+#      through shared memory, no pipeline) ~0.1-0.3x; bias_silu ~0.8-1.2x; col_sum (64 CTAs, one 16 KB tile load a
+#      CTA in flight) ~0.2-0.4x.
+set -u
+cd "$(dirname "$0")/.."
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d)}"  # (the arms share the kernels they both compile)
+unset TILEC_ATTN_ONCE
+nvidia-smi --query-gpu=name --format=csv,noheader | head -1
+t0=$(date +%s)
+if [ "${PREFILL:-1}" = 1 ]; then
+  for arm in ${ARMS:-O A O}; do  # the switch is read when a kernel is lowered: an arm a process
+    env TILEC_ATTN_ONCE=$([ "$arm" = O ] && echo 1 || echo 0) ARM=$arm timeout ${PREFILL_TIMEOUT:-90} \
+      python3 benchmarks/hcliff11_prefill.py --reps ${REPS:-8} 2>&1 | grep -v "^#\|Warn"
+    echo "($arm done at $(( $(date +%s) - t0 )) s)"
+  done
+fi
+if [ "${PATHS:-1}" = 1 ]; then
+  timeout ${PATHS_TIMEOUT:-90} python3 benchmarks/hcliff11_paths.py --reps ${REPS:-10} 2>&1 | grep -v "Warn" \
+    | sed "s/^/paths /"
+  echo "(paths done at $(( $(date +%s) - t0 )) s)"
+fi

@@ -226,17 +226,20 @@ class HostCalls(HostExprs):
                 self.consume(v, st, a.value.span, write=False)
                 continue
             pname = p.name.name
-            if pname in writes:
+            atoms = sorted(v.all_atoms(), key=repr)
+            # a partition of, or a reference to, a tensor since dropped or reassigned (round 27: a `&` reference
+            # too, where `unsafe` code writes the parameter: `let r = { let t = zeros(..); &t }; tally(.., r)` put
+            # the atomics into the dropped `t`); E0307 says so, and no E0313 besides for the same argument
+            stale = [x for x in atoms if isinstance(x, RefTo | PartOf) and x.reassigned is not None and (
+                isinstance(x, PartOf) or pname in writes or (x.mutable and pmut))]
+            if pname in writes and not stale:
                 given = a.value.expr if isinstance(a.value, ast.Ref) else a.value
                 if may_be_temporary(given):  # `&total.clone()`: its atomics would be lost
                     self.report_write_to_temporary(given, decl.name.name, pname, kernel=True)
-            atoms = sorted(v.all_atoms(), key=repr)
             parts = [x for x in atoms if isinstance(x, PartOf)]
             pos = (i,)
-            for x in atoms:
-                if isinstance(x, RefTo | PartOf) and x.reassigned is not None and (
-                        isinstance(x, PartOf) or (x.mutable and (pmut or pname in writes))):
-                    self.report_stale_write(x, a.value.span, decl.name.name)
+            for x in stale:
+                self.report_stale_write(x, a.value.span, decl.name.name)
             if pmut:
                 for pv in parts:
                     borrows.append((pos, Borrow(pv.place, True, a.value.span, pname)))

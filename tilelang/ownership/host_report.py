@@ -255,7 +255,7 @@ class HostReports:
             .secondary(view.reassigned, f"`{n}` is given a new tensor here")
             .note("its results would go to a tensor nothing can read any more")
             .with_help(f"take the {what} after the assignment (`"
-                       + (f"{n}.partition(..)" if what == "partition" else f"&mut {n}")
+                       + (f"{n}.partition(..)" if what == "partition" else f"&mut {n}" if view.mutable else f"&{n}")
                        + f"` where it is used), or write into `{n}` instead of rebinding it")
         )
         self.report(d, span)

@@ -203,6 +203,54 @@ def test_a_python_call_of_another_size_is_refused_in_the_gpu_launch_code(gpu: An
         assert len(gpu.ctx.d.launches) + (cuda_fake.count(native[1], "n_launch") if nat else 0) == after
 
 
+# ---------------------------------------------------------------- edges of the rule
+ZERO = """
+kernel fn addw<const N: i32>(y: &mut Tensor<f32, [4]>, w: &Tensor<f32, [N]>) {
+    y.store(w.partition([4]).load([block_id(0)]) + 1.0);
+}
+"""
+
+
+def test_a_zero_size_dimension_folds_to_no_read(gpu: Any) -> None:
+    """`N` = 0 from an empty `w`: the interpreter reads zeros; the GPU code, with 0 folded, has no global load
+    left at all (every tile of `w` is past its edge) and launches."""
+    mod = tilelang.compile(ZERO)
+    y = np.zeros(8, np.float32)
+    mod.addw(P(y, [4]), np.zeros(0, np.float32)).sync()
+    assert (y == 1.0).all()
+    with cuda_stub.installed(gpu):
+        n = len(gpu.ctx.d.launches)
+        tilelang.compile(ZERO).addw(P(DevArray.zeros((8,)), [4]), DevArray.zeros((0,))).sync()
+        assert len(gpu.ctx.d.launches) == n + 1
+        ptx = gpu.ctx.ptx["addw"]
+        assert "ld.global" not in ptx and "ret;" in ptx
+
+
+DEVICE_FN = """
+fn first<const N: i32>(x: &Tensor<f32, [N]>) -> Tile<f32, [4]> { x.partition([4]).load([3]) }
+kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {
+    z.store(first::<16>(x));
+}
+"""
+
+
+def test_a_device_functions_dims_are_never_folded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A device function's `[N]` (16 here) is not the kernel's parameter: the kernel's `x` is `?`, so its
+    bounds checks stay the launch's (`%p.x.d0`), and a 14-element `x` reads its last tile partly (two values,
+    then zeros) on both engines."""
+    from tilelang import driver
+    from tilelang.backend import emit_llvm
+
+    mod = tilelang.compile(DEVICE_FN)
+    z = np.zeros(4, np.float32)
+    mod.k(P(z, [4]), np.arange(14, dtype=np.float32)).sync()
+    assert z.tolist() == [12.0, 13.0, 0.0, 0.0]
+    monkeypatch.delenv("TILEC_STATIC_DIMS", raising=False)
+    main_ = "fn main() { let x = ones::<f32>([14]); let mut z = zeros::<f32>([4]); k(z.partition([4]), &x).sync(); }"
+    (kir,) = driver.compile(DEVICE_FN + main_, "ir").output
+    assert "%p.x.d0" in emit_llvm(kir, "sm_90a").split("{", 1)[1]
+
+
 # ---------------------------------------------------------------- the engines' own check
 def _kernel_ir() -> Any:
     from tilelang import driver

@@ -79,7 +79,7 @@ def test_a_value_the_switch_does_not_take_is_e0604(monkeypatch) -> None:  # type
     from tilelang.backend.env_switch import SwitchError
 
     monkeypatch.setenv("TILEC_STATIC_DIMS", "yes")
-    with pytest.raises(SwitchError, match="TILEC_STATIC_DIMS='yes'.*expected 0 or 1"):
+    with pytest.raises(SwitchError, match=r"TILEC_STATIC_DIMS='yes'.*expected 0 or 1"):
         emit_llvm(_kernel(), "sm_90a")
 
 

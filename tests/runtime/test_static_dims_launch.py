@@ -160,12 +160,32 @@ def test_a_python_call_of_another_size_is_refused_on_the_cpu_after_a_good_one() 
         mod.rowmul(P(y, [1, N]), np.ones((4, 12), np.float32), w)
 
 
-def test_a_python_graph_records_no_call_of_another_size() -> None:
+def test_an_operation_whose_array_shrank_since_the_call_is_refused(gpu: Any) -> None:
+    """An operation keeps the sizes it was bound with: a NumPy array resized in place after the call, or a
+    `cuda:0` array whose interface now gives fewer elements, is refused at the start (E0810), first run or
+    repeat; nothing is launched."""
     mod = tilelang.compile(KERNEL)
     y, x, w = _args()
-    with tilelang.graph() as g:
-        with pytest.raises(tilelang.CallError, match="E0504"):
-            mod.rowmul(P(y, [1, N]), x, np.ones(12, np.float32))
+    op = mod.rowmul(P(y, [1, N]), x, w)
+    op.sync()
+    w.resize(12, refcheck=False)
+    with pytest.raises(tilelang.CallError, match=r"E0810.*now float32 \(12,\), then float32 \(16,\)"):
+        op.sync()
+    with cuda_stub.installed(gpu):
+        y, x, w = _args(lib=DevArray.zeros)
+        op = tilelang.compile(KERNEL).rowmul(P(y, [1, N]), x, w)
+        n = len(gpu.ctx.d.launches)
+        w.host = w.host[:12]
+        with pytest.raises(tilelang.CallError, match="E0810"):
+            op.sync()
+        assert len(gpu.ctx.d.launches) == n
+
+
+def test_a_python_graph_records_no_call_of_another_size() -> None:
+    mod = tilelang.compile(KERNEL)
+    y, x, _ = _args()
+    with tilelang.graph() as g, pytest.raises(tilelang.CallError, match="E0504"):
+        mod.rowmul(P(y, [1, N]), x, np.ones(12, np.float32))
     assert g.operations == []
 
 
@@ -181,7 +201,7 @@ def native(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return cuda_fake.stub_native(tmp_path_factory.mktemp("staticnative"))
 
 
-@pytest.mark.parametrize("how", ["binding", "native"])
+@pytest.mark.parametrize("how", ["binding", pytest.param("native", marks=pytest.mark.heavy)])  # (heavy: its build ~2.6 s)
 def test_a_python_call_of_another_size_is_refused_in_the_gpu_launch_code(gpu: Any, native: Any, how: str) -> None:
     """`cuda:0` memory (`DevArray`) on the stub device: good calls launch (the second through the plan's fast
     launcher, the binding's or the native one), a call of another size after them is refused before any

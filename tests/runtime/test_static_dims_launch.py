@@ -189,6 +189,31 @@ def test_a_python_graph_records_no_call_of_another_size() -> None:
     assert g.operations == []
 
 
+def test_a_python_graph_replay_after_an_array_shrank_is_refused(gpu: Any) -> None:
+    """`tilelang.graph()` replays what it recorded; an array resized since (NumPy in place, or a `cuda:0`
+    array's interface, on the stub's CUDA graph: captured at the first replay) is refused before the replay runs
+    anything: no new `cuGraphLaunch`."""
+    mod = tilelang.compile(KERNEL)
+    y, x, w = _args()
+    with tilelang.graph() as g:
+        mod.rowmul(P(y, [1, N]), x, w).sync()
+    g.replay()
+    w.resize(12, refcheck=False)
+    with pytest.raises(tilelang.CallError, match="E0810"):
+        g.replay()
+    with cuda_stub.installed(gpu):
+        y, x, w = _args(lib=DevArray.zeros)
+        with tilelang.graph() as g:
+            tilelang.compile(KERNEL).rowmul(P(y, [1, N]), x, w).sync()
+        g.replay()
+        replays = gpu.ctx.d.calls["cuGraphLaunch"]
+        assert replays >= 1
+        w.host = w.host[:12]
+        with pytest.raises(tilelang.CallError, match="E0810"):
+            g.replay()
+        assert gpu.ctx.d.calls["cuGraphLaunch"] == replays
+
+
 @pytest.fixture(scope="module")
 def gpu() -> Any:
     return cuda_stub.stub_device("sm_90a", 132)

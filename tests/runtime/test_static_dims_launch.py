@@ -1,6 +1,7 @@
 """Every launch path refuses a `&Tensor` argument whose size differs from the one the kernel's type fixes
-(E0501), before anything runs, on the interpreter and in the GPU launch code (the real `CudaDevice` over the
-stub driver, `runtime/cuda_stub.py`: the PTX is compiled, never run).
+(E0501; E0504 where it gives a generic another value than the partition does, as here), before anything runs,
+on the interpreter and in the GPU launch code (the real `CudaDevice` over the stub driver, `runtime/cuda_stub.py`:
+the PTX is compiled, never run); an operation or graph whose array shrank since the call is E0810.
 
 Why it matters: the GPU code takes such a dimension as a constant (`backend/llvm.static_dims`, the default), so
 its bounds checks fold away and a launch with a smaller tensor would read past its end. `bind_launch` checks
@@ -64,16 +65,9 @@ def tile_run(tmp_path: Path, text: str, device: str) -> tuple[int, str, str]:
     for n in (12, N):
         np.save(tmp_path / f"w{n}.npy", np.full(n, 2.0, np.float32))
     path = tmp_path / "prog.tile"
-    path.write_text(text)
+    path.write_text(text.replace('load_npy("w', f'load_npy("{tmp_path}/w'))
     out, err = io.StringIO(), io.StringIO()
-    import os
-
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        status = run.run_file(path, device, out=out, err=err)
-    finally:
-        os.chdir(cwd)
+    status = run.run_file(path, device, out=out, err=err)
     return status, out.getvalue(), err.getvalue()
 
 

@@ -265,6 +265,25 @@ def test_a_zero_size_dimension_folds_to_no_read(gpu: Any) -> None:
         assert "ld.global" not in ptx and "ret;" in ptx
 
 
+WIDE = """
+kernel fn k<const N: i32>(z: &mut Tensor<f32, [16]>, x: &Tensor<f32, [N * 65536 + 16]>) {
+    z.store(x.partition([16]).load([0]));
+}
+"""
+
+
+def test_a_dimension_past_i32_is_not_wrapped_to_fit() -> None:
+    """`N * 65536 + 16` at N = 65536 is 2^32 + 16: the launch compares the whole value (E0501), not the i32
+    it would wrap to (16, which the 16-element `x` has), and the lowering refuses the overflow itself."""
+    mod = tilelang.compile(WIDE)
+    with pytest.raises(tilelang.CallError, match=r"E0501.*dimension 0 of `x` is 16 but kernel `k` expects 4294967312"):
+        mod.k[65536](P(np.zeros(16, np.float32), [16]), np.ones(16, np.float32))
+    from tilelang.ir.lower import lower_kernel
+
+    with pytest.raises(TileError, match="overflows `i32`"):
+        lower_kernel(tilelang.compile(WIDE)._program, "k", {"N": 65536}, {})
+
+
 DEVICE_FN = """
 fn first<const N: i32>(x: &Tensor<f32, [N]>) -> Tile<f32, [4]> { x.partition([4]).load([3]) }
 kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {

@@ -41,7 +41,7 @@ engines as well.
 
 from __future__ import annotations
 
-import os
+from tilelang.env_switch import flag
 
 ERF_CUT = 1.0
 ERF_CLAMP = 4.0
@@ -60,15 +60,5 @@ ERF_EXP2 = (1.0, 0.6931471824645996, 0.24022647738456726, 0.055503323674201965, 
 def enabled() -> bool:
     """`TILEC_ERF_F32`: "1" (default, unset or empty) this algorithm, "0" the f64 series rounded once. Read by
     both engines (the backend through `fastmath.erf_f32`), so they agree whichever is set; any other value is
-    E0604, as `backend/env_switch.flag` says it (that module is the backend's: the interpreter cannot import it
-    without a cycle through the backend package)."""
-    want = os.environ.get("TILEC_ERF_F32", "") or "1"
-    if want not in ("0", "1"):
-        from tilelang.diagnostics.codes.codegen import GPU_SCHEDULE_REFUSED
-        from tilelang.diagnostics.model import Diagnostic, TileError
-
-        raise TileError(Diagnostic.error(GPU_SCHEDULE_REFUSED, f"environment variable `TILEC_ERF_F32={want!r}` is not "
-                                         "a setting it takes: expected 0 or 1")
-                        .with_help("unset `TILEC_ERF_F32` (its default is the tested setting) or set it to one of "
-                                   "the values above; the program itself need not change"))
-    return want == "1"
+    E0604 (`env_switch.flag`)."""
+    return flag("TILEC_ERF_F32", "1")

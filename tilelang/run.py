@@ -125,7 +125,9 @@ def make_device(choice: str, out: IO[str]) -> Any:
             try:
                 return CudaDevice(out=device_print)
             except TileError as e:  # a GPU that is there but cannot be opened (busy, exclusive mode, no memory)
-                if choice == "gpu":
+                from tilelang.env_switch import SwitchError
+
+                if choice == "gpu" or isinstance(e, SwitchError):  # (a switch set wrong: E0604, not "the GPU is busy")
                     raise
                 cpu = CpuDevice(out=device_print)
                 cpu.fallback_reason = f"the GPU could not be opened ({e.diagnostics[0].message})"  # (`fell_back`)

@@ -229,6 +229,22 @@ def test_a_block_over_the_cards_shared_memory_is_e0603_at_the_launch(tmp_path: A
     assert "help: use smaller tiles" in err and "CUDA_ERROR_INVALID_VALUE" not in err, err
 
 
+def test_a_device_that_does_not_say_its_limit_is_not_taken_as_unlimited() -> None:
+    """`fits_smem` read the limit with `getattr(.., None)` and skipped the check where a (test's) device did not
+    say it: a real context always does (`DeviceInfo.max_smem_optin`), and every stand-in now does too, so a
+    device without it is a bug, not a card without a limit (hfix6)."""
+    from types import SimpleNamespace
+
+    from tilelang.diagnostics.model import TileError
+    from tilelang.runtime.cuda import fits_smem
+
+    with pytest.raises(AttributeError):
+        fits_smem(SimpleNamespace(name="stand-in", arch="sm_90"), "k", 1 << 20, None)
+    fits_smem(cuda_stub.StubContext("sm_90a").info, "k", 227 * 1024, None)  # the stub's H100: fits
+    with pytest.raises(TileError, match="needs 232449 bytes"):
+        fits_smem(cuda_stub.StubContext("sm_90a").info, "k", 227 * 1024 + 1, None)
+
+
 # ---------------------------------------------------------------- is there a GPU
 class _Driver:
     """A driver binding that starts with `init` (a CUresult name), reports CUDA `version` and `count` GPUs."""

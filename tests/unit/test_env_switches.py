@@ -187,3 +187,29 @@ def test_the_interpreter_and_the_sanitizer_switches(tmp_path: Path, monkeypatch:
     for value in ("0", "off", "1", "yes"):
         monkeypatch.setenv("TILE_SANITIZE", value)
         assert invoke("run", "--device", "cpu", str(path)).stdout == "512.0\n"
+
+
+def test_auto_does_not_fall_back_over_a_bad_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--device auto` runs on the CPU where the GPU cannot be opened (busy, exclusive mode), with a note; a switch
+    set to a value it does not take (`TILEC_PREWARM=no`, `TILEC_ARCH=sm_100`, read as the device opens) is the
+    user's to fix, so it is E0604, not "the GPU could not be opened"."""
+    import io
+
+    import tilelang.run as run
+    from tilelang.diagnostics.model import Diagnostic, TileError
+    from tilelang.env_switch import SwitchError
+    from tilelang.runtime import cuda
+
+    monkeypatch.setattr(run, "_gpu_missing", lambda: None)
+
+    def opens(error: Exception) -> None:
+        def device(out: Any = None) -> Any:
+            raise error
+        monkeypatch.setattr(cuda, "CudaDevice", device)
+
+    opens(SwitchError("TILEC_PREWARM", "no", "0 or 1"))
+    with pytest.raises(SwitchError):
+        run.make_device("auto", io.StringIO())
+    opens(TileError(Diagnostic.error("E0610", "CUDA error in cuDevicePrimaryCtxRetain: busy")))
+    dev = run.make_device("auto", io.StringIO())
+    assert dev.kind == "cpu" and "could not be opened" in dev.fallback_reason

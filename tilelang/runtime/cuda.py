@@ -927,8 +927,7 @@ def fits_smem(info: Any, kernel: str, nbytes: int, span: Span | None) -> None:
     """E0603 where a kernel's block needs more shared memory than this card gives one (the backend plans for
     its target's largest card: sm_80 code runs on sm_86/sm_89 cards of 99 KB, 163 KB on an A100); it was the
     driver's bare CUDA_ERROR_INVALID_VALUE from `cuFuncSetAttribute`."""
-    limit = getattr(info, "max_smem_optin", None)  # (a test's stand-in context may not say)
-    if limit is None or nbytes <= limit:
+    if nbytes <= info.max_smem_optin:
         return
     from tilelang.diagnostics.codes.codegen import GPU_TILE_TOO_LARGE
 

@@ -1,0 +1,220 @@
+"""Round 24 of the independent user's programs (huser25, 2026-12-07): kernels a user writes in a first week, in
+areas rounds 1-23 took least, written from BRIEF.md, README.md, docs/reference.md and examples/ alone.
+
+(the per-program notes are filled in below, with what each found)
+
+Each runs on the interpreter and is checked against NumPy (or Python) from its own inputs, in the NVPTX simulator
+at sm_90a (the slow ones `heavy`), and its PTX assembles for sm_90a.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
+
+from userprog import program_suite
+
+Tensors = dict[str, np.ndarray]
+
+
+def _l01(t: Tensors, out: str) -> None:
+    x = t["x"].astype(np.float64)
+    np.testing.assert_allclose(t["tot"], [x[i:i + 256].sum() for i in range(0, 5000, 256)], rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(t["inc"], np.cumsum(x), rtol=1e-5, atol=2e-4)
+    np.testing.assert_allclose(t["exc"], np.cumsum(x) - x, rtol=1e-5, atol=2e-4)
+    assert t["exc"][0] == 0 and t["carry"][0] == 0
+    k = np.arange(3000, dtype=np.int64)
+    big = (k * 2654435761) % 4000000000 - 1000000000
+    np.testing.assert_array_equal(t["big"], big)
+    np.testing.assert_array_equal(t["sc"], np.cumsum(big))
+    assert np.abs(np.cumsum(big)).max() > 2 ** 31
+    m = t["m"].astype(np.float64)
+    np.testing.assert_allclose(t["suf"], np.cumsum(m[:, ::-1], 1)[:, ::-1], rtol=1e-5, atol=1e-5)
+    assert out == "20 [5000] true [37, 24]\n"
+
+
+def _l02(t: Tensors, out: str) -> None:
+    img = t["img"]
+    want = np.stack([np.bincount(img[..., c].ravel(), minlength=256) for c in range(3)])
+    np.testing.assert_array_equal(t["hist"], want)
+    np.testing.assert_array_equal(t["lo"], img.reshape(-1, 3).min(0))
+    np.testing.assert_array_equal(t["hi"], img.reshape(-1, 3).max(0))
+    np.testing.assert_array_equal(t["seen"], [8] * 5 + [5])
+    luma = t["luma"]
+    lh = np.zeros(16)
+    np.add.at(lh, luma >> 4, t["wts"].astype(np.float64))
+    np.testing.assert_allclose(t["lh"], lh, rtol=1e-5)
+    assert img.min() < 5 and img.max() > 250 and out == \
+        "Tensor<i32, [3]> [1440, 1440, 1440] 45 Tensor<u8, [3]> [0, 0, 0] Tensor<i16, [3]> [255, 255, 255] 8\n"
+
+
+def _topk(x: np.ndarray, k: int) -> np.ndarray:
+    return np.argsort(-x, axis=1, kind="stable")[:, :k]
+
+
+def _l03(t: Tensors, out: str) -> None:
+    x = t["x"]
+    want = _topk(x, 5)
+    np.testing.assert_array_equal(t["idx"], want)
+    np.testing.assert_array_equal(t["val"], np.take_along_axis(x, want, 1))
+    np.testing.assert_array_equal(t["idx2"], _topk(t["xi"], 5))
+    np.testing.assert_array_equal(t["first"], x.argmax(1))
+    np.testing.assert_array_equal(t["last"], x.shape[1] - 1 - x[:, ::-1].argmax(1))
+    np.testing.assert_array_equal(t["am"], t["xh"].argmin(0))
+    assert (t["last"] > t["first"]).all() and out == f"5.0 {want.max()} true 8\n"
+
+
+def _l04(t: Tensors, out: str) -> None:
+    x = t["x"]
+    order = np.argsort(x, axis=1, kind="stable")
+    np.testing.assert_array_equal(t["order"], order)
+    s = np.take_along_axis(x, order, 1)
+    np.testing.assert_array_equal(t["sorted"], s)
+    np.testing.assert_array_equal(np.signbit(t["sorted"]), np.signbit(s))   # -0.0 kept where it sorted
+    assert (np.signbit(x) & (x == 0)).any()
+    k, v = t["k"], t["v"]
+    o = np.argsort(-k.astype(np.int64), axis=1, kind="stable")
+    np.testing.assert_array_equal(t["ks"], np.take_along_axis(k, o, 1))
+    np.testing.assert_array_equal(t["vs"], np.take_along_axis(v, o, 1))
+    assert any(len(set(r)) < len(r) for r in k) and out == "-2.5 2.5 276 true\n"
+
+
+def _l05(t: Tensors, out: str) -> None:
+    ip, cols, vals = t["built"], t["cols"], t["vals"].astype(np.float64)
+    a = np.zeros((70, 90))
+    for r in range(70):
+        np.add.at(a[r], cols[ip[r]:ip[r + 1]], vals[ip[r]:ip[r + 1]])
+    np.testing.assert_array_equal(np.diff(ip), (np.arange(70) * 7 + np.arange(70) // 5) % 20)
+    np.testing.assert_allclose(t["y"], a @ t["x"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["z"], a.T @ t["w"], rtol=1e-5, atol=1e-5)
+    ids = t["ids"]
+    want = np.where(ids[:, None] >= 0, t["x"][np.maximum(ids, 0)][:, None], 0)
+    np.testing.assert_array_equal(t["g"], want)
+    assert (ids < 0).sum() == 1 and (np.diff(ip) == 0).any() and out == "640 [70] true 640\n"
+
+
+def _sat(v: np.ndarray, dt: type) -> np.ndarray:
+    info = np.iinfo(dt)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(v), 0, np.clip(np.trunc(np.nan_to_num(v, nan=0.0, posinf=info.max, neginf=info.min)),
+                                               info.min, info.max)).astype(dt)
+
+
+def _l06(t: Tensors, out: str) -> None:
+    x = [int(v) for v in t["x"]]
+    np.testing.assert_array_equal(t["pc"], [bin(v).count("1") for v in x])
+    np.testing.assert_array_equal(t["lz"], [32 - v.bit_length() for v in x])
+    np.testing.assert_array_equal(t["rv"], [int(f"{v:032b}"[::-1], 2) for v in x])
+    m = (1 << 64) - 1
+    fm = []
+    for h in map(int, t["k"]):
+        h ^= h >> 33
+        h = h * 0xff51afd7ed558ccd & m
+        h ^= h >> 33
+        h = h * 0xc4ceb9fe1a85ec53 & m
+        fm.append(h ^ h >> 33)
+    np.testing.assert_array_equal(t["fm"], np.array(fm, np.uint64))
+    want = []
+    for row, n in zip(t["bytes"], t["len"]):
+        h = 2166136261
+        for b in row[:n]:
+            h = (h ^ int(b)) * 16777619 & 0xFFFFFFFF
+        want.append(h)
+    np.testing.assert_array_equal(t["hash"], want)
+    f = t["f"]
+    for name, dt in (("a", np.uint8), ("b", np.int8), ("c", np.int16), ("d", np.uint32)):
+        np.testing.assert_array_equal(t[name], _sat(f.astype(np.float64), dt), err_msg=name)
+    np.testing.assert_array_equal(t["e"], np.clip(t["g"], 0, 255))
+    np.testing.assert_array_equal(t["w"], t["g"].astype(np.uint8))
+    assert np.isnan(f).any() and (t["x"] == 0).any() and len(set(t["len"])) == 25
+    assert out == f"32 32 {t['rv'][2]} 2166136261 255 -128 -32768 255\n"
+
+
+def _l07(t: Tensors, out: str) -> None:
+    a, b, al = (t[k].astype(np.int64) for k in ("a", "b", "alpha"))
+    np.testing.assert_array_equal(t["out"], (a * al + b * (255 - al) + 127) // 255)
+    np.testing.assert_array_equal(t["sat"], np.clip(a + b, 0, 255))
+    np.testing.assert_array_equal(t["dif"], np.clip(a - b, 0, 255))
+    p = np.pad(a, 1, mode="edge")
+    win = lambda dy, dx: p[1 + dy:1 + dy + a.shape[0], 1 + dx:1 + dx + a.shape[1]]  # noqa: E731
+    gx = (win(-1, 1) + 2 * win(0, 1) + win(1, 1)) - (win(-1, -1) + 2 * win(0, -1) + win(1, -1))
+    gy = (win(1, -1) + 2 * win(1, 0) + win(1, 1)) - (win(-1, -1) + 2 * win(-1, 0) + win(-1, 1))
+    np.testing.assert_array_equal(t["mag"], np.clip(np.abs(gx) + np.abs(gy), 0, 255))
+    assert (a + b > 255).any() and (a < b).any() and 0 < (np.abs(gx) + np.abs(gy) > 255).mean() < 1
+    assert out == f"{t['out'].max()} {t['sat'].min()} {t['dif'].max()} 255\n"
+
+
+def _bf16(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to bf16 (nearest even), as f32."""
+    u = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16 << 16
+    return u.astype(np.uint32).view(np.float32)
+
+
+def _l08(t: Tensors, out: str) -> None:
+    a, b = t["a"].astype(np.float64), t["b"].astype(np.float64)
+    want = a @ b + t["bias"].astype(np.float64)
+    np.testing.assert_allclose(t["c32"], want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(t["c"].astype(np.float32), _bf16(t["c32"]))
+    assert t["c"].dtype == np.float32 or str(t["c"].dtype) == "bfloat16"
+    np.testing.assert_array_equal(t["s32"], t["x"].astype(np.float32).sum(1))
+    assert np.isinf(t["s16"]).all() and t["s16"].dtype == np.float16
+    for y, x, tol in ((t["yh"], t["xh"], 1e-3), (t["yb"], t["xb"], 8e-3)):   # an ulp of the storage type
+        v = x.astype(np.float64)
+        z = (v - v.mean(1, keepdims=True)) / np.sqrt(v.var(1, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(y.astype(np.float64), z, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(t["xb"], _bf16(t["xb"]))   # bf16 values, held as f32
+    assert out.startswith("Tensor<f16, [4]> [inf, inf, inf, inf] Tensor<f32, [4]> [102400.0, ")
+
+
+def _l09(t: Tensors, out: str) -> None:
+    x = t["x"].astype(np.float64)
+    for ax, name in ((2, "s2"), (1, "s1"), (0, "s0")):
+        np.testing.assert_allclose(t[name], x.sum(ax), rtol=1e-5, atol=1e-5, err_msg=name)
+    np.testing.assert_array_equal(t["m2"], t["x"].max(2))
+    np.testing.assert_array_equal(t["m0"], t["x"].max(0))
+    np.testing.assert_array_equal(t["i0"], t["x"].argmax(0))
+    np.testing.assert_array_equal(t["a1"], t["x"].argmax(1))
+    np.testing.assert_array_equal(t["neg"], (x < -2).any(2))
+    np.testing.assert_allclose(t["tot"], x.sum((1, 2)), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(t["mean"], x.mean((1, 2)), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t["var"], x.var((1, 2)), rtol=1e-5)
+    assert 0 < t["neg"].mean() < 1 and out == f"{t['neg'].sum()} 6 {t['a1'].max()}\n"
+
+
+def _l10(t: Tensors, out: str) -> None:
+    a, b = t["a"].astype(np.float64), t["b"].astype(np.float64)
+    np.testing.assert_array_equal(t["at"], t["a"].T)
+    np.testing.assert_allclose(t["c1"], a @ b, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(t["c2"], a @ b, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(t["y"], t["x"].transpose(0, 2, 3, 1).reshape(20, 6, 3))
+    np.testing.assert_array_equal(t["ev"], t["z"][:, ::2])
+    assert out == "[72, 48] [20, 6, 3] 196.0\n"
+
+
+def _l11(t: Tensors, out: str) -> None:
+    x = t["x"].astype(np.float64)
+    fin = np.isfinite(x)
+    n = fin.sum(1)
+    np.testing.assert_array_equal(t["count"], n)
+    xm = np.where(fin, x, np.nan)
+    np.testing.assert_allclose(t["mean"], np.nanmean(xm, 1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t["var"], np.nanvar(xm, 1), rtol=1e-5)
+    np.testing.assert_array_equal(t["lo"], np.nanmin(xm, 1))
+    np.testing.assert_array_equal(t["at"], np.nanargmin(xm, 1))
+    np.testing.assert_array_equal(t["nan"], np.isnan(x).any(1))
+    assert 0 < t["nan"].sum() < 50 and np.isinf(x).any() and out == f"{n.min()} {n.max()} {t['nan'].sum()}\n"
+
+
+CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_topk_ties": _l03,
+          "l04_rank_sort_rows": _l04, "l05_csr_spmv_both_ways": _l05,
+          "l06_bits_hashes_saturation": _l06,
+          "l07_u8_blend_sobel": _l07,
+          "l08_half_inputs_f32_accumulate": _l08,
+          "l09_three_axis_reductions": _l09,
+          "l10_transposed_operands": _l10,
+          "l11_row_stats_six_outputs": _l11}

@@ -210,6 +210,100 @@ def _l11(t: Tensors, out: str) -> None:
     assert 0 < t["nan"].sum() < 50 and np.isinf(x).any() and out == f"{n.min()} {n.max()} {t['nan'].sum()}\n"
 
 
+def _l12(t: Tensors, out: str) -> None:
+    h = t["x"].astype(np.float64) @ t["w"].astype(np.float64) + t["b"]
+    g = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h ** 3)))
+    want = (t["res"].astype(np.float64) + g).astype(np.float16)
+    np.testing.assert_allclose(t["y"].astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)
+    relu = np.minimum(np.maximum(h, 0) * t["scale"], 65504).astype(np.float16)
+    np.testing.assert_allclose(t["r"].astype(np.float64), relu.astype(np.float64), rtol=2e-3, atol=2e-3)
+    assert (t["r"] == 65504).any() and not np.isinf(t["r"]).any() and (t["r"] == 0).any()
+    assert out == "[100, 72] 65500.0\n"
+
+
+def _rope_ref(x: np.ndarray, pos: np.ndarray, interleaved: bool) -> np.ndarray:
+    d = x.shape[-1]
+    inv = 10000.0 ** (-2 * np.arange(d // 2) / d)
+    ang = pos[:, None, None].astype(np.float64) * inv
+    c, s = np.cos(ang), np.sin(ang)
+    x = x.astype(np.float64)
+    if interleaved:
+        a, b = x[..., 0::2], x[..., 1::2]
+        out = np.empty_like(x)
+        out[..., 0::2], out[..., 1::2] = a * c - b * s, b * c + a * s
+        return out
+    a, b = x[..., :d // 2], x[..., d // 2:]
+    return np.concatenate([a * c - b * s, b * c + a * s], -1)
+
+
+def _l13(t: Tensors, out: str) -> None:
+    pos = t["pos"]
+    np.testing.assert_allclose(t["yn"], _rope_ref(t["x"], pos, False), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["yj"], _rope_ref(t["x"], pos, True), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["yb"], _rope_ref(t["xb"], pos, False), rtol=2e-2, atol=2e-2)
+    np.testing.assert_array_equal(t["yb"], _bf16(t["yb"]))
+    assert pos.min() == 100 and not np.allclose(t["yn"], t["yj"]) and out == "[20, 3, 32] [20, 3, 32]\n"
+
+
+def _masked_softmax(x: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    xm = np.where(ok, x, -np.inf)
+    m = xm.max(1, keepdims=True)
+    safe = np.where(np.isneginf(m), 0, m)
+    e = np.exp(xm - safe)
+    tot = e.sum(1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(tot > 0, e / tot, 0), (safe + np.log(tot))[:, 0]
+
+
+def _l14(t: Tensors, out: str) -> None:
+    rows = np.arange(160)
+    q = (rows % 40)[:, None]
+    keys = np.arange(40)[None]
+    lens = t["lens"][:, None]
+    np.testing.assert_array_equal(t["lens"], np.repeat([40, 17, 1, 0], 40))
+    ok = (keys <= q) & (keys < lens)
+    p, lse = _masked_softmax(t["s"].astype(np.float64) * 0.5, ok & t["keep"])
+    np.testing.assert_allclose(t["p"], p, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(t["lse"], lse, rtol=1e-5)
+    assert np.isneginf(t["lse"][120:]).all() and (t["p"][120:] == 0).all()
+    ph, _ = _masked_softmax(t["sh"].astype(np.float64), ok)
+    np.testing.assert_allclose(t["ph"].astype(np.float64), ph, rtol=2e-3, atol=1e-4)
+    empty = ~(ok & t["keep"]).any(1)
+    assert 40 < empty.sum() < 80 and out.startswith("1.0") and " 0.0 -inf " in out
+
+
+def _philox4x32_10(c: tuple[np.ndarray, ...], k0: int, k1: int) -> tuple[np.ndarray, ...]:
+    """Random123's Philox4x32-10 on uint64 arrays holding 32-bit lanes."""
+    x0, x1, x2, x3 = (np.asarray(v, np.uint64) for v in c)
+    m32 = np.uint64(0xFFFFFFFF)
+    for _ in range(10):
+        p0, p1 = x0 * np.uint64(0xD2511F53), x2 * np.uint64(0xCD9E8D57)
+        x0, x1, x2, x3 = ((p1 >> np.uint64(32)) ^ x1 ^ np.uint64(k0), p1 & m32,
+                          (p0 >> np.uint64(32)) ^ x3 ^ np.uint64(k1), p0 & m32)
+        k0, k1 = (k0 + 0x9E3779B9) & 0xFFFFFFFF, (k1 + 0xBB67AE85) & 0xFFFFFFFF
+    return x0, x1, x2, x3
+
+
+def _l15(t: Tensors, out: str) -> None:
+    z = np.zeros(1, np.uint64)
+    kat = [int(v[0]) for v in _philox4x32_10((z, z, z, z), 0, 0)]
+    assert kat == [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]            # Random123's known answer
+    seed = 0x0123456789ABCDEF
+    idx = np.arange(3000, dtype=np.uint64)
+    x = t["x"].astype(np.float32)
+    for off, sfx in ((0, ""), (1, "2")):
+        r0 = _philox4x32_10((idx, np.full_like(idx, off), 0 * idx, 0 * idx), seed & 0xFFFFFFFF, seed >> 32)[0]
+        np.testing.assert_array_equal(t["bits" + sfx], r0)
+        u = (r0 >> np.uint64(8)).astype(np.float32) * np.float32(1 / 16777216)
+        keep = u >= np.float32(0.25)
+        np.testing.assert_array_equal(t["keep" + sfx], keep)
+        np.testing.assert_array_equal(t["y" + sfx], np.where(keep, x * (np.float32(1) / np.float32(0.75)), 0))
+    r0 = _philox4x32_10((idx, 0 * idx, 0 * idx, 0 * idx), seed & 0xFFFFFFFF, seed >> 32)[0]
+    keep = (r0 >> np.uint64(8)).astype(np.float32) * np.float32(1 / 16777216) >= np.float32(0.25)
+    np.testing.assert_array_equal(t["yb"], _bf16(np.where(keep, t["xb"] / np.float32(0.75), 0).astype(np.float32)))
+    assert 0.45 < (t["keep"] == t["keep2"]).mean() < 0.75 and out == f"true false {t['bits'][0]}\n"
+
+
 CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_topk_ties": _l03,
           "l04_rank_sort_rows": _l04, "l05_csr_spmv_both_ways": _l05,
           "l06_bits_hashes_saturation": _l06,
@@ -217,4 +311,8 @@ CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_
           "l08_half_inputs_f32_accumulate": _l08,
           "l09_three_axis_reductions": _l09,
           "l10_transposed_operands": _l10,
-          "l11_row_stats_six_outputs": _l11}
+          "l11_row_stats_six_outputs": _l11,
+          "l12_gemm_bias_gelu_residual": _l12,
+          "l13_rope_neox_and_gptj": _l13,
+          "l14_masked_softmax_lengths": _l14,
+          "l15_philox_dropout": _l15}

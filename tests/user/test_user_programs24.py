@@ -304,6 +304,43 @@ def _l15(t: Tensors, out: str) -> None:
     assert 0.45 < (t["keep"] == t["keep2"]).mean() < 0.75 and out == f"true false {t['bits'][0]}\n"
 
 
+def _l16(t: Tensors, out: str) -> None:
+    u = t["boundary"].astype(np.float64).copy()
+    assert u[0, 5] == 100 and u[20, 19] == 70 and u[20, 10] == 0
+    prev = u
+    for _ in range(16):
+        prev = u
+        v = u.copy()
+        v[1:-1, 1:-1] = (u[:-2, 1:-1] + u[2:, 1:-1] + u[1:-1, :-2] + u[1:-1, 2:]) * 0.25
+        u = v
+    np.testing.assert_allclose(t["a"], u, rtol=1e-13, atol=1e-12)
+    np.testing.assert_allclose(t["b"], prev, rtol=1e-13, atol=1e-12)
+    assert t["a"].dtype == np.float64 and u[1:-1, 1:-1].min() >= 0 and u[5, 5] > 1 and out == "true 100.0 70.0\n"
+    assert np.abs(u - prev).max() < 5
+
+
+def _fmix32(k: np.ndarray) -> np.ndarray:
+    u = np.uint32
+    with np.errstate(over="ignore"):
+        h = k ^ (k >> u(16))
+        h = h * u(0x85EBCA6B)
+        h = h ^ (h >> u(13))
+        h = h * u(0xC2B2AE35)
+        return h ^ (h >> u(16))
+
+
+def _l17(t: Tensors, out: str) -> None:
+    keys = t["keys"]
+    with np.errstate(over="ignore"):
+        assert (keys == np.arange(1000, dtype=np.uint32) * np.uint32(2654435761) + np.uint32(12345)).all()
+    b = (_fmix32(keys) % np.uint32(16)).astype(np.int32)
+    np.testing.assert_array_equal(t["b"], b)
+    np.testing.assert_array_equal(t["h1"], np.bincount(b, minlength=16))
+    np.testing.assert_array_equal(t["h2"], np.bincount(b, minlength=16))
+    np.testing.assert_array_equal(t["seen"], [256, 256, 256, 232])
+    assert np.bincount(b).min() > 30 and out == "1000 1000 3.0 4.5 16 true\n"
+
+
 CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_topk_ties": _l03,
           "l04_rank_sort_rows": _l04, "l05_csr_spmv_both_ways": _l05,
           "l06_bits_hashes_saturation": _l06,
@@ -315,4 +352,58 @@ CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_
           "l12_gemm_bias_gelu_residual": _l12,
           "l13_rope_neox_and_gptj": _l13,
           "l14_masked_softmax_lengths": _l14,
-          "l15_philox_dropout": _l15}
+          "l15_philox_dropout": _l15,
+          "l16_jacobi_f64_halo_graph": _l16,
+          "l17_use_modules_hashing": _l17}
+
+
+def test_a_module_constant_sizes_a_signature_from_anywhere(tmp_path: Path) -> None:
+    """l17 as first written: `hist: &Tensor<i32, [BUCKETS]>` with `BUCKETS` a constant of an imported file was
+    "array dimension is not a compile-time constant" (its help: "use a `const`"), and so was a constant of the
+    same file declared below the kernel: the signatures were resolved before the constants of modules (and
+    items) that came later. Both now run, through a string path, a module path and the same file."""
+    from userprog import run_program
+
+    (tmp_path / "lib.tile").write_text("const NB: i32 = 6;\n", encoding="utf-8")
+    body = ("kernel fn k(z: &mut Tensor<i32, [NB]>, x: &Tensor<i32, [NB]>) {\n"
+            "    z.store(x.load_like(z) + arange::<i32>(NB));\n}\n"
+            "fn twice(x: &Tensor<i32, [NB]>) -> Tensor<i32, [NB]> {\n    x * 2\n}\n"
+            "fn main() {\n    let x = ones::<i32>([NB]);\n    let mut z = zeros::<i32>([NB]);\n"
+            "    k(z.partition([NB]), &x).sync();\n    print(twice(&z).sum());\n}\n")
+    for head, tail in (('use "lib.tile";\n', ""), ("use lib::NB;\n", ""), ("", "const NB: i32 = 6;\n")):
+        prog = tmp_path / "main.tile"
+        prog.write_text(head + body + tail, encoding="utf-8")
+        tensors, out = run_program(prog)
+        assert out == "42\n" and list(tensors["z"]) == [1, 2, 3, 4, 5, 6], (head, tail, out)
+
+
+def test_a_rust_super_path_and_a_whole_file_clash_get_helps_that_lead_somewhere(tmp_path: Path) -> None:
+    """l17's reduce module, one directory below hashing: Rust's `use super::hashing::fmix32;` was told "`hashing::
+    fmix32` names `hashing.tile` beside this file: `use hashing::fmix32;`", a file that is not there (a module path
+    names no file above its importer's directory); the help now gives the string path that imports it. And its
+    own `scale` beside `use "../hashing.tile";` (which brings hashing's `scale`) was "rename the local item or
+    import only what you need", which a file above cannot do: the help says the `use` imports every item."""
+    from tilelang import driver
+
+    (tmp_path / "ops").mkdir()
+    (tmp_path / "hashing.tile").write_text("fn scale(x: f32) -> f32 {\n    x * 2.0\n}\nconst K: i32 = 3;\n",
+                                           encoding="utf-8")
+    prog = tmp_path / "ops" / "reduce.tile"
+
+    def first_help(src: str) -> tuple[str, str]:
+        prog.write_text(src, encoding="utf-8")
+        errs = [d for d in driver.check(prog).diagnostics if d.severity.value == "error"]
+        return errs[0].code, errs[0].help[0]
+
+    main = "fn main() {\n    print(scale(1.5), K);\n}\n"
+    code, got = first_help("use super::hashing::{scale, K};\n" + main)
+    assert code == "E0109" and got.endswith('`use "../hashing.tile";` imports every item of `../hashing.tile`'), got
+    prog.write_text('use "../hashing.tile";\n' + main, encoding="utf-8")
+    assert not [d for d in driver.check(prog).diagnostics if d.severity.value == "error"]   # the help, applied
+    code, got = first_help("use super::nothing::f;\n" + main)
+    assert got.endswith("but there is no `nothing.tile` there"), got
+    code, got = first_help('use "../hashing.tile";\nfn scale(x: f32) -> f32 {\n    x * 3.0\n}\n' + main)
+    assert code == "E0106" and got == 'rename one of the two: `use "../hashing.tile";` imports every item of that file'
+    (tmp_path / "ops" / "near.tile").write_text("const K: i32 = 4;\n", encoding="utf-8")
+    code, got = first_help('use "near.tile";\nconst K: i32 = 5;\nfn main() {\n    print(K);\n}\n')
+    assert got.endswith("or import only what you need by its module path: `use near::{..};`"), got

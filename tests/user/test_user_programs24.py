@@ -341,6 +341,69 @@ def _l17(t: Tensors, out: str) -> None:
     assert np.bincount(b).min() > 30 and out == "1000 1000 3.0 4.5 16 true\n"
 
 
+def _shift(v: int, k: int, bits: int, left: bool) -> int:
+    """PTX's rule (the reference's): an amount of the width or more gives 0 for `<<` and the sign for `>>`."""
+    if left:
+        r = 0 if k >= bits else (v << k) & ((1 << bits) - 1)
+        return r - (1 << bits) if r >= 1 << (bits - 1) else r
+    return (-1 if v < 0 else 0) if k >= bits else v >> k
+
+
+def _l18(t: Tensors, out: str) -> None:
+    x = t["x"].astype(np.int64)
+    np.testing.assert_array_equal(t["w8"], np.cumsum(x, 1) % 256)
+    np.testing.assert_array_equal(t["w32"], np.cumsum(x, 1))
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(t["p64"], np.cumprod(x + 1000, 1))   # NumPy's int64 wraps as Tile's does
+    np.testing.assert_array_equal(t["m8"], np.minimum.accumulate(x.astype(np.uint8).astype(np.int8), 1))
+    np.testing.assert_array_equal(t["first"], t["f"].argmax(1))
+    np.testing.assert_array_equal(t["nan_at"], np.isnan(t["g"]).argmax(1))
+    v, k = t["v"].astype(np.int64), t["s"].astype(np.int64)
+    v8 = v.astype(np.int16).astype(np.int8).astype(np.int64)
+    np.testing.assert_array_equal(t["l8"], [_shift(a, b, 8, True) for a, b in zip(v8, k)])
+    np.testing.assert_array_equal(t["r8"], [_shift(a, b, 8, False) for a, b in zip(v8, k)])
+    np.testing.assert_array_equal(t["l16"], [_shift(a, b, 16, True) for a, b in zip(v, k)])
+    np.testing.assert_array_equal(t["r16"], [_shift(a, b, 16, False) for a, b in zip(v, k)])
+    u = v.astype(np.int16).astype(np.uint16).astype(np.int64)
+    kk = k % 16
+    np.testing.assert_array_equal(t["ru"], ((u << kk) | (u >> ((16 - kk) % 16))) & 0xFFFF)
+    assert (v < 0).any() and (k >= 16).any() and np.isnan(t["g"]).any(1).all()
+    assert out == f"Tensor<i32, [6]> [{', '.join(f'{a:2d}' for a in t['first'])}] Tensor<i32, [6]> [13, 14, 15, 16, 17, 18] true\n"
+
+
+def _l19(t: Tensors, out: str) -> None:
+    x = t["x"]
+    hi, lo = int(x.argmax()), int(x.argmin())
+    np.testing.assert_array_equal(t["at"], [hi, lo])
+    np.testing.assert_array_equal(t["out"], [x[hi], x[lo]])
+    b, w = int(t["best"][0]), int(t["worst"][0])
+    assert b & 0xFFFFFFFF == 0xFFFFFFFF - hi and w & 0xFFFFFFFF == lo
+    bits = x.view(np.uint32).astype(np.uint64)
+    keys = np.where(bits >> np.uint64(31) == 1, ~bits & np.uint64(0xFFFFFFFF), bits | np.uint64(0x80000000))
+    assert b >> 32 == keys.max() and w >> 32 == keys.min()
+    order = np.argsort(keys, kind="stable")
+    assert (np.diff(x[order]) >= 0).all()                                      # the keys sort as the floats
+    assert (x == x.max()).sum() > 5 and (x == x.min()).sum() > 5 and np.signbit(x[x == 0]).any()
+    assert out == f"Tensor<f32, [2]> [ 250.0, -250.0] Tensor<i32, [2]> [{hi}, {lo}] {hi} {lo} 10000\n"
+
+
+def _morph(img: np.ndarray, erode: bool) -> np.ndarray:
+    p = np.pad(img.astype(np.int64), 1, constant_values=255 if erode else 0)
+    wins = [p[1 + dy:1 + dy + img.shape[0], 1 + dx:1 + dx + img.shape[1]] for dy in (-1, 0, 1) for dx in (-1, 0, 1)]
+    return (np.min(wins, 0) if erode else np.max(wins, 0)).astype(np.uint8)
+
+
+def _l20(t: Tensors, out: str) -> None:
+    img = t["img"]
+    er, di = _morph(img, True), _morph(img, False)
+    np.testing.assert_array_equal(t["er"], er)
+    np.testing.assert_array_equal(t["di"], di)
+    np.testing.assert_array_equal(t["opened"], _morph(er, False))
+    np.testing.assert_array_equal(t["closed"], _morph(di, True))
+    np.testing.assert_array_equal(t["grad"], di - er)
+    assert er[0].min() < 20 and di[-1].max() > 240 and out == f"true true {(di - er).max()}\n"
+
+
 CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_topk_ties": _l03,
           "l04_rank_sort_rows": _l04, "l05_csr_spmv_both_ways": _l05,
           "l06_bits_hashes_saturation": _l06,
@@ -354,7 +417,10 @@ CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_
           "l14_masked_softmax_lengths": _l14,
           "l15_philox_dropout": _l15,
           "l16_jacobi_f64_halo_graph": _l16,
-          "l17_use_modules_hashing": _l17}
+          "l17_use_modules_hashing": _l17,
+          "l18_narrow_int_scans_shifts": _l18,
+          "l19_global_argmax_packed_atomic": _l19,
+          "l20_u8_morphology_open_close": _l20}
 
 
 def test_a_module_constant_sizes_a_signature_from_anywhere(tmp_path: Path) -> None:
@@ -407,3 +473,19 @@ def test_a_rust_super_path_and_a_whole_file_clash_get_helps_that_lead_somewhere(
     (tmp_path / "ops" / "near.tile").write_text("const K: i32 = 4;\n", encoding="utf-8")
     code, got = first_help('use "near.tile";\nconst K: i32 = 5;\nfn main() {\n    print(K);\n}\n')
     assert got.endswith("or import only what you need by its module path: `use near::{..};`"), got
+
+
+# simulating a program takes 0.6-18 s (2026-12-07, 2 busy cores); the default run simulates the cheapest three
+# (l01's three-phase scan and i64 carry loop, l06's u32/u64 bit tricks and saturating casts, l03's top-k rounds)
+HEAVY = [n for n in CHECKS if n not in ("l01_three_phase_scan", "l06_bits_hashes_saturation", "l03_topk_ties")]
+
+# emitting a program's PTX takes 1-5 s; the default run keeps l06's (u64 multiplies, every saturating cast)
+HEAVY_PTX = [n for n in CHECKS if n != "l06_bits_hashes_saturation"]
+
+# l12's tanh GELU: the GPU's `tanh` (within its documented bound) moves an f16 output by an ulp
+SIM_TOL = {"l12_gemm_bias_gelu_residual": 1e-3}
+
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    "l*.tile", CHECKS, [(n, "sm_90a") for n in sorted(CHECKS)], sim_tol=SIM_TOL,
+    ptx=[(n, "sm_90a") for n in sorted(CHECKS)], heavy=HEAVY, heavy_ptx=HEAVY_PTX)

@@ -119,7 +119,7 @@ def _l06(t: Tensors, out: str) -> None:
         fm.append(h ^ h >> 33)
     np.testing.assert_array_equal(t["fm"], np.array(fm, np.uint64))
     want = []
-    for row, n in zip(t["bytes"], t["len"]):
+    for row, n in zip(t["bytes"], t["len"], strict=True):
         h = 2166136261
         for b in row[:n]:
             h = (h ^ int(b)) * 16777619 & 0xFFFFFFFF
@@ -360,10 +360,10 @@ def _l18(t: Tensors, out: str) -> None:
     np.testing.assert_array_equal(t["nan_at"], np.isnan(t["g"]).argmax(1))
     v, k = t["v"].astype(np.int64), t["s"].astype(np.int64)
     v8 = v.astype(np.int16).astype(np.int8).astype(np.int64)
-    np.testing.assert_array_equal(t["l8"], [_shift(a, b, 8, True) for a, b in zip(v8, k)])
-    np.testing.assert_array_equal(t["r8"], [_shift(a, b, 8, False) for a, b in zip(v8, k)])
-    np.testing.assert_array_equal(t["l16"], [_shift(a, b, 16, True) for a, b in zip(v, k)])
-    np.testing.assert_array_equal(t["r16"], [_shift(a, b, 16, False) for a, b in zip(v, k)])
+    np.testing.assert_array_equal(t["l8"], [_shift(a, b, 8, True) for a, b in zip(v8, k, strict=True)])
+    np.testing.assert_array_equal(t["r8"], [_shift(a, b, 8, False) for a, b in zip(v8, k, strict=True)])
+    np.testing.assert_array_equal(t["l16"], [_shift(a, b, 16, True) for a, b in zip(v, k, strict=True)])
+    np.testing.assert_array_equal(t["r16"], [_shift(a, b, 16, False) for a, b in zip(v, k, strict=True)])
     u = v.astype(np.int16).astype(np.uint16).astype(np.int64)
     kk = k % 16
     np.testing.assert_array_equal(t["ru"], ((u << kk) | (u >> ((16 - kk) % 16))) & 0xFFFF)
@@ -496,10 +496,10 @@ def test_a_four_dimensional_output_is_refused_as_the_limits_say() -> None:
     other kernels have generics whose instances `tilec check` lowers; alone, the launch is E0510 when it runs,
     tests/user/wrong_run/r02), which neither the reference's Limits nor `tilec explain E0701` mentioned; both now
     do, and the program as the help says (the output's N and H merged, the 4-D input kept) is l10."""
+    from userprog import DIR
+
     from tilelang import driver
     from tilelang.diagnostics.explain import explain_text
-
-    from userprog import DIR
 
     src = (DIR / "l10_transposed_operands.tile").read_text(encoding="utf-8")
     good = "y: &mut Tensor<f32, [BH, W, C]>"

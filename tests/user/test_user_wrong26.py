@@ -14,7 +14,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from test_user_programs24 import CHECKS
 from userprog import wrong_suite
 
@@ -70,7 +69,7 @@ def test_the_saturating_helps_are_written_for_the_values_type(dt: str, tmp_path:
         src = _SAT.replace("ELT", dt).replace("EXPR", f"a.{name}(b)")
         help_ = _first_help(src + "fn main() {}\n")
         code = help_.split("`")[1]
-        assert f" as {dt}" in code or dt in ("u8", "u16", "u32", "u64") and name == "saturating_sub" \
+        assert f" as {dt}" in code or (dt in ("u8", "u16", "u32", "u64") and name == "saturating_sub") \
             or dt in ("i64", "u64"), (name, help_)
         path = tmp_path / f"{name}.tile"
         path.write_text(_SAT.replace("ELT", dt).replace("EXPR", code.replace("{x}", "a")) + "fn main() {}\n",
@@ -78,7 +77,7 @@ def test_the_saturating_helps_are_written_for_the_values_type(dt: str, tmp_path:
         mod = tilelang.load(path)
         z = np.zeros_like(a)
         mod.k(tilelang.partition(z, [64]), a, b).sync()
-        want = [min(max(f(int(p), int(q)), info.min), info.max) for p, q in zip(a, b)]
+        want = [min(max(f(int(p), int(q)), info.min), info.max) for p, q in zip(a, b, strict=True)]
         np.testing.assert_array_equal(z, np.array(want, np_dt), err_msg=f"{dt} {name}: {code}")
 
 

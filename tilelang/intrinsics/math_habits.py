@@ -249,7 +249,7 @@ def saturating_help(name: str, dt: object, b: str) -> str | None:
         wide = "i32" if dt.bits <= 8 or (dt.bits == 16 and op != "*") else \
             ("u64" if op == "*" and not dt.is_signed else "i64")
         v = f"{{x}} as {wide} {op} {b} as {wide}"
-        if op == "+" and not dt.is_signed or op == "*" and not dt.is_signed:
+        if (op == "+" and not dt.is_signed) or (op == "*" and not dt.is_signed):
             clamped = f"minimum({v}, {dt}::MAX as {wide})"
         else:
             clamped = f"minimum(maximum({v}, {dt}::MIN as {wide}), {dt}::MAX as {wide})"

@@ -1,10 +1,45 @@
 """Round 24 of the independent user's programs (huser25, 2026-12-07): kernels a user writes in a first week, in
 areas rounds 1-23 took least, written from BRIEF.md, README.md, docs/reference.md and examples/ alone.
 
-(the per-program notes are filled in below, with what each found)
+- l01: prefix sums of one long vector by the three textbook phases (block totals, their scan, each block's scan
+  plus its carry), an i64 scan past 2^31 with the carry summed in a loop, a suffix sum through reversing `dot`s.
+- l02: a u8 RGB image's [3, 256] histogram by a one-hot sum and one tile `atomic_add`, the per-channel minimum and
+  maximum by `atomic_min` on u8 and `atomic_max` on i16, a weighted 16-bin histogram with f32 atomics.
+- l03: top-5 of rows with many ties (stable: the lowest column first), on f32 and i32 rows, the first and last
+  position of a row's maximum, `argmin` down f16 columns.
+- l04: a stable rank sort of rows (and the argsort), -0.0 kept, and a descending u32 sort carrying an f16 payload.
+- l05: CSR SpMV with bf16 values (a row's nonzeros through the aligned tiles that cover them), the transposed
+  product by scalar `atomic_add`s, a gather with `padding_idx`.
+- l06: SWAR popcount, count-leading-zeros, bit reversal, FNV-1a over byte rows, murmur3's 64-bit finaliser, and
+  the saturating float-to-integer casts with NaN and infinities.
+- l07: u8 alpha blending, saturating add and subtract, a Sobel magnitude with a replicated border. Found: Rust's
+  `a.saturating_add(b)` of u8 tiles got `minimum(a as i64 + b as i64, i32::MAX as i64) as i32` (the help of every
+  type); test_user_wrong26.py's o01 and its fix.
+- l08: bf16 `mma` with an f32 accumulator and an f16 bias, f16 row sums past 65504 (inf) beside f32 ones, a generic
+  f16/bf16 normalisation in f32.
+- l09: sums, maxima and argmaxes along each axis of a 3-D tensor, per-slice mean and variance, any-per-row.
+- l10: Aᵀ·B and A·Bᵀ from operands stored the other way, NCHW -> NHWC by `permute`, a stride-2 column view. Found:
+  a 4-D `&mut` output is E0701, which neither the reference's Limits nor `tilec explain E0701` said (both do now).
+- l11: six outputs of one row pass (count of finite values, Welford mean and variance merged over chunks from a
+  tuple-returning device function, the minimum and its column, a NaN flag).
+- l12: a GEMM epilogue, residual + tanh-GELU(x·W + b), f16 in, f32 accumulate, and a ReLU/scale/clamp variant by a
+  `bool` parameter.
+- l13: RoPE in the NeoX and GPT-J layouts through 4-D reshapes, angles from positions in the kernel, a bf16 form.
+- l14: softmax with causal, key-length and keep masks at once, empty rows giving zeros and an lse of -inf.
+- l15: dropout by a hand-written Philox4x32-10 (u64 products split into halves), against Random123's known answer.
+- l16: an f64 Jacobi stencil with halo rows and columns read at any offset, two launches in a replayed `graph`.
+- l17: a program in three files (a module constant as a tile and tensor dimension, a generic device function, a
+  host function of a module one directory down). Found: an imported constant (or one declared below the kernel)
+  as a signature's dimension was "not a compile-time constant"; Rust's `super::` pointed at a file "beside"
+  the importer; a clash with a whole-file `use` was told to import only what it needs (not possible there).
+- l18: u8 running sums that wrap, an i64 running product past 2^63, `cummin` of i8, `argmax` of bool and NaN rows,
+  i8/i16 shifts by amounts past the width, u16 rotations.
+- l19: a global argmax and argmin of 10000 floats in one launch: order-preserving u32 keys packed with the index
+  into u64 and one `atomic_max` / `atomic_min`, decoded back.
+- l20: grey-scale erosion, dilation, opening and closing of a u8 image from one kernel with a `bool` parameter.
 
 Each runs on the interpreter and is checked against NumPy (or Python) from its own inputs, in the NVPTX simulator
-at sm_90a (the slow ones `heavy`), and its PTX assembles for sm_90a.
+at sm_90a (the slow ones `heavy`), and its PTX assembles for sm_90a (all but one `heavy`).
 """
 
 from __future__ import annotations

@@ -149,6 +149,24 @@ def test_its_fma_rounds_once_on_the_algorithms_own_operands() -> None:
         p = got
 
 
+def test_its_fma_rounds_once_at_f32_midpoints_and_subnormals() -> None:
+    """`numeric.fma_f32` rounds the f64 sum directly but where it is an f32 midpoint or below 2^-126: there the
+    round-to-odd sum. Products exactly halfway between two f32, alone and nudged by a tiny c either way, and
+    subnormal results, against exact rationals."""
+    r = np.random.default_rng(14)
+    n = 600
+    a = r.integers(1, 2**12, n).astype(f32)
+    b = ((r.integers(1, 2**12, n) * 2 + 1) * 2.0**-11).astype(f32)  # a * b: 24 or 25 bits, often a midpoint
+    tiny = (r.choice([-1.0, 1.0], n) * 2.0 ** r.integers(-60, -24, n)).astype(f32)
+    sub_a = (r.uniform(1, 2, n) * 2.0**-70).astype(f32)
+    sub_b = (r.uniform(1, 2, n) * 2.0**-70).astype(f32)
+    cases = [(a, b, np.zeros(n, f32)), (a, b, tiny), (a, b, -tiny), (sub_a, sub_b, (tiny * 2.0**-100).astype(f32))]
+    for x, y, z in cases:
+        got = fma_f32(x, y, z)
+        for u, v, w, g in zip(x.tolist(), y.tolist(), z.tolist(), got.tolist(), strict=True):
+            assert g == _round_f32(Fraction(u) * Fraction(v) + Fraction(w)), (u, v, w, g)
+
+
 def _ptx(dt: DType = DType.F32) -> str:
     return emit_ptx(_kernel(dt), "sm_90a")
 

@@ -354,32 +354,53 @@ def erf_values(x: np.ndarray) -> np.ndarray:
 
 
 def fma_f32(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
-    """fma.rn.f32 of f32 values: the product is exact in f64, the f64 sum rounded to odd, then rounded once to
-    f32 (53 >= 24 + 2 bits: Boldo and Melquiond), subnormal results included."""
-    p = np.asarray(a, F32).astype(F64) * np.asarray(b, F32).astype(F64)
-    return _add_round_odd(p, np.asarray(c, F32).astype(F64)).astype(F32)
+    """fma.rn.f32 of f32 values: a * b + c rounded once."""
+    return _fma64(np.asarray(a, F32).astype(F64), np.asarray(b, F32).astype(F64),
+                  np.asarray(c, F32).astype(F64)).astype(F32)
+
+
+def _fma64(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """fma.rn.f32 of f32 values held in f64 (the result too). The product is exact in f64 and s = p + c is
+    rounded once to f64. Every f32 midpoint (25 bits, down to 2^-150) is an f64, and rounding to the nearest f64
+    never crosses one, so rounding s to f32 is rounding p + c, except where s lands on a midpoint that p + c
+    is not: s's 29 bits below f32's last are 1000..0 (an f32-normal s), or s is below 2^-126 (the subnormal
+    steps: not tested bit by bit). Those few take the round-to-odd sum (Boldo and Melquiond: rounded to odd in
+    f64, then to f32, is rounded once: 53 >= 24 + 2), the interpreter's `fma`."""
+    p = a * b
+    s = np.asarray(p + c)
+    with np.errstate(invalid="ignore"):
+        hard = ((s.view(np.int64) & 0x1FFFFFFF) == 0x10000000) | (np.abs(s) < 2.0**-126)
+    r = np.asarray(s.astype(F32), F64)
+    if hard.any():
+        i = np.flatnonzero(hard)
+        pc = np.broadcast_to(p, s.shape).reshape(-1)[i], np.broadcast_to(c, s.shape).reshape(-1)[i]
+        r.reshape(-1)[i] = _add_round_odd(*pc).astype(F32)
+    return r
 
 
 def _horner32(coefs: tuple[float, ...], v: np.ndarray) -> np.ndarray:
-    p = np.full(np.shape(v), coefs[-1], F32)
+    """Horner by fma.rn.f32 of f32 values held in f64 (`v` too); the coefficients are f32 values."""
+    p = np.full(np.shape(v), coefs[-1], F64)
     for c in coefs[-2::-1]:
-        p = fma_f32(p, v, c)
+        p = _fma64(p, v, c)
     return p
 
 
 def erf_f32(x: np.ndarray) -> np.ndarray:
-    """erf of f32 values by `erf32`'s algorithm, step for step as `backend/f32exact.erf` emits it."""
+    """erf of f32 values by `erf32`'s algorithm, step for step as `backend/f32exact.erf` emits it (f32 values held
+    in f64 between the steps: every step rounds to f32)."""
     x = np.asarray(x, F32)
     with np.errstate(all="ignore"):  # x*x of the largest values and NaN: the other form's, not taken
-        a = np.abs(x)
-        small = fma_f32(x, _horner32(erf32.ERF_SMALL, x * x), x)
-        t = np.fmin(a, F32.type(erf32.ERF_CLAMP))  # minnum: NaN gives 4 (NaN takes the first form)
-        s = fma_f32(_horner32(erf32.ERF_BIG, t), t, -t)
+        xw = x.astype(F64)
+        a = np.abs(xw)
+        small = _fma64(xw, _horner32(erf32.ERF_SMALL, (x * x).astype(F64)), xw)
+        t = np.fmin(a, erf32.ERF_CLAMP)  # minnum: NaN gives 4 (NaN takes the first form)
+        s = _fma64(_horner32(erf32.ERF_BIG, t), t, -t).astype(F32)
         j = s + F32.type(erf32.ERF_SHIFT)  # n = rint(s) in j's low bits; j - C = n, s - n: both exact
-        p = _horner32(erf32.ERF_EXP2, s - (j - F32.type(erf32.ERF_SHIFT)))
+        p = _horner32(erf32.ERF_EXP2, (s - (j - F32.type(erf32.ERF_SHIFT))).astype(F64)).astype(F32)
         y = (p.view(np.uint32) + (j.view(np.uint32) << np.uint32(23))).view(F32)  # 2^f 2^n
         big = np.copysign(F32.type(1.0) - y, x)
-        return np.asarray(np.where(a >= F32.type(erf32.ERF_CUT), big, small), F32)
+        return np.asarray(np.where(a >= erf32.ERF_CUT, big, small.astype(F32)), F32)
 
 
 _FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {

@@ -53,6 +53,9 @@ def test_f32_pow_is_the_interpreters_bit_for_bit() -> None:
     k = np.arange(1, 1 << 14, dtype=np.float64)
     ties = (1 + k * 2.0**-12).astype(f32)  # x^2 exactly halfway between two f32 for most of them
     cases.append((ties, np.full(ties.size, 2.0, f32)))
+    odd = np.arange(257, 323, 2, dtype=np.float64)  # k^3 of an odd k in [2^8, 2^(25/3)]: 25 bits, an f32 midpoint
+    cubes = np.concatenate([odd * 2.0 ** e for e in range(-40, 40, 3)]).astype(f32)
+    cases.append((np.concatenate([cubes, -cubes]), np.full(2 * cubes.size, 3.0, f32)))
     sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, 0.5, 1e-45, 3.4e38], f32)
     cases.append((np.repeat(sp, sp.size), np.tile(sp, sp.size)))
     for a, b in cases:
@@ -94,15 +97,17 @@ def _const_pow_kernel(dt: DType, c: float) -> ir.Kernel:
 def test_pow_by_a_constant_is_one_f32_operation_with_the_interpreters_bits(c: float) -> None:
     """`x.pow(2.0)` (a norm's square) is one f32 multiply, `pow(x, 0.5)` a sqrt.rn with IEEE pow's -0 and -inf,
     `pow(x, -1.0)` a div.rn, `pow(x, 1.0)` x: no f64 in the kernel, the interpreter's bits on llsim (specials,
-    x^2 ties, subnormals, random values of both signs); 3.0 keeps the general f64 form."""
+    x^2 ties, subnormals, random values of both signs); 3.0 (the tanh GELU's cube) two f64 multiplies."""
     from tilelang.backend import emit_ptx
 
     k = _const_pow_kernel(DType.F32, c)
-    assert (".f64" in emit_ptx(k, "sm_90a")) == (c == 3.0)
+    ptx = emit_ptx(k, "sm_90a")
+    assert (".f64" in ptx) == (c == 3.0) and "fma.rn.f64" not in ptx  # 3.0: two f64 multiplies, no pow
     r = np.random.default_rng(13)
     sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 1e-45, -1e-45, 3.4e38, -3.4e38, 2.0**-75], f32)
     ties = (1 + np.arange(1, 200) * 2.0**-12).astype(f32)
-    x = np.concatenate([sp, ties, r.uniform(-10, 10, 300).astype(f32), np.exp(r.uniform(-100, 80, 300)).astype(f32)])
+    cubes = np.arange(257, 323, 2).astype(f32)  # exact f32 ties of x^3
+    x = np.concatenate([sp, ties, cubes, -cubes, r.uniform(-10, 10, 300).astype(f32), np.exp(r.uniform(-100, 80, 300)).astype(f32)])
     x = np.concatenate([x, np.zeros(TILE - x.size, f32)])
     want, got = [x, np.zeros_like(x)], [x, np.zeros_like(x)]
     with np.errstate(all="ignore"):

@@ -1,8 +1,8 @@
 """f32 `pow` prints the same on both engines (herf): the interpreter computes it in f64 and rounds once, as the GPU
-does (`f64math.pow_f32`: `pow` on the widened values, x * x where y == 2, x * x * x where y == 3, on both
-engines). NumPy's own f32 pow, which the
-interpreter ran before, is within ~1 ulp but not correctly rounded: 21 % of 2 million random f32 pows differed
-from the GPU's in the last bit (419,701), so a program printing them printed other digits on a card.
+does (`f64math.pow_f32`: `pow` on the widened values; x * x where y == 2 and x * x * x where y == 3 on both
+engines). NumPy's own f32 pow, which the interpreter ran before, is within ~1 ulp but not correctly rounded: 21 %
+of 2 million random f32 pows differed from the GPU's in the last bit (419,701), so a program printing them printed
+other digits on a card.
 
 Checked: the emitted f64 code JIT-compiled for this CPU (as test_f64math does) against the interpreter on random
 operands, on y = 2, 3, 0.5, -1, 1 and on the exact ties x^2 of x = 1 + k 2^-12 (where `pow`'s 1e-13 picked the

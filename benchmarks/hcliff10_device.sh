@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# (herf, 2026-12-07 08:53 session: hcliff10's MUFU erf is gone; `TILEC_ERF_F32=1`, the default now, is herf's f32
+# algorithm of correctly rounded operations on both engines: benchmarks/herf_device.sh measures it.)
 # hcliff10 (2026-12-07): f32 `erf` computed in f32 (`codegen/arith.ferf`, `fastmath.ERF_SMALL`/`ERF_BIG`: x + x Q(x^2)
 # below |x| = 1, sign(x) (1 - exp(-t^2 + P(t - 2.5))) above, within 2 ulp) instead of the interpreter's f64 series
 # rounded once (`f64math.erf_f32`, `TILEC_ERF_F32=0`: ~138 SASS instructions an element, 56 FSEL and ~56 on the

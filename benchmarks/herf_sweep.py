@@ -1,7 +1,8 @@
 """The f32 `erf` on the card against the interpreter, bit for bit (herf, 2026-12-07): ~1.19e7 f32 values (every
 101st f32 of [0, 4.5) and every 1009th of its negation, the subnormal band at a stride, the specials) and every
 f16 and bf16 value (the whole of both types); and f32 `pow` on 3 x 2^20 operand pairs (random, exact ties of
-x^2, integer powers of negative x). One line each: how many differ (NaN equals NaN).
+x^2, integer powers of negative x) and by the constants 2, 0.5 and -1 (one f32 operation each). One line each:
+how many differ (NaN equals NaN).
 
     python3 benchmarks/herf_sweep.py          # on the card (benchmarks/herf_device.sh)
     python3 benchmarks/herf_sweep.py --sim    # llsim instead of the card, a small sample (checks this script)
@@ -28,14 +29,17 @@ TILE = 1024
 f32 = np.float32
 
 
-def kernel(dt: DType, op: ir.ElemOp = ir.ElemOp.ERF) -> ir.Kernel:
-    """o = op(x) (or op(x, y) for pow), one [TILE] tile a block."""
+def kernel(dt: DType, op: ir.ElemOp = ir.ElemOp.ERF, const: float | None = None) -> ir.Kernel:
+    """o = op(x) (or op(x, y) for pow; op(x, const) with a constant exponent), one [TILE] tile a block."""
     b = Builder(f"{op.value}_{dt.value}")
-    names = ("x", "y", "o") if op is ir.ElemOp.POW else ("x", "o")
+    names = ("x", "y", "o") if op is ir.ElemOp.POW and const is None else ("x", "o")
     for name in names:
         b.tensor_param(name, dt, 1)
     off = b.mul(b.block_id(0), b.const(TILE, DType.I32))
-    b.store("o", (off,), b.elementwise(op, *(b.load(n, (off,), (TILE,)) for n in names[:-1])))
+    args = [b.load(n, (off,), (TILE,)) for n in names[:-1]]
+    if const is not None:
+        args.append(b.broadcast(b.const(const, dt), (TILE,)))
+    b.store("o", (off,), b.elementwise(op, *args))
     return b.finish()
 
 
@@ -55,9 +59,10 @@ def inputs(small: bool) -> dict[DType, np.ndarray]:
     return {DType.F32: x32, DType.F16: h, DType.BF16: b}
 
 
-def run(dt: DType, xs: list[np.ndarray], sim: bool, op: ir.ElemOp = ir.ElemOp.ERF) -> tuple[np.ndarray, np.ndarray]:
+def run(dt: DType, xs: list[np.ndarray], sim: bool, op: ir.ElemOp = ir.ElemOp.ERF,
+        const: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     xs = [np.concatenate([x, np.zeros((-x.size) % TILE, x.dtype)]) for x in xs]
-    k = kernel(dt, op)
+    k = kernel(dt, op, const)
     grid = (xs[0].size // TILE,)
     if sim:
         from llsim import SimDevice
@@ -107,6 +112,11 @@ def main() -> None:
     for what, x, y in pow_inputs(args.sim):
         t = time.time()
         report(f"pow f32 {what}", *run(DType.F32, [x, y], args.sim, ir.ElemOp.POW), x, t)
+    x = np.concatenate([pow_inputs(args.sim)[0][1], -pow_inputs(args.sim)[1][1]])  # random, ties of x^2 (negated)
+    x = np.concatenate([x, np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, 3.4e38], f32)])
+    for c in (2.0, 0.5, -1.0):  # one f32 operation each (`f32exact.pow_const`)
+        t = time.time()
+        report(f"pow f32 by constant {c}", *run(DType.F32, [x], args.sim, ir.ElemOp.POW, c), x, t)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ copysign and integer operations on bits, no MUFU and no f64. NVPTX prints those 
 which ptxas neither contracts nor reorders, so the card computes exactly what the interpreter's NumPy form does:
 - `erf`: `interp/erf32.py`'s algorithm (the interpreter's `numeric.erf_f32`), ~30 SASS instructions an element
   for the f64 series' ~123.
-- `pow_const`: pow(x, c) for c = 2, 0.5, -1, 1 by one operation, the interpreter's f64 pow rounded once.
+- `pow_const`: pow(x, c) for c = 2, 0.5, -1, 1 by one operation, the interpreter's f64 pow rounded once (3: x * x
+  * x in f64, the interpreter's definition of that case).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import math
 
 from tilelang.backend.codegen.llvm_types import const_operand
-from tilelang.backend.f64math import IREmitter
+from tilelang.backend.f64math import IREmitter, cube
 from tilelang.dtypes import DType
 from tilelang.interp import erf32
 
@@ -54,9 +55,12 @@ def pow_const(em: IREmitter, x: str, y: str) -> str | None:
     rounding is the interpreter's (its f64 pow rounded once): x * x (x^2 is exact in f64), sqrt.rn (an f32's
     square root is never within an f64 ulp of an f32 midpoint, so the two roundings agree) with IEEE pow's
     pow(-0, 0.5) = +0 and pow(-inf, 0.5) = +inf, div.rn 1 / x, x itself. The f64 pow they replace costs ~200
-    SASS instructions an element, ~60 on the FP64 pipe (`(x - mean).pow(2.0)` in a norm). None for any other
-    operand (`f64math.pow_f32` then)."""
-    c = {_c(v): v for v in (2.0, 0.5, -1.0, 1.0)}.get(y)
+    SASS instructions an element, ~60 on the FP64 pipe (`(x - mean).pow(2.0)` in a norm). By 3 (the tanh
+    GELU's `x.pow(3.0)`): two f64 multiplies, the interpreter's definition (`f64math.cube`), not one f32 op but
+    no pow. None for any other operand (`f64math.pow_f32` then)."""
+    c = {_c(v): v for v in (2.0, 0.5, -1.0, 1.0, 3.0)}.get(y)
+    if c == 3.0:  # the interpreter's definition: x * x * x in f64 (x^2 exact), rounded once to f32
+        return em.emit(f"fptrunc double {cube(em, em.emit(f'fpext float {x} to double'))} to float")
     if c == 2.0:
         return em.emit(f"fmul float {x}, {x}")
     if c == -1.0:

@@ -60,10 +60,11 @@ MATH: dict[str, MathImpl] = {
                     "series rounded once, ~123, on both engines)",
                     0.0, 0.0),
     # the interpreter rounds NumPy's f64 pow once: the same bits but at an exact tie of x^y for an integer y >= 3
-    "pow": MathImpl("f64math.pow_f32: f64math.pow on the values widened to f64 (x * x, exact, where y == 2), "
-                    "rounded once, as the interpreter rounds its f64 pow (~200 SASS instructions an element, ~60 "
-                    "of them FP64); by a constant 2, 0.5, -1 or 1 one f32 operation of the same bits "
-                    "(f32exact.pow_const: x * x, sqrt.rn, div.rn, x)", 2e-7, 1e-30, "finite results"),
+    "pow": MathImpl("f64math.pow_f32: f64math.pow on the values widened to f64 (x * x, exact, where y == 2; x * x "
+                    "* x where y == 3, as the interpreter defines it), rounded once, as the interpreter rounds its "
+                    "f64 pow (~200 SASS instructions an element, ~60 of them FP64); by a constant 2, 0.5, -1 or 1 "
+                    "one f32 operation of the same bits (f32exact.pow_const: x * x, sqrt.rn, div.rn, x), by 3 two "
+                    "f64 multiplies", 2e-7, 1e-30, "finite results"),
     "atan2": MathImpl("f64math.atan2 on the values widened to f64, rounded once (`asin`, `acos` and `atan` "
                       "are atan2 of `x` and `sqrt((1 - x) (1 + x))` or 1, in f32)", 2e-7, 1e-30),
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),

@@ -378,6 +378,15 @@ def _fma64(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.nd
     return r
 
 
+def _pow_f32(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """f32 pow as the GPU computes it (`f64math.pow_f32`, `f32exact.pow_const`): NumPy's f64 pow rounded once to
+    f32, x * x * x in f64 where y == 3 (x^2 exact, one rounding to f64: GELU's `x.pow(3.0)`, which the GPU
+    computes so, in two f64 multiplies). NumPy's own f32 pow is ~1 ulp: 21 % of random f32 pows printed a last
+    digit other than the GPU's (herf)."""
+    xw, yw = x.astype(F64), y.astype(F64)
+    return np.where(yw == 3.0, xw * xw * xw, np.power(xw, yw)).astype(F32)
+
+
 def _horner32(coefs: tuple[float, ...], v: np.ndarray) -> np.ndarray:
     """Horner by fma.rn.f32 of f32 values held in f64 (`v` too); the coefficients are f32 values."""
     p = np.full(np.shape(v), coefs[-1], F64)
@@ -553,10 +562,10 @@ def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
             return a[0] / a[1]
         case ElemOp.REM:
             return np.fmod(a[0], a[1])
-        case ElemOp.POW:  # IEEE pow (C99 Annex F specials); f32 in f64, rounded once (the GPU's f64math.pow_f32):
-            # NumPy's own f32 pow is ~1 ulp, and 21 % of random f32 pows printed a last digit other than the GPU's
-            return np.power(a[0].astype(F64), a[1].astype(F64)).astype(a[0].dtype) if a[0].dtype == F32 \
-                else np.power(a[0], a[1])
+        case ElemOp.POW if a[0].dtype == F32:  # IEEE pow (C99 Annex F specials) in f64, rounded once
+            return _pow_f32(a[0], a[1])
+        case ElemOp.POW:
+            return np.power(a[0], a[1])
         case ElemOp.ATAN2:  # in f64, rounded once (the GPU's f64math.atan2)
             return np.arctan2(a[0].astype(F64), a[1].astype(F64)).astype(a[0].dtype)
         case ElemOp.FMA:

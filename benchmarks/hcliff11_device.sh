@@ -23,6 +23,12 @@
 #      ~0.6-1.0x; argmax ~0.7-1.2x; embed ~0.7-1.1x; gemv (f16, 4 tokens, 64-row tiles: 128 CTAs of 4 warps, FMAs
 #      through shared memory, no pipeline) ~0.1-0.3x; bias_silu ~0.8-1.2x; col_sum (64 CTAs, one 16 KB tile load a
 #      CTA in flight) ~0.2-0.4x.
+# 3. col_sum and gemv under TILEC_STREAM_AUTO=1 (new: the loop's loads through a per-thread cp.async ring of 3
+#    stages, two tiles ahead; gemv's weight tile, its 4-token vector stays in registers; opt-in) against the default
+#    (old), new old new, a case a process. EXPECTED: col_sum new/old time ~0.5-0.75 (bytes in flight a CTA 16 ->
+#    ~48 KB on 64 of 132 SMs), new ~0.4-0.8x torch; gemv new/old ~0.45-0.8 (the next tiles' loads under this
+#    tile's FMAs: an iteration ~max(FMA phase, latency / 2) instead of their sum), new ~0.25-0.6x torch (still
+#    128 CTAs of 4 warps and the FMAs through shared memory); err as old in both (the same sums, the same order).
 set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
@@ -41,4 +47,11 @@ if [ "${PATHS:-1}" = 1 ]; then
   timeout ${PATHS_TIMEOUT:-90} python3 benchmarks/hcliff11_paths.py --reps ${REPS:-10} 2>&1 | grep -v "Warn" \
     | sed "s/^/paths /"
   echo "(paths done at $(( $(date +%s) - t0 )) s)"
+  for arm in new old new; do  # col_sum and gemv under TILEC_STREAM_AUTO (read when lowered: an arm a process)
+    for c in col_sum gemv; do
+      env TILEC_STREAM_AUTO=$([ $arm = new ] && echo 1 || echo 0) timeout ${ARM_TIMEOUT:-40} \
+        python3 benchmarks/hcliff11_paths.py --only $c --reps ${REPS:-10} 2>&1 | grep -v "^#\|Warn" | sed "s/^/$arm /"
+    done
+  done
+  echo "(stream arms done at $(( $(date +%s) - t0 )) s)"
 fi

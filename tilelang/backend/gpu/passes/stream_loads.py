@@ -305,7 +305,9 @@ def _earliest(out: list[object], pre: list[object]) -> int:
 # `TILEC_STREAM_AUTO` (hcliff11; "0" by default until timed, "1" on): a kernel without a `stages` hint streams the
 # loads of its loops whose trip count is not a constant (a reduction over a tensor's row tiles, a column sum) through
 # rings of `AUTO_STAGES`: without the hint each iteration's loads wait for memory with nothing else in flight, and
-# a launch of few blocks (64 column blocks of a sum over 8,192 rows) reads at a fraction of the bandwidth
+# a launch of few blocks (64 column blocks of a sum over 8,192 rows) reads at a fraction of the bandwidth; a loop of a
+# product of scalar FMAs (a 4-token GEMV's `mma`) streams too. Off: set, ptx_sha's std::llm sampling kernels
+# (`nucleus_round` / `nucleus_kept`) change, tuned kernels a device A/B must clear first
 AUTO_DEFAULT = "0"
 AUTO_STAGES = 3
 

@@ -197,11 +197,12 @@ def _ring_bytes(k: g.GpuKernel, load: ir.Load) -> int:
     return k.num_warps * 32 * (_chunks(k, load.result) or 0) * 16
 
 
-def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
+def _budget(k: g.GpuKernel, ctx: PassContext, products: bool = False) -> int:
     """Shared memory the rings may take: the target's, less the kernel's other
     buffers and the code generator's scratch, which stages at most one
     converted or reduced tile at a time (registers are 4 bytes an element,
-    8 for 64-bit types)."""
+    8 for 64-bit types); `products`: and a scalar-FMA product's operands, staged together (the auto switch's
+    loops of them)."""
     limit = HOPPER_SMEM if ctx.sm >= 90 else SMEM_LIMIT.get(ctx.arch[:5], 99 * 1024)
     if k.source.min_blocks > 1:  # each of the blocks an SM must hold gets its share
         limit = min(limit, (limit + BLOCK_RESERVE) // k.source.min_blocks - BLOCK_RESERVE)
@@ -210,8 +211,8 @@ def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
         (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Scan) else
         (op.x,) if isinstance(op, ir.Reduce) and not (k.source.walk >= 0 and _in_warps(k, op)) else ())]
     scratch = max([SCRATCH_RESERVE] + [v.type.numel * (8 if v.dtype.bits == 64 else 4) for v in staged]
-                  + [sum(v.type.numel * 8 for v in (op.a, op.b)) for op in g.walk(k.body)  # (an FMA product's
-                     if isinstance(op, g.DotOp) and op.engine == "fma"])  # operands, staged together)
+                  + [sum(v.type.numel * 8 for v in (op.a, op.b)) for op in g.walk(k.body)
+                     if products and isinstance(op, g.DotOp) and op.engine == "fma"])
     return limit - used - scratch
 
 
@@ -333,7 +334,7 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                                for r in g.results(op)}
     written = _written(k)
     b = _Build(k)
-    budget = _budget(k, ctx)
+    budget = _budget(k, ctx, not hinted)
     changed = False
 
     def region(r: ir.Region) -> ir.Region:

@@ -246,14 +246,19 @@ kernel fn taps<const BM: i32, const BK: i32>(o: &mut Tensor<f32, [BM, BK]>, x: &
 
 @pytest.mark.parametrize("cols", [208, 64])
 def test_an_unhinted_loop_streams_under_the_auto_switch(cols: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """`TILEC_STREAM_AUTO=1` (hcliff11; off by default): a kernel without a `stages` hint streams its loops of a
+    """`TILEC_STREAM_AUTO=1` (hcliff11; off by default): a kernel with no hint at all streams its loops of a
     run-time trip count through rings of `AUTO_STAGES` (the hinted kernel's rings, the same ops), right in llsim
     (208 columns: the last tile half past the edge; 64: one iteration for two in flight); a loop of a constant trip
-    count keeps its loads, and so does a kernel whose `stages` hint is 0 or below; a loop of a product of scalar
-    FMAs (a 4-token GEMV's `mma`) streams its weights (not its vector, which every warp reads); unset, nothing
-    changes (`test_the_ring_in_the_gpu_ir`)."""
+    count keeps its loads, and so does a kernel with hints (`num_warps`; a `stages` of 0 or below); a loop of a
+    product of scalar FMAs (a 4-token GEMV's `mma`) streams its weights (not its vector, which every warp reads);
+    unset, nothing changes (`test_the_ring_in_the_gpu_ir`)."""
     monkeypatch.setenv("TILEC_STREAM_AUTO", "1")
-    op, _ = _rowsum(None, 64, cols, seed=cols)
+    hinted = _rowsum(None, 64, cols)[0]
+    assert "ring" not in _gpu_ir(hinted)  # `num_warps = 4`: a hinted kernel's loads stand
+    hinted.discard()  # compiled, never run
+    plain = tilelang.compile("\n".join(ln for ln in SRC.splitlines() if not ln.startswith("#[hints")))
+    o, x = np.zeros((64, 1), np.float32), np.random.default_rng(cols).standard_normal((64, cols)).astype(np.float16)
+    op = plain.rowsum[32, 64](P(o, [32, 1]), x)
     text = _gpu_ir(op)
     assert f"smem.alloc : f16[{stream_loads.AUTO_STAGES}, 2048]" in text and "load @x" not in text
     sim, want = _simulate_then_interpret(op, (2,))

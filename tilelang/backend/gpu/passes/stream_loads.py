@@ -307,14 +307,14 @@ def _earliest(out: list[object], pre: list[object]) -> int:
 # loads of its loops whose trip count is not a constant (a reduction over a tensor's row tiles, a column sum) through
 # rings of `AUTO_STAGES`: without the hint each iteration's loads wait for memory with nothing else in flight, and
 # a launch of few blocks (64 column blocks of a sum over 8,192 rows) reads at a fraction of the bandwidth; a loop of a
-# product of scalar FMAs (a 4-token GEMV's `mma`) streams too. Off: set, ptx_sha's std::llm sampling kernels
-# (`nucleus_round` / `nucleus_kept`) change, tuned kernels a device A/B must clear first
+# product of scalar FMAs (a 4-token GEMV's `mma`) streams too. Only kernels with no hint at all (a tuned kernel's
+# hints stand: set, no ptx_sha kernel changes); off until a device A/B times it
 AUTO_DEFAULT = "0"
 AUTO_STAGES = 3
 
 
 def auto() -> bool:
-    """`TILEC_STREAM_AUTO` (unset: `AUTO_DEFAULT`): "1" streams an unhinted kernel's loops (`AUTO_STAGES`)."""
+    """`TILEC_STREAM_AUTO` (unset: `AUTO_DEFAULT`): "1" streams the loops of a kernel with no hint (`AUTO_STAGES`)."""
     return flag("TILEC_STREAM_AUTO", AUTO_DEFAULT)
 
 
@@ -325,8 +325,8 @@ def _constant_trips(op: ir.For, defs: dict[int, object]) -> bool:
 
 def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     hinted = "stages" in k.source.hints
-    if not hinted and (not auto() or "stages_off" in k.source.hints):  # (a `stages` hint of 0 or below: none)
-        return k
+    if not hinted and (not auto() or k.source.hints):  # (the switch: kernels with no hint at all, as a user writes
+        return k  # them first; a tuned kernel's hints, a `stages` of 0 or below among them ("stages_off"), stand)
     stages = k.num_stages if hinted else AUTO_STAGES
     if stages < 2 or ctx.sm < 80:
         return k

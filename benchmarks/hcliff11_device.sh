@@ -3,8 +3,10 @@
 #
 #     bash benchmarks/hcliff11_device.sh        (TESTS=0 / PREFILL=0 / PATHS=0 skip a part; REPS adjusts)
 #
-# 0. tests/backend/test_attention_once.py -m gpu: the once variant as a launch picks it (f16 / bf16, D = 64 / 128,
-#    3, 5 and 9 query blocks a head, 3-132 CTAs) against a float32 reference and its log-sum-exp: EXPECTED 4 passed.
+# 0. -m gpu: tests/backend/test_attention_once.py, the once variant as a launch picks it (f16 / bf16, D = 64 / 128,
+#    3, 5 and 9 query blocks a head, 3-132 CTAs) against a float32 reference and its log-sum-exp; and
+#    tests/backend/test_stream_loads.py, the hinted rings and the 4-token GEMV under TILEC_STREAM_AUTO=1 against
+#    the interpreter: EXPECTED 8 passed.
 # 1. Causal prefill of an odd number of 128-row query blocks a head (benchmarks/hcliff11_prefill.py, f16, 16k tokens
 #    a call: B = 16,384 / S, 16 heads at D = 128, 32 at D = 64; std::attention vs SDPA in one process), the once
 #    variant (O, the default: each head's middle tile once, two heads' middle tiles one pair) against the old walk
@@ -40,7 +42,7 @@ nvidia-smi --query-gpu=name --format=csv,noheader | head -1
 t0=$(date +%s)
 if [ "${TESTS:-1}" = 1 ]; then  # the once variant picked at launch (4 odd shapes) against f32 references
   timeout ${TEST_TIMEOUT:-90} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_once.py \
-    2>&1 | tail -2 | sed "s/^/gpu tests /"
+    tests/backend/test_stream_loads.py 2>&1 | tail -2 | sed "s/^/gpu tests /"
   echo "(tests done at $(( $(date +%s) - t0 )) s)"
 fi
 if [ "${PREFILL:-1}" = 1 ]; then

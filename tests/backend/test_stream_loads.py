@@ -283,3 +283,17 @@ def test_an_unhinted_loop_streams_under_the_auto_switch(cols: int, monkeypatch) 
     monkeypatch.setenv("TILEC_STREAM_AUTO", "yes")
     with pytest.raises(ValueError, match="TILEC_STREAM_AUTO"):
         stream_loads.auto()
+
+
+@pytest.mark.gpu
+def test_the_auto_switch_on_the_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_STREAM_AUTO=1` on the card: the 4-token GEMV (its weights streamed past a partial last tile) against
+    the interpreter."""
+    import tilelang.testing as tt
+
+    monkeypatch.setenv("TILEC_STREAM_AUTO", "1")
+    rng = np.random.default_rng(4)
+    w, xv = rng.standard_normal((96, 1040)).astype(np.float16), rng.standard_normal((1040, 4)).astype(np.float16)
+    y = np.zeros((96, 4), np.float32)
+    tt.compare(tilelang.compile(GEMV4 + "// auto\n").gemv4[32, 64], P(y, [32, 4]), w, xv, devices=("cpu", "gpu"),
+               rtol=1e-4, atol=1e-3)

@@ -37,7 +37,8 @@ set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d)}"  # (the arms share the kernels they both compile)
-unset TILEC_ATTN_ONCE
+unset TILEC_ATTN_ONCE TILEC_STREAM_AUTO
+export ATTN_TRITON=0  # (attention.py imports its Triton peer otherwise; hcliff11_prefill.py times SDPA only)
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1
 t0=$(date +%s)
 if [ "${TESTS:-1}" = 1 ]; then  # the once variant picked at launch (4 odd shapes) against f32 references

@@ -121,7 +121,8 @@ def ptx_counts(ptx: str) -> str:
     for m in re.finditer(r"\b(ld|st)\.global(?:\.[a-z0-9_]+)*?((?:\.v[248])?\.[bfus]\d+)\s", ptx):
         key = f"{m.group(1)}{m.group(2)}"
         seen[key] = seen.get(key, 0) + 1
-    return " ".join(f"{k}:{v}" for k, v in sorted(seen.items())) or "-"
+    rings = len(re.findall(r"\bcp\.async\.c[ag]\.shared\.global", ptx))
+    return " ".join(f"{k}:{v}" for k, v in sorted(seen.items())) + (f" cp.async:{rings}" if rings else "") or "-"
 
 
 def dry(names: list[str]) -> None:

@@ -356,6 +356,9 @@ class _Combine:
         for target, who in sites:
             names = _names_of(target, self.view)
             grouped = any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(target))
+            # (a target holding `.group()` whose value is a name bound to the view, not the parameter itself, is
+            # an alias like any other: `{ let q = part.group(); q }` was accepted, round 27)
+            grouped = grouped and bool(names & params)
             hit = _labels(names & params if grouped else (names & held) - params)
             if not hit:
                 continue  # (a `&mut` parameter itself is kernel.py's E0416)

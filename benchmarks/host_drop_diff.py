@@ -7,7 +7,8 @@ that no name holds when the kernel runs: a tensor of a block dropped at the bloc
 before it was reassigned (`let r = &b; b = zeros(..);`), a temporary (`&zeros(..)`). Routes nest: blocks, `if`
 arms (`if c { X } else { &a }`: may be lost), tuple fields, `let`s, `let mut` reassigned in a block. Two
 kernels: `tally` (`&` parameter written by `unsafe` atomics) and `inc` (a `&mut` partition; the route's
-reference is partitioned, `route.partition([2])`), run by `.sync()`, as an operation kept in a variable, in a
+reference is partitioned, `route.partition([2])`, or given to a host function `bump` that launches `inc` on
+it), run by `.sync()`, as an operation kept in a variable, in a
 `graph { }` replayed once, or `.launch()`ed and waited for. Each case is checked and, where accepted, run on the
 interpreter:
 
@@ -38,6 +39,9 @@ HEAD = """kernel fn tally(z: &mut Tensor<f32, [1]>, t: &Tensor<f32, [?]>) {
 }
 kernel fn inc<const B: i32>(t: &mut Tensor<f32, [B]>) {
     t.store(t.load() + 0.5);
+}
+fn bump(t: &mut Tensor<f32, [?]>) {
+    inc(t.partition([2])).sync();
 }
 """
 
@@ -124,6 +128,11 @@ def program(seed: int, i: int) -> tuple[str, str, bool]:
     e, lost = g.route()
     op = f"inc(({e}).partition([2]))" if mut else f"tally(z.partition([1]), {e})"
     how = r.randrange(4)  # run now, kept in a variable, recorded in a graph, launched and waited for
+    if mut and r.random() < 0.4:  # a host function that launches on its `&mut` parameter
+        body = "\n".join(f"    {s}" for s in g.pre + [f"bump({e});"])
+        return (HEAD + "fn main() {\n    let c = ones::<f32>([1]).sum() > 0.0;\n    let mut a = zeros::<f32>([4]);\n"
+                "    let mut spare = zeros::<f32>([4]);\n    let mut z = zeros::<f32>([4]);\n"
+                f"{body}\n    print(a.sum(), c, z.sum(), spare.sum());\n}}\n"), lost, mut
     calls = [[f"{op}.sync();"], [f"let op = {op};", "op.sync();"], [f"let g = graph {{ {op}; }};", "g.replay();"],
              [f"let h = {op}.launch();", "h.wait();"]][how]
     body = "\n".join(f"    {s}" for s in g.pre + calls)

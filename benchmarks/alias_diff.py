@@ -21,7 +21,11 @@ case is then checked and run three ways:
 A checker that accepts where it must refuse is a finding (`MISS`); a refusal where nothing is read and
 written is only counted (`over`: the checker's conservative answer for routes it cannot trace).
 
-    python benchmarks/alias_diff.py SEED COUNT
+    python benchmarks/alias_diff.py SEED COUNT [--more] [--group]
+
+`--more` (round 27) adds routes that shadow another parameter's name, destructuring assignments, nested tuple
+fields, functions of `use`d modules and const-generic device functions; `--group` instead writes, in a
+`last_block` region, through `part.group()` reached by a random route (each case must be E0416).
 
 CPU only, a few cases a second; the programs are written under /tmp/alias_diff/.
 """
@@ -301,6 +305,77 @@ def case(seed: int, i: int) -> tuple[str, str]:
     return out, tag
 
 
+# `--group` (round 27): `unsafe` writes in a `last_block` region whose target reaches `part.group()` by a random
+# route; each must be E0416 (the view is read only: its index counts from the tensor's origin and reaches other
+# groups' tiles). The helpers take 2-D tensors.
+GLIB = """const C: i32 = 1;
+fn gbump(t: &Tensor<f32, [?, ?]>) { unsafe { atomic_add(t, [0, 0], 1.0); } }
+fn gbumpt(t: (&Tensor<f32, [?, ?]>, i32)) { unsafe { atomic_add(t.0, [0, t.1], 1.0); } }
+fn gput(t: &Tensor<f32, [?, ?]>) { unsafe { store_unchecked(t, [0, 0], full::<f32>([1, 1], 7.0)); } }
+fn gpick(a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) -> &Tensor<f32, [?, ?]> { b }
+fn gswap(a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) -> &Tensor<f32, [?, ?]> { let a = b; a }
+fn gfst(t: (&Tensor<f32, [?, ?]>, i32)) -> &Tensor<f32, [?, ?]> { t.0 }
+"""
+
+
+def group_route(g: Gen, x: str, depth: int = 0) -> str:
+    """An expression that denotes the view `x` (`part.group()` or a name bound to it), the other arm `y`."""
+    r = g.r
+    k = r.randrange(12) if depth < 2 else 0
+    y = "y"
+    if k == 0:
+        return x
+    if k == 1:
+        return f"{{ {group_route(g, x, depth + 1)} }}"
+    if k == 2:
+        return f"if C > 0 {{ {group_route(g, x, depth + 1)} }} else {{ {y} }}"
+    if k == 3:
+        v = g.fresh()
+        g.pre.append(f"let {v} = {group_route(g, x, depth + 1)};")
+        return v
+    if k == 4:
+        v = g.fresh()
+        return f"{{ let {v} = {group_route(g, x, depth + 1)}; {v} }}"
+    if k == 5:
+        v = g.fresh()
+        g.pre.append(f"let {v} = ({group_route(g, x, depth + 1)}, 1);")
+        return f"{v}.0"
+    if k == 6:
+        return f"gpick({y}, {group_route(g, x, depth + 1)})"
+    if k == 7:
+        return f"gswap({y}, {group_route(g, x, depth + 1)})"
+    if k == 8:
+        return f"gfst(({group_route(g, x, depth + 1)}, 0))"
+    if k == 9:
+        v = g.fresh()
+        g.pre += [f"let mut {v} = {y};", f"{v} = {group_route(g, x, depth + 1)};"]
+        return v
+    if k == 10:
+        return f"if C > 0 {{ let {y} = {group_route(g, x, depth + 1)}; {y} }} else {{ {y} }}"
+    v = g.fresh()
+    return f"(({y}, {group_route(g, x, depth + 1)}), 1).0.1"
+
+
+def group_case(seed: int, i: int) -> tuple[str, str]:
+    r = random.Random(seed * 1_000_003 + i)
+    g = Gen(r)
+    t = group_route(g, "part.group()")
+    w = r.choice([f"unsafe {{ atomic_add({t}, [0, 0], 1.0); }}", f"gbump({t});", f"gbumpt(({t}, 0));", f"gput({t});",
+                  f"unsafe {{ store_unchecked({t}, [0, 0], full::<f32>([1, 1], 7.0)); }}"])
+    body = "\n".join(f"        {x}" for x in g.pre + [w])
+    kern = ("kernel fn k(part: &mut Tensor<f32, [1, 1]>, y: &Tensor<f32, [?, ?]>) {\n"
+            "    part.store(full::<f32>([1, 1], 1.0));\n    if last_block(1) {\n" + body + "\n    }\n}\n")
+    used = [ln for ln in GLIB.splitlines() if not ln.startswith("fn ") or re.search(rf"\b{ln.split()[1].split('(')[0]}\(",
+                                                                                    kern)]
+    src = "\n".join(used) + "\n" + kern + ("fn main() {\n    let y = zeros::<f32>([3, 4]);\n"
+                                           "    let mut part = zeros::<f32>([3, 4]);\n"
+                                           "    k(part.partition([1, 1]), &y).sync();\n    print(part, y);\n}\n")
+    codes = {c for c, _ in check(src, f"g{seed}_{i}.tile")}
+    if "E0416" not in codes:
+        return ("MISS" if not codes else "other"), f"g{seed}_{i}: no E0416 ({sorted(codes)})"
+    return "ok", f"g{seed}_{i}"
+
+
 def main() -> None:
     global MORE
     MORE = "--more" in sys.argv
@@ -310,7 +385,7 @@ def main() -> None:
         (OUT / f"alias_{m}.tile").write_text(text)
     tally: dict[str, int] = {}
     for i in range(count):
-        kind, msg = case(seed, i)
+        kind, msg = group_case(seed, i) if "--group" in sys.argv else case(seed, i)
         tally[kind] = tally.get(kind, 0) + 1
         if kind in ("MISS", "gen", "skip"):
             print(kind, msg, flush=True)

@@ -118,15 +118,32 @@ def _outer_ref(lets: list[ast.Let], tail: ast.Expr) -> ast.Name | None:
     return None
 
 
-def written_temporaries(e: ast.Expr) -> list[ast.Expr]:
+def written_temporaries(e: ast.Expr, dropped: frozenset[str] = frozenset()) -> list[ast.Expr]:
     """The temporaries a host function's argument `e` lends as `&mut`
-    (`&mut z.clone()`, `&mut a.reshape([..])`, also in a tuple literal):
-    the function's writes to them would be lost (E0313)."""
+    (`&mut z.clone()`, `&mut a.reshape([..])`, also in a tuple literal, a
+    block's value or an `if`'s arm: `{ &mut zeros(..) }`, `{ let q = &mut
+    zeros(..); q }`, round 27): the function's writes to them would be lost
+    (E0313). `dropped`: as `may_be_temporary`'s."""
     match e:
-        case ast.Ref(mutable=True, expr=x) if may_be_temporary(x):
+        case ast.Ref(mutable=True, expr=x) if may_be_temporary(x, dropped):
             return [x]
         case ast.TupleExpr(elems=es):
-            return [t for x in es for t in written_temporaries(x)]
+            return [t for x in es for t in written_temporaries(x, dropped)]
+        case ast.UnsafeBlock(body=b):
+            return written_temporaries(b, dropped)
+        case ast.If(then=t, else_=el):
+            return written_temporaries(t, dropped) + (written_temporaries(el, dropped) if el is not None else [])
+        case ast.Block(stmts=stmts, tail=tail) if tail is not None:
+            lets = [st for st in stmts if isinstance(st, ast.Let)]
+            if isinstance(tail, ast.Name):
+                for i in range(len(lets) - 1, -1, -1):  # the tail's `let`: what it binds is what the block gives
+                    if tail.ident.name in _bound_names(lets[i].pattern):
+                        init = lets[i].value
+                        if isinstance(lets[i].pattern, ast.NamePat) and init is not None:
+                            before = {n for x in lets[:i] for n in _bound_names(x.pattern)}
+                            return written_temporaries(init, dropped | before)
+                        return []
+            return written_temporaries(tail, dropped | {n for st in lets for n in _bound_names(st.pattern)})
     return []
 
 
@@ -182,9 +199,12 @@ class HostCalls(HostExprs):
             if pty is not None and is_affine(pty):
                 v = self.value(a.value, st)
             elif pty is not None and has_tensor_ref(pty):
-                for temp in written_temporaries(a.value):
-                    self.report_write_to_temporary(temp, info.decl.name.name, pname, kernel=False)
                 v = self.operand(a.value, st, read=False)
+                stale = any(isinstance(x, RefTo | PartOf) and x.reassigned is not None and (
+                    isinstance(x, PartOf) or x.mutable) for _, x in _flat(v, (i,)))
+                # (E0307 below names a dropped block variable; no E0313 besides for the same argument)
+                for temp in [] if stale else written_temporaries(a.value):
+                    self.report_write_to_temporary(temp, info.decl.name.name, pname, kernel=False)
             else:
                 v = self.operand(a.value, st)
             self.escape(v, a.value.span, "passed to a function", st)

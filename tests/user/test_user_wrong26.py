@@ -92,3 +92,47 @@ def test_a_float_or_a_scalar_saturating_call_gets_its_own_types_help() -> None:
     assert _first_help(src) == "widen, add and clamp: `minimum(s as i32 + 7u16 as i32, u16::MAX as i32) as u16`"
     host = "fn main() {\n    let v = arange::<i8>(5);\n    print(v.saturating_mul(v));\n}\n"
     assert "`minimum(maximum(v as i32 * v as i32, i8::MIN as i32), i8::MAX as i32) as i8`" in _first_help(host)
+
+
+def test_a_tile_atomic_past_a_one_element_tensor_is_warned(tmp_path: Path) -> None:
+    """l19 as first written: the global maximum as `atomic_max(&best, [0], hi)` of each block's [512] tile of
+    packed keys into the one-element `best`, the reference's edge rule at work (the tile updates [0..512) and
+    511 values a block are dropped): `best` held the largest of the blocks' first keys, silently, `--sanitize`
+    too. W0012 now says so (an error under `-D warnings`) with the reduction to write, which gives l19's answer;
+    a tile that fits, one whose size only a run-time launch fixes, and a `?` tensor are not warned about."""
+    from userprog import DIR, run_program
+
+    from tilelang import driver
+
+    src = (DIR / "l19_global_argmax_packed_atomic.tile").read_text(encoding="utf-8")
+    good = ("        atomic_max(&best, [0], hi.max(0));\n", "        atomic_min(&worst, [0], lo.min(0));\n")
+    assert all(g in src for g in good)
+    prog = tmp_path / "l19.tile"
+    prog.write_text(src.replace(good[0], "        atomic_max(&best, [0], hi);\n"), encoding="utf-8")
+    warns = [d for d in driver.check(prog).diagnostics if d.code == "W0012"]
+    assert len(warns) == 1 and warns[0].message == (
+        "`atomic_max` of a [512] tile at [0] of `best`, a tensor of [1]: 511 of its 512 elements fall past the edge "
+        "and are dropped, in every launch")
+    assert warns[0].help[0] == ("to keep only the tile's largest value, reduce it first: "
+                                "`atomic_max(&best, [0], hi.max(0))`")
+    assert [d.code for d in driver.check(prog, deny_warnings=True).diagnostics if d.severity.value == "error"] \
+        == ["W0012"]
+    t, _ = run_program(prog)
+    assert t["at"][0] != t["x"].argmax()    # the silent wrong answer: the largest of the blocks' first values
+    t, out = run_program("l19_global_argmax_packed_atomic")   # the help, applied: l19
+    CHECKS["l19_global_argmax_packed_atomic"](t, out)
+    # not warned: a [2, 3] tile into a [2, 8] tensor at [0, 5] is past the edge only where the tensor is `?`, a
+    # tile that fits, a tile sized by a generic only a launch with a run-time value fixes
+    kern = ("kernel fn k<const B: i32>(seen: &mut Tensor<i32, [1]>, a: &Tensor<f32, [ADIM]>) {\n"
+            "    seen.store(ones::<i32>([1]));\n    unsafe {\n        atomic_add(&a, [IDX], full::<f32>([B], 1.0));\n"
+            "    }\n}\nfn main() {\n    let mut seen = zeros::<i32>([1]);\n    let a = zeros::<f32>([8]);\n"
+            "    k::<BV>(seen.partition([1]), &a).sync();\n}\n")
+    for adim, idx, bv, warned in (("8", "5", "4", True), ("?", "5", "4", False), ("8", "4", "4", False),
+                                  ("8", "0", "8", False), ("8", "7", "2", True)):
+        w = [d for d in driver.check(kern.replace("ADIM", adim).replace("IDX", idx).replace("BV", bv),
+                                     name="m.tile").diagnostics if d.code == "W0012"]
+        assert bool(w) == warned, (adim, idx, bv, [d.message for d in w])
+    w = [d for d in driver.check(kern.replace("ADIM", "8").replace("IDX", "2").replace("BV", "n")
+                                 .replace("let mut seen", "let n = zeros::<i32>([1]).sum() + 7;\n    let mut seen"),
+                                 name="m.tile").diagnostics if d.code == "W0012"]
+    assert not w, [d.message for d in w]

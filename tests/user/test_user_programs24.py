@@ -35,7 +35,9 @@ areas rounds 1-23 took least, written from BRIEF.md, README.md, docs/reference.m
 - l18: u8 running sums that wrap, an i64 running product past 2^63, `cummin` of i8, `argmax` of bool and NaN rows,
   i8/i16 shifts by amounts past the width, u16 rotations.
 - l19: a global argmax and argmin of 10000 floats in one launch: order-preserving u32 keys packed with the index
-  into u64 and one `atomic_max` / `atomic_min`, decoded back.
+  into u64 and one `atomic_max` / `atomic_min`, decoded back. Found: written first as `atomic_max(&best, [0], hi)`
+  of the block's whole tile into the one-element `best`, it kept the blocks' first keys, silently: new warning
+  W0012 (test_user_wrong26.py).
 - l20: grey-scale erosion, dilation, opening and closing of a u8 image from one kernel with a `bool` parameter.
 
 Each runs on the interpreter and is checked against NumPy (or Python) from its own inputs, in the NVPTX simulator

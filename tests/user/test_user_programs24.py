@@ -529,28 +529,31 @@ SIM_TOL = {"l12_gemm_bias_gelu_residual": 1e-3}
 
 
 def test_a_four_dimensional_output_is_refused_as_the_limits_say() -> None:
-    """l10 as first written: an NCHW -> NHWC copy into `y: &mut Tensor<f32, [1, BH, W, C]>` was E0701 (l10's
-    other kernels have generics whose instances `tilec check` lowers; alone, the launch is E0510 when it runs,
-    tests/user/wrong_run/r02), which neither the reference's Limits nor `tilec explain E0701` mentioned; both now
-    do, and the program as the help says (the output's N and H merged, the 4-D input kept) is l10."""
-    from userprog import DIR
-
+    """l10 as first written: an NCHW -> NHWC copy into `y: &mut Tensor<f32, [1, BH, W, C]>` passed `tilec check`
+    alone (E0510 when it ran) and was E0701 beside l10's other kernels (whose generics made `tilec check` lower
+    every instance); neither the reference's Limits nor `tilec explain E0701`/`E0510` said so. Both programs are
+    now E0510 at `tilec check` (every shape a constant), and the documents say how to merge (o02, in
+    test_user_wrong26.py, applies the help)."""
     from tilelang import driver
     from tilelang.diagnostics.explain import explain_text
 
+    from userprog import DIR
+
     src = (DIR / "l10_transposed_operands.tile").read_text(encoding="utf-8")
-    good = "y: &mut Tensor<f32, [BH, W, C]>"
-    assert good in src and "x: &Tensor<f32, [?, C, ?, W]>" in src
-    first = ("kernel fn even<const B: i32>(y: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
-             "    y.store(x.partition([2 * B]).load([block_id(0)]).reshape([B, 2]).sum(1));\n}\n"
-             "kernel fn nchw_to_nhwc<const BH: i32, const W: i32, const C: i32>(y: &mut Tensor<f32, [1, BH, W, C]>,\n"
+    assert "y: &mut Tensor<f32, [BH, W, C]>" in src and "x: &Tensor<f32, [?, C, ?, W]>" in src
+    first = ("kernel fn nchw_to_nhwc<const BH: i32, const W: i32, const C: i32>(y: &mut Tensor<f32, [1, BH, W, C]>,\n"
              "                                                                 x: &Tensor<f32, [?, C, ?, W]>) {\n"
              "    let t = x.partition([1, C, BH, W]).load([block_id(0), 0, block_id(1), 0]);\n"
              "    y.store(t.permute([0, 2, 3, 1]));\n}\nfn main() {\n    let x = randn::<f32>([2, 3, 10, 6], 1);\n"
              "    let mut y = zeros::<f32>([2, 10, 6, 3]);\n"
              "    nchw_to_nhwc::<5, 6, 3>(y.partition([1, 5, 6, 3]), &x).sync();\n}\n")
-    errs = [d for d in driver.check(first, name="m.tile").diagnostics if d.severity.value == "error"]
-    assert errs[0].code == "E0701" and "at most 3 axes" in errs[0].help[0]
+    other = ("kernel fn even<const B: i32>(y: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+             "    y.store(x.partition([2 * B]).load([block_id(0)]).reshape([B, 2]).sum(1));\n}\n")
+    for text in (first, other + first):
+        errs = [d for d in driver.check(text, name="m.tile").diagnostics if d.severity.value == "error"]
+        assert [d.code for d in errs] == ["E0510"], [(d.code, d.message) for d in errs]
+        assert errs[0].help[0].startswith("merge the leading axes: `.reshape([20, 6, 3])` and tiles of [5, 6, 3]")
     ref = (DIR.parents[2] / "docs" / "reference.md").read_text(encoding="utf-8")
-    assert "`&mut` parameters at most 3, one grid axis each (E0701" in ref
-    assert "more than 3 dimensions" in explain_text("E0701")
+    assert "`&mut` parameters at most 3, one grid axis each (a partition over\n  more is E0510" in ref
+    assert "more than 3 dimensions" in (explain_text("E0701") or "")
+    assert "`tilec check` refuses a launch whose shapes are\nall constants" in (explain_text("E0510") or "")

@@ -6,6 +6,12 @@ program checked against NumPy (round 24's checks, tests/user/test_user_programs2
   stored (E0201 once applied), and `saturating_sub`'s said `where(a > b, a - b, 0)` of signed values too; both
   (and `saturating_mul`) are now written for the receiver's type: below, every integer type's help, applied,
   gives Rust's saturating value.
+- o02 l10's NCHW -> NHWC copy into a 4-D output partitioned [1, 4, 6, 3]: `tilec check` passed it (E0510 when it
+  ran; or the lowering's E0701 where another kernel's generics made `tilec check` lower the instances, as l10's
+  did), and E0510's help merged the leading axes into tiles of [4, 6, 3] of [20, 6, 3], the third of which holds
+  rows of two images. A partition of constant shapes over more than 3 axes is now E0510 at `tilec check`, and the
+  help's merged tiles divide the axis they merge into.
+- W0012 (below): l19's global maximum written as a tile `atomic_max` into a one-element tensor.
 """
 
 from __future__ import annotations
@@ -25,7 +31,21 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
          ("ta.saturating_sub(tb)", "where(ta > tb, ta - tb, 0)")]),
 }
 
-FIXED = {"o01_saturating_add_of_u8_pixels": CHECKS["l07_u8_blend_sobel"]}
+FIXES["o02_nhwc_output_of_four_axes"] = (
+    "merge the leading axes: `.reshape([20, 6, 3])` and tiles of [2, 6, 3] (in the kernel's parameter too): along "
+    "the merged axis a tile's size must divide 10, which 4 does not",
+    [("y: &mut Tensor<f32, [1, BH, W, C]>", "y: &mut Tensor<f32, [BH, W, C]>"),
+     ("    let t = x.partition([1, C, BH, W]).load([block_id(0), 0, block_id(1), 0]);\n"
+      "    y.store(t.permute([0, 2, 3, 1]));",
+      "    let per_image = x.shape()[2] / BH;\n"
+      "    let t = x.partition([1, C, BH, W]).load([block_id(0) / per_image, 0, block_id(0) % per_image, 0]);\n"
+      "    y.store(t.permute([0, 2, 3, 1]).reshape([BH, W, C]));"),
+     ("zeros::<f32>([2, 10, 6, 3]);", "zeros::<f32>([2, 10, 6, 3]).reshape([20, 6, 3]);"),
+     ("nchw_to_nhwc::<4, 6, 3>(y.partition([1, 4, 6, 3])", "nchw_to_nhwc::<2, 6, 3>(y.partition([2, 6, 3])"),
+     ("&x.permute([0, 2, 3, 1]), rtol", "&x.permute([0, 2, 3, 1]).reshape([20, 6, 3]), rtol")])
+
+FIXED = {"o01_saturating_add_of_u8_pixels": CHECKS["l07_u8_blend_sobel"],
+         "o02_nhwc_output_of_four_axes": CHECKS["l10_transposed_operands"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("o*.tile", FIXES, FIXED)

@@ -569,10 +569,10 @@ def test_a_four_dimensional_output_is_refused_as_the_limits_say() -> None:
     every instance); neither the reference's Limits nor `tilec explain E0701`/`E0510` said so. Both programs are
     now E0510 at `tilec check` (every shape a constant), and the documents say how to merge (o02, in
     test_user_wrong26.py, applies the help)."""
+    from userprog import DIR
+
     from tilelang import driver
     from tilelang.diagnostics.explain import explain_text
-
-    from userprog import DIR
 
     src = (DIR / "l10_transposed_operands.tile").read_text(encoding="utf-8")
     assert "y: &mut Tensor<f32, [BH, W, C]>" in src and "x: &Tensor<f32, [?, C, ?, W]>" in src

@@ -35,8 +35,17 @@ areas rounds 1-23 took least, written from BRIEF.md, README.md, docs/reference.m
 - l18: u8 running sums that wrap, an i64 running product past 2^63, `cummin` of i8, `argmax` of bool and NaN rows,
   i8/i16 shifts by amounts past the width, u16 rotations.
 - l19: a global argmax and argmin of 10000 floats in one launch: order-preserving u32 keys packed with the index
-  into u64 and one `atomic_max` / `atomic_min`, decoded back.
+  into u64 and one `atomic_max` / `atomic_min`, decoded back. Found: written first as `atomic_max(&best, [0], hi)`
+  of the block's whole tile into the one-element `best`, it kept the blocks' first keys, silently: new warning
+  W0012 (test_user_wrong26.py).
 - l20: grey-scale erosion, dilation, opening and closing of a u8 image from one kernel with a `bool` parameter.
+- l21: an RMS norm over a tile walk (`for s in tiles(0)`, the gain loaded once a block, `#[requires]`) against a
+  plain grid, bit for bit, and a row softmax split over the 4 blocks of a `#[cluster(1, 4)]` (`cluster_gather`).
+- l22: host code around kernels: a generic host function that partitions a `&mut` argument and returns a tuple,
+  a Hillis-Steele i64 scan by log2(n) launches ping-ponging two buffers by moves, two launches in flight. Found:
+  its shift by a [256, 256] i64 0/1 matrix ran on the interpreter and was E0603 on the GPU (512 KiB of shared
+  memory), where the reference said such a matrix is never built (only an f32 one runs as a shift); the
+  reference says so now.
 
 Each runs on the interpreter and is checked against NumPy (or Python) from its own inputs, in the NVPTX simulator
 at sm_90a (the slow ones `heavy`), and its PTX assembles for sm_90a (all but one `heavy`).
@@ -439,6 +448,32 @@ def _l20(t: Tensors, out: str) -> None:
     assert er[0].min() < 20 and di[-1].max() > 240 and out == f"true true {(di - er).max()}\n"
 
 
+def _l21(t: Tensors, out: str) -> None:
+    x, g = t["x"].astype(np.float64), t["g"].astype(np.float64)
+    want = x / np.sqrt((x * x).mean(1, keepdims=True) + 1e-6) * g
+    np.testing.assert_allclose(t["y1"], want, rtol=2e-5, atol=1e-5)
+    np.testing.assert_array_equal(t["y1"], t["y2"])
+    s = t["s"].astype(np.float64)
+    e = np.exp(s - s.max(1, keepdims=True))
+    np.testing.assert_allclose(t["p1"], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-8)
+    np.testing.assert_allclose(t["p2"], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-8)
+    assert out == "[37, 384] true true\n"
+
+
+def _l22(t: Tensors, out: str) -> None:
+    np.testing.assert_allclose(t["yf"], np.cumsum(t["xf"].astype(np.float64), 1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(t["yi"], np.cumsum(t["xi"], 1))
+    np.testing.assert_array_equal(t["lasti"], t["xi"].sum(1))
+    np.testing.assert_array_equal(t["maxi"], t["xi"].max(1))
+    np.testing.assert_array_equal(t["maxf"], t["xf"].max(1))
+    np.testing.assert_array_equal(t["c1"], t["yf"])
+    np.testing.assert_array_equal(t["c2"], t["yi"])
+    v = (np.arange(1024, dtype=np.int64) * 7919) % 1000 - 500
+    np.testing.assert_array_equal(t["v"], v)
+    np.testing.assert_array_equal(t["a"], np.cumsum(v))
+    assert t["lastf"].dtype == np.float32 and t["lasti"].dtype == np.int32 and out == "10 [6] 8 true [6]\n"
+
+
 CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_topk_ties": _l03,
           "l04_rank_sort_rows": _l04, "l05_csr_spmv_both_ways": _l05,
           "l06_bits_hashes_saturation": _l06,
@@ -455,7 +490,9 @@ CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_
           "l17_use_modules_hashing": _l17,
           "l18_narrow_int_scans_shifts": _l18,
           "l19_global_argmax_packed_atomic": _l19,
-          "l20_u8_morphology_open_close": _l20}
+          "l20_u8_morphology_open_close": _l20,
+          "l21_tile_walk_cluster_rows": _l21,
+          "l22_host_helpers_power_of_two_scan": _l22}
 
 
 def test_a_module_constant_sizes_a_signature_from_anywhere(tmp_path: Path) -> None:
@@ -527,28 +564,51 @@ SIM_TOL = {"l12_gemm_bias_gelu_residual": 1e-3}
 
 
 def test_a_four_dimensional_output_is_refused_as_the_limits_say() -> None:
-    """l10 as first written: an NCHW -> NHWC copy into `y: &mut Tensor<f32, [1, BH, W, C]>` was E0701 (l10's
-    other kernels have generics whose instances `tilec check` lowers; alone, the launch is E0510 when it runs,
-    tests/user/wrong_run/r02), which neither the reference's Limits nor `tilec explain E0701` mentioned; both now
-    do, and the program as the help says (the output's N and H merged, the 4-D input kept) is l10."""
+    """l10 as first written: an NCHW -> NHWC copy into `y: &mut Tensor<f32, [1, BH, W, C]>` passed `tilec check`
+    alone (E0510 when it ran) and was E0701 beside l10's other kernels (whose generics made `tilec check` lower
+    every instance); neither the reference's Limits nor `tilec explain E0701`/`E0510` said so. Both programs are
+    now E0510 at `tilec check` (every shape a constant), and the documents say how to merge (o02, in
+    test_user_wrong26.py, applies the help)."""
     from userprog import DIR
 
     from tilelang import driver
     from tilelang.diagnostics.explain import explain_text
 
     src = (DIR / "l10_transposed_operands.tile").read_text(encoding="utf-8")
-    good = "y: &mut Tensor<f32, [BH, W, C]>"
-    assert good in src and "x: &Tensor<f32, [?, C, ?, W]>" in src
-    first = ("kernel fn even<const B: i32>(y: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
-             "    y.store(x.partition([2 * B]).load([block_id(0)]).reshape([B, 2]).sum(1));\n}\n"
-             "kernel fn nchw_to_nhwc<const BH: i32, const W: i32, const C: i32>(y: &mut Tensor<f32, [1, BH, W, C]>,\n"
+    assert "y: &mut Tensor<f32, [BH, W, C]>" in src and "x: &Tensor<f32, [?, C, ?, W]>" in src
+    first = ("kernel fn nchw_to_nhwc<const BH: i32, const W: i32, const C: i32>(y: &mut Tensor<f32, [1, BH, W, C]>,\n"
              "                                                                 x: &Tensor<f32, [?, C, ?, W]>) {\n"
              "    let t = x.partition([1, C, BH, W]).load([block_id(0), 0, block_id(1), 0]);\n"
              "    y.store(t.permute([0, 2, 3, 1]));\n}\nfn main() {\n    let x = randn::<f32>([2, 3, 10, 6], 1);\n"
              "    let mut y = zeros::<f32>([2, 10, 6, 3]);\n"
              "    nchw_to_nhwc::<5, 6, 3>(y.partition([1, 5, 6, 3]), &x).sync();\n}\n")
-    errs = [d for d in driver.check(first, name="m.tile").diagnostics if d.severity.value == "error"]
-    assert errs[0].code == "E0701" and "at most 3 axes" in errs[0].help[0]
+    other = ("kernel fn even<const B: i32>(y: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+             "    y.store(x.partition([2 * B]).load([block_id(0)]).reshape([B, 2]).sum(1));\n}\n")
+    for text in (first, other + first):
+        errs = [d for d in driver.check(text, name="m.tile").diagnostics if d.severity.value == "error"]
+        assert [d.code for d in errs] == ["E0510"], [(d.code, d.message) for d in errs]
+        assert errs[0].help[0].startswith("merge the leading axes: `.reshape([20, 6, 3])` and tiles of [5, 6, 3]")
     ref = (DIR.parents[2] / "docs" / "reference.md").read_text(encoding="utf-8")
-    assert "`&mut` parameters at most 3, one grid axis each (E0701" in ref
-    assert "more than 3 dimensions" in explain_text("E0701")
+    assert "`&mut` parameters at most 3, one grid axis each (a partition over\n  more is E0510" in ref
+    assert "more than 3 dimensions" in (explain_text("E0701") or "")
+    assert "`tilec check` refuses a launch whose shapes are\nall constants" in (explain_text("E0510") or "")
+
+def test_an_integer_shift_by_a_band_matrix_is_built_on_the_gpu_as_the_reference_now_says(tmp_path: Path) -> None:
+    """l22 as first written: its Hillis-Steele step shifted an i64 tile of 256 by a [256, 256] 0/1 matrix, which
+    the interpreter runs and the GPU refused at compile (E0603: 512 KiB of shared memory), where the reference
+    said such a matrix is "never built": only an f32 product by one runs as the shift it is. The reference now
+    says so, and l22 shifts tiles of 64."""
+    from userprog import DIR, tilec
+
+    src = ("kernel fn shift<const B: i32>(out: &mut Tensor<ELT, [B]>, inp: &Tensor<ELT, [?]>) {\n"
+           "    let k = arange::<i32>(B).reshape([B, 1]);\n    let j = arange::<i32>(B).reshape([1, B]);\n"
+           "    out.store(dot(inp.load_like(out).reshape([1, B]), (k + 1 == j) as ELT).reshape([B]));\n}\n"
+           "fn main() {\n    let x = arange::<ELT>(512);\n    let mut y = zeros::<ELT>([512]);\n"
+           "    shift::<256>(y.partition([256]), &x).sync();\n    print(y[1]);\n}\n")
+    prog = tmp_path / "i64.tile"   # (the f32 band's shift: tests/backend's shift_dot tests)
+    prog.write_text(src.replace("ELT", "i64"), encoding="utf-8")
+    r = tilec("emit", str(prog), "--stage", "llvm", "-o", str(tmp_path / "i64.ll"))
+    assert r.returncode == 1 and "error[E0603]" in r.stderr and "526336 bytes" in r.stderr, r.stderr[:300]
+    ref = (DIR.parents[2] / "docs" / "reference.md").read_text(encoding="utf-8")
+    assert "of\nother element types the matrix is built in shared memory" in ref and "never being built" not in ref
+    assert "shift_add::<64>" in (DIR / "l22_host_helpers_power_of_two_scan.tile").read_text(encoding="utf-8")

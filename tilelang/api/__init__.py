@@ -19,6 +19,8 @@ kernels (`Kernel`) and host functions (`HostFunction`) are attributes, and
 the CPU interpreter in place; PyTorch and CuPy CUDA tensors run on the GPU
 in place, on their library's current stream. See `module.py` for the rules
 and `errors.py` for the exceptions (all `tilelang.TileError` subclasses).
+The checker's warnings (W-codes) come as `tilelang.TileWarning`s, issued by
+`load` / `compile` at the caller's line with the text `tilec check` prints.
 """
 
 from __future__ import annotations

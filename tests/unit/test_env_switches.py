@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests.runtime.test_gpu_errors_user import ADD  # (an `add` of 4096 ones and 1, printed)
+
 PACKAGE = Path(__file__).resolve().parents[2] / "tilelang"
 READERS = {"mode", "flag", "number", "numbers", "switch_mode"}  # env_switch's readers (and an alias of `mode`)
 PATHS = {"TILEC_CACHE_DIR", "TILEC_HISTORY", "TILEC_ICE_DIR"}  # any value is a path
@@ -115,20 +117,6 @@ def test_the_scan_finds_an_unchecked_read(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- the switches this change moved, end to end
-ADD = """\
-kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
-    z.store(x.load_like(z) + 1.0);
-}
-
-fn main() {
-    let x = ones::<f32>([256]);
-    let mut z = zeros::<f32>([256]);
-    add(z.partition([128]), &x).sync();
-    print(z.sum());
-}
-"""
-
-
 @pytest.mark.parametrize("name, value", [("TILEC_EXPLAIN", "yes"), ("TILEC_FEWER_WARPS", "off"),
                                          ("TILEC_DEFAULT_WARPS", "no"), ("TILEC_STATIC_DIMS", "on")])
 def test_emit_refuses_a_bad_value(name: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,16 +168,16 @@ def test_the_interpreter_and_the_sanitizer_switches(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("TILE_INTERP_MODE", "fast")
     r = invoke("run", "--device", "cpu", str(path))
     assert r.exit_code == 3 and "error[E0604]" in r.stderr and "`TILE_INTERP_MODE='fast'`" in r.stderr, r.output
-    assert "add(z.partition([128]), &x).sync()" in r.stderr  # at the launch
+    assert "add(z.partition([1024]), &x).sync()" in r.stderr  # at the launch
     monkeypatch.setenv("TILE_INTERP_MODE", "vector")
-    assert invoke("run", "--device", "cpu", str(path)).stdout == "512.0\n"
+    assert invoke("run", "--device", "cpu", str(path)).stdout == "8192.0\n"
     monkeypatch.delenv("TILE_INTERP_MODE")
     monkeypatch.setenv("TILE_SANITIZE", "2")
     r = invoke("run", "--device", "cpu", str(path))
     assert r.exit_code == 1 and "`TILE_SANITIZE='2'`" in r.stderr and r.stdout == "", r.output
     for value in ("0", "off", "1", "yes"):
         monkeypatch.setenv("TILE_SANITIZE", value)
-        assert invoke("run", "--device", "cpu", str(path)).stdout == "512.0\n"
+        assert invoke("run", "--device", "cpu", str(path)).stdout == "8192.0\n"
 
 
 def test_auto_does_not_fall_back_over_a_bad_switch(monkeypatch: pytest.MonkeyPatch) -> None:

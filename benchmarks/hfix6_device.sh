@@ -4,8 +4,8 @@
 # helper (`_matches_sdpa`, with test_decode_wg_pipeline's `_sdpa_case` drawing q, k, v as before); (2) the GPU cases
 # of the tests whose stand-in devices and shared kernels changed (misaligned tensors, bf16 in f32 memory, the GPU
 # error tests); (3) benchmarks/hrev24_device.sh, whose kernels now come from tests/backend/shared_kernels.py; (4) a
-# bad TILEC_LAUNCH / TILEC_PREWARM on a real card: E0604 at the launch, exit 3. Expected (written before any run):
-# "N passed, 0 failed" for (1)+(2); hrev24's three `ok` lines; two rows "rc=3 E0604". ~60-120 s warm.
+# bad TILEC_LAUNCH / TILEC_PREWARM / TILEC_PDL / TILEC_CARVEOUT on a real card: E0604, exit 3. Expected (written
+# before any run): "N passed, 0 failed" for (1)+(2); hrev24's three `ok` lines; four rows "rc=3 E0604". ~60-120 s.
 # usage: bash benchmarks/hfix6_device.sh
 set -uo pipefail
 . benchmarks/device_env.sh hfix6
@@ -14,7 +14,7 @@ timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_a
   > "$D/tests.log" 2>&1
 echo "tests rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$D/tests.log" | tail -8 | cut -c1-200
 timeout 120 bash benchmarks/hrev24_device.sh 2>&1 | tail -4
-for sw in TILEC_LAUNCH=fast TILEC_PREWARM=no; do
+for sw in TILEC_LAUNCH=fast TILEC_PREWARM=no TILEC_PDL=lat TILEC_CARVEOUT=abc; do
   env "$sw" timeout 60 python3 -m tilelang run --device gpu examples/add.tile > "$D/$sw.out" 2> "$D/$sw.err"
   echo "$sw rc=$? $(grep -o 'error\[E0604\]' "$D/$sw.err" | head -1)"
 done

@@ -22,10 +22,9 @@ user error never shows a Python traceback.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -651,35 +650,9 @@ def run(argv: list[str]) -> int:
         render.configure(format=args.error_format, color=args.color)
         # `--deny` collects its values (`-D warnings` may be repeated)
         args.deny = bool(getattr(args, "deny", None))
-        with _switch_warnings():
-            return int(args.func(args))
+        return int(args.func(args))
     except Exit as e:
         return e.status
-
-
-@contextlib.contextmanager
-def _switch_warnings() -> Iterator[None]:
-    """A `TILEC_*` setting a module ignores (`TILEC_CARVEOUT=abc`, `TILEC_TRACE=bogus`: a RuntimeWarning, which
-    the Python API keeps) as `warning: ...` in the session's format, not Python's "file:line: RuntimeWarning"
-    with the source line of the `warnings.warn` call."""
-    import warnings
-
-    shown = warnings.showwarning
-
-    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
-        text = str(message)
-        if issubclass(category, RuntimeWarning) and text.startswith("TILEC_"):
-            from tilelang.diagnostics import render
-
-            render.plain_error(text, file=file, severity="warning")
-        else:
-            shown(message, category, filename, lineno, file, line)
-
-    warnings.showwarning = show
-    try:
-        yield
-    finally:
-        warnings.showwarning = shown
 
 
 # ---------------------------------------------------------------- entry point

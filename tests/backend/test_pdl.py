@@ -366,18 +366,20 @@ def test_the_setting_is_parsed_in_one_place() -> None:
             parse_pdl(bad)
 
 
-def test_a_mistyped_env_setting_is_said_and_leaves_pdl_off() -> None:
+def test_a_mistyped_env_setting_leaves_pdl_off_and_is_set_aside_for_the_device() -> None:
     import subprocess
     import sys
 
     from tileplugin import tilec_env
 
-    probe = "from tilelang.runtime import cuda_pdl as p; print(p.ON, p.TRIGGER, p.PREFETCH)"
-    for env, out, warned in (("late+loads", "True late loads", False), ("lat", "False late ", True)):
+    probe = "from tilelang.runtime import cuda_pdl as p; print(p.ON, p.TRIGGER, p.PREFETCH, p.BAD_SETTING)"
+    for env, out, bad in (("late+loads", "True late loads None", False),
+                          ("lat", "False late  ('TILEC_PDL', 'lat',", True)):
         r = subprocess.run([sys.executable, "-W", "always", "-c", probe], capture_output=True, text=True,
                            env=dict(tilec_env(), TILEC_PDL=env), timeout=60)
-        assert r.stdout.strip() == out.strip(), (env, r.stdout, r.stderr)
-        assert ("TILEC_PDL='lat' ignored, PDL stays off: unknown PDL trigger `lat`" in r.stderr) == warned, r.stderr
+        assert r.stdout.strip().startswith(out.strip()), (env, r.stdout, r.stderr)
+        # set aside for the device to refuse (E0604 where it opens, hfix6: it was a warning, and PDL stayed off)
+        assert "ignored" not in r.stderr and bad == ("TILEC_PDL" in r.stdout), r.stderr
 
 
 @pytest.mark.parametrize("trigger", ["late", "last"])

@@ -32,25 +32,6 @@ fn main() {
 }
 """
 
-GEMM = """
-kernel fn mm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>,
-        a: &Tensor<f16, [?, ?]>, b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([BM, BK]);
-    let pb = b.partition([BK, BN]);
-    let mut acc = zeros::<f32>([BM, BN]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
-    }
-    c.store(acc);
-}
-
-fn main() {
-    let a = zeros::<f16>([256, 256]);
-    let b = zeros::<f16>([256, 256]);
-    let mut c = zeros::<f32>([256, 256]);
-    mm::<128, 128, 64>(c.partition([128, 128]), &a, &b).sync();
-}
-"""
 
 
 @pytest.fixture(autouse=True)
@@ -87,10 +68,12 @@ def test_emit_ir_prints_given_warps_as_they_are() -> None:
 
 
 def test_emit_ir_says_a_products_pipeline_may_take_other_warps() -> None:
-    text = _emit_ir(GEMM)
+    from tilelang.ir.samples import gemm
+
+    k = gemm(128, 128, 64)
+    text = driver.ir_as_run(k)
     assert " warps 4 stages " in text, text
     assert "// warps 4 unless the target's pipeline for the product takes others (`--stage gpu` shows them)" in text
-    k = driver.compile(GEMM, "ir").output[0]
     assert lower_gpu(k, "sm_90a").num_warps != 4  # (the Hopper GEMM's warpgroups: why the line is there)
 
 

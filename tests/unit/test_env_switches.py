@@ -5,9 +5,11 @@ rules' and a few more read `os.environ` themselves: `TILEC_EXPLAIN=yes` was on, 
 `TILEC_ATTN_SPLIT=split` no split, `TILE_INTERP_MODE=x` an internal error).
 
 `test_every_switch_read_is_validated` reads the package's source: a read of such a variable straight from
-`os.environ` must be a path (any value is one), one of the three read at import that warn and are ignored, a
-presence test of a switch `env_switch` reads, or one whose module raises `SwitchError` for it; the others go
-through `env_switch.mode` / `flag` / `number` / `numbers`. A new `os.environ.get("TILEC_X")` fails it."""
+`os.environ` must be a path (any value is one), a presence test of a switch `env_switch` reads, one whose module
+raises `SwitchError` for it, or one read as a GPU runtime module is imported whose module keeps the refusal for
+the device to raise (`BAD_SETTING = ("TILEC_X", ..)`: `TILEC_CARVEOUT`, `TILEC_PDL`, `TILEC_TRACE`, which warned
+and were ignored); the others go through `env_switch.mode` / `flag` / `number` / `numbers`. A new
+`os.environ.get("TILEC_X")` fails it."""
 
 from __future__ import annotations
 
@@ -17,11 +19,11 @@ from typing import Any
 
 import pytest
 
+from tests.runtime.test_gpu_errors_user import ADD  # (an `add` of 4096 ones and 1, printed)
+
 PACKAGE = Path(__file__).resolve().parents[2] / "tilelang"
 READERS = {"mode", "flag", "number", "numbers", "switch_mode"}  # env_switch's readers (and an alias of `mode`)
 PATHS = {"TILEC_CACHE_DIR", "TILEC_HISTORY", "TILEC_ICE_DIR"}  # any value is a path
-# read as the GPU runtime's modules are imported, where no error can be placed: warned and ignored (hgpuerr)
-WARNED = {"TILEC_CARVEOUT", "TILEC_TRACE", "TILEC_PDL"}
 OWN_WORDS = {"TILEC_ATTN_SCHEDULE": "attention_loop.py"}  # its own E0604 (`pingpong`'s words), in that module
 
 
@@ -68,6 +70,10 @@ def _scan(package: Path = PACKAGE) -> tuple[list[tuple[str, int, str, str]], set
                     through.add(first)  # type: ignore[arg-type]
                 elif fname == "SwitchError" and _ours(first):
                     raised.setdefault(rel, set()).add(first)  # type: ignore[arg-type]
+            elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "BAD_SETTING"
+                                                      for t in node.targets) and isinstance(node.value, ast.Tuple) \
+                    and _ours(_name_of(node.value.elts[0])):
+                raised.setdefault(rel, set()).add(_name_of(node.value.elts[0]))  # type: ignore[arg-type]
             elif isinstance(node, ast.Subscript) and _is_environ(node.value) and isinstance(node.ctx, ast.Load):
                 key = _name_of(node.slice)
                 if key is None or _ours(key):
@@ -85,12 +91,10 @@ def test_every_switch_read_is_validated() -> None:
     for rel, line, name, how in direct:
         if name in PATHS:
             continue
-        if name in WARNED and "warnings.warn" in texts[rel]:
-            continue
         if how == "in" and name in through:
             continue  # `"TILEC_PERSISTENT_SMS" in os.environ`, then `number(..)`
         if name in raised.get(rel, ()):
-            continue  # its module's own check raises `SwitchError(name, ..)`
+            continue  # its module's own check raises `SwitchError(name, ..)` (or keeps it: `BAD_SETTING`)
         if name in OWN_WORDS and any(r.endswith(OWN_WORDS[name]) and "GPU_SCHEDULE_REFUSED" in t
                                      for r, t in texts.items()):
             continue  # `attention.py`'s "generic" test, then `attention_loop`'s own E0604 for the rest
@@ -113,20 +117,6 @@ def test_the_scan_finds_an_unchecked_read(tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------- the switches this change moved, end to end
-ADD = """\
-kernel fn add<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
-    z.store(x.load_like(z) + 1.0);
-}
-
-fn main() {
-    let x = ones::<f32>([256]);
-    let mut z = zeros::<f32>([256]);
-    add(z.partition([128]), &x).sync();
-    print(z.sum());
-}
-"""
-
-
 @pytest.mark.parametrize("name, value", [("TILEC_EXPLAIN", "yes"), ("TILEC_FEWER_WARPS", "off"),
                                          ("TILEC_DEFAULT_WARPS", "no"), ("TILEC_STATIC_DIMS", "on")])
 def test_emit_refuses_a_bad_value(name: str, value: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -178,16 +168,16 @@ def test_the_interpreter_and_the_sanitizer_switches(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("TILE_INTERP_MODE", "fast")
     r = invoke("run", "--device", "cpu", str(path))
     assert r.exit_code == 3 and "error[E0604]" in r.stderr and "`TILE_INTERP_MODE='fast'`" in r.stderr, r.output
-    assert "add(z.partition([128]), &x).sync()" in r.stderr  # at the launch
+    assert "add(z.partition([1024]), &x).sync()" in r.stderr  # at the launch
     monkeypatch.setenv("TILE_INTERP_MODE", "vector")
-    assert invoke("run", "--device", "cpu", str(path)).stdout == "512.0\n"
+    assert invoke("run", "--device", "cpu", str(path)).stdout == "8192.0\n"
     monkeypatch.delenv("TILE_INTERP_MODE")
     monkeypatch.setenv("TILE_SANITIZE", "2")
     r = invoke("run", "--device", "cpu", str(path))
     assert r.exit_code == 1 and "`TILE_SANITIZE='2'`" in r.stderr and r.stdout == "", r.output
     for value in ("0", "off", "1", "yes"):
         monkeypatch.setenv("TILE_SANITIZE", value)
-        assert invoke("run", "--device", "cpu", str(path)).stdout == "512.0\n"
+        assert invoke("run", "--device", "cpu", str(path)).stdout == "8192.0\n"
 
 
 def test_auto_does_not_fall_back_over_a_bad_switch(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -214,3 +204,29 @@ def test_auto_does_not_fall_back_over_a_bad_switch(monkeypatch: pytest.MonkeyPat
     opens(TileError(Diagnostic.error("E0610", "CUDA error in cuDevicePrimaryCtxRetain: busy")))
     dev = run.make_device("auto", io.StringIO())
     assert dev.kind == "cpu" and "could not be opened" in dev.fallback_reason
+
+
+@pytest.mark.parametrize(("name", "value", "module"), [("TILEC_PDL", "lat", "cuda_pdl"),
+                                                        ("TILEC_CARVEOUT", "abc", "occupancy"),
+                                                        ("TILEC_TRACE", "bogus", "trace")])
+def test_a_switch_read_at_import_is_refused_where_the_gpu_opens(name: str, value: str, module: str) -> None:
+    """`TILEC_PDL=lat`, `TILEC_CARVEOUT=abc`, `TILEC_TRACE=bogus` warned as the runtime's modules were imported and
+    were ignored (PDL off, each kernel its carveout, no trace): they are E0604 where a GPU device opens now, before
+    any driver call (so also here, without a GPU), and a valid value sets nothing aside."""
+    import subprocess
+    import sys
+
+    from tileplugin import tilec_env
+
+    probe = (f"from tilelang.runtime import cuda, {module} as m\n"
+             "print(m.BAD_SETTING is not None)\n"
+             "try:\n    cuda.CudaDevice()\nexcept Exception as e:\n"
+             "    print(type(e).__name__, getattr(e, 'diag', None) and e.diag.code, e)\n")
+    r = subprocess.run([sys.executable, "-W", "error::RuntimeWarning", "-c", probe], capture_output=True, text=True,
+                       env=dict(tilec_env(), **{name: value}), timeout=60)
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and lines[0] == "True", (r.stdout, r.stderr)  # no warning (it would be an error here)
+    assert lines[1].startswith(f"SwitchError E0604 environment variable `{name}='{value}'`"), lines
+    r = subprocess.run([sys.executable, "-c", f"from tilelang.runtime import {module} as m; print(m.BAD_SETTING)"],
+                       capture_output=True, text=True, env=dict(tilec_env(), **{name: "0"}), timeout=60)
+    assert r.stdout.strip() == "None", (r.stdout, r.stderr)

@@ -171,7 +171,6 @@ def a_type(value: object) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} `{name}`"
 
 
-
 class TileWarning(UserWarning):
     """A warning of the checker (a W-code) in a program `tilelang.load` or
     `tilelang.compile` checked: issued with `warnings.warn` at the caller's

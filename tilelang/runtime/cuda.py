@@ -297,6 +297,11 @@ class CudaDevice(Device):
         # `out` receives each line of device `print` (None: stdout), written when
         # the printing launch has finished (see `_flush_prints`).
         self.out = out
+        for bad in (occupancy.BAD_SETTING, cuda_pdl.BAD_SETTING, trace_rt.BAD_SETTING):
+            if bad is not None:  # a switch read as the runtime's modules were imported: E0604 here, before any work
+                from tilelang.env_switch import SwitchError
+
+                raise SwitchError(*bad)
         self.ctx = context() if index == 0 else Context(index)
         self.arch = self._ptx_arch()
         # Import llvmlite and build the target machine while the host program

@@ -45,12 +45,16 @@ _ENV = os.environ.get("TILEC_PDL", "0")
 # "prefetch" or "bulk"; "loads": its leading loads of tensors the previous
 # launch does not write, `early_names`): TILEC_PDL=entry|late|last|exit[+prefetch|
 # +bulk|+loads], or 1 for "late"
+# a setting it does not take: E0604 where a GPU device opens (`CudaDevice`, as `occupancy.BAD_SETTING`); it
+# was a warning, and PDL stayed off
+BAD_SETTING: tuple[str, str, str] | None = None
 try:
     ON, TRIGGER, PREFETCH = parse_pdl(_ENV)
-except ValueError as _e:  # a mistyped setting is said, and PDL stays off
-    import warnings
+except ValueError:
+    from tilelang.backend.target import PDL_PREFETCHES, PDL_TRIGGERS
 
-    warnings.warn(f"TILEC_PDL={_ENV!r} ignored, PDL stays off: {_e}", RuntimeWarning, stacklevel=1)
+    BAD_SETTING = ("TILEC_PDL", _ENV, f"0, 1 or a trigger ({', '.join(PDL_TRIGGERS)}), optionally with "
+                   f"+{' or +'.join(PDL_PREFETCHES)}")
     ON, TRIGGER, PREFETCH = False, "late", ""
 LAUNCHES = 0  # launches made with the attribute (benchmarks report it)
 # "+loads": per stream, what the launches the next one may overlap may still

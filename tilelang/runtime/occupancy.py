@@ -182,12 +182,13 @@ def parse_carveout(value: object) -> int | None:
 
 
 _ENV = os.environ.get("TILEC_CARVEOUT", "")
+# a setting it does not take: E0604 where a GPU device opens (`CudaDevice`; this module is imported before
+# any, where no error can be placed): (variable, value, the values it takes); it was a warning, and ignored
+BAD_SETTING: tuple[str, str, str] | None = None
 try:
     CARVEOUT: int | None = parse_carveout(_ENV)  # the setting kernels are loaded under now
-except ValueError as _e:  # a mistyped setting is said, and each kernel keeps its own
-    import warnings
-
-    warnings.warn(f"TILEC_CARVEOUT={_ENV!r} ignored: {_e}", RuntimeWarning, stacklevel=1)
+except ValueError:
+    BAD_SETTING = ("TILEC_CARVEOUT", _ENV, "a percent of the SM's shared memory, 0 to 100")
     CARVEOUT = None
 
 

@@ -44,7 +44,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,10 +70,13 @@ def parse_mode(setting: str) -> bool:
 
 
 _ENV = os.environ.get("TILEC_TRACE", "")
+# a setting it does not take: E0604 where a GPU device opens (`CudaDevice`, as `occupancy.BAD_SETTING`); it
+# was a warning, and tracing stayed off
+BAD_SETTING: tuple[str, str, str] | None = None
 try:
     ENABLED = parse_mode(_ENV)
-except ValueError as _e:  # a mistyped setting is said, and tracing stays off
-    warnings.warn(f"TILEC_TRACE={_ENV!r} ignored, tracing stays off: {_e}", RuntimeWarning, stacklevel=1)
+except ValueError:
+    BAD_SETTING = ("TILEC_TRACE", _ENV, f"0 (off) or {' or '.join(MODES)}")
     ENABLED = False
 
 

@@ -16,6 +16,7 @@ program checked against NumPy (round 24's checks, tests/user/test_user_programs2
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,7 @@ def _first_help(src: str) -> str:
     from tilelang import driver
 
     errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
-    assert errs and errs[0].code == "E0103", [(d.code, d.message) for d in errs]
+    assert errs and errs[0].code in ("E0102", "E0103"), [(d.code, d.message) for d in errs]
     return errs[0].help[0]
 
 
@@ -156,3 +157,48 @@ def test_a_tile_atomic_past_a_one_element_tensor_is_warned(tmp_path: Path) -> No
                                  .replace("let mut seen", "let n = zeros::<i32>([1]).sum() + 7;\n    let mut seen"),
                                  name="m.tile").diagnostics if d.code == "W0012"]
     assert not w, [d.message for d in w]
+
+
+def test_pytorch_methods_of_this_rounds_kernels_get_helps_that_run(tmp_path: Path) -> None:
+    """Methods a PyTorch user reaches for in round 24's kernels: `t.logsumexp(0)` of a 1-D tile got
+    `log(exp(t - t.max(0).reshape([1])).sum(0)) + t.max(0)`, whose `reshape` of a scalar is E0103; `t.clamp_min(0.0)`
+    got "a similar name: `cummin`", `dropout(t, p)` "a similar name: `dot`", `t.nan_to_num(0.0)`,
+    `t.index_select(..)` and `t.scatter_add(..)` the list of the tiles' methods. Each help's code, put in place of
+    the call, runs and gives NumPy's value; dropout's says there are no random numbers in kernels and how l15
+    does it."""
+    from userprog import program_tensors
+
+    from tilelang import run
+
+    src = """kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    let t = x.partition([B]).load([0]);
+    z.store(full::<f32>([B], 0.0) + EXPR);
+}
+
+fn main() {
+    let x = where(arange::<i32>(8) == 3, f32::NAN, arange::<f32>(8) * 1.5 - 4.0);
+    let mut z = zeros::<f32>([8]);
+    k::<8>(z.partition([8]), &x).sync();
+}
+"""
+    x = np.where(np.arange(8) == 3, np.nan, np.arange(8, dtype=np.float32) * 1.5 - 4.0).astype(np.float32)
+    fin = np.where(np.isnan(x), 0.0, x)
+    cases = {"t.clamp_min(0.0)": np.maximum(x, 0.0), "t.clamp_max(2.0)": np.minimum(x, 2.0),
+             "t.nan_to_num(0.0)": fin, "nan_to_num(t)": fin}
+    for call, want in cases.items():
+        code = _first_help(src.replace("EXPR", call)).split("`")[1]
+        path = tmp_path / "m.tile"
+        path.write_text(src.replace("EXPR", code), encoding="utf-8")
+        got = program_tensors(run.execute(str(path), "cpu", out=io.StringIO()))["z"]
+        np.testing.assert_allclose(got, want, err_msg=f"{call}: {code}", equal_nan=True)
+    code = _first_help(src.replace("EXPR", "t.logsumexp(0)")).split("`")[1]
+    assert code == "log(exp(t - t.max(0)).sum(0)) + t.max(0)", code
+    path = tmp_path / "m.tile"
+    path.write_text(src.replace("EXPR", code).replace("f32::NAN", "0.5"), encoding="utf-8")
+    got = program_tensors(run.execute(str(path), "cpu", out=io.StringIO()))["z"]
+    y = np.where(np.arange(8) == 3, 0.5, np.arange(8) * 1.5 - 4.0)
+    np.testing.assert_allclose(got, np.log(np.exp(y).sum()) + 0 * y, rtol=1e-6)
+    got = _first_help(src.replace("EXPR", "dropout(t, 0.1)"))
+    assert got.startswith("Tile has no random numbers in kernels") and "`where(u >= p, t / (1.0 - p), 0.0)`" in got
+    for call in ("t.index_select(0, t)", "t.scatter_add(0, t, t)"):
+        assert _first_help(src.replace("EXPR", call)).startswith(("load what you need", "sum what lands")), call

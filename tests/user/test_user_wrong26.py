@@ -202,3 +202,25 @@ fn main() {
     assert got.startswith("Tile has no random numbers in kernels") and "`where(u >= p, t / (1.0 - p), 0.0)`" in got
     for call in ("t.index_select(0, t)", "t.scatter_add(0, t, t)"):
         assert _first_help(src.replace("EXPR", call)).startswith(("load what you need", "sum what lands")), call
+
+
+def test_a_where_of_literals_returned_as_another_type_gets_the_branches_type(tmp_path: Path) -> None:
+    """l16 as first written: its shift matrices `where(.., 1.0, 0.0)` returned as `Tile<f64, [B, B]>` were E0203
+    "cast with `as`" (a tile of `f32` made where it is written, as the reference says); the reference's way, the
+    branches' type, is now the help (as it was for such a `where` beside an f64 operand, test_user_wrong22) (a negative branch of an unsigned type keeps the cast), and l16 is that
+    program."""
+    from tilelang import driver
+    from userprog import DIR
+
+    src = (DIR / "l16_jacobi_f64_halo_graph.tile").read_text(encoding="utf-8")
+    good = "where(if up { r == c + 1 } else { r + 1 == c }, 1.0f64, 0.0f64)"
+    assert good in src
+    wrong = src.replace(good, "where(if up { r == c + 1 } else { r + 1 == c }, 1.0, 0.0)")
+    errs = [d for d in driver.check(wrong, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0203"] and errs[0].help[0] == (
+        f"write the branches in `f64`: `{good}` (`where` of untyped literals makes `f32` values where it is "
+        "written)"), errs[0].help
+    src2 = ("fn one<const B: i32>(at: i32) -> Tile<u8, [B]> {\n    where(arange::<i32>(B) == at, 1, -1)\n}\n"
+            "fn main() {}\n")
+    errs = [d for d in driver.check(src2, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert errs and errs[0].help[0].startswith("cast with `as`"), errs[0].help

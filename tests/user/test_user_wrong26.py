@@ -209,8 +209,9 @@ def test_a_where_of_literals_returned_as_another_type_gets_the_branches_type(tmp
     "cast with `as`" (a tile of `f32` made where it is written, as the reference says); the reference's way, the
     branches' type, is now the help (as it was for such a `where` beside an f64 operand, test_user_wrong22) (a negative branch of an unsigned type keeps the cast), and l16 is that
     program."""
-    from tilelang import driver
     from userprog import DIR
+
+    from tilelang import driver
 
     src = (DIR / "l16_jacobi_f64_halo_graph.tile").read_text(encoding="utf-8")
     good = "where(if up { r == c + 1 } else { r + 1 == c }, 1.0f64, 0.0f64)"

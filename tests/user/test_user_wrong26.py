@@ -225,3 +225,28 @@ def test_a_where_of_literals_returned_as_another_type_gets_the_branches_type(tmp
             "fn main() {}\n")
     errs = [d for d in driver.check(src2, name="m.tile").diagnostics if d.severity.value == "error"]
     assert errs and errs[0].help[0].startswith("cast with `as`"), errs[0].help
+
+
+def test_numpy_flatten_by_reshape_minus_one_gets_the_whole_shape(tmp_path: Path) -> None:
+    """`t.reshape(-1)` (NumPy's flatten) of l09's [BR, BN] tiles was "write it in brackets: `[-1]`", whose
+    `t.reshape([-1])` is then E0212 "write every size": two steps to a working program. The help now writes the
+    size, symbolic in a kernel (`B * 4`) and a number on the host, and applied it checks and runs."""
+    from userprog import program_tensors
+
+    from tilelang import driver, run
+
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B * 4]>, x: &Tensor<f32, [?, 4]>) {\n"
+           "    let t = x.partition([B, 4]).load([block_id(0), 0]);\n    z.store(EXPR);\n}\n"
+           "fn main() {\n    let x = arange::<f32>(24).reshape([6, 4]);\n    let h = x.reshape(-1);\n"
+           "    let mut z = zeros::<f32>([24]);\n    k::<3>(z.partition([12]), &x).sync();\n}\n")
+    errs = [d for d in driver.check(src.replace("EXPR", "t.reshape(-1)"), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0203", "E0203"], [(d.code, d.message) for d in errs]
+    assert errs[0].help[0].endswith("`t.reshape([B * 4])`") and errs[1].help[0].endswith("`x.reshape([24])`")
+    fixed = src.replace("EXPR", "t.reshape([B * 4])").replace("x.reshape(-1)", "x.reshape([24])")
+    path = tmp_path / "m.tile"
+    path.write_text(fixed, encoding="utf-8")
+    assert not [d for d in driver.check(path).diagnostics if d.severity.value == "error"]
+    t = program_tensors(run.execute(str(path), "cpu", out=io.StringIO()))
+    np.testing.assert_array_equal(t["z"], np.arange(24, dtype=np.float32))
+    np.testing.assert_array_equal(t["h"], np.arange(24, dtype=np.float32))

@@ -250,3 +250,24 @@ def test_numpy_flatten_by_reshape_minus_one_gets_the_whole_shape(tmp_path: Path)
     t = program_tensors(run.execute(str(path), "cpu", out=io.StringIO()))
     np.testing.assert_array_equal(t["z"], np.arange(24, dtype=np.float32))
     np.testing.assert_array_equal(t["h"], np.arange(24, dtype=np.float32))
+
+
+def test_transpose_of_three_axes_gets_the_permutations_written_out(tmp_path: Path) -> None:
+    """l10's operands as a batch: `t.transpose()` of a [2, 3, 4] tile (or host tensor) was "use `.permute([..])`
+    for other ranks"; the help now writes the two permutations meant (PyTorch's last-two swap, NumPy's `.T`),
+    and the first, applied, runs and gives NumPy's `swapaxes`."""
+    from userprog import program_tensors
+
+    from tilelang import driver, run
+
+    src = ("kernel fn k(z: &mut Tensor<f32, [2, 4, 3]>, x: &Tensor<f32, [2, 3, 4]>) {\n"
+           "    z.store(x.partition([2, 3, 4]).load([0, 0, 0]).transpose());\n}\n"
+           "fn main() {\n    let x = arange::<f32>(24).reshape([2, 3, 4]);\n    let mut z = zeros::<f32>([2, 4, 3]);\n"
+           "    k(z.partition([2, 4, 3]), &x).sync();\n}\n")
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0217"] and "`.permute([0, 2, 1])` swaps the last two" in errs[0].help[0] \
+        and "`.permute([2, 1, 0])` reverses them all" in errs[0].help[0], errs[0].help
+    path = tmp_path / "m.tile"
+    path.write_text(src.replace(".transpose()", ".permute([0, 2, 1])"), encoding="utf-8")
+    t = program_tensors(run.execute(str(path), "cpu", out=io.StringIO()))
+    np.testing.assert_array_equal(t["z"], np.arange(24, dtype=np.float32).reshape(2, 3, 4).swapaxes(1, 2))

@@ -372,3 +372,15 @@ def int_pow_help(tcx: CheckCx, base: ast.Expr, exp: ast.Expr, dt: DType) -> str:
     n = tcx.cast_snippet(exp) or "n"
     return (f"Tile's `pow` is a float power: an integer power is repeated `*` (a loop of `p = p * {x}`), or "
             f"`pow({x} as f64, {n} as f64) as {dt}`, exact while the power stays below 2^53")
+
+
+def permute_help(rank: int) -> str:
+    """`transpose` of a value of `rank` axes other than 2 (round 24: "use `.permute([..])` for other ranks"): the
+    two permutations meant, written out."""
+    if rank < 2:
+        return "a value of one axis has nothing to transpose: drop `.transpose()`"
+    last = [*range(rank - 2), rank - 1, rank - 2]
+    rev = list(reversed(range(rank)))
+    return (f"`transpose` swaps the axes of a 2-D value; of {rank} axes, `.permute([{', '.join(map(str, last))}])` "
+            f"swaps the last two (PyTorch's `transpose(-2, -1)`) and `.permute([{', '.join(map(str, rev))}])` "
+            "reverses them all (NumPy's `.T`)")

@@ -34,7 +34,7 @@ from tilelang.sema.access import (
     rule_store_unchecked,
 )
 from tilelang.sema.bits import rule_from_bits, rule_to_bits
-from tilelang.sema.call_habits import int_pow_error
+from tilelang.sema.call_habits import int_pow_error, permute_help
 from tilelang.sema.coerce import coerce, mismatch, settle
 from tilelang.sema.combine import rule_cluster_gather, rule_group, rule_last_block, rule_queue
 from tilelang.sema.consts import const_value
@@ -827,7 +827,7 @@ def _host_transpose(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
     if len(host.shape) != 2:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tensor, found "
                                 f"{len(host.shape)}-D", cx.span, f"this is `{cx.recv_ty}`")
-                        .with_help("use `.permute([..])` for other ranks"))
+                        .with_help(permute_help(len(host.shape))))
     return TensorT(host.dtype, (host.shape[1], host.shape[0]))
 
 
@@ -835,7 +835,7 @@ def _tile_transpose(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = _tile_receiver(cx)
     if len(ty.shape) != 2:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tile, found {len(ty.shape)}-D",
-                                x.span, f"this is `{ty}`").with_help("use `.permute([..])` for other ranks"))
+                                x.span, f"this is `{ty}`").with_help(permute_help(len(ty.shape))))
     return TileT(ty.dtype, (ty.shape[1], ty.shape[0]))
 
 

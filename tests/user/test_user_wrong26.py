@@ -271,3 +271,34 @@ def test_transpose_of_three_axes_gets_the_permutations_written_out(tmp_path: Pat
     path.write_text(src.replace(".transpose()", ".permute([0, 2, 1])"), encoding="utf-8")
     t = program_tensors(run.execute(str(path), "cpu", out=io.StringIO()))
     np.testing.assert_array_equal(t["z"], np.arange(24, dtype=np.float32).reshape(2, 3, 4).swapaxes(1, 2))
+
+
+def test_sorting_a_small_row_gets_the_rank_sort_and_it_runs(tmp_path: Path) -> None:
+    """l04 as a user first wrote it, `t.sort(1)` of a [1, N] row: the help said only how to take the k largest one
+    at a time. `sort`/`argsort` now also give l04's rank sort; its pieces, put together as the help writes them,
+    sort rows with ties and -0.0 as NumPy's stable sort does (values and argsort)."""
+    from userprog import program_tensors
+
+    from tilelang import driver, run
+
+    src = ("kernel fn k<const N: i32>(z: &mut Tensor<f32, [1, N]>, o: &mut Tensor<i32, [1, N]>, "
+           "x: &Tensor<f32, [?, N]>) {\n    let t = x.load_like(z);\n    BODY\n}\n"
+           "fn main() {\n    let x = ((arange::<i32>(48) * 7 % 5) as f32 - 2.0).reshape([6, 8]) * -0.5;\n"
+           "    let mut z = zeros::<f32>([6, 8]);\n    let mut o = zeros::<i32>([6, 8]);\n"
+           "    k(z.partition([1, 8]), o.partition([1, 8]), &x).sync();\n}\n")
+    errs = [d for d in driver.check(src.replace("BODY", "z.store(t.sort(1));"), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    code = errs[0].help[0].split("`")
+    pieces = {c.split(" = ")[0]: c for c in code if c.startswith(("a = ", "b = ", "i = ", "j = "))}
+    rank = next(c for c in code if c.startswith("let rank"))
+    pick = next(c for c in code if c.startswith("where(rank"))
+    assert len(pieces) == 4 and "where(.., i, -1).max(1)" in errs[0].help[0]
+    body = ("".join(f"let {pieces[k]};\n    " for k in "abij") + rank + f"\n    z.store({pick});\n"
+            f"    o.store({pick.replace(', a, f32::NEG_INFINITY)', ', i, -1)')});")
+    path = tmp_path / "m.tile"
+    path.write_text(src.replace("BODY", body), encoding="utf-8")
+    assert not [d for d in driver.check(path).diagnostics if d.severity.value == "error"], body
+    t = program_tensors(run.execute(str(path), "cpu", out=io.StringIO()))
+    order = np.argsort(t["x"], axis=1, kind="stable")
+    np.testing.assert_array_equal(t["o"], order)
+    np.testing.assert_array_equal(t["z"], np.take_along_axis(t["x"], order, 1))

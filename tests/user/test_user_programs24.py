@@ -634,3 +634,19 @@ def test_an_integer_shift_by_a_band_matrix_is_built_on_the_gpu_as_the_reference_
     ref = (DIR.parents[2] / "docs" / "reference.md").read_text(encoding="utf-8")
     assert "of\nother element types the matrix is built in shared memory" in ref and "never being built" not in ref
     assert "shift_add::<64>" in (DIR / "l22_host_helpers_power_of_two_scan.tile").read_text(encoding="utf-8")
+
+
+def test_hovering_a_generic_call_inside_a_generic_kernel_names_the_callers_generic() -> None:
+    """l17 in an editor: hovering `fmix32(k)` inside `bucket_hist<const B: i32>` said "instantiated with `B = B`";
+    it now says the device function's `B` is the caller's `B`, and a launch's constant stays `B = 128`."""
+    from userprog import DIR
+
+    from tilelang.lsp import analysis, hover
+
+    p = DIR / "l17_use_modules_hashing.tile"
+    text = p.read_text(encoding="utf-8")
+    an = analysis.analyze(text, str(p))
+    inside = hover.hover(an, text.index("fmix32(k)") + 1)
+    launch = hover.hover(an, text.index("bucket(b.partition") + 1)
+    assert inside is not None and "instantiated with `B` the caller's `B`" in inside.markdown, inside
+    assert launch is not None and "instantiated with `B = 128`" in launch.markdown, launch

@@ -46,6 +46,8 @@ areas rounds 1-23 took least, written from BRIEF.md, README.md, docs/reference.m
   its shift by a [256, 256] i64 0/1 matrix ran on the interpreter and was E0603 on the GPU (512 KiB of shared
   memory), where the reference said such a matrix is never built (only an f32 one runs as a shift); the
   reference says so now.
+- l23: EmbeddingBag over a bf16 table with bags of 0 to 40 ids pulled from a queue (`for s in queue(0)`), weighted
+  sums, means and maxima in f32 stored in bf16, against one bag a block.
 
 Each runs on the interpreter and is checked against NumPy (or Python) from its own inputs, in the NVPTX simulator
 at sm_90a (the slow ones `heavy`), and its PTX assembles for sm_90a (all but one `heavy`).
@@ -474,6 +476,25 @@ def _l22(t: Tensors, out: str) -> None:
     assert t["lastf"].dtype == np.float32 and t["lasti"].dtype == np.int32 and out == "10 [6] 8 true [6]\n"
 
 
+def _l23(t: Tensors, out: str) -> None:
+    off, ids, w, table = t["offsets"], t["ids"], t["w"].astype(np.float32), t["table"].astype(np.float32)
+    sums, means, maxes = [], [], []
+    for b in range(24):
+        rows, ws = table[ids[off[b]:off[b + 1]]], w[off[b]:off[b + 1]]
+        acc = np.zeros(64, np.float32)
+        for r, x in zip(rows, ws, strict=True):   # in order, in f32, as the kernel adds
+            acc = acc + r * x
+        sums.append(acc)
+        means.append(rows.sum(0) / max(len(rows), 1) if len(rows) else np.zeros(64))
+        maxes.append(rows.max(0) if len(rows) else np.zeros(64))
+    np.testing.assert_array_equal(t["sums"], _bf16(np.array(sums, np.float32)))
+    np.testing.assert_allclose(t["means"], _bf16(np.array(means, np.float32)), rtol=8e-3, atol=1e-6)
+    np.testing.assert_array_equal(t["maxes"], np.array(maxes, np.float32))
+    np.testing.assert_array_equal(t["sums2"], t["sums"])
+    sizes = np.diff(off)
+    assert (sizes == 0).sum() >= 3 and sizes.max() == 40 and out == f"{off[-1]} 40 true\n"
+
+
 CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_topk_ties": _l03,
           "l04_rank_sort_rows": _l04, "l05_csr_spmv_both_ways": _l05,
           "l06_bits_hashes_saturation": _l06,
@@ -492,7 +513,8 @@ CHECKS = {"l01_three_phase_scan": _l01, "l02_u8_histograms_atomics": _l02, "l03_
           "l19_global_argmax_packed_atomic": _l19,
           "l20_u8_morphology_open_close": _l20,
           "l21_tile_walk_cluster_rows": _l21,
-          "l22_host_helpers_power_of_two_scan": _l22}
+          "l22_host_helpers_power_of_two_scan": _l22,
+          "l23_embedding_bag_queue_bf16": _l23}
 
 
 def test_a_module_constant_sizes_a_signature_from_anywhere(tmp_path: Path) -> None:
@@ -612,3 +634,19 @@ def test_an_integer_shift_by_a_band_matrix_is_built_on_the_gpu_as_the_reference_
     ref = (DIR.parents[2] / "docs" / "reference.md").read_text(encoding="utf-8")
     assert "of\nother element types the matrix is built in shared memory" in ref and "never being built" not in ref
     assert "shift_add::<64>" in (DIR / "l22_host_helpers_power_of_two_scan.tile").read_text(encoding="utf-8")
+
+
+def test_hovering_a_generic_call_inside_a_generic_kernel_names_the_callers_generic() -> None:
+    """l17 in an editor: hovering `fmix32(k)` inside `bucket_hist<const B: i32>` said "instantiated with `B = B`";
+    it now says the device function's `B` is the caller's `B`, and a launch's constant stays `B = 128`."""
+    from userprog import DIR
+
+    from tilelang.lsp import analysis, hover
+
+    p = DIR / "l17_use_modules_hashing.tile"
+    text = p.read_text(encoding="utf-8")
+    an = analysis.analyze(text, str(p))
+    inside = hover.hover(an, text.index("fmix32(k)") + 1)
+    launch = hover.hover(an, text.index("bucket(b.partition") + 1)
+    assert inside is not None and "instantiated with `B` the caller's `B`" in inside.markdown, inside
+    assert launch is not None and "instantiated with `B = 128`" in launch.markdown, launch

@@ -121,6 +121,19 @@ MATH_HABITS: dict[str, str] = {
             "name in place of `f32`)",
     "histogram": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
                  "i32).sum(0)` (examples/histogram.tile)",
+    # round 24 (huser25): "a similar name: `dot`" (`dropout`), "`cummin`" (`clamp_min`), a list of methods
+    "dropout": "Tile has no random numbers in kernels: hash each element's index with a seed (a counter-based "
+               "generator written out: murmur3's mix, or Philox's u64 products, of `arange::<i32>(B) + "
+               "block_id(0) * B` as `u32`), take `u = (h >> 8u32) as f32 * (1.0 / 16777216.0)`, then "
+               "`where(u >= p, {x} / (1.0 - p), 0.0)` (on the host, `rand::<f32>(shape, seed) >= p` is a mask)",
+    "nan_to_num": "`where({x} != {x}, 0.0, {x})` replaces NaN (`{x} != {x}` is the NaN test; `minimum`/`maximum` "
+                  "with the type's `MAX`/`MIN` bound the infinities)",
+    "index_select": "load what you need through a partition (a row: `x.partition([1, D]).load([id, 0])`, an "
+                    "element: `x.partition([1]).load([i]).item()`), or pick it with `where` over `arange` "
+                    "positions and a sum",
+    "scatter_add": "sum what lands on each position with a one-hot comparison, then add the whole tile at once "
+                   "inside `unsafe {{ }}`: `atomic_add(&t, [0], ((idx.reshape([N, 1]) == arange::<i32>(M)"
+                   ".reshape([1, M])) as f32 * v.reshape([N, 1])).sum(0))` (examples/histogram.tile)",
 }
 
 
@@ -135,6 +148,9 @@ RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     "max": ("`maximum({x}, {0})` is the larger of two values (`t.max(k)` reduces a tile along axis k)", ("b",)),
     "min": ("`minimum({x}, {0})` is the smaller of two values (`t.min(k)` reduces a tile along axis k)", ("b",)),
     "clamp": ("`minimum(maximum({x}, {0}), {1})` clamps the value into [{0}, {1}]", ("lo", "hi")),
+    # round 24: PyTorch's one-sided clamps (`clamp_min` was "a similar name: `cummin`")
+    "clamp_min": ("`maximum({x}, {0})` keeps each element at least {0}", ("lo",)),
+    "clamp_max": ("`minimum({x}, {0})` keeps each element at most {0}", ("hi",)),
     "ln": ("`log({x})` is the natural logarithm", ()),
     "ln_1p": ("`log(1.0 + {x})` (less exact than a `ln_1p` for tiny values)", ()),
     "exp_m1": ("`exp({x}) - 1.0` (less exact than an `exp_m1` near 0)", ()),

@@ -120,7 +120,8 @@ def _instantiation_markdown(an: Analysis, call: ast.Call) -> str:
         return ""
     inst = dict(an.program.instantiation_of(call))
     deferred = an.program.deferred_of(call)
-    parts = [f"`{k} = {v}`" for k, v in inst.items()]
+    # (round 24: a device function called with the calling kernel's own generic read "`B = B`")
+    parts = [f"`{k}` the caller's `{v}`" if str(v) == k else f"`{k} = {v}`" for k, v in inst.items()]
     parts += [f"`{k}` known at launch" for k in deferred if k not in inst]
     return "\n\ninstantiated with " + ", ".join(parts) if parts else ""
 

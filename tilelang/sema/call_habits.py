@@ -142,6 +142,12 @@ def _flip_call_help(tcx: CheckCx | None, e: ast.Call | None) -> str:
 
 _SORT = ("Tile has no sort: the k largest of `{x}` come one at a time from `argmax`, each pick masked out before "
          "the next (`where(arange::<i32>(N) == i, f32::NEG_INFINITY, {x})`)")
+# round 24 (huser25): a whole small row sorts by ranks (tests/user/programs/l04), which the help did not say
+_SORT_ALL = (_SORT + "; a whole row of N sorts by ranks: with `a = {x}.reshape([1, N, 1])`, `b = {x}.reshape([1, 1, "
+             "N])`, `i = arange::<i32>(N).reshape([1, N, 1])`, `j = arange::<i32>(N).reshape([1, 1, N])`, element i's "
+             "slot is `let rank = (((b < a) | ((b == a) & (j < i))) as i32).sum(2);` (a stable sort), and slot r "
+             "takes the element whose rank is r: `where(rank.reshape([1, N, 1]) == j, a, f32::NEG_INFINITY).max(1)`, "
+             "a [1, N] tile (`where(.., i, -1).max(1)` is the argsort)")
 
 
 def _like_help(tcx: CheckCx | None, e: ast.Call | None, make: str, rest: str) -> str:
@@ -188,7 +194,8 @@ HABITS = {
     **dict.fromkeys(("tensor", "array", "asarray", "as_tensor", "from_list"), values_help),
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)
     **dict.fromkeys(("concat", "cat", "concatenate", "stack", "hstack", "vstack"), lambda tcx, e: _JOIN),
-    **dict.fromkeys(("sort", "argsort", "topk"), lambda tcx, e: _SORT.replace("{x}", "t")),
+    **dict.fromkeys(("sort", "argsort"), lambda tcx, e: _SORT_ALL.replace("{x}", "t")),
+    "topk": lambda tcx, e: _SORT.replace("{x}", "t"),
     # and their reversals (round 11)
     **dict.fromkeys(FLIPS, lambda tcx, e: _flip_call_help(tcx, e)),
 }
@@ -261,7 +268,7 @@ METHOD_HABITS = {
               "`{x}.reshape([n, 1]).broadcast([n, k])` each element (`.reshape([n * k])` joins the axes)",
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes)",
-    "sort": _SORT, "argsort": _SORT, "topk": _SORT,
+    "sort": _SORT_ALL, "argsort": _SORT_ALL, "topk": _SORT,
     # round 22: Rust's iterators (`x.iter().sum()` was "a similar name: `item`")
     **dict.fromkeys(("iter", "into_iter", "iter_mut"), "tensors and tiles have no iterators: they are reduced whole "
                     "(`{x}.sum()`, `{x}.max()`, `{x}.min()`, `{x}.prod()`) and mapped element-wise (`{x} * 2.0`, "
@@ -372,3 +379,15 @@ def int_pow_help(tcx: CheckCx, base: ast.Expr, exp: ast.Expr, dt: DType) -> str:
     n = tcx.cast_snippet(exp) or "n"
     return (f"Tile's `pow` is a float power: an integer power is repeated `*` (a loop of `p = p * {x}`), or "
             f"`pow({x} as f64, {n} as f64) as {dt}`, exact while the power stays below 2^53")
+
+
+def permute_help(rank: int) -> str:
+    """`transpose` of a value of `rank` axes other than 2 (round 24: "use `.permute([..])` for other ranks"): the
+    two permutations meant, written out."""
+    if rank < 2:
+        return "a value of one axis has nothing to transpose: drop `.transpose()`"
+    last = [*range(rank - 2), rank - 1, rank - 2]
+    rev = list(reversed(range(rank)))
+    return (f"`transpose` swaps the axes of a 2-D value; of {rank} axes, `.permute([{', '.join(map(str, last))}])` "
+            f"swaps the last two (PyTorch's `transpose(-2, -1)`) and `.permute([{', '.join(map(str, rev))}])` "
+            "reverses them all (NumPy's `.T`)")

@@ -87,6 +87,12 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any, help_: 
     fe, we = elem_of(found), elem_of(want)
     if help_ is not None:
         d = d.with_help(help_)
+    elif isinstance(fe, DType) and isinstance(we, DType) and fe != we and isinstance(found, TileT) \
+            and (lits := _where_literals(tcx, node, we)) is not None:
+        # (round 24: `where(c, 1.0, 0.0)` returned as a `Tile<f64, ..>` was told to cast; the reference's way is
+        # the branches' type, exact where a cast of the f32 tile would round)
+        d = d.with_help(f"write the branches in `{we.value}`: `{lits}` (`where` of untyped literals makes "
+                        f"`{fe.value}` values where it is written)")
     elif isinstance(fe, DType) and isinstance(we, DType) and fe != we and \
             isinstance(found, (ScalarT, TileT, TensorT)):
         d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
@@ -420,3 +426,28 @@ def _bit_pattern_help(tcx: CheckCx, e: ast.IntLit, dt: DType) -> str | None:
     wrapped = e.value - (1 << dt.bits)
     return (f"`{text}` is a bit pattern: `{text}{unsigned} as {dt}` keeps its bits ({wrapped}), or compute in "
             f"`{unsigned}`")
+
+
+def _where_literals(tcx: CheckCx, node: Any, want: DType) -> str | None:
+    """`where(c, 1.0, 0.0)` with both branches untyped literals (or their negations), written with `want`'s
+    suffix on each; None for anything else (a short condition only)."""
+    if not (isinstance(node, ast.Call) and isinstance(node.callee, ast.Name) and node.callee.ident.name == "where"
+            and len(node.args) == 3):
+        return None
+    out = []
+    for a in node.args[1:]:
+        v, neg = a.value, ""
+        if isinstance(v, ast.Unary) and v.op == "-":
+            if not want.is_signed:
+                return None  # (unary `-` takes signed values only)
+            v, neg = v.operand, "-"
+        if not isinstance(v, (ast.FloatLit, ast.IntLit)) or v.suffix is not None:
+            return None
+        text = v.text if isinstance(v, ast.FloatLit) else str(v.value)
+        if want.is_float and isinstance(v, ast.IntLit):
+            text += ".0"
+        elif not want.is_float and isinstance(v, ast.FloatLit):
+            return None
+        out.append(f"{neg}{text}{want.value}")
+    cond = tcx.snippet(node.args[0].value) or "c"
+    return f"where({cond if len(cond) < 60 else 'c'}, {out[0]}, {out[1]})"

@@ -149,6 +149,15 @@ def shape_arg(tcx: CheckCx, cx: CallCx, e: ast.Expr, need_const: bool, *,
     where the run would refuse it later (E0714) or a launch far away (E0212):
     a negative dim of a tensor's shape (E0230), a dim below 1 of a partition's
     tiles (E0212). A list of `axes` is the caller's to check."""
+    if cx.name == "reshape" and isinstance(e, ast.Unary) and e.op == "-" and isinstance(e.operand, ast.IntLit) \
+            and e.operand.value == 1 and (flat := _flat_size(cx)) is not None:
+        # NumPy's `t.reshape(-1)` (round 24: "write it in brackets: `[-1]`", then E0212 "write every size")
+        x = tcx.receiver_snippet(cx.recv) if cx.recv is not None else "t"
+        tcx.emit(tcx.err(T.MISMATCHED_TYPES, "mismatched types", e.span, "expected a shape `[d0, d1, ..]`, "
+                         "found an integer")
+                 .with_help(f"NumPy's `reshape(-1)` flattens; Tile writes the whole shape: "
+                            f"`{x if len(x or '') < 30 else 't'}.reshape([{flat}])`"))
+        return None
     ty = shape_typed(tcx, e, "a shape `[d0, d1, ..]`")
     if ty is None:
         return None
@@ -234,3 +243,15 @@ def axis_forms(tcx: CheckCx, cx: CallCx, x: ast.Expr, rank: int) -> str:
         flat = f"`{cx.name}({t}.reshape([{n}]), 0)`"
         axes = f"give the axis: `{cx.name}({t}, 0)` .. `{cx.name}({t}, {rank - 1})`"
     return f"{axes}; over all its elements (a row-major index), {flat}" if n and len(t) < 40 else axes
+
+
+def _flat_size(cx: CallCx) -> str | None:
+    """The element count of `reshape`'s receiver as a dimension to write: a number, or the product of its
+    dimensions as written (`B * 4`); None where a dimension is `?`."""
+    src = deref(cx.recv_ty) if cx.recv_ty is not None else None
+    if not isinstance(src, (TensorT, TileT)) or not src.shape or any(d is None for d in src.shape):
+        return None
+    shape = const_shape(src.shape)
+    if shape is not None:
+        return str(math.prod(shape))  # type: ignore[arg-type]
+    return " * ".join(str(d) if isinstance(d, int) or d.is_const or d.as_symbol() else f"({d})" for d in src.shape)

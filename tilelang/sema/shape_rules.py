@@ -16,6 +16,7 @@ from collections.abc import Callable
 from tilelang.diagnostics.bounds import item_not_one
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.runtime import HOST_INDEX
+from tilelang.sema.call_habits import permute_help
 from tilelang.sema.context import CallCx, CheckCx
 from tilelang.sema.kernel import check_tile_limits, reshape_proposal
 from tilelang.sema.ruleargs import shape_arg
@@ -141,7 +142,7 @@ def _host_transpose(tcx: CheckCx, cx: CallCx, host: TensorT) -> Type:
     if len(host.shape) != 2:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tensor, found "
                                 f"{len(host.shape)}-D", cx.span, f"this is `{cx.recv_ty}`")
-                        .with_help("use `.permute([..])` for other ranks"))
+                        .with_help(permute_help(len(host.shape))))
     return TensorT(host.dtype, (host.shape[1], host.shape[0]))
 
 
@@ -149,7 +150,7 @@ def _tile_transpose(tcx: CheckCx, cx: CallCx) -> Type:
     x, ty = _tile_receiver(cx)
     if len(ty.shape) != 2:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`transpose` needs a 2-D tile, found {len(ty.shape)}-D",
-                                x.span, f"this is `{ty}`").with_help("use `.permute([..])` for other ranks"))
+                                x.span, f"this is `{ty}`").with_help(permute_help(len(ty.shape))))
     return TileT(ty.dtype, (ty.shape[1], ty.shape[0]))
 
 

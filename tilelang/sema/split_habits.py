@@ -223,7 +223,9 @@ def logsumexp_help(shape: tuple[Any, ...] | None, dtype: Any, e: ast.MethodCall,
     axis %= len(shape)
     kept = ", ".join("1" if i == axis else str(d) for i, d in enumerate(shape))
     m = f"{x}.max({axis})"
-    return (f"`log(exp({x} - {m}.reshape([{kept}])).sum({axis})) + {m}` (the maximum subtracted first, so no "
+    # (round 24: a 1-D tile's maximum is a scalar, which has no `reshape`: `t.max(0).reshape([1])` was E0103)
+    back = m if len(shape) == 1 else f"{m}.reshape([{kept}])"
+    return (f"`log(exp({x} - {back}).sum({axis})) + {m}` (the maximum subtracted first, so no "
             "`exp` overflows; a row of -inf gives NaN: guard it with `where` as a masked softmax does)")
 
 

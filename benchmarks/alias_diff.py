@@ -33,14 +33,13 @@ CPU only, a few cases a second; the programs are written under /tmp/alias_diff/.
 from __future__ import annotations
 
 import io
-import os
 import random
 import re
 import sys
 from pathlib import Path
 
-from tilelang import driver
 import tilelang.run as run
+from tilelang import driver
 
 N = 4
 OUT = Path("/tmp/alias_diff")
@@ -362,7 +361,7 @@ def group_case(seed: int, i: int) -> tuple[str, str]:
     t = group_route(g, "part.group()")
     w = r.choice([f"unsafe {{ atomic_add({t}, [0, 0], 1.0); }}", f"gbump({t});", f"gbumpt(({t}, 0));", f"gput({t});",
                   f"unsafe {{ store_unchecked({t}, [0, 0], full::<f32>([1, 1], 7.0)); }}"])
-    body = "\n".join(f"        {x}" for x in g.pre + [w])
+    body = "\n".join(f"        {x}" for x in [*g.pre, w])
     kern = ("kernel fn k(part: &mut Tensor<f32, [1, 1]>, y: &Tensor<f32, [?, ?]>) {\n"
             "    part.store(full::<f32>([1, 1], 1.0));\n    if last_block(1) {\n" + body + "\n    }\n}\n")
     used = [ln for ln in GLIB.splitlines() if not ln.startswith("fn ") or re.search(rf"\b{ln.split()[1].split('(')[0]}\(",

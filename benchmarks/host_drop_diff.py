@@ -65,7 +65,9 @@ class Gen:
         (a tensor no name holds when the kernel runs), "temp" (a temporary) or "kept" (a temporary that a variable
         binding the route holds: `let v = (&zeros(..), 1);` is readable through `v.0`; accepted))."""
         r = self.r
-        k = r.randrange(13) if depth < 3 else r.choice([0, 0, 1])
+        k = r.randrange(17) if depth < 3 else r.choice([0, 0, 1])
+        if k >= 13:
+            return self.more(k)
         m = "mut " if self.mut else ""
         if k == 0:
             return self.ref("a"), ""
@@ -120,6 +122,25 @@ class Gen:
         self.pre += [f"let mut {v} = {self.ref('a') if not self.mut else self.ref('spare')};", f"{v} = {e};"]
         return v, "kept" if lost in ("temp", "kept") else lost
 
+    def more(self, k: int) -> tuple[str, str]:
+        """Loops, tuple fields: a reference re-pointed in a loop at the loop body's tensor, a field of a block's
+        tuple, a field of a tuple variable reassigned after the reference was taken, a field of a held tuple
+        (kept: the writes are readable through it)."""
+        m = "mut " if self.mut else ""
+        v, t = self.fresh(), self.fresh()
+        if k == 13:
+            self.pre += [f"let mut {v} = {self.ref('a') if not self.mut else self.ref('spare')};",
+                         f"for _i in 0..2 {{ let {m}{t} = zeros::<f32>([4]); {v} = {self.ref(t)}; }}"]
+            return v, "drop"
+        if k == 14:
+            return f"{{ let {m}{t} = (zeros::<f32>([4]), 1); {self.ref(t + '.0')} }}", "drop"
+        if k == 15:
+            self.pre += [f"let mut {t} = (zeros::<f32>([4]), 1);", f"let {v} = {self.ref(t + '.0')};",
+                         f"{t} = (zeros::<f32>([4]), 2);"]
+            return v, "drop"
+        self.pre.append(f"let {m}{t} = (zeros::<f32>([4]), 1);")
+        return self.ref(t + ".0"), "kept"
+
 
 def program(seed: int, i: int) -> tuple[str, str, bool]:
     r = random.Random(seed * 1_000_003 + i)
@@ -129,7 +150,7 @@ def program(seed: int, i: int) -> tuple[str, str, bool]:
     op = f"inc(({e}).partition([2]))" if mut else f"tally(z.partition([1]), {e})"
     how = r.randrange(4)  # run now, kept in a variable, recorded in a graph, launched and waited for
     if mut and r.random() < 0.4:  # a host function that launches on its `&mut` parameter
-        body = "\n".join(f"    {s}" for s in g.pre + [f"bump({e});"])
+        body = "\n".join(f"    {s}" for s in [*g.pre, f"bump({e});"])
         return (HEAD + "fn main() {\n    let c = ones::<f32>([1]).sum() > 0.0;\n    let mut a = zeros::<f32>([4]);\n"
                 "    let mut spare = zeros::<f32>([4]);\n    let mut z = zeros::<f32>([4]);\n"
                 f"{body}\n    print(a.sum(), c, z.sum(), spare.sum());\n}}\n"), lost, mut
@@ -161,7 +182,7 @@ def case(seed: int, i: int) -> tuple[str, str]:
     out = io.StringIO()
     try:
         run.execute(str(path), "cpu", out=out)
-    except Exception as e:  # noqa: BLE001 (reported)
+    except Exception as e:  # (reported as a miss)
         return "MISS", f"{seed}_{i}: accepted, then {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
     got = out.getvalue().split()
     want = "2.0" if mut else "4.0"

@@ -44,10 +44,27 @@ def mut_params(decl: ast.FnDecl) -> dict[str, ast.Param]:
     return {p.name.name: p for p in decl.params if isinstance(p.ty, ast.RefType) and p.ty.mutable}
 
 
+def receiver_names(e: ast.Expr) -> list[ast.Name]:
+    """The names a `.group()` receiver may be: itself, a block's value, either arm of an `if`, a `&` of one
+    (round 27: `{ part }.group()` counted `part` as named in the region, so the region was refused, E0411)."""
+    match e:
+        case ast.Name():
+            return [e]
+        case ast.Ref(expr=x):
+            return receiver_names(x)
+        case ast.UnsafeBlock(body=b):
+            return receiver_names(b)
+        case ast.Block(tail=t):
+            return receiver_names(t) if t is not None else []
+        case ast.If(then=t, else_=els):
+            return receiver_names(t) + (receiver_names(els) if els is not None else [])
+    return []
+
+
 def group_reads(then: ast.Block) -> set[int]:
-    """ids of the `Name` receivers of `.group()` calls in the region."""
-    return {id(n.receiver) for n in ast.walk(then)
-            if isinstance(n, ast.MethodCall) and n.method.name == "group" and isinstance(n.receiver, ast.Name)}
+    """ids of the `Name` receivers of `.group()` calls in the region (through blocks and `if`s)."""
+    return {id(x) for n in ast.walk(then) if isinstance(n, ast.MethodCall) and n.method.name == "group"
+            for x in receiver_names(n.receiver)}
 
 
 def group_params(decl: ast.FnDecl) -> dict[str, int]:

@@ -15,7 +15,6 @@ help applied by the letter and the fixed program's output checked against NumPy.
 from __future__ import annotations
 
 import numpy as np
-
 from userprog import wrong_suite
 
 Tensors = dict[str, np.ndarray]

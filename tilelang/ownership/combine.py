@@ -39,7 +39,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
-from tilelang.lastblock import group_reads, mut_params, region
+from tilelang.lastblock import group_reads, mut_params, receiver_names, region
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.placement import OnceSink, refuse_in_device_fns
 from tilelang.source import Span
@@ -160,12 +160,13 @@ class _Combine:
                           .with_help(f"read the group's tiles with `{name}.group()`, or write the result to "
                                      "another `&mut` parameter used only in the region"))
         for n in ast.walk(node.then):
-            if isinstance(n, ast.MethodCall) and n.method.name == "group" and isinstance(n.receiver, ast.Name) \
-                    and n.receiver.ident.name in inside and n.receiver.ident.name not in outside:
-                self.emit(Diagnostic.error(codes.GROUP_TILE_MISUSE,
-                                           f"`{n.receiver.ident.name}.group()` of a tensor the group owns")
+            owned = [x.ident.name for x in receiver_names(n.receiver) if x.ident.name in inside
+                     and x.ident.name not in outside] if isinstance(n, ast.MethodCall) and n.method.name == "group" \
+                else []
+            if owned:
+                self.emit(Diagnostic.error(codes.GROUP_TILE_MISUSE, f"`{owned[0]}.group()` of a tensor the group owns")
                           .primary(n.span, "the group's tile is one tile, written in this region")
-                          .secondary(inside[n.receiver.ident.name].span, "used as the group's tile here")
+                          .secondary(inside[owned[0]].span, "used as the group's tile here")
                           .with_help("`.group()` reads a tensor that every block stored before the region"))
             if isinstance(n, ast.Name) and n.ident.name not in self.muts:
                 ty = self.view.type_of(n)

@@ -39,12 +39,12 @@ from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import BinOp, Const, LaunchCheck, Sym, SymExpr, simplify
 from tilelang.ownership.kernel_index import (
+    UNTRACED,
     Int,
     KernelIndex,
     Local,
     Nested,
     Param,
-    UNTRACED,
     View,
     const_diff,
 )

@@ -8,7 +8,7 @@
 # err), an arm a process (the switches are read when a kernel is lowered):
 #   new      the default of this branch: an f16/bf16 `mma` on the FMA engine (N = 4 < mma.sync's 8) takes the FMA
 #            pipeline (cp.async rings of 4 stages, x's 8-byte rows by cp.async.ca 8, values widened after their
-#            shared-memory reads, a register block of 2 rows x 4 tokens a thread, 1 warp a CTA)
+#            shared-memory reads, a register block of 1 row x 4 tokens a thread, 2 warps a CTA)
 #   old      TILEC_FMA_PIPELINE=0: main's FMA loop with no pipeline for the GEMV (col_sum the same code in every arm
 #            but auto)
 #   auto     TILEC_STREAM_AUTO=1 (hcliff11's opt-in ring of 3 stages for an unhinted kernel's loops): col_sum's loads
@@ -18,10 +18,10 @@
 # 0. -m gpu tests/backend/test_stream_loads.py -k auto_switch: the 4-token f16 GEMV on the card against the
 #    interpreter through the new rings (pipeline 1) and hcliff11's (pipeline 0), a partial last tile: EXPECTED 2 passed.
 # EXPECTED (CPU reading: sm_90a SASS, ptxas 13; RESULTS "hcliff12"; torch 0.062 ms for the GEMV, 0.096 ms col_sum):
-#   gemv (BM 64, BK 64, 128 CTAs): old ~0.31 ms, 0.18-0.22x; new ~0.09-0.16 ms, 0.4-0.7x (the loop: 512 FFMA,
-#     384 HADD2.F32, 51 LDS, 18 LDGSTS a 64-wide K step, ~1,090 instructions on one warp: issue-bound near 0.6 us a
-#     step, the loads 3 stages ahead); new/old time ~0.3-0.5; auto as new; autoold 0.25-0.6x
-#   gemv_bk256 (32 KB of W a step): new 2 stages, 255 registers, no spills, ~0.4-0.7x; old ~0.2-0.4x
+#   gemv (BM 64, BK 64, 128 CTAs): old ~0.31 ms, 0.18-0.22x; new ~0.07-0.12 ms, 0.5-0.9x (the loop a warp: 256
+#     FFMA, 320 HADD2.F32, 43 LDS, 9 LDGSTS a 64-wide K step, ~700 instructions on each of 2 warps: issue-bound
+#     near 0.4 us a step, the loads 3 stages ahead); new/old time ~0.25-0.4; auto as new; autoold 0.25-0.6x
+#   gemv_bk256 (32 KB of W a step): new 2 warps, 2 stages, 163 registers, no spills, ~0.5-0.9x; old ~0.2-0.4x
 #   gemv_bm16, gemv_bm16_bk256 (512 CTAs: a 16-row tile has no FMA-pipeline layout, every arm old's loop) ~0.2-0.45x:
 #     the probes of "more CTAs" without the pipeline
 #   gemv_nb8 (tokens padded to 8: mma.sync, no ring; torch multiplies 8 columns) ~0.2-0.45x in every arm

@@ -40,10 +40,11 @@ def _facts(kir, **extra) -> dict[str, TensorFacts]:  # type: ignore[no-untyped-d
 
 
 @pytest.mark.parametrize(("bm", "bk", "nb", "M", "K"), [
-    (32, 16, 4, 45, 40),  # 8-byte rows of x; an edge tile of W's rows, a K tail (40 = 2.5 tiles)
+    (64, 16, 4, 100, 40),  # 8-byte rows of x, 2 warps of 1 x 4; an edge tile of rows, a K tail (2.5 tiles)
     (32, 8, 8, 40, 24),  # 16-byte rows, K steps of 8 (no tensor-core shape: K % 16)
+    pytest.param(32, 16, 4, 45, 40, marks=pytest.mark.heavy),  # 1 warp of 2 x 4 (32 rows split no further)
     pytest.param(64, 64, 4, 64, 192, marks=pytest.mark.heavy),  # call 38's tile
-], ids=["nb4_edges", "nb8_k8", "call38_tile"])
+], ids=["nb4_edges", "nb8_k8", "nb4_one_warp", "call38_tile"])
 def test_a_few_token_f16_gemv_pipelines_and_agrees(bm: int, bk: int, nb: int, M: int, K: int) -> None:
     rng = np.random.default_rng(M + K)
     w = rng.integers(-4, 5, (M, K)).astype(np.float16)
@@ -53,6 +54,7 @@ def test_a_few_token_f16_gemv_pipelines_and_agrees(bm: int, bk: int, nb: int, M:
     kir = op._plan.kir
     text = print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir)))
     assert "dot.fma.smem" in text and "cp.async" in text, text
+    assert f"warps {1 if bm == 32 and nb == 4 else 2} " in text, text  # (`pipeline_fma._half_warps`)
     sim = [np.array(h) for h in op._hosts]
     SimDevice("sm_90a").run(kir, (-(-M // bm),), op._kernel_args(sim), _facts(kir))
     op.sync()  # the interpreter

@@ -182,6 +182,16 @@ def default_warps(M: int, N: int, acc: DType) -> int:
     return w
 
 
+def _half_warps(M: int, N: int, warps: int, spt: tuple[int, int]) -> int:
+    """The warps of a 2-byte product's pipeline: up to 4 where the accumulator splits that far (a GEMV's narrow
+    [64, 4] accumulator: 2 warps of 1 x 4 a thread, not `default_warps`' one of 2 x 4), so that the widening and
+    FMAs of a step, not memory, spread over more of the SM's 4 schedulers."""
+    for w in (4, 2):
+        if w > warps and acc_layout(M, N, w, spt) is not None:
+            return w
+    return warps
+
+
 def _ring(rows: int, K: int, kmajor: bool, trans: bool, item: int) -> tuple[int, int]:
     """A ring stage's [rows, cols + padding] for an operand of `rows` x K: [K, rows] where it is M/N-contiguous
     in memory, [rows, K + pad] where it is K-contiguous, [K, rows] where that one is stored transposed (a warp's
@@ -286,6 +296,8 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     spt = (1 if a_mk and not trans[0] else v, 1 if (b_nk and not trans[1]) or col else v)
     if warps is None:
         warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N, dot.acc.dtype)
+        if half and "num_warps" not in k.source.hints:
+            warps = _half_warps(M, N, warps, spt)
         if ctx.max_warps > 0:
             warps = min(warps, max(1, ctx.max_warps))
     layout = acc_layout(M, N, warps, spt)

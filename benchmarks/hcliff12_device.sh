@@ -15,8 +15,9 @@
 #            two tiles ahead; the GEMV as new (the FMA pipeline takes the loop first)
 #   autoold  TILEC_STREAM_AUTO=1 TILEC_FMA_PIPELINE=0: hcliff11's streamed GEMV (its weights in a ring, the FMAs
 #            through shared memory as old), the GEMV cases only
-# 0. -m gpu tests/backend/test_stream_loads.py -k auto_switch: the 4-token f16 GEMV on the card against the
-#    interpreter through the new rings (pipeline 1) and hcliff11's (pipeline 0), a partial last tile: EXPECTED 2 passed.
+# 0. -m gpu tests/backend/test_fma_half.py (the 4-token f16 GEMV on the card, default switches, 2 warps and 1, edge
+#    tiles and a K tail, exact) and test_stream_loads.py -k auto_switch (the same under TILEC_STREAM_AUTO=1 through
+#    the new rings and, pipeline 0, hcliff11's), each against the interpreter: EXPECTED 4 passed.
 # EXPECTED (CPU reading: sm_90a SASS, ptxas 13; RESULTS "hcliff12"; torch 0.062 ms for the GEMV, 0.096 ms col_sum):
 #   gemv (BM 64, BK 64, 128 CTAs): old ~0.31 ms, 0.18-0.22x; new ~0.07-0.12 ms, 0.5-0.9x (the loop a warp: 256
 #     FFMA, 320 HADD2.F32, 43 LDS, 9 LDGSTS a 64-wide K step, ~700 instructions on each of 2 warps: issue-bound
@@ -38,8 +39,8 @@ unset TILEC_STREAM_AUTO TILEC_FMA_PIPELINE
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1
 t0=$(date +%s)
 if [ "${TESTS:-1}" = 1 ]; then
-  timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_stream_loads.py \
-    -k auto_switch 2>&1 | tail -1 | sed "s/^/gpu tests /"
+  timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_fma_half.py \
+    tests/backend/test_stream_loads.py -k "half_pipeline or auto_switch" 2>&1 | tail -1 | sed "s/^/gpu tests /"
   echo "(tests done at $(( $(date +%s) - t0 )) s)"
 fi
 for arm in ${ARMS:-new old auto autoold}; do

@@ -66,26 +66,62 @@ def test_a_few_token_f16_gemv_pipelines_and_agrees(bm: int, bk: int, nb: int, M:
 
 
 def test_bf16_pipelines_only_in_bf16_memory() -> None:
-    """bf16 inputs take the rings where the tensors hold bf16 bits; not where their memory holds f32 values (a
-    NumPy array's, `TensorFacts.bf16_f32`): the copies would move 4-byte values into 2-byte slots."""
-    y = np.zeros((32, 4), np.float32)
-    op = tilelang.compile(SRC.replace("DT", "bf16")).gemv[32, 16, 4](
-        P(y, [32, 4]), np.zeros((32, 64), np.float32), np.zeros((64, 4), np.float32))
-    op.discard()  # compiled, never run
+    """bf16 inputs take the rings where the tensors hold bf16 bits (llsim gives them such memory: the same values
+    as the interpreter's, bit for bit); not where their memory holds f32 values (a NumPy array's on the GPU,
+    `TensorFacts.bf16_f32`): the copies would move 4-byte values into 2-byte slots."""
+    rng = np.random.default_rng(3)
+    w = rng.integers(-4, 5, (70, 40)).astype(np.float32)
+    x = rng.integers(-4, 5, (40, 4)).astype(np.float32)
+    y = np.full((70, 4), 7, np.float32)
+    op = tilelang.compile(SRC.replace("DT", "bf16")).gemv[64, 16, 4](P(y, [64, 4]), w, x)
     kir = op._plan.kir
     assert "dot.fma.smem" in print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir)))
     f32_memory = print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir, bf16_f32=True)))
     assert "dot.fma " in f32_memory and "dot.fma.smem" not in f32_memory
+    sim = [np.array(h) for h in op._hosts]
+    SimDevice("sm_90a").run(kir, (2,), op._kernel_args(sim), _facts(kir))
+    op.sync()  # the interpreter
+    np.testing.assert_array_equal(sim[0], op._hosts[0])
+    np.testing.assert_array_equal(sim[0], w @ x)
 
 
-def test_an_f16_accumulator_or_a_column_keeps_the_fma_loop() -> None:
-    """Only 2-byte inputs into f32 widen; a GEMV of one column (its copies an element: 2 bytes) keeps the loop."""
-    src = SRC.replace("DT", "f16")
-    one = src.replace("x: &Tensor<f16, [?, NB]>", "x: &Tensor<f16, [?, NB]>")
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_ptxas_assembles_both_types_without_spills(arch: str, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Call 38's tile ([64, 64] of W, 4 tokens) in f16 and bf16 (bf16 memory: `cvt` of bfloat, sm_80's too)."""
+    from ptxas_report import assemble
+
+    monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
+    for dt, np_dt in (("f16", np.float16), ("bf16", np.float32)):
+        op = tilelang.compile(SRC.replace("DT", dt)).gemv[64, 64, 4](
+            P(np.zeros((64, 4), np.float32), [64, 4]), np.zeros((64, 64), np_dt), np.zeros((64, 4), np_dt))
+        op.discard()  # compiled, never run
+        ptx = compile_kernel(op._plan.kir, arch, _facts(op._plan.kir)).ptx
+        assert "cp.async.ca.shared.global" in ptx and "cp.async.cg.shared.global" in ptx, ptx
+        r = assemble(ptx, arch)
+        assert r.max_spill_stores == 0, r.text
+
+
+def test_a_one_column_gemv_keeps_the_fma_loop() -> None:
+    """A GEMV of one f16 column ([K, 1]: its ring copies would be an element, 2 bytes) keeps the FMA loop."""
     main = ("\nfn main() { let w = zeros::<f16>([64, 64]); let x = zeros::<f16>([64, 1]);"
             " let mut y = zeros::<f32>([64, 1]); gemv::<32, 16, 1>(y.partition([32, 1]), &w, &x).sync(); }\n")
-    result = driver.compile(one + main, "ir")
+    result = driver.compile(SRC.replace("DT", "f16") + main, "ir")
     assert result.ok, result.diagnostics
     kir = next(k for k in result.output if k.name == "gemv")
     text = print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir)))
     assert "dot.fma " in text and "dot.fma.smem" not in text, text
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("bm", "bk", "M", "K"), [(64, 64, 200, 1000), (32, 16, 96, 520)], ids=["2_warps", "1_warp"])
+def test_the_half_pipeline_on_the_gpu(bm: int, bk: int, M: int, K: int) -> None:
+    """The 4-token f16 GEMV on the card (default switches: the FMA pipeline) against the interpreter, an edge tile
+    of rows and a K tail; small integers, so the sums are exact on both."""
+    import tilelang.testing as tt
+
+    rng = np.random.default_rng(M)
+    w = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    x = rng.integers(-4, 5, (K, 4)).astype(np.float16)
+    y = np.zeros((M, 4), np.float32)
+    tt.compare(tilelang.compile(SRC.replace("DT", "f16")).gemv[bm, bk, 4], P(y, [bm, 4]), w, x, devices=("cpu", "gpu"),
+               rtol=0.0, atol=0.0)

@@ -270,11 +270,14 @@ def test_an_unhinted_loop_streams_under_the_auto_switch(cols: int, monkeypatch) 
     assert "ring" not in _gemv_ir(0, 0)  # a `stages` hint of 0 from a generic (std::llm's ST -1): none, as asked
     if cols != 208:
         return
-    # a product of scalar FMAs in the loop (`mma` of N = 4): its weights streamed, the vector in registers
+    # a product of scalar FMAs in the loop (`mma` of N = 4): the FMA pipeline's rings take it (hcliff12: f16 inputs
+    # widened after their shared-memory reads); without that pipeline, its weights streamed, the vector in registers
     rng = np.random.default_rng(cols)
     w, xv = rng.standard_normal((32, cols)).astype(np.float16), rng.standard_normal((cols, 4)).astype(np.float16)
     y = np.zeros((32, 4), np.float32)
     gv = tilelang.compile(GEMV4).gemv4[32, 64](P(y, [32, 4]), w, xv)
+    assert "dot.fma.smem" in _gpu_ir(gv)
+    monkeypatch.setenv("TILEC_FMA_PIPELINE", "0")
     text = _gpu_ir(gv)
     assert "cp.async.own @w[" in text and "cp.async.own @x[" not in text and "load @x" in text
     sim, want = _simulate_then_interpret(gv, (1,))
@@ -286,14 +289,16 @@ def test_an_unhinted_loop_streams_under_the_auto_switch(cols: int, monkeypatch) 
 
 
 @pytest.mark.gpu
-def test_the_auto_switch_on_the_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """`TILEC_STREAM_AUTO=1` on the card: the 4-token GEMV (its weights streamed past a partial last tile) against
-    the interpreter."""
+@pytest.mark.parametrize("fma_pipeline", ["1", "0"])
+def test_the_auto_switch_on_the_gpu(fma_pipeline: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_STREAM_AUTO=1` on the card: the 4-token GEMV against the interpreter, past a partial last tile: through
+    the FMA pipeline's rings (hcliff12's f16 inputs), and with `TILEC_FMA_PIPELINE=0` its weights streamed."""
     import tilelang.testing as tt
 
     monkeypatch.setenv("TILEC_STREAM_AUTO", "1")
+    monkeypatch.setenv("TILEC_FMA_PIPELINE", fma_pipeline)
     rng = np.random.default_rng(4)
     w, xv = rng.standard_normal((96, 1040)).astype(np.float16), rng.standard_normal((1040, 4)).astype(np.float16)
     y = np.zeros((96, 4), np.float32)
-    tt.compare(tilelang.compile(GEMV4 + "// auto\n").gemv4[32, 64], P(y, [32, 4]), w, xv, devices=("cpu", "gpu"),
+    tt.compare(tilelang.compile(GEMV4 + f"// auto, pipeline {fma_pipeline}\n").gemv4[32, 64], P(y, [32, 4]), w, xv, devices=("cpu", "gpu"),
                rtol=1e-4, atol=1e-3)

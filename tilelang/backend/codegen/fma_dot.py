@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.backend.codegen.llvm_types import reg_ty
+from tilelang.backend.codegen.llvm_types import mem_ty, reg_ty
 from tilelang.backend.gpu import nodes as g
 
 
@@ -45,6 +45,7 @@ class _Operand:
         self.dt = ring.dtype
         self.item = 8 if self.dt.bits == 64 else self.dt.itemsize
         self.ty = reg_ty(self.dt)
+        self.mty = mem_ty(self.dt)  # (f16 / bf16: read as such from the ring, widened to the f32 register)
         self.cols = ring.shape[2]  # the ring's row length, padding included
         ref = em.env[ring.id]
         self.off, self.stage_bytes = ref.offset, ref.stage_bytes
@@ -61,11 +62,14 @@ class _Operand:
     def _vec(self, byte: int, v: int) -> list[str]:
         em = self.em
         p = self.ptr if byte == 0 else em.emit(f"getelementptr i8, ptr addrspace(3) {self.ptr}, i32 {byte}")
+        mt = self.mty
         if v == 1:
-            return [em.emit(f"load {self.ty}, ptr addrspace(3) {p}, align {self.item}")]
-        vt = f"<{v} x {self.ty}>"
-        x = em.emit(f"load {vt}, ptr addrspace(3) {p}, align {v * self.item}")
-        return [em.emit(f"extractelement {vt} {x}, i32 {e}") for e in range(v)]
+            got = [em.emit(f"load {mt}, ptr addrspace(3) {p}, align {self.item}")]
+        else:
+            vt = f"<{v} x {mt}>"
+            x = em.emit(f"load {vt}, ptr addrspace(3) {p}, align {v * self.item}")
+            got = [em.emit(f"extractelement {vt} {x}, i32 {e}") for e in range(v)]
+        return got if mt == self.ty else [em.emit(f"fpext {mt} {h} to {self.ty}") for h in got]
 
     def group(self, k0: int, size: int) -> list[list[str]] | None:
         """K-contiguous: vals[kk][i], the value of k-step k0 + kk (kk < `size`) at this thread's

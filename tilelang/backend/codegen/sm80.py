@@ -126,7 +126,8 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     _, rows, pcols = op.dst.shape
     cols = op.cols or pcols
     item = 8 if op.dst.dtype.bits == 64 else op.dst.dtype.itemsize
-    epc = 16 // item  # elements a chunk
+    cb = min(16, cols * item)  # bytes a chunk: 16, or a narrow ring row's 4 or 8 (`pipeline_fma._chunk_of`)
+    epc = cb // item  # elements a chunk
     lg = epc.bit_length() - 1
     cpr = cols // epc
     total = rows * cpr
@@ -143,10 +144,12 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
             return _slab_addr(em, base, r, cc, rows)
         if not padded:
             return _chunk_addr(em, base, r, cc, cols * item // 2, quad)
-        off = em.emit(f"add i32 {em.emit(f'mul i32 {r}, {pcols * item}')}, {em.emit(f'shl i32 {cc}, 4')}")
+        off = em.emit(f"add i32 {em.emit(f'mul i32 {r}, {pcols * item}')}, {em.emit(f'shl i32 {cc}, {cb.bit_length() - 1}')}")
         return em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {em.emit(f'add i32 {base}, {off}')}")
+    assert cb == 16 or (padded and op.vector), "a narrow chunk is a padded ring's cp.async (pipeline_fma)"
+    copy_fn = "cp.async.cg.shared.global.16.s" if cb == 16 else f"cp.async.ca.shared.global.{cb}.s"  # (cg: 16 only)
     if op.vector:
-        em.declare("declare void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)")
+        em.declare(f"declare void @llvm.nvvm.{copy_fn}(ptr addrspace(3), ptr addrspace(1), i32)")
 
     tile_ptr = ""
     if op.vector:
@@ -184,9 +187,8 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
             local = em.emit(f"add i64 {r_off}, {c_off}")
             at = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {tile_ptr}, i64 {local}")
             src = em.emit(f"select i1 {ok}, ptr addrspace(1) {at}, ptr addrspace(1) {info.base}")
-            size = em.emit(f"select i1 {ok}, i32 16, i32 0")
-            em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, "
-                    f"ptr addrspace(1) {src}, i32 {size})")
+            size = em.emit(f"select i1 {ok}, i32 {cb}, i32 0")
+            em.stmt(f"call void @llvm.nvvm.{copy_fn}(ptr addrspace(3) {dst}, ptr addrspace(1) {src}, i32 {size})")
         else:
             vty = f"<{epc} x i{8 * item}>"
             em.stmt(f"store {vty} {_elements(em, info, row, col, lead, epc)}, ptr addrspace(3) {dst}, align 16")

@@ -44,7 +44,7 @@ def mode(k: g.GpuKernel, ctx: PassContext, plans: dict[int, Any]) -> str:
         return ""
     (p,) = plans.values()
     ops = list(k.body.ops)
-    if p.dot.acc.dtype is not DType.F32 or p.loop not in ops:
+    if p.dot.acc.dtype is not DType.F32 or p.dot.a.dtype is not DType.F32 or p.loop not in ops:
         return ""
     after = ops[ops.index(p.loop) + 1:]
     if any(isinstance(o, ir.For | ir.While) for op in after for o in g.walk(ir.Region((), (op,)))):

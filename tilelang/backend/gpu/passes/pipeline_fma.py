@@ -39,7 +39,15 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   whose transposed reads split no thread grid keeps the rings as in memory;
 - few tiles (f32): split-K, the loop walked in pieces (`fma_split`);
 - a GEMV's B, a [K, 1] column (`_Plan.col`): copied into one [1, K] ring row
-  an element a copy (`cp_async_transposed`'s runs of 1), read along k.
+  an element a copy (`cp_async_transposed`'s runs of 1), read along k;
+- f16 / bf16 inputs of an f32 accumulator (`_HALF`: a product no tensor-core
+  instruction takes, a GEMV of 4 tokens; hcliff12): the rings hold the 2-byte
+  values, each widened to f32 after its shared-memory read
+  (`fma_dot._Operand`); a [K, 4] operand's 8-byte rows are copied whole, one
+  `cp.async.ca` of 8 bytes each, where the tensor's last dim is a static
+  multiple of 4 (`_chunk_of`); not transposed, not a column (their copies
+  are an element each: 2 bytes, which cp.async does not copy), not bf16
+  memory holding f32 values (`TensorFacts.bf16_f32`), never split (`fma_split`).
 
 The products are the interpreter's: `acc + a·b` with the FMA's one rounding
 a step (floats: the interpreter sums `np.matmul`'s products in its own order,
@@ -51,7 +59,7 @@ later (cp.async), `TILEC_FMA_PIPELINE` not "0"; the loop is at the kernel's
 top level and carries only the accumulator; its body is scalar ops, the two
 loads (2-D tensors, or a 3-D one's [1, R, C] tile reshaped: a batched
 operand), an optional transpose of either, and the `DotOp` (engine "fma",
-inputs of 4 or 8 bytes: f32, f64, i32, u32, i64, u64), each tile used once;
+inputs of 4 or 8 bytes: f32, f64, i32, u32, i64, u64; or f16 / bf16 into f32), each tile used once;
 the warps split the accumulator into whole thread blocks. Warps: the
 kernel's `num_warps` hint, else one per 2,048 accumulator elements (64 a
 thread; 32 of 8 bytes), 1 to 8. `stages`: the hint, else 4, fewer where a
@@ -88,6 +96,7 @@ LANE_SHAPES = ((4, 8), (8, 4), (2, 16), (16, 2), (1, 32), (32, 1))  # a warp's l
 ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count follows)
 RING_BYTES = 64 * 1024  # default stages: the most that keep the ring within this (at least 2)
 _TYPES = (DType.F32, DType.F64, DType.I32, DType.U32, DType.I64, DType.U64)
+_HALF = (DType.F16, DType.BF16)  # 2-byte inputs of an f32 accumulator: widened after their shared-memory reads
 
 
 def max_regs() -> int:
@@ -173,6 +182,16 @@ def default_warps(M: int, N: int, acc: DType) -> int:
     return w
 
 
+def _half_warps(M: int, N: int, warps: int, spt: tuple[int, int]) -> int:
+    """The warps of a 2-byte product's pipeline: up to 4 where the accumulator splits that far (a GEMV's narrow
+    [64, 4] accumulator: 2 warps of 1 x 4 a thread, not `default_warps`' one of 2 x 4), so that the widening and
+    FMAs of a step, not memory, spread over more of the SM's 4 schedulers."""
+    for w in (4, 2):
+        if w > warps and acc_layout(M, N, w, spt) is not None:
+            return w
+    return warps
+
+
 def _ring(rows: int, K: int, kmajor: bool, trans: bool, item: int) -> tuple[int, int]:
     """A ring stage's [rows, cols + padding] for an operand of `rows` x K: [K, rows] where it is M/N-contiguous
     in memory, [rows, K + pad] where it is K-contiguous, [K, rows] where that one is stored transposed (a warp's
@@ -219,12 +238,27 @@ def _operand(v: ir.Value, defs: dict[int, object], k: g.GpuKernel, count: dict[i
     return _unbatched(o, defs, k, count), flip
 
 
-def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object], item: int) -> bool:
-    """Every 16-byte chunk of the tile's rows is one aligned chunk of the tensor (cp.async copies it)."""
+def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object], item: int, k: g.GpuKernel | None = None,
+             chunk: int = 16) -> bool:
+    """Every 16-byte chunk of the tile's rows is one aligned chunk of the tensor (cp.async copies it); a `chunk`
+    of 8 bytes (a ring row that narrow: 4 tokens' f16 columns) where the tensor's last dim is a static multiple
+    of it, each row's start then as aligned."""
     f = ctx.fact(ld.tensor)
-    epc = 16 // item
+    epc = chunk // item
+    if chunk < 16:
+        last = k.tensor(ld.tensor).dims[-1] if k is not None else None
+        return (f.aligned16 and not f.bf16_f32 and last is not None and last % epc == 0
+                and _multiple(ld.offsets[-1], defs) % epc == 0)
     return (f.aligned16 and len(f.dims_div16) == len(ld.offsets) and f.dims_div16[-1]
             and _multiple(ld.offsets[-1], defs) % epc == 0)
+
+
+def _chunk_of(cont: int, item: int, half: bool) -> int:
+    """The bytes a cp.async copies of a ring row of `cont` elements: 16, or the whole row where it is 8 bytes
+    and the inputs are 2-byte (`_HALF`: 4 tokens of f16, read as one vector of `vec_of` 4); 0 where neither fits."""
+    if cont * item % 16 == 0:
+        return 16
+    return 8 if half and cont * item == 8 else 0
 
 
 def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None) -> _Plan | None:
@@ -237,12 +271,14 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if not isinstance(a, ir.Load) or not isinstance(b, ir.Load):
         return None
     dt = dot.a.dtype
+    half = dt in _HALF and dot.acc.dtype is DType.F32
     for ld in (a, b):
         t = k.tensor(ld.tensor)
         if (ld.mask is not None or ld.padding is not None or t.rank != len(ld.result.shape)
-                or t.rank not in (2, 3) or t.dtype is not dt or count.get(ld.result.id) != 1):
+                or t.rank not in (2, 3) or t.dtype is not dt or count.get(ld.result.id) != 1
+                or (half and ctx.fact(ld.tensor).bf16_f32)):
             return None
-    if dt not in _TYPES or dot.b.dtype is not dt:
+    if (dt not in _TYPES and not half) or dot.b.dtype is not dt:
         return None
     M, K = dot.a.shape
     N = dot.b.shape[1]
@@ -251,13 +287,17 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if K % v:
         return None
     a_mk = not a_flip
-    tr = transpose_enabled()
+    tr = transpose_enabled() and not half  # (its copies are an element each: 4 or 8 bytes)
     trans = (tr and a_mk, tr and b_nk)
     # the dims each operand is read along in shared memory: M/N (`spt` v) or K (`spt` 1)
     col = N == 1 and not b_nk  # (a GEMV's x: its one column as one row of the ring, read along k)
+    if col and half:
+        return None  # (the column's copies are an element each)
     spt = (1 if a_mk and not trans[0] else v, 1 if (b_nk and not trans[1]) or col else v)
     if warps is None:
         warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N, dot.acc.dtype)
+        if half and "num_warps" not in k.source.hints:
+            warps = _half_warps(M, N, warps, spt)
         if ctx.max_warps > 0:
             warps = min(warps, max(1, ctx.max_warps))
     layout = acc_layout(M, N, warps, spt)
@@ -268,11 +308,14 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
         return None
     # every ring row whole 16-byte chunks (the contiguous dim of each tile)
     conts = (K if a_mk else M, K if b_nk or col else N)
-    if any(c * item % 16 for c in conts):
+    chunks = tuple(_chunk_of(c, item, half) for c in conts)
+    if not all(chunks):
         return None
     rings = (_ring(M, K, a_mk, trans[0], item), (1, K) if col else _ring(N, K, b_nk, trans[1], item))
     every = {v.id: o for o in (*k.body.ops, *op.body.ops) for v in g.results(o)}
-    vector = (_chunked(ctx, a, every, item), _chunked(ctx, b, every, item))
+    vector = (_chunked(ctx, a, every, item, k, chunks[0]), _chunked(ctx, b, every, item, k, chunks[1]))
+    if any(c < 16 and not v_ for c, v_ in zip(chunks, vector, strict=True)):
+        return None  # (a narrow row's element copies would be 2 bytes: cp.async copies 4, 8 or 16)
     stage_bytes = sum(r * c for r, c in rings) * item
     fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - _scratch(k, op)) // stage_bytes
     stages = k.num_stages if "stages" in k.source.hints else max(2, min(4, RING_BYTES // stage_bytes))

@@ -86,6 +86,41 @@ def test_every_tile_runs_once(shapes, monkeypatch) -> None:  # type: ignore[no-u
             assert sum(new_shares) == sum(old_shares) - bh * middle, (where, new_shares, old_shares)
 
 
+# BH, BHkv (GQA: several query heads a kv head), S_q, S_k: one query block a head (nf = 1) to nine, S_q != S_k
+ODD_SHAPES = [(bh, hkv, sq, sk) for bh, hkv in [(1, 1), (3, 3), (3, 1), (6, 2), (5, 5)]
+              for sq, sk in [(128, 128), (384, 384), (300, 300), (384, 512), (384, 200), (129, 129), (1100, 1100),
+                             (330, 260)]]
+
+
+@pytest.mark.heavy  # (~15 s: 280 launches of both walks)
+def test_every_tile_runs_once_with_gqa_and_other_key_lengths(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """hrev28's review: the variant's walk with grouped kv heads, S_q != S_k (causal from the top left), one to nine
+    query blocks a head, 1 CTA to more than the tiles: every tile the default walk runs is run once, on the union of
+    the key bounds the default kernel gives it (which splits some tiles' keys over CTAs and runs a middle tile
+    twice)."""
+    from collections import defaultdict
+
+    new_k, new_pos = _kernel(monkeypatch, True)
+    old_k, old_pos = _kernel(monkeypatch, False)
+
+    def runs(k, pos, P: int, bh: int, hkv: int, sq: int, sk: int) -> dict:  # type: ignore[no-untyped-def]
+        got: dict = defaultdict(list)
+        for c in range(P):
+            for t, lo, hi, *_ in _walk(k, pos, c, P, bh, hkv, sq, sk, True):
+                got[t].append((lo, hi))
+        return got
+
+    for bh, hkv, sq, sk in ODD_SHAPES:
+        for P in (1, 2, 3, 5, 132):
+            P = min(P, bh * math.ceil(sq / 128))
+            old, new = runs(old_k, old_pos, P, bh, hkv, sq, sk), runs(new_k, new_pos, P, bh, hkv, sq, sk)
+            where = (bh, hkv, sq, sk, P)
+            assert set(new) == set(old), where
+            for t, v in new.items():
+                whole = (min(lo for lo, _ in old[t]), max(hi for _, hi in old[t]))
+                assert len(v) == 1 and (v[0] in old[t] or v[0] == whole), (where, t, v, old[t])
+
+
 def test_the_kernels_ask_for_the_variant_where_it_applies(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The long keys' kernel asks for the tail variant (pairs of an even nf) and the once variant (odd); the short
     keys' variant (which asks for no tail) for the once variant; neither variant asks again. The host's plan: "once"

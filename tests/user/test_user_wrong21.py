@@ -176,6 +176,33 @@ def test_the_math_help_covers_methods_and_untyped_constants() -> None:
         assert want in errs[0].help[0], (src, errs[0].help)
 
 
+def test_the_math_help_gives_the_value_a_kernel_computes() -> None:
+    """The help's value of `pow`, `atan2` and `erf` in f32 is the one a kernel (and a host `let`) computes: f32
+    pow is f64 pow rounded once and atan2 f64's rounded once on both engines, where NumPy's own f32 `power` and
+    `arctan2` (which the help used) are a unit in the last place off (`9.902561`, `-2.4269552`: the programs print
+    `9.902562`, `-2.426955`); erf, bit-exact on both engines since herf, got the general help. Each value, written
+    as the literal, is the kernel's value of the expression (hrev28)."""
+    import io
+    import re
+
+    from tilelang import run
+
+    for expr, want in (("pow(2.623225212097168, 2.3774187564849854)", "9.902562"),
+                       ("atan2(-2.135042428970337, -2.4607901573181152)", "-2.426955"),
+                       ("erf(0.3)", None)):
+        src = (f"const R: f32 = {expr};\n\nkernel fn k(z: &mut Tensor<f32, [4]>) {{\n"
+               f"    z.store(full::<f32>([4], R) - {expr});\n}}\n\nfn main() {{\n    let mut z = ones::<f32>([4]);\n"
+               f"    k(z.partition([4])).sync();\n    print(z[0] == 0.0);\n}}\n")
+        errs = _errors(src)
+        assert [d.code for d in errs] == ["E0209"], errs
+        got = re.search(r"write its value, `([^`]+)` \(what `[^`]+` is in `f32`\)", errs[0].help[0])
+        assert got is not None, errs[0].help
+        assert want is None or got.group(1) == want, (expr, errs[0].help)
+        out = io.StringIO()
+        run.execute(src.replace(f"const R: f32 = {expr};", f"const R: f32 = {got.group(1)};"), "cpu", out=out)
+        assert out.getvalue() == "true\n", (expr, got.group(1), out.getvalue())
+
+
 def test_the_replay_count_gets_the_loop_by_position_too() -> None:
     """d02's second step, `g.replay(25)`, gets the same loop; `replay()` of a graph runs."""
     src = ("kernel fn one<const B: i32>(z: &mut Tensor<f32, [B]>) {\n    z.store(z.load() + 1.0);\n}\n"

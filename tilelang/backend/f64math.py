@@ -420,12 +420,33 @@ def pow_f32(em: IREmitter, x: str, y: str) -> str:
     in f64: 48 bits) where y == 2. The interpreter rounds NumPy's f64 pow once (`numeric._float_op`), which is
     exact there; `pow`'s ~1e-13 put x^2 on the wrong side of an f32 tie (an f32 with 25 bits: 1 + 2^-12
     squared) on 1478 of 262,143 such inputs. Where y == 3 both engines take `cube` (4 in 2 million random
-    inputs differed before). Other integer exponents' exact ties stay possible (herf)."""
+    inputs differed before). Other exponents' exact ties (x^5 of 1.8125, 66049^1.5) both engines take to the
+    midpoint (`snap_ties`), which rounds to even as the interpreter's exact f64 pow does (hrev28)."""
     sq = em.emit(f"fmul double {x}, {x}")
     two = em.emit(f"fcmp oeq double {y}, 2.0")
     three = em.emit(f"fcmp oeq double {y}, 3.0")
-    r = em.emit(f"select i1 {two}, double {sq}, double {pow(em, x, y)}")
+    r = em.emit(f"select i1 {two}, double {sq}, double {snap_ties(em, pow(em, x, y), y)}")
     return em.emit(f"select i1 {three}, double {cube(em, x, sq)}, double {r}")
+
+
+def snap_ties(em: IREmitter, r: str, y: str) -> str:
+    """`r` (an f64 pow of exponent `y`) put on the f32 midpoint it is within `numeric.SNAP_ULPS` f64 ulps of (an
+    f32-normal value; not for y of 0.5, -1 or 1, whose constants `f32exact.pow_const` computes exactly), as the
+    interpreter does (`numeric._snap_ties`): `pow`'s ~1e-13 put an exact tie x^y (66049^1.5 = 257^3) beside the
+    midpoint, so the rounding to f32 went away from the even neighbour the interpreter takes (hrev28)."""
+    from tilelang.interp.numeric import SNAP_ULPS
+
+    bits = em.emit(f"bitcast double {r} to i64")
+    low = em.emit(f"and i64 {bits}, {0x1FFFFFFF}")
+    off = em.emit(f"add i64 {low}, {SNAP_ULPS - 0x10000000}")
+    near = em.emit(f"icmp ule i64 {off}, {2 * SNAP_ULPS}")
+    e = em.emit(f"and i64 {em.emit(f'lshr i64 {bits}, 52')}, 2047")
+    normal = em.emit(f"icmp ule i64 {em.emit(f'sub i64 {e}, {1023 - 126}')}, 253")
+    ok = em.emit(f"and i1 {near}, {normal}")
+    for c in ("0.5", "-1.0", "1.0"):
+        ok = em.emit(f"and i1 {ok}, {em.emit(f'fcmp une double {y}, {c}')}")
+    snapped = em.emit(f"or i64 {em.emit(f'and i64 {bits}, {~0x1FFFFFFF}')}, {0x10000000}")
+    return em.emit(f"bitcast i64 {em.emit(f'select i1 {ok}, i64 {snapped}, i64 {bits}')} to double")
 
 
 def cube(em: IREmitter, x: str, sq: str | None = None) -> str:

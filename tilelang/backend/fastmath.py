@@ -61,8 +61,9 @@ MATH: dict[str, MathImpl] = {
                     0.0, 0.0),
     # the interpreter rounds NumPy's f64 pow once: the same bits but at an exact tie of x^y for an integer y >= 3
     "pow": MathImpl("f64math.pow_f32: f64math.pow on the values widened to f64 (x * x, exact, where y == 2; x * x "
-                    "* x where y == 3, as the interpreter defines it), rounded once, as the interpreter rounds its "
-                    "f64 pow (~200 SASS instructions an element, ~60 of them FP64); by a constant 2, 0.5, -1 or 1 "
+                    "* x where y == 3, as the interpreter defines it; a value within 2^-36 of an f32 midpoint put on "
+                    "it, as the interpreter puts its own: an exact tie rounds to even on both), rounded once, as the "
+                    "interpreter rounds its f64 pow (~200 SASS instructions an element, ~60 of them FP64); by a constant 2, 0.5, -1 or 1 "
                     "one f32 operation of the same bits (f32exact.pow_const: x * x, sqrt.rn, div.rn, x), by 3 two "
                     "f64 multiplies", 2e-7, 1e-30, "finite results"),
     "atan2": MathImpl("f64math.atan2 on the values widened to f64, rounded once (`asin`, `acos` and `atan` "

@@ -382,9 +382,32 @@ def _pow_f32(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """f32 pow as the GPU computes it (`f64math.pow_f32`, `f32exact.pow_const`): NumPy's f64 pow rounded once to
     f32, x * x * x in f64 where y == 3 (x^2 exact, one rounding to f64: GELU's `x.pow(3.0)`, which the GPU
     computes so, in two f64 multiplies). NumPy's own f32 pow is ~1 ulp: 21 % of random f32 pows printed a last
-    digit other than the GPU's (herf)."""
+    digit other than the GPU's (herf). An f64 pow within 2^-36 of an f32 midpoint is taken as the midpoint
+    (`_snap_ties`: the GPU's f64 pow is not exact at a tie)."""
     xw, yw = x.astype(F64), y.astype(F64)
-    return np.where(yw == 3.0, xw * xw * xw, np.power(xw, yw)).astype(F32)
+    return np.where(yw == 3.0, xw * xw * xw, _snap_ties(np.power(xw, yw), yw)).astype(F32)
+
+
+#: `_snap_ties`: an f64 pow this many f64 ulps (2^-36 relative) from an f32 midpoint is taken as the midpoint; the
+#: GPU's f64 pow is within ~1e-13 (2^-43) of x^y, so both engines see an exact tie as one (`f64math.snap_ties`)
+SNAP_ULPS = 1 << 16
+
+
+def _snap_ties(r: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """f64 pow results `r` (of exponents `y`) with those within `SNAP_ULPS` of an f32 midpoint (an f32-normal value)
+    put on it, so that the rounding to f32 that follows takes the even neighbour, as `f64math.snap_ties` does on the
+    GPU: an exact tie x^y (x^5 of 1.8125, 66049^1.5 = 257^3) was rounded to even here (NumPy's pow is correctly
+    rounded) but away on the GPU, whose f64 pow lands beside it (20 of 46 such ties; hrev28). Not for y of 2, 0.5,
+    -1 and 1 (3 is `_pow_f32`'s cube), which the GPU computes exactly by a constant (`f32exact.pow_const`)."""
+    r = np.array(r, F64, copy=True)
+    bits = r.view(np.int64)
+    low = bits & 0x1FFFFFFF
+    e = (bits >> 52) & 0x7FF
+    near = (np.abs(low - 0x10000000) <= SNAP_ULPS) & (e >= 1023 - 126) & (e <= 1023 + 127)
+    near &= (y != 2.0) & (y != 0.5) & (y != -1.0) & (y != 1.0)
+    if near.any():
+        bits[near] = (bits[near] & ~0x1FFFFFFF) | 0x10000000
+    return r
 
 
 def _horner32(coefs: tuple[float, ...], v: np.ndarray) -> np.ndarray:

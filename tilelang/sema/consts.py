@@ -450,12 +450,40 @@ def constant_amount(after: After, e: ast.Binary) -> int | None:
     return amount if isinstance(amount, int) and not isinstance(amount, bool) else None
 
 
-#: the math built-ins whose value a constant's help computes (round 21): NumPy's, in f32 or f64
+#: the math built-ins whose value a constant's help computes (round 21): NumPy's, in f32 or f64; those that are
+#: element-wise ops (`pow`, `atan2`, `erf`, ..) as the kernels compute them (`_math_value`)
 _MATH_VALUES = {
     "sqrt": "sqrt", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sin": "sin", "cos": "cos",
     "tanh": "tanh", "abs": "abs", "floor": "floor", "ceil": "ceil", "atan": "arctan", "asin": "arcsin",
     "acos": "arccos", "pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum": "minimum",
+    "erf": "",
 }
+
+
+def _math_value(name: str, vals: list[float], ftype: Any) -> float | None:
+    """Built-in `name` of `vals` in `ftype` (np.float32 or np.float64), as a kernel computes it: through the
+    interpreter's element-wise op where `name` is one (f32 `pow` is f64 pow rounded once, `atan2` f64's rounded
+    once, `erf` erf32's algorithm: NumPy's own f32 `power` and `arctan2` are an ulp off; hrev28), else NumPy's
+    function; None for a wrong count of arguments."""
+    import numpy as np
+
+    from tilelang.interp import numeric as num
+    from tilelang.ir.nodes import ElemOp
+
+    op = ElemOp._value2member_map_.get(name)
+    if op is not None:
+        arity = 2 if name in ("pow", "atan2", "maximum", "minimum") else 1
+        if len(vals) != arity:
+            return None
+        with np.errstate(all="ignore"):
+            r = num.elementwise(op, [np.asarray(v, ftype) for v in vals],
+                                DType.F64 if ftype is np.float64 else DType.F32)
+        return float(r)
+    fn = getattr(np, _MATH_VALUES[name])
+    if len(vals) != fn.nin:
+        return None
+    with np.errstate(all="ignore"):
+        return float(fn(*(ftype(v) for v in vals)))
 
 
 def math_const_help(tcx: CheckCx, e: ast.Expr, fx: Fx, dtype: DType) -> str | None:
@@ -479,20 +507,18 @@ def math_const_help(tcx: CheckCx, e: ast.Expr, fx: Fx, dtype: DType) -> str | No
             case ast.Call(callee=ast.Name(ident=i), args=args) if i.name in _MATH_VALUES and not x.generics \
                     and all(a.name is None for a in args):
                 vals = [value(a.value) for a in args]
-                fn = getattr(np, _MATH_VALUES[i.name])
-                if None in vals or len(vals) != fn.nin:
+                r = None if None in vals else _math_value(i.name, vals, ftype)  # type: ignore[arg-type]
+                if r is None:
                     return None
                 called.append(i.name)
-                with np.errstate(all="ignore"):
-                    return rounded(float(fn(*(ftype(v) for v in vals))))
+                return rounded(r)
             case ast.MethodCall(receiver=r, method=m, args=args) if m.name in _MATH_VALUES and not x.generics:
                 vals = [value(r), *(value(a.value) for a in args)]
-                fn = getattr(np, _MATH_VALUES[m.name])
-                if None in vals or len(vals) != fn.nin:
+                got = None if None in vals else _math_value(m.name, vals, ftype)  # type: ignore[arg-type]
+                if got is None:
                     return None
                 called.append(m.name)
-                with np.errstate(all="ignore"):
-                    return rounded(float(fn(*(ftype(v) for v in vals))))
+                return rounded(got)
             case ast.Binary(op=op, lhs=a, rhs=b) if op in ("+", "-", "*", "/"):
                 va, vb = value(a), value(b)
                 if va is None or vb is None:

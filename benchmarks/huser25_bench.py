@@ -133,7 +133,10 @@ def main() -> None:
         a, b = xr[..., :dd // 2], xr[..., dd // 2:]
         return torch.cat([a * c - b * sn, b * c + a * sn], -1)
 
-    bench("l13 RoPE f32", op, ref13, lambda: "ran" if CPU else close(yr, ref13(), 1e-3))
+    # tolerance 1e-2: the angle pos * inv in f32 at positions up to 16,383 is ~1e-3 rad per ulp, and inv's exp2
+    # (ex2.approx, ~2e-7 relative) against torch's pow moves it by up to ~3e-3 rad more (call 39: 3.9e-3 at 1e-3
+    # failed; the card agrees with the interpreter on l13, as the program check above says)
+    bench("l13 RoPE f32", op, ref13, lambda: "ran" if CPU else close(yr, ref13(), 1e-2))
 
     # l15: dropout p = 0.25 (Philox4x32-10 in Tile; PyTorch's own generator)
     nd = 4096 if CPU else 1 << 26
@@ -164,8 +167,8 @@ def main() -> None:
     x4 = arr(rng.standard_normal((r4, 32), dtype=np.float32))
     s4, o4 = arr(np.zeros((r4, 32), np.float32)), arr(np.zeros((r4, 32), np.int32))
     op = m04.sort_rows[32](tilelang.partition(s4, [1, 32]), tilelang.partition(o4, [1, 32]), x4)
-    bench("l04 stable sort of 32", op, lambda: torch.sort(x4, 1, stable=True),
-          lambda: "ran" if CPU else close(s4, torch.sort(x4, 1, stable=True).values, 0.0))
+    bench("l04 stable sort of 32", op, lambda: torch.sort(x4, dim=1, stable=True),
+          lambda: "ran" if CPU else close(s4, torch.sort(x4, dim=1, stable=True).values, 0.0))
 
     # l09: the sum, mean and variance of each [256, 256] slice
     b9, m9 = (3, 16) if CPU else (1024, 256)

@@ -12,31 +12,10 @@ set -uo pipefail
 . benchmarks/device_env.sh hrev24
 timeout 120 python3 - <<'PY' 2>&1 | tail -6
 import numpy as np, torch, tilelang
-SRC = """
-kernel fn k(z: &mut Tensor<bf16, [8]>, w: &mut Tensor<f32, [8]>, y: &mut Tensor<bf16, [8]>, x: &Tensor<bf16, [?]>) {
-    let t = x.load_like(z);
-    z.store(t);
-    let own = y.load();
-    w.store((t as f32) + where(t == t.max(0), 1000.0, 0.0) + (own as f32) * 16.0);
-    y.store(own);
-}
-kernel fn cp<T>(z: &mut Tensor<T, [4, 8]>, x: &Tensor<T, [?, ?]>) {
-    let t = x.load_like(z);
-    let e = x.partition([4, 8]).load([block_id(0) + 1, block_id(1)]);
-    z.store(where(t == e, t, e));
-    let q = z.partition([1, 8]);
-    q.store(x.partition([1, 8]).load([block_id(0) * 4 + 3, block_id(1)]), [1, 0]);
-}
-kernel fn mm(c: &mut Tensor<f32, [16, 16]>, a: &Tensor<f16, [?, ?]>, b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([16, 16]);
-    let pb = b.partition([16, 16]);
-    let mut acc = zeros::<f32>([16, 16]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
-    }
-    c.store(acc + c.load().sum(1).reshape([16, 1]));
-}
-"""
+import sys
+sys.path.insert(0, "tests/backend")  # the kernels the llsim tests run (one copy: shared_kernels.py)
+from shared_kernels import BF16_COPY, MISALIGNED
+SRC = BF16_COPY + MISALIGNED
 m = tilelang.compile(SRC)
 V = np.array([1.1, 2.2, 3.3, -0.7, 1e-3, 5.0, 1.0000001, 3.14159, 1.00390625, 1.01171875,
               -2.3, 7.77, 0.1, 100.3, 0.0, -0.0, 65519.0, 3e38, 1.5e-39, -1.2], np.float32)

@@ -136,6 +136,7 @@ def cmd_emit(args: argparse.Namespace) -> int:
 
     from tilelang import driver
     from tilelang.diagnostics import render
+    from tilelang.diagnostics.model import TileError
 
     file = Path(args.file)
     from tilelang.backend.target import SUPPORTED_ARCHS  # no llvmlite: the table only
@@ -171,7 +172,11 @@ def cmd_emit(args: argparse.Namespace) -> int:
         render.report(result.diagnostics, result.sources)
     if not result.ok:
         return EXIT_ERRORS
-    text = driver.format_output(args.stage, result)
+    try:
+        text = driver.format_output(args.stage, result)
+    except TileError as e:  # a `TILEC_*` switch the IR's warps read (`--stage ir`), set to a value it does not take
+        render.report(list(e.diagnostics), result.sources)
+        return EXIT_ERRORS
     if not text.strip():
         kernel = args.kernel
         checked = result.context.outputs.get("checked")

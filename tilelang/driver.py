@@ -502,6 +502,33 @@ def check(
                    options=Options(deny_warnings=deny_warnings))
 
 
+def ir_as_run(kernel: Any) -> str:
+    """`emit --stage ir`'s text of `kernel` with the warps it runs at: where the source names none, the IR's 4
+    is the backend's to change (`lift.default_warps`: 1 or 2 for small tiles, more for big ones; a product's
+    pipeline takes its own per target), so the text says the rule's count and, in a line before it, whose
+    choice it is. (`print_kernel` itself stays the IR as lowered: the tuner's records key on it.)"""
+    import dataclasses
+
+    from tilelang.backend.gpu.passes.lift import default_warps
+    from tilelang.ir import nodes as ir
+    from tilelang.ir.printer import print_kernel
+
+    given = "num_warps" in kernel.hints or kernel.min_blocks or kernel.max_blocks or kernel.cluster \
+        or kernel.walk >= 0
+    if given:
+        return str(print_kernel(kernel))
+    warps = default_warps(kernel)
+    if warps != kernel.num_warps:
+        note = (f"// warps {warps}: the backend's choice for this kernel's tiles ({kernel.num_warps} by default; "
+                "`#[hints(num_warps = N)]` fixes them" + (", fewer where these do not fit the target)"
+                                                          if warps > kernel.num_warps else ")"))
+        return note + "\n" + str(print_kernel(dataclasses.replace(kernel, num_warps=warps)))
+    if any(isinstance(op, ir.Mma) for op in ir.walk(kernel.body)):
+        return (f"// warps {warps} unless the target's pipeline for the product takes others (`--stage gpu` "
+                "shows them)\n" + str(print_kernel(kernel)))
+    return str(print_kernel(kernel))
+
+
 def format_output(stage: str, result: CompileResult) -> str:
     """The text `tilec emit --stage <stage>` prints for a finished result."""
     value = result.context.outputs[stage]
@@ -518,9 +545,7 @@ def format_output(stage: str, result: CompileResult) -> str:
         case "checked":
             return repr(value)
         case "ir":
-            from tilelang.ir.printer import print_kernel
-
-            return "\n".join(str(print_kernel(k)) for k in value)
+            return "\n".join(ir_as_run(k) for k in value)
         case "gpu":
             from tilelang.backend.gpu.printer import print_gpu_kernel as print_gpu
 

@@ -125,7 +125,9 @@ def make_device(choice: str, out: IO[str]) -> Any:
             try:
                 return CudaDevice(out=device_print)
             except TileError as e:  # a GPU that is there but cannot be opened (busy, exclusive mode, no memory)
-                if choice == "gpu":
+                from tilelang.env_switch import SwitchError
+
+                if choice == "gpu" or isinstance(e, SwitchError):  # (a switch set wrong: E0604, not "the GPU is busy")
                     raise
                 cpu = CpuDevice(out=device_print)
                 cpu.fallback_reason = f"the GPU could not be opened ({e.diagnostics[0].message})"  # (`fell_back`)
@@ -156,10 +158,17 @@ _NO_DRIVER = ("cuda-python is not installed", "no NVIDIA driver is installed",
 
 # ---------------------------------------------------------------- the pipeline
 def sanitize_requested(flag: bool | None = None) -> bool:
-    """`flag` when given, else the environment's `TILE_SANITIZE` (`1`, `true`, `yes`)."""
+    """`flag` when given, else the environment's `TILE_SANITIZE` (`1`, `true`, `yes`, `on`; `0`, `false`, `no`,
+    `off` or unset: off; anything else is E0604, `SwitchError`: `TILE_SANITIZE=2` ran unsanitized)."""
     if flag is not None:
         return flag
-    return os.environ.get("TILE_SANITIZE", "").strip().lower() in ("1", "true", "yes", "on")
+    raw = os.environ.get("TILE_SANITIZE", "")
+    want = raw.strip().lower()
+    if want not in ("", "0", "false", "no", "off", "1", "true", "yes", "on"):
+        from tilelang.env_switch import SwitchError
+
+        raise SwitchError("TILE_SANITIZE", raw, "1 (on) or 0 (off)")
+    return want in ("1", "true", "yes", "on")
 
 
 def execute(source: str | os.PathLike[str], device: str = "cpu", *, out: IO[str] | None = None,
@@ -196,10 +205,13 @@ def run_file(path: str | os.PathLike[str], device: str = "auto", *,
     under the sanitizer, on the CPU."""
     from tilelang.diagnostics import render
 
-    sanitize = sanitize_requested(sanitize)
-
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
+    try:
+        sanitize = sanitize_requested(sanitize)
+    except TileError as e:  # `TILE_SANITIZE` set to a value it does not take (E0604)
+        render.report(e.diagnostics, SourceMap(), file=err)
+        return EXIT_ERRORS
     sources = SourceMap()
     ensure_recursion_budget()
     try:

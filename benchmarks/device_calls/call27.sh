@@ -15,15 +15,7 @@ W=$OUT/c27; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); 
 pk() { tar -C "$OUT" -czf "$OUT/call27.tgz" c27 2>/dev/null; }
 step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
 if nvidia-smi -L | grep -q H200; then
-  echo "== prefill ($((SECONDS-t0)) s)"
-  ATTN_TRITON=0 timeout 110 python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --out "$W/prefill" > "$W/prefill.log" 2>&1
-  echo "rc=$?"; grep -E "^\| (f16|bf16)" "$W/prefill.log" | tail -24 | cut -c1-130; pk
-  echo "== decode ($((SECONDS-t0)) s)"
-  timeout 60 python3 -W ignore benchmarks/attention.py --decode-only --reps 5 --out "$W/decode" > "$W/decode.log" 2>&1
-  echo "rc=$?"; grep -E "^\| decode" "$W/decode.log" | cut -c1-200; pk
-  echo "== engine 4B ($((SECONDS-t0)) s)"
-  timeout 90 python3 benchmarks/decode.py --models 4b --contexts 1024 --tokens 32 --eager-tokens 4 --prefill 0 \
-    --out "$W/engine4b" > "$W/engine4b.log" 2>&1; echo "rc=$?"; grep -E "ctx" "$W/engine4b.log" | tail -2; pk
+  . benchmarks/device_calls/tables.sh
 fi
 echo "== suite ($((SECONDS-t0)) s)"
 timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1

@@ -1,6 +1,6 @@
-# Sourced by a call script (call32.sh, call33.sh) on an H200: the issues' tables, most needed first: prefill
-# (issue 15), decode (issue 15), the engine's 4B at 1,024 (issue 17). Reads W (the log folder), t0 and pk (packs
-# the logs into $OUT) from the script.
+# Sourced by a call script (call27.sh, call29.sh, call32.sh-call34.sh) on an H200: the issues' tables, most
+# needed first: prefill (issue 15), decode (issue 15), the engine's 4B at 1,024 (issue 17). Reads W (the log
+# folder), t0 and pk (packs the logs into $OUT) from the script.
   echo "== prefill ($((SECONDS-t0)) s)"
   ATTN_TRITON=0 timeout 110 python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --out "$W/prefill" > "$W/prefill.log" 2>&1
   echo "rc=$?"; grep -E "^\| (f16|bf16)" "$W/prefill.log" | tail -24 | cut -c1-130; pk

@@ -13,6 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ptxas_report import assemble
+from test_decode_tc_pipeline import _inputs  # q, k, v (f16) with the cache past `clen` NaN and Inf
+from test_decode_wg_pipeline import _sdpa_case
 
 import tilelang
 from tilelang.backend import emit_ptx, lower_gpu
@@ -47,22 +49,52 @@ def _kernel(bhkv: int, smax: int, splits: int, bn: int, d: int, dt: str = "f16")
     return kir, {n: TensorFacts(True, tuple(x % 16 == 0 for x in s), False) for n, _, s, _ in params}
 
 
-def _inputs(bhkv: int, smax: int, d: int, clen: int, seed: int):  # type: ignore[no-untyped-def]
-    """q, k, v (f16) with the cache past `clen` NaN and Inf."""
-    rng = np.random.default_rng(seed)
-    q = rng.standard_normal((bhkv, G, d)).astype(np.float16)
-    k, v = (rng.standard_normal((bhkv, smax, d)).astype(np.float16) for _ in range(2))
-    for t in (k, v):
-        t[:, clen:] = np.nan
-        t[:, clen + 1::3] = np.inf
-    return q, k, v
-
-
 def _reference(q, k, v, clen: int) -> np.ndarray:  # type: ignore[no-untyped-def]
     qf, kf, vf = (x.astype(np.float64) for x in (q, k[:, :clen], v[:, :clen]))
     s = np.einsum("hgd,hkd->hgk", qf, kf) * 0.125
     p = np.exp(s - s.max(-1, keepdims=True))
     return np.einsum("hgk,hkd->hgd", p / p.sum(-1, keepdims=True), vf)  # type: ignore[no-any-return]
+
+
+def _llsim_against_interpreter(bhkv: int, splits: int, d: int, clen: int, seed: int, smax: int, sim, interp) -> None:  # type: ignore[no-untyped-def]
+    """`sim(args)` (llsim) and `interp(o_part, lse, o)` (the interpreter) each from NaN-filled outputs, `args` the
+    kernel's (o_part, lse, o, q, k, v, cache_len, scale): the outputs agree and match NumPy's."""
+    q, k, v = _inputs(bhkv, smax, d, clen, seed)
+    outs = []
+    for engine in ("llsim", "interpreter"):
+        o_part = np.full((bhkv, G, splits * d), np.nan, np.float32)
+        lse = np.full((bhkv, G, splits), np.nan, np.float32)
+        o = np.full((bhkv, G, d), np.nan, np.float16)
+        if engine == "llsim":
+            sim([o_part, lse, o, q, k, v, np.int32(clen), np.float32(0.125)])
+        else:
+            interp(o_part, lse, o, q, k, v)
+        outs.append(o.astype(np.float64))
+    np.testing.assert_allclose(outs[0], outs[1], atol=2e-3, rtol=1e-2)
+    np.testing.assert_allclose(outs[0], _reference(q, k, v, clen), atol=3e-3, rtol=1e-2)
+
+
+def _matches_sdpa(kern, o_tile: list[int], batch: int, smax: int, clen: int, splits: int) -> None:  # type: ignore[no-untyped-def]
+    """`kern` (a `decode_fused_tc*` instance, bf16, D = 128) on the GPU against SDPA, with NaN and Inf past
+    `cache_len`, twice (the counters zero again after a launch); `o_tile`: its `o` partition's tile."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    d, rows = 128, batch * 8
+    q, k, v, want = _sdpa_case(torch, batch, smax, clen)
+    for t in (k, v):
+        t[:, :, clen:] = float("nan")
+        t[:, :, clen + 1::3] = float("inf")
+    for _ in range(2):
+        o = torch.full_like(q, float("nan"))
+        o_part = torch.full((rows, G, splits * d), float("nan"), device="cuda")
+        lse = torch.full((rows, G, splits), float("nan"), device="cuda")
+        kern(tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
+             tilelang.partition(o.view(rows, G, d), o_tile), q.view(rows, G, d), k.view(rows, smax, d),
+             v.view(rows, smax, d), clen, d**-0.5).sync()
+        assert torch.isfinite(o).all()
+        err = float((o.float() - want).abs().max() / want.abs().max())
+        assert err < 1e-2, err
 
 
 def test_the_pipeline_takes_the_region_only_when_switched(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -104,22 +136,11 @@ def test_decode_fused_tc_in_the_simulator(bhkv: int, smax: int, clen: int, split
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
     kir, facts = _kernel(bhkv, smax, splits, bn, d)
     assert lower_gpu(kir, "sm_90a", facts).persistent == 1
-    q, k, v = _inputs(bhkv, smax, d, clen, 7)
-    outs = []
-    for engine in ("llsim", "interpreter"):
-        o_part = np.full((bhkv, G, splits * d), np.nan, np.float32)
-        lse = np.full((bhkv, G, splits), np.nan, np.float32)
-        o = np.full((bhkv, G, d), np.nan, np.float16)
-        if engine == "llsim":
-            llsim.SimDevice("sm_90a").run(kir, (ctas, 1), [o_part, lse, o, q, k, v, np.int32(clen), np.float32(0.125)],
-                                          facts)
-        else:
-            _variants().decode_fused_tc["f16", bn, d](
-                tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
-                tilelang.partition(o, [1, 64, d]), q, k, v, clen, 0.125).sync()
-        outs.append(o.astype(np.float64))
-    np.testing.assert_allclose(outs[0], outs[1], atol=2e-3, rtol=1e-2)
-    np.testing.assert_allclose(outs[0], _reference(q, k, v, clen), atol=3e-3, rtol=1e-2)
+    _llsim_against_interpreter(
+        bhkv, splits, d, clen, 7, smax, lambda args: llsim.SimDevice("sm_90a").run(kir, (ctas, 1), args, facts),
+        lambda o_part, lse, o, q, k, v: _variants().decode_fused_tc["f16", bn, d](
+            tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
+            tilelang.partition(o, [1, 64, d]), q, k, v, clen, 0.125).sync())
 
 
 @pytest.mark.heavy
@@ -144,31 +165,8 @@ GPU_CASES = [(1, 8192, 8192, 16, 64), (1, 8192, 8000, 16, 64), (2, 1024, 1000, 3
 def test_decode_fused_tc_matches_sdpa(batch: int, smax: int, clen: int, splits: int, bn: int,
                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """On the GPU, NaN and Inf past `cache_len`; twice (the counters zero again after a launch)."""
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    import torch.nn.functional as F
-
     monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "1")
-    d, rows = 128, batch * 8
-    g = torch.Generator(device="cuda").manual_seed(clen)
-    q = torch.randn(batch, 32, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    k, v = (torch.randn(batch, 8, smax, d, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(2))
-    want = F.scaled_dot_product_attention(q.float(), k[:, :, :clen].float(), v[:, :, :clen].float(), enable_gqa=True)
-    for t in (k, v):
-        t[:, :, clen:] = float("nan")
-        t[:, :, clen + 1::3] = float("inf")
-    kern = _variants().decode_fused_tc["bf16", bn, d]
-    for _ in range(2):
-        o = torch.full_like(q, float("nan"))
-        o_part = torch.full((rows, G, splits * d), float("nan"), device="cuda")
-        lse = torch.full((rows, G, splits), float("nan"), device="cuda")
-        kern(tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
-             tilelang.partition(o.view(rows, G, d), [1, 64, d]), q.view(rows, G, d), k.view(rows, smax, d),
-             v.view(rows, smax, d), clen, d**-0.5).sync()
-        assert torch.isfinite(o).all()
-        err = float((o.float() - want).abs().max() / want.abs().max())
-        assert err < 1e-2, err
+    _matches_sdpa(_variants().decode_fused_tc["bf16", bn, 128], [1, 64, 128], batch, smax, clen, splits)
 
 
 # -- "join": the region after the warp roles, every thread of the CTA, generic layouts (decode_fused_tcj)
@@ -215,22 +213,12 @@ def test_decode_fused_tcj_joined_in_the_simulator(bhkv: int, smax: int, clen: in
     monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
     kir, facts, gen = _kernel_j(bhkv, smax, splits, bn, d)
-    q, k, v = _inputs(bhkv, smax, d, clen, 9)
-    outs = []
-    for engine in ("llsim", "interpreter"):
-        o_part = np.full((bhkv, G, splits * d), np.nan, np.float32)
-        lse = np.full((bhkv, G, splits), np.nan, np.float32)
-        o = np.full((bhkv, G, d), np.nan, np.float16)
-        if engine == "llsim":
-            llsim.SimDevice("sm_90a").run(kir, (bhkv, 1, splits), [o_part, lse, o, q, k, v, np.int32(clen),
-                                                                  np.float32(0.125)], facts, order=order)
-        else:
-            _variants().decode_fused_tcj["f16", G, bn, d, gen["NS"], gen["NC"]](
-                tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
-                tilelang.partition(o, [1, G, d]), q, k, v, clen, 0.125).sync()
-        outs.append(o.astype(np.float64))
-    np.testing.assert_allclose(outs[0], outs[1], atol=2e-3, rtol=1e-2)
-    np.testing.assert_allclose(outs[0], _reference(q, k, v, clen), atol=3e-3, rtol=1e-2)
+    _llsim_against_interpreter(
+        bhkv, splits, d, clen, 9, smax,
+        lambda args: llsim.SimDevice("sm_90a").run(kir, (bhkv, 1, splits), args, facts, order=order),
+        lambda o_part, lse, o, q, k, v: _variants().decode_fused_tcj["f16", G, bn, d, gen["NS"], gen["NC"]](
+            tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
+            tilelang.partition(o, [1, G, d]), q, k, v, clen, 0.125).sync())
 
 
 @pytest.mark.heavy
@@ -247,32 +235,10 @@ def test_decode_fused_tcj_assembles_without_spills(monkeypatch) -> None:  # type
 @pytest.mark.parametrize(("batch", "smax", "clen", "splits", "bn"), GPU_CASES)
 def test_decode_fused_tcj_matches_sdpa(batch: int, smax: int, clen: int, splits: int, bn: int,
                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
-    import torch.nn.functional as F
-
     monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
-    d, rows = 128, batch * 8
     ns = 1 << max(0, splits - 1).bit_length()
-    g = torch.Generator(device="cuda").manual_seed(clen)
-    q = torch.randn(batch, 32, 1, d, device="cuda", dtype=torch.bfloat16, generator=g)
-    k, v = (torch.randn(batch, 8, smax, d, device="cuda", dtype=torch.bfloat16, generator=g) for _ in range(2))
-    want = F.scaled_dot_product_attention(q.float(), k[:, :, :clen].float(), v[:, :, :clen].float(), enable_gqa=True)
-    for t in (k, v):
-        t[:, :, clen:] = float("nan")
-        t[:, :, clen + 1::3] = float("inf")
-    kern = _variants().decode_fused_tcj["bf16", G, bn, d, ns, min(8, ns)]
-    for _ in range(2):
-        o = torch.full_like(q, float("nan"))
-        o_part = torch.full((rows, G, splits * d), float("nan"), device="cuda")
-        lse = torch.full((rows, G, splits), float("nan"), device="cuda")
-        kern(tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]),
-             tilelang.partition(o.view(rows, G, d), [1, G, d]), q.view(rows, G, d), k.view(rows, smax, d),
-             v.view(rows, smax, d), clen, d**-0.5).sync()
-        assert torch.isfinite(o).all()
-        err = float((o.float() - want).abs().max() / want.abs().max())
-        assert err < 1e-2, err
+    _matches_sdpa(_variants().decode_fused_tcj["bf16", G, bn, 128, ns, min(8, ns)], [1, G, 128], batch, smax, clen,
+                  splits)
 
 
 # a user's attention (tests/backend/programs/user_attention.tile's loop) whose last block of the grid writes the

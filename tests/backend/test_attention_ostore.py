@@ -37,12 +37,18 @@ def test_tma_stores_of_o_assemble_without_spills(tmp_path, mode: str, dt: str, d
     assert r.max_spill_stores == 0, r.text
 
 
-@pytest.mark.parametrize(("setting", "stores"), [(None, 0), ("0", 0), ("q", 2), ("buf", 2), ("v", 2), ("yes", 0)])
+@pytest.mark.parametrize(("setting", "stores"), [(None, 0), ("0", 0), ("q", 2), ("buf", 2), ("v", 2), ("yes", -1)])
 def test_the_switch_picks_the_path(setting: str | None, stores: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     if setting is None:
         monkeypatch.delenv("TILEC_ATTN_OSTORE", raising=False)
     else:
         monkeypatch.setenv("TILEC_ATTN_OSTORE", setting)
+    if stores < 0:  # a value it does not take: E0604 (hfix6; "yes" was read as "0", silently)
+        from tilelang.backend.env_switch import SwitchError
+
+        with pytest.raises(SwitchError, match="TILEC_ATTN_OSTORE='yes'"):
+            lower_gpu(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", _facts("oqkv", 3))
+        return
     text = print_gpu_kernel(lower_gpu(_std("flash_attention", "f16", 128, 128, 64), "sm_90a", _facts("oqkv", 3)))
     assert text.count("tma.store ") == (1 if stores else 0)
     assert ("store @o" in text) == (stores == 0)

@@ -227,7 +227,7 @@ def stubbed_device(first: object, later: object, sms: int = 132):  # type: ignor
     from tilelang.runtime.cuda import CudaDevice
 
     dev = CudaDevice.__new__(CudaDevice)
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=sms))
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=sms, max_smem_optin=227 * 1024))
     dev._variant = lambda pk, key, fs, span: (first if len(key) == 1 else later, key)  # type: ignore[method-assign]
     return dev
 

@@ -11,20 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from llsim import SimDevice
+from shared_kernels import BF16_COPY
 
 import tilelang
 from tilelang import driver
 from tilelang.backend.facts import TensorFacts
 
-SRC = """
-kernel fn k(z: &mut Tensor<bf16, [8]>, w: &mut Tensor<f32, [8]>, y: &mut Tensor<bf16, [8]>, x: &Tensor<bf16, [?]>) {
-    let t = x.load_like(z);
-    z.store(t);
-    let own = y.load();
-    w.store((t as f32) + where(t == t.max(0), 1000.0, 0.0) + (own as f32) * 16.0);
-    y.store(own);
-}
-
+SRC = BF16_COPY + """
 kernel fn at(z: &mut Tensor<f32, [4]>, g: &Tensor<bf16, [?]>) {
     let t = full::<bf16>([4], 0.5);
     unsafe {

@@ -283,7 +283,7 @@ def test_the_runtime_picks_the_split_k_variant_where_a_launch_has_few_tiles() ->
 
     facts = _facts(a=(64, 4096), b=(4096, 4096), c=(64, 4096))
     dev = CudaDevice.__new__(CudaDevice)
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132, max_smem_optin=227 * 1024))
     seen: list[tuple[tuple[object, ...], bool]] = []
 
     def variant(pk, key, fs, span):  # type: ignore[no-untyped-def]
@@ -367,7 +367,7 @@ def test_wide_tiles_by_default_where_a_launch_has_many_tiles(monkeypatch) -> Non
         assert got.persistent == 1 and got.num_warps == warps and print_gpu_kernel(got).count("acc_columns") >= f
     assert lower_gpu(_gemm_kernel(GemmConfig(128, 128, 64, stages=4)), "sm_90a", facts).wide is None
     dev = CudaDevice.__new__(CudaDevice)
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132, max_smem_optin=227 * 1024))
 
     def variant(pk, key, fs, span):  # type: ignore[no-untyped-def]
         return SimpleNamespace(short=None, split=None, few="c", wide=("c", 2)), key

@@ -157,7 +157,7 @@ def test_the_runtime_counts_coarse_tiles() -> None:
     assert few_tiles("c:0:2", (3, 2)) == ("c", 4) and few_tiles("", (3, 2)) == ("", 6)
     facts = _facts(a=(64, 4096), b=(4096, 4096), c=(64, 4096))
     dev = CudaDevice.__new__(CudaDevice)
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132, max_smem_optin=227 * 1024))
     dev._variant = lambda pk, key, fs, span: (SimpleNamespace(short=None, split=None, few=pk.few), key)  # type: ignore[method-assign]
     for few, want in (("c:0:4", ("base", ("few", "c"))), ("c", ("base",))):
         assert dev._choose(SimpleNamespace(ir=None, few=few), ("base",), facts, [], None, (4, 64))[1] == want

@@ -22,6 +22,7 @@ from ptxas_report import hinted_copy_faults, sass
 import tilelang
 from tilelang.backend import compile_kernel
 from tilelang.backend.facts import TensorFacts
+from tilelang.backend.env_switch import SwitchError
 from tilelang.backend.target import Target
 from tilelang.dtypes import DType
 from tilelang.ir.lower import lower_kernel
@@ -92,9 +93,9 @@ def test_the_setting_overrides_the_hint(setting: str, hinted: bool, marked: bool
 def test_the_setting_is_read_from_the_environment(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_L2_EVICT", "0")
     assert Target("sm_90a").l2_evict == "0"
-    monkeypatch.setenv("TILEC_L2_EVICT", "yes")
-    with pytest.warns(RuntimeWarning, match="TILEC_L2_EVICT"):
-        assert Target("sm_90a").l2_evict == ""
+    monkeypatch.setenv("TILEC_L2_EVICT", "yes")  # E0604 (hfix6; was a warning, read as unset)
+    with pytest.raises(SwitchError, match="TILEC_L2_EVICT='yes'"):
+        Target("sm_90a")
 
 
 def test_a_const_generic_gives_the_hint() -> None:

@@ -12,28 +12,11 @@ import io
 import llsim
 import numpy as np
 import pytest
+from shared_kernels import MISALIGNED
 
 import tilelang.run as run
 
-PROGRAM = """
-kernel fn cp<T>(z: &mut Tensor<T, [4, 8]>, x: &Tensor<T, [?, ?]>) {
-    let t = x.load_like(z);
-    let e = x.partition([4, 8]).load([block_id(0) + 1, block_id(1)]);
-    z.store(where(t == e, t, e));
-    let q = z.partition([1, 8]);
-    q.store(x.partition([1, 8]).load([block_id(0) * 4 + 3, block_id(1)]), [1, 0]);
-}
-
-kernel fn mm(c: &mut Tensor<f32, [16, 16]>, a: &Tensor<f16, [?, ?]>, b: &Tensor<f16, [?, ?]>) {
-    let pa = a.partition([16, 16]);
-    let pb = b.partition([16, 16]);
-    let mut acc = zeros::<f32>([16, 16]);
-    for k in 0..pa.num_tiles(1) {
-        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
-    }
-    c.store(acc + c.load().sum(1).reshape([16, 1]));
-}
-
+PROGRAM = MISALIGNED + """
 fn main() {
     let base = (arange::<i32>(13 * 24) % 23 - 11).reshape([13, 24]);
     let mut z16 = zeros::<f16>([13, 24]);

@@ -232,7 +232,7 @@ def test_the_runtime_compiles_the_split_form_only_where_a_launch_splits(monkeypa
     facts = _facts("oqkv", 3)
     form = lower_gpu(k, "sm_90a", facts).split
     dev = CudaDevice.__new__(CudaDevice)
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132))
+    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132, max_smem_optin=227 * 1024))
     seen: list[tuple[object, ...]] = []
 
     def variant(pk, key, fs, span):  # type: ignore[no-untyped-def]

@@ -195,6 +195,20 @@ def test_operations_and_handles_are_described(session: ReplSession) -> None:
     assert "h: Handle<inc> = a launch of `inc`, done" in session.feed(":vars").stdout
 
 
+def test_an_operation_that_ran_is_not_shown_as_not_run(session: ReplSession) -> None:
+    """After `op.sync()` the REPL showed `op` as "`inc` not run yet" (hfix5's note): an operation can run again,
+    and the REPL says how many times it ran (`.sync()` and `.launch()` count, a wait does not)."""
+    session.feed(KERNEL)
+    session.feed(SETUP)
+    session.feed("let op = inc(z.partition([4]), &a);")
+    assert session.feed("op.sync();").ok
+    assert session.feed("op").stdout == "Op<inc> = `inc`, run 1 time (`.sync()` runs it again, `.launch()` starts it again)\n"
+    assert session.feed("let h = op.launch();\nh.wait();").ok
+    assert "op: Op<inc> = `inc`, run 2 times (" in session.feed(":vars").stdout
+    r = session.feed("op.sync();\nassert(false, \"stop\");")  # the entry fails, the run it made stays done
+    assert not r.ok and session.feed("op").stdout.startswith("Op<inc> = `inc`, run 3 times")
+
+
 def test_a_crash_inside_tilec_is_reported_and_the_session_goes_on(
     session: ReplSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -239,5 +239,6 @@ def test_env_var_forces_a_mode(monkeypatch: pytest.MonkeyPatch) -> None:
     run_kernel(samples.vector_add(64), (16,), [z, rnd(1000), rnd(1000, seed=1)])
     assert len(calls) == 1
     monkeypatch.setenv("TILE_INTERP_MODE", "fast")
-    with pytest.raises(ValueError, match="mode"):
+    with pytest.raises(ValueError, match="TILE_INTERP_MODE='fast'.*auto, block or vector") as e:  # E0604 (hfix6)
         run_kernel(samples.vector_add(64), (16,), [z, rnd(1000), rnd(1000, seed=1)])
+    assert e.value.diag.code == "E0604"  # type: ignore[attr-defined]

@@ -19,6 +19,8 @@ kernels (`Kernel`) and host functions (`HostFunction`) are attributes, and
 the CPU interpreter in place; PyTorch and CuPy CUDA tensors run on the GPU
 in place, on their library's current stream. See `module.py` for the rules
 and `errors.py` for the exceptions (all `tilelang.TileError` subclasses).
+The checker's warnings (W-codes) come as `tilelang.TileWarning`s, issued by
+`load` / `compile` at the caller's line with the text `tilec check` prints.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +40,7 @@ from tilelang.api.errors import (
     CompileError,
     DeviceError,
     ExecutionError,
+    TileWarning,
 )
 from tilelang.api.graphs import Graph, graph
 from tilelang.api.hostfn import HostFunction
@@ -123,7 +127,10 @@ def _prewarm_if_cuda() -> None:
         return
     from tilelang.runtime.cuda_link import prewarm_toolchain, ptx_arch
 
-    prewarm_toolchain(ptx_arch(major, minor))
+    try:
+        prewarm_toolchain(ptx_arch(major, minor))
+    except ValueError:  # a `TILEC_PREWARM` or `TILEC_ARCH` it does not take: E0604 where the device opens
+        pass
 
 
 # A process's checked programs (`_load`), by the program's name and text (and
@@ -135,8 +142,9 @@ def _prewarm_if_cuda() -> None:
 # runs kernels and host functions), each `Module` keeps its own kernels,
 # plans and runtimes. A hit is used only while every file the program
 # imported still has the text it was checked with; programs with errors are
-# checked (and reported) again each time.
-_CHECKED: dict[tuple[str, str, str], tuple[Any, Any, Any, Any]] = {}
+# checked (and reported) again each time. The fifth element is the program's
+# warnings, rendered: a hit warns again, as `tilec check` would.
+_CHECKED: dict[tuple[str, str, str], tuple[Any, Any, Any, Any, tuple[TileWarning, ...]]] = {}
 _CHECKED_LIMIT = 64
 
 
@@ -155,10 +163,10 @@ def _imports_unchanged(program: Any, sources: Any) -> bool:
     return True
 
 
-def _check(text: str, name: str) -> tuple[Any, Any, Any, Any]:
-    """(program, ownership facts, AST, sources) of the checked text; a
-    `CompileError` if it has errors. Once a process while the text and its
-    imports are unchanged (`_CHECKED`)."""
+def _check(text: str, name: str) -> tuple[Any, Any, Any, Any, tuple[TileWarning, ...]]:
+    """(program, ownership facts, AST, sources, warnings) of the checked
+    text; a `CompileError` if it has errors. Once a process while the text
+    and its imports are unchanged (`_CHECKED`)."""
     from tilelang import driver
     from tilelang.diagnostics import render
     from tilelang.source import SourceMap
@@ -175,7 +183,11 @@ def _check(text: str, name: str) -> tuple[Any, Any, Any, Any]:
         report = render.render(diags, result.sources, "human", color=False).rstrip()
         raise CompileError(report, diags)
     checked = result.output
-    entry = (checked.program, checked.ownership, result.context.outputs["ast"], result.sources)
+    found = tuple(
+        TileWarning(render.render([d], result.sources, "human", color=False, footer=False).rstrip(), d)
+        for d in result.diagnostics if d.severity.value == "warning"
+    )
+    entry = (checked.program, checked.ownership, result.context.outputs["ast"], result.sources, found)
     if len(_CHECKED) >= _CHECKED_LIMIT:
         _CHECKED.pop(next(iter(_CHECKED)))  # the oldest
     _CHECKED[key] = entry
@@ -190,7 +202,9 @@ def _load(text: str, name: str, device: str) -> Module:
     from tilelang.api.engines import _resolve_device
 
     dev = _resolve_device(device)
-    program, ownership, root, sources = _check(text, name)
+    program, ownership, root, sources, found = _check(text, name)
+    for w in found:  # the caller of `tilelang.load` / `compile` is 3 frames up: _load, load, the caller
+        warnings.warn(w, stacklevel=3)
     stem = Path(name).stem if name != "<string>" else name
     return Module(stem, program, ownership, root, sources, dev)
 
@@ -202,6 +216,7 @@ __all__ = [
     "CompileError",
     "DeviceError",
     "ExecutionError",
+    "TileWarning",
     "Graph",
     "Handle",
     "HostFunction",

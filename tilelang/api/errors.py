@@ -170,3 +170,17 @@ def a_type(value: object) -> str:
     name = type(value).__name__
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} `{name}`"
 
+
+
+class TileWarning(UserWarning):
+    """A warning of the checker (a W-code) in a program `tilelang.load` or
+    `tilelang.compile` checked: issued with `warnings.warn` at the caller's
+    line, its text the diagnostic as `tilec check` renders it (source line,
+    notes, help), `diagnostic` the `Diagnostic` itself. Python's warning
+    filters apply: `warnings.simplefilter("error", tilelang.TileWarning)` is
+    `tilec check --deny warnings`, `"ignore"` silences them; `#[allow(lint)]`
+    in the file silences one lint there, as for `tilec`."""
+
+    def __init__(self, text: str, diagnostic: Diagnostic) -> None:
+        super().__init__(text)
+        self.diagnostic = diagnostic

@@ -15,7 +15,6 @@ kernel takes".
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from tilelang.ir import nodes as ir
@@ -121,7 +120,9 @@ def refusals(gk: Any) -> list[Any]:
 
 def enabled() -> bool:
     """`TILEC_EXPLAIN=1`: each kernel variant a launch compiles says its path and notes on stderr."""
-    return os.environ.get("TILEC_EXPLAIN", "0") not in ("", "0")
+    from tilelang.backend.env_switch import flag
+
+    return flag("TILEC_EXPLAIN", "0")
 
 
 def explain_lines(gk: Any) -> list[str]:

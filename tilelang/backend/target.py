@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tilelang.backend.env_switch import flag
+from tilelang.backend.env_switch import SwitchError, flag
 from tilelang.backend.llc import (  # noqa: F401  (re-exported: the driver's one home is llc.py)
     _INIT_LOCK,
     TRIPLE,
@@ -47,16 +47,11 @@ TRACE_MARKS = ("wait1", "store1", "ring")
 
 
 def trace_mark_default() -> str:
-    """`TILEC_TRACE_MARK`: "wait1", "store1" or "ring" (`Target.trace_mark`); "" for
-    none, and for anything else (said in a warning: a mistyped setting
-    changes nothing)."""
+    """`TILEC_TRACE_MARK`: "wait1", "store1" or "ring" (`Target.trace_mark`); unset or empty: none. Anything else
+    is E0604 (`SwitchError`; it was a warning and read as none, hfix6: as every other switch's)."""
     v = os.environ.get("TILEC_TRACE_MARK", "")
     if v and v not in TRACE_MARKS:
-        import warnings
-
-        warnings.warn(f"TILEC_TRACE_MARK={v!r} ignored (one of: {', '.join(TRACE_MARKS)})", RuntimeWarning,
-                      stacklevel=2)
-        return ""
+        raise SwitchError("TILEC_TRACE_MARK", v, ", ".join(TRACE_MARKS[:-1]) + f" or {TRACE_MARKS[-1]}")
     return v
 
 
@@ -69,13 +64,10 @@ def tma_prefetch_default() -> bool:
 def l2_evict_default() -> str:
     """`TILEC_L2_EVICT`: "1" marks every ring copy evict-first in L2, "0" none,
     "" (unset) the kernels hinted `evict_first` (`Target.l2_evict`); anything
-    else is said in a warning and read as unset."""
+    else is E0604 (`SwitchError`; it was a warning and read as unset, hfix6)."""
     v = os.environ.get("TILEC_L2_EVICT", "")
     if v not in ("", "0", "1"):
-        import warnings
-
-        warnings.warn(f"TILEC_L2_EVICT={v!r} ignored (0, 1, or unset)", RuntimeWarning, stacklevel=2)
-        return ""
+        raise SwitchError("TILEC_L2_EVICT", v, "0 or 1 (unset: the kernels hinted `evict_first`)")
     return v
 
 

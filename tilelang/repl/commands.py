@@ -320,12 +320,15 @@ def _emit(session: SessionCore, stage: str, kernel: str | None) -> ReplOutput:
         return ReplOutput(
             stdout=f"(launch {what} first: its const generics come from the launch)\n"
         )
-    if stage == "ir":
-        from tilelang.ir.printer import print_kernel
+    if stage == "ir":  # as `tilec emit --stage ir` prints it: the warps that run
+        from tilelang import driver
+        from tilelang.diagnostics.model import TileError
 
-        return ReplOutput(
-            stdout="\n".join(str(print_kernel(k)).rstrip("\n") for k in kernels) + "\n"
-        )
+        try:
+            texts = [driver.ir_as_run(k).rstrip("\n") for k in kernels]
+        except TileError as e:  # a `TILEC_*` switch the warps read, set to a value it does not take (E0604)
+            return ReplOutput(stderr=session.render(list(e.diagnostics)), ok=False)
+        return ReplOutput(stdout="\n".join(texts) + "\n")
     from tilelang import backend
 
     emit = backend.emit_llvm_diagnostics if stage == "llvm" else backend.emit_ptx_diagnostics
@@ -390,7 +393,8 @@ def _load(session: SessionCore, path: str) -> ReplOutput:
     if redefined:
         session.rekey(redefined)
     return ReplOutput(
-        stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n"
+        stdout=f"loaded {len(new)} item{'s' if len(new) != 1 else ''} from {path}\n",
+        stderr=session.warnings_of(checked, sf.id),
     )
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilelang.diagnostics.codes.names import DUPLICATE_DEFINITION, UNKNOWN_FUNCTION
+from tilelang.diagnostics.codes.warnings import UNUSED_OPERATION, UNUSED_VARIABLE
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.repl.synth import (
     Checked,
@@ -221,15 +222,35 @@ class SessionCore:
         out = self._out.getvalue()
         if show_ty is not None:
             out += show_value(value, self.unhide(show_ty), self.color)
-        err = ""
+        err = self.warnings_of(checked, sf.id)
         fresh = [d for d in checked.in_flight if _in_file(d, sf.id, self, checked)]
         if fresh:
             handles = ", ".join(f"`{n}`" for n in handle_names(fresh))
-            err = f"note: {handles} in flight: its tensors stay borrowed until `.wait()`\n"
+            err += f"note: {handles} in flight: its tensors stay borrowed until `.wait()`\n"
         if timed:
             note = " (includes compiling the kernel it launched first)" if compiled else ""
             out += f"time: {fmt_seconds(elapsed)}, one run, wall clock{note}\n"
         return ReplOutput(stdout=out, stderr=err)
+
+    def warnings_of(self, checked: Checked, file: int) -> str:
+        """The rendered warnings of the entry (or `:load`ed file) `file`, as
+        `tilec check` prints a file's: each is said once, by the entry it is
+        in (the session checks every earlier entry again). Not an unused
+        variable or operation bound at the prompt: a later entry may read it."""
+        from tilelang.syntax import ast
+
+        main = checked.root.items[-1] if checked.root is not None and checked.root.items else None
+        top = [s.pattern.span for s in main.body.stmts if isinstance(s, ast.Let)] \
+            if isinstance(main, ast.FnDecl) else []
+        shown = []
+        for d in checked.warnings:
+            span = d.primary_span
+            if d.code in (UNUSED_VARIABLE, UNUSED_OPERATION) and span is not None and any(
+                    p.file == span.file and p.start <= span.start and span.end <= p.end for p in top):
+                continue
+            if _in_file(d, file, self, checked):
+                shown.append(self.map_back(d, checked.result.sources, checked.synth))
+        return self.render(shown) if shown else ""
 
     def reject(self, checked: Checked) -> ReplOutput:
         mapped = [self.map_back(d, checked.result.sources, checked.synth) for d in checked.errors]

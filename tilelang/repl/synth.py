@@ -64,6 +64,7 @@ class Checked:
     result: Any  # driver.CompileResult
     errors: list[Diagnostic]  # real errors (not the handles in flight)
     in_flight: list[Diagnostic]  # E0308 at the end of `main`
+    warnings: list[Diagnostic] = field(default_factory=list)  # the lints' (every entry's: `SessionCore.warnings_of`)
 
     @property
     def program(self) -> Any:
@@ -136,8 +137,11 @@ def check_session(
         SEARCH.reset(token)
     errors: list[Diagnostic] = []
     in_flight: list[Diagnostic] = []
+    warnings: list[Diagnostic] = []
     for d in result.diagnostics:
         if d.severity.value != "error":
+            if d.severity.value == "warning":
+                warnings.append(d)
             continue
         if d.code == _HANDLE_DROPPED and any(
             lb.span.start == synth.close and lb.span.end == synth.close + 1 for lb in d.labels
@@ -147,7 +151,7 @@ def check_session(
             errors.append(d)
     if not errors and result.context.outputs.get("checked") is None:
         errors = [Diagnostic.error("ICE", "the session could not be checked")]
-    return Checked(synth, result, errors, in_flight)
+    return Checked(synth, result, errors, in_flight, warnings)
 
 
 def map_diagnostic(display: SourceMap, diag: Diagnostic, sources: SourceMap, synth: Synth) -> Diagnostic:

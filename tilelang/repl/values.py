@@ -140,8 +140,11 @@ def describe(value: Any) -> str:
                 return (f"the kernel `{name}` (a call builds a launch: `{name}(z.partition([..]), ..).sync()`; "
                         f"`:help {name}` shows it)")
             return f"the function `{name}` (call it: `{name}(..)`; `:help {name}` shows it)"
-        case Operation():
+        case Operation(runs=0):
             return f"`{value.name}` not run yet (`.sync()` runs it, `.launch()` starts it)"
+        case Operation(runs=runs):
+            return (f"`{value.name}`, run {runs} time{'s' if runs != 1 else ''} (`.sync()` runs it again, `.launch()` "
+                    "starts it again)")
         case Handle():
             state = "done" if value.done else "in flight until `.wait()`"
             return f"a launch of `{value.op.name}`, {state}"

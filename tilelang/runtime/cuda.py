@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import sys
 import threading
 from collections import defaultdict, deque
@@ -37,6 +36,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
+from tilelang.ir import arg_dims
 from tilelang.runtime import cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
 from tilelang.runtime.cuda_arrive import Counters, launch_grid
@@ -51,6 +51,7 @@ from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests 
     _scalar_bits,
     cuda_error,
     is_available,
+    launch_mode,
     why_unavailable,
 )
 from tilelang.runtime.cuda_fast import FastLaunch
@@ -276,6 +277,9 @@ class PreparedKernel:
         self.variants: dict[tuple[Any, ...], tuple[Any, Function]] = {}  # facts -> (abi, function)
         self.packed: dict[tuple[Any, ...], PackedArgs] = {}  # launch args -> packed C args (bounded)
         self.fast: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (arg ids, grid, stream) -> everything a launch needs
+        # the `&Tensor` dims its type fixes, which the code takes as constants (`ir/arg_dims.py`): checked
+        # against each launch's tensors by `_run_slow` and `fast_launcher` (the hits of `run` are their buffers)
+        self.fixed = arg_dims.fixed_dims(kernel_ir) if hasattr(kernel_ir, "params") else ()
 
 
 class CudaDevice(Device):
@@ -513,6 +517,8 @@ class CudaDevice(Device):
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p, ir.TensorParam) and not isinstance(a, CudaBuffer):
                 raise TypeError(f"tensor argument `{p.name}` is not on the GPU: {a!r}")
+        if prepared.fixed:
+            arg_dims.check(kernel, args, span, prepared.fixed)  # E0501, never a launch (ir/arg_dims.py)
         handle = _handle_int(s)
         foreign = self.__dict__.get("_foreign_streams", {}).get(handle) is s  # another library's stream
         early = cuda_pdl.early_names(handle, kernel, args, grid, (id(self), self.launches), foreign)  # "+loads" only
@@ -564,7 +570,7 @@ class CudaDevice(Device):
             prepared.fast.clear()
         if not abi.prints and not abi.pdl and g3[0] * g3[1] * g3[2] > 0:
             refs = tuple(weakref.ref(a) if isinstance(a, CudaBuffer) else None for a in args)
-            raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
+            raw = _raw_launch() if launch_mode() == "ctypes" else None
             # counters (the capture's buffers) and asserts (the graph's words): the general path in a capture
             more: tuple[Any, ...] = (True,) if abi.asserts or any(
                 sl.what.startswith(("arrive:", "queue:", "split")) for sl in abi.slots) else ()
@@ -612,6 +618,8 @@ class CudaDevice(Device):
         from tilelang.ir import nodes as ir
 
         kernel = prepared.ir
+        if prepared.fixed:  # the launcher reuses these sizes for every later launch of its plan
+            arg_dims.check(kernel, args, span, prepared.fixed)
         facts: dict[str, Any] = {}
         fact_list = []
         for p, a in zip(kernel.params, args, strict=True):
@@ -919,8 +927,7 @@ def fits_smem(info: Any, kernel: str, nbytes: int, span: Span | None) -> None:
     """E0603 where a kernel's block needs more shared memory than this card gives one (the backend plans for
     its target's largest card: sm_80 code runs on sm_86/sm_89 cards of 99 KB, 163 KB on an A100); it was the
     driver's bare CUDA_ERROR_INVALID_VALUE from `cuFuncSetAttribute`."""
-    limit = getattr(info, "max_smem_optin", None)  # (a test's stand-in context may not say)
-    if limit is None or nbytes <= limit:
+    if nbytes <= info.max_smem_optin:
         return
     from tilelang.diagnostics.codes.codegen import GPU_TILE_TOO_LARGE
 

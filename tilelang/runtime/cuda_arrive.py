@@ -77,7 +77,7 @@ def _launch_grid(abi: Any, grid: tuple[int, ...], sms: int) -> tuple[int, int, i
     per = getattr(abi, "persistent", 0)
     if per > 0:
         if "TILEC_PERSISTENT_SMS" in os.environ:  # (a test's or a measurement's cap; checked: E0604)
-            from tilelang.backend.env_switch import number
+            from tilelang.env_switch import number
 
             sms = number("TILEC_PERSISTENT_SMS", sms, 1)
         if getattr(abi, "fill", False):  # a split-K GEMM: its pieces fill the card whatever the tiles
@@ -96,7 +96,7 @@ def queue_grid(g: tuple[int, ...], axis: int, per_sm: int, sms: int) -> tuple[in
     queue balances the rows' tiles inside it), at most the tiles, at least 1.
     `TILEC_QUEUE_PER_SM` overrides `per_sm` (measurements, tests)."""
     if "TILEC_QUEUE_PER_SM" in os.environ:
-        from tilelang.backend.env_switch import number
+        from tilelang.env_switch import number
 
         per_sm = number("TILEC_QUEUE_PER_SM", per_sm, 1)
     rows = 1

@@ -11,13 +11,13 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
-import os
 from typing import Any
 
 import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
+from tilelang.env_switch import flag, mode
 from tilelang.source import Span
 
 
@@ -315,7 +315,7 @@ def _raw_launch_preconverted() -> Any:
     """`cuLaunchKernel` through ctypes with no `argtypes`: every argument is
     passed already converted (c_void_p handles, small ints), so ctypes does
     no per-argument conversion work; None if libcuda cannot be loaded."""
-    if os.environ.get("TILEC_NO_CTYPES_LAUNCH"):
+    if flag("TILEC_NO_CTYPES_LAUNCH", "0"):
         return None
     try:
         f = ctypes.CDLL("libcuda.so.1").cuLaunchKernel
@@ -325,10 +325,16 @@ def _raw_launch_preconverted() -> Any:
     return f
 
 
+def launch_mode() -> str:
+    """`TILEC_LAUNCH`: "native" (unset: the compiled launcher, `cuda_native`), "ctypes" (`cuLaunchKernel` through
+    ctypes) or "binding" (cuda-python's); another value is E0604 at the launch (`env_switch.SwitchError`)."""
+    return mode("TILEC_LAUNCH", "native", ("native", "ctypes", "binding"))
+
+
 @functools.cache
 def _raw_launch() -> Any:
     """`cuLaunchKernel` from libcuda via ctypes, or None (then the binding is used)."""
-    if os.environ.get("TILEC_NO_CTYPES_LAUNCH"):
+    if flag("TILEC_NO_CTYPES_LAUNCH", "0"):
         return None
     try:
         lib = ctypes.CDLL("libcuda.so.1")

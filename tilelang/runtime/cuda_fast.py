@@ -29,6 +29,7 @@ from tilelang.runtime.cuda_driver import (
     _scalar_bits,
     _stream_pointer,
     driver_error,
+    launch_mode,
 )
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.cuda_native import _wanted as native_wanted
@@ -297,7 +298,7 @@ class FastLaunch:
             )
             slots.last = [args[i].ptr for _, i, _ in tmaps]  # encoded above
         d = dev.ctx.d
-        raw = _raw_launch_preconverted() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
+        raw = _raw_launch_preconverted() if launch_mode() == "ctypes" else None
         if raw is not None:
             try:
                 handle: Any = ctypes.c_void_p(_handle_int(fn.handle))

@@ -34,7 +34,7 @@ def ptx_arch(major: int, minor: int) -> str:
     (older) target, e.g. to measure the sm_80 path."""
     forced = os.environ.get("TILEC_ARCH")
     if forced:
-        from tilelang.backend.env_switch import SwitchError
+        from tilelang.env_switch import SwitchError
         from tilelang.backend.target import SUPPORTED_ARCHS
 
         if forced not in SUPPORTED_ARCHS:  # (was taken, and every kernel's compile failed: "turn PDL off")
@@ -136,7 +136,7 @@ def prewarm_toolchain(arch: str | None = None) -> None:
     arch) and by `CudaDevice`; a later call with an arch not yet warmed builds
     that target machine on a thread of its own. `TILEC_PREWARM=0`: never."""
     global _PREWARM_STARTED
-    if os.environ.get("TILEC_PREWARM") == "0":
+    if not prewarm_enabled():
         return
     with _PREWARM_LOCK:
         first = not _PREWARM_STARTED
@@ -202,6 +202,14 @@ _JIT_THREADS: list[threading.Thread] = []  # the warm-up thread, once started (t
 JIT_WARMUP: list[str] = []  # what the warm-up did ("ok", or why not)
 
 
+def prewarm_enabled() -> bool:
+    """`TILEC_PREWARM`: 1 (unset) or 0 (never load the toolchain ahead); another value is E0604 (`SwitchError`,
+    where a device opens: `CudaDevice`; the prewarms of `import tilelang` and `tilelang.load` leave it to that)."""
+    from tilelang.env_switch import flag
+
+    return flag("TILEC_PREWARM", "1")
+
+
 def prewarm_routes(ctx: object, arch: str) -> None:
     """Start, once per process, a background thread that readies both
     PTX -> cubin routes of the runtime in CUDA context `ctx` (a `CUcontext`),
@@ -216,8 +224,8 @@ def prewarm_routes(ctx: object, arch: str) -> None:
       loaded it already.
     Called by `CudaDevice` when it opens its context. `TILEC_PREWARM=0`:
     never. An optimisation only: it never raises, and a failure leaves the
-    first launch as it was."""
-    if os.environ.get("TILEC_PREWARM") == "0":
+    first launch as it was (a `TILEC_PREWARM` it does not take is E0604, `prewarm_enabled`)."""
+    if not prewarm_enabled():
         return
     with _JIT_WARM_LOCK:
         if _JIT_THREADS:

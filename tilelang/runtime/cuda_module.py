@@ -15,7 +15,6 @@ imports nothing of `cuda.py`, which imports it).
 from __future__ import annotations
 
 import ctypes
-import os
 from typing import Any
 
 from tilelang.diagnostics.model import ICE
@@ -27,6 +26,7 @@ from tilelang.runtime.cuda_driver import (
     _handle_int,
     _raw_launch,
     driver_error,
+    launch_mode,
 )
 from tilelang.runtime.cuda_link import link_arch, nvjitlink_keeps
 from tilelang.source import Span
@@ -188,7 +188,7 @@ class Function:
             if code == 0:
                 return None
             raise driver_error(self.ctx.d.CUresult(code), f"launching `{self.name}` (cuLaunchKernelEx, PDL)", span)
-        raw = _raw_launch() if os.environ.get("TILEC_LAUNCH") == "ctypes" else None
+        raw = _raw_launch() if launch_mode() == "ctypes" else None
         if raw is not None and not cuda_driver._RAW_BROKEN:
             # The driver entry point through ctypes: ~1 us instead of ~5 us of binding overhead.
             try:

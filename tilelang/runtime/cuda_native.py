@@ -157,7 +157,9 @@ _STATE: dict[str, Any] = {"module": None, "thread": None, "error": None}
 
 
 def _wanted() -> bool:
-    return os.environ.get("TILEC_LAUNCH", "native") in ("native", "") and sys.platform == "linux"
+    from tilelang.runtime.cuda_driver import launch_mode
+
+    return launch_mode() == "native" and sys.platform == "linux"
 
 
 def _libcuda() -> Any:

@@ -81,10 +81,9 @@ except ValueError as _e:  # a mistyped setting is said, and tracing stays off
 def _capacity_default() -> int:
     """`TILEC_TRACE_RECORDS`, rounded down to a power of two (the kernels
     take a slot with a mask), at least 1,024; 2^20 by default."""
-    try:
-        n = max(1024, int(os.environ.get("TILEC_TRACE_RECORDS", "1048576")))
-    except ValueError:
-        n = 1 << 20
+    from tilelang.env_switch import number
+
+    n = max(1024, number("TILEC_TRACE_RECORDS", 1 << 20, 1, "a number of records (at least 1; below 1024 reads as 1024)"))
     return 1 << (n.bit_length() - 1)
 
 

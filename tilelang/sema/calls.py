@@ -15,7 +15,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
-from tilelang.intrinsics.math_habits import MATH_ARGS, MATH_HABITS, scalar_method_habit
+from tilelang.intrinsics.math_habits import MATH_ARGS, MATH_HABITS, saturating_help, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.call_habits import (
     AS,
@@ -179,6 +179,8 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
     tcx.program.symbols[callee] = sym
     if sym.kind not in (SymbolKind.FN, SymbolKind.KERNEL):
         _check_args_only(tcx, e, fx)
+        if sym.kind is SymbolKind.LOCAL and is_poison(sym.ty):
+            return ERROR  # `let f = twice; f(3)`: the `let` said why (E0203, no function values)
         d = tcx.err(N.NOT_CALLABLE, f"`{sym.name}` is not a function", callee.span,
                     f"`{sym.name}` is a {sym.kind.value}")
         if sym.span != DUMMY_SPAN:
@@ -457,6 +459,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         habit = ((METHOD_HABITS.get(name) if kind != "scalar" else None)  # then Rust's (round 20: `t.signum()`)
                  or scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args])
                  or (METHOD_HABITS[name] if name in HABIT_ARGS else None)) if kind in VALUE_KINDS else None
+        if name in ("saturating_add", "saturating_sub", "saturating_mul") and kind in VALUE_KINDS \
+                and len(e.args) == 1:  # (round 24: written for the receiver's own type)
+            b = operand(tcx.snippet(e.args[0].value) or "b")
+            habit = saturating_help(name, getattr(deref(rty), "dtype", None), b if len(b) < 20 else "b") or habit
         if name in SHAPE_WORDS and (kind == "tile" and isinstance(rty, TileT) or isinstance(rty, ShapeT) and rty.rank):
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape

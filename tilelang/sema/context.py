@@ -231,6 +231,10 @@ class CheckCx:
         # expression with the comparison in parentheses), for E0201's help of a `bool` and an integer (round 23)
         self.precedence_fixes: dict[Any, tuple[str, str]] = {}
         self.scatters: dict[Any, tuple[ast.Expr, Any]] = {}  # such a call -> its tile index and its type
+        # A `fn` or `kernel fn` named without a call is E0203 (no function values): the name that a `let`
+        # binds it to, for the help (`let f = twice;`), and the names the REPL shows (`twice` at the prompt)
+        self.fn_value_lets: dict[Any, str] = {}
+        self.shown_names: set[Any] = set()
         # every diagnostic emitted: a function checked in both contexts (called from a kernel and from
         # host code) finds its context-free errors twice, and each is reported once
         self.emitted: set[Diagnostic] = set()

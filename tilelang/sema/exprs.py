@@ -27,7 +27,7 @@ from tilelang.sema.calls import check_call, check_method_call, module_member
 from tilelang.sema.coerce import coerce, float_out_of_range, settle
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero, rank_limit, shift_wrap
 from tilelang.sema.context import CheckCx, Fx, plural
-from tilelang.sema.names import check_name, const_type, resolve_path
+from tilelang.sema.names import check_name, const_type, fn_as_value, resolve_path
 from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary, note_loose_bitwise
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import deref, float_literal_overflows, int_range, is_intlike, is_poison
@@ -113,6 +113,8 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 if sym.dim is not None:
                     tcx.program.dims[e] = sym.dim
                 return const_type(sym)
+            if sym.kind in (SymbolKind.FN, SymbolKind.KERNEL):
+                return fn_as_value(tcx, e, sym, "::".join(s.name for s in e.segments))
             return sym.ty or ERROR
         case ast.Call():
             return check_call(tcx, e, fx, expected)

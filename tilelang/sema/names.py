@@ -32,6 +32,7 @@ from tilelang.sema.types import (
     UNTYPED_FLOAT,
     UNTYPED_INT,
     Dim,
+    RefT,
     ScalarT,
     Type,
     UntypedFloat,
@@ -141,7 +142,7 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
                                     e.span, "a type, not a value")
                             .with_help("use a value of that type instead, e.g. `zeros::<T>([..])`"))
         case SymbolKind.FN | SymbolKind.KERNEL:
-            return sym.ty or ERROR
+            return fn_as_value(tcx, e, sym, ident.name)
         case SymbolKind.MODULE:
             return tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"module `{sym.name}` used as a value", e.span,
                                     "a module, not a value")
@@ -150,6 +151,27 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
             return ERROR
         case _:
             assert_never(sym.kind)
+
+
+def fn_as_value(tcx: CheckCx, e: ast.Name | ast.Path, sym: Symbol, written: str) -> Type:
+    """A `fn` or `kernel fn` named without a call (`let f = twice;`): Tile has no function values (a `fn` is
+    inlined where a kernel calls it and runs on the host where host code does; a value could not say which, nor
+    carry a kernel's borrows), so it is E0203 wherever it stands, with the call it could be. The REPL shows a
+    name entered at the prompt (`SessionCore`, `repl/values.py`): that one is its `FnT`."""
+    if e in tcx.shown_names:
+        return sym.ty or ERROR
+    what = "kernel" if sym.kind is SymbolKind.KERNEL else "function"
+    info = tcx.program.fn_info(sym)
+    args = "" if info is None else ", ".join(
+        f"{n}.partition([..])" if isinstance(t, RefT) and t.mutable and info.is_kernel else n
+        for n, t in zip(info.param_names, info.param_types))
+    call = f"{written}({args})"
+    bound = tcx.fn_value_lets.get(e)
+    d = (tcx.err(T.MISMATCHED_TYPES, f"{what} `{written}` used as a value", e.span, f"a {what}, not a value")
+         .note("a `fn` runs where it is called (inlined into a kernel that calls it, on the host for host code), so "
+               "it cannot be held in a variable, a tuple or an argument"))
+    return tcx.emit(d.with_help(f"Tile has no function values: call `{written}` where `{bound}` is called, `{call}`"
+                                if bound is not None else f"call it: `{call}`"))
 
 
 def resolve_path(tcx: CheckCx, p: ast.Path, fx: Fx, want_fn: bool) -> Symbol | None:

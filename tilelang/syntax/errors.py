@@ -397,6 +397,24 @@ class ErrorReporter:
                                else "the next item starts here")
                     .with_help(f"finish it with {what}"))
 
+        if "SEMICOLON" in expected and not expected & {"NAME", "NUMBER"} and (
+                pub := _PUB_BEFORE.search(self.code, max(0, prev_end - 80), prev_end)) is not None \
+                and "\n" not in self.code[pub.end(1):start]:
+            # Rust's `pub fn` / `pub(crate) let` in a body, read as the expression `pub` (or a call `pub(crate)`)
+            # missing its `;`: the error of what follows, with `pub` named
+            written = " ".join(pub.group(1).split())
+            if tok.type in ("FN", "KERNEL", "CONST", "USE"):
+                item = re.match(r"(?:kernel\s+)?(?:fn|const)\s+[A-Za-z_]\w*|use\b", self.code[start:start + 80])
+                what = " ".join(item.group(0).split()) if item else str(tok)
+                return (Diagnostic.error(codes.EXPECTED_EXPRESSION, f"expected expression, found keyword `{tok}`")
+                        .primary(here, "expected expression")
+                        .secondary(self.span(pub.start(1), pub.end(1)), "Rust's visibility modifier")
+                        .with_help(f"remove `{written}` (Tile has no visibility modifiers) and move `{what}` out of "
+                                   "the function: items are only allowed at the top level of a file"))
+            return (Diagnostic.error(codes.UNEXPECTED_TOKEN,
+                                     f"unexpected `{written}`: Tile has no visibility modifiers")
+                    .primary(self.span(pub.start(1), pub.end(1)), "not a statement")
+                    .with_help(f"remove `{written}`"))
         if "SEMICOLON" in expected and not expected & {"NAME", "NUMBER"}:
             # After a whole statement: the `;` that ends it is missing.
             d = (Diagnostic.error(codes.MISSING_SEMICOLON, f"expected `;`, found {found}")
@@ -785,6 +803,8 @@ _KERNEL_DECL = "a kernel is `kernel fn name<const B: i32>(z: &mut Tensor<f32, [B
 # the first word of another language's item (Python's `def`, CUDA's `__global__`), where an item goes
 _PUB = re.compile(r"pub\s*(?:\([^()]*\))?")
 _PUB_USE = re.compile(r"\s*(use\s[^;]*;)")
+# `pub` / `pub(crate)` standing alone as a statement's start, right before `prev_end` (searched in a window)
+_PUB_BEFORE = re.compile(r"(?:^|(?<=[;{}\n]))\s*(pub\s*(?:\([^()]*\))?)\s*$")
 
 
 def _pub_help(code: str, start: int) -> str:

@@ -113,8 +113,7 @@ def _tune(
         finally:
             for t, host in zip(written, saved, strict=True):
                 t.write(host)
-    default = {"num_warps": kir.num_warps, "stages": kir.num_stages, "max_blocks": kir.max_blocks}
-    best = min(timings, key=lambda c: c[1]) if timings else (default, float("nan"))
+    best = min(timings, key=lambda c: c[1]) if timings else (fallback_hints(kir), float("nan"))
     return Record(
         key=key,
         kernel=kir.name,
@@ -128,6 +127,15 @@ def _tune(
         created=time.time(),
         instance=", ".join(f"{k}={v}" for k, v in kir.instantiation),
     )
+
+
+def fallback_hints(kir: Any) -> dict[str, int]:
+    """The record's choice where no candidate could run: the hints the kernel gives itself, so that it runs
+    as untuned. (It recorded the IR's `num_warps`, 4 where the source names none, which `hinted_fields` marks
+    given: the kernel then ran at 4 where the backend's rule takes 1 or 2 for small tiles or more for big ones,
+    `lift.default_warps`.)"""
+    given = {"num_warps": kir.num_warps} if "num_warps" in kir.hints else {}
+    return {**given, "stages": kir.num_stages, "max_blocks": kir.max_blocks}
 
 
 def _written(op: Any, kir: Any) -> list[Tensor]:

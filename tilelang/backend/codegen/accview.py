@@ -244,9 +244,8 @@ ROW_GROUP = 2
 
 
 def rowstore_enabled() -> bool:
-    import os
 
-    return os.environ.get("TILEC_ATTN_ROWSTORE", ROWSTORE_DEFAULT) != "0"
+    return flag("TILEC_ATTN_ROWSTORE", ROWSTORE_DEFAULT)
 
 
 def store_rows(em: Any, op: ir.Store) -> bool:

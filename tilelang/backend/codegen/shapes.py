@@ -42,9 +42,8 @@ def stage_together() -> bool:
     """`TILEC_CONVERT_TOGETHER=1` (opt-in until timed): a conversion through shared memory stages with it the later
     conversions of its region whose sources are computed (`ShapeOps._stage`). Off by default: it changes the PTX
     of the tuned decode kernels (attn_decode_ring_early's 4 configurations in benchmarks/ptx_sha.py)."""
-    import os
 
-    return os.environ.get("TILEC_CONVERT_TOGETHER", "0") not in ("", "0")
+    return flag("TILEC_CONVERT_TOGETHER", "0")
 
 
 class ShapeOps(MmaOps):

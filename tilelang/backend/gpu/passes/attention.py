@@ -103,7 +103,7 @@ def producer_budget(auto: int) -> int:
 
 
 def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    if not ctx.has_wgmma or os.environ.get("TILEC_ATTN_SCHEDULE") == "generic":
+    if not ctx.has_wgmma or os.environ.get("TILEC_ATTN_SCHEDULE") == "generic":  # (others: `loops.schedule`, E0604)
         return k  # "generic": leave attention loops to the generic path
     before = list(ctx.notes)
     p = match(k, ctx)
@@ -177,7 +177,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
         and schedule != "serial" and not tailed and not onced \
         and split.pieces() and split.fits(acc_regs, rotating, forms) and not region \
-        and os.environ.get("TILEC_ATTN_CHAIN", "auto") != "1" else None
+        and chain.setting() != "1" else None
     # the chained short keys' variant with its last round split (`attention_csplit`, `TILEC_ATTN_CHAIN_SPLIT=1`)
     cproof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and p.short and not turns and ost is None \
         and schedule == "overlap" and not tailed and not onced and split.pieces() and split.fits_narrow(acc_regs) \

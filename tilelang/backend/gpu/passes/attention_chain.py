@@ -42,11 +42,10 @@ the walk's fast divisions and Q released in the loop's last iteration
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from tilelang.backend.env_switch import flag
+from tilelang.backend.env_switch import flag, numbers
 from tilelang.backend.facts import Short
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
@@ -72,8 +71,7 @@ CHAIN_D = (64,)  # the widths whose short keys' variant is chained
 
 def short_d() -> tuple[int, ...]:
     """`SHORT_D`, or `TILEC_ATTN_SHORT_D`'s widths (comma-separated, e.g. "64,128": measurements)."""
-    v = os.environ.get("TILEC_ATTN_SHORT_D", "")
-    return tuple(int(x) for x in v.split(",") if x.strip()) if v else SHORT_D
+    return numbers("TILEC_ATTN_SHORT_D", SHORT_D)
 
 
 def setting() -> str:

@@ -90,7 +90,7 @@ def enabled() -> bool:
 
 def dynamic() -> bool:
     """Whether `TILEC_ATTN_CHAIN_SPLIT` is "dyn" (the pieces by tickets)."""
-    return enabled() and os.environ.get("TILEC_ATTN_CHAIN_SPLIT") == "dyn"
+    return switches.mode("TILEC_ATTN_CHAIN_SPLIT", CHAIN_SPLIT_DEFAULT, ("0", "1", "dyn")) == "dyn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,7 +283,7 @@ def tail_rounds() -> int:
     carry none of it."""
     from . import attention_tail as tails
 
-    want = os.environ.get("TILEC_ATTN_CHAIN_TAIL", CHAIN_TAIL_DEFAULT)
+    want = os.environ.get("TILEC_ATTN_CHAIN_TAIL", "") or CHAIN_TAIL_DEFAULT
     if want == "1":
         return tails.TAIL_ROUNDS
     if not want.isdigit() or (want != "0" and int(want) < 2):

@@ -34,7 +34,6 @@ global writes. Where the buffer lives:
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,13 +43,13 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 from ..layouts import Shared
 from .context import PassContext
+from .switches import mode as switch_mode
 
 OSTORE_DEFAULT = "0"  # timed on the H200: no setting faster (RESULTS.md, 2026-12-03 fifth session)
 
 
 def mode() -> str:
-    v = os.environ.get("TILEC_ATTN_OSTORE", OSTORE_DEFAULT)
-    return v if v in ("q", "buf", "v") else "0"
+    return switch_mode("TILEC_ATTN_OSTORE", OSTORE_DEFAULT, ("0", "q", "buf", "v"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +92,7 @@ def plan(after: list[object], k: g.GpuKernel, ctx: PassContext, p: Any, smem: in
             continue
         if sum(isinstance(o, ir.Store) and o.tensor == op.tensor for o in after) != 1:
             continue
-        unit = 32 if os.environ.get("TILEC_ATTN_OSTORE_BY") == "warp" else 128
+        unit = 32 if switch_mode("TILEC_ATTN_OSTORE_BY", "warpgroup", ("warp", "warpgroup")) == "warp" else 128
         box = (1, unit // 2, 64) if t.rank == 3 else (unit // 2, 64)  # 64 rows a warpgroup, 16 a warp
         o = OStore(m, op.tensor, p.BM, shape[-1], unit,
                    g.TmaDesc(f"{op.tensor}.tma_o", op.tensor, box, 128, op.span))

@@ -25,7 +25,7 @@ from .attention_rotated import _reads, pin_wait, s_ahead
 from .context import Fresh
 from .pipeline import PRODUCER_REGS, _Build, role_registers
 from .rewrite import substitute
-from .switches import mode
+from .switches import flag, mode
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,7 +467,7 @@ def peel_fits(p: AttnPlan, C: int) -> bool:
     (f16/bf16 pairs). `TILEC_ATTN_PEEL=1`/`0` forces it on/off where it
     fits; unset, `PEEL_DEFAULT` (off until timed on the GPU: correct in the
     simulator and ptxas-clean)."""
-    if os.environ.get("TILEC_ATTN_PEEL", PEEL_DEFAULT) != "1":
+    if not flag("TILEC_ATTN_PEEL", PEEL_DEFAULT):
         return False
     return p.BN // 2 + p.o_dot.result.shape[1] // 2 + p.BN // 4 <= role_registers(C, PRODUCER_REGS) - PEEL_HEADROOM
 

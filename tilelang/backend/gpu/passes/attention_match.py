@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from tilelang.backend.env_switch import flag
+from tilelang.backend.env_switch import SwitchError, flag, mode
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -387,7 +387,7 @@ def last_block_mode() -> str:
     after each tile's stores, in their layout: `last_regions`), "join" (run once the warp roles have ended, by
     every thread of the CTA in the generic layouts, over a grid of one tile a CTA: `attention.py`'s `joined`),
     unset or "0" (such a kernel keeps the generic path, as measured)."""
-    return os.environ.get("TILEC_ATTN_LAST_BLOCK", "0")
+    return mode("TILEC_ATTN_LAST_BLOCK", "0", ("0", "1", "join"))
 
 
 def last_block_enabled() -> bool:
@@ -452,8 +452,12 @@ STAGES_DEFAULT = "4"
 
 def ring_stages() -> int:
     """`TILEC_ATTN_STAGES` (unset: `STAGES_DEFAULT`) as a number of stages ("fit": as many as fit)."""
-    want = os.environ.get("TILEC_ATTN_STAGES", STAGES_DEFAULT)
-    return 1 << 30 if want == "fit" else int(want)
+    want = os.environ.get("TILEC_ATTN_STAGES", "").strip() or STAGES_DEFAULT
+    if want == "fit":
+        return 1 << 30
+    if not want.isdigit() or int(want) < 1:
+        raise SwitchError("TILEC_ATTN_STAGES", want, "a number of stages of at least 1, or fit (as many as fit)")
+    return int(want)
 
 
 def _reduce_ok(op: object, BM: int) -> bool:

@@ -39,7 +39,6 @@ read by nothing else; else `attention_loop.overlapped` runs.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -68,7 +67,7 @@ ROTATE_DEFAULT = "auto"
 def enabled(p: Any) -> bool:
     """Whether the loop of plan `p` (`attention_match.AttnPlan`) is rotated:
     `TILEC_ATTN_ROTATE` "1" / "0" / "auto" (unset: `ROTATE_DEFAULT`)."""
-    want = os.environ.get("TILEC_ATTN_ROTATE", ROTATE_DEFAULT)
+    want = mode("TILEC_ATTN_ROTATE", ROTATE_DEFAULT, ("0", "1", "auto"))
     if want == "auto":  # and at every D where compiled for short keys, chained (`attention_chain.short`), unless
         # the overlapped loop takes S ahead there (`TILEC_ATTN_SAHEAD=1`)
         return int(p.o_dot.result.shape[1]) == 128 or (p.short and not s_ahead(p, p.BM // 64))
@@ -128,7 +127,7 @@ EARLY_VOTE_DEFAULT = "auto"
 def early_vote(p: Any) -> bool:
     """Whether the rotated loop of plan `p` (`attention_match.AttnPlan`) votes early:
     `TILEC_ATTN_EARLY_VOTE` "1" / "0" / "auto" (unset: `EARLY_VOTE_DEFAULT`)."""
-    want = os.environ.get("TILEC_ATTN_EARLY_VOTE", EARLY_VOTE_DEFAULT)
+    want = mode("TILEC_ATTN_EARLY_VOTE", EARLY_VOTE_DEFAULT, ("0", "1", "auto"))
     return int(p.o_dot.result.shape[1]) == 64 if want == "auto" else want == "1"
 
 
@@ -165,7 +164,7 @@ def pin_wait(ops: list[object], rows: int) -> tuple[ir.Value, ...]:
     """The values a key loop's spin on its next stage waits after
     (`TILEC_ATTN_PINWAIT`): the last f32 row vector (at most `rows`
     elements, a few registers a thread) that `ops`, the body so far, define."""
-    if os.environ.get("TILEC_ATTN_PINWAIT", PINWAIT_DEFAULT) != "1":
+    if not flag("TILEC_ATTN_PINWAIT", PINWAIT_DEFAULT):
         return ()
     for op in reversed(ops):
         if isinstance(op, ir.Const | ir.Broadcast | ir.Arange):  # no later than what they copy

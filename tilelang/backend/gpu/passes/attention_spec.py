@@ -41,14 +41,13 @@ must issue before it (the row sums' chain).
 
 from __future__ import annotations
 
-import os
-
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from .context import Fresh
 from .rewrite import substitute
+from .switches import mode
 
 # "1": speculate where the form above appears; "2": the same but not in a
 # tile's first block (see `_unless_first`); "0" (the default: both lost on
@@ -59,12 +58,12 @@ _CONE = (ir.Elementwise, ir.Broadcast, ir.Reshape, ir.Cast)
 
 
 def enabled() -> bool:
-    return os.environ.get("TILEC_ATTN_SPECULATE", SPECULATE_DEFAULT) in ("1", "2")
+    return mode("TILEC_ATTN_SPECULATE", SPECULATE_DEFAULT, ("0", "1", "2")) in ("1", "2")
 
 
 def plain_first() -> bool:
     """"2": not in a tile's first block (`_unless_first`)."""
-    return os.environ.get("TILEC_ATTN_SPECULATE", SPECULATE_DEFAULT) == "2"
+    return mode("TILEC_ATTN_SPECULATE", SPECULATE_DEFAULT, ("0", "1", "2")) == "2"
 
 
 def _reads(op: object) -> list[ir.Value]:

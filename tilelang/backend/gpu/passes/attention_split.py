@@ -41,19 +41,19 @@ and maybe merges once for each tile of its pair, `split_marks(pairs=True)`).
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 from tilelang.backend import split_form
+from tilelang.backend.env_switch import number
 from tilelang.backend.split_form import SCALAR_OPS, SplitForm
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
 from . import attention_softmax as sm
-from . import switches
 from . import attention_tail as tails
 from . import attention_tiles as tiles
+from . import switches
 from .attention_tiles import Marks, clone, split_marks
 from .context import Fresh
 from .pipeline import _Build
@@ -115,8 +115,8 @@ def two_pass(form: bool) -> bool:
 
 def pieces() -> int:
     """The most pieces a tile is cut into (`TILEC_ATTN_SPLIT`: "0" none, "1" `MAX_PIECES`, or a number)."""
-    want = os.environ.get("TILEC_ATTN_SPLIT", SPLIT_DEFAULT)
-    n = MAX_PIECES if want == "1" else int(want) if want.isdigit() else 0
+    want = number("TILEC_ATTN_SPLIT", int(SPLIT_DEFAULT), 0, f"0 (none), 1 ({MAX_PIECES} pieces) or a number of pieces")
+    n = MAX_PIECES if want == 1 else want
     return n if n >= 2 else 0
 
 

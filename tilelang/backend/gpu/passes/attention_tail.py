@@ -51,7 +51,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from tilelang.backend.env_switch import SwitchError
+from tilelang.backend.env_switch import SwitchError, numbers
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -76,7 +76,7 @@ KIND = "tail"  # the tail variant's `TensorFacts.split_walk`
 
 def setting() -> str:
     """`TILEC_ATTN_TAIL` (unset: `TAIL_DEFAULT`): "auto", or a number of item rounds (checked)."""
-    v = os.environ.get("TILEC_ATTN_TAIL", TAIL_DEFAULT).strip()
+    v = os.environ.get("TILEC_ATTN_TAIL", "").strip() or TAIL_DEFAULT
     if v != "auto" and not v.isdigit():
         raise SwitchError("TILEC_ATTN_TAIL", v, f"auto (the long keys' causal launches), 0 (off), "
                           f"1 (on: {TAIL_ROUNDS} item rounds) or a number of item rounds")
@@ -111,8 +111,7 @@ def asks(width: int, variant: bool, own: bool) -> bool:
 
 def auto_d() -> tuple[int, ...]:
     """`AUTO_D`, or `TILEC_ATTN_TAIL_D`'s widths (comma-separated, e.g. "64,128": measurements)."""
-    v = os.environ.get("TILEC_ATTN_TAIL_D", "")
-    return tuple(int(x) for x in v.split(",") if x.strip()) if v else AUTO_D
+    return numbers("TILEC_ATTN_TAIL_D", AUTO_D)
 
 
 def applies(b: _Build, pairs: ir.Value, nf: ir.Value) -> ir.Value:

@@ -36,9 +36,8 @@ offsets, bounds, asserts) run once per tile in each role.
 from __future__ import annotations
 
 import dataclasses
-import os
 
-from tilelang.backend.env_switch import flag, number
+from tilelang.backend.env_switch import flag, mode, number
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -130,7 +129,7 @@ FASTDIV_DEFAULT = "auto"
 def fastdiv(auto: bool) -> bool:
     """`TILEC_ATTN_FASTDIV`: "1", "0", or "auto" (unset): `auto` (the short keys' variant, and
     `wide_boundary`)."""
-    want = os.environ.get("TILEC_ATTN_FASTDIV", FASTDIV_DEFAULT)
+    want = mode("TILEC_ATTN_FASTDIV", FASTDIV_DEFAULT, ("0", "1", "auto"))
     return want == "1" or (want == "auto" and auto)
 
 
@@ -181,7 +180,7 @@ def odd_pairs(b: _Build, pairs: ir.Value, nf: ir.Value) -> ir.Value:
 def divs_in_role() -> bool:
     """`TILEC_ATTN_DIVS_IN_ROLE` (unset or "1": the fast divisors made in the consumer role, `in_role`; "0": before
     the split, by every thread)."""
-    return os.environ.get("TILEC_ATTN_DIVS_IN_ROLE", DIVS_IN_ROLE_DEFAULT) != "0"
+    return flag("TILEC_ATTN_DIVS_IN_ROLE", DIVS_IN_ROLE_DEFAULT)
 
 
 def in_role(b: _Build, w: Walk) -> Walk:
@@ -373,7 +372,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     # pairs, the i-th heaviest tile of a head with its i-th lightest, whose
     # sum is the same for every pair; one CTA runs both (an odd middle tile
     # twice, the same values stored again, unless `once`).
-    want = form or ("single" if single else os.environ.get("TILEC_ATTN_WALK", "auto"))
+    want = form or ("single" if single else mode("TILEC_ATTN_WALK", "auto", ("auto", "pairs", "sections")))
     if want == "auto":
         ends = [_bounds(b, outside, bounds, _position(b, sizes, fast, kvs, f, zero), sizes)
                 for f in (zero, b.elem(E.SUB, nf, one))]
@@ -800,13 +799,13 @@ KVFIRST_DEFAULT = "auto"
 def stamps() -> bool:
     """`TILEC_ATTN_STAMPS=1`: cycle stamps at the walk's tile boundary (`g.Stamp`,
     `codegen/stamps.py`; a measurement: off, no kernel changes); "2" (`fine_stamps`) those and more."""
-    return os.environ.get("TILEC_ATTN_STAMPS", "0") in ("1", "2")
+    return mode("TILEC_ATTN_STAMPS", "0", ("0", "1", "2")) in ("1", "2")
 
 
 def fine_stamps() -> bool:
     """`TILEC_ATTN_STAMPS=2`: `stamps()`, and inside the chained tile's first iteration
     (`attention_rotated`'s `build`: slots 8-13, `benchmarks/probes/attention_stamps.py`'s `FINE`)."""
-    return os.environ.get("TILEC_ATTN_STAMPS", "0") == "2"
+    return mode("TILEC_ATTN_STAMPS", "0", ("0", "1", "2")) == "2"
 
 
 def stamped(ops: list[object], tn: ir.Value, points: list[tuple[int, int]], span: object) -> list[object]:
@@ -826,7 +825,7 @@ def q_early(auto: bool) -> bool:
     """The consumers release Q in the rotated loop's last iteration
     (`TILEC_ATTN_QEARLY`: "1", "0", "auto" (unset: `QEARLY_DEFAULT`): `auto`,
     the short keys' variant and `wide_boundary`)."""
-    want = os.environ.get("TILEC_ATTN_QEARLY", QEARLY_DEFAULT)
+    want = mode("TILEC_ATTN_QEARLY", QEARLY_DEFAULT, ("0", "1", "auto"))
     return want == "1" or (want == "auto" and auto)
 
 
@@ -834,7 +833,7 @@ def kv_first(rotated: bool) -> bool:
     """The producer copies a tile's first K/V block before its Q
     (`TILEC_ATTN_KVFIRST`, unset: `KVFIRST_DEFAULT`; `rotated`: the consumers'
     loop is `attention_rotated`'s)."""
-    want = os.environ.get("TILEC_ATTN_KVFIRST", KVFIRST_DEFAULT)
+    want = mode("TILEC_ATTN_KVFIRST", KVFIRST_DEFAULT, ("0", "1", "auto"))
     return want == "1" or (want == "auto" and not rotated)
 
 

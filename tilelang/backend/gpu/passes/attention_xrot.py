@@ -27,7 +27,6 @@ reads that `outside` computes for each tile: all carried from tile to tile (`Xro
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +53,7 @@ def late() -> bool:
     """`TILEC_ATTN_XROT=2`: the boundary waits for the pending P V after the deferred block's row max and
     issues the next tile's first S then (not right after the block's S), so that the two never hold their
     registers together; "1": the next S right after the block's S, the pending P V waited for later."""
-    return os.environ.get("TILEC_ATTN_XROT", XROT_DEFAULT) == "2"
+    return switches.mode("TILEC_ATTN_XROT", XROT_DEFAULT, ("0", "1", "2")) == "2"
 
 
 def enabled() -> bool:

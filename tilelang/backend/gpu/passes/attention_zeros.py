@@ -23,19 +23,18 @@ keeps the select. `TILEC_ATTN_DROP_ZEROS=0` keeps it always.
 
 from __future__ import annotations
 
-import os
-
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
 from .. import nodes as g
+from .switches import flag
 
 # "1": drop the select where the epilogue provably discards it; "0": keep it.
 DROP_DEFAULT = "1"
 
 
 def enabled() -> bool:
-    return os.environ.get("TILEC_ATTN_DROP_ZEROS", DROP_DEFAULT) == "1"
+    return flag("TILEC_ATTN_DROP_ZEROS", DROP_DEFAULT)
 
 
 def drop_unread_zeros(post: list[object], epilogue: list[object], loop: ir.For, back: dict[int, ir.Value],

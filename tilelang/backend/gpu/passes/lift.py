@@ -51,17 +51,17 @@ def default_warps_enabled() -> bool:
     for a session after it gave a [64, 1024] f32 kernel 32 warps whose code needed 384 KB of shared memory
     (p17_half_math) and raised an `#[autotune(num_warps = [4, ..])]` configuration's 4; both are kept now
     (`backend.lower_gpu`'s fit, `tuner.space.hinted_fields`)."""
-    import os
+    from tilelang.backend.env_switch import flag
 
-    return os.environ.get("TILEC_DEFAULT_WARPS", "1") not in ("", "0")
+    return flag("TILEC_DEFAULT_WARPS", "1")
 
 
 def fewer_warps_enabled() -> bool:
     """On unless `TILEC_FEWER_WARPS=0` (small-tile kernels at 4 warps, as before hcliff9; the device script's
     old arm)."""
-    import os
+    from tilelang.backend.env_switch import flag
 
-    return os.environ.get("TILEC_FEWER_WARPS", "1") not in ("", "0")
+    return flag("TILEC_FEWER_WARPS", "1")
 
 
 def default_warps(kernel: ir.Kernel, cap: int = 0) -> int:

@@ -4,6 +4,6 @@ one reader, so that each says its unset value, checks the value, and words the e
 
 from __future__ import annotations
 
-from tilelang.backend.env_switch import SwitchError, mode
+from tilelang.backend.env_switch import SwitchError, flag, mode
 
-__all__ = ["SwitchError", "mode"]
+__all__ = ["SwitchError", "flag", "mode"]

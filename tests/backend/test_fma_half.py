@@ -35,13 +35,15 @@ kernel fn gemv<const BM: i32, const BK: i32, const NB: i32>(y: &mut Tensor<f32, 
 """
 
 
-def _facts(kir, **extra) -> dict[str, TensorFacts]:  # type: ignore[no-untyped-def]
-    return {p.name: TensorFacts(True, (True, True), **extra) for p in kir.tensor_params}
+def _facts(kir, shapes: dict[str, tuple[int, ...]] | None = None, **extra) -> dict[str, TensorFacts]:  # type: ignore[no-untyped-def]
+    """Aligned tensors; each dim a multiple of 16 where `shapes` says so (unknown shapes: every dim)."""
+    return {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in shapes[p.name]) if shapes else (True, True), **extra)
+            for p in kir.tensor_params}
 
 
 @pytest.mark.parametrize(("bm", "bk", "nb", "M", "K"), [
     (64, 16, 4, 100, 40),  # 8-byte rows of x, 2 warps of 1 x 4; an edge tile of rows, a K tail (2.5 tiles)
-    (32, 8, 8, 40, 24),  # 16-byte rows, K steps of 8 (no tensor-core shape: K % 16)
+    (32, 8, 8, 40, 32),  # 16-byte rows, K steps of 8 (no tensor-core shape: K % 16); W by 16-byte cp.async
     pytest.param(32, 16, 4, 45, 40, marks=pytest.mark.heavy),  # 1 warp of 2 x 4 (32 rows split no further)
     pytest.param(64, 64, 4, 64, 192, marks=pytest.mark.heavy),  # call 38's tile
 ], ids=["nb4_edges", "nb8_k8", "nb4_one_warp", "call38_tile"])
@@ -52,15 +54,16 @@ def test_a_few_token_f16_gemv_pipelines_and_agrees(bm: int, bk: int, nb: int, M:
     y = np.full((M, nb), 7, np.float32)
     op = tilelang.compile(SRC.replace("DT", "f16")).gemv[bm, bk, nb](P(y, [bm, nb]), w, x)
     kir = op._plan.kir
-    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir)))
+    facts = _facts(kir, {"y": y.shape, "w": w.shape, "x": x.shape})  # (K = 40: W's rows by element copies)
+    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))
     assert "dot.fma.smem" in text and "cp.async" in text, text
     assert f"warps {1 if bm == 32 and nb == 4 else 2} " in text, text  # (`pipeline_fma._half_warps`)
     sim = [np.array(h) for h in op._hosts]
-    SimDevice("sm_90a").run(kir, (-(-M // bm),), op._kernel_args(sim), _facts(kir))
+    SimDevice("sm_90a").run(kir, (-(-M // bm),), op._kernel_args(sim), facts)
     op.sync()  # the interpreter
     np.testing.assert_array_equal(sim[0], op._hosts[0])
     np.testing.assert_array_equal(sim[0], w.astype(np.float32) @ x.astype(np.float32))
-    ptx = compile_kernel(kir, "sm_90a", _facts(kir)).ptx
+    ptx = compile_kernel(kir, "sm_90a", facts).ptx
     if nb == 4:  # x's 8-byte rows: one cp.async.ca of 8 bytes each (cg copies 16 only)
         assert "cp.async.ca.shared.global" in ptx and ", 8, " in ptx, ptx
 

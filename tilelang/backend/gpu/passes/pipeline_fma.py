@@ -287,7 +287,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if K % v:
         return None
     a_mk = not a_flip
-    tr = transpose_enabled() and not half  # (its copies are an element each: 4 or 8 bytes)
+    tr = transpose_enabled() and not half  # (its copies are an element each: cp.async copies 4, 8 or 16 bytes)
     trans = (tr and a_mk, tr and b_nk)
     # the dims each operand is read along in shared memory: M/N (`spt` v) or K (`spt` 1)
     col = N == 1 and not b_nk  # (a GEMV's x: its one column as one row of the ring, read along k)

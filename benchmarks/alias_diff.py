@@ -21,7 +21,11 @@ case is then checked and run three ways:
 A checker that accepts where it must refuse is a finding (`MISS`); a refusal where nothing is read and
 written is only counted (`over`: the checker's conservative answer for routes it cannot trace).
 
-    python benchmarks/alias_diff.py SEED COUNT
+    python benchmarks/alias_diff.py SEED COUNT [--more] [--group]
+
+`--more` (round 27) adds routes that shadow another parameter's name, destructuring assignments, nested tuple
+fields, functions of `use`d modules and const-generic device functions; `--group` instead writes, in a
+`last_block` region, through `part.group()` reached by a random route (each case must be E0416).
 
 CPU only, a few cases a second; the programs are written under /tmp/alias_diff/.
 """
@@ -54,7 +58,17 @@ fn bumpv(t: &Tensor<f32, [?]>) { bump(t); }
 fn peekn(t: ((i32, &Tensor<f32, [?]>), i32)) -> f32 { let (a, _) = t; peekt(a) }
 fn pick(a: &Tensor<f32, [?]>, b: &Tensor<f32, [?]>) -> &Tensor<f32, [?]> { b }
 fn fst(t: (&Tensor<f32, [?]>, &Tensor<f32, [?]>)) -> &Tensor<f32, [?]> { t.0 }
+fn swapf(a: &Tensor<f32, [?]>, b: &Tensor<f32, [?]>) -> &Tensor<f32, [?]> { let a = b; a }
+fn bumpc<const I: i32>(t: &Tensor<f32, [?]>) { unsafe { atomic_add(t, [I], 1.0); } }
+fn peekc<const I: i32>(t: &Tensor<f32, [?]>) -> f32 { t.partition([1]).load([I]).sum(0) }
 """
+
+# `--more` (hrev27): routes through modules a `use` brings in, one function a file (a function that no kernel
+# calls is checked as a host function, where atomics and loads are refused)
+MODULES = {"mpick": "fn mpick(a: &Tensor<f32, [?]>, b: &Tensor<f32, [?]>) -> &Tensor<f32, [?]> { let b2 = b; b2 }\n",
+           "mbump": "fn mbump(t: &Tensor<f32, [?]>) { unsafe { atomic_add(t, [0], 1.0); } }\n",
+           "mpeek": "fn mpeek(t: &Tensor<f32, [?]>) -> f32 { t.partition([1]).load([1]).sum(0) }\n"}
+MORE = False  # `--more`: the routes, writes and reads that round 27 added (other seeds than the first ones')
 
 
 class Gen:
@@ -72,7 +86,9 @@ class Gen:
         r = self.r
         q = r.choice([i for i in range(N) if i != p])
         x, y = f"x{p}", f"x{q}"
-        k = r.randrange(12)
+        k = r.randrange(20 if MORE else 12)
+        if k >= 12:
+            return self.more_route(k, x, y, p)
         if k == 0:
             return x
         if k == 1:
@@ -107,22 +123,49 @@ class Gen:
             return f"(&{self.route(p)})"
         return x
 
+    def more_route(self, k: int, x: str, y: str, p: int) -> str:
+        """Round 27's routes: another parameter's name shadowed (in a block, in a device function, in an `if`'s
+        arm), a destructuring assignment, a field of a nested tuple expression, an immutable `let` of the
+        constant as the condition, a local shadowed by a second `let`, a device function of a `use`d module."""
+        if k == 12:
+            return f"{{ let {y} = {x}; {y} }}"
+        if k == 13:
+            return f"swapf({y}, {x})"
+        if k == 14:
+            v, w = self.fresh(), self.fresh()
+            self.pre += [f"let mut {v} = {y};", f"let mut {w} = {y};", f"({w}, {v}) = ({y}, {x});"]
+            return v
+        if k == 15:
+            return f"if C > 0 {{ let {y} = {x}; {y} }} else {{ {y} }}"
+        if k == 16:
+            return f"(({y}, {self.route(p)}), 1).0.1"
+        if k == 17:
+            c = self.fresh()
+            self.pre.append(f"let {c} = C;")
+            return f"if {c} > 0 {{ {x} }} else {{ {y} }}"
+        if k == 18:
+            v = self.fresh()
+            self.pre += [f"let {v} = {y};", f"let {v} = {self.route(p)};"]
+            return v
+        return f"mpick({y}, {x})"
+
     def write(self, p: int, raw: bool) -> str:
         """A write of `x{p}`: atomics, or (`raw`) unchecked stores (one kind a case: two kinds on a tensor
         the checker cannot tell apart are E0418, by design)."""
         t = self.route(p)
         if raw:
             return self.r.choice([f"put({t});", f"unsafe {{ store_unchecked({t}, [0], full::<f32>([1], 7.0)); }}"])
-        k = self.r.randrange(7)
+        k = self.r.randrange(9 if MORE else 7)
         return [f"unsafe {{ atomic_add({t}, [0], 1.0); }}", f"bump({t});", f"bumpt(({t}, 0));",
                 f"bumpn((({t}, 0), 1));", f"bump2(x{(p + 1) % N}, {t});", f"relay(({t}, 0));",
-                f"bumpv({t});"][k]
+                f"bumpv({t});", f"bumpc::<0>({t});", f"mbump({t});"][k]
 
     def read(self, p: int) -> str:
         t = self.route(p)
-        k = self.r.randrange(5)
+        k = self.r.randrange(7 if MORE else 5)
         return [f"{t}.partition([1]).load([1]).sum(0)", f"peek({t})", f"peekt((1, {t}))",
-                f"{t}.partition([1]).load_padded([1], 0.0).sum(0)", f"peekn(((1, {t}), 0))"][k]
+                f"{t}.partition([1]).load_padded([1], 0.0).sum(0)", f"peekn(((1, {t}), 0))",
+                f"peekc::<1>({t})", f"mpeek({t})"][k]
 
 
 PARAMS = ", ".join(f"x{i}: &Tensor<f32, [?]>" for i in range(N))
@@ -176,7 +219,7 @@ def lib(kern: str) -> str:
     keep: list[str] = []
     while True:  # the helpers a kept helper calls too
         keep = [ln for ln in LIB.splitlines() if not ln.startswith("fn ")
-                or re.search(rf"\b{ln.split()[1].split('(')[0]}\(", used)]
+                or re.search(rf"\b{re.split('[(<]', ln.split()[1])[0]}(::<[^>]*>)?\(", used)]
         grown = kern + "\n".join(keep)
         if grown == used:
             return "\n".join(keep) + "\n"
@@ -184,7 +227,8 @@ def lib(kern: str) -> str:
 
 
 def prog(kern: str, main: str) -> str:
-    return lib(kern) + kern + main
+    use = "".join(f"use alias_{m}::{m};\n" for m in MODULES if re.search(rf"\b{m}\(", kern))
+    return use + lib(kern) + kern + main
 
 
 def check(src: str, name: str) -> list[tuple[str, int]]:
@@ -233,7 +277,7 @@ def case(seed: int, i: int) -> tuple[str, str]:
     # the launch in flight: every written tensor's host read refused
     kw = kernel(pre_w, [], writes, False)
     errs = check(prog(kw, main_race()), f"{tag}_race.tile")
-    base = (lib(kw) + kw).count("\n")
+    base = prog(kw, "").count("\n")
     refused = {ln - base - 8 for code, ln in errs if code == "E0305"}  # the prints are lines 8..11 of main
     miss = sorted(set(wr) - refused)
     if miss:
@@ -261,12 +305,87 @@ def case(seed: int, i: int) -> tuple[str, str]:
     return out, tag
 
 
+# `--group` (round 27): `unsafe` writes in a `last_block` region whose target reaches `part.group()` by a random
+# route; each must be E0416 (the view is read only: its index counts from the tensor's origin and reaches other
+# groups' tiles). The helpers take 2-D tensors.
+GLIB = """const C: i32 = 1;
+fn gbump(t: &Tensor<f32, [?, ?]>) { unsafe { atomic_add(t, [0, 0], 1.0); } }
+fn gbumpt(t: (&Tensor<f32, [?, ?]>, i32)) { unsafe { atomic_add(t.0, [0, t.1], 1.0); } }
+fn gput(t: &Tensor<f32, [?, ?]>) { unsafe { store_unchecked(t, [0, 0], full::<f32>([1, 1], 7.0)); } }
+fn gpick(a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) -> &Tensor<f32, [?, ?]> { b }
+fn gswap(a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) -> &Tensor<f32, [?, ?]> { let a = b; a }
+fn gfst(t: (&Tensor<f32, [?, ?]>, i32)) -> &Tensor<f32, [?, ?]> { t.0 }
+"""
+
+
+def group_route(g: Gen, x: str, depth: int = 0) -> str:
+    """An expression that denotes the view `x` (`part.group()` or a name bound to it), the other arm `y`."""
+    r = g.r
+    k = r.randrange(12) if depth < 2 else 0
+    y = "y"
+    if k == 0:
+        return x
+    if k == 1:
+        return f"{{ {group_route(g, x, depth + 1)} }}"
+    if k == 2:
+        return f"if C > 0 {{ {group_route(g, x, depth + 1)} }} else {{ {y} }}"
+    if k == 3:
+        v = g.fresh()
+        g.pre.append(f"let {v} = {group_route(g, x, depth + 1)};")
+        return v
+    if k == 4:
+        v = g.fresh()
+        return f"{{ let {v} = {group_route(g, x, depth + 1)}; {v} }}"
+    if k == 5:
+        v = g.fresh()
+        g.pre.append(f"let {v} = ({group_route(g, x, depth + 1)}, 1);")
+        return f"{v}.0"
+    if k == 6:
+        return f"gpick({y}, {group_route(g, x, depth + 1)})"
+    if k == 7:
+        return f"gswap({y}, {group_route(g, x, depth + 1)})"
+    if k == 8:
+        return f"gfst(({group_route(g, x, depth + 1)}, 0))"
+    if k == 9:
+        v = g.fresh()
+        g.pre += [f"let mut {v} = {y};", f"{v} = {group_route(g, x, depth + 1)};"]
+        return v
+    if k == 10:
+        return f"if C > 0 {{ let {y} = {group_route(g, x, depth + 1)}; {y} }} else {{ {y} }}"
+    v = g.fresh()
+    return f"(({y}, {group_route(g, x, depth + 1)}), 1).0.1"
+
+
+def group_case(seed: int, i: int) -> tuple[str, str]:
+    r = random.Random(seed * 1_000_003 + i)
+    g = Gen(r)
+    t = group_route(g, "part.group()")
+    w = r.choice([f"unsafe {{ atomic_add({t}, [0, 0], 1.0); }}", f"gbump({t});", f"gbumpt(({t}, 0));", f"gput({t});",
+                  f"unsafe {{ store_unchecked({t}, [0, 0], full::<f32>([1, 1], 7.0)); }}"])
+    body = "\n".join(f"        {x}" for x in g.pre + [w])
+    kern = ("kernel fn k(part: &mut Tensor<f32, [1, 1]>, y: &Tensor<f32, [?, ?]>) {\n"
+            "    part.store(full::<f32>([1, 1], 1.0));\n    if last_block(1) {\n" + body + "\n    }\n}\n")
+    used = [ln for ln in GLIB.splitlines() if not ln.startswith("fn ") or re.search(rf"\b{ln.split()[1].split('(')[0]}\(",
+                                                                                    kern)]
+    src = "\n".join(used) + "\n" + kern + ("fn main() {\n    let y = zeros::<f32>([3, 4]);\n"
+                                           "    let mut part = zeros::<f32>([3, 4]);\n"
+                                           "    k(part.partition([1, 1]), &y).sync();\n    print(part, y);\n}\n")
+    codes = {c for c, _ in check(src, f"g{seed}_{i}.tile")}
+    if "E0416" not in codes:
+        return ("MISS" if not codes else "other"), f"g{seed}_{i}: no E0416 ({sorted(codes)})"
+    return "ok", f"g{seed}_{i}"
+
+
 def main() -> None:
-    seed, count = int(sys.argv[1]), int(sys.argv[2])
+    global MORE
+    MORE = "--more" in sys.argv
+    seed, count = (int(a) for a in [a for a in sys.argv[1:] if not a.startswith("--")][:2])
     OUT.mkdir(exist_ok=True)
+    for m, text in MODULES.items():
+        (OUT / f"alias_{m}.tile").write_text(text)
     tally: dict[str, int] = {}
     for i in range(count):
-        kind, msg = case(seed, i)
+        kind, msg = group_case(seed, i) if "--group" in sys.argv else case(seed, i)
         tally[kind] = tally.get(kind, 0) + 1
         if kind in ("MISS", "gen", "skip"):
             print(kind, msg, flush=True)

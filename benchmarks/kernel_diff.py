@@ -147,18 +147,25 @@ def expr(t: str, r: random.Random, d: int) -> str:
     if WIDE and r.random() < 0.5:
         return wide(t, r, a, b)
     if EXACT and not is_int and r.random() < 0.6:
-        return exact(r, a, b, expr(t, r, d - 1))
+        return exact(r, a, b, expr(t, r, d - 1), t)
     return f"({a} {r.choice(['+', '-', '*'])} {b})"
 
 
 EXACT = "--exact" in sys.argv
 
 
-def exact(r: random.Random, a: str, b: str, c: str) -> str:
+def exact(r: random.Random, a: str, b: str, c: str, t: str = "f32") -> str:
     """`--exact` (hrev15): the float operations the backend's table calls exact
     (`fastmath.MATH`/`F64_MATH`: `div.rn`, the exact fmod, `sqrt.rn`, `cvt.rmi`/
     `cvt.rpi`, `fma.rn`), which the default mode leaves out with the approximate
-    ones; f16/bf16 computed in f32 and rounded once on both engines."""
+    ones; f16/bf16 computed in f32 and rounded once on both engines. Below f64
+    (herf): `erf` (one f32 algorithm on both engines) and `pow` by the constants
+    2, 0.5, -1, 1 and 3 (`f32exact.pow_const`)."""
+    if t != "f64" and r.random() < 0.3:
+        if r.random() < 0.5:
+            return f"erf({a})" if r.random() < 0.5 else f"({a}).erf()"
+        e = r.choice(["2.0", "0.5", "-1.0", "1.0", "3.0", "2"])
+        return f"pow({a}, {e})" if r.random() < 0.5 else f"({a}).pow({e})"
     k = r.randrange(6)
     if k == 0:
         return f"({a} / {b})"

@@ -41,6 +41,7 @@ def _env(monkeypatch, on: str | None = "1", edge: str = "0", var: str = "TILEC_A
     if on is not None:
         monkeypatch.setenv(var, on)
     monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", edge)
+    monkeypatch.setenv("TILEC_ATTN_ONCE", "0")  # (the once variant's request beside the tail's: test_attention_once)
 
 
 def _short(facts, bn: int):  # type: ignore[no-untyped-def]

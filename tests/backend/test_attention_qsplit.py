@@ -28,6 +28,7 @@ def _env(monkeypatch, on: str | None = "1") -> None:  # type: ignore[no-untyped-
         monkeypatch.delenv(name, raising=False)
     if on is not None:
         monkeypatch.setenv(VAR, on)
+    monkeypatch.setenv("TILEC_ATTN_ONCE", "0")  # (the once variant's request beside the tail's: test_attention_once)
 
 
 def _ll(k, facts) -> str:  # type: ignore[no-untyped-def]

@@ -42,6 +42,7 @@ def _clean(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     for var in _VARS:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
+    monkeypatch.setenv("TILEC_ATTN_ONCE", "0")  # (the once variant's request beside the tail's: test_attention_once)
 
 
 def _kernel(monkeypatch, tail: str, bn: int = 64, split: str = "0"):  # type: ignore[no-untyped-def]

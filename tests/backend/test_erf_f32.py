@@ -1,4 +1,5 @@
-"""The GPU's f32 `erf` (`f64math.erf_f32`, round 16): |x| Q(x^2) below 1.5 and erf itself on [1.5, 4) as
+"""The GPU's f32 `erf` under `TILEC_ERF_F32=0` (`f64math.erf_f32`, round 16; the default is `interp/erf32.py`'s
+f32 algorithm on both engines, tests/backend/test_erf32.py): |x| Q(x^2) below 1.5 and erf itself on [1.5, 4) as
 Chebyshev series (one Clenshaw walk, its variable and coefficients selected per element), 1 from 4 on, on
 the value widened to f64 and rounded once to f32. It replaced the f64 algorithm's continued fraction (80 f64
 divisions and an exp an element, both branches computed): an f32 GELU (`0.5 * h * (1 + erf(h / sqrt 2))`,
@@ -22,6 +23,12 @@ from tilelang.backend import f64math
 from tilelang.dtypes import DType
 from tilelang.interp.numeric import elementwise
 from tilelang.ir.nodes import ElemOp
+
+
+@pytest.fixture(autouse=True)
+def _f64_series(monkeypatch):  # type: ignore[no-untyped-def]
+    """Both engines' f32 erf by the f64 series (the interpreter's `erf_f64` rounded once)."""
+    monkeypatch.setenv("TILEC_ERF_F32", "0")
 
 
 def _gpu_erf_f32():  # type: ignore[no-untyped-def]

@@ -49,6 +49,7 @@ def _env(monkeypatch, forms: str | None = "1", edge: str = "0") -> None:  # type
     else:
         monkeypatch.setenv("TILEC_ATTN_SPLIT_FORMS", forms)
     monkeypatch.setenv("TILEC_ATTN_SPLIT_EDGE", edge)
+    monkeypatch.setenv("TILEC_ATTN_ONCE", "0")  # (the once variant's request beside the tail's: test_attention_once)
 
 
 def _llvm(k, facts) -> str:  # type: ignore[no-untyped-def]

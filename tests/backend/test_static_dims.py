@@ -1,7 +1,9 @@
-"""`TILEC_STATIC_DIMS=1` (`backend/llvm.static_dims`; hcliff10, off by default): a `&Tensor` parameter's dimension
-that the kernel's type fixes is that constant in the kernel body (its bounds checks fold), a `&mut` parameter's
-and a `?` dimension stay the launch's. Safe because the launch refuses another size: checked here, and the
-folded kernel run in llsim against the interpreter (examples/layernorm.tile's kernel, ragged rows)."""
+"""`TILEC_STATIC_DIMS` (`backend/llvm.static_dims`; hcliff10, the default since hstatic, `=0` off): a `&Tensor`
+parameter's dimension that the kernel's type fixes is that constant in the kernel body (its bounds checks fold),
+a `&mut` parameter's and a `?` dimension stay the launch's. Safe because every launch refuses another size
+(`tests/runtime/test_static_dims_launch.py`): checked here too, and the folded kernel run in llsim against the
+interpreter (examples/layernorm.tile's kernel, ragged rows); the default's LLVM text is the off switch's with
+the constants put in, nothing else."""
 
 from __future__ import annotations
 
@@ -57,6 +59,28 @@ def test_the_folded_kernel_agrees_with_the_interpreter_in_the_simulator(monkeypa
     got = np.full_like(x, np.nan)
     SimDevice("sm_90a").run(_kernel(), (3,), [got, x, w, b, np.float32(1e-5)])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_the_default_folds_and_changes_nothing_else(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On by default; the LLVM text is `TILEC_STATIC_DIMS=0`'s with each folded `%p.NAME.dK` replaced by its
+    constant (`benchmarks/static_dims_fold.py` checks the same for every kernel `ptx_sha.py` lists)."""
+    k = _kernel()
+    monkeypatch.delenv("TILEC_STATIC_DIMS", raising=False)
+    on = emit_llvm(k, "sm_90a")
+    monkeypatch.setenv("TILEC_STATIC_DIMS", "0")
+    off = emit_llvm(k, "sm_90a")
+    assert on != off
+    head, body = off.split("{", 1)
+    consts = {"%p.w.d0": str(N), "%p.b.d0": str(N), "%p.x.d1": str(N)}
+    assert head + "{" + re.sub(r"%p\.\w+\.d\d\b", lambda m: consts.get(m.group(0), m.group(0)), body) == on
+
+
+def test_a_value_the_switch_does_not_take_is_e0604(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tilelang.backend.env_switch import SwitchError
+
+    monkeypatch.setenv("TILEC_STATIC_DIMS", "yes")
+    with pytest.raises(SwitchError, match=r"TILEC_STATIC_DIMS='yes'.*expected 0 or 1"):
+        emit_llvm(_kernel(), "sm_90a")
 
 
 def test_a_launch_with_another_size_is_refused() -> None:

@@ -215,3 +215,85 @@ def test_a_gemv_streams_its_weights_not_its_vector() -> None:
     # 8 KB, not the 20 asked (one block alone: 25)
     assert "smem.alloc : bf16[5, 4096]" in _gemv_ir(20, 4)
     assert "smem.alloc : bf16[20, 4096]" in _gemv_ir(20, 1)
+
+
+GEMV4 = """
+// a GEMV of 4 tokens as a user writes it: `mma` of an N = 4 tile, scalar FMAs (no pipeline takes it)
+kernel fn gemv4<const BM: i32, const BK: i32>(y: &mut Tensor<f32, [BM, 4]>, w: &Tensor<f16, [?, ?]>,
+                                              x: &Tensor<f16, [?, 4]>) {
+    let pw = w.partition([BM, BK]);
+    let px = x.partition([BK, 4]);
+    let mut acc = zeros::<f32>([BM, 4]);
+    for k in 0..pw.num_tiles(1) {
+        acc = mma(pw.load([block_id(0), k]), px.load([k, 0]), acc);
+    }
+    y.store(acc);
+}
+"""
+
+TAPS = """
+// a loop of a constant trip count (a few taps): left to the code generator, never streamed unhinted
+kernel fn taps<const BM: i32, const BK: i32>(o: &mut Tensor<f32, [BM, BK]>, x: &Tensor<f16, [?, ?]>) {
+    let px = x.partition([BM, BK]);
+    let mut acc = zeros::<f32>([BM, BK]);
+    for j in 0..4 {
+        acc = acc + (px.load([block_id(0), j]) as f32);
+    }
+    o.store(acc);
+}
+"""
+
+
+@pytest.mark.parametrize("cols", [208, 64])
+def test_an_unhinted_loop_streams_under_the_auto_switch(cols: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_STREAM_AUTO=1` (hcliff11; off by default): a kernel with no hint at all streams its loops of a
+    run-time trip count through rings of `AUTO_STAGES` (the hinted kernel's rings, the same ops), right in llsim
+    (208 columns: the last tile half past the edge; 64: one iteration for two in flight); a loop of a constant trip
+    count keeps its loads, and so does a kernel with hints (`num_warps`; a `stages` of 0 or below); a loop of a
+    product of scalar FMAs (a 4-token GEMV's `mma`) streams its weights (not its vector, which every warp reads);
+    unset, nothing changes (`test_the_ring_in_the_gpu_ir`)."""
+    monkeypatch.setenv("TILEC_STREAM_AUTO", "1")
+    hinted = _rowsum(None, 64, cols)[0]
+    assert "ring" not in _gpu_ir(hinted)  # `num_warps = 4`: a hinted kernel's loads stand
+    hinted.discard()  # compiled, never run
+    plain = tilelang.compile("\n".join(ln for ln in SRC.splitlines() if not ln.startswith("#[hints")))
+    o, x = np.zeros((64, 1), np.float32), np.random.default_rng(cols).standard_normal((64, cols)).astype(np.float16)
+    op = plain.rowsum[32, 64](P(o, [32, 1]), x)
+    text = _gpu_ir(op)
+    assert f"smem.alloc : f16[{stream_loads.AUTO_STAGES}, 2048]" in text and "load @x" not in text
+    sim, want = _simulate_then_interpret(op, (2,))
+    np.testing.assert_allclose(sim, want, rtol=1e-5, atol=1e-4)
+    t = np.zeros((32, 64), np.float32)
+    fixed = tilelang.compile(TAPS).taps[32, 64](P(t, [32, 64]), np.zeros((32, 256), np.float16))
+    assert "ring" not in _gpu_ir(fixed) and "load @x" in _gpu_ir(fixed)
+    fixed.discard()  # compiled, never run
+    assert "ring" not in _gemv_ir(0, 0)  # a `stages` hint of 0 from a generic (std::llm's ST -1): none, as asked
+    if cols != 208:
+        return
+    # a product of scalar FMAs in the loop (`mma` of N = 4): its weights streamed, the vector in registers
+    rng = np.random.default_rng(cols)
+    w, xv = rng.standard_normal((32, cols)).astype(np.float16), rng.standard_normal((cols, 4)).astype(np.float16)
+    y = np.zeros((32, 4), np.float32)
+    gv = tilelang.compile(GEMV4).gemv4[32, 64](P(y, [32, 4]), w, xv)
+    text = _gpu_ir(gv)
+    assert "cp.async.own @w[" in text and "cp.async.own @x[" not in text and "load @x" in text
+    sim, want = _simulate_then_interpret(gv, (1,))
+    np.testing.assert_allclose(sim, want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(want, w.astype(np.float32) @ xv.astype(np.float32), rtol=1e-3, atol=1e-2)
+    monkeypatch.setenv("TILEC_STREAM_AUTO", "yes")
+    with pytest.raises(ValueError, match="TILEC_STREAM_AUTO"):
+        stream_loads.auto()
+
+
+@pytest.mark.gpu
+def test_the_auto_switch_on_the_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`TILEC_STREAM_AUTO=1` on the card: the 4-token GEMV (its weights streamed past a partial last tile) against
+    the interpreter."""
+    import tilelang.testing as tt
+
+    monkeypatch.setenv("TILEC_STREAM_AUTO", "1")
+    rng = np.random.default_rng(4)
+    w, xv = rng.standard_normal((96, 1040)).astype(np.float16), rng.standard_normal((1040, 4)).astype(np.float16)
+    y = np.zeros((96, 4), np.float32)
+    tt.compare(tilelang.compile(GEMV4 + "// auto\n").gemv4[32, 64], P(y, [32, 4]), w, xv, devices=("cpu", "gpu"),
+               rtol=1e-4, atol=1e-3)

@@ -297,17 +297,18 @@ def test_check_reads_stdin_for_dash() -> None:
 
 
 def test_emit_of_a_kernel_that_cannot_be_lowered_is_a_coded_error(tmp_path: Path) -> None:
-    # A `&mut` parameter of rank 4 passes the checker (a launch then fails with
-    # E0510); emitting its IR or PTX reported an internal compiler error instead
-    # of the lowering's own diagnostic at the parameter.
+    # A `&mut` parameter of rank 4 launched on a tensor of a run-time shape passes the checker (a launch then
+    # fails with E0510; constant shapes are E0510 at check, round 24); emitting its IR or PTX reported an
+    # internal compiler error instead of the lowering's own diagnostic at the parameter.
     deep = tmp_path / "deep.tile"
     deep.write_text(
         "kernel fn k4<const B: i32>(z: &mut Tensor<f32, [1, 1, 2, B]>, x: &Tensor<f32, [?, ?, ?, ?]>) {\n"
         "    z.store(x.partition([1, 1, 2, B]).load([block_id(0), block_id(1), block_id(2), 0]) * 2.0);\n"
         "}\n"
         "fn main() {\n"
-        "    let x = ones::<f32>([2, 3, 4, 8]);\n"
-        "    let mut z = zeros::<f32>([2, 3, 4, 8]);\n"
+        "    let n = ones::<i32>([2]).sum();\n"
+        "    let x = ones::<f32>([n, 3, 4, 8]);\n"
+        "    let mut z = zeros::<f32>([n, 3, 4, 8]);\n"
         "    k4::<8>(z.partition([1, 1, 2, 8]), &x).sync();\n"
         "}\n"
     )

@@ -116,7 +116,7 @@ def test_the_device_passes_its_count_and_the_streams_owner(monkeypatch, loads_mo
     dev._foreign_streams = {0x99: torch_stream}
     for stream, foreign in ((None, False), (torch_stream, True), (_Stream(0x99), False)):
         with pytest.raises(Stop):
-            cuda.CudaDevice._run_slow(dev, SimpleNamespace(ir=kir), (1,), [buf], stream, None, ())
+            cuda.CudaDevice._run_slow(dev, SimpleNamespace(ir=kir, fixed=()), (1,), [buf], stream, None, ())
         assert seen[-1][4:] == ((id(dev), 3), foreign)
 
 

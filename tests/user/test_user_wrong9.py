@@ -29,8 +29,8 @@ applied passes `tilec check -D warnings`, and it computes what NumPy does.
 `wrong_run/r01-r05`: mistakes only a run finds (the checker passes them),
 five codes no wrong table had, each refused with a help that leads to a
 working program: E0501 a run-time width against a kernel's static one,
-E0510 a 4-D partition (the help now gives the merged shape and tile,
-`.reshape([6, 4, 4])` in `[1, 2, 2]`), E0714 host lengths 9 and 10, E0722
+E0510 a 4-D partition of a run-time batch (the help now gives the merged shape and
+tile, `.reshape([6, 4, 4])` in `[1, 2, 2]`; constant shapes are refused by `tilec check`, round 24), E0714 host lengths 9 and 10, E0722
 an `arange::<i8>` of a run-time 200, E0721 `x[n]` (the help now says one
 past the end and the last index). Below them, helps that named what Tile
 has not (E0202 lengths, `concat`, `repeat`, `sort`, a generic tile's
@@ -89,8 +89,8 @@ def test_every_mistake_has_a_fix_and_its_code_is_new() -> None:
     assert sorted(p.stem for p in DIR.glob("e*.tile") if "e72" <= p.stem[:3] <= "e83") == sorted(FIXES)
     assert {n[:3]: first_error(DIR / f"{n}.tile").code for n in FIXES} == CODES
     # (the files of rounds before this one: round 13's h* and round 23's f* may meet the same codes again; f01 is
-    # E0011's `d >= 0 & d <= 9`)
-    earlier = {first_error(p).code for p in DIR.glob("*.tile") if p.stem[:3] not in CODES and p.stem[0] not in "hf"}
+    # E0011's `d >= 0 & d <= 9`; hrev27's m02 is E0418's neighbouring slots)
+    earlier = {first_error(p).code for p in DIR.glob("*.tile") if p.stem[:3] not in CODES and p.stem[0] not in "hfm"}
     assert not set(CODES.values()) & earlier
 
 
@@ -205,7 +205,7 @@ RUN_FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
     # E0510: the help gave no shape ("reshape the tensor to at most three dimensions"); now the merged one
     "r02_four_dim_partition": ("`.reshape([6, 4, 4])` and tiles of [1, 2, 2]",
                                [("[1, 1, 2, 2]>", "[1, 2, 2]>"),
-                                ("zeros::<f32>([2, 3, 4, 4]);", "zeros::<f32>([2, 3, 4, 4]).reshape([6, 4, 4]);"),
+                                ("zeros::<f32>([n, 3, 4, 4]);", "zeros::<f32>([n, 3, 4, 4]).reshape([6, 4, 4]);"),
                                 ("z.partition([1, 1, 2, 2])", "z.partition([1, 2, 2])"),
                                 ("print(z.sum());", "print(z.reshape([2, 3, 4, 4]).sum());")], "96.0\n"),
     # E0714: lengths 9 and 10 of host tensors, known when it runs

@@ -32,7 +32,7 @@ class TensorFacts:
     rows_at_most: int = 0
     # The launch's persistent attention walk splits its last round along the keys: set by the
     # runtime only where the kernel's first variant asks (`KernelABI.split`, `split_form.SplitForm`)
-    split_walk: str = ""  # "single" / "pairs": the form's walk
+    split_walk: str = ""  # "single" / "pairs": the form's walk; "tail" / "once": the walk's variant
     # The launch's grid (this `&mut` tensor's partition) has at most half as many tiles as the GPU has SMs: set by
     # the runtime only where the kernel's first variant asks (`KernelABI.few`: a GEMM's split-K, `gemm_split`)
     few_tiles: bool = False

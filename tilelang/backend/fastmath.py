@@ -51,14 +51,20 @@ MATH: dict[str, MathImpl] = {
     "sigmoid": MathImpl("1 / (1 + exp(-x)) with the exp above, div.rn", 4e-6, 1e-7),
     "floor": MathImpl("cvt.rmi.f32.f32 (exact)", 0.0, 0.0),
     "ceil": MathImpl("cvt.rpi.f32.f32 (exact)", 0.0, 0.0),
-    # 2 ulp of the correctly rounded erf (ERF_SMALL's note), so within 2.5 ulp of the interpreter's (3e-7)
-    "erf": MathImpl("f64math.erf_f32, the interpreter's series in f64, bit for bit (`TILEC_ERF_F32=1`, opt-in: in "
-                    "f32 (ERF_SMALL, ERF_BIG): x + x Q(x^2) below |x| = 1 (degree-7 Q), sign(x) (1 - exp(-t^2 "
-                    "+ P(t - 2.5))) with t = min(|x|, 4) from there (degree-10 P, the exp above): within 2 ulp "
-                    "of erf, ~2.7x faster on an exact-GELU MLP)",
-                    4e-7, 1e-30),
-    "pow": MathImpl("f64math.pow on the values widened to f64, rounded once", 2e-7, 1e-30,
-                    "finite results"),
+    # the same bits as the interpreter: both run `interp/erf32.py` (or, `TILEC_ERF_F32=0`, both the f64 series)
+    "erf": MathImpl("interp/erf32.py's f32 algorithm, which the interpreter runs too: fma(x, Q(x^2), x) below |x| "
+                    "= 1, else sign(x) (1 - 2^S) with S = fma(R(t), t, -t), t = min(|x|, 4), 2^S by the shifter, "
+                    "a degree-6 polynomial and 2^n added to the exponent bits; only .rn add/mul/fma, integer and "
+                    "bit ops, min and a select (no MUFU, no FP64): ~30 SASS instructions an element, within 1.04 "
+                    "ulp of erf; bit for bit the interpreter's (`TILEC_ERF_F32=0`: f64math.erf_f32, the f64 "
+                    "series rounded once, ~123, on both engines)",
+                    0.0, 0.0),
+    # the interpreter rounds NumPy's f64 pow once: the same bits but at an exact tie of x^y for an integer y >= 3
+    "pow": MathImpl("f64math.pow_f32: f64math.pow on the values widened to f64 (x * x, exact, where y == 2; x * x "
+                    "* x where y == 3, as the interpreter defines it), rounded once, as the interpreter rounds its "
+                    "f64 pow (~200 SASS instructions an element, ~60 of them FP64); by a constant 2, 0.5, -1 or 1 "
+                    "one f32 operation of the same bits (f32exact.pow_const: x * x, sqrt.rn, div.rn, x), by 3 two "
+                    "f64 multiplies", 2e-7, 1e-30, "finite results"),
     "atan2": MathImpl("f64math.atan2 on the values widened to f64, rounded once (`asin`, `acos` and `atan` "
                       "are atan2 of `x` and `sqrt((1 - x) (1 + x))` or 1, in f32)", 2e-7, 1e-30),
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),
@@ -94,32 +100,11 @@ TANH_POLY_BELOW = 0.6
 TANH_POLY = (-0.33333294366595045, 0.13331880556516756, -0.053783345663406916, 0.02080266713075199,
              -0.005910838947703119)
 
-# f32 erf in f32 (`codegen/arith.ferf`; hcliff10): below |x| = ERF_CUT, x + x Q(x^2) (Q of degree 7,
-# ERF_SMALL: erf(x)/x - 1 on [0, 1], relative least squares in f64, Lawson-weighted, rounded to f32); from
-# there erf(|x|) = 1 - exp(R(t)), R(t) = -t^2 + P(t - ERF_MID) on [1, 4] (P of degree 10, ERF_BIG: log(erfc(t))
-# + t^2 fitted with weight erfc(t) / erf(t), the error the exp passes on), t clamped to 4 (erf rounds to 1.0
-# from 3.92 on), the exp as `fexp`'s error-term form (3.6e-7 with the MUFU at its worst), x's sign by copysign.
-# NaN takes the first form (NaN), +-inf the second (+-1), -0.0 stays -0.0. Modelled in f32 (fma rounded once)
-# against SciPy's f64 erf on every 13th f32 of [0, 1), every 3rd of [1, 1.6), every 7th of [1.6, 4.5): 1.04 ulp
-# at most with an exact exp, 1.84 ulp with the MUFU off by its worst both ways (tests/backend/test_erf_f32_fast.py).
-# ~35 FP32-pipe instructions an element for the f64 series' ~138 (56 FSEL, ~56 on the half-rate FP64 pipe). `TILEC_ERF_F32=0`: the f64 series
-# (`f64math.erf_f32`, bit for bit the interpreter) instead.
-ERF_CUT = 1.0
-ERF_MID = 2.5
-ERF_SMALL = (0.12837916612625122, -0.37612637877464294, 0.11283782124519348, -0.0268654003739357,
-             0.005220945458859205, -0.000848282827064395, 0.00011256945435889065, -9.641508768254425e-06)
-ERF_BIG = (-1.556815266609192, -0.3526807427406311, 0.05610617250204086, -0.010858351364731789,
-           0.0021654737647622824, -0.0004198820097371936, 7.852351700421423e-05, -1.2486659215937834e-05,
-           7.495455633943493e-07, -1.0834964996320195e-06, -2.9525466516133747e-07)
-
-
 def erf_f32() -> bool:
-    """f32 `erf` by `codegen/arith.ferf` (the f32 algorithm above, within 2 ulp) rather than `f64math.erf_f32`
-    (the interpreter's f64 series, rounded once). `TILEC_ERF_F32` "0" (the default: the GPU prints what the
-    interpreter prints, as `tests/run/erf_pow.tile` checks on a card) or "1" (opt-in: call 35 on an H100, the
-    exact-GELU MLP 2.26x torch against 0.83x, but last-digit differences from the interpreter)."""
-
-    return flag("TILEC_ERF_F32", "0")
+    """f32 `erf` (f16/bf16 in f32) by `interp/erf32.py`'s algorithm, `f32exact.erf` (`TILEC_ERF_F32` "1",
+    the default), or by the f64 series rounded once, `f64math.erf_f32` ("0"): the interpreter reads the same
+    switch (`erf32.enabled`), so both engines give the same bits either way. Another value: E0604."""
+    return flag("TILEC_ERF_F32", "1")
 
 
 # exp2 on the FMA pipe, for a share of a tile's elements (`TILEC_EXP2_POLY=N`:

@@ -71,6 +71,7 @@ from tilelang.backend.codegen.llvm_types import (
 )
 from tilelang.backend.codegen.split import SPLIT, SPLIT_ROUNDS, SPLITWS
 from tilelang.backend.codegen.split import words as split_words
+from tilelang.backend.env_switch import flag
 from tilelang.backend.facts import Short, TensorFacts
 from tilelang.backend.gpu.nodes import ConvertLayout, DotOp, GpuKernel, SplitSave, TicketTake, TmaDesc
 from tilelang.backend.gpu.nodes import walk as gpu_walk
@@ -90,16 +91,17 @@ from tilelang.source import Span
 
 # ------------------------------------------------------------------ the ABI
 def static_dims() -> bool:
-    """`TILEC_STATIC_DIMS=1` (off by default; hcliff10, not yet measured): a `&Tensor` parameter's dimension the
-    kernel's type fixes (`TensorParam.dims`, `[N]` of a const generic) is that constant in the body, not the
-    launch's `%p.NAME.dK`: the launch refuses another size (`runtime/launch.bind_launch`, E05xx, for Tile and
-    Python callers), so each bounds check on it folds. A `&mut` parameter's dims are its tile's, not the
-    tensor's: never folded. Why: examples/layernorm.tile's [1, 32768] row at 16 warps spilled 340 B a thread:
-    its `w` and `b` row loads were 16 guarded branches each (checks against `%p.w.d0`), which ptxas did not
-    interleave with their uses; with the constants, 127 registers and no spills (RESULTS.md 'hcliff10')."""
-    from tilelang.backend.env_switch import flag
-
-    return flag("TILEC_STATIC_DIMS", "0")
+    """On unless `TILEC_STATIC_DIMS=0` (hcliff10; the default since hstatic): a `&Tensor` parameter's dimension
+    the kernel's type fixes (`TensorParam.dims`, `[N]` of a const generic) is that constant in the body, not the
+    launch's `%p.NAME.dK`, so each bounds check on it folds. Safe because no launch runs with another size:
+    `runtime/launch.bind_launch` refuses it (E0501/E0504) for Tile callers and the Python API, and the engines
+    check again before a kernel runs (`ir/arg_dims.py`: the interpreter, `CudaDevice._run_slow` and
+    `fast_launcher`). A `&mut` parameter's dims are its tile's, not the tensor's, and a `?` is the launch's:
+    never folded. Why: examples/layernorm.tile's [1, 32768] row at 16 warps spilled 340 B a thread: its `w`
+    and `b` row loads were 16 guarded branches each (checks against `%p.w.d0`), which ptxas did not
+    interleave with their uses; with the constants, 127 registers and no spills, 0.92x -> 1.13x torch on the
+    H100 (RESULTS.md 'hcliff10', 'call 35'). Any value but 0 or 1 is E0604 (`env_switch.flag`)."""
+    return flag("TILEC_STATIC_DIMS", "1")
 
 
 @frozen(eq=True)

@@ -56,3 +56,28 @@ def grid_mismatch_help(name: str, want: tuple[int, ...], got: tuple[int, ...], s
                 f"`{name}` without {'it' if p == -1 else 'them'}, [{', '.join(map(str, rest[0]))}] in tiles of "
                 f"[{', '.join(map(str, rest[1]))}], gives [{', '.join(map(str, want))}]")
     return "choose tile shapes that split every `&mut` tensor into the same grid"
+
+
+def merge_axes_help(shape: tuple[int, ...], tile: tuple[int, ...]) -> str:
+    """E0510's help (a partition over more than 3 axes), for the checker (constant shapes) and the launch: the
+    tensor and tile with the leading axes merged into three, where the tiles of all merged axes but the last are
+    1 (then it is the same split: `[2, 3, 4, 4]` in `[1, 1, 2, 2]` is `[6, 4, 4]` in `[1, 2, 2]`); else the
+    general advice."""
+    k = len(tile) - 3  # axes 0..k become one
+    if all(t == 1 for t in tile[:k]):
+        lead = 1
+        for n in shape[:k + 1]:
+            lead *= n
+        s3, t3 = [lead, *shape[k + 1:]], [tile[k], *tile[k + 1:]]
+        merged = f"`.reshape([{', '.join(map(str, s3))}])`"
+        if shape[k] % tile[k] == 0:
+            return (f"merge the leading axes: {merged} and tiles of [{', '.join(map(str, t3))}] (in the kernel's "
+                    "parameter too) split it the same way; reshape it back after")
+        # (round 24: [2, 10, 6, 3] in [1, 4, 6, 3] was told [20, 6, 3] in [4, 6, 3], whose third tile holds rows
+        # of two images: the same split only where the tile divides the axis it merges into)
+        fit = max(d for d in range(1, tile[k] + 1) if shape[k] % d == 0)
+        return (f"merge the leading axes: {merged} and tiles of [{', '.join(map(str, [fit, *tile[k + 1:]]))}] (in "
+                f"the kernel's parameter too): along the merged axis a tile's size must divide {shape[k]}, which "
+                f"{tile[k]} does not, or a tile would hold elements of two indices of axis {k - 1}; reshape it back "
+                "after")
+    return "reshape the tensor to at most three dimensions before partitioning it"

@@ -25,6 +25,7 @@ from typing import assert_never
 import numpy as np
 
 from tilelang.dtypes import DType
+from tilelang.interp import erf32
 from tilelang.ir.nodes import AtomicOp, ElemOp, ReduceOp, ScanOp
 
 F32 = np.dtype(np.float32)
@@ -318,7 +319,8 @@ def _rsqrt(x: np.ndarray) -> np.ndarray:
 
 # erf: the same algorithm as the GPU's (`backend/f64math.erf`), in f64: the
 # Taylor series of erf below 1.5, the continued fraction of erfc above,
-# within 5e-16 relative of the true value. f32/f16/bf16 round the f64 result.
+# within 5e-16 relative of the true value. f32/f16/bf16 round the f64 result under `TILEC_ERF_F32=0`; by
+# default they run `erf32`'s f32 algorithm instead.
 ERF_CUT = 1.5
 ERF_TAYLOR = [(-1.0) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(35)]
 ERF_CF_TERMS = 80
@@ -343,8 +345,71 @@ def erf_f64(x: np.ndarray) -> np.ndarray:
         return np.copysign(np.where(a < ERF_CUT, small, large), x)
 
 
-def _erf(x: np.ndarray) -> np.ndarray:
+def erf_values(x: np.ndarray) -> np.ndarray:
+    """erf in the compute dtype: f32 (f16/bf16 too) by `erf32`'s f32 algorithm, which the GPU computes bit for
+    bit (`TILEC_ERF_F32=0`: the f64 series rounded once, on both engines); f64 by the series."""
+    if x.dtype == F32 and erf32.enabled():
+        return erf_f32(x)
     return erf_f64(x).astype(x.dtype)
+
+
+def fma_f32(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """fma.rn.f32 of f32 values: a * b + c rounded once."""
+    return _fma64(np.asarray(a, F32).astype(F64), np.asarray(b, F32).astype(F64),
+                  np.asarray(c, F32).astype(F64)).astype(F32)
+
+
+def _fma64(a: np.ndarray, b: np.ndarray | float, c: np.ndarray | float) -> np.ndarray:
+    """fma.rn.f32 of f32 values held in f64 (the result too). The product is exact in f64 and s = p + c is
+    rounded once to f64. Every f32 midpoint (25 bits, down to 2^-150) is an f64, and rounding to the nearest f64
+    never crosses one, so rounding s to f32 is rounding p + c, except where s lands on a midpoint that p + c
+    is not: s's 29 bits below f32's last are 1000..0 (an f32-normal s), or s is below 2^-126 (the subnormal
+    steps: not tested bit by bit). Those few take the round-to-odd sum (Boldo and Melquiond: rounded to odd in
+    f64, then to f32, is rounded once: 53 >= 24 + 2), the interpreter's `fma`."""
+    p = a * b
+    s = np.asarray(p + c)
+    with np.errstate(invalid="ignore"):
+        hard = ((s.view(np.int64) & 0x1FFFFFFF) == 0x10000000) | (np.abs(s) < 2.0**-126)
+    r = np.asarray(s.astype(F32), F64)
+    if hard.any():
+        i = np.flatnonzero(hard)
+        pc = np.broadcast_to(p, s.shape).reshape(-1)[i], np.broadcast_to(c, s.shape).reshape(-1)[i]
+        r.reshape(-1)[i] = _add_round_odd(*pc).astype(F32)
+    return r
+
+
+def _pow_f32(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """f32 pow as the GPU computes it (`f64math.pow_f32`, `f32exact.pow_const`): NumPy's f64 pow rounded once to
+    f32, x * x * x in f64 where y == 3 (x^2 exact, one rounding to f64: GELU's `x.pow(3.0)`, which the GPU
+    computes so, in two f64 multiplies). NumPy's own f32 pow is ~1 ulp: 21 % of random f32 pows printed a last
+    digit other than the GPU's (herf)."""
+    xw, yw = x.astype(F64), y.astype(F64)
+    return np.where(yw == 3.0, xw * xw * xw, np.power(xw, yw)).astype(F32)
+
+
+def _horner32(coefs: tuple[float, ...], v: np.ndarray) -> np.ndarray:
+    """Horner by fma.rn.f32 of f32 values held in f64 (`v` too); the coefficients are f32 values."""
+    p = np.full(np.shape(v), coefs[-1], F64)
+    for c in coefs[-2::-1]:
+        p = _fma64(p, v, c)
+    return p
+
+
+def erf_f32(x: np.ndarray) -> np.ndarray:
+    """erf of f32 values by `erf32`'s algorithm, step for step as `backend/f32exact.erf` emits it (f32 values held
+    in f64 between the steps: every step rounds to f32)."""
+    x = np.asarray(x, F32)
+    with np.errstate(all="ignore"):  # x*x of the largest values and NaN: the other form's, not taken
+        xw = x.astype(F64)
+        a = np.abs(xw)
+        small = _fma64(xw, _horner32(erf32.ERF_SMALL, (x * x).astype(F64)), xw)
+        t = np.fmin(a, erf32.ERF_CLAMP)  # minnum: NaN gives 4 (NaN takes the first form)
+        s = _fma64(_horner32(erf32.ERF_BIG, t), t, -t).astype(F32)
+        j = s + F32.type(erf32.ERF_SHIFT)  # n = rint(s) in j's low bits; j - C = n, s - n: both exact
+        p = _horner32(erf32.ERF_EXP2, (s - (j - F32.type(erf32.ERF_SHIFT))).astype(F64)).astype(F32)
+        y = (p.view(np.uint32) + (j.view(np.uint32) << np.uint32(23))).view(F32)  # 2^f 2^n
+        big = np.copysign(F32.type(1.0) - y, x)
+        return np.asarray(np.where(a >= erf32.ERF_CUT, big, small.astype(F32)), F32)
 
 
 _FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {
@@ -360,7 +425,7 @@ _FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {
     ElemOp.SIGMOID: _sigmoid,
     ElemOp.FLOOR: np.floor,
     ElemOp.CEIL: np.ceil,
-    ElemOp.ERF: _erf,
+    ElemOp.ERF: erf_values,
 }
 _COMPARE: dict[ElemOp, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     ElemOp.EQ: np.equal,
@@ -497,8 +562,10 @@ def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
             return a[0] / a[1]
         case ElemOp.REM:
             return np.fmod(a[0], a[1])
+        case ElemOp.POW if a[0].dtype == F32:  # IEEE pow (C99 Annex F specials) in f64, rounded once
+            return _pow_f32(a[0], a[1])
         case ElemOp.POW:
-            return np.power(a[0], a[1])  # IEEE pow (C99 Annex F specials)
+            return np.power(a[0], a[1])
         case ElemOp.ATAN2:  # in f64, rounded once (the GPU's f64math.atan2)
             return np.arctan2(a[0].astype(F64), a[1].astype(F64)).astype(a[0].dtype)
         case ElemOp.FMA:

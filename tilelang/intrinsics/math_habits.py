@@ -161,8 +161,9 @@ RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
                      "place of 32; `>>` of a signed value fills with its sign)", ("n",)),
     "saturating_sub": ("`where({x} > {0}, {x} - {0}, 0)` of unsigned values (signed ones: widen with `as i64`, "
                        "subtract, clamp into the type's `MIN`..`MAX` with `maximum`/`minimum`, cast back)", ("b",)),
-    "saturating_add": ("widen, add and clamp: `minimum({x} as i64 + {0} as i64, i32::MAX as i64) as i32` (the "
-                       "type's `MAX`, and `maximum` with its `MIN` for signed values)", ("b",)),
+    "saturating_add": ("widen, add and clamp into the type's range: `minimum(maximum({x} as i64 + {0} as i64, "
+                       "T::MIN as i64), T::MAX as i64) as T` for `T` of 32 bits or fewer (a tile's or value's own "
+                       "type gets its own spelling)", ("b",)),
     "count_ones": ("Tile has no bit-count built-ins: count with shifts and masks, the SWAR count of a `u32` "
                    "(`let a = {x} - (({x} >> 1) & 0x55555555u32);` then pairs, nibbles and a multiply by "
                    "`0x01010101u32` whose top byte is the count)", ()),
@@ -223,3 +224,47 @@ MATH_HABITS.update({
     "__shfl_up_sync": _NO_LANES, "__ballot_sync": _NO_LANES, "__any_sync": _NO_LANES, "__all_sync": _NO_LANES,
 })
 MATH_ARGS.update({"__fdividef": ("y",), "__umulhi": ("y",), "__mul24": ("y",)})
+
+
+def saturating_help(name: str, dt: object, b: str) -> str | None:
+    """Rust's `x.saturating_add(b)` / `saturating_sub` / `saturating_mul` written for the receiver's element type
+    `dt` (a `DType`; None: not known), a template whose `{x}` is the receiver and `b` the argument as written
+    (round 24, huser25: the one help of every type widened to `i64` and came back as `i32`, so a `u8` tile's
+    `a.saturating_add(b)` got `minimum(a as i64 + b as i64, i32::MAX as i64) as i32`, an `i32` tile where a `u8`
+    one was meant, and `saturating_sub` of signed values `where(a > b, a - b, 0)`, which is not Rust's)."""
+    from tilelang.dtypes import DType
+
+    op = {"saturating_add": "+", "saturating_sub": "-", "saturating_mul": "*"}.get(name)
+    if op is None or not isinstance(dt, DType) or dt is DType.BOOL:
+        return None
+    b = b.replace("{", "{{").replace("}", "}}")
+    if dt.is_float:
+        return (f"floats have no saturating arithmetic: `{{x}} {op} {b}` rounds to an infinity past the type's "
+                f"range; `minimum(maximum({{x}} {op} {b}, {dt}::MIN), {dt}::MAX)` stays finite")
+    if name == "saturating_sub" and not dt.is_signed:
+        return f"`where({{x}} > {b}, {{x}} - {b}, 0)` (of unsigned values: 0 where `{b}` is the larger)"
+    if dt.bits < 64:
+        # every sum, difference and product of two values of a type below 32 bits fits `i32` twice over; of
+        # 32-bit values `i64` holds it but a `u32` product, which `u64` does
+        wide = "i32" if dt.bits <= 8 or (dt.bits == 16 and op != "*") else \
+            ("u64" if op == "*" and not dt.is_signed else "i64")
+        v = f"{{x}} as {wide} {op} {b} as {wide}"
+        if (op == "+" and not dt.is_signed) or (op == "*" and not dt.is_signed):
+            clamped = f"minimum({v}, {dt}::MAX as {wide})"
+        else:
+            clamped = f"minimum(maximum({v}, {dt}::MIN as {wide}), {dt}::MAX as {wide})"
+        return f"widen, {'add' if op == '+' else 'subtract' if op == '-' else 'multiply'} and clamp: `{clamped} as {dt}`"
+    # 64 bits: no wider integer; the wrapped result tells the overflow
+    if not dt.is_signed:
+        if op == "+":
+            return f"`where({{x}} > {dt}::MAX - {b}, {dt}::MAX, {{x}} + {b})` (no wider integer: test before adding)"
+        return (f"`where({{x}} > {dt}::MAX / maximum({b}, 1), {dt}::MAX, {{x}} * {b})` (no wider integer: test "
+                "before multiplying)")
+    if op == "+":
+        return (f"`where((({{x}} ^ ({{x}} + {b})) & ({b} ^ ({{x}} + {b}))) < 0, where({{x}} < 0, {dt}::MIN, "
+                f"{dt}::MAX), {{x}} + {b})` (no wider integer: the wrapped sum's sign tells the overflow)")
+    if op == "-":
+        return (f"`where((({{x}} ^ {b}) & ({{x}} ^ ({{x}} - {b}))) < 0, where({{x}} < 0, {dt}::MIN, {dt}::MAX), "
+                f"{{x}} - {b})` (no wider integer: the wrapped difference's sign tells the overflow)")
+    return (f"no integer is wider than `{dt}`: `{{x}} * {b}` wraps, and `({{x}} * {b}) / {b} != {{x}}` (`{b}` not 0) "
+            f"tells an overflow, `where(({{x}} < 0) != ({b} < 0), {dt}::MIN, {dt}::MAX)` the value to clamp to")

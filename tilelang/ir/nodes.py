@@ -799,7 +799,7 @@ class Kernel:
     num_stages: int = 2
     instantiation: tuple[tuple[str, int], ...] = ()
     span: Span = DUMMY_SPAN
-    hints: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()  # the hints the source gave; "stages_off": a `stages` hint of 0 or below
     min_blocks: int = 0
     pdl_early: bool = False
     max_blocks: int = 0

@@ -314,6 +314,14 @@ class _Combine:
         e = e.expr if isinstance(e, ast.Ref) else e
         if isinstance(e, ast.MethodCall) and e.method.name == "partition":
             return self._own_param(e.receiver)
+        # a block's value and either arm of an `if` (round 27: `{ part }.load()` and `(if c { part } else { part })
+        # .load()` before the region were not the own tile, so a value read so was used in the region)
+        if isinstance(e, ast.UnsafeBlock):
+            e = e.body
+        if isinstance(e, ast.Block):
+            return self._own_param(e.tail) if e.tail is not None else None
+        if isinstance(e, ast.If):
+            return self._own_param(e.then) or (self._own_param(e.else_) if e.else_ is not None else None)
         if isinstance(e, ast.Name):
             if e.ident.name in self.own and _bind_key(self.view, e) is self.muts[e.ident.name]:
                 return e.ident.name
@@ -356,6 +364,9 @@ class _Combine:
         for target, who in sites:
             names = _names_of(target, self.view)
             grouped = any(isinstance(m, ast.MethodCall) and m.method.name == "group" for m in ast.walk(target))
+            # (a target holding `.group()` whose value is a name bound to the view, not the parameter itself, is
+            # an alias like any other: `{ let q = part.group(); q }` was accepted, round 27)
+            grouped = grouped and bool(names & params)
             hit = _labels(names & params if grouped else (names & held) - params)
             if not hit:
                 continue  # (a `&mut` parameter itself is kernel.py's E0416)

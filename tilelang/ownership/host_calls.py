@@ -68,45 +68,82 @@ def _flat(v: AVal, pos: tuple[int, ...]) -> list[tuple[tuple[int, ...], Any]]:
     return out
 
 
-def may_be_temporary(e: ast.Expr) -> bool:
+def may_be_temporary(e: ast.Expr, dropped: frozenset[str] = frozenset()) -> bool:
     """Whether the host expression `e` may evaluate to a tensor no variable
     outside it holds (a `.partition` of it would hand a kernel a copy that is
     dropped, E0313): a variable or a tuple field of one is held; an `if` or
     a block is held when every value it may give is; anything else (a call,
-    a method's result, arithmetic, a cast) is a temporary."""
+    a method's result, arithmetic, a cast) is a temporary. `dropped`: the
+    variables of the blocks around `e` inside the expression, dropped at
+    their ends (round 27: `{ let t = zeros(..); &t }` and `{ let t = ..;
+    { &t } }` were held); a variable of a block bound to `&v` of a variable
+    from outside it (`{ let q = &a; q }`) is `v` (it was E0313 for `a`)."""
     match e:
         case ast.Name():
-            return False
+            return e.ident.name in dropped
         case ast.Field(receiver=r, field=f) if f.name.isdigit():
-            return may_be_temporary(r)
+            return may_be_temporary(r, dropped)
         case ast.Ref(expr=x):
-            return may_be_temporary(x)
+            return may_be_temporary(x, dropped)
         case ast.If(then=t, else_=el):
-            return may_be_temporary(t) or (el is not None and may_be_temporary(el))
+            return may_be_temporary(t, dropped) or (el is not None and may_be_temporary(el, dropped))
         case ast.UnsafeBlock(body=b):
-            return may_be_temporary(b)
+            return may_be_temporary(b, dropped)
         case ast.Block(stmts=stmts, tail=tail):
             if tail is None:
                 return False  # no value: the type checker reports it
-            local = {n for st in stmts if isinstance(st, ast.Let) for n in _bound_names(st.pattern)}
-            root = tail
-            while isinstance(root, ast.Field):
-                root = root.receiver
-            if isinstance(root, ast.Name) and root.ident.name in local:
-                return True  # a variable of the block, dropped at its end
-            return may_be_temporary(tail)
+            lets = [st for st in stmts if isinstance(st, ast.Let)]
+            target = _outer_ref(lets, tail)
+            if target is not None:
+                return may_be_temporary(target, dropped)
+            local = {n for st in lets for n in _bound_names(st.pattern)}
+            return may_be_temporary(tail, dropped | local)
     return True
 
 
-def written_temporaries(e: ast.Expr) -> list[ast.Expr]:
+def _outer_ref(lets: list[ast.Let], tail: ast.Expr) -> ast.Name | None:
+    """`v` where the block's value `tail` is a name whose last `let` in the block binds it alone to `&v` or
+    `&mut v` of a variable `v` that no earlier `let` of the block binds (`{ let q = &a; q }`: `a`)."""
+    if not isinstance(tail, ast.Name):
+        return None
+    for i in range(len(lets) - 1, -1, -1):
+        st = lets[i]
+        if tail.ident.name not in _bound_names(st.pattern):
+            continue
+        init = st.value
+        if not (isinstance(st.pattern, ast.NamePat) and isinstance(init, ast.Ref) and isinstance(init.expr, ast.Name)):
+            return None
+        v = init.expr
+        return None if any(v.ident.name in _bound_names(x.pattern) for x in lets[:i]) else v
+    return None
+
+
+def written_temporaries(e: ast.Expr, dropped: frozenset[str] = frozenset()) -> list[ast.Expr]:
     """The temporaries a host function's argument `e` lends as `&mut`
-    (`&mut z.clone()`, `&mut a.reshape([..])`, also in a tuple literal):
-    the function's writes to them would be lost (E0313)."""
+    (`&mut z.clone()`, `&mut a.reshape([..])`, also in a tuple literal, a
+    block's value or an `if`'s arm: `{ &mut zeros(..) }`, `{ let q = &mut
+    zeros(..); q }`, round 27): the function's writes to them would be lost
+    (E0313). `dropped`: as `may_be_temporary`'s."""
     match e:
-        case ast.Ref(mutable=True, expr=x) if may_be_temporary(x):
+        case ast.Ref(mutable=True, expr=x) if may_be_temporary(x, dropped):
             return [x]
         case ast.TupleExpr(elems=es):
-            return [t for x in es for t in written_temporaries(x)]
+            return [t for x in es for t in written_temporaries(x, dropped)]
+        case ast.UnsafeBlock(body=b):
+            return written_temporaries(b, dropped)
+        case ast.If(then=t, else_=el):
+            return written_temporaries(t, dropped) + (written_temporaries(el, dropped) if el is not None else [])
+        case ast.Block(stmts=stmts, tail=tail) if tail is not None:
+            lets = [st for st in stmts if isinstance(st, ast.Let)]
+            if isinstance(tail, ast.Name):
+                for i in range(len(lets) - 1, -1, -1):  # the tail's `let`: what it binds is what the block gives
+                    if tail.ident.name in _bound_names(lets[i].pattern):
+                        init = lets[i].value
+                        if isinstance(lets[i].pattern, ast.NamePat) and init is not None:
+                            before = {n for x in lets[:i] for n in _bound_names(x.pattern)}
+                            return written_temporaries(init, dropped | before)
+                        return []
+            return written_temporaries(tail, dropped | {n for st in lets for n in _bound_names(st.pattern)})
     return []
 
 
@@ -162,9 +199,12 @@ class HostCalls(HostExprs):
             if pty is not None and is_affine(pty):
                 v = self.value(a.value, st)
             elif pty is not None and has_tensor_ref(pty):
-                for temp in written_temporaries(a.value):
-                    self.report_write_to_temporary(temp, info.decl.name.name, pname, kernel=False)
                 v = self.operand(a.value, st, read=False)
+                stale = any(isinstance(x, RefTo | PartOf) and x.reassigned is not None and (
+                    isinstance(x, PartOf) or x.mutable) for _, x in _flat(v, (i,)))
+                # (E0307 below names a dropped block variable; no E0313 besides for the same argument)
+                for temp in [] if stale else written_temporaries(a.value):
+                    self.report_write_to_temporary(temp, info.decl.name.name, pname, kernel=False)
             else:
                 v = self.operand(a.value, st)
             self.escape(v, a.value.span, "passed to a function", st)
@@ -206,17 +246,20 @@ class HostCalls(HostExprs):
                 self.consume(v, st, a.value.span, write=False)
                 continue
             pname = p.name.name
-            if pname in writes:
+            atoms = sorted(v.all_atoms(), key=repr)
+            # a partition of, or a reference to, a tensor since dropped or reassigned (round 27: a `&` reference
+            # too, where `unsafe` code writes the parameter: `let r = { let t = zeros(..); &t }; tally(.., r)` put
+            # the atomics into the dropped `t`); E0307 says so, and no E0313 besides for the same argument
+            stale = [x for x in atoms if isinstance(x, RefTo | PartOf) and x.reassigned is not None and (
+                isinstance(x, PartOf) or pname in writes or (x.mutable and pmut))]
+            if pname in writes and not stale:
                 given = a.value.expr if isinstance(a.value, ast.Ref) else a.value
                 if may_be_temporary(given):  # `&total.clone()`: its atomics would be lost
                     self.report_write_to_temporary(given, decl.name.name, pname, kernel=True)
-            atoms = sorted(v.all_atoms(), key=repr)
             parts = [x for x in atoms if isinstance(x, PartOf)]
             pos = (i,)
-            for x in atoms:
-                if isinstance(x, RefTo | PartOf) and x.reassigned is not None and (
-                        isinstance(x, PartOf) or (x.mutable and (pmut or pname in writes))):
-                    self.report_stale_write(x, a.value.span, decl.name.name)
+            for x in stale:
+                self.report_stale_write(x, a.value.span, decl.name.name)
             if pmut:
                 for pv in parts:
                     borrows.append((pos, Borrow(pv.place, True, a.value.span, pname)))

@@ -154,7 +154,8 @@ class HostReports:
             )
         if unsafe is not None and kernel is not None:
             d = d.note(_unsafe_note(kernel, unsafe))
-        if ln.unsafe is not None:
+        if ln.unsafe is not None and (ln.kernel, ln.unsafe) != (kernel, unsafe):
+            # (one note where both launches are of one kernel and parameter: the same text twice, round 27)
             d = d.note(_unsafe_note(ln.kernel, ln.unsafe))
         if atomic and ln.atomic and atomic != ln.atomic:
             d = d.note(f"both update it atomically, but with `{ln.atomic}` and `{atomic}`: atomics of different "
@@ -254,7 +255,7 @@ class HostReports:
             .secondary(view.reassigned, f"`{n}` is given a new tensor here")
             .note("its results would go to a tensor nothing can read any more")
             .with_help(f"take the {what} after the assignment (`"
-                       + (f"{n}.partition(..)" if what == "partition" else f"&mut {n}")
+                       + (f"{n}.partition(..)" if what == "partition" else f"&mut {n}" if view.mutable else f"&{n}")
                        + f"` where it is used), or write into `{n}` instead of rebinding it")
         )
         self.report(d, span)

@@ -44,6 +44,7 @@ from tilelang.ownership.kernel_index import (
     Local,
     Nested,
     Param,
+    UNTRACED,
     View,
     const_diff,
 )
@@ -166,21 +167,41 @@ class KernelChecker(KernelIndex):
                 return [loc] if isinstance(loc, (Param, Nested, View)) else []
             case ast.Ref(expr=x):
                 return self.resolve(x)
-            case ast.Block(tail=t):
-                return self.resolve(t) if t is not None else []
+            case ast.Block():
+                return self._resolve_block(e)
             case ast.UnsafeBlock(body=b):
-                return self.resolve(b.tail) if b.tail is not None else []
+                return self._resolve_block(b)
             case ast.If(then=t, else_=els):
-                out = self.resolve(t.tail) if t.tail is not None else []
-                return out + (self.resolve(els) if els is not None else [])
+                # an arm the pass cannot trace may be any tensor: its answer is `UNTRACED`, not nothing, or the
+                # union would be the other arm's alone (round 27: `bump(if c { let q = x; q } else { y })`
+                # counted only `y` as written)
+                holds = _holds_tensor_ref(self.view.type_of(e))
+                out: list[Local] = []
+                for arm in (t, els):
+                    if arm is not None:
+                        got = self.resolve(arm)
+                        out += got or ([UNTRACED] if holds else [])
+                return out
             case ast.MethodCall(receiver=r, method=m) if m.name == "partition":
                 if id(e) not in self._parts:
                     self._keep.append(e)
-                    ps = [x for x in self.resolve(r) if isinstance(x, Param)]
-                    self._parts[id(e)] = self.partition_of(ps[0], e) if len(ps) == 1 else None
+                    locs = self.resolve(r)
+                    ps = [x for x in locs if isinstance(x, Param)]
+                    # (a receiver that may also be a tensor the pass cannot trace is no one parameter's tiling:
+                    # `(if c { t.0 } else { y }).partition(..)` read only `y`, round 27)
+                    one = len(ps) == 1 and UNTRACED not in locs
+                    self._parts[id(e)] = self.partition_of(ps[0], e) if one else None
                 loc = self._parts[id(e)]
                 return [loc] if loc is not None else []
         return []
+
+    def _resolve_block(self, b: ast.Block) -> list[Local]:
+        """What a block's value denotes: its immutable `let`s are bound first (an argument's block is resolved
+        before the walk reaches its statements: `bump({ let q = x; q })`), then its tail."""
+        for s in b.stmts:
+            if isinstance(s, ast.Let) and s.value is not None:
+                self._bind(s.pattern, s.value)
+        return self.resolve(b.tail) if b.tail is not None else []
 
     def _owns(self, e: ast.Expr) -> list[Param]:
         return [x for x in self.resolve(e) if isinstance(x, Param) and x.own]
@@ -343,6 +364,8 @@ class KernelChecker(KernelIndex):
             e = e.receiver
         out: set[int] = set()
         for loc in self.resolve(e):
+            if loc is UNTRACED:
+                return frozenset(range(len(self.fn.params)))
             p = loc.param if isinstance(loc, (View, Nested)) else loc
             if isinstance(p, Param):
                 out |= {i for i, q in enumerate(self.fn.params) if q is p.node}
@@ -396,7 +419,7 @@ class KernelChecker(KernelIndex):
             idx = self._param_indices(recv)
             # a receiver the pass cannot trace (`let mut y = x;`, a tuple's field, what a device
             # function returns) may be any `&` parameter, as an untraced `unsafe` target may
-            untraced = not idx and _shared_ref(rty)
+            untraced = (not idx or UNTRACED in self.resolve(recv)) and _shared_ref(rty)
             for i in idx or (range(len(self.fn.params)) if untraced else ()):
                 if _holds_shared_param(self.fn.params[i]):  # (a tuple parameter's `&` too: `t.0`)
                     self.reads.setdefault(i, (e.span, untraced))
@@ -794,10 +817,17 @@ def _report_mixed(c: KernelChecker, pname: str, here: tuple[frozenset[str], Span
 
     other = there[0] if there is not None else frozenset()
     mine = sorted(here[0] - other) or sorted(here[0])
+    kinds = sorted(here[0] | other)
+    if there is not None and len(kinds) > 1 and not here[0] - other:
+        # both routes update with every kind: name each kind once (round 27: "`atomic_add` and `atomic_max` and
+        # `atomic_add` and `atomic_max` both update `t`" of two calls of one device function)
+        text = f"{', '.join(f'`{k}`' for k in kinds[:-1])} and `{kinds[-1]}` update `{pname}` by two routes"
+    else:
+        text = f"{' and '.join(f'`{k}`' for k in mine)} and {what(there) if there else 'another kind'} both update " \
+               f"`{pname}`"
     d = Diagnostic.error(
         codes.MIXED_ATOMICS,
-        f"{' and '.join(f'`{k}`' for k in mine)} and {what(there) if there else 'another kind'} both update "
-        f"`{pname}`",
+        text,
     ).primary(here[1], "updates it here" if not here[2] else
               f"passed to `{here[2]}`, which updates it with {what(here)}")
     if there is not None:

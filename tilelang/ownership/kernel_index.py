@@ -122,7 +122,17 @@ class Int:
     tiles_of: tuple[Nested, int] | None = None  # `for j in 0..q.num_tiles(k)`: (q, k)
 
 
-Local = Param | Nested | View | Int | None
+class Untraced:
+    """In `KernelChecker.resolve`'s answer: an arm of an `if` that holds a tensor reference the pass cannot
+    trace, so the `if` may denote any tensor parameter (`UNTRACED`, the one instance)."""
+
+    def __repr__(self) -> str:
+        return "UNTRACED"
+
+
+UNTRACED = Untraced()
+
+Local = Param | Nested | View | Int | Untraced | None
 
 
 def _pick(a: SymExpr | None, b: SymExpr | None, *, larger: bool, both: bool = False

@@ -100,7 +100,7 @@ UNARY_MATH: dict[str, Callable[[Any], Any]] = {
     "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt, "atan": np.arctan,
     "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos, "asin": np.arcsin,
     "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor, "acos": np.arccos,
-    "ceil": np.ceil, "erf": lambda x: num.erf_f64(np.asarray(x, np.float64)).astype(np.asarray(x).dtype),
+    "ceil": np.ceil, "erf": lambda x: num.erf_values(np.asarray(x)),
 }
 REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
 SCANS = ("cumsum", "cumprod", "cummax", "cummin")
@@ -706,8 +706,8 @@ class Builtins:
             return self._new(r, dt if dt.is_float else DType.F32)
         sdt = scalar_dtype_of(x)
         domains.check_math(name, sdt, self.ev.scalar_dtype(node) if node is not None else None, node, True)
-        with np.errstate(all="ignore"):
-            r = float(fn(np.float64(_num(x))))
+        with np.errstate(all="ignore"):  # an f32/f16/bf16 scalar's erf in f32, as a kernel's (`interp/erf32`)
+            r = float(fn(np.float32(_num(x)) if name == "erf" and sdt in (DType.F32, DType.F16, DType.BF16) else np.float64(_num(x))))
         if name == "abs" and sdt is not None and not sdt.is_float:
             return to_scalar(abs(int(_num(x))), sdt)
         return to_scalar(r, sdt) if sdt is not None and sdt.is_float else r

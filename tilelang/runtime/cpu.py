@@ -49,7 +49,9 @@ class CpuDevice(Device):
     def run(self, prepared: Any, grid: tuple[int, ...], args: list[Any],
             stream: Any = None, span: Span | None = None) -> None:
         from tilelang.interp import run_kernel
+        from tilelang.ir import arg_dims
 
+        arg_dims.check(prepared, args, span)  # (E0501 at the launch: every path bound it before)
         self.launches += 1
         if self.sanitizer is not None:
             self.sanitizer.run_kernel(prepared, grid, args, out=self.out, launch=span)

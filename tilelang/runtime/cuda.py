@@ -36,6 +36,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
+from tilelang.ir import arg_dims
 from tilelang.runtime import cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
 from tilelang.runtime.cuda_arrive import Counters, launch_grid
@@ -276,6 +277,9 @@ class PreparedKernel:
         self.variants: dict[tuple[Any, ...], tuple[Any, Function]] = {}  # facts -> (abi, function)
         self.packed: dict[tuple[Any, ...], PackedArgs] = {}  # launch args -> packed C args (bounded)
         self.fast: dict[tuple[Any, ...], tuple[Any, ...]] = {}  # (arg ids, grid, stream) -> everything a launch needs
+        # the `&Tensor` dims its type fixes, which the code takes as constants (`ir/arg_dims.py`): checked
+        # against each launch's tensors by `_run_slow` and `fast_launcher` (the hits of `run` are their buffers)
+        self.fixed = arg_dims.fixed_dims(kernel_ir) if hasattr(kernel_ir, "params") else ()
 
 
 class CudaDevice(Device):
@@ -518,6 +522,8 @@ class CudaDevice(Device):
         for p, a in zip(kernel.params, args, strict=True):
             if isinstance(p, ir.TensorParam) and not isinstance(a, CudaBuffer):
                 raise TypeError(f"tensor argument `{p.name}` is not on the GPU: {a!r}")
+        if prepared.fixed:
+            arg_dims.check(kernel, args, span, prepared.fixed)  # E0501, never a launch (ir/arg_dims.py)
         handle = _handle_int(s)
         foreign = self.__dict__.get("_foreign_streams", {}).get(handle) is s  # another library's stream
         early = cuda_pdl.early_names(handle, kernel, args, grid, (id(self), self.launches), foreign)  # "+loads" only
@@ -617,6 +623,8 @@ class CudaDevice(Device):
         from tilelang.ir import nodes as ir
 
         kernel = prepared.ir
+        if prepared.fixed:  # the launcher reuses these sizes for every later launch of its plan
+            arg_dims.check(kernel, args, span, prepared.fixed)
         facts: dict[str, Any] = {}
         fact_list = []
         for p, a in zip(kernel.params, args, strict=True):

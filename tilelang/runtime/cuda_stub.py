@@ -6,7 +6,8 @@ device; this keeps it and replaces the driver under it).
   libcuda is needed), its functions replaced by Python ones that record what
   they were called with (`calls`, a count by name; `launches`, the
   arguments of each `cuLaunchKernel`; `tmaps`, each TMA descriptor encoded);
-  `capture_status` answers `cuStreamIsCapturing`; `fail` makes a named call
+  `capture_status` answers `cuStreamIsCapturing` (a capture, `cuStreamBeginCapture` to
+  `cuStreamEndCapture`, sets it; its launches are recorded, `cuGraphLaunch` only counted); `fail` makes a named call
   return an error code (`tests/runtime/test_gpu_errors_user.py`: what a
   user sees when the driver fails), and the host<->device copies run (a
   download reads `memory`, else zeros), so a whole `tilec run` program runs.
@@ -86,6 +87,20 @@ class StubDriver:
             return (self._real.CUresult(self.fail_launch),)
         self.launches.append((int(f), gx, gy, gz, bx, smem, int(stream), int(params)))
         return self._ok("cuLaunchKernel")
+
+    def cuStreamBeginCapture(self, s: Any, mode: Any) -> tuple[Any, ...]:  # noqa: N802
+        self.capture_status = 1  # the launches until the end are recorded in `launches` (a graph of them)
+        return self._ok("cuStreamBeginCapture")
+
+    def cuStreamEndCapture(self, s: Any) -> tuple[Any, ...]:  # noqa: N802
+        self.capture_status = 0
+        return self._ok("cuStreamEndCapture", SimpleNamespace(graph=len(self.launches)))
+
+    def cuGraphInstantiate(self, graph: Any, flags: int) -> tuple[Any, ...]:  # noqa: N802
+        return self._ok("cuGraphInstantiate", SimpleNamespace(graph=graph))
+
+    def cuGraphLaunch(self, g: Any, s: Any) -> tuple[Any, ...]:  # noqa: N802 - a replay: counted in `calls`
+        return self._ok("cuGraphLaunch")
 
     def cuTensorMapEncodeTiled(self, dtype: Any, rank: int, ptr: int, dims: Any, strides: Any, box: Any,  # noqa: N802
                                elem: Any, *rest: Any) -> tuple[Any, ...]:

@@ -38,7 +38,7 @@ import numpy as np
 from tilelang.cluster import shape_of as cluster_shape
 from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.codes import types as type_codes
-from tilelang.diagnostics.grid import grid_mismatch_help, no_grid_help
+from tilelang.diagnostics.grid import grid_mismatch_help, merge_axes_help, no_grid_help
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType, round_float
 from tilelang.frozen import frozen
@@ -279,7 +279,7 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
                 codes.GRID_RANK,
                 f"`{spec.name}` is partitioned over {len(p.grid)} dimensions but a grid has at most 3")
                 .primary(arg.span, f"a grid of {_shape(p.grid)}")
-                .with_help(_merge_axes_help(p)))
+                .with_help(merge_axes_help(tuple(p.tensor.shape), tuple(p.tile))))
         if grid is None:
             grid, grid_from = p.grid, (spec.name, arg.span)
         elif trim_grid(p.grid) == trim_grid(grid):
@@ -888,18 +888,3 @@ def _scalar_dtype(value: Any) -> DType | None:
     if not isinstance(value, np.generic):
         return None
     return dtype_of_array(np.asarray(value))
-
-
-def _merge_axes_help(p: Partition) -> str:
-    """E0510's help: the tensor and tile with the leading axes merged into
-    three, where the tiles of all merged axes but the last are 1 (then it is
-    the same split: `[2, 3, 4, 4]` in `[1, 1, 2, 2]` is `[6, 4, 4]` in
-    `[1, 2, 2]`); else the general advice."""
-    k = len(p.tile) - 3  # axes 0..k become one
-    shape, tile = p.tensor.shape, p.tile
-    if all(t == 1 for t in tile[:k]):
-        s3 = [int(np.prod(shape[:k + 1])), *shape[k + 1:]]
-        t3 = [tile[k], *tile[k + 1:]]
-        return (f"merge the leading axes: `.reshape({_shape(tuple(s3))})` and tiles of {_shape(tuple(t3))} (in "
-                f"the kernel's parameter too) split it the same way; reshape it back after")
-    return "reshape the tensor to at most three dimensions before partitioning it"

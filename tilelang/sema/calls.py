@@ -15,7 +15,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
-from tilelang.intrinsics.math_habits import MATH_ARGS, MATH_HABITS, scalar_method_habit
+from tilelang.intrinsics.math_habits import MATH_ARGS, MATH_HABITS, saturating_help, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.call_habits import (
     AS,
@@ -459,6 +459,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         habit = ((METHOD_HABITS.get(name) if kind != "scalar" else None)  # then Rust's (round 20: `t.signum()`)
                  or scalar_method_habit(name, [tcx.snippet(a.value) or "" for a in e.args])
                  or (METHOD_HABITS[name] if name in HABIT_ARGS else None)) if kind in VALUE_KINDS else None
+        if name in ("saturating_add", "saturating_sub", "saturating_mul") and kind in VALUE_KINDS \
+                and len(e.args) == 1:  # (round 24: written for the receiver's own type)
+            b = operand(tcx.snippet(e.args[0].value) or "b")
+            habit = saturating_help(name, getattr(deref(rty), "dtype", None), b if len(b) < 20 else "b") or habit
         if name in SHAPE_WORDS and (kind == "tile" and isinstance(rty, TileT) or isinstance(rty, ShapeT) and rty.rank):
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape

@@ -44,7 +44,7 @@ from tilelang.sema.consts import check_overflow, constant_shifts
 from tilelang.sema.context import CheckCx, Entries, reset_suggestions
 from tilelang.sema.exprs import check_expr
 from tilelang.sema.graph_effects import check_graph_effects
-from tilelang.sema.items import collect_module, eval_const, resolve_signatures
+from tilelang.sema.items import collect_module, eval_const, register_consts, resolve_signatures
 from tilelang.sema.kernel import check_device_recursion
 from tilelang.sema.launch import untaken_tuner_partitions
 from tilelang.sema.loader import ModuleLoader
@@ -71,6 +71,11 @@ def _run(tcx: CheckCx) -> None:
     key = tcx.loader.register(tcx.root.path, tcx.root.ast)
     tcx.module_by_key[key] = tcx.root
     collect_module(tcx, tcx.root)
+    # every module's constants first: a signature's dimension may name one declared after it or in a module
+    # resolved later (round 24: `Tensor<i32, [NB]>` of an imported `NB`, or of one declared below the kernel,
+    # was "array dimension is not a compile-time constant")
+    for mod in list(tcx.program.modules.values()):
+        register_consts(tcx, mod)
     for mod in list(tcx.program.modules.values()):
         resolve_signatures(tcx, mod)
     for qual in list(tcx.pending_consts):

@@ -201,7 +201,7 @@ def _process_use(tcx: CheckCx, mod: ModuleInfo, use: ast.UseDecl) -> None:
             mod.failed.add("*")
         for name, sym in target.own.items():
             if name != "main":  # a module may be a program of its own; its entry point stays there
-                _import(tcx, mod, name, sym, use.file.span)
+                _import(tcx, mod, name, sym, use.file.span, use.file.value)
         return
     segs = [s.name for s in use.path]
     if not segs:
@@ -379,7 +379,14 @@ def _rust_prefix_help(prefix: str, rest: list[str], importer: str, use_tail: str
     for n in range(len(rest), 0, -1):
         if is_file(ModuleLoader.user_module_path(importer, segments=rest[:n])):
             return f"{head}: `{prefix}::{shown}` is `{shown}`{write} (`{'/'.join(rest[:n])}.tile` beside this file)"
-    return f"{head}: `{shown}` names `{'/'.join(rest[:-1] or rest)}.tile` beside this file{write}"
+    if prefix == "super":  # (round 24: a file one directory up was told to be `use hashing::f;`, "beside this file")
+        for n in range(len(rest), 0, -1):
+            up = "../" + "/".join(rest[:n]) + ".tile"
+            if is_file(Path(importer).parent / up):
+                return (f"{head}, and a module path names no file above this file's directory: "
+                        f"`use \"{up}\";` imports every item of `{up}`")
+    file = "/".join(rest[:-1] or rest) + ".tile"
+    return f"{head}: `{shown}` would name `{file}` beside this file{write}, but there is no `{file}` there"
 
 
 def _constructor_help(prefix: str, name: str) -> str:
@@ -401,13 +408,20 @@ def _self_import(tcx: CheckCx, use: ast.UseDecl) -> None:
              .with_help("remove the `use`: a file's own items are always in scope"))
 
 
-def _import(tcx: CheckCx, mod: ModuleInfo, name: str, sym: Symbol, span: Span) -> None:
+def _import(tcx: CheckCx, mod: ModuleInfo, name: str, sym: Symbol, span: Span, whole: str | None = None) -> None:
     prev = mod.scope.get(name)
     if prev is not None and prev is not sym:
+        help_ = "rename the local item or import only what you need"
+        if whole is not None:  # (round 24: a file above this one's directory has no module path to pick items by)
+            stem = whole.removesuffix(".tile")
+            path = stem.split("/")
+            picks = ("" if ".." in path or whole.startswith("/") or not whole.endswith(".tile") else
+                     f", or import only what you need by its module path: `use {'::'.join(path)}::{{..}};`")
+            help_ = f"rename one of the two: `use \"{whole}\";` imports every item of that file{picks}"
         tcx.emit(tcx.err(N.DUPLICATE_DEFINITION, f"the name `{name}` is defined multiple times",
                          span, f"`{name}` imported here")
                  .secondary(prev.span, f"previous definition of `{name}` here")
-                 .with_help("rename the local item or import only what you need"))
+                 .with_help(help_))
         return
     mod.scope[name] = sym
 
@@ -439,13 +453,19 @@ def _generic_syms(tcx: CheckCx, decl: ast.FnDecl, mod: ModuleInfo) -> dict[str, 
     return out
 
 
+def register_consts(tcx: CheckCx, mod: ModuleInfo) -> None:
+    """Make `mod`'s `const` items known to `eval_const`, before any signature is resolved."""
+    for item in mod.ast.items:
+        if isinstance(item, ast.ConstDecl):
+            sym = mod.own.get(item.name.name)
+            if sym is not None and sym.decl is item:
+                tcx.pending_consts[sym.qualname or item.name.name] = (item, mod)
+
+
 def resolve_signatures(tcx: CheckCx, mod: ModuleInfo) -> None:
+    register_consts(tcx, mod)  # (a module loaded by a path in an expression comes here alone)
     for item in mod.ast.items:
         if not isinstance(item, ast.FnDecl):
-            if isinstance(item, ast.ConstDecl):
-                sym = mod.own.get(item.name.name)
-                if sym is not None and sym.decl is item:
-                    tcx.pending_consts[sym.qualname or item.name.name] = (item, mod)
             continue
         sym = mod.own.get(item.name.name)
         if sym is None or sym.decl is not item:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
-from tilelang.diagnostics.codes.launch import GRID_MISMATCH, NO_GRID
-from tilelang.diagnostics.grid import grid_mismatch_help, no_grid_help
+from tilelang.diagnostics.codes.launch import GRID_MISMATCH, GRID_RANK, NO_GRID
+from tilelang.diagnostics.grid import grid_mismatch_help, merge_axes_help, no_grid_help
 from tilelang.dtypes import DType
 from tilelang.lastblock import group_params, region
 from tilelang.requires import trim_grid
@@ -331,7 +331,22 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
     tensor that the group of `if last_block(axis)` owns (`lastblock.group_params`)
     gives the launch grid with 1 along `axis`. The launch's own check
     (`runtime/launch.py` `bind_launch`, whose rules these are: grids equal up
-    to trailing 1s) stays for every other launch."""
+    to trailing 1s) stays for every other launch. Also E0510, a partition over more than 3 axes (round 24:
+    refused only when it ran, or as the lowering's E0701 where another kernel of the program made `tilec check`
+    lower the instances)."""
+    for p, a, aty in parts:
+        if aty.tensor.shape is None or len(aty.tile_shape) <= 3 or len(aty.tensor.shape) != len(aty.tile_shape):
+            continue
+        shape = tuple(d.const_value if d is not None else None for d in aty.tensor.shape)
+        tile = tuple(t.const_value for t in aty.tile_shape)
+        if any(v is None for v in (*shape, *tile)) or any(t <= 0 for t in tile):  # type: ignore[operator]
+            continue
+        grid = ", ".join(str(-(-n // t)) for n, t in zip(shape, tile, strict=True))  # type: ignore[operator]
+        tcx.emit(tcx.err(GRID_RANK, f"`{p.name.name}` is partitioned over {len(tile)} dimensions but a grid has "
+                         "at most 3", a.span, f"a grid of [{grid}]")
+                 .note("every shape here is a constant, so the launch would always fail")
+                 .with_help(merge_axes_help(shape, tile)))  # type: ignore[arg-type]
+        return
     if len(parts) < 2:
         return
     groups: dict[str, int] = {}

@@ -31,6 +31,9 @@ checks have passed, over the functions and kernels of the user's own files
   `rows < img.shape()[0]` kept one block of an image's sum).
 - W0011 `graph_kept_value` (`sema/graph_values.py`): a `let mut` number a `graph { .. }` recorded, assigned
   afterwards in a function that replays the graph (the replays keep the recorded value).
+- W0012 `atomic_past_edge` (`sema/atomic_edge.py`): an atomic of a tile at a constant index of a tensor of
+  constant shape that it runs past in every launch (round 24: `atomic_max(&best, [0], v)` of a [256] tile into
+  a [1] tensor kept the blocks' first elements' maximum).
 
 `#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
 `kernel fn` silences them there; `tilec check --deny warnings` makes them
@@ -62,6 +65,7 @@ LINTS: dict[str, str] = {
     "scaled_tile_index": W.SCALED_TILE_INDEX,
     "own_tile_shape": W.OWN_TILE_SHAPE,
     "graph_kept_value": W.GRAPH_KEPT_VALUE,
+    "atomic_past_edge": W.ATOMIC_PAST_EDGE,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -114,6 +118,11 @@ class _Linter:
             self._hints(decl)
             self._grid_axes(decl)
             self._own_tile_shape(decl)
+            if any(isinstance(n, ast.UnsafeBlock) for n in ast.walk(decl.body)):
+                from tilelang.sema.atomic_edge import atomic_overhangs
+
+                for d in atomic_overhangs(self.program, decl):
+                    self.warn("atomic_past_edge", d)
         else:
             self._padded(decl)
             if any(isinstance(n, ast.GraphBlock) for n in ast.walk(decl.body)):

@@ -253,6 +253,7 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                              .with_help("return a value: `return <expr>;`"))
                 return True
             _returned(tcx, v, fx.ret)
+            _early_return_in_device_code(tcx, st, fx)
             ty = tcx.check_expr(v, fx, fx.ret)
             if not is_poison(ty) and not coerce(tcx, ty, fx.ret, v):
                 mismatch(tcx, fx.ret, ty, v, fx.info.decl.ret if fx.info else None)
@@ -308,6 +309,27 @@ def _carriable(ty: Type) -> bool:
     if isinstance(ty, TupleT):
         return all(_carriable(t) for t in ty.elems)
     return isinstance(ty, (ScalarT, TileT, UntypedInt, UntypedFloat)) or is_poison(ty)
+
+
+def _early_return_in_device_code(tcx: CheckCx, st: ast.Return, fx: Fx) -> None:
+    """E0701 where `tilec check` can see it (round 27: the lowering refused it at the launch only): a `return`
+    before the end of a device function whose result is not a number, a tile or a tuple of them (a tensor
+    reference, a view): the lowering carries the result of an early return in a variable of its type, and no
+    variable carries such a value out of the branch the `return` is in."""
+    decl = fx.info.decl if fx.info is not None else None
+    if not fx.in_kernel or decl is None or decl.is_kernel or is_poison(fx.ret):
+        return
+    if _carriable(fx.ret) or isinstance(fx.ret, (UnitT, TensorT)):
+        return
+    body = decl.body
+    if body.tail is None and body.stmts and body.stmts[-1] is st:
+        return  # the body's last statement: its value, not an early return
+    tcx.emit(tcx.err(KERNEL_UNSUPPORTED, f"an early `return` from a device function returning `{fx.ret}`",
+                     st.span, "a `return` before the end of the function")
+             .secondary(decl.ret.span if decl.ret is not None else decl.name.span, "the function's result type")
+             .note("only numbers, tiles and tuples of them are carried out of the branch a `return` is in")
+             .with_help("make the value the function's tail (`if c { a } else { b }`, not `if c { return a; } b`), "
+                        "or return a tile loaded in each branch"))
 
 
 def _carried_in_kernel(tcx: CheckCx, st: ast.Assign, sym: Symbol, ty: Type, fx: Fx) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from tilelang.backend import f64math, fastmath
+from tilelang.backend import f32exact, f64math, fastmath
 from tilelang.backend.codegen.llvm_types import (
     const_operand,
     reg_ty,
@@ -265,36 +265,6 @@ class ArithOps(EmitterCore):
         near = self.emit(f"fcmp olt float {ax}, {const_operand(DType.F32, fastmath.TANH_POLY_BELOW)}")
         return self.emit(f"select i1 {near}, float {small}, float {big}")
 
-    def ferf(self, x: str) -> str:
-        """erf of an f32 in f32 (`fastmath.ERF_SMALL`'s note): x + x Q(x^2) below |x| = ERF_CUT (NaN too:
-        `ult`), else sign(x) (1 - exp(-t^2 + P(t - ERF_MID))) with t = min(|x|, 4); both computed, one
-        selected. The exp is `fexp`'s error-term form (its argument is in [-17.5, -1.8]: no overflow or NaN
-        to catch), whatever the kernel's exp hints: the 2-ulp bound needs its 3.6e-7."""
-        def c(v: float) -> str:
-            return const_operand(DType.F32, v)
-
-        def horner(coefs: tuple[float, ...], v: str) -> str:
-            p = c(coefs[-1])
-            for coef in coefs[-2::-1]:
-                p = self.fcall("fma", "float", [p, v, c(coef)])
-            return p
-
-        ax = self.fcall("fabs", "float", [x])
-        s = self.emit(f"fmul float {x}, {x}")
-        small = self.fcall("fma", "float", [x, horner(fastmath.ERF_SMALL, s), x])
-        t = self.fcall("minnum", "float", [ax, "4.0"])
-        u = self.emit(f"fsub float {t}, {c(fastmath.ERF_MID)}")
-        nt = self.emit(f"fneg float {t}")
-        r = self.fcall("fma", "float", [nt, t, horner(fastmath.ERF_BIG, u)])
-        q = self.emit(f"fmul float {r}, {c(1.4426950408889634)}")
-        e = self.fcall("fma", "float", [r, c(1.4426950408889634), self.emit(f"fneg float {q}")])
-        e2 = self.fcall("fma", "float", [r, c(1.925963033500891e-08), e])
-        p = self.nv("llvm.nvvm.ex2.approx.ftz.f32", q)
-        ex = self.fcall("fma", "float", [p, self.emit(f"fmul float {e2}, {c(0.6931471805599453)}"), p])
-        big = self.fcall("copysign", "float", [self.emit(f"fsub float 1.0, {ex}"), x])
-        near = self.emit(f"fcmp ult float {ax}, {c(fastmath.ERF_CUT)}")
-        return self.emit(f"select i1 {near}, float {small}, float {big}")
-
     def scale_unless_unit(self, xs: list[str], fs: list[str]) -> list[str]:
         # xs * fs, where fs holds at most 4 distinct registers a thread (a row
         # vector broadcast over an accumulator: 2), skipped (the products are
@@ -420,16 +390,18 @@ class ArithOps(EmitterCore):
             return self.emit(f"fcmp {cmp[eop]} {ty} {a[0]}, {a[1]}")
         if ty == "double" and eop.value in f64math.FUNCS:
             return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
-        if eop is E.ERF and ty == "float" and fastmath.erf_f32():
-            return self.ferf(a[0])
+        if eop is E.ERF and ty == "float" and fastmath.erf_f32():  # the interpreter's f32 algorithm, bit for bit
+            return f32exact.erf(self, a[0])
+        if eop is E.POW and ty == "float" and (short := f32exact.pow_const(self, a[0], a[1])) is not None:
+            return short
         if eop in (E.ERF, E.POW, E.ATAN2):
             # computed in f64 (the interpreter's algorithms), f32 rounded once
             if ty == "double":
                 return f64math.BINARY_FUNCS[eop.value](self, a[0], a[1]) if eop is not E.ERF else \
                     f64math.erf(self, a[0])
             wide = [self.emit(f"fpext float {v} to double") for v in a]
-            r = f64math.BINARY_FUNCS[eop.value](self, wide[0], wide[1]) if eop is not E.ERF else \
-                f64math.erf_f32(self, wide[0])
+            r = f64math.erf_f32(self, wide[0]) if eop is E.ERF else f64math.pow_f32(self, wide[0], wide[1]) \
+                if eop is E.POW else f64math.atan2(self, wide[0], wide[1])
             return self.emit(f"fptrunc double {r} to float")
         match eop:
             case E.NEG:

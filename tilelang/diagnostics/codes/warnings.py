@@ -36,3 +36,6 @@ OWN_TILE_SHAPE = define(
 GRAPH_KEPT_VALUE = define(
     "W0011", "graph-kept-value",
     "a number a `graph { .. }` recorded, assigned afterwards while the graph is replayed: replays keep the old value")
+ATOMIC_PAST_EDGE = define(
+    "W0012", "atomic-past-edge",
+    "an atomic (or `store_unchecked`) of a tile that runs past the edge of a tensor of constant shape in every launch")

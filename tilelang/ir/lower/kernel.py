@@ -421,6 +421,9 @@ def _hints(cx: LowerCx, decl: ast.FnDecl, inst: Mapping[str, Any]) -> dict[str, 
                                                     "call it with 0 (not early), 1 (trigger at entry), 2 "
                                                     "(trigger at the main loop's last iteration) or 3 (at exit)"))
                     if a.name.name == "stages" and int(v.value) <= 0:
-                        continue  # 0 or below from a const generic (std::llm's ST -1: a peel): as if unhinted
+                        # 0 or below from a const generic (std::llm's ST -1: a peel): as if unhinted, but said, so
+                        # that `stream_loads`' auto switch keeps such loops' loads in registers as asked
+                        out["stages_off"] = 1
+                        continue
                     out[a.name.name] = int(v.value)
     return out

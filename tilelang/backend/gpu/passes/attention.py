@@ -171,16 +171,20 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     forms = persist and split_form.enabled() and not region
     # the causal long keys' tail variant (`attention_tail`): the kernel without the split's code, with the tail
     tailed = persist and ctx.fact(split.carrier(k)).split_walk == tails.KIND
+    # the once variant (`attention_tiles.ONCE_KIND`): the kernel without the split's code, its walk's pairs of an
+    # odd number of query blocks each tile once (launched only there: `attention_split.tail_request`)
+    onced = persist and ctx.fact(split.carrier(k)).split_walk == tiles.ONCE_KIND
     proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
-        and schedule != "serial" and not tailed \
+        and schedule != "serial" and not tailed and not onced \
         and split.pieces() and split.fits(acc_regs, rotating, forms) and not region \
         and chain.setting() != "1" else None
     # the chained short keys' variant with its last round split (`attention_csplit`, `TILEC_ATTN_CHAIN_SPLIT=1`)
     cproof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and p.short and not turns and ost is None \
-        and schedule == "overlap" and not tailed and split.pieces() and split.fits_narrow(acc_regs) \
+        and schedule == "overlap" and not tailed and not onced and split.pieces() and split.fits_narrow(acc_regs) \
         and csplit.enabled() and p.qx is None else None
     # or as its 64-row halves (`attention_qsplit`, `TILEC_ATTN_CHAIN_HALVES=1`; the key split first where both are set)
-    halves = persist and p.short and not turns and ost is None and schedule == "overlap" and not tailed and C == 2 \
+    halves = persist and p.short and not turns and ost is None and schedule == "overlap" and not tailed \
+        and not onced and C == 2 \
         and p.qx is None and p.vmask is None and cproof is None and qsplit.enabled()
     chained = {id(op) for t in (p.q, p.k, p.v) for op in t.chain} | {id(op) for op in (p.vmask.ops if p.vmask else ())}
     chained |= {id(op) for op in (p.qx.ops if p.qx else ())}  # Q computed after its wait (`attention_qx`)
@@ -200,10 +204,13 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             proof = None  # (no plan: the split in the kernel where it fits there, as without the forms)
     # (the walk's tail: never beside the split's code)
     n_tail = tails.rounds(tailed) if proof is None and not region else 0
-    if request is None and persist and not region \
-            and tails.asks(int(p.o_dot.result.shape[1]), p.short or tailed or form, n_tail > 0):
+    asks_tail = tails.asks(int(p.o_dot.result.shape[1]), p.short or tailed or form or onced, n_tail > 0)
+    # (a grid whose every axis moves K/V, decode's shares: one tile a kv position, never pairs)
+    asks_once = tiles.once_default() and not (tailed or form or onced) and kv is not None \
+        and any(a not in kv for a in range(k.grid_rank))
+    if request is None and persist and not region and (asks_tail or asks_once):
         assert kv is not None
-        request = split.tail_request(k, kv, outside, (loop.lower, loop.upper))
+        request = split.tail_request(k, kv, outside, (loop.lower, loop.upper), asks_tail, asks_once)
     marks = split.marks(loop, fresh) if proof is not None else None
     if marks is not None:
         loop = dataclasses.replace(loop, lower=marks.lower, upper=marks.upper)
@@ -289,7 +296,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     q_slot = fresh.value(DType.I32, (), "q_slot") if qn == 2 else zero_c  # this tile's Q stage (set per tile)
     cast = next(op for op in loop.body.ops if isinstance(op, ir.Cast) and op.result is p.o_dot.a)
     bufs = loops.Bufs(qbuf, kbuf, vbuf, full, empty, zero_c, C, BN, S, c_base if persist else zero_c, q_slot)
-    wide = tiles.wide_boundary(int(p.o_dot.result.shape[1]), tailed)  # the boundary's switches on (`BOUNDARY_D`)
+    wide = tiles.wide_boundary(int(p.o_dot.result.shape[1]), tailed or onced)  # the boundary's switches on (`BOUNDARY_D`)
     q_early = persist and not turns and not late and tiles.q_early(p.short or wide)  # Q released in the rotated loop's last iteration
     epilogue = loops.unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     epilogue0, moved0 = epilogue, moved  # (the chained variant's split pieces build their own tile from these)
@@ -424,7 +431,7 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         walk = tiles.walk_setup(wb, k, kv, outside, bounds,
                                 split.pieces() if marks is not None or (pc is not None and not rows) else 0,
                                 tiles.fastdiv(p.short or wide), form=kind, tail=ct or n_tail, divs_in_role=hoist,
-                                single=region)
+                                single=region, once=onced)
         walk = tiles.halves(wb, walk) if rows else walk
         whole = None  # (with walk B: walk A's rounds, chained: whole tiles or the pairs before the tail)
         if pc is not None:

@@ -186,7 +186,7 @@ def setup(k: g.GpuKernel, kv: set[int], bounds: tuple[ir.Value, ...], outside: l
     (`attention_tiles.halves`, `attention_qsplit`) instead of a split along the keys; `ticket`: the role's
     ticket (`attention_qsplit.ticket`) as the CTA's place in the last round (`_ticketed`)."""
     b = _Build(fresh)
-    w = tiles.walk_setup(b, k, kv, outside, bounds, 0 if rows else pieces, tail=tail)
+    w = tiles.walk_setup(b, k, kv, outside, bounds, 0 if rows else pieces, tail=tail, once=walk_a.once)
     c, P = fresh.value(DType.I32, (), "cta"), fresh.value(DType.I32, (), "ctas")
     mapping: dict[int, ir.Value] = {w.c.id: c, w.P.id: P}
     ops: list[object] = [g.Opaque((c, P), (walk_a.c, walk_a.P), span)]

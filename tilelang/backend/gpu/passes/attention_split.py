@@ -311,16 +311,21 @@ def form_request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tu
     return plan(k, b.ops, ons, carrier(k))
 
 
-def tail_request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tuple[ir.Value, ...]) -> SplitForm | None:
-    """The request (`split_form.SplitForm` of kind `attention_tail.KIND`) of
-    a kernel whose walk has no tail for the tail variant (`attention_tail`):
+def tail_request(k: g.GpuKernel, kv: set[int], outside: list[object], bounds: tuple[ir.Value, ...],
+                 tail: bool = True, once: bool = False) -> SplitForm | None:
+    """The request (`split_form.SplitForm`) of a kernel whose walk has no tail
+    for the tail variant (`attention_tail`, kind `attention_tail.KIND`; `tail`)
     where the launch's walk (`attention_tiles.walk_setup` on the kernel's
     scalar ops `outside`, the key loop's `bounds`) has one
-    (`attention_tail.applies`); None where the plan needs what a launch does
-    not fix."""
+    (`attention_tail.applies`: pairs of an even number of query blocks), and
+    (`once`) for the once variant (`attention_tiles.ONCE_KIND`) where it hands
+    out pairs of an odd number (`attention_tiles.odd_pairs`); None where the
+    plan needs what a launch does not fix."""
     b = _Build(Fresh(max(k.next_id, 1) * 4 + (1 << 20)))  # (ids of their own: the plan is never emitted)
     w = tiles.walk_setup(b, k, kv, outside, bounds)
-    return plan(k, b.ops, ((tails.KIND, tails.applies(b, w.pairs, w.nf)),), carrier(k))
+    kinds = (((tails.KIND, tails.applies(b, w.pairs, w.nf)),) if tail else ()) + \
+        (((tiles.ONCE_KIND, tiles.odd_pairs(b, w.pairs, w.nf)),) if once else ())
+    return plan(k, b.ops, kinds, carrier(k))
 
 
 def plan(k: g.GpuKernel, ops: list[object], ons: tuple[tuple[str, ir.Value], ...], param: str) -> SplitForm | None:

@@ -72,10 +72,13 @@ class Walk:
     fast: tuple[int, ...]  # the others
     nf: ir.Value  # tiles a kv position has (query blocks of a head)
     pairs: ir.Value  # bool: the walk hands out pairs of tiles
-    nh: ir.Value  # items a kv position has: nf, or cdiv(nf, 2) pairs
+    # items a group of kv positions has (the divisor of an item's index): nf tiles or cdiv(nf, 2) pairs of one kv
+    # position; with `once` and pairs of an odd nf, nf pairs of two kv positions (`_tile`)
+    nh: ir.Value
     split: Split | None = None  # the last round's tiles split along their keys (`attention_split`)
     divs: tuple[FastDiv, ...] = ()  # `fast_divisor`s of the divisors `_tile` divides by (`TILEC_ATTN_FASTDIV`)
     tail: Tail | None = None  # the last rounds' pairs as single tiles, heaviest first (`attention_tail`)
+    once: bool = False  # pairs of an odd nf run the middle tile once (`walk_setup`'s `once`)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -147,6 +150,31 @@ def _cast(b: _Build, x: ir.Value, dt: DType) -> ir.Value:
 # many SASS instructions either way (the set-up moves across the split: f16 D = 128 S = 4,096, 599 -> 598 from
 # the kernel's start), the producer its first TMA in fewer (472 -> 386; hpromote, RESULTS).
 DIVS_IN_ROLE_DEFAULT = "1"
+
+
+# `TILEC_ATTN_ONCE` (unset: "1"; "0": as before; hcliff11): a causal walk of pairs over an odd number nf of query
+# blocks a kv position ran each kv position's middle tile twice (paired with itself: nk (nf + 1) / 2 pairs); it pairs
+# two kv positions' middle tiles instead, cdiv(nk nf, 2) pairs: 1 / (nf + 1) of the work fewer (nf = 3: 25 %; 9: 10 %)
+ONCE_DEFAULT = "1"
+# the once variant's `TensorFacts.split_walk`: the kernel (without the split's code, as the tail variant) whose walk
+# is `once`, launched where the walk hands out pairs of an odd nf (`odd_pairs`; the request beside the tail's,
+# `attention_split.tail_request`): in the kernel every launch runs, the once walk's set-up made ptxas 13.0 spill
+# 64-100 B in the D = 64 key loops (the launches of an even nf, most of them, would pay for nothing)
+ONCE_KIND = "once"
+
+
+def once_default() -> bool:
+    """`TILEC_ATTN_ONCE` (unset or "1": `walk_setup`'s `once` in the kernels whose walk can hand out pairs of an
+    odd nf; "0": the middle tile twice)."""
+    return flag("TILEC_ATTN_ONCE", ONCE_DEFAULT)
+
+
+def odd_pairs(b: _Build, pairs: ir.Value, nf: ir.Value) -> ir.Value:
+    """Whether a walk hands out pairs (`pairs`) of an odd number `nf` of query blocks a kv position (bool, `b`'s
+    op): where the once variant runs (`ONCE_KIND`)."""
+    E = ir.ElemOp
+    odd = b.elem(E.EQ, b.elem(E.AND, nf, b.const(1)), b.const(1), dtype=DType.BOOL)
+    return b.elem(E.AND, pairs, odd, dtype=DType.BOOL, hint="once")
 
 
 def divs_in_role() -> bool:
@@ -301,7 +329,7 @@ def launch_and_grid(b: _Build, k: g.GpuKernel,
 def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
                bounds: tuple[ir.Value, ...], split: int = 0, fast_div: bool = False, form: str = "",
                plan_pairs: bool = False, tail: int = 0, widen: tuple[int, int] = (-1, 1),
-               divs_in_role: bool = False, single: bool = False) -> Walk:
+               divs_in_role: bool = False, single: bool = False, once: bool = False) -> Walk:
     """The walk's values (`Walk`), computed by `b`'s ops before the roles;
     `fast_div`: the divisions `_tile` makes each tile by multipliers (`fastdiv`);
     `form` (`split_form`): "single", single tiles whatever the work (the
@@ -313,7 +341,9 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     out as single tiles (`attention_tail`; not with `split` or `form`); `widen` (axis, f): the grid of f
     tiles side by side along the axis (a wide GEMM tile, `gemm_widen`); `divs_in_role`: with `fast_div`, the
     divisors without their multipliers (plain divisions until a role computes them, `in_role`); `single`:
-    single tiles whatever the work, each tile once (a `last_block` region's arrival, `attention.py`)."""
+    single tiles whatever the work, each tile once (a `last_block` region's arrival, `attention.py`); `once`
+    (`once_default`; every walk of a kernel alike): pairs of an odd number of query blocks run each tile once, two
+    kv positions' middle tiles one pair (`_tile`), not each middle tile paired with itself."""
     """The walk's values, computed once (before the roles split). `outside`:
     the kernel's scalar ops before its loop; `bounds`: the loop's (lower,
     upper), computed by them. `split` > 0: where the walk hands out single
@@ -341,7 +371,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     # position run different trip counts: a causal kernel) is handed out in
     # pairs, the i-th heaviest tile of a head with its i-th lightest, whose
     # sum is the same for every pair; one CTA runs both (an odd middle tile
-    # twice: the same values stored again).
+    # twice, the same values stored again, unless `once`).
     want = form or ("single" if single else mode("TILEC_ATTN_WALK", "auto", ("auto", "pairs", "sections")))
     if want == "auto":
         ends = [_bounds(b, outside, bounds, _position(b, sizes, fast, kvs, f, zero), sizes)
@@ -354,6 +384,12 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     half = b.elem(E.DIV, b.elem(E.ADD, nf, one), b.const(2))
     nh = b.elem(E.WHERE, pairs, half, nf, hint="items")
     N = b.elem(E.MUL, nh, nk, hint="items")
+    odd_nf = None
+    if once:  # pairs of an odd nf: a group of two kv positions has nf pairs, cdiv(nk nf, 2) in all (`_tile`)
+        odd_nf = b.elem(E.AND, pairs, b.elem(E.EQ, b.elem(E.AND, nf, one), one, dtype=DType.BOOL), dtype=DType.BOOL,
+                        hint="odd")
+        nh = b.elem(E.WHERE, odd_nf, nf, nh, hint="items")
+        N = b.elem(E.WHERE, odd_nf, b.elem(E.SHR, b.elem(E.ADD, b.elem(E.MUL, nf, nk), one), one), N, hint="items")
     # this CTA's items: every round but the last is full; in the last, its
     # place (c, or P-1-c in an odd round) must be below the items left
     R_ = b.elem(E.DIV, b.elem(E.ADD, N, b.elem(E.SUB, P, one)), P)
@@ -406,6 +442,11 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
         sp = Split(pieces, nk, on, on_pairs, form == "pairs")
     items = b.elem(E.MAXIMUM, b.elem(E.ADD, last, extra), zero)
     rounds = b.elem(E.WHERE, pairs, b.elem(E.MUL, items, b.const(2)), items, hint="rounds")
+    if odd_nf is not None:  # an odd nk: the last kv position's middle tile, the walk's last item, is a pair's first half
+        lone = b.elem(E.AND, b.elem(E.AND, odd_nf, b.elem(E.EQ, b.elem(E.AND, nk, one), one, dtype=DType.BOOL),
+                                    dtype=DType.BOOL),
+                      b.elem(E.EQ, place, b.elem(E.SUB, left, one), dtype=DType.BOOL), dtype=DType.BOOL)
+        rounds = b.elem(E.SUB, rounds, b.elem(E.WHERE, lone, one, zero), hint="rounds")
     t_walk = None
     n_tail = tail if not split and not form else 0
     if n_tail:  # the last n item rounds of pairs as single tiles, heaviest first (`attention_tail.rounds`)
@@ -416,7 +457,7 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     # the divisors `_tile` divides by each tile: the items of a kv position, the grid's sizes that `unravel` divides by
     divs = tuple(FastDiv(d, None, None) if divs_in_role else fast_divisor(b, d) for d in (nh,)) \
         if fast_div else ()
-    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs, t_walk)
+    return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs, t_walk, once)
 
 
 def halves(b: _Build, w: Walk) -> Walk:
@@ -465,6 +506,18 @@ def _tile(b: _Build, w: Walk, r: ir.Value, marks: dict[str, ir.Value] | None = N
     kvpos = divide(b, idx, w.nh, w.divs)
     j = b.elem(E.SUB, idx, b.elem(E.MUL, kvpos, w.nh))
     second = b.elem(E.AND, w.pairs, b.elem(E.EQ, b.elem(E.AND, r, one), one, dtype=DType.BOOL), dtype=DType.BOOL)
+    if w.once:  # pairs of an odd nf (h = (nf + 1) / 2 pairs a kv position, the last its middle tile alone): group
+        # kvpos (kv positions 2 kvpos, 2 kvpos + 1) has kv 2 kvpos's pairs j < h - 1, then the pair of both middle
+        # tiles (j = h - 1: its first tile 2 kvpos's, its second 2 kvpos + 1's, the same query block), then kv
+        # 2 kvpos + 1's pairs j - h; every pair's sum is the same, each tile runs once
+        odd_nf = b.elem(E.AND, w.pairs, b.elem(E.EQ, b.elem(E.AND, w.nf, one), one, dtype=DType.BOOL), dtype=DType.BOOL)
+        h = b.elem(E.SHR, b.elem(E.ADD, w.nf, one), one)
+        hi = b.elem(E.AND, odd_nf, b.elem(E.GE, j, h, dtype=DType.BOOL), dtype=DType.BOOL)
+        mid2 = b.elem(E.AND, second, b.elem(E.EQ, j, b.elem(E.SUB, h, one), dtype=DType.BOOL), dtype=DType.BOOL)
+        up = b.elem(E.AND, odd_nf, b.elem(E.OR, hi, mid2, dtype=DType.BOOL), dtype=DType.BOOL)
+        kvpos = b.elem(E.ADD, b.elem(E.WHERE, odd_nf, b.elem(E.ADD, kvpos, kvpos), kvpos), b.elem(E.WHERE, up, one,
+                                                                                                b.const(0)))
+        j = b.elem(E.WHERE, hi, b.elem(E.SUB, j, h), j)
     qrev = b.elem(E.WHERE, second, b.elem(E.SUB, b.elem(E.SUB, w.nf, one), j), j)
     fpos = b.elem(E.SUB, b.elem(E.SUB, w.nf, one), qrev)
     if marks is not None:  # (the pairs form's pieces: the pair's other tile, `tile_loop`)
@@ -831,6 +884,8 @@ __all__ = [
     "DIVS_IN_ROLE_DEFAULT",
     "FASTDIV_DEFAULT",
     "KVFIRST_DEFAULT",
+    "ONCE_DEFAULT",
+    "ONCE_KIND",
     "QDOUBLE_DEFAULT",
     "QEARLY_DEFAULT",
     "SPLIT_EDGE",
@@ -850,6 +905,8 @@ __all__ = [
     "kv_axes",
     "kv_blocks_together",
     "kv_first",
+    "odd_pairs",
+    "once_default",
     "q_after_first_kv",
     "q_early",
     "q_slots",

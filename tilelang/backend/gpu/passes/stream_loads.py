@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from tilelang.backend.env_switch import flag
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -196,11 +197,12 @@ def _ring_bytes(k: g.GpuKernel, load: ir.Load) -> int:
     return k.num_warps * 32 * (_chunks(k, load.result) or 0) * 16
 
 
-def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
+def _budget(k: g.GpuKernel, ctx: PassContext, products: bool = False) -> int:
     """Shared memory the rings may take: the target's, less the kernel's other
     buffers and the code generator's scratch, which stages at most one
     converted or reduced tile at a time (registers are 4 bytes an element,
-    8 for 64-bit types)."""
+    8 for 64-bit types); `products`: and a scalar-FMA product's operands, staged together (the auto switch's
+    loops of them)."""
     limit = HOPPER_SMEM if ctx.sm >= 90 else SMEM_LIMIT.get(ctx.arch[:5], 99 * 1024)
     if k.source.min_blocks > 1:  # each of the blocks an SM must hold gets its share
         limit = min(limit, (limit + BLOCK_RESERVE) // k.source.min_blocks - BLOCK_RESERVE)
@@ -208,7 +210,9 @@ def _budget(k: g.GpuKernel, ctx: PassContext) -> int:
     staged = [x for op in g.walk(k.body) for x in (
         (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Scan) else
         (op.x,) if isinstance(op, ir.Reduce) and not (k.source.walk >= 0 and _in_warps(k, op)) else ())]
-    scratch = max([SCRATCH_RESERVE] + [v.type.numel * (8 if v.dtype.bits == 64 else 4) for v in staged])
+    scratch = max([SCRATCH_RESERVE] + [v.type.numel * (8 if v.dtype.bits == 64 else 4) for v in staged]
+                  + [sum(v.type.numel * 8 for v in (op.a, op.b)) for op in g.walk(k.body)
+                     if products and isinstance(op, g.DotOp) and op.engine == "fma"])
     return limit - used - scratch
 
 
@@ -299,14 +303,38 @@ def _earliest(out: list[object], pre: list[object]) -> int:
     return at
 
 
+# `TILEC_STREAM_AUTO` (hcliff11; "0" by default until timed, "1" on): a kernel without a `stages` hint streams the
+# loads of its loops whose trip count is not a constant (a reduction over a tensor's row tiles, a column sum) through
+# rings of `AUTO_STAGES`: without the hint each iteration's loads wait for memory with nothing else in flight, and
+# a launch of few blocks (64 column blocks of a sum over 8,192 rows) reads at a fraction of the bandwidth; a loop of a
+# product of scalar FMAs (a 4-token GEMV's `mma`) streams too. Only kernels with no hint at all (a tuned kernel's
+# hints stand: set, no ptx_sha kernel changes); off until a device A/B times it
+AUTO_DEFAULT = "0"
+AUTO_STAGES = 3
+
+
+def auto() -> bool:
+    """`TILEC_STREAM_AUTO` (unset: `AUTO_DEFAULT`): "1" streams the loops of a kernel with no hint (`AUTO_STAGES`)."""
+    return flag("TILEC_STREAM_AUTO", AUTO_DEFAULT)
+
+
+def _constant_trips(op: ir.For, defs: dict[int, object]) -> bool:
+    """Whether the loop's bounds and step are constants (a loop the code generator may unroll: a few taps)."""
+    return all(isinstance(defs.get(v.id), ir.Const) for v in (op.lower, op.upper, op.step))
+
+
 def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    if "stages" not in k.source.hints or k.num_stages < 2 or ctx.sm < 80:
+    hinted = "stages" in k.source.hints
+    if not hinted and (not auto() or k.source.hints):  # (the switch: kernels with no hint at all, as a user writes
+        return k  # them first; a tuned kernel's hints, a `stages` of 0 or below among them ("stages_off"), stand)
+    stages = k.num_stages if hinted else AUTO_STAGES
+    if stages < 2 or ctx.sm < 80:
         return k
     defs: dict[int, object] = {r.id: op for op in g.walk(k.body) if isinstance(op, ir.Const | ir.Elementwise)
                                for r in g.results(op)}
     written = _written(k)
     b = _Build(k)
-    budget = _budget(k, ctx)
+    budget = _budget(k, ctx, not hinted)
     changed = False
 
     def region(r: ir.Region) -> ir.Region:
@@ -320,12 +348,16 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             if not isinstance(op, ir.For) or op.body.args[0].dtype is not DType.I32:
                 out.append(op)
                 continue
-            if any(isinstance(x, (*_PIPELINED, g.DotOp, ir.Mma)) for x in g.walk(op.body)):
+            if any(isinstance(x, (*_PIPELINED, ir.Mma)) or (isinstance(x, g.DotOp) and (hinted or x.engine != "fma"))
+                   for x in g.walk(op.body)):  # (unhinted: a product of scalar FMAs, no pipeline's, streams too)
+                out.append(op)
+                continue
+            if not hinted and _constant_trips(op, defs):
                 out.append(op)
                 continue
             loop = _Loop(k, ctx, op, written, defs)
             per_stage = sum(_ring_bytes(k, ld) for ld in loop.loads)
-            S = min(k.num_stages, budget // per_stage) if per_stage else 0
+            S = min(stages, budget // per_stage) if per_stage else 0
             if S < 2:
                 out.append(op)
                 continue
@@ -343,4 +375,4 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     return dataclasses.replace(k, body=body, layouts=b.layouts, next_id=b.fresh.next)
 
 
-__all__ = ["SCRATCH_RESERVE", "stream_loads"]
+__all__ = ["AUTO_DEFAULT", "AUTO_STAGES", "SCRATCH_RESERVE", "auto", "stream_loads"]

@@ -106,6 +106,22 @@ def test_exact_ties_of_other_exponents_round_alike() -> None:
     assert (want.view(np.uint32) & 1 == 0).all() and (np.abs(want - exact) <= np.abs(np.spacing(want))).all()
 
 
+def test_a_run_time_minus_one_or_half_is_the_correctly_rounded_value() -> None:
+    """hrev28: y = -1 or 0.5 as a run-time value (not a constant, which `f32exact.pow_const` takes) went through
+    `f64math.pow` (~1e-14): 1 / 0x6e7fffff (1.980704e+28) landed across an f32 near-tie from NumPy's f64 1 / x,
+    1 of 4 million random f32. Now 1 / x and the square root in f64 (correctly rounded, as NumPy's), with IEEE
+    pow's specials for 0.5 (pow(-0, 0.5) = +0, pow(-inf, 0.5) = +inf)."""
+    run = _gpu_pow()
+    sp = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -2.0, 1e-45, -1e-45, 3.4e38], f32)
+    x = np.concatenate([np.array([0x6E7FFFFF], np.uint32).view(f32), sp, sp])
+    y = np.array([-1.0] + [0.5] * sp.size + [-1.0] * sp.size, f32)
+    with np.errstate(all="ignore"):
+        want = elementwise(ir.ElemOp.POW, [x, y], DType.F32)
+    got = run(x, y)
+    assert not _differ(got, want).any(), (x[_differ(got, want)], got, want)
+    assert (np.signbit(got) == np.signbit(want)).all()
+
+
 @pytest.mark.parametrize("dt", [DType.F32, DType.F16], ids=lambda d: d.value)
 def test_a_pow_kernel_on_llsim_gives_the_interpreters_bits(dt: DType) -> None:
     b = Builder(f"pow_{dt.value}")

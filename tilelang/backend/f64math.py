@@ -421,11 +421,20 @@ def pow_f32(em: IREmitter, x: str, y: str) -> str:
     exact there; `pow`'s ~1e-13 put x^2 on the wrong side of an f32 tie (an f32 with 25 bits: 1 + 2^-12
     squared) on 1478 of 262,143 such inputs. Where y == 3 both engines take `cube` (4 in 2 million random
     inputs differed before). Other exponents' exact ties (x^5 of 1.8125, 66049^1.5) both engines take to the
-    midpoint (`snap_ties`), which rounds to even as the interpreter's exact f64 pow does (hrev28)."""
+    midpoint (`snap_ties`), which rounds to even as the interpreter's exact f64 pow does (hrev28). A run-time y
+    of -1 or 0.5 is 1 / x (div.rn) or the square root (sqrt.rn; pow(-0, 0.5) = +0, pow(-inf, 0.5) = +inf), f64's
+    correctly rounded values, as NumPy's pow gives them (`pow`'s ~1e-14 put 1 / 1.980704e+28 on the other side
+    of an f32 near-tie: 1 of 4 million random x by a run-time -1; hrev28)."""
     sq = em.emit(f"fmul double {x}, {x}")
     two = em.emit(f"fcmp oeq double {y}, 2.0")
     three = em.emit(f"fcmp oeq double {y}, 3.0")
     r = em.emit(f"select i1 {two}, double {sq}, double {snap_ties(em, pow(em, x, y), y)}")
+    inv = em.emit(f"fdiv double 1.0, {x}")
+    r = em.emit(f"select i1 {em.emit(f'fcmp oeq double {y}, -1.0')}, double {inv}, double {r}")
+    root = em.emit(f"fadd double {em.fcall('sqrt', 'double', [x])}, 0.0")  # -0 + 0 = +0
+    ninf = em.emit(f"fcmp oeq double {x}, 0xFFF0000000000000")
+    root = em.emit(f"select i1 {ninf}, double 0x7FF0000000000000, double {root}")
+    r = em.emit(f"select i1 {em.emit(f'fcmp oeq double {y}, 0.5')}, double {root}, double {r}")
     return em.emit(f"select i1 {three}, double {cube(em, x, sq)}, double {r}")
 
 

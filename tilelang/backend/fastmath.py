@@ -62,7 +62,8 @@ MATH: dict[str, MathImpl] = {
     # the interpreter rounds NumPy's f64 pow once: the same bits but at an exact tie of x^y for an integer y >= 3
     "pow": MathImpl("f64math.pow_f32: f64math.pow on the values widened to f64 (x * x, exact, where y == 2; x * x "
                     "* x where y == 3, as the interpreter defines it; a value within 2^-36 of an f32 midpoint put on "
-                    "it, as the interpreter puts its own: an exact tie rounds to even on both), rounded once, as the "
+                    "it, as the interpreter puts its own: an exact tie rounds to even on both; a run-time y of -1 or 0.5 "
+                    "f64's div.rn or sqrt.rn), rounded once, as the "
                     "interpreter rounds its f64 pow (~200 SASS instructions an element, ~60 of them FP64); by a constant 2, 0.5, -1 or 1 "
                     "one f32 operation of the same bits (f32exact.pow_const: x * x, sqrt.rn, div.rn, x), by 3 two "
                     "f64 multiplies", 2e-7, 1e-30, "finite results"),

@@ -91,14 +91,15 @@ def attention() -> None:
             print(_sha(compile_kernel(kir, "sm_90a", ck.abi.split.refine(facts, kind)).ptx), what, kind, flush=True)
 
 
-def engine() -> None:
+def engine_kernels() -> list[tuple[str, ir.Kernel, dict[str, TensorFacts]]]:
+    """Every kernel instance the LLM engine launches (0.6B, 4B, 8B at one layer; Hopper and sm_80 plans, with and
+    without sampling; decode, prefill and last-row operations), once per (kernel, instance, facts): the model name,
+    the kernel and its facts. Shared with `static_dims_fold.py`."""
     from engine import TileQwen3, plan_for
     from model import Qwen3Config
 
-    from tilelang.backend import emit_ptx
-
     warnings.simplefilter("ignore", RuntimeWarning)  # operations built, never run
-    seen = set()
+    out, seen = [], set()
     for name in ("qwen3-0.6b", "qwen3-4b", "qwen3-8b"):
         cfg = dataclasses.replace(Qwen3Config.load(name), num_hidden_layers=1)
         w = {n: np.zeros(s, np.float32) for n, s in cfg.shapes().items()}  # untouched pages: no memory
@@ -118,7 +119,15 @@ def engine() -> None:
             key = (kir.name, kir.instantiation, tuple(sorted((k, v.key()) for k, v in facts.items())))
             if key not in seen:
                 seen.add(key)
-                print(_sha(emit_ptx(kir, "sm_90a", facts)), name, kir.name, kir.instantiation, flush=True)
+                out.append((name, kir, facts))
+    return out
+
+
+def engine() -> None:
+    from tilelang.backend import emit_ptx
+
+    for name, kir, facts in engine_kernels():
+        print(_sha(emit_ptx(kir, "sm_90a", facts)), name, kir.name, kir.instantiation, flush=True)
 
 
 if __name__ == "__main__":

@@ -12,18 +12,15 @@ of CPU), and the totals.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import sys
-import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 for sub in ("", "benchmarks", "examples/llm", "examples/python"):
     sys.path.insert(0, str(ROOT / sub))
 
-import numpy as np  # noqa: E402
 
 import tilelang  # noqa: E402
 from tilelang.backend import emit_llvm  # noqa: E402
@@ -77,32 +74,9 @@ def attention() -> list[tuple[str, ir.Kernel, dict[str, TensorFacts]]]:
 
 
 def engine() -> list[tuple[str, ir.Kernel, dict[str, TensorFacts]]]:
-    from engine import TileQwen3, plan_for
-    from model import Qwen3Config
+    from ptx_sha import engine_kernels
 
-    warnings.simplefilter("ignore", RuntimeWarning)  # operations built, never run
-    out, seen = [], set()
-    for name in ("qwen3-0.6b", "qwen3-4b", "qwen3-8b"):
-        cfg = dataclasses.replace(Qwen3Config.load(name), num_hidden_layers=1)
-        w = {n: np.zeros(s, np.float32) for n, s in cfg.shapes().items()}
-        ops = []
-        for hopper, sampling in ((True, None), (False, None), (True, (0.8, 0.9, 1))):
-            eng = TileQwen3(cfg, w, max_seq=2048, plan=plan_for(cfg, 2048, 132, hopper), sampling=sampling)
-            ops += [op for form in eng._form_ops.values() for op in form]
-            ops += eng._prefill_step_ops(0, 512) + eng._last_row_ops(512)
-        for op in ops:
-            plan = getattr(op, "_plan", None)
-            if plan is None:
-                continue
-            kir = plan.kir
-            args = op._kernel_args([np.array(h) for h in op._hosts])
-            facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in a.shape))
-                     for p, a in zip(kir.params, args, strict=True) if isinstance(p, ir.TensorParam)}
-            key = (kir.name, kir.instantiation, tuple(sorted((k, v.key()) for k, v in facts.items())))
-            if key not in seen:
-                seen.add(key)
-                out.append((f"{name} {kir.name} {kir.instantiation}", kir, facts))
-    return out
+    return [(f"{name} {kir.name} {kir.instantiation}", kir, facts) for name, kir, facts in engine_kernels()]
 
 
 if __name__ == "__main__":

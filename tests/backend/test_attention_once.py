@@ -15,6 +15,7 @@ from collections import defaultdict
 import pytest
 from test_attention_csplit import _short
 from test_attention_pipeline import _facts
+from test_attention_tail import causal_lse_on_gpu
 from test_split_plan import _spied, _walk
 
 from tilelang.backend import lower_gpu
@@ -208,26 +209,11 @@ def test_the_variant_on_the_gpu(case, monkeypatch) -> None:  # type: ignore[no-u
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("PyTorch has no CUDA device")
-    import tilelang
 
     dtype, d, bh, s, ctas = case
     _clean(monkeypatch)
     monkeypatch.setenv("TILEC_PERSISTENT_SMS", str(ctas))
-    attn = tilelang.compile("use std::attention::*;\n")
-    dt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    g = torch.Generator(device="cuda").manual_seed(s + d + bh)
-    q, k, v = (torch.randn(bh, s, d, device="cuda", dtype=dt, generator=g) for _ in range(3))
-    sc = torch.einsum("bqd,bkd->bqk", q.float(), k.float()) * d**-0.5
-    keep = torch.arange(s, device="cuda")[None, :] <= torch.arange(s, device="cuda")[:, None]
-    sc = sc.masked_fill(~keep, float("-inf"))
-    want_lse = torch.logsumexp(sc, dim=-1)
-    want = torch.softmax(sc, dim=-1) @ v.float()
-    o = torch.full_like(q, float("nan"))
-    lse = torch.full((bh, s), float("nan"), device="cuda")
-    attn.flash_attention_lse[dtype, 128, 128, d](tilelang.partition(o, [1, 128, d]), tilelang.partition(lse, [1, 128]),
-                                                  q, k, v, d**-0.5, True).sync()
-    assert float((o.float() - want).abs().max() / want.abs().max()) < 1e-2
-    torch.testing.assert_close(lse, want_lse, rtol=1e-4, atol=1e-3)
+    causal_lse_on_gpu(dtype, d, bh, s)
 
 
 @pytest.mark.heavy  # (ptxas on four attention kernels, ~20 s)

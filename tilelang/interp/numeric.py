@@ -564,14 +564,36 @@ def literal_math(name: str | None, args: list[int | float]) -> float | None:
         return None
     xs = [np.asarray(float(a), F64) for a in args]
     with np.errstate(all="ignore"):
-        if name in ("asin", "acos", "atan"):
-            x = xs[0]
-            c = np.sqrt((1.0 - x) * (1.0 + x))
-            r = np.arctan2(x, 1.0) if name == "atan" else np.arctan2(x, c) if name == "asin" else np.arctan2(c, x)
-        else:
-            r = elementwise(ElemOp(name), xs, DType.F64)
+        r = math_values(name, xs[0], DType.F64) if arity == 1 else elementwise(ElemOp(name), xs, DType.F64)
     v = float(r)
     return v if math.isfinite(v) else None
+
+
+#: the math built-ins that are no element-wise op: a kernel computes them by atan2 (`math_values`)
+INVERSE_TRIG = ("asin", "acos", "atan")
+
+
+def math_values(name: str, x: np.ndarray, dt: DType) -> np.ndarray:
+    """Built-in math function `name` of one operand (a float `ElemOp`'s name: `exp`, `tanh`, `erf`, ..; or `asin`,
+    `acos`, `atan`) of values `x` of float type `dt` in storage form, as a kernel on the interpreter computes it:
+    the element-wise op (f16/bf16 in f32, rounded once; f32 in f32, f64 in f64), or for the inverse trig functions
+    the kernels' atan2 formula op by op (`lower.intrinsics.inverse_trig`: asin(x) = atan2(x, sqrt((1 - x)(1 + x))),
+    acos(x) = atan2(sqrt((1 - x)(1 + x)), x), atan(x) = atan2(x, 1), f16/bf16 in f32). The one definition of a
+    math built-in's value: host scalars and tensors (`runtime/builtins.math`), a constant's help (`sema/consts`)
+    and untyped `let`s (`literal_math`) compute through it (docs/numerics.md). Warnings: the caller's."""
+    x = np.asarray(x)
+    if name not in INVERSE_TRIG:
+        return elementwise(ElemOp(name), [x], dt)
+    w_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
+    w = cast(x, dt, w_dt)
+    one = const_array(1.0, w_dt, w.shape)
+    if name == "atan":
+        r = elementwise(ElemOp.ATAN2, [w, one], w_dt)
+    else:
+        c = elementwise(ElemOp.SQRT, [elementwise(ElemOp.MUL, [elementwise(ElemOp.SUB, [one, w], w_dt),
+                                                                elementwise(ElemOp.ADD, [one, w], w_dt)], w_dt)], w_dt)
+        r = elementwise(ElemOp.ATAN2, [w, c] if name == "asin" else [c, w], w_dt)
+    return cast(r, w_dt, dt)
 
 
 def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:

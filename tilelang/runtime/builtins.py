@@ -45,7 +45,6 @@ from __future__ import annotations
 import math
 import os
 import threading
-from collections.abc import Callable
 from typing import IO, Any, Protocol
 
 import numpy as np
@@ -96,12 +95,8 @@ class Evaluator(Protocol):
 
     def truth(self, v: Any) -> bool: ...
 
-UNARY_MATH: dict[str, Callable[[Any], Any]] = {
-    "exp": np.exp, "exp2": np.exp2, "log": np.log, "log2": np.log2, "sqrt": np.sqrt, "atan": np.arctan,
-    "rsqrt": lambda x: 1.0 / np.sqrt(x), "abs": np.abs, "sin": np.sin, "cos": np.cos, "asin": np.arcsin,
-    "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)), "floor": np.floor, "acos": np.arccos,
-    "ceil": np.ceil, "erf": lambda x: num.erf_values(np.asarray(x)),
-}
+UNARY_MATH = ("exp", "exp2", "log", "log2", "sqrt", "atan", "rsqrt", "abs", "sin", "cos", "asin", "tanh", "sigmoid",
+              "floor", "acos", "ceil", "erf")  # (their values: `num.math_values`, as kernels compute them)
 REDUCTIONS = ("sum", "max", "min", "prod", "argmax", "argmin")
 SCANS = ("cumsum", "cumprod", "cummax", "cummin")
 
@@ -690,27 +685,28 @@ class Builtins:
         raise TileError(diag)
 
     def math(self, name: str, x: Any, node: Any = None) -> Any:
-        """A unary math function of a scalar or, element-wise, of a tensor;
-        f16/bf16 computed in f32 and rounded once, integers in f64."""
-        fn = UNARY_MATH[name]
+        """A unary math function of a scalar or, element-wise, of a tensor: a float one as a kernel computes it
+        (`num.math_values`: f32 in f32, f16/bf16 in f32 rounded once, f64 in f64; a scalar by the call's checked
+        type, docs/numerics.md), integers in f64."""
         if isinstance(x, Tensor):
             dt = x.dtype
             v = x.numpy()
             domains.check_math(name, dt, None, node, bool(self.ev._types))
-            if name in ("abs",) and not dt.is_float:
-                with np.errstate(all="ignore"):
-                    return self._new(np.abs(v), dt)
-            work = np.float64 if dt in (DType.F64,) or not dt.is_float else np.float32
             with np.errstate(all="ignore"):
-                r = fn(v.astype(work))
-            return self._new(r, dt if dt.is_float else DType.F32)
+                if dt.is_float:
+                    return self._new(num.math_values(name, v, dt), dt)
+                if name == "abs":
+                    return self._new(np.abs(v), dt)
+                return self._new(num.math_values(name, v.astype(np.float64), DType.F64), DType.F32)
         sdt = scalar_dtype_of(x)
-        domains.check_math(name, sdt, self.ev.scalar_dtype(node) if node is not None else None, node, True)
-        with np.errstate(all="ignore"):  # an f32/f16/bf16 scalar's erf in f32, as a kernel's (`interp/erf32`)
-            r = float(fn(np.float32(_num(x)) if name == "erf" and sdt in (DType.F32, DType.F16, DType.BF16) else np.float64(_num(x))))
+        typed = self.ev.scalar_dtype(node) if node is not None else None
+        domains.check_math(name, sdt, typed, node, True)
         if name == "abs" and sdt is not None and not sdt.is_float:
             return to_scalar(abs(int(_num(x))), sdt)
-        return to_scalar(r, sdt) if sdt is not None and sdt.is_float else r
+        dt = typed if typed is not None and typed.is_float else sdt if sdt is not None and sdt.is_float else None
+        with np.errstate(all="ignore"):  # (an untyped number or an integer: in f64)
+            r = num.math_values(name, normalise(np.asarray(_num(x)), dt or DType.F64), dt or DType.F64)
+        return to_scalar(float(r), dt) if dt is not None else float(r)
 
     def pow(self, x: Any, y: Any, node: Any, name: str = "pow") -> Any:
         """`pow(x, y)` / `x.pow(y)` (`atan2` alike): IEEE pow, element-wise with broadcasting,

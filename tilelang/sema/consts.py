@@ -450,48 +450,31 @@ def constant_amount(after: After, e: ast.Binary) -> int | None:
     return amount if isinstance(amount, int) and not isinstance(amount, bool) else None
 
 
-#: the math built-ins whose value a constant's help computes (round 21): NumPy's, in f32 or f64; those that are
-#: element-wise ops (`pow`, `atan2`, `erf`, ..) as the kernels compute them (`_math_value`)
-_MATH_VALUES = {
-    "sqrt": "sqrt", "exp": "exp", "exp2": "exp2", "log": "log", "log2": "log2", "sin": "sin", "cos": "cos",
-    "tanh": "tanh", "abs": "abs", "floor": "floor", "ceil": "ceil", "atan": "arctan", "asin": "arcsin",
-    "acos": "arccos", "pow": "power", "atan2": "arctan2", "maximum": "maximum", "minimum": "minimum",
-    "erf": "",
-}
+#: the math built-ins whose value a constant's help computes (round 21), as the kernels compute them (`_math_value`)
+_MATH_VALUES = frozenset((
+    "sqrt", "exp", "exp2", "log", "log2", "sin", "cos", "tanh", "abs", "floor", "ceil", "atan", "asin", "acos", "pow",
+    "atan2", "maximum", "minimum", "erf"))
 
 
 def _math_value(name: str, vals: list[float], ftype: Any) -> float | None:
     """Built-in `name` of `vals` in `ftype` (np.float32 or np.float64), as a kernel computes it: through the
-    interpreter's element-wise op where `name` is one (f32 `pow` is f64 pow rounded once, `atan2` f64's rounded
-    once, `erf` erf32's algorithm: NumPy's own f32 `power` and `arctan2` are an ulp off; hrev28), `asin`, `acos`
-    and `atan` by the kernels' atan2 formula, else NumPy's function; None for a wrong count of arguments."""
+    interpreter's element-wise op (f32 `pow` is f64 pow rounded once, `atan2` f64's rounded once, `erf` erf32's
+    algorithm: NumPy's own f32 `power` and `arctan2` are an ulp off; hrev28), `asin`, `acos` and `atan` by the
+    kernels' atan2 formula (`num.math_values`, which host code computes by too); None for a wrong count of
+    arguments."""
     import numpy as np
 
     from tilelang.interp import numeric as num
     from tilelang.ir.nodes import ElemOp
 
-    op = ElemOp._value2member_map_.get(name)
     dt = DType.F64 if ftype is np.float64 else DType.F32
-    if name in ("asin", "acos", "atan"):  # the kernels' formula (`lower.intrinsics.inverse_trig`), as `literal_math`
-        if len(vals) != 1:
-            return None
-        w, one = np.asarray(vals[0], ftype), np.asarray(1.0, ftype)
-        with np.errstate(all="ignore"):
-            c = np.sqrt((one - w) * (one + w))
-            yx = [w, one] if name == "atan" else [w, c] if name == "asin" else [c, w]
-            return float(num.elementwise(ElemOp.ATAN2, yx, dt))
-    if op is not None:
-        arity = 2 if name in ("pow", "atan2", "maximum", "minimum") else 1
-        if len(vals) != arity:
-            return None
-        with np.errstate(all="ignore"):
-            r = num.elementwise(op, [np.asarray(v, ftype) for v in vals], dt)
-        return float(r)
-    fn = getattr(np, _MATH_VALUES[name])
-    if len(vals) != fn.nin:
+    arity = 2 if name in ("pow", "atan2", "maximum", "minimum") else 1
+    if len(vals) != arity:
         return None
+    xs = [np.asarray(v, ftype) for v in vals]
     with np.errstate(all="ignore"):
-        return float(fn(*(ftype(v) for v in vals)))
+        r = num.math_values(name, xs[0], dt) if arity == 1 else num.elementwise(ElemOp(name), xs, dt)
+    return float(r)
 
 
 def math_const_help(tcx: CheckCx, e: ast.Expr, fx: Fx, dtype: DType) -> str | None:

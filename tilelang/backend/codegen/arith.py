@@ -195,11 +195,13 @@ class ArithOps(EmitterCore):
         (`fastmath.FAST_MATH`)."""
         return bool(getattr(getattr(self.k, "source", None), "fast_math", False))
 
-    def fexp(self, x: str) -> str:
+    def fexp(self, x: str, bounded: bool = False) -> str:
+        """exp of an f32 (`fastmath.MATH["exp"]`). `bounded`: x is NaN or at most 88 (no overflow, no infinity),
+        so the select that keeps an infinite or overflowing x's 2^t is left out (a NaN x gives NaN either way)."""
         if self.fast_math or (self.exp_nonpos and fastmath.exp_nonpos_plain(self.acc_loads)):
             return self.fexp_plain(x)
         if fastmath.exp_ln2(self.exp_acc):
-            return self.fexp_ln2(x, self.exp_nonpos)
+            return self.fexp_ln2(x, self.exp_nonpos, bounded)
         # exp(x) = 2^(x*log2e); feed the product's rounding error back: 2^t * (1 + e*ln2)
         t = self.emit(f"fmul float {x}, {const_operand(DType.F32, 1.4426950408889634)}")
         nt = self.emit(f"fneg float {t}")
@@ -208,6 +210,8 @@ class ArithOps(EmitterCore):
         p = self.nv("llvm.nvvm.ex2.approx.ftz.f32", t)
         corr = self.emit(f"fmul float {e2}, {const_operand(DType.F32, 0.6931471805599453)}")
         y = self.fcall("fma", "float", [p, corr, p])
+        if bounded:
+            return y
         # NaN out of a number: x = +-inf makes the error term inf - inf = NaN, and
         # an overflow (x > ~88.72) makes p = inf, and inf * corr + inf is NaN for
         # corr <= 0. There p (inf or 0) is the answer; a NaN x gives p = NaN.
@@ -222,7 +226,7 @@ class ArithOps(EmitterCore):
         t = self.emit(f"fmul float {x}, {const_operand(DType.F32, 1.4426950408889634)}")
         return self.nv("llvm.nvvm.ex2.approx.ftz.f32", t)
 
-    def fexp_ln2(self, x: str, nonpos: bool = False) -> str:
+    def fexp_ln2(self, x: str, nonpos: bool = False, bounded: bool = False) -> str:
         """exp(x) = 2^t * 2^(x log2(e) - t) = 2^t * e^(x - t ln2) with t = x * log2(e) rounded: the error term
         x - t ln2 by one fma with ln2 rounded to f32 (an exact product; x - t ln2 cancels exactly), then 2^t (1 +
         it) (`fastmath.exp_ln2`). ln2's rounding leaves t (ln2 - LN2_HI) out of the term: at most 2.4e-7
@@ -240,6 +244,8 @@ class ArithOps(EmitterCore):
             small = self.fcall("minnum", "float", [corr, "1.0"])
             return self.fcall("fma", "float", [p, small, p])
         y = self.fcall("fma", "float", [p, corr, p])
+        if bounded:
+            return y
         nan = self.emit(f"fcmp uno float {y}, 0.0")
         return self.emit(f"select i1 {nan}, float {p}, float {y}")
 
@@ -248,12 +254,18 @@ class ArithOps(EmitterCore):
         |x| = 0.6 on; below, x + x^3 P(x^2) (fastmath.TANH_POLY): the
         formula cancels there (tanh(1e-6) came out 4.6 % low, tanh(3e-8)
         0), the polynomial is within 1e-7 relative down to 0 and keeps -0.0
-        and subnormals. Both are computed and one selected (no branch)."""
+        and subnormals. Both are computed and one selected (no branch).
+        |x| is clamped to TANH_ONE (NaN kept), where 1 - 2 / (exp(2|x|) + 1)
+        rounds to 1.0 already: the same bits for every x, and the divisor
+        stays in [2, e^20 + 1], where `fdiv_fast` is div.rn's own result
+        without its slow path (a call a division: 128 of them, beside a
+        GEMM's accumulator, spilled 4.7 KB a thread; hcliff13)."""
         ax = self.fcall("fabs", "float", [x])
-        two = self.emit(f"fmul float {ax}, 2.0")
-        ex = self.fexp(two)
+        c = self.fcall("minimum", "float", [ax, const_operand(DType.F32, fastmath.TANH_ONE)])
+        two = self.emit(f"fmul float {c}, 2.0")
+        ex = self.fexp(two, bounded=True)
         den = self.emit(f"fadd float {ex}, 1.0")
-        q = self.emit(f"fdiv float 2.0, {den}")
+        q = self.fdiv_fast("2.0", den)
         big = self.fcall("copysign", "float", [self.emit(f"fsub float 1.0, {q}"), x])
         t = self.emit(f"fmul float {x}, {x}")
         p = const_operand(DType.F32, fastmath.TANH_POLY[-1])
@@ -264,6 +276,19 @@ class ArithOps(EmitterCore):
                                                  x])
         near = self.emit(f"fcmp olt float {ax}, {const_operand(DType.F32, fastmath.TANH_POLY_BELOW)}")
         return self.emit(f"select i1 {near}, float {small}, float {big}")
+
+    def fdiv_fast(self, a: str, b: str) -> str:
+        """a / b, f32, by the instructions ptxas emits for div.rn.f32 before its check (`FCHK`) and slow path:
+        r = rcp.approx(b), refined by one Newton step, q = a r, and q corrected by its residual a - b q (fma).
+        Where the check passes (a, b and a / b normal, far from the exponent's ends) that is div.rn's result:
+        the same bits. The caller knows its operands are there (tanh's 2 / (exp(2|x|) + 1), the divisor in
+        [2, e^20 + 1]): no slow path, whose out-of-line call kept every live register across 128 calls in a
+        GEMM epilogue (4.7 KB of spills a thread, l12)."""
+        r = self.nv("llvm.nvvm.rcp.approx.ftz.f", b)
+        nb = self.emit(f"fneg float {b}")
+        r1 = self.fcall("fma", "float", [r, self.fcall("fma", "float", [nb, r, "1.0"]), r])
+        q = self.emit(f"fmul float {a}, {r1}")
+        return self.fcall("fma", "float", [r1, self.fcall("fma", "float", [nb, q, a]), q])
 
     def scale_unless_unit(self, xs: list[str], fs: list[str]) -> list[str]:
         # xs * fs, where fs holds at most 4 distinct registers a thread (a row

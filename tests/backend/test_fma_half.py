@@ -41,13 +41,15 @@ def _facts(kir, shapes: dict[str, tuple[int, ...]] | None = None, **extra) -> di
             for p in kir.tensor_params}
 
 
-@pytest.mark.parametrize(("bm", "bk", "nb", "M", "K"), [
-    (64, 16, 4, 100, 40),  # 8-byte rows of x, 2 warps of 1 x 4; an edge tile of rows, a K tail (2.5 tiles)
-    (32, 8, 8, 40, 32),  # 16-byte rows, K steps of 8 (no tensor-core shape: K % 16); W by 16-byte cp.async
-    pytest.param(32, 16, 4, 45, 40, marks=pytest.mark.heavy),  # 1 warp of 2 x 4 (32 rows split no further)
-    pytest.param(64, 64, 4, 64, 192, marks=pytest.mark.heavy),  # call 38's tile
+@pytest.mark.parametrize(("bm", "bk", "nb", "M", "K", "warps", "parts"), [
+    (64, 16, 4, 100, 40, 4, 4),  # 8-byte rows of x, 4 warps splitting K (`pipeline_fma._split`); an edge tile of
+    # rows, a K tail (2.5 tiles)
+    (32, 8, 8, 40, 32, 2, 1),  # 16-byte rows, K steps of 8 (no tensor-core shape: K % 16; too few to split in 4)
+    pytest.param(32, 16, 4, 45, 40, 4, 4, marks=pytest.mark.heavy),  # 4 warps of 1 x 4, each a quarter of K
+    pytest.param(64, 64, 4, 64, 192, 4, 4, marks=pytest.mark.heavy),  # call 38's tile
 ], ids=["nb4_edges", "nb8_k8", "nb4_one_warp", "call38_tile"])
-def test_a_few_token_f16_gemv_pipelines_and_agrees(bm: int, bk: int, nb: int, M: int, K: int) -> None:
+def test_a_few_token_f16_gemv_pipelines_and_agrees(bm: int, bk: int, nb: int, M: int, K: int, warps: int,
+                                                   parts: int) -> None:
     rng = np.random.default_rng(M + K)
     w = rng.integers(-4, 5, (M, K)).astype(np.float16)
     x = rng.integers(-4, 5, (K, nb)).astype(np.float16)
@@ -57,7 +59,7 @@ def test_a_few_token_f16_gemv_pipelines_and_agrees(bm: int, bk: int, nb: int, M:
     facts = _facts(kir, {"y": y.shape, "w": w.shape, "x": x.shape})  # (K = 40: W's rows by element copies)
     text = print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))
     assert "dot.fma.smem" in text and "cp.async" in text, text
-    assert f"warps {1 if bm == 32 and nb == 4 else 2} " in text, text  # (`pipeline_fma._half_warps`)
+    assert f"warps {warps} " in text and (f"in {parts} parts" in text) == (parts > 1), text
     sim = [np.array(h) for h in op._hosts]
     SimDevice("sm_90a").run(kir, (-(-M // bm),), op._kernel_args(sim), facts)
     op.sync()  # the interpreter

@@ -29,7 +29,26 @@ def emit_op(em: Any, op: object) -> bool:
     if isinstance(op, g.SmemFma):
         smem_fma(em, op)
         return True
+    if isinstance(op, g.FmaPartsSum):
+        parts_sum(em, op)
+        return True
     return False
+
+
+def part_of(em: Any, view: Any, parts: int) -> str:
+    """i32: which of the `parts` copies of the tile this thread's registers hold in a split-K accumulator's
+    layout (`pipeline_fma.split_layout`): along each dim whose threads wrap past the tile (replicas), the
+    thread's unwrapped position over the tile's extent, dim 0's digit first (0 .. parts - 1)."""
+    part, scale = "0", 1
+    for d, m in enumerate(view.dims):
+        if not m.repl:
+            continue
+        raw, _ = view._digit(em, d)
+        r = em.emit(f"lshr i32 {raw}, {m.extent.bit_length() - 1}")
+        part = r if part == "0" else em.emit(f"add i32 {part}, {em.emit(f'mul i32 {r}, {scale}')}")
+        scale *= m.cov // m.extent
+    assert scale == parts, (view, parts)
+    return part
 
 
 def _runs(consts: list[int]) -> list[int]:
@@ -53,6 +72,11 @@ class _Operand:
         scale = self.cols * self.item if kmajor else self.item
         self.base = tp if scale == 1 else em.emit(f"mul i32 {tp}, {scale}")
         self.ptr = ""
+
+    def skip(self, part: str, ks: int) -> None:
+        """Start at k-step `part * ks` of each stage (a split-K part's share)."""
+        step = ks * (self.item if self.kmajor else self.cols * self.item)
+        self.base = self.em.emit(f"add i32 {self.base}, {self.em.emit(f'mul i32 {part}, {step}')}")
 
     def at_stage(self, stage: str) -> None:
         em = self.em
@@ -207,6 +231,10 @@ def _operands(em: Any, op: g.SmemFma) -> tuple[_Operand, _Operand, int, int]:
     v = min(4, 16 // (8 if op.a.dtype.bits == 64 else op.a.dtype.itemsize))  # `pipeline_fma.vec_of`
     A = _Operand(em, op.a, view.tp(em, 0), rows, op.a_mk, v)
     B = _Operand(em, op.b, view.tp(em, 1), cols, op.b_nk, v)
+    if op.parts > 1:
+        part = part_of(em, view, op.parts)
+        A.skip(part, op.k // op.parts)
+        B.skip(part, op.k // op.parts)
     return A, B, v, len(cols)
 
 
@@ -228,7 +256,7 @@ def smem_fma(em: Any, op: g.SmemFma) -> None:
     acc = list(em.tile(op.acc))
     in_dt, acc_dt = op.a.dtype, op.acc.dtype
     aty = reg_ty(acc_dt)
-    groups = op.k // v
+    groups = op.k // op.parts // v
 
     def widen(x: str) -> str:
         return x if in_dt is acc_dt else em.cast(x, in_dt, acc_dt)
@@ -263,4 +291,38 @@ def smem_fma(em: Any, op: g.SmemFma) -> None:
     em.env[op.result.id] = acc
 
 
-__all__ = ["emit_op", "prefetch_init", "smem_fma"]
+def parts_sum(em: Any, op: g.FmaPartsSum) -> None:
+    """`op.result` = the sum of `op.acc`'s copies in part order: each thread writes its registers to
+    [part, row, col] of the f32 scratch area, then, past a barrier, adds the `parts` values of each of its slots
+    (every copy of a slot sums the same values in the same order, so the replicas stay equal)."""
+    view = em.lay(op.acc)
+    M, N = op.acc.shape
+    vals = list(em.tile(op.acc))
+    aty = reg_ty(op.acc.dtype)
+    item = op.acc.dtype.itemsize
+    em.scratch_barrier(em.scratch_fresh())
+    em.need_smem(op.parts * M * N * item, op.span)
+    tp0, tp1 = view.tp(em, 0), view.tp(em, 1)
+    mine = em.emit(f"add i32 {em.emit(f'mul i32 {part_of(em, view, op.parts)}, {M}')}, {tp0}")
+    mine = em.emit(f"add i32 {em.emit(f'mul i32 {mine}, {N}')}, {tp1}")  # this thread's first slot, part included
+    first = em.emit(f"add i32 {em.emit(f'mul i32 {tp0}, {N}')}, {tp1}")  # ... in part 0
+
+    def at(base: str, elem: int) -> str:
+        idx = base if elem == 0 else em.emit(f"add i32 {base}, {elem}")
+        return em.emit(f"getelementptr {aty}, ptr addrspace(3) {em.scratch}, i32 {idx}")
+
+    for x, (r, c) in zip(vals, view.slots, strict=True):
+        em.stmt(f"store {aty} {x}, ptr addrspace(3) {at(mine, r * N + c)}, align {item}")
+    em.barrier()
+    out = []
+    for r, c in view.slots:
+        acc = ""
+        for p in range(op.parts):
+            x = em.emit(f"load {aty}, ptr addrspace(3) {at(first, p * M * N + r * N + c)}, align {item}")
+            add = "fadd" if op.acc.dtype.is_float else "add"
+            acc = x if not acc else em.emit(f"{add} {aty} {acc}, {x}")
+        out.append(acc)
+    em.env[op.result.id] = out
+
+
+__all__ = ["emit_op", "part_of", "parts_sum", "prefetch_init", "smem_fma"]

@@ -40,8 +40,8 @@ from tilelang.ir import nodes as ir
 from tilelang.source import DUMMY_SPAN, Span
 
 from .layouts import Layout
-from .nodes_ring import (AccToSmem, CpAsyncCommit, CpAsyncTile, CpAsyncWait, RingCopy, RingMma, RingRead, SmemDot,  # noqa: F401
-                         SmemFma)
+from .nodes_ring import (AccToSmem, CpAsyncCommit, CpAsyncTile, CpAsyncWait, FmaPartsSum, RingCopy, RingMma,  # noqa: F401
+                         RingRead, SmemDot, SmemFma)
 from .walk_nodes import TicketRead, TicketTake, WarpgroupIndex
 
 
@@ -579,6 +579,7 @@ GpuOp = (
     | RingMma
     | AccToSmem
     | SmemFma
+    | FmaPartsSum
     | RingCopy
     | RingRead
     | ZeroRows
@@ -592,7 +593,7 @@ GpuOp = (
 )
 GPU_OPS = (DotOp, Undef, ConvertLayout, SmemAlloc, BarrierAlloc, TmaLoad, CopyToShared, Fence, BarrierExpect, BarrierWait,
            BarrierArrive, Wgmma, WgmmaRegA, PackPairs, WarpAny, Touch, Stamp, WarpgroupTurn, WgmmaWait, WarpSpecialize,
-           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, RingCopy, RingRead, ZeroRows,
+           CpAsyncTile, CpAsyncCommit, CpAsyncWait, SmemDot, RingMma, SmemFma, FmaPartsSum, RingCopy, RingRead, ZeroRows,
            TmaStore, TmaStoreWait, SplitSave, SplitLoad, SplitArrive, AccLoad, SmemTileRead, SmemTileWrite, AccColumns,
            AccIndex, AccToSmem, WarpgroupIndex, TicketTake, TicketRead)
 
@@ -687,7 +688,8 @@ def results(op: object) -> tuple[ir.Value, ...]:
             return (r,)
         case SplitSave():
             return ()
-        case SmemDot(result=r) | SmemFma(result=r) | RingRead(result=r) | SmemTileRead(result=r) | RingMma(result=r):
+        case (SmemDot(result=r) | SmemFma(result=r) | RingRead(result=r) | SmemTileRead(result=r) | RingMma(result=r)
+              | FmaPartsSum(result=r)):
             return (r,)
         case (TmaLoad() | RingCopy() | CopyToShared() | Fence() | BarrierExpect() | BarrierWait() | BarrierArrive()
               | WarpSpecialize() | CpAsyncTile() | CpAsyncCommit() | CpAsyncWait() | WarpgroupTurn() | ZeroRows()
@@ -737,6 +739,8 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return ()
         case SmemDot(a=a, b=b, stage=st, acc=c) | SmemFma(a=a, b=b, stage=st, acc=c):
             return (a, b, st, c)
+        case FmaPartsSum(acc=c):
+            return (c,)
         case RingMma(a=a, b=b, stage=st, acc=c, a_stage=sa):
             return (a, b, st, c, *((sa,) if sa is not None else ()))
         case RingCopy(offsets=os, dst=d, stage=st, pred=p):
@@ -821,6 +825,7 @@ __all__ = [
     "SmemDot",
     "RingMma",
     "SmemFma",
+    "FmaPartsSum",
     "TmaDesc",
     "STORE_BARRIER",
     "TmaLoad",

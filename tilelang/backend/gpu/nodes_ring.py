@@ -170,3 +170,20 @@ class SmemFma:
     # iteration (the preheader loads stage 0's); before the last group the op waits until at most
     # `prefetch` cp.async groups are pending, passes a CTA barrier and loads stage + 1's (`SmemDot`'s)
     prefetch: int = -1
+    # > 1: the accumulator's layout holds `parts` copies of the tile (`pipeline_fma.split_layout`: replicas along
+    # N, and along M where the lanes outnumber a short tile's rows); copy p sums k-steps [p k / parts, (p + 1) k /
+    # parts) of each stage, and an `FmaPartsSum` after the loop adds the copies
+    parts: int = 1
+
+
+@frozen
+class FmaPartsSum:
+    """`result` = the sum of the `parts` partial accumulators that the replicas of `acc`'s `Blocked` layout hold
+    (a split-K `SmemFma` loop's result: `pipeline_fma.split_layout`), added in part order 0, 1, .. through the
+    code generator's shared scratch area (every copy of the result then holds the same sums); `result` in
+    `acc`'s layout."""
+
+    result: ir.Value
+    acc: ir.Value
+    parts: int
+    span: Span = DUMMY_SPAN

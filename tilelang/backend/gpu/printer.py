@@ -160,10 +160,13 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
                  f"{n(c)} : {r.type}{n.note(r)}")
         case g.AccToSmem(buf=b, value=v, barrier=bar):
             line(f"smem.write {n(v)} -> {n(b)}[0]{', barrier' if bar else ''}")
-        case g.SmemFma(result=r, a=a, b=b, stage=st, acc=c, k=kk, a_mk=mk, b_nk=nk, prefetch=pf):
+        case g.SmemFma(result=r, a=a, b=b, stage=st, acc=c, k=kk, a_mk=mk, b_nk=nk, prefetch=pf, parts=ps):
             pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
+            split = f" in {ps} parts" if ps > 1 else ""
             line(f"{n.define(r)} = dot.fma.smem {n(a)}[{n(st)}]{'' if mk else ' (a k-m)'}, {n(b)}[{n(st)}]"
-                 f"{' (b n-k)' if nk else ''}, {n(c)} k {kk}{pre} : {r.type}{n.note(r)}")
+                 f"{' (b n-k)' if nk else ''}, {n(c)} k {kk}{split}{pre} : {r.type}{n.note(r)}")
+        case g.FmaPartsSum(result=r, acc=c, parts=ps):
+            line(f"{n.define(r)} = fma.parts.sum {n(c)} of {ps} : {r.type}{n.note(r)}")
         case g.WarpSpecialize(roles=roles):
             line("warp_specialize {")
             for role in roles:

@@ -47,7 +47,18 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   `cp.async.ca` of 8 bytes each, where the tensor's last dim is a static
   multiple of 4 (`_chunk_of`); not transposed, not a column (their copies
   are an element each: 2 bytes, which cp.async does not copy), not bf16
-  memory holding f32 values (`TensorFacts.bf16_f32`), never split (`fma_split`).
+  memory holding f32 values (`TensorFacts.bf16_f32`), never split (`fma_split`);
+- split-K among warps (`_split`, `split_layout`; hgemv; `TILEC_FMA_KSPLIT=0`
+  off): where the accumulator starts as zeros and is too small to give each
+  warp its own elements (no layout splits it among the warps: a 16-row
+  tile, a `num_warps` hint past its rows; or 2-byte inputs, no hint, under
+  `SPLIT_BELOW` elements a thread at `SPLIT_WARPS` warps: a GEMV of 4
+  tokens, whose 2 warps of 1 x 4 widened x's same 4 values in every thread
+  each k-step), one warp's lanes hold the whole tile and the warps (and the
+  lanes past a short tile's rows) are copies, each summing a contiguous
+  share of every stage's k-steps (`SmemFma.parts`); `g.FmaPartsSum` adds
+  the copies in part order after the loop (call 38's tile, sm_90a SASS a
+  warp a 64-wide step: 692 instructions on 2 warps -> 292 on 4).
 
 The products are the interpreter's: `acc + a·b` with the FMA's one rounding
 a step (floats: the interpreter sums `np.matmul`'s products in its own order,
@@ -95,6 +106,8 @@ from .pipeline_sm80 import (
 LANE_SHAPES = ((4, 8), (8, 4), (2, 16), (16, 2), (1, 32), (32, 1))  # a warp's lanes along M and N
 ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count follows)
 RING_BYTES = 64 * 1024  # default stages: the most that keep the ring within this (at least 2)
+SPLIT_WARPS = 4  # a 2-byte product's warps where they split K (`_split`)
+SPLIT_BELOW = 16  # ... where each of them would otherwise hold fewer accumulator elements than this
 _TYPES = (DType.F32, DType.F64, DType.I32, DType.U32, DType.I64, DType.U64)
 _HALF = (DType.F16, DType.BF16)  # 2-byte inputs of an f32 accumulator: widened after their shared-memory reads
 
@@ -174,6 +187,61 @@ def acc_layout(M: int, N: int, warps: int, spt: tuple[int, int]) -> Blocked | No
     return Blocked(spt, lanes, grid, (1, 0))
 
 
+def split_layout(M: int, N: int, warps: int, spt: tuple[int, int]) -> tuple[Blocked, int] | None:
+    """(layout, parts) of a split-K accumulator: one warp's lanes cover the whole [M, N] tile (its columns exactly,
+    its rows by repetition, or, where a short tile has fewer rows than the lanes cover, with lane replicas), the
+    `warps` warps replicas of it along N; each of the `parts` copies (warps x lane replicas) then sums its share of
+    every stage's k-steps (`SmemFma.parts`). The fewest lane replicas first, then the squarest register block of at
+    most `ACC_REGS`; None where the tile's dims are not powers of two or no lane shape fits."""
+    if M & (M - 1) or N & (N - 1):
+        return None
+    best = None
+    for rank, (lm, ln) in enumerate(LANE_SHAPES):
+        cm = spt[0] * lm
+        if spt[1] * ln != N or (M % cm and cm % M):
+            continue
+        tm, tn = (M // lm if cm <= M else spt[0]), spt[1]
+        if tm * tn > ACC_REGS:
+            continue
+        lane_parts = max(1, cm // M)
+        score = (lane_parts, tm + tn, abs(tm - tn), rank)
+        if best is None or score < best[0]:
+            best = (score, (lm, ln), lane_parts)
+    if best is None:
+        return None
+    _, lanes, lane_parts = best
+    return (Blocked(spt, lanes, (1, warps), (1, 0)), lane_parts * warps) if lane_parts * warps > 1 else None
+
+
+def split_enabled() -> bool:
+    """`TILEC_FMA_KSPLIT` (unset or "1": on; "0": off, for an A/B): where an accumulator has too few elements to
+    give each warp its own (`_split`), the warps split each stage's k-steps instead (`split_layout`)."""
+    return flag("TILEC_FMA_KSPLIT", "1")
+
+
+def _split(k: g.GpuKernel, ctx: PassContext, op: ir.For, M: int, N: int, K: int, v: int, warps: int, half: bool,
+           spt: tuple[int, int], layout: Blocked | None) -> tuple[Blocked, int, int] | None:
+    """(layout, parts, warps) of a split-K plan, or None: where the accumulator starts as zeros and either no
+    layout splits it among the warps (a 16-row tile, or a `num_warps` hint that outnumbers its rows) or the
+    inputs are 2-byte with no hint and the warps' own register blocks would be under `SPLIT_BELOW` elements
+    (x's values, the same in every thread, are then widened once for `SPLIT_WARPS` times more k-steps)."""
+    hinted = "num_warps" in k.source.hints
+    if not split_enabled() or prefetch_enabled():
+        return None
+    c = next((o for o in k.body.ops if isinstance(o, ir.Const) and o.result.id == op.inits[0].id), None)
+    if c is None or c.value != 0:
+        return None  # (each copy would start from the constant)
+    if layout is not None and (hinted or not half or M * N >= 32 * SPLIT_WARPS * SPLIT_BELOW):
+        return None
+    w = warps if hinted else SPLIT_WARPS
+    if ctx.max_warps > 0:
+        w = min(w, max(1, ctx.max_warps))
+    got = split_layout(M, N, w, spt)
+    if got is None or K % (got[1] * v):
+        return None
+    return got[0], got[1], w
+
+
 def default_warps(M: int, N: int, acc: DType) -> int:
     per = ACC_REGS // (2 if acc.bits == 64 else 1)
     w = 1
@@ -224,6 +292,7 @@ class _Plan:
     warps: int
     rings: tuple[tuple[int, int], tuple[int, int]]  # each operand's ring stage [rows, cols + padding]
     col: bool = False  # B a [K, 1] column (a GEMV's): copied into a [1, K] ring, read along k
+    parts: int = 1  # > 1: the warps (and lane replicas) split each stage's k-steps (`split_layout`)
 
 
 def _operand(v: ir.Value, defs: dict[int, object], k: g.GpuKernel, count: dict[int, int]) -> tuple[object, bool]:
@@ -304,6 +373,9 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if layout is None and any(trans):  # (a tile the transposed reads do not split: the rings as in memory)
         trans, spt = (False, False), (1 if a_mk else v, 1 if b_nk or col else v)
         layout = acc_layout(M, N, warps, spt)
+    parts = 1
+    if not any(trans) and (got := _split(k, ctx, op, M, N, K, v, warps, half, spt, layout)) is not None:
+        layout, parts, warps = got
     if layout is None:
         return None
     # every ring row whole 16-byte chunks (the contiguous dim of each tile)
@@ -317,12 +389,14 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if any(c < 16 and not v_ for c, v_ in zip(chunks, vector, strict=True)):
         return None  # (a narrow row's element copies would be 2 bytes: cp.async copies 4, 8 or 16)
     stage_bytes = sum(r * c for r, c in rings) * item
-    fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - _scratch(k, op)) // stage_bytes
+    sums = parts * M * N * 4 if parts > 1 else 0  # (`FmaPartsSum`'s scratch)
+    fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - max(_scratch(k, op), sums)) // stage_bytes
     stages = k.num_stages if "stages" in k.source.hints else max(2, min(4, RING_BYTES // stage_bytes))
     stages = max(2, min(stages, fit))
     if stages > fit:
         return None
-    return _Plan(op, dot, a, b, a_mk, b_nk, trans, layout, stages, vector, warps, rings, col)  # type: ignore[arg-type]
+    return _Plan(op, dot, a, b, a_mk, b_nk, trans, layout, stages, vector, warps, rings, col,  # type: ignore[arg-type]
+                 parts)
 
 
 class _FmaRewriter(_Rewriter):
@@ -354,16 +428,28 @@ class _FmaRewriter(_Rewriter):
         def dot(res: ir.Value, sa: ir.Value, sb: ir.Value, stage: ir.Value, acc: ir.Value) -> object:
             return g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk and not p.trans[0], (p.b_nk and not p.trans[1]) or p.col,
                              p.dot.span,
-                             S - 2 if pre else -1)
+                             S - 2 if pre else -1, p.parts)
 
-        return self.ring_loop(p.loop, S, rings, lambda ops, bufs, iv, st: self.copies(p, ops, bufs, iv, st),
-                              dot, p.dot.result.dtype, p.layout, wait_in_body=not pre)
+        out = self.ring_loop(p.loop, S, rings, lambda ops, bufs, iv, st: self.copies(p, ops, bufs, iv, st),
+                             dot, p.dot.result.dtype, p.layout, wait_in_body=not pre)
+        if p.parts > 1:  # the loop's result is the copies' partial sums; their sum is the loop's old result
+            at = next(i for i, o in enumerate(out) if isinstance(o, ir.For))
+            loop = out[at]
+            assert isinstance(loop, ir.For)
+            fin = loop.results[0]
+            part = self.fresh.value(fin.dtype, fin.shape, "parts")
+            self.layouts[part.id] = p.layout
+            out[at] = dataclasses.replace(loop, results=(part,))
+            out.append(g.FmaPartsSum(fin, part, p.parts, p.dot.span))
+        return out
 
 
 def _ring_nbytes(p: _Plan) -> int:
-    """The shared memory of a plan's ring: its stages of A and B rows, each padded (`SmemRows`)."""
+    """The shared memory of a plan's ring: its stages of A and B rows, each padded (`SmemRows`); and a split-K
+    plan's sums (`FmaPartsSum`'s scratch: `parts` f32 tiles)."""
     item = 8 if p.dot.a.dtype.bits == 64 else p.dot.a.dtype.itemsize
-    return p.stages * sum(r * c for r, c in p.rings) * item
+    sums = p.parts * p.dot.acc.shape[0] * p.dot.acc.shape[1] * 4 if p.parts > 1 else 0
+    return p.stages * sum(r * c for r, c in p.rings) * item + sums
 
 
 def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
@@ -375,7 +461,7 @@ def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     if not plans:
         return k
     rw = _FmaRewriter(k)
-    split = fma_split.mode(k, ctx, plans)  # (few tiles: split-K, `fma_split`)
+    split = "" if any(p.parts > 1 for p in plans.values()) else fma_split.mode(k, ctx, plans)  # (few tiles: `fma_split`)
     if split == "split":
         out, p = fma_split.build(k, next(iter(plans.values())), rw, rw.rewrite_fma, 32 * warps)
         plans = {id(p.loop): p}

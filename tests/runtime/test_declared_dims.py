@@ -111,3 +111,28 @@ fn main() {{
     assert "dimension 0 of `x` is 8 but function `first` declares 16" in err.getvalue()
     assert "Traceback" not in err.getvalue()
     assert len(gpu.ctx.d.launches) == before
+
+
+HOST = """
+fn make(n: i32) -> Tensor<f32, [16]> {
+    let t: Tensor<f32, [?]> = zeros::<f32>([n]);
+    t
+}
+fn keep(x: &Tensor<f32, [?]>) -> f32 {
+    let t: Tensor<f32, [4]> = x.clone();
+    t.sum()
+}
+"""
+
+
+def test_a_host_functions_written_types_are_checked_from_python() -> None:
+    """A host function's result type and a `let`'s, called from Python with run-time sizes (hrev29: both were
+    taken as written and the value bound as it was): E0714 at the value, the written type labelled."""
+    mod = tilelang.compile(HOST)
+    assert np.asarray(mod.make(16)).shape == (16,)
+    with pytest.raises(tilelang.TileError, match=r"E0714.*the result of `make` has 8 elements along dimension 0, "
+                                                 r"but its type declares 16"):
+        mod.make(8)
+    assert mod.keep(np.ones(4, np.float32)) == 4.0
+    with pytest.raises(tilelang.TileError, match=r"`t` has 5 elements along dimension 0, but its type declares 4"):
+        mod.keep(np.ones(5, np.float32))

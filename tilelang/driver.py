@@ -100,6 +100,8 @@ def _stage_checked(module: Any, ctx: Context) -> Checked:
     facts = check_ownership(program, ctx.sink)
     if not ctx.sink.has_errors:
         check_instances(program, ctx.sink)
+    if not ctx.sink.has_errors:
+        check_declared_dims(program, ctx.sink)
     if not ctx.sink.has_errors and any(info.type_params or info.const_generics and not info.is_kernel
                                        for info in program.functions.values()):
         from tilelang.sema.host_instances import check_host_instances
@@ -179,6 +181,80 @@ def check_instances(program: Any, sink: DiagnosticSink) -> None:
                     for site, label in outer:
                         d = d.secondary(site.span, label)
                 sink.emit(d)
+
+
+def _declared_dims_possible(program: Any) -> bool:
+    """Whether a written type may fix a size of a kernel's `?` tensor dimension: some kernel has a tensor
+    parameter with a `?` dimension, and some device function's parameter or result type, or a `let`'s type in
+    a kernel or device function, names a tensor with a dimension that is not `?`. Programs without both
+    (most) skip `check_declared_dims`' lowering."""
+    from tilelang.sema.types import RefT, TensorT, TupleT
+    from tilelang.syntax import ast
+
+    def sized(ty: Any, fixed: bool) -> bool:
+        if isinstance(ty, TupleT):
+            return any(sized(t, fixed) for t in ty.elems)
+        inner = ty.inner if isinstance(ty, RefT) else ty
+        shape = inner.shape if isinstance(inner, TensorT) else None
+        return bool(shape) and any((d is not None) == fixed for d in shape)
+
+    if not any(sized(t, False) for info in program.kernels.values() for t in info.param_types):
+        return False
+    device = [info for q, info in program.functions.items() if q in program.device_fns]
+    if any(sized(t, True) for info in device for t in (*info.param_types, info.ret)):
+        return True
+    return any(isinstance(n, ast.Let) and n.ty is not None
+               and any(isinstance(m, ast.NamedType) and m.name.name == "Tensor" for m in ast.walk(n.ty))
+               for info in (*program.kernels.values(), *device) for n in ast.walk(info.decl.body))
+
+
+def check_declared_dims(program: Any, sink: DiagnosticSink) -> None:
+    """A launch giving a kernel's `?` tensor parameter a tensor whose size the checker knows, where a device
+    function the kernel gives it to declares another (`fn first(t: &Tensor<f32, [16]>)`, `first(x)`, launched
+    with an 8-element `x`): E0501 at the launch, as the launch itself would say (`ir/arg_dims.py`). The kernel
+    instances the launches fix are lowered for their `DimClaim`s; instances known only at run time, and
+    sizes known only at run time, are checked at the launch (hrev29)."""
+    if not _declared_dims_possible(program):
+        return
+    from tilelang.diagnostics.model import TileError
+    from tilelang.dtypes import DType
+    from tilelang.ir import arg_dims
+    from tilelang.ir.lower import lower_kernel
+    from tilelang.sema.types import PartitionT, RefT, TensorT
+
+    lowered: dict[Any, Any] = {}
+    for call, inst in program.instantiations.items():
+        info = program.callee_of(call)
+        if info is None or not info.is_kernel or \
+                not all(isinstance(inst.get(g), int) for g in info.const_generics) or \
+                not all(isinstance(inst.get(t), DType) for t in info.type_params):
+            continue
+        key = (info.qualname, tuple(sorted((k, str(v)) for k, v in inst.items()
+                                           if k in info.const_generics or k in info.type_params)))
+        if key not in lowered:
+            try:
+                lowered[key] = lower_kernel(program, info.qualname, {k: inst[k] for k in
+                                                                     (*info.const_generics, *info.type_params)})
+            except TileError:
+                lowered[key] = None  # its own error is the instance's (`check_instances`) or the launch's
+        kernel = lowered[key]
+        if kernel is None or not kernel.claims:
+            continue
+        args = [a.value for a in call.args if a.name is None]
+        shapes = []
+        for a in args:
+            ty = program.type_of(a)
+            ty = ty.inner if isinstance(ty, RefT) else ty
+            ty = ty.tensor if isinstance(ty, PartitionT) else ty  # a group view's claim is on the whole tensor
+            shapes.append(tuple(d.const_value if d is not None else None for d in ty.shape)
+                          if isinstance(ty, TensorT) and ty.shape is not None else None)
+        for c in kernel.claims:
+            shape = shapes[c.param] if c.param < len(shapes) else None
+            if shape is None or c.dim >= len(shape) or shape[c.dim] is None or shape[c.dim] == c.size:
+                continue
+            shown = tuple(-1 if n is None else n for n in shape)
+            sink.emit(arg_dims.claim_diagnostic(kernel, c, shown, args[c.param].span))
+            break
 
 
 def _launches_in_host_instances(program: Any, direct: list[tuple[str, dict[str, Any], Any]]) -> list[Any]:

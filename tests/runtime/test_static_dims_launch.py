@@ -294,17 +294,19 @@ kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {
 
 def test_a_device_functions_dims_are_never_folded(monkeypatch: pytest.MonkeyPatch) -> None:
     """A device function's `[N]` (16 here) is not the kernel's parameter: the kernel's `x` is `?`, so its
-    bounds checks stay the launch's (`%p.x.d0`), and a 14-element `x` reads its last tile partly (two values,
-    then zeros) on both engines."""
+    bounds checks stay the launch's (`%p.x.d0`). Its size is checked at the launch (hrev29: a 14-element `x`
+    ran, its last tile read partly, the declared 16 ignored; now E0501, tests/runtime/test_declared_dims.py)."""
     from tilelang import driver
     from tilelang.backend import emit_llvm
 
     mod = tilelang.compile(DEVICE_FN)
     z = np.zeros(4, np.float32)
-    mod.k(P(z, [4]), np.arange(14, dtype=np.float32)).sync()
-    assert z.tolist() == [12.0, 13.0, 0.0, 0.0]
+    with pytest.raises(tilelang.CallError, match=r"E0501.*dimension 0 of `x` is 14 but function `first` declares 16"):
+        mod.k(P(z, [4]), np.arange(14, dtype=np.float32)).sync()
+    mod.k(P(z, [4]), np.arange(16, dtype=np.float32)).sync()
+    assert z.tolist() == [12.0, 13.0, 14.0, 15.0]
     monkeypatch.delenv("TILEC_STATIC_DIMS", raising=False)
-    main_ = "fn main() { let x = ones::<f32>([14]); let mut z = zeros::<f32>([4]); k(z.partition([4]), &x).sync(); }"
+    main_ = "fn main() { let x = ones::<f32>([16]); let mut z = zeros::<f32>([4]); k(z.partition([4]), &x).sync(); }"
     (kir,) = driver.compile(DEVICE_FN + main_, "ir").output
     assert "%p.x.d0" in emit_llvm(kir, "sm_90a").split("{", 1)[1]
 

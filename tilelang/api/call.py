@@ -414,6 +414,14 @@ class _Call:
                 if isinstance(bound_dt, DType):
                     self.scalar(spec, value, bound_dt)
         kir, prepared = self.check_instance(runtime, bound)
+        if kir.claims:  # a device function's declared sizes (hrev29): at the call, as the kernel's own
+            from tilelang.ir import arg_dims
+
+            try:
+                arg_dims.check(kir, [a.value.tensor if isinstance(a.value, _RtPartition) else a.value
+                                     for a in launch_args], None, tuple((c.param, c.dim, c.size) for c in kir.claims))
+            except TileError as e:
+                raise CallError.from_tile_error(e, self.m._sources) from None
         plan = self.plan(bound, runtime, engine, space, launch_args, kir, prepared)
         ptrs = [r.ptr for _, r, _ in self.refs]
         check_overlaps(plan, ptrs)

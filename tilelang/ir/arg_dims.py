@@ -30,11 +30,13 @@ Fixed = tuple[tuple[int, int, int], ...]  # (argument index, dimension, size)
 
 
 def fixed_dims(kernel: ir.Kernel) -> Fixed:
-    """(argument index, dimension, size) of every dimension a `&Tensor` parameter's type fixes. A `&mut`
-    parameter's are its tile's (the launch passes the whole tensor), a `?` is the launch's: neither is here."""
-    return tuple((i, d, int(n)) for i, p in enumerate(kernel.params)
-                 if isinstance(p, ir.TensorParam) and not p.mutable
-                 for d, n in enumerate(p.dims) if n is not None)
+    """(argument index, dimension, size) of every dimension a `&Tensor` parameter's type fixes, and of every
+    `?` one the type of a device function it is given to fixes (`kernel.claims`). A `&mut` parameter's are
+    its tile's (the launch passes the whole tensor), an unclaimed `?` is the launch's: neither is here."""
+    own = tuple((i, d, int(n)) for i, p in enumerate(kernel.params)
+                if isinstance(p, ir.TensorParam) and not p.mutable
+                for d, n in enumerate(p.dims) if n is not None)
+    return own + tuple(dict.fromkeys((c.param, c.dim, c.size) for c in kernel.claims))
 
 
 def check(kernel: ir.Kernel, args: Sequence[Any], span: Span | None = None, fixed: Fixed | None = None) -> None:
@@ -47,6 +49,8 @@ def check(kernel: ir.Kernel, args: Sequence[Any], span: Span | None = None, fixe
             continue
         p = kernel.params[i]
         assert isinstance(p, ir.TensorParam)
+        if p.mutable or p.dims[d] is None:
+            raise TileError(_claim_diag(kernel, p, i, d, n, shape, span))
         declared = ", ".join("?" if x is None else str(x) for x in p.dims)
         got = shape[d] if d < len(shape) else "missing"
         diag = Diagnostic.error(
@@ -63,3 +67,30 @@ def check(kernel: ir.Kernel, args: Sequence[Any], span: Span | None = None, fixe
             "the kernel's code takes a dimension its type fixes as a constant: a tensor of another "
             "size is refused before the launch").with_help(
             "pass a tensor of the declared shape, or declare the dimension `?`"))
+
+
+def _claim_diag(kernel: ir.Kernel, p: ir.TensorParam, i: int, d: int, n: int, shape: tuple[int, ...],
+                span: Span | None) -> Diagnostic:
+    c = next(c for c in kernel.claims if (c.param, c.dim, c.size) == (i, d, n))
+    return claim_diagnostic(kernel, c, shape, span)
+
+
+def claim_diagnostic(kernel: ir.Kernel, c: ir.DimClaim, shape: tuple[int, ...], span: Span | None) -> Diagnostic:
+    """E0501 for a `?` dimension of a kernel's tensor that a device function's parameter type fixes at
+    another size (hrev29: the declared size was accepted and ignored, the function's code ran on a tensor of
+    another size); at the launch's `span` (the argument's, at check time), a -1 in `shape` unknown."""
+    p = kernel.params[c.param]
+    d, n = c.dim, c.size
+    got = shape[d] if d < len(shape) else "missing"
+    diag = Diagnostic.error(
+        DIM_MISMATCH, f"dimension {d} of `{p.name}` is {got} but {c.owner} declares {n} for it")
+    shown = ", ".join("?" if x < 0 else str(x) for x in shape)
+    here = f"`{p.name}` is a tensor of shape [{shown}] here"
+    diag = diag.primary(span, here) if span is not None and span != DUMMY_SPAN else diag.primary(c.arg, here)
+    if c.arg != DUMMY_SPAN and (span is not None and span != DUMMY_SPAN):
+        diag = diag.secondary(c.arg, f"`{p.name}` reaches {c.owner} here")
+    if c.decl != DUMMY_SPAN:
+        diag = diag.secondary(c.decl, c.label)
+    return diag.note(
+        "a size written in a type is checked: a tensor of another size is refused before the launch").with_help(
+        f"pass a tensor whose dimension {d} is {n}, or declare it `?` {c.where} to take any size")

@@ -166,6 +166,21 @@ class ScalarParam:
 Param = TensorParam | ScalarParam
 
 
+@frozen(eq=True)
+class DimClaim:
+    """A size a written type (a device function's parameter or result, a `let`'s) declares for a `?` dim of a
+    kernel's tensor parameter `param` (an index into `Kernel.params`), checked at every launch (`ir/arg_dims.py`)."""
+
+    param: int
+    dim: int
+    size: int
+    owner: str  # "function `first`", "the `let` of `t`"
+    label: str  # at `decl`: "`t` is `&Tensor<f32, [16]>` in this instance"
+    where: str  # the help's place to write `?`: "in `first`"
+    arg: Span = DUMMY_SPAN
+    decl: Span = DUMMY_SPAN
+
+
 # ------------------------------------------------------------------ opcodes
 class ElemOp(Enum):
     """Element-wise opcodes. The value is the canonical name, shared with the
@@ -840,6 +855,8 @@ class Kernel:
     # two instances of `kernel fn k<T, const B: i32>` differ by these alone (round 23: `tilec emit` showed
     # `isqrt<B = 128>` twice, for u64 and u32)
     type_args: tuple[tuple[str, str], ...] = ()
+    # the sizes its device functions' types declare for its `&` tensors' `?` dims (`DimClaim`, `ir/arg_dims.py`)
+    claims: tuple[DimClaim, ...] = ()
 
     @property
     def cluster_blocks(self) -> int:

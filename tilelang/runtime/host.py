@@ -24,6 +24,7 @@ and runs nothing until `.sync()`, `.launch()` or a graph replay.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -37,7 +38,7 @@ from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.runtime import host_instances as instances
-from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
+from tilelang.runtime.host_args import bind_params, bind_types, declared_diagnostic, declared_mismatch, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
 from tilelang.runtime.tile_counts import check_tile_counts
@@ -257,6 +258,9 @@ class HostEvaluator:
                 dt = self.dtype_named(decl.ret.name.name)
                 if dt is not None and result is not UNIT:
                     result = bi.to_scalar(result, dt)
+            if decl.ret is not None and (found := declared_mismatch(decl.ret, result, self._size_of(scope))):
+                raise TileError(declared_diagnostic(found, f"the result of `{decl.name.name}`", decl.ret, span,
+                                                    f"in `{decl.name.name}`'s result type"))
         finally:
             self._types = outer
         return result
@@ -313,6 +317,11 @@ class HostEvaluator:
                         v = bi.to_scalar(v, dt)
                 elif stmt.ty is None and value is not None:
                     v = _let_literals(pat, value, v, self.program, scope)
+                if stmt.ty is not None and value is not None and \
+                        (found := declared_mismatch(stmt.ty, v, self._size_of(scope))):
+                    name = pat.name.name if isinstance(pat, ast.NamePat) else None
+                    raise TileError(declared_diagnostic(found, f"`{name}`" if name else "the value of this `let`",
+                                                        stmt.ty, value.span, "in the `let`"))
                 self.bind(pat, v, scope)
             case ast.Assign():
                 self.exec_assign(stmt, scope)
@@ -679,6 +688,17 @@ class HostEvaluator:
         except Exception:  # a span outside the known sources: no quote, not an error
             return None
         return text if text and "\n" not in text and len(text) <= 60 else None
+
+    def _size_of(self, scope: _Scope) -> Callable[[ast.Expr], int | None]:
+        """A written dimension's value in `scope` (its function's const generics, the module's constants),
+        None where it has none (for `host_args.declared_mismatch`)."""
+        def size(expr: ast.Expr) -> int | None:
+            try:
+                v = self.eval(expr, scope)
+            except (TileError, ICE):
+                return None
+            return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None
+        return size
 
     def _eval_dim(self, expr: ast.Expr, env: dict[str, Any]) -> int | None:
         scope = _Scope({k: v for k, v in env.items() if isinstance(v, int)}, None)

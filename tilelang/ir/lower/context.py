@@ -80,6 +80,8 @@ class LowerCx:
         # the bounds of integer scalars (`ranges.int_range`) and of the grid they read (`ranges.Grid`;
         # `kernel.lower_kernel` sets it from the `&mut` tiles, unknown until then)
         self.ranges = Ranges(self.b)
+        # the sizes inlined device functions declare for the kernel's `?` tensor dims (`ir.DimClaim`)
+        self.claims: list[ir.DimClaim] = []
 
     def expr(self, e: ast.Expr) -> Any:
         """What `e` lowers to (`exprs.lower_expr`)."""

@@ -20,6 +20,7 @@ from tilelang.diagnostics.model import ICE
 from tilelang.dtypes import DType, LiteralFloat, let_literal
 from tilelang.ir import nodes as ir
 from tilelang.ir.builder import Frame
+from tilelang.ir.lower.claims import claim_dims
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import broadcast_shapes, convert_const, default_dtype
 from tilelang.ir.lower.jumps import assigned_names, jump_flags
@@ -133,6 +134,10 @@ def lower_stmt(cx: LowerCx, st: ast.Stmt) -> None:
                 v = CVal(v.value, _binding_dtype(cx, pat, v))
             elif ty is None:
                 v = _let_literals(pat, val, v, cx)
+            elif isinstance(v, (TensorRef, TupleVal)):  # `let t: &Tensor<f32, [16]> = x;` (hrev29)
+                name = _pat_name(pat)
+                claim_dims(cx, ty, v, val.span, f"the `let` of `{name}`" if name else "this `let`", "its type",
+                           "in the `let`")
             bind_pattern(cx, pat, v)
         case ast.Assign(target=tgt, op=op, value=val):
             if not isinstance(tgt, ast.Name):

@@ -13,6 +13,7 @@ from typing import Any
 from tilelang.diagnostics.model import ICE
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
+from tilelang.ir.lower.claims import claim_dims
 from tilelang.ir.lower.context import FnFrame, LowerCx
 from tilelang.ir.lower.control import lower_seq
 from tilelang.ir.lower.fold import convert_const
@@ -33,6 +34,7 @@ def inline_call(cx: LowerCx, decl: ast.FnDecl, call: ast.Call) -> Any:
     cx.inline_depth += 1
     try:
         for p, a in zip(decl.params, args, strict=True):
+            _claim_dims(cx, decl, p, p.ty, a, call)
             if isinstance(a, CVal) and not isinstance(p.ty, ast.RefType):
                 try:
                     dt = cx.dtype(p.ty)
@@ -52,7 +54,11 @@ def inline_call(cx: LowerCx, decl: ast.FnDecl, call: ast.Call) -> Any:
             stmts = stmts[:-1]
         if RET not in jump_flags(list(stmts)):
             cx.f.scopes.append({})
-            return lower_seq(cx, stmts, tail)
+            result = lower_seq(cx, stmts, tail)
+            if decl.ret is not None and isinstance(result, (TensorRef, TupleVal)):  # `-> &Tensor<f32, [16]>`
+                claim_dims(cx, decl.ret, result, call.span, f"function `{decl.name.name}`", "its result",
+                           f"in `{decl.name.name}`'s result type")
+            return result
         # An early `return`: the rest of the body runs under "not returned
         # yet" and every return assigns one result variable of the
         # declared return type.
@@ -64,6 +70,12 @@ def inline_call(cx: LowerCx, decl: ast.FnDecl, call: ast.Call) -> Any:
     finally:
         cx.f = saved
         cx.inline_depth -= 1
+
+
+def _claim_dims(cx: LowerCx, decl: ast.FnDecl, p: ast.Param, ty: ast.TypeExpr, a: Any, call: ast.Call) -> None:
+    """Parameter `p`'s claims (`claim_dims`) on argument `a`, at the call's argument."""
+    arg = next((x.value.span for x, y in zip(call.args, decl.params, strict=False) if y is p), call.span)
+    claim_dims(cx, ty, a, arg, f"function `{decl.name.name}`", f"`{p.name.name}`", f"in `{decl.name.name}`")
 
 
 def _return_init(cx: LowerCx, decl: ast.FnDecl, call: ast.Call) -> Any:

@@ -10,6 +10,7 @@ parameters computed once at entry, the body, the grid rank and the
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -179,6 +180,8 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
         if e.help:
             d = d.with_help(e.help)
         raise TileError(d) from None
+    if cx.claims:
+        kernel = dataclasses.replace(kernel, claims=tuple(cx.claims))
     _check_tile_dims(kernel, decl, instantiation)
     _check_instance(cx, kernel, instantiation)
     if kernel.max_blocks and kernel.min_blocks > kernel.max_blocks:  # generics: sema checks literals

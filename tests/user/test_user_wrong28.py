@@ -14,7 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from userprog import run_program, wrong_suite
+from test_user_programs25 import CHECKS
+from userprog import apply_fixes, run_program, wrong_suite
 
 from tilelang import driver
 
@@ -28,12 +29,32 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
          ("print(z.sum());", "print(z.reshape([n, 3, 4, 4]).sum());")]),
 }
 
+# n09's norm + rope as first written: the function with the quotient `Q` (the E0208 help), then the kernel with it
+# (the E0215 help the function's call then gets, `test_the_half_split_helps_lead_one_to_the_other`)
+_S02_FN = [("fn norm_rope<const BT: i32, const H: i32, const D: i32>(x: Tile<f32, [BT, H, D]>, w: Tile<f32, [1, 1, D]>,\n"
+            "                                                        pos: Tile<i32, [BT, 1, 1]>) -> Tile<f32, [BT, H, D]> {",
+            "fn norm_rope<const BT: i32, const H: i32, const Q: i32>(x: Tile<f32, [BT, H, 2 * Q]>,\n"
+            "                                                        w: Tile<f32, [1, 1, 2 * Q]>,\n"
+            "                                                        pos: Tile<i32, [BT, 1, 1]>) -> Tile<f32, [BT, H, 2 * Q]> {"),
+           ("/ (D as f32);", "/ ((2 * Q) as f32);"), ("D / 2", "Q"), ("-2.0 / (D as f32)", "-2.0 / ((2 * Q) as f32)"),
+           ("reshape([BT, H, D])\n}", "reshape([BT, H, 2 * Q])\n}")]
+_S02_KERNEL = [("kernel fn qk_norm_rope<const BT: i32, const H: i32, const D: i32>(x: &mut Tensor<f32, [BT, H, D]>,\n"
+                "                                                                  w: &Tensor<f32, [D]>,",
+                "kernel fn qk_norm_rope<const BT: i32, const H: i32, const Q: i32>(x: &mut Tensor<f32, [BT, H, 2 * Q]>,\n"
+                "                                                                  w: &Tensor<f32, [2 * Q]>,"),
+               ("w.partition([D]).load([0]).reshape([1, 1, D])", "w.partition([2 * Q]).load([0]).reshape([1, 1, 2 * Q])")]
+FIXES["s02_half_split_in_a_generic_function"] = (
+    "`BT * H * (D / 2) * 2` equals `BT * D * H` only where `D` is a multiple of 2, which the checker does not "
+    "assume: make the quotient a const generic of its own, `const Q: i32` for `D / 2`, and write `2 * Q` where `D` "
+    "was", _S02_FN + _S02_KERNEL)
+
 
 def _s01(t: dict, out: str) -> None:
     assert out == "96.0\n" and t["z"].shape == (6, 4, 4) and (t["z"] == 1).all()
 
 
-FIXED = {"s01_four_dim_partition_run_time_batch": _s01}
+FIXED = {"s01_four_dim_partition_run_time_batch": _s01,
+         "s02_half_split_in_a_generic_function": CHECKS["n09_qk_norm_rope_in_place"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("s*.tile", FIXES, FIXED)
@@ -111,3 +132,37 @@ def test_a_function_named_as_a_statement_at_the_prompt_says_what_to_do() -> None
     errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
     assert [(d.code, d.help[0]) for d in errs] == [("E0203", "call it: `twice(x)`")]
 
+
+
+def test_the_half_split_helps_lead_one_to_the_other(tmp_path: Path) -> None:
+    """s02 (n09 as first written): E0208's help, applied to the function alone, leaves its call E0215, whose help
+    said "give it explicitly: `norm_rope::<..>(..)`" (and `{ D / 2 }` there was a mismatch of `(D / 2) * 2`
+    against `D`): it now names the caller's quotient, and once the kernel has it the call infers `Q` from the
+    kernel's own `[BT, H, 2 * Q]` tile (it was E0215 too: a dimension linear in a device function's generic was
+    solved only against a constant)."""
+    path = Path(__file__).parent / "wrong" / "s02_half_split_in_a_generic_function.tile"
+    half = tmp_path / "half.tile"
+    half.write_text(apply_fixes(path, _S02_FN), encoding="utf-8")
+    errs = [d for d in driver.check(half).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0215"], [(d.code, d.message) for d in errs]
+    assert errs[0].help == ("`x`'s dimension `2 * Q` is `D` here, which is 2 times a whole number only where `D` is "
+                            "a multiple of 2, which the checker does not assume: give the caller a const generic of "
+                            "its own for `D / 2`, `const Q: i32`, and write `2 * Q` where it says `D`",)
+    whole = tmp_path / "whole.tile"
+    whole.write_text(apply_fixes(path, _S02_FN + _S02_KERNEL), encoding="utf-8")
+    assert not driver.check(whole, deny_warnings=True).diagnostics
+    # a constant argument gives the generic too, and one that is not a multiple is still refused
+    src = ("fn halves<const Q: i32>(x: Tile<f32, [2 * Q]>) -> Tile<f32, [Q]> {\n"
+           "    where(arange::<i32>(2).reshape([2, 1]) == 0, x.reshape([2, Q]), 0.0).sum(0)\n}\n"
+           "kernel fn k(z: &mut Tensor<f32, [W]>, x: &Tensor<f32, [?]>) {\n"
+           "    z.store(halves(x.partition([2 * W]).load([0])));\n}\n"
+           "fn main() {\n    let x = arange::<f32>(12);\n    let mut z = zeros::<f32>([W]);\n"
+           "    k(z.partition([W]), &x).sync();\n    print(z);\n}\n")
+    prog = tmp_path / "c.tile"
+    prog.write_text("const W: i32 = 6;\n" + src, encoding="utf-8")
+    assert run_program(prog)[1] == "Tensor<f32, [6]> [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]\n"
+    bad = src.replace("x.partition([2 * W]).load([0])", "x.partition([7]).load([0])").replace("[W]", "[3]")
+    errs = [d for d in driver.check(bad, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [(d.code, d.help[0]) for d in errs] == [
+        ("E0215", "`x`'s dimension `2 * Q` is 7 here, which no whole `Q` makes: give it a tile of a multiple of 2 "
+                  "(6 or 8)")]

@@ -29,8 +29,8 @@ applied passes `tilec check -D warnings`, and it computes what NumPy does.
 `wrong_run/r01-r05`: mistakes only a run finds (the checker passes them),
 five codes no wrong table had, each refused with a help that leads to a
 working program: E0501 a run-time width against a kernel's static one,
-E0510 a 4-D partition of a run-time batch (the help now gives the merged shape and
-tile, `.reshape([6, 4, 4])` in `[1, 2, 2]`; constant shapes are refused by `tilec check`, round 24), E0714 host lengths 9 and 10, E0722
+E0510 a 4-D partition of a run-time batch (refused by `tilec check` since huser26, at the
+parameter: wrong/s01, test_user_wrong28.py), E0714 host lengths 9 and 10, E0722
 an `arange::<i8>` of a run-time 200, E0721 `x[n]` (the help now says one
 past the end and the last index). Below them, helps that named what Tile
 has not (E0202 lengths, `concat`, `repeat`, `sort`, a generic tile's
@@ -202,12 +202,8 @@ RUN_FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
     # E0501: the kernel's static width against a run-time one
     "r01_width_not_the_declared": ("declare the dimension `?`", [("&Tensor<f32, [?, 64]>", "&Tensor<f32, [?, ?]>")],
                                    "384.0\n"),  # 4 x 48 ones doubled; columns 48..63 past x's edge read 0
-    # E0510: the help gave no shape ("reshape the tensor to at most three dimensions"); now the merged one
-    "r02_four_dim_partition": ("`.reshape([6, 4, 4])` and tiles of [1, 2, 2]",
-                               [("[1, 1, 2, 2]>", "[1, 2, 2]>"),
-                                ("zeros::<f32>([n, 3, 4, 4]);", "zeros::<f32>([n, 3, 4, 4]).reshape([6, 4, 4]);"),
-                                ("z.partition([1, 1, 2, 2])", "z.partition([1, 2, 2])"),
-                                ("print(z.sum());", "print(z.reshape([2, 3, 4, 4]).sum());")], "96.0\n"),
+    # (r02, E0510 of a 4-D partition of a run-time batch: `tilec check` refuses it since huser26, at the
+    # 4-D `&mut` parameter; it is wrong/s01, test_user_wrong28.py)
     # E0714: lengths 9 and 10 of host tensors, known when it runs
     "r03_host_lengths": ("the shapes must be equal", [("- x;", "- x[0..n - 1];")], "81.0\n"),  # 9^2 - 0^2
     # E0722: an i8 `arange` of a run-time length
@@ -217,7 +213,7 @@ RUN_FIXES: dict[str, tuple[str, list[tuple[str, str]], str]] = {
     "r05_one_past_the_end": ("the last element is at index 9, `t[t.shape()[0] - 1]`", [("x[n]", "x[n - 1]")],
                              "18.0\n"),
 }
-RUN_CODES = {"r01": "E0501", "r02": "E0510", "r03": "E0714", "r04": "E0722", "r05": "E0721"}
+RUN_CODES = {"r01": "E0501", "r03": "E0714", "r04": "E0722", "r05": "E0721"}
 
 
 def test_every_run_time_mistake_has_a_fix() -> None:

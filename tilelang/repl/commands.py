@@ -267,7 +267,7 @@ def _type_of(session: SessionCore, text: str) -> ReplOutput:
                                  "help: `:type x + 1` shows the type of `x + 1`; `:vars` lists the variables' types\n",
                           ok=False)
     tail = Chunk(text, sf.id, 0)
-    checked = check_session(session.items, [*session.stmts, tail], len(session.stmts))
+    checked = check_session(session.items, [*session.stmts, tail], len(session.stmts), shown_last=True)
     if checked.errors:
         return session.reject(checked)
     main = checked.root.items[-1]

@@ -145,7 +145,7 @@ class SessionCore:
         tail = parsed.body.tail
         tail_chunk = chunk_of(sf, tail.span) if tail is not None else None
         stmts = old_stmts + new_stmts + ([tail_chunk] if tail_chunk is not None else [])
-        checked = check_session(items, stmts, len(old_stmts))
+        checked = check_session(items, stmts, len(old_stmts), shown_last=tail_chunk is not None)
         if checked.errors:
             return self.reject(checked)
         main = checked.root.items[-1]

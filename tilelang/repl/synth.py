@@ -54,6 +54,7 @@ class Synth:
     where: list[tuple[int, int, Chunk]] = field(default_factory=list)
     new_from: int = 0  # where the new entry's statements start
     close: int = 0  # offset of `main`'s closing brace
+    shown_at: int = -1  # offset of the shown expression (the last chunk, `shown_last`); -1: none
 
 
 @dataclass(slots=True)
@@ -84,7 +85,8 @@ class Checked:
 _HANDLE_DROPPED = HANDLE_DROPPED  # E0308: a launch handle never waited for
 
 
-def synthesize(items: list[Item], stmts: list[Chunk], first_new: int | None = None) -> Synth:
+def synthesize(items: list[Item], stmts: list[Chunk], first_new: int | None = None,
+               shown_last: bool = False) -> Synth:
     """The session as one program: every item, then `fn main()` of every statement."""
     out = Synth()
     parts: list[str] = []
@@ -106,6 +108,8 @@ def synthesize(items: list[Item], stmts: list[Chunk], first_new: int | None = No
         if i == first_new:
             out.new_from = pos
         put("    ")
+        if shown_last and i == len(stmts) - 1:
+            out.shown_at = pos + len(st.text) - len(st.text.lstrip())
         put(st.text, st)
         # Every statement gets its `;` (a block-like one too: `if c {1} else {2};`
         # is a statement, so no entry becomes `main`'s tail).
@@ -119,21 +123,25 @@ def synthesize(items: list[Item], stmts: list[Chunk], first_new: int | None = No
 
 
 def check_session(
-    items: list[Item], stmts: list[Chunk], first_new: int | None = None
+    items: list[Item], stmts: list[Chunk], first_new: int | None = None, shown_last: bool = False
 ) -> Checked:
     """Check the session made of `items` and `stmts` (`first_new`: where this
-    entry's statements start); the E0308 of handles still in flight at the end
-    of `main` are kept apart from the real errors."""
+    entry's statements start; `shown_last`: the last chunk is the entry's
+    expression whose value is shown, written without `;`); the E0308 of
+    handles still in flight at the end of `main` are kept apart from the real
+    errors."""
     from tilelang import driver
 
-    from tilelang.sema.loader import SEARCH
+    from tilelang.sema.loader import SEARCH, SHOWN_AT
 
-    synth = synthesize(items, stmts, first_new)
+    synth = synthesize(items, stmts, first_new, shown_last)
     # a `:load`ed file's `use`s name files beside it, not in the working directory
     token = SEARCH.set(tuple(dict.fromkeys(Path(it.base) for it in items if it.base is not None)))
+    shown = SHOWN_AT.set(synth.shown_at)
     try:
         result = driver.compile(synth.text, "checked", name="<repl>")
     finally:
+        SHOWN_AT.reset(shown)
         SEARCH.reset(token)
     errors: list[Diagnostic] = []
     in_flight: list[Diagnostic] = []

@@ -697,6 +697,43 @@ def _user_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx) -> Type:
     return _fn_call(tcx, e, info, fx, args, tys)
 
 
+def _inexact_generic_help(info: FnInfo, g: str, tys: list[Type]) -> str | None:
+    """E0215's help where a device function's parameter names `g` only as `k * g` and the argument's dimension
+    there is a caller's expression that is a multiple of `k` only for some values (huser26: `norm_rope`'s
+    `Tile<f32, [BT, H, 2 * Q]>` given a kernel's `[BT, H, D]`; "give it explicitly: `norm_rope::<..>(..)`" led
+    to `{ D / 2 }` and a mismatch of `(D / 2) * 2` against `D`): the caller's dimension as `k` times a generic
+    of its own, as E0208's divisibility help says."""
+    from tilelang.sema.types import Dim
+
+    def shape(t: Type) -> tuple[Any, ...] | None:
+        t = t.inner if isinstance(t, RefT) else t
+        return getattr(t, "shape", None)
+
+    for p, pty, aty in zip(info.decl.params, info.param_types, tys, strict=False):
+        ps, as_ = shape(pty), shape(aty)
+        if ps is None or as_ is None or len(ps) != len(as_):
+            continue
+        for pd, ad in zip(ps, as_, strict=True):
+            if pd is None or ad is None or g not in pd.symbols():
+                continue
+            coef = sum(c for mono, c in pd.terms if mono == (g,))
+            if coef <= 1 or any(g in Dim(((mono, 1),)).symbols() for mono, _ in pd.terms if mono != (g,)):
+                continue
+            if ad.const_value is not None:
+                if len(pd.terms) != 1 or ad.const_value % coef == 0:
+                    continue
+                lo, hi = ad.const_value // coef * coef, ad.const_value // coef * coef + coef
+                sizes = f"{lo} or {hi}" if lo > 0 else f"{hi}"
+                return (f"`{p.name.name}`'s dimension `{coef} * {g}` is {ad.const_value} here, which no whole `{g}` "
+                        f"makes: give it a tile of a multiple of {coef} ({sizes})")
+            name = next(n for n in ("Q", "HQ", "QQ", "Q2") if n not in ad.symbols())
+            return (f"`{p.name.name}`'s dimension `{coef} * {g}` is `{ad}` here, which is {coef} times a whole number "
+                    f"only where `{ad}` is a multiple of {coef}, which the checker does not assume: give the caller "
+                    f"a const generic of its own for `{ad} / {coef}`, `const {name}: i32`, and write "
+                    f"`{coef} * {name}` where it says `{ad}`" + (f" (then `{g}` is `{name}`)" if g != name else ""))
+    return None
+
+
 def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Expr], tys: list[Type]) -> Type:
     env: dict[str, Any] = {}
     srcs: dict[str, Any] = {}
@@ -741,7 +778,8 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
         tcx.emit(tcx.err(T.CANNOT_INFER, f"cannot infer the generic parameter `{g}` of `{info.name}`",
                          e.callee.span, "cannot infer")
                  .secondary(gdecl.span, f"`{g}` declared here")
-                 .with_help(f"give it explicitly: `{info.name}::<..>(..)`"))
+                 .with_help(_inexact_generic_help(info, g, tys)
+                            or f"give it explicitly: `{info.name}::<..>(..)`"))
         ok = False
     elif missing and ok:
         # on the host a generic may still come from a run-time shape or element type (a `load_npy` tensor), but

@@ -257,8 +257,11 @@ def solve_linear(pd: Dim, ad: Dim | None, env: dict[str, Any], generics: tuple[s
     """The one const generic left in `pd` whose value makes it `ad`, where `pd` is linear in it (`2 * HD`,
     `B + 1`, `BM * BN` with `BM` known) and the value a positive integer: a tile of 64 for `[2 * HD]` gives
     `HD` = 32 (round 18: it was "cannot infer"). None where `ad` is not a constant, more or fewer than one
-    generic is unknown, or no positive integer solves it (the shape check then reports the mismatch)."""
-    if ad is None or ad.const_value is None:
+    generic is unknown, or no positive integer solves it (the shape check then reports the mismatch). A symbolic
+    `ad` whose every coefficient the generic's divides solves it too: a device function's `[2 * HD]` given a
+    caller's `[2 * HD]` (or `[4 * Q + 2]`) tile (huser26: "cannot infer the generic parameter `HD`", whose help
+    `norm_rope::<..>(..)` led to `{ D / 2 }` and a mismatch of `(D / 2) * 2` against `D`)."""
+    if ad is None:
         return None
     known = {k: v for k, v in env.items() if isinstance(v, Dim)}
     free = [x for x in pd.symbols() if x not in known]
@@ -275,6 +278,11 @@ def solve_linear(pd: Dim, ad: Dim | None, env: dict[str, Any], generics: tuple[s
             rest = rest + Dim(((mono, c),))
     if coef == 0 or rest.const_value is None:
         return None
+    if ad.const_value is None:
+        diff = ad - rest
+        if any(c % coef for _, c in diff.terms):
+            return None
+        return g, Dim(tuple((m, c // coef) for m, c in diff.terms))
     num = ad.const_value - rest.const_value
     if num % coef or num // coef <= 0:
         return None

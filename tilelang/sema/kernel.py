@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from tilelang.diagnostics.codes import types as T
+from tilelang.diagnostics.codes.launch import GRID_RANK
 from tilelang.dtypes import DType
 from tilelang.sema.context import CheckCx
 from tilelang.sema.program import FnInfo
@@ -105,6 +106,33 @@ def _runtime_dim_help(tcx: CheckCx, p: ast.Param, item: ast.FnDecl | None) -> st
             "may stick out past the tensor's edge: its stores there are dropped)")
 
 
+def _deep_own_tile(tcx: CheckCx, p: ast.Param, rank: int) -> Any:
+    """E0510 at the declaration: a `&mut` parameter of more than 3 dimensions can never be launched (one grid
+    axis a dimension). It was E0510 at a launch whose shapes were constants, else when it ran, or the lowering's
+    E0701 where another kernel's generics made `tilec check` lower the instances (huser26): now always here,
+    with the parameter's type rewritten, its leading axes merged."""
+    inner = p.ty.inner if isinstance(p.ty, ast.RefType) else None
+    shape_te = next((a for a in getattr(inner, "args", ()) if isinstance(a, ast.ShapeType)), None)
+    help_ = "declare it with at most 3 dimensions, its leading axes merged, and merge the tensor's the same way"
+    if shape_te is not None and all(d is not None for d in shape_te.dims) and len(shape_te.dims) == rank:
+        dims = [tcx.snippet(d) for d in shape_te.dims]
+        k = rank - 3
+        lead = [d for d in dims[:k + 1] if d.strip() != "1"] or ["1"]
+        merged = " * ".join(f"({d})" if any(c in d for c in "+-") else d for d in lead)
+        elem = tcx.snippet(inner.args[0]) if inner is not None and inner.args else "f32"  # type: ignore[union-attr]
+        new_ty = f"&mut Tensor<{elem}, [{', '.join([merged, *dims[k + 1:]])}]>"
+        help_ = (f"merge the leading axes: `{p.name.name}: {new_ty}`, and give it a tensor whose leading axes are "
+                 f"merged the same way where it is made (`[N, C, H, W]` as `zeros::<{elem}>([N * C, H, W])`, or "
+                 "`.reshape([N * C, H, W])` where it is made), a tile of 1 along each merged axis but the last "
+                 "and along the last a size that divides it, so that no tile holds elements of two of its rows; "
+                 "reshape it back to read it")
+    return (tcx.err(GRID_RANK, f"`&mut` parameter `{p.name.name}` has {rank} dimensions but a grid has at most 3",
+                    p.ty.span, f"{rank} dimensions: {rank} grid axes")
+            .note("a `&mut` parameter is this block's own tile: each of its dimensions is an axis of the launch's "
+                  "grid (`block_id(0)`, `block_id(1)`, `block_id(2)`), and a grid has three")
+            .with_help(help_))
+
+
 def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type, item: ast.FnDecl | None = None) -> Type:
     if contains_error(ty):
         return ERROR
@@ -117,6 +145,8 @@ def check_kernel_param(tcx: CheckCx, p: ast.Param, ty: Type, item: ast.FnDecl | 
                             "compile time", p.ty.span, "`?` dimension in a `&mut` parameter")
                     .note("a `&mut` parameter is this block's own tile; its shape is the tile shape")
                     .with_help(_runtime_dim_help(tcx, p, item)))
+            if shape is not None and len(shape) > 3:
+                return tcx.emit(_deep_own_tile(tcx, p, len(shape)))
             if shape is not None:  # the own tile: the same backend limits as any tile
                 check_tile_limits(tcx, tuple(d for d in shape if d is not None), p.ty.span, None)
             return ty

@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 #: folders where a source of no file also finds its modules (`user_module_path`): the REPL sets them to the
 #: folders of its `:load`ed files for each check of the session (`repl/synth.check_session`)
 SEARCH: ContextVar[tuple[Path, ...]] = ContextVar("tile_module_search", default=())
+#: where the REPL's session program has the entry's shown expression (its tail, written without `;`), for
+#: the checker to let a function named there be shown (`twice` at the prompt); -1: none (`twice;`)
+SHOWN_AT: ContextVar[int] = ContextVar("tile_repl_shown_at", default=-1)
 
 
 @dataclass(slots=True)

@@ -22,6 +22,7 @@ from tilelang.sema.definite import check_definite
 from tilelang.sema.exprs import expect_bool
 from tilelang.sema.items import resolve_type
 from tilelang.sema.kernel import graph_effect
+from tilelang.sema.loader import SHOWN_AT
 from tilelang.sema.operators import binary_types
 from tilelang.sema.program import FnInfo, Symbol, SymbolKind
 from tilelang.sema.typeops import is_poison
@@ -206,8 +207,10 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                 tcx.destructured = saved
             return False
         case ast.ExprStmt(expr=e, semi=semi):
-            if isinstance(e, (ast.Name, ast.Path)) and _in_repl(tcx, e):
-                tcx.shown_names.add(e)  # `twice` at the prompt: the REPL shows what it is
+            if isinstance(e, (ast.Name, ast.Path)) and _in_repl(tcx, e) and e.span.start == SHOWN_AT.get():
+                # `twice` at the prompt: the REPL shows what it is; `twice;` shows nothing, so it is E0203 with the
+                # call, as in a file (huser26: the REPL printed nothing at all)
+                tcx.shown_names.add(e)
             ty = tcx.check_expr(e, fx, None if semi else UNIT)
             if isinstance(ty, OpT) and not fx.graph and not (isinstance(e, ast.Name) and _in_repl(tcx, e)):
                 tcx.emit(tcx.err(T.UNUSED_OPERATION, f"the launch of `{ty.kernel}` is never run", e.span,

@@ -135,6 +135,11 @@ def generic_count_help(a: Dim, b: Dim) -> str | None:
     kernel's are checked per launch instead), so the dimension must be spelt as the product."""
     if a.is_const and b.is_const or not (a.symbols() or b.symbols()):
         return None
+    from tilelang.sema.types import divisibility_gap, divisibility_help
+
+    gap = divisibility_gap([a], [b])
+    if gap is not None:  # huser26: `[BT, H, D]` as `[BT, H, 2, D / 2]`: the quotient as a generic of its own
+        return "a function's shapes are compared as written, for every instance at once: " + divisibility_help(gap)
     said = f"a function's shapes are compared as written, for every instance at once: nothing says `{a}` is `{b}`"
     if str(a).isidentifier():
         return f"{said}; in the function's signature write `{b}` where it says `{a}` (`Tile<.., [{b}]>`)"

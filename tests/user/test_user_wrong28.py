@@ -1,0 +1,168 @@
+"""Round 25 of the user's mistakes (huser26, 2026-12-07), each with the help applied by the letter and the fixed
+program checked (against NumPy where it computes; round 25's checks, tests/user/test_user_programs25.py).
+
+- s01 a 4-D `&mut` partition of a batch known only when it runs (test_user_wrong9's run-time r02 until now): the
+  checker passed it, the launch refused it (E0510), and the same kernel in a program with a generic kernel beside
+  it was the lowering's E0701 at `tilec check` instead. A `&mut` parameter of more than 3 dimensions is now E0510
+  at its declaration, whatever the launches' shapes, with the parameter's type rewritten.
+- Below: `twice;` (a function named as a statement) at the REPL printed nothing; it is E0203 with the call, as in
+  a file, where `twice` (no `;`) still shows what `twice` is.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_user_programs25 import CHECKS
+from userprog import apply_fixes, run_program, wrong_suite
+
+from tilelang import driver
+
+# file: (a phrase of the first error's help, the fix: (old, new) replacements)
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "s01_four_dim_partition_run_time_batch": (
+        "merge the leading axes: `z: &mut Tensor<f32, [1, 2, 2]>`, and give it a tensor whose leading axes are "
+        "merged the same way where it is made (`[N, C, H, W]` as `zeros::<f32>([N * C, H, W])`",
+        [("[1, 1, 2, 2]>", "[1, 2, 2]>"), ("zeros::<f32>([n, 3, 4, 4]);", "zeros::<f32>([n * 3, 4, 4]);"),
+         ("z.partition([1, 1, 2, 2])", "z.partition([1, 2, 2])"),
+         ("print(z.sum());", "print(z.reshape([n, 3, 4, 4]).sum());")]),
+}
+
+# n09's norm + rope as first written: the function with the quotient `Q` (the E0208 help), then the kernel with it
+# (the E0215 help the function's call then gets, `test_the_half_split_helps_lead_one_to_the_other`)
+_S02_FN = [("fn norm_rope<const BT: i32, const H: i32, const D: i32>(x: Tile<f32, [BT, H, D]>, w: Tile<f32, [1, 1, D]>,\n"
+            "                                                        pos: Tile<i32, [BT, 1, 1]>) -> Tile<f32, [BT, H, D]> {",
+            "fn norm_rope<const BT: i32, const H: i32, const Q: i32>(x: Tile<f32, [BT, H, 2 * Q]>,\n"
+            "                                                        w: Tile<f32, [1, 1, 2 * Q]>,\n"
+            "                                                        pos: Tile<i32, [BT, 1, 1]>) -> Tile<f32, [BT, H, 2 * Q]> {"),
+           ("/ (D as f32);", "/ ((2 * Q) as f32);"), ("D / 2", "Q"), ("-2.0 / (D as f32)", "-2.0 / ((2 * Q) as f32)"),
+           ("reshape([BT, H, D])\n}", "reshape([BT, H, 2 * Q])\n}")]
+_S02_KERNEL = [("kernel fn qk_norm_rope<const BT: i32, const H: i32, const D: i32>(x: &mut Tensor<f32, [BT, H, D]>,\n"
+                "                                                                  w: &Tensor<f32, [D]>,",
+                "kernel fn qk_norm_rope<const BT: i32, const H: i32, const Q: i32>(x: &mut Tensor<f32, [BT, H, 2 * Q]>,\n"
+                "                                                                  w: &Tensor<f32, [2 * Q]>,"),
+               ("w.partition([D]).load([0]).reshape([1, 1, D])", "w.partition([2 * Q]).load([0]).reshape([1, 1, 2 * Q])")]
+FIXES["s02_half_split_in_a_generic_function"] = (
+    "`BT * H * (D / 2) * 2` equals `BT * D * H` only where `D` is a multiple of 2, which the checker does not "
+    "assume: make the quotient a const generic of its own, `const Q: i32` for `D / 2`, and write `2 * Q` where `D` "
+    "was", _S02_FN + _S02_KERNEL)
+
+
+def _s01(t: dict, out: str) -> None:
+    assert out == "96.0\n" and t["z"].shape == (6, 4, 4) and (t["z"] == 1).all()
+
+
+FIXED = {"s01_four_dim_partition_run_time_batch": _s01,
+         "s02_half_split_in_a_generic_function": CHECKS["n09_qk_norm_rope_in_place"]}
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("s*.tile", FIXES, FIXED)
+
+
+_DEEP = """kernel fn bump<const B: i32>(z: &mut Tensor<f32, [1, 1, B, B]>, x: &Tensor<f32, [?, ?, ?, ?]>) {
+    z.store(x.partition([1, 1, B, B]).load([block_id(0), block_id(1), 0, 0]) + 1.0);
+}
+fn main() {
+    let n = zeros::<i32>([1]).sum() + N;
+    let x = ones::<f32>([n, 3, 4, 4]);
+    let mut z = zeros::<f32>([n, 3, 4, 4]);
+    bump(z.partition([1, 1, 4, 4]), &x).sync();
+    print(z.sum());
+}
+"""
+_GENERIC = """kernel fn other<T>(z: &mut Tensor<T, [4]>, x: &Tensor<T, [?]>) {
+    z.store(x.load_like(z));
+}
+"""
+
+
+@pytest.mark.parametrize("shape", ["run-time", "constant"])
+@pytest.mark.parametrize("beside", ["alone", "beside a generic kernel"])
+def test_a_four_dim_own_tile_is_one_error_at_the_parameter(shape: str, beside: str, tmp_path: Path) -> None:
+    """The same rank-4 `&mut` kernel was E0510 at the run (run-time batch), E0510 at the launch (constant shapes)
+    or the lowering's E0701 at `tilec check` (a generic kernel beside it): now one E0510 at the parameter in all
+    four programs, from `tilec check`, `tilec run`, the Python API's load and the language server alike."""
+    import tilelang
+    from tilelang.lsp import analysis
+
+    src = _DEEP.replace("zeros::<i32>([1]).sum() + N", "2" if shape == "constant" else "zeros::<i32>([1]).sum() + 2")
+    src += _GENERIC if beside != "alone" else ""
+    prog = tmp_path / "deep.tile"
+    prog.write_text(src, encoding="utf-8")
+    errs = [d for d in driver.check(prog).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0510"], [(d.code, d.message) for d in errs]
+    d = errs[0]
+    assert d.message == "`&mut` parameter `z` has 4 dimensions but a grid has at most 3"
+    assert src[d.primary_span.start:d.primary_span.end] == "&mut Tensor<f32, [1, 1, B, B]>"
+    assert "`z: &mut Tensor<f32, [1, B, B]>`" in d.help[0]
+    with pytest.raises(tilelang.TileError) as info:
+        tilelang.compile(src)
+    assert info.value.code == "E0510"
+    an = analysis.analyze(src, str(prog))
+    assert an.internal_error is None and [x.code for x in an.diagnostics if x.severity.value == "error"] == ["E0510"]
+    # the help, applied: the output made 3-D, the kernel's tile [1, B, B] read from the 4-D input by index
+    fixed = (src.replace("[1, 1, B, B]>, x", "[1, B, B]>, x")
+             .replace("load([block_id(0), block_id(1), 0, 0])", "load([block_id(0) / 3, block_id(0) % 3, 0, 0])"
+                      ".reshape([1, B, B])")
+             .replace("zeros::<f32>([n, 3, 4, 4]);", "zeros::<f32>([n * 3, 4, 4]);")
+             .replace("z.partition([1, 1, 4, 4])", "z.partition([1, 4, 4])"))
+    prog.write_text(fixed, encoding="utf-8")
+    assert run_program(prog)[1] == "192.0\n"
+
+
+def test_a_function_named_as_a_statement_at_the_prompt_says_what_to_do() -> None:
+    """`twice;` at the REPL printed nothing (the name was let through to be shown, and a statement shows
+    nothing); it is now E0203 with the call, as `tilec check` says of it in a file, and `twice` (the entry's
+    value) still shows the function."""
+    from tilelang.repl import ReplSession
+
+    session = ReplSession(device="cpu")
+    assert session.feed("fn twice(x: i32) -> i32 { x * 2 }").ok
+    r = session.feed("twice;")
+    assert not r.ok and "error[E0203]: function `twice` used as a value" in r.stderr
+    assert "help: call it: `twice(x)`" in r.stderr and r.stdout == ""
+    assert session.feed("  twice").stdout == "fn(i32) -> i32 = the function `twice` (call it: `twice(..)`; " \
+                                             "`:help twice` shows it)\n"
+    r = session.feed("let a = 1;\ntwice;\nlet b = 2;")
+    assert not r.ok and "<repl-" in r.stderr and "twice;" in r.stderr
+    assert session.feed("print(twice(21));").stdout == "42\n"
+    assert session.feed(":type twice").stdout == "twice: fn(i32) -> i32\n"
+    src = "fn twice(x: i32) -> i32 {\n    x * 2\n}\nfn main() {\n    twice;\n}\n"
+    errs = [d for d in driver.check(src, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [(d.code, d.help[0]) for d in errs] == [("E0203", "call it: `twice(x)`")]
+
+
+
+def test_the_half_split_helps_lead_one_to_the_other(tmp_path: Path) -> None:
+    """s02 (n09 as first written): E0208's help, applied to the function alone, leaves its call E0215, whose help
+    said "give it explicitly: `norm_rope::<..>(..)`" (and `{ D / 2 }` there was a mismatch of `(D / 2) * 2`
+    against `D`): it now names the caller's quotient, and once the kernel has it the call infers `Q` from the
+    kernel's own `[BT, H, 2 * Q]` tile (it was E0215 too: a dimension linear in a device function's generic was
+    solved only against a constant)."""
+    path = Path(__file__).parent / "wrong" / "s02_half_split_in_a_generic_function.tile"
+    half = tmp_path / "half.tile"
+    half.write_text(apply_fixes(path, _S02_FN), encoding="utf-8")
+    errs = [d for d in driver.check(half).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0215"], [(d.code, d.message) for d in errs]
+    assert errs[0].help == ("`x`'s dimension `2 * Q` is `D` here, which is 2 times a whole number only where `D` is "
+                            "a multiple of 2, which the checker does not assume: give the caller a const generic of "
+                            "its own for `D / 2`, `const Q: i32`, and write `2 * Q` where it says `D`",)
+    whole = tmp_path / "whole.tile"
+    whole.write_text(apply_fixes(path, _S02_FN + _S02_KERNEL), encoding="utf-8")
+    assert not driver.check(whole, deny_warnings=True).diagnostics
+    # a constant argument gives the generic too, and one that is not a multiple is still refused
+    src = ("fn halves<const Q: i32>(x: Tile<f32, [2 * Q]>) -> Tile<f32, [Q]> {\n"
+           "    where(arange::<i32>(2).reshape([2, 1]) == 0, x.reshape([2, Q]), 0.0).sum(0)\n}\n"
+           "kernel fn k(z: &mut Tensor<f32, [W]>, x: &Tensor<f32, [?]>) {\n"
+           "    z.store(halves(x.partition([2 * W]).load([0])));\n}\n"
+           "fn main() {\n    let x = arange::<f32>(12);\n    let mut z = zeros::<f32>([W]);\n"
+           "    k(z.partition([W]), &x).sync();\n    print(z);\n}\n")
+    prog = tmp_path / "c.tile"
+    prog.write_text("const W: i32 = 6;\n" + src, encoding="utf-8")
+    assert run_program(prog)[1] == "Tensor<f32, [6]> [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]\n"
+    bad = src.replace("x.partition([2 * W]).load([0])", "x.partition([7]).load([0])").replace("[W]", "[3]")
+    errs = [d for d in driver.check(bad, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [(d.code, d.help[0]) for d in errs] == [
+        ("E0215", "`x`'s dimension `2 * Q` is 7 here, which no whole `Q` makes: give it a tile of a multiple of 2 "
+                  "(6 or 8)")]

@@ -16,7 +16,6 @@ import pytest
 from llsim import SimDevice
 
 from tilelang.backend import emit_ptx, fastmath
-from tilelang.backend.codegen.arith import ArithOps
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -80,24 +79,6 @@ def test_tanh_clamp_changes_no_result() -> None:
     assert F(1.0 - 2.0 / (np.exp(2 * 8.0) + 1.0)) < F(1.0)
 
 
-def _old_tanh(self: ArithOps, x: str) -> str:
-    """The tanh before hcliff13 (div.rn, no clamp), as the reference of the bit-for-bit comparison."""
-    ax = self.fcall("fabs", "float", [x])
-    ex = self.fexp(self.emit(f"fmul float {ax}, 2.0"))
-    q = self.emit(f"fdiv float 2.0, {self.emit(f'fadd float {ex}, 1.0')}")
-    big = self.fcall("copysign", "float", [self.emit(f"fsub float 1.0, {q}"), x])
-    t = self.emit(f"fmul float {x}, {x}")
-    from tilelang.backend.codegen.llvm_types import const_operand
-
-    p = const_operand(DType.F32, fastmath.TANH_POLY[-1])
-    for coef in fastmath.TANH_POLY[-2::-1]:
-        p = self.fcall("fma", "float", [p, t, const_operand(DType.F32, coef)])
-    small = self.fcall("copysign", "float", [self.fcall("fma", "float", [self.emit(f"fmul float {x}, {t}"), p, x]),
-                                             x])
-    near = self.emit(f"fcmp olt float {ax}, {const_operand(DType.F32, fastmath.TANH_POLY_BELOW)}")
-    return self.emit(f"select i1 {near}, float {small}, float {big}")
-
-
 def _inputs() -> np.ndarray:
     r = np.random.default_rng(13)
     x = np.concatenate([np.linspace(-12, 12, 449), r.standard_normal(256) * 4, r.uniform(9.9, 10.1, 32),
@@ -114,16 +95,24 @@ def test_tanh_keeps_its_bits(error: int, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(llsim, "APPROX_ERROR", error)
     case = nc.Case("unary", DType.F32, (ir.ElemOp.TANH,), (_inputs(),))
     (new,) = nc.run_sim(case, case.kernel(), "sm_90a", SimDevice)
-    monkeypatch.setattr(ArithOps, "ftanh", _old_tanh)
+    monkeypatch.setenv("TILEC_TANH_DIV", "rn")  # (the code before: div.rn, no clamp)
     (old,) = nc.run_sim(case, case.kernel(), "sm_90a", SimDevice)
     same = (new.view(np.uint32) == old.view(np.uint32)) | (np.isnan(new) & np.isnan(old))
     assert same.all(), [(float(x), float(a), float(b)) for x, a, b, s in zip(case.inputs[0], new, old, same,
                                                                             strict=True) if not s][:5]
 
 
-def test_tanh_has_no_division_left() -> None:
-    """The PTX of a tanh has no div.rn (whose slow path is a call), for sm_80 and sm_90a."""
+def test_tanh_has_no_division_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The PTX of a tanh has no div.rn (whose slow path is a call), for sm_80 and sm_90a; `TILEC_TANH_DIV=rn`
+    has it back, and another value is refused."""
+    from tilelang.backend.env_switch import SwitchError
+
     case = nc.Case("unary", DType.F32, (ir.ElemOp.TANH,), (_inputs(),))
     for arch in ("sm_80", "sm_90a"):
         ptx = emit_ptx(case.kernel(), arch)
         assert "div.rn.f32" not in ptx and "rcp.approx.ftz.f32" in ptx and "min.NaN.f32" in ptx, arch
+    monkeypatch.setenv("TILEC_TANH_DIV", "rn")
+    assert "div.rn.f32" in emit_ptx(case.kernel(), "sm_90a")
+    monkeypatch.setenv("TILEC_TANH_DIV", "fastest")
+    with pytest.raises(SwitchError):
+        emit_ptx(case.kernel(), "sm_90a")

@@ -103,6 +103,13 @@ TANH_POLY_BELOW = 0.6
 # tanh of |x| >= TANH_ONE is 1.0 in f32 (1 - 2 / (e^20 + 1) is within 4.2e-9 of 1, under half an ulp below it): the
 # GPU clamps |x| there (`codegen/arith.ftanh`), which changes no result and keeps exp(2|x|) finite
 TANH_ONE = 10.0
+
+
+def tanh_fast_div() -> bool:
+    """`TILEC_TANH_DIV`: "fast" (unset: tanh's quotient by div.rn's own fast path, |x| clamped to TANH_ONE,
+    `codegen/arith.ftanh`) or "rn" (div.rn with its slow-path call, no clamp: the code before hcliff13, the
+    same bits, for an A/B on a GPU)."""
+    return mode("TILEC_TANH_DIV", "fast", ("fast", "rn")) == "fast"
 TANH_POLY = (-0.33333294366595045, 0.13331880556516756, -0.053783345663406916, 0.02080266713075199,
              -0.005910838947703119)
 

@@ -382,6 +382,7 @@ class _Emitter(HopperOps, DebugOps):
             "",
             f'attributes #0 = {{ "nvvm.reqntid"="{self.T}"{"".join(" " + a for a in self.fn_attrs)} }}',
             "!0 = !{}",
+            *self.loop_md,
         ]
         return ldg_early.resolve(self, "\n".join(out) + "\n")
 

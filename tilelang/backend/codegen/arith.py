@@ -259,13 +259,15 @@ class ArithOps(EmitterCore):
         rounds to 1.0 already: the same bits for every x, and the divisor
         stays in [2, e^20 + 1], where `fdiv_fast` is div.rn's own result
         without its slow path (a call a division: 128 of them, beside a
-        GEMM's accumulator, spilled 4.7 KB a thread; hcliff13)."""
+        GEMM's accumulator, spilled 4.7 KB a thread; hcliff13).
+        `TILEC_TANH_DIV=rn` (`fastmath.tanh_fast_div`): div.rn, no clamp, as before (an A/B switch)."""
         ax = self.fcall("fabs", "float", [x])
-        c = self.fcall("minimum", "float", [ax, const_operand(DType.F32, fastmath.TANH_ONE)])
+        fast = fastmath.tanh_fast_div()
+        c = self.fcall("minimum", "float", [ax, const_operand(DType.F32, fastmath.TANH_ONE)]) if fast else ax
         two = self.emit(f"fmul float {c}, 2.0")
-        ex = self.fexp(two, bounded=True)
+        ex = self.fexp(two, bounded=fast)
         den = self.emit(f"fadd float {ex}, 1.0")
-        q = self.fdiv_fast("2.0", den)
+        q = self.fdiv_fast("2.0", den) if fast else self.emit(f"fdiv float 2.0, {den}")
         big = self.fcall("copysign", "float", [self.emit(f"fsub float 1.0, {q}"), x])
         t = self.emit(f"fmul float {x}, {x}")
         p = const_operand(DType.F32, fastmath.TANH_POLY[-1])

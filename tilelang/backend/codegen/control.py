@@ -16,9 +16,8 @@ from tilelang.backend.codegen.llvm_types import (
 from tilelang.backend.gpu import nodes as g
 from tilelang.ir import nodes as ir
 
-from . import fma_dot
+from . import fma_dot, sm80, unroll
 from . import pdl as pdl_code
-from . import sm80
 from .core import (
     Frag,
     Operand,
@@ -125,7 +124,7 @@ class ControlOps(ShapeOps):
         nexts = self._flatten(ys)
         ivn = self.emit(f"add {ity} {iv}, {st}")
         latch = self.cur
-        self.br(head)
+        self.stmt(f"br label %{head}{unroll.latch(self) if unroll.full(self, op) else ''}")
         lines = [f"  {iv} = phi {ity} [ {lo}, %{pre} ], [ {ivn}, %{latch} ]"]
         for p, t, i0, nx in zip(phis, types, inits, nexts, strict=True):
             lines.append(f"  {p} = phi {t} [ {i0}, %{pre} ], [ {nx}, %{latch} ]")

@@ -144,6 +144,7 @@ class EmitterCore:
         self._scratch_used = bool(kernel.smem_bytes)
         self._depth = 0  # regions being emitted: 1 = the kernel body's own ops
         self.fn_attrs: list[str] = []
+        self.loop_md: list[str] = []  # metadata nodes of loops unrolled whole (`unroll.latch`)
         self.T = kernel.num_warps * 32
         self.lines: list[str] = []
         self.decls: set[str] = set()

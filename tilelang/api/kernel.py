@@ -3,6 +3,7 @@ its arguments and returns an `Operation` (`call.py` does the checking)."""
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from tilelang.api.arrays import tile_dtype_name
@@ -19,6 +20,7 @@ from tilelang.api.signature import (
 )
 from tilelang.diagnostics.codes.names import WRONG_GENERIC_COUNT
 from tilelang.dtypes import DType
+from tilelang.env_switch import on_codegen_change
 from tilelang.runtime.launch import ParamSpec, param_specs
 from tilelang.syntax import ast
 from tilelang.tuner.space import tune_spec
@@ -26,6 +28,28 @@ from tilelang.tuner.space import tune_spec
 if TYPE_CHECKING:
     from tilelang.api.operation import Operation
     from tilelang.api.protocols import ModuleLike
+
+
+#: every kernel made, for `_forget_plans`
+_KERNELS: weakref.WeakSet[Kernel] = weakref.WeakSet()
+
+
+def _forget_plans() -> None:
+    """A codegen switch was set or changed (`env_switch.on_codegen_change`): each kernel's plans and memo hold
+    the launcher of the variant compiled under the old setting; drop them (and the launchers of the plans an
+    `Operation` still holds), so the next call takes the checked path and its launch the new setting's
+    variant (the runtime keys its variants by the switches' values)."""
+    from tilelang.api import tuning
+
+    for k in list(_KERNELS):
+        for plan in k._plans.values():
+            plan.launcher, plan.launcher_tried, plan.memo = None, False, None
+        k._plans.clear()
+        k._memo = None
+    tuning._HINTED.clear()
+
+
+on_codegen_change(_forget_plans)
 
 
 class Kernel:
@@ -51,6 +75,7 @@ class Kernel:
         self._plans: dict[tuple[Any, ...], Any] = {}  # call key -> `fastpath.Plan`
         self._memo: Any = None  # the memo of the last plan that has one (`fastpath.memo_for`)
         self._specialised: dict[Any, Kernel] = {}  # `kernel[..]` by its generics
+        _KERNELS.add(self)
         self._tune = tune_spec(decl)  # `#[autotune(..)]`, or None
         # E0313 (`temporaries.py`): the `&mut` parameters' positions (a
         # partition's array no variable holds), and the parameters a call

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tilelang.backend.codegen.budget import check_registers
-from tilelang.backend.env_switch import SwitchError
+from tilelang.backend.env_switch import SwitchError, codegen_setting
 from tilelang.backend.facts import TensorFacts
 from tilelang.backend.llvm import CodegenError, KernelABI, ParamSlot, emit_llvm_text
 from tilelang.backend.target import DEFAULT_ARCH, Target, llvm_to_ptx
@@ -187,7 +187,11 @@ def compile_kernel(kernel_ir, target: Target | str | None = None,  # type: ignor
     ll, abi = emit_llvm_text(gk, gk.facts, tgt.pdl_mode, tgt.trace, tgt.tma_prefetch,
                              tgt.trace_mark if tgt.trace else "", tgt.l2_evict, tgt.ldg_early)
     level = ir_level(gk, tgt)  # part of the key: the same LLVM text gives other PTX at another level
-    key = cache_mod.make_key("ptx", tgt.key(), f"ir-O{level}", ll, code=cache_mod.step_key(*cache_mod.PTX_STEP))
+    # and the codegen switches set (`env_switch.codegen_setting`: none set, the key they always had): what they
+    # change reaches the LLVM text, and no switch decides the PTX without being in its key
+    switches = codegen_setting()
+    key = cache_mod.make_key("ptx", tgt.key(), f"ir-O{level}", ll, *((switches,) if switches else ()),
+                             code=cache_mod.step_key(*cache_mod.PTX_STEP))
     cache = cache_mod.default_cache()
     from tilelang.backend import explain
 

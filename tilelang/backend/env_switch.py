@@ -4,6 +4,6 @@ itself, which loads no backend module (the interpreter importing `tilelang.backe
 
 from __future__ import annotations
 
-from tilelang.env_switch import SwitchError, flag, mode, number, numbers
+from tilelang.env_switch import SwitchError, codegen_setting, flag, mode, number, numbers
 
-__all__ = ["SwitchError", "flag", "mode", "number", "numbers"]
+__all__ = ["SwitchError", "codegen_setting", "flag", "mode", "number", "numbers"]

@@ -703,10 +703,10 @@ class Builtins:
         domains.check_math(name, sdt, typed, node, True)
         if name == "abs" and sdt is not None and not sdt.is_float:
             return to_scalar(abs(int(_num(x))), sdt)
-        dt = typed if typed is not None and typed.is_float else sdt if sdt is not None and sdt.is_float else None
+        fdt = typed if typed is not None and typed.is_float else sdt if sdt is not None and sdt.is_float else None
         with np.errstate(all="ignore"):  # (an untyped number or an integer: in f64)
-            r = num.math_values(name, normalise(np.asarray(_num(x)), dt or DType.F64), dt or DType.F64)
-        return to_scalar(float(r), dt) if dt is not None else float(r)
+            r = num.math_values(name, normalise(np.asarray(_num(x)), fdt or DType.F64), fdt or DType.F64)
+        return to_scalar(float(r), fdt) if fdt is not None else float(r)
 
     def pow(self, x: Any, y: Any, node: Any, name: str = "pow") -> Any:
         """`pow(x, y)` / `x.pow(y)` (`atan2` alike): IEEE pow, element-wise with broadcasting,

@@ -28,6 +28,7 @@ import dataclasses
 import math
 import sys
 import threading
+import weakref
 from collections import defaultdict, deque
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +37,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
+from tilelang.env_switch import codegen_key, on_codegen_change
 from tilelang.ir import arg_dims
 from tilelang.runtime import cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
@@ -272,6 +274,7 @@ class PreparedKernel:
     """One lowered kernel, compiled lazily per set of specialisation facts."""
 
     def __init__(self, kernel_ir: Any, arch: str) -> None:
+        _PREPARED.add(self)
         self.ir = kernel_ir
         self.arch = arch
         self.variants: dict[tuple[Any, ...], tuple[Any, Function]] = {}  # facts -> (abi, function)
@@ -280,6 +283,19 @@ class PreparedKernel:
         # the `&Tensor` dims its type fixes, which the code takes as constants (`ir/arg_dims.py`): checked
         # against each launch's tensors by `_run_slow` and `fast_launcher` (the hits of `run` are their buffers)
         self.fixed = arg_dims.fixed_dims(kernel_ir) if hasattr(kernel_ir, "params") else ()
+
+
+# a codegen switch set or changed (`env_switch.on_codegen_change`): `run`'s launch memos hold the old setting's
+# function, dropped; the variants themselves are keyed by the switches' values (`codegen_key`)
+_PREPARED: weakref.WeakSet[PreparedKernel] = weakref.WeakSet()
+
+
+def _forget_launches() -> None:
+    for pk in list(_PREPARED):
+        pk.fast.clear()
+
+
+on_codegen_change(_forget_launches)
 
 
 class CudaDevice(Device):
@@ -379,18 +395,10 @@ class CudaDevice(Device):
                  span: Span | None) -> tuple[Any, Function]:
         pdl = cuda_pdl.mode()
         cv = occupancy.CARVEOUT  # a uniform carveout: its own copy of the module
-        from tilelang.backend.gpu.layouts import replicate_bound
-        from tilelang.backend.target import (
-            int8_mma_default,
-            int8_ring_default,
-            l2_evict_default,
-            ldg_early_default,
-        )
-
-        # `TILEC_L2_EVICT`, `TILEC_LDG_EARLY`, `TILEC_REPLICATE_SMALL` and
-        # `TILEC_INT8_MMA` now (a setting changed in the process recompiles)
-        l2 = (l2_evict_default(), ldg_early_default(), replicate_bound(), int8_mma_default(), int8_ring_default())
-        got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED, cv, l2))
+        # every codegen switch's value now (`env_switch.codegen_key`: a setting changed in the process recompiles;
+        # it listed 5 of them before, and `TILEC_ERF_F32=0` set after a launch kept the first code)
+        switches = codegen_key()
+        got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED, cv, switches))
         if got is None:
             from tilelang.backend import CodegenError, compile_kernel
 
@@ -427,7 +435,7 @@ class CudaDevice(Device):
                 per = occupancy.resident(self.ctx.d, fn.handle, abi.num_threads, abi.smem_bytes)
                 abi = dataclasses.replace(abi, queue_per_sm=max(1, per))
             got = (abi, fn)
-            pk.variants[(*facts_key, pdl, traced, cv, l2)] = got
+            pk.variants[(*facts_key, pdl, traced, cv, switches)] = got
         return got
 
 
@@ -510,8 +518,6 @@ class CudaDevice(Device):
 
     def _run_slow(self, prepared: PreparedKernel, grid: tuple[int, ...], args: list[Any],
                   stream: Any, span: Span | None, fkey: tuple[Any, ...]) -> None:
-        import weakref
-
         from tilelang.backend import TensorFacts
         from tilelang.ir import nodes as ir
 
@@ -850,9 +856,7 @@ class CudaDevice(Device):
         g.exec = _check(self.ctx.d.cuGraphInstantiate(g.graph, 0), "cuGraphInstantiate")
         self._graph_asserts[id(g)] = self._pending_asserts.pop(id(s), [])  # their words stay held
         if self._graph_asserts[id(g)]:
-            import weakref
-
-            weakref.finalize(g, self._drop_graph_asserts, id(g))
+                weakref.finalize(g, self._drop_graph_asserts, id(g))
         self._capturing.discard(id(s))
         g.counters = self._arrive.take(s)  # type: ignore[attr-defined]
         prints = self._capture_prints.pop(id(s), [])

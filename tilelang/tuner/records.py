@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tilelang.env_switch import codegen_setting
 from tilelang.runtime import cache as cache_mod
 
 FORMAT = 1
@@ -52,7 +53,10 @@ class Record:
 
 
 def record_key(*parts: Any) -> str:
-    return cache_mod.make_key("tune", *parts)
+    """The key of a record of `parts`, and of the codegen switches set (`env_switch.codegen_setting`: a timing
+    under `TILEC_GEMM_SPLITK=0` is of other code than the default's)."""
+    switches = codegen_setting()
+    return cache_mod.make_key("tune", *parts, *((switches,) if switches else ()))
 
 
 class RecordStore:

@@ -251,6 +251,21 @@ def test_redefined_kernel_runs_its_new_body(session: ReplSession) -> None:
     assert session.feed("z.sum()").stdout == "f32 = 88.0\n"
 
 
+def test_a_device_function_with_atomics_is_defined_before_its_kernel_and_redefined(session: ReplSession) -> None:
+    """A device function entered before any kernel calls it, and its old version once redefined, are checked
+    as device code: their atomics were E0211 "only allowed inside a kernel" (hrev27's leftover, fixed hrev29:
+    an uncalled function is device code where its body uses what only device code has). The kernel calls the
+    newest definition."""
+    bump = "fn bump(x: &Tensor<f32, [?]>, v: f32) {{ unsafe {{ atomic_add(x, [0], full::<f32>([1], {})); }} }}"
+    kernel = "kernel fn k(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [?]>) { bump(x, 1.0); z.store(zeros::<f32>([1])); }"
+    for entry in (bump.format("v"), kernel, "let a = zeros::<f32>([1]); let mut z = zeros::<f32>([4]);",
+                  "k(z.partition([1]), &a).sync();", bump.format("10.0 * v"), "k(z.partition([1]), &a).sync();",
+                  kernel, "k(z.partition([1]), &a).sync();"):
+        r = session.feed(entry)
+        assert r.ok, (entry, r.stderr)
+    assert session.feed("a.sum()").stdout == "f32 = 84.0\n"  # 4 blocks: + 1, then + 10 twice
+
+
 def test_a_graph_recorded_before_a_redefinition_replays_the_old_kernel(
     session: ReplSession,
 ) -> None:

@@ -119,24 +119,31 @@ fn main() {
     assert c.holds({"num_blocks(0)": 4}) and not c.holds({"num_blocks(0)": 5})
 
 
-def test_device_fn_symbolic_fact_is_an_error() -> None:
+def test_device_fn_symbolic_fact_is_decided_for_each_call() -> None:
+    """A device function's fact in its own generic (`N / 2` nested tiles of its `[N]` tile) is decided for the
+    call's value (hrev29: it was E0402/E0403 at every instance): `N` = 64 holds, so no error and no launch
+    check; `N` = 63 breaks both facts, reported at the call's kernel."""
     src = """
 fn half<const N: i32>(t: &mut Tensor<f32, [N]>) {
     let q = t.partition([N / 2]);
     q.store(zeros::<f32>([N / 2]), [1]);
 }
 
-kernel fn k(z: &mut Tensor<f32, [64]>) {
+kernel fn k(z: &mut Tensor<f32, [W]>) {
     half(z);
 }
 
 fn main() {
     let mut z = zeros::<f32>([256]);
-    k(z.partition([64])).sync();
+    k(z.partition([W])).sync();
 }
 """
-    _, diags, facts = _check(src)
-    assert {d.code for d in diags} == {"E0402", "E0403"}
+    _, diags, facts = _check("const W: i32 = 64;" + src)
+    assert not [d for d in diags if d.severity.value == "error"]
+    assert facts.launch_checks == []
+    _, diags, facts = _check("const W: i32 = 63;" + src)
+    assert {d.code for d in diags} == {"E0402"}
+    assert all("in device function `half` with `N` = 63" in d.message for d in diags)
     assert facts.launch_checks == []
 
 

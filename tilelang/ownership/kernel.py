@@ -36,6 +36,7 @@ from typing import Any
 from tilelang import lastblock
 from tilelang.diagnostics.codes import kernel as codes
 from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
+from tilelang.ownership.device_facts import hand_down
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import BinOp, Const, LaunchCheck, Sym, SymExpr, simplify
 from tilelang.ownership.kernel_index import (
@@ -665,7 +666,7 @@ def check_kernels(
         c = KernelChecker(view, sink, info, checks)
         c.run()
         checkers.append((info, c))
-    _hand_down(view, checkers, checks)
+    hand_down(view, checkers, checks)
     _reads_of_written(checkers)
     kinds = _mixed_atomics(checkers)
     return unsafe_writes(checkers, kinds)
@@ -724,31 +725,6 @@ def _reads_of_written(checkers: list[tuple[Any, KernelChecker]]) -> None:
                            f"updates it may read a copy made before it instead (`let before = t.clone();` on the "
                            f"host, passed as another `&` argument)")
             )
-
-
-def _hand_down(view: ProgramView, checkers: list[tuple[Any, KernelChecker]], checks: list[LaunchCheck]) -> None:
-    """A device function's launch checks of the grid alone (`device_checks`) become checks of
-    every kernel that calls it, at any depth: the function runs on that kernel's grid."""
-    by_decl = {id(info.decl): c for info, c in checkers if not info.is_kernel and c.device_checks}
-    if not by_decl:
-        return
-    for info, _ in checkers:
-        if not info.is_kernel:
-            continue
-        seen: set[int] = set()
-        stack = [info.decl]
-        while stack:
-            fn = stack.pop()
-            for n in ast.walk(fn.body):
-                callee = view.callee(n) if isinstance(n, ast.Call) else None
-                if callee is None or id(callee) in seen or callee is info.decl:
-                    continue
-                seen.add(id(callee))
-                stack.append(callee)
-                dc = by_decl.get(id(callee))
-                for ch in dc.device_checks if dc is not None else ():
-                    checks.append(LaunchCheck(info.qualname, ch.kind, ch.lhs, ch.rel, ch.rhs, ch.span, ch.code,
-                                              f"{ch.what}, in device function `{dc.fn.name.name}`", ch.help))
 
 
 def _mixed_atomics(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[int, frozenset[str]]]:

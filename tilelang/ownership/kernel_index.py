@@ -838,10 +838,13 @@ class KernelIndex:
         if self.fn.is_kernel:
             self.launch_checks.append(check)
             return
-        if check.symbols and all(s.startswith("num_blocks(") for s in check.symbols):
-            # a fact of the grid alone (`(block_id(0) + 5) % 4 >= 0` holds while the dividend
-            # stays in i32): the grid is the calling kernel's, so each kernel that reaches
-            # this function checks it at its launches (`kernel.check_kernels`)
+        own = {g.name.name for g in self.fn.generics if g.is_const}
+        if check.symbols and all(s.startswith("num_blocks(") or s in own for s in check.symbols):
+            # a fact of the grid and the function's own const generics (`(block_id(0) + 5) % 4 >= 0`
+            # holds while the dividend stays in i32; `8 % H == 0` of `z.partition([H])`): the grid is
+            # the calling kernel's and the generics each call's, so each kernel that reaches this
+            # function decides it for every call's values, now or at its launches
+            # (`kernel._hand_down`; hrev29: a generic's fact was E0402 at every instance)
             self.device_checks.append(check)
             return
         self.report(

@@ -48,7 +48,8 @@ from tilelang.sema.items import collect_module, eval_const, register_consts, res
 from tilelang.sema.kernel import check_device_recursion
 from tilelang.sema.launch import untaken_tuner_partitions
 from tilelang.sema.loader import ModuleLoader
-from tilelang.sema.program import Program, Symbol, SymbolKind
+from tilelang.intrinsics.signatures import Context, lookup_function, lookup_method
+from tilelang.sema.program import FnInfo, Program, Symbol, SymbolKind
 from tilelang.sema.stmts import check_block, check_fn
 from tilelang.sema.typeops import float_literal_overflows, mentions_tile
 from tilelang.sema.types import F32, ScalarT, UnitT, UntypedFloat, UntypedInt
@@ -91,7 +92,7 @@ def _run(tcx: CheckCx) -> None:
     _drain(tcx)
     for info in list(tcx.program.functions.values()):
         if not info.contexts:
-            in_kernel = any(mentions_tile(t) for t in (*info.param_types, info.ret))
+            in_kernel = any(mentions_tile(t) for t in (*info.param_types, info.ret)) or _kernel_only_body(tcx, info)
             tcx.enqueue(info, in_kernel)
             _drain(tcx)
     check_device_recursion(tcx)
@@ -99,6 +100,27 @@ def _run(tcx: CheckCx) -> None:
     untaken_tuner_partitions(tcx)
     _default_untyped(tcx)
     constant_shifts(tcx)
+
+
+def _kernel_only_body(tcx: CheckCx, info: FnInfo) -> bool:
+    """Whether a function nobody calls uses a builtin that only device code has (`z.load()`, `z.store(..)`,
+    `block_id(0)`, `atomic_add(..)`, `x.load_like(z)`): it is a device helper, checked as device code. It
+    was checked as host code unless its signature named a `Tile`, so a module of device helpers of which a
+    program uses some was E0211 for the others, and a REPL redefinition of a device function with atomics
+    failed on the old one (hrev27, fixed hrev29). A function that no context admits is refused in the one
+    its body asks for; one that runs is checked where it is called."""
+    mod = tcx.program.modules.get(info.module)
+    own = mod.scope if mod is not None else {}
+    for n in ast.walk(info.decl.body):
+        if isinstance(n, ast.Call) and isinstance(n.callee, ast.Name) and n.callee.ident.name not in own:
+            sig = lookup_function(n.callee.ident.name)
+        elif isinstance(n, ast.MethodCall):
+            sig = lookup_method(n.method.name)
+        else:
+            continue
+        if sig is not None and sig.context is Context.KERNEL:
+            return True
+    return False
 
 
 def _check_main(tcx: CheckCx, main: Symbol | None) -> None:

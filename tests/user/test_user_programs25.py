@@ -37,6 +37,8 @@ and examples/ alone.
 - n19: the backward of a fused residual add + RMSNorm, dw summed by the group's last block in the same launch.
 - n20: n14's kernels imported with `use`, recorded in a `graph { }` with a kernel zeroing the loss, replayed 6
   times.
+- n21: Mamba-2's chunked SSD scan: segment sums by `cumsum`, the intra-chunk product, the carried state, each
+  chunk's rows stored by a nested partition's `store`, against the sequential recurrence.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at sm_90a
 (the slow ones `heavy`), and its PTX assembles for sm_90a.
@@ -477,6 +479,18 @@ def _n20(t: Tensors, out: str) -> None:
     assert all(a > c for a, c in itertools.pairwise(losses)) and out == "true true\n"
 
 
+def _n21(t: Tensors, out: str) -> None:
+    x, dt, a, b, c = (t[k].astype(np.float64) for k in ("x", "dt", "a", "b", "c"))
+    y = np.zeros_like(x)
+    for h in range(3):
+        st = np.zeros((16, 32))
+        for s in range(80):
+            st = np.exp(dt[h, s] * a[h]) * st + dt[h, s] * np.outer(b[h, s], x[h, s])
+            y[h, s] = c[h, s] @ st
+    np.testing.assert_allclose(t["y"], y, rtol=1e-4, atol=1e-5)
+    assert (a < 0).all() and out == "[3, 80, 32] true\n"
+
+
 CHECKS["n14_linear_xent_train_step"] = _n14
 CHECKS["n15_beam_search_eos_history"] = _n15
 CHECKS["n16_swiglu_backward_bf16"] = _n16
@@ -484,6 +498,7 @@ CHECKS["n17_distillation_kl_chunked"] = _n17
 CHECKS["n18_nf4_lookup_gemv"] = _n18
 CHECKS["n19_add_rmsnorm_backward_last_block"] = _n19
 CHECKS["n20_train_loop_graph_replay"] = _n20
+CHECKS["n21_mamba2_ssd_chunked"] = _n21
 
 # simulated by default: the cheap ones (~1 s each, 2-core CI); the others (2.5-80 s in llsim: n11's scalar row loop
 # of atomics) and most PTX tests run with TILE_SLOW=1

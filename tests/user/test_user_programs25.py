@@ -25,6 +25,20 @@ and examples/ alone.
 - n12: dynamic loss scaling (unscale, an inf/NaN flag by `atomic_max`, skipped steps) with the global-norm clip
   and SGD with momentum.
 - n13: LAMB: the trust ratio of each layer from partial norms summed by the group's last block.
+- n14: a softmax-regression training step as four kernels of one module, also driven from Python on NumPy
+  arrays in place for five steps (`test_the_train_step_module_runs_from_python_on_numpy_arrays_in_place`).
+- n15: beam search bookkeeping: log-softmax + scores, the best 3 of 3 x 20 by repeated argmax, finished beams
+  offering only EOS, histories rebuilt from the parents' rows into a second buffer swapped by moves.
+- n16: the SwiGLU backward in bf16 (and f32) from one generic kernel, each value the f32 one rounded once.
+- n17: a distillation KL over a vocabulary of 3000 in chunks (f16 logits, a masked teacher row, a student row
+  equal to its teacher) and its gradient.
+- n18: an NF4 GEMV: 4-bit codes unpacked by a `where` + reshape, looked up in the table by a one-hot sum, the
+  double-quantised absmax.
+- n19: the backward of a fused residual add + RMSNorm, dw summed by the group's last block in the same launch.
+- n20: n14's kernels imported with `use`, recorded in a `graph { }` with a kernel zeroing the loss, replayed 6
+  times.
+- n21: Mamba-2's chunked SSD scan: segment sums by `cumsum`, the intra-chunk product, the carried state, each
+  chunk's rows stored by a nested partition's `store`, against the sequential recurrence.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at sm_90a
 (the slow ones `heavy`), and its PTX assembles for sm_90a.
@@ -446,12 +460,45 @@ def _n19(t: Tensors, out: str) -> None:
     assert out == "[45, 384] [1, 384] true\n"
 
 
+def _n20(t: Tensors, out: str) -> None:
+    x, y = t["x"].astype(np.float64), t["y"]
+    w, b = t["w0"].astype(np.float64), np.zeros(10)
+    n = len(y)
+    losses = []
+    for _ in range(6):
+        z = x @ w + b
+        e = np.exp(z - z.max(1, keepdims=True))
+        p = e / e.sum(1, keepdims=True)
+        losses.append(-np.log(p[np.arange(n), y]).mean())
+        d = (p - np.eye(10)[y]) / n
+        w, b = w - 0.5 * x.T @ d, b - 0.5 * d.sum(0)
+    np.testing.assert_allclose(t["losses"], losses, rtol=1e-5)
+    np.testing.assert_allclose(t["w"], w, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(t["b"], b, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(t["loss"][0], losses[-1], rtol=1e-5)
+    assert all(a > c for a, c in itertools.pairwise(losses)) and out == "true true\n"
+
+
+def _n21(t: Tensors, out: str) -> None:
+    x, dt, a, b, c = (t[k].astype(np.float64) for k in ("x", "dt", "a", "b", "c"))
+    y = np.zeros_like(x)
+    for h in range(3):
+        st = np.zeros((16, 32))
+        for s in range(80):
+            st = np.exp(dt[h, s] * a[h]) * st + dt[h, s] * np.outer(b[h, s], x[h, s])
+            y[h, s] = c[h, s] @ st
+    np.testing.assert_allclose(t["y"], y, rtol=1e-4, atol=1e-5)
+    assert (a < 0).all() and out == "[3, 80, 32] true\n"
+
+
 CHECKS["n14_linear_xent_train_step"] = _n14
 CHECKS["n15_beam_search_eos_history"] = _n15
 CHECKS["n16_swiglu_backward_bf16"] = _n16
 CHECKS["n17_distillation_kl_chunked"] = _n17
 CHECKS["n18_nf4_lookup_gemv"] = _n18
 CHECKS["n19_add_rmsnorm_backward_last_block"] = _n19
+CHECKS["n20_train_loop_graph_replay"] = _n20
+CHECKS["n21_mamba2_ssd_chunked"] = _n21
 
 # simulated by default: the cheap ones (~1 s each, 2-core CI); the others (2.5-80 s in llsim: n11's scalar row loop
 # of atomics) and most PTX tests run with TILE_SLOW=1

@@ -166,3 +166,26 @@ def test_the_half_split_helps_lead_one_to_the_other(tmp_path: Path) -> None:
     assert [(d.code, d.help[0]) for d in errs] == [
         ("E0215", "`x`'s dimension `2 * Q` is 7 here, which no whole `Q` makes: give it a tile of a multiple of 2 "
                   "(6 or 8)")]
+
+
+def test_a_std_function_written_as_a_method_keeps_its_arguments(tmp_path: Path) -> None:
+    """PyTorch's `a.lerp(b, w)` in a kernel: the help said "`use std::math::lerp;` .., then `lerp(a)`", which takes
+    three arguments (E0209 once applied); the method's arguments now follow the receiver where std's function
+    takes them all, and the help, applied, runs. `x.softmax(1)` (std's `softmax` takes the tile alone) keeps
+    `softmax(x)`."""
+    src = ("kernel fn k(z: &mut Tensor<f32, [4, 8]>, x: &Tensor<f32, [?, ?]>) {\n    let a = x.load_like(z);\n"
+           "    z.store(EXPR);\n}\nfn main() {\n    let x = arange::<f32>(32).reshape([4, 8]);\n"
+           "    let mut z = zeros::<f32>([4, 8]);\n    k(z.partition([4, 8]), &x).sync();\n    print(z.sum());\n}\n")
+
+    def first_help(expr: str) -> str:
+        errs = [d for d in driver.check(src.replace("EXPR", expr), name="m.tile").diagnostics
+                if d.severity.value == "error"]
+        assert [d.code for d in errs] == ["E0103"], [(d.code, d.message) for d in errs]
+        return errs[0].help[0]
+
+    h = first_help("a.lerp(a * 3.0, 0.25)")
+    assert h.endswith("then `lerp(a, a * 3.0, 0.25)` (`tilec doc lerp` shows it)"), h
+    prog = tmp_path / "lerp.tile"
+    prog.write_text("use std::math::lerp;\n" + src.replace("EXPR", "lerp(a, a * 3.0, 0.25)"), encoding="utf-8")
+    assert run_program(prog)[1] == "744.0\n"   # 496 * 1.5
+    assert first_help("a.softmax(1)").endswith("then `softmax(a)` (`tilec doc softmax` shows it)")

@@ -488,9 +488,14 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         homes = tcx.loader.std_items().get(name) if not habit and kind in ("tile", "tensor", "param") else None
         if homes:  # `t.softmax(0)` (PyTorch's method): std's function, not "a similar name: `max`" (round 12)
             imported = name in fx.module.scope
+            # the method's own arguments after the receiver where std's function takes them (huser26:
+            # `a.lerp(b, 0.5)` was told `lerp(a)`, which takes three)
+            rest = [(tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args]
+            more = "".join(f", {r}" for r in rest) if rest and tcx.loader.std_arity(name) == 1 + len(rest) \
+                and all(0 < len(r) < 30 for r in rest) else ""
             habit = (f"`{name}` is a function of the standard library, not a method: "
                      + ("" if imported else f"`use {homes[0]}::{name};` at the top of the file, then ")
-                     + (f"`{name}({{x}})` (`tilec doc {name}` shows it)" if kind == "tile" else
+                     + (f"`{name}({{x}}{more})` (`tilec doc {name}` shows it)" if kind == "tile" else
                         f"`{name}(..)` of a tile, in a kernel: `z.store({name}({{x}}.load_like(z)))` with `{{x}}` "
                         f"passed as `&{{x}}` (`tilec doc {name}` shows it)"))
         # a method of other receivers (`argmin` of a scalar) is told so, not given a similar name of this

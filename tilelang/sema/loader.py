@@ -97,6 +97,7 @@ class ModuleLoader:
 
         items: dict[str, list[str]] = {}
         consts: dict[str, list[str]] = {}
+        arity: dict[str, int | None] = {}
         for module in self.std_modules():
             path = self.std_module_path(["std", *module.split("::")[1:]]) if module.startswith("std::") else None
             try:
@@ -107,9 +108,17 @@ class ModuleLoader:
                 items.setdefault(m.group(1) or m.group(2), []).append(module)
                 if m.group(2):
                     consts.setdefault(m.group(2), []).append(module)
+                elif m.group(1):
+                    arity.setdefault(m.group(1), _param_count(text, m.end()))
         self._std_items = items
         self._std_consts = consts
+        self._std_arity = arity
         return items
+
+    def std_arity(self, name: str) -> int | None:
+        """How many parameters the stdlib function `name` takes (its first definition's), or None."""
+        self.std_items()
+        return getattr(self, "_std_arity", {}).get(name)
 
     def std_constants(self) -> dict[str, list[str]]:
         """Every stdlib constant's name -> the modules that define it (`PI` -> [`std::math`])."""
@@ -255,3 +264,38 @@ def parse_module(sf: SourceFile, sink: DiagnosticSink) -> ast.Module:
             _PARSED.clear()
         _PARSED[key] = module
     return module
+
+
+def _param_count(text: str, at: int) -> int | None:
+    """The number of parameters of the `fn` whose name ends at `at` in `text` (its generics skipped), by the
+    commas at the parameter list's own depth; None where the text does not read as a signature."""
+    i, n = at, len(text)
+    while i < n and text[i].isspace():
+        i += 1
+    if i < n and text[i] == "<":
+        depth = 0
+        while i < n:
+            depth += {"<": 1, ">": -1}.get(text[i], 0)
+            i += 1
+            if depth == 0:
+                break
+    while i < n and text[i].isspace():
+        i += 1
+    if i >= n or text[i] != "(":
+        return None
+    depth, count, seen = 0, 0, False
+    for ch in text[i:]:
+        if ch in "([<":
+            depth += 1
+        elif ch in ")]>":
+            depth -= 1
+            if depth == 0:
+                return count + (1 if seen else 0)
+        elif ch == "," and depth == 1:
+            count += 1
+            seen = False
+            continue
+        if depth >= 1 and not ch.isspace() and not (depth == 1 and ch == "("):
+            seen = True
+    return None
+

@@ -65,7 +65,8 @@ ROWS = [(32, 128, 64, 16 * KiB, (4,)),   # 1 MiB in flight: 0.51 -> 0.88x; strea
 def test_the_rule_on_call_39s_rows(natural, bm: int, bn: int, ctas: int, step: int, want) -> None:  # type: ignore[no-untyped-def]
     kir, gk, abi = _col_sum(natural, bm, bn)
     assert "ring" not in print_gpu_kernel(gk)  # the first variant: the loop as written, asking
-    assert gk.stream == abi.stream == rule.StreamAsk("s", (rule.StreamLoop(step, step),))
+    budget = 227 * KiB - max(16 * KiB, bm * bn * 4)  # Hopper's, less the scratch the sum over rows stages
+    assert gk.stream == abi.stream == rule.StreamAsk("s", (rule.StreamLoop(step, step, budget // step),))
     facts = _facts(kir)
     for blocks in (-1, 16, 8):  # the estimate (llsim), or a driver's count: one wave either way
         more = rule.refine(abi, facts, (8192 // bn,), 132, lambda b=blocks: b)
@@ -130,6 +131,8 @@ def test_depth_and_occupancy() -> None:
     assert rule.decide(one, 64, 132, 16, 0, 128) == (4,)  # 3 x 1 MiB >= 2.24 MB > 2 x 1 MiB
     assert rule.decide(one, 64, 132, 16, 170 * KiB, 128) == (3,)  # 4 stages do not fit beside 170 KB
     assert rule.decide(one, 64, 132, 16, 190 * KiB, 128) == (0,)  # 3 do not: no ring
+    assert rule.decide(rule.StreamAsk("o", (rule.StreamLoop(16 * KiB, 16 * KiB, 3),)), 64, 132, 16, 0, 128) == (3,)
+    assert rule.decide(rule.StreamAsk("o", (rule.StreamLoop(16 * KiB, 16 * KiB, 2),)), 64, 132, 16, 0, 128) == (0,)
     assert rule.decide(one, 137, 132, 16, 0, 128) == (0,)  # 137 x 16 KB = 2.24 MB: at the BDP
     # 2 blocks an SM of 4 KB a step beside 105 KB of the kernel's own (1.08 MB in flight on 264 CTAs): any ring
     # leaves 1 block an SM, so 3 stages keep 1.08 MB; 6 (5 tiles ahead on 132 CTAs, 2.7 MB) reach the BDP

@@ -57,10 +57,12 @@ MAX_STAGES = 8
 @frozen(eq=True)
 class StreamLoop:
     """One loop the rule decides: `flight` the bytes a CTA's step loads (every load of its body), `ring` the
-    bytes a stage of its rings holds (its eligible loads: `stream_loads._Loop`)."""
+    bytes a stage of its rings holds (its eligible loads: `stream_loads._Loop`), `fits` the stages the pass's
+    shared-memory budget holds beside the kernel's buffers and the code generator's scratch (`_budget`)."""
 
     flight: int
     ring: int
+    fits: int = MAX_STAGES
 
 
 @frozen(eq=True)
@@ -91,7 +93,7 @@ def decide(ask: StreamAsk, ctas: int, sms: int, blocks: int, smem: int, threads:
         flight0 = min(ctas, sms * blocks) * loop.flight
         best, best_flight = 0, 0
         if 0 < flight0 < bdp and loop.ring > 0:
-            for s in range(MIN_STAGES, MAX_STAGES + 1):
+            for s in range(MIN_STAGES, min(MAX_STAGES, loop.fits) + 1):
                 b = min(blocks, SM_SMEM // (smem + s * loop.ring + BLOCK_RESERVE))
                 if b < 1:
                     break

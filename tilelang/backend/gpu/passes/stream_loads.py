@@ -380,7 +380,7 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             if ruled and per_stage:  # the launch decides (`stream_rule.decide`), a loop in the order met here
                 flight = sum(_nbytes(x.result) for x in g.walk(op.body) if isinstance(x, ir.Load))
                 want_s = decided[len(asked)] if len(asked) < len(decided) else 0
-                asked.append(stream_rule.StreamLoop(flight, per_stage))
+                asked.append(stream_rule.StreamLoop(flight, per_stage, budget // per_stage))
             S = min(want_s, budget // per_stage) if per_stage else 0
             if S < 2:
                 out.append(op)

@@ -405,9 +405,10 @@ def choose_variant(sim: SimDevice, kernel: Any, grid: tuple[int, ...], args: lis
     wide one for many, a split form's), and the CUDA grid it launches (`launch_grid`: a persistent kernel's
     CTAs). Tensors' facts as `TensorFacts.of_launch` gives them (at an aligned address). hrev19: without it a
     whole program in llsim ran only the first variant (the split-K epilogue's wrong values, hgemm4's 19:11
-    fix, were out of its reach)."""
+    fix, were out of its reach). hstream: the streamed variant of `stream_rule.refine`."""
     import dataclasses
 
+    from tilelang.backend import stream_rule
     from tilelang.backend.facts import TensorFacts, few_tiles
     from tilelang.dtypes import DType
     from tilelang.ir import nodes as ir
@@ -431,6 +432,10 @@ def choose_variant(sim: SimDevice, kernel: Any, grid: tuple[int, ...], args: lis
     wide = getattr(abi, "wide", None)
     if wide and grid and wide[0] in facts and int(np.prod(grid)) >= 2 * wide[1] * sms:
         facts = {**facts, wide[0]: dataclasses.replace(facts[wide[0]], wide_tiles=True)}
+        abi = sim.compile(kernel, facts)[1]
+    more = stream_rule.refine(abi, facts, grid, sms, lambda: -1)  # (no occupancy calculator: the rule's estimate)
+    if more is not None:  # an unhinted kernel's loops streamed for this grid (`backend/stream_rule.py`)
+        facts = more[1]
         abi = sim.compile(kernel, facts)[1]
     form = getattr(abi, "split", None)
     if form is not None and grid:

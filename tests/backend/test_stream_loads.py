@@ -246,12 +246,12 @@ kernel fn taps<const BM: i32, const BK: i32>(o: &mut Tensor<f32, [BM, BK]>, x: &
 
 @pytest.mark.parametrize("cols", [208, 64])
 def test_an_unhinted_loop_streams_under_the_auto_switch(cols: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """`TILEC_STREAM_AUTO=1` (hcliff11; off by default): a kernel with no hint at all streams its loops of a
-    run-time trip count through rings of `AUTO_STAGES` (the hinted kernel's rings, the same ops), right in llsim
+    """`TILEC_STREAM_AUTO=1` (hcliff11; the override of hstream's rule, `test_stream_rule.py`): a kernel with no
+    hint at all streams its loops of a run-time trip count through rings of `AUTO_STAGES` (the hinted kernel's rings, the same ops), right in llsim
     (208 columns: the last tile half past the edge; 64: one iteration for two in flight); a loop of a constant trip
     count keeps its loads, and so does a kernel with hints (`num_warps`; a `stages` of 0 or below); a loop of a
     product of scalar FMAs (a 4-token GEMV's `mma`) streams its weights (not its vector, which every warp reads);
-    unset, nothing changes (`test_the_ring_in_the_gpu_ir`)."""
+    unset, the first variant keeps its loads (`test_the_ring_in_the_gpu_ir`) and the launch decides."""
     monkeypatch.setenv("TILEC_STREAM_AUTO", "1")
     hinted = _rowsum(None, 64, cols)[0]
     assert "ring" not in _gpu_ir(hinted)  # `num_warps = 4`: a hinted kernel's loads stand

@@ -39,6 +39,10 @@ class TensorFacts:
     # The launch's grid (this `&mut` tensor's partition) has at least two waves of the GEMM's wide tiles (`KernelABI.wide`:
     # `gemm_widen`), set by the runtime only where the kernel's first variant asks
     wide_tiles: bool = False
+    # The stages of each loop the kernel's first variant asked the rule about (`KernelABI.stream`,
+    # `backend/stream_rule.decide`: 0 leaves a loop as written), for the launch's grid: set by the runtime only
+    # where the kernel asks and some loop streams; () the first variant's (no unhinted loop streams)
+    stream: tuple[int, ...] = ()
 
     @staticmethod
     def of_launch(ptr: int, shape: tuple[int, ...], bf16_f32: bool = False, early: bool = False) -> TensorFacts:
@@ -63,7 +67,8 @@ class TensorFacts:
         launches without PDL "+loads" are as they were)."""
         return (self.aligned16, self.dims_div16, self.bf16_f32, *(("early",) if self.early else ()),
                 *((f"rows<={self.rows_at_most}",) if self.rows_at_most else ()), *((f"split={self.split_walk}",) if self.split_walk else ()),
-                *(("few",) if self.few_tiles else ()), *(("wide",) if self.wide_tiles else ()))
+                *(("few",) if self.few_tiles else ()), *(("wide",) if self.wide_tiles else ()),
+                *((f"stream={','.join(map(str, self.stream))}",) if self.stream else ()))
 
 
 @frozen(eq=True)

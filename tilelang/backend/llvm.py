@@ -78,6 +78,7 @@ from tilelang.backend.gpu.nodes import walk as gpu_walk
 from tilelang.backend.hopper import HopperOps
 from tilelang.backend.prints import PrintFormat
 from tilelang.backend.split_form import SplitForm
+from tilelang.backend.stream_rule import StreamAsk
 from tilelang.diagnostics.codes.codegen import (
     GPU_TILE_TOO_LARGE,
     GPU_UNSUPPORTED_OP,
@@ -154,6 +155,9 @@ class KernelABI:
     # `GpuKernel.wide` (tensor, f): where the launch's grid has at least 2 f tiles an SM, the variant compiled with
     # `TensorFacts.wide_tiles` on the tensor
     wide: tuple[str, int] | None = None
+    # `GpuKernel.stream`: the loops whose streaming the runtime decides from the launch's grid
+    # (`backend/stream_rule.decide`), launching the variant compiled with `TensorFacts.stream`
+    stream: StreamAsk | None = None
 
 
 # ------------------------------------------------------------------ the emitter
@@ -550,5 +554,6 @@ def emit_llvm_text(kernel: GpuKernel, facts: dict[str, TensorFacts] | None = Non
     abi = KernelABI(em.entry_name, tuple(em.slots), em.T, em.smem_bytes, tuple(em.asserts), tuple(em.prints),
                     bool(em.pdl), kernel.persistent, kernel.source.max_blocks,
                     next((int(sl.what[6:]) for sl in em.slots if sl.what.startswith("queue:")), kernel.source.walk),
-                    short=kernel.short, split=kernel.split, fill=kernel.fill, few=kernel.few, wide=kernel.wide)
+                    short=kernel.short, split=kernel.split, fill=kernel.fill, few=kernel.few, wide=kernel.wide,
+                    stream=kernel.stream)
     return text, abi

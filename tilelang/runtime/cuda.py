@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from tilelang.backend import stream_rule  # (no CUDA library: the rule's arithmetic)
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.env_switch import codegen_key, on_codegen_change
@@ -438,7 +439,6 @@ class CudaDevice(Device):
             pk.variants[(*facts_key, pdl, traced, cv, switches)] = got
         return got
 
-
     def _pick(self, pk: PreparedKernel, facts_key: tuple[Any, ...], facts: dict[str, Any], args: list[Any],
               span: Span | None, grid: tuple[int, ...] = ()) -> tuple[Any, Function]:
         """`_variant`, or the one with the fact its kernel asks for (`KernelABI.short`) where this launch has it,
@@ -469,6 +469,10 @@ class CudaDevice(Device):
             # a GEMM with many tiles: its wide-tile variant (`passes/gemm_widen.py`), two waves of wide tiles at least
             name = wide[0]
             facts_key, facts = (*facts_key, ("wide", name)), {**facts, name: dataclasses.replace(facts[name], wide_tiles=True)}
+            got = self._variant(pk, facts_key, facts, span)
+        blocks = lambda: occupancy.blocks_of(self.ctx, got[1], got[0])  # noqa: E731
+        if (more := stream_rule.refine(got[0], facts, grid, self.ctx.info.sm_count, blocks)) is not None:
+            facts_key, facts = (*facts_key, more[0]), more[1]  # loops of few bytes in flight: rings (`stream_rule`)
             got = self._variant(pk, facts_key, facts, span)
         form = getattr(got[0], "split", None)
         if form is not None and grid:  # (the split form: `backend/split_form.py`, computed once a launch shape)

@@ -120,6 +120,18 @@ def resident(d: Any, handle: Any, threads: int, smem: int) -> int:
     return int(v) if int(err) == 0 else -1
 
 
+def blocks_of(ctx: Any, fn: Any, abi: Any) -> int:
+    """The blocks of loaded function `fn` (its `KernelABI` `abi`) an SM holds, asked of the driver once a
+    function (`stream_rule.refine`); -1 where the driver cannot say (a stub: the rule's estimate)."""
+    memo = ctx.__dict__.setdefault("_blocks_of", {})
+    if id(fn) not in memo:  # (the function kept with its count: its id is not reused while the memo lives)
+        try:
+            memo[id(fn)] = (fn, resident(ctx.d, fn.handle, abi.num_threads, abi.smem_bytes))
+        except Exception:  # a driver without the occupancy calculator
+            memo[id(fn)] = (fn, -1)
+    return int(memo[id(fn)][1])
+
+
 def apply(ctx: Any, fn: Any, n: int, threads: int, smem: int,
           span: Span | None = None) -> tuple[int, int] | str:
     """Cap the loaded function `fn` (a `cuda.Function`) at `n` blocks an SM:

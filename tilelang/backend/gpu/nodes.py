@@ -34,6 +34,7 @@ from typing import Any
 
 from tilelang.backend.facts import Short, TensorFacts
 from tilelang.backend.split_form import SplitForm
+from tilelang.backend.stream_rule import StreamAsk
 from tilelang.dtypes import DType
 from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
@@ -627,6 +628,9 @@ class GpuKernel:
     # (tensor, f): where the launch's grid (that `&mut` tensor's partition) has at least 2 f tiles an SM, the runtime
     # launches the variant compiled with `TensorFacts.wide_tiles` (f of the user's tiles side by side: `gemm_widen`)
     wide: tuple[str, int] | None = None
+    # the loops of an unhinted kernel whose streaming the launch's grid decides (`backend/stream_rule.py`; the
+    # runtime launches the variant compiled with `TensorFacts.stream`); None: none
+    stream: StreamAsk | None = None
     # `block_order`'s grouped grid position (row, column): what the kernel reads as its block ids
     grouped: tuple[ir.Value, ir.Value] | None = None
     # with `persistent`: the runtime launches `persistent` CTAs an SM even where the grid has fewer tiles (a

@@ -46,15 +46,19 @@ kernel's other buffers and the code generator's scratch (the largest tile a
 conversion or reduction stages, at least 16 KB; a reduction with one warp
 along its dim stages nothing, `_in_warps`); below 2 the loop is left
 alone. Without the
-hint nothing changes (the register prefetch some kernels write in the source
-keeps working as written).
+hint (a kernel with no hint at all) the launch decides (`TILEC_STREAM_AUTO`,
+`backend/stream_rule.py`: where the bytes in flight across the card are below
+the memory system's bandwidth-delay product); with other hints, nothing
+changes (the register prefetch some kernels write in the source keeps working
+as written).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from tilelang.backend.env_switch import flag
+from tilelang.backend import stream_rule
+from tilelang.backend.env_switch import mode
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
@@ -303,19 +307,25 @@ def _earliest(out: list[object], pre: list[object]) -> int:
     return at
 
 
-# `TILEC_STREAM_AUTO` (hcliff11; "0" by default until timed, "1" on): a kernel without a `stages` hint streams the
-# loads of its loops whose trip count is not a constant (a reduction over a tensor's row tiles, a column sum) through
-# rings of `AUTO_STAGES`: without the hint each iteration's loads wait for memory with nothing else in flight, and
-# a launch of few blocks (64 column blocks of a sum over 8,192 rows) reads at a fraction of the bandwidth; a loop of a
-# product of scalar FMAs (a 4-token GEMV's `mma`) streams too. Only kernels with no hint at all (a tuned kernel's
-# hints stand: set, no ptx_sha kernel changes); off until a device A/B times it
-AUTO_DEFAULT = "0"
+# `TILEC_STREAM_AUTO`: which loops of a kernel without a `stages` hint stream their loads (a kernel with hints keeps
+# them as its hints say: a tuned kernel's hints, a `stages` of 0 or below among them ("stages_off"), stand). Its
+# loops of a run-time trip count (a reduction over a tensor's row tiles, a column sum) wait for memory each step
+# with one tile in flight; whether that is too few bytes depends on the launch (`backend/stream_rule.py`):
+#   "auto" (unset; hstream): the rule, on sm_90: the first variant leaves them as written and asks
+#     (`GpuKernel.stream`); the runtime decides each loop from the launch's grid by Little's law and launches the
+#     variant with the decision (`TensorFacts.stream`: the stages a loop, the ring's depth from the same law). A
+#     loop of a product of scalar FMAs is not the rule's (issue-bound, not latency-bound: call 39's GEMV without
+#     its FMA pipeline lost 0.19 -> 0.17x streamed); other targets: as "0" (no measurement to set a BDP from).
+#   "1" (hcliff11's opt-in): every such loop, and a loop of a product of scalar FMAs (a 4-token GEMV's `mma`,
+#     its weight tile; the vector stays in registers), through rings of `AUTO_STAGES`, in every variant.
+#   "0": none (the default before hstream).
+AUTO_DEFAULT = "auto"
 AUTO_STAGES = 3
 
 
-def auto() -> bool:
-    """`TILEC_STREAM_AUTO` (unset: `AUTO_DEFAULT`): "1" streams the loops of a kernel with no hint (`AUTO_STAGES`)."""
-    return flag("TILEC_STREAM_AUTO", AUTO_DEFAULT)
+def auto() -> str:
+    """`TILEC_STREAM_AUTO` (unset: `AUTO_DEFAULT`): "auto" (the launch's rule), "1" (always), "0" (never)."""
+    return mode("TILEC_STREAM_AUTO", AUTO_DEFAULT, ("0", "1", "auto"))
 
 
 def _constant_trips(op: ir.For, defs: dict[int, object]) -> bool:
@@ -323,13 +333,22 @@ def _constant_trips(op: ir.For, defs: dict[int, object]) -> bool:
     return all(isinstance(defs.get(v.id), ir.Const) for v in (op.lower, op.upper, op.step))
 
 
+def _carrier(k: g.GpuKernel) -> str:
+    """The tensor whose facts carry the rule's decision (`StreamAsk.tensor`): the kernel's first tensor."""
+    return next((p.name for p in k.source.params if isinstance(p, ir.TensorParam)), "")
+
+
 def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     hinted = "stages" in k.source.hints
-    if not hinted and (not auto() or k.source.hints):  # (the switch: kernels with no hint at all, as a user writes
+    want = "0" if hinted else auto()
+    if not hinted and (want == "0" or k.source.hints):  # (the switch: kernels with no hint at all, as a user writes
         return k  # them first; a tuned kernel's hints, a `stages` of 0 or below among them ("stages_off"), stand)
+    ruled = want == "auto"
     stages = k.num_stages if hinted else AUTO_STAGES
-    if stages < 2 or ctx.sm < 80:
+    if stages < 2 or ctx.sm < 80 or (ruled and ctx.sm != 90) or (ruled and not _carrier(k)):
         return k
+    decided = ctx.fact(_carrier(k)).stream if ruled else ()
+    asked: list[stream_rule.StreamLoop] = []
     defs: dict[int, object] = {r.id: op for op in g.walk(k.body) if isinstance(op, ir.Const | ir.Elementwise)
                                for r in g.results(op)}
     written = _written(k)
@@ -348,8 +367,8 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             if not isinstance(op, ir.For) or op.body.args[0].dtype is not DType.I32:
                 out.append(op)
                 continue
-            if any(isinstance(x, (*_PIPELINED, ir.Mma)) or (isinstance(x, g.DotOp) and (hinted or x.engine != "fma"))
-                   for x in g.walk(op.body)):  # (unhinted: a product of scalar FMAs, no pipeline's, streams too)
+            if any(isinstance(x, (*_PIPELINED, ir.Mma)) or (isinstance(x, g.DotOp) and (want != "1" or x.engine != "fma"))
+                   for x in g.walk(op.body)):  # ("1": a product of scalar FMAs, no pipeline's, streams too)
                 out.append(op)
                 continue
             if not hinted and _constant_trips(op, defs):
@@ -357,7 +376,12 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 continue
             loop = _Loop(k, ctx, op, written, defs)
             per_stage = sum(_ring_bytes(k, ld) for ld in loop.loads)
-            S = min(stages, budget // per_stage) if per_stage else 0
+            want_s = stages
+            if ruled and per_stage:  # the launch decides (`stream_rule.decide`), a loop in the order met here
+                flight = sum(_nbytes(x.result) for x in g.walk(op.body) if isinstance(x, ir.Load))
+                want_s = decided[len(asked)] if len(asked) < len(decided) else 0
+                asked.append(stream_rule.StreamLoop(flight, per_stage, budget // per_stage))
+            S = min(want_s, budget // per_stage) if per_stage else 0
             if S < 2:
                 out.append(op)
                 continue
@@ -370,6 +394,8 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
         return ir.Region(r.args, tuple(out))  # type: ignore[arg-type]
 
     body = region(k.body)
+    if asked and not decided:
+        k = dataclasses.replace(k, stream=stream_rule.StreamAsk(_carrier(k), tuple(asked)))
     if not changed:
         return k
     return dataclasses.replace(k, body=body, layouts=b.layouts, next_id=b.fresh.next)

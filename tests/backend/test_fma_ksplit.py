@@ -74,6 +74,15 @@ def test_skinny_products_split_k_among_warps_and_agree(dt: str, bm: int, bk: int
                                                        parts: int) -> None:
     text = _run(dt, bm, bk, 4, M, K)
     assert f"warps {warps} " in text and f"in {parts} parts" in text and "fma.parts.sum" in text, text
+    assert ("(b widened once into" in text) == (dt != "f32"), text  # (x's 2-byte values: `pipeline_fma._wide`)
+
+
+def test_widening_once_a_cta_is_switchable_and_agrees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_FMA_WIDEN=0`: x's 2-byte values widened by each thread after its shared-memory reads (hcliff12's
+    form), beside the split; the default widens each stage once a CTA into an f32 buffer, a barrier after."""
+    monkeypatch.setenv("TILEC_FMA_WIDEN", "0")
+    text = _run("f16", 32, 16, 4, 24, 40)
+    assert "in 4 parts" in text and "widened" not in text, text
 
 
 @pytest.mark.parametrize("nb", [pytest.param(n, marks=pytest.mark.heavy) if n != 3 else n for n in (1, 2, 3, 5, 6, 7)])
@@ -85,7 +94,8 @@ def test_every_few_token_count_agrees(nb: int) -> None:
 
 def test_a_nonzero_start_or_a_switch_keeps_the_warps_own_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
     """An accumulator starting from a constant other than zero does not split (each copy would add it), nor does
-    `TILEC_FMA_KSPLIT=0` (call 39's plan: 2 warps of 1 x 4); both still agree with the interpreter."""
+    `TILEC_FMA_KSPLIT=0` (call 39's plan: 2 warps of 1 x 4, x widened once a CTA unless `TILEC_FMA_WIDEN=0`);
+    the first still agrees with the interpreter."""
     text = _run("f16", 64, 16, 4, 64, 48, init="full::<f32>([BM, NB], 1.0)")
     assert "dot.fma.smem" in text and "parts" not in text and "warps 2 " in text, text
     monkeypatch.setenv("TILEC_FMA_KSPLIT", "0")
@@ -148,3 +158,20 @@ def test_split_k_on_the_gpu(bm: int, bk: int, M: int, K: int) -> None:
     y = np.zeros((M, 4), np.float32)
     tt.compare(tilelang.compile(_src("f16")).gemv[bm, bk, 4], P(y, [bm, 4]), w, x, devices=("cpu", "gpu"),
                rtol=0.0, atol=0.0)
+
+
+def test_a_wide_k_step_keeps_two_stages_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 256-wide K step of a 2-byte GEMV (35 KB a stage, past the 64 KB ring's 2 stages) gets 3 stages
+    (`pipeline_fma.HALF_STAGES`: two in flight while a step computes); `TILEC_FMA_HALF_STAGES=2`: call 39's 2."""
+    op = tilelang.compile(_src("f16")).gemv[64, 256, 4](P(np.zeros((64, 4), np.float32), [64, 4]),
+                                                        np.zeros((64, 512), np.float16), np.zeros((512, 4), np.float16))
+    op.discard()
+    kir = op._plan.kir
+    facts = _facts(kir, {"y": (64, 4), "w": (64, 512), "x": (512, 4)})
+
+    def header() -> str:
+        return print_gpu_kernel(lower_gpu(kir, "sm_90a", facts)).splitlines()[0]
+
+    assert "warps 4 stages 3 " in header()
+    monkeypatch.setenv("TILEC_FMA_HALF_STAGES", "2")
+    assert "warps 4 stages 2 " in header()

@@ -230,7 +230,7 @@ def _operands(em: Any, op: g.SmemFma) -> tuple[_Operand, _Operand, int, int]:
     assert list(view.slots) == [(r, c) for r in rows for c in cols], view
     v = min(4, 16 // (8 if op.a.dtype.bits == 64 else op.a.dtype.itemsize))  # `pipeline_fma.vec_of`
     A = _Operand(em, op.a, view.tp(em, 0), rows, op.a_mk, v)
-    B = _Operand(em, op.b, view.tp(em, 1), cols, op.b_nk, v)
+    B = _Operand(em, op.b if op.wide is None else op.wide, view.tp(em, 1), cols, op.b_nk, v)
     if op.parts > 1:
         part = part_of(em, view, op.parts)
         A.skip(part, op.k // op.parts)
@@ -248,11 +248,46 @@ def prefetch_init(em: Any, op: g.SmemFma) -> tuple[list[str], list[str]]:
     return [A.ty] * len(regs), regs
 
 
+def _widen(em: Any, op: g.SmemFma, stage: str) -> None:
+    """Stage `stage` of B's 2-byte ring into the f32 buffer `op.wide`, 4 values a thread at a time (an 8-byte
+    shared load, 4 widenings, a 16-byte store; the stage's padding too), then a CTA barrier: values that many
+    threads read are widened once a CTA instead of once a thread (`pipeline_fma._wide`). The next write waits
+    for every thread's reads at the next iteration's barrier (the loop's wait at its top)."""
+    _, rows, cols = op.b.shape
+    chunks = rows * cols // 4
+    src, dst = em.env[op.b.id], em.env[op.wide.id]
+    base = em.emit(f"add i32 {em.emit(f'mul i32 {stage}, {src.stage_bytes}')}, {src.offset}")
+    mt, vt = mem_ty(op.b.dtype), "<4 x float>"
+    for j in range(-(-chunks // em.T)):
+        u = em.emit(f"add i32 {em.tid0()}, {j * em.T}") if j else em.tid0()
+        after = None
+        if (j + 1) * em.T > chunks:
+            go, after = em.new_label("wd"), em.new_label("wdx")
+            em.cbr(em.emit(f"icmp ult i32 {u}, {chunks}"), go, after)
+            em.label(go)
+        at = em.emit(f"add i32 {base}, {em.emit(f'mul i32 {u}, 8')}")
+        p = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {at}")
+        x = em.emit(f"load <4 x {mt}>, ptr addrspace(3) {p}, align 8")
+        w = "poison"
+        for e in range(4):
+            h = em.emit(f"fpext {mt} {em.emit(f'extractelement <4 x {mt}> {x}, i32 {e}')} to float")
+            w = em.emit(f"insertelement {vt} {w}, float {h}, i32 {e}")
+        to = em.emit(f"add i32 {dst.offset}, {em.emit(f'mul i32 {u}, 16')}")
+        q = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {to}")
+        em.stmt(f"store {vt} {w}, ptr addrspace(3) {q}, align 16")
+        if after is not None:
+            em.br(after)
+            em.label(after)
+    em.barrier()
+
+
 def smem_fma(em: Any, op: g.SmemFma) -> None:
     A, B, v, TN = _operands(em, op)
     stage = em.scalar(op.stage)
+    if op.wide is not None:
+        _widen(em, op, stage)
     A.at_stage(stage)
-    B.at_stage(stage)
+    B.at_stage(stage if op.wide is None else "0")
     acc = list(em.tile(op.acc))
     in_dt, acc_dt = op.a.dtype, op.acc.dtype
     aty = reg_ty(acc_dt)

@@ -741,8 +741,10 @@ def operands(op: object) -> tuple[ir.Value, ...]:
             return (*cs, d, st)
         case CpAsyncCommit() | CpAsyncWait():
             return ()
-        case SmemDot(a=a, b=b, stage=st, acc=c) | SmemFma(a=a, b=b, stage=st, acc=c):
+        case SmemDot(a=a, b=b, stage=st, acc=c):
             return (a, b, st, c)
+        case SmemFma(a=a, b=b, stage=st, acc=c, wide=wd):
+            return (a, b, st, c, *((wd,) if wd is not None else ()))
         case FmaPartsSum(acc=c):
             return (c,)
         case RingMma(a=a, b=b, stage=st, acc=c, a_stage=sa):

@@ -174,6 +174,9 @@ class SmemFma:
     # N, and along M where the lanes outnumber a short tile's rows); copy p sums k-steps [p k / parts, (p + 1) k /
     # parts) of each stage, and an `FmaPartsSum` after the loop adds the copies
     parts: int = 1
+    # an [1, rows, cols] f32 buffer (B's ring stage's shape): B's 2-byte values, the same in many threads, are
+    # widened into it once a CTA at the op's start (a barrier after), and read from it as f32 (`pipeline_fma._wide`)
+    wide: ir.Value | None = None
 
 
 @frozen

@@ -160,9 +160,9 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
                  f"{n(c)} : {r.type}{n.note(r)}")
         case g.AccToSmem(buf=b, value=v, barrier=bar):
             line(f"smem.write {n(v)} -> {n(b)}[0]{', barrier' if bar else ''}")
-        case g.SmemFma(result=r, a=a, b=b, stage=st, acc=c, k=kk, a_mk=mk, b_nk=nk, prefetch=pf, parts=ps):
+        case g.SmemFma(result=r, a=a, b=b, stage=st, acc=c, k=kk, a_mk=mk, b_nk=nk, prefetch=pf, parts=ps, wide=wd):
             pre = f" (prefetch: cp.async.wait {pf}, barrier)" if pf >= 0 else ""
-            split = f" in {ps} parts" if ps > 1 else ""
+            split = (f" in {ps} parts" if ps > 1 else "") + (f" (b widened once into {n(wd)})" if wd is not None else "")
             line(f"{n.define(r)} = dot.fma.smem {n(a)}[{n(st)}]{'' if mk else ' (a k-m)'}, {n(b)}[{n(st)}]"
                  f"{' (b n-k)' if nk else ''}, {n(c)} k {kk}{split}{pre} : {r.type}{n.note(r)}")
         case g.FmaPartsSum(result=r, acc=c, parts=ps):

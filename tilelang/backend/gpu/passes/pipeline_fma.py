@@ -58,7 +58,11 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   lanes past a short tile's rows) are copies, each summing a contiguous
   share of every stage's k-steps (`SmemFma.parts`); `g.FmaPartsSum` adds
   the copies in part order after the loop (call 38's tile, sm_90a SASS a
-  warp a 64-wide step: 692 instructions on 2 warps -> 292 on 4).
+  warp a 64-wide step: 692 instructions on 2 warps -> 292 on 4);
+- a 2-byte B read along N by many threads (a GEMV's x: `_wide`;
+  `TILEC_FMA_WIDEN=0` off) is widened once a CTA a stage into an f32
+  buffer after the loop's wait, a barrier after (`SmemFma.wide`), instead
+  of after each thread's read (292 -> 246 at call 38's tile).
 
 The products are the interpreter's: `acc + a·b` with the FMA's one rounding
 a step (floats: the interpreter sums `np.matmul`'s products in its own order,
@@ -74,7 +78,8 @@ inputs of 4 or 8 bytes: f32, f64, i32, u32, i64, u64; or f16 / bf16 into f32), e
 the warps split the accumulator into whole thread blocks. Warps: the
 kernel's `num_warps` hint, else one per 2,048 accumulator elements (64 a
 thread; 32 of 8 bytes), 1 to 8. `stages`: the hint, else 4, fewer where a
-stage is large (the ring within 64 KB), at least 2, lowered to what fits.
+stage is large (the ring within 64 KB), at least 2 (3 for 2-byte inputs:
+`HALF_STAGES`), lowered to what fits.
 """
 
 from __future__ import annotations
@@ -108,6 +113,11 @@ ACC_REGS = 64  # accumulator registers a thread, by default (the warps' count fo
 RING_BYTES = 64 * 1024  # default stages: the most that keep the ring within this (at least 2)
 SPLIT_WARPS = 4  # a 2-byte product's warps where they split K (`_split`)
 SPLIT_BELOW = 16  # ... where each of them would otherwise hold fewer accumulator elements than this
+WIDEN_SHARED = 4  # threads reading each 2-byte B value from which B is widened once a CTA (`_wide`)
+# a 2-byte product's fewest stages where they fit, past `RING_BYTES`: 2 ahead. A GEMV's 256-wide K step (35 KB a
+# stage) got 2 stages, one in flight while a step computes, so each step waited for its copies' latency past the
+# step (call 39: 0.46x torch against 0.76x at 64-wide steps, 4 stages); such a kernel runs 1 CTA an SM anyway
+HALF_STAGES = 3
 _TYPES = (DType.F32, DType.F64, DType.I32, DType.U32, DType.I64, DType.U64)
 _HALF = (DType.F16, DType.BF16)  # 2-byte inputs of an f32 accumulator: widened after their shared-memory reads
 
@@ -213,6 +223,26 @@ def split_layout(M: int, N: int, warps: int, spt: tuple[int, int]) -> tuple[Bloc
     return (Blocked(spt, lanes, (1, warps), (1, 0)), lane_parts * warps) if lane_parts * warps > 1 else None
 
 
+def widen_enabled() -> bool:
+    """`TILEC_FMA_WIDEN` (unset or "1": on; "0": off, for an A/B): a 2-byte B that many threads read is widened
+    into an f32 buffer once a CTA a stage (`_wide`)."""
+    return flag("TILEC_FMA_WIDEN", "1")
+
+
+def _wide(half: bool, b_nk: bool, col: bool, layout: Blocked) -> bool:
+    """Whether B's ring stage is widened once a CTA (`SmemFma.wide`): 2-byte inputs, B read along N ([K, N] in
+    memory: a GEMV's x), and each B value read by at least `WIDEN_SHARED` threads (the threads along M: a [64, 4]
+    GEMV's x, by 32 lanes or 64 threads, was widened by each, 256 of a warp's 320 widenings a step)."""
+    shared = layout.threads_per_warp[0] * layout.warps_per_cta[0]
+    return half and not b_nk and not col and shared >= WIDEN_SHARED and widen_enabled() and not prefetch_enabled()
+
+
+def half_stages() -> int:
+    """`TILEC_FMA_HALF_STAGES` (default `HALF_STAGES`, 3; "2": call 39's rule, for an A/B): a 2-byte product's
+    fewest stages where they fit."""
+    return number("TILEC_FMA_HALF_STAGES", HALF_STAGES, 2)
+
+
 def split_enabled() -> bool:
     """`TILEC_FMA_KSPLIT` (unset or "1": on; "0": off, for an A/B): where an accumulator has too few elements to
     give each warp its own (`_split`), the warps split each stage's k-steps instead (`split_layout`)."""
@@ -293,6 +323,7 @@ class _Plan:
     rings: tuple[tuple[int, int], tuple[int, int]]  # each operand's ring stage [rows, cols + padding]
     col: bool = False  # B a [K, 1] column (a GEMV's): copied into a [1, K] ring, read along k
     parts: int = 1  # > 1: the warps (and lane replicas) split each stage's k-steps (`split_layout`)
+    wide: bool = False  # B's 2-byte stage widened once a CTA into an f32 buffer (`_wide`)
 
 
 def _operand(v: ir.Value, defs: dict[int, object], k: g.GpuKernel, count: dict[int, int]) -> tuple[object, bool]:
@@ -389,14 +420,17 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if any(c < 16 and not v_ for c, v_ in zip(chunks, vector, strict=True)):
         return None  # (a narrow row's element copies would be 2 bytes: cp.async copies 4, 8 or 16)
     stage_bytes = sum(r * c for r, c in rings) * item
+    wide = _wide(half, b_nk, col, layout)
     sums = parts * M * N * 4 if parts > 1 else 0  # (`FmaPartsSum`'s scratch)
-    fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - max(_scratch(k, op), sums)) // stage_bytes
-    stages = k.num_stages if "stages" in k.source.hints else max(2, min(4, RING_BYTES // stage_bytes))
+    wide_bytes = rings[1][0] * rings[1][1] * 4 if wide else 0
+    fit = (SMEM_LIMIT.get(ctx.arch, HOPPER_SMEM) - max(_scratch(k, op), sums) - wide_bytes) // stage_bytes
+    least = half_stages() if half else 2
+    stages = k.num_stages if "stages" in k.source.hints else max(least, min(4, RING_BYTES // stage_bytes))
     stages = max(2, min(stages, fit))
     if stages > fit:
         return None
     return _Plan(op, dot, a, b, a_mk, b_nk, trans, layout, stages, vector, warps, rings, col,  # type: ignore[arg-type]
-                 parts)
+                 parts, wide)
 
 
 class _FmaRewriter(_Rewriter):
@@ -424,14 +458,19 @@ class _FmaRewriter(_Rewriter):
         rings = ((dt, sa, SmemRows()), (dt, sb, SmemRows()))
         # prefetching: the wait and barrier before the loop and inside each iteration's op, before its last group
         pre = prefetch_enabled()
+        wide = self.fresh.value(DType.F32, (1, *p.rings[1]), "wide") if p.wide else None
+        if wide is not None:
+            self.layouts[wide.id] = SmemRows()
 
         def dot(res: ir.Value, sa: ir.Value, sb: ir.Value, stage: ir.Value, acc: ir.Value) -> object:
             return g.SmemFma(res, sa, sb, stage, acc, K, p.a_mk and not p.trans[0], (p.b_nk and not p.trans[1]) or p.col,
                              p.dot.span,
-                             S - 2 if pre else -1, p.parts)
+                             S - 2 if pre else -1, p.parts, wide)
 
         out = self.ring_loop(p.loop, S, rings, lambda ops, bufs, iv, st: self.copies(p, ops, bufs, iv, st),
                              dot, p.dot.result.dtype, p.layout, wait_in_body=not pre)
+        if wide is not None:
+            out.insert(0, g.SmemAlloc(wide))
         if p.parts > 1:  # the loop's result is the copies' partial sums; their sum is the loop's old result
             at = next(i for i, o in enumerate(out) if isinstance(o, ir.For))
             loop = out[at]
@@ -449,7 +488,8 @@ def _ring_nbytes(p: _Plan) -> int:
     plan's sums (`FmaPartsSum`'s scratch: `parts` f32 tiles)."""
     item = 8 if p.dot.a.dtype.bits == 64 else p.dot.a.dtype.itemsize
     sums = p.parts * p.dot.acc.shape[0] * p.dot.acc.shape[1] * 4 if p.parts > 1 else 0
-    return p.stages * sum(r * c for r, c in p.rings) * item + sums
+    wide = p.rings[1][0] * p.rings[1][1] * 4 if p.wide else 0
+    return p.stages * sum(r * c for r, c in p.rings) * item + sums + wide
 
 
 def pipeline_fma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:

@@ -150,3 +150,49 @@ kernel fn g<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM
     got = np.full((M, N), np.nan, np.float32)
     SimDevice("sm_90a").run(k, (2, 2), [got, a, b, keep, off], facts)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+PAIRS = """
+kernel fn up<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f16, [BM, BN]>,
+        a: &Tensor<f16, [?, ?]>, b: &Tensor<f16, [?, ?]>, bias: &Tensor<f16, [?]>, res: &Tensor<f16, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    let h = acc + (bias.partition([BN]).load([block_id(1)]).reshape([1, BN]) as f32);
+    c.store((res.load_like(c) as f32 + h * 0.5) as f16);
+}
+fn main() { let a = zeros::<f16>([8, 8]); let b = zeros::<f16>([8]); let mut c = zeros::<f16>([8, 8]);
+            up::<64, 64, 32>(c.partition([64, 64]), &a, &a, &b, &a).sync(); }
+"""
+
+
+@pytest.mark.parametrize(("n", "pairs"), [(80, "1"), (80, "0"), (72, "1")])
+def test_a_threads_two_f16_columns_are_one_load(n: int, pairs: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hcliff13: an f16 residual and an f16 bias read in pairs of adjacent columns (one 4-byte load each) where
+    the facts make every pair wholly inside or outside the tensor and aligned (N = 80: the second tile's pairs
+    past column 80 read zeros); an element a load at N = 72 (a pair could straddle the edge) and with
+    `TILEC_ACC_PAIRS=0`. The interpreter's values in each (llsim, sm_90a)."""
+    from tilelang.backend import emit_ptx
+
+    monkeypatch.setenv("TILEC_ACC_PAIRS", pairs)
+    k = driver.compile(PAIRS, "ir").output[0]
+    M, K = 100, 64
+    shapes = {"c": (M, n), "a": (M, K), "b": (K, n), "bias": (n,), "res": (M, n)}
+    facts = {nm: TensorFacts(True, tuple(d % 16 == 0 for d in s)) for nm, s in shapes.items()}
+    assert explain.path_of(lower_gpu(k, "sm_90a", facts)) == "wgmma-pipeline"
+    ptx = emit_ptx(k, "sm_90a", facts)
+    paired = n == 80 and pairs == "1"
+    assert ("ld.global.b16" in ptx) != paired  # (paired: every 2-byte load a 4-byte one)
+    rng = np.random.default_rng(13)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = (rng.standard_normal((K, n)) * 0.2).astype(np.float16)
+    bias = rng.standard_normal(n).astype(np.float16)
+    res = rng.standard_normal((M, n)).astype(np.float16)
+    want = np.zeros((M, n), np.float16)
+    tilelang.compile(PAIRS).up[64, 64, 32](tilelang.partition(want, [64, 64]), a, b, bias, res).sync()
+    got = np.full((M, n), np.nan, np.float16)
+    SimDevice("sm_90a").run(k, (2, 2), [got, a, b, bias, res], facts)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=2e-3, atol=2e-3)

@@ -26,6 +26,7 @@ from llsim import SimDevice, choose_variant  # noqa: E402
 import tilelang  # noqa: E402
 from tilelang.backend import emit_llvm_text, lower_gpu  # noqa: E402
 from tilelang.backend import stream_rule as rule  # noqa: E402
+from tilelang.backend.explain import describe  # noqa: E402
 from tilelang.backend.facts import TensorFacts  # noqa: E402
 from tilelang.backend.gpu.printer import print_gpu_kernel  # noqa: E402
 
@@ -75,8 +76,11 @@ def test_the_rule_on_call_39s_rows(natural, bm: int, bn: int, ctas: int, step: i
         return
     more = rule.refine(abi, facts, (8192 // bn,), 132, lambda: -1)
     assert more is not None and more[0] == ("stream", want)
-    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", more[1]))
+    variant = lower_gpu(kir, "sm_90a", more[1])
+    text = print_gpu_kernel(variant)
     assert f"smem.alloc : f32[{want[0]}, {step // 4}]" in text
+    assert describe(variant).endswith("; loads 3 tiles ahead (the launch has few bytes in flight: `TILEC_STREAM_AUTO`)")
+    assert "tiles ahead" not in describe(gk)
     assert "cp.async.wait 2\n" in text and "load @x" not in text  # 3 tiles ahead, no register load left
     # a grid that fills the card with the same tiles (4 waves' worth of CTAs): already fed, not streamed
     assert rule.refine(abi, facts, (132 * 16 * 4,), 132, lambda: 16) is None

@@ -154,27 +154,42 @@ def test_depth_and_occupancy() -> None:
 
 def test_the_runtime_launches_the_streamed_variant(natural) -> None:  # type: ignore[no-untyped-def]
     """`CudaDevice._choose`: the first variant asks, the driver's occupancy says 16 blocks an SM, and a launch
-    of 64 CTAs runs the variant with the decision in its facts; 4 waves of CTAs run the first."""
+    of 64 CTAs runs the variant with the decision in its facts; 4 waves of CTAs run the first. Where the
+    streamed variant's own blocks an SM (its registers) fall so far that the bytes in flight do not reach what
+    it was chosen for (`stream_rule.holds`), the launch keeps the first variant."""
     from tilelang.runtime.cuda import CudaDevice
 
-    kir, _, _ = _col_sum(natural, 32, 128)
     asked: list[object] = []
+    per_sm = {"fn1": 16, "fn2": 16}
 
-    def variant(pk, key, facts, span):  # type: ignore[no-untyped-def]
-        asked.append(key)
-        gk = lower_gpu(kir, "sm_90a", facts)
-        return emit_llvm_text(gk, gk.facts)[1], f"fn{len(key)}"
+    def device(kir):  # type: ignore[no-untyped-def]
+        def variant(pk, key, facts, span):  # type: ignore[no-untyped-def]
+            asked.append(key)
+            gk = lower_gpu(kir, "sm_90a", facts)
+            return emit_llvm_text(gk, gk.facts)[1], SimpleNamespace(handle=f"fn{len(key)}")
 
-    dev = CudaDevice.__new__(CudaDevice)
-    driver = SimpleNamespace(cuOccupancyMaxActiveBlocksPerMultiprocessor=lambda h, t, s: (0, 16))
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132), d=driver)
-    dev._variant = variant  # type: ignore[method-assign]
-    facts = _facts(kir)
+        dev = CudaDevice.__new__(CudaDevice)
+        driver = SimpleNamespace(cuOccupancyMaxActiveBlocksPerMultiprocessor=lambda h, t, s: (0, per_sm[h]))
+        dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132), d=driver)
+        dev._variant = variant  # type: ignore[method-assign]
+        return dev
+
+    kir = _col_sum(natural, 32, 128)[0]
+    dev, facts = device(kir), _facts(kir)
     abi, fn, _ = dev._choose(SimpleNamespace(ir=kir), ("base",), facts, [], None, (64,))
-    assert asked == [("base",), ("base", ("stream", (4,)))] and fn == "fn2" and abi.stream is None
+    assert asked == [("base",), ("base", ("stream", (4,)))] and fn.handle == "fn2" and abi.stream is None
     asked.clear()
     abi, fn, _ = dev._choose(SimpleNamespace(ir=kir), ("base",), facts, [], None, (132 * 16 * 4,))
-    assert asked == [("base",)] and fn == "fn1" and abi.stream is not None
+    assert asked == [("base",)] and fn.handle == "fn1" and abi.stream is not None
+    # 528 CTAs of 4 KB a step (4 an SM: 2.16 MB in flight): 3 stages, 4.3 MB, where the streamed variant holds 4
+    # an SM; at 2 an SM (its registers) 2.16 MB, neither the BDP nor twice: the first variant
+    kir = _col_sum(natural, 32, 32)[0]
+    for held, runs in ((4, "fn2"), (2, "fn1")):
+        per_sm["fn2"] = held
+        asked.clear()
+        dev = device(kir)
+        abi, fn, _ = dev._choose(SimpleNamespace(ir=kir), ("base",), facts, [], None, (528,))
+        assert asked == [("base",), ("base", ("stream", (3,)))] and fn.handle == runs
 
 
 @pytest.mark.parametrize("rows", [200, 40])

@@ -89,7 +89,8 @@ def test_the_rule_on_call_39s_rows(natural, bm: int, bn: int, ctas: int, step: i
 def test_the_natural_kernels_ask_nothing(natural, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """hcliff11's natural kernels (call 38/39 rows): softmax, transpose and cumsum have no loop, dwconv's taps a
     constant trip count, the 4-token GEMV's loop is the FMA pipeline's (and, without it, a product of scalar
-    FMAs, which the rule leaves: issue-bound): none asks, so the rule changes none of them."""
+    FMAs, which the rule leaves: issue-bound), under every tiling call 39 timed: none asks, so the rule changes
+    none of them."""
     x = np.zeros((64, 256), np.float32)
     ops = [natural.softmax_rows[256](P(np.zeros((64, 256), np.float32), [1, 256]), x),
            natural.transpose[32, 64](P(np.zeros((256, 64), np.float32), [64, 32]), x),
@@ -97,15 +98,18 @@ def test_the_natural_kernels_ask_nothing(natural, monkeypatch) -> None:  # type:
            natural.dwconv[4, 256](P(np.zeros((64, 256), np.float16), [1, 256]), x.astype(np.float16),
                                   np.zeros((4, 256), np.float32))]
 
-    def gemv():  # type: ignore[no-untyped-def]
-        return natural.gemv[64, 64, 4](P(np.zeros((128, 4), np.float16), [64, 4]), np.zeros((128, 256), np.float16),
-                                       np.zeros((256, 4), np.float16))
+    def gemv(bm: int = 64, bk: int = 64, nb: int = 4):  # type: ignore[no-untyped-def]
+        return natural.gemv[bm, bk, nb](P(np.zeros((128, nb), np.float16), [bm, nb]),
+                                        np.zeros((128, 1024), np.float16), np.zeros((1024, nb), np.float16))
 
-    for op in [*ops, gemv()]:
+    tilings = [(64, 64, 4), (16, 64, 4), (16, 256, 4), (64, 256, 4), (64, 64, 8)]  # hcliff12's GEMV rows
+    for op in [*ops, *(gemv(*t) for t in tilings)]:
         assert _first(op)[1].stream is None
     monkeypatch.setenv("TILEC_FMA_PIPELINE", "0")
+    for t in tilings:
+        assert _first(gemv(*t))[1].stream is None
     kir, gk, _ = _first(gemv())
-    assert gk.stream is None and "ring" not in print_gpu_kernel(gk)
+    assert "ring" not in print_gpu_kernel(gk)
     monkeypatch.setenv("TILEC_STREAM_AUTO", "1")  # the override still streams it (call 39's `autoold`)
     assert "cp.async.own @w[" in print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir)))
 

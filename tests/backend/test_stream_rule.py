@@ -226,3 +226,44 @@ def test_the_rule_on_the_gpu(natural, rows: int, cols: int, bn: int) -> None:  #
     x = np.random.default_rng(rows).standard_normal((rows, cols)).astype(np.float32)
     s = np.zeros(cols, np.float32)
     tt.compare(natural.col_sum[32, bn], P(s, [bn]), x, devices=("cpu", "gpu"), rtol=1e-4, atol=1e-3)
+
+
+NESTED = """
+kernel fn nested<const BM: i32, const BN: i32>(s: &mut Tensor<f32, [BN]>, x: &Tensor<f32, [?, ?]>,
+                                               y: &Tensor<f32, [?, ?]>) {
+    let p = x.partition([BM, BN]);
+    let q = y.partition([BM, BN]);
+    let mut acc = zeros::<f32>([BN]);
+    for r in 0..q.num_tiles(0) {
+        acc = acc + q.load([r, block_id(0)]).sum(0);
+        for i in 0..p.num_tiles(0) {
+            acc = acc + p.load([i, block_id(0)]).sum(0);
+        }
+    }
+    for i in 0..p.num_tiles(0) {
+        acc = acc + p.load([i, block_id(0)]).max(0);
+    }
+    s.store(acc);
+}
+"""
+
+
+def test_nested_loops_meet_their_decisions_in_order() -> None:
+    """The first variant asks for its loops inner first (the inner loop, the outer one, the loop after them);
+    in the variant the inner loop's ring makes the outer loop one the pass leaves, and the loop after it still
+    takes the third decision (not the outer's), right in llsim."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((96, 256)).astype(np.float32), rng.standard_normal((64, 256)).astype(np.float32)
+    s = np.zeros(256, np.float32)
+    op = tilelang.compile(NESTED).nested[32, 128](P(s, [128]), x, y)
+    kir = op._plan.kir
+    facts = _facts(kir)
+    first = lower_gpu(kir, "sm_90a", facts)
+    assert first.stream is not None and len(first.stream.loops) == 3 and "ring" not in print_gpu_kernel(first)
+    facts = {**facts, "s": TensorFacts(True, (True,), stream=(3, 5, 4))}
+    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))
+    assert "f32[3, 4096]" in text and "f32[4, 4096]" in text and "f32[5, 4096]" not in text
+    copies = [np.array(h) for h in op._hosts]
+    SimDevice("sm_90a").run(kir, (2,), op._kernel_args(copies), facts)
+    op.sync()
+    np.testing.assert_allclose(copies[0], op._hosts[0], rtol=1e-5, atol=1e-4)

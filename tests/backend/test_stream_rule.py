@@ -196,7 +196,8 @@ def test_the_runtime_launches_the_streamed_variant(natural) -> None:  # type: ig
         assert asked == [("base",), ("base", ("stream", (3,)))] and fn.handle == runs
 
 
-@pytest.mark.parametrize("rows", [200, 40])
+# (40: fewer tiles than stages, a path test_stream_loads' hinted rings cover by default: heavy)
+@pytest.mark.parametrize("rows", [200, pytest.param(40, marks=pytest.mark.heavy)])
 def test_the_streamed_variant_in_llsim(natural, rows: int) -> None:
     """The variant a launch of 2 CTAs runs (8 stages: 7 tiles ahead) in llsim against the interpreter: 200 rows
     (7 row tiles, the last 8 rows of 32: its chunks past the edge zero-filled) and 40 (2 tiles for 7 ahead)."""

@@ -268,3 +268,22 @@ def test_nested_loops_meet_their_decisions_in_order() -> None:
     SimDevice("sm_90a").run(kir, (2,), op._kernel_args(copies), facts)
     op.sync()
     np.testing.assert_allclose(copies[0], op._hosts[0], rtol=1e-5, atol=1e-4)
+
+
+def test_the_stub_devices_launches() -> None:
+    """The real `CudaDevice` on the stub driver (`runtime/cuda_stub.py`: 132 SMs, the occupancy calculator
+    says 1 block an SM): a column sum of 64 CTAs of 16 KB a step launches the variant with 4 stages (64 KB of
+    shared memory a launch asks for), one of 64 CTAs of 64 KB the first variant (no shared memory); a later
+    launch of the same shapes reuses the choice."""
+    from tilelang.runtime import cuda_stub
+    from tilelang.runtime.cuda_stub import DevArray
+
+    dev = cuda_stub.stub_device("sm_90a", 132)
+    with cuda_stub.installed(dev):
+        mod = tilelang.compile((ROOT / "benchmarks" / "hcliff11.tile").read_text())
+        for bm, smem in ((32, 64 * KiB), (128, 0)):
+            for _ in range(2):
+                s, x = DevArray.zeros((8192,), np.float32), DevArray.zeros((bm, 8192), np.float32)
+                mod.col_sum[bm, 128](P(s, [128]), x).sync()
+                launch = dev.ctx.d.launches[-1]  # (function, grid x, y, z, threads, shared memory, ..)
+                assert launch[1] == 64 and launch[5] == smem, (bm, launch)

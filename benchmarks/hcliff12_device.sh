@@ -15,6 +15,8 @@
 #            two tiles ahead; the col_sum cases only (the GEMV would be new's: the FMA pipeline takes its loop first)
 #   autoold  TILEC_STREAM_AUTO=1 TILEC_FMA_PIPELINE=0: hcliff11's streamed GEMV (its weights in a ring, the FMAs
 #            through shared memory as old), the GEMV cases only
+# (hstream, 2026-12-07 11:51 session: TILEC_STREAM_AUTO unset is now the rule, so arms new and old run col_sum and
+#  col_sum_bn32 streamed with 4 stages, the two 4 MiB rows as written; benchmarks/hstream_device.sh times the rule.)
 # 0. -m gpu tests/backend/test_fma_half.py (the 4-token f16 GEMV on the card, default switches, 2 warps and 1, edge
 #    tiles and a K tail, exact) and test_stream_loads.py -k auto_switch (the same under TILEC_STREAM_AUTO=1 through
 #    the new rings and, pipeline 0, hcliff11's), each against the interpreter: EXPECTED 4 passed.

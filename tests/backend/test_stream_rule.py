@@ -26,6 +26,7 @@ from llsim import SimDevice, choose_variant  # noqa: E402
 import tilelang  # noqa: E402
 from tilelang.backend import emit_llvm_text, lower_gpu  # noqa: E402
 from tilelang.backend import stream_rule as rule  # noqa: E402
+from tilelang.backend.explain import describe  # noqa: E402
 from tilelang.backend.facts import TensorFacts  # noqa: E402
 from tilelang.backend.gpu.printer import print_gpu_kernel  # noqa: E402
 
@@ -75,8 +76,11 @@ def test_the_rule_on_call_39s_rows(natural, bm: int, bn: int, ctas: int, step: i
         return
     more = rule.refine(abi, facts, (8192 // bn,), 132, lambda: -1)
     assert more is not None and more[0] == ("stream", want)
-    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", more[1]))
+    variant = lower_gpu(kir, "sm_90a", more[1])
+    text = print_gpu_kernel(variant)
     assert f"smem.alloc : f32[{want[0]}, {step // 4}]" in text
+    assert describe(variant).endswith("; loads 3 tiles ahead (the launch has few bytes in flight: `TILEC_STREAM_AUTO`)")
+    assert "tiles ahead" not in describe(gk)
     assert "cp.async.wait 2\n" in text and "load @x" not in text  # 3 tiles ahead, no register load left
     # a grid that fills the card with the same tiles (4 waves' worth of CTAs): already fed, not streamed
     assert rule.refine(abi, facts, (132 * 16 * 4,), 132, lambda: 16) is None
@@ -85,7 +89,8 @@ def test_the_rule_on_call_39s_rows(natural, bm: int, bn: int, ctas: int, step: i
 def test_the_natural_kernels_ask_nothing(natural, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """hcliff11's natural kernels (call 38/39 rows): softmax, transpose and cumsum have no loop, dwconv's taps a
     constant trip count, the 4-token GEMV's loop is the FMA pipeline's (and, without it, a product of scalar
-    FMAs, which the rule leaves: issue-bound): none asks, so the rule changes none of them."""
+    FMAs, which the rule leaves: issue-bound), under every tiling call 39 timed: none asks, so the rule changes
+    none of them."""
     x = np.zeros((64, 256), np.float32)
     ops = [natural.softmax_rows[256](P(np.zeros((64, 256), np.float32), [1, 256]), x),
            natural.transpose[32, 64](P(np.zeros((256, 64), np.float32), [64, 32]), x),
@@ -93,15 +98,18 @@ def test_the_natural_kernels_ask_nothing(natural, monkeypatch) -> None:  # type:
            natural.dwconv[4, 256](P(np.zeros((64, 256), np.float16), [1, 256]), x.astype(np.float16),
                                   np.zeros((4, 256), np.float32))]
 
-    def gemv():  # type: ignore[no-untyped-def]
-        return natural.gemv[64, 64, 4](P(np.zeros((128, 4), np.float16), [64, 4]), np.zeros((128, 256), np.float16),
-                                       np.zeros((256, 4), np.float16))
+    def gemv(bm: int = 64, bk: int = 64, nb: int = 4):  # type: ignore[no-untyped-def]
+        return natural.gemv[bm, bk, nb](P(np.zeros((128, nb), np.float16), [bm, nb]),
+                                        np.zeros((128, 1024), np.float16), np.zeros((1024, nb), np.float16))
 
-    for op in [*ops, gemv()]:
+    tilings = [(64, 64, 4), (16, 64, 4), (16, 256, 4), (64, 256, 4), (64, 64, 8)]  # hcliff12's GEMV rows
+    for op in [*ops, *(gemv(*t) for t in tilings)]:
         assert _first(op)[1].stream is None
     monkeypatch.setenv("TILEC_FMA_PIPELINE", "0")
+    for t in tilings:
+        assert _first(gemv(*t))[1].stream is None
     kir, gk, _ = _first(gemv())
-    assert gk.stream is None and "ring" not in print_gpu_kernel(gk)
+    assert "ring" not in print_gpu_kernel(gk)
     monkeypatch.setenv("TILEC_STREAM_AUTO", "1")  # the override still streams it (call 39's `autoold`)
     assert "cp.async.own @w[" in print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir)))
 
@@ -150,30 +158,46 @@ def test_depth_and_occupancy() -> None:
 
 def test_the_runtime_launches_the_streamed_variant(natural) -> None:  # type: ignore[no-untyped-def]
     """`CudaDevice._choose`: the first variant asks, the driver's occupancy says 16 blocks an SM, and a launch
-    of 64 CTAs runs the variant with the decision in its facts; 4 waves of CTAs run the first."""
+    of 64 CTAs runs the variant with the decision in its facts; 4 waves of CTAs run the first. Where the
+    streamed variant's own blocks an SM (its registers) fall so far that the bytes in flight do not reach what
+    it was chosen for (`stream_rule.holds`), the launch keeps the first variant."""
     from tilelang.runtime.cuda import CudaDevice
 
-    kir, _, _ = _col_sum(natural, 32, 128)
     asked: list[object] = []
+    per_sm = {"fn1": 16, "fn2": 16}
 
-    def variant(pk, key, facts, span):  # type: ignore[no-untyped-def]
-        asked.append(key)
-        gk = lower_gpu(kir, "sm_90a", facts)
-        return emit_llvm_text(gk, gk.facts)[1], f"fn{len(key)}"
+    def device(kir):  # type: ignore[no-untyped-def]
+        def variant(pk, key, facts, span):  # type: ignore[no-untyped-def]
+            asked.append(key)
+            gk = lower_gpu(kir, "sm_90a", facts)
+            return emit_llvm_text(gk, gk.facts)[1], SimpleNamespace(handle=f"fn{len(key)}")
 
-    dev = CudaDevice.__new__(CudaDevice)
-    driver = SimpleNamespace(cuOccupancyMaxActiveBlocksPerMultiprocessor=lambda h, t, s: (0, 16))
-    dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132), d=driver)
-    dev._variant = variant  # type: ignore[method-assign]
-    facts = _facts(kir)
+        dev = CudaDevice.__new__(CudaDevice)
+        driver = SimpleNamespace(cuOccupancyMaxActiveBlocksPerMultiprocessor=lambda h, t, s: (0, per_sm[h]))
+        dev.ctx = SimpleNamespace(info=SimpleNamespace(sm_count=132), d=driver)
+        dev._variant = variant  # type: ignore[method-assign]
+        return dev
+
+    kir = _col_sum(natural, 32, 128)[0]
+    dev, facts = device(kir), _facts(kir)
     abi, fn, _ = dev._choose(SimpleNamespace(ir=kir), ("base",), facts, [], None, (64,))
-    assert asked == [("base",), ("base", ("stream", (4,)))] and fn == "fn2" and abi.stream is None
+    assert asked == [("base",), ("base", ("stream", (4,)))] and fn.handle == "fn2" and abi.stream is None
     asked.clear()
     abi, fn, _ = dev._choose(SimpleNamespace(ir=kir), ("base",), facts, [], None, (132 * 16 * 4,))
-    assert asked == [("base",)] and fn == "fn1" and abi.stream is not None
+    assert asked == [("base",)] and fn.handle == "fn1" and abi.stream is not None
+    # 528 CTAs of 4 KB a step (4 an SM: 2.16 MB in flight): 3 stages, 4.3 MB, where the streamed variant holds 4
+    # an SM; at 2 an SM (its registers) 2.16 MB, neither the BDP nor twice: the first variant
+    kir = _col_sum(natural, 32, 32)[0]
+    for held, runs in ((4, "fn2"), (2, "fn1")):
+        per_sm["fn2"] = held
+        asked.clear()
+        dev = device(kir)
+        abi, fn, _ = dev._choose(SimpleNamespace(ir=kir), ("base",), facts, [], None, (528,))
+        assert asked == [("base",), ("base", ("stream", (3,)))] and fn.handle == runs
 
 
-@pytest.mark.parametrize("rows", [200, 40])
+# (40: fewer tiles than stages, a path test_stream_loads' hinted rings cover by default: heavy)
+@pytest.mark.parametrize("rows", [200, pytest.param(40, marks=pytest.mark.heavy)])
 def test_the_streamed_variant_in_llsim(natural, rows: int) -> None:
     """The variant a launch of 2 CTAs runs (8 stages: 7 tiles ahead) in llsim against the interpreter: 200 rows
     (7 row tiles, the last 8 rows of 32: its chunks past the edge zero-filled) and 40 (2 tiles for 7 ahead)."""
@@ -203,3 +227,63 @@ def test_the_rule_on_the_gpu(natural, rows: int, cols: int, bn: int) -> None:  #
     x = np.random.default_rng(rows).standard_normal((rows, cols)).astype(np.float32)
     s = np.zeros(cols, np.float32)
     tt.compare(natural.col_sum[32, bn], P(s, [bn]), x, devices=("cpu", "gpu"), rtol=1e-4, atol=1e-3)
+
+
+NESTED = """
+kernel fn nested<const BM: i32, const BN: i32>(s: &mut Tensor<f32, [BN]>, x: &Tensor<f32, [?, ?]>,
+                                               y: &Tensor<f32, [?, ?]>) {
+    let p = x.partition([BM, BN]);
+    let q = y.partition([BM, BN]);
+    let mut acc = zeros::<f32>([BN]);
+    for r in 0..q.num_tiles(0) {
+        acc = acc + q.load([r, block_id(0)]).sum(0);
+        for i in 0..p.num_tiles(0) {
+            acc = acc + p.load([i, block_id(0)]).sum(0);
+        }
+    }
+    for i in 0..p.num_tiles(0) {
+        acc = acc + p.load([i, block_id(0)]).max(0);
+    }
+    s.store(acc);
+}
+"""
+
+
+def test_nested_loops_meet_their_decisions_in_order() -> None:
+    """The first variant asks for its loops inner first (the inner loop, the outer one, the loop after them);
+    in the variant the inner loop's ring makes the outer loop one the pass leaves, and the loop after it still
+    takes the third decision (not the outer's), right in llsim."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((96, 256)).astype(np.float32), rng.standard_normal((64, 256)).astype(np.float32)
+    s = np.zeros(256, np.float32)
+    op = tilelang.compile(NESTED).nested[32, 128](P(s, [128]), x, y)
+    kir = op._plan.kir
+    facts = _facts(kir)
+    first = lower_gpu(kir, "sm_90a", facts)
+    assert first.stream is not None and len(first.stream.loops) == 3 and "ring" not in print_gpu_kernel(first)
+    facts = {**facts, "s": TensorFacts(True, (True,), stream=(3, 5, 4))}
+    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))
+    assert "f32[3, 4096]" in text and "f32[4, 4096]" in text and "f32[5, 4096]" not in text
+    copies = [np.array(h) for h in op._hosts]
+    SimDevice("sm_90a").run(kir, (2,), op._kernel_args(copies), facts)
+    op.sync()
+    np.testing.assert_allclose(copies[0], op._hosts[0], rtol=1e-5, atol=1e-4)
+
+
+def test_the_stub_devices_launches() -> None:
+    """The real `CudaDevice` on the stub driver (`runtime/cuda_stub.py`: 132 SMs, the occupancy calculator
+    says 1 block an SM): a column sum of 64 CTAs of 16 KB a step launches the variant with 4 stages (64 KB of
+    shared memory a launch asks for), one of 64 CTAs of 64 KB the first variant (no shared memory); a later
+    launch of the same shapes reuses the choice."""
+    from tilelang.runtime import cuda_stub
+    from tilelang.runtime.cuda_stub import DevArray
+
+    dev = cuda_stub.stub_device("sm_90a", 132)
+    with cuda_stub.installed(dev):
+        mod = tilelang.compile((ROOT / "benchmarks" / "hcliff11.tile").read_text())
+        for bm, smem in ((32, 64 * KiB), (128, 0)):
+            for _ in range(2):
+                s, x = DevArray.zeros((8192,), np.float32), DevArray.zeros((bm, 8192), np.float32)
+                mod.col_sum[bm, 128](P(s, [128]), x).sync()
+                launch = dev.ctx.d.launches[-1]  # (function, grid x, y, z, threads, shared memory, ..)
+                assert launch[1] == 64 and launch[5] == smem, (bm, launch)

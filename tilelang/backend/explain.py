@@ -103,7 +103,14 @@ def describe(gk: Any) -> str:
                if n else "")
             + (f", {h} product{'s' if h > 1 else ''} by a one-hot matrix as {'gathers' if h > 1 else 'a gather'}"
                if h else "")
-            + f", {gk.num_warps} warp{'s' if gk.num_warps != 1 else ''}" + _split(gk, path))
+            + f", {gk.num_warps} warp{'s' if gk.num_warps != 1 else ''}" + _split(gk, path) + _streamed(gk))
+
+
+def _streamed(gk: Any) -> str:
+    """"; loads S - 1 tiles ahead ..." in the variant a launch of few bytes in flight runs (`stream_rule`)."""
+    stages = next((f.stream for f in getattr(gk, "facts", {}).values() if f.stream), ())
+    ahead = ", ".join(str(s - 1) for s in stages if s)
+    return f"; loads {ahead} tiles ahead (the launch has few bytes in flight: `TILEC_STREAM_AUTO`)" if ahead else ""
 
 
 def _split(gk: Any, path: str) -> str:

@@ -30,7 +30,9 @@ the decision (`TensorFacts.stream` on `StreamAsk.tensor`). The ring's depth come
 fewest stages (at least 3: two tiles ahead, twice the bytes in flight) whose bytes in flight reach the BDP, at
 most `MAX_STAGES`, counting the CTAs an SM still holds with the rings in its shared memory (a depth that cut
 them so far that fewer bytes are in flight is not taken; nor a ring that neither reaches the BDP nor doubles
-the bytes in flight: its cost would buy too little).
+the bytes in flight: its cost would buy too little). The rings' registers are ptxas's: once the streamed variant
+is compiled the runtime asks the driver for its blocks an SM and keeps the first variant where they no longer
+give the bytes in flight the decision counted on (`holds`; col_sum's [32, 128] loop 46 -> 56 registers).
 This module imports no CUDA library.
 """
 
@@ -110,6 +112,22 @@ def decide(ask: StreamAsk, ctas: int, sms: int, blocks: int, smem: int, threads:
     return tuple(out)
 
 
+def holds(ask: StreamAsk, stages: tuple[int, ...], ctas: int, sms: int, blocks: int, blocks_streamed: int,
+          bdp: int = BDP) -> bool:
+    """Whether the streamed variant, holding `blocks_streamed` CTAs an SM (its own count, registers included:
+    the driver's once it is compiled), still gives each streamed loop the bytes in flight `decide` took it for
+    (the BDP, or twice the first variant's at `blocks` an SM); where the rings' registers cut the blocks further
+    than the shared memory `decide` counted, it may not, and the launch keeps the first variant."""
+    for loop, s in zip(ask.loops, stages, strict=True):
+        if not s:
+            continue
+        flight0 = min(ctas, sms * blocks) * loop.flight
+        flight = min(ctas, sms * blocks_streamed) * ((s - 1) * loop.ring + loop.flight - loop.ring)
+        if flight < min(bdp, 2 * flight0):
+            return False
+    return True
+
+
 def refine(abi: Any, facts: dict[str, Any], grid: tuple[int, ...], sms: int, blocks: Callable[[], int]
            ) -> tuple[tuple[object, ...], dict[str, Any]] | None:
     """(the facts key's addition, the facts) of the variant a launch on `grid` runs where the kernel variant
@@ -124,4 +142,4 @@ def refine(abi: Any, facts: dict[str, Any], grid: tuple[int, ...], sms: int, blo
     return ("stream", decision), {**facts, ask.tensor: dataclasses.replace(facts[ask.tensor], stream=decision)}
 
 
-__all__ = ["BDP", "MAX_STAGES", "MIN_STAGES", "StreamAsk", "StreamLoop", "blocks_estimate", "decide", "refine"]
+__all__ = ["BDP", "MAX_STAGES", "MIN_STAGES", "StreamAsk", "StreamLoop", "blocks_estimate", "decide", "holds", "refine"]

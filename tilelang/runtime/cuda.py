@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from tilelang.backend import stream_rule  # (no CUDA library: the rule's arithmetic)
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.env_switch import codegen_key, on_codegen_change
@@ -470,10 +469,8 @@ class CudaDevice(Device):
             name = wide[0]
             facts_key, facts = (*facts_key, ("wide", name)), {**facts, name: dataclasses.replace(facts[name], wide_tiles=True)}
             got = self._variant(pk, facts_key, facts, span)
-        blocks = lambda: occupancy.blocks_of(self.ctx, got[1], got[0])  # noqa: E731
-        if (more := stream_rule.refine(got[0], facts, grid, self.ctx.info.sm_count, blocks)) is not None:
-            facts_key, facts = (*facts_key, more[0]), more[1]  # loops of few bytes in flight: rings (`stream_rule`)
-            got = self._variant(pk, facts_key, facts, span)
+        # an unhinted kernel's loops of few bytes in flight: the variant with rings (`backend/stream_rule.py`)
+        facts_key, facts, got = occupancy.streamed(self.ctx, self._variant, pk, facts_key, facts, grid, got, span)
         form = getattr(got[0], "split", None)
         if form is not None and grid:  # (the split form: `backend/split_form.py`, computed once a launch shape)
             from tilelang.ir import nodes as ir

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -130,6 +131,27 @@ def blocks_of(ctx: Any, fn: Any, abi: Any) -> int:
         except Exception:  # a driver without the occupancy calculator
             memo[id(fn)] = (fn, -1)
     return int(memo[id(fn)][1])
+
+
+def streamed(ctx: Any, variant: Any, pk: Any, facts_key: tuple[Any, ...], facts: dict[str, Any],
+             grid: tuple[int, ...], got: tuple[Any, Any], span: Span | None) -> tuple[Any, Any, Any]:
+    """`CudaDevice._choose`'s step for a kernel whose first variant `got` (abi, function) asks the rule
+    (`backend/stream_rule.py`): (facts key, facts, variant) of the launch on `grid`: the variant whose loops
+    stream where `stream_rule.refine` says so and its own blocks an SM (its registers: ptxas's) still hold the
+    bytes in flight it was chosen for (`stream_rule.holds`); else as given. `variant` is `CudaDevice._variant`."""
+    from tilelang.backend import stream_rule
+
+    sms = ctx.info.sm_count
+    more = stream_rule.refine(got[0], facts, grid, sms, lambda: blocks_of(ctx, got[1], got[0]))
+    if more is None:
+        return facts_key, facts, got
+    key, refined = (*facts_key, more[0]), more[1]
+    alt = variant(pk, key, refined, span)
+    ask, blocks, blocks_alt = got[0].stream, blocks_of(ctx, got[1], got[0]), blocks_of(ctx, alt[1], alt[0])
+    if min(blocks, blocks_alt) > 0 and not stream_rule.holds(ask, refined[ask.tensor].stream, math.prod(grid), sms,
+                                                             blocks, blocks_alt):
+        return facts_key, facts, got  # (a driver that cannot say: the model's estimate stands)
+    return key, refined, alt
 
 
 def apply(ctx: Any, fn: Any, n: int, threads: int, smem: int,

@@ -333,6 +333,13 @@ def _constant_trips(op: ir.For, defs: dict[int, object]) -> bool:
     return all(isinstance(defs.get(v.id), ir.Const) for v in (op.lower, op.upper, op.step))
 
 
+def _excluded(op: ir.For, want: str) -> bool:
+    """A loop the pass leaves: one with a pipeliner's ops or a ring (its own products' staging), a matrix
+    product ("1": but for a product of scalar FMAs, no pipeline's, which streams too)."""
+    return any(isinstance(x, (*_PIPELINED, ir.Mma)) or (isinstance(x, g.DotOp) and (want != "1" or x.engine != "fma"))
+               for x in g.walk(op.body))
+
+
 def _carrier(k: g.GpuKernel) -> str:
     """The tensor whose facts carry the rule's decision (`StreamAsk.tensor`): the kernel's first tensor."""
     return next((p.name for p in k.source.params if isinstance(p, ir.TensorParam)), "")
@@ -367,20 +374,22 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             if not isinstance(op, ir.For) or op.body.args[0].dtype is not DType.I32:
                 out.append(op)
                 continue
-            if any(isinstance(x, (*_PIPELINED, ir.Mma)) or (isinstance(x, g.DotOp) and (want != "1" or x.engine != "fma"))
-                   for x in g.walk(op.body)):  # ("1": a product of scalar FMAs, no pipeline's, streams too)
+            # (the rule's loops are counted on the loop as written, `old`, so that the variant, whose inner loops
+            # may hold rings now, meets its decisions in the first variant's order; a loop that holds one is left)
+            if _excluded(old if ruled else op, want) or (not hinted and _constant_trips(op, defs)):
                 out.append(op)
                 continue
-            if not hinted and _constant_trips(op, defs):
-                out.append(op)
-                continue
-            loop = _Loop(k, ctx, op, written, defs)
+            loop = _Loop(k, ctx, old if ruled else op, written, defs)
             per_stage = sum(_ring_bytes(k, ld) for ld in loop.loads)
             want_s = stages
             if ruled and per_stage:  # the launch decides (`stream_rule.decide`), a loop in the order met here
-                flight = sum(_nbytes(x.result) for x in g.walk(op.body) if isinstance(x, ir.Load))
+                flight = sum(_nbytes(x.result) for x in g.walk(old.body) if isinstance(x, ir.Load))
                 want_s = decided[len(asked)] if len(asked) < len(decided) else 0
                 asked.append(stream_rule.StreamLoop(flight, per_stage, budget // per_stage))
+                if _excluded(op, want):
+                    out.append(op)
+                    continue
+                loop = _Loop(k, ctx, op, written, defs) if op is not old else loop
             S = min(want_s, budget // per_stage) if per_stage else 0
             if S < 2:
                 out.append(op)

@@ -602,6 +602,17 @@ class Builtins:
                 rcodes.NPY_FORMAT, f"`{path}` holds `{arr.dtype}` values, which Tile has no type for")
                 .primary(call.span, "loaded here")
                 .with_help("save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"))
+        g = call.generics[0] if call.generics else None
+        want = self.ev.dtype_named(g.name.name) if isinstance(g, ast.NamedType) and not g.args else None
+        if want is not None and want is not dt:  # `load_npy::<f16>` of an `f32` file: the checker took f16 (hrev29)
+            raise TileError(Diagnostic.error(
+                rcodes.NPY_FORMAT, f"`{path}` holds `{dt.value}` values, but `load_npy::<{want.value}>` reads "
+                                   f"`{want.value}`")
+                .primary(call.span, f"`{want.value}` declared here")
+                .note("the checker takes the turbofish's element type for the file's: a file of another type is "
+                      "refused where it is read")
+                .with_help(f"read it as it is, `load_npy::<{dt.value}>(..)`, and convert it with `as {want.value}`"
+                           " (or save the file with that element type)"))
         return self._new(arr.astype(native), dt)  # a 0-D array loads 0-D (`Tensor.from_numpy`)
 
     def _assert(self, call: ast.Call, scope: Any) -> Any:

@@ -62,15 +62,9 @@ from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
 from tilelang.ir.nodes import ElemOp, ScanOp
 from tilelang.limits import MAX_RANK
 from tilelang.runtime import host_domains as domains
-from tilelang.runtime.tensor import (
-    TUNER_PICKS,
-    Partition,
-    Tensor,
-    dtype_of_array,
-    float_to_int,
-    format_tensor,
-    normalise,
-)
+from tilelang.runtime.declared import npy_type_mismatch
+from tilelang.runtime.tensor import (TUNER_PICKS, Partition, Tensor, dtype_of_array, float_to_int, format_tensor,
+                                     normalise)
 from tilelang.sema.program import Program
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
@@ -602,17 +596,8 @@ class Builtins:
                 rcodes.NPY_FORMAT, f"`{path}` holds `{arr.dtype}` values, which Tile has no type for")
                 .primary(call.span, "loaded here")
                 .with_help("save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"))
-        g = call.generics[0] if call.generics else None
-        want = self.ev.dtype_named(g.name.name) if isinstance(g, ast.NamedType) and not g.args else None
-        if want is not None and want is not dt:  # `load_npy::<f16>` of an `f32` file: the checker took f16 (hrev29)
-            raise TileError(Diagnostic.error(
-                rcodes.NPY_FORMAT, f"`{path}` holds `{dt.value}` values, but `load_npy::<{want.value}>` reads "
-                                   f"`{want.value}`")
-                .primary(call.span, f"`{want.value}` declared here")
-                .note("the checker takes the turbofish's element type for the file's: a file of another type is "
-                      "refused where it is read")
-                .with_help(f"read it as it is, `load_npy::<{dt.value}>(..)`, and convert it with `as {want.value}`"
-                           " (or save the file with that element type)"))
+        if (bad := npy_type_mismatch(call, path, dt, self.ev.dtype_named)) is not None:
+            raise TileError(bad)  # `load_npy::<f16>` of an `f32` file (hrev29)
         return self._new(arr.astype(native), dt)  # a 0-D array loads 0-D (`Tensor.from_numpy`)
 
     def _assert(self, call: ast.Call, scope: Any) -> Any:

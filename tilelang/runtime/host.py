@@ -38,8 +38,8 @@ from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.runtime import host_instances as instances
-from tilelang.runtime.host_args import (bind_params, bind_types, declared_diagnostic, declared_mismatch,
-                                       explicit_generics)
+from tilelang.runtime.declared import declared_diagnostic, declared_mismatch
+from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
 from tilelang.runtime.tile_counts import check_tile_counts

@@ -15,7 +15,7 @@ functions call through here.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from tilelang.diagnostics.codes import runtime as rcodes
@@ -236,52 +236,3 @@ def _mismatch(decl: ast.FnDecl, p: ast.Param, d: int, size: int, want: int, dim:
         .secondary(p.span, f"`{name}` is declared here")
         .with_help(f"pass a tensor whose dimension {d} is {want}, or declare it `?` in `{fn}` to take any size"))
 
-
-def declared_mismatch(ty: ast.TypeExpr | None, value: Any, size_of: Callable[[ast.Expr], int | None],
-                      dtype_of: Callable[[str], DType | None]) -> tuple[str, str, Tensor] | None:
-    """Where `value` (a tensor, or a tuple holding tensors) is not what the written type `ty` declares (`let
-    t: Tensor<f32, [16]> = ..`, a host function's result type): (what it has, what to write instead, the
-    tensor); the checker took the written type for the value's (hrev29: a `[?]` value of 8 elements bound as
-    `[16]`, an `f32` file's `load_npy` bound as `f16`, a 2-D one as 1-D, ran, and failed later, far from the
-    declaration, or not at all). `size_of` evaluates a declared dimension, `dtype_of` an element type's name
-    (None where it cannot: not checked). None where all agree."""
-    if isinstance(ty, ast.RefType):
-        ty = ty.inner
-    if isinstance(ty, ast.TupleType) and isinstance(value, tuple) and len(value) == len(ty.elems):
-        for t, v in zip(ty.elems, value, strict=True):
-            found = declared_mismatch(t, v, size_of, dtype_of)
-            if found is not None:
-                return found
-        return None
-    if not (isinstance(ty, ast.NamedType) and ty.name.name == "Tensor" and len(ty.args) == 2
-            and isinstance(ty.args[1], ast.ShapeType) and isinstance(value, Tensor)):
-        return None
-    elem = ty.args[0]
-    want_dt = dtype_of(elem.name.name) if isinstance(elem, ast.NamedType) and not elem.args else None
-    if want_dt is not None and want_dt is not value.dtype:
-        return (f"holds `{value.dtype.value}` values, but its type declares `{want_dt.value}`",
-                f"convert it with `as {want_dt.value}`, or declare the element type `{value.dtype.value}`", value)
-    dims = ty.args[1].dims
-    if len(dims) != len(value.shape):
-        return (f"has {len(value.shape)} dimension{'s' * (len(value.shape) != 1)}, but its type declares "
-                f"{len(dims)}", f"reshape it to {len(dims)} dimension{'s' * (len(dims) != 1)} "
-                f"(`.reshape([..])`), or declare {len(value.shape)}", value)
-    for d, (e, n) in enumerate(zip(dims, value.shape, strict=True)):
-        want = size_of(e) if e is not None else None
-        if want is not None and want != n:
-            return (f"has {n} elements along dimension {d}, but its type declares {want}",
-                    f"make a tensor whose dimension {d} is {want} here, or declare the dimension `?`", value)
-    return None
-
-
-def declared_diagnostic(found: tuple[str, str, Tensor], what: str, ty: ast.TypeExpr, span: Span,
-                        where: str) -> Diagnostic:
-    """E0714 for `declared_mismatch`'s finding: `what` names the value ("`t`", "the result of `make`"), `span`
-    is where the value is, `ty` the written type, `where` the help's place to change it."""
-    has, fix, t = found
-    return (Diagnostic.error(rcodes.HOST_SHAPE, f"{what} {has}")
-            .primary(span, f"a `Tensor<{t.dtype.value}, {list(t.shape)}>` here")
-            .secondary(ty.span, "the type declared here")
-            .note("the checker takes a written type for the value's: a tensor of another shape or element "
-                  "type is refused where it is bound, not where a later use fails")
-            .with_help(f"{fix} {where}"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from tilelang.diagnostics.codes import launch as lcodes
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.model import Diagnostic
 from tilelang.dtypes import DType
@@ -25,10 +26,10 @@ from tilelang.syntax import ast
 
 
 def declared_mismatch(ty: ast.TypeExpr | None, value: Any, size_of: Callable[[ast.Expr], int | None],
-                      dtype_of: Callable[[str], DType | None]) -> tuple[str, str, Tensor] | None:
+                      dtype_of: Callable[[str], DType | None]) -> tuple[str, str, str, Tensor] | None:
     """Where `value` (a tensor, or a tuple holding tensors) is not what the written type `ty` declares (`let
-    t: Tensor<f32, [16]> = ..`, a host function's result type): (what it has, what to write instead, the
-    tensor); the checker took the written type for the value's (hrev29: a `[?]` value of 8 elements bound as
+    t: Tensor<f32, [16]> = ..`, a host function's result type): (which: "dtype", "rank" or "dim", what it
+    has, what to write instead, the tensor); the checker took the written type for the value's (hrev29: a `[?]` value of 8 elements bound as
     `[16]`, an `f32` file's `load_npy` bound as `f16`, a 2-D one as 1-D, ran, and failed later, far from the
     declaration, or not at all). `size_of` evaluates a declared dimension, `dtype_of` an element type's name
     (None where it cannot: not checked). None where all agree."""
@@ -46,27 +47,30 @@ def declared_mismatch(ty: ast.TypeExpr | None, value: Any, size_of: Callable[[as
     elem = ty.args[0]
     want_dt = dtype_of(elem.name.name) if isinstance(elem, ast.NamedType) and not elem.args else None
     if want_dt is not None and want_dt is not value.dtype:
-        return (f"holds `{value.dtype.value}` values, but its type declares `{want_dt.value}`",
+        return ("dtype", f"holds `{value.dtype.value}` values, but its type declares `{want_dt.value}`",
                 f"convert it with `as {want_dt.value}`, or declare the element type `{value.dtype.value}`", value)
     dims = ty.args[1].dims
     if len(dims) != len(value.shape):
-        return (f"has {len(value.shape)} dimension{'s' * (len(value.shape) != 1)}, but its type declares "
+        return ("rank", f"has {len(value.shape)} dimension{'s' * (len(value.shape) != 1)}, but its type declares "
                 f"{len(dims)}", f"reshape it to {len(dims)} dimension{'s' * (len(dims) != 1)} "
                 f"(`.reshape([..])`), or declare {len(value.shape)}", value)
     for d, (e, n) in enumerate(zip(dims, value.shape, strict=True)):
         want = size_of(e) if e is not None else None
         if want is not None and want != n:
-            return (f"has {n} elements along dimension {d}, but its type declares {want}",
+            return ("dim", f"has {n} elements along dimension {d}, but its type declares {want}",
                     f"make a tensor whose dimension {d} is {want} here, or declare the dimension `?`", value)
     return None
 
 
-def declared_diagnostic(found: tuple[str, str, Tensor], what: str, ty: ast.TypeExpr, span: Span,
-                        where: str) -> Diagnostic:
-    """E0714 for `declared_mismatch`'s finding: `what` names the value ("`t`", "the result of `make`"), `span`
-    is where the value is, `ty` the written type, `where` the help's place to change it."""
-    has, fix, t = found
-    return (Diagnostic.error(rcodes.HOST_SHAPE, f"{what} {has}")
+def declared_diagnostic(found: tuple[str, str, str, Tensor], what: str, ty: ast.TypeExpr, span: Span,
+                        where: str, argument: bool = False) -> Diagnostic:
+    """E0714 for `declared_mismatch`'s finding (a host function's `argument`: E0502 for an element type,
+    E0503 for a rank, as the Python API's call says them): `what` names the value ("`t`", "the result of
+    `make`"), `span` is where the value is, `ty` the written type, `where` the help's place to change it."""
+    which, has, fix, t = found
+    code = {"dtype": lcodes.DTYPE_MISMATCH, "rank": lcodes.RANK_MISMATCH}.get(which, rcodes.HOST_SHAPE) \
+        if argument else rcodes.HOST_SHAPE
+    return (Diagnostic.error(code, f"{what} {has}")
             .primary(span, f"a `Tensor<{t.dtype.value}, {list(t.shape)}>` here")
             .secondary(ty.span, "the type declared here")
             .note("the checker takes a written type for the value's: a tensor of another shape or element "

@@ -234,6 +234,10 @@ class HostEvaluator:
         scope = _Scope(bind_params(self.program, decl, fn.key, args, span, explicit), None)
         outer, self._types = self._types, bind_types(decl, args, span, explicit)
         try:
+            for p, v in zip(decl.params, args, strict=False):  # element types and ranks (sizes: `bind_params`)
+                if (found := declared_mismatch(p.ty, v, lambda e: None, self.dtype_named)) is not None:
+                    raise TileError(declared_diagnostic(found, f"argument `{p.name.name}` of `{decl.name.name}`",
+                                                        p.ty, span, f"in `{decl.name.name}`", argument=True))
             for p, v in zip(decl.params, args, strict=False):
                 if isinstance(p.ty, ast.NamedType):
                     dt = self.dtype_named(p.ty.name.name)

@@ -61,15 +61,9 @@ from tilelang.intrinsics.constants import ASSERT_CLOSE_DEFAULTS
 from tilelang.ir.nodes import ElemOp, ScanOp
 from tilelang.limits import MAX_RANK
 from tilelang.runtime import host_domains as domains
-from tilelang.runtime.tensor import (
-    TUNER_PICKS,
-    Partition,
-    Tensor,
-    dtype_of_array,
-    float_to_int,
-    format_tensor,
-    normalise,
-)
+from tilelang.runtime.declared import npy_type_mismatch
+from tilelang.runtime.tensor import (TUNER_PICKS, Partition, Tensor, dtype_of_array, float_to_int, format_tensor,
+                                     normalise)
 from tilelang.sema.program import Program
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
@@ -597,6 +591,8 @@ class Builtins:
                 rcodes.NPY_FORMAT, f"`{path}` holds `{arr.dtype}` values, which Tile has no type for")
                 .primary(call.span, "loaded here")
                 .with_help("save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"))
+        if (bad := npy_type_mismatch(call, path, dt, self.ev.dtype_named)) is not None:
+            raise TileError(bad)  # `load_npy::<f16>` of an `f32` file (hrev29)
         return self._new(arr.astype(native), dt)  # a 0-D array loads 0-D (`Tensor.from_numpy`)
 
     def _assert(self, call: ast.Call, scope: Any) -> Any:

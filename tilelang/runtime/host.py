@@ -38,7 +38,8 @@ from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
 from tilelang.runtime import host_instances as instances
-from tilelang.runtime.host_args import bind_params, bind_types, declared_diagnostic, declared_mismatch, explicit_generics
+from tilelang.runtime.declared import declared_diagnostic, declared_mismatch
+from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
 from tilelang.runtime.tile_counts import check_tile_counts
@@ -233,6 +234,10 @@ class HostEvaluator:
         scope = _Scope(bind_params(self.program, decl, fn.key, args, span, explicit), None)
         outer, self._types = self._types, bind_types(decl, args, span, explicit)
         try:
+            for p, v in zip(decl.params, args, strict=False):  # element types and ranks (sizes: `bind_params`)
+                if (found := declared_mismatch(p.ty, v, lambda e: None, self.dtype_named)) is not None:
+                    raise TileError(declared_diagnostic(found, f"argument `{p.name.name}` of `{decl.name.name}`",
+                                                        p.ty, span, f"in `{decl.name.name}`", argument=True))
             for p, v in zip(decl.params, args, strict=False):
                 if isinstance(p.ty, ast.NamedType):
                     dt = self.dtype_named(p.ty.name.name)
@@ -258,7 +263,8 @@ class HostEvaluator:
                 dt = self.dtype_named(decl.ret.name.name)
                 if dt is not None and result is not UNIT:
                     result = bi.to_scalar(result, dt)
-            if decl.ret is not None and (found := declared_mismatch(decl.ret, result, self._size_of(scope))):
+            if decl.ret is not None and \
+                    (found := declared_mismatch(decl.ret, result, self._size_of(scope), self.dtype_named)):
                 raise TileError(declared_diagnostic(found, f"the result of `{decl.name.name}`", decl.ret, span,
                                                     f"in `{decl.name.name}`'s result type"))
         finally:
@@ -318,7 +324,7 @@ class HostEvaluator:
                 elif stmt.ty is None and value is not None:
                     v = _let_literals(pat, value, v, self.program, scope)
                 if stmt.ty is not None and value is not None and \
-                        (found := declared_mismatch(stmt.ty, v, self._size_of(scope))):
+                        (found := declared_mismatch(stmt.ty, v, self._size_of(scope), self.dtype_named)):
                     name = pat.name.name if isinstance(pat, ast.NamePat) else None
                     raise TileError(declared_diagnostic(found, f"`{name}`" if name else "the value of this `let`",
                                                         stmt.ty, value.span, "in the `let`"))

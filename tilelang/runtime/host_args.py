@@ -15,7 +15,7 @@ functions call through here.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from tilelang.diagnostics.codes import runtime as rcodes
@@ -236,45 +236,3 @@ def _mismatch(decl: ast.FnDecl, p: ast.Param, d: int, size: int, want: int, dim:
         .secondary(p.span, f"`{name}` is declared here")
         .with_help(f"pass a tensor whose dimension {d} is {want}, or declare it `?` in `{fn}` to take any size"))
 
-
-def declared_mismatch(ty: ast.TypeExpr | None, value: Any,
-                      size_of: Callable[[ast.Expr], int | None]) -> tuple[int, int, Tensor] | None:
-    """The first (dimension, declared size, tensor) where `value` (a tensor, or a tuple holding tensors) has
-    another size than the written type `ty` declares (`let t: Tensor<f32, [16]> = ..`, a host function's
-    result type): the checker took the written type for the value's (hrev29: a `[?]` value of 8 elements
-    bound as `[16]` ran, and failed later, far from the declaration, or not at all). `size_of` evaluates a
-    declared dimension (None where it cannot: not checked). None where every size agrees."""
-    if isinstance(ty, ast.RefType):
-        ty = ty.inner
-    if isinstance(ty, ast.TupleType) and isinstance(value, tuple) and len(value) == len(ty.elems):
-        for t, v in zip(ty.elems, value, strict=True):
-            found = declared_mismatch(t, v, size_of)
-            if found is not None:
-                return found
-        return None
-    if not (isinstance(ty, ast.NamedType) and ty.name.name == "Tensor" and len(ty.args) == 2
-            and isinstance(ty.args[1], ast.ShapeType) and isinstance(value, Tensor)):
-        return None
-    dims = ty.args[1].dims
-    if len(dims) != len(value.shape):
-        return None  # a rank the checker could not see: not ours to word
-    for d, (e, n) in enumerate(zip(dims, value.shape, strict=True)):
-        want = size_of(e) if e is not None else None
-        if want is not None and want != n:
-            return d, want, value
-    return None
-
-
-def declared_diagnostic(found: tuple[int, int, Tensor], what: str, ty: ast.TypeExpr, span: Span,
-                        where: str) -> Diagnostic:
-    """E0714 for `declared_mismatch`'s finding: `what` names the value ("`t`", "the result of `make`"), `span`
-    is where the value is, `ty` the written type, `where` the help's place to write `?`."""
-    d, want, t = found
-    return (Diagnostic.error(
-        rcodes.HOST_SHAPE, f"{what} has {t.shape[d]} elements along dimension {d}, but its type declares {want}")
-        .primary(span, f"a `Tensor<{t.dtype.value}, {list(t.shape)}>` here")
-        .secondary(ty.span, "the type declared here")
-        .note("the checker takes a written type for the value's: a tensor of another size is refused where it "
-              "is bound, not where a later use fails")
-        .with_help(f"make a tensor whose dimension {d} is {want} here, or declare the dimension `?` {where} "
-                   "to take any size"))

@@ -189,3 +189,21 @@ def test_a_std_function_written_as_a_method_keeps_its_arguments(tmp_path: Path) 
     prog.write_text("use std::math::lerp;\n" + src.replace("EXPR", "lerp(a, a * 3.0, 0.25)"), encoding="utf-8")
     assert run_program(prog)[1] == "744.0\n"   # 496 * 1.5
     assert first_help("a.softmax(1)").endswith("then `softmax(a)` (`tilec doc softmax` shows it)")
+
+
+def test_a_function_named_without_its_call_gets_a_call_with_references(tmp_path: Path) -> None:
+    """`linear_fwd;` (n14's kernel, `:load`ed at the REPL) was told "call it: `linear_fwd(logits.partition([..]),
+    x, w, b)`": its `&` arguments bare, E0203 once applied. The help writes `&x` and, for a host function's
+    `&mut` parameter, `&mut y`; applied, the program checks."""
+    src = ("fn scale(x: &Tensor<f32, [?]>, y: &mut Tensor<f32, [?]>, a: f32) {\n    print(x.sum() * a, y.sum());\n}\n"
+           "kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {\n    z.store(x.load_like(z));\n}\n"
+           "fn main() {\n    let x = ones::<f32>([4]);\n    let mut y = zeros::<f32>([4]);\n    let mut z = zeros::<f32>([4]);\n"
+           "    let a = 2.0;\n    STMT;\n}\n")
+    for stmt, want, fixed in (("scale", "call it: `scale(&x, &mut y, a)`", "scale(&x, &mut y, a)"),
+                              ("k", "call it: `k(z.partition([..]), &x)`", "k(z.partition([4]), &x).sync()")):
+        errs = [d for d in driver.check(src.replace("STMT", stmt), name="m.tile").diagnostics
+                if d.severity.value == "error"]
+        assert [(d.code, d.help[0]) for d in errs] == [("E0203", want)]
+        prog = tmp_path / f"{stmt}.tile"
+        prog.write_text(src.replace("STMT", fixed), encoding="utf-8")
+        assert run_program(prog)[1] == ("8.0 0.0\n" if stmt == "scale" else "")

@@ -207,3 +207,20 @@ def test_a_function_named_without_its_call_gets_a_call_with_references(tmp_path:
         prog = tmp_path / f"{stmt}.tile"
         prog.write_text(src.replace("STMT", fixed), encoding="utf-8")
         assert run_program(prog)[1] == ("8.0 0.0\n" if stmt == "scale" else "")
+
+
+def test_load_like_of_an_input_with_more_axes_gets_the_partition(tmp_path: Path) -> None:
+    """n07 as first drafted: a decode step's input row `xs.load_like(y)` of a [T, B * D] tensor for a [BD] own
+    tile was told "partition the input with `x.partition([..])`" (neither the input's name nor the tile); the help
+    now writes the partition and load with the extra leading axis's index left to name, and, filled in, runs."""
+    src = ("kernel fn k<const BD: i32>(y: &mut Tensor<f32, [BD]>, xs: &Tensor<f32, [?, ?]>, t: i32) {\n"
+           "    y.store(LOAD);\n}\n"
+           "fn main() {\n    let xs = arange::<f32>(256).reshape([4, 64]);\n    let mut y = zeros::<f32>([64]);\n"
+           "    k(y.partition([16]), &xs, 2).sync();\n    print(y.sum());\n}\n")
+    errs = [d for d in driver.check(src.replace("LOAD", "xs.load_like(y)"), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0217"]
+    assert errs[0].help[0].endswith("`xs.partition([1, BD]).load([i, block_id(0)]).reshape([BD])`"), errs[0].help
+    prog = tmp_path / "row.tile"
+    prog.write_text(src.replace("LOAD", "xs.partition([1, BD]).load([t, block_id(0)]).reshape([BD])"), encoding="utf-8")
+    assert run_program(prog)[1] == f"{float(sum(range(128, 192)))}\n"

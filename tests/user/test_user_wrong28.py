@@ -224,3 +224,41 @@ def test_load_like_of_an_input_with_more_axes_gets_the_partition(tmp_path: Path)
     prog = tmp_path / "row.tile"
     prog.write_text(src.replace("LOAD", "xs.partition([1, BD]).load([t, block_id(0)]).reshape([BD])"), encoding="utf-8")
     assert run_program(prog)[1] == f"{float(sum(range(128, 192)))}\n"
+
+
+def test_an_in_place_update_written_out_of_place_is_told_to_read_the_own_tile(tmp_path: Path) -> None:
+    """n09's RoPE as first written from Triton's habits: `rope(q.partition(..), &q, ..)`, the kernel reading its
+    input only at the output's tile (`x.load_like(y)`): E0303's help was "pass a copy instead: `&q.clone()`", an
+    extra copy a step; it now says first that reading `y.load()` and dropping `x` updates `q` in place (in Tile and
+    from Python), and that kernel, so rewritten, runs in place. A kernel that reads its input elsewhere (a shifted
+    tile) keeps the copy help alone."""
+    import numpy as np
+
+    import tilelang
+
+    kern = ("kernel fn scale_rows<const BR: i32, const D: i32>(y: &mut Tensor<f32, [BR, D]>, x: &Tensor<f32, [?, D]>,"
+            " s: f32) {\n    y.store(READ * s);\n}\n")
+    main = ("fn main() {\n    let mut q = ones::<f32>([16, 32]);\n    scale_rows(q.partition([4, 32]), &q, 2.0).sync();\n"
+            "    print(q.sum());\n}\n")
+    errs = [d for d in driver.check(kern.replace("READ", "x.load_like(y)") + main, name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0303"]
+    assert errs[0].help == ("`scale_rows` reads `x` only at the own tile of `y` (`x.load_like(y)`): to update `q` in "
+                            "place, read `y.load()` there instead and drop the parameter `x`",
+                            "pass a copy instead: `&q.clone()`, or use separate tensors")
+    fixed = (kern.replace("READ", "y.load()").replace(", x: &Tensor<f32, [?, D]>,", ",")
+             + main.replace(", &q, 2.0)", ", 2.0)"))
+    prog = tmp_path / "inplace.tile"
+    prog.write_text(fixed, encoding="utf-8")
+    assert run_program(prog)[1] == "1024.0\n"
+    shifted = kern.replace("READ", "x.partition([BR, D]).load([block_id(0) + 1, 0])")
+    errs = [d for d in driver.check(shifted + main, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0303"] and errs[0].help == ("pass a copy instead: `&q.clone()`, or use "
+                                                                     "separate tensors",)
+    mod = tilelang.compile(kern.replace("READ", "x.load_like(y)"))
+    q = np.ones((16, 32), np.float32)
+    with pytest.raises(tilelang.BorrowError) as info:
+        mod.scale_rows(tilelang.partition(q, [4, 32]), q, 2.0).sync()
+    assert info.value.code == "E0303" and info.value.help.startswith(
+        "`scale_rows` reads `x` only at the own tile of `y` (`x.load_like(y)`): to update the array in place, read "
+        "`y.load()` there instead and drop the parameter `x`")

@@ -5,8 +5,15 @@ program checked (against NumPy where it computes; round 25's checks, tests/user/
   checker passed it, the launch refused it (E0510), and the same kernel in a program with a generic kernel beside
   it was the lowering's E0701 at `tilec check` instead. A `&mut` parameter of more than 3 dimensions is now E0510
   at its declaration, whatever the launches' shapes, with the parameter's type rewritten.
+- s02 (n09 as first written) a generic device function splitting `[BT, H, D]` into halves: see
+  test_user_programs25.py's n09 and `test_the_half_split_helps_lead_one_to_the_other`.
+- s03 (n07 as first written) a step's output row [1, 64] in [1, 16] tiles beside state tiles [16, ..]: E0500's
+  transposed-layout help, applied by the letter, runs (a check that the help leads somewhere; no fix needed).
 - Below: `twice;` (a function named as a statement) at the REPL printed nothing; it is E0203 with the call, as in
-  a file, where `twice` (no `;`) still shows what `twice` is.
+  a file, where `twice` (no `;`) still shows what `twice` is. And helps found wanting while writing round 25:
+  `a.lerp(b, w)` told `lerp(a)`; `linear_fwd;` told to call it with its `&` arguments bare; `xs.load_like(y)` of
+  an input with more axes told only "partition the input"; an in-place update written out of place (`&q` beside
+  `q.partition(..)`) told only to pass a copy.
 """
 
 from __future__ import annotations
@@ -48,13 +55,23 @@ FIXES["s02_half_split_in_a_generic_function"] = (
     "assume: make the quotient a const generic of its own, `const Q: i32` for `D / 2`, and write `2 * Q` where `D` "
     "was", _S02_FN + _S02_KERNEL)
 
+FIXES["s03_step_output_row_against_column_grid"] = (
+    "`y`'s grid is the other's transposed: `y` laid out transposed, [64, 1] in tiles of [16, 1], gives [4, 1] "
+    "(store the tile's `.transpose()` into a parameter of tile shape [16, 1])",
+    [("y: &mut Tensor<f32, [1, BD]>,", "y: &mut Tensor<f32, [BD, 1]>,"),
+     ("    y.store(out.reshape([1, BD]));", "    y.store(out.reshape([1, BD]).transpose());"),
+     ("        let mut y = zeros::<f32>([1, b * dm]);", "        let mut y = zeros::<f32>([b * dm, 1]);"),
+     ("y.partition([1, 16]),", "y.partition([16, 1]),"),
+     ("y.reshape([1, b * dm]), ys)", "y.reshape([1, b * dm]), ys)")])
+
 
 def _s01(t: dict, out: str) -> None:
     assert out == "96.0\n" and t["z"].shape == (6, 4, 4) and (t["z"] == 1).all()
 
 
 FIXED = {"s01_four_dim_partition_run_time_batch": _s01,
-         "s02_half_split_in_a_generic_function": CHECKS["n09_qk_norm_rope_in_place"]}
+         "s02_half_split_in_a_generic_function": CHECKS["n09_qk_norm_rope_in_place"],
+         "s03_step_output_row_against_column_grid": CHECKS["n07_mamba_decode_step"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("s*.tile", FIXES, FIXED)

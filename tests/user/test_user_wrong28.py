@@ -5,8 +5,15 @@ program checked (against NumPy where it computes; round 25's checks, tests/user/
   checker passed it, the launch refused it (E0510), and the same kernel in a program with a generic kernel beside
   it was the lowering's E0701 at `tilec check` instead. A `&mut` parameter of more than 3 dimensions is now E0510
   at its declaration, whatever the launches' shapes, with the parameter's type rewritten.
+- s02 (n09 as first written) a generic device function splitting `[BT, H, D]` into halves: see
+  test_user_programs25.py's n09 and `test_the_half_split_helps_lead_one_to_the_other`.
+- s03 (n07 as first written) a step's output row [1, 64] in [1, 16] tiles beside state tiles [16, ..]: E0500's
+  transposed-layout help, applied by the letter, runs (a check that the help leads somewhere; no fix needed).
 - Below: `twice;` (a function named as a statement) at the REPL printed nothing; it is E0203 with the call, as in
-  a file, where `twice` (no `;`) still shows what `twice` is.
+  a file, where `twice` (no `;`) still shows what `twice` is. And helps found wanting while writing round 25:
+  `a.lerp(b, w)` told `lerp(a)`; `linear_fwd;` told to call it with its `&` arguments bare; `xs.load_like(y)` of
+  an input with more axes told only "partition the input"; an in-place update written out of place (`&q` beside
+  `q.partition(..)`) told only to pass a copy.
 """
 
 from __future__ import annotations
@@ -48,13 +55,23 @@ FIXES["s02_half_split_in_a_generic_function"] = (
     "assume: make the quotient a const generic of its own, `const Q: i32` for `D / 2`, and write `2 * Q` where `D` "
     "was", _S02_FN + _S02_KERNEL)
 
+FIXES["s03_step_output_row_against_column_grid"] = (
+    "`y`'s grid is the other's transposed: `y` laid out transposed, [64, 1] in tiles of [16, 1], gives [4, 1] "
+    "(store the tile's `.transpose()` into a parameter of tile shape [16, 1])",
+    [("y: &mut Tensor<f32, [1, BD]>,", "y: &mut Tensor<f32, [BD, 1]>,"),
+     ("    y.store(out.reshape([1, BD]));", "    y.store(out.reshape([1, BD]).transpose());"),
+     ("        let mut y = zeros::<f32>([1, b * dm]);", "        let mut y = zeros::<f32>([b * dm, 1]);"),
+     ("y.partition([1, 16]),", "y.partition([16, 1]),"),
+     ("y.reshape([1, b * dm]), ys)", "y.reshape([1, b * dm]), ys)")])
+
 
 def _s01(t: dict, out: str) -> None:
     assert out == "96.0\n" and t["z"].shape == (6, 4, 4) and (t["z"] == 1).all()
 
 
 FIXED = {"s01_four_dim_partition_run_time_batch": _s01,
-         "s02_half_split_in_a_generic_function": CHECKS["n09_qk_norm_rope_in_place"]}
+         "s02_half_split_in_a_generic_function": CHECKS["n09_qk_norm_rope_in_place"],
+         "s03_step_output_row_against_column_grid": CHECKS["n07_mamba_decode_step"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("s*.tile", FIXES, FIXED)
@@ -189,3 +206,76 @@ def test_a_std_function_written_as_a_method_keeps_its_arguments(tmp_path: Path) 
     prog.write_text("use std::math::lerp;\n" + src.replace("EXPR", "lerp(a, a * 3.0, 0.25)"), encoding="utf-8")
     assert run_program(prog)[1] == "744.0\n"   # 496 * 1.5
     assert first_help("a.softmax(1)").endswith("then `softmax(a)` (`tilec doc softmax` shows it)")
+
+
+def test_a_function_named_without_its_call_gets_a_call_with_references(tmp_path: Path) -> None:
+    """`linear_fwd;` (n14's kernel, `:load`ed at the REPL) was told "call it: `linear_fwd(logits.partition([..]),
+    x, w, b)`": its `&` arguments bare, E0203 once applied. The help writes `&x` and, for a host function's
+    `&mut` parameter, `&mut y`; applied, the program checks."""
+    src = ("fn scale(x: &Tensor<f32, [?]>, y: &mut Tensor<f32, [?]>, a: f32) {\n    print(x.sum() * a, y.sum());\n}\n"
+           "kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {\n    z.store(x.load_like(z));\n}\n"
+           "fn main() {\n    let x = ones::<f32>([4]);\n    let mut y = zeros::<f32>([4]);\n    let mut z = zeros::<f32>([4]);\n"
+           "    let a = 2.0;\n    STMT;\n}\n")
+    for stmt, want, fixed in (("scale", "call it: `scale(&x, &mut y, a)`", "scale(&x, &mut y, a)"),
+                              ("k", "call it: `k(z.partition([..]), &x)`", "k(z.partition([4]), &x).sync()")):
+        errs = [d for d in driver.check(src.replace("STMT", stmt), name="m.tile").diagnostics
+                if d.severity.value == "error"]
+        assert [(d.code, d.help[0]) for d in errs] == [("E0203", want)]
+        prog = tmp_path / f"{stmt}.tile"
+        prog.write_text(src.replace("STMT", fixed), encoding="utf-8")
+        assert run_program(prog)[1] == ("8.0 0.0\n" if stmt == "scale" else "")
+
+
+def test_load_like_of_an_input_with_more_axes_gets_the_partition(tmp_path: Path) -> None:
+    """n07 as first drafted: a decode step's input row `xs.load_like(y)` of a [T, B * D] tensor for a [BD] own
+    tile was told "partition the input with `x.partition([..])`" (neither the input's name nor the tile); the help
+    now writes the partition and load with the extra leading axis's index left to name, and, filled in, runs."""
+    src = ("kernel fn k<const BD: i32>(y: &mut Tensor<f32, [BD]>, xs: &Tensor<f32, [?, ?]>, t: i32) {\n"
+           "    y.store(LOAD);\n}\n"
+           "fn main() {\n    let xs = arange::<f32>(256).reshape([4, 64]);\n    let mut y = zeros::<f32>([64]);\n"
+           "    k(y.partition([16]), &xs, 2).sync();\n    print(y.sum());\n}\n")
+    errs = [d for d in driver.check(src.replace("LOAD", "xs.load_like(y)"), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0217"]
+    assert errs[0].help[0].endswith("`xs.partition([1, BD]).load([i, block_id(0)]).reshape([BD])`"), errs[0].help
+    prog = tmp_path / "row.tile"
+    prog.write_text(src.replace("LOAD", "xs.partition([1, BD]).load([t, block_id(0)]).reshape([BD])"), encoding="utf-8")
+    assert run_program(prog)[1] == f"{float(sum(range(128, 192)))}\n"
+
+
+def test_an_in_place_update_written_out_of_place_is_told_to_read_the_own_tile(tmp_path: Path) -> None:
+    """n09's RoPE as first written from Triton's habits: `rope(q.partition(..), &q, ..)`, the kernel reading its
+    input only at the output's tile (`x.load_like(y)`): E0303's help was "pass a copy instead: `&q.clone()`", an
+    extra copy a step; it now says first that reading `y.load()` and dropping `x` updates `q` in place (in Tile and
+    from Python), and that kernel, so rewritten, runs in place. A kernel that reads its input elsewhere (a shifted
+    tile) keeps the copy help alone."""
+    import numpy as np
+
+    import tilelang
+
+    kern = ("kernel fn scale_rows<const BR: i32, const D: i32>(y: &mut Tensor<f32, [BR, D]>, x: &Tensor<f32, [?, D]>,"
+            " s: f32) {\n    y.store(READ * s);\n}\n")
+    main = ("fn main() {\n    let mut q = ones::<f32>([16, 32]);\n    scale_rows(q.partition([4, 32]), &q, 2.0).sync();\n"
+            "    print(q.sum());\n}\n")
+    errs = [d for d in driver.check(kern.replace("READ", "x.load_like(y)") + main, name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0303"]
+    assert errs[0].help == ("`scale_rows` reads `x` only at the own tile of `y` (`x.load_like(y)`): to update `q` in "
+                            "place, read `y.load()` there instead and drop the parameter `x`",
+                            "pass a copy instead: `&q.clone()`, or use separate tensors")
+    fixed = (kern.replace("READ", "y.load()").replace(", x: &Tensor<f32, [?, D]>,", ",")
+             + main.replace(", &q, 2.0)", ", 2.0)"))
+    prog = tmp_path / "inplace.tile"
+    prog.write_text(fixed, encoding="utf-8")
+    assert run_program(prog)[1] == "1024.0\n"
+    shifted = kern.replace("READ", "x.partition([BR, D]).load([block_id(0) + 1, 0])")
+    errs = [d for d in driver.check(shifted + main, name="m.tile").diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0303"] and errs[0].help == ("pass a copy instead: `&q.clone()`, or use "
+                                                                     "separate tensors",)
+    mod = tilelang.compile(kern.replace("READ", "x.load_like(y)"))
+    q = np.ones((16, 32), np.float32)
+    with pytest.raises(tilelang.BorrowError) as info:
+        mod.scale_rows(tilelang.partition(q, [4, 32]), q, 2.0).sync()
+    assert info.value.code == "E0303" and info.value.help.startswith(
+        "`scale_rows` reads `x` only at the own tile of `y` (`x.load_like(y)`): to update the array in place, read "
+        "`y.load()` there instead and drop the parameter `x`")

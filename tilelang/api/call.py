@@ -716,6 +716,24 @@ def _fail(kernel: KernelLike, spec: ParamSpec, message: str, *, help: str) -> No
     raise CallError(message, help=help, where=where, code=tcodes.MISMATCHED_TYPES)
 
 
+def _in_place_help(plan: Plan, a: int, b: int) -> str | None:
+    """E0303 of one array given to a `&mut` parameter and a `&` one that the kernel reads only at the `&mut`
+    one's own tile (`x.load_like(y)`): the help says how to write the kernel in place (huser26: "pass a copy, or
+    separate arrays" alone)."""
+    from tilelang.ownership.host_report import reads_own_tile_only
+
+    sa, sb = plan.arrays[a], plan.arrays[b]
+    if sa.mutable == sb.mutable:
+        return None
+    m, s = (sa, sb) if sa.mutable else (sb, sa)
+    decl = getattr(plan.kernel, "decl", None)
+    if decl is None or not reads_own_tile_only(decl, m.name, s.name):
+        return None
+    return (f"`{decl.name.name}` reads `{s.name}` only at the own tile of `{m.name}` (`{s.name}.load_like("
+            f"{m.name})`): to update the array in place, read `{m.name}.load()` there instead and drop the "
+            f"parameter `{s.name}`; or pass `{s.name}` a copy of the array (`.copy()`)")
+
+
 def check_overlaps(plan: Plan, ptrs: list[int]) -> None:
     """E0303: no two arrays of one call share memory where one of them is
     written (interval tests; the tracker words the error)."""
@@ -735,7 +753,9 @@ def check_overlaps(plan: Plan, ptrs: list[int]) -> None:
                     sync=True,
                 )
             except TileError as e:
-                raise BorrowError.from_tile_error(e, plan.kernel.module._sources) from None
+                err = BorrowError.from_tile_error(e, plan.kernel.module._sources)
+                err.help = _in_place_help(plan, a, b) or err.help
+                raise err from None
 
 
 def call(kernel: KernelLike, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Operation:

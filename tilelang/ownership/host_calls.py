@@ -280,10 +280,10 @@ class HostCalls(HostExprs):
                         borrows.append((pos, Borrow(x.place, w, a.value.span, pname, w, at)))
                     elif isinstance(x, PartOf):
                         borrows.append((pos, Borrow(x.place, True, a.value.span, pname)))
-        self.check_aliasing(borrows, "launch")
+        self.check_aliasing(borrows, "launch", decl)
         return AVal.of(OpVal(decl.name.name, tuple(b for _, b in borrows), e.span))
 
-    def check_aliasing(self, borrows: list[tuple[tuple[int, ...], Borrow]], what: str) -> None:
+    def check_aliasing(self, borrows: list[tuple[tuple[int, ...], Borrow]], what: str, decl: Any = None) -> None:
         """Two borrows at different positions (arguments, tuple fields of one)
         are taken together; atoms at one position are alternatives (the values
         an `if` may give), never taken together."""
@@ -295,7 +295,7 @@ class HostCalls(HostExprs):
                     and (a.mutable or b.mutable)
                     and not (a.atomic and a.atomic == b.atomic)
                 ):
-                    self.report_aliasing(a, b, what)
+                    self.report_aliasing(a, b, what, decl)
                     break
 
     # -- methods ----------------------------------------------------------------------

@@ -392,7 +392,7 @@ class HostReports:
         )
         self.report(d)
 
-    def report_aliasing(self, a: Borrow, b: Borrow, what: str) -> None:
+    def report_aliasing(self, a: Borrow, b: Borrow, what: str, decl: ast.FnDecl | None = None) -> None:
         how = "mutably" if b.mutable else "as shared"
         same = a.place == b.place
         name = b.place.name if same or len(b.place.path) <= len(a.place.path) else a.place.name
@@ -428,6 +428,11 @@ class HostReports:
             d = d.with_help(f"write the second output to a tensor of its own (`let mut {name}2 = "
                             f"zeros::<..>(..);`), or one `&mut` parameter that holds both results")
         else:
+            own = _reads_own_tile_only(decl, a, b) if what == "launch" else None
+            if own is not None:  # (huser26) an in-place update written as out-of-place: read the own tile
+                d = d.with_help(f"`{decl.name.name}` reads `{own[1]}` only at the own tile of `{own[0]}` "  # type: ignore[union-attr]
+                                f"(`{own[1]}.load_like({own[0]})`): to update `{name}` in place, read "
+                                f"`{own[0]}.load()` there instead and drop the parameter `{own[1]}`")
             d = d.with_help(f"pass a copy instead: `&{name}.clone()`, or use separate tensors")
         self.report(d)
 
@@ -508,3 +513,22 @@ def _text(x: ast.Expr) -> str | None:
     if isinstance(x, ast.Name):
         return x.ident.name
     return None
+
+
+def _reads_own_tile_only(decl: ast.FnDecl | None, a: Borrow, b: Borrow) -> tuple[str, str] | None:
+    """(the `&mut` parameter, the `&` one) where kernel `decl` reads the `&` parameter of one tensor passed both
+    ways only as `x.load_like(z)` of that `&mut` parameter `z`: the in-place form reads `z.load()`."""
+    if decl is None or a.mutable == b.mutable or a.unsafe or b.unsafe:
+        return None
+    m, s = (a, b) if a.mutable else (b, a)
+    return (m.param, s.param) if reads_own_tile_only(decl, m.param, s.param) else None
+
+
+def reads_own_tile_only(decl: ast.FnDecl, mut: str, shared: str) -> bool:
+    """Whether kernel `decl` reads its `&` parameter `shared` only as `shared.load_like(mut)` (also the Python
+    API's E0303, `api/call.check_overlaps`)."""
+    uses = [n for n in ast.walk(decl.body) if isinstance(n, ast.Name) and n.ident.name == shared]
+    reads = [n for n in ast.walk(decl.body) if isinstance(n, ast.MethodCall) and n.method.name == "load_like"
+             and isinstance(n.receiver, ast.Name) and n.receiver.ident.name == shared and len(n.args) == 1
+             and isinstance(n.args[0].value, ast.Name) and n.args[0].value.ident.name == mut]
+    return bool(uses) and len(uses) == len(reads)

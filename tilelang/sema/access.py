@@ -6,6 +6,8 @@ lists them with the other builtins' rules."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
@@ -343,6 +345,26 @@ def _store_hint(tcx: CheckCx, v: ast.Expr, have: Shape, want: tuple[Dim | None, 
     return "reshape or broadcast the tile to the destination's shape"
 
 
+def _load_like_rank_help(x: str, rank: int, own: tuple[Any, ...]) -> str:
+    """E0217's help for `x.load_like(z)` of an input of another rank (huser26: a decode step's input row of a
+    [T, B * D] tensor for a [BD] own tile was told "partition the input with `x.partition([..])`", with neither
+    the input's name nor the tile): with more axes, the partition with tiles of 1 along the extra leading axes,
+    a load at this block's position along the own ones, reshaped to the own tile's shape."""
+    general = f"`load_like` reads a tile of the own tile's rank: partition the input with `{x}.partition([..])` instead"
+    k = rank - len(own)
+    if k <= 0 or len(own) > 3 or not x.isidentifier():
+        return general
+    dims = ", ".join(str(d) for d in own)
+    lead = ["i", "j", "r", "s"][:k] if k <= 4 else None
+    if lead is None:
+        return general
+    idx = ", ".join([*lead, *(f"block_id({a})" for a in range(len(own)))])
+    which = " and ".join(f"`{n}`" for n in lead)
+    return (f"`load_like` reads a tile of the own tile's rank; `{x}` has {k} more leading "
+            f"{'axis' if k == 1 else 'axes'}: read the tile at {which} there and this block's position along the "
+            f"others, `{x}.partition([{', '.join(['1'] * k)}, {dims}]).load([{idx}]).reshape([{dims}])`")
+
+
 def rule_load_like(tcx: CheckCx, cx: CallCx) -> Type:
     r, rt = cx.recv, cx.recv_ty
     assert r is not None and rt is not None
@@ -359,7 +381,7 @@ def rule_load_like(tcx: CheckCx, cx: CallCx) -> Type:
         return tcx.emit(tcx.err(T.RANK_MISMATCH, f"`{tcx.snippet(r)}` has {plural(len(t.shape), 'dimension')} "
                                 f"but `{tcx.snippet(z)}` has {len(own.shape)}", cx.span, "ranks differ")
                         .secondary(r.span, f"this is `{rt}`").secondary(z.span, f"this is `{zt}`")
-                        .with_help("`load_like` reads a tile of the own tile's rank: partition the input with `x.partition([..])` instead"))
+                        .with_help(_load_like_rank_help(tcx.snippet(r), len(t.shape), own.shape)))
     assert t.dtype is not None
     return TileT(t.dtype, tuple(d for d in own.shape if d is not None))
 

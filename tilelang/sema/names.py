@@ -162,8 +162,11 @@ def fn_as_value(tcx: CheckCx, e: ast.Name | ast.Path, sym: Symbol, written: str)
         return sym.ty or ERROR
     what = "kernel" if sym.kind is SymbolKind.KERNEL else "function"
     info = tcx.program.fn_info(sym)
+    # (huser26: a `&` parameter's argument was written bare, `linear_fwd(logits.partition([..]), x, w, b)`, E0203
+    # once applied: a reference argument is written with its `&`, as in Rust)
     args = "" if info is None else ", ".join(
-        f"{n}.partition([..])" if isinstance(t, RefT) and t.mutable and info.is_kernel else n
+        f"{n}.partition([..])" if isinstance(t, RefT) and t.mutable and info.is_kernel else
+        f"&mut {n}" if isinstance(t, RefT) and t.mutable else f"&{n}" if isinstance(t, RefT) else n
         for n, t in zip(info.param_names, info.param_types))
     call = f"{written}({args})"
     bound = tcx.fn_value_lets.get(e)

@@ -9,10 +9,13 @@
 #            split-K among warps where the accumulator is too small to give each warp its own elements (4 warps
 #            each holding the whole tile, a quarter of every stage's k-steps; a 16-row tile in 8 parts; the copies
 #            added in order through shared memory), x's 2-byte stage widened once a CTA into an f32 buffer (a
-#            barrier after) instead of once a thread, and at least 3 stages where they fit (a 256-wide step had 2)
+#            barrier after) instead of once a thread, at least 3 stages where they fit (a 256-wide step had 2), and
+#            1 and 2 tokens on the pipeline (x's [K, 1] column copied as one run of 16-byte chunks; [K, 2] rows by
+#            4-byte copies)
 #   nowiden  TILEC_FMA_WIDEN=0 (the split and the stages; the gemv* cases only)
 #   nosplit  TILEC_FMA_KSPLIT=0 (call 39's 2 warps of 1 x 4 with x widened once; the gemv* cases only)
-#   old      TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2: call 39's plan (a 16-row tile: no pipeline)
+#   old      TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2 TILEC_FMA_NARROW=0: call 39's plan (a 16-row
+#            tile, 1 and 2 tokens: no pipeline)
 # 0. -m gpu tests/backend/test_fma_ksplit.py and test_fma_half.py (split kernels on the card against the
 #    interpreter, exact: 4 parts, 16 rows in 8 parts, 256-wide steps; hcliff12's 2 cases): EXPECTED 5 passed.
 # EXPECTED (CPU reading: sm_90a SASS, ptxas 13, a warp's loop a K step; RESULTS "hgemv"; call 39 on an H100: torch
@@ -26,8 +29,8 @@
 #   gemv_bm16 (512 CTAs): old ~0.13x (no pipeline); nowiden 0.7-1.2x (113 a warp a step); new 96, as nowiden or
 #     better (16 warps an SM: nearer issue-bound than 64 rows)
 #   gemv_bm16_bk256: old ~0.15-0.4x (no pipeline); new 0.8-1.2x (269 a warp a step, 4 stages of 10.5 KB)
-#   f16_n1, f16_n2, bf16_n1, bf16_n2: the FMA loop with no pipeline in both arms (x's rows of 2 and 4 bytes: under
-#     cp.async's 4-byte copies; a [K, 1] column copied an element a copy): ~0.1-0.3x, new = old
+#   f16_n1, f16_n2, bf16_n1, bf16_n2: old the FMA loop with no pipeline, ~0.1-0.3x; new the split pipeline (150 /
+#     173 a warp a step in f16, 168 / 191 bf16; memory-bound as gemv): 0.7-1.2x
 #   f16_n8, bf16_n8 (mma.sync, no ring): ~0.3-0.45x in both arms (call 39's nb8: 0.39x)
 #   bf16_n4, bf16_bk256: as the f16 lines (bf16's widening is a shift: 264 a warp a step at [64, 64], old 852)
 #   err in every line < 1e-2.
@@ -35,7 +38,7 @@ set -u
 cd "$(dirname "$0")/.."
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d)}"
-unset TILEC_FMA_KSPLIT TILEC_FMA_WIDEN TILEC_FMA_HALF_STAGES TILEC_FMA_PIPELINE TILEC_STREAM_AUTO
+unset TILEC_FMA_KSPLIT TILEC_FMA_WIDEN TILEC_FMA_HALF_STAGES TILEC_FMA_NARROW TILEC_FMA_PIPELINE TILEC_STREAM_AUTO
 nvidia-smi --query-gpu=name --format=csv,noheader | head -1
 t0=$(date +%s)
 if [ "${TESTS:-1}" = 1 ]; then
@@ -48,7 +51,7 @@ for arm in ${ARMS:-new nowiden nosplit old}; do
     new) sw="" ; only="" ;;
     nowiden) sw="TILEC_FMA_WIDEN=0" ; only="gemv" ;;
     nosplit) sw="TILEC_FMA_KSPLIT=0" ; only="gemv" ;;
-    old) sw="TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2" ; only="" ;;
+    old) sw="TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2 TILEC_FMA_NARROW=0" ; only="" ;;
   esac
   env $sw timeout ${ARM_TIMEOUT:-50} python3 benchmarks/hgemv_paths.py --reps ${REPS:-10} ${only:+--only $only} 2>&1 \
     | grep -v "^#\|Warn" | sed "s/^/$arm /"

@@ -106,15 +106,19 @@ def test_ptxas_assembles_both_types_without_spills(arch: str, tmp_path, monkeypa
         assert r.max_spill_stores == 0, r.text
 
 
-def test_a_one_column_gemv_keeps_the_fma_loop() -> None:
-    """A GEMV of one f16 column ([K, 1]: its ring copies would be an element, 2 bytes) keeps the FMA loop."""
-    main = ("\nfn main() { let w = zeros::<f16>([64, 64]); let x = zeros::<f16>([64, 1]);"
-            " let mut y = zeros::<f32>([64, 1]); gemv::<32, 16, 1>(y.partition([32, 1]), &w, &x).sync(); }\n")
-    result = driver.compile(SRC.replace("DT", "f16") + main, "ir")
-    assert result.ok, result.diagnostics
-    kir = next(k for k in result.output if k.name == "gemv")
-    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir)))
-    assert "dot.fma " in text and "dot.fma.smem" not in text, text
+def test_a_one_column_gemv_copies_its_column_as_one_run() -> None:
+    """A GEMV of one f16 column ([K, 1]: an element a copy would be 2 bytes) copies the column as one run of
+    16-byte chunks (`pipeline_fma._flat`, hgemv) where a K step is whole chunks; a step of 4 rows keeps the FMA
+    loop."""
+    for bk, piped in ((16, True), (4, False)):
+        main = ("\nfn main() { let w = zeros::<f16>([64, 64]); let x = zeros::<f16>([64, 1]);"
+                f" let mut y = zeros::<f32>([64, 1]); gemv::<32, {bk}, 1>(y.partition([32, 1]), &w, &x).sync(); }}\n")
+        result = driver.compile(SRC.replace("DT", "f16") + main, "ir")
+        assert result.ok, result.diagnostics
+        kir = next(k for k in result.output if k.name == "gemv")
+        text = print_gpu_kernel(lower_gpu(kir, "sm_90a", _facts(kir)))
+        assert ("dot.fma.smem" in text and "cp.async.flat" in text) == piped, text
+        assert ("dot.fma " in text) == (not piped), text
 
 
 @pytest.mark.gpu

@@ -88,8 +88,18 @@ def test_widening_once_a_cta_is_switchable_and_agrees(monkeypatch: pytest.Monkey
 @pytest.mark.parametrize("nb", [pytest.param(n, marks=pytest.mark.heavy) if n != 3 else n for n in (1, 2, 3, 5, 6, 7)])
 def test_every_few_token_count_agrees(nb: int) -> None:
     """N = 1 .. 7 tokens (4 and 8: `test_fma_half`), f16 with a K tail and an edge tile of rows, whichever path
-    takes them (2-byte rows of 1 to 7 values: the FMA loop, their copies being under cp.async's 4 bytes)."""
+    takes them (1: the pipeline, x's column copied as one run; 2: 4-byte rows; 3, 5, 6, 7: the FMA loop, their
+    rows not copies cp.async makes)."""
     _run("f16", 32, 16, 33, 40, nb)
+
+
+@pytest.mark.parametrize(("dt", "nb", "M", "K"), [("f16", 1, 40, 36), ("bf16", 2, 24, 24)], ids=["f16_one", "bf16_two"])
+def test_one_and_two_tokens_take_the_pipeline(dt: str, nb: int, M: int, K: int) -> None:
+    """One token: x's [K, 1] column (its elements consecutive) copied as one run of 16-byte chunks, the last cut at
+    the tensor's end (`CpAsyncTile.flat`: K = 36, the last chunk half past it reads zeros there); two: x's 4-byte rows by
+    `cp.async.ca` of 4 bytes. Both split K in 4 parts and widen x once a CTA."""
+    text = _run(dt, 32, 16, nb, M, K)
+    assert "in 4 parts" in text and "widened once" in text and ("cp.async.flat @x" in text) == (nb == 1), text
 
 
 def test_a_nonzero_start_or_a_switch_keeps_the_warps_own_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -133,13 +143,13 @@ def test_ptxas_assembles_split_kernels_without_spills(arch: str, tmp_path, monke
 
     monkeypatch.setenv("TILEC_CACHE_DIR", str(tmp_path))
     for dt in ("f16", "bf16"):
-        for bm, bk in ((64, 256), (16, 64)):
-            op = tilelang.compile(_src(dt)).gemv[bm, bk, 4](
-                P(np.zeros((64, 4), np.float32), [bm, 4]), np.zeros((64, 256), _NP[dt]), np.zeros((256, 4), _NP[dt]))
+        for bm, bk, nb in ((64, 256, 4), (16, 64, 4), (64, 64, 1), (64, 64, 2)):
+            op = tilelang.compile(_src(dt)).gemv[bm, bk, nb](
+                P(np.zeros((64, nb), np.float32), [bm, nb]), np.zeros((64, 256), _NP[dt]), np.zeros((256, nb), _NP[dt]))
             op.discard()  # compiled, never run
             kir = op._plan.kir
-            ptx = compile_kernel(kir, arch, _facts(kir, {"y": (64, 4), "w": (64, 256), "x": (256, 4)})).ptx
-            assert "cp.async.ca.shared.global" in ptx and "bar.sync" in ptx, ptx
+            ptx = compile_kernel(kir, arch, _facts(kir, {"y": (64, nb), "w": (64, 256), "x": (256, nb)})).ptx
+            assert f"cp.async.{'cg' if nb == 1 else 'ca'}.shared.global" in ptx and "bar.sync" in ptx, ptx
             r = assemble(ptx, arch)
             assert r.max_spill_stores == 0, r.text
 
@@ -175,3 +185,16 @@ def test_a_wide_k_step_keeps_two_stages_ahead(monkeypatch: pytest.MonkeyPatch) -
     assert "warps 4 stages 3 " in header()
     monkeypatch.setenv("TILEC_FMA_HALF_STAGES", "2")
     assert "warps 4 stages 2 " in header()
+
+
+def test_the_narrow_switch_keeps_one_token_on_the_fma_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`TILEC_FMA_NARROW=0`: 1 and 2 tokens keep the FMA loop with no pipeline (call 39's plan), for an A/B."""
+    monkeypatch.setenv("TILEC_FMA_NARROW", "0")
+    for nb in (1, 2):
+        op = tilelang.compile(_src("f16")).gemv[64, 16, nb](P(np.zeros((64, nb), np.float32), [64, nb]),
+                                                             np.zeros((64, 48), np.float16),
+                                                             np.zeros((48, nb), np.float16))
+        op.discard()
+        text = print_gpu_kernel(lower_gpu(op._plan.kir, "sm_90a", _facts(op._plan.kir, {
+            "y": (64, nb), "w": (64, 48), "x": (48, nb)})))
+        assert "dot.fma " in text and "dot.fma.smem" not in text, text

@@ -230,7 +230,8 @@ def _operands(em: Any, op: g.SmemFma) -> tuple[_Operand, _Operand, int, int]:
     assert list(view.slots) == [(r, c) for r in rows for c in cols], view
     v = min(4, 16 // (8 if op.a.dtype.bits == 64 else op.a.dtype.itemsize))  # `pipeline_fma.vec_of`
     A = _Operand(em, op.a, view.tp(em, 0), rows, op.a_mk, v)
-    B = _Operand(em, op.b if op.wide is None else op.wide, view.tp(em, 1), cols, op.b_nk, v)
+    vb = v if op.b_nk else view.layout.size_per_thread[1]  # (N-contiguous: a run a thread, 1 or 2 tokens' narrower)
+    B = _Operand(em, op.b if op.wide is None else op.wide, view.tp(em, 1), cols, op.b_nk, vb)
     if op.parts > 1:
         part = part_of(em, view, op.parts)
         A.skip(part, op.k // op.parts)

@@ -115,6 +115,52 @@ def _stage_base(em: Any, buf: str, stage: str, nbytes: int) -> str:
     return em.emit(f"add i32 {buf}, {em.emit(f'mul i32 {stage}, {nbytes}')}")
 
 
+def cp_async_flat(em: Any, op: g.CpAsyncTile) -> None:
+    """The [rows, 1] column at `op.coords` of a tensor whose rows are one element (consecutive in memory) into
+    stage `op.stage` of the [rows, 1] ring `op.dst`: chunk c (16 bytes) of the run by thread c % T, copying the
+    bytes of its rows inside the tensor (0 to 16: `cp.async`'s source size, the rest zero-filled: the interpreter's
+    zeros past the edge). The planner checked the run's start is 16-byte aligned (`pipeline_fma._flat`)."""
+    _, rows, _ = op.dst.shape
+    item = op.dst.dtype.itemsize
+    epc = 16 // item
+    total = rows // epc
+    info = em.tensors[op.tensor]
+    r0, c0 = (em.scalar(v) for v in op.coords)
+    base = _stage_base(em, _off(em, op.dst), em.scalar(op.stage), rows * item)
+    em.declare("declare void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3), ptr addrspace(1), i32)")
+    st = em.tensor_strides(info)
+    r64, c64 = (em.emit(f"sext i32 {x} to i64") for x in (r0, c0))
+    first = em.emit(f"add i64 {em.emit(f'mul i64 {r64}, {st[-2]}')}, {c64}")
+    tile_ptr = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {info.base}, i64 {first}")
+    col_ok = em.in_bounds(info, [r0, c0])  # (the row checked again below: only the column matters here)
+    for c in range(-(-total // em.T)):
+        chunk = em.emit(f"add i32 {em.tid0()}, {c * em.T}") if c else em.tid0()
+        after = None
+        if (c + 1) * em.T > total:
+            go, after = em.new_label("fa"), em.new_label("fb")
+            em.cbr(em.emit(f"icmp ult i32 {chunk}, {total}"), go, after)
+            em.label(go)
+        first_row = em.emit(f"add i32 {r0}, {em.emit(f'mul i32 {chunk}, {epc}')}")
+        left = em.emit(f"sub i32 {info.dims[0]}, {first_row}")  # rows from the chunk's first to the end
+        n = em.emit(f"select i1 {em.emit(f'icmp slt i32 {left}, {epc}')}, i32 {left}, i32 {epc}")
+        n = em.emit(f"select i1 {em.emit(f'icmp slt i32 {first_row}, 0')}, i32 0, i32 {n}")
+        n = em.emit(f"select i1 {em.emit(f'icmp slt i32 {n}, 0')}, i32 0, i32 {n}")
+        if col_ok is not None:
+            n = em.emit(f"select i1 {col_ok}, i32 {n}, i32 0")
+        inside = em.emit(f"icmp sgt i32 {n}, 0")
+        local = em.emit(f"zext i32 {em.emit(f'mul i32 {chunk}, {epc}')} to i64")
+        at = em.emit(f"getelementptr {em.mty(info)}, ptr addrspace(1) {tile_ptr}, i64 {local}")
+        src = em.emit(f"select i1 {inside}, ptr addrspace(1) {at}, ptr addrspace(1) {info.base}")
+        to = em.emit(f"add i32 {base}, {em.emit(f'shl i32 {chunk}, 4')}")
+        dst = em.emit(f"getelementptr i8, ptr addrspace(3) @smem, i32 {to}")
+        size = em.emit(f"mul i32 {n}, {item}")
+        em.stmt(f"call void @llvm.nvvm.cp.async.cg.shared.global.16.s(ptr addrspace(3) {dst}, ptr addrspace(1) {src}, "
+                f"i32 {size})")
+        if after is not None:
+            em.br(after)
+            em.label(after)
+
+
 def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     """Each thread copies chunks tid, tid + T, ... of the tile (row-major, 16
     bytes each: 8 16-bit elements) into their place in the stage (swizzled in
@@ -122,6 +168,9 @@ def cp_async_tile(em: Any, op: g.CpAsyncTile) -> None:
     loop for element copies (a load an element)."""
     if op.transpose:
         fma_dot.cp_async_transposed(em, op)
+        return
+    if op.flat:
+        cp_async_flat(em, op)
         return
     _, rows, pcols = op.dst.shape
     cols = op.cols or pcols

@@ -34,6 +34,10 @@ class CpAsyncTile:
     # the [cols, K] tile stored transposed into the [K, cols + pad] stage by 4- or 8-byte copies, one an element
     # (`codegen/fma_dot.cp_async_transposed`; the FMA pipeline's K-contiguous operands, `TILEC_FMA_TRANSPOSE`)
     transpose: bool = False
+    # the tile is a column whose elements are consecutive in memory (a [K, 1] tensor's: a GEMV's one token) and
+    # the ring row one element wide: its rows * item bytes copied as one run of 16-byte chunks, the last cut at
+    # the tensor's end (`sm80.cp_async_flat`; `pipeline_fma`, 2-byte inputs)
+    flat: bool = False
 
 
 @frozen

@@ -139,8 +139,8 @@ def _gpu_op(op: object, n: _Namer, out: list[str], depth: int) -> bool:
         case g.WgmmaWait(results=rs, values=vs, pending=p):
             defs = ", ".join(n.define(v) for v in rs)
             line(f"{defs} = wgmma.wait {', '.join(map(n, vs))} pending {p}")
-        case g.CpAsyncTile(tensor=t, coords=cs, dst=d, stage=st, vector=vec, transpose=tr):
-            kind = "cp.async.transposed" if tr else "cp.async" if vec else "copy.elements"
+        case g.CpAsyncTile(tensor=t, coords=cs, dst=d, stage=st, vector=vec, transpose=tr, flat=fl):
+            kind = "cp.async.transposed" if tr else "cp.async.flat" if fl else "cp.async" if vec else "copy.elements"
             line(f"{kind} @{t}[{n(cs[0])}, {n(cs[1])}] -> {n(d)}[{n(st)}]")
         case g.CpAsyncCommit():
             line("cp.async.commit")

@@ -45,9 +45,14 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   values, each widened to f32 after its shared-memory read
   (`fma_dot._Operand`); a [K, 4] operand's 8-byte rows are copied whole, one
   `cp.async.ca` of 8 bytes each, where the tensor's last dim is a static
-  multiple of 4 (`_chunk_of`); not transposed, not a column (their copies
-  are an element each: 2 bytes, which cp.async does not copy), not bf16
-  memory holding f32 values (`TensorFacts.bf16_f32`), never split (`fma_split`);
+  multiple of 4 (`_chunk_of`); not transposed (its copies are an element
+  each: 2 bytes, which cp.async does not copy), not bf16 memory holding f32
+  values (`TensorFacts.bf16_f32`), never split (`fma_split`);
+  2 tokens' 4-byte rows by `cp.async.ca` of 4 bytes, read as vectors of 2;
+  one token's [K, 1] column, where the tensor is [?, 1] (its elements
+  consecutive), as one run of 16-byte chunks into a [K, 1] ring (`_flat`,
+  `CpAsyncTile.flat`), the last chunk cut at the tensor's end
+  (`TILEC_FMA_NARROW=0`: both keep the FMA loop);
 - split-K among warps (`_split`, `split_layout`; hgemv; `TILEC_FMA_KSPLIT=0`
   off): where the accumulator starts as zeros and is too small to give each
   warp its own elements (no layout splits it among the warps: a 16-row
@@ -237,6 +242,12 @@ def _wide(half: bool, b_nk: bool, col: bool, layout: Blocked) -> bool:
     return half and not b_nk and not col and shared >= WIDEN_SHARED and widen_enabled() and not prefetch_enabled()
 
 
+def narrow_enabled() -> bool:
+    """`TILEC_FMA_NARROW` (unset or "1": on; "0": off, for an A/B): a 2-byte product of 1 or 2 tokens takes the
+    pipeline (x's [K, 1] column copied as one run, `_flat`; [K, 2] rows by 4-byte copies); off, the FMA loop."""
+    return flag("TILEC_FMA_NARROW", "1")
+
+
 def half_stages() -> int:
     """`TILEC_FMA_HALF_STAGES` (default `HALF_STAGES`, 3; "2": call 39's rule, for an A/B): a 2-byte product's
     fewest stages where they fit."""
@@ -324,6 +335,7 @@ class _Plan:
     col: bool = False  # B a [K, 1] column (a GEMV's): copied into a [1, K] ring, read along k
     parts: int = 1  # > 1: the warps (and lane replicas) split each stage's k-steps (`split_layout`)
     wide: bool = False  # B's 2-byte stage widened once a CTA into an f32 buffer (`_wide`)
+    flat: bool = False  # B a 2-byte [K, 1] column copied as one run of 16-byte chunks (`_flat`)
 
 
 def _operand(v: ir.Value, defs: dict[int, object], k: g.GpuKernel, count: dict[int, int]) -> tuple[object, bool]:
@@ -354,11 +366,21 @@ def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object], item: int, 
 
 
 def _chunk_of(cont: int, item: int, half: bool) -> int:
-    """The bytes a cp.async copies of a ring row of `cont` elements: 16, or the whole row where it is 8 bytes
-    and the inputs are 2-byte (`_HALF`: 4 tokens of f16, read as one vector of `vec_of` 4); 0 where neither fits."""
+    """The bytes a cp.async copies of a ring row of `cont` elements: 16, or the whole row where it is 8 or 4 bytes
+    and the inputs are 2-byte (`_HALF`: 4 or 2 tokens of f16, read as one vector); 0 where none fits."""
     if cont * item % 16 == 0:
         return 16
-    return 8 if half and cont * item == 8 else 0
+    return cont * item if half and cont * item in (4, 8) else 0
+
+
+def _flat(ctx: PassContext, k: g.GpuKernel, ld: ir.Load, K: int, item: int, defs: dict[int, object]) -> bool:
+    """A 2-byte [K, 1] tile (one token's x) copies as one run of 16-byte chunks (`CpAsyncTile.flat`): the tensor
+    is [?, 1] (its column's elements consecutive), 16-byte aligned, K a whole number of chunks and the tile's
+    first row a multiple of a chunk's elements."""
+    t, f = k.tensor(ld.tensor), ctx.fact(ld.tensor)
+    epc = 16 // item
+    return (t.rank == 2 and len(t.dims) == 2 and t.dims[-1] == 1 and f.aligned16 and not f.bf16_f32
+            and K % epc == 0 and _multiple(ld.offsets[0], defs) % epc == 0)
 
 
 def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None) -> _Plan | None:
@@ -391,9 +413,16 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     trans = (tr and a_mk, tr and b_nk)
     # the dims each operand is read along in shared memory: M/N (`spt` v) or K (`spt` 1)
     col = N == 1 and not b_nk  # (a GEMV's x: its one column as one row of the ring, read along k)
-    if col and half:
-        return None  # (the column's copies are an element each)
-    spt = (1 if a_mk and not trans[0] else v, 1 if (b_nk and not trans[1]) or col else v)
+    every = {v.id: o for o in (*k.body.ops, *op.body.ops) for v in g.results(o)}
+    if half and N < 4 and not b_nk and not narrow_enabled():
+        return None
+    flat = col and half
+    if flat:  # (2-byte elements: the column's copies would be an element each; copied as one run instead)
+        if not _flat(ctx, k, b, K, item, every):
+            return None
+        col = False
+    vb = min(v, N) if half else v  # (x's rows of 2 or 4 tokens read as one vector)
+    spt = (1 if a_mk and not trans[0] else v, 1 if (b_nk and not trans[1]) or col else vb)
     if warps is None:
         warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N, dot.acc.dtype)
         if half and "num_warps" not in k.source.hints:
@@ -402,7 +431,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
             warps = min(warps, max(1, ctx.max_warps))
     layout = acc_layout(M, N, warps, spt)
     if layout is None and any(trans):  # (a tile the transposed reads do not split: the rings as in memory)
-        trans, spt = (False, False), (1 if a_mk else v, 1 if b_nk or col else v)
+        trans, spt = (False, False), (1 if a_mk else v, 1 if b_nk or col else vb)
         layout = acc_layout(M, N, warps, spt)
     parts = 1
     if not any(trans) and (got := _split(k, ctx, op, M, N, K, v, warps, half, spt, layout)) is not None:
@@ -411,12 +440,11 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
         return None
     # every ring row whole 16-byte chunks (the contiguous dim of each tile)
     conts = (K if a_mk else M, K if b_nk or col else N)
-    chunks = tuple(_chunk_of(c, item, half) for c in conts)
+    chunks = (_chunk_of(conts[0], item, half), 16 if flat else _chunk_of(conts[1], item, half))
     if not all(chunks):
         return None
     rings = (_ring(M, K, a_mk, trans[0], item), (1, K) if col else _ring(N, K, b_nk, trans[1], item))
-    every = {v.id: o for o in (*k.body.ops, *op.body.ops) for v in g.results(o)}
-    vector = (_chunked(ctx, a, every, item, k, chunks[0]), _chunked(ctx, b, every, item, k, chunks[1]))
+    vector = (_chunked(ctx, a, every, item, k, chunks[0]), flat or _chunked(ctx, b, every, item, k, chunks[1]))
     if any(c < 16 and not v_ for c, v_ in zip(chunks, vector, strict=True)):
         return None  # (a narrow row's element copies would be 2 bytes: cp.async copies 4, 8 or 16)
     stage_bytes = sum(r * c for r, c in rings) * item
@@ -430,7 +458,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if stages > fit:
         return None
     return _Plan(op, dot, a, b, a_mk, b_nk, trans, layout, stages, vector, warps, rings, col,  # type: ignore[arg-type]
-                 parts, wide)
+                 parts, wide, flat)
 
 
 class _FmaRewriter(_Rewriter):
@@ -447,7 +475,8 @@ class _FmaRewriter(_Rewriter):
                                                     strict=True):
             cs = tuple(m.get(v.id, v) for v in ld.offsets)
             cols = rows if tr else K if kmajor else 0  # a padded ring row's logical length
-            ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span, cols, tr))  # type: ignore[arg-type]
+            flat = p.flat and ld is p.b
+            ops.append(g.CpAsyncTile(ld.tensor, cs, buf, stage, vec, ld.span, cols, tr, flat))  # type: ignore[arg-type]
         ops.append(g.CpAsyncCommit(p.loop.span))
 
     def rewrite_fma(self, p: _Plan) -> list[object]:

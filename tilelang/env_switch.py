@@ -108,6 +108,7 @@ _CODE, _START, _NONE = "compile", "start", "none"
 #: (it prints the path taken) and `TILEC_PRINT_BUFFER_MB` (the runtime's print buffer; a kernel reads its capacity
 #: from the buffer's header); `TILEC_ERF_F32` is read by the interpreter too.
 SWITCHES: dict[str, Switch] = {s.name: s for s in (
+    Switch("TILEC_ACC_PAIRS", _CODE, "a GEMM epilogue's two adjacent narrow columns in one load (hcliff13)"),
     Switch("TILEC_ACC_REDUCE_CHAINS", _CODE, "independent chains of an accumulator-layout reduction"),
     Switch("TILEC_ARCH", _START, "the PTX target (read as the CUDA device is made)"),
     Switch("TILEC_ATTN_CHAIN", _CODE, "attention: the chained softmax"),
@@ -172,11 +173,14 @@ SWITCHES: dict[str, Switch] = {s.name: s for s in (
     Switch("TILEC_EXP_LN2", _CODE, "exp's ln2 form"),
     Switch("TILEC_EXP_NONPOS", _CODE, "exp of non-positive arguments"),
     Switch("TILEC_FEWER_WARPS", _CODE, "fewer warps for small tiles"),
+    Switch("TILEC_FMA_HALF_STAGES", _CODE, "the FMA pipeline's stage rule for 2-byte products (hgemv)"),
     Switch("TILEC_FMA_KSPLIT", _CODE, "the FMA pipeline's split-K among warps (hgemv)"),
     Switch("TILEC_FMA_MAXNREG", _CODE, "the FMA pipeline's register cap"),
+    Switch("TILEC_FMA_NARROW", _CODE, "1- and 2-token 2-byte products on the FMA pipeline (hgemv)"),
     Switch("TILEC_FMA_PIPELINE", _CODE, "the FMA pipeline"),
     Switch("TILEC_FMA_PREFETCH", _CODE, "the FMA pipeline's prefetch"),
     Switch("TILEC_FMA_TRANSPOSE", _CODE, "the FMA pipeline's transposed ring"),
+    Switch("TILEC_FMA_WIDEN", _CODE, "a 2-byte FMA-pipeline operand widened once a CTA (hgemv)"),
     Switch("TILEC_GATHER_DOT", _CODE, "gathered dot products"),
     Switch("TILEC_GEMM_BLOCKS", _CODE, "GEMM: blocks an SM"),
     Switch("TILEC_GEMM_EPILOGUE_OPS", _CODE, "GEMM: epilogue ops"),

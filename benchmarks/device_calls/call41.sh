@@ -3,8 +3,8 @@
 # hnum, hcliff13, hgemv, hrev29, huser26, hstream as posted. On an H200 the issues' tables first (tables.sh); on any card: the
 # -m gpu suite, then on an H100 the decode table and the engine's 4B row (call 40's steps: hstatic's folded decode
 # kernels; expected within the spread of the last H100 numbers: engine 4B ~314 tok/s, 85.4 % of the roofline), then
-# hgemv's GEMV arms, hstream's rule arms (its header), huser26's programs on the card, (its header: gemv new 0.9-1.35x torch vs old ~0.76x; bm16 0.7-1.2x vs 0.13x) and huser25's
-# bench (hcliff13's tanh fix: GEMM+tanh-GELU epilogue above call 39's 0.80x). STEPS picks steps.
+# hgemv's GEMV arms, hstream's rule arms (its header), huser26's programs on the card, (its header: gemv new 0.9-1.35x torch vs old ~0.76x; bm16 0.7-1.2x vs 0.13x) and
+# hcliff13's arms (huser25's bench rows, new/old: its header, GEMM+tanh-GELU epilogue 0.80x -> 1.4-2.0x). STEPS picks steps.
 [ -f dev41.patch ] && git apply dev41.patch && rm dev41.patch && echo "applied dev41.patch"
 . benchmarks/device_calls/preamble.sh
 W=$OUT/c41; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
@@ -29,5 +29,5 @@ fi
 want hgemv && [ -f benchmarks/hgemv_device.sh ] && [ $(left) -gt 70 ] && TAILN=30 step hgemv timeout $(( $(left) < 160 ? $(left) - 10 : 150 )) bash benchmarks/hgemv_device.sh
 want hstream && [ -f benchmarks/hstream_device.sh ] && [ $(left) -gt 70 ] && TAILN=30 step hstream timeout $(( $(left) < 150 ? $(left) - 10 : 140 )) bash benchmarks/hstream_device.sh
 want huser26 && [ -f benchmarks/huser26_device.sh ] && [ $(left) -gt 70 ] && TAILN=30 step huser26 timeout $(( $(left) < 160 ? $(left) - 10 : 150 )) bash benchmarks/huser26_device.sh
-want huser25 && [ $(left) -gt 60 ] && TAILN=20 step huser25 timeout $(( $(left) - 10 )) python3 benchmarks/huser25_bench.py
+want hcliff13 && [ -f benchmarks/hcliff13_device.sh ] && [ $(left) -gt 70 ] && TAILN=30 step hcliff13 timeout $(( $(left) < 150 ? $(left) - 10 : 140 )) bash benchmarks/hcliff13_device.sh
 pk; echo "total $((SECONDS-t0)) s"

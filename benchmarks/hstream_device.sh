@@ -43,7 +43,7 @@ for arm in ${ARMS:-rule off on}; do
     off) sw="TILEC_STREAM_AUTO=0" ;;
     on) sw="TILEC_STREAM_AUTO=1" ;;
   esac
-  env $sw timeout ${ARM_TIMEOUT:-40} python3 benchmarks/hstream_paths.py --reps ${REPS:-10} 2>&1 \
+  env $sw timeout ${ARM_TIMEOUT:-45} python3 benchmarks/hstream_paths.py --reps ${REPS:-10} 2>&1 \
     | grep -v "^#\|Warn" | sed "s/^/$arm /"
   echo "($arm done at $(( $(date +%s) - t0 )) s)"
 done

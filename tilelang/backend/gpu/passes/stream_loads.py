@@ -376,20 +376,21 @@ def stream_loads(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 continue
             # (the rule's loops are counted on the loop as written, `old`, so that the variant, whose inner loops
             # may hold rings now, meets its decisions in the first variant's order; a loop that holds one is left)
-            if _excluded(old if ruled else op, want) or (not hinted and _constant_trips(op, defs)):
+            src: ir.For = old if ruled and isinstance(old, ir.For) else op
+            if _excluded(src, want) or (not hinted and _constant_trips(op, defs)):
                 out.append(op)
                 continue
-            loop = _Loop(k, ctx, old if ruled else op, written, defs)
+            loop = _Loop(k, ctx, src, written, defs)
             per_stage = sum(_ring_bytes(k, ld) for ld in loop.loads)
             want_s = stages
             if ruled and per_stage:  # the launch decides (`stream_rule.decide`), a loop in the order met here
-                flight = sum(_nbytes(x.result) for x in g.walk(old.body) if isinstance(x, ir.Load))
+                flight = sum(_nbytes(x.result) for x in g.walk(src.body) if isinstance(x, ir.Load))
                 want_s = decided[len(asked)] if len(asked) < len(decided) else 0
                 asked.append(stream_rule.StreamLoop(flight, per_stage, budget // per_stage))
                 if _excluded(op, want):
                     out.append(op)
                     continue
-                loop = _Loop(k, ctx, op, written, defs) if op is not old else loop
+                loop = _Loop(k, ctx, op, written, defs) if op is not src else loop
             S = min(want_s, budget // per_stage) if per_stage else 0
             if S < 2:
                 out.append(op)

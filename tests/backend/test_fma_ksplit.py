@@ -198,3 +198,40 @@ def test_the_narrow_switch_keeps_one_token_on_the_fma_loop(monkeypatch: pytest.M
         text = print_gpu_kernel(lower_gpu(op._plan.kir, "sm_90a", _facts(op._plan.kir, {
             "y": (64, nb), "w": (64, 48), "x": (48, nb)})))
         assert "dot.fma " in text and "dot.fma.smem" not in text, text
+
+
+EPILOGUE = """
+kernel fn gemv<const BM: i32, const BK: i32, const NB: i32>(y: &mut Tensor<f32, [BM, NB]>, s: &mut Tensor<f32, [BM]>,
+                                                            w: &Tensor<f16, [?, ?]>, x: &Tensor<f16, [?, NB]>) {
+    let pw = w.partition([BM, BK]);
+    let px = x.partition([BK, NB]);
+    let mut acc = zeros::<f32>([BM, NB]);
+    for k in 0..pw.num_tiles(1) {
+        acc = mma(pw.load([block_id(0), k]), px.load([k, 0]), acc);
+    }
+    let t = acc * 2.0 + 1.0;
+    y.store(t);
+    s.store(t.sum(1));
+}
+"""
+
+
+def test_an_epilogue_reads_the_summed_copies() -> None:
+    """What follows a split loop reads `FmaPartsSum`'s result in the copies' layout (every copy the same sums):
+    arithmetic, a store, a row sum and its store agree with the interpreter (an edge tile of rows, a K tail)."""
+    M, K = 70, 40
+    rng = np.random.default_rng(5)
+    w = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    x = rng.integers(-4, 5, (K, 4)).astype(np.float16)
+    y, s = np.full((M, 4), 7, np.float32), np.full((M,), 7, np.float32)
+    op = tilelang.compile(EPILOGUE).gemv[64, 16, 4](P(y, [64, 4]), P(s, [64]), w, x)
+    kir = op._plan.kir
+    facts = _facts(kir, {"y": y.shape, "s": s.shape, "w": w.shape, "x": x.shape})
+    assert "fma.parts.sum" in print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))
+    sim = [np.array(h) for h in op._hosts]
+    SimDevice("sm_90a").run(kir, (2,), op._kernel_args(sim), facts)
+    op.sync()  # the interpreter
+    want = (w.astype(np.float32) @ x.astype(np.float32)) * 2 + 1
+    for got, ours, ref in zip(sim[:2], op._hosts[:2], (want, want.sum(1)), strict=True):
+        np.testing.assert_array_equal(got, ours)
+        np.testing.assert_array_equal(got, ref)

@@ -235,3 +235,38 @@ def test_an_epilogue_reads_the_summed_copies() -> None:
     for got, ours, ref in zip(sim[:2], op._hosts[:2], (want, want.sum(1)), strict=True):
         np.testing.assert_array_equal(got, ours)
         np.testing.assert_array_equal(got, ref)
+
+
+TOKENS_MAJOR = """
+kernel fn gemv<const BM: i32, const BK: i32, const NB: i32>(y: &mut Tensor<f32, [BM, NB]>,
+                                                            w: &Tensor<DT, [?, ?]>, x: &Tensor<DT, [NB, ?]>) {
+    let pw = w.partition([BM, BK]);
+    let px = x.partition([NB, BK]);
+    let mut acc = zeros::<f32>([BM, NB]);
+    for k in 0..pw.num_tiles(1) {
+        acc = mma(pw.load([block_id(0), k]), px.load([0, k]).transpose(), acc);
+    }
+    y.store(acc);
+}
+"""
+
+
+@pytest.mark.parametrize(("dt", "nb"), [("f16", 4), pytest.param("bf16", 2, marks=pytest.mark.heavy)])
+def test_tokens_major_activations_split_too(dt: str, nb: int) -> None:
+    """x as [tokens, K] (an LLM's activations), used transposed: B is K-contiguous, read along k by the lanes of
+    its token (lanes 8 x 4 at 4 tokens, 8 rows a thread), not widened once; the split and its sum agree."""
+    M, K = 70, 40
+    rng = np.random.default_rng(nb)
+    w = rng.integers(-4, 5, (M, K)).astype(_NP[dt])
+    x = rng.integers(-4, 5, (nb, K)).astype(_NP[dt])
+    y = np.full((M, nb), 7, np.float32)
+    op = tilelang.compile(TOKENS_MAJOR.replace("DT", dt)).gemv[64, 16, nb](P(y, [64, nb]), w, x)
+    kir = op._plan.kir
+    facts = _facts(kir, {"y": y.shape, "w": w.shape, "x": x.shape})
+    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))
+    assert "(b n-k)" in text and "in 4 parts" in text and "widened" not in text, text
+    sim = [np.array(h) for h in op._hosts]
+    SimDevice("sm_90a").run(kir, (2,), op._kernel_args(sim), facts)
+    op.sync()  # the interpreter
+    np.testing.assert_array_equal(sim[0], op._hosts[0])
+    np.testing.assert_array_equal(sim[0], w.astype(np.float32) @ x.astype(np.float32).T)

@@ -17,7 +17,8 @@
 #   old      TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2 TILEC_FMA_NARROW=0: call 39's plan (a 16-row
 #            tile, 1 and 2 tokens: no pipeline)
 # 0. -m gpu tests/backend/test_fma_ksplit.py and test_fma_half.py (split kernels on the card against the
-#    interpreter, exact: 4 parts, 16 rows in 8 parts, 256-wide steps; hcliff12's 2 cases): EXPECTED 5 passed.
+#    interpreter, exact: 4 parts, 16 rows in 8 parts, 256-wide steps, 1 token's flat copy cut mid-chunk, 2 tokens;
+#    hcliff12's 2 cases): EXPECTED 7 passed.
 # EXPECTED (CPU reading: sm_90a SASS, ptxas 13, a warp's loop a K step; RESULTS "hgemv"; call 39 on an H100: torch
 # 0.062 ms for the 4-token f16 GEMV; ours 0.0785 ms = 0.76x, gemv_bk256 0.46x, gemv_bm16 0.13x, tokens padded to 8
 # 0.39x):

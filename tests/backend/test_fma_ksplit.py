@@ -155,18 +155,20 @@ def test_ptxas_assembles_split_kernels_without_spills(arch: str, tmp_path, monke
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("bm", "bk", "M", "K"), [(64, 64, 200, 1000), (16, 64, 40, 520), (64, 256, 64, 600)],
-                         ids=["4_parts", "rows16_8_parts", "bk256"])
-def test_split_k_on_the_gpu(bm: int, bk: int, M: int, K: int) -> None:
-    """The 4-token f16 GEMV split among warps on the card (default switches) against the interpreter: an edge tile
-    of rows and a K tail; small integers, so the sums are exact on both."""
+@pytest.mark.parametrize(("bm", "bk", "nb", "M", "K"), [
+    (64, 64, 4, 200, 1000), (16, 64, 4, 40, 520), (64, 256, 4, 64, 600), (64, 64, 1, 130, 1004), (64, 64, 2, 70, 520),
+], ids=["4_parts", "rows16_8_parts", "bk256", "one_token_flat", "two_tokens"])
+def test_split_k_on_the_gpu(bm: int, bk: int, nb: int, M: int, K: int) -> None:
+    """The few-token f16 GEMV split among warps on the card (default switches) against the interpreter: an edge
+    tile of rows and a K tail (one token: the column's last chunk cut mid-way); small integers, so the sums are
+    exact on both."""
     import tilelang.testing as tt
 
     rng = np.random.default_rng(M + bk)
     w = rng.integers(-4, 5, (M, K)).astype(np.float16)
-    x = rng.integers(-4, 5, (K, 4)).astype(np.float16)
-    y = np.zeros((M, 4), np.float32)
-    tt.compare(tilelang.compile(_src("f16")).gemv[bm, bk, 4], P(y, [bm, 4]), w, x, devices=("cpu", "gpu"),
+    x = rng.integers(-4, 5, (K, nb)).astype(np.float16)
+    y = np.zeros((M, nb), np.float32)
+    tt.compare(tilelang.compile(_src("f16")).gemv[bm, bk, nb], P(y, [bm, nb]), w, x, devices=("cpu", "gpu"),
                rtol=0.0, atol=0.0)
 
 

@@ -272,3 +272,36 @@ def test_tokens_major_activations_split_too(dt: str, nb: int) -> None:
     op.sync()  # the interpreter
     np.testing.assert_array_equal(sim[0], op._hosts[0])
     np.testing.assert_array_equal(sim[0], w.astype(np.float32) @ x.astype(np.float32).T)
+
+
+def test_a_kernel_of_more_warps_splits_into_as_many_parts() -> None:
+    """A GEMV loop beside an f32 GEMM that wants 8 warps (`place_rings`: one warp count a kernel) is planned
+    again at 8: 8 copies, an eighth of each stage's k-steps each, so its layout has the kernel's warps."""
+    src = """
+kernel fn two(y: &mut Tensor<f32, [64, 4]>, z: &mut Tensor<f32, [128, 128]>, w: &Tensor<f16, [?, ?]>,
+              x: &Tensor<f16, [?, 4]>, a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) {
+    let pw = w.partition([64, 64]);
+    let px = x.partition([64, 4]);
+    let mut acc = zeros::<f32>([64, 4]);
+    for k in 0..pw.num_tiles(1) {
+        acc = mma(pw.load([block_id(0), k]), px.load([k, 0]), acc);
+    }
+    y.store(acc);
+    let pa = a.partition([128, 16]);
+    let pb = b.partition([16, 128]);
+    let mut c = zeros::<f32>([128, 128]);
+    for k in 0..pa.num_tiles(1) {
+        c = mma(pa.load([block_id(0), k]), pb.load([k, 0]), c);
+    }
+    z.store(c);
+}
+"""
+    op = tilelang.compile(src).two(P(np.zeros((128, 4), np.float32), [64, 4]),
+                                   P(np.zeros((256, 128), np.float32), [128, 128]), np.zeros((128, 128), np.float16),
+                                   np.zeros((128, 4), np.float16), np.zeros((256, 64), np.float32),
+                                   np.zeros((64, 128), np.float32))
+    op.discard()
+    kir = op._plan.kir
+    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", {p.name: TensorFacts(True, (True, True))
+                                                      for p in kir.tensor_params}))
+    assert " warps 8 " in text.splitlines()[0] and "k 64 in 8 parts" in text and "wpc=[1, 8]" in text, text

@@ -122,7 +122,8 @@ def test_a_one_column_gemv_copies_its_column_as_one_run() -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("bm", "bk", "M", "K"), [(64, 64, 200, 1000), (32, 16, 96, 520)], ids=["2_warps", "1_warp"])
+@pytest.mark.parametrize(("bm", "bk", "M", "K"), [(64, 64, 200, 1000), (32, 16, 96, 520)],
+                         ids=["rows64_4_parts", "rows32_4_parts"])
 def test_the_half_pipeline_on_the_gpu(bm: int, bk: int, M: int, K: int) -> None:
     """The 4-token f16 GEMV on the card (default switches: the FMA pipeline) against the interpreter, an edge tile
     of rows and a K tail; small integers, so the sums are exact on both."""

@@ -155,18 +155,20 @@ def test_ptxas_assembles_split_kernels_without_spills(arch: str, tmp_path, monke
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("bm", "bk", "M", "K"), [(64, 64, 200, 1000), (16, 64, 40, 520), (64, 256, 64, 600)],
-                         ids=["4_parts", "rows16_8_parts", "bk256"])
-def test_split_k_on_the_gpu(bm: int, bk: int, M: int, K: int) -> None:
-    """The 4-token f16 GEMV split among warps on the card (default switches) against the interpreter: an edge tile
-    of rows and a K tail; small integers, so the sums are exact on both."""
+@pytest.mark.parametrize(("bm", "bk", "nb", "M", "K"), [
+    (64, 64, 4, 200, 1000), (16, 64, 4, 40, 520), (64, 256, 4, 64, 600), (64, 64, 1, 130, 1004), (64, 64, 2, 70, 520),
+], ids=["4_parts", "rows16_8_parts", "bk256", "one_token_flat", "two_tokens"])
+def test_split_k_on_the_gpu(bm: int, bk: int, nb: int, M: int, K: int) -> None:
+    """The few-token f16 GEMV split among warps on the card (default switches) against the interpreter: an edge
+    tile of rows and a K tail (one token: the column's last chunk cut mid-way); small integers, so the sums are
+    exact on both."""
     import tilelang.testing as tt
 
     rng = np.random.default_rng(M + bk)
     w = rng.integers(-4, 5, (M, K)).astype(np.float16)
-    x = rng.integers(-4, 5, (K, 4)).astype(np.float16)
-    y = np.zeros((M, 4), np.float32)
-    tt.compare(tilelang.compile(_src("f16")).gemv[bm, bk, 4], P(y, [bm, 4]), w, x, devices=("cpu", "gpu"),
+    x = rng.integers(-4, 5, (K, nb)).astype(np.float16)
+    y = np.zeros((M, nb), np.float32)
+    tt.compare(tilelang.compile(_src("f16")).gemv[bm, bk, nb], P(y, [bm, nb]), w, x, devices=("cpu", "gpu"),
                rtol=0.0, atol=0.0)
 
 
@@ -198,3 +200,108 @@ def test_the_narrow_switch_keeps_one_token_on_the_fma_loop(monkeypatch: pytest.M
         text = print_gpu_kernel(lower_gpu(op._plan.kir, "sm_90a", _facts(op._plan.kir, {
             "y": (64, nb), "w": (64, 48), "x": (48, nb)})))
         assert "dot.fma " in text and "dot.fma.smem" not in text, text
+
+
+EPILOGUE = """
+kernel fn gemv<const BM: i32, const BK: i32, const NB: i32>(y: &mut Tensor<f32, [BM, NB]>, s: &mut Tensor<f32, [BM]>,
+                                                            w: &Tensor<f16, [?, ?]>, x: &Tensor<f16, [?, NB]>) {
+    let pw = w.partition([BM, BK]);
+    let px = x.partition([BK, NB]);
+    let mut acc = zeros::<f32>([BM, NB]);
+    for k in 0..pw.num_tiles(1) {
+        acc = mma(pw.load([block_id(0), k]), px.load([k, 0]), acc);
+    }
+    let t = acc * 2.0 + 1.0;
+    y.store(t);
+    s.store(t.sum(1));
+}
+"""
+
+
+def test_an_epilogue_reads_the_summed_copies() -> None:
+    """What follows a split loop reads `FmaPartsSum`'s result in the copies' layout (every copy the same sums):
+    arithmetic, a store, a row sum and its store agree with the interpreter (an edge tile of rows, a K tail)."""
+    M, K = 70, 40
+    rng = np.random.default_rng(5)
+    w = rng.integers(-4, 5, (M, K)).astype(np.float16)
+    x = rng.integers(-4, 5, (K, 4)).astype(np.float16)
+    y, s = np.full((M, 4), 7, np.float32), np.full((M,), 7, np.float32)
+    op = tilelang.compile(EPILOGUE).gemv[64, 16, 4](P(y, [64, 4]), P(s, [64]), w, x)
+    kir = op._plan.kir
+    facts = _facts(kir, {"y": y.shape, "s": s.shape, "w": w.shape, "x": x.shape})
+    assert "fma.parts.sum" in print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))
+    sim = [np.array(h) for h in op._hosts]
+    SimDevice("sm_90a").run(kir, (2,), op._kernel_args(sim), facts)
+    op.sync()  # the interpreter
+    want = (w.astype(np.float32) @ x.astype(np.float32)) * 2 + 1
+    for got, ours, ref in zip(sim[:2], op._hosts[:2], (want, want.sum(1)), strict=True):
+        np.testing.assert_array_equal(got, ours)
+        np.testing.assert_array_equal(got, ref)
+
+
+TOKENS_MAJOR = """
+kernel fn gemv<const BM: i32, const BK: i32, const NB: i32>(y: &mut Tensor<f32, [BM, NB]>,
+                                                            w: &Tensor<DT, [?, ?]>, x: &Tensor<DT, [NB, ?]>) {
+    let pw = w.partition([BM, BK]);
+    let px = x.partition([NB, BK]);
+    let mut acc = zeros::<f32>([BM, NB]);
+    for k in 0..pw.num_tiles(1) {
+        acc = mma(pw.load([block_id(0), k]), px.load([0, k]).transpose(), acc);
+    }
+    y.store(acc);
+}
+"""
+
+
+@pytest.mark.parametrize(("dt", "nb"), [("f16", 4), pytest.param("bf16", 2, marks=pytest.mark.heavy)])
+def test_tokens_major_activations_split_too(dt: str, nb: int) -> None:
+    """x as [tokens, K] (an LLM's activations), used transposed: B is K-contiguous, read along k by the lanes of
+    its token (lanes 8 x 4 at 4 tokens, 8 rows a thread), not widened once; the split and its sum agree."""
+    M, K = 70, 40
+    rng = np.random.default_rng(nb)
+    w = rng.integers(-4, 5, (M, K)).astype(_NP[dt])
+    x = rng.integers(-4, 5, (nb, K)).astype(_NP[dt])
+    y = np.full((M, nb), 7, np.float32)
+    op = tilelang.compile(TOKENS_MAJOR.replace("DT", dt)).gemv[64, 16, nb](P(y, [64, nb]), w, x)
+    kir = op._plan.kir
+    facts = _facts(kir, {"y": y.shape, "w": w.shape, "x": x.shape})
+    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", facts))
+    assert "(b n-k)" in text and "in 4 parts" in text and "widened" not in text, text
+    sim = [np.array(h) for h in op._hosts]
+    SimDevice("sm_90a").run(kir, (2,), op._kernel_args(sim), facts)
+    op.sync()  # the interpreter
+    np.testing.assert_array_equal(sim[0], op._hosts[0])
+    np.testing.assert_array_equal(sim[0], w.astype(np.float32) @ x.astype(np.float32).T)
+
+
+def test_a_kernel_of_more_warps_splits_into_as_many_parts() -> None:
+    """A GEMV loop beside an f32 GEMM that wants 8 warps (`place_rings`: one warp count a kernel) is planned
+    again at 8: 8 copies, an eighth of each stage's k-steps each, so its layout has the kernel's warps."""
+    src = """
+kernel fn two(y: &mut Tensor<f32, [64, 4]>, z: &mut Tensor<f32, [128, 128]>, w: &Tensor<f16, [?, ?]>,
+              x: &Tensor<f16, [?, 4]>, a: &Tensor<f32, [?, ?]>, b: &Tensor<f32, [?, ?]>) {
+    let pw = w.partition([64, 64]);
+    let px = x.partition([64, 4]);
+    let mut acc = zeros::<f32>([64, 4]);
+    for k in 0..pw.num_tiles(1) {
+        acc = mma(pw.load([block_id(0), k]), px.load([k, 0]), acc);
+    }
+    y.store(acc);
+    let pa = a.partition([128, 16]);
+    let pb = b.partition([16, 128]);
+    let mut c = zeros::<f32>([128, 128]);
+    for k in 0..pa.num_tiles(1) {
+        c = mma(pa.load([block_id(0), k]), pb.load([k, 0]), c);
+    }
+    z.store(c);
+}
+"""
+    op = tilelang.compile(src).two(P(np.zeros((128, 4), np.float32), [64, 4]),
+                                   P(np.zeros((256, 128), np.float32), [128, 128]), np.zeros((128, 128), np.float16),
+                                   np.zeros((128, 4), np.float16), np.zeros((256, 64), np.float32),
+                                   np.zeros((64, 128), np.float32))
+    op.discard()
+    kir = op._plan.kir
+    text = print_gpu_kernel(lower_gpu(kir, "sm_90a", {p.name: TensorFacts(True, (True, True))
+                                                      for p in kir.tensor_params}))
+    assert " warps 8 " in text.splitlines()[0] and "k 64 in 8 parts" in text and "wpc=[1, 8]" in text, text

@@ -261,11 +261,12 @@ def split_enabled() -> bool:
 
 
 def _split(k: g.GpuKernel, ctx: PassContext, op: ir.For, M: int, N: int, K: int, v: int, warps: int, half: bool,
-           spt: tuple[int, int], layout: Blocked | None) -> tuple[Blocked, int, int] | None:
+           spt: tuple[int, int], layout: Blocked | None, forced: bool) -> tuple[Blocked, int, int] | None:
     """(layout, parts, warps) of a split-K plan, or None: where the accumulator starts as zeros and either no
     layout splits it among the warps (a 16-row tile, or a `num_warps` hint that outnumbers its rows) or the
     inputs are 2-byte with no hint and the warps' own register blocks would be under `SPLIT_BELOW` elements
-    (x's values, the same in every thread, are then widened once for `SPLIT_WARPS` times more k-steps)."""
+    (x's values, the same in every thread, are then widened once for `SPLIT_WARPS` times more k-steps).
+    `forced`: the kernel's warp count is `warps` (`place_rings`' second plan: the most any loop wanted)."""
     hinted = "num_warps" in k.source.hints
     if not split_enabled() or prefetch_enabled():
         return None
@@ -274,7 +275,7 @@ def _split(k: g.GpuKernel, ctx: PassContext, op: ir.For, M: int, N: int, K: int,
         return None  # (each copy would start from the constant)
     if layout is not None and (hinted or not half or M * N >= 32 * SPLIT_WARPS * SPLIT_BELOW):
         return None
-    w = warps if hinted else SPLIT_WARPS
+    w = warps if hinted or forced else SPLIT_WARPS
     if ctx.max_warps > 0:
         w = min(w, max(1, ctx.max_warps))
     got = split_layout(M, N, w, spt)
@@ -423,6 +424,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
         col = False
     vb = min(v, N) if half else v  # (x's rows of 2 or 4 tokens read as one vector)
     spt = (1 if a_mk and not trans[0] else v, 1 if (b_nk and not trans[1]) or col else vb)
+    forced = warps is not None
     if warps is None:
         warps = k.num_warps if "num_warps" in k.source.hints else default_warps(M, N, dot.acc.dtype)
         if half and "num_warps" not in k.source.hints:
@@ -434,7 +436,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
         trans, spt = (False, False), (1 if a_mk else v, 1 if b_nk or col else vb)
         layout = acc_layout(M, N, warps, spt)
     parts = 1
-    if not any(trans) and (got := _split(k, ctx, op, M, N, K, v, warps, half, spt, layout)) is not None:
+    if not any(trans) and (got := _split(k, ctx, op, M, N, K, v, warps, half, spt, layout, forced)) is not None:
         layout, parts, warps = got
     if layout is None:
         return None

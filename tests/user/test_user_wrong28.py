@@ -279,3 +279,21 @@ def test_an_in_place_update_written_out_of_place_is_told_to_read_the_own_tile(tm
     assert info.value.code == "E0303" and info.value.help.startswith(
         "`scale_rows` reads `x` only at the own tile of `y` (`x.load_like(y)`): to update the array in place, read "
         "`y.load()` there instead and drop the parameter `x`")
+
+
+@pytest.mark.parametrize(("call", "fix", "want"), [
+    ("a.clamp(min = 0.0)", "maximum(a, 0.0)", [0.0, 1.0, 0.5, 7.0]),
+    ("a.clamp(max = 6.0)", "minimum(a, 6.0)", [-2.0, 1.0, 0.5, 6.0]),
+    ("a.clamp(min = -1.0, max = 1.0)", "minimum(maximum(a, -1.0), 1.0)", [-1.0, 1.0, 0.5, 1.0])])
+def test_a_one_sided_clamp_gets_a_one_sided_help(call: str, fix: str, want: list[float], tmp_path: Path) -> None:
+    """PyTorch's `x.clamp(min=0.0)` (a ReLU-like bound) was told `minimum(maximum(x, lo), hi)`, `lo` and `hi` left
+    to fill: a keyword bound now gives its side's call, which, applied, computes PyTorch's clamp."""
+    src = ("kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {\n    let a = x.load_like(z);\n"
+           "    z.store(EXPR);\n}\nfn main() {\n    let x = arange::<f32>(4) * 3.0 - 2.0 + where(arange::<i32>(4) == 2, "
+           "-3.5, 0.0);\n    let mut z = zeros::<f32>([4]);\n    k(z.partition([4]), &x).sync();\n    print(z);\n}\n")
+    errs = [d for d in driver.check(src.replace("EXPR", call), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103"] and errs[0].help[0].startswith(f"`{fix}`"), errs[0].help
+    prog = tmp_path / "c.tile"
+    prog.write_text(src.replace("EXPR", fix), encoding="utf-8")
+    assert run_program(prog)[0]["z"].tolist() == want   # x = [-2, 1, 0.5, 7]

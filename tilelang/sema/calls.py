@@ -478,10 +478,22 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         elif name == "mean" and isinstance(rty, (TileT, TensorT)) and rty.shape and len(e.args) <= 2 \
                 and all(d is not None for d in rty.shape):  # (a host tensor of constant shape too, round 18)
             habit = mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
-        elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
+        elif name in ("clamp", "clip") and habit and 1 <= len(e.args) <= 2 \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
-            lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)
-            habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
+            # PyTorch's `x.clamp(min=0.0)` / `x.clamp(max=6.0)` bound one side (huser26: told
+            # `minimum(maximum(x, lo), hi)` with `lo` and `hi` left to fill)
+            bounds: dict[str, str] = {}
+            for i, a in enumerate(e.args):
+                key = a.name.name if a.name is not None else ("min", "max")[i]
+                bounds[{"a_min": "min", "a_max": "max"}.get(key, key)] = \
+                    (tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}")
+            lo, hi = bounds.get("min"), bounds.get("max")
+            if lo is not None and hi is not None:
+                habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
+            elif lo is not None and set(bounds) == {"min"}:
+                habit = f"`maximum({{x}}, {lo})` bounds each element below by {lo}"
+            elif hi is not None and set(bounds) == {"max"}:
+                habit = f"`minimum({{x}}, {hi})` bounds each element above by {hi}"
         elif (names := HABIT_ARGS.get(name) or MATH_ARGS.get(name)) and habit and len(e.args) == len(names) \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
             habit = with_args(habit, names, [tcx.snippet(a.value) or "" for a in e.args])

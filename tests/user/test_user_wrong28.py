@@ -297,3 +297,31 @@ def test_a_one_sided_clamp_gets_a_one_sided_help(call: str, fix: str, want: list
     prog = tmp_path / "c.tile"
     prog.write_text(src.replace("EXPR", fix), encoding="utf-8")
     assert run_program(prog)[0]["z"].tolist() == want   # x = [-2, 1, 0.5, 7]
+
+
+@pytest.mark.parametrize(("call", "in_place", "printed"), [
+    ("loss.zero_();", "loss *= 0.0;", "1.0\n1.0\n1.0\n"),
+    ("loss.fill_(0.5);", "loss *= 0.0; loss += 0.5;", "1.0\n1.5\n1.5\n"),
+    ("loss.copy_(&x);", "loss *= 0.0; loss += &x;", "1.0\n2.0\n2.0\n")])
+def test_pytorch_in_place_setters_are_told_the_in_place_form(call: str, in_place: str, printed: str,
+                                                              tmp_path: Path) -> None:
+    """n20's loss, zeroed between a graph's replays as PyTorch does (`loss.zero_()`): the help was only "assign a
+    new tensor: `loss = zeros::<T>(loss.shape());`" (`T` left to fill; "tensors are not changed in place" for
+    `copy_`), which on a tensor a graph captured is E0307. It now names the element type and the argument, and
+    gives the in-place form E0307 itself points to (compound assignment), which, applied, runs."""
+    src = ("kernel fn k(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [1]>) {\n    z.store(x.load_like(z) + z.load());\n}\n"
+           "fn main() {\n    let x = ones::<f32>([1]);\n    let mut loss = zeros::<f32>([1]);\n"
+           "    let g = graph {\n        k(loss.partition([1]), &x);\n    };\n    for _i in 0..3 {\n        g.replay();\n"
+           "        print(loss.item());\n        STMT\n    }\n}\n")
+    errs = [d for d in driver.check(src.replace("STMT", call), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103"]
+    h = errs[0].help[0]
+    assert f"change it in place: `{in_place}`" in h and "<T>" not in h and "`v`" not in h, h
+    prog = tmp_path / "z.tile"
+    prog.write_text(src.replace("STMT", in_place), encoding="utf-8")
+    assert run_program(prog)[1] == printed
+    rebound = h.split("`")[1]   # the first form, a rebinding: E0307 on a captured tensor, as its help says
+    errs = [d for d in driver.check(src.replace("STMT", rebound), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0307"] and "compound assignment" in errs[0].help[0]

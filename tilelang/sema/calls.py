@@ -463,6 +463,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                 and len(e.args) == 1:  # (round 24: written for the receiver's own type)
             b = operand(tcx.snippet(e.args[0].value) or "b")
             habit = saturating_help(name, getattr(deref(rty), "dtype", None), b if len(b) < 20 else "b") or habit
+        if name in ("fill_", "zero_") and habit and isinstance(deref(rty), TensorT) \
+                and isinstance(deref(rty).dtype, DType):  # the receiver's element type, not `T`
+            habit = habit.replace("::<T>", f"::<{deref(rty).dtype.value}>")
         if name in SHAPE_WORDS and (kind == "tile" and isinstance(rty, TileT) or isinstance(rty, ShapeT) and rty.rank):
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape
@@ -496,7 +499,8 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                 habit = f"`minimum({{x}}, {hi})` bounds each element above by {hi}"
         elif (names := HABIT_ARGS.get(name) or MATH_ARGS.get(name)) and habit and len(e.args) == len(names) \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
-            habit = with_args(habit, names, [tcx.snippet(a.value) or "" for a in e.args])
+            habit = with_args(habit, names, [(tcx.snippet(a.value) or "").removeprefix("&") if name == "copy_"
+                                             else tcx.snippet(a.value) or "" for a in e.args])
         homes = tcx.loader.std_items().get(name) if not habit and kind in ("tile", "tensor", "param") else None
         if homes:  # `t.softmax(0)` (PyTorch's method): std's function, not "a similar name: `max`" (round 12)
             imported = name in fx.module.scope

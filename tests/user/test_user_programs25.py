@@ -39,6 +39,7 @@ and examples/ alone.
   times.
 - n21: Mamba-2's chunked SSD scan: segment sums by `cumsum`, the intra-chunk product, the carried state, each
   chunk's rows stored by a nested partition's `store`, against the sequential recurrence.
+- n22: n04's GRU step as a tile walk (`for s in tiles(0)`), the weights loaded once a block before the walk.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at sm_90a
 (the slow ones `heavy`), and its PTX assembles for sm_90a.
@@ -491,6 +492,19 @@ def _n21(t: Tensors, out: str) -> None:
     assert (a < 0).all() and out == "[3, 80, 32] true\n"
 
 
+def _n22(t: Tensors, out: str) -> None:
+    w_ih, w_hh = t["w_ih"].astype(np.float64), t["w_hh"].astype(np.float64)
+    b_ih, b_hh = t["b_ih"].astype(np.float64), t["b_hh"].astype(np.float64)
+    h = t["h0"].astype(np.float64)
+    for x in t["xs"].astype(np.float64):
+        gi, gh = x @ w_ih.T + b_ih, h @ w_hh.T + b_hh
+        r = _sig(gi[:, :24] + gh[:, :24])
+        z = _sig(gi[:, 24:48] + gh[:, 24:48])
+        h = (1 - z) * np.tanh(gi[:, 48:] + r * gh[:, 48:]) + z * h
+    np.testing.assert_allclose(t["h"], h, rtol=1e-4, atol=1e-5)
+    assert out == "[100, 24] true\n"
+
+
 CHECKS["n14_linear_xent_train_step"] = _n14
 CHECKS["n15_beam_search_eos_history"] = _n15
 CHECKS["n16_swiglu_backward_bf16"] = _n16
@@ -499,6 +513,7 @@ CHECKS["n18_nf4_lookup_gemv"] = _n18
 CHECKS["n19_add_rmsnorm_backward_last_block"] = _n19
 CHECKS["n20_train_loop_graph_replay"] = _n20
 CHECKS["n21_mamba2_ssd_chunked"] = _n21
+CHECKS["n22_gru_walk_weights_once"] = _n22
 
 # simulated by default: the cheap ones (~1 s each, 2-core CI); the others (2.5-80 s in llsim: n11's scalar row loop
 # of atomics) and most PTX tests run with TILE_SLOW=1

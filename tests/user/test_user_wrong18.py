@@ -105,8 +105,9 @@ def test_arithmetic_the_compiler_knows_overflows_without_blaming_generics(tmp_pa
 
 @pytest.mark.parametrize(("line", "hint"), [
     ("z[0] = ones::<f32>([8]);", "`z = where(arange::<i32>(16).reshape([16, 1]) == 0, ones::<f32>([8]), z);`"),
-    ("z.copy_(&x);", "`z = src.clone();`"),
-    ("z.fill_(2.0);", "`z = full::<T>(z.shape(), v);`"),
+    # (huser26: the argument and the element type written in, and an in-place form beside)
+    ("z.copy_(&x);", "`z = x.clone();`"),
+    ("z.fill_(2.0);", "`z = full::<f32>(z.shape(), 2.0);`"),
 ])
 def test_pytorch_s_in_place_habits_on_a_host_tensor_get_their_spelling(line: str, hint: str, tmp_path: Path) -> None:
     from tilelang import driver

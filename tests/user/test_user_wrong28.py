@@ -279,3 +279,49 @@ def test_an_in_place_update_written_out_of_place_is_told_to_read_the_own_tile(tm
     assert info.value.code == "E0303" and info.value.help.startswith(
         "`scale_rows` reads `x` only at the own tile of `y` (`x.load_like(y)`): to update the array in place, read "
         "`y.load()` there instead and drop the parameter `x`")
+
+
+@pytest.mark.parametrize(("call", "fix", "want"), [
+    ("a.clamp(min = 0.0)", "maximum(a, 0.0)", [0.0, 1.0, 0.5, 7.0]),
+    ("a.clamp(max = 6.0)", "minimum(a, 6.0)", [-2.0, 1.0, 0.5, 6.0]),
+    ("a.clamp(min = -1.0, max = 1.0)", "minimum(maximum(a, -1.0), 1.0)", [-1.0, 1.0, 0.5, 1.0])])
+def test_a_one_sided_clamp_gets_a_one_sided_help(call: str, fix: str, want: list[float], tmp_path: Path) -> None:
+    """PyTorch's `x.clamp(min=0.0)` (a ReLU-like bound) was told `minimum(maximum(x, lo), hi)`, `lo` and `hi` left
+    to fill: a keyword bound now gives its side's call, which, applied, computes PyTorch's clamp."""
+    src = ("kernel fn k(z: &mut Tensor<f32, [4]>, x: &Tensor<f32, [?]>) {\n    let a = x.load_like(z);\n"
+           "    z.store(EXPR);\n}\nfn main() {\n    let x = arange::<f32>(4) * 3.0 - 2.0 + where(arange::<i32>(4) == 2, "
+           "-3.5, 0.0);\n    let mut z = zeros::<f32>([4]);\n    k(z.partition([4]), &x).sync();\n    print(z);\n}\n")
+    errs = [d for d in driver.check(src.replace("EXPR", call), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103"] and errs[0].help[0].startswith(f"`{fix}`"), errs[0].help
+    prog = tmp_path / "c.tile"
+    prog.write_text(src.replace("EXPR", fix), encoding="utf-8")
+    assert run_program(prog)[0]["z"].tolist() == want   # x = [-2, 1, 0.5, 7]
+
+
+@pytest.mark.parametrize(("call", "in_place", "printed"), [
+    ("loss.zero_();", "loss *= 0.0;", "1.0\n1.0\n1.0\n"),
+    ("loss.fill_(0.5);", "loss *= 0.0; loss += 0.5;", "1.0\n1.5\n1.5\n"),
+    ("loss.copy_(&x);", "loss *= 0.0; loss += &x;", "1.0\n2.0\n2.0\n")])
+def test_pytorch_in_place_setters_are_told_the_in_place_form(call: str, in_place: str, printed: str,
+                                                              tmp_path: Path) -> None:
+    """n20's loss, zeroed between a graph's replays as PyTorch does (`loss.zero_()`): the help was only "assign a
+    new tensor: `loss = zeros::<T>(loss.shape());`" (`T` left to fill; "tensors are not changed in place" for
+    `copy_`), which on a tensor a graph captured is E0307. It now names the element type and the argument, and
+    gives the in-place form E0307 itself points to (compound assignment), which, applied, runs."""
+    src = ("kernel fn k(z: &mut Tensor<f32, [1]>, x: &Tensor<f32, [1]>) {\n    z.store(x.load_like(z) + z.load());\n}\n"
+           "fn main() {\n    let x = ones::<f32>([1]);\n    let mut loss = zeros::<f32>([1]);\n"
+           "    let g = graph {\n        k(loss.partition([1]), &x);\n    };\n    for _i in 0..3 {\n        g.replay();\n"
+           "        print(loss.item());\n        STMT\n    }\n}\n")
+    errs = [d for d in driver.check(src.replace("STMT", call), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103"]
+    h = errs[0].help[0]
+    assert f"change it in place: `{in_place}`" in h and "<T>" not in h and "`v`" not in h, h
+    prog = tmp_path / "z.tile"
+    prog.write_text(src.replace("STMT", in_place), encoding="utf-8")
+    assert run_program(prog)[1] == printed
+    rebound = h.split("`")[1]   # the first form, a rebinding: E0307 on a captured tensor, as its help says
+    errs = [d for d in driver.check(src.replace("STMT", rebound), name="m.tile").diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0307"] and "compound assignment" in errs[0].help[0]

@@ -49,10 +49,15 @@ MATH_HABITS: dict[str, str] = {
     "log10": "`log({x}) * 0.4342945` (ln x / ln 10; `log` is the natural logarithm)",
     "log1p": "`log(1.0 + {x})` (less exact than a `log1p` for tiny values)",
     "expm1": "`exp({x}) - 1.0` (less exact than an `expm1` near 0)",
-    "round": "`floor({x} + 0.5)` rounds halves up (NumPy's `round` rounds them to even); `floor` and `ceil` "
-             "round down and up",
-    "rint": "`floor({x} + 0.5)` rounds halves up (`rint` rounds them to even); `floor` and `ceil` round down "
-            "and up",
+    # (huser26: the help was `floor(x + 0.5)` alone, which a quantiser ported from `torch.round` took: it rounds
+    # halves up, and 0.49999997 to 1 and odd values past 2^23 to the next even one, as f32's `x + 0.5` rounds)
+    "round": "`where({x} < 0.0, -1.0, 1.0) * where(abs({x}) < 8388608.0, (abs({x}) + 8388608.0) - 8388608.0, "
+             "abs({x}))` rounds halves to even as NumPy's and PyTorch's `round` do (f32: adding 2^23 leaves no "
+             "fraction; for f64 write 4503599627370496.0, 2^52); `floor({x} + 0.5)` rounds halves up, and is 1 "
+             "too big for 0.49999997 and odd values past 2^23",
+    "rint": "`where({x} < 0.0, -1.0, 1.0) * where(abs({x}) < 8388608.0, (abs({x}) + 8388608.0) - 8388608.0, "
+            "abs({x}))` rounds halves to even as `rint` does (f32: adding 2^23 leaves no fraction; for f64 write "
+            "4503599627370496.0, 2^52); `floor` and `ceil` round down and up",
     "trunc": "`where({x} < 0.0, ceil({x}), floor({x}))` rounds toward zero (`{x} as i32` does, to an integer)",
     "sign": "`where({x} > 0.0, 1.0, where({x} < 0.0, -1.0, 0.0))`",
     "isnan": "`{x} != {x}` is the NaN test (NaN is the one value not equal to itself)",

@@ -255,9 +255,14 @@ METHOD_HABITS = {
     "t": "`{x}.transpose()` swaps the two axes of a 2-D tile or tensor",
     "copy": "`{x}.clone()` copies a tensor", "detach": "`{x}.clone()` copies a tensor",
     # round 18: PyTorch's in-place setters; a host tensor is a value, replaced whole
-    "copy_": "assign a copy: `{x} = src.clone();` (`{x}` a `let mut`; tensors are not changed in place)",
-    "fill_": "assign a new tensor: `{x} = full::<T>({x}.shape(), v);` (`{x}` a `let mut`)",
-    "zero_": "assign a new tensor: `{x} = zeros::<T>({x}.shape());` (`{x}` a `let mut`)",
+    # (huser26: "tensors are not changed in place", where compound assignment changes one in place, the way E0307
+    # itself tells of a tensor a graph captured; a rebinding there is E0307)
+    "copy_": "assign a copy: `{x} = src.clone();` (`{x}` a `let mut`), or, to keep the same tensor (one a graph "
+             "captured), change it in place: `{x} *= 0.0; {x} += &src;` (its values finite)",
+    "fill_": "assign a new tensor: `{x} = full::<T>({x}.shape(), v);` (`{x}` a `let mut`), or, to keep the same "
+             "tensor (one a graph captured), change it in place: `{x} *= 0.0; {x} += v;` (its values finite)",
+    "zero_": "assign a new tensor: `{x} = zeros::<T>({x}.shape());` (`{x}` a `let mut`), or, to keep the same "
+             "tensor (one a graph captured), change it in place: `{x} *= 0.0;` (its values finite)",
     "dtype": "the element type is part of `{x}`'s type, known when the program is checked (`:type {x}` in "
              "`tilec repl` shows it)",
     "all": "`{x}.min()` of `bool` elements is true when all are (`{x}.min(k)` along axis k)",
@@ -336,7 +341,7 @@ def method_habit(name: str) -> str | None:
 
 #: the argument names a method habit's code uses, for the call's own arguments to replace (round 13)
 HABIT_ARGS = {"rem_euclid": ("b",), "div_euclid": ("b",), "masked_fill": ("mask", "v"),
-               "masked_fill_": ("mask", "v")}
+               "masked_fill_": ("mask", "v"), "fill_": ("v",), "copy_": ("src",)}
 
 
 def with_args(habit: str, names: tuple[str, ...], args: list[str]) -> str:

@@ -463,6 +463,9 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                 and len(e.args) == 1:  # (round 24: written for the receiver's own type)
             b = operand(tcx.snippet(e.args[0].value) or "b")
             habit = saturating_help(name, getattr(deref(rty), "dtype", None), b if len(b) < 20 else "b") or habit
+        if name in ("fill_", "zero_") and habit and isinstance(deref(rty), TensorT) \
+                and isinstance(deref(rty).dtype, DType):  # the receiver's element type, not `T`
+            habit = habit.replace("::<T>", f"::<{deref(rty).dtype.value}>")
         if name in SHAPE_WORDS and (kind == "tile" and isinstance(rty, TileT) or isinstance(rty, ShapeT) and rty.rank):
             habit = tile_dims_help(rty).replace("{", "{{").replace("}", "}}")
         if name in PARTS:  # (round 16) PyTorch's cuts: a masked sum over a reshape
@@ -478,13 +481,26 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         elif name == "mean" and isinstance(rty, (TileT, TensorT)) and rty.shape and len(e.args) <= 2 \
                 and all(d is not None for d in rty.shape):  # (a host tensor of constant shape too, round 18)
             habit = mean_help(rty, e).replace("{", "{{").replace("}", "}}").replace("{{x}}", "{x}")
-        elif name in ("clamp", "clip") and habit and len(e.args) == 2 \
+        elif name in ("clamp", "clip") and habit and 1 <= len(e.args) <= 2 \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
-            lo, hi = ((tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}") for a in e.args)
-            habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
+            # PyTorch's `x.clamp(min=0.0)` / `x.clamp(max=6.0)` bound one side (huser26: told
+            # `minimum(maximum(x, lo), hi)` with `lo` and `hi` left to fill)
+            bounds: dict[str, str] = {}
+            for i, a in enumerate(e.args):
+                key = a.name.name if a.name is not None else ("min", "max")[i]
+                bounds[{"a_min": "min", "a_max": "max"}.get(key, key)] = \
+                    (tcx.snippet(a.value) or "").replace("{", "{{").replace("}", "}}")
+            lo, hi = bounds.get("min"), bounds.get("max")
+            if lo is not None and hi is not None:
+                habit = f"`minimum(maximum({{x}}, {lo}), {hi})` clamps each element into [{lo}, {hi}]"
+            elif lo is not None and set(bounds) == {"min"}:
+                habit = f"`maximum({{x}}, {lo})` bounds each element below by {lo}"
+            elif hi is not None and set(bounds) == {"max"}:
+                habit = f"`minimum({{x}}, {hi})` bounds each element above by {hi}"
         elif (names := HABIT_ARGS.get(name) or MATH_ARGS.get(name)) and habit and len(e.args) == len(names) \
                 and all(len(tcx.snippet(a.value) or "") < 20 for a in e.args):
-            habit = with_args(habit, names, [tcx.snippet(a.value) or "" for a in e.args])
+            habit = with_args(habit, names, [(tcx.snippet(a.value) or "").removeprefix("&") if name == "copy_"
+                                             else tcx.snippet(a.value) or "" for a in e.args])
         homes = tcx.loader.std_items().get(name) if not habit and kind in ("tile", "tensor", "param") else None
         if homes:  # `t.softmax(0)` (PyTorch's method): std's function, not "a similar name: `max`" (round 12)
             imported = name in fx.module.scope

@@ -13,7 +13,11 @@ Host side: a host function's result type (`-> Tensor<f32, [E]>`) and a host `let
   the launch, E0714 on the host); an accepted run is a miss;
 - `E == S`: accepted and run on the interpreter, printing the first 4 elements (0 1 2 3); a refusal is a miss.
 
-    python benchmarks/declared_diff.py SEED COUNT
+    python benchmarks/declared_diff.py SEED COUNT [--generic]
+
+`--generic`: const generics declared `u8` or `i8` given values in and just past their range by every route that
+fixes one (`generic_program`); out of range must be E0222 (at check where the checker knows the value), in
+range must run and print the value.
 
 CPU only; the programs are written under /tmp/declared_diff/. Before round 29's fixes every kernel-side and
 host-side mismatch ran (main at 6945734c's parent: see FUZZING.md, round 29).
@@ -134,6 +138,69 @@ def program(seed: int, i: int) -> tuple[str, bool, bool]:
     return src, s != e, static
 
 
+GTYPES = {"u8": 255, "i8": 127}
+
+
+def generic_program(seed: int, i: int) -> tuple[str, bool, bool, str]:
+    """`--generic`: a const generic declared `u8` or `i8` given a value in its range or just past it, by a
+    turbofish (kernel, host function, device function), a partition's tile, a device function's instance of
+    the kernel's generic (`dev::<{B + d}>`), or a host function's tensor of that many elements made from data.
+    (source, whether the value is out of range, whether the checker knows it, the printed value expected)."""
+    r = random.Random(seed * 1_000_003 + i)
+    ty = r.choice(sorted(GTYPES))
+    hi = GTYPES[ty]
+    v = r.choice((hi, hi + 1, hi - r.randrange(1, 20), hi + r.randrange(1, 20)))
+    out = v > hi
+    head = (f"fn dev<const N: {ty}>(t: Tile<f32, [1]>) -> Tile<f32, [1]> {{\n    t + N as f32\n}}\n"
+            f"kernel fn k<const B: {ty}>(z: &mut Tensor<f32, [B]>) {{\n    z.store(zeros::<f32>([B]) + B as f32);\n}}\n"
+            f"kernel fn kd<const B: i32>(z: &mut Tensor<f32, [1]>) {{\n    z.store(dev::<{{B + D}}>(zeros::<f32>([1])));\n}}\n"
+            f"fn h<const N: {ty}>(_t: &Tensor<f32, [N]>) -> i32 {{\n    N as i32\n}}\n"
+            f"fn hh<const N: {ty}>() -> i32 {{\n    N as i32\n}}\n")
+    form = r.randrange(5)
+    static = True
+    d = r.randrange(0, 4)
+    head = head.replace("B + D", f"B + {d}")
+    if form == 0:
+        body = f"    let mut z = zeros::<f32>([{v}]);\n    k::<{v}>(z.partition([{v}])).sync();\n    print(z.max());\n"
+    elif form == 1:
+        body = f"    let mut z = zeros::<f32>([{v}]);\n    k(z.partition([{v}])).sync();\n    print(z.max());\n"
+    elif form == 2:
+        body = (f"    let mut z = zeros::<f32>([1]);\n    kd::<{v - d}>(z.partition([1])).sync();\n"
+                "    print(z.max());\n")
+    elif form == 3:
+        body = f"    print(hh::<{v}>() as f32);\n"
+    else:
+        static = False
+        body = f"    let n = ones::<f32>([{v}]).sum() as i32;\n    print(h(&zeros::<f32>([n])) as f32);\n"
+    return "const C: i32 = 1;\n" + head + "fn main() {\n" + body + "}\n", out, static, f"{float(v)}"
+
+
+def generic_case(seed: int, i: int) -> tuple[str, str]:
+    src, out_of_range, static, want = generic_program(seed, i)
+    path = OUT / f"g{seed}_{i}.tile"
+    path.write_text(src)
+    res = driver.check(path)
+    codes = {d.code for d in res.diagnostics if d.severity.value == "error"}
+    if codes - {"E0222"}:
+        return "other", f"g{seed}_{i}: {sorted(codes)}"
+    if codes:
+        return ("ok" if out_of_range else "MISS"), f"g{seed}_{i}: refused at check" + (
+            "" if out_of_range else " though the value fits")
+    o = io.StringIO()
+    try:
+        run.execute(str(path), "cpu", out=o)
+    except TileError as e:
+        got = {d.code for d in e.diagnostics}
+        if out_of_range and got <= {"E0222"}:
+            return ("late" if static else "ok"), f"g{seed}_{i}{' late' if static else ''}"
+        return "MISS", f"g{seed}_{i}: refused when run ({sorted(got)})"
+    if out_of_range:
+        return "MISS", f"g{seed}_{i}: out of range, but the program ran and printed {o.getvalue().split()}"
+    if o.getvalue().split() != [want]:
+        return "MISS", f"g{seed}_{i}: printed {o.getvalue().split()}, want {want}"
+    return "ok", f"g{seed}_{i}"
+
+
 def case(seed: int, i: int) -> tuple[str, str]:
     src, differ, static = program(seed, i)
     path = OUT / f"{seed}_{i}.tile"
@@ -165,10 +232,11 @@ def case(seed: int, i: int) -> tuple[str, str]:
 
 def main() -> None:
     seed, count = int(sys.argv[1]), int(sys.argv[2])
+    one = generic_case if "--generic" in sys.argv else case
     OUT.mkdir(exist_ok=True)
     tally: dict[str, int] = {}
     for i in range(count):
-        kind, msg = case(seed, i)
+        kind, msg = one(seed, i)
         tally[kind] = tally.get(kind, 0) + 1
         if kind in ("MISS", "other", "late"):
             print(kind, msg, flush=True)

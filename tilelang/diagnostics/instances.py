@@ -224,3 +224,4 @@ def const_generic_problem(name: str | None, value: int, dt: DType, kind: str = "
     return (CONSTANT_OVERFLOW, f"this arithmetic operation overflows `{t}`",
             f"the value {value} does not fit in `{t}` ({held}) in this instance",
             f"call the kernel with smaller const generics, or {fix}")
+

@@ -142,4 +142,21 @@ def _hand_down_one(kc: Any, info: Any, dc: Any, ch: LaunchCheck,
             .secondary(call.span, f"`{fname}` is called here" + (f" with {values}" if values else ""))
             .note(f"a device function's facts are checked for each call's const generics, in kernel "
                   f"`{info.decl.name.name}` here")
-            .with_help(f"call `{fname}` with const generics for which `{ch.lhs} {ch.rel} {ch.rhs}` holds"))
+            .with_help(f"call `{fname}` with const generics for which `{ch.lhs} {ch.rel} {ch.rhs}` holds"
+                       + _nearest(ch, env)))
+
+
+def _nearest(ch: LaunchCheck, env: dict[str, SymExpr | None]) -> str:
+    """", e.g. `H` = 4": the value nearest the call's for which the fact holds, where one generic decides it."""
+    names = sorted(ch.symbols)
+    given = env.get(names[0]) if len(names) == 1 else None
+    if not isinstance(given, Const) or given.value <= 0:
+        return ""
+    v = given.value
+    for c in sorted(range(1, 2 * v + 65), key=lambda c: (abs(c - v), c)):
+        try:
+            if c != v and ch.holds({names[0]: c}):
+                return f", e.g. `{names[0]}` = {c}"
+        except (KeyError, ZeroDivisionError):
+            return ""
+    return ""

@@ -20,7 +20,8 @@ from typing import Any
 
 from tilelang.diagnostics.codes import runtime as rcodes
 from tilelang.diagnostics.codes.launch import GENERIC_CONFLICT
-from tilelang.diagnostics.codes.types import CANNOT_INFER
+from tilelang.diagnostics.codes.types import CANNOT_INFER, LITERAL_OUT_OF_RANGE
+from tilelang.diagnostics.generic_range import generic_misfit_words, generic_misfits
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.runtime import builtins as bi
@@ -66,6 +67,10 @@ def bind_params(program: Program, decl: ast.FnDecl, key: str, args: list[Any], s
                 raise TileError(_zero_dim(decl, p, d, dim, zero, span))
             if want != size:
                 raise TileError(_mismatch(decl, p, d, size, want, dim, span, t))
+    for g, v, dt in generic_misfits(consts, env):  # `const N: u8` of a tensor of 300: it wrapped to 44 (hrev29)
+        message, label, help = generic_misfit_words(g, v, dt, f"function `{decl.name.name}`")
+        raise TileError(Diagnostic.error(LITERAL_OUT_OF_RANGE, message).primary(span, f"called with `{g.name.name}` "
+                                         f"= {v}").secondary(g.span, label).with_help(help))
     out: dict[str, Any] = {}
     for g in consts:
         name = g.name.name

@@ -39,6 +39,7 @@ from tilelang.cluster import shape_of as cluster_shape
 from tilelang.diagnostics.codes import launch as codes
 from tilelang.diagnostics.codes import types as type_codes
 from tilelang.diagnostics.grid import grid_mismatch_help, merge_axes_help, no_grid_help
+from tilelang.diagnostics.generic_range import generic_misfit_words, generic_misfits
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType, round_float
 from tilelang.frozen import frozen
@@ -189,6 +190,11 @@ def bind_launch(kernel: ast.FnDecl, args: list[LaunchArg], call_span: Span,
     solved = True
     while solved:
         solved = _solve_linear_dims(kname, specs, args, const_names, env, eval_dim, bind, fail)
+    for g, v, dt in generic_misfits(kernel.generics, env):  # `const B: u8` of a tile of 300 (hrev29)
+        message, label, help = generic_misfit_words(g, v, dt, f"kernel `{kname}`")
+        why, span = source.get(g.name.name, ("the launch", call_span))
+        fail(Diagnostic.error(type_codes.LITERAL_OUT_OF_RANGE, message)
+             .primary(span, f"{why} gives `{g.name.name}` = {v}").secondary(g.span, label).with_help(help))
 
     # A type parameter that only scalars name (`a: T`): the scalar's own type
     # (a NumPy scalar's dtype, `bool` for a Python bool; a plain Python number has none).

@@ -38,7 +38,7 @@ from tilelang.sema.call_habits import (
 )
 from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CallCx, CheckCx, Fx, module_holding, plural, suggest
-from tilelang.sema.generics import arg_mismatch, subst_env, turbofish, unify
+from tilelang.sema.generics import arg_mismatch, generic_values_fit, subst_env, turbofish, unify
 from tilelang.sema.kernel import graph_effect
 from tilelang.sema.launch import check_kernel_call
 from tilelang.sema.names import resolve_path
@@ -822,7 +822,7 @@ def _fn_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: list[ast.Exp
     if deferred:
         tcx.program.deferred[e] = deferred
     ret = subst_type(info.ret, subst_env(env))
-    if not ok:
+    if not ok or not generic_values_fit(tcx, e, info, env, srcs):
         return ERROR
     if not fx.in_kernel:
         ret = _unknown_dims_to_none(ret, set(info.const_generics))

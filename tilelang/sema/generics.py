@@ -614,3 +614,22 @@ def _list_as_tensor_help(tcx: CheckCx, a: ast.Expr) -> str:
     return ("make a tensor of the values on the host: `let k = arange::<i32>(3); let t = where(k == 0, 10, "
             "where(k == 1, 50, 64));` is [10, 50, 64] (or read one with `load_npy(\"..\")`)")
 
+
+
+def generic_values_fit(tcx: CheckCx, e: ast.Call, info: FnInfo, values: dict[str, Any], srcs: dict[str, Any]) -> bool:
+    """E0222 for a const generic whose value this call fixes out of its declared type's range (`k::<300>` of
+    `const B: u8`, a partition's tile of 300): the kernel read 300, a host function 44 (hrev29). False when
+    one was reported."""
+    from tilelang.diagnostics.generic_range import generic_misfit_words, generic_misfits
+
+    consts = {k: v.const_value if isinstance(v, Dim) else v for k, v in values.items()}
+    ok = True
+    for g, v, dt in generic_misfits(info.decl.generics, consts):
+        owner = f"{'kernel' if info.is_kernel else 'function'} `{info.name}`"
+        message, label, help = generic_misfit_words(g, v, dt, owner)
+        src = srcs.get(g.name.name)
+        span = src.span if src is not None and hasattr(src, "span") else e.span
+        tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, message, span, f"this gives `{g.name.name}` = {v}")
+                 .secondary(g.span, label).with_help(help))
+        ok = False
+    return ok

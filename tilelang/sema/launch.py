@@ -23,6 +23,7 @@ from tilelang.sema.coerce import coerce, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.generics import (
     arg_mismatch,
+    generic_values_fit,
     solve_linear,
     subst_env,
     turbofish,
@@ -240,7 +241,7 @@ def check_kernel_call(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args: lis
     tcx.program.shape_sources[e] = dict(srcs)
     if tuned:
         tcx.program.tuned[e] = frozenset(tuned)
-    if not bad:
+    if not bad and generic_values_fit(tcx, e, info, inst, srcs):
         check_instantiation(tcx, e, info, inst, srcs)
         if len(tcx.sink.diagnostics) == errors_before:  # (E0214's conflict says more)
             no_grid(tcx, e, info)

@@ -15,9 +15,9 @@ checks have passed, over the functions and kernels of the user's own files
 - W0004 `unused_unsafe`: an `unsafe { }` block with no `atomic_*` or
   `store_unchecked` call of its own.
 - W0005 `ineffective_hints`: a kernel hint that can change nothing in this
-  kernel: `evict_first` (it marks the loads a `stages` ring streams) with
-  no `stages` hint or no loop in the kernel and the device functions it
-  calls; `prefetch_lines` with no `prefetch` there; `arrive_wait` with no
+  kernel: `stages` or `evict_first` (it marks the loads a `stages` ring
+  streams) with no loop in the kernel and the device functions it calls
+  (`evict_first` also with no `stages` hint); `prefetch_lines` with no `prefetch` there; `arrive_wait` with no
   `if last_block(axis)` in the kernel. (A loop the backend
   does not stream is known only to the backend: the reference documents
   that the hint then does nothing.)
@@ -343,9 +343,17 @@ class _Linter:
                 .note("`arrive_wait` changes which block of a group runs `if last_block(axis) { .. }`; "
                       "the kernel has none")
                 .with_help("remove the hint"))
-        if evict is None and prefetch is None:
+        stages = args.get("stages")
+        if evict is None and prefetch is None and stages is None:
             return
         nodes = self._reached(decl)
+        if stages is not None and not any(isinstance(n, (ast.For, ast.While)) for n in nodes):
+            self.warn("ineffective_hints", Diagnostic.warning(  # (hrev29: accepted and ignored, without a word)
+                W.INEFFECTIVE_HINT, "hint `stages` has no effect on this kernel")
+                .primary(stages.span, "no loop to pipeline")
+                .note("`stages` is how many iterations' loads of a loop a ring keeps in flight; the kernel (and "
+                      "the functions it calls) has no loop")
+                .with_help("remove the hint"))
         if evict is not None:
             why = None
             if "stages" not in args:

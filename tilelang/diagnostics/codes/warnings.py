@@ -16,8 +16,8 @@ UNREACHABLE_CODE = define(
 UNUSED_UNSAFE = define("W0004", "unused-unsafe", "an `unsafe` block that needs no `unsafe`")
 INEFFECTIVE_HINT = define(
     "W0005", "ineffective-hints",
-    "a hint that cannot change the kernel: `evict_first` with no `stages` or no loop, `prefetch_lines` with no "
-    "`prefetch`")
+    "a hint that cannot change the kernel: `stages` with no loop, `evict_first` with no `stages` or no loop, "
+    "`prefetch_lines` with no `prefetch`")
 PADDED_EXTREMUM = define(
     "W0006", "padded-extremum",
     "a maximum or minimum along an axis of a tile read with zero padding, where the tensor's length is `?`")

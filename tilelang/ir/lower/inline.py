@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang.diagnostics.model import ICE
+from tilelang.diagnostics.codes.types import LITERAL_OUT_OF_RANGE
+from tilelang.diagnostics.generic_range import generic_misfit_words, generic_misfits
+from tilelang.diagnostics.model import ICE, Diagnostic, TileError
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 from tilelang.ir.lower.claims import claim_dims
@@ -136,6 +138,12 @@ def _callee_generics(cx: LowerCx, decl: ast.FnDecl, call: ast.Call, args: list[A
                 generics[k] = eval_dim(v, cx.f.generics)
             except Exception:
                 pass
+    for g, v, dt in generic_misfits(decl.generics, generics):  # `dev::<{B * 2}>` of a `u8` `N`, B = 200 (hrev29)
+        message, label, help = generic_misfit_words(g, v, dt, f"function `{decl.name.name}`")
+        raise TileError(Diagnostic.error(LITERAL_OUT_OF_RANGE, message)
+                        .primary(call.span, f"called with `{g.name.name}` = {v} in this instance")
+                        .secondary(g.span, label).secondary(cx.decl.name.span, f"in kernel `{cx.decl.name.name}`")
+                        .with_help(help))
     missing = [n for n in names if n not in generics and n not in tparams]
     if missing:
         raise Unsupported(call.span, f"cannot infer {', '.join(f'`{m}`' for m in missing)} "

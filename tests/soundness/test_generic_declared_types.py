@@ -1,0 +1,35 @@
+"""A const generic's declared type is honoured from Python too (hrev29): a kernel's `const B: u8` given a tile of
+300 read 300 in the kernel, a host function's `const N: u8` bound from an array of 300 read 44; both are E0222
+now, before anything runs, and values that fit run on both."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tilelang
+
+P = tilelang.partition
+
+SRC = """
+kernel fn k<const B: u8>(z: &mut Tensor<f32, [B]>) {
+    z.store(zeros::<f32>([B]) + B as f32);
+}
+fn h<const N: u8>(_t: &Tensor<f32, [N]>) -> i32 {
+    N as i32
+}
+"""
+
+
+def test_a_generic_out_of_its_type_is_refused_from_python() -> None:
+    mod = tilelang.compile(SRC)
+    z = np.full(600, -1.0, np.float32)
+    mod.k(P(z, [200])).sync()
+    assert (z[:400] == 200.0).all()
+    z[:] = -1.0
+    with pytest.raises(tilelang.CallError, match=r"E0222\]: `B` of kernel `k` is 300, out of range for `u8`"):
+        mod.k(P(z, [300])).sync()
+    assert (z == -1.0).all()
+    assert mod.h(np.zeros(255, np.float32)) == 255
+    with pytest.raises(tilelang.TileError, match=r"E0222\]: `N` of function `h` is 300, out of range for `u8`"):
+        mod.h(np.zeros(300, np.float32))

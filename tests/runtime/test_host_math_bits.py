@@ -58,7 +58,8 @@ def _program(dt: str, d: Path) -> str:
                      f"    for i in 0..{N} {{ let v: {dt} = x[i]; s = where(at == i, {f}(v), s); }}\n"
                      f"    s.save_npy(\"{d}/{f}_scalar.npy\");\n")
     return ("".join(kernels) + "\nfn main() {\n"
-            f"    let l: Tensor<f64, [{N}]> = load_npy(\"{d}/x.npy\");\n    let x = l as {dt};\n    let at = arange::<i32>({N});\n" + "".join(calls) + "}\n")
+            f"    let l: Tensor<f64, [{N}]> = load_npy(\"{d}/x.npy\");\n    let x = l as {dt};\n"
+            f"    let at = arange::<i32>({N});\n" + "".join(calls) + "}\n")
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -73,7 +74,7 @@ def _bits(a: np.ndarray) -> np.ndarray:
 def test_host_scalar_tensor_and_kernel_math_agree_bit_for_bit(dt: str, tmp_path: Path) -> None:
     x = _inputs(dt, DTYPES.index(dt) + 5)
     np.save(tmp_path / "x.npy", x.astype(np.float64))  # (exact: `as` gives the values back)
-    status, out, err = run_source(_program(dt, tmp_path))
+    status, _out, err = run_source(_program(dt, tmp_path))
     assert status == 0, err
     seen = set()
     for f in UNARY_MATH:

@@ -286,8 +286,9 @@ class _Environ(os._Environ[str]):
             _changed()
 
 
-if type(os.environ) is getattr(os, "_Environ", None):
-    os.environ.__class__ = _Environ
+_was = type(os.environ)
+if _was is getattr(os, "_Environ", None) or (_was.__name__ == "_Environ" and _was.__module__ == __name__):
+    os.environ.__class__ = _Environ  # (the second: this module loaded again, its hooks list a new one)
 
 
 __all__ = ["CODEGEN", "SWITCHES", "Switch", "SwitchError", "codegen_key", "codegen_setting", "flag", "mode",

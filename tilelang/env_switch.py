@@ -17,8 +17,9 @@ without loading the backend (`backend/env_switch.py` is its name there).
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tilelang.diagnostics.model import Diagnostic, TileError
 
@@ -262,6 +263,16 @@ def on_codegen_change(hook: Callable[[], None]) -> None:
     _HOOKS.append(hook)
 
 
+def clear_on_codegen_change(holders: weakref.WeakSet[Any], attr: str) -> None:
+    """`on_codegen_change`'s hook that clears the memo `attr` (a dict) of each object in `holders` (a weak set the
+    caller adds its objects to): the runtime's `PreparedKernel.fast`."""
+    def hook() -> None:
+        for h in list(holders):
+            getattr(h, attr).clear()
+
+    on_codegen_change(hook)
+
+
 def _changed() -> None:
     for hook in list(_HOOKS):
         hook()
@@ -291,5 +302,5 @@ if _was is getattr(os, "_Environ", None) or (_was.__name__ == "_Environ" and _wa
     os.environ.__class__ = _Environ  # (the second: this module loaded again, its hooks list a new one)
 
 
-__all__ = ["CODEGEN", "SWITCHES", "Switch", "SwitchError", "codegen_key", "codegen_setting", "flag", "mode",
-           "number", "numbers", "on_codegen_change"]
+__all__ = ["CODEGEN", "SWITCHES", "Switch", "SwitchError", "clear_on_codegen_change", "codegen_key", "codegen_setting",
+           "flag", "mode", "number", "numbers", "on_codegen_change"]

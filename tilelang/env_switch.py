@@ -17,8 +17,9 @@ without loading the backend (`backend/env_switch.py` is its name there).
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from tilelang.diagnostics.model import Diagnostic, TileError
 
@@ -111,6 +112,7 @@ SWITCHES: dict[str, Switch] = {s.name: s for s in (
     Switch("TILEC_ACC_PAIRS", _CODE, "a GEMM epilogue's two adjacent narrow columns in one load (hcliff13)"),
     Switch("TILEC_ACC_REDUCE_CHAINS", _CODE, "independent chains of an accumulator-layout reduction"),
     Switch("TILEC_ARCH", _START, "the PTX target (read as the CUDA device is made)"),
+    Switch("TILEC_ATAN2_F32", _CODE, "f32 atan2's algorithm (the interpreter's too)"),
     Switch("TILEC_ATTN_CHAIN", _CODE, "attention: the chained softmax"),
     Switch("TILEC_ATTN_CHAIN_EPI2", _CODE, "attention: the chain's second epilogue"),
     Switch("TILEC_ATTN_CHAIN_HALVES", _CODE, "attention: the chain's query halves"),
@@ -265,6 +267,16 @@ def on_codegen_change(hook: Callable[[], None]) -> None:
     _HOOKS.append(hook)
 
 
+def clear_on_codegen_change(holders: weakref.WeakSet[Any], attr: str) -> None:
+    """`on_codegen_change`'s hook that clears the memo `attr` (a dict) of each object in `holders` (a weak set the
+    caller adds its objects to): the runtime's `PreparedKernel.fast`."""
+    def hook() -> None:
+        for h in list(holders):
+            getattr(h, attr).clear()
+
+    on_codegen_change(hook)
+
+
 def _changed() -> None:
     for hook in list(_HOOKS):
         hook()
@@ -289,9 +301,10 @@ class _Environ(os._Environ[str]):
             _changed()
 
 
-if type(os.environ) is getattr(os, "_Environ", None):
-    os.environ.__class__ = _Environ
+_was = type(os.environ)
+if _was is getattr(os, "_Environ", None) or (_was.__name__ == "_Environ" and _was.__module__ == __name__):
+    os.environ.__class__ = _Environ  # (the second: this module loaded again, its hooks list a new one)
 
 
-__all__ = ["CODEGEN", "SWITCHES", "Switch", "SwitchError", "codegen_key", "codegen_setting", "flag", "mode",
-           "number", "numbers", "on_codegen_change"]
+__all__ = ["CODEGEN", "SWITCHES", "Switch", "SwitchError", "clear_on_codegen_change", "codegen_key", "codegen_setting",
+           "flag", "mode", "number", "numbers", "on_codegen_change"]

@@ -1,6 +1,6 @@
-"""One math built-in means one function wherever it is written (hnum, docs/numerics.md): for random inputs of every
-float type, a host scalar's `exp(x)`, a host tensor's `exp(t)` and a kernel's `exp(tile)` on the interpreter give
-the same bits, for each unary math built-in.
+"""One math built-in means one function wherever it is written (hnum; the reference's "One math function, one
+value"): for random inputs of every float type, a host scalar's `exp(x)`, a host tensor's `exp(t)` and a kernel's
+`exp(tile)` on the interpreter give the same bits, for each unary math built-in, `pow` and `atan2`.
 
 Before: a host f32/f16/bf16 scalar's math was computed in f64 and rounded once (the kernel's f32 `exp` is NumPy's
 f32 exp: 39 % of random f32 inputs differed in the last bit), a bf16 scalar's result was left an f32 value (`exp` of
@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from tilelang.interp import numeric as num
+from tilelang.ir.nodes import ElemOp
 from tilelang.run import run_source
 from tilelang.runtime.builtins import UNARY_MATH
 
@@ -45,20 +46,29 @@ def _inputs(dt: str, seed: int) -> np.ndarray:
         return normalise(x, DType.parse(dt))  # type: ignore[arg-type]
 
 
+BINARY = ("pow", "atan2")  # (of the math built-ins of two operands; `fma`'s exactness is its own tests')
+
+
 def _program(dt: str, d: Path) -> str:
     kernels, calls = [], []
-    for f in UNARY_MATH:
-        kernels.append(f"kernel fn k_{f}(z: &mut Tensor<{dt}, [{N}]>, x: &Tensor<{dt}, [{N}]>) {{\n"
-                       f"    let t = x.load_like(z);\n    z.store({f}(t));\n}}\n")
+    for f in (*UNARY_MATH, *BINARY):
+        two = f in BINARY
+        kernels.append(f"kernel fn k_{f}(z: &mut Tensor<{dt}, [{N}]>, x: &Tensor<{dt}, [{N}]>"
+                       + (f", w: &Tensor<{dt}, [{N}]>" if two else "") + ") {\n    let t = x.load_like(z);\n"
+                       + (f"    z.store({f}(t, w.load_like(z)));\n}}\n" if two else f"    z.store({f}(t));\n}}\n"))
         calls.append(f"    let mut z = zeros::<{dt}>([{N}]);\n"
-                     f"    k_{f}(z.partition([{N}]), &x).sync();\n"
+                     f"    k_{f}(z.partition([{N}]), &x{', &w' if two else ''}).sync();\n"
                      f"    z.save_npy(\"{d}/{f}_kernel.npy\");\n"
-                     f"    {f}(x).save_npy(\"{d}/{f}_tensor.npy\");\n"
+                     f"    {f}(x{', w' if two else ''}).save_npy(\"{d}/{f}_tensor.npy\");\n"
                      f"    let mut s = zeros::<{dt}>([{N}]);\n"
-                     f"    for i in 0..{N} {{ let v: {dt} = x[i]; s = where(at == i, {f}(v), s); }}\n"
-                     f"    s.save_npy(\"{d}/{f}_scalar.npy\");\n")
+                     f"    for i in 0..{N} {{ let v: {dt} = x[i]; "
+                     + (f"let u: {dt} = w[i]; s = where(at == i, {f}(v, u), s); }}\n" if two else
+                        f"s = where(at == i, {f}(v), s); }}\n")
+                     + f"    s.save_npy(\"{d}/{f}_scalar.npy\");\n")
     return ("".join(kernels) + "\nfn main() {\n"
-            f"    let l: Tensor<f64, [{N}]> = load_npy(\"{d}/x.npy\");\n    let x = l as {dt};\n    let at = arange::<i32>({N});\n" + "".join(calls) + "}\n")
+            f"    let l: Tensor<f64, [{N}]> = load_npy(\"{d}/x.npy\");\n    let x = l as {dt};\n"
+            f"    let lw: Tensor<f64, [{N}]> = load_npy(\"{d}/w.npy\");\n    let w = lw as {dt};\n"
+            f"    let at = arange::<i32>({N});\n" + "".join(calls) + "}\n")
 
 
 def _bits(a: np.ndarray) -> np.ndarray:
@@ -71,21 +81,25 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("dt", DTYPES)
 def test_host_scalar_tensor_and_kernel_math_agree_bit_for_bit(dt: str, tmp_path: Path) -> None:
-    x = _inputs(dt, DTYPES.index(dt) + 5)
+    x, w = _inputs(dt, DTYPES.index(dt) + 5), _inputs(dt, DTYPES.index(dt) + 50)
     np.save(tmp_path / "x.npy", x.astype(np.float64))  # (exact: `as` gives the values back)
-    status, out, err = run_source(_program(dt, tmp_path))
+    np.save(tmp_path / "w.npy", w.astype(np.float64))
+    status, _out, err = run_source(_program(dt, tmp_path))
     assert status == 0, err
     seen = set()
-    for f in UNARY_MATH:
-        kern, tens, scal = (np.load(tmp_path / f"{f}_{w}.npy") for w in ("kernel", "tensor", "scalar"))
+    for f in (*UNARY_MATH, *BINARY):
+        kern, tens, scal = (np.load(tmp_path / f"{f}_{k}.npy") for k in ("kernel", "tensor", "scalar"))
         assert kern.dtype == np.dtype(STORE[dt]) and tens.dtype == kern.dtype and scal.dtype == kern.dtype, f
         for name, got in (("tensor", tens), ("scalar", scal)):
             bad = _bits(got) != _bits(kern)
             assert not bad.any(), (f, dt, name, x[bad][:4], got[bad][:4], kern[bad][:4])
         from tilelang.dtypes import DType
 
-        with np.errstate(all="ignore"):  # and the one definition the three take (`num.math_values`)
-            want = num.math_values(f, x, DType.parse(dt))  # type: ignore[arg-type]
+        with np.errstate(all="ignore"):  # and the one definition the three take (`num.math_values`, the op)
+            dtype = DType.parse(dt)
+            assert dtype is not None
+            want = num.elementwise(ElemOp(f), [num.to_compute(x, dtype), num.to_compute(w, dtype)], dtype) \
+                if f in BINARY else num.math_values(f, x, dtype)
         assert not (_bits(want.astype(kern.dtype)) != _bits(kern)).any(), (f, dt)
         seen.add(len(np.unique(_bits(kern))))
     assert max(seen) > N // 4  # (the inputs are varied: no function gave one value everywhere)

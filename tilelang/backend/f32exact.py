@@ -6,6 +6,8 @@ copysign and integer operations on bits, no MUFU and no f64. NVPTX prints those 
 which ptxas neither contracts nor reorders, so the card computes exactly what the interpreter's NumPy form does:
 - `erf`: `interp/erf32.py`'s algorithm (the interpreter's `numeric.erf_f32`), ~30 SASS instructions an element
   for the f64 series' ~123.
+- `atan2`: `interp/atan32.py`'s algorithm (the interpreter's `numeric.atan2_f32`; hnum), for the f64 atan2's
+  ~185 (~57 on the FP64 pipe).
 - `pow_const`: pow(x, c) for c = 2, 0.5, -1, 1 by one operation, the interpreter's f64 pow rounded once (3: x * x
   * x in f64, the interpreter's definition of that case).
 """
@@ -17,7 +19,7 @@ import math
 from tilelang.backend.codegen.llvm_types import const_operand
 from tilelang.backend.f64math import IREmitter, cube
 from tilelang.dtypes import DType
-from tilelang.interp import erf32
+from tilelang.interp import atan32, erf32
 
 
 def _c(v: float) -> str:
@@ -48,6 +50,39 @@ def erf(em: IREmitter, x: str) -> str:
     big = em.fcall("copysign", "float", [em.emit(f"fsub float 1.0, {y}"), x])
     near = em.emit(f"fcmp ult float {ax}, {_c(erf32.ERF_CUT)}")
     return em.emit(f"select i1 {near}, float {small}, float {big}")
+
+
+def atan2(em: IREmitter, y: str, x: str) -> str:
+    """atan2 of two f32 values by `interp/atan32.py`'s algorithm, step for step, so the card gives the
+    interpreter's bits: lo / hi (scaled by a power of two at the ends of the range) or, above tan(1/2),
+    (lo - hi) / (lo + hi); atan of that by fma(z, Q(z^2), z), plus pi/4 for the second; the quadrant by
+    two-part constants; y's sign; NaN in, NaN out."""
+    def sel(cond: str, a: str, b: str) -> str:
+        return em.emit(f"select i1 {cond}, float {a}, float {b}")
+
+    ax, ay = em.fcall("fabs", "float", [x]), em.fcall("fabs", "float", [y])
+    hi, lo = em.fcall("maxnum", "float", [ax, ay]), em.fcall("minnum", "float", [ax, ay])
+    both_inf = em.emit(f"fcmp oeq float {lo}, {_c(math.inf)}")
+    h = sel(em.emit(f"fcmp olt float {hi}, {_c(atan32.SMALL_SCALE[0])}"), _c(atan32.SMALL_SCALE[1]), "1.0")
+    h = sel(em.emit(f"fcmp ogt float {hi}, {_c(atan32.BIG_SCALE[0])}"), _c(atan32.BIG_SCALE[1]), h)
+    lo_s, hi_s = em.emit(f"fmul float {lo}, {h}"), em.emit(f"fmul float {hi}, {h}")
+    cut = em.emit(f"fmul float {_c(atan32.ATAN_CUT)}, {hi_s}")
+    big = em.emit(f"or i1 {em.emit(f'fcmp ogt float {lo_s}, {cut}')}, {both_inf}")
+    num = sel(big, em.emit(f"fsub float {lo_s}, {hi_s}"), lo_s)
+    den = sel(big, em.emit(f"fadd float {lo_s}, {hi_s}"), hi_s)
+    z = em.emit(f"fdiv float {num}, {den}")
+    none = em.emit(f"or i1 {em.emit(f'fcmp oeq float {hi}, 0.0')}, {both_inf}")
+    z = sel(none, "0.0", z)
+    t = em.fcall("fma", "float", [z, _horner(em, atan32.ATAN_POLY, em.emit(f"fmul float {z}, {z}")), z])
+    quarter = em.emit(f"fadd float {em.emit(f'fadd float {_c(atan32.PIO4[1])}, {t}')}, {_c(atan32.PIO4[0])}")
+    r = sel(big, quarter, t)
+    steep = em.emit(f"fcmp ogt float {ay}, {ax}")
+    xneg = em.emit(f"icmp slt i32 {em.emit(f'bitcast float {x} to i32')}, 0")
+    qhi = sel(steep, _c(atan32.PIO2[0]), sel(xneg, _c(atan32.PI[0]), "0.0"))
+    qlo = sel(steep, _c(atan32.PIO2[1]), sel(xneg, _c(atan32.PI[1]), "0.0"))
+    sr = sel(em.emit(f"xor i1 {steep}, {xneg}"), em.emit(f"fneg float {r}"), r)
+    r = em.fcall("copysign", "float", [em.emit(f"fadd float {qhi}, {em.emit(f'fadd float {qlo}, {sr}')}"), y])
+    return sel(em.emit(f"fcmp uno float {x}, {y}"), _c(math.nan), r)
 
 
 def pow_const(em: IREmitter, x: str, y: str) -> str | None:

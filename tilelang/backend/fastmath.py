@@ -68,8 +68,13 @@ MATH: dict[str, MathImpl] = {
                     "interpreter rounds its f64 pow (~200 SASS instructions an element, ~60 of them FP64); by a constant 2, 0.5, -1 or 1 "
                     "one f32 operation of the same bits (f32exact.pow_const: x * x, sqrt.rn, div.rn, x), by 3 two "
                     "f64 multiplies", 2e-7, 1e-30, "finite results"),
-    "atan2": MathImpl("f64math.atan2 on the values widened to f64, rounded once (`asin`, `acos` and `atan` "
-                      "are atan2 of `x` and `sqrt((1 - x) (1 + x))` or 1, in f32)", 2e-7, 1e-30),
+    "atan2": MathImpl("interp/atan32.py's f32 algorithm, which the interpreter runs too: lo / hi, or (lo - hi) / "
+                      "(lo + hi) above tan(1/2) (plus pi/4), atan of it by fma(z, Q(z^2), z), the quadrant by "
+                      "two-part constants; only .rn add/mul/div/fma, min/max and selects (no MUFU, no FP64), "
+                      "within 1.46 ulp of atan2; bit for bit the interpreter's (`asin`, `acos` and `atan` are "
+                      "atan2 of `x` and `sqrt((1 - x) (1 + x))` or 1, in f32; `TILEC_ATAN2_F32=0`: "
+                      "f64math.atan2 on the values widened to f64, rounded once, ~185 SASS instructions an "
+                      "element, on both engines)", 0.0, 0.0),
     "abs": MathImpl("abs.f32 (exact)", 0.0, 0.0),
     "fma": MathImpl("fma.rn.f32 (one rounding)", 0.0, 0.0),
     "div": MathImpl("div.rn.f32 (IEEE)", 0.0, 0.0),
@@ -112,6 +117,13 @@ def tanh_fast_div() -> bool:
     return mode("TILEC_TANH_DIV", "fast", ("fast", "rn")) == "fast"
 TANH_POLY = (-0.33333294366595045, 0.13331880556516756, -0.053783345663406916, 0.02080266713075199,
              -0.005910838947703119)
+
+def atan2_f32() -> bool:
+    """f32 `atan2` (f16/bf16 in f32; `asin`, `acos`, `atan` through it) by `interp/atan32.py`'s algorithm,
+    `f32exact.atan2` (`TILEC_ATAN2_F32` "1", the default), or by the f64 atan2 rounded once, `f64math.atan2` ("0"):
+    the interpreter reads the same switch (`atan32.enabled`), so both engines give the same bits either way."""
+    return flag("TILEC_ATAN2_F32", "1")
+
 
 def erf_f32() -> bool:
     """f32 `erf` (f16/bf16 in f32) by `interp/erf32.py`'s algorithm, `f32exact.erf` (`TILEC_ERF_F32` "1",

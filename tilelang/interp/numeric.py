@@ -25,7 +25,7 @@ from typing import assert_never
 import numpy as np
 
 from tilelang.dtypes import DType
-from tilelang.interp import erf32
+from tilelang.interp import atan32, erf32
 from tilelang.ir.nodes import AtomicOp, ElemOp, ReduceOp, ScanOp
 
 F32 = np.dtype(np.float32)
@@ -435,6 +435,31 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
         return np.asarray(np.where(a >= erf32.ERF_CUT, big, small.astype(F32)), F32)
 
 
+def atan2_f32(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """atan2 of f32 values by `atan32`'s algorithm, step for step as `backend/f32exact.atan2` computes it on the
+    GPU (f32 NumPy operations, each correctly rounded; the fma exact by `_fma64`)."""
+    y, x = np.asarray(y, F32), np.asarray(x, F32)
+    one = F32.type(1.0)
+    with np.errstate(all="ignore"):
+        ax, ay = np.abs(x), np.abs(y)
+        hi, lo = np.fmax(ax, ay), np.fmin(ax, ay)
+        both_inf = lo == np.inf
+        h = np.where(hi > F32.type(atan32.BIG_SCALE[0]), F32.type(atan32.BIG_SCALE[1]),
+                     np.where(hi < F32.type(atan32.SMALL_SCALE[0]), F32.type(atan32.SMALL_SCALE[1]), one))
+        L, H = lo * h, hi * h
+        big = (L > F32.type(atan32.ATAN_CUT) * H) | both_inf
+        z = np.where(big, L - H, L) / np.where(big, L + H, H)
+        z = np.where((hi == 0) | both_inf, F32.type(0.0), z)
+        zw = z.astype(F64)
+        t = _fma64(zw, _horner32(atan32.ATAN_POLY, (z * z).astype(F64)), zw).astype(F32)
+        r = np.where(big, (F32.type(atan32.PIO4[1]) + t) + F32.type(atan32.PIO4[0]), t)
+        steep, xneg = ay > ax, np.signbit(x)
+        qhi = np.where(steep, F32.type(atan32.PIO2[0]), np.where(xneg, F32.type(atan32.PI[0]), F32.type(0.0)))
+        qlo = np.where(steep, F32.type(atan32.PIO2[1]), np.where(xneg, F32.type(atan32.PI[1]), F32.type(0.0)))
+        r = qhi + (qlo + np.where(steep ^ xneg, -r, r))
+        return np.asarray(np.where(np.isnan(x) | np.isnan(y), F32.type(np.nan), np.copysign(r, y)), F32)
+
+
 _FLOAT_UNARY: dict[ElemOp, Callable[[np.ndarray], np.ndarray]] = {
     ElemOp.EXP: np.exp,
     ElemOp.EXP2: np.exp2,
@@ -580,7 +605,7 @@ def math_values(name: str, x: np.ndarray, dt: DType) -> np.ndarray:
     the kernels' atan2 formula op by op (`lower.intrinsics.inverse_trig`: asin(x) = atan2(x, sqrt((1 - x)(1 + x))),
     acos(x) = atan2(sqrt((1 - x)(1 + x)), x), atan(x) = atan2(x, 1), f16/bf16 in f32). The one definition of a
     math built-in's value: host scalars and tensors (`runtime/builtins.math`), a constant's help (`sema/consts`)
-    and untyped `let`s (`literal_math`) compute through it (docs/numerics.md). Warnings: the caller's."""
+    and untyped `let`s (`literal_math`) compute through it (the reference, Numbers). Warnings: the caller's."""
     x = np.asarray(x)
     if name not in INVERSE_TRIG:
         return elementwise(ElemOp(name), [x], dt)
@@ -611,7 +636,9 @@ def _float_op(op: ElemOp, a: list[np.ndarray], dt: DType) -> np.ndarray:
             return _pow_f32(a[0], a[1])
         case ElemOp.POW:
             return np.power(a[0], a[1])
-        case ElemOp.ATAN2:  # in f64, rounded once (the GPU's f64math.atan2)
+        case ElemOp.ATAN2 if a[0].dtype == F32 and atan32.enabled():  # `atan32`'s f32 algorithm, the GPU's too
+            return atan2_f32(a[0], a[1])
+        case ElemOp.ATAN2:  # in f64, rounded once (the GPU's f64math.atan2; f32 under `TILEC_ATAN2_F32=0`)
             return np.arctan2(a[0].astype(F64), a[1].astype(F64)).astype(a[0].dtype)
         case ElemOp.FMA:
             if a[0].dtype == F32:

@@ -683,7 +683,7 @@ class Builtins:
     def math(self, name: str, x: Any, node: Any = None) -> Any:
         """A unary math function of a scalar or, element-wise, of a tensor: a float one as a kernel computes it
         (`num.math_values`: f32 in f32, f16/bf16 in f32 rounded once, f64 in f64; a scalar by the call's checked
-        type, docs/numerics.md), integers in f64."""
+        type, the reference's "One math function, one value"), integers in f64."""
         if isinstance(x, Tensor):
             dt = x.dtype
             v = x.numpy()

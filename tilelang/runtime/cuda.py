@@ -37,7 +37,7 @@ import numpy as np
 
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import ICE, Diagnostic, TileError
-from tilelang.env_switch import codegen_key, on_codegen_change
+from tilelang.env_switch import clear_on_codegen_change, codegen_key
 from tilelang.ir import arg_dims
 from tilelang.runtime import cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
@@ -285,17 +285,8 @@ class PreparedKernel:
         self.fixed = arg_dims.fixed_dims(kernel_ir) if hasattr(kernel_ir, "params") else ()
 
 
-# a codegen switch set or changed (`env_switch.on_codegen_change`): `run`'s launch memos hold the old setting's
-# function, dropped; the variants themselves are keyed by the switches' values (`codegen_key`)
-_PREPARED: weakref.WeakSet[PreparedKernel] = weakref.WeakSet()
-
-
-def _forget_launches() -> None:
-    for pk in list(_PREPARED):
-        pk.fast.clear()
-
-
-on_codegen_change(_forget_launches)
+_PREPARED: weakref.WeakSet[PreparedKernel] = weakref.WeakSet()  # their `fast` memos, dropped on a codegen switch's
+clear_on_codegen_change(_PREPARED, "fast")  # write (`env_switch`; the variants are keyed by the switches' values)
 
 
 class CudaDevice(Device):
@@ -395,9 +386,7 @@ class CudaDevice(Device):
                  span: Span | None) -> tuple[Any, Function]:
         pdl = cuda_pdl.mode()
         cv = occupancy.CARVEOUT  # a uniform carveout: its own copy of the module
-        # every codegen switch's value now (`env_switch.codegen_key`: a setting changed in the process recompiles;
-        # it listed 5 of them before, and `TILEC_ERF_F32=0` set after a launch kept the first code)
-        switches = codegen_key()
+        switches = codegen_key()  # every codegen switch's value now: a setting changed in the process recompiles
         got = pk.variants.get((*facts_key, pdl, traced := trace_rt.ENABLED, cv, switches))
         if got is None:
             from tilelang.backend import CodegenError, compile_kernel

@@ -419,6 +419,8 @@ class ArithOps(EmitterCore):
             return f64math.FUNCS[eop.value](self, a[0])  # no f64 approximations in PTX
         if eop is E.ERF and ty == "float" and fastmath.erf_f32():  # the interpreter's f32 algorithm, bit for bit
             return f32exact.erf(self, a[0])
+        if eop is E.ATAN2 and ty == "float" and fastmath.atan2_f32():  # the interpreter's f32 algorithm (hnum)
+            return f32exact.atan2(self, a[0], a[1])
         if eop is E.POW and ty == "float" and (short := f32exact.pow_const(self, a[0], a[1])) is not None:
             return short
         if eop in (E.ERF, E.POW, E.ATAN2):

@@ -255,11 +255,9 @@ class ArithOps(EmitterCore):
         formula cancels there (tanh(1e-6) came out 4.6 % low, tanh(3e-8)
         0), the polynomial is within 1e-7 relative down to 0 and keeps -0.0
         and subnormals. Both are computed and one selected (no branch).
-        |x| is clamped to TANH_ONE (NaN kept), where 1 - 2 / (exp(2|x|) + 1)
-        rounds to 1.0 already: the same bits for every x, and the divisor
-        stays in [2, e^20 + 1], where `fdiv_fast` is div.rn's own result
-        without its slow path (a call a division: 128 of them, beside a
-        GEMM's accumulator, spilled 4.7 KB a thread; hcliff13).
+        |x| is clamped to TANH_ONE (NaN kept), where 1 - 2 / (exp(2|x|) + 1) rounds to 1.0 already: the same bits
+        for every x, and the divisor stays in [2, e^20 + 1], where `fdiv_fast` is div.rn's own result without its
+        slow path (a call a division: 128 of them, beside a GEMM's accumulator, spilled 4.7 KB a thread; hcliff13).
         `TILEC_TANH_DIV=rn` (`fastmath.tanh_fast_div`): div.rn, no clamp, as before (an A/B switch)."""
         ax = self.fcall("fabs", "float", [x])
         fast = fastmath.tanh_fast_div()

@@ -422,7 +422,7 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 def _n17(t: Tensors, out: str) -> None:
     s, te = t["s"].astype(np.float64) / 2, t["t"].astype(np.float64) / 2
     a, b = _log_softmax(s), _log_softmax(te)
-    lse = np.stack([(s - a)[:, 0], (te - b)[:, 0]], 1)
+    lse = np.stack([(s - a)[:, 0], (te[:, :1] - b[:, :1])[:, 0]], 1)   # column 0: finite in every row
     np.testing.assert_allclose(t["lse"], lse, rtol=1e-5)
     pt = np.exp(b)
     with np.errstate(invalid="ignore"):

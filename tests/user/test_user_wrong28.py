@@ -183,6 +183,16 @@ def test_the_half_split_helps_lead_one_to_the_other(tmp_path: Path) -> None:
     assert [(d.code, d.help[0]) for d in errs] == [
         ("E0215", "`x`'s dimension `2 * Q` is 7 here, which no whole `Q` makes: give it a tile of a multiple of 2 "
                   "(6 or 8)")]
+    # the same solve at a launch in a generic host function: tiles of `2 * C` give the kernel's `[2 * HD]` its
+    # `HD` = `C` (it was E0215, "give it explicitly: `halves::<HD>(..)` with a value for `HD`")
+    host = ("kernel fn halves<const HD: i32>(z: &mut Tensor<f32, [2 * HD]>, x: &Tensor<f32, [?]>) {\n"
+            "    z.store(x.load_like(z) * 2.0);\n}\n"
+            "fn go<const C: i32>(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n"
+            "    halves(z.partition([2 * C]), x).sync();\n}\n"
+            "fn main() {\n    let x = arange::<f32>(12);\n    let mut z = zeros::<f32>([12]);\n"
+            "    go::<3>(&mut z, &x);\n    print(z.sum());\n}\n")
+    prog.write_text(host, encoding="utf-8")
+    assert run_program(prog)[1] == "132.0\n"
 
 
 def test_a_std_function_written_as_a_method_keeps_its_arguments(tmp_path: Path) -> None:

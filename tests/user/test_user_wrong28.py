@@ -61,8 +61,7 @@ FIXES["s03_step_output_row_against_column_grid"] = (
     [("y: &mut Tensor<f32, [1, BD]>,", "y: &mut Tensor<f32, [BD, 1]>,"),
      ("    y.store(out.reshape([1, BD]));", "    y.store(out.reshape([1, BD]).transpose());"),
      ("        let mut y = zeros::<f32>([1, b * dm]);", "        let mut y = zeros::<f32>([b * dm, 1]);"),
-     ("y.partition([1, 16]),", "y.partition([16, 1]),"),
-     ("y.reshape([1, b * dm]), ys)", "y.reshape([1, b * dm]), ys)")])
+     ("y.partition([1, 16]),", "y.partition([16, 1]),")])
 
 
 def _s01(t: dict, out: str) -> None:

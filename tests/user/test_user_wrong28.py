@@ -334,3 +334,26 @@ def test_pytorch_in_place_setters_are_told_the_in_place_form(call: str, in_place
     errs = [d for d in driver.check(src.replace("STMT", rebound), name="m.tile").diagnostics
             if d.severity.value == "error"]
     assert [d.code for d in errs] == ["E0307"] and "compound assignment" in errs[0].help[0]
+
+
+def test_the_w4a16_loop_is_told_why_the_products_pipeline_refuses_it(tmp_path: Path) -> None:
+    """n06's K loop adds its two halves' products into one accumulator (`acc = mma(x0, lo, acc); acc = mma(x1, hi,
+    acc)`): `--explain` gave only the attention pipeline's refusal, as if it were an attention loop; the products
+    pipeline now says why it refuses it (its products share one accumulator). Here on a small loop of that form."""
+    from userprog import tilec
+
+    prog = tmp_path / "halves.tile"
+    prog.write_text(
+        "kernel fn k(y: &mut Tensor<f32, [16, 16]>, x: &Tensor<f16, [?, ?]>, w: &Tensor<f16, [?, ?]>) {\n"
+        "    let px = x.partition([16, 16]);\n    let pw = w.partition([16, 16]);\n"
+        "    let mut acc = zeros::<f32>([16, 16]);\n    for g in 0..pw.num_tiles(0) / 2 {\n"
+        "        acc = mma(px.load([0, 2 * g]), pw.load([2 * g, 0]), acc);\n"
+        "        acc = mma(px.load([0, 2 * g + 1]), pw.load([2 * g + 1, 0]), acc);\n    }\n    y.store(acc);\n}\n"
+        "fn main() {\n    let x = ones::<f16>([16, 64]);\n    let w = ones::<f16>([64, 16]);\n"
+        "    let mut y = zeros::<f32>([16, 16]);\n    k(y.partition([16, 16]), &x, &w).sync();\n    print(y.sum());\n}\n",
+        encoding="utf-8")
+    assert run_program(prog)[1] == "16384.0\n"
+    r = tilec("emit", str(prog), "--stage", "gpu", "--arch", "sm_90a", "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "note: the products pipeline does not take this loop: its products add into one accumulator one after " \
+           "the other" in r.stderr, r.stderr

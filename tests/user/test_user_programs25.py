@@ -42,6 +42,8 @@ and examples/ alone.
 - n22: n04's GRU step as a tile walk (`for s in tiles(0)`), the weights loaded once a block before the walk.
 - n23: speculative decoding's acceptance: a draft token accepted with probability min(1, p / q), else one drawn
   from the residual max(p - q, 0) by inverse CDF along a `cumsum`.
+- n24: Liger's fused linear + cross-entropy forward: each vocabulary chunk's logits one `mma` folded into an online
+  log-sum-exp, never stored, against materialised logits.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at sm_90a
 (the slow ones `heavy`), and its PTX assembles for sm_90a.
@@ -531,6 +533,20 @@ def _n23(t: Tensors, out: str) -> None:
     assert oks[2] and 0 < sum(oks) < 6 and out == "true true true\n"
 
 
+def _n24(t: Tensors, out: str) -> None:
+    logits = t["h"].astype(np.float64) @ t["w"].astype(np.float64).T
+    tg = t["target"]
+    m = logits.max(1)
+    lse = m + np.log(np.exp(logits - m[:, None]).sum(1))
+    keep = tg != -100
+    want = np.where(keep, lse - logits[np.arange(70), np.where(keep, tg, 0)], 0)
+    np.testing.assert_allclose(t["logits"], logits, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["loss"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["loss2"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["zl"], lse ** 2, rtol=1e-4)
+    assert (~keep).sum() == 8 and out == "true 0.0\n"
+
+
 CHECKS["n14_linear_xent_train_step"] = _n14
 CHECKS["n15_beam_search_eos_history"] = _n15
 CHECKS["n16_swiglu_backward_bf16"] = _n16
@@ -541,6 +557,7 @@ CHECKS["n20_train_loop_graph_replay"] = _n20
 CHECKS["n21_mamba2_ssd_chunked"] = _n21
 CHECKS["n22_gru_walk_weights_once"] = _n22
 CHECKS["n23_speculative_accept_resample"] = _n23
+CHECKS["n24_fused_linear_cross_entropy"] = _n24
 
 # simulated by default: the cheap ones (~1 s each, 2-core CI); the others (2.5-80 s in llsim: n11's scalar row loop
 # of atomics) and most PTX tests run with TILE_SLOW=1

@@ -176,7 +176,7 @@ def main() -> None:
         return torch.cat([a * torch.cos(ang) - b * torch.sin(ang), b * torch.cos(ang) + a * torch.sin(ang)], -1)
 
     def chk09() -> str:
-        return "ran" if CPU else close(Q, ref09(), 2e-3)
+        return "ran" if CPU else close(Q, ref09(), 1e-2)   # f32 angles at positions to 8,220: ~1e-3 rad apart
 
     # (in place: each timed launch rotates Q again; the check ran on the first)
     bench("n09 QK-norm + RoPE in place", op, ref09, chk09)

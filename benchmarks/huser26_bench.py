@@ -68,7 +68,7 @@ def bench(name: str, op: Any, ref: Callable[[], Any], check: Callable[[], str]) 
         t_torch = time_ms(ref, False) if not CPU else float("nan")
         print(f"{name:34s} tile {t_tile:8.3f} ms  torch {t_torch:8.3f} ms  torch/tile {t_torch / t_tile:6.2f}  "
               f"{verdict}", flush=True)
-    except Exception as e:  # noqa: BLE001 - report and go on
+    except Exception as e:  # report and go on
         print(f"{name:34s} FAILED {type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", flush=True)
 
 

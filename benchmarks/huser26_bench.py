@@ -68,7 +68,7 @@ def bench(name: str, op: Any, ref: Callable[[], Any], check: Callable[[], str]) 
         t_torch = time_ms(ref, False) if not CPU else float("nan")
         print(f"{name:34s} tile {t_tile:8.3f} ms  torch {t_torch:8.3f} ms  torch/tile {t_torch / t_tile:6.2f}  "
               f"{verdict}", flush=True)
-    except Exception as e:  # noqa: BLE001 - report and go on
+    except Exception as e:  # report and go on
         print(f"{name:34s} FAILED {type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", flush=True)
 
 
@@ -176,7 +176,7 @@ def main() -> None:
         return torch.cat([a * torch.cos(ang) - b * torch.sin(ang), b * torch.cos(ang) + a * torch.sin(ang)], -1)
 
     def chk09() -> str:
-        return "ran" if CPU else close(Q, ref09(), 2e-3)
+        return "ran" if CPU else close(Q, ref09(), 1e-2)   # f32 angles at positions to 8,220: ~1e-3 rad apart
 
     # (in place: each timed launch rotates Q again; the check ran on the first)
     bench("n09 QK-norm + RoPE in place", op, ref09, chk09)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# huser26 (2026-12-07, round 25; no device time of its own): round 25's user programs (tests/user/programs/n01-n22,
+# huser26 (2026-12-07, round 25; no device time of its own): round 25's user programs (tests/user/programs/n01-n24,
 # a PyTorch model's pieces) on a real GPU, each run once: its tensors against the interpreter's
 # (tests/user/test_user_gpu.py's tolerances: integers and bools exact, f32 2e-3, f16 2e-3, bf16 1.6e-2) and its
 # own NumPy check (test_user_programs25.CHECKS) on the GPU's tensors; then benchmarks/huser26_bench.py: eight
 # kernels with a PyTorch equivalent, on CUDA tensors through the Python API, each result compared with PyTorch's
 # and timed against it (a table: Tile ms, torch ms, torch / Tile).
-# Expected (written before any run): 22 "ok" lines (llsim agreed on every one at sm_90a to 1e-5); then 8 rows
+# Expected (written before any run): 24 "ok" lines (llsim agreed on every one at sm_90a to 1e-5); then 8 rows
 # "same". Guesses for torch / Tile: GroupNorm fwd, SwiGLU bwd, QK-norm + RoPE and add+RMSNorm bwd near PyTorch's
 # (0.7-2x: one memory pass each where PyTorch's eager ops take several, its GroupNorm one fused kernel), the
 # cross-entropy forward near (0.5-1.5x: one online pass of 32000 columns a row block against PyTorch's

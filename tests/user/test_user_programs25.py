@@ -40,6 +40,10 @@ and examples/ alone.
 - n21: Mamba-2's chunked SSD scan: segment sums by `cumsum`, the intra-chunk product, the carried state, each
   chunk's rows stored by a nested partition's `store`, against the sequential recurrence.
 - n22: n04's GRU step as a tile walk (`for s in tiles(0)`), the weights loaded once a block before the walk.
+- n23: speculative decoding's acceptance: a draft token accepted with probability min(1, p / q), else one drawn
+  from the residual max(p - q, 0) by inverse CDF along a `cumsum`.
+- n24: Liger's fused linear + cross-entropy forward: each vocabulary chunk's logits one `mma` folded into an online
+  log-sum-exp, never stored, against materialised logits.
 
 Each runs on the interpreter and is checked against NumPy from its own inputs, in the NVPTX simulator at sm_90a
 (the slow ones `heavy`), and its PTX assembles for sm_90a.
@@ -422,7 +426,7 @@ def _log_softmax(x: np.ndarray) -> np.ndarray:
 def _n17(t: Tensors, out: str) -> None:
     s, te = t["s"].astype(np.float64) / 2, t["t"].astype(np.float64) / 2
     a, b = _log_softmax(s), _log_softmax(te)
-    lse = np.stack([(s - a)[:, 0], (te - b)[:, 0]], 1)
+    lse = np.stack([(s - a)[:, 0], (te[:, :1] - b[:, :1])[:, 0]], 1)   # column 0: finite in every row
     np.testing.assert_allclose(t["lse"], lse, rtol=1e-5)
     pt = np.exp(b)
     with np.errstate(invalid="ignore"):
@@ -505,6 +509,44 @@ def _n22(t: Tensors, out: str) -> None:
     assert out == "[100, 24] true\n"
 
 
+def _n23(t: Tensors, out: str) -> None:
+    tl, dl, u = t["tl"].astype(np.float64), t["dl"].astype(np.float64), t["u"].astype(np.float64)
+    draft = t["draft"]
+    toks, oks, masses = [], [], []
+    for r in range(6):
+        p = np.exp(tl[r] - tl[r].max())
+        p /= p.sum()
+        q = np.exp(dl[r] - dl[r].max())
+        q /= q.sum()
+        tk = draft[r]
+        yes = u[r, 0] * q[tk] < p[tk]
+        res = np.maximum(p - q, 0)
+        m = res.sum()
+        c = np.cumsum(res / max(m, 1e-30))
+        pick = min(int(np.argmax(c > u[r, 1])) if (c > u[r, 1]).any() else 500, 499)
+        toks.append(tk if yes else pick)
+        oks.append(yes)
+        masses.append(m)
+    np.testing.assert_array_equal(t["ok"], oks)
+    np.testing.assert_array_equal(t["tok"], toks)
+    np.testing.assert_allclose(t["mass"], masses, rtol=1e-4, atol=1e-6)
+    assert oks[2] and 0 < sum(oks) < 6 and out == "true true true\n"
+
+
+def _n24(t: Tensors, out: str) -> None:
+    logits = t["h"].astype(np.float64) @ t["w"].astype(np.float64).T
+    tg = t["target"]
+    m = logits.max(1)
+    lse = m + np.log(np.exp(logits - m[:, None]).sum(1))
+    keep = tg != -100
+    want = np.where(keep, lse - logits[np.arange(70), np.where(keep, tg, 0)], 0)
+    np.testing.assert_allclose(t["logits"], logits, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["loss"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["loss2"], want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(t["zl"], lse ** 2, rtol=1e-4)
+    assert (~keep).sum() == 8 and out == "true 0.0\n"
+
+
 CHECKS["n14_linear_xent_train_step"] = _n14
 CHECKS["n15_beam_search_eos_history"] = _n15
 CHECKS["n16_swiglu_backward_bf16"] = _n16
@@ -514,6 +556,8 @@ CHECKS["n19_add_rmsnorm_backward_last_block"] = _n19
 CHECKS["n20_train_loop_graph_replay"] = _n20
 CHECKS["n21_mamba2_ssd_chunked"] = _n21
 CHECKS["n22_gru_walk_weights_once"] = _n22
+CHECKS["n23_speculative_accept_resample"] = _n23
+CHECKS["n24_fused_linear_cross_entropy"] = _n24
 
 # simulated by default: the cheap ones (~1 s each, 2-core CI); the others (2.5-80 s in llsim: n11's scalar row loop
 # of atomics) and most PTX tests run with TILE_SLOW=1

@@ -61,8 +61,7 @@ FIXES["s03_step_output_row_against_column_grid"] = (
     [("y: &mut Tensor<f32, [1, BD]>,", "y: &mut Tensor<f32, [BD, 1]>,"),
      ("    y.store(out.reshape([1, BD]));", "    y.store(out.reshape([1, BD]).transpose());"),
      ("        let mut y = zeros::<f32>([1, b * dm]);", "        let mut y = zeros::<f32>([b * dm, 1]);"),
-     ("y.partition([1, 16]),", "y.partition([16, 1]),"),
-     ("y.reshape([1, b * dm]), ys)", "y.reshape([1, b * dm]), ys)")])
+     ("y.partition([1, 16]),", "y.partition([16, 1]),")])
 
 
 def _s01(t: dict, out: str) -> None:
@@ -183,6 +182,16 @@ def test_the_half_split_helps_lead_one_to_the_other(tmp_path: Path) -> None:
     assert [(d.code, d.help[0]) for d in errs] == [
         ("E0215", "`x`'s dimension `2 * Q` is 7 here, which no whole `Q` makes: give it a tile of a multiple of 2 "
                   "(6 or 8)")]
+    # the same solve at a launch in a generic host function: tiles of `2 * C` give the kernel's `[2 * HD]` its
+    # `HD` = `C` (it was E0215, "give it explicitly: `halves::<HD>(..)` with a value for `HD`")
+    host = ("kernel fn halves<const HD: i32>(z: &mut Tensor<f32, [2 * HD]>, x: &Tensor<f32, [?]>) {\n"
+            "    z.store(x.load_like(z) * 2.0);\n}\n"
+            "fn go<const C: i32>(z: &mut Tensor<f32, [?]>, x: &Tensor<f32, [?]>) {\n"
+            "    halves(z.partition([2 * C]), x).sync();\n}\n"
+            "fn main() {\n    let x = arange::<f32>(12);\n    let mut z = zeros::<f32>([12]);\n"
+            "    go::<3>(&mut z, &x);\n    print(z.sum());\n}\n")
+    prog.write_text(host, encoding="utf-8")
+    assert run_program(prog)[1] == "132.0\n"
 
 
 def test_a_std_function_written_as_a_method_keeps_its_arguments(tmp_path: Path) -> None:
@@ -325,3 +334,26 @@ def test_pytorch_in_place_setters_are_told_the_in_place_form(call: str, in_place
     errs = [d for d in driver.check(src.replace("STMT", rebound), name="m.tile").diagnostics
             if d.severity.value == "error"]
     assert [d.code for d in errs] == ["E0307"] and "compound assignment" in errs[0].help[0]
+
+
+def test_the_w4a16_loop_is_told_why_the_products_pipeline_refuses_it(tmp_path: Path) -> None:
+    """n06's K loop adds its two halves' products into one accumulator (`acc = mma(x0, lo, acc); acc = mma(x1, hi,
+    acc)`): `--explain` gave only the attention pipeline's refusal, as if it were an attention loop; the products
+    pipeline now says why it refuses it (its products share one accumulator). Here on a small loop of that form."""
+    from userprog import tilec
+
+    prog = tmp_path / "halves.tile"
+    prog.write_text(
+        "kernel fn k(y: &mut Tensor<f32, [16, 16]>, x: &Tensor<f16, [?, ?]>, w: &Tensor<f16, [?, ?]>) {\n"
+        "    let px = x.partition([16, 16]);\n    let pw = w.partition([16, 16]);\n"
+        "    let mut acc = zeros::<f32>([16, 16]);\n    for g in 0..pw.num_tiles(0) / 2 {\n"
+        "        acc = mma(px.load([0, 2 * g]), pw.load([2 * g, 0]), acc);\n"
+        "        acc = mma(px.load([0, 2 * g + 1]), pw.load([2 * g + 1, 0]), acc);\n    }\n    y.store(acc);\n}\n"
+        "fn main() {\n    let x = ones::<f16>([16, 64]);\n    let w = ones::<f16>([64, 16]);\n"
+        "    let mut y = zeros::<f32>([16, 16]);\n    k(y.partition([16, 16]), &x, &w).sync();\n    print(y.sum());\n}\n",
+        encoding="utf-8")
+    assert run_program(prog)[1] == "16384.0\n"
+    r = tilec("emit", str(prog), "--stage", "gpu", "--arch", "sm_90a", "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "note: the products pipeline does not take this loop: its products add into one accumulator one after " \
+           "the other" in r.stderr, r.stderr

@@ -181,6 +181,11 @@ def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For, split: bool = True) ->
     M = dots[0].a.shape[0]
     if any(d.a.shape[0] != M for d in dots):
         return "its products have different numbers of rows (the warps split every product's rows alike)"
+    # (huser26: a W4A16 loop adding two products into one accumulator, `acc = mma(x0, lo, acc); acc = mma(x1, hi,
+    # acc)`, got only the attention pipeline's note, as if it were an attention loop)
+    if any(d.acc.id == e.result.id for d in dots for e in dots):
+        return ("its products add into one accumulator one after the other (`acc = mma(a, b, acc)` twice a step): "
+                "it takes loops whose products each have an accumulator of their own")
     # the loop carries only accumulators, each of one product
     y = body.ops[-1]
     assert isinstance(y, ir.Yield)

@@ -451,14 +451,26 @@ def _generic_fn_help(tcx: CheckCx, pty: Type, aty: Type, info: FnInfo) -> str | 
             r"\b\w+\b", lambda w, v=v, name=name: name if _names_size(tcx, w.group(0), v) else w.group(0),
             m.group(0)), new)  # shapes
         gens.append(f"const {name}: i32")
+    one = len(dict(pairs)) == 1
+    sizes = " and ".join(str(v) for v in dict(pairs))
+    if new == head:
+        # no word of the header names the size: it is the function's own generics as this call gives them
+        # (`fold::<64>` of `fn fold<const H: i32>(s: Tile<f32, [2 * H]>)`, round 26: the help made `fold`
+        # generic over a `B` it never used, the same error again); no generic expression of the caller's `B`
+        # is `[B]` for every `B` (`fold::<{ B / 2 }>` takes `[(B / 2) * 2]`), so the size becomes a constant
+        consts = " and ".join(f"`const {g}: i32 = {v};`" for v, g in dict(pairs).items())
+        names = " and ".join(f"`{g}`" for g in dict(pairs).values())
+        return (f"`{info.name}` takes {'a size' if one else 'sizes'} of {sizes} at this call, and this tile's "
+                f"{'is' if one else 'are'} {names}, the caller's const generic{'' if one else 's'}, any size as far "
+                f"as the checker knows (shapes are compared as written, for every instance at once): make "
+                f"{'it a module constant' if one else 'them module constants'}, {consts}, in place of the "
+                f"caller's generic parameter{'' if one else 's'}")
     if decl.generics:
         at = new.index("<") + 1
         new = new[:at] + ", ".join(gens) + ", " + new[at:]
     else:
         at = len(decl.name.name)
         new = new[:at] + "<" + ", ".join(gens) + ">" + new[at:]
-    one = len(dict(pairs)) == 1
-    sizes = " and ".join(str(v) for v in dict(pairs))
     return (f"`{info.name}` is written for {'a size' if one else 'sizes'} of {sizes} only, and this tile's "
             f"{'is the caller' if one else 'are the caller'}'s const generic{'' if one else 's'}: make "
             f"`{info.name}` generic over {'it' if one else 'them'}, `fn {new}`")

@@ -12,10 +12,15 @@ program checked against NumPy (round 26's checks, tests/user/test_user_programs2
   4 blocks): E0500, whose help was only "choose tile shapes that split every `&mut` tensor into the same grid"
   (one block for all, or nothing). A whole-tile output beside a grid of several blocks is now told to go to a
   launch of its own and be read by this one.
+- t03 a max-pool of pair means with the device function called at half the kernel's generic, `pair_mean::<{ B /
+  2 }>(t)` of a `[B]` tile: the call takes `[(B / 2) * 2]` (E0203, right: an odd `B`), and the help was to pass
+  that shape (`.reshape([..])`), the same error. It now says to write the caller's tiles in the function's own
+  form (`[2 * H]`, the kernel generic over `H`) or make `B` a constant.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from test_user_programs26 import CHECKS
 from userprog import wrong_suite
 
@@ -66,7 +71,24 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
           "    quad::<64>(ie.partition([64]), ir.partition([64]), &nodes, &weights, &a).sync();")]),
 }
 
+FIXES["t03_half_size_generic_by_division"] = (
+    "`pair_mean`'s `s` is `Tile<f32, [(B / 2) * 2]>` at this call and this tile is `Tile<f32, [B]>`: shapes are "
+    "compared as written, for every instance at once, and `(B / 2) * 2` is `B` only for some `B`: write the "
+    "caller's tiles in `pair_mean`'s own form, `Tile<f32, [2 * H]>`, the caller generic over `H` in place of `B` "
+    "(then `pair_mean::<H>`), or make `B` a module constant",
+    [("kernel fn pool<const B: i32>", "kernel fn pool<const H: i32>"), ("x.partition([B])", "x.partition([2 * H])"),
+     ("pair_mean::<{ B / 2 }>(t)", "pair_mean::<H>(t)"), ("pool::<64>(", "pool::<32>(")])
+
+
+def _t03(t: dict[str, np.ndarray], out: str) -> None:
+    x = t["x"].astype(np.float64)
+    want = ((x[0::2] + x[1::2]) / 2).reshape(4, 32).max(1)
+    np.testing.assert_allclose(t["best"], want, rtol=1e-6)
+    assert out == "[4]\n"
+
+
 FIXED = {"t01_fold_of_a_generic_lane_count": CHECKS["q09_compensated_dot2"],
+         "t03_half_size_generic_by_division": _t03,
          "t02_one_tile_output_beside_a_grid": CHECKS["q15_gauss_legendre_f64"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,

@@ -16,6 +16,11 @@ program checked against NumPy (round 26's checks, tests/user/test_user_programs2
   2 }>(t)` of a `[B]` tile: the call takes `[(B / 2) * 2]` (E0203, right: an odd `B`), and the help was to pass
   that shape (`.reshape([..])`), the same error. It now says to write the caller's tiles in the function's own
   form (`[2 * H]`, the kernel generic over `H`) or make `B` a constant.
+- t04 an explicit diffusion step in place, the neighbours across the tile's edges read through the own tile's
+  nested tiles at whole-tensor indices (`u.partition([1]).load([block_id(0) * B - 1])`): E0407, whose help was to
+  clamp the index into the own tile's range, which ran and read the block's own element in silence. An index
+  of `block_id` times a size is now told that nested tiles are the own tile's, from 0, and to read the
+  neighbours from a `&` tensor of the values before the step (applied below: `prev`, a clone a step).
 """
 
 from __future__ import annotations
@@ -80,6 +85,28 @@ FIXES["t03_half_size_generic_by_division"] = (
      ("pair_mean::<{ B / 2 }>(t)", "pair_mean::<H>(t)"), ("pool::<64>(", "pool::<32>(")])
 
 
+FIXES["t04_neighbour_through_own_tile"] = (
+    "to read elements of the tiles around this block's (a neighbour), read them from a `&` tensor: the values "
+    "before this step in a tensor of their own (`u` written from it, two tensors in turn), "
+    "`prev.partition([..]).load_padded([block_id(0) * B - 1], 0.0)`",
+    [("(u: &mut Tensor<f32, [B]>) {", "(u: &mut Tensor<f32, [B]>, prev: &Tensor<f32, [?]>) {"),
+     ("let t = u.load().reshape([1, B]);", "let t = prev.load_like(u).reshape([1, B]);"),
+     ("u.partition([1]).load([block_id(0) * B - 1])", "prev.partition([1]).load_padded([block_id(0) * B - 1], 0.0)"),
+     ("u.partition([1]).load([block_id(0) * B + B])", "prev.partition([1]).load_padded([block_id(0) * B + B], 0.0)"),
+     ("        diffuse(u.partition([16])).sync();",
+      "        let prev = u.clone();\n        diffuse(u.partition([16]), &prev).sync();")])
+
+
+def _t04(t: dict[str, np.ndarray], out: str) -> None:
+    x = np.arange(64, dtype=np.float64)
+    u = np.maximum(1 - np.abs(x - 32) / 8, 0)
+    for _ in range(10):
+        p = np.pad(u, 1)
+        u = u + 0.25 * (p[:-2] - 2 * u + p[2:])
+    np.testing.assert_allclose(t["u"], u, rtol=1e-6, atol=1e-7)
+    assert out == "true\n"
+
+
 def _t03(t: dict[str, np.ndarray], out: str) -> None:
     x = t["x"].astype(np.float64)
     want = ((x[0::2] + x[1::2]) / 2).reshape(4, 32).max(1)
@@ -88,7 +115,7 @@ def _t03(t: dict[str, np.ndarray], out: str) -> None:
 
 
 FIXED = {"t01_fold_of_a_generic_lane_count": CHECKS["q09_compensated_dot2"],
-         "t03_half_size_generic_by_division": _t03,
+         "t03_half_size_generic_by_division": _t03, "t04_neighbour_through_own_tile": _t04,
          "t02_one_tile_output_beside_a_grid": CHECKS["q15_gauss_legendre_f64"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,

@@ -55,6 +55,17 @@ def grid_mismatch_help(name: str, want: tuple[int, ...], got: tuple[int, ...], s
         return (f"`{name}`'s grid has {-p} leading {'axis' if p == -1 else 'axes'} of 1 more than the other's: "
                 f"`{name}` without {'it' if p == -1 else 'them'}, [{', '.join(map(str, rest[0]))}] in tiles of "
                 f"[{', '.join(map(str, rest[1]))}], gives [{', '.join(map(str, want))}]")
+    if all(g == 1 for g in got) and any(w > 1 for w in want) and tuple(shape) == tuple(tile):
+        # round 26: Gauss-Legendre nodes and weights ([16], one tile: every block would compute and store the
+        # same) beside 200 integrals in tiles of 64 (grid [4]): the general advice led to one block for all
+        n = 1
+        for w in want:
+            n *= w
+        whole = ", ".join(map(str, tile))
+        return (f"`{name}` is one tile, which each of the {n} blocks would store alike: write it in a launch of "
+                f"its own (a kernel whose `&mut` parameters are its tile, `{name}.partition([{whole}])`), "
+                f"then pass it to this one to read, `&{name}`; or choose tile shapes that split every `&mut` tensor "
+                "into the same grid")
     return "choose tile shapes that split every `&mut` tensor into the same grid"
 
 

@@ -204,6 +204,28 @@ def text(e: ast.Expr) -> str:
     return " ".join(unparse(e).split())  # on one line (an `if` expression prints over several)
 
 
+def _whole_tensor_index(ie: ast.Expr) -> bool:
+    """Whether a nested tile index is counted from the whole tensor's start: `block_id` times a size in it
+    (round 26: `u.partition([1]).load([block_id(0) * B - 1])`, a neighbour of the tile before; the clamp the
+    help offered ran, reading an element of the block's own tile in silence)."""
+    return any(isinstance(n, ast.Binary) and n.op == "*" and any(
+        isinstance(m, ast.Call) and isinstance(m.callee, ast.Name) and m.callee.ident.name == "block_id"
+        for m in (n.lhs, n.rhs)) for n in ast.walk(ie))
+
+
+def _neighbour_diagnostic(ie: ast.Expr, q: Nested, qname: str, k: int, what: str, shown: str) -> Diagnostic:
+    """E0407 for a whole-tensor index into the own tile's nested tiles: where such reads go."""
+    pn = q.param.name
+    return (Diagnostic.error(codes.UNBOUNDED_TILE_INDEX, f"cannot bound the {what}")
+            .primary(ie.span, "an index counted from the whole tensor's start (`block_id` times a size)")
+            .secondary(q.span, f"`{qname}` has nested tiles only inside this block's own tile")
+            .note(f"nested tiles of `{pn}` are this block's own tile's, indexed from 0 to "
+                  f"`{qname}.num_tiles({k}) - 1`; other blocks own the rest of `{pn}`")
+            .with_help(f"to read elements of the tiles around this block's (a neighbour), read them from a `&` "
+                       f"tensor: the values before this step in a tensor of their own (`{pn}` written from it, "
+                       f"two tensors in turn), `prev.partition([..]).load_padded([{shown}], 0.0)`"))
+
+
 class KernelIndex:
     view: Any
     fn: ast.FnDecl
@@ -649,6 +671,9 @@ class KernelIndex:
             else self._untracked(ie)
         )
         shown = text(ie) if len(text(ie)) <= 40 else "i"  # (the index itself, clamped: hrev19)
+        if other is None and _whole_tensor_index(ie):
+            self.report(_neighbour_diagnostic(ie, q, qname, k, what, shown))
+            return
         self.report(
             Diagnostic.error(codes.UNBOUNDED_TILE_INDEX, f"cannot bound the {what}")
             .primary(ie.span, why)

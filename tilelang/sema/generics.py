@@ -395,6 +395,8 @@ def arg_mismatch(tcx: CheckCx, p: ast.Param, pty: Type, a: ast.Expr, aty: Type, 
             d = d.with_help(unwritten_help(tcx, a, aty, pty, info, call))
         elif (gen := _generic_fn_help(tcx, pty, aty, info)) is not None:
             d = d.with_help(gen)
+        elif (gen := _symbolic_size_help(tcx, p, pty, aty, info)) is not None:
+            d = d.with_help(gen)
         elif isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape) + 1:
             # a 1-D tile for a row-wise 2-D function (`std::nn::softmax`)
             d = d.with_help(f"add a leading axis: `{tcx.receiver_snippet(a)}.reshape("
@@ -459,17 +461,55 @@ def _generic_fn_help(tcx: CheckCx, pty: Type, aty: Type, info: FnInfo) -> str | 
             r"\b\w+\b", lambda w, v=v, name=name: name if _names_size(tcx, w.group(0), v) else w.group(0),
             m.group(0)), new)  # shapes
         gens.append(f"const {name}: i32")
+    one = len(dict(pairs)) == 1
+    sizes = " and ".join(str(v) for v in dict(pairs))
+    if new == head:
+        # no word of the header names the size: it is the function's own generics as this call gives them
+        # (`fold::<64>` of `fn fold<const H: i32>(s: Tile<f32, [2 * H]>)`, round 26: the help made `fold`
+        # generic over a `B` it never used, the same error again); no generic expression of the caller's `B`
+        # is `[B]` for every `B` (`fold::<{ B / 2 }>` takes `[(B / 2) * 2]`), so the size becomes a constant
+        consts = " and ".join(f"`const {g}: i32 = {v};`" for v, g in dict(pairs).items())
+        names = " and ".join(f"`{g}`" for g in dict(pairs).values())
+        return (f"`{info.name}` takes {'a size' if one else 'sizes'} of {sizes} at this call, and this tile's "
+                f"{'is' if one else 'are'} {names}, the caller's const generic{'' if one else 's'}, any size as far "
+                f"as the checker knows (shapes are compared as written, for every instance at once): make "
+                f"{'it a module constant' if one else 'them module constants'}, {consts}, in place of the "
+                f"caller's generic parameter{'' if one else 's'}")
     if decl.generics:
         at = new.index("<") + 1
         new = new[:at] + ", ".join(gens) + ", " + new[at:]
     else:
         at = len(decl.name.name)
         new = new[:at] + "<" + ", ".join(gens) + ">" + new[at:]
-    one = len(dict(pairs)) == 1
-    sizes = " and ".join(str(v) for v in dict(pairs))
     return (f"`{info.name}` is written for {'a size' if one else 'sizes'} of {sizes} only, and this tile's "
             f"{'is the caller' if one else 'are the caller'}'s const generic{'' if one else 's'}: make "
             f"`{info.name}` generic over {'it' if one else 'them'}, `fn {new}`")
+
+
+def _symbolic_size_help(tcx: CheckCx, p: ast.Param, pty: Type, aty: Type, info: FnInfo) -> str | None:
+    """A device function's tile parameter whose size, with the call's generics, is an expression of the caller's
+    generic other than the argument's (round 26: `fold::<{ B / 2 }>(s)` of `fn fold<const H: i32>(s: Tile<f32,
+    [2 * H]>)` with `s: [B]` takes `[(B / 2) * 2]`, not `[B]` for an odd `B`; the help was to reshape into
+    that shape, the same error). What works: the caller generic in the function's own size, its tiles written
+    as the parameter is, or the caller's generic a module constant."""
+    if not (isinstance(pty, TileT) and isinstance(aty, TileT) and len(pty.shape) == len(aty.shape)) \
+            or info.module.startswith("std") or info.is_kernel or not info.const_generics:
+        return None
+    pairs = [(pd, ad.as_symbol()) for pd, ad in zip(pty.shape, aty.shape, strict=False)
+             if pd is not None and ad is not None and pd != ad and not pd.is_const]
+    if not pairs or any(g is None or g not in pd.symbols() for pd, g in pairs):
+        return None
+    declared = tcx.snippet(p.ty) or ""
+    own = [g for g in info.const_generics if re.search(rf"\b{re.escape(g)}\b", declared)]
+    if not declared or not own:
+        return None
+    g = pairs[0][1]
+    gens = ", ".join(own)
+    over = ", ".join(f"`{x}`" for x in own)
+    return (f"`{info.name}`'s `{p.name.name}` is `{pty}` at this call and this tile is `{aty}`: shapes are compared "
+            f"as written, for every instance at once, and `{pairs[0][0]}` is `{g}` only for some `{g}`: write the "
+            f"caller's tiles in `{info.name}`'s own form, `{declared}`, the caller generic over {over} in "
+            f"place of `{g}` (then `{info.name}::<{gens}>`), or make `{g}` a module constant")
 
 
 def _names_size(tcx: CheckCx, word: str, v: int) -> bool:

@@ -122,3 +122,35 @@ def test_tilec_emit_explain(tmp_path: Path) -> None:
     assert quiet.exit_code == 0 and "note:" not in quiet.stderr
     bad = invoke("emit", str(f), "--stage", "ir", "--explain")
     assert bad.exit_code == 2 and "`--explain` needs a GPU stage" in bad.stderr
+
+
+HINTED_GEMM = """
+#[hints(num_warps = 4, stages = 12)]
+kernel fn gemm<const BM: i32, const BN: i32, const BK: i32>(c: &mut Tensor<f32, [BM, BN]>, a: &Tensor<f16, [?, ?]>,
+                                                             b: &Tensor<f16, [?, ?]>) {
+    let pa = a.partition([BM, BK]);
+    let pb = b.partition([BK, BN]);
+    let mut acc = zeros::<f32>([BM, BN]);
+    for k in 0..pa.num_tiles(1) {
+        acc = mma(pa.load([block_id(0), k]), pb.load([k, block_id(1)]), acc);
+    }
+    c.store(acc);
+}
+fn main() {
+    let a = zeros::<f16>([256, 256]);
+    let mut c = zeros::<f32>([256, 256]);
+    gemm::<128, 128, 64>(c.partition([128, 128]), &a, &a).sync();
+}
+"""
+
+
+def test_the_path_says_where_it_runs_other_warps_or_stages_than_the_hints_asked() -> None:
+    """hrev29: a hint given and not honoured (shared memory holds fewer stages; the Hopper pipeline's
+    producer warpgroup comes on top of the consumers) said nothing; the path's line names what was asked."""
+    (k,) = driver.compile(HINTED_GEMM, "ir").output
+    sm80 = explain.describe(lower_gpu(k, "sm_80", {}))
+    assert "5 stages, 4 warps (the hints asked `stages = 12`)" in sm80, sm80
+    sm90 = explain.describe(lower_gpu(k, "sm_90a", {}))
+    assert "(the hints asked `num_warps = 4` and `stages = 12`)" in sm90, sm90
+    (k,) = driver.compile(HINTED_GEMM.replace("num_warps = 4, stages = 12", "num_warps = 4, stages = 3"), "ir").output
+    assert "hints asked" not in explain.describe(lower_gpu(k, "sm_80", {}))

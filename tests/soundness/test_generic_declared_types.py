@@ -33,3 +33,16 @@ def test_a_generic_out_of_its_type_is_refused_from_python() -> None:
     assert mod.h(np.zeros(255, np.float32)) == 255
     with pytest.raises(tilelang.TileError, match=r"E0222\]: `N` of function `h` is 300, out of range for `u8`"):
         mod.h(np.zeros(300, np.float32))
+
+
+def test_an_explicit_generic_out_of_its_type_is_refused_from_python() -> None:
+    """`mod.k[300](..)` and `mod.h[300](..)`: the explicit generic is a value fixed like any other."""
+    mod = tilelang.compile(SRC.replace("z: &mut Tensor<f32, [B]>", "z: &mut Tensor<f32, [4]>")
+                           .replace("zeros::<f32>([B])", "zeros::<f32>([4])"))
+    z = np.zeros(4, np.float32)
+    mod.k[255](P(z, [4])).sync()
+    assert (z == 255.0).all()
+    with pytest.raises(tilelang.CallError, match=r"E0222\]: `B` of kernel `k` is 300"):
+        mod.k[300](P(z, [4])).sync()
+    with pytest.raises(tilelang.TileError, match=r"E0222\]: `N` of function `h` is 300"):
+        mod.h[300](np.zeros(300, np.float32))

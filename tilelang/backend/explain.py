@@ -103,7 +103,8 @@ def describe(gk: Any) -> str:
                if n else "")
             + (f", {h} product{'s' if h > 1 else ''} by a one-hot matrix as {'gathers' if h > 1 else 'a gather'}"
                if h else "")
-            + f", {gk.num_warps} warp{'s' if gk.num_warps != 1 else ''}" + _split(gk, path) + _streamed(gk))
+            + f", {gk.num_warps} warp{'s' if gk.num_warps != 1 else ''}" + _split(gk, path) + _against_hints(gk, path)
+            + _streamed(gk))
 
 
 def _streamed(gk: Any) -> str:
@@ -111,6 +112,18 @@ def _streamed(gk: Any) -> str:
     stages = next((f.stream for f in getattr(gk, "facts", {}).values() if f.stream), ())
     ahead = ", ".join(str(s - 1) for s in stages if s)
     return f"; loads {ahead} tiles ahead (the launch has few bytes in flight: `TILEC_STREAM_AUTO`)" if ahead else ""
+
+
+def _against_hints(gk: Any, path: str) -> str:
+    """Where the kernel runs with other warps or stages than its `#[hints(..)]` asked (a pipeline's shape, its
+    registers or shared memory decided): " (the hints asked `num_warps = 4`)" (hrev29: a hint given and not
+    honoured said nothing)."""
+    src = getattr(gk, "source", None)
+    hints = getattr(src, "hints", ())
+    asked = [f"`num_warps = {src.num_warps}`" for _ in (1,) if "num_warps" in hints and src.num_warps != gk.num_warps]
+    if "stages" in hints and path.endswith("pipeline") and src.num_stages > 0 and src.num_stages != gk.num_stages:
+        asked.append(f"`stages = {src.num_stages}`")
+    return f" (the hints asked {' and '.join(asked)})" if asked else ""
 
 
 def _split(gk: Any, path: str) -> str:

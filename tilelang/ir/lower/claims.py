@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.ir import nodes as ir
-from tilelang.ir.lower.context import LowerCx
+from tilelang.ir.lower.context import FnFrame, LowerCx
 from tilelang.ir.lower.values import CVal, TensorRef, TupleVal, Unsupported
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -38,13 +38,17 @@ def claim_dims(cx: LowerCx, ty: ast.TypeExpr | None, a: Any, arg: Span, owner: s
     if len(dims) != a.param.rank or all(d is None for d in dims):
         return
     sizes: list[int | None] = []
-    for d in dims:
-        try:
-            v = cx.expr(d) if d is not None else None
-        except Unsupported:
-            v = None
-        sizes.append(int(v.value) if isinstance(v, CVal) and isinstance(v.value, int)
-                     and not isinstance(v.value, bool) else None)
+    saved, cx.f = cx.f, FnFrame(cx.f.generics, cx.f.type_params)  # a type's names: generics, constants, no locals
+    try:
+        for d in dims:
+            try:
+                v = cx.expr(d) if d is not None else None
+            except Unsupported:
+                v = None
+            sizes.append(int(v.value) if isinstance(v, CVal) and isinstance(v.value, int)
+                         and not isinstance(v.value, bool) else None)
+    finally:
+        cx.f = saved
     index = next((i for i, q in enumerate(cx.b.params) if q is a.param), None)
     if index is None:
         return

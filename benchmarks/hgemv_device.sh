@@ -12,11 +12,11 @@
 #            barrier after) instead of once a thread, at least 3 stages where they fit (a 256-wide step had 2), and
 #            1 and 2 tokens on the pipeline (x's [K, 1] column copied as one run of 16-byte chunks; [K, 2] rows by
 #            4-byte copies)
-#   nowiden  TILEC_FMA_WIDEN=0 (the split and the stages; the gemv* cases only)
-#   nosplit  TILEC_FMA_KSPLIT=0 (call 39's 2 warps of 1 x 4 with x widened once; the gemv* cases only)
-#   stages2  TILEC_FMA_HALF_STAGES=2 (the 256-wide cases only: the split loop, 14 KB of code, at 2 stages)
+#   nowiden  TILEC_FMA_WIDEN=0 (the split and the stages; gemv, gemv_bm16, gemv_bk256)
+#   nosplit  TILEC_FMA_KSPLIT=0 (call 39's 2 warps of 1 x 4 with x widened once; gemv, gemv_bk256)
+#   stages2  TILEC_FMA_HALF_STAGES=2 (gemv_bk256: the split loop, 14 KB of code, at 2 stages)
 #   old      TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2 TILEC_FMA_NARROW=0: call 39's plan (a 16-row
-#            tile, 1 and 2 tokens: no pipeline)
+#            tile, 1 and 2 tokens: no pipeline; every case but the 8-token ones, mma.sync in every arm)
 # 0. -m gpu tests/backend/test_fma_ksplit.py and test_fma_half.py (split kernels on the card against the
 #    interpreter, exact: 4 parts, 16 rows in 8 parts, 256-wide steps, 1 token's flat copy cut mid-chunk, 2 tokens;
 #    hcliff12's 2 cases): EXPECTED 7 passed.
@@ -52,12 +52,13 @@ fi
 for arm in ${ARMS:-new nowiden nosplit stages2 old}; do
   case $arm in
     new) sw="" ; only="" ;;
-    nowiden) sw="TILEC_FMA_WIDEN=0" ; only="gemv" ;;
-    nosplit) sw="TILEC_FMA_KSPLIT=0" ; only="gemv" ;;
-    stages2) sw="TILEC_FMA_HALF_STAGES=2" ; only="bk256" ;;
-    old) sw="TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2 TILEC_FMA_NARROW=0" ; only="" ;;
+    nowiden) sw="TILEC_FMA_WIDEN=0" ; only="gemv,gemv_bm16,gemv_bk256" ;;
+    nosplit) sw="TILEC_FMA_KSPLIT=0" ; only="gemv,gemv_bk256" ;;
+    stages2) sw="TILEC_FMA_HALF_STAGES=2" ; only="gemv_bk256" ;;
+    old) sw="TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2 TILEC_FMA_NARROW=0"
+         only="gemv,gemv_bk256,gemv_bm16,gemv_bm16_bk256,f16_n1,f16_n2,bf16_n1,bf16_n2,bf16_n4" ;;
   esac
-  env $sw timeout ${ARM_TIMEOUT:-70} python3 benchmarks/hgemv_paths.py --reps ${REPS:-10} ${only:+--only $only} 2>&1 \
+  env $sw HGEMV_CASES="$only" timeout ${ARM_TIMEOUT:-70} python3 benchmarks/hgemv_paths.py --reps ${REPS:-10} 2>&1 \
     | grep -v "^#\|Warn" | sed "s/^/$arm /"
   echo "($arm done at $(( $(date +%s) - t0 )) s)"
 done

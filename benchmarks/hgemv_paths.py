@@ -3,6 +3,7 @@
 `gemv` (`benchmarks/hcliff11.tile`), and the same with bf16 tensors (`gemv_bf16`).
 
     python benchmarks/hgemv_paths.py [--dry] [--only TEXT] [--reps N]   (hcliff11_paths.py's command line)
+    HGEMV_CASES=gemv,gemv_bm16 python benchmarks/hgemv_paths.py          (those cases, by exact name)
 
 `ratio` = torch time / ours. The switches (`TILEC_FMA_KSPLIT`, ...) are read when a kernel is lowered: an arm a
 process (`benchmarks/hgemv_device.sh`).
@@ -10,6 +11,7 @@ process (`benchmarks/hgemv_device.sh`).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -42,7 +44,12 @@ def cases() -> list[hp.Case]:
             gemv("bf16_n8", 64, 64, 8, "bf16")]
 
 
-hp.cases = cases  # (hcliff11_paths' run / dry / main read the module's `cases`)
+def picked() -> list[hp.Case]:
+    names = [n for n in os.environ.get("HGEMV_CASES", "").split(",") if n]
+    return [c for c in cases() if not names or c.name in names]
+
+
+hp.cases = picked  # (hcliff11_paths' run / dry / main read the module's `cases`)
 
 if __name__ == "__main__":
     sys.exit(hp.main())

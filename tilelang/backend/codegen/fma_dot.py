@@ -43,8 +43,7 @@ def part_of(em: Any, view: Any, parts: int) -> str:
     for d, m in enumerate(view.dims):
         if not m.repl:
             continue
-        raw, _ = view._digit(em, d)
-        r = em.emit(f"lshr i32 {raw}, {m.extent.bit_length() - 1}")
+        r = em.emit(f"lshr i32 {view.raw(em, d)}, {m.extent.bit_length() - 1}")
         part = r if part == "0" else em.emit(f"add i32 {part}, {em.emit(f'mul i32 {r}, {scale}')}")
         scale *= m.cov // m.extent
     assert scale == parts, (view, parts)

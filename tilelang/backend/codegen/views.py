@@ -280,6 +280,10 @@ class BlockedView:
     def tp(self, em: Any, d: int) -> str:
         return self._digit(em, d)[1]
 
+    def raw(self, em: Any, d: int) -> str:
+        """i32: this thread's position along dim d before replicas wrap it (a copy's index: `raw / extent`)."""
+        return self._digit(em, d)[0]
+
     def lane_digit(self, em: Any, d: int) -> str:
         """i32: this thread's lane digit along dim d (0 .. tpw - 1)."""
         m = self.dims[d]

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # hcliff13 (2026-12-07 11:51 session): huser25_bench's rows on an H100/H200 (every row: tests/user l14, l12, l13,
-# l15 f32 and, new, bf16, l03, l04, l09, l02 against PyTorch), then old/new arms of the two codegen changes, each
+# l15 f32 and, new, bf16, l03, l04, l09, l02 and, new, a probe of l02 without atomics, against PyTorch), then
+# old/new arms of the four codegen changes, each
 # arm a process (the switches are read when a kernel compiles): l12 with TILEC_TANH_DIV=rn TILEC_ACC_PAIRS=0 (tanh
 # by div.rn with its slow-path call and the residual an f16 a load, as call 39 ran it), l12 with the tanh fix alone
-# (TILEC_ACC_PAIRS=0), l15 with TILEC_UNROLL=0 (the Philox rounds as a loop), then both new again (drift).
-# ~100-140 s, mostly compiles. Columns: Tile ms, torch ms, torch / Tile (above 1: Tile faster).
+# (TILEC_ACC_PAIRS=0), l15 with TILEC_UNROLL=0 (the Philox rounds as a loop), l02 with TILEC_ATOMIC_SPREAD=0 (the
+# first copy's thread adds all 16 bins), then all three new again (drift).
+# ~110-150 s, mostly compiles. Columns: Tile ms, torch ms, torch / Tile (above 1: Tile faster).
 #
 # Expected (written before any run; CPU-only reading of sm_90a SASS, ptxas 13; H100 SXM figures):
 #   l14 masked softmax          ~5.3x (call 39: 5.26x; unchanged code)
@@ -25,9 +27,13 @@
 #   l09 slice sum/mean/var      0.6-0.85x: one 1,024-thread block an SM (64 registers, 408 B spilled), its 256 KB
 #                               slice loaded, then two rounds of two reductions (160 SHFL a thread) with nothing
 #                               in flight: ~16 us a block, 8 rounds ~0.13 ms against torch's one pass ~0.09 ms
-#   l02 weighted histogram      0.8-2.5x: ~85 us of issue (608 SASS a thread, 8 warps a block, 16,384 blocks) and
-#                               16 one-lane f32 REDs a block into one 64-byte line (262,144 in all) against torch's
-#                               u8 shift, int64 copy, bincount's min/max checks (two host syncs) and histogram
+#   l02 weighted histogram      new 1.5-3x (~0.08-0.1 ms, near the probe): 16 lanes issue the block's 16 adds as
+#                               one RED; old arm (TILEC_ATOMIC_SPREAD=0) 0.8-2.5x: ~85 us of issue (608 SASS a thread,
+#                               8 warps a block, 16,384 blocks) and 16 one-lane f32 REDs a block into one 64-byte
+#                               line (262,144 in all); old/new 1.0-2.0. torch: u8 shift, int64 copy, bincount's
+#                               min/max checks (two host syncs) and histogram, ~0.2-0.3 ms
+#   l02 probe (new row: l02's kernel with each block's 16 sums stored, no atomics) ~80-90 us, issue-bound: old l02
+#                               well over the probe (> 1.5x) means the one-lane REDs bounded it
 # Full logs: $OUT/hcliff13.tgz (a traceback, if any, is printed at the end).
 # usage (on the device, from the checkout's root): bash benchmarks/hcliff13_device.sh
 set -uo pipefail
@@ -35,14 +41,16 @@ set -uo pipefail
 nvidia-smi -L
 python3 -c "import torch; print('torch', torch.__version__)"
 echo "=== every row, this branch's defaults (TILEC_TANH_DIV=fast, TILEC_UNROLL=auto)"
-timeout 75 python3 benchmarks/huser25_bench.py 2>&1 | tee "$D/new.log" | tail -13
+timeout 80 python3 benchmarks/huser25_bench.py 2>&1 | tee "$D/new.log" | tail -14
 echo "=== old: l12 with TILEC_TANH_DIV=rn TILEC_ACC_PAIRS=0 (call 39's code)"
 TILEC_TANH_DIV=rn TILEC_ACC_PAIRS=0 timeout 25 python3 benchmarks/huser25_bench.py --only l12 2>&1 | tee "$D/old12.log" | tail -1
 echo "=== l12 with TILEC_ACC_PAIRS=0 (the tanh fix alone)"
 TILEC_ACC_PAIRS=0 timeout 25 python3 benchmarks/huser25_bench.py --only l12 2>&1 | tee "$D/tanh12.log" | tail -1
 echo "=== old: l15 with TILEC_UNROLL=0"
 TILEC_UNROLL=0 timeout 25 python3 benchmarks/huser25_bench.py --only l15 2>&1 | tee "$D/old15.log" | tail -2
-echo "=== new again: l12, l15"
-timeout 30 python3 benchmarks/huser25_bench.py --only l12,l15 2>&1 | tee "$D/again.log" | tail -3
+echo "=== old: l02 with TILEC_ATOMIC_SPREAD=0 (16 one-lane REDs a block)"
+TILEC_ATOMIC_SPREAD=0 timeout 25 python3 benchmarks/huser25_bench.py --only l02 2>&1 | tee "$D/old02.log" | tail -2
+echo "=== new again: l12, l15, l02"
+timeout 35 python3 benchmarks/huser25_bench.py --only l12,l15,l02 2>&1 | tee "$D/again.log" | tail -5
 grep -h -B2 -A12 "Traceback" "$D"/*.log | tail -40
 pack

@@ -71,6 +71,16 @@ def time_ms(fn: Callable[[], Any], wait: bool, reps: int = 20) -> float:
 
 ROWS: list[tuple[str, float, float, str]] = []
 
+PROBE02 = """
+kernel fn luma_part<const B: i32>(part: &mut Tensor<f32, [1, 16]>, luma: &Tensor<u8, [?]>, w: &Tensor<f32, [?]>) {
+    let p = luma.partition([B]).load_padded([block_id(0)], 0u8);
+    let wt = w.partition([B]).load([block_id(0)]);
+    let bin = (p >> 4u8) as i32;
+    let onehot = (bin.reshape([B, 1]) == arange::<i32>(16).reshape([1, 16])) as f32;
+    part.store((onehot * wt.reshape([B, 1])).sum(0).reshape([1, 16]));
+}
+"""
+
 
 def bench(name: str, op: Any, ref: Callable[[], Any], check: Callable[[], str]) -> None:
     if not wanted(name):
@@ -237,6 +247,17 @@ def main() -> None:
 
         bench("l02 weighted 16-bin histogram", Op02(), lambda: torch.bincount((luma >> 4).long(), w2, 16),
               lambda: "ran" if CPU else close(lh, torch.bincount((luma >> 4).long(), w2, 16), 1e-4))
+
+        # a probe (hcliff13), not a user's program: l02's kernel with each block's 16 sums stored, no atomics; if
+        # it runs far faster than l02, the 16 one-lane f32 atomics a block into one line bound l02
+        mp = tilelang.compile(PROBE02)
+        part = arr(np.zeros(((n2 + 1023) // 1024, 16), np.float32))
+        opp = mp.luma_part[1024](tilelang.partition(part, [1, 16]), luma, w2)
+        def ref02() -> Any:
+            return (np.bincount(luma >> 4, w2, 16).astype(np.float32) if CPU
+                    else torch.bincount((luma >> 4).long(), w2, 16))
+
+        bench("l02 probe: sums stored, no atomics", opp, ref02, lambda: close(part.sum(0), ref02(), 1e-3))
 
     if not CPU:
         print("\n| kernel | Tile ms | torch ms | torch / Tile | result |\n| --- | --- | --- | --- | --- |")

@@ -22,7 +22,7 @@ from tilelang.backend.gpu.layouts import WgmmaAcc
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
-from . import ldg_early
+from . import atomic_spread, ldg_early
 from .accview import store_rows
 from .arith import ArithOps
 from .core import (
@@ -299,6 +299,24 @@ class MemoryOps(ArithOps):
             signed = dt.is_signed
             rmw = {ir.AtomicOp.ADD: "add", ir.AtomicOp.MAX: "max" if signed else "umax",
                    ir.AtomicOp.MIN: "min" if signed else "umin"}[op.op]
+
+        def one(coords: list[str], val: str, conds: list[str | None]) -> None:
+            ok = self.and_all([*conds, self.in_bounds(info, coords)])
+            go, jn = self.new_label("ae"), self.new_label("am")
+            self.cbr(ok or "true", go, jn)
+            self.label(go)
+            addr = self.address(info, coords)
+            if cas:
+                self.atomic_cas(op.op, addr, val, dt, mt)
+            else:
+                self.emit(f"atomicrmw {rmw} ptr addrspace(1) {addr}, {mt} {self.reg_to_mem(val, dt, mt)} monotonic")
+            self.br(jn)
+            self.label(jn)
+
+        rep = atomic_spread.replicas(self, lay) if lay is not None else None
+        if rep is not None:  # the copies of a replicated tile share its atomics
+            atomic_spread.emit(self, op, lay, rep, one)
+            return
         owner = lay.owner(self) if lay is not None else None  # replicas must not add twice
         for n, (k, _j) in enumerate(positions):
             conds: list[str | None] = []
@@ -311,23 +329,11 @@ class MemoryOps(ArithOps):
             for idx in op.indices:
                 v = self.get(idx)
                 coords.append(v[n] if isinstance(v, list) else v)
-            conds.append(self.in_bounds(info, coords))
             if op.mask is not None:
                 m = self.get(op.mask)
                 conds.append(m[n] if isinstance(m, list) else m)
-            ok = self.and_all(conds)
-            go, jn = self.new_label("ae"), self.new_label("am")
-            self.cbr(ok or "true", go, jn)
-            self.label(go)
-            addr = self.address(info, coords)
             val = self.get(x)
-            val = val[n] if isinstance(val, list) else val
-            if cas:
-                self.atomic_cas(op.op, addr, val, dt, mt)
-            else:
-                self.emit(f"atomicrmw {rmw} ptr addrspace(1) {addr}, {mt} {self.reg_to_mem(val, dt, mt)} monotonic")
-            self.br(jn)
-            self.label(jn)
+            one(coords, val[n] if isinstance(val, list) else val, conds)
 
     def atomic_cas(self, aop: ir.AtomicOp, addr: str, val: str, dt: DType, mt: str) -> None:
         """`*addr = aop(*addr, val)` atomically, by a compare-and-swap loop on the bits."""

@@ -32,13 +32,13 @@ CPU only, a few cases a second; the programs are written under /tmp/alias_diff/.
 
 from __future__ import annotations
 
-import io
 import random
 import re
 import sys
 from pathlib import Path
 
-import tilelang.run as run
+import _fuzz
+
 from tilelang import driver
 
 N = 4
@@ -70,16 +70,7 @@ MODULES = {"mpick": "fn mpick(a: &Tensor<f32, [?]>, b: &Tensor<f32, [?]>) -> &Te
 MORE = False  # `--more`: the routes, writes and reads that round 27 added (other seeds than the first ones')
 
 
-class Gen:
-    def __init__(self, r: random.Random) -> None:
-        self.r = r
-        self.pre: list[str] = []
-        self.n = 0
-
-    def fresh(self) -> str:
-        self.n += 1
-        return f"v{self.n}"
-
+class Gen(_fuzz.Gen):
     def route(self, p: int) -> str:
         """An expression of type `&Tensor<f32, [?]>` that denotes `x{p}`."""
         r = self.r
@@ -231,22 +222,14 @@ def prog(kern: str, main: str) -> str:
 
 
 def check(src: str, name: str) -> list[tuple[str, int]]:
-    path = OUT / name
-    path.write_text(src)
-    res = driver.check(path)
+    res = driver.check(_fuzz.write(OUT, name, src))
     return [(d.code, res.sources.get(d.primary_span.file).line_col(d.primary_span.start)[0] if d.primary_span else 0)
             for d in res.diagnostics if d.severity.value == "error"]
 
 
 def execute(src: str, name: str) -> list[float] | str:
-    path = OUT / name
-    path.write_text(src)
-    out = io.StringIO()
-    try:
-        run.execute(str(path), "cpu", out=out)
-    except Exception as e:  # a refusal or an error: the caller reports it
-        return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    return [float(v) for v in out.getvalue().split()]
+    printed, err = _fuzz.interpret(_fuzz.write(OUT, name, src))
+    return err or [float(v) for v in printed.split()]
 
 
 def case(seed: int, i: int) -> tuple[str, str]:
@@ -378,17 +361,10 @@ def group_case(seed: int, i: int) -> tuple[str, str]:
 def main() -> None:
     global MORE
     MORE = "--more" in sys.argv
-    seed, count = (int(a) for a in [a for a in sys.argv[1:] if not a.startswith("--")][:2])
     OUT.mkdir(exist_ok=True)
     for m, text in MODULES.items():
         (OUT / f"alias_{m}.tile").write_text(text)
-    tally: dict[str, int] = {}
-    for i in range(count):
-        kind, msg = group_case(seed, i) if "--group" in sys.argv else case(seed, i)
-        tally[kind] = tally.get(kind, 0) + 1
-        if kind in ("MISS", "gen", "skip"):
-            print(kind, msg, flush=True)
-    print(" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
+    _fuzz.main(group_case if "--group" in sys.argv else case, OUT, show=("MISS", "gen", "skip"))
 
 
 if __name__ == "__main__":

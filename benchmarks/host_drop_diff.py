@@ -23,13 +23,10 @@ CPU only; the programs are written under /tmp/host_drop_diff/.
 
 from __future__ import annotations
 
-import io
 import random
-import sys
 from pathlib import Path
 
-import tilelang.run as run
-from tilelang import driver
+import _fuzz
 
 OUT = Path("/tmp/host_drop_diff")
 
@@ -46,16 +43,10 @@ fn bump(t: &mut Tensor<f32, [?]>) {
 """
 
 
-class Gen:
+class Gen(_fuzz.Gen):
     def __init__(self, r: random.Random, mut: bool) -> None:
-        self.r = r
+        super().__init__(r)
         self.mut = mut  # `&mut` routes (for `inc`'s partition)
-        self.pre: list[str] = []
-        self.n = 0
-
-    def fresh(self) -> str:
-        self.n += 1
-        return f"v{self.n}"
 
     def ref(self, x: str) -> str:
         return f"&mut {x}" if self.mut else f"&{x}"
@@ -165,10 +156,8 @@ def program(seed: int, i: int) -> tuple[str, str, bool]:
 
 def case(seed: int, i: int) -> tuple[str, str]:
     src, lost, mut = program(seed, i)
-    path = OUT / f"{seed}_{i}.tile"
-    path.write_text(src)
-    res = driver.check(path)
-    codes = {d.code for d in res.diagnostics if d.severity.value == "error"}
+    path = _fuzz.write(OUT, f"{seed}_{i}.tile", src)
+    codes = _fuzz.error_codes(path)
     if codes - {"E0307", "E0313"}:
         return "other", f"{seed}_{i}: {sorted(codes)}"
     if codes:
@@ -179,29 +168,15 @@ def case(seed: int, i: int) -> tuple[str, str]:
         return "ok", f"{seed}_{i}"  # a temporary a variable holds: readable through it, accepted
     if lost:
         return "MISS", f"{seed}_{i}: the writes may be lost but the program was accepted"
-    out = io.StringIO()
-    try:
-        run.execute(str(path), "cpu", out=out)
-    except Exception as e:  # (reported as a miss)
-        return "MISS", f"{seed}_{i}: accepted, then {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
-    got = out.getvalue().split()
+    printed, err = _fuzz.interpret(path)
+    if err:
+        return "MISS", f"{seed}_{i}: accepted, then {err}"
+    got = printed.split()
     want = "2.0" if mut else "4.0"
     if not got or got[0] != want:
         return "MISS", f"{seed}_{i}: accepted, `a` holds {got[:1]} where the writes give {want}"
     return "ok", f"{seed}_{i}"
 
 
-def main() -> None:
-    seed, count = int(sys.argv[1]), int(sys.argv[2])
-    OUT.mkdir(exist_ok=True)
-    tally: dict[str, int] = {}
-    for i in range(count):
-        kind, msg = case(seed, i)
-        tally[kind] = tally.get(kind, 0) + 1
-        if kind in ("MISS", "other"):
-            print(kind, msg, flush=True)
-    print(" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
-
-
 if __name__ == "__main__":
-    main()
+    _fuzz.main(case, OUT)

@@ -19,10 +19,9 @@ seed 4; after, seeds 4 (3,000) and 5 (15,000): none (3-4 % "over").
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
-from tilelang import driver
+import _fuzz
 
 OUT = Path("/tmp/vary_diff")
 HELP = {"pf": "fn pf(a: i32) -> i32 { a * 2 + 1 }", "pt": "fn pt(t: (i32, i32)) -> i32 { t.0 + t.1 }",
@@ -30,16 +29,7 @@ HELP = {"pf": "fn pf(a: i32) -> i32 { a * 2 + 1 }", "pt": "fn pt(t: (i32, i32)) 
         "po": "fn po(p: &mut Tensor<f32, [1, 1]>) -> i32 { p.load().sum(1).sum(0) as i32 }"}
 
 
-class Gen:
-    def __init__(self, r: random.Random) -> None:
-        self.r = r
-        self.pre: list[str] = []
-        self.n = 0
-
-    def fresh(self) -> str:
-        self.n += 1
-        return f"v{self.n}"
-
+class Gen(_fuzz.Gen):
     def val(self, d: int = 0) -> tuple[str, bool]:
         """(an `i32` expression, whether it may differ between the group's blocks)."""
         r = self.r
@@ -105,9 +95,7 @@ def case(seed: int, i: int) -> tuple[str, str]:
     src = (helpers + "\n" + kern + "fn main() {\n    let x = arange::<f32>(12).reshape([3, 4]);\n"
            "    let mut part = zeros::<f32>([3, 4]);\n    let mut out = zeros::<f32>([3, 1]);\n"
            "    k(part.partition([1, 1]), out.partition([1, 1]), &x).sync();\n    print(out);\n}\n")
-    p = OUT / f"{seed}_{i}.tile"
-    p.write_text(src)
-    codes = {d.code for d in driver.check(p).diagnostics if d.severity.value == "error"}
+    codes = _fuzz.error_codes(_fuzz.write(OUT, f"{seed}_{i}.tile", src))
     if codes - {"E0410"}:
         return "other", f"{seed}_{i}: {sorted(codes)}"
     if varies and not codes:
@@ -115,17 +103,5 @@ def case(seed: int, i: int) -> tuple[str, str]:
     return ("over" if codes and not varies else "ok"), ""
 
 
-def main() -> None:
-    seed, count = int(sys.argv[1]), int(sys.argv[2])
-    OUT.mkdir(exist_ok=True)
-    tally: dict[str, int] = {}
-    for i in range(count):
-        kind, msg = case(seed, i)
-        tally[kind] = tally.get(kind, 0) + 1
-        if kind in ("MISS", "other"):
-            print(kind, msg, flush=True)
-    print(" ".join(f"{k} {v}" for k, v in sorted(tally.items())))
-
-
 if __name__ == "__main__":
-    main()
+    _fuzz.main(case, OUT)

@@ -7,19 +7,10 @@
 # it is the default on every row (expected: D = 128 rows +1..+2.5 %; D = 64 and causal rows unknown: the chained
 # D = 64 variant's producer spills 48 B at 24 registers, so P may need to exclude it). Then the -m gpu suite.
 . benchmarks/device_calls/preamble.sh
-W=$OUT/c24; mkdir -p "$W"; pk() { tar -C "$OUT" -czf "$OUT/call24.tgz" c24; }
-left() { echo $(( ${BUDGET:-570} - (SECONDS - t0) )); }
-table() { local tag=$1; shift; echo "== prefill $tag ($((SECONDS-t0)) s)"
-  env ATTN_TRITON=0 "$@" timeout 110 python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --out "$W/prefill_$tag" > "$W/prefill_$tag.log" 2>&1
-  echo "rc=$?"; grep -E "^\| (f16|bf16)" "$W/prefill_$tag.log" | tail -24 | cut -c1-130; pk; }
+call_log 24; LIMIT=${BUDGET:-570}
+table() { prefill_table "$@"; }
 if nvidia-smi -L | grep -q H200; then
-  table D
-  echo "== decode ($((SECONDS-t0)) s)"
-  timeout 60 python3 -W ignore benchmarks/attention.py --decode-only --reps 5 --out "$W/decode" > "$W/decode.log" 2>&1
-  echo "rc=$?"; grep -E "^\| decode" "$W/decode.log" | cut -c1-200; pk
-  echo "== engine 4B ($((SECONDS-t0)) s)"
-  timeout 90 python3 benchmarks/decode.py --models 4b --contexts 1024 --tokens 32 --eager-tokens 4 --prefill 0 \
-    --out "$W/engine4b" > "$W/engine4b.log" 2>&1; echo "rc=$?"; grep -E "ctx" "$W/engine4b.log" | tail -2; pk
+  table D; decode_table; engine_table
   [ $(left) -gt 130 ] && table P TILEC_ATTN_QEARLY=1 TILEC_ATTN_FASTDIV=1 TILEC_ATTN_PRODUCER_REGS=24
 else
   table D; table P TILEC_ATTN_QEARLY=1 TILEC_ATTN_FASTDIV=1 TILEC_ATTN_PRODUCER_REGS=24

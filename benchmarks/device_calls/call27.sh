@@ -11,9 +11,7 @@
 # w8a8 and the first GPU check of TILEC_INT8_MMA: err ~4e-3). Expectations: each script's header and RESULTS.md's
 # CPU sections of hattn4, hcliff4, hgemm4.
 . benchmarks/device_calls/preamble.sh
-W=$OUT/c27; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
-pk() { tar -C "$OUT" -czf "$OUT/call27.tgz" c27 2>/dev/null; }
-step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+call_log 27
 if nvidia-smi -L | grep -q H200; then
   . benchmarks/device_calls/tables.sh
 fi

@@ -6,9 +6,7 @@
 # hattn5 (the D = 64 S = 1,024 last round as halves: H / Y arms), hcliff5 (wgmma dQ / dK/dV arms).
 # Expectations: each script's header.
 . benchmarks/device_calls/preamble.sh
-W=$OUT/c29; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
-pk() { tar -C "$OUT" -czf "$OUT/call29.tgz" c29 2>/dev/null; }
-step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+call_log 29
 if nvidia-smi -L | grep -q H200; then
   . benchmarks/device_calls/tables.sh
 fi

@@ -5,10 +5,7 @@
 # scripts, most needed first; STEPS (default all) picks them for a second call on a warm machine, e.g.
 # STEPS="hattn5 hcliff5" bash call32.sh. Expectations: each script's header and device_calls/README.md's top item.
 . benchmarks/device_calls/preamble.sh
-W=$OUT/c32; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
-pk() { tar -C "$OUT" -czf "$OUT/call32.tgz" c32 2>/dev/null; }
-want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
-step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+call_log 32
 if want tables && nvidia-smi -L | grep -q H200; then
   . benchmarks/device_calls/tables.sh
 fi

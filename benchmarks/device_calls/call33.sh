@@ -7,10 +7,7 @@
 # Expected: hwg_device.sh's header (11 passed; dq ~0.39-0.42 ms; dkdv =1 correct); hcliff6 `new` w8a8 ~0.28 ms
 # err 0; decode B=1 8k tc pair ~12.9 us on the H100 (12.5-12.6 on the H200); suite: no failure.
 . benchmarks/device_calls/preamble.sh
-W=$OUT/c33; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
-pk() { tar -C "$OUT" -czf "$OUT/call33.tgz" c33 2>/dev/null; }
-want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
-step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+call_log 33
 if want tables && nvidia-smi -L | grep -q H200; then
   . benchmarks/device_calls/tables.sh
 fi

@@ -10,16 +10,11 @@
 # descriptor change moves SASS by +-8 instructions, expected within the spread).
 [ -f dev34.patch ] && git apply dev34.patch && echo "applied dev34.patch"
 . benchmarks/device_calls/preamble.sh
-W=$OUT/c34; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
-pk() { tar -C "$OUT" -czf "$OUT/call34.tgz" c34 2>/dev/null; }
-want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
-step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+call_log 34
 if want tables && nvidia-smi -L | grep -q H200; then
   . benchmarks/device_calls/tables.sh
 fi
-want suite && [ $(left) -gt 90 ] && { echo "== suite ($((SECONDS-t0)) s)"
-  timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1
-  echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -12 | cut -c1-220; pk; }
+gpu_suite
 want hattn8 && [ $(left) -gt 120 ] && TAILN=30 step hattn8 timeout $(( $(left) < 210 ? $(left) - 10 : 200 )) bash benchmarks/hattn8_device.sh
 want hcliff9 && [ -f benchmarks/hcliff9_device.sh ] && [ $(left) -gt 80 ] && TAILN=20 step hcliff9 timeout $(( $(left) < 160 ? $(left) - 10 : 150 )) bash benchmarks/hcliff9_device.sh
 want huser23 && [ -f benchmarks/huser23_device.sh ] && [ $(left) -gt 70 ] && TAILN=8 step huser23 timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) bash benchmarks/huser23_device.sh

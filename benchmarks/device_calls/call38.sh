@@ -8,16 +8,11 @@
 # layernorm 32,768 ~1.13x new vs ~0.92x old; hcliff11 O/A 0.73-0.97 on odd query-block counts, 1.00 at S = 1,024.
 [ -f dev38.patch ] && git apply dev38.patch && rm dev38.patch && echo "applied dev38.patch"
 . benchmarks/device_calls/preamble.sh
-W=$OUT/c38; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
-pk() { tar -C "$OUT" -czf "$OUT/call38.tgz" c38 2>/dev/null; }
-want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
-step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+call_log 38
 if want tables && nvidia-smi -L | grep -q H200; then
   . benchmarks/device_calls/tables.sh
 fi
-want suite && [ $(left) -gt 90 ] && { echo "== suite ($((SECONDS-t0)) s)"
-  timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1
-  echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -12 | cut -c1-220; pk; }
+gpu_suite
 want herf && [ $(left) -gt 80 ] && TAILN=14 step herf timeout $(( $(left) < 160 ? $(left) - 10 : 150 )) bash benchmarks/herf_device.sh
 want hstatic && [ $(left) -gt 40 ] && { echo "== hstatic layernorm ($((SECONDS-t0)) s)"
   for arm in new old; do env $([ $arm = old ] && echo TILEC_STATIC_DIMS=0) timeout 40 python3 benchmarks/cliffs.py --only layernorm --reps 20 2>&1 | grep -v '^#' | sed "s/^/$arm /"; done | tee "$W/hstatic.log"; pk; }

@@ -7,16 +7,11 @@
 # rc=3 E0604 rows; huser25 23 ok; hcliff12 gemv new ~0.5-0.9x torch vs old ~0.2x, col_sum auto 0.6-1.0x).
 [ -f dev39.patch ] && git apply dev39.patch && rm dev39.patch && echo "applied dev39.patch"
 . benchmarks/device_calls/preamble.sh
-W=$OUT/c39; mkdir -p "$W"; left() { echo $(( ${LIMIT:-575} - (SECONDS - t0) )); }
-pk() { tar -C "$OUT" -czf "$OUT/call39.tgz" c39 2>/dev/null; }
-want() { [ -z "${STEPS:-}" ] || [[ " $STEPS " == *" $1 "* ]]; }
-step() { local name=$1; shift; echo "== $name ($((SECONDS-t0)) s)"; env "$@" > "$W/$name.log" 2>&1; echo "rc=$?"; tail -${TAILN:-25} "$W/$name.log" | cut -c1-200; pk; }
+call_log 39
 if want tables && nvidia-smi -L | grep -q H200; then
   . benchmarks/device_calls/tables.sh
 fi
-want suite && [ $(left) -gt 90 ] && { echo "== suite ($((SECONDS-t0)) s)"
-  timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' > "$W/suite.log" 2>&1
-  echo "suite rc=$?"; grep -E "^FAILED|^ERROR|passed|failed" "$W/suite.log" | tail -12 | cut -c1-220; pk; }
+gpu_suite
 want hfix6 && [ $(left) -gt 70 ] && TAILN=20 step hfix6 timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) bash benchmarks/hfix6_device.sh
 want hcliff12 && [ $(left) -gt 70 ] && TAILN=40 step hcliff12 timeout $(( $(left) < 130 ? $(left) - 10 : 120 )) bash benchmarks/hcliff12_device.sh
 want huser25 && [ $(left) -gt 70 ] && TAILN=40 step huser25 timeout $(( $(left) < 160 ? $(left) - 10 : 150 )) bash benchmarks/huser25_device.sh

@@ -10,26 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections import defaultdict
 
 import pytest
 from test_attention_csplit import _short
 from test_attention_pipeline import _facts
-from test_attention_tail import causal_lse_on_gpu
+from test_attention_tail import _shares, causal_lse_on_gpu
+from test_attention_tail import _unset as _clean
 from test_split_plan import _spied, _walk
 
 from tilelang.backend import lower_gpu
 from tilelang.backend.gpu.passes import attention_tail
 from tilelang.backend.gpu.passes import attention_tiles as tiles
-
-_VARS = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE", "TILEC_ATTN_QDOUBLE",
-         "TILEC_ATTN_KVFIRST", "TILEC_ATTN_WALK", "TILEC_ATTN_SPLIT", "TILEC_ATTN_SPLIT_EDGE", "TILEC_ATTN_TAIL",
-         "TILEC_ATTN_CHAIN_TAIL", "TILEC_ATTN_CHAIN_SPLIT", "TILEC_ATTN_ONCE", "TILEC_ATTN_SPLIT_FORMS")
-
-
-def _clean(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    for var in _VARS:
-        monkeypatch.delenv(var, raising=False)
 
 
 def _once(facts):  # type: ignore[no-untyped-def]
@@ -42,18 +33,6 @@ def _kernel(monkeypatch, variant: bool):  # type: ignore[no-untyped-def]
     _clean(monkeypatch)
     facts = _facts("oqkv", 3)
     return _spied(monkeypatch, _once(facts) if variant else facts, 64)
-
-
-def _runs(k, pos, P: int, bh: int, s: int, causal: bool) -> tuple[dict, list[int]]:  # type: ignore[no-untyped-def]
-    """Each tile's key bounds, one entry a run, and each CTA's share (key blocks + 1 a tile: its start and end)."""
-    runs: dict = defaultdict(list)
-    shares = []
-    for c in range(P):
-        got = _walk(k, pos, c, P, bh, bh, s, s, causal)
-        for t, lo, hi, *_ in got:
-            runs[t].append((lo, hi))
-        shares.append(sum(max(hi - lo, 0) + 1 for _, lo, hi, *_ in got))
-    return runs, shares
 
 
 # BH, S (S_q = S_k; 128-row query blocks: nf = 3, 3, 9, 5, 5, 9, 7: odd, where the variant runs), causal; (heavy:
@@ -76,8 +55,8 @@ def test_every_tile_runs_once(shapes, monkeypatch) -> None:  # type: ignore[no-u
         assert causal and nf % 2 == 1
         for P in counts:
             P = min(P, bh * nf)  # the runtime launches at most a CTA a tile
-            old, old_shares = _runs(old_k, old_pos, P, bh, s, causal)
-            new, new_shares = _runs(new_k, new_pos, P, bh, s, causal)
+            old, old_shares = _shares(old_k, old_pos, P, bh, bh, s, s, causal)
+            new, new_shares = _shares(new_k, new_pos, P, bh, bh, s, s, causal)
             where = (bh, s, causal, P)
             assert set(new) == set(old) and len(new) == bh * nf, where
             assert all(len(v) == 1 and v[0] in old[t] for t, v in new.items()), (where, dict(new))

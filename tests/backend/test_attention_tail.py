@@ -32,15 +32,22 @@ from tilelang.backend.gpu.printer import print_gpu_kernel
 # run keeps this file under 10 s (CI's budget)
 SLOW = pytest.mark.skipif(os.environ.get("TILE_SLOW") != "1", reason="slow: TILE_SLOW=1 runs it")
 
-_VARS = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE", "TILEC_ATTN_QDOUBLE",
-         "TILEC_ATTN_KVFIRST", "TILEC_ATTN_WALK", "TILEC_ATTN_SPLIT_FORMS", "TILEC_ATTN_SPLIT_PAIRS", "TILEC_ATTN_TAIL")
+# the switches of the persistent walk's shape (unset by `_unset`: this file's and test_attention_once's)
+WALK_SWITCHES = ("TILEC_ATTN_CHAIN", "TILEC_ATTN_PINGPONG", "TILEC_ATTN_SCHEDULE", "TILEC_ATTN_OSTORE",
+                 "TILEC_ATTN_QDOUBLE", "TILEC_ATTN_KVFIRST", "TILEC_ATTN_WALK", "TILEC_ATTN_SPLIT",
+                 "TILEC_ATTN_SPLIT_EDGE", "TILEC_ATTN_SPLIT_FORMS", "TILEC_ATTN_SPLIT_PAIRS", "TILEC_ATTN_TAIL",
+                 "TILEC_ATTN_CHAIN_TAIL", "TILEC_ATTN_CHAIN_SPLIT", "TILEC_ATTN_ONCE")
+
+
+def _unset(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    for var in WALK_SWITCHES:
+        monkeypatch.delenv(var, raising=False)
 
 
 def _clean(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Every switch unset but the short keys' variant's own tail (`TILEC_ATTN_CHAIN_TAIL`, on by default: walk B
     of `attention_csplit`, test_attention_csplit's), off: this file's tail is `TILEC_ATTN_TAIL`'s, in one walk."""
-    for var in _VARS:
-        monkeypatch.delenv(var, raising=False)
+    _unset(monkeypatch)
     monkeypatch.setenv("TILEC_ATTN_CHAIN_TAIL", "0")
     monkeypatch.setenv("TILEC_ATTN_ONCE", "0")  # (the once variant's request beside the tail's: test_attention_once)
 

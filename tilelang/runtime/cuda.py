@@ -1,7 +1,8 @@
 """The CUDA runtime: devices, memory, modules, launches and graphs (cuda-python).
 
-Memory is `cuda_memory.py`'s pool, loaded code `cuda_module.py`'s modules
-and functions (and TMA descriptors); their names are importable from here too. With `cuda_driver.py` (checked
+The context, its events and graphs are `cuda_context.py`'s, memory `cuda_memory.py`'s pool, loaded code
+`cuda_module.py`'s modules and functions (and TMA descriptors), a launch's located errors (shared memory, device
+asserts) `cuda_asserts.py`'s; their names are importable from here too. With `cuda_driver.py` (checked
 driver calls, parameter packing, raw handles) and `cuda_fast.py` (the
 Python API's launcher), the only modules of
 tilec that touch `cuda.bindings`; `cuda_driver.py` imports it lazily, so
@@ -27,21 +28,26 @@ from __future__ import annotations
 import dataclasses
 import math
 import sys
-import threading
 import weakref
 from collections import defaultdict, deque
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from tilelang.diagnostics.codes.codegen import CUDA_ERROR
-from tilelang.diagnostics.model import ICE, Diagnostic, TileError
+from tilelang.diagnostics.model import ICE, TileError
 from tilelang.env_switch import clear_on_codegen_change, codegen_key
 from tilelang.ir import arg_dims
 from tilelang.runtime import cuda_pdl, occupancy
 from tilelang.runtime import trace as trace_rt
 from tilelang.runtime.cuda_arrive import Counters, launch_grid
+from tilelang.runtime.cuda_asserts import assert_diagnostic, assert_words, fits_smem
+from tilelang.runtime.cuda_context import (  # noqa: F401  (also the names tools use here)
+    Context,
+    DeviceInfo,
+    Graph,
+    Timer,
+    context,
+)
 from tilelang.runtime.cuda_driver import (  # noqa: F401  (also the names tests and tools use here)
     CTYPES,
     PackedArgs,
@@ -65,82 +71,20 @@ from tilelang.runtime.cuda_link import (  # noqa: F401  (link_arch: also the nam
     prewarm_toolchain,
     ptx_arch,
 )
-from tilelang.runtime.cuda_memory import BufferPool, DeviceBuffer, _bucket  # noqa: F401  (the names tests use here)
+from tilelang.runtime.cuda_memory import (  # noqa: F401  (the names tests use here)
+    BufferPool,
+    DeviceBuffer,
+    _bucket,
+    bf16_bits,
+    bf16_values,
+)
 from tilelang.runtime.cuda_module import _TMAPS, Function, Module, PtxRejected, tensor_map  # noqa: F401
 from tilelang.runtime.cuda_native import _STATE as _NATIVE
 from tilelang.runtime.device import Device
 from tilelang.source import Span
 
 
-# ---------------------------------------------------------------- context
-@dataclass
-class DeviceInfo:
-    index: int
-    name: str
-    major: int
-    minor: int
-    sm_count: int
-    max_smem_optin: int
-    total_mem: int
-
-    @property
-    def arch(self) -> str:
-        return f"sm_{self.major}{self.minor}"
-
-
-class Context:
-    """The process-wide CUDA state for one device: primary context and a stream."""
-
-    def __init__(self, index: int = 0) -> None:
-        if not is_available():
-            raise TileError(
-                Diagnostic.error(CUDA_ERROR, "no CUDA device is available").with_help(
-                    "run on the CPU with `--device cpu`, or on a machine with an NVIDIA GPU and driver"
-                )
-            )
-        d = _driver()
-        self.d = d
-        self.dev = _check(d.cuDeviceGet(index), "cuDeviceGet")
-        self.ctx = _check(d.cuDevicePrimaryCtxRetain(self.dev), "cuDevicePrimaryCtxRetain")
-        _check(d.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
-        attr = d.CUdevice_attribute
-
-        def get(a: Any) -> int:
-            return int(_check(d.cuDeviceGetAttribute(a, self.dev), "cuDeviceGetAttribute"))
-
-        name = _check(d.cuDeviceGetName(256, self.dev), "cuDeviceGetName")
-        self.info = DeviceInfo(
-            index=index,
-            name=name.split(b"\0", 1)[0].decode(errors="replace"),
-            major=get(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-            minor=get(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR),
-            sm_count=get(attr.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-            max_smem_optin=get(attr.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
-            total_mem=int(_check(d.cuDeviceTotalMem(self.dev), "cuDeviceTotalMem")),
-        )
-        # A non-blocking stream: the legacy default stream would serialise with
-        # other libraries' work (PyTorch, CuPy) in the same process.
-        self.stream = _check(d.cuStreamCreate(d.CUstream_flags.CU_STREAM_NON_BLOCKING.value), "cuStreamCreate")
-        self.pool = BufferPool(self)
-        self._modules: dict[str, Module] = {}
-
-    def make_current(self) -> None:
-        _check(self.d.cuCtxSetCurrent(self.ctx), "cuCtxSetCurrent")
-
-    def synchronize(self, span: Span | None = None) -> None:
-        _check(self.d.cuStreamSynchronize(self.stream), "cuStreamSynchronize", span)
-
-    # -- modules ------------------------------------------------------------
-    def load_ptx(self, ptx: str, key: str | None = None) -> Module:
-        """Load PTX (or the cached cubin for it); memoised per process by `key`."""
-        k = key or str(hash(ptx))
-        mod = self._modules.get(k)
-        if mod is None:
-            mod = Module.from_ptx(self, ptx, key=key)
-            self._modules[k] = mod
-        return mod
-
-
+# ---------------------------------------------------------------- variants' modules
 def _module_key(ck: Any, cv: int | None) -> str:
     """The name a variant's loaded module is memoised by (`Context.load_ptx`): its PTX's compile key, and the
     function attributes the variant sets on its CUfunction, the preferred carveout of a uniform setting
@@ -155,97 +99,7 @@ def _module_key(ck: Any, cv: int | None) -> str:
     return f"{base}+mb{ck.abi.max_blocks}" if ck.abi.max_blocks else base
 
 
-_CONTEXT: Context | None = None
-_CONTEXT_LOCK = threading.Lock()
 _FLOATS = (float, np.floating)  # the scalar arguments whose zero has a sign (`CudaDevice.run`'s key)
-
-
-def context() -> Context:
-    """The process's CUDA context for device 0 (created on first use)."""
-    global _CONTEXT
-    if _CONTEXT is None:
-        with _CONTEXT_LOCK:
-            if _CONTEXT is None:
-                _CONTEXT = Context(0)
-    return _CONTEXT
-
-
-# ---------------------------------------------------------------- memory
-# ---------------------------------------------------------------- events and graphs
-class Timer:
-    """CUDA events around enqueued work; `elapsed_ms()` waits for the second one."""
-
-    def __init__(self, ctx: Context | None = None) -> None:
-        self.ctx = ctx or context()
-        d = self.ctx.d
-        self.e0 = _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value), "cuEventCreate")
-        self.e1 = _check(d.cuEventCreate(d.CUevent_flags.CU_EVENT_DEFAULT.value), "cuEventCreate")
-
-    def start(self) -> None:
-        _check(self.ctx.d.cuEventRecord(self.e0, self.ctx.stream), "cuEventRecord")
-
-    def stop(self) -> None:
-        _check(self.ctx.d.cuEventRecord(self.e1, self.ctx.stream), "cuEventRecord")
-
-    def elapsed_ms(self) -> float:
-        _check(self.ctx.d.cuEventSynchronize(self.e1), "cuEventSynchronize")
-        return float(_check(self.ctx.d.cuEventElapsedTime(self.e0, self.e1), "cuEventElapsedTime"))
-
-
-class Graph:
-    """A captured CUDA graph: `with g.capture(): ...launches...`, then `g.replay()`."""
-
-    def __init__(self, ctx: Context | None = None) -> None:
-        self.ctx = ctx or context()
-        self.graph: Any = None
-        self.exec: Any = None
-        self._capturing = False
-
-    def begin(self) -> None:
-        d = self.ctx.d
-        cuda_pdl.forget(_handle_int(self.ctx.stream))
-        _check(d.cuStreamBeginCapture(self.ctx.stream, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_GLOBAL),
-               "cuStreamBeginCapture")
-        self._capturing = True
-
-    def end(self, span: Span | None = None) -> None:
-        d = self.ctx.d
-        self._capturing = False
-        self.graph = _check(d.cuStreamEndCapture(self.ctx.stream), "cuStreamEndCapture", span)
-        cuda_pdl.forget(_handle_int(self.ctx.stream))
-        self.exec = _check(d.cuGraphInstantiate(self.graph, 0), "cuGraphInstantiate", span)
-
-    def capture(self) -> _Capture:
-        return _Capture(self)
-
-    def replay(self, span: Span | None = None, sync: bool = True) -> None:
-        assert self.exec is not None, "replay before capture"
-        _check(self.ctx.d.cuGraphLaunch(self.exec, self.ctx.stream), "cuGraphLaunch", span)
-        cuda_pdl.forget(_handle_int(self.ctx.stream))
-        if sync:
-            self.ctx.synchronize(span)
-
-    def __del__(self) -> None:
-        try:
-            d = self.ctx.d
-            if self.exec is not None:
-                d.cuGraphExecDestroy(self.exec)
-            if self.graph is not None:
-                d.cuGraphDestroy(self.graph)
-        except Exception:
-            pass
-
-
-class _Capture:
-    def __init__(self, graph: Graph) -> None:
-        self.graph = graph
-
-    def __enter__(self) -> Graph:
-        self.graph.begin()
-        return self.graph
-
-    def __exit__(self, *exc: object) -> None:
-        self.graph.end()
 
 
 # ---------------------------------------------------------------- the Device of the host runtime
@@ -846,7 +700,7 @@ class CudaDevice(Device):
         g.exec = _check(self.ctx.d.cuGraphInstantiate(g.graph, 0), "cuGraphInstantiate")
         self._graph_asserts[id(g)] = self._pending_asserts.pop(id(s), [])  # their words stay held
         if self._graph_asserts[id(g)]:
-                weakref.finalize(g, self._drop_graph_asserts, id(g))
+            weakref.finalize(g, self._drop_graph_asserts, id(g))
         self._capturing.discard(id(s))
         g.counters = self._arrive.take(s)  # type: ignore[attr-defined]
         prints = self._capture_prints.pop(id(s), [])
@@ -920,63 +774,6 @@ class CudaDevice(Device):
         if pending:
             self.ctx.make_current()  # reading the error words: the caller did not make it current
             self._check_asserts(pending)
-
-
-def fits_smem(info: Any, kernel: str, nbytes: int, span: Span | None) -> None:
-    """E0603 where a kernel's block needs more shared memory than this card gives one (the backend plans for
-    its target's largest card: sm_80 code runs on sm_86/sm_89 cards of 99 KB, 163 KB on an A100); it was the
-    driver's bare CUDA_ERROR_INVALID_VALUE from `cuFuncSetAttribute`."""
-    if nbytes <= info.max_smem_optin:
-        return
-    from tilelang.diagnostics.codes.codegen import GPU_TILE_TOO_LARGE
-
-    diag = Diagnostic.error(GPU_TILE_TOO_LARGE, f"kernel `{kernel}` needs {nbytes} bytes of shared memory a "
-                                                f"block, more than the {info.max_smem_optin} this GPU gives one")
-    if span is not None:
-        diag = diag.primary(span, f"`{kernel}` cannot run on this GPU ({info.name}, {info.arch})")
-    raise TileError(diag.note("the CPU interpreter has no such limit: `--device cpu` runs the program").with_help(
-        "use smaller tiles (smaller const generics or partition shapes), or fewer pipeline stages "
-        "(`#[hints(stages = 2)]`) where the kernel has a loop of loads"))
-
-
-def assert_words(lo: int, hi: int) -> tuple[int, int]:
-    """A launch's two error words -> (the failed assert's number, 0 if none; its place): a
-    region's assert writes the place's complement into the second word (`codegen/debug.py`)."""
-    return lo & 0xFFFFFFFF, ~hi & 0xFFFFFFFF
-
-
-def assert_diagnostic(span: Span, message: str, region: str, axis: int, place: int,
-                      grid: tuple[int, ...], launch_span: Span | None = None) -> Diagnostic:
-    """The error of a device `assert` that failed on the GPU: where an assert in a tile walk,
-    queue or `last_block` region failed (`place`, the word after its number), in the words the
-    interpreter uses (`ir.describe_place`)."""
-    from tilelang.diagnostics.codes.runtime import DEVICE_ASSERT
-    from tilelang.ir import nodes as ir
-
-    diag = Diagnostic.error(DEVICE_ASSERT, f"device assertion failed: {message}" if message
-                            else "device assertion failed").primary(span, "this `assert` failed on the GPU")
-    diag = diag.with_help("the kernel's own `assert` found its condition false for this input: "
-                          "check the input or the condition")
-    if launch_span is not None:
-        # which launch: a sync or graph replay may wait for several
-        diag = diag.secondary(launch_span, "in this launch")
-    if region:
-        diag = diag.note(ir.describe_place(region, axis, ir.unravel_place(place, grid), grid))
-    return diag
-
-
-def bf16_bits(host: np.ndarray) -> np.ndarray:
-    """f32 values -> bfloat16 bits (uint16), rounded to nearest even (the
-    runtime's bf16 values are already rounded, so this is exact for them)."""
-    from tilelang.interp.numeric import round_bf16
-
-    f = np.ascontiguousarray(round_bf16(np.asarray(host, dtype=np.float32)), dtype=np.float32)
-    return (f.view(np.uint32) >> 16).astype(np.uint16)
-
-
-def bf16_values(bits: np.ndarray) -> np.ndarray:
-    """bfloat16 bits (uint16) -> their f32 values (exact)."""
-    return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
 _DEVICE: CudaDevice | None = None

@@ -1,5 +1,6 @@
 """Device memory of the CUDA runtime (`cuda.py`): a size-bucketed pool of
-driver allocations (`BufferPool`) and the buffers it hands out (`DeviceBuffer`).
+driver allocations (`BufferPool`) and the buffers it hands out (`DeviceBuffer`);
+and bf16 tensors' 2-byte storage (`bf16_bits`, `bf16_values`: f32 values <-> bfloat16 bits).
 
 Invariant: a freed buffer goes back to its bucket's free list and is reused,
 so thousands of launches allocate nothing new (`BufferPool.allocations`
@@ -15,6 +16,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from tilelang.diagnostics.model import TileError
 from tilelang.runtime.cuda_driver import _check
@@ -133,3 +136,18 @@ class DeviceBuffer:
             self.free()
         except Exception:
             pass
+
+
+# ---------------------------------------------------------------- bf16 storage
+def bf16_bits(host: np.ndarray) -> np.ndarray:
+    """f32 values -> bfloat16 bits (uint16), rounded to nearest even (the
+    runtime's bf16 values are already rounded, so this is exact for them)."""
+    from tilelang.interp.numeric import round_bf16
+
+    f = np.ascontiguousarray(round_bf16(np.asarray(host, dtype=np.float32)), dtype=np.float32)
+    return (f.view(np.uint32) >> 16).astype(np.uint16)
+
+
+def bf16_values(bits: np.ndarray) -> np.ndarray:
+    """bfloat16 bits (uint16) -> their f32 values (exact)."""
+    return (bits.astype(np.uint32) << 16).view(np.float32)

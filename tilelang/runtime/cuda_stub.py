@@ -159,7 +159,7 @@ class StubContext:
     """`cuda.Context` over a `StubDriver` (see the module)."""
 
     def __init__(self, arch: str = "sm_90a", sms: int = 132) -> None:
-        from tilelang.runtime.cuda import DeviceInfo
+        from tilelang.runtime.cuda_context import DeviceInfo
         from tilelang.runtime.cuda_memory import BufferPool
 
         self.d = StubDriver()

@@ -113,6 +113,7 @@ SWITCHES: dict[str, Switch] = {s.name: s for s in (
     Switch("TILEC_ACC_REDUCE_CHAINS", _CODE, "independent chains of an accumulator-layout reduction"),
     Switch("TILEC_ARCH", _START, "the PTX target (read as the CUDA device is made)"),
     Switch("TILEC_ATAN2_F32", _CODE, "f32 atan2's algorithm (the interpreter's too)"),
+    Switch("TILEC_ATOMIC_SPREAD", _CODE, "a replicated tile's atomics shared among its copies (hcliff13)"),
     Switch("TILEC_ATTN_CHAIN", _CODE, "attention: the chained softmax"),
     Switch("TILEC_ATTN_CHAIN_EPI2", _CODE, "attention: the chain's second epilogue"),
     Switch("TILEC_ATTN_CHAIN_HALVES", _CODE, "attention: the chain's query halves"),

@@ -313,7 +313,8 @@ class CudaDevice(Device):
             facts_key, facts = (*facts_key, ("wide", name)), {**facts, name: dataclasses.replace(facts[name], wide_tiles=True)}
             got = self._variant(pk, facts_key, facts, span)
         # an unhinted kernel's loops of few bytes in flight: the variant with rings (`backend/stream_rule.py`)
-        facts_key, facts, got = occupancy.streamed(self.ctx, self._variant, pk, facts_key, facts, grid, got, span)
+        if grid and getattr(got[0], "stream", None) is not None:
+            facts_key, facts, got = occupancy.streamed(self.ctx, self._variant, pk, facts_key, facts, grid, got, span)
         form = getattr(got[0], "split", None)
         if form is not None and grid:  # (the split form: `backend/split_form.py`, computed once a launch shape)
             from tilelang.ir import nodes as ir

@@ -103,11 +103,12 @@ class Switch(NamedTuple):
 
 _CODE, _START, _NONE = "compile", "start", "none"
 
-#: Every `TILEC_*` / `TILE_*` switch tilec reads (tests/unit/test_env_switches.py: each name read in the package
-#: is here, each here is read). The audit (hnum, 2026-12-07): every switch the backend reads while compiling
+#: Every `TILEC_*` / `TILE_*` switch tilec reads (tests/runtime/test_codegen_switches.py: each name read in the
+#: package is here, each here is read). The audit (hnum, 2026-12-07): every switch the backend reads while compiling
 #: (`backend/`: passes, codegen, fastmath, target, llvm, split forms, layouts) is "compile" but `TILEC_EXPLAIN`
 #: (it prints the path taken) and `TILEC_PRINT_BUFFER_MB` (the runtime's print buffer; a kernel reads its capacity
-#: from the buffer's header); `TILEC_ERF_F32` is read by the interpreter too.
+#: from the buffer's header); `TILEC_ERF_F32` and `TILEC_ATAN2_F32` are read by the interpreter too. A new switch
+#: gets an entry here (its `code` by the same question: can its value change a kernel's LLVM text, PTX or ABI?).
 SWITCHES: dict[str, Switch] = {s.name: s for s in (
     Switch("TILEC_ACC_PAIRS", _CODE, "a GEMM epilogue's two adjacent narrow columns in one load (hcliff13)"),
     Switch("TILEC_ACC_REDUCE_CHAINS", _CODE, "independent chains of an accumulator-layout reduction"),

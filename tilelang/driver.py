@@ -222,6 +222,7 @@ def check_declared_dims(program: Any, sink: DiagnosticSink) -> None:
     from tilelang.sema.types import PartitionT, RefT, TensorT
 
     lowered: dict[Any, Any] = {}
+    reported: set[int] = set()  # the instances whose claims conflict, said once (`_conflicting_claims`)
     for call, inst in program.instantiations.items():
         info = program.callee_of(call)
         if info is None or not info.is_kernel or \
@@ -239,6 +240,8 @@ def check_declared_dims(program: Any, sink: DiagnosticSink) -> None:
         kernel = lowered[key]
         if kernel is None or not kernel.claims:
             continue
+        if _conflicting_claims(kernel, call, sink, reported):
+            continue
         args = [a.value for a in call.args if a.name is None]
         shapes = []
         for a in args:
@@ -254,6 +257,34 @@ def check_declared_dims(program: Any, sink: DiagnosticSink) -> None:
             shown = tuple(-1 if n is None else n for n in shape)
             sink.emit(arg_dims.claim_diagnostic(kernel, c, shown, args[c.param].span))
             break
+
+
+def _conflicting_claims(kernel: Any, call: Any, sink: DiagnosticSink, reported: set[int]) -> bool:
+    """E0501 where two written types declare different sizes for one dimension of a kernel's tensor (`first(x)`
+    of `[16]` and `half(x)` of `[8]`): no launch can give it both, so the instance is refused here, not at
+    each launch. True when reported (once an instance)."""
+    from tilelang.diagnostics.codes.launch import DIM_MISMATCH
+    from tilelang.diagnostics.model import Diagnostic
+
+    seen: dict[tuple[int, int], Any] = {}
+    for c in kernel.claims:
+        other = seen.setdefault((c.param, c.dim), c)
+        if other.size == c.size:
+            continue
+        name = kernel.params[c.param].name
+        if id(kernel) in reported:
+            return True
+        reported.add(id(kernel))
+        sink.emit(Diagnostic.error(
+            DIM_MISMATCH, f"dimension {c.dim} of `{name}` is declared {other.size} by {other.owner} and {c.size} "
+                          f"by {c.owner}: no launch of `{kernel.name}` can give it both")
+            .primary(c.arg, f"`{name}` reaches {c.owner} here")
+            .secondary(other.arg, f"and {other.owner} here")
+            .secondary(c.decl, c.label).secondary(other.decl, other.label)
+            .secondary(call.span, "the launch that makes this instance")
+            .with_help(f"declare the dimension `?` in one of them ({c.where} or {other.where}), or give them one size"))
+        return True
+    return False
 
 
 def _launches_in_host_instances(program: Any, direct: list[tuple[str, dict[str, Any], Any]]) -> list[Any]:

@@ -696,11 +696,16 @@ class HostEvaluator:
         return text if text and "\n" not in text and len(text) <= 60 else None
 
     def _size_of(self, scope: _Scope) -> Callable[[ast.Expr], int | None]:
-        """A written dimension's value in `scope` (its function's const generics, the module's constants),
-        None where it has none (for `host_args.declared_mismatch`)."""
+        """A written dimension's value as a type's names read: the function's const generics (its outermost
+        scope, where a body's `let N = 5;` is not) and the module's constants; None where it has none (for
+        `declared.declared_mismatch`)."""
+        root = scope
+        while root.parent is not None:
+            root = root.parent
+
         def size(expr: ast.Expr) -> int | None:
             try:
-                v = self.eval(expr, scope)
+                v = self.eval(expr, root)
             except (TileError, ICE):
                 return None
             return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) else None

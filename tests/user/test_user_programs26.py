@@ -486,9 +486,9 @@ CHECKS = {"q01_red_black_gauss_seidel": _q01, "q02_newton_fractal_complex": _q02
           "q20_cg_csr_f64_host_loop": _q20}
 
 # simulating a program takes ~1-130 s (2026-12-07, 2 busy cores); the default run simulates the cheapest two (q09's
-# fma TwoProduct and TwoSum folds, q15's f64 Newton loop and recurrence), the rest are `heavy`. q05 writes fixed paths under /tmp, so only
-# its interpreter run is in the suite (a simulated run beside it in another worker could read a file half
-# written); its two small kernels are plain element-wise and row-sum work.
+# fma TwoProduct and TwoSum folds, q15's f64 Newton loop and recurrence), the rest are `heavy`. q05 writes fixed
+# paths under /tmp, so only its interpreter run is in the suite (a simulated run beside it in another worker could
+# read a file half written); its two small kernels are plain element-wise and row-sum work.
 SIM_DEFAULT = ("q09_compensated_dot2", "q15_gauss_legendre_f64")
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]
 
@@ -502,3 +502,48 @@ SIM_TOL = {"q04_dgemm_f64_tails": 1e-12, "q09_compensated_dot2": 1e-3}
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "q*.tile", CHECKS, [(n, "sm_90a") for n in sorted(CHECKS) if n != "q05_npy_round_trip_gamma"], sim_tol=SIM_TOL,
     ptx=[(n, "sm_90a") for n in sorted(CHECKS)], heavy=HEAVY, heavy_ptx=HEAVY_PTX)
+
+
+def test_a_complex_npy_file_is_told_how_to_keep_its_values(tmp_path: Path) -> None:
+    """q07's spectrum saved by NumPy as complex64 (`np.save(path, np.fft.fft(x))`) and loaded by a Tile program:
+    E0713, whose help listed Tile's types only; it now says to save the real and imaginary parts as a last axis
+    of 2, which, applied, runs: a kernel's power spectrum of the pairs against NumPy's. A float128 file is told
+    to save float64."""
+    import io
+
+    import tilelang.run as run
+    from tilelang.diagnostics.model import TileError
+
+    spec = np.fft.fft(np.random.default_rng(7).standard_normal((4, 16))).astype(np.complex64)
+    path = tmp_path / "spec.npy"
+    np.save(path, spec)
+    prog = tmp_path / "power.tile"
+    prog.write_text(
+        "kernel fn power<const R: i32>(p: &mut Tensor<f32, [R, 16]>, z: &Tensor<f32, [?, 16, 2]>) {\n"
+        "    let t = z.partition([R, 16, 2]).load([block_id(0), 0, 0]);\n"
+        "    p.store((t * t).sum(2));\n}\n"
+        f'fn main() {{\n    let z: Tensor<f32, [?, 16, 2]> = load_npy("{path}");\n'
+        "    let mut p = zeros::<f32>([4, 16]);\n    power::<2>(p.partition([2, 16]), &z).sync();\n"
+        "    print(p.shape());\n}\n", encoding="utf-8")
+    try:
+        run.execute(str(prog), "cpu", out=io.StringIO())
+        raise AssertionError("a complex64 file loaded")
+    except TileError as e:
+        d = e.diagnostics[0]
+        assert d.code == "E0713" and list(d.help) == [
+            "Tile has no complex type: save the real and imaginary parts as a last axis of 2, `np.save(path, "
+            "np.stack([a.real, a.imag], -1).astype(np.float32))`, and compute with them as pairs of f32 values"]
+    a = spec
+    np.save(path, np.stack([a.real, a.imag], -1).astype(np.float32))   # the help, applied
+    from userprog import run_program
+
+    tensors, out = run_program(prog)
+    np.testing.assert_allclose(tensors["p"], np.abs(spec) ** 2, rtol=1e-5)
+    assert out == "[4, 16]\n"
+    np.save(path, np.ones(3, np.longdouble))
+    try:
+        run.execute(str(prog), "cpu", out=io.StringIO())
+        raise AssertionError("a float128 file loaded")
+    except TileError as e:
+        d = e.diagnostics[0]
+        assert list(d.help) == ["save it as float64 (`a.astype(np.float64)`), the widest float Tile has"]

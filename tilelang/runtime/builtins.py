@@ -70,6 +70,7 @@ from tilelang.runtime.tensor import (
     float_to_int,
     format_tensor,
     normalise,
+    npy_dtype_help,
 )
 from tilelang.sema.program import Program
 from tilelang.source import SourceMap, Span
@@ -600,8 +601,7 @@ class Builtins:
         if dt is None:
             raise TileError(Diagnostic.error(
                 rcodes.NPY_FORMAT, f"`{path}` holds `{arr.dtype}` values, which Tile has no type for")
-                .primary(call.span, "loaded here")
-                .with_help("save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"))
+                .primary(call.span, "loaded here").with_help(npy_dtype_help(arr.dtype)))
         return self._new(arr.astype(native), dt)  # a 0-D array loads 0-D (`Tensor.from_numpy`)
 
     def _assert(self, call: ast.Call, scope: Any) -> Any:

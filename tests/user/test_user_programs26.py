@@ -547,3 +547,27 @@ def test_a_complex_npy_file_is_told_how_to_keep_its_values(tmp_path: Path) -> No
     except TileError as e:
         d = e.diagnostics[0]
         assert list(d.help) == ["save it as float64 (`a.astype(np.float64)`), the widest float Tile has"]
+
+
+def test_numpy_s_meshgrid_is_told_how_tile_writes_it(tmp_path: Path) -> None:
+    """q08/q14's grids written first as `let (xx, yy) = meshgrid(&x, &y);`: "define it (`fn meshgrid(..) { .. }`),
+    or import it with `use`". The help now writes both coordinates with `reshape` and `broadcast` (the call's own
+    names, borrows or not), which, applied, gives NumPy's meshgrid."""
+    from userprog import first_error, run_program
+
+    f = tmp_path / "g.tile"
+    head = "fn main() {\n    let xs = arange::<f32>(4) * 0.5;\n    let ys = arange::<f32>(3) - 1.0;\n"
+    for call in ("meshgrid(&xs, &ys)", "meshgrid(xs, ys)"):
+        f.write_text(head + f"    let (gx, gy) = {call};\n    print(gx.shape(), gy.shape());\n}}\n", encoding="utf-8")
+        d = first_error(f)
+        assert d.code == "E0102" and d.help[0].startswith(
+            "`xs.reshape([1, NX]).broadcast([NY, NX])` and `ys.reshape([NY, 1]).broadcast([NY, NX])`, with NX and "
+            "NY the lengths of `xs` and `ys`"), d.help
+    f.write_text(head + "    let gx = xs.reshape([1, 4]).broadcast([3, 4]);\n"
+                 "    let gy = ys.reshape([3, 1]).broadcast([3, 4]);\n    print(gx.shape(), gy.shape());\n}\n",
+                 encoding="utf-8")
+    tensors, out = run_program(f)
+    want = np.meshgrid(np.arange(4) * 0.5, np.arange(3) - 1.0)
+    np.testing.assert_array_equal(tensors["gx"], want[0])
+    np.testing.assert_array_equal(tensors["gy"], want[1])
+    assert out == "[3, 4] [3, 4]\n"

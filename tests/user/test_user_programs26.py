@@ -28,6 +28,8 @@ in the areas rounds 1-25 took least.
 - q19: SPH density and symmetric pressure accelerations, all pairs in tiles (momentum conserved).
 - q20: conjugate gradients in f64 with a CSR SpMV (a block's nonzeros as one run, rows by counting row starts),
   partial dots, axpy kernels and a host `while` loop.
+- q21: the 3-D wave equation by leapfrog in [4, 8, 8] tiles, each axis's shift by `permute` and a 0/1 product,
+  the six halo faces read at any position, three buffers rotated by moves.
 
 Each runs on the interpreter and is checked against NumPy written independently of the program; the NVPTX
 simulator at sm_90a runs all but q05 (two by default, the rest `heavy`), and the PTX assembles for sm_90a.
@@ -474,6 +476,21 @@ def _q20(t: Tensors, out: str) -> None:
     assert out == "true true\n"
 
 
+def _q21(t: Tensors, out: str) -> None:
+    z, y, x = np.meshgrid(np.arange(8), np.arange(16), np.arange(16), indexing="ij")
+    u0 = np.exp(-0.5 * ((z - 3.5) ** 2 + (y - 7.0) ** 2 + (x - 8.0) ** 2))
+    np.testing.assert_allclose(t["u0"], u0, rtol=1e-6, atol=1e-7)
+    prev, u = u0.copy(), u0.copy()
+    for _ in range(12):
+        p = np.pad(u, 1)
+        lap = (p[:-2, 1:-1, 1:-1] + p[2:, 1:-1, 1:-1] + p[1:-1, :-2, 1:-1] + p[1:-1, 2:, 1:-1]
+               + p[1:-1, 1:-1, :-2] + p[1:-1, 1:-1, 2:] - 6 * u)
+        prev, u = u, 2 * u - prev + 0.09 * lap
+    np.testing.assert_allclose(t["u"], u, atol=2e-5)
+    np.testing.assert_allclose(t["prev"], prev, atol=2e-5)
+    assert out == "true true\n"
+
+
 CHECKS = {"q01_red_black_gauss_seidel": _q01, "q02_newton_fractal_complex": _q02, "q03_monte_carlo_pi_hash": _q03,
           "q04_dgemm_f64_tails": _q04, "q05_npy_round_trip_gamma": _q05,
           "q06_particle_binning_counting_sort": _q06, "q07_radix2_fft_rows": _q07,
@@ -483,7 +500,7 @@ CHECKS = {"q01_red_black_gauss_seidel": _q01, "q02_newton_fractal_complex": _q02
           "q14_gray_scott_torus_tiles": _q14, "q15_gauss_legendre_f64": _q15,
           "q16_otsu_threshold_u8": _q16, "q17_jpeg_dct8_quantise": _q17,
           "q18_adaptive_rk23_pendulums": _q18, "q19_sph_density_pressure": _q19,
-          "q20_cg_csr_f64_host_loop": _q20}
+          "q20_cg_csr_f64_host_loop": _q20, "q21_wave3d_leapfrog_tiles": _q21}
 
 # simulating a program takes ~1-130 s (2026-12-07, 2 busy cores); the default run simulates the cheapest two (q09's
 # fma TwoProduct and TwoSum folds, q15's f64 Newton loop and recurrence), the rest are `heavy`. q05 writes fixed

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# huser27 (2026-12-07, round 26; no device time of its own): round 26's user programs (tests/user/programs/q01-q20,
+# huser27 (2026-12-07, round 26; no device time of its own): round 26's user programs (tests/user/programs/q01-q21,
 # a scientific-computing user's: stencils, Gauss-Seidel, FFT, Monte Carlo, LBM, SPH, CG, quadrature, images)
 # on a real GPU, each run once: its tensors against the interpreter's (floats with tests/user/test_user_gpu.py's
 # tolerances, f32 2e-3 and f64 1e-6; integers and bools exact, else "ok~ N differ" where a discrete decision
@@ -8,7 +8,7 @@
 # (test_user_programs26.CHECKS) on the GPU's tensors; then benchmarks/huser27_bench.py: seven kernels with a
 # PyTorch equivalent on CUDA tensors through the Python API, each compared with NumPy/PyTorch and timed against
 # PyTorch (a table: Tile ms, torch ms, torch / Tile).
-# Expected (written before any run): 20 "ok" lines (llsim agreed at sm_90a on q01-q04, q06-q20: integers exact,
+# Expected (written before any run): 21 "ok" lines (llsim agreed at sm_90a on q01-q04, q06-q21: integers exact,
 # floats within 1e-5, q04 2e-14, q09's naive sum 6e-5), q05 perhaps "ok~" (a pixel or two one level apart).
 # Ratios, guesses: q04's DGEMM (32 x 32 x 16 f64 tiles, no f64 tensor-core path assumed) 0.1-0.5x cuBLAS; q07's
 # FFT-32 + inverse in one kernel vs two cuFFT calls 0.5-2x (memory-bound, 5 stages in registers, the bit reversal

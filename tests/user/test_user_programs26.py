@@ -28,6 +28,8 @@ in the areas rounds 1-25 took least.
 - q19: SPH density and symmetric pressure accelerations, all pairs in tiles (momentum conserved).
 - q20: conjugate gradients in f64 with a CSR SpMV (a block's nonzeros as one run, rows by counting row starts),
   partial dots, axpy kernels and a host `while` loop.
+- q21: the 3-D wave equation by leapfrog in [4, 8, 8] tiles, each axis's shift by `permute` and a 0/1 product,
+  the six halo faces read at any position, three buffers rotated by moves.
 
 Each runs on the interpreter and is checked against NumPy written independently of the program; the NVPTX
 simulator at sm_90a runs all but q05 (two by default, the rest `heavy`), and the PTX assembles for sm_90a.
@@ -474,6 +476,21 @@ def _q20(t: Tensors, out: str) -> None:
     assert out == "true true\n"
 
 
+def _q21(t: Tensors, out: str) -> None:
+    z, y, x = np.meshgrid(np.arange(8), np.arange(16), np.arange(16), indexing="ij")
+    u0 = np.exp(-0.5 * ((z - 3.5) ** 2 + (y - 7.0) ** 2 + (x - 8.0) ** 2))
+    np.testing.assert_allclose(t["u0"], u0, rtol=1e-6, atol=1e-7)
+    prev, u = u0.copy(), u0.copy()
+    for _ in range(12):
+        p = np.pad(u, 1)
+        lap = (p[:-2, 1:-1, 1:-1] + p[2:, 1:-1, 1:-1] + p[1:-1, :-2, 1:-1] + p[1:-1, 2:, 1:-1]
+               + p[1:-1, 1:-1, :-2] + p[1:-1, 1:-1, 2:] - 6 * u)
+        prev, u = u, 2 * u - prev + 0.09 * lap
+    np.testing.assert_allclose(t["u"], u, atol=2e-5)
+    np.testing.assert_allclose(t["prev"], prev, atol=2e-5)
+    assert out == "true true\n"
+
+
 CHECKS = {"q01_red_black_gauss_seidel": _q01, "q02_newton_fractal_complex": _q02, "q03_monte_carlo_pi_hash": _q03,
           "q04_dgemm_f64_tails": _q04, "q05_npy_round_trip_gamma": _q05,
           "q06_particle_binning_counting_sort": _q06, "q07_radix2_fft_rows": _q07,
@@ -483,12 +500,12 @@ CHECKS = {"q01_red_black_gauss_seidel": _q01, "q02_newton_fractal_complex": _q02
           "q14_gray_scott_torus_tiles": _q14, "q15_gauss_legendre_f64": _q15,
           "q16_otsu_threshold_u8": _q16, "q17_jpeg_dct8_quantise": _q17,
           "q18_adaptive_rk23_pendulums": _q18, "q19_sph_density_pressure": _q19,
-          "q20_cg_csr_f64_host_loop": _q20}
+          "q20_cg_csr_f64_host_loop": _q20, "q21_wave3d_leapfrog_tiles": _q21}
 
 # simulating a program takes ~1-130 s (2026-12-07, 2 busy cores); the default run simulates the cheapest two (q09's
-# fma TwoProduct and TwoSum folds, q15's f64 Newton loop and recurrence), the rest are `heavy`. q05 writes fixed paths under /tmp, so only
-# its interpreter run is in the suite (a simulated run beside it in another worker could read a file half
-# written); its two small kernels are plain element-wise and row-sum work.
+# fma TwoProduct and TwoSum folds, q15's f64 Newton loop and recurrence), the rest are `heavy`. q05 writes fixed
+# paths under /tmp, so only its interpreter run is in the suite (a simulated run beside it in another worker could
+# read a file half written); its two small kernels are plain element-wise and row-sum work.
 SIM_DEFAULT = ("q09_compensated_dot2", "q15_gauss_legendre_f64")
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]
 
@@ -502,3 +519,72 @@ SIM_TOL = {"q04_dgemm_f64_tails": 1e-12, "q09_compensated_dot2": 1e-3}
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     "q*.tile", CHECKS, [(n, "sm_90a") for n in sorted(CHECKS) if n != "q05_npy_round_trip_gamma"], sim_tol=SIM_TOL,
     ptx=[(n, "sm_90a") for n in sorted(CHECKS)], heavy=HEAVY, heavy_ptx=HEAVY_PTX)
+
+
+def test_a_complex_npy_file_is_told_how_to_keep_its_values(tmp_path: Path) -> None:
+    """q07's spectrum saved by NumPy as complex64 (`np.save(path, np.fft.fft(x))`) and loaded by a Tile program:
+    E0713, whose help listed Tile's types only; it now says to save the real and imaginary parts as a last axis
+    of 2, which, applied, runs: a kernel's power spectrum of the pairs against NumPy's. A float128 file is told
+    to save float64."""
+    import io
+
+    import tilelang.run as run
+    from tilelang.diagnostics.model import TileError
+
+    spec = np.fft.fft(np.random.default_rng(7).standard_normal((4, 16))).astype(np.complex64)
+    path = tmp_path / "spec.npy"
+    np.save(path, spec)
+    prog = tmp_path / "power.tile"
+    prog.write_text(
+        "kernel fn power<const R: i32>(p: &mut Tensor<f32, [R, 16]>, z: &Tensor<f32, [?, 16, 2]>) {\n"
+        "    let t = z.partition([R, 16, 2]).load([block_id(0), 0, 0]);\n"
+        "    p.store((t * t).sum(2));\n}\n"
+        f'fn main() {{\n    let z: Tensor<f32, [?, 16, 2]> = load_npy("{path}");\n'
+        "    let mut p = zeros::<f32>([4, 16]);\n    power::<2>(p.partition([2, 16]), &z).sync();\n"
+        "    print(p.shape());\n}\n", encoding="utf-8")
+    try:
+        run.execute(str(prog), "cpu", out=io.StringIO())
+        raise AssertionError("a complex64 file loaded")
+    except TileError as e:
+        d = e.diagnostics[0]
+        assert d.code == "E0713" and list(d.help) == [
+            "Tile has no complex type: save the real and imaginary parts as a last axis of 2, `np.save(path, "
+            "np.stack([a.real, a.imag], -1).astype(np.float32))`, and compute with them as pairs of f32 values"]
+    a = spec
+    np.save(path, np.stack([a.real, a.imag], -1).astype(np.float32))   # the help, applied
+    from userprog import run_program
+
+    tensors, out = run_program(prog)
+    np.testing.assert_allclose(tensors["p"], np.abs(spec) ** 2, rtol=1e-5)
+    assert out == "[4, 16]\n"
+    np.save(path, np.ones(3, np.longdouble))
+    try:
+        run.execute(str(prog), "cpu", out=io.StringIO())
+        raise AssertionError("a float128 file loaded")
+    except TileError as e:
+        d = e.diagnostics[0]
+        assert list(d.help) == ["save it as float64 (`a.astype(np.float64)`), the widest float Tile has"]
+
+
+def test_numpy_s_meshgrid_is_told_how_tile_writes_it(tmp_path: Path) -> None:
+    """q08/q14's grids written first as `let (xx, yy) = meshgrid(&x, &y);`: "define it (`fn meshgrid(..) { .. }`),
+    or import it with `use`". The help now writes both coordinates with `reshape` and `broadcast` (the call's own
+    names, borrows or not), which, applied, gives NumPy's meshgrid."""
+    from userprog import first_error, run_program
+
+    f = tmp_path / "g.tile"
+    head = "fn main() {\n    let xs = arange::<f32>(4) * 0.5;\n    let ys = arange::<f32>(3) - 1.0;\n"
+    for call in ("meshgrid(&xs, &ys)", "meshgrid(xs, ys)"):
+        f.write_text(head + f"    let (gx, gy) = {call};\n    print(gx.shape(), gy.shape());\n}}\n", encoding="utf-8")
+        d = first_error(f)
+        assert d.code == "E0102" and d.help[0].startswith(
+            "`xs.reshape([1, NX]).broadcast([NY, NX])` and `ys.reshape([NY, 1]).broadcast([NY, NX])`, with NX and "
+            "NY the lengths of `xs` and `ys`"), d.help
+    f.write_text(head + "    let gx = xs.reshape([1, 4]).broadcast([3, 4]);\n"
+                 "    let gy = ys.reshape([3, 1]).broadcast([3, 4]);\n    print(gx.shape(), gy.shape());\n}\n",
+                 encoding="utf-8")
+    tensors, out = run_program(f)
+    want = np.meshgrid(np.arange(4) * 0.5, np.arange(3) - 1.0)
+    np.testing.assert_array_equal(tensors["gx"], want[0])
+    np.testing.assert_array_equal(tensors["gy"], want[1])
+    assert out == "[3, 4] [3, 4]\n"

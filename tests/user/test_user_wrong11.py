@@ -303,7 +303,7 @@ def test_repl_help_of_another_library_s_name_says_how_tile_writes_it() -> None:
 
 
 @pytest.mark.parametrize(("call", "hint", "fixed", "printed"), [
-    ("linspace(0.0, 1.0, 5)", "`arange::<f32>(n) * ((stop - start) / ((n - 1) as f32)) + start`",
+    ("linspace(0.0, 1.0, 5)", "`arange::<f32>(5) * ((1.0 - 0.0) / ((5 - 1) as f32)) + 0.0`",
      "arange::<f32>(5) * ((1.0 - 0.0) / ((5 - 1) as f32)) + 0.0", "Tensor<f32, [5]> [ 0.0, 0.25,  0.5, 0.75,  1.0]"),
     ("eye::<f32>(2)", "`(arange::<i32>(n).reshape([n, 1]) == arange::<i32>(n).reshape([1, n])) as f32`",
      "(arange::<i32>(2).reshape([2, 1]) == arange::<i32>(2).reshape([1, 2])) as f32",

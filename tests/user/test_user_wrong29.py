@@ -21,6 +21,9 @@ program checked against NumPy (round 26's checks, tests/user/test_user_programs2
   clamp the index into the own tile's range, which ran and read the block's own element in silence. An index
   of `block_id` times a size is now told that nested tiles are the own tile's, from 0, and to read the
   neighbours from a `&` tensor of the values before the step (applied below: `prev`, a clone a step).
+- t05 square tiles (`out: &mut Tensor<f32, [B, B]>`) partitioned with one size, `out.partition([16])`: E0217,
+  whose help gave `[16, 30]` (the whole length of the axis left out), which `B` cannot be twice (E0214). A
+  generic named twice in the kernel's tile now takes the size given once, `[16, 16]`.
 """
 
 from __future__ import annotations
@@ -107,6 +110,17 @@ def _t04(t: dict[str, np.ndarray], out: str) -> None:
     assert out == "true\n"
 
 
+FIXES["t05_square_tile_given_one_size"] = (
+    "give one tile dimension per tensor dimension (2): the kernel's tile is `[B, B]`, so "
+    "`out.partition([16, 16])`",
+    [("out.partition([16])", "out.partition([16, 16])")])
+
+
+def _t05(t: dict[str, np.ndarray], out: str) -> None:
+    np.testing.assert_allclose(t["out"], np.minimum(t["img"] * np.float32(1.5), 1), rtol=1e-6)
+    assert out == "[30, 30]\n"
+
+
 def _t03(t: dict[str, np.ndarray], out: str) -> None:
     x = t["x"].astype(np.float64)
     want = ((x[0::2] + x[1::2]) / 2).reshape(4, 32).max(1)
@@ -116,6 +130,7 @@ def _t03(t: dict[str, np.ndarray], out: str) -> None:
 
 FIXED = {"t01_fold_of_a_generic_lane_count": CHECKS["q09_compensated_dot2"],
          "t03_half_size_generic_by_division": _t03, "t04_neighbour_through_own_tile": _t04,
+         "t05_square_tile_given_one_size": _t05,
          "t02_one_tile_output_beside_a_grid": CHECKS["q15_gauss_legendre_f64"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,

@@ -105,8 +105,13 @@ MATH_HABITS: dict[str, str] = {
               "(`(a.reshape([M, K, 1]) * b.reshape([1, K, N])).sum(1)`)",
     "ones_like": "make a tensor or tile of the shape you need: `ones::<f32>([..])` (on the host, of `{x}`'s: "
                  "`ones::<f32>([{x}.shape()[0]])` for a 1-D one)",
-    "linspace": "`arange::<f32>(n) * ((stop - start) / ((n - 1) as f32)) + start` (n values from start to stop)",
+    # (round 26: the call's own start, stop and count, so that the help runs as it is; `MATH_ARGS`)
+    "linspace": "`arange::<f32>(n) * ((stop - {x}) / ((n - 1) as f32)) + {x}`: the `n` values from `{x}` to `stop`",
     "eye": "`(arange::<i32>(n).reshape([n, 1]) == arange::<i32>(n).reshape([1, n])) as f32`",
+    # round 26 (huser27): a grid's coordinates (was "define it (`fn meshgrid(..) { .. }`)")
+    "meshgrid": "`{x}.reshape([1, NX]).broadcast([NY, NX])` and `y.reshape([NY, 1]).broadcast([NY, NX])`, with NX "
+                "and NY the lengths of `{x}` and `y` (NumPy's default indexing, \"xy\": rows follow `y`); or "
+                "build them from `arange` of the grid's shape",
     "identity": "`(arange::<i32>(n).reshape([n, 1]) == arange::<i32>(n).reshape([1, n])) as f32`",
     "randint": "`(rand::<f32>(shape, seed) * (hi - lo) as f32) as i32 + lo` draws integers in lo..hi (`rand` is "
                "uniform in [0, 1))",
@@ -144,7 +149,8 @@ MATH_HABITS: dict[str, str] = {
 
 #: the second operand's name in the help of a two-operand function above (`hypot(a, b)`, `a.hypot(b)`): the call's
 #: argument replaces it (round 22: the help of `a.hypot(b)` was `sqrt(x * x + y * y)`)
-MATH_ARGS: dict[str, tuple[str, ...]] = {"hypot": ("y",), "fmod": ("y",), "remainder": ("y",), "copysign": ("y",)}
+MATH_ARGS: dict[str, tuple[str, ...]] = {"hypot": ("y",), "fmod": ("y",), "remainder": ("y",), "copysign": ("y",),
+                                         "meshgrid": ("y",), "linspace": ("stop", "n")}
 
 #: Rust's methods of `f32`/`i32` values that Tile spells otherwise (round 15: `s.max(0.0)` was told to make a
 #: tile of `s`, `s.min(1.0)` "a similar name: `sin`", `s.ln()` a list of methods); `{0}`, `{1}`: the call's

@@ -63,7 +63,7 @@ from tilelang.limits import MAX_RANK
 from tilelang.runtime import host_domains as domains
 from tilelang.runtime.declared import npy_type_mismatch
 from tilelang.runtime.tensor import (TUNER_PICKS, Partition, Tensor, dtype_of_array, float_to_int, format_tensor,
-                                     normalise)
+                                     normalise, npy_dtype_help)
 from tilelang.sema.program import Program
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
@@ -589,8 +589,7 @@ class Builtins:
         if dt is None:
             raise TileError(Diagnostic.error(
                 rcodes.NPY_FORMAT, f"`{path}` holds `{arr.dtype}` values, which Tile has no type for")
-                .primary(call.span, "loaded here")
-                .with_help("save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"))
+                .primary(call.span, "loaded here").with_help(npy_dtype_help(arr.dtype)))
         if (bad := npy_type_mismatch(call, path, dt, self.ev.dtype_named)) is not None:
             raise TileError(bad)  # `load_npy::<f16>` of an `f32` file (hrev29)
         return self._new(arr.astype(native), dt)  # a 0-D array loads 0-D (`Tensor.from_numpy`)

@@ -171,6 +171,19 @@ EDGE_ITEMS = 3
 LINE_WIDTH = 80
 
 
+def npy_dtype_help(dt: np.dtype) -> str:
+    """E0713's help for a `.npy` file of a type Tile has none for (round 26: an FFT's complex64 output was told
+    only the list of types, not how to keep its values)."""
+    if dt.kind == "c":
+        real = "float32" if dt.itemsize <= 8 else "float64"
+        return (f"Tile has no complex type: save the real and imaginary parts as a last axis of 2, "
+                f"`np.save(path, np.stack([a.real, a.imag], -1).astype(np.{real}))`, and compute with them as "
+                f"pairs of {real.replace('float', 'f')} values")
+    if dt.kind == "f":
+        return "save it as float64 (`a.astype(np.float64)`), the widest float Tile has"
+    return "save it as one of bool, int8..int64, uint8..uint64, float16, float32, float64"
+
+
 def format_tensor(t: Tensor, values: np.ndarray | None = None) -> str:
     """`Tensor<f32, [2, 3]>` and the values, NumPy style, summarised with
     `...` when there are more than `SUMMARY_THRESHOLD` of them."""

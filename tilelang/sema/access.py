@@ -440,6 +440,13 @@ def _partition_rank_help(tcx: CheckCx, node: object, r: ast.Expr, shape: tuple[D
             sizes = iter(mine)
             fill = ", ".join(d if d.isdigit() else next(sizes) for d in tile)
             return f"{base}: the kernel's tile is `[{', '.join(tile)}]`, so `{x}.partition([{fill}])`"
+        names = list(dict.fromkeys(d for d in tile if not d.isdigit()))
+        if len(names) == len(mine) < len(tile) and all(n.isidentifier() for n in names):
+            # round 26: `out.partition([16])` for `out: &mut Tensor<f32, [B, B]>` was told `[16, 30]`, whose two
+            # sizes `B` cannot both be (E0214): a generic named twice takes the size given once
+            size = dict(zip(names, mine, strict=True))
+            fill = ", ".join(d if d.isdigit() else size[d] for d in tile)
+            return f"{base}: the kernel's tile is `[{', '.join(tile)}]`, so `{x}.partition([{fill}])`"
     missing = len(shape) - len(mine)
     if given is not None and len(given) == len(mine) and given[-1] is not None and given[-1] == shape[-1]:
         dims = ", ".join(["1"] * missing + mine)

@@ -144,9 +144,9 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
             habit = HABITS.get(name)
             if habit is None and name in MATH_HABITS:  # `tan(x)`: not `tanh`, the similar name
                 _check_args_only(tcx, e, fx)
-                x = (tcx.snippet(e.args[0].value) or "x") if e.args else "x"
+                x = (tcx.snippet(e.args[0].value) or "x").removeprefix("&") if e.args else "x"
                 spelt = MATH_HABITS[name]
-                more = [tcx.snippet(a.value) or "" for a in e.args[1:]]
+                more = [(tcx.snippet(a.value) or "").removeprefix("&") for a in e.args[1:]]   # values, not borrows
                 if name in MATH_ARGS and len(more) == len(MATH_ARGS[name]) and all(0 < len(a) < 30 for a in more):
                     spelt = with_args(spelt, MATH_ARGS[name], more)  # `hypot(a, b)`: b, not `y`
                 return tcx.emit(d.with_help(spelt.format(x=operand(x) if len(x) < 30 else "x")))

@@ -49,7 +49,8 @@ def replicas(em: Any, lay: object) -> tuple[int, str, int] | None:
 def emit(em: Any, op: ir.AtomicRMW, lay: BlockedView, rep: tuple[int, str, int],
          one: Any) -> None:
     """Issue `op` (a tile atomic in layout `lay`) round by round: round r's slots r R .. r R + R - 1, slot
-    r R + rho by copy rho. `one(coords, value, conds)` emits a guarded atomic (memory.MemoryOps.atomic's body)."""
+    r R + rho by copy rho. `one(coords, value, conds, after)` emits an atomic guarded by the conditions, the
+    bounds test and `after` (memory.MemoryOps.atomic's body)."""
     d, rho, copies = rep
     x = op.value
     dt = x.dtype
@@ -72,9 +73,8 @@ def emit(em: Any, op: ir.AtomicRMW, lay: BlockedView, rep: tuple[int, str, int],
             conds.append(chosen(valid, "i1"))
         coords = [chosen(v, reg_ty(i.dtype)) if isinstance(v, list) else v for v, i in zip(idx_vals, op.indices,
                                                                                             strict=True)]
-        if mask is not None:
-            conds.append(chosen(mask, "i1") if isinstance(mask, list) else mask)
-        one(coords, chosen(vals, reg_ty(dt)), conds)
+        after = [] if mask is None else [chosen(mask, "i1") if isinstance(mask, list) else mask]
+        one(coords, chosen(vals, reg_ty(dt)), conds, after)
 
 
 __all__ = ["emit", "enabled", "replicas"]

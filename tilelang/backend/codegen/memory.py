@@ -300,8 +300,8 @@ class MemoryOps(ArithOps):
             rmw = {ir.AtomicOp.ADD: "add", ir.AtomicOp.MAX: "max" if signed else "umax",
                    ir.AtomicOp.MIN: "min" if signed else "umin"}[op.op]
 
-        def one(coords: list[str], val: str, conds: list[str | None]) -> None:
-            ok = self.and_all([*conds, self.in_bounds(info, coords)])
+        def one(coords: list[str], val: str, conds: list[str | None], after: list[str | None]) -> None:
+            ok = self.and_all([*conds, self.in_bounds(info, coords), *after])
             go, jn = self.new_label("ae"), self.new_label("am")
             self.cbr(ok or "true", go, jn)
             self.label(go)
@@ -329,11 +329,12 @@ class MemoryOps(ArithOps):
             for idx in op.indices:
                 v = self.get(idx)
                 coords.append(v[n] if isinstance(v, list) else v)
+            after: list[str | None] = []
             if op.mask is not None:
                 m = self.get(op.mask)
-                conds.append(m[n] if isinstance(m, list) else m)
+                after.append(m[n] if isinstance(m, list) else m)
             val = self.get(x)
-            one(coords, val[n] if isinstance(val, list) else val, conds)
+            one(coords, val[n] if isinstance(val, list) else val, conds, after)
 
     def atomic_cas(self, aop: ir.AtomicOp, addr: str, val: str, dt: DType, mt: str) -> None:
         """`*addr = aop(*addr, val)` atomically, by a compare-and-swap loop on the bits."""

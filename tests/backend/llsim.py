@@ -334,7 +334,8 @@ _LAUNCH_BYTES = 256 << 20  # what it keeps at most (their buffers' bytes)
 
 
 _PROGRAMS: OrderedDict[tuple[Any, ...], Program] = OrderedDict()  # `_program`'s, least recently used first
-_PROGRAMS_KEPT = 24
+_PROGRAMS_KEPT = 12  # programs at most, and their texts' bytes (the parsed programs held ~20x their texts: 4.6 MB of
+_PROGRAMS_TEXT = 4 << 20  # attention kernels' LLVM, +85 MB of a worker's peak)
 
 
 def _program(text: str, smem_bytes: int) -> Program:
@@ -349,7 +350,10 @@ def _program(text: str, smem_bytes: int) -> Program:
     prog = _PROGRAMS.get(key)
     if prog is None:
         prog = _PROGRAMS[key] = Program(text, smem_bytes)
-        while len(_PROGRAMS) > _PROGRAMS_KEPT:
+        while len(_PROGRAMS) > 1 and (len(_PROGRAMS) > _PROGRAMS_KEPT
+                                      or sum(len(k[0]) for k in _PROGRAMS) > _PROGRAMS_TEXT):
+            _PROGRAMS.popitem(last=False)
+        if len(_PROGRAMS) > _PROGRAMS_KEPT:  # (`_PROGRAMS_KEPT` 0: none kept)
             _PROGRAMS.popitem(last=False)
     else:
         _PROGRAMS.move_to_end(key)

@@ -62,8 +62,9 @@ APPROX_ERROR = 0
 # settings' kernels) takes the kept buffers instead: the simulation is
 # deterministic, so they are what it would write. Not with a trace or a
 # `%globaltimer` read (those differ run to run), nor while a test records
-# the threads' registers (`Memory.regs_out`). False (or LLSIM_MEMO=0)
-# simulates every launch.
+# the threads' registers (`Memory.regs_out`). A kernel's text is parsed once a
+# process too (`_program`). False (or LLSIM_MEMO=0) simulates every launch
+# and parses every kernel.
 MEMO = os.environ.get("LLSIM_MEMO", "1") != "0"
 # A seed (0: off) for a perturbed schedule (`llsim_exec`): TMA loads land late
 # and out of order, wakes of mbarrier waiters are deferred, threads run in a
@@ -141,7 +142,7 @@ class SimDevice:
 
         gk = lower_gpu(kernel, self.arch, facts)
         text, abi = emit_llvm_text(gk, gk.facts, trace=self.trace, mark=self.trace_mark if self.trace else "")
-        return Program(text, abi.smem_bytes), abi, gk
+        return _program(text, abi.smem_bytes), abi, gk
 
     def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],
             facts: dict[str, Any] | None = None, queue_blocks: int = 3, order: str = "row-major") -> None:
@@ -330,6 +331,33 @@ class SimDevice:
 
 _LAUNCHES: OrderedDict[bytes, dict[Any, bytes]] = OrderedDict()  # `MEMO`'s launches, least recently used first
 _LAUNCH_BYTES = 256 << 20  # what it keeps at most (their buffers' bytes)
+
+
+_PROGRAMS: OrderedDict[tuple[Any, ...], Program] = OrderedDict()  # `_program`'s, least recently used first
+_PROGRAMS_KEPT = 12  # programs at most, and their texts' bytes (the parsed programs held ~20x their texts: 4.6 MB of
+_PROGRAMS_TEXT = 4 << 20  # attention kernels' LLVM, +85 MB of a worker's peak)
+
+
+def _program(text: str, smem_bytes: int) -> Program:
+    """The parsed kernel of `text`, parsed (and its blocks compiled, `llsim_blocks`) once a process while
+    `MEMO`: a test that compiles a kernel and then runs it, or runs one kernel on other inputs or grids, or
+    another test of the same kernel, parsed it each time (a third of a large kernel's simulation). A `Program`
+    keeps nothing of a launch (`compiled_ns["_mem"]` is set by each); the parse reads `UNDEF_FLOAT` and
+    `CONTRACT`, so they are in the key."""
+    if not MEMO:
+        return Program(text, smem_bytes)
+    key = (text, smem_bytes, UNDEF_FLOAT, CONTRACT)
+    prog = _PROGRAMS.get(key)
+    if prog is None:
+        prog = _PROGRAMS[key] = Program(text, smem_bytes)
+        while len(_PROGRAMS) > 1 and (len(_PROGRAMS) > _PROGRAMS_KEPT
+                                      or sum(len(k[0]) for k in _PROGRAMS) > _PROGRAMS_TEXT):
+            _PROGRAMS.popitem(last=False)
+        if len(_PROGRAMS) > _PROGRAMS_KEPT:  # (`_PROGRAMS_KEPT` 0: none kept)
+            _PROGRAMS.popitem(last=False)
+    else:
+        _PROGRAMS.move_to_end(key)
+    return prog
 
 
 def _launch_key(text: str, abi: Any, grid: tuple[int, ...], order: str, mem: Memory, regs: dict[str, Any]) -> bytes:

@@ -115,3 +115,31 @@ def test_off_or_with_recorded_registers_every_launch_is_simulated(blocks: list[i
     _launch(SimDevice(), x)
     assert len(blocks) == 8 and not llsim._LAUNCHES
     monkeypatch.undo()
+
+
+def test_a_kernel_is_parsed_once_while_the_settings_it_reads_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`llsim._program`: the same LLVM text (compile, then run; or another test of the kernel) is one parsed
+    `Program`; another setting the parse reads (`UNDEF_FLOAT`, `CONTRACT`) or `MEMO = False` parses again; a
+    memoised program still computes each launch's own inputs."""
+    monkeypatch.setattr(llsim, "_PROGRAMS", type(llsim._PROGRAMS)())
+    monkeypatch.setattr(llsim, "MEMO", True)
+    sim = SimDevice("sm_90a")
+    first = sim.compile(_kernel())[0]
+    assert sim.compile(_kernel())[0] is first
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    assert sim.compile(_kernel())[0] is not first
+    monkeypatch.setattr(llsim, "UNDEF_FLOAT", "0.0")
+    monkeypatch.setattr(llsim, "CONTRACT", False)
+    assert sim.compile(_kernel())[0] is not first
+    monkeypatch.setattr(llsim, "CONTRACT", True)
+    assert sim.compile(_kernel())[0] is first
+    monkeypatch.setattr(llsim, "MEMO", False)
+    assert sim.compile(_kernel())[0] is not first
+    monkeypatch.setattr(llsim, "MEMO", True)
+    x = np.ones(64, np.float32)
+    parsed = []
+    for a in (2.0, -3.0):  # (a new launch memo each: both launches run their blocks, on one program)
+        monkeypatch.setattr(llsim, "_LAUNCHES", type(llsim._LAUNCHES)())
+        np.testing.assert_array_equal(_launch(sim, x, a), np.arange(64, dtype=np.float32) + a)
+        parsed.append(len(llsim._PROGRAMS))
+    assert parsed[0] == parsed[1] <= 4, parsed

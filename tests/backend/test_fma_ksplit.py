@@ -305,3 +305,12 @@ kernel fn two(y: &mut Tensor<f32, [64, 4]>, z: &mut Tensor<f32, [128, 128]>, w: 
     text = print_gpu_kernel(lower_gpu(kir, "sm_90a", {p.name: TensorFacts(True, (True, True))
                                                       for p in kir.tensor_params}))
     assert " warps 8 " in text.splitlines()[0] and "k 64 in 8 parts" in text and "wpc=[1, 8]" in text, text
+
+
+@pytest.mark.parametrize(("dt", "M", "K"), [("f16", 40, 40), pytest.param("bf16", 64, 48, marks=pytest.mark.heavy)])
+def test_eight_tokens_no_ring_takes_leave_mma_sync_for_the_split(dt: str, M: int, K: int) -> None:
+    """8 tokens with K steps of 16 are an `mma.sync` product, but no ring takes N = 8 (sm_80's wants N % 16): the
+    FMA pipeline splits it as it does 4 tokens (x's 16-byte rows copied whole), and agrees (call 41, H200: the
+    mma.sync loop with no pipeline ran 0.29x torch)."""
+    text = _run(dt, 32, 16, 8, M, K)
+    assert "in 4 parts" in text and "widened once" in text and "mma.sync" not in text, text

@@ -52,7 +52,9 @@ gives such a loop the classic register-blocked SGEMM (CUTLASS's SIMT GEMM):
   one token's [K, 1] column, where the tensor is [?, 1] (its elements
   consecutive), as one run of 16-byte chunks into a [K, 1] ring (`_flat`,
   `CpAsyncTile.flat`), the last chunk cut at the tensor's end
-  (`TILEC_FMA_NARROW=0`: both keep the FMA loop);
+  (`TILEC_FMA_NARROW=0`: both keep the FMA loop); an `mma.sync` product of
+  2-byte inputs that no ring took (N % 16: 8 tokens) and that splits
+  (`_skinny_mma`), under the same switch;
 - split-K among warps (`_split`, `split_layout`; hgemv; `TILEC_FMA_KSPLIT=0`
   off): where the accumulator starts as zeros and is too small to give each
   warp its own elements (no layout splits it among the warps: a 16-row
@@ -358,8 +360,8 @@ def _chunked(ctx: PassContext, ld: ir.Load, defs: dict[int, object], item: int, 
     of it, each row's start then as aligned."""
     f = ctx.fact(ld.tensor)
     epc = chunk // item
-    if chunk < 16:
-        last = k.tensor(ld.tensor).dims[-1] if k is not None else None
+    last = k.tensor(ld.tensor).dims[-1] if k is not None else None
+    if chunk < 16 or (item == 2 and last == epc):  # (a [K, 8] 2-byte operand: one chunk a row, whole)
         return (f.aligned16 and not f.bf16_f32 and last is not None and last % epc == 0
                 and _multiple(ld.offsets[-1], defs) % epc == 0)
     return (f.aligned16 and len(f.dims_div16) == len(ld.offsets) and f.dims_div16[-1]
@@ -384,8 +386,26 @@ def _flat(ctx: PassContext, k: g.GpuKernel, ld: ir.Load, K: int, item: int, defs
             and K % epc == 0 and _multiple(ld.offsets[0], defs) % epc == 0)
 
 
+def _skinny_mma(k: g.GpuKernel, op: ir.For) -> tuple[g.DotOp, dict[int, object], dict[int, int]] | None:
+    """An `mma.sync` product that no ring took (8 tokens: sm_80's ring wants N % 16, the Hopper GEMM refused)
+    of 2-byte inputs into f32 with an accumulator small enough to split (`_split`): the FMA pipeline takes it
+    (call 41, H200: 8 tokens on mma.sync with no pipeline ran 0.29x torch, 4 tokens split 1.12x)."""
+    found = lone_dot(k, op, "mma.sync")
+    if found is None or not narrow_enabled():
+        return None
+    dot = found[0]
+    M, N = dot.acc.shape
+    if (dot.a.dtype not in _HALF or dot.acc.dtype is not DType.F32 or N % 16 == 0
+            or M * N >= 32 * SPLIT_WARPS * SPLIT_BELOW):
+        return None
+    return found
+
+
 def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None) -> _Plan | None:
     found = lone_dot(k, op, "fma")
+    skinny = found is None
+    if skinny:
+        found = _skinny_mma(k, op)
     if found is None:
         return None
     dot, defs, count = found
@@ -438,7 +458,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     parts = 1
     if not any(trans) and (got := _split(k, ctx, op, M, N, K, v, warps, half, spt, layout, forced)) is not None:
         layout, parts, warps = got
-    if layout is None:
+    if layout is None or (skinny and parts == 1):
         return None
     # every ring row whole 16-byte chunks (the contiguous dim of each tile)
     conts = (K if a_mk else M, K if b_nk or col else N)
@@ -446,7 +466,8 @@ def _plan(k: g.GpuKernel, ctx: PassContext, op: ir.For, warps: int | None = None
     if not all(chunks):
         return None
     rings = (_ring(M, K, a_mk, trans[0], item), (1, K) if col else _ring(N, K, b_nk, trans[1], item))
-    vector = (_chunked(ctx, a, every, item, k, chunks[0]), flat or _chunked(ctx, b, every, item, k, chunks[1]))
+    vector = (_chunked(ctx, a, every, item, k, chunks[0]), flat or _chunked(ctx, b, every, item, k if half else None,
+                                                                                chunks[1]))
     if any(c < 16 and not v_ for c, v_ in zip(chunks, vector, strict=True)):
         return None  # (a narrow row's element copies would be 2 bytes: cp.async copies 4, 8 or 16)
     stage_bytes = sum(r * c for r, c in rings) * item

@@ -16,38 +16,7 @@
 set -uo pipefail
 . benchmarks/device_env.sh huser25
 nvidia-smi -L
-names=$(cd tests/user/programs && ls l[0-9][0-9]_*.tile | sed 's/\.tile$//' | tr '\n' ' ')
 echo "=== each program on the GPU: against the interpreter, then its NumPy check"
-timeout 100 python3 - $names <<'PY'
-import io, sys, time
-import numpy as np
-sys.path[:0] = ["tests/user", "tests"]
-import tilelang.run as run
-from userprog import program_tensors
-from test_user_programs24 import CHECKS
-from test_user_gpu import GPU_TOL, _is_bf16
-for name in sys.argv[1:]:
-    t0 = time.time()
-    try:
-        path = f"tests/user/programs/{name}.tile"
-        cpu = run.execute(path, "cpu", out=io.StringIO())
-        out = io.StringIO()
-        gpu = run.execute(path, "gpu", out=out)
-        assert gpu.device.kind == "gpu"
-        want, got = program_tensors(cpu), program_tensors(gpu)
-        assert sorted(got) == sorted(want)
-        for k, w in want.items():
-            if w.dtype.kind == "f":
-                tol = GPU_TOL["bf16" if _is_bf16(cpu, k) else {2: "f16", 4: "f32", 8: "f64"}[w.dtype.itemsize]]
-                np.testing.assert_allclose(got[k].astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol,
-                                           err_msg=k, equal_nan=True)
-            else:
-                np.testing.assert_array_equal(got[k], w, err_msg=k)
-        CHECKS[name](got, out.getvalue())
-        print(f"{name:36s} ok      {time.time() - t0:5.1f} s", flush=True)
-    except Exception as e:  # noqa: BLE001 - report and go on
-        msg = str(e).strip().splitlines()
-        print(f"{name:36s} FAILED  {type(e).__name__}: {' | '.join(msg[:3])[:200]}", flush=True)
-PY
+timeout 100 python3 benchmarks/user_programs_gpu.py test_user_programs24 l
 echo "=== the kernels with a PyTorch equivalent, timed against it"
 timeout 60 python3 benchmarks/huser25_bench.py 2>&1 | tail -22

@@ -8,56 +8,13 @@ Tile faster)."""
 
 from __future__ import annotations
 
-import statistics
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _user_bench import CPU, F, P, arr, close, time_ms, torch
 
 import tilelang
-
-ROOT = Path(__file__).resolve().parents[1]
-P = ROOT / "tests" / "user" / "programs"
-CPU = "--cpu" in sys.argv
-if not CPU:
-    import torch
-    import torch.nn.functional as F
-
-
-def arr(x: np.ndarray) -> Any:
-    """`x` where the kernels run: a CUDA tensor, or the NumPy array itself on the interpreter."""
-    return x if CPU else torch.from_numpy(np.ascontiguousarray(x)).cuda()
-
-
-def host(x: Any) -> np.ndarray:
-    return x if CPU else x.float().cpu().numpy() if x.dtype == torch.bfloat16 else x.cpu().numpy()
-
-
-def time_ms(fn: Callable[[], Any], wait: bool, reps: int = 20) -> float:
-    if CPU:
-        h = fn()
-        if wait:
-            h.wait()
-        return float("nan")
-    for _ in range(3):
-        h = fn()
-        if wait:
-            h.wait()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(5_000_000)
-        a.record()
-        h = fn()
-        b.record()
-        if wait:
-            h.wait()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
 
 
 def bench(name: str, op: Any, ref: Callable[[], Any], check: Callable[[], str]) -> None:
@@ -70,12 +27,6 @@ def bench(name: str, op: Any, ref: Callable[[], Any], check: Callable[[], str]) 
               f"{verdict}", flush=True)
     except Exception as e:  # report and go on
         print(f"{name:34s} FAILED {type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", flush=True)
-
-
-def close(a: Any, b: Any, tol: float) -> str:
-    a, b = host(a).astype(np.float64), host(b).astype(np.float64)
-    err = float(np.max(np.abs(a - b) / (np.abs(b) + 1.0)))
-    return f"same (max rel {err:.1e})" if err <= tol else f"DIFFERENT (max rel {err:.1e} > {tol})"
 
 
 def main() -> None:

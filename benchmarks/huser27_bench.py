@@ -8,54 +8,13 @@ Tile faster)."""
 
 from __future__ import annotations
 
-import statistics
-import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _user_bench import CPU, F, P, arr, close, host, time_ms, torch
 
 import tilelang
-
-ROOT = Path(__file__).resolve().parents[1]
-P = ROOT / "tests" / "user" / "programs"
-CPU = "--cpu" in sys.argv
-if not CPU:
-    import torch
-    import torch.nn.functional as F
-
-
-def arr(x: np.ndarray) -> Any:
-    """`x` where the kernels run: a CUDA tensor, or the NumPy array itself on the interpreter."""
-    return x if CPU else torch.from_numpy(np.ascontiguousarray(x)).cuda()
-
-
-def host(x: Any) -> np.ndarray:
-    return x if isinstance(x, np.ndarray) else x.cpu().numpy()
-
-
-def time_ms(fn: Callable[[], Any], wait: bool, reps: int = 20) -> float:
-    if CPU:
-        return float("nan")
-    for _ in range(3):
-        h = fn()
-        if wait:
-            h.wait()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(5_000_000)
-        a.record()
-        h = fn()
-        b.record()
-        if wait:
-            h.wait()
-        b.synchronize()
-        ts.append(a.elapsed_time(b))
-    return statistics.median(ts)
-
 
 ROWS: list[tuple[str, float, float, str]] = []
 
@@ -64,16 +23,10 @@ def bench(name: str, op: Any, ref: Callable[[], Any] | None, check: Callable[[],
     op.sync()
     verdict = check()
     t_tile = time_ms(op.launch, True)
-    t_torch = time_ms(ref, False) if ref is not None else float("nan")
+    t_torch = time_ms(ref, False) if ref is not None and not CPU else float("nan")
     ROWS.append((name, t_tile, t_torch, verdict))
     print(f"{name:30s} tile {t_tile:8.3f} ms  torch {t_torch:8.3f} ms  torch/tile {t_torch / t_tile:6.2f}  {verdict}",
           flush=True)
-
-
-def close(a: Any, b: Any, tol: float) -> str:
-    a, b = host(a).astype(np.float64), host(b).astype(np.float64)
-    err = float(np.max(np.abs(a - b) / (np.abs(b) + 1.0)))
-    return f"same (max rel {err:.1e})" if err <= tol else f"DIFFERENT (max rel {err:.1e} > {tol})"
 
 
 def main() -> None:

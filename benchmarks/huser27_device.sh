@@ -21,41 +21,7 @@
 set -uo pipefail
 . benchmarks/device_env.sh huser27
 nvidia-smi -L
-names=$(cd tests/user/programs && ls q[0-9][0-9]_*.tile | sed 's/\.tile$//' | tr '\n' ' ')
 echo "=== each program on the GPU: against the interpreter, then its NumPy check"
-timeout 110 python3 - $names <<'PY'
-import io, sys, time
-import numpy as np
-sys.path[:0] = ["tests/user", "tests"]
-import tilelang.run as run
-from userprog import program_tensors
-from test_user_programs26 import CHECKS
-from test_user_gpu import GPU_TOL
-for name in sys.argv[1:]:
-    t0 = time.time()
-    try:
-        path = f"tests/user/programs/{name}.tile"
-        cpu = run.execute(path, "cpu", out=io.StringIO())
-        want = program_tensors(cpu)
-        out = io.StringIO()
-        gpu = run.execute(path, "gpu", out=out)
-        assert gpu.device.kind == "gpu"
-        got = program_tensors(gpu)
-        assert sorted(got) == sorted(want)
-        differ = 0
-        for k, w in want.items():
-            if w.dtype.kind == "f":
-                tol = {4: GPU_TOL["f32"], 8: GPU_TOL["f64"]}.get(w.dtype.itemsize, 2e-3)
-                np.testing.assert_allclose(got[k].astype(np.float64), w.astype(np.float64), rtol=tol, atol=tol,
-                                           err_msg=k, equal_nan=True)
-            else:
-                differ += int((got[k] != w).sum())
-        CHECKS[name](got, out.getvalue())
-        tag = "ok     " if differ == 0 else f"ok~ {differ} differ"
-        print(f"{name:38s} {tag}  {time.time() - t0:5.1f} s", flush=True)
-    except Exception as e:  # noqa: BLE001 - report and go on
-        msg = str(e).strip().splitlines()
-        print(f"{name:38s} FAILED  {type(e).__name__}: {' | '.join(msg[:3])[:200]}", flush=True)
-PY
+timeout 110 python3 benchmarks/user_programs_gpu.py test_user_programs26 q --count-int-differ --bf16-tol 2e-3
 echo "=== the kernels with a PyTorch equivalent, timed against it"
 timeout 60 python3 benchmarks/huser27_bench.py 2>&1 | tail -22

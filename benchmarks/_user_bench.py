@@ -1,0 +1,68 @@
+"""What the user rounds' benchmarks share (huser25_bench.py, huser26_bench.py, huser27_bench.py): a kernel of
+tests/user/programs timed on the GPU against PyTorch on the same CUDA tensors through the Python API, or, with
+`--cpu`, each call run once on NumPy arrays on the interpreter (no PyTorch, no timings).
+
+`torch` and `F` are None under `--cpu`."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+P = ROOT / "tests" / "user" / "programs"
+CPU = "--cpu" in sys.argv
+if CPU:
+    torch: Any = None
+    F: Any = None
+else:
+    import torch
+
+
+def arr(x: np.ndarray) -> Any:
+    """`x` where the kernels run: a CUDA tensor, or the NumPy array itself on the interpreter."""
+    return x if CPU else torch.from_numpy(np.ascontiguousarray(x)).cuda()
+
+
+def host(x: Any) -> np.ndarray:
+    """`x` (a CUDA tensor, bf16 widened to f32, or a NumPy array) as a NumPy array."""
+    return x if CPU else x.float().cpu().numpy() if x.dtype == torch.bfloat16 else x.cpu().numpy()
+
+
+def time_ms(fn: Callable[[], Any], wait: bool, reps: int = 20) -> float:
+    """The median ms of `fn` between CUDA events, the GPU kept busy while the host enqueues (`wait`: `fn` returns
+    a handle to wait on); under `--cpu` `fn` runs once and the time is NaN."""
+    if CPU:
+        h = fn()
+        if wait:
+            h.wait()
+        return float("nan")
+    for _ in range(3):
+        h = fn()
+        if wait:
+            h.wait()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(5_000_000)
+        a.record()
+        h = fn()
+        b.record()
+        if wait:
+            h.wait()
+        b.synchronize()
+        ts.append(a.elapsed_time(b))
+    return statistics.median(ts)
+
+
+def close(a: Any, b: Any, tol: float) -> str:
+    """"same" where `a` is within `tol` of `b` (relative to |b| + 1), else "DIFFERENT", with the error."""
+    a, b = host(a).astype(np.float64), host(b).astype(np.float64)
+    err = float(np.max(np.abs(a - b) / (np.abs(b) + 1.0)))
+    return f"same (max rel {err:.1e})" if err <= tol else f"DIFFERENT (max rel {err:.1e} > {tol})"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Issue 17 on the H200, heng (2026-12-07, session 14:26-17:26): does sm_90's decode plan, promoted on H100s only since
+# 2026-12-05, pay on the H200? The account (RESULTS.md, "heng: issue 17's H200 step"): the H200 step is ~2,472 us a token
+# at 4B 1,024 (call 41: 404.5 tok/s, 77.5 % of 522) against ~2,407 us if the H100's promotions had carried over as
+# microseconds (h17p's trace of 2026-12-04 less the H100 gains: `ge`+`rs`+peels ~0.3 us a layer, `gl` ~0.5, `me` ~0.4,
+# `kb` ~0.35, `tw` ~15 us a token); measured: ~+0.6 % over 2026-12-04's 402.0. Every form that places the next launch's
+# blocks early or reads its weights before its wait LOST on the H200 when it was measured there (2026-12-02/03: "late+loads"
+# with the four GEMVs peeled -3.0 %, "last" -4.4 %, `pe` -1.2 / -1.5 %), and the default now has "late+loads", three
+# GEMVs peeled, entry triggers at O and down (`ge`), gate/up's last-iteration trigger (`gl`) and the merge's (`me`).
+# The lever: `TILEC_DECODE_PLAN=noearly` (examples/llm/plan.py `PROFILES`, opt-in): those boundary forms off (pdl "late",
+# no ge / gl / me, QKV, gate/up, down at ST 1), the kernels' own promotions kept (rs, kb, tw, ea 3).
+# Rows (decode_ab.py, 4B, ctx 1,024, one process, mirrored; the same plan fields as the profile, so decode_ab needs no
+# environment):
+#   {}   the default (sm_90: PDL "late+loads", ge [o, down], gl [gate_up], me 1, rs 1, kb 1, tw, ST -1 on QKV/gate_up/down)
+#   N    noearly: {"pdl": "late", "ge": [], "gl": [], "me": 0, "st": {"qkv": 1, "gate_up": 1, "down": 1}}
+#   L    the default with no weight read before a wait: {"pdl": "late"} (the triggers and the peels kept)
+#   G    the default without O's and down's entry triggers: {"ge": []}
+#   GL   the default without gate/up's last-iteration trigger, down unpeeled: {"gl": [], "st": {"down": 1}}
+#   M    the default without the merge's entry trigger: {"me": 0}
+# EXPECTED on an H200 (copy ~4.27-4.29 TB/s, roofline ~522 tok/s; 1 us a layer = 36 us a token = ~1.45 % of the step),
+# written before any run:
+#   {}   404-410 tok/s (77.5-78.5 %; call 41's decode.py 404.5; decode_ab reads within ~1 % of decode.py)
+#   N    -1.5..+2.5 % against {} (central +0.5 %): +1..+3 % if the 2026-12-03 loss of early loads holds for today's
+#        three peeled GEMVs, less what ge / gl / me are worth here (+1.4 % on the H100: ~0.9 us a layer); a win of
+#        >= +0.5 % at 1,024 and >= 0 at 8,192 (STEP=more) would make it the H200's plan (the lead's promotion: plan_for
+#        picks it on a card of the H200's bandwidth)
+#   L    -1..+2 %   (the early loads alone; on the H100 the triggers without them lost 0.5 %)
+#   G    -1..+1 %   (H100 +0.4 % with the loads)
+#   GL   -1..+0.8 % (H100 +0.56 %)
+#   M    -0.8..+0.5 % (H100 +0.45 %)
+# None of these reaches 85 % (443 tok/s = +9 %): the ~15 us a layer over the bytes are inside the phases (the account).
+# One device step, <= ~150 s warm (engine load ~20-30 s, 12 rows of ~8 s, compiles of the variants' kernels):
+#   decode_ab.py --model 4b --contexts 1024, {} N L G GL M M GL G L N {}, 3 rounds of 4 replays
+# Optional steps, each its own call if device time is left:
+#   STEP=more  (<= 90 s): 4B at 8,192, {} N N {} (the long form: 32 splits, 2 attention blocks an SM)
+#   STEP=small (<= 90 s): 0.6B and 8B at 1,024, {} N N {}
+#   STEP=table (<= 250 s): decode.py --issue17 (issue 17's whole table in one process: 4B at 1,024 / 8,192 / 32,768 with
+#              the prefill of 2,048, 0.6B and 8B at 1,024, each against PyTorch eager and graph), then, if N won, 4B at
+#              1,024 under TILEC_DECODE_PLAN=noearly (NOEARLY=1). Expected: 4B 1,024 ~77.5 % (as call 41), 8,192 and 32,768 lower
+#              in tok/s and higher in % (the KV bytes count; H100 85.2 / 89.2 %), 0.6B ~45-55 % (launch-bound), 8B
+#              ~85-90 %, prefill >= 1.0x the reference (H100 1.17-1.28x, H200 2026-12-03 1.16x); ~40 s a model's start
+#              + ~10-20 s a row on a fresh machine (seconds per model printed)
+# Prints the rows and each variant folded (ab_summary.py: mean, spread, ratio to the default's mean); $OUT/heng.tgz.
+# usage on the device machine, from the checkout's root:  bash benchmarks/heng_device.sh  (STEP=more|small|table)
+set -uo pipefail
+. benchmarks/device_env.sh heng
+t0=$(date +%s)
+el() { echo $(( $(date +%s) - t0 )); }
+N='{"pdl": "late", "ge": [], "gl": [], "me": 0, "st": {"qkv": 1, "gate_up": 1, "down": 1}}'
+L='{"pdl": "late"}'
+G='{"ge": []}'
+GL='{"gl": [], "st": {"down": 1}}'
+M='{"me": 0}'
+summ() { f=$(ls "$1"/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$1.log}"; }
+case "${STEP:-ab}" in
+  more)
+    timeout ${MORE_TIMEOUT:-90} python3 benchmarks/decode_ab.py --model 4b --contexts 8192 --rounds 3 --reps 4 \
+      --variants "[{}, $N, $N, {}]" --out "$D/more" > "$D/more.log" 2>&1
+    echo "heng decode_ab 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"; summ "$D/more" ;;
+  small)
+    for m in 0.6b 8b; do
+      timeout ${SMALL_TIMEOUT:-45} python3 benchmarks/decode_ab.py --model $m --contexts 1024 --rounds 3 --reps 4 \
+        --variants "[{}, $N, $N, {}]" --out "$D/ab_$m" > "$D/ab_$m.log" 2>&1
+      echo "heng decode_ab $m (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab_$m.log"; summ "$D/ab_$m"
+    done ;;
+  table)
+    timeout ${TABLE_TIMEOUT:-250} python3 benchmarks/decode.py --issue17 --tokens 32 --eager-tokens 4 \
+      --out "$D/table" > "$D/table.log" 2>&1
+    echo "heng decode.py --issue17 (rc $?, $(el) s):"; grep -E "^NVIDIA|ctx|prefill|: [0-9.]+ s \(all" "$D/table.log" | cut -c1-260
+    if [ -n "${NOEARLY:-}" ] && [ $(el) -lt 200 ]; then
+      TILEC_DECODE_PLAN=noearly timeout 60 python3 benchmarks/decode.py --models 4b --contexts 1024 --tokens 32 \
+        --eager-tokens 4 --no-reference --out "$D/table_noearly" > "$D/table_noearly.log" 2>&1
+      echo "heng decode.py 4B noearly (rc $?, $(el) s):"; grep -E "ctx" "$D/table_noearly.log" | cut -c1-200
+    fi ;;
+  *)
+    V=${V:-"[{}, $N, $L, $G, $GL, $M, $M, $GL, $G, $L, $N, {}]"}
+    timeout ${AB_TIMEOUT:-150} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+      --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
+    echo "heng decode_ab 1,024 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log" | cut -c1-200; summ "$D/ab" ;;
+esac
+pack; echo "heng done ($(el) s): $OUT/heng.tgz"

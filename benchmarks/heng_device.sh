@@ -40,8 +40,19 @@
 #              in tok/s and higher in % (the KV bytes count; H100 85.2 / 89.2 %), 0.6B ~45-55 % (launch-bound), 8B
 #              ~85-90 %, prefill >= 1.0x the reference (H100 1.17-1.28x, H200 2026-12-03 1.16x); ~40 s a model's start
 #              + ~10-20 s a row on a fresh machine (seconds per model printed)
+#   STEP=trace (<= 70 s): decode_trace.py of {} and N at 1,024, step_model.py's per-kind table of each: the H200's first
+#              trace since 2026-12-04, which replaces this account's modelled column (expected: {}'s layer ~61-63 us, its
+#              GEMVs' tails as 2026-12-04's or shorter, the attention + merge ~6-6.5 us; N's GEMV gaps 0.35-0.45 us)
+#   STEP=fold  (<= 110 s): the split merge folded into the attention under N, where no launch is placed early: {} N NF NW
+#              NW NF N {} (NF = N + `fl` 3, h17q's one-pass fold; NW = N + `fl` 11, the head's last split waiting). On the
+#              H100 the fold was 0.6-0.9 us a layer faster than the pair alone and lost 0.75 % in the step, by O's blocks
+#              placed late against the pair's `me`; N has no `me`. Expected NF and NW against N: -1..+1.2 %
+#   STEP=kern  (<= 100 s): the kernels' own promotions, each off: {} R K T T K R {} (R `rs` 0, K `kb` 0, T `tw` 0; the
+#              H100 measured +0.45 %, +0.36 %, +0.5 %). Expected on the H200: R -1..0 %, K -0.8..0 %, T -0.8..-0.3 %
+#              against {} (each the same microseconds as on the H100, ~1.4x the share); a row near 0 or above says that
+#              promotion does not carry over
 # Prints the rows and each variant folded (ab_summary.py: mean, spread, ratio to the default's mean); $OUT/heng.tgz.
-# usage on the device machine, from the checkout's root:  bash benchmarks/heng_device.sh  (STEP=more|small|table)
+# usage on the device machine, from the checkout's root:  bash benchmarks/heng_device.sh  (STEP=more|small|table|trace|fold|kern)
 set -uo pipefail
 . benchmarks/device_env.sh heng
 t0=$(date +%s)
@@ -53,6 +64,22 @@ GL='{"gl": [], "st": {"down": 1}}'
 M='{"me": 0}'
 summ() { f=$(ls "$1"/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$1.log}"; }
 case "${STEP:-ab}" in
+  trace)
+    timeout ${TRACE_TIMEOUT:-70} python3 benchmarks/decode_trace.py --model 4b --context 1024 --replays 1 \
+      --rounds 2 --reps 4 --variants "[{}, $N]" --out "$D/trace" > "$D/trace.log" 2>&1
+    echo "heng trace (rc $?, $(el) s):"; grep -E "^(NVIDIA|variant|step:|note)" "$D/trace.log"
+    [ -e "$D/trace/picture.json" ] && python3 benchmarks/step_model.py "$D/trace/picture.json" | tee "$D/model.md"
+    rm -f "$D"/trace/records_v*.npz ;;
+  fold)
+    NF=${N%\}}', "fl": 3}'; NW=${N%\}}', "fl": 11}'
+    timeout ${FOLD_TIMEOUT:-110} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+      --variants "[{}, $N, $NF, $NW, $NW, $NF, $N, {}]" --out "$D/fold" > "$D/fold.log" 2>&1
+    echo "heng decode_ab fold (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/fold.log" | cut -c1-200; summ "$D/fold" ;;
+  kern)
+    R='{"rs": 0}'; K='{"kb": 0}'; T='{"tw": 0}'
+    timeout ${KERN_TIMEOUT:-100} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+      --variants "[{}, $R, $K, $T, $T, $K, $R, {}]" --out "$D/kern" > "$D/kern.log" 2>&1
+    echo "heng decode_ab kern (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/kern.log" | cut -c1-200; summ "$D/kern" ;;
   more)
     timeout ${MORE_TIMEOUT:-90} python3 benchmarks/decode_ab.py --model 4b --contexts 8192 --rounds 3 --reps 4 \
       --variants "[{}, $N, $N, {}]" --out "$D/more" > "$D/more.log" 2>&1

@@ -18,12 +18,12 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "llm"))
 
-from engine import TileQwen3, load_kernels, plan_for  # noqa: E402
-from model import Qwen3Config, random_weights  # noqa: E402
-from plan import PROFILES, decode_profile  # noqa: E402
-from reference import NumpyQwen3  # noqa: E402
+from engine import TileQwen3, load_kernels, plan_for
+from model import Qwen3Config, random_weights
+from plan import PROFILES, decode_profile
+from reference import NumpyQwen3
 
-from tilelang.env_switch import SwitchError  # noqa: E402
+from tilelang.env_switch import SwitchError
 
 # what "noearly" sets on sm_90 (every other field as "default")
 NOEARLY = {"pdl": "late", "ge": (), "gl": (), "me": 0}
@@ -54,7 +54,7 @@ def test_noearly_changes_the_boundaries_and_nothing_else(model: str, monkeypatch
 
 def test_a_profile_it_does_not_take_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TILEC_DECODE_PLAN", "h200")
-    with pytest.raises(SwitchError, match="TILEC_DECODE_PLAN='h200'.*default or noearly") as e:
+    with pytest.raises(SwitchError, match=r"TILEC_DECODE_PLAN='h200'.*default or noearly") as e:
         plan_for(Qwen3Config.load("qwen3-4b"), 2048, 132, hopper=True)
     assert e.value.diag.code.startswith("E0604")
     monkeypatch.setenv("TILEC_DECODE_PLAN", "")  # empty: unset

@@ -17,7 +17,8 @@ import decode  # noqa: E402
 
 def test_issue17_is_the_issues_table_in_one_process() -> None:
     # issue 17's rows: 4B at 1,024 / 8,192 / 32,768 with the prefill of 2,048, then 0.6B and 8B at 1,024
-    assert decode.rows_wanted(**decode.ISSUE17) == [
+    assert decode.ISSUE17["tokens"] == 128  # the host's fixed cost of a call 0.3 % of the tokens, not 1.2 %
+    assert decode.rows_wanted(**{k: v for k, v in decode.ISSUE17.items() if k != "tokens"}) == [
         ("4b", [1024, 8192, 32768], 2048), ("0.6b", [1024], 0), ("8b", [1024], 0)]
 
 

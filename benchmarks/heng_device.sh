@@ -51,10 +51,14 @@
 #              NW NF N {} (NF = N + `fl` 3, h17q's one-pass fold; NW = N + `fl` 11, the head's last split waiting). On the
 #              H100 the fold was 0.6-0.9 us a layer faster than the pair alone and lost 0.75 % in the step, by O's blocks
 #              placed late against the pair's `me`; N has no `me`. Expected NF and NW against N: -1..+1.2 %
-#   STEP=kern  (<= 100 s): the kernels' own promotions, each off: {} R K T T K R {} (R `rs` 0, K `kb` 0, T `tw` 0; the
-#              H100 measured +0.45 %, +0.36 %, +0.5 %). Expected on the H200: R -1..0 %, K -0.8..0 %, T -0.8..-0.3 %
-#              against {} (each the same microseconds as on the H100, ~1.4x the share); a row near 0 or above says that
-#              promotion does not carry over
+#   STEP=kern  (<= 120 s): the kernels' own promotions, each off, and a key tile of 64: {} R K T B B T K R {} (R `rs` 0,
+#              K `kb` 0, T `tw` 0; the H100 measured +0.45 %, +0.36 %, +0.5 %). Expected on the H200: R -1..0 %, K
+#              -0.8..0 %, T -0.8..-0.3 % against {} (each the same microseconds as on the H100, ~1.4x the share); a row
+#              near 0 or above says that promotion does not carry over. B = {"bt": 64} (no code: at 1,025-1,031
+#              positions 17 key tiles of 64 over 16 splits, the slowest split 2 tiles where it now has 3 of 32; the
+#              H200's 2026-12-04 timeline: 0.57 us a tile of 32, a tile of 64 ~0.75 with twice the products; ptxas
+#              13.0: 255 registers, no spill; the ring 128 KB of shared memory, one block an SM as now): -1..+0.3 %
+#              (-0.17 us on the slowest split against whatever the larger ring does to the carveout beside the GEMVs)
 # Prints the rows and each variant folded (ab_summary.py: mean, spread, ratio to the default's mean); $OUT/heng.tgz.
 # usage on the device machine, from the checkout's root:  bash benchmarks/heng_device.sh  (STEP=more|small|table|trace|fold|kern)
 set -uo pipefail
@@ -80,9 +84,9 @@ case "${STEP:-ab}" in
       --variants "[{}, $N, $NF, $NW, $NW, $NF, $N, {}]" --out "$D/fold" > "$D/fold.log" 2>&1
     echo "heng decode_ab fold (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/fold.log" | cut -c1-200; summ "$D/fold" ;;
   kern)
-    R='{"rs": 0}'; K='{"kb": 0}'; T='{"tw": 0}'
-    timeout ${KERN_TIMEOUT:-100} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
-      --variants "[{}, $R, $K, $T, $T, $K, $R, {}]" --out "$D/kern" > "$D/kern.log" 2>&1
+    R='{"rs": 0}'; K='{"kb": 0}'; T='{"tw": 0}'; B='{"bt": 64}'
+    timeout ${KERN_TIMEOUT:-120} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+      --variants "[{}, $R, $K, $T, $B, $B, $T, $K, $R, {}]" --out "$D/kern" > "$D/kern.log" 2>&1
     echo "heng decode_ab kern (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/kern.log" | cut -c1-200; summ "$D/kern" ;;
   more)
     timeout ${MORE_TIMEOUT:-90} python3 benchmarks/decode_ab.py --model 4b --contexts 8192 --rounds 3 --reps 4 \

@@ -17,6 +17,9 @@
 #   G    the default without O's and down's entry triggers: {"ge": []}
 #   GL   the default without gate/up's last-iteration trigger, down unpeeled: {"gl": [], "st": {"down": 1}}
 #   M    the default without the merge's entry trigger: {"me": 0}
+#   NG   N with O, gate/up and down triggering the next GEMV at their K loop's last iteration, no weight read early:
+#        {**N, "gl": ["o", "gate_up", "down"]} (the next grid's launch latency, ~0.35-0.45 us at each of those three
+#        boundaries on the H200's trace, hidden under the ~1.5-3.5 us tails, its blocks parked only for the last K step)
 # EXPECTED on an H200 (copy ~4.27-4.29 TB/s, roofline ~522 tok/s; 1 us a layer = 36 us a token = ~1.45 % of the step),
 # written before any run:
 #   {}   404-410 tok/s (77.5-78.5 %; call 41's decode.py 404.5; decode_ab reads within ~1 % of decode.py)
@@ -28,9 +31,11 @@
 #   G    -1..+1 %   (H100 +0.4 % with the loads)
 #   GL   -1..+0.8 % (H100 +0.56 %)
 #   M    -0.8..+0.5 % (H100 +0.45 %)
+#   NG   against N -1..+1.5 % (up to ~1.2 us a layer of launch latency; on the H100 gl at those three, with early
+#        loads, +0.5 %; on the H200 "last" for every launch, the attention's and the merge's too, -4.4 %)
 # None of these reaches 85 % (443 tok/s = +9 %): the ~15 us a layer over the bytes are inside the phases (the account).
-# One device step, <= ~150 s warm (engine load ~20-30 s, 12 rows of ~8 s, compiles of the variants' kernels):
-#   decode_ab.py --model 4b --contexts 1024, {} N L G GL M M GL G L N {}, 3 rounds of 4 replays
+# One device step, <= ~175 s warm (engine load ~20-30 s, 14 rows of ~6-8 s, compiles of the variants' kernels):
+#   decode_ab.py --model 4b --contexts 1024, {} N NG L G GL M M GL G L NG N {}, 3 rounds of 4 replays
 # Optional steps, each its own call if device time is left:
 #   STEP=more  (<= 90 s): 4B at 8,192, {} N N {} (the long form: 32 splits, 2 attention blocks an SM)
 #   STEP=small (<= 90 s): 0.6B and 8B at 1,024, {} N N {}
@@ -70,6 +75,7 @@ L='{"pdl": "late"}'
 G='{"ge": []}'
 GL='{"gl": [], "st": {"down": 1}}'
 M='{"me": 0}'
+NG='{"pdl": "late", "ge": [], "gl": ["o", "gate_up", "down"], "me": 0, "st": {"qkv": 1, "gate_up": 1, "down": 1}}'
 summ() { f=$(ls "$1"/ab_*.json 2>/dev/null | head -1); python3 benchmarks/ab_summary.py "${f:-$1.log}"; }
 case "${STEP:-ab}" in
   trace)
@@ -108,8 +114,8 @@ case "${STEP:-ab}" in
       echo "heng decode.py 4B noearly (rc $?, $(el) s):"; grep -E "ctx" "$D/table_noearly.log" | cut -c1-200
     fi ;;
   *)
-    V=${V:-"[{}, $N, $L, $G, $GL, $M, $M, $GL, $G, $L, $N, {}]"}
-    timeout ${AB_TIMEOUT:-150} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+    V=${V:-"[{}, $N, $NG, $L, $G, $GL, $M, $M, $GL, $G, $L, $NG, $N, {}]"}
+    timeout ${AB_TIMEOUT:-175} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
       --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
     echo "heng decode_ab 1,024 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log" | cut -c1-200; summ "$D/ab" ;;
 esac

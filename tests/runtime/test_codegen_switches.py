@@ -37,8 +37,10 @@ def test_every_switch_read_is_in_the_registry() -> None:
     environment, has an entry; each entry is read somewhere (a switch removed from the code leaves the registry
     too)."""
     read: set[str] = set()
-    # the package, and the LLM example it ships (`TILEC_DECODE_PLAN`: its plan's profile)
-    for p in [*PACKAGE.rglob("*.py"), *(PACKAGE.parent / "examples" / "llm").glob("*.py")]:
+    # the package, and the LLM example the repository ships (`TILEC_DECODE_PLAN`: its plan's profile)
+    llm = Path(__file__).resolve().parents[2] / "examples" / "llm"
+    assert (llm / "plan.py").is_file()
+    for p in [*PACKAGE.rglob("*.py"), *llm.glob("*.py")]:
         if p.name == "env_switch.py" and p.parent == PACKAGE:
             continue
         text = p.read_text(encoding="utf-8")

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 17 on the H200, heng (2026-12-07, session 14:26-17:26): does sm_90's decode plan, promoted on H100s only since
 # 2026-12-05, pay on the H200? The account (RESULTS.md, "heng: issue 17's H200 step"): the H200 step is ~2,472 us a token
-# at 4B 1,024 (call 41: 404.5 tok/s, 77.5 % of 522) against ~2,407 us if the H100's promotions had carried over as
+# at 4B 1,024 (call 41: 404.5 tok/s, 77.5 % of 522) against ~2,400 us if the H100's promotions had carried over as
 # microseconds (h17p's trace of 2026-12-04 less the H100 gains: `ge`+`rs`+peels ~0.3 us a layer, `gl` ~0.5, `me` ~0.4,
-# `kb` ~0.35, `tw` ~15 us a token); measured: ~+0.6 % over 2026-12-04's 402.0. Every form that places the next launch's
+# `kb` ~0.35, `tw` ~15 us a token); measured: ~+0.5..+2 % over 2026-12-03/04 (~401 tok/s) where the H100's same-process
+# A/Bs summed to ~+3 %: ~1-2 us a layer missing. Every form that places the next launch's
 # blocks early or reads its weights before its wait LOST on the H200 when it was measured there (2026-12-02/03: "late+loads"
 # with the four GEMVs peeled -3.0 %, "last" -4.4 %, `pe` -1.2 / -1.5 %), and the default now has "late+loads", three
 # GEMVs peeled, entry triggers at O and down (`ge`), gate/up's last-iteration trigger (`gl`) and the merge's (`me`).

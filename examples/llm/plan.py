@@ -314,8 +314,8 @@ class Plan:
 # (`rs`, `kb`, `tw`, `ea`): issue 17, heng (2026-12-07), for the H200, where
 # every such form measured so far lost ("late+loads" with the GEMVs peeled
 # -3.0 %, "last" -4.4 %, `pe` -1.2..-1.5 %, 2026-12-03) and the H100's
-# promotions since (+3 % there) moved the H200's step ~0.6 % (404.5 tok/s on
-# 2026-12-07 against 402.0 on 2026-12-04). Opt-in, not yet measured
+# promotions since (+3 % there) moved the H200's step +0.5..+2 % (404.5 tok/s
+# on 2026-12-07 against ~401 on 2026-12-03/04). Opt-in, not yet measured
 PROFILES = ("default", "noearly")
 
 

@@ -60,8 +60,9 @@
 #   STEP=kern  (<= 120 s): the kernels' own promotions, each off, and a key tile of 64: {} R K T B B T K R {} (R `rs` 0,
 #              K `kb` 0, T `tw` 0; the H100 measured +0.45 %, +0.36 %, +0.5 %). Expected on the H200: R -1..0 %, K
 #              -0.8..0 %, T -0.8..-0.3 % against {} (each the same microseconds as on the H100, ~1.4x the share); a row
-#              near 0 or above says that promotion does not carry over. B = {"bt": 64} (no code: at 1,025-1,031
-#              positions 17 key tiles of 64 over 16 splits, the slowest split 2 tiles where it now has 3 of 32; the
+#              near 0 or above says that promotion does not carry over. B = {"sbt": 64} (`Plan.sbt`, the short form's key tile, new, opt-in: at 1,025-1,031
+#              positions 17 key tiles of 64 over 16 splits, the slowest split 2 tiles where it now has 3 of 32, the long
+#              form (8,192 on) still 32: its two ring blocks an SM would not hold two 128 KB rings; the
 #              H200's 2026-12-04 timeline: 0.57 us a tile of 32, a tile of 64 ~0.75 with twice the products; ptxas
 #              13.0: 255 registers, no spill; the ring 128 KB of shared memory, one block an SM as now): -1..+0.3 %
 #              (-0.17 us on the slowest split against whatever the larger ring does to the carveout beside the GEMVs)
@@ -91,7 +92,7 @@ case "${STEP:-ab}" in
       --variants "[{}, $N, $NF, $NW, $NW, $NF, $N, {}]" --out "$D/fold" > "$D/fold.log" 2>&1
     echo "heng decode_ab fold (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/fold.log" | cut -c1-200; summ "$D/fold" ;;
   kern)
-    R='{"rs": 0}'; K='{"kb": 0}'; T='{"tw": 0}'; B='{"bt": 64}'
+    R='{"rs": 0}'; K='{"kb": 0}'; T='{"tw": 0}'; B='{"sbt": 64}'
     timeout ${KERN_TIMEOUT:-120} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
       --variants "[{}, $R, $K, $T, $B, $B, $T, $K, $R, {}]" --out "$D/kern" > "$D/kern.log" 2>&1
     echo "heng decode_ab kern (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/kern.log" | cut -c1-200; summ "$D/kern" ;;

@@ -368,10 +368,10 @@ class TileQwen3:
         if pl.aw not in (0, 8):
             raise ValueError(f"Plan.aw must be 0 or 8 (the ring attention's warps), not {pl.aw}")
         check_key_tiles(pl)
-        if pl.aw and (pl.fm or pl.qr or pl.ea & 4 or pl.bt % 8):
+        if pl.aw and (pl.fm or pl.qr or pl.ea & 4 or pl.bt % 8 or pl.sbt % 8):
             raise ValueError(
                 "Plan.aw 8 is `attn_decode_ring_early`'s loop in 8 warps: it needs fm 0, qr 0, "
-                f"ea 0, 1 or 3 and bt a multiple of 8 (fm {pl.fm}, qr {pl.qr}, ea {pl.ea}, bt {pl.bt})"
+                f"ea 0, 1 or 3 and bt a multiple of 8 (fm {pl.fm}, qr {pl.qr}, ea {pl.ea}, bt {pl.bt}, sbt {pl.sbt})"
             )
         check_qr(pl, self.cfg.head_dim)
         check_ge(pl)

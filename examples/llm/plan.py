@@ -388,12 +388,11 @@ def check_fold(plan: Plan) -> None:
 
 def check_key_tiles(plan: Plan) -> None:
     """A ValueError naming a key tile (`plan.bt`, the short form's `plan.sbt`)
-    the attention cannot take: a power of two of at least 4 (0: `sbt` unset),
-    a multiple of 8 under `aw` 8 (its 8 warps' slabs)."""
+    the attention cannot take: a power of two of at least 4 (`sbt` 0: `bt`;
+    under `aw` 8 a multiple of 8 too, which the engine's `aw` check says)."""
     for name, bt in (("bt", plan.bt), ("sbt", plan.sbt)):
-        if (bt or name == "bt") and (bt < 4 or bt & (bt - 1) or (plan.aw and bt % 8)):
-            raise ValueError(f"Plan.{name} must be a power of two of at least 4 (8 under aw 8; sbt 0: bt), "
-                             f"not {bt}")
+        if (bt or name == "bt") and (bt < 4 or bt & (bt - 1)):
+            raise ValueError(f"Plan.{name} must be a power of two of at least 4 (sbt 0: bt), not {bt}")
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:

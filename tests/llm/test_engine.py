@@ -433,6 +433,7 @@ def test_eight_warp_ring_attention_agrees(tiny, ea: int) -> None:
     ({"aw": 4}, "must be 0 or 8"),
     ({"aw": 8, "ea": 7}, "needs fm 0"),
     ({"aw": 8, "bt": 4}, "bt a multiple of 8"),
+    ({"aw": 8, "sbt": 4}, "bt a multiple of 8"),
     ({"mr": 4, "pe": 1}, "no early trigger"),
     ({"mr": 4, "mg": 1}, "no other merge form"),
     ({"fm": 3}, "power of two"),

@@ -25,7 +25,7 @@
 # written before any run:
 #   {}   404-410 tok/s (77.5-78.5 %; call 41's decode.py 404.5; decode_ab reads within ~1 % of decode.py)
 #   N    -1.5..+2.5 % against {} (central +0.5 %): +1..+3 % if the 2026-12-03 loss of early loads holds for today's
-#        three peeled GEMVs, less what ge / gl / me are worth here (+1.4 % on the H100: ~0.9 us a layer); a win of
+#        three peeled GEMVs, less what ge / gl / me are worth here (+1.4 % on the H100: ~1.2 us a layer); a win of
 #        >= +0.5 % at 1,024 and >= 0 at 8,192 (STEP=more) would make it the H200's plan (the lead's promotion: plan_for
 #        picks it on a card of the H200's bandwidth)
 #   L    -1..+2 %   (the early loads alone; on the H100 the triggers without them lost 0.5 %)

@@ -38,7 +38,9 @@
 # One device step, <= ~175 s warm (engine load ~20-30 s, 14 rows of ~6-8 s, compiles of the variants' kernels):
 #   decode_ab.py --model 4b --contexts 1024, {} N NG L G GL M M GL G L NG N {}, 3 rounds of 4 replays
 # Optional steps, each its own call if device time is left:
-#   STEP=more  (<= 90 s): 4B at 8,192, {} N N {} (the long form: 32 splits, 2 attention blocks an SM)
+#   STEP=more  (<= 120 s): 4B at 8,192, {} N N {} (the long form: 32 splits, 2 attention blocks an SM), then the GPU
+#              tests of the profile and of `sbt` (teacher-forced logits against TorchQwen3, the greedy tokens; expected
+#              to pass)
 #   STEP=small (<= 90 s): 0.6B and 8B at 1,024, {} N N {}
 #   STEP=table (<= 250 s): decode.py --issue17 (issue 17's whole table in one process: 4B at 1,024 / 8,192 / 32,768 with
 #              the prefill of 2,048, 0.6B and 8B at 1,024, each against PyTorch eager and graph; 128 tokens a timed
@@ -99,7 +101,10 @@ case "${STEP:-ab}" in
   more)
     timeout ${MORE_TIMEOUT:-90} python3 benchmarks/decode_ab.py --model 4b --contexts 8192 --rounds 3 --reps 4 \
       --variants "[{}, $N, $N, {}]" --out "$D/more" > "$D/more.log" 2>&1
-    echo "heng decode_ab 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"; summ "$D/more" ;;
+    echo "heng decode_ab 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"; summ "$D/more"
+    timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
+      -k "noearly or short_form_key_tile" > "$D/tests.log" 2>&1
+    echo "heng gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR" "$D/tests.log" | head -4 ;;
   small)
     for m in 0.6b 8b; do
       timeout ${SMALL_TIMEOUT:-45} python3 benchmarks/decode_ab.py --model $m --contexts 1024 --rounds 3 --reps 4 \

@@ -58,7 +58,7 @@ def value_expr(r: random.Random, t: str, R: int, C: int) -> tuple[str, list[int]
         if C % 2 == 0:
             return f"t0.reshape([{R}, 2, {C // 2}]).{red}(1)", [R, C // 2]
         return f"t0.reshape([{R}, {C}, 1]).{red}(2)", [R, C]
-    return f"t0.{red}(1).{red}(0).reshape([1])", [1]
+    return f"full::<{t}>([1], t0.{red}(1).{red}(0))", [1]
 
 
 def program(r: random.Random, t: str) -> tuple[str, dict[str, np.ndarray], str]:
@@ -91,18 +91,26 @@ def program(r: random.Random, t: str) -> tuple[str, dict[str, np.ndarray], str]:
         where = r.choice(["0", "block_id(0)", f"block_id(0) * {n}", f"{max(0, T0 - n // 2)}", "1",
                           f"{I32_MAX - max(1, n // 2)}", f"{I32_MAX}", f"block_id(0) * {I32_MAX // 2}"])
         target_shape = [T0]
+    stmt = f"{op}(&out, [{where}], {val});"
+    wrap = r.choice(["", "", "", "if", "for"])
+    if wrap == "if":  # only some blocks add: a uniform condition around the atomic
+        stmt = f"if block_id(0) % 2 == {r.randrange(2)} {{ {stmt} }}"
+    elif wrap == "for":  # the same tile added twice, the second time one element on (or the same place again)
+        first = where.split(", ")
+        first[-1] = f"({first[-1]}) + i * {r.choice([0, 1])}"
+        stmt = f"for i in 0..2 {{ {op}(&out, [{', '.join(first)}], {val}); }}"
     hint = r.choice(["", "", "#[hints(num_warps = 1)]\n", "#[hints(num_warps = 2)]\n", "#[hints(num_warps = 4)]\n",
                      "#[hints(num_warps = 8)]\n"])
     conv = " as bf16" if t == "bf16" else ""
     save = "(out as f32)" if t == "bf16" else "out"
-    src = (f"{hint}kernel fn k<const R: i32, const C: i32>(seen: &mut Tensor<i32, [1]>, x: &Tensor<{t}, [?, C]>,\n"
+    src = (f"{hint}kernel fn k(seen: &mut Tensor<i32, [1]>, x: &Tensor<{t}, [?, {C}]>,\n"
            f"                                        out: &Tensor<{t}, [{', '.join('?' for _ in target_shape)}]>) {{\n"
-           f"    let t0 = x.partition([R, C]).load([block_id(0), 0]);\n"
+           f"    let t0 = x.partition([{R}, {C}]).load([block_id(0), 0]);\n"
            f"    seen.store(full::<i32>([1], 1));\n"
-           f"    unsafe {{\n        {op}(&out, [{where}], {val});\n    }}\n}}\n\n"
+           f"    unsafe {{\n        {stmt}\n    }}\n}}\n\n"
            f"fn main() {{\n    let x = load_npy(\"X\"){conv};\n    let out = load_npy(\"O\"){conv};\n"
            f"    let mut seen = zeros::<i32>([{grid}]);\n"
-           f"    k::<{R}, {C}>(seen.partition([1]), &x, &out).sync();\n    {save}.save_npy(\"OUT\");\n}}\n")
+           f"    k(seen.partition([1]), &x, &out).sync();\n    {save}.save_npy(\"OUT\");\n}}\n")
     if t in INTS:
         info = np.iinfo(NP[t])
         lo, hi = (max(int(info.min), -100), min(int(info.max), 100)) if r.random() < 0.6 else (int(info.min),
@@ -114,7 +122,7 @@ def program(r: random.Random, t: str) -> tuple[str, dict[str, np.ndarray], str]:
         dt = np.float32 if t == "bf16" else NP[t]
         xs = np.array([r.randint(-lim, lim) for _ in range(rows * C)], dt).reshape(rows, C)
         os_ = np.array([r.randint(-lim, lim) for _ in range(int(np.prod(target_shape)))], dt).reshape(target_shape)
-    return src, {"X": xs, "O": os_}, f"T={t} R={R} C={C} rows={rows} {op} [{where}] of {val} into {target_shape}"
+    return src, {"X": xs, "O": os_}, f"T={t} R={R} C={C} rows={rows} {stmt} into {target_shape}"
 
 
 def outcome(src: str, how: str, out_path: str) -> object:
@@ -150,6 +158,7 @@ def main() -> None:
     os.makedirs("/tmp/atomic_diff", exist_ok=True)
     start = time.monotonic()
     bad = refused = ran = 0
+    codes: dict[str, int] = {}
     for i in range(count):
         if limit is not None and time.monotonic() - start > limit:
             break
@@ -164,6 +173,7 @@ def main() -> None:
         got = [outcome(src, how, f"{stem}_{how}.npy") for how in ("cpu", arch)]
         if all(isinstance(g, str) for g in got):
             refused += 1
+            codes[str(got[0])] = codes.get(str(got[0]), 0) + 1
             if got[0] != got[1] or any(g.startswith("ICE") for g in got):  # type: ignore[union-attr]
                 bad += 1
                 print(f"{seed}:{i} {what}\n  interp={got[0]!r}\n  {arch}={got[1]!r}", flush=True)
@@ -175,6 +185,8 @@ def main() -> None:
                 f.write(src)
             print(f"{seed}:{i} {what}\n  interp={got[0]!r}\n  {arch}={got[1]!r}", flush=True)
     print(f"ran {ran} ({refused} both refused, {bad} disagreements)")
+    if codes:
+        print("refused:", ", ".join(f"{k} {v}" for k, v in sorted(codes.items(), key=lambda kv: -kv[1])))
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tilelang import lastblock, share_queue
 from tilelang.diagnostics.codes import launch as codes
+from tilelang.diagnostics.grid import group_count_error
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.memo import ByIdentity
 from tilelang.runtime.tensor import Partition, Tensor
@@ -48,9 +48,6 @@ from tilelang.syntax import ast
 # A tile holds at most 2^20 elements (E0213), so `dim + t - 1` stays in i32
 # for every tile when `dim` is at most this.
 SAFE_DIM = (1 << 31) - (1 << 20)
-# The most groups a `last_block` or queue launch may have: the largest group index, `groups - 1`, and every
-# partial sum of it (`bid_1 + bid_2 * nb_1`) then fit `i32`.
-MAX_GROUPS = (1 << 31) - 1
 
 _SITES = ByIdentity()  # a kernel declaration -> where it counts tiles
 
@@ -113,36 +110,7 @@ def check_tile_counts(program: Any, decl: ast.FnDecl, args: list[Any], launch: S
 
 
 def check_group_counts(decl: ast.FnDecl, grid: tuple[int, ...], launch: Span) -> None:
-    """E0515 at `launch` when `decl` (a kernel) has a `last_block(axis)` region or a tile queue along `axis`
-    and the launch's `grid` has more than `MAX_GROUPS` groups (blocks that differ only along `axis`)."""
-    site: tuple[Span, str, int] | None = None
-    found = lastblock.region(decl)
-    if found is not None:
-        site = (found[0].cond.span, f"`last_block({found[1]})`", found[1])
-    else:
-        walk = share_queue.loop(decl)
-        if walk is not None and share_queue.kind_of(walk[0].iter) == share_queue.NAME:
-            site = (walk[0].iter.span, f"`queue({walk[1]})`", walk[1])
-    if site is None:
-        return
-    span, what, axis = site
-    g = tuple(grid) + (1,) * (3 - len(grid))
-    others = [d for d in range(3) if d != axis]
-    groups = g[others[0]] * g[others[1]]
-    if groups <= MAX_GROUPS:
-        return
-    shape = " x ".join(str(n) for n in g[:max(len(grid), axis + 1)])
-    raise TileError(
-        Diagnostic.error(
-            codes.GROUP_COUNT_RANGE,
-            f"this launch of kernel `{decl.name.name}` has {groups} groups of {what}, more than the "
-            f"{MAX_GROUPS} the kernel can number",
-        )
-        .primary(launch, f"a grid of {shape} blocks")
-        .secondary(span, f"one counter a group: the blocks that differ only along axis {axis}, "
-                         f"numbered by their place on axes {others[0]} and {others[1]} in `i32`")
-        .note(f"a group's number must fit `i32`: a launch of {what} takes at most {MAX_GROUPS} groups "
-              f"(the product of its grid's axes {others[0]} and {others[1]})")
-        .with_help(f"use larger tiles along axes {others[0]} and {others[1]} of the `&mut` partitions (fewer "
-                   f"blocks there), or make the axis with the most tiles axis {axis}")
-    )
+    """`diagnostics.grid.group_count_error`, raised (the launch's check)."""
+    diag = group_count_error(decl, grid, launch)
+    if diag is not None:
+        raise TileError(diag)

@@ -1,5 +1,6 @@
 """A differential of tile atomics in every layout (hrev round 30): random kernels whose `unsafe` atomic
-(`atomic_add`, `atomic_max`, `atomic_min`) takes a tile that the GPU layout may hold several copies of (a
+(`atomic_add`, `atomic_max`, `atomic_min`, or a `store_unchecked`: blocks' overlapping stores land in block order
+on both engines) takes a tile that the GPU layout may hold several copies of (a
 reduction's result, a broadcast, a reshape of one, a plain loaded tile, a 3-D tile reduced to 2-D), of every
 integer type and of floats holding small integers (so every order of the adds gives the same bits), at an
 element index that is a constant, a block's own, one near the tensor's end (some elements dropped) or near
@@ -67,10 +68,10 @@ def program(r: random.Random, t: str) -> tuple[str, dict[str, np.ndarray], str]:
         R, C = r.choice(SIZES), r.choice(SIZES)
     grid = r.choice([1, 2, 3])
     rows = grid * R - (r.randrange(R) if R > 1 and r.random() < 0.5 else 0)
-    op = r.choice(["atomic_add", "atomic_max", "atomic_min"])
+    op = r.choice(["atomic_add", "atomic_max", "atomic_min", "store_unchecked"])
     val, shape = value_expr(r, t, R, C)
     if r.random() < 0.25:  # a masked value: the elements a `where` keeps (the rest adds 0 / keeps the target)
-        neutral = {"atomic_add": "0", "atomic_max": "0", "atomic_min": "0"}[op]
+        neutral = "0"
         cond_dim = shape[-1]
         idx = f"arange::<i32>({cond_dim})" + ("" if len(shape) == 1 else f".reshape([1, {cond_dim}]).broadcast({shape})")
         val = f"where(({idx} % 3) != 1, {val}, full::<{t}>({shape}, {neutral} as {t}))"
@@ -93,6 +94,8 @@ def program(r: random.Random, t: str) -> tuple[str, dict[str, np.ndarray], str]:
         target_shape = [T0]
     stmt = f"{op}(&out, [{where}], {val});"
     wrap = r.choice(["", "", "", "if", "for"])
+    if op == "store_unchecked" and wrap == "for":  # (two steps of two blocks' overlapping stores: a race whose
+        wrap = ""  # interleaving the engines need not share; one store a block lands in block order on both)
     if wrap == "if":  # only some blocks add: a uniform condition around the atomic
         stmt = f"if block_id(0) % 2 == {r.randrange(2)} {{ {stmt} }}"
     elif wrap == "for":  # the same tile added twice, the second time one element on (or the same place again)

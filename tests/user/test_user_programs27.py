@@ -217,8 +217,153 @@ def test_w06_keys_and_names_from_python() -> None:
     assert _fnv1a64(b"a") == 0xAF63DC4C8601EC8C     # the published FNV-1a 64 of "a"
 
 
+# ---- w07: unique of a sorted i64 column ----
+
+def _w07(t: Tensors, out: str) -> None:
+    x = t["x"]
+    assert x.dtype == np.int64 and (np.diff(x) >= 0).all() and x.max() > 2**32
+    u, first, inv, counts = np.unique(x, return_index=True, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(t["uniq"], u)
+    np.testing.assert_array_equal(t["index"], first)
+    np.testing.assert_array_equal(t["inv"], inv)
+    np.testing.assert_array_equal(t["last"], counts[:-1])
+    assert out == f"{u.size} true {u[0]} {first[1]} true\n"
+
+
+def test_w07_unique_of_a_column_from_python() -> None:
+    mod = _load("w07_unique_sorted_i64")
+    rng = np.random.default_rng(7)
+    x = np.sort(rng.integers(-(2**62), 2**62, 40)).repeat(rng.integers(1, 6, 40))
+    x[:3] = np.iinfo(np.int64).min                 # the padding's value, as data: the first is still a start
+    n, b = x.size, 64
+    tiles = -(-n // b)
+    flag, cnt = np.zeros(n, np.int32), np.zeros(tiles, np.int32)
+    mod.starts[b](P(flag, [b]), P(cnt, [1]), x).sync()
+    offset = (np.cumsum(cnt) - cnt).astype(np.int32)
+    inv = np.zeros(n, np.int64)
+    mod.inverse[b](P(inv, [b]), flag, offset).sync()
+    runs = int(cnt.sum())
+    uniq, index, done = np.zeros(runs, np.int64), np.zeros(runs, np.int64), np.zeros(tiles, np.int32)
+    mod.place[b](P(done, [1]), x, flag, inv, uniq, index).sync()
+    u, first, inverse = np.unique(x, return_index=True, return_inverse=True)
+    np.testing.assert_array_equal(uniq, u)
+    np.testing.assert_array_equal(index, first)
+    np.testing.assert_array_equal(inv, inverse)
+    assert done.sum() == runs
+
+
+# ---- w08: CSR SpMV with i64 offsets, segment reductions ----
+
+def _csr_dense(indptr: np.ndarray, indices: np.ndarray, data: np.ndarray, cols: int) -> np.ndarray:
+    a = np.zeros((indptr.size - 1, cols), np.float64)
+    for r in range(indptr.size - 1):
+        for k in range(indptr[r], indptr[r + 1]):
+            a[r, indices[k]] += data[k]
+    return a
+
+
+def _segments(feats: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    segs = [feats[offsets[s]:offsets[s + 1]] for s in range(offsets.size - 1)]
+    sums = np.array([g.sum(0) if len(g) else np.zeros(feats.shape[1]) for g in segs])
+    maxes = np.array([g.max(0) if len(g) else np.zeros(feats.shape[1]) for g in segs])
+    arg = np.array([g.argmax(0) + offsets[s] if len(g) else np.full(feats.shape[1], -1)
+                    for s, g in enumerate(segs)])
+    return sums, maxes, arg
+
+
+def _w08(t: Tensors, out: str) -> None:
+    per = np.r_[0, np.arange(12) * 7 % 11]
+    indptr = np.cumsum(per)
+    np.testing.assert_array_equal(t["indptr"], indptr)
+    k = np.arange(indptr[-1])
+    indices, data = (k * 13 + 5) % 50, (k % 9 - 4).astype(np.float32)
+    x = np.arange(50, dtype=np.float32) * 0.5 - 3
+    np.testing.assert_allclose(t["y"], _csr_dense(indptr, indices, data, 50) @ x, rtol=1e-6, atol=1e-5)
+    offsets = np.array([0, 4, 13, 13, 30, 30])
+    sums, maxes, arg = _segments(t["feats"], offsets)
+    np.testing.assert_allclose(t["sums"], sums, rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(t["maxes"], maxes)
+    np.testing.assert_array_equal(t["arg"], arg)
+    assert out == "55 55 -1 true 0.0\n"
+
+
+def test_w08_a_scipy_style_matrix_from_python() -> None:
+    mod = _load("w08_csr_spmv_i64_offsets")
+    rng = np.random.default_rng(8)
+    rows, cols = 9, 3000
+    dense = np.where(rng.random((rows, cols)) < 0.01, rng.standard_normal((rows, cols)), 0).astype(np.float32)
+    dense[4] = 0                                                 # an empty row
+    indptr = np.r_[0, np.cumsum((dense != 0).sum(1))].astype(np.int64)
+    indices = np.nonzero(dense)[1].astype(np.int64)
+    data = dense[dense != 0]
+    x = rng.standard_normal(cols).astype(np.float32)
+    y = np.full(rows, np.nan, np.float32)
+    mod.spmv[16](P(y, [1]), indptr, indices, data, x).sync()
+    np.testing.assert_allclose(y, dense.astype(np.float64) @ x, rtol=1e-5, atol=1e-5)
+    assert y[4] == 0
+    feats = rng.standard_normal((20, 8)).astype(np.float32)
+    offsets = np.array([0, 0, 5, 6, 20], np.int64)
+    sums, maxes, arg = np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32), np.zeros((4, 8), np.int64)
+    mod.segments(P(sums, [1, 8]), P(maxes, [1, 8]), P(arg, [1, 8]), feats, offsets).sync()
+    want = _segments(feats, offsets)
+    np.testing.assert_allclose(sums, want[0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(maxes, want[1])
+    np.testing.assert_array_equal(arg, want[2])
+
+
+# ---- w09: W8A8 GEMM, per-row and per-channel scales ----
+
+def _quantize(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    m = np.abs(x).max(1, keepdims=True)
+    s = np.where(m > 0, m / np.float32(127), np.float32(1)).astype(np.float32)
+    return np.clip(np.rint(x / s), -127, 127).astype(np.int8), s
+
+
+def _w8a8(qx: np.ndarray, qw: np.ndarray, sx: np.ndarray, sw: np.ndarray, bias: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray]:
+    acc = qx.astype(np.int32) @ qw.astype(np.int32).T
+    return acc, acc.astype(np.float32) * sx * sw.reshape(1, -1) + bias
+
+
+def _w09(t: Tensors, out: str) -> None:
+    qx, sx = _quantize(t["x"])
+    qw, sw = _quantize(t["w"])
+    for k, v in (("qx", qx), ("sx", sx), ("qw", qw), ("sw", sw)):
+        np.testing.assert_array_equal(t[k], v, err_msg=k)
+    acc, y = _w8a8(qx, qw, sx, sw, t["bias"])
+    np.testing.assert_array_equal(t["acc"], acc)
+    np.testing.assert_allclose(t["y"], y, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(t["y"], t["x"].astype(np.float64) @ t["w"].T + t["bias"], atol=0.05)
+    assert out == "127 127 [40, 48]\n"
+
+
+def test_w09_a_quantised_linear_layer_from_python() -> None:
+    mod = _load("w09_int8_gemm_per_channel_scales")
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((20, 70)).astype(np.float32)
+    x[3] = 0                                      # a zero row: scale 1, all zeros
+    x[5, :4] = [2.5, -2.5, 0.5, 127.0]            # halves after scaling: to even
+    w = (rng.standard_normal((24, 70)) * 0.1).astype(np.float32)
+    bias = rng.standard_normal(24).astype(np.float32)
+    got = {}
+    for name, a in (("x", x), ("w", w)):
+        q, s = np.zeros(a.shape, np.int8), np.zeros((a.shape[0], 1), np.float32)
+        mod.quantize[4, 128](P(q, [4, 128]), P(s, [4, 1]), a).sync()
+        want_q, want_s = _quantize(a)
+        np.testing.assert_array_equal(q, want_q)
+        np.testing.assert_array_equal(s, want_s)
+        got[name] = q, s
+    y, acc = np.zeros((20, 24), np.float32), np.zeros((20, 24), np.int32)
+    mod.w8a8[16, 16, 32](P(y, [16, 16]), P(acc, [16, 16]), got["x"][0], got["w"][0], got["x"][1], got["w"][1],
+                         bias).sync()
+    want_acc, want_y = _w8a8(got["x"][0], got["w"][0], got["x"][1], got["w"][1], bias)
+    np.testing.assert_array_equal(acc, want_acc)
+    np.testing.assert_allclose(y, want_y, rtol=1e-6, atol=1e-6)
+
+
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,
-          "w06_u64_hash_partitioning": _w06}
+          "w06_u64_hash_partitioning": _w06, "w07_unique_sorted_i64": _w07,
+          "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09}
 
 SIM_DEFAULT: tuple[str, ...] = ()
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]

@@ -361,9 +361,99 @@ def test_w09_a_quantised_linear_layer_from_python() -> None:
     np.testing.assert_allclose(y, want_y, rtol=1e-6, atol=1e-6)
 
 
+# ---- w10: top-k of long rows, streamed in tiles ----
+
+def _topk(x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(-x, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(x, order, 1), order
+
+
+def _w10(t: Tensors, out: str) -> None:
+    x = ((np.arange(1800) * 7919 % 61) * 0.5).reshape(6, 300).astype(np.float32)
+    vals, idx = _topk(x, 5)
+    np.testing.assert_array_equal(t["vals"], vals)
+    np.testing.assert_array_equal(t["idx"], idx)
+    assert out.startswith("Tensor<f32, [5]> [30.0, 30.0, 30.0, 30.0, 30.0] Tensor<i64, [5]> [ 50, 111, 172, 233, 294]")
+
+
+def test_w10_top_k_of_scores_from_python() -> None:
+    mod = _load("w10_topk_rows_streamed")
+    rng = np.random.default_rng(10)
+    x = np.round(rng.standard_normal((5, 517)) * 4).astype(np.float32)   # ties across tiles
+    x[2] = -1e30                                                          # a row of one value: the first k
+    x[3, 516] = 1e9                                                       # the maximum in the last, short tile
+    vals, idx = np.zeros((5, 8), np.float32), np.zeros((5, 8), np.int64)
+    mod.topk[8, 128](P(vals, [1, 8]), P(idx, [1, 8]), x).sync()
+    want_v, want_i = _topk(x, 8)
+    np.testing.assert_array_equal(vals, want_v)
+    np.testing.assert_array_equal(idx, want_i)
+
+
+# ---- w11: Q16.16 fixed point, CORDIC ----
+
+def _fx_ops(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x, y = a.astype(np.int64), b.astype(np.int64)
+    lo, hi = np.iinfo(np.int32).min, np.iinfo(np.int32).max
+    prod = np.clip((x * y + 2**15) >> 16, lo, hi)
+    num = x << 16
+    safe = np.where(y == 0, 1, y)
+    q = np.abs(num) // np.abs(safe) * np.sign(num) * np.sign(safe)    # truncated toward zero
+    q = np.where(y == 0, np.where(x < 0, lo, hi), q)
+    return prod.astype(np.int32), np.clip(q, lo, hi).astype(np.int32)
+
+
+def _cordic(angle: np.ndarray, atan: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x = np.full(angle.shape, 39797, np.int32)
+    y = np.zeros(angle.shape, np.int32)
+    z = angle.astype(np.int32)
+    for i in range(16):
+        up = z >= 0
+        x, y = np.where(up, x - (y >> i), x + (y >> i)), np.where(up, y + (x >> i), y - (x >> i))
+        z = np.where(up, z - atan[i], z + atan[i])
+    return x, y
+
+
+ATAN_Q16 = np.floor(np.arctan(0.5 ** np.arange(16)) * 65536 + 0.5).astype(np.int32)
+
+
+def _w11(t: Tensors, out: str) -> None:
+    k = np.arange(100, dtype=np.int32)
+    a, b = (k - 50) * 40000 + 12345, np.where(k % 10 == 0, 0, (k % 13 - 6) * 70001).astype(np.int32)
+    prod, quot = _fx_ops(a, b)
+    np.testing.assert_array_equal(t["prod"], prod)
+    np.testing.assert_array_equal(t["quot"], quot)
+    np.testing.assert_array_equal(t["atan"], ATAN_Q16)
+    angle = ((np.arange(100) / 99 * 3 - 1.5) * 65536).astype(np.int32)
+    np.testing.assert_array_equal(t["angle"], angle)
+    c, s = _cordic(angle, ATAN_Q16)
+    np.testing.assert_array_equal(t["cos"], c)
+    np.testing.assert_array_equal(t["sin"], s)
+    assert np.abs(s / 65536 - np.sin(angle / 65536)).max() < 2e-4
+    assert out == f"51472 {prod.max()} {quot.min()} true\n"
+
+
+def test_w11_fixed_point_edges_from_python() -> None:
+    mod = _load("w11_fixed_point_q16_cordic")
+    big, small = np.iinfo(np.int32).max, np.iinfo(np.int32).min
+    a = np.array([big, small, small, 65536, -65536, 1, -1, 98304, -98304, 3, big, 0], np.int32)
+    b = np.array([big, small, -65536, 0, 0, 65536, 32768, 98304, 32768, -2, 1, 0], np.int32)
+    prod, quot = np.zeros(12, np.int32), np.zeros(12, np.int32)
+    mod.fx_ops[8](P(prod, [8]), P(quot, [8]), a, b).sync()
+    want = _fx_ops(a, b)
+    np.testing.assert_array_equal(prod, want[0])
+    np.testing.assert_array_equal(quot, want[1])
+    angle = np.array([0, 1, -1, 102943, -102943, 51472, -51472, 65536], np.int32)   # 0, +-pi/2, +-pi/4, 1
+    c, s = np.zeros(8, np.int32), np.zeros(8, np.int32)
+    mod.cordic[8](P(c, [8]), P(s, [8]), angle, ATAN_Q16).sync()
+    want_c, want_s = _cordic(angle, ATAN_Q16)
+    np.testing.assert_array_equal(c, want_c)
+    np.testing.assert_array_equal(s, want_s)
+
+
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,
           "w06_u64_hash_partitioning": _w06, "w07_unique_sorted_i64": _w07,
-          "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09}
+          "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09,
+          "w10_topk_rows_streamed": _w10, "w11_fixed_point_q16_cordic": _w11}
 
 SIM_DEFAULT: tuple[str, ...] = ()
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]

@@ -450,10 +450,96 @@ def test_w11_fixed_point_edges_from_python() -> None:
     np.testing.assert_array_equal(s, want_s)
 
 
+# ---- w12: EmbeddingBag(mode="sum") forward and backward ----
+
+def _bag_ref(table: np.ndarray, inp: np.ndarray, offsets: np.ndarray, psw: np.ndarray, grad_out: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ends = np.r_[offsets[1:], inp.size]
+    out = np.stack([(table[inp[s:e]] * psw[s:e, None]).sum(0) for s, e in zip(offsets, ends, strict=True)])
+    bag_of = np.searchsorted(offsets, np.arange(inp.size), side="right") - 1
+    grad_table = np.zeros_like(table, dtype=np.float64)
+    np.add.at(grad_table, inp, grad_out[bag_of] * psw[:, None])
+    dpsw = (grad_out[bag_of] * table[inp]).sum(1)
+    return out, grad_table, dpsw
+
+
+def _w12(t: Tensors, out: str) -> None:
+    k = np.arange(40)
+    inp = (k * k * 7 + 3) % 30
+    j = np.arange(7)
+    offsets = j * j // 2 + j * 3
+    np.testing.assert_array_equal(t["input"], inp)
+    np.testing.assert_array_equal(t["offsets"], offsets)
+    want = _bag_ref(t["table"], inp, offsets, t["psw"], t["grad_out"])
+    np.testing.assert_array_equal(t["bag_of"], np.searchsorted(offsets, k, side="right") - 1)
+    np.testing.assert_allclose(t["out"], want[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["grad_table"], want[1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["dpsw"], want[2], rtol=1e-5, atol=1e-5)
+    assert out == "Tensor<i64, [7]> [ 0,  3,  8, 13, 20, 27, 36] 6 [30, 16]\n"
+
+
+def test_w12_an_embedding_bag_step_from_python() -> None:
+    mod = _load("w12_embedding_bag_fwd_bwd_i64")
+    rng = np.random.default_rng(12)
+    table = rng.standard_normal((50, 32)).astype(np.float32)
+    inp = rng.integers(0, 50, 60).astype(np.int64)
+    inp[10:20] = 7                                                   # one row looked up ten times
+    offsets = np.array([0, 0, 5, 30, 30, 59], np.int64)              # empty bags, a bag of one at the end
+    psw = rng.random(60).astype(np.float32)
+    out = np.full((6, 32), np.nan, np.float32)
+    mod.bag_sum(P(out, [1, 32]), table, inp, offsets, psw).sync()
+    grad_out = rng.standard_normal((6, 32)).astype(np.float32)
+    bag_of = (np.searchsorted(offsets, np.arange(60), side="right") - 1).astype(np.int32)
+    grad_table, dpsw = np.zeros_like(table), np.zeros(60, np.float32)
+    mod.bag_sum_backward(P(dpsw, [1]), grad_out, table, inp, bag_of, psw, grad_table).sync()
+    want = _bag_ref(table, inp, offsets, psw, grad_out)
+    np.testing.assert_allclose(out, want[0], rtol=1e-5, atol=1e-5)
+    assert not out[[0, 3]].any()
+    np.testing.assert_allclose(grad_table, want[1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dpsw, want[2], rtol=1e-5, atol=1e-5)
+
+
+# ---- w13: big-endian u16 raw frames ----
+
+def _develop(raw_native: np.ndarray, black: int) -> tuple[np.ndarray, np.ndarray]:
+    v = raw_native.byteswap().astype(np.int64)          # the file's big-endian words, read as native ones
+    lit = np.maximum(v - black, 0)
+    h, w = lit.shape
+    s = lit.reshape(h // 2, 2, w // 2, 2).sum((1, 3))
+    mean = (s + 2) >> 2
+    return mean.astype(np.uint16), ((np.minimum(mean, 4095) * 255 + 2047) // 4095).astype(np.uint8)
+
+
+def _w13(t: Tensors, out: str) -> None:
+    y, x = np.mgrid[0:24, 0:40]
+    value = (y * 150 + x * 37 + (x * y) % 23) % 4096
+    np.testing.assert_array_equal(t["raw"], value.astype(">u2").view(np.uint16))
+    binned, preview = _develop(t["raw"], 64)
+    np.testing.assert_array_equal(t["binned"], binned)
+    np.testing.assert_array_equal(t["preview"], preview)
+    assert out == f"{binned.max()} {preview.max()} {preview.min()}\n"
+
+
+def test_w13_a_big_endian_dump_read_from_a_file(tmp_path: Path) -> None:
+    mod = _load("w13_u16_raw_sensor_frames")
+    rng = np.random.default_rng(13)
+    frame = rng.integers(0, 4096, (30, 44)).astype(">u2")   # rows and columns past the last whole tile
+    frame[0, :4] = [0, 63, 64, 4095]
+    path = tmp_path / "frame.raw"
+    frame.tofile(path)
+    raw = np.fromfile(path, np.uint16).reshape(30, 44)      # native order: the bytes come swapped
+    binned, preview = np.zeros((15, 22), np.uint16), np.zeros((15, 22), np.uint8)
+    mod.develop[4, 8](P(binned, [4, 8]), P(preview, [4, 8]), raw, np.uint16(64)).sync()
+    want = _develop(raw, 64)
+    np.testing.assert_array_equal(binned, want[0])
+    np.testing.assert_array_equal(preview, want[1])
+
+
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,
           "w06_u64_hash_partitioning": _w06, "w07_unique_sorted_i64": _w07,
           "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09,
-          "w10_topk_rows_streamed": _w10, "w11_fixed_point_q16_cordic": _w11}
+          "w10_topk_rows_streamed": _w10, "w11_fixed_point_q16_cordic": _w11,
+          "w12_embedding_bag_fwd_bwd_i64": _w12, "w13_u16_raw_sensor_frames": _w13}
 
 SIM_DEFAULT: tuple[str, ...] = ()
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]

@@ -3,8 +3,8 @@ integer and bit-level kernels, written from BRIEF.md, README.md, docs/reference.
 run by `tilec run` (its `main`) and driven from Python on NumPy arrays (`tilelang.load` and the kernels called
 with `tilelang.partition`), as often one as the other.
 
-- w04: a stable LSD radix sort of u32 keys with a payload, four 8-bit passes (digit counts, bases by scans, a
-  scatter by `store_unchecked`), the passes a host loop in Tile and in Python.
+- w04: a stable LSD radix sort of u32 keys with a payload, four 8-bit passes (digit counts, bases by scans, slots,
+  a scatter by `store_unchecked`), the passes a host loop in Tile and in Python.
 
 Each runs on the interpreter and is checked against NumPy written independently of the program; the NVPTX
 simulator at sm_90a runs them (the cheapest by default, the rest `heavy`), and the PTX assembles for sm_90a.
@@ -38,13 +38,13 @@ def _load(name: str) -> tilelang.Module:
 # ---- w04: radix sort ----
 
 def _w04(t: Tensors, out: str) -> None:
-    i = np.arange(600, dtype=np.int64)
+    i = np.arange(300, dtype=np.int64)
     keys = (((i * 40503 + 12345).astype(np.uint32) * np.uint32(2654435761))
             ^ ((i % 7).astype(np.uint32) << np.uint32(29))).astype(np.uint32)
     order = np.argsort(keys, kind="stable")
     np.testing.assert_array_equal(t["keys"], keys[order])
     np.testing.assert_array_equal(t["vals"], order)
-    assert out == "1 0 599 179700\n"
+    assert out == "1 0 299 44850\n"
 
 
 def _radix_sort(mod: tilelang.Module, keys: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
@@ -55,11 +55,13 @@ def _radix_sort(mod: tilelang.Module, keys: np.ndarray, block: int) -> tuple[np.
     hist = np.zeros((nb, 256), np.int32)
     base = np.zeros((nb, 256), np.int32)
     moved = np.zeros(nb, np.int32)
+    dest = np.zeros(n, np.int32)
     for shift in range(0, 32, 8):
         mod.count[block](P(hist, [1, 256]), keys, np.uint32(shift)).sync()
         mod.bases(P(base, [nb, 256]), hist).sync()
+        mod.positions[block](P(dest, [block]), keys, base, np.uint32(shift)).sync()
         out_keys, out_vals = np.zeros_like(keys), np.full(n, -1, np.int32)
-        mod.scatter[block](P(moved, [1]), keys, vals, base, out_keys, out_vals, np.uint32(shift)).sync()
+        mod.scatter[block](P(moved, [1]), keys, vals, dest, out_keys, out_vals).sync()
         assert moved.sum() == n
         keys, vals = out_keys, out_vals
     return keys, vals
@@ -535,11 +537,103 @@ def test_w13_a_big_endian_dump_read_from_a_file(tmp_path: Path) -> None:
     np.testing.assert_array_equal(preview, want[1])
 
 
+# ---- w14: bit packing ----
+
+def _pack10(codes: np.ndarray) -> np.ndarray:
+    c = codes.astype(np.uint64) & np.uint64(1023)
+    return np.bitwise_or.reduce(c << (np.arange(6, dtype=np.uint64) * np.uint64(10)), axis=1)
+
+
+def _w14(t: Tensors, out: str) -> None:
+    codes = ((np.arange(300) * 389 + 17) % 1024).reshape(50, 6).astype(np.uint16)
+    np.testing.assert_array_equal(t["codes"], codes)
+    np.testing.assert_array_equal(t["words"], _pack10(codes))
+    np.testing.assert_array_equal(t["back"], codes)
+    nib = ((np.arange(70) * 7 + 3) % 16).reshape(35, 2).astype(np.uint8)
+    np.testing.assert_array_equal(t["bytes"], nib[:, 0] | (nib[:, 1] << 4))
+    np.testing.assert_array_equal(t["nib_back"], nib)
+    assert out == f"{_pack10(codes)[0]} 0 163 0\n"
+
+
+def test_w14_a_column_packed_and_unpacked_from_python() -> None:
+    mod = _load("w14_bit_packing_u64_u8")
+    rng = np.random.default_rng(14)
+    values = rng.integers(0, 1024, 1000).astype(np.uint16)
+    values[:6] = [1023, 0, 1023, 1, 512, 1023]
+    codes = np.zeros(-(-values.size // 6) * 6, np.uint16)      # padded to whole words
+    codes[:values.size] = values
+    codes = codes.reshape(-1, 6)
+    words = np.zeros(codes.shape[0], np.uint64)
+    mod.pack10[64](P(words, [64]), codes).sync()
+    np.testing.assert_array_equal(words, _pack10(codes))
+    assert words[0] == sum(v << (10 * j) for j, v in enumerate([1023, 0, 1023, 1, 512, 1023]))
+    back = np.zeros_like(codes)
+    mod.unpack10[64](P(back, [64, 6]), words).sync()
+    np.testing.assert_array_equal(back.reshape(-1)[:values.size], values)
+    nib = rng.integers(0, 16, (77, 2)).astype(np.uint8)
+    packed = np.zeros(77, np.uint8)
+    mod.pack4[32](P(packed, [32]), nib).sync()
+    np.testing.assert_array_equal(packed, nib[:, 0] | (nib[:, 1] << 4))
+    again = np.zeros_like(nib)
+    mod.unpack4[32](P(again, [32, 2]), packed).sync()
+    np.testing.assert_array_equal(again, nib)
+
+
+# ---- w15: rank and select over a bitvector ----
+
+def _bits(words: np.ndarray) -> np.ndarray:
+    return np.unpackbits(words.astype("<u8").view(np.uint8), bitorder="little")
+
+
+def _rank_select(words: np.ndarray, pos: np.ndarray, ks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    bits = _bits(words)
+    before = np.r_[0, np.cumsum(bits)]
+    return before[pos], np.flatnonzero(bits)[ks]
+
+
+def _w15(t: Tensors, out: str) -> None:
+    w = np.arange(40, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        words = (w * np.uint64(0x9E3779B97F4A7C15)) ^ (w << np.uint64(17)) ^ np.where(w % 5 == 0, 0, w * 3).astype(np.uint64)
+    np.testing.assert_array_equal(t["words"], words)
+    bits = _bits(words)
+    np.testing.assert_array_equal(t["ones"], bits.reshape(40, 64).sum(1))
+    np.testing.assert_array_equal(t["rank"], np.r_[0, np.cumsum(bits.reshape(40, 64).sum(1))[:-1]])
+    r, sel = _rank_select(words, t["pos"], t["ks"])
+    np.testing.assert_array_equal(t["r"], r)
+    np.testing.assert_array_equal(t["sel"], sel)
+    assert out == f"{bits.sum()} {r[1]} {sel[1]}\n"
+
+
+def test_w15_rank_and_select_queries_from_python() -> None:
+    mod = _load("w15_bitvector_rank_select")
+    rng = np.random.default_rng(15)
+    words = rng.integers(0, 2**64, 37, dtype=np.uint64) & rng.integers(0, 2**64, 37, dtype=np.uint64)
+    words[3] = 0
+    words[4] = np.uint64(2**64 - 1)
+    words[-1] = np.uint64(1 << 63)                    # the last one is the last bit
+    ones, total = np.zeros(37, np.int64), np.zeros(3, np.int64)
+    mod.word_ones[16](P(ones, [16]), P(total, [1]), words).sync()
+    start = np.cumsum(total) - total
+    rank = np.zeros(37, np.int64)
+    mod.word_rank[16](P(rank, [16]), ones, start).sync()
+    n = int(total.sum())
+    pos = np.r_[0, 1, 63, 64, 255, 256, 320, rng.integers(0, 37 * 64, 20), 37 * 64 - 1].astype(np.int64)
+    ks = np.r_[0, n - 1, rng.integers(0, n, pos.size - 2)].astype(np.int64)
+    r, sel = np.zeros(pos.size, np.int64), np.zeros(pos.size, np.int64)
+    mod.queries[16](P(r, [16]), P(sel, [16]), pos, ks, words, rank).sync()
+    want_r, want_s = _rank_select(words, pos, ks)
+    np.testing.assert_array_equal(r, want_r)
+    np.testing.assert_array_equal(sel, want_s)
+    assert sel[1] == 37 * 64 - 1
+
+
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,
           "w06_u64_hash_partitioning": _w06, "w07_unique_sorted_i64": _w07,
           "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09,
           "w10_topk_rows_streamed": _w10, "w11_fixed_point_q16_cordic": _w11,
-          "w12_embedding_bag_fwd_bwd_i64": _w12, "w13_u16_raw_sensor_frames": _w13}
+          "w12_embedding_bag_fwd_bwd_i64": _w12, "w13_u16_raw_sensor_frames": _w13,
+          "w14_bit_packing_u64_u8": _w14, "w15_bitvector_rank_select": _w15}
 
 SIM_DEFAULT: tuple[str, ...] = ()
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]

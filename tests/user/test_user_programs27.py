@@ -628,12 +628,60 @@ def test_w15_rank_and_select_queries_from_python() -> None:
     assert sel[1] == 37 * 64 - 1
 
 
+# ---- w16: run-length coding of bytes ----
+
+def _rle(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.flatnonzero(np.r_[True, x[1:] != x[:-1]])
+    return starts, x[starts].astype(np.int32)
+
+
+def _w16(t: Tensors, out: str) -> None:
+    i = np.arange(700)
+    x = ((i // 9 + i // 50 * 3) % 7 * 40).astype(np.uint8)
+    starts, values = _rle(x)
+    np.testing.assert_array_equal(t["starts"], starts)
+    np.testing.assert_array_equal(t["values"], values)
+    np.testing.assert_array_equal(t["back"], x)
+    assert out == f"{starts.size} {starts.size} 0\n"
+
+
+def _rle_from_python(mod: tilelang.Module, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n, b = x.size, 128
+    nb = -(-n // b)
+    flag, count = np.zeros(n, np.int32), np.zeros(nb, np.int32)
+    mod.flags[b](P(flag, [b]), P(count, [1]), x).sync()
+    place = (np.cumsum(count) - count).astype(np.int32)
+    runs = int(count.sum())
+    starts, values, done = np.zeros(runs, np.int32), np.zeros(runs, np.int32), np.zeros(nb, np.int32)
+    mod.pack[b](P(done, [1]), x, flag, place, starts, values).sync()
+    back = np.zeros(n, np.uint8)
+    mod.expand[64, 32](P(back, [64]), starts, values).sync()
+    return starts, values, back
+
+
+def test_w16_run_length_coding_of_a_file_s_bytes(tmp_path: Path) -> None:
+    mod = _load("w16_rle_bytes_pack_and_expand")
+    rng = np.random.default_rng(16)
+    data = np.repeat(rng.integers(0, 256, 120).astype(np.uint8), rng.integers(1, 12, 120))
+    data[120:400] = 255                                       # a run over the whole second block of 128
+    data[-200:] = 7                                           # the last block starts no run
+    path = tmp_path / "scan.bin"
+    data.tofile(path)
+    x = np.fromfile(path, np.uint8)
+    starts, values, back = _rle_from_python(mod, x)
+    want = _rle(x)
+    np.testing.assert_array_equal(starts, want[0])
+    np.testing.assert_array_equal(values, want[1])
+    np.testing.assert_array_equal(back, x)
+
+
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,
           "w06_u64_hash_partitioning": _w06, "w07_unique_sorted_i64": _w07,
           "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09,
           "w10_topk_rows_streamed": _w10, "w11_fixed_point_q16_cordic": _w11,
           "w12_embedding_bag_fwd_bwd_i64": _w12, "w13_u16_raw_sensor_frames": _w13,
-          "w14_bit_packing_u64_u8": _w14, "w15_bitvector_rank_select": _w15}
+          "w14_bit_packing_u64_u8": _w14, "w15_bitvector_rank_select": _w15,
+          "w16_rle_bytes_pack_and_expand": _w16}
 
 SIM_DEFAULT: tuple[str, ...] = ()
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]

@@ -12,6 +12,7 @@ simulator at sm_90a runs them (the cheapest by default, the rest `heavy`), and t
 
 from __future__ import annotations
 
+import base64
 import sys
 import warnings
 import zlib
@@ -675,13 +676,53 @@ def test_w16_run_length_coding_of_a_file_s_bytes(tmp_path: Path) -> None:
     np.testing.assert_array_equal(back, x)
 
 
+# ---- w17: Base32 ----
+
+def _w17(t: Tensors, out: str) -> None:
+    lens = np.arange(12) * 3 + 1
+    col = np.arange(40)
+    raw = (np.arange(12)[:, None] * 31 + col * 17 + 101) % 256
+    data = np.where(col < lens[:, None], raw, 0).astype(np.uint8)
+    np.testing.assert_array_equal(t["data"], data)
+    for r in range(12):
+        enc = base64.b32encode(data[r, :lens[r]].tobytes())
+        assert t["chars"][r].tobytes().rstrip(b"\0") == enc, r
+        assert t["back"][r, :lens[r]].tobytes() == data[r, :lens[r]].tobytes()
+    assert not t["bad"].any()
+    assert out == "0 0 77 85 61\n"
+
+
+def test_w17_base32_of_strings_from_python() -> None:
+    mod = _load("w17_base32_encode_decode")
+    words = [b"", b"f", b"fo", b"foo", b"foob", b"fooba", b"foobar", bytes(range(256))[:40], b"\xff" * 39]
+    data = np.zeros((len(words), 40), np.uint8)
+    for r, w in enumerate(words):
+        data[r, :len(w)] = np.frombuffer(w, np.uint8)
+    lens = np.array([len(w) for w in words], np.int32)
+    chars = np.zeros((len(words), 64), np.uint8)
+    mod.encode(P(chars, [1, 64]), data, lens).sync()
+    got = [chars[r].tobytes().rstrip(b"\0") for r in range(len(words))]
+    assert got == [base64.b32encode(w) for w in words]
+    assert got[6] == b"MZXW6YTBOI======"                      # RFC 4648's test vector
+    typed = [base64.b32encode(w) for w in words] + [b"MZXW6ytb", b"MZ1W6YTB"]   # two with characters not in it
+    text = np.zeros((len(typed), 64), np.uint8)
+    for r, w in enumerate(typed):
+        text[r, :len(w)] = np.frombuffer(w, np.uint8)
+    nchars = np.array([(len(w) * 8 + 4) // 5 for w in words] + [8, 8], np.int32)   # the characters with bits
+    back, bad = np.zeros((len(typed), 40), np.uint8), np.zeros(len(typed), np.int32)
+    mod.decode(P(back, [1, 40]), P(bad, [1]), text, nchars).sync()
+    for r, w in enumerate(words):
+        assert back[r, :len(w)].tobytes() == w
+    assert bad.tolist() == [0] * len(words) + [3, 1]
+
+
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,
           "w06_u64_hash_partitioning": _w06, "w07_unique_sorted_i64": _w07,
           "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09,
           "w10_topk_rows_streamed": _w10, "w11_fixed_point_q16_cordic": _w11,
           "w12_embedding_bag_fwd_bwd_i64": _w12, "w13_u16_raw_sensor_frames": _w13,
           "w14_bit_packing_u64_u8": _w14, "w15_bitvector_rank_select": _w15,
-          "w16_rle_bytes_pack_and_expand": _w16}
+          "w16_rle_bytes_pack_and_expand": _w16, "w17_base32_encode_decode": _w17}
 
 SIM_DEFAULT: tuple[str, ...] = ()
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]

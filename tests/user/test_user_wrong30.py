@@ -5,12 +5,23 @@ and bit-level kernels, each with the help applied by the letter and the fixed pr
 - r01 w13's byte swap of big-endian u16 frames written as Rust's `w.swap_bytes()` (E0103): the help was a
   `u32` formula, `(x >> 24) | ((x >> 8) & 0xFF00u32) | ..`, which mixes `u16` with `u32` and shifts a 16-bit
   value by 24 (E0201 once applied). It is now written for the receiver's type and name.
+
+Also NumPy's `searchsorted`, `digitize`, `diff` and `unique` and PyTorch's `bucketize` (they were "define it"),
+and `nonzero` of an integer tensor (told `x != 0.0`, E0201), each with a help that, applied, runs.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
 from test_user_programs27 import CHECKS
-from userprog import wrong_suite
+from userprog import first_error, run_program, wrong_suite
+
+from tilelang import driver
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements)
 FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
@@ -23,3 +34,32 @@ FIXED = {"r01_swap_bytes_of_a_u16_frame": CHECKS["w13_u16_raw_sensor_frames"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("r*.tile", FIXES, FIXED)
+
+
+@pytest.mark.parametrize(("call", "want"), [
+    ("searchsorted(&x, &q)", lambda x, q: np.searchsorted(x, q)),
+    ("digitize(&q, &x)", lambda x, q: np.digitize(q, x)),
+    ("bucketize(&q, &x)", lambda x, q: np.searchsorted(x, q, side="left")),   # torch.bucketize, right=False
+    ("diff(&x)", lambda x, q: np.diff(x)),
+    ("x.nonzero()", lambda x, q: np.count_nonzero(x)),
+])
+def test_a_data_engineer_s_numpy_gets_a_spelling_that_runs(call: str, want: Any, tmp_path: Path) -> None:
+    """w07/w08/w15's host code written first with NumPy's names: `searchsorted`, `digitize`, torch's
+    `bucketize` and `diff` were "define it (`fn searchsorted(..) { .. }`)", and `x.nonzero()` of an `i32`
+    tensor was told `x != 0.0`, E0201 for an integer tensor (`0` compares with both). Each help, applied with
+    the lengths written in, checks clean and gives NumPy's answer (of `nonzero`, the count the help ends with)."""
+    src = ("fn main() {\n    let x = arange::<i32>(9) * 3 - 5;\n    let q = (arange::<i32>(7) * 5 - 9) % 13;\n"
+           "    let y = CALL;\n    print(y, q.shape());\n}\n")
+    f = tmp_path / "s.tile"
+    f.write_text(src.replace("CALL", call), encoding="utf-8")
+    d = first_error(f)
+    spelt = re.findall(r"`([^`]*)`", d.help[0])
+    code = spelt[-1] if call == "x.nonzero()" else spelt[0]
+    code = re.sub(r"\bN\b", "9", re.sub(r"\bM\b", "7", code.replace("n - 1", "8").replace("[1..n]", "[1..9]")))
+    code = code.replace(".sum(k)", ".sum()")
+    f.write_text(src.replace("CALL", code), encoding="utf-8")
+    assert not [e for e in driver.check(f, deny_warnings=True).diagnostics], (call, code)
+    tensors, out = run_program(f)
+    x, q = np.arange(9) * 3 - 5, np.fmod(np.arange(7) * 5 - 9, 13)   # (Tile's `%` has the dividend's sign)
+    got = tensors.get("y")
+    np.testing.assert_array_equal(got if got is not None else int(out.split()[0]), want(x, q))

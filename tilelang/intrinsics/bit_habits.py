@@ -15,7 +15,10 @@ from __future__ import annotations
 from tilelang.dtypes import DType
 
 BIT_METHODS = ("count_ones", "count_zeros", "leading_zeros", "trailing_zeros", "swap_bytes", "reverse_bits",
-               "rotate_left", "rotate_right")
+               "rotate_left", "rotate_right", "popcount", "bit_count")
+#: other languages' names of a count of ones (C++20's `std::popcount`, NumPy 2's `bitwise_count`, Python's
+#: `int.bit_count`)
+_ALIASES = {"popcount": "count_ones", "bit_count": "count_ones"}
 
 
 def _a(dt: DType) -> str:
@@ -68,6 +71,7 @@ def bit_method_help(name: str, dt: object, x: str, args: list[str]) -> str | Non
     one of `BIT_METHODS`), with `x` the receiver as written; a plain string (no `{x}` template)."""
     if name not in BIT_METHODS or not isinstance(dt, DType) or dt.is_float or dt is DType.BOOL:
         return None
+    name = _ALIASES.get(name, name)
     x = x if len(x) < 30 else "x"
     if " " in x or "(" in x:
         x = f"({x})"

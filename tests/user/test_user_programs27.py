@@ -716,6 +716,44 @@ def test_w17_base32_of_strings_from_python() -> None:
     assert bad.tolist() == [0] * len(words) + [3, 1]
 
 
+# ---- w18: Adler-32 by blocks and the last block, chunks chained ----
+
+def _w18(t: Tensors, out: str) -> None:
+    v = 1
+    for c in range(3):
+        n = 1000 + c * 333
+        v = zlib.adler32(((np.arange(n) * (c + 7) * 31 + 5) % 256).astype(np.uint8).tobytes(), v)
+    assert out == f"{v & 0xFFFF} {v >> 16} {v}\n"
+
+
+def test_w18_a_file_checksummed_with_the_next_chunk_read_while_a_launch_runs(tmp_path: Path) -> None:
+    """Two buffers: the next chunk is read from the file into one while the launch on the other is in flight
+    (the launch's buffer is read-only until `.wait()`); each launch continues from the checksum before it."""
+    mod = _load("w18_adler32_last_block_stream")
+    rng = np.random.default_rng(18)
+    path = tmp_path / "blob.bin"
+    blob = rng.integers(0, 256, 40_000).astype(np.uint8).tobytes()    # chunks of 17,000 bytes: 67 blocks
+    path.write_bytes(blob)
+    size = 17_000
+    bufs = [np.zeros(size, np.uint8), np.zeros(size, np.uint8)]
+    a, b = 1, 0
+    with open(path, "rb") as f:
+        n = f.readinto(memoryview(bufs[0]))
+        k = 0
+        while n:
+            data = bufs[k][:n]                                   # a view: the launch reads it in place
+            part, sums = np.zeros((-(-n // 256), 2), np.int64), np.zeros(2, np.int64)
+            h = mod.adler[256](P(part, [1, 2]), P(sums, [2]), data, a, b).launch()
+            with pytest.raises(ValueError, match="read-only"):
+                data[0] = 0                                      # lent to the launch (the array passed; its
+                                                                 # base, `bufs[k]`, keeps its flag: README)
+            n = f.readinto(memoryview(bufs[1 - k]))              # the other buffer, meanwhile
+            h.wait()
+            a, b = int(sums[0]), int(sums[1])
+            k = 1 - k
+    assert (b << 16 | a) == zlib.adler32(blob)
+
+
 # ---- Rust's integer bit methods: the help in the receiver's own width ----
 
 _INT_TYPES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
@@ -801,7 +839,8 @@ CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream
           "w10_topk_rows_streamed": _w10, "w11_fixed_point_q16_cordic": _w11,
           "w12_embedding_bag_fwd_bwd_i64": _w12, "w13_u16_raw_sensor_frames": _w13,
           "w14_bit_packing_u64_u8": _w14, "w15_bitvector_rank_select": _w15,
-          "w16_rle_bytes_pack_and_expand": _w16, "w17_base32_encode_decode": _w17}
+          "w16_rle_bytes_pack_and_expand": _w16, "w17_base32_encode_decode": _w17,
+          "w18_adler32_last_block_stream": _w18}
 
 SIM_DEFAULT: tuple[str, ...] = ()
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]

@@ -754,6 +754,85 @@ def test_w18_a_file_checksummed_with_the_next_chunk_read_while_a_launch_runs(tmp
     assert (b << 16 | a) == zlib.adler32(blob)
 
 
+# ---- w19: argwhere of a 2-D mask ----
+
+def _w19_mask() -> np.ndarray:
+    i = np.arange(40 * 32, dtype=np.int32).reshape(40, 32)
+    with np.errstate(over="ignore"):
+        h = i * np.int32(2654435761 - 2**32)
+    return (((h >> 27) & 7) == 0).astype(np.uint8)
+
+
+def _w19(t: Tensors, out: str) -> None:
+    m = _w19_mask()
+    np.testing.assert_array_equal(t["mask"], m)
+    want = np.argwhere(m)
+    np.testing.assert_array_equal(t["out"], want)
+    np.testing.assert_array_equal(t["first"], np.cumsum(m.sum(1)) - m.sum(1))
+    assert out == f"{len(want)} {len(want)} Tensor<i64, [2]> [0, 0] Tensor<i64, [2]> [{want[-1][0]}, {want[-1][1]}]\n"
+
+
+def test_w19_nonzero_of_a_numpy_mask() -> None:
+    mod = _load("w19_argwhere_coordinates_i64")
+    rng = np.random.default_rng(19)
+    mask = rng.random((23, 64)) < 0.2
+    mask[3] = True                                      # a full row: its pairs fill the whole tile
+    mask[4:7] = False                                   # empty rows: nothing added
+    mask[-1] = False                                    # the last row too: its first pair is the end
+    m8 = mask.view(np.uint8)                            # the bools' bytes, no copy
+    count = np.zeros(23, np.int32)
+    mod.row_counts(P(count, [1]), m8).sync()
+    first = (np.cumsum(count) - count).astype(np.int32)
+    out, seen = np.zeros((int(count.sum()), 2), np.int64), np.zeros(23, np.int32)
+    mod.pairs(P(seen, [1]), m8, first, out).sync()
+    np.testing.assert_array_equal(out, np.argwhere(mask))
+    np.testing.assert_array_equal(seen, mask.sum(1))
+
+
+# ---- w20: xorshift64* streams, a graph replayed ----
+
+def _xorshift_steps(state: np.ndarray, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    m = np.uint64
+    x = state.copy()
+    counts = np.zeros(16, np.int64)
+    with np.errstate(over="ignore"):
+        for _ in range(steps):
+            x ^= x >> m(12)
+            x ^= x << m(25)
+            x ^= x >> m(27)
+            r = ((x * m(0x2545F4914F6CDD1D)) >> m(32)).astype(np.uint32)
+            counts += np.bincount(r >> 28, minlength=16)
+    return x, r, counts
+
+
+def _w20(t: Tensors, out: str) -> None:
+    with np.errstate(over="ignore"):
+        s0 = (np.arange(200, dtype=np.uint64) + np.uint64(1)) * np.uint64(0x9E3779B97F4A7C15)
+    x, r, counts = _xorshift_steps(s0, 6)
+    np.testing.assert_array_equal(t["state"], x)
+    np.testing.assert_array_equal(t["out"], r)
+    np.testing.assert_array_equal(t["hist"].sum(0), counts)
+    assert out == f"1200 {r[0]} {x[-1]}\n"
+
+
+def test_w20_streams_recorded_once_and_replayed_from_python() -> None:
+    mod = _load("w20_xorshift_streams_graph")
+    rng = np.random.default_rng(20)
+    s0 = rng.integers(1, 2**64, 100, dtype=np.uint64)
+    state, out, hist = s0.copy(), np.zeros(100, np.uint32), np.zeros((4, 16), np.int32)
+    with tilelang.graph() as g:
+        mod.step(P(state, [32]), P(out, [32]), P(hist, [1, 16]), 100).sync()
+    np.testing.assert_array_equal(state, s0)              # recorded, not run
+    g.replay(times=5)
+    state[:3] = s0[:3]                                    # the host rewinds three streams between replays
+    g.replay()
+    x, r, _ = _xorshift_steps(s0, 6)
+    x3, r3, _ = _xorshift_steps(s0[:3], 1)
+    np.testing.assert_array_equal(state, np.r_[x3, x[3:]])
+    np.testing.assert_array_equal(out, np.r_[r3, r[3:]])
+    assert hist.sum() == 600
+
+
 # ---- Rust's integer bit methods: the help in the receiver's own width ----
 
 _INT_TYPES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
@@ -840,7 +919,8 @@ CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream
           "w12_embedding_bag_fwd_bwd_i64": _w12, "w13_u16_raw_sensor_frames": _w13,
           "w14_bit_packing_u64_u8": _w14, "w15_bitvector_rank_select": _w15,
           "w16_rle_bytes_pack_and_expand": _w16, "w17_base32_encode_decode": _w17,
-          "w18_adler32_last_block_stream": _w18}
+          "w18_adler32_last_block_stream": _w18, "w19_argwhere_coordinates_i64": _w19,
+          "w20_xorshift_streams_graph": _w20}
 
 SIM_DEFAULT: tuple[str, ...] = ()
 HEAVY = [n for n in CHECKS if n not in SIM_DEFAULT]

@@ -63,3 +63,26 @@ def test_a_data_engineer_s_numpy_gets_a_spelling_that_runs(call: str, want: Any,
     x, q = np.arange(9) * 3 - 5, np.fmod(np.arange(7) * 5 - 9, 13)   # (Tile's `%` has the dividend's sign)
     got = tensors.get("y")
     np.testing.assert_array_equal(got if got is not None else int(out.split()[0]), want(x, q))
+
+
+def test_a_suffixed_hash_constant_past_i64_is_told_its_bit_pattern(tmp_path: Path) -> None:
+    """A hash key mixed in signed arithmetic, `k * 0x9E3779B97F4A7C15i64` (w06's golden-ratio constant with the
+    key's own type as its suffix): E0222 said "use a value in -9223372036854775808..=9223372036854775807, or a
+    wider type", and no integer type is wider than `i64`. A suffixed hex, octal or binary literal now gets the
+    bit pattern's cast, as the unsuffixed one did (round 22), and a 64-bit type's help no wider type."""
+    src = ("fn main() {\n    let k = arange::<i64>(4) + 1;\n    let h = k * CONST;\n    print(h);\n}\n")
+    f = tmp_path / "h.tile"
+    f.write_text(src.replace("CONST", "0x9E3779B97F4A7C15i64"), encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0222" and d.help == (
+        "`0x9E3779B97F4A7C15` is a bit pattern: `0x9E3779B97F4A7C15u64 as i64` keeps its bits "
+        "(-7046029254386353131), or compute in `u64`",)
+    f.write_text(src.replace("CONST", "(0x9E3779B97F4A7C15u64 as i64)"), encoding="utf-8")
+    tensors, _ = run_program(f)
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(tensors["h"], (np.arange(4) + 1) * np.int64(-7046029254386353131))
+    for lit, want in (("9223372036854775808i64", "(no integer type is wider than `i64`)"),
+                      ("70000i16", "or a wider type (`i32`)")):
+        f.write_text(f"fn main() {{\n    let a = {lit};\n    print(a);\n}}\n", encoding="utf-8")
+        d = first_error(f)
+        assert d.code == "E0222" and d.help[0].endswith(want), d.help

@@ -23,9 +23,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
 
+from userprog import DIR, program_suite
+
 import tilelang
 from tilelang import partition as P
-from userprog import DIR, program_suite
 
 Tensors = dict[str, np.ndarray]
 

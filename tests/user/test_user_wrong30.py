@@ -58,7 +58,7 @@ def test_a_data_engineer_s_numpy_gets_a_spelling_that_runs(call: str, want: Any,
     code = re.sub(r"\bN\b", "9", re.sub(r"\bM\b", "7", code.replace("n - 1", "8").replace("[1..n]", "[1..9]")))
     code = code.replace(".sum(k)", ".sum()")
     f.write_text(src.replace("CALL", code), encoding="utf-8")
-    assert not [e for e in driver.check(f, deny_warnings=True).diagnostics], (call, code)
+    assert not driver.check(f, deny_warnings=True).diagnostics, (call, code)
     tensors, out = run_program(f)
     x, q = np.arange(9) * 3 - 5, np.fmod(np.arange(7) * 5 - 9, 13)   # (Tile's `%` has the dividend's sign)
     got = tensors.get("y")

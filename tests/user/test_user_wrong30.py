@@ -6,6 +6,11 @@ and bit-level kernels, each with the help applied by the letter and the fixed pr
   `u32` formula, `(x >> 24) | ((x >> 8) & 0xFF00u32) | ..`, which mixes `u16` with `u32` and shifts a 16-bit
   value by 24 (E0201 once applied). It is now written for the receiver's type and name.
 
+- r02 w05's records summed byte by byte into a `u32`, `let s: Tile<u32, [B]> = bytes.sum(1);` of the u8 tile
+  (E0203): the help was `bytes.sum(1) as u32`, which checks and sums in `u8`, wrapping (a record of 24 bytes
+  near 128 summed to ~3000 mod 256). It is now E0201's help for the same mistake in an operation, the cast on
+  the elements, `(bytes as u32).sum(1)`, also for a function's argument and a host `let`.
+
 Also NumPy's `searchsorted`, `digitize`, `diff` and `unique` and PyTorch's `bucketize` (they were "define it"),
 and `nonzero` of an integer tensor (told `x != 0.0`, E0201), each with a help that, applied, runs.
 """
@@ -19,7 +24,7 @@ from typing import Any
 import numpy as np
 import pytest
 from test_user_programs27 import CHECKS
-from userprog import first_error, run_program, wrong_suite
+from userprog import DIR, first_error, run_program, wrong_suite
 
 from tilelang import driver
 
@@ -30,7 +35,21 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         [("let v = w.swap_bytes();", "let v = w;\n    let v = (v << 8u16) | (v >> 8u16);")]),
 }
 
-FIXED = {"r01_swap_bytes_of_a_u16_frame": CHECKS["w13_u16_raw_sensor_frames"]}
+FIXES["r02_record_byte_sums_typed_u32"] = (
+    "cast the elements before the sum: a sum of `u8` values is taken in `u8`, wrapping past its range: "
+    "`(bytes as u32).sum(1)`",
+    [("let s: Tile<u32, [B]> = bytes.sum(1);", "let s: Tile<u32, [B]> = (bytes as u32).sum(1);")])
+
+
+def _r02(t: dict[str, np.ndarray], out: str) -> None:
+    k = np.arange(40 * 24, dtype=np.int32)
+    with np.errstate(over="ignore"):
+        recs = ((k * np.int32(2654435761 - 2**32) >> 13) & 255).astype(np.uint8).reshape(40, 24)
+    np.testing.assert_array_equal(t["sums"], recs.astype(np.uint32).sum(1))
+    assert out == "true\n"
+
+
+FIXED = {"r01_swap_bytes_of_a_u16_frame": CHECKS["w13_u16_raw_sensor_frames"], "r02_record_byte_sums_typed_u32": _r02}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("r*.tile", FIXES, FIXED)
@@ -86,3 +105,43 @@ def test_a_suffixed_hash_constant_past_i64_is_told_its_bit_pattern(tmp_path: Pat
         f.write_text(f"fn main() {{\n    let a = {lit};\n    print(a);\n}}\n", encoding="utf-8")
         d = first_error(f)
         assert d.code == "E0222" and d.help[0].endswith(want), d.help
+
+
+def test_a_narrow_sum_given_where_a_wider_integer_is_declared_is_cast_inside(tmp_path: Path) -> None:
+    """r02's neighbours: a `u8` sum returned as a function's `u32`, bound by a host `let h: i64`, and passed to a
+    `u32` parameter were told `x.sum() as i64`, a sum taken in `u8`; each now gets the cast on the elements."""
+    f = tmp_path / "s.tile"
+    f.write_text("fn count<const B: i32>(t: Tile<u8, [B]>) -> u32 {\n    t.sum(0)\n}\n"
+                 "fn widen(s: u32) -> u32 {\n    s\n}\n"
+                 "kernel fn total<const B: i32>(z: &mut Tensor<u32, [1]>, x: &Tensor<u8, [?]>) {\n"
+                 "    z.store(full::<u32>([1], count::<B>(x.partition([B]).load([0]))));\n}\n"
+                 "fn main() {\n    let x = full::<u8>([256], 200u8);\n    let mut z = zeros::<u32>([1]);\n"
+                 "    total::<256>(z.partition([1]), &x).sync();\n    let h: i64 = x.sum();\n"
+                 "    print(z, h, widen(x.sum()));\n}\n", encoding="utf-8")
+    errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert [d.help[0].rsplit(": ", 1)[1] for d in errs] == ["`(t as u32).sum(0)`", "`(x as i64).sum()`",
+                                                            "`(x as u32).sum()`"], [d.help for d in errs]
+    text = f.read_text(encoding="utf-8")
+    for old, new in (("    t.sum(0)\n", "    (t as u32).sum(0)\n"), ("let h: i64 = x.sum();", "let h: i64 = (x as i64).sum();"),
+                     ("widen(x.sum())", "widen((x as u32).sum())")):
+        text = text.replace(old, new)
+    f.write_text(text, encoding="utf-8")
+    _, out = run_program(f)
+    assert out == "Tensor<u32, [1]> [51200] 51200 51200\n"
+
+
+def test_a_narrow_sum_cast_wider_by_hand_is_a_warning_whose_help_runs(tmp_path: Path) -> None:
+    """r02 with the old help applied, `bytes.sum(1) as u32`: it checked clean and summed in `u8` (a record of 24
+    bytes near 128 gave its sum mod 256). W0013 now says so, and its help, applied, checks clean under
+    `-D warnings` and gives NumPy's sums."""
+    src = (DIR.parent / "wrong" / "r02_record_byte_sums_typed_u32.tile").read_text(encoding="utf-8")
+    f = tmp_path / "r02.tile"
+    f.write_text(src.replace("let s: Tile<u32, [B]> = bytes.sum(1);", "let s = bytes.sum(1) as u32;"), encoding="utf-8")
+    ds = driver.check(f).diagnostics
+    assert [d.code for d in ds] == ["W0013"] and ds[0].help[0].endswith("`(bytes as u32).sum(1)`"), ds
+    tensors, _ = run_program(f)
+    assert tensors["sums"].max() <= 255                                  # what it computed: wrapped sums
+    f.write_text(src.replace("let s: Tile<u32, [B]> = bytes.sum(1);", "let s = (bytes as u32).sum(1);"),
+                 encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    _r02(*run_program(f))

@@ -39,6 +39,7 @@ from tilelang.sema.types import (
     UntypedInt,
     elem_of,
 )
+from tilelang.sema.widen import widened_sum_help
 from tilelang.syntax import ast
 
 
@@ -95,7 +96,9 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any, help_: 
                         f"`{fe.value}` values where it is written)")
     elif isinstance(fe, DType) and isinstance(we, DType) and fe != we and \
             isinstance(found, (ScalarT, TileT, TensorT)):
-        d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
+        # (round 27: `let s: u32 = t.sum(0);` of a `u8` tile was told `t.sum(0) as u32`, which sums in `u8`
+        # and wraps: 256 bytes of 200 gave 0)
+        d = d.with_help(widened_sum_help(tcx, node, fe, we) or f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
     elif isinstance(found, TensorT) and isinstance(want, RefT):
         d = d.with_help(f"borrow it: `{tcx.borrow_snippet(node)}`")
     elif isinstance(node, ast.Call) and isinstance(node.callee, ast.Name) and isinstance(found, UnitT) \

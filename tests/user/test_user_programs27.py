@@ -835,6 +835,44 @@ def test_w20_streams_recorded_once_and_replayed_from_python() -> None:
     assert hist.sum() == 600
 
 
+# ---- w21: HyperLogLog registers ----
+
+def _hll(keys: np.ndarray, p: int = 10) -> tuple[np.ndarray, float]:
+    h = _fmix64(keys.view(np.uint64))
+    idx = (h >> np.uint64(64 - p)).astype(np.int64)
+    rest = h << np.uint64(p)
+    lz = np.array([64 - int(v).bit_length() for v in rest])
+    rank = np.minimum(lz, 64 - p) + 1
+    reg = np.zeros(1 << p, np.int64)
+    np.maximum.at(reg, idx, rank)
+    m = float(1 << p)
+    raw = 0.7213 / (1 + 1.079 / m) * m * m / np.exp2(-reg.astype(np.float64)).sum()
+    empty = float((reg == 0).sum())
+    return reg, (m * np.log(m / max(empty, 1.0)) if raw <= 2.5 * m and empty > 0 else raw)
+
+
+def _w21(t: Tensors, out: str) -> None:
+    keys = (np.arange(3000) % 1777) * 1000003 - 5
+    reg, est = _hll(keys.astype(np.int64))
+    np.testing.assert_array_equal(t["reg"], reg)
+    got = float(out.split()[2])
+    assert abs(got - est) < 1e-9 * est and abs(est - 1777) < 0.06 * 1777
+    assert out.startswith("3000 true ")
+
+
+@pytest.mark.heavy   # (0.9 s; the interpreter's w21 run covers the kernel)
+def test_w21_distinct_count_of_a_column_from_python() -> None:
+    mod = _load("w21_hyperloglog_registers")
+    rng = np.random.default_rng(21)
+    keys = rng.integers(-(2**62), 2**62, 1500).repeat(2).astype(np.int64)   # 1500 distinct, each twice
+    rng.shuffle(keys)
+    reg, seen = np.zeros(1024, np.int32), np.zeros(-(-keys.size // 256), np.int32)
+    mod.registers[256](P(seen, [1]), keys, reg).sync()
+    want, est = _hll(keys)
+    np.testing.assert_array_equal(reg, want)
+    assert seen.sum() == keys.size and abs(est - 1500) < 0.08 * 1500
+
+
 # ---- Rust's integer bit methods: the help in the receiver's own width ----
 
 _INT_TYPES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
@@ -922,7 +960,7 @@ CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream
           "w14_bit_packing_u64_u8": _w14, "w15_bitvector_rank_select": _w15,
           "w16_rle_bytes_pack_and_expand": _w16, "w17_base32_encode_decode": _w17,
           "w18_adler32_last_block_stream": _w18, "w19_argwhere_coordinates_i64": _w19,
-          "w20_xorshift_streams_graph": _w20}
+          "w20_xorshift_streams_graph": _w20, "w21_hyperloglog_registers": _w21}
 
 # simulating a program takes ~0.2-32 s (2026-12-07, warm caches; w04's four passes of [128, 256] one-hots 32 s, w16's
 # one-hot packing 6 s); the default run simulates w06 (u64 multiplies that wrap, an i64 `atomic_add` a key, the FNV

@@ -11,6 +11,11 @@ and bit-level kernels, each with the help applied by the letter and the fixed pr
   near 128 summed to ~3000 mod 256). It is now E0201's help for the same mistake in an operation, the cast on
   the elements, `(bytes as u32).sum(1)`, also for a function's argument and a host `let`.
 
+- r03 w21's leading-zeros search written over Rust's array of halves, `for half in [32, 16, 8, 4, 2, 1]`
+  (E0203): the help was "write `for i in a..b`". A list of integer literals now gets the range over its positions
+  with each value computed from the position where the list halves, doubles or steps evenly
+  (`for i in 0..6 { let half = 32 >> i; .. }`), else the range and the values left to the body.
+
 Also NumPy's `searchsorted`, `digitize`, `diff` and `unique` and PyTorch's `bucketize` (they were "define it"),
 and `nonzero` of an integer tensor (told `x != 0.0`, E0201), each with a help that, applied, runs.
 """
@@ -49,7 +54,12 @@ def _r02(t: dict[str, np.ndarray], out: str) -> None:
     assert out == "true\n"
 
 
-FIXED = {"r01_swap_bytes_of_a_u16_frame": CHECKS["w13_u16_raw_sensor_frames"], "r02_record_byte_sums_typed_u32": _r02}
+FIXES["r03_for_over_a_list_of_halves"] = (
+    "a `for` runs over a range, not a list: `for i in 0..6 { let half = 32 >> i; .. }`",
+    [("    for half in [32, 16, 8, 4, 2, 1] {\n", "    for i in 0..6 {\n        let half = 32 >> i;\n")])
+
+FIXED = {"r01_swap_bytes_of_a_u16_frame": CHECKS["w13_u16_raw_sensor_frames"], "r02_record_byte_sums_typed_u32": _r02,
+         "r03_for_over_a_list_of_halves": CHECKS["w21_hyperloglog_registers"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("r*.tile", FIXES, FIXED)
@@ -145,3 +155,24 @@ def test_a_narrow_sum_cast_wider_by_hand_is_a_warning_whose_help_runs(tmp_path: 
                  encoding="utf-8")
     assert not driver.check(f, deny_warnings=True).diagnostics
     _r02(*run_program(f))
+
+
+@pytest.mark.parametrize("values", [[32, 16, 8, 4, 2, 1], [1, 2, 4, 8], [0, 3, 6, 9], [5, 4, 3], [-2, -1, 0],
+                                    [3, 1, 4]])
+def test_a_for_over_a_list_of_numbers_gets_a_range_that_gives_them(values: list[int], tmp_path: Path) -> None:
+    """r03's help for each kind of list: applied, the range gives the list's values in order (a list of no
+    pattern leaves them to the body)."""
+    src = "fn main() {\n    let mut s = 0;\n    for v in LIST {\n        s = s * 7 + v;\n    }\n    print(s);\n}\n"
+    f = tmp_path / "l.tile"
+    f.write_text(src.replace("LIST", str(values)), encoding="utf-8")
+    d = first_error(f)
+    loop = re.search(r"`(for i in 0\.\.\d+) \{ (let v = [^;]*;)? ?\.\. \}`", d.help[0])
+    assert d.code == "E0203" and loop is not None, d.help
+    if loop.group(2) is None:
+        assert values == [3, 1, 4] and "written once for each value" in d.help[0]
+        return
+    f.write_text(src.replace("for v in LIST {", f"{loop.group(1)} {{\n        {loop.group(2)}"), encoding="utf-8")
+    want = 0
+    for v in values:
+        want = want * 7 + v
+    assert run_program(f)[1] == f"{want}\n"

@@ -5,6 +5,28 @@ with `tilelang.partition`), as often one as the other.
 
 - w04: a stable LSD radix sort of u32 keys with a payload, four 8-bit passes (digit counts, bases by scans, slots,
   a scatter by `store_unchecked`), the passes a host loop in Tile and in Python.
+- w05: CRC-32 of fixed-size records by a 256-entry table (one-hot lookups) and a running byte histogram, a record
+  file streamed through them chunk by chunk from Python.
+- w06: hash partitioning of i64 keys (murmur3's fmix64 in u64, partition sizes by i64 `atomic_add`), FNV-1a 64.
+- w07: NumPy's `unique` (values, first indices, inverse) of a sorted i64 column by flags and scans.
+- w08: CSR SpMV with i64 `indptr`/`indices` (SciPy's large-matrix layout) and segment reductions by offsets.
+- w09: a W8A8 linear layer: per-row and per-channel quantisation (round half to even), i8 `mma` into i32.
+- w10: top-k of long rows, the running best merged with each tile's candidates (a stable descending order).
+- w11: Q16.16 fixed point (rounded products through i64, saturation, quotients) and CORDIC sine and cosine.
+- w12: PyTorch's `EmbeddingBag(mode="sum")` with per-sample weights, forward and backward (scatter-add).
+- w13: big-endian u16 raw sensor frames: byte swap, black level, 2 x 2 binning, an 8-bit preview.
+- w14: bit packing: 10-bit codes six to a u64 word, 4-bit codes two to a byte, and back.
+- w15: rank and select over a bitvector of u64 words (a popcount, word ranks, binary searches).
+- w16: run-length coding of bytes: flags, a one-hot pack added as a whole tile by `atomic_add`, a decode.
+- w17: Base32 (RFC 4648) encoding and decoding with u64 groups, bad characters counted.
+- w18: Adler-32 by blocks and the last block, chained over a file's chunks (the next read while a launch runs).
+- w19: `argwhere` of a 2-D mask as i64 pairs, each row's pairs added whole at its place.
+- w20: xorshift64* streams advanced by a graph replayed, from Tile and from Python.
+- w21: HyperLogLog's registers (fmix64, leading zeros by halves, `atomic_max`), the estimate on the host.
+- w22: sessions of a sorted event log (i64 milliseconds; from Python a `datetime64[ms]` column, viewed).
+
+Also the fixes their writing found: the vectorised interpreter's masked whole-tile store (w04), and the helps of
+Rust's integer bit methods in the receiver's own width (tests below).
 
 Each runs on the interpreter and is checked against NumPy written independently of the program; the NVPTX
 simulator at sm_90a runs them (the cheapest by default, the rest `heavy`), and the PTX assembles for sm_90a.
@@ -873,6 +895,50 @@ def test_w21_distinct_count_of_a_column_from_python() -> None:
     assert seen.sum() == keys.size and abs(est - 1500) < 0.08 * 1500
 
 
+# ---- w22: sessions of a sorted event log ----
+
+def _sessions(ts: np.ndarray, gap: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    start = np.r_[True, np.diff(ts) > gap]
+    sid = np.cumsum(start) - 1
+    lo = np.array([ts[sid == s].min() for s in range(sid[-1] + 1)])
+    hi = np.array([ts[sid == s].max() for s in range(sid[-1] + 1)])
+    return sid, lo, hi
+
+
+def _w22(t: Tensors, out: str) -> None:
+    step = ((np.arange(500) * 7919) % 13 + 1) * 60000
+    ts = np.cumsum(step) + 1733500000000
+    np.testing.assert_array_equal(t["ts"], ts)
+    sid, lo, hi = _sessions(ts, 600000)
+    np.testing.assert_array_equal(t["sid"], sid)
+    np.testing.assert_array_equal(t["lo"], lo)
+    np.testing.assert_array_equal(t["hi"], hi)
+    assert out == f"{sid[-1] + 1} true {((hi - lo) // 60000).max()}\n"
+
+
+def test_w22_an_event_log_of_numpy_timestamps() -> None:
+    """The log's `datetime64[ms]` column given as it is: E0502 whose help (round 27; it was "convert it to one
+    Tile has (float32, ..)") views the column's int64 milliseconds, which, applied, sessionizes it."""
+    mod = _load("w22_sessionize_timestamps")
+    rng = np.random.default_rng(22)
+    ts = np.datetime64("2026-12-07T09:00") + np.cumsum(rng.integers(1, 1_200_000, 160)).astype("timedelta64[ms]")
+    n, nb = ts.size, -(-ts.size // 128)
+    flag, count = np.zeros(n, np.int32), np.zeros(nb, np.int32)
+    with pytest.raises(tilelang.CallError) as info:
+        mod.starts[128](P(flag, [128]), P(count, [1]), ts, 600_000)
+    assert info.value.code == "E0502" and "`ts.view(numpy.int64)` (milliseconds since 1970-01-01" in str(info.value)
+    ms = ts.view(np.int64)                                           # the help, applied
+    mod.starts[128](P(flag, [128]), P(count, [1]), ms, 600_000).sync()
+    first = (np.cumsum(count) - count).astype(np.int32)
+    k = int(count.sum())
+    lo, hi, sid = np.full(k, np.iinfo(np.int64).max), np.full(k, np.iinfo(np.int64).min), np.zeros(n, np.int32)
+    mod.number[128](P(sid, [128]), flag, first, ms, lo, hi).sync()
+    want = _sessions(ms, 600_000)
+    np.testing.assert_array_equal(sid, want[0])
+    np.testing.assert_array_equal(lo.astype("datetime64[ms]"), want[1].astype("datetime64[ms]"))
+    np.testing.assert_array_equal(hi, want[2])
+
+
 # ---- Rust's integer bit methods: the help in the receiver's own width ----
 
 _INT_TYPES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
@@ -960,7 +1026,8 @@ CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream
           "w14_bit_packing_u64_u8": _w14, "w15_bitvector_rank_select": _w15,
           "w16_rle_bytes_pack_and_expand": _w16, "w17_base32_encode_decode": _w17,
           "w18_adler32_last_block_stream": _w18, "w19_argwhere_coordinates_i64": _w19,
-          "w20_xorshift_streams_graph": _w20, "w21_hyperloglog_registers": _w21}
+          "w20_xorshift_streams_graph": _w20, "w21_hyperloglog_registers": _w21,
+          "w22_sessionize_timestamps": _w22}
 
 # simulating a program takes ~0.2-32 s (2026-12-07, warm caches; w04's four passes of [128, 256] one-hots 32 s, w16's
 # one-hot packing 6 s); the default run simulates w06 (u64 multiplies that wrap, an i64 `atomic_add` a key, the FNV

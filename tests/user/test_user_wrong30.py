@@ -176,3 +176,22 @@ def test_a_for_over_a_list_of_numbers_gets_a_range_that_gives_them(values: list[
     for v in values:
         want = want * 7 + v
     assert run_program(f)[1] == f"{want}\n"
+
+
+def test_a_record_array_is_told_to_pass_one_field() -> None:
+    """A log read as a NumPy record array (`np.fromfile(f, dtype=[("ts", "<i8"), ("user", "<i4")])`) passed
+    whole: E0502 "convert it to one Tile has (float32, ..)". The help now names a field to pass (a contiguous
+    copy: the fields are interleaved), which, applied, runs; `datetime64` columns: test_user_programs27's w22."""
+    import tilelang
+    from tilelang import partition as P
+
+    mod = tilelang.compile("kernel fn twice<const B: i32>(z: &mut Tensor<i64, [B]>, x: &Tensor<i64, [?]>) {\n"
+                           "    z.store(x.load_like(z) * 2i64);\n}\n")
+    log = np.zeros(6, dtype=[("ts", "<i8"), ("user", "<i4")])
+    log["ts"] = np.arange(6) * 1000
+    z = np.zeros(6, np.int64)
+    with pytest.raises(tilelang.CallError) as info:
+        mod.twice(P(z, [4]), log)
+    assert info.value.code == "E0502" and "`numpy.ascontiguousarray(x['ts'])`" in str(info.value), info.value
+    mod.twice(P(z, [4]), np.ascontiguousarray(log["ts"])).sync()
+    np.testing.assert_array_equal(z, np.arange(6) * 2000)

@@ -25,8 +25,8 @@ with `tilelang.partition`), as often one as the other.
 - w21: HyperLogLog's registers (fmix64, leading zeros by halves, `atomic_max`), the estimate on the host.
 - w22: sessions of a sorted event log (i64 milliseconds; from Python a `datetime64[ms]` column, viewed).
 
-Also the fixes their writing found: the vectorised interpreter's masked whole-tile store (w04), and the helps of
-Rust's integer bit methods in the receiver's own width (tests below).
+Also the fix their writing found in the interpreter: its masked whole-tile store (w04; the helps are
+test_user_wrong30's).
 
 Each runs on the interpreter and is checked against NumPy written independently of the program; the NVPTX
 simulator at sm_90a runs them (the cheapest by default, the rest `heavy`), and the PTX assembles for sm_90a.
@@ -937,85 +937,6 @@ def test_w22_an_event_log_of_numpy_timestamps() -> None:
     np.testing.assert_array_equal(sid, want[0])
     np.testing.assert_array_equal(lo.astype("datetime64[ms]"), want[1].astype("datetime64[ms]"))
     np.testing.assert_array_equal(hi, want[2])
-
-
-# ---- Rust's integer bit methods: the help in the receiver's own width ----
-
-_INT_TYPES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
-_BIT_CALLS = ("count_ones()", "count_zeros()", "leading_zeros()", "trailing_zeros()", "swap_bytes()",
-              "reverse_bits()", "rotate_left(3)", "rotate_right(5)")
-
-
-def _bit_ref(call: str, x: np.ndarray) -> np.ndarray:
-    """Rust's value of `x.call` (u32 for the counts, x's type for the others), by NumPy on the bits."""
-    n = x.dtype.itemsize * 8
-    u = x.view(f"u{n // 8}")
-    bits = np.unpackbits(u.astype(f"<u{n // 8}").view(np.uint8).reshape(-1, n // 8), axis=1, bitorder="little")
-    if call.startswith("count_"):
-        c = bits.sum(1)
-        return (c if call == "count_ones()" else n - c).astype(np.uint32)
-    if call == "leading_zeros()":
-        return np.array([n - (int(v).bit_length()) for v in u], np.uint32)
-    if call == "trailing_zeros()":
-        return np.array([n if v == 0 else (int(v) & -int(v)).bit_length() - 1 for v in u], np.uint32)
-    if call == "swap_bytes()":
-        return u.byteswap().view(x.dtype)
-    if call == "reverse_bits()":
-        out = np.packbits(bits[:, ::-1], axis=1, bitorder="little").view(f"<u{n // 8}").reshape(-1)
-        return out.astype(u.dtype).view(x.dtype)
-    k = 3 if call == "rotate_left(3)" else n - 5
-    return np.array([((int(v) << k) | (int(v) >> (n - k))) & (2**n - 1) for v in u], u.dtype).view(x.dtype)
-
-
-def _applied(help_text: str, call: str) -> tuple[str, str]:
-    """The help's statements and its final expression, as a user pastes them in place of `t.call`."""
-    import re
-
-    lets = " ".join(p for p in re.findall(r"`([^`]*)`", help_text) if p.startswith("let "))
-    then = re.search(r"then `([^`]*)`", help_text)
-    if then:
-        return lets, then.group(1)
-    first = re.search(r"`([^`]*)`", help_text)
-    assert first is not None, help_text
-    return lets, "t" if "is its own byte swap" in help_text else first.group(1)
-
-
-@pytest.mark.parametrize("ty", [pytest.param(t, marks=pytest.mark.heavy) if t not in ("u16", "i64") else t
-                                for t in _INT_TYPES])
-def test_rust_bit_methods_are_told_in_the_receiver_s_own_width(ty: str) -> None:
-    """w13's byte swap written first as `v.swap_bytes()` of its u16 tile: the help was a `u32` formula,
-    `(x >> 24) | ((x >> 8) & 0xFF00u32) | ..`, which mixes `u16` with `u32` (E0201) and shifts a 16-bit value by
-    24; `count_ones` of a `u64` got the 32-bit SWAR count, and none used the receiver's own spelling but
-    `count_ones`. Each bit method's help is now written for the receiver's type and name: applied as it is
-    (its statements, then its expression), every one checks and gives Rust's value on every integer type."""
-    from userprog import first_error
-
-    rng = np.random.default_rng(27)
-    dt = np.dtype(("uint" if ty[0] == "u" else "int") + ty[1:])
-    info = np.iinfo(dt)
-    x = np.concatenate([np.array([0, 1, 2, info.max, info.min, info.max // 3, -1 if info.min < 0 else 7], dt),
-                        rng.integers(info.min, info.max, 9, dtype=dt, endpoint=True)])
-    kernels = []
-    for j, call in enumerate(_BIT_CALLS):
-        out = "u32" if "count" in call or "zeros" in call else ty
-        wrong = (f"kernel fn k{j}<const B: i32>(z: &mut Tensor<{out}, [B]>, x: &Tensor<{ty}, [?]>) {{\n"
-                 f"    let t = x.load_like(z);\n    z.store(STORE);\n}}\n")
-        path = Path(f"/tmp/bits_{ty}_{j}.tile")
-        path.write_text(wrong.replace("STORE", f"t.{call}"), encoding="utf-8")
-        d = first_error(path)
-        path.unlink()
-        assert d.code == "E0103" and len(d.help) == 1, (ty, call, d.help)
-        lets, expr = _applied(d.help[0], call)
-        assert ("u32" not in expr or ty in ("u32", "i32") or "count" in call or "zeros" in call), (ty, call, expr)
-        kernels.append(wrong.replace("    z.store(STORE);", f"    {lets}\n    z.store({expr});"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", tilelang.TileWarning)   # clean under `-D warnings`
-        mod = tilelang.compile("".join(kernels))
-    for j, call in enumerate(_BIT_CALLS):
-        want = _bit_ref(call, x)
-        z = np.zeros(x.size, want.dtype)
-        getattr(mod, f"k{j}")[16](P(z, [16]), x).sync()
-        np.testing.assert_array_equal(z, want, err_msg=f"{ty} {call}")
 
 
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,

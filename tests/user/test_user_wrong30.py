@@ -16,13 +16,15 @@ and bit-level kernels, each with the help applied by the letter and the fixed pr
   with each value computed from the position where the list halves, doubles or steps evenly
   (`for i in 0..6 { let half = 32 >> i; .. }`), else the range and the values left to the body.
 
-Also NumPy's `searchsorted`, `digitize`, `diff` and `unique` and PyTorch's `bucketize` (they were "define it"),
+Also Rust's integer bit methods (`count_ones`, `swap_bytes`, `reverse_bits`, `leading_zeros`, ..: r01's kind)
+told in the receiver's own width, every help applied on every integer type against NumPy; NumPy's `searchsorted`, `digitize`, `diff` and `unique` and PyTorch's `bucketize` (they were "define it"),
 and `nonzero` of an integer tensor (told `x != 0.0`, E0201), each with a help that, applied, runs.
 """
 
 from __future__ import annotations
 
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +33,9 @@ import pytest
 from test_user_programs27 import CHECKS
 from userprog import DIR, first_error, run_program, wrong_suite
 
+import tilelang
 from tilelang import driver
+from tilelang import partition as P
 
 # file: (a phrase of the first error's help, the fix: (old, new) replacements)
 FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
@@ -182,9 +186,6 @@ def test_a_record_array_is_told_to_pass_one_field() -> None:
     """A log read as a NumPy record array (`np.fromfile(f, dtype=[("ts", "<i8"), ("user", "<i4")])`) passed
     whole: E0502 "convert it to one Tile has (float32, ..)". The help now names a field to pass (a contiguous
     copy: the fields are interleaved), which, applied, runs; `datetime64` columns: test_user_programs27's w22."""
-    import tilelang
-    from tilelang import partition as P
-
     mod = tilelang.compile("kernel fn twice<const B: i32>(z: &mut Tensor<i64, [B]>, x: &Tensor<i64, [?]>) {\n"
                            "    z.store(x.load_like(z) * 2i64);\n}\n")
     log = np.zeros(6, dtype=[("ts", "<i8"), ("user", "<i4")])
@@ -195,3 +196,82 @@ def test_a_record_array_is_told_to_pass_one_field() -> None:
     assert info.value.code == "E0502" and "`numpy.ascontiguousarray(x['ts'])`" in str(info.value), info.value
     mod.twice(P(z, [4]), np.ascontiguousarray(log["ts"])).sync()
     np.testing.assert_array_equal(z, np.arange(6) * 2000)
+
+
+# ---- Rust's integer bit methods: the help in the receiver's own width ----
+
+_INT_TYPES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
+_BIT_CALLS = ("count_ones()", "count_zeros()", "leading_zeros()", "trailing_zeros()", "swap_bytes()",
+              "reverse_bits()", "rotate_left(3)", "rotate_right(5)")
+
+
+def _bit_ref(call: str, x: np.ndarray) -> np.ndarray:
+    """Rust's value of `x.call` (u32 for the counts, x's type for the others), by NumPy on the bits."""
+    n = x.dtype.itemsize * 8
+    u = x.view(f"u{n // 8}")
+    bits = np.unpackbits(u.astype(f"<u{n // 8}").view(np.uint8).reshape(-1, n // 8), axis=1, bitorder="little")
+    if call.startswith("count_"):
+        c = bits.sum(1)
+        return (c if call == "count_ones()" else n - c).astype(np.uint32)
+    if call == "leading_zeros()":
+        return np.array([n - (int(v).bit_length()) for v in u], np.uint32)
+    if call == "trailing_zeros()":
+        return np.array([n if v == 0 else (int(v) & -int(v)).bit_length() - 1 for v in u], np.uint32)
+    if call == "swap_bytes()":
+        return u.byteswap().view(x.dtype)
+    if call == "reverse_bits()":
+        out = np.packbits(bits[:, ::-1], axis=1, bitorder="little").view(f"<u{n // 8}").reshape(-1)
+        return out.astype(u.dtype).view(x.dtype)
+    k = 3 if call == "rotate_left(3)" else n - 5
+    return np.array([((int(v) << k) | (int(v) >> (n - k))) & (2**n - 1) for v in u], u.dtype).view(x.dtype)
+
+
+def _applied(help_text: str, call: str) -> tuple[str, str]:
+    """The help's statements and its final expression, as a user pastes them in place of `t.call`."""
+    import re
+
+    lets = " ".join(p for p in re.findall(r"`([^`]*)`", help_text) if p.startswith("let "))
+    then = re.search(r"then `([^`]*)`", help_text)
+    if then:
+        return lets, then.group(1)
+    first = re.search(r"`([^`]*)`", help_text)
+    assert first is not None, help_text
+    return lets, "t" if "is its own byte swap" in help_text else first.group(1)
+
+
+@pytest.mark.parametrize("ty", [pytest.param(t, marks=pytest.mark.heavy) if t not in ("u16", "i64") else t
+                                for t in _INT_TYPES])
+def test_rust_bit_methods_are_told_in_the_receiver_s_own_width(ty: str) -> None:
+    """w13's byte swap written first as `v.swap_bytes()` of its u16 tile: the help was a `u32` formula,
+    `(x >> 24) | ((x >> 8) & 0xFF00u32) | ..`, which mixes `u16` with `u32` (E0201) and shifts a 16-bit value by
+    24; `count_ones` of a `u64` got the 32-bit SWAR count, and none used the receiver's own spelling but
+    `count_ones`. Each bit method's help is now written for the receiver's type and name: applied as it is
+    (its statements, then its expression), every one checks and gives Rust's value on every integer type."""
+    from userprog import first_error
+
+    rng = np.random.default_rng(27)
+    dt = np.dtype(("uint" if ty[0] == "u" else "int") + ty[1:])
+    info = np.iinfo(dt)
+    x = np.concatenate([np.array([0, 1, 2, info.max, info.min, info.max // 3, -1 if info.min < 0 else 7], dt),
+                        rng.integers(info.min, info.max, 9, dtype=dt, endpoint=True)])
+    kernels = []
+    for j, call in enumerate(_BIT_CALLS):
+        out = "u32" if "count" in call or "zeros" in call else ty
+        wrong = (f"kernel fn k{j}<const B: i32>(z: &mut Tensor<{out}, [B]>, x: &Tensor<{ty}, [?]>) {{\n"
+                 f"    let t = x.load_like(z);\n    z.store(STORE);\n}}\n")
+        path = Path(f"/tmp/bits_{ty}_{j}.tile")
+        path.write_text(wrong.replace("STORE", f"t.{call}"), encoding="utf-8")
+        d = first_error(path)
+        path.unlink()
+        assert d.code == "E0103" and len(d.help) == 1, (ty, call, d.help)
+        lets, expr = _applied(d.help[0], call)
+        assert ("u32" not in expr or ty in ("u32", "i32") or "count" in call or "zeros" in call), (ty, call, expr)
+        kernels.append(wrong.replace("    z.store(STORE);", f"    {lets}\n    z.store({expr});"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tilelang.TileWarning)   # clean under `-D warnings`
+        mod = tilelang.compile("".join(kernels))
+    for j, call in enumerate(_BIT_CALLS):
+        want = _bit_ref(call, x)
+        z = np.zeros(x.size, want.dtype)
+        getattr(mod, f"k{j}")[16](P(z, [16]), x).sync()
+        np.testing.assert_array_equal(z, want, err_msg=f"{ty} {call}")

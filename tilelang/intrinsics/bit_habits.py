@@ -7,7 +7,7 @@ The helps of `math_habits` were one `u32` spelling for every type: a `u16` tile'
 that a kernel can take as they are, in the receiver's width: signed values are counted through the unsigned
 type of their width (`x as u16` keeps an `i16`'s bits; widening a signed value first would copy its sign bit),
 values below 32 bits in `u32`. Each gives Rust's result in the type Rust gives it (`u32` for the counts, the
-receiver's type for the others); `tests/user/test_user_programs27.py` runs every help on every integer type
+receiver's type for the others); `tests/user/test_user_wrong30.py` runs every help on every integer type
 against NumPy."""
 
 from __future__ import annotations

@@ -24,6 +24,8 @@ with `tilelang.partition`), as often one as the other.
 - w20: xorshift64* streams advanced by a graph replayed, from Tile and from Python.
 - w21: HyperLogLog's registers (fmix64, leading zeros by halves, `atomic_max`), the estimate on the host.
 - w22: sessions of a sorted event log (i64 milliseconds; from Python a `datetime64[ms]` column, viewed).
+- w23: `take` on a string column kept as Arrow keeps it (i64 offsets, a u8 buffer): lengths, offsets by a scan,
+  the bytes copied in whole tiles and a tail.
 
 Also the fix their writing found in the interpreter: its masked whole-tile store (w04; the helps are
 test_user_wrong30's).
@@ -939,6 +941,42 @@ def test_w22_an_event_log_of_numpy_timestamps() -> None:
     np.testing.assert_array_equal(hi, want[2])
 
 
+# ---- w23: `take` on a string column (Arrow's offsets and bytes) ----
+
+def _take_strings(offsets: np.ndarray, data: np.ndarray, take: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    parts = [data[offsets[r]:offsets[r + 1]] for r in take]
+    return np.r_[0, np.cumsum([len(q) for q in parts])], np.concatenate(parts) if parts else data[:0]
+
+
+def _w23(t: Tensors, out: str) -> None:
+    per = np.r_[0, np.arange(30) * 7 % 40]
+    offsets = np.cumsum(per)
+    data = ((np.arange(offsets[-1]) * 13 + 97) % 26 + 97).astype(np.uint8)
+    take = (np.arange(12) * 7 + 3) % 30
+    new_offsets, got = _take_strings(offsets, data, take)
+    np.testing.assert_array_equal(t["new_offsets"], new_offsets)
+    np.testing.assert_array_equal(t["out"], got)
+    assert out == f"{got.size} {got.size} {got.size}\n"
+
+
+@pytest.mark.heavy   # (1.3 s; the interpreter's w23 run covers the kernels)
+def test_w23_take_of_python_strings() -> None:
+    mod = _load("w23_string_column_take")
+    words = ["", "tile", "naïve café", "x" * 45, "日本語のテキスト", "a", "kernels that cannot race", "ok"]
+    raw = [w.encode() for w in words]
+    offsets = np.r_[0, np.cumsum([len(b) for b in raw])].astype(np.int64)
+    data = np.frombuffer(b"".join(raw), np.uint8)
+    take = np.array([3, 0, 4, 4, 7, 2, 6, 1, 3], np.int32)
+    length = np.zeros(take.size + 1, np.int64)
+    mod.lengths[64](P(length, [64]), offsets, take).sync()
+    new_offsets = np.cumsum(length)
+    out = np.zeros(int(length.sum()), np.uint8)
+    done = np.zeros(take.size, np.int64)
+    mod.copy(P(done, [1]), offsets, data, take, new_offsets, out).sync()
+    got = [out[new_offsets[i]:new_offsets[i + 1]].tobytes().decode() for i in range(take.size)]
+    assert got == [words[i] for i in take]
+
+
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,
           "w06_u64_hash_partitioning": _w06, "w07_unique_sorted_i64": _w07,
           "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09,
@@ -948,7 +986,7 @@ CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream
           "w16_rle_bytes_pack_and_expand": _w16, "w17_base32_encode_decode": _w17,
           "w18_adler32_last_block_stream": _w18, "w19_argwhere_coordinates_i64": _w19,
           "w20_xorshift_streams_graph": _w20, "w21_hyperloglog_registers": _w21,
-          "w22_sessionize_timestamps": _w22}
+          "w22_sessionize_timestamps": _w22, "w23_string_column_take": _w23}
 
 # simulating a program takes ~0.2-32 s (2026-12-07, warm caches; w04's four passes of [128, 256] one-hots 32 s, w16's
 # one-hot packing 6 s); the default run simulates w06 (u64 multiplies that wrap, an i64 `atomic_add` a key, the FNV

@@ -27,8 +27,8 @@ with `tilelang.partition`), as often one as the other.
 - w23: `take` on a string column kept as Arrow keeps it (i64 offsets, a u8 buffer): lengths, offsets by a scan,
   the bytes copied in whole tiles and a tail.
 
-Also the fix their writing found in the interpreter: its masked whole-tile store (w04; the helps are
-test_user_wrong30's).
+The fixes their writing found (the interpreter's masked whole-tile store, w04; the helps) are tested in
+test_user_wrong30.py.
 
 Each runs on the interpreter and is checked against NumPy written independently of the program; the NVPTX
 simulator at sm_90a runs them (the cheapest by default, the rest `heavy`), and the PTX assembles for sm_90a.
@@ -103,48 +103,6 @@ def test_w04_radix_sort_driven_from_python() -> None:
     order = np.argsort(keys, kind="stable")
     np.testing.assert_array_equal(got_k, keys[order])
     np.testing.assert_array_equal(got_v, order)
-
-
-def test_an_unsafe_store_of_a_block_that_left_its_loop_keeps_the_others_store() -> None:
-    """w04's scatter lost one key in 600: the blocks ran together (the vectorised interpreter) and, where one
-    block had left its loop of `store_unchecked`s (its last tile is short), its masked-off store wrote back
-    the element's old value over the one another block stored in the same step, when both aimed at one
-    element (the finished block's index is whatever its padding reads). Only the blocks still in the loop
-    store now, as the block-by-block mode and the GPU do."""
-    mod = tilelang.compile("""
-kernel fn place<const B: i32>(seen: &mut Tensor<i32, [1]>, dest: &Tensor<i32, [?]>, out: &Tensor<i32, [?]>) {
-    let b = block_id(0);
-    for i in 0..minimum(B, dest.shape()[0] - b * B) {
-        let to = dest.partition([1]).load([b * B + i]).item();
-        unsafe {
-            store_unchecked(&out, [to], full::<i32>([1], b * B + i));
-        }
-    }
-    seen.store(full::<i32>([1], b));
-}
-""")
-    dest = np.array([4, 0, 1, 2, 3], np.int32)   # block 1 leaves after i = 0; at i = 1 its padding reads 0
-    out = np.full(5, -1, np.int32)
-    seen = np.zeros(2, np.int32)
-    mod.place[4](P(seen, [1]), dest, out).sync()
-    np.testing.assert_array_equal(out, [1, 2, 3, 4, 0])
-    out[:] = -1
-    with_branch = tilelang.compile("""
-kernel fn place<const B: i32>(seen: &mut Tensor<i32, [1]>, dest: &Tensor<i32, [?]>, out: &Tensor<i32, [?]>) {
-    let b = block_id(0);
-    for i in 0..B {
-        let to = dest.partition([1]).load([b * B + i]).item();
-        if b * B + i < dest.shape()[0] {
-            unsafe {
-                store_unchecked(&out, [to], full::<i32>([1], b * B + i));
-            }
-        }
-    }
-    seen.store(full::<i32>([1], b));
-}
-""")
-    with_branch.place[4](P(seen, [1]), dest, out).sync()
-    np.testing.assert_array_equal(out, [1, 2, 3, 4, 0])
 
 
 # ---- w05: CRC-32 by table, a byte histogram, a file streamed in chunks ----

@@ -16,7 +16,8 @@ and bit-level kernels, each with the help applied by the letter and the fixed pr
   with each value computed from the position where the list halves, doubles or steps evenly
   (`for i in 0..6 { let half = 32 >> i; .. }`), else the range and the values left to the body.
 
-Also Rust's integer bit methods (`count_ones`, `swap_bytes`, `reverse_bits`, `leading_zeros`, ..: r01's kind)
+Also the interpreter's fix w04's scatter found (an `unsafe` store of a block still in its loop kept over a
+masked-off block's old value); Rust's integer bit methods (`count_ones`, `swap_bytes`, `reverse_bits`, `leading_zeros`, ..: r01's kind)
 told in the receiver's own width, every help applied on every integer type against NumPy; NumPy's `searchsorted`, `digitize`, `diff` and `unique` and PyTorch's `bucketize` (they were "define it"),
 and `nonzero` of an integer tensor (told `x != 0.0`, E0201), each with a help that, applied, runs.
 """
@@ -275,3 +276,45 @@ def test_rust_bit_methods_are_told_in_the_receiver_s_own_width(ty: str) -> None:
         z = np.zeros(x.size, want.dtype)
         getattr(mod, f"k{j}")[16](P(z, [16]), x).sync()
         np.testing.assert_array_equal(z, want, err_msg=f"{ty} {call}")
+
+
+def test_an_unsafe_store_of_a_block_that_left_its_loop_keeps_the_others_store() -> None:
+    """w04's scatter lost one key in 600: the blocks ran together (the vectorised interpreter) and, where one
+    block had left its loop of `store_unchecked`s (its last tile is short), its masked-off store wrote back
+    the element's old value over the one another block stored in the same step, when both aimed at one
+    element (the finished block's index is whatever its padding reads). Only the blocks still in the loop
+    store now, as the block-by-block mode and the GPU do."""
+    mod = tilelang.compile("""
+kernel fn place<const B: i32>(seen: &mut Tensor<i32, [1]>, dest: &Tensor<i32, [?]>, out: &Tensor<i32, [?]>) {
+    let b = block_id(0);
+    for i in 0..minimum(B, dest.shape()[0] - b * B) {
+        let to = dest.partition([1]).load([b * B + i]).item();
+        unsafe {
+            store_unchecked(&out, [to], full::<i32>([1], b * B + i));
+        }
+    }
+    seen.store(full::<i32>([1], b));
+}
+""")
+    dest = np.array([4, 0, 1, 2, 3], np.int32)   # block 1 leaves after i = 0; at i = 1 its padding reads 0
+    out = np.full(5, -1, np.int32)
+    seen = np.zeros(2, np.int32)
+    mod.place[4](P(seen, [1]), dest, out).sync()
+    np.testing.assert_array_equal(out, [1, 2, 3, 4, 0])
+    out[:] = -1
+    with_branch = tilelang.compile("""
+kernel fn place<const B: i32>(seen: &mut Tensor<i32, [1]>, dest: &Tensor<i32, [?]>, out: &Tensor<i32, [?]>) {
+    let b = block_id(0);
+    for i in 0..B {
+        let to = dest.partition([1]).load([b * B + i]).item();
+        if b * B + i < dest.shape()[0] {
+            unsafe {
+                store_unchecked(&out, [to], full::<i32>([1], b * B + i));
+            }
+        }
+    }
+    seen.store(full::<i32>([1], b));
+}
+""")
+    with_branch.place[4](P(seen, [1]), dest, out).sync()
+    np.testing.assert_array_equal(out, [1, 2, 3, 4, 0])

@@ -26,6 +26,8 @@ with `tilelang.partition`), as often one as the other.
 - w22: sessions of a sorted event log (i64 milliseconds; from Python a `datetime64[ms]` column, viewed).
 - w23: `take` on a string column kept as Arrow keeps it (i64 offsets, a u8 buffer): lengths, offsets by a scan,
   the bytes copied in whole tiles and a tail.
+- w24: a byte histogram of chunks merged across a thread-block cluster (`cluster_gather` of the four blocks'
+  partial histograms, each block storing its own 64 bins).
 
 The fixes their writing found (the interpreter's masked whole-tile store, w04; the helps) are tested in
 test_user_wrong30.py.
@@ -935,6 +937,21 @@ def test_w23_take_of_python_strings() -> None:
     assert got == [words[i] for i in take]
 
 
+# ---- w24: a byte histogram merged across a cluster ----
+
+def _w24_data() -> np.ndarray:
+    k = np.arange(5 * 400, dtype=np.int32)
+    with np.errstate(over="ignore"):
+        return ((k * np.int32(2654435761 - 2**32) >> 11) & 255).astype(np.uint8).reshape(5, 400)
+
+
+def _w24(t: Tensors, out: str) -> None:
+    data = _w24_data()
+    np.testing.assert_array_equal(t["data"], data)
+    np.testing.assert_array_equal(t["hist"], np.stack([np.bincount(r, minlength=256) for r in data]))
+    assert out == "400 400\n"
+
+
 CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream": _w05,
           "w06_u64_hash_partitioning": _w06, "w07_unique_sorted_i64": _w07,
           "w08_csr_spmv_i64_offsets": _w08, "w09_int8_gemm_per_channel_scales": _w09,
@@ -944,7 +961,8 @@ CHECKS = {"w04_radix_sort_u32_host_passes": _w04, "w05_crc32_table_record_stream
           "w16_rle_bytes_pack_and_expand": _w16, "w17_base32_encode_decode": _w17,
           "w18_adler32_last_block_stream": _w18, "w19_argwhere_coordinates_i64": _w19,
           "w20_xorshift_streams_graph": _w20, "w21_hyperloglog_registers": _w21,
-          "w22_sessionize_timestamps": _w22, "w23_string_column_take": _w23}
+          "w22_sessionize_timestamps": _w22, "w23_string_column_take": _w23,
+          "w24_cluster_byte_histogram": _w24}
 
 # simulating a program takes ~0.2-32 s (2026-12-07, warm caches; w04's four passes of [128, 256] one-hots 32 s, w16's
 # one-hot packing 6 s); the default run simulates w06 (u64 multiplies that wrap, an i64 `atomic_add` a key, the FNV

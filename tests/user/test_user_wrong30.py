@@ -16,6 +16,11 @@ and bit-level kernels, each with the help applied by the letter and the fixed pr
   with each value computed from the position where the list halves, doubles or steps evenly
   (`for i in 0..6 { let half = 32 >> i; .. }`), else the range and the values left to the body.
 
+- r04 w24's cluster exchange summed in its own `let`, `let all = cluster_gather(mine).sum(0);` (E0415): the
+  label said "here not every block of the cluster is sure to reach it once" (it is a statement of the kernel's
+  body, reached once) and the help spoke of loops and branches. A call inside a larger initializer of a
+  top-level `let` is now told so, with the split: `let parts = cluster_gather(mine);`, then `all` from `parts`.
+
 Also the interpreter's fix w04's scatter found (an `unsafe` store of a block still in its loop kept over a
 masked-off block's old value); Rust's integer bit methods (`count_ones`, `swap_bytes`, `reverse_bits`, `leading_zeros`, ..: r01's kind)
 told in the receiver's own width, every help applied on every integer type against NumPy; NumPy's `searchsorted`, `digitize`, `diff` and `unique` and PyTorch's `bucketize` (they were "define it"),
@@ -63,7 +68,13 @@ FIXES["r03_for_over_a_list_of_halves"] = (
     "a `for` runs over a range, not a list: `for i in 0..6 { let half = 32 >> i; .. }`",
     [("    for half in [32, 16, 8, 4, 2, 1] {\n", "    for i in 0..6 {\n        let half = 32 >> i;\n")])
 
-FIXED = {"r01_swap_bytes_of_a_u16_frame": CHECKS["w13_u16_raw_sensor_frames"], "r02_record_byte_sums_typed_u32": _r02,
+FIXES["r04_cluster_gather_summed_in_its_let"] = (
+    "give it a `let` of its own, `let parts = cluster_gather(mine);`, and compute `all` from `parts` in the next "
+    "statement",
+    [("    let all = cluster_gather(mine).sum(0);", "    let parts = cluster_gather(mine);\n    let all = parts.sum(0);")])
+
+FIXED = {"r04_cluster_gather_summed_in_its_let": CHECKS["w24_cluster_byte_histogram"],
+         "r01_swap_bytes_of_a_u16_frame": CHECKS["w13_u16_raw_sensor_frames"], "r02_record_byte_sums_typed_u32": _r02,
          "r03_for_over_a_list_of_halves": CHECKS["w21_hyperloglog_registers"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,

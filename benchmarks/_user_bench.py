@@ -22,6 +22,7 @@ if CPU:
     F: Any = None
 else:
     import torch
+    import torch.nn.functional as F  # noqa: N812  (PyTorch's own spelling)
 
 
 def arr(x: np.ndarray) -> Any:

@@ -34,8 +34,9 @@ def test_there_are_programs() -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_the_gpu_leaves_the_interpreter_s_tensors(name: str) -> None:
-    cpu = run.execute(str(DIR / f"{name}.tile"), "cpu", out=io.StringIO())
-    gpu = run.execute(str(DIR / f"{name}.tile"), "gpu", out=io.StringIO())
+    cpu_out, gpu_out = io.StringIO(), io.StringIO()
+    cpu = run.execute(str(DIR / f"{name}.tile"), "cpu", out=cpu_out)
+    gpu = run.execute(str(DIR / f"{name}.tile"), "gpu", out=gpu_out)
     assert gpu.device.kind == "gpu"
     compared = 0
     want, got = program_tensors(cpu), program_tensors(gpu)  # tuples a host function returned too
@@ -50,7 +51,10 @@ def test_the_gpu_leaves_the_interpreter_s_tensors(name: str) -> None:
         else:
             np.testing.assert_array_equal(g, w, err_msg=k)
         compared += 1
-    assert compared
+    if not compared:
+        # a program whose tensors all die inside `main`'s loops (w18) leaves only what it printed: integers and
+        # text must print the same on both engines
+        assert cpu_out.getvalue() and gpu_out.getvalue() == cpu_out.getvalue(), name
 
 
 def _is_bf16(ex: run.Execution, key: str) -> bool:

@@ -383,6 +383,10 @@ class Program:
                 # `_fcmp`'s f on two NumPy floats as IEEE comparisons
                 src = (f"({llsim_fast.FCMP[pred]} if type(_fa := {sa}) in _FTYPES and type(_fb := {sb}) "
                        f"in _FTYPES else {self._bind(cmp)}(_fa, _fb))")
+                k = self.ns.get(sb) if _P_BOUND.fullmatch(sb) else None
+                if type(k) in llsim_fast.FTYPES and k == k:  # a constant second operand, not NaN: its tests folded
+                    test = {"uno": "int(_fa != _fa)", "ord": "int(_fa == _fa)"}.get(pred, llsim_fast.FCMP[pred])
+                    src = f"({test.replace('_fb', sb)} if type(_fa := {sa}) in _FTYPES else {self._bind(cmp)}(_fa, {sb}))"
             else:
                 src = f"{self._bind(cmp)}({sa}, {sb})"
             return _Ins(dst, lambda r: cmp(va(r), vb(r)), text=rhs, src=src,
@@ -434,10 +438,21 @@ class Program:
             bits = _bits(ity)
             # _signed(i, bits) inline, on the index evaluated once; a constant index's offset folded
             si = self._typed_src(parts[2])
-            src = (f"((_p := {self._typed_src(parts[1])})[0], _p[1] + ((_i - {1 << bits} if _i >= {1 << (bits - 1)}"
-                   f" else _i) if (_i := {si}) is not None else 0) * {es})")
+            sb = self._typed_src(parts[1])
+            if (m := _P_READ_SRC.fullmatch(si)) is not None and m.group(1) in self.ints:  # (an int: never None)
+                src = (f"((_p := {sb})[0], _p[1] + ((_i - {1 << bits} if (_i := {si}) >= {1 << (bits - 1)}"
+                       f" else _i) * {es}))")
+            else:
+                src = (f"((_p := {sb})[0], _p[1] + ((_i - {1 << bits} if _i >= {1 << (bits - 1)}"
+                       f" else _i) if (_i := {si}) is not None else 0) * {es})")
             if _literal(si):
-                src = f"((_p := {self._typed_src(parts[1])})[0], _p[1] + {_signed(int(si), bits) * es})"
+                at = self.ns.get(sb) if _P_BOUND.fullmatch(sb) else None
+                if type(at) is tuple and len(at) == 2 and type(at[1]) is int:  # a constant address: folded
+                    src = self._bind((at[0], at[1] + _signed(int(si), bits) * es))
+                    if dst is not None:
+                        self.consts[dst] = src
+                else:
+                    src = f"((_p := {sb})[0], _p[1] + {_signed(int(si), bits) * es})"
             return _Ins(dst, lambda r: (base(r)[0], base(r)[1] + _signed(iv(r), bits) * es), text=rhs, src=src)
         if op == "load":
             atomic = rest.startswith("atomic ")
@@ -699,6 +714,11 @@ def _fold(src: str) -> str | None:
     except Exception:  # (a shift or a division the run would raise on: left to the run)
         return None
     return repr(v) if type(v) is int else None
+
+
+# an operand's source that reads a register (`Program._src`), a name `Program._bind` made
+_P_READ_SRC = re.compile(r"r\['([^'\\]+)'\]")
+_P_BOUND = re.compile(r"_k\d+")
 
 
 def _literal(src: str) -> bool:

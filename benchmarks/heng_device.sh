@@ -35,7 +35,7 @@
 #   NG   against N -1..+1.5 % (up to ~1.2 us a layer of launch latency; on the H100 gl at those three, with early
 #        loads, +0.5 %; on the H200 "last" for every launch, the attention's and the merge's too, -4.4 %)
 # None of these reaches 85 % (443 tok/s = +9 %): the ~15 us a layer over the bytes are inside the phases (the account).
-# One device step, <= ~175 s warm (engine load ~20-30 s, 14 rows of ~6-8 s, compiles of the variants' kernels):
+# One device step, <= ~170 s warm (call42.sh gives it 180 s) (engine load ~20-30 s, 14 rows of ~6-8 s, compiles of the variants' kernels):
 #   decode_ab.py --model 4b --contexts 1024, {} N NG L G GL M M GL G L NG N {}, 3 rounds of 4 replays
 # Optional steps, each its own call if device time is left:
 #   STEP=more  (<= 120 s): 4B at 8,192, {} N N {} (the long form: 32 splits, 2 attention blocks an SM), then the GPU
@@ -122,7 +122,7 @@ case "${STEP:-ab}" in
     fi ;;
   *)
     V=${V:-"[{}, $N, $NG, $L, $G, $GL, $M, $M, $GL, $G, $L, $NG, $N, {}]"}
-    timeout ${AB_TIMEOUT:-175} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
+    timeout ${AB_TIMEOUT:-165} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
       --variants "$V" --out "$D/ab" > "$D/ab.log" 2>&1
     echo "heng decode_ab 1,024 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/ab.log" | cut -c1-200; summ "$D/ab" ;;
 esac

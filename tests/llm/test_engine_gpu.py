@@ -312,9 +312,12 @@ def test_short_form_key_tile_matches_torch() -> None:
     w = random_weights(SMALL, seed=7, backend="torch")
     eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
     want = eng.generate([5, 6, 7], 40, batched=False)
-    eng.replan(dataclasses.replace(eng.plan, sbt=2 * eng.plan.bt))
-    bts = {op.generics["BT"] for op in eng.ops if "BT" in op.generics}
-    assert bts == {2 * eng.plan.bt}, bts
+    bt = eng.plan.bt
+    eng.replan(dataclasses.replace(eng.plan, sbt=2 * bt))
+    # the short form (below `fma_until`: every position here) takes the tile, the long form keeps `bt`
+    # (after a replan `eng.ops` is the long form's: the forms' own lists are what to read)
+    bts = {f: {op.generics["BT"] for op in ops if "BT" in op.generics} for f, ops in eng._form_ops.items()}
+    assert bts == {"short": {2 * bt}, "long": {bt}}, bts
     _agrees_and_decodes(eng, w, want)
 
 

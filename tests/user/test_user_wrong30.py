@@ -329,3 +329,21 @@ kernel fn place<const B: i32>(seen: &mut Tensor<i32, [1]>, dest: &Tensor<i32, [?
 """)
     with_branch.place[4](P(seen, [1]), dest, out).sync()
     np.testing.assert_array_equal(out, [1, 2, 3, 4, 0])
+
+
+@pytest.mark.parametrize(("call", "method"), [("__popc(t)", "count_ones()"), ("popcount(t)", "count_ones()"),
+                                              ("bitwise_count(t)", "count_ones()"), ("__clz(t)", "leading_zeros()"),
+                                              ("ctz(t)", "trailing_zeros()"), ("__brev(t)", "reverse_bits()"),
+                                              ("t.byteswap()", "swap_bytes()")])
+def test_other_languages_bit_functions_get_the_receiver_s_width_too(call: str, method: str, tmp_path: Path) -> None:
+    """CUDA's `__popc`/`__clz`/`__brev`, C's `ctz`, C++'s `popcount`, NumPy 2's `bitwise_count` and NumPy's
+    `x.byteswap()` of a `u64` tile: the help was the 32-bit spelling (or, for `byteswap`, the list of the tiles'
+    methods); each is now the help of the Rust method of the same meaning, in the value's own width."""
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<u64, [B]>, x: &Tensor<u64, [?]>) {\n"
+           "    let t = x.load_like(z);\n    z.store((CALL) as u64);\n}\n")
+    f = tmp_path / "b.tile"
+    f.write_text(src.replace("CALL", call), encoding="utf-8")
+    got = first_error(f)
+    f.write_text(src.replace("CALL", f"t.{method}"), encoding="utf-8")
+    want = first_error(f)
+    assert got.help == want.help and "u64" in got.help[0], (call, got.help)

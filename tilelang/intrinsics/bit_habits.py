@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from tilelang.dtypes import DType
 
+#: other languages' names (C++20's `std::popcount`, NumPy 2's `bitwise_count` and `x.byteswap()`, Python's
+#: `int.bit_count`, CUDA's `__popc`, `__clz`, `__brev`, C's `clz`/`ctz`), as methods or as functions of one value
+_ALIASES = {"popcount": "count_ones", "bit_count": "count_ones", "bitwise_count": "count_ones",
+            "__popc": "count_ones", "__popcll": "count_ones", "clz": "leading_zeros", "__clz": "leading_zeros",
+            "__clzll": "leading_zeros", "ctz": "trailing_zeros", "__brev": "reverse_bits", "__brevll": "reverse_bits",
+            "byteswap": "swap_bytes"}
 BIT_METHODS = ("count_ones", "count_zeros", "leading_zeros", "trailing_zeros", "swap_bytes", "reverse_bits",
-               "rotate_left", "rotate_right", "popcount", "bit_count")
-#: other languages' names of a count of ones (C++20's `std::popcount`, NumPy 2's `bitwise_count`, Python's
-#: `int.bit_count`)
-_ALIASES = {"popcount": "count_ones", "bit_count": "count_ones"}
+               "rotate_left", "rotate_right", *_ALIASES)
 
 
 def _a(dt: DType) -> str:

@@ -14,8 +14,8 @@ from typing import Any
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
-from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
 from tilelang.intrinsics.bit_habits import BIT_METHODS, bit_method_help
+from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
 from tilelang.intrinsics.math_habits import MATH_ARGS, MATH_HABITS, saturating_help, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.call_habits import (
@@ -147,6 +147,10 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 _check_args_only(tcx, e, fx)
                 x = (tcx.snippet(e.args[0].value) or "x").removeprefix("&") if e.args else "x"
                 spelt = MATH_HABITS[name]
+                if name in BIT_METHODS and len(e.args) == 1:  # `__popc(x)` of a `u64`: in its own width (round 27)
+                    bits = bit_method_help(name, getattr(deref(tcx.program.types.get(e.args[0].value)), "dtype", None),
+                                           x, [])
+                    spelt = bits.replace("{", "{{").replace("}", "}}") if bits else spelt
                 more = [(tcx.snippet(a.value) or "").removeprefix("&") for a in e.args[1:]]   # values, not borrows
                 if name in MATH_ARGS and len(more) == len(MATH_ARGS[name]) and all(0 < len(a) < 30 for a in more):
                     spelt = with_args(spelt, MATH_ARGS[name], more)  # `hypot(a, b)`: b, not `y`

@@ -347,3 +347,20 @@ def test_other_languages_bit_functions_get_the_receiver_s_width_too(call: str, m
     f.write_text(src.replace("CALL", f"t.{method}"), encoding="utf-8")
     want = first_error(f)
     assert got.help == want.help and "u64" in got.help[0], (call, got.help)
+
+
+def test_an_atomic_s_wide_index_is_called_an_element_index(tmp_path: Path) -> None:
+    """w07's `store_unchecked(&uniq, [r], ..)` with `r` an `i64` read from the inverse: E0203 said "a tile index
+    is an `i32`", where `store_unchecked` and the atomics take element indices (a partition's `load` takes tile
+    indices); the help's cast, applied, checks."""
+    src = ("kernel fn k(seen: &mut Tensor<i32, [1]>, idx: &Tensor<i64, [?]>, out: &Tensor<i32, [?]>) {\n"
+           "    let r = idx.partition([1]).load([block_id(0)]).item();\n"
+           "    unsafe {\n        store_unchecked(&out, [r], full::<i32>([1], 1));\n    }\n"
+           "    seen.store(full::<i32>([1], 1));\n}\n")
+    f = tmp_path / "e.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and d.message == "an element index is an `i32`, found `i64`" \
+        and d.help == ("cast it, where its value fits: `r as i32`",), (d.message, d.help)
+    f.write_text(src.replace("[r], full", "[r as i32], full"), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics

@@ -21,7 +21,8 @@ _ALIASES = {"popcount": "count_ones", "bit_count": "count_ones", "bitwise_count"
             "__clzll": "leading_zeros", "ctz": "trailing_zeros", "__brev": "reverse_bits", "__brevll": "reverse_bits",
             "byteswap": "swap_bytes"}
 BIT_METHODS = ("count_ones", "count_zeros", "leading_zeros", "trailing_zeros", "swap_bytes", "reverse_bits",
-               "rotate_left", "rotate_right", *_ALIASES)
+               "rotate_left", "rotate_right", "leading_ones", "trailing_ones", "ilog2", "wrapping_shl",
+               "wrapping_shr", "overflowing_add", "checked_add", "is_multiple_of", *_ALIASES)
 
 
 def _a(dt: DType) -> str:
@@ -79,6 +80,30 @@ def bit_method_help(name: str, dt: object, x: str, args: list[str]) -> str | Non
     if " " in x or "(" in x:
         x = f"({x})"
     n, u = dt.bits, _unsigned(dt)
+    if name in ("leading_ones", "trailing_ones"):   # (round 27: the list of the tiles' methods)
+        zeros = bit_method_help(name.replace("ones", "zeros"), dt, f"!{x}", args)
+        return (zeros or "").replace("Tile has no bit-count built-ins:", f"the ones are the zeros of `!{x}`:", 1) \
+            or None
+    if name == "ilog2":   # (it was "a similar name: `log2`", a float function)
+        lz = bit_method_help("leading_zeros", dt, x, args) or ""
+        steps = lz[lz.index("`let"):lz.index("` then `")] + "`"
+        total = lz[lz.index("` then `") + 8:lz.index("` is the count")]
+        return (f"Tile has no integer logarithm: it is the position of the highest set bit, {n - 1} minus the "
+                f"leading zeros: {steps} then `{n - 1}u32 - ({total})` is `ilog2`, a `u32` (of 0, which has none, "
+                "it wraps to `u32::MAX`)")
+    k = args[0] if len(args) == 1 and 0 < len(args[0]) < 16 else "b"
+    if name in ("wrapping_shl", "wrapping_shr"):
+        op = "<<" if name == "wrapping_shl" else ">>"
+        return (f"`{x} {op} ({k} & {n - 1})`: Rust's `{name}` takes the amount modulo {n}, where Tile's `{op}` "
+                f"of an amount of {n} or more gives {'0' if op == '<<' or not dt.is_signed else 'the sign fill'}")
+    if name in ("overflowing_add", "checked_add"):
+        flag = (f"s < {x}" if not dt.is_signed else f"(({x} ^ s) & ({k} ^ s)) < 0")
+        tail = ("" if name == "overflowing_add" else
+                ", and `where(overflow, fallback, s)` where Rust's `None` would be (a tile has no `Option`)")
+        return (f"Tile's `+` wraps; the overflow is a test of the wrapped sum: `let s = {x} + {k}; let overflow = "
+                f"{flag};`" + tail)
+    if name == "is_multiple_of":
+        return f"`{x} % {k} == 0` (a `%` by 0 gives `{x}`, so 0 is a multiple of 0 only, as in Rust)"
     if name in ("count_ones", "count_zeros"):
         v, word = _as_word(x if name == "count_ones" else f"!{x}", dt)
         steps = _popcount_steps("v", word)

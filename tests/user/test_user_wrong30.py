@@ -400,3 +400,24 @@ def test_overflowing_add_is_told_the_wrapped_sum_s_test(ty: str, tmp_path: Path)
     mod.k[8](P(z, [8]), x, y).sync()
     wide = x.astype(np.int64) + y.astype(np.int64)
     np.testing.assert_array_equal(z, (wide > info.max) | (wide < info.min))
+
+
+@pytest.mark.parametrize(("ty", "call"), [("u32", "to_le_bytes"), ("i16", "to_be_bytes"), ("u64", "to_le_bytes")])
+def test_to_bytes_of_a_tile_is_told_the_byte_tile(ty: str, call: str, tmp_path: Path) -> None:
+    """w14/w17's byte work as Rust's `t.to_le_bytes()`: "a similar name: `to_bits`" (a float's bits); the help now
+    makes the [B, N] tile of bytes, which, applied, is NumPy's little- or big-endian view."""
+    nb = {"u32": 4, "i16": 2, "u64": 8}[ty]
+    src = (f"kernel fn k<const B: i32>(z: &mut Tensor<u8, [B, {nb}]>, x: &Tensor<{ty}, [?]>) {{\n"
+           f"    let t = x.partition([B]).load([block_id(0)]);\n    z.store(t.{call}());\n}}\n")
+    f = tmp_path / "b.tile"
+    f.write_text(src, encoding="utf-8")
+    expr = re.findall(r"`([^`]*as u8)`", first_error(f).help[0])[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tilelang.TileWarning)
+        mod = tilelang.compile(src.replace(f"t.{call}()", expr))
+    dt = np.dtype(("uint" if ty[0] == "u" else "int") + ty[1:])
+    x = np.random.default_rng(30).integers(np.iinfo(dt).min, np.iinfo(dt).max, 8, dtype=dt, endpoint=True)
+    z = np.zeros((8, nb), np.uint8)
+    mod.k[8](P(z, [8, nb]), x).sync()
+    order = "<" if call == "to_le_bytes" else ">"
+    np.testing.assert_array_equal(z, x.astype(dt.newbyteorder(order)).view(np.uint8).reshape(8, nb))

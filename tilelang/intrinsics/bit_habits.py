@@ -22,7 +22,8 @@ _ALIASES = {"popcount": "count_ones", "bit_count": "count_ones", "bitwise_count"
             "byteswap": "swap_bytes"}
 BIT_METHODS = ("count_ones", "count_zeros", "leading_zeros", "trailing_zeros", "swap_bytes", "reverse_bits",
                "rotate_left", "rotate_right", "leading_ones", "trailing_ones", "ilog2", "wrapping_shl",
-               "wrapping_shr", "overflowing_add", "checked_add", "is_multiple_of", *_ALIASES)
+               "wrapping_shr", "overflowing_add", "checked_add", "is_multiple_of", "to_le_bytes", "to_be_bytes",
+               "to_ne_bytes", *_ALIASES)
 
 
 def _a(dt: DType) -> str:
@@ -70,9 +71,10 @@ def _swap(v: str, bits: int) -> str:
     return " | ".join(parts)
 
 
-def bit_method_help(name: str, dt: object, x: str, args: list[str]) -> str | None:
+def bit_method_help(name: str, dt: object, x: str, args: list[str], length: str | None = None) -> str | None:
     """The help of Rust's `x.name(args)` for a receiver of element type `dt` (None: not an integer type, or not
-    one of `BIT_METHODS`), with `x` the receiver as written; a plain string (no `{x}` template)."""
+    one of `BIT_METHODS`), with `x` the receiver as written and `length` a 1-D tile's length (`to_le_bytes`);
+    a plain string (no `{x}` template)."""
     if name not in BIT_METHODS or not isinstance(dt, DType) or dt.is_float or dt is DType.BOOL:
         return None
     name = _ALIASES.get(name, name)
@@ -102,6 +104,17 @@ def bit_method_help(name: str, dt: object, x: str, args: list[str]) -> str | Non
                 ", and `where(overflow, fallback, s)` where Rust's `None` would be (a tile has no `Option`)")
         return (f"Tile's `+` wraps; the overflow is a test of the wrapped sum: `let s = {x} + {k}; let overflow = "
                 f"{flag};`" + tail)
+    if name in ("to_le_bytes", "to_be_bytes", "to_ne_bytes"):   # (it was "a similar name: `to_bits`")
+        nb = n // 8
+        v = x if not dt.is_signed else f"({x} as {u})"
+        order = f"({nb - 1} - arange::<i32>({nb}))" if name == "to_be_bytes" else f"arange::<i32>({nb})"
+        if length is None:
+            return (f"Tile has no byte arrays: byte k of {_a(dt)}, lowest first, is `({v} >> (8 * k) as {u}) & "
+                    f"255{u}` (`as u8`), k from 0 to {nb - 1}" + (" (the highest first for big-endian)"
+                                                                  if name == "to_be_bytes" else ""))
+        return (f"Tile has no byte arrays: the bytes of a [{length}] tile of `{dt}` as a [{length}, {nb}] tile of "
+                f"`u8`: `(({v}.reshape([{length}, 1]) >> ({order} * 8).reshape([1, {nb}]) as {u}) & 255{u}) as u8`"
+                + (" (the highest byte first)" if name == "to_be_bytes" else " (the lowest byte first)"))
     if name == "is_multiple_of":
         return f"`{x} % {k} == 0` (a `%` by 0 gives `{x}`, so 0 is a multiple of 0 only, as in Rust)"
     if name in ("count_ones", "count_zeros"):

@@ -469,8 +469,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             b = operand(tcx.snippet(e.args[0].value) or "b")
             habit = saturating_help(name, getattr(deref(rty), "dtype", None), b if len(b) < 20 else "b") or habit
         if name in BIT_METHODS and kind in VALUE_KINDS:  # (round 27: in the receiver's own width)
+            one_d = rty.shape if isinstance(rty, TileT) and rty.shape is not None and len(rty.shape) == 1 else None
             habit = bit_method_help(name, getattr(deref(rty), "dtype", None), tcx.receiver_snippet(e.receiver) or "x",
-                                    [tcx.snippet(a.value) or "" for a in e.args]) or habit
+                                    [tcx.snippet(a.value) or "" for a in e.args],
+                                    shape_str(one_d)[1:-1] if one_d else None) or habit
             habit = habit.replace("{", "{{").replace("}", "}}") if habit and "{x}" not in habit else habit
         if name in ("fill_", "zero_") and habit and isinstance(deref(rty), TensorT) \
                 and isinstance(deref(rty).dtype, DType):  # the receiver's element type, not `T`

@@ -214,7 +214,8 @@ def test_a_record_array_is_told_to_pass_one_field() -> None:
 
 _INT_TYPES = ("u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64")
 _BIT_CALLS = ("count_ones()", "count_zeros()", "leading_zeros()", "trailing_zeros()", "swap_bytes()",
-              "reverse_bits()", "rotate_left(3)", "rotate_right(5)")
+              "reverse_bits()", "rotate_left(3)", "rotate_right(5)", "leading_ones()", "trailing_ones()", "ilog2()",
+              "wrapping_shl(35)", "wrapping_shr(35)", "is_multiple_of(3)")
 
 
 def _bit_ref(call: str, x: np.ndarray) -> np.ndarray:
@@ -225,6 +226,15 @@ def _bit_ref(call: str, x: np.ndarray) -> np.ndarray:
     if call.startswith("count_"):
         c = bits.sum(1)
         return (c if call == "count_ones()" else n - c).astype(np.uint32)
+    if call in ("leading_ones()", "trailing_ones()"):
+        return _bit_ref(call.replace("ones", "zeros"), ~x)
+    if call == "ilog2()":
+        return np.array([(int(v).bit_length() - 1) % 2**32 for v in u], np.uint32)
+    if call.startswith("wrapping_sh"):
+        k = 35 % n
+        return (x << x.dtype.type(k)) if "shl" in call else (x >> x.dtype.type(k))
+    if call == "is_multiple_of(3)":
+        return x % 3 == 0
     if call == "leading_zeros()":
         return np.array([n - (int(v).bit_length()) for v in u], np.uint32)
     if call == "trailing_zeros()":
@@ -268,7 +278,8 @@ def test_rust_bit_methods_are_told_in_the_receiver_s_own_width(ty: str) -> None:
                         rng.integers(info.min, info.max, 9, dtype=dt, endpoint=True)])
     kernels = []
     for j, call in enumerate(_BIT_CALLS):
-        out = "u32" if "count" in call or "zeros" in call else ty
+        out = "u32" if "count" in call or "zeros" in call or "ones" in call or "ilog" in call else \
+            "bool" if "multiple" in call else ty
         wrong = (f"kernel fn k{j}<const B: i32>(z: &mut Tensor<{out}, [B]>, x: &Tensor<{ty}, [?]>) {{\n"
                  f"    let t = x.load_like(z);\n    z.store(STORE);\n}}\n")
         path = Path(f"/tmp/bits_{ty}_{j}.tile")
@@ -277,7 +288,7 @@ def test_rust_bit_methods_are_told_in_the_receiver_s_own_width(ty: str) -> None:
         path.unlink()
         assert d.code == "E0103" and len(d.help) == 1, (ty, call, d.help)
         lets, expr = _applied(d.help[0], call)
-        assert ("u32" not in expr or ty in ("u32", "i32") or "count" in call or "zeros" in call), (ty, call, expr)
+        assert ("u32" not in expr or ty in ("u32", "i32") or out == "u32"), (ty, call, expr)
         kernels.append(wrong.replace("    z.store(STORE);", f"    {lets}\n    z.store({expr});"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", tilelang.TileWarning)   # clean under `-D warnings`
@@ -329,3 +340,84 @@ kernel fn place<const B: i32>(seen: &mut Tensor<i32, [1]>, dest: &Tensor<i32, [?
 """)
     with_branch.place[4](P(seen, [1]), dest, out).sync()
     np.testing.assert_array_equal(out, [1, 2, 3, 4, 0])
+
+
+@pytest.mark.parametrize(("call", "method"), [("__popc(t)", "count_ones()"), ("popcount(t)", "count_ones()"),
+                                              ("bitwise_count(t)", "count_ones()"), ("__clz(t)", "leading_zeros()"),
+                                              ("ctz(t)", "trailing_zeros()"), ("__brev(t)", "reverse_bits()"),
+                                              ("t.byteswap()", "swap_bytes()")])
+def test_other_languages_bit_functions_get_the_receiver_s_width_too(call: str, method: str, tmp_path: Path) -> None:
+    """CUDA's `__popc`/`__clz`/`__brev`, C's `ctz`, C++'s `popcount`, NumPy 2's `bitwise_count` and NumPy's
+    `x.byteswap()` of a `u64` tile: the help was the 32-bit spelling (or, for `byteswap`, the list of the tiles'
+    methods); each is now the help of the Rust method of the same meaning, in the value's own width."""
+    src = ("kernel fn k<const B: i32>(z: &mut Tensor<u64, [B]>, x: &Tensor<u64, [?]>) {\n"
+           "    let t = x.load_like(z);\n    z.store((CALL) as u64);\n}\n")
+    f = tmp_path / "b.tile"
+    f.write_text(src.replace("CALL", call), encoding="utf-8")
+    got = first_error(f)
+    f.write_text(src.replace("CALL", f"t.{method}"), encoding="utf-8")
+    want = first_error(f)
+    assert got.help == want.help and "u64" in got.help[0], (call, got.help)
+
+
+def test_an_atomic_s_wide_index_is_called_an_element_index(tmp_path: Path) -> None:
+    """w07's `store_unchecked(&uniq, [r], ..)` with `r` an `i64` read from the inverse: E0203 said "a tile index
+    is an `i32`", where `store_unchecked` and the atomics take element indices (a partition's `load` takes tile
+    indices); the help's cast, applied, checks."""
+    src = ("kernel fn k(seen: &mut Tensor<i32, [1]>, idx: &Tensor<i64, [?]>, out: &Tensor<i32, [?]>) {\n"
+           "    let r = idx.partition([1]).load([block_id(0)]).item();\n"
+           "    unsafe {\n        store_unchecked(&out, [r], full::<i32>([1], 1));\n    }\n"
+           "    seen.store(full::<i32>([1], 1));\n}\n")
+    f = tmp_path / "e.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0203" and d.message == "an element index is an `i32`, found `i64`" \
+        and d.help == ("cast it, where its value fits: `r as i32`",), (d.message, d.help)
+    f.write_text(src.replace("[r], full", "[r as i32], full"), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+
+
+@pytest.mark.parametrize("ty", ["u8", "i16"])
+def test_overflowing_add_is_told_the_wrapped_sum_s_test(ty: str, tmp_path: Path) -> None:
+    """`t.overflowing_add(u)` / `checked_add` (the list of the tiles' methods): the help's statements, applied,
+    flag exactly the sums that do not fit, unsigned (`s < t`) and signed (the sign test)."""
+    src = (f"kernel fn k<const B: i32>(z: &mut Tensor<bool, [B]>, x: &Tensor<{ty}, [?]>, y: &Tensor<{ty}, [?]>) {{\n"
+           "    let t = x.load_like(z);\n    let u = y.load_like(z);\n    let (s, o) = t.overflowing_add(u);\n"
+           "    z.store(o);\n}\n")
+    f = tmp_path / "o.tile"
+    f.write_text(src, encoding="utf-8")
+    lets = re.findall(r"`(let [^`]*)`", first_error(f).help[0])[0]
+    fixed = src.replace("    let (s, o) = t.overflowing_add(u);\n    z.store(o);",
+                        f"    {lets}\n    z.store(overflow);")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tilelang.TileWarning)
+        mod = tilelang.compile(fixed)
+    dt = np.dtype("uint8" if ty == "u8" else "int16")
+    info = np.iinfo(dt)
+    x = np.array([0, 1, info.max, info.max, info.min, info.min, 100, -100 if info.min < 0 else 200], dt)
+    y = np.array([0, info.max, 1, info.max, 0, -1 if info.min < 0 else 5, 100, -30 if info.min < 0 else 60], dt)
+    z = np.zeros(8, bool)
+    mod.k[8](P(z, [8]), x, y).sync()
+    wide = x.astype(np.int64) + y.astype(np.int64)
+    np.testing.assert_array_equal(z, (wide > info.max) | (wide < info.min))
+
+
+@pytest.mark.parametrize(("ty", "call"), [("u32", "to_le_bytes"), ("i16", "to_be_bytes"), ("u64", "to_le_bytes")])
+def test_to_bytes_of_a_tile_is_told_the_byte_tile(ty: str, call: str, tmp_path: Path) -> None:
+    """w14/w17's byte work as Rust's `t.to_le_bytes()`: "a similar name: `to_bits`" (a float's bits); the help now
+    makes the [B, N] tile of bytes, which, applied, is NumPy's little- or big-endian view."""
+    nb = {"u32": 4, "i16": 2, "u64": 8}[ty]
+    src = (f"kernel fn k<const B: i32>(z: &mut Tensor<u8, [B, {nb}]>, x: &Tensor<{ty}, [?]>) {{\n"
+           f"    let t = x.partition([B]).load([block_id(0)]);\n    z.store(t.{call}());\n}}\n")
+    f = tmp_path / "b.tile"
+    f.write_text(src, encoding="utf-8")
+    expr = re.findall(r"`([^`]*as u8)`", first_error(f).help[0])[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", tilelang.TileWarning)
+        mod = tilelang.compile(src.replace(f"t.{call}()", expr))
+    dt = np.dtype(("uint" if ty[0] == "u" else "int") + ty[1:])
+    x = np.random.default_rng(30).integers(np.iinfo(dt).min, np.iinfo(dt).max, 8, dtype=dt, endpoint=True)
+    z = np.zeros((8, nb), np.uint8)
+    mod.k[8](P(z, [8, nb]), x).sync()
+    order = "<" if call == "to_le_bytes" else ">"
+    np.testing.assert_array_equal(z, x.astype(dt.newbyteorder(order)).view(np.uint8).reshape(8, nb))

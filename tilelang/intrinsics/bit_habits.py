@@ -14,11 +14,16 @@ from __future__ import annotations
 
 from tilelang.dtypes import DType
 
+#: other languages' names (C++20's `std::popcount`, NumPy 2's `bitwise_count` and `x.byteswap()`, Python's
+#: `int.bit_count`, CUDA's `__popc`, `__clz`, `__brev`, C's `clz`/`ctz`), as methods or as functions of one value
+_ALIASES = {"popcount": "count_ones", "bit_count": "count_ones", "bitwise_count": "count_ones",
+            "__popc": "count_ones", "__popcll": "count_ones", "clz": "leading_zeros", "__clz": "leading_zeros",
+            "__clzll": "leading_zeros", "ctz": "trailing_zeros", "__brev": "reverse_bits", "__brevll": "reverse_bits",
+            "byteswap": "swap_bytes"}
 BIT_METHODS = ("count_ones", "count_zeros", "leading_zeros", "trailing_zeros", "swap_bytes", "reverse_bits",
-               "rotate_left", "rotate_right", "popcount", "bit_count")
-#: other languages' names of a count of ones (C++20's `std::popcount`, NumPy 2's `bitwise_count`, Python's
-#: `int.bit_count`)
-_ALIASES = {"popcount": "count_ones", "bit_count": "count_ones"}
+               "rotate_left", "rotate_right", "leading_ones", "trailing_ones", "ilog2", "wrapping_shl",
+               "wrapping_shr", "overflowing_add", "checked_add", "is_multiple_of", "to_le_bytes", "to_be_bytes",
+               "to_ne_bytes", *_ALIASES)
 
 
 def _a(dt: DType) -> str:
@@ -66,9 +71,10 @@ def _swap(v: str, bits: int) -> str:
     return " | ".join(parts)
 
 
-def bit_method_help(name: str, dt: object, x: str, args: list[str]) -> str | None:
+def bit_method_help(name: str, dt: object, x: str, args: list[str], length: str | None = None) -> str | None:
     """The help of Rust's `x.name(args)` for a receiver of element type `dt` (None: not an integer type, or not
-    one of `BIT_METHODS`), with `x` the receiver as written; a plain string (no `{x}` template)."""
+    one of `BIT_METHODS`), with `x` the receiver as written and `length` a 1-D tile's length (`to_le_bytes`);
+    a plain string (no `{x}` template)."""
     if name not in BIT_METHODS or not isinstance(dt, DType) or dt.is_float or dt is DType.BOOL:
         return None
     name = _ALIASES.get(name, name)
@@ -76,6 +82,41 @@ def bit_method_help(name: str, dt: object, x: str, args: list[str]) -> str | Non
     if " " in x or "(" in x:
         x = f"({x})"
     n, u = dt.bits, _unsigned(dt)
+    if name in ("leading_ones", "trailing_ones"):   # (round 27: the list of the tiles' methods)
+        zeros = bit_method_help(name.replace("ones", "zeros"), dt, f"!{x}", args)
+        return (zeros or "").replace("Tile has no bit-count built-ins:", f"the ones are the zeros of `!{x}`:", 1) \
+            or None
+    if name == "ilog2":   # (it was "a similar name: `log2`", a float function)
+        lz = bit_method_help("leading_zeros", dt, x, args) or ""
+        steps = lz[lz.index("`let"):lz.index("` then `")] + "`"
+        total = lz[lz.index("` then `") + 8:lz.index("` is the count")]
+        return (f"Tile has no integer logarithm: it is the position of the highest set bit, {n - 1} minus the "
+                f"leading zeros: {steps} then `{n - 1}u32 - ({total})` is `ilog2`, a `u32` (of 0, which has none, "
+                "it wraps to `u32::MAX`)")
+    k = args[0] if len(args) == 1 and 0 < len(args[0]) < 16 else "b"
+    if name in ("wrapping_shl", "wrapping_shr"):
+        op = "<<" if name == "wrapping_shl" else ">>"
+        return (f"`{x} {op} ({k} & {n - 1})`: Rust's `{name}` takes the amount modulo {n}, where Tile's `{op}` "
+                f"of an amount of {n} or more gives {'0' if op == '<<' or not dt.is_signed else 'the sign fill'}")
+    if name in ("overflowing_add", "checked_add"):
+        flag = (f"s < {x}" if not dt.is_signed else f"(({x} ^ s) & ({k} ^ s)) < 0")
+        tail = ("" if name == "overflowing_add" else
+                ", and `where(overflow, fallback, s)` where Rust's `None` would be (a tile has no `Option`)")
+        return (f"Tile's `+` wraps; the overflow is a test of the wrapped sum: `let s = {x} + {k}; let overflow = "
+                f"{flag};`" + tail)
+    if name in ("to_le_bytes", "to_be_bytes", "to_ne_bytes"):   # (it was "a similar name: `to_bits`")
+        nb = n // 8
+        v = x if not dt.is_signed else f"({x} as {u})"
+        order = f"({nb - 1} - arange::<i32>({nb}))" if name == "to_be_bytes" else f"arange::<i32>({nb})"
+        if length is None:
+            return (f"Tile has no byte arrays: byte k of {_a(dt)}, lowest first, is `({v} >> (8 * k) as {u}) & "
+                    f"255{u}` (`as u8`), k from 0 to {nb - 1}" + (" (the highest first for big-endian)"
+                                                                  if name == "to_be_bytes" else ""))
+        return (f"Tile has no byte arrays: the bytes of a [{length}] tile of `{dt}` as a [{length}, {nb}] tile of "
+                f"`u8`: `(({v}.reshape([{length}, 1]) >> ({order} * 8).reshape([1, {nb}]) as {u}) & 255{u}) as u8`"
+                + (" (the highest byte first)" if name == "to_be_bytes" else " (the lowest byte first)"))
+    if name == "is_multiple_of":
+        return f"`{x} % {k} == 0` (a `%` by 0 gives `{x}`, so 0 is a multiple of 0 only, as in Rust)"
     if name in ("count_ones", "count_zeros"):
         v, word = _as_word(x if name == "count_ones" else f"!{x}", dt)
         steps = _popcount_steps("v", word)

@@ -76,6 +76,8 @@ MATH_HABITS: dict[str, str] = {
     "popcount": "Tile has no bit-count built-ins: count with shifts and masks (`x - ((x >> 1) & 0x55555555u32)`, "
                 "..., the SWAR count)",
     "clz": "Tile has no bit-count built-ins: find the highest set bit with shifts and masks",
+    "ctz": "Tile has no bit-count built-ins: `{x} & (0 - {x})` keeps the lowest set bit; find its position with "
+           "shifts and masks",
     # round 19 (huser19): CUDA's other atomics (the similar name, `atomic_min`, was the help)
     "atomic_or": _NO_BITWISE_ATOMIC, "atomic_and": _NO_BITWISE_ATOMIC, "atomic_xor": _NO_BITWISE_ATOMIC,
     "atomic_sub": "`atomic_add(&t, [i, ..], -v)` subtracts (Tile's atomics are `atomic_add`, `atomic_max` and "
@@ -256,7 +258,7 @@ def scalar_method_habit(name: str, args: list[str]) -> str | None:
 _NO_LANES = ("a tile block has no threads or lanes to exchange values between: a reduction over a tile is one call, "
              "`t.sum(axis)` / `t.max(axis)`, and a shift inside a tile a `dot` with a 0/1 matrix")
 MATH_HABITS.update({
-    "__popc": MATH_HABITS["popcount"], "__popcll": MATH_HABITS["popcount"],
+    "__popc": MATH_HABITS["popcount"], "__popcll": MATH_HABITS["popcount"], "bitwise_count": MATH_HABITS["popcount"],
     "__clz": MATH_HABITS["clz"], "__clzll": MATH_HABITS["clz"],
     "__brev": RUST_SCALAR_METHODS["reverse_bits"][0], "__brevll": RUST_SCALAR_METHODS["reverse_bits"][0],
     "__ffs": "Tile has no bit-count built-ins: `{x} & (0 - {x})` keeps the lowest set bit; find its position with "

@@ -58,16 +58,17 @@ def _param_tensor(tcx: CheckCx, cx: CallCx, e: ast.Expr, t: Type, what: str) -> 
 _WIDE_INDEX = frozenset((DType.I64, DType.U32, DType.U64))
 
 
-def _wide_index(tcx: CheckCx, e: ast.Expr) -> bool:
+def _wide_index(tcx: CheckCx, e: ast.Expr, kind: str = "a tile index") -> bool:
     """An index of `i64`, `u32` or `u64` (Triton's int64 offsets): index arithmetic
     in a kernel is `i32`, so it would be cut to its low 32 bits (tile 2^32 + 1 read
-    tile 1) on both engines; refused, with the cast that says so."""
+    tile 1) on both engines; refused, with the cast that says so. `kind`: what the
+    index counts (an atomic's or `store_unchecked`'s counts elements, round 27)."""
     if not isinstance(e, ast.ArrayExpr):
         return False
     for x in e.elems:
         t = tcx.program.types.get(x)
         if isinstance(t, ScalarT) and t.dtype in _WIDE_INDEX:
-            tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"a tile index is an `i32`, found `{t}`", x.span,
+            tcx.emit(tcx.err(T.MISMATCHED_TYPES, f"{kind} is an `i32`, found `{t}`", x.span,
                              f"this is `{t}`")
                      .note("index arithmetic in kernels is `i32` (a tensor dimension is below 2^31): a wider "
                            "index would be cut to its low 32 bits")
@@ -76,9 +77,10 @@ def _wide_index(tcx: CheckCx, e: ast.Expr) -> bool:
     return False
 
 
-def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: str) -> bool:
+def _check_index(tcx: CheckCx, cx: CallCx, e: ast.Expr, rank: int | None, what: str,
+                 kind: str = "a tile index") -> bool:
     t = shape_typed(tcx, e, "an index `[i, ..]`")
-    if _wide_index(tcx, e):
+    if _wide_index(tcx, e, kind):
         return False
     if t is None:
         return False
@@ -98,7 +100,7 @@ def _indexed_tensor(tcx: CheckCx, cx: CallCx) -> tuple[TensorT, int | None, ast.
     if t is None:
         return None
     rank = len(t.shape) if t.shape is not None else None
-    if not _check_index(tcx, cx, cx.args[1], rank, f"`{tcx.snippet(cx.args[0])}`"):
+    if not _check_index(tcx, cx, cx.args[1], rank, f"`{tcx.snippet(cx.args[0])}`", "an element index"):
         return None
     return t, rank, cx.args[2], cx.arg_tys[2]
 

@@ -14,8 +14,8 @@ from typing import Any
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
-from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
 from tilelang.intrinsics.bit_habits import BIT_METHODS, bit_method_help
+from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
 from tilelang.intrinsics.math_habits import MATH_ARGS, MATH_HABITS, saturating_help, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.call_habits import (
@@ -147,6 +147,10 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 _check_args_only(tcx, e, fx)
                 x = (tcx.snippet(e.args[0].value) or "x").removeprefix("&") if e.args else "x"
                 spelt = MATH_HABITS[name]
+                if name in BIT_METHODS and len(e.args) == 1:  # `__popc(x)` of a `u64`: in its own width (round 27)
+                    bits = bit_method_help(name, getattr(deref(tcx.program.types.get(e.args[0].value)), "dtype", None),
+                                           x, [])
+                    spelt = bits.replace("{", "{{").replace("}", "}}") if bits else spelt
                 more = [(tcx.snippet(a.value) or "").removeprefix("&") for a in e.args[1:]]   # values, not borrows
                 if name in MATH_ARGS and len(more) == len(MATH_ARGS[name]) and all(0 < len(a) < 30 for a in more):
                     spelt = with_args(spelt, MATH_ARGS[name], more)  # `hypot(a, b)`: b, not `y`
@@ -465,8 +469,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             b = operand(tcx.snippet(e.args[0].value) or "b")
             habit = saturating_help(name, getattr(deref(rty), "dtype", None), b if len(b) < 20 else "b") or habit
         if name in BIT_METHODS and kind in VALUE_KINDS:  # (round 27: in the receiver's own width)
+            one_d = rty.shape if isinstance(rty, TileT) and rty.shape is not None and len(rty.shape) == 1 else None
             habit = bit_method_help(name, getattr(deref(rty), "dtype", None), tcx.receiver_snippet(e.receiver) or "x",
-                                    [tcx.snippet(a.value) or "" for a in e.args]) or habit
+                                    [tcx.snippet(a.value) or "" for a in e.args],
+                                    shape_str(one_d)[1:-1] if one_d else None) or habit
             habit = habit.replace("{", "{{").replace("}", "}}") if habit and "{x}" not in habit else habit
         if name in ("fill_", "zero_") and habit and isinstance(deref(rty), TensorT) \
                 and isinstance(deref(rty).dtype, DType):  # the receiver's element type, not `T`

@@ -104,7 +104,7 @@ def test_a_math_help_s_spelling_gives_numpy_s_bits_at_the_edges(name: str, tmp_p
     with np.errstate(all="ignore"):
         want = np.asarray(_EDGE_NUMPY[name](_EDGES.copy()), np.float32)
     got = run_program(f)[0]["z"]
-    bad = [(float(v), float(g), float(w)) for v, g, w in zip(_EDGES, got, want) if not _same_bits(g, w)]
+    bad = [(float(v), float(g), float(w)) for v, g, w in zip(_EDGES, got, want, strict=True) if not _same_bits(g, w)]
     assert not bad, (name, "(value, interpreter, numpy)", bad)
     sim = simulated_program(f)["z"]
     assert _same_bits(sim, got), (name, sim, got)

@@ -5,6 +5,7 @@ The huser*_device.sh scripts' first part.
 
     python3 benchmarks/user_programs_gpu.py test_user_programs25 n
     python3 benchmarks/user_programs_gpu.py test_user_programs26 q --count-int-differ --bf16-tol 2e-3
+    python3 benchmarks/user_programs_gpu.py test_user_programs28 h --only-checked   # (h01-h03 are round 1's)
 
 `--count-int-differ`: integer and bool tensors may differ where a discrete decision sits on a hardware-approximated
 value; their differing elements are counted ("ok~ N differ") instead of failing the program. `--bf16-tol`: the
@@ -36,6 +37,8 @@ def main() -> None:
     ap.add_argument("prefix", help="the round's program prefix (one letter)")
     ap.add_argument("--count-int-differ", action="store_true")
     ap.add_argument("--bf16-tol", type=float, default=GPU_TOL["bf16"])
+    ap.add_argument("--only-checked", action="store_true",
+                    help="kept for the round scripts that pass it: the programs are always those in the module's CHECKS")
     a = ap.parse_args()
     checks = importlib.import_module(a.checks).CHECKS
     # (a prefix two rounds share, round 6's w01-w03 and round 27's w04..: the round's own, those its CHECKS has)

@@ -51,15 +51,26 @@ MATH_HABITS: dict[str, str] = {
     "expm1": "`exp({x}) - 1.0` (less exact than an `expm1` near 0)",
     # (huser26: the help was `floor(x + 0.5)` alone, which a quantiser ported from `torch.round` took: it rounds
     # halves up, and 0.49999997 to 1 and odd values past 2^23 to the next even one, as f32's `x + 0.5` rounds)
-    "round": "`where({x} < 0.0, -1.0, 1.0) * where(abs({x}) < 8388608.0, (abs({x}) + 8388608.0) - 8388608.0, "
-             "abs({x}))` rounds halves to even as NumPy's and PyTorch's `round` do (f32: adding 2^23 leaves no "
+    # (huser29: `x` itself where it is a zero, NaN, infinite or past 2^23: the sign factor made -0.0 +0.0)
+    "round": "`where({x} != 0.0 && abs({x}) < 8388608.0, where({x} < 0.0, -1.0, 1.0) * ((abs({x}) + 8388608.0) "
+             "- 8388608.0), {x})` rounds halves to even as NumPy's and PyTorch's `round` do (f32: adding 2^23 leaves no "
              "fraction; for f64 write 4503599627370496.0, 2^52); `floor({x} + 0.5)` rounds halves up, and is 1 "
              "too big for 0.49999997 and odd values past 2^23",
-    "rint": "`where({x} < 0.0, -1.0, 1.0) * where(abs({x}) < 8388608.0, (abs({x}) + 8388608.0) - 8388608.0, "
-            "abs({x}))` rounds halves to even as `rint` does (f32: adding 2^23 leaves no fraction; for f64 write "
+    "rint": "`where({x} != 0.0 && abs({x}) < 8388608.0, where({x} < 0.0, -1.0, 1.0) * ((abs({x}) + 8388608.0) "
+            "- 8388608.0), {x})` rounds halves to even as `rint` does (f32: adding 2^23 leaves no fraction; for f64 write "
             "4503599627370496.0, 2^52); `floor` and `ceil` round down and up",
     "trunc": "`where({x} < 0.0, ceil({x}), floor({x}))` rounds toward zero (`{x} as i32` does, to an integer)",
-    "sign": "`where({x} > 0.0, 1.0, where({x} < 0.0, -1.0, 0.0))`",
+    # (huser29: `+ 0.0` keeps NaN and makes -0.0 +0.0, as NumPy's `sign`; the `0.0` it had made NaN 0.0)
+    "sign": "`where({x} > 0.0, 1.0, where({x} < 0.0, -1.0, {x} + 0.0))` (NaN stays NaN, both zeros give 0.0, as "
+            "NumPy's `sign`)",
+    # (huser29: `signbit` was offered `sin`, `nanmax`/`nanmin` the `max`/`min` that propagate the NaN they skip)
+    "signbit": "`{x} < 0.0 || 1.0 / {x} < 0.0` is true for negative values and -0.0 (`1.0 / -0.0` is `-inf`; "
+               "NaN's sign is not kept); in a kernel `({x}.to_bits() >> 31u32) == 1u32` reads an f32's sign bit",
+    "nanmax": "`max(where({x} != {x}, f32::NEG_INFINITY, {x}), k)` along axis k skips NaN (`max` propagates it; "
+              "a row of NaN only gives -inf where NumPy gives NaN; of the element type)",
+    "nanmin": "`min(where({x} != {x}, f32::INFINITY, {x}), k)` along axis k skips NaN (`min` propagates it; "
+              "a row of NaN only gives inf where NumPy gives NaN; of the element type)",
+    "nansum": "`sum(where({x} != {x}, 0.0, {x}), k)` along axis k skips NaN (`sum` propagates it)",
     "isnan": "`{x} != {x}` is the NaN test (NaN is the one value not equal to itself)",
     "isinf": "`abs({x}) == f32::INFINITY` (of the element type: `f16::INFINITY`, ..)",
     "isfinite": "`abs({x}) < f32::INFINITY` (false for NaN and the infinities; of the element type)",

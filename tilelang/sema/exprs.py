@@ -30,7 +30,7 @@ from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, const_type, fn_as_value, resolve_path
 from tilelang.sema.operators import COMPARE, binary_types, check_cast, check_unary, note_loose_bitwise
 from tilelang.sema.program import SymbolKind
-from tilelang.sema.typeops import deref, float_literal_overflows, int_range, is_intlike, is_poison
+from tilelang.sema.typeops import deref, elem_is_int, float_literal_overflows, int_range, is_intlike, is_poison
 from tilelang.sema.types import (
     BOOL,
     ERROR,
@@ -218,7 +218,9 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             ty = binary_types(tcx, op, lt, rt, lhs, rhs, e.op_span, fx, stored=tcx.store_dtypes.get(e))
             a, b = tcx.program.dims.get(lhs), tcx.program.dims.get(rhs)
             if op in ("/", "%") and b is not None and b.const_value == 0 and is_intlike(rt) \
-                    and is_intlike(lt):
+                    and (is_intlike(lt) or (isinstance(lt, TileT) and elem_is_int(lt.dtype))):
+                # a tile of integers by a literal zero too (`t / 0`): the instance refused it at `tilec run`
+                # (lower/exprs, E0226) after `tilec check` passed it (huser29)
                 div_by_zero(tcx, op, rhs)
                 return ERROR
             if a is not None and b is not None and is_intlike(lt) and is_intlike(rt):

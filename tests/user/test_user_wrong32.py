@@ -1,0 +1,110 @@
+"""Round 29 of the user's mistakes (huser29, 2026-12-07): a user who checks numerics at the edges (NaN, the
+infinities, -0.0, halves, subnormals), each help applied by the letter and its result checked against NumPy
+bit for bit, on the interpreter and on the NVPTX simulator.
+
+- k03 a tile divided by a literal zero (`t / 0`): `tilec check` passed it and `tilec run` refused it (E0226 at
+  the launch's instance, "this is zero in this instance", of a literal); the checker now says E0226 of a tile
+  as of a scalar.
+- The helps for NumPy's functions that Tile has not (`tilelang/intrinsics/math_habits.py`) at the edges:
+  `sign` gave 0.0 for NaN and -0.0 (NumPy: NaN, -0.0), `round`/`rint` gave 0.0 for -0.0; `signbit` was offered
+  `sin` (a similar name) and `nanmax`/`nanmin` were offered `max`/`min`, which propagate the NaN they are
+  asked to skip.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from userprog import first_error, run_program, simulated_program, wrong_suite
+
+Tensors = dict[str, np.ndarray]
+
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "k03_tile_divided_by_a_literal_zero": ("divide by a value that is not zero", [("t / 0", "t / 4")]),
+}
+
+
+def _k03(t: Tensors, out: str) -> None:
+    x = np.arange(12, dtype=np.int32) * 7 - 40
+    want = (np.abs(x) // 4 * np.sign(x)).astype(np.int32)   # toward zero, as the docs say
+    np.testing.assert_array_equal(t["z"], want)
+    assert out.split()[0] == "Tensor<i32," and out.count(",") == 12, out
+
+
+CHECKS = {"k03_tile_divided_by_a_literal_zero": _k03}
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("k0[3-9]_*.tile", FIXES, CHECKS)
+
+
+def test_a_tile_divided_by_a_literal_zero_is_refused_at_check_as_at_run(tmp_path: Path) -> None:
+    """`tilec check` and `tilec run` agree: E0226 for `t / 0` and `t % 0` of integer tiles, generic or not,
+    at the divisor; a float tile's `t / 0.0` is IEEE's (no error)."""
+    for head, op in (("<const B: i32>", "/"), ("", "%")):
+        f = tmp_path / "d.tile"
+        shape = "B" if head else "4"
+        src = (f"kernel fn k{head}(z: &mut Tensor<i32, [{shape}]>, x: &Tensor<i32, [?]>) {{\n"
+               f"    z.store(x.load_like(z) {op} 0);\n}}\n")
+        f.write_text(src, encoding="utf-8")
+        d = first_error(f)
+        assert d.code == "E0226" and d.primary_span.start == src.index(f"{op} 0") + 2, (d.code, d.primary_span)
+    f.write_text("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+                 "    z.store(x.load_like(z) / 0.0);\n}\nfn main() {\n    let x = arange::<f32>(4) - 1.0;\n"
+                 "    let mut z = zeros::<f32>([4]);\n    k(z.partition([4]), &x).sync();\n}\n", encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["z"], np.array([-np.inf, np.nan, np.inf, np.inf], np.float32))
+
+
+# ---- the helps' spellings at the edges, bit for bit against NumPy
+_EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 0.3, -0.3, 0.5, -0.5, 1.5, -2.5, 2.5, 0.49999997,
+                   1e-45, -1e-45, 8388609.0, -8388607.5, 3e38, -3e38, 7.0, -7.0, 1.0, -1.0, 100.25], np.float32)
+_EDGE_NUMPY = {"round": np.round, "rint": np.rint, "trunc": np.trunc, "sign": np.sign,
+               "signbit": lambda v: np.signbit(v).astype(np.float32),
+               "nanmax": lambda v: np.full_like(v, np.nanmax(v)), "nanmin": lambda v: np.full_like(v, np.nanmin(v))}
+
+
+def _edge_program(name: str, tmp_path: Path) -> Path:
+    from tilelang.intrinsics.math_habits import MATH_HABITS
+
+    code = MATH_HABITS[name].format(x="t").split("`")[1]
+    code = re.sub(r"\bN\b", "24", code)
+    red = name.startswith("nan")  # a reduction: the help's axis `k` is the tile's only one
+    if red:
+        code = re.sub(r"\bk\b", "0", code)
+    np.save(tmp_path / "x.npy", _EDGES)
+    f = tmp_path / f"{name}.tile"
+    val = f"full::<f32>([B], {code})" if red else f"({code}) as f32"
+    f.write_text(f"""kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {{
+    let t = x.load_like(z);
+    z.store({val});
+}}
+fn main() {{
+    let x: Tensor<f32, [?]> = load_npy("{tmp_path / 'x.npy'}");
+    let mut z = zeros::<f32>([24]);
+    k(z.partition([24]), &x).sync();
+}}
+""", encoding="utf-8")
+    return f
+
+
+def _same_bits(got: np.ndarray, want: np.ndarray) -> bool:
+    both_nan = np.isnan(got) & np.isnan(want)
+    return bool(((got.view(np.uint32) == want.view(np.uint32)) | both_nan).all())
+
+
+@pytest.mark.parametrize("name", sorted(_EDGE_NUMPY))
+def test_a_math_help_s_spelling_gives_numpy_s_bits_at_the_edges(name: str, tmp_path: Path) -> None:
+    """The spelling a help gives (`round(t)` -> `where(..)`) on NaN, the infinities, both zeros, halves,
+    subnormals and values past 2^23: NumPy's result bit for bit (the sign of a zero too), on the
+    interpreter and the simulated GPU (sm_90a) alike."""
+    f = _edge_program(name, tmp_path)
+    with np.errstate(all="ignore"):
+        want = np.asarray(_EDGE_NUMPY[name](_EDGES.copy()), np.float32)
+    got = run_program(f)[0]["z"]
+    bad = [(float(v), float(g), float(w)) for v, g, w in zip(_EDGES, got, want, strict=True) if not _same_bits(g, w)]
+    assert not bad, (name, "(value, interpreter, numpy)", bad)
+    sim = simulated_program(f)["z"]
+    assert _same_bits(sim, got), (name, sim, got)

@@ -8,7 +8,8 @@ bit for bit, on the interpreter and on the NVPTX simulator.
 - The helps for NumPy's functions that Tile has not (`tilelang/intrinsics/math_habits.py`) at the edges:
   `sign` gave 0.0 for NaN and -0.0 (NumPy: NaN, -0.0), `round`/`rint` gave 0.0 for -0.0; `signbit` was offered
   `sin` (a similar name) and `nanmax`/`nanmin` were offered `max`/`min`, which propagate the NaN they are
-  asked to skip.
+  asked to skip; Rust's `x.signum()` was spelled as NumPy's `sign` (0.0 for zeros and NaN; Rust: 1.0 of 0.0,
+  -1.0 of -0.0, NaN of NaN).
 """
 
 from __future__ import annotations
@@ -63,13 +64,15 @@ _EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 0.3, -0.3, 0.5, -0.5, 1.5
                    1e-45, -1e-45, 8388609.0, -8388607.5, 3e38, -3e38, 7.0, -7.0, 1.0, -1.0, 100.25], np.float32)
 _EDGE_NUMPY = {"round": np.round, "rint": np.rint, "trunc": np.trunc, "sign": np.sign,
                "signbit": lambda v: np.signbit(v).astype(np.float32),
+               "signum": lambda v: np.where(np.isnan(v), v, np.copysign(np.float32(1), v)),   # Rust's f32::signum
                "nanmax": lambda v: np.full_like(v, np.nanmax(v)), "nanmin": lambda v: np.full_like(v, np.nanmin(v))}
 
 
 def _edge_program(name: str, tmp_path: Path) -> Path:
-    from tilelang.intrinsics.math_habits import MATH_HABITS
+    from tilelang.intrinsics.math_habits import MATH_HABITS, RUST_SCALAR_METHODS
 
-    code = MATH_HABITS[name].format(x="t").split("`")[1]
+    text = MATH_HABITS[name] if name in MATH_HABITS else RUST_SCALAR_METHODS[name][0]
+    code = text.format(x="t").split("`")[1]
     code = re.sub(r"\bN\b", "24", code)
     red = name.startswith("nan")  # a reduction: the help's axis `k` is the tile's only one
     if red:

@@ -20,10 +20,13 @@ ops, casts, comparisons, `where`, max/min/argmax, atomics; within a tolerance fo
   `load`'s zeros win (as documented), a global maximum by `atomic_max`.
 - h11: std::nn's softmax and log_softmax on rows with -inf, all -inf (NaN), +inf, a NaN and values near f32's top.
 - h12: comparisons of -0.0, NaN and infinities into bool tiles, bool logic and reductions, bools as i32.
+- h13: reductions and scans of one-element tiles keep the element's bits (-0.0, NaN, -inf, a subnormal).
+- h14: a sort of f32 rows by their bits (the docs' `to_bits` recipe): -inf first, -0.0 before 0.0, NaN last,
+  ties in order; the values back by `from_bits`, the permutation as indices.
 
 Found on the way (tests in test_user_wrong32.py): `t / 0` of an integer tile passed `tilec check` and was
 refused by `tilec run`; NumPy helps (`sign`, `round`, `rint`) wrong at NaN and -0.0, `signbit` offered `sin`,
-`nanmax`/`nanmin` offered `max`/`min`. The engines agreed bit for bit on every tensor of h04-h12 (log_softmax's
+`nanmax`/`nanmin` offered `max`/`min`. The engines agreed bit for bit on every tensor of h04-h14 (log_softmax's
 `exp`/`log` within their documented tolerance), and the interpreter matched the docs' rules everywhere.
 """
 
@@ -305,11 +308,37 @@ def _h12(t: Tensors, out: str) -> None:
     assert out.split()[-8:] == [f"{v}," for v in red[:7].tolist()] + [f"{red[7]}]"], out
 
 
+def _h13(t: Tensors, out: str) -> None:
+    x = t["x"]
+    with np.errstate(all="ignore"):   # each reduction of one element is the element; six of them added
+        want = x + x + x + x + x * 1 + x   # (-0.0 + -0.0 is -0.0; -inf stays; NaN stays; 1e-45 * 6 is 8e-45)
+    same_bits(t["z"], want.astype(f32), "z")
+    assert np.signbit(t["z"][1]) and t["z"][3] == f32(1e-45) * 6
+    same_bits(t["a"], np.zeros(4, np.int32), "a")
+    assert out.split()[-4:] == ["[0,", "0,", "0,", "0]"], out
+
+
+def _h14(t: Tensors, out: str) -> None:
+    x = t["x"]
+    u = x.view(np.uint32)
+    key = np.where(u >> 31 == 1, ~u, u | np.uint32(0x80000000))
+    order = np.argsort(key, axis=1, kind="stable")   # NumPy's stable sort of the same keys
+    same_bits(t["idx"], order.astype(np.int32), "idx")
+    same_bits(t["z"], np.take_along_axis(x, order, 1), "z")
+    # the order the keys promise: -inf first, -0.0 before 0.0, the subnormals around the zeros, NaN last
+    assert t["z"][0, 0] == -np.inf and np.isnan(t["z"][0, -1]) and t["z"][0, -2] == np.inf
+    zeros = t["z"][1][t["z"][1] == 0]
+    assert np.signbit(zeros).tolist() == [True, True, False, False]
+    same_bits(t["idx"][2], np.arange(16, dtype=np.int32), "a row of equal values keeps its order")
+    assert out.split()[:2] == ["Tensor<i32,", "[3,"], out
+
+
 CHECKS = {"h04_atomic_extremes_nan_signed_zero": _h04, "h05_int_div_shift_wrap_every_width": _h05,
           "h06_casts_saturate_round_once": _h06, "h07_row_reductions_nan_inf_signed_zero": _h07,
           "h08_literal_operands_at_the_edges": _h08, "h09_half_overflow_subnormals_literals": _h09,
           "h10_masked_tail_extremes": _h10, "h11_softmax_rows_at_the_edges": _h11,
-          "h12_bool_and_compare_edges": _h12}
+          "h12_bool_and_compare_edges": _h12, "h13_one_element_reductions": _h13,
+          "h14_float_sort_by_bits": _h14}
 
 # the simulations: h04 (atomics of NaN and signed zeros, the one default) and the rest `heavy` (TILE_SLOW=1);
 # PTX for sm_90a of all, h04's by default

@@ -61,8 +61,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         "`for r in 0..T { let i = (T - 1) - r; .. }`",
         [("    for t in (0..T).rev() {\n", "    for r in 0..T {\n        let t = (T - 1) - r;\n")]),
     "d05_sign_function": (
-        "`where(c > 0.0, 1.0, where(c < 0.0, -1.0, 0.0))`",
-        [("sign(c)", "where(c > 0.0, 1.0, where(c < 0.0, -1.0, 0.0))")]),
+        "`where(c > 0.0, 1.0, where(c < 0.0, -1.0, c + 0.0))`",   # (huser29: `c + 0.0` keeps NaN, as NumPy's)
+        [("sign(c)", "where(c > 0.0, 1.0, where(c < 0.0, -1.0, c + 0.0))")]),
     "d06_const_of_a_math_call": (
         "write its value, `0.7978845` (what `sqrt(2.0 / std::math::PI)` is in `f32`)",
         [("sqrt(2.0 / std::math::PI);", "0.7978845;")]),

@@ -8,7 +8,8 @@ bit for bit, on the interpreter and on the NVPTX simulator.
 - The helps for NumPy's functions that Tile has not (`tilelang/intrinsics/math_habits.py`) at the edges:
   `sign` gave 0.0 for NaN and -0.0 (NumPy: NaN, -0.0), `round`/`rint` gave 0.0 for -0.0; `signbit` was offered
   `sin` (a similar name) and `nanmax`/`nanmin` were offered `max`/`min`, which propagate the NaN they are
-  asked to skip.
+  asked to skip; Rust's `x.signum()` was spelled as NumPy's `sign` (0.0 for zeros and NaN; Rust: 1.0 of 0.0,
+  -1.0 of -0.0, NaN of NaN).
 """
 
 from __future__ import annotations
@@ -63,13 +64,15 @@ _EDGES = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 0.3, -0.3, 0.5, -0.5, 1.5
                    1e-45, -1e-45, 8388609.0, -8388607.5, 3e38, -3e38, 7.0, -7.0, 1.0, -1.0, 100.25], np.float32)
 _EDGE_NUMPY = {"round": np.round, "rint": np.rint, "trunc": np.trunc, "sign": np.sign,
                "signbit": lambda v: np.signbit(v).astype(np.float32),
+               "signum": lambda v: np.where(np.isnan(v), v, np.copysign(np.float32(1), v)),   # Rust's f32::signum
                "nanmax": lambda v: np.full_like(v, np.nanmax(v)), "nanmin": lambda v: np.full_like(v, np.nanmin(v))}
 
 
 def _edge_program(name: str, tmp_path: Path) -> Path:
-    from tilelang.intrinsics.math_habits import MATH_HABITS
+    from tilelang.intrinsics.math_habits import MATH_HABITS, RUST_SCALAR_METHODS
 
-    code = MATH_HABITS[name].format(x="t").split("`")[1]
+    text = MATH_HABITS[name] if name in MATH_HABITS else RUST_SCALAR_METHODS[name][0]
+    code = text.format(x="t").split("`")[1]
     code = re.sub(r"\bN\b", "24", code)
     red = name.startswith("nan")  # a reduction: the help's axis `k` is the tile's only one
     if red:
@@ -108,3 +111,33 @@ def test_a_math_help_s_spelling_gives_numpy_s_bits_at_the_edges(name: str, tmp_p
     assert not bad, (name, "(value, interpreter, numpy)", bad)
     sim = simulated_program(f)["z"]
     assert _same_bits(sim, got), (name, sim, got)
+
+
+def test_a_literal_past_f16_is_not_cast_down_to_infinity_by_the_helps(tmp_path: Path) -> None:
+    """`t * 70000.0` of an f16 tile is E0222, whose help says a wider type (`70000.0f32`); applied, the mix is
+    E0201, whose help cast the literal down, `70000.0f32 as f16`: infinity, in silence. The help now computes
+    in f32 (`(t as f32) * 70000.0f32`) and says to store it wide; applied, it runs and gives NumPy's values."""
+    src = """kernel fn k<const B: i32>(z: &mut Tensor<f16, [B]>, x: &Tensor<f16, [?]>) {
+    let t = x.load_like(z);
+    z.store(t * 70000.0);
+}
+fn main() {
+    let x = (arange::<f32>(4) - 1.5) as f16;
+    let mut z = zeros::<f16>([4]);
+    k(z.partition([4]), &x).sync();
+}
+"""
+    f = tmp_path / "big.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0222" and "`70000.0f32`" in d.help[0], d.help
+    f.write_text(src.replace("t * 70000.0", "t * 70000.0f32"), encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0201" and "`70000.0f32 as f16`" not in d.help[0] and "`(t as f32) * 70000.0f32`" in d.help[0], d.help
+    assert "store it into a tile of `f32`" in d.help[0], d.help
+    fixed = (src.replace("t * 70000.0", "(t as f32) * 70000.0f32").replace("z: &mut Tensor<f16, [B]>",
+                                                                          "z: &mut Tensor<f32, [B]>")
+             .replace("zeros::<f16>([4])", "zeros::<f32>([4])"))
+    f.write_text(fixed, encoding="utf-8")
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["z"], (np.arange(4, dtype=np.float32) - 1.5) * np.float32(70000))

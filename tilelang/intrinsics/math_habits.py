@@ -199,7 +199,9 @@ RUST_SCALAR_METHODS: dict[str, tuple[str, tuple[str, ...]]] = {
     "powi": ("`{x}.pow({0})`", ("n",)), "powf": ("`{x}.pow({0})`", ("y",)),
     "mul_add": ("`fma({x}, {0}, {1})` is `{x} * {0} + {1}` rounded once", ("a", "b")),
     "recip": ("`1.0 / {x}`", ()),
-    "signum": ("`where({x} > 0.0, 1.0, where({x} < 0.0, -1.0, 0.0))`", ()),
+    # (huser29: Rust's `signum` is 1.0 of +0.0, -1.0 of -0.0 and NaN of NaN; the help gave 0.0 for all three)
+    "signum": ("`where({x} != {x}, {x}, where({x} < 0.0 || 1.0 / {x} < 0.0, -1.0, 1.0))` (Rust's: 1.0 of 0.0, "
+               "-1.0 of -0.0, NaN of NaN; NumPy's `sign` gives 0.0 of a zero)", ()),
     "is_nan": ("`{x} != {x}` is the NaN test (NaN is the one value not equal to itself)", ()),
     "is_finite": ("`abs({x}) < f32::INFINITY` (false for NaN and the infinities; of the value's type)", ()),
     "is_infinite": ("`abs({x}) == f32::INFINITY` (of the value's type: `f16::INFINITY`, ..)", ()),

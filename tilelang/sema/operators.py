@@ -21,6 +21,7 @@ from tilelang.sema.typeops import (
     deref,
     elem_is_float,
     elem_is_int,
+    float_literal_overflows,
     int_range,
     is_intlike,
     is_poison,
@@ -412,6 +413,14 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
             # stored into a tile of the narrower type (`z.store(t * w)`, `z` f16, `w` an f32 tile of literals),
             # assigned to a variable of it (`acc = acc + x`) or returned as it: the wide side cast down (cast
             # the narrow one up, the store, assignment or return would be refused next)
+            big = _literal_past(wide, other)
+            if big is not None:
+                # (huser29) but not a literal that the narrow type cannot hold: `70000.0f32 as f16` is infinity,
+                # where E0222's help had made `t * 70000.0` the wider literal
+                up = f"({tcx.cast_snippet(narrow)} as {wider})"
+                whole = f"{up} {op} {big}" if narrow is lhs else f"{big} {op} {up}"
+                return (f"`{big}` is past `{other}`'s range (`as {other}` makes it infinity): compute in "
+                        f"`{wider}`, `{whole}`, and store it into a tile of `{wider}`")
             return f"cast with `as`: `{tcx.cast_snippet(wide)} as {other}` ({stored[1]})"
         text = widened_sum_help(tcx, narrow, other, wider) or _where_literals_help(tcx, narrow, wider) \
             or f"cast with `as`: `{tcx.cast_snippet(narrow)} as {wider}`"
@@ -431,6 +440,16 @@ def _mixed_help(tcx: CheckCx, lhs: ast.Expr, rhs: ast.Expr, ea: ElemT, eb: ElemT
     return (f"`{name}` is `{ea}`, and a compound assignment keeps its type: declare `{name}` as `{eb}` (an accumulator: "
             f"`zeros::<{eb}>([..])`, cast once when it is stored), or cast the right side: "
             f"`{tcx.cast_snippet(rhs)} as {ea}`")
+
+
+def _literal_past(e: ast.Expr, dt: ElemT) -> str | None:
+    """The text of a float literal (`70000.0f32`, `-1e30`) that rounds to infinity in the float type `dt`."""
+    neg = isinstance(e, ast.Unary) and e.op == "-"
+    lit = e.operand if isinstance(e, ast.Unary) and e.op == "-" else e
+    if not (isinstance(lit, ast.FloatLit) and isinstance(dt, DType) and dt.is_float
+            and float_literal_overflows(lit.value, dt, lit.text)):
+        return None
+    return ("-" if neg else "") + lit.text   # (the text as written, its suffix with it)
 
 
 def _where_literals_help(tcx: CheckCx, narrow: ast.Expr, wider: ElemT) -> str | None:

@@ -21,23 +21,16 @@
 #   ptxas: 340 B spills -> none, 127 registers). It moves 2 x 4 x 1024 x 32768 B = 268 MB (~90 us at ~3 TB/s): the
 #   spills' local traffic is L1/L2-resident, so expect new ~0.95-1.05x torch (+3..+12 %), old ~0.92x; and
 #   layernorm 4,096 (no spills either way, 227 -> 229 registers) unchanged within the spread (~1.4x).
-# - gpu-check: tests/backend/test_erf32.py's gpu case (herf: the card bit for bit against the interpreter; call 35
+# - gpu tests: tests/backend/test_erf32.py's gpu case (herf: the card bit for bit against the interpreter; call 35
 #   ran test_erf_f32_fast.py, hcliff10's MUFU form, now removed) and the erf user programs on the card against the
 #   interpreter (o01, c02, e06, p16): expect all passed.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # arm, case (--only), reps, env...
-  local arm=$1 case=$2 reps=$3; shift 3
-  env "$@" timeout 45 python3 benchmarks/huser16_paths.py --only "$case" --reps "$reps" 2>&1 | grep -v '^#' \
-    | sed "s/^/$arm /"
-}
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
-run new erf 20 TILEC_ERF_F32=1
-run old erf 20 TILEC_ERF_F32=0
-for arm in old new; do  # the switch read at compile time: each arm its own process
-  env $([ $arm = new ] && echo TILEC_STATIC_DIMS=1) timeout 40 python3 benchmarks/cliffs.py --only layernorm --reps 20 \
-    2>&1 | grep -v '^#' | sed "s/^/$arm /"
+. "$(dirname "$0")/arms.sh"
+ARM_TIMEOUT=45 arm new TILEC_ERF_F32=1 -- python3 benchmarks/huser16_paths.py --only erf --reps 20
+ARM_TIMEOUT=45 arm old TILEC_ERF_F32=0 -- python3 benchmarks/huser16_paths.py --only erf --reps 20
+for a in old new; do  # the switch read at compile time: each arm its own process
+  ARM_TIMEOUT=40 arm $a $([ $a = new ] && echo TILEC_STATIC_DIMS=1) -- python3 benchmarks/cliffs.py --only layernorm \
+    --reps 20
 done
-timeout 40 python3 -m pytest -q -p no:cacheprovider -m gpu -n 4 tests/backend/test_erf32.py \
-  tests/user/test_user_gpu.py -k "erf or o01 or c02 or e06 or p16" 2>&1 | tail -3 | sed "s/^/gpu-check /"
+TEST_TIMEOUT=40 TESTS_TAIL=3 gpu_tests -n 4 tests/backend/test_erf32.py tests/user/test_user_gpu.py \
+  -k "erf or o01 or c02 or e06 or p16"

@@ -34,34 +34,23 @@
 #    tile's FMAs: an iteration ~max(FMA phase, latency / 2) instead of their sum), new ~0.25-0.6x torch (still
 #    128 CTAs of 4 warps and the FMAs through shared memory); err as old in both (the same sums, the same order).
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d)}"  # (the arms share the kernels they both compile)
-unset TILEC_ATTN_ONCE TILEC_STREAM_AUTO
+. "$(dirname "$0")/arms.sh" TILEC_ATTN_ONCE TILEC_STREAM_AUTO  # (the arms share the kernels they both compile)
 export ATTN_TRITON=0  # (attention.py imports its Triton peer otherwise; hcliff11_prefill.py times SDPA only)
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
-t0=$(date +%s)
-if [ "${TESTS:-1}" = 1 ]; then  # the once variant picked at launch (4 odd shapes) against f32 references
-  timeout ${TEST_TIMEOUT:-90} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_attention_once.py \
-    tests/backend/test_stream_loads.py 2>&1 | tail -2 | sed "s/^/gpu tests /"
-  echo "(tests done at $(( $(date +%s) - t0 )) s)"
-fi
+# the once variant picked at launch (4 odd shapes) against f32 references
+TEST_TIMEOUT=${TEST_TIMEOUT:-90} TESTS_TAIL=2 gpu_tests tests/backend/test_attention_once.py \
+  tests/backend/test_stream_loads.py
 if [ "${PREFILL:-1}" = 1 ]; then
-  for arm in ${ARMS:-O A}; do  # the switch is read when a kernel is lowered: an arm a process
-    env TILEC_ATTN_ONCE=$([ "$arm" = O ] && echo 1 || echo 0) ARM=$arm timeout ${PREFILL_TIMEOUT:-90} \
-      python3 benchmarks/hcliff11_prefill.py --reps ${REPS:-8} 2>&1 | grep -v "^#\|Warn"
-    echo "($arm done at $(( $(date +%s) - t0 )) s)"
+  for a in ${ARMS:-O A}; do  # (hcliff11_prefill.py names the arm in its lines: ARM)
+    ARM_TIMEOUT=${PREFILL_TIMEOUT:-90} arm $a TILEC_ATTN_ONCE=$([ "$a" = O ] && echo 1 || echo 0) ARM=$a -- \
+      python3 benchmarks/hcliff11_prefill.py --reps ${REPS:-8}
   done
 fi
 if [ "${PATHS:-1}" = 1 ]; then
-  timeout ${PATHS_TIMEOUT:-90} python3 benchmarks/hcliff11_paths.py --reps ${REPS:-10} 2>&1 | grep -v "Warn" \
-    | sed "s/^/paths /"
-  echo "(paths done at $(( $(date +%s) - t0 )) s)"
-  for arm in ${STREAM_ARMS:-new old}; do  # col_sum and gemv under TILEC_STREAM_AUTO (read when lowered: an arm a process)
+  ARM_TIMEOUT=${PATHS_TIMEOUT:-90} arm paths -- python3 benchmarks/hcliff11_paths.py --reps ${REPS:-10}
+  for a in ${STREAM_ARMS:-new old}; do  # col_sum and gemv under TILEC_STREAM_AUTO
     for c in col_sum gemv; do
-      env TILEC_STREAM_AUTO=$([ $arm = new ] && echo 1 || echo 0) timeout ${ARM_TIMEOUT:-40} \
-        python3 benchmarks/hcliff11_paths.py --only $c --reps ${REPS:-10} 2>&1 | grep -v "^#\|Warn" | sed "s/^/$arm /"
+      ARM_TIMEOUT=${ARM_TIMEOUT:-40} arm $a TILEC_STREAM_AUTO=$([ $a = new ] && echo 1 || echo 0) -- \
+        python3 benchmarks/hcliff11_paths.py --only $c --reps ${REPS:-10}
     done
   done
-  echo "(stream arms done at $(( $(date +%s) - t0 )) s)"
 fi

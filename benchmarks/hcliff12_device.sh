@@ -34,25 +34,15 @@
 #   ring (auto) or a larger user tile gives, and the default (an unhinted loop's ring) is the fix left to decide.
 #   err in every line < 1e-2 (f16 GEMV) / < 1e-5 (col_sum).
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d)}"
-unset TILEC_STREAM_AUTO TILEC_FMA_PIPELINE
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
-t0=$(date +%s)
-if [ "${TESTS:-1}" = 1 ]; then
-  timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_fma_half.py \
-    tests/backend/test_stream_loads.py -k "half_pipeline or auto_switch" 2>&1 | tail -1 | sed "s/^/gpu tests /"
-  echo "(tests done at $(( $(date +%s) - t0 )) s)"
-fi
-for arm in ${ARMS:-new old auto autoold}; do
-  case $arm in
+. "$(dirname "$0")/arms.sh" TILEC_STREAM_AUTO TILEC_FMA_PIPELINE
+: "${TEST_TIMEOUT:=60}" "${ARM_TIMEOUT:=50}"
+gpu_tests tests/backend/test_fma_half.py tests/backend/test_stream_loads.py -k "half_pipeline or auto_switch"
+for a in ${ARMS:-new old auto autoold}; do
+  case $a in
     new) sw="" ; only="" ;;
     old) sw="TILEC_FMA_PIPELINE=0" ; only="" ;;
     auto) sw="TILEC_STREAM_AUTO=1" ; only="col_sum" ;;
     autoold) sw="TILEC_STREAM_AUTO=1 TILEC_FMA_PIPELINE=0" ; only="gemv" ;;
   esac
-  env $sw timeout ${ARM_TIMEOUT:-50} python3 benchmarks/hcliff12_paths.py --reps ${REPS:-10} ${only:+--only $only} 2>&1 \
-    | grep -v "^#\|Warn" | sed "s/^/$arm /"
-  echo "($arm done at $(( $(date +%s) - t0 )) s)"
+  arm $a $sw -- python3 benchmarks/hcliff12_paths.py --reps ${REPS:-10} ${only:+--only $only}
 done

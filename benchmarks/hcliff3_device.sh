@@ -16,14 +16,10 @@
 #   Expect rows ~0.6-1.0x (was 0.29x) and cols above 3.40x; the FMA products (3 x 64 multiply-adds an output)
 #   then bound both.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+. "$(dirname "$0")/arms.sh"
 for case in maxpool blur; do
-  for arm in new old; do
-    if [ "$arm" = old ]; then
-      env TILEC_REMAKE_FREE=0 TILEC_NESTED_CARRY=0 timeout 29 python3 benchmarks/huser17_paths.py --only "$case" --reps 20 2>&1 | grep -v '^#' | sed "s/^/$arm /"
-    else
-      timeout 29 python3 benchmarks/huser17_paths.py --only "$case" --reps 20 2>&1 | grep -v '^#' | sed "s/^/$arm /"
-    fi
+  for a in new old; do
+    ARM_TIMEOUT=29 arm $a $([ $a = old ] && echo TILEC_REMAKE_FREE=0 TILEC_NESTED_CARRY=0) -- \
+      python3 benchmarks/huser17_paths.py --only "$case" --reps 20
   done
 done

@@ -27,12 +27,9 @@
 # - wgmma dkdv (64 x 64, the same switch): two warpgroups, each a column half of every product (198 registers,
 #   0 spills, 112 KB): expect faster than new dkdv by the same 10-40 %.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # arm, seconds, args for hcliff5_paths.py, env...
-  local arm=$1 cut=$2 args=$3; shift 3
-  env "$@" timeout $cut python3 benchmarks/hcliff5_paths.py $args 2>&1 | grep -v '^#' | sed "s/^/$arm /"
-}
+. "$(dirname "$0")/arms.sh"
+run() { local a=$1 cut=$2 args=$3; shift 3  # arm, seconds, args for hcliff5_paths.py, env...
+  ARM_TIMEOUT=$cut arm $a "$@" -- python3 benchmarks/hcliff5_paths.py $args; }
 run new 70 "--reps 10"
 run rows 40 "--only dkdv --reps 5" TILEC_PRODUCTS_COLS=1
 run wgmma 40 "--only dq --reps 10" TILEC_PRODUCTS_WGMMA=1

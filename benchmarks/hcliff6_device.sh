@@ -10,7 +10,7 @@
 #
 #     bash benchmarks/hcliff6_device.sh
 #
-# 'gpu-check': the int8 ring's t17 and test_int8_mma's j11 on the card, exactly as the interpreter (2 passed).
+# 'gpu tests': the int8 ring's t17 and test_int8_mma's j11 on the card, exactly as the interpreter (2 passed).
 # Lines are huser17_paths.py's / huser18_paths.py's (ours, torch's, ratio = torch / ours; err), prefixed by the arm.
 # Expected, and why:
 # - w8a8 (tests/user t17 at 4096^3, 64 x 64 x 64 tiles, against torch._int_mm + the same epilogue; call 27:
@@ -34,15 +34,12 @@
 # - resize (huser18 t09; call 27: 1.009 ms, 0.21x): unchanged by hcliff6 (its one-hot weight-matrix product is
 #   the missing gather's cost), timed as the control: expect ~1.0 ms.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # arm, script, case (--only), reps, env...
-  local arm=$1 script=$2 case=$3 reps=$4; shift 4
-  env "$@" timeout 30 python3 "benchmarks/$script" --only "$case" --reps "$reps" 2>&1 | grep -v '^#' | sed "s/^/$arm /"
-}
+. "$(dirname "$0")/arms.sh"
+: "${ARM_TIMEOUT:=30}"
+run() { local a=$1 script=$2 case=$3 reps=$4; shift 4  # arm, script, case (--only), reps, env...
+  arm $a "$@" -- python3 "benchmarks/$script" --only "$case" --reps "$reps"; }
 # first the exactness of the int8 ring on the card (t17 against the interpreter, `-m gpu`), then the timings
-timeout 30 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_int8_ring.py tests/backend/test_int8_mma.py \
-  2>&1 | tail -2 | sed "s/^/gpu-check /"
+TEST_TIMEOUT=30 TESTS_TAIL=2 gpu_tests tests/backend/test_int8_ring.py tests/backend/test_int8_mma.py
 run ring huser18_paths.py "w8a8 int8mma" 10 TILEC_INT8_RING=1
 run smem huser18_paths.py "w8a8 int8mma" 10 TILEC_INT8_RING=0
 run fma huser18_paths.py w8a8 5

@@ -5,7 +5,7 @@
 #
 #     bash benchmarks/hcliff7_device.sh
 #
-# 'gpu-check': tests/backend/test_shift_dot.py's `gpu` case (a [1, 16] row shifted both ways and under a left band,
+# 'gpu tests': tests/backend/test_shift_dot.py's `gpu` case (a [1, 16] row shifted both ways and under a left band,
 # inf/NaN/-0.0 rows, on the card == the interpreter): expect "1 passed".
 # Lines are huser17_paths.py's / huser18_paths.py's (ours ms, torch ms, ratio = torch / ours; err), prefixed by arm.
 # Expected, and why:
@@ -26,14 +26,11 @@
 #   27: 1.009 ms, 0.21x): unchanged (control; its time is the weight matrix: 128 selects an element a thread, 64 KB
 #   of shared stores a CTA, 128 FMAs an output over shared memory, 13 barriers; RESULTS.md hcliff7): expect ~1.0 ms.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # arm, script, case (--only), reps, env...
-  local arm=$1 script=$2 case=$3 reps=$4; shift 4
-  env "$@" timeout 30 python3 "benchmarks/$script" --only "$case" --reps "$reps" 2>&1 | grep -v '^#' | sed "s/^/$arm /"
-}
-timeout 30 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_shift_dot.py 2>&1 | tail -1 \
-  | sed "s/^/gpu-check /"
+. "$(dirname "$0")/arms.sh"
+: "${ARM_TIMEOUT:=30}"
+run() { local a=$1 script=$2 case=$3 reps=$4; shift 4  # arm, script, case (--only), reps, env...
+  arm $a "$@" -- python3 "benchmarks/$script" --only "$case" --reps "$reps"; }
+TEST_TIMEOUT=30 gpu_tests tests/backend/test_shift_dot.py
 run new huser17_paths.py maxpool 20
 run old huser17_paths.py maxpool 20 TILEC_SHIFT_DOT_WARP=0 TILEC_SIBLING_CONVERT=0
 run warp0 huser17_paths.py maxpool 20 TILEC_SHIFT_DOT_WARP=0

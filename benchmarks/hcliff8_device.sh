@@ -5,7 +5,7 @@
 #
 #     bash benchmarks/hcliff8_device.sh
 #
-# 'gpu-check': tests/backend/test_gather_dot.py's `gpu` case (six one-hot products: t09's weighted pair, a nested
+# 'gpu tests': tests/backend/test_gather_dot.py's `gpu` case (six one-hot products: t09's weighted pair, a nested
 # `where` on the left, a transpose, i64 indices on one line, y10's neighbour sum; inf/NaN/-0.0 rows; on the card ==
 # the interpreter): expect "1 passed".
 # Lines are huser18_paths.py's (ours ms, torch ms, ratio = torch / ours; err), prefixed by arm.
@@ -21,14 +21,11 @@
 #   <= 1e-6 (the old arm's values bit for bit).
 # - `new2` = `new` again (drift between the first and last arms).
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # arm, script, case (--only), reps, env...
-  local arm=$1 script=$2 case=$3 reps=$4; shift 4
-  env "$@" timeout 40 python3 "benchmarks/$script" --only "$case" --reps "$reps" 2>&1 | grep -v '^#' | sed "s/^/$arm /"
-}
-timeout 40 python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_gather_dot.py 2>&1 | tail -1 \
-  | sed "s/^/gpu-check /"
+. "$(dirname "$0")/arms.sh"
+: "${ARM_TIMEOUT:=40}"
+run() { local a=$1 script=$2 case=$3 reps=$4; shift 4  # arm, script, case (--only), reps, env...
+  arm $a "$@" -- python3 "benchmarks/$script" --only "$case" --reps "$reps"; }
+TEST_TIMEOUT=40 gpu_tests tests/backend/test_gather_dot.py
 run new huser18_paths.py resize 20
 run old huser18_paths.py resize 10 TILEC_GATHER_DOT=0
 run new2 huser18_paths.py resize 20

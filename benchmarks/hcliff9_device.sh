@@ -19,21 +19,17 @@
 #   F.interpolate): its [1, 128] row was computed by each of 4 warps (hcliff8's note); now 1 warp. Expect new
 #   0.04-0.08 ms (~2.5-5x F.interpolate), old ~0.12 ms.
 # - `new2` = `new` again (drift between the first and last arms).
-# - gpu-check: a05 at WO = 64 on the card (test_fewer_warps.py's gpu case) and every tests/user program on the card
+# - gpu tests: a05 at WO = 64 on the card (test_fewer_warps.py's gpu case) and every tests/user program on the card
 #   against the interpreter (test_user_gpu.py, ~260 programs; most unhinted small kernels now run at 1 or 2 warps):
 #   expect all passed.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-run() {  # arm, script, case (--only), reps, env...
-  local arm=$1 script=$2 case=$3 reps=$4; shift 4
-  env "$@" timeout 40 python3 "benchmarks/$script" --only "$case" --reps "$reps" 2>&1 | grep -v '^#' | sed "s/^/$arm /"
-}
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
+. "$(dirname "$0")/arms.sh"
+: "${ARM_TIMEOUT:=40}"
+run() { local a=$1 script=$2 case=$3 reps=$4; shift 4  # arm, script, case (--only), reps, env...
+  arm $a "$@" -- python3 "benchmarks/$script" --only "$case" --reps "$reps"; }
 run new huser17_paths.py maxpool 30
 run old huser17_paths.py maxpool 30 TILEC_FEWER_WARPS=0
 run new2 huser17_paths.py maxpool 30
 run new huser18_paths.py resize 20
 run old huser18_paths.py resize 20 TILEC_FEWER_WARPS=0
-timeout 75 python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 tests/backend/test_fewer_warps.py tests/user/test_user_gpu.py 2>&1 | tail -2 \
-  | sed "s/^/gpu-check /"
+TEST_TIMEOUT=75 TESTS_TAIL=2 gpu_tests -n 14 tests/backend/test_fewer_warps.py tests/user/test_user_gpu.py

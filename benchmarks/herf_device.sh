@@ -13,16 +13,14 @@
 #    interpreter; f32 pow (herf's fix: the interpreter's in f64, the GPU's x * x where y == 2) on 3 x 2^20
 #    operand pairs (random, exact ties of x^2, integer powers of negative x) and by the constants 2, 0.5 and -1
 #    (one f32 operation each, `f32exact.pow_const`): "0 differ" on all nine lines.
-# 3. `gpu-check`: the gpu cases of tests/backend/test_erf32.py and test_pow_f32_bits.py (the same, smaller): 2 passed.
+# 3. `gpu tests`: the gpu cases of tests/backend/test_erf32.py and test_pow_f32_bits.py (the same, smaller): 2 passed.
 # 4. `mlp erf` / `mlp inner erf` (huser16_paths.py: the natural fused exact-GELU MLP, T = 16384, D = 128, H = 512,
 #    f16; ratio = torch time / ours): new (the default) ~29 SASS instructions an element on the FP32 pipe, like
 #    hcliff10's MUFU form (~31, measured 2.26x and 1.54x in call 35): expect **~2.1-2.4x** and **~1.4-1.6x**;
 #    old (`TILEC_ERF_F32=0`, the f64 series, ~122 an element, half on the FP64 pipe): ~0.83x and ~0.48x as
 #    in call 35.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
+. "$(dirname "$0")/arms.sh"
 T=$(mktemp -d)
 timeout 60 python3 -m tilelang run tests/run/erf_pow.tile --device cpu > "$T/cpu.txt" 2>&1
 timeout 60 python3 -m tilelang run tests/run/erf_pow.tile --device gpu > "$T/gpu.txt" 2>&1
@@ -30,12 +28,6 @@ if [ ! -s "$T/cpu.txt" ]; then echo "erf_pow: the interpreter printed nothing (n
 elif cmp -s "$T/cpu.txt" "$T/gpu.txt"; then echo "erf_pow: same ($(head -1 "$T/cpu.txt"))"
 else echo "erf_pow: DIFFERS"; diff "$T/cpu.txt" "$T/gpu.txt" | head -10; fi
 timeout 90 python3 benchmarks/herf_sweep.py 2>&1 | tail -10
-timeout 60 python3 -m pytest -q -p no:cacheprovider -n 0 -m gpu tests/backend/test_erf32.py tests/backend/test_pow_f32_bits.py 2>&1 | tail -1 \
-  | sed "s/^/gpu-check /"
-run() {  # arm, case (--only), reps, env...
-  local arm=$1 case=$2 reps=$3; shift 3
-  env "$@" timeout 60 python3 benchmarks/huser16_paths.py --only "$case" --reps "$reps" 2>&1 | grep -v '^#' \
-    | sed "s/^/$arm /"
-}
-run new erf 20 TILEC_ERF_F32=1
-run old erf 20 TILEC_ERF_F32=0
+TEST_TIMEOUT=60 gpu_tests -n 0 tests/backend/test_erf32.py tests/backend/test_pow_f32_bits.py
+ARM_TIMEOUT=60 arm new TILEC_ERF_F32=1 -- python3 benchmarks/huser16_paths.py --only erf --reps 20
+ARM_TIMEOUT=60 arm old TILEC_ERF_F32=0 -- python3 benchmarks/huser16_paths.py --only erf --reps 20

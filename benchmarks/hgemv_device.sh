@@ -39,19 +39,12 @@
 #   bf16_n4: as gemv (bf16's widening is a shift: 264 a warp a step at [64, 64], old 852)
 #   err in every line < 1e-2.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d)}"
-unset TILEC_FMA_KSPLIT TILEC_FMA_WIDEN TILEC_FMA_HALF_STAGES TILEC_FMA_NARROW TILEC_FMA_PIPELINE TILEC_STREAM_AUTO
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
-t0=$(date +%s)
-if [ "${TESTS:-1}" = 1 ]; then
-  timeout ${TEST_TIMEOUT:-60} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_fma_ksplit.py \
-    tests/backend/test_fma_half.py 2>&1 | tail -1 | sed "s/^/gpu tests /"
-  echo "(tests done at $(( $(date +%s) - t0 )) s)"
-fi
-for arm in ${ARMS:-new nowiden nosplit stages2 old}; do
-  case $arm in
+. "$(dirname "$0")/arms.sh" TILEC_FMA_KSPLIT TILEC_FMA_WIDEN TILEC_FMA_HALF_STAGES TILEC_FMA_NARROW TILEC_FMA_PIPELINE \
+  TILEC_STREAM_AUTO
+: "${TEST_TIMEOUT:=60}" "${ARM_TIMEOUT:=70}"
+gpu_tests tests/backend/test_fma_ksplit.py tests/backend/test_fma_half.py
+for a in ${ARMS:-new nowiden nosplit stages2 old}; do
+  case $a in
     new) sw="" ; only="" ;;
     nowiden) sw="TILEC_FMA_WIDEN=0" ; only="gemv,gemv_bm16,gemv_bk256" ;;
     nosplit) sw="TILEC_FMA_KSPLIT=0" ; only="gemv,gemv_bk256" ;;
@@ -59,7 +52,5 @@ for arm in ${ARMS:-new nowiden nosplit stages2 old}; do
     old) sw="TILEC_FMA_KSPLIT=0 TILEC_FMA_WIDEN=0 TILEC_FMA_HALF_STAGES=2 TILEC_FMA_NARROW=0"
          only="" ;;
   esac
-  env $sw HGEMV_CASES="$only" timeout ${ARM_TIMEOUT:-70} python3 benchmarks/hgemv_paths.py --reps ${REPS:-10} 2>&1 \
-    | grep -v "^#\|Warn" | sed "s/^/$arm /"
-  echo "($arm done at $(( $(date +%s) - t0 )) s)"
+  arm $a $sw HGEMV_CASES="$only" -- python3 benchmarks/hgemv_paths.py --reps ${REPS:-10}
 done

@@ -9,7 +9,7 @@
 # 1. `bits`: benchmarks/hnum_device.py bits: f32 atan2 of ~4.8 million pairs (hnum_atan2.py's ten classes: 400k
 #    of each random one, every 2048th f32 of [0, 1) for its sweeps), f16 and bf16 atan2 of 2^20 random bit pairs
 #    each, f32 asin and acos of 2^20 values of [-1.1, 1.1]: "0 differ" on all five lines (llsim: 0 of each).
-# 2. `gpu-check`: the gpu cases of tests/backend/test_atan2_32.py and test_inverse_trig.py: "2 passed".
+# 2. `gpu tests`: the gpu cases of tests/backend/test_atan2_32.py and test_inverse_trig.py: "2 passed".
 # 3. `time`: an f32 atan2 of 2^24 pairs alone in a kernel (12 bytes an element), median of 20. new: ~67 SASS
 #    instructions an element (sm_90a, ptxas 13: one div.rn with its slow path's branch, 7 FFMA, no FP64), ~0.04
 #    ms of issue at 1.75 GHz under the ~0.065 ms the 201 MB take at ~3 TB/s: **memory-bound, ~0.07-0.09 ms**.
@@ -17,11 +17,8 @@
 #    ~0.065 ms of FP64 issue alone): **~0.09-0.14 ms, 1.2-1.8x the new**; the gap is the compute's where atan2 is
 #    one op among many in a fused kernel (herf's erf MLP: 2.8x).
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
-timeout 45 python3 benchmarks/hnum_device.py bits 2>&1 | tail -6 | sed "s/^/bits /"
-timeout 45 python3 -m pytest -q -p no:cacheprovider -n 0 -m gpu tests/backend/test_atan2_32.py \
-  tests/backend/test_inverse_trig.py 2>&1 | tail -1 | sed "s/^/gpu-check /"
-TILEC_ATAN2_F32=1 timeout 15 python3 benchmarks/hnum_device.py time 2>&1 | tail -1 | sed "s/^/time /"
-TILEC_ATAN2_F32=0 timeout 15 python3 benchmarks/hnum_device.py time 2>&1 | tail -1 | sed "s/^/time /"
+. "$(dirname "$0")/arms.sh"
+ARM_TIMEOUT=45 ARM_TAIL=6 arm bits -- python3 benchmarks/hnum_device.py bits
+TEST_TIMEOUT=45 gpu_tests -n 0 tests/backend/test_atan2_32.py tests/backend/test_inverse_trig.py
+ARM_TIMEOUT=15 ARM_TAIL=1 arm time TILEC_ATAN2_F32=1 -- python3 benchmarks/hnum_device.py time
+ARM_TIMEOUT=15 ARM_TAIL=1 arm time TILEC_ATAN2_F32=0 -- python3 benchmarks/hnum_device.py time

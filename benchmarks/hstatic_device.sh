@@ -15,16 +15,18 @@
 #   **~1.13x torch** as call 35 measured with the switch (0.134 ms), old (`TILEC_STATIC_DIMS=0`) ~0.92x (0.165 ms);
 #   rows of 4,096 ~1.38x both.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-t0=$SECONDS
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
-timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000' \
-  > /tmp/hstatic_suite.log 2>&1
-echo "suite rc=$? ($((SECONDS - t0)) s)"
-grep -E "^FAILED|^ERROR|passed|failed" /tmp/hstatic_suite.log | tail -12 | cut -c1-220 | sed "s/^/suite /"
-for arm in new old; do  # the switch read at compile time: each arm its own process
-  env $([ $arm = old ] && echo TILEC_STATIC_DIMS=0) timeout 40 python3 benchmarks/cliffs.py --only layernorm \
-    --reps 20 2>&1 | grep -v '^#' | sed "s/^/$arm /"
+. "$(dirname "$0")/arms.sh"
+s0=$SECONDS
+if [ "$ARM_DRY" = 1 ]; then
+  echo "suite: timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests -k 'not constant_over_10000'"
+else
+  timeout 120 python3 -m pytest -q -p no:cacheprovider -m gpu -n 14 --dist worksteal tests \
+    -k 'not constant_over_10000' > /tmp/hstatic_suite.log 2>&1
+  echo "suite rc=$? ($((SECONDS - s0)) s)"
+  grep -E "^FAILED|^ERROR|passed|failed" /tmp/hstatic_suite.log | tail -12 | cut -c1-220 | sed "s/^/suite /"
+fi
+for a in new old; do  # the switch read at compile time: each arm its own process
+  ARM_TIMEOUT=40 arm $a $([ $a = old ] && echo TILEC_STATIC_DIMS=0) -- python3 benchmarks/cliffs.py --only layernorm \
+    --reps 20
 done
-echo "done ($((SECONDS - t0)) s)"
+echo "done ($((SECONDS - s0)) s)"

@@ -26,24 +26,14 @@
 #   err < 1e-2 (f16 GEMV) / < 1e-5 (col_sum) / the natural kernels' own as in call 38.
 # Verdict: the rule is a good default if rule >= off - 3 % on every row and col_sum / col_sum_bn32 >= on's.
 set -u
-cd "$(dirname "$0")/.."
-export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-export TILEC_CACHE_DIR="${TILEC_CACHE_DIR:-$(mktemp -d)}"
-unset TILEC_STREAM_AUTO TILEC_FMA_PIPELINE
-nvidia-smi --query-gpu=name --format=csv,noheader | head -1
-t0=$(date +%s)
-if [ "${TESTS:-1}" = 1 ]; then
-  timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/backend/test_stream_rule.py \
-    tests/backend/test_stream_loads.py -k "on_the_gpu and (rule or auto_switch)" 2>&1 | tail -1 | sed "s/^/gpu tests /"
-  echo "(tests done at $(( $(date +%s) - t0 )) s)"
-fi
-for arm in ${ARMS:-rule off on}; do
-  case $arm in
+. "$(dirname "$0")/arms.sh" TILEC_STREAM_AUTO TILEC_FMA_PIPELINE
+: "${TEST_TIMEOUT:=40}" "${ARM_TIMEOUT:=45}"
+gpu_tests tests/backend/test_stream_rule.py tests/backend/test_stream_loads.py -k "on_the_gpu and (rule or auto_switch)"
+for a in ${ARMS:-rule off on}; do
+  case $a in
     rule) sw="" ;;
     off) sw="TILEC_STREAM_AUTO=0" ;;
     on) sw="TILEC_STREAM_AUTO=1" ;;
   esac
-  env $sw timeout ${ARM_TIMEOUT:-45} python3 benchmarks/hstream_paths.py --reps ${REPS:-10} 2>&1 \
-    | grep -v "^#\|Warn" | sed "s/^/$arm /"
-  echo "($arm done at $(( $(date +%s) - t0 )) s)"
+  arm $a $sw -- python3 benchmarks/hstream_paths.py --reps ${REPS:-10}
 done

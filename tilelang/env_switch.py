@@ -169,6 +169,7 @@ SWITCHES: dict[str, Switch] = {s.name: s for s in (
     Switch("TILEC_CARVEOUT", _NONE, "the shared-memory carveout of every launch (read at start)"),
     Switch("TILEC_CONVERT_TOGETHER", _CODE, "layout conversions together"),
     Switch("TILEC_COPY_PRODUCER", _CODE, "a copy producer warp"),
+    Switch("TILEC_DECODE_PLAN", _NONE, "the LLM example's decode plan profile (examples/llm/plan.py)"),
     Switch("TILEC_DEFAULT_WARPS", _CODE, "the default warp count"),
     Switch("TILEC_DROP_DEAD_BROADCASTS", _CODE, "dead broadcasts dropped"),
     Switch("TILEC_ERF_F32", _CODE, "f32 erf's algorithm (the interpreter's too)"),

@@ -307,6 +307,26 @@ class Plan:
     tw: int = 0
 
 
+# `TILEC_DECODE_PLAN`'s profiles of sm_90's plan (`plan_for`): "default" the
+# plan as promoted on H100s; "noearly" it without the forms that place the next
+# launch's blocks early or read its weights before its wait (`pdl` "late",
+# no `ge`, `gl` or `me`, the GEMVs unpeeled), keeping the kernels' own forms
+# (`rs`, `kb`, `tw`, `ea`): issue 17, heng (2026-12-07), for the H200, where
+# every such form measured so far lost ("late+loads" with the GEMVs peeled
+# -3.0 %, "last" -4.4 %, `pe` -1.2..-1.5 %, 2026-12-03) and the H100's
+# promotions since (+3 % there) moved the H200's step +0.5..+2 % (404.5 tok/s
+# on 2026-12-07 against ~401 on 2026-12-03/04). Opt-in, not yet measured
+PROFILES = ("default", "noearly")
+
+
+def decode_profile() -> str:
+    """`TILEC_DECODE_PLAN` (unset: "default"); another value than `PROFILES`'
+    is an E0604 `SwitchError` naming them."""
+    from tilelang.env_switch import mode
+
+    return mode("TILEC_DECODE_PLAN", "default", PROFILES)
+
+
 # the launches `Plan.ge` may name, and `Plan.gl`
 GE_NAMES = ("o", "gate_up", "down", "attn")
 GL_NAMES = ("qkv", "o", "gate_up", "down")
@@ -499,6 +519,9 @@ def plan_for(cfg: Qwen3Config, max_seq: int, sm_count: int | None, hopper: bool 
             # `argmax_step` walked 9,496 maxima in 10 chunks in 4 warps (18 us)
             tw = _pow2_at_least(-(-rows["lm"] // bn["lm"]))
             tw = tw if tw <= 16384 else 0
+            if decode_profile() == "noearly":  # (`PROFILES`) the boundaries as before 2026-12-05
+                pdl, ge, gl, me = "late", (), (), 0
+                st["gate_up"] = st["qkv"] = st["down"] = 1
     ch = min(_pow2_at_least(max_seq), 1024, max(1, (1 << 20) // (hkv * d)))
     bh = min(512, _pow2_at_least(h))
     prefill = max(bq, min(2048, _pow2_at_most(max_seq) // 2))

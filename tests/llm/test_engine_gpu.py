@@ -277,6 +277,34 @@ def test_gemv_last_iteration_triggers_match_torch(ge: tuple[str, ...], gl: tuple
                             ge=ge, gl=gl)
 
 
+def test_noearly_profile_matches_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    # `TILEC_DECODE_PLAN=noearly` (sm_90): the engine's own plan without the
+    # early boundary forms (PDL "late", no entry / last-iteration triggers,
+    # the GEMVs unpeeled): teacher-forced logits against `TorchQwen3`, and
+    # the greedy tokens of the plan without PDL; no launch given early loads
+    from tilelang.runtime import cuda_pdl
+
+    if torch.cuda.get_device_capability()[0] < 9:
+        pytest.skip("the profile is sm_90's plan's")
+    monkeypatch.setenv("TILEC_DECODE_PLAN", "noearly")
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch", graph_api="torch")
+    p = eng.plan
+    assert (p.pdl, p.ge, p.gl, p.me) == ("late", (), (), 0) and min(p.st.values()) >= 1
+    old = cuda_pdl.ON
+    try:
+        eng.replan(dataclasses.replace(p, pdl=False))
+        want = eng.generate([5, 6, 7], 24, batched=False)
+        eng.replan(p)
+        e = cuda_pdl.EARLY
+        _teacher_forced(eng, w, seed=7, n=24)
+        eng.reset()
+        assert eng.generate([5, 6, 7], 24, batched=False) == want
+        assert e == cuda_pdl.EARLY  # nothing read before a wait
+    finally:
+        cuda_pdl.set_pdl(old, "late", "")
+
+
 def test_attention_entry_trigger_matches_torch() -> None:
     # Plan.ge "attn" (sm_90+): the ring attention alone triggers at its entry,
     # so the merge's blocks are scheduled while it runs (the merge still waits

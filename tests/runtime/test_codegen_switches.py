@@ -33,10 +33,14 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
 
 
 def test_every_switch_read_is_in_the_registry() -> None:
-    """Each `"TILEC_.."` name in the package's code, and each `TILE_..` it reads from the environment, has an
-    entry; each entry is read somewhere (a switch removed from the code leaves the registry too)."""
+    """Each `"TILEC_.."` name in the package's code (and examples/llm's), and each `TILE_..` it reads from the
+    environment, has an entry; each entry is read somewhere (a switch removed from the code leaves the registry
+    too)."""
     read: set[str] = set()
-    for p in PACKAGE.rglob("*.py"):
+    # the package, and the LLM example the repository ships (`TILEC_DECODE_PLAN`: its plan's profile)
+    llm = Path(__file__).resolve().parents[2] / "examples" / "llm"
+    assert (llm / "plan.py").is_file()
+    for p in [*PACKAGE.rglob("*.py"), *llm.glob("*.py")]:
         if p.name == "env_switch.py" and p.parent == PACKAGE:
             continue
         text = p.read_text(encoding="utf-8")

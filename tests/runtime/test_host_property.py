@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from tilelang.dtypes import DType
-from tilelang.runtime import builtins as bi
+from tilelang.runtime import host_ops as ops
 from tilelang.runtime.cpu import CpuDevice
 from tilelang.runtime.tensor import Tensor, format_tensor
 from tilelang.source import DUMMY_SPAN
@@ -27,7 +27,7 @@ def test_f32_elementwise_matches_numpy(data, shape, op):
     floats = st.floats(-1e3, 1e3, width=32)
     a = data.draw(hnp.arrays(np.float32, shape, elements=floats))
     b = data.draw(hnp.arrays(np.float32, shape, elements=floats))
-    got = bi.binary(op, tensor(a, DType.F32), tensor(b, DType.F32), DUMMY_SPAN, DUMMY_SPAN, None).numpy()
+    got = ops.binary(op, tensor(a, DType.F32), tensor(b, DType.F32), DUMMY_SPAN, DUMMY_SPAN, None).numpy()
     with np.errstate(all="ignore"):
         want = {"+": a + b, "-": a - b, "*": a * b, "/": a / b}[op]
     assert got.dtype == np.float32
@@ -39,7 +39,7 @@ def test_f32_elementwise_matches_numpy(data, shape, op):
 def test_i32_division_truncates_toward_zero(data, shape, op):
     a = data.draw(hnp.arrays(np.int32, shape, elements=st.integers(-1000, 1000)))
     b = data.draw(hnp.arrays(np.int32, shape, elements=st.integers(1, 50) | st.integers(-50, -1)))
-    got = bi.binary(op, tensor(a, DType.I32), tensor(b, DType.I32), DUMMY_SPAN, DUMMY_SPAN, None).numpy()
+    got = ops.binary(op, tensor(a, DType.I32), tensor(b, DType.I32), DUMMY_SPAN, DUMMY_SPAN, None).numpy()
     q = [int(x / y) for x, y in zip(a.ravel().tolist(), b.ravel().tolist(), strict=True)]
     want = q if op == "/" else [x - y * k for x, y, k in zip(a.ravel().tolist(), b.ravel().tolist(), q, strict=True)]
     assert got.ravel().tolist() == want
@@ -48,7 +48,7 @@ def test_i32_division_truncates_toward_zero(data, shape, op):
 @settings(max_examples=50)
 @given(st.integers(-(2**40), 2**40), st.sampled_from([DType.I8, DType.U8, DType.I32, DType.U16, DType.I64]))
 def test_scalar_wrapping_is_twos_complement(v, dt):
-    got = int(bi.to_scalar(v, dt))
+    got = int(ops.to_scalar(v, dt))
     assert got == int(np.array(v, dtype=np.int64).astype(dt.np_dtype))
 
 

@@ -434,7 +434,7 @@ class _Call:
 
             try:
                 arg_dims.check(kir, [a.value.tensor if isinstance(a.value, _RtPartition) else a.value
-                                     for a in launch_args], None, tuple((c.param, c.dim, c.size) for c in kir.claims))
+                                     for a in launch_args], None, arg_dims.claimed_dims(kir))
             except TileError as e:
                 raise CallError.from_tile_error(e, self.m._sources) from None
         plan = self.plan(bound, runtime, engine, space, launch_args, kir, prepared)

@@ -217,7 +217,7 @@ class HostFunction:
         arguments must fit it too, as a kernel's do: 2.5 for an `i32` `T` is
         refused, not truncated (a conflict between arrays is the evaluator's
         E0504)."""
-        from tilelang.runtime import builtins as bi
+        from tilelang.runtime import host_ops as ops
 
         types = {k: v for k, v in self.explicit.items() if isinstance(v, DType)}
         type_params = {g.name.name for g in self.decl.generics if not g.is_const}
@@ -237,7 +237,7 @@ class HostFunction:
             if inner.name.name in scalar_types:  # a scalar `a: T`: must fit `T`, as a kernel's does
                 dt = scalar_types[inner.name.name]
                 where = self.module._where(p.span, f"`{span_text(p.span, self.module._sources)}` is declared here")
-                converted[i] = bi.to_scalar(scalar_value(f"argument `{p.name.name}` of function `{self.__name__}`",
+                converted[i] = ops.to_scalar(scalar_value(f"argument `{p.name.name}` of function `{self.__name__}`",
                                                          v, dt, where=where), dt)
                 continue
             elem = inner.args[0] if inner.name.name == "Tensor" and inner.args else None

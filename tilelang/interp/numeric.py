@@ -604,7 +604,7 @@ def math_values(name: str, x: np.ndarray, dt: DType) -> np.ndarray:
     the element-wise op (f16/bf16 in f32, rounded once; f32 in f32, f64 in f64), or for the inverse trig functions
     the kernels' atan2 formula op by op (`lower.intrinsics.inverse_trig`: asin(x) = atan2(x, sqrt((1 - x)(1 + x))),
     acos(x) = atan2(sqrt((1 - x)(1 + x)), x), atan(x) = atan2(x, 1), f16/bf16 in f32). The one definition of a
-    math built-in's value: host scalars and tensors (`runtime/builtins.math`), a constant's help (`sema/consts`)
+    math built-in's value: host scalars and tensors (`runtime/host_math`), a constant's help (`sema/consts`)
     and untyped `let`s (`literal_math`) compute through it (the reference, Numbers). Warnings: the caller's."""
     x = np.asarray(x)
     if name not in INVERSE_TRIG:

@@ -36,7 +36,17 @@ def fixed_dims(kernel: ir.Kernel) -> Fixed:
     own = tuple((i, d, int(n)) for i, p in enumerate(kernel.params)
                 if isinstance(p, ir.TensorParam) and not p.mutable
                 for d, n in enumerate(p.dims) if n is not None)
-    return own + tuple(dict.fromkeys((c.param, c.dim, c.size) for c in kernel.claims))
+    return own + claimed_dims(kernel)
+
+
+def claimed_dims(kernel: ir.Kernel) -> Fixed:
+    """(argument index, dimension, size) of every `?` dimension the type of a device function a tensor is
+    given to fixes (`kernel.claims`), each once: what a call checks before the launch binds (`api/call.py`)."""
+    return tuple(dict.fromkeys(_claimed(c) for c in kernel.claims))
+
+
+def _claimed(c: ir.DimClaim) -> tuple[int, int, int]:
+    return c.param, c.dim, c.size
 
 
 def check(kernel: ir.Kernel, args: Sequence[Any], span: Span | None = None, fixed: Fixed | None = None) -> None:
@@ -71,7 +81,7 @@ def check(kernel: ir.Kernel, args: Sequence[Any], span: Span | None = None, fixe
 
 def _claim_diag(kernel: ir.Kernel, p: ir.TensorParam, i: int, d: int, n: int, shape: tuple[int, ...],
                 span: Span | None) -> Diagnostic:
-    c = next(c for c in kernel.claims if (c.param, c.dim, c.size) == (i, d, n))
+    c = next(c for c in kernel.claims if _claimed(c) == (i, d, n))
     return claim_diagnostic(kernel, c, shape, span)
 
 

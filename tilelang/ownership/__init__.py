@@ -13,8 +13,9 @@ defines it, with diagnostics located in that file. Two halves:
     the abstract values of `values.py`): flow-sensitive loans on places
     (variables and tuple fields) taken by launches, moves, graphs (codes
     E03xx, `codes/ownership.py`);
-  - `kernel.py` (with `kernel_index.py`): what a kernel or device function
-    may do with its own tile and its inputs (codes E04xx, `codes/kernel.py`);
+  - `kernel.py` (with `kernel_index.py`, `kernel_bounds.py`): what a kernel
+    or device function may do with its own tile and its inputs (codes E04xx,
+    `codes/kernel.py`);
     `combine.py`: the rules of `if last_block(axis) { .. }` (E0409-E0411).
     `queue.py`: the rules of `for s in queue(axis) { .. }` (E0412-E0414).
     `cluster.py`: the rules of `let p = cluster_gather(x);` (E0415).

@@ -39,16 +39,8 @@ from tilelang.diagnostics.model import Diagnostic, DiagnosticSink
 from tilelang.ownership.device_facts import hand_down
 from tilelang.ownership.env import ProgramView
 from tilelang.ownership.facts import BinOp, Const, LaunchCheck, Sym, SymExpr, simplify
-from tilelang.ownership.kernel_index import (
-    UNTRACED,
-    Int,
-    KernelIndex,
-    Local,
-    Nested,
-    Param,
-    View,
-    const_diff,
-)
+from tilelang.ownership.kernel_bounds import UNTRACED, Int, Local, Nested, Param, View, const_diff
+from tilelang.ownership.kernel_index import KernelIndex
 from tilelang.source import Span
 from tilelang.syntax import ast
 

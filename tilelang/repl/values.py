@@ -22,7 +22,7 @@ def show_value(value: Any, ty: str, color: bool) -> str:
     """The shown value: its type (with shape and dtype), then its value."""
     import numpy as np
 
-    from tilelang.runtime.builtins import format_value
+    from tilelang.runtime.host_ops import format_value
     from tilelang.runtime.tensor import Partition, Tensor
 
     if isinstance(value, Tensor):
@@ -127,7 +127,7 @@ def move_tensors(values: Any, old: Any, new: Any) -> int:
 
 def describe(value: Any) -> str:
     """A host value as the REPL shows it (operations and handles in words)."""
-    from tilelang.runtime.builtins import format_value
+    from tilelang.runtime.host_ops import format_value
     from tilelang.runtime.host import FnRef
     from tilelang.runtime.launch import Graph, Handle, Operation
 

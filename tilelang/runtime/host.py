@@ -14,11 +14,12 @@ Host values: `Tensor`, `Partition` (`runtime/tensor.py`), `Operation`,
 Python numbers when not), `bool`, `str`, tuples, shapes (Python lists of int)
 and `()` for the unit value.
 
-The builtins of BRIEF §5 live in `runtime/builtins.py`; this module does the
-language. Guarantees: a user error raises `TileError` with a located
-diagnostic (E07xx, E05xx) and leaves no half-done kernel work; host arithmetic
-reads its operands and never moves them; a kernel call builds an `Operation`
-and runs nothing until `.sync()`, `.launch()` or a graph replay.
+The builtins of BRIEF §5 live in `runtime/builtins.py` (host arithmetic in
+`runtime/host_ops.py`); this module does the language. Guarantees: a user
+error raises `TileError` with a located diagnostic (E07xx, E05xx) and leaves
+no half-done kernel work; host arithmetic reads its operands and never moves
+them; a kernel call builds an `Operation` and runs nothing until `.sync()`,
+`.launch()` or a graph replay.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from tilelang.interp import numeric as num
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
+from tilelang.runtime import host_ops as ops
 from tilelang.runtime import host_instances as instances
 from tilelang.runtime.declared import declared_diagnostic, declared_mismatch
 from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
@@ -242,7 +244,7 @@ class HostEvaluator:
                 if isinstance(p.ty, ast.NamedType):
                     dt = self.dtype_named(p.ty.name.name)
                     if dt is not None:
-                        v = bi.to_scalar(v, dt)
+                        v = ops.to_scalar(v, dt)
                 scope.vars[p.name.name] = v
             try:
                 result = self.eval_block(decl.body, scope)
@@ -262,7 +264,7 @@ class HostEvaluator:
             if isinstance(decl.ret, ast.NamedType):
                 dt = self.dtype_named(decl.ret.name.name)
                 if dt is not None and result is not UNIT:
-                    result = bi.to_scalar(result, dt)
+                    result = ops.to_scalar(result, dt)
             if decl.ret is not None and \
                     (found := declared_mismatch(decl.ret, result, self._size_of(scope), self.dtype_named)):
                 raise TileError(declared_diagnostic(found, f"the result of `{decl.name.name}`", decl.ret, span,
@@ -320,7 +322,7 @@ class HostEvaluator:
                 if stmt.ty is not None and isinstance(stmt.ty, ast.NamedType):
                     dt = self.dtype_named(stmt.ty.name.name)
                     if dt is not None:
-                        v = bi.to_scalar(v, dt)
+                        v = ops.to_scalar(v, dt)
                 elif stmt.ty is None and value is not None:
                     v = _let_literals(pat, value, v, self.program, scope)
                 if stmt.ty is not None and value is not None and \
@@ -370,7 +372,7 @@ class HostEvaluator:
                                 .primary(it.span, "not a range"))
         for i in values:
             inner = _Scope({}, scope)
-            self.bind(pat, bi.to_scalar(i, dt) if dt is not None else i, inner)
+            self.bind(pat, ops.to_scalar(i, dt) if dt is not None else i, inner)
             try:
                 self.eval_block(body, inner)
             except _Break:
@@ -402,7 +404,7 @@ class HostEvaluator:
             if isinstance(current, Tensor):
                 # Compound assignment on a tensor writes in place, so a graph or
                 # a `&mut` holder that captured it sees the new values.
-                result = bi.binary(op, current, rhs, stmt.op_span, stmt.span, self.scalar_dtype(stmt.target))
+                result = ops.binary(op, current, rhs, stmt.op_span, stmt.span, self.scalar_dtype(stmt.target))
                 if isinstance(result, Tensor) and (result.shape != current.shape or result.dtype != current.dtype):
                     # a right side whose shape is known only now (`load_npy`) may broadcast the
                     # result past the variable's own shape: the write in place cannot hold it
@@ -416,7 +418,7 @@ class HostEvaluator:
                                    f"{op} ..;`"))
                 current.write(result.numpy())
                 return
-            value = bi.binary(op, current, rhs, stmt.op_span, stmt.span, self.scalar_dtype(stmt.target))
+            value = ops.binary(op, current, rhs, stmt.op_span, stmt.span, self.scalar_dtype(stmt.target))
         self.store(target, value, scope)
 
     def store(self, target: ast.Expr, value: Any, scope: _Scope) -> None:
@@ -426,9 +428,9 @@ class HostEvaluator:
                 if s is None:
                     scope.vars[ident.name] = value
                 else:
-                    dt = bi.scalar_dtype_of(s.vars[ident.name])
+                    dt = ops.scalar_dtype_of(s.vars[ident.name])
                     if dt is not None and not isinstance(value, (Tensor, list, tuple)):
-                        value = bi.to_scalar(value, dt)
+                        value = ops.to_scalar(value, dt)
                     s.vars[ident.name] = value
             case ast.Index(receiver=recv, index=idx):
                 container = self.eval(recv, scope)
@@ -476,8 +478,8 @@ class HostEvaluator:
                 if isinstance(v, Tensor):
                     if isinstance(idx, ast.RangeExpr):
                         lo, hi = int(self.eval(idx.start, scope)), int(self.eval(idx.end, scope))
-                        return bi.slice_tensor(v, lo, hi + (1 if idx.inclusive else 0), idx, self.runtime.device)
-                    return bi.index_tensor(v, int(self.eval(idx, scope)), idx, self.runtime.device)
+                        return ops.slice_tensor(v, lo, hi + (1 if idx.inclusive else 0), idx, self.runtime.device)
+                    return ops.index_tensor(v, int(self.eval(idx, scope)), idx, self.runtime.device)
                 i = int(self.eval(idx, scope))
                 if isinstance(v, (list, tuple)):
                     if not -len(v) <= i < len(v) or i < 0:
@@ -489,15 +491,15 @@ class HostEvaluator:
                 raise _unsupported(Diagnostic.error("ICE", "cannot index this value")
                                 .primary(e.span, "not a shape or tuple"))
             case ast.Unary(op="-", operand=ast.IntLit() as lit) if self._types:
-                return bi.unary("-", instances.literal(self, lit, negated=True), e.span, self.scalar_dtype(e))
+                return ops.unary("-", instances.literal(self, lit, negated=True), e.span, self.scalar_dtype(e))
             case ast.Unary(op=op, operand=operand):
                 v = self.eval(operand, scope)
                 instances.generic_neg(self, e, v, scope)
-                return bi.unary(op, v, e.span, instances.result_dtype(self, e, v))
+                return ops.unary(op, v, e.span, instances.result_dtype(self, e, v))
             case ast.Binary(op="&&" | "||", lhs=l, rhs=r) if isinstance(self.program.type_of(e), TensorT):
                 # of `bool` tensors: element-wise, both sides evaluated, as on tiles
                 a = self.eval(l, scope)
-                return bi.binary("&" if e.op == "&&" else "|", a, self.eval(r, scope), e.op_span, e.span, None)
+                return ops.binary("&" if e.op == "&&" else "|", a, self.eval(r, scope), e.op_span, e.span, None)
             case ast.Binary(op="&&", lhs=l, rhs=r):
                 return self.truth(self.eval(l, scope)) and self.truth(self.eval(r, scope))
             case ast.Binary(op="||", lhs=l, rhs=r):
@@ -514,7 +516,7 @@ class HostEvaluator:
                     instances.check_operands(self, e, a, b)
                     a, b = instances.cast_operands(self, e, a, b)
                 instances.generic_arith(self, e, a, b, scope)
-                return bi.binary(op, a, b, e.op_span, e.span, instances.result_dtype(self, e, a, b))
+                return ops.binary(op, a, b, e.op_span, e.span, instances.result_dtype(self, e, a, b))
             case ast.Cast(expr=inner, ty=ty):
                 if self._types:  # a generic instance: the operand's float literals stay floats (`_literal`)
                     self.cast_depth += 1
@@ -529,7 +531,7 @@ class HostEvaluator:
                 if dt is None:
                     raise _unsupported(Diagnostic.error("ICE", "cannot cast to this type on the host")
                                     .primary(ty.span, "not an element type"))
-                return bi.cast(v, dt)
+                return ops.cast(v, dt)
             case ast.Ref(expr=inner):
                 # A reference to a tensor is the tensor itself: the checker has
                 # already proved the borrow sound.
@@ -558,8 +560,8 @@ class HostEvaluator:
                 try:
                     self.eval_block(body, scope)
                 finally:
-                    ops = self._recording.pop()
-                return Graph(ops, self.runtime)
+                    recorded = self._recording.pop()
+                return Graph(recorded, self.runtime)
             case _:
                 raise TypeError(f"unknown expression {e!r}")
 
@@ -580,7 +582,7 @@ class HostEvaluator:
         if isinstance(sym.value, float) and isinstance(d, DType) and not d.is_float \
                 and instances.instance_type(self, node) is not None:
             return sym.value  # `inf` read as an instance's integer `T`: a float (`instances.name_value`)
-        return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
+        return ops.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
 
     def lookup(self, name: str, node: ast.Expr, scope: _Scope) -> Any:
         s = scope.lookup(name)
@@ -598,7 +600,7 @@ class HostEvaluator:
                 d = self.scalar_dtype(node) or d  # an untyped float constant: its use's type, as a literal's
                 if isinstance(d, DType) and not d.is_float and instances.instance_type(self, node) is not None:
                     d = None  # read as an instance's integer `T`: a float still (`instances.name_value`)
-            return bi.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
+            return ops.to_scalar(sym.value, d) if isinstance(d, DType) else sym.value
         if sym is not None and sym.kind in (SymbolKind.FN, SymbolKind.KERNEL) and isinstance(sym.decl, ast.FnDecl):
             return FnRef(sym.decl, sym.qualname or name)
         item = self._items.get(name)
@@ -618,7 +620,7 @@ class HostEvaluator:
         if isinstance(item.ty, ast.NamedType):
             dt = DType.parse(item.ty.name.name)
             if dt is not None:
-                v = bi.to_scalar(v, dt)
+                v = ops.to_scalar(v, dt)
         return v
 
     # -- calls -------------------------------------------------------------------

@@ -24,7 +24,7 @@ from tilelang.diagnostics.codes.types import CANNOT_INFER, LITERAL_OUT_OF_RANGE
 from tilelang.diagnostics.generic_range import generic_misfit_words, generic_misfits
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.dtypes import DType
-from tilelang.runtime import builtins as bi
+from tilelang.runtime import host_ops as ops
 from tilelang.runtime.tensor import Tensor
 from tilelang.sema.program import Program
 from tilelang.sema.types import Dim, DivAtom, RefT, TensorT, TupleT, eval_dim
@@ -77,7 +77,7 @@ def bind_params(program: Program, decl: ast.FnDecl, key: str, args: list[Any], s
         if name not in env:
             raise TileError(_unbound(decl, g, span))
         dt = DType.parse(g.ty.name.name) if isinstance(g.ty, ast.NamedType) else DType.I32
-        out[name] = bi.to_scalar(env[name], dt or DType.I32)
+        out[name] = ops.to_scalar(env[name], dt or DType.I32)
     return out
 
 
@@ -131,7 +131,7 @@ def _scalar_types(ty: ast.TypeExpr | None, arg: Any, names: list[str]) -> list[t
     inner = ty.inner if isinstance(ty, ast.RefType) else ty
     if isinstance(inner, ast.NamedType) and not inner.args and inner.name.name in names \
             and not isinstance(arg, Tensor):
-        dt = bi.scalar_dtype_of(arg)
+        dt = ops.scalar_dtype_of(arg)
         if dt is None and isinstance(arg, (int, float)):
             dt = DType.F32 if isinstance(arg, float) else DType.I32
         return [] if dt is None else [(inner.name.name, dt)]

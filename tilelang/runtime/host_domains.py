@@ -5,7 +5,7 @@ The type checker checks a generic function once, for every `T`, and refuses
 an operation outside its domain only for a concrete type (`true + true`,
 `arange::<bool>(3)`). A kernel's instance is refused by its lowering
 (`ir.verify.domain_problem`); a host function's instance is evaluated
-directly, so the evaluator (`runtime/builtins.py`) asks here before it runs
+directly, so the evaluator (`runtime/host_ops.py`, `host_math.py`) asks here before it runs
 one: `v << (1 as T)` with `T = f32` went through Python's `int()` (3.5 gave
 6.0), `a + b` of `bool`s came out `true`, a sum of `bool`s `true` (along an
 axis an `i64` tensor typed `bool`), and `&` of two floats was an internal

@@ -26,7 +26,7 @@ import numpy as np
 from tilelang.diagnostics.instances import int_bounds
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType, LiteralFloat, literal_float, round_literal
-from tilelang.runtime import builtins as bi
+from tilelang.runtime import host_ops as ops
 from tilelang.runtime import host_domains as domains
 from tilelang.sema import consts
 from tilelang.sema.host_instances import destination, generic_overflow, generics_only
@@ -62,8 +62,8 @@ def literal(ev: Any, lit: ast.IntLit | ast.FloatLit, negated: bool = False) -> A
                                   lit.text if isinstance(lit, ast.FloatLit) else None)
     dt = ev.scalar_dtype(lit) or (DType.parse(lit.suffix) if lit.suffix else None)
     if isinstance(lit, ast.FloatLit):
-        return bi.to_scalar(literal_float(lit.value, lit.text, dt), dt) if dt is not None else float(lit.value)
-    return bi.to_scalar(lit.value, dt) if dt is not None else lit.value
+        return ops.to_scalar(literal_float(lit.value, lit.text, dt), dt) if dt is not None else float(lit.value)
+    return ops.to_scalar(lit.value, dt) if dt is not None else lit.value
 
 
 def result_dtype(ev: Any, e: ast.Expr, *operands: Any) -> DType | None:
@@ -129,18 +129,18 @@ def name_value(ev: Any, e: ast.Expr, v: Any) -> Any:
         # reads it), else to the `let`'s default, f32
         dt = ev.scalar_dtype(e)
         dt = dt if dt is not None and dt.is_float else DType.F32
-        return bi.to_scalar(round_literal(v, dt), dt)
+        return ops.to_scalar(round_literal(v, dt), dt)
     if isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
         dt = ev.scalar_dtype(e)
         if dt is not None and dt is not DType.BOOL and (
                 dt.is_float or not isinstance(v, np.integer) or v.dtype != dt.np_dtype):
-            return bi.to_scalar(v, dt)
+            return ops.to_scalar(v, dt)
     elif isinstance(v, np.floating):
         # a float `let` read as another float (`x + c` of an `f16` `x`, `let c = 2.0 + 1e3;` an `f32`):
         # that float, as kernels convert it; never an integer (an instance's E0201, `check_operands`)
         dt = ev.scalar_dtype(e)
         if dt is not None and dt.is_float and v.dtype != dt.np_dtype:
-            return bi.to_scalar(v, dt)
+            return ops.to_scalar(v, dt)
     return v
 
 

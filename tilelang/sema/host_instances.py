@@ -563,7 +563,7 @@ def _value_problem(program: Any, node: Any, types: dict[str, DType], in_cast: bo
 
 def _tensor_problem(program: Any, node: Any, types: dict[str, DType]) -> Problem | None:
     """What the run refuses of a tensor operator or a built-in in this
-    instance, as `runtime/builtins` judges it (`host_domains`, one rule:
+    instance, as `runtime/host_ops` and `host_math` judge it (`host_domains`, one rule:
     `diagnostics.instances`): an operator of tensors of `T` outside `T`'s
     domain (`x << x` of `f32`, `x + x` of `bool`, `-x` of `u8` or `bool`,
     `!x` of `f32`), and a built-in whose result is typed with `T` that does

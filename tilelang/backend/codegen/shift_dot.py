@@ -25,6 +25,7 @@ Only for f32 products whose accumulator is a constant zero tile (`TILEC_SHIFT_DO
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tilelang.backend.env_switch import flag
@@ -275,26 +276,15 @@ def shift_dot(em: Any, op: ir.Mma | g.DotOp) -> bool:
     ends, outs = [], []
     for nan in (False, True):
         em.label(go_slow if nan else go_fast)
-        out = []
-        for i, j in coords:
-            cur = "0.0"
-            own = "0"
-            for d, _ in steps:
-                k = em.emit(f"add i32 {j if not left else i}, {d if not left else -d}")
-                inside = em.emit(f"icmp ult i32 {k}, {K}")  # 0 <= k < K
-                ks = em.emit(f"select i1 {inside}, i32 {k}, i32 0")
-                flat = (em.emit(f"add i32 {em.emit(f'mul i32 {i}, {K}')}, {ks}") if not left
-                        else em.emit(f"add i32 {em.emit(f'mul i32 {ks}, {N}')}, {j}"))
-                x = em.smem_load(off, DType.F32, flat)
-                nxt = em.fcall("fma", "float", [x, _float(taps[d]), cur])
-                cur = em.emit(f"select i1 {inside}, float {nxt}, float {cur}")
-                if nan:
-                    bad = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
-                    own = em.emit(f"add i32 {own}, {bad}")
-            if nan:
-                cur = _nan_if_others(em, totals[i if not left else j], own, cur)
-            out.append(cur)
-        outs.append(out)
+        def staged(n: int, i: Any, j: Any, d: int, k: str, inside: str) -> str:  # x's element in shared memory
+            ks = em.emit(f"select i1 {inside}, i32 {k}, i32 0")
+            flat = (em.emit(f"add i32 {em.emit(f'mul i32 {i}, {K}')}, {ks}") if not left
+                    else em.emit(f"add i32 {em.emit(f'mul i32 {ks}, {N}')}, {j}"))
+            return em.smem_load(off, DType.F32, flat)  # type: ignore[no-any-return]
+
+        outs.append([_band_output(em, steps, taps, K, left, n, i, j, staged,
+                                  totals[i if not left else j] if nan else None)
+                     for n, (i, j) in enumerate(coords)])
         ends.append(em.cur)
         em.br(join)
     _join_paths(em, r, join, outs, ends)
@@ -424,22 +414,11 @@ def _in_warp(em: Any, op: Any, diags: list[tuple[int, Any]], left: bool) -> bool
                     total = em.emit(f"add i32 {total}, {em.emit(f'zext i1 {hit} to i32')}")
             for m in (16, 8, 4, 2, 1):
                 total = em.emit(f"add i32 {total}, {em.shfl_xor(total, DType.I32, m)}")
-        out = []
-        for n, (i, j) in enumerate(coords):
-            cur, own = "0.0", "0"
-            for d, _ in steps:
-                k = em.emit(f"add i32 {j if not left else i}, {d if not left else -d}")
-                inside = em.emit(f"icmp ult i32 {k}, {K}")  # 0 <= k < K
-                x = moved[reads[(n, d)]]
-                nxt = em.fcall("fma", "float", [x, _float(taps[d]), cur])
-                cur = em.emit(f"select i1 {inside}, float {nxt}, float {cur}")
-                if nan:
-                    hit = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
-                    own = em.emit(f"add i32 {own}, {hit}")
-            if nan:
-                cur = _nan_if_others(em, total, own, cur)
-            out.append(cur)
-        outs.append(out)
+        def shuffled(n: int, i: Any, j: Any, d: int, k: str, inside: str) -> str:  # x's element from its lane
+            return moved[reads[(n, d)]]
+
+        outs.append([_band_output(em, steps, taps, K, left, n, i, j, shuffled, total if nan else None)
+                     for n, (i, j) in enumerate(coords)])
         ends.append(em.cur)
         em.br(join)
     _join_paths(em, r, join, outs, ends)
@@ -572,6 +551,25 @@ def _column_counts(em: Any, off: int, at: int, R: int, C: int, span: Any) -> int
 
 
 __all__ = ["band_of", "dead_band_ops", "defining_ops", "enabled", "shift_dot", "takes"]
+
+
+def _band_output(em: Any, steps: list[tuple[int, Any]], taps: dict[int, str], K: int, left: bool, n: int, i: Any,
+                 j: Any, x_at: Callable[[int, Any, Any, int, str, str], str], total: str | None) -> str:
+    """Output `n` (at row `i`, column `j`) of a band product: the band's FMAs in k order (`steps`; a tap whose k
+    is off the line adds nothing), its other operand's element of tap d `x_at(n, i, j, d, k, inside)`; with the
+    line's count of non-finite elements `total` (the slow path), NaN where one is off the band
+    (`_nan_if_others`). `shift_dot`'s shared-memory form and `_in_warp`'s shuffles both emit through it."""
+    cur, own = "0.0", "0"
+    for d, _ in steps:
+        k = em.emit(f"add i32 {j if not left else i}, {d if not left else -d}")
+        inside = em.emit(f"icmp ult i32 {k}, {K}")  # 0 <= k < K
+        x = x_at(n, i, j, d, k, inside)
+        nxt = em.fcall("fma", "float", [x, _float(taps[d]), cur])
+        cur = em.emit(f"select i1 {inside}, float {nxt}, float {cur}")
+        if total is not None:
+            bad = em.emit(f"zext i1 {em.emit(f'and i1 {inside}, {_is_nonfinite(em, x)}')} to i32")
+            own = em.emit(f"add i32 {own}, {bad}")
+    return _nan_if_others(em, total, own, cur) if total is not None else cur
 
 
 def _nan_if_others(em: Any, total: str, own: str, cur: str) -> str:

@@ -215,12 +215,7 @@ def _ticketed(b: _Build, w: tiles.Walk, t: ir.Value, rows: bool) -> tiles.Walk:
     then runs none: walk A's rounds were counted from the launch position, and so are these)."""
     E = ir.ElemOp
     one, zero = b.const(1), b.const(0)
-    nk = one
-    for a in w.kv:
-        nk = b.elem(E.MUL, nk, w.sizes[a])
-    n = b.elem(E.MUL, w.nh, nk)
-    last = b.elem(E.SUB, b.elem(E.DIV, b.elem(E.ADD, n, b.elem(E.SUB, w.P, one)), w.P), one)
-    odd = b.elem(E.EQ, b.elem(E.AND, last, one), one, dtype=DType.BOOL)
+    _, n, last, odd = tiles.last_round(b, w, one)
     c = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, w.P, one), t), t, hint="cta")
     if rows or w.split is None:
         return dataclasses.replace(w, c=c)

@@ -460,6 +460,20 @@ def walk_setup(b: _Build, k: g.GpuKernel, kv: set[int], outside: list[object],
     return Walk(rounds, c, P, tuple(sizes), kvs, fast, nf, pairs, nh, sp, divs, t_walk, once)
 
 
+def last_round(b: _Build, w: Walk, one: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+    """Walk `w`'s items and its last round, as `halves` and `attention_csplit`'s tickets place a CTA in it:
+    (nk, the kv positions; n = nh * nk, the items; last = (n + P - 1) / P - 1, the last round; odd, whether
+    that round runs backwards: the snake's odd rounds). `one`: the caller's constant 1."""
+    E = ir.ElemOp
+    nk = one
+    for a in w.kv:
+        nk = b.elem(E.MUL, nk, w.sizes[a])
+    n = b.elem(E.MUL, w.nh, nk)
+    last = b.elem(E.SUB, b.elem(E.DIV, b.elem(E.ADD, n, b.elem(E.SUB, w.P, one)), w.P), one)
+    odd = b.elem(E.EQ, b.elem(E.AND, last, one), one, dtype=DType.BOOL)
+    return nk, n, last, odd
+
+
 def halves(b: _Build, w: Walk) -> Walk:
     """Walk `w` (whole tiles, no split) with its last round's tiles cut into their two 64-row halves where the
     halves fit in that round (`attention_qsplit`): single tiles (not pairs), some left for the last round and
@@ -468,12 +482,7 @@ def halves(b: _Build, w: Walk) -> Walk:
     p % left (`split_marks` with 2 pieces), one half a CTA: `rounds` the whole rounds and that half."""
     E = ir.ElemOp
     zero, one, two = b.const(0), b.const(1), b.const(2)
-    nk = one
-    for a in w.kv:
-        nk = b.elem(E.MUL, nk, w.sizes[a])
-    n = b.elem(E.MUL, w.nh, nk)
-    last = b.elem(E.SUB, b.elem(E.DIV, b.elem(E.ADD, n, b.elem(E.SUB, w.P, one)), w.P), one)
-    odd = b.elem(E.EQ, b.elem(E.AND, last, one), one, dtype=DType.BOOL)
+    nk, n, last, odd = last_round(b, w, one)
     place = b.elem(E.WHERE, odd, b.elem(E.SUB, b.elem(E.SUB, w.P, one), w.c), w.c)
     left = b.elem(E.SUB, n, b.elem(E.MUL, last, w.P))
     on = b.elem(E.AND, b.elem(E.NOT, w.pairs, dtype=DType.BOOL),
@@ -905,6 +914,7 @@ __all__ = [
     "kv_axes",
     "kv_blocks_together",
     "kv_first",
+    "last_round",
     "odd_pairs",
     "once_default",
     "q_after_first_kv",

@@ -92,8 +92,13 @@ def program(r: random.Random, t: str) -> tuple[str, dict[str, np.ndarray], str]:
         where = r.choice(["0", "block_id(0)", f"block_id(0) * {n}", f"{max(0, T0 - n // 2)}", "1",
                           f"{I32_MAX - max(1, n // 2)}", f"{I32_MAX}", f"block_id(0) * {I32_MAX // 2}"])
         target_shape = [T0]
+    wrap = r.choice(["", "", "", "if", "for", "while"])
+    if wrap == "while" and not two_d:  # block b stores b + 1 times, apart from the other blocks' (a block that left
+        n = shape[0]  # its loop must not write back over another's store: huser28's fix of the vectorised store)
+        where = f"block_id(0) * {n + 4} + i"
+        T0 = r.choice([grid * (n + 4), grid * (n + 4) - 3, n + 2])
+        target_shape = [T0]
     stmt = f"{op}(&out, [{where}], {val});"
-    wrap = r.choice(["", "", "", "if", "for"])
     if op == "store_unchecked" and wrap == "for":  # (two steps of two blocks' overlapping stores: a race whose
         wrap = ""  # interleaving the engines need not share; one store a block lands in block order on both)
     if wrap == "if":  # only some blocks add: a uniform condition around the atomic
@@ -102,6 +107,8 @@ def program(r: random.Random, t: str) -> tuple[str, dict[str, np.ndarray], str]:
         first = where.split(", ")
         first[-1] = f"({first[-1]}) + i * {r.choice([0, 1])}"
         stmt = f"for i in 0..2 {{ {op}(&out, [{', '.join(first)}], {val}); }}"
+    elif wrap == "while" and not two_d:
+        stmt = f"let mut i = 0; while i < block_id(0) + 1 {{ {stmt} i += 1; }}"
     hint = r.choice(["", "", "#[hints(num_warps = 1)]\n", "#[hints(num_warps = 2)]\n", "#[hints(num_warps = 4)]\n",
                      "#[hints(num_warps = 8)]\n"])
     conv = " as bf16" if t == "bf16" else ""

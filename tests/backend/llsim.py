@@ -118,9 +118,11 @@ del _part, _name, _value
 # blocks are tested against (also LLSIM_COMPILED=0 in the environment).
 
 
-# id -> (array, its mmap): arrays `huge_array` made, which `SimDevice.run` simulates in place (their memory is
-# the buffer: nothing copied in or back), so a tensor of more than 2^31 elements costs only the pages touched
-_HUGE: dict[int, tuple[np.ndarray, Any]] = {}
+# id -> a weak reference to an array `huge_array` made, which `SimDevice.run` simulates in place (its memory is
+# the buffer: nothing copied in or back), so a tensor of more than 2^31 elements costs only the pages touched.
+# Weak: the array (and its mmap, which it holds) goes when the test drops it, so a process that forks later (the
+# fuzzer's child under a 4 GiB address-space limit) does not inherit gigabytes of mappings.
+_HUGE: dict[int, Any] = {}
 
 
 def huge_array(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -129,11 +131,13 @@ def huge_array(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     64-bit addressing, i32 offsets that must not wrap) simulates without copying it. Tests write the elements a
     block reads and compare the ones it writes; `ONLY_BLOCKS` runs the block of interest alone."""
     import mmap
+    import weakref
 
     dt = np.dtype(dtype)
-    mm = mmap.mmap(-1, max(1, int(np.prod(shape, dtype=np.int64)) * dt.itemsize))
-    arr = np.frombuffer(mm, dt, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
-    _HUGE[id(arr)] = (arr, mm)
+    n = int(np.prod(shape, dtype=np.int64))
+    arr = np.frombuffer(mmap.mmap(-1, max(1, n * dt.itemsize)), dt, count=n).reshape(shape)
+    key = id(arr)
+    _HUGE[key] = weakref.ref(arr, lambda _r, key=key: _HUGE.pop(key, None))
     return arr
 
 
@@ -144,8 +148,14 @@ def mmap_type() -> type:
 
 
 def _huge_buffer(a: Any) -> Any:
-    kept = _HUGE.get(id(a))
-    return kept[1] if kept is not None and kept[0] is a else None
+    """The mmap under `a` when `huge_array` made it, else None."""
+    ref = _HUGE.get(id(a))
+    if ref is None or ref() is not a:
+        return None
+    base = a
+    while base is not None and not isinstance(base, mmap_type() | memoryview):
+        base = getattr(base, "base", None)
+    return base.obj if isinstance(base, memoryview) else base
 
 
 _MEM_NP = {"float": np.float32, "double": np.float64, "half": np.float16, "i8": np.uint8,
@@ -253,6 +263,7 @@ class SimDevice:
                     regs[reg] = (p.name, 0)
                     continue
                 arr = np.asarray(a)
+                assert arr.nbytes < 1 << 30, f"`{p.name}` is {arr.nbytes} bytes: make it with `huge_array` (not copied)"
                 if mt == "bfloat":
                     raw = bytearray(np.frombuffer(np.asarray(arr, np.float32).tobytes(), np.uint16)[1::2].tobytes())
                 elif p.dtype is DType.BOOL:

@@ -72,6 +72,8 @@ def run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) -> 
         with np.errstate(all="ignore"):
             _run_block(prog, mem, base_regs, T)
     finally:
+        if getattr(prog, "compiled_ns", None) is not None:  # the cached program keeps no launch's buffers (hrev30:
+            prog.compiled_ns["_mem"] = None  # a `huge_array`'s gigabytes of mappings outlived its test)
         if collecting:
             gc.enable()
 

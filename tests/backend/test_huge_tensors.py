@@ -10,6 +10,8 @@ the default suite (~0.5 s); the rest are `heavy`."""
 
 from __future__ import annotations
 
+import gc
+
 import llsim
 import numpy as np
 import pytest
@@ -24,9 +26,12 @@ from tilelang.backend.gpu.printer import print_gpu_kernel
 
 @pytest.fixture
 def one_block(monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """`set_block((x, y, z))`: only that block of a launch runs."""
+    """`set_block((x, y, z))`: only that block of a launch runs. After the test, a collection: the simulation's
+    reference cycles (its threads' generators) hold the launch's buffers, gigabytes of mappings here, which a
+    process forked later (the fuzzer's child, under a 4 GiB address-space limit) would inherit."""
     monkeypatch.setenv("LLSIM_MEMO", "0")
-    return lambda b: monkeypatch.setattr(llsim, "ONLY_BLOCKS", {b})
+    yield lambda b: monkeypatch.setattr(llsim, "ONLY_BLOCKS", {b})
+    gc.collect()
 
 
 def _facts(**shapes: tuple[int, ...]) -> dict[str, TensorFacts]:

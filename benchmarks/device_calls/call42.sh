@@ -19,7 +19,7 @@ if want heng && h200 && [ -f benchmarks/heng_device.sh ] && [ $(left) -gt 120 ];
   TAILN=30 step heng timeout $(( $(left) < 190 ? $(left) - 10 : 180 )) bash benchmarks/heng_device.sh
 fi
 gpu_suite
-for s in hstream hcliff13 hgemv hnum huser26 huser27; do
+for s in hcliff13 huser26 huser27 huser28 huser29 hstream hgemv hnum; do
   want $s && [ -f benchmarks/${s}_device.sh ] && [ $(left) -gt 70 ] && TAILN=30 step $s timeout $(( $(left) < 150 ? $(left) - 10 : 140 )) bash benchmarks/${s}_device.sh
 done
 pk; echo "total $((SECONDS-t0)) s"

@@ -32,7 +32,9 @@ def arr(x: np.ndarray) -> Any:
 
 def host(x: Any) -> np.ndarray:
     """`x` (a CUDA tensor, bf16 widened to f32, or a NumPy array) as a NumPy array."""
-    return x if CPU else x.float().cpu().numpy() if x.dtype == torch.bfloat16 else x.cpu().numpy()
+    if CPU or isinstance(x, np.ndarray):  # (a reference computed on the host: call 42's q04 / w08 / w10 / w12)
+        return x
+    return x.float().cpu().numpy() if x.dtype == torch.bfloat16 else x.cpu().numpy()
 
 
 def time_ms(fn: Callable[[], Any], wait: bool, reps: int = 20) -> float:

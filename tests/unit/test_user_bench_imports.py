@@ -48,3 +48,13 @@ def test_every_name_a_user_bench_imports_exists_on_the_gpu_side(script: Path, mo
     assert names and not missing, f"{script.name} imports {missing} that _user_bench lacks off --cpu"
     if "F" in names:
         assert module.F is sys.modules["torch.nn.functional"]
+
+
+def test_host_takes_a_numpy_reference_on_the_gpu_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the benches compare a kernel's CUDA tensor with a reference NumPy computed on the host (call 42: q04's
+    # `close(c, want04)` stopped at `ndarray.cpu`)
+    import numpy as np
+
+    module = _load_gpu_side(monkeypatch)
+    x = np.arange(4.0)
+    assert module.host(x) is x

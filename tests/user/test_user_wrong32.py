@@ -10,6 +10,8 @@ bit for bit, on the interpreter and on the NVPTX simulator.
   `sin` (a similar name) and `nanmax`/`nanmin` were offered `max`/`min`, which propagate the NaN they are
   asked to skip; Rust's `x.signum()` was spelled as NumPy's `sign` (0.0 for zeros and NaN; Rust: 1.0 of 0.0,
   -1.0 of -0.0, NaN of NaN).
+- E0201's help for an f16 mix stored into f16 with a literal past f16 (`t * 70000.0f32`) cast the literal down to
+  infinity; `assert_close` of NaN in the same places blamed a "wrong result" of difference 0.
 """
 
 from __future__ import annotations
@@ -141,3 +143,29 @@ fn main() {
     f.write_text(fixed, encoding="utf-8")
     t, _ = run_program(f)
     np.testing.assert_array_equal(t["z"], (np.arange(4, dtype=np.float32) - 1.5) * np.float32(70000))
+
+
+def test_assert_close_of_nans_says_nan_and_its_help_runs(tmp_path: Path) -> None:
+    """`assert_close` of two tensors with NaN in the same places failed (a NaN is close to nothing, as
+    documented) with the help "the largest difference is 0, as large as the values compared: more likely a
+    wrong result than rounding"; it now says that NaN is close to nothing and gives the comparison of the NaN
+    masks and of the other elements, which, applied, passes; NaN on one side only is said so."""
+    from tilelang.diagnostics.model import TileError
+
+    head = "fn main() {\n    let x = where(arange::<i32>(4) == 1, f32::NAN, arange::<f32>(4));\n"
+    f = tmp_path / "n.tile"
+    f.write_text(head + "    let y = x.clone();\n    assert_close(&x, &y);\n}\n", encoding="utf-8")
+    with pytest.raises(TileError) as e:
+        run_program(f)
+    d = e.value.diagnostics[0]
+    assert d.code == "E0711" and "as large as the values" not in d.help[0], d.help
+    assert "NaN is close to nothing" in d.help[0], d.help
+    fix = re.findall(r"`([^`]*assert[^`]*)`", d.help[0])
+    assert len(fix) == 2, d.help
+    f.write_text(head + "    let y = x.clone();\n    " + ";\n    ".join(fix) + ";\n    print(1);\n}\n",
+                 encoding="utf-8")
+    assert run_program(f)[1] == "1\n"
+    f.write_text(head + "    let y = arange::<f32>(4);\n    assert_close(&x, &y);\n}\n", encoding="utf-8")
+    with pytest.raises(TileError) as e:
+        run_program(f)
+    assert "NaN on one side only" in e.value.diagnostics[0].help[0], e.value.diagnostics[0].help

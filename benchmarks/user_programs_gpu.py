@@ -5,7 +5,6 @@ The huser*_device.sh scripts' first part.
 
     python3 benchmarks/user_programs_gpu.py test_user_programs25 n
     python3 benchmarks/user_programs_gpu.py test_user_programs26 q --count-int-differ --bf16-tol 2e-3
-    python3 benchmarks/user_programs_gpu.py test_user_programs28 h --only-checked   # (h01-h03 are round 1's)
 
 `--count-int-differ`: integer and bool tensors may differ where a discrete decision sits on a hardware-approximated
 value; their differing elements are counted ("ok~ N differ") instead of failing the program. `--bf16-tol`: the
@@ -37,13 +36,11 @@ def main() -> None:
     ap.add_argument("prefix", help="the round's program prefix (one letter)")
     ap.add_argument("--count-int-differ", action="store_true")
     ap.add_argument("--bf16-tol", type=float, default=GPU_TOL["bf16"])
-    ap.add_argument("--only-checked", action="store_true",
-                    help="only the programs in the module's CHECKS (a prefix shared with an earlier round's)")
     a = ap.parse_args()
     checks = importlib.import_module(a.checks).CHECKS
-    names = sorted(p.stem for p in (ROOT / "tests" / "user" / "programs").glob(f"{a.prefix}[0-9][0-9]_*.tile"))
-    if a.only_checked:
-        names = [n for n in names if n in checks]
+    # (a prefix two rounds share, round 6's w01-w03 and round 27's w04..: the round's own, those its CHECKS has)
+    names = sorted(p.stem for p in (ROOT / "tests" / "user" / "programs").glob(f"{a.prefix}[0-9][0-9]_*.tile")
+                   if p.stem in checks)
     width = max(map(len, names), default=0) + 2
     for name in names:
         t0 = time.time()

@@ -339,7 +339,7 @@ def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], s
     """The four tests of a table of programs (`DIR/pattern`, one NumPy check
     each), for a module to bind to its own names:
 
-    - every program matching `pattern` has a check;
+    - every program matching `pattern` (or one of a tuple of patterns) has a check;
     - the interpreter's run passes its check;
     - each (program, arch) of `simulated` runs whole in the NVPTX simulator
       (its kernels' prints going where the program's own go), leaves the
@@ -360,8 +360,8 @@ def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], s
     refused = dict(ptx_refused or {})
 
     def test_every_program_has_a_check() -> None:
-        patterns = (pattern,) if isinstance(pattern, str) else pattern  # (several: round 1's h01-h03, round 28's h04-)
-        assert sorted({p.stem for pat in patterns for p in DIR.glob(pat)}) == sorted(checks)
+        patterns = (pattern,) if isinstance(pattern, str) else pattern
+        assert sorted(p.stem for pat in patterns for p in DIR.glob(pat)) == sorted(checks)
 
     @pytest.mark.parametrize("name", sorted(checks))
     def test_the_interpreter_gives_the_independent_answer(name: str) -> None:

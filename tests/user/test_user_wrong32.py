@@ -169,3 +169,17 @@ def test_assert_close_of_nans_says_nan_and_its_help_runs(tmp_path: Path) -> None
     with pytest.raises(TileError) as e:
         run_program(f)
     assert "NaN on one side only" in e.value.diagnostics[0].help[0], e.value.diagnostics[0].help
+
+
+def test_assert_close_s_equal_nan_keyword_is_told_how_tile_compares_nans(tmp_path: Path) -> None:
+    """NumPy's `equal_nan = true` was "no keyword argument .. use one of those names" (`rtol`, `atol`, neither
+    of which compares NaN); the help now gives the two comparisons, which, applied, pass."""
+    f = tmp_path / "q.tile"
+    head = "fn main() {\n    let a = where(arange::<i32>(4) == 1, f32::NAN, arange::<f32>(4));\n    let b = a.clone();\n"
+    f.write_text(head + "    assert_close(&a, &b, equal_nan = true);\n}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0107" and "NaN is close to nothing" in d.help[0], d.help
+    fix = re.findall(r"`([^`]*assert[^`]*)`", d.help[0])
+    assert len(fix) == 2, d.help
+    f.write_text(head + "    " + ";\n    ".join(fix) + ";\n    print(2);\n}\n", encoding="utf-8")
+    assert run_program(f)[1] == "2\n"

@@ -183,3 +183,34 @@ def test_assert_close_s_equal_nan_keyword_is_told_how_tile_compares_nans(tmp_pat
     assert len(fix) == 2, d.help
     f.write_text(head + "    " + ";\n    ".join(fix) + ";\n    print(2);\n}\n", encoding="utf-8")
     assert run_program(f)[1] == "2\n"
+
+
+@pytest.mark.parametrize(("dt", "values"), [
+    ("f16", [-0.0, 0.5, 1.5, 2.5, -2.5, -0.3, 1000.5, 2047.5, 65504.0, float("nan"), float("-inf")]),
+    ("f64", [-0.0, 0.5, 2.5, -2.5, 2.0 ** 40 + 0.5, 2.0 ** 40 + 1.5, -(2.0 ** 51) - 0.5, 2.0 ** 53, float("nan")])])
+def test_the_round_help_runs_in_the_argument_s_type(dt: str, values: list[float], tmp_path: Path) -> None:
+    """`round(t)` of an f16 tile: the help's 2^23 is past f16's range (E0222 when applied); of an f64 tile, 2^23
+    left the fractions between 2^23 and 2^52 (2^40 + 0.5 stayed). The help is now written for the argument's
+    type (through f32 for f16/bf16, with 2^52 for f64) and, applied by the letter, gives NumPy's bits."""
+    np_dt = {"f16": np.float16, "f64": np.float64}[dt]
+    np.save(tmp_path / "x.npy", np.array(values, np_dt))
+    src = f"""kernel fn k<const B: i32>(z: &mut Tensor<{dt}, [B]>, x: &Tensor<{dt}, [?]>) {{
+    let t = x.load_like(z);
+    z.store(round(t));
+}}
+fn main() {{
+    let x: Tensor<{dt}, [?]> = load_npy("{tmp_path / 'x.npy'}");
+    let mut z = zeros::<{dt}>([{len(values)}]);
+    k(z.partition([{len(values)}]), &x).sync();
+}}
+"""
+    f = tmp_path / "r.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0102", d.code
+    code = d.help[0].split("`")[1]
+    f.write_text(src.replace("round(t)", code), encoding="utf-8")
+    got = run_program(f)[0]["z"]
+    want = np.round(np.array(values, np_dt))
+    u = np.dtype(f"u{got.dtype.itemsize}")
+    assert ((got.view(u) == want.view(u)) | (np.isnan(got) & np.isnan(want))).all(), (code, got, want)

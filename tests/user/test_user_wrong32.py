@@ -23,6 +23,8 @@ import numpy as np
 import pytest
 from userprog import first_error, run_program, simulated_program, wrong_suite
 
+from tilelang import driver
+
 Tensors = dict[str, np.ndarray]
 
 FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
@@ -214,3 +216,21 @@ fn main() {{
     want = np.round(np.array(values, np_dt))
     u = np.dtype(f"u{got.dtype.itemsize}")
     assert ((got.view(u) == want.view(u)) | (np.isnan(got) & np.isnan(want))).all(), (code, got, want)
+
+
+def test_a_comparison_with_nan_warns_and_its_help_is_the_nan_test(tmp_path: Path) -> None:
+    """`x == f32::NAN` (NumPy's `x == np.nan`) was accepted in silence and false everywhere: W0014, whose help,
+    `x != x`, applied, checks clean under -D warnings and finds the NaN; `!=` and `<` with NaN warn too."""
+    f = tmp_path / "n.tile"
+    body = ("fn main() {{\n    let x = where(arange::<i32>(4) == 2, f32::NAN, arange::<f32>(4));\n"
+            "    let holes = {};\n    print((holes as i32).sum());\n}}\n")
+    for cmp, always in (("x == f32::NAN", "false"), ("f32::NAN != x", "true"), ("x < -f32::NAN", "false")):
+        f.write_text(body.format(cmp), encoding="utf-8")
+        ws = [d for d in driver.check(f).diagnostics if d.code == "W0014"]
+        assert len(ws) == 1 and ws[0].message == f"this comparison with NaN is always {always}", cmp
+    f.write_text(body.format("x == f32::NAN"), encoding="utf-8")
+    assert run_program(f)[1] == "0\n"   # what the warning is about: no element equals NaN
+    fix = next(d for d in driver.check(f).diagnostics if d.code == "W0014").help[0].split("`")[1]
+    f.write_text(body.format(fix), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    assert run_program(f)[1] == "1\n"

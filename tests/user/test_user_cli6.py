@@ -376,7 +376,7 @@ def _k02(t: dict[str, np.ndarray], out: str) -> None:
 
 (test_every_k_mistake_has_a_fix, test_the_k_help_leads_to_a_working_program,
  test_the_editor_shows_the_k_first_error) = wrong_suite(
-    "k*.tile", K_FIXES, {"k01_module_item_without_its_path": _k01,
+    "k0[12]_*.tile", K_FIXES, {"k01_module_item_without_its_path": _k01,
                          "k02_turbofish_on_a_function_without_generics": _k02})
 
 

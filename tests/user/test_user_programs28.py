@@ -23,10 +23,13 @@ ops, casts, comparisons, `where`, max/min/argmax, atomics; within a tolerance fo
 - h13: reductions and scans of one-element tiles keep the element's bits (-0.0, NaN, -inf, a subnormal).
 - h14: a sort of f32 rows by their bits (the docs' `to_bits` recipe): -inf first, -0.0 before 0.0, NaN last,
   ties in order; the values back by `from_bits`, the permutation as indices.
+- h15: integer atomics: u32 max/min past 2^31 (unsigned order), wrapping u32/i32/i64 sums, i64 from MIN/MAX, u64
+  past 2^63.
+- h16: the same shifts, `/`, `%` (i32, u8) and float `%` edges on host tensors and in a kernel: the same bits.
 
 Found on the way (tests in test_user_wrong32.py): `t / 0` of an integer tile passed `tilec check` and was
 refused by `tilec run`; NumPy helps (`sign`, `round`, `rint`) wrong at NaN and -0.0, `signbit` offered `sin`,
-`nanmax`/`nanmin` offered `max`/`min`. The engines agreed bit for bit on every tensor of h04-h14 (log_softmax's
+`nanmax`/`nanmin` offered `max`/`min`. The engines agreed bit for bit on every tensor of h04-h16 (log_softmax's
 `exp`/`log` within their documented tolerance), and the interpreter matched the docs' rules everywhere.
 """
 
@@ -333,12 +336,48 @@ def _h14(t: Tensors, out: str) -> None:
     assert out.split()[:2] == ["Tensor<i32,", "[3,"], out
 
 
+def _h15(t: Tensors, out: str) -> None:
+    x, y = t["x"], t["y"]
+    bx, by = x.reshape(4, 4), y.reshape(4, 4)
+    u32, i64 = np.uint32, np.int64
+    with np.errstate(over="ignore"):
+        block_sums = bx.sum(1, dtype=u32)   # each block's `t.sum(0)` wraps in u32, then the atomics add them
+        same_bits(t["mu"], np.array([bx.max(), min(bx.min(), 0xFFFFFFFF), block_sums.sum(dtype=u32)], u32), "mu")
+        same_bits(t["mi"], np.array([by.max(), by.min(), by.sum(1, dtype=i64).sum(dtype=i64)], i64), "mi")
+        hi = x.astype(np.uint64) << np.uint64(32)
+        same_bits(t["mu64"], np.array([hi.max(), hi.min()], np.uint64), "mu64")
+        s = x.view(np.int32).reshape(4, 4)
+        same_bits(t["ai"], np.array([s.sum(1, dtype=np.int32).sum(dtype=np.int32), max(s.max(), 0), min(s.min(), 0)],
+                                    np.int32), "ai")
+    assert t["mu"][0] > 2 ** 31 and t["mu"][1] == 1 and t["mi"][1] == -2 ** 63 and t["mu64"][0] > 2 ** 63
+    assert out.split()[:2] == ["Tensor<u32,", "[3]>"], out
+
+
+def _h16(t: Tensors, out: str) -> None:
+    x, y = t["x"], t["yz"]
+    q, r, sl, sr, _, _ = _int_rules(x, y)
+    with np.errstate(over="ignore"):
+        want = sr + sl + q + r
+        qu, ru, slu, sru, _, _ = _int_rules(x.astype(np.uint8), y.astype(np.uint8))
+        wantu = sru + slu + qu + ru
+    for k, w in (("a", want), ("ha", want), ("c", wantu), ("hc", wantu)):
+        same_bits(t[k], w, k)
+    with np.errstate(invalid="ignore"):
+        fm = np.fmod(t["f"], t["g"])   # C's fmod: the dividend's sign, NaN of inf and of a 0.0 divisor
+    same_bits(t["b"], fm, "b")
+    same_bits(t["hb"], fm, "hb")
+    assert np.signbit(t["b"][0]) and t["b"][6] == t["f"][6]   # -0.0 % -2.0 is -0.0; x % -inf is x
+    lines = out.splitlines()   # each line: the kernel's tensor, then the host's, printed alike
+    assert len(lines) == 3 and all(ln[:len(ln) // 2].strip() == ln[len(ln) // 2:].strip() for ln in lines), out
+
+
 CHECKS = {"h04_atomic_extremes_nan_signed_zero": _h04, "h05_int_div_shift_wrap_every_width": _h05,
           "h06_casts_saturate_round_once": _h06, "h07_row_reductions_nan_inf_signed_zero": _h07,
           "h08_literal_operands_at_the_edges": _h08, "h09_half_overflow_subnormals_literals": _h09,
           "h10_masked_tail_extremes": _h10, "h11_softmax_rows_at_the_edges": _h11,
           "h12_bool_and_compare_edges": _h12, "h13_one_element_reductions": _h13,
-          "h14_float_sort_by_bits": _h14}
+          "h14_float_sort_by_bits": _h14, "h15_integer_atomics_unsigned_wrap": _h15,
+          "h16_host_and_kernel_same_edges": _h16}
 
 # the simulations: h04 (atomics of NaN and signed zeros, the one default) and the rest `heavy` (TILE_SLOW=1);
 # PTX for sm_90a of all, h04's by default

@@ -10,6 +10,8 @@ bit for bit, on the interpreter and on the NVPTX simulator.
   `sin` (a similar name) and `nanmax`/`nanmin` were offered `max`/`min`, which propagate the NaN they are
   asked to skip; Rust's `x.signum()` was spelled as NumPy's `sign` (0.0 for zeros and NaN; Rust: 1.0 of 0.0,
   -1.0 of -0.0, NaN of NaN).
+- E0201's help for an f16 mix stored into f16 with a literal past f16 (`t * 70000.0f32`) cast the literal down to
+  infinity; `assert_close` of NaN in the same places blamed a "wrong result" of difference 0.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from userprog import first_error, run_program, simulated_program, wrong_suite
+
+from tilelang import driver
 
 Tensors = dict[str, np.ndarray]
 
@@ -141,3 +145,92 @@ fn main() {
     f.write_text(fixed, encoding="utf-8")
     t, _ = run_program(f)
     np.testing.assert_array_equal(t["z"], (np.arange(4, dtype=np.float32) - 1.5) * np.float32(70000))
+
+
+def test_assert_close_of_nans_says_nan_and_its_help_runs(tmp_path: Path) -> None:
+    """`assert_close` of two tensors with NaN in the same places failed (a NaN is close to nothing, as
+    documented) with the help "the largest difference is 0, as large as the values compared: more likely a
+    wrong result than rounding"; it now says that NaN is close to nothing and gives the comparison of the NaN
+    masks and of the other elements, which, applied, passes; NaN on one side only is said so."""
+    from tilelang.diagnostics.model import TileError
+
+    head = "fn main() {\n    let x = where(arange::<i32>(4) == 1, f32::NAN, arange::<f32>(4));\n"
+    f = tmp_path / "n.tile"
+    f.write_text(head + "    let y = x.clone();\n    assert_close(&x, &y);\n}\n", encoding="utf-8")
+    with pytest.raises(TileError) as e:
+        run_program(f)
+    d = e.value.diagnostics[0]
+    assert d.code == "E0711" and "as large as the values" not in d.help[0], d.help
+    assert "NaN is close to nothing" in d.help[0], d.help
+    fix = re.findall(r"`([^`]*assert[^`]*)`", d.help[0])
+    assert len(fix) == 2, d.help
+    f.write_text(head + "    let y = x.clone();\n    " + ";\n    ".join(fix) + ";\n    print(1);\n}\n",
+                 encoding="utf-8")
+    assert run_program(f)[1] == "1\n"
+    f.write_text(head + "    let y = arange::<f32>(4);\n    assert_close(&x, &y);\n}\n", encoding="utf-8")
+    with pytest.raises(TileError) as e:
+        run_program(f)
+    assert "NaN on one side only" in e.value.diagnostics[0].help[0], e.value.diagnostics[0].help
+
+
+def test_assert_close_s_equal_nan_keyword_is_told_how_tile_compares_nans(tmp_path: Path) -> None:
+    """NumPy's `equal_nan = true` was "no keyword argument .. use one of those names" (`rtol`, `atol`, neither
+    of which compares NaN); the help now gives the two comparisons, which, applied, pass."""
+    f = tmp_path / "q.tile"
+    head = "fn main() {\n    let a = where(arange::<i32>(4) == 1, f32::NAN, arange::<f32>(4));\n    let b = a.clone();\n"
+    f.write_text(head + "    assert_close(&a, &b, equal_nan = true);\n}\n", encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0107" and "NaN is close to nothing" in d.help[0], d.help
+    fix = re.findall(r"`([^`]*assert[^`]*)`", d.help[0])
+    assert len(fix) == 2, d.help
+    f.write_text(head + "    " + ";\n    ".join(fix) + ";\n    print(2);\n}\n", encoding="utf-8")
+    assert run_program(f)[1] == "2\n"
+
+
+@pytest.mark.parametrize(("dt", "values"), [
+    ("f16", [-0.0, 0.5, 1.5, 2.5, -2.5, -0.3, 1000.5, 2047.5, 65504.0, float("nan"), float("-inf")]),
+    ("f64", [-0.0, 0.5, 2.5, -2.5, 2.0 ** 40 + 0.5, 2.0 ** 40 + 1.5, -(2.0 ** 51) - 0.5, 2.0 ** 53, float("nan")])])
+def test_the_round_help_runs_in_the_argument_s_type(dt: str, values: list[float], tmp_path: Path) -> None:
+    """`round(t)` of an f16 tile: the help's 2^23 is past f16's range (E0222 when applied); of an f64 tile, 2^23
+    left the fractions between 2^23 and 2^52 (2^40 + 0.5 stayed). The help is now written for the argument's
+    type (through f32 for f16/bf16, with 2^52 for f64) and, applied by the letter, gives NumPy's bits."""
+    np_dt = {"f16": np.float16, "f64": np.float64}[dt]
+    np.save(tmp_path / "x.npy", np.array(values, np_dt))
+    src = f"""kernel fn k<const B: i32>(z: &mut Tensor<{dt}, [B]>, x: &Tensor<{dt}, [?]>) {{
+    let t = x.load_like(z);
+    z.store(round(t));
+}}
+fn main() {{
+    let x: Tensor<{dt}, [?]> = load_npy("{tmp_path / 'x.npy'}");
+    let mut z = zeros::<{dt}>([{len(values)}]);
+    k(z.partition([{len(values)}]), &x).sync();
+}}
+"""
+    f = tmp_path / "r.tile"
+    f.write_text(src, encoding="utf-8")
+    d = first_error(f)
+    assert d.code == "E0102", d.code
+    code = d.help[0].split("`")[1]
+    f.write_text(src.replace("round(t)", code), encoding="utf-8")
+    got = run_program(f)[0]["z"]
+    want = np.round(np.array(values, np_dt))
+    u = np.dtype(f"u{got.dtype.itemsize}")
+    assert ((got.view(u) == want.view(u)) | (np.isnan(got) & np.isnan(want))).all(), (code, got, want)
+
+
+def test_a_comparison_with_nan_warns_and_its_help_is_the_nan_test(tmp_path: Path) -> None:
+    """`x == f32::NAN` (NumPy's `x == np.nan`) was accepted in silence and false everywhere: W0014, whose help,
+    `x != x`, applied, checks clean under -D warnings and finds the NaN; `!=` and `<` with NaN warn too."""
+    f = tmp_path / "n.tile"
+    body = ("fn main() {{\n    let x = where(arange::<i32>(4) == 2, f32::NAN, arange::<f32>(4));\n"
+            "    let holes = {};\n    print((holes as i32).sum());\n}}\n")
+    for cmp, always in (("x == f32::NAN", "false"), ("f32::NAN != x", "true"), ("x < -f32::NAN", "false")):
+        f.write_text(body.format(cmp), encoding="utf-8")
+        ws = [d for d in driver.check(f).diagnostics if d.code == "W0014"]
+        assert len(ws) == 1 and ws[0].message == f"this comparison with NaN is always {always}", cmp
+    f.write_text(body.format("x == f32::NAN"), encoding="utf-8")
+    assert run_program(f)[1] == "0\n"   # what the warning is about: no element equals NaN
+    fix = next(d for d in driver.check(f).diagnostics if d.code == "W0014").help[0].split("`")[1]
+    f.write_text(body.format(fix), encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    assert run_program(f)[1] == "1\n"

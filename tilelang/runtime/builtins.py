@@ -288,6 +288,19 @@ class Builtins(HostMath):
                 f"{format_scalar(ya, dt)}, difference {_g(float(d))}")
         if n_bad > len(flat):
             diag = diag.note(f"... and {n_bad - len(flat)} more")
+        nan_x, nan_y = np.isnan(xf), np.isnan(yf)
+        if (bad & (nan_x | nan_y)).any():
+            # (huser29: NaN in both at the same places said "the largest difference is 0, as large as the values
+            # compared: more likely a wrong result")
+            one = int(np.count_nonzero(bad & (nan_x != nan_y)))
+            diag = diag.with_help(
+                f"NaN on one side only at {one} element(s): a NaN where the other side has a number is a wrong "
+                f"result; `{la} != {la}` finds a tensor's NaNs" if one else
+                f"NaN is close to nothing, not even a NaN (`{la} != {la}` is the NaN test): where NaN is meant, "
+                f"check that both sides have it in the same places, `assert((({la} != {la}) == ({lb} != {lb})).min())`"
+                f", and compare the other elements, `assert_close(&where({la} != {la}, 0.0, {la}), "
+                f"&where({lb} != {lb}, 0.0, {lb}))`")
+            raise TileError(diag)
         if x.size:
             worst = float(np.nanmax(np.where(np.isfinite(diff), diff, np.nan))) if np.isfinite(diff).any() else float("inf")
             i0 = np.unravel_index(int(flat[0]), x.shape) if x.ndim else ()

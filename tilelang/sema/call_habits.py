@@ -214,6 +214,10 @@ KW_HABITS = {
                        "`#[hints(stages = 3, evict_first = 1)]` (`tilec doc hints`)",
     "cache_modifier": "how the GPU caches a kernel's loads is a hint of the kernel: "
                       "`#[hints(stages = 3, evict_first = 1)]` (`tilec doc hints`)",
+    # (huser29: NumPy's `assert_allclose(.., equal_nan=True)` was "use one of those names": `rtol`, `atol`)
+    "equal_nan": "NaN is close to nothing, not even a NaN: with `a` and `b` the two tensors, check the NaNs' "
+                 "places, `assert(((a != a) == (b != b)).min())`, and the other elements, "
+                 "`assert_close(&where(a != a, 0.0, a), &where(b != b, 0.0, b))`",
 }
 
 

@@ -154,7 +154,10 @@ def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type
                 more = [(tcx.snippet(a.value) or "").removeprefix("&") for a in e.args[1:]]   # values, not borrows
                 if name in MATH_ARGS and len(more) == len(MATH_ARGS[name]) and all(0 < len(a) < 30 for a in more):
                     spelt = with_args(spelt, MATH_ARGS[name], more)  # `hypot(a, b)`: b, not `y`
-                return tcx.emit(d.with_help(spelt.format(x=operand(x) if len(x) < 30 else "x")))
+                text = spelt.format(x=operand(x) if len(x) < 30 else "x")
+                if name in ("round", "rint") and e.args:
+                    text = _round_in_type(tcx, e.args[0].value, spelt, text, operand(x) if len(x) < 30 else "x")
+                return tcx.emit(d.with_help(text))
             if name == "len" or name in FLIPS or name in LIKES:  # the help depends on the argument's type
                 _check_args_only(tcx, e, fx)
                 return tcx.emit(d.with_help(len_help(tcx, e) if name == "len" else habit(tcx, e)))
@@ -856,3 +859,20 @@ def _unknown_dims_to_none(ty: Type, generics: set[str]) -> Type:
             return TupleT(tuple(_unknown_dims_to_none(x, generics) for x in es))
         case _:
             return ty
+
+
+def _round_in_type(tcx: CheckCx, arg: ast.Expr, spelt: str, text: str, x: str) -> str:
+    """`round`'s help written for its argument's type (huser29): its 2^23 is past f16's range (E0222 when
+    applied) and bf16's ulp, so those go through f32 and back; f64's fractions run to 2^52 (2^40 + 0.5 stayed)."""
+    ty = tcx.program.types.get(arg)
+    dt = getattr(ty, "dtype", None)
+    if dt in (DType.F16, DType.BF16):
+        parts = spelt.format(x=f"({x} as f32)").split("`")
+        parts[1] = f"({parts[1]}) as {dt.value}"
+        return "`".join(parts)
+    if dt is DType.F64:
+        parts = text.split("`")
+        # (the sign's `where` of untyped literals would be f32 values: E0201 against the f64 rest)
+        parts[1] = parts[1].replace("8388608.0", "4503599627370496.0").replace("-1.0, 1.0)", "-1.0f64, 1.0f64)")
+        return "`".join(parts)
+    return text

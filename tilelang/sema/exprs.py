@@ -218,12 +218,11 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             ty = binary_types(tcx, op, lt, rt, lhs, rhs, e.op_span, fx, stored=tcx.store_dtypes.get(e))
             a, b = tcx.program.dims.get(lhs), tcx.program.dims.get(rhs)
             if op in ("/", "%") and b is not None and b.const_value == 0 and is_intlike(rt) \
-                    and (is_intlike(lt) or (isinstance(lt, TileT) and elem_is_int(lt.dtype)
-                                            and isinstance(rhs, ast.IntLit))):
+                    and (is_intlike(lt) or (isinstance(lt, TileT) and elem_is_int(lt.dtype) and _literal_zero(rhs))):
                 # a tile of integers by a literal zero too (`t / 0`): the instance refused it at `tilec run`
-                # (lower/exprs, E0226) after `tilec check` passed it (huser29). Only a written `0` there: a folded
-                # divisor's value is the i32 fold, not the tile's width (`x % (100 << 32)` of an i64 tile is a
-                # remainder by 429496729600: tests/run/untyped_shift_in_wide_context.tile)
+                # (lower/exprs, E0226) after `tilec check` passed it (huser29); a literal only: the dims of a
+                # constant expression beside a tile are folded in `i32` (`x % (100 << 32)` of an `i64` tile is 0
+                # there, tests/run/untyped_shift_in_wide_context.tile), and the instance judges those
                 div_by_zero(tcx, op, rhs)
                 return ERROR
             if a is not None and b is not None and is_intlike(lt) and is_intlike(rt):
@@ -690,3 +689,9 @@ def _kernel_tensor_index(tcx: CheckCx, e: ast.Index, r: ast.Expr, ix: ast.Expr, 
             .note("a kernel reads tensors in tiles: `load_like`, or `load` of a partition")
             .with_help(help_))
 
+
+def _literal_zero(e: ast.Expr) -> bool:
+    """`0`, `0u8`, `(0)`, `-0`: a divisor written as zero."""
+    while isinstance(e, ast.Unary) and e.op == "-":
+        e = e.operand
+    return isinstance(e, ast.IntLit) and e.value == 0

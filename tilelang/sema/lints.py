@@ -36,6 +36,8 @@ checks have passed, over the functions and kernels of the user's own files
   a [1] tensor kept the blocks' first elements' maximum).
 - W0013 `narrow_sum_cast` (`sema/narrow_sum.py`): `t.sum(0) as u32` of a `u8` tile, a sum that wrapped in `u8`
   before the cast (round 27: a byte checksum; the cast belongs on the elements, `(t as u32).sum(0)`).
+- W0014 `nan_comparison` (`sema/nan_compare.py`): `x == f32::NAN` (any comparison with a NaN constant), always
+  false, `!=` always true (round 28: NumPy's `x == np.nan`; the NaN test is `x != x`).
 
 `#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
 `kernel fn` silences them there; `tilec check --deny warnings` makes them
@@ -69,6 +71,7 @@ LINTS: dict[str, str] = {
     "graph_kept_value": W.GRAPH_KEPT_VALUE,
     "atomic_past_edge": W.ATOMIC_PAST_EDGE,
     "narrow_sum_cast": W.NARROW_SUM_CAST,
+    "nan_comparison": W.NAN_COMPARISON,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -138,6 +141,11 @@ class _Linter:
 
             for d in narrow_sum_casts(self.program, decl, self.sources):
                 self.warn("narrow_sum_cast", d)
+        if any(isinstance(n, ast.Path) and n.segments[-1].name == "NAN" for n in ast.walk(decl.body)):
+            from tilelang.sema.nan_compare import nan_comparisons
+
+            for d in nan_comparisons(decl, self.sources):
+                self.warn("nan_comparison", d)
         from tilelang.sema.realign import misaligned_reductions
 
         for d in misaligned_reductions(self.program, decl, self.sources):

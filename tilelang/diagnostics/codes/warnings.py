@@ -42,3 +42,6 @@ ATOMIC_PAST_EDGE = define(
 NARROW_SUM_CAST = define(
     "W0013", "narrow-sum-cast",
     "an integer sum or product taken in a narrow type and cast to a wider one after it is taken (it wrapped first)")
+NAN_COMPARISON = define(
+    "W0014", "nan-comparison",
+    "a comparison with a NaN constant (`x == f32::NAN`): always false (`!=`: always true); `x != x` is the NaN test")

@@ -214,7 +214,8 @@ def _tma(mem: Memory, bars: dict[Any, _Barrier], dst: tuple[Any, int], bar: tupl
          c0: int, c1: int, c2: int = 0) -> None:
     """Copy one box (zero outside the tensor) into swizzled shared memory; complete its bytes."""
     c0, c1, c2 = _signed(int(c0), 32), _signed(int(c1), 32), _signed(int(c2), 32)
-    whole = np.frombuffer(bytes(mem.bufs[tm.key]), np.uint16).reshape(tm.planes, tm.rows, tm.cols)
+    # (a view, not a copy: a box is read at once, and a `huge_array` tensor of 4 GiB would be copied a box)
+    whole = np.frombuffer(mem.bufs[tm.key], np.uint16).reshape(tm.planes, tm.rows, tm.cols)
     src = whole[c2] if 0 <= c2 < tm.planes else np.zeros((tm.rows, tm.cols), np.uint16)
     br, bc = tm.box
     box = np.zeros((br, bc), np.uint16)

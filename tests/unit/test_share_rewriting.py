@@ -31,6 +31,8 @@ def test_the_second_worker_caches_the_second_half(pytestconfig: pytest.Config, t
     from _pytest.assertion import assertstate_key
     from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, get_cache_dir
 
+    if pytestconfig.getoption("assertmode") != "rewrite":
+        pytest.skip("pytest runs without assertion rewriting (`--assert=plain`)")
     suite = _suite(pytestconfig)
     files = _tree(tmp_path)
     monkeypatch.setattr(sys, "dont_write_bytecode", False)

@@ -327,6 +327,51 @@ ARCH_SPECIFIC_PTX = {"u13_generic", "p02_mixed_precision", "p09_std_attention", 
                      "e07_generic_saturate_four_types"}  # (its bf16 instance, round 22)
 
 
+#: plain programs (on both archs, their sm_80 PTX sm_90a's) whose sm_80 PTX ptxas still assembles by default, so
+#: the default run keeps assembling user programs' sm_80 output (the lead's condition for the LLVM-text check
+#: below): a GEMM without wgmma, reductions, atomics, `last_block`, f64
+SM80_PTX_DEFAULT = {"u07_gemm", "r11_two_pass_reduce", "p05_atomics_last", "r23_splitk_last_block",
+                    "k07_batched_cholesky_f64"}
+
+
+def _llvm_texts(name: str, arch: str) -> list[tuple[str, int]]:
+    """What `tilec emit --stage ptx --arch ARCH` hands NVPTX for each kernel instance of the program: the LLVM
+    text and its IR level (`compile_kernel`'s front half; with the target, all the PTX's cache key holds)."""
+    from tilelang import driver
+    from tilelang.backend import _target, ir_level
+    from tilelang.backend.llvm import emit_llvm_text
+
+    result = driver.compile(DIR / f"{name}.tile", "gpu", options=driver.Options(arch=arch))
+    assert result.ok, (name, arch, [str(d) for d in result.diagnostics])
+    tgt = _target(arch)
+    out = []
+    for gk in result.output:
+        text, _ = emit_llvm_text(gk, gk.facts, tgt.pdl_mode, tgt.trace, tgt.tma_prefetch,
+                                 tgt.trace_mark if tgt.trace else "", tgt.l2_evict, tgt.ldg_early)
+        out.append((text, ir_level(gk, tgt)))
+    return out
+
+
+def _emit_ptx_seen(name: str, arch: str, out: Path) -> tuple[subprocess.CompletedProcess[str], list[tuple[str, int]]]:
+    """`emit_ptx`, and the LLVM text and IR level of each PTX it compiled or found in the cache (as
+    `_llvm_texts` gives them: what `compile_kernel` keys the PTX by, `runtime/cache.make_key`)."""
+    from tilelang.runtime import cache
+
+    seen: list[tuple[str, int]] = []
+    make_key = cache.make_key
+
+    def noting(kind: str, *parts: str, **kw: Any) -> str:
+        if kind == "ptx":  # ("ptx", the target's key, "ir-O<level>", the LLVM text, ...)
+            seen.append((parts[2], int(parts[1].removeprefix("ir-O"))))
+        return make_key(kind, *parts, **kw)
+
+    cache.make_key = noting
+    try:
+        return emit_ptx(name, arch, out), seen
+    finally:
+        cache.make_key = make_key
+
+
 def _ptx_texts(out: Path, arch: str) -> list[str]:
     """The .ptx files in `out`, their `.target ARCH` line made arch-neutral."""
     return [f.read_text(encoding="utf-8").replace(f".target {arch}", ".target ?", 1) for f in sorted(out.glob("*.ptx"))]
@@ -348,9 +393,11 @@ def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], s
       many seconds whose module has a smaller default test of the same path);
     - each (program, arch) of `ptx` emits PTX that ptxas assembles, or, listed
       in `ptx_refused`, is refused with that text (a cluster on sm_80); where
-      a program is on both archs, its sm_90a test checks whether its sm_80
-      PTX is the same text (`ARCH_SPECIFIC_PTX`: not), and the sm_80 ptxas
-      run of one that is is `heavy`, as are both runs of the programs of
+      a program is on both archs, its sm_90a test checks that its sm_80 LLVM
+      text (and IR level) is the same, or for the programs of
+      `ARCH_SPECIFIC_PTX` that their sm_80 PTX is not; the sm_80 test of any
+      other checks that its PTX is sm_90a's and is `heavy` (but for
+      `SM80_PTX_DEFAULT`), as are both runs of the programs of
       `heavy_ptx` (a module's default cost: ~3 s of emission a program) and
       the tests of the programs of `PTX_COVERED` (other programs' default
       tests cover theirs)."""
@@ -398,22 +445,26 @@ def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], s
     @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas is not on the PATH")
     @pytest.mark.parametrize(("name", "arch"), [
         pytest.param(n, a, marks=pytest.mark.heavy)
-        if n in slow_ptx or (a == "sm_80" and n in twins - ARCH_SPECIFIC_PTX)
+        if n in slow_ptx or (a == "sm_80" and n in twins - ARCH_SPECIFIC_PTX - SM80_PTX_DEFAULT)
         or (n in PTX_COVERED and (n, a) not in refused)
         else (n, a) for n, a in ptx])
     def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
         for a in ("sm_80", "sm_90a"):
             (tmp_path / a).mkdir()
-        r = emit_ptx(name, arch, tmp_path / arch)
+        r, seen = _emit_ptx_seen(name, arch, tmp_path / arch)
         if (name, arch) in refused:
             assert r.returncode == 1 and refused[name, arch] in r.stderr, (name, r.stderr)
             return
         assert r.returncode == 0, (name, r.stderr)
-        if arch == "sm_90a" and name in twins:
-            r80 = emit_ptx(name, "sm_80", tmp_path / "sm_80")
-            same = r80.returncode == 0 and _ptx_texts(tmp_path / "sm_80", "sm_80") == _ptx_texts(tmp_path / arch, arch)
+        if name in twins and (arch == "sm_90a") == (name in ARCH_SPECIFIC_PTX):
+            # the other arch's PTX: an ARCH_SPECIFIC_PTX program's sm_90a test, any other's sm_80 test
+            other = "sm_80" if arch == "sm_90a" else "sm_90a"
+            r2 = emit_ptx(name, other, tmp_path / other)
+            same = r2.returncode == 0 and _ptx_texts(tmp_path / other, other) == _ptx_texts(tmp_path / arch, arch)
             assert same == (name not in ARCH_SPECIFIC_PTX), (  # (a new program: list it there if it differs)
                 name, "sm_80's PTX is sm_90a's" if same else "sm_80's PTX differs: add it to ARCH_SPECIFIC_PTX")
+        if arch == "sm_90a" and name in twins - ARCH_SPECIFIC_PTX:  # so NVPTX alone could make their PTX differ
+            assert seen and _llvm_texts(name, "sm_80") == seen, (name, "sm_80's LLVM text differs")
         assemble_all(tmp_path / arch, arch, name)
 
     return (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

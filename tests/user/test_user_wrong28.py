@@ -357,3 +357,27 @@ def test_the_w4a16_loop_is_told_why_the_products_pipeline_refuses_it(tmp_path: P
     assert r.returncode == 0, r.stderr
     assert "note: the products pipeline does not take this loop: its products add into one accumulator one after " \
            "the other" in r.stderr, r.stderr
+
+
+def test_a_dequantised_b_is_told_before_the_shared_accumulator(tmp_path: Path) -> None:
+    """n06 itself: its B is dequantised in the loop (`(w as f16 - z) * s`), which no pipeline takes whatever the
+    accumulators; `--explain` said only "give each product an accumulator of its own", and with two it then
+    refused the B (hcliff14, 2026-12-07). The B's refusal now comes first."""
+    from userprog import tilec
+
+    prog = tmp_path / "dq.tile"
+    prog.write_text(
+        "kernel fn k(y: &mut Tensor<f32, [16, 16]>, x: &Tensor<f16, [?, ?]>, w: &Tensor<u8, [?, ?]>) {\n"
+        "    let px = x.partition([16, 16]);\n    let pw = w.partition([16, 16]);\n"
+        "    let mut acc = zeros::<f32>([16, 16]);\n    for g in 0..pw.num_tiles(0) {\n"
+        "        let q = pw.load([g, 0]);\n"
+        "        acc = mma(px.load([0, 2 * g]), (q & 15) as f16, acc);\n"
+        "        acc = mma(px.load([0, 2 * g + 1]), (q >> 4) as f16, acc);\n    }\n    y.store(acc);\n}\n"
+        "fn main() {\n    let x = ones::<f16>([16, 64]);\n    let w = ones::<u8>([32, 16]);\n"
+        "    let mut y = zeros::<f32>([16, 16]);\n    k(y.partition([16, 16]), &x, &w).sync();\n    print(y.sum());\n}\n",
+        encoding="utf-8")
+    r = tilec("emit", str(prog), "--stage", "gpu", "--arch", "sm_90a", "--explain")
+    assert r.returncode == 0, r.stderr
+    assert "note: the products pipeline does not take this loop: a product's B is not a tile loaded from memory" \
+        in r.stderr, r.stderr
+    assert "one accumulator one after the other" not in r.stderr, r.stderr

@@ -94,6 +94,19 @@ def insert_dim(p: Blocked, d: int) -> Blocked:
     return Blocked(ins(p.size_per_thread), ins(p.threads_per_warp), ins(p.warps_per_cta), order)
 
 
+def drop_dim(p: Blocked, d: int) -> Blocked | None:
+    """`p` without dim `d` when no thread, lane or warp spans it (`insert_dim`'s
+    inverse); None otherwise."""
+    if len(p.order) < 2 or not p.size_per_thread[d] == p.threads_per_warp[d] == p.warps_per_cta[d] == 1:
+        return None
+
+    def rm(xs: tuple[int, ...]) -> tuple[int, ...]:
+        return (*xs[:d], *xs[d + 1:])
+
+    order = tuple(o if o < d else o - 1 for o in p.order if o != d)
+    return Blocked(rm(p.size_per_thread), rm(p.threads_per_warp), rm(p.warps_per_cta), order)
+
+
 def _one_dim_changes(xs: tuple[int, ...], rs: tuple[int, ...]) -> list[tuple[str, int]]:
     """[("insert", d)] for each d where `rs` is `xs` with a size-1 dim added at d,
     [("remove", d)] for each d where one is dropped; empty for other reshapes."""
@@ -303,6 +316,10 @@ class _Assigner:
         self.count = uses(k.body)
         self.row_reduce = any(isinstance(o, ir.Reduce) and len(o.x.shape) >= 2 and o.axis == len(o.x.shape) - 1
                               for o in g.walk(k.body))
+        self.reduced_axes: dict[int, set[int]] = {}  # the axes each value of rank >= 2 is reduced along
+        for o in g.walk(k.body):
+            if isinstance(o, ir.Reduce) and len(o.x.shape) >= 2:
+                self.reduced_axes.setdefault(o.x.id, set()).add(o.axis)
         self.loop_args: set[int] = set()
         # carried values of the loops whose body is being laid out once to learn what it yields
         # (free inits): free there too, so that a nested loop they initialise learns its own
@@ -398,7 +415,16 @@ class _Assigner:
                     if lr is not None:
                         self.set(res, lr)
                         return
-                self.set(res, reshape_forward(x.shape, res.shape, lx) or self.default(res, threads))
+                lay_r: Layout | None = reshape_forward(x.shape, res.shape, lx)
+                if isinstance(lay_r, Slice) and isinstance(lx, Blocked) and (sq := drop_dim(lx, lay_r.dim)) is not None \
+                        and any(sq.warps_per_cta[a] > 1 for a in self.reduced_axes.get(res.id, ())):
+                    # a size-1 dim no thread spans dropped before a reduction across warps: the load's
+                    # layout without it, which `codegen/reduce.reduce_blocked` sums by shuffles and one
+                    # partial a warp; a Slice of it sent `t.sum(1)` of a [1, C, P] load reshaped to
+                    # [C, P] to the serial shared-memory loop (n03's GroupNorm: 17x slower than torch).
+                    # Only there: other kernels keep their layouts (and PTX)
+                    lay_r = sq
+                self.set(res, lay_r or self.default(res, threads))
             case ir.Broadcast(result=res, x=x):
                 lx = self.get(x)
                 if (lx is None and self._free(x)) or self.is_rep(x):

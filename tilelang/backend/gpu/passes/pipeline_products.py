@@ -137,6 +137,9 @@ class _Plan:
     wgmma: bool = False  # each product a warpgroup MMA, the tiles in wgmma's 128-byte swizzle (`_use_wgmma`)
 
 
+_B_NOT_LOADED = "a product's B is not a tile loaded from memory (it is read from shared memory by ldmatrix)"
+
+
 def _source(v: ir.Value, defs: dict[int, object], k: g.GpuKernel) -> tuple[ir.Load, list[object], bool] | None:
     """The load a product operand reads, the ops between (a transpose, a batched load's reshape), and whether
     it is transposed; None where it is not a loaded tile."""
@@ -184,6 +187,11 @@ def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For, split: bool = True) ->
     # (huser26: a W4A16 loop adding two products into one accumulator, `acc = mma(x0, lo, acc); acc = mma(x1, hi,
     # acc)`, got only the attention pipeline's note, as if it were an attention loop)
     if any(d.acc.id == e.result.id for d in dots for e in dots):
+        # a B computed in the loop (n06's dequantised weight) is refused whatever the accumulators: say that
+        # first, or the note sends the user to two accumulators and the next refusal (hcliff14)
+        defs0 = {v.id: o for o in g.walk(k.body) for v in g.results(o)}
+        if any(_source(d.b, defs0, k) is None for d in dots):
+            return _B_NOT_LOADED
         return ("its products add into one accumulator one after the other (`acc = mma(a, b, acc)` twice a step): "
                 "it takes loops whose products each have an accumulator of their own")
     # the loop carries only accumulators, each of one product
@@ -225,7 +233,7 @@ def _plan(k: g.GpuKernel, ctx: PassContext, loop: ir.For, split: bool = True) ->
     for d in dots:
         b = tile(d.b, d)
         if b is None:
-            return "a product's B is not a tile loaded from memory (it is read from shared memory by ldmatrix)"
+            return _B_NOT_LOADED
         a = tile(d.a, d)
         cast = None
         if a is not None and a[1]:

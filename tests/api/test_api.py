@@ -888,6 +888,22 @@ def test_a_dimension_within_a_tile_of_i32_max_is_refused_where_tiles_are_counted
     mod.first(P(y, [1]), np.zeros(2**31 - 1, np.int8)).sync()  # (no count in `first`: any dimension)
 
 
+def test_a_launch_of_more_groups_than_i32_numbers_is_refused() -> None:
+    # hrev round 30 (E0515): a `last_block(0)` kernel numbers its groups (the blocks' places on axes 1 and 2) in
+    # i32; 46341 x 46341 groups wrapped the last numbers below zero (on a GPU an arrival went to memory before the
+    # counter buffer; the interpreter started 2^31 blocks). np.zeros of 2 GB costs no memory: never written.
+    mod = tilelang.compile(
+        "kernel fn mark(z: &mut Tensor<u8, [1, 1, 1]>, total: &Tensor<i32, [1]>) {\n"
+        "    z.store(full::<u8>([1, 1, 1], 1u8));\n"
+        "    if last_block(0) {\n        unsafe { atomic_add(&total, [0], 1); }\n    }\n}\n")
+    total, big, small = np.zeros(1, np.int32), np.zeros((1, 46341, 46341), np.uint8), np.zeros((2, 3, 4), np.uint8)
+    with pytest.raises(tilelang.CallError, match=r"E0515.*kernel `mark` has 2147488281 groups of `last_block\(0\)`"
+                       r"(.|\n)*use larger tiles along axes 1 and 2"):
+        mod.mark(P(big, [1, 1, 1]), total)
+    mod.mark(P(small, [1, 1, 1]), total).sync()  # (12 groups of 2 blocks)
+    assert total[0] == 12
+
+
 def test_a_failing_host_function_raises_execution_error() -> None:
     mod = tilelang.compile(
         "fn check(x: &Tensor<f32, [?]>) {\n"

@@ -87,6 +87,9 @@ MISALIGN = os.environ.get("LLSIM_MISALIGN", "0") != "0"
 # True (or LLSIM_BF16_F32=1): the whole-program device gives every bf16 tensor f32 memory (`TensorFacts.bf16_f32`,
 # as a float32 CUDA array of another library passed for a bf16 parameter is), the paths that read such memory.
 BF16_F32 = os.environ.get("LLSIM_BF16_F32", "0") != "0"
+# A set of (x, y, z) block indices, or None: `SimDevice.run` runs only these blocks of the grid (the others'
+# tiles are left as they were), so a test of one far block of a huge launch (`huge_array`) runs one block.
+ONLY_BLOCKS: set[tuple[int, int, int]] | None = None
 _ELEM_BYTES = {"i8": 1, "half": 2, "bfloat": 2, "i16": 2, "float": 4, "i32": 4, "double": 8, "i64": 8}
 
 import llsim_exec  # noqa: E402  (the parts read the settings above)
@@ -113,6 +116,36 @@ del _part, _name, _value
 # Threads run the kernel's blocks compiled to Python functions (llsim_blocks);
 # False: one closure an instruction (`_thread`), the reference the compiled
 # blocks are tested against (also LLSIM_COMPILED=0 in the environment).
+
+
+# id -> (array, its mmap): arrays `huge_array` made, which `SimDevice.run` simulates in place (their memory is
+# the buffer: nothing copied in or back), so a tensor of more than 2^31 elements costs only the pages touched
+_HUGE: dict[int, tuple[np.ndarray, Any]] = {}
+
+
+def huge_array(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A C-contiguous array of zeros backed by an anonymous mmap (only the pages written or read take memory),
+    which `SimDevice.run` gives a kernel as its own buffer: a launch over a tensor of 2^31 elements or more (hrev30:
+    64-bit addressing, i32 offsets that must not wrap) simulates without copying it. Tests write the elements a
+    block reads and compare the ones it writes; `ONLY_BLOCKS` runs the block of interest alone."""
+    import mmap
+
+    dt = np.dtype(dtype)
+    mm = mmap.mmap(-1, max(1, int(np.prod(shape, dtype=np.int64)) * dt.itemsize))
+    arr = np.frombuffer(mm, dt, count=int(np.prod(shape, dtype=np.int64))).reshape(shape)
+    _HUGE[id(arr)] = (arr, mm)
+    return arr
+
+
+def mmap_type() -> type:
+    import mmap
+
+    return mmap.mmap
+
+
+def _huge_buffer(a: Any) -> Any:
+    kept = _HUGE.get(id(a))
+    return kept[1] if kept is not None and kept[0] is a else None
 
 
 _MEM_NP = {"float": np.float32, "double": np.float64, "half": np.float16, "i8": np.uint8,
@@ -214,6 +247,11 @@ class SimDevice:
                 continue
             if slot.what == "ptr":
                 mt = mem_ty(p.dtype, bool(gk.facts.get(p.name) and gk.facts[p.name].bf16_f32))
+                if _huge_buffer(a) is not None:  # `huge_array`'s: its own memory, written in place
+                    assert _MEM_NP.get(mt) == a.dtype or mt == "i8", f"a huge array of {a.dtype} for {mt}"
+                    mem.bufs[p.name] = _huge_buffer(a)
+                    regs[reg] = (p.name, 0)
+                    continue
                 arr = np.asarray(a)
                 if mt == "bfloat":
                     raw = bytearray(np.frombuffer(np.asarray(arr, np.float32).tobytes(), np.uint16)[1::2].tobytes())
@@ -255,9 +293,11 @@ class SimDevice:
             g[queue] = max(1, min(g[queue], queue_blocks))
             grid = tuple(g)
         gx, gy, gz = (*grid, 1, 1)[:3]
-        blocks = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+        blocks = [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)
+                  if ONLY_BLOCKS is None or (x, y, z) in ONLY_BLOCKS]
         key = None  # (`MEMO`; not when the registers are recorded: `Memory.regs_out`)
-        if MEMO and not PERTURB and not self.trace and mem.regs_out is None and "globaltimer" not in prog.source:
+        if (MEMO and not PERTURB and not self.trace and mem.regs_out is None and "globaltimer" not in prog.source
+                and ONLY_BLOCKS is None and not any(isinstance(b, mmap_type()) for b in mem.bufs.values())):
             key = _launch_key(prog.source, abi, grid, order, mem, regs)
             kept = _LAUNCHES.get(key)
             if kept is not None:  # simulated before: its buffers, and no block runs again

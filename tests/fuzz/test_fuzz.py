@@ -77,3 +77,32 @@ def test_a_case_s_files_stay_out_of_the_suite_s_fixed_paths(corpus: fuzzer.Corpu
     assert not any(f in moved for f in fixed)
     assert moved.count("tile-fuzz-") == text.count('"/tmp/') > 0  # every /tmp name, in the process's folder
     assert fuzzer.private_paths(text) == moved  # one folder a process: reproducible
+
+
+@pytest.mark.heavy  # (~3 s: each shape's kernel is compiled to PTX on the stub; the address-0 test below is default)
+def test_foreign_gpu_arrays_are_accepted_only_where_a_kernel_can_use_them() -> None:
+    # tests/fuzz/cuda_iface_fuzz.py (hrev30): `__cuda_array_interface__`s of random addresses, shapes, strides and
+    # flags on the stub GPU; an accepted call gave every kernel one row-major block, aligned, not at address 0,
+    # no written array sharing a byte with another, nothing read-only written. 100 cases.
+    from fuzz import cuda_iface_fuzz
+
+    assert cuda_iface_fuzz.main(["--seed", str(SEED), "--count", "100"]) == 0
+
+
+def test_a_foreign_gpu_array_of_elements_at_address_0_is_refused() -> None:
+    # hrev30: an interface giving address 0 for 64 elements was launched (the GPU faults: the context is lost), on
+    # the checked path and on a plan's hit alike
+    import tilelang
+    from fuzz.cuda_iface_fuzz import SRC, Foreign
+    from tilelang import partition as P
+    from tilelang.runtime.cuda_stub import installed, stub_device
+
+    mod = tilelang.compile(SRC)
+    z = Foreign(0x7F0000000000, (64,), "<f4", None, False)
+    with installed(stub_device()):
+        mod.cp(P(z, [16]), Foreign(0x7F0000100000, (64,), "<f4", None, False)).sync()  # (the plan, then its hit)
+        for ptr in (0, 0):
+            with pytest.raises(tilelang.CallError, match=r"E0801(.|\n)*`x` of kernel `cp` is a float32 array on the "
+                               r"GPU of shape \(64,\) at address 0(.|\n)*help: pass an array its library made"):
+                mod.cp(P(z, [16]), Foreign(ptr, (64,), "<f4", None, False))
+        mod.cp(P(z, [16]), Foreign(0, (0,), "<f4", None, False)).sync()  # (no element: never read)

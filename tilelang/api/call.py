@@ -16,6 +16,7 @@ import numpy as np
 
 from tilelang.api import arrays
 from tilelang.api.arrays import ArrayRef, NotAnArray, Unsupported, tile_dtype_name
+from tilelang.api.borrowed import frozen_by
 from tilelang.api.engines import _device
 from tilelang.api.errors import BorrowError, CallError, a_type, span_text
 from tilelang.api.fastpath import (
@@ -26,11 +27,17 @@ from tilelang.api.fastpath import (
     memo_for,
     tensor_guard,
 )
-from tilelang.api.borrowed import frozen_by
 from tilelang.api.operation import Operation
 from tilelang.api.partition import Partition
 from tilelang.api.scalars import scalar_value
-from tilelang.api.signature import _fix_contiguous, _fix_dtype, _fix_not_an_array, _fix_rank, _inferable, _match_args
+from tilelang.api.signature import (
+    _fix_contiguous,
+    _fix_dtype,
+    _fix_not_an_array,
+    _fix_rank,
+    _inferable,
+    _match_args,
+)
 from tilelang.api.temporaries import LOST, arg_counts, find_unheld, unheld_partition
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import launch as lcodes
@@ -141,7 +148,7 @@ class _Call:
                 spec,
                 f"{what} is {ref.describe()}, an element type Tile does not have",
                 code=lcodes.DTYPE_MISMATCH,
-                help="convert it to one Tile has (float32, float16, int32, uint8, bool, ...)",
+                help=arrays.foreign_dtype_help(ref, spec.name),
             )
         want = DType.parse(spec.elem or "")
         if want is not None:
@@ -209,6 +216,14 @@ class _Call:
         if ref.copied and (mutable or not arrays.immutable(ref)):  # (a JAX array's copy is its value)
             message, fix = arrays.copied_text(ref, what, spec.name, "the kernel writes it", mutable)
             self.fail(spec, message, help=fix, code=acodes.UNUSABLE_ARRAY)
+        if ref.is_cuda and ref.nbytes and not ref.ptr:  # (hrev30: a foreign interface's address 0 for elements)
+            self.fail(
+                spec,
+                f"{what} is {ref.describe()} at address 0: an array of elements has memory somewhere, and "
+                "the GPU cannot load from address 0",
+                help="pass an array its library made (a CuPy array or a PyTorch tensor): its interface is malformed",
+                code=acodes.UNUSABLE_ARRAY,
+            )
         if ref.is_cuda and ref.nbytes and ref.ptr % _itemsize(ref):  # (an empty one is never read)
             self.fail(
                 spec,
@@ -822,7 +837,7 @@ def _from_plan(
     """The operation of a call whose key has `plan`: the checks the key
     does not settle, then the operation."""
     for i, size in plan.align:
-        if ptrs[i] % size and plan.arrays[i].nbytes:  # the checked path words it (E0801)
+        if (ptrs[i] % size or not ptrs[i]) and plan.arrays[i].nbytes:  # the checked path words it (E0801)
             values = _match_args(kernel.__name__, "kernel", kernel.decl, args, {}, kernel.module)
             return _Call(kernel, values).build()
     for a, b, na, nb in plan.overlaps:

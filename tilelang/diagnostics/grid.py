@@ -1,7 +1,8 @@
 """The help of E0509 (a launched kernel without a `&mut` partition to size
 its grid), shared by the checker (a Tile launch, `sema/launch.py`) and the
 launch itself (a Python API call, `runtime/launch.py`): one text, so the two
-never drift apart.
+never drift apart. So are E0500's help and E0515 (`group_count_error`: a
+`last_block` or queue launch of more groups than `i32` numbers).
 
 The parameter it offers has the rank of the grid the kernel reads (round 13:
 a 1-D `seen: &mut Tensor<i32, [1]>` for a kernel reading `block_id(2)` made
@@ -10,7 +11,15 @@ a `_` name, as nothing needs to store into it (`seen` was W0001 unused)."""
 
 from __future__ import annotations
 
+from tilelang import lastblock, share_queue
+from tilelang.diagnostics.codes import launch as codes
+from tilelang.diagnostics.model import Diagnostic
+from tilelang.source import Span
 from tilelang.syntax import ast
+
+# The most groups a `last_block` or queue launch may have (E0515, hrev30): the largest group index, `groups - 1`,
+# and every partial sum of it (`bid_1 + bid_2 * nb_1`, `ir/lower/context.group_index`) then fit `i32`.
+MAX_GROUPS = (1 << 31) - 1
 
 
 def no_grid_help(decl: ast.FnDecl) -> str:
@@ -20,7 +29,7 @@ def no_grid_help(decl: ast.FnDecl) -> str:
     rank = min(max(axes, default=0), 2) + 1
     ones = ", ".join(["1"] * rank)
     grid = ", ".join(f"g{i}" for i in range(rank)) if rank > 1 else "n"
-    return (f"give the kernel a `&mut` parameter with one element a block, of the grid's rank"
+    return ("give the kernel a `&mut` parameter with one element a block, of the grid's rank"
             + (f" (it reads `block_id({rank - 1})`)" if rank > 1 else "")
             + f", e.g. `_grid: &mut Tensor<i32, [{ones}]>` (a `_` name: a parameter only for the grid, which "
             f"nothing needs to store into), and pass it `_grid.partition([{ones}])` of a "
@@ -92,3 +101,41 @@ def merge_axes_help(shape: tuple[int, ...], tile: tuple[int, ...]) -> str:
                 f"{tile[k]} does not, or a tile would hold elements of two indices of axis {k - 1}; reshape it back "
                 "after")
     return "reshape the tensor to at most three dimensions before partitioning it"
+
+
+def group_count_error(decl: ast.FnDecl, grid: tuple[int, ...], launch: Span) -> Diagnostic | None:
+    """E0515 at `launch` when `decl` (a kernel) has a `last_block(axis)` region or a tile queue along `axis`
+    and the launch's `grid` has more than `MAX_GROUPS` groups (blocks that differ only along `axis`); else
+    None. The launch's check and `tilec check`'s for a grid of constant shapes
+    (`sema/launch.constant_grids`) give this one diagnostic (`runtime/tile_counts.check_group_counts` raises it)."""
+    site: tuple[Span, str, int] | None = None
+    found = lastblock.region(decl)
+    if found is not None:
+        site = (found[0].cond.span, f"`last_block({found[1]})`", found[1])
+    else:
+        walk = share_queue.loop(decl)
+        if walk is not None and share_queue.kind_of(walk[0].iter) == share_queue.NAME:
+            site = (walk[0].iter.span, f"`queue({walk[1]})`", walk[1])
+    if site is None:
+        return None
+    span, what, axis = site
+    g = tuple(grid) + (1,) * (3 - len(grid))
+    others = [d for d in range(3) if d != axis]
+    groups = g[others[0]] * g[others[1]]
+    if groups <= MAX_GROUPS:
+        return None
+    shape = " x ".join(str(n) for n in g[:max(len(grid), axis + 1)])
+    return (
+        Diagnostic.error(
+            codes.GROUP_COUNT_RANGE,
+            f"this launch of kernel `{decl.name.name}` has {groups} groups of {what}, more than the "
+            f"{MAX_GROUPS} the kernel can number",
+        )
+        .primary(launch, f"a grid of {shape} blocks")
+        .secondary(span, f"one counter a group: the blocks that differ only along axis {axis}, "
+                         f"numbered by their place on axes {others[0]} and {others[1]} in `i32`")
+        .note(f"a group's number must fit `i32`: a launch of {what} takes at most {MAX_GROUPS} groups "
+              f"(the product of its grid's axes {others[0]} and {others[1]})")
+        .with_help(f"use larger tiles along axes {others[0]} and {others[1]} of the `&mut` partitions (fewer "
+                   f"blocks there), or make the axis with the most tiles axis {axis}")
+    )

@@ -38,18 +38,17 @@ from tilelang.interp import numeric as num
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
-from tilelang.runtime import host_ops as ops
 from tilelang.runtime import host_instances as instances
+from tilelang.runtime import host_ops as ops
 from tilelang.runtime.declared import declared_diagnostic, declared_mismatch
 from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
 from tilelang.runtime.tensor import TUNER_PICKS, Partition, Tensor
-from tilelang.runtime.tile_counts import check_tile_counts
+from tilelang.runtime.tile_counts import check_group_counts, check_tile_counts
 from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.types import ScalarT, TensorT, TypeParam
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
-
 
 _ARITH = frozenset(("+", "-", "*", "/", "%", "&", "|", "^"))
 
@@ -723,8 +722,10 @@ class HostEvaluator:
     def check_deferred(self, launch: Span, fn: FnRef, bound: Any) -> None:
         """Evaluate the facts the ownership checker deferred to launch time
         (`OwnershipFacts.launch_checks`, e.g. nested tile indices in range),
-        and that no dimension passes the kernel's tile counts (E0514)."""
+        and that no dimension passes the kernel's tile counts (E0514), nor the groups of its `last_block`
+        or queue `i32` (E0515)."""
         check_tile_counts(self.program, fn.decl, bound.args, launch)
+        check_group_counts(fn.decl, tuple(bound.grid), launch)
         if self.ownership is None:
             return
         checks_for = self.ownership.checks_for

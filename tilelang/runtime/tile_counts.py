@@ -15,9 +15,21 @@ refuses such a dimension, before any work, for a kernel that counts tiles
 (in its body or a device function it calls, at any depth): every tile is
 at most 2^20 elements, so a dimension below 2^31 - 2^20 never meets it.
 
-Entry point: `check_tile_counts(program, decl, args, launch)`, from the
-launch-time checks of every launch (`HostEvaluator.check_deferred`, which
-the Python API's checked path calls too).
+E0515 (hrev30): a `last_block(axis)` region's and a tile queue's
+(`for s in queue(axis)`) counters are one a group (the blocks that differ
+only along `axis`), and the kernel computes its group's index from the
+block's position on the other axes in `i32` (`ir/lower/context.group_index`,
+the counter's address `codegen/arrive._counter`). A launch of more than
+2^31 - 1 groups (tiles of one element over a tensor of 2^31, as a
+[1, 46341, 46341] `u8` tensor in [1, 1, 1] tiles gives with `last_block(0)`)
+wrapped the index below zero: on a GPU the atomic of the arrival went to
+memory before the counter buffer (gigabytes before it), on the interpreter
+two groups shared a counter once there were 2^32. Such a launch is refused.
+
+Entry points: `check_tile_counts(program, decl, args, launch)` and
+`check_group_counts(decl, grid, launch)`, from the launch-time checks of
+every launch (`HostEvaluator.check_deferred`, which the Python API's checked
+path calls too).
 """
 
 from __future__ import annotations
@@ -25,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 from tilelang.diagnostics.codes import launch as codes
+from tilelang.diagnostics.grid import group_count_error
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.memo import ByIdentity
 from tilelang.runtime.tensor import Partition, Tensor
@@ -94,3 +107,10 @@ def check_tile_counts(program: Any, decl: ast.FnDecl, args: list[Any], launch: S
         .with_help(f"split that dimension of `{name}` in two (`.reshape(..)` with one more "
                    "dimension), or pass the tensor in parts")
     )
+
+
+def check_group_counts(decl: ast.FnDecl, grid: tuple[int, ...], launch: Span) -> None:
+    """`diagnostics.grid.group_count_error`, raised (the launch's check)."""
+    diag = group_count_error(decl, grid, launch)
+    if diag is not None:
+        raise TileError(diag)

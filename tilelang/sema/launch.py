@@ -15,7 +15,12 @@ from typing import Any
 
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.launch import GRID_MISMATCH, GRID_RANK, NO_GRID
-from tilelang.diagnostics.grid import grid_mismatch_help, merge_axes_help, no_grid_help
+from tilelang.diagnostics.grid import (
+    grid_mismatch_help,
+    group_count_error,
+    merge_axes_help,
+    no_grid_help,
+)
 from tilelang.dtypes import DType
 from tilelang.lastblock import group_params, region
 from tilelang.requires import trim_grid
@@ -48,6 +53,7 @@ from tilelang.sema.types import (
     subst_dim,
     subst_type,
 )
+from tilelang.share_queue import loop as walk_loop
 from tilelang.syntax import ast
 
 
@@ -348,6 +354,8 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
                  .note("every shape here is a constant, so the launch would always fail")
                  .with_help(merge_axes_help(shape, tile)))  # type: ignore[arg-type]
         return
+    if _group_counts(tcx, e, info, parts):
+        return
     if len(parts) < 2:
         return
     groups: dict[str, int] = {}
@@ -405,6 +413,26 @@ def constant_grids(tcx: CheckCx, e: ast.Call, info: FnInfo,
                            f"to arrive writes the group's tile of `{name}` (every shape here is a constant)")
                      .with_help(f"partition `{name}` into one tile along axis {axis} per group"))
             return
+
+
+def _group_counts(tcx: CheckCx, e: ast.Call, info: FnInfo, parts: list[tuple[ast.Param, ast.Expr, PartitionT]]) -> bool:
+    """E0515 at check time (hrev30): a `last_block` or queue kernel launched on a grid of constant shapes with
+    more groups than `i32` numbers (the launch refuses it too: `runtime/tile_counts.check_group_counts`)."""
+    if region(info.decl) is None and walk_loop(info.decl) is None:
+        return False
+    owned = group_params(info.decl) if region(info.decl) is not None else {}
+    for p, _a, aty in parts:
+        if p.name.name in owned or aty.tensor.shape is None or len(aty.tensor.shape) != len(aty.tile_shape):
+            continue
+        dims = [(n.const_value if n is not None else None, t.const_value if t is not None else None)
+                for n, t in zip(aty.tensor.shape, aty.tile_shape, strict=True)]
+        if any(n is None or t is None or n < 0 or t <= 0 for n, t in dims):
+            return False
+        diag = group_count_error(info.decl, tuple(-(-n // t) for n, t in dims), e.span)  # type: ignore[operator]
+        if diag is not None:
+            tcx.emit(diag.note("every shape here is a constant, so the launch would always fail"))
+        return diag is not None
+    return False
 
 
 def tuner_dim(tcx: CheckCx, info: FnInfo, p: ast.Param, ex: ast.Expr, sname: str | None) -> bool:

@@ -46,3 +46,6 @@ CLUSTER_GRID = define(
 TILE_COUNT_RANGE = define(
     "E0514", "launch-tile-count-range",
     "a tensor dimension within a tile of 2^31, in a kernel that counts tiles (`num_tiles`, a walk)")
+GROUP_COUNT_RANGE = define(
+    "E0515", "launch-group-count-range",
+    "a `last_block` or tile-queue launch of more than 2^31 - 1 groups (its counters are indexed in `i32`)")

@@ -543,7 +543,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--model-contexts", default="", help='a model\'s own contexts: "4b=1024,8192,32768;8b=1024"')
     ap.add_argument("--prefill-models", default="", help="the models that time the prefill (default: all)")
     ap.add_argument("--issue17", action="store_true",
-                    help="issue 17's table: 0.6B / 8B at 1,024, 4B at 1,024 / 8,192 / 32,768, 4B prefill 2,048")
+                    help="issue 17's table: 0.6B / 8B at 1,024, 4B at 1,024 / 8,192 / 32,768, 4B prefill 2,048 "
+                         "(replaces --models, --contexts, --model-contexts, --prefill and --prefill-models; "
+                         "--tokens 128 unless given)")
     ap.add_argument("--tokens", type=int, default=None, help="decode steps timed per point (64; --issue17 128)")
     ap.add_argument("--eager-tokens", type=int, default=8)
     ap.add_argument("--prefill", type=int, default=0, help="prompt length to time (0: none)")

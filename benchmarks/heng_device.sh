@@ -25,7 +25,7 @@
 # written before any run:
 #   {}   404-410 tok/s (77.5-78.5 %; call 41's decode.py 404.5; decode_ab reads within ~1 % of decode.py)
 #   N    -1.5..+2.5 % against {} (central +0.5 %): +1..+3 % if the 2026-12-03 loss of early loads holds for today's
-#        three peeled GEMVs, less what ge / gl / me are worth here (+1.4 % on the H100: ~0.9 us a layer); a win of
+#        three peeled GEMVs, less what ge / gl / me are worth here (+1.4 % on the H100: ~1.2 us a layer); a win of
 #        >= +0.5 % at 1,024 and >= 0 at 8,192 (STEP=more) would make it the H200's plan (the lead's promotion: plan_for
 #        picks it on a card of the H200's bandwidth)
 #   L    -1..+2 %   (the early loads alone; on the H100 the triggers without them lost 0.5 %)
@@ -38,7 +38,9 @@
 # One device step, <= ~175 s warm (engine load ~20-30 s, 14 rows of ~6-8 s, compiles of the variants' kernels):
 #   decode_ab.py --model 4b --contexts 1024, {} N NG L G GL M M GL G L NG N {}, 3 rounds of 4 replays
 # Optional steps, each its own call if device time is left:
-#   STEP=more  (<= 90 s): 4B at 8,192, {} N N {} (the long form: 32 splits, 2 attention blocks an SM)
+#   STEP=more  (<= 120 s): 4B at 8,192, {} N N {} (the long form: 32 splits, 2 attention blocks an SM), then the GPU
+#              tests of the profile and of `sbt` (teacher-forced logits against TorchQwen3, the greedy tokens; expected
+#              to pass)
 #   STEP=small (<= 90 s): 0.6B and 8B at 1,024, {} N N {}
 #   STEP=table (<= 250 s): decode.py --issue17 (issue 17's whole table in one process: 4B at 1,024 / 8,192 / 32,768 with
 #              the prefill of 2,048, 0.6B and 8B at 1,024, each against PyTorch eager and graph; 128 tokens a timed
@@ -60,8 +62,9 @@
 #   STEP=kern  (<= 120 s): the kernels' own promotions, each off, and a key tile of 64: {} R K T B B T K R {} (R `rs` 0,
 #              K `kb` 0, T `tw` 0; the H100 measured +0.45 %, +0.36 %, +0.5 %). Expected on the H200: R -1..0 %, K
 #              -0.8..0 %, T -0.8..-0.3 % against {} (each the same microseconds as on the H100, ~1.4x the share); a row
-#              near 0 or above says that promotion does not carry over. B = {"bt": 64} (no code: at 1,025-1,031
-#              positions 17 key tiles of 64 over 16 splits, the slowest split 2 tiles where it now has 3 of 32; the
+#              near 0 or above says that promotion does not carry over. B = {"sbt": 64} (`Plan.sbt`, the short form's key tile, new, opt-in: at 1,025-1,031
+#              positions 17 key tiles of 64 over 16 splits, the slowest split 2 tiles where it now has 3 of 32, the long
+#              form (8,192 on) still 32: its two ring blocks an SM would not hold two 128 KB rings; the
 #              H200's 2026-12-04 timeline: 0.57 us a tile of 32, a tile of 64 ~0.75 with twice the products; ptxas
 #              13.0: 255 registers, no spill; the ring 128 KB of shared memory, one block an SM as now): -1..+0.3 %
 #              (-0.17 us on the slowest split against whatever the larger ring does to the carveout beside the GEMVs)
@@ -91,14 +94,17 @@ case "${STEP:-ab}" in
       --variants "[{}, $N, $NF, $NW, $NW, $NF, $N, {}]" --out "$D/fold" > "$D/fold.log" 2>&1
     echo "heng decode_ab fold (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/fold.log" | cut -c1-200; summ "$D/fold" ;;
   kern)
-    R='{"rs": 0}'; K='{"kb": 0}'; T='{"tw": 0}'; B='{"bt": 64}'
+    R='{"rs": 0}'; K='{"kb": 0}'; T='{"tw": 0}'; B='{"sbt": 64}'
     timeout ${KERN_TIMEOUT:-120} python3 benchmarks/decode_ab.py --model 4b --contexts 1024 --rounds 3 --reps 4 \
       --variants "[{}, $R, $K, $T, $B, $B, $T, $K, $R, {}]" --out "$D/kern" > "$D/kern.log" 2>&1
     echo "heng decode_ab kern (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/kern.log" | cut -c1-200; summ "$D/kern" ;;
   more)
     timeout ${MORE_TIMEOUT:-90} python3 benchmarks/decode_ab.py --model 4b --contexts 8192 --rounds 3 --reps 4 \
       --variants "[{}, $N, $N, {}]" --out "$D/more" > "$D/more.log" 2>&1
-    echo "heng decode_ab 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"; summ "$D/more" ;;
+    echo "heng decode_ab 8,192 (rc $?, $(el) s):"; grep -E "^(NVIDIA|ctx|.*failed)" "$D/more.log"; summ "$D/more"
+    timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -p no:cacheprovider -m gpu tests/llm/test_engine_gpu.py \
+      -k "noearly or short_form_key_tile" > "$D/tests.log" 2>&1
+    echo "heng gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"; grep -E "^FAILED|^ERROR" "$D/tests.log" | head -4 ;;
   small)
     for m in 0.6b 8b; do
       timeout ${SMALL_TIMEOUT:-45} python3 benchmarks/decode_ab.py --model $m --contexts 1024 --rounds 3 --reps 4 \

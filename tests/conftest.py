@@ -20,6 +20,10 @@
   kernel in the simulator): they run with `TILE_SLOW=1` (the lead's device
   calls and a full `TILE_SLOW=1` run each session do), and are skipped with
   that reason otherwise, so the default run stays within CI's 10 minutes.
+- Each xdist worker collects the whole suite; on a fresh checkout worker k of n
+  first rewrites the asserts of the k-th of n slices of the test modules into
+  pytest's cache (`share_rewriting`), so that each module is rewritten about
+  once, not once a worker (~7 CPU-s of a 2-worker run's ~30 of collection).
 - Python's cycle collector: off while the modules are collected, then what
   collection made is frozen (`gc.freeze`: never walked again) and the young
   generation is collected every 10,000 net allocations instead of 700
@@ -67,13 +71,55 @@ GC_YOUNG = 10_000
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_collection(session: pytest.Session):  # type: ignore[no-untyped-def]
-    """Collection without the cycle collector, then `suite_gc`."""
+    """Collection without the cycle collector (`share_rewriting` first), then `suite_gc`."""
     collecting = gc.isenabled()
     gc.disable()
+    share_rewriting(session.config)
     yield
     if collecting:
         gc.enable()
     suite_gc()
+
+
+def share_rewriting(config: pytest.Config, root: Path = _TESTS) -> int:
+    """Each xdist worker collects the whole suite, and on a fresh checkout (CI's) each rewrote the asserts of
+    every test module itself (pytest caches a rewritten module in `__pycache__`, but the workers start
+    together and reach each module at about the same time): ~9 CPU-s a worker of the ~15 its collection took.
+    Here worker k of n (k >= 1) first rewrites and caches the k-th of n slices of the test modules (by path, the
+    order collection takes them), while worker 0 collects from the first: each module is rewritten about once,
+    and a worker finds the others' in the cache (pytest's own check: the source's mtime and size). Only where
+    pytest rewrites and writes its cache; pytest's private rewriting functions, so a pytest that moved them
+    rewrites as before. Returns the modules rewritten here."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")
+    if not worker.startswith("gw") or not worker[2:].isdigit() or not count.isdigit():
+        return 0
+    k, n = int(worker[2:]), int(count)
+    if k == 0 or k >= n or sys.dont_write_bytecode or config.getoption("assertmode", "rewrite") != "rewrite":
+        return 0
+    try:
+        from _pytest.assertion import assertstate_key
+        from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc, _rewrite_test, _write_pyc, get_cache_dir
+    except ImportError:
+        return 0
+    state = config.stash.get(assertstate_key, None)
+    if state is None:
+        return 0
+    files = sorted((p for p in root.rglob("*.py") if p.name == "conftest.py" or p.name.startswith("test_")),
+                   key=lambda p: p.relative_to(root).parts)
+    done = 0
+    for fn in files[k * len(files) // n:(k + 1) * len(files) // n]:
+        cache_dir = get_cache_dir(fn)
+        pyc = cache_dir / (fn.name[:-3] + PYC_TAIL)
+        try:
+            cache_dir.mkdir(parents=True, exist_ok=True)
+            if _read_pyc(fn, pyc, state.trace) is not None:  # (another worker's, or an earlier run's)
+                continue
+            source_stat, co = _rewrite_test(fn, config)
+            _write_pyc(state, co, source_stat, pyc)
+        except (OSError, SyntaxError):  # (collection itself reports a module it cannot read)
+            continue
+        done += 1
+    return done
 
 
 END_COLLECTIONS = 1

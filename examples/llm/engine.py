@@ -61,7 +61,7 @@ import numpy as np
 from backends import _Numpy, _Torch
 from capture import TorchGraph, capture
 from model import Qwen3Config, check_weights
-from plan import Plan, _pow2_at_least, check_fold, check_ge, check_qr, plan_for
+from plan import Plan, _pow2_at_least, check_fold, check_ge, check_key_tiles, check_qr, plan_for
 from reference import rope_tables
 from steps import decode_step_ops, last_row_ops, prefill_chunk_ops
 from tails import check_forms, hybrid_scratch
@@ -367,10 +367,11 @@ class TileQwen3:
             raise ValueError(f"Plan.rs must be 0 (off), 1 (tiles of up to 16 elements) or N >= 2, not {pl.rs}")
         if pl.aw not in (0, 8):
             raise ValueError(f"Plan.aw must be 0 or 8 (the ring attention's warps), not {pl.aw}")
-        if pl.aw and (pl.fm or pl.qr or pl.ea & 4 or pl.bt % 8):
+        check_key_tiles(pl)
+        if pl.aw and (pl.fm or pl.qr or pl.ea & 4 or pl.bt % 8 or pl.sbt % 8):
             raise ValueError(
                 "Plan.aw 8 is `attn_decode_ring_early`'s loop in 8 warps: it needs fm 0, qr 0, "
-                f"ea 0, 1 or 3 and bt a multiple of 8 (fm {pl.fm}, qr {pl.qr}, ea {pl.ea}, bt {pl.bt})"
+                f"ea 0, 1 or 3 and bt a multiple of 8 (fm {pl.fm}, qr {pl.qr}, ea {pl.ea}, bt {pl.bt}, sbt {pl.sbt})"
             )
         check_qr(pl, self.cfg.head_dim)
         check_ge(pl)

@@ -82,6 +82,12 @@ class Plan:
     fma_until: int = 0
     short_tc: int = 0
     short_ns: int = 0  # the short form's splits per KV head (0: `ns`)
+    # the short form's attention key tile (below `fma_until`, or the only
+    # form; 0: `bt`): at 1,025-1,031 positions a tile of 64 gives the slowest
+    # of 16 splits 2 tiles where 32 gives it 3, while the long form's two
+    # ring blocks an SM keep 32 (two 128 KB rings do not fit an SM). Issue 17,
+    # heng (2026-12-07): opt-in, not yet measured (`heng_device.sh` STEP=kern)
+    sbt: int = 0
     # programmatic dependent launch (sm_90+, `runtime/cuda_pdl.py`): True,
     # or the trigger's place (`Target.pdl_trigger`: "entry", "late", "last"
     # (the main loop's last iteration), "exit"; True is "late") [+ what comes
@@ -378,6 +384,15 @@ def check_fold(plan: Plan) -> None:
     if plan.kp < 0 or plan.kp & (plan.kp - 1) or (plan.kp and (plan.qr or "qkv" in plan.qg)):
         raise ValueError(f"Plan.kp ({plan.kp}) is the KV prefetch's rows a tile (a power of two, 0: none) in the QKV "
                          "GEMV's plain form: not with qr or the QKV on the tile queue (qg)")
+
+
+def check_key_tiles(plan: Plan) -> None:
+    """A ValueError naming a key tile (`plan.bt`, the short form's `plan.sbt`)
+    the attention cannot take: a power of two of at least 4 (`sbt` 0: `bt`;
+    under `aw` 8 a multiple of 8 too, which the engine's `aw` check says)."""
+    for name, bt in (("bt", plan.bt), ("sbt", plan.sbt)):
+        if (bt or name == "bt") and (bt < 4 or bt & (bt - 1)):
+            raise ValueError(f"Plan.{name} must be a power of two of at least 4 (sbt 0: bt), not {bt}")
 
 
 def check_qr(plan: Plan, head_dim: int) -> None:

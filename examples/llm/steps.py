@@ -139,6 +139,7 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
     heads = c.num_attention_heads + 2 * hkv
     # the short form (below `fma_until`; the only form without one): `Plan.aw`
     short = pl.fma_until <= 0 or (tc, ns) == (pl.short_tc, pl.short_ns or pl.ns)
+    bt = pl.sbt if short and pl.sbt else pl.bt  # the attention's key tile (`Plan.sbt`: the short form's)
     # the splits as `combine_splits` reads them (the same memory)
     o_part, lse_part = eng.parts[ns]
     o_part3 = o_part.reshape(hkv, ns, g * d)
@@ -197,25 +198,25 @@ def decode_step_ops(eng: Any, tc: int, ns: int) -> list[Any]:
         # the ring attention's trigger at its entry: `pe` (with the merge's), or "attn" in `ge` alone
         pa = int(bool(pl.pe) or "attn" in pl.ge)
         if tc == 3:
-            attn = k.attn_decode_short[g, d // 2, pl.bt]
+            attn = k.attn_decode_short[g, d // 2, bt]
         elif merged:
-            attn = k.attn_decode_ring_merge[g, d // 2, pl.bt, pa, ns, min(pl.fm, ns)]
+            attn = k.attn_decode_ring_merge[g, d // 2, bt, pa, ns, min(pl.fm, ns)]
         elif folded:
             # at most 16 shares a step (32 at once spill at 4B's shapes: ptxas 13.0);
             # `fl` & 4: its PE 3, no trigger (the O GEMV scheduled at its exit); `fl` & 8: its AW 1,
             # the head's last split waits for the others and merges (`arrive_wait`)
-            attn = k.attn_decode_ring_fold[g, d // 2, pl.bt, 3 if pl.fl & 4 else pa, pl.ea | kb, ns, min(ns, 16),
+            attn = k.attn_decode_ring_fold[g, d // 2, bt, 3 if pl.fl & 4 else pa, pl.ea | kb, ns, min(ns, 16),
                                             int(bool(pl.fl & 8))]
         elif tc == 4 and pl.aw == 8 and short:
-            attn = k.attn_decode_ring_w8[g, d // 2, pl.bt, pa, (pl.ea & 3) | kb]
+            attn = k.attn_decode_ring_w8[g, d // 2, bt, pa, (pl.ea & 3) | kb]
         elif tc == 4 and pl.ea:
-            attn = k.attn_decode_ring_early[g, d // 2, pl.bt, pa, pl.ea | kb]
+            attn = k.attn_decode_ring_early[g, d // 2, bt, pa, pl.ea | kb]
         elif tc == 4:
-            attn = k.attn_decode_ring[g, d // 2, pl.bt, pa]
+            attn = k.attn_decode_ring[g, d // 2, bt, pa]
         else:
-            attn = k.attn_decode[g, d // 2, pl.bt, tc]
+            attn = k.attn_decode[g, d // 2, bt, tc]
         if pl.qr:
-            attn_pre = k.attn_decode_ring_pre[g, d // 2, pl.bt, pa, d // pl.bn["qkv"]]
+            attn_pre = k.attn_decode_ring_pre[g, d // 2, bt, pa, d // pl.bn["qkv"]]
             ops.append(
                 attn_pre(
                     P(o_part, [1, g, d]),

@@ -335,7 +335,7 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                     if not rec.pending:
                         mem.wgmma_live.remove(rec)
                 # registers of groups still in flight pass through as they are
-                value = tuple(v.value if isinstance(v, _Pending) and t not in v.rec.pending else v for v in req[2])
+                value = tuple([v.value if type(v) is _Pending and t not in v.rec.pending else v for v in req[2]])
                 continue
             if kind == "mbar_try":
                 b = bars[req[1]]
@@ -385,8 +385,25 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 progressed = True
         if progressed:
             continue
+        # what each live thread waits at, in one pass (nothing below changes it until a thread advances, after
+        # which the round starts again): spinning mbarrier waits, named barriers, warpgroup MMAs, the barrier
+        spinning: list[int] = []
+        named: dict[int, list[int]] = {}
+        groups: dict[int, list[int]] = {}
+        at_bar = bool(gens)
+        for t in gens:
+            req = waiting.get(t, ("",))
+            kind = req[0]
+            if kind != "bar":
+                at_bar = False
+                if kind == "mbar_try":
+                    spinning.append(t)
+                elif kind == "nbar":
+                    named.setdefault(int(req[1]), []).append(t)
+                elif kind == "wg":
+                    groups.setdefault(t // 128, []).append(t)
         # spinning mbarrier waits whose phase completed meanwhile
-        for t in _order(rnd, [t for t in gens if waiting.get(t, ("",))[0] == "mbar_try"]):
+        for t in _order(rnd, spinning):
             req = waiting[t]
             if (bars[req[1]].phases & 1) != (int(req[2]) & 1):
                 waiting.pop(t)
@@ -395,11 +412,6 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
         if progressed:
             continue
         # named barriers: `count` threads at the same id
-        named: dict[int, list[int]] = {}
-        for t in gens:
-            req = waiting.get(t, ("",))
-            if req[0] == "nbar":
-                named.setdefault(int(req[1]), []).append(t)
         for bid, ts in named.items():
             count = int(waiting[ts[0]][2])
             if len(ts) + arrived.get(bid, 0) >= count:
@@ -412,10 +424,6 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
         if progressed:
             continue
         # warpgroup MMAs: the 128 threads of one warpgroup at one wgmma
-        groups: dict[int, list[int]] = {}
-        for t in gens:
-            if waiting.get(t, ("",))[0] == "wg":
-                groups.setdefault(t // 128, []).append(t)
         for gid, ts in groups.items():
             if len(ts) == 128:
                 ts = sorted(ts)
@@ -427,9 +435,9 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                         mem.wgmma_live.append(rec)
                     for r in reads:
                         rec.reads[r] = True
-                    for i, t in enumerate(ts):
+                    for row, t in zip(res, ts):
                         for o in outs:
-                            res[i][o] = _Pending(res[i][o], rec, t)
+                            row[o] = _Pending(row[o], rec, t)
                         if committed:
                             wg_done[t].append(rec)
                             wg_open[t] = None
@@ -441,7 +449,7 @@ def _run_block(prog: Program, mem: Memory, base_regs: dict[str, Any], T: int) ->
                 progressed = True
         if progressed:
             continue
-        if gens and all(waiting.get(t, ("",))[0] == "bar" for t in gens):
+        if at_bar:
             if len(gens) != T:
                 raise Deadlock(f"barrier reached by {len(gens)} of {T} threads (others exited)")
             sync()

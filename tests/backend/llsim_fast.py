@@ -231,6 +231,42 @@ def loader(ty: str) -> Callable[[Any, int, tuple[Any, int]], Any]:
     bf_words, bf_floats = struct.Struct(f"<{k}I").pack, struct.Struct(f"<{k}f").unpack
     nz = _NZ32 if el in ("float", "bfloat") else _NZ16 if el == "half" else None
 
+    if not vec and not isbf and el in ("float", "half", "double", "i1", "i8", "i16", "i32", "i64"):
+        # a scalar of a type `struct` unpacks (most loads): the same steps, without the vector's and bfloat's
+        # branches, and `_Hazards.access` of a read inline (noted while its epoch has had no write)
+        one = struct.Struct(f"<{code}").unpack_from
+
+        def ld1(mem: Any, t: int, p: tuple[Any, int]) -> Any:
+            key, off = p
+            if key == "$smem":
+                h = mem.hazards
+                if h is not None:
+                    noted = h.pending
+                    if noted is not None:
+                        noted.append((t, off, n))
+                    else:
+                        h._access(t, off, n, False)
+                else:
+                    _track_global(mem, t, key, off, n, False)
+            else:
+                if off % n:
+                    raise IndexError(f"load of {ty} at {off} in {key!r}: not {n}-byte aligned")
+                g = mem.global_hazards
+                if g is not None and key in g.names:
+                    g.access(t, key, off, n, False)
+            buf = mem.bufs[key]
+            if mem.inflight:
+                mem.guard(key, off, n, "load")
+            if off < 0 or off + n > len(buf):
+                raise IndexError(f"load of {n} bytes at {off} outside buffer {key!r} ({len(buf)} bytes)")
+            x = one(buf, off)[0]
+            if isint:
+                return x
+            if x == x:
+                return F64(x) if isdouble else nz + x
+            return load_value(buf, off, ty)
+        return ld1
+
     def ld(mem: Any, t: int, p: tuple[Any, int]) -> Any:
         key, off = p
         if key == "$smem":

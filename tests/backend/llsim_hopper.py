@@ -4,6 +4,8 @@ the hazards of asynchronous copies into shared memory, and wgmma."""
 from __future__ import annotations
 
 import functools
+import itertools
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -330,6 +332,9 @@ for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__
     setattr(_Pending, _name, _forward(_name))
 
 
+_FLOAT_TYPES = frozenset({float, np.float32, np.float64, np.float16})  # what `float(v)` converts exactly
+
+
 @functools.cache
 def _acc_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
     """[128, n] rows and columns of a wgmma accumulator's register i in thread t."""
@@ -359,7 +364,7 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
              if ln.strip() and not ln.strip().startswith("wgmma.fence")]
     firsts = [re.search(r"\{([^}]*)\}", ln) for ln in lines if ln.startswith("wgmma.mma_async")]
     nout = 1 + max(int(x.strip()[1:]) for f in firsts if f for x in f.group(1).split(","))
-    args = [[x.value if isinstance(x, _Pending) else x for x in a] for a in args]  # the values
+    args = [[x.value if type(x) is _Pending else x for x in a] for a in args]  # the values
     out = [[args[t][i] for i in range(nout)] for t in range(128)]
     sm = bytes(mem.bufs["$smem"])
     acc: np.ndarray | None = None
@@ -376,7 +381,7 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
             return
         rows, cols = _acc_layout(len(outs))
         for o_t, vals in zip(out, acc.astype(np.float32)[rows, cols], strict=True):  # np.float32 elements
-            for o, v in zip(outs, vals, strict=True):
+            for o, v in zip(outs, list(vals), strict=True):
                 o_t[o] = v
         acc = None
 
@@ -396,8 +401,12 @@ def _wgmma(text: str, args: list[list[Any]], mem: Memory) -> tuple[list[list[Any
             outs = regs
             acc = np.zeros((64, N))
             rows, cols = _acc_layout(len(outs))
-            acc[rows, cols] = [[0.0 if v is None or isinstance(v, str) else float(v) for v in (a[o] for o in outs)]
-                               for a in args]
+            take = operator.itemgetter(*outs) if len(outs) > 1 else lambda a, o=outs[0]: (a[o],)
+            vals = [take(a) for a in args]
+            if _FLOAT_TYPES.issuperset(map(type, itertools.chain.from_iterable(vals))):
+                acc[rows, cols] = vals  # (NumPy converts each float to f64 exactly, as `float` does)
+            else:
+                acc[rows, cols] = [[0.0 if v is None or isinstance(v, str) else float(v) for v in a] for a in vals]
         rest = head.group(4)
         rs = re.match(r"\{\$(\d+),\$(\d+),\$(\d+),\$(\d+)\}, \$(\d+), \$(\d+), 1, 1, (\d)$", rest)
         if rs:  # A from registers

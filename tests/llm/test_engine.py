@@ -433,6 +433,7 @@ def test_eight_warp_ring_attention_agrees(tiny, ea: int) -> None:
     ({"aw": 4}, "must be 0 or 8"),
     ({"aw": 8, "ea": 7}, "needs fm 0"),
     ({"aw": 8, "bt": 4}, "bt a multiple of 8"),
+    ({"aw": 8, "sbt": 4}, "bt a multiple of 8"),
     ({"mr": 4, "pe": 1}, "no early trigger"),
     ({"mr": 4, "mg": 1}, "no other merge form"),
     ({"fm": 3}, "power of two"),
@@ -525,6 +526,27 @@ def test_short_form_with_fewer_splits(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
         splits.append(next(op.generics["NS"] for op in eng.ops if op.kernel.__name__ == "combine_splits"))
     assert splits == [2] * 5 + [4] * 2
+
+
+def test_short_form_key_tile_agrees(tiny) -> None:
+    # `Plan.sbt`: the short form's ring attention with key tiles of 16 (two
+    # tiles of 8 in one), the long form's of 8: each form's kernel has its
+    # own BT, and every step agrees with the reference on both sides of the
+    # bound; a tile the attention cannot take is refused, the plan kept
+    w, _ = tiny
+    plan = dataclasses.replace(plan_for(TINY, 64, None), tc=4, short_tc=4, bt=8, sbt=16, ns=4, short_ns=2,
+                               fma_until=12, ea=3, kb=1)  # fmt: skip
+    eng = TileQwen3(TINY, w, max_seq=64, plan=plan)
+    bts = {f: {op.generics["BT"] for op in ops if op.kernel.__name__ == "attn_decode_ring_early"}
+           for f, ops in eng._form_ops.items()}  # fmt: skip
+    assert bts == {"short": {16}, "long": {8}}
+    ref = NumpyQwen3(TINY, w, max_seq=64)
+    for t in _tokens(14, TINY.vocab_size, seed=9):
+        _close(eng.feed(t), ref.step(t))
+    for bad in (12, 2):
+        with pytest.raises(ValueError, match=r"Plan\.sbt must be a power of two"):
+            eng.replan(dataclasses.replace(plan, sbt=bad))
+    assert eng.plan.sbt == 16
 
 
 def test_attention_form_follows_the_position(tiny) -> None:

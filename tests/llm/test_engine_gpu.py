@@ -305,6 +305,19 @@ def test_noearly_profile_matches_torch(monkeypatch: pytest.MonkeyPatch) -> None:
         cuda_pdl.set_pdl(old, "late", "")
 
 
+def test_short_form_key_tile_matches_torch() -> None:
+    # `Plan.sbt`: the short step form's attention with key tiles twice the
+    # plan's (64 at sm_90's 32): teacher-forced logits against `TorchQwen3`,
+    # and the greedy tokens of the plan, from both graphs
+    w = random_weights(SMALL, seed=7, backend="torch")
+    eng = TileQwen3(SMALL, w, max_seq=128, backend="torch")
+    want = eng.generate([5, 6, 7], 40, batched=False)
+    eng.replan(dataclasses.replace(eng.plan, sbt=2 * eng.plan.bt))
+    bts = {op.generics["BT"] for op in eng.ops if "BT" in op.generics}
+    assert bts == {2 * eng.plan.bt}, bts
+    _agrees_and_decodes(eng, w, want)
+
+
 def test_attention_entry_trigger_matches_torch() -> None:
     # Plan.ge "attn" (sm_90+): the ring attention alone triggers at its entry,
     # so the merge's blocks are scheduled while it runs (the merge still waits

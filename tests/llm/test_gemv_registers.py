@@ -366,3 +366,17 @@ def test_gemvs_triggering_at_their_last_iteration_assemble_as_the_plan_does(mat:
         assert r.max_registers * 256 * plan.mb[mat] <= 65536, (mat, r.max_registers)
         regs[pe] = r.max_registers
     assert regs[2] <= regs[0] + 8, regs
+
+
+def test_short_form_key_tile_of_64_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # `Plan.sbt` 64 (opt-in) at Qwen3-4B's shapes: the short form's early ring
+    # attention (EA 3 + the balanced ranges, the plan's small-tile setting)
+    # with key tiles of 64, where the long form keeps 32: ptxas spills nothing
+    # and its 128 threads fit an SM's registers (255 a thread, ptxas 13.0)
+    cfg = Qwen3Config.load("qwen3-4b")
+    plan = dataclasses.replace(plan_for(cfg, 2048, 132, hopper=True), sbt=64)
+    monkeypatch.setenv("TILEC_REPLICATE_SMALL", str(plan.rs))
+    g, d = cfg.group, cfg.head_dim
+    r = assemble(_ring_ptx(load_kernels().attn_decode_ring_early[g, d // 2, plan.sbt, 0, plan.ea | 8], cfg, plan),
+                 "sm_90a")
+    assert r.max_spill_stores == 0 and r.max_registers * 128 <= 65536, r.text

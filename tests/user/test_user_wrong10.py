@@ -69,7 +69,10 @@ CODES = {"e84": "E0005", "e85": "E0008", "e86": "E0013", "e87": "E0006", "e88": 
 def test_every_mistake_has_a_fix_and_its_code_is_new() -> None:
     assert sorted(p.stem for p in DIR.glob("e*.tile") if "e84" <= p.stem[:3] <= "e93") == sorted(FIXES)
     assert {n[:3]: first_error(DIR / f"{n}.tile").code for n in FIXES} == CODES
-    earlier = {p.read_text(encoding="utf-8").split()[4] for p in DIR.glob("*.tile") if p.stem[:3] not in CODES}
+    # (a later round's file may meet one of these codes again: round 27's r04 is E0415's exchange inside a larger
+    # `let` initializer)
+    earlier = {p.read_text(encoding="utf-8").split()[4] for p in DIR.glob("*.tile")
+               if p.stem[:3] not in CODES and p.stem[0] != "r"}
     assert not set(CODES.values()) & earlier
 
 

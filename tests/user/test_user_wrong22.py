@@ -344,7 +344,7 @@ def test_a_hex_constant_past_a_signed_range_gets_its_bits() -> None:
     run.execute(src.replace("EXPR", "0x85EBCA6Bu32 as i32"), "cpu", out=out)
     assert out.getvalue() == "-2048144789\n"
     errs = _errors(src.replace("EXPR", "2246822507"))
-    assert errs[0].help == ("use a value in -2147483648..=2147483647, or a wider type",)
+    assert errs[0].help == ("use a value in -2147483648..=2147483647, or a wider type (`i64`)",)
 
 
 def test_a_group_import_may_name_the_module_itself(tmp_path: Path) -> None:

@@ -332,14 +332,14 @@ def _ptx_texts(out: Path, arch: str) -> list[str]:
     return [f.read_text(encoding="utf-8").replace(f".target {arch}", ".target ?", 1) for f in sorted(out.glob("*.ptx"))]
 
 
-def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable[tuple[str, str]],
+def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], simulated: Iterable[tuple[str, str]],
                   sim_tol: Mapping[str, float] | None = None, ptx: Iterable[tuple[str, str]] = (),
                   ptx_refused: Mapping[tuple[str, str], str] | None = None,
                   heavy: Iterable[str] = (), heavy_ptx: Iterable[str] = ()) -> tuple[Callable[..., None], ...]:
     """The four tests of a table of programs (`DIR/pattern`, one NumPy check
     each), for a module to bind to its own names:
 
-    - every program matching `pattern` has a check;
+    - every program matching `pattern` (or one of a tuple of patterns) has a check;
     - the interpreter's run passes its check;
     - each (program, arch) of `simulated` runs whole in the NVPTX simulator
       (its kernels' prints going where the program's own go), leaves the
@@ -360,7 +360,8 @@ def program_suite(pattern: str, checks: Mapping[str, Check], simulated: Iterable
     refused = dict(ptx_refused or {})
 
     def test_every_program_has_a_check() -> None:
-        assert sorted(p.stem for p in DIR.glob(pattern)) == sorted(checks)
+        patterns = (pattern,) if isinstance(pattern, str) else pattern
+        assert sorted(p.stem for pat in patterns for p in DIR.glob(pat)) == sorted(checks)
 
     @pytest.mark.parametrize("name", sorted(checks))
     def test_the_interpreter_gives_the_independent_answer(name: str) -> None:

@@ -106,6 +106,29 @@ class ArrayRef:
         return f"{article} {self.dtype_name} {kind}{where} of shape {_pyshape(self.shape)}"
 
 
+_TIME_UNITS = {"Y": "years", "M": "months", "W": "weeks", "D": "days", "h": "hours", "m": "minutes", "s": "seconds",
+               "ms": "milliseconds", "us": "microseconds", "ns": "nanoseconds", "ps": "picoseconds"}
+
+
+def foreign_dtype_help(ref: ArrayRef, name: str) -> str:
+    """The help for an array whose element type Tile does not have (round 27, huser28: a data engineer's
+    timestamps, `datetime64`, and a record array were told "convert it to one Tile has (float32, ..)"): NumPy's
+    dates and durations are 64-bit counts of their unit, which `view` reads as `int64` with no copy; a record
+    array's fields are arrays of their own."""
+    dt = getattr(ref.obj, "dtype", None) if ref.library == "numpy" else None
+    if isinstance(dt, np.dtype) and dt.kind in "mM":
+        code = np.datetime_data(dt)[0]
+        unit = _TIME_UNITS.get(code, f"units of `{code}`")
+        what = f"{unit} since 1970-01-01" if dt.kind == "M" else unit
+        return (f"view its 64-bit counts as an integer array, no copy: `{name}.view(numpy.int64)` ({what}; NaT "
+                "is the most negative value), for a parameter of `i64`")
+    if isinstance(dt, np.dtype) and dt.names:
+        field = dt.names[0]
+        return (f"pass one field, an array of its own: `numpy.ascontiguousarray({name}[{field!r}])` (a record "
+                f"array's fields are interleaved; its fields: {', '.join(dt.names)})")
+    return "convert it to one Tile has (float32, float16, int32, uint8, bool, ...)"
+
+
 def _pyshape(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(map(str, shape)) + ("," if len(shape) == 1 else "") + ")"
 

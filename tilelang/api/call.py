@@ -148,7 +148,7 @@ class _Call:
                 spec,
                 f"{what} is {ref.describe()}, an element type Tile does not have",
                 code=lcodes.DTYPE_MISMATCH,
-                help="convert it to one Tile has (float32, float16, int32, uint8, bool, ...)",
+                help=arrays.foreign_dtype_help(ref, spec.name),
             )
         want = DType.parse(spec.elem or "")
         if want is not None:

@@ -456,7 +456,7 @@ class HostFunction:
             raise CallError(
                 f"{what} is {ref.describe()}, an element type Tile does not have", where=where,
                 code=lcodes.DTYPE_MISMATCH,
-                help="convert it to one Tile has (float32, float16, int32, uint8, bool, ...)",
+                help=arrays.foreign_dtype_help(ref, name),
             )
         return Tensor.from_numpy(np.array(ref.host, copy=True), dt, dev)
 

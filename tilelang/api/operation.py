@@ -1,6 +1,7 @@
 """`Operation` (a checked kernel call that has not run) and `Handle` (a started
-one): starting registers the operation among the launches in flight (after
-checking its arrays against theirs), waiting ends that.
+one, `api/handle.py`, re-exported here): starting registers the operation
+among the launches in flight (after checking its arrays against theirs),
+waiting ends that.
 
 An operation is a `Plan` (`fastpath.py`: what every call with the same
 argument kinds shares) plus what belongs to this call only: the arrays'
@@ -29,10 +30,10 @@ from tilelang.api import engines
 from tilelang.api.arrays import grad_leaf_tensor, grad_leaf_text, interface_now
 from tilelang.api.borrowed import freeze as _freeze
 from tilelang.api.borrowed import frozen_by as _frozen_by
-from tilelang.api.borrowed import thaw as _thaw
 from tilelang.api.engines import _LOCK, _PENDING, _TOKENS
 from tilelang.api.errors import BorrowError, CallError, ExecutionError
 from tilelang.api.fastpath import _np_ptr, torch_dtype_name, torch_view
+from tilelang.api.handle import Handle
 from tilelang.api.temporaries import LOST
 from tilelang.diagnostics.codes import api as acodes
 from tilelang.diagnostics.codes import ownership as ocodes
@@ -637,94 +638,6 @@ class Operation:
             plan.bump(tuple([objs[i] for i in plan.torch_written]))  # a tuple: a lone tensor is iterated
         except Exception:  # autograd bookkeeping must never fail a launch
             pass
-
-
-class Handle:
-    """A started operation. `.wait()` waits for it, copies results back where
-    the engine needed copies, and ends its registration among the launches in
-    flight; waiting twice is fine. The operation (and with it the caller's
-    arrays) stays referenced while the handle lives."""
-
-    __slots__ = ("_end", "_frozen", "_raw", "_stream", "_token", "_writeback", "done", "operation")
-
-    def __init__(
-        self,
-        op: Operation,
-        token: int,
-        stream: Any,
-        writeback: Any,
-        raw: int | None = None,
-        end: Any = None,
-    ) -> None:
-        self.operation = op
-        self._token = token
-        self._stream = stream
-        self._writeback = writeback  # (host array, device tensor) pairs to copy back
-        self._raw = raw
-        self._end = end  # the one-function launch's wait (`_make_fast`), or None
-        self._frozen: list[np.ndarray] = []  # NumPy arrays made read-only until the wait
-        self.done = False
-
-    def wait(self) -> None:
-        if self.done:
-            return
-        self.done = True
-        try:
-            frozen = self._frozen
-        except AttributeError:  # made by the native launcher (`FastPlan`): no NumPy arrays
-            frozen = None
-        if frozen:
-            _thaw(frozen)  # first: the wait may copy results into them
-            self._frozen = []
-        end = self._end
-        if end is not None:
-            end(self._token, self._stream, self._raw)
-        else:
-            self.operation._finish(self._token, self._stream, self._writeback, self._raw)
-
-    def _end_borrows(self) -> None:
-        """Done as far as the host is concerned without waiting: for a launch
-        on PyTorch's current stream made by a PyTorch operator, whose every
-        later use through PyTorch is ordered after it (`torch_ops.py`).
-        A launch through copies (host arrays on a GPU module) has results to
-        copy back, which only its wait does: that one is waited for."""
-        if self.done:
-            return
-        if getattr(self, "_writeback", None):  # (dropped, the `&mut` arrays' results were lost)
-            self.wait()
-            return
-        self.done = True
-        if getattr(self, "_frozen", None):
-            _thaw(self._frozen)
-            self._frozen = []
-        with _LOCK:
-            _PENDING.pop(self._token, None)
-
-    def __repr__(self) -> str:
-        state = "done" if self.done else "running"
-        return f"<handle of {self.operation.kernel.__name__} ({state})>"
-
-    def __del__(self) -> None:
-        if getattr(self, "done", True):
-            return
-        try:
-            warnings.warn(
-                f"a handle of kernel `{self.operation.kernel.__name__}` was dropped "
-                "without `.wait()`; waiting for it now",
-                ResourceWarning,
-                stacklevel=2,
-            )
-            self.wait()
-        except Exception as e:  # nothing may be raised from a finaliser: said, not dropped
-            try:
-                warnings.warn(
-                    f"the wait for a dropped handle of kernel `{self.operation.kernel.__name__}` "
-                    f"failed: {e}",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
-            except Exception:
-                pass
 
 
 def _make_fast(plan: Plan) -> None:

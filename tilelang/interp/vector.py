@@ -270,11 +270,17 @@ def _scatter(arr: np.ndarray, offs: list[np.ndarray], val: np.ndarray,
     tiled = _tiled(arr, offs, shape)
     if tiled is not None:
         view, inside, qs = tiled
-        if mask is None:
-            view[qs] = val[inside]
-        else:
-            view[qs] = np.where(mask[inside], val[inside], view[qs])
+        if mask is not None:
+            # only the blocks whose every element is stored take the whole-tile path; the others' old values
+            # must not be written back: an `unsafe` store of a block masked off (a loop it has left, a branch
+            # it did not take) may aim at the element another block stores in the same step
+            every = mask.reshape(g, -1).all(axis=1)
+            qs = tuple(q[every[inside]] for q in qs)
+            inside = inside & every
+        view[qs] = val[inside]
         rest = ~inside
+        if mask is not None:
+            rest &= mask.reshape(g, -1).any(axis=1)
         if not rest.any():
             return
     idx, inb = _positions([o[rest] for o in offs], shape, arr.shape)

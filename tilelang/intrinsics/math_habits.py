@@ -72,7 +72,7 @@ MATH_HABITS: dict[str, str] = {
     "matmul": "`dot(a, b)` multiplies two tiles (`mma(a, b, acc)` adds to an accumulator)",
     "outer": "`a.reshape([M, 1]) * b.reshape([1, N])`",
     "norm": "`sqrt(({x} * {x}).sum(k))` along axis k",
-    "count_nonzero": "`(({x} != 0.0) as i32).sum(k)` along axis k",
+    "count_nonzero": "`(({x} != 0) as i32).sum(k)` along axis k",
     "popcount": "Tile has no bit-count built-ins: count with shifts and masks (`x - ((x >> 1) & 0x55555555u32)`, "
                 "..., the SWAR count)",
     "clz": "Tile has no bit-count built-ins: find the highest set bit with shifts and masks",
@@ -89,10 +89,11 @@ MATH_HABITS: dict[str, str] = {
             "it with `where` over `arange` positions and a sum",
     "scatter": "a block writes only its own tiles; writes anywhere else are `store_unchecked` or the atomics, "
                "inside `unsafe {{ }}`",
-    "nonzero": "a tile's shape is fixed: keep the mask, `{x} != 0.0`, and use it with `where` (or count it: "
-               "`(({x} != 0.0) as i32).sum(k)`)",
-    "argwhere": "a tile's shape is fixed: keep the mask, `{x} != 0.0`, and use it with `where` (or count it: "
-                "`(({x} != 0.0) as i32).sum(k)`)",
+    # (round 27: `0`, which compares with floats and integers alike; `0.0` was E0201 of an integer tensor)
+    "nonzero": "a tile's shape is fixed: keep the mask, `{x} != 0`, and use it with `where` (or count it: "
+               "`(({x} != 0) as i32).sum(k)`)",
+    "argwhere": "a tile's shape is fixed: keep the mask, `{x} != 0`, and use it with `where` (or count it: "
+                "`(({x} != 0) as i32).sum(k)`)",
     "any": "`max` of `bool` elements is `true` when any is: `{x}.max(k)` along axis k (`{x}.max()` on the host)",
     "all": "`min` of `bool` elements is `true` when all are: `{x}.min(k)` along axis k (`{x}.min()` on the host)",
     "var": "`let d = {x} - mean; (d * d).sum(k) / n`, with the mean reshaped to keep axis k",
@@ -117,6 +118,22 @@ MATH_HABITS: dict[str, str] = {
                "uniform in [0, 1))",
     "tile": "`{x}.reshape([1, n]).broadcast([k, n])` repeats all of `{x}` k times along a new axis "
             "(`.reshape([k * n])` joins the axes); `tiles(axis)` is a kernel's walk over its tiles",
+    # round 27 (huser28): a data engineer's NumPy (they were "define it (`fn searchsorted(..) { .. }`)")
+    "searchsorted": "each query's insertion point in a sorted row is a count: `(({x}.reshape([1, N]) < v.reshape([M, "
+                    "1])) as i32).sum(1)` for `M` queries `v` into `N` sorted values (NumPy's side=\"left\"; `<=` "
+                    "for side=\"right\"); in a kernel, walk a long row in tiles and add the counts",
+    "digitize": "each value's bin is a count of the bin edges at or below it: `((bins.reshape([1, N]) <= {x}.reshape(["
+                "M, 1])) as i32).sum(1)` for `M` values and `N` increasing edges (NumPy's right=False)",
+    "bucketize": "each value's bucket is a count of the boundaries below it: `((boundaries.reshape([1, N]) < {x}"
+                 ".reshape([M, 1])) as i32).sum(1)` for `M` values and `N` increasing boundaries (PyTorch's "
+                 "right=False)",
+    "diff": "on the host, `{x}[1..n] - {x}[0..n - 1]` of a 1-D `{x}` of length n (`t[a..b]` is rows a to b - 1); in a "
+            "kernel, the element before each is a product with a 0/1 shift matrix (`dot`), the tile's first read "
+            "past its edge with `load_padded`",
+    "unique": "Tile has no `unique` (a tile's shape is fixed): of sorted values, flag each element that differs from "
+              "the one before it, number the flags with `cumsum` (an exclusive scan across blocks: each block's count, "
+              "then the host's `cumsum(0) - counts`), and move each flagged value to its number with "
+              "`store_unchecked` inside `unsafe {{ }}`; the count of the flags is the length of the result",
     "bincount": "count with a one-hot sum, `((v.reshape([N, 1]) == arange::<i32>(NB).reshape([1, NB])) as "
                 "i32).sum(0)` (examples/histogram.tile)",
     # round 13 (huser13): masks of attention windows and shifts
@@ -150,7 +167,8 @@ MATH_HABITS: dict[str, str] = {
 #: the second operand's name in the help of a two-operand function above (`hypot(a, b)`, `a.hypot(b)`): the call's
 #: argument replaces it (round 22: the help of `a.hypot(b)` was `sqrt(x * x + y * y)`)
 MATH_ARGS: dict[str, tuple[str, ...]] = {"hypot": ("y",), "fmod": ("y",), "remainder": ("y",), "copysign": ("y",),
-                                         "meshgrid": ("y",), "linspace": ("stop", "n")}
+                                         "meshgrid": ("y",), "linspace": ("stop", "n"), "searchsorted": ("v",),
+                                         "digitize": ("bins",), "bucketize": ("boundaries",)}
 
 #: Rust's methods of `f32`/`i32` values that Tile spells otherwise (round 15: `s.max(0.0)` was told to make a
 #: tile of `s`, `s.min(1.0)` "a similar name: `sin`", `s.ln()` a list of methods); `{0}`, `{1}`: the call's

@@ -75,6 +75,10 @@ class _Namer:
         return self.names.get(v.id, f"%?{v.id}")
 
 
+# the `Kernel` fields printed by name where set, in this order
+_FLAGS = ("pdl_early", "pdl_last", "pdl_exit", "prefetch_lines", "evict_first", "fast_math", "arrive_wait")
+
+
 def print_kernel(kernel: ir.Kernel) -> str:
     """The canonical text of `kernel`, ending with a newline."""
     n = _Namer()
@@ -83,20 +87,7 @@ def print_kernel(kernel: ir.Kernel) -> str:
         tail += f" min_blocks {kernel.min_blocks}"
     if kernel.max_blocks:
         tail += f" max_blocks {kernel.max_blocks}"
-    if kernel.pdl_early:
-        tail += " pdl_early"
-    if kernel.pdl_last:
-        tail += " pdl_last"
-    if kernel.pdl_exit:
-        tail += " pdl_exit"
-    if kernel.prefetch_lines:
-        tail += " prefetch_lines"
-    if kernel.evict_first:
-        tail += " evict_first"
-    if kernel.fast_math:
-        tail += " fast_math"
-    if kernel.arrive_wait:
-        tail += " arrive_wait"
+    tail += "".join(f" {flag}" for flag in _FLAGS if getattr(kernel, flag))
     if kernel.cluster:
         tail += " cluster " + "x".join(map(str, kernel.cluster))
     if kernel.walk >= 0:

@@ -50,6 +50,21 @@ def check_clusters(view: ProgramView, sink: DiagnosticSink) -> None:
         for n in ast.walk(decl.body):
             if is_call(n) and id(n) in ok:
                 first = first or n
+            elif is_call(n) and (inside := _enclosing_let(decl, n)) is not None:
+                # (round 27: `let all = cluster_gather(mine).sum(0);` was told that not every block is sure
+                # to reach it, which a statement of the body is; what is wrong is the expression around it)
+                arg = n.args[0].value if len(n.args) == 1 else None
+                x = arg.ident.name if isinstance(arg, ast.Name) else "x"
+                name = inside.pattern.name.name if isinstance(inside.pattern, ast.NamePat) else ".."
+                emit(Diagnostic.error(codes.CLUSTER_PLACEMENT,
+                                      "`cluster_gather` is only allowed as the whole initializer of a `let` "
+                                      "in the kernel's own body")
+                     .primary(n.span, "the exchange is part of a larger expression here")
+                     .note("the exchange is a barrier every block of the cluster meets; the checker places it "
+                           "where it is a `let` of its own")
+                     .with_help(f"give it a `let` of its own, `let parts = cluster_gather({x});`, and compute "
+                                f"`{name}` from `parts` in the next statement (this initializer with `parts` in "
+                                "place of the call)"))
             elif is_call(n):
                 emit(Diagnostic.error(codes.CLUSTER_PLACEMENT,
                                       "`cluster_gather` is only allowed as the whole initializer of a `let` "
@@ -75,6 +90,19 @@ def check_clusters(view: ProgramView, sink: DiagnosticSink) -> None:
                      .primary(n.span, why)
                      .with_help(f"use the cluster exchange in a kernel without a {noun} (`{kind_of(n)}`), or "
                                 f"do the {noun}'s work in a second launch"))
+
+
+def _enclosing_let(decl: ast.FnDecl, call: ast.Call) -> ast.Let | None:
+    """The `let` statement of the kernel's own body whose initializer holds `call` inside a larger expression
+    (no loop, branch or block between them), or None."""
+    for st in decl.body.stmts:
+        if not (isinstance(st, ast.Let) and st.value is not None and st.value is not call):
+            continue
+        if st.value.span.file == call.span.file and st.value.span.start <= call.span.start \
+                and call.span.end <= st.value.span.end:
+            between = [m for m in ast.walk(st.value) if isinstance(m, (ast.If, ast.Block, ast.For, ast.While))]
+            return None if between else st
+    return None
 
 
 def _walk_without_exchange(decl: ast.FnDecl, emit: OnceSink) -> None:

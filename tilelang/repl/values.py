@@ -127,8 +127,8 @@ def move_tensors(values: Any, old: Any, new: Any) -> int:
 
 def describe(value: Any) -> str:
     """A host value as the REPL shows it (operations and handles in words)."""
-    from tilelang.runtime.host_ops import format_value
     from tilelang.runtime.host import FnRef
+    from tilelang.runtime.host_ops import format_value
     from tilelang.runtime.launch import Graph, Handle, Operation
 
     match value:

@@ -38,8 +38,8 @@ from tilelang.interp import numeric as num
 from tilelang.ownership.facts import OwnershipFacts
 from tilelang.runtime import builtins as bi
 from tilelang.runtime import host_domains as domains
-from tilelang.runtime import host_ops as ops
 from tilelang.runtime import host_instances as instances
+from tilelang.runtime import host_ops as ops
 from tilelang.runtime.declared import declared_diagnostic, declared_mismatch
 from tilelang.runtime.host_args import bind_params, bind_types, explicit_generics
 from tilelang.runtime.launch import Graph, Handle, LaunchArg, Operation, Runtime, bind_launch
@@ -49,7 +49,6 @@ from tilelang.sema.program import Program, Symbol, SymbolKind
 from tilelang.sema.types import ScalarT, TensorT, TypeParam
 from tilelang.source import SourceMap, Span
 from tilelang.syntax import ast
-
 
 _ARITH = frozenset(("+", "-", "*", "/", "%", "&", "|", "^"))
 

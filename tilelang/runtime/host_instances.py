@@ -26,8 +26,8 @@ import numpy as np
 from tilelang.diagnostics.instances import int_bounds
 from tilelang.diagnostics.model import TileError
 from tilelang.dtypes import DType, LiteralFloat, literal_float, round_literal
-from tilelang.runtime import host_ops as ops
 from tilelang.runtime import host_domains as domains
+from tilelang.runtime import host_ops as ops
 from tilelang.sema import consts
 from tilelang.sema.host_instances import destination, generic_overflow, generics_only
 from tilelang.sema.types import ScalarT, TypeParam

@@ -15,6 +15,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import DType
 from tilelang.intrinsics.habits import FOREIGN_MODULES, foreign_type_help
+from tilelang.intrinsics.bit_habits import BIT_METHODS, bit_method_help
 from tilelang.intrinsics.math_habits import MATH_ARGS, MATH_HABITS, saturating_help, scalar_method_habit
 from tilelang.intrinsics.signatures import FUNCTIONS, METHODS, Signature
 from tilelang.sema.call_habits import (
@@ -463,6 +464,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
                 and len(e.args) == 1:  # (round 24: written for the receiver's own type)
             b = operand(tcx.snippet(e.args[0].value) or "b")
             habit = saturating_help(name, getattr(deref(rty), "dtype", None), b if len(b) < 20 else "b") or habit
+        if name in BIT_METHODS and kind in VALUE_KINDS:  # (round 27: in the receiver's own width)
+            habit = bit_method_help(name, getattr(deref(rty), "dtype", None), tcx.receiver_snippet(e.receiver) or "x",
+                                    [tcx.snippet(a.value) or "" for a in e.args]) or habit
+            habit = habit.replace("{", "{{").replace("}", "}}") if habit and "{x}" not in habit else habit
         if name in ("fill_", "zero_") and habit and isinstance(deref(rty), TensorT) \
                 and isinstance(deref(rty).dtype, DType):  # the receiver's element type, not `T`
             habit = habit.replace("::<T>", f"::<{deref(rty).dtype.value}>")

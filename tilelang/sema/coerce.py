@@ -39,6 +39,7 @@ from tilelang.sema.types import (
     UntypedInt,
     elem_of,
 )
+from tilelang.sema.widen import widened_sum_help
 from tilelang.syntax import ast
 
 
@@ -95,7 +96,9 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any, help_: 
                         f"`{fe.value}` values where it is written)")
     elif isinstance(fe, DType) and isinstance(we, DType) and fe != we and \
             isinstance(found, (ScalarT, TileT, TensorT)):
-        d = d.with_help(f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
+        # (round 27: `let s: u32 = t.sum(0);` of a `u8` tile was told `t.sum(0) as u32`, which sums in `u8`
+        # and wraps: 256 bytes of 200 gave 0)
+        d = d.with_help(widened_sum_help(tcx, node, fe, we) or f"cast with `as`: `{tcx.cast_snippet(node)} as {we.value}`")
     elif isinstance(found, TensorT) and isinstance(want, RefT):
         d = d.with_help(f"borrow it: `{tcx.borrow_snippet(node)}`")
     elif isinstance(node, ast.Call) and isinstance(node.callee, ast.Name) and isinstance(found, UnitT) \
@@ -327,8 +330,7 @@ def _settle_scalar(tcx: CheckCx, e: Any, target: ScalarT, *, cast: bool = False)
         if not lo <= (-e.value if e in tcx.negated else e.value) <= hi:
             tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{target}`", e.span,
                              f"`{target}` holds {lo}..={hi}")
-                     .with_help(_bit_pattern_help(tcx, e, target.dtype)
-                                or f"use a value in {lo}..={hi}, or a wider type"))
+                     .with_help(literal_range_help(tcx, e, target.dtype)))
     if isinstance(e, (ast.FloatLit, ast.IntLit)) and isinstance(target.dtype, DType) and target.dtype.is_float \
             and float_literal_overflows(float(e.value), target.dtype, e.text if isinstance(e, ast.FloatLit) else None):
         float_out_of_range(tcx, e, target.dtype)
@@ -414,11 +416,24 @@ def float_out_of_range(tcx: CheckCx, e: Any, dt: DType) -> None:
                      f"rounds to infinity in `{dt.value}`").with_help(help_))
 
 
+def literal_range_help(tcx: CheckCx, e: ast.IntLit, dt: DType) -> str:
+    """E0222's help for an integer literal out of `dt`'s range: the bit pattern's cast (`_bit_pattern_help`), else
+    the range, and a wider type where there is one (round 27, huser28: `0x9E3779B97F4A7C15i64`, a hash constant
+    written with a suffix, was "use a value in .., or a wider type", and no integer type is wider than `i64`)."""
+    lo, hi = int_range(dt)
+    wider = {8: "16", 16: "32", 32: "64"}.get(dt.bits)
+    return _bit_pattern_help(tcx, e, dt) or (f"use a value in {lo}..={hi}" + (
+        f", or a wider type (`{dt.value[0]}{wider}`)" if wider else f" (no integer type is wider than `{dt}`)"))
+
+
 def _bit_pattern_help(tcx: CheckCx, e: ast.IntLit, dt: DType) -> str | None:
     """A hex, octal or binary literal that fits the unsigned type of a signed `dt`'s width (a hash's
     `t * 0x85EBCA6B` of an `i32` tile; round 22: "use a value in -2147483648..=2147483647, or a wider type"):
-    the bits, as Rust's lint says, by the unsigned literal cast."""
+    the bits, as Rust's lint says, by the unsigned literal cast. A suffixed literal (`0x9E3779B97F4A7C15i64`,
+    round 27) is given without its suffix."""
     text = tcx.snippet(e)
+    if e.suffix is not None and text.endswith(e.suffix):
+        text = text[:-len(e.suffix)]
     if not dt.is_signed or text[:2].lower() not in ("0x", "0o", "0b") or e in tcx.negated \
             or not 0 <= e.value < 1 << dt.bits:
         return None

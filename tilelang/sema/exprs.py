@@ -24,7 +24,7 @@ from tilelang.lastblock import axis_of as last_block_axis
 from tilelang.limits import MAX_RANK
 from tilelang.sema.call_habits import tile_dims_help
 from tilelang.sema.calls import check_call, check_method_call, module_member
-from tilelang.sema.coerce import coerce, float_out_of_range, settle
+from tilelang.sema.coerce import coerce, float_out_of_range, literal_range_help, settle
 from tilelang.sema.consts import check_overflow, dim_op, div_by_zero, rank_limit, shift_wrap
 from tilelang.sema.context import CheckCx, Fx, plural
 from tilelang.sema.names import check_name, const_type, fn_as_value, resolve_path
@@ -82,7 +82,7 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                 if not lo <= v <= hi + (e in tcx.negated):
                     tcx.emit(tcx.err(T.LITERAL_OUT_OF_RANGE, f"literal out of range for `{suf}`",
                                      e.span, f"`{suf}` holds {lo}..={hi}")
-                             .with_help(f"use a value in {lo}..={hi}, or a wider type"))
+                             .with_help(literal_range_help(tcx, e, dt)))
             return ScalarT(dt)
         case ast.FloatLit(suffix=suf, value=v):
             if suf is None:

@@ -42,6 +42,7 @@ from tilelang.sema.types import (
     shape_str,
     subst_dim,
 )
+from tilelang.sema.widen import widened_sum_help
 from tilelang.syntax import ast
 
 
@@ -319,7 +320,9 @@ def _cast_arg_help(tcx: CheckCx, a: ast.Expr, fe: DType, we: DType, info: FnInfo
     cast = f"{tcx.cast_snippet(a)} as {we.value}"
     held = tcx.store_dtypes.get(call) if call is not None else None
     if held is None or held[0] != fe or elem_of(info.ret) != we:
-        return f"cast with `as`: `{cast}`"
+        # (round 27: `widen(x.sum())` of a `u8` tensor for a `u32` parameter was told `x.sum() as u32`, a
+        # sum taken in `u8` that wraps)
+        return widened_sum_help(tcx, a, fe, we) or f"cast with `as`: `{cast}`"
     text, whole = tcx.snippet(a), tcx.snippet(call)
     at = a.span.start - call.span.start
     if whole[at:at + len(text)] != text:

@@ -34,6 +34,8 @@ checks have passed, over the functions and kernels of the user's own files
 - W0012 `atomic_past_edge` (`sema/atomic_edge.py`): an atomic of a tile at a constant index of a tensor of
   constant shape that it runs past in every launch (round 24: `atomic_max(&best, [0], v)` of a [256] tile into
   a [1] tensor kept the blocks' first elements' maximum).
+- W0013 `narrow_sum_cast` (`sema/narrow_sum.py`): `t.sum(0) as u32` of a `u8` tile, a sum that wrapped in `u8`
+  before the cast (round 27: a byte checksum; the cast belongs on the elements, `(t as u32).sum(0)`).
 
 `#[allow(unused_variables, ...)]` (or `#[allow(warnings)]`) before a `fn` or
 `kernel fn` silences them there; `tilec check --deny warnings` makes them
@@ -66,6 +68,7 @@ LINTS: dict[str, str] = {
     "own_tile_shape": W.OWN_TILE_SHAPE,
     "graph_kept_value": W.GRAPH_KEPT_VALUE,
     "atomic_past_edge": W.ATOMIC_PAST_EDGE,
+    "narrow_sum_cast": W.NARROW_SUM_CAST,
 }
 ALL_LINTS = "warnings"  # `#[allow(warnings)]`
 
@@ -130,6 +133,11 @@ class _Linter:
 
                 for d in graph_kept_values(self.program, decl, self.sources):
                     self.warn("graph_kept_value", d)
+        if any(isinstance(n, ast.Cast) for n in ast.walk(decl.body)):
+            from tilelang.sema.narrow_sum import narrow_sum_casts
+
+            for d in narrow_sum_casts(self.program, decl, self.sources):
+                self.warn("narrow_sum_cast", d)
         from tilelang.sema.realign import misaligned_reductions
 
         for d in misaligned_reductions(self.program, decl, self.sources):

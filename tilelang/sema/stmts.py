@@ -10,6 +10,7 @@ a loop, and that `return` values match the function's result.
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any, assert_never
 
 from tilelang.diagnostics.codes import names as N
@@ -226,7 +227,7 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
             elif not is_poison(ity):
                 tcx.emit(tcx.err(T.MISMATCHED_TYPES, "`for` loops iterate over ranges", it.span,
                                  f"expected a range `a..b`, found `{ity}`")
-                         .with_help("write `for i in a..b`"))
+                         .with_help(_list_loop_help(it, pat) or "write `for i in a..b`"))
             fx.regions.append((len(fx.scopes), st.span, "loop"))
             fx.scopes.append({})
             _bind_pattern(tcx, pat, elem, fx, None)
@@ -578,3 +579,37 @@ def _in_repl(tcx: CheckCx, e: ast.Expr) -> bool:
     """`e` is in the REPL's session program (`repl.synth`), where a variable entered at the prompt (`op`) is shown:
     it reads the operation, which stays in the variable (E0224 said "the launch of `inc` is never run")."""
     return e.span.file >= 0 and tcx.sources.get(e.span.file).name == "<repl>"
+
+
+def _int_value(e: Any) -> int | None:
+    if isinstance(e, ast.IntLit) and e.suffix is None:
+        return e.value
+    if isinstance(e, ast.Unary) and e.op == "-" and isinstance(e.operand, ast.IntLit) and e.operand.suffix is None:
+        return -e.operand.value
+    return None
+
+
+def _list_loop_help(it: Any, pat: Any) -> str | None:
+    """`for half in [32, 16, 8, 4, 2, 1]` (Rust iterates over an array; round 27, huser28: the help was "write
+    `for i in a..b`"): a range over the positions, each value computed from the position where the list is an
+    arithmetic progression or halves or doubles; else the range and the values left to the body."""
+    if not isinstance(it, ast.ArrayExpr) or not isinstance(pat, ast.NamePat) or len(it.elems) < 2:
+        return None
+    vals = [_int_value(e) for e in it.elems]
+    if any(v is None for v in vals):
+        return None
+    v: list[int] = [x for x in vals if x is not None]
+    name, n = pat.name.name, len(v)
+    i = "k" if name == "i" else "i"
+    d = v[1] - v[0]
+    if all(b - a == d for a, b in pairwise(v)):
+        step = i if abs(d) == 1 else f"{i} * {abs(d)}"
+        value = step if v[0] == 0 and d > 0 else f"{v[0]} {'+' if d >= 0 else '-'} {step}"
+    elif v[0] > 0 and all(a == 2 * b for a, b in pairwise(v)):
+        value = f"{v[0]} >> {i}"
+    elif v[0] != 0 and all(b == 2 * a for a, b in pairwise(v)):
+        value = f"{v[0]} << {i}"
+    else:
+        return (f"a `for` runs over a range, not a list: `for {i} in 0..{n} {{ .. }}`, with the value of each "
+                f"step computed from `{i}` (or the body written once for each value)")
+    return f"a `for` runs over a range, not a list: `for {i} in 0..{n} {{ let {name} = {value}; .. }}`"

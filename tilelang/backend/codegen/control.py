@@ -4,7 +4,7 @@
 flattened to their slots; a loop's tensor-core accumulator stays a `Frag`).
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
-inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,
 debug), each calling only what the parts below it define.
 """
 

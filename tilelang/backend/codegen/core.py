@@ -7,7 +7,7 @@ slots and coordinates of a tile value in its layout, shared-memory scratch
 and barriers, counted (not unrolled) loops, divisibility facts.
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
-inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,
 debug), each calling only what the parts below it define.
 """
 

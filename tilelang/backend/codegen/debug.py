@@ -4,7 +4,7 @@ A failed assert writes its number into the launch's error word; `print`
 writes records (`backend/prints.py`) into the print buffer the host reads.
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
-inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,
 debug), each calling only what the parts below it define.
 """
 

@@ -6,7 +6,7 @@ accesses, specialised on the launch's divisibility facts; atomics fall back
 to compare-and-swap loops where PTX has no instruction.
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
-inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,
 debug), each calling only what the parts below it define.
 """
 
@@ -24,7 +24,7 @@ from tilelang.ir import nodes as ir
 
 from . import atomic_spread, ldg_early
 from .accview import store_rows
-from .arith import ArithOps
+from .casts import CastOps
 from .core import (
     Layout,
     Slots,
@@ -32,7 +32,7 @@ from .core import (
 )
 
 
-class MemoryOps(ArithOps):
+class MemoryOps(CastOps):
     """Global memory: tile loads and stores, atomics."""
 
     # -- memory ----------------------------------------------------------------------

@@ -4,7 +4,7 @@
 tiles with the accumulator of a loop held in the C-fragment layout (`Frag`).
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
-inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,
 debug), each calling only what the parts below it define.
 """
 

@@ -5,7 +5,7 @@ Blocked tiles go through `codegen/reduce.py` and `codegen/scan.py`
 by groups, or through shared memory. f16/bf16 accumulate in f32.
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
-inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,
 debug), each calling only what the parts below it define.
 """
 

@@ -4,7 +4,7 @@ Broadcasts, reshapes, permutes and `ConvertLayout`: in registers when every
 thread already holds what it needs, else through shared memory.
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
-inheritance chain (core, arith, memory, reductions, mma, shapes, control,
+inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,
 debug), each calling only what the parts below it define.
 """
 

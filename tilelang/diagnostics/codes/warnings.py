@@ -39,3 +39,6 @@ GRAPH_KEPT_VALUE = define(
 ATOMIC_PAST_EDGE = define(
     "W0012", "atomic-past-edge",
     "an atomic (or `store_unchecked`) of a tile that runs past the edge of a tensor of constant shape in every launch")
+NARROW_SUM_CAST = define(
+    "W0013", "narrow-sum-cast",
+    "an integer sum or product taken in a narrow type and cast to a wider one after it is taken (it wrapped first)")

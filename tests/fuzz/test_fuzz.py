@@ -106,3 +106,23 @@ def test_a_foreign_gpu_array_of_elements_at_address_0_is_refused() -> None:
                                r"GPU of shape \(64,\) at address 0(.|\n)*help: pass an array its library made"):
                 mod.cp(P(z, [16]), Foreign(ptr, (64,), "<f4", None, False))
         mod.cp(P(z, [16]), Foreign(0, (0,), "<f4", None, False)).sync()  # (no element: never read)
+
+
+def test_a_foreign_gpu_array_of_bytes_at_address_0_is_refused_on_a_plans_hit_too() -> None:
+    # hrev30 left it: the plan's per-call address check covered element sizes above 1 (alignment), so a u8 array at
+    # address 0 with the key of an earlier good call was launched on the plan's hit
+    import tilelang
+    from fuzz.cuda_iface_fuzz import Foreign
+    from tilelang import partition as P
+    from tilelang.runtime.cuda_stub import installed, stub_device
+
+    mod = tilelang.compile(
+        "kernel fn cpb<const B: i32>(z: &mut Tensor<u8, [B]>, x: &Tensor<u8, [?]>) { z.store(x.load_like(z)); }")
+    z = Foreign(0x7F0000000000, (64,), "|u1", None, False)
+    with installed(stub_device()):
+        mod.cpb(P(z, [16]), Foreign(0x7F0000100000, (64,), "|u1", None, False)).sync()  # (the plan)
+        for _ in range(2):  # the checked path's refusal, then the same key again
+            with pytest.raises(tilelang.CallError, match=r"E0801(.|\n)*`x` of kernel `cpb` is a uint8 array on the "
+                               r"GPU of shape \(64,\) at address 0"):
+                mod.cpb(P(z, [16]), Foreign(0, (64,), "|u1", None, False))
+        mod.cpb(P(z, [16]), Foreign(0x7F0000200000, (64,), "|u1", None, False)).sync()  # (a good one still runs)

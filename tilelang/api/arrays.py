@@ -100,7 +100,7 @@ class ArrayRef:
         }.get(self.library, "array")
         article = (
             "an"
-            if self.dtype_name[:1] in "aeiou" or self.dtype_name.startswith(("int", "uint"))
+            if self.dtype_name[:1] in "aeio"  # ("a uint8": said "you-int"; "an int8")
             else "a"
         )
         return f"{article} {self.dtype_name} {kind}{where} of shape {_pyshape(self.shape)}"

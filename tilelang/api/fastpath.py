@@ -323,6 +323,8 @@ class Plan:
     np_slots: tuple[int, ...] = field(init=False)  # slots of NumPy arrays (`host_views` "array")
     # (slot, element size) of the CUDA arrays other than PyTorch's, whose
     # address the key does not fix: each call checks it is element-aligned
+    # and, for every element size (bytes too), not 0 (hrev30: a foreign
+    # interface's address 0 for elements)
     align: tuple[tuple[int, int], ...] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -331,7 +333,7 @@ class Plan:
         self.align = tuple(
             (i, s.np_dtype.itemsize)
             for i, s in enumerate(arrays)
-            if self.space != "cpu" and s.library != "torch" and s.np_dtype.itemsize > 1
+            if self.space != "cpu" and s.library != "torch"
         )
         self.overlaps = tuple(
             (a, b, arrays[a].nbytes, arrays[b].nbytes)

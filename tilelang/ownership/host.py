@@ -190,7 +190,7 @@ class HostChecker(HostCalls):
         atoms = [a for a in st.values.get(v, EMPTY).all_atoms() if isinstance(a, (HandleVal, GraphVal))]
         for a in sorted(atoms, key=lambda a: a.token.span.start):
             if isinstance(a, HandleVal):
-                self.drop_handle(a.token, st, at, v.name, how)
+                self.drop_handle(a.token, st, at, v.name, how, v)
             elif isinstance(a, GraphVal) and not st.holders(a.token, v):
                 st.captures = frozenset(c for c in st.captures if c.token is not a.token)
         if whole in st.moved:
@@ -199,12 +199,13 @@ class HostChecker(HostCalls):
             self.check_use(whole, "drop" if how == "dropped" else "assign", at, st)
 
     def drop_handle(
-        self, token: ast.MethodCall, st: State, at: Span, name: str | None, how: str = "dropped"
+        self, token: ast.MethodCall, st: State, at: Span, name: str | None, how: str = "dropped",
+        var: Var | None = None,
     ) -> None:
         live = [ln for ln in st.loans if ln.token is token]
         if not live:
             return
-        self.report_dropped(live, at, name, how)
+        self.report_dropped(live, at, name, how, var)
         st.loans = frozenset(ln for ln in st.loans if ln.token is not token)
 
     def discard(self, v: AVal, st: State, span: Span) -> None:

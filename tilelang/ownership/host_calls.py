@@ -174,7 +174,8 @@ class HostCalls(HostExprs):
 
     def discard(self, v: AVal, st: State, span: Span) -> None: ...
     def drop_handle(
-        self, token: ast.MethodCall, st: State, at: Span, name: str | None, how: str = "dropped"
+        self, token: ast.MethodCall, st: State, at: Span, name: str | None, how: str = "dropped",
+        var: Any = None,
     ) -> None: ...
 
     # -- calls ------------------------------------------------------------------------

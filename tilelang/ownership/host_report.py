@@ -47,13 +47,33 @@ class HostReports:
     @staticmethod
     def _holder(st: State, atom: HandleVal | GraphVal) -> str | None:
         """The variable that holds a handle or a graph, for messages."""
+        v = HostReports._holder_var(st, atom)
+        return v.name if v is not None else None
+
+    @staticmethod
+    def _holder_var(st: State, atom: HandleVal | GraphVal) -> Var | None:
         for var, val in st.values.items():
             if atom in val.all_atoms():
-                return var.name
+                return var
         return None
 
+    def _shadow_of(self, var: Var | None) -> Var | None:
+        """The binding that hides `var` here (`let h = k(..).launch(); let h = 5;`): `h.wait()` written here
+        would name it, so a help must point before it. None when `var` is what its name means here."""
+        lookup = getattr(self, "lookup", None)
+        if var is None or lookup is None:
+            return None
+        now = lookup(var.name)
+        return now if now is not None and now is not var else None
+
+    @staticmethod
+    def _with_shadow(d: Diagnostic, name: str, shadow: Var) -> Diagnostic:
+        return d.secondary(shadow.span, f"this `{name}` hides the handle: after it `{name}` names the new value")
+
     # -- dropped handles (E0308) ----------------------------------------------------
-    def report_dropped(self, live: list[Loan], at: Span, name: str | None, how: str) -> None:
+    def report_dropped(
+        self, live: list[Loan], at: Span, name: str | None, how: str, var: Var | None = None
+    ) -> None:
         token = min((ln.token for ln in live), key=lambda t: t.span.start)
         what = f"`{name}`" if name else "the handle"
         subject = f"launch handle `{name}`" if name else "the launch handle"
@@ -70,11 +90,18 @@ class HostReports:
             if how == "overwritten"
             else "before it goes out of scope"
         )
-        d = d.with_help(
-            f"call `{name}.wait()` {where}"
-            if name
-            else "bind the handle and call `.wait()` on it, or use `.sync()`"
-        )
+        shadow = self._shadow_of(var) if name else None
+        if shadow is not None:
+            assert name is not None
+            d = self._with_shadow(d, name, shadow).with_help(
+                f"call `{name}.wait()` before the `let` that hides it, or give the new value another name"
+            )
+        else:
+            d = d.with_help(
+                f"call `{name}.wait()` {where}"
+                if name
+                else "bind the handle and call `.wait()` on it, or use `.sync()`"
+            )
         self.report(d, at)
 
     @staticmethod
@@ -109,12 +136,16 @@ class HostReports:
             f"`{ln.place.name}` is borrowed {'mutably' if ln.mutable else 'shared'} "
             f"by this launch of `{ln.kernel}`"
         )
-        handle = self._holder(st, HandleVal(ln.token))
+        holder = self._holder_var(st, HandleVal(ln.token))
+        handle = holder.name if holder is not None else None
+        shadow = self._shadow_of(holder)
         this = {"borrow": "this replay" if graph else "this launch", "drop": "the end of this block"}.get(
             mode, f"this use of {name}"
         )
         help_ = (
-            f"call `{handle}.wait()` before {this}"
+            f"call `{handle}.wait()` before the `let` that hides it, or give the new value another name"
+            if handle and shadow is not None
+            else f"call `{handle}.wait()` before {this}"
             if handle
             else f"wait for the launch of `{ln.kernel}` before {this}"
         )
@@ -161,6 +192,8 @@ class HostReports:
             d = d.note(f"both update it atomically, but with `{ln.atomic}` and `{atomic}`: atomics of different "
                        "kinds do not commute, so the result would depend on which launch's blocks come first")
         d = d.note("`.launch()` borrows its tensors until `.wait()` is called on its handle")
+        if handle and shadow is not None:
+            d = self._with_shadow(d, handle, shadow)
         d = d.with_help(help_)
         self.report(d, ln.arg)
 

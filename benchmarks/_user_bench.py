@@ -22,7 +22,7 @@ if CPU:
     F: Any = None
 else:
     import torch
-    import torch.nn.functional as F  # noqa: N812  (PyTorch's own spelling)
+    import torch.nn.functional as F  # noqa: F401  (re-exported for the benches)
 
 
 def arr(x: np.ndarray) -> Any:
@@ -69,3 +69,15 @@ def close(a: Any, b: Any, tol: float) -> str:
     a, b = host(a).astype(np.float64), host(b).astype(np.float64)
     err = float(np.max(np.abs(a - b) / (np.abs(b) + 1.0)))
     return f"same (max rel {err:.1e})" if err <= tol else f"DIFFERENT (max rel {err:.1e} > {tol})"
+
+
+def print_rows(rows: list[tuple[str, float, float, str]], summary: bool = True) -> None:
+    """The rows `(kernel, Tile ms, torch ms, verdict)` as a Markdown table (on the GPU only), then with `summary`
+    how many are "same" and which are not."""
+    if not CPU:
+        print("\n| kernel | Tile ms | torch ms | torch / Tile | result |\n| --- | --- | --- | --- | --- |")
+        for name, ta, tb, v in rows:
+            print(f"| {name} | {ta:.3f} | {tb:.3f} | {tb / ta:.2f} | {v} |")
+    if summary:
+        bad = [r for r in rows if not r[3].startswith("same")]
+        print(f"{len(rows) - len(bad)} of {len(rows)} same" + (f"; DIFFERENT: {[r[0] for r in bad]}" if bad else ""))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _user_bench import CPU, F, P, arr, close, host, time_ms, torch
+from _user_bench import CPU, F, P, arr, close, host, print_rows, time_ms, torch
 
 import tilelang
 
@@ -212,10 +212,7 @@ def main() -> None:
 
         bench("l02 probe: sums stored, no atomics", opp, ref02, lambda: close(part.sum(0), ref02(), 1e-3))
 
-    if not CPU:
-        print("\n| kernel | Tile ms | torch ms | torch / Tile | result |\n| --- | --- | --- | --- | --- |")
-        for name, a, b, v in ROWS:
-            print(f"| {name} | {a:.3f} | {b:.3f} | {b / a:.2f} | {v} |")
+    print_rows(ROWS, summary=False)
 
 
 if __name__ == "__main__":

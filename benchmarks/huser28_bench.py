@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _user_bench import CPU, P, arr, close, host, time_ms, torch
+from _user_bench import CPU, P, arr, close, host, print_rows, time_ms, torch
 
 import tilelang
 
@@ -150,12 +150,7 @@ def main() -> None:
           None if CPU else (lambda: torch.bincount(B5, minlength=256)),
           lambda: same(bool((host(hist5) == np.bincount(bytes5, minlength=256)).all()), "counts"))
 
-    if not CPU:
-        print("\n| kernel | Tile ms | torch ms | torch / Tile | result |\n| --- | --- | --- | --- | --- |")
-        for name, ta, tb, v in ROWS:
-            print(f"| {name} | {ta:.3f} | {tb:.3f} | {tb / ta:.2f} | {v} |")
-    bad = [r for r in ROWS if not r[3].startswith("same")]
-    print(f"{len(ROWS) - len(bad)} of {len(ROWS)} same" + (f"; DIFFERENT: {[r[0] for r in bad]}" if bad else ""))
+    print_rows(ROWS)
 
 
 if __name__ == "__main__":

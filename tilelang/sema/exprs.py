@@ -218,11 +218,14 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
             ty = binary_types(tcx, op, lt, rt, lhs, rhs, e.op_span, fx, stored=tcx.store_dtypes.get(e))
             a, b = tcx.program.dims.get(lhs), tcx.program.dims.get(rhs)
             if op in ("/", "%") and b is not None and b.const_value == 0 and is_intlike(rt) \
-                    and (is_intlike(lt) or (isinstance(lt, TileT) and elem_is_int(lt.dtype) and _literal_zero(rhs))):
+                    and (is_intlike(lt) or (isinstance(lt, TileT) and elem_is_int(lt.dtype)
+                                            and (_literal_zero(rhs) or isinstance(rt, ScalarT) or isinstance(rhs, ast.Name)))):
                 # a tile of integers by a literal zero too (`t / 0`): the instance refused it at `tilec run`
-                # (lower/exprs, E0226) after `tilec check` passed it (huser29); a literal only: the dims of a
-                # constant expression beside a tile are folded in `i32` (`x % (100 << 32)` of an `i64` tile is 0
-                # there, tests/run/untyped_shift_in_wide_context.tile), and the instance judges those
+                # (lower/exprs, E0226) after `tilec check` passed it (huser29); and by a named or typed value known
+                # to be 0 (`let zero = 0; t / zero`: a `let`'s value is fixed in its own type there, `i32` for an
+                # untyped one, overflow refused, so its fold is exact). Not an untyped constant expression written
+                # beside the tile: the instance computes it in the tile's type while the dims here fold it in `i32`
+                # (`x % (100 << 32)` of an `i64` tile is 0 here, tests/run/untyped_shift_in_wide_context.tile)
                 div_by_zero(tcx, op, rhs)
                 return ERROR
             if a is not None and b is not None and is_intlike(lt) and is_intlike(rt):

@@ -158,6 +158,21 @@ def test_launch_handles_span_entries_and_ownership_holds(session: ReplSession) -
     assert launches(session) == 1
 
 
+def test_a_let_hiding_a_handle_in_flight_is_refused(session: ReplSession) -> None:
+    # A file refuses it at the end of the block (E0308 marking the `let`); the REPL kept the hidden handle in
+    # flight, unreachable until `:reset`, and a later read's help said `h.wait()`, which named the new value.
+    session.feed(KERNEL)
+    session.feed(SETUP)
+    assert session.feed("let h = inc(z.partition([4]), &a).launch();").ok
+    hidden = session.feed("let h = 5;")
+    assert not hidden.ok and "error[E0308]" in hidden.stderr
+    assert "this `h` hides the handle" in hidden.stderr and "<repl-4>" in hidden.stderr
+    assert "call `h.wait()` before the `let` that hides it" in hidden.stderr
+    assert session.feed("h.wait();").ok  # `h` is still the handle: the help leads to a working session
+    assert session.feed("let h = 5;").ok
+    assert session.feed("z.sum()").stdout == "f32 = 16.0\n"
+
+
 def test_a_failed_entry_waits_for_the_launches_it_started(
     session: ReplSession, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,6 +32,9 @@ def _verb(mutable: bool) -> str:
     return "writing" if mutable else "reading"
 
 
+# the label a diagnostic carries where a `let` hides a launch handle (the REPL refuses such an entry: tilelang/repl/synth)
+HIDES_HANDLE = "hides the handle"
+
 class HostReports:
     sink: DiagnosticSink
     _seen: set[tuple[object, ...]]
@@ -68,7 +71,7 @@ class HostReports:
 
     @staticmethod
     def _with_shadow(d: Diagnostic, name: str, shadow: Var) -> Diagnostic:
-        return d.secondary(shadow.span, f"this `{name}` hides the handle: after it `{name}` names the new value")
+        return d.secondary(shadow.span, f"this `{name}` {HIDES_HANDLE}: after it `{name}` names the new value")
 
     # -- dropped handles (E0308) ----------------------------------------------------
     def report_dropped(

@@ -18,7 +18,8 @@ and host statements, optionally ending in an expression whose value is shown.
   see everything, exactly as in a file: a `.launch()` in one entry keeps its
   borrows until `.wait()` in a later one. The only error tolerated is the
   ownership checker's "handle dropped at the end of `main`" (E0308 pointing at
-  the synthesised closing brace): that handle is simply still in flight.
+  the synthesised closing brace): that handle is simply still in flight,
+  unless a `let` of its name hid it (nothing could wait for it after that entry).
 - Running: only the new entry's statements run, in the host evaluator
   (`HostEvaluator.run_statements`), against `env`, the values of the
   variables bound so far. One device and one `Runtime` live for the whole

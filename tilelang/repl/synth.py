@@ -19,6 +19,7 @@ from typing import Any
 
 from tilelang.diagnostics.codes.ownership import HANDLE_DROPPED
 from tilelang.diagnostics.model import Diagnostic, Label
+from tilelang.ownership.host_report import HIDES_HANDLE
 from tilelang.source import SourceFile, SourceMap, Span
 
 
@@ -153,7 +154,9 @@ def check_session(
             continue
         if d.code == _HANDLE_DROPPED and any(
             lb.span.start == synth.close and lb.span.end == synth.close + 1 for lb in d.labels
-        ):
+        ) and not any(HIDES_HANDLE in lb.message for lb in d.labels):
+            # in flight at the end of the session so far: the REPL keeps it (waited for later). Not when a
+            # `let` hid its handle: nothing could wait for it after that entry (the file's E0308, refused now)
             in_flight.append(d)
         else:
             errors.append(d)

@@ -40,6 +40,9 @@ class HostReports:
     _seen: set[tuple[object, ...]]
     _moved_uses: set[tuple[Place, Span]]
 
+    # Provided by the statement walker (host.py): the binding a name means at the current point.
+    def lookup(self, name: str) -> Var | None: ...
+
     def report(self, diag: Diagnostic, *key: object) -> None:
         k = (diag.code, diag.primary_span, *key)
         if k not in self._seen:
@@ -63,10 +66,9 @@ class HostReports:
     def _shadow_of(self, var: Var | None) -> Var | None:
         """The binding that hides `var` here (`let h = k(..).launch(); let h = 5;`): `h.wait()` written here
         would name it, so a help must point before it. None when `var` is what its name means here."""
-        lookup = getattr(self, "lookup", None)
-        if var is None or lookup is None:
+        if var is None:
             return None
-        now = lookup(var.name)
+        now = self.lookup(var.name)
         return now if now is not None and now is not var else None
 
     @staticmethod

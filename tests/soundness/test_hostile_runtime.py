@@ -51,12 +51,10 @@ def _in_flight(s: ReplSession) -> int:
     [
         # the handle lives in an inner block
         '{ let h = inc(a.partition([256])).launch(); assert(1 == 2, "stop"); h.wait(); }',
-        # the handle is shadowed before the failure
-        'let h = inc(a.partition([256])).launch();\nlet h = 3;\nassert(h == 4, "stop");',
         # the handle is in a branch
         'if true { let h = inc(a.partition([256])).launch(); assert(false, "stop"); h.wait(); }',
     ],
-    ids=["inner_block", "shadowed", "branch"],
+    ids=["inner_block", "branch"],
 )
 def test_repl_failed_entry_leaves_nothing_in_flight(repl: ReplSession, entry: str) -> None:
     r = repl.feed(entry)
@@ -67,19 +65,33 @@ def test_repl_failed_entry_leaves_nothing_in_flight(repl: ReplSession, entry: st
     assert after.stdout == "f32 = 2048.0\n"
 
 
+def test_repl_entry_hiding_its_own_launch_is_refused(repl: ReplSession) -> None:
+    # the handle shadowed before the entry ends: nothing could wait for it after the entry, so the entry is
+    # refused at check (E0308 marking the `let`, as a file's block end), before anything runs
+    r = repl.feed('let h = inc(a.partition([256])).launch();\nlet h = 3;\nassert(h == 4, "stop");')
+    assert not r.ok and "error[E0308]" in r.stderr and "hides the handle" in r.stderr
+    assert _in_flight(repl) == 0  # nothing ran
+    after = repl.feed("inc(a.partition([256])).sync();\na.sum()")
+    assert after.ok, after.stderr
+    assert after.stdout == "f32 = 1024.0\n"  # one launch: the refused entry's never ran
+
+
 def test_repl_launch_kept_across_entries_is_still_borrowed(repl: ReplSession) -> None:
     assert repl.feed("let h = inc(a.partition([256])).launch();").ok
     r = repl.feed("a.sum()")
     assert not r.ok and "error[E0305]" in r.stderr and "<repl-" in r.stderr
     assert repl.feed("h.wait();").ok
     assert repl.feed("a.sum()").ok
-    # A handle shadowed by a later entry cannot be waited for any more: its
-    # launch stays borrowed (as in a file, where the old binding lives to the
-    # end of `main`), so the tensor is refused for good, never raced.
+    # A later entry that would hide a handle in flight is refused (nothing could wait for it after it: a
+    # file's E0308); the handle stays reachable, so waiting for it frees the tensor.
     assert repl.feed("let g = inc(a.partition([256])).launch();").ok
-    assert repl.feed("let g = 1;").ok
+    r = repl.feed("let g = 1;")
+    assert not r.ok and "error[E0308]" in r.stderr
     r = repl.feed("a.sum()")
     assert not r.ok and "error[E0305]" in r.stderr
+    assert repl.feed("g.wait();").ok
+    assert repl.feed("let g = 1;").ok
+    assert repl.feed("a.sum()").ok
 
 
 def test_repl_unbound_launch_refused(repl: ReplSession) -> None:
@@ -110,13 +122,14 @@ def test_repl_graph_capture_held_across_entries(repl: ReplSession) -> None:
     assert after.ok and after.stdout == "f32 = 4.0\n", after.stderr
 
 
-def test_repl_device_switch_waits_for_shadowed_launches(repl: ReplSession) -> None:
+def test_repl_device_switch_waits_for_launches_in_flight(repl: ReplSession) -> None:
     """`:device` copies every tensor to the other device: not while a launch
-    whose handle was shadowed still writes one. `:reset` waits for it."""
+    still writes one. `:reset` waits for it. (A handle can no longer be hidden
+    by a later entry's `let`: that entry is refused, E0308.)"""
     assert repl.feed("let h = inc(a.partition([256])).launch();").ok
-    assert repl.feed("let h = 1;").ok
+    assert not repl.feed("let h = 1;").ok
     r = repl.feed(":device cpu")
-    assert not r.ok and "a launch of `inc` still in flight" in r.stderr
+    assert not r.ok and "`h` still in flight" in r.stderr
     assert _in_flight(repl) == 1
     assert repl.feed(":reset").ok
     assert _in_flight(repl) == 0  # waited for, not forgotten

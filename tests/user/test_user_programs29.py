@@ -1,0 +1,146 @@
+"""Round 29 of the independent user's programs (huser30, 2026-12-07): an LLM-inference engineer porting a serving
+stack's custom ops from Triton and CUDA, written from BRIEF.md, README.md, docs/reference.md and examples/ alone.
+Each program's tensors are checked against NumPy written from the docs' rules (exactly where the docs promise
+exact results: integer ops, casts, comparisons, `where`, max/argmax, int8 rounding; within a tolerance for sums
+and `exp`/`log`), and the same checks run on the NVPTX simulator's tensors.
+
+- v07: vLLM's `reshape_and_cache` into a paged int8 KV cache (per token-head scales, padding slots -1 skipped,
+  `store_unchecked` at (slot / page, slot % page)), then a gather of each sequence's pages back to rows.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backend"))  # llsim, for `program_suite`
+
+from userprog import program_suite
+
+Tensors = dict[str, np.ndarray]
+f32 = np.float32
+
+
+def rint_f32(y: np.ndarray) -> np.ndarray:
+    """Half to even, as torch.round (the docs' `round` recipe)."""
+    return np.rint(y).astype(f32)
+
+
+def _v07(t: Tensors, out: str) -> None:
+    x, slots = t["k_new"], t["slots"]
+    pages, page, h, d = t["k_cache"].shape
+    amax = np.abs(x).max(2, keepdims=True)
+    scale = np.where(amax > 0, amax / f32(127), f32(1)).astype(f32)
+    q = np.clip(rint_f32(x / scale), -127, 127).astype(np.int8)
+    cache = np.zeros((pages * page, h, d), np.int8)
+    sc = np.zeros((pages * page, h), f32)
+    keep = slots >= 0
+    cache[slots[keep]] = q[keep]
+    sc[slots[keep]] = scale[keep, :, 0]
+    np.testing.assert_array_equal(t["k_cache"], cache.reshape(pages, page, h, d))
+    np.testing.assert_array_equal(t["k_scale"], sc.reshape(pages, page, h))
+    np.testing.assert_array_equal(t["written"], slots)
+    assert (t["k_scale"][4, 4] == 1.0).all()   # the all-zero token's scale
+    want = np.zeros((2, 16, h * d), f32)
+    for s in range(2):
+        for p in range(t["lens"][s]):
+            slot = t["table"][s, p // page] * page + p % page
+            want[s, p] = (cache[slot].astype(f32) * sc[slot][:, None]).reshape(-1)
+    np.testing.assert_array_equal(t["out"], want)
+    assert out.split()[-3:] == ["[2,", "16,", "64]"], out
+
+
+def bf16(x: np.ndarray) -> np.ndarray:
+    """f32 values rounded to bf16 (nearest even), as f32."""
+    u = np.asarray(x, f32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(f32)
+
+
+def close_bf16(got: np.ndarray, want: np.ndarray, what: str, ulps: int = 1) -> None:
+    """Within `ulps` bf16 steps (an f32 product contracted into an fma may round the other way)."""
+    np.testing.assert_allclose(got, want, rtol=ulps * 2.0 ** -7, atol=1e-6, err_msg=what)
+
+
+def _v08(t: Tensors, out: str) -> None:
+    pos = t["positions"]
+    assert pos.tolist() == [4095, 0, 999, 1000, 1001, 17]
+    r2 = 16
+    ang = np.arange(4096)[:, None] * (10000.0 ** (-2 * np.arange(r2) / 32))[None, :]
+    np.testing.assert_allclose(t["cos_sin"], np.concatenate([np.cos(ang), np.sin(ang)], 1), atol=2e-3)
+    cs = t["cos_sin"][pos]
+    c, s = cs[:, None, :r2], cs[:, None, r2:]
+    for name in ("q", "k"):
+        x = t[name + "0"]
+        x1, x2 = x[..., :r2], x[..., r2:2 * r2]
+        want = x.copy()
+        want[..., :r2] = bf16(x1 * c - x2 * s)
+        want[..., r2:2 * r2] = bf16(x2 * c + x1 * s)
+        close_bf16(t[name], want, name)
+        np.testing.assert_array_equal(t[name][..., 2 * r2:], x[..., 2 * r2:], err_msg=name)  # not rotated
+        np.testing.assert_array_equal(t[name][1], x[1], err_msg=name)   # position 0: cos 1, sin 0
+    assert out.split()[-2:] == ["true", "true"], out
+
+
+def _v09(t: Tensors, out: str) -> None:
+    x, r, w = t["_x0"], t["_r0"], t["w"]
+    z = bf16(x + r)
+    np.testing.assert_array_equal(t["residual"], z)
+    var = (z.astype(np.float64) ** 2).mean(1, keepdims=True)
+    want = bf16(bf16(z / np.sqrt(var + 1e-6)) * w)
+    close_bf16(t["x"], want, "x", ulps=2)   # the sum of squares in another order, then two bf16 roundings
+    assert out == "[5, 640] [5, 640]\n", out
+
+
+def e4m3_table() -> np.ndarray:
+    """The value of each fp8 e4m3fn code 0..126 (positive, finite; 127 is NaN), from the format's definition."""
+    vals = []
+    for c in range(127):
+        e, m = c >> 3, c & 7
+        vals.append(m * 2.0 ** -9 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7))
+    return np.array(vals)
+
+
+def e4m3_encode(a: np.ndarray) -> np.ndarray:
+    """The nearest code to each |value| <= 448, a tie to the even code (a table search, not the bit trick)."""
+    table = e4m3_table()
+    a = np.asarray(a, np.float64)
+    hi = np.clip(np.searchsorted(table, a), 1, 126)
+    lo = hi - 1
+    dlo, dhi = a - table[lo], table[hi] - a
+    pick = np.where(dlo < dhi, lo, np.where(dhi < dlo, hi, np.where(lo % 2 == 0, lo, hi)))
+    return np.where(a >= table[126], 126, pick).astype(np.uint8)
+
+
+def _v10(t: Tensors, out: str) -> None:
+    x = t["x"]
+    amax = np.abs(x).max(1, keepdims=True)
+    sf = np.where(amax > 0, amax / f32(448), f32(1)).astype(f32)
+    si = np.where(amax > 0, amax / f32(127), f32(1)).astype(f32)
+    np.testing.assert_array_equal(t["scales"], np.concatenate([sf, si], 1))
+    a = np.minimum(np.abs(x / sf), f32(448))
+    codes = e4m3_encode(a) | np.where(x < 0, 128, 0).astype(np.uint8)
+    np.testing.assert_array_equal(t["codes"], codes)
+    table = e4m3_table()
+    deq = np.where(codes & 128, -1, 1) * table[codes & 127]
+    np.testing.assert_array_equal(t["xf"], (deq.astype(f32) * sf).astype(f32))
+    q8 = np.clip(np.rint(x / si), -127, 127).astype(np.int8)
+    np.testing.assert_array_equal(t["q8"], q8)
+    np.testing.assert_array_equal(t["xi"], q8.astype(f32) * si)
+    # the rows' edges: the zero row is code 0 and scale 1; the outlier is 448, the rest of its row subnormal
+    assert (t["codes"][1] == 0).all() and t["scales"][1].tolist() == [1.0, 1.0]
+    assert t["codes"][2, 7] == 126 and (t["codes"][2] & 127).max() == 126 and np.median(t["codes"][2] & 127) < 8
+    assert np.abs(t["xf"] - x).max() <= np.abs(x).max() / 16   # fp8's 3 mantissa bits: half a step of 1/8
+    assert out == "254 [4, 2]\n", out
+
+
+CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
+          "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10}
+
+SIM = [(n, "sm_90a") for n in CHECKS]
+
+(test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
+ test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
+    ("v0[7-9]_*.tile", "v[1-9][0-9]_*.tile"), CHECKS, SIM, ptx=[(n, "sm_90a") for n in CHECKS])

@@ -136,8 +136,77 @@ def _v10(t: Tensors, out: str) -> None:
     assert out == "254 [4, 2]\n", out
 
 
+def _v11(t: Tensors, out: str) -> None:
+    logits, x = t["logits"].astype(np.float64), t["x"]
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    order = np.argsort(-p, 1, kind="stable")[:, :2]
+    np.testing.assert_array_equal(t["ids"], order)
+    pw = np.take_along_axis(p, order, 1)
+    np.testing.assert_allclose(t["wts"], pw / pw.sum(1, keepdims=True), rtol=1e-5)
+    flat = t["ids"].reshape(-1)
+    np.testing.assert_array_equal(t["per_expert"], np.bincount(flat, minlength=8))
+    np.testing.assert_array_equal(t["counts"], [np.bincount(flat[b * 32:(b + 1) * 32], minlength=8)
+                                                for b in range(3)])
+    perm = np.argsort(flat, kind="stable")   # the sorted order: by expert, then by (token, slot)
+    place = np.empty_like(perm)
+    place[perm] = np.arange(perm.size)
+    np.testing.assert_array_equal(t["place"], place.reshape(-1, 2))
+    np.testing.assert_array_equal(t["x_sorted"], x[perm // 2])
+    np.testing.assert_array_equal(t["y_sorted"], x[perm // 2] * (flat[perm] + 1)[:, None].astype(f32))
+    want = (t["wts"][:, :, None] * x[:, None, :] * (t["ids"] + 1)[:, :, None]).sum(1)
+    np.testing.assert_allclose(t["out"], want, rtol=1e-5, atol=1e-6)
+    assert out.startswith("74 Tensor<i32, [8]>"), out
+
+
+def _v12(t: Tensors, out: str) -> None:
+    x, w, ends = t["x"].astype(np.float64), t["w"].astype(np.float64), t["ends"]
+    assert ends.tolist() == [0, 13, 53, 54, 54, 100]
+    assert (t["x"] == bf16(t["x"])).all() and (t["w"] == bf16(t["w"])).all()
+    group = np.searchsorted(ends, np.arange(100), side="right")
+    want = np.einsum("mk,mkn->mn", x, w[group])
+    np.testing.assert_allclose(t["y"], want, rtol=1e-5, atol=1e-4)
+    assert out.startswith("100 Tensor<i32, [6]>"), out
+
+
+def _v13(t: Tensors, out: str) -> None:
+    """vLLM's sampler with sorts: top-k on the tempered probabilities, top-p on what top-k left, renormalised."""
+    logits = t["logits"]
+    assert t["temps"].tolist() == np.array([0.0, 1.0, 0.7, 1.0, 1.3, 1.0], f32).tolist() and t["top_k"].tolist() == [0, 0, 50, 0, 20, 1]
+    for r in range(6):
+        temp, k, p, u = float(t["temps"][r]), int(t["top_k"][r]), float(t["top_p"][r]), float(t["u"][r])
+        z = logits[r].astype(np.float64) / (temp if temp > 0 else 1.0)
+        probs = np.exp(z - z.max())
+        probs /= probs.sum()
+        order = np.argsort(-probs, kind="stable")
+        keep = np.zeros(probs.size, bool)
+        keep[order[:k] if k > 0 else order] = True
+        q = np.where(keep, probs, 0.0)
+        q /= q.sum()
+        if p < 1.0:
+            qs = q[order]
+            n = int(np.searchsorted(np.cumsum(qs), p - 1e-6)) + 1   # the smallest head whose mass reaches p
+            keep2 = np.zeros(probs.size, bool)
+            keep2[order[:n]] = True
+            q = np.where(keep2, q, 0.0)
+        if temp == 0.0:
+            want = int(np.argmax(logits[r]))
+        else:
+            cdf = np.cumsum(q)
+            want = int(np.searchsorted(cdf, u * cdf[-1], side="right"))
+        assert t["tok"][r] == want, (r, t["tok"][r], want)
+        np.testing.assert_allclose(t["logp"][r], np.log(probs[want]), rtol=1e-5, atol=1e-5)
+        if k == 1 or temp == 0.0:
+            assert want == int(np.argmax(logits[r]))
+        if k > 0 or p < 1.0:
+            assert q[want] > 0 and (q > 0).sum() <= max(k, 1) if k > 0 else (q > 0).sum() < probs.size
+    assert out == f"Tensor<i32, [6]> [{', '.join(f'{v:3d}' for v in t['tok'])}]\n", out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
-          "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10}
+          "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
+          "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
+          "v13_sampling_temp_topk_topp_rows": _v13}
 
 SIM = [(n, "sm_90a") for n in CHECKS]
 

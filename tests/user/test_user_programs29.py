@@ -203,10 +203,53 @@ def _v13(t: Tensors, out: str) -> None:
     assert out == f"Tensor<i32, [6]> [{', '.join(f'{v:3d}' for v in t['tok'])}]\n", out
 
 
+def _v14(t: Tensors, out: str) -> None:
+    x, labels, eps = t["x0"].astype(np.float64), t["labels"], 0.1
+    rows, v = x.shape
+    valid = labels != -100
+    assert valid.tolist() == [True, False, True, True, False, True] and labels[2] == v - 1
+    lse = np.log(np.exp(x - x.max(1, keepdims=True)).sum(1)) + x.max(1)
+    np.testing.assert_allclose(t["lse"], lse, rtol=1e-6)
+    safe = np.where(valid, labels, 0)
+    nll = lse - x[np.arange(rows), safe]
+    smooth = lse - x.mean(1)
+    loss = np.where(valid, (1 - eps) * nll + eps * smooth, 0.0)
+    np.testing.assert_allclose(t["loss"], loss, rtol=1e-5, atol=1e-6)
+    assert t["n_valid"].tolist() == [4]
+    np.testing.assert_allclose(t["mean"], [loss.sum() / 4], rtol=1e-5)
+    sm = np.exp(x - lse[:, None])
+    target = np.full_like(x, eps / v)
+    target[np.arange(rows), safe] += 1 - eps
+    grad = np.where(valid[:, None], (sm - target) / 4, 0.0)
+    np.testing.assert_allclose(t["logits"], grad, rtol=1e-4, atol=1e-8)
+    assert (t["logits"][[1, 4]] == 0).all()
+    np.testing.assert_allclose(t["logits"].sum(1), 0.0, atol=1e-6)   # a softmax's gradient sums to 0
+    assert out == "Tensor<i32, [1]> [4] [1]\n", out
+
+
+def _v15(t: Tensors, out: str) -> None:
+    x = t["x"].astype(np.float64)
+    assert (t["x"] == bf16(t["x32"])).all()
+    real = 151646
+    assert np.isneginf(x[:, real:]).all() and np.isfinite(x[:, :real]).all()
+    m = x.max(1, keepdims=True)
+    lse = m + np.log(np.exp(x - m).sum(1, keepdims=True))
+    np.testing.assert_allclose(t["lse"], lse, rtol=1e-6)
+    y = t["y"]
+    assert np.isneginf(y[:, real:]).all()
+    np.testing.assert_allclose(y[:, :real], (x - lse)[:, :real], rtol=1e-5, atol=2e-5)
+    np.testing.assert_allclose(np.exp(y.astype(np.float64)).sum(1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(y[2, :real], -np.log(real), rtol=1e-6)   # the constant row
+    assert t["pm"][1].max() == 88.0 and t["pm"].shape == (3, 38)
+    np.testing.assert_allclose(y[1, 100000], 0.0, atol=1e-6)   # the overflowing logit takes all the mass
+    assert out == "38 true\n", out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
           "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
           "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
-          "v13_sampling_temp_topk_topp_rows": _v13}
+          "v13_sampling_temp_topk_topp_rows": _v13, "v14_cross_entropy_ignore_smoothing_inplace": _v14,
+          "v15_log_softmax_150k_vocab_split": _v15}
 
 SIM = [(n, "sm_90a") for n in CHECKS]
 

@@ -245,11 +245,42 @@ def _v15(t: Tensors, out: str) -> None:
     assert out == "38 true\n", out
 
 
+def _softmax_last(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _v16(t: Tensors, out: str) -> None:
+    p, q, draft, u = t["p"], t["q"], t["draft"], t["u"]
+    np.testing.assert_allclose(p, _softmax_last(t["tl"].astype(np.float64)), rtol=1e-5, atol=1e-9)
+    np.testing.assert_array_equal(draft, q.argmax(2))
+    assert (t["p"][0] == t["q"][0]).all()
+    for b in range(4):
+        nd = int(t["n_draft"][b])
+        toks, j = [], 0
+        while j < nd:
+            x = draft[b, j]
+            if u[b, j] * q[b, j, x] < p[b, j, x]:
+                toks.append(int(x))
+                j += 1
+                continue
+            res = np.maximum(p[b, j] - q[b, j], 0).astype(np.float64)
+            c = np.cumsum(res)
+            toks.append(min(int(np.searchsorted(c, u[b, 5] * c[-1], side="right")), 699))
+            break
+        else:
+            toks.append(int(t["bonus"][b]))
+        assert t["n_acc"][b] == j, (b, t["n_acc"][b], j)
+        assert t["out"][b].tolist() == toks + [-1] * (6 - len(toks)), (b, t["out"][b], toks)
+    assert t["n_acc"][0] == 5 and t["out"][0, 5] == 7 and t["n_acc"][1] == 0 and t["out"][1, 0] == 107
+    assert out.startswith("Tensor<i32, [4]> [5, 0, 0, 1]"), out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
           "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
           "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
           "v13_sampling_temp_topk_topp_rows": _v13, "v14_cross_entropy_ignore_smoothing_inplace": _v14,
-          "v15_log_softmax_150k_vocab_split": _v15}
+          "v15_log_softmax_150k_vocab_split": _v15, "v16_spec_decode_ragged_rejection": _v16}
 
 SIM = [(n, "sm_90a") for n in CHECKS]
 

@@ -276,11 +276,40 @@ def _v16(t: Tensors, out: str) -> None:
     assert out.startswith("Tensor<i32, [4]> [5, 0, 0, 1]"), out
 
 
+def _v17(t: Tensors, out: str) -> None:
+    b, h, d, w = 3, 2, 32, 16
+    kc = np.zeros((b, w, h, d), f32)
+    vc = np.zeros((b, w, h, d), f32)
+    pos = np.array([14, -1, 3])
+    for step in range(4):
+        for s in range(b):
+            if pos[s] >= 0:
+                kc[s, pos[s] % w] = t["k_all"][step, s]
+                vc[s, pos[s] % w] = t["v_all"][step, s]
+        for s in range(b):
+            for hh in range(h):
+                n = min(pos[s] + 1, w)
+                if n <= 0:
+                    want = np.zeros(d)
+                else:
+                    sc = kc[s, :n, hh].astype(np.float64) @ t["q_all"][step, s, hh] * 0.17677669
+                    e = np.exp(sc - sc.max())
+                    want = (e / e.sum()) @ vc[s, :n, hh]
+                np.testing.assert_allclose(t["outs"][step, s, hh], want, rtol=1e-5, atol=1e-5, err_msg=f"{step}")
+        pos = np.where(pos >= 0, pos + 1, pos)
+    np.testing.assert_array_equal(t["kc"], kc)
+    np.testing.assert_array_equal(t["vc"], vc)
+    assert (t["kc"][1] == 0).all() and (t["outs"][:, 1] == 0).all()   # the idle sequence
+    assert not (t["kc"][0, 0] == 0).all()   # sequence 0's ring wrapped: position 16 went to slot 0
+    assert out.startswith("Tensor<i32, [3]> [18, -1,  7] Tensor<i32, [3]> [17, -1,  6]"), out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
           "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
           "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
           "v13_sampling_temp_topk_topp_rows": _v13, "v14_cross_entropy_ignore_smoothing_inplace": _v14,
-          "v15_log_softmax_150k_vocab_split": _v15, "v16_spec_decode_ragged_rejection": _v16}
+          "v15_log_softmax_150k_vocab_split": _v15, "v16_spec_decode_ragged_rejection": _v16,
+          "v17_kv_append_ring_window_decode": _v17}
 
 SIM = [(n, "sm_90a") for n in CHECKS]
 

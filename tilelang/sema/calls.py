@@ -227,6 +227,8 @@ def _keepdims_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str | None:
     """`t.max(1, keepdims = true)` (NumPy's, round 14): the call without the keyword and the reshape that puts
     the axis back, written for the receiver's shape; None where the axis or the shape is not known here."""
     pos = [a.value for a in e.args if a.name is None]
+    # (huser30: PyTorch's `dim = 1` beside its `keepdim = true` is the axis too, and `-1` counts from the end)
+    pos += [a.value for a in e.args if a.name is not None and a.name.name in ("dim", "axis")]
     if isinstance(e, ast.MethodCall):
         src, axis, call = e.receiver, pos[0] if pos else None, f"{tcx.receiver_snippet(e.receiver)}.{e.method.name}"
     elif isinstance(e.callee, ast.Name) and len(pos) == 2:
@@ -234,10 +236,14 @@ def _keepdims_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str | None:
     else:
         return None
     shape = getattr(tcx.program.types.get(src), "shape", None)
-    if not isinstance(axis, ast.IntLit) or not shape or not 0 <= axis.value < len(shape) or None in shape:
+    if isinstance(axis, ast.Unary) and axis.op == "-" and isinstance(axis.operand, ast.IntLit) and shape:
+        k = len(shape) - axis.operand.value
+    else:
+        k = axis.value if isinstance(axis, ast.IntLit) else None
+    if k is None or not shape or not 0 <= k < len(shape) or None in shape:
         return None
-    kept = shape_str(tuple(Dim.const(1) if i == axis.value else d for i, d in enumerate(shape)))
-    whole = f"{call}({axis.value})" if isinstance(e, ast.MethodCall) else f"{call}{axis.value})"
+    kept = shape_str(tuple(Dim.const(1) if i == k else d for i, d in enumerate(shape)))
+    whole = f"{call}({k})" if isinstance(e, ast.MethodCall) else f"{call}{k})"
     return f"a reduction removes its axis: put a size-1 axis back where it was, `{whole}.reshape({kept})`"
 
 
@@ -274,7 +280,13 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             d = tcx.err(N.UNKNOWN_KEYWORD, f"{owner} has no keyword argument `{a.name.name}`", a.name.span,
                         "unknown keyword argument")
             guess = suggest(a.name.name, allowed_kw)
-            habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims") else None
+            # (huser30: the axis of PyTorch's `x.max(dim = 1, keepdim = true)` and NumPy's `x.sum(axis = 0)` is
+            # read where the help puts it, by position: the call was typed without it, `x.sum()`, a scalar whose
+            # `.reshape` was a second, misleading error)
+            by_position = a.name.name in ("dim", "axis") and not allowed_kw and guess is None
+            habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims", "keepdim") or (
+                by_position and any(b.name is not None and b.name.name in ("keepdims", "keep_dims", "keepdim")
+                                    for b in e.args)) else None
             habit = habit or _axes_keyword_help(tcx, e, a)
             habit = habit or KW_HABITS.get(a.name.name) or replay_loop_help(e, tcx.snippet(e.args[0].value))
             if habit is not None:
@@ -290,6 +302,10 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             if decl_span is not None:
                 d = d.secondary(decl_span, "defined here")
             tcx.emit(d)
+            if by_position and (habit is None or "keepdim" in habit or "put a size-1 axis back" in habit):
+                args.append(a.value)
+                tys.append(ty)
+                continue
             refused += 1
             continue
         if a.name.name in kws:

@@ -327,12 +327,67 @@ def _v17(t: Tensors, out: str) -> None:
     assert out.startswith("Tensor<i32, [3]> [18, -1,  7] Tensor<i32, [3]> [17, -1,  6]"), out
 
 
+def _v18(t: Tensors, out: str) -> None:
+    """vLLM's grouped_topk (DeepSeek-V3: biased scores choose, unbiased weigh), with stable sorts for ties."""
+    lg, bias = t["logits"], t["bias"]
+    s = (1 / (1 + np.exp(-lg.astype(np.float64))))
+    b = s + bias
+    g = b.reshape(-1, 6, 4)
+    top2 = -np.sort(-g, 2)[:, :, :2].sum(2)
+    groups = np.argsort(-top2, 1, kind="stable")[:, :3]
+    mask = np.zeros((lg.shape[0], 6), bool)
+    np.put_along_axis(mask, groups, True, 1)
+    cand = np.where(np.repeat(mask, 4, 1), b, -np.inf)
+    ids = np.argsort(-cand, 1, kind="stable")[:, :4]
+    np.testing.assert_array_equal(t["ids"], ids)
+    w = np.take_along_axis(s, ids, 1)
+    np.testing.assert_allclose(t["wts"], w / w.sum(1, keepdims=True) * 2.5, rtol=1e-5)
+    assert t["ids"][5].tolist() == [12, 13, 14, 15]   # the tied token: each pair's lower index first
+    assert (np.sort(t["ids"] // 4, 1)[:, None, :] == np.sort(groups, 1)[:, :, None]).any(1).all()  # in its groups
+    assert out.startswith("Tensor<i32, [4]> [12, 13, 14, 15] 2.5"), out
+
+
+def _v19(t: Tensors, out: str) -> None:
+    x, w, a, b = (t[k].astype(np.float64) for k in ("x", "w", "a", "b"))
+    assert all((t[k] == bf16(t[k])).all() for k in ("x", "w", "a", "b"))
+    assert (t["a"][2][:, 8:] == 0).all() and (t["a"][2][:, :8] != 0).any()
+    want = x @ w
+    for i, lid in enumerate(t["lora"]):
+        if lid >= 0:
+            want[i] += (x[i] @ a[lid]) @ b[lid] * t["scale"][lid]
+    np.testing.assert_allclose(t["y"], want, rtol=1e-5, atol=1e-5)
+    assert t["lora"].tolist() == [-1, 1, 2, -1, 1, 2, 0]
+    np.testing.assert_allclose(t["y"][[0, 3]], (x @ w)[[0, 3]], rtol=1e-5, atol=1e-6)   # no adapter: the base
+    assert out == "Tensor<i32, [7]> [-1,  1,  2, -1,  1,  2,  0] [7, 96]\n", out
+
+
+def _v20(t: Tensors, out: str) -> None:
+    pl, sl = t["p_lse"].astype(np.float64), t["s_lse"].astype(np.float64)
+    po, so = t["p_out"].astype(np.float64), t["s_out"].astype(np.float64)
+    o, lse = np.zeros_like(po), np.full_like(pl, -np.inf)
+    for i in range(5):
+        for h in range(4):
+            parts = [(lv, ov) for lv, ov in ((pl[i, h], po[i, h]), (sl[i, h], so[i, h])) if lv > -np.inf]
+            if parts:
+                m = max(lv for lv, _ in parts)
+                ws = [np.exp(lv - m) for lv, _ in parts]
+                o[i, h] = sum(w * ov for w, (_, ov) in zip(ws, parts, strict=True)) / sum(ws)
+                lse[i, h] = m + np.log(sum(ws))
+    np.testing.assert_allclose(t["o"], o, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t["lse"], lse, rtol=1e-6)
+    np.testing.assert_array_equal(t["o"][1], t["s_out"][1])   # no prefix: the suffix alone, exactly
+    np.testing.assert_array_equal(t["o"][2], t["p_out"][2])   # an empty suffix: the prefix alone
+    assert (t["o"][3, 2] == 0).all() and t["lse"][3, 2] == -np.inf and not np.isnan(t["o"]).any()
+    assert out == "-inf false\n", out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
           "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
           "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
           "v13_sampling_temp_topk_topp_rows": _v13, "v14_cross_entropy_ignore_smoothing_inplace": _v14,
           "v15_log_softmax_150k_vocab_split": _v15, "v16_spec_decode_ragged_rejection": _v16,
-          "v17_kv_append_ring_window_decode": _v17}
+          "v17_kv_append_ring_window_decode": _v17, "v18_deepseek_grouped_topk_routing": _v18,
+          "v19_multi_lora_bgmv_ragged_ranks": _v19, "v20_merge_attn_states_cascade": _v20}
 
 # the simulations on sm_90a: v09 by default (0.6 s: the fused residual + RMSNorm, in-place bf16 on a tile wider
 # than its row), the rest `heavy` (TILE_SLOW=1: 1.7-26 s each); PTX for sm_90a of all, v09's and v11's by default
@@ -344,3 +399,137 @@ SIM = [(n, "sm_90a") for n in CHECKS]
  test_the_simulated_gpu_gives_the_same_tensors, test_the_ptx_assembles) = program_suite(
     ("v0[7-9]_*.tile", "v[1-9][0-9]_*.tile"), CHECKS, SIM, ptx=[(n, "sm_90a") for n in CHECKS],
     heavy=[n for n in CHECKS if n not in DEFAULT_SIM], heavy_ptx=[n for n in CHECKS if n not in DEFAULT_PTX])
+
+
+# ---- the same user from Python, on NumPy arrays (the serving loop's glue is Python)
+
+_PENALTIES = """
+// vLLM's apply_penalties on a [B, V] batch of logits in place; token ids as PyTorch gives them (int64, -1 padding)
+kernel fn penalties<const BV: i32, const LO: i32, const LP: i32>(logits: &mut Tensor<f32, [1, BV]>,
+        out_ids: &Tensor<i64, [?, LO]>, prompt_ids: &Tensor<i64, [?, LP]>, rep: &Tensor<f32, [?]>,
+        freq: &Tensor<f32, [?]>, pres: &Tensor<f32, [?]>) {
+    let b = block_id(0);
+    let cols = (arange::<i32>(BV) + block_id(1) * BV).reshape([1, BV]) as i64;
+    let o = out_ids.partition([1, LO]).load([b, 0]).reshape([LO, 1]);
+    let p = prompt_ids.partition([1, LP]).load([b, 0]).reshape([LP, 1]);
+    let counts = ((o == cols) as i32).sum(0).reshape([1, BV]);
+    let in_prompt = ((p == cols) as i32).max(0).reshape([1, BV]) > 0;
+    let r = rep.partition([1]).load([b]).item();
+    let f = freq.partition([1]).load([b]).item();
+    let pr = pres.partition([1]).load([b]).item();
+    let x = logits.load();
+    let x = where(in_prompt | (counts > 0), where(x > 0.0, x / r, x * r), x);
+    logits.store(x - f * counts as f32 - pr * (counts > 0) as f32);
+}
+"""
+
+
+def test_penalties_from_python_with_int64_token_ids() -> None:
+    """Repetition, frequency and presence penalties (vLLM's order) over a vocab of 1000 in tiles of 256, the token
+    histories int64 with -1 padding (never counted, never matching a column), a row with no prompt."""
+    import tilelang
+
+    mod = tilelang.compile(_PENALTIES)
+    rng = np.random.default_rng(29)
+    b, v, lo, lp = 3, 1000, 12, 20
+    logits = rng.standard_normal((b, v)).astype(f32)
+    out_ids = rng.integers(0, v, (b, lo))
+    out_ids[1, 5:] = -1
+    out_ids[0, :4] = 999                      # the last column, in the last (partial) tile, four times
+    prompt_ids = rng.integers(0, v, (b, lp))
+    prompt_ids[2] = -1
+    rep, freq, pres = (np.array(a, f32) for a in ([1.2, 1.0, 2.0], [0.5, 0.0, 0.1], [0.3, 1.0, 0.0]))
+    want = logits.astype(np.float64)
+    for r in range(b):
+        cnt = np.bincount(out_ids[r][out_ids[r] >= 0], minlength=v)
+        seen = cnt > 0
+        seen[prompt_ids[r][prompt_ids[r] >= 0]] = True
+        x = np.where(seen, np.where(want[r] > 0, want[r] / rep[r], want[r] * rep[r]), want[r])
+        want[r] = x - freq[r] * cnt - pres[r] * (cnt > 0)
+    mod.penalties(tilelang.partition(logits, [1, 256]), out_ids, prompt_ids, rep, freq, pres).sync()
+    np.testing.assert_allclose(logits, want, rtol=1e-6, atol=1e-6)
+    assert abs(logits[0, 999] - want[0, 999]) < 1e-6 and out_ids[0, :4].tolist() == [999] * 4
+
+
+_DECODE = """
+kernel fn append<const H: i32, const D: i32>(seen: &mut Tensor<i32, [1]>, k_new: &Tensor<f32, [?, H, D]>,
+        pos: &Tensor<i32, [?]>, kc: &Tensor<f32, [?, ?, H, D]>) {
+    let b = block_id(0);
+    let p = pos.partition([1]).load([b]).item();
+    unsafe {
+        store_unchecked(&kc, [b, p, 0, 0], k_new.partition([1, H, D]).load([b, 0, 0]).reshape([1, 1, H, D]));
+    }
+    seen.store(full::<i32>([1], p));
+}
+
+kernel fn norms<const S: i32, const H: i32, const D: i32>(o: &mut Tensor<f32, [1, S]>,
+        kc: &Tensor<f32, [?, S, H, D]>, pos: &Tensor<i32, [?]>) {
+    let b = block_id(0);
+    let p = pos.partition([1]).load([b]).item();
+    let k = kc.partition([1, S, H, D]).load([b, 0, 0, 0]).reshape([S, H * D]);
+    o.store(where(arange::<i32>(S).reshape([1, S]) <= p, (k * k).sum(1).reshape([1, S]), -1.0));
+}
+"""
+
+
+def test_a_decode_step_recorded_once_and_replayed_with_new_positions() -> None:
+    """A serving loop's CUDA-graph habit on the interpreter: the step (a KV append at positions read on the device,
+    then a kernel over the cache) recorded once with `tilelang.graph()`, replayed three times with the new keys and
+    positions written into the recorded arrays in place; the cache and the output follow the positions."""
+    import tilelang
+
+    mod = tilelang.compile(_DECODE)
+    b, s, h, d = 2, 8, 2, 4
+    kc = np.zeros((b, s, h, d), f32)
+    pos = np.array([0, 3], np.int32)
+    k_new = np.zeros((b, h, d), f32)
+    seen = np.zeros(b, np.int32)
+    o = np.zeros((b, s), f32)
+    with tilelang.graph() as g:
+        mod.append(tilelang.partition(seen, [1]), k_new, pos, kc).sync()
+        mod.norms(tilelang.partition(o, [1, s]), kc, pos).sync()
+    assert not kc.any()   # recorded, not run
+    ref = np.zeros_like(kc)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        k_new[:] = rng.standard_normal(k_new.shape)
+        g.replay()
+        ref[np.arange(b), pos] = k_new
+        np.testing.assert_array_equal(kc, ref)
+        want = np.where(np.arange(s)[None] <= pos[:, None], (ref.reshape(b, s, -1) ** 2).sum(2), -1)
+        np.testing.assert_allclose(o, want, rtol=1e-6)
+        np.testing.assert_array_equal(seen, pos)
+        pos += 1
+
+
+def test_the_moe_pipeline_from_python_with_the_scan_in_numpy() -> None:
+    """v11's kernels loaded from its file and driven from Python as a server does: the route launch, the scan of
+    the per-block counts in NumPy, permute, experts, un-permute; 50 tokens in blocks of 16 (a partial last block)."""
+    import tilelang
+
+    from tilelang import partition as part
+
+    mod = tilelang.load(Path(__file__).parent / "programs" / "v11_moe_route_permute_unpermute.tile")
+    rng = np.random.default_rng(11)
+    t, e, d, bt = 50, 8, 64, 16
+    nb = -(-t // bt)
+    logits = (rng.standard_normal((t, e)) * 2).astype(f32)
+    x = rng.standard_normal((t, d)).astype(f32)
+    ids, wts = np.zeros((t, 2), np.int32), np.zeros((t, 2), f32)
+    counts = np.zeros((nb, e), np.int32)
+    mod.route(part(ids, [bt, 2]), part(wts, [bt, 2]), part(counts, [1, e]), logits, t).sync()
+    per = counts.sum(0)
+    starts = (np.cumsum(per) - per).astype(np.int32)
+    base = (starts[None] + np.cumsum(counts, 0) - counts).astype(np.int32)
+    place = np.zeros((t, 2), np.int32)
+    xs = np.zeros((2 * t, d), f32)
+    mod.permute(part(place, [bt, 2]), ids, base, x, xs, t).sync()
+    ys = np.zeros((2 * t, d), f32)
+    mod.experts(part(ys, [16, d]), xs, starts).sync()
+    out = np.zeros((t, d), f32)
+    mod.unpermute(part(out, [1, d]), ys, place, wts).sync()
+    perm = np.argsort(ids.reshape(-1), kind="stable")
+    np.testing.assert_array_equal(xs, x[perm // 2])
+    want = (wts[:, :, None] * x[:, None, :] * (ids + 1)[:, :, None]).sum(1)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    assert per.sum() == 2 * t

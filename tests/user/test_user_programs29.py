@@ -381,13 +381,49 @@ def _v20(t: Tensors, out: str) -> None:
     assert out == "-inf false\n", out
 
 
+def _v21(t: Tensors, out: str) -> None:
+    x, wf = t["x"], t["wf"]
+    table = e4m3_table()
+
+    def decode(c: np.ndarray) -> np.ndarray:
+        return np.where(c & 128, -1, 1) * table[c & 127]
+
+    # the activations: a scale per token and group of 128
+    amax = np.abs(x).reshape(48, 3, 128).max(2)
+    sa = np.where(amax > 0, amax / f32(448), f32(1)).astype(f32)
+    np.testing.assert_array_equal(t["a_scale"], sa)
+    ya = (x.reshape(48, 3, 128) / sa[:, :, None]).reshape(48, 384)
+    ca = e4m3_encode(np.minimum(np.abs(ya), 448)) | np.where(ya < 0, 128, 0).astype(np.uint8)
+    np.testing.assert_array_equal(t["a"], ca)
+    np.testing.assert_array_equal(t["a_deq"], (decode(ca).reshape(48, 3, 128) * sa[:, :, None]).reshape(48, 384)
+                                  .astype(f32))
+    # the weights: a scale per [128, 128] block
+    blocks = np.abs(wf).reshape(2, 128, 3, 128).max((1, 3))
+    sw = np.where(blocks > 0, blocks / f32(448), f32(1)).astype(f32)
+    np.testing.assert_array_equal(t["w_scale"], sw)
+    sw_full = np.repeat(np.repeat(sw, 128, 0), 128, 1)
+    cw = e4m3_encode(np.minimum(np.abs(wf / sw_full), 448)) | np.where(wf < 0, 128, 0).astype(np.uint8)
+    np.testing.assert_array_equal(t["w"], cw)
+    # the product: each K block's exact sum of e4m3 products, scaled by both scales
+    want = np.zeros((48, 256))
+    da, dw = decode(ca), decode(cw)
+    for kb in range(3):
+        ks = slice(kb * 128, (kb + 1) * 128)
+        want += (da[:, ks] @ dw[:, ks].T) * sa[:, kb:kb + 1] * np.repeat(sw[:, kb], 128)[None, :]
+    np.testing.assert_allclose(t["y"], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["y"], t["a_deq"].astype(np.float64) @ t["w_deq"].T, rtol=1e-4, atol=1e-4)
+    assert np.abs(t["y"] - x.astype(np.float64) @ wf.T).max() < 0.1 * np.abs(x @ wf.T).max()   # fp8 is close
+    assert out == "[48, 256]\n", out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
           "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
           "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
           "v13_sampling_temp_topk_topp_rows": _v13, "v14_cross_entropy_ignore_smoothing_inplace": _v14,
           "v15_log_softmax_150k_vocab_split": _v15, "v16_spec_decode_ragged_rejection": _v16,
           "v17_kv_append_ring_window_decode": _v17, "v18_deepseek_grouped_topk_routing": _v18,
-          "v19_multi_lora_bgmv_ragged_ranks": _v19, "v20_merge_attn_states_cascade": _v20}
+          "v19_multi_lora_bgmv_ragged_ranks": _v19, "v20_merge_attn_states_cascade": _v20,
+          "v21_fp8_block_scaled_gemm": _v21}
 
 # the simulations on sm_90a: v09 by default (0.6 s: the fused residual + RMSNorm, in-place bf16 on a tile wider
 # than its row), the rest `heavy` (TILE_SLOW=1: 1.7-26 s each); PTX for sm_90a of all, v09's and v11's by default

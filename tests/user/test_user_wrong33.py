@@ -11,6 +11,9 @@ checked against NumPy.
   second error (E0105); `keepdim` now gets the `keepdims` help (the call and its reshape), as does the `dim =`
   beside it, and `x.sum(axis = 0)` is typed with its axis (it was typed as `x.sum()`, a scalar, whose
   `.reshape` was a second, misleading error).
+- j06 PyTorch's spread-out sizes, `abs(h).max(1).reshape(BT, 1)` (as `view(BT, 1)`): the help was "call it with 1
+  argument"; for `reshape`, `broadcast`, `permute`, `zeros`, `ones` and `full` of integer arguments it is now the
+  call with the sizes in one list.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         ("&x, &cursor, &x_sorted", "&x, &x_sorted")]),
     "j05_router_softmax_keepdim": ("`l.max(1).reshape([BT, 1])`",
                                    [("l.max(1, keepdim = true)", "l.max(1).reshape([BT, 1])")]),
+    "j06_silu_and_mul_reshape_spread_sizes": ("`abs(h).max(1).reshape([BT, 1])`",
+                                              [("reshape(BT, 1)", "reshape([BT, 1])")]),
 }
 
 
@@ -61,7 +66,16 @@ def _j05(t: Tensors, out: str) -> None:
     assert out.startswith("Tensor<i32, [12]>"), out
 
 
-CHECKS = {"j04_moe_dispatch_slot_from_atomic_old_value": _j04, "j05_router_softmax_keepdim": _j05}
+def _j06(t: Tensors, out: str) -> None:
+    g, u = t["gate_up"][:, :48].astype(np.float64), t["gate_up"][:, 48:].astype(np.float64)
+    h = g / (1 + np.exp(-g)) * u
+    np.testing.assert_allclose(t["y"], h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t["amax"], np.abs(h).max(1, keepdims=True), rtol=1e-5)
+    assert out == "true\n", out
+
+
+CHECKS = {"j04_moe_dispatch_slot_from_atomic_old_value": _j04, "j05_router_softmax_keepdim": _j05,
+          "j06_silu_and_mul_reshape_spread_sizes": _j06}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("j0[4-9]_*.tile", FIXES, CHECKS)
@@ -124,3 +138,28 @@ def test_an_axis_keyword_is_read_by_position(tmp_path: Path) -> None:
     f = _kernel(tmp_path, "let m = x.sum(axis = 0); z.store(x - m.reshape([1, 8]));")
     errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
     assert [d.code for d in errs] == ["E0107"] and "drop `axis =`" in errs[0].help[0], [d.message for d in errs]
+
+
+@pytest.mark.parametrize(("call", "want"), [
+    ("x.permute(1, 0).transpose()", "`x.permute([1, 0])`"),
+    ("x + zeros::<f32>(16, 8)", "`zeros::<f32>([16, 8])`"),
+    ("x + ones::<f32>(16, 8)", "`ones::<f32>([16, 8])`"),
+    ("x + full::<f32>(16, 8, 0.5)", "`full::<f32>([16, 8], 0.5)`"),
+    ("x.sum(1).reshape([16, 1]).broadcast(16, 8)", "`x.sum(1).reshape([16, 1]).broadcast([16, 8])`"),
+])
+def test_pytorch_spread_out_sizes_get_the_list(call: str, want: str, tmp_path: Path) -> None:
+    """E0105's help is the call with the integers in one list (was "call it with 1 argument"), and it checks."""
+    f = _kernel(tmp_path, f"z.store({call});")
+    d = first_error(f)
+    assert d.code == "E0105" and any(want in h for h in d.help), d.help
+    fixed = call
+    for old, new in (("(1, 0)", "([1, 0])"), ("(16, 8)", "([16, 8])"), ("(16, 8, 0.5)", "([16, 8], 0.5)")):
+        fixed = fixed.replace(old, new)
+    f2 = _kernel(tmp_path, f"z.store({fixed});")
+    assert not [e for e in driver.check(f2).diagnostics if e.severity.value == "error"], fixed
+
+
+def test_a_spread_out_shape_with_a_float_keeps_the_count_help(tmp_path: Path) -> None:
+    """Not sizes (a float among them): the plain count help, no list made of it."""
+    d = first_error(_kernel(tmp_path, "z.store(x.reshape(16, 8, 1.0));"))
+    assert d.code == "E0105" and not any("in brackets" in h for h in d.help), d.help

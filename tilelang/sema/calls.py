@@ -261,6 +261,33 @@ def _axes_keyword_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, a: ast.Arg) -
     return several_axes_help(tcx, e, name, x, tcx.program.types.get(x), axes)
 
 
+# the calls whose first (or only) argument is a list of integers, one per axis (PyTorch writes them spread out:
+# `x.reshape(16, 1)`, `x.permute(1, 0)`, `torch.zeros(16, 8)`) -> what the list is
+_LISTED = {"reshape": "the new shape", "broadcast": "the new shape", "permute": "the order of the axes",
+           "zeros": "the shape", "ones": "the shape", "full": "the shape"}
+
+
+def _listed_shape_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, name: str, recv: ast.Expr | None,
+                       args: list[ast.Expr], tys: list[Type]) -> str | None:
+    """`x.reshape(16, 1)`, `x.permute(1, 0)`, `zeros::<f32>(16, 8)`, `full::<f32>(16, 8, 0.0)` (PyTorch's spread-out
+    sizes; huser30): the help was "call it with 1 argument"; it is the call with the integers in one list."""
+    if name not in _LISTED or len(args) < 2:
+        return None
+    dims = args[:-1] if name == "full" else args
+    if len(dims) < 2 or not all(isinstance(t, UntypedInt) or (isinstance(t, ScalarT) and isinstance(t.dtype, DType)
+                                                              and t.dtype.is_int and t.dtype is not DType.BOOL)
+                                for t in tys[:len(dims)]):
+        return None
+    listed = "[" + ", ".join(tcx.snippet(a) for a in dims) + "]"
+    rest = "".join(f", {tcx.snippet(a)}" for a in args[len(dims):])
+    if recv is not None:
+        call = f"{tcx.receiver_snippet(recv)}.{name}({listed}{rest})"
+    else:
+        gen = f"::<{tcx.snippet(e.generics[0])}>" if e.generics else ""
+        call = f"{name}{gen}({listed}{rest})"
+    return f"`{name}` takes {_LISTED[name]} as one list, in brackets: `{call}`"
+
+
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
                 decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]], int]:
     """The positional arguments, their types, the keyword arguments, and how many keywords were refused
@@ -372,6 +399,8 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                                        f"for the values {lo} .. {hi} (Triton's `tl.arange({lo}, {hi})`), add the "
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
         if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv), tcx.program.types)):
+            return tcx.arity_error(owner, takes, n, e.span, None, help=h)
+        if (h := _listed_shape_help(tcx, e, sig.name, recv, args, tys)) is not None:
             return tcx.arity_error(owner, takes, n, e.span, None, help=h)
         if sig.name == "mma" and n == 2 and recv is None and all(a := [tcx.snippet(x) for x in args]):
             # `mma(a, b)`, a product with no accumulator (round 23: "call it with 3 arguments")

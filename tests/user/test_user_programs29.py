@@ -24,11 +24,20 @@ and `exp`/`log`), and the same checks run on the NVPTX simulator's tensors.
   recovered token from the residual, the bonus token).
 - v17: a rolling (sliding-window) KV cache appended at run-time positions (`store_unchecked` at p % W, an idle
   sequence at -1) and decoded over the ring from a host loop of 4 steps (the ring wraps).
+- v18: DeepSeek-V3's grouped top-k router (sigmoid scores plus a correction bias choose, 24 experts in 6 groups
+  of 4 as [BT, 6, 4] tiles, top-2 sums a group, 3 groups, 4 experts, ties to the lowest index).
+- v19: Punica's multi-LoRA bgmv (an adapter id a token, -1 for none, rank 12 with a zero-padded rank-8 adapter).
+- v20: cascade attention's `merge_attn_states` with empty parts (lse -inf) and a head where both are empty.
+- v21: DeepSeek's block-wise fp8 linear layer: u8 e4m3 codes decoded on the fly into exact bf16 products,
+  per-token-group and per-block scales, the quantisers as kernels.
+- Python: vLLM's penalties with int64 token ids, a decode step recorded with `tilelang.graph()` and replayed with
+  positions written in place, v11's MoE kernels driven from Python with the scan in NumPy.
 
-The engines agreed on every tensor of v07-v17 (the simulator on sm_90a). Found on the way (tests in
+The engines agreed on every tensor of v07-v21 (the simulator on sm_90a). Found on the way (tests in
 test_user_wrong33.py): a read of `let slot = atomic_add(..)` (CUDA's and Triton's atomics return the old value)
 gave "cannot cast `()` as `f32`" or "`where` expects tiles or scalars"; PyTorch's `keepdim = true` was told to
-drop `keepdim =`, which left a second error.
+drop `keepdim =`, which left a second error; `x.reshape(BT, 1)` (PyTorch's spread-out sizes) was told "call it
+with 1 argument".
 """
 
 from __future__ import annotations

@@ -30,10 +30,12 @@ and `exp`/`log`), and the same checks run on the NVPTX simulator's tensors.
 - v20: cascade attention's `merge_attn_states` with empty parts (lse -inf) and a head where both are empty.
 - v21: DeepSeek's block-wise fp8 linear layer: u8 e4m3 codes decoded on the fly into exact bf16 products,
   per-token-group and per-block scales, the quantisers as kernels.
+- v22: prefix caching's chained block hashes in wrapping u64 (a `cumprod` of powers, xor-shift mixing), full
+  blocks only; shared prefixes share hashes.
 - Python: vLLM's penalties with int64 token ids, a decode step recorded with `tilelang.graph()` and replayed with
   positions written in place, v11's MoE kernels driven from Python with the scan in NumPy.
 
-The engines agreed on every tensor of v07-v21 (the simulator on sm_90a). Found on the way (tests in
+The engines agreed on every tensor of v07-v22 (the simulator on sm_90a). Found on the way (tests in
 test_user_wrong33.py): a read of `let slot = atomic_add(..)` (CUDA's and Triton's atomics return the old value)
 gave "cannot cast `()` as `f32`" or "`where` expects tiles or scalars"; PyTorch's `keepdim = true` was told to
 drop `keepdim =`, which left a second error; `x.reshape(BT, 1)` (PyTorch's spread-out sizes) was told "call it
@@ -425,6 +427,28 @@ def _v21(t: Tensors, out: str) -> None:
     assert out == "[48, 256]\n", out
 
 
+def _v22(t: Tensors, out: str) -> None:
+    """The chained block hashes in Python integers mod 2^64 (no NumPy wrap involved)."""
+    mask = (1 << 64) - 1
+    p = 1099511628211
+    toks, lens = t["toks"], t["lens"]
+    want = np.zeros((4, 4), np.uint64)
+    for s in range(4):
+        h = 14695981039346656037
+        for b in range(4):
+            if (b + 1) * 16 <= lens[s]:
+                own = sum(int(v) * pow(p, i + 1, 1 << 64) for i, v in enumerate(toks[s, b * 16:(b + 1) * 16])) & mask
+                h = ((h ^ own) * 0x9E3779B97F4A7C15) & mask
+                h ^= h >> 29
+                want[s, b] = h
+    np.testing.assert_array_equal(t["hashes"], want)
+    hs = t["hashes"]
+    assert (hs[0, :2] == hs[1, :2]).all() and hs[0, 2] != hs[1, 2] and hs[1, 3] == 0   # the shared prefix, then 50
+    assert (hs[0, :2] == hs[2, :2]).all() and (hs[0, 2:] != hs[2, 2:]).all()          # a change in block 2
+    assert (hs[3] == 0).all() and len(set(hs[0].tolist())) == 4                       # 15 tokens: no full block
+    assert out == "true false 0\n", out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
           "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
           "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
@@ -432,7 +456,7 @@ CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial
           "v15_log_softmax_150k_vocab_split": _v15, "v16_spec_decode_ragged_rejection": _v16,
           "v17_kv_append_ring_window_decode": _v17, "v18_deepseek_grouped_topk_routing": _v18,
           "v19_multi_lora_bgmv_ragged_ranks": _v19, "v20_merge_attn_states_cascade": _v20,
-          "v21_fp8_block_scaled_gemm": _v21}
+          "v21_fp8_block_scaled_gemm": _v21, "v22_prefix_cache_block_hashes_u64": _v22}
 
 # the simulations on sm_90a: v09 by default (0.6 s: the fused residual + RMSNorm, in-place bf16 on a tile wider
 # than its row), the rest `heavy` (TILE_SLOW=1: 1.7-26 s each); PTX for sm_90a of all, v09's and v11's by default

@@ -35,10 +35,12 @@ and `exp`/`log`), and the same checks run on the NVPTX simulator's tensors.
 - v23: chunked prefill over a paged KV cache (a page id read with `item()` in the loop, 64-row query blocks, 16-key
   pages, causal from the cached prefix's end). `--explain`: the Hopper attention pipeline refuses the loop for the
   `item()` (a reduce in the loop), so it runs mma.sync with no pipeline: no spelling of a paged K/V walk takes it.
+- v24: the MoE combine as a CUDA-style scatter-add (`atomic_add` of weighted [1, 64] rows at run-time token
+  rows, padding rows -1 skipped, several blocks into one token) against the gather form.
 - Python: vLLM's penalties with int64 token ids, a decode step recorded with `tilelang.graph()` and replayed with
   positions written in place, v11's MoE kernels driven from Python with the scan in NumPy.
 
-The engines agreed on every tensor of v07-v23 (the simulator on sm_90a). Found on the way (tests in
+The engines agreed on every tensor of v07-v24 (the simulator on sm_90a). Found on the way (tests in
 test_user_wrong33.py): a read of `let slot = atomic_add(..)` (CUDA's and Triton's atomics return the old value)
 gave "cannot cast `()` as `f32`" or "`where` expects tiles or scalars"; PyTorch's `keepdim = true` was told to
 drop `keepdim =`, which left a second error; `x.reshape(BT, 1)` (PyTorch's spread-out sizes) was told "call it
@@ -468,6 +470,18 @@ def _v23(t: Tensors, out: str) -> None:
     assert out.startswith("Tensor<i32, [11]> [ 5, 12, 19,  2,  9, 16, 23,  6, 13, 20,  3] [128, 64]"), out
 
 
+def _v24(t: Tensors, out: str) -> None:
+    tok, w, y = t["token_of"], t["weight_of"].astype(np.float64), t["y_sorted"].astype(np.float64)
+    assert (tok[69:] == -1).all() and np.bincount(tok[:69], minlength=23).tolist() == [3] * 23
+    want = np.zeros((23, 64))
+    np.add.at(want, tok[:69], y[:69] * w[:69, None])
+    np.testing.assert_allclose(t["out"], want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(t["g"], want, rtol=1e-5, atol=1e-5)
+    assert (tok[t["place"]] == np.arange(23)[:, None]).all()   # the gather form's rows are each token's three
+    np.testing.assert_array_equal(t["seen"], tok)
+    assert out == "-1 [23, 64]\n", out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
           "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
           "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
@@ -476,7 +490,7 @@ CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial
           "v17_kv_append_ring_window_decode": _v17, "v18_deepseek_grouped_topk_routing": _v18,
           "v19_multi_lora_bgmv_ragged_ranks": _v19, "v20_merge_attn_states_cascade": _v20,
           "v21_fp8_block_scaled_gemm": _v21, "v22_prefix_cache_block_hashes_u64": _v22,
-          "v23_chunked_prefill_paged_kv": _v23}
+          "v23_chunked_prefill_paged_kv": _v23, "v24_moe_combine_scatter_add": _v24}
 
 # the simulations on sm_90a: v09 by default (0.6 s: the fused residual + RMSNorm, in-place bf16 on a tile wider
 # than its row), the rest `heavy` (TILE_SLOW=1: 1.7-26 s each); PTX for sm_90a of all, v09's and v11's by default

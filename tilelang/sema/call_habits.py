@@ -210,6 +210,8 @@ KW_HABITS = {
     "dtype": "give the element type with a turbofish (`zeros::<f32>([..])`) or convert with `as` (`t as f32`)",
     "keep_dims": "a reduction removes its axis: put a size-1 axis back with `.reshape([..])`",
     "keepdims": "a reduction removes its axis: put a size-1 axis back with `.reshape([..])`",
+    # (huser30: PyTorch's `keepdim = true` was told to drop `keepdim =`, which left `t.max(1, true)`, E0105)
+    "keepdim": "a reduction removes its axis: put a size-1 axis back with `.reshape([..])`",
     "eviction_policy": "how the GPU caches a kernel's loads is a hint of the kernel: "
                        "`#[hints(stages = 3, evict_first = 1)]` (`tilec doc hints`)",
     "cache_modifier": "how the GPU caches a kernel's loads is a hint of the kernel: "

@@ -227,6 +227,8 @@ def _keepdims_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str | None:
     """`t.max(1, keepdims = true)` (NumPy's, round 14): the call without the keyword and the reshape that puts
     the axis back, written for the receiver's shape; None where the axis or the shape is not known here."""
     pos = [a.value for a in e.args if a.name is None]
+    # (huser30: PyTorch's `dim = 1` beside its `keepdim = true` is the axis too, and `-1` counts from the end)
+    pos += [a.value for a in e.args if a.name is not None and a.name.name in ("dim", "axis")]
     if isinstance(e, ast.MethodCall):
         src, axis, call = e.receiver, pos[0] if pos else None, f"{tcx.receiver_snippet(e.receiver)}.{e.method.name}"
     elif isinstance(e.callee, ast.Name) and len(pos) == 2:
@@ -234,10 +236,14 @@ def _keepdims_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str | None:
     else:
         return None
     shape = getattr(tcx.program.types.get(src), "shape", None)
-    if not isinstance(axis, ast.IntLit) or not shape or not 0 <= axis.value < len(shape) or None in shape:
+    if isinstance(axis, ast.Unary) and axis.op == "-" and isinstance(axis.operand, ast.IntLit) and shape:
+        k = len(shape) - axis.operand.value
+    else:
+        k = axis.value if isinstance(axis, ast.IntLit) else None
+    if k is None or not shape or not 0 <= k < len(shape) or None in shape:
         return None
-    kept = shape_str(tuple(Dim.const(1) if i == axis.value else d for i, d in enumerate(shape)))
-    whole = f"{call}({axis.value})" if isinstance(e, ast.MethodCall) else f"{call}{axis.value})"
+    kept = shape_str(tuple(Dim.const(1) if i == k else d for i, d in enumerate(shape)))
+    whole = f"{call}({k})" if isinstance(e, ast.MethodCall) else f"{call}{k})"
     return f"a reduction removes its axis: put a size-1 axis back where it was, `{whole}.reshape({kept})`"
 
 
@@ -253,6 +259,33 @@ def _axes_keyword_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, a: ast.Arg) -
     if name is None or name not in ("sum", "max", "min", "prod", "argmax", "argmin") or x is None:
         return None
     return several_axes_help(tcx, e, name, x, tcx.program.types.get(x), axes)
+
+
+# the calls whose first (or only) argument is a list of integers, one per axis (PyTorch writes them spread out:
+# `x.reshape(16, 1)`, `x.permute(1, 0)`, `torch.zeros(16, 8)`) -> what the list is
+_LISTED = {"reshape": "the new shape", "broadcast": "the new shape", "permute": "the order of the axes",
+           "zeros": "the shape", "ones": "the shape", "full": "the shape"}
+
+
+def _listed_shape_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, name: str, recv: ast.Expr | None,
+                       args: list[ast.Expr], tys: list[Type]) -> str | None:
+    """`x.reshape(16, 1)`, `x.permute(1, 0)`, `zeros::<f32>(16, 8)`, `full::<f32>(16, 8, 0.0)` (PyTorch's spread-out
+    sizes; huser30): the help was "call it with 1 argument"; it is the call with the integers in one list."""
+    if name not in _LISTED or len(args) < 2:
+        return None
+    dims = args[:-1] if name == "full" else args
+    if len(dims) < 2 or not all(isinstance(t, UntypedInt) or (isinstance(t, ScalarT) and isinstance(t.dtype, DType)
+                                                              and t.dtype.is_int and t.dtype is not DType.BOOL)
+                                for t in tys[:len(dims)]):
+        return None
+    listed = "[" + ", ".join(tcx.snippet(a) for a in dims) + "]"
+    rest = "".join(f", {tcx.snippet(a)}" for a in args[len(dims):])
+    if recv is not None:
+        call = f"{tcx.receiver_snippet(recv)}.{name}({listed}{rest})"
+    else:
+        gen = f"::<{tcx.snippet(e.generics[0])}>" if e.generics else ""
+        call = f"{name}{gen}({listed}{rest})"
+    return f"`{name}` takes {_LISTED[name]} as one list, in brackets: `{call}`"
 
 
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
@@ -274,7 +307,13 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             d = tcx.err(N.UNKNOWN_KEYWORD, f"{owner} has no keyword argument `{a.name.name}`", a.name.span,
                         "unknown keyword argument")
             guess = suggest(a.name.name, allowed_kw)
-            habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims") else None
+            # (huser30: the axis of PyTorch's `x.max(dim = 1, keepdim = true)` and NumPy's `x.sum(axis = 0)` is
+            # read where the help puts it, by position: the call was typed without it, `x.sum()`, a scalar whose
+            # `.reshape` was a second, misleading error)
+            by_position = a.name.name in ("dim", "axis") and not allowed_kw and guess is None
+            habit = _keepdims_help(tcx, e) if a.name.name in ("keepdims", "keep_dims", "keepdim") or (
+                by_position and any(b.name is not None and b.name.name in ("keepdims", "keep_dims", "keepdim")
+                                    for b in e.args)) else None
             habit = habit or _axes_keyword_help(tcx, e, a)
             habit = habit or KW_HABITS.get(a.name.name) or replay_loop_help(e, tcx.snippet(e.args[0].value))
             if habit is not None:
@@ -290,6 +329,10 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
             if decl_span is not None:
                 d = d.secondary(decl_span, "defined here")
             tcx.emit(d)
+            if by_position and (habit is None or "keepdim" in habit or "put a size-1 axis back" in habit):
+                args.append(a.value)
+                tys.append(ty)
+                continue
             refused += 1
             continue
         if a.name.name in kws:
@@ -356,6 +399,8 @@ def _builtin_call(tcx: CheckCx, e: ast.Call | ast.MethodCall, sig: Signature, fx
                                        f"for the values {lo} .. {hi} (Triton's `tl.arange({lo}, {hi})`), add the "
                                        f"start: `arange::<{t}>({hi} - {lo}) + {lo}`"))
         if recv is not None and (h := arity_help(sig.name, recv_ty, e, tcx.snippet(recv), tcx.program.types)):
+            return tcx.arity_error(owner, takes, n, e.span, None, help=h)
+        if (h := _listed_shape_help(tcx, e, sig.name, recv, args, tys)) is not None:
             return tcx.arity_error(owner, takes, n, e.span, None, help=h)
         if sig.name == "mma" and n == 2 and recv is None and all(a := [tcx.snippet(x) for x in args]):
             # `mma(a, b)`, a product with no accumulator (round 23: "call it with 3 arguments")

@@ -77,7 +77,7 @@ def _tensor_fits(found: TensorT, want: TensorT) -> bool:
 
 
 # built-ins called for their effect, which give `()`
-_NO_VALUE = frozenset({"atomic_add", "atomic_max", "atomic_min", "store_unchecked"})
+NO_VALUE = frozenset({"atomic_add", "atomic_max", "atomic_min", "store_unchecked"})
 
 
 def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any, help_: str | None = None) -> None:
@@ -102,7 +102,7 @@ def mismatch(tcx: CheckCx, want: Type, found: Type, node: Any, why: Any, help_: 
     elif isinstance(found, TensorT) and isinstance(want, RefT):
         d = d.with_help(f"borrow it: `{tcx.borrow_snippet(node)}`")
     elif isinstance(node, ast.Call) and isinstance(node.callee, ast.Name) and isinstance(found, UnitT) \
-            and node.callee.ident.name in _NO_VALUE:
+            and node.callee.ident.name in NO_VALUE:
         # `let old = atomic_add(..)`: an index or bound from an atomic's old value (hrev11)
         d = d.with_help(f"`{node.callee.ident.name}` gives no value back (not the old one: another block may "
                         "update the element at once); call it as a statement, and read the tensor in a "

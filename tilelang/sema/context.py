@@ -234,6 +234,10 @@ class CheckCx:
         # A `fn` or `kernel fn` named without a call is E0203 (no function values): the name that a `let`
         # binds it to, for the help (`let f = twice;`), and the names the REPL shows (`twice` at the prompt)
         self.fn_value_lets: dict[Any, str] = {}
+        # `let slot = atomic_add(&c, [e], 1);` (CUDA's atomicAdd and Triton's tl.atomic_add give the old value):
+        # the name, bound to the `()` of a call that gives none, -> (the call's name, its span); a read of it is
+        # E0203 there, naming the call (huser30: `slot as f32`, `x + slot`, `slot < 4` said "cannot cast `()`")
+        self.no_value_lets: dict[Any, tuple[str, Any]] = {}
         self.shown_names: set[Any] = set()
         # every diagnostic emitted: a function checked in both contexts (called from a kernel and from
         # host code) finds its context-free errors twice, and each is reported once

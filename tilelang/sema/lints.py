@@ -26,9 +26,10 @@ checks have passed, over the functions and kernels of the user's own files
   shapes pass only by accident (a square tile); W0009 `scaled_tile_index`
   (`sema/scaled_index.py`): `p.load([page * P])` of a partition of tiles of `P`.
 - W0010 `own_tile_shape`: `z.shape()` of a kernel's `&mut` parameter, the block's own tile's shape (constants
-  the kernel names already), bounding something (an ordering comparison, `min`/`clamp`) where the partitioned
-  tensor's extent was meant (round 23: an edge mask
-  `rows < img.shape()[0]` kept one block of an image's sum).
+  the kernel names already), bounding something (an ordering comparison, `min`/`clamp`) or made a float that
+  divides (a count) where the partitioned tensor's extent was meant (round 23: an edge mask
+  `rows < img.shape()[0]` kept one block of an image's sum; round 29: label smoothing's
+  `eps / (logits.shape()[1] as f32)` divided by the tile's width, not the vocab's).
 - W0011 `graph_kept_value` (`sema/graph_values.py`): a `let mut` number a `graph { .. }` recorded, assigned
   afterwards in a function that replays the graph (the replays keep the recorded value).
 - W0012 `atomic_past_edge` (`sema/atomic_edge.py`): an atomic of a tile at a constant index of a tensor of
@@ -301,7 +302,8 @@ class _Linter:
             if isinstance(t, RefT) and t.mutable and isinstance(t.inner, TensorT) and t.inner.shape is not None:
                 tiles[id(sym)] = (p, t.inner)
         # only where the shape bounds something (an ordering comparison, a `min`/`clamp`): an edge mask or a clamp
-        # against the own tile's shape is always true or a no-op; the tile's size in arithmetic is what it says
+        # against the own tile's shape is always true or a no-op; the tile's size in integer arithmetic is what it
+        # says, but made a float that divides it is a count (below)
         bounds: list[ast.Expr] = []
         for n in ast.walk(decl.body) if tiles else ():
             if isinstance(n, ast.Binary) and n.op in ("<", ">", "<=", ">="):
@@ -311,6 +313,12 @@ class _Linter:
                 bounds += [a.value for a in n.args]
             elif isinstance(n, ast.MethodCall) and n.method.name in ("min", "clamp") and n.args:
                 bounds += [n.receiver, *(a.value for a in n.args)]
+            elif isinstance(n, ast.Binary) and n.op == "/":
+                # (huser30: a count made a float that divides, `eps / (logits.shape()[1] as f32)` for label smoothing
+                # over the vocab, or a mean's `/ (z.shape()[1] as f32)`: the tile's extent, wrong where the tile is
+                # not the row, at a partial edge tile or one wider than the row; `(h * 2) as f32` stays silent)
+                bounds += [c.expr for c in ast.walk(n.rhs) if isinstance(c, ast.Cast)
+                           and isinstance(c.ty, ast.NamedType) and c.ty.name.name in ("f16", "bf16", "f32", "f64")]
         # a `let h = img.shape()[0];` read in a bound bounds with the shape too (the lets' values, by symbol)
         lets = {id(sym): n.value for n in ast.walk(decl.body) if tiles and isinstance(n, ast.Let)
                 and isinstance(n.pattern, ast.NamePat) and n.value is not None
@@ -342,7 +350,7 @@ class _Linter:
                           "and the tensor's extent is not a value of the kernel")
                     .with_help(f"for the tile's size write `{dims}` itself; for the tensor's extent (an edge mask: "
                                "`rows < n`), pass it in as a scalar parameter or read `x.shape()` of an input of "
-                               "that size"))
+                               "that size (a count that divides too: `eps / (n as f32)`)"))
             i += 1
 
     # ---------------------------------------------------------------- W0005

@@ -38,6 +38,7 @@ from tilelang.sema.types import (
     UntypedFloat,
     UntypedInt,
 )
+from tilelang.source import Span
 from tilelang.syntax import ast
 
 
@@ -120,6 +121,8 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
     tcx.program.symbols[e] = sym
     match sym.kind:
         case SymbolKind.LOCAL | SymbolKind.PARAM:
+            if sym in tcx.no_value_lets:
+                return _no_value_read(tcx, e, ident.name, *tcx.no_value_lets[sym])
             if sym in tcx.mut_literals and isinstance(sym.ty, (UntypedInt, UntypedFloat)):
                 tcx.mut_literals[sym][1].append(e)
             if sym in tcx.mut_tuples:
@@ -151,6 +154,22 @@ def check_name(tcx: CheckCx, e: ast.Name, ident: ast.Ident, fx: Fx) -> Type:
             return ERROR
         case _:
             assert_never(sym.kind)
+
+
+def _no_value_read(tcx: CheckCx, e: ast.Name, name: str, call: str, call_span: Span) -> Type:
+    """A read of `let slot = atomic_add(..);`: CUDA's `atomicAdd` and Triton's `tl.atomic_add` give the old value,
+    which a port uses as a slot; Tile's give none, and the read said only "cannot cast `()` as `f32`" or
+    "cannot apply `+` to .. and `()`" (huser30)."""
+    d = tcx.err(T.MISMATCHED_TYPES, f"`{name}` holds no value: `{call}` gives none back", e.span,
+                "read here").secondary(call_span, f"`{call}` gives `()`, not the old value")
+    if call == "store_unchecked":
+        return tcx.emit(d.with_help(f"call `{call}` as a statement, without a `let`"))
+    return tcx.emit(d.note("Tile's atomics do not return the element's old value, as CUDA's `atomicAdd` and "
+                           "Triton's `tl.atomic_add` do: other blocks update it at the same time")
+                    .with_help(f"call `{call}` as a statement (`{call}(..);`) and read the tensor in a later launch"
+                               + ("; to give each entry its own slot, number a block's entries with a `cumsum` of "
+                                  "one-hot rows and add the block's offset, from a first launch's counts scanned on "
+                                  "the host (`counts.cumsum(0) - counts`)" if call == "atomic_add" else "")))
 
 
 def fn_as_value(tcx: CheckCx, e: ast.Name | ast.Path, sym: Symbol, written: str) -> Type:

@@ -17,7 +17,7 @@ from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.diagnostics.codes.runtime import KERNEL_UNSUPPORTED
 from tilelang.dtypes import DType
-from tilelang.sema.coerce import adopt_tuple, coerce, has_untyped, mismatch, settle
+from tilelang.sema.coerce import NO_VALUE, adopt_tuple, coerce, has_untyped, mismatch, settle
 from tilelang.sema.context import CheckCx, Fx
 from tilelang.sema.definite import check_definite
 from tilelang.sema.exprs import expect_bool
@@ -158,6 +158,16 @@ def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.E
             assert_never(pat)
 
 
+def _no_value_call(value: ast.Expr) -> ast.Call | None:
+    """The call of an atomic or `store_unchecked` that `value` is (`atomic_add(..)`, `unsafe { atomic_add(..) }`),
+    else None."""
+    while isinstance(value, ast.UnsafeBlock) and not value.body.stmts and value.body.tail is not None:
+        value = value.body.tail
+    if isinstance(value, ast.Call) and isinstance(value.callee, ast.Name) and value.callee.ident.name in NO_VALUE:
+        return value
+    return None
+
+
 def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
     """Check one statement; True when it always diverges (return/break/continue)."""
     match st:
@@ -190,9 +200,10 @@ def _check_stmt(tcx: CheckCx, st: ast.Stmt, fx: Fx) -> bool:
                 else:
                     settle(tcx, value, want)
                 ty = want
-            if isinstance(ty, UnitT) and isinstance(pat, ast.NamePat) and isinstance(value, ast.Call):
-                pass  # `let x = f();` of a unit function: legal, if useless
             _bind_pattern(tcx, pat, ty, fx, value)
+            if isinstance(ty, UnitT) and isinstance(pat, ast.NamePat) and (call := _no_value_call(value)) is not None:
+                # `let x = f();` of a unit function is legal, if useless; read, an atomic's is E0203 (names.py)
+                tcx.no_value_lets[tcx.program.symbols[pat]] = (call.callee.ident.name, call.span)  # type: ignore[union-attr]
             return isinstance(ty, NeverT)
         case ast.Assign():
             _check_assign(tcx, st, fx)

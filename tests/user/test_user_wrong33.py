@@ -1,0 +1,165 @@
+"""Round 29 of the user's mistakes (huser30, 2026-12-07): an LLM-inference engineer porting a serving stack's
+custom ops from CUDA, Triton and PyTorch, each help applied by the letter and the fixed program's result
+checked against NumPy.
+
+- j04 an MoE dispatch whose tokens claim their rows with `let slot = atomic_add(&cursor, [e], 1);` (CUDA's
+  `atomicAdd` and Triton's `tl.atomic_add` give the old value; Tile's give none): main said "compute the number
+  another way" at the index, then "`where` expects tiles or scalars / pass tiles or scalars" at the `where` that
+  read it, and "cannot cast `()` as `f32`" or "cannot apply `+` to .. and `()`" at other reads. A read of such a
+  name is now one E0203 wherever it is, naming the atomic, with the slot-numbering recipe.
+- j05 PyTorch's `l.max(1, keepdim = true)`: the help said "drop `keepdim =`", which left `l.max(1, true)`, a
+  second error (E0105); `keepdim` now gets the `keepdims` help (the call and its reshape), as does the `dim =`
+  beside it, and `x.sum(axis = 0)` is typed with its axis (it was typed as `x.sum()`, a scalar, whose
+  `.reshape` was a second, misleading error).
+- j06 PyTorch's spread-out sizes, `abs(h).max(1).reshape(BT, 1)` (as `view(BT, 1)`): the help was "call it with 1
+  argument"; for `reshape`, `broadcast`, `permute`, `zeros`, `ones` and `full` of integer arguments it is now the
+  call with the sizes in one list.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from userprog import first_error, wrong_suite
+
+from tilelang import driver
+
+Tensors = dict[str, np.ndarray]
+
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "j04_moe_dispatch_slot_from_atomic_old_value": ("number a block's entries with a `cumsum` of one-hot rows", [
+        ("    let mut slots = zeros::<i32>([BT]);\n",
+         "    let onehot = (id.reshape([BT, 1]) == arange::<i32>(E).reshape([1, E])) as i32;\n"
+         "    let slots = ((onehot.cumsum(0) - onehot + base.partition([1, E]).load([b, 0])) * onehot).sum(1);\n"),
+        ("            let e = where(arange::<i32>(BT) == j, id, 0).sum(0);\n", ""),
+        ("                let slot = atomic_add(&cursor, [e], 1);\n",
+         "                let slot = where(arange::<i32>(BT) == j, slots, 0).sum(0);\n"),
+        ("                slots = where(arange::<i32>(BT) == j, slot, slots);\n", ""),
+        ("        cursor: &Tensor<i32, [E]>, x_sorted", "        x_sorted"),
+        ("    let cursor = starts.clone();\n", ""),
+        ("&x, &cursor, &x_sorted", "&x, &x_sorted")]),
+    "j05_router_softmax_keepdim": ("`l.max(1).reshape([BT, 1])`",
+                                   [("l.max(1, keepdim = true)", "l.max(1).reshape([BT, 1])")]),
+    "j06_silu_and_mul_reshape_spread_sizes": ("`abs(h).max(1).reshape([BT, 1])`",
+                                              [("reshape(BT, 1)", "reshape([BT, 1])")]),
+}
+
+
+def _j04(t: Tensors, out: str) -> None:
+    ids, x = t["ids"], t["x"]
+    order = np.argsort(ids, kind="stable")   # by expert, then by token
+    np.testing.assert_array_equal(t["x_sorted"], x[order])
+    dest = np.empty_like(order)
+    dest[order] = np.arange(order.size)
+    np.testing.assert_array_equal(t["dest"], dest)
+    assert out == "Tensor<i32, [4]> [5, 5, 5, 6]\n", out
+
+
+def _j05(t: Tensors, out: str) -> None:
+    lg = t["logits"].astype(np.float64)
+    p = np.exp(lg - lg.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    np.testing.assert_allclose(t["probs"], p, rtol=1e-5, atol=1e-7)
+    np.testing.assert_array_equal(t["top"], p.argmax(1))
+    assert out.startswith("Tensor<i32, [12]>"), out
+
+
+def _j06(t: Tensors, out: str) -> None:
+    g, u = t["gate_up"][:, :48].astype(np.float64), t["gate_up"][:, 48:].astype(np.float64)
+    h = g / (1 + np.exp(-g)) * u
+    np.testing.assert_allclose(t["y"], h, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t["amax"], np.abs(h).max(1, keepdims=True), rtol=1e-5)
+    assert out == "true\n", out
+
+
+CHECKS = {"j04_moe_dispatch_slot_from_atomic_old_value": _j04, "j05_router_softmax_keepdim": _j05,
+          "j06_silu_and_mul_reshape_spread_sizes": _j06}
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("j0[4-9]_*.tile", FIXES, CHECKS)
+
+
+def _kernel(tmp_path: Path, body: str) -> Path:
+    f = tmp_path / "k.tile"
+    f.write_text("kernel fn k(z: &mut Tensor<f32, [16, 8]>, xs: &Tensor<f32, [?, 8]>, c: &Tensor<i32, [2]>) {\n"
+                 f"    let x = xs.load_like(z);\n    {body}\n}}\n", encoding="utf-8")
+    return f
+
+
+@pytest.mark.parametrize("body", [
+    "unsafe { let slot = atomic_add(&c, [0], 1); z.store(x + slot); }",
+    "unsafe { let slot = atomic_add(&c, [0], 1); if slot < 4 { z.store(x); } }",
+    "let slot = unsafe { atomic_add(&c, [0], 1) }; z.store(x * (slot as f32));",
+    "unsafe { let slot = atomic_add(&c, [0], 1); z.store(full::<f32>([16, 8], slot)); }",
+    "unsafe { let slot = atomic_min(&c, [1], 1); z.store(where(x > 0.0, slot, x)); }",
+])
+def test_a_read_of_an_atomics_value_names_the_atomic_wherever_it_is(body: str, tmp_path: Path) -> None:
+    """One E0203 at the read, the atomic's call as the secondary label, the old value named; the slot recipe for
+    `atomic_add` only (main: "cannot cast `()` as `f32`", "cannot apply `+`", "`where` expects tiles")."""
+    f = _kernel(tmp_path, body)
+    errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert len(errs) == 1, [(d.code, d.message) for d in errs]
+    d = errs[0]
+    src = f.read_text(encoding="utf-8")
+    name = "atomic_min" if "atomic_min" in body else "atomic_add"
+    assert d.code == "E0203" and d.message == f"`slot` holds no value: `{name}` gives none back", d.message
+    read = src.index("slot", src.index(f"{name}(")) if "if slot" not in body else src.index("slot <")
+    assert d.primary_span.start == read, (d.primary_span, read)
+    assert any("not the old value" in lab.message and not lab.primary for lab in d.labels), d.labels
+    assert ("`cumsum` of one-hot rows" in d.help[0]) == (name == "atomic_add"), d.help
+
+
+def test_an_unread_binding_of_an_atomic_is_only_the_unused_warning(tmp_path: Path) -> None:
+    f = _kernel(tmp_path, "unsafe { let old = atomic_add(&c, [0], 1); } z.store(x);")
+    ds = driver.check(f).diagnostics
+    assert [d.code for d in ds] == ["W0001"], [(d.code, d.message) for d in ds]
+
+
+@pytest.mark.parametrize(("call", "want"), [
+    ("x.max(1, keepdim = true)", "`x.max(1).reshape([16, 1])`"),
+    ("x.max(dim = 1, keepdim = true)", "`x.max(1).reshape([16, 1])`"),
+    ("x.sum(-1, keepdim = true)", "`x.sum(1).reshape([16, 1])`"),
+    ("sum(x, 0, keepdim = true)", "`sum(x, 0).reshape([1, 8])`"),
+])
+def test_pytorch_keepdim_gets_the_reshape(call: str, want: str, tmp_path: Path) -> None:
+    """The first error's help is the call and its reshape, which checks clean (main: "drop `keepdim =`")."""
+    f = _kernel(tmp_path, f"let m = {call}; z.store(x - m);")
+    d = first_error(f)
+    assert d.code == "E0107" and any(want in h for h in d.help), d.help
+    fixed = _kernel(tmp_path, f"let m = {want.strip('`')}; z.store(x - m);")
+    assert not [e for e in driver.check(fixed).diagnostics if e.severity.value == "error"]
+
+
+def test_an_axis_keyword_is_read_by_position(tmp_path: Path) -> None:
+    """`x.sum(axis = 0)` is E0107 alone: typed as `x.sum(0)`, not as `x.sum()` (a scalar whose `.reshape` was a
+    second error, "`m` is a scalar")."""
+    f = _kernel(tmp_path, "let m = x.sum(axis = 0); z.store(x - m.reshape([1, 8]));")
+    errs = [d for d in driver.check(f).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0107"] and "drop `axis =`" in errs[0].help[0], [d.message for d in errs]
+
+
+@pytest.mark.parametrize(("call", "want"), [
+    ("x.permute(1, 0).transpose()", "`x.permute([1, 0])`"),
+    ("x + zeros::<f32>(16, 8)", "`zeros::<f32>([16, 8])`"),
+    ("x + ones::<f32>(16, 8)", "`ones::<f32>([16, 8])`"),
+    ("x + full::<f32>(16, 8, 0.5)", "`full::<f32>([16, 8], 0.5)`"),
+    ("x.sum(1).reshape([16, 1]).broadcast(16, 8)", "`x.sum(1).reshape([16, 1]).broadcast([16, 8])`"),
+])
+def test_pytorch_spread_out_sizes_get_the_list(call: str, want: str, tmp_path: Path) -> None:
+    """E0105's help is the call with the integers in one list (was "call it with 1 argument"), and it checks."""
+    f = _kernel(tmp_path, f"z.store({call});")
+    d = first_error(f)
+    assert d.code == "E0105" and any(want in h for h in d.help), d.help
+    fixed = call
+    for old, new in (("(1, 0)", "([1, 0])"), ("(16, 8)", "([16, 8])"), ("(16, 8, 0.5)", "([16, 8], 0.5)")):
+        fixed = fixed.replace(old, new)
+    f2 = _kernel(tmp_path, f"z.store({fixed});")
+    assert not [e for e in driver.check(f2).diagnostics if e.severity.value == "error"], fixed
+
+
+def test_a_spread_out_shape_with_a_float_keeps_the_count_help(tmp_path: Path) -> None:
+    """Not sizes (a float among them): the plain count help, no list made of it."""
+    d = first_error(_kernel(tmp_path, "z.store(x.reshape(16, 8, 1.0));"))
+    assert d.code == "E0105" and not any("in brackets" in h for h in d.help), d.help

@@ -64,6 +64,7 @@ class Prog:
         self.bad: list[str] = []
         self.runtime = r.random() < 0.5
         self.check: Any = None
+        self.items: list[str] = []
 
     def num(self, v: int) -> str:
         """`v` as the checker sees a literal, or as only the run knows it."""
@@ -79,7 +80,7 @@ class Prog:
         return f'load_npy::<{t}>("{path}")'
 
     def source(self) -> str:
-        head = "".join(f"use {u};\n" for u in self.uses)
+        head = "".join(f"use {u};\n" for u in self.uses) + "".join(self.items)
         return head + "fn main() {\n    let n0 = zeros::<i32>([1]).sum();\n" + "".join(
             f"    {ln}\n" for ln in self.lines) + "}\n"
 
@@ -263,9 +264,73 @@ def decode(p: Prog) -> None:
 
 # ---------------------------------------------------------------- llm
 
+SAMPLER = """kernel fn block_max<const BC: i32>(bmax: &mut Tensor<f32, [1]>, logits: &Tensor<f32, [?]>) {
+    let t = logits.partition([BC]).load_padded([block_id(0)], f32::NEG_INFINITY);
+    bmax.store(full::<f32>([1], t.max(0)));
+}
+"""
+
+
+def sample(p: Prog) -> None:
+    """std::llm's temperature / top-p chain (tests/user/programs/v06_std_top_p.tile's launches) with temperatures
+    and top_p at and past their edges (0, negative, NaN, past 1): no requirement, so it must run, in bounds, the
+    engines agreeing; where the temperature is positive and top_p a number, the token is one of the vocabulary's."""
+    r = p.r
+    v = r.choice([1, 5, 128, 129, 300])
+    temp = r.choice([1.0, 0.5, 2.0, 0.0, -1.0, 1e-30])
+    top_p = r.choice([0.0, 0.3, 0.9, 1.0, 2.0, -1.0, "f32::NAN"])
+    rounds = r.choice([1, 3])
+    seed = r.randrange(100)
+    hist_len = r.choice([1, 4])
+    pos = r.choice([0, hist_len - 1, hist_len, -1])
+    p.uses.append("std::llm::sampling::{sample_prep, nucleus_round, nucleus_kept, sample_pick}")
+    p.items.append(SAMPLER)
+    nc = (v + 127) // 128
+    logits = np.random.default_rng(seed).standard_normal(v).astype(np.float32) * 2
+    if r.random() < 0.2:
+        logits[r.randrange(v)] = r.choice([np.inf, -np.inf, np.nan, 3e38])
+    p.lines += [f"let logits = {p.npy('logits', logits)};",
+                f"let mut bmax = zeros::<f32>([{p.num(nc)}]);",
+                "block_max::<128>(bmax.partition([1]), &logits).sync();",
+                f"let mut ex = zeros::<f32>([{p.num(v)}]);",
+                f"let mut zpart = zeros::<f32>([{p.num(nc)}]);",
+                f"sample_prep::<128>(ex.partition([128]), zpart.partition([1]), &logits, &bmax, {temp}).sync();",
+                f"let mut ma = zeros::<f32>([{p.num(nc)}, 8]);", f"let mut mb = zeros::<f32>([{p.num(nc)}, 8]);",
+                f"let mut ba = zeros::<f32>([{p.num(nc)}, 2]);", f"let mut bb = zeros::<f32>([{p.num(nc)}, 2]);",
+                "nucleus_round::<128, 8, 8>(ma.partition([1, 8]), ba.partition([1, 2]), &ex, &zpart, &mb, &bb, "
+                f"{top_p}, true).sync();"]
+    for _ in range(rounds - 1):
+        p.lines += ["nucleus_round::<128, 8, 8>(mb.partition([1, 8]), bb.partition([1, 2]), &ex, &zpart, &ma, &ba, "
+                    f"{top_p}, false).sync();",
+                    "nucleus_round::<128, 8, 8>(ma.partition([1, 8]), ba.partition([1, 2]), &ex, &zpart, &mb, &bb, "
+                    f"{top_p}, false).sync();"]
+    p.lines += [f"let mut kept = zeros::<f32>([{p.num(nc)}]);", f"let mut band = zeros::<f32>([{p.num(nc)}, 2]);",
+                "nucleus_kept::<128, 8, 8>(kept.partition([1]), band.partition([1, 2]), &ex, &zpart, &ma, &ba, "
+                f"{top_p}).sync();",
+                "let mut tok = full::<i32>([1], -9);", f"let mut pos = full::<i32>([1], {pos});",
+                f"let mut hist = full::<i32>([{hist_len}], -9);",
+                f"sample_pick::<128, 8, {hist_len}>(tok.partition([1]), pos.partition([1]), "
+                f"hist.partition([{hist_len}]), &ex, &kept, &band, {seed}).sync();"]
+
+    def check(ts: dict[str, np.ndarray]) -> str:
+        t = int(ts["tok"][0])
+        slot = min(max(pos + 1, 0), hist_len - 1)
+        if int(ts["hist"][slot]) != t or int(ts["pos"][0]) != pos + 1:
+            return f"bookkeeping: tok {t}, pos {ts['pos'].tolist()}, hist {ts['hist'].tolist()}"
+        finite = np.isfinite(logits).all()
+        if temp > 1e-20 and top_p != "f32::NAN" and finite and not 0 <= t < v:
+            return f"token {t} outside the vocabulary of {v}"
+        return ""
+
+    p.check = check
+
+
 def llm(p: Prog) -> None:
     r = p.r
-    kind = r.choice(["embed", "embed_rows", "argmax_step", "argmax_fold", "argmax_wide"])
+    kind = r.choice(["embed", "embed_rows", "argmax_step", "argmax_fold", "argmax_wide", "sample"])
+    if kind == "sample":
+        sample(p)
+        return
     if kind.startswith("embed"):
         vocab, width = r.choice([1, 5, 40]), r.choice([8, 16, 24, 40])
         bh = r.choice([8, 16, 32])

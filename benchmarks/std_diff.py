@@ -44,9 +44,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "backe
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "user"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 
-import tilelang.run as run  # noqa: E402
-from tilelang import driver  # noqa: E402
-from tilelang.diagnostics.model import TileError  # noqa: E402
+import tilelang.run as run
+from tilelang import driver
+from tilelang.diagnostics.model import TileError
 
 OUT = Path("/tmp/std_diff")
 I32_MAX = 2**31 - 1
@@ -365,7 +365,7 @@ def llm(p: Prog) -> None:
     p.uses.append(f"std::llm::sampling::{kind}")
     p.lines += [f"let bmax = {p.npy('bmax', np.array(vals, np.float32))};",
                 f"let barg = arange::<i32>({p.num(nb)}) * 10 + 3;",
-                f"let mut tok = full::<i32>([1], -9);", f"let mut pos = full::<i32>([1], {pos});",
+                "let mut tok = full::<i32>([1], -9);", f"let mut pos = full::<i32>([1], {pos});",
                 f"let mut hist = full::<i32>([{p.num(hist_len)}], -9);"]
     p.lines.append(f"{kind}::<{bc}, {p.num(hist_len) if not p.runtime else hist_len}>(tok.partition([1]), "
                    f"pos.partition([1]), hist.partition([{hist_len}]), &bmax, &barg).sync();")

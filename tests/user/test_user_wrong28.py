@@ -73,7 +73,7 @@ FIXED = {"s01_four_dim_partition_run_time_batch": _s01,
          "s03_step_output_row_against_column_grid": CHECKS["n07_mamba_decode_step"]}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
- test_the_editor_shows_the_same_first_error) = wrong_suite("s*.tile", FIXES, FIXED)
+ test_the_editor_shows_the_same_first_error) = wrong_suite("s0[1-3]_*.tile", FIXES, FIXED)
 
 
 _DEEP = """kernel fn bump<const B: i32>(z: &mut Tensor<f32, [1, 1, B, B]>, x: &Tensor<f32, [?, ?, ?, ?]>) {

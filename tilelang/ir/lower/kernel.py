@@ -11,6 +11,7 @@ parameters computed once at entry, the body, the grid rank and the
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,13 +49,14 @@ from tilelang.ir.lower.values import (
     I32,
     RET,
     CVal,
-    InstanceMismatch,
     InstanceArange,
     InstanceConstGeneric,
-    InstanceDot,
     InstanceDomain,
+    InstanceDot,
     InstanceFloatValue,
+    InstanceMismatch,
     InstanceOverflow,
+    StoreShape,
     TensorRef,
     Unsupported,
 )
@@ -173,6 +175,8 @@ def lower_kernel(program: Program, kernel_name: str, instantiation: Mapping[str,
                  .secondary(decl.name.span, f"in kernel `{decl.name.name}`"))
             raise TileError((d.primary(e.span, label) if e.span is not None else d).with_help(help)) from None
         raise TileError(_instance_error(cx, instantiation, CONSTANT_OVERFLOW, message, e.span, label, help)) from None
+    except StoreShape as e:
+        raise TileError(_store_shape_error(decl, e)) from None
     except Unsupported as e:
         d = (Diagnostic.error(KERNEL_UNSUPPORTED, e.what)
              .primary(e.span, "not supported in a kernel yet")
@@ -246,6 +250,25 @@ def _hint_error(decl: ast.FnDecl, inst: Mapping[str, Any], message: str, span: S
     d = Diagnostic.error(MISMATCHED_TYPES, message).secondary(
         decl.name.span, f"in kernel `{decl.name.name}`" + (f" with {shown}" if shown else ""))
     return (d.primary(span, label) if span is not None else d).with_help(help)
+
+
+def _store_shape_error(decl: ast.FnDecl, e: StoreShape) -> Diagnostic:
+    """E0218 of a store the checker could not size (`StoreShape`), with the kernel whose tile it met."""
+    from tilelang.diagnostics.codes.types import STORE_SHAPE
+    from tilelang.sema.types import shape_str
+
+    got, want = shape_str(e.value), shape_str(e.tile)
+    n_got, n_want = math.prod(e.value), math.prod(e.tile)
+    help = (f"store a tile of shape {want} there in this kernel, e.g. `.reshape({want})` of it"
+            if n_got == n_want else
+            f"store a tile of shape {want} there in this kernel (a size-1 dimension broadcasts), or give kernel "
+            f"`{decl.name.name}` an own tile of shape {got}")
+    return (Diagnostic.error(STORE_SHAPE, f"stored tile has shape {got} but the destination tile is {want}")
+            .primary(e.span, f"this is {got}")
+            .secondary(decl.name.span, f"kernel `{decl.name.name}`'s `&mut` parameter `{e.param}` has tile shape {want}")
+            .note("a device function's `&mut` parameter whose type fixes no tile shape (`[?]`) stores into the own "
+                  "tile of the kernel that passes it")
+            .with_help(help))
 
 
 def _instance_error(cx: LowerCx, inst: Mapping[str, Any], code: str, message: str,

@@ -173,6 +173,19 @@ class InstanceOverflow(Exception):
         self.amount = amount
 
 
+class StoreShape(Exception):
+    """A store into a `&mut` tile whose shape only the kernel fixes (a device function's `&mut Tensor<T, [?]>`
+    parameter, which takes any kernel's own tile) of a tile that does not broadcast to it: E0218 at the store,
+    as the checker says of the same store written in a kernel (hrev31: it was E0701, "cannot broadcast")."""
+
+    def __init__(self, span: Span, param: str, value: tuple[int, ...], tile: tuple[int, ...]) -> None:
+        super().__init__(f"store of {list(value)} into {list(tile)}")
+        self.span = span
+        self.param = param
+        self.value = value
+        self.tile = tile
+
+
 class InstanceMismatch(Exception):
     """A literal that the checker accepted for a type parameter `T` (any type)
     but that this instance's `T` cannot hold (`a * 0.5` with `T = i32`): E0201

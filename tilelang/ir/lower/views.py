@@ -17,7 +17,7 @@ from tilelang.ir import nodes as ir
 from tilelang.ir.lower.context import LowerCx
 from tilelang.ir.lower.fold import convert_const
 from tilelang.dtypes import DType
-from tilelang.ir.lower.values import I32, UNIT, ArrayVal, CVal, TensorRef, Unsupported, ViewRef
+from tilelang.ir.lower.values import I32, UNIT, ArrayVal, CVal, StoreShape, TensorRef, Unsupported, ViewRef
 from tilelang.lastblock import region
 from tilelang.source import Span
 from tilelang.syntax import ast
@@ -51,7 +51,7 @@ def tensor_method(cx: LowerCx, t: TensorRef, name: str, vals: list[Any], e: ast.
         if t.own is None or p.tile_shape is None:
             refuse(cx, sp, f"a store through `&` parameter `{p.name}`")
             raise Unsupported(sp, "`store` to a `&` tensor")
-        tile = cx.to_shape(cx.mat(vals[0], p.dtype, sp), p.tile_shape, sp)
+        tile = _stored(cx, vals[0], p, p.tile_shape, sp)
         cx.b.store(p.name, t.own, tile, span=sp)
         return UNIT
     if name == "load_like":
@@ -145,7 +145,7 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
         if name == "store":
             if not v.nested:
                 refuse(cx, sp, f"a store through a view of `&` parameter `{p.name}`")
-            tile = cx.to_shape(cx.mat(vals[0], p.dtype, sp), v.tile, sp)
+            tile = _stored(cx, vals[0], p, v.tile, sp)
             cx.b.store(p.name, offs, tile, mask=mask, span=sp)
             return UNIT
         if name == "prefetch":
@@ -160,6 +160,17 @@ def view_method(cx: LowerCx, v: ViewRef, name: str, vals: list[Any], e: ast.Meth
 
 _I32_MAX = (1 << 31) - 1
 U32 = DType.U32
+
+
+def _stored(cx: LowerCx, value: Any, p: Any, tile: tuple[int, ...], sp: Span) -> ir.Value:
+    """`value` as a tile of `tile`, the destination of a store into `p`: broadcast where it may be (a size-1
+    dimension), else StoreShape (E0218: a device function's `[?]` parameter met a kernel's smaller tile)."""
+    v = cx.mat(value, p.dtype, sp)
+    shape = tuple(v.shape)
+    if shape != tile and not (len(shape) <= len(tile) and all(
+            s == 1 or s == d for s, d in zip(reversed(shape), reversed(tile), strict=False))):
+        raise StoreShape(sp, p.name, shape, tile)
+    return cx.to_shape(v, tile, sp)
 
 
 def past_offset(t: int) -> int:

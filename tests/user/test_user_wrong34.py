@@ -1,0 +1,97 @@
+"""Round 31 of the hostile review (hrev31, 2026-12-07): the standard library's entry points given numbers and
+shapes their documentation rules out, each a silent wrong answer before (masked loads kept memory safe, and the
+launch ran): now refused at the launch (E0513, a `#[requires(..)]` naming the fact), in Tile and from Python.
+
+- s04 `std::attention::decode_fused` with NS (the shares its merge reads) below the splits of the launch: the merge
+  read the first NS shares only (an output off by 0.5); NC (the shares a step) not dividing NS left shares out the
+  same way, and NC past NS made the merge zero steps long (an output of NaN).
+- `std::attention::decode_combine` given an output whose column tiles do not cover the partial outputs' D (the
+  columns past them came out zeros), an output of more than one row tile a KV head (each a copy of the first), or
+  log-sum-exps whose rows are not a whole number of splits of G (the shares read across the splits).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from userprog import wrong_suite
+
+import tilelang
+from tilelang import partition as P
+
+Tensors = dict[str, np.ndarray]
+
+FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
+    "s04_fused_decode_merging_fewer_shares": (
+        "pass arguments that meet the requirement",
+        [("decode_fused::<f16, 4, 16, 16, 2, 2>", "decode_fused::<f16, 4, 16, 16, 4, 2>")]),
+}
+
+
+def _attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, n: int, scale: float) -> np.ndarray:
+    s = np.einsum("hgd,hsd->hgs", q.astype(np.float64), k[:, :n].astype(np.float64)) * scale
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return np.einsum("hgs,hsd->hgd", p / p.sum(-1, keepdims=True), v[:, :n].astype(np.float64))
+
+
+def _s04(t: Tensors, out: str) -> None:
+    want = _attention(t["q"], t["k"], t["v"], 64, 0.25)
+    np.testing.assert_allclose(t["o"].astype(np.float64), want, atol=4e-3)
+    assert abs(float(out) - want.sum()) < 0.1, (out, want.sum())
+
+
+CHECKS = {"s04_fused_decode_merging_fewer_shares": _s04}
+
+(test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
+ test_the_editor_shows_the_same_first_error) = wrong_suite("s0[4-9]_*.tile", FIXES, CHECKS)
+
+H, G, D, S = 2, 4, 16, 128
+
+
+@pytest.fixture(scope="module")
+def att() -> tilelang.Module:
+    return tilelang.compile("use std::attention::{decode_fused, decode_split, decode_combine};\n")
+
+
+def _qkv() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    r = np.random.default_rng(31)
+    return tuple(r.standard_normal(s).astype(np.float16) for s in ((H, G, D), (H, S, D), (H, S, D)))  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize(("splits", "ns", "nc", "says"), [
+    (4, 2, 2, "more splits than NS"), (8, 8, 3, "NC must divide NS"), (2, 4, 8, "NC must divide NS"),
+    (2, 4, 0, "NC must divide NS")])
+def test_decode_fused_refuses_a_merge_that_leaves_shares_out(att: tilelang.Module, splits: int, ns: int, nc: int,
+                                                             says: str) -> None:
+    """Each ran and gave a wrong output (off by 0.5 and 0.24 at most, NaN for NC past NS); the right NS runs."""
+    q, k, v = _qkv()
+    op = np.zeros((H, splits * G, D), np.float32)
+    lp = np.zeros((H, splits * G), np.float32)
+    o = np.zeros((H, G, D), np.float16)
+    with pytest.raises(tilelang.TileError) as info:
+        att.decode_fused[{"BN": 16, "NS": ns, "NC": nc}](P(op, [1, G, D]), P(lp, [1, G]), P(o, [1, G, D]),
+                                                         q, k, v, S, 0.25).sync()
+    assert info.value.code == "E0513" and says in str(info.value), str(info.value)
+    assert not o.any()   # refused before it started
+    att.decode_fused[{"BN": 16, "NS": 8, "NC": 2}](P(op, [1, G, D]), P(lp, [1, G]), P(o, [1, G, D]),
+                                                   q, k, v, S, 0.25).sync()
+    np.testing.assert_allclose(o.astype(np.float64), _attention(q, k, v, S, 0.25), atol=4e-3)
+
+
+def test_decode_combine_refuses_an_output_that_does_not_match_the_partials(att: tilelang.Module) -> None:
+    """An output twice the partials' width (its second half came out zeros), of two row tiles a KV head (the
+    second a copy of the first) and log-sum-exps of 5 columns for G = 4 each ran; the matching call runs."""
+    q, k, v = _qkv()
+    op = np.zeros((H, 2 * G, D), np.float32)
+    lp = np.zeros((H, 2 * G), np.float32)
+    att.decode_split[{"BN": 16}](P(op, [1, G, D]), P(lp, [1, G]), q, k, v, S, 0.25).sync()
+    bad = [(np.zeros((H, G, 2 * D), np.float16), op, lp, "o must have o_part's shape"),
+           (np.zeros((H, 2 * G, D), np.float16), op, lp, "o must have o_part's shape"),
+           (np.zeros((H, G, D), np.float16), op[:, :5].copy(), lp[:, :5].copy(), "whole number of splits")]
+    for o, parts, lse, says in bad:
+        with pytest.raises(tilelang.TileError) as info:
+            att.decode_combine[{"NS": 2}](P(o, [1, G, D]), parts, lse).sync()
+        assert info.value.code == "E0513" and says in str(info.value), str(info.value)
+    o = np.zeros((H, G, D), np.float16)
+    att.decode_combine[{"NS": 2}](P(o, [1, G, D // 2]), op, lp).sync()   # DC = D / 2: two column tiles
+    np.testing.assert_allclose(o.astype(np.float64), _attention(q, k, v, S, 0.25), atol=4e-3)

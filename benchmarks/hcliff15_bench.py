@@ -2,7 +2,8 @@
 cp.async rings (`passes/stream_mma.py`) and without (`TILEC_MMA_RING=0`: ldmatrix + mma.sync with no pipeline).
 
 Rows: n06's W4A16 linear (tests/user/programs/n06, huser26_bench's shapes: M = 64, K = N = 4096, 32 x 32 tiles,
-4 stages unhinted), the same with `#[hints(stages = 2 / 3)]`, and a W8A16 GEMM (i8 weights, an f16 scale a group
+4 stages unhinted), the same with `#[hints(stages = 2 / 3)]`, with the scale / zero rows' layout conversions kept
+(`TILEC_MMA_RING_RELAY=0`), and a W8A16 GEMM (i8 weights, an f16 scale a group
 of 32 rows and column; 32 x 32 and 64 x 64 tiles). Each against torch's f16 dense GEMM of the dequantised weight
 (cuBLAS, the weight already dequantised: the floor) and a dequantise-then-matmul torch baseline (the weight
 dequantised each call, then the GEMM). Correctness first ("same": within 2e-2 of torch, relative to |ref| + 1).
@@ -41,7 +42,10 @@ kernel fn w8a16<const BM: i32, const BN: i32>(y: &mut Tensor<f32, [BM, BN]>, x: 
 
 
 def row(name: str, op: Any, dense: Any, deq: Any, want: Any, y: Any, ring: str) -> None:
-    os.environ["TILEC_MMA_RING"] = ring
+    """`ring`: "1" the rings, "0" none (`TILEC_MMA_RING=0`), "keep" the rings with the loads' own layouts and
+    their conversions (`TILEC_MMA_RING_RELAY=0`)."""
+    os.environ["TILEC_MMA_RING"] = "0" if ring == "0" else "1"
+    os.environ["TILEC_MMA_RING_RELAY"] = "0" if ring == "keep" else "1"
     try:
         op.sync()
         verdict = "ran" if CPU else close(y, want, 2e-2)
@@ -84,6 +88,7 @@ def main() -> None:
     for name, hints, ring in (("n06 W4A16, rings (4 stages)", "", "1"),
                               ("n06 W4A16, stages = 3", "#[hints(stages = 3)]\n", "1"),
                               ("n06 W4A16, stages = 2", "#[hints(stages = 2)]\n", "1"),
+                              ("n06 W4A16, rings, conversions kept", "", "keep"),
                               ("n06 W4A16, no ring (before)", "", "0")):
         mod = m06 if not hints else tilelang.compile(src.replace("kernel fn w4a16", hints + "kernel fn w4a16"))
         y = arr(np.zeros((mm, nn), np.float32))
@@ -110,6 +115,7 @@ def main() -> None:
         row(f"W8A16 {bm} x {bn}" + (", no ring (before)" if ring == "0" else ", rings (4 stages)"),
             op, dense8, deq8, want8, y, ring)
     os.environ.pop("TILEC_MMA_RING", None)
+    os.environ.pop("TILEC_MMA_RING_RELAY", None)
     if not CPU:
         print(f"\n{torch.cuda.get_device_name()}")
 

@@ -27,7 +27,7 @@ PATHS = {
     "products-pipeline": "cp.async rings with ldmatrix + mma.sync, several products a loop in registers",
     "products-wgmma-pipeline": "cp.async rings with warpgroup MMAs (wgmma), several products a loop in registers",
     "fma-pipeline": "the cp.async ring with register-blocked FMAs (no tensor cores)",
-    "mma.sync-ring": "per-thread cp.async rings for the loop's loads, ldmatrix + mma.sync",
+    "mma.sync-ring": "ldmatrix + mma.sync, the loop's loads through per-thread cp.async rings",
     "mma.sync": "ldmatrix + mma.sync with no pipeline",
     "fma": "scalar FMAs (no tensor cores)",
     "generic": "no matrix product (blocked layouts, registers)",

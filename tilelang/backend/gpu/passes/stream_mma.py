@@ -17,7 +17,10 @@ stages, the copies of iteration i + S - 1 issued while iteration i computes
 16-byte chunks it copied, in the load's own register layout, so the
 dequantising code and the product's staging are unchanged). A tile several
 threads hold (a scale row every warp reads) is copied by each of them: its
-ring holds every copy, counted in the budget. Edges as the ring's: a chunk
+ring holds every copy, counted in the budget; where its one use is a layout
+conversion (the broadcast's), it is copied in the converted layout and the
+conversion goes (`_relaid`: no shared-memory round trip and two CTA
+barriers a step; `TILEC_MMA_RING_RELAY=0` keeps it). Edges as the ring's: a chunk
 past the tensor's edge is zero-filled (a load without mask reads zeros
 there), an iteration past the loop's end copies nothing.
 
@@ -50,6 +53,7 @@ from .stream_loads import (
     _PIPELINED,
     _budget,
     _Build,
+    _chunks,
     _earliest,
     _Loop,
     _rewrite,
@@ -64,6 +68,12 @@ RING = "the cp.async load ring"
 def enabled() -> bool:
     """`TILEC_MMA_RING` (unset: "1"): "0" leaves every mma.sync loop's loads as written (an A/B switch)."""
     return flag("TILEC_MMA_RING", "1")
+
+
+def relay() -> bool:
+    """`TILEC_MMA_RING_RELAY` (unset: "1"): a ring's load whose one use is a layout conversion is copied in the
+    converted layout (`_relaid`); "0" keeps the load's layout and the conversion (an A/B switch)."""
+    return flag("TILEC_MMA_RING_RELAY", "1")
 
 
 def _dots(op: ir.For) -> list[g.DotOp] | None:
@@ -95,6 +105,29 @@ def _feeding(op: ir.For, dots: list[g.DotOp]) -> set[int]:
         if x is not None:
             want += list(g.operands(x))
     return seen
+
+
+def _relaid(k: g.GpuKernel, op: ir.For, loads: list[ir.Load]) -> ir.For:
+    """`op` with each of `loads` whose one use is a conversion to a layout of 16-byte chunks loaded in that
+    layout instead (the load's result is the conversion's; the conversion is dropped): a scale or zero row
+    that every warp reads, copied in the layout its broadcast reads, costs no conversion (two CTA barriers and a
+    shared-memory round trip) a step. The ring copies the same chunks either way."""
+    uses: dict[int, list[object]] = {}
+    for x in g.walk(op.body):
+        for v in g.operands(x):
+            uses.setdefault(v.id, []).append(x)
+    convs: dict[int, g.ConvertLayout] = {}
+    for ld in loads:
+        (use, *more) = uses.get(ld.result.id, [None])
+        if (not more and isinstance(use, g.ConvertLayout) and any(use is x for x in op.body.ops)
+                and _chunks(k, use.result) is not None):
+            convs[id(ld)] = use
+    if not convs:
+        return op
+    dropped = {id(c) for c in convs.values()}
+    body = tuple(dataclasses.replace(x, result=convs[id(x)].result) if id(x) in convs else x
+                 for x in op.body.ops if id(x) not in dropped)
+    return dataclasses.replace(op, body=ir.Region(op.body.args, body))
 
 
 def _scratch(dots: list[g.DotOp]) -> int:
@@ -136,6 +169,10 @@ def stream_mma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
                 out.append(op)
                 continue
             loop = _Loop(k, ctx, op, written, defs, only=_feeding(op, dots))
+            if relay() and loop.loads:
+                op2 = _relaid(k, op, loop.loads)
+                if op2 is not op:
+                    loop = _Loop(k, ctx, op2, written, defs, only=_feeding(op2, dots))
             if budget is None:
                 budget = _budget(k, ctx, extra=_scratch(dots))
             for ld, why, help in loop.refused:

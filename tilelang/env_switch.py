@@ -205,6 +205,8 @@ SWITCHES: dict[str, Switch] = {s.name: s for s in (
     Switch("TILEC_LAUNCH", _NONE, "the launch call's route"),
     Switch("TILEC_LDG_EARLY", _CODE, "early global loads"),
     Switch("TILEC_MBAR_ONE_INIT", _CODE, "one barrier initialisation"),
+    Switch("TILEC_MMA_RING", _CODE, "mma.sync loops' loads through cp.async rings (hcliff15)"),
+    Switch("TILEC_MMA_RING_RELAY", _CODE, "those rings' loads in their conversion's layout (hcliff15)"),
     Switch("TILEC_NESTED_CARRY", _CODE, "nested loops' carried layouts"),
     Switch("TILEC_NO_CTYPES_LAUNCH", _NONE, "no ctypes launch"),
     Switch("TILEC_PDL", _START, "programmatic dependent launch (read at start; `set_pdl` after)"),

@@ -42,6 +42,7 @@ CASES = [
     ("layout_assign", "rows", "running_sum_flushed", "sm_80"),  # a reset in an `if`: still the slice
     ("convert", "gemm", "gemm", "sm_80"),
     ("convert", "rows", "rows_plus_cols", "sm_80"),  # a column result added to a row result
+    ("stream_mma", "dequant", "w8a16", "sm_80"),  # a dequantised operand: its loop's loads through cp.async rings
     ("stream_loads", "rows", "running_sum_streamed", "sm_90a"),  # per-thread cp.async ring, no barrier
     ("smem_alloc", "gemm_nt", "linear", "sm_90a"),
 ]

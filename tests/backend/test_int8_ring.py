@@ -103,7 +103,8 @@ def test_int8_ring_in_the_simulator(name: str) -> None:
 @pytest.mark.parametrize("setting", [None, "1", "0"])
 def test_the_switch_decides_the_path(setting: str | None, monkeypatch: pytest.MonkeyPatch) -> None:
     """`TILEC_INT8_RING` unset or "1": the GEMM loop on the ring (cp.async stages, the accumulator in
-    registers); "0": the loop kept, each product `dot.mma.sync` staged through shared memory."""
+    registers); "0": the loop kept, each product `dot.mma.sync` staged through shared memory (its loads through
+    `stream_mma`'s per-thread rings since hcliff15: `cp.async.own`)."""
     if setting is None:
         monkeypatch.delenv("TILEC_INT8_RING", raising=False)
     else:
@@ -112,7 +113,7 @@ def test_the_switch_decides_the_path(setting: str | None, monkeypatch: pytest.Mo
     a, b = _inputs("i8", False, 64, 128, 128, 0)
     text = print_gpu_kernel(lower_gpu(k, "sm_80", _facts(c=np.zeros((64, 128)), a=a, b=b)))
     ring = setting != "0"
-    assert ("dot.mma.sync.smem" in text) == ring and ("cp.async.commit" in text) == ring, text
+    assert ("dot.mma.sync.smem" in text) == ring and ("cp.async.own" in text) == (not ring), text
     assert ("dot.mma.sync " in text) == (not ring), text
 
 

@@ -267,5 +267,6 @@ def test_a_loop_of_three_products_is_told_why_no_pipeline_takes_it() -> None:
         m.setenv("TILEC_PRODUCTS_PIPELINE", "0")
         gk = lower_gpu(k, "sm_90a", {})
     assert explain.path_of(gk) == "mma.sync"
-    (note,) = explain.refusals(gk)
+    # (with no facts, `k` and `v` are not known to be 16-byte rows: `stream_mma`'s load ring says so too)
+    (note,) = [n for n in explain.refusals(gk) if "load ring" not in n.message]
     assert "the loop holds 3 products" in note.message and "the attention pipeline two" in note.message, note.message

@@ -27,6 +27,7 @@ PATHS = {
     "products-pipeline": "cp.async rings with ldmatrix + mma.sync, several products a loop in registers",
     "products-wgmma-pipeline": "cp.async rings with warpgroup MMAs (wgmma), several products a loop in registers",
     "fma-pipeline": "the cp.async ring with register-blocked FMAs (no tensor cores)",
+    "mma.sync-ring": "ldmatrix + mma.sync, the loop's loads through per-thread cp.async rings",
     "mma.sync": "ldmatrix + mma.sync with no pipeline",
     "fma": "scalar FMAs (no tensor cores)",
     "generic": "no matrix product (blocked layouts, registers)",
@@ -52,6 +53,9 @@ def path_of(gk: Any) -> str:
     if g.SmemFma in kinds:
         return "fma-pipeline"
     engines = {op.engine for op in ops if isinstance(op, g.DotOp)}
+    if any(isinstance(op, ir.For) and any(isinstance(x, g.RingRead) for x in op.body.ops)
+           and any(isinstance(x, g.DotOp) and x.engine == "mma.sync" for x in op.body.ops) for op in ops):
+        return "mma.sync-ring"  # (`passes/stream_mma.py`)
     if "mma.sync" in engines:
         return "mma.sync"
     if "fma" in engines or any(isinstance(op, ir.Mma) for op in ops):
@@ -98,7 +102,7 @@ def describe(gk: Any) -> str:
     path = path_of(gk)
     n = stencils(gk) if path in ("fma", "fma-pipeline") else 0
     h = gathers(gk) if path in ("fma", "fma-pipeline") else 0
-    return (PATHS[path] + (f", {gk.num_stages} stages" if path.endswith("pipeline") else "")
+    return (PATHS[path] + (f", {gk.num_stages} stages" if _staged(path) else "")
             + (f", {n} product{'s' if n > 1 else ''} by a band matrix as {'stencils' if n > 1 else 'a stencil'}"
                if n else "")
             + (f", {h} product{'s' if h > 1 else ''} by a one-hot matrix as {'gathers' if h > 1 else 'a gather'}"
@@ -121,9 +125,14 @@ def _against_hints(gk: Any, path: str) -> str:
     src = getattr(gk, "source", None)
     hints = getattr(src, "hints", ())
     asked = [f"`num_warps = {src.num_warps}`" for _ in (1,) if "num_warps" in hints and src.num_warps != gk.num_warps]
-    if "stages" in hints and path.endswith("pipeline") and src.num_stages > 0 and src.num_stages != gk.num_stages:
+    if "stages" in hints and _staged(path) and src.num_stages > 0 and src.num_stages != gk.num_stages:
         asked.append(f"`stages = {src.num_stages}`")
     return f" (the hints asked {' and '.join(asked)})" if asked else ""
+
+
+def _staged(path: str) -> bool:
+    """The path's kernels run a ring of `GpuKernel.num_stages` stages."""
+    return path.endswith("pipeline") or path == "mma.sync-ring"
 
 
 def _split(gk: Any, path: str) -> str:

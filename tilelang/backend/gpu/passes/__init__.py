@@ -32,6 +32,7 @@ from . import (
     pipeline_sm80,
     smem_alloc,
     stream_loads,
+    stream_mma,
 )
 from .context import PassContext
 
@@ -83,6 +84,7 @@ PASSES: tuple[tuple[str, Callable[[Any, PassContext], g.GpuKernel]], ...] = (
     ("pipeline_products", pipeline_products.pipeline_products),  # loops of several mma.sync products: cp.async rings
     ("layout_assign", layout_assign.layout_assign),  # a layout for every tile value
     ("convert", convert.convert),  # explicit ConvertLayout where layouts disagree
+    ("stream_mma", stream_mma.stream_mma),  # mma.sync loops no pipeline took: their loads through cp.async rings
     ("stream_loads", stream_loads.stream_loads),  # `stages`-hinted loops: loads through per-thread cp.async rings
     ("smem_alloc", smem_alloc.smem_alloc),  # offsets of shared buffers and barriers
 )

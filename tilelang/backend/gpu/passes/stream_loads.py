@@ -102,7 +102,10 @@ class _Loop:
     """The analysis of one loop: its eligible loads and how their offsets are computed."""
 
     def __init__(self, k: g.GpuKernel, ctx: PassContext, op: ir.For, written: set[str],
-                 defs: dict[int, object]) -> None:
+                 defs: dict[int, object], only: set[int] | None = None) -> None:
+        """`only`: the loads to consider (by result id; `stream_mma`'s loads feeding a product), each one it
+        leaves recorded with why in `refused` (in source order), replicated ones taken too (their rings hold
+        every copy: `stream_mma` counts them in its budget); None: every load, replicated ones left."""
         self.op = op
         body = op.body
         self.iv = body.args[0]
@@ -118,21 +121,47 @@ class _Loop:
         # values read in nested regions or by ops other than those listed are fine;
         # a loaded tile must not leave its iteration
         self.loads: list[ir.Load] = []
+        self.refused: list[tuple[ir.Load, str, str]] = []
         for x in body.ops:
-            if not isinstance(x, ir.Load) or x.mask is not None or x.padding is not None:
+            if not isinstance(x, ir.Load) or (only is not None and x.result.id not in only):
                 continue
-            if x.tensor in written or x.result.id in carried:
-                continue
-            f = ctx.fact(x.tensor)
-            if not f.aligned16 or not f.dims_div16 or not f.dims_div16[-1]:
-                continue
-            n = _chunks(k, x.result)
-            if n is None or not _multiple(defs, x.offsets[-1], 16 // x.result.dtype.itemsize):
-                continue
-            if n * k.num_warps * 32 * 16 > _nbytes(x.result):
-                continue  # replicated across threads (a GEMV's vector): a ring would hold every copy
-            if all(self._computable(o, inside) for o in x.offsets):
+            why = self._why_not(k, ctx, x, written, carried, defs, inside, only is not None)
+            if why is None:
                 self.loads.append(x)
+            else:
+                self.refused.append((x, *why))
+
+    def _why_not(self, k: g.GpuKernel, ctx: PassContext, x: ir.Load, written: set[str], carried: set[int],
+                 defs: dict[int, object], inside: set[int], replicated: bool) -> tuple[str, str] | None:
+        """Why load `x` cannot go through a ring and what would let it (a note's words and help), or None
+        where it can."""
+        if x.mask is not None or x.padding is not None:
+            return ("it has a mask or a padding value (a ring zero-fills whole 16-byte chunks past the edge only)",
+                    "load the tile without a mask where zeros past the tensor's edge will do (a plain `load`)")
+        if x.tensor in written:
+            return (f"the kernel writes `{x.tensor}` (a copy runs iterations ahead of the stores)",
+                    f"read `{x.tensor}` in another kernel than the one that writes it")
+        if x.result.id in carried:
+            return "the loaded tile is carried out of its iteration", "use the tile in the iteration that loads it"
+        f = ctx.fact(x.tensor)
+        if not f.aligned16 or not f.dims_div16 or not f.dims_div16[-1]:
+            return (f"`{x.tensor}`'s rows are not whole 16-byte chunks at this launch (its base is not 16-byte "
+                    "aligned or its last dim is not a multiple of 16)",
+                    f"pad `{x.tensor}`'s last dim to a multiple of 16 elements")
+        n = _chunks(k, x.result)
+        if n is None:
+            return ("its register layout holds no runs of 16 contiguous bytes",
+                    "make the tile's rows 16 bytes or more (its last dim)")
+        if not _multiple(defs, x.offsets[-1], 16 // x.result.dtype.itemsize):
+            return ("its offset along the last dim is not a constant multiple of 16 bytes",
+                    "index the tile through a partition whose last dim is a multiple of 16 bytes")
+        if not replicated and n * k.num_warps * 32 * 16 > _nbytes(x.result):
+            # (a GEMV's vector, which every warp loads whole: a ring would hold every copy)
+            return "its tile is held whole by several threads", ""
+        if not all(self._computable(o, inside) for o in x.offsets):
+            return ("its offsets are computed from values the loop loads",
+                    "compute the offsets from the loop variable and values loaded before the loop")
+        return None
 
     def _computable(self, v: ir.Value, inside: set[int]) -> bool:
         if v.id not in inside or v.id == self.iv.id:
@@ -201,12 +230,12 @@ def _ring_bytes(k: g.GpuKernel, load: ir.Load) -> int:
     return k.num_warps * 32 * (_chunks(k, load.result) or 0) * 16
 
 
-def _budget(k: g.GpuKernel, ctx: PassContext, products: bool = False) -> int:
+def _budget(k: g.GpuKernel, ctx: PassContext, products: bool = False, extra: int = 0) -> int:
     """Shared memory the rings may take: the target's, less the kernel's other
     buffers and the code generator's scratch, which stages at most one
     converted or reduced tile at a time (registers are 4 bytes an element,
     8 for 64-bit types); `products`: and a scalar-FMA product's operands, staged together (the auto switch's
-    loops of them)."""
+    loops of them); `extra`: another staging of the code generator's (`stream_mma`: an mma.sync's operands)."""
     limit = HOPPER_SMEM if ctx.sm >= 90 else SMEM_LIMIT.get(ctx.arch[:5], 99 * 1024)
     if k.source.min_blocks > 1:  # each of the blocks an SM must hold gets its share
         limit = min(limit, (limit + BLOCK_RESERVE) // k.source.min_blocks - BLOCK_RESERVE)
@@ -214,7 +243,7 @@ def _budget(k: g.GpuKernel, ctx: PassContext, products: bool = False) -> int:
     staged = [x for op in g.walk(k.body) for x in (
         (op.result,) if isinstance(op, g.ConvertLayout) else (op.x,) if isinstance(op, ir.Scan) else
         (op.x,) if isinstance(op, ir.Reduce) and not (k.source.walk >= 0 and _in_warps(k, op)) else ())]
-    scratch = max([SCRATCH_RESERVE] + [v.type.numel * (8 if v.dtype.bits == 64 else 4) for v in staged]
+    scratch = max([SCRATCH_RESERVE, extra] + [v.type.numel * (8 if v.dtype.bits == 64 else 4) for v in staged]
                   + [sum(v.type.numel * 8 for v in (op.a, op.b)) for op in g.walk(k.body)
                      if products and isinstance(op, g.DotOp) and op.engine == "fma"])
     return limit - used - scratch

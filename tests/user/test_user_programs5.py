@@ -157,5 +157,5 @@ CHECKS = {
 
 (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,
  _simulated, test_the_ptx_assembles) = program_suite(
-    "v*.tile", CHECKS, [], ptx=[("v03_graph_host_edits", "sm_90a"), ("v04_two_kernel_reduction", "sm_80")])
+    "v0[1-6]_*.tile", CHECKS, [], ptx=[("v03_graph_host_edits", "sm_90a"), ("v04_two_kernel_reduction", "sm_80")])
 del _simulated  # nothing simulated: see the docstring

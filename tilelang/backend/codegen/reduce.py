@@ -31,6 +31,7 @@ from tilelang.backend.gpu.layouts import replicate_bound
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
+from . import reduce_xpose as xpose
 from .accview import reduce_rows
 from .llvm_types import const_operand, reg_ty, smem_size
 from .replicated import all_gather, fold, is_rep
@@ -39,7 +40,8 @@ from .views import BlockedView
 R = ir.ReduceOp
 
 
-def _identity(em: Any, rop: R, dt: DType) -> str:
+def identity(rop: R, dt: DType) -> str:
+    """The value `rop` leaves unchanged (what a masked lane contributes)."""
     if dt is DType.BOOL:
         return "true" if rop in (R.PROD, R.MIN, R.ARGMIN) else "false"
     if rop is R.SUM:
@@ -54,7 +56,7 @@ def _identity(em: Any, rop: R, dt: DType) -> str:
     return const_operand(dt, 0 if is_max else (1 << dt.bits) - 1)
 
 
-def _pick(em: Any, rop: R, a: tuple[str, str], b: tuple[str, str], dt: DType) -> tuple[str, str]:
+def pick(em: Any, rop: R, a: tuple[str, str], b: tuple[str, str], dt: DType) -> tuple[str, str]:
     """The winner of two (value, index) pairs for argmax/argmin."""
     ty = reg_ty(dt)
     (v, iv), (best, ib) = b, a
@@ -111,7 +113,7 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
     for i, c in enumerate(xv.slots):
         key = tuple(0 if d == fa else v for d, v in enumerate(c))
         groups.setdefault(key, []).append(i)
-    ident = _identity(em, rop, dt)
+    ident = identity(rop, dt)
     parts: dict[tuple[int, ...], tuple[str, str]] = {}
     tp_a = xv.tp(em, fa)
     for key, members in groups.items():
@@ -137,26 +139,53 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
         while len(items) > 1:
             nxt = []
             for a, b in zip(items[0::2], items[1::2], strict=False):
-                nxt.append(_pick(em, rop, a, b, dt) if is_arg else (em.combine(rop, a[0], b[0], dt), "0"))
+                nxt.append(pick(em, rop, a, b, dt) if is_arg else (em.combine(rop, a[0], b[0], dt), "0"))
             if len(items) % 2:
                 nxt.append(items[-1])
             items = nxt
         parts[key] = items[0]
 
-    # 2. lanes: a butterfly over the lane bits of dim `fa`
+    # 2. lanes: a butterfly over the lane bits of dim `fa` (a transposing one for several rows a thread)
     lanes = m.lanes
-    for key, (v, idx) in list(parts.items()):
-        bit = 0
-        while (1 << bit) < lanes:
-            mask = 1 << (m.lshift + bit)
-            ov = em.shfl_xor(v, acc_dt, mask)
+    W = m.warps
+    masks = [1 << (m.lshift + b) for b in range(lanes.bit_length() - 1)]
+    held: list[list[str]] | None = None  # the rows a lane holds after a transposing butterfly (W > 1)
+    halved = 0
+    if not gather and rv is not None and xpose.pays(len(parts), lanes, W == 1):
+        keys = list(parts)
+        tys, sdts = [reg_ty(dt)] + (["i32"] if is_arg else []), [acc_dt] + ([DType.I32] if is_arg else [])
+        rows = [[v, idx][:len(sdts)] for v, idx in parts.values()]
+        if W > 1:  # each row's output slot and whether it is live follow it (`scatter`'s selects)
+            where = {tuple(c): n for n, c in enumerate(rv.slots)}
+            for key, row in zip(keys, rows, strict=True):
+                k, j = divmod(where[key], rv.V)
+                row += [rv.chunk_valid(em, k) or "true", rv.flat(em, k, j)]
+            tys += ["i1", "i32"]
+        pad = [ident, "0"][:len(sdts)] + (["false", "0"] if W > 1 else [])
+        rows += [list(pad) for _ in range((1 << (len(rows) - 1).bit_length()) - len(rows))]
+
+        def both(kept: list[str], got: list[str]) -> list[str]:
             if is_arg:
-                oi = em.shfl_xor(idx, DType.I32, mask)
-                v, idx = _pick(em, rop, (v, idx), (ov, oi), dt)
-            else:
-                v = em.combine(rop, v, ov, dt)
-            bit += 1
-        parts[key] = (v, idx)
+                return list(pick(em, rop, (kept[0], kept[1]), (got[0], got[1]), dt))
+            return [em.combine(rop, kept[0], got[0], dt)]
+
+        cur, levels = xpose.scatter(em, masks, rows, tys, sdts, both)
+        halved = len(levels)
+        if W > 1:
+            held = cur
+        else:
+            full = xpose.gather(em, cur, levels, tys, sdts)
+            parts = {key: (row[0], row[1] if is_arg else "0") for key, row in zip(keys, full, strict=False)}
+    else:
+        for key, (v, idx) in list(parts.items()):
+            for mask in masks:
+                ov = em.shfl_xor(v, acc_dt, mask)
+                if is_arg:
+                    oi = em.shfl_xor(idx, DType.I32, mask)
+                    v, idx = pick(em, rop, (v, idx), (ov, oi), dt)
+                else:
+                    v = em.combine(rop, v, ov, dt)
+            parts[key] = (v, idx)
 
     if gather:  # 3. every output to every thread (`replicated.all_gather`)
         assert rv is not None
@@ -167,7 +196,6 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
         return True
 
     # 3. warps: partials through shared memory
-    W = m.warps
     out_keys = [tuple(c) for c in rv.slots] if rv is not None else list(parts)
     if rv is not None:
         missing = [k for k in out_keys if k not in parts]
@@ -193,13 +221,29 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
         off_v, off_i = start, start + size_v
         em.need_smem(start + nbytes, op.span)
         wa = xv.warp_digit(em, fa)
-        conds = [em.emit(f"icmp eq i32 {xv.lane_digit(em, fa)}, 0") if m.tpw > 1 else None,
+        # the writing lanes: the first along `fa` (after a transposing butterfly, the first 2^halved: one a row)
+        lane_w = (em.emit(f"icmp ult i32 {xv.lane_digit(em, fa)}, {1 << halved}") if halved
+                  else em.emit(f"icmp eq i32 {xv.lane_digit(em, fa)}, 0")) if m.tpw > 1 else None
+        conds = [lane_w,
                  em.emit(f"icmp ult i32 {wa}, {W}") if m.wpc > W else None,
                  xv.owner(em, skip=fa)]
         writer = em.and_all(conds)
         if fresh:
             em.scratch_barrier(first)
         flats = []
+
+        def write(v: str, idx: str, valid: str | None, f: str) -> None:
+            base = f if W == 1 else em.emit(f"mul i32 {f}, {W}")
+            slot = em.emit(f"add i32 {base}, {wa}")
+            go, jn = em.new_label("rw"), em.new_label("rx")
+            em.cbr(em.and_all([writer, valid]) or "true", go, jn)
+            em.label(go)
+            em.smem_store(off_v, acc_dt, slot, v)
+            if is_arg:
+                em.smem_store(off_i, DType.I32, slot, idx)
+            em.br(jn)
+            em.label(jn)
+
         for n, key in enumerate(out_keys):
             if rv is not None:
                 k, j = divmod(n, rv.V)
@@ -208,17 +252,10 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
             else:
                 valid, f = None, "0"
             flats.append((valid, f))
-            base = f if W == 1 else em.emit(f"mul i32 {f}, {W}")
-            slot = em.emit(f"add i32 {base}, {wa}")
-            go, jn = em.new_label("rw"), em.new_label("rx")
-            em.cbr(em.and_all([writer, valid]) or "true", go, jn)
-            em.label(go)
-            v, idx = parts[key]
-            em.smem_store(off_v, acc_dt, slot, v)
-            if is_arg:
-                em.smem_store(off_i, DType.I32, slot, idx)
-            em.br(jn)
-            em.label(jn)
+            if held is None:
+                write(*parts[key], valid, f)
+        for row in held or []:  # the rows this lane holds, with their slots
+            write(row[0], row[1] if is_arg else "0", row[-2], row[-1])
         em.barrier()
         em._red_mark = (em._bars, off_v, start + nbytes)
         for key, (valid, f) in zip(out_keys, flats, strict=True):
@@ -231,7 +268,7 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
                 if acc is None:
                     acc = (pv, pi)
                 elif is_arg:
-                    acc = _pick(em, rop, acc, (pv, pi), dt)
+                    acc = pick(em, rop, acc, (pv, pi), dt)
                 else:
                     acc = (em.combine(rop, acc[0], pv, dt), "0")
             assert acc is not None
@@ -248,4 +285,4 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
     return True
 
 
-__all__ = ["reduce_blocked"]
+__all__ = ["identity", "pick", "reduce_blocked"]

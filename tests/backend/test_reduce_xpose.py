@@ -81,7 +81,7 @@ def test_transposing_butterfly_matches_interpreter(case: tuple, monkeypatch: pyt
 
     monkeypatch.setattr(xpose, "pays", lambda R, lanes, gathered: R >= 2 and lanes >= 2)
     monkeypatch.setenv("LLSIM_MEMO", "0")
-    op, axis, dt, r, c, w, shape = case
+    op, axis, dt, r, _, _, shape = case
     k, n_y = _kernel(*case)
     blocks = B if axis == 2 else -(-shape[0] // r)
     shape = (B, *shape) if axis == 2 else shape
@@ -116,8 +116,7 @@ NATURAL = [("sum", 1, DType.F32, 32, 64, 1, (32, 64)),  # 16 rows, 4 bits, back
            ("sum", 2, DType.F32, 256, 256, 32, (256, 256))]  # l09's `t.sum(2)`: 16 rows, 5 bits, lanes write
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-def test_fewer_shuffles_and_it_assembles(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fewer_shuffles(monkeypatch: pytest.MonkeyPatch) -> None:
     """The shuffles of the transposing butterfly where `pays` takes it, against R butterflies
     (`TILEC_REDUCE_XPOSE=0`): 16 rows over 4 bits, back: 8 + 4 + 2 + 1 and 1 + 2 + 4 + 8 back = 30 (64 before;
     an argmax shuffles value and index); 8 rows over 5 bits, lanes write: 4 + 2 + 1 + 1 + 1 (40); l09's
@@ -125,19 +124,26 @@ def test_fewer_shuffles_and_it_assembles(arch: str, monkeypatch: pytest.MonkeyPa
     counts = []
     for case in NATURAL:
         k, _ = _kernel(*case)
-        new = emit_ptx(k, arch)
+        new = emit_ptx(k, "sm_90a")
         monkeypatch.setenv("TILEC_REDUCE_XPOSE", "0")
-        old = emit_ptx(k, arch)
+        old = emit_ptx(k, "sm_90a")
         monkeypatch.delenv("TILEC_REDUCE_XPOSE")
         counts.append((new.count("shfl.sync"), old.count("shfl.sync")))
-        assert assemble(new, arch).max_spill_stores <= assemble(old, arch).max_spill_stores  # (l09's: 1,024 threads)
     assert counts == [(30, 64), (2 * 30, 2 * 64), (9, 40), (16, 80)], counts
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+def test_it_assembles(arch: str) -> None:
+    for case in NATURAL[:3]:
+        k, _ = _kernel(*case)
+        assert assemble(emit_ptx(k, arch), arch).max_spill_stores == 0
 
 
 def test_where_it_pays() -> None:
     """Without the steps back (the lanes write their rows) from 2 rows; with them (they deepen the butterfly by a
     shuffle's latency a halving) only for many rows: the decode kernels' 2-8 keep their R butterflies."""
     assert pays(2, 32, False) and pays(16, 32, False) and pays(3, 32, False)
-    assert pays(16, 32, True) and pays(32, 4, True)
+    assert pays(16, 32, True) and pays(32, 16, True)  # (the decode kernels' P.V sum: 32 columns over 16 lanes)
+    assert not pays(32, 4, True)  # over 2 bits the 24 shuffles back cost what the 40 saved gave
     assert not pays(2, 32, True) and not pays(8, 32, True)
     assert not pays(1, 32, False) and not pays(8, 1, False)

@@ -3,10 +3,11 @@ each result compared with PyTorch's first. Run by benchmarks/hred_device.sh twic
 `TILEC_REDUCE_STAGED=0 TILEC_REDUCE_XPOSE=0` (the code before hred), so old / new comes from one card.
 
 - l09 `per_slice` ([1024, 256, 256] f32: 16 rows a thread summed across the lanes, twice: the transposing
-  butterfly; then `.sum(1)` of the [1, 256] Slice-layout result: the staged path);
+  butterfly; then `.sum(1)` of the [1, 256] Slice-layout result: in registers, its result laid out apart);
 - n03 `gn_fwd` ([1024, 8, 4096] f32, 16 warps: `t.sum(1)` of 4 rows a thread, transposing);
 - a [C, 4096] sum of a Slice-layout tile ([2048, 8, 4096] f32: `t.sum(0).sum(1)` of a [1, 8, 4096] load, the
-  first sum over the size-1 axis; 4 warps): the serial loop of 4,096 a thread before, groups of 16 threads now;
+  first sum over the size-1 axis; 4 warps): staged (128 KB) and a serial loop of 4,096 a thread before,
+  registers, shuffles and one exchange of the warps' partials now;
 - controls: a row softmax ([8192, 1024], 4 rows a block) and a LayerNorm ([8192, 1024], 2 rows a block).
 
 `--cpu`: every call once on tiny NumPy arrays on the interpreter (no PyTorch, no timings)."""

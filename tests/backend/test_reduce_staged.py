@@ -1,6 +1,8 @@
-"""hred: a reduction no register path takes (here a Slice-layout input: a [R, C] tile that is the `max(0)` of a
-[1, R, C] load) is staged in shared memory and reduced by groups of threads an output
-(`codegen/reduce_staged.py`), not by a thread an output in a serial loop. On llsim against the interpreter:
+"""hred: a reduction of a Slice-layout input (a [R, C] tile that is the `max(0)` of a [1, R, C] load) along a long
+row was staged in shared memory and reduced by a thread an output in a serial loop. Now it reduces in registers,
+shuffles and one exchange of the warps' partials, read where the result's layout puts them
+(`codegen/reduce.py`'s apart mode); and what reaches the staged path (here forced: `_apart_pays` off) reduces by
+groups of threads an output (`codegen/reduce_staged.py`). Both on llsim against the interpreter:
 sum/max/min/argmax/argmin along either axis, f32/f16/bf16/i32, tiles whose dims are no power of two (masked
 lanes), 1 to 8 warps; argmax ties (small integers) keep the first index. The PTX assembles for sm_80 and sm_90a,
 and `TILEC_REDUCE_STAGED=0` (and a short row) keeps the serial loop."""
@@ -77,8 +79,16 @@ def _ids(cases: list[tuple]) -> list[str]:  # type: ignore[type-arg]
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
+def test_apart_reduction_matches_interpreter(case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[type-arg]
+    assert _check(case, monkeypatch) == 0  # registers and shuffles: nothing staged
+
+
+@pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_staged_reduction_matches_interpreter(case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[type-arg]
-    _check(case, monkeypatch)
+    import tilelang.backend.codegen.reduce as rb
+
+    monkeypatch.setattr(rb, "_apart_pays", lambda *a: False)
+    assert _check(case, monkeypatch) > 0
 
 
 # groups of 64 forced: outputs in several rounds (5 rows over 2 groups; 3 columns over 1), two warps' partials
@@ -87,13 +97,21 @@ FORCED = [CASES[0], CASES[2], CASES[6]]
 
 @pytest.mark.parametrize("case", FORCED, ids=_ids(FORCED))
 def test_rounds_of_outputs_and_warp_partials(case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[type-arg]
+    import tilelang.backend.codegen.reduce as rb
     import tilelang.backend.codegen.reduce_staged as rs
 
     monkeypatch.setattr(rs, "plan", lambda T, n_out, L, e_r: 64)
-    _check(case, monkeypatch)
+    monkeypatch.setattr(rb, "_apart_pays", lambda *a: False)
+    assert _check(case, monkeypatch) > 0
 
 
-def _check(case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[type-arg]
+def _check(case: tuple, monkeypatch: pytest.MonkeyPatch) -> int:  # type: ignore[type-arg]
+    """Run `case` on llsim against the interpreter; the number of staged reductions its kernel took."""
+    import tilelang.backend.codegen.reductions as rd
+
+    staged = []
+    real = rd.reduce_staged
+    monkeypatch.setattr(rd, "reduce_staged", lambda em, op: staged.append(1) or real(em, op))
     monkeypatch.setenv("LLSIM_MEMO", "0")
     op, axis, dt, r, c, w, shape = case
     k = _kernel(op, axis, dt, r, c, w)
@@ -110,14 +128,20 @@ def _check(case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignor
         tol = 1e-2 if dt is DType.BF16 else 1e-5
         scale = float(np.abs(want[0].astype(np.float64)).max())
         np.testing.assert_allclose(got[0].astype(np.float64), want[0].astype(np.float64), rtol=tol, atol=tol * scale)
+    return len(staged)
 
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
-def test_staged_reductions_assemble(arch: str) -> None:
+def test_both_paths_assemble(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tilelang.backend.codegen.reduce as rb
+
     for op, axis, dt, r, c, w, _ in CASES[:4]:
         k = _kernel(op, axis, dt, r, c, w)
-        rep = assemble(emit_ptx(k, arch), arch)
-        assert rep.max_spill_stores == 0, rep.text
+        assert assemble(emit_ptx(k, arch), arch).max_spill_stores == 0
+    monkeypatch.setattr(rb, "_apart_pays", lambda *a: False)
+    for op, axis, dt, r, c, w, _ in CASES[:2]:
+        k = _kernel(op, axis, dt, r, c, w)
+        assert assemble(emit_ptx(k, arch), arch).max_spill_stores == 0
 
 
 def test_the_serial_loop_where_it_reads_no_more(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,8 @@
 """Reductions no register path takes, staged through shared memory and
 reduced by groups of threads (`reduce_staged`): `ReductionOps.reduce`'s last
-resort (a Slice-layout input, an `mma` tile, a result laid out apart from its
-input).
+resort (an `mma` tile, a chunked input the shuffle paths refuse, a short-row
+Slice-layout input; a long-row one stays in registers, `reduce.py`'s apart
+mode, where `plan` says groups would pay).
 
 The tile is written row-major to shared memory (`to_smem`), then each output
 is reduced by a group of G threads (G a power of two, up to 8 warps): thread
@@ -35,7 +36,7 @@ from tilelang.frozen import frozen
 from tilelang.ir import nodes as ir
 
 from .llvm_types import reg_ty, smem_size
-from .reduce import identity, pick
+from .reduce_ops import identity, pick
 from .views import strides_of
 
 R = ir.ReduceOp

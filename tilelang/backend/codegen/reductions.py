@@ -1,10 +1,11 @@
 """Reductions and scans of tile values (the emitter's `ReductionOps`).
 
 Blocked tiles go through `codegen/reduce.py` and `codegen/scan.py`
-(registers, shuffles, shared memory); other layouts reduce by warp shuffles,
-by groups, or staged in shared memory: by groups of threads an output
-(`codegen/reduce_staged.py`), or a thread an output in a serial loop where
-that reads no more (short rows). f16/bf16 accumulate in f32.
+(registers, shuffles, shared memory; a long Slice-layout row too, its result
+laid out apart); other layouts reduce by warp shuffles, by groups, or staged
+in shared memory: by groups of threads an output (`codegen/reduce_staged.py`),
+or a thread an output in a serial loop where that reads no more (short rows).
+f16/bf16 accumulate in f32.
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
 inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,

@@ -83,7 +83,11 @@ def test_apart_reduction_matches_interpreter(case: tuple, monkeypatch: pytest.Mo
     assert _check(case, monkeypatch) == 0  # registers and shuffles: nothing staged
 
 
-@pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
+# the staged path is rare now (what the register paths refuse): half its cases under `heavy` (TILE_SLOW=1)
+STAGED = [pytest.param(c, marks=pytest.mark.heavy) if i in (1, 4, 5, 7) else c for i, c in enumerate(CASES)]
+
+
+@pytest.mark.parametrize("case", STAGED, ids=_ids(CASES))
 def test_staged_reduction_matches_interpreter(case: tuple, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[type-arg]
     import tilelang.backend.codegen.reduce as rb
 
@@ -135,11 +139,11 @@ def _check(case: tuple, monkeypatch: pytest.MonkeyPatch) -> int:  # type: ignore
 def test_both_paths_assemble(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import tilelang.backend.codegen.reduce as rb
 
-    for op, axis, dt, r, c, w, _ in CASES[:4]:
+    for op, axis, dt, r, c, w, _ in CASES[:2]:
         k = _kernel(op, axis, dt, r, c, w)
         assert assemble(emit_ptx(k, arch), arch).max_spill_stores == 0
     monkeypatch.setattr(rb, "_apart_pays", lambda *a: False)
-    for op, axis, dt, r, c, w, _ in CASES[:2]:
+    for op, axis, dt, r, c, w, _ in CASES[:1]:
         k = _kernel(op, axis, dt, r, c, w)
         assert assemble(emit_ptx(k, arch), arch).max_spill_stores == 0
 

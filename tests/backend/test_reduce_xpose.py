@@ -134,7 +134,7 @@ def test_fewer_shuffles(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
 def test_it_assembles(arch: str) -> None:
-    for case in NATURAL[:3]:
+    for case in NATURAL[1:3]:  # back (an argmax) and lanes write
         k, _ = _kernel(*case)
         assert assemble(emit_ptx(k, arch), arch).max_spill_stores == 0
 

@@ -218,6 +218,8 @@ SWITCHES: dict[str, Switch] = {s.name: s for s in (
     Switch("TILEC_PRODUCTS_STAGES", _CODE, "products: stages"),
     Switch("TILEC_PRODUCTS_WGMMA", _CODE, "products: wgmma"),
     Switch("TILEC_QUEUE_PER_SM", _NONE, "a tile queue's CTAs an SM (the grid)"),
+    Switch("TILEC_REDUCE_STAGED", _CODE, "a staged reduction by groups of threads an output (hred)"),
+    Switch("TILEC_REDUCE_XPOSE", _CODE, "a transposing butterfly for several rows a thread (hred)"),
     Switch("TILEC_REMAKE_FREE", _CODE, "free values remade"),
     Switch("TILEC_REPLICATE_SMALL", _CODE, "small tiles replicated"),
     Switch("TILEC_SHIFT_DOT", _CODE, "shifted dot products"),

@@ -15,6 +15,14 @@ The three stages follow the layout (`codegen/views.py`):
    partial to shared memory (`[output][warp]`), a barrier, and every thread
    folds the W partials of each output it holds, in warp order.
 
+Several rows a thread take a transposing butterfly in stage 2 where it pays
+(`codegen/reduce_xpose.py`). A result laid out apart from the input (a
+Slice-layout input's; another layout) reduces the same way where its row is
+long (`_apart_pays`), stage 3 then always through shared memory: the partials
+at the output's row-major index from the input's coordinates, read where the
+result's layout puts them (before, the whole tile was staged and each thread
+summed whole rows).
+
 Replicas (threads holding copies, for dims smaller than the layout's CTA
 tile) fold the same values; only the first copy writes shared memory.
 `argmax`/`argmin` carry (value, index) pairs, ties going to the smaller
@@ -31,45 +39,15 @@ from tilelang.backend.gpu.layouts import replicate_bound
 from tilelang.dtypes import DType
 from tilelang.ir import nodes as ir
 
+from . import reduce_xpose as xpose
 from .accview import reduce_rows
-from .llvm_types import const_operand, reg_ty, smem_size
+from .llvm_types import reg_ty, smem_size
+from .reduce_ops import identity, pick
+from .reduce_staged import plan
 from .replicated import all_gather, fold, is_rep
-from .views import BlockedView
+from .views import BlockedView, ChunkedView
 
 R = ir.ReduceOp
-
-
-def _identity(em: Any, rop: R, dt: DType) -> str:
-    if dt is DType.BOOL:
-        return "true" if rop in (R.PROD, R.MIN, R.ARGMIN) else "false"
-    if rop is R.SUM:
-        return const_operand(dt, -0.0 if dt.is_float else 0)  # -0.0 + x is x, -0.0 too
-    if rop is R.PROD:
-        return const_operand(dt, 1)
-    is_max = rop in (R.MAX, R.ARGMAX)
-    if dt.is_float:
-        return const_operand(DType.F64, float("-inf") if is_max else float("inf"))
-    if dt.is_signed:
-        return const_operand(dt, -(1 << (dt.bits - 1)) if is_max else (1 << (dt.bits - 1)) - 1)
-    return const_operand(dt, 0 if is_max else (1 << dt.bits) - 1)
-
-
-def _pick(em: Any, rop: R, a: tuple[str, str], b: tuple[str, str], dt: DType) -> tuple[str, str]:
-    """The winner of two (value, index) pairs for argmax/argmin."""
-    ty = reg_ty(dt)
-    (v, iv), (best, ib) = b, a
-    better = em.better(rop is R.ARGMAX, v, best, dt)
-    if dt.is_float:
-        eq = em.emit(f"fcmp oeq {ty} {v}, {best}")
-        vn = em.emit(f"fcmp uno {ty} {v}, 0.0")
-        bn = em.emit(f"fcmp uno {ty} {best}, 0.0")
-        eq = em.emit(f"or i1 {eq}, {em.emit(f'and i1 {vn}, {bn}')}")
-    else:
-        eq = em.emit(f"icmp eq {ty} {v}, {best}")
-    lower = em.emit(f"icmp slt i32 {iv}, {ib}")
-    take = em.emit(f"or i1 {better}, {em.emit(f'and i1 {eq}, {lower}')}")
-    return (em.emit(f"select i1 {take}, {ty} {v}, {ty} {best}"),
-            em.emit(f"select i1 {take}, i32 {iv}, i32 {ib}"))
 
 
 def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
@@ -97,9 +75,12 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
         return True
     gather = (on and rv is not None and not is_arg and xv.drop is None and is_rep(rv)
               and not (rv.drop == fa and rv.layout == xv.layout))
+    apart = False  # the result laid out apart from the input: the partials through shared memory, read in its layout
     if rv is not None and not gather:
         if not (isinstance(rv, BlockedView) and xv.drop is None and rv.drop == fa and rv.layout == xv.layout):
-            return False
+            if not _apart_pays(em, op, xv, rv, fa):
+                return False
+            apart = True
     elif rv is None and len(logical) != 1:
         return False
     ty = reg_ty(dt)
@@ -111,7 +92,7 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
     for i, c in enumerate(xv.slots):
         key = tuple(0 if d == fa else v for d, v in enumerate(c))
         groups.setdefault(key, []).append(i)
-    ident = _identity(em, rop, dt)
+    ident = identity(rop, dt)
     parts: dict[tuple[int, ...], tuple[str, str]] = {}
     tp_a = xv.tp(em, fa)
     for key, members in groups.items():
@@ -137,26 +118,58 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
         while len(items) > 1:
             nxt = []
             for a, b in zip(items[0::2], items[1::2], strict=False):
-                nxt.append(_pick(em, rop, a, b, dt) if is_arg else (em.combine(rop, a[0], b[0], dt), "0"))
+                nxt.append(pick(em, rop, a, b, dt) if is_arg else (em.combine(rop, a[0], b[0], dt), "0"))
             if len(items) % 2:
                 nxt.append(items[-1])
             items = nxt
         parts[key] = items[0]
 
-    # 2. lanes: a butterfly over the lane bits of dim `fa`
+    # 2. lanes: a butterfly over the lane bits of dim `fa` (a transposing one for several rows a thread)
     lanes = m.lanes
-    for key, (v, idx) in list(parts.items()):
-        bit = 0
-        while (1 << bit) < lanes:
-            mask = 1 << (m.lshift + bit)
-            ov = em.shfl_xor(v, acc_dt, mask)
+    W = m.warps
+    masks = [1 << (m.lshift + b) for b in range(lanes.bit_length() - 1)]
+    held: list[list[str]] | None = None  # the rows a lane holds after a transposing butterfly (W > 1)
+    halved = 0
+    exchange = W > 1 or apart  # the partials meet in shared memory
+    if not gather and rv is not None and xpose.pays(len(parts), lanes, not exchange):
+        keys = list(parts)
+        tys, sdts = [reg_ty(dt)] + (["i32"] if is_arg else []), [acc_dt] + ([DType.I32] if is_arg else [])
+        rows = [[v, idx][:len(sdts)] for v, idx in parts.values()]
+        if exchange:  # each row's output slot and whether it is live follow it (`scatter`'s selects)
+            where = {tuple(c): n for n, c in enumerate(rv.slots)} if not apart else {}
+            for key, row in zip(keys, rows, strict=True):
+                if apart:
+                    valid, f = _out_slot(em, xv, fa, key, r.shape)
+                    row += [valid or "true", f]
+                    continue
+                k, j = divmod(where[key], rv.V)
+                row += [rv.chunk_valid(em, k) or "true", rv.flat(em, k, j)]
+            tys += ["i1", "i32"]
+        pad = [ident, "0"][:len(sdts)] + (["false", "0"] if exchange else [])
+        rows += [list(pad) for _ in range((1 << (len(rows) - 1).bit_length()) - len(rows))]
+
+        def both(kept: list[str], got: list[str]) -> list[str]:
             if is_arg:
-                oi = em.shfl_xor(idx, DType.I32, mask)
-                v, idx = _pick(em, rop, (v, idx), (ov, oi), dt)
-            else:
-                v = em.combine(rop, v, ov, dt)
-            bit += 1
-        parts[key] = (v, idx)
+                return list(pick(em, rop, (kept[0], kept[1]), (got[0], got[1]), dt))
+            return [em.combine(rop, kept[0], got[0], dt)]
+
+        cur, levels = xpose.scatter(em, masks, rows, tys, sdts, both)
+        halved = len(levels)
+        if exchange:
+            held = cur
+        else:
+            full = xpose.gather(em, cur, levels, tys, sdts)
+            parts = {key: (row[0], row[1] if is_arg else "0") for key, row in zip(keys, full, strict=False)}
+    else:
+        for key, (v, idx) in list(parts.items()):
+            for mask in masks:
+                ov = em.shfl_xor(v, acc_dt, mask)
+                if is_arg:
+                    oi = em.shfl_xor(idx, DType.I32, mask)
+                    v, idx = pick(em, rop, (v, idx), (ov, oi), dt)
+                else:
+                    v = em.combine(rop, v, ov, dt)
+            parts[key] = (v, idx)
 
     if gather:  # 3. every output to every thread (`replicated.all_gather`)
         assert rv is not None
@@ -166,8 +179,12 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
         em.env[r.id] = [em.round_to(v, dt) for v in vals]
         return True
 
+    if apart:  # 3. every output's partials through shared memory, read where the result's layout puts them
+        assert rv is not None
+        em.env[r.id] = _exchange_apart(em, op, xv, fa, parts, held, halved)
+        return True
+
     # 3. warps: partials through shared memory
-    W = m.warps
     out_keys = [tuple(c) for c in rv.slots] if rv is not None else list(parts)
     if rv is not None:
         missing = [k for k in out_keys if k not in parts]
@@ -177,29 +194,32 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
         esz = smem_size(acc_dt)
         size_v = -(-(n_out * W * esz) // 16) * 16
         nbytes = size_v + (-(-(n_out * W * 4) // 16) * 16 if is_arg else 0)
-        # Two scratch buffers taken in turn: when the previous shared-memory user
-        # was a reduction like this one and no barrier came since its own, every
-        # thread has finished reading that one's buffer once it reaches our
-        # barrier, so writing the other buffer needs no barrier before it.
-        mark = em._red_mark
-        start: int | None = None
-        if mark is not None and mark[0] == em._bars:
-            start = 0 if mark[1] != 0 else -(-mark[2] // 16) * 16
-            if start + nbytes > mark[1] and start < mark[2]:  # cannot fit beside it
-                start = None
-        fresh = start is None
-        first = fresh and em.scratch_fresh()
-        start = 0 if start is None else start
+        start, fresh, first = _scratch(em, nbytes, op.span)
         off_v, off_i = start, start + size_v
-        em.need_smem(start + nbytes, op.span)
         wa = xv.warp_digit(em, fa)
-        conds = [em.emit(f"icmp eq i32 {xv.lane_digit(em, fa)}, 0") if m.tpw > 1 else None,
+        # the writing lanes: the first along `fa` (after a transposing butterfly, the first 2^halved: one a row)
+        lane_w = (em.emit(f"icmp ult i32 {xv.lane_digit(em, fa)}, {1 << halved}") if halved
+                  else em.emit(f"icmp eq i32 {xv.lane_digit(em, fa)}, 0")) if m.tpw > 1 else None
+        conds = [lane_w,
                  em.emit(f"icmp ult i32 {wa}, {W}") if m.wpc > W else None,
                  xv.owner(em, skip=fa)]
         writer = em.and_all(conds)
         if fresh:
             em.scratch_barrier(first)
         flats = []
+
+        def write(v: str, idx: str, valid: str | None, f: str) -> None:
+            base = f if W == 1 else em.emit(f"mul i32 {f}, {W}")
+            slot = em.emit(f"add i32 {base}, {wa}")
+            go, jn = em.new_label("rw"), em.new_label("rx")
+            em.cbr(em.and_all([writer, valid]) or "true", go, jn)
+            em.label(go)
+            em.smem_store(off_v, acc_dt, slot, v)
+            if is_arg:
+                em.smem_store(off_i, DType.I32, slot, idx)
+            em.br(jn)
+            em.label(jn)
+
         for n, key in enumerate(out_keys):
             if rv is not None:
                 k, j = divmod(n, rv.V)
@@ -208,17 +228,10 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
             else:
                 valid, f = None, "0"
             flats.append((valid, f))
-            base = f if W == 1 else em.emit(f"mul i32 {f}, {W}")
-            slot = em.emit(f"add i32 {base}, {wa}")
-            go, jn = em.new_label("rw"), em.new_label("rx")
-            em.cbr(em.and_all([writer, valid]) or "true", go, jn)
-            em.label(go)
-            v, idx = parts[key]
-            em.smem_store(off_v, acc_dt, slot, v)
-            if is_arg:
-                em.smem_store(off_i, DType.I32, slot, idx)
-            em.br(jn)
-            em.label(jn)
+            if held is None:
+                write(*parts[key], valid, f)
+        for row in held or []:  # the rows this lane holds, with their slots
+            write(row[0], row[1] if is_arg else "0", row[-2], row[-1])
         em.barrier()
         em._red_mark = (em._bars, off_v, start + nbytes)
         for key, (valid, f) in zip(out_keys, flats, strict=True):
@@ -231,7 +244,7 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
                 if acc is None:
                     acc = (pv, pi)
                 elif is_arg:
-                    acc = _pick(em, rop, acc, (pv, pi), dt)
+                    acc = pick(em, rop, acc, (pv, pi), dt)
                 else:
                     acc = (em.combine(rop, acc[0], pv, dt), "0")
             assert acc is not None
@@ -246,6 +259,110 @@ def reduce_blocked(em: Any, op: ir.Reduce) -> bool:
             vals.append(em.round_to(v, dt))
     em.env[r.id] = vals if r.shape else vals[0]
     return True
+
+
+def _scratch(em: Any, nbytes: int, span: Any) -> tuple[int, bool, bool]:
+    """The partials' buffer: (its start, whether a barrier must come before its writes, whether it is the
+    kernel's first scratch use). Two scratch buffers taken in turn: when the previous shared-memory user was a
+    reduction like this one and no barrier came since its own, every thread has finished reading that one's
+    buffer once it reaches our barrier, so writing the other buffer needs no barrier before it."""
+    mark = em._red_mark
+    start: int | None = None
+    if mark is not None and mark[0] == em._bars:
+        start = 0 if mark[1] != 0 else -(-mark[2] // 16) * 16
+        if start + nbytes > mark[1] and start < mark[2]:  # cannot fit beside it
+            start = None
+    fresh = start is None
+    first = fresh and em.scratch_fresh()
+    start = 0 if start is None else start
+    em.need_smem(start + nbytes, span)
+    return start, fresh, first
+
+
+def _apart_pays(em: Any, op: ir.Reduce, xv: BlockedView, rv: Any, fa: int) -> bool:
+    """Whether a blocked input whose result is laid out apart from it (a Slice-layout input's, or another
+    layout's) reduces here, its partials through shared memory: where the staged path would take groups of
+    threads (`reduce_staged.plan`: a long row), which this beats (no staging of the tile); short rows keep the
+    serial loop (the decode kernels' sums of 4)."""
+    if op.x.dtype is DType.BOOL or not isinstance(rv, BlockedView | ChunkedView) or rv.T != em.T:
+        return False
+    n_out = 1
+    for n in op.result.shape:
+        n_out *= n
+    return plan(em.T, n_out, xv.dims[fa].size, rv.E) is not None
+
+
+def _out_slot(em: Any, xv: BlockedView, fa: int, key: tuple[int, ...], rshape: tuple[int, ...]) -> tuple[str | None, str]:
+    """(live, row-major index in the result) of the output that this thread's slots of constant coordinates
+    `key` (dim `fa` zeroed) reduce into, from the input's coordinates: None when always live."""
+    coords, conds = [], []
+    for d, m in enumerate(xv.dims):
+        if d in (fa, xv.drop):
+            continue
+        tp = xv.tp(em, d)
+        c = key[d]
+        coords.append(str(c) if tp == "0" else tp if c == 0 else em.emit(f"add i32 {tp}, {c}"))
+        if m.extent != m.size and c + (m.positions - 1) * m.s >= m.size:
+            conds.append(em.emit(f"icmp ult i32 {tp}, {m.size - c}"))
+    return em.and_all(conds), em.linear(coords, rshape)
+
+
+def _exchange_apart(em: Any, op: ir.Reduce, xv: BlockedView, fa: int, parts: dict[tuple[int, ...], tuple[str, str]],
+                    held: list[list[str]] | None, halved: int) -> list[str]:
+    """Step 3 for a result laid out apart from the input: the first lane (after a transposing butterfly, the
+    first 2^halved) of each warp along `fa`, first copy, writes each output's partial at [output][warp], a
+    barrier, and each thread folds the partials of its result slots in warp order."""
+    r, dt, rop = op.result, op.x.dtype, op.op
+    is_arg = rop in (R.ARGMAX, R.ARGMIN)
+    acc_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
+    m = xv.dims[fa]
+    W = m.warps
+    n_out = 1
+    for n in r.shape:
+        n_out *= n
+    size_v = -(-(n_out * W * smem_size(acc_dt)) // 16) * 16
+    nbytes = size_v + (-(-(n_out * W * 4) // 16) * 16 if is_arg else 0)
+    start, fresh, first = _scratch(em, nbytes, op.span)
+    off_v, off_i = start, start + size_v
+    wa = xv.warp_digit(em, fa)
+    lane = xv.lane_digit(em, fa)
+    conds = [(em.emit(f"icmp ult i32 {lane}, {1 << halved}") if halved else em.emit(f"icmp eq i32 {lane}, 0"))
+             if m.tpw > 1 else None,
+             em.emit(f"icmp ult i32 {wa}, {W}") if m.wpc > W else None,
+             xv.owner(em, skip=fa)]
+    writer = em.and_all(conds)
+    if fresh:
+        em.scratch_barrier(first)
+    if held is None:
+        writes = [(v, idx, *_out_slot(em, xv, fa, key, r.shape)) for key, (v, idx) in parts.items()]
+    else:
+        writes = [(row[0], row[1] if is_arg else "0", row[-2], row[-1]) for row in held]
+    for v, idx, valid, f in writes:
+        slot = f if W == 1 else em.emit(f"add i32 {em.emit(f'mul i32 {f}, {W}')}, {wa}")
+        go, jn = em.new_label("rw"), em.new_label("rx")
+        em.cbr(em.and_all([writer, valid]) or "true", go, jn)
+        em.label(go)
+        em.smem_store(off_v, acc_dt, slot, v)
+        if is_arg:
+            em.smem_store(off_i, DType.I32, slot, idx)
+        em.br(jn)
+        em.label(jn)
+    em.barrier()
+    em._red_mark = (em._bars, off_v, start + nbytes)
+    vals = []
+    for _, _, f in em.out_slots(r):
+        base = f if W == 1 else em.emit(f"mul i32 {f}, {W}")
+        acc: tuple[str, str] | None = None
+        for w in range(W):
+            ix = base if w == 0 else em.emit(f"add i32 {base}, {w}")
+            pv = em.smem_load(off_v, acc_dt, ix)
+            pi = em.smem_load(off_i, DType.I32, ix) if is_arg else "0"
+            acc = (pv, pi) if acc is None else pick(em, rop, acc, (pv, pi), dt) if is_arg \
+                else (em.combine(rop, acc[0], pv, dt), "0")
+        assert acc is not None
+        vals.append((em.cast(acc[1], DType.I32, r.dtype) if r.dtype is not DType.I32 else acc[1]) if is_arg
+                    else em.round_to(acc[0], dt))
+    return vals
 
 
 __all__ = ["reduce_blocked"]

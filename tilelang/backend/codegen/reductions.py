@@ -1,8 +1,11 @@
 """Reductions and scans of tile values (the emitter's `ReductionOps`).
 
 Blocked tiles go through `codegen/reduce.py` and `codegen/scan.py`
-(registers, shuffles, shared memory); other layouts reduce by warp shuffles,
-by groups, or through shared memory. f16/bf16 accumulate in f32.
+(registers, shuffles, shared memory; a long Slice-layout row too, its result
+laid out apart); other layouts reduce by warp shuffles, by groups, or staged
+in shared memory: by groups of threads an output (`codegen/reduce_staged.py`),
+or a thread an output in a serial loop where that reads no more (short rows).
+f16/bf16 accumulate in f32.
 
 A mixin of `backend/llvm.py`'s `_Emitter`: the emitter's parts form one
 inheritance chain (core, arith, casts, memory, reductions, mma, shapes, control,
@@ -22,6 +25,7 @@ from tilelang.backend.codegen.llvm_types import (
     reg_ty,
     smem_size,
 )
+from tilelang.backend.codegen.reduce_staged import reduce_staged
 from tilelang.backend.codegen.views import (
     ChunkedView,
     strides_of,
@@ -40,6 +44,8 @@ class ReductionOps(MemoryOps):
             return
         if isinstance(self.lay(op.x), ChunkedView) and isinstance(self.lay(op.result), ChunkedView) \
                 and (self.reduce_shuffle(op) or self.reduce_grouped(op)):
+            return
+        if reduce_staged(self, op):
             return
         x, r, axis = op.x, op.result, op.axis
         dt = x.dtype

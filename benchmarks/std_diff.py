@@ -12,7 +12,11 @@ shapes and numbers drawn at the edges of what its documentation allows and past 
   -1, 0, 1, S - 1, S, S + 1; splits, NS and NC that do or do not fit; q with another head count;
 - `llm`: `std::llm`'s `embed` / `embed_rows` (token ids on the device: in range, -1, the vocabulary's size,
   i32::MIN/MAX) and the greedy picks `argmax_step` / `argmax_fold` / `argmax_wide` (a position on the device at
-  -2, -1, the history's end and past it; block maxima of any count, ties and NaN).
+  -2, -1, the history's end and past it; block maxima of any count, ties and NaN) and the temperature / top-p
+  chain (temperatures 0, negative, tiny; top_p 0, past 1, negative, NaN; logits with inf and NaN);
+- `llmattn`: `std::llm`'s decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
+  `attn_decode_ring`), its position on the device and its layer never clamped: past the cache, negative,
+  i32::MAX; compared engine against engine only.
 
 The oracle, per case: what the documentation rules out (`bad`) must be refused, at `tilec check` or at the
 launch (a `TileError`: E05xx / E07xx, never another exception); everything else must run on the interpreter
@@ -23,7 +27,7 @@ interpreter. Outcomes: `ok` (ran, right), `refused` (bad, refused), `MISS` (bad,
 `WRONG` (ran, not NumPy's answer), `SIM` (llsim raised), `DIFFER` (llsim's tensors not the interpreter's),
 `ICE` (an exception other than a TileError).
 
-    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm] [--sim]
+    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm|llmattn] [--sim]
 
 CPU only; the programs are written under /tmp/std_diff/.
 """
@@ -383,7 +387,39 @@ def llm(p: Prog) -> None:
     p.check = check
 
 
-FAMILIES = {"prefill": prefill, "decode": decode, "llm": llm}
+def llmattn(p: Prog) -> None:
+    """std::llm's decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
+    `attn_decode_ring`), whose position and layer come from the device or a scalar and are never clamped: a
+    position past the cache (keys past its length read as zeros and attended to), negative, i32::MAX; a layer
+    past the caches' heads. No requirement: each must run, in bounds, the engines agreeing (llsim)."""
+    r = p.r
+    g, h, bt = r.choice([1, 2, 4]), r.choice([8, 16]), r.choice([16, 32])
+    hkv, layers, s = r.choice([1, 2]), r.choice([1, 2]), r.choice([16, 40, 64])
+    ns = r.choice([1, 2, 3])
+    pos = r.choice([0, 1, s - 1, s, s + 1, s + bt, 2 * s, -1, -bt, I32_MAX, r.randrange(s)])
+    layer = r.choice([0, layers - 1, layers - 1, layers, -1])
+    kern, gens = r.choice([("attn_decode", "{TC}"), ("attn_decode", "{TC}"), ("attn_decode_short", ""),
+                           ("attn_decode_ring", "0")])
+    gens = gens.replace("{TC}", str(r.choice([0, 1, 2])))
+    generics = f"{g}, {h}, {bt}" + (f", {gens}" if gens else "")
+    hq = g * hkv
+    p.uses.append(f"std::llm::attention::{kern}")
+    p.lines += [f"let qkv = randn::<f32>([{p.num(hq + 2 * hkv)}, 2, {p.num(h)}], 1);",
+                f"let qn = randn::<bf16>([{p.num(layers)}, {p.num(2 * h)}], 2) * 0.1 + 1.0;",
+                f"let kn = randn::<bf16>([{p.num(layers)}, {p.num(2 * h)}], 3) * 0.1 + 1.0;",
+                f"let cs = randn::<f32>([{p.num(s)}, {p.num(h)}], 4);",
+                f"let sn = randn::<f32>([{p.num(s)}, {p.num(h)}], 5);",
+                f"let kc = randn::<bf16>([{p.num(layers * hkv)}, {p.num(s)}, {2 * h}], 6);",
+                f"let vc = randn::<bf16>([{p.num(layers * hkv)}, {p.num(s)}, {2 * h}], 7);",
+                f"let pos = full::<i32>([1], {pos});",
+                f"let mut op = full::<f32>([{p.num(hkv)}, {p.num(ns * g)}, {2 * h}], 7.0);",
+                f"let mut lp = full::<f32>([{p.num(hkv)}, {p.num(ns * g)}], 7.0);",
+                f"{kern}::<{generics}>(op.partition([1, {g}, {2 * h}]), lp.partition([1, {g}]), &qkv, &qn, &kn, "
+                f"&cs, &sn, &kc, &vc, &pos, {p.num(layer)}, 0.000001).sync();"]
+    p.check = lambda ts: ""
+
+
+FAMILIES = {"prefill": prefill, "decode": decode, "llm": llm, "llmattn": llmattn}
 
 
 def _interp(path: Path) -> tuple[dict[str, np.ndarray] | None, str, str]:

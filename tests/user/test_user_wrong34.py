@@ -95,3 +95,51 @@ def test_decode_combine_refuses_an_output_that_does_not_match_the_partials(att: 
     o = np.zeros((H, G, D), np.float16)
     att.decode_combine[{"NS": 2}](P(o, [1, G, D // 2]), op, lp).sync()   # DC = D / 2: two column tiles
     np.testing.assert_allclose(o.astype(np.float64), _attention(q, k, v, S, 0.25), atol=4e-3)
+
+
+_PICKS = ("use std::llm::sampling::{argmax_step, argmax_fold};\n"
+          "fn main() {\n    let bmax = arange::<f32>(40);\n    let barg = arange::<i32>(NARG) * 10 + 3;\n"
+          "    let mut tok = zeros::<i32>([1]);\n    let mut pos = zeros::<i32>([1]);\n"
+          "    let mut hist = zeros::<i32>([4]);\n"
+          "    PICK::<16, 4>(tok.partition([1]), pos.partition([1]), hist.partition([4]), &bmax, &barg).sync();\n"
+          "    print(tok);\n}\n")
+
+
+@pytest.mark.parametrize("pick", ["argmax_step", "argmax_fold"])
+def test_a_greedy_pick_refuses_tokens_fewer_than_maxima(pick: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`std::llm`'s greedy picks given 30 tokens for 40 block maxima chose token 0 (the maximum's token a load
+    past `barg`'s end): E0513, as `argmax_wide` said; 40 tokens choose the last block's, 393."""
+    from userprog import run_program
+
+    from tilelang import driver
+
+    prog = tmp_path / "pick.tile"
+    prog.write_text(_PICKS.replace("NARG", "30").replace("PICK", pick), encoding="utf-8")
+    errs = [d for d in driver.check(prog).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0513"] and "each block maximum needs its token" in errs[0].message
+    prog.write_text(_PICKS.replace("NARG", "40").replace("PICK", pick), encoding="utf-8")
+    assert run_program(prog)[0]["tok"].tolist() == [393]
+
+
+def test_the_top_p_chain_refuses_probabilities_a_chunk_short() -> None:
+    """`sample_prep` given an `ex` of 256 for 300 logits (its grid one chunk short) ran, and the chain never chose
+    a token of the last chunk (130 where the logits peak at 290): E0513 names the fact; so do the later launches
+    of the chain given tensors without a row a chunk."""
+    m = tilelang.compile("use std::llm::sampling::{sample_prep, nucleus_round, sample_pick};\n")
+    logits = np.zeros(300, np.float32)
+    bmax = np.zeros(3, np.float32)
+    for ex, zpart, says in ((np.zeros(256, np.float32), np.zeros(2, np.float32), "ex must have logits' length"),
+                            (np.zeros(300, np.float32), np.zeros(2, np.float32), "partition grids disagree")):
+        with pytest.raises(tilelang.TileError) as info:
+            m.sample_prep[128](P(ex, [128]), P(zpart, [1]), logits, bmax, 1.0).sync()
+        assert says in str(info.value), str(info.value)
+    ex, zpart = np.zeros(300, np.float32), np.zeros(2, np.float32)
+    mass, band = np.zeros((2, 8), np.float32), np.zeros((2, 2), np.float32)
+    with pytest.raises(tilelang.TileError) as info:
+        m.nucleus_round[128, 8, 8](P(mass, [1, 8]), P(band, [1, 2]), ex, zpart, mass.copy(), band.copy(), 0.5,
+                                   True).sync()
+    assert info.value.code == "E0513" and "a block and a zpart sum for each chunk" in str(info.value)
+    tok, pos, hist = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(4, np.int32)
+    with pytest.raises(tilelang.TileError) as info:
+        m.sample_pick[128, 8, 4](P(tok, [1]), P(pos, [1]), P(hist, [4]), ex, np.zeros(2, np.float32), band, 3).sync()
+    assert info.value.code == "E0513" and "kept must have a sum for each chunk" in str(info.value)

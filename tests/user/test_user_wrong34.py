@@ -143,3 +143,24 @@ def test_the_top_p_chain_refuses_probabilities_a_chunk_short() -> None:
     with pytest.raises(tilelang.TileError) as info:
         m.sample_pick[128, 8, 4](P(tok, [1]), P(pos, [1]), P(hist, [4]), ex, np.zeros(2, np.float32), band, 3).sync()
     assert info.value.code == "E0513" and "kept must have a sum for each chunk" in str(info.value)
+
+
+def test_an_embedding_lookup_refuses_an_output_of_another_shape() -> None:
+    """`embed` given an `x` half the table's width copied half the row; `embed_rows` given fewer rows than tokens
+    dropped the last tokens: E0513. A token past the vocabulary or negative reads a row of zeros (documented), on
+    both kernels."""
+    m = tilelang.compile("use std::llm::gemv::embed;\nuse std::llm::prefill::embed_rows;\n")
+    table = np.arange(5 * 32, dtype=np.float32).reshape(5, 32) / 8   # bf16 values, in float32 (the API's bf16)
+    with pytest.raises(tilelang.TileError) as info:
+        m.embed[16](P(np.zeros(16, np.float32), [16]), table, np.array([2], np.int32)).sync()
+    assert info.value.code == "E0513" and "x must have the table's width" in str(info.value)
+    with pytest.raises(tilelang.TileError) as info:
+        m.embed_rows[16](P(np.zeros((2, 32), np.float32), [1, 16]), table, np.array([1, 2, 3], np.int32)).sync()
+    assert info.value.code == "E0513" and "a row for each token of toks" in str(info.value)
+    want = table
+    x = np.full(32, 7, np.float32)
+    m.embed[16](P(x, [16]), table, np.array([5], np.int32)).sync()
+    assert not x.any()
+    xs = np.full((3, 32), 7, np.float32)
+    m.embed_rows[16](P(xs, [1, 16]), table, np.array([4, -1, 2**31 - 1], np.int32)).sync()
+    np.testing.assert_array_equal(xs, np.stack([want[4], np.zeros(32), np.zeros(32)]))

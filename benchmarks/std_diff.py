@@ -225,6 +225,10 @@ def decode(p: Prog) -> None:
     p.uses.append("std::attention::{decode_split, decode_fused, decode_split_varlen, decode_split_tc, "
                   "decode_combine}")
     dc = r.choice([d, d // 2]) if r.random() < 0.3 else d
+    od, og = d, g   # the merged output's width and rows: o_part's, or (bad) twice them
+    if form != "fused" and r.random() < 0.1:
+        od, og = r.choice([(2 * d, g), (d, 2 * g)])
+        p.bad.append("o's tiles not o_part's")
     if form == "tc":
         sp = splits if r.random() > 0.1 else r.choice([0, -1])
         if sp < 1:
@@ -234,14 +238,14 @@ def decode(p: Prog) -> None:
                     f"let mut lp = zeros::<f32>([{p.num(rows)}, {g}]);",
                     f"decode_split_tc::<{t}, {bn}, {d}>(op.partition([1, 64, {d}]), lp.partition([1, 64]), &q, &k, "
                     f"&v, {clen}, {scale}, {p.num(sp)}).sync();",
-                    f"let mut o = full::<{t}>([{p.num(hkv)}, {g}, {d}], 7.0);",
+                    f"let mut o = full::<{t}>([{p.num(hkv)}, {og}, {od}], 7.0);",
                     f"decode_combine::<{t}, {g}, {ns}, {dc}>(o.partition([1, {g}, {dc}]), "
                     f"&op.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * g)}, {d}]), "
                     f"&lp.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * g)}])).sync();"]
     else:
         p.lines += [f"let mut op = zeros::<f32>([{p.num(hkv)}, {p.num(splits * g)}, {d}]);",
                     f"let mut lp = zeros::<f32>([{p.num(hkv)}, {p.num(splits * g)}]);",
-                    f"let mut o = full::<{t}>([{p.num(hkv)}, {g}, {d}], 7.0);"]
+                    f"let mut o = full::<{t}>([{p.num(hkv)}, {og}, {od}], 7.0);"]
         parts = f"op.partition([1, {g}, {d}]), lp.partition([1, {g}])"
         if form == "fused":
             nc = r.choice([c for c in (1, 2, 4, 8) if c <= ns] + ([3] if r.random() < 0.1 else []))
@@ -290,13 +294,17 @@ def sample(p: Prog) -> None:
     p.uses.append("std::llm::sampling::{sample_prep, nucleus_round, nucleus_kept, sample_pick}")
     p.items.append(SAMPLER)
     nc = (v + 127) // 128
+    exlen = v
+    if v > 128 and r.random() < 0.1:
+        exlen = (nc - 1) * 128
+        p.bad.append("ex a chunk short of the logits")
     logits = np.random.default_rng(seed).standard_normal(v).astype(np.float32) * 2
     if r.random() < 0.2:
         logits[r.randrange(v)] = r.choice([np.inf, -np.inf, np.nan, 3e38])
     p.lines += [f"let logits = {p.npy('logits', logits)};",
                 f"let mut bmax = zeros::<f32>([{p.num(nc)}]);",
                 "block_max::<128>(bmax.partition([1]), &logits).sync();",
-                f"let mut ex = zeros::<f32>([{p.num(v)}]);",
+                f"let mut ex = zeros::<f32>([{p.num(exlen)}]);",
                 f"let mut zpart = zeros::<f32>([{p.num(nc)}]);",
                 f"sample_prep::<128>(ex.partition([128]), zpart.partition([1]), &logits, &bmax, {temp}).sync();",
                 f"let mut ma = zeros::<f32>([{p.num(nc)}, 8]);", f"let mut mb = zeros::<f32>([{p.num(nc)}, 8]);",
@@ -343,11 +351,15 @@ def llm(p: Prog) -> None:
         p.uses.append(f"std::llm::{'gemv::embed' if kind == 'embed' else 'prefill::embed_rows'}")
         p.lines += [f"let table = randn::<bf16>([{p.num(vocab)}, {p.num(width)}], 1);",
                     f"let toks = {p.npy('toks', np.array(toks, np.int32))};"]
+        xw = width
+        if r.random() < 0.1 and (width + bh - 1) // bh > 1:
+            xw = width - bh
+            p.bad.append("x narrower than the table")
         if kind == "embed":
-            p.lines += [f"let mut x = full::<f32>([{p.num(width)}], 7.0);",
+            p.lines += [f"let mut x = full::<f32>([{p.num(xw)}], 7.0);",
                         f"embed::<{bh}>(x.partition([{bh}]), &table, &toks).sync();"]
         else:
-            p.lines += [f"let mut x = full::<f32>([{p.num(len(toks))}, {p.num(width)}], 7.0);",
+            p.lines += [f"let mut x = full::<f32>([{p.num(len(toks))}, {p.num(xw)}], 7.0);",
                         f"embed_rows::<{bh}>(x.partition([1, {bh}]), &table, &toks).sync();"]
 
         def check(ts: dict[str, np.ndarray]) -> str:
@@ -361,6 +373,10 @@ def llm(p: Prog) -> None:
     bc = r.choice([8, 16, 64])
     if kind == "argmax_wide" and nb > bc:
         p.bad.append("more block maxima than BC")
+    nargs = nb
+    if nb > 1 and r.random() < 0.1:
+        nargs = nb - 1
+        p.bad.append("fewer tokens than block maxima")
     hist_len = r.choice([1, 4, 9])
     pos = r.choice([-3, -2, -1, 0, hist_len - 2, hist_len - 1, hist_len, I32_MAX - 1, -2**31])
     vals = [r.choice([0.5, -1.0, 3.0, 3.0, float("-inf"), -3e38]) for _ in range(nb)]
@@ -368,7 +384,7 @@ def llm(p: Prog) -> None:
         vals[r.randrange(nb)] = float("nan")
     p.uses.append(f"std::llm::sampling::{kind}")
     p.lines += [f"let bmax = {p.npy('bmax', np.array(vals, np.float32))};",
-                f"let barg = arange::<i32>({p.num(nb)}) * 10 + 3;",
+                f"let barg = arange::<i32>({p.num(nargs)}) * 10 + 3;",
                 "let mut tok = full::<i32>([1], -9);", f"let mut pos = full::<i32>([1], {pos});",
                 f"let mut hist = full::<i32>([{p.num(hist_len)}], -9);"]
     p.lines.append(f"{kind}::<{bc}, {p.num(hist_len) if not p.runtime else hist_len}>(tok.partition([1]), "

@@ -164,3 +164,27 @@ def test_an_embedding_lookup_refuses_an_output_of_another_shape() -> None:
     xs = np.full((3, 32), 7, np.float32)
     m.embed_rows[16](P(xs, [1, 16]), table, np.array([4, -1, 2**31 - 1], np.int32)).sync()
     np.testing.assert_array_equal(xs, np.stack([want[4], np.zeros(32), np.zeros(32)]))
+
+
+@pytest.mark.parametrize(("s", "p0", "m", "says"), [
+    (80, 64, 40, "must be within the cache and q"), (128, 8, 20, "p0 must be a multiple of BQ"),
+    (128, -16, 20, "p0 must be a multiple of BQ"), (128, 32, -1, "must be within the cache and q")])
+def test_prefill_attention_refuses_a_chunk_past_the_cache(s: int, p0: int, m: int, says: str) -> None:
+    """`std::llm::prefill::attn_prefill` (p0 and m launch arguments) given a chunk that passes the cache (keys past
+    it read as zeros and attended to) or a p0 that is not a multiple of BQ (its queries read from the tile before:
+    an output off by 1.0) ran: E0513; a chunk within the cache at a multiple of BQ runs (NumPy's causal attention)."""
+    m_ = tilelang.compile("use std::llm::prefill::attn_prefill;\n")
+    rng = np.random.default_rng(9)
+    q, kc, vc = (rng.standard_normal(sh).astype(np.float32) for sh in ((2, s, 16), (1, s, 16), (1, s, 16)))
+    out = np.zeros((max(m, 1), 2, 16), np.float32)
+    with pytest.raises(tilelang.TileError) as info:
+        m_.attn_prefill[16, 16, 16, 2](P(out, [16, 1, 16]), q, kc, vc, p0, m).sync()
+    assert info.value.code == "E0513" and says in str(info.value), str(info.value)
+    p0, m = 32, 40
+    out = np.zeros((m, 2, 16), np.float32)
+    m_.attn_prefill[16, 16, 16, 2](P(out, [16, 1, 16]), q, kc, vc, p0, m).sync()
+    for h in range(2):
+        sc = q[h, p0:p0 + m].astype(np.float64) @ kc[0, :p0 + m].T / 4.0
+        sc = np.where(np.arange(p0 + m)[None, :] <= p0 + np.arange(m)[:, None], sc, -np.inf)
+        pr = np.exp(sc - sc.max(1, keepdims=True))
+        np.testing.assert_allclose(out[:, h], (pr / pr.sum(1, keepdims=True)) @ vc[0, :p0 + m], atol=2e-2)

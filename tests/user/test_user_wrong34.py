@@ -188,3 +188,22 @@ def test_prefill_attention_refuses_a_chunk_past_the_cache(s: int, p0: int, m: in
         sc = np.where(np.arange(p0 + m)[None, :] <= p0 + np.arange(m)[:, None], sc, -np.inf)
         pr = np.exp(sc - sc.max(1, keepdims=True))
         np.testing.assert_allclose(out[:, h], (pr / pr.sum(1, keepdims=True)) @ vc[0, :p0 + m], atol=2e-2)
+
+
+@pytest.mark.parametrize("pre", [False, True])
+def test_a_cache_append_at_a_negative_position_writes_nothing(pre: bool) -> None:
+    """`kv_append` / `kv_append_pre` at a device position of -1 .. -(CH - 1) wrote the new key and value into the
+    cache's row 0 (`-1 / CH` is 0, the row clamped): a valid row overwritten. Now a position outside the cache
+    writes nothing; row 5 is still written at position 5."""
+    m = tilelang.compile("use std::llm::attention::{kv_append, kv_append_pre};\n")
+    qkv = np.ones((3, 2, 4), np.float32)
+    for pos, rows in ((-1, []), (-3, []), (5, [5]), (8, []), (2**31 - 1, []), (-2**31, [])):
+        kc, vc = np.full((1, 8, 8), 7, np.float32), np.full((1, 8, 8), 7, np.float32)
+        at = np.array([pos], np.int32)
+        if pre:
+            m.kv_append_pre[1, 4, 8, 2](P(kc, [1, 4, 8]), P(vc, [1, 4, 8]), qkv, np.ones((3, 1, 2), np.float32), at,
+                                        1, 1e-6).sync()
+        else:
+            m.kv_append[1, 4, 8](P(kc, [1, 4, 8]), P(vc, [1, 4, 8]), qkv, np.ones((1, 8), np.float32),
+                                 np.ones((8, 4), np.float32), np.zeros((8, 4), np.float32), at, 1, 1e-6).sync()
+        assert [i for i in range(8) if (kc[0, i] != 7).any() or (vc[0, i] != 7).any()] == rows, pos

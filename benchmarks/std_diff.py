@@ -27,7 +27,10 @@ interpreter. Outcomes: `ok` (ran, right), `refused` (bad, refused), `MISS` (bad,
 `WRONG` (ran, not NumPy's answer), `SIM` (llsim raised), `DIFFER` (llsim's tensors not the interpreter's),
 `ICE` (an exception other than a TileError).
 
-    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm|llmattn] [--sim]
+    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm|llmattn] [--sim | --gpu] [--seconds S]
+
+`--gpu` runs each accepted case on the GPU (`tilec run --device gpu`) in place of llsim (benchmarks/hrev31_device.sh);
+`--seconds S` stops after S seconds.
 
 CPU only; the programs are written under /tmp/std_diff/.
 """
@@ -453,6 +456,18 @@ def _interp(path: Path) -> tuple[dict[str, np.ndarray] | None, str, str]:
     return program_tensors(ex), "", ""
 
 
+def _on_gpu(path: Path) -> tuple[dict[str, np.ndarray] | None, str]:
+    from userprog import program_tensors
+
+    try:
+        ex = run.execute(str(path), "gpu", out=io.StringIO())
+        if ex.device.kind != "gpu":
+            return None, "no GPU"
+        return program_tensors(ex), ""
+    except Exception as e:
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
 def _simulated(path: Path, arch: str) -> tuple[dict[str, np.ndarray] | None, str]:
     from userprog import simulated_program
 
@@ -462,7 +477,7 @@ def _simulated(path: Path, arch: str) -> tuple[dict[str, np.ndarray] | None, str
         return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
-def case(seed: int, i: int, family: str | None, sim: bool) -> tuple[str, str]:
+def case(seed: int, i: int, family: str | None, sim: bool, gpu: bool = False) -> tuple[str, str]:
     r = random.Random(seed * 1_000_003 + i)
     fam = family or r.choice(sorted(FAMILIES))
     p = Prog(r, f"c{seed}_{i}")
@@ -485,11 +500,11 @@ def case(seed: int, i: int, family: str | None, sim: bool) -> tuple[str, str]:
     why = p.check(tensors)
     if why:
         return "WRONG", f"{where}: {why}"
-    if sim:
-        arch = r.choice(["sm_80", "sm_90a"])
-        got, err = _simulated(path, arch)
+    if sim or gpu:
+        arch = "gpu" if gpu else r.choice(["sm_80", "sm_90a"])
+        got, err = _on_gpu(path) if gpu else _simulated(path, arch)
         if got is None:
-            return "SIM", f"{where} {arch}: {err}"
+            return "GPU" if gpu else "SIM", f"{where} {arch}: {err}"
         for name, want in tensors.items():
             why = _close(got[name], want.astype(np.float64), 2e-2) if want.dtype.kind == "f" else (
                 "" if np.array_equal(got[name], want) else f"{got[name].tolist()} != {want.tolist()}")
@@ -506,10 +521,19 @@ def main() -> None:
         family = sys.argv[sys.argv.index("--family") + 1]
         args.remove(family)
     sim = "--sim" in sys.argv
+    gpu = "--gpu" in sys.argv
+    seconds = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv else None
+    if seconds is not None:
+        args.remove(sys.argv[sys.argv.index("--seconds") + 1])
+    import time
+
+    start = time.monotonic()
     OUT.mkdir(exist_ok=True)
     tally: dict[str, int] = {}
     for i in range(count):
-        kind, msg = case(seed, i, family, sim)
+        if seconds is not None and time.monotonic() - start > seconds:
+            break
+        kind, msg = case(seed, i, family, sim, gpu)
         tally[kind] = tally.get(kind, 0) + 1
         if kind not in ("ok", "refused"):
             print(kind, msg, flush=True)

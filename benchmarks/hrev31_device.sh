@@ -6,7 +6,7 @@
 # run on the interpreter and on the GPU; their tensors must agree (floats within 2e-2, integers exactly), and no
 # launch may fault (an access outside a buffer is an illegal-address error on a card).
 # Expected: each family's line without MISS / WRONG / GPU / DIFFER / ICE (llsim sm_80 and sm_90a gave none in
-# 650 cases: FUZZING.md, round 31); a DIFFER here would be the hardware (TMA's out-of-bounds fill, an f16/bf16
+# 1,050 cases: FUZZING.md, round 31); a DIFFER here would be the hardware (TMA's out-of-bounds fill, an f16/bf16
 # rounding, a NaN's path through max) departing from llsim's model.
 cd "$(dirname "$0")/.." || exit 1
 export PYTHONPATH=$PWD

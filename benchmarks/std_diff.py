@@ -12,7 +12,11 @@ shapes and numbers drawn at the edges of what its documentation allows and past 
   -1, 0, 1, S - 1, S, S + 1; splits, NS and NC that do or do not fit; q with another head count;
 - `llm`: `std::llm`'s `embed` / `embed_rows` (token ids on the device: in range, -1, the vocabulary's size,
   i32::MIN/MAX) and the greedy picks `argmax_step` / `argmax_fold` / `argmax_wide` (a position on the device at
-  -2, -1, the history's end and past it; block maxima of any count, ties and NaN).
+  -2, -1, the history's end and past it; block maxima of any count, ties and NaN) and the temperature / top-p
+  chain (temperatures 0, negative, tiny; top_p 0, past 1, negative, NaN; logits with inf and NaN);
+- `llmattn`: `std::llm`'s decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
+  `attn_decode_ring`), its position on the device and its layer never clamped: past the cache, negative,
+  i32::MAX; compared engine against engine only.
 
 The oracle, per case: what the documentation rules out (`bad`) must be refused, at `tilec check` or at the
 launch (a `TileError`: E05xx / E07xx, never another exception); everything else must run on the interpreter
@@ -23,7 +27,10 @@ interpreter. Outcomes: `ok` (ran, right), `refused` (bad, refused), `MISS` (bad,
 `WRONG` (ran, not NumPy's answer), `SIM` (llsim raised), `DIFFER` (llsim's tensors not the interpreter's),
 `ICE` (an exception other than a TileError).
 
-    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm] [--sim]
+    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm|llmattn] [--sim | --gpu] [--seconds S]
+
+`--gpu` runs each accepted case on the GPU (`tilec run --device gpu`) in place of llsim (benchmarks/hrev31_device.sh);
+`--seconds S` stops after S seconds.
 
 CPU only; the programs are written under /tmp/std_diff/.
 """
@@ -146,7 +153,7 @@ def prefill(p: Prog) -> None:
         if (sqo + bm - 1) // bm != (sq + bm - 1) // bm:
             p.bad.append("o's rows not q's")
     causal = r.random() < 0.5
-    scale = r.choice([0.25, 0.125, -0.5, 0.0])
+    scale: Any = r.choice([0.25, 0.125, -0.5, 0.0] + (["f32::NAN", "f32::INFINITY"] if r.random() < 0.1 else []))
     lse = r.random() < 0.4
     kern = "flash_attention_lse" if lse else "flash_attention"
     p.uses.append(f"std::attention::{kern}")
@@ -161,6 +168,8 @@ def prefill(p: Prog) -> None:
     p.lines.append(f"{kern}::<{t}, {bm}, {bn}, {d}>({args}, &q, &k, &v, {scale}, {str(causal).lower()}).sync();")
 
     def check(ts: dict[str, np.ndarray]) -> str:
+        if isinstance(scale, str):   # a scale of NaN or inf: the engines must agree (`--sim`), NumPy says nothing
+            return ""
         o, ls = _attention(ts["q"], ts["k"], ts["v"], scale, causal)
         why = _close(ts["o"], o, 3e-2)
         if not why and lse:
@@ -221,6 +230,10 @@ def decode(p: Prog) -> None:
     p.uses.append("std::attention::{decode_split, decode_fused, decode_split_varlen, decode_split_tc, "
                   "decode_combine}")
     dc = r.choice([d, d // 2]) if r.random() < 0.3 else d
+    od, og = d, g   # the merged output's width and rows: o_part's, or (bad) twice them
+    if form != "fused" and r.random() < 0.1:
+        od, og = r.choice([(2 * d, g), (d, 2 * g)])
+        p.bad.append("o's tiles not o_part's")
     if form == "tc":
         sp = splits if r.random() > 0.1 else r.choice([0, -1])
         if sp < 1:
@@ -230,14 +243,14 @@ def decode(p: Prog) -> None:
                     f"let mut lp = zeros::<f32>([{p.num(rows)}, {g}]);",
                     f"decode_split_tc::<{t}, {bn}, {d}>(op.partition([1, 64, {d}]), lp.partition([1, 64]), &q, &k, "
                     f"&v, {clen}, {scale}, {p.num(sp)}).sync();",
-                    f"let mut o = full::<{t}>([{p.num(hkv)}, {g}, {d}], 7.0);",
+                    f"let mut o = full::<{t}>([{p.num(hkv)}, {og}, {od}], 7.0);",
                     f"decode_combine::<{t}, {g}, {ns}, {dc}>(o.partition([1, {g}, {dc}]), "
                     f"&op.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * g)}, {d}]), "
                     f"&lp.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * g)}])).sync();"]
     else:
         p.lines += [f"let mut op = zeros::<f32>([{p.num(hkv)}, {p.num(splits * g)}, {d}]);",
                     f"let mut lp = zeros::<f32>([{p.num(hkv)}, {p.num(splits * g)}]);",
-                    f"let mut o = full::<{t}>([{p.num(hkv)}, {g}, {d}], 7.0);"]
+                    f"let mut o = full::<{t}>([{p.num(hkv)}, {og}, {od}], 7.0);"]
         parts = f"op.partition([1, {g}, {d}]), lp.partition([1, {g}])"
         if form == "fused":
             nc = r.choice([c for c in (1, 2, 4, 8) if c <= ns] + ([3] if r.random() < 0.1 else []))
@@ -286,13 +299,17 @@ def sample(p: Prog) -> None:
     p.uses.append("std::llm::sampling::{sample_prep, nucleus_round, nucleus_kept, sample_pick}")
     p.items.append(SAMPLER)
     nc = (v + 127) // 128
+    exlen = v
+    if v > 128 and r.random() < 0.1:
+        exlen = (nc - 1) * 128
+        p.bad.append("ex a chunk short of the logits")
     logits = np.random.default_rng(seed).standard_normal(v).astype(np.float32) * 2
     if r.random() < 0.2:
         logits[r.randrange(v)] = r.choice([np.inf, -np.inf, np.nan, 3e38])
     p.lines += [f"let logits = {p.npy('logits', logits)};",
                 f"let mut bmax = zeros::<f32>([{p.num(nc)}]);",
                 "block_max::<128>(bmax.partition([1]), &logits).sync();",
-                f"let mut ex = zeros::<f32>([{p.num(v)}]);",
+                f"let mut ex = zeros::<f32>([{p.num(exlen)}]);",
                 f"let mut zpart = zeros::<f32>([{p.num(nc)}]);",
                 f"sample_prep::<128>(ex.partition([128]), zpart.partition([1]), &logits, &bmax, {temp}).sync();",
                 f"let mut ma = zeros::<f32>([{p.num(nc)}, 8]);", f"let mut mb = zeros::<f32>([{p.num(nc)}, 8]);",
@@ -339,11 +356,15 @@ def llm(p: Prog) -> None:
         p.uses.append(f"std::llm::{'gemv::embed' if kind == 'embed' else 'prefill::embed_rows'}")
         p.lines += [f"let table = randn::<bf16>([{p.num(vocab)}, {p.num(width)}], 1);",
                     f"let toks = {p.npy('toks', np.array(toks, np.int32))};"]
+        xw = width
+        if r.random() < 0.1 and (width + bh - 1) // bh > 1:
+            xw = width - bh
+            p.bad.append("x narrower than the table")
         if kind == "embed":
-            p.lines += [f"let mut x = full::<f32>([{p.num(width)}], 7.0);",
+            p.lines += [f"let mut x = full::<f32>([{p.num(xw)}], 7.0);",
                         f"embed::<{bh}>(x.partition([{bh}]), &table, &toks).sync();"]
         else:
-            p.lines += [f"let mut x = full::<f32>([{p.num(len(toks))}, {p.num(width)}], 7.0);",
+            p.lines += [f"let mut x = full::<f32>([{p.num(len(toks))}, {p.num(xw)}], 7.0);",
                         f"embed_rows::<{bh}>(x.partition([1, {bh}]), &table, &toks).sync();"]
 
         def check(ts: dict[str, np.ndarray]) -> str:
@@ -357,6 +378,10 @@ def llm(p: Prog) -> None:
     bc = r.choice([8, 16, 64])
     if kind == "argmax_wide" and nb > bc:
         p.bad.append("more block maxima than BC")
+    nargs = nb
+    if nb > 1 and r.random() < 0.1:
+        nargs = nb - 1
+        p.bad.append("fewer tokens than block maxima")
     hist_len = r.choice([1, 4, 9])
     pos = r.choice([-3, -2, -1, 0, hist_len - 2, hist_len - 1, hist_len, I32_MAX - 1, -2**31])
     vals = [r.choice([0.5, -1.0, 3.0, 3.0, float("-inf"), -3e38]) for _ in range(nb)]
@@ -364,7 +389,7 @@ def llm(p: Prog) -> None:
         vals[r.randrange(nb)] = float("nan")
     p.uses.append(f"std::llm::sampling::{kind}")
     p.lines += [f"let bmax = {p.npy('bmax', np.array(vals, np.float32))};",
-                f"let barg = arange::<i32>({p.num(nb)}) * 10 + 3;",
+                f"let barg = arange::<i32>({p.num(nargs)}) * 10 + 3;",
                 "let mut tok = full::<i32>([1], -9);", f"let mut pos = full::<i32>([1], {pos});",
                 f"let mut hist = full::<i32>([{p.num(hist_len)}], -9);"]
     p.lines.append(f"{kind}::<{bc}, {p.num(hist_len) if not p.runtime else hist_len}>(tok.partition([1]), "
@@ -383,7 +408,39 @@ def llm(p: Prog) -> None:
     p.check = check
 
 
-FAMILIES = {"prefill": prefill, "decode": decode, "llm": llm}
+def llmattn(p: Prog) -> None:
+    """std::llm's decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
+    `attn_decode_ring`), whose position and layer come from the device or a scalar and are never clamped: a
+    position past the cache (keys past its length read as zeros and attended to), negative, i32::MAX; a layer
+    past the caches' heads. No requirement: each must run, in bounds, the engines agreeing (llsim)."""
+    r = p.r
+    g, h, bt = r.choice([1, 2, 4]), r.choice([8, 16]), r.choice([16, 32])
+    hkv, layers, s = r.choice([1, 2]), r.choice([1, 2]), r.choice([16, 40, 64])
+    ns = r.choice([1, 2, 3])
+    pos = r.choice([0, 1, s - 1, s, s + 1, s + bt, 2 * s, -1, -bt, I32_MAX, r.randrange(s)])
+    layer = r.choice([0, layers - 1, layers - 1, layers, -1])
+    kern, gens = r.choice([("attn_decode", "{TC}"), ("attn_decode", "{TC}"), ("attn_decode_short", ""),
+                           ("attn_decode_ring", "0")])
+    gens = gens.replace("{TC}", str(r.choice([0, 1, 2])))
+    generics = f"{g}, {h}, {bt}" + (f", {gens}" if gens else "")
+    hq = g * hkv
+    p.uses.append(f"std::llm::attention::{kern}")
+    p.lines += [f"let qkv = randn::<f32>([{p.num(hq + 2 * hkv)}, 2, {p.num(h)}], 1);",
+                f"let qn = randn::<bf16>([{p.num(layers)}, {p.num(2 * h)}], 2) * 0.1 + 1.0;",
+                f"let kn = randn::<bf16>([{p.num(layers)}, {p.num(2 * h)}], 3) * 0.1 + 1.0;",
+                f"let cs = randn::<f32>([{p.num(s)}, {p.num(h)}], 4);",
+                f"let sn = randn::<f32>([{p.num(s)}, {p.num(h)}], 5);",
+                f"let kc = randn::<bf16>([{p.num(layers * hkv)}, {p.num(s)}, {2 * h}], 6);",
+                f"let vc = randn::<bf16>([{p.num(layers * hkv)}, {p.num(s)}, {2 * h}], 7);",
+                f"let pos = full::<i32>([1], {pos});",
+                f"let mut op = full::<f32>([{p.num(hkv)}, {p.num(ns * g)}, {2 * h}], 7.0);",
+                f"let mut lp = full::<f32>([{p.num(hkv)}, {p.num(ns * g)}], 7.0);",
+                f"{kern}::<{generics}>(op.partition([1, {g}, {2 * h}]), lp.partition([1, {g}]), &qkv, &qn, &kn, "
+                f"&cs, &sn, &kc, &vc, &pos, {p.num(layer)}, 0.000001).sync();"]
+    p.check = lambda ts: ""
+
+
+FAMILIES = {"prefill": prefill, "decode": decode, "llm": llm, "llmattn": llmattn}
 
 
 def _interp(path: Path) -> tuple[dict[str, np.ndarray] | None, str, str]:
@@ -399,6 +456,18 @@ def _interp(path: Path) -> tuple[dict[str, np.ndarray] | None, str, str]:
     return program_tensors(ex), "", ""
 
 
+def _on_gpu(path: Path) -> tuple[dict[str, np.ndarray] | None, str]:
+    from userprog import program_tensors
+
+    try:
+        ex = run.execute(str(path), "gpu", out=io.StringIO())
+        if ex.device.kind != "gpu":
+            return None, "no GPU"
+        return program_tensors(ex), ""
+    except Exception as e:
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
 def _simulated(path: Path, arch: str) -> tuple[dict[str, np.ndarray] | None, str]:
     from userprog import simulated_program
 
@@ -408,7 +477,7 @@ def _simulated(path: Path, arch: str) -> tuple[dict[str, np.ndarray] | None, str
         return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
-def case(seed: int, i: int, family: str | None, sim: bool) -> tuple[str, str]:
+def case(seed: int, i: int, family: str | None, sim: bool, gpu: bool = False) -> tuple[str, str]:
     r = random.Random(seed * 1_000_003 + i)
     fam = family or r.choice(sorted(FAMILIES))
     p = Prog(r, f"c{seed}_{i}")
@@ -431,11 +500,11 @@ def case(seed: int, i: int, family: str | None, sim: bool) -> tuple[str, str]:
     why = p.check(tensors)
     if why:
         return "WRONG", f"{where}: {why}"
-    if sim:
-        arch = r.choice(["sm_80", "sm_90a"])
-        got, err = _simulated(path, arch)
+    if sim or gpu:
+        arch = "gpu" if gpu else r.choice(["sm_80", "sm_90a"])
+        got, err = _on_gpu(path) if gpu else _simulated(path, arch)
         if got is None:
-            return "SIM", f"{where} {arch}: {err}"
+            return "GPU" if gpu else "SIM", f"{where} {arch}: {err}"
         for name, want in tensors.items():
             why = _close(got[name], want.astype(np.float64), 2e-2) if want.dtype.kind == "f" else (
                 "" if np.array_equal(got[name], want) else f"{got[name].tolist()} != {want.tolist()}")
@@ -452,10 +521,19 @@ def main() -> None:
         family = sys.argv[sys.argv.index("--family") + 1]
         args.remove(family)
     sim = "--sim" in sys.argv
+    gpu = "--gpu" in sys.argv
+    seconds = float(sys.argv[sys.argv.index("--seconds") + 1]) if "--seconds" in sys.argv else None
+    if seconds is not None:
+        args.remove(sys.argv[sys.argv.index("--seconds") + 1])
+    import time
+
+    start = time.monotonic()
     OUT.mkdir(exist_ok=True)
     tally: dict[str, int] = {}
     for i in range(count):
-        kind, msg = case(seed, i, family, sim)
+        if seconds is not None and time.monotonic() - start > seconds:
+            break
+        kind, msg = case(seed, i, family, sim, gpu)
         tally[kind] = tally.get(kind, 0) + 1
         if kind not in ("ok", "refused"):
             print(kind, msg, flush=True)

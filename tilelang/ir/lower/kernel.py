@@ -5,7 +5,8 @@ instantiation (missing ones inferred from the launch's argument facts),
 one IR parameter per kernel parameter, the own-tile offsets of the `&mut`
 parameters computed once at entry, the body, the grid rank and the
 `#[hints]`. The result is verified before it is returned; an
-`Unsupported` construct becomes a located E0701.
+`Unsupported` construct becomes a located E0701, a store the checker could
+not size (`StoreShape`: a device function's `[?]` `&mut` parameter) E0218.
 """
 
 from __future__ import annotations

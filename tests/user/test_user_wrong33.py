@@ -92,6 +92,7 @@ def _kernel(tmp_path: Path, body: str) -> Path:
     "unsafe { let slot = atomic_add(&c, [0], 1); z.store(x + slot); }",
     "unsafe { let slot = atomic_add(&c, [0], 1); if slot < 4 { z.store(x); } }",
     "let slot = unsafe { atomic_add(&c, [0], 1) }; z.store(x * (slot as f32));",
+    "let slot = unsafe { atomic_add(&c, [0], 1); }; z.store(x * (slot as f32));",   # the block's `()`
     "unsafe { let slot = atomic_add(&c, [0], 1); z.store(full::<f32>([16, 8], slot)); }",
     "unsafe { let slot = atomic_min(&c, [1], 1); z.store(where(x > 0.0, slot, x)); }",
 ])

@@ -164,3 +164,16 @@ def test_a_spread_out_shape_with_a_float_keeps_the_count_help(tmp_path: Path) ->
     """Not sizes (a float among them): the plain count help, no list made of it."""
     d = first_error(_kernel(tmp_path, "z.store(x.reshape(16, 8, 1.0));"))
     assert d.code == "E0105" and not any("in brackets" in h for h in d.help), d.help
+
+
+@pytest.mark.parametrize(("body", "code"), [
+    ("let s = { x.sum(1).sum(0); }; z.store(x * (s as f32));", "E0205"),
+    ("let s = if true { x.sum(1).sum(0); } else { 1.0; }; z.store(x * s);", "E0204"),
+])
+def test_a_unit_value_read_as_a_number_says_where_units_come_from(body: str, code: str, tmp_path: Path) -> None:
+    """A block ending in `;` read as a number: the help names what gives `()` and the `;` to drop (was "`as`
+    converts a scalar, a tile or a tensor" / "`*` takes numbers, tiles and tensors")."""
+    d = first_error(_kernel(tmp_path, body))
+    assert d.code == code and "this value is `()`" in d.help[0] and "drop the `;`" in d.help[0], d.help
+    fixed = _kernel(tmp_path, body.replace("sum(0); }", "sum(0) }").replace("{ 1.0; }", "{ 1.0 }"))
+    assert not [e for e in driver.check(fixed).diagnostics if e.severity.value == "error"]

@@ -14,6 +14,11 @@ checked against NumPy.
 - j06 PyTorch's spread-out sizes, `abs(h).max(1).reshape(BT, 1)` (as `view(BT, 1)`): the help was "call it with 1
   argument"; for `reshape`, `broadcast`, `permute`, `zeros`, `ones` and `full` of integer arguments it is now the
   call with the sizes in one list.
+- j07 a fused QKV row split as PyTorch slices it, `row[0..64]`, `row[64..128]`: the help offered "a tile of its own"
+  (the row is computed) or a 0/1 matrix through `dot`; a window at a multiple of its length (`t[64..128]`,
+  `t[p * 16..(p + 1) * 16]`, `t[p * L..p * L + L]`) is now given as the row of `t.reshape([N / L, L])` picked with a
+  mask and a sum, written out, exact and without the N x L product.
+- `()` read as a number (a block ending in `;`, in a cast or an operand) says what gives `()`.
 """
 
 from __future__ import annotations
@@ -44,6 +49,10 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
                                    [("l.max(1, keepdim = true)", "l.max(1).reshape([BT, 1])")]),
     "j06_silu_and_mul_reshape_spread_sizes": ("`abs(h).max(1).reshape([BT, 1])`",
                                               [("reshape(BT, 1)", "reshape([BT, 1])")]),
+    "j07_fused_qkv_split_by_slices": ("is row 0 of `row.reshape([(D * 3) / 64, 64])`", [
+        (f"row[{a}]", f"where(arange::<i32>((D * 3) / 64).reshape([(D * 3) / 64, 1]) == {i}, "
+                      "row.reshape([(D * 3) / 64, 64]), 0.0).sum(0)")
+        for i, a in enumerate(("0..64", "64..128", "128..192"))]),
 }
 
 
@@ -74,8 +83,16 @@ def _j06(t: Tensors, out: str) -> None:
     assert out == "true\n", out
 
 
+def _j07(t: Tensors, out: str) -> None:
+    q, k, v = (t["qkv"][:, i * 64:(i + 1) * 64].astype(np.float64) for i in range(3))
+    np.testing.assert_allclose(t["qn"], np.sqrt((q * q).sum(1)), rtol=1e-5)
+    np.testing.assert_allclose(t["kn"], np.sqrt((k * k).sum(1)), rtol=1e-5)
+    np.testing.assert_allclose(t["vsum"], v.sum(1), rtol=1e-4, atol=1e-5)
+    assert out == "[5]\n", out
+
+
 CHECKS = {"j04_moe_dispatch_slot_from_atomic_old_value": _j04, "j05_router_softmax_keepdim": _j05,
-          "j06_silu_and_mul_reshape_spread_sizes": _j06}
+          "j06_silu_and_mul_reshape_spread_sizes": _j06, "j07_fused_qkv_split_by_slices": _j07}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("j0[4-9]_*.tile", FIXES, CHECKS)
@@ -177,3 +194,25 @@ def test_a_unit_value_read_as_a_number_says_where_units_come_from(body: str, cod
     assert d.code == code and "this value is `()`" in d.help[0] and "drop the `;`" in d.help[0], d.help
     fixed = _kernel(tmp_path, body.replace("sum(0); }", "sum(0) }").replace("{ 1.0; }", "{ 1.0 }"))
     assert not [e for e in driver.check(fixed).diagnostics if e.severity.value == "error"]
+
+
+@pytest.mark.parametrize("window", ["x[p * 16..(p + 1) * 16]", "x[p * 16..p * 16 + 16]"])
+def test_an_aligned_window_of_a_tile_gets_the_reshape_pick(window: str, tmp_path: Path) -> None:
+    """`t[p * 16..(p + 1) * 16]` of a [64] tile: the help writes the pick out for `p` and 16, and applied it checks
+    and copies each window in place (the flash-decoding merge's quarter of a head, v25)."""
+    from userprog import run_program
+
+    f = tmp_path / "w.tile"
+    body = ("kernel fn k(z: &mut Tensor<f32, [1, 16]>, xs: &Tensor<f32, [?, 64]>) {\n"
+            "    let x = xs.partition([1, 64]).load([block_id(0), 0]).reshape([64]);\n"
+            "    let p = block_id(1);\n    z.store((WINDOW).reshape([1, 16]));\n}\n"
+            "fn main() {\n    let xs = arange::<f32>(128).reshape([2, 64]) - 64.0;\n    let mut z = zeros::<f32>([2, 64]);\n"
+            "    k(z.partition([1, 16]), &xs).sync();\n}\n")
+    f.write_text(body.replace("WINDOW", window), encoding="utf-8")
+    d = first_error(f)
+    pick = "where(arange::<i32>(4).reshape([4, 1]) == p, x.reshape([4, 16]), 0.0).sum(0)"
+    assert d.code == "E0204" and f"`{pick}`" in d.help[0], d.help
+    f.write_text(body.replace("WINDOW", pick), encoding="utf-8")
+    assert not [e for e in driver.check(f, deny_warnings=True).diagnostics if e.severity.value == "error"]
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["z"], t["xs"])

@@ -19,6 +19,8 @@ checked against NumPy.
   `t[p * 16..(p + 1) * 16]`, `t[p * L..p * L + L]`) is now given as the row of `t.reshape([N / L, L])` picked with a
   mask and a sum, written out, exact and without the N x L product.
 - `()` read as a number (a block ending in `;`, in a cast or an operand) says what gives `()`.
+- j08 Triton's mask fill `float("-inf")`: the help was "convert with `as`: `x as f32`" (applied to the string, an
+  error again); it is now Tile's `-inf` (and `nan`, `inf`), and `float(e)` / `int(e)` name `e` in their cast.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
         (f"row[{a}]", f"where(arange::<i32>((D * 3) / 64).reshape([(D * 3) / 64, 1]) == {i}, "
                       "row.reshape([(D * 3) / 64, 64]), 0.0).sum(0)")
         for i, a in enumerate(("0..64", "64..128", "128..192"))]),
+    "j08_causal_mask_float_neg_inf": ("`float(\"-inf\")` is `-inf` in Tile", [('float("-inf")', "-inf")]),
 }
 
 
@@ -91,8 +94,18 @@ def _j07(t: Tensors, out: str) -> None:
     assert out == "[5]\n", out
 
 
+def _j08(t: Tensors, out: str) -> None:
+    s = t["s"].astype(np.float64)
+    s = np.where(np.arange(32)[None, :] <= np.arange(32)[:, None], s, -np.inf)
+    e = np.exp(s - s.max(1, keepdims=True))
+    np.testing.assert_allclose(t["p"], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    assert (np.triu(t["p"], 1) == 0).all() and t["p"][0, 0] == 1.0
+    assert out == "32.0\n", out
+
+
 CHECKS = {"j04_moe_dispatch_slot_from_atomic_old_value": _j04, "j05_router_softmax_keepdim": _j05,
-          "j06_silu_and_mul_reshape_spread_sizes": _j06, "j07_fused_qkv_split_by_slices": _j07}
+          "j06_silu_and_mul_reshape_spread_sizes": _j06, "j07_fused_qkv_split_by_slices": _j07,
+          "j08_causal_mask_float_neg_inf": _j08}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("j0[4-9]_*.tile", FIXES, CHECKS)
@@ -216,3 +229,10 @@ def test_an_aligned_window_of_a_tile_gets_the_reshape_pick(window: str, tmp_path
     assert not [e for e in driver.check(f, deny_warnings=True).diagnostics if e.severity.value == "error"]
     t, _ = run_program(f)
     np.testing.assert_array_equal(t["z"], t["xs"])
+
+
+@pytest.mark.parametrize(("call", "want"), [('float("nan")', "is `nan` in Tile"), ('float("inf")', "is `inf` in Tile"),
+                                            ("float(3)", "`3 as f32`"), ("(int(2.5) as f32)", "`2.5 as i32`")])
+def test_python_float_and_int_calls(call: str, want: str, tmp_path: Path) -> None:
+    d = first_error(_kernel(tmp_path, f"z.store(x * {call});"))
+    assert d.code == "E0102" and want in d.help[0], d.help

@@ -162,6 +162,23 @@ def _like_help(tcx: CheckCx | None, e: ast.Call | None, make: str, rest: str) ->
     return f"make a tile or tensor of the shape you need: `{make}::<f32>([..]{rest})`"
 
 
+_PY_SPECIALS = {"inf": "inf", "+inf": "inf", "infinity": "inf", "+infinity": "inf", "-inf": "-inf",
+                "-infinity": "-inf", "nan": "nan", "+nan": "nan", "-nan": "nan"}
+
+
+def _py_cast_help(tcx: CheckCx, e: ast.Call, ty: str) -> str:
+    """Python's `float(x)` / `int(x)`: `x as f32`; Triton's `float("-inf")` (a mask's fill) is Tile's `-inf` (huser30:
+    the help was "`x as f32`", which applied to the string is an error again)."""
+    arg = e.args[0].value if len(e.args) == 1 and e.args[0].name is None else None
+    if ty == "f32" and isinstance(arg, ast.StrLit) and arg.value.strip().lower() in _PY_SPECIALS:
+        v = _PY_SPECIALS[arg.value.strip().lower()]
+        named = {"inf": "f32::INFINITY", "-inf": "f32::NEG_INFINITY", "nan": "f32::NAN"}[v]
+        return (f"Python's `float(\"{arg.value}\")` is `{v}` in Tile, an untyped float constant that takes its "
+                f"context's type (`{named}` names f32's)")
+    x = tcx.snippet(arg) if arg is not None and not isinstance(arg, ast.StrLit) else None
+    return f"convert with `as`: `{x if x and len(x) < 40 else 'x'} as {ty}`"
+
+
 # Functions of other languages with a Tile spelling, and the help that says it.
 HABITS = {
     "range": _range_help,
@@ -177,8 +194,8 @@ HABITS = {
     "trans": lambda tcx, e: "write `t.transpose()` (or `t.permute([..])`)",
     "associative_scan": lambda tcx, e: "an inclusive prefix sum is `cumsum(t, axis)`",
     "len": len_help,
-    "float": lambda tcx, e: "convert with `as`: `x as f32`",
-    "int": lambda tcx, e: "convert with `as`: `x as i32`",
+    "float": lambda tcx, e: _py_cast_help(tcx, e, "f32"),
+    "int": lambda tcx, e: _py_cast_help(tcx, e, "i32"),
     "powf": lambda tcx, e: "write `pow(x, y)` or `x.pow(y)`",
     # CUDA's: a tile block has no threads to synchronise, and `fmaxf` is element-wise
     "__syncthreads": lambda tcx, e: "a kernel's operations are on whole tiles, in order: there are no threads to "

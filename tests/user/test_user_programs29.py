@@ -43,11 +43,15 @@ and `exp`/`log`), and the same checks run on the NVPTX simulator's tensors.
 - Python: vLLM's penalties with int64 token ids, a decode step recorded with `tilelang.graph()` and replayed with
   positions written in place, v11's MoE kernels driven from Python with the scan in NumPy.
 
-The engines agreed on every tensor of v07-v25 (the simulator on sm_90a). Found on the way (tests in
-test_user_wrong33.py): a read of `let slot = atomic_add(..)` (CUDA's and Triton's atomics return the old value)
-gave "cannot cast `()` as `f32`" or "`where` expects tiles or scalars"; PyTorch's `keepdim = true` was told to
-drop `keepdim =`, which left a second error; `x.reshape(BT, 1)` (PyTorch's spread-out sizes) was told "call it
-with 1 argument".
+The engines agreed on every tensor of v07-v25 (the simulator on sm_90a; v23 within 1e-4, f16 probabilities).
+Found on the way (tests in test_user_wrong33.py and tests/ui/lints/own_tile_shape_as_float.tile): a read of
+`let slot = atomic_add(..)` (CUDA's and Triton's atomics return the old value) gave "cannot cast `()` as `f32`"
+or "`where` expects tiles or scalars"; PyTorch's `keepdim = true` was told to drop `keepdim =`, which left a
+second error; `x.reshape(BT, 1)` (PyTorch's spread-out sizes) was told "call it with 1 argument"; a window of a
+computed tile (`row[64..128]` of a fused QKV row) was offered only a tile of its own or a 0/1 product; Triton's
+`float("-inf")` was told "`x as f32`"; label smoothing's `eps / (logits.shape()[1] as f32)` divided by the own
+tile's width with no warning (W0010 now says so). Left: the Hopper attention pipeline refuses a paged K/V walk
+(v23: the page id's `item()` in the loop), so paged attention runs mma.sync unpipelined.
 """
 
 from __future__ import annotations

@@ -21,6 +21,8 @@ checked against NumPy.
 - `()` read as a number (a block ending in `;`, in a cast or an operand) says what gives `()`.
 - j08 Triton's mask fill `float("-inf")`: the help was "convert with `as`: `x as f32`" (applied to the string, an
   error again); it is now Tile's `-inf` (and `nan`, `inf`), and `float(e)` / `int(e)` name `e` in their cast.
+- `dtype = f32` keywords get the call with its turbofish (one error, was E0101 on `f32` first); Triton's
+  `tl.multiple_of` and the other offset hints get "use the value itself".
 """
 
 from __future__ import annotations
@@ -236,3 +238,26 @@ def test_an_aligned_window_of_a_tile_gets_the_reshape_pick(window: str, tmp_path
 def test_python_float_and_int_calls(call: str, want: str, tmp_path: Path) -> None:
     d = first_error(_kernel(tmp_path, f"z.store(x * {call});"))
     assert d.code == "E0102" and want in d.help[0], d.help
+
+
+@pytest.mark.parametrize(("call", "want"), [
+    ("full([16, 8], 0.0, dtype = f32)", "`full::<f32>([16, 8], 0.0)`"),
+    ("zeros([16, 8], dtype = tl.float32)", "`zeros::<f32>([16, 8])`"),
+    ("zeros([16, 8], dtype = float16) as f32", "`zeros::<f16>([16, 8])`"),
+])
+def test_a_dtype_keyword_gets_the_turbofish(call: str, want: str, tmp_path: Path) -> None:
+    """NumPy's and Triton's `dtype =`: one E0107 with the call and its turbofish (was E0101 "cannot find value `f32`"
+    first, its help about `zeros`), and the help applied checks."""
+    errs = [d for d in driver.check(_kernel(tmp_path, f"z.store(x + {call});")).diagnostics
+            if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0107"] and want in errs[0].help[0], [(d.code, d.help) for d in errs]
+    fixed = _kernel(tmp_path, f"z.store(x + {want.strip('`')}{' as f32' if 'f16' in want else ''});")
+    assert not [e for e in driver.check(fixed).diagnostics if e.severity.value == "error"]
+
+
+@pytest.mark.parametrize("call", ["multiple_of(x, 16)", "tl.multiple_of(x, 16)", "tl.max_contiguous(x, 16)"])
+def test_triton_offset_hints_say_to_use_the_value(call: str, tmp_path: Path) -> None:
+    """`tl.multiple_of(x, 16)`: "define it" before; now the value itself (a method-call form of `tl` too, which the
+    help must not take for a call: it crashed the checker while this was written)."""
+    d = first_error(_kernel(tmp_path, f"z.store({call});"))
+    assert "is a hint about pointer offsets" in d.help[0] and d.help[0].endswith("use the value itself, `x`"), d.help

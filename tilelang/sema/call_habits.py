@@ -179,6 +179,15 @@ def _py_cast_help(tcx: CheckCx, e: ast.Call, ty: str) -> str:
     return f"convert with `as`: `{x if x and len(x) < 40 else 'x'} as {ty}`"
 
 
+def _offset_hint_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str:
+    """Triton's `tl.multiple_of(x, 16)` (a call, or a method call of `tl`): the value itself (huser30)."""
+    name = e.method.name if isinstance(e, ast.MethodCall) else \
+        e.callee.ident.name if isinstance(e.callee, ast.Name) else "multiple_of"
+    x = tcx.snippet(e.args[0].value) if e.args else None
+    return (f"Triton's `tl.{name}` is a hint about pointer offsets: Tile's tiles are laid out and aligned by the "
+            "compiler, with no offsets to describe; use the value itself" + (f", `{x}`" if x and len(x) < 40 else ""))
+
+
 # Functions of other languages with a Tile spelling, and the help that says it.
 HABITS = {
     "range": _range_help,
@@ -207,6 +216,9 @@ HABITS = {
     "fminf": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "fmin": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "pow2": lambda tcx, e: "write `exp2(x)`",
+    # Triton's compiler hints on offsets (huser30: "define it"): a tile's layout is the compiler's, aligned by
+    # construction; the value itself is what the kernel meant
+    **dict.fromkeys(("multiple_of", "max_contiguous", "max_constancy", "assume"), lambda tcx, e: _offset_hint_help(tcx, e)),
     # PyTorch's and NumPy's tensors of listed values (round 16: `tensor::<i32>([40, 17, 1, 0])`)
     **dict.fromkeys(("tensor", "array", "asarray", "as_tensor", "from_list"), values_help),
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)

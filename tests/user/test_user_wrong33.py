@@ -23,6 +23,7 @@ checked against NumPy.
   error again); it is now Tile's `-inf` (and `nan`, `inf`), and `float(e)` / `int(e)` name `e` in their cast.
 - `dtype = f32` keywords get the call with its turbofish (one error, was E0101 on `f32` first); Triton's
   `tl.multiple_of` and the other offset hints get "use the value itself".
+- Triton 3's `split` / `join` / `interleave`, `div_rn` / `sqrt_rn`, and a reduction's `dtype =`: their Tile spelling.
 """
 
 from __future__ import annotations
@@ -261,3 +262,35 @@ def test_triton_offset_hints_say_to_use_the_value(call: str, tmp_path: Path) -> 
     help must not take for a call: it crashed the checker while this was written)."""
     d = first_error(_kernel(tmp_path, f"z.store({call});"))
     assert "is a hint about pointer offsets" in d.help[0] and d.help[0].endswith("use the value itself, `x`"), d.help
+
+
+@pytest.mark.parametrize(("body", "want"), [
+    ("let (a, b) = split(x.reshape([16, 4, 2])); z.store(x);", "Triton's `tl.split(x)`"),
+    ("let y = join(x, x); z.store(x);", "Triton's `tl.join(a, b)`"),
+    ("let y = interleave(x, x); z.store(x);", "Triton's `tl.interleave(a, b)`"),
+    ("let y = div_rn(x, x); z.store(y);", "`x / y`: Tile's float division is IEEE's"),
+    ("let y = x.sum(0, dtype = f32); z.store(x);", "`(x as f32).sum(0)`"),
+])
+def test_triton3_pairs_rounded_math_and_a_reduction_s_dtype(body: str, want: str, tmp_path: Path) -> None:
+    """Triton 3's `split`/`join`/`interleave` ("a similar name: `print`", "define it"), `div_rn` (was offered
+    `cdiv_wrapping`), PyTorch's `x.sum(0, dtype = ..)` (E0101 on the type first): one error with the Tile spelling."""
+    errs = [d for d in driver.check(_kernel(tmp_path, body)).diagnostics if d.severity.value == "error"]
+    assert len(errs) == 1 and want in errs[0].help[0], [(d.code, d.help) for d in errs]
+
+
+def test_the_split_pick_runs(tmp_path: Path) -> None:
+    """The `tl.split` help's pick, written for a [16, 4, 2] tile, checks and gives the pairs' halves."""
+    from userprog import run_program
+
+    f = tmp_path / "s.tile"
+    f.write_text("kernel fn k(a: &mut Tensor<f32, [16, 4]>, b: &mut Tensor<f32, [16, 4]>, xs: &Tensor<f32, [?, 8]>) {\n"
+                 "    let x = xs.partition([16, 8]).load([block_id(0), 0]).reshape([16, 4, 2]);\n"
+                 "    let s = arange::<i32>(2).reshape([1, 1, 2]);\n"
+                 "    a.store(where(s == 0, x, 0.0).sum(2));\n    b.store(where(s == 1, x, 0.0).sum(2));\n}\n"
+                 "fn main() {\n    let xs = randn::<f32>([32, 8], 3);\n    let mut a = zeros::<f32>([32, 4]);\n"
+                 "    let mut b = zeros::<f32>([32, 4]);\n    k(a.partition([16, 4]), b.partition([16, 4]), &xs).sync();\n}\n",
+                 encoding="utf-8")
+    assert not driver.check(f, deny_warnings=True).diagnostics
+    t, _ = run_program(f)
+    np.testing.assert_array_equal(t["a"], t["xs"][:, 0::2])
+    np.testing.assert_array_equal(t["b"], t["xs"][:, 1::2])

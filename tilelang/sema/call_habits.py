@@ -219,6 +219,20 @@ HABITS = {
     # Triton's compiler hints on offsets (huser30: "define it"): a tile's layout is the compiler's, aligned by
     # construction; the value itself is what the kernel meant
     **dict.fromkeys(("multiple_of", "max_contiguous", "max_constancy", "assume"), lambda tcx, e: _offset_hint_help(tcx, e)),
+    # Triton 3's last-axis pairs (GPT-J-style rotary, complex numbers as pairs; huser30: `split` was "a similar
+    # name: `print`", `join` and `interleave` "define it"), and its correctly rounded math (`div_rn` was offered
+    # `cdiv_wrapping`)
+    "split": lambda tcx, e: ("Triton's `tl.split(x)` (a last axis of size 2 as two tiles) is a pick along that axis: "
+                             "with `k` the last axis, `where(arange::<i32>(2) == 0, x, 0.0).sum(k)` and `== 1` (the "
+                             "`arange` reshaped to x's rank, 1 on every other axis)"),
+    "join": lambda tcx, e: ("Triton's `tl.join(a, b)` (a new last axis of size 2) is a `where` over it: "
+                            "`where(arange::<i32>(2).reshape([1, .., 2]) == 0, a.reshape([.., 1]), b.reshape([.., 1]))` "
+                            "(the shapes written out; `.reshape([.., 2 * n])` of that interleaves them)"),
+    "interleave": lambda tcx, e: ("Triton's `tl.interleave(a, b)` is their join along a new last axis of size 2, "
+                                  "reshaped: `where(arange::<i32>(2).reshape([1, .., 2]) == 0, a.reshape([.., 1]), "
+                                  "b.reshape([.., 1])).reshape([.., 2 * n])` (the shapes written out)"),
+    "div_rn": lambda tcx, e: "`x / y`: Tile's float division is IEEE's, correctly rounded, on both engines",
+    "sqrt_rn": lambda tcx, e: "`sqrt(x)`: Tile's `sqrt` is IEEE's, correctly rounded, on both engines",
     # PyTorch's and NumPy's tensors of listed values (round 16: `tensor::<i32>([40, 17, 1, 0])`)
     **dict.fromkeys(("tensor", "array", "asarray", "as_tensor", "from_list"), values_help),
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)

@@ -299,9 +299,14 @@ def _dtype_keyword_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, a: ast.Arg) 
     if name is None:
         return None
     ty = name if DType.parse(name) is not None else FOREIGN_TYPES.get(name)
-    if ty is None or not isinstance(e, ast.Call) or not isinstance(e.callee, ast.Name):
+    if ty is None:
         return None
     rest = ", ".join(tcx.snippet(b.value) for b in e.args if b is not a)
+    if isinstance(e, ast.MethodCall):   # PyTorch's `x.sum(0, dtype = torch.float32)`: the cast first
+        return (f"convert first, then reduce in that type: `({tcx.snippet(e.receiver)} as {ty}).{e.method.name}({rest})`"
+                if tcx.snippet(e.receiver) else None)
+    if not isinstance(e.callee, ast.Name):
+        return None
     return f"give the element type with a turbofish: `{e.callee.ident.name}::<{ty}>({rest})`"
 
 

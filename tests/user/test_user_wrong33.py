@@ -270,6 +270,9 @@ def test_triton_offset_hints_say_to_use_the_value(call: str, tmp_path: Path) -> 
     ("let y = interleave(x, x); z.store(x);", "Triton's `tl.interleave(a, b)`"),
     ("let y = div_rn(x, x); z.store(y);", "`x / y`: Tile's float division is IEEE's"),
     ("let y = x.sum(0, dtype = f32); z.store(x);", "`(x as f32).sum(0)`"),
+    ("let mut a = x; for i in static_range(4) { a = a + x; } z.store(a);", "`for i in 0..n`"),
+    ("device_print(\"x\", x); z.store(x);", "`print(..)` prints from a kernel"),
+    ("z.store(fdiv(x, 2.0));", "`x / y`: Tile's float division is IEEE's"),
 ])
 def test_triton3_pairs_rounded_math_and_a_reduction_s_dtype(body: str, want: str, tmp_path: Path) -> None:
     """Triton 3's `split`/`join`/`interleave` ("a similar name: `print`", "define it"), `div_rn` (was offered

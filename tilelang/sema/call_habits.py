@@ -233,6 +233,11 @@ HABITS = {
                                   "b.reshape([.., 1])).reshape([.., 2 * n])` (the shapes written out)"),
     "div_rn": lambda tcx, e: "`x / y`: Tile's float division is IEEE's, correctly rounded, on both engines",
     "sqrt_rn": lambda tcx, e: "`sqrt(x)`: Tile's `sqrt` is IEEE's, correctly rounded, on both engines",
+    "fdiv": lambda tcx, e: "`x / y`: Tile's float division is IEEE's, correctly rounded, on both engines",
+    # (huser30: `static_range` was "a similar name: `arange`", `device_print` offered `decode_split`)
+    "static_range": lambda tcx, e: ("Triton's `tl.static_range(n)` is a plain loop in Tile, `for i in 0..n` "
+                                    "(`range` and `static_range` alike: Tile has one loop form)"),
+    "device_print": lambda tcx, e: "`print(..)` prints from a kernel, each block's values (`tilec doc print`)",
     # PyTorch's and NumPy's tensors of listed values (round 16: `tensor::<i32>([40, 17, 1, 0])`)
     **dict.fromkeys(("tensor", "array", "asarray", "as_tensor", "from_list"), values_help),
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)

@@ -37,14 +37,21 @@ and `exp`/`log`), and the same checks run on the NVPTX simulator's tensors.
   `item()` (a reduce in the loop), so it runs mma.sync with no pipeline: no spelling of a paged K/V walk takes it.
 - v24: the MoE combine as a CUDA-style scatter-add (`atomic_add` of weighted [1, 64] rows at run-time token
   rows, padding rows -1 skipped, several blocks into one token) against the gather form.
+- v25: flash-decoding whose split-KV merge runs inside a thread-block cluster (`cluster_gather` of the partial
+  max, sum and [1, 64] output), each block writing its quarter of the head (by a 0/1 product: tiles have no
+  slicing), lengths 256, 100 and 1 (blocks with no key weigh 0).
 - Python: vLLM's penalties with int64 token ids, a decode step recorded with `tilelang.graph()` and replayed with
   positions written in place, v11's MoE kernels driven from Python with the scan in NumPy.
 
-The engines agreed on every tensor of v07-v24 (the simulator on sm_90a). Found on the way (tests in
-test_user_wrong33.py): a read of `let slot = atomic_add(..)` (CUDA's and Triton's atomics return the old value)
-gave "cannot cast `()` as `f32`" or "`where` expects tiles or scalars"; PyTorch's `keepdim = true` was told to
-drop `keepdim =`, which left a second error; `x.reshape(BT, 1)` (PyTorch's spread-out sizes) was told "call it
-with 1 argument".
+The engines agreed on every tensor of v07-v25 (the simulator on sm_90a; v23 within 1e-4, f16 probabilities).
+Found on the way (tests in test_user_wrong33.py and tests/ui/lints/own_tile_shape_as_float.tile): a read of
+`let slot = atomic_add(..)` (CUDA's and Triton's atomics return the old value) gave "cannot cast `()` as `f32`"
+or "`where` expects tiles or scalars"; PyTorch's `keepdim = true` was told to drop `keepdim =`, which left a
+second error; `x.reshape(BT, 1)` (PyTorch's spread-out sizes) was told "call it with 1 argument"; a window of a
+computed tile (`row[64..128]` of a fused QKV row) was offered only a tile of its own or a 0/1 product; Triton's
+`float("-inf")` was told "`x as f32`"; label smoothing's `eps / (logits.shape()[1] as f32)` divided by the own
+tile's width with no warning (W0010 now says so). Left: the Hopper attention pipeline refuses a paged K/V walk
+(v23: the page id's `item()` in the loop), so paged attention runs mma.sync unpipelined.
 """
 
 from __future__ import annotations
@@ -482,6 +489,20 @@ def _v24(t: Tensors, out: str) -> None:
     assert out == "-1 [23, 64]\n", out
 
 
+def _v25(t: Tensors, out: str) -> None:
+    q, k, v = (t[n].astype(np.float64) for n in ("q", "kc", "vc"))
+    lens = t["lens"]
+    want = np.zeros((6, 64))
+    for r in range(6):
+        n = lens[r // 2]
+        sc = k[r, :n] @ q[r] * 0.125
+        e = np.exp(sc - sc.max())
+        want[r] = e @ v[r, :n] / e.sum()
+    np.testing.assert_allclose(t["o"].reshape(6, 64), want, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(t["o"].reshape(6, 64)[4:], v[4:, 0], rtol=1e-6, atol=1e-6)   # one key: its value
+    assert out == "[6, 4, 16]\n", out
+
+
 CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial_bf16": _v08,
           "v09_fused_add_rmsnorm_bf16_wide": _v09, "v10_per_token_int8_fp8_quant": _v10,
           "v11_moe_route_permute_unpermute": _v11, "v12_grouped_gemm_runtime_groups": _v12,
@@ -490,7 +511,8 @@ CHECKS = {"v07_paged_kv_write_int8_gather": _v07, "v08_rope_position_ids_partial
           "v17_kv_append_ring_window_decode": _v17, "v18_deepseek_grouped_topk_routing": _v18,
           "v19_multi_lora_bgmv_ragged_ranks": _v19, "v20_merge_attn_states_cascade": _v20,
           "v21_fp8_block_scaled_gemm": _v21, "v22_prefix_cache_block_hashes_u64": _v22,
-          "v23_chunked_prefill_paged_kv": _v23, "v24_moe_combine_scatter_add": _v24}
+          "v23_chunked_prefill_paged_kv": _v23, "v24_moe_combine_scatter_add": _v24,
+          "v25_cluster_split_kv_decode": _v25}
 
 # the simulations on sm_90a: v09 by default (0.6 s: the fused residual + RMSNorm, in-place bf16 on a tile wider
 # than its row), the rest `heavy` (TILE_SLOW=1: 1.7-26 s each); PTX for sm_90a of all, v09's and v11's by default

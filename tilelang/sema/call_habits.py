@@ -162,6 +162,32 @@ def _like_help(tcx: CheckCx | None, e: ast.Call | None, make: str, rest: str) ->
     return f"make a tile or tensor of the shape you need: `{make}::<f32>([..]{rest})`"
 
 
+_PY_SPECIALS = {"inf": "inf", "+inf": "inf", "infinity": "inf", "+infinity": "inf", "-inf": "-inf",
+                "-infinity": "-inf", "nan": "nan", "+nan": "nan", "-nan": "nan"}
+
+
+def _py_cast_help(tcx: CheckCx, e: ast.Call, ty: str) -> str:
+    """Python's `float(x)` / `int(x)`: `x as f32`; Triton's `float("-inf")` (a mask's fill) is Tile's `-inf` (huser30:
+    the help was "`x as f32`", which applied to the string is an error again)."""
+    arg = e.args[0].value if len(e.args) == 1 and e.args[0].name is None else None
+    if ty == "f32" and isinstance(arg, ast.StrLit) and arg.value.strip().lower() in _PY_SPECIALS:
+        v = _PY_SPECIALS[arg.value.strip().lower()]
+        named = {"inf": "f32::INFINITY", "-inf": "f32::NEG_INFINITY", "nan": "f32::NAN"}[v]
+        return (f"Python's `float(\"{arg.value}\")` is `{v}` in Tile, an untyped float constant that takes its "
+                f"context's type (`{named}` names f32's)")
+    x = tcx.snippet(arg) if arg is not None and not isinstance(arg, ast.StrLit) else None
+    return f"convert with `as`: `{x if x and len(x) < 40 else 'x'} as {ty}`"
+
+
+def _offset_hint_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str:
+    """Triton's `tl.multiple_of(x, 16)` (a call, or a method call of `tl`): the value itself (huser30)."""
+    name = e.method.name if isinstance(e, ast.MethodCall) else \
+        e.callee.ident.name if isinstance(e.callee, ast.Name) else "multiple_of"
+    x = tcx.snippet(e.args[0].value) if e.args else None
+    return (f"Triton's `tl.{name}` is a hint about pointer offsets: Tile's tiles are laid out and aligned by the "
+            "compiler, with no offsets to describe; use the value itself" + (f", `{x}`" if x and len(x) < 40 else ""))
+
+
 # Functions of other languages with a Tile spelling, and the help that says it.
 HABITS = {
     "range": _range_help,
@@ -177,8 +203,8 @@ HABITS = {
     "trans": lambda tcx, e: "write `t.transpose()` (or `t.permute([..])`)",
     "associative_scan": lambda tcx, e: "an inclusive prefix sum is `cumsum(t, axis)`",
     "len": len_help,
-    "float": lambda tcx, e: "convert with `as`: `x as f32`",
-    "int": lambda tcx, e: "convert with `as`: `x as i32`",
+    "float": lambda tcx, e: _py_cast_help(tcx, e, "f32"),
+    "int": lambda tcx, e: _py_cast_help(tcx, e, "i32"),
     "powf": lambda tcx, e: "write `pow(x, y)` or `x.pow(y)`",
     # CUDA's: a tile block has no threads to synchronise, and `fmaxf` is element-wise
     "__syncthreads": lambda tcx, e: "a kernel's operations are on whole tiles, in order: there are no threads to "
@@ -190,6 +216,28 @@ HABITS = {
     "fminf": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "fmin": lambda tcx, e: "the element-wise minimum is `minimum(a, b)`",
     "pow2": lambda tcx, e: "write `exp2(x)`",
+    # Triton's compiler hints on offsets (huser30: "define it"): a tile's layout is the compiler's, aligned by
+    # construction; the value itself is what the kernel meant
+    **dict.fromkeys(("multiple_of", "max_contiguous", "max_constancy", "assume"), lambda tcx, e: _offset_hint_help(tcx, e)),
+    # Triton 3's last-axis pairs (GPT-J-style rotary, complex numbers as pairs; huser30: `split` was "a similar
+    # name: `print`", `join` and `interleave` "define it"), and its correctly rounded math (`div_rn` was offered
+    # `cdiv_wrapping`)
+    "split": lambda tcx, e: ("Triton's `tl.split(x)` (a last axis of size 2 as two tiles) is a pick along that axis: "
+                             "with `k` the last axis, `where(arange::<i32>(2) == 0, x, 0.0).sum(k)` and `== 1` (the "
+                             "`arange` reshaped to x's rank, 1 on every other axis)"),
+    "join": lambda tcx, e: ("Triton's `tl.join(a, b)` (a new last axis of size 2) is a `where` over it: "
+                            "`where(arange::<i32>(2).reshape([1, .., 2]) == 0, a.reshape([.., 1]), b.reshape([.., 1]))` "
+                            "(the shapes written out; `.reshape([.., 2 * n])` of that interleaves them)"),
+    "interleave": lambda tcx, e: ("Triton's `tl.interleave(a, b)` is their join along a new last axis of size 2, "
+                                  "reshaped: `where(arange::<i32>(2).reshape([1, .., 2]) == 0, a.reshape([.., 1]), "
+                                  "b.reshape([.., 1])).reshape([.., 2 * n])` (the shapes written out)"),
+    "div_rn": lambda tcx, e: "`x / y`: Tile's float division is IEEE's, correctly rounded, on both engines",
+    "sqrt_rn": lambda tcx, e: "`sqrt(x)`: Tile's `sqrt` is IEEE's, correctly rounded, on both engines",
+    "fdiv": lambda tcx, e: "`x / y`: Tile's float division is IEEE's, correctly rounded, on both engines",
+    # (huser30: `static_range` was "a similar name: `arange`", `device_print` offered `decode_split`)
+    "static_range": lambda tcx, e: ("Triton's `tl.static_range(n)` is a plain loop in Tile, `for i in 0..n` "
+                                    "(`range` and `static_range` alike: Tile has one loop form)"),
+    "device_print": lambda tcx, e: "`print(..)` prints from a kernel, each block's values (`tilec doc print`)",
     # PyTorch's and NumPy's tensors of listed values (round 16: `tensor::<i32>([40, 17, 1, 0])`)
     **dict.fromkeys(("tensor", "array", "asarray", "as_tensor", "from_list"), values_help),
     # NumPy's and PyTorch's joins and sorts, which Tile has not (round 9)

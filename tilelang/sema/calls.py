@@ -288,6 +288,28 @@ def _listed_shape_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, name: str, re
     return f"`{name}` takes {_LISTED[name]} as one list, in brackets: `{call}`"
 
 
+def _dtype_keyword_help(tcx: CheckCx, e: ast.Call | ast.MethodCall, a: ast.Arg) -> str | None:
+    """`zeros([16, 8], dtype = f32)`, `full(.., dtype = tl.float16)`: the call with the element type as its turbofish,
+    where the value names one (a Tile type, or another library's: `float16`, `tl.float32`, `torch.bfloat16`)."""
+    from tilelang.intrinsics.habits import FOREIGN_TYPES
+
+    v = a.value
+    name = v.ident.name if isinstance(v, ast.Name) else v.segments[-1].name if isinstance(v, ast.Path) else \
+        v.field.name if isinstance(v, ast.Field) else None
+    if name is None:
+        return None
+    ty = name if DType.parse(name) is not None else FOREIGN_TYPES.get(name)
+    if ty is None:
+        return None
+    rest = ", ".join(tcx.snippet(b.value) for b in e.args if b is not a)
+    if isinstance(e, ast.MethodCall):   # PyTorch's `x.sum(0, dtype = torch.float32)`: the cast first
+        return (f"convert first, then reduce in that type: `({tcx.snippet(e.receiver)} as {ty}).{e.method.name}({rest})`"
+                if tcx.snippet(e.receiver) else None)
+    if not isinstance(e.callee, ast.Name):
+        return None
+    return f"give the element type with a turbofish: `{e.callee.ident.name}::<{ty}>({rest})`"
+
+
 def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: tuple[str, ...], owner: str,
                 decl_span: Span | None) -> tuple[list[ast.Expr], list[Type], dict[str, tuple[ast.Arg, Type]], int]:
     """The positional arguments, their types, the keyword arguments, and how many keywords were refused
@@ -298,6 +320,14 @@ def _split_args(tcx: CheckCx, e: ast.Call | ast.MethodCall, fx: Fx, allowed_kw: 
     tys: list[Type] = []
     kws: dict[str, tuple[ast.Arg, Type]] = {}
     for a in e.args:
+        if a.name is not None and a.name.name == "dtype" and a.name.name not in allowed_kw \
+                and (h := _dtype_keyword_help(tcx, e, a)) is not None:
+            # (huser30: `full([16, 8], 0, dtype = f32)`, Triton's and NumPy's: `f32` read as a value was E0101
+            # first, with a help about `zeros`; one error, the call with its turbofish)
+            tcx.emit(tcx.err(N.UNKNOWN_KEYWORD, f"{owner} has no keyword argument `dtype`", a.name.span,
+                             "unknown keyword argument").with_help(h))
+            refused += 1
+            continue
         ty = tcx.check_expr(a.value, fx, None)
         if a.name is None:
             args.append(a.value)

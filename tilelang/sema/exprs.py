@@ -193,6 +193,20 @@ def _expr(tcx: CheckCx, e: ast.Expr, fx: Fx, expected: Type | None) -> Type:
                     hint = ("a tile has no slices: read the window as a tile of its own (a view's tile of size 1 "
                             "along an axis starts at any position), or move elements with a 0/1 matrix through "
                             "`dot` (see `tilec doc kernels`)")
+                    nw = n if n is not None else f"({rty.shape[0]})" if len(str(rty.shape[0])) < 20 else None
+                    if nw is not None:
+                        n = nw
+                        # (huser30: a head's quarter `merged[p * 16..(p + 1) * 16]` of a flash-decoding merge: a
+                        # window at a multiple of its length L is a row of the tile reshaped [N / L, L], picked
+                        # exactly with a mask and a sum; the 0/1 product costs N x L multiplies)
+                        i, ln = _aligned_window(tcx, ix) or ("i", "L")
+                        rows = f"{n} / {ln}" if not (isinstance(n, int) and ln.isdigit()) else str(n // int(ln))
+                        hint = (f"a tile has no slices: a window of {ln} elements starting at a multiple of {ln} is row "
+                                f"{i} of `{t}.reshape([{rows}, {ln}])`, picked with a mask and a sum: "
+                                f"`where(arange::<i32>({rows}).reshape([{rows}, 1]) == {i}, {t}.reshape([{rows}, "
+                                f"{ln}]), 0.0).sum(0)`; another window: read it as a tile of its own (a view's tile "
+                                "of size 1 along an axis starts at any position), or move elements with a 0/1 matrix "
+                                "through `dot` (see `tilec doc kernels`)")
                 elif n is not None:  # `t[i]`: one element, as a scalar
                     i = tcx.snippet(ix) or "i"
                     hint = (f"pick one element with a mask and a sum: `where(arange::<i32>({n}) == {i}, {t}, 0).sum(0)`"
@@ -650,6 +664,26 @@ def _next_index(tcx: CheckCx, e: ast.Index) -> str | None:
         if depth == 0:
             inner = text[1:k].strip()
             return inner if inner and "[" not in inner else None
+    return None
+
+
+def _aligned_window(tcx: CheckCx, r: ast.RangeExpr) -> tuple[str, str] | None:
+    """(i, L) of a window written `i * L..(i + 1) * L` or `i * L..i * L + L`, L a literal or a name, or of literals
+    `a..b` with `a` a multiple of `b - a`; else None."""
+    a, b = r.start, r.end
+    if not r.inclusive and isinstance(a, ast.IntLit) and isinstance(b, ast.IntLit) and b.value > a.value \
+            and a.value % (b.value - a.value) == 0:   # `qkv[64..128]`
+        return str(a.value // (b.value - a.value)), str(b.value - a.value)
+    if r.inclusive or not (isinstance(a, ast.Binary) and a.op == "*" and isinstance(b, ast.Binary)):
+        return None
+    i, ln = tcx.snippet(a.lhs), tcx.snippet(a.rhs)
+    if not ln or not (ln.isdigit() or ln.isidentifier()) or not i or len(i) > 30:
+        return None
+    if b.op == "*" and tcx.snippet(b.rhs) == ln and (tcx.snippet(b.lhs) or "").replace(" ", "") in (
+            f"({i}+1)".replace(" ", ""), f"{i}+1".replace(" ", "")):
+        return i, ln
+    if b.op == "+" and tcx.snippet(b.lhs) == tcx.snippet(a) and tcx.snippet(b.rhs) == ln:
+        return i, ln
     return None
 
 

@@ -44,6 +44,7 @@ from tilelang.sema.types import (
     TupleT,
     Type,
     TypeParam,
+    UnitT,
     UntypedFloat,
     UntypedInt,
     broadcast_shapes,
@@ -140,6 +141,13 @@ def scalar_ref_help(tcx: CheckCx, node: ast.Expr, ty: RefT, fx: Fx) -> str:
             f"`{inner}` itself where this `&` is (`s` for `&s`)")
 
 
+#: the help for `()` read as a number (an operand, a cast): what gives `()` (huser30: "cannot cast `()` as `f32`"
+#: had only "`as` converts a scalar, a tile or a tensor")
+UNIT_VALUE_HELP = ("this value is `()`: what makes it gives no value (a block or `if` whose last statement ends in "
+                   "`;`, a function without `-> T`, an atomic or `store_unchecked`): drop the `;` after the value, "
+                   "or compute the number another way")
+
+
 def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: ast.Expr, op_span: Span,
                  fx: Fx, compound: bool = False, stored: Any = None) -> Type:
     """The type of `lhs op rhs`; `compound`: of `lhs op= rhs`, whose left side
@@ -167,6 +175,8 @@ def binary_types(tcx: CheckCx, op: str, lt: Type, rt: Type, lhs: ast.Expr, rhs: 
             join = " && " if op == "==" else " || "
             d = d.with_help("compare the sizes axis by axis: `" + join.join(
                 f"{a_}[{k}] {op} {b_}[{k}]" for k in range(lt.rank)) + "`")
+        elif isinstance(bt, UnitT):
+            d = d.with_help(UNIT_VALUE_HELP)   # (huser30: `{ t.sum(0); }` read as a number)
         else:
             d = d.with_help(f"`{op}` takes numbers, tiles and (on the host) tensors")
         return tcx.emit(d)
@@ -663,6 +673,8 @@ def check_cast(tcx: CheckCx, e: ast.Cast, x: ast.Expr, te: ast.TypeExpr, fx: Fx)
                 d2 = d2.with_help("load a tile first, then cast the tile")
             elif isinstance(src, TupleT):
                 d2 = d2.with_help("cast each element of the tuple: `(p.0 as f32, p.1 as f32)`")
+            elif isinstance(src, UnitT):
+                d2 = d2.with_help(UNIT_VALUE_HELP)
             elif isinstance(src, ShapeT):
                 d2 = d2.with_help(f"a shape holds one integer per axis: cast one of them, "
                                   f"`{tcx.snippet(x)}[0] as {target}`")

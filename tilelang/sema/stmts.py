@@ -159,10 +159,16 @@ def _bind_pattern(tcx: CheckCx, pat: ast.Pattern, ty: Type, fx: Fx, value: ast.E
 
 
 def _no_value_call(value: ast.Expr) -> ast.Call | None:
-    """The call of an atomic or `store_unchecked` that `value` is (`atomic_add(..)`, `unsafe { atomic_add(..) }`),
-    else None."""
-    while isinstance(value, ast.UnsafeBlock) and not value.body.stmts and value.body.tail is not None:
-        value = value.body.tail
+    """The call of an atomic or `store_unchecked` that `value` is (`atomic_add(..)`, `unsafe { atomic_add(..) }`,
+    `unsafe { atomic_add(..); }`), else None."""
+    while isinstance(value, ast.UnsafeBlock):
+        body = value.body
+        if not body.stmts and body.tail is not None:
+            value = body.tail
+        elif len(body.stmts) == 1 and body.tail is None and isinstance(body.stmts[0], ast.ExprStmt):
+            value = body.stmts[0].expr   # `unsafe { atomic_add(..); }`: the block's `()`
+        else:
+            break
     if isinstance(value, ast.Call) and isinstance(value.callee, ast.Name) and value.callee.ident.name in NO_VALUE:
         return value
     return None

@@ -139,16 +139,21 @@ def test_p17s_halved_kernel_in_the_simulator() -> None:
     outs = [np.zeros((1, 1024), np.float32), np.zeros((1, 1024), np.int32), np.zeros((64, 1), np.float32)]
     m = tilelang.compile(src)
     m.w[64, 1024](*(tilelang.partition(o, list(o.shape)) for o in outs), x).sync()  # the interpreter
+    from tilelang.backend.facts import TensorFacts
+
+    # the facts `SimDevice.run` gives a launch (it compiled and parsed the kernel without them, then again with)
+    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in a.shape)) for p, a in zip(w.params, [*outs, x],
+                                                                                                 strict=True)}
     simulated = set()
     for arch in ("sm_90a", "sm_80"):
-        assert lower_gpu(w, arch).num_warps == 16, arch
-        prog, abi, _ = SimDevice(arch).compile(w)
+        prog, abi, gk = SimDevice(arch).compile(w, facts)
+        assert gk.num_warps == 16, arch
         launch = (prog.source, abi.num_threads, abi.smem_bytes)
         if launch in simulated:
             continue
         simulated.add(launch)
         got = [np.full_like(o, -7) for o in outs]
-        SimDevice(arch).run(w, (1,), [*got, x])
+        SimDevice(arch).run(w, (1,), [*got, x], facts)
         np.testing.assert_allclose(got[0], outs[0], rtol=1e-5, atol=1e-4, err_msg=arch)
         np.testing.assert_array_equal(got[1], outs[1], err_msg=arch)
         np.testing.assert_allclose(got[2], outs[2], rtol=1e-5, atol=1e-4, err_msg=arch)

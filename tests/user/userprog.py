@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from tilelang import driver
 from tilelang.diagnostics.model import Diagnostic, TileError
 
 REPO = Path(__file__).resolve().parents[2]
+_MAKE_DEVICE = run.make_device  # (the interpreter's: `program_suite` keeps only its runs)
 DIR = Path(__file__).parent / "programs"
 
 #: a program's NumPy check: its tensors (by variable, see `program_tensors`) and what it printed
@@ -410,9 +412,19 @@ def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], s
         patterns = (pattern,) if isinstance(pattern, str) else pattern  # (several: round 1's h01-h03, round 28's h04-)
         assert sorted({p.stem for pat in patterns for p in DIR.glob(pat)}) == sorted(checks)
 
+    # the interpreter's run of a program that is also simulated by default, kept from its interpreter test for
+    # its simulation test's `want` (the same run: nothing patched, the same TILEC_ switches) when xdist gives
+    # both to one process, as it mostly does (a module's tests run together); taken once, copied both ways
+    interpreted: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[dict[str, np.ndarray], str]] = {}
+
+    def _switches() -> tuple[tuple[str, str], ...]:
+        return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TILEC_")))
+
     @pytest.mark.parametrize("name", sorted(checks))
     def test_the_interpreter_gives_the_independent_answer(name: str) -> None:
         tensors, out = run_program(name)
+        if name in archs and name not in slow and run.make_device is _MAKE_DEVICE:
+            interpreted[name, _switches()] = ({k: v.copy() for k, v in tensors.items()}, out)
         checks[name](tensors, out)
 
     # a program's architectures in one test, one after the other: launches
@@ -426,7 +438,8 @@ def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], s
 
     @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.heavy) if n in slow else n for n in archs])
     def test_the_simulated_gpu_gives_the_same_tensors(name: str, monkeypatch: Any) -> None:
-        want, _ = run_program(name)
+        kept = interpreted.pop((name, _switches()), None) if run.make_device is _MAKE_DEVICE else None
+        want, _ = kept if kept is not None else run_program(name)
         for arch in archs[name]:
             monkeypatch.setattr(run, "make_device",
                                 lambda choice, out, arch=arch: sim_runtime_device(arch, lambda s: out.write(s + "\n")))

@@ -279,6 +279,8 @@ assert not {c for cs in SIM_COVERED.values() for c in cs} & set(SIM_COVERED)  # 
 #: these repeated the others' paths at ~0.1-0.3 s of LLVM -> PTX and ptxas a test. Programs a test's
 #: `ptx_refused` names keep their tests.
 PTX_COVERED: dict[str, tuple[str, ...]] = {
+    # (hci5, 2026-12-07 17:16 session: the 14 programs here whose simulation went to `SIM_COVERED` left this table,
+    # so that each keeps a default test of its own kernels' GPU compile: their PTX tests, ~2.6 CPU-s cold)
     "y11_chebyshev_clenshaw": (  # 0.44 s
         "o03_rope_kv_cache_attention", "x01_nms_boxes", "a05_maxpool3x3_indices", "x09_int4_group_quant_pack",
         "x14_quaternion_slerp", "x04_batched_tridiagonal",
@@ -288,10 +290,6 @@ PTX_COVERED: dict[str, tuple[str, ...]] = {
         "a01_gqa_attention_backward_dq", "p10_mixed_shifts", "x13_float_bit_tricks", "f10_splitmix64",
         "f07_bit_tricks",
     ),
-    "z14_hamming_knn_popcount": (  # 0.34 s
-        "z09_rle_two_pass", "k01_unsigned_past_signed", "m05_nbody_leapfrog", "f07_bit_tricks",
-    ),
-    "z10_gelu_backward_shapes": ("p07_std_nn", "r18_std_attention_odd"),  # 0.29 s
     "z12_asymmetric_u8_quant": (  # 0.29 s
         "r18_std_attention_odd", "g07_int8_quantise_rows", "x01_nms_boxes", "x14_quaternion_slerp",
         "p02_mixed_precision",
@@ -309,28 +307,9 @@ PTX_COVERED: dict[str, tuple[str, ...]] = {
         "r18_std_attention_odd", "x09_int4_group_quant_pack", "o06_stockham_fft", "a03_gaussian_blur_separable",
         "o10_masked_mean_pool_cosine", "k10_packed_shift_gemv", "y04_beam_search_step",
     ),
-    "y09_gumbel_max_sampling": (  # 0.23 s
-        "p11_std_llm", "a12_alibi_softcap_attention", "z11_t5_relative_bias_attention", "f07_bit_tricks",
-        "g09_logcumsumexp", "a03_gaussian_blur_separable", "k01_unsigned_past_signed", "k10_packed_shift_gemv",
-    ),
-    "m09_batched_qr_mgs": (  # 0.22 s
-        "k07_batched_cholesky_f64", "g05_f64_trsm", "o10_masked_mean_pool_cosine", "b03_histogram_atomics",
-        "m08_q15_fir", "f04_stream_compaction",
-    ),
     "f02_softmax_backward": (  # 0.20 s
         "o03_rope_kv_cache_attention", "g05_f64_trsm", "y04_beam_search_step", "b04_ragged_softmax", "g08_viterbi",
     ),
-    "k08_host_shrinking_launches": ("p11_std_llm", "g10_bilinear_upsample", "f05_mandelbrot"),  # 0.20 s
-    "k06_stencil3d_7point": ("s07_stencil_halo", "a01_gqa_attention_backward_dq", "b08_bf16_mlp_epilogues"),  # 0.18 s
-    "g12_embedding_grad": ("o11_bucketize_coo_spmm", "z03_gae_reverse_scan", "f05_mandelbrot", "g08_viterbi"),  # 0.18 s
-    "j03_grouped_gemm_moe": (  # 0.17 s
-        "r18_std_attention_odd", "r17_int8_gemm", "o07_segment_reduce_sorted", "a07_int64_bool_reductions",
-        "r23_splitk_last_block", "a08_conjugate_gradient_poisson",
-    ),
-    "j08_transpose_pad_masked_fill": (  # 0.17 s
-        "r18_std_attention_odd", "o04_moe_topk_routing", "z04_primes_trial_division", "j07_f16_edges",
-    ),
-    "r12_histogram_onehot": ("t11_count_min_sketch", "x02_histogram_equalization_u8"),  # 0.16 s
     "z08_multiclass_hinge": (  # 0.16 s
         "x11_gat_edge_softmax", "p11_std_llm", "p12_shapes", "r20_std_nn_odd", "m01_bellman_ford",
     ),
@@ -341,7 +320,6 @@ PTX_COVERED: dict[str, tuple[str, ...]] = {
     "z19_host_functions_power_method": (  # 0.14 s
         "z05_gmm_estep_mstep", "x01_nms_boxes", "j01_int_f64_products", "o01_fused_mlp_gelu",
     ),
-    "m07_pixel_shuffle": ("r18_std_attention_odd", "g01_pooling", "c02_bmm_bias_gelu_bf16"),  # 0.14 s
     "t15_batched_expm": (  # 0.14 s
         "k07_batched_cholesky_f64", "m08_q15_fir", "g05_f64_trsm", "c06_scalar_params_every_type", "g08_viterbi",
         "k10_packed_shift_gemv", "c02_bmm_bias_gelu_bf16", "j04_rope_offset_interleaved", "y07_lorenz_rk4_f64",
@@ -363,7 +341,6 @@ PTX_COVERED: dict[str, tuple[str, ...]] = {
     ),
     "s01_grid3d_last_block": ("r18_std_attention_odd", "g04_batchnorm_chan", "r24_device_print"),  # 0.13 s
     "a11_kahan_sum": ("u10_flash", "p11_std_llm"),  # 0.12 s
-    "j05_embedding_bag": ("p11_std_llm", "z11_t5_relative_bias_attention", "a10_csr_spmm_host_built"),  # 0.12 s
     "z01_bsr_spmm": ("o04_moe_topk_routing", "o03_rope_kv_cache_attention", "a05_maxpool3x3_indices"),  # 0.12 s
     "t08_focal_bce_logits": (  # 0.10 s
         "x11_gat_edge_softmax", "o13_logreg_sgd_graph", "r14_argmax_topk", "f05_mandelbrot",
@@ -375,8 +352,6 @@ PTX_COVERED: dict[str, tuple[str, ...]] = {
     "r13_carry_scan": (  # 0.09 s
         "t12_integral_image_queries", "k07_batched_cholesky_f64", "h01_store_then_load", "x13_float_bit_tricks",
     ),
-    "y03_gated_rmsnorm": ("r18_std_attention_odd", "p07_std_nn", "k10_packed_shift_gemv"),  # 0.09 s
-    "r06_grouped_gemm": ("u07_gemm", "a02_scaled_mm_rowwise_bf16"),  # 0.07 s
     "r08_masked_tail": ("k01_unsigned_past_signed", "a01_gqa_attention_backward_dq"),  # 0.05 s
 }
 assert not {c for cs in PTX_COVERED.values() for c in cs} & set(PTX_COVERED)  # a covering program is assembled

@@ -225,9 +225,9 @@ def _looped(lines: list[str], phis: bool, leave: str) -> list[str]:
     start = 0
     if phis:  # the phis' dispatch (`_phis`), ending in the line that sets their registers from `_v`
         start = next(j for j, ln in enumerate(body) if ln.startswith("r[") and ln.endswith("= _v")) + 1
-    out = body[:start] + ["_trips = 0", "while True:"]
+    out = [*body[:start], "_trips = 0", "while True:"]
     out += [f"    {ln}" for ln in body[start:]]
-    out += [f"    {cont}", f"    if not _cont:", f"        return {leave!r}", "    _trips += 1",
+    out += [f"    {cont}", "    if not _cont:", f"        return {leave!r}", "    _trips += 1",
             "    if _trips > 10_000_000:", "        raise RuntimeError('runaway loop')"]
     if phis:
         out += [f"    {vals[0]}", f"    {body[start - 1]}"]

@@ -26,7 +26,8 @@
   once, not once a worker (~7 CPU-s of a 2-worker run's ~30 of collection).
 - Python's cycle collector: off while the modules are collected, then what
   collection made is frozen (`gc.freeze`: never walked again) and the young
-  generation is collected every 10,000 net allocations instead of 700
+  generation is collected every 10,000 net allocations instead of 700, the
+  whole heap after 100 collections of the middle one instead of 10
   (`suite_gc`). With the whole suite collected, the collector's repeated
   walks of those objects were about a fifth of a worker's CPU; nothing a
   test checks depends on when it runs (a test that needs a collection calls
@@ -65,8 +66,11 @@ pytest_plugins = ["tileplugin"]
 
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
-# the young generation's threshold after collection (CPython's default is 700)
+# the young generation's threshold after collection (CPython's default is 700), and the oldest's: a full
+# collection after 100 collections of the middle generation (CPython's 10), each a walk of a worker's whole
+# unfrozen heap (hci5: 7 of them took 1.5 of tests/unit + tests/std's 78 CPU-s; at 100 only the explicit ones)
 GC_YOUNG = 10_000
+GC_OLDEST = 100
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -137,11 +141,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def suite_gc() -> None:
     """Collect once, freeze what is left (the test modules, their tables, the
-    imported project) and raise the young generation's threshold."""
+    imported project) and raise the young and the oldest generation's thresholds."""
     gc.collect()
     gc.freeze()
-    _, older, oldest = gc.get_threshold()
-    gc.set_threshold(GC_YOUNG, older, oldest)
+    _, older, _ = gc.get_threshold()
+    gc.set_threshold(GC_YOUNG, older, GC_OLDEST)
 
 
 try:

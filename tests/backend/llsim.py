@@ -165,9 +165,16 @@ _MEM_NP = {"float": np.float32, "double": np.float64, "half": np.float16, "i8": 
 class SimDevice:
     """Runs Tile IR kernels through the GPU code generator and this simulator."""
 
-    def __init__(self, arch: str = "sm_80", trace: bool = False, trace_records: int = 64, trace_mark: str = "") -> None:
+    def __init__(self, arch: str = "sm_80", trace: bool = False, trace_records: int = 64, trace_mark: str = "",
+                 keep_compiles: bool = False) -> None:
         assert trace_records & (trace_records - 1) == 0, "the ring's capacity is a power of two"
         self.arch = arch
+        # `keep_compiles` (the whole-program device's, `sim_runtime_device`): `compile` keeps what it made for a
+        # kernel object, facts and environment, so a program that launches one kernel many times (a loop's steps,
+        # `choose_variant`'s questions) lowers and emits it once, not once a launch (a sixth of tests/user's
+        # simulations); kernel objects are the runtime's prepared ones, which one execution reuses
+        self._compiles: dict[tuple[Any, ...], tuple[Any, tuple[Program, Any, Any]]] | None = (
+            {} if keep_compiles else None)
         # the block timeline (`Target.trace`): the ring the kernel writes, kept
         # after `run` in `trace_buffer` (the trace id is 7, `smid` the block's
         # linear index mod 4)
@@ -183,9 +190,20 @@ class SimDevice:
         from tilelang.backend import lower_gpu
         from tilelang.backend.llvm import emit_llvm_text
 
+        key = None
+        if self._compiles is not None:  # (`keep_compiles`: everything the lowering and the parse read)
+            key = (id(kernel), self.arch, self.trace, self.trace_mark, UNDEF_FLOAT, CONTRACT, MEMO,
+                   tuple(sorted((k, repr(v)) for k, v in (facts or {}).items())),
+                   tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("TILEC_"))))
+            kept = self._compiles.get(key)
+            if kept is not None and kept[0] is kernel:
+                return kept[1]
         gk = lower_gpu(kernel, self.arch, facts)
         text, abi = emit_llvm_text(gk, gk.facts, trace=self.trace, mark=self.trace_mark if self.trace else "")
-        return _program(text, abi.smem_bytes), abi, gk
+        made = _program(text, abi.smem_bytes), abi, gk
+        if key is not None:
+            self._compiles[key] = (kernel, made)  # (the kernel held: its id stays its own)
+        return made
 
     def run(self, kernel: Any, grid: tuple[int, ...], args: list[Any],
             facts: dict[str, Any] | None = None, queue_blocks: int = 3, order: str = "row-major") -> None:
@@ -541,7 +559,7 @@ def sim_runtime_device(arch: str = "sm_80", out: Callable[[str], None] | None = 
     from tilelang.ir import nodes as ir
     from tilelang.runtime.cpu import CpuDevice
 
-    sim = SimDevice(arch)
+    sim = SimDevice(arch, keep_compiles=True)
 
     class SimRuntime(CpuDevice):
         name = "sim"

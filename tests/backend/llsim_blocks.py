@@ -181,11 +181,57 @@ def _compile_block(i: int, name: str, block: Any, ns: dict[str, Any], ints: froz
                 expr = f"_f{i}_{j}(r)"
                 ns[f"_f{i}_{j}"] = ins.fn
             lines.append(f"{dst} = {expr}")  # an instruction without a result stores r[None], as llsim does
-    lines.append(block.term_src)
-    lines = _locals(lines, ints, kept)
+    loop = _self_loop(name, block, lines)
+    if loop is None:
+        lines.append(block.term_src)
+        lines = _locals(lines, ints, kept)
+    else:
+        lines = _looped(_locals(lines + loop[0], ints, kept), len(block.phi_srcs) > 0, loop[1])
     src = f"def {prefix}{i}(r, prev):\n" + "".join(f"    {ln}\n" for ln in lines)
     exec(_code(src, name), ns)  # our own generated source
     return ns[f"{prefix}{i}"], gen
+
+
+# a conditional branch's terminator as `_term_src` writes it
+_P_CONDTERM = re.compile(r"return '((?:[^'\\]|\\.)*)' if (.*) else '((?:[^'\\]|\\.)*)'")
+
+
+def _self_loop(name: str, block: Any, lines: list[str]) -> tuple[list[str], str] | None:
+    """For a block that branches back to itself (a loop of one block, most hot loops' latch), the statements
+    that end one trip (`_cont`, whether it loops again, then the phis' values for the block itself, `_v`), and
+    the block it leaves to; None for any other block (or a phi with no arm from the block itself, which
+    `_phis` makes raise as `llsim._thread` does: left to the plain form)."""
+    m = _P_CONDTERM.fullmatch(block.term_src)
+    if m is None or (m.group(1) == name) == (m.group(3) == name) or any("\n" in ln for ln in lines):
+        return None
+    arms = [next((src for src, pred in arms if pred == name), None) for _, arms in block.phi_srcs]
+    if None in arms:
+        return None
+    again = f"_cont = {m.group(2)}" if m.group(1) == name else f"_cont = not ({m.group(2)})"
+    out = [again]
+    if arms:
+        out.append(f"_v = ({''.join(a + ', ' for a in arms)})")  # (read after the trip's statements: their locals)
+    return out, m.group(3) if m.group(1) == name else m.group(1)
+
+
+def _looped(lines: list[str], phis: bool, leave: str) -> list[str]:
+    """A self-looping block's statements (`_locals`'s, ending in `_self_loop`'s) as one `while` loop: the phis
+    for the block it came from once, then each trip's statements, its exit, and the phis for the block itself,
+    which set the same registers and locals as the first (their line of `_locals`, repeated). The same
+    statements in the same order as a call of the block a trip; each trip past the first counts toward
+    `thread`'s bound on a thread's steps (`_trips`)."""
+    tail = 2 if phis else 1
+    body, (cont, *vals) = lines[:-tail], lines[-tail:]
+    start = 0
+    if phis:  # the phis' dispatch (`_phis`), ending in the line that sets their registers from `_v`
+        start = next(j for j, ln in enumerate(body) if ln.startswith("r[") and ln.endswith("= _v")) + 1
+    out = [*body[:start], "_trips = 0", "while True:"]
+    out += [f"    {ln}" for ln in body[start:]]
+    out += [f"    {cont}", "    if not _cont:", f"        return {leave!r}", "    _trips += 1",
+            "    if _trips > 10_000_000:", "        raise RuntimeError('runaway loop')"]
+    if phis:
+        out += [f"    {vals[0]}", f"    {body[start - 1]}"]
+    return out
 
 
 _CODE: dict[tuple[str, str], Any] = {}

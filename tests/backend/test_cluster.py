@@ -198,13 +198,14 @@ def test_llsim_merge_and_flags_agree_with_the_interpreter(c: int) -> None:
     from tilelang import partition as P
 
     g, d = 4, 128
-    m, ls, o = _merge_inputs(3, c, g, d, seed=c)
+    heads = 3 if c < 8 else 1  # (c = 8: one row of 8-block clusters, the rows' code the same: 2.5 CPU-s less)
+    m, ls, o = _merge_inputs(heads, c, g, d, seed=c)
     ob = o.astype(np.float16)
     mod = tilelang.compile(MERGE)
-    want = np.zeros((3, g, d), np.float32)
+    want = np.zeros((heads, g, d), np.float32)
     mod.merge[g, d, d // c, c](P(want, [1, g, d // c]), m, ls, ob).sync()
-    got = np.zeros((3, g, d), np.float32)
-    _sim_run(MERGE + _MERGE_MAIN, "merge", {"G": g, "D": d, "DC": d // c, "C": c}, (3, 1, c), [got, m, ls, ob])
+    got = np.zeros((heads, g, d), np.float32)
+    _sim_run(MERGE + _MERGE_MAIN, "merge", {"G": g, "D": d, "DC": d // c, "C": c}, (heads, 1, c), [got, m, ls, ob])
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)  # (the GPU's exp: `fastmath.MATH`)
     x = np.where(np.arange(64) % 3 == 0, 1.0, -1.0).astype(np.float32)
     want_f = np.zeros(64, np.int32)

@@ -110,9 +110,9 @@ def test_raised_warps_that_overflow_shared_memory_are_halved() -> None:
     """p17_half_math's [64, 1024] f32 kernel `w` (a `cumsum` and an `argmax` over axis 0: their scratch grows with
     the warps, 48 KB at 4): the raise to 32 needed 393,216 bytes of shared memory, a launch error on the GPU
     (2026-12-06 call 8); it lowers at 16 now (196,608 bytes) and compiles within the GPU's 227 KB."""
-    from tilelang.backend import compile_kernel
+    from tilelang.backend import _target, compile_kernel
     from tilelang.backend.gpu.passes.lift import default_warps
-    from tilelang.backend.llvm import CodegenError
+    from tilelang.backend.llvm import CodegenError, emit_llvm_text
 
     kernels = {k.name: k for k in driver.compile(P17.read_text(), "ir").output}
     w = kernels["w"]
@@ -123,9 +123,23 @@ def test_raised_warps_that_overflow_shared_memory_are_halved() -> None:
 
     with pytest.raises(CodegenError, match="393216 bytes of shared memory"):  # the count asked for: too much
         compile_kernel(lower_to_gpu(w, "sm_90a", {}), "sm_90a")
-    for kern in kernels.values():
+    tgt = _target("sm_90a")
+    for kern in kernels.values():  # (the ABI as compile_kernel emits it; its PTX of `w`, 1.6 MB of LLVM: 3 CPU-s cold)
+        gk = lower_gpu(kern, tgt)
+        abi = emit_llvm_text(gk, gk.facts, tgt.pdl_mode, tgt.trace, tgt.tma_prefetch, "", tgt.l2_evict,
+                             tgt.ldg_early)[1]
+        assert abi.smem_bytes <= 227 * 1024, (kern.name, abi.smem_bytes)
+        assert abi.num_threads == 32 * gk.num_warps
+
+
+@pytest.mark.heavy  # (the default test above checks the same ABI on the LLVM emission; NVPTX: 3 CPU-s cold)
+def test_p17s_kernels_compile_to_ptx_within_the_shared_memory() -> None:
+    """p17_half_math's kernels through compile_kernel (NVPTX) for sm_90a: the ABI within the GPU's 227 KB."""
+    from tilelang.backend import compile_kernel
+
+    for kern in driver.compile(P17.read_text(), "ir").output:
         ck = compile_kernel(kern, "sm_90a")
-        assert ck.abi.smem_bytes <= 227 * 1024, (kern.name, ck.abi.smem_bytes)
+        assert ".entry" in ck.ptx and ck.abi.smem_bytes <= 227 * 1024, (kern.name, ck.abi.smem_bytes)
         assert ck.abi.num_threads == 32 * lower_gpu(kern, "sm_90a").num_warps
 
 
@@ -139,16 +153,21 @@ def test_p17s_halved_kernel_in_the_simulator() -> None:
     outs = [np.zeros((1, 1024), np.float32), np.zeros((1, 1024), np.int32), np.zeros((64, 1), np.float32)]
     m = tilelang.compile(src)
     m.w[64, 1024](*(tilelang.partition(o, list(o.shape)) for o in outs), x).sync()  # the interpreter
+    from tilelang.backend.facts import TensorFacts
+
+    # the facts `SimDevice.run` gives a launch (it compiled and parsed the kernel without them, then again with)
+    facts = {p.name: TensorFacts(True, tuple(d % 16 == 0 for d in a.shape)) for p, a in zip(w.params, [*outs, x],
+                                                                                                 strict=True)}
     simulated = set()
     for arch in ("sm_90a", "sm_80"):
-        assert lower_gpu(w, arch).num_warps == 16, arch
-        prog, abi, _ = SimDevice(arch).compile(w)
+        prog, abi, gk = SimDevice(arch).compile(w, facts)
+        assert gk.num_warps == 16, arch
         launch = (prog.source, abi.num_threads, abi.smem_bytes)
         if launch in simulated:
             continue
         simulated.add(launch)
         got = [np.full_like(o, -7) for o in outs]
-        SimDevice(arch).run(w, (1,), [*got, x])
+        SimDevice(arch).run(w, (1,), [*got, x], facts)
         np.testing.assert_allclose(got[0], outs[0], rtol=1e-5, atol=1e-4, err_msg=arch)
         np.testing.assert_array_equal(got[1], outs[1], err_msg=arch)
         np.testing.assert_allclose(got[2], outs[2], rtol=1e-5, atol=1e-4, err_msg=arch)

@@ -132,6 +132,32 @@ class _Mutated(SimDevice):
         return Program(self.edit(text)), abi, gk
 
 
+def test_a_loop_of_one_block_runs_as_a_while_loop_alike(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An FMA `mma`'s k loop (`counted_loop`: one block that branches back to itself, its phis carried) is one
+    `while` loop of the compiled block (`llsim_blocks._looped`: each trip's phis set in place, no call and no
+    return a trip): the registers and outputs of the per-instruction interpreter, and the product."""
+    import llsim_blocks
+
+    src = ("kernel fn g(c: &mut Tensor<f32, [16, 16]>, a: &Tensor<f32, [?, ?]>) {\n"
+           "    c.store(mma(a.partition([16, 16]).load([0, 0]), a.partition([16, 16]).load([0, 0]), "
+           "zeros::<f32>([16, 16])));\n}\n"
+           "fn main() { let a = zeros::<f32>([16, 16]); let mut c = zeros::<f32>([16, 16]); "
+           "g(c.partition([16, 16]), &a).sync(); }\n")
+    k = driver.compile(src, "ir").output[0]
+
+    def run() -> list[np.ndarray]:
+        a = np.random.default_rng(2).standard_normal((16, 16)).astype(np.float32)
+        c = np.full((16, 16), np.nan, np.float32)
+        SimDevice("sm_80").run(k, (1, 1), [c, a])
+        np.testing.assert_allclose(c, a.astype(np.float64) @ a, rtol=1e-5, atol=1e-5)
+        return [c]
+
+    _both(monkeypatch, run)
+    facts = {p.name: TensorFacts(True, (True, True)) for p in k.params}  # (`SimDevice.run`'s for these arrays)
+    blocks = SimDevice("sm_80").compile(k, facts)[0].compiled[True]
+    assert any("while True:" in s and name in blocks for s, name in llsim_blocks._CODE)
+
+
 def test_a_shared_memory_race_is_caught_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
     """The softmax without the barrier between its max partials' writes and reads."""
     msgs = []

@@ -351,11 +351,15 @@ def test_the_two_pass_merge_in_the_default_kernel_in_the_simulator(monkeypatch) 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
 # (heavy: bf16 at D = 64 and f16 at D = 128 single, the kernels of the default cases but for the element type's
-# conversions; f16-64-single and bf16-128-single hold the same bounds)
+# conversions; f16-64-single and bf16-128-single hold the same bounds. Also heavy since the 2026-12-07 17:16
+# session (hci5, the lead's call; ~7 CPU-s each cold): bf16-128-single and f16-64-pairs, so that the default run
+# assembles one form at each D: single at D = 64 (f16), pairs at D = 128 (bf16))
 @pytest.mark.parametrize(("dt", "d", "kind"), [("f16", 64, "single"),
                                               pytest.param("bf16", 64, "single", marks=pytest.mark.heavy),
                                               pytest.param("f16", 128, "single", marks=pytest.mark.heavy),
-                                              ("bf16", 128, "single"), ("f16", 64, "pairs"), ("bf16", 128, "pairs")])
+                                              pytest.param("bf16", 128, "single", marks=pytest.mark.heavy),
+                                              pytest.param("f16", 64, "pairs", marks=pytest.mark.heavy),
+                                              ("bf16", 128, "pairs")])
 def test_the_split_form_assembles_with_its_key_loop_in_registers(dt: str, d: int, kind: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The benchmark's kernels (128 x 128) in the split form through ptxas for sm_90a: no wgmma serialised, and
     (nvdisasm) no STL / LDL in the key loop, which has the default kernel's length within 4 instructions and its

@@ -20,6 +20,7 @@ def test_after_collection_the_collector_is_on_with_the_suites_threshold(pytestco
                  if getattr(m, "__file__", None) and Path(m.__file__).resolve() == TESTS / "conftest.py")
     assert gc.isenabled()
     assert gc.get_threshold()[0] == suite.GC_YOUNG == 10_000
+    assert gc.get_threshold()[2] == suite.GC_OLDEST == 100  # (a full collection ten times rarer than CPython's)
     assert gc.get_freeze_count() > 0  # what collection made is frozen
     # one collection at the session's end (pytest's unraisable-exception plugin: 5 by default)
     from _pytest.unraisableexception import gc_collect_iterations_key

@@ -37,7 +37,8 @@ from tilelang.runtime.cpu import CpuDevice  # noqa: E402
 
 BACKEND = str(ROOT / "tilelang" / "backend")
 MODULES = tuple(sorted(p.stem for p in (ROOT / "tests" / "user").glob("test_user_programs*.py")))
-MIN_COST = 1.5  # seconds of simulation under which a program stays whole anyway
+MIN_COST = 0.15  # seconds of simulation under which a program stays whole anyway (1.5 until 2026-12-07 17:16
+# session, wall then: the lead lowered it for hci5, whose costs were process CPU of a -n 0 run)
 # programs whose point is the values (NaN, infinities, number and math edges): the same instructions on other
 # values are not the same check
 VALUES = ("p01_nan_inf", "u15_number_edges", "p16_math_edges")

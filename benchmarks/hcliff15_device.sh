@@ -18,3 +18,4 @@ set -uo pipefail
 nvidia-smi -L
 TILEC_EXPLAIN=1 timeout 150 python3 benchmarks/hcliff15_bench.py 2> "$D/explain.txt" | tail -16
 grep -E "w4a16|w8a16" "$D/explain.txt" | sort -u | head -12
+grep -v "^tilec: \|^  note: \|^  help: " "$D/explain.txt" | tail -8  # anything else on stderr (a traceback)

@@ -2,7 +2,7 @@
 cp.async rings (`passes/stream_mma.py`) and without (`TILEC_MMA_RING=0`: ldmatrix + mma.sync with no pipeline).
 
 Rows: n06's W4A16 linear (tests/user/programs/n06, huser26_bench's shapes: M = 64, K = N = 4096, 32 x 32 tiles,
-4 stages unhinted), the same with `#[hints(stages = 2 / 3)]`, with the scale / zero rows' layout conversions kept
+4 stages unhinted), the same with `#[hints(stages = 6 / 3 / 2)]`, with the scale / zero rows' layout conversions kept
 (`TILEC_MMA_RING_RELAY=0`), and a W8A16 GEMM (i8 weights, an f16 scale a group
 of 32 rows and column; 32 x 32 and 64 x 64 tiles). Each against torch's f16 dense GEMM of the dequantised weight
 (cuBLAS, the weight already dequantised: the floor) and a dequantise-then-matmul torch baseline (the weight
@@ -86,6 +86,7 @@ def main() -> None:
 
     want06 = dense06() if not CPU else None
     for name, hints, ring in (("n06 W4A16, rings (4 stages)", "", "1"),
+                              ("n06 W4A16, stages = 6", "#[hints(stages = 6)]\n", "1"),
                               ("n06 W4A16, stages = 3", "#[hints(stages = 3)]\n", "1"),
                               ("n06 W4A16, stages = 2", "#[hints(stages = 2)]\n", "1"),
                               ("n06 W4A16, rings, conversions kept", "", "keep"),

@@ -166,8 +166,8 @@ def test_the_relay_switch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_stages_hints_are_honoured_or_explained(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """`stages = 3`: 3 stages; `stages = 1`: the loads stay and a note says the hint kept them; a hint past the
-    shared memory: lowered, with a note; `TILEC_MMA_RING=0`: no ring (the old path)."""
+    """`stages = 3`: 3 stages; `stages = 1`: the loads stay and a note says the hint kept them; a hint past
+    the shared memory: lowered, with a note; rings that do not fit twice: a note; `TILEC_MMA_RING=0`: no ring."""
     def lowered(hints: str):  # type: ignore[no-untyped-def]
         op, _ = _w4(64, 256, 64, hints=hints)
         gk = _lowered(op)
@@ -185,6 +185,10 @@ def test_stages_hints_are_honoured_or_explained(monkeypatch) -> None:  # type: i
     assert any(f"the hints asked `stages = 64`; the cp.async load ring takes this loop with {stages}" in n.message
                for n in gk.notes)
     assert "(the hints asked `stages = 64`)" in explain.describe(gk)
+    # 8 blocks an SM: a block's share of the shared memory holds no two stages (14 KB each) beside the scratch
+    gk, text = lowered("#[hints(min_blocks = 8)]")
+    assert "ring" not in text and explain.path_of(gk) == "mma.sync"
+    assert any("two stages of its loads take 28672 bytes" in n.message for n in gk.notes), [n.message for n in gk.notes]
     monkeypatch.setenv("TILEC_MMA_RING", "0")
     gk, text = lowered("")
     assert "ring" not in text and explain.path_of(gk) == "mma.sync"

@@ -178,9 +178,10 @@ def stream_mma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
             for ld, why, help in loop.refused:
                 ctx.note(ld.span, f"{RING} leaves this load of `{ld.tensor}` in registers: {why}", help)
             per_stage = sum(_ring_bytes(k, ld) for ld in loop.loads)
-            if not per_stage:
-                ctx.refuse(RING, op.span, "no load of its products' operands can go through it (the notes on "
-                           "the loads say why)" if loop.refused else "its products' operands load nothing in it")
+            if not per_stage:  # (a loop whose operands load nothing in it waits for no memory: no note)
+                if loop.refused:
+                    ctx.refuse(RING, op.span, "no load of its products' operands can go through it (the notes on "
+                               "the loads say why)")
                 out.append(op)
                 continue
             S = min(want, budget // per_stage)

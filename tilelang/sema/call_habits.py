@@ -179,11 +179,10 @@ def _py_cast_help(tcx: CheckCx, e: ast.Call, ty: str) -> str:
     return f"convert with `as`: `{x if x and len(x) < 40 else 'x'} as {ty}`"
 
 
-def _offset_hint_help(tcx: CheckCx, e: ast.Call | ast.MethodCall) -> str:
-    """Triton's `tl.multiple_of(x, 16)` (a call, or a method call of `tl`): the value itself (huser30)."""
-    name = e.method.name if isinstance(e, ast.MethodCall) else \
-        e.callee.ident.name if isinstance(e.callee, ast.Name) else "multiple_of"
-    x = tcx.snippet(e.args[0].value) if e.args else None
+def _offset_hint_help(tcx: CheckCx | None, e: ast.Call | ast.MethodCall | None, name: str) -> str:
+    """Triton's `tl.multiple_of(x, 16)` (a call, or a method call of `tl`): the value itself (huser30). `tilec doc
+    NAME` asks with no call (`tcx` and `e` None)."""
+    x = tcx.snippet(e.args[0].value) if tcx is not None and e is not None and e.args else None
     return (f"Triton's `tl.{name}` is a hint about pointer offsets: Tile's tiles are laid out and aligned by the "
             "compiler, with no offsets to describe; use the value itself" + (f", `{x}`" if x and len(x) < 40 else ""))
 
@@ -218,7 +217,8 @@ HABITS = {
     "pow2": lambda tcx, e: "write `exp2(x)`",
     # Triton's compiler hints on offsets (huser30: "define it"): a tile's layout is the compiler's, aligned by
     # construction; the value itself is what the kernel meant
-    **dict.fromkeys(("multiple_of", "max_contiguous", "max_constancy", "assume"), lambda tcx, e: _offset_hint_help(tcx, e)),
+    **{n: (lambda tcx, e, n=n: _offset_hint_help(tcx, e, n))
+       for n in ("multiple_of", "max_contiguous", "max_constancy", "assume")},
     # Triton 3's last-axis pairs (GPT-J-style rotary, complex numbers as pairs; huser30: `split` was "a similar
     # name: `print`", `join` and `interleave` "define it"), and its correctly rounded math (`div_rn` was offered
     # `cdiv_wrapping`)

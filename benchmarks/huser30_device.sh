@@ -9,7 +9,7 @@
 # once: its tensors against the interpreter's (the runner's tolerances) and its own NumPy check
 # (test_user_programs29.CHECKS); then benchmarks/huser30_bench.py: six of them on CUDA tensors through the Python
 # API, each checked, then timed against PyTorch (a table: Tile ms, torch ms, torch / Tile). Expected (written before
-# any run): 18 "ok" lines (llsim sm_90a agreed on every tensor of v07-v24, v23 within 1e-4; v13's and v16's draws
+# any run): 19 "ok" lines (llsim sm_90a agreed on every tensor of v07-v25, v23 within 1e-4; v13's and v16's draws
 # sit on f32 cumsums, so a GPU summing in another order could flip a token: an "ok~" or FAILED there would name
 # that, not a wrong kernel). Ratios torch / Tile, guesses: v09 fused add+RMSNorm 1.5-3x (one pass against torch's
 # 4-5 kernels); v10 int8+fp8 quant 1.5-3x (one pass writes both; torch reads x twice per format); v13 sampler 0.3-2x

@@ -93,5 +93,4 @@ def test_the_short_keys_variant_reads_the_bias_too(bm: int, bn: int, d: int, s: 
 def test_the_switch_keeps_the_generic_path(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_LOADS", "0")
     gk = lower_gpu(_kernel(64, 64, 64), "sm_90a", _facts(2, 150, 64))
-    # (its K, V and bias loads through `stream_mma`'s rings)
-    assert explain.path_of(gk) == "mma.sync-ring" and any("a load of `bias`" in n.message for n in gk.notes)
+    assert explain.path_of(gk) == "mma.sync" and any("a load of `bias`" in n.message for n in gk.notes)

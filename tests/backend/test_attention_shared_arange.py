@@ -69,7 +69,7 @@ def test_without_the_second_arange_the_refusal_is_a_note(monkeypatch: pytest.Mon
 
     monkeypatch.setattr(attention_layout, "unshare_loop_aranges", lambda k: None)
     gk = lower_gpu(_kernel(64, 64), "sm_90a", FACTS)
-    assert explain.path_of(gk) == "mma.sync-ring"  # (its K and V loads through `stream_mma`'s rings)
+    assert explain.path_of(gk) == "mma.sync"  # (`stream_mma`'s rings are opt-in: TILEC_MMA_RING=1)
     (note,) = explain.refusals(gk)
     assert "would move values between the consumers' threads" in note.message, note.message
 

@@ -43,7 +43,7 @@ def test_a_q_scaled_before_the_loop_takes_the_pipeline() -> None:
 def test_a_q_of_an_f32_tensor_is_noted_at_its_line() -> None:
     assert QF32 != QSCALED and "Tensor<f32, [?, D]>" in QF32
     gk = lower_gpu(_user(QF32), "sm_90a", _facts("oqkv", 2))
-    assert explain.path_of(gk) == "mma.sync-ring"  # (its K and V loads through `stream_mma`'s rings)
+    assert explain.path_of(gk) == "mma.sync"
     (note,) = gk.notes
     assert "Hopper attention pipeline" in note.message and "(Q) is not a tile loaded as it is" in note.message
     assert "f16 [64, 64] tile loaded as it is" in note.message and "scale to the scores" in note.help[0]

@@ -57,7 +57,9 @@ def _kernels(stem: str, name: str):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize(("until", "stem", "kernel", "arch"), CASES,
                          ids=[f"{p}-{k}-{a}" for p, _, k, a in CASES])
-def test_pass_golden(until: str, stem: str, kernel: str, arch: str, golden) -> None:  # type: ignore[no-untyped-def]
+def test_pass_golden(until: str, stem: str, kernel: str, arch: str, golden, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    if until == "stream_mma":
+        monkeypatch.setenv("TILEC_MMA_RING", "1")  # opt-in since call 43; the golden is of the pass itself
     texts = []
     for k in _kernels(stem, kernel):
         facts = {p.name: TensorFacts.assumed(p.rank) for p in k.tensor_params}

@@ -113,7 +113,7 @@ def test_the_switch_decides_the_path(setting: str | None, monkeypatch: pytest.Mo
     a, b = _inputs("i8", False, 64, 128, 128, 0)
     text = print_gpu_kernel(lower_gpu(k, "sm_80", _facts(c=np.zeros((64, 128)), a=a, b=b)))
     ring = setting != "0"
-    assert ("dot.mma.sync.smem" in text) == ring and ("cp.async.own" in text) == (not ring), text
+    assert ("dot.mma.sync.smem" in text) == ring and ("cp.async.commit" in text) == ring, text
     assert ("dot.mma.sync " in text) == (not ring), text
 
 

@@ -36,5 +36,4 @@ def test_the_hopper_pipeline_keeps_its_loops_and_the_switch_turns_the_fallback_o
     small = GemmConfig(32, 64, 32, out="f32")
     monkeypatch.setenv("TILEC_GEMM_PAD", "0")
     monkeypatch.setenv("TILEC_SM80_FALLBACK", "0")
-    # (since hcliff15 the loop's loads go through per-thread cp.async rings there: `passes/stream_mma.py`)
-    assert explain.path_of(lower_gpu(_kernel(small), "sm_90a", _facts(c, a, b))) == "mma.sync-ring"
+    assert explain.path_of(lower_gpu(_kernel(small), "sm_90a", _facts(c, a, b))) == "mma.sync"

@@ -65,9 +65,12 @@ DEFAULT_STAGES = 4
 RING = "the cp.async load ring"
 
 
-def enabled() -> bool:
-    """`TILEC_MMA_RING` (unset: "1"): "0" leaves every mma.sync loop's loads as written (an A/B switch)."""
-    return flag("TILEC_MMA_RING", "1")
+def enabled(hinted: bool = False) -> bool:
+    """`TILEC_MMA_RING`: "1" takes every such mma.sync loop's loads through the rings, "0" none; unset: only a kernel
+    whose hints ask `stages = 2` or more (`hinted`: the hint is how a user asks for them, never ignored). Not by
+    default since call 43 (H100, 2026-12-07): n06 W4A16 0.2235 -> 0.2776 ms and W8A16 32 x 32 0.0973 -> 0.1142 ms
+    with the rings (slower; RESULTS "call 43")."""
+    return flag("TILEC_MMA_RING", "1" if hinted else "0")
 
 
 def relay() -> bool:
@@ -137,10 +140,10 @@ def _scratch(dots: list[g.DotOp]) -> int:
 
 
 def stream_mma(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
-    if ctx.sm < 80 or not enabled():
-        return k
     hints = k.source.hints
     hinted = "stages" in hints
+    if ctx.sm < 80 or not enabled(hinted and k.num_stages >= 2):
+        return k
     off = "stages_off" in hints or (hinted and k.num_stages < 2)
     want = k.num_stages if hinted else DEFAULT_STAGES
     written = _written(k)

@@ -9,7 +9,7 @@
 # 1,050 cases: FUZZING.md, round 31); a DIFFER here would be the hardware (TMA's out-of-bounds fill, an f16/bf16
 # rounding, a NaN's path through max) departing from llsim's model.
 cd "$(dirname "$0")/.." || exit 1
-export PYTHONPATH=$PWD
+export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}  # keep the preamble's /tmp/site (lark): call 43 lost it
 for fam in prefill decode llm llmattn; do
     timeout 45 python3 -W ignore benchmarks/std_diff.py 3131 100000 --family "$fam" --gpu --seconds 35 2>&1 \
         | tail -6 | sed "s/^/std_diff $fam gpu: /"

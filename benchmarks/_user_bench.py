@@ -71,6 +71,33 @@ def close(a: Any, b: Any, tol: float) -> str:
     return f"same (max rel {err:.1e})" if err <= tol else f"DIFFERENT (max rel {err:.1e} > {tol})"
 
 
+ROWS: list[tuple[str, float, float, str]] = []  # (name, Tile ms, torch ms, verdict): `bench`'s table
+
+
+def bench(name: str, run: Callable[[], Any], wait: bool, ref: Callable[[], Any] | None,
+          check: Callable[[], str]) -> None:
+    """`run` once, `check` its result, then time `run` (a launch whose handle is waited on, or, `wait` False, a
+    pipeline of synced launches) and PyTorch's `ref`."""
+    try:
+        h = run()
+        if wait:
+            h.wait()
+        verdict = check()
+        t_tile = time_ms(run, wait)
+    except Exception as e:  # one kernel's failure is a row of the table, not the end of the script
+        ROWS.append((name, float("nan"), float("nan"), f"FAILED {type(e).__name__}: {str(e)[:160]}"))
+        print(f"{name:34s} FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
+        return
+    try:
+        t_torch = time_ms(ref, False) if ref is not None and not CPU else float("nan")
+    except Exception as e:  # (a PyTorch op this build lacks: no ratio)
+        print(f"  (torch's {name}: {type(e).__name__}: {str(e)[:120]})", flush=True)
+        t_torch = float("nan")
+    ROWS.append((name, t_tile, t_torch, verdict))
+    print(f"{name:34s} tile {t_tile:8.3f} ms  torch {t_torch:8.3f} ms  torch/tile {t_torch / t_tile:6.2f}  "
+          f"{verdict}", flush=True)
+
+
 def print_rows(rows: list[tuple[str, float, float, str]], summary: bool = True) -> None:
     """The rows `(kernel, Tile ms, torch ms, verdict)` as a Markdown table (on the GPU only), then with `summary`
     how many are "same" and which are not."""

@@ -8,40 +8,14 @@ Tile faster)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _user_bench import CPU, P, arr, close, host, print_rows, time_ms, torch
+from _user_bench import CPU, ROWS, P, arr, bench, close, host, print_rows, torch
 
 import tilelang
 
-ROWS: list[tuple[str, float, float, str]] = []
 part = tilelang.partition
-
-
-def bench(name: str, run: Callable[[], Any], wait: bool, ref: Callable[[], Any] | None,
-          check: Callable[[], str]) -> None:
-    """`run` once, `check` its result, then time `run` (a launch whose handle is waited on, or, `wait` False, a
-    pipeline of synced launches) and PyTorch's `ref`."""
-    try:
-        h = run()
-        if wait:
-            h.wait()
-        verdict = check()
-        t_tile = time_ms(run, wait)
-    except Exception as e:  # one kernel's failure is a row of the table, not the end of the script
-        ROWS.append((name, float("nan"), float("nan"), f"FAILED {type(e).__name__}: {str(e)[:160]}"))
-        print(f"{name:34s} FAILED {type(e).__name__}: {str(e)[:300]}", flush=True)
-        return
-    try:
-        t_torch = time_ms(ref, False) if ref is not None and not CPU else float("nan")
-    except Exception as e:  # (a PyTorch op this build lacks: no ratio)
-        print(f"  (torch's {name}: {type(e).__name__}: {str(e)[:120]})", flush=True)
-        t_torch = float("nan")
-    ROWS.append((name, t_tile, t_torch, verdict))
-    print(f"{name:34s} tile {t_tile:8.3f} ms  torch {t_torch:8.3f} ms  torch/tile {t_torch / t_tile:6.2f}  "
-          f"{verdict}", flush=True)
 
 
 def same(ok: bool, what: str) -> str:

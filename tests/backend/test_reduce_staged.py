@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from llsim import SimDevice
 from ptxas_report import assemble
+from reduce_sim import assert_sim_matches
 
 import tilelang
 from tilelang.backend import emit_ptx
 from tilelang.backend.codegen.reduce_staged import plan
 from tilelang.backend.facts import TensorFacts
 from tilelang.dtypes import DType
-from tilelang.interp import run_kernel
 from tilelang.ir.lower import lower_kernel
 from tilelang.runtime.launch import ArgFact
 
@@ -123,15 +122,7 @@ def _check(case: tuple, monkeypatch: pytest.MonkeyPatch) -> int:  # type: ignore
     ptx = emit_ptx(k, "sm_90a", facts)
     assert "shfl.sync.bfly" in ptx or w * 32 // max(1, r if axis == 1 else c) < 2, "the staged groups' butterfly"
     want = _args(op, axis, dt, r, c, shape, 5)
-    got = [a.copy() for a in want]
-    run_kernel(k, (B,), want)
-    SimDevice("sm_90a").run(k, (B,), got, facts)
-    if op.startswith("arg") or dt.is_int or op in ("max", "min"):
-        np.testing.assert_array_equal(got[0], want[0])
-    else:
-        tol = 1e-2 if dt is DType.BF16 else 1e-5
-        scale = float(np.abs(want[0].astype(np.float64)).max())
-        np.testing.assert_allclose(got[0].astype(np.float64), want[0].astype(np.float64), rtol=tol, atol=tol * scale)
+    assert_sim_matches(k, (B,), want, facts, op, dt)
     return len(staged)
 
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from llsim import SimDevice
 from ptxas_report import assemble
+from reduce_sim import assert_sim_matches
 
 import tilelang
 from tilelang.backend import emit_ptx
 from tilelang.backend.codegen.reduce_xpose import pays
 from tilelang.backend.facts import TensorFacts
 from tilelang.dtypes import DType
-from tilelang.interp import run_kernel
 from tilelang.ir.lower import lower_kernel
 from tilelang.runtime.launch import ArgFact
 
@@ -99,15 +98,7 @@ def test_transposing_butterfly_matches_interpreter(case: tuple, monkeypatch: pyt
 
         x = round_bf16(x.astype(np.float32))
     want = [np.full(ys, 7, np.int32 if op.startswith("arg") else dt.np_dtype), x.astype(dt.np_dtype)]
-    got = [a.copy() for a in want]
-    run_kernel(k, (blocks,), want)
-    SimDevice("sm_90a").run(k, (blocks,), got, facts)
-    if op.startswith("arg") or dt.is_int or op in ("max", "min"):
-        np.testing.assert_array_equal(got[0], want[0])
-    else:
-        tol = 1e-2 if dt is DType.BF16 else 1e-5
-        scale = float(np.abs(want[0].astype(np.float64)).max())
-        np.testing.assert_allclose(got[0].astype(np.float64), want[0].astype(np.float64), rtol=tol, atol=tol * scale)
+    assert_sim_matches(k, (blocks,), want, facts, op, dt)
 
 
 NATURAL = [("sum", 1, DType.F32, 32, 64, 1, (32, 64)),  # 16 rows, 4 bits, back

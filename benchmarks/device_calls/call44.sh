@@ -2,7 +2,8 @@
 # The 2026-12-07 20:07 session's first call (lead), on main. On an H200: the issues' tables (prefill, decode, engine 4B
 # at 1,024; none measured on an H200 since call 41, and hred changed two of the engine's kernels), then prefill
 # S = 16,384. Any card: call 43's engine capture failure (test_merge_by_rows_matches_torch[torch]) run alone three
-# times; if it fails, once more with hred's reductions off (TILEC_REDUCE_STAGED=0 TILEC_REDUCE_XPOSE=0).
+# times; if it fails, once more with hred's reductions off (TILEC_REDUCE_STAGED=0 TILEC_REDUCE_XPOSE=0). Then
+# call 43's steps that did not run: hrev31's std_diff rows, huser27/28's benches.
 . benchmarks/device_calls/preamble.sh
 call_log 44
 h200() { nvidia-smi -L | grep -q H200; }
@@ -21,4 +22,7 @@ if h200 && want s16k && [ $(left) -gt 130 ]; then
   ATTN_TRITON=0 timeout $(( $(left) - 10 )) python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --seqs 16384 --out "$W/prefill_s16k" > "$W/prefill_s16k.log" 2>&1
   echo "rc=$?"; grep -E "^\| (f16|bf16)" "$W/prefill_s16k.log" | tail -12 | cut -c1-130; pk
 fi
+for s in hrev31 huser27 huser28; do  # call 43's steps that did not run (any card)
+  want $s && [ -f benchmarks/${s}_device.sh ] && [ $(left) -gt 70 ] && TAILN=30 step $s timeout $(( $(left) < 160 ? $(left) - 10 : 150 )) bash benchmarks/${s}_device.sh
+done
 pk; echo "total $((SECONDS-t0)) s"

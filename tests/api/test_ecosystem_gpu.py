@@ -403,3 +403,34 @@ def test_a_counter_buffer_made_inside_a_torch_capture_keeps_the_capture(torch) -
     g.replay()
     torch.cuda.synchronize()
     torch.testing.assert_close(out[:, 0], x.sum(1), rtol=1e-5, atol=1e-4)
+
+
+def test_a_kernel_first_launched_inside_a_torch_capture_keeps_the_capture(torch) -> None:  # type: ignore[no-untyped-def]
+    """A kernel whose first launch (its module load) is inside `torch.cuda.graph`: the load allocates the
+    module's globals, a "potentially unsafe" call in PyTorch's global capture mode, which invalidated the
+    capture at the next launch; the runtime loads in the thread's relaxed mode (`cuda_driver.relaxed_capture`).
+    Three kernels, each loaded in the capture, the second and third after a captured launch, as a model's step."""
+    src = """
+kernel fn scale<const B: i32>(y: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, s: f32) {
+    y.store(x.load_like(y) * s);
+}
+kernel fn shift<const B: i32>(y: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>, s: f32) {
+    y.store(x.load_like(y) + s);
+}
+kernel fn square<const B: i32>(y: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    let t = x.load_like(y);
+    y.store(t * t);
+}
+"""
+    m = tilelang.compile(src, name="first_in_capture")
+    x = torch.randn(4096, device="cuda")
+    a, b, c = (torch.zeros(4096, device="cuda") for _ in range(3))
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        m.scale[256](P(a, [256]), x, 3.0).sync()
+        m.shift[256](P(b, [256]), a, 1.0).sync()
+        m.square[256](P(c, [256]), b).sync()
+    g.replay()
+    torch.cuda.synchronize()
+    torch.testing.assert_close(c, (x * 3 + 1) ** 2, rtol=1e-5, atol=1e-5)

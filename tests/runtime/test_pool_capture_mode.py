@@ -74,3 +74,32 @@ def test_a_cached_block_needs_no_driver_call() -> None:
     n = len(d.calls)
     pool.alloc(900)  # the same bucket: from the free list
     assert len(d.calls) == n
+
+
+def test_a_module_loads_in_relaxed_mode_and_puts_the_mode_back() -> None:
+    """A module load allocates the module's globals: inside another library's capture (a kernel's first
+    launch in `torch.cuda.graph`) it must not invalidate the capture either (`cuda_driver.relaxed_capture`;
+    the GPU test: `test_a_kernel_first_launched_inside_a_torch_capture_keeps_the_capture`)."""
+    from tilelang.runtime import cache as cache_mod
+    from tilelang.runtime.cuda_module import Module
+
+    class _Loader(_Driver):
+        def cuModuleLoadData(self, cubin: bytes) -> tuple[Any, int]:  # noqa: N802
+            self.calls.append(("load", self.mode))
+            return OK, 7
+
+    class _Cache:
+        def get(self, key: str) -> bytes:
+            return b"cubin"
+
+    d = _Loader()
+    ctx = SimpleNamespace(d=d, info=SimpleNamespace(arch="sm_90a"))
+    real = cache_mod.default_cache
+    cache_mod.default_cache = lambda: _Cache()  # type: ignore[assignment]
+    try:
+        mod = Module.from_ptx(ctx, ".version 8.0\n.target sm_90a\n")
+    finally:
+        cache_mod.default_cache = real  # type: ignore[assignment]
+    assert mod.handle == 7
+    assert d.calls == [("mode", RELAXED), ("load", RELAXED), ("mode", GLOBAL)]
+    assert d.mode is GLOBAL

@@ -18,7 +18,7 @@ from typing import Any
 from tilelang.diagnostics.codes.codegen import CUDA_ERROR
 from tilelang.diagnostics.model import Diagnostic, TileError
 from tilelang.runtime import cuda_pdl
-from tilelang.runtime.cuda_driver import _check, _driver, _handle_int, is_available
+from tilelang.runtime.cuda_driver import _check, _driver, _handle_int, is_available, relaxed_capture
 from tilelang.runtime.cuda_memory import BufferPool
 from tilelang.runtime.cuda_module import Module
 from tilelang.source import Span
@@ -160,12 +160,13 @@ class Graph:
             self.ctx.synchronize(span)
 
     def __del__(self) -> None:
-        try:
+        try:  # (a finaliser may run inside another library's capture: `relaxed_capture`)
             d = self.ctx.d
-            if self.exec is not None:
-                d.cuGraphExecDestroy(self.exec)
-            if self.graph is not None:
-                d.cuGraphDestroy(self.graph)
+            with relaxed_capture(d):
+                if self.exec is not None:
+                    d.cuGraphExecDestroy(self.exec)
+                if self.graph is not None:
+                    d.cuGraphDestroy(self.graph)
         except Exception:
             pass
 

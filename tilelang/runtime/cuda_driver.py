@@ -8,9 +8,11 @@ through ctypes. `cuda.py` (devices, memory, modules, graphs) and
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import dataclasses
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -232,6 +234,26 @@ CTYPES: dict[str, Any] = {
     "f16": ctypes.c_uint16,
     "bf16": ctypes.c_uint16,
 }
+
+
+@contextlib.contextmanager
+def relaxed_capture(d: Any) -> Iterator[None]:
+    """The calling thread in CUDA's relaxed stream-capture mode for the block, put back after. In the default
+    global mode a "potentially unsafe" call (`cuMemAlloc`, a module load, which allocates the module's
+    globals) made while any stream of the process is being captured invalidates that capture: the next
+    captured launch fails with CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, far from the call. A buffer or a module
+    made during a capture (a launch captured by `torch.cuda.graph` whose counters or variant were not made
+    yet) is not part of the graph, so the relaxed mode is right for them; outside a capture it changes
+    nothing. Drivers without the call (the tests' stubs) run the block as it is."""
+    exchange = getattr(d, "cuThreadExchangeStreamCaptureMode", None)
+    if exchange is None:
+        yield
+        return
+    old = _check(exchange(d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED), "cuThreadExchangeStreamCaptureMode")
+    try:
+        yield
+    finally:
+        exchange(old)
 
 
 class PackedArgs:

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from tilelang.diagnostics.model import TileError
-from tilelang.runtime.cuda_driver import _check
+from tilelang.runtime.cuda_driver import _check, relaxed_capture
 
 
 def _bucket(nbytes: int) -> int:
@@ -103,20 +103,13 @@ def _gib(n: int) -> str:
 
 
 def _mem_alloc(d: Any, size: int) -> int:
-    """`cuMemAlloc` in the thread's relaxed stream-capture mode. A buffer made while a stream is being
-    captured (a counter buffer of a launch captured by `torch.cuda.graph`, `cuda_arrive.Counters`; a print
-    buffer) is not part of the graph, but in CUDA's default global capture mode cuMemAlloc is a "potentially
-    unsafe" call that invalidates the capture (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED at the next launch,
-    2026-12-06: a flaky `test_folded_merge_matches_torch` whenever the pool's free lists had no block of the
-    size); the relaxed mode allows it, and changes nothing outside a capture. The mode is put back after."""
-    exchange = getattr(d, "cuThreadExchangeStreamCaptureMode", None)
-    if exchange is None:  # (stub drivers of the tests)
+    """`cuMemAlloc` in the thread's relaxed stream-capture mode (`relaxed_capture`): a buffer made while a
+    stream is being captured (a counter buffer of a launch captured by `torch.cuda.graph`,
+    `cuda_arrive.Counters`; a print buffer) is not part of the graph, and in the global mode the allocation
+    invalidated the capture (2026-12-06: a flaky `test_folded_merge_matches_torch` whenever the pool's free
+    lists had no block of the size)."""
+    with relaxed_capture(d):
         return int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
-    old = _check(exchange(d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED), "cuThreadExchangeStreamCaptureMode")
-    try:
-        return int(_check(d.cuMemAlloc(size), "cuMemAlloc"))
-    finally:
-        exchange(old)
 
 
 @dataclass(eq=False)

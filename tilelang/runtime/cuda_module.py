@@ -27,6 +27,7 @@ from tilelang.runtime.cuda_driver import (
     _raw_launch,
     driver_error,
     launch_mode,
+    relaxed_capture,
 )
 from tilelang.runtime.cuda_link import link_arch, nvjitlink_keeps
 from tilelang.source import Span
@@ -80,8 +81,11 @@ class Module:
             if cubin is not None:
                 cache.put(cubin_key, cubin, {"kind": "cubin", "arch": arch, "name": key or ""})
         d = ctx.d
+        # (a kernel's first launch inside another library's capture, `torch.cuda.graph`: its load in the
+        # relaxed capture mode, or the capture is invalidated: `relaxed_capture`)
         if cubin is not None:
-            err, *handle = d.cuModuleLoadData(cubin)
+            with relaxed_capture(d):
+                err, *handle = d.cuModuleLoadData(cubin)
             if err == d.CUresult.CUDA_SUCCESS:
                 return Module(ctx, handle[0])
             if getattr(err, "name", "") not in REJECTED:  # (memory, a lost context: the driver's state)
@@ -91,7 +95,8 @@ class Module:
         # Driver JIT fallback (it has its own cache in ~/.nv/ComputeCache).
         opts = [d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER, d.CUjit_option.CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES]
         elog = bytearray(8192)
-        err, handle = d.cuModuleLoadDataEx(ptx.encode() + b"\0", len(opts), opts, [elog, len(elog)])
+        with relaxed_capture(d):
+            err, handle = d.cuModuleLoadDataEx(ptx.encode() + b"\0", len(opts), opts, [elog, len(elog)])
         if err != d.CUresult.CUDA_SUCCESS:
             log = elog.rstrip(b"\0").decode(errors="replace")
             if getattr(err, "name", "") in REJECTED:  # the assembler refused our PTX: a bug in tilec (`PtxRejected`)

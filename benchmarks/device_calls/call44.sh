@@ -6,6 +6,13 @@
 # call 43's steps that did not run: hrev31's std_diff rows, huser27/28's benches.
 . benchmarks/device_calls/preamble.sh
 call_log 44
+first() { echo "== first-in-capture $1 ($((SECONDS-t0)) s)"
+  timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu -n 0 tests/api/test_ecosystem_gpu.py -k "first_launched or counter_buffer" > "$W/first_$1.log" 2>&1
+  echo "rc=$?"; grep -E "passed|failed|INVALID" "$W/first_$1.log" | tail -3 | cut -c1-200; }
+if [ -f dev44.patch ]; then  # the lead's relaxed-capture change: its GPU test before and after the runtime part
+  git apply --include='tests/*' dev44.patch && first before
+  git apply --exclude='tests/*' dev44.patch && rm dev44.patch && echo "applied dev44.patch" && first after
+fi
 h200() { nvidia-smi -L | grep -q H200; }
 cap() { local tag=$1; shift; echo "== cap $tag ($((SECONDS-t0)) s)"
   env "$@" timeout 75 python3 -m pytest -q -p no:cacheprovider -m gpu -n 0 tests/llm/test_engine_gpu.py -k merge_by_rows > "$W/cap_$tag.log" 2>&1

@@ -52,18 +52,22 @@ def test_std_attention_at_192_rows_assembles_without_spills_in_its_key_loop(dt: 
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize(("causal", "sq", "sk", "bh", "hkv", "ctas", "kind"),
-                         [(True, 200, 150, 2, 1, 1, ""), (False, 200, 330, 2, 2, 2, ""),
-                          (True, 200, 420, 1, 1, 2, "tail"), (True, 400, 420, 1, 1, 2, "once")],
-                         ids=["causal_rows_see_nothing_gqa", "full_two_ctas", "tail_variant", "once_variant"])
+@pytest.mark.parametrize(("causal", "sq", "sk", "bh", "hkv", "ctas", "kind", "rotate"),
+                         [(True, 200, 150, 2, 1, 1, "", "0"), (False, 200, 330, 2, 2, 2, "", "0"),
+                          (True, 200, 420, 1, 1, 2, "tail", "0"), (True, 400, 420, 1, 1, 2, "once", "0"),
+                          (True, 200, 330, 2, 1, 2, "", "1")],
+                         ids=["causal_rows_see_nothing_gqa", "full_two_ctas", "tail_variant", "once_variant",
+                              "rotated_causal_gqa"])
 def test_std_attention_at_192_rows_in_the_simulator(causal: bool, sq: int, sk: int, bh: int, hkv: int, ctas: int,
-                                                    kind: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+                                                    kind: str, rotate: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`flash_attention_lse` at 192 x 128, D = 64, against NumPy (outputs preset to NaN, undefined floats read as
     NaN): each CTA walks its tiles; `kind` the variant the runtime launches for such a walk (`tail`: causal pairs
-    of an even number of query blocks, their last rounds as single tiles; `once`: an odd number)."""
+    of an even number of query blocks, their last rounds as single tiles; `once`: an odd number); `rotate` "1":
+    the rotated loop (`TILEC_ATTN_ROTATE=1`, hattn9_device.sh's arm R: S of the next block with P V of this one)."""
     import llsim
 
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
+    monkeypatch.setenv("TILEC_ATTN_ROTATE", rotate)
     k = _std("flash_attention_lse", "f16", 192, 128, 64)
     facts = _lse_facts()
     if kind:

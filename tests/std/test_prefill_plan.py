@@ -27,7 +27,7 @@ def test_the_blocks_of_each_head_dim_and_card(wg3: str | None, monkeypatch: pyte
     for d in (64, 128, 256):
         assert prefill_blocks(d, 80) == (128, 64)  # (no Hopper pipeline: the switch never applies)
     for d in (64, 128):
-        bm, bn = prefill_blocks(d, 90)
+        bm, _ = prefill_blocks(d, 90)
         assert bm % 64 == 0 and bm // 64 in (2, 3)  # whole consumer warpgroups of 64 query rows
 
 

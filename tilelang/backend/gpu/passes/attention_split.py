@@ -418,6 +418,6 @@ def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: l
                   ir.Region((), (*w, ir.Yield(()))), span)]  # type: ignore[arg-type]
 
 
-__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "carrier", "epilogue", "fits",
-           "fits_narrow", "form_request", "marks", "plan", "tail_request",
-           "pieces", "producer_regs", "single_tiles", "whole_copy", "wide"]
+__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "ROOMY_REGS", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "carrier",
+           "epilogue", "fits", "fits_narrow", "form_request", "marks", "pieces", "plan", "producer_regs", "roomy",
+           "single_tiles", "tail_request", "whole_copy", "wide"]

@@ -89,7 +89,8 @@ done
 python3 benchmarks/attention_ab.py "$D" --base A || true
 python3 benchmarks/attention_ab.py "$D" --base G || true
 if [ "${TESTS:-1}" = 1 ] && [ "$(el)" -le ${TESTS_BY:-125} ]; then
-  timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -m gpu -p no:cacheprovider -n 8 tests/std/test_attention_wg3_gpu.py \
+  xd=(); python3 -c "import xdist" 2>/dev/null && xd=(-n 8)  # (the compiles in parallel where pytest-xdist is there)
+  timeout ${TEST_TIMEOUT:-40} python3 -m pytest -q -m gpu -p no:cacheprovider "${xd[@]}" tests/std/test_attention_wg3_gpu.py \
     > "$D/tests.log" 2>&1
   echo "$NAME gpu tests (rc $?, $(el) s): $(tail -1 "$D/tests.log")"
 else echo "$NAME gpu tests skipped ($(el) s)"; fi

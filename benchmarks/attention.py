@@ -48,6 +48,7 @@ import tilelang  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "examples" / "python"))
 from decode_plan import combine_ns, decode_plan, fused_nc, merge_pdl, split_kernel  # noqa: E402  (the example's launch rule is what users get)
+from prefill_plan import prefill_blocks  # noqa: E402
 
 ATTN = tilelang.compile("use std::attention::*;\n")
 ELEM = {torch.float16: "f16", torch.bfloat16: "bf16"}
@@ -74,7 +75,8 @@ def blocks(d: int, dev: str) -> tuple[int, int]:
     if env:
         bm, bn = (int(x) for x in env.split("x"))
         return bm, bn
-    return (128, 128)
+    major, minor = torch.cuda.get_device_capability()
+    return prefill_blocks(d, 10 * major + minor)  # the example's launch rule (TILEC_PREFILL_WG3: 192 x 128 at D = 64)
 
 
 def time_ms(fn, reps: int, dev: str, warmup: int = 2) -> float:  # type: ignore[no-untyped-def]
@@ -562,6 +564,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--causal-only", action="store_true", help="only the causal prefill rows")
     ap.add_argument("--full-only", action="store_true", help="only the non-causal prefill rows")
     ap.add_argument("--seqs", default=None, help="prefill rows of these S only, comma-separated (e.g. 1024)")
+    ap.add_argument("--also", default=None,
+                    help="prefill rows added after the filters above, DTYPE-D-full|causal-S, comma-separated "
+                         "(e.g. f16-128-full-4096: a control row beside --only's)")
     ap.add_argument("--throwaway", action="store_true",
                     help="time the first prefill row once more before the measured rows and print it marked, not "
                          "kept (a process's first measured row read 10-20 %% low in half the runs of 2026-12-06)")
@@ -588,6 +593,11 @@ def main(argv: list[str] | None = None) -> int:
         prefill = [r for r in prefill if str(r[3]) in a.seqs.split(",")]
     if a.causal_only or a.full_only:
         prefill = [r for r in prefill if r[2] == a.causal_only]
+    for name in a.also.split(",") if a.also else ():
+        dt, d, kind, s = name.split("-")
+        if dt not in DT or kind not in ("full", "causal"):
+            raise SystemExit(f"--also {name}: expected DTYPE-D-full|causal-S, e.g. f16-128-full-4096")
+        prefill.append((dt, int(d), kind == "causal", int(s), int(s) if a.smoke else 16384))  # (--smoke: one batch)
     if dev == "cpu" and not a.smoke:
         print("no GPU: use --smoke on the CPU", file=sys.stderr)
         return 2

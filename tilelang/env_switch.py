@@ -211,6 +211,7 @@ SWITCHES: dict[str, Switch] = {s.name: s for s in (
     Switch("TILEC_NO_CTYPES_LAUNCH", _NONE, "no ctypes launch"),
     Switch("TILEC_PDL", _START, "programmatic dependent launch (read at start; `set_pdl` after)"),
     Switch("TILEC_PERSISTENT_SMS", _NONE, "persistent kernels' SM cap (the grid)"),
+    Switch("TILEC_PREFILL_WG3", _NONE, "the prefill plan's three consumer warpgroups at D = 64 (examples/python/prefill_plan.py, hattn9)"),
     Switch("TILEC_PREWARM", _NONE, "the toolchain's prewarm"),
     Switch("TILEC_PRINT_BUFFER_MB", _NONE, "the device print buffer's size"),
     Switch("TILEC_PRODUCTS_COLS", _CODE, "products: columns"),

@@ -30,6 +30,7 @@ from decode_plan import (  # the launch rule (no PyTorch in it)
     merge_pdl,
     split_kernel,
 )
+from prefill_plan import prefill_blocks  # the prefill's blocks (no PyTorch in it either)
 
 import tilelang
 from tilelang.runtime import cuda_pdl
@@ -48,7 +49,11 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: b
     b, h, s, d = q.shape
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()  # Tile reads row-major tensors
     o = torch.empty_like(q)
-    bm, bn = (128, 64) if q.is_cuda else (64, 64)
+    if q.is_cuda:  # the launch rule's blocks for this card (`prefill_plan`)
+        major, minor = torch.cuda.get_device_capability(q.device)
+        bm, bn = prefill_blocks(d, 10 * major + minor)
+    else:
+        bm, bn = 64, 64
     TILE.flash_attention[ELEM[q.dtype], bm, bn, d](
         tilelang.partition(o.view(b * h, s, d), [1, bm, d]),  # block (bh, i) writes its rows of `o`
         q.view(b * h, s, d),

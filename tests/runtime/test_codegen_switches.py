@@ -33,14 +33,15 @@ kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
 
 
 def test_every_switch_read_is_in_the_registry() -> None:
-    """Each `"TILEC_.."` name in the package's code (and examples/llm's), and each `TILE_..` it reads from the
-    environment, has an entry; each entry is read somewhere (a switch removed from the code leaves the registry
-    too)."""
+    """Each `"TILEC_.."` name in the package's code (and examples/llm's and examples/python's), and each `TILE_..`
+    it reads from the environment, has an entry; each entry is read somewhere (a switch removed from the code leaves
+    the registry too)."""
     read: set[str] = set()
-    # the package, and the LLM example the repository ships (`TILEC_DECODE_PLAN`: its plan's profile)
+    # the package, and the examples' launch plans (`TILEC_DECODE_PLAN`: the LLM example's plan's profile;
+    # `TILEC_PREFILL_WG3`: examples/python/prefill_plan.py's query block at D = 64)
     llm = Path(__file__).resolve().parents[2] / "examples" / "llm"
-    assert (llm / "plan.py").is_file()
-    for p in [*PACKAGE.rglob("*.py"), *llm.glob("*.py")]:
+    assert (llm / "plan.py").is_file() and (llm.parent / "python" / "prefill_plan.py").is_file()
+    for p in [*PACKAGE.rglob("*.py"), *llm.glob("*.py"), *(llm.parent / "python").glob("*.py")]:
         if p.name == "env_switch.py" and p.parent == PACKAGE:
             continue
         text = p.read_text(encoding="utf-8")

@@ -176,12 +176,12 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     onced = persist and ctx.fact(split.carrier(k)).split_walk == tiles.ONCE_KIND
     proof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and not turns and ost is None and not p.short \
         and schedule != "serial" and not tailed and not onced \
-        and split.pieces() and split.fits(acc_regs, rotating, forms) and not region \
+        and split.pieces() and split.fits(acc_regs, rotating, forms) and split.roomy(C) and not region \
         and chain.setting() != "1" else None
     # the chained short keys' variant with its last round split (`attention_csplit`, `TILEC_ATTN_CHAIN_SPLIT=1`)
     cproof = softmax.prove(loop, ops[:i], ops[i + 1:]) if persist and p.short and not turns and ost is None \
         and schedule == "overlap" and not tailed and not onced and split.pieces() and split.fits_narrow(acc_regs) \
-        and csplit.enabled() and p.qx is None else None
+        and split.roomy(C) and csplit.enabled() and p.qx is None else None
     # or as its 64-row halves (`attention_qsplit`, `TILEC_ATTN_CHAIN_HALVES=1`; the key split first where both are set)
     halves = persist and p.short and not turns and ost is None and schedule == "overlap" and not tailed \
         and not onced and C == 2 \
@@ -301,8 +301,9 @@ def attention(k: g.GpuKernel, ctx: PassContext) -> g.GpuKernel:
     epilogue = loops.unshare(epi.reciprocals([op for op in ops[i + 1:] if not isinstance(op, ir.Yield)], fresh), fresh)
     epilogue0, moved0 = epilogue, moved  # (the chained variant's split pieces build their own tile from these)
     whole = dataclasses.replace(loop, lower=marks.lower0, upper=marks.upper0) if marks is not None else loop
+    # (not beside three consumer warpgroups: their 160 registers spilled 424 B in the chained variant, hattn9)
     ch, short = chain.make(p, whole, epilogue, outside, moved, bufs, fresh, persist and not turns and ost is None
-                           and schedule == "overlap" and rot.packed() and not region)  # passes/attention_chain.py
+                           and schedule == "overlap" and rot.packed() and not region and split.roomy(C))
     if ch is not None and tiles.fine_stamps():  # (`TILEC_ATTN_STAMPS=2`: stamps inside its first iteration)
         ch = dataclasses.replace(ch, tn=c_tn)
     q_early = q_early or chain.q_early(ch)

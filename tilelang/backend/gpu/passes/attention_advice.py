@@ -7,9 +7,11 @@ speed, with no word. These notes say it (`PassContext.advise`: `tilec emit --exp
 each with the cause and what runs faster:
 
 - the consumer threads' registers: S and P of a block (the rotated loop holds the next S beside this P) and
-  O, about BN / 2 + BN / 4 + Dv / 2 + 40 a thread, against what `pipeline.role_registers` leaves C consumer
-  warpgroups (ptxas 13, sm_90a: 192 x 128 spills 1,572 B at D = 128 and 476 B at D = 64, 128 x 256 352 B and
-  684 B; 128 x 128 none);
+  O, about BN / 2 + BN / 4 + Dv / 2 + 32 a thread, against what `pipeline.role_registers` leaves C consumer
+  warpgroups (ptxas 13, sm_90a: 192 x 128 spills 1,572 B at D = 128, 128 x 256 352 B and 684 B; 128 x 128 none;
+  192 x 128 at D = 64, S 64 + P 32 + O 32, fits 160 with R157 in the key loop, 4 B spilled once a tile: hattn9);
+- BM = 192: three consumer warpgroups of 160 registers a thread, beside which the persistent walk's key split and
+  the short keys' chained variant do not fit (`attention_split.roomy`), and S_q cut into 192-row blocks;
 - a K/V ring of one stage (128 x 256 at D = 128): each block's copy waits for the products before it;
 - BM = 64: one consumer warpgroup, each K/V block copied for 64 query rows, no second warpgroup's softmax
   under the tensor cores;
@@ -60,7 +62,7 @@ FMA_SASS = {(128, 64, 64): (414, 348), (128, 128, 128): (751, 618)}
 
 def need_registers(BN: int, Dv: int) -> int:
     """About how many registers a consumer thread of the rotated loop holds: S and P of a block, O, the rest."""
-    return BN // 2 + BN // 4 + Dv // 2 + 40
+    return BN // 2 + BN // 4 + Dv // 2 + 32
 
 
 def _faster(BM: int, BN: int, D: int) -> str:
@@ -84,6 +86,10 @@ def advise(p: Any, C: int, regs: int, ctx: Any, fast_math: bool = False) -> None
         ctx.advise(span, f"its consumer threads hold S, P and O in registers, about {need} at BM = {BM}, "
                    f"BN = {BN}, D = {Dv}, where {C} consumer warpgroups leave {regs}: they spill to local memory",
                    help)
+    if C == 3:
+        ctx.advise(span, f"BM = {BM} gives three consumer warpgroups of {regs} registers a thread: the persistent "
+                   "walk's key split of its last round and the short keys' chained variant do not fit beside them, "
+                   f"and the query rows are cut into {BM}-row blocks (the last one padded)", help)
     if p.stages == 1:
         ctx.advise(span, f"one stage of K and V fits beside Q at BN = {BN}, D = {D}: each key block's copy waits "
                    "for the products before it", help)

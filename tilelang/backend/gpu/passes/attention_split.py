@@ -56,7 +56,7 @@ from . import attention_tiles as tiles
 from . import switches
 from .attention_tiles import Marks, clone, split_marks
 from .context import Fresh
-from .pipeline import _Build
+from .pipeline import _Build, role_registers
 
 # "1" (the default since 2026-12-04 13:07: +2..+4 % on D = 64 full rows, causal within the spread): split the
 # last round where the proof holds and the merge fits (D = 64); "0": whole tiles
@@ -74,6 +74,19 @@ MAX_ACC_REGS = 32
 WIDE_ACC_REGS = 64
 WIDE_PRODUCER_REGS = 24
 WIDE_DEFAULT = "0"
+
+
+# A consumer thread's registers the split's merge needs at least (with the producer at `WIDE_PRODUCER_REGS`):
+# beside three consumer warpgroups (BM = 192: 160 registers a consumer thread, `pipeline.role_registers`) the
+# split kernel at D = 64 spilled 948 B (ptxas 13.0, BN = 128; the key loop itself none: hattn9), where two
+# warpgroups' 240 spill nothing
+ROOMY_REGS = 200
+
+
+def roomy(consumers: int) -> bool:
+    """Whether `consumers` consumer warpgroups leave each thread the registers the split's merge (and the chained
+    short keys' variant, `attention_chain`) need beside the key loop's (`ROOMY_REGS`)."""
+    return role_registers(consumers, WIDE_PRODUCER_REGS) >= ROOMY_REGS
 
 
 def wide() -> bool:
@@ -405,6 +418,6 @@ def whole_copy(walk: tiles.Walk, c_walk: list[object], ops: list[object], epi: l
                   ir.Region((), (*w, ir.Yield(()))), span)]  # type: ignore[arg-type]
 
 
-__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "carrier", "epilogue", "fits",
-           "fits_narrow", "form_request", "marks", "plan", "tail_request",
-           "pieces", "producer_regs", "single_tiles", "whole_copy", "wide"]
+__all__ = ["MAX_ACC_REGS", "MAX_PIECES", "ROOMY_REGS", "SPLIT_DEFAULT", "WIDE_ACC_REGS", "WIDE_PRODUCER_REGS", "carrier",
+           "epilogue", "fits", "fits_narrow", "form_request", "marks", "pieces", "plan", "producer_regs", "roomy",
+           "single_tiles", "tail_request", "whole_copy", "wide"]

@@ -235,7 +235,11 @@ def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:
     axis through element-wise ops of its shape, the axes it is reduced along
     (a split merge's partial outputs, `(parts * w).sum(0)` over [NS, G, DC]).
     Its last axis among them (a tile reduced both ways) leaves the default:
-    warps on the rows keep the row reductions in a warp."""
+    warps on the rows keep the row reductions in a warp. A broadcast of a
+    loaded tile (through reshapes) counts as a load (hdec: the decode fold's
+    log-sum-exps broadcast over its [G, NS, D] partials, whose max and sums
+    crossed warps); a broadcast of a computed value does not (the engine's
+    `combine_splits` weights: 9 -> 11 barriers had it counted)."""
     defs: dict[int, object] = {}
     reduces = []
     for op in g.walk(body):
@@ -243,6 +247,13 @@ def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:
             defs[v.id] = op
         if isinstance(op, ir.Reduce) and len(op.x.shape) >= 2:
             reduces.append(op)
+
+    def of_load(v: ir.Value) -> bool:
+        d = defs.get(v.id)
+        while isinstance(d, ir.Reshape):
+            d = defs.get(d.x.id)
+        return isinstance(d, ir.Load)
+
     out: dict[int, set[int]] = {}
     for r in reduces:
         todo, seen = [r.x], set()
@@ -252,7 +263,7 @@ def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:
                 continue
             seen.add(v.id)
             d = defs.get(v.id)
-            if isinstance(d, ir.Load | ir.Reshape):
+            if isinstance(d, ir.Load | ir.Reshape) or (isinstance(d, ir.Broadcast) and of_load(d.x)):
                 out.setdefault(v.id, set()).add(r.axis)
             elif isinstance(d, ir.Elementwise | ir.Cast):
                 todo += [x for x in g.operands(d) if x.shape == v.shape]

@@ -11,7 +11,8 @@ B=8 at 8k and 32k (`ROWS`). In each of ROUNDS (3) interleaved rounds, for each r
   (`TILEC_ATTN_LAST_BLOCK=join`, which this script sets: the switch is read as a kernel is lowered);
 - `sdpa`: `F.scaled_dot_product_attention(q, k, v, enable_gqa=True)` in a graph.
 Each in % of the copy bandwidth measured in the same process (`attention.copy_bandwidth`: a 2 GiB device copy).
-Then (TRACE=1, the default) B=1 8k's `fold aw` traced block by block (`trace_fold`), told 8,192 and 1 positions.
+Then (SWEEP=1, the default) B=1 8k's `fold aw` at 8, 12, 16, 24 and 32 shares, and (TRACE=1, the default) traced
+block by block (`trace_fold`), told 8,192 and 1 positions.
 Every output is checked against SDPA computed in f32 (max |x - ref| / max |ref| < 1e-2, as attention.py), and the
 folds' outputs also for a cache_len inside a key block (8000 of 8192, B=1 8k's plan).
 
@@ -36,6 +37,7 @@ import tilelang  # noqa: E402
 A = torch = None  # benchmarks/attention.py (torch, the example's plan) and torch: imported by `main` on the GPU
 ROWS = ((1, 8192), (1, 32768), (8, 8192), (8, 32768))
 HQ, HKV, D, GRP = 32, 8, 128, 4
+SWEEP_SHARES = (8, 12, 16, 24, 32)  # B=1 8k: 64 CTAs of 16 key blocks .. 256 (two waves) of 4
 FOLD = None
 
 
@@ -203,21 +205,36 @@ def main() -> int:
             pct = nbytes / (v * 1e-6) / (bw * 1e12) * 100
             print(f"| {name} | {form} | {v:.2f} | {min(got[f'{name} {form}']):.2f}-{max(got[f'{name} {form}']):.2f} "
                   f"| {pct:.1f} % | {med[f'{name} pair'] / v:.3f}x |")
+    errs = [e for i in info.values() for e in [*i["err"].values(), *i["short_errs"]]]
+    print(f"errors vs SDPA in f32: max {max(errs):.1e} ({'ok' if max(errs) < 1e-2 else 'BAD'})", flush=True)
+    out = Path(os.environ.get("OUT", "/tmp/out")) / "hdec_decode.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result = {"copy_tbs": bw, "card": torch.cuda.get_device_name(0), "runs": got, "median": med, "rows": info}
+    out.write_text(json.dumps(result, indent=1))
+    # the probes after the table: a failure leaves it standing
+    sweep: dict[str, list[float]] = {}
+    if os.environ.get("SWEEP", "1") == "1":  # B=1 8k's `fold aw` by shares (the plan's 16: one wave of 128 CTAs)
+        try:
+            for _ in range(2):
+                for splits in SWEEP_SHARES:
+                    ms = fold(1, 8192, reps, dev, (64, splits), 1, check=False)["ms"]
+                    sweep.setdefault(str(splits), []).append(ms * 1e3)
+            nbytes = 2 * HKV * 8192 * D * 2
+            print("fold aw at B=1 8k by shares (BN 64; us, min of 2 alternations; % of copy): " + ", ".join(
+                f"{k}: {min(v):.2f} ({nbytes / (min(v) * 1e-6) / (bw * 1e12) * 100:.0f} %)" for k, v in sweep.items()),
+                flush=True)
+        except Exception as e:
+            print(f"fold aw sweep: failed: {type(e).__name__}: {e}", flush=True)
     traced = {}
     if os.environ.get("TRACE", "1") == "1":
         try:
             traced = trace_fold(dev)
-            for told, r in traced.items():
+            for told, t in traced.items():
                 print(f"traced fold aw, B=1 8k {told} (us, medians of replays): " + ", ".join(
-                    f"{k} {v}" for k, v in r.items()), flush=True)
-        except Exception as e:  # a probe: its failure leaves the table above standing
+                    f"{k} {v}" for k, v in t.items()), flush=True)
+        except Exception as e:
             print(f"traced fold: failed: {type(e).__name__}: {e}", flush=True)
-    errs = [e for i in info.values() for e in [*i["err"].values(), *i["short_errs"]]]
-    print(f"errors vs SDPA in f32: max {max(errs):.1e} ({'ok' if max(errs) < 1e-2 else 'BAD'})")
-    out = Path(os.environ.get("OUT", "/tmp/out")) / "hdec_decode.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"copy_tbs": bw, "card": torch.cuda.get_device_name(0), "runs": got, "median": med,
-                               "rows": info, "traced": traced}, indent=1))
+    out.write_text(json.dumps(result | {"sweep": sweep, "traced": traced}, indent=1))
     return 0 if max(errs) < 1e-2 else 1
 
 

@@ -13,7 +13,8 @@
 #      `fold` (decode_fused_tcw AW = 0: the head's last share to finish merges, `atom.acq_rel`), `fold aw` (AW = 1:
 #      the head's last share polls, the others leave after `red.release`), SDPA in a graph; in % of the copy
 #      bandwidth measured in the same process; errors vs SDPA in f32 (< 1e-2, also told 8,000 of 8,192); then
-#      (TRACE=1) B=1 8k's `fold aw` traced block by block (`TILEC_TRACE=blocks`), told 8,192 and 1 positions.
+#      (SWEEP=1) B=1 8k's `fold aw` at 8 / 12 / 16 / 24 / 32 shares, and (TRACE=1) traced block by block
+#      (`TILEC_TRACE=blocks`), told 8,192 and 1 positions.
 #
 # The fold (hdec): one launch, grid (B * Hkv, 1, splits), the tc split's pipeline (TMA ring, wgmma, one consumer
 # warpgroup), then `if last_block(2)` run by all 256 threads once the warp roles end (TILEC_ATTN_LAST_BLOCK=join,
@@ -38,6 +39,10 @@
 #   B=8 8k (268 MB; pair 68-72 us, 87-91 %) and B=8 32k (1,074 MB; pair 245-252 us, 97-100 %): 4 shares, 256 and
 #     256 CTAs, DRAM-bound: folds within +-2 % of the tc pair; no regression of the default (unchanged kernels).
 #   Errors vs SDPA in f32: ~3e-3 on every form (the pair's).
+#   Shares at B=1 8k (`fold aw`): 16 (the plan: 128 CTAs, one wave) best or within 0.2 us of the best; 8 (64 CTAs,
+#     half the SMs, 16 key blocks each: the L2 still near its rate from 64 SMs, a merge of half the partials)
+#     +0..+1.5 us; 24 and 32 (two waves at one CTA an SM) +0.5..+2.5 us. If 8 reads best, the L2 feeds 64 SMs at
+#     its full rate and the plan's one-wave rule gives shares that are too short.
 #   Traced `fold aw` at B=1 8k (medians of 20 replays, us): told 8,192: blocks min ~8.3 / median ~8.9 (the pair's
 #     split: 8.5 / 8.9), max (the heads' waiters, which merge) +0.6..+1.2 over the median, span ~10-10.5, graph gap
 #     2.0-2.4; told 1: blocks min ~2.2 (a share without a key), max ~3.5-4.5 (the waiter of the head's one key
@@ -66,6 +71,6 @@ OUT="$D" REPS=${REPS:-10} ROUNDS=${ROUNDS:-3} timeout ${BENCH_TIMEOUT:-120} pyth
   ${CPU:+--cpu} > "$D/decode.log" 2>&1
 rc=$?
 echo "hdec decode (rc $rc, $(el) s):"
-grep -E "^(card|B=|round|\||errors|cpu|traced)" "$D/decode.log" | cut -c1-240
+grep -E "^(card|B=|round|\||errors|cpu|traced|fold aw)" "$D/decode.log" | cut -c1-240
 [ $rc -eq 0 ] || tail -6 "$D/decode.log" | cut -c1-240
 pack

@@ -11,8 +11,8 @@ B=8 at 8k and 32k (`ROWS`). In each of ROUNDS (3) interleaved rounds, for each r
   (`TILEC_ATTN_LAST_BLOCK=join`, which this script sets: the switch is read as a kernel is lowered);
 - `sdpa`: `F.scaled_dot_product_attention(q, k, v, enable_gqa=True)` in a graph.
 Each in % of the copy bandwidth measured in the same process (`attention.copy_bandwidth`: a 2 GiB device copy).
-Then (SWEEP=1, the default) B=1 8k's `fold aw` at 8, 12, 16, 24 and 32 shares, and (TRACE=1, the default) traced
-block by block (`trace_fold`), told 8,192 and 1 positions.
+Then (SWEEP=1, the default) B=1 8k's `fold aw` at 8, 12, 16, 24 and 32 shares and at 16 with rings of 2 and 3
+stages, and (TRACE=1, the default) traced block by block (`trace_fold`), told 8,192 and 1 positions.
 Every output is checked against SDPA computed in f32 (max |x - ref| / max |ref| < 1e-2, as attention.py), and the
 folds' outputs also for a cache_len inside a key block (8000 of 8192, B=1 8k's plan).
 
@@ -37,7 +37,8 @@ import tilelang  # noqa: E402
 A = torch = None  # benchmarks/attention.py (torch, the example's plan) and torch: imported by `main` on the GPU
 ROWS = ((1, 8192), (1, 32768), (8, 8192), (8, 32768))
 HQ, HKV, D, GRP = 32, 8, 128, 4
-SWEEP_SHARES = (8, 12, 16, 24, 32)  # B=1 8k: 64 CTAs of 16 key blocks .. 256 (two waves) of 4
+# B=1 8k's (shares, ring stages): 64 CTAs of 16 key blocks .. 256 (two waves) of 4; the plan's 16 with 2 and 3 stages
+SWEEP = ((8, 4), (12, 4), (16, 4), (24, 4), (32, 4), (16, 2), (16, 3))
 FOLD = None
 
 
@@ -57,9 +58,9 @@ def inputs(batch: int, ctx: int, dev: str, dt):  # type: ignore[no-untyped-def]
 
 
 def fold(batch: int, ctx: int, reps: int, dev: str, plan: tuple[int, int], aw: int, clen: int | None = None,
-         dtype: str = "bf16", check: bool = True) -> dict:  # (on the GPU: torch)
-    """`decode_fused_tcw` (AW = `aw`) on plan (BN, splits) told `clen` positions (default all): its graph's time
-    and (`check`) its output against SDPA in f32 over those positions."""
+         dtype: str = "bf16", check: bool = True, st: int = 4) -> dict:  # (on the GPU: torch)
+    """`decode_fused_tcw` (AW = `aw`, a ring of `st` stages) on plan (BN, splits) told `clen` positions (default
+    all): its graph's time and (`check`) its output against SDPA in f32 over those positions."""
     bn, splits = plan
     clen = ctx if clen is None else clen
     q, k, v = inputs(batch, ctx, dev, A.DT[dtype])
@@ -67,7 +68,7 @@ def fold(batch: int, ctx: int, reps: int, dev: str, plan: tuple[int, int], aw: i
     o_part = torch.empty(rows, GRP, splits * D, device=dev)
     lse_part = torch.empty(rows, GRP, splits, device=dev)
     o = torch.empty(batch, HQ, 1, D, device=dev, dtype=A.DT[dtype])
-    kern = fold_module().decode_fused_tcw[dtype, GRP, bn, D, A.combine_ns(splits), aw]
+    kern = fold_module().decode_fused_tcw[dtype, GRP, bn, D, A.combine_ns(splits), aw, st]
 
     def step():  # type: ignore[no-untyped-def]
         return kern(tilelang.partition(o_part, [1, 64, D]), tilelang.partition(lse_part, [1, 64, 1]),
@@ -107,7 +108,7 @@ def trace_fold(dev: str, replays: int = 20) -> dict:
             if mark:
                 os.environ["TILEC_TRACE_MARK"] = mark
             FOLD = None  # a module loaded under the settings: its kernels compile traced (and marked)
-            kern = fold_module().decode_fused_tcw["bf16", GRP, plan[0], D, A.combine_ns(plan[1]), 1]
+            kern = fold_module().decode_fused_tcw["bf16", GRP, plan[0], D, A.combine_ns(plan[1]), 1, 4]
             for told in (8192, 1):
                 def step(told=told, kern=kern):  # type: ignore[no-untyped-def]
                     return kern(tilelang.partition(o_part, [1, 64, D]), tilelang.partition(lse_part, [1, 64, 1]),
@@ -144,7 +145,7 @@ def cpu_smoke() -> int:
             o_part = np.full((rows, GRP, splits * D), np.nan, np.float32)
             lse = np.full((rows, GRP, splits), np.nan, np.float32)
             o = np.full((rows, GRP, D), np.nan, np.float16)
-            fold_module().decode_fused_tcw["f16", GRP, bn, D, 4, aw](
+            fold_module().decode_fused_tcw["f16", GRP, bn, D, 4, aw, 4](
                 tilelang.partition(o_part, [1, 64, D]), tilelang.partition(lse, [1, 64, 1]),
                 tilelang.partition(o, [1, GRP, D]), q, k, v, clen, D**-0.5).sync()
             err = float(np.abs(o.astype(np.float64) - want).max() / np.abs(want).max())
@@ -216,13 +217,13 @@ def main() -> int:
     if os.environ.get("SWEEP", "1") == "1":  # B=1 8k's `fold aw` by shares (the plan's 16: one wave of 128 CTAs)
         try:
             for _ in range(2):
-                for splits in SWEEP_SHARES:
-                    ms = fold(1, 8192, reps, dev, (64, splits), 1, check=False)["ms"]
-                    sweep.setdefault(str(splits), []).append(ms * 1e3)
+                for splits, st in SWEEP:
+                    ms = fold(1, 8192, reps, dev, (64, splits), 1, check=False, st=st)["ms"]
+                    sweep.setdefault(f"{splits} shares, {st} stages", []).append(ms * 1e3)
             nbytes = 2 * HKV * 8192 * D * 2
-            print("fold aw at B=1 8k by shares (BN 64; us, min of 2 alternations; % of copy): " + ", ".join(
-                f"{k}: {min(v):.2f} ({nbytes / (min(v) * 1e-6) / (bw * 1e12) * 100:.0f} %)" for k, v in sweep.items()),
-                flush=True)
+            for k, v in sweep.items():
+                print(f"fold aw at B=1 8k, {k} (BN 64): {min(v):.2f} us (min of 2 alternations), "
+                      f"{nbytes / (min(v) * 1e-6) / (bw * 1e12) * 100:.1f} % of copy", flush=True)
         except Exception as e:
             print(f"fold aw sweep: failed: {type(e).__name__}: {e}", flush=True)
     traced = {}

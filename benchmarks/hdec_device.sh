@@ -13,7 +13,8 @@
 #      `fold` (decode_fused_tcw AW = 0: the head's last share to finish merges, `atom.acq_rel`), `fold aw` (AW = 1:
 #      the head's last share polls, the others leave after `red.release`), SDPA in a graph; in % of the copy
 #      bandwidth measured in the same process; errors vs SDPA in f32 (< 1e-2, also told 8,000 of 8,192); then
-#      (SWEEP=1) B=1 8k's `fold aw` at 8 / 12 / 16 / 24 / 32 shares, and (TRACE=1) traced block by block
+#      (SWEEP=1) B=1 8k's `fold aw` at 8 / 12 / 16 / 24 / 32 shares and at 16 with a K/V ring of 2 and 3 stages
+#      (4 everywhere else, as `decode_split_tc`), and (TRACE=1) traced block by block
 #      (`TILEC_TRACE=blocks`), told 8,192 and 1 positions.
 #
 # The fold (hdec): one launch, grid (B * Hkv, 1, splits), the tc split's pipeline (TMA ring, wgmma, one consumer
@@ -42,7 +43,10 @@
 #   Shares at B=1 8k (`fold aw`): 16 (the plan: 128 CTAs, one wave) best or within 0.2 us of the best; 8 (64 CTAs,
 #     half the SMs, 16 key blocks each: the L2 still near its rate from 64 SMs, a merge of half the partials)
 #     +0..+1.5 us; 24 and 32 (two waves at one CTA an SM) +0.5..+2.5 us. If 8 reads best, the L2 feeds 64 SMs at
-#     its full rate and the plan's one-wave rule gives shares that are too short.
+#     its full rate and the plan's one-wave rule gives shares that are too short. Ring stages at 16 shares: 2 and 3
+#     within +-0.3 us of 4 (each CTA asks 64-96 KB at its start instead of 128: its first tile may land sooner, the
+#     stream may keep fewer bytes in flight than the L2's latency needs); 2 or 3 better by > 0.3 us would make the
+#     chain's first tile the L2's queue of everyone's ring (16 MB asked at once), not the TMA's own latency.
 #   Traced `fold aw` at B=1 8k (medians of 20 replays, us): told 8,192: blocks min ~8.3 / median ~8.9 (the pair's
 #     split: 8.5 / 8.9), max (the heads' waiters, which merge) +0.6..+1.2 over the median, span ~10-10.5, graph gap
 #     2.0-2.4; told 1: blocks min ~2.2 (a share without a key), max ~3.5-4.5 (the waiter of the head's one key

@@ -78,8 +78,9 @@ def test_a_broadcast_reduced_along_the_shares_has_its_warps_along_d(monkeypatch)
     assert all(w[1] > 1 for w in warps(lower_gpu(kir, "sm_90a", facts)))
 
 
-def _run_interpreter(o_part, lse, o, q, k, v, clen: int, ns: int, bn: int, d: int, aw: int = 0) -> None:  # type: ignore[no-untyped-def]
-    _fold().decode_fused_tcw["f16", G, bn, d, ns, aw](
+def _run_interpreter(o_part, lse, o, q, k, v, clen: int, ns: int, bn: int, d: int, aw: int = 0,  # type: ignore[no-untyped-def]
+                     st: int = 4) -> None:
+    _fold().decode_fused_tcw["f16", G, bn, d, ns, aw, st](
         tilelang.partition(o_part, [1, 64, d]), tilelang.partition(lse, [1, 64, 1]), tilelang.partition(o, [1, G, d]),
         q, k, v, clen, 0.125).sync()
 
@@ -109,44 +110,47 @@ def test_more_than_32_shares_are_refused_before_the_launch() -> None:
         lse = np.zeros((1, G, splits), np.float32)
         o = np.zeros((1, G, 64), np.float16)
         with pytest.raises(tilelang.TileError) as e:
-            _fold().decode_fused_tcw["f16", G, 64, 64, ns, 0](
+            _fold().decode_fused_tcw["f16", G, 64, 64, ns, 0, 4](
                 tilelang.partition(o_part, [1, 64, 64]), tilelang.partition(lse, [1, 64, 1]),
                 tilelang.partition(o, [1, G, 64]), q, k, v, 256, 0.125).sync()
         assert "E0513" in str(e.value) and ("at most 32 shares" if ns == 64 else "more shares than NS") in str(e.value)
 
 
-def _kernel_w(bhkv: int, smax: int, splits: int, bn: int, d: int, dt: str = "f16", aw: int = 0):  # type: ignore[no-untyped-def]
+def _kernel_w(bhkv: int, smax: int, splits: int, bn: int, d: int, dt: str = "f16", aw: int = 0,  # type: ignore[no-untyped-def]
+              st: int = 4):
     params = _params(bhkv, smax, splits, d, dt)
     params[2] = ("o", DType.parse(dt), (bhkv, G, d), (1, G, d))
     ns = 1 << max(0, splits - 1).bit_length()
-    gen = {"T": DType.parse(dt), "G": G, "BN": bn, "D": d, "NS": ns, "AW": aw}
+    gen = {"T": DType.parse(dt), "G": G, "BN": bn, "D": d, "NS": ns, "AW": aw, "ST": st}
     kir = lower_kernel(_fold()._program, "decode_fused_tcw", gen, {n: ArgFact(t, s, tl) for n, t, s, tl in params})
     return kir, {n: TensorFacts(True, tuple(x % 16 == 0 for x in s), False) for n, _, s, _ in params}, ns
 
 
-# (KV heads, cache positions, cache_len, shares, BN, D, block order, AW): the interpreter's cases and 16 shares of
-# the B=1 8k plan's shape over a short cache, D = 128 with the cache's end inside a key block; the atomic arrival
-# (AW = 0) in any order, the waiting one (AW = 1) in launch order (llsim runs a block at a time: a waiter run
-# before its group's other blocks polls for ever, which llsim reports; on the card CUDA dispatches in that order)
-SIM_CASES = [(2, 256, 150, 3, 64, 64, "reverse", 0), (1, 256, 1, 4, 64, 64, "row-major", 0),
-             (1, 128, 100, 5, 64, 64, "reverse", 0), (1, 1024, 1000, 16, 64, 64, "reverse", 0),
-             (2, 200, 199, 2, 64, 128, "row-major", 0), (3, 256, 150, 3, 64, 64, "row-major", 1),
-             (1, 256, 1, 4, 64, 64, "row-major", 1), (2, 1024, 1000, 16, 64, 64, "row-major", 1)]
+# (KV heads, cache positions, cache_len, shares, BN, D, block order, AW, ring stages): the interpreter's cases and
+# 16 shares of the B=1 8k plan's shape over a short cache, D = 128 with the cache's end inside a key block; the
+# atomic arrival (AW = 0) in any order, the waiting one (AW = 1) in launch order (llsim runs a block at a time: a
+# waiter run before its group's other blocks polls for ever, which llsim reports; on the card CUDA dispatches in
+# that order); a ring of 2 and of 3 stages (the bench's sweep)
+SIM_CASES = [(2, 256, 150, 3, 64, 64, "reverse", 0, 4), (1, 256, 1, 4, 64, 64, "row-major", 0, 4),
+             (1, 128, 100, 5, 64, 64, "reverse", 0, 4), (1, 1024, 1000, 16, 64, 64, "reverse", 0, 4),
+             (2, 200, 199, 2, 64, 128, "row-major", 0, 4), (3, 256, 150, 3, 64, 64, "row-major", 1, 4),
+             (1, 256, 1, 4, 64, 64, "row-major", 1, 4), (2, 1024, 1000, 16, 64, 64, "row-major", 1, 4),
+             (2, 512, 450, 2, 64, 64, "row-major", 1, 2), (1, 512, 333, 2, 64, 128, "reverse", 0, 3)]
 
 
 @pytest.mark.heavy
-@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn", "d", "order", "aw"), SIM_CASES)
+@pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn", "d", "order", "aw", "st"), SIM_CASES)
 def test_decode_fused_tcw_joined_in_the_simulator(bhkv: int, smax: int, clen: int, splits: int, bn: int, d: int,
-                                                  order: str, aw: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+                                                  order: str, aw: int, st: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import llsim
 
     monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
     monkeypatch.setattr(llsim, "UNDEF_FLOAT", "nan")
-    kir, facts, ns = _kernel_w(bhkv, smax, splits, bn, d, aw=aw)
+    kir, facts, ns = _kernel_w(bhkv, smax, splits, bn, d, aw=aw, st=st)
     _llsim_against_interpreter(
         bhkv, splits, d, clen, 9, smax,
         lambda args: llsim.SimDevice("sm_90a").run(kir, (bhkv, 1, splits), args, facts, order=order),
-        lambda o_part, lse, o, q, k, v: _run_interpreter(o_part, lse, o, q, k, v, clen, ns, bn, d, aw))
+        lambda o_part, lse, o, q, k, v: _run_interpreter(o_part, lse, o, q, k, v, clen, ns, bn, d, aw, st))
 
 
 def test_the_waiting_arrival_keeps_the_launch_order(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -163,12 +167,13 @@ def test_the_waiting_arrival_keeps_the_launch_order(monkeypatch) -> None:  # typ
 
 @pytest.mark.heavy
 def test_decode_fused_tcw_joined_assembles_without_spills(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """ptxas 13, sm_90a, the B=1 8k plan (bf16, D = 128, 16 shares): in the pipeline, 0 B of spills, and the
+    """ptxas 13, sm_90a, the B=1 8k plan (bf16, D = 128, 16 shares; a ring of 4 stages, and of 2 and 3 with the
+    waiting arrival: the bench's sweep): in the pipeline, 0 B of spills, and the
     region after the arrival has no barrier for the sums (9 in all: the flag's exchange, the log-sum-exps' and
     the partials' moves into the weights' layout, the output's store; decode_fused_tcj's region had 14)."""
     monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
-    for aw in (0, 1):
-        kir, facts, _ = _kernel_w(8, 8192, 16, 64, 128, "bf16", aw=aw)
+    for aw, st in ((0, 4), (1, 4), (1, 2), (1, 3)):
+        kir, facts, _ = _kernel_w(8, 8192, 16, 64, 128, "bf16", aw=aw, st=st)
         assert lower_gpu(kir, "sm_90a", facts).num_warps == 8
         ptx = emit_ptx(kir, "sm_90a", facts)
         arrival = ptx.index("atom.acq_rel" if aw == 0 else "red.release")
@@ -188,6 +193,6 @@ def test_decode_fused_tcw_matches_sdpa(batch: int, smax: int, clen: int, splits:
                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
     ns = 1 << max(0, splits - 1).bit_length()
-    for aw in (0, 1):
-        _matches_sdpa(_fold().decode_fused_tcw["bf16", G, bn, 128, ns, aw], [1, G, 128], batch, smax, clen,
+    for aw, st in ((0, 4), (1, 4), (1, 2)):
+        _matches_sdpa(_fold().decode_fused_tcw["bf16", G, bn, 128, ns, aw, st], [1, G, 128], batch, smax, clen,
                       splits)

@@ -193,6 +193,7 @@ def test_decode_fused_tcw_matches_sdpa(batch: int, smax: int, clen: int, splits:
                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_LAST_BLOCK", "join")
     ns = 1 << max(0, splits - 1).bit_length()
-    for aw, st in ((0, 4), (1, 4), (1, 2)):
+    # both arrivals on the ring of 4; the ring of 2 (the bench's sweep) where the cache's end is inside a key block
+    for aw, st in ((0, 4), (1, 4), (1, 2))[:3 if clen == 8000 else 2]:
         _matches_sdpa(_fold().decode_fused_tcw["bf16", G, bn, 128, ns, aw, st], [1, G, 128], batch, smax, clen,
                       splits)

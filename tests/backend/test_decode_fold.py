@@ -2,7 +2,7 @@
 benchmarks/decode_fold.tile's `decode_fused_tcw` under `TILEC_ATTN_LAST_BLOCK=join`, whose head's last share merges every
 share at once with the log-sum-exps broadcast over the partials' [G, NS, D] layout. `layout_assign` lays such a
 broadcast, reduced along a middle axis, with its warps along the last dim (`loaded_and_reduced` counts a
-broadcast of a loaded tile as the load), so the max and both sums over the shares are shuffles. Checked: the
+loaded tile of rank 3 or more broadcast along its last axis as the load), so the max and both sums over the shares are shuffles. Checked: the
 layout on a small kernel, the interpreter against NumPy (cheap), llsim against the interpreter at run-time cache
 lengths (not a multiple of the key block, 1, fewer key blocks than shares) and ptxas (heavy), SDPA on the GPU."""
 
@@ -57,7 +57,7 @@ kernel fn merge<const G: i32, const NS: i32, const D: i32>(o: &mut Tensor<f32, [
 def test_a_broadcast_reduced_along_the_shares_has_its_warps_along_d(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """decode_fused_tcw's merge alone (8 warps, G = 4, 16 shares, D = 128): the sums over the shares (of the
     weighted partials, of the weights, the weights' max) read the layout with every warp along D (shuffles only).
-    Before a broadcast of a loaded tile counted as a source of `loaded_and_reduced`, and with
+    Before a loaded tile broadcast along its last axis counted as a source of `loaded_and_reduced`, and with
     `TILEC_WARPS_ON_COLUMNS=0`, the weights' broadcast took the default's warps (4 on G, 2 on the shares), and so
     did the sums."""
     mod = tilelang.compile(MERGE_SRC)

@@ -5,9 +5,9 @@
 # What runs (one process for the bench; ~100 s with a warm compile cache, ~150-190 s cold: ~25 kernel instances;
 # the main table prints before the two probes, so a timeout (TEST_TIMEOUT 60, BENCH_TIMEOUT 130) keeps it):
 #   1. the GPU tests of the fold (tests/backend/test_decode_fold.py -m gpu: benchmarks/decode_fold.tile's
-#      `decode_fused_tcw`, AW = 0 and 1, against SDPA in f32 at B=1 8k's plan told 8,192 / 8,000 / 1 positions, 200 of
-#      1,024 over 16 shares (fewer key blocks than shares), 3 shares at B=2, 33 shares at B=8; NaN and Inf past the
-#      length; each twice: the arrival counters zero again);
+#      `decode_fused_tcw`, AW = 0 and 1 on a ring of 4 stages (and AW = 1 on 2 told 8,000), against SDPA in f32 at
+#      B=1 8k's plan told 8,192 / 8,000 / 1 positions, 200 of 1,024 over 16 shares (fewer key blocks than shares), 3
+#      shares at B=2, 17 at B=8; NaN and Inf past the length; each twice: the arrival counters zero again);
 #   2. benchmarks/hdec_decode.py: bf16, 32 query / 8 KV heads, D = 128, as CUDA graphs, B=1/8 x 8k/32k, 3 rounds
 #      interleaved (REPS=10 a timing), each row: the default pair (attention.py's: tc split at B=1 8k, std's FMA
 #      split elsewhere, `decode_combine` on PDL "late"), the tc pair on the same plan where the default is FMA,

@@ -759,8 +759,13 @@ def kv_blocks_together(k: g.GpuKernel, kv: set[int] | None, body: ir.Region, fre
     on become the fastest (FlashAttention's grid order), the fastest walked
     from its end (the longest causal blocks first); every `block_id`
     read is the new position computed from the launch position (a bijection:
-    each logical block still runs once). `kv`: `kv_axes`'s answer."""
+    each logical block still runs once). `kv`: `kv_axes`'s answer. Not with a
+    waiting `last_block` arrival (`arrive_wait`, `block_order`'s rule too): its
+    waiter is elected by `%ctaid`, the group's last in launch order; reordered,
+    the waiters of a decode fold's 8 heads were all in one head's group (hdec)."""
     if k.grid_rank < 2 or any(isinstance(op, ir.Print) for op in g.walk(k.body)):
+        return body
+    if k.source.arrive_wait and any(isinstance(op, ir.LastBlock) for op in g.walk(k.body)):
         return body
     if kv is None:
         return body

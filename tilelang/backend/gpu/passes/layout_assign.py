@@ -235,7 +235,14 @@ def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:
     axis through element-wise ops of its shape, the axes it is reduced along
     (a split merge's partial outputs, `(parts * w).sum(0)` over [NS, G, DC]).
     Its last axis among them (a tile reduced both ways) leaves the default:
-    warps on the rows keep the row reductions in a warp."""
+    warps on the rows keep the row reductions in a warp. A loaded tile (through
+    reshapes) of rank 3 or more broadcast along its last axis only,
+    [.., 1] -> [.., N], counts as a load (hdec: the decode fold's log-sum-exps
+    broadcast over its [G, NS, D] partials, whose max and sums crossed warps).
+    A broadcast of a computed value does not (counted, the engine's
+    `combine_splits` weights went 9 -> 11 barriers), nor a rank-2 one (counted,
+    four user programs' column sums moved, one with 4 shared-memory loads more:
+    unmeasured, so left as they were)."""
     defs: dict[int, object] = {}
     reduces = []
     for op in g.walk(body):
@@ -243,6 +250,17 @@ def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:
             defs[v.id] = op
         if isinstance(op, ir.Reduce) and len(op.x.shape) >= 2:
             reduces.append(op)
+
+    def along_last(b: ir.Broadcast) -> bool:
+        # a loaded tile (through reshapes) of rank 3 or more stretched along its last axis only: [.., 1] -> [.., N]
+        src, dst = b.x.shape, b.result.shape
+        if len(src) != len(dst) or len(dst) < 3 or src[-1] != 1 or dst[-1] == 1 or src[:-1] != dst[:-1]:
+            return False
+        d = defs.get(b.x.id)
+        while isinstance(d, ir.Reshape):
+            d = defs.get(d.x.id)
+        return isinstance(d, ir.Load)
+
     out: dict[int, set[int]] = {}
     for r in reduces:
         todo, seen = [r.x], set()
@@ -252,7 +270,7 @@ def loaded_and_reduced(body: ir.Region) -> dict[int, frozenset[int]]:
                 continue
             seen.add(v.id)
             d = defs.get(v.id)
-            if isinstance(d, ir.Load | ir.Reshape):
+            if isinstance(d, ir.Load | ir.Reshape) or (isinstance(d, ir.Broadcast) and along_last(d)):
                 out.setdefault(v.id, set()).add(r.axis)
             elif isinstance(d, ir.Elementwise | ir.Cast):
                 todo += [x for x in g.operands(d) if x.shape == v.shape]

@@ -91,7 +91,8 @@ def test_the_first_errors_code_and_span() -> None:
         d = first_error(path)
         src = path.read_text(encoding="utf-8")
         assert d.code == code and d.primary_span is not None, (name, d.code)
-        assert src[d.primary_span.start:d.primary_span.end] == text, (name, src[d.primary_span.start:d.primary_span.end])
+        got = src[d.primary_span.start:d.primary_span.end]
+        assert got == text, (name, got)
 
 
 # ---- the scatter-add's variations a CUDA port tries (each refused before it runs; none was accepted)
@@ -106,7 +107,8 @@ _MAIN = ("fn main() {\n    let rows = arange::<i32>(8) % 3;\n    let vals = ones
 _VARIATIONS = {
     # the read before the store, in a `let` (the help names the atomic too)
     "read_in_a_let": (_HEAD + "    let old = y.partition([1]).load([r]);\n"
-                      "    unsafe { store_unchecked(&y, [r], old + v); }\n}\n" + _MAIN, "E0417", "atomic_add(&y, [..], v)"),
+                      "    unsafe { store_unchecked(&y, [r], old + v); }\n}\n" + _MAIN, "E0417",
+                      "atomic_add(&y, [..], v)"),
     # the read through a device function
     "read_in_a_device_fn": ("fn peek(t: &Tensor<f32, [?]>, i: i32) -> Tile<f32, [1]> {\n"
                             "    t.partition([1]).load([i])\n}\n" + _HEAD +

@@ -21,6 +21,9 @@ against NumPy written here from the docs' rules (integers, indices and maxima ex
 - v35: block-sparse attention over a run-time list of key blocks per query block (an empty list: zeros).
 - v36: torch.gather along dim 1 and index_add_ along dim 0 at run-time indices, each index checked by the
   kernel's `assert` (an out-of-range index stops the run: test below), -1 padding skipped.
+- v37: SDDMM (a GAT's edge scores): B's rows gathered into [8, D] chunks, scores stored a nonzero at a time.
+- v38: COO -> CSR's row pointer on the device (atomic counts, a one-block scan with a carry) and
+  torch.unique_consecutive with counts (run starts counted, scanned on the host, written to their slots).
 """
 
 from __future__ import annotations
@@ -211,13 +214,47 @@ def _v36(t: Tensors, out: str) -> None:
     assert out.split()[0] == "2", out
 
 
+def _v37(t: Tensors, out: str) -> None:
+    m = 10
+    lens = np.array([(i * 11 + 3) % 20 for i in range(m)])
+    rowptr = np.concatenate([[0], np.cumsum(lens)])
+    np.testing.assert_array_equal(t["rowptr"], rowptr)
+    np.testing.assert_array_equal(t["seen"], lens)
+    cols = (np.arange(rowptr[-1]) * 7 + 5) % 30
+    a, b = t["a"].astype(np.float64), t["b"].astype(np.float64)
+    rows = np.repeat(np.arange(m), lens)
+    want = (a[rows] * b[cols]).sum(1) * t["vals"]
+    np.testing.assert_allclose(t["out"], want, rtol=1e-5, atol=1e-5)
+    assert 0 in lens and lens.max() > 8   # an empty row, rows of several chunks
+
+
+def _v38(t: Tensors, out: str) -> None:
+    rows = (np.arange(61) * 13 + 4) % 23
+    rows = np.where(rows == 7, 8, rows)
+    cnt = np.bincount(rows, minlength=23)
+    assert cnt[7] == 0
+    np.testing.assert_array_equal(t["counts"], cnt)
+    np.testing.assert_array_equal(t["rowptr"], np.concatenate([[0], np.cumsum(cnt)]))
+    keys = np.arange(150) * np.arange(150) // 97 - 20
+    u, first, counts = np.unique(keys, return_index=True, return_counts=True)
+    nu = len(u)
+    np.testing.assert_array_equal(t["uniq"][:nu], u)
+    np.testing.assert_array_equal(t["first"][:nu], first)
+    np.testing.assert_array_equal(np.diff(np.append(t["first"][:nu], 150)), counts)
+    assert (t["first"][nu:] == 150).all() and (t["uniq"][nu:] == 0).all()
+    np.testing.assert_array_equal(t["slot"], np.where(np.r_[True, keys[1:] != keys[:-1]],
+                                                      np.cumsum(np.r_[True, keys[1:] != keys[:-1]]) - 1, -1))
+    assert out.split()[-4:] == ["[61]", str(nu), "-20", str(u[-1])], out
+
+
 CHECKS = {"v26_csr_spmv_scalar_vector": _v26, "v27_csr_spmm_dense_rhs": _v27,
           "v28_coo_scatter_add_three_ways": _v28, "v29_segment_sum_max_softmax": _v29,
           "v30_embedding_bag_mean": _v30, "v31_histogram_bincount": _v31, "v32_stream_compaction": _v32,
           "v33_radix_sort_passes": _v33, "v34_segment_topk": _v34, "v35_block_sparse_attention": _v35,
-          "v36_checked_gather_index_add": _v36}
+          "v36_checked_gather_index_add": _v36, "v37_sddmm_edge_scores": _v37,
+          "v38_coo_to_csr_unique_consecutive": _v38}
 
-# the simulations on sm_90a (all 11 agree with the interpreter): v36 by default (0.5 s: atomics at run-time rows,
+# the simulations on sm_90a (all 13 agree with the interpreter): v36 by default (0.5 s: atomics at run-time rows,
 # the kernel's `assert`, element gathers by `item()`), the rest `heavy` (TILE_SLOW=1: 0.4-8 s each, measured
 # -n 0 on this session's shared CPU); PTX for sm_90a of all, v36's by default
 DEFAULT_SIM = {"v36_checked_gather_index_add"}

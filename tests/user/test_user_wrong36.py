@@ -12,6 +12,9 @@ help that now leads to the safe form; the help applied by the letter gives NumPy
 - k06 `x.partition([1]).load([i])` with `i` a tile of indices (Triton's `tl.load(x_ptr + idx)`): E0203's help
   said to reduce the indices to one number (`.max(0)`), which checks and reads one element for all of them; it
   now says Tile has no element gather and gives the three forms (an element an index, a row a block, a one-hot).
+- k07 `atomic_add(&y, [r], p)` with `r` a tile of rows (Triton's `tl.atomic_add(y_ptr + rows, v)`) into a `?`
+  length: E0203's help offered only a one-hot against every position, which a run-time length rules out; it now
+  writes out the other form too, one atomic an element.
 """
 
 from __future__ import annotations
@@ -49,6 +52,11 @@ FIXES: dict[str, tuple[str, list[tuple[str, str]]]] = {
          ("let mut y = zeros::<f32>([10]);", "let y = zeros::<f32>([3]);\n    let mut seen = zeros::<i32>([10]);"),
          ("coo_spmv(y.partition([1]), &rows, &cols, &vals, &x)", "coo_spmv(seen.partition([1]), &rows, &cols, "
                                                                 "&vals, &x, &y)")]),
+    "k07_scatter_add_with_a_tile_of_rows": (
+        "for a long tensor, one atomic an element",
+        [("        atomic_add(&y, [r], p);",
+          "        for j in 0..B { let at = arange::<i32>(B) == j; atomic_add(&y, [where(at, r, 0).sum(0)], "
+          "where(at, p, 0.0).sum(0)); }")]),
     "k06_gather_by_a_tile_of_indices": (
         "Tile has no gather of elements by a tile of indices",
         [("x.partition([1]).load([i])", "where(i.reshape([B, 1]) == arange::<i32>(8).reshape([1, 8]), "
@@ -71,7 +79,17 @@ def _k06(t: Tensors, out: str) -> None:
     np.testing.assert_array_equal(t["z"], (np.arange(8, dtype=np.float32) * np.float32(1.5))[idx])
 
 
-CHECKS = {"k04_coo_scatter_add_read_modify_write": _k04, "k05_coo_scatter_through_own_nested_tiles": _k05,
+def _k07(t: Tensors, out: str) -> None:
+    rows, cols = (np.arange(12) * 7) % 5, (np.arange(12) * 3 + 1) % 6
+    vals, x = np.arange(12) * 0.25 - 1.0, np.arange(6) + 1.0
+    want = np.zeros(5)
+    np.add.at(want, rows, vals * x[cols])
+    np.testing.assert_allclose(t["y"], want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(t["seen"], rows)
+
+
+CHECKS = {"k04_coo_scatter_add_read_modify_write": _k04, "k07_scatter_add_with_a_tile_of_rows": _k07,
+          "k05_coo_scatter_through_own_nested_tiles": _k05,
           "k06_gather_by_a_tile_of_indices": _k06}
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
@@ -82,10 +100,11 @@ WRONG = Path(__file__).parent / "wrong"
 
 def test_the_first_errors_code_and_span() -> None:
     """Each mistake's first error: its code and the text its span underlines (the read, the data row, the
-    tile of indices)."""
+    tiles of indices)."""
     want = {"k04_coo_scatter_add_read_modify_write": ("E0417", "y.partition([1]).load([r])"),
             "k05_coo_scatter_through_own_nested_tiles": ("E0407", "r"),
-            "k06_gather_by_a_tile_of_indices": ("E0203", "i")}
+            "k06_gather_by_a_tile_of_indices": ("E0203", "i"),
+            "k07_scatter_add_with_a_tile_of_rows": ("E0203", "r")}
     for name, (code, text) in want.items():
         path = WRONG / f"{name}.tile"
         d = first_error(path)

@@ -1,4 +1,4 @@
-"""huser31 (round 30): six sparse / irregular kernels of tests/user/programs/v26-v36 timed on the GPU against
+"""huser31 (round 30): six sparse / irregular kernels of tests/user/programs/v26-v39 timed on the GPU against
 PyTorch on the same CUDA tensors (the Python API), each result compared with NumPy first. Run by
 benchmarks/huser31_device.sh; `--cpu` runs every call once on small NumPy arrays on the interpreter (no PyTorch:
 a check of the calls themselves, no timings).

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# huser31 (2026-12-07, round 30; no device time of its own): round 30's user programs (tests/user/programs/v26-v36,
+# huser31 (2026-12-07, round 30; no device time of its own): round 30's user programs (tests/user/programs/v26-v39,
 # a sparse / irregular-data engineer's kernels: CSR SpMV scalar and vector, CSR SpMM with a dense right side, COO
 # scatter-add three ways (atomics; a counting sort by row, then a block a row; a row owner bisecting sorted rows),
 # segment sum / max / softmax over run-time offsets, EmbeddingBag mean and weighted sum, histograms three ways,
 # stream compaction, two LSD radix passes, per-segment top-3, block-sparse attention over run-time block lists,
-# gather / index_add at run-time indices checked by the kernel's `assert`) on a real GPU, each run once: its
-# tensors against the interpreter's (the runner's tolerances) and its own NumPy check (test_user_programs30.CHECKS);
+# gather / index_add at run-time indices checked by the kernel's `assert`, SDDMM, COO -> CSR, a GAT layer) on a
+# GPU, each run once: its tensors against the interpreter's (the runner's tolerances) and its own NumPy check
+# (test_user_programs30.CHECKS);
 # then benchmarks/huser31_bench.py: six of them on CUDA tensors through the Python API, each checked, then timed
 # against PyTorch (a table: Tile ms, torch ms, torch / Tile).
-# Expected (written before any run): 11 "ok" lines (llsim sm_90a agreed on every tensor of v26-v36; the float
+# Expected (written before any run): 14 "ok" lines (llsim sm_90a agreed on every tensor of v26-v39; the float
 # atomics of v28 and v31 add in the blocks' arrival order, within the runner's float tolerance; v34's ties and
 # v33's stability are integer decisions on exact values). Ratios torch / Tile, guesses: v26 CSR SpMV scalar
 # 0.1-0.4x (one block a row walking its nonzeros one `item()` load at a time, a dependent load chain; cuSPARSE

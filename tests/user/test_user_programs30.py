@@ -24,6 +24,7 @@ against NumPy written here from the docs' rules (integers, indices and maxima ex
 - v37: SDDMM (a GAT's edge scores): B's rows gathered into [8, D] chunks, scores stored a nonzero at a time.
 - v38: COO -> CSR's row pointer on the device (atomic counts, a one-block scan with a carry) and
   torch.unique_consecutive with counts (run starts counted, scanned on the host, written to their slots).
+- v39: a GAT layer over a CSR graph in one kernel (scores, leaky ReLU, the row's softmax, the aggregation).
 """
 
 from __future__ import annotations
@@ -247,14 +248,33 @@ def _v38(t: Tensors, out: str) -> None:
     assert out.split()[-4:] == ["[61]", str(nu), "-20", str(u[-1])], out
 
 
+def _v39(t: Tensors, out: str) -> None:
+    n = 12
+    lens = np.array([0 if i == 3 else (i * 5 + 2) % 10 for i in range(n)])
+    rowptr = np.concatenate([[0], np.cumsum(lens)])
+    np.testing.assert_array_equal(t["rowptr"], rowptr)
+    cols = (np.arange(rowptr[-1]) * 5 + 1) % n
+    h, a_src, a_dst = (t[k].astype(np.float64) for k in ("h", "a_src", "a_dst"))
+    want = np.zeros((n, 16))
+    for r in range(n):
+        c = cols[rowptr[r]:rowptr[r + 1]]
+        if len(c):
+            e = h[r] @ a_dst + h[c] @ a_src
+            e = np.where(e > 0, e, 0.2 * e)
+            p = np.exp(e - e.max())
+            want[r] = (p / p.sum()) @ h[c]
+    np.testing.assert_allclose(t["out"], want, rtol=1e-5, atol=1e-5)
+    assert (t["out"][3] == 0).all() and out.split() == [str(rowptr[-1]), "0.0"], out
+
+
 CHECKS = {"v26_csr_spmv_scalar_vector": _v26, "v27_csr_spmm_dense_rhs": _v27,
           "v28_coo_scatter_add_three_ways": _v28, "v29_segment_sum_max_softmax": _v29,
           "v30_embedding_bag_mean": _v30, "v31_histogram_bincount": _v31, "v32_stream_compaction": _v32,
           "v33_radix_sort_passes": _v33, "v34_segment_topk": _v34, "v35_block_sparse_attention": _v35,
           "v36_checked_gather_index_add": _v36, "v37_sddmm_edge_scores": _v37,
-          "v38_coo_to_csr_unique_consecutive": _v38}
+          "v38_coo_to_csr_unique_consecutive": _v38, "v39_gat_layer_csr": _v39}
 
-# the simulations on sm_90a (all 13 agree with the interpreter): v36 by default (0.5 s: atomics at run-time rows,
+# the simulations on sm_90a (all 14 agree with the interpreter): v36 by default (0.5 s: atomics at run-time rows,
 # the kernel's `assert`, element gathers by `item()`), the rest `heavy` (TILE_SLOW=1: 0.4-8 s each, measured
 # -n 0 on this session's shared CPU); PTX for sm_90a of all, v36's by default
 DEFAULT_SIM = {"v36_checked_gather_index_add"}

@@ -19,10 +19,14 @@ part = tilelang.partition
 
 
 def csr(rng: np.random.Generator, m: int, k: int, avg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A random CSR of m rows over k columns, 0 to 2 avg nonzeros a row (sorted columns, no repeats)."""
+    """A random CSR of m rows over k columns, 0 to 2 avg nonzeros a row (columns distinct and sorted in a row:
+    a row's start at random, then steps of k // (2 avg + 1); vectorised, 64k rows in milliseconds)."""
     lens = rng.integers(0, 2 * avg + 1, m)
     rowptr = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
-    cols = np.concatenate([np.sort(rng.choice(k, n, replace=False)) for n in lens]).astype(np.int32)
+    row = np.repeat(np.arange(m), lens)
+    j = np.arange(len(row)) - rowptr[row]
+    cols = (rng.integers(0, k, m)[row] + j * (k // (2 * avg + 1))) % k
+    cols = cols[np.lexsort((cols, row))].astype(np.int32)
     return rowptr, cols, rng.standard_normal(len(cols)).astype(np.float32)
 
 

@@ -169,3 +169,23 @@ def test_the_scatter_adds_variations_are_refused(name: str, tmp_path: Path) -> N
     d = first_error(f)
     assert d.code == code, (name, d.code, d.message)
     assert not hint or any(hint in h for h in d.help), (name, d.help)
+
+
+@pytest.mark.parametrize(("call", "says"), [
+    ("index_add(y, r, v)", "atomic_add(&y, [row], v)"), ("y.index_add_(0, r, v)", "atomic_add(&y, [row], v)"),
+    ("scatter_reduce(y, r, v)", "one atomic an element"), ("segment_coo(v, r)", "one atomic an element"),
+    ("segment_sum(x, off)", "one block a segment"), ("segment_csr(x, off)", "one block a segment"),
+    ("masked_select(x, m)", "stream compaction"), ("embedding_bag(x, r)", "one block a bag")])
+def test_pytorch_s_sparse_functions_are_told_their_tile_form(call: str, says: str, tmp_path: Path) -> None:
+    """PyTorch's and torch_scatter's scatters and segment reductions were "define it (`fn index_add(..)`)":
+    each now says its Tile form (the atomic an element or the row owner, the masked segment walk, the
+    compaction, the bag loop)."""
+    f = tmp_path / "h.tile"
+    f.write_text("kernel fn k<const B: i32>(z: &mut Tensor<f32, [B]>, xx: &Tensor<f32, [?]>, ii: &Tensor<i32, [?]>) "
+                 "{\n    let x = xx.load_like(z);\n    let r = ii.load_like(z);\n    let y = x;\n    let v = x;\n"
+                 f"    let off = r;\n    let m = x > 0.0;\n    let q = {call};\n    z.store(x);\n}}\n"
+                 "fn main() {\n}\n",
+                 encoding="utf-8")
+    d = first_error(f)
+    assert d.code in ("E0102", "E0103") and any(says in h for h in d.help), (d.code, d.help)
+    assert not any("define it" in h for h in d.help)

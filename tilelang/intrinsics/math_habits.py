@@ -27,6 +27,18 @@ _TO_BITS = ("`{x}.to_bits()` keeps a float's bits as the unsigned integer of its
 _FROM_BITS = ("`from_bits::<f32>({x})` reads a `u32`'s bits as an `f32` (`from_bits::<f64>` of a `u64`; `as` converts "
               "the value instead), and `x.to_bits()` is the way there")
 
+# round 30 (huser31): scatters and segment reductions of PyTorch and torch_scatter
+_SCATTER_ADD = ("a scatter-add from many blocks is one atomic an element, inside `unsafe {{ }}` on a `&` tensor "
+                "parameter: `atomic_add(&y, [row], v)` (`atomic_max` / `atomic_min` for amax / amin, "
+                "`store_unchecked` where no two blocks write one element); the deterministic form gives each "
+                "output row one block that sums its inputs from indices sorted by row (a row pointer, `for k in "
+                "start..end`); a short output takes a one-hot sum (examples/histogram.tile)")
+_SEGMENT = ("over offsets `off` (a CSR row pointer), one block a segment reads its run through the aligned tiles "
+            "that cover it, masked: `for j in start / B..(end + B - 1) / B {{ let k = arange::<i32>(B) + j * B; "
+            "acc = acc + where((k >= start) & (k < end), x.partition([B]).load([j]), 0.0); }}` with `start = "
+            "off.partition([1]).load([s]).item()` and `end` the next, then `acc.sum(0)` (`-inf`, `maximum` and "
+            "`.max(0)` for a maximum; divide by `end - start` for a mean)")
+
 #: a function's name -> how Tile writes it (`{x}`: the value)
 MATH_HABITS: dict[str, str] = {
     "bitcast": _TO_BITS, "bit_cast": _TO_BITS, "transmute": _TO_BITS, "reinterpret_cast": _TO_BITS,
@@ -174,6 +186,19 @@ MATH_HABITS: dict[str, str] = {
     "scatter_add": "sum what lands on each position with a one-hot comparison, then add the whole tile at once "
                    "inside `unsafe {{ }}`: `atomic_add(&t, [0], ((idx.reshape([N, 1]) == arange::<i32>(M)"
                    ".reshape([1, M])) as f32 * v.reshape([N, 1])).sum(0))` (examples/histogram.tile)",
+    # round 30 (huser31): PyTorch's and torch_scatter's sparse habits were "define it (`fn index_add(..)`)"
+    "index_add": _SCATTER_ADD, "index_add_": _SCATTER_ADD, "scatter_reduce": _SCATTER_ADD,
+    "segment_coo": _SCATTER_ADD, "index_put": _SCATTER_ADD,
+    "segment_sum": _SEGMENT, "segment_max": _SEGMENT, "segment_mean": _SEGMENT, "segment_csr": _SEGMENT,
+    "segment_reduce": _SEGMENT,
+    "masked_select": "a tile's shape is fixed, so selecting is a stream compaction: count each block's kept "
+                     "elements, scan the counts on the host (`counts.cumsum(0) - counts`), and write each kept "
+                     "element to its slot, `base + (keep as i32).cumsum(0) - 1`, with `store_unchecked` inside "
+                     "`unsafe {{ }}` one element at a time",
+    "embedding_bag": "one block a bag (`offsets[b]..offsets[b + 1]` of the indices): `let mut acc = zeros::<f32>"
+                     "([1, D]); for k in start..end {{ acc = acc + table.partition([1, D]).load([indices.partition("
+                     "[1]).load([k]).item(), 0]); }}`, then `acc / ((end - start) as f32)` for the mean (an empty "
+                     "bag keeps its zeros)",
 }
 
 

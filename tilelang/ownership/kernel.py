@@ -713,10 +713,36 @@ def _reads_of_written(checkers: list[tuple[Any, KernelChecker]]) -> None:
                       "different orders")
                 .with_help(f"name the tensor it reads directly (a parameter, or `let y = x;` without `mut`) so "
                            f"that the checker can tell it is not `{pname}`" if untraced else
+                           _scatter_add_help(c, i, rsp) if rvia is None and wvia is None and i in c.raw else
                            f"read `{pname}` in a second launch (or on the host after this one); the launch that "
                            f"updates it may read a copy made before it instead (`let before = t.clone();` on the "
                            f"host, passed as another `&` argument)")
             )
+
+
+def _scatter_add_help(c: KernelChecker, i: int, read: Span) -> str:
+    """E0417's help where the kernel reads a `&` parameter and `store_unchecked`s it (round 30: CUDA's
+    `y[row[k]] += v` written as `store_unchecked(&y, [r], y.partition([1]).load([r]) + v)`, a scatter-add whose
+    blocks race on a row they share; the help said only "read `y` in a second launch", which is no scatter-add).
+    Where the stored value is the read plus (or times, ..) something, the atomic of that kind, written out."""
+    pname = c.fn.params[i].name.name
+    from tilelang.syntax.printer import unparse
+
+    for name, e in c.atomic_ops.get(i, []):
+        if name != "store_unchecked" or len(e.args) < 3 or not e.span.start <= read.start < e.span.end:
+            continue
+        v, idx = e.args[2].value, e.args[1].value
+        if isinstance(v, ast.Binary) and v.op == "+":
+            other = v.rhs if v.lhs.span.start <= read.start < v.lhs.span.end else v.lhs
+            if not other.span.start <= read.start < other.span.end:
+                return (f"`{pname}` plus a value stored back is an update of elements that other blocks may update "
+                        f"too (a scatter-add): `atomic_add(&{pname}, {' '.join(unparse(idx).split())}, "
+                        f"{' '.join(unparse(other).split())})` adds without reading it; or give each element one "
+                        "block that sums what goes into it (sorted indices, a row pointer)")
+    return (f"to add into `{pname}` from several blocks (a scatter-add), use `atomic_add(&{pname}, [..], v)`, which "
+            f"needs no read (`atomic_max`, `atomic_min` for a maximum, a minimum); to read it, read it in a second "
+            f"launch (or on the host after this one), or a copy made before this one (`let before = t.clone();` on "
+            f"the host, passed as another `&` argument)")
 
 
 def _mixed_atomics(checkers: list[tuple[Any, KernelChecker]]) -> dict[str, dict[int, frozenset[str]]]:

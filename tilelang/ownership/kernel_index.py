@@ -81,6 +81,21 @@ def text(e: ast.Expr) -> str:
     return " ".join(unparse(e).split())  # on one line (an `if` expression prints over several)
 
 
+_DATA = "this index may depend on tensor data"
+
+
+def _scatter_help(q: ast.Expr, qname: str, shown: str, k: int) -> str:
+    """E0407's help for a store through the own tile's nested tiles at an index read from data (round 30: COO's
+    `y[row[k]] += v` as `py.store(v, [r])` with one block a nonzero, a scatter to rows other blocks own; the help
+    offered only a clamp into the block's own tile, which ran and wrote every value into the wrong row)."""
+    tensor = q.receiver.ident.name if isinstance(q, ast.MethodCall) and isinstance(q.receiver, ast.Name) else "y"
+    return (f"a position read from data may be in tiles other blocks own (a scatter): take `{tensor}` as a `&` "
+            f"parameter and update it in `unsafe` code, `atomic_add(&{tensor}, [{shown}], v)` for a scatter-add "
+            f"(`store_unchecked` where no two blocks write one element), or give each output row one block that "
+            f"gathers what goes into it (sorted indices, a row pointer); where every such position is inside this "
+            f"block's own tile, clamp it: `minimum(maximum({shown}, 0), {qname}.num_tiles({k}) - 1)`")
+
+
 def _whole_tensor_index(ie: ast.Expr) -> bool:
     """Whether a nested tile index is counted from the whole tensor's start: `block_id` times a size in it
     (round 26: `u.partition([1]).load([block_id(0) * B - 1])`, a neighbour of the tile before; the clamp the
@@ -268,6 +283,7 @@ class KernelIndex(KernelBounds):
                 + (" (loads past a tensor's edge read zeros and stores past it are dropped, so the tiles "
                    "past the data do no harm)" if sized is not None else "")
                 if other is not None else
+                _scatter_help(q, qname, shown, k) if write and why == _DATA else
                 f"index with a loop variable of `for {v} in 0..{qname}."
                 f"num_tiles({k})`, a constant, or `block_id`, or clamp it into "
                 f"range: `minimum(maximum({shown}, 0), {qname}.num_tiles({k}) - 1)`"
@@ -337,7 +353,7 @@ class KernelIndex(KernelBounds):
                     continue
                 match n:
                     case ast.MethodCall(method=m) if m.name in ("load", "load_padded", "load_like", "item", "shape"):
-                        return "this index may depend on tensor data"
+                        return _DATA
                     case ast.If() if branch_values(n) is None:
                         return "the range of an `if` expression with statements in a branch is not tracked"
                     case ast.Call(callee=ast.Name(ident=i)) if self.view.callee_info(n) is not None:

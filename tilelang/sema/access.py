@@ -105,6 +105,20 @@ def _indexed_tensor(tcx: CheckCx, cx: CallCx) -> tuple[TensorT, int | None, ast.
     return t, rank, cx.args[2], cx.arg_tys[2]
 
 
+def _element_loop(tcx: CheckCx, cx: CallCx, x: ast.Expr, t: TileT) -> str:
+    """The scatter's other form, for a tensor too long for a one-hot (round 30: COO's scatter-add into a `?` row
+    count, where the help offered only the one-hot): one atomic an element of a 1-D tile of indices, each index
+    and value picked out by position."""
+    idx, val, ten = tcx.snippet(x) or "", tcx.snippet(cx.args[2]) or "", tcx.snippet(cx.args[0]) or ""
+    if len(t.shape) != 1 or not all(s and len(s) <= 30 for s in (idx, val, ten)) \
+            or not isinstance(cx.arg_tys[2], TileT):
+        return "; for a long tensor, one atomic an element, each index picked out with `.sum(0)` of a `where`"
+    b, dt = t.shape[0], cx.arg_tys[2].dtype
+    zero = "0.0" if isinstance(dt, DType) and dt.is_float else "0"
+    return (f"; for a long tensor, one atomic an element: `for j in 0..{b} {{ let at = arange::<i32>({b}) == j; "
+            f"{cx.name}({ten}, [where(at, {idx}, 0).sum(0)], where(at, {val}, {zero}).sum(0)); }}`")
+
+
 def _scatter(tcx: CheckCx, cx: CallCx) -> Type:
     """`atomic_add(&h, [bins], 1)` with a tile of indices (NumPy's `np.add.at(h, bins, 1)`; round 15: the
     help reduced the indices to one, `.max(0)`, which counts every value in one bin): an atomic updates one
@@ -123,7 +137,7 @@ def _scatter(tcx: CheckCx, cx: CallCx) -> Type:
             or not isinstance(tensor, TensorT) or not isinstance(tensor.dtype, DType) or len(v) > 30 or len(val) > 30:
         return tcx.emit(d.with_help("compare the indices with every position of the tensor (a one-hot tile, "
                                     "`examples/histogram.tile`), reduce each position's column, and update the "
-                                    "whole tensor at offset 0"))
+                                    "whole tensor at offset 0" + _element_loop(tcx, cx, x, t)))
     hot = f"{v}.reshape([{b}, 1]) == arange::<i32>({n}).reshape([1, {n}])"
     dt = tensor.dtype
     if isinstance(vt, TileT):

@@ -98,15 +98,18 @@ _INDEXED = frozenset(("load", "load_padded", "store", "prefetch", "atomic_add", 
                       "store_unchecked"))
 
 
-def _index_context(tcx: CheckCx, args: Any, atomic: ast.Call | None = None) -> None:
+def _index_context(tcx: CheckCx, args: Any, atomic: ast.Call | None = None, load: bool = False) -> None:
     """A tile index's elements are `i32`: a mix inside one (`j + 1i64`) casts toward it (round 12, fuzz seed
-    263: the help cast `j as i64`, and the index was then refused as an `i64`); an atomic's are noted."""
+    263: the help cast `j as i64`, and the index was then refused as an `i64`); an atomic's are noted, and a
+    load's (a tile of indices there is a gather, round 30)."""
     for a in args:
         if isinstance(a.value, ast.ArrayExpr):
             for x in a.value.elems:
                 tcx.store_dtypes.setdefault(x, (DType.I32, "a tile index is an `i32`"))
                 if atomic is not None:
                     tcx.atomic_indexes[x] = atomic
+                if load:
+                    tcx.gather_indexes.add(x)
 
 
 def check_call(tcx: CheckCx, e: ast.Call, fx: Fx, expected: Type | None) -> Type:
@@ -525,7 +528,7 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
         if isinstance(held, TensorT) and isinstance(held.dtype, DType):
             tcx.store_dtypes[e.args[0].value] = (held.dtype, f"the result is stored into a tile of `{held.dtype}`")
     if fx.in_kernel and name in _INDEXED:
-        _index_context(tcx, e.args)
+        _index_context(tcx, e.args, load=name in ("load", "load_padded"))
     # `x.shape()` in a kernel, `z.load()` on the host: a tensor method of the
     # other context, reported as a context error by `_builtin_call`
     other = {"param": "tensor", "tensor": "param"}.get(kind)

@@ -226,6 +226,9 @@ class CheckCx:
         # `atomic_add(&h, [i], v)` in a kernel: each element of its index -> the call, for E0203's help of a
         # tile of indices (a scatter: one-hot sums, not one index made of them; round 15)
         self.atomic_indexes: dict[Any, ast.Call] = {}
+        # `p.load([i])` in a kernel: each element of its index, for E0203's help of a tile of indices (a gather:
+        # Triton's `tl.load(x_ptr + idx)`, which a tile index is not; round 30)
+        self.gather_indexes: set[Any] = set()
         # `a == b & m` (C's precedence; Rust's and Tile's `&` binds tighter than a comparison): the operator
         # span of each `&`, `|`, `^` that took an operand of a comparison beside it -> (the comparison, the
         # expression with the comparison in parentheses), for E0201's help of a `bool` and an integer (round 23)

@@ -623,9 +623,24 @@ def _index_help(tcx: CheckCx, x: ast.Expr, t: Type) -> str:
         if all(str(d) == "1" for d in t.shape):
             cast = "" if isinstance(t.dtype, DType) and t.dtype.is_int else " as i32"
             return f"`{v}` is a tile of one element: its value is `{v}.item(){cast}`"
+        if x in tcx.gather_indexes and isinstance(t.dtype, DType) and t.dtype.is_int:
+            return _gather_help(v, t)
         return (f"an index is one number, and `{v}` is a `{t}`: reduce it to one (`.max(0)`, `.sum(0)`), or "
                 "take `.item()` of a one-element tile")
     return "cast it with `as i32`, or compute the index in integers"
+
+
+def _gather_help(v: str, t: TileT) -> str:
+    """E0203's help for a tile of indices in a load's `[..]` (round 30: Triton's `tl.load(x_ptr + cols)`, a
+    gather, written `x.partition([1]).load([cols])`; the help said to reduce the indices to one number, which
+    checks and reads one element for all of them)."""
+    n = str(t.shape[-1]) if len(t.shape) == 1 else "B"
+    return (f"a load reads one tile at one tile index, and `{v}` is a `{t}` of them: Tile has no gather of "
+            f"elements by a tile of indices. Read one element an index, `for j in 0..{n} {{ let k = where("
+            f"arange::<i32>({n}) == j, {v}, 0).sum(0); .. x.partition([1]).load([k]).item() .. }}`; a row an index "
+            f"with one block an index (`table.partition([1, D]).load([id, 0])`); or, where the indexed tensor is "
+            f"short (N elements), a one-hot against all of it: `where({v}.reshape([{n}, 1]) == "
+            f"arange::<i32>(N).reshape([1, N]), x.partition([N]).load([0]).reshape([1, N]), 0.0).sum(1)`")
 
 
 def _tile_row_help(tcx: CheckCx, e: ast.Index, r: ast.Expr, ix: ast.Expr, t: TileT) -> str | None:

@@ -59,3 +59,185 @@ CHECKS = {"s05_gate_up_rows_not_a_multiple_of_the_tile": _s05, "s06_gemv_layer_c
 
 (test_every_mistake_has_a_fix, test_the_help_leads_to_a_working_program,
  test_the_editor_shows_the_same_first_error) = wrong_suite("s0[5-9]_*.tile", FIXES, CHECKS)
+
+
+_WHOLE = """
+#[requires(z.tensor_shape()[0] == x.shape()[0], "z must have x's length")]
+kernel fn cp<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {
+    z.store(x.load_like(z));
+}
+"""
+
+
+def test_a_requirement_reads_the_tensor_a_launch_partitions(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`z.tensor_shape()[0]` is the partitioned tensor's length: E0513 at check where it is a constant, at the run
+    where it is not, and at each Python call (the second with another array of the same tile: the fast path's key
+    holds its shape)."""
+    prog = tmp_path / "whole.tile"
+    prog.write_text(_WHOLE + "fn main() {\n    let x = arange::<f32>(8);\n    let mut z = zeros::<f32>([6]);\n"
+                    "    cp(z.partition([4]), &x).sync();\n}\n", encoding="utf-8")
+    errs = [d for d in driver.check(prog).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0513"] and "`z.tensor_shape()[0]` = 6" in errs[0].message, errs
+    from userprog import run_program
+
+    prog.write_text(_WHOLE + "fn main() {\n    let x = arange::<f32>(8);\n    let mut z = zeros::<f32>([x.max() as i32]);\n"
+                    "    cp(z.partition([4]), &x).sync();\n}\n", encoding="utf-8")
+    assert not [d for d in driver.check(prog).diagnostics if d.severity.value == "error"]
+    with pytest.raises(tilelang.TileError) as info:
+        run_program(prog)
+    d = info.value.diagnostics[0]
+    assert d.code == "E0513" and "`z.tensor_shape()[0]` = 7" in d.message, d.message
+    m = tilelang.compile(_WHOLE)
+    x = np.arange(8, dtype=np.float32)
+    z = np.zeros(8, np.float32)
+    m.cp[4](P(z, [4]), x).sync()
+    np.testing.assert_array_equal(z, x)
+    for _ in range(2):   # twice: the refusal is not memoised away
+        z6 = np.zeros(6, np.float32)
+        with pytest.raises(tilelang.TileError) as info:
+            m.cp[4](P(z6, [4]), x).sync()
+        assert info.value.code == "E0513" and "z must have x's length" in str(info.value)
+        assert not z6.any()
+
+
+@pytest.mark.parametrize(("cond", "says", "helps"), [
+    ("x.tensor_shape()[0] == 1", "`tensor_shape()` reads the tensor a launch partitions for a `&mut` parameter, "
+     "and `x` is not one", "`x.shape()[0]`"),
+    ("z.shape()[0] == 8", "`z` is a `&mut` parameter: in the kernel its shape is the tile's", "`z.tensor_shape()[0]`"),
+    ("z.tensor_shape()[1] == 8", "an axis of `z` must be an integer literal below its rank 1", "`z.tensor_shape()[0]`"),
+    ("z.tensor_shape()[0] + x.shape()[0]", "a requirement is a condition", "compare it"),
+])
+def test_a_requirement_of_a_partitioned_tensor_is_written_one_way(cond: str, says: str, helps: str,
+                                                                   tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`tensor_shape()` of a `&mut` parameter only (a `&` one's is `shape()`), a literal axis below the rank; the
+    refusals (E0204/E0203) at the attribute, each with a help that names the form that works."""
+    prog = tmp_path / "forms.tile"
+    prog.write_text(_WHOLE.replace("z.tensor_shape()[0] == x.shape()[0]", cond), encoding="utf-8")
+    errs = [d for d in driver.check(prog).diagnostics if d.severity.value == "error"]
+    assert len(errs) == 1 and errs[0].code in ("E0204", "E0203"), [(d.code, d.message) for d in errs]
+    assert says in errs[0].message and any(helps in h for h in errs[0].help), (errs[0].message, errs[0].help)
+    at = _WHOLE.index("#[requires(") + len("#[requires(")
+    assert errs[0].primary_span is not None and at <= errs[0].primary_span.start < at + len(cond)
+
+
+@pytest.fixture(scope="module")
+def llm() -> tilelang.Module:
+    return tilelang.compile("use std::llm::gemv::*;\nuse std::llm::queue::*;\nuse std::llm::rows::*;\n"
+                            "use std::llm::stream::gemv_stream;\nuse std::llm::hybrid::gemv_add_hybrid;\n")
+
+
+L, N, K = 2, 32, 48
+
+
+def _gemv_calls(m: tilelang.Module, layer: int, xk: int, gl: int, n: int = N) -> dict[str, object]:
+    """Each stacked GEMV's launch (an operation, not run) at `layer` with an x of `xk` values and a norm weight of
+    `gl` layers, its output `n` rows."""
+    w = np.zeros((L * 2 * n, K), np.float32)     # room for gate/up's two matrices a layer
+    x, g = np.zeros(xk, np.float32), np.ones((gl, K), np.float32)
+
+    def y() -> object:
+        return P(np.zeros(n, np.float32), [16])
+
+    wl = w[: L * n].copy()   # the one-matrix stacks: L layers of n rows
+    return {
+        "gemv": lambda: m.gemv[16, 16, 1, 0](y(), wl, x, layer),
+        "gemv_add": lambda: m.gemv_add[16, 16, 1, 0, 0, 16, 0, 0](y(), wl, x, layer, wl, 0, 0),
+        "gemv_splitk": lambda: m.gemv_splitk[16, 16, 1, 0](P(np.zeros((2, n), np.float32), [1, 16]), wl, x, layer),
+        "rms_gemv": lambda: m.rms_gemv[16, 16, 1, 0, 0, 16, 0, 0](y(), wl, x, g, layer, 1e-6, wl, 0, 0),
+        "rms_gate_up": lambda: m.rms_gate_up[16, 16, 1, 0, 0, 16, 0, 0](y(), w, x, g, layer, 1e-6, w, 0, 0),
+        "rms_gemv_queue": lambda: m.rms_gemv_queue[16, 16, 1, 0](y(), wl, x, g, layer, n, 1e-6),
+        "gemv_add_queue": lambda: m.gemv_add_queue[16, 16, 1, 0](y(), wl, x, layer, n),
+        "rms_gate_up_queue": lambda: m.rms_gate_up_queue[16, 16, 1, 0](y(), w, x, g, layer, n, 1e-6),
+        "gemv_rows_add": lambda: m.gemv_rows_add[16, 64, 0](y(), wl, x, layer, n),
+        "rms_gate_up_rows_walk": lambda: m.rms_gate_up_rows_walk[16, 64, 0, 1](y(), w, x, g, layer, n, 1e-6),
+        "gemv_stream": lambda: m.gemv_stream[16, 16, 1, 0, 1, 1, 3](P(np.zeros(4, np.float32), [1]),
+                                                                   np.zeros(n, np.float32), wl, x, g, layer, n, 1e-6),
+        "gemv_add_hybrid": lambda: m.gemv_add_hybrid[16, 16, 1, 0, 1, 16, 1](P(np.zeros(8, np.float32), [1]),
+                                                                            np.zeros(n, np.float32), wl, x, layer, n),
+    }
+
+
+_NAMES = sorted([
+    "gemv", "gemv_add", "gemv_splitk", "rms_gemv", "rms_gate_up", "rms_gemv_queue", "gemv_add_queue",
+    "rms_gate_up_queue", "gemv_rows_add", "rms_gate_up_rows_walk", "gemv_stream", "gemv_add_hybrid"])
+_NORMED = ("rms_gemv", "rms_gate_up", "rms_gemv_queue", "rms_gate_up_queue", "rms_gate_up_rows_walk", "gemv_stream")
+
+
+@pytest.mark.parametrize("name", _NAMES)
+def test_a_stacked_gemv_refuses_a_layer_past_its_stack_and_vectors_of_other_lengths(llm: tilelang.Module,
+                                                                                     name: str) -> None:
+    """Each ran before, in bounds and wrong: a layer past the stack (or -1) read every weight as zero, an x shorter
+    than w's rows read zeros past its end (and a longer one was cut), a norm weight without the layer's row scaled
+    by zeros. Now E0513 at the launch, naming the fact and the values; the last layer of the stack is accepted."""
+    cases = [(L, K, L, "layer must be within the weight stack"), (-1, K, L, "layer must be within the weight stack"),
+             (1, K - 8, L, "x must have w's"), (1, K + 16, L, "x must have w's")]
+    if name in _NORMED:
+        cases.append((1, K, 1, "g must hold the norm's weights of layer"))
+    for layer, xk, gl, says in cases:
+        op = _gemv_calls(llm, layer, xk, gl)[name]
+        with pytest.raises(tilelang.TileError) as info:
+            op().discard()   # type: ignore[operator]
+        assert info.value.code == "E0513" and says in str(info.value), (name, layer, xk, gl, str(info.value))
+    _gemv_calls(llm, L - 1, K, L)[name]().discard()   # type: ignore[operator]
+
+
+def test_gate_up_rows_not_a_multiple_of_the_tile_are_refused_at_every_layer(llm: tilelang.Module) -> None:
+    """`rms_gate_up` of an I of 24 in BN = 16 tiles read its up rows from row 32, not 24 (s05; at layer 0 too); an
+    I of 32 runs and gives NumPy's SwiGLU."""
+    rng = np.random.default_rng(5)
+    for layer in (0, 1):
+        with pytest.raises(tilelang.TileError) as info:
+            _gemv_calls(llm, layer, K, L, n=24)["rms_gate_up"]().discard()   # type: ignore[operator]
+        assert info.value.code == "E0513" and "a multiple of BN" in str(info.value)
+    w = (rng.standard_normal((2 * 2 * 32, K)) / 8).astype(np.float32)
+    x, g = rng.standard_normal(K).astype(np.float32), np.ones((2, K), np.float32)
+    h = np.zeros(32, np.float32)
+    llm.rms_gate_up[16, 16, 1, 0, 0, 16, 0, 0](P(h, [16]), w, x, g, 1, 1e-6, w, 0, 0).sync()
+    ws = w.astype(np.float64)   # (bf16 weights: rounded, hence the tolerance)
+    xn = x / np.sqrt((x.astype(np.float64) ** 2).mean() + 1e-6)
+    gate, up = ws[64:96] @ xn, ws[96:] @ xn
+    np.testing.assert_allclose(h, gate / (1 + np.exp(-gate)) * up, rtol=2e-2, atol=2e-2)
+
+
+def test_the_split_k_sum_and_the_lm_head_refuse_outputs_of_other_lengths(llm: tilelang.Module) -> None:
+    """`add_rows` given a `part` of 3 split rows for S = 2 (the third was never added) or narrower than y (y's last
+    rows kept without their sum), and `rms_gemv_argmax` a y shorter than the vocabulary (the last tokens never
+    picked): E0513."""
+    y = P(np.zeros(N, np.float32), [16])
+    for part, says in ((np.zeros((3, N), np.float32), "part must be [S, N]"),
+                       (np.zeros((2, 16), np.float32), "part must be [S, N]")):
+        with pytest.raises(tilelang.TileError) as info:
+            llm.add_rows[16, 2](y, part).sync()
+        assert info.value.code == "E0513" and says in str(info.value)
+    w, x, g = np.zeros((40, K), np.float32), np.zeros(K, np.float32), np.ones((1, K), np.float32)
+    bm, ba = P(np.zeros(2, np.float32), [1]), P(np.zeros(2, np.int32), [1])
+    with pytest.raises(tilelang.TileError) as info:
+        llm.rms_gemv_argmax[16, 16, 1, 0](P(np.zeros(32, np.float32), [16]), bm, ba, w, x, g, 1e-6).discard()
+    assert info.value.code == "E0513" and "a logit for each row of w" in str(info.value)
+
+
+def test_the_stream_refuses_a_kt_that_is_not_ws_k_tiles(llm: tilelang.Module) -> None:
+    """`gemv_stream` with KT = 2 for K = 48 in BK = 16 tiles walked 2 of a row's 3 K tiles (its last 16 columns
+    never added): E0513."""
+    w, x, g = np.zeros((N, K), np.float32), np.zeros(K, np.float32), np.ones((1, K), np.float32)
+    with pytest.raises(tilelang.TileError) as info:
+        llm.gemv_stream[16, 16, 1, 0, 0, 1, 2](P(np.zeros(4, np.float32), [1]), np.zeros(N, np.float32), w, x, g, 0,
+                                               N, 1e-6).discard()
+    assert info.value.code == "E0513" and "KT must be w's K tiles" in str(info.value)
+
+
+def test_decode_split_tc_refuses_partials_of_other_rows_than_qs_heads() -> None:
+    """`decode_split_tc` stores a 64-row tile a block, its rows past q's G the attention of zero queries: partials of
+    8 rows for G = 4 kept 4 such rows a split, which `decode_combine` merged as splits of their own; partials of 2
+    rows dropped 2 query heads. Each ran (the requirements read only `&` shapes); now E0513, and G rows run."""
+    att = tilelang.compile("use std::attention::decode_split_tc;\n")
+    h, g, d, s, splits = 2, 4, 64, 64, 2
+    rng = np.random.default_rng(32)
+    q, k, v = (rng.standard_normal(sh).astype(np.float16) for sh in ((h, g, d), (h, s, d), (h, s, d)))
+    for rows in (8, 2):
+        op, lp = np.zeros((h * splits, rows, d), np.float32), np.zeros((h * splits, rows), np.float32)
+        with pytest.raises(tilelang.TileError) as info:
+            att.decode_split_tc["f16", 64, d](P(op, [1, 64, d]), P(lp, [1, 64]), q, k, v, s, 0.125, splits).discard()
+        assert info.value.code == "E0513" and "must have q's G rows a tile" in str(info.value), str(info.value)
+    op, lp = np.zeros((h * splits, g, d), np.float32), np.zeros((h * splits, g), np.float32)
+    att.decode_split_tc["f16", 64, d](P(op, [1, 64, d]), P(lp, [1, 64]), q, k, v, s, 0.125, splits).discard()

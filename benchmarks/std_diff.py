@@ -15,8 +15,8 @@ shapes and numbers drawn at the edges of what its documentation allows and past 
   -2, -1, the history's end and past it; block maxima of any count, ties and NaN) and the temperature / top-p
   chain (temperatures 0, negative, tiny; top_p 0, past 1, negative, NaN; logits with inf and NaN);
 - `llmattn`: `std::llm`'s decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
-  `attn_decode_ring`), its position on the device and its layer never clamped: past the cache, negative,
-  i32::MAX; compared engine against engine only.
+  `attn_decode_ring`), its position on the device never clamped: past the cache, negative, i32::MAX; compared
+  engine against engine only; a layer past the caches is refused (hrev32);
 
 The oracle, per case: what the documentation rules out (`bad`) must be refused, at `tilec check` or at the
 launch (a `TileError`: E05xx / E07xx, never another exception); everything else must run on the interpreter
@@ -239,14 +239,17 @@ def decode(p: Prog) -> None:
         if sp < 1:
             p.bad.append("splits < 1")
         rows = hkv * max(sp, 1)
-        p.lines += [f"let mut op = zeros::<f32>([{p.num(rows)}, {g}, {d}]);",
-                    f"let mut lp = zeros::<f32>([{p.num(rows)}, {g}]);",
+        pg = g if r.random() > 0.1 else r.choice([g + 1, 2 * g, max(g - 1, 1)])   # the partials' rows (hrev32)
+        if pg != g:
+            p.bad.append("o_part's rows not q's G")
+        p.lines += [f"let mut op = zeros::<f32>([{p.num(rows)}, {p.num(pg)}, {d}]);",
+                    f"let mut lp = zeros::<f32>([{p.num(rows)}, {p.num(pg)}]);",
                     f"decode_split_tc::<{t}, {bn}, {d}>(op.partition([1, 64, {d}]), lp.partition([1, 64]), &q, &k, "
                     f"&v, {clen}, {scale}, {p.num(sp)}).sync();",
                     f"let mut o = full::<{t}>([{p.num(hkv)}, {og}, {od}], 7.0);",
                     f"decode_combine::<{t}, {g}, {ns}, {dc}>(o.partition([1, {g}, {dc}]), "
-                    f"&op.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * g)}, {d}]), "
-                    f"&lp.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * g)}])).sync();"]
+                    f"&op.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * pg)}, {d}]), "
+                    f"&lp.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * pg)}])).sync();"]
     else:
         p.lines += [f"let mut op = zeros::<f32>([{p.num(hkv)}, {p.num(splits * g)}, {d}]);",
                     f"let mut lp = zeros::<f32>([{p.num(hkv)}, {p.num(splits * g)}]);",
@@ -412,13 +415,16 @@ def llmattn(p: Prog) -> None:
     """std::llm's decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
     `attn_decode_ring`), whose position and layer come from the device or a scalar and are never clamped: a
     position past the cache (keys past its length read as zeros and attended to), negative, i32::MAX; a layer
-    past the caches' heads. No requirement: each must run, in bounds, the engines agreeing (llsim)."""
+    past the caches' heads, refused since hrev32 (E0513). The rest must run, in bounds, the engines agreeing
+    (llsim)."""
     r = p.r
     g, h, bt = r.choice([1, 2, 4]), r.choice([8, 16]), r.choice([16, 32])
     hkv, layers, s = r.choice([1, 2]), r.choice([1, 2]), r.choice([16, 40, 64])
     ns = r.choice([1, 2, 3])
     pos = r.choice([0, 1, s - 1, s, s + 1, s + bt, 2 * s, -1, -bt, I32_MAX, r.randrange(s)])
     layer = r.choice([0, layers - 1, layers - 1, layers, -1])
+    if not 0 <= layer < layers:
+        p.bad.append("layer past the caches")   # (hrev32: it read zeros for every key, query and norm weight)
     kern, gens = r.choice([("attn_decode", "{TC}"), ("attn_decode", "{TC}"), ("attn_decode_short", ""),
                            ("attn_decode_ring", "0")])
     gens = gens.replace("{TC}", str(r.choice([0, 1, 2])))

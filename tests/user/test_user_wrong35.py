@@ -241,3 +241,73 @@ def test_decode_split_tc_refuses_partials_of_other_rows_than_qs_heads() -> None:
         assert info.value.code == "E0513" and "must have q's G rows a tile" in str(info.value), str(info.value)
     op, lp = np.zeros((h * splits, g, d), np.float32), np.zeros((h * splits, g), np.float32)
     att.decode_split_tc["f16", 64, d](P(op, [1, 64, d]), P(lp, [1, 64]), q, k, v, s, 0.125, splits).discard()
+
+
+def test_tensor_shape_in_a_kernel_body_says_where_it_is_read(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`z.tensor_shape()` is a requirement's spelling; in a kernel's body it is E0103, whose help says so and gives
+    the kernel's ways to know the extent (was only the list of the parameter's methods)."""
+    prog = tmp_path / "body.tile"
+    prog.write_text("kernel fn cp<const B: i32>(z: &mut Tensor<f32, [B]>, x: &Tensor<f32, [?]>) {\n"
+                    "    let n = z.tensor_shape()[0];\n    z.store(x.load_like(z) + (n as f32));\n}\n", encoding="utf-8")
+    errs = [d for d in driver.check(prog).diagnostics if d.severity.value == "error"]
+    assert [d.code for d in errs] == ["E0103"], [(d.code, d.message) for d in errs]
+    assert any("read only in a `#[requires(..)]`" in h and "scalar parameter" in h for h in errs[0].help), errs[0].help
+
+
+def test_the_prompts_kernels_refuse_shapes_that_read_the_wrong_columns() -> None:
+    """`std::llm::prefill`: `gemm` with a's K 32 and w's 48 (a product over 32 columns), `swiglu_rows` of an I = 24
+    in BH = 16 tiles (the up half read from column 32: off by 3.5), `add_rms_rows` with BH 16 below K 32 (each
+    column tile added d's first and was normed alone: off by 3.2) each ran; E0513 now. The right shapes run and
+    give NumPy's answers."""
+    m = tilelang.compile("use std::llm::prefill::{gemm, swiglu_rows, add_rms_rows};\n")
+    r = np.random.default_rng(0)
+    a, w = r.standard_normal((16, 32)).astype(np.float32), r.standard_normal((16, 48)).astype(np.float32)
+    bad = [(lambda: m.gemm[16, 16, 16](P(np.zeros((16, 16), np.float32), [16, 16]), a, w), "a and w must have one K"),
+           (lambda: m.gemm[16, 16, 16](P(np.zeros((32, 16), np.float32), [16, 16]), a, w[:, :32].copy()),
+            "y must be [M, N]"),
+           (lambda: m.swiglu_rows[16](P(np.zeros((2, 24), np.float32), [1, 16]), np.zeros((2, 48), np.float32)),
+            "h's width I must be a multiple of BH"),
+           (lambda: m.swiglu_rows[8](P(np.zeros((2, 24), np.float32), [1, 8]), np.zeros((2, 40), np.float32)),
+            "gu must be [M, 2 I]"),
+           (lambda: m.add_rms_rows[16](P(np.zeros((2, 32), np.float32), [1, 16]),
+                                       P(np.zeros((2, 32), np.float32), [1, 16]), np.zeros((2, 32), np.float32),
+                                       np.ones(32, np.float32), True, 1e-6), "BH must cover a row"),
+           (lambda: m.add_rms_rows[32](P(np.zeros((2, 32), np.float32), [1, 32]),
+                                       P(np.zeros((2, 32), np.float32), [1, 32]), np.zeros((2, 32), np.float32),
+                                       np.ones(24, np.float32), True, 1e-6), "xn must have x's shape [M, K] and g K")]
+    for call, says in bad:
+        with pytest.raises(tilelang.TileError) as info:
+            call().discard()   # type: ignore[attr-defined]
+        assert info.value.code == "E0513" and says in str(info.value), str(info.value)
+    y = np.zeros((16, 16), np.float32)
+    wk = w[:, :32].copy()
+    m.gemm[16, 16, 16](P(y, [16, 16]), a, wk).sync()
+    ab, wb = (t.astype(np.float64) for t in (a, wk))
+    np.testing.assert_allclose(y, ab @ wb.T, rtol=3e-2, atol=0.3)   # (bf16 operands)
+    gu, h = r.standard_normal((2, 48)).astype(np.float32), np.zeros((2, 24), np.float32)
+    m.swiglu_rows[8](P(h, [1, 8]), gu).sync()
+    g_, u_ = gu[:, :24].astype(np.float64), gu[:, 24:].astype(np.float64)
+    np.testing.assert_allclose(h, g_ / (1 + np.exp(-g_)) * u_, rtol=2e-2, atol=2e-2)   # (h in bf16)
+
+
+def test_the_split_merges_refuse_an_ns_that_is_not_the_partials_splits() -> None:
+    """`combine_splits` / `combine_rows` with NS = 2 of 4 partials merged half the splits (wrong, no error), and an
+    output whose tiles are not the partials' heads; E0513 now; NS = 4 gives the softmax-weighted merge."""
+    m = tilelang.compile("use std::llm::attention::{combine_splits, combine_rows};\n")
+    r = np.random.default_rng(1)
+    hkv, ns, g, hd = 1, 4, 2, 8
+    op, lp = r.standard_normal((hkv, ns, g * hd)).astype(np.float32), r.standard_normal((hkv, ns, g)).astype(np.float32)
+    for call in (lambda o, n: m.combine_splits[n, hd, 0](P(o, [1, 1, hd]), op, lp),
+                 lambda o, n: m.combine_rows[n, hd, 2, 0](P(o, [1, 1, hd]), op, lp)):
+        with pytest.raises(tilelang.TileError) as info:
+            call(np.zeros((hkv, g, hd), np.float32), 2).discard()
+        assert info.value.code == "E0513" and "NS must be the splits of o_part" in str(info.value)
+        with pytest.raises(tilelang.TileError) as info:
+            call(np.zeros((hkv, g + 1, hd), np.float32), 4).discard()
+        assert info.value.code == "E0513" and "o must be [HKV, G, head dim]" in str(info.value)
+        o = np.zeros((hkv, g, hd), np.float32)
+        call(o, 4).sync()
+        wgt = np.exp2(lp - lp.max(1, keepdims=True))                       # [hkv, ns, g]
+        parts = op.reshape(hkv, ns, g, hd)
+        want = (wgt[..., None] * parts).sum(1) / wgt.sum(1)[..., None]
+        np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-5)

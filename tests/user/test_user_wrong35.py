@@ -311,3 +311,36 @@ def test_the_split_merges_refuse_an_ns_that_is_not_the_partials_splits() -> None
         parts = op.reshape(hkv, ns, g, hd)
         want = (wgt[..., None] * parts).sum(1) / wgt.sum(1)[..., None]
         np.testing.assert_allclose(o, want, rtol=1e-5, atol=1e-5)
+
+
+def test_std_attention_refuses_outputs_whose_tiles_cover_more_or_less_than_the_inputs() -> None:
+    """hrev31's grid requirements counted tiles, so an output of the same tile count but another shape ran:
+    `flash_attention` with an `o` twice q's width (its second half a copy), a row more than q's (the attention of a
+    zero query) or a row fewer (query 19 dropped); `decode_combine` an `o` of G - 1 rows (a query head dropped) or a
+    narrower head (columns dropped); `decode_split` partials whose rows are not whole splits of G. E0513 now."""
+    m = tilelang.compile("use std::attention::{flash_attention, decode_split, decode_combine};\n")
+    r = np.random.default_rng(3)
+    q, k, v = (r.standard_normal(s).astype(np.float16) for s in ((2, 20, 16), (2, 24, 16), (2, 24, 16)))
+    for shape in ((2, 20, 32), (2, 21, 16), (2, 19, 16)):
+        with pytest.raises(tilelang.TileError) as info:
+            m.flash_attention["f16", 16, 16, 16](P(np.zeros(shape, np.float16), [1, 16, 16]), q, k, v, 0.25,
+                                                 False).discard()
+        assert info.value.code == "E0513" and "o must have q's shape" in str(info.value), shape
+    g, d = 4, 16
+    q, k, v = (r.standard_normal(s).astype(np.float16) for s in ((2, g, d), (2, 64, d), (2, 64, d)))
+    op, lp = np.zeros((2, 2 * g, d), np.float32), np.zeros((2, 2 * g), np.float32)
+    m.decode_split["f16", g, 16, d](P(op, [1, g, d]), P(lp, [1, g]), q, k, v, 64, 0.25).sync()
+    for shape in ((2, g - 1, d), (2, g, d - 2)):
+        with pytest.raises(tilelang.TileError) as info:
+            m.decode_combine["f16", g, 2, d](P(np.zeros(shape, np.float16), [1, g, d]), op, lp).discard()
+        assert info.value.code == "E0513" and "o must have o_part's shape" in str(info.value), shape
+    with pytest.raises(tilelang.TileError) as info:
+        m.decode_split["f16", g, 16, d](P(np.zeros((2, 2 * g + 1, d), np.float32), [1, g, d]),
+                                        P(np.zeros((2, 2 * g + 1), np.float32), [1, g]), q, k, v, 64, 0.25).discard()
+    assert info.value.code == "E0513" and "must have G rows a split" in str(info.value)
+    o = np.zeros((2, g, d), np.float16)
+    m.decode_combine["f16", g, 2, d](P(o, [1, g, d]), op, lp).sync()
+    s = np.einsum("hgd,hsd->hgs", q.astype(np.float64), k.astype(np.float64)) * 0.25
+    p = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(o, np.einsum("hgs,hsd->hgd", p / p.sum(-1, keepdims=True), v.astype(np.float64)),
+                               atol=4e-3)

@@ -344,3 +344,20 @@ def test_std_attention_refuses_outputs_whose_tiles_cover_more_or_less_than_the_i
     p = np.exp(s - s.max(-1, keepdims=True))
     np.testing.assert_allclose(o, np.einsum("hgs,hsd->hgd", p / p.sum(-1, keepdims=True), v.astype(np.float64)),
                                atol=4e-3)
+
+
+def test_the_top_p_chain_refuses_an_ex_of_the_right_chunks_and_the_wrong_length() -> None:
+    """hrev31 counted `ex`'s chunks: an `ex` of 290 for 300 logits (the same 3 chunks of 128) ran, its sum z over
+    300 logits and its values over 290 (the nucleus cut against a mass it does not hold); a round given the previous
+    round's mass with a row fewer than the chunks summed a chunk short. E0513 now."""
+    m = tilelang.compile("use std::llm::sampling::{sample_prep, nucleus_round};\n")
+    logits, bmax = np.zeros(300, np.float32), np.zeros(3, np.float32)
+    with pytest.raises(tilelang.TileError) as info:
+        m.sample_prep[128](P(np.zeros(290, np.float32), [128]), P(np.zeros(3, np.float32), [1]), logits, bmax,
+                           1.0).discard()
+    assert info.value.code == "E0513" and "ex must have logits' length" in str(info.value)
+    mass, band = np.zeros((3, 8), np.float32), np.zeros((3, 2), np.float32)
+    with pytest.raises(tilelang.TileError) as info:
+        m.nucleus_round[128, 8, 8](P(mass, [1, 8]), P(band, [1, 2]), np.ones(300, np.float32), np.ones(3, np.float32),
+                                   np.ones((2, 8), np.float32), np.zeros((1, 2), np.float32), 0.5, False).discard()
+    assert info.value.code == "E0513" and "prev_mass must have a row of NT sums for each chunk" in str(info.value)

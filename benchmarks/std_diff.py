@@ -17,6 +17,8 @@ shapes and numbers drawn at the edges of what its documentation allows and past 
 - `llmattn`: `std::llm`'s decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
   `attn_decode_ring`), its position on the device never clamped: past the cache, negative, i32::MAX; compared
   engine against engine only; a layer past the caches is refused (hrev32);
+- `gemv` (hrev32): std::llm's stacked GEMVs at layers inside and past the stack, vectors of w's columns or not, norm
+  weights with or without the layer's row, a layer's rows a multiple of BN or not;
 
 The oracle, per case: what the documentation rules out (`bad`) must be refused, at `tilec check` or at the
 launch (a `TileError`: E05xx / E07xx, never another exception); everything else must run on the interpreter
@@ -27,7 +29,7 @@ interpreter. Outcomes: `ok` (ran, right), `refused` (bad, refused), `MISS` (bad,
 `WRONG` (ran, not NumPy's answer), `SIM` (llsim raised), `DIFFER` (llsim's tensors not the interpreter's),
 `ICE` (an exception other than a TileError).
 
-    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm|llmattn] [--sim | --gpu] [--seconds S]
+    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm|llmattn|gemv] [--sim | --gpu] [--seconds S]
 
 `--gpu` runs each accepted case on the GPU (`tilec run --device gpu`) in place of llsim (benchmarks/hrev31_device.sh);
 `--seconds S` stops after S seconds.
@@ -446,7 +448,58 @@ def llmattn(p: Prog) -> None:
     p.check = lambda ts: ""
 
 
-FAMILIES = {"prefill": prefill, "decode": decode, "llm": llm, "llmattn": llmattn}
+def gemv(p: Prog) -> None:
+    """std::llm's stacked GEMVs (hrev32): `gemv`, `gemv_add`, `rms_gemv`, `rms_gate_up`, `gemv_add_queue` and
+    `gemv_rows_add` at layers inside, past and before an L-layer stack, with an `x` of w's columns or not, a norm
+    weight with or without the layer's row, and a layer's rows N a multiple of BN or not (gate/up's up rows start
+    at row N of a layer: a multiple of BN always; the others past layer 0). The rest must give NumPy's product."""
+    r = p.r
+    kind = r.choice(["gemv", "gemv_add", "rms_gemv", "rms_gate_up", "gemv_add_queue", "gemv_rows_add"])
+    layers, bn, bk, kk = r.choice([1, 2, 3]), r.choice([8, 16]), r.choice([16, 32]), r.choice([16, 40, 64])
+    n = r.choice([1, 2, 3]) * bn + (r.choice([-3, 5]) if r.random() < 0.15 else 0)
+    layer = r.choice([0, layers - 1, layers - 1, layers, -1])
+    xk = kk if r.random() > 0.15 else kk + r.choice([-8, 8])
+    normed, gate = kind in ("rms_gemv", "rms_gate_up"), kind == "rms_gate_up"
+    gl = layers if r.random() > 0.15 else max(layer, 0)
+    if not 0 <= layer < layers:
+        p.bad.append("layer past the stack")
+    if xk != kk:
+        p.bad.append("x not w's columns")
+    if normed and 0 <= layer < layers and gl <= layer:
+        p.bad.append("g without the layer's row")
+    if n % bn and (gate or layer != 0):
+        p.bad.append("N not a multiple of BN")
+    rows = layers * n * (2 if gate else 1)
+    p.uses.append(f"std::llm::{'queue' if 'queue' in kind else 'rows' if 'rows' in kind else 'gemv'}::{kind}")
+    p.lines += [f"let w = randn::<bf16>([{p.num(rows)}, {p.num(kk)}], 1);",
+                f"let x = randn::<f32>([{p.num(xk)}], 2);",
+                f"let g = randn::<bf16>([{p.num(gl)}, {p.num(kk)}], 3);",
+                f"let mut y = full::<f32>([{p.num(n)}], 0.5);"]
+    ly, yp = p.num(layer), f"y.partition([{bn}])"
+    call = {"gemv": f"gemv::<{bn}, {bk}, 1, 0>({yp}, &w, &x, {ly})",
+            "gemv_add": f"gemv_add::<{bn}, {bk}, 1, 0, 0, {bk}, 0, 0>({yp}, &w, &x, {ly}, &w, 0, 0)",
+            "rms_gemv": f"rms_gemv::<{bn}, {bk}, 1, 0, 0, {bk}, 0, 0>({yp}, &w, &x, &g, {ly}, 0.000001, &w, 0, 0)",
+            "rms_gate_up": f"rms_gate_up::<{bn}, {bk}, 1, 0, 0, {bk}, 0, 0>({yp}, &w, &x, &g, {ly}, 0.000001, &w, 0, 0)",
+            "gemv_add_queue": f"gemv_add_queue::<{bn}, {bk}, 1, 0>({yp}, &w, &x, {ly}, {p.num(n)})",
+            "gemv_rows_add": f"gemv_rows_add::<{bn}, 64, 0>({yp}, &w, &x, {ly}, {p.num(n)})"}[kind]
+    p.lines.append(call + ".sync();")
+
+    def check(ts: dict[str, np.ndarray]) -> str:
+        w, x, g = (ts[k].astype(np.float64) for k in ("w", "x", "g"))
+        if normed:
+            x = x / np.sqrt((x * x).mean() + 1e-6) * g[layer]
+        if gate:
+            a, b = w[2 * layer * n:(2 * layer + 1) * n] @ x, w[(2 * layer + 1) * n:(2 * layer + 2) * n] @ x
+            want = a / (1 + np.exp(-a)) * b
+        else:
+            want = w[layer * n:(layer + 1) * n] @ x + (0.5 if kind in ("gemv_add", "gemv_add_queue",
+                                                                        "gemv_rows_add") else 0.0)
+        return _close(ts["y"], want, 1e-3 * max(1.0, float(np.abs(want).max())))
+
+    p.check = check
+
+
+FAMILIES = {"prefill": prefill, "decode": decode, "llm": llm, "llmattn": llmattn, "gemv": gemv}
 
 
 def _interp(path: Path) -> tuple[dict[str, np.ndarray] | None, str, str]:

@@ -361,3 +361,27 @@ def test_the_top_p_chain_refuses_an_ex_of_the_right_chunks_and_the_wrong_length(
         m.nucleus_round[128, 8, 8](P(mass, [1, 8]), P(band, [1, 2]), np.ones(300, np.float32), np.ones(3, np.float32),
                                    np.ones((2, 8), np.float32), np.zeros((1, 2), np.float32), 0.5, False).discard()
     assert info.value.code == "E0513" and "prev_mass must have a row of NT sums for each chunk" in str(info.value)
+
+
+def test_the_rotated_qkv_gemv_refuses_a_layer_and_tables_it_would_read_as_zeros(llm: tilelang.Module) -> None:
+    """`rms_gemv_rope` (Qwen3's fused QKV with head norms and rotary) at a layer past its stack, with head-norm
+    weights without the layer's row, rotary tables of another width, or heads that are not n_q_heads query heads
+    and as many key as value heads: each read zeros (or rotated the wrong heads) and ran; E0513 now."""
+    f, z = np.float32, np.zeros
+    heads, nq, d, bn, kk, layers, s = 4, 2, 16, 8, 16, 2, 8
+
+    def call(layer: int = 1, qn_l: int = layers, cos_w: int = d // 2, n_q: int = nq) -> object:
+        return llm.rms_gemv_rope[bn, 16, 1, 0, 0, 16, 0](
+            P(z((heads, 2, d // 2), f), [1, 2, bn // 2]), P(z((heads, 1, d // bn), f), [1, 1, 1]),
+            z((layers * heads * 2, d // 2, kk), f), z(kk, f), np.ones((layers, kk), f), z((qn_l, 2, d // 2), f),
+            z((layers, 2, d // 2), f), z((s, cos_w), f), z((s, cos_w), f), np.array([3], np.int32), layer, n_q, 1e-6,
+            z((8, kk), f), 0, 0)
+
+    for kw, says in (({"layer": 2}, "layer must be within the weight stack"),
+                     ({"qn_l": 1}, "qn and kn must hold the head norms' weights"),
+                     ({"cos_w": d}, "cos and sin must be [S, D / 2]"),
+                     ({"n_q": 1}, "n_q_heads query heads then as many key heads as value heads")):
+        with pytest.raises(tilelang.TileError) as info:
+            call(**kw).discard()   # type: ignore[attr-defined]
+        assert info.value.code == "E0513" and says in str(info.value), (kw, str(info.value))
+    call().discard()   # type: ignore[attr-defined]

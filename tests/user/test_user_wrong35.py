@@ -385,3 +385,20 @@ def test_the_rotated_qkv_gemv_refuses_a_layer_and_tables_it_would_read_as_zeros(
             call(**kw).discard()   # type: ignore[attr-defined]
         assert info.value.code == "E0513" and says in str(info.value), (kw, str(info.value))
     call().discard()   # type: ignore[attr-defined]
+
+
+def test_fused_decode_refuses_a_merged_output_of_other_heads_or_width() -> None:
+    """`decode_fused`'s merged `o` is a `last_block` group's tile, checked by its grid only: an `o` of G - 1 rows
+    (a query head dropped) or a narrower head (columns dropped) ran; E0513 now (and `std::llm`'s ring merge and fold
+    forms the same of their `o`)."""
+    m = tilelang.compile("use std::attention::decode_fused;\n")
+    r = np.random.default_rng(3)
+    h, g, d, s = 2, 4, 16, 64
+    q, k, v = (r.standard_normal(sh).astype(np.float16) for sh in ((h, g, d), (h, s, d), (h, s, d)))
+    for oshape in ((h, g - 1, d), (h, g, d - 4)):
+        op, lp = np.zeros((h, 2 * g, d), np.float32), np.zeros((h, 2 * g), np.float32)
+        with pytest.raises(tilelang.TileError) as info:
+            m.decode_fused[{"BN": 16, "NS": 2, "NC": 2}](P(op, [1, g, d]), P(lp, [1, g]),
+                                                         P(np.zeros(oshape, np.float16), [1, g, d]), q, k, v, s,
+                                                         0.25).discard()
+        assert info.value.code == "E0513" and "o must have q's shape" in str(info.value), oshape

@@ -15,8 +15,10 @@ shapes and numbers drawn at the edges of what its documentation allows and past 
   -2, -1, the history's end and past it; block maxima of any count, ties and NaN) and the temperature / top-p
   chain (temperatures 0, negative, tiny; top_p 0, past 1, negative, NaN; logits with inf and NaN);
 - `llmattn`: `std::llm`'s decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
-  `attn_decode_ring`), its position on the device and its layer never clamped: past the cache, negative,
-  i32::MAX; compared engine against engine only.
+  `attn_decode_ring`), its position on the device never clamped: past the cache, negative, i32::MAX; compared
+  engine against engine only; a layer past the caches is refused (hrev32);
+- `gemv` (hrev32): std::llm's stacked GEMVs at layers inside and past the stack, vectors of w's columns or not, norm
+  weights with or without the layer's row, a layer's rows a multiple of BN or not;
 
 The oracle, per case: what the documentation rules out (`bad`) must be refused, at `tilec check` or at the
 launch (a `TileError`: E05xx / E07xx, never another exception); everything else must run on the interpreter
@@ -27,7 +29,7 @@ interpreter. Outcomes: `ok` (ran, right), `refused` (bad, refused), `MISS` (bad,
 `WRONG` (ran, not NumPy's answer), `SIM` (llsim raised), `DIFFER` (llsim's tensors not the interpreter's),
 `ICE` (an exception other than a TileError).
 
-    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm|llmattn] [--sim | --gpu] [--seconds S]
+    python benchmarks/std_diff.py SEED COUNT [--family prefill|decode|llm|llmattn|gemv] [--sim | --gpu] [--seconds S]
 
 `--gpu` runs each accepted case on the GPU (`tilec run --device gpu`) in place of llsim (benchmarks/hrev31_device.sh);
 `--seconds S` stops after S seconds.
@@ -149,8 +151,8 @@ def prefill(p: Prog) -> None:
         p.bad.append("v shorter than k")
     sqo = sq
     if r.random() < 0.1:
-        sqo = sq + r.choice([bm, -sq]) if sq else bm
-        if (sqo + bm - 1) // bm != (sq + bm - 1) // bm:
+        sqo = sq + r.choice([bm, -sq, 1, -1]) if sq else r.choice([bm, 1])
+        if sqo != sq:   # (hrev32: a row more or fewer within the same tiles ran too)
             p.bad.append("o's rows not q's")
     causal = r.random() < 0.5
     scale: Any = r.choice([0.25, 0.125, -0.5, 0.0] + (["f32::NAN", "f32::INFINITY"] if r.random() < 0.1 else []))
@@ -239,14 +241,17 @@ def decode(p: Prog) -> None:
         if sp < 1:
             p.bad.append("splits < 1")
         rows = hkv * max(sp, 1)
-        p.lines += [f"let mut op = zeros::<f32>([{p.num(rows)}, {g}, {d}]);",
-                    f"let mut lp = zeros::<f32>([{p.num(rows)}, {g}]);",
+        pg = g if r.random() > 0.1 else r.choice([g + 1, 2 * g, max(g - 1, 1)])   # the partials' rows (hrev32)
+        if pg != g:
+            p.bad.append("o_part's rows not q's G")
+        p.lines += [f"let mut op = zeros::<f32>([{p.num(rows)}, {p.num(pg)}, {d}]);",
+                    f"let mut lp = zeros::<f32>([{p.num(rows)}, {p.num(pg)}]);",
                     f"decode_split_tc::<{t}, {bn}, {d}>(op.partition([1, 64, {d}]), lp.partition([1, 64]), &q, &k, "
                     f"&v, {clen}, {scale}, {p.num(sp)}).sync();",
                     f"let mut o = full::<{t}>([{p.num(hkv)}, {og}, {od}], 7.0);",
                     f"decode_combine::<{t}, {g}, {ns}, {dc}>(o.partition([1, {g}, {dc}]), "
-                    f"&op.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * g)}, {d}]), "
-                    f"&lp.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * g)}])).sync();"]
+                    f"&op.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * pg)}, {d}]), "
+                    f"&lp.reshape([{p.num(hkv)}, {p.num(max(sp, 1) * pg)}])).sync();"]
     else:
         p.lines += [f"let mut op = zeros::<f32>([{p.num(hkv)}, {p.num(splits * g)}, {d}]);",
                     f"let mut lp = zeros::<f32>([{p.num(hkv)}, {p.num(splits * g)}]);",
@@ -412,13 +417,16 @@ def llmattn(p: Prog) -> None:
     """std::llm's decode attention (`attn_decode` in its three loop forms, `attn_decode_short`,
     `attn_decode_ring`), whose position and layer come from the device or a scalar and are never clamped: a
     position past the cache (keys past its length read as zeros and attended to), negative, i32::MAX; a layer
-    past the caches' heads. No requirement: each must run, in bounds, the engines agreeing (llsim)."""
+    past the caches' heads, refused since hrev32 (E0513). The rest must run, in bounds, the engines agreeing
+    (llsim)."""
     r = p.r
     g, h, bt = r.choice([1, 2, 4]), r.choice([8, 16]), r.choice([16, 32])
     hkv, layers, s = r.choice([1, 2]), r.choice([1, 2]), r.choice([16, 40, 64])
     ns = r.choice([1, 2, 3])
     pos = r.choice([0, 1, s - 1, s, s + 1, s + bt, 2 * s, -1, -bt, I32_MAX, r.randrange(s)])
     layer = r.choice([0, layers - 1, layers - 1, layers, -1])
+    if not 0 <= layer < layers:
+        p.bad.append("layer past the caches")   # (hrev32: it read zeros for every key, query and norm weight)
     kern, gens = r.choice([("attn_decode", "{TC}"), ("attn_decode", "{TC}"), ("attn_decode_short", ""),
                            ("attn_decode_ring", "0")])
     gens = gens.replace("{TC}", str(r.choice([0, 1, 2])))
@@ -440,7 +448,58 @@ def llmattn(p: Prog) -> None:
     p.check = lambda ts: ""
 
 
-FAMILIES = {"prefill": prefill, "decode": decode, "llm": llm, "llmattn": llmattn}
+def gemv(p: Prog) -> None:
+    """std::llm's stacked GEMVs (hrev32): `gemv`, `gemv_add`, `rms_gemv`, `rms_gate_up`, `gemv_add_queue` and
+    `gemv_rows_add` at layers inside, past and before an L-layer stack, with an `x` of w's columns or not, a norm
+    weight with or without the layer's row, and a layer's rows N a multiple of BN or not (gate/up's up rows start
+    at row N of a layer: a multiple of BN always; the others past layer 0). The rest must give NumPy's product."""
+    r = p.r
+    kind = r.choice(["gemv", "gemv_add", "rms_gemv", "rms_gate_up", "gemv_add_queue", "gemv_rows_add"])
+    layers, bn, bk, kk = r.choice([1, 2, 3]), r.choice([8, 16]), r.choice([16, 32]), r.choice([16, 40, 64])
+    n = r.choice([1, 2, 3]) * bn + (r.choice([-3, 5]) if r.random() < 0.15 else 0)
+    layer = r.choice([0, layers - 1, layers - 1, layers, -1])
+    xk = kk if r.random() > 0.15 else kk + r.choice([-8, 8])
+    normed, gate = kind in ("rms_gemv", "rms_gate_up"), kind == "rms_gate_up"
+    gl = layers if r.random() > 0.15 else max(layer, 0)
+    if not 0 <= layer < layers:
+        p.bad.append("layer past the stack")
+    if xk != kk:
+        p.bad.append("x not w's columns")
+    if normed and 0 <= layer < layers and gl <= layer:
+        p.bad.append("g without the layer's row")
+    if n % bn and (gate or layer != 0):
+        p.bad.append("N not a multiple of BN")
+    rows = layers * n * (2 if gate else 1)
+    p.uses.append(f"std::llm::{'queue' if 'queue' in kind else 'rows' if 'rows' in kind else 'gemv'}::{kind}")
+    p.lines += [f"let w = randn::<bf16>([{p.num(rows)}, {p.num(kk)}], 1);",
+                f"let x = randn::<f32>([{p.num(xk)}], 2);",
+                f"let g = randn::<bf16>([{p.num(gl)}, {p.num(kk)}], 3);",
+                f"let mut y = full::<f32>([{p.num(n)}], 0.5);"]
+    ly, yp = p.num(layer), f"y.partition([{bn}])"
+    call = {"gemv": f"gemv::<{bn}, {bk}, 1, 0>({yp}, &w, &x, {ly})",
+            "gemv_add": f"gemv_add::<{bn}, {bk}, 1, 0, 0, {bk}, 0, 0>({yp}, &w, &x, {ly}, &w, 0, 0)",
+            "rms_gemv": f"rms_gemv::<{bn}, {bk}, 1, 0, 0, {bk}, 0, 0>({yp}, &w, &x, &g, {ly}, 0.000001, &w, 0, 0)",
+            "rms_gate_up": f"rms_gate_up::<{bn}, {bk}, 1, 0, 0, {bk}, 0, 0>({yp}, &w, &x, &g, {ly}, 0.000001, &w, 0, 0)",
+            "gemv_add_queue": f"gemv_add_queue::<{bn}, {bk}, 1, 0>({yp}, &w, &x, {ly}, {p.num(n)})",
+            "gemv_rows_add": f"gemv_rows_add::<{bn}, 64, 0>({yp}, &w, &x, {ly}, {p.num(n)})"}[kind]
+    p.lines.append(call + ".sync();")
+
+    def check(ts: dict[str, np.ndarray]) -> str:
+        w, x, g = (ts[k].astype(np.float64) for k in ("w", "x", "g"))
+        if normed:
+            x = x / np.sqrt((x * x).mean() + 1e-6) * g[layer]
+        if gate:
+            a, b = w[2 * layer * n:(2 * layer + 1) * n] @ x, w[(2 * layer + 1) * n:(2 * layer + 2) * n] @ x
+            want = a / (1 + np.exp(-a)) * b
+        else:
+            want = w[layer * n:(layer + 1) * n] @ x + (0.5 if kind in ("gemv_add", "gemv_add_queue",
+                                                                        "gemv_rows_add") else 0.0)
+        return _close(ts["y"], want, 1e-3 * max(1.0, float(np.abs(want).max())))
+
+    p.check = check
+
+
+FAMILIES = {"prefill": prefill, "decode": decode, "llm": llm, "llmattn": llmattn, "gemv": gemv}
 
 
 def _interp(path: Path) -> tuple[dict[str, np.ndarray] | None, str, str]:

@@ -1,9 +1,11 @@
 """`#[requires(cond, "message")]`: a kernel's launch requirements.
 
 A requirement is a condition on what a launch is given: the run-time
-shapes of the kernel's `&` tensors (`k.shape()[1]`), its scalar arguments
-(`cache_len`), its const generics and its grid (`num_blocks(0)`: the
-blocks the `&mut` partitions give), combined with integer and float
+shapes of the kernel's `&` tensors (`k.shape()[1]`) and of the tensors its
+`&mut` partitions split (`o.tensor_shape()[1]`: in the kernel `o.shape()` is
+the tile's, so a requirement names the whole tensor's otherwise), its scalar
+arguments (`cache_len`), its const generics and its grid (`num_blocks(0)`:
+the blocks the `&mut` partitions give), combined with integer and float
 arithmetic (`+ - * / %`), comparisons, `&&`, `||`, `!` and unary `-`. The
 host checks every requirement of a launch before the launch starts, on
 every engine (`runtime/launch.py` `bind_launch`; a repeated Python API call
@@ -31,6 +33,9 @@ from tilelang.source import Span
 from tilelang.syntax import ast
 
 NAME = "requires"
+# `o.tensor_shape()[i]`: in a requirement, the shape of the tensor a launch
+# partitions for `&mut` parameter `o` (the kernel sees only its tile)
+WHOLE = "tensor_shape"
 
 _INTS = ("i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64")
 _FLOATS = ("f16", "bf16", "f32", "f64")
@@ -41,8 +46,8 @@ _LOGIC = ("&&", "||")
 _A = {"int": "an integer", "float": "a float", "bool": "a condition"}
 
 FORMS_HELP = ("a requirement reads the launch's numbers only: `t.shape()[i]` of a `&` tensor parameter, "
-              "scalar parameters, const generics and `num_blocks(axis)`, with `+ - * / %`, comparisons, `&&`, "
-              "`||` and `!`")
+              "`o.tensor_shape()[i]` of a `&mut` one (the partitioned tensor's), scalar parameters, const "
+              "generics and `num_blocks(axis)`, with `+ - * / %`, comparisons, `&&`, `||` and `!`")
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +213,7 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
             return None
         if what is not None and what[0] in ("ref", "mut"):
             out.append(Refusal("form", e.span, f"a requirement reads a tensor only through its shape: "
-                               f"`{name}.shape()[0]`", "a tensor", FORMS_HELP))
+                               f"`{name}.{'shape' if what[0] == 'ref' else WHOLE}()[0]`", "a tensor", FORMS_HELP))
             return None
         value = module_const(name) if module_const is not None else None
         if value is not None:
@@ -228,6 +233,9 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
         return None
     if isinstance(e, ast.Index):
         r = e.receiver
+        if isinstance(r, ast.MethodCall) and r.method.name == WHOLE and not r.args \
+                and isinstance(r.receiver, ast.Name):
+            return _whole_axis(e, r.receiver, params, out)
         if isinstance(r, ast.MethodCall) and r.method.name == "shape" and not r.args \
                 and isinstance(r.receiver, ast.Name):
             name = r.receiver.ident.name
@@ -240,7 +248,8 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
                 out.append(Refusal("form", r.receiver.span,
                                    f"`{name}` is a `&mut` parameter: in the kernel its shape is the tile's, "
                                    "the same for every launch", "a `&mut` parameter",
-                                   "require something of a `&` parameter's shape; a `&mut` parameter's tile "
+                                   f"to require something of the tensor the launch partitions for `{name}`, "
+                                   f"read `{name}.tensor_shape()[{_axis_text(e)}]`; a `&mut` parameter's tile "
                                    "shape is its type's"))
                 return None
             if not isinstance(e.index, ast.IntLit) or (what[1] is not None and not 0 <= e.index.value < what[1]):
@@ -284,6 +293,34 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
     return None
 
 
+def _axis_text(e: ast.Index) -> str:
+    """The axis written in `t.shape()[axis]`, for a help (`0` where it is not a literal)."""
+    return str(e.index.value) if isinstance(e.index, ast.IntLit) else "0"
+
+
+def _whole_axis(e: ast.Index, receiver: ast.Name, params: Mapping[str, tuple[str, Any]],
+                out: list[Refusal]) -> str | None:
+    """`o.tensor_shape()[axis]` of a `&mut` parameter `o`: an axis of the tensor
+    the launch partitions for it (the host's; in the kernel `o.shape()` is the
+    tile's). "int", or None after a refusal."""
+    name = receiver.ident.name
+    what = params.get(name)
+    if what is None or what[0] != "mut":
+        out.append(Refusal("form", receiver.span,
+                           f"`{WHOLE}()` reads the tensor a launch partitions for a `&mut` parameter, and `{name}` "
+                           "is not one", "not a `&mut` parameter",
+                           f"read a `&` parameter's shape as `{name}.shape()[{_axis_text(e)}]`"
+                           if what is not None and what[0] == "ref" else FORMS_HELP))
+        return None
+    if not isinstance(e.index, ast.IntLit) or (what[1] is not None and not 0 <= e.index.value < what[1]):
+        rank = what[1]
+        out.append(Refusal("form", e.index.span, f"an axis of `{name}` must be an integer literal"
+                           + (f" below its rank {rank}" if rank is not None else ""),
+                           "not an axis of the tensor", f"write e.g. `{name}.{WHOLE}()[0]`"))
+        return None
+    return "int"
+
+
 def _literal(v: Any) -> str:
     """A constant's value as a Tile literal: `true`, `64`, `0.5`."""
     if isinstance(v, bool):
@@ -299,8 +336,11 @@ class DivisionByZero(Exception):
 
 
 def evaluate(e: ast.Expr, shapes: Mapping[str, tuple[int, ...]], values: Mapping[str, Any]) -> Any:
-    """A (checked) condition's value: `shapes` of the `&` tensors, `values` of the
-    scalars and const generics (Python numbers or NumPy scalars)."""
+    """A (checked) condition's value: `shapes` of the `&` tensors and of the
+    tensors the `&mut` partitions split (by parameter name: `check` lets a
+    `&` parameter be read only by `shape()`, a `&mut` one only by
+    `tensor_shape()`), `values` of the scalars and const generics (Python
+    numbers or NumPy scalars)."""
     if isinstance(e, (ast.BoolLit, ast.FloatLit)):
         return e.value
     if isinstance(e, ast.IntLit):

@@ -272,7 +272,8 @@ def test_kv_prefetch_follows_the_qkv_loop_and_fits_its_registers(kr: int) -> Non
     n, kk, d, hkv = (cfg.num_attention_heads + 2 * cfg.num_key_value_heads) * cfg.head_dim, cfg.hidden_size, \
         cfg.head_dim, cfg.num_key_value_heads
     bn, bk, st, mb = plan.bn["qkv"], plan.bk["qkv"], plan.st["qkv"], plan.mb["qkv"]
-    w, x, g = np.zeros((64, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
+    # 2 layers' rows (layer 1 is launched): calloc's pages, never touched (compiled, never run)
+    w, x, g = np.zeros((2 * n, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
     cache = np.zeros((2 * hkv, 256, d), np.float32)
     op = k.rms_gemv_kv[bn, bk, st, mb, 0, 0, 0, 0, kr, d](partition(np.zeros(n, np.float32), [bn]), w, x, g, 1,
                                                           1e-6, w, 0, 5, cache, cache, np.array([200], np.int32),

@@ -46,7 +46,10 @@ def _op(k, mat: str, cfg: Qwen3Config, plan, pf: tuple[int, int] = (0, 0), pe: i
         "lm": (cfg.vocab_size, h),
     }[mat]
     gen = (plan.bn[mat], plan.bk[mat], plan.st[mat], plan.mb[mat])
-    w, x, g = np.zeros((64, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
+    # a stack of 2 layers (the launches below read layer 1; the LM head one matrix): calloc's pages, which
+    # nothing touches (the operations are compiled, never run)
+    rows = {"lm": n, "gate_up": 4 * n}.get(mat, 2 * n)
+    w, x, g = np.zeros((rows, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
     y = P(np.zeros(n, np.float32), [gen[0]])
     if mat == "lm":
         nb = -(-n // gen[0])

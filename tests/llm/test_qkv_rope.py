@@ -92,12 +92,12 @@ def test_rotated_qkv_kernels_assemble_without_spills(model: str) -> None:
     heads, h, s, layers = hq + 2 * hkv, cfg.hidden_size, 64, 2
     bn, bk, st, mb = plan.bn["qkv"], plan.bk["qkv"], plan.st["qkv"], plan.mb["qkv"]
     nb = d // bn
-    z, f = np.zeros, np.float32
+    z, f = np.zeros, np.float32  # (calloc's pages: the weights, never run, cost no memory)
     k = load_kernels()
     qkv = z((heads, 2, d // 2), f)
     ss = z((heads, 1, nb), f)
     gemv = k.rms_gemv_rope[bn, bk, st, mb, 0, 0, 0](
-        P(qkv, [1, 2, bn // 2]), P(ss, [1, 1, 1]), z((64, d // 2, h), f), z(h, f), z((layers, h), f),
+        P(qkv, [1, 2, bn // 2]), P(ss, [1, 1, 1]), z((layers * heads * 2, d // 2, h), f), z(h, f), z((layers, h), f),
         z((layers, 2, d // 2), f), z((layers, 2, d // 2), f), z((s, d // 2), f), z((s, d // 2), f), np.array([3], np.int32),
         1, hq, 1e-6, z((64, h), f), 0, 0)
     attn = k.attn_decode_ring_pre[g, d // 2, plan.bt, 0, nb](

@@ -84,7 +84,9 @@ def test_queue_shapes_at_4b_fit_their_blocks_without_spills() -> None:
     k = load_kernels()
     for mat, n, kk in (("qkv", qkv, h), ("o", h, hq * d), ("gate_up", i, h), ("down", h, i)):
         bn, bk, st, mb = QUEUE_SHAPES[mat]
-        w, x, g = np.zeros((64, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
+        # the whole layer's rows (calloc's pages, never touched: built to be compiled, never run)
+        rows = 2 * n if mat == "gate_up" else n
+        w, x, g = np.zeros((rows, kk), np.float32), np.zeros(kk, np.float32), np.ones((2, kk), np.float32)
         y = P(np.zeros(n, np.float32), [bn])
         if mat == "qkv":
             op = k.rms_gemv_queue[bn, bk, st, mb](y, w, x, g, 0, n, 1e-6)

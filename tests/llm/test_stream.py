@@ -74,7 +74,7 @@ def test_stream_gemvs_at_4b_shapes_stream_without_spills_or_barriers(k, mb: int)
     if mb == STREAM_DOWN[3]:  # the fastest stream of down (X 0), `plan.STREAM_DOWN`
         shapes.append(("down", h, i, 0, STREAM_DOWN[:3]))
     for mat, n, kk, xf, (bn, bk, st) in shapes:
-        w, g = np.zeros((64, kk), np.float32), np.ones((2, kk), np.float32)
+        w, g = np.zeros((n, kk), np.float32), np.ones((2, kk), np.float32)  # (never touched: compiled, never run)
         x = np.zeros(2 * kk if xf == 2 else kk, np.float32)
         op = k.gemv_stream[bn, bk, st, mb, xf, 1, kk // bk](P(np.zeros(132 * mb, np.float32), [1]),
                                                            np.zeros(n, np.float32), w, x, g, 0, n, 1e-6)  # fmt: skip

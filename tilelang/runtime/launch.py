@@ -390,9 +390,11 @@ def linear_in(dim: ast.Expr, g: str) -> bool:
 def requirement_inputs(specs: tuple[ParamSpec, ...], raw: list[Any], bound: list[Any],
                        env: dict[str, GenericValue],
                        grid: tuple[int, ...]) -> tuple[dict[str, tuple[int, ...]], dict[str, Any]]:
-    """What a kernel's requirements read: the `&` tensors' shapes, the scalars'
+    """What a kernel's requirements read: the `&` tensors' shapes and those of
+    the tensors the `&mut` partitions split (`o.tensor_shape()`), the scalars'
     values (as converted for the kernel), the const generics and the grid."""
-    shapes = {sp.name: tuple(v.shape) for sp, v in zip(specs, raw, strict=False) if sp.kind == "ref"}
+    shapes = {sp.name: tuple(v.shape) if sp.kind == "ref" else tuple(v.tensor.shape)
+              for sp, v in zip(specs, raw, strict=False) if sp.kind in ("ref", "mut")}
     values: dict[str, Any] = {k: v for k, v in env.items() if isinstance(v, int)}
     values.update(grid_values(grid))
     values.update((sp.name, v) for sp, v in zip(specs, bound, strict=False) if sp.kind == "scalar")

@@ -631,6 +631,10 @@ def check_method_call(tcx: CheckCx, e: ast.MethodCall, fx: Fx, expected: Type | 
             d = d.with_help(f"`{name}` is a function: `{FUNCTIONS[name].signature}`")
         elif name in ("step_by", "step", "rev") and not cands:  # Rust's iterator adaptors (round 17: with bounds)
             d = d.with_help(range_adaptor_help(name, e, tcx.snippet))
+        elif name == "tensor_shape" and kind == "param":
+            # a requirement's spelling of a `&mut` parameter's partitioned tensor (hrev32), read in a kernel
+            d = d.with_help("`tensor_shape()` is read only in a `#[requires(..)]`, by the host; in a kernel pass the "
+                            "tensor's extent in as a scalar parameter, or read an input's `x.shape()[i]`")
         elif name in _RESULT_METHODS and isinstance(rty, UnitT) and isinstance(e.receiver, ast.MethodCall):
             # Rust's `.sync().unwrap()` (huser21): "values of this type have no methods" did not say why
             d = d.with_help(f"`.{e.receiver.method.name}()` returns nothing to unwrap: Tile has no `Result`, a "

@@ -261,7 +261,7 @@ def constant_requirements(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args:
                           parts: list[tuple[ast.Param, ast.Expr, PartitionT]]) -> None:
     """E0513 at check time: a `#[requires(..)]` of the kernel that every value
     it reads makes false at this launch, where they are constants (a `&`
-    tensor's static shape, a literal or module constant scalar, a generic the
+    tensor's or a partitioned tensor's static shape, a literal or module constant scalar, a generic the
     call fixes). The launch's own check (`runtime/launch.py`) stays for the
     others."""
     from tilelang.diagnostics.codes.launch import REQUIREMENT_FAILED
@@ -291,6 +291,10 @@ def constant_requirements(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args:
             v = const_value(tcx, a, fx)
             if isinstance(v, (int, float, bool)):
                 values[p.name.name] = v
+    for p, _, aty in parts:  # `o.tensor_shape()`: the partitioned tensor's, where constant
+        dims = aty.tensor.shape
+        if dims is not None and all(d is not None and d.is_const for d in dims):
+            shapes[p.name.name] = tuple(d.const_value for d in dims)  # type: ignore[union-attr]
     groups = group_params(info.decl)
     grid_parts = [(tuple(getattr(n, "const_value", None) for n in aty.tensor.shape),
                    tuple(getattr(t, "const_value", None) for t in aty.tile_shape))

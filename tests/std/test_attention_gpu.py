@@ -75,6 +75,12 @@ def blocks(case):
 
 @pytest.mark.parametrize("case", PREFILL, ids=lambda c: "-".join(map(str, c)))
 def test_flash_attention_matches_sdpa(case):
+    check_prefill(case, *blocks(case))
+
+
+def check_prefill(case, bm, bn):  # type: ignore[no-untyped-def]
+    """`flash_attention_lse` at blocks BM x BN on `case` against SDPA in f32 (the rows that see no key: lse -inf,
+    zeros), and `flash_attention` on the same inputs bit for bit (tests/std/test_attention_wg3_gpu.py too)."""
     dtype, bh, hkv, sq, sk, d, causal = case
     dt = DTYPES[dtype]
     g = torch.Generator(device="cuda").manual_seed(sum(case[1:6]))
@@ -83,7 +89,6 @@ def test_flash_attention_matches_sdpa(case):
     v = torch.randn(hkv, sk, d, device="cuda", dtype=dt, generator=g)
     o = torch.full_like(q, float("nan"))
     lse = torch.full((bh, sq), float("nan"), device="cuda")
-    bm, bn = blocks(case)
     scale = d**-0.5
     ATTN.flash_attention_lse[dtype, bm, bn, d](
         tilelang.partition(o, [1, bm, d]), tilelang.partition(lse, [1, bm]), q, k, v, scale, causal

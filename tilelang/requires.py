@@ -252,13 +252,7 @@ def _kind(e: ast.Expr, params: Mapping[str, tuple[str, Any]], consts: set[str], 
                                    f"read `{name}.tensor_shape()[{_axis_text(e)}]`; a `&mut` parameter's tile "
                                    "shape is its type's"))
                 return None
-            if not isinstance(e.index, ast.IntLit) or (what[1] is not None and not 0 <= e.index.value < what[1]):
-                rank = what[1]
-                out.append(Refusal("form", e.index.span, f"an axis of `{name}` must be an integer literal"
-                                   + (f" below its rank {rank}" if rank is not None else ""),
-                                   "not an axis of the tensor", f"write e.g. `{name}.shape()[0]`"))
-                return None
-            return "int"
+            return _axis(e, name, what[1], "shape", out)
     if isinstance(e, ast.Unary):
         k = _kind(e.operand, params, consts, snippet, out, module_const)
         if k is None:
@@ -312,11 +306,16 @@ def _whole_axis(e: ast.Index, receiver: ast.Name, params: Mapping[str, tuple[str
                            f"read a `&` parameter's shape as `{name}.shape()[{_axis_text(e)}]`"
                            if what is not None and what[0] == "ref" else FORMS_HELP))
         return None
-    if not isinstance(e.index, ast.IntLit) or (what[1] is not None and not 0 <= e.index.value < what[1]):
-        rank = what[1]
+    return _axis(e, name, what[1], WHOLE, out)
+
+
+def _axis(e: ast.Index, name: str, rank: int | None, method: str, out: list[Refusal]) -> str | None:
+    """The axis of `name.method()[axis]`: an integer literal below the tensor's rank (when known). "int", or
+    None after a refusal."""
+    if not isinstance(e.index, ast.IntLit) or (rank is not None and not 0 <= e.index.value < rank):
         out.append(Refusal("form", e.index.span, f"an axis of `{name}` must be an integer literal"
                            + (f" below its rank {rank}" if rank is not None else ""),
-                           "not an axis of the tensor", f"write e.g. `{name}.{WHOLE}()[0]`"))
+                           "not an axis of the tensor", f"write e.g. `{name}.{method}()[0]`"))
         return None
     return "int"
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The plan of the 2026-12-07 20:07 session (which got no device) for the next one, on main after its last landing.
+# The plan of the 2026-12-07 20:07 session (which got no device; its call44.sh, never run, folded in here) for the
+# next one, on main after its last landing.
 # Most needed first. On an H200: the issues' tables (prefill, decode, engine 4B at 1,024: none measured on an H200
 # since call 41, and hred changed two of the engine's kernels), prefill S = 16,384. Any card: call 43's engine
 # capture failure (`test_merge_by_rows_matches_torch[torch]`) alone three times, and the relaxed-capture GPU tests

@@ -289,6 +289,11 @@ def constant_requirements(tcx: CheckCx, e: ast.Call, info: FnInfo, fx: Fx, args:
             shapes[p.name.name] = tuple(d.const_value for d in inner.shape)  # type: ignore[union-attr]
         elif isinstance(p.ty, ast.NamedType) and not p.ty.args:
             v = const_value(tcx, a, fx)
+            if v is None and isinstance(a, ast.Name):
+                # an immutable `let` of a constant integer (`let layer = 2;`): the shapes algebra's value, exact
+                # for a name (its value is fixed in its own type, overflow refused; as E0226's named divisor)
+                dim = tcx.program.dims.get(a)
+                v = dim.const_value if dim is not None and dim.is_const else None
             if isinstance(v, (int, float, bool)):
                 values[p.name.name] = v
     for p, _, aty in parts:  # `o.tensor_shape()`: the partitioned tensor's, where constant

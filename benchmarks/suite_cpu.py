@@ -43,7 +43,7 @@ def pytest_runtest_protocol(item: Any, nextitem: Any):  # type: ignore[no-untype
 
 def pytest_sessionfinish(session: Any) -> None:
     out = os.environ.get("SUITE_CPU")
-    if not out or "PYTEST_XDIST_WORKER" not in os.environ and not _TESTS:
+    if not out or ("PYTEST_XDIST_WORKER" not in os.environ and not _TESTS):
         return  # (the xdist controller runs no test: its children's CPU is the workers')
     with open(f"{out}.{os.environ.get('PYTEST_XDIST_WORKER', 'main')}.json", "w") as f:
         json.dump({"tests": _TESTS, "total": _cpu()}, f)

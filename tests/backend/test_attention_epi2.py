@@ -144,6 +144,12 @@ def test_either_place_of_the_epilogue_matters(where: str, sk: int, monkeypatch) 
         _run_lse_and_check(k, _short(LSE, 64), (3, 1), 2, 2, 300, sk, 64, False, 9)
 
 
+# heavy (hci6: 9.7 of the default suite's ~2,000 CPU-s under load, its largest ptxas test; the switch is opt-in):
+# the default `full_edges` simulation above lowers and emits the same second-iteration epilogue, and
+# test_attention_chain's default `test_chained_tiles_assemble_without_spills[f16-128-64]` assembles a chained
+# kernel of the same shape (f16, 128 x 128, D = 64; the long keys' facts) with its spill and C75xx checks; this
+# one's bounds and key-loop comparison run with TILE_SLOW=1
+@pytest.mark.heavy
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
 def test_the_benchmarks_kernel_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The benchmark's kernel (f16, 128 x 128, D = 64, the short keys' variant) through ptxas for sm_90a: no

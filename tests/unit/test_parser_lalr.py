@@ -183,7 +183,10 @@ def test_mutated_programs_agree_with_lark() -> None:
 
 def test_lark_s_tree_builds_the_same_ast_when_the_driver_declines(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """`parse` falls back to Lark's tree (`from_lark`) whenever the driver rejects."""
+    """`parse` falls back to Lark's tree (`from_lark`) whenever the driver rejects: the same AST and diagnostics
+    on programs spread over the repository (every 80th: examples, std, the ui and user programs' errors too) and a
+    text of lexical and syntax errors. (That Lark's tree is the driver's for every production is the covering
+    test's above; the first 60 programs here, 295 KB of Lark parsing, were 9.5 of the suite's ~2,000 CPU-s.)"""
     from tilelang.diagnostics.model import DiagnosticSink
     from tilelang.source import SourceMap
     from tilelang.syntax import lalr
@@ -194,7 +197,7 @@ def test_lark_s_tree_builds_the_same_ast_when_the_driver_declines(
         module = parse(SourceMap().add("t.tile", text), sink)
         return repr(module), repr(sink.diagnostics)
 
-    texts = [p.read_text(encoding="utf-8") for p in PROGRAMS[:60]]
+    texts = [p.read_text(encoding="utf-8") for p in PROGRAMS[::80]]
     texts.append("fn f() { let x = (a + 1u7) * 2 < 3 < 4; }\n#[x]\nfn g() { let _ = \"\\q\"; }")
     fast = [run(t) for t in texts]
 

@@ -11,7 +11,7 @@ output must agree.
 
 The inputs are small integers (|x| <= 4; `prod`: -1, 0, 1), so every sum and product is an integer that
 f32 holds exactly in any order (f16/bf16 accumulate in f32 and round once, on both engines): those, and
-every integer, max/min and arg result, must agree bit for bit (ties are common: `argmax`/`argmin` keep
+every integer, max/min and arg result, must agree bit for bit (a zero's sign too) (ties are common: `argmax`/`argmin` keep
 the first index on both). Only `mean` (a division) and the softmax (`exp`, a division) get a tolerance:
 4 units in the last place of the output type, relative to the largest result.
 
@@ -41,6 +41,7 @@ from layout_diff import run_one  # noqa: E402
 EXT = (1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 31, 32, 33, 48, 64, 100, 128, 256, 300, 512, 1000)
 DTYPES = ("f32", "f32", "i32", "i32", "f16", "bf16")
 FORMS = ("one", "one", "several", "all", "back", "back", "loop", "loop", "xpose", "mma", "slice", "slice")
+NAN = "--nan" in sys.argv  # NaNs among the float tiles' values
 ONLY: list[str] = []  # `--forms a,b`: only those
 MAX_ELEMS = 4096  # (simulated: a bigger tile takes minutes)
 ULP = {"f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
@@ -157,6 +158,8 @@ class Case:
         if not loop:
             self.lines.append("    let e = " + {"a": a, "a * b": f"{a} * {b}", "where(a > b, a, b)": f"where({a} > {b}, {a}, {b})",
                                                "a + b": f"{a} + {b}", "maximum(a, b) - b": f"maximum({a}, {b}) - {b}"}[ex] + ";")
+        if NAN and dt != "i32" and not loop:  # `--nan`: NaN where e is 1 (0 / 0: the same NaN on both engines)
+            self.lines.append(f"    let e = where(e == {_lit(1, dt)}, (e - e) / (e - e), e);")
         odt = "i32" if op.startswith("arg") else dt
         if form == "one":
             ax = r.randrange(rank)
@@ -236,8 +239,9 @@ class Case:
 def agree(w: np.ndarray, g: np.ndarray, dt: str, exact: bool) -> bool:
     if w.shape != g.shape:
         return False
-    if exact or w.dtype.kind in "iub":
-        return bool(np.array_equal(w, g, equal_nan=w.dtype.kind == "f"))
+    if exact or w.dtype.kind in "iub":  # (a float zero's sign too: max(-0.0, 0.0) is 0.0 on both)
+        return bool(np.array_equal(w, g, equal_nan=w.dtype.kind == "f")
+                    and (w.dtype.kind != "f" or np.array_equal(np.signbit(w[w == 0]), np.signbit(g[w == 0]))))
     w64, g64 = w.astype(np.float64), g.astype(np.float64)
     scale = float(np.nanmax(np.abs(w64))) if w64.size and np.isfinite(w64).any() else 1.0
     # (f32: 32 units, the GPU's `exp` and division are approximations within a few; f16/bf16: 4, a rounding)
@@ -245,16 +249,28 @@ def agree(w: np.ndarray, g: np.ndarray, dt: str, exact: bool) -> bool:
     return bool(np.allclose(g64, w64, rtol=tol, atol=tol * max(scale, 1e-30), equal_nan=True))
 
 
+def widest(T: int, n_out: int, L: int, e_r: int) -> int | None:
+    """`--rounds`' plan: the widest group `reduce_staged.plan` may choose (not the cheapest): G <= L,
+    MAX_GROUP and T, within MAX_ROUNDS rounds of outputs; None (the serial loop) where it may choose none."""
+    from tilelang.backend.codegen import reduce_staged as rs
+
+    if L <= 1:
+        return None
+    ok = [g for g in (1 << i for i in range(11)) if g <= min(L, rs.MAX_GROUP, T)
+          and -(-n_out // (T // g)) <= rs.MAX_ROUNDS]
+    return max(ok) if ok else None
+
+
 def force_paths(staged: bool, rounds: bool) -> None:
     """`--staged` / `--rounds`: the staged path for every blocked reduction laid out apart (the apart mode
-    off), and its groups at 64 threads an output, as tests/backend/test_reduce_staged.py forces them."""
+    off), as tests/backend/test_reduce_staged.py forces it, and its groups at the widest size allowed."""
     from tilelang.backend.codegen import reduce as red
     from tilelang.backend.codegen import reduce_staged as rs
 
     if staged:
         red._apart_pays = lambda *a: False  # type: ignore[assignment]
     if rounds:
-        rs.plan = lambda T, n_out, L, e_r: 64  # type: ignore[assignment]
+        rs.plan = widest  # type: ignore[assignment]
 
 
 def count_paths() -> dict[str, int]:
@@ -282,6 +298,46 @@ def count_paths() -> dict[str, int]:
     return hits
 
 
+def check_cases(seeds: range, archs: list[str], out: Path, show: bool = False) -> list[str]:
+    """Each case on the interpreter and on llsim at each arch: a line per problem (printed as found)."""
+    problems: list[str] = []
+
+    def problem(line: str) -> None:
+        problems.append(line)
+        print(line, flush=True)
+
+    for seed in seeds:
+        c = Case(seed)
+        src = c.build()
+        p = out / f"c{seed}.tile"
+        try:
+            want = run_one(src, None, p)
+        except Exception as e:  # noqa: BLE001  (a program the generator got wrong: counted, to be fixed here)
+            problem(f"case {seed}: interpreter: {type(e).__name__}: {_first(e)} -> {p}")
+            continue
+        for arch in archs:
+            try:
+                got = run_one(src, arch, p)
+            except Exception as e:  # noqa: BLE001
+                problem(f"case {seed} {arch}: {type(e).__name__}: {_first(e)} -> {p}")
+                if show:
+                    traceback.print_exc()
+                continue
+            for name, dt, _, exact in c.outs:
+                w, g = want[name], got[name]
+                if not agree(w, g, dt, exact):
+                    wrong = np.argwhere(w != g) if w.shape == g.shape else []
+                    problem(f"case {seed} {arch} {name}: DISAGREE at {len(wrong)} of {w.size}, first "
+                            f"{np.asarray(wrong[:3]).tolist()} -> {p}")
+                    if show:
+                        print(src)
+    return problems
+
+
+def _first(e: Exception) -> str:
+    return str(e).splitlines()[0][:300] if str(e) else ""
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     ap.add_argument("--seed", type=int, default=0, help="the first case's number")
@@ -292,7 +348,9 @@ def main() -> None:
     ap.add_argument("--staged", action="store_true",
                     help="what the apart mode takes goes to the staged path instead (as test_reduce_staged forces it)")
     ap.add_argument("--rounds", action="store_true",
-                    help="with --staged: groups of 64 threads an output (several rounds of outputs)")
+                    help="with --staged: the widest group of threads an output the planner allows, not the cheapest "
+                         "(several rounds of outputs)")
+    ap.add_argument("--nan", action="store_true", help="NaNs among the float values (max/min/arg* propagate them)")
     ap.add_argument("--forms", default="", help=f"only these forms (comma-separated, of {sorted(set(FORMS))})")
     a = ap.parse_args()
     ONLY[:] = [f for f in a.forms.split(",") if f]
@@ -305,38 +363,8 @@ def main() -> None:
     llsim.UNDEF_FLOAT = "nan"  # a value the codegen reads without writing shows as NaN, not as a lucky zero
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    bad = 0
     start = time.monotonic()
-    for seed in range(a.seed, a.seed + a.cases):
-        c = Case(seed)
-        src = c.build()
-        p = out / f"c{seed}.tile"
-        try:
-            want = run_one(src, None, p)
-        except Exception as e:  # noqa: BLE001  (a program the generator got wrong: counted, to be fixed here)
-            bad += 1
-            print(f"case {seed}: interpreter: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
-                  f" -> {p}", flush=True)
-            continue
-        for arch in a.arch.split(","):
-            try:
-                got = run_one(src, arch, p)
-            except Exception as e:  # noqa: BLE001
-                bad += 1
-                print(f"case {seed} {arch}: {type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
-                      f" -> {p}", flush=True)
-                if a.show:
-                    traceback.print_exc()
-                continue
-            for name, dt, _, exact in c.outs:
-                w, g = want[name], got[name]
-                if not agree(w, g, dt, exact):
-                    bad += 1
-                    wrong = np.argwhere(w != g) if w.shape == g.shape else []
-                    print(f"case {seed} {arch} {name}: DISAGREE at {len(wrong)} of {w.size}, first "
-                          f"{np.asarray(wrong[:3]).tolist()} -> {p}", flush=True)
-                    if a.show:
-                        print(src)
+    bad = len(check_cases(range(a.seed, a.seed + a.cases), a.arch.split(","), out, a.show))
     print("paths taken (code generations, both archs): " + ", ".join(f"{k} {v}" for k, v in hits.items()))
     print(f"reduce_diff {a.arch} cases {a.seed}..{a.seed + a.cases}: {a.cases} cases, {bad} problems "
           f"({time.monotonic() - start:.0f} s)", flush=True)

@@ -15,7 +15,8 @@ every integer, max/min and arg result, must agree bit for bit (a zero's sign too
 the first index on both). Only `mean` (a division) and the softmax (`exp`, a division) get a tolerance:
 4 units in the last place of the output type, relative to the largest result.
 
-    python benchmarks/reduce_diff.py [--seed S] [--cases N] [--arch sm_90a,sm_80] [--show]
+    python benchmarks/reduce_diff.py [--seed S] [--cases N] [--arch sm_90a,sm_80] [--show] [--ptxas] [--nan]
+                                     [--staged [--rounds]] [--xpose] [--forms one,back,..]
 
 prints one line per disagreement (case, arch, output, where) and writes each case's program under
 /tmp/reduce_diff/; ends with `reduce_diff ...: N cases, P problems`. CPU only (llsim; a case takes ~1-5 s).
@@ -38,19 +39,19 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import numpy as np  # noqa: E402
 from layout_diff import run_one  # noqa: E402
 
-EXT = (1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 31, 32, 33, 48, 64, 100, 128, 256, 300, 512, 1000)
+EXT = (1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 31, 32, 33, 48, 64, 100, 128, 256, 300, 512, 1000, 1024, 2048)
 DTYPES = ("f32", "f32", "i32", "i32", "f16", "bf16")
 FORMS = ("one", "one", "several", "all", "back", "back", "loop", "loop", "xpose", "mma", "slice", "slice")
 NAN = "--nan" in sys.argv  # NaNs among the float tiles' values
 ONLY: list[str] = []  # `--forms a,b`: only those
-MAX_ELEMS = 4096  # (simulated: a bigger tile takes minutes)
+MAX_ELEMS = [4096]  # (simulated: a bigger tile takes long; `--big`: 32768)
 ULP = {"f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
 
 
 def _shape(r: random.Random, rank: int) -> tuple[int, ...]:
     while True:
         s = tuple(r.choice(EXT) for _ in range(rank))
-        if int(np.prod(s)) <= MAX_ELEMS and (rank == 2 or int(np.prod(s)) <= 2048):
+        if int(np.prod(s)) <= MAX_ELEMS[0] and (rank == 2 or int(np.prod(s)) <= MAX_ELEMS[0] // 2):
             return s
 
 
@@ -102,7 +103,7 @@ class Case:
         if form == "slice" and r.random() < 0.5:  # a thin leading dim: the [R, C] left has long rows or columns
             shape = (r.choice([1, 2, 3]), *r.choice([(r.choice(EXT[:9]), r.choice(EXT[12:])),
                                                      (r.choice(EXT[12:]), r.choice(EXT[:9]))]))
-            shape = shape if shape[0] * shape[1] * shape[2] <= 2048 else (1, *shape[1:])
+            shape = shape if shape[0] * shape[1] * shape[2] <= MAX_ELEMS[0] // 2 else (1, *shape[1:])
         self.extent = shape
         grid = r.choice([1, 1, 2, 3])
         ops = ["sum", "sum", "max", "min", "argmax", "argmin", "prod"] + (["mean"] if dt != "i32" else [])
@@ -261,7 +262,7 @@ def widest(T: int, n_out: int, L: int, e_r: int) -> int | None:
     return max(ok) if ok else None
 
 
-def force_paths(staged: bool, rounds: bool) -> None:
+def force_paths(staged: bool, rounds: bool, xpose: bool = False) -> None:
     """`--staged` / `--rounds`: the staged path for every blocked reduction laid out apart (the apart mode
     off), as tests/backend/test_reduce_staged.py forces it, and its groups at the widest size allowed."""
     from tilelang.backend.codegen import reduce as red
@@ -271,6 +272,8 @@ def force_paths(staged: bool, rounds: bool) -> None:
         red._apart_pays = lambda *a: False  # type: ignore[assignment]
     if rounds:
         rs.plan = widest  # type: ignore[assignment]
+    if xpose:  # the transposing butterfly wherever it applies (R >= 2 rows a thread, 2 lanes or more)
+        red.xpose.pays = lambda R, lanes, gathered: R >= 2 and lanes >= 2  # type: ignore[attr-defined]
 
 
 def count_paths() -> dict[str, int]:
@@ -298,8 +301,45 @@ def count_paths() -> dict[str, int]:
     return hits
 
 
-def check_cases(seeds: range, archs: list[str], out: Path, show: bool = False) -> list[str]:
-    """Each case on the interpreter and on llsim at each arch: a line per problem (printed as found)."""
+ASSEMBLED = [0]  # how many kernels went through ptxas
+COMPILED: list[tuple[object, str, dict]] = []  # `--ptxas`: the kernels llsim compiled (kernel, arch, facts)
+
+
+def record_compiles() -> None:
+    """`--ptxas`: each kernel llsim compiles is kept, to be made into PTX and assembled after its run."""
+    from llsim import SimDevice
+
+    f = SimDevice.compile
+
+    def compile(self, kernel, facts=None):  # type: ignore[no-untyped-def]
+        COMPILED.append((kernel, self.arch, dict(facts or {})))
+        return f(self, kernel, facts)
+
+    SimDevice.compile = compile  # type: ignore[method-assign]
+
+
+def assemble_compiled() -> list[str]:
+    """The recorded kernels' PTX through ptxas (each kernel, arch and facts once): an error line each failure."""
+    from tilelang.backend import emit_ptx
+    from tilelang.backend.target import run_ptxas
+
+    errs, seen = [], set()
+    for kernel, arch, facts in COMPILED:
+        key = (id(kernel), arch, repr(sorted(facts.items())))
+        if key in seen:
+            continue
+        seen.add(key)
+        ASSEMBLED[0] += 1
+        r = run_ptxas(emit_ptx(kernel, arch, facts), arch)
+        if r.returncode != 0:
+            errs.append(f"ptxas {arch}: {(r.stderr or r.stdout).strip().splitlines()[0][:200]}")
+    COMPILED.clear()
+    return errs
+
+
+def check_cases(seeds: range | list[int], archs: list[str], out: Path, show: bool = False) -> list[str]:
+    """Each case on the interpreter and on llsim at each arch (and, where `record_compiles` ran, its kernels
+    through ptxas): a line per problem (printed as found)."""
     problems: list[str] = []
 
     def problem(line: str) -> None:
@@ -331,6 +371,8 @@ def check_cases(seeds: range, archs: list[str], out: Path, show: bool = False) -
                             f"{np.asarray(wrong[:3]).tolist()} -> {p}")
                     if show:
                         print(src)
+        for err in assemble_compiled():
+            problem(f"case {seed}: {err} -> {p}")
     return problems
 
 
@@ -350,13 +392,20 @@ def main() -> None:
     ap.add_argument("--rounds", action="store_true",
                     help="with --staged: the widest group of threads an output the planner allows, not the cheapest "
                          "(several rounds of outputs)")
+    ap.add_argument("--xpose", action="store_true",
+                    help="the transposing butterfly wherever it applies, not only where its model says it pays")
+    ap.add_argument("--ptxas", action="store_true", help="each kernel's PTX through ptxas too (~0.3 s a kernel)")
+    ap.add_argument("--big", action="store_true", help="tiles of up to 32768 elements, not 4096 (slower)")
     ap.add_argument("--nan", action="store_true", help="NaNs among the float values (max/min/arg* propagate them)")
     ap.add_argument("--forms", default="", help=f"only these forms (comma-separated, of {sorted(set(FORMS))})")
     a = ap.parse_args()
+    MAX_ELEMS[0] = 32768 if a.big else 4096
     ONLY[:] = [f for f in a.forms.split(",") if f]
     if set(ONLY) - set(FORMS):
         ap.error(f"--forms: no form {sorted(set(ONLY) - set(FORMS))} (the forms: {sorted(set(FORMS))})")
-    force_paths(a.staged, a.rounds)
+    force_paths(a.staged, a.rounds, a.xpose)
+    if a.ptxas:
+        record_compiles()
     hits = count_paths()
     import llsim
 
@@ -365,7 +414,8 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
     bad = len(check_cases(range(a.seed, a.seed + a.cases), a.arch.split(","), out, a.show))
-    print("paths taken (code generations, both archs): " + ", ".join(f"{k} {v}" for k, v in hits.items()))
+    print("paths taken (code generations, both archs): " + ", ".join(f"{k} {v}" for k, v in hits.items())
+          + (f"; {ASSEMBLED[0]} kernels assembled by ptxas" if a.ptxas else ""))
     print(f"reduce_diff {a.arch} cases {a.seed}..{a.seed + a.cases}: {a.cases} cases, {bad} problems "
           f"({time.monotonic() - start:.0f} s)", flush=True)
 

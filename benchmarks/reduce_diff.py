@@ -19,13 +19,16 @@ the first index on both). Only `mean` (a division) and the softmax (`exp`, a div
                                      [--staged [--rounds]] [--xpose] [--forms one,back,..]
 
 prints one line per disagreement (case, arch, output, where) and writes each case's program under
-/tmp/reduce_diff/; ends with `reduce_diff ...: N cases, P problems`. CPU only (llsim; a case takes ~1-5 s).
+/tmp/reduce_diff/; ends with `reduce_diff ...: N programs, P problems`. `--arch gpu`: against a real card
+(benchmarks/hrev33_device.sh, through diff_search_device.sh's `SEED0 SEED1 --budget` form). CPU only (llsim; a case takes ~1-5 s).
 `TILEC_REDUCE_STAGED=0` / `TILEC_REDUCE_XPOSE=0` in the environment run the older paths instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Iterable
 import random
 import sys
 import time
@@ -40,12 +43,13 @@ import numpy as np  # noqa: E402
 from layout_diff import run_one  # noqa: E402
 
 EXT = (1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 31, 32, 33, 48, 64, 100, 128, 256, 300, 512, 1000, 1024, 2048)
-DTYPES = ("f32", "f32", "i32", "i32", "f16", "bf16")
+DTYPES = ["f32", "f32", "i32", "i32", "f16", "bf16"]  # `--types a,b`: those instead
+WIDE = ("i8", "u8", "i16", "u32", "i64", "f64")  # `--types` may name these too
 FORMS = ("one", "one", "several", "all", "back", "back", "loop", "loop", "xpose", "mma", "slice", "slice")
-NAN = "--nan" in sys.argv  # NaNs among the float tiles' values
+NAN = "--nan" in sys.argv or os.environ.get("REDUCE_DIFF_NAN") == "1"  # NaNs among the floats' values
 ONLY: list[str] = []  # `--forms a,b`: only those
 MAX_ELEMS = [4096]  # (simulated: a bigger tile takes long; `--big`: 32768)
-ULP = {"f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
+ULP = {"f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7, "f64": 2.0**-52}
 
 
 def _shape(r: random.Random, rank: int) -> tuple[int, ...]:
@@ -64,7 +68,13 @@ def _keep(shape: tuple[int, ...], ax: int) -> str:
 
 
 def _lit(v: int, dt: str) -> str:
-    return str(v) if dt == "i32" else f"{float(v)!r}" if dt == "f32" else f"({float(v)!r} as {dt})"
+    if _is_int(dt):
+        return str(v) if dt == "i32" else f"({v} as {dt})"
+    return f"{float(v)!r}" if dt == "f32" else f"({float(v)!r} as {dt})" if dt != "f64" else f"({float(v)!r} as f64)"
+
+
+def _is_int(dt: str) -> bool:
+    return dt[0] in "iu"
 
 
 class Case:
@@ -106,7 +116,7 @@ class Case:
             shape = shape if shape[0] * shape[1] * shape[2] <= MAX_ELEMS[0] // 2 else (1, *shape[1:])
         self.extent = shape
         grid = r.choice([1, 1, 2, 3])
-        ops = ["sum", "sum", "max", "min", "argmax", "argmin", "prod"] + (["mean"] if dt != "i32" else [])
+        ops = ["sum", "sum", "max", "min", "argmax", "argmin", "prod"] + (["mean"] if not _is_int(dt) else [])
         op = r.choice(ops)
         mod = 3 if op == "prod" or form == "mma" else 9
         loop = form == "loop"
@@ -134,10 +144,8 @@ class Case:
         exact = op != "mean"
         if form == "mma":
             dt16 = "f16" if dt in ("f32", "f16") else "bf16" if dt == "bf16" else None
-            if dt16 is None:  # (an i32 mma: i8 operands; kept to floats here)
+            if dt16 is None:  # (an integer mma: i8 operands; kept to floats here)
                 dt, dt16 = "f32", "f16"
-                host = [h.replace(" as i32)", " as f32)") for h in host]
-                params = [p.replace("i32", "f32") for p in params]
             m, k, n = r.choice([16, 32, 64]), r.choice([16, 32]), r.choice([8, 16, 32, 64])
             shape = (m, n)
             params[0] = f"x0: &Tensor<{dt}, [?, ?]>"
@@ -159,7 +167,7 @@ class Case:
         if not loop:
             self.lines.append("    let e = " + {"a": a, "a * b": f"{a} * {b}", "where(a > b, a, b)": f"where({a} > {b}, {a}, {b})",
                                                "a + b": f"{a} + {b}", "maximum(a, b) - b": f"maximum({a}, {b}) - {b}"}[ex] + ";")
-        if NAN and dt != "i32" and not loop:  # `--nan`: NaN where e is 1 (0 / 0: the same NaN on both engines)
+        if NAN and not _is_int(dt) and not loop:  # `--nan`: NaN where e is 1 (0 / 0: the same NaN on both engines)
             self.lines.append(f"    let e = where(e == {_lit(1, dt)}, (e - e) / (e - e), e);")
         odt = "i32" if op.startswith("arg") else dt
         if form == "one":
@@ -191,7 +199,7 @@ class Case:
         elif form == "back":  # a statistic broadcast back
             ax = r.choice([0, 1])
             keep = _keep(shape, ax)
-            kind = r.choice(["center", "scale", "softmax"] if dt != "i32" else ["center", "scale"])
+            kind = r.choice(["center", "scale", "softmax"] if not _is_int(dt) else ["center", "scale"])
             if kind == "softmax":
                 m = self.let(f"e.max({ax}).reshape({keep})")
                 p = self.let(f"exp(e - {m})")
@@ -208,14 +216,14 @@ class Case:
             ax = 1
             o = r.choice(["sum", "max", "min"])
             pre = r.choice(["", "", " * 2", " - 1"])
-            init = {"sum": _lit(0, dt), "max": _lit(-100, dt), "min": _lit(100, dt)}[o]
+            init = {"sum": _lit(0, dt), "max": _lit(0 if dt[0] == "u" else -100, dt), "min": _lit(100, dt)}[o]
             comb = {"sum": "acc + {t}", "max": "maximum(acc, {t})", "min": "minimum(acc, {t})"}[o]
             self.lines.append(f"    let p0 = x0.partition([{dims}]);")
             self.lines.append(f"    let mut acc = full::<{dt}>([{shape[0]}], {init});")
             self.lines.append(f"    for j in 0..p0.num_tiles(1) {{")
             self.lines.append(f"        let t = p0.load([block_id(0), j]);")
             tile = f"(t{pre})" if pre else "t"
-            if dt != "i32" and pre:
+            if dt != "i32" and pre:  # (a typed literal)
                 tile = f"(t {pre.split()[0]} {_lit(int(pre.split()[1]), dt)})"
             self.lines.append(f"        acc = {comb.format(t=f'{tile}.{o}(1)')};")
             self.lines.append("    }")
@@ -246,7 +254,7 @@ def agree(w: np.ndarray, g: np.ndarray, dt: str, exact: bool) -> bool:
     w64, g64 = w.astype(np.float64), g.astype(np.float64)
     scale = float(np.nanmax(np.abs(w64))) if w64.size and np.isfinite(w64).any() else 1.0
     # (f32: 32 units, the GPU's `exp` and division are approximations within a few; f16/bf16: 4, a rounding)
-    tol = (32 if dt == "f32" else 4) * ULP[dt]
+    tol = (32 if dt in ("f32", "f64") else 4) * ULP[dt]
     return bool(np.allclose(g64, w64, rtol=tol, atol=tol * max(scale, 1e-30), equal_nan=True))
 
 
@@ -337,7 +345,7 @@ def assemble_compiled() -> list[str]:
     return errs
 
 
-def check_cases(seeds: range | list[int], archs: list[str], out: Path, show: bool = False) -> list[str]:
+def check_cases(seeds: Iterable[int], archs: list[str], out: Path, show: bool = False) -> list[str]:
     """Each case on the interpreter and on llsim at each arch (and, where `record_compiles` ran, its kernels
     through ptxas): a line per problem (printed as found)."""
     problems: list[str] = []
@@ -382,8 +390,11 @@ def _first(e: Exception) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("seed0", type=int, nargs="?", help="(as layout_diff's: cases SEED0..SEED1, for diff_search)")
+    ap.add_argument("seed1", type=int, nargs="?")
     ap.add_argument("--seed", type=int, default=0, help="the first case's number")
     ap.add_argument("--cases", type=int, default=50)
+    ap.add_argument("--budget", type=float, default=0.0, help="seconds after which no new case starts (0: none)")
     ap.add_argument("--arch", default="sm_90a,sm_80")
     ap.add_argument("--show", action="store_true", help="each disagreeing program on stdout too")
     ap.add_argument("--out", default="/tmp/reduce_diff")
@@ -396,10 +407,15 @@ def main() -> None:
                     help="the transposing butterfly wherever it applies, not only where its model says it pays")
     ap.add_argument("--ptxas", action="store_true", help="each kernel's PTX through ptxas too (~0.3 s a kernel)")
     ap.add_argument("--big", action="store_true", help="tiles of up to 32768 elements, not 4096 (slower)")
+    ap.add_argument("--types", default="", help=f"the element types (default {sorted(set(DTYPES))}; also {WIDE})")
     ap.add_argument("--nan", action="store_true", help="NaNs among the float values (max/min/arg* propagate them)")
     ap.add_argument("--forms", default="", help=f"only these forms (comma-separated, of {sorted(set(FORMS))})")
     a = ap.parse_args()
     MAX_ELEMS[0] = 32768 if a.big else 4096
+    if a.types:
+        DTYPES[:] = a.types.split(",")
+        if set(DTYPES) - set(WIDE) - {"f32", "i32", "f16", "bf16"}:
+            ap.error(f"--types: one of {sorted(set(WIDE) | {'f32', 'i32', 'f16', 'bf16'})} each")
     ONLY[:] = [f for f in a.forms.split(",") if f]
     if set(ONLY) - set(FORMS):
         ap.error(f"--forms: no form {sorted(set(ONLY) - set(FORMS))} (the forms: {sorted(set(FORMS))})")
@@ -412,11 +428,22 @@ def main() -> None:
     llsim.UNDEF_FLOAT = "nan"  # a value the codegen reads without writing shows as NaN, not as a lucky zero
     out = Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
+    if a.seed0 is not None:
+        a.seed, a.cases = a.seed0, (a.seed1 if a.seed1 is not None else a.seed0 + a.cases) - a.seed0
     start = time.monotonic()
-    bad = len(check_cases(range(a.seed, a.seed + a.cases), a.arch.split(","), out, a.show))
+    ran: list[int] = []
+
+    def seeds():  # type: ignore[no-untyped-def]
+        for seed in range(a.seed, a.seed + a.cases):
+            if a.budget and time.monotonic() - start > a.budget:
+                return
+            ran.append(seed)
+            yield seed
+
+    bad = len(check_cases(seeds(), a.arch.split(","), out, a.show))
     print("paths taken (code generations, both archs): " + ", ".join(f"{k} {v}" for k, v in hits.items())
           + (f"; {ASSEMBLED[0]} kernels assembled by ptxas" if a.ptxas else ""))
-    print(f"reduce_diff {a.arch} cases {a.seed}..{a.seed + a.cases}: {a.cases} cases, {bad} problems "
+    print(f"reduce_diff {a.arch} cases {a.seed}..{a.seed + len(ran)}: {len(ran)} programs, {bad} problems "
           f"({time.monotonic() - start:.0f} s)", flush=True)
 
 

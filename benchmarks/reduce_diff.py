@@ -11,16 +11,18 @@ output must agree.
 
 The inputs are small integers (|x| <= 4; `prod`: -1, 0, 1), so every sum and product is an integer that
 f32 holds exactly in any order (f16/bf16 accumulate in f32 and round once, on both engines): those, and
-every integer, max/min and arg result, must agree bit for bit (a zero's sign too) (ties are common: `argmax`/`argmin` keep
-the first index on both). Only `mean` (a division) and the softmax (`exp`, a division) get a tolerance:
-4 units in the last place of the output type, relative to the largest result.
+every integer, max/min and arg result, must agree bit for bit, a zero's sign too (ties are common:
+`argmax`/`argmin` keep the first index on both). Only the mean (the sum over the extent: kernels have no
+`.mean`) and the softmax (`exp`, a division) get a tolerance: 32 units in the last place for f32/f64 (the
+GPU's approximations), 4 for f16/bf16, relative to the largest result.
 
     python benchmarks/reduce_diff.py [--seed S] [--cases N] [--arch sm_90a,sm_80] [--show] [--ptxas] [--nan]
-                                     [--staged [--rounds]] [--xpose] [--forms one,back,..]
+        [--staged [--rounds]] [--xpose] [--big] [--types i8,f64,..] [--forms one,back,..] [--budget S]
 
 prints one line per disagreement (case, arch, output, where) and writes each case's program under
-/tmp/reduce_diff/; ends with `reduce_diff ...: N programs, P problems`. `--arch gpu`: against a real card
-(benchmarks/hrev33_device.sh, through diff_search_device.sh's `SEED0 SEED1 --budget` form). CPU only (llsim; a case takes ~1-5 s).
+/tmp/reduce_diff/; ends with `reduce_diff ...: N programs, P problems` and how often the newer paths were
+taken. CPU only by default (llsim; ~0.3-1 s a case); `--arch gpu` runs against a real card
+(benchmarks/hrev33_device.sh, through diff_search_device.sh's `SEED0 SEED1 --budget` form).
 `TILEC_REDUCE_STAGED=0` / `TILEC_REDUCE_XPOSE=0` in the environment run the older paths instead.
 """
 
@@ -165,8 +167,9 @@ class Case:
                 self.out(f"e.{o}({ax})", "i32" if o.startswith("arg") else dt, _res(shape, ax), True)
             return self._program(w, params, host, shape, grid, "mma")
         if not loop:
-            self.lines.append("    let e = " + {"a": a, "a * b": f"{a} * {b}", "where(a > b, a, b)": f"where({a} > {b}, {a}, {b})",
-                                               "a + b": f"{a} + {b}", "maximum(a, b) - b": f"maximum({a}, {b}) - {b}"}[ex] + ";")
+            forms = {"a": a, "a * b": f"{a} * {b}", "where(a > b, a, b)": f"where({a} > {b}, {a}, {b})",
+                     "a + b": f"{a} + {b}", "maximum(a, b) - b": f"maximum({a}, {b}) - {b}"}
+            self.lines.append(f"    let e = {forms[ex]};")
         if NAN and not _is_int(dt) and not loop:  # `--nan`: NaN where e is 1 (0 / 0: the same NaN on both engines)
             self.lines.append(f"    let e = where(e == {_lit(1, dt)}, (e - e) / (e - e), e);")
         odt = "i32" if op.startswith("arg") else dt

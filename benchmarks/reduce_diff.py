@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Iterable
 import random
 import sys
 import time
 import traceback
+from collections.abc import Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -207,9 +207,13 @@ class Case:
                 m = self.let(f"e.max({ax}).reshape({keep})")
                 p = self.let(f"exp(e - {m})")
                 self.out(f"{p} / {p}.sum({ax}).reshape({keep})", dt, shape, False)
-            elif kind == "center":
+            elif kind == "center":  # (then, half the time, the centred tile reduced again, on either axis)
                 o = r.choice(["max", "min", "sum"])
-                self.out(f"e - e.{o}({ax}).reshape({keep})", dt, shape, True)
+                c = self.let(f"e - e.{o}({ax}).reshape({keep})")
+                self.out(c, dt, shape, True)
+                if r.random() < 0.5:
+                    ax2 = r.choice([0, 1])
+                    self.out(f"{c}.{op}({ax2})", odt, _res(shape, ax2), exact)
             else:
                 self.out(f"e * e.{r.choice(['max', 'min'])}({ax}).reshape({keep}) + e.sum({ax}).reshape({keep})",
                          dt, shape, True)

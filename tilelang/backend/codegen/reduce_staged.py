@@ -182,6 +182,9 @@ def reduce_staged(em: Any, op: ir.Reduce) -> bool:
     G = plan(T, n_out, L, e_r)
     if G is None:
         return False
+    # the bounds `plan` keeps, which the code below relies on: a group wider than the row or the block, or more
+    # rounds, read past the staged row and raced on the partials (hrev33, with G forced)
+    assert G & (G - 1) == 0 and G <= min(L, T, MAX_GROUP) and -(-n_out // (T // G)) <= MAX_ROUNDS, (G, L, T, n_out)
     is_arg = op.op in (R.ARGMAX, R.ARGMIN)
     acc_dt = DType.F32 if dt in (DType.F16, DType.BF16) else dt
     step = strides_of(x.shape)[axis]

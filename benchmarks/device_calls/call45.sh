@@ -6,8 +6,8 @@
 # capture failure (`test_merge_by_rows_matches_torch[torch]`) alone three times, and the relaxed-capture GPU tests
 # (a kernel first launched inside torch.cuda.graph; expected: pass); then the session's device scripts as the
 # budget allows (each its own expectations in its header): hdec (decode fold), hattn9 (192-row D = 64 prefill),
-# huser31 (sparse programs on a card), and call 43's leftovers (hrev31's std_diff rows, huser27/28's benches).
-# STEPS="..." picks steps (tables cap s16k hdec hattn9 huser31 hrev31 huser27 huser28); LIMIT the seconds.
+# huser31 (sparse programs on a card), hrev33 (the reduction search on a card), and call 43's leftovers (hrev31's std_diff rows, huser27/28's benches).
+# STEPS="..." picks steps (tables cap s16k hdec hattn9 huser31 hrev33 hrev31 huser27 huser28); LIMIT the seconds.
 . benchmarks/device_calls/preamble.sh
 call_log 45
 h200() { nvidia-smi -L | grep -q H200; }
@@ -27,7 +27,7 @@ if h200 && want s16k && [ $(left) -gt 130 ]; then
   ATTN_TRITON=0 timeout 120 python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --seqs 16384 --out "$W/prefill_s16k" > "$W/prefill_s16k.log" 2>&1
   echo "rc=$?"; grep -E "^\| (f16|bf16)" "$W/prefill_s16k.log" | tail -12 | cut -c1-130; pk
 fi
-for s in hdec hattn9 huser31 hrev31 huser27 huser28; do
+for s in hdec hattn9 huser31 hrev33 hrev31 huser27 huser28; do
   want $s && [ -f benchmarks/${s}_device.sh ] && [ $(left) -gt 70 ] && TAILN=30 step $s timeout $(( $(left) < 200 ? $(left) - 10 : 190 )) bash benchmarks/${s}_device.sh
 done
 pk; echo "total $((SECONDS-t0)) s"

@@ -14,15 +14,11 @@ each result compared with PyTorch's first. Run by benchmarks/hred_device.sh twic
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
 
 import numpy as np
-from _user_bench import CPU, F, P, arr, close, print_rows, time_ms, torch
+from _user_bench import CPU, F, P, ROWS, arr, bench, close, print_rows, torch
 
 import tilelang
-
-ROWS: list[tuple[str, float, float, str]] = []
 
 SLICE_SUM = """
 #[hints(num_warps = 4)]
@@ -52,19 +48,6 @@ kernel fn layernorm<const BM: i32, const N: i32>(y: &mut Tensor<f32, [BM, N]>, x
 """
 
 
-def bench(name: str, op: Any, ref: Callable[[], Any], check: Callable[[], str]) -> None:
-    try:
-        op.sync()
-        verdict = check()
-        t_tile = time_ms(op.launch, True)
-        t_torch = time_ms(ref, False) if not CPU else float("nan")
-        ROWS.append((name, t_tile, t_torch, verdict))
-        print(f"{name:34s} tile {t_tile:8.3f} ms  torch {t_torch:8.3f} ms  torch/tile {t_torch / t_tile:6.2f}  "
-              f"{verdict}", flush=True)
-    except Exception as e:  # report and go on
-        print(f"{name:34s} FAILED {type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", flush=True)
-
-
 def main() -> None:
     rng = np.random.default_rng(7)
 
@@ -74,7 +57,7 @@ def main() -> None:
     tot, mean, var = (arr(np.zeros(b9, np.float32)) for _ in range(3))
     op = mod9.per_slice[m9, m9](tilelang.partition(tot, [1]), tilelang.partition(mean, [1]),
                                 tilelang.partition(var, [1]), x9)
-    bench("l09 slice sum/mean/var", op, lambda: torch.var_mean(x9, (1, 2), unbiased=False),
+    bench("l09 slice sum/mean/var", op.launch, True, lambda: torch.var_mean(x9, (1, 2), unbiased=False),
           lambda: "ran" if CPU else close(var, torch.var(x9, (1, 2), unbiased=False), 1e-4))
 
     b3, c3, g3, hw = (2, 8, 4, 50) if CPU else (32, 256, 32, 4096)
@@ -87,7 +70,7 @@ def main() -> None:
     pw = 64 if CPU else 4096
     op = m03.gn_fwd[c3 // g3, pw](tilelang.partition(y3, [1, c3 // g3, pw]), tilelang.partition(st, [1, 2]), X3,
                                   arr(gam.reshape(g3, c3 // g3)), arr(bet.reshape(g3, c3 // g3)), g3)
-    bench("n03 GroupNorm fwd", op, lambda: F.group_norm(X3.reshape(b3, c3, hw), g3, arr(gam), arr(bet), 1e-5),
+    bench("n03 GroupNorm fwd", op.launch, True, lambda: F.group_norm(X3.reshape(b3, c3, hw), g3, arr(gam), arr(bet), 1e-5),
           lambda: "ran" if CPU else close(y3.reshape(b3, c3, hw),
                                           F.group_norm(X3.reshape(b3, c3, hw), g3, arr(gam), arr(bet), 1e-5), 1e-4))
 
@@ -96,7 +79,7 @@ def main() -> None:
     xs = arr(rng.standard_normal((bs, cs, ps), dtype=np.float32))
     ys = arr(np.zeros((bs, cs), np.float32))
     op = ms.slice_sum[cs, ps](tilelang.partition(ys, [1, cs]), xs)
-    bench("[C, 4096] Slice-layout sum", op, lambda: xs.sum(2),
+    bench("[C, 4096] Slice-layout sum", op.launch, True, lambda: xs.sum(2),
           lambda: "ran" if CPU else close(ys, xs.sum(2), 1e-4))
 
     mr, nr = (8, 64) if CPU else (8192, 1024)
@@ -104,12 +87,12 @@ def main() -> None:
     xr = arr(rng.standard_normal((mr, nr), dtype=np.float32))
     yr = arr(np.zeros((mr, nr), np.float32))
     op = mrows.row_softmax[4, nr](tilelang.partition(yr, [4, nr]), xr)
-    bench("control: row softmax", op, lambda: torch.softmax(xr, 1),
+    bench("control: row softmax", op.launch, True, lambda: torch.softmax(xr, 1),
           lambda: "ran" if CPU else close(yr, torch.softmax(xr, 1), 1e-5))
     w, b = arr(rng.standard_normal(nr, dtype=np.float32)), arr(rng.standard_normal(nr, dtype=np.float32))
     yl = arr(np.zeros((mr, nr), np.float32))
     op = mrows.layernorm[2, nr](tilelang.partition(yl, [2, nr]), xr, w, b)
-    bench("control: LayerNorm", op, lambda: F.layer_norm(xr, (nr,), w, b, 1e-5),
+    bench("control: LayerNorm", op.launch, True, lambda: F.layer_norm(xr, (nr,), w, b, 1e-5),
           lambda: "ran" if CPU else close(yl, F.layer_norm(xr, (nr,), w, b, 1e-5), 1e-4))
     print_rows(ROWS, summary=not CPU)
 

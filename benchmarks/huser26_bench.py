@@ -8,25 +8,12 @@ Tile faster)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from _user_bench import CPU, F, P, arr, close, time_ms, torch
+from _user_bench import CPU, F, P, arr, bench, close, torch
 
 import tilelang
-
-
-def bench(name: str, op: Any, ref: Callable[[], Any], check: Callable[[], str]) -> None:
-    try:
-        op.sync()
-        verdict = check()
-        t_tile = time_ms(op.launch, True)
-        t_torch = time_ms(ref, False) if not CPU else float("nan")
-        print(f"{name:34s} tile {t_tile:8.3f} ms  torch {t_torch:8.3f} ms  torch/tile {t_torch / t_tile:6.2f}  "
-              f"{verdict}", flush=True)
-    except Exception as e:  # report and go on
-        print(f"{name:34s} FAILED {type(e).__name__}: {str(e).strip().splitlines()[0][:160]}", flush=True)
 
 
 def main() -> None:
@@ -47,7 +34,7 @@ def main() -> None:
     def ref01() -> Any:
         return F.cross_entropy(x, T.long(), ignore_index=-100, label_smoothing=0.1, reduction="none")
 
-    bench("n01 cross-entropy fwd (V=32000)", op, ref01, lambda: "ran" if CPU else close(loss, ref01(), 1e-4))
+    bench("n01 cross-entropy fwd (V=32000)", op.launch, True, ref01, lambda: "ran" if CPU else close(loss, ref01(), 1e-4))
 
     # n02: AdamW over one flat parameter (torch's fused AdamW on the same numbers)
     np_ = 4096 if CPU else 1 << 24
@@ -58,7 +45,7 @@ def main() -> None:
     op = m02.adamw[1024](tilelang.partition(p, [1024]), tilelang.partition(m, [1024]), tilelang.partition(vv, [1024]),
                          g, 1, 1e-2, 0.01)
     if CPU:
-        bench("n02 AdamW step (16M)", op, lambda: None, lambda: "ran")
+        bench("n02 AdamW step (16M)", op.launch, True, lambda: None, lambda: "ran")
     else:
         tp = torch.nn.Parameter(torch.from_numpy(p0.copy()).cuda())
         tp.grad = g.clone()
@@ -68,7 +55,7 @@ def main() -> None:
             opt.step()
             return close(p, tp.detach(), 1e-5)
 
-        bench("n02 AdamW step (16M)", op, opt.step, chk02)
+        bench("n02 AdamW step (16M)", op.launch, True, opt.step, chk02)
 
     # n03: GroupNorm forward, 32 groups of 8 channels x 64 x 64 pixels
     b3, c3, g3, hw = (2, 8, 4, 50) if CPU else (32, 256, 32, 4096)
@@ -86,7 +73,7 @@ def main() -> None:
     def ref03() -> Any:
         return F.group_norm(X3.reshape(b3, c3, hw), g3, arr(gam), arr(bet), 1e-5)
 
-    bench("n03 GroupNorm fwd", op, ref03, lambda: "ran" if CPU else close(y3.reshape(b3, c3, hw), ref03(), 1e-4))
+    bench("n03 GroupNorm fwd", op.launch, True, ref03, lambda: "ran" if CPU else close(y3.reshape(b3, c3, hw), ref03(), 1e-4))
 
     # n06: a 4-bit weight-only linear layer against an f16 matmul of the dequantised weight
     mm, kk, nn = (32, 256, 64) if CPU else (64, 4096, 4096)
@@ -106,7 +93,7 @@ def main() -> None:
     def ref06() -> Any:
         return (xq @ wd).float() + bq.float()
 
-    bench("n06 W4A16 linear (vs f16 dense)", op, ref06, lambda: "ran" if CPU else close(yq, ref06(), 2e-2))
+    bench("n06 W4A16 linear (vs f16 dense)", op.launch, True, ref06, lambda: "ran" if CPU else close(yq, ref06(), 2e-2))
 
     # n09: QK RMSNorm + NeoX RoPE in place on q [T, 32, 128]
     t9, h9 = (8, 8) if CPU else (8192, 32)
@@ -130,7 +117,7 @@ def main() -> None:
         return "ran" if CPU else close(Q, ref09(), 1e-2)   # f32 angles at positions to 8,220: ~1e-3 rad apart
 
     # (in place: each timed launch rotates Q again; the check ran on the first)
-    bench("n09 QK-norm + RoPE in place", op, ref09, chk09)
+    bench("n09 QK-norm + RoPE in place", op.launch, True, ref09, chk09)
 
     # n10: top-2 MoE routing of 64k tokens over 8 experts
     t10 = 64 if CPU else 1 << 16
@@ -145,7 +132,7 @@ def main() -> None:
         val, idx = torch.topk(pr, 2, 1)
         return val / val.sum(1, keepdim=True), idx
 
-    bench("n10 MoE top-2 router", op, ref10, lambda: "ran" if CPU else close(wt, ref10()[0], 1e-5))
+    bench("n10 MoE top-2 router", op.launch, True, ref10, lambda: "ran" if CPU else close(wt, ref10()[0], 1e-5))
 
     # n16: SwiGLU backward, bf16 [8192, 11008]
     r16, c16 = (16, 300) if CPU else (8192, 11008)
@@ -164,7 +151,7 @@ def main() -> None:
         s = torch.sigmoid(gf)
         return (df * uf * s * (1 + gf * (1 - s))).bfloat16(), (df * gf * s).bfloat16()
 
-    bench("n16 SwiGLU backward bf16", op, ref16, lambda: "ran" if CPU else close(dg, ref16()[0], 1e-2))
+    bench("n16 SwiGLU backward bf16", op.launch, True, ref16, lambda: "ran" if CPU else close(dg, ref16()[0], 1e-2))
 
     # n19: fused add + RMSNorm backward with dw by the group's last block, [2048, 1024] in [32, 1024] tiles
     r19, d19 = (64, 384) if CPU else (2048, 1024)
@@ -184,7 +171,7 @@ def main() -> None:
         c = (xs[2] * w19 * s).mean(1, keepdim=True)
         return xs[2] * w19 * inv - s * c * inv ** 3 + xs[3], (xs[2] * s * inv).sum(0)
 
-    bench("n19 add+RMSNorm bwd (+dw)", op, ref19, lambda: "ran" if CPU else close(dw[0], ref19()[1], 1e-3))
+    bench("n19 add+RMSNorm bwd (+dw)", op.launch, True, ref19, lambda: "ran" if CPU else close(dw[0], ref19()[1], 1e-3))
 
 
 if __name__ == "__main__":

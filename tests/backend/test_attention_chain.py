@@ -43,14 +43,17 @@ def test_the_switch_chains_the_tiles(monkeypatch) -> None:  # type: ignore[no-un
 
 
 # `TILEC_ATTN_CHAIN` "1" and "late" (every launch chained) are opt-in; "auto" chains the short keys' variant
-# (test_auto_short_variant_in_the_simulator, the default path). The default run keeps one walk of each mode:
-# rows_see_nothing_walk ("1": causal, tiles without keys, 2 CTAs) and full_walk_q_late ("late")
+# (test_auto_short_variant_in_the_simulator, the default path). The default run keeps one test of each mode
+# (the tiers, tests/README.md; "1" and "late" slower at S >= 4,096, RESULTS.md hattn3 2026-12-06):
+# test_the_switch_chains_the_tiles ("1", the IR of a chained walk) and full_walk_q_late ("late"; htier1:
+# rows_see_nothing_walk heavy, a causal walk with rows that see no key: test_attention_qdouble's
+# chain_tiles_without_keys in the default variant)
 @pytest.mark.parametrize(("bm", "bn", "d", "sq", "sk", "causal", "ctas", "bh", "mode"),
                          # (heavy: causal_walk's kernel is rows_see_nothing_walk's, a causal walk on 2 CTAs too)
                          [pytest.param(64, 64, 64, 150, 200, True, 2, 2, "1", marks=pytest.mark.heavy),
-                          (64, 64, 64, 300, 130, True, 2, 2, "1"),
+                          pytest.param(64, 64, 64, 300, 130, True, 2, 2, "1", marks=pytest.mark.heavy),
                           (64, 64, 64, 200, 130, False, 3, 2, "late"),
-                          # (heavy: two warpgroups chained: the default variant's two_warpgroups_edge_tiles; "1":
+                          # (heavy: two warpgroups chained: test_attention_qdouble's chain_two_warpgroups; "1":
                           # rows_see_nothing_walk)
                           pytest.param(128, 64, 64, 300, 130, True, 2, 1, "1", marks=pytest.mark.heavy),
                           # (heavy: the default variant's more_ctas_than_tiles, the same launch)
@@ -90,7 +93,12 @@ def test_the_pending_stage_must_be_released(monkeypatch) -> None:  # type: ignor
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
-@pytest.mark.parametrize(("dt", "bn", "d"), [("f16", 128, 128), ("bf16", 128, 128), ("f16", 128, 64)])
+# (heavy, htier1: `TILEC_ATTN_CHAIN=1` on the long keys' kernel is opt-in, its one default test
+# test_the_switch_chains_the_tiles; the default chained kernel (the short keys' variant at D = 64) assembles in
+# test_attention_qdouble's test_double_buffered_q_assembles_without_spills[short_keys])
+@pytest.mark.parametrize(("dt", "bn", "d"), [pytest.param("f16", 128, 128, marks=pytest.mark.heavy),
+                                             pytest.param("bf16", 128, 128, marks=pytest.mark.heavy),
+                                             pytest.param("f16", 128, 64, marks=pytest.mark.heavy)])
 def test_chained_tiles_assemble_without_spills(tmp_path, dt: str, bn: int, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     _chain(monkeypatch)
     ptx = emit_ptx(_std("flash_attention", dt, 128, bn, d), "sm_90a", _facts("oqkv", 3))
@@ -219,9 +227,15 @@ def test_the_runtime_picks_the_variant_by_the_launch_shape() -> None:
 @pytest.mark.parametrize(("bm", "bn", "d", "sq", "sk", "causal", "ctas", "bh"),
                          # (heavy: causal_sq_ne_sk_walk's kernel is causal_rows_see_nothing's, causal S_q != S_k
                          # walked by several CTAs too)
+                         # (htier1, rule 1 of the tiers in tests/README.md: causal_rows_see_nothing and
+                         # two_warpgroups_edge_tiles heavy, their kernels (the default short variant at BM = 64 and
+                         # 128, Q double-buffered by "auto") simulated by default in test_attention_qdouble's
+                         # chain_tiles_without_keys (causal, rows that see no key, a walk of 6 tiles) and
+                         # chain_two_warpgroups (BM = 128, a partial last block); several CTAs: more_ctas_than_tiles)
                          [pytest.param(64, 64, 64, 150, 200, True, 2, 2, marks=pytest.mark.heavy),
-                          (64, 64, 64, 200, 130, True, 3, 2),
-                          (64, 64, 64, 100, 120, False, 8, 1), (128, 64, 64, 300, 130, False, 2, 1),
+                          pytest.param(64, 64, 64, 200, 130, True, 3, 2, marks=pytest.mark.heavy),
+                          (64, 64, 64, 100, 120, False, 8, 1),
+                          pytest.param(128, 64, 64, 300, 130, False, 2, 1, marks=pytest.mark.heavy),
                           (64, 64, 128, 150, 200, True, 2, 2)],
                          ids=["causal_sq_ne_sk_walk", "causal_rows_see_nothing", "more_ctas_than_tiles",
                               "two_warpgroups_edge_tiles", "d128_unchained_q_early"])

@@ -83,10 +83,13 @@ def test_where_the_chained_split_applies(monkeypatch) -> None:  # type: ignore[n
 
 
 # BM, BH, BHkv, S_q, S_k, causal, CTAs, pieces the last round runs (0: no split); D = 64, BN = 64, the short
-# keys' variant (K's rows <= 512). The default case crosses the most edges (walk A of 2 chained rounds, then a
-# last round of 2 tiles in 2 pieces each, keys not a multiple of the block); the rest are heavy (opt-in switch)
+# keys' variant (K's rows <= 512). two_tiles_left crosses the most edges (walk A of 2 chained rounds, then a
+# last round of 2 tiles in 2 pieces each, keys not a multiple of the block). All heavy (the tiers, tests/README.md,
+# htier1): `TILEC_ATTN_CHAIN_SPLIT` is opt-in and measured +0..+0.5 % (RESULTS.md h15x, hattn3 2026-12-06: within
+# the runs' spread), and its one default test is test_where_the_chained_split_applies (where it applies, its two
+# walks in the IR, its refusal); test_chained_tail_in_the_simulator runs walk B's machinery (the default tail's)
 CASES = [
-    (64, 2, 2, 300, 200, False, 4, 2 * 2),
+    pytest.param(64, 2, 2, 300, 200, False, 4, 2 * 2, marks=pytest.mark.heavy),
     # 9 tiles on 4 CTAs: the last round's one tile in 4 pieces (S_q a multiple of the block, S_k of 4 blocks)
     pytest.param(64, 1, 1, 576, 256, False, 4, 1 * 4, marks=pytest.mark.heavy),
     # 8 tiles on 4 CTAs: the last round full, nothing split (walk B runs no round)
@@ -156,7 +159,9 @@ def _assembles(monkeypatch, var: str, dt: str) -> str:  # type: ignore[no-untype
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-@pytest.mark.parametrize("dt", ["f16", pytest.param("bf16", marks=pytest.mark.heavy)])
+# (heavy, htier1: `TILEC_ATTN_CHAIN_SPLIT`'s one default test is test_where_the_chained_split_applies; the tail's
+# walk B assembles by default in test_chained_tail_kernel_assembles)
+@pytest.mark.parametrize("dt", [pytest.param("f16", marks=pytest.mark.heavy), pytest.param("bf16", marks=pytest.mark.heavy)])
 def test_chained_split_kernels_assemble(dt: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`_assembles` under `TILEC_ATTN_CHAIN_SPLIT=1` (0 B of spills: 68 B with walk B's values shared with those
     before the roles, 48 B with the launch's position read again: `attention_csplit.setup`; walk A's key loop 645
@@ -320,6 +325,8 @@ def test_the_benchmarks_blocks_in_the_simulator(var: str, bh: int, sq: int, sk: 
     assert written == pieces * 256 * (4 + 32)
 
 
+@pytest.mark.heavy  # (both on: `TILEC_ATTN_CHAIN_SPLIT` opt-in; its one default test is
+# test_where_the_chained_split_applies, the tail's alone test_where_the_chained_tail_applies; htier1)
 def test_both_switches_make_two_variants(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Both switches: one kernel with both walks B spilled (ptxas 13.0: 40-56 B, every key loop 655-673 against
     645-647), so the short keys' variant is the split's (its PTX the same as under `TILEC_ATTN_CHAIN_SPLIT=1`

@@ -48,16 +48,19 @@ def test_the_switch_replaces_the_walks_divisions(monkeypatch) -> None:  # type: 
 
 # "1" outside the short keys' variant is opt-in ("auto" takes the divisions there only: test_attention_chain's
 # test_auto_short_variant_in_the_simulator runs them on causal walks of pairs and on more CTAs than tiles by
-# default); the default run keeps three_ctas_five_items (5 items a head, 3 CTAs) and the last axis's remainder
+# default, and at D = 128 "auto" takes them in every kernel: test_attention_boundary's default walks); the default run
+# keeps test_the_switch_replaces_the_walks_divisions and the last axis's remainder (htier1, the tiers in
+# tests/README.md: three_ctas_five_items heavy too, "1" at D = 64 being opt-in)
 @pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "sq", "causal"),
                          # (heavy: pairs, the pairs walk forced on a full launch; the divisions on a walk of pairs:
-                         # the short variant's causal_rows_see_nothing, the rest three_ctas_five_items)
+                         # test_attention_qdouble's chain_tiles_without_keys (the short variant, causal), the rest
+                         # test_the_switch_replaces_the_walks_divisions)
                          [pytest.param("overlap", 2, "pairs", 2, 150, False, marks=pytest.mark.heavy),
-                          # (heavy: rotate_causal's kernel is three_ctas_five_items'; a causal walk: one_cta_causal)
+                          # (heavy: the rotated loop's divisions: the short variant's walks, test_attention_qdouble's)
                           pytest.param("overlap+rotate", 2, "auto", 2, 150, True, marks=pytest.mark.heavy),
-                          ("overlap+rotate", 3, "auto", 2, 300, False),
+                          pytest.param("overlap+rotate", 3, "auto", 2, 300, False, marks=pytest.mark.heavy),
                           # (heavy: a causal walk of 3 heads on one CTA; the divisions on causal walks: the short
-                          # variant's causal_rows_see_nothing; several tiles a CTA: three_ctas_five_items)
+                          # variant's walks in test_attention_qdouble; several tiles a CTA: chain_tiles_without_keys)
                           pytest.param("overlap", 1, "auto", 3, 200, True, marks=pytest.mark.heavy)],
                          ids=["pairs", "rotate_causal", "three_ctas_five_items", "one_cta_causal"])
 def test_fast_divisions_walk_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int, sq: int,  # type: ignore[no-untyped-def]
@@ -103,7 +106,9 @@ def test_a_grid_with_tiles_along_its_last_axis_takes_the_division(monkeypatch) -
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
-@pytest.mark.parametrize(("dt", "d"), [("f16", 128), ("bf16", 128), ("f16", 64), ("bf16", 64)])
+# (D = 64 heavy, htier1: "1" there is opt-in; D = 128's kernels take the divisions by default, "auto")
+@pytest.mark.parametrize(("dt", "d"), [("f16", 128), ("bf16", 128), pytest.param("f16", 64, marks=pytest.mark.heavy),
+                                       pytest.param("bf16", 64, marks=pytest.mark.heavy)])
 def test_fast_divisions_assemble_without_spills(dt: str, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_FASTDIV", "1")
     r = assemble(emit_ptx(_std("flash_attention", dt, 128, 128, d), "sm_90a", _facts("oqkv", 3)), "sm_90a")

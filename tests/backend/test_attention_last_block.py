@@ -115,14 +115,18 @@ def test_the_pipeline_takes_the_region_only_when_switched(monkeypatch) -> None: 
         int(x) >= on.smem_bytes for x in re.findall(r"store i8 .*@smem, i32 (\d+)\)", ll))
 
 
-# (KV heads, cache positions, cache_len, shares, BN, D, CTAs): the tiles are KV heads x shares, walked by the CTAs
+# (KV heads, cache positions, cache_len, shares, BN, D, CTAs): the tiles are KV heads x shares, walked by the CTAs.
+# All heavy since htier1 (the tiers, tests/README.md): `TILEC_ATTN_LAST_BLOCK` is opt-in ("1" and "join": no plan
+# sets it); its default tests are
+# test_the_pipeline_takes_the_region_only_when_switched ("1"), test_join_needs_a_power_of_two_of_warps ("join"'s
+# refusal) and test_join_runs_the_region_after_the_roles ("1"'s note where it cannot hold the region, "join"'s roles)
 CASES = [
     # one CTA walks every tile; 3 shares (a walk of pairs ran the middle one twice: its counter was left at 1)
     pytest.param(1, 256, 150, 3, 64, 64, 1, marks=pytest.mark.heavy),
-    (2, 256, 150, 3, 64, 64, 4),  # 6 tiles on 4 CTAs: 2 of 4 busy in the last round
+    pytest.param(2, 256, 150, 3, 64, 64, 4, marks=pytest.mark.heavy),  # 6 tiles on 4 CTAs: 2 of 4 busy in the last round
     pytest.param(2, 256, 150, 3, 64, 64, 5, marks=pytest.mark.heavy),  # 1 of 5 busy in the last round
     pytest.param(2, 256, 150, 3, 64, 64, 3, marks=pytest.mark.heavy),  # every CTA busy in each round
-    (1, 128, 37, 2, 64, 64, 2),  # a share with no key (its log-sum-exp MASKED, its partial zeros)
+    pytest.param(1, 128, 37, 2, 64, 64, 2, marks=pytest.mark.heavy),  # a share with no key (its log-sum-exp MASKED, its partial zeros)
     pytest.param(3, 200, 200, 2, 64, 128, 4, marks=pytest.mark.heavy),  # D = 128; the cache's end inside a block
 ]
 
@@ -197,7 +201,8 @@ def test_join_runs_the_region_after_the_roles(monkeypatch) -> None:  # type: ign
 JOIN_CASES = [
     # 3 shares (NS 4, NC 4: one step, one share past the last MASKED)
     pytest.param(2, 256, 150, 3, 64, 64, "row-major", marks=pytest.mark.heavy),
-    (1, 1024, 1000, 16, 64, 64, "reverse"),  # 16 shares, 2 steps of 8; another block merges (the blocks reversed)
+    # 16 shares, 2 steps of 8; another block merges (the blocks reversed) (heavy, htier1: the tiers at CASES)
+    pytest.param(1, 1024, 1000, 16, 64, 64, "reverse", marks=pytest.mark.heavy),
     pytest.param(3, 200, 200, 2, 64, 128, "row-major", marks=pytest.mark.heavy),  # D = 128
     pytest.param(1, 128, 37, 2, 64, 64, "reverse", marks=pytest.mark.heavy),  # a share with no key
     # 5 key blocks over 3 shares (2, 2, 1), the cache's end inside the last

@@ -38,8 +38,10 @@ def _facts(bh: int, s: int, d: int) -> dict[str, TensorFacts]:
     return {**f, "bias": TensorFacts(True, (s % 16 == 0, s % 16 == 0))}
 
 
+# (192-3-0 heavy, htier1: `TILEC_ATTN_SPLIT=0` is not the default at D = 64; 150-2-1, the default split kernel,
+# reads the bias in its whole tiles' walk and in the pieces, queries and keys past the edge)
 @pytest.mark.parametrize(("bm", "bn", "d", "s", "ctas", "split"), [
-    (64, 64, 64, 150, 2, "1"), (64, 64, 64, 192, 3, "0"),
+    (64, 64, 64, 150, 2, "1"), pytest.param(64, 64, 64, 192, 3, "0", marks=pytest.mark.heavy),
     pytest.param(128, 128, 128, 200, 1, "1", marks=pytest.mark.heavy),
     pytest.param(128, 64, 64, 256, 2, "1", marks=pytest.mark.heavy)])
 def test_a_bias_read_in_the_loop_in_the_simulator(bm: int, bn: int, d: int, s: int, ctas: int, split: str,

@@ -23,8 +23,12 @@ from tilelang.backend.gpu.printer import print_gpu_kernel
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
-@pytest.mark.parametrize(("mode", "dt", "d"), [("q", "f16", 128), ("buf", "bf16", 64), ("v", "f16", 128),
-                                               ("v/warp", "f16", 128), ("buf/warp", "f16", 64)])
+# (all heavy, htier1: `TILEC_ATTN_OSTORE` is opt-in, no setting faster on the H200 (RESULTS.md 2026-12-03, "kept
+# off"; hattn3 2026-12-06: even); its one default test is test_the_switch_picks_the_path, the tiers in
+# tests/README.md)
+@pytest.mark.parametrize(("mode", "dt", "d"), [pytest.param(*c, marks=pytest.mark.heavy) for c in
+                                               (("q", "f16", 128), ("buf", "bf16", 64), ("v", "f16", 128),
+                                                ("v/warp", "f16", 128), ("buf/warp", "f16", 64))])
 def test_tma_stores_of_o_assemble_without_spills(tmp_path, mode: str, dt: str, d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     mode, _, by = mode.partition("/")
     monkeypatch.setenv("TILEC_ATTN_OSTORE", mode)
@@ -54,6 +58,7 @@ def test_the_switch_picks_the_path(setting: str | None, stores: int, monkeypatch
     assert ("store @o" in text) == (stores == 0)
 
 
+@pytest.mark.heavy  # (htier1: `TILEC_ATTN_OSTORE`'s one default test is test_the_switch_picks_the_path)
 def test_buf_takes_ring_stages_where_shared_memory_allows(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """"buf" keeps a ring of at least 3 stages (the overlapped schedules deadlock on 2): BN = 64, D = 128 and
     BN = 128, D = 64 keep their 4 beside O's 32 / 16 KB; at BN = 128, D = 128 (Q 32 KB + 3 stages of 64 KB)
@@ -69,13 +74,17 @@ def test_buf_takes_ring_stages_where_shared_memory_allows(monkeypatch) -> None: 
 # buf_by_warp_walk ("buf", "/warp") and v_two_warpgroups_walk ("v", by warpgroup), the last two a BM = 128 walk
 # of tiles of 0, 2 and 3 key blocks. The `heavy` ones repeat a mode at another block or store unit; each names
 # the default cases that cover its parts.
+# htier1 (the tiers, tests/README.md): all heavy now, the switch's one default test being
+# test_the_switch_picks_the_path (each mode's path and the refusal of a bad value); the simulator's refusals of a
+# missing fence and of a buffer reused early ("q") stay default.
 HEAVY = pytest.mark.heavy
-SIM = [("q", "overlap+rotate", 64, 150, 200, True, 2),
+SIM = [pytest.param("q", "overlap+rotate", 64, 150, 200, True, 2, marks=HEAVY),
        # (heavy: "q" at BM = 128; two warpgroups' stores: v_two_warpgroups_walk, "q": q_rotate_walk_edge_rows)
        pytest.param("q", "overlap", 128, 200, 70, False, 0, marks=HEAVY),
        # (heavy: "buf" by warpgroup; "buf": buf_by_warp_walk, by warpgroup at this shape: v_two_warpgroups_walk)
        pytest.param("buf", "overlap+rotate", 128, 300, 130, True, 2, marks=HEAVY),
-       ("buf/warp", "overlap", 128, 300, 130, True, 2), ("v", "overlap+rotate", 128, 300, 130, True, 2),
+       pytest.param("buf/warp", "overlap", 128, 300, 130, True, 2, marks=HEAVY),
+       pytest.param("v", "overlap+rotate", 128, 300, 130, True, 2, marks=HEAVY),
        # (heavy: "v/warp"; "v": v_two_warpgroups_walk, "/warp": buf_by_warp_walk, the same shape)
        pytest.param("v/warp", "overlap", 128, 300, 130, True, 2, marks=HEAVY),
        # (heavy: "v" at BM = 64, a walk of 6 tiles on one CTA; "v" with a tile of no key block (its O stored
@@ -116,7 +125,8 @@ def test_the_simulator_refuses_a_tma_store_without_the_fence(monkeypatch) -> Non
         _run_lse_and_check(k, {**_facts("oqkv", 3), **_facts(["lse"], 2)}, (2, 1), 2, 2, 150, 200, 64, True, 11)
 
 
-@pytest.mark.parametrize("mode", ["q", "buf", "v", "v/warp"])
+# ("buf", "v", "v/warp" heavy, htier1: the same refusal and message as "q", of an opt-in switch's modes)
+@pytest.mark.parametrize("mode", ["q", *(pytest.param(m, marks=pytest.mark.heavy) for m in ("buf", "v", "v/warp"))])
 def test_the_simulator_refuses_a_buffer_reused_before_the_stores_read(mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Without `cp.async.bulk.wait_group.read` the next tile's Q copy ("q"),
     the next tile's O ("buf") or K/V copy ("v") writes the bytes a store

@@ -113,23 +113,31 @@ def test_the_pipeline_takes_std_attention_and_a_user_loop() -> None:
 # or a few scalars short outside the key loop (nvdisasm: STL/LDL in the
 # tile's prologue, or around the peeled block; none in the loop): 128 x 128,
 # D = 128 overlapped (the default there is rotated) and the opt-in peel.
-@pytest.mark.parametrize(("dt", "bm", "bn", "d", "schedule", "spill"), [("f16", 128, 128, 128, "serial", 0),
+# Heavy (htier1, the tiers in tests/README.md): the schedules no launch gets by default, each switch keeping one
+# default test: the peel (`TILEC_ATTN_PEEL`, lost: RESULTS.md 2026-12-03)
+# test_the_last_iteration_is_peeled_where_the_registers_allow, the turns (`TILEC_ATTN_PINGPONG`, -2..+1 %: RESULTS.md
+# hattn3 2026-12-06) test_a_user_attention_loop_in_the_simulator[overlap+turns+once-128-120], the overlapped loop
+# at D = 128 and the rotated one at D = 64 (`TILEC_ATTN_ROTATE` forced against "auto") the default kernels'
+# f16-128-128-64-overlap / bf16-128-64-64-overlap and f16-128-128-128-overlap+rotate here.
+# The serial schedule forced at 128 x 128 too (heavy, htier1): it is the default only where the ring has under 3
+# stages (test_a_ring_of_two_stages_takes_the_serial_schedule, test_attention_one_stage).
+@pytest.mark.parametrize(("dt", "bm", "bn", "d", "schedule", "spill"), [pytest.param("f16", 128, 128, 128, "serial", 0, marks=pytest.mark.heavy),
                                                                         ("bf16", 128, 64, 64, "overlap", 0),
-                                                                        ("bf16", 128, 128, 64, "overlap+peel", 16),
-                                                                        ("f16", 128, 64, 128, "overlap+peel", 0),
+                                                                        pytest.param("bf16", 128, 128, 64, "overlap+peel", 16, marks=pytest.mark.heavy),
+                                                                        pytest.param("f16", 128, 64, 128, "overlap+peel", 0, marks=pytest.mark.heavy),
                                                                         # turns, one tile a block (the old pingpong-unsafe)
-                                                                        ("f16", 128, 128, 128, "overlap+turns+once", 0),
-                                                                        ("f16", 128, 128, 128, "overlap", 8),
+                                                                        pytest.param("f16", 128, 128, 128, "overlap+turns+once", 0, marks=pytest.mark.heavy),
+                                                                        pytest.param("f16", 128, 128, 128, "overlap", 8, marks=pytest.mark.heavy),
                                                                         # P carried packed (f32 P: 84 B of spills)
                                                                         ("f16", 128, 128, 128, "overlap+rotate", 0),
-                                                                        ("bf16", 128, 128, 64, "overlap+rotate", 0),
+                                                                        pytest.param("bf16", 128, 128, 64, "overlap+rotate", 0, marks=pytest.mark.heavy),
                                                                         ("f16", 128, 128, 64, "overlap", 0),
                                                                         # opt-in turns: the 16-byte epilogue stores (default at
                                                                         # D = 128) raise its 8 B of spills to 12, the tile
                                                                         # boundary's defaults at D = 128 (`BOUNDARY_D`: the
                                                                         # producer at 24, the fast walk) to 24
-                                                                        ("f16", 128, 128, 128, "overlap+turns", 24),
-                                                                        ("bf16", 128, 128, 64, "overlap+turns", 0)])
+                                                                        pytest.param("f16", 128, 128, 128, "overlap+turns", 24, marks=pytest.mark.heavy),
+                                                                        pytest.param("bf16", 128, 128, 64, "overlap+turns", 0, marks=pytest.mark.heavy)])
 def test_attention_ptx_assembles_for_sm_90a_without_spills(tmp_path, dt, bm, bn, d, schedule, spill,  # type: ignore[no-untyped-def]
                                                             monkeypatch) -> None:
     _schedule(monkeypatch, schedule)
@@ -163,7 +171,9 @@ def test_the_last_iteration_is_peeled_where_the_registers_allow(monkeypatch) -> 
     assert (rs, s) == (1, 2) and "%upper" not in body and "where %more" in body
 
 
-@pytest.mark.parametrize("setting", [None, "0", "1"])
+# ("1" heavy, htier1: the peel's one default test is test_the_last_iteration_is_peeled_where_the_registers_allow;
+# unset and "0" hold the default)
+@pytest.mark.parametrize("setting", [None, "0", pytest.param("1", marks=pytest.mark.heavy)])
 @pytest.mark.usefixtures("whole_tiles")
 def test_the_peel_follows_its_switch(setting: str | None, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from tilelang.backend.gpu.passes.attention_loop import PEEL_DEFAULT
@@ -302,11 +312,18 @@ def _schedule(monkeypatch, schedule: str) -> None:  # type: ignore[no-untyped-de
 
 # BM = 64: one consumer warpgroup, so the turns would not apply; they run one tile a block in the user-loop test
 # below (BM = 128)
-# (heavy: "causal" and "peel-causal", whose kernels the causal_rows_see_nothing cases run, causal too)
-CASES = [("serial", False, 100, 120), ("overlap", False, 100, 120),
+# (heavy: "causal" and "peel-causal", whose kernels the causal_rows_see_nothing cases run, causal too; htier1:
+# "peel-causal_rows_see_nothing" too, the peel's default test being
+# test_the_last_iteration_is_peeled_where_the_registers_allow, the tiers in tests/README.md)
+# (htier1, the tiers in tests/README.md: "serial-full" heavy, the serial schedule being the default only where the
+# ring has under 3 stages: test_attention_one_stage's simulations; "rotate-full" heavy, `TILEC_ATTN_ROTATE=1` at
+# D = 64 being opt-in: rotate-causal_rows_see_nothing is its default test, the rotated loop D = 128's default
+# (test_attention_boundary, test_attention_chain's d128_unchained_q_early) and the short variant's)
+CASES = [pytest.param("serial", False, 100, 120, marks=pytest.mark.heavy), ("overlap", False, 100, 120),
          pytest.param("overlap", True, 100, 120, marks=pytest.mark.heavy),
          ("overlap", True, 150, 40), pytest.param("overlap+peel", True, 100, 120, marks=pytest.mark.heavy),
-         ("overlap+peel", True, 150, 40), ("overlap+rotate", False, 100, 120), ("overlap+rotate", True, 150, 40)]
+         pytest.param("overlap+peel", True, 150, 40, marks=pytest.mark.heavy),
+         pytest.param("overlap+rotate", False, 100, 120, marks=pytest.mark.heavy), ("overlap+rotate", True, 150, 40)]
 
 
 @pytest.mark.parametrize(("schedule", "causal", "sq", "sk"), CASES,
@@ -327,9 +344,16 @@ def test_std_attention_in_the_simulator(causal: bool, sq: int, sk: int, schedule
     _run_lse_and_check(k, facts, (bh, -(-sq // bm)), bh, hkv, sq, sk, d, causal, int(causal))
 
 
+# (peel_two_ctas_causal heavy, htier1: `TILEC_ATTN_PEEL` is opt-in, its default test
+# test_the_last_iteration_is_peeled_where_the_registers_allow; the walk itself: the other cases)
 @pytest.mark.parametrize(("schedule", "ctas", "walk", "bh", "causal"),
-                         [("overlap", 2, "pairs", 2, False), ("serial", 1, "auto", 1, True),
-                          ("overlap+peel", 2, "auto", 2, True), ("overlap+rotate", 2, "auto", 2, True)],
+                         # (htier1: one_cta_causal and rotate_two_ctas_causal heavy too: the serial schedule and the
+                         # rotated loop at D = 64 are not the default here (serial-full's and rotate-full's note in
+                         # CASES above); a persistent walk of each: test_attention_one_stage's [1-True] (serial),
+                         # test_attention_chain's more_ctas_than_tiles and test_attention_qdouble's chain walks (rotated))
+                         [("overlap", 2, "pairs", 2, False), pytest.param("serial", 1, "auto", 1, True, marks=pytest.mark.heavy),
+                          pytest.param("overlap+peel", 2, "auto", 2, True, marks=pytest.mark.heavy),
+                          pytest.param("overlap+rotate", 2, "auto", 2, True, marks=pytest.mark.heavy)],
                          ids=["two_ctas_pairs", "one_cta_causal", "peel_two_ctas_causal", "rotate_two_ctas_causal"])
 def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas: int, walk: str, bh: int,
                                                              causal: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -351,9 +375,14 @@ def test_a_persistent_grid_walks_every_tile_in_the_simulator(schedule: str, ctas
 
 @pytest.mark.parametrize(("schedule", "ctas", "bh", "sq", "sk", "bm"),
                          # (heavy: rotate_two_ctas, whose kernel rotate_rows_see_nothing runs, a causal walk too)
+                         # (htier1: overlap_two_ctas and rotate_two_warpgroups heavy: "1" for both switches at D = 64
+                         # is opt-in (their "auto" takes them at D = 128: test_attention_boundary's causal_pairs, two
+                         # warpgroups; K/V first in the overlapped loop by default: every D = 64 walk here);
+                         # rotate_rows_see_nothing is their default test, the tiers in tests/README.md)
                          [pytest.param("overlap+rotate", 2, 2, 150, 200, 64, marks=pytest.mark.heavy),
                           ("overlap+rotate", 1, 2, 150, 40, 64),
-                          ("overlap", 2, 1, 150, 200, 64), ("overlap+rotate", 2, 1, 300, 130, 128)],
+                          pytest.param("overlap", 2, 1, 150, 200, 64, marks=pytest.mark.heavy),
+                          pytest.param("overlap+rotate", 2, 1, 300, 130, 128, marks=pytest.mark.heavy)],
                          ids=["rotate_two_ctas", "rotate_rows_see_nothing", "overlap_two_ctas", "rotate_two_warpgroups"])
 @pytest.mark.usefixtures("whole_tiles")
 def test_the_tile_boundary_switches_in_the_simulator(schedule: str, ctas: int, bh: int, sq: int, sk: int, bm: int,  # type: ignore[no-untyped-def]
@@ -400,8 +429,11 @@ def test_the_o_rescale_skipped_where_a_warps_factors_are_one_in_the_simulator(sc
     _run_lse_and_check(k, facts, (2, 1), 1, 1, sq, sk, d, True, 13)
 
 
-# (heavy: two CTAs run the kernel one_cta runs, the turns across a walk of 3 tiles; each CTA starts its own)
-@pytest.mark.parametrize("ctas", [pytest.param(2, marks=pytest.mark.heavy), 1], ids=["two_ctas", "one_cta"])
+# (heavy: two CTAs run the kernel one_cta runs, the turns across a walk of 3 tiles; each CTA starts its own;
+# htier1: one_cta too, `TILEC_ATTN_PINGPONG`'s default test being test_a_user_attention_loop_in_the_simulator
+# [overlap+turns+once-128-120], the tiers in tests/README.md)
+@pytest.mark.parametrize("ctas", [pytest.param(2, marks=pytest.mark.heavy), pytest.param(1, marks=pytest.mark.heavy)],
+                         ids=["two_ctas", "one_cta"])
 def test_the_warpgroups_take_turns_across_a_persistent_walk_in_the_simulator(ctas: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`TILEC_ATTN_PINGPONG=1`: the two consumer warpgroups take turns at
     each issue (named barriers 2 and 3), warpgroup 0 first once a CTA, the
@@ -447,7 +479,10 @@ def test_the_runtime_launches_a_persistent_kernel_on_at_most_one_cta_an_sm() -> 
         monkey.undo()
 
 
-@pytest.mark.parametrize(("schedule", "bm", "s"), [("serial", 64, 100), ("overlap+turns+once", 128, 120)])
+# ("serial" heavy, htier1: the serial schedule forced where the overlapped one is the default; a user's loop on the
+# serial schedule by default: test_attention_one_stage's test_a_stages_hint_of_one_runs_a_user_loop_in_the_simulator)
+@pytest.mark.parametrize(("schedule", "bm", "s"), [pytest.param("serial", 64, 100, marks=pytest.mark.heavy),
+                                                   ("overlap+turns+once", 128, 120)])
 def test_a_user_attention_loop_in_the_simulator(schedule: str, bm: int, s: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """"overlap+turns+once": two consumer warpgroups taking turns, one tile a block (the kernel
     `TILEC_ATTN_SCHEDULE=pingpong-unsafe` built, byte for byte, before the name went): every turn consumed by

@@ -63,10 +63,15 @@ def test_where_q_is_double_buffered(monkeypatch) -> None:  # type: ignore[no-unt
     assert lls[0] == lls[1]
 
 
-# `TILEC_ATTN_QDOUBLE` is off by default: the default run keeps it in each loop form once, each a walk where
-# both Q stages turn over twice; the `heavy` ones name the default cases that cover their parts
+# `TILEC_ATTN_QDOUBLE` is on by default ("auto") in the chained short keys' variant only: the default run keeps its
+# two walks there (BM = 64 and 128), each a walk where both Q stages turn over twice; in the long keys' kernel
+# ("1": the overlapped and rotated loops) it is opt-in, whose one default test is test_where_q_is_double_buffered
+# (htier1, the tiers in tests/README.md: overlap_one_cta_causal and rotate_two_ctas_rows_see_nothing heavy, their
+# Q slots' walk is the chained variant's protocol, here by default); the `heavy` ones name the default cases
+# that cover their parts
 @pytest.mark.parametrize(("form", "bm", "sq", "sk", "causal", "ctas", "bh"),
-                         [("overlap", 64, 300, 200, True, 1, 1), ("rotate", 64, 300, 130, True, 2, 2),
+                         [pytest.param("overlap", 64, 300, 200, True, 1, 1, marks=pytest.mark.heavy),
+                          pytest.param("rotate", 64, 300, 130, True, 2, 2, marks=pytest.mark.heavy),
                           # (heavy: the rotated loop's Q slots: rotate_two_ctas_rows_see_nothing; the K/V-first
                           # producer's: overlap_one_cta_causal, whose loop takes it by default)
                           pytest.param("rotate_kvfirst", 64, 320, 200, False, 1, 1, marks=pytest.mark.heavy),
@@ -152,7 +157,9 @@ def test_a_skipped_wait_for_q_shows_only_perturbed(monkeypatch) -> None:  # type
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-@pytest.mark.parametrize("short", [True, False], ids=["short_keys", "long_keys"])
+# (long_keys heavy, htier1: Q double-buffered there is opt-in, its one default test test_where_q_is_double_buffered;
+# short_keys is the default kernel's ptxas check)
+@pytest.mark.parametrize("short", [True, pytest.param(False, marks=pytest.mark.heavy)], ids=["short_keys", "long_keys"])
 def test_double_buffered_q_assembles_without_spills(short: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The D = 64, 128 x 128 kernels the benchmark runs (the short-keys variant: chained and rotated; the
     long one: overlapped), with Q double-buffered, through ptxas for sm_90a: no spill, no serialised wgmma.

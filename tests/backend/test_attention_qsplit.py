@@ -109,9 +109,11 @@ def test_a_causal_launch_runs_the_default_tail_variant(monkeypatch) -> None:  # 
 
 # BH, BHkv, S_q, S_k, causal, CTAs; BM = 128 (two consumer warpgroups), BN = 64, D = 64, the short keys'
 # variant (K's rows <= 512). The default case: 3 tiles on 2 CTAs, walk A one chained round, then the last
-# tile's two halves on the two CTAs (keys not a multiple of the block)
+# tile's two halves on the two CTAs (keys not a multiple of the block). Heavy since htier1 (the tiers, tests/README.md):
+# `TILEC_ATTN_CHAIN_HALVES` is opt-in (RESULTS.md hattn5 2026-12-06, not measured as a win since), its one default
+# test test_where_the_halves_apply (where it applies, the warpgroup index in the IR, the refusal)
 CASES = [
-    (1, 1, 384, 100, False, 2),
+    pytest.param(1, 1, 384, 100, False, 2, marks=pytest.mark.heavy),
     # GQA (2 query heads a KV head), 6 tiles on 4 CTAs: 2 tiles' halves on 4, the last query block partial (its
     # second half past S_q: stored nowhere)
     pytest.param(2, 1, 300, 200, False, 4, marks=pytest.mark.heavy),
@@ -145,7 +147,8 @@ def test_halves_in_the_simulator(bh: int, hkv: int, sq: int, sk: int, causal: bo
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
-@pytest.mark.parametrize(("dt", "mode"), [pytest.param("f16", "1", marks=pytest.mark.heavy), ("f16", "dyn"), pytest.param("bf16", "1", marks=pytest.mark.heavy),
+# (all heavy, htier1: the halves' one default test is test_where_the_halves_apply)
+@pytest.mark.parametrize(("dt", "mode"), [pytest.param("f16", "1", marks=pytest.mark.heavy), pytest.param("f16", "dyn", marks=pytest.mark.heavy), pytest.param("bf16", "1", marks=pytest.mark.heavy),
                                           pytest.param("bf16", "dyn", marks=pytest.mark.heavy)])
 def test_the_benchmarks_kernel_assembles_without_spills(dt: str, mode: str, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """std's prefill kernel as the benchmark launches it at S = 1,024 (128 x 128, D = 64, the short keys'
@@ -236,7 +239,8 @@ def _rows(kp, P: int, bh: int, sq: int, sk: int, causal: bool,  # type: ignore[n
 
 
 # BH, S_q, S_k (<= 512: the short keys' variant at BN = 64), causal; CTA counts
-PLAN_SHAPES = [(5, 384, 333, False), *(pytest.param(s, marks=pytest.mark.heavy) for s in (
+# (all heavy, htier1: the halves' one default test is test_where_the_halves_apply)
+PLAN_SHAPES = [pytest.param((5, 384, 333, False), marks=pytest.mark.heavy), *(pytest.param(s, marks=pytest.mark.heavy) for s in (
     (2, 300, 200, False), (1, 448, 512, False), (3, 1000, 500, False), (2, 640, 512, True)))]
 PLAN_CTAS = [1, 2, 3, 4, 5, 7, 8, 13, 31, 64]
 
@@ -299,7 +303,8 @@ def test_the_benchmarks_launch(mode: str, monkeypatch) -> None:  # type: ignore[
 # `TILEC_ATTN_CHAIN_SPLIT=dyn`: the key split's pieces by the same tickets (test_attention_csplit's cases: BM, BH,
 # BHkv, S_q, S_k, causal, CTAs, pieces the last round runs; D = 64, BN = 64, the short keys' variant)
 # (the last round: one CTA busy, some, all; every case heavy, ~4-8 s each: the halves' "dyn" llsim case,
-# test_halves_in_the_simulator, is the default suite's cover of the ticket ops)
+# test_halves_in_the_simulator, covers the ticket ops, heavy too since htier1; `TILEC_ATTN_CHAIN_SPLIT=dyn` measured no
+# gain, RESULTS.md hattn6 2026-12-07: its one default test is test_the_ticket_has_a_word_of_its_own, a refusal)
 SPLIT_CASES = [
     pytest.param(64, 2, 2, 300, 200, False, 4, 2 * 2, marks=pytest.mark.heavy),  # 10 tiles on 4: the last 2 in 2 pieces each
     # 5 tiles on 4, the last of one key block: no split, one CTA busy in the last round, three tickets unused
@@ -369,6 +374,7 @@ def test_the_benchmarks_launch_ticketed_key_split(monkeypatch) -> None:  # type:
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="needs ptxas")
+@pytest.mark.heavy  # (htier1: `TILEC_ATTN_CHAIN_SPLIT=dyn`'s one default test is test_the_ticket_has_a_word_of_its_own)
 def test_the_ticketed_key_split_assembles_without_spills(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The benchmark's kernel under `TILEC_ATTN_CHAIN_SPLIT=dyn` (its merge 2 records an iteration,
     `attention_csplit.DYN_MERGE_UNROLL`: at 3, 48 B of spills): ptxas (sm_90a) spills nothing."""

@@ -110,8 +110,10 @@ def _run(src: str, name: str, bm: int, bn: int, d: int, s: int, ctas: int, facts
     np.testing.assert_allclose(o.astype(np.float64), want.astype(np.float64), atol=2e-3, rtol=1e-2)
 
 
+# (192-3-0 heavy, htier1: `TILEC_ATTN_SPLIT=0` is not the default at D = 64; 150-2-1, the default split kernel,
+# computes Q in its whole tiles' walk and in the pieces, keys and queries past the edge)
 @pytest.mark.parametrize(("bm", "bn", "d", "s", "ctas", "split"), [
-    (64, 64, 64, 150, 2, "1"), (64, 64, 64, 192, 3, "0"),
+    (64, 64, 64, 150, 2, "1"), pytest.param(64, 64, 64, 192, 3, "0", marks=pytest.mark.heavy),
     pytest.param(128, 128, 128, 200, 1, "1", marks=pytest.mark.heavy),
     pytest.param(128, 64, 64, 256, 2, "1", marks=pytest.mark.heavy),
     pytest.param(192, 128, 64, 200, 1, "1", marks=pytest.mark.heavy)])

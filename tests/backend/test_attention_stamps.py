@@ -28,7 +28,10 @@ def _probe():  # type: ignore[no-untyped-def]
     return mod
 
 
-@pytest.mark.parametrize("d", [128, 64])
+# The tiers (tests/README.md, htier1): `TILEC_ATTN_STAMPS` is a measurement switch, off by default; its one default
+# test is test_the_switch_stamps_each_role_and_changes_nothing_else[128] (and the probe's analysis,
+# test_the_probe_reads_each_phase, which compiles nothing); the rest are `heavy`.
+@pytest.mark.parametrize("d", [128, pytest.param(64, marks=pytest.mark.heavy)])
 def test_the_switch_stamps_each_role_and_changes_nothing_else(d: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_CHAIN", "0")
     k, facts = _std("flash_attention", "f16", 128, 128, d), _facts("oqkv", 3)
@@ -49,6 +52,7 @@ def test_the_switch_stamps_each_role_and_changes_nothing_else(d: int, monkeypatc
     assert on.count("%clock64") == (12 if d == 128 else 20)
 
 
+@pytest.mark.heavy  # (the tiers above: `TILEC_ATTN_STAMPS`'s default test is ..changes_nothing_else[128])
 def test_the_chained_short_variant_is_stamped_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The D = 64 short keys' variant (chained, `attention_chain.tile_ops`, the kernel of every D = 64 S <= 1024
     launch): its consumers' tile ops are rebuilt after the unchained stamps, so they carry their own
@@ -79,6 +83,7 @@ def test_the_chained_short_variant_is_stamped_too(monkeypatch) -> None:  # type:
 
 
 @pytest.mark.skipif(shutil.which("ptxas") is None, reason="ptxas not installed")
+@pytest.mark.heavy  # (the tiers above: `TILEC_ATTN_STAMPS`'s default test is ..changes_nothing_else[128])
 def test_the_stamped_kernel_assembles(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_ATTN_STAMPS", "1")
     r = assemble(emit_ptx(_std("flash_attention", "f16", 128, 128, 128), "sm_90a", _facts("oqkv", 3)), "sm_90a")
@@ -115,6 +120,7 @@ def test_the_probe_reads_each_phase() -> None:
     assert not [k for k in wg if k.startswith("f_")]  # (no fine stamps: none of their phases)
 
 
+@pytest.mark.heavy  # (the tiers above: `TILEC_ATTN_STAMPS`'s default test is ..changes_nothing_else[128])
 def test_fine_stamps_inside_the_chained_first_iteration(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """`TILEC_ATTN_STAMPS=2`: the tile's stamps and, inside the chained short variant's first iteration, slots 13
     (its first stage in), 8 (S(0) and the pending P V issued), 9 (S(0) in), 10 (softmax and spin done), 11 (the

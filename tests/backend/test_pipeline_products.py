@@ -117,6 +117,8 @@ def test_the_dq_loop_takes_the_products_pipeline(arch: str, tile: tuple[int, int
     assert gk.num_warps == bm // 16 and gk.num_stages == 2
 
 
+@pytest.mark.heavy  # (htier1: `TILEC_PRODUCTS_WGMMA=0` on sm_90a is not the default; wgmma's kernel assembles in
+# test_dq_on_wgmma_by_default, the same loop's mma.sync form runs in the simulator by default on sm_80)
 def test_the_dq_kernel_assembles_without_spills(monkeypatch: pytest.MonkeyPatch) -> None:
     """mma.sync's (`TILEC_PRODUCTS_WGMMA=0`; wgmma's: `test_dq_on_wgmma_by_default`)."""
     sys.path.insert(0, str(ROOT / "tests"))

@@ -45,14 +45,16 @@ def test_the_switch_chains_the_tiles(monkeypatch) -> None:  # type: ignore[no-un
 # `TILEC_ATTN_CHAIN` "1" and "late" (every launch chained) are opt-in; "auto" chains the short keys' variant
 # (test_auto_short_variant_in_the_simulator, the default path). The default run keeps one test of each mode
 # (the tiers, tests/README.md; "1" and "late" slower at S >= 4,096, RESULTS.md hattn3 2026-12-06):
-# test_the_switch_chains_the_tiles ("1", the IR of a chained walk) and full_walk_q_late ("late"; htier1:
-# rows_see_nothing_walk heavy, a causal walk with rows that see no key: test_attention_qdouble's
-# chain_tiles_without_keys in the default variant)
+# test_the_switch_chains_the_tiles (the IR of a chained walk); htier1: every walk here heavy, rows_see_nothing_walk's
+# (a causal walk with rows that see no key) run by default in test_attention_qdouble's chain_tiles_without_keys
 @pytest.mark.parametrize(("bm", "bn", "d", "sq", "sk", "causal", "ctas", "bh", "mode"),
                          # (heavy: causal_walk's kernel is rows_see_nothing_walk's, a causal walk on 2 CTAs too)
                          [pytest.param(64, 64, 64, 150, 200, True, 2, 2, "1", marks=pytest.mark.heavy),
                           pytest.param(64, 64, 64, 300, 130, True, 2, 2, "1", marks=pytest.mark.heavy),
-                          (64, 64, 64, 200, 130, False, 3, 2, "late"),
+                          # (heavy, htier1: "late" is the same switch's other value; `TILEC_ATTN_CHAIN`'s one default
+                          # test is test_the_switch_chains_the_tiles, the chained walk simulated by default in the
+                          # short variant: more_ctas_than_tiles, test_attention_qdouble's chain walks)
+                          pytest.param(64, 64, 64, 200, 130, False, 3, 2, "late", marks=pytest.mark.heavy),
                           # (heavy: two warpgroups chained: test_attention_qdouble's chain_two_warpgroups; "1":
                           # rows_see_nothing_walk)
                           pytest.param(128, 64, 64, 300, 130, True, 2, 1, "1", marks=pytest.mark.heavy),

@@ -48,22 +48,31 @@ def _consumer(k, facts) -> str:  # type: ignore[no-untyped-def]
     return text[text.index("role consumer"):text.index("role producer")]
 
 
-def test_where_the_second_iteration_epilogue_applies(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """On: the D = 64 short keys' variant's consumers have two peeled iterations (a key loop's issue of S and
-    P V three times a walk: the first, the second, the loop's), the epilogue's store three times a walk (the
-    first iteration's, for a tile of one key block; the second's; besides the flush and the idle tile's), the
-    previous tile's accumulator copied (`g.Opaque`) out of the first; "0" and unset: the LLVM as before; the long
-    keys' kernel and the D = 128 variant the same LLVM whatever the switch; a bad value names the switch."""
+@pytest.mark.heavy  # (htier1: 7 LLVM emits; the switch's default test is the next one, the tiers in tests/README.md)
+def test_the_second_iteration_epilogue_changes_no_other_kernel(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """"0" and unset: the LLVM as before; the long keys' kernel and the D = 128 variant the same LLVM whatever
+    the switch (split from test_where_the_second_iteration_epilogue_applies, htier1)."""
     k64, k128 = _std("flash_attention_lse", "f16", 128, 128, 64), _std("flash_attention_lse", "f16", 128, 128, 128)
     _env(monkeypatch, None)
     unset = {(k, short): _ll(k, _short(LSE, 128) if short else LSE) for k in (k64, k128) for short in (False, True)}
-    base = _consumer(k64, _short(LSE, 128))
     _env(monkeypatch, "0")
     assert _ll(k64, _short(LSE, 128)) == unset[(k64, True)]
     _env(monkeypatch, "1")
     for (k, short), ll in unset.items():
         if (k, short) != (k64, True):
             assert _ll(k, _short(LSE, 128) if short else LSE) == ll
+
+
+def test_where_the_second_iteration_epilogue_applies(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On: the D = 64 short keys' variant's consumers have two peeled iterations (a key loop's issue of S and
+    P V three times a walk: the first, the second, the loop's), the epilogue's store three times a walk (the
+    first iteration's, for a tile of one key block; the second's; besides the flush and the idle tile's), the
+    previous tile's accumulator copied (`g.Opaque`) out of the first; a bad value names the switch. (That nothing
+    else changes: the heavy test above.)"""
+    k64 = _std("flash_attention_lse", "f16", 128, 128, 64)
+    _env(monkeypatch, None)
+    base = _consumer(k64, _short(LSE, 128))
+    _env(monkeypatch, "1")
     on = _consumer(k64, _short(LSE, 128))
     walks, b_walks = on.split("= for %round")[1:], base.split("= for %round")[1:]  # (walk B: the causal tail's)
     assert len(walks) == len(b_walks) == 2

@@ -36,11 +36,10 @@ def _ll(k, facts) -> str:  # type: ignore[no-untyped-def]
     return emit_llvm_text(gk, gk.facts, "")[0]
 
 
-def test_where_the_halves_apply(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """On: the D = 64 short keys' variant keeps its chained walk (walk A) and gets the halves' walk after it,
-    whose tile branches on the thread's warpgroup, and asks for the causal tail's variant (the tail is not in
-    this kernel); "0" and unset: its LLVM as before; the long keys' kernel and the D = 128 variant (not
-    chained) the same LLVM whatever the switch; a bad value is an error that names the switch."""
+@pytest.mark.heavy  # (htier1: 7 LLVM emits; the switch's default test is the next one, the tiers in tests/README.md)
+def test_the_halves_change_no_other_kernel(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """"0" and unset: the short keys' variant's LLVM as before; the long keys' kernel and the D = 128 variant (not
+    chained) the same LLVM whatever the switch (split from test_where_the_halves_apply, htier1)."""
     k64, k128 = _std("flash_attention_lse", "f16", 128, 128, 64), _std("flash_attention_lse", "f16", 128, 128, 128)
     _env(monkeypatch, None)
     unset = {(k, short): _ll(k, _short(LSE, 128) if short else LSE) for k in (k64, k128) for short in (False, True)}
@@ -50,6 +49,15 @@ def test_where_the_halves_apply(monkeypatch) -> None:  # type: ignore[no-untyped
     for (k, short), ll in unset.items():
         if (k, short) != (k64, True):
             assert _ll(k, _short(LSE, 128) if short else LSE) == ll
+
+
+def test_where_the_halves_apply(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """On: the D = 64 short keys' variant keeps its chained walk (walk A) and gets the halves' walk after it,
+    whose tile branches on the thread's warpgroup, and asks for the causal tail's variant (the tail is not in
+    this kernel); "dyn" the halves' places from tickets; a bad value is an error that names the switch. (That
+    nothing else changes: the heavy test above.)"""
+    k64 = _std("flash_attention_lse", "f16", 128, 128, 64)
+    _env(monkeypatch, "1")
     gk = lower_gpu(k64, "sm_90a", _short(LSE, 128))
     on = print_gpu_kernel(gk)
     consumer = on[on.index("role consumer"):on.index("role producer")]

@@ -161,3 +161,18 @@ def test_a_kernel_s_tile_counting_is_its_program_s(tmp_path: Path) -> None:
         sites.append(counting_site(program, decls[-1]))
     assert decls[0] is decls[1]
     assert sites[0] is not None and sites[0][1] == "`.num_tiles(..)` in `total`" and sites[1] is None
+
+
+def test_let_values_are_each_declaration_s_own() -> None:
+    from tilelang.sema.consts import let_values
+
+    a = _parse("fn f() { let x = 1; let mut y = 2; let z = x + 3; }\nfn g() { let w = 4; }\n")
+    b = _parse("fn f() { let x = 5; }\n")
+    fa, ga = a.items
+    got = let_values([fa, ga])
+    assert [(p.name.name, type(v).__name__) for p, v in got.items()] == \
+        [("x", "IntLit"), ("y", "IntLit"), ("z", "Binary"), ("w", "IntLit")]
+    assert let_values([fa, ga]) == got and let_values([ga]) == {p: v for p, v in got.items() if p.name.name == "w"}
+    assert [v.value for v in let_values(b.items).values()] == [5]
+    got.clear()  # (a caller's dict is its own)
+    assert len(let_values([fa])) == 3

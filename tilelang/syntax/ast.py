@@ -478,8 +478,10 @@ def _collect(n: Any, stop: Any, root: Any, out: list[Any]) -> None:
                 push(child)
 
 
-# The walks kept, by the node's identity and `stop`: (the node, kept alive so its id is not reused, and its
-# walk). Bounded by the nodes the walks hold together (`_WALK_BUDGET`): the oldest go first.
+# The walks kept, by the node's identity and `stop`: (the node, kept alive so that no other node can take its id
+# while the entry stands, and its walk). Bounded by the nodes the walks hold together (`_WALK_BUDGET`): emptied
+# whole past it, as the other memos are (what it held is walked again, never wrong; no iteration over it that
+# another thread's compile could disturb).
 _WALKS: dict[tuple[int, Any], tuple[Any, tuple[Any, ...]]] = {}
 _WALK_BUDGET = 1 << 20
 _walk_held = 0
@@ -495,10 +497,9 @@ def preorder(node: Any, stop: type | tuple[type, ...] | None = None) -> tuple[An
     out: list[Any] = []
     _collect(node, stop, node, out)
     nodes = tuple(out)
-    if hit is not None:  # (an id reused by another node: the old entry's node is gone)
-        _walk_held -= len(_WALKS.pop(key)[1])
-    while _walk_held + len(nodes) > _WALK_BUDGET and _WALKS:
-        _walk_held -= len(_WALKS.pop(next(iter(_WALKS)))[1])
+    if _walk_held + len(nodes) > _WALK_BUDGET:
+        _WALKS.clear()
+        _walk_held = 0
     if len(nodes) <= _WALK_BUDGET:
         _WALKS[key] = (node, nodes)
         _walk_held += len(nodes)

@@ -14,6 +14,7 @@ overflow (`check_overflow`, E0227), as rustc does rather than wrapping.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from tilelang.diagnostics.codes import names as N
@@ -46,7 +47,7 @@ def let_values(decls: Any) -> dict[Any, ast.Expr]:
     """The value of each immutable `let name = value;` in the bodies of `decls`."""
     lets: dict[Any, ast.Expr] = {}
     for decl in decls:
-        lets.update(_LETS.get(decl, lambda: _lets_of(decl)))
+        lets.update(_LETS.get(decl, partial(_lets_of, decl)))
     return lets
 
 

@@ -483,7 +483,7 @@ def _collect(n: Any, stop: Any, root: Any, out: list[Any]) -> None:
 # whole past it, as the other memos are (what it held is walked again, never wrong; no iteration over it that
 # another thread's compile could disturb).
 _WALKS: dict[tuple[int, Any], tuple[Any, tuple[Any, ...]]] = {}
-_WALK_BUDGET = 1 << 20
+_WALK_BUDGET = 1 << 18  # (the entries keep their trees alive: ~40 MB of AST at most)
 _walk_held = 0
 
 

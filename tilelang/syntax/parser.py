@@ -305,7 +305,7 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
 # `_PARSED_LIMIT` files or `_PARSED_CHARS` characters of text.
 _PARSED: dict[tuple[int, str, str], ast.Module] = {}
 _PARSED_LIMIT = 512
-_PARSED_CHARS = 1 << 24
+_PARSED_CHARS = 1 << 21
 _parsed_chars = 0  # the texts' characters `_PARSED` holds
 
 

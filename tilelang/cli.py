@@ -632,11 +632,23 @@ def _no_subcommand(p: argparse.ArgumentParser) -> int:
     return EXIT_USAGE
 
 
+_BUILT: list[argparse.ArgumentParser] = []
+
+
+def _parser() -> argparse.ArgumentParser:
+    """`build_parser()`, once a process: parsing reads it and changes nothing in it (help is formatted, at the
+    terminal's width, when printed), and building it was most of an in-process `tilec check`'s own time (the
+    tests run `tilec` in process thousands of times)."""
+    if not _BUILT:
+        _BUILT.append(build_parser())
+    return _BUILT[0]
+
+
 def run(argv: list[str]) -> int:
     """Parse `argv` and run the command; the exit status."""
     global _ARGV
     _ARGV = list(argv)
-    parser = build_parser()
+    parser = _parser()
     if not argv:
         parser.print_help(sys.stderr)
         return EXIT_USAGE

@@ -3,7 +3,7 @@
 `STAGES` maps a stage name to its function, in pipeline order (Triton's
 `add_stages`):
 
-    "ast"      SourceFile         -> ast.Module        tilelang.syntax.parser.parse
+    "ast"      SourceFile         -> ast.Module        tilelang.syntax.parser.parse_once
     "checked"  ast.Module         -> Checked           tilelang.sema.check_program
                                                        + tilelang.ownership.check_ownership
     "ir"       Checked            -> list[ir.Kernel]   tilelang.ir.lower.lower_kernel
@@ -84,9 +84,9 @@ class Artifact:
 
 # ---------------------------------------------------------------- the stages
 def _stage_ast(source: SourceFile, ctx: Context) -> Any:
-    from tilelang.syntax.parser import parse
+    from tilelang.syntax.parser import parse_once
 
-    return parse(source, ctx.sink)
+    return parse_once(source, ctx.sink)  # (a text that parsed cleanly before: its AST again)
 
 
 def _stage_checked(module: Any, ctx: Context) -> Checked:
@@ -141,18 +141,28 @@ def _generic_value_can_fail(program: Any, decl: Any) -> bool:
         sym = program.symbol_of(e) if isinstance(e, ast.Name) else None
         return sym is not None and sym.kind is SymbolKind.GENERIC
 
-    def constant(e: Any) -> bool:  # of generics and literals only: the lowering folds it
-        if isinstance(e, ast.Binary):
-            return constant(e.lhs) and constant(e.rhs)
-        if isinstance(e, ast.Unary):
-            return constant(e.operand)
-        return generic(e) or isinstance(e, ast.IntLit)
+    known: dict[int, tuple[bool, bool]] = {}  # id(e) -> constant(e), (by id: the body holds its nodes)
+
+    def constant(e: Any) -> tuple[bool, bool]:
+        """(`e` is of generics and literals only: the lowering folds it; and reads a generic). Once a node (a
+        chain `B + B + .. + B` asks it of each of its `+`s)."""
+        got = known.get(id(e))
+        if got is None:
+            if isinstance(e, ast.Binary):
+                (a, ga), (b, gb) = constant(e.lhs), constant(e.rhs)
+                got = (a and b, ga or gb)
+            elif isinstance(e, ast.Unary):
+                got = constant(e.operand)
+            else:
+                g = generic(e)
+                got = (g or isinstance(e, ast.IntLit), g)
+            known[id(e)] = got
+        return got
 
     for n in ast.walk(decl.body):
         if generic(n) and getattr(program.type_of(n), "dtype", None) not in (None, DType.I32):
             return True
-        if isinstance(n, ast.Binary) and n.op in ("+", "-", "*") and constant(n) and \
-                any(generic(m) for m in ast.walk(n)):
+        if isinstance(n, ast.Binary) and n.op in ("+", "-", "*") and all(constant(n)):
             return True
     return False
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 _CHECKOUT = Path(__file__).resolve().parent.parent
 
 
+@functools.cache  # (where the package is does not change in a process: every compile's loader asks)
 def _data_dir(name: str) -> Traversable:
     # On disk (a wheel's `_data`, or a checkout) without `importlib.resources`,
     # which is slow to import; it is only needed for a zipped install.

@@ -1,5 +1,6 @@
-"""`sema.loader.parse_module`: a process parses a `use`d file once for the
-same name, SourceMap id and text, and compiles share the (immutable) AST;
+"""`syntax.parser.parse_once` (`sema.loader.parse_module`, the driver's `ast` stage): a process parses a file
+(a `use`d one, or the program itself) once for the same name, SourceMap id and text, and compiles share the
+(immutable) AST;
 the compiled program is the one a fresh parse gives; a file with a syntax
 error is parsed, and reported, each time; changed text is parsed again."""
 
@@ -12,7 +13,6 @@ import pytest
 import tilelang.syntax.parser as parser_mod
 from tilelang import driver
 from tilelang.ir.printer import print_kernel
-from tilelang.sema import loader
 
 SRC = """use std::nn::softmax;
 kernel fn k<const B: i32>(y: &mut Tensor<f32, [1, B]>, x: &Tensor<f32, [?, ?]>) {
@@ -37,7 +37,7 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(sf, sink)
 
     monkeypatch.setattr(parser_mod, "parse", counted)
-    monkeypatch.setattr(loader, "_PARSED", {})
+    monkeypatch.setattr(parser_mod, "_PARSED", {})
     return seen
 
 
@@ -53,7 +53,7 @@ def test_a_std_module_is_parsed_once_and_compiles_the_same(parses: list[str]) ->
     assert std, parses
     assert _ir(SRC) == first
     assert [n for n in parses if "std/" in n] == std  # (no std file parsed again)
-    loader._PARSED.clear()
+    parser_mod._PARSED.clear()
     assert _ir(SRC) == first and [n for n in parses if "std/" in n] == std * 2
 
 

@@ -49,13 +49,18 @@ from tilelang.syntax import ast
 # for every tile when `dim` is at most this.
 SAFE_DIM = (1 << 31) - (1 << 20)
 
-_SITES = ByIdentity()  # a kernel declaration -> where it counts tiles
+# a program -> {a kernel declaration's id -> where it counts tiles}: by program too, as the device functions a
+# declaration calls are its program's (compiles of one text share its parsed declarations, `parser.parse_once`)
+_SITES = ByIdentity(64)
 
 
 def counting_site(program: Any, decl: ast.FnDecl) -> tuple[Span, str] | None:
     """Where `decl` (a kernel), or a device function it calls at any depth,
     counts tiles: (span, what), or None."""
-    return _SITES.get(decl, lambda: _find_counting_site(program, decl))
+    sites: dict[int, Any] = _SITES.get(program, dict)
+    if id(decl) not in sites:  # (the program holds its declarations: no id is reused while it lives)
+        sites[id(decl)] = _find_counting_site(program, decl)
+    return sites[id(decl)]  # type: ignore[no-any-return]
 
 
 def _find_counting_site(program: Any, decl: ast.FnDecl) -> tuple[Span, str] | None:

@@ -14,12 +14,14 @@ overflow (`check_overflow`, E0227), as rustc does rather than wrapping.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from tilelang.diagnostics.codes import names as N
 from tilelang.diagnostics.codes import types as T
 from tilelang.dtypes import (ARITH, COMPARE, DType, convert_scalar, float_div, float_rem, literal_float, round_float,
                              trunc_div, trunc_rem)
+from tilelang.memo import ByIdentity
 from tilelang.sema.context import CheckCx, Fx, suggest
 from tilelang.sema.program import SymbolKind
 from tilelang.sema.typeops import int_range
@@ -45,10 +47,16 @@ def let_values(decls: Any) -> dict[Any, ast.Expr]:
     """The value of each immutable `let name = value;` in the bodies of `decls`."""
     lets: dict[Any, ast.Expr] = {}
     for decl in decls:
-        for node in ast.walk(decl.body):
-            if isinstance(node, ast.Let) and isinstance(node.pattern, ast.NamePat) and node.value is not None:
-                lets[node.pattern] = node.value
+        lets.update(_LETS.get(decl, partial(_lets_of, decl)))
     return lets
+
+
+_LETS = ByIdentity()  # a declaration -> its `let`s' values (every compile reads std's declarations' again)
+
+
+def _lets_of(decl: Any) -> dict[Any, ast.Expr]:
+    return {node.pattern: node.value for node in ast.walk(decl.body)
+            if isinstance(node, ast.Let) and isinstance(node.pattern, ast.NamePat) and node.value is not None}
 
 
 def constant_operand(program: Any, lets: dict[Any, ast.Expr], e: Any, limit: int | None = 64,

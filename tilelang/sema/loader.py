@@ -93,8 +93,6 @@ class ModuleLoader:
         cached: dict[str, list[str]] | None = getattr(self, "_std_items", None)
         if cached is not None:
             return cached
-        import re
-
         items: dict[str, list[str]] = {}
         consts: dict[str, list[str]] = {}
         arity: dict[str, int | None] = {}
@@ -104,12 +102,12 @@ class ModuleLoader:
                 text = self.read(path) if path is not None else ""
             except OSError:
                 continue
-            for m in re.finditer(r"^(?:kernel\s+)?fn\s+([A-Za-z_]\w*)|^const\s+([A-Za-z_]\w*)", text, re.M):
-                items.setdefault(m.group(1) or m.group(2), []).append(module)
-                if m.group(2):
-                    consts.setdefault(m.group(2), []).append(module)
-                elif m.group(1):
-                    arity.setdefault(m.group(1), _param_count(text, m.end()))
+            for name, is_const, count in _std_defs(text):
+                items.setdefault(name, []).append(module)
+                if is_const:
+                    consts.setdefault(name, []).append(module)
+                else:
+                    arity.setdefault(name, count)
         self._std_items = items
         self._std_consts = consts
         self._std_arity = arity
@@ -238,32 +236,31 @@ class ModuleLoader:
         return loaded
 
 
-# A process's parsed modules, by what a parse reads: the file's name, its id in
-# the SourceMap (the AST's spans carry it) and its text. Every compile of a
-# program that `use`s std parses the same std files again (a quarter of an
-# engine build's time); the AST is immutable (frozen nodes), so compiles can
-# share one. Only parses without a diagnostic are kept (a failing one reports
-# its errors again each time).
-_PARSED: dict[tuple[int, str, str], ast.Module] = {}
-_PARSED_LIMIT = 512
-
-
 def parse_module(sf: SourceFile, sink: DiagnosticSink) -> ast.Module:
-    """`syntax.parser.parse(sf, sink)`, once a process for a clean file."""
-    from tilelang.syntax.parser import parse
+    """`syntax.parser.parse(sf, sink)`, once a process for a clean file (`parser.parse_once`)."""
+    from tilelang.syntax.parser import parse_once
 
-    key = (sf.id, sf.name, sf.text)
-    module = _PARSED.get(key)
-    if module is not None:
-        return module
-    local = DiagnosticSink()
-    module = parse(sf, local)
-    sink.extend(local.diagnostics)
-    if not local.diagnostics:
-        if len(_PARSED) >= _PARSED_LIMIT:
-            _PARSED.clear()
-        _PARSED[key] = module
-    return module
+    return parse_once(sf, sink)
+
+
+# `_std_defs` by a module's text: each loader reads the std files again (an edited file is read as it is now),
+# but a text is scanned once a process (20 ms for all of std: every compile whose help names a std function)
+_STD_DEFS: dict[str, tuple[tuple[str, bool, int | None], ...]] = {}
+
+
+def _std_defs(text: str) -> tuple[tuple[str, bool, int | None], ...]:
+    """The functions, kernels and constants a std module's text defines, in order: (name, whether a constant,
+    a function's parameter count)."""
+    got = _STD_DEFS.get(text)
+    if got is None:
+        import re
+
+        got = tuple((m.group(1) or m.group(2), bool(m.group(2)), None if m.group(2) else _param_count(text, m.end()))
+                    for m in re.finditer(r"^(?:kernel\s+)?fn\s+([A-Za-z_]\w*)|^const\s+([A-Za-z_]\w*)", text, re.M))
+        if len(_STD_DEFS) >= 256:
+            _STD_DEFS.clear()
+        _STD_DEFS[text] = got
+    return got
 
 
 def _param_count(text: str, at: int) -> int | None:

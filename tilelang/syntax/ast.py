@@ -22,13 +22,16 @@ from tilelang.frozen import frozen
 from tilelang.source import Span
 
 _T = TypeVar("_T")
+_NODE_TYPES: set[type] = set()  # every node class (immutable all the way down: `walk` keeps their walks)
 
 
 @dataclass_transform(frozen_default=True, eq_default=False)
 def _node(cls: type[_T]) -> type[_T]:
     """`@dataclass(frozen=True, slots=True, eq=False)`, spelt so type checkers
     see it, and made by `tilelang.frozen` (much cheaper to define: start-up)."""
-    return frozen(cls)
+    made = frozen(cls)
+    _NODE_TYPES.add(made)
+    return made
 
 BINARY_OPS = ("||", "&&", "==", "!=", "<", ">", "<=", ">=", "|", "^", "&", "<<", ">>",
               "+", "-", "*", "/", "%")
@@ -422,26 +425,82 @@ class Module:
 
 
 # ---------------------------------------------------------------- traversal
-def walk(node: Any, stop: type | None = None) -> Iterator[Any]:
+def walk(node: Any, stop: type | tuple[type, ...] | None = None) -> Iterator[Any]:
     """`node` and every AST node below it, pre-order, children in field order
     (which is source order). `node` may also be a tuple of nodes. Below a node
     of type `stop` (other than `node` itself), nothing.
 
     Nodes are found through the slots of the frozen dataclasses (faster than
     `dataclasses.fields`, and this runs over whole programs in `tilec check`);
-    spans, strings and numbers are not nodes."""
-    stack = [node]
+    spans, strings and numbers are not nodes.
+
+    A walk from an AST node is computed once (`preorder`) and kept: the nodes
+    are immutable, and a compile's passes walk the same function bodies some
+    twenty times. A walk from anything else (a tuple, another slotted value) is
+    made from its parts' walks, or walked afresh."""
+    if type(node) in _NODE_TYPES:
+        return iter(preorder(node, stop))
+    return _walk_other(node, stop)
+
+
+def _walk_other(node: Any, stop: Any) -> Iterator[Any]:
+    out: list[Any] = []
+    if isinstance(node, tuple):  # the elements' own walks, in order (a `stop` element: itself alone)
+        for n in node:
+            if type(n) in _NODE_TYPES:
+                yield from ((n,) if stop is not None and isinstance(n, stop) else preorder(n, stop))
+            else:
+                _collect(n, stop, node, out)
+                yield from out
+                out.clear()
+        return
+    _collect(node, stop, node, out)
+    yield from out
+
+
+def _collect(n: Any, stop: Any, root: Any, out: list[Any]) -> None:
+    """Append the walk from `n` to `out` (`root`: the walk's start, which `stop` never cuts)."""
+    stack = [n]
+    pop, push, append = stack.pop, stack.append, out.append
     while stack:
-        n = stack.pop()
+        n = pop()
         if isinstance(n, tuple):
             stack.extend(reversed(n))
             continue
         if not hasattr(n, "__slots__") or isinstance(n, Span):
             continue
-        yield n
-        if stop is not None and isinstance(n, stop) and n is not node:
+        append(n)
+        if stop is not None and isinstance(n, stop) and n is not root:
             continue
         for slot in reversed(type(n).__slots__):
             child = getattr(n, slot, None)
             if isinstance(child, tuple) or hasattr(child, "__slots__"):
-                stack.append(child)
+                push(child)
+
+
+# The walks kept, by the node's identity and `stop`: (the node, kept alive so that no other node can take its id
+# while the entry stands, and its walk). Bounded by the nodes the walks hold together (`_WALK_BUDGET`): emptied
+# whole past it, as the other memos are (what it held is walked again, never wrong; no iteration over it that
+# another thread's compile could disturb).
+_WALKS: dict[tuple[int, Any], tuple[Any, tuple[Any, ...]]] = {}
+_WALK_BUDGET = 1 << 18  # (the entries keep their trees alive: ~40 MB of AST at most)
+_walk_held = 0
+
+
+def preorder(node: Any, stop: type | tuple[type, ...] | None = None) -> tuple[Any, ...]:
+    """`tuple(walk(node, stop))` of an AST node, computed once a process (see `walk`)."""
+    global _walk_held
+    key = (id(node), stop)
+    hit = _WALKS.get(key)
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    out: list[Any] = []
+    _collect(node, stop, node, out)
+    nodes = tuple(out)
+    if _walk_held + len(nodes) > _WALK_BUDGET:
+        _WALKS.clear()
+        _walk_held = 0
+    if len(nodes) <= _WALK_BUDGET:
+        _WALKS[key] = (node, nodes)
+        _walk_held += len(nodes)
+    return nodes

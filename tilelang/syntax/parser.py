@@ -297,6 +297,38 @@ def parse(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
         raise _ice(exc) from exc
 
 
+# A process's parsed files, by what a parse reads: the file's name, its id in the SourceMap (the AST's spans
+# carry it) and its text. Every compile of a program that `use`s std parses the same std files again (a quarter
+# of an engine build's time), and `tilec run`, the tests and the API compile one program's text several times
+# (checked, then run); the AST is immutable (frozen nodes), so compiles can share one. Only parses without a
+# diagnostic are kept (a failing one reports its errors again each time). Bounded: emptied past
+# `_PARSED_LIMIT` files or `_PARSED_CHARS` characters of text.
+_PARSED: dict[tuple[int, str, str], ast.Module] = {}
+_PARSED_LIMIT = 512
+_PARSED_CHARS = 1 << 21
+_parsed_chars = 0  # the texts' characters `_PARSED` holds
+
+
+def parse_once(source: SourceFile, sink: DiagnosticSink) -> ast.Module:
+    """`parse(source, sink)`, once a process for a text that parses cleanly (the same `ast.Module`)."""
+    global _parsed_chars
+    ensure_recursion_budget()  # (as `parse` does: the stages after it walk the tree recursively)
+    key = (source.id, source.name, source.text)
+    module = _PARSED.get(key)
+    if module is not None:
+        return module
+    local = DiagnosticSink()
+    module = parse(source, local)
+    sink.extend(local.diagnostics)
+    if not local.diagnostics:
+        if len(_PARSED) >= _PARSED_LIMIT or _parsed_chars + len(source.text) > _PARSED_CHARS:
+            _PARSED.clear()
+            _parsed_chars = 0
+        _PARSED[key] = module
+        _parsed_chars += len(source.text)
+    return module
+
+
 def _error_offset(e: Any, end: int) -> int:
     tok = getattr(e, "token", None)
     if tok is not None:

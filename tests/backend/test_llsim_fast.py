@@ -172,6 +172,9 @@ def test_typed_loads_and_stores_are_load_and_store() -> None:
 
 
 def test_bitcast_to_halves_is_the_byte_encoding() -> None:
+    # the table the bitcasts and half loads index: every half of its bits, an np.float16 (NaN payloads too)
+    assert len(lf._HALF) == 1 << 16 and {type(x) for x in lf._HALF} == {np.float16}
+    assert (np.array(lf._HALF, np.float16).view(np.uint16) == np.arange(1 << 16)).all()
     with np.errstate(all="ignore"):
         for w in [*_f32s(100).view(np.uint32).tolist(), 0x7C00, 0xFC00 << 16, 0x7E01FE01, (1 << 32) + 0x3C00]:
             assert _same(lf.bits_halves(w), _decode_any(_encode(w, "i32"), "<2 x half>")), hex(w)

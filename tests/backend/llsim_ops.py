@@ -688,13 +688,13 @@ def _mma_halves(ops: list[Any]) -> np.ndarray | None:
     np.float16)`, as here: one conversion of the 32 lanes' pairs) or every
     one a Python int in range (the words themselves); None otherwise (`word`
     of each then)."""
-    types = set(map(type, itertools.chain.from_iterable(ops)))
+    chain = itertools.chain.from_iterable
+    types = set(map(type, chain(ops)))
     if types == {tuple}:
-        try:
-            h = np.array(ops, np.float16)
-        except ValueError:  # (pairs and other lengths)
+        if len(ops) != 32 or set(map(len, ops)) != {6} or set(map(len, chain(ops))) != {2}:
             return None
-        return h.view(np.uint16).reshape(32, 12) if h.shape == (32, 6, 2) else None
+        # (the 384 halves as one flat sequence: each converted as in `np.array(ops, np.float16)`, in half its time)
+        return np.fromiter(chain(chain(ops)), np.float16, 384).view(np.uint16).reshape(32, 12)
     if types == {int}:
         w = np.array(ops, np.int64) if all(0 <= x < 1 << 32 for o in ops for x in o) else None
         return None if w is None or w.shape != (32, 6) else w.astype(np.uint32).view(np.uint16).reshape(32, 12)

@@ -216,15 +216,22 @@ def test_ldmatrix_and_mma_gathers_are_the_loops(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_mma_operands_at_once_are_halves_bits() -> None:
-    """`_mma_halves` of the lanes' operands against `halves_bits` of each:
-    every half (NaN payloads, signed zeros) as `np.float16` pairs, and
-    floats of other types that round to halves (past the range too); lanes
-    whose operands are neither all pairs nor all words are declined."""
-    every = np.resize(np.arange(1 << 16, dtype=np.uint16), 171 * 384).view(np.float16).reshape(-1, 32, 6, 2)
+    """`_mma_halves` of the lanes' operands against their bits: every half
+    (NaN payloads, signed zeros) as `np.float16` pairs gives its own bits
+    (`halves_bits`' too: test_bitcasts_are_numpys), floats of other types
+    that round to halves (past the range too) `halves_bits` of each pair;
+    lanes whose operands are neither all pairs nor all words are declined."""
+    bits = np.resize(np.arange(1 << 16, dtype=np.uint16), 171 * 384).reshape(-1, 32, 12)
     rng = np.random.default_rng(3)
-    odd = [[(np.float32(rng.normal()), float(rng.normal() * 1e5)) for _ in range(6)] for _ in range(32)]
+    # f32 edges and values beside the halves' halfway points (rounded once to a half), and Python floats
+    near = np.resize(_f32s(300), 6 * 384).reshape(-1, 32, 6, 2)
+    odd = [[[(a, float(b)) for a, b in lane] for lane in block] for block in near]
     with np.errstate(all="ignore"):
-        for ops in [*([list(map(tuple, lane)) for lane in block] for block in every), odd]:
+        for want in bits:  # (the halves as `_HALF`'s np.float16 of those bits: its own test checks them)
+            h = list(map(lf._HALF.__getitem__, want.ravel().tolist()))
+            ops = [[tuple(h[i:i + 2]) for i in range(12 * lane, 12 * lane + 12, 2)] for lane in range(32)]
+            assert (llsim_ops._mma_halves(ops) == want).all()
+        for ops in odd:
             want = np.array([[lf.halves_bits(x) for x in o] for o in ops], np.uint32).view(np.uint16)
             assert (llsim_ops._mma_halves(ops) == want.reshape(32, 12)).all()
     words = rng.integers(0, 1 << 32, (32, 6), dtype=np.uint64).tolist()

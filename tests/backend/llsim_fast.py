@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from llsim_values import _CODES, _decode, _decode_any, _encode, _encode_any, _size, _vec, knob, load_value, store_bytes
+from llsim_values import _CODES, _decode, _encode, _encode_any, _size, _vec, knob, load_value, store_bytes
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 _NZ16, _NZ32 = F16(-0.0), F32(-0.0)

@@ -12,7 +12,9 @@ exact, and otherwise runs the expression itself. The shortcuts:
   type (NEP 50: a Python float is cast to the NumPy operand's type, one
   correct rounding; adding -0.0 is exact and keeps the sign of a zero);
 - IEEE half and single values pack and unpack through `struct` exactly,
-  except NaNs (their payloads and signalling bit), which take the NumPy path.
+  except NaNs (their payloads and signalling bit), which take the NumPy path;
+- a half of known bits (a bitcast to halves, a load of halves) is the entry
+  of `_HALF`, the table of every half NumPy decodes from its bits.
 The per-instruction closures (`llsim_parse`, `llsim.COMPILED = False`) keep
 the NumPy expressions, and tests/backend/test_llsim_blocks.py holds the two to
 identical registers; tests/backend/test_llsim_fast.py checks each shortcut
@@ -29,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from llsim_values import _CODES, _decode, _decode_any, _encode, _encode_any, _size, _vec, knob, load_value, store_bytes
+from llsim_values import _CODES, _decode, _encode, _encode_any, _size, _vec, knob, load_value, store_bytes
 
 F16, F32, F64 = np.float16, np.float32, np.float64
 _NZ16, _NZ32 = F16(-0.0), F32(-0.0)
@@ -37,6 +39,9 @@ _F, _U = struct.Struct("<f"), struct.Struct("<I")
 _HH = struct.Struct("<ee")
 _E, _H = struct.Struct("<e"), struct.Struct("<H")
 _TINY = 2.0**-126  # the `.ftz` forms' flush threshold (`llsim_ops._approx`)
+# every half by its bits (NaN payloads and signed zeros included): a bitcast to halves and a load of halves
+# is an index, the scalar `np.frombuffer` of the bits gives (~3x `_NZ16 + x` of the unpacked float)
+_HALF = list(np.arange(1 << 16, dtype=np.uint16).view(F16))
 
 
 def to32(x: Any) -> Any:
@@ -107,10 +112,7 @@ def f16_bits(x: Any) -> Any:
 
 def bits_f16(v: Any) -> Any:
     """`_decode(_encode(v, "i16"), "half")` (bitcast i16 to half)."""
-    w = int(v) & 0xFFFF
-    if (w & 0x7C00) != 0x7C00:  # not an infinity or NaN
-        return _NZ16 + _E.unpack(_H.pack(w))[0]
-    return _decode(_encode(v, "i16"), "half")
+    return _HALF[int(v) & 0xFFFF]
 
 
 def halves_bits(v: Any) -> Any:
@@ -122,12 +124,9 @@ def halves_bits(v: Any) -> Any:
 
 
 def bits_halves(v: Any) -> Any:
-    """`_decode_any(_encode(v, "i32"), "<2 x half>")` (bitcast i32 to <2 x half>)."""
+    """`_decode_any(_encode(v, "i32"), "<2 x half>")` (bitcast i32 to <2 x half>): the low half first."""
     w = int(v) & 0xFFFFFFFF
-    if (w & 0x7C00) != 0x7C00 and (w & 0x7C000000) != 0x7C000000:  # no infinity or NaN
-        a, b = _HH.unpack(_U.pack(w))
-        return (_NZ16 + a, _NZ16 + b)
-    return _decode_any(_encode(v, "i32"), "<2 x half>")
+    return (_HALF[w & 0xFFFF], _HALF[w >> 16])
 
 
 def trunc16(v: Any) -> Any:
@@ -217,17 +216,18 @@ def loader(ty: str) -> Callable[[Any, int, tuple[Any, int]], Any]:
     in the same order, each with the same error. Integers and floats that are
     not NaN unpack through `struct` (`load_value`); a `bfloat` too, as the
     float of its bits shifted up 16 (`_decode`'s `b"\0\0" + raw`); anything
-    else (pointers, NaNs, odd widths) is `load` itself."""
+    else (pointers, NaNs, odd widths) is `load` itself. Halves unpack as their
+    bits, each the `_HALF` entry `load_value`'s decoding gives (NaNs too)."""
     if ty.startswith("ptr"):
         return lambda mem, t, p: load(mem, t, p, ty)
     n = _size(ty)
     vec, el = (True, _vec(ty)[1]) if ty.startswith("<") else (False, ty)
     k = n // _size(el)
-    code = _CODES.get(el) if el != "bfloat" else "H"
+    code = _CODES.get(el) if el not in ("bfloat", "half") else "H"
     if code is None:
         return lambda mem, t, p: load(mem, t, p, ty)
     unpack = struct.Struct(f"<{k}{code}").unpack_from
-    isint, isbf, isdouble = el[0] == "i", el == "bfloat", el == "double"
+    isint, isbf, isdouble, ishalf = el[0] == "i", el == "bfloat", el == "double", el == "half"
     bf_words, bf_floats = struct.Struct(f"<{k}I").pack, struct.Struct(f"<{k}f").unpack
     nz = _NZ32 if el in ("float", "bfloat") else _NZ16 if el == "half" else None
 
@@ -262,6 +262,8 @@ def loader(ty: str) -> Callable[[Any, int, tuple[Any, int]], Any]:
             x = one(buf, off)[0]
             if isint:
                 return x
+            if ishalf:
+                return _HALF[x]
             if x == x:
                 return F64(x) if isdouble else nz + x
             return load_value(buf, off, ty)
@@ -289,6 +291,8 @@ def loader(ty: str) -> Callable[[Any, int, tuple[Any, int]], Any]:
         xs = unpack(buf, off)
         if isint:
             return xs if vec else xs[0]
+        if ishalf:
+            return tuple(map(_HALF.__getitem__, xs)) if vec else _HALF[xs[0]]
         if isbf:  # the f32 of the bits shifted up 16
             xs = bf_floats(bf_words(*[w << 16 for w in xs]))
         if vec:

@@ -4,6 +4,7 @@ operations and atomics."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import struct
@@ -645,9 +646,13 @@ _LD_OFF = (4 * (_LANE % 4), 2 * (_LANE // 4))
 def _ldmatrix(mem: Memory, rows: list[Any], n: int, trans: bool) -> list[Any] | None:
     """`ldmatrix`'s registers, the loop's `mem.load`s of i16 as one gather:
     None (the loop then runs, and raises where it must) unless every address
-    is in one buffer, inside it, and clear of in-flight cp.async chunks."""
+    is in one buffer, inside it, and clear of in-flight cp.async chunks (the
+    chunks `Memory.guard` tests for each 2-byte load at `off`: `off // 16`
+    and `(off + 1) // 16`, tested at once against the chunks in flight, so
+    that a pipelined kernel's ldmatrix, with other stages' copies in flight,
+    still takes the gather)."""
     key = rows[0][0]
-    if any(r[0] != key for r in rows) or (key == "$smem" and mem.inflight):
+    if any(r[0] != key for r in rows):
         return None
     base = np.array([r[1] for r in rows], np.int64)
     r0 = _LD_ROW[trans][:, :n]
@@ -657,6 +662,10 @@ def _ldmatrix(mem: Memory, rows: list[Any], n: int, trans: bool) -> list[Any] | 
     lo, hi = min(off0.min(), off1.min()), max(off0.max(), off1.max())
     if lo < 0 or hi + 2 > len(buf):
         return None
+    if key == "$smem" and mem.inflight:
+        offs = np.concatenate((off0.ravel(), off1.ravel()))
+        if not mem.inflight.keys().isdisjoint(np.concatenate((offs >> 4, (offs + 1) >> 4)).tolist()):
+            return None
     u8 = np.frombuffer(buf, np.uint8)
     e0 = u8[off0].astype(np.int64) | (u8[off0 + 1].astype(np.int64) << 8)
     e1 = u8[off1].astype(np.int64) | (u8[off1 + 1].astype(np.int64) << 8)
@@ -672,18 +681,38 @@ _MB_C = np.repeat(_G, 4, axis=1)
 _MC_R, _MC_C = np.hstack([_G, _G, _G + 8, _G + 8]), np.hstack([2 * _Q, 2 * _Q + 1, 2 * _Q, 2 * _Q + 1])
 
 
+def _mma_halves(ops: list[Any]) -> np.ndarray | None:
+    """The [lane, half] u16 bits of the lanes' six A and B operands, all at
+    once where every operand is a pair (a `<2 x half>`: `word`'s
+    `halves_bits`, whose every path is the bits of `np.array(pair,
+    np.float16)`, as here: one conversion of the 32 lanes' pairs) or every
+    one a Python int in range (the words themselves); None otherwise (`word`
+    of each then)."""
+    chain = itertools.chain.from_iterable
+    types = set(map(type, chain(ops)))
+    if types == {tuple}:
+        if len(ops) != 32 or set(map(len, ops)) != {6} or set(map(len, chain(ops))) != {2}:
+            return None
+        # (the 384 halves as one flat sequence: each converted as in `np.array(ops, np.float16)`, in half its time)
+        return np.fromiter(chain(chain(ops)), np.float16, 384).view(np.uint16).reshape(32, 12)
+    if types == {int}:
+        w = np.array(ops, np.int64) if all(0 <= x < 1 << 32 for o in ops for x in o) else None
+        return None if w is None or w.shape != (32, 6) else w.astype(np.uint32).view(np.uint16).reshape(32, 12)
+    return None
+
+
 def _mma(args: list[list[Any]], ty: str, word: Callable[[Any], int]) -> list[Any] | None:
     """`mma.sync.m16n8k16`'s loop with its halves placed at once: each lane's
     words and C values taken in the loop's order, then A, B and C filled by
     index (the same float64 values as `_halves`); None where a word is not a
     32-bit value (the loop then runs)."""
-    words, cs = [], []
-    for a in args:
-        words.append([word(x) for x in a[:6]])
-        cs.append([float(x) for x in a[6:10]])
-    if any(not 0 <= w < 1 << 32 for ws in words for w in ws):
-        return None
-    u = np.array(words, np.uint32).view(np.uint16).reshape(32, 12)  # [lane, half]: each word's low half first
+    u = _mma_halves([a[:6] for a in args])
+    if u is None:
+        words = [[word(x) for x in a[:6]] for a in args]
+        if any(not 0 <= w < 1 << 32 for ws in words for w in ws):
+            return None
+        u = np.array(words, np.uint32).view(np.uint16).reshape(32, 12)  # [lane, half]: each word's low half first
+    cs = [[float(x) for x in a[6:10]] for a in args]
     h = u.view(np.float16).astype(np.float64) if ty == "half" else (u.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
     A = np.zeros((16, 16))
     B = np.zeros((16, 8))
@@ -692,7 +721,7 @@ def _mma(args: list[list[Any]], ty: str, word: Callable[[Any], int]) -> list[Any
     B[_MB_R, _MB_C] = h[:, 8:]
     C[_MC_R, _MC_C] = cs
     D = (A @ B + C).astype(np.float32)
-    return [tuple(x) for x in D[_MC_R, _MC_C]]
+    return list(zip(*D[_MC_R, _MC_C].T))  # (each lane's 4 np.float32 values, as `tuple` of its row)
 
 
 def _atomic(op: str, old: Any, v: Any, ty: str) -> Any:

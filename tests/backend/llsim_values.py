@@ -115,8 +115,11 @@ class Memory:
                        f"(no cp.async.bulk.wait_group.read retired it)")
 
     def guard(self, key: Any, off: int, n: int, what: str) -> None:
-        if key == "$smem" and self.inflight and any(c in self.inflight for c in range(off // 16, (off + n + 15) // 16)):
-            raise Race(f"{what} of {n} bytes at smem+{off} while a cp.async into it is in flight")
+        if key == "$smem" and self.inflight:
+            c0, c1 = off // 16, (off + n + 15) // 16
+            if (c0 in self.inflight if c1 - c0 == 1  # (one chunk, most accesses: no generator)
+                    else any(c in self.inflight for c in range(c0, c1))):
+                raise Race(f"{what} of {n} bytes at smem+{off} while a cp.async into it is in flight")
 
     def guard_wgmma(self, addrs: Any, what: str) -> None:
         """Raise `Race` when shared memory at `addrs` (byte offsets) is written

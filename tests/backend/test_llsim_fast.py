@@ -17,7 +17,7 @@ import llsim_ops
 import numpy as np
 import pytest
 from llsim_ops import _INTRINSICS, _add_round_odd_scalar, _cast_fptrunc, _fcmp, _fma, _minmax, _nanminmax, _warp_op
-from llsim_values import Memory, _bf16, _decode, _decode_any, _encode, _encode_any, _size, load_value, store_bytes
+from llsim_values import Memory, Race, _bf16, _decode, _decode_any, _encode, _encode_any, _size, load_value, store_bytes
 
 
 def _same(got: Any, want: Any) -> bool:
@@ -172,6 +172,9 @@ def test_typed_loads_and_stores_are_load_and_store() -> None:
 
 
 def test_bitcast_to_halves_is_the_byte_encoding() -> None:
+    # the table the bitcasts and half loads index: every half of its bits, an np.float16 (NaN payloads too)
+    assert len(lf._HALF) == 1 << 16 and {type(x) for x in lf._HALF} == {np.float16}
+    assert (np.array(lf._HALF, np.float16).view(np.uint16) == np.arange(1 << 16)).all()
     with np.errstate(all="ignore"):
         for w in [*_f32s(100).view(np.uint32).tolist(), 0x7C00, 0xFC00 << 16, 0x7E01FE01, (1 << 32) + 0x3C00]:
             assert _same(lf.bits_halves(w), _decode_any(_encode(w, "i32"), "<2 x half>")), hex(w)
@@ -192,19 +195,71 @@ def test_ldmatrix_and_mma_gathers_are_the_loops(monkeypatch: pytest.MonkeyPatch)
     words = rng.integers(0, 1 << 32, (32, 6), dtype=np.uint64).tolist()
     calls = [(f"llvm.nvvm.ldmatrix.sync.aligned.m8n8.x{n}{t}.b16", [[r] for r in rows])
              for n in (1, 2, 4) for t in ("", ".trans")]
+    halves = rng.integers(0, 1 << 16, (32, 6, 2), dtype=np.uint64).astype(np.uint16).view(np.float16)
     for ty in ("f16", "bf16"):
-        args = [[*ws[:4], (np.float16(1.5), np.float16(-2.0)), ws[5], *map(np.float32, rng.standard_normal(4))]
-                for ws in words]
-        calls.append((f"llvm.nvvm.mma.m16n8k16.row.col.f32.{ty}", args))
+        cs = [list(map(np.float32, rng.standard_normal(4))) for _ in range(32)]
+        mixed = [[*ws[:4], (np.float16(1.5), np.float16(-2.0)), ws[5], *c] for ws, c in zip(words, cs)]
+        pairs = [[*map(tuple, h), *c] for h, c in zip(halves, cs)]  # every operand a <2 x half> (NaNs too)
+        ints = [[*ws, *c] for ws, c in zip(words, cs)]  # every operand an i32 word
+        calls += [(f"llvm.nvvm.mma.m16n8k16.row.col.f32.{ty}", a) for a in (mixed, pairs, ints)]
     with np.errstate(all="ignore"):
         assert llsim_ops._ldmatrix(mem, rows, 4, True) is not None  # (the gathers apply here)
         assert llsim_ops._mma(calls[-1][1], "bfloat", lambda x: lf.halves_bits(x) if type(x) is tuple else int(x))
+        assert llsim_ops._mma_halves([a[:6] for a in calls[-2][1]]) is not None  # (pairs and words at once)
+        assert llsim_ops._mma_halves([a[:6] for a in calls[-1][1]]) is not None
         fast = [_warp_op(name, args, mem) for name, args in calls]
         monkeypatch.setattr(llsim_ops, "_ldmatrix", lambda *a: None)
         monkeypatch.setattr(llsim_ops, "_mma", lambda *a: None)
         slow = [_warp_op(name, args, mem) for name, args in calls]
     for (name, _), f, s in zip(calls, fast, slow, strict=True):
         assert _same(tuple(f), tuple(s)), name
+
+
+def test_mma_operands_at_once_are_halves_bits() -> None:
+    """`_mma_halves` of the lanes' operands against their bits: every half
+    (NaN payloads, signed zeros) as `np.float16` pairs gives its own bits
+    (`halves_bits`' too: test_bitcasts_are_numpys), floats of other types
+    that round to halves (past the range too) `halves_bits` of each pair;
+    lanes whose operands are neither all pairs nor all words are declined."""
+    bits = np.resize(np.arange(1 << 16, dtype=np.uint16), 171 * 384).reshape(-1, 32, 12)
+    rng = np.random.default_rng(3)
+    # f32 edges and values beside the halves' halfway points (rounded once to a half), and Python floats
+    near = np.resize(_f32s(300), 6 * 384).reshape(-1, 32, 6, 2)
+    odd = [[[(a, float(b)) for a, b in lane] for lane in block] for block in near]
+    with np.errstate(all="ignore"):
+        for want in bits:  # (the halves as `_HALF`'s np.float16 of those bits: its own test checks them)
+            h = list(map(lf._HALF.__getitem__, want.ravel().tolist()))
+            ops = [[tuple(h[i:i + 2]) for i in range(12 * lane, 12 * lane + 12, 2)] for lane in range(32)]
+            assert (llsim_ops._mma_halves(ops) == want).all()
+        for ops in odd:
+            want = np.array([[lf.halves_bits(x) for x in o] for o in ops], np.uint32).view(np.uint16)
+            assert (llsim_ops._mma_halves(ops) == want.reshape(32, 12)).all()
+    words = rng.integers(0, 1 << 32, (32, 6), dtype=np.uint64).tolist()
+    assert llsim_ops._mma_halves([[*w[:5], (np.float16(1), np.float16(2))] for w in words]) is None
+    assert llsim_ops._mma_halves([[*w[:5], 1 << 32] for w in words]) is None  # (`_mma`'s loop declines it)
+    assert llsim_ops._mma_halves([[*w[:5], np.uint32(7)] for w in words]) is None
+
+
+def test_ldmatrix_gathers_beside_copies_in_flight(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With cp.async chunks in flight elsewhere in shared memory the gather
+    still applies and gives the loop's registers; where a chunk in flight is
+    one a row reads (its first or last byte) both raise the loop's `Race`."""
+    rng = np.random.default_rng(4)
+    mem = Memory()
+    mem.bufs["$smem"] = bytearray(rng.integers(0, 256, 8192, dtype=np.uint8).tobytes())
+    rows = [("$smem", 16 * i) for i in range(32)]  # rows 0..511: chunks 0..31
+    name = "llvm.nvvm.ldmatrix.sync.aligned.m8n8.x4.trans.b16"
+    mem.inflight = {40: 1, 100: 2}
+    assert llsim_ops._ldmatrix(mem, rows, 4, True) is not None
+    fast = _warp_op(name, [[r] for r in rows], mem)
+    for hit in (0, 31):
+        mem.inflight = {40: 1, hit: 1}
+        assert llsim_ops._ldmatrix(mem, rows, 4, True) is None
+        with pytest.raises(Race, match=f"smem\\+{16 * hit}"):
+            _warp_op(name, [[r] for r in rows], mem)
+    mem.inflight = {40: 1, 100: 2}
+    monkeypatch.setattr(llsim_ops, "_ldmatrix", lambda *a: None)
+    assert _same(tuple(fast), tuple(_warp_op(name, [[r] for r in rows], mem)))
 
 
 def test_bfloat_rounding_and_float_compares_are_the_originals() -> None:

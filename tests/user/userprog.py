@@ -400,42 +400,66 @@ SM80_PTX_DEFAULT = {"u07_gemm", "r11_two_pass_reduce", "p05_atomics_last", "r23_
                     "k07_batched_cholesky_f64"}
 
 
-def _llvm_texts(name: str, arch: str) -> list[tuple[str, int]]:
+def _llvm_texts(name: str, arch: str, seen_ir: tuple[Any, Any] | None = None) -> list[tuple[str, int]]:
     """What `tilec emit --stage ptx --arch ARCH` hands NVPTX for each kernel instance of the program: the LLVM
-    text and its IR level (`compile_kernel`'s front half; with the target, all the PTX's cache key holds)."""
-    from tilelang import driver
+    text and its IR level (`compile_kernel`'s front half; with the target, all the PTX's cache key holds).
+    `seen_ir`: the `ir` stage's kernels and context of an emission of the program for another arch (only the
+    `gpu` and `ptx` stages read `Options.arch`), lowered from there instead of compiling the program again."""
+    import dataclasses
+
     from tilelang.backend import _target, ir_level
     from tilelang.backend.llvm import emit_llvm_text
+    from tilelang.diagnostics.model import DiagnosticSink
 
-    result = driver.compile(DIR / f"{name}.tile", "gpu", options=driver.Options(arch=arch))
-    assert result.ok, (name, arch, [str(d) for d in result.diagnostics])
+    if seen_ir is None:
+        result = driver.compile(DIR / f"{name}.tile", "gpu", options=driver.Options(arch=arch))
+        assert result.ok, (name, arch, [str(d) for d in result.diagnostics])
+        kernels = result.output
+    else:
+        ir_kernels, ctx = seen_ir
+        ctx = driver.Context(dataclasses.replace(ctx.options, arch=arch), ctx.sources, DiagnosticSink(), ctx.source)
+        kernels = driver.STAGES["gpu"].run(ir_kernels, ctx)
+        assert not ctx.sink.has_errors, (name, arch, [str(d) for d in ctx.sink.diagnostics])
     tgt = _target(arch)
     out = []
-    for gk in result.output:
+    for gk in kernels:
         text, _ = emit_llvm_text(gk, gk.facts, tgt.pdl_mode, tgt.trace, tgt.tma_prefetch,
                                  tgt.trace_mark if tgt.trace else "", tgt.l2_evict, tgt.ldg_early)
         out.append((text, ir_level(gk, tgt)))
     return out
 
 
-def _emit_ptx_seen(name: str, arch: str, out: Path) -> tuple[subprocess.CompletedProcess[str], list[tuple[str, int]]]:
-    """`emit_ptx`, and the LLVM text and IR level of each PTX it compiled or found in the cache (as
-    `_llvm_texts` gives them: what `compile_kernel` keys the PTX by, `runtime/cache.make_key`)."""
+def _emit_ptx_seen(name: str, arch: str, out: Path
+                   ) -> tuple[subprocess.CompletedProcess[str], list[tuple[str, int]], tuple[Any, Any] | None]:
+    """`emit_ptx`, the LLVM text and IR level of each PTX it compiled or found in the cache (as `_llvm_texts`
+    gives them: what `compile_kernel` keys the PTX by, `runtime/cache.make_key`), and its `ir` stage's output
+    and context (for `_llvm_texts`' `seen_ir`)."""
+    import dataclasses
+
     from tilelang.runtime import cache
 
     seen: list[tuple[str, int]] = []
+    seen_ir: list[tuple[Any, Any]] = []
     make_key = cache.make_key
+    ir_stage = driver.STAGES["ir"]
 
     def noting(kind: str, *parts: str, **kw: Any) -> str:
         if kind == "ptx":  # ("ptx", the target's key, "ir-O<level>", the LLVM text, ...)
             seen.append((parts[2], int(parts[1].removeprefix("ir-O"))))
         return make_key(kind, *parts, **kw)
 
+    def lowering(checked: Any, ctx: Any) -> Any:
+        kernels = ir_stage.run(checked, ctx)
+        seen_ir.append((kernels, ctx))
+        return kernels
+
     cache.make_key = noting
+    driver.STAGES["ir"] = dataclasses.replace(ir_stage, run=lowering)
     try:
-        return emit_ptx(name, arch, out), seen
+        return emit_ptx(name, arch, out), seen, (seen_ir[-1] if seen_ir else None)
     finally:
         cache.make_key = make_key
+        driver.STAGES["ir"] = ir_stage
 
 
 def _ptx_texts(out: Path, arch: str) -> list[str]:
@@ -528,7 +552,7 @@ def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], s
     def test_the_ptx_assembles(name: str, arch: str, tmp_path: Path) -> None:
         for a in ("sm_80", "sm_90a"):
             (tmp_path / a).mkdir()
-        r, seen = _emit_ptx_seen(name, arch, tmp_path / arch)
+        r, seen, seen_ir = _emit_ptx_seen(name, arch, tmp_path / arch)
         if (name, arch) in refused:
             assert r.returncode == 1 and refused[name, arch] in r.stderr, (name, r.stderr)
             return
@@ -541,7 +565,7 @@ def program_suite(pattern: str | tuple[str, ...], checks: Mapping[str, Check], s
             assert same == (name not in ARCH_SPECIFIC_PTX), (  # (a new program: list it there if it differs)
                 name, "sm_80's PTX is sm_90a's" if same else "sm_80's PTX differs: add it to ARCH_SPECIFIC_PTX")
         if arch == "sm_90a" and name in twins - ARCH_SPECIFIC_PTX:  # so NVPTX alone could make their PTX differ
-            assert seen and _llvm_texts(name, "sm_80") == seen, (name, "sm_80's LLVM text differs")
+            assert seen and _llvm_texts(name, "sm_80", seen_ir) == seen, (name, "sm_80's LLVM text differs")
         assemble_all(tmp_path / arch, arch, name)
 
     return (test_every_program_has_a_check, test_the_interpreter_gives_the_independent_answer,

@@ -54,6 +54,8 @@ def test_the_epilogue_reads_the_tiles_position(monkeypatch) -> None:  # type: ig
     _run("nn", (32, 32, 8), (45, 37, 120), 12, "", "where(block_id(0) == 0, acc * 2.0, acc - 1.0)")
 
 
+@pytest.mark.heavy  # (the opt-in `TILEC_FMA_TRANSPOSE` under split-K: test_fma_transpose's nn_f32_edges runs the
+# transposed ring, test_split_k_agrees_with_the_interpreter the pieces)
 def test_the_transposed_rings_split_too(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_GEMM_SPLITK", "1")
     monkeypatch.setenv("TILEC_FMA_TRANSPOSE", "1")

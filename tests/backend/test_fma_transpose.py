@@ -18,7 +18,9 @@ from tilelang.backend.gpu.printer import print_gpu_kernel
 
 @pytest.mark.parametrize(("lay", "dt", "tile", "shape", "arch"), [
     ("nn", "f32", (32, 32, 8), (45, 37, 29), "sm_90a"),  # edges in M, N and K (29: a run's last elements past K)
-    ("nt", "f32", (32, 64, 8), (64, 80, 32), "sm_90a"),  # both operands transposed
+    # (heavy: both operands transposed; `TILEC_FMA_TRANSPOSE` is opt-in, and nn_f32_edges runs A's transposed
+    # ring with its edges: B's is the same copy and dot code on the other operand)
+    pytest.param("nt", "f32", (32, 64, 8), (64, 80, 32), "sm_90a", marks=pytest.mark.heavy),
     pytest.param("tt", "f32", (32, 64, 8), (50, 70, 36), "sm_90a", marks=pytest.mark.heavy),  # B^T only
     pytest.param("nn", "f64", (32, 32, 8), (40, 50, 30), "sm_90a", marks=pytest.mark.heavy),  # 8-byte copies
     pytest.param("nt", "i32", (32, 32, 16), (37, 45, 48), "sm_80", marks=pytest.mark.heavy),
@@ -31,6 +33,8 @@ def test_transposed_rings_agree_with_the_interpreter(lay: str, dt: str, tile, sh
     assert "dot.fma.smem" in text and "cp.async.transposed" in text, text
 
 
+@pytest.mark.heavy  # (two opt-in switches together: test_fma_pipeline's test_the_prefetching_schedule and
+# nn_f32_edges above run each alone)
 def test_the_prefetching_schedule_with_a_transposed_ring(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("TILEC_FMA_TRANSPOSE", "1")
     monkeypatch.setenv("TILEC_FMA_PREFETCH", "1")

@@ -86,7 +86,8 @@ kernel fn axpy(z: &mut Tensor<f32, [256]>, x: &Tensor<f32, [?]>) {
     assert NC in on
 
 
-@pytest.mark.parametrize("splits", [16, 4])
+# (heavy: 16 splits; `TILEC_LDG_EARLY` is opt-in, and 4 runs the same merge with its plain loads)
+@pytest.mark.parametrize("splits", [pytest.param(16, marks=pytest.mark.heavy), 4])
 def test_the_merge_with_the_option_in_the_simulator(splits: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from llsim import SimDevice

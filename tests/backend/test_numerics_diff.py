@@ -5,7 +5,9 @@ the integer extremes) and random values (`numerics_cases.py` builds the
 kernels from its table). The generated LLVM IR runs on the CPU in `llsim`,
 for sm_90a (and sm_80 in the sweep: the element-wise code is the same), and
 each kernel is assembled by ptxas for sm_90a and for sm_80 (by default only
-where sm_80's PTX is not sm_90a's but the target line: `ARCH_SPECIFIC`). The
+where sm_80's PTX is not sm_90a's but the target line: `ARCH_SPECIFIC`; and for
+sm_90a by default every float case, the integers at 8 and 64 bits and each
+constant kernel's first constant: `_assembled_by_default`). The
 math is also run with every approximate instruction off by its documented
 worst error, up and down (`llsim.APPROX_ERROR`), so the tolerance a result
 must meet (`fastmath.tolerance`, printed in docs/reference.md) holds for
@@ -92,13 +94,33 @@ def test_within_tolerance_at_the_hardwares_worst_error(case: nc.Case, error: int
 ARCH_SPECIFIC = {"ternary-bf16", "cast-bool", "cast-i8", "cast-i16", "cast-u8", "cast-u16"}
 
 
+# The integer types whose cases ptxas assembles by default: the narrowest (an 8-bit value lives in a 16-bit
+# register, its operations widened) and the widest (64 bits, signed and unsigned: a reduction's shuffles split
+# them; the reductions and scans have no u64 case); the other integer widths' cases of a group are the same
+# operations at widths between (`heavy`: TILE_SLOW=1 assembles them), their values still checked on llsim by
+# test_the_gpu_code_agrees_with_the_interpreter. ARCH_SPECIFIC cases, the floats and bool stay whole.
+ASSEMBLED_INTS = {DType.I8, DType.I64, DType.U64}
+
+
+def _assembled_by_default(c: nc.Case) -> bool:
+    """Whether the default run assembles `c`'s sm_90a PTX: every float, bool and ARCH_SPECIFIC case, the
+    integer cases of `ASSEMBLED_INTS` (and the one integer `where`), and a constant kernel's first constant
+    (the others are the same instructions with another immediate)."""
+    if c.id in ARCH_SPECIFIC or (c.group == "const" and not c.id.endswith("-c0")):
+        return c.id in ARCH_SPECIFIC
+    return not c.dtype.is_int or c.dtype in ASSEMBLED_INTS or c.id == "where-u8" or c.group == "const"
+
+
 def _assemble_params() -> list[object]:
     """(case, arch) for every case and both architectures; sm_80 is `heavy` where its PTX is the sm_90a case's
-    text but the target line (TILE_SLOW=1 assembles those for sm_80 too, and checks that)."""
+    text but the target line (TILE_SLOW=1 assembles those for sm_80 too, and checks that), sm_90a where
+    `_assembled_by_default` says so."""
     out = []
     for c in CASES:
         heavy = () if c.id in ARCH_SPECIFIC else (pytest.mark.heavy,)
-        out += [pytest.param(c, "sm_80", id=f"{c.id}-sm_80", marks=heavy), pytest.param(c, "sm_90a", id=f"{c.id}-sm_90a")]
+        heavy90 = () if _assembled_by_default(c) else (pytest.mark.heavy,)
+        out += [pytest.param(c, "sm_80", id=f"{c.id}-sm_80", marks=heavy),
+                pytest.param(c, "sm_90a", id=f"{c.id}-sm_90a", marks=heavy90)]
     return out
 
 

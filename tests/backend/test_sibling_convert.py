@@ -31,7 +31,8 @@ def test_the_max_pools_odd_row_is_converted_once(monkeypatch: pytest.MonkeyPatch
     assert now.count("st.shared") < before.count("st.shared")
 
 
-@pytest.mark.parametrize("arch", ["sm_80", "sm_90a"])
+# (heavy: sm_90a; `TILEC_CONVERT_TOGETHER` is opt-in, and sm_80 runs the same staging in llsim)
+@pytest.mark.parametrize("arch", ["sm_80", pytest.param("sm_90a", marks=pytest.mark.heavy)])
 def test_the_sibling_s_registers_are_the_interpreter_s_values(arch: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """a05 as written (WO = 16, 2 planes of 17 x 22: -inf padding, first-maximum indices) in llsim prints what the
     interpreter prints, with the sibling read and the joint staging (10 -> 6 barriers; 8 with the sibling alone)."""

@@ -98,6 +98,7 @@ def test_the_default_emission_has_no_prefetch(monkeypatch) -> None:  # type: ign
     assert "prefetch" not in compile_kernel(kir, Target("sm_90a"), facts).ptx
 
 
+@pytest.mark.heavy  # (`TILEC_TMA_PREFETCH` is opt-in: its default tests are the LLVM ones above)
 def test_the_ptx_prefetches_and_assembles_for_sm_90a(tmp_path) -> None:  # type: ignore[no-untyped-def]
     kir, facts = _kernel_ir(8, 32768, 16, 64, 128)
     on = compile_kernel(kir, Target("sm_90a", tma_prefetch=True), facts).ptx
@@ -111,6 +112,8 @@ def test_the_ptx_prefetches_and_assembles_for_sm_90a(tmp_path) -> None:  # type:
     assert r.max_spill_stores == 0 and r.registers == r_off.registers, (r.text, r_off.text)
 
 
+@pytest.mark.heavy  # (opt-in; llsim skips the prefetch, a hint, and test_off_the_entry_has_no_prefetch checks
+# that the rest of the kernel is the default's text)
 @pytest.mark.parametrize(("bhkv", "smax", "clen", "splits", "bn"), [(2, 256, 150, 2, 64)])
 def test_decode_split_tc_with_the_prefetch_in_the_simulator(bhkv: int, smax: int, clen: int, splits: int,
                                                             bn: int) -> None:

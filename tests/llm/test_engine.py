@@ -298,7 +298,8 @@ def test_next_weights_prefetch_changes_no_value(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-@pytest.mark.parametrize("short", [False, True])
+# (heavy: the long form alone; Plan.om is opt-in, and True runs the same launch in both forms)
+@pytest.mark.parametrize("short", [pytest.param(False, marks=pytest.mark.heavy), True])
 def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
     # Plan.om: `merge_gemv_add` (the split merge, the O GEMV and the residual
     # add by atomics, one launch a layer) instead of `combine_splits` and
@@ -315,7 +316,8 @@ def test_merge_folded_into_the_o_projection_agrees(tiny, short: bool) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-@pytest.mark.parametrize(("mr", "short"), [(4, 3), (2, 0)])
+# (heavy: 2-0, one form with a ring of 2; Plan.mr is opt-in, and 4-3 runs `combine_rows` in both forms)
+@pytest.mark.parametrize(("mr", "short"), [(4, 3), pytest.param(2, 0, marks=pytest.mark.heavy)])
 def test_merge_by_rows_agrees(tiny, mr: int, short: int) -> None:
     # Plan.mr: `combine_rows` (one warp folding the splits a row at a time,
     # a ring of MR stages) instead of `combine_splits`, in both step forms
@@ -366,7 +368,10 @@ def test_ring_attention_form_agrees(tiny) -> None:
         _close(eng.feed(t), ref.step(t))
 
 
-@pytest.mark.parametrize(("nc", "short"), [(2, False), (4, False), (2, True)])
+# (heavy: the long form alone, in two merge steps or one; Plan.fm is opt-in, and 2-True runs the long form's
+# two steps of 2 shares and the short form's one)
+@pytest.mark.parametrize(("nc", "short"), [pytest.param(2, False, marks=pytest.mark.heavy),
+                                           pytest.param(4, False, marks=pytest.mark.heavy), (2, True)])
 def test_merge_inside_the_ring_attention_agrees(tiny, nc: int, short: bool) -> None:
     # Plan.fm: `attn_decode_ring_merge` (the ring attention whose block of a
     # KV head arriving last merges the head's splits, NC a step) and no

@@ -91,8 +91,12 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("model", "change", "loads", "kinds"), CASES,
-                         ids=["default", "sk-fm", "ea7-loads", "ring-gemvs"])
+# `TILEC_L2_EVICT=1` is opt-in: the default plan's step by default; the forms that add ring kernels (each also
+# an opt-in plan field) `heavy`: their copies are made and marked by the same code as the default step's (the
+# ring GEMV's, the early ring attention's), which `default` checks
+@pytest.mark.parametrize(("model", "change", "loads", "kinds"), [
+    pytest.param(*c, id=i, marks=() if i == "default" else pytest.mark.heavy)
+    for c, i in zip(CASES, ["default", "sk-fm", "ea7-loads", "ring-gemvs"], strict=True)])
 def test_every_evict_first_ring_copy_is_encoded_right(monkeypatch, model: str, change: dict, loads: bool,
                                                       kinds: set[str]) -> None:
     eng = _engine(monkeypatch, model, change)

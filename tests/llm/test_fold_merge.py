@@ -33,7 +33,14 @@ def weights() -> dict:  # type: ignore[type-arg]
     return random_weights(TINY, seed=0)
 
 
-@pytest.mark.parametrize(("fl", "kb", "bt"), [(3, 0, 8), (1, 1, 4), (2, 1, 4), (7, 1, 8), (11, 1, 4), (9, 0, 8)])
+# `Plan.fl` is opt-in (no plan sets it): one engine case by default, 11-1-4 (both forms folded, the waiting
+# arrival's generics, balanced ragged ranges); the others `heavy`, each a subset of its switches' edges (the
+# fold in one form, PE 3, cdiv's ranges: the same kernel and engine paths 11-1-4 and the simulator test run)
+_FOLD_CASES = [(3, 0, 8), (1, 1, 4), (2, 1, 4), (7, 1, 8), (11, 1, 4), (9, 0, 8)]
+
+
+@pytest.mark.parametrize(("fl", "kb", "bt"), [c if c == (11, 1, 4) else pytest.param(*c, marks=pytest.mark.heavy)
+                                              for c in _FOLD_CASES])
 def test_folded_merge_decodes_as_numpy(weights: dict, fl: int, kb: int, bt: int) -> None:  # type: ignore[type-arg]
     # both step forms (4 splits; 2 below position 8), the fold in the forms
     # whose bit is set and `combine_splits` in the others; over 21 positions the
@@ -111,8 +118,11 @@ def test_balance_reaches_the_early_ring_forms_and_leaves_the_others(weights: dic
 
 
 @pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
-@pytest.mark.parametrize(("model", "ns", "kb"), [("4b", 16, 0), ("4b", 32, 0), ("4b", 16, 1), ("8b", 16, 0),
-                                               ("0.6b", 16, 0)])
+# (the opt-in fold's PTX and SASS: 4b-16-1, the sm_90 plans' balanced ranges, by default; the other shapes
+# and splits `heavy`: the same kernel's code at other generics, the same checks)
+@pytest.mark.parametrize(("model", "ns", "kb"), [
+    pytest.param(*c, marks=pytest.mark.heavy) if c != ("4b", 16, 1) else c
+    for c in [("4b", 16, 0), ("4b", 32, 0), ("4b", 16, 1), ("8b", 16, 0), ("0.6b", 16, 0)]])
 def test_fold_merges_without_an_exchange(model: str, ns: int, kb: int, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # the fold at Qwen3's decode shapes (the short form's 16 splits, the long
     # form's 32 in 2 steps of 16, as the engine launches it), under the plan's
@@ -140,6 +150,7 @@ def test_fold_merges_without_an_exchange(model: str, ns: int, kb: int, monkeypat
     assert r.max_spill_stores == 0 and r.max_registers * 128 <= 65536, r.text
 
 
+@pytest.mark.heavy  # (opt-in `fl` + 8: test_fold_merges_in_the_simulator_as_the_pair_does[4-1] runs its code)
 @pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
 def test_waiting_fold_leaves_without_the_atomic_round_trip(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # `Plan.fl` + 8 (AW 1, `#[hints(arrive_wait)]`) at 4B's short form (16
@@ -196,7 +207,10 @@ def test_balanced_ranges_cover_every_key_block_once() -> None:
     assert next(vals, None) is None
 
 
-@pytest.mark.parametrize(("nc", "aw"), [(4, 0), (2, 0), (4, 1)])
+# (the opt-in fold in llsim: 4-1 by default, the waiting arrival over 4 shares a step; NC 2's two steps and
+# the plain arrival `heavy`: the same kernel at other generics, the arrival's code in the PTX test above)
+@pytest.mark.parametrize(("nc", "aw"), [pytest.param(4, 0, marks=pytest.mark.heavy),
+                                        pytest.param(2, 0, marks=pytest.mark.heavy), (4, 1)])
 def test_fold_merges_in_the_simulator_as_the_pair_does(k, nc: int, aw: int) -> None:  # type: ignore[no-untyped-def]
     # `attn_decode_ring_fold` with balanced key ranges (EA 3 | 8) in llsim
     # against the interpreter (shares, log-sum-exps and merged rows), and its
@@ -247,6 +261,7 @@ def test_kv_prefetch_refuses_plans_it_cannot_run(weights: dict, fields: dict, wo
         TileQwen3(TINY, weights, max_seq=64, plan=plan)
 
 
+@pytest.mark.heavy  # (opt-in `kp`: test_kv_prefetch_decodes_as_numpy and ..._runs_in_the_simulator_as_rms_gemv)
 @pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
 @pytest.mark.parametrize("kr", [32, 64])
 def test_kv_prefetch_follows_the_qkv_loop_and_fits_its_registers(kr: int) -> None:
@@ -330,6 +345,8 @@ def test_fold_refuses_steps_that_do_not_divide_its_splits(k, ns: int, nc: int) -
             P(parts[0], [1, g, d]), P(parts[1], [1, g]), P(attn, [1, g, d]), *args).sync()
 
 
+# (heavy: opt-in `fl` + 4, PE 3; the fold's default PTX test is test_fold_merges_without_an_exchange[4b-16-1])
+@pytest.mark.heavy
 @pytest.mark.skipif(not ptxas_available(), reason="needs ptxas")
 def test_fold_without_a_trigger_under_pdl() -> None:
     # Plan.fl + 4 (the fold's PE 3, `pdl_early = 3`) under sm_90's "late+loads":

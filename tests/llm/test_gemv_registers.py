@@ -183,7 +183,11 @@ def _ring_op(kern, cfg, plan, merged: bool = False):  # type: ignore[no-untyped-
     return op
 
 
-@pytest.mark.parametrize(("ea", "model"), [(0, "4b"), (1, "4b"), (3, "4b"), (3, "0.6b"), (3, "8b")])
+# (heavy: EA 0 and 1, forms no plan launches (the GPU plans' EA 3 by default), and 0.6B, 4B's kernel at a
+# smaller group)
+@pytest.mark.parametrize(("ea", "model"), [pytest.param(0, "4b", marks=pytest.mark.heavy),
+                                           pytest.param(1, "4b", marks=pytest.mark.heavy), (3, "4b"),
+                                           pytest.param(3, "0.6b", marks=pytest.mark.heavy), (3, "8b")])
 def test_early_ring_attention_copies_before_forming_the_query(ea: int, model: str) -> None:
     # `attn_decode_ring_early` (Plan.ea) at Qwen3's decode shapes: the
     # ring's first copies (3 key blocks of K and V) come after the query's
@@ -223,7 +227,8 @@ def test_wide_token_choice_assembles_without_spills() -> None:
     assert r.max_spill_stores == 0 and r.max_registers <= 64, r.text
 
 
-@pytest.mark.parametrize(("ea", "model"), [(3, "4b"), (0, "4b"), (3, "8b")])
+# (heavy: EA 0; Plan.aw is opt-in, and EA 3 at 4B and 8B check the same copies and registers)
+@pytest.mark.parametrize(("ea", "model"), [(3, "4b"), pytest.param(0, "4b", marks=pytest.mark.heavy), (3, "8b")])
 def test_eight_warp_ring_attention_assembles_without_spills(ea: int, model: str) -> None:
     # `attn_decode_ring_w8` (Plan.aw 8) at Qwen3's decode shapes: 256
     # threads, the ring's first copies issued before the key loop (3 key
@@ -266,7 +271,9 @@ def test_merge_by_rows_has_no_barrier_and_copies_ahead(ns: int, st: int) -> None
     assert r.max_spill_stores == 0, r.text
 
 
-@pytest.mark.parametrize("fm", [0, 8])
+# (heavy: fm 8, the opt-in merge in the last block: test_kernels_sim's
+# test_attn_decode_ring_merge_merges_its_splits_in_its_last_block runs its code by default)
+@pytest.mark.parametrize("fm", [0, pytest.param(8, marks=pytest.mark.heavy)])
 def test_ring_decode_attention_streams_without_spills(fm: int) -> None:
     # `attn_decode_ring` (Plan.tc = 4) at Qwen3-4B's decode shapes (G 4,
     # D 128, key tile 32): K and V are cp.async'd into the shared-memory

@@ -129,7 +129,8 @@ def _llvm(op) -> str:  # type: ignore[no-untyped-def]
     return emit_llvm_text(gk, gk.facts)[0]
 
 
-@pytest.mark.parametrize(("st", "lines"), [(1, 0), (-1, 0), (1, 1)])
+# (heavy: 1-0; the prefetch (`Plan.pf`) is opt-in, and -1-0 runs its bulk requests, 1-1 ST 1's loop)
+@pytest.mark.parametrize(("st", "lines"), [pytest.param(1, 0, marks=pytest.mark.heavy), (-1, 0), (1, 1)])
 def test_gemvs_prefetching_the_next_weights(k, st: int, lines: int) -> None:  # type: ignore[no-untyped-def]
     # PR, PC > 0: after its loop each block issues bulk L2 prefetches of its
     # share of the next matrix's [PR, PC] tiles (block b: tiles nt + b, nt + b
@@ -265,7 +266,8 @@ def test_combine_rows_folds_the_splits_as_combine_splits_merges_them(k, ns: int,
     assert np.isfinite(attn).all() and np.abs(attn).max() > 0.05
 
 
-@pytest.mark.parametrize(("bn", "mb"), [(8, 0), (16, 4)])
+# (heavy: 8-0; Plan.om is opt-in, and 16-4 runs the same kernel at MB 4)
+@pytest.mark.parametrize(("bn", "mb"), [pytest.param(8, 0, marks=pytest.mark.heavy), (16, 4)])
 def test_merge_gemv_add_folds_the_split_merge_into_the_o_projection(k, bn: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     # block (head, rows): the head's splits merged (one empty: weight 0; the
     # first split empty too, so the merge starts from a masked one), times
@@ -317,7 +319,10 @@ def _decode_inputs(rng, layers: int, hkv: int, g: int, d: int, s: int):  # type:
 # FMA loops, tensor cores, the register stream, the shared-memory ring
 # (`attn_decode_ring`: K and V cp.async'd 3 blocks ahead, the simulator
 # checking each slot is read only after its copy landed)
-@pytest.mark.parametrize("tc", [0, 1, 2, 4])
+# (heavy: TC 0 and 2, forms no plan launches (the GPU plans' 4, the CPU's 1): their steps decode as NumPy in
+# test_engine's test_other_attention_forms_agree by default)
+@pytest.mark.parametrize("tc", [pytest.param(0, marks=pytest.mark.heavy), 1,
+                                pytest.param(2, marks=pytest.mark.heavy), 4])
 def test_attn_decode_folds_the_current_token_into_the_last_split(k, tc: int) -> None:  # type: ignore[no-untyped-def]
     # layer 1 of 2, 2 KV heads of groups of 4, D = 32; 13 cached positions in
     # 2 splits of one 8-key tile; the current token (position 13) is read from

@@ -37,7 +37,8 @@ def _qr_plan(bnq: int, **fields):  # type: ignore[no-untyped-def]
     return dataclasses.replace(base, **fields)
 
 
-@pytest.mark.parametrize("bnq", [16, 4])
+# (Plan.qr is opt-in: BN 4 (four shares a head) by default; BN 16 (one) `heavy`, the same kernels)
+@pytest.mark.parametrize("bnq", [pytest.param(16, marks=pytest.mark.heavy), 4])
 def test_rotated_qkv_rows_decode_as_numpy_does(bnq: int) -> None:
     # BN 16: a block a head (one share of its sum of squares); BN 4: four
     # blocks a head (2 rows of each half), four shares; both step forms (4
@@ -81,7 +82,9 @@ def test_rotated_qkv_refuses_plans_it_cannot_run(fields: dict, words: str) -> No
 
 
 @pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
-@pytest.mark.parametrize("model", ["4b", "0.6b", "8b"])
+# (heavy: 0.6B and 8B, the same kernels and checks as 4B at other shapes; Plan.qr is opt-in)
+@pytest.mark.parametrize("model", ["4b", pytest.param("0.6b", marks=pytest.mark.heavy),
+                                   pytest.param("8b", marks=pytest.mark.heavy)])
 def test_rotated_qkv_kernels_assemble_without_spills(model: str) -> None:
     from ptxas_report import assemble
     from test_gemv_registers import _ptx

@@ -108,7 +108,7 @@ def test_queue_shapes_at_4b_fit_their_blocks_without_spills() -> None:
     # run (`rms_gemv_queue`, `rms_gate_up_queue`), next to planned ones as
     # ("o", "down") does
     pytest.param(("qkv",), marks=pytest.mark.heavy),
-    ("o", "down"),
+    pytest.param(("o", "down"), marks=pytest.mark.heavy),  # (Plan.qg is opt-in: all four queue o and down too)
     pytest.param(("gate_up",), marks=pytest.mark.heavy),
     ("qkv", "o", "gate_up", "down"),
 ])

@@ -26,7 +26,8 @@ from tilelang.backend.target import ptxas_available
 P = tilelang.partition
 
 
-@pytest.mark.parametrize(("r", "kk"), [(8, 512), (8, 600), (2, 600)])
+# (Plan.xr is opt-in: 8-600 (a partial K step) and 2-600 (a row across warps) by default; 8-512 `heavy`)
+@pytest.mark.parametrize(("r", "kk"), [pytest.param(8, 512, marks=pytest.mark.heavy), (8, 600), (2, 600)])
 def test_rows_gemv_add_against_numpy(k, r: int, kk: int) -> None:  # type: ignore[no-untyped-def]
     # 40 / R row tiles (layer 1 of a 2-layer stack) over 3 simulated blocks;
     # R 2: a row across 4 warps (down's shape)
@@ -52,7 +53,8 @@ def test_rows_gemv_add_reads_zeros_past_a_short_row(k) -> None:  # type: ignore[
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize("kk", [512, 600])
+# (heavy: K 512; 600 has a partial last step)
+@pytest.mark.parametrize("kk", [pytest.param(512, marks=pytest.mark.heavy), 600])
 def test_rms_gate_up_rows_against_numpy_and_gemv(k, kk: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(20 + kk)
     n, layers = 48, 2
@@ -112,7 +114,10 @@ def _report(k, name: str, kk: int, mb: int, r: int = 8):  # type: ignore[no-unty
 
 @pytest.mark.filterwarnings("ignore:an operation of kernel")
 @pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
-@pytest.mark.parametrize(("name", "kk", "mb"), [("o", 4096, 1), ("gate_up", 2560, 1), ("gate_up", 2560, 2)])
+# (heavy: o and gate/up at MB 1, the same checks as gate/up at MB 2; Plan.xr is opt-in)
+@pytest.mark.parametrize(("name", "kk", "mb"), [pytest.param("o", 4096, 1, marks=pytest.mark.heavy),
+                                                pytest.param("gate_up", 2560, 1, marks=pytest.mark.heavy),
+                                                ("gate_up", 2560, 2)])
 def test_rows_ptx_keeps_x_in_registers(k, name: str, kk: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     # the queue loop (from its pull, an atomic add) loads only the weights
     # (16-byte loads, K / 256 a lane a row: a whole row a warp) and, for O,

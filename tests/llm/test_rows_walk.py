@@ -28,7 +28,8 @@ from tilelang.backend.target import ptxas_available
 P = tilelang.partition
 
 
-@pytest.mark.parametrize(("r", "kk"), [(8, 512), (8, 600), (2, 600)])
+# (Plan.xr's walk is opt-in: 8-600 (a partial K step) and 2-600 (a row across warps) by default; 8-512 `heavy`)
+@pytest.mark.parametrize(("r", "kk"), [pytest.param(8, 512, marks=pytest.mark.heavy), (8, 600), (2, 600)])
 def test_walk_gemv_add_against_numpy(k, r: int, kk: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(kk + r + 1)
     n, layers = 40, 2
@@ -41,7 +42,8 @@ def test_walk_gemv_add_against_numpy(k, r: int, kk: int) -> None:  # type: ignor
     np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4 * float(np.abs(want).max()))
 
 
-@pytest.mark.parametrize("kk", [512, 600])
+# (heavy: K 512; 600 has a partial last step)
+@pytest.mark.parametrize("kk", [pytest.param(512, marks=pytest.mark.heavy), 600])
 def test_walk_rms_gate_up_against_numpy_and_the_queue(k, kk: int) -> None:  # type: ignore[no-untyped-def]
     rng = np.random.default_rng(30 + kk)
     n, layers = 48, 2
@@ -101,7 +103,10 @@ def _loop(ptx: str) -> str:
 
 @pytest.mark.filterwarnings("ignore:an operation of kernel")
 @pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
-@pytest.mark.parametrize(("name", "kk", "mb"), [("o", 4096, 1), ("gate_up", 2560, 1), ("gate_up", 2560, 2)])
+# (heavy: o and gate/up at MB 1, the same checks as gate/up at MB 2; the walk is opt-in)
+@pytest.mark.parametrize(("name", "kk", "mb"), [pytest.param("o", 4096, 1, marks=pytest.mark.heavy),
+                                                pytest.param("gate_up", 2560, 1, marks=pytest.mark.heavy),
+                                                ("gate_up", 2560, 2)])
 def test_walk_ptx_has_no_atomic_and_no_barrier_in_the_loop(k, name: str, kk: int, mb: int) -> None:  # type: ignore[no-untyped-def]
     ptx, rep = _report(k, name, kk, mb)
     assert max(rep.spill_stores) == 0 and max(rep.spill_loads) == 0, rep.text

@@ -34,7 +34,10 @@ def _vector(x: np.ndarray, g: np.ndarray, xf: int, kk: int) -> np.ndarray:
     return x
 
 
-@pytest.mark.parametrize(("xf", "kk", "grid", "st"), [(0, 1040, 5, 4), (1, 1024, 7, 3), (2, 768, 3, 4), (0, 512, 12, 0)])
+# (Plan.sk is opt-in: 0-1040-5-4 by default, a partial last K tile through the ring of 4; the norm's and the
+# SiLU's vectors, ST 3 and the empty shares `heavy`: the same kernel at other generics and grids)
+@pytest.mark.parametrize(("xf", "kk", "grid", "st"), [(0, 1040, 5, 4)] + [
+    pytest.param(*c, marks=pytest.mark.heavy) for c in [(1, 1024, 7, 3), (2, 768, 3, 4), (0, 512, 12, 0)]])
 def test_stream_shares_sum_into_the_output(k, xf: int, kk: int, grid: int, st: int) -> None:  # type: ignore[no-untyped-def]
     # layer 1 of a 2-layer stack, 4 row tiles of 8 rows: 4 x KT tiles over
     # `grid` blocks, so shares start and end inside row tiles (K 1040: a
@@ -59,7 +62,7 @@ def test_stream_shares_sum_into_the_output(k, xf: int, kk: int, grid: int, st: i
 
 
 @pytest.mark.skipif(not ptxas_available(), reason="ptxas is not on PATH")
-@pytest.mark.parametrize("mb", [3, 4])
+@pytest.mark.parametrize("mb", [3, pytest.param(4, marks=pytest.mark.heavy)])  # (heavy: MB 4, the same checks as 3)
 def test_stream_gemvs_at_4b_shapes_stream_without_spills_or_barriers(k, mb: int) -> None:  # type: ignore[no-untyped-def]
     # Plan.sk's shapes at Qwen3-4B on 132 SMs (and down's fastest, `plan.STREAM_DOWN`): the
     # weights through the ring, no spill, MB blocks' registers fit the SM, one
@@ -93,8 +96,11 @@ def _stream_engine(w: dict, mats: tuple[str, ...], cfg: Qwen3Config = TINY) -> T
     return TileQwen3(cfg, w, max_seq=64, plan=plan)
 
 
-# (heavy: o alone; the all-three case streams o with the same kernel and generics, in the same step)
-@pytest.mark.parametrize("mats", [pytest.param(("o",), marks=pytest.mark.heavy), ("down",), ("gate_up", "down"),
+# (heavy: all but the all-three case, which streams each of o, gate/up and down with the same kernels and
+# generics as the others do, in the same step; Plan.sk is opt-in)
+@pytest.mark.parametrize("mats", [pytest.param(("o",), marks=pytest.mark.heavy),
+                                  pytest.param(("down",), marks=pytest.mark.heavy),
+                                  pytest.param(("gate_up", "down"), marks=pytest.mark.heavy),
                                   ("o", "gate_up", "down")])
 def test_streamed_step_agrees(mats: tuple[str, ...]) -> None:
     # Plan.sk: the matrices `mats` as 5-block streams (8 x 32 tiles, a ring

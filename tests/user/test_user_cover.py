@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 from ptx_cover import MODULES, _default_ptx_tests, _default_simulations
-from userprog import PTX_COVERED
+from userprog import PTX_COVERED, SIM_COVERED
 
 
 def test_ptx_covered_programs_leave_the_default_run_and_their_covers_stay() -> None:
@@ -29,3 +29,16 @@ def test_ptx_covered_programs_leave_the_default_run_and_their_covers_stay() -> N
     assert not covered_left
     assert set(PTX_COVERED) <= simulated, sorted(set(PTX_COVERED) - simulated)
     assert {c for cs in PTX_COVERED.values() for c in cs} <= default
+
+
+def test_sim_covered_programs_leave_the_default_run_and_their_covers_stay() -> None:
+    """A program of `SIM_COVERED` is not simulated in the default run, and each program named as its cover is
+    (`tests/user/sim_cover.py` measured the cover over default simulations: a covering program made `heavy`
+    later, by a module's `heavy` list, would leave the paths with none)."""
+    simulated: set[str] = set()
+    for mod in MODULES:
+        sim = getattr(importlib.import_module(mod), "test_the_simulated_gpu_gives_the_same_tensors", None)
+        simulated |= set(_default_simulations(sim)) if sim is not None else set()
+    assert not set(SIM_COVERED) & simulated, sorted(set(SIM_COVERED) & simulated)
+    covers = {c for cs in SIM_COVERED.values() for c in cs}
+    assert covers <= simulated, sorted(covers - simulated)

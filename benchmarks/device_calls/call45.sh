@@ -7,7 +7,7 @@
 # (a kernel first launched inside torch.cuda.graph; expected: pass); then the session's device scripts as the
 # budget allows (each its own expectations in its header): hdec (decode fold), hattn9 (192-row D = 64 prefill),
 # huser31 (sparse programs on a card), hrev33 (the reduction search on a card), and call 43's leftovers (hrev31's std_diff rows, huser27/28's benches).
-# STEPS="..." picks steps (tables cap s16k hdec hattn9 huser31 hrev33 hrev31 huser27 huser28); LIMIT the seconds.
+# CAP_RUNS="1" runs the lone capture test once. STEPS="..." picks steps (tables cap suite s16k hdec hattn9 huser31 hrev33 hrev31 huser27 huser28); LIMIT the seconds.
 . benchmarks/device_calls/preamble.sh
 call_log 45
 h200() { nvidia-smi -L | grep -q H200; }
@@ -19,9 +19,10 @@ if h200 && want tables; then
 fi
 if want cap; then
   TAILN=4 step first timeout 60 python3 -m pytest -q -p no:cacheprovider -m gpu -n 0 tests/api/test_ecosystem_gpu.py -k "first_launched or counter_buffer"
-  bad=0; for i in 1 2 3; do [ $(left) -gt 80 ] && { cap r$i || bad=1; }; done
+  bad=0; for i in ${CAP_RUNS:-1 2 3}; do [ $(left) -gt 80 ] && { cap r$i || bad=1; }; done
   [ $bad = 1 ] && [ $(left) -gt 80 ] && cap nored TILEC_REDUCE_STAGED=0 TILEC_REDUCE_XPOSE=0
 fi
+gpu_suite  # (the -m gpu suite on main: none since the 17:16 session's L4)
 if h200 && want s16k && [ $(left) -gt 130 ]; then
   echo "== prefill s16k ($((SECONDS-t0)) s)"
   ATTN_TRITON=0 timeout 120 python3 -W ignore benchmarks/attention.py --prefill-only --reps 5 --seqs 16384 --out "$W/prefill_s16k" > "$W/prefill_s16k.log" 2>&1

@@ -5,6 +5,7 @@ region: the attention pipeline (warp-specialised roles, loops, ifs), sm_80's GEM
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -59,6 +60,11 @@ def _defined(region: ir.Region) -> Iterator[ir.Value]:  # `defined_values` throu
 def test_every_op_class_has_its_accessors_in_the_tables() -> None:
     for t in (*ir.Op.__args__, *g.GPU_OPS):  # type: ignore[attr-defined]
         assert t in g._RESULTS and t in g._OPERANDS and t in g._REGIONS, t.__name__
+    regional = {ir.For, ir.If, ir.While, g.WarpSpecialize}
+    assert g.LEAF_OPS == set(g._RESULTS) - regional  # `walk` and `rewrite.with_regions` skip these whole
+    for t in g.LEAF_OPS:  # no field of a leaf op holds a region (or a role's)
+        for f in dataclasses.fields(t):
+            assert "Region" not in str(f.type) and "Role" not in str(f.type), (t.__name__, f.name)
     for t in g.GPU_OPS:  # no node class is a subclass of another: the exact type is the match's class
         assert not any(issubclass(t, u) for u in (*ir.Op.__args__, *g.GPU_OPS) if u is not t)  # type: ignore[attr-defined]
 

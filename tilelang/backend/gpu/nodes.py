@@ -843,6 +843,8 @@ def _tables() -> tuple[dict[type, Any], dict[type, Any], dict[type, Any]]:
 
 
 _RESULTS, _OPERANDS, _REGIONS = _tables()
+# the op classes that never hold a region (all but `For`, `If`, `While`, `WarpSpecialize`): walks skip them whole
+LEAF_OPS = frozenset(t for t, f in _REGIONS.items() if f is _no_regions)
 
 
 def walk(region: ir.Region) -> Iterator[object]:
@@ -852,6 +854,8 @@ def walk(region: ir.Region) -> Iterator[object]:
     while stack:
         for op in stack[-1]:
             yield op
+            if type(op) in LEAF_OPS:
+                continue
             subs = regions(op)
             if subs:
                 stack.append(iter(subs[0].ops) if len(subs) == 1 else chain.from_iterable(r.ops for r in subs))

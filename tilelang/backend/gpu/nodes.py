@@ -814,6 +814,10 @@ def _one_result(op: Any) -> tuple[ir.Value, ...]:
     return (op.result,)
 
 
+def _x_operand(op: Any) -> tuple[ir.Value, ...]:
+    return (op.x,)
+
+
 def _no_regions(op: object) -> tuple[ir.Region, ...]:
     return ()
 
@@ -833,6 +837,15 @@ def _tables() -> tuple[dict[type, Any], dict[type, Any], dict[type, Any]]:
             res[t] = _one_result
         opnds[t] = ir.op_operands
         regs[t] = _no_regions
+    # the commonest Tile IR ops read straight (the cases of `ir.op_operands`, which the others still take)
+    for t in (ir.Const, ir.BlockId, ir.NumBlocks, ir.TensorDim, ir.Arange):
+        opnds[t] = _no_values
+    for t in (ir.Cast, ir.Reduce, ir.Scan, ir.Broadcast, ir.Reshape, ir.Permute):
+        opnds[t] = _x_operand
+    opnds[ir.Elementwise] = lambda op: op.operands
+    opnds[ir.Mma] = lambda op: (op.a, op.b, op.acc)
+    opnds[ir.If] = lambda op: (op.cond,)
+    opnds[ir.Yield] = lambda op: op.values
     regs[ir.For] = lambda op: (op.body,)
     regs[ir.If] = lambda op: (op.then, op.else_)
     regs[ir.While] = lambda op: (op.cond, op.body)

@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -229,10 +230,35 @@ def run_ptxas(ptx: str, arch: str, *, verbose: bool = False,
               cubin: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Assemble PTX with `ptxas` (tests and `--verify`); returns the completed
     process. `verbose` adds `-v` (registers and spills a function, on
-    stderr); the cubin goes to `cubin` when given, otherwise it is discarded."""
+    stderr); the cubin goes to `cubin` when given, otherwise it is discarded.
+    Without `cubin`, ptxas runs once a process for the same PTX, architecture,
+    `-v` and ptxas binary (its output is a function of them; a fresh
+    `CompletedProcess` each call): tests assemble one kernel's PTX from
+    several tests (12 % of test_ptx/test_pdl/test_print's runs were repeats)."""
+    global _ASSEMBLED_HELD
+    key = (shutil.which("ptxas"), arch, verbose, ptx)
+    if cubin is None and key in _ASSEMBLED:
+        r = _ASSEMBLED[key]
+        return subprocess.CompletedProcess(r.args, r.returncode, r.stdout, r.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "k.ptx"
         src.write_text(ptx)
         out = cubin if cubin is not None else Path(tmp) / "k.cubin"
         cmd = ["ptxas", f"-arch={arch}", *(["-v"] if verbose else []), str(src), "-o", str(out)]
-        return subprocess.run(cmd, capture_output=True, text=True, check=False)
+        r = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if cubin is None and key[0] is not None:
+        with _ASSEMBLED_LOCK:
+            if key not in _ASSEMBLED:
+                _ASSEMBLED[key] = r
+                _ASSEMBLED_HELD += len(ptx)
+            while len(_ASSEMBLED) > 1 and _ASSEMBLED_HELD > _ASSEMBLED_BYTES:  # the oldest out first
+                oldest = next(iter(_ASSEMBLED))
+                del _ASSEMBLED[oldest]
+                _ASSEMBLED_HELD -= len(oldest[3])
+    return subprocess.CompletedProcess(r.args, r.returncode, r.stdout, r.stderr)
+
+
+_ASSEMBLED: dict[tuple[str | None, str, bool, str], subprocess.CompletedProcess[str]] = {}  # run_ptxas's memo
+_ASSEMBLED_BYTES = 32 << 20  # the PTX texts it keeps at most (thousands of kernels)
+_ASSEMBLED_HELD = 0  # the PTX texts' length it keeps now
+_ASSEMBLED_LOCK = threading.Lock()

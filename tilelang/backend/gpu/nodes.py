@@ -29,6 +29,7 @@ layout table covers every tile-typed value defined in the body.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -677,7 +678,26 @@ class GpuKernel:
 
 
 # ------------------------------------------------------------------ generic access
+# `results`, `operands` and `regions` run a million times a compile (every pass walks the IR): an op's exact type
+# picks its accessor from a table first (no node class has a subclass, so the type is the `match`'s class), and
+# only a type the tables lack (none of Tile IR's or GPU IR's) goes through the `match`es below. Tile IR's ops,
+# the most common, skipped some 40 GPU class patterns each.
 def results(op: object) -> tuple[ir.Value, ...]:
+    f = _RESULTS.get(type(op))
+    return f(op) if f is not None else _results(op)
+
+
+def operands(op: object) -> tuple[ir.Value, ...]:
+    f = _OPERANDS.get(type(op))
+    return f(op) if f is not None else _operands(op)
+
+
+def regions(op: object) -> tuple[ir.Region, ...]:
+    f = _REGIONS.get(type(op))
+    return f(op) if f is not None else _regions(op)
+
+
+def _results(op: object) -> tuple[ir.Value, ...]:
     match op:
         case DotOp(result=r) | ConvertLayout(result=r) | SmemAlloc(result=r) | BarrierAlloc(result=r) | Wgmma(result=r):
             return (r,)
@@ -702,7 +722,7 @@ def results(op: object) -> tuple[ir.Value, ...]:
     return ir.op_results(op)  # type: ignore[arg-type]
 
 
-def operands(op: object) -> tuple[ir.Value, ...]:
+def _operands(op: object) -> tuple[ir.Value, ...]:
     match op:
         case DotOp(a=a, b=b, acc=c):
             return (a, b, c)
@@ -778,7 +798,7 @@ def operands(op: object) -> tuple[ir.Value, ...]:
     return ir.op_operands(op)  # type: ignore[arg-type]
 
 
-def regions(op: object) -> tuple[ir.Region, ...]:
+def _regions(op: object) -> tuple[ir.Region, ...]:
     if isinstance(op, WarpSpecialize):
         return tuple(r.body for r in op.roles)
     if isinstance(op, GPU_OPS):
@@ -786,12 +806,75 @@ def regions(op: object) -> tuple[ir.Region, ...]:
     return ir.op_regions(op)  # type: ignore[arg-type]
 
 
+def _no_values(op: object) -> tuple[ir.Value, ...]:
+    return ()
+
+
+def _one_result(op: Any) -> tuple[ir.Value, ...]:
+    return (op.result,)
+
+
+def _x_operand(op: Any) -> tuple[ir.Value, ...]:
+    return (op.x,)
+
+
+def _no_regions(op: object) -> tuple[ir.Region, ...]:
+    return ()
+
+
+def _tables() -> tuple[dict[type, Any], dict[type, Any], dict[type, Any]]:
+    """The accessors by exact type: Tile IR's ops straight (as `ir.op_results`/`op_regions` read them), GPU IR's
+    through the `match`es (their order is theirs; `tests/backend/test_gpu_nodes_access.py` checks both agree)."""
+    res: dict[type, Any] = {}
+    opnds: dict[type, Any] = {}
+    regs: dict[type, Any] = {}
+    for t in ir.Op.__args__:  # type: ignore[attr-defined]
+        if t in (ir.For, ir.If, ir.While):
+            res[t] = lambda op: op.results
+        elif t in (ir.Store, ir.Prefetch, ir.AtomicRMW, ir.Yield, ir.Print, ir.Assert):
+            res[t] = _no_values
+        else:
+            res[t] = _one_result
+        opnds[t] = ir.op_operands
+        regs[t] = _no_regions
+    # the commonest Tile IR ops read straight (the cases of `ir.op_operands`, which the others still take)
+    for t in (ir.Const, ir.BlockId, ir.NumBlocks, ir.TensorDim, ir.Arange):
+        opnds[t] = _no_values
+    for t in (ir.Cast, ir.Reduce, ir.Scan, ir.Broadcast, ir.Reshape, ir.Permute):
+        opnds[t] = _x_operand
+    opnds[ir.Elementwise] = lambda op: op.operands
+    opnds[ir.Mma] = lambda op: (op.a, op.b, op.acc)
+    opnds[ir.If] = lambda op: (op.cond,)
+    opnds[ir.Yield] = lambda op: op.values
+    regs[ir.For] = lambda op: (op.body,)
+    regs[ir.If] = lambda op: (op.then, op.else_)
+    regs[ir.While] = lambda op: (op.cond, op.body)
+    for t in GPU_OPS:
+        res[t], opnds[t], regs[t] = _results, _operands, _no_regions
+    regs[WarpSpecialize] = _regions
+    return res, opnds, regs
+
+
+_RESULTS, _OPERANDS, _REGIONS = _tables()
+# the op classes that never hold a region (all but `For`, `If`, `While`, `WarpSpecialize`): walks skip them whole
+LEAF_OPS = frozenset(t for t, f in _REGIONS.items() if f is _no_regions)
+
+
 def walk(region: ir.Region) -> Iterator[object]:
-    """Every op in `region` and its nested regions (GPU ops included), pre-order."""
-    for op in region.ops:
-        yield op
-        for sub in regions(op):
-            yield from walk(sub)
+    """Every op in `region` and its nested regions (GPU ops included), pre-order.
+    (A stack of the regions' op iterators: no generator a nesting level to resume at each op.)"""
+    stack = [iter(region.ops)]
+    while stack:
+        for op in stack[-1]:
+            yield op
+            if type(op) in LEAF_OPS:
+                continue
+            subs = regions(op)
+            if subs:
+                stack.append(iter(subs[0].ops) if len(subs) == 1 else chain.from_iterable(r.ops for r in subs))
+                break
+        else:
+            stack.pop()
 
 
 def defined_values(region: ir.Region) -> Iterator[ir.Value]:

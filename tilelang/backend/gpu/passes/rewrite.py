@@ -19,6 +19,22 @@ from tilelang.ir import nodes as ir
 from .. import nodes as g
 
 _RESULT_FIELDS = ("result", "results")
+_FIELDS: dict[type, tuple[str, ...]] = {}  # an op class's field names (`dataclasses.fields` builds a tuple a call)
+_READ_FIELDS: dict[type, tuple[str, ...]] = {}  # those `substitute` maps: no result, no span
+
+
+def _fields(t: type) -> tuple[str, ...]:
+    names = _FIELDS.get(t)
+    if names is None:
+        names = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(t))  # type: ignore[arg-type]
+    return names
+
+
+def _read_fields(t: type) -> tuple[str, ...]:
+    names = _READ_FIELDS.get(t)
+    if names is None:
+        names = _READ_FIELDS[t] = tuple(n for n in _fields(t) if n not in _RESULT_FIELDS and n != "span")
+    return names
 
 
 def _map_value(x: object, mapping: dict[int, ir.Value]) -> object:
@@ -39,13 +55,11 @@ def substitute(op: object, mapping: dict[int, ir.Value]) -> object:
     if not mapping:
         return op
     changes = {}
-    for f in dataclasses.fields(op):  # type: ignore[arg-type]
-        if f.name in _RESULT_FIELDS or f.name == "span":
-            continue
-        old = getattr(op, f.name)
+    for name in _read_fields(type(op)):
+        old = getattr(op, name)
         new = _map_value(old, mapping)
         if new is not old:
-            changes[f.name] = new
+            changes[name] = new
     return dataclasses.replace(op, **changes) if changes else op  # type: ignore[type-var]
 
 
@@ -62,13 +76,15 @@ def map_ops(region: ir.Region, fn: Callable[[object], list[object]]) -> ir.Regio
 
 def with_regions(op: object, fn: Callable[[ir.Region], ir.Region]) -> object:
     """`op` with each nested region replaced by `fn(region)`."""
+    if type(op) in g.LEAF_OPS:  # (no field of such an op holds a region or a role)
+        return op
     changes: dict[str, object] = {}
-    for f in dataclasses.fields(op):  # type: ignore[arg-type]
-        x = getattr(op, f.name)
+    for name in _fields(type(op)):
+        x = getattr(op, name)
         if isinstance(x, ir.Region):
-            changes[f.name] = fn(x)
+            changes[name] = fn(x)
         elif isinstance(x, tuple) and x and all(isinstance(r, g.Role) for r in x):
-            changes[f.name] = tuple(dataclasses.replace(r, body=fn(r.body)) for r in x)
+            changes[name] = tuple(dataclasses.replace(r, body=fn(r.body)) for r in x)
     return dataclasses.replace(op, **changes) if changes else op  # type: ignore[type-var]
 
 

@@ -143,16 +143,38 @@ def test_p17s_kernels_compile_to_ptx_within_the_shared_memory() -> None:
         assert ck.abi.num_threads == 32 * lower_gpu(kern, "sm_90a").num_warps
 
 
-def test_p17s_halved_kernel_in_the_simulator() -> None:
-    """p17's `w` at its halved 16 warps in llsim against the interpreter (cumsum, argmax and sum over rows), for
+def _p17_at(bm: int, n: int) -> str:
+    """p17_half_math's program with its `w` launched on a [bm, n] tile (as p17 itself: one tile)."""
+    src = P17.read_text()
+    for old, new in (("w::<64, 1024>", f"w::<{bm}, {n}>"), ("[64, 1024]", f"[{bm}, {n}]"),
+                     ("[1, 1024]", f"[1, {n}]"), ("[64, 1]", f"[{bm}, 1]")):
+        assert old in src, old
+        src = src.replace(old, new)
+    return src
+
+
+# p17's own w (64 x 1024, raised to 32 warps, halved to 16: 12.9 CPU-s, the module's 84 %) is `heavy`: the default
+# case runs the same halving on a tile half its size (16 x 2048: raised to 16, its scan scratch of 16 x 2048 x 12
+# bytes past the 227 KB, halved to 8), the same kernel body (cumsum and argmax over axis 0 combined across the
+# warps through the scratch, a sum over rows) at other generics; p17's own 16 warps lower and fit the shared
+# memory in test_raised_warps_that_overflow_shared_memory_are_halved above.
+@pytest.mark.parametrize(("bm", "n", "raised", "warps"), [
+    (16, 2048, 16, 8),
+    pytest.param(64, 1024, 32, 16, marks=pytest.mark.heavy),
+], ids=["halved_16x2048", "p17s_64x1024"])
+def test_p17s_halved_kernel_in_the_simulator(bm: int, n: int, raised: int, warps: int) -> None:
+    """p17's `w` at its halved warps in llsim against the interpreter (cumsum, argmax and sum over rows), for
     sm_90a and sm_80: one simulation for each distinct LLVM module and launch shape the two lower to (today one:
     the simulator reads nothing else, `llsim._launch_key`; as parameters the two ran 8 s each on two workers)."""
-    src = P17.read_text()
+    from tilelang.backend.gpu.passes.lift import default_warps
+
+    src = _p17_at(bm, n)
     w = next(k for k in driver.compile(src, "ir").output if k.name == "w")
-    x = np.random.default_rng(5).standard_normal((64, 1024)).astype(np.float32)
-    outs = [np.zeros((1, 1024), np.float32), np.zeros((1, 1024), np.int32), np.zeros((64, 1), np.float32)]
+    assert default_warps(w) == raised  # what the raise asks for: its scratch does not fit, so it is halved
+    x = np.random.default_rng(5).standard_normal((bm, n)).astype(np.float32)
+    outs = [np.zeros((1, n), np.float32), np.zeros((1, n), np.int32), np.zeros((bm, 1), np.float32)]
     m = tilelang.compile(src)
-    m.w[64, 1024](*(tilelang.partition(o, list(o.shape)) for o in outs), x).sync()  # the interpreter
+    m.w[bm, n](*(tilelang.partition(o, list(o.shape)) for o in outs), x).sync()  # the interpreter
     from tilelang.backend.facts import TensorFacts
 
     # the facts `SimDevice.run` gives a launch (it compiled and parsed the kernel without them, then again with)
@@ -161,7 +183,7 @@ def test_p17s_halved_kernel_in_the_simulator() -> None:
     simulated = set()
     for arch in ("sm_90a", "sm_80"):
         prog, abi, gk = SimDevice(arch).compile(w, facts)
-        assert gk.num_warps == 16, arch
+        assert gk.num_warps == warps, arch
         launch = (prog.source, abi.num_threads, abi.smem_bytes)
         if launch in simulated:
             continue

@@ -134,7 +134,10 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
         eng.replan(dataclasses.replace(eng.plan, pdl=True))
         assert eng.k is not k0
         seen.clear()
-        assert eng.generate(prompt, 6, batched=False) == want
+        # (the PDL settings' runs generate 2 tokens, greedy: `want`'s first two; the interpreter ignores the
+        # setting, so what they check is which mode each step ran under, the same at 2 tokens as at 6; the Plan.pe
+        # and qe runs below keep 6, crossing their 8-key tile)
+        assert eng.generate(prompt, 2, batched=False) == want[:2]
         assert set(seen) == {"late"} and not cuda_pdl.ON  # on inside the engine only
         k1 = eng.k
         eng.replan(dataclasses.replace(eng.plan, bt=eng.plan.bt))  # same setting: same kernels
@@ -144,7 +147,7 @@ def test_plan_pdl_reaches_the_runtime_and_changes_no_token(monkeypatch) -> None:
             assert eng.k is not k1
             k1 = eng.k
             seen.clear()
-            assert eng.generate(prompt, 6, batched=False) == want
+            assert eng.generate(prompt, 2, batched=False) == want[:2]
             assert set(seen) == {mode} and cuda_pdl.mode() == ""
         # Plan.pe: the ring attention and its merge with `pdl_early` (ignored
         # by the interpreter): the same tokens

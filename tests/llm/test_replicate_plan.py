@@ -31,7 +31,9 @@ def _bars(ptx: str) -> int:
 
 def test_the_4b_plan_with_small_tiles_replicated(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     cfg = Qwen3Config.load("qwen3-4b")
-    one = dataclasses.replace(cfg, num_hidden_layers=2)
+    # (one layer, was 2: the same 11 kernels, their PTX the same text with the option on, checked once 2026-12-08;
+    # every kernel is deduplicated by name and generics, and the engine's build of 2 layers was 3.3 of the CPU-s)
+    one = dataclasses.replace(cfg, num_hidden_layers=1)
     plan = plan_for(cfg, 2048, 132, hopper=True)
     eng = TileQwen3(one, _zero_weights(one), max_seq=2048, plan=plan)
     ops = {}
